@@ -1,0 +1,96 @@
+//! Repository hygiene checked as ordinary tests: the core's dependency boundary, the pinned
+//! wasm-bindgen version, module docs and whitespace.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+}
+
+/// Invariant: the core depends on no web, wasm or UI crate (ARCHITECTURE.md).
+#[test]
+fn core_depends_on_no_web_crate() {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let out = Command::new(cargo)
+        .current_dir(repo_root())
+        .args([
+            "tree",
+            "-p",
+            "trainplan-core",
+            "--edges",
+            "normal,build",
+            "--prefix",
+            "none",
+            "--all-features",
+        ])
+        .output()
+        .expect("cargo tree runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let tree = String::from_utf8(out.stdout).unwrap();
+    assert!(tree.contains("serde_json"), "cargo tree printed the core's dependencies:\n{tree}");
+    let forbidden = ["leptos", "web-sys", "js-sys", "wasm-bindgen", "gloo", "tachys", "reactive_graph"];
+    for line in tree.lines() {
+        let name = line.split_whitespace().next().unwrap_or("");
+        assert!(!forbidden.iter().any(|f| name.starts_with(f)), "trainplan-core depends on {line}");
+    }
+}
+
+/// The wasm-bindgen crate in Cargo.lock, the exact pin in Cargo.toml and trunk's tool version must
+/// be one version, or trunk refuses to build offline (scripts/setup installs the CLI of that version).
+#[test]
+fn wasm_bindgen_versions_agree() {
+    let root = repo_root();
+    let lock = std::fs::read_to_string(root.join("Cargo.lock")).unwrap();
+    let locked = lock
+        .split("[[package]]")
+        .find(|block| block.contains("name = \"wasm-bindgen\"\n"))
+        .and_then(|block| block.lines().find_map(|l| l.strip_prefix("version = \"")))
+        .map(|v| v.trim_end_matches('"').to_owned())
+        .expect("wasm-bindgen is in Cargo.lock");
+    let manifest = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
+    assert!(
+        manifest.contains(&format!("wasm-bindgen = \"={locked}\"")),
+        "Cargo.toml pins wasm-bindgen ={locked}"
+    );
+    let trunk = std::fs::read_to_string(root.join("Trunk.toml")).unwrap();
+    assert!(
+        trunk.contains(&format!("wasm_bindgen = \"{locked}\"")),
+        "Trunk.toml names wasm-bindgen {locked}"
+    );
+}
+
+fn rust_files(dir: &Path, acc: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            rust_files(&path, acc);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            acc.push(path);
+        }
+    }
+}
+
+#[test]
+fn every_rust_file_has_a_module_doc_and_clean_lines() {
+    let root = repo_root();
+    let mut files = Vec::new();
+    for dir in ["src", "tests", "core/src", "core/tests", "e2e/src", "e2e/tests"] {
+        rust_files(&root.join(dir), &mut files);
+    }
+    assert!(10 <= files.len(), "found only {files:?}");
+    for path in files {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let name = path.strip_prefix(&root).unwrap().display();
+        assert!(text.starts_with("//!"), "{name} does not start with a `//!` module doc");
+        for (idx, line) in text.lines().enumerate() {
+            assert!(!line.ends_with([' ', '\t']), "{name}:{}: trailing whitespace", idx + 1);
+        }
+        let banned = ["#[should_panic", "#[ignore"];
+        assert!(
+            !banned.iter().any(|b| text.contains(b) && !name.to_string().ends_with("tidy.rs")),
+            "{name}: {banned:?}"
+        );
+    }
+}
