@@ -1,0 +1,94 @@
+//! Turning the core's exact numbers into text. The only place where bytes become GiB.
+
+use crate::i18n::Lang;
+
+/// An exact count with thousands separators: `6738415616` → `6,738,415,616`.
+pub fn count(n: u64) -> String {
+    let digits = n.to_string();
+    let mut res = String::with_capacity(digits.len() + digits.len() / 3);
+    for (idx, ch) in digits.chars().enumerate() {
+        if idx != 0 && (digits.len() - idx).is_multiple_of(3) {
+            res.push(',');
+        }
+        res.push(ch);
+    }
+    res
+}
+
+/// A count rounded the way each language says large numbers: `6.74 B` in English, `67.38 亿` in Chinese.
+pub fn count_short(n: u64, lang: Lang) -> String {
+    let x = n as f64;
+    let units: &[(f64, &str)] = match lang {
+        Lang::En => &[(1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "K")],
+        Lang::Zh => &[(1e12, "万亿"), (1e8, "亿"), (1e4, "万")],
+    };
+    match units.iter().find(|(scale, _)| *scale <= x) {
+        Some((scale, unit)) => format!("{} {unit}", significant(x / scale)),
+        None => count(n),
+    }
+}
+
+/// Bytes in binary gigabytes, as `nvidia-smi` and `npu-smi` count them: `1684603904` → `1.57 GiB`.
+pub fn gib(bytes: u64) -> String {
+    format!("{:.2} GiB", bytes as f64 / (1u64 << 30) as f64)
+}
+
+/// A fraction in [0, 1] as a percentage with one decimal: `0.0389` → `3.9%`; a share too small to
+/// show is `<0.1%`, never a misleading `0.0%`.
+pub fn percent(frac: f64) -> String {
+    match frac {
+        f if !f.is_finite() => "–".to_owned(),
+        f if 0.0 < f && f < 0.0005 => "<0.1%".to_owned(),
+        f => format!("{:.1}%", f * 100.0),
+    }
+}
+
+/// Three significant digits, without trailing zeros after the point.
+fn significant(x: f64) -> String {
+    let decimals = match x {
+        x if 100.0 <= x => 0,
+        x if 10.0 <= x => 1,
+        _ => 2,
+    };
+    let text = format!("{x:.decimals$}");
+    match text.contains('.') {
+        true => text.trim_end_matches('0').trim_end_matches('.').to_owned(),
+        false => text,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_get_separators() {
+        assert_eq!(count(0), "0");
+        assert_eq!(count(999), "999");
+        assert_eq!(count(1_000), "1,000");
+        assert_eq!(count(6_738_415_616), "6,738,415,616");
+        assert_eq!(count(u64::MAX), "18,446,744,073,709,551,615");
+    }
+
+    #[test]
+    fn short_counts_in_each_language() {
+        assert_eq!(count_short(6_738_415_616, Lang::En), "6.74 B");
+        assert_eq!(count_short(6_738_415_616, Lang::Zh), "67.4 亿");
+        assert_eq!(count_short(494_032_768, Lang::En), "494 M");
+        assert_eq!(count_short(494_032_768, Lang::Zh), "4.94 亿");
+        assert_eq!(count_short(70_000_000_000, Lang::En), "70 B");
+        assert_eq!(count_short(1_024, Lang::Zh), "1,024");
+        assert_eq!(count_short(15_000, Lang::Zh), "1.5 万");
+    }
+
+    #[test]
+    fn bytes_and_fractions() {
+        assert_eq!(gib(1_684_603_904), "1.57 GiB");
+        assert_eq!(gib(80 << 30), "80.00 GiB");
+        assert_eq!(percent(0.0389), "3.9%");
+        assert_eq!(percent(f64::NAN), "–");
+        assert_eq!(percent(0.0), "0.0%");
+        assert_eq!(percent(204_288.0 / 7_615_616_512.0), "<0.1%");
+        assert_eq!(percent(1.0), "100.0%");
+    }
+}

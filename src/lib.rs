@@ -1,0 +1,14 @@
+//! The trainplan page: a Leptos (CSR) view over `trainplan_core`.
+//!
+//! The page holds no formula. It keeps what the user typed ([`form::PlanForm`]), turns it into a
+//! core `Plan`, asks the core for a `Report`, and formats the report's numbers ([`format`]) in the
+//! user's language ([`i18n`]).
+
+pub mod form;
+pub mod format;
+pub mod i18n;
+
+mod components;
+mod storage;
+
+pub use components::app::App;
