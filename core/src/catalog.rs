@@ -1,8 +1,12 @@
-//! Catalogs of real models (and, later, hardware), each figure with its source.
+//! The model and hardware catalogs, each figure with its source.
 //!
-//! Every model's shape is copied from its official HF `config.json`; the address of that file is the
-//! entry's `source` and the page shows it next to the model.
+//! A catalog model is the part of its official HF `config.json` that shapes the parameter count,
+//! copied verbatim and read by the same importer as a user's upload ([`crate::hf::import`]), so the
+//! catalog and the importer cannot drift apart. The page shows each model's source beside it.
 
+use std::sync::OnceLock;
+
+use crate::hf;
 use crate::model::Architecture;
 
 /// One catalog model.
@@ -12,117 +16,271 @@ pub struct ModelEntry {
     pub id: &'static str,
     /// Display name as the publisher writes it.
     pub name: &'static str,
-    /// The architecture from the config.
+    /// The architecture read from `config`.
     pub arch: Architecture,
     /// Where the config values come from.
     pub source: &'static str,
 }
 
-/// The model catalog, smallest first.
-///
-/// `head_dim` is `hidden_size / num_attention_heads` for all of these (none sets `head_dim` itself).
-pub fn models() -> Vec<ModelEntry> {
-    vec![
-        ModelEntry {
-            id: "qwen2.5-0.5b",
-            name: "Qwen2.5-0.5B",
-            source: "huggingface.co/Qwen/Qwen2.5-0.5B/blob/main/config.json",
-            arch: Architecture {
-                vocab_size: 151_936,
-                hidden_size: 896,
-                n_layers: 24,
-                n_heads: 14,
-                n_kv_heads: 2,
-                head_dim: 64,
-                intermediate_size: 4_864,
-                qkv_bias: true,
-                tied_embeddings: true,
-            },
-        },
-        ModelEntry {
-            id: "qwen2.5-3b",
-            name: "Qwen2.5-3B",
-            source: "huggingface.co/Qwen/Qwen2.5-3B/blob/main/config.json",
-            arch: Architecture {
-                vocab_size: 151_936,
-                hidden_size: 2_048,
-                n_layers: 36,
-                n_heads: 16,
-                n_kv_heads: 2,
-                head_dim: 128,
-                intermediate_size: 11_008,
-                qkv_bias: true,
-                tied_embeddings: true,
-            },
-        },
-        ModelEntry {
-            id: "llama-2-7b",
-            name: "Llama-2-7B",
-            source: "huggingface.co/meta-llama/Llama-2-7b-hf/blob/main/config.json",
-            arch: Architecture {
-                vocab_size: 32_000,
-                hidden_size: 4_096,
-                n_layers: 32,
-                n_heads: 32,
-                n_kv_heads: 32,
-                head_dim: 128,
-                intermediate_size: 11_008,
-                qkv_bias: false,
-                tied_embeddings: false,
-            },
-        },
-        ModelEntry {
-            id: "qwen2.5-7b",
-            name: "Qwen2.5-7B",
-            source: "huggingface.co/Qwen/Qwen2.5-7B/blob/main/config.json",
-            arch: Architecture {
-                vocab_size: 152_064,
-                hidden_size: 3_584,
-                n_layers: 28,
-                n_heads: 28,
-                n_kv_heads: 4,
-                head_dim: 128,
-                intermediate_size: 18_944,
-                qkv_bias: true,
-                tied_embeddings: false,
-            },
-        },
-        ModelEntry {
-            id: "llama-3-8b",
-            name: "Llama-3-8B",
-            source: "huggingface.co/meta-llama/Meta-Llama-3-8B/blob/main/config.json",
-            arch: Architecture {
-                vocab_size: 128_256,
-                hidden_size: 4_096,
-                n_layers: 32,
-                n_heads: 32,
-                n_kv_heads: 8,
-                head_dim: 128,
-                intermediate_size: 14_336,
-                qkv_bias: false,
-                tied_embeddings: false,
-            },
-        },
-        ModelEntry {
-            id: "llama-2-13b",
-            name: "Llama-2-13B",
-            source: "huggingface.co/meta-llama/Llama-2-13b-hf/blob/main/config.json",
-            arch: Architecture {
-                vocab_size: 32_000,
-                hidden_size: 5_120,
-                n_layers: 40,
-                n_heads: 40,
-                n_kv_heads: 40,
-                head_dim: 128,
-                intermediate_size: 13_824,
-                qkv_bias: false,
-                tied_embeddings: false,
-            },
-        },
-    ]
+/// The model catalog, by family and size.
+pub fn models() -> &'static [ModelEntry] {
+    static MODELS: OnceLock<Vec<ModelEntry>> = OnceLock::new();
+    MODELS.get_or_init(|| {
+        CONFIGS
+            .iter()
+            .map(|c| ModelEntry {
+                id: c.id,
+                name: c.name,
+                // Every entry is read in tests (`catalog_configs_read_without_warnings`).
+                arch: hf::import(c.config)
+                    .map(|imported| imported.arch)
+                    .unwrap_or_else(|e| panic!("{}: {e}", c.id)),
+                source: c.source,
+            })
+            .collect()
+    })
 }
 
 /// Looks a model up by id.
-pub fn model(id: &str) -> Option<ModelEntry> {
-    models().into_iter().find(|m| m.id == id)
+pub fn model(id: &str) -> Option<&'static ModelEntry> {
+    models().iter().find(|m| m.id == id)
 }
+
+/// A catalog model as written: its config text and where it comes from.
+pub struct CatalogConfig {
+    /// Stable id.
+    pub id: &'static str,
+    /// Display name.
+    pub name: &'static str,
+    /// The official config.json the values are copied from.
+    pub source: &'static str,
+    /// The keys of that config.json that shape the model.
+    pub config: &'static str,
+}
+
+/// The catalog's configs. Each `source` is the official `config.json`; the values were checked
+/// against copies of it and against the published parameter counts in `core/tests/it/params.rs`.
+pub const CONFIGS: &[CatalogConfig] = &[
+    CatalogConfig {
+        id: "gpt2",
+        name: "GPT-2 (124M)",
+        source: "huggingface.co/openai-community/gpt2/blob/main/config.json",
+        config: r#"{"model_type": "gpt2", "vocab_size": 50257, "n_embd": 768, "n_layer": 12, "n_head": 12, "n_positions": 1024}"#,
+    },
+    CatalogConfig {
+        id: "gpt2-xl",
+        name: "GPT-2 XL (1.5B)",
+        source: "huggingface.co/openai-community/gpt2-xl/blob/main/config.json",
+        config: r#"{"model_type": "gpt2", "vocab_size": 50257, "n_embd": 1600, "n_layer": 48, "n_head": 25, "n_positions": 1024}"#,
+    },
+    CatalogConfig {
+        id: "qwen2.5-0.5b",
+        name: "Qwen2.5-0.5B",
+        source: "huggingface.co/Qwen/Qwen2.5-0.5B/blob/main/config.json",
+        config: r#"{"model_type": "qwen2", "vocab_size": 151936, "hidden_size": 896, "intermediate_size": 4864, "num_hidden_layers": 24, "num_attention_heads": 14, "num_key_value_heads": 2, "max_position_embeddings": 32768, "tie_word_embeddings": true}"#,
+    },
+    CatalogConfig {
+        id: "qwen3-0.6b",
+        name: "Qwen3-0.6B",
+        source: "huggingface.co/Qwen/Qwen3-0.6B/blob/main/config.json",
+        config: r#"{"model_type": "qwen3", "vocab_size": 151936, "hidden_size": 1024, "intermediate_size": 3072, "num_hidden_layers": 28, "num_attention_heads": 16, "num_key_value_heads": 8, "head_dim": 128, "max_position_embeddings": 40960, "tie_word_embeddings": true, "attention_bias": false}"#,
+    },
+    CatalogConfig {
+        id: "llama-3.2-1b",
+        name: "Llama-3.2-1B",
+        source: "huggingface.co/meta-llama/Llama-3.2-1B/blob/main/config.json",
+        config: r#"{"model_type": "llama", "vocab_size": 128256, "hidden_size": 2048, "intermediate_size": 8192, "num_hidden_layers": 16, "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 64, "max_position_embeddings": 131072, "tie_word_embeddings": true, "attention_bias": false, "mlp_bias": false}"#,
+    },
+    CatalogConfig {
+        id: "qwen2.5-1.5b",
+        name: "Qwen2.5-1.5B",
+        source: "huggingface.co/Qwen/Qwen2.5-1.5B/blob/main/config.json",
+        config: r#"{"model_type": "qwen2", "vocab_size": 151936, "hidden_size": 1536, "intermediate_size": 8960, "num_hidden_layers": 28, "num_attention_heads": 12, "num_key_value_heads": 2, "max_position_embeddings": 131072, "tie_word_embeddings": true}"#,
+    },
+    CatalogConfig {
+        id: "qwen3-1.7b",
+        name: "Qwen3-1.7B",
+        source: "huggingface.co/Qwen/Qwen3-1.7B/blob/main/config.json",
+        config: r#"{"model_type": "qwen3", "vocab_size": 151936, "hidden_size": 2048, "intermediate_size": 6144, "num_hidden_layers": 28, "num_attention_heads": 16, "num_key_value_heads": 8, "head_dim": 128, "max_position_embeddings": 40960, "tie_word_embeddings": true, "attention_bias": false}"#,
+    },
+    CatalogConfig {
+        id: "qwen2.5-3b",
+        name: "Qwen2.5-3B",
+        source: "huggingface.co/Qwen/Qwen2.5-3B/blob/main/config.json",
+        config: r#"{"model_type": "qwen2", "vocab_size": 151936, "hidden_size": 2048, "intermediate_size": 11008, "num_hidden_layers": 36, "num_attention_heads": 16, "num_key_value_heads": 2, "max_position_embeddings": 32768, "tie_word_embeddings": true}"#,
+    },
+    CatalogConfig {
+        id: "llama-3.2-3b",
+        name: "Llama-3.2-3B",
+        source: "huggingface.co/meta-llama/Llama-3.2-3B/blob/main/config.json",
+        config: r#"{"model_type": "llama", "vocab_size": 128256, "hidden_size": 3072, "intermediate_size": 8192, "num_hidden_layers": 28, "num_attention_heads": 24, "num_key_value_heads": 8, "head_dim": 128, "max_position_embeddings": 131072, "tie_word_embeddings": true, "attention_bias": false, "mlp_bias": false}"#,
+    },
+    CatalogConfig {
+        id: "qwen3-4b",
+        name: "Qwen3-4B",
+        source: "huggingface.co/Qwen/Qwen3-4B/blob/main/config.json",
+        config: r#"{"model_type": "qwen3", "vocab_size": 151936, "hidden_size": 2560, "intermediate_size": 9728, "num_hidden_layers": 36, "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128, "max_position_embeddings": 40960, "tie_word_embeddings": true, "attention_bias": false}"#,
+    },
+    CatalogConfig {
+        id: "llama-2-7b",
+        name: "Llama-2-7B",
+        source: "huggingface.co/meta-llama/Llama-2-7b-hf/blob/main/config.json",
+        config: r#"{"model_type": "llama", "vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 11008, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 32, "max_position_embeddings": 4096, "tie_word_embeddings": false}"#,
+    },
+    CatalogConfig {
+        id: "mistral-7b-v0.1",
+        name: "Mistral-7B-v0.1",
+        source: "huggingface.co/mistralai/Mistral-7B-v0.1/blob/main/config.json",
+        config: r#"{"model_type": "mistral", "vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8, "max_position_embeddings": 32768, "tie_word_embeddings": false}"#,
+    },
+    CatalogConfig {
+        id: "mistral-7b-v0.3",
+        name: "Mistral-7B-v0.3",
+        source: "huggingface.co/mistralai/Mistral-7B-v0.3/blob/main/config.json",
+        config: r#"{"model_type": "mistral", "vocab_size": 32768, "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8, "max_position_embeddings": 32768, "tie_word_embeddings": false}"#,
+    },
+    CatalogConfig {
+        id: "qwen2.5-7b",
+        name: "Qwen2.5-7B",
+        source: "huggingface.co/Qwen/Qwen2.5-7B/blob/main/config.json",
+        config: r#"{"model_type": "qwen2", "vocab_size": 152064, "hidden_size": 3584, "intermediate_size": 18944, "num_hidden_layers": 28, "num_attention_heads": 28, "num_key_value_heads": 4, "max_position_embeddings": 131072, "tie_word_embeddings": false}"#,
+    },
+    CatalogConfig {
+        id: "llama-3-8b",
+        name: "Llama-3-8B",
+        source: "huggingface.co/meta-llama/Meta-Llama-3-8B/blob/main/config.json",
+        config: r#"{"model_type": "llama", "vocab_size": 128256, "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8, "max_position_embeddings": 8192, "tie_word_embeddings": false, "attention_bias": false}"#,
+    },
+    CatalogConfig {
+        id: "llama-3.1-8b",
+        name: "Llama-3.1-8B",
+        source: "huggingface.co/meta-llama/Llama-3.1-8B/blob/main/config.json",
+        config: r#"{"model_type": "llama", "vocab_size": 128256, "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8, "max_position_embeddings": 131072, "tie_word_embeddings": false, "attention_bias": false, "mlp_bias": false}"#,
+    },
+    CatalogConfig {
+        id: "qwen3-8b",
+        name: "Qwen3-8B",
+        source: "huggingface.co/Qwen/Qwen3-8B/blob/main/config.json",
+        config: r#"{"model_type": "qwen3", "vocab_size": 151936, "hidden_size": 4096, "intermediate_size": 12288, "num_hidden_layers": 36, "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128, "max_position_embeddings": 40960, "tie_word_embeddings": false, "attention_bias": false}"#,
+    },
+    CatalogConfig {
+        id: "glm-4-9b",
+        name: "GLM-4-9B",
+        source: "huggingface.co/THUDM/glm-4-9b-chat-hf/blob/main/config.json",
+        config: r#"{"model_type": "glm", "vocab_size": 151552, "hidden_size": 4096, "intermediate_size": 13696, "num_hidden_layers": 40, "num_attention_heads": 32, "num_key_value_heads": 2, "head_dim": 128, "max_position_embeddings": 131072, "tie_word_embeddings": false, "attention_bias": true}"#,
+    },
+    CatalogConfig {
+        id: "llama-2-13b",
+        name: "Llama-2-13B",
+        source: "huggingface.co/meta-llama/Llama-2-13b-hf/blob/main/config.json",
+        config: r#"{"model_type": "llama", "vocab_size": 32000, "hidden_size": 5120, "intermediate_size": 13824, "num_hidden_layers": 40, "num_attention_heads": 40, "num_key_value_heads": 40, "max_position_embeddings": 4096, "tie_word_embeddings": false}"#,
+    },
+    CatalogConfig {
+        id: "qwen2.5-14b",
+        name: "Qwen2.5-14B",
+        source: "huggingface.co/Qwen/Qwen2.5-14B/blob/main/config.json",
+        config: r#"{"model_type": "qwen2", "vocab_size": 152064, "hidden_size": 5120, "intermediate_size": 13824, "num_hidden_layers": 48, "num_attention_heads": 40, "num_key_value_heads": 8, "max_position_embeddings": 131072, "tie_word_embeddings": false}"#,
+    },
+    CatalogConfig {
+        id: "qwen3-14b",
+        name: "Qwen3-14B",
+        source: "huggingface.co/Qwen/Qwen3-14B/blob/main/config.json",
+        config: r#"{"model_type": "qwen3", "vocab_size": 151936, "hidden_size": 5120, "intermediate_size": 17408, "num_hidden_layers": 40, "num_attention_heads": 40, "num_key_value_heads": 8, "head_dim": 128, "max_position_embeddings": 40960, "tie_word_embeddings": false, "attention_bias": false}"#,
+    },
+    CatalogConfig {
+        id: "qwen2.5-32b",
+        name: "Qwen2.5-32B",
+        source: "huggingface.co/Qwen/Qwen2.5-32B/blob/main/config.json",
+        config: r#"{"model_type": "qwen2", "vocab_size": 152064, "hidden_size": 5120, "intermediate_size": 27648, "num_hidden_layers": 64, "num_attention_heads": 40, "num_key_value_heads": 8, "max_position_embeddings": 131072, "tie_word_embeddings": false}"#,
+    },
+    CatalogConfig {
+        id: "qwen3-32b",
+        name: "Qwen3-32B",
+        source: "huggingface.co/Qwen/Qwen3-32B/blob/main/config.json",
+        config: r#"{"model_type": "qwen3", "vocab_size": 151936, "hidden_size": 5120, "intermediate_size": 25600, "num_hidden_layers": 64, "num_attention_heads": 64, "num_key_value_heads": 8, "head_dim": 128, "max_position_embeddings": 40960, "tie_word_embeddings": false, "attention_bias": false}"#,
+    },
+    CatalogConfig {
+        id: "llama-2-70b",
+        name: "Llama-2-70B",
+        source: "huggingface.co/meta-llama/Llama-2-70b-hf/blob/main/config.json",
+        config: r#"{"model_type": "llama", "vocab_size": 32000, "hidden_size": 8192, "intermediate_size": 28672, "num_hidden_layers": 80, "num_attention_heads": 64, "num_key_value_heads": 8, "max_position_embeddings": 4096, "tie_word_embeddings": false}"#,
+    },
+    CatalogConfig {
+        id: "llama-3-70b",
+        name: "Llama-3-70B",
+        source: "huggingface.co/meta-llama/Meta-Llama-3-70B/blob/main/config.json",
+        config: r#"{"model_type": "llama", "vocab_size": 128256, "hidden_size": 8192, "intermediate_size": 28672, "num_hidden_layers": 80, "num_attention_heads": 64, "num_key_value_heads": 8, "max_position_embeddings": 8192, "tie_word_embeddings": false, "attention_bias": false}"#,
+    },
+    CatalogConfig {
+        id: "llama-3.1-70b",
+        name: "Llama-3.1-70B",
+        source: "huggingface.co/meta-llama/Llama-3.1-70B/blob/main/config.json",
+        config: r#"{"model_type": "llama", "vocab_size": 128256, "hidden_size": 8192, "intermediate_size": 28672, "num_hidden_layers": 80, "num_attention_heads": 64, "num_key_value_heads": 8, "max_position_embeddings": 131072, "tie_word_embeddings": false, "attention_bias": false, "mlp_bias": false}"#,
+    },
+    CatalogConfig {
+        id: "qwen2.5-72b",
+        name: "Qwen2.5-72B",
+        source: "huggingface.co/Qwen/Qwen2.5-72B/blob/main/config.json",
+        config: r#"{"model_type": "qwen2", "vocab_size": 152064, "hidden_size": 8192, "intermediate_size": 29568, "num_hidden_layers": 80, "num_attention_heads": 64, "num_key_value_heads": 8, "max_position_embeddings": 131072, "tie_word_embeddings": false}"#,
+    },
+    CatalogConfig {
+        id: "llama-3.1-405b",
+        name: "Llama-3.1-405B",
+        source: "huggingface.co/meta-llama/Llama-3.1-405B/blob/main/config.json",
+        config: r#"{"model_type": "llama", "vocab_size": 128256, "hidden_size": 16384, "intermediate_size": 53248, "num_hidden_layers": 126, "num_attention_heads": 128, "num_key_value_heads": 8, "head_dim": 128, "max_position_embeddings": 131072, "tie_word_embeddings": false, "attention_bias": false, "mlp_bias": false}"#,
+    },
+    CatalogConfig {
+        id: "mixtral-8x7b",
+        name: "Mixtral-8x7B",
+        source: "huggingface.co/mistralai/Mixtral-8x7B-v0.1/blob/main/config.json",
+        config: r#"{"model_type": "mixtral", "vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8, "num_local_experts": 8, "num_experts_per_tok": 2, "max_position_embeddings": 32768, "tie_word_embeddings": false}"#,
+    },
+    CatalogConfig {
+        id: "mixtral-8x22b",
+        name: "Mixtral-8x22B",
+        source: "huggingface.co/mistralai/Mixtral-8x22B-v0.1/blob/main/config.json",
+        config: r#"{"model_type": "mixtral", "vocab_size": 32000, "hidden_size": 6144, "intermediate_size": 16384, "num_hidden_layers": 56, "num_attention_heads": 48, "num_key_value_heads": 8, "num_local_experts": 8, "num_experts_per_tok": 2, "max_position_embeddings": 65536, "tie_word_embeddings": false}"#,
+    },
+    CatalogConfig {
+        id: "qwen1.5-moe-a2.7b",
+        name: "Qwen1.5-MoE-A2.7B",
+        source: "huggingface.co/Qwen/Qwen1.5-MoE-A2.7B/blob/main/config.json",
+        config: r#"{"model_type": "qwen2_moe", "vocab_size": 151936, "hidden_size": 2048, "intermediate_size": 5632, "moe_intermediate_size": 1408, "shared_expert_intermediate_size": 5632, "num_hidden_layers": 24, "num_attention_heads": 16, "num_key_value_heads": 16, "num_experts": 60, "num_experts_per_tok": 4, "decoder_sparse_step": 1, "max_position_embeddings": 8192, "tie_word_embeddings": false}"#,
+    },
+    CatalogConfig {
+        id: "qwen2-57b-a14b",
+        name: "Qwen2-57B-A14B",
+        source: "huggingface.co/Qwen/Qwen2-57B-A14B/blob/main/config.json",
+        config: r#"{"model_type": "qwen2_moe", "vocab_size": 151936, "hidden_size": 3584, "intermediate_size": 18944, "moe_intermediate_size": 2560, "shared_expert_intermediate_size": 20480, "num_hidden_layers": 28, "num_attention_heads": 28, "num_key_value_heads": 4, "num_experts": 64, "num_experts_per_tok": 8, "decoder_sparse_step": 1, "max_position_embeddings": 131072, "tie_word_embeddings": false}"#,
+    },
+    CatalogConfig {
+        id: "qwen3-30b-a3b",
+        name: "Qwen3-30B-A3B",
+        source: "huggingface.co/Qwen/Qwen3-30B-A3B/blob/main/config.json",
+        config: r#"{"model_type": "qwen3_moe", "vocab_size": 151936, "hidden_size": 2048, "intermediate_size": 6144, "moe_intermediate_size": 768, "num_hidden_layers": 48, "num_attention_heads": 32, "num_key_value_heads": 4, "head_dim": 128, "num_experts": 128, "num_experts_per_tok": 8, "decoder_sparse_step": 1, "mlp_only_layers": [], "max_position_embeddings": 40960, "tie_word_embeddings": false, "attention_bias": false}"#,
+    },
+    CatalogConfig {
+        id: "qwen3-235b-a22b",
+        name: "Qwen3-235B-A22B",
+        source: "huggingface.co/Qwen/Qwen3-235B-A22B/blob/main/config.json",
+        config: r#"{"model_type": "qwen3_moe", "vocab_size": 151936, "hidden_size": 4096, "intermediate_size": 12288, "moe_intermediate_size": 1536, "num_hidden_layers": 94, "num_attention_heads": 64, "num_key_value_heads": 4, "head_dim": 128, "num_experts": 128, "num_experts_per_tok": 8, "decoder_sparse_step": 1, "mlp_only_layers": [], "max_position_embeddings": 40960, "tie_word_embeddings": false, "attention_bias": false}"#,
+    },
+    CatalogConfig {
+        id: "deepseek-v2-lite",
+        name: "DeepSeek-V2-Lite",
+        source: "huggingface.co/deepseek-ai/DeepSeek-V2-Lite/blob/main/config.json",
+        config: r#"{"model_type": "deepseek_v2", "vocab_size": 102400, "hidden_size": 2048, "intermediate_size": 10944, "moe_intermediate_size": 1408, "num_hidden_layers": 27, "num_attention_heads": 16, "num_key_value_heads": 16, "n_routed_experts": 64, "n_shared_experts": 2, "num_experts_per_tok": 6, "first_k_dense_replace": 1, "moe_layer_freq": 1, "q_lora_rank": null, "kv_lora_rank": 512, "qk_rope_head_dim": 64, "qk_nope_head_dim": 128, "v_head_dim": 128, "max_position_embeddings": 163840, "tie_word_embeddings": false}"#,
+    },
+    CatalogConfig {
+        id: "deepseek-v2",
+        name: "DeepSeek-V2",
+        source: "huggingface.co/deepseek-ai/DeepSeek-V2/blob/main/config.json",
+        config: r#"{"model_type": "deepseek_v2", "vocab_size": 102400, "hidden_size": 5120, "intermediate_size": 12288, "moe_intermediate_size": 1536, "num_hidden_layers": 60, "num_attention_heads": 128, "num_key_value_heads": 128, "n_routed_experts": 160, "n_shared_experts": 2, "num_experts_per_tok": 6, "first_k_dense_replace": 1, "moe_layer_freq": 1, "q_lora_rank": 1536, "kv_lora_rank": 512, "qk_rope_head_dim": 64, "qk_nope_head_dim": 128, "v_head_dim": 128, "max_position_embeddings": 163840, "tie_word_embeddings": false}"#,
+    },
+    CatalogConfig {
+        id: "deepseek-v3",
+        name: "DeepSeek-V3",
+        source: "huggingface.co/deepseek-ai/DeepSeek-V3/blob/main/config.json",
+        config: r#"{"model_type": "deepseek_v3", "vocab_size": 129280, "hidden_size": 7168, "intermediate_size": 18432, "moe_intermediate_size": 2048, "num_hidden_layers": 61, "num_attention_heads": 128, "num_key_value_heads": 128, "n_routed_experts": 256, "n_shared_experts": 1, "num_experts_per_tok": 8, "first_k_dense_replace": 3, "moe_layer_freq": 1, "q_lora_rank": 1536, "kv_lora_rank": 512, "qk_rope_head_dim": 64, "qk_nope_head_dim": 128, "v_head_dim": 128, "num_nextn_predict_layers": 1, "max_position_embeddings": 163840, "tie_word_embeddings": false}"#,
+    },
+];

@@ -1,8 +1,9 @@
 //! The trainplan planning engine.
 //!
-//! A [`Plan`] (model, cluster, …) goes in; a [`Report`] (parameter counts, memory, …) comes out.
-//! The engine is pure: it does no IO (no files, no clock, no printing) and depends on no web crate,
-//! so the same code runs natively in the `trainplan` CLI and as wasm in the page.
+//! A [`Plan`] (model, hardware, cluster, framework, method, parallelism, …) goes in; a [`Report`]
+//! (parameter counts, memory, …) comes out. The engine is pure: it does no IO (no files, no clock,
+//! no printing) and depends on no web crate, so the same code runs natively in the `trainplan` CLI
+//! and as wasm in the page.
 //!
 //! # Example
 //!
@@ -20,32 +21,98 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod catalog;
+pub mod hardware;
+pub mod hf;
 pub mod memory;
 pub mod model;
+pub mod permalink;
 pub mod plan;
 pub mod report;
+
+use std::collections::BTreeMap;
 
 pub use plan::Plan;
 pub use report::Report;
 
+use crate::hf::ImportWarning;
+use crate::plan::Method;
+use crate::report::{Finding, Severity};
+
 /// Evaluates a plan. Never fails: a well-typed plan always has a report.
 pub fn evaluate(plan: &Plan) -> Report {
     let arch = &plan.model.arch;
-    let params = model::count_params(arch);
+    let counts = model::count_params(arch);
+    let lora = model::lora_params(arch, u64::from(plan.lora.rank.get()), &plan.lora.targets.list());
+    let trainable = match plan.method {
+        Method::Lora | Method::Qlora => lora,
+        _ => counts.total(),
+    };
     let n_devices = plan.cluster.n_devices();
-    let weights = memory::zero3_weight_bytes_per_device(arch, n_devices, memory::BF16_BYTES);
+    let layers = model::layer_counts(arch)
+        .into_iter()
+        .map(|l| report::LayerReport {
+            kind: if l.moe { "moe" } else { "dense" },
+            n_layers: l.n_layers,
+            params_per_layer: l.params_per_layer,
+        })
+        .collect();
+    let hw = &plan.hardware.hw;
     Report {
-        model_id: plan.model.id.to_owned(),
+        version: report::REPORT_VERSION,
+        model: report::ModelReport {
+            name: plan.model.name.clone(),
+            model_type: arch.family.model_type(),
+            n_layers: arch.n_layers,
+            hidden_size: arch.hidden_size,
+            vocab_size: arch.vocab_size,
+            n_heads: arch.attention.n_heads(),
+            n_experts: arch.moe.as_ref().map_or(0, |m| m.n_experts),
+            top_k: arch.moe.as_ref().map_or(0, |m| m.top_k),
+            tied_embeddings: arch.tied_embeddings,
+            max_position_embeddings: arch.max_position_embeddings,
+        },
+        hardware: report::HardwareReport {
+            id: hw.id.clone(),
+            name: hw.name.clone(),
+            memory_bytes: hw.memory_bytes,
+            reported: hw.reported,
+        },
         n_devices,
         params: report::ParamsReport {
-            total: params.total(),
-            embedding: params.embedding,
-            attention: params.attention,
-            mlp: params.mlp,
-            norms: params.norms,
-            head: params.head,
-            per_layer: params.per_layer,
+            total: counts.total(),
+            active: counts.active,
+            trainable,
+            embedding: counts.embedding,
+            attention: counts.attention,
+            mlp: counts.mlp,
+            experts: counts.experts,
+            shared_experts: counts.shared_experts,
+            router: counts.router,
+            norms: counts.norms,
+            head: counts.head,
+            mtp: counts.mtp,
+            lora,
+            layers,
         },
-        memory: report::MemoryReport { zero3_bf16_weight_bytes_per_device: weights },
+        memory: report::MemoryReport {
+            zero3_bf16_weight_bytes_per_device: memory::zero3_weight_bytes_per_device(
+                arch,
+                n_devices,
+                memory::BF16_BYTES,
+            ),
+        },
+        findings: plan.model.warnings.iter().map(import_finding).collect(),
     }
+}
+
+fn import_finding(warning: &ImportWarning) -> Finding {
+    let (code, args) = match warning {
+        ImportWarning::UnknownModelType(t) => {
+            ("model.unknown_type", BTreeMap::from([("model_type", t.clone())]))
+        }
+        ImportWarning::MoeLayerFreq(n) => {
+            ("model.moe_layer_freq", BTreeMap::from([("moe_layer_freq", n.to_string())]))
+        }
+    };
+    Finding { severity: Severity::Warning, code, args, message: warning.to_string() }
 }

@@ -27,5 +27,10 @@ pub const BF16_BYTES: u64 = 2;
 /// If `n_devices` is 0, which [`crate::plan::Cluster`] never allows.
 pub fn zero3_weight_bytes_per_device(arch: &Architecture, n_devices: u64, bytes_per_param: u64) -> u64 {
     assert!(0 < n_devices, "a cluster has at least one device");
-    model::tensors(arch).iter().map(|t| t.numel.div_ceil(n_devices) * t.count).sum::<u64>() * bytes_per_param
+    model::tensors(arch)
+        .iter()
+        .filter(|t| !t.mtp)
+        .map(|t| t.numel.div_ceil(n_devices).saturating_mul(t.count))
+        .fold(0, u64::saturating_add)
+        .saturating_mul(bytes_per_param)
 }

@@ -1,48 +1,341 @@
 //! Model architectures and their exact parameter accounting.
 //!
-//! An [`Architecture`] is the shape of a decoder-only transformer as its HF `config.json` gives it.
-//! [`tensors`] lists every parameter tensor the reference implementation (HF transformers) creates,
-//! grouped by shape with a multiplicity; counts and sharded sizes are derived from that one list so
-//! they can never disagree.
+//! An [`Architecture`] is the shape of a decoder-only transformer as its HF `config.json` gives it:
+//! GPT-2 style (LayerNorm, GELU MLP with biases, learned positions), Llama-style dense decoders
+//! (RMSNorm, SwiGLU, GQA, optional qkv bias and q/k norm), and mixtures of experts (Mixtral,
+//! Qwen2-MoE, Qwen3-MoE, DeepSeek-V2/V3 with multi-head latent attention).
+//!
+//! [`tensors`] lists every parameter tensor the reference implementation (HF transformers 4.x)
+//! creates, grouped by shape with a multiplicity. Counts, LoRA sizes and sharded sizes are all
+//! derived from that one list, so they cannot disagree. docs/model.md explains each family.
 
-/// The shape of a dense decoder-only transformer (Llama, Qwen2, Mistral family).
+/// The shape of a decoder-only transformer.
 ///
-/// Field names follow HF `config.json` (`hidden_size`, `num_attention_heads`, …) without the prefixes.
+/// Field names follow HF `config.json` without prefixes; docs/model.md maps each to its key.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Architecture {
-    /// Vocabulary size, the rows of the embedding and of the output head.
+    /// The HF `model_type` this shape was read as (`llama`, `qwen2`, `deepseek_v3`, …).
+    pub family: Family,
+    /// Vocabulary size: rows of the embedding and of the output head.
     pub vocab_size: u64,
     /// Model width `h`.
     pub hidden_size: u64,
-    /// Number of decoder layers.
+    /// Number of decoder layers (MTP layers not included).
     pub n_layers: u64,
-    /// Number of query heads.
-    pub n_heads: u64,
-    /// Number of key/value heads (`n_heads` for MHA, fewer for GQA, 1 for MQA).
-    pub n_kv_heads: u64,
-    /// Width of one attention head; `hidden_size / n_heads` unless the config says otherwise.
-    pub head_dim: u64,
-    /// Width of the MLP's inner projection.
-    pub intermediate_size: u64,
-    /// Whether q, k and v projections carry a bias (Qwen2/2.5: yes; Llama: no).
-    pub qkv_bias: bool,
+    /// The attention block.
+    pub attention: Attention,
+    /// The dense MLP (every layer of a dense model; the first layers of some MoE models).
+    pub mlp: Mlp,
+    /// The mixture of experts, if any.
+    pub moe: Option<Moe>,
+    /// LayerNorm (weight and bias) or RMSNorm (weight only).
+    pub norm: Norm,
+    /// Whether each layer also normalizes the outputs of attention and MLP (GLM-4-0414: four norms a layer).
+    pub post_norms: bool,
+    /// Learned absolute positions (GPT-2's `wpe`) of this many rows; 0 for rotary positions.
+    pub learned_positions: u64,
+    /// Context length the model was trained for (`max_position_embeddings`).
+    pub max_position_embeddings: u64,
     /// Whether the output head shares the embedding matrix (`tie_word_embeddings`).
     pub tied_embeddings: bool,
+    /// DeepSeek-V3's multi-token-prediction layers (`num_nextn_predict_layers`): in the checkpoint and
+    /// in training, but not instantiated by HF transformers, so counted apart from `total`.
+    pub n_mtp_layers: u64,
+}
+
+/// The model families the planner knows, by HF `model_type`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Family {
+    /// `gpt2`.
+    Gpt2,
+    /// `llama` (Llama 2, 3, 3.1, 3.2, and any unknown type read as Llama-like).
+    Llama,
+    /// `mistral`.
+    Mistral,
+    /// `qwen2` (Qwen2, Qwen2.5): qkv bias.
+    Qwen2,
+    /// `qwen3`: q/k norm.
+    Qwen3,
+    /// `glm` (GLM-4-9B in HF's own implementation): qkv bias, fused gate/up.
+    Glm,
+    /// `glm4` (GLM-4-0414): as `glm` plus post-attention and post-MLP norms.
+    Glm4,
+    /// `mixtral`.
+    Mixtral,
+    /// `qwen2_moe`: routed experts plus one gated shared expert.
+    Qwen2Moe,
+    /// `qwen3_moe`.
+    Qwen3Moe,
+    /// `deepseek_v2`: MLA and routed + shared experts.
+    DeepseekV2,
+    /// `deepseek_v3`: as V2 with a routing bias and MTP layers.
+    DeepseekV3,
+}
+
+impl Family {
+    /// Every family, in the order docs and pickers list them.
+    pub const ALL: [Family; 12] = [
+        Family::Gpt2,
+        Family::Llama,
+        Family::Mistral,
+        Family::Qwen2,
+        Family::Qwen3,
+        Family::Glm,
+        Family::Glm4,
+        Family::Mixtral,
+        Family::Qwen2Moe,
+        Family::Qwen3Moe,
+        Family::DeepseekV2,
+        Family::DeepseekV3,
+    ];
+
+    /// The HF `model_type` string.
+    pub fn model_type(self) -> &'static str {
+        match self {
+            Family::Gpt2 => "gpt2",
+            Family::Llama => "llama",
+            Family::Mistral => "mistral",
+            Family::Qwen2 => "qwen2",
+            Family::Qwen3 => "qwen3",
+            Family::Glm => "glm",
+            Family::Glm4 => "glm4",
+            Family::Mixtral => "mixtral",
+            Family::Qwen2Moe => "qwen2_moe",
+            Family::Qwen3Moe => "qwen3_moe",
+            Family::DeepseekV2 => "deepseek_v2",
+            Family::DeepseekV3 => "deepseek_v3",
+        }
+    }
+
+    /// The family of an HF `model_type`, if known.
+    pub fn from_model_type(model_type: &str) -> Option<Family> {
+        Family::ALL.into_iter().find(|f| f.model_type() == model_type)
+    }
+}
+
+/// The attention block of one layer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Attention {
+    /// Multi-head attention with grouped key/value heads (MHA when equal, MQA when one).
+    Gqa {
+        /// Query heads.
+        n_heads: u64,
+        /// Key/value heads.
+        n_kv_heads: u64,
+        /// Width of one head.
+        head_dim: u64,
+        /// Bias on the q, k and v projections.
+        qkv_bias: bool,
+        /// Bias on the output projection.
+        o_bias: bool,
+        /// RMSNorm of width `head_dim` on queries and keys (Qwen3).
+        qk_norm: bool,
+        /// q, k and v are one fused linear module (GPT-2 `c_attn`): the same parameters, but one
+        /// LoRA adapter of `in = h, out = q + 2·kv` instead of three.
+        fused_qkv: bool,
+    },
+    /// DeepSeek's multi-head latent attention: queries and keys/values pass through low-rank
+    /// compressions (`q_lora_rank`, `kv_lora_rank`); part of each head carries rotary positions.
+    Mla {
+        /// Heads.
+        n_heads: u64,
+        /// Query compression rank; `None` projects queries directly (DeepSeek-V2-Lite).
+        q_lora_rank: Option<u64>,
+        /// Key/value compression rank.
+        kv_lora_rank: u64,
+        /// Per-head query/key width without rotary positions.
+        qk_nope_head_dim: u64,
+        /// Per-head query/key width with rotary positions (shared by all heads for keys).
+        qk_rope_head_dim: u64,
+        /// Per-head value width.
+        v_head_dim: u64,
+    },
+}
+
+impl Attention {
+    /// Query heads.
+    pub fn n_heads(&self) -> u64 {
+        match *self {
+            Attention::Gqa { n_heads, .. } | Attention::Mla { n_heads, .. } => n_heads,
+        }
+    }
+}
+
+/// A feed-forward block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Mlp {
+    /// Gated (SwiGLU: gate, up, down) or plain (GELU: up, down).
+    pub kind: MlpKind,
+    /// Inner width.
+    pub intermediate_size: u64,
+    /// Bias on every projection (GPT-2).
+    pub bias: bool,
+    /// Gate and up are one fused linear module (GLM `gate_up_proj`): the same parameters, one LoRA adapter.
+    pub fused_gate_up: bool,
+}
+
+/// The two MLP shapes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MlpKind {
+    /// `down(act(gate(x)) * up(x))`: three matrices.
+    Gated,
+    /// `down(act(up(x)))`: two matrices.
+    Plain,
+}
+
+/// Normalization layers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Norm {
+    /// RMSNorm: a weight of width `h`.
+    Rms,
+    /// LayerNorm: a weight and a bias of width `h`.
+    Layer,
+}
+
+/// A mixture-of-experts block.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Moe {
+    /// Routed experts per MoE layer.
+    pub n_experts: u64,
+    /// Experts each token is routed to.
+    pub top_k: u64,
+    /// Inner width of one routed expert (a gated MLP).
+    pub expert_intermediate_size: u64,
+    /// Inner width of the always-active shared expert MLP; 0 when none. DeepSeek's
+    /// `n_shared_experts` experts form one MLP of `n_shared_experts × moe_intermediate_size`.
+    pub shared_intermediate_size: u64,
+    /// A sigmoid gate `Linear(h, 1)` scales the shared expert's output (Qwen2-MoE).
+    /// DeepSeek-V3's per-expert routing bias (`e_score_correction_bias`) is no parameter: transformers
+    /// registers it as a buffer and no gradient trains it.
+    pub shared_expert_gate: bool,
+    /// Which layers are MoE layers; the others use the dense [`Mlp`].
+    pub layers: MoeLayers,
+}
+
+/// Which decoder layers hold experts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum MoeLayers {
+    /// Every layer from index `first_k_dense` on (DeepSeek `first_k_dense_replace`; 0 = all).
+    FromLayer(u64),
+    /// Layer `i` is sparse when `(i + 1) % step == 0` and `i` is not listed (Qwen2/3-MoE
+    /// `decoder_sparse_step` and `mlp_only_layers`).
+    Step {
+        /// `decoder_sparse_step`.
+        step: u64,
+        /// `mlp_only_layers`: layer indices that stay dense.
+        dense: Vec<u64>,
+    },
+}
+
+impl Moe {
+    /// Whether decoder layer `layer_idx` holds experts.
+    pub fn is_moe_layer(&self, layer_idx: u64) -> bool {
+        match &self.layers {
+            MoeLayers::FromLayer(first) => *first <= layer_idx,
+            MoeLayers::Step { step, dense } => {
+                0 < *step && (layer_idx + 1).is_multiple_of(*step) && !dense.contains(&layer_idx)
+            }
+        }
+    }
 }
 
 /// Which part of the model a parameter tensor belongs to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Component {
-    /// Token embedding.
+    /// Token embedding (and GPT-2's learned positions).
     Embedding,
-    /// q, k, v and output projections (with their biases).
+    /// Attention projections, their biases and q/k norms.
     Attention,
-    /// Gate, up and down projections.
+    /// Dense MLP projections.
     Mlp,
-    /// RMSNorm / LayerNorm weights, per layer and final.
+    /// Routed experts.
+    Experts,
+    /// Shared experts and their gate.
+    SharedExperts,
+    /// MoE routers.
+    Router,
+    /// Layer norms and the final norm.
     Norm,
-    /// Output head (`lm_head`), absent when tied to the embedding.
+    /// Untied output head.
     Head,
+}
+
+/// The linear modules LoRA can adapt, by their HF module names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum LoraTarget {
+    /// `q_proj`.
+    Q,
+    /// `k_proj`.
+    K,
+    /// `v_proj`.
+    V,
+    /// Fused q, k, v: GPT-2 `c_attn`.
+    Qkv,
+    /// `o_proj` (GPT-2: `attn.c_proj`).
+    O,
+    /// `gate_proj` (Mixtral `w1`).
+    Gate,
+    /// `up_proj` (Mixtral `w3`; GPT-2 `c_fc`).
+    Up,
+    /// Fused gate and up: GLM `gate_up_proj`.
+    GateUp,
+    /// `down_proj` (Mixtral `w2`; GPT-2 `mlp.c_proj`).
+    Down,
+    /// MLA `q_a_proj`.
+    QA,
+    /// MLA `q_b_proj`.
+    QB,
+    /// MLA `kv_a_proj_with_mqa`.
+    KvA,
+    /// MLA `kv_b_proj`.
+    KvB,
+    /// MoE router `gate` and Qwen2-MoE `shared_expert_gate`.
+    Router,
+}
+
+impl LoraTarget {
+    /// Every target, in the order `lora_target: all` lists them.
+    pub const ALL: [LoraTarget; 14] = [
+        LoraTarget::Q,
+        LoraTarget::K,
+        LoraTarget::V,
+        LoraTarget::Qkv,
+        LoraTarget::O,
+        LoraTarget::Gate,
+        LoraTarget::Up,
+        LoraTarget::GateUp,
+        LoraTarget::Down,
+        LoraTarget::QA,
+        LoraTarget::QB,
+        LoraTarget::KvA,
+        LoraTarget::KvB,
+        LoraTarget::Router,
+    ];
+
+    /// The name a plan file, LLaMA-Factory's `lora_target` and PEFT's `target_modules` use.
+    pub fn name(self) -> &'static str {
+        match self {
+            LoraTarget::Q => "q_proj",
+            LoraTarget::K => "k_proj",
+            LoraTarget::V => "v_proj",
+            LoraTarget::Qkv => "c_attn",
+            LoraTarget::O => "o_proj",
+            LoraTarget::Gate => "gate_proj",
+            LoraTarget::Up => "up_proj",
+            LoraTarget::GateUp => "gate_up_proj",
+            LoraTarget::Down => "down_proj",
+            LoraTarget::QA => "q_a_proj",
+            LoraTarget::QB => "q_b_proj",
+            LoraTarget::KvA => "kv_a_proj_with_mqa",
+            LoraTarget::KvB => "kv_b_proj",
+            LoraTarget::Router => "gate",
+        }
+    }
+
+    /// The target of a module name, if it is one.
+    pub fn from_name(name: &str) -> Option<LoraTarget> {
+        LoraTarget::ALL.into_iter().find(|t| t.name() == name)
+    }
 }
 
 /// A group of `count` parameter tensors of `numel` elements each.
@@ -54,79 +347,330 @@ pub struct TensorGroup {
     pub numel: u64,
     /// How many such tensors the model holds.
     pub count: u64,
+    /// For the weight of a linear module: which LoRA target it is, and its `(in, out)` widths.
+    pub linear: Option<(LoraTarget, u64, u64)>,
+    /// Routed-expert tensors: each token uses `top_k` of `n_experts` of them.
+    pub routed: bool,
+    /// Part of DeepSeek-V3's MTP layers (not in `total`).
+    pub mtp: bool,
+}
+
+/// Every parameter tensor of the model, as HF transformers instantiates it, plus the MTP layers
+/// (flagged `mtp`) that DeepSeek trains but transformers leaves out.
+///
+/// Sources, HF transformers 4.x `src/transformers/models/<family>/modeling_<family>.py`:
+/// `LlamaAttention`/`LlamaMLP`/`LlamaDecoderLayer`/`LlamaModel`; `Qwen2Attention` (q/k/v `bias=True`,
+/// o without); `Qwen3Attention` (`q_norm`, `k_norm` = RMSNorm(head_dim)); `GlmAttention` (q/k/v
+/// `bias=config.attention_bias`), `GlmMLP` (`gate_up_proj` fused, same count); `Glm4DecoderLayer`
+/// (`post_self_attn_layernorm`, `post_mlp_layernorm`); `GPT2Attention` (`c_attn` Conv1D 3h with
+/// bias, `c_proj`), `GPT2MLP` (`c_fc`, `c_proj` with bias), `GPT2Model` (`wte`, `wpe`, LayerNorms
+/// with bias); `MixtralSparseMoeBlock` (`gate` Linear(h, E, bias=False), experts `w1`/`w2`/`w3`);
+/// `Qwen2MoeSparseMoeBlock` (`gate`, `experts`, `shared_expert`, `shared_expert_gate` Linear(h, 1));
+/// `DeepseekV3Attention` (`q_a_proj`, `q_a_layernorm`, `q_b_proj`, `kv_a_proj_with_mqa`,
+/// `kv_a_layernorm`, `kv_b_proj`, `o_proj`), `DeepseekV3MoE` (`gate`, `experts`, `shared_experts`).
+pub fn tensors(arch: &Architecture) -> Vec<TensorGroup> {
+    let h = arch.hidden_size;
+    let mut acc = Acc { res: Vec::new() };
+    let plain = |component, numel, count| TensorGroup {
+        component,
+        numel,
+        count,
+        linear: None,
+        routed: false,
+        mtp: false,
+    };
+
+    acc.res.push(plain(Component::Embedding, arch.vocab_size.saturating_mul(h), 1));
+    if 0 < arch.learned_positions {
+        acc.res.push(plain(Component::Embedding, arch.learned_positions.saturating_mul(h), 1));
+    }
+
+    let n_moe_layers = match &arch.moe {
+        Some(moe) => (0..arch.n_layers).filter(|&i| moe.is_moe_layer(i)).count() as u64,
+        None => 0,
+    };
+    let n_dense_layers = arch.n_layers - n_moe_layers;
+    layer_tensors(arch, n_dense_layers, false, &mut acc);
+    layer_tensors(arch, n_moe_layers, true, &mut acc);
+
+    acc.norm(Component::Norm, h, 1, arch.norm);
+    if !arch.tied_embeddings {
+        // `lm_head` is no LoRA target: LLaMA-Factory's `find_all_linear_modules` forbids it.
+        acc.res.push(plain(Component::Head, h.saturating_mul(arch.vocab_size), 1));
+    }
+
+    // DeepSeek-V3 MTP module (paper §2.2): per depth an embedding-projection `eh_proj` (2h → h), norms
+    // `enorm`, `hnorm` and a full MoE decoder layer; the embedding and head are shared with the main model.
+    if 0 < arch.n_mtp_layers {
+        let start = acc.res.len();
+        layer_tensors(arch, arch.n_mtp_layers, arch.moe.is_some(), &mut acc);
+        acc.res.push(plain(Component::Attention, 2 * h.saturating_mul(h), arch.n_mtp_layers));
+        acc.norm(Component::Norm, h, 3 * arch.n_mtp_layers, arch.norm);
+        for t in &mut acc.res[start..] {
+            t.mtp = true;
+        }
+    }
+    acc.res.retain(|t| 0 < t.count && 0 < t.numel);
+    acc.res
+}
+
+struct Acc {
+    res: Vec<TensorGroup>,
+}
+
+impl Acc {
+    /// A linear module's weight (and bias) on `count` layers.
+    fn linear(
+        &mut self,
+        component: Component,
+        target: LoraTarget,
+        d_in: u64,
+        d_out: u64,
+        count: u64,
+        bias: bool,
+    ) {
+        let group = TensorGroup {
+            component,
+            numel: d_in.saturating_mul(d_out),
+            count,
+            linear: Some((target, d_in, d_out)),
+            routed: false,
+            mtp: false,
+        };
+        self.res.push(group);
+        if bias {
+            self.res.push(TensorGroup { numel: d_out, linear: None, ..group });
+        }
+    }
+
+    fn norm(&mut self, component: Component, width: u64, count: u64, norm: Norm) {
+        for _ in 0..norm_tensor_count(norm) {
+            let group =
+                TensorGroup { component, numel: width, count, linear: None, routed: false, mtp: false };
+            self.res.push(group);
+        }
+    }
+}
+
+/// Tensors in one norm: RMSNorm has a weight, LayerNorm a weight and a bias.
+fn norm_tensor_count(norm: Norm) -> u64 {
+    match norm {
+        Norm::Rms => 1,
+        Norm::Layer => 2,
+    }
+}
+
+/// The tensors of `n` identical decoder layers, dense or MoE.
+fn layer_tensors(arch: &Architecture, n: u64, moe_layer: bool, acc: &mut Acc) {
+    if n == 0 {
+        return;
+    }
+    let h = arch.hidden_size;
+    let norms_per_layer = if arch.post_norms { 4 } else { 2 };
+    acc.norm(Component::Norm, h, norms_per_layer * n, arch.norm);
+
+    match arch.attention {
+        Attention::Gqa { n_heads, n_kv_heads, head_dim, qkv_bias, o_bias, qk_norm, fused_qkv } => {
+            let (q, kv) = (n_heads * head_dim, n_kv_heads * head_dim);
+            if fused_qkv {
+                acc.linear(Component::Attention, LoraTarget::Qkv, h, q + 2 * kv, n, qkv_bias);
+            } else {
+                acc.linear(Component::Attention, LoraTarget::Q, h, q, n, qkv_bias);
+                acc.linear(Component::Attention, LoraTarget::K, h, kv, n, qkv_bias);
+                acc.linear(Component::Attention, LoraTarget::V, h, kv, n, qkv_bias);
+            }
+            acc.linear(Component::Attention, LoraTarget::O, q, h, n, o_bias);
+            if qk_norm {
+                acc.norm(Component::Attention, head_dim, 2 * n, Norm::Rms);
+            }
+        }
+        Attention::Mla {
+            n_heads,
+            q_lora_rank,
+            kv_lora_rank,
+            qk_nope_head_dim,
+            qk_rope_head_dim,
+            v_head_dim,
+        } => {
+            let q_head_dim = qk_nope_head_dim + qk_rope_head_dim;
+            match q_lora_rank {
+                Some(rank) => {
+                    acc.linear(Component::Attention, LoraTarget::QA, h, rank, n, false);
+                    acc.norm(Component::Attention, rank, n, Norm::Rms);
+                    acc.linear(Component::Attention, LoraTarget::QB, rank, n_heads * q_head_dim, n, false);
+                }
+                None => acc.linear(Component::Attention, LoraTarget::Q, h, n_heads * q_head_dim, n, false),
+            }
+            acc.linear(Component::Attention, LoraTarget::KvA, h, kv_lora_rank + qk_rope_head_dim, n, false);
+            acc.norm(Component::Attention, kv_lora_rank, n, Norm::Rms);
+            let kv_b_out = n_heads * (qk_nope_head_dim + v_head_dim);
+            acc.linear(Component::Attention, LoraTarget::KvB, kv_lora_rank, kv_b_out, n, false);
+            acc.linear(Component::Attention, LoraTarget::O, n_heads * v_head_dim, h, n, false);
+        }
+    }
+
+    match (&arch.moe, moe_layer) {
+        (Some(moe), true) => {
+            let start = acc.res.len();
+            let expert = Mlp {
+                kind: MlpKind::Gated,
+                intermediate_size: moe.expert_intermediate_size,
+                bias: false,
+                fused_gate_up: false,
+            };
+            mlp_tensors(expert, h, n.saturating_mul(moe.n_experts), Component::Experts, acc);
+            for t in &mut acc.res[start..] {
+                t.routed = true;
+            }
+            acc.linear(Component::Router, LoraTarget::Router, h, moe.n_experts, n, false);
+            if 0 < moe.shared_intermediate_size {
+                let shared = Mlp {
+                    kind: MlpKind::Gated,
+                    intermediate_size: moe.shared_intermediate_size,
+                    bias: false,
+                    fused_gate_up: false,
+                };
+                mlp_tensors(shared, h, n, Component::SharedExperts, acc);
+            }
+            if moe.shared_expert_gate {
+                acc.linear(Component::SharedExperts, LoraTarget::Router, h, 1, n, false);
+            }
+        }
+        _ => mlp_tensors(arch.mlp, h, n, Component::Mlp, acc),
+    }
+}
+
+fn mlp_tensors(mlp: Mlp, h: u64, n: u64, component: Component, acc: &mut Acc) {
+    let i = mlp.intermediate_size;
+    match (mlp.kind, mlp.fused_gate_up) {
+        (MlpKind::Gated, true) => acc.linear(component, LoraTarget::GateUp, h, 2 * i, n, mlp.bias),
+        (MlpKind::Gated, false) => {
+            acc.linear(component, LoraTarget::Gate, h, i, n, mlp.bias);
+            acc.linear(component, LoraTarget::Up, h, i, n, mlp.bias);
+        }
+        (MlpKind::Plain, _) => acc.linear(component, LoraTarget::Up, h, i, n, mlp.bias),
+    }
+    acc.linear(component, LoraTarget::Down, i, h, n, mlp.bias);
 }
 
 /// Exact parameter counts by component.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct ParamCounts {
-    /// Token embedding.
+    /// Token embedding and learned positions.
     pub embedding: u64,
-    /// Attention projections, all layers.
+    /// Attention, all layers.
     pub attention: u64,
-    /// MLP projections, all layers.
+    /// Dense MLPs, all layers.
     pub mlp: u64,
-    /// Norm weights, all layers plus the final norm.
+    /// Routed experts, all layers.
+    pub experts: u64,
+    /// Shared experts and their gates, all layers.
+    pub shared_experts: u64,
+    /// Routers, all layers.
+    pub router: u64,
+    /// Norms, all layers plus the final norm.
     pub norms: u64,
     /// Untied output head; 0 when tied.
     pub head: u64,
-    /// One decoder layer (attention + MLP + its two norms).
-    pub per_layer: u64,
+    /// Parameters one token passes through: everything but the `n_experts − top_k` routed experts
+    /// it skips in each MoE layer. Equal to the total for a dense model.
+    pub active: u64,
+    /// DeepSeek-V3's MTP layers, outside every other field.
+    pub mtp: u64,
 }
 
 impl ParamCounts {
-    /// All parameters, each shared tensor counted once (as `model.num_parameters()` does).
+    /// All parameters HF transformers instantiates, each shared tensor once (`model.num_parameters()`).
     pub fn total(&self) -> u64 {
-        self.embedding + self.attention + self.mlp + self.norms + self.head
+        [
+            self.embedding,
+            self.attention,
+            self.mlp,
+            self.experts,
+            self.shared_experts,
+            self.router,
+            self.norms,
+            self.head,
+        ]
+        .into_iter()
+        .fold(0, u64::saturating_add)
     }
-}
-
-/// Every parameter tensor of the model, as HF transformers instantiates it.
-///
-/// Source: `transformers/models/llama/modeling_llama.py` (`LlamaAttention`, `LlamaMLP`, `LlamaDecoderLayer`,
-/// `LlamaModel`, `LlamaForCausalLM`) and `models/qwen2/modeling_qwen2.py` (`Qwen2Attention`: q/k/v with
-/// `bias=True`, o without). Linear weights are `[out, in]`; RMSNorm has one weight of width `h`.
-pub fn tensors(arch: &Architecture) -> Vec<TensorGroup> {
-    let h = arch.hidden_size;
-    let q_width = arch.n_heads * arch.head_dim;
-    let kv_width = arch.n_kv_heads * arch.head_dim;
-    let layers = arch.n_layers;
-    let group = |component, numel, count| TensorGroup { component, numel, count };
-    let mut res = vec![
-        group(Component::Embedding, arch.vocab_size * h, 1),
-        // q_proj, k_proj, v_proj, o_proj.
-        group(Component::Attention, h * q_width, layers),
-        group(Component::Attention, h * kv_width, 2 * layers),
-        group(Component::Attention, q_width * h, layers),
-        // gate_proj, up_proj [i, h] and down_proj [h, i].
-        group(Component::Mlp, h * arch.intermediate_size, 3 * layers),
-        // input_layernorm and post_attention_layernorm per layer, then the final norm.
-        group(Component::Norm, h, 2 * layers + 1),
-    ];
-    if arch.qkv_bias {
-        res.push(group(Component::Attention, q_width, layers));
-        res.push(group(Component::Attention, kv_width, 2 * layers));
-    }
-    if !arch.tied_embeddings {
-        res.push(group(Component::Head, arch.vocab_size * h, 1));
-    }
-    res
 }
 
 /// Counts parameters by component from [`tensors`].
 pub fn count_params(arch: &Architecture) -> ParamCounts {
     let mut res = ParamCounts::default();
+    let mut skipped_experts = 0_u64;
     for t in tensors(arch) {
-        let n = t.numel * t.count;
-        match t.component {
-            Component::Embedding => res.embedding += n,
-            Component::Attention => res.attention += n,
-            Component::Mlp => res.mlp += n,
-            Component::Norm => res.norms += n,
-            Component::Head => res.head += n,
+        let n = t.numel.saturating_mul(t.count);
+        if t.mtp {
+            res.mtp = res.mtp.saturating_add(n);
+            continue;
         }
+        if t.routed
+            && let Some(moe) = &arch.moe
+        {
+            let skipped = n / moe.n_experts * (moe.n_experts - moe.top_k.min(moe.n_experts));
+            skipped_experts = skipped_experts.saturating_add(skipped);
+        }
+        let slot = match t.component {
+            Component::Embedding => &mut res.embedding,
+            Component::Attention => &mut res.attention,
+            Component::Mlp => &mut res.mlp,
+            Component::Experts => &mut res.experts,
+            Component::SharedExperts => &mut res.shared_experts,
+            Component::Router => &mut res.router,
+            Component::Norm => &mut res.norms,
+            Component::Head => &mut res.head,
+        };
+        *slot = slot.saturating_add(n);
     }
-    // Each layer holds the same tensors, so one layer is the layered parts divided by the depth;
-    // the final norm (one tensor of width h) is not part of any layer.
-    res.per_layer = (res.attention + res.mlp + res.norms - arch.hidden_size) / arch.n_layers.max(1);
+    res.active = res.total().saturating_sub(skipped_experts);
     res
+}
+
+/// The parameters of one decoder layer of each kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LayerCounts {
+    /// Layers of this kind.
+    pub n_layers: u64,
+    /// Parameters in one of them.
+    pub params_per_layer: u64,
+    /// Whether they hold experts.
+    pub moe: bool,
+}
+
+/// Parameters per decoder layer, dense and MoE layers apart (MTP layers excluded).
+pub fn layer_counts(arch: &Architecture) -> Vec<LayerCounts> {
+    let n_moe = match &arch.moe {
+        Some(moe) => (0..arch.n_layers).filter(|&i| moe.is_moe_layer(i)).count() as u64,
+        None => 0,
+    };
+    [(arch.n_layers - n_moe, false), (n_moe, true)]
+        .into_iter()
+        .filter(|&(n, _)| 0 < n)
+        .map(|(n, moe)| {
+            let mut acc = Acc { res: Vec::new() };
+            layer_tensors(arch, 1, moe, &mut acc);
+            let params_per_layer =
+                acc.res.iter().map(|t| t.numel.saturating_mul(t.count)).fold(0, u64::saturating_add);
+            LayerCounts { n_layers: n, params_per_layer, moe }
+        })
+        .collect()
+}
+
+/// LoRA's trainable parameters: `rank × (in + out)` for every adapted linear module (PEFT
+/// `LoraLayer.update_layer`: `lora_A` is `Linear(in, r)`, `lora_B` is `Linear(r, out)`, no bias).
+///
+/// Routed experts are separate linear modules in transformers 4.x (`experts.{i}.gate_proj`), so each
+/// expert gets its own adapter when `gate_proj`/`up_proj`/`down_proj` are targets. MTP layers are
+/// not adapted. The output head and embedding are never targets.
+pub fn lora_params(arch: &Architecture, rank: u64, targets: &[LoraTarget]) -> u64 {
+    tensors(arch)
+        .iter()
+        .filter(|t| !t.mtp)
+        .filter_map(|t| t.linear.map(|lin| (lin, t.count)))
+        .filter(|((target, _, _), _)| targets.contains(target))
+        .map(|((_, d_in, d_out), count)| rank.saturating_mul(d_in + d_out).saturating_mul(count))
+        .fold(0, u64::saturating_add)
 }

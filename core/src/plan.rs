@@ -1,29 +1,91 @@
 //! The plan: every input of a planning question, and its file format.
 //!
-//! [`Plan`] is the validated, typed input of [`crate::evaluate`]. [`PlanFile`] is its JSON form as
-//! the CLI reads it; [`Plan::from_json`] turns one into the other and is the only place where a plan
-//! can be rejected. Omitted fields take the documented defaults in docs/plan-format.md.
+//! [`Plan`] is the validated, typed input of [`crate::evaluate`]. [`PlanFile`] is its JSON form, the
+//! one the CLI reads, the permalink carries and docs/plan-format.md documents; only `model` is
+//! required and every other field has a documented default. [`Plan::from_file`] is the only place a
+//! plan can be rejected, and [`Plan::to_file`] writes the file that reads back as the same plan.
 
 use std::fmt;
 use std::num::NonZeroU32;
 
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
-use crate::catalog::{self, ModelEntry};
+use crate::catalog;
+use crate::hardware::{self, Hardware, Vendor};
+use crate::hf::{self, ConfigError, ImportWarning};
+use crate::model::{Architecture, LoraTarget};
 
 /// The version of the plan file format this build reads and writes.
 pub const PLAN_FILE_VERSION: u32 = 1;
 
-/// Devices per node when a plan file names none: an 8-GPU HGX/DGX node or an 8-NPU Atlas 800T A2.
-pub const DEFAULT_DEVICES_PER_NODE: u32 = 8;
-
 /// A validated plan.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Plan {
     /// The model to train.
-    pub model: ModelEntry,
-    /// The devices it trains on.
+    pub model: ModelChoice,
+    /// The device.
+    pub hardware: DeviceChoice,
+    /// How many devices.
     pub cluster: Cluster,
+    /// The training framework.
+    pub framework: Framework,
+    /// The training method.
+    pub method: Method,
+    /// Parallelism and sharding.
+    pub parallel: Parallel,
+    /// Activation recomputation.
+    pub recompute: Recompute,
+    /// Batch and sequence sizes.
+    pub batch: Batch,
+    /// Numeric precision of compute.
+    pub precision: Precision,
+    /// Attention implementation (HF path).
+    pub attention: AttentionImpl,
+    /// LoRA settings (used by `lora` and `qlora`).
+    pub lora: Lora,
+    /// RL settings (used by `grpo` and `ppo`).
+    pub rl: Rl,
+}
+
+/// The model, as chosen and as read.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModelChoice {
+    /// What the plan file says.
+    pub spec: ModelSpec,
+    /// Display name.
+    pub name: String,
+    /// The architecture.
+    pub arch: Architecture,
+    /// What the config reader assumed (imported configs only).
+    pub warnings: Vec<ImportWarning>,
+}
+
+/// Where the model comes from.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ModelSpec {
+    /// A catalog id.
+    Catalog(String),
+    /// An HF config.json, kept as given so the plan round-trips.
+    HfConfig(Value),
+}
+
+/// The device, as chosen and in base units.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DeviceChoice {
+    /// What the plan file says.
+    pub spec: HardwareSpec,
+    /// The figures.
+    pub hw: Hardware,
+}
+
+/// Where the device figures come from.
+#[derive(Clone, Debug, PartialEq)]
+pub enum HardwareSpec {
+    /// A catalog id.
+    Catalog(String),
+    /// A device the user described.
+    Custom(CustomDevice),
 }
 
 /// The cluster's size. Both counts are at least 1 by construction.
@@ -42,40 +104,462 @@ impl Cluster {
     }
 }
 
-/// A plan as it is written in a JSON file.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+macro_rules! wire_enum {
+    ($(#[$doc:meta])* $name:ident { $($(#[$vdoc:meta])* $variant:ident = $wire:literal,)* }) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+        pub enum $name {
+            $($(#[$vdoc])* #[serde(rename = $wire)] $variant,)*
+        }
+
+        impl $name {
+            /// Every value, in the order pickers list them.
+            pub const ALL: &[$name] = &[$($name::$variant),*];
+
+            /// The name plan files and permalinks use.
+            pub fn wire(self) -> &'static str {
+                match self { $($name::$variant => $wire,)* }
+            }
+        }
+    };
+}
+
+wire_enum! {
+    /// Training frameworks.
+    Framework {
+        /// NVIDIA Megatron-LM (megatron-core).
+        Megatron = "megatron",
+        /// Microsoft DeepSpeed, standalone.
+        DeepSpeed = "deepspeed",
+        /// LLaMA-Factory (HF Trainer, optionally over DeepSpeed).
+        LlamaFactory = "llamafactory",
+        /// Ascend MindSpeed-LLM (Megatron on NPUs).
+        MindSpeedLlm = "mindspeed-llm",
+        /// VeRL (RL with FSDP or Megatron actors and vLLM/SGLang rollout).
+        Verl = "verl",
+        /// Ascend MindSpeed-RL.
+        MindSpeedRl = "mindspeed-rl",
+    }
+}
+
+wire_enum! {
+    /// Training methods.
+    Method {
+        /// Pre-training from scratch or continued.
+        Pretrain = "pretrain",
+        /// Supervised fine-tuning of every weight.
+        SftFull = "sft-full",
+        /// LoRA adapters on a frozen bf16 base.
+        Lora = "lora",
+        /// LoRA on a 4-bit quantized base.
+        Qlora = "qlora",
+        /// Direct preference optimization (policy and frozen reference).
+        Dpo = "dpo",
+        /// Group relative policy optimization.
+        Grpo = "grpo",
+        /// Proximal policy optimization (with a critic).
+        Ppo = "ppo",
+    }
+}
+
+wire_enum! {
+    /// Compute precision.
+    Precision {
+        /// bf16 mixed precision.
+        Bf16 = "bf16",
+        /// fp16 mixed precision with loss scaling.
+        Fp16 = "fp16",
+        /// fp32 throughout.
+        Fp32 = "fp32",
+        /// fp8 matmuls (Transformer Engine), bf16 elsewhere.
+        Fp8 = "fp8",
+    }
+}
+
+wire_enum! {
+    /// Attention kernels of the HF path.
+    AttentionImpl {
+        /// FlashAttention 2.
+        Flash = "flash",
+        /// PyTorch scaled_dot_product_attention.
+        Sdpa = "sdpa",
+        /// Plain matmul + softmax, materializing the score matrix.
+        Eager = "eager",
+    }
+}
+
+wire_enum! {
+    /// How much activation recomputation.
+    RecomputeGranularity {
+        /// Keep every activation.
+        None = "none",
+        /// Recompute attention's core (Megatron `--recompute-granularity selective`).
+        Selective = "selective",
+        /// Recompute whole layers (`full`; HF gradient checkpointing).
+        Full = "full",
+    }
+}
+
+wire_enum! {
+    /// How full recomputation picks layers (Megatron `--recompute-method`).
+    RecomputeMethod {
+        /// Checkpoint every `num_layers` layers.
+        Uniform = "uniform",
+        /// Recompute the first `num_layers` layers of each stage.
+        Block = "block",
+    }
+}
+
+/// Parallel degrees and sharding. Data parallelism is derived: devices ÷ (tp · pp · cp).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Parallel {
+    /// Tensor parallel size.
+    pub tp: NonZeroU32,
+    /// Pipeline parallel size.
+    pub pp: NonZeroU32,
+    /// Virtual pipeline chunks per stage (interleaved 1F1B); 1 = not interleaved.
+    pub vpp: NonZeroU32,
+    /// Context parallel size.
+    pub cp: NonZeroU32,
+    /// Expert parallel size.
+    pub ep: NonZeroU32,
+    /// Expert tensor parallel size.
+    pub etp: NonZeroU32,
+    /// Megatron sequence parallelism (with tp > 1).
+    pub sequence_parallel: bool,
+    /// DeepSpeed ZeRO stage, 0 to 3.
+    pub zero_stage: u8,
+    /// Megatron's distributed optimizer.
+    pub distributed_optimizer: bool,
+    /// Optimizer states in host memory.
+    pub offload_optimizer: bool,
+    /// Parameters in host memory (ZeRO-3).
+    pub offload_params: bool,
+}
+
+/// Activation recomputation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Recompute {
+    /// None, selective or full.
+    pub granularity: RecomputeGranularity,
+    /// For full: uniform or block.
+    pub method: RecomputeMethod,
+    /// For full: layers per checkpoint (uniform) or recomputed layers per stage (block).
+    pub num_layers: NonZeroU32,
+}
+
+/// Batch and sequence sizes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Batch {
+    /// Sequences per device per micro-step.
+    pub micro_batch: NonZeroU32,
+    /// Sequences per optimizer step, all devices.
+    pub global_batch: NonZeroU32,
+    /// Tokens per sequence.
+    pub seq_len: NonZeroU32,
+}
+
+/// LoRA settings.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Lora {
+    /// Rank `r`.
+    pub rank: NonZeroU32,
+    /// Scale numerator `alpha`.
+    pub alpha: u32,
+    /// Adapted modules.
+    pub targets: LoraTargets,
+}
+
+/// Which linear modules get adapters.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LoraTargets {
+    /// Every linear module but the head (LLaMA-Factory `lora_target: all`).
+    All,
+    /// These modules, sorted, without repeats.
+    Only(Vec<LoraTarget>),
+}
+
+impl LoraTargets {
+    /// The targets as a list.
+    pub fn list(&self) -> Vec<LoraTarget> {
+        match self {
+            LoraTargets::All => LoraTarget::ALL.to_vec(),
+            LoraTargets::Only(targets) => targets.clone(),
+        }
+    }
+}
+
+/// RL settings (GRPO, PPO).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Rl {
+    /// Tensor parallel size of the rollout engine.
+    pub rollout_tp: NonZeroU32,
+    /// Responses sampled per prompt (`rollout.n`, `n_samples_per_prompt`).
+    pub n_samples_per_prompt: NonZeroU32,
+    /// Longest prompt, tokens.
+    pub max_prompt_length: NonZeroU32,
+    /// Longest response, tokens.
+    pub max_response_length: NonZeroU32,
+    /// Share of device memory the rollout engine may take, in (0, 1].
+    pub gpu_memory_utilization_frac: f64,
+    /// Sequences the rollout engine decodes at once.
+    pub max_num_seqs: NonZeroU32,
+}
+
+/// A device the user described, in the units datasheets use.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CustomDevice {
+    /// Display name.
+    #[serde(default = "custom_name")]
+    pub name: String,
+    /// `nvidia`, `ascend` or `other`.
+    #[serde(default = "other_vendor")]
+    pub vendor: String,
+    /// Device memory, GB (10^9 bytes).
+    pub memory_gb: f64,
+    /// Dense bf16 TFLOPS; 0 = no bf16.
+    #[serde(default)]
+    pub bf16_tflops: f64,
+    /// Dense fp16 TFLOPS; the bf16 figure when omitted.
+    #[serde(default)]
+    pub fp16_tflops: Option<f64>,
+    /// Dense fp8 TFLOPS; 0 = no fp8.
+    #[serde(default)]
+    pub fp8_tflops: f64,
+    /// Memory bandwidth, TB/s.
+    pub memory_tb_per_s: f64,
+    /// Intra-node link per device, both directions, GB/s.
+    pub intra_node_gb_per_s: f64,
+    /// Network per device, Gb/s.
+    pub inter_node_gbit_per_s: f64,
+    /// Devices per node.
+    #[serde(default = "eight")]
+    pub devices_per_node: u32,
+}
+
+// ---------------------------------------------------------------------------------------------
+// The file format.
+
+/// A plan as written in JSON. Every field but `model` may be omitted.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PlanFile {
     /// Format version; [`PLAN_FILE_VERSION`] when omitted.
     #[serde(default = "plan_file_version")]
     pub version: u32,
-    /// A catalog model id (`trainplan models` lists them).
-    pub model: String,
-    /// The cluster; one node of [`DEFAULT_DEVICES_PER_NODE`] devices when omitted.
+    /// A catalog id (`"llama-3-8b"`) or `{"hf_config": {…}, "name": "…"}`.
+    pub model: ModelField,
+    /// A catalog id (`"h100-sxm-80g"`) or `{"custom": {…}}`; `h100-sxm-80g` when omitted.
+    #[serde(default = "default_hardware")]
+    pub hardware: HardwareField,
+    /// Nodes and devices per node.
     #[serde(default)]
     pub cluster: ClusterFile,
+    /// `llamafactory` when omitted.
+    #[serde(default = "default_framework")]
+    pub framework: Framework,
+    /// `lora` when omitted.
+    #[serde(default = "default_method")]
+    pub method: Method,
+    /// Parallelism; all degrees 1 when omitted.
+    #[serde(default)]
+    pub parallel: ParallelFile,
+    /// Recomputation; full, every layer, when omitted (the HF default of gradient checkpointing).
+    #[serde(default)]
+    pub recompute: RecomputeFile,
+    /// Batch sizes.
+    #[serde(default)]
+    pub batch: BatchFile,
+    /// `bf16` when omitted.
+    #[serde(default = "default_precision")]
+    pub precision: Precision,
+    /// `flash` when omitted.
+    #[serde(default = "default_attention")]
+    pub attention: AttentionImpl,
+    /// LoRA settings.
+    #[serde(default)]
+    pub lora: LoraFile,
+    /// RL settings.
+    #[serde(default)]
+    pub rl: RlFile,
 }
 
-/// The cluster as written in a plan file.
+/// The model field: an id or a config.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum ModelField {
+    /// A catalog id.
+    Id(String),
+    /// An HF config.json.
+    Config {
+        /// The config.json object.
+        hf_config: Value,
+        /// A display name; the config's `_name_or_path` or `custom model` when omitted.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        name: Option<String>,
+    },
+}
+
+/// The hardware field: an id or a custom device.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum HardwareField {
+    /// A catalog id.
+    Id(String),
+    /// A custom device.
+    Custom {
+        /// Its figures.
+        custom: CustomDevice,
+    },
+}
+
+/// The cluster as written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ClusterFile {
     /// Number of nodes; 1 when omitted.
-    #[serde(default = "one")]
+    #[serde(default = "one", skip_serializing_if = "is_one")]
     pub nodes: u32,
-    /// Devices in each node; [`DEFAULT_DEVICES_PER_NODE`] when omitted.
-    #[serde(default = "default_devices_per_node")]
-    pub devices_per_node: u32,
+    /// Devices in each node; the hardware's usual count (8, or 16 for Ascend 910C) when omitted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub devices_per_node: Option<u32>,
 }
 
 impl Default for ClusterFile {
     fn default() -> Self {
-        ClusterFile { nodes: 1, devices_per_node: DEFAULT_DEVICES_PER_NODE }
+        ClusterFile { nodes: 1, devices_per_node: None }
     }
 }
 
-/// Why a plan file was rejected.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// Parallelism as written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+#[allow(missing_docs)]
+pub struct ParallelFile {
+    pub tp: u32,
+    pub pp: u32,
+    pub vpp: u32,
+    pub cp: u32,
+    pub ep: u32,
+    pub etp: u32,
+    pub sequence_parallel: bool,
+    pub zero_stage: u8,
+    pub distributed_optimizer: bool,
+    pub offload_optimizer: bool,
+    pub offload_params: bool,
+}
+
+impl Default for ParallelFile {
+    fn default() -> Self {
+        ParallelFile {
+            tp: 1,
+            pp: 1,
+            vpp: 1,
+            cp: 1,
+            ep: 1,
+            etp: 1,
+            sequence_parallel: false,
+            zero_stage: 0,
+            distributed_optimizer: false,
+            offload_optimizer: false,
+            offload_params: false,
+        }
+    }
+}
+
+/// Recomputation as written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+#[allow(missing_docs)]
+pub struct RecomputeFile {
+    pub granularity: RecomputeGranularity,
+    pub method: RecomputeMethod,
+    pub num_layers: u32,
+}
+
+impl Default for RecomputeFile {
+    fn default() -> Self {
+        RecomputeFile {
+            granularity: RecomputeGranularity::Full,
+            method: RecomputeMethod::Uniform,
+            num_layers: 1,
+        }
+    }
+}
+
+/// Batch sizes as written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+#[allow(missing_docs)]
+pub struct BatchFile {
+    pub micro_batch: u32,
+    pub global_batch: u32,
+    pub seq_len: u32,
+}
+
+impl Default for BatchFile {
+    fn default() -> Self {
+        BatchFile { micro_batch: 1, global_batch: 64, seq_len: 4096 }
+    }
+}
+
+/// LoRA as written.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+#[allow(missing_docs)]
+pub struct LoraFile {
+    pub rank: u32,
+    pub alpha: u32,
+    /// `"all"` or a list of module names (`q_proj`, `v_proj`, …).
+    pub targets: TargetsField,
+}
+
+impl Default for LoraFile {
+    fn default() -> Self {
+        LoraFile { rank: 8, alpha: 16, targets: TargetsField::Word("all".to_owned()) }
+    }
+}
+
+/// LoRA targets as written: `"all"` or a list.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+#[allow(missing_docs)]
+pub enum TargetsField {
+    Word(String),
+    List(Vec<String>),
+}
+
+/// RL settings as written.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+#[allow(missing_docs)]
+pub struct RlFile {
+    pub rollout_tp: u32,
+    pub n_samples_per_prompt: u32,
+    pub max_prompt_length: u32,
+    pub max_response_length: u32,
+    pub gpu_memory_utilization: f64,
+    pub max_num_seqs: u32,
+}
+
+impl Default for RlFile {
+    fn default() -> Self {
+        // VeRL's GRPO example (frameworks.md §6.4): rollout.n 5, prompts 512, responses 1024,
+        // gpu_memory_utilization 0.6; vLLM's default max_num_seqs 256.
+        RlFile {
+            rollout_tp: 1,
+            n_samples_per_prompt: 5,
+            max_prompt_length: 512,
+            max_response_length: 1024,
+            gpu_memory_utilization: 0.6,
+            max_num_seqs: 256,
+        }
+    }
+}
+
+/// Why a plan was rejected.
+#[derive(Clone, Debug, PartialEq)]
 pub enum PlanFileError {
     /// Occurs when the text is not JSON, or not a plan object (a missing `model`, an unknown key,
     /// a value of the wrong type).
@@ -84,22 +568,40 @@ pub enum PlanFileError {
     UnsupportedVersion(u32),
     /// Occurs when `model` names no catalog model.
     UnknownModel(String),
-    /// Occurs when a count that must be at least 1 is 0.
-    Zero(&'static str),
+    /// Occurs when `hardware` names no catalog device.
+    UnknownHardware(String),
+    /// Occurs when `model.hf_config` cannot be read.
+    Config(ConfigError),
+    /// Occurs when a value is outside its range (a zero count, a ZeRO stage of 4, a utilization above 1).
+    OutOfRange {
+        /// The field, dotted (`parallel.tp`).
+        field: &'static str,
+        /// What it must be.
+        expected: &'static str,
+    },
+    /// Occurs when a LoRA target is not a module name the planner knows.
+    UnknownLoraTarget(String),
 }
 
 impl fmt::Display for PlanFileError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            PlanFileError::Json(msg) => write!(f, "invalid plan file: {msg}"),
-            PlanFileError::UnsupportedVersion(v) => write!(
-                f,
-                "plan file version {v} is newer than this build reads (version {PLAN_FILE_VERSION})"
-            ),
+            PlanFileError::Json(msg) => write!(f, "invalid plan: {msg}"),
+            PlanFileError::UnsupportedVersion(v) => {
+                write!(f, "plan version {v} is newer than this build reads (version {PLAN_FILE_VERSION})")
+            }
             PlanFileError::UnknownModel(id) => {
                 write!(f, "unknown model {id:?}: `trainplan models` lists the catalog")
             }
-            PlanFileError::Zero(field) => write!(f, "{field} must be at least 1"),
+            PlanFileError::UnknownHardware(id) => {
+                write!(f, "unknown hardware {id:?}: `trainplan hardware` lists the catalog")
+            }
+            PlanFileError::Config(err) => write!(f, "model.hf_config: {err}"),
+            PlanFileError::OutOfRange { field, expected } => write!(f, "{field} must be {expected}"),
+            PlanFileError::UnknownLoraTarget(name) => write!(
+                f,
+                "unknown LoRA target {name:?}: use \"all\" or module names such as q_proj, v_proj, gate_proj"
+            ),
         }
     }
 }
@@ -121,40 +623,358 @@ impl Plan {
     ///
     /// # Errors
     ///
-    /// A [`PlanFileError`] for a newer version, an unknown model or a zero count.
+    /// A [`PlanFileError`] for a newer version, an unknown id, an unreadable config or a value out of range.
     pub fn from_file(file: &PlanFile) -> Result<Plan, PlanFileError> {
         if PLAN_FILE_VERSION < file.version {
             return Err(PlanFileError::UnsupportedVersion(file.version));
         }
-        let model =
-            catalog::model(&file.model).ok_or_else(|| PlanFileError::UnknownModel(file.model.clone()))?;
-        let nodes = NonZeroU32::new(file.cluster.nodes).ok_or(PlanFileError::Zero("cluster.nodes"))?;
-        let devices_per_node = NonZeroU32::new(file.cluster.devices_per_node)
-            .ok_or(PlanFileError::Zero("cluster.devices_per_node"))?;
-        Ok(Plan { model, cluster: Cluster { nodes, devices_per_node } })
+        let model = model_choice(&file.model)?;
+        let hardware = device_choice(&file.hardware)?;
+        let devices_per_node = file.cluster.devices_per_node.unwrap_or(hardware.hw.devices_per_node);
+        let cluster = Cluster {
+            nodes: count(file.cluster.nodes, "cluster.nodes")?,
+            devices_per_node: count(devices_per_node, "cluster.devices_per_node")?,
+        };
+        let p = &file.parallel;
+        if 3 < p.zero_stage {
+            return Err(PlanFileError::OutOfRange { field: "parallel.zero_stage", expected: "0, 1, 2 or 3" });
+        }
+        let parallel = Parallel {
+            tp: count(p.tp, "parallel.tp")?,
+            pp: count(p.pp, "parallel.pp")?,
+            vpp: count(p.vpp, "parallel.vpp")?,
+            cp: count(p.cp, "parallel.cp")?,
+            ep: count(p.ep, "parallel.ep")?,
+            etp: count(p.etp, "parallel.etp")?,
+            sequence_parallel: p.sequence_parallel,
+            zero_stage: p.zero_stage,
+            distributed_optimizer: p.distributed_optimizer,
+            offload_optimizer: p.offload_optimizer,
+            offload_params: p.offload_params,
+        };
+        let r = &file.recompute;
+        let recompute = Recompute {
+            granularity: r.granularity,
+            method: r.method,
+            num_layers: count(r.num_layers, "recompute.num_layers")?,
+        };
+        let b = &file.batch;
+        let batch = Batch {
+            micro_batch: count(b.micro_batch, "batch.micro_batch")?,
+            global_batch: count(b.global_batch, "batch.global_batch")?,
+            seq_len: count(b.seq_len, "batch.seq_len")?,
+        };
+        let l = &file.lora;
+        let targets = match &l.targets {
+            TargetsField::Word(word) if word == "all" => LoraTargets::All,
+            TargetsField::Word(word) => LoraTargets::Only(lora_targets(word.split(','))?),
+            TargetsField::List(names) => LoraTargets::Only(lora_targets(names.iter().map(String::as_str))?),
+        };
+        let lora = Lora { rank: count(l.rank, "lora.rank")?, alpha: l.alpha, targets };
+        let rl_file = &file.rl;
+        let utilization = rl_file.gpu_memory_utilization;
+        if !(0.0 < utilization && utilization <= 1.0) {
+            return Err(PlanFileError::OutOfRange {
+                field: "rl.gpu_memory_utilization",
+                expected: "more than 0 and at most 1",
+            });
+        }
+        let rl = Rl {
+            rollout_tp: count(rl_file.rollout_tp, "rl.rollout_tp")?,
+            n_samples_per_prompt: count(rl_file.n_samples_per_prompt, "rl.n_samples_per_prompt")?,
+            max_prompt_length: count(rl_file.max_prompt_length, "rl.max_prompt_length")?,
+            max_response_length: count(rl_file.max_response_length, "rl.max_response_length")?,
+            gpu_memory_utilization_frac: utilization,
+            max_num_seqs: count(rl_file.max_num_seqs, "rl.max_num_seqs")?,
+        };
+        Ok(Plan {
+            model,
+            hardware,
+            cluster,
+            framework: file.framework,
+            method: file.method,
+            parallel,
+            recompute,
+            batch,
+            precision: file.precision,
+            attention: file.attention,
+            lora,
+            rl,
+        })
     }
 
-    /// The plan file that reads back as this plan.
+    /// The plan file that reads back as this plan. Fields equal to their defaults are written too;
+    /// [`crate::permalink`] drops them.
     pub fn to_file(&self) -> PlanFile {
+        let model = match &self.model.spec {
+            ModelSpec::Catalog(id) => ModelField::Id(id.clone()),
+            ModelSpec::HfConfig(config) => {
+                ModelField::Config { hf_config: config.clone(), name: Some(self.model.name.clone()) }
+            }
+        };
+        let hardware = match &self.hardware.spec {
+            HardwareSpec::Catalog(id) => HardwareField::Id(id.clone()),
+            HardwareSpec::Custom(custom) => HardwareField::Custom { custom: custom.clone() },
+        };
+        let p = &self.parallel;
+        let targets = match &self.lora.targets {
+            LoraTargets::All => TargetsField::Word("all".to_owned()),
+            LoraTargets::Only(list) => TargetsField::List(list.iter().map(|t| t.name().to_owned()).collect()),
+        };
         PlanFile {
             version: PLAN_FILE_VERSION,
-            model: self.model.id.to_owned(),
+            model,
+            hardware,
             cluster: ClusterFile {
                 nodes: self.cluster.nodes.get(),
-                devices_per_node: self.cluster.devices_per_node.get(),
+                devices_per_node: Some(self.cluster.devices_per_node.get())
+                    .filter(|&n| n != self.hardware.hw.devices_per_node),
+            },
+            framework: self.framework,
+            method: self.method,
+            parallel: ParallelFile {
+                tp: p.tp.get(),
+                pp: p.pp.get(),
+                vpp: p.vpp.get(),
+                cp: p.cp.get(),
+                ep: p.ep.get(),
+                etp: p.etp.get(),
+                sequence_parallel: p.sequence_parallel,
+                zero_stage: p.zero_stage,
+                distributed_optimizer: p.distributed_optimizer,
+                offload_optimizer: p.offload_optimizer,
+                offload_params: p.offload_params,
+            },
+            recompute: RecomputeFile {
+                granularity: self.recompute.granularity,
+                method: self.recompute.method,
+                num_layers: self.recompute.num_layers.get(),
+            },
+            batch: BatchFile {
+                micro_batch: self.batch.micro_batch.get(),
+                global_batch: self.batch.global_batch.get(),
+                seq_len: self.batch.seq_len.get(),
+            },
+            precision: self.precision,
+            attention: self.attention,
+            lora: LoraFile { rank: self.lora.rank.get(), alpha: self.lora.alpha, targets },
+            rl: RlFile {
+                rollout_tp: self.rl.rollout_tp.get(),
+                n_samples_per_prompt: self.rl.n_samples_per_prompt.get(),
+                max_prompt_length: self.rl.max_prompt_length.get(),
+                max_response_length: self.rl.max_response_length.get(),
+                gpu_memory_utilization: self.rl.gpu_memory_utilization_frac,
+                max_num_seqs: self.rl.max_num_seqs.get(),
             },
         }
     }
+
+    /// The plan a first visit shows: Qwen2.5-7B, LoRA SFT with LLaMA-Factory on one node of 8 × H100.
+    pub fn first_visit() -> Plan {
+        Plan::from_json(r#"{"model": "qwen2.5-7b"}"#).expect("the default plan is valid")
+    }
+}
+
+impl PlanFile {
+    /// The plan file with only a model: every other field at its default.
+    pub fn minimal(model: ModelField) -> PlanFile {
+        PlanFile {
+            version: PLAN_FILE_VERSION,
+            model,
+            hardware: default_hardware(),
+            cluster: ClusterFile::default(),
+            framework: default_framework(),
+            method: default_method(),
+            parallel: ParallelFile::default(),
+            recompute: RecomputeFile::default(),
+            batch: BatchFile::default(),
+            precision: default_precision(),
+            attention: default_attention(),
+            lora: LoraFile::default(),
+            rl: RlFile::default(),
+        }
+    }
+}
+
+fn count(n: u32, field: &'static str) -> Result<NonZeroU32, PlanFileError> {
+    NonZeroU32::new(n).ok_or(PlanFileError::OutOfRange { field, expected: "at least 1" })
+}
+
+fn lora_targets<'a>(names: impl Iterator<Item = &'a str>) -> Result<Vec<LoraTarget>, PlanFileError> {
+    let mut res = Vec::new();
+    for name in names.map(str::trim).filter(|n| !n.is_empty()) {
+        let target =
+            LoraTarget::from_name(name).ok_or_else(|| PlanFileError::UnknownLoraTarget(name.to_owned()))?;
+        res.push(target);
+    }
+    res.sort();
+    res.dedup();
+    if res.is_empty() {
+        return Err(PlanFileError::OutOfRange {
+            field: "lora.targets",
+            expected: "\"all\" or at least one module",
+        });
+    }
+    Ok(res)
+}
+
+fn model_choice(field: &ModelField) -> Result<ModelChoice, PlanFileError> {
+    match field {
+        ModelField::Id(id) => {
+            let entry = catalog::model(id).ok_or_else(|| PlanFileError::UnknownModel(id.clone()))?;
+            Ok(ModelChoice {
+                spec: ModelSpec::Catalog(id.clone()),
+                name: entry.name.to_owned(),
+                arch: entry.arch.clone(),
+                warnings: Vec::new(),
+            })
+        }
+        ModelField::Config { hf_config, name } => {
+            let imported = hf::import_value(hf_config).map_err(PlanFileError::Config)?;
+            let name = match name {
+                Some(name) => name.clone(),
+                None => match hf_config.get("_name_or_path").and_then(Value::as_str) {
+                    Some(path) if !path.is_empty() => path.to_owned(),
+                    _ => "custom model".to_owned(),
+                },
+            };
+            Ok(ModelChoice {
+                spec: ModelSpec::HfConfig(hf_config.clone()),
+                name,
+                arch: imported.arch,
+                warnings: imported.warnings,
+            })
+        }
+    }
+}
+
+fn device_choice(field: &HardwareField) -> Result<DeviceChoice, PlanFileError> {
+    match field {
+        HardwareField::Id(id) => {
+            let hw = hardware::device(id).ok_or_else(|| PlanFileError::UnknownHardware(id.clone()))?;
+            Ok(DeviceChoice { spec: HardwareSpec::Catalog(id.clone()), hw })
+        }
+        HardwareField::Custom { custom } => {
+            Ok(DeviceChoice { spec: HardwareSpec::Custom(custom.clone()), hw: custom_hardware(custom)? })
+        }
+    }
+}
+
+/// A custom device in base units, every figure checked to be finite and in a plausible range.
+fn custom_hardware(c: &CustomDevice) -> Result<Hardware, PlanFileError> {
+    fn range(
+        x: f64,
+        lo: f64,
+        hi: f64,
+        field: &'static str,
+        expected: &'static str,
+    ) -> Result<f64, PlanFileError> {
+        match x.is_finite() && lo <= x && x <= hi {
+            true => Ok(x),
+            false => Err(PlanFileError::OutOfRange { field, expected }),
+        }
+    }
+    let memory_gb = range(c.memory_gb, 0.1, 100_000.0, "hardware.custom.memory_gb", "from 0.1 to 100000")?;
+    let bf16 = range(c.bf16_tflops, 0.0, 1e6, "hardware.custom.bf16_tflops", "from 0 to 1000000")?;
+    let fp16 =
+        range(c.fp16_tflops.unwrap_or(bf16), 0.0, 1e6, "hardware.custom.fp16_tflops", "from 0 to 1000000")?;
+    if bf16 == 0.0 && fp16 == 0.0 {
+        return Err(PlanFileError::OutOfRange {
+            field: "hardware.custom.bf16_tflops",
+            expected: "more than 0 (or give fp16_tflops)",
+        });
+    }
+    let fp8 = range(c.fp8_tflops, 0.0, 1e6, "hardware.custom.fp8_tflops", "from 0 to 1000000")?;
+    let memory_bw =
+        range(c.memory_tb_per_s, 0.001, 1000.0, "hardware.custom.memory_tb_per_s", "from 0.001 to 1000")?;
+    let intra = range(
+        c.intra_node_gb_per_s,
+        0.001,
+        1e6,
+        "hardware.custom.intra_node_gb_per_s",
+        "from 0.001 to 1000000",
+    )?;
+    let inter = range(
+        c.inter_node_gbit_per_s,
+        0.001,
+        1e7,
+        "hardware.custom.inter_node_gbit_per_s",
+        "from 0.001 to 10000000",
+    )?;
+    let vendor = match c.vendor.as_str() {
+        "nvidia" => Vendor::Nvidia,
+        "ascend" => Vendor::Ascend,
+        "other" => Vendor::Other,
+        _ => {
+            return Err(PlanFileError::OutOfRange {
+                field: "hardware.custom.vendor",
+                expected: "\"nvidia\", \"ascend\" or \"other\"",
+            });
+        }
+    };
+    if c.name.chars().count() > 80 {
+        return Err(PlanFileError::OutOfRange {
+            field: "hardware.custom.name",
+            expected: "at most 80 characters",
+        });
+    }
+    Ok(Hardware {
+        id: "custom".to_owned(),
+        name: c.name.clone(),
+        vendor,
+        memory_bytes: (memory_gb * 1e9) as u64,
+        bf16_flops_per_second: bf16 * 1e12,
+        fp16_flops_per_second: fp16 * 1e12,
+        fp8_flops_per_second: fp8 * 1e12,
+        memory_bytes_per_second: memory_bw * 1e12,
+        intra_node_bytes_per_second: intra * 1e9,
+        inter_node_bytes_per_second: inter * 1e9 / 8.0,
+        devices_per_node: count(c.devices_per_node, "hardware.custom.devices_per_node")?.get(),
+        reported: true,
+        source: "entered by the user".to_owned(),
+    })
 }
 
 fn plan_file_version() -> u32 {
     PLAN_FILE_VERSION
 }
 
+fn default_hardware() -> HardwareField {
+    HardwareField::Id("h100-sxm-80g".to_owned())
+}
+
+fn default_framework() -> Framework {
+    Framework::LlamaFactory
+}
+
+fn default_method() -> Method {
+    Method::Lora
+}
+
+fn default_precision() -> Precision {
+    Precision::Bf16
+}
+
+fn default_attention() -> AttentionImpl {
+    AttentionImpl::Flash
+}
+
 fn one() -> u32 {
     1
 }
 
-fn default_devices_per_node() -> u32 {
-    DEFAULT_DEVICES_PER_NODE
+fn is_one(n: &u32) -> bool {
+    *n == 1
+}
+
+fn eight() -> u32 {
+    8
+}
+
+fn custom_name() -> String {
+    "custom device".to_owned()
+}
+
+fn other_vendor() -> String {
+    "other".to_owned()
 }

@@ -1,38 +1,112 @@
 //! The report: everything the engine computes for a plan, in the shape the CLI prints as JSON and
-//! the page renders. Field names are stable; later features add fields beside them.
+//! the page renders. Field names are stable (docs/plan-format.md); later features add fields beside them.
+
+use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+/// The version of the report's JSON shape.
+pub const REPORT_VERSION: u32 = 1;
+
 /// The result of [`crate::evaluate`].
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Report {
-    /// The catalog id of the planned model.
-    pub model_id: String,
+    /// [`REPORT_VERSION`].
+    pub version: u32,
+    /// The model as read.
+    pub model: ModelReport,
+    /// The device.
+    pub hardware: HardwareReport,
     /// Devices in the cluster.
     pub n_devices: u64,
     /// Parameter counts.
     pub params: ParamsReport,
     /// Memory per device.
     pub memory: MemoryReport,
+    /// What the plan should know: warnings from reading the model, and (later) every rule it breaks.
+    pub findings: Vec<Finding>,
+}
+
+/// The model.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ModelReport {
+    /// Display name.
+    pub name: String,
+    /// HF `model_type` it was read as.
+    pub model_type: &'static str,
+    /// Decoder layers.
+    pub n_layers: u64,
+    /// Model width.
+    pub hidden_size: u64,
+    /// Vocabulary size.
+    pub vocab_size: u64,
+    /// Query heads.
+    pub n_heads: u64,
+    /// Routed experts per MoE layer; 0 for a dense model.
+    pub n_experts: u64,
+    /// Experts per token; 0 for a dense model.
+    pub top_k: u64,
+    /// Whether the head shares the embedding.
+    pub tied_embeddings: bool,
+    /// Context length the model was trained for.
+    pub max_position_embeddings: u64,
+}
+
+/// The device.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct HardwareReport {
+    /// Catalog id or `custom`.
+    pub id: String,
+    /// Display name.
+    pub name: String,
+    /// Device memory, bytes.
+    pub memory_bytes: u64,
+    /// Whether some figure is a community report.
+    pub reported: bool,
 }
 
 /// Exact parameter counts, equal to what HF transformers instantiates.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct ParamsReport {
-    /// All parameters, tied tensors counted once.
+    /// All parameters, tied tensors counted once (`model.num_parameters()`).
     pub total: u64,
-    /// Token embedding.
+    /// Parameters one token passes through (MoE: the routed experts it skips are left out).
+    pub active: u64,
+    /// Parameters the method trains: LoRA adapters for `lora`/`qlora`, every parameter otherwise.
+    pub trainable: u64,
+    /// Token embedding (and learned positions).
     pub embedding: u64,
-    /// Attention projections, all layers.
+    /// Attention, all layers.
     pub attention: u64,
-    /// MLP projections, all layers.
+    /// Dense MLPs, all layers.
     pub mlp: u64,
-    /// Norm weights, all layers and the final norm.
+    /// Routed experts, all layers.
+    pub experts: u64,
+    /// Shared experts, all layers.
+    pub shared_experts: u64,
+    /// MoE routers, all layers.
+    pub router: u64,
+    /// Norms.
     pub norms: u64,
     /// Untied output head; 0 when tied to the embedding.
     pub head: u64,
-    /// One decoder layer.
-    pub per_layer: u64,
+    /// Multi-token-prediction layers (DeepSeek-V3), not in `total`.
+    pub mtp: u64,
+    /// LoRA adapter parameters for the plan's rank and targets (whatever the method).
+    pub lora: u64,
+    /// Decoder layers by kind: dense and MoE.
+    pub layers: Vec<LayerReport>,
+}
+
+/// Layers of one kind.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct LayerReport {
+    /// `dense` or `moe`.
+    pub kind: &'static str,
+    /// How many.
+    pub n_layers: u64,
+    /// Parameters in each.
+    pub params_per_layer: u64,
 }
 
 /// Memory per device, in bytes.
@@ -40,4 +114,29 @@ pub struct ParamsReport {
 pub struct MemoryReport {
     /// bf16 weights on each device when ZeRO-3 shards every parameter over all devices.
     pub zero3_bf16_weight_bytes_per_device: u64,
+}
+
+/// Something about the plan worth saying, as data: the page translates `code` and fills in `args`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Finding {
+    /// How much it matters.
+    pub severity: Severity,
+    /// Stable code, e.g. `model.unknown_type`.
+    pub code: &'static str,
+    /// Values named in the message.
+    pub args: BTreeMap<&'static str, String>,
+    /// The message in English, for the CLI.
+    pub message: String,
+}
+
+/// How much a finding matters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// The plan will not launch or will not fit.
+    Error,
+    /// The plan runs but something is likely wrong.
+    Warning,
+    /// Worth knowing.
+    Note,
 }

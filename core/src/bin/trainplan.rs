@@ -5,15 +5,22 @@ use std::io::{self, Read, Write};
 use std::process::ExitCode;
 
 use serde::Serialize;
-use trainplan_core::{Plan, catalog, evaluate, model};
+use trainplan_core::plan::{ModelField, PlanFile};
+use trainplan_core::{Plan, catalog, evaluate, hardware, model, permalink};
 
 const USAGE: &str = "\
 usage: trainplan <command> [args]
 
 commands:
-  eval PLAN.json   evaluate a plan file (`-` reads standard input) and print the report as JSON
-  models           list the model catalog as JSON
-  help             print this text
+  eval PLAN.json         evaluate a plan file (`-` reads standard input); print the report as JSON
+  eval --link FRAGMENT   evaluate the plan in a permalink fragment (`v1=…`, with or without `#`)
+  link PLAN.json         print the permalink fragment of a plan file
+  import CONFIG.json     read an HF config.json; print the architecture and its parameter counts
+  models                 list the model catalog as JSON
+  hardware               list the hardware catalog as JSON
+  help                   print this text
+
+Bad input prints a message on standard error and exits with status 2.
 ";
 
 fn main() -> ExitCode {
@@ -37,25 +44,79 @@ fn run() -> Result<(), String> {
     };
     match command.as_str() {
         "eval" => {
-            let path = match parser.next().map_err(|e| e.to_string())? {
-                Some(Value(path)) => path.string().map_err(|e| e.to_string())?,
+            let plan = match parser.next().map_err(|e| e.to_string())? {
+                Some(Long("link")) => {
+                    let fragment =
+                        parser.value().map_err(|e| e.to_string())?.string().map_err(|e| e.to_string())?;
+                    permalink::decode(&fragment).map_err(|e| e.to_string())?
+                }
+                Some(Value(path)) => {
+                    let path = path.string().map_err(|e| e.to_string())?;
+                    read_plan(&path)?
+                }
                 Some(arg) => return Err(arg.unexpected().to_string()),
-                None => return Err("eval needs a plan file (or `-` for standard input)".to_owned()),
+                None => {
+                    return Err(
+                        "eval needs a plan file (`-` for standard input) or --link FRAGMENT".to_owned()
+                    );
+                }
             };
             no_more_args(&mut parser)?;
-            let text = read_input(&path)?;
-            let plan = Plan::from_json(&text).map_err(|e| format!("{path}: {e}"))?;
             print_json(&evaluate(&plan))
+        }
+        "link" => {
+            let path = one_path(&mut parser, "link needs a plan file (`-` for standard input)")?;
+            let plan = read_plan(&path)?;
+            print_text(&format!("{}\n", permalink::encode(&plan)))
+        }
+        "import" => {
+            let path = one_path(&mut parser, "import needs a config.json (`-` for standard input)")?;
+            let text = read_input(&path)?;
+            let config: serde_json::Value = serde_json::from_str(&text)
+                .map_err(|e| format!("{path}: config.json is not valid JSON: {e}"))?;
+            let file = PlanFile::minimal(ModelField::Config { hf_config: config, name: None });
+            let plan = Plan::from_file(&file).map_err(|e| format!("{path}: {e}"))?;
+            let report = evaluate(&plan);
+            for finding in &report.findings {
+                eprintln!("trainplan: warning: {}", finding.message);
+            }
+            print_json(&Imported { model: &report.model, params: &report.params })
         }
         "models" => {
             no_more_args(&mut parser)?;
             let rows: Vec<ModelRow> = catalog::models()
+                .iter()
+                .map(|m| {
+                    let counts = model::count_params(&m.arch);
+                    ModelRow {
+                        id: m.id,
+                        name: m.name,
+                        model_type: m.arch.family.model_type(),
+                        params_total: counts.total(),
+                        params_active: counts.active,
+                        source: m.source,
+                    }
+                })
+                .collect();
+            print_json(&rows)
+        }
+        "hardware" => {
+            no_more_args(&mut parser)?;
+            let rows: Vec<HardwareRow> = hardware::devices()
                 .into_iter()
-                .map(|m| ModelRow {
-                    id: m.id,
-                    name: m.name,
-                    params_total: model::count_params(&m.arch).total(),
-                    source: m.source,
+                .map(|h| HardwareRow {
+                    memory_bytes: h.memory_bytes,
+                    bf16_flops_per_second: h.bf16_flops_per_second,
+                    fp16_flops_per_second: h.fp16_flops_per_second,
+                    fp8_flops_per_second: h.fp8_flops_per_second,
+                    memory_bytes_per_second: h.memory_bytes_per_second,
+                    intra_node_bytes_per_second: h.intra_node_bytes_per_second,
+                    inter_node_bytes_per_second: h.inter_node_bytes_per_second,
+                    devices_per_node: h.devices_per_node,
+                    reported: h.reported,
+                    id: h.id,
+                    name: h.name,
+                    source: h.source,
                 })
                 .collect();
             print_json(&rows)
@@ -65,13 +126,50 @@ fn run() -> Result<(), String> {
     }
 }
 
+/// `trainplan import` output.
+#[derive(Serialize)]
+struct Imported<'a> {
+    model: &'a trainplan_core::report::ModelReport,
+    params: &'a trainplan_core::report::ParamsReport,
+}
+
 /// One line of `trainplan models`.
 #[derive(Serialize)]
 struct ModelRow {
     id: &'static str,
     name: &'static str,
+    model_type: &'static str,
     params_total: u64,
+    params_active: u64,
     source: &'static str,
+}
+
+/// One line of `trainplan hardware`.
+#[derive(Serialize)]
+struct HardwareRow {
+    id: String,
+    name: String,
+    memory_bytes: u64,
+    bf16_flops_per_second: f64,
+    fp16_flops_per_second: f64,
+    fp8_flops_per_second: f64,
+    memory_bytes_per_second: f64,
+    intra_node_bytes_per_second: f64,
+    inter_node_bytes_per_second: f64,
+    devices_per_node: u32,
+    reported: bool,
+    source: String,
+}
+
+fn one_path(parser: &mut lexopt::Parser, missing: &str) -> Result<String, String> {
+    use lexopt::prelude::*;
+    let path = match parser.next().map_err(|e| e.to_string())? {
+        Some(Value(path)) => path.string().map_err(|e| e.to_string())?,
+        Some(arg) => return Err(arg.unexpected().to_string()),
+        None => return Err(missing.to_owned()),
+    };
+    no_more_args(parser)?;
+    Ok(path)
 }
 
 fn no_more_args(parser: &mut lexopt::Parser) -> Result<(), String> {
@@ -79,6 +177,11 @@ fn no_more_args(parser: &mut lexopt::Parser) -> Result<(), String> {
         None => Ok(()),
         Some(arg) => Err(arg.unexpected().to_string()),
     }
+}
+
+fn read_plan(path: &str) -> Result<Plan, String> {
+    let text = read_input(path)?;
+    Plan::from_json(&text).map_err(|e| format!("{path}: {e}"))
 }
 
 fn read_input(path: &str) -> Result<String, String> {
@@ -100,6 +203,7 @@ fn print_json<T: Serialize>(value: &T) -> Result<(), String> {
 fn print_text(text: &str) -> Result<(), String> {
     let mut out = io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        // `trainplan models | head` closes the pipe early; that is not an error.
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
         res => res.map_err(|e| e.to_string()),
     }

@@ -35,15 +35,61 @@ fn models_lists_the_catalog() {
     let rows: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
     let llama3 = rows.iter().find(|r| r["id"] == "llama-3-8b").expect("llama-3-8b listed");
     assert_eq!(llama3["params_total"], 8_030_261_248_u64);
+    assert!(30 <= rows.len());
+}
+
+#[test]
+fn hardware_lists_the_catalog() {
+    let out = trainplan(&["hardware"], "");
+    assert!(out.status.success());
+    let rows: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
+    let h100 = rows.iter().find(|r| r["id"] == "h100-sxm-80g").expect("h100 listed");
+    // NVIDIA H100 datasheet: 80 GB, 989 TFLOPS dense bf16.
+    assert_eq!(h100["memory_bytes"], 80_000_000_000_u64);
+    assert_eq!(h100["bf16_flops_per_second"], 989e12);
+    assert!(rows.iter().any(|r| r["id"] == "ascend-910c" && r["devices_per_node"] == 16));
+}
+
+#[test]
+fn link_and_eval_link_agree_with_eval() {
+    let plan = r#"{"model": "mixtral-8x7b", "cluster": {"nodes": 2}, "method": "sft-full"}"#;
+    let out = trainplan(&["link", "-"], plan);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let link = String::from_utf8(out.stdout).unwrap();
+    assert!(link.starts_with("v1="));
+    let via_link = trainplan(&["eval", "--link", link.trim()], "");
+    assert!(via_link.status.success(), "{}", String::from_utf8_lossy(&via_link.stderr));
+    let direct = trainplan(&["eval", "-"], plan);
+    assert_eq!(via_link.stdout, direct.stdout);
+    let report: serde_json::Value = serde_json::from_slice(&direct.stdout).unwrap();
+    // keras-hub mixtral_8_7b_en: 46,702,792,704 parameters.
+    assert_eq!(report["params"]["total"], 46_702_792_704_u64);
+}
+
+#[test]
+fn import_reads_a_config_and_warns_on_an_unknown_type() {
+    let config = r#"{"model_type": "newarch", "vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 11008,
+      "num_hidden_layers": 32, "num_attention_heads": 32}"#;
+    let out = trainplan(&["import", "-"], config);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let res: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(res["params"]["total"], 6_738_415_616_u64);
+    assert_eq!(res["model"]["model_type"], "llama");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown model_type \"newarch\""));
 }
 
 #[test]
 fn bad_input_gives_a_message_and_a_nonzero_exit() {
     for (args, stdin, needle) in [
-        (&["eval", "-"][..], "not json", "invalid plan file"),
+        (&["eval", "-"][..], "not json", "invalid plan"),
+        (&["eval", "--link", "v1=!!"][..], "", "damaged"),
+        (&["eval", "--link", "v7=abc"][..], "", "newer version"),
+        (&["import", "-"][..], "{\"model_type\": \"llama\"}", "hidden_size"),
+        (&["import", "-"][..], "nope", "not valid JSON"),
         (&["eval", "-"][..], r#"{"model": "nope"}"#, "unknown model"),
         (&["eval", "/nonexistent/plan.json"][..], "", "/nonexistent/plan.json"),
         (&["eval"][..], "", "needs a plan file"),
+        (&["link"][..], "", "needs a plan file"),
         (&["frobnicate"][..], "", "unknown command"),
     ] {
         let out = trainplan(args, stdin);
@@ -55,17 +101,24 @@ fn bad_input_gives_a_message_and_a_nonzero_exit() {
 }
 
 #[test]
-fn the_documented_report_is_what_eval_prints() {
-    // docs/plan-format.md shows the report of `{"model": "llama-2-7b"}`; keep the doc true.
+fn the_documented_report_and_link_are_what_the_cli_prints() {
+    // docs/plan-format.md shows the report of its first example and a permalink; keep the doc true.
     let doc =
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/plan-format.md")).unwrap();
-    let blocks: Vec<&str> =
-        doc.split("```json\n").skip(1).map(|rest| rest.split("```").next().unwrap()).collect();
-    let [plan, report] = blocks[..] else { panic!("docs/plan-format.md has {} json blocks", blocks.len()) };
-    let documented: serde_json::Value = serde_json::from_str(report).unwrap();
-    let out = trainplan(&["eval", "-"], r#"{"model": "llama-2-7b"}"#);
+    let block_after = |heading: &str, fence: &str| -> String {
+        let section = &doc[doc.find(heading).unwrap_or_else(|| panic!("no {heading}"))..];
+        let body = &section[section.find(fence).unwrap() + fence.len()..];
+        body[..body.find("```").unwrap()].to_owned()
+    };
+    let plan = block_after("# Plan file format", "```json\n");
+    let documented: serde_json::Value = serde_json::from_str(&block_after("## Report", "```json\n")).unwrap();
+    let out = trainplan(&["eval", "-"], &plan);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap(), documented);
-    // The documented plan file reads as a plan too.
-    let out = trainplan(&["eval", "-"], plan);
+    let custom = block_after("### Custom hardware", "```json\n");
+    let with_custom = format!(r#"{{"model": "gpt2", "hardware": {custom}}}"#);
+    assert!(trainplan(&["eval", "-"], &with_custom).status.success(), "the custom hardware example reads");
+    let link = block_after("## Permalink", "```text\n");
+    let out = trainplan(&["eval", "--link", link.trim()], "");
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
 }

@@ -1,7 +1,10 @@
 //! The core's one integration test binary: each module checks one feature through the public API.
 
 mod cli;
+mod hardware;
+mod hf;
 mod memory;
 mod params;
+mod permalink;
 mod plan;
 mod tidy;

@@ -1,92 +1,293 @@
-//! Exact parameter counts against values published by others.
+//! Exact parameter counts against values published by others, for every catalog model.
 
-use trainplan_core::{catalog, model};
+use trainplan_core::model::{self, LoraTarget};
+use trainplan_core::{catalog, hf};
 
-/// Checks the total parameter count of a catalog model.
-#[track_caller]
-fn check(id: &str, expected: u64) {
-    let entry = catalog::model(id).unwrap_or_else(|| panic!("{id} is not in the catalog"));
-    let counts = model::count_params(&entry.arch);
-    assert_eq!(counts.total(), expected, "{id}: total parameters");
+/// One catalog model's expected counts and where they come from.
+struct Row {
+    id: &'static str,
+    total: u64,
+    source: &'static str,
 }
 
-// Expected values, each from an independent source:
-// - Llama-2-7B 6,738,415,616, Llama-3-8B 8,030,261,248, Qwen2.5-3B 3,085,938,688: HF transformers
-//   `num_parameters()`, as quoted in issue #3 (Qwen2.5-3B also in seed 003's PEFT printout
-//   "all params: 3,100,905,472" minus its 14,966,784 LoRA parameters).
-// - Qwen2.5-7B: `model.safetensors.index.json` of Qwen/Qwen2.5-7B-Instruct has "total_size":
-//   15231233024 bytes of bf16, i.e. 7,615,616,512 parameters.
-// - Qwen2.5-0.5B: its single bf16 `model.safetensors` holds 290 tensors with 494,032,768 elements
-//   (988,065,536 payload bytes), and `num_parameters()` prints 494,032,768.
-// - Llama-2-13B: 13,015,864,320, `num_parameters()` of meta-llama/Llama-2-13b-hf as printed in public
-//   model inspections (embedding 163,840,000 + 40 × 317,204,480 + 5,120 + head 163,840,000).
+/// Totals equal to HF transformers' `num_parameters()`, each from a source independent of this code.
+/// "keras-hub" is keras-team/keras-hub `keras_hub/src/models/*/..._presets.py` `"params"`; "index" is the
+/// repo's `model.safetensors.index.json` `total_size` divided by the bytes per element; "HF API" is the
+/// Hub's `safetensors.total`. Where a checkpoint stores more than transformers instantiates (rotary
+/// `inv_freq` in Llama-2, GPT-2's causal-mask buffers, Qwen3's untied copy of a tied head), the row says so.
+const ROWS: &[Row] = &[
+    Row {
+        id: "gpt2",
+        total: 124_439_808,
+        source: "keras-hub gpt2_base_en; Hub total 137,022,720 adds 12 × 1024² mask buffers",
+    },
+    Row { id: "gpt2-xl", total: 1_557_611_200, source: "keras-hub gpt2_extra_large_en" },
+    Row {
+        id: "qwen2.5-0.5b",
+        total: 494_032_768,
+        source: "keras-hub qwen2.5_0.5b_en; safetensors header: 290 tensors, 494,032,768 elements",
+    },
+    Row {
+        id: "qwen3-0.6b",
+        total: 596_049_920,
+        source: "keras-hub qwen3_0.6b_en; `sum(p.numel())` printout (Hub 751,632,384 stores lm_head untied)",
+    },
+    Row {
+        id: "llama-3.2-1b",
+        total: 1_235_814_400,
+        source: "Hub totalParameters for meta-llama/Llama-3.2-1B",
+    },
+    Row { id: "qwen2.5-1.5b", total: 1_543_714_304, source: "HF model_info safetensors.total" },
+    Row { id: "qwen3-1.7b", total: 1_720_574_976, source: "keras-hub qwen3_1.7b_en" },
+    Row {
+        id: "qwen2.5-3b",
+        total: 3_100_905_472 - 14_966_784,
+        source: "seed 003 PEFT printout: all 3,100,905,472 − trainable 14,966,784",
+    },
+    Row {
+        id: "llama-3.2-3b",
+        total: 3_212_749_824,
+        source: "HF API safetensors BF16 for Llama-3.2-3B-Instruct",
+    },
+    Row {
+        id: "qwen3-4b",
+        total: 4_022_468_096,
+        source: "keras-hub qwen3_4b_en; GGUF general.parameter_count",
+    },
+    Row {
+        id: "llama-2-7b",
+        total: 6_738_415_616,
+        source: "Together SDK model_param_count; keras-hub llama2_7b_en (Hub adds 2,048 inv_freq)",
+    },
+    Row {
+        id: "mistral-7b-v0.1",
+        total: 7_241_732_096,
+        source: "keras-hub mistral_7b_en; index 14,483,464,192 B / 2",
+    },
+    Row { id: "mistral-7b-v0.3", total: 7_248_023_552, source: "keras-hub mistral_0.3_7b_en" },
+    Row {
+        id: "qwen2.5-7b",
+        total: 15_231_233_024 / 2,
+        source: "index of Qwen2.5-7B-Instruct: 15,231,233,024 B bf16",
+    },
+    Row {
+        id: "llama-3-8b",
+        total: 16_060_522_496 / 2,
+        source: "index of Meta-Llama-3-8B: 16,060,522,496 B bf16; keras-hub llama3_8b_en",
+    },
+    Row { id: "llama-3.1-8b", total: 8_030_261_248, source: "HF API safetensors.total, rev d04e592b" },
+    Row {
+        id: "qwen3-8b",
+        total: 8_190_735_360,
+        source: "keras-hub qwen3_8b_en; transformers run `PARAMS 8190735360`",
+    },
+    Row {
+        id: "glm-4-9b",
+        total: 9_399_951_360,
+        source: "glm-4-9b-chat load printout: 9,399,951,360 trainable; chatllm.cpp",
+    },
+    Row {
+        id: "llama-2-13b",
+        total: 13_015_864_320,
+        source: "index metadata total_parameters 13,015,864,320; Together SDK",
+    },
+    Row {
+        id: "qwen2.5-14b",
+        total: 14_770_033_664,
+        source: "GGUF general.parameter_count; payload 29,540,067,328 B / 2",
+    },
+    Row { id: "qwen3-14b", total: 14_768_307_200, source: "keras-hub qwen3_14b_en" },
+    Row {
+        id: "qwen2.5-32b",
+        total: 32_763_876_352,
+        source: "keras-hub qwen2.5_instruct_32b_en; 771 tensors, 65,527,752,704 B",
+    },
+    Row { id: "qwen3-32b", total: 32_762_123_264, source: "keras-hub qwen3_32b_en" },
+    Row {
+        id: "llama-2-70b",
+        total: 68_976_648_192,
+        source: "Together SDK; LoRAM paper table (Hub adds 5,120 inv_freq)",
+    },
+    Row {
+        id: "llama-3-70b",
+        total: 141_107_412_992 / 2,
+        source: "index of the same-shape Llama-3.1-70B: 141,107,412,992 B bf16",
+    },
+    Row { id: "llama-3.1-70b", total: 70_553_706_496, source: "HF API safetensors.total, rev 349b2ddb" },
+    Row {
+        id: "qwen2.5-72b",
+        total: 145_412_407_296 / 2,
+        source: "index of Qwen2.5-72B-Instruct: 145,412,407,296 B bf16; keras-hub",
+    },
+    Row {
+        id: "llama-3.1-405b",
+        total: 405_853_388_800,
+        source: "HF API safetensors.total, rev b906e4dc (num_key_value_heads 8)",
+    },
+    Row { id: "mixtral-8x7b", total: 93_405_585_408 / 2, source: "index 93,405,585,408 B bf16; keras-hub" },
+    Row {
+        id: "mixtral-8x22b",
+        total: 281_241_268_224 / 2,
+        source: "checkpoint tensor bytes 281,241,268,224 bf16 (vocab 32000)",
+    },
+    Row {
+        id: "qwen1.5-moe-a2.7b",
+        total: 28_631_568_384 / 2,
+        source: "index 28,631,568,384 B bf16; keras-hub; chatllm.cpp",
+    },
+    Row { id: "qwen2-57b-a14b", total: 57_408_658_944, source: "HF API fixture (one source only)" },
+    Row { id: "qwen3-30b-a3b", total: 61_064_245_248 / 2, source: "index 61,064,245,248 B bf16; keras-hub" },
+    Row {
+        id: "qwen3-235b-a22b",
+        total: 470_187_269_120 / 2,
+        source: "index 470,187,269,120 B bf16; keras-hub; HF API",
+    },
+    Row {
+        id: "deepseek-v2-lite",
+        total: 31_412_968_448 / 2,
+        source: "index 31,412,968,448 B bf16; chatllm.cpp",
+    },
+    Row { id: "deepseek-v2", total: 235_741_434_880, source: "third-party table (one source only)" },
+    Row {
+        id: "deepseek-v3",
+        total: 671_026_419_200 - 58 * 256,
+        source: "DeepSeek remote code 671,026,419,200 counts e_score_correction_bias, a buffer in transformers",
+    },
+];
 
 #[test]
-fn llama_2_7b() {
-    check("llama-2-7b", 6_738_415_616);
+fn every_catalog_model_has_its_published_count() {
+    for row in ROWS {
+        let entry = catalog::model(row.id).unwrap_or_else(|| panic!("{} is not in the catalog", row.id));
+        let total = model::count_params(&entry.arch).total();
+        assert_eq!(total, row.total, "{}: total parameters (source: {})", row.id, row.source);
+    }
+    // Every catalog model is in the table above, so none goes unchecked.
+    for entry in catalog::models() {
+        assert!(ROWS.iter().any(|r| r.id == entry.id), "{} has no published count in ROWS", entry.id);
+    }
+    assert!(30 <= catalog::models().len());
+}
+
+/// Active parameters per token, against the publishers' rounded figures (the only published form).
+#[test]
+fn moe_active_parameters_match_the_model_cards() {
+    // Publishers round or truncate to their last digit; the count must lie within one unit of it.
+    // `active` includes the embedding and head, as Mistral and Qwen count; DeepSeek's README counts
+    // 36.6B without the input embedding (0.93B), which is checked apart.
+    for (id, published_billions, unit, source) in [
+        ("mixtral-8x7b", 12.9, 0.1, "Mistral: 12.9B active"),
+        ("mixtral-8x22b", 39.0, 1.0, "Mistral: 39B active"),
+        ("qwen1.5-moe-a2.7b", 2.7, 0.1, "Qwen1.5-MoE card: 2.7B activated"),
+        ("qwen3-30b-a3b", 3.3, 0.1, "Qwen3 card: 3.3B activated"),
+        ("qwen3-235b-a22b", 22.0, 1.0, "Qwen3 card: 22B activated"),
+        ("qwen2-57b-a14b", 14.0, 1.0, "Qwen2 card: A14B"),
+        ("deepseek-v2", 21.0, 1.0, "DeepSeek-V2 paper: 21B activated"),
+        ("deepseek-v3", 37.0, 1.0, "DeepSeek-V3 paper: 37B activated"),
+    ] {
+        let arch = &catalog::model(id).unwrap().arch;
+        let active = model::count_params(arch).active as f64 / 1e9;
+        assert!((active - published_billions).abs() < unit, "{id}: {active:.3}B active ({source})");
+    }
+    let v3 = &catalog::model("deepseek-v3").unwrap().arch;
+    let without_input_embedding = model::count_params(v3).active - v3.vocab_size * v3.hidden_size;
+    assert_eq!((without_input_embedding as f64 / 1e8).round() / 10.0, 36.6, "DeepSeek-V3 README_WEIGHTS");
 }
 
 #[test]
-fn llama_2_13b() {
-    check("llama-2-13b", 13_015_864_320);
-}
-
-#[test]
-fn llama_3_8b() {
-    check("llama-3-8b", 8_030_261_248);
-}
-
-#[test]
-fn qwen2_5_0_5b() {
-    check("qwen2.5-0.5b", 494_032_768);
-}
-
-#[test]
-fn qwen2_5_3b() {
-    // Seed 003's PEFT printout: "trainable params: 14,966,784 || all params: 3,100,905,472".
-    check("qwen2.5-3b", 3_100_905_472_u64 - 14_966_784);
-}
-
-#[test]
-fn qwen2_5_7b() {
-    check("qwen2.5-7b", 15_231_233_024 / 2);
+fn deepseek_v3_mtp_is_counted_apart() {
+    // The Hub's safetensors API for deepseek-ai/DeepSeek-V3 ("685B") lists F8_E4M3 680,571,043,840 and
+    // BF16 3,918,786,560 weight elements (F32 holds only block scales and routing biases). They are the
+    // 671B main model, the MTP layer, and the MTP layer's own copies of the embedding and head.
+    let arch = &catalog::model("deepseek-v3").unwrap().arch;
+    let c = model::count_params(arch);
+    let copies = 2 * arch.vocab_size * arch.hidden_size;
+    assert_eq!(c.total() + c.mtp + copies, 680_571_043_840 + 3_918_786_560);
 }
 
 #[test]
 fn components_sum_to_total_and_layers_add_up() {
     for entry in catalog::models() {
         let c = model::count_params(&entry.arch);
-        assert_eq!(c.embedding + c.attention + c.mlp + c.norms + c.head, c.total(), "{}", entry.id);
-        // Every layer is the same, plus the final norm of width h.
-        assert_eq!(
-            c.per_layer * entry.arch.n_layers + entry.arch.hidden_size,
-            c.attention + c.mlp + c.norms,
-            "{}",
-            entry.id
-        );
+        let sum =
+            c.embedding + c.attention + c.mlp + c.experts + c.shared_experts + c.router + c.norms + c.head;
+        assert_eq!(sum, c.total(), "{}", entry.id);
+        let layers: u64 =
+            model::layer_counts(&entry.arch).iter().map(|l| l.n_layers * l.params_per_layer).sum();
+        // Layers hold everything but embedding, positions, head and the final norm.
+        let final_norm = match entry.arch.norm {
+            trainplan_core::model::Norm::Rms => entry.arch.hidden_size,
+            trainplan_core::model::Norm::Layer => 2 * entry.arch.hidden_size,
+        };
+        assert_eq!(layers + c.embedding + c.head + final_norm, c.total(), "{}", entry.id);
         assert_eq!(c.head == 0, entry.arch.tied_embeddings, "{}", entry.id);
+        assert!(c.active <= c.total(), "{}", entry.id);
+        assert_eq!(c.active == c.total(), entry.arch.moe.is_none(), "{}", entry.id);
     }
 }
 
 #[test]
 fn llama_2_7b_layer_by_hand() {
     // 4·h² attention + 3·h·i MLP + 2·h norms, with h = 4096, i = 11008: an exact count by hand.
-    let arch = &catalog::model("llama-2-7b").unwrap().arch;
-    let c = model::count_params(arch);
-    assert_eq!(c.per_layer, 4 * 4096 * 4096 + 3 * 4096 * 11008 + 2 * 4096);
-    assert_eq!(c.per_layer, 202_383_360);
+    let layers = model::layer_counts(&catalog::model("llama-2-7b").unwrap().arch);
+    assert_eq!(layers.len(), 1);
+    assert_eq!(layers[0].params_per_layer, 4 * 4096 * 4096 + 3 * 4096 * 11008 + 2 * 4096);
+}
+
+#[track_caller]
+fn check_lora(id: &str, rank: u64, targets: &[LoraTarget], expected: u64) {
+    let arch = &catalog::model(id).unwrap().arch;
+    assert_eq!(model::lora_params(arch, rank, targets), expected, "{id} r={rank} {targets:?}");
 }
 
 #[test]
-fn catalog_ids_are_unique_kebab_case() {
-    let models = catalog::models();
-    for (idx, m) in models.iter().enumerate() {
+fn lora_trainable_parameters_match_peft_printouts() {
+    use LoraTarget::*;
+    let all = LoraTarget::ALL;
+    // Seed 003: "trainable params: 14,966,784 || all params: 3,100,905,472" (Qwen2.5-3B, lora_target all, r 8).
+    check_lora("qwen2.5-3b", 8, &all, 14_966_784);
+    // LLaMA-Factory logs, Llama-3-8B, r 8, "Found linear modules: q_proj,v_proj,k_proj,down_proj,up_proj,
+    // o_proj,gate_proj": "trainable params: 20,971,520 || all params: 8,051,232,768".
+    check_lora("llama-3-8b", 8, &all, 20_971_520);
+    check_lora("llama-3-8b", 8, &[Q, K, V, O, Gate, Up, Down], 20_971_520);
+    // PEFT's classic example, Llama-2-7B, r 8, q_proj and v_proj:
+    // "trainable params: 4,194,304 || all params: 6,742,609,920".
+    check_lora("llama-2-7b", 8, &[Q, V], 4_194_304);
+    // PEFT printouts, Llama-2-7B, r 8, all seven projections: "all params: 6,758,404,096".
+    check_lora("llama-2-7b", 8, &all, 6_758_404_096 - 6_738_415_616);
+    // GPT-2 with c_attn, r 8: one fused adapter per layer, 12 × 8 × (768 + 2304) (exact count).
+    check_lora("gpt2", 8, &[Qkv], 12 * 8 * (768 + 2304));
+    // LoRA scales linearly with the rank.
+    check_lora("qwen2.5-3b", 16, &all, 2 * 14_966_784);
+}
+
+#[test]
+fn lora_on_moe_adapts_every_expert() {
+    // Mixtral-8x7B, r 8, experts' gate/up/down: 32 layers × 8 experts × 3 adapters × 8 × (4096 + 14336)
+    // (exact count: each expert is its own module in transformers 4.x); the router adds 32 × 8 × (4096 + 8).
+    use LoraTarget::*;
+    let experts = 32 * 8 * 3 * 8 * (4096 + 14336);
+    check_lora("mixtral-8x7b", 8, &[Gate, Up, Down], experts);
+    check_lora("mixtral-8x7b", 8, &[Gate, Up, Down, Router], experts + 32 * 8 * (4096 + 8));
+    // MLA targets exist only where MLA is.
+    check_lora("llama-3-8b", 8, &[QA, QB, KvA, KvB], 0);
+    assert!(0 < model::lora_params(&catalog::model("deepseek-v3").unwrap().arch, 8, &[QA, QB, KvA, KvB]));
+}
+
+#[test]
+fn catalog_configs_read_without_warnings() {
+    for c in catalog::CONFIGS {
+        let imported = hf::import(c.config).unwrap_or_else(|e| panic!("{}: {e}", c.id));
+        assert!(imported.warnings.is_empty(), "{}: {:?}", c.id, imported.warnings);
+        assert!(c.source.ends_with("/config.json"), "{} cites no config", c.id);
         assert!(
-            m.id.chars().all(|ch| ch.is_ascii_lowercase() || ch.is_ascii_digit() || ch == '-' || ch == '.'),
+            c.id.chars().all(|ch| ch.is_ascii_lowercase() || ch.is_ascii_digit() || ch == '-' || ch == '.'),
             "{} is not lowercase kebab-case",
-            m.id
+            c.id
         );
-        assert!(models[idx + 1..].iter().all(|other| other.id != m.id), "{} twice", m.id);
-        assert!(m.source.contains("config.json"), "{} cites no config", m.id);
     }
+    let mut ids: Vec<_> = catalog::CONFIGS.iter().map(|c| c.id).collect();
+    ids.sort();
+    ids.dedup();
+    assert_eq!(ids.len(), catalog::CONFIGS.len(), "duplicate catalog ids");
 }

@@ -1,0 +1,447 @@
+//! Accelerators: memory, dense throughput, bandwidths and node shape, each with its source.
+//!
+//! Conventions (as in ../shared/reference/frameworks.md §8): throughput is dense (no 2:4 sparsity);
+//! intra-node link bandwidth is per device, both directions added; inter-node bandwidth is the NIC
+//! bandwidth per device. A figure marked `reported` comes from community measurements or spec tables,
+//! not the vendor's datasheet; the page says so, and a user can override any figure with a custom device.
+
+/// A device's figures in base units.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Hardware {
+    /// Stable id (`h100-sxm-80g`), or `custom`.
+    pub id: String,
+    /// Display name.
+    pub name: String,
+    /// Who makes it; decides the collective library (NCCL or HCCL) and the frameworks that run on it.
+    pub vendor: Vendor,
+    /// Device memory the framework can see, bytes.
+    pub memory_bytes: u64,
+    /// Dense bf16 tensor throughput, FLOP/s; 0 when the device has no bf16.
+    pub bf16_flops_per_second: f64,
+    /// Dense fp16 tensor throughput, FLOP/s.
+    pub fp16_flops_per_second: f64,
+    /// Dense fp8 tensor throughput, FLOP/s; 0 when the device has no fp8.
+    pub fp8_flops_per_second: f64,
+    /// Memory bandwidth, bytes/s.
+    pub memory_bytes_per_second: f64,
+    /// Link to the other devices of the node, per device, both directions, bytes/s.
+    pub intra_node_bytes_per_second: f64,
+    /// Network bandwidth to other nodes, per device, bytes/s.
+    pub inter_node_bytes_per_second: f64,
+    /// Devices in one node (one host, one launcher): the usual `nproc_per_node`.
+    pub devices_per_node: u32,
+    /// Whether any figure is a community report rather than a vendor datasheet.
+    pub reported: bool,
+    /// Where the figures come from.
+    pub source: String,
+}
+
+impl Hardware {
+    /// Whether the device computes in bf16.
+    pub fn has_bf16(&self) -> bool {
+        0.0 < self.bf16_flops_per_second
+    }
+
+    /// Whether the device computes in fp8.
+    pub fn has_fp8(&self) -> bool {
+        0.0 < self.fp8_flops_per_second
+    }
+}
+
+/// Device makers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Vendor {
+    /// NVIDIA GPUs: NCCL, CUDA frameworks.
+    Nvidia,
+    /// Huawei Ascend NPUs: HCCL, MindSpeed frameworks.
+    Ascend,
+    /// A custom device of unknown make.
+    Other,
+}
+
+const GB: f64 = 1e9;
+const TB: f64 = 1e12;
+const TFLOPS: f64 = 1e12;
+/// A network link of `n` Gb/s in bytes/s.
+const fn gbit(n: f64) -> f64 {
+    n * 1e9 / 8.0
+}
+
+struct Row {
+    id: &'static str,
+    name: &'static str,
+    vendor: Vendor,
+    memory_gb: u64,
+    bf16_tflops: f64,
+    fp16_tflops: f64,
+    fp8_tflops: f64,
+    memory_tb_per_s: f64,
+    intra_node_gb_per_s: f64,
+    inter_node_gbit_per_s: f64,
+    devices_per_node: u32,
+    reported: bool,
+    source: &'static str,
+}
+
+/// The catalog, as the datasheets write it (GB, TB/s, TFLOPS). `memory_gb` is the decimal figure the
+/// vendor prints; frameworks see it in GiB less a driver reserve, which issue-4's overheads model.
+const ROWS: &[Row] = &[
+    Row {
+        id: "v100-sxm-32g",
+        name: "NVIDIA V100 SXM2 32GB",
+        vendor: Vendor::Nvidia,
+        memory_gb: 32,
+        bf16_tflops: 0.0,
+        fp16_tflops: 125.0,
+        fp8_tflops: 0.0,
+        memory_tb_per_s: 0.9,
+        intra_node_gb_per_s: 300.0,
+        inter_node_gbit_per_s: 100.0,
+        devices_per_node: 8,
+        reported: false,
+        source: "NVIDIA Tesla V100 datasheet (SXM2: 125 TFLOPS tensor, 900 GB/s HBM2, NVLink 300 GB/s); DGX-1 4 × 100 Gb/s IB",
+    },
+    Row {
+        id: "t4-16g",
+        name: "NVIDIA T4 16GB",
+        vendor: Vendor::Nvidia,
+        memory_gb: 16,
+        bf16_tflops: 0.0,
+        fp16_tflops: 65.0,
+        fp8_tflops: 0.0,
+        memory_tb_per_s: 0.32,
+        intra_node_gb_per_s: 32.0,
+        inter_node_gbit_per_s: 25.0,
+        devices_per_node: 4,
+        reported: false,
+        source: "NVIDIA T4 datasheet (65 TFLOPS FP16 mixed precision, 320 GB/s GDDR6, PCIe Gen3 x16 32 GB/s)",
+    },
+    Row {
+        id: "a100-sxm-40g",
+        name: "NVIDIA A100 SXM4 40GB",
+        vendor: Vendor::Nvidia,
+        memory_gb: 40,
+        bf16_tflops: 312.0,
+        fp16_tflops: 312.0,
+        fp8_tflops: 0.0,
+        memory_tb_per_s: 1.555,
+        intra_node_gb_per_s: 600.0,
+        inter_node_gbit_per_s: 200.0,
+        devices_per_node: 8,
+        reported: false,
+        source: "NVIDIA A100 datasheet; DGX A100 user guide (8 × 200 Gb/s HDR); frameworks.md §8.1",
+    },
+    Row {
+        id: "a100-sxm-80g",
+        name: "NVIDIA A100 SXM4 80GB",
+        vendor: Vendor::Nvidia,
+        memory_gb: 80,
+        bf16_tflops: 312.0,
+        fp16_tflops: 312.0,
+        fp8_tflops: 0.0,
+        memory_tb_per_s: 2.039,
+        intra_node_gb_per_s: 600.0,
+        inter_node_gbit_per_s: 200.0,
+        devices_per_node: 8,
+        reported: false,
+        source: "NVIDIA A100 datasheet; DGX A100 user guide (8 × 200 Gb/s HDR); frameworks.md §8.1",
+    },
+    Row {
+        id: "a100-pcie-80g",
+        name: "NVIDIA A100 PCIe 80GB",
+        vendor: Vendor::Nvidia,
+        memory_gb: 80,
+        bf16_tflops: 312.0,
+        fp16_tflops: 312.0,
+        fp8_tflops: 0.0,
+        memory_tb_per_s: 1.935,
+        intra_node_gb_per_s: 64.0,
+        inter_node_gbit_per_s: 100.0,
+        devices_per_node: 8,
+        reported: false,
+        source: "NVIDIA A100 datasheet (PCIe Gen4 x16 64 GB/s); frameworks.md §8.1",
+    },
+    Row {
+        id: "a800-sxm-80g",
+        name: "NVIDIA A800 SXM4 80GB",
+        vendor: Vendor::Nvidia,
+        memory_gb: 80,
+        bf16_tflops: 312.0,
+        fp16_tflops: 312.0,
+        fp8_tflops: 0.0,
+        memory_tb_per_s: 2.039,
+        intra_node_gb_per_s: 400.0,
+        inter_node_gbit_per_s: 200.0,
+        devices_per_node: 8,
+        reported: true,
+        source: "A100 figures with NVLink cut to 8 lanes, 400 GB/s (ArthurChiao, GPU 进阶笔记（一）, 2023); frameworks.md §8.1",
+    },
+    Row {
+        id: "h100-sxm-80g",
+        name: "NVIDIA H100 SXM5 80GB",
+        vendor: Vendor::Nvidia,
+        memory_gb: 80,
+        bf16_tflops: 989.0,
+        fp16_tflops: 989.0,
+        fp8_tflops: 1979.0,
+        memory_tb_per_s: 3.35,
+        intra_node_gb_per_s: 900.0,
+        inter_node_gbit_per_s: 400.0,
+        devices_per_node: 8,
+        reported: false,
+        source: "NVIDIA H100 datasheet; DGX H100 user guide (8 × 400 Gb/s NDR); frameworks.md §8.1",
+    },
+    Row {
+        id: "h100-pcie-80g",
+        name: "NVIDIA H100 PCIe 80GB",
+        vendor: Vendor::Nvidia,
+        memory_gb: 80,
+        bf16_tflops: 756.0,
+        fp16_tflops: 756.0,
+        fp8_tflops: 1513.0,
+        memory_tb_per_s: 2.0,
+        intra_node_gb_per_s: 128.0,
+        inter_node_gbit_per_s: 200.0,
+        devices_per_node: 8,
+        reported: false,
+        source: "NVIDIA H100 datasheet (PCIe Gen5 128 GB/s); frameworks.md §8.1",
+    },
+    Row {
+        id: "h800-sxm-80g",
+        name: "NVIDIA H800 SXM5 80GB",
+        vendor: Vendor::Nvidia,
+        memory_gb: 80,
+        bf16_tflops: 989.0,
+        fp16_tflops: 989.0,
+        fp8_tflops: 1979.0,
+        memory_tb_per_s: 3.35,
+        intra_node_gb_per_s: 400.0,
+        inter_node_gbit_per_s: 400.0,
+        devices_per_node: 8,
+        reported: true,
+        source: "H100 figures with NVLink 400 GB/s (deepseek-ai/DeepSeek-V3 issue #28); frameworks.md §8.1",
+    },
+    Row {
+        id: "h200-sxm-141g",
+        name: "NVIDIA H200 SXM 141GB",
+        vendor: Vendor::Nvidia,
+        memory_gb: 141,
+        bf16_tflops: 989.0,
+        fp16_tflops: 989.0,
+        fp8_tflops: 1979.0,
+        memory_tb_per_s: 4.8,
+        intra_node_gb_per_s: 900.0,
+        inter_node_gbit_per_s: 400.0,
+        devices_per_node: 8,
+        reported: false,
+        source: "NVIDIA H200 product page; frameworks.md §8.1",
+    },
+    Row {
+        id: "h20-96g",
+        name: "NVIDIA H20 96GB",
+        vendor: Vendor::Nvidia,
+        memory_gb: 96,
+        bf16_tflops: 148.0,
+        fp16_tflops: 148.0,
+        fp8_tflops: 296.0,
+        memory_tb_per_s: 4.0,
+        intra_node_gb_per_s: 900.0,
+        inter_node_gbit_per_s: 400.0,
+        devices_per_node: 8,
+        reported: true,
+        source: "public spec reports (no NVIDIA datasheet); NVIDIA/nccl-tests issue #367 (400G × 8 RoCE); frameworks.md §8.1",
+    },
+    Row {
+        id: "b200-180g",
+        name: "NVIDIA B200 (HGX) 180GB",
+        vendor: Vendor::Nvidia,
+        memory_gb: 180,
+        bf16_tflops: 2250.0,
+        fp16_tflops: 2250.0,
+        fp8_tflops: 4500.0,
+        memory_tb_per_s: 7.7,
+        intra_node_gb_per_s: 1800.0,
+        inter_node_gbit_per_s: 400.0,
+        devices_per_node: 8,
+        reported: true,
+        source: "HGX B200 at 1000 W (glennklockwood.com B200; Vultr HGX B200 overview: 179 GB visible); DGX B200 user guide; frameworks.md §8.1",
+    },
+    Row {
+        id: "gb200-186g",
+        name: "NVIDIA GB200 NVL72 (per GPU) 186GB",
+        vendor: Vendor::Nvidia,
+        memory_gb: 186,
+        bf16_tflops: 2500.0,
+        fp16_tflops: 2500.0,
+        fp8_tflops: 5000.0,
+        memory_tb_per_s: 8.0,
+        intra_node_gb_per_s: 1800.0,
+        inter_node_gbit_per_s: 400.0,
+        devices_per_node: 4,
+        reported: false,
+        source: "NVIDIA GB200 NVL72 datasheet ÷ 72 GPUs (360 PF BF16 sparse, 13.4 TB HBM3e, 576 TB/s, NVLink 130 TB/s); 4 GPUs per compute tray",
+    },
+    Row {
+        id: "gb300-288g",
+        name: "NVIDIA GB300 NVL72 (per GPU) 288GB",
+        vendor: Vendor::Nvidia,
+        memory_gb: 288,
+        bf16_tflops: 2500.0,
+        fp16_tflops: 2500.0,
+        fp8_tflops: 5000.0,
+        memory_tb_per_s: 8.0,
+        intra_node_gb_per_s: 1800.0,
+        inter_node_gbit_per_s: 800.0,
+        devices_per_node: 4,
+        reported: false,
+        source: "NVIDIA GB300 NVL72 datasheet ÷ 72 GPUs (360 PF BF16 sparse, 20.7 TB HBM3e, 576 TB/s, NVLink 130 TB/s, ConnectX-8 800 Gb/s)",
+    },
+    Row {
+        id: "l40s-48g",
+        name: "NVIDIA L40S 48GB",
+        vendor: Vendor::Nvidia,
+        memory_gb: 48,
+        bf16_tflops: 362.0,
+        fp16_tflops: 362.0,
+        fp8_tflops: 733.0,
+        memory_tb_per_s: 0.864,
+        intra_node_gb_per_s: 64.0,
+        inter_node_gbit_per_s: 200.0,
+        devices_per_node: 8,
+        reported: false,
+        source: "NVIDIA L40S product brief (no NVLink; PCIe Gen4 x16); frameworks.md §8.1",
+    },
+    Row {
+        id: "rtx-4090-24g",
+        name: "NVIDIA GeForce RTX 4090 24GB",
+        vendor: Vendor::Nvidia,
+        memory_gb: 24,
+        bf16_tflops: 165.0,
+        fp16_tflops: 165.0,
+        fp8_tflops: 330.0,
+        memory_tb_per_s: 1.008,
+        intra_node_gb_per_s: 64.0,
+        inter_node_gbit_per_s: 25.0,
+        devices_per_node: 8,
+        reported: false,
+        source: "NVIDIA Ada Lovelace architecture whitepaper (FP32 accumulate; no NVLink, P2P disabled); frameworks.md §8.1",
+    },
+    Row {
+        id: "ascend-910a",
+        name: "Huawei Ascend 910A 32GB",
+        vendor: Vendor::Ascend,
+        memory_gb: 32,
+        bf16_tflops: 0.0,
+        fp16_tflops: 256.0,
+        fp8_tflops: 0.0,
+        memory_tb_per_s: 1.2,
+        intra_node_gb_per_s: 90.0,
+        inter_node_gbit_per_s: 200.0,
+        devices_per_node: 8,
+        reported: true,
+        source: "Huawei Hot Chips 2019 (256 TFLOPS FP16, 3 × 240 Gb/s HCCS, 2 × 100 GbE); vllm-ascend #9294 (no bf16); frameworks.md §8.2",
+    },
+    Row {
+        id: "ascend-910b1",
+        name: "Huawei Ascend 910B1 64GB",
+        vendor: Vendor::Ascend,
+        memory_gb: 64,
+        bf16_tflops: 400.0,
+        fp16_tflops: 400.0,
+        fp8_tflops: 0.0,
+        memory_tb_per_s: 1.6,
+        intra_node_gb_per_s: 392.0,
+        inter_node_gbit_per_s: 200.0,
+        devices_per_node: 8,
+        reported: true,
+        source: "community spec tables (ArthurChiao, GPU 进阶笔记（二）, 2023: HCCS 7 × 56 GB/s); frameworks.md §8.2",
+    },
+    Row {
+        id: "ascend-910b2",
+        name: "Huawei Ascend 910B2 64GB",
+        vendor: Vendor::Ascend,
+        memory_gb: 64,
+        bf16_tflops: 376.0,
+        fp16_tflops: 376.0,
+        fp8_tflops: 0.0,
+        memory_tb_per_s: 1.6,
+        intra_node_gb_per_s: 392.0,
+        inter_node_gbit_per_s: 200.0,
+        devices_per_node: 8,
+        reported: true,
+        source: "community spec tables; measured 315 TFLOPS BF16 GEMM (zzc0721/torch-performance-test-data #109); frameworks.md §8.2",
+    },
+    Row {
+        id: "ascend-910b3",
+        name: "Huawei Ascend 910B3 64GB",
+        vendor: Vendor::Ascend,
+        memory_gb: 64,
+        bf16_tflops: 313.0,
+        fp16_tflops: 313.0,
+        fp8_tflops: 0.0,
+        memory_tb_per_s: 1.6,
+        intra_node_gb_per_s: 392.0,
+        inter_node_gbit_per_s: 200.0,
+        devices_per_node: 8,
+        reported: true,
+        source: "community spec tables; frameworks.md §8.2",
+    },
+    Row {
+        id: "ascend-910b4",
+        name: "Huawei Ascend 910B4 32GB",
+        vendor: Vendor::Ascend,
+        memory_gb: 32,
+        bf16_tflops: 280.0,
+        fp16_tflops: 280.0,
+        fp8_tflops: 0.0,
+        memory_tb_per_s: 0.8,
+        intra_node_gb_per_s: 392.0,
+        inter_node_gbit_per_s: 200.0,
+        devices_per_node: 8,
+        reported: true,
+        source: "vllm-ascend #129 and #8746 (32 GB); community spec tables; frameworks.md §8.2",
+    },
+    Row {
+        id: "ascend-910c",
+        name: "Huawei Ascend 910C (per die) 64GB",
+        vendor: Vendor::Ascend,
+        memory_gb: 64,
+        bf16_tflops: 376.0,
+        fp16_tflops: 376.0,
+        fp8_tflops: 0.0,
+        memory_tb_per_s: 1.6,
+        intra_node_gb_per_s: 392.0,
+        inter_node_gbit_per_s: 200.0,
+        devices_per_node: 16,
+        reported: true,
+        source: "CloudMatrix384 paper (arXiv 2506.12708): 2 dies per package, 752 TFLOPS BF16 and 128 GB per package; MindSpeed A3 scripts count 16 dies per node; frameworks.md §8.2",
+    },
+];
+
+/// The hardware catalog.
+pub fn devices() -> Vec<Hardware> {
+    ROWS.iter().map(from_row).collect()
+}
+
+/// Looks a device up by id.
+pub fn device(id: &str) -> Option<Hardware> {
+    ROWS.iter().find(|r| r.id == id).map(from_row)
+}
+
+fn from_row(r: &Row) -> Hardware {
+    Hardware {
+        id: r.id.to_owned(),
+        name: r.name.to_owned(),
+        vendor: r.vendor,
+        memory_bytes: r.memory_gb * 1_000_000_000,
+        bf16_flops_per_second: r.bf16_tflops * TFLOPS,
+        fp16_flops_per_second: r.fp16_tflops * TFLOPS,
+        fp8_flops_per_second: r.fp8_tflops * TFLOPS,
+        memory_bytes_per_second: r.memory_tb_per_s * TB,
+        intra_node_bytes_per_second: r.intra_node_gb_per_s * GB,
+        inter_node_bytes_per_second: gbit(r.inter_node_gbit_per_s),
+        devices_per_node: r.devices_per_node,
+        reported: r.reported,
+        source: r.source.to_owned(),
+    }
+}
