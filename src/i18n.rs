@@ -75,30 +75,109 @@ texts! {
     app_tagline => "Plan a large-model training run before you queue it", "在排队之前，先把大模型训练规划清楚";
     header_switch_to => "中文", "English";
     header_switch_label => "Switch the interface to Chinese", "将界面切换为英文";
-    plan_form_title => "Plan", "规划";
-    plan_form_model => "Model", "模型";
+    header_copy_link => "Copy link", "复制链接";
+    header_copied => "Link copied", "链接已复制";
+    header_copy_failed => "Copy the address from the box", "请从地址框中复制";
+    header_link_label => "Link to this plan", "此规划的链接";
+    link_error_title => "This link could not be opened.", "无法打开此链接。";
+    link_error_fallback => "Showing your last plan instead; it is unchanged.", "已改为显示您上次的规划，它没有被改动。";
+    link_not_trainplan => "It is not a trainplan link.", "它不是 trainplan 的链接。";
+    link_newer => "It was made by a newer version of trainplan ({version}).", "它由更新版本的 trainplan 生成（{version}）。";
+    link_corrupt => "It is damaged: cut short or edited.", "链接已损坏：可能被截断或修改。";
+    link_invalid_plan => "It holds a plan this version cannot read: {reason}", "其中的规划无法被当前版本读取：{reason}";
+    banner_dismiss => "Dismiss", "关闭";
+    model_title => "Model", "模型";
+    model_search => "Search the catalog", "搜索模型库";
+    model_search_placeholder => "qwen 7b, deepseek, mixtral…", "qwen 7b、deepseek、mixtral…";
+    model_count => "{shown} of {total} models", "共 {total} 个模型，显示 {shown} 个";
+    model_source => "Config source", "配置来源";
+    model_import => "Import a config.json", "导入 config.json";
+    model_import_hint => "Paste a Hugging Face config.json, or choose the file.", "粘贴 Hugging Face 的 config.json，或选择文件。";
+    model_import_apply => "Use this config", "使用此配置";
+    model_import_file => "Config file", "配置文件";
+    model_imported => "Imported: {name}", "已导入：{name}";
+    model_back_to_catalog => "Back to the catalog", "返回模型库";
+    model_import_error => "This config cannot be used", "此配置无法使用";
+    hw_title => "Hardware", "硬件";
+    hw_device => "Device", "设备";
+    hw_custom => "Custom device…", "自定义设备…";
+    hw_summary => "{memory} GB · {tflops} TFLOPS BF16 · {bandwidth} TB/s", "{memory} GB · BF16 {tflops} TFLOPS · {bandwidth} TB/s";
+    hw_no_bf16 => "no BF16: FP16 {tflops} TFLOPS", "不支持 BF16：FP16 {tflops} TFLOPS";
+    hw_reported => "Some figures are community reports, not vendor datasheets.", "部分数据来自社区报告，并非厂商规格书。";
+    hw_source => "Source", "来源";
+    hw_name => "Name", "名称";
+    hw_memory_gb => "Memory (GB)", "显存 (GB)";
+    hw_bf16_tflops => "Dense BF16 (TFLOPS)", "BF16 稠密算力 (TFLOPS)";
+    hw_memory_bw => "Memory bandwidth (TB/s)", "显存带宽 (TB/s)";
+    hw_intra => "Intra-node link (GB/s)", "节点内互联 (GB/s)";
+    hw_inter => "Network per device (Gb/s)", "每卡网络 (Gb/s)";
+    hw_bad_number => "Enter a number", "请输入数字";
+    cluster_title => "Cluster", "集群";
     plan_form_nodes => "Nodes", "节点数";
     plan_form_devices_per_node => "Devices per node", "每节点设备数";
+    plan_form_devices_default => "default {n}", "默认 {n}";
     plan_form_n_devices => "Devices in all", "设备总数";
-    plan_form_source => "Config source", "配置来源";
     plan_form_bad_count => "Enter a whole number from 1 to 4,294,967,295", "请输入 1 到 4,294,967,295 之间的整数";
+    training_title => "Training", "训练";
+    training_framework => "Framework", "框架";
+    training_method => "Method", "方法";
+    training_lora_rank => "LoRA rank", "LoRA 秩";
+    method_pretrain => "Pre-training", "预训练";
+    method_sft_full => "Full SFT", "全参数 SFT";
+    method_lora => "LoRA SFT", "LoRA 微调";
+    method_qlora => "QLoRA SFT", "QLoRA 微调";
+    method_dpo => "DPO", "DPO 偏好优化";
+    method_grpo => "GRPO (RL)", "GRPO 强化学习";
+    method_ppo => "PPO (RL)", "PPO 强化学习";
     params_title => "Parameters", "参数量";
     params_total => "Total (exact)", "总参数量（精确）";
+    params_active => "Active per token", "每 token 激活";
+    params_trainable => "Trainable", "可训练";
     params_embedding => "Embedding", "词嵌入";
     params_attention => "Attention", "注意力";
     params_mlp => "MLP", "MLP";
+    params_experts => "Routed experts", "路由专家";
+    params_shared_experts => "Shared experts", "共享专家";
+    params_router => "Routers", "路由器";
     params_norms => "Norms", "归一化层";
     params_head => "Output head", "输出层";
     params_head_tied => "tied to the embedding", "与词嵌入共享权重";
-    params_per_layer => "One decoder layer", "单个解码层";
+    params_mtp => "MTP layers, counted apart", "MTP 层（另计）";
     params_component => "Component", "组成部分";
     params_count => "Parameters", "参数量";
     params_share => "Share", "占比";
+    params_layers => "Layers", "解码层";
+    params_dense_layer => "Dense layer", "稠密层";
+    params_moe_layer => "MoE layer", "MoE 层";
+    params_each => "{n} × {params}", "{n} 层 × {params}";
     weights_title => "Weights per device", "每卡权重显存";
     weights_zero3 => "bf16 weights under ZeRO-3", "ZeRO-3 下的 bf16 权重";
     weights_explain => "Every parameter is sharded over all devices, each tensor padded to a multiple of the device count as DeepSpeed does.", "每个参数都切分到全部设备上；与 DeepSpeed 一致，每个张量先补齐到设备数的整数倍。";
     weights_bytes => "bytes", "字节";
+    weights_of_capacity => "of {capacity} on the device", "占单卡 {capacity} 的比例";
     error_title => "This plan cannot be evaluated", "无法计算此规划";
+    finding_model_unknown_type => "Unknown model_type \"{model_type}\": read as a Llama-like decoder.", "未知的 model_type \"{model_type}\"：已按 Llama 类解码器读取。";
+    finding_model_moe_layer_freq => "moe_layer_freq {moe_layer_freq} is not supported: every layer after the dense ones is taken as MoE.", "不支持 moe_layer_freq {moe_layer_freq}：稠密层之后的每一层都按 MoE 层计算。";
+    cfg_not_json => "config.json is not valid JSON ({detail}).", "config.json 不是有效的 JSON（{detail}）。";
+    cfg_not_object => "config.json must be a JSON object.", "config.json 必须是一个 JSON 对象。";
+    cfg_missing => "config.json has no \"{key}\".", "config.json 缺少 \"{key}\"。";
+    cfg_wrong_type => "\"{key}\" must be {expected}.", "\"{key}\" 必须是{expected}。";
+    cfg_out_of_range => "\"{key}\" is {value}; it must be from {min} to {max}.", "\"{key}\" 为 {value}，应在 {min} 到 {max} 之间。";
+    cfg_inconsistent => "The config contradicts itself: {detail}.", "配置自相矛盾：{detail}。";
+    cfg_too_large => "The model would have more than 10^15 parameters.", "模型参数将超过 10^15 个。";
+    expected_whole_number => "a whole number", "整数";
+    expected_string => "a string", "字符串";
+    expected_bool => "true or false", "true 或 false";
+    expected_layer_list => "a list of layer indices", "层序号列表";
+}
+
+/// A template with its `{name}` placeholders filled in.
+pub fn fill(template: &str, args: &[(&str, &str)]) -> String {
+    let mut res = template.to_owned();
+    for (name, value) in args {
+        res = res.replace(&format!("{{{name}}}"), value);
+    }
+    res
 }
 
 #[cfg(test)]
@@ -126,6 +205,20 @@ mod tests {
             }
             assert_ne!(t(Lang::En, key), t(Lang::Zh, key), "{key:?} is not translated");
         }
+    }
+
+    #[test]
+    fn placeholders_are_the_same_in_both_languages() {
+        fn names(text: &str) -> Vec<&str> {
+            let mut res: Vec<&str> =
+                text.split('{').skip(1).filter_map(|rest| rest.split_once('}')).map(|(n, _)| n).collect();
+            res.sort();
+            res
+        }
+        for &key in Key::ALL {
+            assert_eq!(names(t(Lang::En, key)), names(t(Lang::Zh, key)), "{key:?}");
+        }
+        assert_eq!(fill("{a} of {b}", &[("a", "1"), ("b", "2")]), "1 of 2");
     }
 
     #[test]

@@ -7,6 +7,7 @@
 pub mod form;
 pub mod format;
 pub mod i18n;
+pub mod messages;
 
 mod components;
 mod storage;

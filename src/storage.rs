@@ -1,9 +1,16 @@
-//! The browser's side of the page's state: the interface language in localStorage and `<html lang>`.
-//! Every call tolerates a browser that refuses storage (private mode, file://, disabled).
+//! The browser's side of the page's state: the plan in the address and in localStorage, the
+//! interface language, the clipboard. Every call tolerates a browser that refuses (private mode,
+//! file://, no clipboard permission): the page loses a convenience, never the plan.
+
+use wasm_bindgen::{JsCast, JsValue};
+
+use trainplan_core::Plan;
+use trainplan_core::permalink;
 
 use crate::i18n::Lang;
 
 const LANG_KEY: &str = "trainplan.lang";
+const PLAN_KEY: &str = "trainplan.plan";
 
 fn local_storage() -> Option<web_sys::Storage> {
     web_sys::window()?.local_storage().ok().flatten()
@@ -29,4 +36,55 @@ pub fn apply_lang(lang: Lang) {
     if let Some(root) = root {
         let _ = root.set_attribute("lang", lang.tag());
     }
+}
+
+/// The last plan the user had, if one was saved and still reads.
+pub fn saved_plan() -> Option<Plan> {
+    let text = local_storage()?.get_item(PLAN_KEY).ok()??;
+    Plan::from_json(&text).ok()
+}
+
+/// Saves a (valid) plan as the one to come back to.
+pub fn save_plan(plan: &Plan) {
+    if let Some(storage) = local_storage() {
+        let _ = storage.set_item(PLAN_KEY, &permalink::compact_json(&plan.to_file()));
+    }
+}
+
+/// The address's fragment without `#`; empty when there is none.
+pub fn location_hash() -> String {
+    let hash = web_sys::window().and_then(|w| w.location().hash().ok()).unwrap_or_default();
+    hash.trim_start_matches('#').to_owned()
+}
+
+/// Puts `fragment` in the address without adding a history entry or firing `hashchange`.
+pub fn replace_hash(fragment: &str) {
+    let Some(window) = web_sys::window() else { return };
+    if let Ok(history) = window.history() {
+        let _ = history.replace_state_with_url(&JsValue::NULL, "", Some(&format!("#{fragment}")));
+    }
+}
+
+/// The page's full address.
+pub fn page_url() -> String {
+    web_sys::window().and_then(|w| w.location().href().ok()).unwrap_or_default()
+}
+
+/// Copies text to the clipboard; `false` when the browser refuses.
+pub async fn copy_text(text: &str) -> bool {
+    let Some(window) = web_sys::window() else { return false };
+    let clipboard = js_sys::Reflect::get(&window.navigator(), &JsValue::from_str("clipboard")).ok();
+    let Some(clipboard) = clipboard.filter(|c| !c.is_undefined()) else { return false };
+    let write = js_sys::Reflect::get(&clipboard, &JsValue::from_str("writeText")).ok();
+    let Some(write) = write.and_then(|f| f.dyn_into::<js_sys::Function>().ok()) else { return false };
+    let Ok(promise) = write.call1(&clipboard, &JsValue::from_str(text)) else { return false };
+    let Ok(promise) = promise.dyn_into::<js_sys::Promise>() else { return false };
+    wasm_bindgen_futures::JsFuture::from(promise).await.is_ok()
+}
+
+/// The text of the first file chosen in a file input; `None` when none or unreadable.
+pub async fn read_chosen_file(input: &web_sys::HtmlInputElement) -> Option<String> {
+    let file = input.files()?.get(0)?;
+    let text = wasm_bindgen_futures::JsFuture::from(file.text()).await.ok()?;
+    text.as_string()
 }

@@ -1,13 +1,16 @@
-//! The whole page: header, the plan's inputs, and the report.
+//! The whole page: header, the plan's inputs, the report, and the plan's life outside the page
+//! (the address, localStorage).
 
 use leptos::prelude::*;
+use trainplan_core::permalink;
 
-use crate::components::LangCtx;
 use crate::components::header::Header;
 use crate::components::params_panel::ParamsPanel;
 use crate::components::plan_form::PlanFormPanel;
+use crate::components::{LangCtx, use_tr};
 use crate::form::PlanForm;
-use crate::storage;
+use crate::i18n::Key;
+use crate::{messages, storage};
 
 /// The trainplan page. Opened with nothing, it already shows a complete plan.
 #[component]
@@ -16,15 +19,75 @@ pub fn App() -> impl IntoView {
     provide_context(LangCtx(lang));
     Effect::new(move |_| storage::apply_lang(lang.get()));
 
-    let form = RwSignal::new(PlanForm::first_visit());
+    // The plan to start from: the link, else the last plan, else the default. A bad link is
+    // reported and leaves the saved plan as it was.
+    let (start, link_error) = match storage::location_hash() {
+        hash if hash.is_empty() => (storage::saved_plan(), None),
+        hash => match permalink::decode(&hash) {
+            Ok(plan) => (Some(plan), None),
+            Err(err) => (storage::saved_plan(), Some(err)),
+        },
+    };
+    let form = RwSignal::new(start.as_ref().map(PlanForm::from_plan).unwrap_or_else(PlanForm::first_visit));
+    let link_error = RwSignal::new(link_error);
+
     let plan = Memo::new(move |_| form.with(PlanForm::to_plan));
     let report = Memo::new(move |_| plan.with(|plan| plan.as_ref().ok().map(trainplan_core::evaluate)));
 
+    // Every valid plan goes to the address and to localStorage. The first run leaves a bad link
+    // in the address, so the user can still see and copy what failed.
+    Effect::new(move |first: Option<()>| {
+        let Ok(plan) = plan.get() else { return };
+        if first.is_none() && link_error.get_untracked().is_some() {
+            return;
+        }
+        storage::replace_hash(&permalink::encode(&plan));
+        storage::save_plan(&plan);
+    });
+    // A link pasted into the address bar of an open page.
+    let _ = window_event_listener(leptos::ev::hashchange, move |_| {
+        match permalink::decode(&storage::location_hash()) {
+            Ok(linked) if plan.with_untracked(|p| p.as_ref() != Ok(&linked)) => {
+                link_error.set(None);
+                form.set(PlanForm::from_plan(&linked));
+            }
+            Ok(_) => {}
+            Err(err) => link_error.set(Some(err)),
+        }
+    });
+
     view! {
         <Header />
+        <LinkBanner error=link_error />
         <main class="layout">
             <PlanFormPanel form=form plan=plan />
             <ParamsPanel plan=plan report=report />
         </main>
+    }
+}
+
+/// Says why a link could not be opened, and that nothing was lost.
+#[component]
+fn LinkBanner(
+    /// The link's error, until dismissed.
+    error: RwSignal<Option<permalink::PermalinkError>>,
+) -> impl IntoView {
+    let tr = use_tr();
+    let lang = crate::components::use_lang();
+    view! {
+        <Show when=move || error.with(Option::is_some)>
+            <div class="banner" role="alert" data-testid="link-error">
+                <p>
+                    <strong>{move || tr(Key::link_error_title)}</strong>
+                    " "
+                    {move || error.with(|e| e.as_ref().map(|e| messages::link_error(lang.get(), e)))}
+                    " "
+                    {move || tr(Key::link_error_fallback)}
+                </p>
+                <button class="secondary" on:click=move |_| error.set(None)>
+                    {move || tr(Key::banner_dismiss)}
+                </button>
+            </div>
+        </Show>
     }
 }

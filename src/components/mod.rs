@@ -1,7 +1,10 @@
-//! The page's components, one file each, and the context they share.
+//! The page's components, one file each, and what they share: the language context and a labelled
+//! number field.
 
 pub mod app;
+mod hardware_picker;
 mod header;
+mod model_picker;
 mod params_panel;
 mod plan_form;
 
@@ -13,8 +16,61 @@ use crate::i18n::{self, Key, Lang};
 #[derive(Clone, Copy)]
 pub struct LangCtx(pub RwSignal<Lang>);
 
+/// The current language signal.
+pub fn use_lang() -> RwSignal<Lang> {
+    expect_context::<LangCtx>().0
+}
+
 /// A translator bound to the current language: `tr(Key::params_title)` re-renders when it changes.
 pub fn use_tr() -> impl Fn(Key) -> &'static str + Copy + Send + Sync + 'static {
-    let LangCtx(lang) = expect_context::<LangCtx>();
+    let lang = use_lang();
     move |key| i18n::t(lang.get(), key)
+}
+
+/// A labelled text input that shows why its text is refused.
+#[component]
+pub fn TextField(
+    /// The label.
+    #[prop(into)]
+    label: Signal<String>,
+    /// The `data-testid` of the input.
+    testid: &'static str,
+    /// The text as typed.
+    #[prop(into)]
+    value: Signal<String>,
+    /// Whether the text is refused.
+    #[prop(into)]
+    invalid: Signal<bool>,
+    /// The message shown when refused.
+    #[prop(into)]
+    message: Signal<String>,
+    /// Called with the new text on every keystroke.
+    on_input: impl Fn(String) + 'static,
+    /// Numeric keyboard on phones.
+    #[prop(optional)]
+    numeric: bool,
+    /// Shown while empty.
+    #[prop(optional, into)]
+    placeholder: Signal<String>,
+) -> impl IntoView {
+    view! {
+        <label class="field">
+            <span>{move || label.get()}</span>
+            <input
+                type="text"
+                inputmode=if numeric { "decimal" } else { "text" }
+                autocomplete="off"
+                spellcheck="false"
+                data-testid=testid
+                placeholder=move || placeholder.get()
+                class:invalid=move || invalid.get()
+                aria-invalid=move || invalid.get().to_string()
+                prop:value=move || value.get()
+                on:input=move |ev| on_input(event_target_value(&ev))
+            />
+            <Show when=move || invalid.get()>
+                <span class="field-error" role="alert">{move || message.get()}</span>
+            </Show>
+        </label>
+    }
 }

@@ -1,62 +1,124 @@
-//! The report: exact parameter counts by component and the weight bytes each device holds.
+//! The report: exact parameter counts by component and layer, what the method trains, the weight
+//! bytes each device holds, and what the plan should know.
 
 use leptos::prelude::*;
 use trainplan_core::{Plan, Report};
 
-use crate::components::{LangCtx, use_tr};
-use crate::form::FormField;
-use crate::format;
-use crate::i18n::Key;
+use crate::components::plan_form::method_key;
+use crate::components::{use_lang, use_tr};
+use crate::form::FormError;
+use crate::i18n::{Key, fill};
+use crate::{format, messages};
 
-/// The results panel.
+/// The results column.
 #[component]
 pub fn ParamsPanel(
-    /// The plan, or the fields that stop it.
+    /// The plan, or what stops it.
     #[prop(into)]
-    plan: Signal<Result<Plan, Vec<FormField>>>,
+    plan: Signal<Result<Plan, FormError>>,
     /// The core's report for the plan, when there is a plan.
     #[prop(into)]
     report: Signal<Option<Report>>,
 ) -> impl IntoView {
-    let LangCtx(lang) = expect_context::<LangCtx>();
+    let lang = use_lang();
     let tr = use_tr();
-    let has_plan = move || plan.with(Result::is_ok);
+    let error_text = move || {
+        plan.with(|p| match p {
+            Err(FormError { plan: Some(err), .. }) => Some(messages::plan_error(lang.get(), err)),
+            _ => None,
+        })
+    };
     let value = move |pick: fn(&Report) -> u64| report.with(|r| r.as_ref().map(pick));
     let total = move || value(|r| r.params.total);
+    let is_moe = move || report.with(|r| r.as_ref().is_some_and(|r| r.params.active != r.params.total));
+    let method = move || plan.with(|p| p.as_ref().ok().map(|p| p.method));
     let rows = move || {
         let Some(r) = report.get() else { return Vec::new() };
         let p = &r.params;
         let share = |n: u64| format::percent(n as f64 / p.total as f64);
         [
-            (Key::params_embedding, p.embedding),
-            (Key::params_attention, p.attention),
-            (Key::params_mlp, p.mlp),
-            (Key::params_norms, p.norms),
-            (Key::params_head, p.head),
+            (Key::params_embedding, p.embedding, true),
+            (Key::params_attention, p.attention, true),
+            (Key::params_mlp, p.mlp, 0 < p.mlp),
+            (Key::params_experts, p.experts, 0 < p.experts),
+            (Key::params_shared_experts, p.shared_experts, 0 < p.shared_experts),
+            (Key::params_router, p.router, 0 < p.router),
+            (Key::params_norms, p.norms, true),
+            (Key::params_head, p.head, true),
         ]
         .into_iter()
-        .map(|(key, n)| {
-            let count = match (key, n) {
-                (Key::params_head, 0) => tr(Key::params_head_tied).to_owned(),
-                _ => format::count(n),
+        .filter(|&(_, _, shown)| shown)
+        .map(|(key, n, _)| {
+            let (count, share) = match (key, n) {
+                (Key::params_head, 0) => (tr(Key::params_head_tied).to_owned(), String::new()),
+                _ => (format::count(n), share(n)),
             };
             view! {
                 <tr>
                     <th scope="row">{tr(key)}</th>
                     <td class="num">{count}</td>
-                    <td class="num">{share(n)}</td>
+                    <td class="num">{share}</td>
                 </tr>
             }
         })
         .collect::<Vec<_>>()
     };
+    let layers = move || {
+        let Some(r) = report.get() else { return Vec::new() };
+        r.params
+            .layers
+            .iter()
+            .map(|l| {
+                let kind = if l.kind == "moe" { Key::params_moe_layer } else { Key::params_dense_layer };
+                let each = fill(
+                    tr(Key::params_each),
+                    &[("n", &l.n_layers.to_string()), ("params", &format::count(l.params_per_layer))],
+                );
+                view! {
+                    <tr>
+                        <th scope="row">{tr(kind)}</th>
+                        <td class="num" colspan="2">{each}</td>
+                    </tr>
+                }
+            })
+            .collect::<Vec<_>>()
+    };
+    let mtp = move || value(|r| r.params.mtp).filter(|&n| 0 < n);
     let weights = move || value(|r| r.memory.zero3_bf16_weight_bytes_per_device);
+    let capacity_share = move || {
+        report.with(|r| {
+            r.as_ref().map(|r| {
+                let frac =
+                    r.memory.zero3_bf16_weight_bytes_per_device as f64 / r.hardware.memory_bytes as f64;
+                let capacity = format::gib(r.hardware.memory_bytes);
+                format!(
+                    "{} {}",
+                    format::percent(frac),
+                    fill(tr(Key::weights_of_capacity), &[("capacity", &capacity)])
+                )
+            })
+        })
+    };
+    let findings = move || {
+        report.with(|r| {
+            r.as_ref()
+                .map(|r| r.findings.iter().map(|f| messages::finding(lang.get(), f)).collect::<Vec<_>>())
+                .unwrap_or_default()
+        })
+    };
 
     view! {
         <section class="panel results" aria-live="polite">
             <Show
-                when=has_plan
-                fallback=move || view! { <p class="error" data-testid="plan-error">{move || tr(Key::error_title)}</p> }
+                when=move || report.with(Option::is_some)
+                fallback=move || {
+                    view! {
+                        <div class="error" data-testid="plan-error">
+                            <strong>{move || tr(Key::error_title)}</strong>
+                            <p>{error_text}</p>
+                        </div>
+                    }
+                }
             >
                 <h2>{move || tr(Key::params_title)}</h2>
                 <div class="headline">
@@ -66,6 +128,31 @@ pub fn ParamsPanel(
                         {move || total().map(|n| format::count_short(n, lang.get()))}
                     </span>
                 </div>
+                <dl class="facts">
+                    <Show when=is_moe>
+                        <div>
+                            <dt>{move || tr(Key::params_active)}</dt>
+                            <dd data-testid="params-active">
+                                {move || value(|r| r.params.active).map(format::count)}
+                                <span class="muted">
+                                    " · " {move || value(|r| r.params.active).map(|n| format::count_short(n, lang.get()))}
+                                </span>
+                            </dd>
+                        </div>
+                    </Show>
+                    <div>
+                        <dt>
+                            {move || tr(Key::params_trainable)} " · " {move || method().map(|m| tr(method_key(m)))}
+                        </dt>
+                        <dd data-testid="params-trainable">
+                            {move || value(|r| r.params.trainable).map(format::count)}
+                            <span class="muted">
+                                " · "
+                                {move || report.with(|r| r.as_ref().map(|r| format::percent(r.params.trainable as f64 / r.params.total as f64)))}
+                            </span>
+                        </dd>
+                    </div>
+                </dl>
                 <table class="breakdown" data-testid="params-breakdown">
                     <thead>
                         <tr>
@@ -75,13 +162,21 @@ pub fn ParamsPanel(
                         </tr>
                     </thead>
                     <tbody>{rows}</tbody>
-                    <tfoot>
+                    <tbody class="layers">
                         <tr>
-                            <th scope="row">{move || tr(Key::params_per_layer)}</th>
-                            <td class="num">{move || value(|r| r.params.per_layer).map(format::count)}</td>
-                            <td></td>
+                            <th scope="rowgroup" colspan="3" class="group">{move || tr(Key::params_layers)}</th>
                         </tr>
-                    </tfoot>
+                        {layers}
+                    </tbody>
+                    <Show when=move || mtp().is_some()>
+                        <tfoot>
+                            <tr>
+                                <th scope="row">{move || tr(Key::params_mtp)}</th>
+                                <td class="num" data-testid="params-mtp">{move || mtp().map(format::count)}</td>
+                                <td></td>
+                            </tr>
+                        </tfoot>
+                    </Show>
                 </table>
 
                 <h2>{move || tr(Key::weights_title)}</h2>
@@ -91,8 +186,14 @@ pub fn ParamsPanel(
                     <span class="short" data-testid="weights-per-device-bytes">
                         {move || weights().map(format::count)} " " {move || tr(Key::weights_bytes)}
                     </span>
+                    <span class="short">{capacity_share}</span>
                 </div>
                 <p class="explain">{move || tr(Key::weights_explain)}</p>
+                <Show when=move || !findings().is_empty()>
+                    <ul class="findings" data-testid="findings">
+                        {move || findings().into_iter().map(|text| view! { <li class="warning">{text}</li> }).collect_view()}
+                    </ul>
+                </Show>
             </Show>
         </section>
     }

@@ -1,0 +1,100 @@
+//! Core errors and findings in the user's language. The core names what is wrong as data (an enum
+//! variant, a finding code with arguments); this module puts it in words.
+
+use trainplan_core::hf::ConfigError;
+use trainplan_core::permalink::PermalinkError;
+use trainplan_core::plan::PlanFileError;
+use trainplan_core::report::Finding;
+
+use crate::i18n::{Key, Lang, fill, t};
+
+/// A refused config.json, in words.
+pub fn config_error(lang: Lang, err: &ConfigError) -> String {
+    match err {
+        ConfigError::NotJson(detail) => fill(t(lang, Key::cfg_not_json), &[("detail", detail)]),
+        ConfigError::NotObject => t(lang, Key::cfg_not_object).to_owned(),
+        ConfigError::Missing(key) => fill(t(lang, Key::cfg_missing), &[("key", key)]),
+        ConfigError::WrongType { key, expected } => {
+            let expected = match *expected {
+                "a whole number" => t(lang, Key::expected_whole_number),
+                "a string" => t(lang, Key::expected_string),
+                "true or false" => t(lang, Key::expected_bool),
+                "a list of layer indices" => t(lang, Key::expected_layer_list),
+                other => other,
+            };
+            fill(t(lang, Key::cfg_wrong_type), &[("key", key), ("expected", expected)])
+        }
+        ConfigError::OutOfRange { key, value, min, max } => fill(
+            t(lang, Key::cfg_out_of_range),
+            &[("key", key), ("value", value), ("min", &min.to_string()), ("max", &max.to_string())],
+        ),
+        ConfigError::Inconsistent(detail) => fill(t(lang, Key::cfg_inconsistent), &[("detail", detail)]),
+        ConfigError::TooLarge => t(lang, Key::cfg_too_large).to_owned(),
+    }
+}
+
+/// A refused plan, in words: configs in the user's language, the rest as the core words them.
+pub fn plan_error(lang: Lang, err: &PlanFileError) -> String {
+    match err {
+        PlanFileError::Config(err) => config_error(lang, err),
+        other => other.to_string(),
+    }
+}
+
+/// A permalink that could not be opened, in words.
+pub fn link_error(lang: Lang, err: &PermalinkError) -> String {
+    match err {
+        PermalinkError::NotAPermalink => t(lang, Key::link_not_trainplan).to_owned(),
+        PermalinkError::NewerVersion(version) => fill(t(lang, Key::link_newer), &[("version", version)]),
+        PermalinkError::Corrupt(_) => t(lang, Key::link_corrupt).to_owned(),
+        PermalinkError::Plan(err) => {
+            fill(t(lang, Key::link_invalid_plan), &[("reason", &plan_error(lang, err))])
+        }
+    }
+}
+
+/// A finding, in words; a code this page has no words for falls back to the core's English message.
+pub fn finding(lang: Lang, finding: &Finding) -> String {
+    let key = match finding.code {
+        "model.unknown_type" => Key::finding_model_unknown_type,
+        "model.moe_layer_freq" => Key::finding_model_moe_layer_freq,
+        _ => return finding.message.clone(),
+    };
+    let args: Vec<(&str, &str)> = finding.args.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    fill(t(lang, key), &args)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn config_errors_read_in_both_languages() {
+        let err = trainplan_core::hf::import(r#"{"model_type": "llama"}"#).unwrap_err();
+        assert_eq!(config_error(Lang::En, &err), "config.json has no \"hidden_size\".");
+        assert_eq!(config_error(Lang::Zh, &err), "config.json 缺少 \"hidden_size\"。");
+        let err = trainplan_core::hf::import(r#"{"hidden_size": "big"}"#).unwrap_err();
+        assert_eq!(config_error(Lang::Zh, &err), "\"hidden_size\" 必须是整数。");
+    }
+
+    #[test]
+    fn every_core_finding_has_words() {
+        let text = r#"{"model": {"hf_config": {"model_type": "x", "vocab_size": 10, "hidden_size": 8,
+            "intermediate_size": 16, "num_hidden_layers": 1, "num_attention_heads": 2}}}"#;
+        let report = trainplan_core::evaluate(&trainplan_core::Plan::from_json(text).unwrap());
+        assert_eq!(report.findings.len(), 1);
+        assert_eq!(
+            finding(Lang::En, &report.findings[0]),
+            "Unknown model_type \"x\": read as a Llama-like decoder."
+        );
+        assert!(finding(Lang::Zh, &report.findings[0]).contains("未知的 model_type"));
+    }
+
+    #[test]
+    fn link_errors_read_in_both_languages() {
+        let err = trainplan_core::permalink::decode("v9=abc").unwrap_err();
+        assert_eq!(link_error(Lang::En, &err), "It was made by a newer version of trainplan (v9).");
+        let err = trainplan_core::permalink::decode("v1=zz").unwrap_err();
+        assert_eq!(link_error(Lang::Zh, &err), "链接已损坏：可能被截断或修改。");
+    }
+}
