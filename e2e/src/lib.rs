@@ -183,6 +183,23 @@ impl Page {
         input.send_keys(text).await
     }
 
+    /// Chooses an option of a `<select>` by its value, as a user's click would.
+    pub async fn choose(&self, testid: &str, value: &str) -> WebDriverResult<()> {
+        let select = self.el(testid).await?;
+        let option = select.query(By::Css(format!("option[value='{value}']"))).first().await?;
+        option.click().await
+    }
+
+    /// The page's address.
+    pub async fn url(&self) -> WebDriverResult<String> {
+        Ok(self.driver.current_url().await?.to_string())
+    }
+
+    /// Whether an element with this test id is on the page now (no waiting).
+    pub async fn has(&self, testid: &str) -> WebDriverResult<bool> {
+        Ok(!self.driver.find_all(By::Css(format!("[data-testid='{testid}']"))).await?.is_empty())
+    }
+
     /// Waits until the text of `testid` satisfies `pred` (the page updates asynchronously), and returns it.
     pub async fn wait_text(&self, testid: &str, pred: impl Fn(&str) -> bool) -> WebDriverResult<String> {
         let deadline = Instant::now() + Duration::from_secs(10);

@@ -72,6 +72,12 @@ async fn the_language_switch_translates_the_page() -> WebDriverResult<()> {
     let html_lang = page.driver.find(By::Css("html")).await?.attr("lang").await?;
     assert_eq!(html_lang.as_deref(), Some("zh-CN"));
     page.screenshot("zh-first-visit").await?;
+    page.choose("model-select", "qwen3-30b-a3b").await?;
+    // Qwen3-30B-A3B: 30,532,122,624 parameters (keras-hub qwen3_moe_30b_a3b_en; index 61,064,245,248 B bf16).
+    assert_eq!(page.wait_text("params-total", |t| t == "30,532,122,624").await?, "30,532,122,624");
+    assert_eq!(page.text("params-total-short").await?, "305 亿");
+    page.screenshot("zh-moe").await?;
+    page.choose("model-select", "qwen2.5-7b").await?;
 
     page.driver.refresh().await?;
     assert_eq!(page.wait_text("app-tagline", |t| !t.is_empty()).await?, tagline_zh);
@@ -90,4 +96,80 @@ async fn the_page_works_at_phone_width() -> WebDriverResult<()> {
     assert_eq!(page.wait_text("params-total", |t| !t.is_empty()).await?, "7,615,616,512");
     page.screenshot("en-phone").await?;
     page.driver.quit().await
+}
+
+/// Pasting a config.json counts the model it describes; a bad one is refused with the key named,
+/// and the plan on screen stays as it was.
+#[tokio::test(flavor = "multi_thread")]
+async fn importing_a_config_counts_its_model() -> WebDriverResult<()> {
+    let chromedriver = Chromedriver::start();
+    let page = open(&chromedriver, 1280, 1000).await?;
+    assert_eq!(page.wait_text("params-total", |t| !t.is_empty()).await?, "7,615,616,512");
+
+    page.driver.find(By::Css("details.import summary")).await?.click().await?;
+    page.type_into("config-paste", r#"{"model_type": "llama", "hidden_size": 4096}"#).await?;
+    page.el("config-apply").await?.click().await?;
+    let error = page.wait_text("config-error", |t| t.contains("num_hidden_layers")).await?;
+    assert!(error.contains("config.json has no \"num_hidden_layers\""), "{error}");
+    assert_eq!(page.text("params-total").await?, "7,615,616,512", "a refused config changes nothing");
+
+    // Mistral-7B-v0.1's config.json: 7,241,732,096 parameters (keras-hub mistral_7b_en).
+    let mistral = r#"{"_name_or_path": "mistralai/Mistral-7B-v0.1", "architectures": ["MistralForCausalLM"],
+      "hidden_size": 4096, "intermediate_size": 14336, "max_position_embeddings": 32768, "model_type": "mistral",
+      "num_attention_heads": 32, "num_hidden_layers": 32, "num_key_value_heads": 8, "rms_norm_eps": 1e-05,
+      "rope_theta": 10000.0, "sliding_window": 4096, "tie_word_embeddings": false, "vocab_size": 32000}"#;
+    page.type_into("config-paste", mistral).await?;
+    page.el("config-apply").await?.click().await?;
+    assert_eq!(page.wait_text("params-total", |t| t == "7,241,732,096").await?, "7,241,732,096");
+    assert!(page.text("model-imported").await?.contains("mistralai/Mistral-7B-v0.1"));
+    assert!(!page.has("config-error").await?);
+    page.screenshot("en-imported").await?;
+
+    // The imported model survives a reload (the address carries the whole config).
+    page.driver.refresh().await?;
+    assert_eq!(page.wait_text("params-total", |t| !t.is_empty()).await?, "7,241,732,096");
+    page.driver.quit().await
+}
+
+/// The address carries every setting: a fresh browser opening the copied link sees the same plan;
+/// a damaged link says so and leaves the saved plan as it was.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_permalink_survives_a_real_reload() -> WebDriverResult<()> {
+    let chromedriver = Chromedriver::start();
+    let page = open(&chromedriver, 1280, 1000).await?;
+    page.wait_text("params-total", |t| !t.is_empty()).await?;
+
+    page.type_into("model-search", "deepseek v3").await?;
+    assert_eq!(page.wait_text("model-count", |t| t.starts_with("1 of")).await?.split(' ').next(), Some("1"));
+    page.choose("model-select", "deepseek-v3").await?;
+    page.choose("hardware-select", "h200-sxm-141g").await?;
+    page.choose("method-select", "pretrain").await?;
+    page.type_into("nodes-input", "32").await?;
+    // DeepSeek-V3: 671,026,404,352 parameters in transformers (DeepSeek's remote code, 671,026,419,200,
+    // also counts the 58 × 256 routing-bias buffers).
+    assert_eq!(page.wait_text("params-total", |t| t == "671,026,404,352").await?, "671,026,404,352");
+    assert_eq!(page.wait_text("n-devices", |t| t == "256").await?, "256");
+    let url = page.url().await?;
+    assert!(url.contains("#v1="), "{url}");
+    let trainable = page.text("params-trainable").await?;
+    page.screenshot("en-moe").await?;
+    page.driver.quit().await?;
+
+    // A second browser with its own empty profile: only the address can carry the plan.
+    let other = Page { driver: browser(&chromedriver, 1280, 1000).await? };
+    other.driver.goto(&url).await?;
+    assert_eq!(other.wait_text("params-total", |t| !t.is_empty()).await?, "671,026,404,352");
+    assert_eq!(other.text("n-devices").await?, "256");
+    assert_eq!(other.text("params-trainable").await?, trainable);
+    assert!(other.text("hardware-summary").await?.contains("141 GB"));
+
+    // A damaged link: a message, and the plan this browser saved is still the one shown.
+    let base = url.split('#').next().unwrap().to_owned();
+    other.driver.goto(&format!("{base}#v1=broken!")).await?;
+    other.driver.refresh().await?;
+    let banner = other.wait_text("link-error", |t| !t.is_empty()).await?;
+    assert!(banner.contains("could not be opened"), "{banner}");
+    assert_eq!(other.wait_text("params-total", |t| !t.is_empty()).await?, "671,026,404,352");
+    other.screenshot("en-bad-link").await?;
+    other.driver.quit().await
 }
