@@ -128,6 +128,21 @@ async fn importing_a_config_counts_its_model() -> WebDriverResult<()> {
     // The imported model survives a reload (the address carries the whole config).
     page.driver.refresh().await?;
     assert_eq!(page.wait_text("params-total", |t| !t.is_empty()).await?, "7,241,732,096");
+
+    // A config.json chosen as a file: Qwen2.5-0.5B, 494,032,768 parameters (keras-hub qwen2.5_0.5b_en;
+    // its safetensors hold 290 tensors with that many elements).
+    let file = std::env::temp_dir().join(format!("trainplan-e2e-{}-config.json", std::process::id()));
+    std::fs::write(
+        &file,
+        r#"{"_name_or_path": "Qwen/Qwen2.5-0.5B", "model_type": "qwen2", "vocab_size": 151936, "hidden_size": 896,
+          "intermediate_size": 4864, "num_hidden_layers": 24, "num_attention_heads": 14, "num_key_value_heads": 2,
+          "tie_word_embeddings": true}"#,
+    )
+    .unwrap();
+    page.driver.find(By::Css("details.import summary")).await?.click().await?;
+    page.el("config-file").await?.send_keys(file.to_string_lossy().as_ref()).await?;
+    assert_eq!(page.wait_text("params-total", |t| t == "494,032,768").await?, "494,032,768");
+    assert!(page.text("model-imported").await?.contains("Qwen/Qwen2.5-0.5B"));
     page.driver.quit().await
 }
 
