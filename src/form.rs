@@ -1,8 +1,8 @@
 //! What the user typed, kept as typed, and the one function that turns it into a core plan.
 //!
-//! Choices from lists (model, hardware, framework, method) live in a core `PlanFile`; numbers the
-//! user types live as text, so a half-typed or wrong value stays on screen with its message instead
-//! of being lost. [`PlanForm::to_plan`] is the only place the two meet.
+//! Choices from lists (model, hardware, framework, method, switches) live in a core `PlanFile`;
+//! numbers the user types live as text, so a half-typed or wrong value stays on screen with its
+//! message instead of being lost. [`PlanForm::to_plan`] is the only place the two meet.
 
 use trainplan_core::Plan;
 use trainplan_core::plan::{CustomDevice, HardwareField, HardwareSpec, ModelField, PlanFile, PlanFileError};
@@ -12,16 +12,117 @@ use trainplan_core::plan::{CustomDevice, HardwareField, HardwareSpec, ModelField
 pub struct PlanForm {
     /// Everything chosen from a list, and the imported config if any.
     pub file: PlanFile,
-    /// Number of nodes, as typed.
-    pub nodes: String,
-    /// Devices per node, as typed; empty means the hardware's usual count.
-    pub devices_per_node: String,
-    /// LoRA rank, as typed.
-    pub lora_rank: String,
+    /// Every typed whole number, as typed, indexed by [`NumField`].
+    pub numbers: Vec<String>,
     /// The custom device's figures as typed, used when `custom_hardware` is on.
     pub custom: CustomForm,
     /// Whether the device is the custom one.
     pub custom_hardware: bool,
+}
+
+/// The whole numbers a user types.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum NumField {
+    /// `cluster.nodes`.
+    Nodes,
+    /// `cluster.devices_per_node`; empty means the hardware's usual count.
+    DevicesPerNode,
+    /// `lora.rank`.
+    LoraRank,
+    /// `parallel.tp`.
+    Tp,
+    /// `parallel.pp`.
+    Pp,
+    /// `parallel.vpp`.
+    Vpp,
+    /// `parallel.cp`.
+    Cp,
+    /// `parallel.ep`.
+    Ep,
+    /// `batch.micro_batch`.
+    MicroBatch,
+    /// `batch.global_batch`.
+    GlobalBatch,
+    /// `batch.seq_len`.
+    SeqLen,
+    /// `recompute.num_layers`.
+    RecomputeLayers,
+}
+
+impl NumField {
+    /// Every field, in form order; the index is the field's slot in [`PlanForm::numbers`].
+    pub const ALL: [NumField; 12] = [
+        NumField::Nodes,
+        NumField::DevicesPerNode,
+        NumField::LoraRank,
+        NumField::Tp,
+        NumField::Pp,
+        NumField::Vpp,
+        NumField::Cp,
+        NumField::Ep,
+        NumField::MicroBatch,
+        NumField::GlobalBatch,
+        NumField::SeqLen,
+        NumField::RecomputeLayers,
+    ];
+
+    fn idx(self) -> usize {
+        NumField::ALL.iter().position(|&f| f == self).expect("every field is in ALL")
+    }
+
+    /// The plan file's value of this field.
+    fn read(self, file: &PlanFile) -> Option<u32> {
+        Some(match self {
+            NumField::Nodes => file.cluster.nodes,
+            NumField::DevicesPerNode => return file.cluster.devices_per_node,
+            NumField::LoraRank => file.lora.rank,
+            NumField::Tp => file.parallel.tp,
+            NumField::Pp => file.parallel.pp,
+            NumField::Vpp => file.parallel.vpp,
+            NumField::Cp => file.parallel.cp,
+            NumField::Ep => file.parallel.ep,
+            NumField::MicroBatch => file.batch.micro_batch,
+            NumField::GlobalBatch => file.batch.global_batch,
+            NumField::SeqLen => file.batch.seq_len,
+            NumField::RecomputeLayers => file.recompute.num_layers,
+        })
+    }
+
+    fn write(self, file: &mut PlanFile, value: Option<u32>) {
+        let n = value.unwrap_or(1);
+        match self {
+            NumField::Nodes => file.cluster.nodes = n,
+            NumField::DevicesPerNode => file.cluster.devices_per_node = value,
+            NumField::LoraRank => file.lora.rank = n,
+            NumField::Tp => file.parallel.tp = n,
+            NumField::Pp => file.parallel.pp = n,
+            NumField::Vpp => file.parallel.vpp = n,
+            NumField::Cp => file.parallel.cp = n,
+            NumField::Ep => file.parallel.ep = n,
+            NumField::MicroBatch => file.batch.micro_batch = n,
+            NumField::GlobalBatch => file.batch.global_batch = n,
+            NumField::SeqLen => file.batch.seq_len = n,
+            NumField::RecomputeLayers => file.recompute.num_layers = n,
+        }
+    }
+
+    /// The plan file's dotted name of the field, as core errors name it.
+    fn path(self) -> &'static str {
+        match self {
+            NumField::Nodes => "cluster.nodes",
+            NumField::DevicesPerNode => "cluster.devices_per_node",
+            NumField::LoraRank => "lora.rank",
+            NumField::Tp => "parallel.tp",
+            NumField::Pp => "parallel.pp",
+            NumField::Vpp => "parallel.vpp",
+            NumField::Cp => "parallel.cp",
+            NumField::Ep => "parallel.ep",
+            NumField::MicroBatch => "batch.micro_batch",
+            NumField::GlobalBatch => "batch.global_batch",
+            NumField::SeqLen => "batch.seq_len",
+            NumField::RecomputeLayers => "recompute.num_layers",
+        }
+    }
 }
 
 /// A custom device's figures, as typed.
@@ -68,12 +169,8 @@ pub enum FormField {
     Model,
     /// The hardware choice.
     Hardware,
-    /// The node count.
-    Nodes,
-    /// The devices-per-node count.
-    DevicesPerNode,
-    /// The LoRA rank.
-    LoraRank,
+    /// A typed whole number.
+    Number(NumField),
     /// One of the custom device's figures.
     Custom(CustomField),
 }
@@ -112,22 +209,19 @@ impl PlanForm {
             HardwareSpec::Custom(c) => (CustomForm::from_device(c), true),
             HardwareSpec::Catalog(_) => (CustomForm::default(), false),
         };
-        PlanForm {
-            nodes: plan.cluster.nodes.to_string(),
-            devices_per_node: match file.cluster.devices_per_node {
-                Some(n) => n.to_string(),
-                None => String::new(),
-            },
-            lora_rank: plan.lora.rank.to_string(),
-            custom,
-            custom_hardware,
-            file,
-        }
+        let numbers =
+            NumField::ALL.iter().map(|f| f.read(&file).map(|n| n.to_string()).unwrap_or_default()).collect();
+        PlanForm { numbers, custom, custom_hardware, file }
     }
 
-    /// Whether the model is an imported config rather than a catalog entry.
-    pub fn imported_model(&self) -> bool {
-        matches!(self.file.model, ModelField::Config { .. })
+    /// The text of a number field.
+    pub fn number(&self, field: NumField) -> &str {
+        &self.numbers[field.idx()]
+    }
+
+    /// Sets the text of a number field.
+    pub fn set_number(&mut self, field: NumField, text: String) {
+        self.numbers[field.idx()] = text;
     }
 
     /// The catalog id of the chosen model, if it is one.
@@ -146,20 +240,13 @@ impl PlanForm {
     pub fn to_plan(&self) -> Result<Plan, FormError> {
         let mut bad = Vec::new();
         let mut file = self.file.clone();
-        match parse_count(&self.nodes) {
-            Some(n) => file.cluster.nodes = n,
-            None => bad.push(FormField::Nodes),
-        }
-        match self.devices_per_node.trim() {
-            "" => file.cluster.devices_per_node = None,
-            text => match parse_count(text) {
-                Some(n) => file.cluster.devices_per_node = Some(n),
-                None => bad.push(FormField::DevicesPerNode),
-            },
-        }
-        match parse_count(&self.lora_rank) {
-            Some(n) => file.lora.rank = n,
-            None => bad.push(FormField::LoraRank),
+        for field in NumField::ALL {
+            let text = self.number(field).trim();
+            match (field, text, parse_count(text)) {
+                (NumField::DevicesPerNode, "", _) => field.write(&mut file, None),
+                (_, _, Some(n)) => field.write(&mut file, Some(n)),
+                (_, _, None) => bad.push(FormField::Number(field)),
+            }
         }
         if self.custom_hardware {
             match self.custom.to_device() {
@@ -227,20 +314,22 @@ fn field_of(err: &PlanFileError) -> FormField {
     match err {
         PlanFileError::UnknownModel(_) | PlanFileError::Config(_) => FormField::Model,
         PlanFileError::UnknownHardware(_) => FormField::Hardware,
-        PlanFileError::OutOfRange { field, .. } => match *field {
-            "cluster.nodes" => FormField::Nodes,
-            "cluster.devices_per_node" => FormField::DevicesPerNode,
-            "lora.rank" => FormField::LoraRank,
-            "hardware.custom.name" => FormField::Custom(CustomField::Name),
-            "hardware.custom.memory_gb" => FormField::Custom(CustomField::MemoryGb),
-            "hardware.custom.bf16_tflops" | "hardware.custom.fp16_tflops" => {
-                FormField::Custom(CustomField::Bf16Tflops)
+        PlanFileError::OutOfRange { field, .. } => {
+            if let Some(&num) = NumField::ALL.iter().find(|f| f.path() == *field) {
+                return FormField::Number(num);
             }
-            "hardware.custom.memory_tb_per_s" => FormField::Custom(CustomField::MemoryTbPerS),
-            "hardware.custom.intra_node_gb_per_s" => FormField::Custom(CustomField::IntraNodeGbPerS),
-            "hardware.custom.inter_node_gbit_per_s" => FormField::Custom(CustomField::InterNodeGbitPerS),
-            _ => FormField::Model,
-        },
+            match *field {
+                "hardware.custom.name" => FormField::Custom(CustomField::Name),
+                "hardware.custom.memory_gb" => FormField::Custom(CustomField::MemoryGb),
+                "hardware.custom.bf16_tflops" | "hardware.custom.fp16_tflops" => {
+                    FormField::Custom(CustomField::Bf16Tflops)
+                }
+                "hardware.custom.memory_tb_per_s" => FormField::Custom(CustomField::MemoryTbPerS),
+                "hardware.custom.intra_node_gb_per_s" => FormField::Custom(CustomField::IntraNodeGbPerS),
+                "hardware.custom.inter_node_gbit_per_s" => FormField::Custom(CustomField::InterNodeGbitPerS),
+                _ => FormField::Model,
+            }
+        }
         _ => FormField::Model,
     }
 }
@@ -262,25 +351,32 @@ mod tests {
     #[test]
     fn the_first_visit_is_the_default_plan() {
         assert_eq!(form().to_plan().unwrap(), Plan::first_visit());
-        assert_eq!(form().devices_per_node, "", "the hardware's count is not pinned");
+        assert_eq!(form().number(NumField::DevicesPerNode), "", "the hardware's count is not pinned");
+        assert_eq!(form().number(NumField::SeqLen), "4096");
     }
 
     #[test]
     fn counts_are_read_leniently() {
         let mut f = form();
-        f.nodes = " 2 ".to_owned();
-        f.devices_per_node = "1,024".to_owned();
+        f.set_number(NumField::Nodes, " 2 ".to_owned());
+        f.set_number(NumField::DevicesPerNode, "1,024".to_owned());
         assert_eq!(f.to_plan().unwrap().cluster.n_devices(), 2_048);
     }
 
     #[test]
     fn each_bad_field_is_named() {
         let mut f = form();
-        f.nodes = "0".to_owned();
-        f.devices_per_node = "x".to_owned();
-        f.lora_rank = "-8".to_owned();
+        f.set_number(NumField::Nodes, "0".to_owned());
+        f.set_number(NumField::DevicesPerNode, "x".to_owned());
+        f.set_number(NumField::LoraRank, "-8".to_owned());
+        f.set_number(NumField::SeqLen, "4k".to_owned());
         let err = f.to_plan().unwrap_err();
-        assert_eq!(err.fields, vec![FormField::Nodes, FormField::DevicesPerNode, FormField::LoraRank]);
+        let expected: Vec<_> =
+            [NumField::Nodes, NumField::DevicesPerNode, NumField::LoraRank, NumField::SeqLen]
+                .into_iter()
+                .map(FormField::Number)
+                .collect();
+        assert_eq!(err.fields, expected);
         let mut f = form().with_catalog_model("no-such-model");
         assert_eq!(f.to_plan().unwrap_err().fields, vec![FormField::Model]);
         f = form();
@@ -296,7 +392,10 @@ mod tests {
     #[test]
     fn every_plan_shown_reads_back_as_itself() {
         for text in [
-            r#"{"model": "deepseek-v3", "hardware": "ascend-910c", "cluster": {"nodes": 64}, "method": "pretrain"}"#,
+            r#"{"model": "deepseek-v3", "hardware": "ascend-910c", "cluster": {"nodes": 64}, "method": "pretrain",
+               "framework": "mindspeed-llm", "parallel": {"tp": 8, "pp": 8, "vpp": 2, "ep": 64, "distributed_optimizer": true},
+               "batch": {"micro_batch": 1, "global_batch": 4096, "seq_len": 4096},
+               "recompute": {"granularity": "full", "method": "block", "num_layers": 2, "swap_attention": true}}"#,
             r#"{"model": "gpt2", "hardware": {"custom": {"name": "lab", "memory_gb": 24, "bf16_tflops": 80,
                "memory_tb_per_s": 1, "intra_node_gb_per_s": 64, "inter_node_gbit_per_s": 100,
                "devices_per_node": 16, "vendor": "ascend", "fp8_tflops": 10.5}},

@@ -4,6 +4,7 @@
 //! core `Plan`, asks the core for a `Report`, and formats the report's numbers ([`format`]) in the
 //! user's language ([`i18n`]).
 
+pub mod chart;
 pub mod form;
 pub mod format;
 pub mod i18n;

@@ -94,14 +94,53 @@ pub fn evaluate(plan: &Plan) -> Report {
             lora,
             layers,
         },
-        memory: report::MemoryReport {
-            zero3_bf16_weight_bytes_per_device: memory::zero3_weight_bytes_per_device(
-                arch,
-                n_devices,
-                memory::BF16_BYTES,
-            ),
-        },
+        memory: memory_report(plan, n_devices),
         findings: plan.model.warnings.iter().map(import_finding).collect(),
+    }
+}
+
+fn memory_report(plan: &Plan, n_devices: u64) -> report::MemoryReport {
+    let mem = memory::estimate(plan);
+    let stages: Vec<report::StageReport> = mem
+        .stages
+        .iter()
+        .enumerate()
+        .map(|(idx, s)| report::StageReport {
+            stage: idx as u64,
+            n_layers: s.n_layers,
+            weights: s.weights,
+            gradients: s.gradients,
+            optimizer: s.optimizer,
+            activations: s.activations,
+            logits: s.logits,
+            buffers: s.buffers,
+            overhead: s.overhead,
+            total: s.total(),
+        })
+        .collect();
+    let peak_stage = stages.iter().max_by_key(|s| s.total).map_or(0, |s| s.stage);
+    report::MemoryReport {
+        phases: mem.phases.iter().map(|p| report::PhaseReport { phase: p.phase, total: p.total }).collect(),
+        rollout: mem.rollout.map(|r| report::RolloutReport {
+            engine_bytes: r.engine_bytes,
+            weights_bytes: r.weights_bytes,
+            kv_cache_bytes: r.kv_cache_bytes,
+            kv_cache_needed_bytes: r.kv_cache_needed_bytes,
+        }),
+        stages,
+        peak_bytes: mem.peak_bytes,
+        peak_stage,
+        capacity_bytes: mem.capacity_bytes,
+        usable_bytes: mem.usable_bytes,
+        fits: mem.peak_bytes <= mem.usable_bytes,
+        host_bytes_per_node: mem.host_bytes_per_node,
+        dp: mem.dp,
+        n_microbatches: mem.n_microbatches,
+        zero3_bf16_weight_bytes_per_device: memory::zero3_weight_bytes_per_device(
+            &plan.model.arch,
+            n_devices,
+            memory::BF16_BYTES,
+        ),
     }
 }
 

@@ -1,12 +1,176 @@
-//! Memory per device.
+//! Memory per device: model states by parameter group and sharding, activations by layer and
+//! pipeline stage, logits, communication buffers and runtime overheads. docs/memory.md derives
+//! every term with its source.
 //!
-//! For now: the bytes of model weights each device holds when every parameter is sharded over all
-//! devices as DeepSpeed ZeRO stage 3 does it.
+//! Two paths, as the frameworks allocate:
+//! - the Megatron path (Megatron-LM, MindSpeed-LLM, MindSpeed-RL): fp32 main gradients, the
+//!   distributed optimizer, TP/SP/CP/EP/PP sharding, fused kernels;
+//! - the HF path (LLaMA-Factory, DeepSpeed, the VeRL FSDP actor): DeepSpeed ZeRO 0–3, HF modules
+//!   whose saved tensors were measured (tools/hf_activations).
 
-use crate::model::{self, Architecture};
+use crate::model::{self, Architecture, Component, MlpKind};
+use crate::plan::{AttentionImpl, Framework, Method, Plan, Precision, RecomputeGranularity, RecomputeMethod};
 
 /// Bytes per element of a bf16 (or fp16) tensor.
 pub const BF16_BYTES: u64 = 2;
+
+/// CUDA/CANN context, kernels and library workspaces per device, bytes.
+/// Tier: community estimate (VRAM calculators use 1000 MiB; landscape.md §5.2 "0.3–2 GiB").
+pub const RUNTIME_CONTEXT_BYTES: u64 = 1000 << 20;
+
+/// HCCL's buffer per communication group on Ascend, bytes: `HCCL_BUFFSIZE` defaults to 200 MB.
+/// Tier: spec (frameworks.md §7, HCCL environment variable reference).
+pub const HCCL_BUFFER_BYTES: u64 = 200 << 20;
+
+/// NCCL's buffers per communication group, bytes: `NCCL_BUFFSIZE` 4 MiB per channel, up to 32
+/// channels over NVLink. Tier: derived from the NCCL environment variable defaults.
+pub const NCCL_BUFFER_BYTES: u64 = 128 << 20;
+
+/// Share of device memory the caching allocator loses to fragmentation and rounding.
+/// Tier: community estimate (llm-cluster-simulator caps usable memory at 85–87 % of HBM, with
+/// the runtime context counted apart; landscape.md §5.2).
+pub const ALLOCATOR_RESERVE_FRAC: f64 = 0.05;
+
+/// Bytes per parameter of a 4-bit NF4 base with double quantization (QLoRA, Dettmers et al. 2023
+/// §2: 4 bits + 8-bit absmax per 64 + fp32 per 256 blocks = 4.127 bits).
+pub const NF4_BYTES_PER_PARAM: f64 = 4.127 / 8.0;
+
+/// Memory of a plan, per pipeline stage and for the device at its peak.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Memory {
+    /// One entry per pipeline stage.
+    pub stages: Vec<StageMemory>,
+    /// RL only: the peak of each phase on the most loaded stage.
+    pub phases: Vec<PhaseMemory>,
+    /// RL only: the rollout engine's share of the device.
+    pub rollout: Option<RolloutMemory>,
+    /// The largest total of any stage or phase.
+    pub peak_bytes: u64,
+    /// Device memory.
+    pub capacity_bytes: u64,
+    /// What the framework can use: capacity less the allocator's reserve.
+    pub usable_bytes: u64,
+    /// Host memory each node needs for offloaded states.
+    pub host_bytes_per_node: u64,
+    /// Data parallel size: devices ÷ (tp · pp · cp).
+    pub dp: u64,
+    /// Micro-batches per step and pipeline: global batch ÷ (micro batch · dp).
+    pub n_microbatches: u64,
+}
+
+/// One pipeline stage's memory on one device, bytes.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct StageMemory {
+    /// Decoder layers on this stage.
+    pub n_layers: u64,
+    /// Parameters held on this device (after TP/EP/ZeRO sharding).
+    pub weights: u64,
+    /// Gradients.
+    pub gradients: u64,
+    /// Optimizer states (fp32 master weights and Adam moments).
+    pub optimizer: u64,
+    /// Activations saved for backward, all micro-batches in flight.
+    pub activations: u64,
+    /// Logits and loss (last stage).
+    pub logits: u64,
+    /// Communication buffers and ZeRO-3 gathered parameters.
+    pub buffers: u64,
+    /// Runtime context.
+    pub overhead: u64,
+}
+
+impl StageMemory {
+    /// Every term added up.
+    pub fn total(&self) -> u64 {
+        [
+            self.weights,
+            self.gradients,
+            self.optimizer,
+            self.activations,
+            self.logits,
+            self.buffers,
+            self.overhead,
+        ]
+        .into_iter()
+        .fold(0, u64::saturating_add)
+    }
+}
+
+/// An RL phase's peak.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PhaseMemory {
+    /// `rollout`, `log_prob` or `update`.
+    pub phase: &'static str,
+    /// Bytes at the phase's peak.
+    pub total: u64,
+}
+
+/// The rollout engine (vLLM/SGLang) on one device, bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RolloutMemory {
+    /// What the engine reserves: `gpu_memory_utilization` of the device.
+    pub engine_bytes: u64,
+    /// Its copy of the weights, bf16, sharded over the rollout TP.
+    pub weights_bytes: u64,
+    /// What is left of the reservation for the KV cache.
+    pub kv_cache_bytes: u64,
+    /// The KV cache `max_num_seqs` sequences of `max_prompt_length + max_response_length` need.
+    pub kv_cache_needed_bytes: u64,
+}
+
+/// Which allocation rules a framework follows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Path {
+    Megatron,
+    Hf,
+}
+
+fn path(framework: Framework) -> Path {
+    match framework {
+        Framework::Megatron | Framework::MindSpeedLlm | Framework::MindSpeedRl => Path::Megatron,
+        Framework::DeepSpeed | Framework::LlamaFactory | Framework::Verl => Path::Hf,
+    }
+}
+
+/// Bytes per parameter of each model state, before sharding.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct StateBytes {
+    /// Weights.
+    pub weights: f64,
+    /// Gradients.
+    pub gradients: f64,
+    /// Optimizer states.
+    pub optimizer: f64,
+}
+
+/// Bytes per trainable parameter with Adam.
+///
+/// Sources: ZeRO (Rajbhandari et al. 2020, §3.1): mixed precision keeps fp16 weights and gradients
+/// (2 + 2) and K = 12 bytes of fp32 master weights, momentum and variance. Megatron-LM
+/// `docs/source/api-guide/dist_optimizer.md` table: bf16 weights with fp32 main gradients are
+/// 2 + 4 + 12 = 18 bytes; fp16 weights with fp16 gradients 2 + 2 + 16 = 20 (the optimizer also keeps
+/// fp32 main gradients); fp32 throughout 4 + 4 + 8 = 16.
+pub fn state_bytes(framework_is_megatron: bool, precision: Precision) -> StateBytes {
+    let (weights, gradients, optimizer) = match (framework_is_megatron, precision) {
+        (_, Precision::Fp32) => (4.0, 4.0, 8.0),
+        (true, Precision::Bf16 | Precision::Fp8) => (2.0, 4.0, 12.0),
+        (true, Precision::Fp16) => (2.0, 2.0, 16.0),
+        (false, _) => (2.0, 2.0, 12.0),
+    };
+    StateBytes { weights, gradients, optimizer }
+}
+
+/// Model-state bytes per device for `n_params` parameters under DeepSpeed ZeRO over `dp` ranks
+/// (ZeRO paper Fig. 1: baseline (2 + 2 + K)Ψ; P_os 4Ψ + KΨ/N; P_os+g 2Ψ + (2 + K)Ψ/N; P_os+g+p (2 + 2 + K)Ψ/N).
+pub fn zero_model_states(n_params: f64, bytes: StateBytes, zero_stage: u8, dp: u64) -> StateBytes {
+    let dp = dp.max(1) as f64;
+    let shard = |stage: u8, x: f64| if stage <= zero_stage { x / dp } else { x };
+    StateBytes {
+        weights: shard(3, n_params * bytes.weights),
+        gradients: shard(2, n_params * bytes.gradients),
+        optimizer: shard(1, n_params * bytes.optimizer),
+    }
+}
 
 /// Weight bytes one device holds under ZeRO-3 sharding over `n_devices`.
 ///
@@ -33,4 +197,565 @@ pub fn zero3_weight_bytes_per_device(arch: &Architecture, n_devices: u64, bytes_
         .map(|t| t.numel.div_ceil(n_devices).saturating_mul(t.count))
         .fold(0, u64::saturating_add)
         .saturating_mul(bytes_per_param)
+}
+
+/// The plan's shape, derived once.
+struct Ctx<'a> {
+    plan: &'a Plan,
+    arch: &'a Architecture,
+    path: Path,
+    tp: u64,
+    pp: u64,
+    vpp: u64,
+    cp: u64,
+    ep: u64,
+    etp: u64,
+    dp: u64,
+    edp: u64,
+    m: u64,
+}
+
+/// Estimates the memory of a plan. Never fails; degrees that do not divide the cluster are rounded
+/// down here and reported as findings by the rules.
+pub fn estimate(plan: &Plan) -> Memory {
+    let arch = &plan.model.arch;
+    let path = path(plan.framework);
+    let p = &plan.parallel;
+    // The HF path has no tensor, pipeline, context or expert parallelism.
+    let (tp, pp, vpp, cp, ep, etp) = match path {
+        Path::Megatron => (
+            u64::from(p.tp.get()),
+            u64::from(p.pp.get()).min(arch.n_layers),
+            u64::from(p.vpp.get()),
+            u64::from(p.cp.get()),
+            u64::from(p.ep.get()),
+            u64::from(p.etp.get()),
+        ),
+        // VeRL's FSDP actor splits sequences with Ulysses (`ulysses_sequence_parallel_size`), which
+        // the plan calls cp; the other HF frameworks have no such split.
+        Path::Hf if plan.framework == Framework::Verl => (1, 1, 1, u64::from(p.cp.get()), 1, 1),
+        Path::Hf => (1, 1, 1, 1, 1, 1),
+    };
+    let n_devices = plan.cluster.n_devices();
+    let dp = (n_devices / (tp * pp * cp)).max(1);
+    // Megatron's expert data parallel group: world ÷ (pp · ep · etp) (parallel_state.py).
+    let edp = (n_devices / (pp * ep * etp)).max(1);
+    let b = u64::from(plan.batch.micro_batch.get());
+    let m = (u64::from(plan.batch.global_batch.get()) / (b * dp)).max(1);
+    let ctx = Ctx { plan, arch, path, tp, pp, vpp, cp, ep, etp, dp, edp, m };
+
+    let stages: Vec<StageMemory> = (0..pp).map(|stage_idx| stage_memory(&ctx, stage_idx)).collect();
+    let hw = &plan.hardware.hw;
+    let capacity_bytes = hw.memory_bytes;
+    let usable_bytes = (capacity_bytes as f64 * (1.0 - plan.overheads().allocator_reserve_frac)) as u64;
+    let worst_stage = stages.iter().map(StageMemory::total).max().unwrap_or(0);
+    let phases = rl_phases(&ctx, &stages);
+    let rollout = matches!(plan.method, Method::Grpo | Method::Ppo).then(|| rollout_memory(plan));
+    let peak_bytes = phases.iter().map(|p| p.total).max().unwrap_or(0).max(worst_stage);
+    Memory {
+        host_bytes_per_node: host_bytes_per_node(&ctx),
+        stages,
+        phases,
+        rollout,
+        peak_bytes,
+        capacity_bytes,
+        usable_bytes,
+        dp,
+        n_microbatches: m,
+    }
+}
+
+/// The decoder layers of each stage: as even as possible, the first stages taking one more when the
+/// layers do not divide (Megatron requires divisibility unless the first/last stage sizes are set).
+pub fn stage_layers(n_layers: u64, pp: u64) -> Vec<std::ops::Range<u64>> {
+    let pp = pp.clamp(1, n_layers.max(1));
+    let base = n_layers / pp;
+    let extra = n_layers % pp;
+    let mut start = 0;
+    (0..pp)
+        .map(|idx| {
+            let len = base + u64::from(idx < extra);
+            let res = start..start + len;
+            start += len;
+            res
+        })
+        .collect()
+}
+
+fn stage_memory(ctx: &Ctx, stage_idx: u64) -> StageMemory {
+    let arch = ctx.arch;
+    let layers = stage_layers(arch.n_layers, ctx.pp)[stage_idx as usize].clone();
+    let first = stage_idx == 0;
+    let last = stage_idx + 1 == ctx.pp;
+
+    // Parameters on this device, dense and expert apart (they shard over different groups).
+    let (mut dense, mut expert) = (0.0, 0.0);
+    for layer_idx in layers.clone() {
+        let counts = model::sum_by_component(&model::one_layer(arch, model::is_moe_layer(arch, layer_idx)));
+        dense += (counts.attention + counts.mlp + counts.shared_experts) as f64 / ctx.tp as f64;
+        dense += (counts.norms + counts.router) as f64;
+        expert += counts.experts as f64 / (ctx.ep * ctx.etp) as f64;
+    }
+    let whole = model::count_params(arch);
+    let final_norm = model::tensors(arch)
+        .iter()
+        .filter(|t| t.component == Component::Norm && t.count == 1 && t.numel == arch.hidden_size)
+        .map(|t| t.numel)
+        .sum::<u64>();
+    // Embedding (vocab-parallel, ÷ tp) on the first stage; the head on the last, and a tied head is a
+    // second copy there when pp > 1 (Megatron `share_embeddings_and_output_weights`).
+    if first {
+        dense += whole.embedding as f64 / ctx.tp as f64;
+    }
+    if last {
+        dense += final_norm as f64;
+        let head = match (arch.tied_embeddings, ctx.pp) {
+            (false, _) => whole.head as f64,
+            (true, 1) => 0.0,
+            (true, _) => (arch.vocab_size * arch.hidden_size) as f64,
+        };
+        dense += head / ctx.tp as f64;
+    }
+
+    let mut res = StageMemory { n_layers: layers.end - layers.start, ..StageMemory::default() };
+    model_states(ctx, dense, expert, &mut res);
+    res.activations = activations(ctx, stage_idx, layers);
+    if last {
+        res.logits = logits_bytes(ctx);
+    }
+    res.buffers = buffers(ctx);
+    res.overhead = ctx.plan.overheads().runtime_context_bytes;
+    res
+}
+
+/// Weights, gradients and optimizer states for `dense` and `expert` parameters on this device.
+fn model_states(ctx: &Ctx, dense: f64, expert: f64, res: &mut StageMemory) {
+    let plan = ctx.plan;
+    let p = &plan.parallel;
+    let megatron = ctx.path == Path::Megatron;
+    let bytes = state_bytes(megatron, plan.precision);
+    let on_device = |x: f64, offloaded: bool| if offloaded { 0 } else { x as u64 };
+
+    let lora = matches!(plan.method, Method::Lora | Method::Qlora);
+    if lora {
+        // Frozen base: bf16 weights (QLoRA: NF4 for the linear weights of the layers). Trainable LoRA
+        // weights are fp32 (LLaMA-Factory casts trainable parameters to fp32), so 4 + 4 + 8 bytes.
+        let base_bytes = match plan.method {
+            Method::Qlora => NF4_BYTES_PER_PARAM,
+            _ => bytes.weights,
+        };
+        let total_params = dense + expert;
+        // Adapters follow their base weights: this device holds the same share of both.
+        let share = total_params / model::count_params(ctx.arch).total().max(1) as f64;
+        let lora_all =
+            model::lora_params(ctx.arch, u64::from(plan.lora.rank.get()), &plan.lora.targets.list());
+        let lora_params = lora_all as f64 * share;
+        let sharded = zero_model_states(
+            lora_params,
+            StateBytes { weights: 4.0, gradients: 4.0, optimizer: 8.0 },
+            zero_stage(ctx),
+            ctx.dp,
+        );
+        let base = zero_model_states(
+            total_params,
+            StateBytes { weights: base_bytes, ..bytes },
+            zero_stage(ctx),
+            ctx.dp,
+        );
+        res.weights = on_device(base.weights + sharded.weights, p.offload_params);
+        res.gradients = sharded.gradients as u64;
+        res.optimizer = on_device(sharded.optimizer, p.offload_optimizer);
+        return;
+    }
+
+    match ctx.path {
+        Path::Megatron => {
+            // Distributed optimizer: optimizer states sharded over dp (dense) and expert-dp (experts);
+            // gradients stay whole (Megatron dist_optimizer.md: 6 + 12/d for bf16).
+            let opt_shard = |x: f64, group: u64| if p.distributed_optimizer { x / group as f64 } else { x };
+            res.weights = ((dense + expert) * bytes.weights) as u64;
+            res.gradients = ((dense + expert) * bytes.gradients) as u64;
+            let optimizer =
+                opt_shard(dense * bytes.optimizer, ctx.dp) + opt_shard(expert * bytes.optimizer, ctx.edp);
+            res.optimizer = on_device(optimizer, p.offload_optimizer);
+        }
+        Path::Hf => {
+            let states = zero_model_states(dense + expert, bytes, zero_stage(ctx), ctx.dp);
+            res.weights = on_device(states.weights, p.offload_params && p.zero_stage == 3);
+            res.gradients = states.gradients as u64;
+            res.optimizer = on_device(states.optimizer, p.offload_optimizer);
+        }
+    }
+    // DPO keeps a frozen reference model beside the policy (TRL `DPOTrainer` ref_model); LoRA DPO
+    // uses the base with adapters disabled instead, so it costs nothing more.
+    if plan.method == Method::Dpo {
+        let reference =
+            zero_model_states(dense + expert, StateBytes { weights: 2.0, ..bytes }, zero_stage(ctx), ctx.dp);
+        res.weights += reference.weights as u64;
+    }
+}
+
+fn zero_stage(ctx: &Ctx) -> u8 {
+    match ctx.path {
+        Path::Hf => ctx.plan.parallel.zero_stage,
+        Path::Megatron if ctx.plan.parallel.distributed_optimizer => 1,
+        Path::Megatron => 0,
+    }
+}
+
+/// Attention dropout and hidden dropout as the family trains: GPT-2 style models with 0.1
+/// (Megatron's default `--attention-dropout`/`--hidden-dropout`), modern decoders with none.
+fn has_dropout(arch: &Architecture) -> bool {
+    arch.family == model::Family::Gpt2
+}
+
+/// What a layer keeps for backward, beyond what the parallel degrees decide.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Saved {
+    /// Selective recompute: the core attention's score tensors are recomputed.
+    pub selective: bool,
+    /// MindSpeed activation-function recompute: the MLP activation's output is recomputed.
+    pub activation_function: bool,
+    /// Leave out the attention tensors (Q/K/V, scores, output): MindSpeed swap-attention keeps
+    /// them in host memory.
+    pub without_attention: bool,
+}
+
+/// How a layer runs: the path, kernels, shapes on one device, and what recomputation drops.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LayerCase {
+    /// The Megatron path (else the HF path).
+    pub megatron: bool,
+    /// The attention kernel.
+    pub attention: AttentionImpl,
+    /// Tokens per sequence on the device (after CP).
+    pub seq_len: u64,
+    /// Sequences per micro-batch.
+    pub micro_batch: u64,
+    /// Tensor parallel size.
+    pub tp: u64,
+    /// Megatron sequence parallelism.
+    pub sequence_parallel: bool,
+    /// What recomputation drops.
+    pub saved: Saved,
+}
+
+/// Bytes saved for backward by one decoder layer for one micro-batch, on one device.
+///
+/// Megatron path (Korthikanti et al. 2022, §4.1, generalised to GQA, gated MLPs and no dropout):
+/// per token, layer-norm inputs 4h, QKV input 2h, Q/K/V 2(q + 2kv), core attention (eager:
+/// softmax 2as, dropout mask as and output 2as; flash: output 2q and fp32 softmax stats 4a), o_proj
+/// input 2q, MLP input 2h, MLP inner 4f (GELU) or 6f (SwiGLU: gate and up, product), dropout masks
+/// 2h. With GPT's shapes this is the paper's 34sbh + 5as²b. Without sequence parallelism the
+/// layer-norm and linear inputs and the masks (10sbh) stay whole on each TP rank; the rest is ÷ t.
+///
+/// HF path (measured with tools/hf_activations, transformers 5.24, bf16): per token, each RMSNorm
+/// 8h + 4 (fp32 upcast, normalized, weighted), Q/K/V 2(q + 2kv) and output 2q with an fp32 log-sum-exp
+/// 4a (sdpa/flash) or, eager, K/V repeated to all heads and the softmax 6as (fp32 + bf16 copy), MLP 8f.
+pub fn layer_activation_bytes(arch: &Architecture, moe_layer: bool, case: &LayerCase) -> f64 {
+    let LayerCase { megatron, attention, seq_len, micro_batch, tp, sequence_parallel, saved } = *case;
+    let (s, b, h) = (seq_len as f64, micro_batch as f64, arch.hidden_size as f64);
+    let t = tp as f64;
+    let tokens = s * b;
+    let (a, q, kv) = attention_widths(arch);
+    let dropout = megatron && has_dropout(arch);
+    let flash = attention != AttentionImpl::Eager;
+    let moe = arch.moe.as_ref().filter(|_| moe_layer);
+
+    // Per-token bytes that TP leaves whole (unless SP) and those it divides.
+    let (whole, mut split);
+    if megatron {
+        whole = 4.0 * h + 2.0 * h + 2.0 * h + if dropout { 2.0 * h } else { 0.0 };
+        split = 2.0 * (q + 2.0 * kv) + 2.0 * q;
+        if flash {
+            split += 4.0 * a;
+        } else if !saved.selective {
+            split += (2.0 + if dropout { 3.0 } else { 0.0 }) * a * s;
+        }
+        if saved.without_attention {
+            split = 0.0;
+        }
+        split += match moe {
+            Some(_) => 0.0,
+            // Activation-function recompute drops the activation's output: 2f of the inner tensors.
+            None => {
+                let f = arch.mlp.intermediate_size as f64;
+                mlp_inner_megatron(arch.mlp.kind, f) - if saved.activation_function { 2.0 * f } else { 0.0 }
+            }
+        };
+    } else {
+        whole = 2.0 * (8.0 * h + 4.0);
+        split = if flash {
+            2.0 * (q + 2.0 * kv) + 2.0 * q + 4.0 * a
+        } else {
+            2.0 * (3.0 * q) + 2.0 * q + 6.0 * a * s
+        };
+        if saved.without_attention {
+            split = 0.0;
+        }
+        split += match moe {
+            Some(_) => 0.0,
+            None => match arch.mlp.kind {
+                MlpKind::Gated => 8.0 * arch.mlp.intermediate_size as f64,
+                MlpKind::Plain => 4.0 * arch.mlp.intermediate_size as f64,
+            },
+        };
+    }
+    if let Some(moe) = moe {
+        // Routed tokens: k copies of the input and output (2h each) and the expert's inner tensors;
+        // router logits and probabilities in fp32 (8E); a shared expert is a dense gated MLP
+        // (PR #6782 analysis in landscape.md §5.2; measured for Mixtral on the HF path).
+        let k = moe.top_k as f64;
+        let f_e = moe.expert_intermediate_size as f64;
+        let inner = if megatron { 6.0 * f_e } else { 8.0 * f_e };
+        split += k * (4.0 * h + inner) + 8.0 * moe.n_experts as f64;
+        if 0 < moe.shared_intermediate_size {
+            split += if megatron { 6.0 } else { 8.0 } * moe.shared_intermediate_size as f64 + 2.0 * h;
+        }
+    }
+    let per_token = if sequence_parallel { (whole + split) / t } else { whole + split / t };
+    per_token * tokens
+}
+
+/// MLP inner bytes per token on the Megatron path: GELU saves fc1's output and GELU's output (4f);
+/// fused SwiGLU saves the gate/up output and the product (6f).
+fn mlp_inner_megatron(kind: MlpKind, f: f64) -> f64 {
+    match kind {
+        MlpKind::Plain => 4.0 * f,
+        MlpKind::Gated => 6.0 * f,
+    }
+}
+
+/// Heads, query width and key/value width per token (MLA: the decompressed keys/values).
+fn attention_widths(arch: &Architecture) -> (f64, f64, f64) {
+    match arch.attention {
+        model::Attention::Gqa { n_heads, n_kv_heads, head_dim, .. } => {
+            (n_heads as f64, (n_heads * head_dim) as f64, (n_kv_heads * head_dim) as f64)
+        }
+        model::Attention::Mla { n_heads, qk_nope_head_dim, qk_rope_head_dim, v_head_dim, .. } => {
+            let a = n_heads as f64;
+            // Keys are as wide as queries, values v_head_dim: K and V together are 2·kv wide.
+            let q = a * (qk_nope_head_dim + qk_rope_head_dim) as f64;
+            (a, q, (q + a * v_head_dim as f64) / 2.0)
+        }
+    }
+}
+
+/// Activations of one stage: every micro-batch in flight, with recomputation.
+fn activations(ctx: &Ctx, stage_idx: u64, layers: std::ops::Range<u64>) -> u64 {
+    let plan = ctx.plan;
+    let arch = ctx.arch;
+    let megatron = ctx.path == Path::Megatron;
+    let seq = train_seq_len(plan).div_ceil(ctx.cp);
+    let b = u64::from(plan.batch.micro_batch.get());
+    let sp = megatron && plan.parallel.sequence_parallel && 1 < ctx.tp;
+    let rc = &plan.recompute;
+    let full = rc.granularity == RecomputeGranularity::Full;
+    let saved = Saved {
+        selective: rc.granularity == RecomputeGranularity::Selective,
+        // MindSpeed options: only the Megatron path has them.
+        activation_function: megatron && rc.activation_function,
+        without_attention: false,
+    };
+    let layer_with = |idx: u64, saved: Saved| {
+        let case = LayerCase {
+            megatron,
+            attention: plan.attention,
+            seq_len: seq,
+            micro_batch: b,
+            tp: ctx.tp,
+            sequence_parallel: sp,
+            saved,
+        };
+        layer_activation_bytes(arch, model::is_moe_layer(arch, idx), &case)
+    };
+    // Swap-attention (MindSpeed) keeps the attention tensors of the layer being computed and the
+    // one being prefetched on the device; the others wait in host memory.
+    let swap = megatron && rc.swap_attention;
+    let layer_bytes = |idx: u64| match swap {
+        true => layer_with(idx, Saved { without_attention: true, ..saved }),
+        false => layer_with(idx, saved),
+    };
+    let swap_window = match (swap, layers.clone().next()) {
+        (true, Some(idx)) => {
+            2.0 * (layer_with(idx, saved) - layer_with(idx, Saved { without_attention: true, ..saved }))
+        }
+        _ => 0.0,
+    };
+    let hidden = (2 * seq * b * arch.hidden_size) as f64 / if sp { ctx.tp as f64 } else { 1.0 };
+
+    // One micro-batch's saved bytes on this stage, and the working set recomputation adds once.
+    let n = layers.end - layers.start;
+    let group = u64::from(rc.num_layers.get()).clamp(1, n.max(1));
+    let (per_microbatch, working) = match (full, rc.method) {
+        (false, _) => (layers.clone().map(layer_bytes).sum::<f64>(), 0.0),
+        // Uniform: each group of `num_layers` keeps its input; backward recomputes one group at a time.
+        (true, RecomputeMethod::Uniform) => {
+            let n_groups = n.div_ceil(group) as f64;
+            let one_group = layers.clone().take(group as usize).map(layer_bytes).sum::<f64>();
+            (n_groups * hidden, one_group)
+        }
+        // Block: the first `num_layers` layers keep only their inputs, the rest everything.
+        (true, RecomputeMethod::Block) => {
+            let recomputed = layers.clone().take(group as usize).count() as f64 * hidden;
+            let kept = layers.clone().skip(group as usize).map(layer_bytes).sum::<f64>();
+            let one = layers.clone().next().map(layer_bytes).unwrap_or(0.0);
+            (recomputed + kept, one)
+        }
+    };
+    // The embedding's output (and its dropout mask) on the first stage.
+    let embedding =
+        if stage_idx == 0 { hidden * if megatron && has_dropout(arch) { 1.5 } else { 1.0 } } else { 0.0 };
+    ((per_microbatch + embedding) * in_flight(ctx, stage_idx) + working + swap_window) as u64
+}
+
+/// Tokens per trained sequence: the batch's `seq_len`, or for RL a prompt and its response
+/// (VeRL trains on `max_prompt_length + max_response_length`).
+fn train_seq_len(plan: &Plan) -> u64 {
+    match plan.method {
+        Method::Grpo | Method::Ppo => {
+            u64::from(plan.rl.max_prompt_length.get()) + u64::from(plan.rl.max_response_length.get())
+        }
+        _ => u64::from(plan.batch.seq_len.get()),
+    }
+}
+
+/// Micro-batches whose activations stage `stage_idx` holds at its peak.
+///
+/// 1F1B (Narayanan et al. 2021 §2.2): stage i runs p − i warm-up forwards, so it holds min(p − i, m).
+/// Interleaved 1F1B with v chunks (Megatron `schedules.py`, `get_num_warmup_microbatches`):
+/// (p − i − 1)·2 + (v − 1)·p warm-up chunk forwards plus one, each of 1/v of the stage's layers.
+pub fn in_flight_microbatches(pp: u64, vpp: u64, stage_idx: u64, n_microbatches: u64) -> f64 {
+    if pp <= 1 {
+        return 1.0;
+    }
+    if vpp <= 1 {
+        return (pp - stage_idx).min(n_microbatches) as f64;
+    }
+    let chunks = (pp - stage_idx - 1) * 2 + (vpp - 1) * pp + 1;
+    chunks.min(n_microbatches * vpp) as f64 / vpp as f64
+}
+
+fn in_flight(ctx: &Ctx, stage_idx: u64) -> f64 {
+    in_flight_microbatches(ctx.pp, ctx.vpp, stage_idx, ctx.m)
+}
+
+/// Logits and loss on the last stage, one micro-batch.
+///
+/// Megatron: the output layer's bf16 logits (2sbV/t) and the vocab-parallel cross entropy's fp32
+/// softmax (4sbV/t) (`tensor_parallel/cross_entropy.py` saves `exp_logits`). HF path: bf16 logits,
+/// their fp32 upcast and the fp32 log-softmax the loss saves (measured: 4sbV saved; 10sbV at the
+/// loss's peak).
+fn logits_bytes(ctx: &Ctx) -> u64 {
+    let plan = ctx.plan;
+    let tokens = train_seq_len(plan).div_ceil(ctx.cp) * u64::from(plan.batch.micro_batch.get());
+    let v = ctx.arch.vocab_size;
+    match ctx.path {
+        Path::Megatron => 6 * tokens * v / ctx.tp,
+        Path::Hf => 10 * tokens * v,
+    }
+}
+
+/// Communication buffers, and the gathered parameters ZeRO-3 keeps live.
+fn buffers(ctx: &Ctx) -> u64 {
+    let per_group = ctx.plan.overheads().comm_buffer_bytes;
+    let groups =
+        [ctx.tp, ctx.pp, ctx.dp, ctx.cp, ctx.ep * ctx.etp].into_iter().filter(|&g| 1 < g).count() as u64;
+    let mut res = groups * per_group;
+    if ctx.path == Path::Hf && ctx.plan.parallel.zero_stage == 3 && 1 < ctx.dp {
+        // ZeRO-3 gathers a layer's full parameters to compute it, and prefetches the next:
+        // two layers in bf16 (`stage3_prefetch_bucket_size`, `stage3_max_live_parameters`).
+        let layers = model::layer_counts(ctx.arch);
+        let largest = layers.iter().map(|l| l.params_per_layer).max().unwrap_or(0);
+        res += 2 * largest * 2;
+    }
+    res
+}
+
+/// Host memory each node needs for what is offloaded: optimizer states (and ZeRO-3 parameters) of
+/// all its devices, pinned. DeepSpeed's estimator multiplies by 1.5 for buffers
+/// (`estimate_zero3_model_states_mem_needs`, `additional_buffer_factor`).
+fn host_bytes_per_node(ctx: &Ctx) -> u64 {
+    let p = &ctx.plan.parallel;
+    if !p.offload_optimizer && !p.offload_params {
+        return 0;
+    }
+    let total = model::count_params(ctx.arch).total() as f64;
+    let trainable = match ctx.plan.method {
+        Method::Lora | Method::Qlora => {
+            model::lora_params(ctx.arch, u64::from(ctx.plan.lora.rank.get()), &ctx.plan.lora.targets.list())
+                as f64
+        }
+        _ => total,
+    };
+    let bytes = state_bytes(ctx.path == Path::Megatron, ctx.plan.precision);
+    let model_parallel = (ctx.tp * ctx.pp * ctx.cp) as f64;
+    let per_device_share = 1.0 / (model_parallel * ctx.dp as f64);
+    let mut per_device = 0.0;
+    if p.offload_optimizer {
+        per_device += trainable * bytes.optimizer * per_device_share;
+    }
+    if p.offload_params {
+        per_device += total * bytes.weights * per_device_share;
+    }
+    let devices = f64::from(ctx.plan.cluster.devices_per_node.get());
+    (per_device * devices * 1.5) as u64
+}
+
+/// The rollout engine: vLLM reserves `gpu_memory_utilization` of the device for its weights and KV
+/// cache (vLLM `gpu_memory_utilization`: "the fraction of GPU memory to be used for the model executor").
+/// The KV cache a full batch needs: per token and layer, K and V of the key/value heads in bf16
+/// (MLA: the compressed latent, `kv_lora_rank + qk_rope_head_dim`, as vLLM's MLA backends cache it),
+/// sharded over the rollout TP.
+pub fn rollout_memory(plan: &Plan) -> RolloutMemory {
+    let arch = &plan.model.arch;
+    let rl = &plan.rl;
+    let tp = u64::from(rl.rollout_tp.get());
+    let engine_bytes = (plan.hardware.hw.memory_bytes as f64 * rl.gpu_memory_utilization_frac) as u64;
+    let weights_bytes = model::count_params(arch).total() * BF16_BYTES / tp;
+    let per_token_layer = match arch.attention {
+        model::Attention::Gqa { n_kv_heads, head_dim, .. } => {
+            2 * n_kv_heads * head_dim * BF16_BYTES / tp.min(n_kv_heads)
+        }
+        model::Attention::Mla { kv_lora_rank, qk_rope_head_dim, .. } => {
+            (kv_lora_rank + qk_rope_head_dim) * BF16_BYTES
+        }
+    };
+    let max_model_len = u64::from(rl.max_prompt_length.get()) + u64::from(rl.max_response_length.get());
+    let kv_cache_needed_bytes =
+        u64::from(rl.max_num_seqs.get()) * max_model_len * arch.n_layers * per_token_layer;
+    RolloutMemory {
+        engine_bytes,
+        weights_bytes,
+        kv_cache_bytes: engine_bytes.saturating_sub(weights_bytes),
+        kv_cache_needed_bytes,
+    }
+}
+
+/// RL (GRPO, PPO): the actor, its frozen reference and (PPO) a critic of the same size share the
+/// devices with the rollout engine. Phases, after VeRL's `ActorRolloutRefWorker` colocation:
+/// rollout holds the engine (its `gpu_memory_utilization` share: weights at rollout TP and KV cache)
+/// beside the training weights; log-prob adds inference activations; update is the training step.
+fn rl_phases(ctx: &Ctx, stages: &[StageMemory]) -> Vec<PhaseMemory> {
+    let plan = ctx.plan;
+    if !matches!(plan.method, Method::Grpo | Method::Ppo) {
+        return Vec::new();
+    }
+    let worst = stages.iter().max_by_key(|s| s.total()).cloned().unwrap_or_default();
+    let critic =
+        if plan.method == Method::Ppo { worst.weights + worst.gradients + worst.optimizer } else { 0 };
+    // The reference model: frozen bf16 weights, sharded as the actor's.
+    let reference = worst.weights;
+    let capacity = plan.hardware.hw.memory_bytes as f64;
+    let engine = (capacity * plan.rl.gpu_memory_utilization_frac) as u64;
+    // Gradients are freed after each update (`zero_grad(set_to_none=True)`); the rest stays unless offloaded.
+    let persistent = worst.weights + worst.optimizer + reference + critic + worst.overhead + worst.buffers;
+    let update = worst.total() + reference + critic;
+    let log_prob = persistent + worst.logits;
+    let rollout = persistent + engine;
+    vec![
+        PhaseMemory { phase: "rollout", total: rollout },
+        PhaseMemory { phase: "log_prob", total: log_prob },
+        PhaseMemory { phase: "update", total: update },
+    ]
 }

@@ -599,33 +599,22 @@ impl ParamCounts {
 
 /// Counts parameters by component from [`tensors`].
 pub fn count_params(arch: &Architecture) -> ParamCounts {
-    let mut res = ParamCounts::default();
-    let mut skipped_experts = 0_u64;
-    for t in tensors(arch) {
-        let n = t.numel.saturating_mul(t.count);
-        if t.mtp {
-            res.mtp = res.mtp.saturating_add(n);
-            continue;
-        }
-        if t.routed
-            && let Some(moe) = &arch.moe
-        {
-            let skipped = n / moe.n_experts * (moe.n_experts - moe.top_k.min(moe.n_experts));
-            skipped_experts = skipped_experts.saturating_add(skipped);
-        }
-        let slot = match t.component {
-            Component::Embedding => &mut res.embedding,
-            Component::Attention => &mut res.attention,
-            Component::Mlp => &mut res.mlp,
-            Component::Experts => &mut res.experts,
-            Component::SharedExperts => &mut res.shared_experts,
-            Component::Router => &mut res.router,
-            Component::Norm => &mut res.norms,
-            Component::Head => &mut res.head,
-        };
-        *slot = slot.saturating_add(n);
-    }
-    res.active = res.total().saturating_sub(skipped_experts);
+    let (mtp, main): (Vec<TensorGroup>, Vec<TensorGroup>) = tensors(arch).into_iter().partition(|t| t.mtp);
+    let mut res = sum_by_component(&main);
+    res.mtp = sum_by_component(&mtp).total();
+    // A token passes through top_k of the n_experts routed experts of each MoE layer.
+    let skipped = match &arch.moe {
+        Some(moe) => main
+            .iter()
+            .filter(|t| t.routed)
+            .map(|t| {
+                t.numel.saturating_mul(t.count) / moe.n_experts
+                    * (moe.n_experts - moe.top_k.min(moe.n_experts))
+            })
+            .fold(0, u64::saturating_add),
+        None => 0,
+    };
+    res.active = res.total().saturating_sub(skipped);
     res
 }
 
@@ -638,6 +627,38 @@ pub struct LayerCounts {
     pub params_per_layer: u64,
     /// Whether they hold experts.
     pub moe: bool,
+}
+
+/// The tensors of one decoder layer: the MoE kind when `moe` and the model has experts, else dense.
+pub fn one_layer(arch: &Architecture, moe: bool) -> Vec<TensorGroup> {
+    let mut acc = Acc { res: Vec::new() };
+    layer_tensors(arch, 1, moe && arch.moe.is_some(), &mut acc);
+    acc.res
+}
+
+/// Whether decoder layer `layer_idx` holds experts.
+pub fn is_moe_layer(arch: &Architecture, layer_idx: u64) -> bool {
+    arch.moe.as_ref().is_some_and(|m| m.is_moe_layer(layer_idx))
+}
+
+/// Parameters by component of some tensor groups (`active` and `mtp` left at 0).
+pub fn sum_by_component(groups: &[TensorGroup]) -> ParamCounts {
+    let mut res = ParamCounts::default();
+    for t in groups {
+        let n = t.numel.saturating_mul(t.count);
+        let slot = match t.component {
+            Component::Embedding => &mut res.embedding,
+            Component::Attention => &mut res.attention,
+            Component::Mlp => &mut res.mlp,
+            Component::Experts => &mut res.experts,
+            Component::SharedExperts => &mut res.shared_experts,
+            Component::Router => &mut res.router,
+            Component::Norm => &mut res.norms,
+            Component::Head => &mut res.head,
+        };
+        *slot = slot.saturating_add(n);
+    }
+    res
 }
 
 /// Parameters per decoder layer, dense and MoE layers apart (MTP layers excluded).

@@ -46,6 +46,8 @@ pub struct Plan {
     pub lora: Lora,
     /// RL settings (used by `grpo` and `ppo`).
     pub rl: Rl,
+    /// Runtime overheads as given (validated); [`Plan::overheads`] resolves the defaults.
+    pub overheads: OverheadsFile,
 }
 
 /// The model, as chosen and as read.
@@ -246,6 +248,21 @@ pub struct Recompute {
     pub method: RecomputeMethod,
     /// For full: layers per checkpoint (uniform) or recomputed layers per stage (block).
     pub num_layers: NonZeroU32,
+    /// MindSpeed `--recompute-activation-function`: the MLP activation's output is recomputed.
+    pub activation_function: bool,
+    /// MindSpeed `--swap-attention`: attention activations wait in host memory until backward.
+    pub swap_attention: bool,
+}
+
+/// Memory the runtime takes besides the model, as the user may calibrate it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Overheads {
+    /// CUDA/CANN context and library workspaces, bytes.
+    pub runtime_context_bytes: u64,
+    /// NCCL/HCCL buffers per communication group, bytes.
+    pub comm_buffer_bytes: u64,
+    /// Share of device memory lost to the allocator, in [0, 0.5].
+    pub allocator_reserve_frac: f64,
 }
 
 /// Batch and sequence sizes.
@@ -316,7 +333,7 @@ pub struct CustomDevice {
     /// `nvidia`, `ascend` or `other`.
     #[serde(default = "other_vendor")]
     pub vendor: String,
-    /// Device memory, GB (10^9 bytes).
+    /// Device memory, GB as vendors print HBM sizes, which are binary (80 GB = 80 GiB).
     pub memory_gb: f64,
     /// Dense bf16 TFLOPS; 0 = no bf16.
     #[serde(default)]
@@ -383,6 +400,9 @@ pub struct PlanFile {
     /// RL settings.
     #[serde(default)]
     pub rl: RlFile,
+    /// Runtime overheads.
+    #[serde(default)]
+    pub overheads: OverheadsFile,
 }
 
 /// The model field: an id or a config.
@@ -476,6 +496,8 @@ pub struct RecomputeFile {
     pub granularity: RecomputeGranularity,
     pub method: RecomputeMethod,
     pub num_layers: u32,
+    pub activation_function: bool,
+    pub swap_attention: bool,
 }
 
 impl Default for RecomputeFile {
@@ -484,8 +506,25 @@ impl Default for RecomputeFile {
             granularity: RecomputeGranularity::Full,
             method: RecomputeMethod::Uniform,
             num_layers: 1,
+            activation_function: false,
+            swap_attention: false,
         }
     }
+}
+
+/// Overheads as written; each omitted figure takes the default documented in docs/memory.md.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct OverheadsFile {
+    /// Runtime context, MiB; 1000 when omitted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runtime_context_mib: Option<f64>,
+    /// Buffers per communication group, MiB; 200 on Ascend (HCCL_BUFFSIZE), 128 elsewhere, when omitted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub comm_buffer_mib: Option<f64>,
+    /// Allocator reserve as a fraction of device memory; 0.05 when omitted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub allocator_reserve: Option<f64>,
 }
 
 /// Batch sizes as written.
@@ -657,7 +696,24 @@ impl Plan {
             granularity: r.granularity,
             method: r.method,
             num_layers: count(r.num_layers, "recompute.num_layers")?,
+            activation_function: r.activation_function,
+            swap_attention: r.swap_attention,
         };
+        let o = &file.overheads;
+        for (x, field) in [
+            (o.runtime_context_mib, "overheads.runtime_context_mib"),
+            (o.comm_buffer_mib, "overheads.comm_buffer_mib"),
+        ] {
+            if x.is_some_and(|x| !(x.is_finite() && (0.0..=1e6).contains(&x))) {
+                return Err(PlanFileError::OutOfRange { field, expected: "from 0 to 1000000 MiB" });
+            }
+        }
+        if o.allocator_reserve.is_some_and(|x| !(x.is_finite() && (0.0..=0.5).contains(&x))) {
+            return Err(PlanFileError::OutOfRange {
+                field: "overheads.allocator_reserve",
+                expected: "from 0 to 0.5",
+            });
+        }
         let b = &file.batch;
         let batch = Batch {
             micro_batch: count(b.micro_batch, "batch.micro_batch")?,
@@ -700,7 +756,28 @@ impl Plan {
             attention: file.attention,
             lora,
             rl,
+            overheads: *o,
         })
+    }
+
+    /// The runtime overheads, defaults resolved for the device (docs/memory.md).
+    pub fn overheads(&self) -> Overheads {
+        let mib = |x: Option<f64>, default: u64| x.map_or(default, |x| (x * (1u64 << 20) as f64) as u64);
+        let comm_default = match self.hardware.hw.vendor {
+            Vendor::Ascend => crate::memory::HCCL_BUFFER_BYTES,
+            _ => crate::memory::NCCL_BUFFER_BYTES,
+        };
+        Overheads {
+            runtime_context_bytes: mib(
+                self.overheads.runtime_context_mib,
+                crate::memory::RUNTIME_CONTEXT_BYTES,
+            ),
+            comm_buffer_bytes: mib(self.overheads.comm_buffer_mib, comm_default),
+            allocator_reserve_frac: self
+                .overheads
+                .allocator_reserve
+                .unwrap_or(crate::memory::ALLOCATOR_RESERVE_FRAC),
+        }
     }
 
     /// The plan file that reads back as this plan. Fields equal to their defaults are written too;
@@ -749,6 +826,8 @@ impl Plan {
                 granularity: self.recompute.granularity,
                 method: self.recompute.method,
                 num_layers: self.recompute.num_layers.get(),
+                activation_function: self.recompute.activation_function,
+                swap_attention: self.recompute.swap_attention,
             },
             batch: BatchFile {
                 micro_batch: self.batch.micro_batch.get(),
@@ -766,6 +845,7 @@ impl Plan {
                 gpu_memory_utilization: self.rl.gpu_memory_utilization_frac,
                 max_num_seqs: self.rl.max_num_seqs.get(),
             },
+            overheads: self.overheads,
         }
     }
 
@@ -792,6 +872,7 @@ impl PlanFile {
             attention: default_attention(),
             lora: LoraFile::default(),
             rl: RlFile::default(),
+            overheads: OverheadsFile::default(),
         }
     }
 }
@@ -922,7 +1003,7 @@ fn custom_hardware(c: &CustomDevice) -> Result<Hardware, PlanFileError> {
         id: "custom".to_owned(),
         name: c.name.clone(),
         vendor,
-        memory_bytes: (memory_gb * 1e9) as u64,
+        memory_bytes: (memory_gb * (1u64 << 30) as f64) as u64,
         bf16_flops_per_second: bf16 * 1e12,
         fp16_flops_per_second: fp16 * 1e12,
         fp8_flops_per_second: fp8 * 1e12,

@@ -109,11 +109,81 @@ pub struct LayerReport {
     pub params_per_layer: u64,
 }
 
-/// Memory per device, in bytes.
+/// Memory per device, in bytes (docs/memory.md derives every term).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct MemoryReport {
+    /// Every pipeline stage, first to last.
+    pub stages: Vec<StageReport>,
+    /// RL only: the peak of each phase (`rollout`, `log_prob`, `update`) on the most loaded stage.
+    pub phases: Vec<PhaseReport>,
+    /// RL only: the rollout engine's reservation, its weights, the KV cache left and the KV cache a
+    /// full batch needs.
+    pub rollout: Option<RolloutReport>,
+    /// The highest total of any stage or phase: what must fit.
+    pub peak_bytes: u64,
+    /// The stage with the highest total.
+    pub peak_stage: u64,
+    /// Device memory.
+    pub capacity_bytes: u64,
+    /// Device memory less the allocator's reserve.
+    pub usable_bytes: u64,
+    /// Whether `peak_bytes` fits in `usable_bytes`.
+    pub fits: bool,
+    /// Host memory each node needs for offloaded states (0 without offload).
+    pub host_bytes_per_node: u64,
+    /// Data parallel size the memory assumes.
+    pub dp: u64,
+    /// Micro-batches per step and pipeline.
+    pub n_microbatches: u64,
     /// bf16 weights on each device when ZeRO-3 shards every parameter over all devices.
     pub zero3_bf16_weight_bytes_per_device: u64,
+}
+
+/// One pipeline stage on one device, bytes.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct StageReport {
+    /// Stage index, from 0.
+    pub stage: u64,
+    /// Decoder layers on the stage.
+    pub n_layers: u64,
+    /// Weights held on the device.
+    pub weights: u64,
+    /// Gradients.
+    pub gradients: u64,
+    /// Optimizer states.
+    pub optimizer: u64,
+    /// Activations of all micro-batches in flight.
+    pub activations: u64,
+    /// Logits and loss (last stage).
+    pub logits: u64,
+    /// Communication buffers (NCCL/HCCL) and ZeRO-3 gathered parameters.
+    pub buffers: u64,
+    /// Runtime context.
+    pub overhead: u64,
+    /// The sum of the above.
+    pub total: u64,
+}
+
+/// The rollout engine on one device, bytes.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct RolloutReport {
+    /// `gpu_memory_utilization` of the device.
+    pub engine_bytes: u64,
+    /// bf16 weights at the rollout TP.
+    pub weights_bytes: u64,
+    /// The reservation less the weights.
+    pub kv_cache_bytes: u64,
+    /// `max_num_seqs` × (`max_prompt_length` + `max_response_length`) tokens of KV cache.
+    pub kv_cache_needed_bytes: u64,
+}
+
+/// An RL phase's peak.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct PhaseReport {
+    /// `rollout`, `log_prob` or `update`.
+    pub phase: &'static str,
+    /// Bytes at the phase's peak.
+    pub total: u64,
 }
 
 /// Something about the plan worth saying, as data: the page translates `code` and fills in `args`.

@@ -97,25 +97,49 @@ pub struct Chromedriver {
 }
 
 impl Chromedriver {
-    /// Starts `$CHROMEDRIVER` (default: `chromedriver` on PATH) on a free port and waits until it listens.
+    /// Starts `$CHROMEDRIVER` (default: `chromedriver` on PATH) on a free port and waits until it
+    /// answers `/status` as ready. A port taken in the meantime (tests run in parallel and each serves
+    /// pages on a port of its own) makes chromedriver exit; it is then started again on another port.
     pub fn start() -> Chromedriver {
-        let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let program = std::env::var("CHROMEDRIVER").unwrap_or_else(|_| "chromedriver".to_owned());
-        let child = Command::new(&program)
-            .arg(format!("--port={port}"))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap_or_else(|e| {
-                panic!("cannot start {program} ({e}): `scripts/setup` installs chromium-driver")
-            });
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "{program} did not listen on port {port} within 20 s");
-            std::thread::sleep(Duration::from_millis(50));
+        for _ in 0..5 {
+            let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+            let mut child = Command::new(&program)
+                .arg(format!("--port={port}"))
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap_or_else(|e| {
+                    panic!("cannot start {program} ({e}): `scripts/setup` installs chromium-driver")
+                });
+            let deadline = Instant::now() + Duration::from_secs(20);
+            while Instant::now() < deadline {
+                if child.try_wait().ok().flatten().is_some() {
+                    break;
+                }
+                if status_ready(port) {
+                    return Chromedriver { child, url: format!("http://127.0.0.1:{port}") };
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            let _ = child.kill();
+            let _ = child.wait();
         }
-        Chromedriver { child, url: format!("http://127.0.0.1:{port}") }
+        panic!("{program} did not become ready on any of 5 ports");
     }
+}
+
+/// Whether a WebDriver server on `port` answers `GET /status` with `"ready": true`.
+fn status_ready(port: u16) -> bool {
+    let Ok(mut stream) = TcpStream::connect(("127.0.0.1", port)) else { return false };
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(2)));
+    let request = format!("GET /status HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n");
+    if stream.write_all(request.as_bytes()).is_err() {
+        return false;
+    }
+    let mut response = String::new();
+    let _ = std::io::Read::read_to_string(&mut stream, &mut response);
+    response.contains("\"ready\":true") || response.contains("\"ready\": true")
 }
 
 impl Drop for Chromedriver {

@@ -54,6 +54,21 @@ async fn editing_the_plan_updates_the_report() -> WebDriverResult<()> {
     assert_eq!(page.wait_text("params-total", |t| t == "8,030,261,248").await?, "8,030,261,248");
     page.screenshot("en-edited").await?;
 
+    // Memory: a full fine-tune of Llama-3.1-70B on one 8 × H100 node does not fit unsharded (16 bytes
+    // × 70.6B per device, ZeRO paper); ZeRO-3 with the optimizer on the host leaves 4 bytes × 70.6B ÷ 8.
+    page.choose("model-select", "llama-3.1-70b").await?;
+    page.choose("method-select", "sft-full").await?;
+    page.type_into("nodes-input", "1").await?;
+    let verdict = page.wait_text("memory-fits", |t| t.starts_with("Does not fit")).await?;
+    assert!(verdict.starts_with("Does not fit"), "{verdict}");
+    page.choose("zero-select", "3").await?;
+    page.el("offload-opt-check").await?.click().await?;
+    let verdict = page.wait_text("memory-fits", |t| t.starts_with("Fits")).await?;
+    assert!(verdict.starts_with("Fits"), "{verdict}");
+    assert!(page.text("memory-host").await?.contains("GiB"));
+    assert!(page.has("memory-chart").await?);
+    page.screenshot("en-memory").await?;
+
     page.driver.quit().await
 }
 

@@ -51,7 +51,7 @@ pub fn HardwarePicker(
     let summary = move || {
         current().map(|d| {
             let tflops = |x: f64| format!("{}", (x / 1e12).round());
-            let memory = format!("{}", d.memory_bytes / 1_000_000_000);
+            let memory = format!("{}", d.memory_bytes >> 30);
             let bandwidth = format!("{:.2}", d.memory_bytes_per_second / 1e12);
             match d.has_bf16() {
                 true => fill(

@@ -4,6 +4,7 @@
 pub mod app;
 mod hardware_picker;
 mod header;
+mod memory_chart;
 mod model_picker;
 mod params_panel;
 mod plan_form;

@@ -4,6 +4,7 @@
 use leptos::prelude::*;
 use trainplan_core::{Plan, Report};
 
+use crate::components::memory_chart::MemoryPanel;
 use crate::components::plan_form::method_key;
 use crate::components::{use_lang, use_tr};
 use crate::form::FormError;
@@ -179,6 +180,7 @@ pub fn ParamsPanel(
                     </Show>
                 </table>
 
+                <MemoryPanel report=report />
                 <h2>{move || tr(Key::weights_title)}</h2>
                 <div class="headline">
                     <span class="label">{move || tr(Key::weights_zero3)}</span>

@@ -2,12 +2,12 @@
 
 use leptos::prelude::*;
 use trainplan_core::Plan;
-use trainplan_core::plan::{Framework, Method};
+use trainplan_core::plan::{AttentionImpl, Framework, Method, PlanFile, RecomputeGranularity};
 
 use crate::components::hardware_picker::HardwarePicker;
 use crate::components::model_picker::ModelPicker;
 use crate::components::{TextField, use_tr};
-use crate::form::{FormError, FormField, PlanForm};
+use crate::form::{FormError, FormField, NumField, PlanForm};
 use crate::i18n::{Key, fill};
 
 /// The inputs column.
@@ -35,6 +35,40 @@ pub fn PlanFormPanel(
         })
     };
     let count_message = Signal::derive(move || tr(Key::plan_form_bad_count).to_owned());
+    // A labelled whole-number field bound to one of the form's numbers.
+    let number =
+        move |label: Key, testid: &'static str, field: NumField, placeholder: Option<Signal<String>>| {
+            view! {
+                <TextField
+                    label=Signal::derive(move || tr(label).to_owned())
+                    testid=testid
+                    value=Signal::derive(move || form.with(|f| f.number(field).to_owned()))
+                    invalid=Signal::derive(move || is_bad(FormField::Number(field)))
+                    message=count_message
+                    on_input=move |text| form.update(|f| f.set_number(field, text))
+                    numeric=true
+                    placeholder=placeholder.unwrap_or_default()
+                />
+            }
+        };
+    // A labelled switch bound to a boolean of the plan file.
+    let check =
+        move |label: Key, testid: &'static str, get: fn(&PlanFile) -> bool, set: fn(&mut PlanFile, bool)| {
+            view! {
+                <label class="check">
+                    <input
+                        type="checkbox"
+                        data-testid=testid
+                        prop:checked=move || form.with(|f| get(&f.file))
+                        on:change=move |ev| {
+                            let on = event_target_checked(&ev);
+                            form.update(|f| set(&mut f.file, on));
+                        }
+                    />
+                    <span>{move || tr(label)}</span>
+                </label>
+            }
+        };
     let framework_options = Framework::ALL
         .iter()
         .map(|&fw| {
@@ -76,26 +110,9 @@ pub fn PlanFormPanel(
             <section class="panel" aria-labelledby="cluster-title">
                 <h2 id="cluster-title">{move || tr(Key::cluster_title)}</h2>
                 <div class="row">
-                    <TextField
-                        label=Signal::derive(move || tr(Key::plan_form_nodes).to_owned())
-                        testid="nodes-input"
-                        value=Signal::derive(move || form.with(|f| f.nodes.clone()))
-                        invalid=Signal::derive(move || is_bad(FormField::Nodes))
-                        message=count_message
-                        on_input=move |text| form.update(|f| f.nodes = text)
-                        numeric=true
-                    />
+                    {number(Key::plan_form_nodes, "nodes-input", NumField::Nodes, None)}
                     <span class="times" aria-hidden="true">"×"</span>
-                    <TextField
-                        label=Signal::derive(move || tr(Key::plan_form_devices_per_node).to_owned())
-                        testid="devices-input"
-                        value=Signal::derive(move || form.with(|f| f.devices_per_node.clone()))
-                        invalid=Signal::derive(move || is_bad(FormField::DevicesPerNode))
-                        message=count_message
-                        on_input=move |text| form.update(|f| f.devices_per_node = text)
-                        numeric=true
-                        placeholder=Signal::derive(default_devices)
-                    />
+                    {number(Key::plan_form_devices_per_node, "devices-input", NumField::DevicesPerNode, Some(Signal::derive(default_devices)))}
                 </div>
                 <p class="total-devices">
                     {move || tr(Key::plan_form_n_devices)} ": "
@@ -113,16 +130,79 @@ pub fn PlanFormPanel(
                     <select data-testid="method-select" on:change=on_method>{method_options}</select>
                 </label>
                 <Show when=uses_lora>
-                    <TextField
-                        label=Signal::derive(move || tr(Key::training_lora_rank).to_owned())
-                        testid="lora-rank-input"
-                        value=Signal::derive(move || form.with(|f| f.lora_rank.clone()))
-                        invalid=Signal::derive(move || is_bad(FormField::LoraRank))
-                        message=count_message
-                        on_input=move |text| form.update(|f| f.lora_rank = text)
-                        numeric=true
-                    />
+                    {number(Key::training_lora_rank, "lora-rank-input", NumField::LoraRank, None)}
                 </Show>
+                <div class="grid3">
+                    {number(Key::batch_micro, "micro-batch-input", NumField::MicroBatch, None)}
+                    {number(Key::batch_global, "global-batch-input", NumField::GlobalBatch, None)}
+                    {number(Key::batch_seq, "seq-len-input", NumField::SeqLen, None)}
+                </div>
+            </section>
+            <section class="panel" aria-labelledby="parallel-title">
+                <h2 id="parallel-title">{move || tr(Key::par_title)}</h2>
+                <div class="grid3">
+                    {number(Key::par_tp, "tp-input", NumField::Tp, None)}
+                    {number(Key::par_pp, "pp-input", NumField::Pp, None)}
+                    {number(Key::par_vpp, "vpp-input", NumField::Vpp, None)}
+                    {number(Key::par_cp, "cp-input", NumField::Cp, None)}
+                    {number(Key::par_ep, "ep-input", NumField::Ep, None)}
+                    <label class="field">
+                        <span>{move || tr(Key::par_zero)}</span>
+                        <select data-testid="zero-select" on:change=move |ev| {
+                            if let Ok(stage) = event_target_value(&ev).parse::<u8>() {
+                                form.update(|f| f.file.parallel.zero_stage = stage);
+                            }
+                        }>
+                            {(0..=3u8).map(|z| view! {
+                                <option value=z.to_string() selected=move || form.with(|f| f.file.parallel.zero_stage == z)>{z}</option>
+                            }).collect_view()}
+                        </select>
+                    </label>
+                </div>
+                {check(Key::par_dist_opt, "dist-opt-check", |f| f.parallel.distributed_optimizer, |f, v| f.parallel.distributed_optimizer = v)}
+                {check(Key::par_sp, "sp-check", |f| f.parallel.sequence_parallel, |f, v| f.parallel.sequence_parallel = v)}
+                {check(Key::par_offload_opt, "offload-opt-check", |f| f.parallel.offload_optimizer, |f, v| f.parallel.offload_optimizer = v)}
+                {check(Key::par_offload_params, "offload-params-check", |f| f.parallel.offload_params, |f, v| f.parallel.offload_params = v)}
+                <div class="grid3">
+                    <label class="field">
+                        <span>{move || tr(Key::rc_granularity)}</span>
+                        <select data-testid="recompute-select" on:change=move |ev| {
+                            let wire = event_target_value(&ev);
+                            if let Some(&g) = RecomputeGranularity::ALL.iter().find(|g| g.wire() == wire) {
+                                form.update(|f| f.file.recompute.granularity = g);
+                            }
+                        }>
+                            {RecomputeGranularity::ALL.iter().map(|&g| {
+                                let key = match g {
+                                    RecomputeGranularity::None => Key::rc_none,
+                                    RecomputeGranularity::Selective => Key::rc_selective,
+                                    RecomputeGranularity::Full => Key::rc_full,
+                                };
+                                view! {
+                                    <option value=g.wire() selected=move || form.with(|f| f.file.recompute.granularity == g)>
+                                        {move || tr(key)}
+                                    </option>
+                                }
+                            }).collect_view()}
+                        </select>
+                    </label>
+                    {number(Key::rc_layers, "recompute-layers-input", NumField::RecomputeLayers, None)}
+                    <label class="field">
+                        <span>{move || tr(Key::rc_attention)}</span>
+                        <select data-testid="attention-select" on:change=move |ev| {
+                            let wire = event_target_value(&ev);
+                            if let Some(&a) = AttentionImpl::ALL.iter().find(|a| a.wire() == wire) {
+                                form.update(|f| f.file.attention = a);
+                            }
+                        }>
+                            {AttentionImpl::ALL.iter().map(|&a| view! {
+                                <option value=a.wire() selected=move || form.with(|f| f.file.attention == a)>{a.wire()}</option>
+                            }).collect_view()}
+                        </select>
+                    </label>
+                </div>
+                {check(Key::rc_act_fn, "act-fn-check", |f| f.recompute.activation_function, |f, v| f.recompute.activation_function = v)}
+                {check(Key::rc_swap_attn, "swap-attn-check", |f| f.recompute.swap_attention, |f, v| f.recompute.swap_attention = v)}
             </section>
         </div>
     }

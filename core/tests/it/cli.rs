@@ -44,8 +44,8 @@ fn hardware_lists_the_catalog() {
     assert!(out.status.success());
     let rows: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
     let h100 = rows.iter().find(|r| r["id"] == "h100-sxm-80g").expect("h100 listed");
-    // NVIDIA H100 datasheet: 80 GB, 989 TFLOPS dense bf16.
-    assert_eq!(h100["memory_bytes"], 80_000_000_000_u64);
+    // NVIDIA H100 datasheet: 80 GB (80 GiB of HBM3), 989 TFLOPS dense bf16.
+    assert_eq!(h100["memory_bytes"], 80_u64 << 30);
     assert_eq!(h100["bf16_flops_per_second"], 989e12);
     assert!(rows.iter().any(|r| r["id"] == "ascend-910c" && r["devices_per_node"] == 16));
 }

@@ -1,0 +1,166 @@
+//! Chart geometry computed from the report, with no drawing: what each bar holds and where its
+//! segments sit, as fractions of the plot. The components only draw it; tests check it natively.
+
+use trainplan_core::report::{MemoryReport, StageReport};
+
+/// The terms a stage's memory is made of, bottom to top.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Term {
+    /// Model weights.
+    Weights,
+    /// Gradients.
+    Gradients,
+    /// Optimizer states.
+    Optimizer,
+    /// Activations.
+    Activations,
+    /// Logits and loss.
+    Logits,
+    /// Communication buffers.
+    Buffers,
+    /// Runtime context.
+    Overhead,
+}
+
+impl Term {
+    /// Every term, in stacking order.
+    pub const ALL: [Term; 7] = [
+        Term::Weights,
+        Term::Gradients,
+        Term::Optimizer,
+        Term::Activations,
+        Term::Logits,
+        Term::Buffers,
+        Term::Overhead,
+    ];
+
+    /// This term's bytes in a stage.
+    pub fn of(self, stage: &StageReport) -> u64 {
+        match self {
+            Term::Weights => stage.weights,
+            Term::Gradients => stage.gradients,
+            Term::Optimizer => stage.optimizer,
+            Term::Activations => stage.activations,
+            Term::Logits => stage.logits,
+            Term::Buffers => stage.buffers,
+            Term::Overhead => stage.overhead,
+        }
+    }
+
+    /// The CSS class that colours the term.
+    pub fn class(self) -> &'static str {
+        match self {
+            Term::Weights => "t-weights",
+            Term::Gradients => "t-gradients",
+            Term::Optimizer => "t-optimizer",
+            Term::Activations => "t-activations",
+            Term::Logits => "t-logits",
+            Term::Buffers => "t-buffers",
+            Term::Overhead => "t-overhead",
+        }
+    }
+}
+
+/// One segment of a bar: its term, bytes, and bottom and height as fractions of the plot.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Segment {
+    /// What it is.
+    pub term: Term,
+    /// Its bytes.
+    pub bytes: u64,
+    /// Bottom edge, 0 = the axis.
+    pub bottom_frac: f64,
+    /// Height.
+    pub height_frac: f64,
+}
+
+/// One stage's bar.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Bar {
+    /// The stage index.
+    pub stage: u64,
+    /// Non-empty segments, bottom to top.
+    pub segments: Vec<Segment>,
+    /// The stage's total bytes.
+    pub total: u64,
+    /// Whether the total is above the usable memory.
+    pub over: bool,
+}
+
+/// The memory chart: a bar per stage against the device's capacity.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MemoryChart {
+    /// One bar per stage.
+    pub bars: Vec<Bar>,
+    /// The top of the plot, bytes.
+    pub scale_bytes: u64,
+    /// The capacity line, as a fraction of the plot height.
+    pub capacity_frac: f64,
+    /// The usable-memory line.
+    pub usable_frac: f64,
+}
+
+/// The chart for a report's memory. The plot reaches 5 % above the larger of capacity and peak.
+pub fn memory_chart(memory: &MemoryReport) -> MemoryChart {
+    let scale_bytes = ((memory.capacity_bytes.max(memory.peak_bytes) as f64) * 1.05).max(1.0) as u64;
+    let frac = |bytes: u64| bytes as f64 / scale_bytes as f64;
+    let bars = memory
+        .stages
+        .iter()
+        .map(|stage| {
+            let mut bottom = 0;
+            let segments = Term::ALL
+                .into_iter()
+                .filter_map(|term| {
+                    let bytes = term.of(stage);
+                    let segment =
+                        Segment { term, bytes, bottom_frac: frac(bottom), height_frac: frac(bytes) };
+                    bottom += bytes;
+                    (0 < bytes).then_some(segment)
+                })
+                .collect();
+            Bar { stage: stage.stage, segments, total: stage.total, over: memory.usable_bytes < stage.total }
+        })
+        .collect();
+    MemoryChart {
+        bars,
+        scale_bytes,
+        capacity_frac: frac(memory.capacity_bytes),
+        usable_frac: frac(memory.usable_bytes),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use trainplan_core::{Plan, evaluate};
+
+    fn chart(text: &str) -> (MemoryChart, MemoryReport) {
+        let memory = evaluate(&Plan::from_json(text).unwrap()).memory;
+        (memory_chart(&memory), memory)
+    }
+
+    #[test]
+    fn segments_stack_to_the_stage_total() {
+        let (chart, memory) = chart(
+            r#"{"model": "llama-3-8b", "framework": "megatron", "method": "pretrain", "parallel": {"pp": 4}}"#,
+        );
+        assert_eq!(chart.bars.len(), 4);
+        for (bar, stage) in chart.bars.iter().zip(&memory.stages) {
+            let top = bar.segments.last().map(|s| s.bottom_frac + s.height_frac).unwrap();
+            assert!((top - stage.total as f64 / chart.scale_bytes as f64).abs() < 1e-9);
+            assert_eq!(bar.segments.iter().map(|s| s.bytes).sum::<u64>(), stage.total);
+            assert!(bar.segments.iter().all(|s| 0 < s.bytes));
+        }
+        assert!(chart.usable_frac < chart.capacity_frac && chart.capacity_frac < 1.0);
+    }
+
+    #[test]
+    fn a_plan_that_does_not_fit_reaches_above_the_capacity() {
+        let (chart, memory) = chart(r#"{"model": "llama-3.1-70b", "method": "sft-full"}"#);
+        assert!(!memory.fits);
+        assert!(chart.bars[0].over);
+        let top = chart.bars[0].total as f64 / chart.scale_bytes as f64;
+        assert!(chart.capacity_frac < top && top < 1.0);
+    }
+}
