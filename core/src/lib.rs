@@ -28,6 +28,8 @@ pub mod model;
 pub mod permalink;
 pub mod plan;
 pub mod report;
+pub mod schedule;
+pub mod time;
 
 use std::collections::BTreeMap;
 
@@ -40,6 +42,8 @@ use crate::report::{Finding, Severity};
 
 /// Evaluates a plan. Never fails: a well-typed plan always has a report.
 pub fn evaluate(plan: &Plan) -> Report {
+    let mem = memory::estimate(plan);
+    let time = time::estimate(plan, &mem);
     let arch = &plan.model.arch;
     let counts = model::count_params(arch);
     let lora = model::lora_params(arch, u64::from(plan.lora.rank.get()), &plan.lora.targets.list());
@@ -94,13 +98,74 @@ pub fn evaluate(plan: &Plan) -> Report {
             lora,
             layers,
         },
-        memory: memory_report(plan, n_devices),
+        memory: memory_report(plan, &mem, n_devices),
+        time: time_report(&time),
+        schedule: schedule_report(&time, mem.n_microbatches),
         findings: plan.model.warnings.iter().map(import_finding).collect(),
     }
 }
 
-fn memory_report(plan: &Plan, n_devices: u64) -> report::MemoryReport {
-    let mem = memory::estimate(plan);
+fn time_report(t: &time::StepTime) -> report::TimeReport {
+    let b = &t.breakdown;
+    report::TimeReport {
+        step_seconds: t.step_seconds,
+        tokens_per_second: t.tokens_per_second,
+        tokens_per_second_per_device: t.tokens_per_second_per_device,
+        samples_per_second: t.samples_per_second,
+        mfu: t.mfu_frac,
+        hfu: t.hfu_frac,
+        model_flops_per_step: t.model_flops_per_step,
+        hardware_flops_per_step: t.hardware_flops_per_step,
+        days_per_trillion_tokens: time::days_to_train(t, 1e12),
+        breakdown: report::BreakdownReport {
+            compute_seconds: b.compute_seconds,
+            memory_bound_seconds: b.memory_bound_seconds,
+            recompute_seconds: b.recompute_seconds,
+            tp_comm_seconds: b.tp_comm_seconds,
+            cp_comm_seconds: b.cp_comm_seconds,
+            ep_comm_seconds: b.ep_comm_seconds,
+            pp_comm_seconds: b.pp_comm_seconds,
+            bubble_seconds: b.bubble_seconds,
+            dp_comm_seconds: b.dp_comm_seconds,
+            optimizer_seconds: b.optimizer_seconds,
+            offload_seconds: b.offload_seconds,
+        },
+    }
+}
+
+fn schedule_report(t: &time::StepTime, n_microbatches: u64) -> report::ScheduleReport {
+    use schedule::{Pass, Schedule};
+    report::ScheduleReport {
+        name: match t.schedule {
+            Schedule::GPipe => "gpipe",
+            Schedule::OneFOneB => "1f1b",
+            Schedule::Interleaved => "interleaved",
+            Schedule::ZbH1 => "zb-h1",
+        },
+        bubble_fraction: t.bubble_ratio,
+        n_microbatches,
+        timeline: t
+            .timeline
+            .events
+            .iter()
+            .take(4000)
+            .map(|e| report::EventReport {
+                stage: e.stage,
+                chunk: e.chunk,
+                microbatch: e.microbatch,
+                pass: match e.pass {
+                    Pass::F => "F",
+                    Pass::B => "B",
+                    Pass::W => "W",
+                },
+                start_seconds: e.start_seconds,
+                end_seconds: e.end_seconds,
+            })
+            .collect(),
+    }
+}
+
+fn memory_report(plan: &Plan, mem: &memory::Memory, n_devices: u64) -> report::MemoryReport {
     let stages: Vec<report::StageReport> = mem
         .stages
         .iter()
@@ -121,7 +186,7 @@ fn memory_report(plan: &Plan, n_devices: u64) -> report::MemoryReport {
     let peak_stage = stages.iter().max_by_key(|s| s.total).map_or(0, |s| s.stage);
     report::MemoryReport {
         phases: mem.phases.iter().map(|p| report::PhaseReport { phase: p.phase, total: p.total }).collect(),
-        rollout: mem.rollout.map(|r| report::RolloutReport {
+        rollout: mem.rollout.as_ref().map(|r| report::RolloutReport {
             engine_bytes: r.engine_bytes,
             weights_bytes: r.weights_bytes,
             kv_cache_bytes: r.kv_cache_bytes,

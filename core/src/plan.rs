@@ -237,6 +237,13 @@ pub struct Parallel {
     pub offload_optimizer: bool,
     /// Parameters in host memory (ZeRO-3).
     pub offload_params: bool,
+    /// Megatron `--overlap-grad-reduce` / DeepSpeed `overlap_comm`: gradient reduction overlaps backward.
+    pub overlap_grad_reduce: bool,
+    /// Megatron `--overlap-param-gather`: the distributed optimizer's gather overlaps forward.
+    pub overlap_param_gather: bool,
+    /// Megatron `--tp-comm-overlap` (Transformer Engine) / MindSpeed `--use-ascend-coc`: TP collectives
+    /// pipelined with the GEMMs around them.
+    pub tp_comm_overlap: bool,
 }
 
 /// Activation recomputation.
@@ -468,6 +475,9 @@ pub struct ParallelFile {
     pub distributed_optimizer: bool,
     pub offload_optimizer: bool,
     pub offload_params: bool,
+    pub overlap_grad_reduce: bool,
+    pub overlap_param_gather: bool,
+    pub tp_comm_overlap: bool,
 }
 
 impl Default for ParallelFile {
@@ -484,6 +494,9 @@ impl Default for ParallelFile {
             distributed_optimizer: false,
             offload_optimizer: false,
             offload_params: false,
+            overlap_grad_reduce: false,
+            overlap_param_gather: false,
+            tp_comm_overlap: false,
         }
     }
 }
@@ -690,6 +703,9 @@ impl Plan {
             distributed_optimizer: p.distributed_optimizer,
             offload_optimizer: p.offload_optimizer,
             offload_params: p.offload_params,
+            overlap_grad_reduce: p.overlap_grad_reduce,
+            overlap_param_gather: p.overlap_param_gather,
+            tp_comm_overlap: p.tp_comm_overlap,
         };
         let r = &file.recompute;
         let recompute = Recompute {
@@ -821,6 +837,9 @@ impl Plan {
                 distributed_optimizer: p.distributed_optimizer,
                 offload_optimizer: p.offload_optimizer,
                 offload_params: p.offload_params,
+                overlap_grad_reduce: p.overlap_grad_reduce,
+                overlap_param_gather: p.overlap_param_gather,
+                tp_comm_overlap: p.tp_comm_overlap,
             },
             recompute: RecomputeFile {
                 granularity: self.recompute.granularity,

@@ -23,6 +23,10 @@ pub struct Report {
     pub params: ParamsReport,
     /// Memory per device.
     pub memory: MemoryReport,
+    /// Step time, throughput and FLOPs utilization.
+    pub time: TimeReport,
+    /// The pipeline schedule as simulated.
+    pub schedule: ScheduleReport,
     /// What the plan should know: warnings from reading the model, and (later) every rule it breaks.
     pub findings: Vec<Finding>,
 }
@@ -184,6 +188,79 @@ pub struct PhaseReport {
     pub phase: &'static str,
     /// Bytes at the phase's peak.
     pub total: u64,
+}
+
+/// Step time and throughput (docs/time.md).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TimeReport {
+    /// One optimizer step, seconds.
+    pub step_seconds: f64,
+    /// Tokens per second, all devices.
+    pub tokens_per_second: f64,
+    /// Tokens per second per device.
+    pub tokens_per_second_per_device: f64,
+    /// Sequences per second.
+    pub samples_per_second: f64,
+    /// Model FLOPs utilization: the model's FLOPs (no recomputation) per second over the dense peak.
+    pub mfu: f64,
+    /// Hardware FLOPs utilization: FLOPs the devices run (recomputation included) over the peak.
+    /// The difference from `mfu` is recomputation's extra forward work.
+    pub hfu: f64,
+    /// Model FLOPs per step.
+    pub model_flops_per_step: f64,
+    /// Hardware FLOPs per step.
+    pub hardware_flops_per_step: f64,
+    /// Days to train one trillion tokens at this throughput.
+    pub days_per_trillion_tokens: f64,
+    /// Where the time goes, seconds per step.
+    pub breakdown: BreakdownReport,
+}
+
+/// Seconds per step by cause (the busiest stage's view).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[allow(missing_docs)]
+pub struct BreakdownReport {
+    pub compute_seconds: f64,
+    pub memory_bound_seconds: f64,
+    pub recompute_seconds: f64,
+    pub tp_comm_seconds: f64,
+    pub cp_comm_seconds: f64,
+    pub ep_comm_seconds: f64,
+    pub pp_comm_seconds: f64,
+    pub bubble_seconds: f64,
+    pub dp_comm_seconds: f64,
+    pub optimizer_seconds: f64,
+    pub offload_seconds: f64,
+}
+
+/// The pipeline schedule.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ScheduleReport {
+    /// `1f1b`, `interleaved`, `gpipe` or `zb-h1`.
+    pub name: &'static str,
+    /// Pipeline bubble over busy time: (p − 1)/m for 1F1B with equal stages.
+    pub bubble_fraction: f64,
+    /// Micro-batches per step.
+    pub n_microbatches: u64,
+    /// The first micro-batches' passes, as simulated (at most 4000).
+    pub timeline: Vec<EventReport>,
+}
+
+/// One pass of the timeline.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct EventReport {
+    /// Pipeline rank.
+    pub stage: u32,
+    /// Model chunk on the rank.
+    pub chunk: u32,
+    /// Micro-batch.
+    pub microbatch: u32,
+    /// `F`, `B` or `W`.
+    pub pass: &'static str,
+    /// Start, seconds.
+    pub start_seconds: f64,
+    /// End, seconds.
+    pub end_seconds: f64,
 }
 
 /// Something about the plan worth saying, as data: the page translates `code` and fills in `args`.

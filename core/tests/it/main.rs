@@ -7,4 +7,6 @@ mod memory;
 mod params;
 mod permalink;
 mod plan;
+mod schedule;
 mod tidy;
+mod time;

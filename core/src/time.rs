@@ -1,0 +1,575 @@
+//! Step time, throughput and FLOPs utilization: per-layer FLOPs at a size-dependent efficiency,
+//! memory-bound work at HBM bandwidth, collectives by placement, the pipeline schedule simulated,
+//! the data-parallel tail and the optimizer step. docs/time.md derives every term.
+
+use crate::hardware::Hardware;
+use crate::memory;
+use crate::model::{self, Architecture, Attention, MlpKind};
+use crate::plan::{AttentionImpl, Framework, Method, Plan, Precision, RecomputeGranularity};
+use crate::schedule::{self, Costs, Schedule, Timeline};
+
+/// The fraction of peak a GEMM of `flops` floating-point operations reaches: `max · f / (f + half)`.
+///
+/// The shape follows Calculon's matrix-efficiency tables (`systems/a100_80g.json`: larger GEMMs run
+/// closer to peak); see the two constants for their evidence.
+pub fn gemm_efficiency(flops: f64) -> f64 {
+    GEMM_EFF_MAX * flops / (flops + GEMM_HALF_FLOPS)
+}
+
+/// Asymptotic fraction of peak of a large GEMM, end to end in a training step.
+/// Tier: fitted, the one free constant of the time model: Narayanan et al. 2021 Table 1 with the
+/// authors' run settings gives mean error 2.3 %, worst 6.9 % (`core/tests/it/time.rs`).
+pub const GEMM_EFF_MAX: f64 = 0.66;
+/// GEMM size at which efficiency is half the asymptote, FLOPs.
+/// Tier: derived: LLMCompass's A100 matmul sweep (`ae/figure5/ab/real_hardware/matmul_A100.csv`)
+/// measures about 60 % of peak at 17–39 GFLOP, which this curve gives (53–60 %).
+pub const GEMM_HALF_FLOPS: f64 = 4e9;
+/// Fraction of HBM bandwidth elementwise kernels reach. Tier: derived (STREAM-like kernels reach
+/// 80–90 % of HBM bandwidth on A100/H100).
+pub const HBM_EFF: f64 = 0.8;
+/// Bytes of 16-bit elementwise traffic per token and hidden unit in one layer's forward (norms,
+/// residual adds, bias/activation/dropout kernels, rotary): each reads and writes h-wide tensors.
+/// Tier: derived from the kernels Megatron runs per layer (about 12 reads/writes of 2-byte tensors).
+pub const ELEMENTWISE_BYTES_PER_TOKEN_HIDDEN: f64 = 24.0;
+/// Fraction of link bandwidth a ring collective reaches. Tier: fitted (Table 1; nccl-tests show
+/// 70–85 % bus bandwidth on NVLink and InfiniBand at large sizes).
+pub const COLLECTIVE_EFF: f64 = 0.75;
+/// Fixed cost of one collective or point-to-point call, seconds (launch and synchronization).
+/// Tier: derived (NCCL latencies of tens of microseconds).
+pub const COLLECTIVE_LATENCY_SECONDS: f64 = 20e-6;
+/// Micro-batches the schedule simulates before extrapolating the steady state.
+const SIMULATED_MICROBATCHES_PER_STAGE: u32 = 4;
+
+/// Time of a plan.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StepTime {
+    /// One optimizer step.
+    pub step_seconds: f64,
+    /// Tokens trained per second, all devices.
+    pub tokens_per_second: f64,
+    /// Tokens per second per device.
+    pub tokens_per_second_per_device: f64,
+    /// Sequences trained per second.
+    pub samples_per_second: f64,
+    /// FLOPs of the model per step (forward and backward, no recomputation; Megatron's count).
+    pub model_flops_per_step: f64,
+    /// FLOPs the devices run per step, recomputation included.
+    pub hardware_flops_per_step: f64,
+    /// Model FLOPs per second over the devices' dense peak.
+    pub mfu_frac: f64,
+    /// Hardware FLOPs per second over the devices' dense peak.
+    pub hfu_frac: f64,
+    /// Where the step's time goes.
+    pub breakdown: Breakdown,
+    /// Bubble over busy time in the pipeline, as the schedule ran.
+    pub bubble_ratio: f64,
+    /// The schedule that ran and the simulated timeline (its first micro-batches).
+    pub schedule: Schedule,
+    /// The simulated timeline.
+    pub timeline: Timeline,
+}
+
+/// Seconds of a step by cause, on the slowest pipeline stage's critical path.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Breakdown {
+    /// Matrix multiplications and attention.
+    pub compute_seconds: f64,
+    /// Elementwise kernels bound by memory bandwidth.
+    pub memory_bound_seconds: f64,
+    /// Recomputation's extra forward work.
+    pub recompute_seconds: f64,
+    /// Tensor-parallel collectives not hidden.
+    pub tp_comm_seconds: f64,
+    /// Context-parallel exchanges not hidden.
+    pub cp_comm_seconds: f64,
+    /// Expert-parallel all-to-alls not hidden.
+    pub ep_comm_seconds: f64,
+    /// Pipeline sends and receives on the critical path.
+    pub pp_comm_seconds: f64,
+    /// Pipeline bubble.
+    pub bubble_seconds: f64,
+    /// Data-parallel gradient reduction (and ZeRO-3 gathers) not hidden.
+    pub dp_comm_seconds: f64,
+    /// Optimizer step.
+    pub optimizer_seconds: f64,
+    /// Host transfers for offloaded states.
+    pub offload_seconds: f64,
+}
+
+/// Per-micro-batch work of one layer on one device, forward.
+#[derive(Clone, Copy, Debug, Default)]
+struct LayerWork {
+    gemm_seconds: f64,
+    attention_seconds: f64,
+    memory_seconds: f64,
+    tp_seconds: f64,
+    cp_seconds: f64,
+    ep_seconds: f64,
+    /// FLOPs as Megatron counts them (attention non-causal).
+    model_flops: f64,
+    /// Of which the attention core (scores and values).
+    attention_flops: f64,
+}
+
+struct Ctx<'a> {
+    plan: &'a Plan,
+    arch: &'a Architecture,
+    hw: &'a Hardware,
+    peak: f64,
+    tp: f64,
+    cp: f64,
+    ep: f64,
+    tokens: f64,
+    seq: f64,
+}
+
+/// Dense peak FLOP/s of the device at the plan's precision.
+pub fn peak_flops(hw: &Hardware, precision: Precision) -> f64 {
+    match precision {
+        Precision::Fp8 if hw.has_fp8() => hw.fp8_flops_per_second,
+        Precision::Fp16 => hw.fp16_flops_per_second,
+        Precision::Fp32 => hw.fp16_flops_per_second / 16.0,
+        _ if hw.has_bf16() => hw.bf16_flops_per_second,
+        _ => hw.fp16_flops_per_second,
+    }
+}
+
+/// Time for a ring collective moving `bytes` per device over `group` ranks at `link_bytes_per_second`
+/// (one direction): all-reduce moves 2(n − 1)/n of the buffer, all-gather and reduce-scatter (n − 1)/n.
+pub fn ring_seconds(bytes: f64, group: f64, link_bytes_per_second: f64, all_reduce: bool) -> f64 {
+    if group <= 1.0 || bytes <= 0.0 {
+        return 0.0;
+    }
+    let factor = if all_reduce { 2.0 } else { 1.0 } * (group - 1.0) / group;
+    COLLECTIVE_LATENCY_SECONDS + factor * bytes / (link_bytes_per_second * COLLECTIVE_EFF)
+}
+
+/// The bandwidth a ring collective gets per device for a group of `group` ranks placed `stride`
+/// ranks apart. Inside a node: NVLink/HCCS, one direction (half the bidirectional figure). Across
+/// nodes: each node's members of the group drive their own NICs in parallel (one NIC per device on
+/// DGX/HGX and Atlas nodes, "rail-optimized"), so a node with k members moves k NICs' worth, capped
+/// by the intra-node link (NCCL's hierarchical rings; nccl-tests on DGX A100: all-reduce bus
+/// bandwidth across nodes near 8 × 25 GB/s).
+fn group_bandwidth(hw: &Hardware, group: u64, stride: u64) -> f64 {
+    let per_node = u64::from(hw.devices_per_node);
+    let nvlink = hw.intra_node_bytes_per_second / 2.0;
+    if group * stride <= per_node {
+        return nvlink;
+    }
+    let members_per_node = (per_node / stride.max(1)).clamp(1, group) as f64;
+    (hw.inter_node_bytes_per_second * members_per_node).min(nvlink)
+}
+
+/// A group of consecutive ranks (TP, EP inside TP): its bandwidth.
+fn link_bandwidth(hw: &Hardware, span: u64) -> f64 {
+    group_bandwidth(hw, span, 1)
+}
+
+fn gemm(ctx: &Ctx, m: f64, k: f64, n: f64) -> (f64, f64) {
+    let flops = 2.0 * m * k * n;
+    (flops / (ctx.peak * gemm_efficiency(flops)), flops)
+}
+
+/// One layer's forward on one device for one micro-batch.
+fn layer_work(ctx: &Ctx, moe_layer: bool) -> LayerWork {
+    let arch = ctx.arch;
+    let (t, tokens, h) = (ctx.tp, ctx.tokens, arch.hidden_size as f64);
+    let mut w = LayerWork::default();
+    let add = |w: &mut LayerWork, (seconds, flops): (f64, f64)| {
+        w.gemm_seconds += seconds;
+        w.model_flops += flops;
+    };
+    let (heads, q, kv) = match arch.attention {
+        Attention::Gqa { n_heads, n_kv_heads, head_dim, .. } => {
+            let (q, kv) = ((n_heads * head_dim) as f64, (n_kv_heads * head_dim) as f64);
+            add(&mut w, gemm(ctx, tokens, h, (q + 2.0 * kv) / t));
+            add(&mut w, gemm(ctx, tokens, q / t, h));
+            (n_heads as f64, q, kv)
+        }
+        Attention::Mla {
+            n_heads,
+            q_lora_rank,
+            kv_lora_rank,
+            qk_nope_head_dim,
+            qk_rope_head_dim,
+            v_head_dim,
+        } => {
+            let a = n_heads as f64;
+            let qd = a * (qk_nope_head_dim + qk_rope_head_dim) as f64;
+            match q_lora_rank {
+                Some(r) => {
+                    add(&mut w, gemm(ctx, tokens, h, r as f64));
+                    add(&mut w, gemm(ctx, tokens, r as f64, qd / t));
+                }
+                None => add(&mut w, gemm(ctx, tokens, h, qd / t)),
+            }
+            add(&mut w, gemm(ctx, tokens, h, (kv_lora_rank + qk_rope_head_dim) as f64));
+            add(
+                &mut w,
+                gemm(ctx, tokens, kv_lora_rank as f64, a * (qk_nope_head_dim + v_head_dim) as f64 / t),
+            );
+            add(&mut w, gemm(ctx, tokens, a * v_head_dim as f64 / t, h));
+            (a, qd, qd / 2.0)
+        }
+    };
+    // Attention scores and values: 2·2·b·s²·q per layer (Megatron counts it non-causal). Causal
+    // kernels skip the masked half; eager kernels also read and write the score matrix.
+    let b = tokens / ctx.seq;
+    let attention_flops = 4.0 * b * ctx.seq * ctx.seq * q / t / ctx.cp;
+    w.model_flops += attention_flops;
+    w.attention_flops = attention_flops;
+    let causal = if ctx.plan.attention == AttentionImpl::Eager { 1.0 } else { 0.5 };
+    w.attention_seconds = attention_flops * causal / (ctx.peak * gemm_efficiency(attention_flops));
+    if ctx.plan.attention == AttentionImpl::Eager {
+        // The score matrix goes through memory: written by QKᵀ, read and written by the masked
+        // softmax, read by the product with V (4 × 2 bytes), plus a dropout mask and output (3 bytes)
+        // where the model trains with attention dropout.
+        let scores = b * heads / t * ctx.seq * ctx.seq / ctx.cp;
+        let bytes_per_score = if ctx.arch.family == crate::model::Family::Gpt2 { 11.0 } else { 8.0 };
+        w.attention_seconds += bytes_per_score * scores / (ctx.hw.memory_bytes_per_second * HBM_EFF);
+    }
+
+    match (&arch.moe, moe_layer) {
+        (Some(moe), true) => {
+            // Routed tokens: top-k copies through experts of width f_e, spread over the EP group.
+            // With balanced routing each device processes as many token-slots as its own tokens
+            // send (tokens · k), spread over its E / ep local experts.
+            let routed = tokens * moe.top_k as f64;
+            let f_e = moe.expert_intermediate_size as f64;
+            let etp = f64::from(ctx.plan.parallel.etp.get());
+            let local_experts = (moe.n_experts as f64 / ctx.ep).max(1.0);
+            for _ in 0..3 {
+                let (seconds, flops) = gemm(ctx, routed / local_experts, h, f_e / etp);
+                add(&mut w, (seconds * local_experts, flops * local_experts));
+            }
+            add(&mut w, gemm(ctx, tokens, h, moe.n_experts as f64));
+            if 0 < moe.shared_intermediate_size {
+                for _ in 0..3 {
+                    add(&mut w, gemm(ctx, tokens, h, moe.shared_intermediate_size as f64 / t));
+                }
+            }
+            // Dispatch and combine all-to-alls: each token's hidden state to k experts and back.
+            if 1.0 < ctx.ep {
+                let bytes = routed * h * 2.0 / t;
+                let span = (ctx.ep * ctx.tp) as u64;
+                let bw = link_bandwidth(ctx.hw, span);
+                w.ep_seconds += 2.0
+                    * (COLLECTIVE_LATENCY_SECONDS + bytes * (ctx.ep - 1.0) / ctx.ep / (bw * COLLECTIVE_EFF));
+            }
+        }
+        _ => {
+            let f = arch.mlp.intermediate_size as f64;
+            let n_up = if arch.mlp.kind == MlpKind::Gated { 2.0 } else { 1.0 };
+            add(&mut w, gemm(ctx, tokens, h, n_up * f / t));
+            add(&mut w, gemm(ctx, tokens, f / t, h));
+        }
+    }
+
+    w.memory_seconds +=
+        ELEMENTWISE_BYTES_PER_TOKEN_HIDDEN * tokens * h / t / (ctx.hw.memory_bytes_per_second * HBM_EFF);
+    // TP: two all-reduces per layer forward (after attention and MLP), or all-gather + reduce-scatter
+    // of the same volume with sequence parallelism (Korthikanti et al. 2022 §4.2.2).
+    if 1.0 < t {
+        let bytes = tokens * h * 2.0;
+        let bw = link_bandwidth(ctx.hw, t as u64);
+        w.tp_seconds = 2.0 * ring_seconds(bytes, t, bw, true);
+        if ctx.plan.parallel.tp_comm_overlap {
+            w.tp_seconds *= 0.3;
+        }
+    }
+    // CP ring attention: (c − 1) steps, each passing this rank's K and V chunk; mostly hidden
+    // behind the attention compute (Megatron's ring overlaps send with the local block).
+    if 1.0 < ctx.cp {
+        let kv_bytes = 2.0 * tokens * kv * 2.0 / t;
+        let bw = link_bandwidth(ctx.hw, (ctx.cp * t) as u64);
+        let exchange = (ctx.cp - 1.0) * (COLLECTIVE_LATENCY_SECONDS + kv_bytes / (bw * COLLECTIVE_EFF));
+        w.cp_seconds = (exchange - w.attention_seconds).max(0.0);
+    }
+    w
+}
+
+/// Estimates a plan's step.
+pub fn estimate(plan: &Plan, mem: &memory::Memory) -> StepTime {
+    let arch = &plan.model.arch;
+    let hw = &plan.hardware.hw;
+    let p = &plan.parallel;
+    let megatron =
+        matches!(plan.framework, Framework::Megatron | Framework::MindSpeedLlm | Framework::MindSpeedRl);
+    let (tp, pp, vpp, cp, ep) = match megatron {
+        true => (
+            u64::from(p.tp.get()),
+            u64::from(p.pp.get()).min(arch.n_layers),
+            u64::from(p.vpp.get()),
+            u64::from(p.cp.get()),
+            u64::from(p.ep.get()),
+        ),
+        false if plan.framework == Framework::Verl => (1, 1, 1, u64::from(p.cp.get()), 1),
+        false => (1, 1, 1, 1, 1),
+    };
+    let b = f64::from(plan.batch.micro_batch.get());
+    let seq = match plan.method {
+        Method::Grpo | Method::Ppo => {
+            f64::from(plan.rl.max_prompt_length.get()) + f64::from(plan.rl.max_response_length.get())
+        }
+        _ => f64::from(plan.batch.seq_len.get()),
+    };
+    let ctx = Ctx {
+        plan,
+        arch,
+        hw,
+        peak: peak_flops(hw, plan.precision),
+        tp: tp as f64,
+        cp: cp as f64,
+        ep: ep as f64,
+        tokens: b * seq / cp as f64,
+        seq,
+    };
+    let dense = layer_work(&ctx, false);
+    let moe = layer_work(&ctx, true);
+    let work = |idx: u64| if model::is_moe_layer(arch, idx) { moe } else { dense };
+
+    // Head and loss on the last stage: the logits GEMM and a memory-bound softmax.
+    let v = arch.vocab_size as f64;
+    let (head_seconds, head_flops) = gemm(&ctx, ctx.tokens, arch.hidden_size as f64, v / ctx.tp);
+    let head_memory = 3.0 * 4.0 * ctx.tokens * v / ctx.tp / (hw.memory_bytes_per_second * HBM_EFF);
+
+    // Backward is twice the forward's GEMMs (input and weight gradients); recomputation reruns the
+    // forward (full) or the attention core (selective) before it.
+    let recompute = plan.recompute.granularity;
+    let stages = memory::stage_layers(arch.n_layers, pp);
+    let n_chunks = (pp * vpp) as usize;
+    let mut forward = vec![0.0; n_chunks];
+    let mut backward = vec![0.0; n_chunks];
+    let mut weight = vec![0.0; n_chunks];
+    // Per rank, one micro-batch's seconds by cause, for the breakdown.
+    let mut per_rank = vec![Breakdown::default(); pp as usize];
+    for (rank, layers) in stages.iter().enumerate() {
+        let n = layers.end - layers.start;
+        for l in (layers.clone()).map(work) {
+            let r = &mut per_rank[rank];
+            let rerun = match recompute {
+                RecomputeGranularity::Full => 1.0,
+                _ => 0.0,
+            };
+            r.compute_seconds += 3.0 * l.gemm_seconds + 3.0 * l.attention_seconds;
+            r.memory_bound_seconds += (2.0 + rerun) * l.memory_seconds;
+            r.recompute_seconds += match recompute {
+                RecomputeGranularity::Full => l.gemm_seconds + l.attention_seconds,
+                RecomputeGranularity::Selective => l.attention_seconds,
+                RecomputeGranularity::None => 0.0,
+            };
+            r.tp_comm_seconds += (2.0 + rerun) * l.tp_seconds;
+            r.cp_comm_seconds += (2.0 + rerun) * l.cp_seconds;
+            r.ep_comm_seconds += (2.0 + rerun) * l.ep_seconds;
+        }
+        for chunk in 0..vpp {
+            let (lo, hi) = (layers.start + n * chunk / vpp, layers.start + n * (chunk + 1) / vpp);
+            let idx = rank * vpp as usize + chunk as usize;
+            for l in (lo..hi).map(work) {
+                let comm = l.tp_seconds + l.cp_seconds + l.ep_seconds;
+                let fwd = l.gemm_seconds + l.attention_seconds + l.memory_seconds + comm;
+                let rerun = match recompute {
+                    RecomputeGranularity::Full => fwd,
+                    RecomputeGranularity::Selective => l.attention_seconds,
+                    RecomputeGranularity::None => 0.0,
+                };
+                forward[idx] += fwd;
+                // Input gradients: one GEMM per forward GEMM, attention twice, the collectives again,
+                // after the recomputed forward; weight gradients: one GEMM per forward GEMM.
+                backward[idx] += l.gemm_seconds + 2.0 * l.attention_seconds + l.memory_seconds + comm + rerun;
+                weight[idx] += l.gemm_seconds;
+            }
+        }
+    }
+    // Schedules without a separate W pass run the weight gradients inside the backward.
+    for (b, w) in backward.iter_mut().zip(&weight) {
+        *b += w;
+    }
+    let mut model_flops_per_mb = 0.0;
+    let mut recompute_flops_per_mb = 0.0;
+    for l in (0..arch.n_layers).map(work) {
+        model_flops_per_mb += 3.0 * l.model_flops;
+        recompute_flops_per_mb += match recompute {
+            RecomputeGranularity::Full => l.model_flops,
+            RecomputeGranularity::Selective => l.attention_flops,
+            RecomputeGranularity::None => 0.0,
+        };
+    }
+    model_flops_per_mb += 3.0 * head_flops;
+    let last = n_chunks - 1;
+    forward[last] += head_seconds + head_memory;
+    backward[last] += 2.0 * head_seconds + head_memory;
+
+    // Pipeline: send one micro-batch's activations (÷ t with scatter/gather) between stages.
+    let p2p_bytes = ctx.tokens * arch.hidden_size as f64 * 2.0 / ctx.tp;
+    let stage_span = tp * cp;
+    let p2p_seconds = match pp {
+        1 => 0.0,
+        _ => {
+            COLLECTIVE_LATENCY_SECONDS
+                + p2p_bytes
+                    / (link_bandwidth(hw, stage_span.max(u64::from(hw.devices_per_node)) * 2)
+                        * COLLECTIVE_EFF)
+        }
+    };
+
+    let schedule_kind = match vpp {
+        1 => Schedule::OneFOneB,
+        _ => Schedule::Interleaved,
+    };
+    let m = mem.n_microbatches as u32;
+    let (makespan, timeline) =
+        pipeline_makespan(schedule_kind, pp as u32, vpp as u32, m, &forward, &backward, &weight, p2p_seconds);
+
+    // Data parallel: gradients reduced (reduce-scatter with the distributed optimizer or ZeRO, then
+    // parameters gathered), over the NIC unless the whole group sits in one node.
+    let dp = mem.dp as f64;
+    let params_on_device = mem.stages.iter().map(|s| s.weights).max().unwrap_or(0) as f64 / 2.0;
+    let trainable_share = match plan.method {
+        Method::Lora | Method::Qlora => {
+            model::lora_params(arch, u64::from(plan.lora.rank.get()), &plan.lora.targets.list()) as f64
+                / model::count_params(arch).total().max(1) as f64
+        }
+        _ => 1.0,
+    };
+    // Megatron reduces fp32 main gradients in bf16 training (`accumulate_allreduce_grads_in_fp32`
+    // defaults on for bf16) and 16-bit gradients in fp16; DeepSpeed reduces 16-bit gradients.
+    let grad_dtype_bytes = match (megatron, plan.precision) {
+        (_, Precision::Fp32) => 4.0,
+        (true, Precision::Bf16 | Precision::Fp8) => 4.0,
+        _ => 2.0,
+    };
+    let grad_bytes = params_on_device * trainable_share * grad_dtype_bytes;
+    // Data-parallel peers sit tp · cp ranks apart (Megatron's rank order: TP innermost, then CP, DP, PP).
+    let dp_bw = group_bandwidth(hw, mem.dp, tp * cp);
+    let mut dp_seconds = ring_seconds(grad_bytes, dp, dp_bw, true);
+    if !megatron && p.zero_stage == 3 {
+        // ZeRO-3 gathers the parameters for forward and backward: 1.5× the all-reduce (ZeRO paper §7.2).
+        dp_seconds *= 1.5;
+    }
+    if p.overlap_grad_reduce {
+        // Overlapped with the last micro-batch's backward; what does not fit behind it shows.
+        let last_backward = backward.iter().cloned().fold(0.0, f64::max);
+        dp_seconds = (dp_seconds - last_backward).max(0.1 * dp_seconds);
+    }
+    // Optimizer: Adam reads and writes fp32 master weights, two moments and gradients, and writes
+    // the 16-bit weights: about 18 bytes per parameter it owns (÷ dp when sharded).
+    let sharded = p.distributed_optimizer || (!megatron && 1 <= p.zero_stage);
+    let owned = params_on_device * trainable_share / if sharded { dp } else { 1.0 };
+    let optimizer_seconds = 18.0 * owned / (hw.memory_bytes_per_second * HBM_EFF);
+    // Offload: optimizer states cross the host link twice a step (PCIe ≈ 25 GB/s effective).
+    let offload_seconds = match p.offload_optimizer {
+        true => 2.0 * 16.0 * owned / 25e9,
+        false => 0.0,
+    };
+
+    let step_seconds = makespan + dp_seconds + optimizer_seconds + offload_seconds;
+    let n_devices = plan.cluster.n_devices() as f64;
+    let samples = (m as f64) * b * dp;
+    let tokens_per_step = samples * seq;
+    let model_flops_per_step = model_flops_per_mb * ctx.tp * ctx.cp * samples / b;
+    let hardware_flops_per_step =
+        (model_flops_per_mb + recompute_flops_per_mb) * ctx.tp * ctx.cp * samples / b;
+    let peak_all = ctx.peak * n_devices;
+
+    // The busiest rank's causes over all micro-batches, then the step's own terms.
+    let busiest = (0..pp as usize)
+        .max_by(|&a, &b| {
+            let sum = |r: usize| {
+                (0..vpp as usize)
+                    .map(|c| forward[r * vpp as usize + c] + backward[r * vpp as usize + c])
+                    .sum::<f64>()
+            };
+            sum(a).total_cmp(&sum(b))
+        })
+        .unwrap_or(0);
+    let mf = m as f64;
+    let r = &per_rank[busiest];
+    let busy: f64 = (0..vpp as usize)
+        .map(|c| forward[busiest * vpp as usize + c] + backward[busiest * vpp as usize + c])
+        .sum();
+    let breakdown = Breakdown {
+        compute_seconds: r.compute_seconds * mf,
+        memory_bound_seconds: r.memory_bound_seconds * mf,
+        recompute_seconds: r.recompute_seconds * mf,
+        tp_comm_seconds: r.tp_comm_seconds * mf,
+        cp_comm_seconds: r.cp_comm_seconds * mf,
+        ep_comm_seconds: r.ep_comm_seconds * mf,
+        pp_comm_seconds: if 1 < pp { 2.0 * f64::from(vpp as u32) * p2p_seconds * mf } else { 0.0 },
+        bubble_seconds: (makespan - busy * mf).max(0.0),
+        dp_comm_seconds: dp_seconds,
+        optimizer_seconds,
+        offload_seconds,
+    };
+
+    StepTime {
+        step_seconds,
+        tokens_per_second: tokens_per_step / step_seconds,
+        tokens_per_second_per_device: tokens_per_step / step_seconds / n_devices,
+        samples_per_second: samples / step_seconds,
+        model_flops_per_step,
+        hardware_flops_per_step,
+        mfu_frac: model_flops_per_step / (step_seconds * peak_all),
+        hfu_frac: hardware_flops_per_step / (step_seconds * peak_all),
+        breakdown,
+        bubble_ratio: timeline.bubble_ratio,
+        schedule: schedule_kind,
+        timeline,
+    }
+}
+
+/// The pipeline's time for `m` micro-batches: the schedule simulated for a few micro-batches per
+/// stage, then the steady state, where the slowest stage is busy all the time, extended to `m`.
+#[allow(clippy::too_many_arguments)]
+fn pipeline_makespan(
+    kind: Schedule,
+    pp: u32,
+    vpp: u32,
+    m: u32,
+    forward: &[f64],
+    backward: &[f64],
+    weight: &[f64],
+    p2p_seconds: f64,
+) -> (f64, Timeline) {
+    let costs = Costs {
+        pp,
+        vpp,
+        forward_seconds: forward.to_vec(),
+        backward_seconds: backward.to_vec(),
+        weight_seconds: weight.to_vec(),
+        p2p_seconds,
+    };
+    let m_sim = m.min(SIMULATED_MICROBATCHES_PER_STAGE * pp).max(1);
+    let m_sim = if kind == Schedule::Interleaved { m_sim.div_ceil(pp) * pp } else { m_sim };
+    let timeline = schedule::simulate(&schedule::orders(kind, pp, vpp, m_sim), &costs).unwrap_or_else(|| {
+        // Only a malformed order deadlocks; fall back to the closed form.
+        let busy: f64 = forward.iter().zip(backward).map(|(f, b)| f + b).sum::<f64>() / f64::from(pp);
+        let makespan = busy * f64::from(m_sim + pp - 1);
+        Timeline {
+            events: Vec::new(),
+            makespan_seconds: makespan,
+            bubble_ratio: f64::from(pp - 1) / f64::from(m_sim),
+            idle_frac: 0.0,
+        }
+    });
+    let slowest = (0..pp as usize)
+        .map(|r| {
+            (0..vpp as usize)
+                .map(|c| forward[r * vpp as usize + c] + backward[r * vpp as usize + c])
+                .sum::<f64>()
+        })
+        .fold(0.0, f64::max);
+    let extra = f64::from(m.saturating_sub(m_sim)) * slowest;
+    let makespan = timeline.makespan_seconds + extra;
+    let busy_total: f64 = forward.iter().zip(backward).map(|(f, b)| f + b).sum::<f64>() * f64::from(m);
+    let mut res = timeline;
+    res.bubble_ratio = (makespan * f64::from(pp) - busy_total).max(0.0) / busy_total.max(f64::MIN_POSITIVE);
+    res.idle_frac =
+        (makespan * f64::from(pp) - busy_total).max(0.0) / (makespan * f64::from(pp)).max(f64::MIN_POSITIVE);
+    (makespan, res)
+}
+
+/// Days to train `tokens` at the plan's throughput.
+pub fn days_to_train(time: &StepTime, tokens: f64) -> f64 {
+    tokens / time.tokens_per_second / 86_400.0
+}

@@ -1,0 +1,96 @@
+//! Pipeline schedules against the closed forms for equal stages (Narayanan et al. 2021 §2.2;
+//! Qi et al. 2023 §3), and the properties of any timeline.
+
+use trainplan_core::schedule::{self, Costs, Pass, Schedule};
+
+fn run(schedule: Schedule, pp: u32, vpp: u32, m: u32, costs: &Costs) -> schedule::Timeline {
+    schedule::simulate(&schedule::orders(schedule, pp, vpp, m), costs).expect("no deadlock")
+}
+
+#[test]
+fn one_f_one_b_and_gpipe_bubble_is_p_minus_one_over_m() {
+    for (pp, m) in [(2, 4), (4, 8), (4, 16), (8, 8), (8, 64), (16, 48)] {
+        let costs = Costs::uniform(pp, 1, 1.0, 2.0, 0.0, 0.0);
+        for schedule in [Schedule::OneFOneB, Schedule::GPipe] {
+            let t = run(schedule, pp, 1, m, &costs);
+            let expected = f64::from(pp - 1) / f64::from(m);
+            assert!(
+                (t.bubble_ratio - expected).abs() < 1e-12,
+                "{schedule:?} p={pp} m={m}: {}",
+                t.bubble_ratio
+            );
+            // (m + p − 1)·(F + B) (Narayanan et al. 2021 §2.2.1).
+            assert!((t.makespan_seconds - f64::from(m + pp - 1) * 3.0).abs() < 1e-9);
+        }
+    }
+}
+
+#[test]
+fn interleaved_bubble_is_p_minus_one_over_v_m() {
+    for (pp, vpp, m) in [(2, 2, 4), (4, 2, 8), (4, 4, 16), (8, 2, 16), (8, 3, 32)] {
+        let costs = Costs::uniform(pp, vpp, 1.0 / f64::from(vpp), 2.0 / f64::from(vpp), 0.0, 0.0);
+        let t = run(Schedule::Interleaved, pp, vpp, m, &costs);
+        let expected = f64::from(pp - 1) / f64::from(vpp * m);
+        assert!(
+            (t.bubble_ratio - expected).abs() < 1e-9,
+            "p={pp} v={vpp} m={m}: {} vs {expected}",
+            t.bubble_ratio
+        );
+    }
+}
+
+#[test]
+fn zb_h1_leaves_a_third_of_the_one_f_one_b_bubble() {
+    // Qi et al. 2023 (the authors' schedule code asserts it): ZB-H1's bubble is (p − 1)(T_F + T_B − T_W)
+    // with T_B the input-gradient pass; with T_F = T_B = T_W that is (p − 1)·T_F, a third of 1F1B's
+    // (p − 1)(T_F + T_B + T_W).
+    for (pp, m) in [(4, 8), (4, 16), (8, 24)] {
+        let zb = run(Schedule::ZbH1, pp, 1, m, &Costs::uniform(pp, 1, 1.0, 1.0, 1.0, 0.0));
+        let idle = zb.makespan_seconds - f64::from(m) * 3.0;
+        assert!((idle - f64::from(pp - 1)).abs() < 1e-9, "p={pp} m={m}: idle {idle}");
+    }
+}
+
+#[test]
+fn uneven_stages_and_p2p_shift_the_bubble() {
+    // The last stage also computes the head and loss: every micro-batch waits for it.
+    let mut costs = Costs::uniform(4, 1, 1.0, 2.0, 0.0, 0.0);
+    costs.forward_seconds[3] = 1.5;
+    costs.backward_seconds[3] = 3.0;
+    let uneven = run(Schedule::OneFOneB, 4, 1, 16, &costs);
+    let even = run(Schedule::OneFOneB, 4, 1, 16, &Costs::uniform(4, 1, 1.0, 2.0, 0.0, 0.0));
+    assert!(even.makespan_seconds < uneven.makespan_seconds);
+    // The slowest stage paces the steady state: at least m × its F + B.
+    assert!(16.0 * 4.5 <= uneven.makespan_seconds);
+    let slow_links = run(Schedule::OneFOneB, 4, 1, 16, &Costs::uniform(4, 1, 1.0, 2.0, 0.0, 0.25));
+    assert!(even.makespan_seconds < slow_links.makespan_seconds);
+}
+
+#[test]
+fn every_pass_runs_once_after_its_inputs() {
+    for schedule in [Schedule::GPipe, Schedule::OneFOneB, Schedule::Interleaved, Schedule::ZbH1] {
+        let (pp, vpp, m) = (4, if schedule == Schedule::Interleaved { 2 } else { 1 }, 8);
+        let t = run(schedule, pp, vpp, m, &Costs::uniform(pp, vpp, 1.0, 2.0, 1.0, 0.1));
+        let passes = if schedule == Schedule::ZbH1 { 3 } else { 2 };
+        assert_eq!(t.events.len() as u32, pp * vpp * m * passes, "{schedule:?}");
+        for e in &t.events {
+            assert!(0.0 <= e.start_seconds && e.start_seconds < e.end_seconds, "{schedule:?}");
+            if e.pass == Pass::B {
+                let forward = t.events.iter().find(|f| {
+                    f.pass == Pass::F
+                        && f.stage == e.stage
+                        && f.chunk == e.chunk
+                        && f.microbatch == e.microbatch
+                });
+                assert!(forward.unwrap().end_seconds <= e.start_seconds, "{schedule:?}");
+            }
+        }
+        // No rank runs two passes at once.
+        for stage in 0..pp {
+            let mut mine: Vec<_> = t.events.iter().filter(|e| e.stage == stage).collect();
+            mine.sort_by(|a, b| a.start_seconds.total_cmp(&b.start_seconds));
+            assert!(mine.windows(2).all(|w| w[0].end_seconds <= w[1].start_seconds + 1e-12), "{schedule:?}");
+        }
+        assert!(0.0 <= t.idle_frac && t.idle_frac < 1.0);
+    }
+}
