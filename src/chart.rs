@@ -164,3 +164,83 @@ mod tests {
         assert!(chart.capacity_frac < top && top < 1.0);
     }
 }
+
+/// One pass in the Gantt chart, placed as fractions of the chart's width.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GanttBar {
+    /// Pipeline rank (row).
+    pub row: u32,
+    /// Left edge.
+    pub x_frac: f64,
+    /// Width.
+    pub width_frac: f64,
+    /// `F`, `B` or `W`.
+    pub pass: &'static str,
+    /// Micro-batch.
+    pub microbatch: u32,
+    /// Model chunk.
+    pub chunk: u32,
+    /// Duration, seconds.
+    pub seconds: f64,
+}
+
+/// The Gantt chart of a simulated schedule: a row per rank, a bar per pass.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Gantt {
+    /// Ranks.
+    pub n_rows: u32,
+    /// Every pass.
+    pub bars: Vec<GanttBar>,
+    /// The time the chart spans, seconds.
+    pub span_seconds: f64,
+    /// Micro-batches shown.
+    pub n_microbatches_shown: u32,
+}
+
+/// The Gantt chart of a report's schedule.
+pub fn gantt(schedule: &trainplan_core::report::ScheduleReport) -> Gantt {
+    let span_seconds =
+        schedule.timeline.iter().map(|e| e.end_seconds).fold(0.0, f64::max).max(f64::MIN_POSITIVE);
+    let bars = schedule
+        .timeline
+        .iter()
+        .map(|e| GanttBar {
+            row: e.stage,
+            x_frac: e.start_seconds / span_seconds,
+            width_frac: (e.end_seconds - e.start_seconds) / span_seconds,
+            pass: e.pass,
+            microbatch: e.microbatch,
+            chunk: e.chunk,
+            seconds: e.end_seconds - e.start_seconds,
+        })
+        .collect();
+    Gantt {
+        n_rows: schedule.timeline.iter().map(|e| e.stage + 1).max().unwrap_or(0),
+        bars,
+        span_seconds,
+        n_microbatches_shown: schedule.timeline.iter().map(|e| e.microbatch + 1).max().unwrap_or(0),
+    }
+}
+
+#[cfg(test)]
+mod gantt_tests {
+    use super::*;
+    use trainplan_core::{Plan, evaluate};
+
+    #[test]
+    fn bars_fill_the_span_without_overlapping_in_a_row() {
+        let text = r#"{"model": "llama-3-8b", "framework": "megatron", "method": "pretrain", "cluster": {"nodes": 2},
+            "parallel": {"tp": 2, "pp": 4, "vpp": 2}, "batch": {"global_batch": 64}}"#;
+        let report = evaluate(&Plan::from_json(text).unwrap());
+        let g = gantt(&report.schedule);
+        assert_eq!(g.n_rows, 4);
+        assert!(!g.bars.is_empty());
+        let right = g.bars.iter().map(|b| b.x_frac + b.width_frac).fold(0.0, f64::max);
+        assert!((right - 1.0).abs() < 1e-9);
+        for row in 0..g.n_rows {
+            let mut mine: Vec<_> = g.bars.iter().filter(|b| b.row == row).collect();
+            mine.sort_by(|a, b| a.x_frac.total_cmp(&b.x_frac));
+            assert!(mine.windows(2).all(|w| w[0].x_frac + w[0].width_frac <= w[1].x_frac + 1e-9));
+        }
+    }
+}

@@ -33,6 +33,17 @@ pub fn gib(bytes: u64) -> String {
     format!("{:.2} GiB", bytes as f64 / (1u64 << 30) as f64)
 }
 
+/// Seconds the way people read durations: `0.0123` → `12.3 ms`, `4.56` → `4.56 s`, `5400` → `1.50 h`.
+pub fn seconds(x: f64) -> String {
+    match x {
+        x if !x.is_finite() || x < 0.0 => "–".to_owned(),
+        x if x < 1e-3 => format!("{:.0} µs", x * 1e6),
+        x if x < 1.0 => format!("{} ms", significant(x * 1e3)),
+        x if x < 3600.0 => format!("{} s", significant(x)),
+        x => format!("{} h", significant(x / 3600.0)),
+    }
+}
+
 /// A fraction in [0, 1] as a percentage with one decimal: `0.0389` → `3.9%`; a share too small to
 /// show is `<0.1%`, never a misleading `0.0%`.
 pub fn percent(frac: f64) -> String {
@@ -90,5 +101,10 @@ mod tests {
         assert_eq!(percent(0.0), "0.0%");
         assert_eq!(percent(204_288.0 / 7_615_616_512.0), "<0.1%");
         assert_eq!(percent(1.0), "100.0%");
+        assert_eq!(seconds(0.0123), "12.3 ms");
+        assert_eq!(seconds(4.567), "4.57 s");
+        assert_eq!(seconds(5400.0), "1.5 h");
+        assert_eq!(seconds(0.000_02), "20 µs");
+        assert_eq!(seconds(f64::NAN), "–");
     }
 }

@@ -211,6 +211,30 @@ texts! {
     rc_swap_attn => "Swap attention (MindSpeed)", "Swap Attention（MindSpeed）";
     mem_rollout => "Rollout engine: {engine} reserved, weights {weights}, KV cache {kv} (a full batch needs {needed})", "推理引擎：预留 {engine}，权重 {weights}，KV 缓存 {kv}（满批需要 {needed}）";
     mem_rollout_short => "The KV cache holds fewer than max_num_seqs full sequences: the engine will decode fewer at once.", "KV 缓存放不下 max_num_seqs 条完整序列：推理引擎将减少并发解码数。";
+    time_title => "Speed", "速度";
+    time_step => "Step time", "单步时间";
+    time_tokens => "Tokens per second", "每秒 token 数";
+    time_per_device => "{n} per device", "每卡 {n}";
+    time_mfu => "MFU (model FLOPs)", "MFU（模型 FLOPs 利用率）";
+    time_hfu => "HFU (with recompute)", "HFU（含重计算）";
+    time_days => "Days per trillion tokens", "训练 1T token 所需天数";
+    bd_compute => "Compute", "计算";
+    bd_memory => "Memory-bound kernels", "访存受限算子";
+    bd_recompute => "Recompute", "重计算";
+    bd_tp => "TP communication", "TP 通信";
+    bd_cp => "CP communication", "CP 通信";
+    bd_ep => "EP all-to-all", "EP all-to-all 通信";
+    bd_pp => "PP send/receive", "PP 点对点通信";
+    bd_bubble => "Pipeline bubble", "流水线气泡";
+    bd_dp => "DP gradient sync", "DP 梯度同步";
+    bd_optimizer => "Optimizer step", "优化器更新";
+    bd_offload => "Offload transfers", "卸载传输";
+    gantt_title => "Pipeline schedule: {name}, bubble {bubble}", "流水线调度：{name}，气泡 {bubble}";
+    gantt_note => "The first {shown} of {total} micro-batches, as simulated.", "按模拟结果显示 {total} 个微批中的前 {shown} 个。";
+    gantt_forward => "Forward", "前向";
+    gantt_backward => "Backward", "反向";
+    gantt_weight => "Weight gradients", "权重梯度";
+    gantt_hover => "stage {stage} · chunk {chunk} · micro-batch {mb} · {pass} · {ms} ms", "阶段 {stage} · 虚拟块 {chunk} · 微批 {mb} · {pass} · {ms} 毫秒";
 }
 
 /// A template with its `{name}` placeholders filled in.

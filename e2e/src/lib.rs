@@ -236,6 +236,13 @@ impl Page {
         }
     }
 
+    /// Scrolls the element with this test id to the top of the window.
+    pub async fn scroll_to(&self, testid: &str) -> WebDriverResult<()> {
+        let el = self.el(testid).await?;
+        self.driver.execute("arguments[0].scrollIntoView({block: 'start'});", vec![el.to_json()?]).await?;
+        Ok(())
+    }
+
     /// Saves a PNG screenshot as `target/screenshots/{name}.png` and returns its path.
     pub async fn screenshot(&self, name: &str) -> WebDriverResult<PathBuf> {
         let path = screenshot_dir().join(format!("{name}.png"));

@@ -69,6 +69,25 @@ async fn editing_the_plan_updates_the_report() -> WebDriverResult<()> {
     assert!(page.has("memory-chart").await?);
     page.screenshot("en-memory").await?;
 
+    // Megatron with 8-way TP and a 4-stage interleaved pipeline over 4 nodes: the Gantt chart shows
+    // the interleaved schedule, and the speed panel its throughput.
+    page.choose("framework-select", "megatron").await?;
+    page.choose("method-select", "pretrain").await?;
+    page.type_into("nodes-input", "4").await?;
+    page.type_into("tp-input", "8").await?;
+    page.type_into("pp-input", "4").await?;
+    page.type_into("vpp-input", "2").await?;
+    page.el("dist-opt-check").await?.click().await?;
+    page.el("sp-check").await?.click().await?;
+    page.choose("recompute-select", "selective").await?;
+    let title = page.wait_text("gantt-title", |t| t.contains("interleaved")).await?;
+    assert!(title.contains("interleaved"), "{title}");
+    let mfu = page.text("mfu").await?;
+    assert!(mfu.ends_with('%') && mfu != "0.0%", "{mfu}");
+    assert!(page.text("step-time").await?.ends_with(" s"));
+    page.scroll_to("gantt-title").await?;
+    page.screenshot("en-pipeline").await?;
+
     page.driver.quit().await
 }
 

@@ -8,6 +8,7 @@ mod memory_chart;
 mod model_picker;
 mod params_panel;
 mod plan_form;
+mod time_panel;
 
 use leptos::prelude::*;
 

@@ -6,6 +6,7 @@ use trainplan_core::{Plan, Report};
 
 use crate::components::memory_chart::MemoryPanel;
 use crate::components::plan_form::method_key;
+use crate::components::time_panel::TimePanel;
 use crate::components::{use_lang, use_tr};
 use crate::form::FormError;
 use crate::i18n::{Key, fill};
@@ -180,6 +181,7 @@ pub fn ParamsPanel(
                     </Show>
                 </table>
 
+                <TimePanel report=report />
                 <MemoryPanel report=report />
                 <h2>{move || tr(Key::weights_title)}</h2>
                 <div class="headline">

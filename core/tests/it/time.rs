@@ -121,7 +121,10 @@ fn more_devices_at_a_fixed_batch_cost_at_most_the_communication_they_add() {
             let (small, large) = (plan(nodes), plan(2 * nodes));
             let added = (large.breakdown.dp_comm_seconds - small.breakdown.dp_comm_seconds).max(0.0);
             assert!(large.step_seconds <= small.step_seconds + added + 1e-9, "{model} {nodes} nodes");
-            assert!(small.tokens_per_second <= large.tokens_per_second * (1.0 + added / large.step_seconds) + 1e-6);
+            assert!(
+                small.tokens_per_second
+                    <= large.tokens_per_second * (1.0 + added / large.step_seconds) + 1e-6
+            );
         }
     }
 }
