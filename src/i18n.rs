@@ -235,6 +235,15 @@ texts! {
     gantt_backward => "Backward", "反向";
     gantt_weight => "Weight gradients", "权重梯度";
     gantt_hover => "stage {stage} · chunk {chunk} · micro-batch {mb} · {pass} · {ms} ms", "阶段 {stage} · 虚拟块 {chunk} · 微批 {mb} · {pass} · {ms} 毫秒";
+    cal_title => "Calibrate from a measured run", "用实测结果校准";
+    cal_hint => "Enter what one real run of this plan measured; the fitted factors then apply to every plan you make.", "填入此规划一次真实运行的测量值；拟合出的系数将用于之后的所有规划。";
+    cal_step => "Measured step time (s)", "实测单步时间（秒）";
+    cal_peak => "Measured peak memory (GiB, optional)", "实测显存峰值（GiB，可选）";
+    cal_fit => "Fit", "拟合";
+    cal_reset => "Reset", "重置";
+    cal_current => "In effect: efficiency × {scale}, memory {offset}", "当前生效：效率 × {scale}，显存 {offset}";
+    cal_none => "No calibration: figures as modelled.", "未校准：使用模型估计值。";
+    cal_bad => "Enter a positive number", "请输入正数";
 }
 
 /// A template with its `{name}` placeholders filled in.

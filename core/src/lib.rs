@@ -101,8 +101,52 @@ pub fn evaluate(plan: &Plan) -> Report {
         memory: memory_report(plan, &mem, n_devices),
         time: time_report(&time),
         schedule: schedule_report(&time, mem.n_microbatches),
+        calibration: report::CalibrationReport {
+            efficiency_scale: plan.calibration.efficiency(),
+            memory_offset_mib: plan.calibration.memory_offset_mib.unwrap_or(0.0),
+        },
         findings: plan.model.warnings.iter().map(import_finding).collect(),
     }
+}
+
+/// Fits the plan's calibration to a measured run of it: the efficiency multiplier that makes the
+/// predicted step time equal `measured_step_seconds`, and the memory offset that makes the predicted
+/// peak equal `measured_peak_bytes`. Either measurement may be absent; the result keeps the plan's
+/// current value for it. A step time faster than peak allows is fitted to the largest multiplier.
+pub fn calibrate(
+    plan: &Plan,
+    measured_step_seconds: Option<f64>,
+    measured_peak_bytes: Option<u64>,
+) -> plan::CalibrationFile {
+    let mut res = plan.calibration;
+    let with = |calibration: plan::CalibrationFile| {
+        let mut p = plan.clone();
+        p.calibration = calibration;
+        p
+    };
+    if let Some(measured) = measured_step_seconds.filter(|x| x.is_finite() && 0.0 < *x) {
+        // Step time falls as efficiency rises: bisect on the multiplier's logarithm.
+        let step = |scale: f64| {
+            let p = with(plan::CalibrationFile { efficiency_scale: Some(scale), ..res });
+            time::estimate(&p, &memory::estimate(&p)).step_seconds
+        };
+        let (mut lo, mut hi) = (0.05_f64.ln(), 5.0_f64.ln());
+        for _ in 0..60 {
+            let mid = 0.5 * (lo + hi);
+            match step(mid.exp()) < measured {
+                true => hi = mid,
+                false => lo = mid,
+            }
+        }
+        res.efficiency_scale = Some((0.5 * (lo + hi)).exp());
+    }
+    if let Some(measured) = measured_peak_bytes {
+        let without = with(plan::CalibrationFile { memory_offset_mib: None, ..res });
+        let predicted = memory::estimate(&without).peak_bytes as f64;
+        let offset_mib = (measured as f64 - predicted) / (1u64 << 20) as f64;
+        res.memory_offset_mib = Some(offset_mib.clamp(-1e6, 1e6));
+    }
+    res
 }
 
 fn time_report(t: &time::StepTime) -> report::TimeReport {

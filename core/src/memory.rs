@@ -324,7 +324,9 @@ fn stage_memory(ctx: &Ctx, stage_idx: u64) -> StageMemory {
         res.logits = logits_bytes(ctx);
     }
     res.buffers = buffers(ctx);
-    res.overhead = ctx.plan.overheads().runtime_context_bytes;
+    // A calibration's offset (fitted to a measured peak) adjusts the runtime overhead.
+    let overhead = ctx.plan.overheads().runtime_context_bytes as f64 + ctx.plan.calibration.memory_offset_bytes();
+    res.overhead = overhead.max(0.0) as u64;
     res
 }
 

@@ -48,6 +48,8 @@ pub struct Plan {
     pub rl: Rl,
     /// Runtime overheads as given (validated); [`Plan::overheads`] resolves the defaults.
     pub overheads: OverheadsFile,
+    /// Factors fitted to a measured run (validated), applied to this plan's estimates.
+    pub calibration: CalibrationFile,
 }
 
 /// The model, as chosen and as read.
@@ -410,6 +412,9 @@ pub struct PlanFile {
     /// Runtime overheads.
     #[serde(default)]
     pub overheads: OverheadsFile,
+    /// Factors fitted to a measured run (`trainplan_core::calibrate`); none when omitted.
+    #[serde(default)]
+    pub calibration: CalibrationFile,
 }
 
 /// The model field: an id or a config.
@@ -538,6 +543,30 @@ pub struct OverheadsFile {
     /// Allocator reserve as a fraction of device memory; 0.05 when omitted.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub allocator_reserve: Option<f64>,
+}
+
+/// Factors fitted to a measured run, as written. Both are 'no change' when omitted.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CalibrationFile {
+    /// Multiplies the compute efficiency of every GEMM; 1 when omitted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub efficiency_scale: Option<f64>,
+    /// Added to every device's runtime overhead, MiB (negative to subtract); 0 when omitted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory_offset_mib: Option<f64>,
+}
+
+impl CalibrationFile {
+    /// The efficiency multiplier in effect.
+    pub fn efficiency(&self) -> f64 {
+        self.efficiency_scale.unwrap_or(1.0)
+    }
+
+    /// The memory offset in effect, bytes.
+    pub fn memory_offset_bytes(&self) -> f64 {
+        self.memory_offset_mib.unwrap_or(0.0) * (1u64 << 20) as f64
+    }
 }
 
 /// Batch sizes as written.
@@ -773,6 +802,7 @@ impl Plan {
             lora,
             rl,
             overheads: *o,
+            calibration: calibration(&file.calibration)?,
         })
     }
 
@@ -865,6 +895,7 @@ impl Plan {
                 max_num_seqs: self.rl.max_num_seqs.get(),
             },
             overheads: self.overheads,
+            calibration: self.calibration,
         }
     }
 
@@ -892,8 +923,22 @@ impl PlanFile {
             lora: LoraFile::default(),
             rl: RlFile::default(),
             overheads: OverheadsFile::default(),
+            calibration: CalibrationFile::default(),
         }
     }
+}
+
+fn calibration(c: &CalibrationFile) -> Result<CalibrationFile, PlanFileError> {
+    if c.efficiency_scale.is_some_and(|x| !(x.is_finite() && 0.05 <= x && x <= 5.0)) {
+        return Err(PlanFileError::OutOfRange { field: "calibration.efficiency_scale", expected: "from 0.05 to 5" });
+    }
+    if c.memory_offset_mib.is_some_and(|x| !(x.is_finite() && x.abs() <= 1e6)) {
+        return Err(PlanFileError::OutOfRange {
+            field: "calibration.memory_offset_mib",
+            expected: "from -1000000 to 1000000 MiB",
+        });
+    }
+    Ok(*c)
 }
 
 fn count(n: u32, field: &'static str) -> Result<NonZeroU32, PlanFileError> {

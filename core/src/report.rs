@@ -27,6 +27,8 @@ pub struct Report {
     pub time: TimeReport,
     /// The pipeline schedule as simulated.
     pub schedule: ScheduleReport,
+    /// The calibration in effect (1 and 0 when none was fitted).
+    pub calibration: CalibrationReport,
     /// What the plan should know: warnings from reading the model, and (later) every rule it breaks.
     pub findings: Vec<Finding>,
 }
@@ -188,6 +190,15 @@ pub struct PhaseReport {
     pub phase: &'static str,
     /// Bytes at the phase's peak.
     pub total: u64,
+}
+
+/// Factors fitted to a measured run, as applied.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CalibrationReport {
+    /// Multiplier on every GEMM's efficiency.
+    pub efficiency_scale: f64,
+    /// Added to each device's runtime overhead, MiB.
+    pub memory_offset_mib: f64,
 }
 
 /// Step time and throughput (docs/time.md).

@@ -167,7 +167,12 @@ fn link_bandwidth(hw: &Hardware, span: u64) -> f64 {
 
 fn gemm(ctx: &Ctx, m: f64, k: f64, n: f64) -> (f64, f64) {
     let flops = 2.0 * m * k * n;
-    (flops / (ctx.peak * gemm_efficiency(flops)), flops)
+    (flops / (ctx.peak * efficiency(ctx, flops)), flops)
+}
+
+/// GEMM efficiency with the plan's calibration, never above peak.
+fn efficiency(ctx: &Ctx, flops: f64) -> f64 {
+    (gemm_efficiency(flops) * ctx.plan.calibration.efficiency()).min(1.0)
 }
 
 /// One layer's forward on one device for one micro-batch.
@@ -219,7 +224,7 @@ fn layer_work(ctx: &Ctx, moe_layer: bool) -> LayerWork {
     w.model_flops += attention_flops;
     w.attention_flops = attention_flops;
     let causal = if ctx.plan.attention == AttentionImpl::Eager { 1.0 } else { 0.5 };
-    w.attention_seconds = attention_flops * causal / (ctx.peak * gemm_efficiency(attention_flops));
+    w.attention_seconds = attention_flops * causal / (ctx.peak * efficiency(ctx, attention_flops));
     if ctx.plan.attention == AttentionImpl::Eager {
         // The score matrix goes through memory: written by QKᵀ, read and written by the masked
         // softmax, read by the product with V (4 × 2 bytes), plus a dropout mask and output (3 bytes)

@@ -88,6 +88,19 @@ async fn editing_the_plan_updates_the_report() -> WebDriverResult<()> {
     page.scroll_to("gantt-title").await?;
     page.screenshot("en-pipeline").await?;
 
+    // Calibration: a run measured twice as slow fits the efficiency; the estimate then follows it,
+    // and the factor survives a reload (it is in the permalink).
+    let seconds = |text: &str| -> f64 { text.trim_end_matches(" s").parse().unwrap() };
+    let before = seconds(&page.text("step-time").await?);
+    page.type_into("calibration-step", &format!("{}", 2.0 * before)).await?;
+    page.el("calibration-fit").await?.click().await?;
+    let current = page.wait_text("calibration-current", |t| t.contains('×')).await?;
+    assert!(current.contains("efficiency ×"), "{current}");
+    let after = seconds(&page.wait_text("step-time", |t| (seconds(t) / before - 2.0).abs() < 0.02).await?);
+    assert!((after / before - 2.0).abs() < 0.02, "{before} s → {after} s");
+    page.driver.refresh().await?;
+    assert_eq!(seconds(&page.wait_text("step-time", |t| !t.is_empty()).await?), after);
+
     page.driver.quit().await
 }
 

@@ -128,3 +128,37 @@ fn more_devices_at_a_fixed_batch_cost_at_most_the_communication_they_add() {
         }
     }
 }
+
+#[test]
+fn calibration_fits_a_measured_run_and_travels_with_the_plan() {
+    let plan = Plan::from_json(
+        r#"{"model": "llama-3-8b", "framework": "megatron", "method": "pretrain", "cluster": {"nodes": 2},
+            "parallel": {"tp": 2, "pp": 2}, "batch": {"global_batch": 128}}"#,
+    )
+    .unwrap();
+    let before = evaluate(&plan);
+    // A run measured 25 % slower than predicted, with 3 GiB more at its peak.
+    let measured_step = before.time.step_seconds * 1.25;
+    let measured_peak = before.memory.peak_bytes + (3 << 30);
+    let fitted = trainplan_core::calibrate(&plan, Some(measured_step), Some(measured_peak));
+    let scale = fitted.efficiency_scale.unwrap();
+    assert!(0.5 < scale && scale < 1.0, "slower than predicted means less efficient: {scale}");
+    let mut calibrated = plan.clone();
+    calibrated.calibration = fitted;
+    let after = evaluate(&calibrated);
+    assert!((after.time.step_seconds / measured_step - 1.0).abs() < 1e-3, "{} vs {measured_step}", after.time.step_seconds);
+    assert!((after.memory.peak_bytes as f64 / measured_peak as f64 - 1.0).abs() < 1e-6);
+    assert_eq!(after.calibration.efficiency_scale, scale);
+    // The fitted factors apply to the plans that follow: a bigger batch on the same cluster is
+    // slower than the uncalibrated estimate by about the same factor.
+    let mut bigger = calibrated.clone();
+    bigger.batch.global_batch = std::num::NonZeroU32::new(256).unwrap();
+    let mut bigger_raw = bigger.clone();
+    bigger_raw.calibration = Default::default();
+    assert!(evaluate(&bigger_raw).time.step_seconds < evaluate(&bigger).time.step_seconds);
+    // And they travel in the permalink.
+    let link = trainplan_core::permalink::encode(&calibrated);
+    assert_eq!(trainplan_core::permalink::decode(&link).unwrap(), calibrated);
+    // Out-of-range factors are refused.
+    assert!(Plan::from_json(r#"{"model": "gpt2", "calibration": {"efficiency_scale": 0}}"#).is_err());
+}
