@@ -244,6 +244,10 @@ texts! {
     cal_current => "In effect: efficiency × {scale}, memory {offset}", "当前生效：效率 × {scale}，显存 {offset}";
     cal_none => "No calibration: figures as modelled.", "未校准：使用模型估计值。";
     cal_bad => "Enter a positive number", "请输入正数";
+    bd_rollout => "Rollout generation", "生成（rollout）";
+    bd_log_prob => "Log-prob passes", "log-prob 计算";
+    par_schedule => "Pipeline schedule", "流水线调度";
+    par_schedule_auto => "auto (1F1B, interleaved with VPP)", "自动（1F1B，有 VPP 时交错）";
 }
 
 /// A template with its `{name}` placeholders filled in.

@@ -173,6 +173,8 @@ fn time_report(t: &time::StepTime) -> report::TimeReport {
             dp_comm_seconds: b.dp_comm_seconds,
             optimizer_seconds: b.optimizer_seconds,
             offload_seconds: b.offload_seconds,
+            rollout_seconds: b.rollout_seconds,
+            log_prob_seconds: b.log_prob_seconds,
         },
     }
 }
@@ -185,6 +187,7 @@ fn schedule_report(t: &time::StepTime, n_microbatches: u64) -> report::ScheduleR
             Schedule::OneFOneB => "1f1b",
             Schedule::Interleaved => "interleaved",
             Schedule::ZbH1 => "zb-h1",
+            Schedule::DualPipeV => "dualpipev",
         },
         bubble_fraction: t.bubble_ratio,
         n_microbatches,

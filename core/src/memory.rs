@@ -325,7 +325,8 @@ fn stage_memory(ctx: &Ctx, stage_idx: u64) -> StageMemory {
     }
     res.buffers = buffers(ctx);
     // A calibration's offset (fitted to a measured peak) adjusts the runtime overhead.
-    let overhead = ctx.plan.overheads().runtime_context_bytes as f64 + ctx.plan.calibration.memory_offset_bytes();
+    let overhead =
+        ctx.plan.overheads().runtime_context_bytes as f64 + ctx.plan.calibration.memory_offset_bytes();
     res.overhead = overhead.max(0.0) as u64;
     res
 }
@@ -639,7 +640,17 @@ pub fn in_flight_microbatches(pp: u64, vpp: u64, stage_idx: u64, n_microbatches:
 }
 
 fn in_flight(ctx: &Ctx, stage_idx: u64) -> f64 {
-    in_flight_microbatches(ctx.pp, ctx.vpp, stage_idx, ctx.m)
+    use crate::plan::PipelineSchedule;
+    let m = ctx.m as f64;
+    match ctx.plan.parallel.schedule {
+        _ if ctx.pp <= 1 => 1.0,
+        // GPipe runs every forward before any backward.
+        PipelineSchedule::GPipe => m,
+        // DualPipeV (deepseek-ai/DualPipe README): PP + 1 micro-batches of one of the 2·pp stages,
+        // i.e. pp + ½ micro-batches of this rank's layers, on every rank.
+        PipelineSchedule::DualPipeV => (ctx.pp as f64 + 0.5).min(m),
+        _ => in_flight_microbatches(ctx.pp, ctx.vpp, stage_idx, ctx.m),
+    }
 }
 
 /// Logits and loss on the last stage, one micro-batch.

@@ -193,6 +193,24 @@ wire_enum! {
 }
 
 wire_enum! {
+    /// The pipeline schedule a plan asks for.
+    PipelineSchedule {
+        /// 1F1B, interleaved when `vpp` > 1 (Megatron's choice).
+        Auto = "auto",
+        /// All forwards, then all backwards.
+        GPipe = "gpipe",
+        /// One forward, one backward.
+        OneFOneB = "1f1b",
+        /// Interleaved 1F1B over `vpp` chunks.
+        Interleaved = "interleaved",
+        /// Zero-bubble ZB-H1.
+        ZbH1 = "zb-h1",
+        /// DeepSeek's DualPipeV (two chunks per rank, V-shaped).
+        DualPipeV = "dualpipev",
+    }
+}
+
+wire_enum! {
     /// How much activation recomputation.
     RecomputeGranularity {
         /// Keep every activation.
@@ -246,6 +264,8 @@ pub struct Parallel {
     /// Megatron `--tp-comm-overlap` (Transformer Engine) / MindSpeed `--use-ascend-coc`: TP collectives
     /// pipelined with the GEMMs around them.
     pub tp_comm_overlap: bool,
+    /// The pipeline schedule.
+    pub schedule: PipelineSchedule,
 }
 
 /// Activation recomputation.
@@ -483,6 +503,7 @@ pub struct ParallelFile {
     pub overlap_grad_reduce: bool,
     pub overlap_param_gather: bool,
     pub tp_comm_overlap: bool,
+    pub schedule: PipelineSchedule,
 }
 
 impl Default for ParallelFile {
@@ -502,6 +523,7 @@ impl Default for ParallelFile {
             overlap_grad_reduce: false,
             overlap_param_gather: false,
             tp_comm_overlap: false,
+            schedule: PipelineSchedule::Auto,
         }
     }
 }
@@ -735,6 +757,7 @@ impl Plan {
             overlap_grad_reduce: p.overlap_grad_reduce,
             overlap_param_gather: p.overlap_param_gather,
             tp_comm_overlap: p.tp_comm_overlap,
+            schedule: p.schedule,
         };
         let r = &file.recompute;
         let recompute = Recompute {
@@ -870,6 +893,7 @@ impl Plan {
                 overlap_grad_reduce: p.overlap_grad_reduce,
                 overlap_param_gather: p.overlap_param_gather,
                 tp_comm_overlap: p.tp_comm_overlap,
+                schedule: p.schedule,
             },
             recompute: RecomputeFile {
                 granularity: self.recompute.granularity,
@@ -929,8 +953,11 @@ impl PlanFile {
 }
 
 fn calibration(c: &CalibrationFile) -> Result<CalibrationFile, PlanFileError> {
-    if c.efficiency_scale.is_some_and(|x| !(x.is_finite() && 0.05 <= x && x <= 5.0)) {
-        return Err(PlanFileError::OutOfRange { field: "calibration.efficiency_scale", expected: "from 0.05 to 5" });
+    if c.efficiency_scale.is_some_and(|x| !(x.is_finite() && (0.05..=5.0).contains(&x))) {
+        return Err(PlanFileError::OutOfRange {
+            field: "calibration.efficiency_scale",
+            expected: "from 0.05 to 5",
+        });
     }
     if c.memory_offset_mib.is_some_and(|x| !(x.is_finite() && x.abs() <= 1e6)) {
         return Err(PlanFileError::OutOfRange {

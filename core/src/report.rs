@@ -242,6 +242,8 @@ pub struct BreakdownReport {
     pub dp_comm_seconds: f64,
     pub optimizer_seconds: f64,
     pub offload_seconds: f64,
+    pub rollout_seconds: f64,
+    pub log_prob_seconds: f64,
 }
 
 /// The pipeline schedule.

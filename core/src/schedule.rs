@@ -15,6 +15,10 @@ pub enum Schedule {
     /// 1F1B with the backward split into input (B) and weight (W) gradients, W deferred into the
     /// cool-down (Qi et al. 2023, "Zero Bubble Pipeline Parallelism", ZB-H1).
     ZbH1,
+    /// DeepSeek's DualPipeV: each rank holds two chunks of a V-shaped pipeline (stage r and stage
+    /// 2p − 1 − r) and overlaps a forward of one with a backward of the other (deepseek-ai/DualPipe
+    /// `dualpipe/dualpipev.py`). Needs at least 2p micro-batches.
+    DualPipeV,
 }
 
 /// What a pass computes.
@@ -35,8 +39,26 @@ pub struct Op {
     pub pass: Pass,
     /// Micro-batch index.
     pub microbatch: u32,
-    /// Model chunk on this rank (0 unless interleaved).
+    /// Model chunk on this rank (0 unless interleaved or V-shaped).
     pub chunk: u32,
+    /// For B: whether it also computes the weight gradients (no W pass follows).
+    pub full: bool,
+    /// A full backward run together with this forward (DualPipeV's overlapped F&B): micro-batch and chunk.
+    pub with_backward: Option<(u32, u32)>,
+}
+
+impl Op {
+    fn f(microbatch: u32, chunk: u32) -> Op {
+        Op { pass: Pass::F, microbatch, chunk, full: false, with_backward: None }
+    }
+
+    fn b(microbatch: u32, chunk: u32, full: bool) -> Op {
+        Op { pass: Pass::B, microbatch, chunk, full, with_backward: None }
+    }
+
+    fn w(microbatch: u32, chunk: u32) -> Op {
+        Op { pass: Pass::W, microbatch, chunk, full: false, with_backward: None }
+    }
 }
 
 /// A pass as it ran.
@@ -65,16 +87,16 @@ pub struct Costs {
     pub vpp: u32,
     /// Forward time of chunk `c` on rank `r` at `[r * vpp + c]`.
     pub forward_seconds: Vec<f64>,
-    /// Backward time (input gradients only when the schedule has W passes).
+    /// Backward time for input gradients.
     pub backward_seconds: Vec<f64>,
-    /// Weight-gradient time (used only by schedules with W passes).
+    /// Weight-gradient time: a W pass, or part of a full backward.
     pub weight_seconds: Vec<f64>,
     /// Time to send an activation or gradient to the next rank.
     pub p2p_seconds: f64,
 }
 
 impl Costs {
-    /// Every rank and chunk the same: `forward`, `backward` (and `weight`) seconds.
+    /// Every rank and chunk the same: `forward`, input-`backward` and `weight` seconds.
     pub fn uniform(pp: u32, vpp: u32, forward: f64, backward: f64, weight: f64, p2p: f64) -> Costs {
         let n = (pp * vpp) as usize;
         Costs {
@@ -87,12 +109,17 @@ impl Costs {
         }
     }
 
-    fn of(&self, pass: Pass, rank: u32, chunk: u32) -> f64 {
-        let idx = (rank * self.vpp + chunk) as usize;
-        match pass {
-            Pass::F => self.forward_seconds[idx],
-            Pass::B => self.backward_seconds[idx],
-            Pass::W => self.weight_seconds[idx],
+    fn of(&self, op: &Op, rank: u32) -> f64 {
+        let idx = |chunk: u32| (rank * self.vpp + chunk) as usize;
+        let full_backward = |chunk: u32| self.backward_seconds[idx(chunk)] + self.weight_seconds[idx(chunk)];
+        match op.pass {
+            Pass::F => {
+                self.forward_seconds[idx(op.chunk)]
+                    + op.with_backward.map_or(0.0, |(_, chunk)| full_backward(chunk))
+            }
+            Pass::B if op.full => full_backward(op.chunk),
+            Pass::B => self.backward_seconds[idx(op.chunk)],
+            Pass::W => self.weight_seconds[idx(op.chunk)],
         }
     }
 }
@@ -127,22 +154,23 @@ pub fn orders(schedule: Schedule, pp: u32, vpp: u32, n_microbatches: u32) -> Vec
     (0..pp)
         .map(|rank| match schedule {
             Schedule::GPipe => {
-                let f = (0..m).map(|mb| Op { pass: Pass::F, microbatch: mb, chunk: 0 });
-                let b = (0..m).map(|mb| Op { pass: Pass::B, microbatch: mb, chunk: 0 });
+                let f = (0..m).map(|mb| Op::f(mb, 0));
+                let b = (0..m).map(|mb| Op::b(mb, 0, true));
                 f.chain(b).collect()
             }
             Schedule::OneFOneB => one_f_one_b(pp, rank, m, false),
             Schedule::ZbH1 => one_f_one_b(pp, rank, m, true),
             Schedule::Interleaved => interleaved(pp, vpp.max(1), rank, m.div_ceil(pp) * pp),
+            Schedule::DualPipeV => dual_pipe_v(pp, rank, m.max(2 * pp)),
         })
         .collect()
 }
 
 fn one_f_one_b(pp: u32, rank: u32, m: u32, zero_bubble: bool) -> Vec<Op> {
     let warmup = (pp - rank - 1).min(m);
-    let f = |mb| Op { pass: Pass::F, microbatch: mb, chunk: 0 };
-    let b = |mb| Op { pass: Pass::B, microbatch: mb, chunk: 0 };
-    let w = |mb| Op { pass: Pass::W, microbatch: mb, chunk: 0 };
+    let f = |mb| Op::f(mb, 0);
+    let b = |mb| Op::b(mb, 0, !zero_bubble);
+    let w = |mb| Op::w(mb, 0);
     let mut res = Vec::with_capacity(3 * m as usize);
     let mut deferred = std::collections::VecDeque::new();
     let mut backward = |res: &mut Vec<Op>, mb: u32| {
@@ -175,13 +203,8 @@ fn one_f_one_b(pp: u32, rank: u32, m: u32, zero_bubble: bool) -> Vec<Op> {
 fn interleaved(pp: u32, vpp: u32, rank: u32, m: u32) -> Vec<Op> {
     let total = m * vpp;
     let warmup = ((pp - rank - 1) * 2 + (vpp - 1) * pp).min(total);
-    let forward =
-        |k: u32| Op { pass: Pass::F, microbatch: (k / (pp * vpp)) * pp + k % pp, chunk: (k / pp) % vpp };
-    let backward = |k: u32| Op {
-        pass: Pass::B,
-        microbatch: (k / (pp * vpp)) * pp + k % pp,
-        chunk: vpp - 1 - (k / pp) % vpp,
-    };
+    let forward = |k: u32| Op::f((k / (pp * vpp)) * pp + k % pp, (k / pp) % vpp);
+    let backward = |k: u32| Op::b((k / (pp * vpp)) * pp + k % pp, vpp - 1 - (k / pp) % vpp, true);
     let mut res = Vec::with_capacity(2 * total as usize);
     res.extend((0..warmup).map(forward));
     for k in 0..total - warmup {
@@ -192,21 +215,130 @@ fn interleaved(pp: u32, vpp: u32, rank: u32, m: u32) -> Vec<Op> {
     res
 }
 
-/// Where a chunk sits in the pipeline: virtual stage `chunk · pp + rank` (Megatron's layout).
-fn virtual_stage(pp: u32, rank: u32, chunk: u32) -> u32 {
-    chunk * pp + rank
+/// DualPipeV's order on `rank` (deepseek-ai/DualPipe `dualpipe/dualpipev.py`, `step()`): eight
+/// steps whose counts depend on the rank; W passes wait in one FIFO shared by both chunks.
+fn dual_pipe_v(pp: u32, rank: u32, m: u32) -> Vec<Op> {
+    let mut res = Vec::new();
+    let (mut f0, mut f1, mut b0, mut b1) = (0, 0, 0, 0);
+    let mut queue = std::collections::VecDeque::new();
+    let last_rank = rank + 1 == pp;
+    let take = |counter: &mut u32| {
+        let res = *counter;
+        *counter += 1;
+        res
+    };
+    // Step 1: nF0.
+    for _ in 0..(pp - rank - 1) * 2 {
+        res.push(Op::f(take(&mut f0), 0));
+    }
+    // Step 2: nF0F1.
+    for _ in 0..rank + 1 {
+        res.push(Op::f(take(&mut f0), 0));
+        res.push(Op::f(take(&mut f1), 1));
+    }
+    // Step 3: nB1W1F1, zero bubble: the W runs right after its B.
+    for _ in 0..pp - rank - 1 {
+        let mb = take(&mut b1);
+        res.push(Op::b(mb, 1, false));
+        res.push(Op::w(mb, 1));
+        res.push(Op::f(take(&mut f1), 1));
+    }
+    // Step 4 (main): nF0B1F1B0, each pair overlapped (the last rank's first pair runs apart).
+    for i in 0..(m + rank + 1).saturating_sub(2 * pp) {
+        let (f, b) = (take(&mut f0), take(&mut b1));
+        if i == 0 && last_rank {
+            res.push(Op::f(f, 0));
+            res.push(Op::b(b, 1, true));
+        } else {
+            res.push(Op { with_backward: Some((b, 1)), ..Op::f(f, 0) });
+        }
+        let (f, b) = (take(&mut f1), take(&mut b0));
+        res.push(Op { with_backward: Some((b, 0)), ..Op::f(f, 1) });
+    }
+    // Step 5: nB1F1B0.
+    for _ in 0..pp - rank - 1 {
+        res.push(Op::b(take(&mut b1), 1, true));
+        let (f, b) = (take(&mut f1), take(&mut b0));
+        res.push(Op { with_backward: Some((b, 0)), ..Op::f(f, 1) });
+    }
+    // Step 6: nB1B0, the second half input-only with W deferred.
+    let step_6 = rank + 1;
+    let mut zero_bubble = false;
+    for i in 0..step_6 {
+        if i == step_6 / 2 && rank % 2 == 1 {
+            zero_bubble = true;
+        }
+        let mb = take(&mut b1);
+        res.push(Op::b(mb, 1, !zero_bubble));
+        if zero_bubble {
+            queue.push_back((mb, 1));
+        }
+        if i == step_6 / 2 && rank.is_multiple_of(2) {
+            zero_bubble = true;
+        }
+        let mb = take(&mut b0);
+        res.push(Op::b(mb, 0, !zero_bubble));
+        if zero_bubble {
+            queue.push_back((mb, 0));
+        }
+    }
+    // Step 7: nWB0.
+    for _ in 0..pp - rank - 1 {
+        if let Some((mb, chunk)) = queue.pop_front() {
+            res.push(Op::w(mb, chunk));
+        }
+        let mb = take(&mut b0);
+        res.push(Op::b(mb, 0, false));
+        queue.push_back((mb, 0));
+    }
+    // Step 8: nW.
+    res.extend(queue.into_iter().map(|(mb, chunk)| Op::w(mb, chunk)));
+    res
 }
 
-fn rank_chunk(pp: u32, vs: u32) -> (u32, u32) {
-    (vs % pp, vs / pp)
+/// The pipeline position (virtual stage) of `chunk` on `rank` under a schedule.
+pub fn position(schedule: Schedule, pp: u32, rank: u32, chunk: u32) -> u32 {
+    let layout = match schedule {
+        Schedule::DualPipeV => Layout::V,
+        _ => Layout::Interleaved,
+    };
+    virtual_stage(layout, pp, rank, chunk)
 }
 
-/// Runs the orders against the costs.
+/// How chunks map to pipeline positions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Layout {
+    /// Megatron: chunk c of rank r is virtual stage `c · pp + r`.
+    Interleaved,
+    /// DualPipeV: chunk 0 of rank r is stage r, chunk 1 is stage 2p − 1 − r.
+    V,
+}
+
+fn virtual_stage(layout: Layout, pp: u32, rank: u32, chunk: u32) -> u32 {
+    match (layout, chunk) {
+        (Layout::V, 1) => 2 * pp - 1 - rank,
+        (Layout::V, _) => rank,
+        (Layout::Interleaved, _) => chunk * pp + rank,
+    }
+}
+
+fn rank_of(layout: Layout, pp: u32, vs: u32) -> u32 {
+    match layout {
+        Layout::V if pp <= vs => 2 * pp - 1 - vs,
+        Layout::V => vs,
+        Layout::Interleaved => vs % pp,
+    }
+}
+
+/// Runs a schedule's orders against the costs.
 ///
 /// Returns `None` if the orders deadlock, which only a malformed order can do.
-pub fn simulate(orders: &[Vec<Op>], costs: &Costs) -> Option<Timeline> {
+pub fn simulate(schedule: Schedule, orders: &[Vec<Op>], costs: &Costs) -> Option<Timeline> {
     let pp = costs.pp;
-    let n_vs = pp * costs.vpp;
+    let (layout, n_vs) = match schedule {
+        Schedule::DualPipeV => (Layout::V, 2 * pp),
+        _ => (Layout::Interleaved, pp * costs.vpp),
+    };
     let m = orders.iter().flatten().map(|op| op.microbatch + 1).max().unwrap_or(0) as usize;
     // End times of each pass, by micro-batch and virtual stage; NaN while not run.
     let slot = |mb: u32, vs: u32| mb as usize * n_vs as usize + vs as usize;
@@ -214,56 +346,80 @@ pub fn simulate(orders: &[Vec<Op>], costs: &Costs) -> Option<Timeline> {
     let mut b_end = vec![f64::NAN; m * n_vs as usize];
     let mut next = vec![0usize; orders.len()];
     let mut free = vec![0.0f64; orders.len()];
-    let mut events = Vec::with_capacity(orders.iter().map(Vec::len).sum());
     let total: usize = orders.iter().map(Vec::len).sum();
+    let mut events = Vec::with_capacity(total + total / 2);
+    let mut done = 0;
     let p2p = costs.p2p_seconds;
-    while events.len() < total {
+    let hop = |from_vs: u32, rank: u32| if rank_of(layout, pp, from_vs) == rank { 0.0 } else { p2p };
+    while done < total {
         let mut progressed = false;
         for (rank, order) in orders.iter().enumerate() {
             let rank = rank as u32;
             while let Some(op) = order.get(next[rank as usize]) {
-                let vs = virtual_stage(pp, rank, op.chunk);
-                let ready = match op.pass {
-                    Pass::F if vs == 0 => Some(0.0),
-                    Pass::F => {
-                        let (prev_rank, _) = rank_chunk(pp, vs - 1);
-                        let end = f_end[slot(op.microbatch, vs - 1)];
-                        (!end.is_nan()).then_some(end + if prev_rank == rank { 0.0 } else { p2p })
+                let vs = virtual_stage(layout, pp, rank, op.chunk);
+                let forward_ready = |mb: u32| match vs {
+                    0 => Some(0.0),
+                    _ => {
+                        let end = f_end[slot(mb, vs - 1)];
+                        (!end.is_nan()).then_some(end + hop(vs - 1, rank))
                     }
-                    Pass::B if vs + 1 == n_vs => {
-                        let end = f_end[slot(op.microbatch, vs)];
-                        (!end.is_nan()).then_some(end)
+                };
+                let backward_ready = |mb: u32, vs: u32| {
+                    let own = f_end[slot(mb, vs)];
+                    if own.is_nan() {
+                        return None;
                     }
-                    Pass::B => {
-                        let (next_rank, _) = rank_chunk(pp, vs + 1);
-                        let end = b_end[slot(op.microbatch, vs + 1)];
-                        let own = f_end[slot(op.microbatch, vs)];
-                        (!end.is_nan() && !own.is_nan())
-                            .then(|| (end + if next_rank == rank { 0.0 } else { p2p }).max(own))
+                    if vs + 1 == n_vs {
+                        return Some(own);
                     }
-                    Pass::W => {
+                    let end = b_end[slot(mb, vs + 1)];
+                    (!end.is_nan()).then_some((end + hop(vs + 1, rank)).max(own))
+                };
+                let ready = match (op.pass, op.with_backward) {
+                    (Pass::F, None) => forward_ready(op.microbatch),
+                    (Pass::F, Some((mb, chunk))) => {
+                        let b_vs = virtual_stage(layout, pp, rank, chunk);
+                        forward_ready(op.microbatch).zip(backward_ready(mb, b_vs)).map(|(a, b)| a.max(b))
+                    }
+                    (Pass::B, _) => backward_ready(op.microbatch, vs),
+                    (Pass::W, _) => {
                         let end = b_end[slot(op.microbatch, vs)];
                         (!end.is_nan()).then_some(end)
                     }
                 };
                 let Some(ready) = ready else { break };
                 let start = ready.max(free[rank as usize]);
-                let end = start + costs.of(op.pass, rank, op.chunk);
-                match op.pass {
-                    Pass::F => f_end[slot(op.microbatch, vs)] = end,
-                    Pass::B => b_end[slot(op.microbatch, vs)] = end,
-                    Pass::W => {}
+                let end = start + costs.of(op, rank);
+                let event = |pass, microbatch, chunk, start_seconds, end_seconds| Event {
+                    stage: rank,
+                    chunk,
+                    microbatch,
+                    pass,
+                    start_seconds,
+                    end_seconds,
+                };
+                match (op.pass, op.with_backward) {
+                    (Pass::F, Some((mb, chunk))) => {
+                        // One overlapped op, drawn as its forward then its backward.
+                        let split = start + costs.forward_seconds[(rank * costs.vpp + op.chunk) as usize];
+                        f_end[slot(op.microbatch, vs)] = split;
+                        b_end[slot(mb, virtual_stage(layout, pp, rank, chunk))] = end;
+                        events.push(event(Pass::F, op.microbatch, op.chunk, start, split));
+                        events.push(event(Pass::B, mb, chunk, split, end));
+                    }
+                    (Pass::F, None) => {
+                        f_end[slot(op.microbatch, vs)] = end;
+                        events.push(event(Pass::F, op.microbatch, op.chunk, start, end));
+                    }
+                    (Pass::B, _) => {
+                        b_end[slot(op.microbatch, vs)] = end;
+                        events.push(event(Pass::B, op.microbatch, op.chunk, start, end));
+                    }
+                    (Pass::W, _) => events.push(event(Pass::W, op.microbatch, op.chunk, start, end)),
                 }
                 free[rank as usize] = end;
                 next[rank as usize] += 1;
-                events.push(Event {
-                    stage: rank,
-                    chunk: op.chunk,
-                    microbatch: op.microbatch,
-                    pass: op.pass,
-                    start_seconds: start,
-                    end_seconds: end,
-                });
+                done += 1;
                 progressed = true;
             }
         }

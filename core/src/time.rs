@@ -5,7 +5,9 @@
 use crate::hardware::Hardware;
 use crate::memory;
 use crate::model::{self, Architecture, Attention, MlpKind};
-use crate::plan::{AttentionImpl, Framework, Method, Plan, Precision, RecomputeGranularity};
+use crate::plan::{
+    AttentionImpl, Framework, Method, PipelineSchedule, Plan, Precision, RecomputeGranularity,
+};
 use crate::schedule::{self, Costs, Schedule, Timeline};
 
 /// The fraction of peak a GEMM of `flops` floating-point operations reaches: `max · f / (f + half)`.
@@ -94,6 +96,10 @@ pub struct Breakdown {
     pub optimizer_seconds: f64,
     /// Host transfers for offloaded states.
     pub offload_seconds: f64,
+    /// RL: generating the responses (prefill and decode in the rollout engine).
+    pub rollout_seconds: f64,
+    /// RL: log-probabilities of the responses under the actor and the reference.
+    pub log_prob_seconds: f64,
 }
 
 /// Per-micro-batch work of one layer on one device, forward.
@@ -341,67 +347,65 @@ pub fn estimate(plan: &Plan, mem: &memory::Memory) -> StepTime {
     // Backward is twice the forward's GEMMs (input and weight gradients); recomputation reruns the
     // forward (full) or the attention core (selective) before it.
     let recompute = plan.recompute.granularity;
-    let stages = memory::stage_layers(arch.n_layers, pp);
+    let schedule_kind = schedule_of(plan, vpp);
+    // DualPipeV cuts the model into 2·pp stages; rank r holds stage r and stage 2·pp − 1 − r.
+    let vpp = if schedule_kind == Schedule::DualPipeV { 2 } else { vpp };
     let n_chunks = (pp * vpp) as usize;
+    let chunks = chunk_layers(schedule_kind, arch.n_layers, pp, vpp);
     let mut forward = vec![0.0; n_chunks];
     let mut backward = vec![0.0; n_chunks];
     let mut weight = vec![0.0; n_chunks];
+    // Forward, input gradients and (unless the base is frozen) weight gradients: 3 GEMM passes, or 2.
+    let frozen = matches!(plan.method, Method::Lora | Method::Qlora);
+    let passes = if frozen { 2.0 } else { 3.0 };
+    let rerun_share = if recompute == RecomputeGranularity::Full { 1.0 } else { 0.0 };
     // Per rank, one micro-batch's seconds by cause, for the breakdown.
     let mut per_rank = vec![Breakdown::default(); pp as usize];
-    for (rank, layers) in stages.iter().enumerate() {
-        let n = layers.end - layers.start;
-        for l in (layers.clone()).map(work) {
-            let r = &mut per_rank[rank];
+    for (idx, layers) in chunks.iter().enumerate() {
+        let r = &mut per_rank[idx / vpp as usize];
+        for l in layers.clone().map(work) {
+            let comm = l.tp_seconds + l.cp_seconds + l.ep_seconds;
+            let fwd = l.gemm_seconds + l.attention_seconds + l.memory_seconds + comm;
             let rerun = match recompute {
-                RecomputeGranularity::Full => 1.0,
-                _ => 0.0,
+                RecomputeGranularity::Full => fwd,
+                RecomputeGranularity::Selective => l.attention_seconds,
+                RecomputeGranularity::None => 0.0,
             };
-            r.compute_seconds += 3.0 * l.gemm_seconds + 3.0 * l.attention_seconds;
-            r.memory_bound_seconds += (2.0 + rerun) * l.memory_seconds;
+            forward[idx] += fwd;
+            // Input gradients: one GEMM per forward GEMM, attention twice, the collectives again,
+            // after the recomputed forward; weight gradients: one GEMM per forward GEMM.
+            backward[idx] += l.gemm_seconds + 2.0 * l.attention_seconds + l.memory_seconds + comm + rerun;
+            // A frozen base (LoRA, QLoRA) needs no weight gradients; the adapters' are negligible.
+            weight[idx] += if frozen { 0.0 } else { l.gemm_seconds };
+
+            r.compute_seconds += (passes - 1.0) * l.gemm_seconds + 3.0 * l.attention_seconds;
+            r.memory_bound_seconds += (2.0 + rerun_share) * l.memory_seconds;
             r.recompute_seconds += match recompute {
                 RecomputeGranularity::Full => l.gemm_seconds + l.attention_seconds,
                 RecomputeGranularity::Selective => l.attention_seconds,
                 RecomputeGranularity::None => 0.0,
             };
-            r.tp_comm_seconds += (2.0 + rerun) * l.tp_seconds;
-            r.cp_comm_seconds += (2.0 + rerun) * l.cp_seconds;
-            r.ep_comm_seconds += (2.0 + rerun) * l.ep_seconds;
+            r.tp_comm_seconds += (2.0 + rerun_share) * l.tp_seconds;
+            r.cp_comm_seconds += (2.0 + rerun_share) * l.cp_seconds;
+            r.ep_comm_seconds += (2.0 + rerun_share) * l.ep_seconds;
         }
-        for chunk in 0..vpp {
-            let (lo, hi) = (layers.start + n * chunk / vpp, layers.start + n * (chunk + 1) / vpp);
-            let idx = rank * vpp as usize + chunk as usize;
-            for l in (lo..hi).map(work) {
-                let comm = l.tp_seconds + l.cp_seconds + l.ep_seconds;
-                let fwd = l.gemm_seconds + l.attention_seconds + l.memory_seconds + comm;
-                let rerun = match recompute {
-                    RecomputeGranularity::Full => fwd,
-                    RecomputeGranularity::Selective => l.attention_seconds,
-                    RecomputeGranularity::None => 0.0,
-                };
-                forward[idx] += fwd;
-                // Input gradients: one GEMM per forward GEMM, attention twice, the collectives again,
-                // after the recomputed forward; weight gradients: one GEMM per forward GEMM.
-                backward[idx] += l.gemm_seconds + 2.0 * l.attention_seconds + l.memory_seconds + comm + rerun;
-                weight[idx] += l.gemm_seconds;
-            }
-        }
-    }
-    // Schedules without a separate W pass run the weight gradients inside the backward.
-    for (b, w) in backward.iter_mut().zip(&weight) {
-        *b += w;
     }
     let mut model_flops_per_mb = 0.0;
     let mut recompute_flops_per_mb = 0.0;
     for l in (0..arch.n_layers).map(work) {
-        model_flops_per_mb += 3.0 * l.model_flops;
+        model_flops_per_mb += passes * l.model_flops;
         recompute_flops_per_mb += match recompute {
             RecomputeGranularity::Full => l.model_flops,
             RecomputeGranularity::Selective => l.attention_flops,
             RecomputeGranularity::None => 0.0,
         };
     }
-    model_flops_per_mb += 3.0 * head_flops;
-    let last = n_chunks - 1;
+    model_flops_per_mb += passes * head_flops;
+    // The head sits with the pipeline's last stage: the last rank's last chunk, or DualPipeV's rank 0, chunk 1.
+    let last = match schedule_kind {
+        Schedule::DualPipeV => 1,
+        _ => n_chunks - 1,
+    };
     forward[last] += head_seconds + head_memory;
     backward[last] += 2.0 * head_seconds + head_memory;
 
@@ -418,11 +422,12 @@ pub fn estimate(plan: &Plan, mem: &memory::Memory) -> StepTime {
         }
     };
 
-    let schedule_kind = match vpp {
-        1 => Schedule::OneFOneB,
-        _ => Schedule::Interleaved,
+    // RL trains on every sampled response: VeRL's batch counts prompts, each with n responses.
+    let rl = matches!(plan.method, Method::Grpo | Method::Ppo);
+    let m = match rl {
+        true => mem.n_microbatches as u32 * plan.rl.n_samples_per_prompt.get(),
+        false => mem.n_microbatches as u32,
     };
-    let m = mem.n_microbatches as u32;
     let (makespan, timeline) =
         pipeline_makespan(schedule_kind, pp as u32, vpp as u32, m, &forward, &backward, &weight, p2p_seconds);
 
@@ -468,7 +473,12 @@ pub fn estimate(plan: &Plan, mem: &memory::Memory) -> StepTime {
         false => 0.0,
     };
 
-    let step_seconds = makespan + dp_seconds + optimizer_seconds + offload_seconds;
+    let (rollout_seconds, log_prob_seconds) = match rl {
+        true => rl_phases(&ctx, makespan),
+        false => (0.0, 0.0),
+    };
+    let step_seconds =
+        makespan + dp_seconds + optimizer_seconds + offload_seconds + rollout_seconds + log_prob_seconds;
     let n_devices = plan.cluster.n_devices() as f64;
     let samples = (m as f64) * b * dp;
     let tokens_per_step = samples * seq;
@@ -478,21 +488,11 @@ pub fn estimate(plan: &Plan, mem: &memory::Memory) -> StepTime {
     let peak_all = ctx.peak * n_devices;
 
     // The busiest rank's causes over all micro-batches, then the step's own terms.
-    let busiest = (0..pp as usize)
-        .max_by(|&a, &b| {
-            let sum = |r: usize| {
-                (0..vpp as usize)
-                    .map(|c| forward[r * vpp as usize + c] + backward[r * vpp as usize + c])
-                    .sum::<f64>()
-            };
-            sum(a).total_cmp(&sum(b))
-        })
-        .unwrap_or(0);
+    let rank_busy = |r: usize| rank_seconds(&forward, &backward, &weight, vpp as usize, r);
+    let busiest = (0..pp as usize).max_by(|&a, &b| rank_busy(a).total_cmp(&rank_busy(b))).unwrap_or(0);
     let mf = m as f64;
     let r = &per_rank[busiest];
-    let busy: f64 = (0..vpp as usize)
-        .map(|c| forward[busiest * vpp as usize + c] + backward[busiest * vpp as usize + c])
-        .sum();
+    let busy = rank_busy(busiest);
     let breakdown = Breakdown {
         compute_seconds: r.compute_seconds * mf,
         memory_bound_seconds: r.memory_bound_seconds * mf,
@@ -505,6 +505,8 @@ pub fn estimate(plan: &Plan, mem: &memory::Memory) -> StepTime {
         dp_comm_seconds: dp_seconds,
         optimizer_seconds,
         offload_seconds,
+        rollout_seconds,
+        log_prob_seconds,
     };
 
     StepTime {
@@ -546,32 +548,106 @@ fn pipeline_makespan(
     };
     let m_sim = m.min(SIMULATED_MICROBATCHES_PER_STAGE * pp).max(1);
     let m_sim = if kind == Schedule::Interleaved { m_sim.div_ceil(pp) * pp } else { m_sim };
-    let timeline = schedule::simulate(&schedule::orders(kind, pp, vpp, m_sim), &costs).unwrap_or_else(|| {
-        // Only a malformed order deadlocks; fall back to the closed form.
-        let busy: f64 = forward.iter().zip(backward).map(|(f, b)| f + b).sum::<f64>() / f64::from(pp);
-        let makespan = busy * f64::from(m_sim + pp - 1);
-        Timeline {
-            events: Vec::new(),
-            makespan_seconds: makespan,
-            bubble_ratio: f64::from(pp - 1) / f64::from(m_sim),
-            idle_frac: 0.0,
-        }
-    });
+    let timeline =
+        schedule::simulate(kind, &schedule::orders(kind, pp, vpp, m_sim), &costs).unwrap_or_else(|| {
+            // Only a malformed order deadlocks; fall back to the closed form.
+            let busy: f64 =
+                forward.iter().zip(backward).zip(weight).map(|((f, b), w)| f + b + w).sum::<f64>()
+                    / f64::from(pp);
+            let makespan = busy * f64::from(m_sim + pp - 1);
+            Timeline {
+                events: Vec::new(),
+                makespan_seconds: makespan,
+                bubble_ratio: f64::from(pp - 1) / f64::from(m_sim),
+                idle_frac: 0.0,
+            }
+        });
     let slowest = (0..pp as usize)
-        .map(|r| {
-            (0..vpp as usize)
-                .map(|c| forward[r * vpp as usize + c] + backward[r * vpp as usize + c])
-                .sum::<f64>()
-        })
+        .map(|r| rank_seconds(forward, backward, weight, vpp as usize, r))
         .fold(0.0, f64::max);
     let extra = f64::from(m.saturating_sub(m_sim)) * slowest;
     let makespan = timeline.makespan_seconds + extra;
-    let busy_total: f64 = forward.iter().zip(backward).map(|(f, b)| f + b).sum::<f64>() * f64::from(m);
+    let busy_total: f64 =
+        forward.iter().zip(backward).zip(weight).map(|((f, b), w)| f + b + w).sum::<f64>() * f64::from(m);
     let mut res = timeline;
     res.bubble_ratio = (makespan * f64::from(pp) - busy_total).max(0.0) / busy_total.max(f64::MIN_POSITIVE);
     res.idle_frac =
         (makespan * f64::from(pp) - busy_total).max(0.0) / (makespan * f64::from(pp)).max(f64::MIN_POSITIVE);
     (makespan, res)
+}
+
+/// RL's generation and scoring, per step (VeRL's `ActorRolloutRefWorker` phases).
+///
+/// Rollout: every device group of `rollout_tp` runs an engine; each engine prefills its prompts
+/// (2 · N_active FLOPs per token, compute-bound) and decodes `max_response_length` tokens in waves
+/// of `max_num_seqs` sequences, each decode step bound by reading the weights and the KV cache from
+/// memory (Pope et al. 2022, "Efficiently Scaling Transformer Inference" §2) or by its FLOPs,
+/// whichever is slower. Log-probabilities: a forward pass of the actor and of the reference over
+/// every response, each a third of the update's pipeline time without recomputation.
+fn rl_phases(ctx: &Ctx, update_makespan: f64) -> (f64, f64) {
+    let plan = ctx.plan;
+    let arch = ctx.arch;
+    let rl = &plan.rl;
+    let n_devices = plan.cluster.n_devices() as f64;
+    let rollout_tp = f64::from(rl.rollout_tp.get());
+    let engines = (n_devices / rollout_tp).max(1.0);
+    let prompts = f64::from(plan.batch.global_batch.get());
+    let sequences = prompts * f64::from(rl.n_samples_per_prompt.get()) / engines;
+    let (prompt, response) = (f64::from(rl.max_prompt_length.get()), f64::from(rl.max_response_length.get()));
+    let active = model::count_params(arch).active as f64;
+    let peak = ctx.peak * rollout_tp;
+    let prefill = 2.0 * active * sequences * prompt / (peak * gemm_efficiency(2.0 * active * prompt));
+    // Decode: per step, the weights (bf16) and the batch's KV cache so far cross the memory bus.
+    let batch = sequences.min(f64::from(rl.max_num_seqs.get())).max(1.0);
+    let waves = (sequences / batch).ceil();
+    let kv_per_token = memory::rollout_memory(plan).kv_cache_needed_bytes as f64
+        / (f64::from(rl.max_num_seqs.get()) * (prompt + response))
+        * rollout_tp;
+    let bandwidth = ctx.hw.memory_bytes_per_second * HBM_EFF * rollout_tp;
+    let mut decode = 0.0;
+    for step in [0.25, 0.75] {
+        // Two-point average over the response: the KV cache grows linearly.
+        let context = prompt + step * response;
+        let bytes = 2.0 * active + batch * context * kv_per_token;
+        let flops = 2.0 * active * batch;
+        decode += 0.5 * (bytes / bandwidth).max(flops / (peak * gemm_efficiency(flops)));
+    }
+    let rollout = prefill + waves * response * decode;
+    // The training pipeline's forward is about a third of its time without recomputation.
+    let log_prob = 2.0 * update_makespan / 3.0;
+    (rollout, log_prob)
+}
+
+/// The schedule a plan runs: the one it names, or 1F1B (interleaved when it has virtual chunks).
+pub fn schedule_of(plan: &Plan, vpp: u64) -> Schedule {
+    match (plan.parallel.schedule, vpp) {
+        (PipelineSchedule::Auto | PipelineSchedule::Interleaved, 2..) => Schedule::Interleaved,
+        (PipelineSchedule::Auto | PipelineSchedule::Interleaved | PipelineSchedule::OneFOneB, _) => {
+            Schedule::OneFOneB
+        }
+        (PipelineSchedule::GPipe, _) => Schedule::GPipe,
+        (PipelineSchedule::ZbH1, _) => Schedule::ZbH1,
+        (PipelineSchedule::DualPipeV, _) => Schedule::DualPipeV,
+    }
+}
+
+/// The decoder layers of each (rank, chunk), indexed `rank · vpp + chunk`.
+fn chunk_layers(kind: Schedule, n_layers: u64, pp: u64, vpp: u64) -> Vec<std::ops::Range<u64>> {
+    let (pp32, vpp32) = (pp as u32, vpp as u32);
+    let virtual_stages = memory::stage_layers(n_layers, pp * vpp);
+    let mut res = vec![0..0; (pp * vpp) as usize];
+    for rank in 0..pp32 {
+        for chunk in 0..vpp32 {
+            let vs = schedule::position(kind, pp32, rank, chunk);
+            res[(rank * vpp32 + chunk) as usize] = virtual_stages.get(vs as usize).cloned().unwrap_or(0..0);
+        }
+    }
+    res
+}
+
+/// One micro-batch's forward, backward and weight-gradient seconds on rank `r`, all its chunks.
+fn rank_seconds(forward: &[f64], backward: &[f64], weight: &[f64], vpp: usize, r: usize) -> f64 {
+    (r * vpp..(r + 1) * vpp).map(|i| forward[i] + backward[i] + weight[i]).sum()
 }
 
 /// Days to train `tokens` at the plan's throughput.

@@ -2,7 +2,9 @@
 
 use leptos::prelude::*;
 use trainplan_core::Plan;
-use trainplan_core::plan::{AttentionImpl, Framework, Method, PlanFile, RecomputeGranularity};
+use trainplan_core::plan::{
+    AttentionImpl, Framework, Method, PipelineSchedule, PlanFile, RecomputeGranularity,
+};
 
 use crate::components::hardware_picker::HardwarePicker;
 use crate::components::model_picker::ModelPicker;
@@ -159,6 +161,21 @@ pub fn PlanFormPanel(
                         </select>
                     </label>
                 </div>
+                <label class="field">
+                    <span>{move || tr(Key::par_schedule)}</span>
+                    <select data-testid="schedule-select" on:change=move |ev| {
+                        let wire = event_target_value(&ev);
+                        if let Some(&k) = PipelineSchedule::ALL.iter().find(|k| k.wire() == wire) {
+                            form.update(|f| f.file.parallel.schedule = k);
+                        }
+                    }>
+                        {PipelineSchedule::ALL.iter().map(|&k| view! {
+                            <option value=k.wire() selected=move || form.with(|f| f.file.parallel.schedule == k)>
+                                {move || if k == PipelineSchedule::Auto { tr(Key::par_schedule_auto) } else { k.wire() }}
+                            </option>
+                        }).collect_view()}
+                    </select>
+                </label>
                 {check(Key::par_dist_opt, "dist-opt-check", |f| f.parallel.distributed_optimizer, |f, v| f.parallel.distributed_optimizer = v)}
                 {check(Key::par_sp, "sp-check", |f| f.parallel.sequence_parallel, |f, v| f.parallel.sequence_parallel = v)}
                 {check(Key::par_offload_opt, "offload-opt-check", |f| f.parallel.offload_optimizer, |f, v| f.parallel.offload_optimizer = v)}
@@ -250,7 +267,9 @@ fn CalibrationPanel(
     let step_bad = move || step.with(|t| !t.trim().is_empty() && positive(t).is_none());
     let peak_bad = move || peak.with(|t| !t.trim().is_empty() && positive(t).is_none());
     let fit = move |_| {
-        let (Ok(plan), Some(seconds)) = (plan.get_untracked(), step.with_untracked(|t| positive(t))) else { return };
+        let (Ok(plan), Some(seconds)) = (plan.get_untracked(), step.with_untracked(|t| positive(t))) else {
+            return;
+        };
         let peak_bytes = peak.with_untracked(|t| positive(t)).map(|gib| (gib * (1u64 << 30) as f64) as u64);
         let fitted = trainplan_core::calibrate(&plan, Some(seconds), peak_bytes);
         form.update(|f| f.file.calibration = fitted);
@@ -264,7 +283,10 @@ fn CalibrationPanel(
                     let offset = c.memory_offset_mib.unwrap_or(0.0) / 1024.0;
                     fill(
                         tr(Key::cal_current),
-                        &[("scale", &format!("{:.3}", c.efficiency())), ("offset", &format!("{offset:+.2} GiB"))],
+                        &[
+                            ("scale", &format!("{:.3}", c.efficiency())),
+                            ("offset", &format!("{offset:+.2} GiB")),
+                        ],
                     )
                 }
             }

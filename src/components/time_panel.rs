@@ -61,6 +61,8 @@ pub fn TimePanel(
                 (Key::bd_dp, b.dp_comm_seconds, "b-dp"),
                 (Key::bd_optimizer, b.optimizer_seconds, "b-optimizer"),
                 (Key::bd_offload, b.offload_seconds, "b-offload"),
+                (Key::bd_rollout, b.rollout_seconds, "b-rollout"),
+                (Key::bd_log_prob, b.log_prob_seconds, "b-recompute"),
             ];
             let total: f64 = items.iter().map(|(_, s, _)| s).sum::<f64>().max(f64::MIN_POSITIVE);
             items

@@ -4,7 +4,7 @@
 use trainplan_core::schedule::{self, Costs, Pass, Schedule};
 
 fn run(schedule: Schedule, pp: u32, vpp: u32, m: u32, costs: &Costs) -> schedule::Timeline {
-    schedule::simulate(&schedule::orders(schedule, pp, vpp, m), costs).expect("no deadlock")
+    schedule::simulate(schedule, &schedule::orders(schedule, pp, vpp, m), costs).expect("no deadlock")
 }
 
 #[test]
@@ -92,5 +92,21 @@ fn every_pass_runs_once_after_its_inputs() {
             assert!(mine.windows(2).all(|w| w[0].end_seconds <= w[1].start_seconds + 1e-12), "{schedule:?}");
         }
         assert!(0.0 <= t.idle_frac && t.idle_frac < 1.0);
+    }
+}
+
+#[test]
+fn dual_pipe_v_bubble_matches_its_readme() {
+    // deepseek-ai/DualPipe README: DualPipeV's bubble is (PP/2 − 1)(F&B + B − 3W) with PP counted in
+    // stages, i.e. (p − 1)(F&B + B − 3W) for p ranks of two chunks each; with F = B_input = W = 1 a
+    // full backward B is 2 and an overlapped F&B is 3, so every rank idles (p − 1)·2.
+    for (pp, m) in [(2, 4), (4, 8), (4, 16), (8, 16), (8, 40)] {
+        let t = run(Schedule::DualPipeV, pp, 2, m, &Costs::uniform(pp, 2, 1.0, 1.0, 1.0, 0.0));
+        let idle = t.makespan_seconds - f64::from(m) * 6.0;
+        assert!((idle - f64::from(pp - 1) * 2.0).abs() < 1e-9, "p={pp} m={m}: idle {idle}");
+        // Every micro-batch ran forward, backward and weight gradients on both chunks of every rank.
+        let passes = |pass| t.events.iter().filter(|e| e.pass == pass).count() as u32;
+        assert_eq!(passes(Pass::F), 2 * pp * m);
+        assert_eq!(passes(Pass::B), 2 * pp * m);
     }
 }

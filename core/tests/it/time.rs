@@ -146,7 +146,11 @@ fn calibration_fits_a_measured_run_and_travels_with_the_plan() {
     let mut calibrated = plan.clone();
     calibrated.calibration = fitted;
     let after = evaluate(&calibrated);
-    assert!((after.time.step_seconds / measured_step - 1.0).abs() < 1e-3, "{} vs {measured_step}", after.time.step_seconds);
+    assert!(
+        (after.time.step_seconds / measured_step - 1.0).abs() < 1e-3,
+        "{} vs {measured_step}",
+        after.time.step_seconds
+    );
     assert!((after.memory.peak_bytes as f64 / measured_peak as f64 - 1.0).abs() < 1e-6);
     assert_eq!(after.calibration.efficiency_scale, scale);
     // The fitted factors apply to the plans that follow: a bigger batch on the same cluster is
@@ -161,4 +165,50 @@ fn calibration_fits_a_measured_run_and_travels_with_the_plan() {
     assert_eq!(trainplan_core::permalink::decode(&link).unwrap(), calibrated);
     // Out-of-range factors are refused.
     assert!(Plan::from_json(r#"{"model": "gpt2", "calibration": {"efficiency_scale": 0}}"#).is_err());
+}
+
+#[test]
+fn rl_steps_add_generation_and_scoring() {
+    let step = |extra: &str| {
+        let text = format!(
+            r#"{{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "parallel": {{"zero_stage": 3}}{extra}}}"#
+        );
+        evaluate(&Plan::from_json(&text).unwrap()).time
+    };
+    let base = step("");
+    assert!(0.0 < base.breakdown.rollout_seconds && 0.0 < base.breakdown.log_prob_seconds);
+    let longer = step(r#", "rl": {"max_response_length": 4096}"#);
+    assert!(base.breakdown.rollout_seconds < longer.breakdown.rollout_seconds);
+    let more = step(r#", "rl": {"n_samples_per_prompt": 16}"#);
+    assert!(base.step_seconds < more.step_seconds);
+    let bigger = step(r#", "cluster": {"nodes": 4}"#);
+    assert!(bigger.breakdown.rollout_seconds < base.breakdown.rollout_seconds);
+    // Decoding one sequence at a time is bound by reading the weights each token: at least
+    // 2 bytes × 7.6B / 4.8 TB/s ≈ 3.2 ms per token on an H200, so 1024 tokens take over 3 s.
+    let single = step(
+        r#", "hardware": "h200-sxm-141g", "cluster": {"devices_per_node": 1}, "batch": {"global_batch": 1}, "rl": {"n_samples_per_prompt": 1, "max_num_seqs": 1}"#,
+    );
+    assert!(1024.0 * 2.0 * 7.6e9 / 4.8e12 < single.breakdown.rollout_seconds);
+}
+
+#[test]
+fn the_schedule_a_plan_names_runs_and_zero_bubble_schedules_bubble_less() {
+    let run = |schedule: &str| {
+        let text = format!(
+            r#"{{"model": "llama-3.1-70b", "framework": "megatron", "method": "pretrain", "cluster": {{"nodes": 8}},
+                "parallel": {{"tp": 8, "pp": 8, "schedule": "{schedule}"}}, "batch": {{"global_batch": 64}}}}"#
+        );
+        evaluate(&Plan::from_json(&text).unwrap())
+    };
+    let one = run("1f1b");
+    let zb = run("zb-h1");
+    let dual = run("dualpipev");
+    let gpipe = run("gpipe");
+    assert_eq!((one.schedule.name, zb.schedule.name, dual.schedule.name), ("1f1b", "zb-h1", "dualpipev"));
+    assert!(zb.schedule.bubble_fraction < one.schedule.bubble_fraction);
+    assert!(dual.schedule.bubble_fraction < one.schedule.bubble_fraction);
+    assert!(zb.time.step_seconds < one.time.step_seconds);
+    // GPipe has 1F1B's bubble but holds every micro-batch's activations.
+    assert!(one.memory.stages[0].activations < gpipe.memory.stages[0].activations);
+    assert_eq!(run("auto").schedule.name, "1f1b");
 }
