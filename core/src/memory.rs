@@ -8,7 +8,7 @@
 //! - the HF path (LLaMA-Factory, DeepSpeed, the VeRL FSDP actor): DeepSpeed ZeRO 0–3, HF modules
 //!   whose saved tensors were measured (tools/hf_activations).
 
-use crate::model::{self, Architecture, Component, MlpKind};
+use crate::model::{self, Architecture, MlpKind};
 use crate::plan::{AttentionImpl, Framework, Method, Plan, Precision, RecomputeGranularity, RecomputeMethod};
 
 /// Bytes per element of a bf16 (or fp16) tensor.
@@ -56,6 +56,10 @@ pub struct Memory {
     pub dp: u64,
     /// Micro-batches per step and pipeline: global batch ÷ (micro batch · dp).
     pub n_microbatches: u64,
+    /// The model's parameters, for callers that need them with the memory.
+    pub params_total: u64,
+    /// Parameters a token passes through.
+    pub params_active: u64,
 }
 
 /// One pipeline stage's memory on one device, bytes.
@@ -203,6 +207,9 @@ pub fn zero3_weight_bytes_per_device(arch: &Architecture, n_devices: u64, bytes_
 struct Ctx<'a> {
     plan: &'a Plan,
     arch: &'a Architecture,
+    summary: model::Summary,
+    /// LoRA adapter parameters of the whole model for the plan's rank and targets.
+    lora_params: u64,
     path: Path,
     tp: u64,
     pp: u64,
@@ -242,7 +249,14 @@ pub fn estimate(plan: &Plan) -> Memory {
     let edp = (n_devices / (pp * ep * etp)).max(1);
     let b = u64::from(plan.batch.micro_batch.get());
     let m = (u64::from(plan.batch.global_batch.get()) / (b * dp)).max(1);
-    let ctx = Ctx { plan, arch, path, tp, pp, vpp, cp, ep, etp, dp, edp, m };
+    let summary = model::Summary::of(arch);
+    let lora_params = match plan.method {
+        Method::Lora | Method::Qlora => {
+            model::lora_params(arch, u64::from(plan.lora.rank.get()), &plan.lora.targets.list())
+        }
+        _ => 0,
+    };
+    let ctx = Ctx { plan, arch, summary, lora_params, path, tp, pp, vpp, cp, ep, etp, dp, edp, m };
 
     let stages: Vec<StageMemory> = (0..pp).map(|stage_idx| stage_memory(&ctx, stage_idx)).collect();
     let hw = &plan.hardware.hw;
@@ -262,6 +276,8 @@ pub fn estimate(plan: &Plan) -> Memory {
         usable_bytes,
         dp,
         n_microbatches: m,
+        params_total: ctx.summary.counts.total(),
+        params_active: ctx.summary.counts.active,
     }
 }
 
@@ -291,17 +307,13 @@ fn stage_memory(ctx: &Ctx, stage_idx: u64) -> StageMemory {
     // Parameters on this device, dense and expert apart (they shard over different groups).
     let (mut dense, mut expert) = (0.0, 0.0);
     for layer_idx in layers.clone() {
-        let counts = model::sum_by_component(&model::one_layer(arch, model::is_moe_layer(arch, layer_idx)));
+        let counts = ctx.summary.layer(arch, layer_idx);
         dense += (counts.attention + counts.mlp + counts.shared_experts) as f64 / ctx.tp as f64;
         dense += (counts.norms + counts.router) as f64;
         expert += counts.experts as f64 / (ctx.ep * ctx.etp) as f64;
     }
-    let whole = model::count_params(arch);
-    let final_norm = model::tensors(arch)
-        .iter()
-        .filter(|t| t.component == Component::Norm && t.count == 1 && t.numel == arch.hidden_size)
-        .map(|t| t.numel)
-        .sum::<u64>();
+    let whole = &ctx.summary.counts;
+    let final_norm = ctx.summary.final_norm;
     // Embedding (vocab-parallel, ÷ tp) on the first stage; the head on the last, and a tied head is a
     // second copy there when pp > 1 (Megatron `share_embeddings_and_output_weights`).
     if first {
@@ -349,10 +361,8 @@ fn model_states(ctx: &Ctx, dense: f64, expert: f64, res: &mut StageMemory) {
         };
         let total_params = dense + expert;
         // Adapters follow their base weights: this device holds the same share of both.
-        let share = total_params / model::count_params(ctx.arch).total().max(1) as f64;
-        let lora_all =
-            model::lora_params(ctx.arch, u64::from(plan.lora.rank.get()), &plan.lora.targets.list());
-        let lora_params = lora_all as f64 * share;
+        let share = total_params / ctx.summary.counts.total().max(1) as f64;
+        let lora_params = ctx.lora_params as f64 * share;
         let sharded = zero_model_states(
             lora_params,
             StateBytes { weights: 4.0, gradients: 4.0, optimizer: 8.0 },
@@ -678,7 +688,7 @@ fn buffers(ctx: &Ctx) -> u64 {
     if ctx.path == Path::Hf && ctx.plan.parallel.zero_stage == 3 && 1 < ctx.dp {
         // ZeRO-3 gathers a layer's full parameters to compute it, and prefetches the next:
         // two layers in bf16 (`stage3_prefetch_bucket_size`, `stage3_max_live_parameters`).
-        let layers = model::layer_counts(ctx.arch);
+        let layers = &ctx.summary.layers;
         let largest = layers.iter().map(|l| l.params_per_layer).max().unwrap_or(0);
         res += 2 * largest * 2;
     }
@@ -693,12 +703,9 @@ fn host_bytes_per_node(ctx: &Ctx) -> u64 {
     if !p.offload_optimizer && !p.offload_params {
         return 0;
     }
-    let total = model::count_params(ctx.arch).total() as f64;
+    let total = ctx.summary.counts.total() as f64;
     let trainable = match ctx.plan.method {
-        Method::Lora | Method::Qlora => {
-            model::lora_params(ctx.arch, u64::from(ctx.plan.lora.rank.get()), &ctx.plan.lora.targets.list())
-                as f64
-        }
+        Method::Lora | Method::Qlora => ctx.lora_params as f64,
         _ => total,
     };
     let bytes = state_bytes(ctx.path == Path::Megatron, ctx.plan.precision);

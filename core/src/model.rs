@@ -618,6 +618,45 @@ pub fn count_params(arch: &Architecture) -> ParamCounts {
     res
 }
 
+/// The counts an evaluation needs again and again, computed once.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Summary {
+    /// The whole model.
+    pub counts: ParamCounts,
+    /// One dense decoder layer, by component.
+    pub dense_layer: ParamCounts,
+    /// One MoE decoder layer, by component (zero for a dense model).
+    pub moe_layer: ParamCounts,
+    /// The final norm.
+    pub final_norm: u64,
+    /// Decoder layers by kind.
+    pub layers: Vec<LayerCounts>,
+}
+
+impl Summary {
+    /// Counts `arch` once.
+    pub fn of(arch: &Architecture) -> Summary {
+        let counts = count_params(arch);
+        let dense_layer = sum_by_component(&one_layer(arch, false));
+        let moe_layer = match arch.moe {
+            Some(_) => sum_by_component(&one_layer(arch, true)),
+            None => ParamCounts::default(),
+        };
+        let layers = layer_counts(arch);
+        let in_layers: u64 = layers.iter().map(|l| l.n_layers * l.params_per_layer).sum();
+        let final_norm = counts.total() - counts.embedding - counts.head - in_layers;
+        Summary { counts, dense_layer, moe_layer, final_norm, layers }
+    }
+
+    /// One decoder layer's counts by component.
+    pub fn layer(&self, arch: &Architecture, layer_idx: u64) -> &ParamCounts {
+        match is_moe_layer(arch, layer_idx) {
+            true => &self.moe_layer,
+            false => &self.dense_layer,
+        }
+    }
+}
+
 /// The parameters of one decoder layer of each kind.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LayerCounts {

@@ -40,7 +40,7 @@ pub const COLLECTIVE_EFF: f64 = 0.75;
 /// Tier: derived (NCCL latencies of tens of microseconds).
 pub const COLLECTIVE_LATENCY_SECONDS: f64 = 20e-6;
 /// Micro-batches the schedule simulates before extrapolating the steady state.
-const SIMULATED_MICROBATCHES_PER_STAGE: u32 = 4;
+const SIMULATED_MICROBATCHES_PER_STAGE: u32 = 2;
 
 /// Time of a plan.
 #[derive(Clone, Debug, PartialEq)]
@@ -119,6 +119,8 @@ struct LayerWork {
 
 struct Ctx<'a> {
     plan: &'a Plan,
+    /// Parameters a token passes through.
+    active_params: f64,
     arch: &'a Architecture,
     hw: &'a Hardware,
     peak: f64,
@@ -326,6 +328,7 @@ pub fn estimate(plan: &Plan, mem: &memory::Memory) -> StepTime {
     };
     let ctx = Ctx {
         plan,
+        active_params: mem.params_active as f64,
         arch,
         hw,
         peak: peak_flops(hw, plan.precision),
@@ -438,7 +441,7 @@ pub fn estimate(plan: &Plan, mem: &memory::Memory) -> StepTime {
     let trainable_share = match plan.method {
         Method::Lora | Method::Qlora => {
             model::lora_params(arch, u64::from(plan.lora.rank.get()), &plan.lora.targets.list()) as f64
-                / model::count_params(arch).total().max(1) as f64
+                / mem.params_total.max(1) as f64
         }
         _ => 1.0,
     };
@@ -586,7 +589,6 @@ fn pipeline_makespan(
 /// every response, each a third of the update's pipeline time without recomputation.
 fn rl_phases(ctx: &Ctx, update_makespan: f64) -> (f64, f64) {
     let plan = ctx.plan;
-    let arch = ctx.arch;
     let rl = &plan.rl;
     let n_devices = plan.cluster.n_devices() as f64;
     let rollout_tp = f64::from(rl.rollout_tp.get());
@@ -594,7 +596,7 @@ fn rl_phases(ctx: &Ctx, update_makespan: f64) -> (f64, f64) {
     let prompts = f64::from(plan.batch.global_batch.get());
     let sequences = prompts * f64::from(rl.n_samples_per_prompt.get()) / engines;
     let (prompt, response) = (f64::from(rl.max_prompt_length.get()), f64::from(rl.max_response_length.get()));
-    let active = model::count_params(arch).active as f64;
+    let active = ctx.active_params;
     let peak = ctx.peak * rollout_tp;
     let prefill = 2.0 * active * sequences * prompt / (peak * gemm_efficiency(2.0 * active * prompt));
     // Decode: per step, the weights (bf16) and the batch's KV cache so far cross the memory bus.

@@ -1,0 +1,67 @@
+//! Benchmark: time to evaluate one plan (memory, schedule simulation, step time, report), natively.
+//! Run `cargo bench -p trainplan-core`; it prints microseconds per evaluation for a few plans.
+//! Target (issue 5): a 70B plan on 1,024 devices in at most 20 µs.
+
+use std::hint::black_box;
+use std::time::Instant;
+
+use trainplan_core::{Plan, evaluate};
+
+/// Microseconds per call of `f`, timed over at least 0.5 s after a warm-up.
+fn time_it(mut f: impl FnMut()) -> (f64, u64) {
+    for _ in 0..100 {
+        f();
+    }
+    let mut n = 0u64;
+    let start = Instant::now();
+    while start.elapsed().as_secs_f64() < 0.5 {
+        for _ in 0..100 {
+            f();
+        }
+        n += 100;
+    }
+    (start.elapsed().as_secs_f64() * 1e6 / n as f64, n)
+}
+
+fn bench(name: &str, text: &str) {
+    let plan = Plan::from_json(text).expect("benchmark plans are valid");
+    let (whole, n) = time_it(|| {
+        black_box(evaluate(black_box(&plan)));
+    });
+    let (memory, _) = time_it(|| {
+        black_box(trainplan_core::memory::estimate(black_box(&plan)));
+    });
+    let mem = trainplan_core::memory::estimate(&plan);
+    let (time, _) = time_it(|| {
+        black_box(trainplan_core::time::estimate(black_box(&plan), black_box(&mem)));
+    });
+    println!("{name:52} {whole:8.1} µs per evaluation (memory {memory:.1}, time {time:.1}; {n} runs)");
+}
+
+fn main() {
+    simulate_only();
+    bench("qwen2.5-7b lora, 8 × H100", r#"{"model": "qwen2.5-7b"}"#);
+    bench(
+        "llama-3.1-70b pretrain, 1,024 × H100, tp8 pp8 vpp2",
+        r#"{"model": "llama-3.1-70b", "framework": "megatron", "method": "pretrain", "cluster": {"nodes": 128},
+            "parallel": {"tp": 8, "pp": 8, "vpp": 2, "distributed_optimizer": true, "sequence_parallel": true},
+            "recompute": {"granularity": "selective"}, "batch": {"global_batch": 1024, "seq_len": 8192}}"#,
+    );
+    bench(
+        "deepseek-v3 pretrain, 2,048 × H800, pp16 ep64 dualpipev",
+        r#"{"model": "deepseek-v3", "hardware": "h800-sxm-80g", "framework": "megatron", "method": "pretrain",
+            "cluster": {"nodes": 256}, "parallel": {"pp": 16, "ep": 64, "schedule": "dualpipev", "distributed_optimizer": true},
+            "batch": {"global_batch": 15360, "seq_len": 4096}}"#,
+    );
+}
+
+/// The schedule simulation alone: 512 passes.
+fn simulate_only() {
+    use trainplan_core::schedule::{self, Costs, Schedule};
+    let costs = Costs::uniform(8, 2, 1.0, 1.0, 1.0, 0.1);
+    let (t, n) = time_it(|| {
+        let orders = schedule::orders(Schedule::Interleaved, 8, 2, 16);
+        black_box(schedule::simulate(Schedule::Interleaved, &orders, &costs));
+    });
+    println!("{:52} {t:8.1} µs ({n} runs)", "interleaved p8 v2 m16 simulation alone");
+}
