@@ -33,8 +33,9 @@ pub const HBM_EFF: f64 = 0.8;
 /// residual adds, bias/activation/dropout kernels, rotary): each reads and writes h-wide tensors.
 /// Tier: derived from the kernels Megatron runs per layer (about 12 reads/writes of 2-byte tensors).
 pub const ELEMENTWISE_BYTES_PER_TOKEN_HIDDEN: f64 = 24.0;
-/// Fraction of link bandwidth a ring collective reaches. Tier: fitted (Table 1; nccl-tests show
-/// 70–85 % bus bandwidth on NVLink and InfiniBand at large sizes).
+/// Fraction of link bandwidth a ring collective reaches. Tier: derived: nccl-tests on one 8 × A100
+/// node measure 229 GB/s all-reduce bus bandwidth at 1 GiB (stas00/ml-engineering
+/// `network/README.md`), 0.76 of NVLink's 300 GB/s in one direction.
 pub const COLLECTIVE_EFF: f64 = 0.75;
 /// Fixed cost of one collective or point-to-point call, seconds (launch and synchronization).
 /// Tier: derived (NCCL latencies of tens of microseconds).

@@ -94,3 +94,28 @@ fn every_rust_file_has_a_module_doc_and_clean_lines() {
         );
     }
 }
+
+/// docs/constants.md lists every public constant of the memory and time models with its value.
+#[test]
+fn constants_list_matches_the_code() {
+    let root = repo_root();
+    let doc = std::fs::read_to_string(root.join("docs/constants.md")).unwrap();
+    let mut found = 0;
+    for module in ["memory", "time"] {
+        let code = std::fs::read_to_string(root.join(format!("core/src/{module}.rs"))).unwrap();
+        for line in code.lines().filter(|l| l.starts_with("pub const ")) {
+            let name = line["pub const ".len()..].split(':').next().unwrap().trim();
+            let row = doc
+                .lines()
+                .find(|l| l.starts_with(&format!("| `{module}::{name}` |")))
+                .unwrap_or_else(|| panic!("docs/constants.md has no row for {module}::{name}"));
+            // The documented value appears in the code line (after normalizing MiB shifts).
+            let value = row.split('|').nth(2).unwrap().trim();
+            let normalized = value.replace(" MiB", " << 20");
+            assert!(line.contains(&normalized), "{module}::{name}: docs say {value}, code says {line}");
+            found += 1;
+        }
+    }
+    let rows = doc.lines().filter(|l| l.starts_with("| `")).count();
+    assert_eq!(rows, found, "docs/constants.md lists constants the code no longer has");
+}
