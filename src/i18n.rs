@@ -248,6 +248,9 @@ texts! {
     bd_log_prob => "Log-prob passes", "log-prob 计算";
     par_schedule => "Pipeline schedule", "流水线调度";
     par_schedule_auto => "auto (1F1B, interleaved with VPP)", "自动（1F1B，有 VPP 时交错）";
+    par_overlap_grad => "Overlap gradient reduction", "梯度规约与计算重叠";
+    par_overlap_param => "Overlap parameter gather", "参数聚合与计算重叠";
+    par_tp_overlap => "Overlap TP communication (TE / Ascend CoC)", "TP 通信与计算重叠（TE / Ascend CoC）";
 }
 
 /// A template with its `{name}` placeholders filled in.

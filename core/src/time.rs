@@ -461,6 +461,11 @@ pub fn estimate(plan: &Plan, mem: &memory::Memory) -> StepTime {
         // ZeRO-3 gathers the parameters for forward and backward: 1.5× the all-reduce (ZeRO paper §7.2).
         dp_seconds *= 1.5;
     }
+    if p.distributed_optimizer && p.overlap_param_gather {
+        // The distributed optimizer reduce-scatters gradients and all-gathers parameters, half the
+        // volume each; `--overlap-param-gather` hides the gather behind the next forward.
+        dp_seconds *= 0.5;
+    }
     if p.overlap_grad_reduce {
         // Overlapped with the last micro-batch's backward; what does not fit behind it shows.
         let last_backward = backward.iter().cloned().fold(0.0, f64::max);

@@ -212,3 +212,21 @@ fn the_schedule_a_plan_names_runs_and_zero_bubble_schedules_bubble_less() {
     assert!(one.memory.stages[0].activations < gpipe.memory.stages[0].activations);
     assert_eq!(run("auto").schedule.name, "1f1b");
 }
+
+#[test]
+fn overlap_switches_never_slow_a_step() {
+    let base = r#""model": "llama-3.1-70b", "framework": "megatron", "method": "pretrain", "cluster": {"nodes": 16},
+        "batch": {"global_batch": 256}"#;
+    let step = |parallel: &str| {
+        evaluate(&Plan::from_json(&format!("{{{base}, \"parallel\": {{{parallel}}}}}")).unwrap())
+            .time
+            .step_seconds
+    };
+    let plain = step(r#""tp": 8, "pp": 2, "distributed_optimizer": true"#);
+    let grad = step(r#""tp": 8, "pp": 2, "distributed_optimizer": true, "overlap_grad_reduce": true"#);
+    let both = step(
+        r#""tp": 8, "pp": 2, "distributed_optimizer": true, "overlap_grad_reduce": true, "overlap_param_gather": true"#,
+    );
+    let tp = step(r#""tp": 8, "pp": 2, "distributed_optimizer": true, "tp_comm_overlap": true"#);
+    assert!(grad <= plain && both <= grad && tp < plain, "{plain} {grad} {both} {tp}");
+}
