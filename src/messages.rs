@@ -58,6 +58,48 @@ pub fn finding(lang: Lang, finding: &Finding) -> String {
     let key = match finding.code {
         "model.unknown_type" => Key::finding_model_unknown_type,
         "model.moe_layer_freq" => Key::finding_model_moe_layer_freq,
+        "batch.divisible" => Key::rule_batch_divisible,
+        "batch.few_microbatches" => Key::rule_batch_few_microbatches,
+        "batch.vpp_microbatches" => Key::rule_batch_vpp_microbatches,
+        "framework.mindspeed_on_nvidia" => Key::rule_framework_mindspeed_on_nvidia,
+        "framework.rl_only" => Key::rule_framework_rl_only,
+        "hf.distributed_optimizer" => Key::rule_hf_distributed_optimizer,
+        "hf.no_model_parallel" => Key::rule_hf_no_model_parallel,
+        "hw.no_bf16" => Key::rule_hw_no_bf16,
+        "hw.no_fp8" => Key::rule_hw_no_fp8,
+        "hw.tp_across_nodes" => Key::rule_hw_tp_across_nodes,
+        "memory.does_not_fit" => Key::rule_memory_does_not_fit,
+        "method.dpo_megatron" => Key::rule_method_dpo_megatron,
+        "method.needs_rl_framework" => Key::rule_method_needs_rl_framework,
+        "method.qlora_megatron" => Key::rule_method_qlora_megatron,
+        "mindspeed.coc_lora" => Key::rule_mindspeed_coc_lora,
+        "mindspeed.knob_ignored" => Key::rule_mindspeed_knob_ignored,
+        "mindspeed.lora_moe_dispatcher" => Key::rule_mindspeed_lora_moe_dispatcher,
+        "mindspeed.swap_attention_lora" => Key::rule_mindspeed_swap_attention_lora,
+        "mindspeed_rl.bf16" => Key::rule_mindspeed_rl_bf16,
+        "model.seq_too_long" => Key::rule_model_seq_too_long,
+        "parallel.cp_seq" => Key::rule_parallel_cp_seq,
+        "parallel.ep_dense" => Key::rule_parallel_ep_dense,
+        "parallel.experts_ep" => Key::rule_parallel_experts_ep,
+        "parallel.heads_tp" => Key::rule_parallel_heads_tp,
+        "parallel.kv_heads_tp" => Key::rule_parallel_kv_heads_tp,
+        "parallel.layers_pp" => Key::rule_parallel_layers_pp,
+        "parallel.moe_tp_needs_sp" => Key::rule_parallel_moe_tp_needs_sp,
+        "parallel.param_gather_needs" => Key::rule_parallel_param_gather_needs,
+        "parallel.sp_without_tp" => Key::rule_parallel_sp_without_tp,
+        "parallel.tp_overlap_needs_sp" => Key::rule_parallel_tp_overlap_needs_sp,
+        "parallel.vpp_layers" => Key::rule_parallel_vpp_layers,
+        "parallel.vpp_needs_pp" => Key::rule_parallel_vpp_needs_pp,
+        "parallel.world" => Key::rule_parallel_world,
+        "parallel.world_ep" => Key::rule_parallel_world_ep,
+        "recompute.num_layers" => Key::rule_recompute_num_layers,
+        "rl.engine_too_small" => Key::rule_rl_engine_too_small,
+        "rl.gpu_memory_utilization" => Key::rule_rl_gpu_memory_utilization,
+        "rl.rollout_tp" => Key::rule_rl_rollout_tp,
+        "rl.rollout_tp_heads" => Key::rule_rl_rollout_tp_heads,
+        "schedule.dualpipev_microbatches" => Key::rule_schedule_dualpipev_microbatches,
+        "verl.ulysses" => Key::rule_verl_ulysses,
+        "zero.offload_params_needs_3" => Key::rule_zero_offload_params_needs_3,
         _ => return finding.message.clone(),
     };
     let args: Vec<(&str, &str)> = finding.args.iter().map(|(k, v)| (*k, v.as_str())).collect();
@@ -88,6 +130,30 @@ mod tests {
             "Unknown model_type \"x\": read as a Llama-like decoder."
         );
         assert!(finding(Lang::Zh, &report.findings[0]).contains("未知的 model_type"));
+    }
+
+    #[test]
+    fn every_rule_of_the_core_has_words() {
+        // Every code the rules can emit has a translation: the core's source lists them.
+        let source = include_str!("../core/src/rules.rs");
+        let codes = source.lines().filter_map(|l| {
+            let t = l.trim();
+            let code = t.strip_prefix('"')?.strip_suffix("\",")?;
+            code.contains('.').then_some(code)
+        });
+        let mut n = 0;
+        for code in codes {
+            let f = trainplan_core::report::Finding {
+                severity: trainplan_core::report::Severity::Note,
+                code: Box::leak(code.to_owned().into_boxed_str()),
+                args: Default::default(),
+                message: "untranslated".to_owned(),
+                fix: None,
+            };
+            assert_ne!(finding(Lang::Zh, &f), "untranslated", "{code} has no words");
+            n += 1;
+        }
+        assert!(40 <= n, "{n} codes found");
     }
 
     #[test]

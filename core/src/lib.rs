@@ -28,6 +28,7 @@ pub mod model;
 pub mod permalink;
 pub mod plan;
 pub mod report;
+pub mod rules;
 pub mod schedule;
 pub mod time;
 
@@ -105,7 +106,7 @@ pub fn evaluate(plan: &Plan) -> Report {
             efficiency_scale: plan.calibration.efficiency(),
             memory_offset_mib: plan.calibration.memory_offset_mib.unwrap_or(0.0),
         },
-        findings: plan.model.warnings.iter().map(import_finding).collect(),
+        findings: plan.model.warnings.iter().map(import_finding).chain(rules::check(plan, &mem)).collect(),
     }
 }
 
@@ -265,5 +266,5 @@ fn import_finding(warning: &ImportWarning) -> Finding {
             ("model.moe_layer_freq", BTreeMap::from([("moe_layer_freq", n.to_string())]))
         }
     };
-    Finding { severity: Severity::Warning, code, args, message: warning.to_string() }
+    Finding { severity: Severity::Warning, code, args, message: warning.to_string(), fix: None }
 }

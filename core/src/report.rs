@@ -277,16 +277,27 @@ pub struct EventReport {
 }
 
 /// Something about the plan worth saying, as data: the page translates `code` and fills in `args`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Finding {
     /// How much it matters.
     pub severity: Severity,
-    /// Stable code, e.g. `model.unknown_type`.
+    /// Stable code, e.g. `parallel.heads_tp` (docs/validation.md lists them).
     pub code: &'static str,
     /// Values named in the message.
     pub args: BTreeMap<&'static str, String>,
     /// The message in English, for the CLI.
     pub message: String,
+    /// The change that resolves it, when there is one.
+    pub fix: Option<Fix>,
+}
+
+/// One field of the plan file set to a value: the nearest valid value or the switch to turn.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Fix {
+    /// The plan-file field, dotted (`parallel.tp`).
+    pub field: &'static str,
+    /// Its new value.
+    pub value: serde_json::Value,
 }
 
 /// How much a finding matters.

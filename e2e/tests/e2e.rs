@@ -54,6 +54,15 @@ async fn editing_the_plan_updates_the_report() -> WebDriverResult<()> {
     assert_eq!(page.wait_text("params-total", |t| t == "8,030,261,248").await?, "8,030,261,248");
     page.screenshot("en-edited").await?;
 
+    // A rule broken, and fixed with one click: 16 devices × micro-batch 1 need a global batch that
+    // is a multiple of 16 (Megatron's num_microbatches_calculator, DeepSpeed's batch identity).
+    page.type_into("global-batch-input", "60").await?;
+    let finding = page.wait_text("finding-batch.divisible", |t| t.contains("60")).await?;
+    assert!(finding.contains("not a multiple of 16"), "{finding}");
+    page.el("fix-batch.divisible").await?.click().await?;
+    assert_eq!(page.wait_text("findings-none", |t| !t.is_empty()).await?, "No framework rule is broken.");
+    assert_eq!(page.el("global-batch-input").await?.prop("value").await?.as_deref(), Some("64"));
+
     // Memory: a full fine-tune of Llama-3.1-70B on one 8 × H100 node does not fit unsharded (16 bytes
     // × 70.6B per device, ZeRO paper); ZeRO-3 with the optimizer on the host leaves 4 bytes × 70.6B ÷ 8.
     page.choose("model-select", "llama-3.1-70b").await?;

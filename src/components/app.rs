@@ -61,7 +61,7 @@ pub fn App() -> impl IntoView {
         <LinkBanner error=link_error />
         <main class="layout">
             <PlanFormPanel form=form plan=plan />
-            <ParamsPanel plan=plan report=report />
+            <ParamsPanel form=form plan=plan report=report />
         </main>
     }
 }

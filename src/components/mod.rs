@@ -2,6 +2,7 @@
 //! number field.
 
 pub mod app;
+mod findings_panel;
 mod hardware_picker;
 mod header;
 mod memory_chart;

@@ -4,17 +4,20 @@
 use leptos::prelude::*;
 use trainplan_core::{Plan, Report};
 
+use crate::components::findings_panel::FindingsPanel;
 use crate::components::memory_chart::MemoryPanel;
 use crate::components::plan_form::method_key;
 use crate::components::time_panel::TimePanel;
 use crate::components::{use_lang, use_tr};
-use crate::form::FormError;
+use crate::form::{FormError, PlanForm};
 use crate::i18n::{Key, fill};
 use crate::{format, messages};
 
 /// The results column.
 #[component]
 pub fn ParamsPanel(
+    /// The form, which a finding's fix rewrites.
+    form: RwSignal<PlanForm>,
     /// The plan, or what stops it.
     #[prop(into)]
     plan: Signal<Result<Plan, FormError>>,
@@ -101,13 +104,6 @@ pub fn ParamsPanel(
             })
         })
     };
-    let findings = move || {
-        report.with(|r| {
-            r.as_ref()
-                .map(|r| r.findings.iter().map(|f| messages::finding(lang.get(), f)).collect::<Vec<_>>())
-                .unwrap_or_default()
-        })
-    };
 
     view! {
         <section class="panel results" aria-live="polite">
@@ -122,6 +118,7 @@ pub fn ParamsPanel(
                     }
                 }
             >
+                <FindingsPanel form=form plan=plan report=report />
                 <h2>{move || tr(Key::params_title)}</h2>
                 <div class="headline">
                     <span class="label">{move || tr(Key::params_total)}</span>
@@ -193,11 +190,6 @@ pub fn ParamsPanel(
                     <span class="short">{capacity_share}</span>
                 </div>
                 <p class="explain">{move || tr(Key::weights_explain)}</p>
-                <Show when=move || !findings().is_empty()>
-                    <ul class="findings" data-testid="findings">
-                        {move || findings().into_iter().map(|text| view! { <li class="warning">{text}</li> }).collect_view()}
-                    </ul>
-                </Show>
             </Show>
         </section>
     }

@@ -7,6 +7,7 @@ mod memory;
 mod params;
 mod permalink;
 mod plan;
+mod rules;
 mod schedule;
 mod tidy;
 mod time;

@@ -1,0 +1,646 @@
+//! The frameworks' own rules, checked before a plan reaches a queue: each broken rule is a finding
+//! with a stable code, a severity, the actual values, and a fix the page can apply with one click.
+//! Sources: ../shared/reference/frameworks.md §2.3 (Megatron-LM `arguments.py::validate_args`,
+//! `transformer_config.py`, `parallel_state.py`, `num_microbatches_calculator.py`, `schedules.py`),
+//! §3.3 (DeepSpeed `runtime/config.py`), §4.3 (LLaMA-Factory `hparams/parser.py`), §5.3 (MindSpeed-LLM),
+//! §6.3 (VeRL `trainer/main_ppo.py`, `workers/config`), §7.3 (MindSpeed-RL `validate_config.py`), §8
+//! (hardware), and the catalogue in §10 (codes M1…, D1…, L1…, V1…, R1… cited beside each rule).
+//! docs/validation.md lists every rule.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use crate::hardware::Vendor;
+use crate::memory::Memory;
+use crate::model::{Attention, Family};
+use crate::plan::{Framework, Method, PipelineSchedule, Plan, Precision, RecomputeGranularity};
+use crate::report::{Finding, Fix, Severity};
+
+/// Which rules a framework follows.
+fn megatron_path(framework: Framework) -> bool {
+    matches!(framework, Framework::Megatron | Framework::MindSpeedLlm | Framework::MindSpeedRl)
+}
+
+struct Acc {
+    res: Vec<Finding>,
+}
+
+impl Acc {
+    fn push(
+        &mut self,
+        severity: Severity,
+        code: &'static str,
+        args: &[(&'static str, String)],
+        message: String,
+        fix: Option<(&'static str, Value)>,
+    ) {
+        self.res.push(Finding {
+            severity,
+            code,
+            args: args.iter().cloned().collect::<BTreeMap<_, _>>(),
+            message,
+            fix: fix.map(|(field, value)| Fix { field, value }),
+        });
+    }
+}
+
+/// The divisor of `n` nearest to `target` (the smaller one on a tie).
+pub fn nearest_divisor(n: u64, target: u64) -> u64 {
+    (1..=n.max(1)).filter(|d| n.is_multiple_of(*d)).min_by_key(|d| (d.abs_diff(target), *d)).unwrap_or(1)
+}
+
+/// The multiple of `step` nearest to `value`, at least `step`; on a tie the larger one.
+pub fn nearest_multiple(value: u64, step: u64) -> u64 {
+    let step = step.max(1);
+    let down = value / step * step;
+    let up = down + step;
+    match (down, value - down < up - value) {
+        (0, _) => step,
+        (_, true) => down,
+        (_, false) => up,
+    }
+}
+
+/// Every rule the plan breaks, errors first.
+pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
+    let mut acc = Acc { res: Vec::new() };
+    let arch = &plan.model.arch;
+    let hw = &plan.hardware.hw;
+    let p = &plan.parallel;
+    let world = plan.cluster.n_devices();
+    let (tp, pp, vpp, cp, ep, etp) = (
+        u64::from(p.tp.get()),
+        u64::from(p.pp.get()),
+        u64::from(p.vpp.get()),
+        u64::from(p.cp.get()),
+        u64::from(p.ep.get()),
+        u64::from(p.etp.get()),
+    );
+    let mbs = u64::from(plan.batch.micro_batch.get());
+    let gbs = u64::from(plan.batch.global_batch.get());
+    let seq = u64::from(plan.batch.seq_len.get());
+    let heads = arch.attention.n_heads();
+    let kv_heads = match arch.attention {
+        Attention::Gqa { n_kv_heads, .. } => n_kv_heads,
+        Attention::Mla { n_heads, .. } => n_heads,
+    };
+    let megatron = megatron_path(plan.framework);
+    let rl = matches!(plan.method, Method::Grpo | Method::Ppo);
+    use Severity::*;
+
+    // ---------- hardware (§8) ----------
+    if plan.precision == Precision::Bf16 && !hw.has_bf16() {
+        acc.push(
+            Error,
+            "hw.no_bf16",
+            &[("device", hw.name.clone())],
+            format!("{} has no bf16: train in fp16 with loss scaling", hw.name),
+            Some(("precision", Value::from("fp16"))),
+        );
+    }
+    if plan.precision == Precision::Fp8 && !hw.has_fp8() {
+        acc.push(
+            Error,
+            "hw.no_fp8",
+            &[("device", hw.name.clone())],
+            format!("{} has no fp8 (Hopper, Ada or Blackwell needed)", hw.name),
+            Some(("precision", Value::from(if hw.has_bf16() { "bf16" } else { "fp16" }))),
+        );
+    }
+    let per_node = u64::from(plan.cluster.devices_per_node.get());
+    if megatron && per_node < tp {
+        let fix = nearest_divisor(heads, per_node.min(tp)).min(per_node);
+        acc.push(
+            Warning,
+            "hw.tp_across_nodes",
+            &[("tp", tp.to_string()), ("devices_per_node", per_node.to_string())],
+            format!(
+                "TP {tp} spans nodes of {per_node} devices: its collectives cross the network every layer"
+            ),
+            Some(("parallel.tp", Value::from(fix))),
+        );
+    }
+
+    // ---------- method and framework ----------
+    let method_fix = match hw.vendor {
+        Vendor::Ascend => "mindspeed-rl",
+        _ => "verl",
+    };
+    if rl && !matches!(plan.framework, Framework::Verl | Framework::MindSpeedRl) {
+        acc.push(
+            Error,
+            "method.needs_rl_framework",
+            &[("method", plan.method.wire().to_owned()), ("framework", plan.framework.wire().to_owned())],
+            format!(
+                "{} is RL: it runs on VeRL or MindSpeed-RL, not {}",
+                plan.method.wire(),
+                plan.framework.wire()
+            ),
+            Some(("framework", Value::from(method_fix))),
+        );
+    }
+    if !rl && matches!(plan.framework, Framework::Verl | Framework::MindSpeedRl) {
+        acc.push(
+            Error,
+            "framework.rl_only",
+            &[("framework", plan.framework.wire().to_owned()), ("method", plan.method.wire().to_owned())],
+            format!("{} trains with RL (grpo, ppo), not {}", plan.framework.wire(), plan.method.wire()),
+            Some(("method", Value::from("grpo"))),
+        );
+    }
+    if plan.method == Method::Dpo && plan.framework == Framework::Megatron {
+        acc.push(
+            Error,
+            "method.dpo_megatron",
+            &[],
+            "Megatron-LM has no DPO trainer: use LLaMA-Factory or MindSpeed-LLM".to_owned(),
+            Some(("framework", Value::from("llamafactory"))),
+        );
+    }
+    if plan.method == Method::Qlora && megatron {
+        acc.push(
+            Error,
+            "method.qlora_megatron",
+            &[("framework", plan.framework.wire().to_owned())],
+            format!("{} has no 4-bit QLoRA: use LLaMA-Factory", plan.framework.wire()),
+            Some(("framework", Value::from("llamafactory"))),
+        );
+    }
+    let mindspeed = matches!(plan.framework, Framework::MindSpeedLlm | Framework::MindSpeedRl);
+    if mindspeed && hw.vendor == Vendor::Nvidia {
+        acc.push(
+            Warning,
+            "framework.mindspeed_on_nvidia",
+            &[("framework", plan.framework.wire().to_owned())],
+            format!("{} targets Ascend NPUs; on NVIDIA GPUs use Megatron-LM or VeRL", plan.framework.wire()),
+            Some(("framework", Value::from(if rl { "verl" } else { "megatron" }))),
+        );
+    }
+    if plan.framework == Framework::MindSpeedRl && plan.precision != Precision::Bf16 {
+        // R1: MindSpeed-RL requires bf16 (and bf16 generation).
+        acc.push(
+            Error,
+            "mindspeed_rl.bf16",
+            &[("precision", plan.precision.wire().to_owned())],
+            "MindSpeed-RL trains in bf16 only".to_owned(),
+            Some(("precision", Value::from("bf16"))),
+        );
+    }
+
+    // ---------- Megatron path (M1–M12, MS1–MS3) ----------
+    if megatron {
+        if !world.is_multiple_of(tp * pp * cp) {
+            // M1: world % (TP·PP·CP) == 0.
+            let fix = nearest_divisor(world / (tp * cp).min(world).max(1), pp);
+            acc.push(
+                Error,
+                "parallel.world",
+                &[
+                    ("world", world.to_string()),
+                    ("tp", tp.to_string()),
+                    ("pp", pp.to_string()),
+                    ("cp", cp.to_string()),
+                ],
+                format!("{world} devices do not divide into TP {tp} × PP {pp} × CP {cp}"),
+                Some(("parallel.pp", Value::from(fix))),
+            );
+        }
+        if !heads.is_multiple_of(tp) {
+            // M3: heads % TP == 0.
+            acc.push(
+                Error,
+                "parallel.heads_tp",
+                &[("heads", heads.to_string()), ("tp", tp.to_string())],
+                format!("{heads} attention heads do not divide by TP {tp}"),
+                Some(("parallel.tp", Value::from(nearest_divisor(heads, tp)))),
+            );
+        } else if !kv_heads.is_multiple_of(tp) && !tp.is_multiple_of(kv_heads) {
+            // M3: query groups must be a multiple or a divisor of TP (core ≥ 0.16; MindSpeed: multiple).
+            acc.push(
+                Error,
+                "parallel.kv_heads_tp",
+                &[("kv_heads", kv_heads.to_string()), ("tp", tp.to_string())],
+                format!("{kv_heads} key/value heads are neither a multiple nor a divisor of TP {tp}"),
+                Some(("parallel.tp", Value::from(nearest_divisor(kv_heads, tp)))),
+            );
+        }
+        if !arch.n_layers.is_multiple_of(pp) {
+            // M4: layers % PP == 0 without an uneven layout.
+            acc.push(
+                Error,
+                "parallel.layers_pp",
+                &[("layers", arch.n_layers.to_string()), ("pp", pp.to_string())],
+                format!("{} layers do not split evenly over PP {pp}", arch.n_layers),
+                Some(("parallel.pp", Value::from(nearest_divisor(arch.n_layers, pp)))),
+            );
+        }
+        if 1 < vpp {
+            // M5: VPP needs PP > 1 and layers per stage divisible by VPP.
+            if pp <= 1 {
+                acc.push(
+                    Error,
+                    "parallel.vpp_needs_pp",
+                    &[("vpp", vpp.to_string())],
+                    format!("VPP {vpp} needs pipeline parallelism (PP > 1)"),
+                    Some(("parallel.vpp", Value::from(1))),
+                );
+            } else if !(arch.n_layers / pp).is_multiple_of(vpp) {
+                let per_stage = arch.n_layers / pp;
+                acc.push(
+                    Error,
+                    "parallel.vpp_layers",
+                    &[("layers_per_stage", per_stage.to_string()), ("vpp", vpp.to_string())],
+                    format!("{per_stage} layers per stage do not split into {vpp} virtual chunks"),
+                    Some(("parallel.vpp", Value::from(nearest_divisor(per_stage.max(1), vpp).max(1)))),
+                );
+            }
+        }
+        if 1 < ep {
+            // M2: experts % EP == 0, world % (ETP·EP·PP) == 0.
+            match &arch.moe {
+                None => acc.push(
+                    Error,
+                    "parallel.ep_dense",
+                    &[("ep", ep.to_string())],
+                    format!("EP {ep} needs a mixture-of-experts model"),
+                    Some(("parallel.ep", Value::from(1))),
+                ),
+                Some(moe) if !moe.n_experts.is_multiple_of(ep) => acc.push(
+                    Error,
+                    "parallel.experts_ep",
+                    &[("experts", moe.n_experts.to_string()), ("ep", ep.to_string())],
+                    format!("{} experts do not divide by EP {ep}", moe.n_experts),
+                    Some(("parallel.ep", Value::from(nearest_divisor(moe.n_experts, ep)))),
+                ),
+                Some(_) if !world.is_multiple_of(etp * ep * pp) => acc.push(
+                    Error,
+                    "parallel.world_ep",
+                    &[
+                        ("world", world.to_string()),
+                        ("etp", etp.to_string()),
+                        ("ep", ep.to_string()),
+                        ("pp", pp.to_string()),
+                    ],
+                    format!("{world} devices do not divide into ETP {etp} × EP {ep} × PP {pp}"),
+                    Some(("parallel.ep", Value::from(nearest_divisor(world / (etp * pp).max(1), ep)))),
+                ),
+                Some(_) => {}
+            }
+            if 1 < tp && !p.sequence_parallel {
+                acc.push(
+                    Warning,
+                    "parallel.moe_tp_needs_sp",
+                    &[],
+                    "EP with TP > 1 needs sequence parallelism (Megatron warns)".to_owned(),
+                    Some(("parallel.sequence_parallel", Value::from(true))),
+                );
+            }
+        }
+        if p.sequence_parallel && tp == 1 {
+            // M7: SP without TP is dropped.
+            acc.push(
+                Note,
+                "parallel.sp_without_tp",
+                &[],
+                "sequence parallelism does nothing with TP 1 (Megatron turns it off)".to_owned(),
+                Some(("parallel.sequence_parallel", Value::from(false))),
+            );
+        }
+        if p.tp_comm_overlap && !p.sequence_parallel && plan.framework == Framework::Megatron {
+            acc.push(
+                Error,
+                "parallel.tp_overlap_needs_sp",
+                &[],
+                "--tp-comm-overlap needs --sequence-parallel".to_owned(),
+                Some(("parallel.sequence_parallel", Value::from(true))),
+            );
+        }
+        if 1 < cp && !seq.is_multiple_of(2 * cp) {
+            // M8: seq % (2·CP) == 0.
+            acc.push(
+                Error,
+                "parallel.cp_seq",
+                &[("seq_len", seq.to_string()), ("cp", cp.to_string())],
+                format!("sequence length {seq} is not a multiple of 2 × CP {cp}"),
+                Some(("batch.seq_len", Value::from(nearest_multiple(seq, 2 * cp)))),
+            );
+        }
+        if p.overlap_param_gather && !(p.distributed_optimizer && p.overlap_grad_reduce) {
+            // M10.
+            // With the distributed optimizer on, turning on --overlap-grad-reduce completes the set;
+            // otherwise the one switch that resolves it is the gather overlap itself.
+            let (field, value) = match p.distributed_optimizer {
+                true => ("parallel.overlap_grad_reduce", true),
+                false => ("parallel.overlap_param_gather", false),
+            };
+            acc.push(
+                Error,
+                "parallel.param_gather_needs",
+                &[],
+                "--overlap-param-gather needs the distributed optimizer and --overlap-grad-reduce".to_owned(),
+                Some((field, Value::from(value))),
+            );
+        }
+        let layers_per_stage = (arch.n_layers / pp.max(1)).max(1);
+        if plan.recompute.granularity == RecomputeGranularity::Full
+            && layers_per_stage < u64::from(plan.recompute.num_layers.get())
+        {
+            // M12: recompute_num_layers in [1, layers / PP].
+            acc.push(
+                Error,
+                "recompute.num_layers",
+                &[
+                    ("num_layers", plan.recompute.num_layers.to_string()),
+                    ("per_stage", layers_per_stage.to_string()),
+                ],
+                format!(
+                    "--recompute-num-layers {} exceeds the {layers_per_stage} layers of a stage",
+                    plan.recompute.num_layers
+                ),
+                Some(("recompute.num_layers", Value::from(layers_per_stage))),
+            );
+        }
+        if matches!(plan.method, Method::Lora) && plan.recompute.swap_attention && mindspeed {
+            // MS3: swap-attention is not for LoRA.
+            acc.push(
+                Error,
+                "mindspeed.swap_attention_lora",
+                &[],
+                "MindSpeed's --swap-attention does not support LoRA".to_owned(),
+                Some(("recompute.swap_attention", Value::from(false))),
+            );
+        }
+        if matches!(plan.method, Method::Lora)
+            && p.tp_comm_overlap
+            && hw.vendor == Vendor::Ascend
+            && mindspeed
+        {
+            // MS2: --use-ascend-coc is not for LoRA.
+            acc.push(
+                Error,
+                "mindspeed.coc_lora",
+                &[],
+                "MindSpeed's --use-ascend-coc does not support LoRA".to_owned(),
+                Some(("parallel.tp_comm_overlap", Value::from(false))),
+            );
+        }
+    }
+    // M9: the model's context.
+    if arch.max_position_embeddings < seq {
+        acc.push(
+            Warning,
+            "model.seq_too_long",
+            &[("seq_len", seq.to_string()), ("max", arch.max_position_embeddings.to_string())],
+            format!(
+                "sequence length {seq} is longer than the model's {} positions",
+                arch.max_position_embeddings
+            ),
+            Some(("batch.seq_len", Value::from(arch.max_position_embeddings))),
+        );
+    }
+
+    // ---------- batch identity (M6, D1, L1, V2) ----------
+    let dp = mem.dp;
+    let (batch_unit, what) = match plan.framework {
+        Framework::Verl => (world / cp.max(1), "devices ÷ Ulysses SP"),
+        _ => (mbs * dp, "micro-batch × DP"),
+    };
+    let samples = match plan.framework {
+        Framework::Verl => gbs * u64::from(plan.rl.n_samples_per_prompt.get()),
+        _ => gbs,
+    };
+    if !samples.is_multiple_of(batch_unit.max(1)) {
+        let fix = match plan.framework {
+            Framework::Verl => nearest_multiple(
+                gbs,
+                batch_unit / gcd(batch_unit, u64::from(plan.rl.n_samples_per_prompt.get())),
+            ),
+            _ => nearest_multiple(gbs, batch_unit),
+        };
+        acc.push(
+            Error,
+            "batch.divisible",
+            &[("global_batch", gbs.to_string()), ("unit", batch_unit.to_string()), ("what", what.to_owned())],
+            format!("global batch {gbs} is not a multiple of {batch_unit} ({what})"),
+            Some(("batch.global_batch", Value::from(fix))),
+        );
+    } else if megatron && 1 < vpp && !mem.n_microbatches.is_multiple_of(pp) {
+        // M6: the interleaved schedule needs micro-batches in groups of PP.
+        acc.push(
+            Error,
+            "batch.vpp_microbatches",
+            &[("microbatches", mem.n_microbatches.to_string()), ("pp", pp.to_string())],
+            format!(
+                "{} micro-batches are not a multiple of PP {pp} (interleaved schedule)",
+                mem.n_microbatches
+            ),
+            Some(("batch.global_batch", Value::from(nearest_multiple(gbs, mbs * dp * pp)))),
+        );
+    }
+    if megatron && 1 < pp && mem.n_microbatches < pp {
+        acc.push(
+            Warning,
+            "batch.few_microbatches",
+            &[("microbatches", mem.n_microbatches.to_string()), ("pp", pp.to_string())],
+            format!("only {} micro-batches for PP {pp}: most of the pipeline idles", mem.n_microbatches),
+            Some(("batch.global_batch", Value::from(mbs * dp * 4 * pp))),
+        );
+    }
+    if megatron && p.schedule == PipelineSchedule::DualPipeV && mem.n_microbatches < 2 * pp {
+        acc.push(
+            Error,
+            "schedule.dualpipev_microbatches",
+            &[("microbatches", mem.n_microbatches.to_string()), ("pp", pp.to_string())],
+            format!("DualPipeV needs at least 2 × PP = {} micro-batches, not {}", 2 * pp, mem.n_microbatches),
+            Some(("batch.global_batch", Value::from(mbs * dp * 2 * pp))),
+        );
+    }
+
+    // ---------- HF path (DeepSpeed, LLaMA-Factory, VeRL FSDP) ----------
+    if !megatron {
+        let model_parallel = [("parallel.tp", tp), ("parallel.pp", pp), ("parallel.ep", ep)];
+        for (field, degree) in model_parallel {
+            if 1 < degree {
+                acc.push(
+                    Warning,
+                    "hf.no_model_parallel",
+                    &[("field", field.to_owned()), ("framework", plan.framework.wire().to_owned())],
+                    format!("{} has no {field}: it shards with ZeRO/FSDP instead", plan.framework.wire()),
+                    Some((field, Value::from(1))),
+                );
+            }
+        }
+        if 1 < cp && plan.framework != Framework::Verl {
+            acc.push(
+                Warning,
+                "hf.no_model_parallel",
+                &[("field", "parallel.cp".to_owned()), ("framework", plan.framework.wire().to_owned())],
+                format!("{} has no parallel.cp: it shards with ZeRO/FSDP instead", plan.framework.wire()),
+                Some(("parallel.cp", Value::from(1))),
+            );
+        }
+        if p.offload_params && p.zero_stage != 3 {
+            // D3: parameter offload is ZeRO-3 only.
+            acc.push(
+                Error,
+                "zero.offload_params_needs_3",
+                &[("zero_stage", p.zero_stage.to_string())],
+                format!("parameter offload needs ZeRO-3, not ZeRO-{}", p.zero_stage),
+                Some(("parallel.zero_stage", Value::from(3))),
+            );
+        }
+        if p.distributed_optimizer {
+            acc.push(
+                Note,
+                "hf.distributed_optimizer",
+                &[("framework", plan.framework.wire().to_owned())],
+                format!(
+                    "{} shards the optimizer with ZeRO stage 1 or more, not Megatron's distributed optimizer",
+                    plan.framework.wire()
+                ),
+                Some(("parallel.distributed_optimizer", Value::from(false))),
+            );
+        }
+    }
+    let mindspeed_knobs = [
+        (plan.recompute.activation_function, "recompute.activation_function"),
+        (plan.recompute.swap_attention, "recompute.swap_attention"),
+    ];
+    for (on, field) in mindspeed_knobs {
+        if on && !mindspeed {
+            acc.push(
+                Note,
+                "mindspeed.knob_ignored",
+                &[("field", field.to_owned()), ("framework", plan.framework.wire().to_owned())],
+                format!("{field} is a MindSpeed option; {} ignores it", plan.framework.wire()),
+                Some((field, Value::from(false))),
+            );
+        }
+    }
+
+    // ---------- RL (V7, V8, V10, R2–R4) ----------
+    if rl {
+        let rollout_tp = u64::from(plan.rl.rollout_tp.get());
+        if !world.is_multiple_of(rollout_tp) {
+            acc.push(
+                Error,
+                "rl.rollout_tp",
+                &[("world", world.to_string()), ("rollout_tp", rollout_tp.to_string())],
+                format!("{world} devices do not divide into rollout TP {rollout_tp}"),
+                Some(("rl.rollout_tp", Value::from(nearest_divisor(world, rollout_tp)))),
+            );
+        }
+        if !heads.is_multiple_of(rollout_tp) {
+            acc.push(
+                Error,
+                "rl.rollout_tp_heads",
+                &[("heads", heads.to_string()), ("rollout_tp", rollout_tp.to_string())],
+                format!("{heads} attention heads do not divide by rollout TP {rollout_tp}"),
+                Some(("rl.rollout_tp", Value::from(nearest_divisor(heads, rollout_tp)))),
+            );
+        }
+        if plan.rl.gpu_memory_utilization_frac >= 1.0 {
+            acc.push(
+                Error,
+                "rl.gpu_memory_utilization",
+                &[],
+                "gpu_memory_utilization must stay below 1: the trainer needs memory too".to_owned(),
+                Some(("rl.gpu_memory_utilization", Value::from(0.6))),
+            );
+        }
+        if let Some(r) = &mem.rollout
+            && r.kv_cache_bytes == 0
+        {
+            // The smallest rollout TP whose weight shard leaves a fifth of the engine for KV cache.
+            let all_weights = r.weights_bytes * rollout_tp;
+            let fit = (1..=gcd(heads, world))
+                .filter(|d| heads.is_multiple_of(*d) && world.is_multiple_of(*d))
+                .find(|d| (all_weights / d) as f64 <= 0.8 * r.engine_bytes as f64);
+            acc.push(
+                Error,
+                "rl.engine_too_small",
+                &[],
+                "the rollout engine's share of memory does not even hold its weights".to_owned(),
+                fit.map(|d| ("rl.rollout_tp", Value::from(d))),
+            );
+        }
+        if plan.framework == Framework::Verl
+            && 1 < cp
+            && (!world.is_multiple_of(cp) || !heads.is_multiple_of(cp))
+        {
+            // V7: Ulysses needs the devices and the heads to divide.
+            acc.push(
+                Error,
+                "verl.ulysses",
+                &[("cp", cp.to_string()), ("heads", heads.to_string()), ("world", world.to_string())],
+                format!("Ulysses SP {cp} must divide both the {world} devices and the {heads} heads"),
+                Some(("parallel.cp", Value::from(nearest_divisor(gcd(world, heads), cp)))),
+            );
+        }
+    }
+    if arch.family == Family::DeepseekV3 && plan.method == Method::Lora && ep > 1 && mindspeed {
+        // MS4: LoRA on MoE needs the alltoall_seq dispatcher; the launch file sets it.
+        acc.push(
+            Note,
+            "mindspeed.lora_moe_dispatcher",
+            &[],
+            "LoRA on MoE in MindSpeed needs --moe-token-dispatcher-type alltoall_seq (the launch file sets it)".to_owned(),
+            None,
+        );
+    }
+
+    // ---------- memory ----------
+    if !mem.stages.is_empty() && mem.usable_bytes < mem.peak_bytes {
+        let gib = |b: u64| format!("{:.1}", b as f64 / (1u64 << 30) as f64);
+        let fix = match (megatron, p.zero_stage, plan.recompute.granularity) {
+            (_, _, RecomputeGranularity::None) => Some(("recompute.granularity", Value::from("full"))),
+            (false, z, _) if z < 3 => Some(("parallel.zero_stage", Value::from(u64::from(z) + 1))),
+            (true, _, _) if !p.distributed_optimizer => {
+                Some(("parallel.distributed_optimizer", Value::from(true)))
+            }
+            _ => None,
+        };
+        acc.push(
+            Error,
+            "memory.does_not_fit",
+            &[("peak", gib(mem.peak_bytes)), ("usable", gib(mem.usable_bytes))],
+            format!(
+                "needs {} GiB per device at its peak; {} GiB are usable",
+                gib(mem.peak_bytes),
+                gib(mem.usable_bytes)
+            ),
+            fix,
+        );
+    }
+
+    acc.res.sort_by_key(|f| match f.severity {
+        Error => 0,
+        Warning => 1,
+        Note => 2,
+    });
+    acc.res
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    match b {
+        0 => a.max(1),
+        _ => gcd(b, a % b),
+    }
+}
+
+/// Applies a fix to a plan: the plan file with one field replaced, read back as a plan.
+///
+/// # Errors
+///
+/// The core's refusal if the fixed file is not a valid plan (a fix never produces one in tests).
+pub fn apply(plan: &Plan, fix: &Fix) -> Result<Plan, crate::plan::PlanFileError> {
+    let mut value = serde_json::to_value(plan.to_file()).expect("a plan file is always JSON");
+    let mut slot = &mut value;
+    for key in fix.field.split('.') {
+        slot = &mut slot[key];
+    }
+    *slot = fix.value.clone();
+    let file = serde_json::from_value(value).map_err(|e| crate::plan::PlanFileError::Json(e.to_string()))?;
+    Plan::from_file(&file)
+}

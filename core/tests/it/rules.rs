@@ -1,0 +1,290 @@
+//! Every rule fires on a plan that breaks it, stays silent on one that keeps it, and its fix
+//! resolves it (frameworks.md §2.3–§8, the §10 catalogue codes in comments).
+
+use trainplan_core::plan::Plan;
+use trainplan_core::{evaluate, rules};
+
+fn codes(text: &str) -> Vec<&'static str> {
+    let plan = Plan::from_json(text).unwrap_or_else(|e| panic!("{text}: {e}"));
+    evaluate(&plan).findings.iter().map(|f| f.code).collect()
+}
+
+/// (code, a plan that breaks the rule, a plan that keeps it)
+const CASES: &[(&str, &str, &str)] = &[
+    (
+        "hw.no_bf16",
+        r#"{"model": "qwen2.5-0.5b", "hardware": "v100-sxm-32g"}"#,
+        r#"{"model": "qwen2.5-0.5b", "hardware": "v100-sxm-32g", "precision": "fp16"}"#,
+    ),
+    (
+        "hw.no_fp8",
+        r#"{"model": "qwen2.5-0.5b", "hardware": "a100-sxm-80g", "precision": "fp8"}"#,
+        r#"{"model": "qwen2.5-0.5b", "hardware": "h100-sxm-80g", "precision": "fp8"}"#,
+    ),
+    (
+        "hw.tp_across_nodes",
+        r#"{"model": "llama-3-8b", "framework": "megatron", "method": "pretrain", "cluster": {"nodes": 2, "devices_per_node": 4}, "parallel": {"tp": 8}}"#,
+        r#"{"model": "llama-3-8b", "framework": "megatron", "method": "pretrain", "cluster": {"nodes": 2, "devices_per_node": 4}, "parallel": {"tp": 4}}"#,
+    ),
+    (
+        "method.needs_rl_framework",
+        r#"{"model": "qwen2.5-0.5b", "method": "grpo"}"#,
+        r#"{"model": "qwen2.5-0.5b", "method": "grpo", "framework": "verl"}"#,
+    ),
+    (
+        "framework.rl_only",
+        r#"{"model": "qwen2.5-0.5b", "framework": "verl", "method": "lora"}"#,
+        r#"{"model": "qwen2.5-0.5b", "framework": "verl", "method": "grpo"}"#,
+    ),
+    (
+        "method.dpo_megatron",
+        r#"{"model": "qwen2.5-0.5b", "framework": "megatron", "method": "dpo"}"#,
+        r#"{"model": "qwen2.5-0.5b", "framework": "mindspeed-llm", "hardware": "ascend-910b2", "method": "dpo"}"#,
+    ),
+    (
+        "method.qlora_megatron",
+        r#"{"model": "qwen2.5-0.5b", "framework": "megatron", "method": "qlora"}"#,
+        r#"{"model": "qwen2.5-0.5b", "method": "qlora"}"#,
+    ),
+    (
+        "framework.mindspeed_on_nvidia",
+        r#"{"model": "qwen2.5-0.5b", "framework": "mindspeed-llm", "method": "pretrain"}"#,
+        r#"{"model": "qwen2.5-0.5b", "framework": "mindspeed-llm", "method": "pretrain", "hardware": "ascend-910b2"}"#,
+    ),
+    (
+        "mindspeed_rl.bf16",
+        r#"{"model": "qwen2.5-0.5b", "framework": "mindspeed-rl", "hardware": "ascend-910b2", "method": "grpo", "precision": "fp16"}"#,
+        r#"{"model": "qwen2.5-0.5b", "framework": "mindspeed-rl", "hardware": "ascend-910b2", "method": "grpo"}"#,
+    ),
+    // M1
+    (
+        "parallel.world",
+        r#"{"model": "llama-3-8b", "framework": "megatron", "method": "pretrain", "parallel": {"tp": 2, "pp": 3}}"#,
+        r#"{"model": "llama-3-8b", "framework": "megatron", "method": "pretrain", "parallel": {"tp": 2, "pp": 4}}"#,
+    ),
+    // M3: Qwen2.5-0.5B has 14 heads.
+    (
+        "parallel.heads_tp",
+        r#"{"model": "qwen2.5-0.5b", "framework": "megatron", "method": "pretrain", "parallel": {"tp": 4}}"#,
+        r#"{"model": "qwen2.5-0.5b", "framework": "megatron", "method": "pretrain", "parallel": {"tp": 2}}"#,
+    ),
+    // M3: Qwen2.5-7B has 28 heads and 4 key/value heads; TP 14 divides the heads but not the groups.
+    (
+        "parallel.kv_heads_tp",
+        r#"{"model": "qwen2.5-7b", "framework": "megatron", "method": "pretrain", "cluster": {"devices_per_node": 14}, "parallel": {"tp": 14}}"#,
+        r#"{"model": "qwen2.5-7b", "framework": "megatron", "method": "pretrain", "parallel": {"tp": 4}}"#,
+    ),
+    // M4: Qwen2.5-7B has 28 layers.
+    (
+        "parallel.layers_pp",
+        r#"{"model": "qwen2.5-7b", "framework": "megatron", "method": "pretrain", "parallel": {"pp": 8}}"#,
+        r#"{"model": "qwen2.5-7b", "framework": "megatron", "method": "pretrain", "parallel": {"pp": 4}}"#,
+    ),
+    // M5
+    (
+        "parallel.vpp_needs_pp",
+        r#"{"model": "llama-3-8b", "framework": "megatron", "method": "pretrain", "parallel": {"vpp": 2}}"#,
+        r#"{"model": "llama-3-8b", "framework": "megatron", "method": "pretrain", "parallel": {"pp": 2, "vpp": 2}}"#,
+    ),
+    (
+        "parallel.vpp_layers",
+        r#"{"model": "llama-3-8b", "framework": "megatron", "method": "pretrain", "parallel": {"pp": 4, "vpp": 3}}"#,
+        r#"{"model": "llama-3-8b", "framework": "megatron", "method": "pretrain", "parallel": {"pp": 4, "vpp": 4}}"#,
+    ),
+    // M2
+    (
+        "parallel.ep_dense",
+        r#"{"model": "llama-3-8b", "framework": "megatron", "method": "pretrain", "parallel": {"ep": 2}}"#,
+        r#"{"model": "mixtral-8x7b", "framework": "megatron", "method": "pretrain", "parallel": {"ep": 2}}"#,
+    ),
+    (
+        "parallel.experts_ep",
+        r#"{"model": "mixtral-8x7b", "framework": "megatron", "method": "pretrain", "cluster": {"nodes": 2, "devices_per_node": 3}, "parallel": {"ep": 3}}"#,
+        r#"{"model": "mixtral-8x7b", "framework": "megatron", "method": "pretrain", "parallel": {"ep": 4}}"#,
+    ),
+    (
+        "parallel.world_ep",
+        r#"{"model": "qwen3-30b-a3b", "framework": "megatron", "method": "pretrain", "cluster": {"devices_per_node": 12}, "parallel": {"ep": 8}}"#,
+        r#"{"model": "qwen3-30b-a3b", "framework": "megatron", "method": "pretrain", "parallel": {"ep": 8}}"#,
+    ),
+    (
+        "parallel.moe_tp_needs_sp",
+        r#"{"model": "mixtral-8x7b", "framework": "megatron", "method": "pretrain", "parallel": {"tp": 2, "ep": 2}}"#,
+        r#"{"model": "mixtral-8x7b", "framework": "megatron", "method": "pretrain", "parallel": {"tp": 2, "ep": 2, "sequence_parallel": true}}"#,
+    ),
+    // M7
+    (
+        "parallel.sp_without_tp",
+        r#"{"model": "llama-3-8b", "framework": "megatron", "method": "pretrain", "parallel": {"sequence_parallel": true}}"#,
+        r#"{"model": "llama-3-8b", "framework": "megatron", "method": "pretrain", "parallel": {"tp": 2, "sequence_parallel": true}}"#,
+    ),
+    (
+        "parallel.tp_overlap_needs_sp",
+        r#"{"model": "llama-3-8b", "framework": "megatron", "method": "pretrain", "parallel": {"tp": 2, "tp_comm_overlap": true}}"#,
+        r#"{"model": "llama-3-8b", "framework": "megatron", "method": "pretrain", "parallel": {"tp": 2, "tp_comm_overlap": true, "sequence_parallel": true}}"#,
+    ),
+    // M8
+    (
+        "parallel.cp_seq",
+        r#"{"model": "llama-3-8b", "framework": "megatron", "method": "pretrain", "parallel": {"cp": 2}, "batch": {"seq_len": 4098}}"#,
+        r#"{"model": "llama-3-8b", "framework": "megatron", "method": "pretrain", "parallel": {"cp": 2}, "batch": {"seq_len": 4096}}"#,
+    ),
+    // M9: Llama-2 has 4096 positions.
+    (
+        "model.seq_too_long",
+        r#"{"model": "llama-2-7b", "batch": {"seq_len": 8192}}"#,
+        r#"{"model": "llama-2-7b", "batch": {"seq_len": 4096}}"#,
+    ),
+    // M10
+    (
+        "parallel.param_gather_needs",
+        r#"{"model": "llama-3-8b", "framework": "megatron", "method": "pretrain", "parallel": {"overlap_param_gather": true}}"#,
+        r#"{"model": "llama-3-8b", "framework": "megatron", "method": "pretrain", "parallel": {"overlap_param_gather": true, "overlap_grad_reduce": true, "distributed_optimizer": true}}"#,
+    ),
+    // M12: 32 layers over PP 4 is 8 per stage.
+    (
+        "recompute.num_layers",
+        r#"{"model": "llama-3-8b", "framework": "megatron", "method": "pretrain", "parallel": {"pp": 4}, "recompute": {"num_layers": 9}}"#,
+        r#"{"model": "llama-3-8b", "framework": "megatron", "method": "pretrain", "parallel": {"pp": 4}, "recompute": {"num_layers": 8}}"#,
+    ),
+    // MS2, MS3
+    (
+        "mindspeed.swap_attention_lora",
+        r#"{"model": "qwen2.5-7b", "framework": "mindspeed-llm", "hardware": "ascend-910b2", "method": "lora", "recompute": {"swap_attention": true}}"#,
+        r#"{"model": "qwen2.5-7b", "framework": "mindspeed-llm", "hardware": "ascend-910b2", "method": "sft-full", "recompute": {"swap_attention": true}}"#,
+    ),
+    (
+        "mindspeed.coc_lora",
+        r#"{"model": "qwen2.5-7b", "framework": "mindspeed-llm", "hardware": "ascend-910b2", "method": "lora", "parallel": {"tp": 2, "sequence_parallel": true, "tp_comm_overlap": true}}"#,
+        r#"{"model": "qwen2.5-7b", "framework": "mindspeed-llm", "hardware": "ascend-910b2", "method": "lora", "parallel": {"tp": 2, "sequence_parallel": true}}"#,
+    ),
+    (
+        "mindspeed.knob_ignored",
+        r#"{"model": "qwen2.5-7b", "recompute": {"activation_function": true}}"#,
+        r#"{"model": "qwen2.5-7b"}"#,
+    ),
+    // M6 / D1 / L1: 8 devices × micro-batch 1.
+    (
+        "batch.divisible",
+        r#"{"model": "qwen2.5-7b", "batch": {"global_batch": 60}}"#,
+        r#"{"model": "qwen2.5-7b", "batch": {"global_batch": 64}}"#,
+    ),
+    (
+        "batch.vpp_microbatches",
+        r#"{"model": "llama-3-8b", "framework": "megatron", "method": "pretrain", "parallel": {"tp": 2, "pp": 4, "vpp": 2}, "batch": {"global_batch": 6}}"#,
+        r#"{"model": "llama-3-8b", "framework": "megatron", "method": "pretrain", "parallel": {"tp": 2, "pp": 4, "vpp": 2}, "batch": {"global_batch": 8}}"#,
+    ),
+    (
+        "batch.few_microbatches",
+        r#"{"model": "llama-3-8b", "framework": "megatron", "method": "pretrain", "parallel": {"tp": 2, "pp": 4}, "batch": {"global_batch": 2}}"#,
+        r#"{"model": "llama-3-8b", "framework": "megatron", "method": "pretrain", "parallel": {"tp": 2, "pp": 4}, "batch": {"global_batch": 32}}"#,
+    ),
+    (
+        "schedule.dualpipev_microbatches",
+        r#"{"model": "llama-3-8b", "framework": "megatron", "method": "pretrain", "parallel": {"tp": 2, "pp": 4, "schedule": "dualpipev"}, "batch": {"global_batch": 4}}"#,
+        r#"{"model": "llama-3-8b", "framework": "megatron", "method": "pretrain", "parallel": {"tp": 2, "pp": 4, "schedule": "dualpipev"}, "batch": {"global_batch": 16}}"#,
+    ),
+    // HF path
+    (
+        "hf.no_model_parallel",
+        r#"{"model": "qwen2.5-7b", "parallel": {"tp": 2}}"#,
+        r#"{"model": "qwen2.5-7b", "parallel": {"zero_stage": 3}}"#,
+    ),
+    (
+        "zero.offload_params_needs_3",
+        r#"{"model": "qwen2.5-7b", "parallel": {"zero_stage": 2, "offload_params": true}}"#,
+        r#"{"model": "qwen2.5-7b", "parallel": {"zero_stage": 3, "offload_params": true}}"#,
+    ),
+    (
+        "hf.distributed_optimizer",
+        r#"{"model": "qwen2.5-7b", "parallel": {"distributed_optimizer": true}}"#,
+        r#"{"model": "qwen2.5-7b", "parallel": {"zero_stage": 1}}"#,
+    ),
+    // RL
+    (
+        "rl.rollout_tp",
+        r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "rl": {"rollout_tp": 3}}"#,
+        r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "rl": {"rollout_tp": 4}}"#,
+    ),
+    (
+        "rl.rollout_tp_heads",
+        r#"{"model": "qwen2.5-0.5b", "framework": "verl", "method": "grpo", "rl": {"rollout_tp": 4}}"#,
+        r#"{"model": "qwen2.5-0.5b", "framework": "verl", "method": "grpo", "rl": {"rollout_tp": 2}}"#,
+    ),
+    (
+        "rl.gpu_memory_utilization",
+        r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "rl": {"gpu_memory_utilization": 1.0}}"#,
+        r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "rl": {"gpu_memory_utilization": 0.6}}"#,
+    ),
+    (
+        "rl.engine_too_small",
+        r#"{"model": "qwen2.5-72b", "framework": "verl", "method": "grpo", "parallel": {"zero_stage": 3}, "rl": {"gpu_memory_utilization": 0.3}}"#,
+        r#"{"model": "qwen2.5-72b", "framework": "verl", "method": "grpo", "parallel": {"zero_stage": 3}, "rl": {"rollout_tp": 4, "gpu_memory_utilization": 0.6}}"#,
+    ),
+    (
+        "verl.ulysses",
+        r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "parallel": {"cp": 3}}"#,
+        r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "parallel": {"cp": 4}}"#,
+    ),
+    // Memory
+    (
+        "memory.does_not_fit",
+        r#"{"model": "llama-3.1-70b", "method": "sft-full"}"#,
+        r#"{"model": "llama-3.1-70b", "method": "lora", "parallel": {"zero_stage": 3}}"#,
+    ),
+];
+
+#[test]
+fn every_rule_fires_when_broken_and_stays_silent_when_kept() {
+    for (code, broken, kept) in CASES {
+        assert!(codes(broken).contains(code), "{code} did not fire on {broken}: {:?}", codes(broken));
+        assert!(!codes(kept).contains(code), "{code} fired on {kept}");
+    }
+}
+
+#[test]
+fn fixes_resolve_their_findings() {
+    for (code, broken, _) in CASES {
+        let plan = Plan::from_json(broken).unwrap();
+        let report = evaluate(&plan);
+        let finding = report.findings.iter().find(|f| f.code == *code).unwrap();
+        let Some(fix) = &finding.fix else { continue };
+        let fixed = rules::apply(&plan, fix)
+            .unwrap_or_else(|e| panic!("{code}: the fix {fix:?} gives an invalid plan: {e}"));
+        let after: Vec<_> = evaluate(&fixed).findings.iter().map(|f| f.code).collect();
+        // A fix may leave a neighbouring rule to fix next, but never the same one (memory excepted:
+        // one switch may not be enough).
+        if *code != "memory.does_not_fit" {
+            assert!(!after.contains(code), "{code}: fix {fix:?} left it: {after:?}");
+        }
+    }
+}
+
+#[test]
+fn the_default_plan_breaks_no_rule() {
+    let report = evaluate(&Plan::first_visit());
+    assert!(report.findings.is_empty(), "{:?}", report.findings);
+}
+
+#[test]
+fn errors_come_first_and_messages_name_the_values() {
+    let report = evaluate(
+        &Plan::from_json(r#"{"model": "qwen2.5-0.5b", "framework": "megatron", "method": "pretrain", "parallel": {"tp": 4, "sequence_parallel": true}, "hardware": "v100-sxm-32g"}"#)
+            .unwrap(),
+    );
+    let severities: Vec<_> = report.findings.iter().map(|f| f.severity as u8).collect();
+    assert!(severities.windows(2).all(|w| w[0] <= w[1]), "{:?}", report.findings);
+    let heads = report.findings.iter().find(|f| f.code == "parallel.heads_tp").unwrap();
+    assert!(heads.message.contains("14") && heads.message.contains('4'), "{}", heads.message);
+    assert_eq!(heads.args["heads"], "14");
+}
+
+#[test]
+fn nearest_values() {
+    assert_eq!(rules::nearest_divisor(14, 4), 2);
+    assert_eq!(rules::nearest_divisor(28, 8), 7);
+    assert_eq!(rules::nearest_divisor(32, 8), 8);
+    assert_eq!(rules::nearest_multiple(60, 8), 64);
+    assert_eq!(rules::nearest_multiple(3, 8), 8);
+    assert_eq!(rules::nearest_multiple(100, 8), 104);
+}

@@ -1,0 +1,69 @@
+//! What the chosen framework will refuse or warn about, errors first, each with its fix one click away.
+
+use leptos::prelude::*;
+use trainplan_core::report::Severity;
+use trainplan_core::{Plan, Report, rules};
+
+use crate::components::{use_lang, use_tr};
+use crate::form::{FormError, PlanForm};
+use crate::i18n::{Key, fill};
+use crate::messages;
+
+/// The findings list.
+#[component]
+pub fn FindingsPanel(
+    /// The form, which a fix rewrites.
+    form: RwSignal<PlanForm>,
+    /// The plan the findings are about.
+    #[prop(into)]
+    plan: Signal<Result<Plan, FormError>>,
+    /// The report carrying the findings.
+    #[prop(into)]
+    report: Signal<Option<Report>>,
+) -> impl IntoView {
+    let tr = use_tr();
+    let lang = use_lang();
+    let items = move || {
+        let Some(report) = report.get() else { return Vec::new() };
+        report
+            .findings
+            .into_iter()
+            .map(|finding| {
+                let (class, key) = match finding.severity {
+                    Severity::Error => ("finding error-sev", Key::severity_error),
+                    Severity::Warning => ("finding warning-sev", Key::severity_warning),
+                    Severity::Note => ("finding note-sev", Key::severity_note),
+                };
+                let text = messages::finding(lang.get(), &finding);
+                let fix = finding.fix.clone().map(|fix| {
+                    let label = fill(tr(Key::findings_apply), &[("field", fix.field), ("value", &fix.value.to_string())]);
+                    let apply = move |_| {
+                        let Ok(current) = plan.get_untracked() else { return };
+                        if let Ok(fixed) = rules::apply(&current, &fix) {
+                            form.set(PlanForm::from_plan(&fixed));
+                        }
+                    };
+                    view! {
+                        <button class="secondary fix" data-testid=format!("fix-{}", finding.code) on:click=apply>
+                            {label}
+                        </button>
+                    }
+                });
+                view! {
+                    <li class=class data-testid=format!("finding-{}", finding.code)>
+                        <span class="sev">{tr(key)}</span>
+                        <span class="text">{text}</span>
+                        {fix}
+                    </li>
+                }
+            })
+            .collect::<Vec<_>>()
+    };
+    let none = move || report.with(|r| r.as_ref().is_some_and(|r| r.findings.is_empty()));
+    view! {
+        <h2>{move || tr(Key::findings_title)}</h2>
+        <Show when=none fallback=move || view! { <ul class="findings" data-testid="findings">{items}</ul> }>
+            <p class="badge ok" data-testid="findings-none">{move || tr(Key::findings_none)}</p>
+        </Show>
+    }
+}
