@@ -106,6 +106,37 @@ pub fn finding(lang: Lang, finding: &Finding) -> String {
     fill(t(lang, key), &args)
 }
 
+/// What a piece of advice does and why; a code this page has no words for shows as itself.
+pub fn advice(lang: Lang, code: &str) -> String {
+    let key = match code {
+        "distributed_optimizer" => Key::advice_distributed_optimizer,
+        "overlap_grad_reduce" => Key::advice_overlap_grad_reduce,
+        "sequence_parallel" => Key::advice_sequence_parallel,
+        "tp_comm_overlap" => Key::advice_tp_comm_overlap,
+        "ascend_coc" => Key::advice_ascend_coc,
+        "zero_stage" => Key::advice_zero_stage,
+        "zero_stage_down" => Key::advice_zero_stage_down,
+        "zero_stage_3" => Key::advice_zero_stage_3,
+        "offload_optimizer" => Key::advice_offload_optimizer,
+        "offload_params" => Key::advice_offload_params,
+        "recompute_selective" => Key::advice_recompute_selective,
+        "recompute_full" => Key::advice_recompute_full,
+        "recompute_less" => Key::advice_recompute_less,
+        "swap_attention" => Key::advice_swap_attention,
+        "flash_attention" => Key::advice_flash_attention,
+        "micro_batch_up" => Key::advice_micro_batch_up,
+        "micro_batch_down" => Key::advice_micro_batch_down,
+        "more_microbatches" => Key::advice_more_microbatches,
+        "interleave" => Key::advice_interleave,
+        "tp_in_node" => Key::advice_tp_in_node,
+        "pp_over_tp" => Key::advice_pp_over_tp,
+        "stack_megatron" => Key::advice_stack_megatron,
+        "cheap_together" => Key::advice_cheap_together,
+        _ => return code.to_owned(),
+    };
+    t(lang, key).to_owned()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -154,6 +185,14 @@ mod tests {
             n += 1;
         }
         assert!(40 <= n, "{n} codes found");
+    }
+
+    #[test]
+    fn every_advice_of_the_core_has_words() {
+        for code in trainplan_core::advice::CODES {
+            assert_ne!(advice(Lang::Zh, code), *code, "{code} has no words");
+            assert_ne!(advice(Lang::En, code), *code, "{code} has no words");
+        }
     }
 
     #[test]

@@ -20,6 +20,7 @@
 #![deny(missing_docs)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+pub mod advice;
 pub mod catalog;
 pub mod hardware;
 pub mod hf;
@@ -107,6 +108,7 @@ pub fn evaluate(plan: &Plan) -> Report {
             memory_offset_mib: plan.calibration.memory_offset_mib.unwrap_or(0.0),
         },
         findings: plan.model.warnings.iter().map(import_finding).chain(rules::check(plan, &mem)).collect(),
+        advice: advice::advise(plan),
     }
 }
 

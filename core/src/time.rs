@@ -438,7 +438,13 @@ pub fn estimate(plan: &Plan, mem: &memory::Memory) -> StepTime {
     // Data parallel: gradients reduced (reduce-scatter with the distributed optimizer or ZeRO, then
     // parameters gathered), over the NIC unless the whole group sits in one node.
     let dp = mem.dp as f64;
-    let params_on_device = mem.stages.iter().map(|s| s.weights).max().unwrap_or(0) as f64 / 2.0;
+    // Parameters this device computes with: ZeRO-3 shards (or offloads) what it stores, not what
+    // it gathers, reduces and updates, so there the count comes from the model (HF frameworks run
+    // without TP and PP, rule hf.no_model_parallel; the division keeps a stray plan sensible).
+    let params_on_device = match !megatron && p.zero_stage == 3 {
+        true => mem.params_total as f64 / (tp * u64::from(p.pp.get())).max(1) as f64,
+        false => mem.stages.iter().map(|s| s.weights).max().unwrap_or(0) as f64 / 2.0,
+    };
     let trainable_share = match plan.method {
         Method::Lora | Method::Qlora => {
             model::lora_params(arch, u64::from(plan.lora.rank.get()), &plan.lora.targets.list()) as f64
@@ -479,6 +485,11 @@ pub fn estimate(plan: &Plan, mem: &memory::Memory) -> StepTime {
     // Offload: optimizer states cross the host link twice a step (PCIe ≈ 25 GB/s effective).
     let offload_seconds = match p.offload_optimizer {
         true => 2.0 * 16.0 * owned / 25e9,
+        false => 0.0,
+    } + match p.offload_params && !megatron {
+        // ZeRO-Infinity fetches each device's 16-bit parameter shard from the host for every
+        // micro-batch's forward and again for its backward (DeepSpeed `offload_param`).
+        true => 2.0 * 2.0 * params_on_device / dp * m as f64 / 25e9,
         false => 0.0,
     };
 

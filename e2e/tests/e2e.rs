@@ -70,8 +70,13 @@ async fn editing_the_plan_updates_the_report() -> WebDriverResult<()> {
     page.type_into("nodes-input", "1").await?;
     let verdict = page.wait_text("memory-fits", |t| t.starts_with("Does not fit")).await?;
     assert!(verdict.starts_with("Does not fit"), "{verdict}");
-    page.choose("zero-select", "3").await?;
-    page.el("offload-opt-check").await?.click().await?;
+    // The advice that makes it fit comes first and applies with one click.
+    let first = page.el("advice").await?.find(By::Css("li")).await?;
+    assert_eq!(first.attr("data-testid").await?.as_deref(), Some("advice-offload_optimizer"));
+    assert!(first.text().await?.contains("fits"));
+    page.el("advice-apply-offload_optimizer").await?.click().await?;
+    assert_eq!(page.el("zero-select").await?.prop("value").await?.as_deref(), Some("3"));
+    assert_eq!(page.el("offload-opt-check").await?.prop("checked").await?.as_deref(), Some("true"));
     let verdict = page.wait_text("memory-fits", |t| t.starts_with("Fits")).await?;
     assert!(verdict.starts_with("Fits"), "{verdict}");
     assert!(page.text("memory-host").await?.contains("GiB"));

@@ -1,6 +1,7 @@
 //! The page's components, one file each, and what they share: the language context and a labelled
 //! number field.
 
+mod advice_panel;
 pub mod app;
 mod findings_panel;
 mod hardware_picker;

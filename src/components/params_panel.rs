@@ -4,6 +4,7 @@
 use leptos::prelude::*;
 use trainplan_core::{Plan, Report};
 
+use crate::components::advice_panel::AdvicePanel;
 use crate::components::findings_panel::FindingsPanel;
 use crate::components::memory_chart::MemoryPanel;
 use crate::components::plan_form::method_key;
@@ -119,6 +120,7 @@ pub fn ParamsPanel(
                 }
             >
                 <FindingsPanel form=form plan=plan report=report />
+                <AdvicePanel form=form plan=plan report=report />
                 <h2>{move || tr(Key::params_title)}</h2>
                 <div class="headline">
                     <span class="label">{move || tr(Key::params_total)}</span>

@@ -1,5 +1,6 @@
 //! The core's one integration test binary: each module checks one feature through the public API.
 
+mod advice;
 mod cli;
 mod hardware;
 mod hf;

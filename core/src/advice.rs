@@ -1,0 +1,304 @@
+//! Tuning advice: the moves an experienced engineer would try on this plan, each evaluated — what it
+//! saves in memory and costs or gains in step time is computed by running the changed plan, never
+//! written as canned text. The moves come from the seeds (seed 000: MindSpeed-LLM, LLaMA-Factory,
+//! VeRL and MindSpeed-RL tuning knobs; seed 003: the ZeRO ladder, recomputation, the stack choice by
+//! cluster and model size, micro-batches ≥ 4 × PP, TP within a node, LoRA targets). docs/advice.md
+//! explains each "why".
+
+use serde_json::Value;
+
+use crate::hardware::Vendor;
+use crate::plan::{AttentionImpl, Framework, Method, Plan, RecomputeGranularity};
+use crate::report::{Fix, Severity};
+use crate::rules;
+use crate::{memory, time};
+
+/// One piece of advice with its computed effect.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct Advice {
+    /// Stable code, e.g. `distributed_optimizer` (the page translates it and its "why").
+    pub code: &'static str,
+    /// The plan-file changes, applied in order.
+    pub changes: Vec<Fix>,
+    /// Peak memory per device after the change, bytes.
+    pub peak_bytes: u64,
+    /// Change of the peak, bytes (negative saves memory).
+    pub peak_delta_bytes: i64,
+    /// Step time after the change, seconds.
+    pub step_seconds: f64,
+    /// Tokens per second after the change.
+    pub tokens_per_second: f64,
+    /// Relative change of the throughput, tokens per second (positive is faster). Throughput, not
+    /// step time, because a move may change the tokens a step trains.
+    pub speed_delta_frac: f64,
+    /// Whether the changed plan fits in memory.
+    pub fits: bool,
+}
+
+/// The plan's current figures, to compare candidates with.
+struct Base {
+    peak: u64,
+    tokens_per_second: f64,
+    fits: bool,
+}
+
+/// Every code [`advise`] can give, for the page's translations.
+pub const CODES: &[&str] = &[
+    "distributed_optimizer",
+    "overlap_grad_reduce",
+    "sequence_parallel",
+    "tp_comm_overlap",
+    "ascend_coc",
+    "zero_stage",
+    "zero_stage_down",
+    "zero_stage_3",
+    "offload_optimizer",
+    "offload_params",
+    "recompute_selective",
+    "recompute_full",
+    "recompute_less",
+    "swap_attention",
+    "flash_attention",
+    "micro_batch_up",
+    "micro_batch_down",
+    "more_microbatches",
+    "interleave",
+    "tp_in_node",
+    "pp_over_tp",
+    "stack_megatron",
+    "cheap_together",
+];
+
+fn evaluate_change(plan: &Plan, changes: &[Fix]) -> Option<(Plan, memory::Memory, time::StepTime)> {
+    let mut changed = plan.clone();
+    for fix in changes {
+        changed = rules::apply(&changed, fix).ok()?;
+    }
+    let mem = memory::estimate(&changed);
+    let t = time::estimate(&changed, &mem);
+    Some((changed, mem, t))
+}
+
+/// Framework rules a plan breaks, the memory check aside (advice is judged on memory separately).
+fn rule_errors(plan: &Plan, mem: &memory::Memory) -> usize {
+    let findings = rules::check(plan, mem);
+    findings.iter().filter(|f| f.severity == Severity::Error && f.code != "memory.does_not_fit").count()
+}
+
+fn fix(field: &'static str, value: impl Into<Value>) -> Fix {
+    Fix { field, value: value.into() }
+}
+
+/// Ranked advice for a plan: when it does not fit, what saves the most memory first; when it fits,
+/// what makes the step fastest while still fitting. A move is offered only if its plan breaks no
+/// framework rule the current plan keeps.
+pub fn advise(plan: &Plan) -> Vec<Advice> {
+    let mem = memory::estimate(plan);
+    let t = time::estimate(plan, &mem);
+    let base = Base {
+        peak: mem.peak_bytes,
+        tokens_per_second: t.tokens_per_second,
+        fits: mem.peak_bytes <= mem.usable_bytes,
+    };
+    let errors_before = rule_errors(plan, &mem);
+    let p = &plan.parallel;
+    let megatron =
+        matches!(plan.framework, Framework::Megatron | Framework::MindSpeedLlm | Framework::MindSpeedRl);
+    let mindspeed = matches!(plan.framework, Framework::MindSpeedLlm | Framework::MindSpeedRl);
+    let tp = u64::from(p.tp.get());
+    let pp = u64::from(p.pp.get());
+    let mbs = u64::from(plan.batch.micro_batch.get());
+    let per_node = u64::from(plan.cluster.devices_per_node.get());
+    let n_devices = plan.cluster.n_devices();
+    let params = mem.params_total;
+
+    let mut candidates: Vec<(&'static str, Vec<Fix>)> = Vec::new();
+    // The distributed optimizer shards fp32 states over DP at almost no cost (seed 000).
+    if megatron && !p.distributed_optimizer && 1 < mem.dp {
+        candidates.push(("distributed_optimizer", vec![fix("parallel.distributed_optimizer", true)]));
+    }
+    // Overlap the gradient reduction (and the parameter gather) with compute (seed 000).
+    if megatron && 1 < mem.dp && !p.overlap_grad_reduce {
+        let mut changes = vec![fix("parallel.overlap_grad_reduce", true)];
+        if p.distributed_optimizer {
+            changes.push(fix("parallel.overlap_param_gather", true));
+        }
+        candidates.push(("overlap_grad_reduce", changes));
+    }
+    // Sequence parallelism with TP divides the activations TP leaves whole (Korthikanti et al. 2022).
+    if megatron && 1 < tp && !p.sequence_parallel {
+        candidates.push(("sequence_parallel", vec![fix("parallel.sequence_parallel", true)]));
+    }
+    // TP communication pipelined with GEMMs: Transformer Engine, or Ascend CoC (seed 000).
+    if megatron && 1 < tp && p.sequence_parallel && !p.tp_comm_overlap && plan.method != Method::Lora {
+        let code = if plan.plan_vendor() == Vendor::Ascend { "ascend_coc" } else { "tp_comm_overlap" };
+        candidates.push((code, vec![fix("parallel.tp_comm_overlap", true)]));
+    }
+    // The ZeRO ladder, cheapest first: 0 → 1 → 2 → 3 → 3 + offload (seed 003 §2).
+    if !megatron {
+        match p.zero_stage {
+            z if z < 3 => candidates.push(("zero_stage", vec![fix("parallel.zero_stage", u64::from(z) + 1)])),
+            _ if !p.offload_optimizer => {
+                candidates.push(("offload_optimizer", vec![fix("parallel.offload_optimizer", true)]))
+            }
+            _ if !p.offload_params => {
+                candidates.push(("offload_params", vec![fix("parallel.offload_params", true)]))
+            }
+            _ => {}
+        }
+        if !base.fits {
+            // Jump the ladder when one rung will not do: ZeRO-3, then offloading on top of it.
+            if 1 <= p.zero_stage && p.zero_stage < 2 {
+                candidates.push(("zero_stage_3", vec![fix("parallel.zero_stage", 3)]));
+            }
+            if p.zero_stage < 3 {
+                candidates.push((
+                    "offload_optimizer",
+                    vec![fix("parallel.zero_stage", 3), fix("parallel.offload_optimizer", true)],
+                ));
+            }
+            if !p.offload_params && (p.zero_stage < 3 || !p.offload_optimizer) {
+                candidates.push((
+                    "offload_params",
+                    vec![
+                        fix("parallel.zero_stage", 3),
+                        fix("parallel.offload_optimizer", true),
+                        fix("parallel.offload_params", true),
+                    ],
+                ));
+            }
+        }
+        // Fewer shards communicate less when memory allows it.
+        if base.fits && 0 < p.zero_stage && !p.offload_optimizer && !p.offload_params {
+            candidates
+                .push(("zero_stage_down", vec![fix("parallel.zero_stage", u64::from(p.zero_stage) - 1)]));
+        }
+    }
+    // Recomputation: trade compute for memory when it does not fit, memory for speed when it does.
+    match (plan.recompute.granularity, base.fits) {
+        (RecomputeGranularity::None, false) => {
+            candidates.push(("recompute_selective", vec![fix("recompute.granularity", "selective")]));
+            candidates.push(("recompute_full", vec![fix("recompute.granularity", "full")]));
+        }
+        (RecomputeGranularity::Selective, false) => {
+            candidates.push(("recompute_full", vec![fix("recompute.granularity", "full")]))
+        }
+        (RecomputeGranularity::Full, true) => candidates.push((
+            "recompute_less",
+            vec![fix("recompute.granularity", if megatron { "selective" } else { "none" })],
+        )),
+        _ => {}
+    }
+    // Swap attention activations to the host on Ascend (seed 000).
+    if mindspeed && !base.fits && !plan.recompute.swap_attention && plan.method != Method::Lora {
+        candidates.push(("swap_attention", vec![fix("recompute.swap_attention", true)]));
+    }
+    // Flash attention never keeps the score matrix.
+    if plan.attention == AttentionImpl::Eager {
+        candidates.push(("flash_attention", vec![fix("attention", "flash")]));
+    }
+    // Micro-batch: larger GEMMs run faster while memory lasts; smaller saves activations (seed 003).
+    let gbs = u64::from(plan.batch.global_batch.get());
+    if base.fits && (2 * mbs).saturating_mul(mem.dp) <= gbs {
+        candidates.push(("micro_batch_up", vec![fix("batch.micro_batch", 2 * mbs)]));
+    }
+    if !base.fits && 1 < mbs {
+        candidates.push(("micro_batch_down", vec![fix("batch.micro_batch", mbs / 2)]));
+    }
+    // Pipeline: at least 4 × PP micro-batches (seed 003), or the interleaved schedule.
+    if megatron && 1 < pp && mem.n_microbatches < 4 * pp {
+        candidates.push((
+            "more_microbatches",
+            vec![fix("batch.global_batch", (4 * pp * mbs).saturating_mul(mem.dp))],
+        ));
+    }
+    if megatron && 1 < pp && p.vpp.get() == 1 && (plan.model.arch.n_layers / pp).is_multiple_of(2) {
+        candidates.push(("interleave", vec![fix("parallel.vpp", 2)]));
+    }
+    // TP stays inside a node; the cost order is pp < dp < ep < cp < tp (seed 000).
+    if megatron && per_node < tp {
+        candidates.push((
+            "tp_in_node",
+            vec![fix("parallel.tp", per_node), fix("parallel.pp", pp.saturating_mul(tp) / per_node)],
+        ));
+    }
+    if megatron && 2 < tp && !base.fits {
+        candidates.push(("pp_over_tp", vec![fix("parallel.pp", pp.saturating_mul(2))]));
+    }
+    // The stack by cluster and model size (seed 003 §0): Megatron/MindSpeed from 32 devices and 100B
+    // parameters; LLaMA-Factory (with ZeRO-3 for 70B+) below.
+    let big = 100_000_000_000 <= params && 32 <= n_devices;
+    let full = matches!(plan.method, Method::Pretrain | Method::SftFull);
+    if big && full && !megatron {
+        let framework = if plan.plan_vendor() == Vendor::Ascend { "mindspeed-llm" } else { "megatron" };
+        let tp_fix = rules::nearest_divisor(plan.model.arch.attention.n_heads(), per_node.min(8));
+        candidates.push((
+            "stack_megatron",
+            vec![
+                fix("framework", framework),
+                fix("parallel.tp", tp_fix),
+                fix("parallel.distributed_optimizer", true),
+            ],
+        ));
+    }
+
+    // When it does not fit, the moves that cost (almost) no time, all at once: often enough together
+    // where each alone is not.
+    if !base.fits {
+        let cheap: Vec<Fix> = candidates
+            .iter()
+            .filter(|(code, _)| {
+                matches!(*code, "distributed_optimizer" | "sequence_parallel" | "swap_attention")
+            })
+            .flat_map(|(_, changes)| changes.iter().cloned())
+            .collect();
+        if 2 <= cheap.len() {
+            candidates.push(("cheap_together", cheap));
+        }
+    }
+
+    let mut res: Vec<Advice> = candidates
+        .into_iter()
+        .filter_map(|(code, changes)| {
+            let (changed, mem, t) = evaluate_change(plan, &changes)?;
+            let errors = rule_errors(&changed, &mem);
+            // Offer only moves that keep the framework's rules (fits aside).
+            if errors_before < errors {
+                return None;
+            }
+            Some(Advice {
+                code,
+                changes,
+                peak_bytes: mem.peak_bytes,
+                peak_delta_bytes: mem.peak_bytes as i64 - base.peak as i64,
+                step_seconds: t.step_seconds,
+                tokens_per_second: t.tokens_per_second,
+                speed_delta_frac: t.tokens_per_second / base.tokens_per_second - 1.0,
+                fits: mem.peak_bytes <= mem.usable_bytes,
+            })
+        })
+        // A move worth making saves memory when it does not fit, or at least 1 % of the time while
+        // fitting (less is inside the model's own error, docs/time.md).
+        .filter(|a| match base.fits {
+            false => a.peak_delta_bytes < 0,
+            true => a.fits && 0.01 < a.speed_delta_frac,
+        })
+        .collect();
+    match base.fits {
+        // Moves that make it fit first, the fastest of them first; then what saves the most.
+        false => res.sort_by(|a, b| match (a.fits, b.fits) {
+            (true, true) => b.tokens_per_second.total_cmp(&a.tokens_per_second),
+            (false, false) => a.peak_bytes.cmp(&b.peak_bytes),
+            (fits, _) => (!fits).cmp(&fits),
+        }),
+        true => res.sort_by(|a, b| b.tokens_per_second.total_cmp(&a.tokens_per_second)),
+    }
+    res
+}
+
+impl Plan {
+    /// The device's maker.
+    fn plan_vendor(&self) -> Vendor {
+        self.hardware.hw.vendor
+    }
+}

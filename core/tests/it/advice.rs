@@ -1,0 +1,126 @@
+//! Advice is computed, never canned: each piece's figures are the report of the plan it leads to,
+//! it keeps every framework rule the plan keeps, and it moves the plan the right way (memory when
+//! the plan does not fit, speed when it does). Two savings are checked against published tables.
+
+use trainplan_core::plan::Plan;
+use trainplan_core::{advice, evaluate, rules};
+
+/// Plans across frameworks, fitting and not.
+const PLANS: &[&str] = &[
+    // The page's default: Qwen2.5-7B LoRA SFT, LLaMA-Factory, 8 × H100.
+    r#"{"model": "qwen2.5-7b"}"#,
+    r#"{"model": "llama-3.1-70b", "hardware": "h100-sxm-80g", "cluster": {"nodes": 4, "devices_per_node": 8},
+        "framework": "megatron", "method": "pretrain", "parallel": {"tp": 8, "pp": 2},
+        "batch": {"micro_batch": 1, "global_batch": 64, "seq_len": 4096}}"#,
+    r#"{"model": "llama-3.1-70b", "hardware": "h100-sxm-80g", "framework": "llamafactory", "method": "sft-full",
+        "parallel": {"zero_stage": 2}, "batch": {"micro_batch": 2, "global_batch": 64, "seq_len": 4096}}"#,
+    r#"{"model": "qwen2.5-72b", "hardware": "ascend-910b2", "cluster": {"nodes": 8, "devices_per_node": 8},
+        "framework": "mindspeed-llm", "method": "pretrain", "parallel": {"tp": 8, "pp": 4},
+        "recompute": {"granularity": "none"}, "batch": {"micro_batch": 1, "global_batch": 64, "seq_len": 8192}}"#,
+    r#"{"model": "llama-3-8b", "hardware": "a100-sxm-80g", "framework": "deepspeed", "method": "sft-full",
+        "attention": "eager", "parallel": {"zero_stage": 3}, "batch": {"micro_batch": 1, "global_batch": 8, "seq_len": 2048}}"#,
+    r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo"}"#,
+];
+
+fn plan(text: &str) -> Plan {
+    Plan::from_json(text).unwrap_or_else(|e| panic!("{text}: {e}"))
+}
+
+fn errors(plan: &Plan) -> usize {
+    let report = evaluate(plan);
+    let errors = report.findings.iter().filter(|f| f.severity == trainplan_core::report::Severity::Error);
+    errors.filter(|f| f.code != "memory.does_not_fit").count()
+}
+
+#[test]
+fn every_advice_is_the_report_of_the_plan_it_leads_to() {
+    let mut n = 0;
+    for text in PLANS {
+        let plan = plan(text);
+        let report = evaluate(&plan);
+        for a in &report.advice {
+            assert!(advice::CODES.contains(&a.code), "{} is not listed in CODES", a.code);
+            let mut changed = plan.clone();
+            for fix in &a.changes {
+                changed = rules::apply(&changed, fix).unwrap();
+            }
+            let after = evaluate(&changed);
+            assert_eq!(a.peak_bytes, after.memory.peak_bytes, "{text}: {}", a.code);
+            assert_eq!(a.step_seconds, after.time.step_seconds, "{text}: {}", a.code);
+            assert_eq!(a.fits, after.memory.fits, "{text}: {}", a.code);
+            assert_eq!(a.peak_delta_bytes, after.memory.peak_bytes as i64 - report.memory.peak_bytes as i64);
+            let speed = after.time.tokens_per_second / report.time.tokens_per_second - 1.0;
+            assert!((a.speed_delta_frac - speed).abs() < 1e-12);
+            // Never trades one broken rule for another.
+            assert!(errors(&changed) <= errors(&plan), "{text}: {} breaks a rule", a.code);
+            // The right direction.
+            match report.memory.fits {
+                true => assert!(a.fits && 0.0 < a.speed_delta_frac, "{text}: {}", a.code),
+                false => assert!(a.peak_delta_bytes < 0, "{text}: {}", a.code),
+            }
+            n += 1;
+        }
+    }
+    assert!(12 <= n, "only {n} pieces of advice over {} plans", PLANS.len());
+}
+
+#[test]
+fn advice_is_ranked() {
+    for text in PLANS {
+        let report = evaluate(&plan(text));
+        let advice = &report.advice;
+        match report.memory.fits {
+            // Fastest first.
+            true => assert!(advice.windows(2).all(|w| w[1].tokens_per_second <= w[0].tokens_per_second)),
+            // Whatever makes it fit first.
+            false => assert!(advice.windows(2).all(|w| w[0].fits || !w[1].fits), "{text}"),
+        }
+    }
+}
+
+#[test]
+fn the_default_plan_is_told_to_recompute_less() {
+    // Qwen2.5-7B LoRA on 8 × H100 uses a fraction of 80 GB with full recomputation on (LLaMA-Factory's
+    // default): turning it off is the first move, and it still fits.
+    let report = evaluate(&plan(PLANS[0]));
+    assert!(report.memory.fits);
+    assert_eq!(report.advice.first().map(|a| a.code), Some("recompute_less"));
+}
+
+#[test]
+fn the_distributed_optimizer_saves_what_megatrons_table_says() {
+    // Megatron-LM docs/source/api-guide/dist_optimizer.md: bf16 parameters with fp32 gradients and
+    // Adam take 18 bytes per parameter, 6 + 12/d with the distributed optimizer over d replicas.
+    // Plan 1 has d = 32 / (8 · 2) = 2, so each parameter on the peak stage saves 12 · (1 − 1/2) = 6 bytes.
+    let plan = plan(PLANS[1]);
+    let report = evaluate(&plan);
+    assert_eq!(report.memory.dp, 2);
+    let a = report.advice.iter().find(|a| a.code == "distributed_optimizer").expect("offered");
+    let stage = &report.memory.stages[report.memory.peak_stage as usize];
+    let params = stage.weights / 2;
+    assert_eq!(a.peak_delta_bytes, -(6 * params as i64));
+}
+
+#[test]
+fn a_70b_full_sft_on_one_node_is_told_to_offload() {
+    // ZeRO paper Fig. 1 arithmetic: 70.6B parameters need 16 B each under ZeRO-3 = 141 GB per 8
+    // devices, 2 · 70.6 + 14 · 70.6 / 8 = 265 GB under ZeRO-2: neither fits an 80 GB H100, so the
+    // move that fits is ZeRO-3 with the optimizer on the host (12 of the 16 bytes leave the device).
+    let report = evaluate(&plan(PLANS[2]));
+    assert!(!report.memory.fits);
+    let first = &report.advice[0];
+    assert!(first.fits);
+    assert_eq!(first.code, "offload_optimizer");
+    let zero3 = report.advice.iter().find(|a| a.code == "zero_stage").expect("ZeRO-3 offered");
+    assert!(!zero3.fits);
+}
+
+#[test]
+fn most_codes_are_reached_by_these_plans() {
+    // A code no plan can reach is dead: these six plans reach at least half of them.
+    let mut seen = std::collections::BTreeSet::new();
+    for text in PLANS {
+        seen.extend(evaluate(&plan(text)).advice.iter().map(|a| a.code));
+    }
+    assert!(advice::CODES.len() / 2 <= seen.len(), "only {seen:?} offered");
+}

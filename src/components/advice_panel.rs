@@ -1,0 +1,92 @@
+//! Tuning advice from the core, best first: what each move does, its computed effect on the peak
+//! and the speed, and a button that applies it.
+
+use leptos::prelude::*;
+use trainplan_core::{Plan, Report, rules};
+
+use crate::components::{use_lang, use_tr};
+use crate::form::{FormError, PlanForm};
+use crate::i18n::{Key, fill};
+use crate::{format, messages};
+
+/// A signed size change: `-24.64 GiB`, `+7.45 GiB`.
+fn signed_gib(delta: i64) -> String {
+    let sign = if delta < 0 { "−" } else { "+" };
+    format!("{sign}{}", format::gib(delta.unsigned_abs()))
+}
+
+/// A signed relative change: `+42.7%`, `−2.5%`.
+fn signed_percent(frac: f64) -> String {
+    let sign = if frac < 0.0 { "−" } else { "+" };
+    format!("{sign}{}", format::percent(frac.abs()))
+}
+
+/// The advice list.
+#[component]
+pub fn AdvicePanel(
+    /// The form, which applying a piece of advice rewrites.
+    form: RwSignal<PlanForm>,
+    /// The plan the advice is about.
+    #[prop(into)]
+    plan: Signal<Result<Plan, FormError>>,
+    /// The report carrying the advice.
+    #[prop(into)]
+    report: Signal<Option<Report>>,
+) -> impl IntoView {
+    let tr = use_tr();
+    let lang = use_lang();
+    let items = move || {
+        let Some(report) = report.get() else { return Vec::new() };
+        report
+            .advice
+            .into_iter()
+            .map(|a| {
+                let text = messages::advice(lang.get(), a.code);
+                let peak = fill(tr(Key::advice_peak), &[
+                    ("peak", &format::gib(a.peak_bytes)),
+                    ("delta", &signed_gib(a.peak_delta_bytes)),
+                ]);
+                let speed = fill(tr(Key::advice_speed), &[("delta", &signed_percent(a.speed_delta_frac))]);
+                let (fit_class, fit_key) = match a.fits {
+                    true => ("badge ok", Key::advice_fits),
+                    false => ("badge bad", Key::advice_short),
+                };
+                let changes = a
+                    .changes
+                    .iter()
+                    .map(|f| format!("{} = {}", f.field, f.value))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                let code = a.code;
+                let apply = move |_| {
+                    let Ok(mut current) = plan.get_untracked() else { return };
+                    for fix in &a.changes {
+                        match rules::apply(&current, fix) {
+                            Ok(next) => current = next,
+                            Err(_) => return,
+                        }
+                    }
+                    form.set(PlanForm::from_plan(&current));
+                };
+                view! {
+                    <li class="advice" data-testid=format!("advice-{code}")>
+                        <span class="text">{text}</span>
+                        <code class="changes">{changes}</code>
+                        <span class="effect">{peak}" · "{speed}</span>
+                        <span class=fit_class>{tr(fit_key)}</span>
+                        <button class="secondary fix" data-testid=format!("advice-apply-{code}") on:click=apply>
+                            {tr(Key::advice_apply)}
+                        </button>
+                    </li>
+                }
+            })
+            .collect::<Vec<_>>()
+    };
+    let none = move || report.with(|r| r.as_ref().is_some_and(|r| r.advice.is_empty()));
+    view! {
+        <h2>{move || tr(Key::advice_title)}</h2>
+        <Show when=none fallback=move || view! { <ul class="advice-list" data-testid="advice">{items}</ul> }>
+            <p class="muted" data-testid="advice-none">{move || tr(Key::advice_none)}</p>
+        </Show>
+    }
+}
