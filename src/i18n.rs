@@ -297,6 +297,16 @@ texts! {
     findings_none => "No framework rule is broken.", "没有违反任何框架规则。";
     findings_apply => "Apply: {field} = {value}", "应用：{field} = {value}";
     advice_title => "Tuning advice", "调优建议";
+    search_title => "Fastest plan that fits", "放得下的最快方案";
+    search_hint => "Tries every parallel layout, memory knob and micro-batch for this framework, keeping the model, method, batch and cluster.", "在当前框架下遍历所有并行划分、显存选项和微批，模型、方法、批大小和集群保持不变。";
+    search_run => "Search", "搜索";
+    search_summary => "{considered} plans tried, {fit} fit in memory, {feasible} keep every rule.", "尝试 {considered} 个方案，{fit} 个放得下，{feasible} 个符合全部规则。";
+    search_none => "No plan fits on this cluster: more devices, a smaller model or LoRA.", "该集群上没有放得下的方案：增加卡数、换小模型或用 LoRA。";
+    search_unchanged => "the current plan", "当前方案";
+    search_col_speed => "Tokens/s", "吞吐 (tokens/s)";
+    search_col_mfu => "MFU", "MFU";
+    search_col_peak => "Peak", "峰值";
+    search_col_changes => "Changes", "修改";
     advice_none => "No single change makes this plan faster while it still fits: try the search for combinations.", "没有单项修改能在放得下的前提下更快：组合调整请用搜索。";
     advice_apply => "Apply", "应用";
     advice_peak => "Peak {peak} ({delta})", "峰值 {peak}（{delta}）";
@@ -358,7 +368,7 @@ mod tests {
     #[test]
     fn chinese_is_translated_not_copied() {
         // Names and units may stay the same in both languages; everything else must differ.
-        let same_in_both = [Key::app_title, Key::params_mlp];
+        let same_in_both = [Key::app_title, Key::params_mlp, Key::search_col_mfu];
         for &key in Key::ALL {
             if same_in_both.contains(&key) {
                 continue;

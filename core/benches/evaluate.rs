@@ -1,6 +1,6 @@
 //! Benchmark: time to evaluate one plan (memory, schedule simulation, step time, report), natively.
 //! Run `cargo bench -p trainplan-core`; it prints microseconds per evaluation for a few plans.
-//! Target (issue 5): a 70B plan on 1,024 devices in at most 20 µs.
+//! Target (issue 5): a 70B plan on 1,024 devices in at most 20 µs. It also times whole searches.
 
 use std::hint::black_box;
 use std::time::Instant;
@@ -38,8 +38,38 @@ fn bench(name: &str, text: &str) {
     println!("{name:52} {whole:8.1} µs per evaluation (memory {memory:.1}, time {time:.1}; {n} runs)");
 }
 
+/// A whole search: plans considered per second, and the share the memory check prunes before the
+/// rules and the step-time simulation run.
+fn bench_search(name: &str, text: &str) {
+    let plan = Plan::from_json(text).expect("benchmark plans are valid");
+    let result = trainplan_core::search::search(&plan);
+    let (us, n) = time_it(|| {
+        black_box(trainplan_core::search::search(black_box(&plan)));
+    });
+    let per_second = result.considered as f64 / (us * 1e-6);
+    println!(
+        "{name:52} {:8.2} ms per search: {} plans, {} fit, {} simulated; {:.0} plans/s ({n} runs)",
+        us / 1e3,
+        result.considered,
+        result.fit,
+        result.feasible,
+        per_second
+    );
+}
+
 fn main() {
     simulate_only();
+    bench_search(
+        "search: llama-3.1-70b pretrain, 32 × H100",
+        r#"{"model": "llama-3.1-70b", "framework": "megatron", "method": "pretrain", "cluster": {"nodes": 4},
+            "batch": {"global_batch": 64, "seq_len": 4096}}"#,
+    );
+    bench_search(
+        "search: llama-3.1-70b pretrain, 1,024 × H100",
+        r#"{"model": "llama-3.1-70b", "framework": "megatron", "method": "pretrain", "cluster": {"nodes": 128},
+            "batch": {"global_batch": 1024, "seq_len": 8192}}"#,
+    );
+    bench_search("search: qwen2.5-7b lora, 8 × H100", r#"{"model": "qwen2.5-7b"}"#);
     bench("qwen2.5-7b lora, 8 × H100", r#"{"model": "qwen2.5-7b"}"#);
     bench(
         "llama-3.1-70b pretrain, 1,024 × H100, tp8 pp8 vpp2",

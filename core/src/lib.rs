@@ -31,6 +31,7 @@ pub mod plan;
 pub mod report;
 pub mod rules;
 pub mod schedule;
+pub mod search;
 pub mod time;
 
 use std::collections::BTreeMap;
@@ -108,7 +109,6 @@ pub fn evaluate(plan: &Plan) -> Report {
             memory_offset_mib: plan.calibration.memory_offset_mib.unwrap_or(0.0),
         },
         findings: plan.model.warnings.iter().map(import_finding).chain(rules::check(plan, &mem)).collect(),
-        advice: advice::advise(plan),
     }
 }
 

@@ -31,8 +31,6 @@ pub struct Report {
     pub calibration: CalibrationReport,
     /// What the plan should know: warnings from reading the model, and (later) every rule it breaks.
     pub findings: Vec<Finding>,
-    /// Tuning advice, best first, each with its computed effect.
-    pub advice: Vec<crate::advice::Advice>,
 }
 
 /// The model.

@@ -2,7 +2,7 @@
 //! and the speed, and a button that applies it.
 
 use leptos::prelude::*;
-use trainplan_core::{Plan, Report, rules};
+use trainplan_core::{Plan, advice, rules};
 
 use crate::components::{use_lang, use_tr};
 use crate::form::{FormError, PlanForm};
@@ -29,16 +29,14 @@ pub fn AdvicePanel(
     /// The plan the advice is about.
     #[prop(into)]
     plan: Signal<Result<Plan, FormError>>,
-    /// The report carrying the advice.
-    #[prop(into)]
-    report: Signal<Option<Report>>,
 ) -> impl IntoView {
     let tr = use_tr();
     let lang = use_lang();
+    // Its own memo: each piece of advice evaluates a changed plan, work the report does not need.
+    let advice = Memo::new(move |_| plan.with(|p| p.as_ref().ok().map(advice::advise)));
     let items = move || {
-        let Some(report) = report.get() else { return Vec::new() };
-        report
-            .advice
+        let Some(advice) = advice.get() else { return Vec::new() };
+        advice
             .into_iter()
             .map(|a| {
                 let text = messages::advice(lang.get(), a.code);
@@ -82,7 +80,7 @@ pub fn AdvicePanel(
             })
             .collect::<Vec<_>>()
     };
-    let none = move || report.with(|r| r.as_ref().is_some_and(|r| r.advice.is_empty()));
+    let none = move || advice.with(|a| a.as_ref().is_some_and(Vec::is_empty));
     view! {
         <h2>{move || tr(Key::advice_title)}</h2>
         <Show when=none fallback=move || view! { <ul class="advice-list" data-testid="advice">{items}</ul> }>

@@ -10,6 +10,7 @@ mod memory_chart;
 mod model_picker;
 mod params_panel;
 mod plan_form;
+mod search_panel;
 mod time_panel;
 
 use leptos::prelude::*;

@@ -8,6 +8,7 @@ use crate::components::advice_panel::AdvicePanel;
 use crate::components::findings_panel::FindingsPanel;
 use crate::components::memory_chart::MemoryPanel;
 use crate::components::plan_form::method_key;
+use crate::components::search_panel::SearchPanel;
 use crate::components::time_panel::TimePanel;
 use crate::components::{use_lang, use_tr};
 use crate::form::{FormError, PlanForm};
@@ -120,7 +121,8 @@ pub fn ParamsPanel(
                 }
             >
                 <FindingsPanel form=form plan=plan report=report />
-                <AdvicePanel form=form plan=plan report=report />
+                <AdvicePanel form=form plan=plan />
+                <SearchPanel form=form plan=plan />
                 <h2>{move || tr(Key::params_title)}</h2>
                 <div class="headline">
                     <span class="label">{move || tr(Key::params_total)}</span>

@@ -14,6 +14,8 @@ usage: trainplan <command> [args]
 commands:
   eval PLAN.json         evaluate a plan file (`-` reads standard input); print the report as JSON
   eval --link FRAGMENT   evaluate the plan in a permalink fragment (`v1=…`, with or without `#`)
+  advise PLAN.json       tuning advice for a plan, each move with its computed effect, as JSON
+  search PLAN.json       the fastest plans that fit, and the memory/speed Pareto front, as JSON
   link PLAN.json         print the permalink fragment of a plan file
   import CONFIG.json     read an HF config.json; print the architecture and its parameter counts
   models                 list the model catalog as JSON
@@ -63,6 +65,16 @@ fn run() -> Result<(), String> {
             };
             no_more_args(&mut parser)?;
             print_json(&evaluate(&plan))
+        }
+        "advise" => {
+            let path = one_path(&mut parser, "advise needs a plan file (`-` for standard input)")?;
+            let plan = read_plan(&path)?;
+            print_json(&trainplan_core::advice::advise(&plan))
+        }
+        "search" => {
+            let path = one_path(&mut parser, "search needs a plan file (`-` for standard input)")?;
+            let plan = read_plan(&path)?;
+            print_json(&trainplan_core::search::search(&plan))
         }
         "link" => {
             let path = one_path(&mut parser, "link needs a plan file (`-` for standard input)")?;

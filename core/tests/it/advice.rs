@@ -38,7 +38,7 @@ fn every_advice_is_the_report_of_the_plan_it_leads_to() {
     for text in PLANS {
         let plan = plan(text);
         let report = evaluate(&plan);
-        for a in &report.advice {
+        for a in &advice::advise(&plan) {
             assert!(advice::CODES.contains(&a.code), "{} is not listed in CODES", a.code);
             let mut changed = plan.clone();
             for fix in &a.changes {
@@ -68,7 +68,8 @@ fn every_advice_is_the_report_of_the_plan_it_leads_to() {
 fn advice_is_ranked() {
     for text in PLANS {
         let report = evaluate(&plan(text));
-        let advice = &report.advice;
+        let plan = plan(text);
+        let advice = &advice::advise(&plan);
         match report.memory.fits {
             // Fastest first.
             true => assert!(advice.windows(2).all(|w| w[1].tokens_per_second <= w[0].tokens_per_second)),
@@ -82,9 +83,9 @@ fn advice_is_ranked() {
 fn the_default_plan_is_told_to_recompute_less() {
     // Qwen2.5-7B LoRA on 8 × H100 uses a fraction of 80 GB with full recomputation on (LLaMA-Factory's
     // default): turning it off is the first move, and it still fits.
-    let report = evaluate(&plan(PLANS[0]));
-    assert!(report.memory.fits);
-    assert_eq!(report.advice.first().map(|a| a.code), Some("recompute_less"));
+    let plan = plan(PLANS[0]);
+    assert!(evaluate(&plan).memory.fits);
+    assert_eq!(advice::advise(&plan).first().map(|a| a.code), Some("recompute_less"));
 }
 
 #[test]
@@ -95,7 +96,8 @@ fn the_distributed_optimizer_saves_what_megatrons_table_says() {
     let plan = plan(PLANS[1]);
     let report = evaluate(&plan);
     assert_eq!(report.memory.dp, 2);
-    let a = report.advice.iter().find(|a| a.code == "distributed_optimizer").expect("offered");
+    let advice = advice::advise(&plan);
+    let a = advice.iter().find(|a| a.code == "distributed_optimizer").expect("offered");
     let stage = &report.memory.stages[report.memory.peak_stage as usize];
     let params = stage.weights / 2;
     assert_eq!(a.peak_delta_bytes, -(6 * params as i64));
@@ -106,12 +108,13 @@ fn a_70b_full_sft_on_one_node_is_told_to_offload() {
     // ZeRO paper Fig. 1 arithmetic: 70.6B parameters need 16 B each under ZeRO-3 = 141 GB per 8
     // devices, 2 · 70.6 + 14 · 70.6 / 8 = 265 GB under ZeRO-2: neither fits an 80 GB H100, so the
     // move that fits is ZeRO-3 with the optimizer on the host (12 of the 16 bytes leave the device).
-    let report = evaluate(&plan(PLANS[2]));
-    assert!(!report.memory.fits);
-    let first = &report.advice[0];
+    let plan = plan(PLANS[2]);
+    assert!(!evaluate(&plan).memory.fits);
+    let advice = advice::advise(&plan);
+    let first = &advice[0];
     assert!(first.fits);
     assert_eq!(first.code, "offload_optimizer");
-    let zero3 = report.advice.iter().find(|a| a.code == "zero_stage").expect("ZeRO-3 offered");
+    let zero3 = advice.iter().find(|a| a.code == "zero_stage").expect("ZeRO-3 offered");
     assert!(!zero3.fits);
 }
 
@@ -120,7 +123,7 @@ fn most_codes_are_reached_by_these_plans() {
     // A code no plan can reach is dead: these six plans reach at least half of them.
     let mut seen = std::collections::BTreeSet::new();
     for text in PLANS {
-        seen.extend(evaluate(&plan(text)).advice.iter().map(|a| a.code));
+        seen.extend(advice::advise(&plan(text)).iter().map(|a| a.code));
     }
     assert!(advice::CODES.len() / 2 <= seen.len(), "only {seen:?} offered");
 }

@@ -10,5 +10,6 @@ mod permalink;
 mod plan;
 mod rules;
 mod schedule;
+mod search;
 mod tidy;
 mod time;

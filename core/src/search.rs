@@ -1,0 +1,338 @@
+//! The fastest plan that fits: an exhaustive walk over the parallel layout, the memory knobs and
+//! the micro-batch, keeping what is trained (model, method, global batch, sequence, precision) and
+//! the cluster as the user set them. Memory is checked first and the framework's rules second, so
+//! the step-time simulation runs only for plans that fit and that the framework accepts.
+//!
+//! The walk: for the Megatron family (Megatron-LM, MindSpeed-LLM, MindSpeed-RL) TP over the divisors
+//! of the node size (TP stays inside a node, seed 000), PP over the divisors of the layer count up
+//! to 16, VPP 1 or 2, CP 1 or 2 from 8K tokens, EP over powers of two for MoE models, recomputation
+//! none/selective/full; with the distributed optimizer, sequence parallelism and overlapped
+//! gradient reduction on wherever they apply (each costs nothing, seed 000). For the HF family
+//! (DeepSpeed, LLaMA-Factory, VeRL) no model parallelism, ZeRO 0–3 with optimizer and parameter offload, gradient
+//! checkpointing on or off, and Ulysses CP for VeRL. Micro-batch over powers of two for all.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::plan::{Framework, Plan, RecomputeGranularity};
+use crate::report::{Fix, Severity};
+use crate::{memory, rules, time};
+
+/// A plan the search found, as changes to the plan it started from.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Candidate {
+    /// Plan-file changes, in an order `rules::apply` accepts one by one.
+    pub changes: Vec<Fix>,
+    /// Peak memory per device, bytes.
+    pub peak_bytes: u64,
+    /// Step time, seconds.
+    pub step_seconds: f64,
+    /// Tokens per second, whole cluster.
+    pub tokens_per_second: f64,
+    /// Model FLOPs utilization.
+    pub mfu_frac: f64,
+}
+
+/// What the search did and found.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SearchResult {
+    /// Plans in the space.
+    pub considered: u64,
+    /// Plans that fit in memory.
+    pub fit: u64,
+    /// Plans that fit and break no framework rule: their step time was simulated.
+    pub feasible: u64,
+    /// The fastest feasible plans, fastest first, at most [`TOP`].
+    pub best: Vec<Candidate>,
+    /// The feasible plans no other beats in both memory and speed, least memory first.
+    pub pareto: Vec<Candidate>,
+}
+
+/// How many of the fastest plans [`search`] returns.
+pub const TOP: usize = 10;
+
+/// The knobs the search sets, all `Copy`, applied to a working plan in place.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Knobs {
+    tp: u32,
+    pp: u32,
+    vpp: u32,
+    cp: u32,
+    ep: u32,
+    zero_stage: u8,
+    offload_optimizer: bool,
+    offload_params: bool,
+    distributed_optimizer: bool,
+    sequence_parallel: bool,
+    overlap_grad_reduce: bool,
+    overlap_param_gather: bool,
+    recompute: RecomputeGranularity,
+    micro_batch: u32,
+}
+
+impl Knobs {
+    fn of(plan: &Plan) -> Knobs {
+        let p = &plan.parallel;
+        Knobs {
+            tp: p.tp.get(),
+            pp: p.pp.get(),
+            vpp: p.vpp.get(),
+            cp: p.cp.get(),
+            ep: p.ep.get(),
+            zero_stage: p.zero_stage,
+            offload_optimizer: p.offload_optimizer,
+            offload_params: p.offload_params,
+            distributed_optimizer: p.distributed_optimizer,
+            sequence_parallel: p.sequence_parallel,
+            overlap_grad_reduce: p.overlap_grad_reduce,
+            overlap_param_gather: p.overlap_param_gather,
+            recompute: plan.recompute.granularity,
+            micro_batch: plan.batch.micro_batch.get(),
+        }
+    }
+
+    fn set(self, plan: &mut Plan) {
+        let nz = |x: u32| std::num::NonZeroU32::new(x.max(1)).expect("at least 1");
+        let p = &mut plan.parallel;
+        p.tp = nz(self.tp);
+        p.pp = nz(self.pp);
+        p.vpp = nz(self.vpp);
+        p.cp = nz(self.cp);
+        p.ep = nz(self.ep);
+        p.zero_stage = self.zero_stage;
+        p.offload_optimizer = self.offload_optimizer;
+        p.offload_params = self.offload_params;
+        p.distributed_optimizer = self.distributed_optimizer;
+        p.sequence_parallel = self.sequence_parallel;
+        p.overlap_grad_reduce = self.overlap_grad_reduce;
+        p.overlap_param_gather = self.overlap_param_gather;
+        plan.recompute.granularity = self.recompute;
+        plan.batch.micro_batch = nz(self.micro_batch);
+    }
+
+    /// The plan-file changes from `from` to `self`, in an order each step of which parses.
+    fn changes(self, from: Knobs) -> Vec<Fix> {
+        let mut res = Vec::new();
+        let mut push = |field: &'static str, changed: bool, value: Value| {
+            if changed {
+                res.push(Fix { field, value });
+            }
+        };
+        push("parallel.tp", self.tp != from.tp, self.tp.into());
+        push("parallel.pp", self.pp != from.pp, self.pp.into());
+        push("parallel.vpp", self.vpp != from.vpp, self.vpp.into());
+        push("parallel.cp", self.cp != from.cp, self.cp.into());
+        push("parallel.ep", self.ep != from.ep, self.ep.into());
+        push("parallel.zero_stage", self.zero_stage != from.zero_stage, self.zero_stage.into());
+        push(
+            "parallel.offload_optimizer",
+            self.offload_optimizer != from.offload_optimizer,
+            self.offload_optimizer.into(),
+        );
+        push(
+            "parallel.offload_params",
+            self.offload_params != from.offload_params,
+            self.offload_params.into(),
+        );
+        push(
+            "parallel.distributed_optimizer",
+            self.distributed_optimizer != from.distributed_optimizer,
+            self.distributed_optimizer.into(),
+        );
+        push(
+            "parallel.sequence_parallel",
+            self.sequence_parallel != from.sequence_parallel,
+            self.sequence_parallel.into(),
+        );
+        push(
+            "parallel.overlap_grad_reduce",
+            self.overlap_grad_reduce != from.overlap_grad_reduce,
+            self.overlap_grad_reduce.into(),
+        );
+        push(
+            "parallel.overlap_param_gather",
+            self.overlap_param_gather != from.overlap_param_gather,
+            self.overlap_param_gather.into(),
+        );
+        let granularity = match self.recompute {
+            RecomputeGranularity::None => "none",
+            RecomputeGranularity::Selective => "selective",
+            RecomputeGranularity::Full => "full",
+        };
+        push("recompute.granularity", self.recompute != from.recompute, granularity.into());
+        push("batch.micro_batch", self.micro_batch != from.micro_batch, self.micro_batch.into());
+        res
+    }
+}
+
+fn divisors(n: u64, max: u64) -> impl Iterator<Item = u32> {
+    (1..=n.min(max)).filter(move |d| n.is_multiple_of(*d)).map(|d| d as u32)
+}
+
+fn powers_of_two(max: u64) -> impl Iterator<Item = u32> {
+    (0..20).map(|k| 1u32 << k).take_while(move |x| u64::from(*x) <= max)
+}
+
+/// Every knob setting the search walks for this plan's framework.
+fn space(plan: &Plan) -> Vec<Knobs> {
+    let base = Knobs::of(plan);
+    let arch = &plan.model.arch;
+    let world = plan.cluster.n_devices();
+    let per_node = u64::from(plan.cluster.devices_per_node.get());
+    let gbs = u64::from(plan.batch.global_batch.get());
+    let long = 8192 <= plan.batch.seq_len.get();
+    let experts = arch.moe.as_ref().map_or(1, |m| m.n_experts);
+    let megatron =
+        matches!(plan.framework, Framework::Megatron | Framework::MindSpeedLlm | Framework::MindSpeedRl);
+    let mut res = Vec::new();
+    let micro_batches = |dp: u64| powers_of_two(64).filter(move |b| (u64::from(*b) * dp) <= gbs);
+    if megatron {
+        for tp in divisors(per_node, per_node) {
+            for pp in divisors(arch.n_layers, 16) {
+                for cp in [1, 2].into_iter().filter(|cp| *cp == 1 || long) {
+                    let model = u64::from(tp) * u64::from(pp) * cp;
+                    if !world.is_multiple_of(model) {
+                        continue;
+                    }
+                    let dp = world / model;
+                    let eps: Vec<u32> = match 1 < experts {
+                        true => powers_of_two(dp.min(experts))
+                            .filter(|e| experts.is_multiple_of(u64::from(*e)))
+                            .collect(),
+                        false => vec![1],
+                    };
+                    for ep in eps {
+                        for vpp in [1, 2].into_iter().filter(|v| *v == 1 || 1 < pp) {
+                            for recompute in [
+                                RecomputeGranularity::None,
+                                RecomputeGranularity::Selective,
+                                RecomputeGranularity::Full,
+                            ] {
+                                for micro_batch in micro_batches(dp) {
+                                    res.push(Knobs {
+                                        tp,
+                                        pp,
+                                        vpp,
+                                        cp: cp as u32,
+                                        ep,
+                                        // Knobs of the other family stay as the user left them.
+                                        zero_stage: base.zero_stage,
+                                        offload_optimizer: base.offload_optimizer,
+                                        offload_params: base.offload_params,
+                                        distributed_optimizer: 1 < dp,
+                                        sequence_parallel: 1 < tp,
+                                        overlap_grad_reduce: 1 < dp,
+                                        overlap_param_gather: 1 < dp,
+                                        recompute,
+                                        micro_batch,
+                                    });
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    } else {
+        let cps: Vec<u32> = match plan.framework == Framework::Verl && long {
+            true => vec![1, 2, 4],
+            false => vec![base.cp],
+        };
+        for cp in cps {
+            if !world.is_multiple_of(u64::from(cp)) {
+                continue;
+            }
+            let dp = world / u64::from(cp);
+            for zero_stage in 0..=3u8 {
+                for (offload_optimizer, offload_params) in [(false, false), (true, false), (true, true)] {
+                    // DeepSpeed offloads the optimizer from stage 1 and parameters at stage 3 (`zero/config.py`).
+                    if (offload_optimizer && zero_stage < 1) || (offload_params && zero_stage < 3) {
+                        continue;
+                    }
+                    for recompute in [RecomputeGranularity::None, RecomputeGranularity::Full] {
+                        for micro_batch in micro_batches(dp) {
+                            res.push(Knobs {
+                                tp: 1,
+                                pp: 1,
+                                vpp: 1,
+                                ep: 1,
+                                cp,
+                                zero_stage,
+                                offload_optimizer,
+                                offload_params,
+                                overlap_grad_reduce: true,
+                                recompute,
+                                micro_batch,
+                                ..base
+                            });
+                        }
+                    }
+                }
+            }
+        }
+    }
+    res
+}
+
+/// Searches the plan's space: the fastest plans that fit and keep every framework rule.
+pub fn search(plan: &Plan) -> SearchResult {
+    let base = Knobs::of(plan);
+    let space = space(plan);
+    let mut work = plan.clone();
+    let (mut fit, mut feasible) = (0, 0);
+    let mut found: Vec<(Knobs, Candidate)> = Vec::new();
+    for knobs in &space {
+        knobs.set(&mut work);
+        let mem = memory::estimate(&work);
+        if mem.usable_bytes < mem.peak_bytes {
+            continue;
+        }
+        fit += 1;
+        if rules::check(&work, &mem).iter().any(|f| f.severity == Severity::Error) {
+            continue;
+        }
+        feasible += 1;
+        let t = time::estimate(&work, &mem);
+        if !t.tokens_per_second.is_finite() {
+            continue;
+        }
+        found.push((
+            *knobs,
+            Candidate {
+                changes: Vec::new(),
+                peak_bytes: mem.peak_bytes,
+                step_seconds: t.step_seconds,
+                tokens_per_second: t.tokens_per_second,
+                mfu_frac: t.mfu_frac,
+            },
+        ));
+    }
+    let with_changes = |(knobs, mut c): (Knobs, Candidate)| {
+        c.changes = knobs.changes(base);
+        c
+    };
+    // Pareto front: sorted by peak, a plan stays if it is faster than every plan with less memory.
+    let mut by_peak = found.clone();
+    by_peak.sort_by(|a, b| {
+        a.1.peak_bytes.cmp(&b.1.peak_bytes).then(b.1.tokens_per_second.total_cmp(&a.1.tokens_per_second))
+    });
+    let mut pareto = Vec::new();
+    let mut fastest = 0.0;
+    for entry in by_peak {
+        if fastest < entry.1.tokens_per_second {
+            fastest = entry.1.tokens_per_second;
+            pareto.push(with_changes(entry));
+        }
+    }
+    found.sort_by(|a, b| {
+        b.1.tokens_per_second.total_cmp(&a.1.tokens_per_second).then(a.1.peak_bytes.cmp(&b.1.peak_bytes))
+    });
+    found.truncate(TOP);
+    SearchResult {
+        considered: space.len() as u64,
+        fit,
+        feasible,
+        best: found.into_iter().map(with_changes).collect(),
+        pareto,
+    }
+}

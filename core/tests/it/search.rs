@@ -1,0 +1,115 @@
+//! The search: its space is the documented one (an exact count), every plan it returns is what its
+//! changes produce and is feasible, the fastest comes first, and the Pareto front is a front.
+
+use trainplan_core::plan::Plan;
+use trainplan_core::report::Severity;
+use trainplan_core::search::search;
+use trainplan_core::{evaluate, rules};
+
+fn plan(text: &str) -> Plan {
+    Plan::from_json(text).unwrap_or_else(|e| panic!("{text}: {e}"))
+}
+
+const MEGATRON_70B: &str = r#"{"model": "llama-3.1-70b", "hardware": "h100-sxm-80g",
+    "cluster": {"nodes": 4, "devices_per_node": 8}, "framework": "megatron", "method": "pretrain",
+    "parallel": {"tp": 8, "pp": 2}, "batch": {"micro_batch": 1, "global_batch": 64, "seq_len": 4096}}"#;
+const HF_70B: &str = r#"{"model": "llama-3.1-70b", "hardware": "h100-sxm-80g", "framework": "llamafactory",
+    "method": "sft-full", "parallel": {"zero_stage": 2}, "batch": {"micro_batch": 2, "global_batch": 64, "seq_len": 4096}}"#;
+
+#[test]
+fn the_megatron_space_is_the_documented_one() {
+    // Llama-3-8B (32 layers), one node of 8, 4K tokens, global batch 64: (TP, PP) with TP | 8,
+    // PP | 32, PP ≤ 16 and TP · PP | 8 are (1,1) (1,2) (1,4) (1,8) (2,1) (2,2) (2,4) (4,1) (4,2) (8,1);
+    // VPP 1 or 2 when PP > 1; micro-batch b a power of two with b · DP ≤ 64; three recompute
+    // levels. Counted by hand: (1,1) 4, (1,2) 2·5, (1,4) 2·6, (1,8) 2·7, (2,1) 5, (2,2) 2·6,
+    // (2,4) 2·7, (4,1) 6, (4,2) 2·7, (8,1) 7 = 98, times 3 = 294.
+    let p = plan(
+        r#"{"model": "llama-3-8b", "framework": "megatron", "method": "pretrain",
+            "batch": {"micro_batch": 1, "global_batch": 64, "seq_len": 4096}}"#,
+    );
+    assert_eq!(search(&p).considered, 294);
+}
+
+#[test]
+fn every_plan_found_is_what_its_changes_make_and_is_feasible() {
+    for text in [MEGATRON_70B, HF_70B, r#"{"model": "qwen2.5-7b"}"#] {
+        let p = plan(text);
+        let result = search(&p);
+        assert!(!result.best.is_empty(), "{text}");
+        assert!(result.feasible <= result.fit && result.fit <= result.considered);
+        for c in result.best.iter().chain(&result.pareto) {
+            let mut changed = p.clone();
+            for fix in &c.changes {
+                changed = rules::apply(&changed, fix).unwrap_or_else(|e| panic!("{fix:?}: {e}"));
+            }
+            let report = evaluate(&changed);
+            assert!(report.memory.fits);
+            assert_eq!(report.memory.peak_bytes, c.peak_bytes);
+            assert_eq!(report.time.step_seconds, c.step_seconds);
+            assert!(report.findings.iter().all(|f| f.severity != Severity::Error), "{:?}", report.findings);
+        }
+        assert!(result.best.windows(2).all(|w| w[1].tokens_per_second <= w[0].tokens_per_second));
+    }
+}
+
+#[test]
+fn the_fastest_plan_beats_the_users_own_when_it_is_in_the_space() {
+    // The default plan (LLaMA-Factory LoRA, ZeRO 0, full recomputation, micro-batch 1) is a point
+    // of the HF space but for the gradient-reduction overlap the search turns on.
+    let p = plan(r#"{"model": "qwen2.5-7b"}"#);
+    let own = evaluate(&p).time.tokens_per_second;
+    let best = &search(&p).best[0];
+    assert!(own <= best.tokens_per_second, "{own} > {}", best.tokens_per_second);
+}
+
+#[test]
+fn a_70b_that_does_not_fit_gets_plans_that_do() {
+    let p = plan(MEGATRON_70B);
+    assert!(!evaluate(&p).memory.fits);
+    let result = search(&p);
+    assert!(result.best[0].peak_bytes <= evaluate(&p).memory.usable_bytes);
+    // Full SFT of 70.6B on 8 × 80 GB: only ZeRO-3 with offloading fits (ZeRO paper's 16 B/param).
+    let result = search(&plan(HF_70B));
+    for c in &result.best {
+        let zero3 = c.changes.iter().any(|f| f.field == "parallel.zero_stage" && f.value == 3);
+        let offload = c.changes.iter().any(|f| f.field == "parallel.offload_optimizer" && f.value == true);
+        assert!(zero3 && offload, "{:?}", c.changes);
+    }
+}
+
+#[test]
+fn the_pareto_front_is_a_front() {
+    let result = search(&plan(MEGATRON_70B));
+    let front = &result.pareto;
+    assert!(2 <= front.len());
+    // Least memory first, each step buys speed with memory.
+    assert!(
+        front
+            .windows(2)
+            .all(|w| w[0].peak_bytes <= w[1].peak_bytes && w[0].tokens_per_second < w[1].tokens_per_second)
+    );
+    // No plan among the fastest dominates a front plan.
+    for f in front {
+        assert!(
+            !result
+                .best
+                .iter()
+                .any(|b| b.peak_bytes < f.peak_bytes && f.tokens_per_second < b.tokens_per_second)
+        );
+    }
+    // The fastest plan is on the front.
+    assert_eq!(front.last().map(|c| c.tokens_per_second), Some(result.best[0].tokens_per_second));
+}
+
+#[test]
+fn a_plan_nothing_can_fit_returns_nothing_and_says_how_much_it_tried() {
+    // Llama-3.1-405B pretraining with Megatron on one node of 8 RTX 4090: TP · PP ≤ 8 and DP = 1, so
+    // each device holds at least 18 B × 405B ÷ 8 ≈ 911 GB of model states (Megatron dist-opt table).
+    let p = plan(
+        r#"{"model": "llama-3.1-405b", "hardware": "rtx-4090-24g", "framework": "megatron", "method": "pretrain"}"#,
+    );
+    let result = search(&p);
+    assert!(0 < result.considered);
+    assert_eq!(result.fit, 0);
+    assert!(result.best.is_empty() && result.pareto.is_empty());
+}
