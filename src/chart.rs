@@ -244,3 +244,77 @@ mod gantt_tests {
         }
     }
 }
+
+/// One point of the search's scatter chart, as fractions of the plot (y up).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScatterPoint {
+    /// Peak memory, fraction of the x axis.
+    pub x_frac: f64,
+    /// Throughput, fraction of the y axis.
+    pub y_frac: f64,
+    /// Peak bytes and tokens per second, for the point's title.
+    pub peak_bytes: u64,
+    /// Tokens per second.
+    pub tokens_per_second: f64,
+    /// Whether the point is on the Pareto front.
+    pub front: bool,
+    /// The point's rank among the fastest plans (0 is the fastest), if it is one.
+    pub rank: Option<usize>,
+}
+
+/// The search's memory-versus-throughput chart: the fastest plans and the Pareto front, on axes
+/// from zero to the device's usable memory and to the fastest throughput found.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Scatter {
+    /// Every point, front first.
+    pub points: Vec<ScatterPoint>,
+    /// The x axis's end, bytes.
+    pub max_bytes: u64,
+    /// The y axis's end, tokens per second.
+    pub max_tokens_per_second: f64,
+}
+
+/// The scatter chart of a search result; `usable_bytes` ends the x axis (every plan found fits).
+pub fn scatter(result: &trainplan_core::search::SearchResult, usable_bytes: u64) -> Scatter {
+    let max_bytes =
+        result.pareto.iter().chain(&result.best).map(|c| c.peak_bytes).fold(usable_bytes, u64::max).max(1);
+    let max_tps = result
+        .pareto
+        .iter()
+        .chain(&result.best)
+        .map(|c| c.tokens_per_second)
+        .fold(0.0, f64::max)
+        .max(f64::MIN_POSITIVE);
+    let point = |c: &trainplan_core::search::Candidate, front: bool| ScatterPoint {
+        x_frac: c.peak_bytes as f64 / max_bytes as f64,
+        y_frac: c.tokens_per_second / max_tps,
+        peak_bytes: c.peak_bytes,
+        tokens_per_second: c.tokens_per_second,
+        front,
+        rank: result.best.iter().position(|b| b == c),
+    };
+    let mut points: Vec<ScatterPoint> = result.pareto.iter().map(|c| point(c, true)).collect();
+    points.extend(result.best.iter().filter(|c| !result.pareto.contains(c)).map(|c| point(c, false)));
+    Scatter { points, max_bytes, max_tokens_per_second: max_tps }
+}
+
+#[cfg(test)]
+mod scatter_tests {
+    use super::*;
+    use trainplan_core::{Plan, evaluate, search};
+
+    #[test]
+    fn the_front_rises_to_the_right_and_the_fastest_tops_the_chart() {
+        let text = r#"{"model": "llama-3.1-70b", "framework": "megatron", "method": "pretrain", "cluster": {"nodes": 4},
+            "batch": {"global_batch": 64, "seq_len": 4096}}"#;
+        let plan = Plan::from_json(text).unwrap();
+        let result = search::search(&plan);
+        let s = scatter(&result, evaluate(&plan).memory.usable_bytes);
+        let front: Vec<_> = s.points.iter().filter(|p| p.front).collect();
+        assert_eq!(front.len(), result.pareto.len());
+        assert!(front.windows(2).all(|w| w[0].x_frac <= w[1].x_frac && w[0].y_frac < w[1].y_frac));
+        assert!(s.points.iter().all(|p| (0.0..=1.0).contains(&p.x_frac) && (0.0..=1.0).contains(&p.y_frac)));
+        let fastest = s.points.iter().find(|p| p.rank == Some(0)).unwrap();
+        assert_eq!(fastest.y_frac, 1.0);
+    }
+}

@@ -300,7 +300,11 @@ texts! {
     search_title => "Fastest plan that fits", "放得下的最快方案";
     search_hint => "Tries every parallel layout, memory knob and micro-batch for this framework, keeping the model, method, batch and cluster.", "在当前框架下遍历所有并行划分、显存选项和微批，模型、方法、批大小和集群保持不变。";
     search_run => "Search", "搜索";
-    search_summary => "{considered} plans tried, {fit} fit in memory, {feasible} keep every rule.", "尝试 {considered} 个方案，{fit} 个放得下，{feasible} 个符合全部规则。";
+    search_summary => "{considered} plans tried, {fit} fit in memory, {feasible} keep every rule ({millis} ms in this browser).", "尝试 {considered} 个方案，{fit} 个放得下，{feasible} 个符合全部规则（本浏览器用时 {millis} ms）。";
+    search_chart => "Peak memory against throughput of the plans found", "所找到方案的峰值显存与吞吐";
+    search_chart_legend => "Line: the Pareto front (no plan is both smaller and faster). Dark dot: the fastest.", "折线：帕累托前沿（没有方案同时更省显存且更快）。深色点：最快方案。";
+    search_axis_peak => "Peak memory per device", "单卡峰值显存";
+    search_axis_speed => "Tokens/s", "吞吐 tokens/s";
     search_none => "No plan fits on this cluster: more devices, a smaller model or LoRA.", "该集群上没有放得下的方案：增加卡数、换小模型或用 LoRA。";
     search_unchanged => "the current plan", "当前方案";
     search_col_speed => "Tokens/s", "吞吐 (tokens/s)";

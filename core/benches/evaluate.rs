@@ -48,11 +48,13 @@ fn bench_search(name: &str, text: &str) {
     });
     let per_second = result.considered as f64 / (us * 1e-6);
     println!(
-        "{name:52} {:8.2} ms per search: {} plans, {} fit, {} simulated; {:.0} plans/s ({n} runs)",
+        "{name:52} {:8.2} ms per search: {} plans ({} pruned unevaluated), {} fit, {} feasible, {} simulated; {:.0} plans/s ({n} runs)",
         us / 1e3,
         result.considered,
+        result.pruned,
         result.fit,
         result.feasible,
+        result.simulated,
         per_second
     );
 }

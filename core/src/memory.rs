@@ -60,6 +60,8 @@ pub struct Memory {
     pub params_total: u64,
     /// Parameters a token passes through.
     pub params_active: u64,
+    /// LoRA adapter parameters the method trains (0 unless LoRA or QLoRA).
+    pub params_lora: u64,
 }
 
 /// One pipeline stage's memory on one device, bytes.
@@ -207,7 +209,7 @@ pub fn zero3_weight_bytes_per_device(arch: &Architecture, n_devices: u64, bytes_
 struct Ctx<'a> {
     plan: &'a Plan,
     arch: &'a Architecture,
-    summary: model::Summary,
+    summary: &'a model::Summary,
     /// LoRA adapter parameters of the whole model for the plan's rank and targets.
     lora_params: u64,
     path: Path,
@@ -225,6 +227,34 @@ struct Ctx<'a> {
 /// Estimates the memory of a plan. Never fails; degrees that do not divide the cluster are rounded
 /// down here and reported as findings by the rules.
 pub fn estimate(plan: &Plan) -> Memory {
+    estimate_with(plan, &ModelFacts::of(plan))
+}
+
+/// What memory needs from a plan's model and method, counted once: a search evaluates thousands of
+/// plans of one model, and counting its tensors is most of an estimate's work.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModelFacts {
+    summary: model::Summary,
+    lora_params: u64,
+}
+
+impl ModelFacts {
+    /// Counts the plan's model (and its LoRA adapters when the method trains them).
+    pub fn of(plan: &Plan) -> ModelFacts {
+        let arch = &plan.model.arch;
+        let lora_params = match plan.method {
+            Method::Lora | Method::Qlora => {
+                model::lora_params(arch, u64::from(plan.lora.rank.get()), &plan.lora.targets.list())
+            }
+            _ => 0,
+        };
+        ModelFacts { summary: model::Summary::of(arch), lora_params }
+    }
+}
+
+/// [`estimate`] with the model's counts already made; `facts` must be [`ModelFacts::of`] a plan with
+/// the same model, method and LoRA settings.
+pub fn estimate_with(plan: &Plan, facts: &ModelFacts) -> Memory {
     let arch = &plan.model.arch;
     let path = path(plan.framework);
     let p = &plan.parallel;
@@ -249,13 +279,7 @@ pub fn estimate(plan: &Plan) -> Memory {
     let edp = (n_devices / (pp * ep * etp)).max(1);
     let b = u64::from(plan.batch.micro_batch.get());
     let m = (u64::from(plan.batch.global_batch.get()) / (b * dp)).max(1);
-    let summary = model::Summary::of(arch);
-    let lora_params = match plan.method {
-        Method::Lora | Method::Qlora => {
-            model::lora_params(arch, u64::from(plan.lora.rank.get()), &plan.lora.targets.list())
-        }
-        _ => 0,
-    };
+    let (summary, lora_params) = (&facts.summary, facts.lora_params);
     let ctx = Ctx { plan, arch, summary, lora_params, path, tp, pp, vpp, cp, ep, etp, dp, edp, m };
 
     let stages: Vec<StageMemory> = (0..pp).map(|stage_idx| stage_memory(&ctx, stage_idx)).collect();
@@ -278,6 +302,7 @@ pub fn estimate(plan: &Plan) -> Memory {
         n_microbatches: m,
         params_total: ctx.summary.counts.total(),
         params_active: ctx.summary.counts.active,
+        params_lora: ctx.lora_params,
     }
 }
 

@@ -38,10 +38,15 @@ pub struct Candidate {
 pub struct SearchResult {
     /// Plans in the space.
     pub considered: u64,
+    /// Of those, plans known not to fit without evaluating them: the same layout and knobs did not
+    /// fit with a smaller micro-batch (the peak never falls as the micro-batch grows).
+    pub pruned: u64,
     /// Plans that fit in memory.
     pub fit: u64,
-    /// Plans that fit and break no framework rule: their step time was simulated.
+    /// Plans that fit and break no framework rule.
     pub feasible: u64,
+    /// Of those, plans whose schedule was simulated; the others provably could not rank.
+    pub simulated: u64,
     /// The fastest feasible plans, fastest first, at most [`TOP`].
     pub best: Vec<Candidate>,
     /// The feasible plans no other beats in both memory and speed, least memory first.
@@ -276,63 +281,189 @@ fn space(plan: &Plan) -> Vec<Knobs> {
 
 /// Searches the plan's space: the fastest plans that fit and keep every framework rule.
 pub fn search(plan: &Plan) -> SearchResult {
-    let base = Knobs::of(plan);
-    let space = space(plan);
-    let mut work = plan.clone();
-    let (mut fit, mut feasible) = (0, 0);
-    let mut found: Vec<(Knobs, Candidate)> = Vec::new();
-    for knobs in &space {
-        knobs.set(&mut work);
-        let mem = memory::estimate(&work);
-        if mem.usable_bytes < mem.peak_bytes {
-            continue;
+    let mut search = Search::new(plan);
+    while !search.step(usize::MAX) {}
+    search.finish()
+}
+
+/// [`search`] evaluating every plan, pruning none: the reference the pruned search must equal.
+pub fn search_unpruned(plan: &Plan) -> SearchResult {
+    let mut search = Search::new(plan);
+    search.prune = false;
+    while !search.step(usize::MAX) {}
+    search.finish()
+}
+
+/// A search that runs a slice at a time, so that a page can show progress and stay responsive:
+/// call [`Search::step`] until it returns `true`, then [`Search::finish`].
+pub struct Search {
+    prune: bool,
+    base: Knobs,
+    space: Vec<Knobs>,
+    work: Plan,
+    facts: memory::ModelFacts,
+    /// Pass 1's position in `space`.
+    next: usize,
+    /// The last plan that did not fit.
+    unfit: Option<Knobs>,
+    fit: u64,
+    feasible: u64,
+    pruned: u64,
+    /// Plans that fit and keep every rule, waiting for pass 2 (sorted by peak when it starts).
+    kept: Vec<(Knobs, memory::Memory)>,
+    /// Pass 2's position in `kept`; `None` during pass 1.
+    timed: Option<usize>,
+    simulated: u64,
+    fastest_step: f64,
+    top_steps: Vec<f64>,
+    found: Vec<(Knobs, Candidate)>,
+}
+
+impl Search {
+    /// A search from `plan`; nothing is evaluated yet.
+    pub fn new(plan: &Plan) -> Search {
+        Search {
+            prune: true,
+            base: Knobs::of(plan),
+            space: space(plan),
+            work: plan.clone(),
+            // The search changes no model, method or LoRA setting: count the model once.
+            facts: memory::ModelFacts::of(plan),
+            next: 0,
+            unfit: None,
+            fit: 0,
+            feasible: 0,
+            pruned: 0,
+            kept: Vec::new(),
+            timed: None,
+            simulated: 0,
+            fastest_step: f64::INFINITY,
+            top_steps: Vec::new(),
+            found: Vec::new(),
         }
-        fit += 1;
-        if rules::check(&work, &mem).iter().any(|f| f.severity == Severity::Error) {
-            continue;
-        }
-        feasible += 1;
-        let t = time::estimate(&work, &mem);
-        if !t.tokens_per_second.is_finite() {
-            continue;
-        }
-        found.push((
-            *knobs,
-            Candidate {
-                changes: Vec::new(),
-                peak_bytes: mem.peak_bytes,
-                step_seconds: t.step_seconds,
-                tokens_per_second: t.tokens_per_second,
-                mfu_frac: t.mfu_frac,
-            },
-        ));
     }
-    let with_changes = |(knobs, mut c): (Knobs, Candidate)| {
-        c.changes = knobs.changes(base);
-        c
-    };
-    // Pareto front: sorted by peak, a plan stays if it is faster than every plan with less memory.
-    let mut by_peak = found.clone();
-    by_peak.sort_by(|a, b| {
-        a.1.peak_bytes.cmp(&b.1.peak_bytes).then(b.1.tokens_per_second.total_cmp(&a.1.tokens_per_second))
-    });
-    let mut pareto = Vec::new();
-    let mut fastest = 0.0;
-    for entry in by_peak {
-        if fastest < entry.1.tokens_per_second {
-            fastest = entry.1.tokens_per_second;
-            pareto.push(with_changes(entry));
-        }
+
+    /// Work done and all the work, in plans: each plan counts once in pass 1 (memory and rules)
+    /// and once more in pass 2 (step time) if it gets there.
+    pub fn progress(&self) -> (u64, u64) {
+        let total = self.space.len() + self.kept.len();
+        let done = self.next + self.timed.unwrap_or(0);
+        (done as u64, total as u64)
     }
-    found.sort_by(|a, b| {
-        b.1.tokens_per_second.total_cmp(&a.1.tokens_per_second).then(a.1.peak_bytes.cmp(&b.1.peak_bytes))
-    });
-    found.truncate(TOP);
-    SearchResult {
-        considered: space.len() as u64,
-        fit,
-        feasible,
-        best: found.into_iter().map(with_changes).collect(),
-        pareto,
+
+    /// Evaluates up to `budget` plans; `true` when the search is complete.
+    pub fn step(&mut self, budget: usize) -> bool {
+        let mut budget = budget.max(1);
+        // Pass 1: memory, then the rules. Keeps the plans that fit and keep every rule.
+        while self.next < self.space.len() {
+            if budget == 0 {
+                return false;
+            }
+            budget -= 1;
+            let knobs = self.space[self.next];
+            self.next += 1;
+            // The space lists micro-batches in ascending order last, so a plan that differs from
+            // the last unfit one only by a larger micro-batch cannot fit either.
+            let larger_than_unfit = self.unfit.is_some_and(|u| {
+                u.micro_batch < knobs.micro_batch && Knobs { micro_batch: knobs.micro_batch, ..u } == knobs
+            });
+            if self.prune && larger_than_unfit {
+                self.pruned += 1;
+                continue;
+            }
+            knobs.set(&mut self.work);
+            let mem = memory::estimate_with(&self.work, &self.facts);
+            if mem.usable_bytes < mem.peak_bytes {
+                self.unfit = Some(knobs);
+                continue;
+            }
+            self.fit += 1;
+            if rules::check(&self.work, &mem).iter().any(|f| f.severity == Severity::Error) {
+                continue;
+            }
+            self.feasible += 1;
+            self.kept.push((knobs, mem));
+        }
+        // Pass 2: step time, least memory first. A plan whose step provably takes longer than both
+        // the tenth fastest so far and the fastest plan with no more memory can be neither among
+        // the fastest nor on the Pareto front, so its schedule is not simulated.
+        let start = match self.timed {
+            Some(i) => i,
+            None => {
+                self.kept.sort_by_key(|(_, mem)| mem.peak_bytes);
+                0
+            }
+        };
+        let mut i = start;
+        while i < self.kept.len() {
+            if budget == 0 {
+                self.timed = Some(i);
+                return false;
+            }
+            budget -= 1;
+            let (knobs, ref mem) = self.kept[i];
+            i += 1;
+            knobs.set(&mut self.work);
+            let tenth = if self.top_steps.len() < TOP { f64::INFINITY } else { self.top_steps[TOP - 1] };
+            // Strictly slower than the tenth can be dropped; a tie with the fastest leaves the front too.
+            let limit = self.prune.then(|| self.fastest_step.max(tenth)).filter(|l| l.is_finite());
+            let Some(t) = time::estimate_within(&self.work, mem, limit) else { continue };
+            self.simulated += 1;
+            if !t.tokens_per_second.is_finite() {
+                continue;
+            }
+            self.fastest_step = self.fastest_step.min(t.step_seconds);
+            let at = self.top_steps.partition_point(|s| *s <= t.step_seconds);
+            self.top_steps.insert(at, t.step_seconds);
+            self.top_steps.truncate(TOP);
+            self.found.push((
+                knobs,
+                Candidate {
+                    changes: Vec::new(),
+                    peak_bytes: mem.peak_bytes,
+                    step_seconds: t.step_seconds,
+                    tokens_per_second: t.tokens_per_second,
+                    mfu_frac: t.mfu_frac,
+                },
+            ));
+        }
+        self.timed = Some(i);
+        true
+    }
+
+    /// The result; plans not yet evaluated (if [`Search::step`] has not finished) are left out.
+    pub fn finish(self) -> SearchResult {
+        let base = self.base;
+        let with_changes = |(knobs, mut c): (Knobs, Candidate)| {
+            c.changes = knobs.changes(base);
+            c
+        };
+        let mut found = self.found;
+        // Pareto front: sorted by peak, a plan stays if it is faster than every plan with less memory.
+        let mut by_peak = found.clone();
+        by_peak.sort_by(|a, b| {
+            a.1.peak_bytes.cmp(&b.1.peak_bytes).then(b.1.tokens_per_second.total_cmp(&a.1.tokens_per_second))
+        });
+        let mut pareto = Vec::new();
+        let mut fastest = 0.0;
+        for entry in by_peak {
+            if fastest < entry.1.tokens_per_second {
+                fastest = entry.1.tokens_per_second;
+                pareto.push(with_changes(entry));
+            }
+        }
+        found.sort_by(|a, b| {
+            b.1.tokens_per_second.total_cmp(&a.1.tokens_per_second).then(a.1.peak_bytes.cmp(&b.1.peak_bytes))
+        });
+        found.truncate(TOP);
+        SearchResult {
+            considered: self.space.len() as u64,
+            pruned: self.pruned,
+            fit: self.fit,
+            feasible: self.feasible,
+            simulated: self.simulated,
+            best: found.into_iter().map(with_changes).collect(),
+            pareto,
+        }
     }
 }

@@ -304,6 +304,13 @@ fn layer_work(ctx: &Ctx, moe_layer: bool) -> LayerWork {
 
 /// Estimates a plan's step.
 pub fn estimate(plan: &Plan, mem: &memory::Memory) -> StepTime {
+    estimate_within(plan, mem, None).expect("without a limit there is always an estimate")
+}
+
+/// [`estimate`], or `None` when the step provably takes longer than `limit_seconds`: the bound
+/// (every pass of the busiest rank back to back, plus the step's own terms) is checked before the
+/// schedule is simulated.
+pub fn estimate_within(plan: &Plan, mem: &memory::Memory, limit_seconds: Option<f64>) -> Option<StepTime> {
     let arch = &plan.model.arch;
     let hw = &plan.hardware.hw;
     let p = &plan.parallel;
@@ -432,9 +439,6 @@ pub fn estimate(plan: &Plan, mem: &memory::Memory) -> StepTime {
         true => mem.n_microbatches as u32 * plan.rl.n_samples_per_prompt.get(),
         false => mem.n_microbatches as u32,
     };
-    let (makespan, timeline) =
-        pipeline_makespan(schedule_kind, pp as u32, vpp as u32, m, &forward, &backward, &weight, p2p_seconds);
-
     // Data parallel: gradients reduced (reduce-scatter with the distributed optimizer or ZeRO, then
     // parameters gathered), over the NIC unless the whole group sits in one node.
     let dp = mem.dp as f64;
@@ -446,10 +450,7 @@ pub fn estimate(plan: &Plan, mem: &memory::Memory) -> StepTime {
         false => mem.stages.iter().map(|s| s.weights).max().unwrap_or(0) as f64 / 2.0,
     };
     let trainable_share = match plan.method {
-        Method::Lora | Method::Qlora => {
-            model::lora_params(arch, u64::from(plan.lora.rank.get()), &plan.lora.targets.list()) as f64
-                / mem.params_total.max(1) as f64
-        }
+        Method::Lora | Method::Qlora => mem.params_lora as f64 / mem.params_total.max(1) as f64,
         _ => 1.0,
     };
     // Megatron reduces fp32 main gradients in bf16 training (`accumulate_allreduce_grads_in_fp32`
@@ -493,6 +494,20 @@ pub fn estimate(plan: &Plan, mem: &memory::Memory) -> StepTime {
         false => 0.0,
     };
 
+    // No schedule beats its busiest rank running all its passes back to back: a lower bound on the
+    // step that lets a search skip the simulation of a plan that cannot win.
+    if let Some(limit) = limit_seconds {
+        let slowest = (0..pp as usize)
+            .map(|r| rank_seconds(&forward, &backward, &weight, vpp as usize, r))
+            .fold(0.0, f64::max);
+        let lower = f64::from(m) * slowest + dp_seconds + optimizer_seconds + offload_seconds;
+        // A margin for rounding: the simulation adds the same durations in another order.
+        if limit < lower * (1.0 - 1e-9) {
+            return None;
+        }
+    }
+    let (makespan, timeline) =
+        pipeline_makespan(schedule_kind, pp as u32, vpp as u32, m, &forward, &backward, &weight, p2p_seconds);
     let (rollout_seconds, log_prob_seconds) = match rl {
         true => rl_phases(&ctx, makespan),
         false => (0.0, 0.0),
@@ -529,7 +544,7 @@ pub fn estimate(plan: &Plan, mem: &memory::Memory) -> StepTime {
         log_prob_seconds,
     };
 
-    StepTime {
+    Some(StepTime {
         step_seconds,
         tokens_per_second: tokens_per_step / step_seconds,
         tokens_per_second_per_device: tokens_per_step / step_seconds / n_devices,
@@ -542,7 +557,7 @@ pub fn estimate(plan: &Plan, mem: &memory::Memory) -> StepTime {
         bubble_ratio: timeline.bubble_ratio,
         schedule: schedule_kind,
         timeline,
-    }
+    })
 }
 
 /// The pipeline's time for `m` micro-batches: the schedule simulated for a few micro-batches per

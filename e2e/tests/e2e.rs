@@ -120,7 +120,10 @@ async fn editing_the_plan_updates_the_report() -> WebDriverResult<()> {
     page.el("search-run").await?.click().await?;
     let summary = page.wait_text("search-summary", |t| t.contains("plans tried")).await?;
     assert!(summary.contains("keep every rule"), "{summary}");
-    page.scroll_to("search-results").await?;
+    // The wasm search's own timing, for the record.
+    println!("search in the page: {summary}");
+    assert!(page.has("search-chart").await?);
+    page.scroll_to("search-summary").await?;
     page.screenshot("en-search").await?;
     page.el("search-apply-0").await?.click().await?;
     let applied = seconds(&page.wait_text("step-time", |t| seconds(t) != after).await?);

@@ -122,7 +122,7 @@ pub fn ParamsPanel(
             >
                 <FindingsPanel form=form plan=plan report=report />
                 <AdvicePanel form=form plan=plan />
-                <SearchPanel form=form plan=plan />
+                <SearchPanel form=form plan=plan report=report />
                 <h2>{move || tr(Key::params_title)}</h2>
                 <div class="headline">
                     <span class="label">{move || tr(Key::params_total)}</span>

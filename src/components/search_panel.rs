@@ -1,10 +1,17 @@
 //! The fastest plan that fits: the core's search over the parallel layout, memory knobs and
-//! micro-batch, run on request, with each plan found one click away.
+//! micro-batch, run on request a slice at a time (the page stays responsive and shows progress),
+//! with the top plans in a table, the memory/throughput Pareto front in a chart, and each plan
+//! found one click away.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::time::Duration;
 
 use leptos::prelude::*;
-use trainplan_core::search::{SearchResult, search};
-use trainplan_core::{Plan, rules};
+use trainplan_core::search::{Search, SearchResult};
+use trainplan_core::{Plan, Report, rules};
 
+use crate::chart;
 use crate::components::{use_lang, use_tr};
 use crate::form::{FormError, PlanForm};
 use crate::format;
@@ -12,6 +19,49 @@ use crate::i18n::{Key, fill};
 
 /// Rows of the fastest plans shown.
 const SHOWN: usize = 5;
+/// Plans evaluated between two paints.
+const SLICE: usize = 64;
+/// The scatter chart's size and margins, in SVG units.
+const W: f64 = 600.0;
+const H: f64 = 240.0;
+const LEFT: f64 = 56.0;
+const BOTTOM: f64 = 34.0;
+const TOP_M: f64 = 10.0;
+const RIGHT_M: f64 = 12.0;
+
+/// A finished search: the plan it started from, its result, and how long it took in this browser.
+#[derive(Clone)]
+struct Found {
+    from: Plan,
+    result: SearchResult,
+    millis: f64,
+}
+
+/// Runs `search` a slice per timer tick until it completes, reporting progress and the result.
+fn tick(
+    search: Rc<RefCell<Option<Search>>>,
+    from: Plan,
+    started: f64,
+    progress: RwSignal<Option<f64>>,
+    found: RwSignal<Option<Found>>,
+) {
+    let done = match search.borrow_mut().as_mut() {
+        Some(s) => s.step(SLICE),
+        None => return,
+    };
+    if done {
+        let Some(s) = search.borrow_mut().take() else { return };
+        let result = s.finish();
+        progress.set(None);
+        found.set(Some(Found { from, result, millis: js_sys::Date::now() - started }));
+    } else {
+        if let Some(s) = search.borrow().as_ref() {
+            let (done, total) = s.progress();
+            progress.set(Some(done as f64 / total.max(1) as f64));
+        }
+        set_timeout(move || tick(search, from, started, progress, found), Duration::ZERO);
+    }
+}
 
 /// The search panel.
 #[component]
@@ -21,36 +71,55 @@ pub fn SearchPanel(
     /// The plan to search from.
     #[prop(into)]
     plan: Signal<Result<Plan, FormError>>,
+    /// The plan's report, for the device's usable memory.
+    #[prop(into)]
+    report: Signal<Option<Report>>,
 ) -> impl IntoView {
     let tr = use_tr();
     let lang = use_lang();
-    // The result with the plan it was searched from: shown only while that is still the plan.
-    let found: RwSignal<Option<(Plan, SearchResult)>> = RwSignal::new(None);
+    let found: RwSignal<Option<Found>> = RwSignal::new(None);
+    let progress: RwSignal<Option<f64>> = RwSignal::new(None);
     let run = move |_| {
-        if let Ok(p) = plan.get_untracked() {
-            let result = search(&p);
-            found.set(Some((p, result)));
+        if progress.get_untracked().is_some() {
+            return;
         }
+        let Ok(p) = plan.get_untracked() else { return };
+        progress.set(Some(0.0));
+        let search = Rc::new(RefCell::new(Some(Search::new(&p))));
+        let started = js_sys::Date::now();
+        set_timeout(move || tick(search, p, started, progress, found), Duration::ZERO);
     };
+    // Shown only while the plan is still the one searched from.
     let current = move || {
-        let (from, result) = found.get()?;
-        plan.with(|p| p.as_ref().ok().is_some_and(|p| *p == from)).then_some((from, result))
+        let f = found.get()?;
+        plan.with(|p| p.as_ref().ok().is_some_and(|p| *p == f.from)).then_some(f)
     };
     let summary = move || {
-        current().map(|(_, r)| {
+        current().map(|f| {
             fill(
                 tr(Key::search_summary),
                 &[
-                    ("considered", &format::count(r.considered)),
-                    ("fit", &format::count(r.fit)),
-                    ("feasible", &format::count(r.feasible)),
+                    ("considered", &format::count(f.result.considered)),
+                    ("fit", &format::count(f.result.fit)),
+                    ("feasible", &format::count(f.result.feasible)),
+                    ("millis", &format!("{:.0}", f.millis)),
                 ],
             )
         })
     };
+    let apply_changes = move |from: &Plan, changes: &[trainplan_core::report::Fix]| {
+        let mut next = from.clone();
+        for fix in changes {
+            match rules::apply(&next, fix) {
+                Ok(p) => next = p,
+                Err(_) => return,
+            }
+        }
+        form.set(PlanForm::from_plan(&next));
+    };
     let rows = move || {
-        let Some((from, result)) = current() else { return Vec::new() };
-        result
+        let Some(f) = current() else { return Vec::new() };
+        f.result
             .best
             .into_iter()
             .take(SHOWN)
@@ -60,22 +129,14 @@ pub fn SearchPanel(
                     true => tr(Key::search_unchanged).to_owned(),
                     false => c.changes.iter().map(|f| format!("{} = {}", f.field, f.value)).collect::<Vec<_>>().join(", "),
                 };
-                let from = from.clone();
-                let apply = move |_| {
-                    let mut next = from.clone();
-                    for fix in &c.changes {
-                        match rules::apply(&next, fix) {
-                            Ok(p) => next = p,
-                            Err(_) => return,
-                        }
-                    }
-                    form.set(PlanForm::from_plan(&next));
-                };
+                let from = f.from.clone();
+                let (tps, mfu, peak) = (c.tokens_per_second, c.mfu_frac, c.peak_bytes);
+                let apply = move |_| apply_changes(&from, &c.changes);
                 view! {
                     <tr data-testid=format!("search-row-{i}")>
-                        <td class="num">{format::count_short(c.tokens_per_second as u64, lang.get())}</td>
-                        <td class="num">{format::percent(c.mfu_frac)}</td>
-                        <td class="num">{format::gib(c.peak_bytes)}</td>
+                        <td class="num">{format::count_short(tps as u64, lang.get())}</td>
+                        <td class="num">{format::percent(mfu)}</td>
+                        <td class="num">{format::gib(peak)}</td>
                         <td><code class="changes">{changes}</code></td>
                         <td>
                             <button class="secondary fix" data-testid=format!("search-apply-{i}") on:click=apply>
@@ -87,16 +148,83 @@ pub fn SearchPanel(
             })
             .collect::<Vec<_>>()
     };
-    let none_found = move || current().is_some_and(|(_, r)| r.best.is_empty());
+    let chart = move || {
+        let f = current()?;
+        let usable = report.with(|r| r.as_ref().map(|r| r.memory.usable_bytes))?;
+        let s = chart::scatter(&f.result, usable);
+        let (pw, ph) = (W - LEFT - RIGHT_M, H - TOP_M - BOTTOM);
+        let x = move |frac: f64| LEFT + frac * pw;
+        let y = move |frac: f64| TOP_M + (1.0 - frac) * ph;
+        let line = s
+            .points
+            .iter()
+            .filter(|p| p.front)
+            .map(|p| format!("{:.1},{:.1}", x(p.x_frac), y(p.y_frac)))
+            .collect::<Vec<_>>()
+            .join(" ");
+        let dots = s
+            .points
+            .iter()
+            .map(|p| {
+                let class = match (p.rank == Some(0), p.front) {
+                    (true, _) => "dot best",
+                    (false, true) => "dot front",
+                    (false, false) => "dot",
+                };
+                let title = format!(
+                    "{} · {} tokens/s",
+                    format::gib(p.peak_bytes),
+                    format::count_short(p.tokens_per_second as u64, lang.get())
+                );
+                view! {
+                    <circle class=class cx=format!("{:.1}", x(p.x_frac)) cy=format!("{:.1}", y(p.y_frac)) r="5">
+                        <title>{title}</title>
+                    </circle>
+                }
+            })
+            .collect::<Vec<_>>();
+        let x_end = format::gib(s.max_bytes);
+        let y_end = format::count_short(s.max_tokens_per_second as u64, lang.get());
+        Some(view! {
+            <svg class="scatter" data-testid="search-chart" viewBox=format!("0 0 {W} {H}") role="img"
+                aria-label=tr(Key::search_chart)>
+                <line class="axis" x1=LEFT y1=TOP_M x2=LEFT y2=H - BOTTOM />
+                <line class="axis" x1=LEFT y1=H - BOTTOM x2=W - RIGHT_M y2=H - BOTTOM />
+                <polyline class="front-line" points=line />
+                {dots}
+                <text class="tick" x=LEFT - 4.0 y=TOP_M + 8.0 text-anchor="end">{y_end}</text>
+                <text class="tick" x=LEFT - 4.0 y=H - BOTTOM text-anchor="end">"0"</text>
+                <text class="tick" x=W - RIGHT_M y=H - BOTTOM + 14.0 text-anchor="end">{x_end}</text>
+                <text class="tick" x=LEFT y=H - BOTTOM + 14.0>"0"</text>
+                <text class="label" x=LEFT + pw / 2.0 y=H - 4.0 text-anchor="middle">{tr(Key::search_axis_peak)}</text>
+                <text class="label" x=12.0 y=TOP_M + ph / 2.0 text-anchor="middle"
+                    transform=format!("rotate(-90 12 {:.1})", TOP_M + ph / 2.0)>
+                    {tr(Key::search_axis_speed)}
+                </text>
+            </svg>
+        })
+    };
+    let none_found = move || current().is_some_and(|f| f.result.best.is_empty());
+    let percent = move || progress.get().map(|p| format!("{:.0}%", p * 100.0));
     view! {
         <h2>{move || tr(Key::search_title)}</h2>
         <p class="muted">{move || tr(Key::search_hint)}</p>
-        <button data-testid="search-run" on:click=run>{move || tr(Key::search_run)}</button>
+        <div class="search-bar">
+            <button data-testid="search-run" on:click=run disabled=move || progress.get().is_some()>
+                {move || tr(Key::search_run)}
+            </button>
+            <Show when=move || progress.get().is_some()>
+                <progress data-testid="search-progress" max="1" value=move || progress.get().unwrap_or(0.0)></progress>
+                <span class="muted">{percent}</span>
+            </Show>
+        </div>
         <p class="muted" data-testid="search-summary">{summary}</p>
         <Show when=none_found>
             <p class="badge bad" data-testid="search-none">{move || tr(Key::search_none)}</p>
         </Show>
-        <Show when=move || current().is_some_and(|(_, r)| !r.best.is_empty())>
+        <Show when=move || current().is_some_and(|f| !f.result.best.is_empty())>
+            {chart}
+            <p class="legend muted">{move || tr(Key::search_chart_legend)}</p>
             <table class="search-table" data-testid="search-results">
                 <thead>
                     <tr>

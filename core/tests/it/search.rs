@@ -3,7 +3,7 @@
 
 use trainplan_core::plan::Plan;
 use trainplan_core::report::Severity;
-use trainplan_core::search::search;
+use trainplan_core::search::{search, search_unpruned};
 use trainplan_core::{evaluate, rules};
 
 fn plan(text: &str) -> Plan {
@@ -112,4 +112,56 @@ fn a_plan_nothing_can_fit_returns_nothing_and_says_how_much_it_tried() {
     assert!(0 < result.considered);
     assert_eq!(result.fit, 0);
     assert!(result.best.is_empty() && result.pareto.is_empty());
+}
+
+#[test]
+fn pruning_changes_nothing_but_the_work() {
+    // The pruned search must return exactly what evaluating every plan returns.
+    let plans = [
+        MEGATRON_70B,
+        HF_70B,
+        r#"{"model": "qwen2.5-7b"}"#,
+        r#"{"model": "mixtral-8x7b", "framework": "megatron", "method": "pretrain", "cluster": {"nodes": 2},
+            "batch": {"global_batch": 128, "seq_len": 8192}}"#,
+        r#"{"model": "qwen2.5-72b", "hardware": "ascend-910b2", "framework": "mindspeed-llm", "method": "sft-full",
+            "cluster": {"nodes": 4}, "batch": {"global_batch": 64, "seq_len": 4096}}"#,
+        r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo"}"#,
+    ];
+    let mut pruned = 0;
+    for text in plans {
+        let p = plan(text);
+        let (fast, slow) = (search(&p), search_unpruned(&p));
+        assert_eq!(fast.best, slow.best, "{text}");
+        assert_eq!(fast.pareto, slow.pareto, "{text}");
+        assert_eq!(
+            (fast.considered, fast.fit, fast.feasible),
+            (slow.considered, slow.fit, slow.feasible),
+            "{text}"
+        );
+        assert_eq!(slow.pruned, 0);
+        pruned += fast.pruned;
+    }
+    assert!(0 < pruned, "pruning never happened");
+}
+
+#[test]
+fn a_search_in_slices_is_the_search_at_once() {
+    // The page runs the search a slice at a time; slices of any size give the same result.
+    let p = plan(MEGATRON_70B);
+    let whole = search(&p);
+    for budget in [1, 7, 100] {
+        let mut s = trainplan_core::search::Search::new(&p);
+        let mut last = 0;
+        let mut steps = 0;
+        while !s.step(budget) {
+            let (done, total) = s.progress();
+            assert!(last < done && done <= total, "{done}/{total}");
+            last = done;
+            steps += 1;
+        }
+        let (done, total) = s.progress();
+        assert_eq!(done, total);
+        assert!(budget != 1 || 100 < steps);
+        assert_eq!(s.finish(), whole, "budget {budget}");
+    }
 }
