@@ -106,35 +106,41 @@ pub fn finding(lang: Lang, finding: &Finding) -> String {
     fill(t(lang, key), &args)
 }
 
-/// What a piece of advice does and why; a code this page has no words for shows as itself.
-pub fn advice(lang: Lang, code: &str) -> String {
-    let key = match code {
-        "distributed_optimizer" => Key::advice_distributed_optimizer,
-        "overlap_grad_reduce" => Key::advice_overlap_grad_reduce,
-        "sequence_parallel" => Key::advice_sequence_parallel,
-        "tp_comm_overlap" => Key::advice_tp_comm_overlap,
-        "ascend_coc" => Key::advice_ascend_coc,
-        "zero_stage" => Key::advice_zero_stage,
-        "zero_stage_down" => Key::advice_zero_stage_down,
-        "zero_stage_3" => Key::advice_zero_stage_3,
-        "offload_optimizer" => Key::advice_offload_optimizer,
-        "offload_params" => Key::advice_offload_params,
-        "recompute_selective" => Key::advice_recompute_selective,
-        "recompute_full" => Key::advice_recompute_full,
-        "recompute_less" => Key::advice_recompute_less,
-        "swap_attention" => Key::advice_swap_attention,
-        "flash_attention" => Key::advice_flash_attention,
-        "micro_batch_up" => Key::advice_micro_batch_up,
-        "micro_batch_down" => Key::advice_micro_batch_down,
-        "more_microbatches" => Key::advice_more_microbatches,
-        "interleave" => Key::advice_interleave,
-        "tp_in_node" => Key::advice_tp_in_node,
-        "pp_over_tp" => Key::advice_pp_over_tp,
-        "stack_megatron" => Key::advice_stack_megatron,
-        "cheap_together" => Key::advice_cheap_together,
-        _ => return code.to_owned(),
+/// What a piece of advice does, and why; a code this page has no words for shows as itself.
+pub fn advice(lang: Lang, code: &str) -> (String, String) {
+    let (what, why) = match code {
+        "distributed_optimizer" => (Key::advice_distributed_optimizer, Key::advice_why_distributed_optimizer),
+        "overlap_grad_reduce" => (Key::advice_overlap_grad_reduce, Key::advice_why_overlap_grad_reduce),
+        "sequence_parallel" => (Key::advice_sequence_parallel, Key::advice_why_sequence_parallel),
+        "tp_comm_overlap" => (Key::advice_tp_comm_overlap, Key::advice_why_tp_comm_overlap),
+        "ascend_coc" => (Key::advice_ascend_coc, Key::advice_why_ascend_coc),
+        "zero_stage" => (Key::advice_zero_stage, Key::advice_why_zero_stage),
+        "zero_stage_down" => (Key::advice_zero_stage_down, Key::advice_why_zero_stage_down),
+        "zero_stage_3" => (Key::advice_zero_stage_3, Key::advice_why_zero_stage_3),
+        "offload_optimizer" => (Key::advice_offload_optimizer, Key::advice_why_offload_optimizer),
+        "offload_params" => (Key::advice_offload_params, Key::advice_why_offload_params),
+        "recompute_selective" => (Key::advice_recompute_selective, Key::advice_why_recompute_selective),
+        "recompute_full" => (Key::advice_recompute_full, Key::advice_why_recompute_full),
+        "recompute_less" => (Key::advice_recompute_less, Key::advice_why_recompute_less),
+        "swap_attention" => (Key::advice_swap_attention, Key::advice_why_swap_attention),
+        "flash_attention" => (Key::advice_flash_attention, Key::advice_why_flash_attention),
+        "micro_batch_up" => (Key::advice_micro_batch_up, Key::advice_why_micro_batch_up),
+        "micro_batch_down" => (Key::advice_micro_batch_down, Key::advice_why_micro_batch_down),
+        "more_microbatches" => (Key::advice_more_microbatches, Key::advice_why_more_microbatches),
+        "interleave" => (Key::advice_interleave, Key::advice_why_interleave),
+        "tp_in_node" => (Key::advice_tp_in_node, Key::advice_why_tp_in_node),
+        "pp_over_tp" => (Key::advice_pp_over_tp, Key::advice_why_pp_over_tp),
+        "stack_megatron" => (Key::advice_stack_megatron, Key::advice_why_stack_megatron),
+        "cheap_together" => (Key::advice_cheap_together, Key::advice_why_cheap_together),
+        "verl_ulysses" => (Key::advice_verl_ulysses, Key::advice_why_verl_ulysses),
+        "rollout_tp_down" => (Key::advice_rollout_tp_down, Key::advice_why_rollout_tp_down),
+        "rollout_tp_up" => (Key::advice_rollout_tp_up, Key::advice_why_rollout_tp_up),
+        "max_num_seqs_up" => (Key::advice_max_num_seqs_up, Key::advice_why_max_num_seqs_up),
+        "precision_fp8" => (Key::advice_precision_fp8, Key::advice_why_precision_fp8),
+        "lora_all_targets" => (Key::advice_lora_all_targets, Key::advice_why_lora_all_targets),
+        _ => return (code.to_owned(), String::new()),
     };
-    t(lang, key).to_owned()
+    (t(lang, what).to_owned(), t(lang, why).to_owned())
 }
 
 #[cfg(test)]
@@ -190,8 +196,11 @@ mod tests {
     #[test]
     fn every_advice_of_the_core_has_words() {
         for code in trainplan_core::advice::CODES {
-            assert_ne!(advice(Lang::Zh, code), *code, "{code} has no words");
-            assert_ne!(advice(Lang::En, code), *code, "{code} has no words");
+            for lang in Lang::ALL {
+                let (what, why) = advice(lang, code);
+                assert_ne!(what, *code, "{code} has no words");
+                assert!(!why.is_empty(), "{code} has no why");
+            }
         }
     }
 

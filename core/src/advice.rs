@@ -67,7 +67,17 @@ pub const CODES: &[&str] = &[
     "pp_over_tp",
     "stack_megatron",
     "cheap_together",
+    "verl_ulysses",
+    "rollout_tp_down",
+    "rollout_tp_up",
+    "max_num_seqs_up",
+    "precision_fp8",
+    "lora_all_targets",
 ];
+
+/// Moves offered for what they buy besides speed or memory (model quality), shown with their
+/// computed cost whenever the changed plan still fits.
+pub const QUALITY: &[&str] = &["lora_all_targets"];
 
 fn evaluate_change(plan: &Plan, changes: &[Fix]) -> Option<(Plan, memory::Memory, time::StepTime)> {
     let mut changed = plan.clone();
@@ -242,6 +252,38 @@ pub fn advise(plan: &Plan) -> Vec<Advice> {
         ));
     }
 
+    // VeRL long sequences: Ulysses sequence parallelism splits each sequence over `cp` devices
+    // (seed 000: `ulysses_sequence_parallel_size`, with ppo_max_token_len_per_gpu = response / sp).
+    let rl = matches!(plan.method, Method::Grpo | Method::Ppo);
+    let rl_len = plan.rl.max_prompt_length.get() + plan.rl.max_response_length.get();
+    if plan.framework == Framework::Verl && rl && 8192 <= rl_len && p.cp.get() == 1 {
+        candidates.push(("verl_ulysses", vec![fix("parallel.cp", 2)]));
+    }
+    // Rollout engine (VeRL / MindSpeed-RL inference settings, seed 000): TP of the engine and the
+    // sequences it decodes at once.
+    if rl {
+        let rollout_tp = u64::from(plan.rl.rollout_tp.get());
+        if 1 < rollout_tp {
+            candidates.push(("rollout_tp_down", vec![fix("rl.rollout_tp", rollout_tp / 2)]));
+        }
+        if 2 * rollout_tp <= per_node {
+            candidates.push(("rollout_tp_up", vec![fix("rl.rollout_tp", 2 * rollout_tp)]));
+        }
+        let seqs = u64::from(plan.rl.max_num_seqs.get());
+        candidates.push(("max_num_seqs_up", vec![fix("rl.max_num_seqs", 2 * seqs)]));
+    }
+    // fp8 GEMMs on devices that have them (Hopper, Ada, Blackwell), with Transformer Engine.
+    if megatron && plan.hardware.hw.has_fp8() && plan.precision == crate::plan::Precision::Bf16 && !rl {
+        candidates.push(("precision_fp8", vec![fix("precision", "fp8")]));
+    }
+    // LoRA on every linear layer learns closer to full fine-tuning than q/v alone (QLoRA paper §4;
+    // seed 003 FAQ); it costs a little memory and time, shown as computed.
+    if matches!(plan.method, Method::Lora | Method::Qlora)
+        && plan.lora.targets != crate::plan::LoraTargets::All
+    {
+        candidates.push(("lora_all_targets", vec![fix("lora.targets", "all")]));
+    }
+
     // When it does not fit, the moves that cost (almost) no time, all at once: often enough together
     // where each alone is not.
     if !base.fits {
@@ -280,6 +322,7 @@ pub fn advise(plan: &Plan) -> Vec<Advice> {
         // A move worth making saves memory when it does not fit, or at least 1 % of the time while
         // fitting (less is inside the model's own error, docs/time.md).
         .filter(|a| match base.fits {
+            _ if QUALITY.contains(&a.code) => a.fits,
             false => a.peak_delta_bytes < 0,
             true => a.fits && 0.01 < a.speed_delta_frac,
         })

@@ -74,6 +74,10 @@ async fn editing_the_plan_updates_the_report() -> WebDriverResult<()> {
     let first = page.el("advice").await?.find(By::Css("li")).await?;
     assert_eq!(first.attr("data-testid").await?.as_deref(), Some("advice-offload_optimizer"));
     assert!(first.text().await?.contains("fits"));
+    // Each piece of advice opens to its reason.
+    first.find(By::Css("summary")).await?.click().await?;
+    let why = first.find(By::Css(".why")).await?.text().await?;
+    assert!(why.contains("host memory"), "{why}");
     page.el("advice-apply-offload_optimizer").await?.click().await?;
     assert_eq!(page.el("zero-select").await?.prop("value").await?.as_deref(), Some("3"));
     assert_eq!(page.el("offload-opt-check").await?.prop("checked").await?.as_deref(), Some("true"));

@@ -39,7 +39,7 @@ pub fn AdvicePanel(
         advice
             .into_iter()
             .map(|a| {
-                let text = messages::advice(lang.get(), a.code);
+                let (text, why) = messages::advice(lang.get(), a.code);
                 let peak = fill(tr(Key::advice_peak), &[
                     ("peak", &format::gib(a.peak_bytes)),
                     ("delta", &signed_gib(a.peak_delta_bytes)),
@@ -68,7 +68,10 @@ pub fn AdvicePanel(
                 };
                 view! {
                     <li class="advice" data-testid=format!("advice-{code}")>
-                        <span class="text">{text}</span>
+                        <details class="text">
+                            <summary>{text}</summary>
+                            <p class="why"><strong>{tr(Key::advice_why_label)}" "</strong>{why}</p>
+                        </details>
                         <code class="changes">{changes}</code>
                         <span class="effect">{peak}" · "{speed}</span>
                         <span class=fit_class>{tr(fit_key)}</span>
