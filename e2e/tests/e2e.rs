@@ -124,8 +124,8 @@ async fn editing_the_plan_updates_the_report() -> WebDriverResult<()> {
     page.el("search-run").await?.click().await?;
     let summary = page.wait_text("search-summary", |t| t.contains("plans tried")).await?;
     assert!(summary.contains("keep every rule"), "{summary}");
-    // The wasm search's own timing, for the record.
-    println!("search in the page: {summary}");
+    // The wasm search's own timing, kept for the record beside the screenshots.
+    record_figure(&format!("search in the page, 70B on 32 H100: {summary}"));
     assert!(page.has("search-chart").await?);
     page.scroll_to("search-summary").await?;
     page.screenshot("en-search").await?;
@@ -138,6 +138,14 @@ async fn editing_the_plan_updates_the_report() -> WebDriverResult<()> {
     page.wait_text("search-summary", |t| t.contains("plans tried")).await?;
     let best_again = page.el("search-row-0").await?.text().await?;
     assert!(best_again.contains("the current plan"), "{best_again}");
+
+    // The benchmark case in the page: a 70B model on 1,024 devices (128 nodes of 8).
+    page.type_into("nodes-input", "128").await?;
+    page.type_into("global-batch-input", "1024").await?;
+    page.wait_text("n-devices", |t| t == "1,024").await?;
+    page.el("search-run").await?.click().await?;
+    let summary = page.wait_text("search-summary", |t| t.contains("plans tried")).await?;
+    record_figure(&format!("search in the page, 70B on 1,024 H100: {summary}"));
 
     page.driver.quit().await
 }
@@ -272,4 +280,14 @@ async fn the_permalink_survives_a_real_reload() -> WebDriverResult<()> {
     assert_eq!(other.wait_text("params-total", |t| !t.is_empty()).await?, "671,026,404,352");
     other.screenshot("en-bad-link").await?;
     other.driver.quit().await
+}
+
+/// Appends a measured figure to target/screenshots/figures.txt (test output is captured).
+fn record_figure(line: &str) {
+    use std::io::Write;
+    let dir = repo_root().join("target/screenshots");
+    let _ = std::fs::create_dir_all(&dir);
+    if let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(dir.join("figures.txt")) {
+        let _ = writeln!(f, "{line}");
+    }
 }
