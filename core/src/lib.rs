@@ -22,6 +22,7 @@
 
 pub mod advice;
 pub mod catalog;
+pub mod emit;
 pub mod hardware;
 pub mod hf;
 pub mod memory;

@@ -50,6 +50,8 @@ pub struct Plan {
     pub overheads: OverheadsFile,
     /// Factors fitted to a measured run (validated), applied to this plan's estimates.
     pub calibration: CalibrationFile,
+    /// Paths and addresses the launch files name (validated: no control characters).
+    pub launch: LaunchFile,
 }
 
 /// The model, as chosen and as read.
@@ -435,6 +437,9 @@ pub struct PlanFile {
     /// Factors fitted to a measured run (`trainplan_core::calibrate`); none when omitted.
     #[serde(default)]
     pub calibration: CalibrationFile,
+    /// Paths and addresses for the launch files; each framework's usual placeholder when empty.
+    #[serde(default)]
+    pub launch: LaunchFile,
 }
 
 /// The model field: an id or a config.
@@ -661,6 +666,58 @@ impl Default for RlFile {
     }
 }
 
+/// What the launch files name that only the user knows. Empty means the framework's usual
+/// placeholder (the model's Hugging Face id, a demo dataset, `saves/…`, `${MASTER_ADDR}`). The
+/// emitters quote every one of these; the plan refuses control characters (newline, tab, NUL).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LaunchFile {
+    /// Model weights: a Hugging Face id or a local directory (Megatron: the converted checkpoint).
+    pub model_path: String,
+    /// Training data: LLaMA-Factory dataset names, a Megatron data prefix, or a VeRL parquet file.
+    pub dataset: String,
+    /// Where checkpoints and logs go.
+    pub output_dir: String,
+    /// The first node's address; empty keeps `${MASTER_ADDR}` from the environment.
+    pub master_addr: String,
+    /// The rendezvous port; 29500 (torchrun's default) when 0.
+    pub master_port: u16,
+}
+
+/// Longest text a launch field takes.
+pub const LAUNCH_TEXT_MAX: usize = 4096;
+
+fn launch(l: &LaunchFile) -> Result<LaunchFile, PlanFileError> {
+    for (field, text) in [
+        ("launch.model_path", &l.model_path),
+        ("launch.dataset", &l.dataset),
+        ("launch.output_dir", &l.output_dir),
+        ("launch.master_addr", &l.master_addr),
+    ] {
+        if text.chars().any(char::is_control) || LAUNCH_TEXT_MAX < text.len() {
+            return Err(PlanFileError::OutOfRange {
+                field,
+                expected: "text without control characters (newline, tab, NUL), at most 4096 bytes",
+            });
+        }
+    }
+    Ok(l.clone())
+}
+
+impl Framework {
+    /// The framework's name as its users write it, the same in every language.
+    pub fn name(self) -> &'static str {
+        match self {
+            Framework::Megatron => "Megatron-LM",
+            Framework::DeepSpeed => "DeepSpeed",
+            Framework::LlamaFactory => "LLaMA-Factory",
+            Framework::MindSpeedLlm => "MindSpeed-LLM",
+            Framework::Verl => "VeRL",
+            Framework::MindSpeedRl => "MindSpeed-RL",
+        }
+    }
+}
+
 /// Why a plan was rejected.
 #[derive(Clone, Debug, PartialEq)]
 pub enum PlanFileError {
@@ -826,6 +883,7 @@ impl Plan {
             rl,
             overheads: *o,
             calibration: calibration(&file.calibration)?,
+            launch: launch(&file.launch)?,
         })
     }
 
@@ -920,6 +978,7 @@ impl Plan {
             },
             overheads: self.overheads,
             calibration: self.calibration,
+            launch: self.launch.clone(),
         }
     }
 
@@ -948,6 +1007,7 @@ impl PlanFile {
             rl: RlFile::default(),
             overheads: OverheadsFile::default(),
             calibration: CalibrationFile::default(),
+            launch: LaunchFile::default(),
         }
     }
 }

@@ -76,7 +76,7 @@ pub fn PlanFormPanel(
         .map(|&fw| {
             view! {
                 <option value=fw.wire() selected=move || form.with(|f| f.file.framework == fw)>
-                    {framework_name(fw)}
+                    {Framework::name(fw)}
                 </option>
             }
         })
@@ -226,18 +226,6 @@ pub fn PlanFormPanel(
             </section>
             <CalibrationPanel form=form plan=plan />
         </div>
-    }
-}
-
-/// Frameworks are proper names, the same in every language.
-fn framework_name(fw: Framework) -> &'static str {
-    match fw {
-        Framework::Megatron => "Megatron-LM",
-        Framework::DeepSpeed => "DeepSpeed",
-        Framework::LlamaFactory => "LLaMA-Factory",
-        Framework::MindSpeedLlm => "MindSpeed-LLM",
-        Framework::Verl => "VeRL",
-        Framework::MindSpeedRl => "MindSpeed-RL",
     }
 }
 

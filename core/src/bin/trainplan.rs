@@ -14,6 +14,8 @@ usage: trainplan <command> [args]
 commands:
   eval PLAN.json         evaluate a plan file (`-` reads standard input); print the report as JSON
   eval --link FRAGMENT   evaluate the plan in a permalink fragment (`v1=…`, with or without `#`)
+  emit PLAN.json --out DIR [--framework NAME]
+                         write the launch files (script, YAML, JSON) for the plan's framework
   advise PLAN.json       tuning advice for a plan, each move with its computed effect, as JSON
   search PLAN.json       the fastest plans that fit, and the memory/speed Pareto front, as JSON
   link PLAN.json         print the permalink fragment of a plan file
@@ -65,6 +67,42 @@ fn run() -> Result<(), String> {
             };
             no_more_args(&mut parser)?;
             print_json(&evaluate(&plan))
+        }
+        "emit" => {
+            let (mut path, mut framework, mut out) = (None, None, None);
+            while let Some(arg) = parser.next().map_err(|e| e.to_string())? {
+                match arg {
+                    Long("framework") => {
+                        framework = Some(
+                            parser.value().map_err(|e| e.to_string())?.string().map_err(|e| e.to_string())?,
+                        )
+                    }
+                    Long("out") => {
+                        out = Some(
+                            parser.value().map_err(|e| e.to_string())?.string().map_err(|e| e.to_string())?,
+                        )
+                    }
+                    Value(v) if path.is_none() => path = Some(v.string().map_err(|e| e.to_string())?),
+                    arg => return Err(arg.unexpected().to_string()),
+                }
+            }
+            let path = path.ok_or("emit needs a plan file (`-` for standard input)")?;
+            let out = out.ok_or("emit needs --out DIR")?;
+            let mut plan = read_plan(&path)?;
+            if let Some(name) = framework {
+                plan.framework = serde_json::from_value(serde_json::Value::String(name.clone())).map_err(|_| {
+                    format!("unknown framework {name:?}: megatron, deepspeed, llamafactory, mindspeed-llm, verl or mindspeed-rl")
+                })?;
+            }
+            let link = format!("#{}", permalink::encode(&plan));
+            let files = trainplan_core::emit::emit(&plan, &link).map_err(|e| e.to_string())?;
+            std::fs::create_dir_all(&out).map_err(|e| format!("{out}: {e}"))?;
+            for f in &files {
+                let target = std::path::Path::new(&out).join(&f.name);
+                std::fs::write(&target, &f.text).map_err(|e| format!("{}: {e}", target.display()))?;
+                println!("{}", target.display());
+            }
+            Ok(())
         }
         "advise" => {
             let path = one_path(&mut parser, "advise needs a plan file (`-` for standard input)")?;

@@ -1,0 +1,80 @@
+//! DeepSpeed: `ds_config.json` (frameworks.md §3.2, §3.4) whose batch identity holds —
+//! train_batch_size = micro-batch × accumulation × DP (`runtime/config.py::_batch_assertion`) —
+//! and the launch line (§3.1). DeepSpeed has no trainer of its own: the line runs the user's
+//! `train.py`, which calls `deepspeed.initialize`.
+
+use serde_json::{Value, json};
+
+use super::{EmittedFile, FileKind, accumulation, node_vars, script_opening};
+use crate::Plan;
+use crate::plan::Precision;
+
+/// The `zero_optimization` block for the plan's stage and offload (§3.2; offload needs stage ≥ 1,
+/// parameter offload stage 3).
+pub fn zero_block(plan: &Plan, hf_auto: bool) -> Value {
+    let p = &plan.parallel;
+    let bucket = if hf_auto { json!("auto") } else { json!(500_000_000u64) };
+    let mut zero = json!({
+        "stage": p.zero_stage,
+        "overlap_comm": p.overlap_grad_reduce,
+        "contiguous_gradients": true,
+        "reduce_bucket_size": bucket,
+    });
+    if p.zero_stage == 3 {
+        zero["stage3_prefetch_bucket_size"] = bucket.clone();
+        zero["stage3_param_persistence_threshold"] =
+            if hf_auto { json!("auto") } else { json!(1_000_000u64) };
+        zero["stage3_max_live_parameters"] = json!(1_000_000_000u64);
+        zero["stage3_max_reuse_distance"] = json!(1_000_000_000u64);
+        zero["sub_group_size"] = json!(1_000_000_000u64);
+        zero["stage3_gather_16bit_weights_on_model_save"] = json!(true);
+    }
+    if p.offload_optimizer && 1 <= p.zero_stage {
+        zero["offload_optimizer"] = json!({"device": "cpu", "pin_memory": true});
+    }
+    if p.offload_params && p.zero_stage == 3 {
+        zero["offload_param"] = json!({"device": "cpu", "pin_memory": true});
+    }
+    zero
+}
+
+/// The config a standalone DeepSpeed script reads: every batch key set, consistent.
+pub fn config(plan: &Plan) -> Value {
+    let micro = u64::from(plan.batch.micro_batch.get());
+    let accumulation = accumulation(plan);
+    let dp = crate::memory::estimate(plan).dp;
+    let mut c = json!({
+        "train_batch_size": micro * accumulation * dp,
+        "train_micro_batch_size_per_gpu": micro,
+        "gradient_accumulation_steps": accumulation,
+        "gradient_clipping": 1.0,
+        "steps_per_print": 10,
+        "optimizer": {"type": "AdamW", "params": {"lr": 1e-5, "betas": [0.9, 0.95], "eps": 1e-8, "weight_decay": 0.1}},
+        "zero_optimization": zero_block(plan, false),
+        "wall_clock_breakdown": false,
+    });
+    match plan.precision {
+        Precision::Bf16 | Precision::Fp8 => c["bf16"] = json!({"enabled": true}),
+        Precision::Fp16 => c["fp16"] = json!({"enabled": true, "loss_scale": 0, "initial_scale_power": 16}),
+        Precision::Fp32 => {}
+    }
+    c
+}
+
+/// `ds_config.json` and `launch.sh`.
+pub fn files(plan: &Plan, header: &[String]) -> Vec<EmittedFile> {
+    let json = serde_json::to_string_pretty(&config(plan)).expect("a JSON value always serializes") + "\n";
+    let mut sh = script_opening(
+        header,
+        "train.py is your script: it calls deepspeed.initialize(..., config=\"ds_config.json\").\n\
+         # Run on every node with NODE_RANK set (0 … NUM_NODES − 1); MASTER_ADDR is node 0.",
+    );
+    sh.push_str(&node_vars(plan, false, "NUM_NODES", "GPUS_PER_NODE", "localhost"));
+    sh.push_str("torchrun --nnodes \"$NUM_NODES\" --nproc_per_node \"$GPUS_PER_NODE\" --node_rank \"$NODE_RANK\" \\\n");
+    sh.push_str("  --master_addr \"$MASTER_ADDR\" --master_port \"$MASTER_PORT\" \\\n");
+    sh.push_str("  train.py --deepspeed --deepspeed_config ds_config.json\n");
+    vec![
+        EmittedFile { name: "ds_config.json".to_owned(), kind: FileKind::Json, text: json },
+        EmittedFile { name: "launch.sh".to_owned(), kind: FileKind::Shell, text: sh },
+    ]
+}

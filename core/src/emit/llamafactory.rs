@@ -1,0 +1,169 @@
+//! LLaMA-Factory: the training YAML (frameworks.md §4.2, §4.4), the DeepSpeed JSON it points to
+//! (HF fills the `"auto"` batch keys, §4.4), and `launch.sh` with `llamafactory-cli train` under
+//! FORCE_TORCHRUN and the node variables (§4.1, `src/llamafactory/launcher.py`).
+
+use serde_json::json;
+
+use super::{
+    EmittedFile, FileKind, accumulation, comment, model_path, model_slug, node_vars, script_opening,
+};
+use crate::Plan;
+use crate::model::Family;
+use crate::plan::{AttentionImpl, LoraTargets, Method, Precision, RecomputeGranularity};
+
+/// A YAML double-quoted scalar: JSON's string escapes are YAML's (YAML 1.2 §7.3.1).
+fn yaml_str(text: &str) -> String {
+    serde_json::to_string(text).expect("a string always serializes")
+}
+
+/// LLaMA-Factory's chat template for the model (`src/llamafactory/data/template.py` names).
+fn template(plan: &Plan) -> &'static str {
+    let name = plan.model.name.to_ascii_lowercase();
+    match plan.model.arch.family {
+        Family::Qwen2 | Family::Qwen2Moe => "qwen",
+        Family::Qwen3 | Family::Qwen3Moe => "qwen3",
+        Family::Mistral | Family::Mixtral => "mistral",
+        Family::Glm | Family::Glm4 => "glm4",
+        Family::DeepseekV2 => "deepseek",
+        Family::DeepseekV3 => "deepseek3",
+        Family::Llama if name.contains("llama-2") => "llama2",
+        Family::Llama if name.contains("llama-3") => "llama3",
+        _ => "default",
+    }
+}
+
+/// The DeepSpeed JSON for LLaMA-Factory: batch keys `"auto"` (HF fills them from the YAML).
+fn ds_config(plan: &Plan) -> serde_json::Value {
+    let mut c = json!({
+        "train_batch_size": "auto",
+        "train_micro_batch_size_per_gpu": "auto",
+        "gradient_accumulation_steps": "auto",
+        "gradient_clipping": "auto",
+        "zero_allow_untested_optimizer": true,
+        "zero_optimization": super::deepspeed::zero_block(plan, true),
+    });
+    match plan.precision {
+        Precision::Fp16 => {
+            c["fp16"] = json!({"enabled": "auto", "loss_scale": 0, "loss_scale_window": 1000,
+                "initial_scale_power": 16, "hysteresis": 2, "min_loss_scale": 1});
+        }
+        _ => c["bf16"] = json!({"enabled": "auto"}),
+    }
+    c
+}
+
+/// The YAML, as `key: value` lines in LLaMA-Factory's example order.
+pub fn yaml(plan: &Plan, ds_name: Option<&str>) -> String {
+    let launch = &plan.launch;
+    let mut y = String::new();
+    let mut kv = |k: &str, v: String| y.push_str(&format!("{k}: {v}\n"));
+    kv("model_name_or_path", yaml_str(&model_path(plan)));
+    kv("trust_remote_code", "true".to_owned());
+    let flash = match plan.attention {
+        AttentionImpl::Flash => "fa2",
+        AttentionImpl::Sdpa => "sdpa",
+        AttentionImpl::Eager => "disabled",
+    };
+    kv("flash_attn", flash.to_owned());
+    let stage = match plan.method {
+        Method::Pretrain => "pt",
+        Method::SftFull | Method::Lora | Method::Qlora => "sft",
+        Method::Dpo => "dpo",
+        Method::Grpo | Method::Ppo => "ppo",
+    };
+    kv("stage", stage.to_owned());
+    kv("do_train", "true".to_owned());
+    match plan.method {
+        Method::Lora | Method::Qlora => {
+            kv("finetuning_type", "lora".to_owned());
+            kv("lora_rank", plan.lora.rank.to_string());
+            kv("lora_alpha", plan.lora.alpha.to_string());
+            let targets = match &plan.lora.targets {
+                LoraTargets::All => "all".to_owned(),
+                LoraTargets::Only(t) => t.iter().map(|t| t.name()).collect::<Vec<_>>().join(","),
+            };
+            kv("lora_target", targets);
+        }
+        _ => kv("finetuning_type", "full".to_owned()),
+    }
+    if plan.method == Method::Qlora {
+        kv("quantization_bit", "4".to_owned());
+    }
+    if plan.method == Method::Dpo {
+        kv("pref_beta", "0.1".to_owned());
+        kv("pref_loss", "sigmoid".to_owned());
+    }
+    if matches!(plan.method, Method::Grpo | Method::Ppo) {
+        kv("reward_model", yaml_str("/path/to/reward_model"));
+    }
+    if plan.recompute.granularity == RecomputeGranularity::None {
+        kv("disable_gradient_checkpointing", "true".to_owned());
+    }
+    if let Some(name) = ds_name {
+        kv("deepspeed", yaml_str(name));
+    }
+    let dataset = if launch.dataset.is_empty() { "alpaca_en_demo" } else { &launch.dataset };
+    kv("dataset", yaml_str(dataset));
+    kv("dataset_dir", yaml_str("data"));
+    kv("template", template(plan).to_owned());
+    kv("cutoff_len", plan.batch.seq_len.to_string());
+    kv("preprocessing_num_workers", "16".to_owned());
+    let output = match launch.output_dir.is_empty() {
+        true => format!("saves/{}/{}", model_slug(plan), stage),
+        false => launch.output_dir.clone(),
+    };
+    kv("output_dir", yaml_str(&output));
+    kv("logging_steps", "10".to_owned());
+    kv("save_steps", "500".to_owned());
+    kv("plot_loss", "true".to_owned());
+    kv("report_to", "tensorboard".to_owned());
+    kv("per_device_train_batch_size", plan.batch.micro_batch.to_string());
+    kv("gradient_accumulation_steps", accumulation(plan).to_string());
+    let lr = match plan.method {
+        Method::Lora | Method::Qlora => "1.0e-4",
+        Method::Dpo => "5.0e-6",
+        _ => "1.0e-5",
+    };
+    kv("learning_rate", lr.to_owned());
+    kv("num_train_epochs", "3.0".to_owned());
+    kv("lr_scheduler_type", "cosine".to_owned());
+    kv("warmup_ratio", "0.1".to_owned());
+    match plan.precision {
+        Precision::Bf16 => kv("bf16", "true".to_owned()),
+        Precision::Fp16 => kv("fp16", "true".to_owned()),
+        Precision::Fp8 => {
+            kv("bf16", "true".to_owned());
+            kv("fp8", "true".to_owned());
+        }
+        Precision::Fp32 => {}
+    }
+    kv("ddp_timeout", "180000000".to_owned());
+    y
+}
+
+/// `train.yaml`, the DeepSpeed JSON when ZeRO is on, and `launch.sh`.
+pub fn files(plan: &Plan, header: &[String]) -> Vec<EmittedFile> {
+    let p = &plan.parallel;
+    let ds_name = (0 < p.zero_stage || p.offload_optimizer).then(|| {
+        let offload = if p.offload_optimizer || p.offload_params { "_offload" } else { "" };
+        format!("ds_z{}{offload}_config.json", p.zero_stage)
+    });
+    let mut files = Vec::new();
+    let mut text = comment(header);
+    text.push_str(&yaml(plan, ds_name.as_deref()));
+    files.push(EmittedFile { name: "train.yaml".to_owned(), kind: FileKind::Yaml, text });
+    if let Some(name) = &ds_name {
+        let json =
+            serde_json::to_string_pretty(&ds_config(plan)).expect("a JSON value always serializes") + "\n";
+        files.push(EmittedFile { name: name.clone(), kind: FileKind::Json, text: json });
+    }
+    let mut sh = script_opening(
+        header,
+        "Run on every node with NODE_RANK set (0 … NNODES − 1); MASTER_ADDR is node 0.",
+    );
+    sh.push_str("export FORCE_TORCHRUN=1\n");
+    sh.push_str(&node_vars(plan, true, "NNODES", "NPROC_PER_NODE", "127.0.0.1"));
+    sh.push_str("llamafactory-cli train train.yaml\n");
+    files.push(EmittedFile { name: "launch.sh".to_owned(), kind: FileKind::Shell, text: sh });
+    files
+}

@@ -1,0 +1,236 @@
+//! Megatron-LM: the bash launch script of frameworks.md §2.1/§2.4 (the pattern of Megatron-LM's
+//! `examples/llama/train_llama3_8b_h100_fp8.sh`): environment, node variables, flag arrays, one
+//! `torchrun pretrain_gpt.py` line. Model flags follow the model's config.json; every planned
+//! parallelism, memory and batch knob is written.
+
+use super::shell::quote;
+use super::{EmittedFile, FileKind, hf_config, model_path, model_slug, node_vars, script_opening};
+use crate::Plan;
+use crate::model::{Attention, MlpKind, Norm};
+use crate::plan::{Precision, RecomputeGranularity, RecomputeMethod};
+
+/// One `NAME=( … )` flag array, a flag per line.
+fn array(name: &str, flags: &[String]) -> String {
+    let mut res = format!("{name}=(\n");
+    for f in flags {
+        res.push_str("  ");
+        res.push_str(f);
+        res.push('\n');
+    }
+    res.push_str(")\n");
+    res
+}
+
+/// The model's shape as Megatron flags (frameworks.md §2.2 "Model shape").
+pub fn model_flags(plan: &Plan) -> Vec<String> {
+    let arch = &plan.model.arch;
+    let config = hf_config(plan);
+    let key = |k: &str| config.as_ref().and_then(|c| c.get(k)).filter(|v| !v.is_null()).cloned();
+    let mut f = vec![
+        format!("--num-layers {}", arch.n_layers),
+        format!("--hidden-size {}", arch.hidden_size),
+        format!("--ffn-hidden-size {}", arch.mlp.intermediate_size),
+        format!("--num-attention-heads {}", arch.attention.n_heads()),
+    ];
+    match arch.attention {
+        Attention::Gqa { n_heads, n_kv_heads, head_dim, qkv_bias, qk_norm, .. } => {
+            if n_kv_heads != n_heads {
+                f.push(format!("--group-query-attention --num-query-groups {n_kv_heads}"));
+            }
+            f.push(format!("--kv-channels {head_dim}"));
+            if qkv_bias {
+                f.push("--add-qkv-bias".to_owned());
+            }
+            if qk_norm {
+                f.push("--qk-layernorm".to_owned());
+            }
+        }
+        Attention::Mla {
+            q_lora_rank, kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, v_head_dim, ..
+        } => {
+            f.push("--multi-latent-attention".to_owned());
+            if let Some(q) = q_lora_rank {
+                f.push(format!("--q-lora-rank {q}"));
+            }
+            f.push(format!("--kv-lora-rank {kv_lora_rank}"));
+            f.push(format!("--qk-head-dim {qk_nope_head_dim} --qk-pos-emb-head-dim {qk_rope_head_dim}"));
+            f.push(format!("--v-head-dim {v_head_dim}"));
+        }
+    }
+    f.push(format!(
+        "--seq-length {} --max-position-embeddings {}",
+        plan.batch.seq_len,
+        arch.max_position_embeddings.max(u64::from(plan.batch.seq_len.get()))
+    ));
+    match arch.learned_positions {
+        0 => {
+            // Unknown from the shape alone: the script refuses to run until it is set, rather than
+            // silently train with Megatron's default.
+            let theta = key("rope_theta").map(|v| v.to_string()).unwrap_or_else(|| {
+                "\"${ROTARY_BASE:?set ROTARY_BASE to rope_theta from the model config.json}\"".to_owned()
+            });
+            f.push(format!("--position-embedding-type rope --rotary-base {theta}"));
+        }
+        _ => f.push("--position-embedding-type learned_absolute".to_owned()),
+    }
+    let eps = key("rms_norm_eps").or_else(|| key("layer_norm_epsilon")).map(|v| v.to_string());
+    let eps = eps.unwrap_or_else(|| {
+        "\"${NORM_EPSILON:?set NORM_EPSILON to rms_norm_eps (or layer_norm_epsilon) from the model config.json}\"".to_owned()
+    });
+    match arch.norm {
+        Norm::Rms => f.push(format!("--normalization RMSNorm --norm-epsilon {eps}")),
+        Norm::Layer => f.push(format!("--normalization LayerNorm --norm-epsilon {eps}")),
+    }
+    if arch.mlp.kind == MlpKind::Gated {
+        f.push("--swiglu".to_owned());
+    }
+    if !arch.mlp.bias {
+        f.push("--disable-bias-linear".to_owned());
+    }
+    if !arch.tied_embeddings {
+        f.push("--untie-embeddings-and-output-weights".to_owned());
+    }
+    if let Some(moe) = &arch.moe {
+        f.push(format!("--num-experts {} --moe-router-topk {}", moe.n_experts, moe.top_k));
+        f.push(format!("--moe-ffn-hidden-size {}", moe.expert_intermediate_size));
+        if 0 < moe.shared_intermediate_size {
+            f.push(format!("--moe-shared-expert-intermediate-size {}", moe.shared_intermediate_size));
+        }
+        f.push("--moe-grouped-gemm --moe-token-dispatcher-type alltoall".to_owned());
+    }
+    f.push("--attention-dropout 0.0 --hidden-dropout 0.0".to_owned());
+    f
+}
+
+/// Parallelism, memory and schedule flags (frameworks.md §2.2 "Parallelism", "Data-parallel",
+/// "Recompute").
+pub fn parallel_flags(plan: &Plan) -> Vec<String> {
+    let p = &plan.parallel;
+    let mut f = vec![
+        format!("--tensor-model-parallel-size {}", p.tp),
+        format!("--pipeline-model-parallel-size {}", p.pp),
+    ];
+    if 1 < p.vpp.get() {
+        // VPP = (layers / PP) / layers-per-virtual-stage (`arguments.py`).
+        let per_stage = plan.model.arch.n_layers / u64::from(p.pp.get()) / u64::from(p.vpp.get());
+        f.push(format!("--num-layers-per-virtual-pipeline-stage {}", per_stage.max(1)));
+    }
+    f.push(format!("--context-parallel-size {}", p.cp));
+    if plan.model.arch.moe.is_some() {
+        f.push(format!("--expert-model-parallel-size {} --expert-tensor-parallel-size {}", p.ep, p.etp));
+    }
+    let mut switches = Vec::new();
+    if p.sequence_parallel {
+        switches.push("--sequence-parallel");
+    }
+    if p.distributed_optimizer {
+        switches.push("--use-distributed-optimizer");
+    }
+    if p.overlap_grad_reduce {
+        switches.push("--overlap-grad-reduce");
+    }
+    if p.overlap_param_gather {
+        switches.push("--overlap-param-gather");
+    }
+    if p.tp_comm_overlap {
+        switches.push("--tp-comm-overlap");
+    }
+    if !switches.is_empty() {
+        f.push(switches.join(" "));
+    }
+    let r = &plan.recompute;
+    match r.granularity {
+        RecomputeGranularity::None => {}
+        RecomputeGranularity::Selective => f.push("--recompute-granularity selective".to_owned()),
+        RecomputeGranularity::Full => {
+            let method = match r.method {
+                RecomputeMethod::Uniform => "uniform",
+                RecomputeMethod::Block => "block",
+            };
+            f.push(format!(
+                "--recompute-granularity full --recompute-method {method} --recompute-num-layers {}",
+                r.num_layers
+            ));
+        }
+    }
+    f
+}
+
+/// The script.
+pub fn script(plan: &Plan, header: &[String]) -> EmittedFile {
+    let slug = model_slug(plan);
+    let launch = &plan.launch;
+    let checkpoint = match launch.output_dir.is_empty() {
+        true => format!("/ckpt/{slug}"),
+        false => launch.output_dir.clone(),
+    };
+    let data = match launch.dataset.is_empty() {
+        true => "/data/corpus_text_document".to_owned(),
+        false => launch.dataset.clone(),
+    };
+    let b = &plan.batch;
+    let precision = match plan.precision {
+        Precision::Bf16 => "--bf16".to_owned(),
+        Precision::Fp16 => "--fp16".to_owned(),
+        Precision::Fp8 => {
+            "--bf16 --fp8-format hybrid --fp8-amax-history-len 1024 --fp8-amax-compute-algo max".to_owned()
+        }
+        Precision::Fp32 => String::new(),
+    };
+    let mut training = vec![
+        format!("--micro-batch-size {} --global-batch-size {}", b.micro_batch, b.global_batch),
+        "--train-iters 100000 --lr 1.5e-4 --min-lr 1.5e-5 --lr-decay-style cosine --lr-warmup-iters 2000"
+            .to_owned(),
+        "--weight-decay 0.1 --adam-beta1 0.9 --adam-beta2 0.95 --clip-grad 1.0".to_owned(),
+    ];
+    if !precision.is_empty() {
+        training.push(precision);
+    }
+    let mut text = script_opening(
+        header,
+        "Run on every node with NODE_RANK set (0 … NUM_NODES − 1); MASTER_ADDR is node 0.",
+    );
+    let p = &plan.parallel;
+    // Required by Megatron's TP/CP communication ordering before Blackwell (frameworks.md §2.1).
+    if 1 < p.tp.get() || 1 < p.cp.get() {
+        text.push_str("export CUDA_DEVICE_MAX_CONNECTIONS=1\n\n");
+    }
+    text.push_str(&node_vars(plan, false, "NUM_NODES", "GPUS_PER_NODE", "localhost"));
+    text.push_str(&format!(
+        "CHECKPOINT_PATH={}   # Megatron (torch_dist) checkpoint, converted from HF\n",
+        quote(&checkpoint)
+    ));
+    text.push_str(&format!("TOKENIZER_MODEL={}   # HF tokenizer\n", quote(&model_path(plan))));
+    text.push_str(&format!(
+        "DATA_PATH={}   # prefix of .bin/.idx from tools/preprocess_data.py\n\n",
+        quote(&data)
+    ));
+    text.push_str(&array(
+        "DISTRIBUTED_ARGS",
+        &[
+            "--nproc_per_node \"$GPUS_PER_NODE\" --nnodes \"$NUM_NODES\" --node_rank \"$NODE_RANK\""
+                .to_owned(),
+            "--master_addr \"$MASTER_ADDR\" --master_port \"$MASTER_PORT\"".to_owned(),
+        ],
+    ));
+    text.push_str(&array("MODEL_ARGS", &model_flags(plan)));
+    text.push_str(&array("PARALLEL_ARGS", &parallel_flags(plan)));
+    text.push_str(&array("TRAINING_ARGS", &training));
+    text.push_str(&array(
+        "DATA_ARGS",
+        &[
+            "--data-path \"$DATA_PATH\" --split 99,1,0".to_owned(),
+            "--tokenizer-type HuggingFaceTokenizer --tokenizer-model \"$TOKENIZER_MODEL\"".to_owned(),
+        ],
+    ));
+    text.push_str(&array(
+        "LOGGING_ARGS",
+        &[
+            "--log-interval 10 --log-throughput --eval-interval 1000 --eval-iters 10".to_owned(),
+            "--save-interval 1000 --save \"$CHECKPOINT_PATH\" --load \"$CHECKPOINT_PATH\" --ckpt-format torch_dist".to_owned(),
+        ],
+    ));
+    text.push_str("\ntorchrun \"${DISTRIBUTED_ARGS[@]}\" pretrain_gpt.py \\\n");
+    text.push_str("  \"${MODEL_ARGS[@]}\" \"${PARALLEL_ARGS[@]}\" \"${TRAINING_ARGS[@]}\" \"${DATA_ARGS[@]}\" \"${LOGGING_ARGS[@]}\"\n");
+    EmittedFile { name: format!("train_{}.sh", slug.replace('.', "_")), kind: FileKind::Shell, text }
+}

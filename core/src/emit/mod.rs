@@ -1,0 +1,230 @@
+//! Launch files: for each framework, exactly what its users run, written from the one typed plan.
+//! Formats and flags follow ../shared/reference/frameworks.md (§2 Megatron-LM, §3 DeepSpeed,
+//! §4 LLaMA-Factory). Every text a user typed reaches a script as one quoted word ([`shell`]),
+//! a YAML file as a double-quoted scalar, and JSON through serde_json.
+
+pub mod deepspeed;
+pub mod llamafactory;
+pub mod megatron;
+pub mod shell;
+
+use serde::Serialize;
+
+use crate::Plan;
+use crate::plan::{Framework, Method, ModelSpec};
+
+/// The syntax of an emitted file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FileKind {
+    /// A bash script.
+    Shell,
+    /// YAML.
+    Yaml,
+    /// JSON.
+    Json,
+}
+
+/// One emitted file.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct EmittedFile {
+    /// File name, no directory.
+    pub name: String,
+    /// Its syntax.
+    pub kind: FileKind,
+    /// Its text.
+    pub text: String,
+}
+
+/// Why no files were written.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum EmitError {
+    /// Occurs for a framework whose emitter this build does not have yet.
+    NotYet(Framework),
+}
+
+impl std::fmt::Display for EmitError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            EmitError::NotYet(framework) => {
+                write!(f, "launch files for {} are not written yet", framework.name())
+            }
+        }
+    }
+}
+
+/// The files to launch the plan with its framework. `link` is the permalink (a full address or a
+/// `#v1=…` fragment) written into each file's opening comment so the file reopens its plan.
+pub fn emit(plan: &Plan, link: &str) -> Result<Vec<EmittedFile>, EmitError> {
+    let header = header(plan, link);
+    match plan.framework {
+        Framework::Megatron => Ok(vec![megatron::script(plan, &header)]),
+        Framework::DeepSpeed => Ok(deepspeed::files(plan, &header)),
+        Framework::LlamaFactory => Ok(llamafactory::files(plan, &header)),
+        other => Err(EmitError::NotYet(other)),
+    }
+}
+
+fn method_name(method: Method) -> &'static str {
+    match method {
+        Method::Pretrain => "pre-training",
+        Method::SftFull => "full SFT",
+        Method::Lora => "LoRA SFT",
+        Method::Qlora => "QLoRA SFT",
+        Method::Dpo => "DPO",
+        Method::Grpo => "GRPO",
+        Method::Ppo => "PPO",
+    }
+}
+
+/// The plan in one paragraph, and the link that reopens it, as comment lines without the marker.
+fn header(plan: &Plan, link: &str) -> Vec<String> {
+    let p = &plan.parallel;
+    let mem = crate::memory::estimate(plan);
+    let t = crate::time::estimate(plan, &mem);
+    let layout = match plan.framework {
+        Framework::Megatron | Framework::MindSpeedLlm | Framework::MindSpeedRl => format!(
+            "TP {}, PP {}, VPP {}, CP {}, EP {}, DP {}{}",
+            p.tp,
+            p.pp,
+            p.vpp,
+            p.cp,
+            p.ep,
+            mem.dp,
+            if p.distributed_optimizer { ", distributed optimizer" } else { "" }
+        ),
+        _ => format!(
+            "DP {}, ZeRO {}{}{}",
+            mem.dp,
+            p.zero_stage,
+            if p.offload_optimizer { ", optimizer offload" } else { "" },
+            if p.offload_params { ", parameter offload" } else { "" }
+        ),
+    };
+    let paragraph = format!(
+        "{} {} with {} on {} × {} {} ({} devices): {layout}; \
+         micro-batch {}, global batch {}, sequence {}; {}. Planned peak {:.1} GiB per device, step {:.2} s.",
+        plan.model.name,
+        method_name(plan.method),
+        plan.framework.name(),
+        plan.cluster.nodes,
+        plan.cluster.devices_per_node,
+        plan.hardware.hw.name,
+        plan.cluster.n_devices(),
+        plan.batch.micro_batch,
+        plan.batch.global_batch,
+        plan.batch.seq_len,
+        format!("{:?}", plan.precision).to_lowercase(),
+        mem.peak_bytes as f64 / (1u64 << 30) as f64,
+        t.step_seconds,
+    );
+    let mut lines = vec!["Written by trainplan.".to_owned()];
+    lines.extend(wrap(&paragraph, 96));
+    // The link is written as is: a fragment or an address has no newline (base64url and the
+    // page's own address), and it sits in a comment.
+    lines.push(format!("Reopen the plan: {}", link.replace(['\n', '\r'], "")));
+    lines
+}
+
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    for w in text.split(' ') {
+        if !line.is_empty() && width < line.len() + 1 + w.len() {
+            lines.push(std::mem::take(&mut line));
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(w);
+    }
+    if !line.is_empty() {
+        lines.push(line);
+    }
+    lines
+}
+
+/// A launch script's opening: shebang, the header, how to run it, strict mode.
+fn script_opening(header: &[String], how: &str) -> String {
+    format!("#!/bin/bash\n{}# {how}\nset -euo pipefail\n\n", comment(header))
+}
+
+/// The node variables of a multi-node launch, `export`ed when `export`: node count, devices per
+/// node, this node's rank (from the environment), and node 0's address and port (from the
+/// environment, else the plan's launch settings, else `default_addr` and 29500).
+fn node_vars(plan: &Plan, export: bool, nodes: &str, per_node: &str, default_addr: &str) -> String {
+    let launch = &plan.launch;
+    let port = if launch.master_port == 0 { 29500 } else { launch.master_port };
+    let addr = if launch.master_addr.is_empty() { default_addr } else { &launch.master_addr };
+    let x = if export { "export " } else { "" };
+    format!(
+        "{x}{nodes}={}\n{x}{per_node}={}\n{x}NODE_RANK=${{NODE_RANK:-0}}\n\
+         {x}MASTER_ADDR=${{MASTER_ADDR:-{}}}\n{x}MASTER_PORT=${{MASTER_PORT:-{port}}}\n\n",
+        plan.cluster.nodes,
+        plan.cluster.devices_per_node,
+        shell::quote(addr),
+    )
+}
+
+/// The header as `# ` comment lines.
+fn comment(header: &[String]) -> String {
+    header.iter().map(|l| format!("# {l}\n")).collect()
+}
+
+/// The model's own `config.json` keys, when the plan has them (catalog or import).
+fn hf_config(plan: &Plan) -> Option<serde_json::Value> {
+    match &plan.model.spec {
+        ModelSpec::Catalog(id) => {
+            let c = crate::catalog::CONFIGS.iter().find(|c| c.id == id)?;
+            serde_json::from_str(c.config).ok()
+        }
+        ModelSpec::HfConfig(v) => Some(v.clone()),
+    }
+}
+
+/// The model weights to load: the user's path, else the catalog model's Hugging Face id.
+fn model_path(plan: &Plan) -> String {
+    if !plan.launch.model_path.is_empty() {
+        return plan.launch.model_path.clone();
+    }
+    if let ModelSpec::Catalog(id) = &plan.model.spec
+        && let Some(c) = crate::catalog::CONFIGS.iter().find(|c| c.id == id)
+        && let Some(repo) = hf_repo(c.source)
+    {
+        return repo;
+    }
+    "/path/to/model".to_owned()
+}
+
+/// `Qwen/Qwen2.5-7B` from `https://huggingface.co/Qwen/Qwen2.5-7B/blob/main/config.json`.
+fn hf_repo(source: &str) -> Option<String> {
+    let rest = source.split("huggingface.co/").nth(1)?;
+    let mut parts = rest.split('/');
+    let (org, name) = (parts.next()?, parts.next()?);
+    Some(format!("{org}/{name}"))
+}
+
+/// A short stable name for paths: the catalog id, else the model's name made path-safe.
+fn model_slug(plan: &Plan) -> String {
+    match &plan.model.spec {
+        ModelSpec::Catalog(id) => id.clone(),
+        ModelSpec::HfConfig(_) => {
+            plan.model
+                .name
+                .chars()
+                .map(|c| {
+                    if c.is_ascii_alphanumeric() || c == '.' || c == '-' {
+                        c.to_ascii_lowercase()
+                    } else {
+                        '-'
+                    }
+                })
+                .collect()
+        }
+    }
+}
+
+/// Gradient accumulation steps: global batch ÷ (micro-batch · DP), at least 1.
+fn accumulation(plan: &Plan) -> u64 {
+    crate::memory::estimate(plan).n_microbatches
+}

@@ -1,0 +1,325 @@
+//! Launch files: valid by construction (bash -n, a YAML parser, serde_json), every planned value
+//! written, batch identities holding, user-typed text never run by the shell, and golden files
+//! (core/tests/golden/, reviewed against frameworks.md §2.4, §3.4, §4.4; rewrite them with
+//! `UPDATE_GOLDEN=1 cargo test -p trainplan-core --test it emit`, as scripts/update-docs does).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use trainplan_core::emit::{EmittedFile, FileKind, emit};
+use trainplan_core::plan::Plan;
+use yaml_rust2::{Yaml, YamlLoader};
+
+fn plan(text: &str) -> Plan {
+    Plan::from_json(text).unwrap_or_else(|e| panic!("{text}: {e}"))
+}
+
+/// (golden directory, plan): two plans per framework.
+const GOLDEN: &[(&str, &str)] = &[
+    (
+        "megatron-llama-3.1-70b",
+        r#"{"model": "llama-3.1-70b", "cluster": {"nodes": 4}, "framework": "megatron", "method": "pretrain",
+            "parallel": {"tp": 8, "pp": 4, "vpp": 2, "sequence_parallel": true, "distributed_optimizer": true,
+            "overlap_grad_reduce": true, "overlap_param_gather": true}, "recompute": {"granularity": "selective"},
+            "batch": {"global_batch": 64, "seq_len": 4096}}"#,
+    ),
+    (
+        "megatron-mixtral-8x7b",
+        r#"{"model": "mixtral-8x7b", "cluster": {"nodes": 2}, "framework": "megatron", "method": "pretrain",
+            "parallel": {"tp": 2, "pp": 2, "ep": 4, "sequence_parallel": true, "distributed_optimizer": true},
+            "recompute": {"granularity": "full", "method": "uniform", "num_layers": 1},
+            "batch": {"micro_batch": 1, "global_batch": 128, "seq_len": 4096}}"#,
+    ),
+    (
+        "deepspeed-qwen2.5-7b-zero3",
+        r#"{"model": "qwen2.5-7b", "hardware": "a100-sxm-80g", "framework": "deepspeed", "method": "sft-full",
+            "parallel": {"zero_stage": 3, "overlap_grad_reduce": true}, "batch": {"micro_batch": 2, "global_batch": 128}}"#,
+    ),
+    (
+        "deepspeed-llama-3-8b-zero2-offload",
+        r#"{"model": "llama-3-8b", "hardware": "rtx-4090-24g", "cluster": {"nodes": 2}, "framework": "deepspeed",
+            "method": "sft-full", "precision": "bf16", "parallel": {"zero_stage": 2, "offload_optimizer": true},
+            "batch": {"micro_batch": 1, "global_batch": 64, "seq_len": 2048}}"#,
+    ),
+    ("llamafactory-qwen2.5-7b-lora", r#"{"model": "qwen2.5-7b"}"#),
+    (
+        "llamafactory-qwen2.5-72b-zero3-offload",
+        r#"{"model": "qwen2.5-72b", "cluster": {"nodes": 2}, "framework": "llamafactory", "method": "sft-full",
+            "parallel": {"zero_stage": 3, "offload_optimizer": true},
+            "launch": {"model_path": "/models/Qwen2.5-72B-Instruct", "dataset": "alpaca_en_demo,identity",
+            "output_dir": "saves/qwen2.5-72b/full/sft", "master_addr": "10.0.0.1", "master_port": 29501},
+            "batch": {"micro_batch": 1, "global_batch": 64, "seq_len": 4096}}"#,
+    ),
+];
+
+fn golden_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden")
+}
+
+fn files(text: &str) -> Vec<EmittedFile> {
+    let p = plan(text);
+    let link = format!("#{}", trainplan_core::permalink::encode(&p));
+    emit(&p, &link).unwrap()
+}
+
+#[test]
+fn golden_files_are_what_the_emitters_write() {
+    let update = std::env::var_os("UPDATE_GOLDEN").is_some();
+    for (dir, text) in GOLDEN {
+        let dir = golden_dir().join(dir);
+        for f in files(text) {
+            let path = dir.join(&f.name);
+            if update {
+                std::fs::create_dir_all(&dir).unwrap();
+                std::fs::write(&path, &f.text).unwrap();
+            }
+            let golden = std::fs::read_to_string(&path)
+                .unwrap_or_else(|e| panic!("{}: {e} (UPDATE_GOLDEN=1 writes it)", path.display()));
+            assert_eq!(f.text, golden, "{} differs (UPDATE_GOLDEN=1 rewrites it)", path.display());
+        }
+    }
+}
+
+fn bash_n(text: &str) {
+    let dir = tempdir("bash-n");
+    let path = dir.join("script.sh");
+    std::fs::write(&path, text).unwrap();
+    let out = Command::new("bash").arg("-n").arg(&path).output().expect("bash runs");
+    assert!(out.status.success(), "bash -n: {}\n{text}", String::from_utf8_lossy(&out.stderr));
+}
+
+fn tempdir(name: &str) -> PathBuf {
+    let dir =
+        std::env::temp_dir().join(format!("trainplan-emit-{}-{name}-{}", std::process::id(), rand_suffix()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn rand_suffix() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(0);
+    N.fetch_add(1, Ordering::Relaxed)
+}
+
+#[test]
+fn every_file_parses_in_its_own_syntax() {
+    let mut n = 0;
+    for (_, text) in GOLDEN {
+        for f in files(text) {
+            match f.kind {
+                FileKind::Shell => bash_n(&f.text),
+                FileKind::Yaml => {
+                    let docs =
+                        YamlLoader::load_from_str(&f.text).unwrap_or_else(|e| panic!("{}: {e}", f.name));
+                    assert!(matches!(docs[0], Yaml::Hash(_)), "{}", f.name);
+                }
+                FileKind::Json => {
+                    serde_json::from_str::<serde_json::Value>(&f.text)
+                        .unwrap_or_else(|e| panic!("{}: {e}", f.name));
+                }
+            }
+            n += 1;
+        }
+    }
+    assert_eq!(n, 2 + 4 + 3 + 2, "files written");
+}
+
+fn flag_value<'a>(text: &'a str, flag: &str) -> Option<&'a str> {
+    text.split_whitespace().skip_while(|w| *w != flag).nth(1)
+}
+
+#[test]
+fn megatron_scripts_carry_every_planned_flag() {
+    let text = &files(GOLDEN[0].1)[0].text;
+    // Llama-3.1-70B config.json: 80 layers, hidden 8192, FFN 28672, 64 heads, 8 KV heads.
+    for (flag, value) in [
+        ("--num-layers", "80"),
+        ("--hidden-size", "8192"),
+        ("--ffn-hidden-size", "28672"),
+        ("--num-attention-heads", "64"),
+        ("--num-query-groups", "8"),
+        ("--tensor-model-parallel-size", "8"),
+        ("--pipeline-model-parallel-size", "4"),
+        // 80 layers / PP 4 / VPP 2 (Megatron `arguments.py`: VPP = layers / PP / this).
+        ("--num-layers-per-virtual-pipeline-stage", "10"),
+        ("--micro-batch-size", "1"),
+        ("--global-batch-size", "64"),
+        ("--seq-length", "4096"),
+        ("--recompute-granularity", "selective"),
+    ] {
+        assert_eq!(flag_value(text, flag), Some(value), "{flag}");
+    }
+    for switch in [
+        "--sequence-parallel",
+        "--use-distributed-optimizer",
+        "--overlap-grad-reduce",
+        "--overlap-param-gather",
+        "--bf16",
+        "--swiglu",
+    ] {
+        assert!(text.split_whitespace().any(|w| w == switch), "{switch}");
+    }
+    assert!(text.contains("export CUDA_DEVICE_MAX_CONNECTIONS=1"));
+    let moe = &files(GOLDEN[1].1)[0].text;
+    // Mixtral-8x7B: 8 experts, top-2, expert FFN 14336.
+    assert_eq!(flag_value(moe, "--num-experts"), Some("8"));
+    assert_eq!(flag_value(moe, "--moe-router-topk"), Some("2"));
+    assert_eq!(flag_value(moe, "--expert-model-parallel-size"), Some("4"));
+    assert_eq!(flag_value(moe, "--recompute-method"), Some("uniform"));
+}
+
+#[test]
+fn deepspeed_batch_identity_holds() {
+    for (_, text) in &GOLDEN[2..4] {
+        let p = plan(text);
+        let config: serde_json::Value = serde_json::from_str(&files(text)[0].text).unwrap();
+        let world = p.cluster.n_devices();
+        let (tbs, micro, gas) = (
+            config["train_batch_size"].as_u64().unwrap(),
+            config["train_micro_batch_size_per_gpu"].as_u64().unwrap(),
+            config["gradient_accumulation_steps"].as_u64().unwrap(),
+        );
+        // DeepSpeed `runtime/config.py::_batch_assertion`: train_batch_size = micro × GAS × world.
+        assert_eq!(tbs, micro * gas * world, "{text}");
+        assert_eq!(tbs, u64::from(p.batch.global_batch.get()));
+        assert_eq!(config["zero_optimization"]["stage"], p.parallel.zero_stage);
+    }
+    let offload: serde_json::Value = serde_json::from_str(&files(GOLDEN[3].1)[0].text).unwrap();
+    assert_eq!(offload["zero_optimization"]["offload_optimizer"]["device"], "cpu");
+}
+
+#[test]
+fn llamafactory_yaml_holds_the_plan() {
+    let text = GOLDEN[5].1;
+    let p = plan(text);
+    let out = files(text);
+    let yaml = &YamlLoader::load_from_str(&out[0].text).unwrap()[0];
+    // HF batch identity: per-device batch × accumulation × world = global batch.
+    let micro = yaml["per_device_train_batch_size"].as_i64().unwrap() as u64;
+    let gas = yaml["gradient_accumulation_steps"].as_i64().unwrap() as u64;
+    assert_eq!(micro * gas * p.cluster.n_devices(), 64);
+    assert_eq!(yaml["cutoff_len"].as_i64(), Some(4096));
+    assert_eq!(yaml["finetuning_type"].as_str(), Some("full"));
+    assert_eq!(yaml["model_name_or_path"].as_str(), Some("/models/Qwen2.5-72B-Instruct"));
+    assert_eq!(yaml["deepspeed"].as_str(), Some("ds_z3_offload_config.json"));
+    assert_eq!(out[1].name, "ds_z3_offload_config.json");
+    let ds: serde_json::Value = serde_json::from_str(&out[1].text).unwrap();
+    assert_eq!(ds["zero_optimization"]["offload_optimizer"]["device"], "cpu");
+    assert_eq!(ds["train_batch_size"], "auto");
+    let lora = &YamlLoader::load_from_str(&files(GOLDEN[4].1)[0].text).unwrap()[0];
+    assert_eq!(lora["finetuning_type"].as_str(), Some("lora"));
+    assert_eq!(lora["lora_rank"].as_i64(), Some(8));
+    assert_eq!(lora["lora_target"].as_str(), Some("all"));
+    assert_eq!(lora["template"].as_str(), Some("qwen"));
+}
+
+/// Hostile texts a user might paste (control characters are refused by the plan itself).
+const HOSTILE: &[&str] = &[
+    "x; touch SENTINEL",
+    "$(touch SENTINEL)",
+    "`touch SENTINEL`",
+    "it's \"quoted\" $HOME ${PATH} \\ back",
+    "模型/路径 ü && touch SENTINEL",
+    "' ; touch SENTINEL ; '",
+];
+
+/// Runs `script` with fake `torchrun` and `llamafactory-cli` first on PATH; they record their
+/// arguments and MASTER_ADDR, NUL-separated. Returns (arguments, environment's MASTER_ADDR).
+fn run_with_fakes(script: &str, dir: &Path) -> (Vec<String>, String) {
+    let bin = dir.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let record = dir.join("args");
+    let fake = format!(
+        "#!/bin/bash\nprintf '%s\\0' \"$@\" > {}\nprintf '%s' \"$MASTER_ADDR\" > {}.env\n",
+        record.display(),
+        record.display()
+    );
+    for name in ["torchrun", "llamafactory-cli"] {
+        let path = bin.join(name);
+        std::fs::write(&path, &fake).unwrap();
+        Command::new("chmod").arg("+x").arg(&path).status().unwrap();
+    }
+    let path = dir.join("launch.sh");
+    std::fs::write(&path, script).unwrap();
+    let out = Command::new("bash")
+        .arg(&path)
+        .current_dir(dir)
+        .env("PATH", format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default()))
+        // The shape alone does not give these (the script refuses to run without them).
+        .env("ROTARY_BASE", "500000")
+        .env("NORM_EPSILON", "1e-5")
+        .env_remove("MASTER_ADDR")
+        .env_remove("NODE_RANK")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let args = std::fs::read(&record).unwrap();
+    let args = args
+        .split(|b| *b == 0)
+        .filter(|a| !a.is_empty())
+        .map(|a| String::from_utf8(a.to_vec()).unwrap())
+        .collect();
+    let env = std::fs::read_to_string(format!("{}.env", record.display())).unwrap();
+    (args, env)
+}
+
+#[test]
+fn typed_text_reaches_the_framework_verbatim_and_never_runs() {
+    for hostile in HOSTILE {
+        let dir = tempdir("hostile");
+        let sentinel = dir.join("pwned");
+        let hostile = hostile.replace("SENTINEL", &sentinel.display().to_string());
+        let launch = serde_json::json!({
+            "model_path": hostile, "dataset": hostile, "output_dir": hostile, "master_addr": hostile
+        });
+        // Megatron: every typed text is one argument of torchrun, unchanged.
+        let text = format!(
+            r#"{{"model": "llama-3-8b", "framework": "megatron", "method": "pretrain", "launch": {launch}}}"#
+        );
+        let script = &files(&text)[0].text;
+        bash_n(script);
+        let (args, _) = run_with_fakes(script, &dir);
+        for flag in ["--tokenizer-model", "--data-path", "--save", "--load", "--master_addr"] {
+            let at = args.iter().position(|a| a == flag).unwrap_or_else(|| panic!("{flag} missing"));
+            assert_eq!(args[at + 1], hostile, "{flag}");
+        }
+        // LLaMA-Factory: the address reaches the launcher's environment; the YAML holds the rest.
+        let text = format!(r#"{{"model": "llama-3-8b", "launch": {launch}}}"#);
+        let out = files(&text);
+        let yaml = &YamlLoader::load_from_str(&out[0].text).unwrap()[0];
+        for key in ["model_name_or_path", "dataset", "output_dir"] {
+            assert_eq!(yaml[key].as_str(), Some(hostile.as_str()), "{key}");
+        }
+        let launch_sh = &out.last().unwrap().text;
+        let (args, env) = run_with_fakes(launch_sh, &dir);
+        assert_eq!(args, ["train", "train.yaml"]);
+        assert_eq!(env, hostile);
+        // DeepSpeed's launch line.
+        let text = format!(
+            r#"{{"model": "llama-3-8b", "framework": "deepspeed", "method": "sft-full", "launch": {launch}}}"#
+        );
+        let (args, _) = run_with_fakes(&files(&text)[1].text, &dir);
+        let at = args.iter().position(|a| a == "--master_addr").unwrap();
+        assert_eq!(args[at + 1], hostile);
+        assert!(!sentinel.exists(), "{hostile:?} ran");
+    }
+}
+
+#[test]
+fn control_characters_are_refused_with_the_field_named() {
+    for bad in ["a\nb", "a\rb", "tab\there", "nul\u{0}"] {
+        let text = format!(
+            r#"{{"model": "llama-3-8b", "launch": {{"dataset": {}}}}}"#,
+            serde_json::to_string(bad).unwrap()
+        );
+        let err = Plan::from_json(&text).unwrap_err().to_string();
+        assert!(err.contains("launch.dataset") && err.contains("control characters"), "{err}");
+    }
+}
+
+#[test]
+fn frameworks_without_an_emitter_say_so() {
+    let p = plan(r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo"}"#);
+    let err = emit(&p, "#v1=x").unwrap_err();
+    assert_eq!(err.to_string(), "launch files for VeRL are not written yet");
+}
