@@ -282,6 +282,63 @@ async fn the_permalink_survives_a_real_reload() -> WebDriverResult<()> {
     other.driver.quit().await
 }
 
+/// The launch files follow the plan, keep typed text quoted, and download as shown.
+#[tokio::test(flavor = "multi_thread")]
+async fn launch_files_follow_the_plan_and_download() -> WebDriverResult<()> {
+    let chromedriver = Chromedriver::start();
+    let page = open(&chromedriver, 1280, 900).await?;
+
+    // The default plan is a LLaMA-Factory LoRA run: its YAML first.
+    let yaml = page.wait_text("launch-text", |t| t.contains("finetuning_type: lora")).await?;
+    assert!(yaml.contains("model_name_or_path: \"Qwen/Qwen2.5-7B\""), "{yaml}");
+    // Hostile text typed by a user lands in the YAML as one double-quoted scalar.
+    page.type_into("launch-dataset", "x; rm -rf ~ $(id) `id`").await?;
+    let yaml = page.wait_text("launch-text", |t| t.contains("dataset: \"x; rm")).await?;
+    assert!(yaml.contains("dataset: \"x; rm -rf ~ $(id) `id`\""), "{yaml}");
+    page.type_into("launch-master-addr", "10.0.0.1'; id").await?;
+
+    // The launch script, and its download: the link holds exactly the text shown.
+    page.el("launch-tab-launch.sh").await?.click().await?;
+    let script = page.wait_text("launch-text", |t| t.contains("llamafactory-cli train")).await?;
+    assert!(script.contains("MASTER_ADDR=${MASTER_ADDR:-'10.0.0.1'\\''; id'}"), "{script}");
+    let link = page.el("launch-download").await?;
+    assert_eq!(link.attr("download").await?.as_deref(), Some("launch.sh"));
+    let href = link.attr("href").await?.unwrap_or_default();
+    let body = href.strip_prefix("data:text/plain;charset=utf-8,").expect("a data address");
+    let shown = page.el("launch-text").await?.prop("textContent").await?.unwrap_or_default();
+    assert_eq!(percent_decode(body), shown);
+    page.scroll_to("launch-text").await?;
+    page.screenshot("en-launch").await?;
+
+    // Megatron writes its script; VeRL says it has none yet.
+    page.choose("framework-select", "megatron").await?;
+    page.choose("method-select", "pretrain").await?;
+    let script = page.wait_text("launch-text", |t| t.contains("pretrain_gpt.py")).await?;
+    assert!(script.contains("--tokenizer-model \"$TOKENIZER_MODEL\""), "{script}");
+    page.choose("framework-select", "verl").await?;
+    let note = page.wait_text("launch-not-yet", |t| !t.is_empty()).await?;
+    assert!(note.contains("VeRL"), "{note}");
+    page.driver.quit().await
+}
+
+/// Decodes `%XX` escapes (what `encodeURIComponent` writes) into UTF-8 text.
+fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' && i + 2 < bytes.len() {
+            let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).unwrap();
+            out.push(u8::from_str_radix(hex, 16).unwrap());
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).unwrap()
+}
+
 /// Appends a measured figure to target/screenshots/figures.txt (test output is captured).
 fn record_figure(line: &str) {
     use std::io::Write;

@@ -6,6 +6,7 @@ pub mod app;
 mod findings_panel;
 mod hardware_picker;
 mod header;
+mod launch_panel;
 mod memory_chart;
 mod model_picker;
 mod params_panel;

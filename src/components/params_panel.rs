@@ -6,6 +6,7 @@ use trainplan_core::{Plan, Report};
 
 use crate::components::advice_panel::AdvicePanel;
 use crate::components::findings_panel::FindingsPanel;
+use crate::components::launch_panel::LaunchPanel;
 use crate::components::memory_chart::MemoryPanel;
 use crate::components::plan_form::method_key;
 use crate::components::search_panel::SearchPanel;
@@ -123,6 +124,7 @@ pub fn ParamsPanel(
                 <FindingsPanel form=form plan=plan report=report />
                 <AdvicePanel form=form plan=plan />
                 <SearchPanel form=form plan=plan report=report />
+                <LaunchPanel form=form plan=plan />
                 <h2>{move || tr(Key::params_title)}</h2>
                 <div class="headline">
                     <span class="label">{move || tr(Key::params_total)}</span>

@@ -1,0 +1,118 @@
+//! The files to launch the plan: what the core's emitters write for the plan's framework, one tab
+//! per file, with copy and download; and the paths and address only the user knows.
+
+use leptos::prelude::*;
+use trainplan_core::emit::{self, EmittedFile};
+use trainplan_core::plan::LaunchFile;
+use trainplan_core::{Plan, permalink};
+
+use crate::components::use_tr;
+use crate::form::{FormError, PlanForm};
+use crate::i18n::{Key, fill};
+use crate::storage;
+
+/// A `data:` address holding `text`, for a download link (no object URL to revoke).
+fn data_url(text: &str) -> String {
+    format!("data:text/plain;charset=utf-8,{}", js_sys::encode_uri_component(text))
+}
+
+/// The launch panel.
+#[component]
+pub fn LaunchPanel(
+    /// The form, whose launch settings the text fields edit.
+    form: RwSignal<PlanForm>,
+    /// The plan to write files for.
+    #[prop(into)]
+    plan: Signal<Result<Plan, FormError>>,
+) -> impl IntoView {
+    let tr = use_tr();
+    let files = Memo::new(move |_| {
+        plan.with(|p| {
+            let p = p.as_ref().ok()?;
+            let base = storage::page_url();
+            let base = base.split('#').next().unwrap_or_default().to_owned();
+            let link = format!("{base}#{}", permalink::encode(p));
+            Some(emit::emit(p, &link).map_err(|_| p.framework.name()))
+        })
+    });
+    let selected = RwSignal::new(0usize);
+    let copied = RwSignal::new(false);
+    // A text field bound to one launch setting of the plan file.
+    let field = move |label: Key,
+                      hint: Key,
+                      testid: &'static str,
+                      get: fn(&LaunchFile) -> String,
+                      set: fn(&mut LaunchFile, String)| {
+        view! {
+            <label class="field wide">
+                <span>{move || tr(label)}</span>
+                <input
+                    type="text"
+                    data-testid=testid
+                    placeholder=move || tr(hint)
+                    prop:value=move || form.with(|f| get(&f.file.launch))
+                    on:input=move |ev| {
+                        let text = event_target_value(&ev);
+                        form.update(|f: &mut PlanForm| set(&mut f.file.launch, text));
+                    }
+                />
+            </label>
+        }
+    };
+    let current = move || -> Option<EmittedFile> {
+        let files = files.get()?.ok()?;
+        files.get(selected.get().min(files.len().saturating_sub(1))).cloned()
+    };
+    let tabs = move || {
+        let Some(Ok(files)) = files.get() else { return Vec::new() };
+        files
+            .into_iter()
+            .enumerate()
+            .map(|(i, f)| {
+                let class = move || if selected.get() == i { "tab active" } else { "tab" };
+                view! {
+                    <button class=class data-testid=format!("launch-tab-{}", f.name)
+                        on:click=move |_| { selected.set(i); copied.set(false); }>
+                        {f.name.clone()}
+                    </button>
+                }
+            })
+            .collect::<Vec<_>>()
+    };
+    let copy = move |_| {
+        let Some(f) = current() else { return };
+        leptos::task::spawn_local(async move {
+            copied.set(storage::copy_text(&f.text).await);
+        });
+    };
+    let not_yet = move || match files.get() {
+        Some(Err(name)) => Some(fill(tr(Key::launch_not_yet), &[("framework", name)])),
+        _ => None,
+    };
+    view! {
+        <h2>{move || tr(Key::launch_title)}</h2>
+        <div class="launch-fields">
+            {field(Key::launch_model_path, Key::launch_model_path_hint, "launch-model-path", |l| l.model_path.clone(), |l, v| l.model_path = v)}
+            {field(Key::launch_dataset, Key::launch_dataset_hint, "launch-dataset", |l| l.dataset.clone(), |l, v| l.dataset = v)}
+            {field(Key::launch_output_dir, Key::launch_output_dir_hint, "launch-output-dir", |l| l.output_dir.clone(), |l, v| l.output_dir = v)}
+            {field(Key::launch_master_addr, Key::launch_master_addr_hint, "launch-master-addr", |l| l.master_addr.clone(), |l, v| l.master_addr = v)}
+        </div>
+        <Show when=move || not_yet().is_some()>
+            <p class="muted" data-testid="launch-not-yet">{not_yet}</p>
+        </Show>
+        <Show when=move || current().is_some()>
+            <div class="tabs" role="tablist">{tabs}</div>
+            <div class="launch-actions">
+                <button class="secondary" data-testid="launch-copy" on:click=copy>
+                    {move || if copied.get() { tr(Key::launch_copied) } else { tr(Key::launch_copy) }}
+                </button>
+                <a class="button secondary" data-testid="launch-download"
+                    download=move || current().map(|f| f.name)
+                    href=move || current().map(|f| data_url(&f.text))>
+                    {move || tr(Key::launch_download)}
+                </a>
+            </div>
+            <pre class="launch-text" data-testid="launch-text">{move || current().map(|f| f.text)}</pre>
+        </Show>
+    }
+}
