@@ -309,7 +309,7 @@ texts! {
     launch_copy => "Copy", "复制";
     launch_copied => "Copied", "已复制";
     launch_download => "Download", "下载";
-    launch_not_yet => "Launch files for {framework} are not written yet: Megatron-LM, DeepSpeed and LLaMA-Factory are.", "暂不生成 {framework} 的启动文件：目前支持 Megatron-LM、DeepSpeed 和 LLaMA-Factory。";
+    launch_not_yet => "Launch files for {framework} are not written yet: Megatron-LM, DeepSpeed, LLaMA-Factory and MindSpeed-LLM are.", "暂不生成 {framework} 的启动文件：目前支持 Megatron-LM、DeepSpeed、LLaMA-Factory 和 MindSpeed-LLM。";
     search_title => "Fastest plan that fits", "放得下的最快方案";
     search_hint => "Tries every parallel layout, memory knob and micro-batch for this framework, keeping the model, method, batch and cluster.", "在当前框架下遍历所有并行划分、显存选项和微批，模型、方法、批大小和集群保持不变。";
     search_run => "Search", "搜索";

@@ -104,7 +104,8 @@ pub fn model_flags(plan: &Plan) -> Vec<String> {
 
 /// Parallelism, memory and schedule flags (frameworks.md §2.2 "Parallelism", "Data-parallel",
 /// "Recompute").
-pub fn parallel_flags(plan: &Plan) -> Vec<String> {
+/// On MindSpeed (`ascend`), TP communication overlap is CoC, not Transformer Engine's userbuffers.
+pub fn parallel_flags(plan: &Plan, ascend: bool) -> Vec<String> {
     let p = &plan.parallel;
     let mut f = vec![
         format!("--tensor-model-parallel-size {}", p.tp),
@@ -133,7 +134,8 @@ pub fn parallel_flags(plan: &Plan) -> Vec<String> {
         switches.push("--overlap-param-gather");
     }
     if p.tp_comm_overlap {
-        switches.push("--tp-comm-overlap");
+        // MindSpeed: `--use-ascend-coc --coc-parallel-num 2` (frameworks.md §5.2, §5.4 notes).
+        switches.push(if ascend { "--use-ascend-coc --coc-parallel-num 2" } else { "--tp-comm-overlap" });
     }
     if !switches.is_empty() {
         f.push(switches.join(" "));
@@ -214,7 +216,7 @@ pub fn script(plan: &Plan, header: &[String]) -> EmittedFile {
         ],
     ));
     text.push_str(&array("MODEL_ARGS", &model_flags(plan)));
-    text.push_str(&array("PARALLEL_ARGS", &parallel_flags(plan)));
+    text.push_str(&array("PARALLEL_ARGS", &parallel_flags(plan, false)));
     text.push_str(&array("TRAINING_ARGS", &training));
     text.push_str(&array(
         "DATA_ARGS",

@@ -1,11 +1,12 @@
 //! Launch files: for each framework, exactly what its users run, written from the one typed plan.
 //! Formats and flags follow ../shared/reference/frameworks.md (§2 Megatron-LM, §3 DeepSpeed,
-//! §4 LLaMA-Factory). Every text a user typed reaches a script as one quoted word ([`shell`]),
+//! §4 LLaMA-Factory, §5 MindSpeed-LLM). Every text a user typed reaches a script as one quoted word ([`shell`]),
 //! a YAML file as a double-quoted scalar, and JSON through serde_json.
 
 pub mod deepspeed;
 pub mod llamafactory;
 pub mod megatron;
+pub mod mindspeed_llm;
 pub mod shell;
 
 use serde::Serialize;
@@ -61,6 +62,7 @@ pub fn emit(plan: &Plan, link: &str) -> Result<Vec<EmittedFile>, EmitError> {
         Framework::Megatron => Ok(vec![megatron::script(plan, &header)]),
         Framework::DeepSpeed => Ok(deepspeed::files(plan, &header)),
         Framework::LlamaFactory => Ok(llamafactory::files(plan, &header)),
+        Framework::MindSpeedLlm => Ok(vec![mindspeed_llm::script(plan, &header)]),
         other => Err(EmitError::NotYet(other)),
     }
 }

@@ -43,6 +43,20 @@ const GOLDEN: &[(&str, &str)] = &[
     ),
     ("llamafactory-qwen2.5-7b-lora", r#"{"model": "qwen2.5-7b"}"#),
     (
+        "mindspeed-llm-llama-3-70b",
+        r#"{"model": "llama-3-70b", "hardware": "ascend-910b2", "cluster": {"nodes": 8}, "framework": "mindspeed-llm",
+            "method": "pretrain", "parallel": {"tp": 8, "pp": 4, "vpp": 4, "sequence_parallel": true,
+            "distributed_optimizer": true, "overlap_grad_reduce": true, "overlap_param_gather": true, "tp_comm_overlap": true},
+            "recompute": {"granularity": "none", "activation_function": true, "swap_attention": true},
+            "batch": {"global_batch": 512, "seq_len": 8192}}"#,
+    ),
+    (
+        "mindspeed-llm-qwen2.5-7b-lora",
+        r#"{"model": "qwen2.5-7b", "hardware": "ascend-910b2", "framework": "mindspeed-llm", "method": "lora",
+            "parallel": {"tp": 2}, "lora": {"rank": 16, "alpha": 32}, "recompute": {"granularity": "full"},
+            "batch": {"global_batch": 64, "seq_len": 4096}}"#,
+    ),
+    (
         "llamafactory-qwen2.5-72b-zero3-offload",
         r#"{"model": "qwen2.5-72b", "cluster": {"nodes": 2}, "framework": "llamafactory", "method": "sft-full",
             "parallel": {"zero_stage": 3, "offload_optimizer": true},
@@ -121,7 +135,7 @@ fn every_file_parses_in_its_own_syntax() {
             n += 1;
         }
     }
-    assert_eq!(n, 2 + 4 + 3 + 2, "files written");
+    assert_eq!(n, 2 + 4 + 3 + 2 + 2, "files written");
 }
 
 fn flag_value<'a>(text: &'a str, flag: &str) -> Option<&'a str> {
@@ -190,7 +204,7 @@ fn deepspeed_batch_identity_holds() {
 
 #[test]
 fn llamafactory_yaml_holds_the_plan() {
-    let text = GOLDEN[5].1;
+    let text = GOLDEN[7].1;
     let p = plan(text);
     let out = files(text);
     let yaml = &YamlLoader::load_from_str(&out[0].text).unwrap()[0];
@@ -228,6 +242,8 @@ const HOSTILE: &[&str] = &[
 fn run_with_fakes(script: &str, dir: &Path) -> (Vec<String>, String) {
     let bin = dir.join("bin");
     std::fs::create_dir_all(&bin).unwrap();
+    // An empty CANN environment script stands in for /usr/local/Ascend's.
+    std::fs::write(dir.join("set_env.sh"), "").unwrap();
     let record = dir.join("args");
     let fake = format!(
         "#!/bin/bash\nprintf '%s\\0' \"$@\" > {}\nprintf '%s' \"$MASTER_ADDR\" > {}.env\n",
@@ -248,6 +264,7 @@ fn run_with_fakes(script: &str, dir: &Path) -> (Vec<String>, String) {
         // The shape alone does not give these (the script refuses to run without them).
         .env("ROTARY_BASE", "500000")
         .env("NORM_EPSILON", "1e-5")
+        .env("CANN_SET_ENV", dir.join("set_env.sh"))
         .env_remove("MASTER_ADDR")
         .env_remove("NODE_RANK")
         .output()
@@ -283,6 +300,16 @@ fn typed_text_reaches_the_framework_verbatim_and_never_runs() {
             let at = args.iter().position(|a| a == flag).unwrap_or_else(|| panic!("{flag} missing"));
             assert_eq!(args[at + 1], hostile, "{flag}");
         }
+        // MindSpeed-LLM likewise.
+        let text = format!(
+            r#"{{"model": "llama-3-8b", "hardware": "ascend-910b2", "framework": "mindspeed-llm", "method": "lora", "launch": {launch}}}"#
+        );
+        let (args, _) = run_with_fakes(&files(&text)[0].text, &dir);
+        for flag in ["--tokenizer-name-or-path", "--data-path", "--load", "--save", "--master_addr"] {
+            let at = args.iter().position(|a| a == flag).unwrap_or_else(|| panic!("{flag} missing"));
+            assert_eq!(args[at + 1], hostile, "{flag}");
+        }
+        assert!(args.iter().any(|a| a == "posttrain_gpt.py"));
         // LLaMA-Factory: the address reaches the launcher's environment; the YAML holds the rest.
         let text = format!(r#"{{"model": "llama-3-8b", "launch": {launch}}}"#);
         let out = files(&text);
@@ -322,4 +349,28 @@ fn frameworks_without_an_emitter_say_so() {
     let p = plan(r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo"}"#);
     let err = emit(&p, "#v1=x").unwrap_err();
     assert_eq!(err.to_string(), "launch files for VeRL are not written yet");
+}
+
+#[test]
+fn mindspeed_scripts_carry_the_ascend_flags() {
+    let text = &files(GOLDEN[5].1)[0].text;
+    for switch in [
+        "--use-ascend-coc",
+        "--swap-attention",
+        "--recompute-activation-function",
+        "--use-distributed-optimizer",
+        "--reuse-fp32-param",
+        "--use-flash-attn",
+    ] {
+        assert!(text.split_whitespace().any(|w| w == switch), "{switch}");
+    }
+    assert!(!text.contains("--tp-comm-overlap"));
+    // 80 layers / PP 4 / VPP 4 = 5 layers per virtual stage (the §5.4 example's split).
+    assert_eq!(flag_value(text, "--num-layers-per-virtual-pipeline-stage"), Some("5"));
+    assert_eq!(flag_value(text, "--padded-vocab-size"), Some("128256"));
+    assert!(text.contains("/usr/local/Ascend/ascend-toolkit/set_env.sh"));
+    let lora = &files(GOLDEN[6].1)[0].text;
+    assert_eq!(flag_value(lora, "--lora-r"), Some("16"));
+    assert!(lora.contains("--lora-target-modules linear_qkv linear_proj linear_fc1 linear_fc2"));
+    assert!(lora.contains("posttrain_gpt.py") && lora.contains("--stage sft"));
 }

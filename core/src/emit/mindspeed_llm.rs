@@ -1,0 +1,150 @@
+//! MindSpeed-LLM: the bash script of frameworks.md §5.1/§5.4 (the pattern of the repo's
+//! `examples/mcore/<model>/pretrain_*.sh` and `tune_*.sh`): CANN environment, HCCL timeouts, the
+//! Megatron flags of §2.2 with MindSpeed's Ascend flags (§5.2: fused kernels, CoC, swap-attention,
+//! activation-function recomputation), `pretrain_gpt.py` for pre-training and
+//! `posttrain_gpt.py --finetune --stage sft|dpo` for fine-tuning, LoRA and DPO.
+
+use super::megatron::{model_flags, parallel_flags};
+use super::shell::quote;
+use super::{EmittedFile, FileKind, model_path, model_slug, node_vars, script_opening};
+use crate::Plan;
+use crate::model::LoraTarget;
+use crate::plan::{LoraTargets, Method, Precision};
+
+/// One `NAME=( … )` flag array, a flag group per line.
+fn array(name: &str, flags: &[String]) -> String {
+    let mut res = format!("{name}=(\n");
+    for f in flags {
+        res.push_str(&format!("  {f}\n"));
+    }
+    res.push_str(")\n");
+    res
+}
+
+/// MindSpeed-LLM's LoRA module names (`--lora-target-modules`, §5.2): Megatron's fused linears.
+fn lora_modules(targets: &LoraTargets) -> String {
+    let mut names: Vec<&str> = Vec::new();
+    for t in targets.list() {
+        let name = match t {
+            LoraTarget::Q | LoraTarget::K | LoraTarget::V | LoraTarget::Qkv => "linear_qkv",
+            LoraTarget::O => "linear_proj",
+            LoraTarget::Gate | LoraTarget::Up | LoraTarget::GateUp => "linear_fc1",
+            LoraTarget::Down => "linear_fc2",
+            LoraTarget::QA | LoraTarget::QB | LoraTarget::KvA | LoraTarget::KvB => "linear_qkv",
+            LoraTarget::Router => continue,
+        };
+        if !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    names.join(" ")
+}
+
+/// The script.
+pub fn script(plan: &Plan, header: &[String]) -> EmittedFile {
+    let slug = model_slug(plan);
+    let launch = &plan.launch;
+    let save =
+        if launch.output_dir.is_empty() { format!("./ckpt/{slug}") } else { launch.output_dir.clone() };
+    let data = if launch.dataset.is_empty() {
+        "./dataset/enwiki_text_document".to_owned()
+    } else {
+        launch.dataset.clone()
+    };
+    let p = &plan.parallel;
+    let mut text = script_opening(
+        header,
+        "Run on every node with NODE_RANK set (0 … NNODES − 1); MASTER_ADDR is node 0.",
+    );
+    // CANN's environment script reads variables that may be unset: source it outside `set -u`.
+    text.push_str(
+        "set +u\nsource \"${CANN_SET_ENV:-/usr/local/Ascend/ascend-toolkit/set_env.sh}\"\nset -u\n",
+    );
+    text.push_str("export CUDA_DEVICE_MAX_CONNECTIONS=1\nexport HCCL_CONNECT_TIMEOUT=1800\n");
+    text.push_str("export PYTORCH_NPU_ALLOC_CONF=expandable_segments:True\n\n");
+    text.push_str(&node_vars(plan, false, "NNODES", "NPUS_PER_NODE", "localhost"));
+    text.push_str(&format!(
+        "CKPT_LOAD_DIR={}   # converted with convert_ckpt_v2.py at this TP/PP\n",
+        quote(&model_path(plan))
+    ));
+    text.push_str(&format!("CKPT_SAVE_DIR={}\n", quote(&save)));
+    text.push_str(&format!("DATA_PATH={}   # prefix from preprocess_data.py\n", quote(&data)));
+    text.push_str(&format!("TOKENIZER_PATH={}   # the HF model directory\n\n", quote(&model_path(plan))));
+    text.push_str(&array(
+        "DISTRIBUTED_ARGS",
+        &[
+            "--nproc_per_node \"$NPUS_PER_NODE\" --nnodes \"$NNODES\" --node_rank \"$NODE_RANK\"".to_owned(),
+            "--master_addr \"$MASTER_ADDR\" --master_port \"$MASTER_PORT\"".to_owned(),
+        ],
+    ));
+    let mut gpt = vec!["--use-mcore-models".to_owned()];
+    gpt.extend(parallel_flags(plan, true));
+    let r = &plan.recompute;
+    if r.activation_function {
+        gpt.push("--recompute-activation-function".to_owned());
+    }
+    if r.swap_attention {
+        gpt.push("--swap-attention".to_owned());
+    }
+    if p.distributed_optimizer {
+        // fp32 master weights share memory with the bf16 ones (§5.4 example).
+        gpt.push("--reuse-fp32-param".to_owned());
+    }
+    gpt.push("--use-flash-attn --use-fused-rotary-pos-emb --use-fused-rmsnorm --use-fused-swiglu".to_owned());
+    gpt.push("--tokenizer-type PretrainedFromHF --tokenizer-name-or-path \"$TOKENIZER_PATH\"".to_owned());
+    gpt.extend(model_flags(plan));
+    // No padding of the vocabulary: the checkpoint's rows as they are (§5.2 tokenizer note).
+    gpt.push(format!("--make-vocab-size-divisible-by 1 --padded-vocab-size {}", plan.model.arch.vocab_size));
+    gpt.push(format!(
+        "--micro-batch-size {} --global-batch-size {}",
+        plan.batch.micro_batch, plan.batch.global_batch
+    ));
+    gpt.push(
+        "--no-masked-softmax-fusion --attention-softmax-in-fp32 --no-gradient-accumulation-fusion".to_owned(),
+    );
+    gpt.push(
+        "--lr 1.25e-6 --min-lr 1.25e-7 --lr-decay-style cosine --lr-warmup-fraction 0.01 --train-iters 2000"
+            .to_owned(),
+    );
+    gpt.push(
+        "--weight-decay 1e-1 --clip-grad 1.0 --adam-beta1 0.9 --adam-beta2 0.95 --initial-loss-scale 4096"
+            .to_owned(),
+    );
+    match plan.precision {
+        Precision::Fp16 => gpt.push("--fp16".to_owned()),
+        Precision::Fp32 => {}
+        _ => gpt.push("--bf16".to_owned()),
+    }
+    let (entry, tune) = match plan.method {
+        Method::Pretrain => ("pretrain_gpt.py", Vec::new()),
+        Method::Dpo => {
+            ("posttrain_gpt.py", vec!["--finetune --stage dpo --is-instruction-dataset".to_owned()])
+        }
+        _ => ("posttrain_gpt.py", vec!["--finetune --stage sft --is-instruction-dataset".to_owned()]),
+    };
+    gpt.extend(tune);
+    if matches!(plan.method, Method::Lora | Method::Qlora) {
+        gpt.push(format!("--lora-r {} --lora-alpha {}", plan.lora.rank, plan.lora.alpha));
+        gpt.push(format!("--lora-target-modules {}", lora_modules(&plan.lora.targets)));
+    }
+    text.push_str(&array("GPT_ARGS", &gpt));
+    text.push_str(&array("DATA_ARGS", &["--data-path \"$DATA_PATH\" --split 100,0,0".to_owned()]));
+    text.push_str(&array(
+        "OUTPUT_ARGS",
+        &["--log-interval 1 --save-interval 2000 --eval-interval 2000 --eval-iters 0 --ckpt-format torch"
+            .to_owned()],
+    ));
+    text.push_str(&format!("\ntorchrun \"${{DISTRIBUTED_ARGS[@]}}\" {entry} \\\n"));
+    text.push_str("  \"${GPT_ARGS[@]}\" \"${DATA_ARGS[@]}\" \"${OUTPUT_ARGS[@]}\" \\\n");
+    text.push_str("  --distributed-backend nccl --transformer-impl local \\\n");
+    text.push_str("  --load \"$CKPT_LOAD_DIR\" --save \"$CKPT_SAVE_DIR\"\n");
+    EmittedFile {
+        name: format!(
+            "{}_{}.sh",
+            if plan.method == Method::Pretrain { "pretrain" } else { "tune" },
+            slug.replace('.', "_")
+        ),
+        kind: FileKind::Shell,
+        text,
+    }
+}
