@@ -22,7 +22,8 @@ fn array(name: &str, flags: &[String]) -> String {
 }
 
 /// The model's shape as Megatron flags (frameworks.md §2.2 "Model shape").
-pub fn model_flags(plan: &Plan) -> Vec<String> {
+/// On MindSpeed (`ascend`), Llama-3.1 rope scaling takes MindSpeed-LLM's flags.
+pub fn model_flags(plan: &Plan, ascend: bool) -> Vec<String> {
     let arch = &plan.model.arch;
     let config = hf_config(plan);
     let key = |k: &str| config.as_ref().and_then(|c| c.get(k)).filter(|v| !v.is_null()).cloned();
@@ -70,6 +71,21 @@ pub fn model_flags(plan: &Plan) -> Vec<String> {
                 "\"${ROTARY_BASE:?set ROTARY_BASE to rope_theta from the model config.json}\"".to_owned()
             });
             f.push(format!("--position-embedding-type rope --rotary-base {theta}"));
+            // Llama-3.1/3.2 frequency scaling: Megatron's `--use-rope-scaling` (low/high frequency
+            // factors 1 and 4 and original length 8192 built in); MindSpeed-LLM names every value.
+            if let Some(scaling) = key("rope_scaling").filter(|r| r["rope_type"] == "llama3") {
+                let factor = scaling["factor"].as_f64().unwrap_or(8.0);
+                match ascend {
+                    false => f.push(format!("--use-rope-scaling --rope-scaling-factor {factor}")),
+                    true => f.push(format!(
+                        "--rope-scaling-type llama3 --rope-scaling-factor {factor} --low-freq-factor {} \
+                         --high-freq-factor {} --original-max-position-embeddings {}",
+                        scaling["low_freq_factor"].as_f64().unwrap_or(1.0),
+                        scaling["high_freq_factor"].as_f64().unwrap_or(4.0),
+                        scaling["original_max_position_embeddings"].as_u64().unwrap_or(8192),
+                    )),
+                }
+            }
         }
         _ => f.push("--position-embedding-type learned_absolute".to_owned()),
     }
@@ -215,7 +231,7 @@ pub fn script(plan: &Plan, header: &[String]) -> EmittedFile {
             "--master_addr \"$MASTER_ADDR\" --master_port \"$MASTER_PORT\"".to_owned(),
         ],
     ));
-    text.push_str(&array("MODEL_ARGS", &model_flags(plan)));
+    text.push_str(&array("MODEL_ARGS", &model_flags(plan, false)));
     text.push_str(&array("PARALLEL_ARGS", &parallel_flags(plan, false)));
     text.push_str(&array("TRAINING_ARGS", &training));
     text.push_str(&array(

@@ -92,7 +92,7 @@ pub fn script(plan: &Plan, header: &[String]) -> EmittedFile {
     }
     gpt.push("--use-flash-attn --use-fused-rotary-pos-emb --use-fused-rmsnorm --use-fused-swiglu".to_owned());
     gpt.push("--tokenizer-type PretrainedFromHF --tokenizer-name-or-path \"$TOKENIZER_PATH\"".to_owned());
-    gpt.extend(model_flags(plan));
+    gpt.extend(model_flags(plan, true));
     // No padding of the vocabulary: the checkpoint's rows as they are (§5.2 tokenizer note).
     gpt.push(format!("--make-vocab-size-divisible-by 1 --padded-vocab-size {}", plan.model.arch.vocab_size));
     gpt.push(format!(

@@ -160,6 +160,9 @@ fn megatron_scripts_carry_every_planned_flag() {
         ("--global-batch-size", "64"),
         ("--seq-length", "4096"),
         ("--recompute-granularity", "selective"),
+        // config.json: rope_theta 500000, rms_norm_eps 1e-05, llama3 rope scaling with factor 8.
+        ("--rotary-base", "500000.0"),
+        ("--rope-scaling-factor", "8"),
     ] {
         assert_eq!(flag_value(text, flag), Some(value), "{flag}");
     }

@@ -31,8 +31,8 @@ MODEL_ARGS=(
   --group-query-attention --num-query-groups 8
   --kv-channels 128
   --seq-length 4096 --max-position-embeddings 32768
-  --position-embedding-type rope --rotary-base "${ROTARY_BASE:?set ROTARY_BASE to rope_theta from the model config.json}"
-  --normalization RMSNorm --norm-epsilon "${NORM_EPSILON:?set NORM_EPSILON to rms_norm_eps (or layer_norm_epsilon) from the model config.json}"
+  --position-embedding-type rope --rotary-base 1000000.0
+  --normalization RMSNorm --norm-epsilon 0.00001
   --swiglu
   --disable-bias-linear
   --untie-embeddings-and-output-weights

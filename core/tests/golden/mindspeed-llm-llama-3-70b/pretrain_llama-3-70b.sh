@@ -48,8 +48,8 @@ GPT_ARGS=(
   --group-query-attention --num-query-groups 8
   --kv-channels 128
   --seq-length 8192 --max-position-embeddings 8192
-  --position-embedding-type rope --rotary-base "${ROTARY_BASE:?set ROTARY_BASE to rope_theta from the model config.json}"
-  --normalization RMSNorm --norm-epsilon "${NORM_EPSILON:?set NORM_EPSILON to rms_norm_eps (or layer_norm_epsilon) from the model config.json}"
+  --position-embedding-type rope --rotary-base 500000.0
+  --normalization RMSNorm --norm-epsilon 0.00001
   --swiglu
   --disable-bias-linear
   --untie-embeddings-and-output-weights

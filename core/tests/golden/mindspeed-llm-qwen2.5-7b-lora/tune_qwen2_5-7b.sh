@@ -45,8 +45,8 @@ GPT_ARGS=(
   --kv-channels 128
   --add-qkv-bias
   --seq-length 4096 --max-position-embeddings 131072
-  --position-embedding-type rope --rotary-base "${ROTARY_BASE:?set ROTARY_BASE to rope_theta from the model config.json}"
-  --normalization RMSNorm --norm-epsilon "${NORM_EPSILON:?set NORM_EPSILON to rms_norm_eps (or layer_norm_epsilon) from the model config.json}"
+  --position-embedding-type rope --rotary-base 1000000.0
+  --normalization RMSNorm --norm-epsilon 1e-6
   --swiglu
   --disable-bias-linear
   --untie-embeddings-and-output-weights
