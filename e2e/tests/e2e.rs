@@ -310,14 +310,19 @@ async fn launch_files_follow_the_plan_and_download() -> WebDriverResult<()> {
     page.scroll_to("launch-text").await?;
     page.screenshot("en-launch").await?;
 
-    // Megatron writes its script; VeRL says it has none yet.
+    // Megatron writes its script.
     page.choose("framework-select", "megatron").await?;
     page.choose("method-select", "pretrain").await?;
     let script = page.wait_text("launch-text", |t| t.contains("pretrain_gpt.py")).await?;
     assert!(script.contains("--tokenizer-model \"$TOKENIZER_MODEL\""), "{script}");
+    // VeRL's Hydra overrides refuse the hostile dataset name typed above, and say why.
     page.choose("framework-select", "verl").await?;
+    page.choose("method-select", "grpo").await?;
     let note = page.wait_text("launch-not-yet", |t| !t.is_empty()).await?;
-    assert!(note.contains("VeRL"), "{note}");
+    assert!(note.contains("launch.dataset") && note.contains("VeRL"), "{note}");
+    page.type_into("launch-dataset", "/data/gsm8k/train.parquet").await?;
+    let script = page.wait_text("launch-text", |t| t.contains("verl.trainer.main_ppo")).await?;
+    assert!(script.contains("data.train_files='/data/gsm8k/train.parquet'"), "{script}");
     page.driver.quit().await
 }
 

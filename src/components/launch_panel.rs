@@ -32,7 +32,7 @@ pub fn LaunchPanel(
             let base = storage::page_url();
             let base = base.split('#').next().unwrap_or_default().to_owned();
             let link = format!("{base}#{}", permalink::encode(p));
-            Some(emit::emit(p, &link).map_err(|_| p.framework.name()))
+            Some(emit::emit(p, &link))
         })
     });
     let selected = RwSignal::new(0usize);
@@ -86,7 +86,12 @@ pub fn LaunchPanel(
         });
     };
     let not_yet = move || match files.get() {
-        Some(Err(name)) => Some(fill(tr(Key::launch_not_yet), &[("framework", name)])),
+        Some(Err(emit::EmitError::NotYet(fw))) => {
+            Some(fill(tr(Key::launch_not_yet), &[("framework", fw.name())]))
+        }
+        Some(Err(emit::EmitError::Unsafe { field, framework })) => {
+            Some(fill(tr(Key::launch_unsafe), &[("field", field), ("framework", framework.name())]))
+        }
         _ => None,
     };
     view! {

@@ -1,6 +1,6 @@
 //! Launch files: for each framework, exactly what its users run, written from the one typed plan.
 //! Formats and flags follow ../shared/reference/frameworks.md (§2 Megatron-LM, §3 DeepSpeed,
-//! §4 LLaMA-Factory, §5 MindSpeed-LLM). Every text a user typed reaches a script as one quoted word ([`shell`]),
+//! §4 LLaMA-Factory, §5 MindSpeed-LLM, §6 VeRL). Every text a user typed reaches a script as one quoted word ([`shell`]),
 //! a YAML file as a double-quoted scalar, and JSON through serde_json.
 
 pub mod deepspeed;
@@ -8,6 +8,7 @@ pub mod llamafactory;
 pub mod megatron;
 pub mod mindspeed_llm;
 pub mod shell;
+pub mod verl;
 
 use serde::Serialize;
 
@@ -42,6 +43,14 @@ pub struct EmittedFile {
 pub enum EmitError {
     /// Occurs for a framework whose emitter this build does not have yet.
     NotYet(Framework),
+    /// Occurs when a typed text holds characters the framework's own parser would read as syntax
+    /// (VeRL's Hydra overrides): the file is refused rather than written wrong.
+    Unsafe {
+        /// The plan field, dotted.
+        field: &'static str,
+        /// The framework.
+        framework: Framework,
+    },
 }
 
 impl std::fmt::Display for EmitError {
@@ -50,6 +59,11 @@ impl std::fmt::Display for EmitError {
             EmitError::NotYet(framework) => {
                 write!(f, "launch files for {} are not written yet", framework.name())
             }
+            EmitError::Unsafe { field, framework } => write!(
+                f,
+                "{field} may hold only letters, digits and _ - . / : @ + ~ for {}: its override parser reads the rest as syntax",
+                framework.name()
+            ),
         }
     }
 }
@@ -63,6 +77,7 @@ pub fn emit(plan: &Plan, link: &str) -> Result<Vec<EmittedFile>, EmitError> {
         Framework::DeepSpeed => Ok(deepspeed::files(plan, &header)),
         Framework::LlamaFactory => Ok(llamafactory::files(plan, &header)),
         Framework::MindSpeedLlm => Ok(vec![mindspeed_llm::script(plan, &header)]),
+        Framework::Verl => Ok(vec![verl::script(plan, &header)?]),
         other => Err(EmitError::NotYet(other)),
     }
 }

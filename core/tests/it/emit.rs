@@ -43,6 +43,20 @@ const GOLDEN: &[(&str, &str)] = &[
     ),
     ("llamafactory-qwen2.5-7b-lora", r#"{"model": "qwen2.5-7b"}"#),
     (
+        "verl-qwen2.5-7b-grpo",
+        r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "parallel": {"zero_stage": 3},
+            "rl": {"rollout_tp": 2, "n_samples_per_prompt": 8, "max_prompt_length": 1024, "max_response_length": 2048},
+            "batch": {"micro_batch": 16, "global_batch": 512}}"#,
+    ),
+    (
+        "verl-qwen2.5-32b-ppo-ascend",
+        r#"{"model": "qwen2.5-32b", "hardware": "ascend-910b2", "cluster": {"nodes": 2}, "framework": "verl",
+            "method": "ppo", "parallel": {"zero_stage": 3, "cp": 2, "offload_optimizer": true, "offload_params": true},
+            "rl": {"rollout_tp": 4, "max_response_length": 8192}, "launch": {"model_path": "/models/Qwen2.5-32B-Instruct",
+            "dataset": "/data/math/train.parquet", "output_dir": "/ckpt/qwen32b-ppo"},
+            "batch": {"micro_batch": 2, "global_batch": 64}}"#,
+    ),
+    (
         "mindspeed-llm-llama-3-70b",
         r#"{"model": "llama-3-70b", "hardware": "ascend-910b2", "cluster": {"nodes": 8}, "framework": "mindspeed-llm",
             "method": "pretrain", "parallel": {"tp": 8, "pp": 4, "vpp": 4, "sequence_parallel": true,
@@ -135,7 +149,7 @@ fn every_file_parses_in_its_own_syntax() {
             n += 1;
         }
     }
-    assert_eq!(n, 2 + 4 + 3 + 2 + 2, "files written");
+    assert_eq!(n, 2 + 4 + 3 + 2 + 2 + 2, "files written");
 }
 
 fn flag_value<'a>(text: &'a str, flag: &str) -> Option<&'a str> {
@@ -207,7 +221,7 @@ fn deepspeed_batch_identity_holds() {
 
 #[test]
 fn llamafactory_yaml_holds_the_plan() {
-    let text = GOLDEN[7].1;
+    let text = GOLDEN[9].1;
     let p = plan(text);
     let out = files(text);
     let yaml = &YamlLoader::load_from_str(&out[0].text).unwrap()[0];
@@ -349,14 +363,65 @@ fn control_characters_are_refused_with_the_field_named() {
 
 #[test]
 fn frameworks_without_an_emitter_say_so() {
-    let p = plan(r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo"}"#);
+    let p = plan(
+        r#"{"model": "qwen2.5-7b", "framework": "mindspeed-rl", "method": "grpo", "hardware": "ascend-910b2"}"#,
+    );
     let err = emit(&p, "#v1=x").unwrap_err();
-    assert_eq!(err.to_string(), "launch files for VeRL are not written yet");
+    assert_eq!(err.to_string(), "launch files for MindSpeed-RL are not written yet");
+}
+
+/// The value of a Hydra override `key=value` in a script.
+fn override_value<'a>(text: &'a str, key: &str) -> Option<&'a str> {
+    text.split_whitespace().find_map(|w| w.strip_prefix(key)?.strip_prefix('='))
+}
+
+#[test]
+fn verl_scripts_count_prompts_and_carry_the_rollout() {
+    let text = &files(GOLDEN[5].1)[0].text;
+    // frameworks.md §6.4: 512 prompts per step, 8 responses each, rollout TP 2, lengths 1024 + 2048.
+    for (key, value) in [
+        ("algorithm.adv_estimator", "grpo"),
+        ("data.train_batch_size", "512"),
+        ("data.max_prompt_length", "1024"),
+        ("data.max_response_length", "2048"),
+        ("actor_rollout_ref.rollout.n", "8"),
+        ("actor_rollout_ref.rollout.tensor_model_parallel_size", "2"),
+        ("actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu", "16"),
+        ("actor_rollout_ref.model.path", "'Qwen/Qwen2.5-7B'"),
+        ("trainer.n_gpus_per_node", "8"),
+        ("trainer.nnodes", "1"),
+    ] {
+        assert_eq!(override_value(text, key), Some(value), "{key}");
+    }
+    let ppo = &files(GOLDEN[6].1)[0].text;
+    for (key, value) in [
+        ("algorithm.adv_estimator", "gae"),
+        ("actor_rollout_ref.actor.ulysses_sequence_parallel_size", "2"),
+        ("actor_rollout_ref.actor.fsdp_config.optimizer_offload", "True"),
+        ("actor_rollout_ref.actor.fsdp_config.param_offload", "True"),
+        ("trainer.device", "npu"),
+        ("trainer.nnodes", "2"),
+        ("trainer.default_local_dir", "'/ckpt/qwen32b-ppo'"),
+    ] {
+        assert_eq!(override_value(ppo, key), Some(value), "{key}");
+    }
+}
+
+#[test]
+fn verl_refuses_text_its_override_parser_would_misread() {
+    for hostile in HOSTILE.iter().chain(&["a,b", "${oc.env:HOME}", "x=y", "[1]"]) {
+        let launch = serde_json::json!({ "dataset": hostile });
+        let p = plan(&format!(
+            r#"{{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "launch": {launch}}}"#
+        ));
+        let err = emit(&p, "#v1=x").unwrap_err().to_string();
+        assert!(err.starts_with("launch.dataset may hold only"), "{hostile:?}: {err}");
+    }
 }
 
 #[test]
 fn mindspeed_scripts_carry_the_ascend_flags() {
-    let text = &files(GOLDEN[5].1)[0].text;
+    let text = &files(GOLDEN[7].1)[0].text;
     for switch in [
         "--use-ascend-coc",
         "--swap-attention",
@@ -372,7 +437,7 @@ fn mindspeed_scripts_carry_the_ascend_flags() {
     assert_eq!(flag_value(text, "--num-layers-per-virtual-pipeline-stage"), Some("5"));
     assert_eq!(flag_value(text, "--padded-vocab-size"), Some("128256"));
     assert!(text.contains("/usr/local/Ascend/ascend-toolkit/set_env.sh"));
-    let lora = &files(GOLDEN[6].1)[0].text;
+    let lora = &files(GOLDEN[8].1)[0].text;
     assert_eq!(flag_value(lora, "--lora-r"), Some("16"));
     assert!(lora.contains("--lora-target-modules linear_qkv linear_proj linear_fc1 linear_fc2"));
     assert!(lora.contains("posttrain_gpt.py") && lora.contains("--stage sft"));

@@ -1,0 +1,143 @@
+//! VeRL: a bash script of Hydra overrides for `python3 -m verl.trainer.main_ppo` (frameworks.md
+//! §6.1, §6.4: the pattern of `examples/grpo_trainer/*.sh`), FSDP actor with a vLLM rollout.
+//! Batch sizes count prompts, as VeRL does (`data.train_batch_size`, `ppo_mini_batch_size`).
+//!
+//! Typed text reaches Hydra, which gives `${…}`, quotes, brackets and commas their own meaning
+//! after the shell: so VeRL's file takes typed text only from a conservative character set
+//! (letters, digits, `_ - . / : @ + ~`) and refuses the rest, naming the field.
+
+use super::shell::quote;
+use super::{EmitError, EmittedFile, FileKind, model_path, model_slug, script_opening};
+use crate::Plan;
+use crate::hardware::Vendor;
+use crate::plan::{Method, RecomputeGranularity};
+
+/// Whether Hydra reads `text` as the plain string it is.
+fn hydra_plain(text: &str) -> bool {
+    text.chars().all(|c| c.is_alphanumeric() || "_-./:@+~".contains(c))
+}
+
+/// The script, or the field whose text Hydra would misread.
+pub fn script(plan: &Plan, header: &[String]) -> Result<EmittedFile, EmitError> {
+    let launch = &plan.launch;
+    for (field, text) in [
+        ("launch.model_path", &launch.model_path),
+        ("launch.dataset", &launch.dataset),
+        ("launch.output_dir", &launch.output_dir),
+    ] {
+        if !hydra_plain(text) {
+            return Err(EmitError::Unsafe { field, framework: plan.framework });
+        }
+    }
+    let rl = &plan.rl;
+    let p = &plan.parallel;
+    let dataset = match launch.dataset.is_empty() {
+        true => "\"$HOME/data/gsm8k/train.parquet\"".to_owned(),
+        false => quote(&launch.dataset),
+    };
+    let val = match launch.dataset.is_empty() {
+        true => "\"$HOME/data/gsm8k/test.parquet\"".to_owned(),
+        false => quote(&launch.dataset),
+    };
+    let estimator = if plan.method == Method::Ppo { "gae" } else { "grpo" };
+    let prompts = plan.batch.global_batch.get();
+    let micro = plan.batch.micro_batch.get();
+    let tokens = rl.max_prompt_length.get() + rl.max_response_length.get();
+    let mut o: Vec<String> = vec![
+        format!("algorithm.adv_estimator={estimator}"),
+        "algorithm.use_kl_in_reward=False".to_owned(),
+        format!("data.train_files={dataset}"),
+        format!("data.val_files={val}"),
+        format!("data.train_batch_size={prompts}"),
+        format!("data.max_prompt_length={}", rl.max_prompt_length),
+        format!("data.max_response_length={}", rl.max_response_length),
+        "data.filter_overlong_prompts=True".to_owned(),
+        "data.truncation='error'".to_owned(),
+        format!("actor_rollout_ref.model.path={}", quote(&model_path(plan))),
+        "actor_rollout_ref.model.use_remove_padding=True".to_owned(),
+        format!(
+            "actor_rollout_ref.model.enable_gradient_checkpointing={}",
+            if plan.recompute.granularity == RecomputeGranularity::None { "False" } else { "True" }
+        ),
+    ];
+    if matches!(plan.method, Method::Lora | Method::Qlora) {
+        o.push(format!("actor_rollout_ref.model.lora_rank={}", plan.lora.rank));
+        o.push(format!("actor_rollout_ref.model.lora_alpha={}", plan.lora.alpha));
+    }
+    o.extend([
+        "actor_rollout_ref.actor.strategy=fsdp".to_owned(),
+        "actor_rollout_ref.actor.optim.lr=1e-6".to_owned(),
+        // One update per step: the mini-batch is the whole batch of prompts.
+        format!("actor_rollout_ref.actor.ppo_mini_batch_size={prompts}"),
+        format!("actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu={micro}"),
+        format!("actor_rollout_ref.actor.ulysses_sequence_parallel_size={}", p.cp),
+        // Seed 000: with Ulysses, each device's token budget is the sequence split sp ways.
+        format!(
+            "actor_rollout_ref.actor.ppo_max_token_len_per_gpu={}",
+            tokens.div_ceil(p.cp.get()).max(16384)
+        ),
+        "actor_rollout_ref.actor.use_kl_loss=True".to_owned(),
+        "actor_rollout_ref.actor.kl_loss_coef=0.001".to_owned(),
+        "actor_rollout_ref.actor.kl_loss_type=low_var_kl".to_owned(),
+        "actor_rollout_ref.actor.entropy_coeff=0".to_owned(),
+        format!("actor_rollout_ref.actor.fsdp_config.param_offload={}", py_bool(p.offload_params)),
+        format!("actor_rollout_ref.actor.fsdp_config.optimizer_offload={}", py_bool(p.offload_optimizer)),
+        "actor_rollout_ref.rollout.name=vllm".to_owned(),
+        format!("actor_rollout_ref.rollout.n={}", rl.n_samples_per_prompt),
+        format!("actor_rollout_ref.rollout.tensor_model_parallel_size={}", rl.rollout_tp),
+        format!("actor_rollout_ref.rollout.gpu_memory_utilization={}", rl.gpu_memory_utilization_frac),
+        format!("actor_rollout_ref.rollout.max_num_seqs={}", rl.max_num_seqs),
+        format!("actor_rollout_ref.rollout.max_num_batched_tokens={}", tokens.max(8192)),
+        format!("actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu={micro}"),
+        format!("actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu={micro}"),
+        "actor_rollout_ref.ref.fsdp_config.param_offload=True".to_owned(),
+        "trainer.critic_warmup=0".to_owned(),
+        "trainer.logger='[\"console\",\"tensorboard\"]'".to_owned(),
+        "trainer.project_name=trainplan".to_owned(),
+        format!("trainer.experiment_name={}_{estimator}", model_slug(plan).replace('.', "_")),
+        format!("trainer.n_gpus_per_node={}", plan.cluster.devices_per_node),
+        format!("trainer.nnodes={}", plan.cluster.nodes),
+        "trainer.save_freq=50".to_owned(),
+        "trainer.test_freq=10".to_owned(),
+        "trainer.total_epochs=15".to_owned(),
+    ]);
+    if plan.method == Method::Ppo {
+        // PPO's critic (GAE): the actor's model as a value model, the actor's batch keys (§6.2).
+        o.extend([
+            format!("critic.model.path={}", quote(&model_path(plan))),
+            "critic.optim.lr=1e-5".to_owned(),
+            format!("critic.ppo_mini_batch_size={prompts}"),
+            format!("critic.ppo_micro_batch_size_per_gpu={micro}"),
+            format!("critic.ulysses_sequence_parallel_size={}", p.cp),
+        ]);
+    }
+    if plan.hardware.hw.vendor == Vendor::Ascend {
+        o.push("trainer.device=npu".to_owned());
+    }
+    if !launch.output_dir.is_empty() {
+        o.push(format!("trainer.default_local_dir={}", quote(&launch.output_dir)));
+    }
+    let how = match plan.cluster.nodes.get() {
+        1 => "Run on the node.".to_owned(),
+        n => format!(
+            "{n} nodes: `ray start --head --dashboard-host=0.0.0.0` on the head, \
+             `ray start --address=<head>:6379` on the others, then run this on the head."
+        ),
+    };
+    let mut text = script_opening(header, &how);
+    text.push_str("export VLLM_USE_V1=1\n\n");
+    text.push_str("python3 -m verl.trainer.main_ppo \\\n");
+    for line in &o {
+        text.push_str(&format!("    {line} \\\n"));
+    }
+    text.push_str("    \"$@\"\n");
+    Ok(EmittedFile {
+        name: format!("run_{}_{estimator}.sh", model_slug(plan).replace('.', "_")),
+        kind: FileKind::Shell,
+        text,
+    })
+}
+
+fn py_bool(b: bool) -> &'static str {
+    if b { "True" } else { "False" }
+}
