@@ -309,7 +309,6 @@ texts! {
     launch_copy => "Copy", "复制";
     launch_copied => "Copied", "已复制";
     launch_download => "Download", "下载";
-    launch_not_yet => "Launch files for {framework} are not written yet: Megatron-LM, DeepSpeed, LLaMA-Factory, MindSpeed-LLM and VeRL are.", "暂不生成 {framework} 的启动文件：目前支持 Megatron-LM、DeepSpeed、LLaMA-Factory、MindSpeed-LLM 和 VeRL。";
     launch_unsafe => "{field} may hold only letters, digits and _ - . / : @ + ~ for {framework}: its override parser reads other characters as syntax.", "{framework} 的 {field} 只能包含字母、数字和 _ - . / : @ + ~：它的参数解析器会把其他字符当作语法。";
     search_title => "Fastest plan that fits", "放得下的最快方案";
     search_hint => "Tries every parallel layout, memory knob and micro-batch for this framework, keeping the model, method, batch and cluster.", "在当前框架下遍历所有并行划分、显存选项和微批，模型、方法、批大小和集群保持不变。";

@@ -318,7 +318,7 @@ async fn launch_files_follow_the_plan_and_download() -> WebDriverResult<()> {
     // VeRL's Hydra overrides refuse the hostile dataset name typed above, and say why.
     page.choose("framework-select", "verl").await?;
     page.choose("method-select", "grpo").await?;
-    let note = page.wait_text("launch-not-yet", |t| !t.is_empty()).await?;
+    let note = page.wait_text("launch-refused", |t| !t.is_empty()).await?;
     assert!(note.contains("launch.dataset") && note.contains("VeRL"), "{note}");
     page.type_into("launch-dataset", "/data/gsm8k/train.parquet").await?;
     let script = page.wait_text("launch-text", |t| t.contains("verl.trainer.main_ppo")).await?;

@@ -85,10 +85,7 @@ pub fn LaunchPanel(
             copied.set(storage::copy_text(&f.text).await);
         });
     };
-    let not_yet = move || match files.get() {
-        Some(Err(emit::EmitError::NotYet(fw))) => {
-            Some(fill(tr(Key::launch_not_yet), &[("framework", fw.name())]))
-        }
+    let refused = move || match files.get() {
         Some(Err(emit::EmitError::Unsafe { field, framework })) => {
             Some(fill(tr(Key::launch_unsafe), &[("field", field), ("framework", framework.name())]))
         }
@@ -102,8 +99,8 @@ pub fn LaunchPanel(
             {field(Key::launch_output_dir, Key::launch_output_dir_hint, "launch-output-dir", |l| l.output_dir.clone(), |l, v| l.output_dir = v)}
             {field(Key::launch_master_addr, Key::launch_master_addr_hint, "launch-master-addr", |l| l.master_addr.clone(), |l, v| l.master_addr = v)}
         </div>
-        <Show when=move || not_yet().is_some()>
-            <p class="muted" data-testid="launch-not-yet">{not_yet}</p>
+        <Show when=move || refused().is_some()>
+            <p class="badge bad" data-testid="launch-refused">{refused}</p>
         </Show>
         <Show when=move || current().is_some()>
             <div class="tabs" role="tablist">{tabs}</div>

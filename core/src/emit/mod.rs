@@ -1,12 +1,13 @@
 //! Launch files: for each framework, exactly what its users run, written from the one typed plan.
 //! Formats and flags follow ../shared/reference/frameworks.md (§2 Megatron-LM, §3 DeepSpeed,
-//! §4 LLaMA-Factory, §5 MindSpeed-LLM, §6 VeRL). Every text a user typed reaches a script as one quoted word ([`shell`]),
+//! §4 LLaMA-Factory, §5 MindSpeed-LLM, §6 VeRL, §7 MindSpeed-RL). Every text a user typed reaches a script as one quoted word ([`shell`]),
 //! a YAML file as a double-quoted scalar, and JSON through serde_json.
 
 pub mod deepspeed;
 pub mod llamafactory;
 pub mod megatron;
 pub mod mindspeed_llm;
+pub mod mindspeed_rl;
 pub mod shell;
 pub mod verl;
 
@@ -41,8 +42,6 @@ pub struct EmittedFile {
 /// Why no files were written.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum EmitError {
-    /// Occurs for a framework whose emitter this build does not have yet.
-    NotYet(Framework),
     /// Occurs when a typed text holds characters the framework's own parser would read as syntax
     /// (VeRL's Hydra overrides): the file is refused rather than written wrong.
     Unsafe {
@@ -56,9 +55,6 @@ pub enum EmitError {
 impl std::fmt::Display for EmitError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            EmitError::NotYet(framework) => {
-                write!(f, "launch files for {} are not written yet", framework.name())
-            }
             EmitError::Unsafe { field, framework } => write!(
                 f,
                 "{field} may hold only letters, digits and _ - . / : @ + ~ for {}: its override parser reads the rest as syntax",
@@ -78,7 +74,7 @@ pub fn emit(plan: &Plan, link: &str) -> Result<Vec<EmittedFile>, EmitError> {
         Framework::LlamaFactory => Ok(llamafactory::files(plan, &header)),
         Framework::MindSpeedLlm => Ok(vec![mindspeed_llm::script(plan, &header)]),
         Framework::Verl => Ok(vec![verl::script(plan, &header)?]),
-        other => Err(EmitError::NotYet(other)),
+        Framework::MindSpeedRl => Ok(mindspeed_rl::files(plan, &header)),
     }
 }
 

@@ -57,6 +57,13 @@ const GOLDEN: &[(&str, &str)] = &[
             "batch": {"micro_batch": 2, "global_batch": 64}}"#,
     ),
     (
+        "mindspeed-rl-qwen2.5-7b-grpo",
+        r#"{"model": "qwen2.5-7b", "hardware": "ascend-910b2", "cluster": {"nodes": 2}, "framework": "mindspeed-rl",
+            "method": "grpo", "parallel": {"tp": 4, "sequence_parallel": true, "distributed_optimizer": true},
+            "rl": {"rollout_tp": 2, "n_samples_per_prompt": 8, "max_prompt_length": 2048, "max_response_length": 2048,
+            "max_num_seqs": 512}, "batch": {"micro_batch": 2, "global_batch": 32}}"#,
+    ),
+    (
         "mindspeed-llm-llama-3-70b",
         r#"{"model": "llama-3-70b", "hardware": "ascend-910b2", "cluster": {"nodes": 8}, "framework": "mindspeed-llm",
             "method": "pretrain", "parallel": {"tp": 8, "pp": 4, "vpp": 4, "sequence_parallel": true,
@@ -149,7 +156,7 @@ fn every_file_parses_in_its_own_syntax() {
             n += 1;
         }
     }
-    assert_eq!(n, 2 + 4 + 3 + 2 + 2 + 2, "files written");
+    assert_eq!(n, 2 + 4 + 3 + 2 + 2 + 3 + 2, "files written");
 }
 
 fn flag_value<'a>(text: &'a str, flag: &str) -> Option<&'a str> {
@@ -221,7 +228,7 @@ fn deepspeed_batch_identity_holds() {
 
 #[test]
 fn llamafactory_yaml_holds_the_plan() {
-    let text = GOLDEN[9].1;
+    let text = GOLDEN[10].1;
     let p = plan(text);
     let out = files(text);
     let yaml = &YamlLoader::load_from_str(&out[0].text).unwrap()[0];
@@ -327,6 +334,14 @@ fn typed_text_reaches_the_framework_verbatim_and_never_runs() {
             assert_eq!(args[at + 1], hostile, "{flag}");
         }
         assert!(args.iter().any(|a| a == "posttrain_gpt.py"));
+        // MindSpeed-RL's YAML holds the texts as they are.
+        let text = format!(
+            r#"{{"model": "qwen2.5-7b", "hardware": "ascend-910b2", "framework": "mindspeed-rl", "method": "grpo", "launch": {launch}}}"#
+        );
+        let run = &YamlLoader::load_from_str(&files(&text)[0].text).unwrap()[0];
+        assert_eq!(run["megatron_training"]["data_path"].as_str(), Some(hostile.as_str()));
+        assert_eq!(run["megatron_training"]["tokenizer_name_or_path"].as_str(), Some(hostile.as_str()));
+        assert_eq!(run["actor_config"]["save"].as_str(), Some(hostile.as_str()));
         // LLaMA-Factory: the address reaches the launcher's environment; the YAML holds the rest.
         let text = format!(r#"{{"model": "llama-3-8b", "launch": {launch}}}"#);
         let out = files(&text);
@@ -359,15 +374,6 @@ fn control_characters_are_refused_with_the_field_named() {
         let err = Plan::from_json(&text).unwrap_err().to_string();
         assert!(err.contains("launch.dataset") && err.contains("control characters"), "{err}");
     }
-}
-
-#[test]
-fn frameworks_without_an_emitter_say_so() {
-    let p = plan(
-        r#"{"model": "qwen2.5-7b", "framework": "mindspeed-rl", "method": "grpo", "hardware": "ascend-910b2"}"#,
-    );
-    let err = emit(&p, "#v1=x").unwrap_err();
-    assert_eq!(err.to_string(), "launch files for MindSpeed-RL are not written yet");
 }
 
 /// The value of a Hydra override `key=value` in a script.
@@ -421,7 +427,7 @@ fn verl_refuses_text_its_override_parser_would_misread() {
 
 #[test]
 fn mindspeed_scripts_carry_the_ascend_flags() {
-    let text = &files(GOLDEN[7].1)[0].text;
+    let text = &files(GOLDEN[8].1)[0].text;
     for switch in [
         "--use-ascend-coc",
         "--swap-attention",
@@ -437,8 +443,33 @@ fn mindspeed_scripts_carry_the_ascend_flags() {
     assert_eq!(flag_value(text, "--num-layers-per-virtual-pipeline-stage"), Some("5"));
     assert_eq!(flag_value(text, "--padded-vocab-size"), Some("128256"));
     assert!(text.contains("/usr/local/Ascend/ascend-toolkit/set_env.sh"));
-    let lora = &files(GOLDEN[8].1)[0].text;
+    let lora = &files(GOLDEN[9].1)[0].text;
     assert_eq!(flag_value(lora, "--lora-r"), Some("16"));
     assert!(lora.contains("--lora-target-modules linear_qkv linear_proj linear_fc1 linear_fc2"));
     assert!(lora.contains("posttrain_gpt.py") && lora.contains("--stage sft"));
+}
+
+#[test]
+fn mindspeed_rl_yaml_follows_its_layout() {
+    let out = files(GOLDEN[7].1);
+    let run = &YamlLoader::load_from_str(&out[0].text).unwrap()[0];
+    // frameworks.md §7.4: 32 prompts × 8 samples, TP 4, rollout TP 2, 16 NPUs, colocated workers.
+    assert_eq!(run["megatron_training"]["global_batch_size"].as_i64(), Some(32));
+    assert_eq!(run["megatron_training"]["stage"].as_str(), Some("ray_grpo"));
+    assert_eq!(run["actor_config"]["tensor_model_parallel_size"].as_i64(), Some(4));
+    assert_eq!(run["actor_config"]["micro_batch_size"].as_i64(), Some(2));
+    assert_eq!(run["rl_config"]["n_samples_per_prompt"].as_i64(), Some(8));
+    assert_eq!(run["rl_config"]["actor_resource"]["num_npus"].as_i64(), Some(16));
+    assert_eq!(run["rl_config"]["use_integrated_worker"].as_bool(), Some(true));
+    assert_eq!(run["generate_config"]["infer_tensor_parallel_size"].as_i64(), Some(2));
+    assert_eq!(run["generate_config"]["max_model_len"].as_i64(), Some(4096));
+    assert_eq!(run["defaults"][0]["model"][0].as_str(), Some("qwen25_7b"));
+    // The model block: Qwen2.5-7B's config.json shape under its name.
+    let model = &YamlLoader::load_from_str(&out[1].text).unwrap()[0]["qwen25_7b"];
+    assert_eq!(model["num_layers"].as_i64(), Some(28));
+    assert_eq!(model["hidden_size"].as_i64(), Some(3584));
+    assert_eq!(model["num_query_groups"].as_i64(), Some(4));
+    assert_eq!(model["add_qkv_bias"].as_bool(), Some(true));
+    assert_eq!(model["padded_vocab_size"].as_i64(), Some(152064));
+    assert_eq!(out[0].name, "grpo_qwen25_7b_16npu.yaml");
 }

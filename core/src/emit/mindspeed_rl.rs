@@ -1,0 +1,226 @@
+//! MindSpeed-RL: the Hydra YAML in its layout (frameworks.md §7.2, §7.4: `megatron_training`,
+//! `actor_config`, `rl_config`, `generate_config`), the model block it loads from
+//! `configs/model/<name>.yaml`, and `launch.sh` with the Ray start commands and
+//! `cli/train_grpo.py` (§7.1). Colocated actor/reference/rollout (`use_integrated_worker: true`).
+
+use super::megatron::model_flags;
+use super::{EmittedFile, FileKind, comment, model_path, model_slug, node_vars, script_opening};
+use crate::Plan;
+use crate::plan::{Method, Precision, RecomputeGranularity};
+
+/// A YAML double-quoted scalar.
+fn yaml_str(text: &str) -> String {
+    serde_json::to_string(text).expect("a string always serializes")
+}
+
+/// MindSpeed-RL's model name: `qwen2.5-7b` → `qwen25_7b` (the shipped `configs/model/` names).
+fn model_name(plan: &Plan) -> String {
+    model_slug(plan).replace('.', "").replace('-', "_")
+}
+
+/// Megatron flags as MindSpeed-RL's snake_case keys (`parse_args_from_config` turns them back):
+/// `--num-layers 80` → `num_layers: 80`, a bare switch → `true`. Flags whose value the model's
+/// config does not give (a `${…:?…}` guard) are left as a comment to fill in.
+fn flags_to_yaml(flags: &[String], indent: &str) -> String {
+    let words: Vec<&str> = flags.iter().flat_map(|f| f.split_whitespace()).collect();
+    let mut out = String::new();
+    let mut i = 0;
+    while i < words.len() {
+        let Some(flag) = words[i].strip_prefix("--") else {
+            i += 1;
+            continue;
+        };
+        let key = flag.replace('-', "_");
+        // The run's YAML sets the sequence (prompt + response); the model block holds the shape only.
+        if key == "seq_length" {
+            i += 2;
+            continue;
+        }
+        match words.get(i + 1).filter(|w| !w.starts_with("--")) {
+            Some(v) if v.starts_with("\"${") => {
+                // The guard's words run to the closing brace.
+                let mut j = i + 1;
+                while j < words.len() && !words[j].ends_with("}\"") {
+                    j += 1;
+                }
+                out.push_str(&format!("{indent}# {key}: set from the model's config.json\n"));
+                i = j + 1;
+            }
+            Some(v) => {
+                out.push_str(&format!("{indent}{key}: {v}\n"));
+                i += 2;
+            }
+            None => {
+                out.push_str(&format!("{indent}{key}: true\n"));
+                i += 1;
+            }
+        }
+    }
+    out
+}
+
+/// The run's YAML, the model block, and `launch.sh`.
+pub fn files(plan: &Plan, header: &[String]) -> Vec<EmittedFile> {
+    let name = model_name(plan);
+    let slug = model_slug(plan);
+    let launch = &plan.launch;
+    let p = &plan.parallel;
+    let rl = &plan.rl;
+    let config_name = format!("grpo_{name}_{}npu", plan.cluster.n_devices());
+    let data = if launch.dataset.is_empty() { "./dataset/math_17k/data" } else { &launch.dataset };
+    let save =
+        if launch.output_dir.is_empty() { format!("./ckpt/{slug}_grpo") } else { launch.output_dir.clone() };
+
+    let mut y = comment(header);
+    y.push_str(&format!("defaults:\n  - model:\n      - {name}\n\n"));
+    y.push_str("megatron_training:\n");
+    let mut m = |k: &str, v: String| y.push_str(&format!("  {k}: {v}\n"));
+    m("model", name.clone());
+    m("use_mcore_models", "true".into());
+    for k in [
+        "use_fused_rmsnorm",
+        "use_flash_attn",
+        "no_masked_softmax_fusion",
+        "attention_softmax_in_fp32",
+        "no_gradient_accumulation_fusion",
+        "use_fused_swiglu",
+        "use_fused_rotary_pos_emb",
+    ] {
+        m(k, "true".into());
+    }
+    m("sequence_parallel", p.sequence_parallel.to_string());
+    match plan.precision {
+        Precision::Fp16 => m("fp16", "true".into()),
+        _ => m("bf16", "true".into()),
+    }
+    m("use_distributed_optimizer", p.distributed_optimizer.to_string());
+    m("tokenizer_type", "PretrainedFromHF".into());
+    m("tokenizer_name_or_path", yaml_str(&model_path(plan)));
+    m("global_batch_size", plan.batch.global_batch.to_string());
+    m("seq_length", (rl.max_prompt_length.get() + rl.max_response_length.get()).to_string());
+    m("save_interval", "100".into());
+    m("train_iters", "500".into());
+    m("stage", "ray_grpo".into());
+    m("distributed_backend", "nccl".into());
+    m("no_shared_storage", "true".into());
+    m("dataset_additional_keys", "['labels',]".into());
+    m("data_path", yaml_str(data));
+    m("split", "100,0,0".into());
+    m("seed", "1234".into());
+    if 1 < p.cp.get() {
+        m("context_parallel_size", p.cp.to_string());
+    }
+    if plan.model.arch.moe.is_some() {
+        m("expert_model_parallel_size", p.ep.to_string());
+    }
+    match plan.recompute.granularity {
+        RecomputeGranularity::None => {}
+        RecomputeGranularity::Selective => m("recompute_granularity", "selective".into()),
+        RecomputeGranularity::Full => {
+            m("recompute_granularity", "full".into());
+            m("recompute_method", "uniform".into());
+            m("recompute_num_layers", plan.recompute.num_layers.to_string());
+        }
+    }
+    if plan.recompute.activation_function {
+        m("recompute_activation_function", "true".into());
+    }
+    if plan.recompute.swap_attention {
+        m("swap_attention", "true".into());
+    }
+    if p.tp_comm_overlap {
+        m("use_ascend_coc", "true".into());
+    }
+    y.push_str("\nactor_config:\n");
+    let mut a = |k: &str, v: String| y.push_str(&format!("  {k}: {v}\n"));
+    a("model", name.clone());
+    a("micro_batch_size", plan.batch.micro_batch.to_string());
+    a("tensor_model_parallel_size", p.tp.to_string());
+    a("pipeline_model_parallel_size", p.pp.to_string());
+    a("lr", "1e-6".into());
+    a("lr_decay_style", "constant".into());
+    a("min_lr", "0".into());
+    a("weight_decay", "0.01".into());
+    a("lr_warmup_fraction", "0.0".into());
+    a("clip_grad", "1.0".into());
+    a("adam_beta1", "0.9".into());
+    a("adam_beta2", "0.95".into());
+    a("finetune", "true".into());
+    a("load", yaml_str(&format!("./model_weights/{name}_mcore_tp{}pp{}", p.tp, p.pp)));
+    a("save", yaml_str(&save));
+    a("no_load_optim", "true".into());
+    a("no_load_rng", "true".into());
+    y.push_str("\nrl_config:\n");
+    let mut r = |k: &str, v: String| y.push_str(&format!("  {k}: {v}\n"));
+    r("use_integrated_worker", "true".into());
+    r("blocking", "true".into());
+    r("adv_estimator", if plan.method == Method::Ppo { "gae" } else { "group_norm" }.into());
+    r("kl_penalty", "low_var_kl".into());
+    r("kl_ctrl_type", "fixed".into());
+    r("init_kl_coef", "0.001".into());
+    r("mini_batch_size", plan.batch.global_batch.to_string());
+    r("max_prompt_length", rl.max_prompt_length.to_string());
+    r("epochs", "1".into());
+    r("clip_ratio", "0.2".into());
+    r("n_samples_per_prompt", rl.n_samples_per_prompt.to_string());
+    r("actor_forward_micro_batch_size", plan.batch.micro_batch.to_string());
+    r("ref_forward_micro_batch_size", plan.batch.micro_batch.to_string());
+    r("rule_reward", "true".into());
+    r("verifier_function", "[\"math_17k_acc\"]".into());
+    r("verifier_weight", "[1.0]".into());
+    r("use_tensorboard", "true".into());
+    y.push_str(&format!("  actor_resource:\n    num_npus: {}\n", plan.cluster.n_devices()));
+    y.push_str("\ngenerate_config:\n");
+    let mut g = |k: &str, v: String| y.push_str(&format!("  {k}: {v}\n"));
+    g("trust_remote_code", "true".into());
+    g("offload_train_optimizer", "true".into());
+    g("offload_train_grad", "true".into());
+    g("offload_train_param", "true".into());
+    g("infer_tensor_parallel_size", rl.rollout_tp.to_string());
+    g("infer_pipeline_parallel_size", "1".into());
+    g("infer_expert_parallel_size", "1".into());
+    g("max_num_seqs", rl.max_num_seqs.to_string());
+    let len = rl.max_prompt_length.get() + rl.max_response_length.get();
+    g("max_model_len", len.to_string());
+    g("max_num_batched_tokens", len.max(8192).to_string());
+    g("dtype", "\"bfloat16\"".into());
+    g("gpu_memory_utilization", rl.gpu_memory_utilization_frac.to_string());
+    y.push_str(&format!(
+        "  sampling_config:\n    logprobs: 1\n    max_tokens: {}\n    top_p: 1.0\n    top_k: -1\n    min_p: 0.0\n    temperature: 1.0\n    detokenize: false\n",
+        rl.max_response_length
+    ));
+
+    // The model block (configs/model/<name>.yaml), from the model's config.json.
+    let mut model = comment(header);
+    model.push_str(&format!("{name}:\n"));
+    model.push_str(&flags_to_yaml(&model_flags(plan, true), "  "));
+    model.push_str(&format!(
+        "  make_vocab_size_divisible_by: 1\n  padded_vocab_size: {}\n",
+        plan.model.arch.vocab_size
+    ));
+
+    let mut sh = script_opening(
+        header,
+        "Copy the two YAML files to configs/ and configs/model/ in MindSpeed-RL, then run this on every node \
+         with NODE_RANK and CURRENT_IP set; MASTER_ADDR is the head node (not localhost).",
+    );
+    sh.push_str("export HYDRA_FULL_ERROR=1\n");
+    sh.push_str(&node_vars(plan, false, "NNODES", "NPUS_PER_NODE", "localhost"));
+    sh.push_str("CURRENT_IP=${CURRENT_IP:?set CURRENT_IP to the address of this node}\n\n");
+    sh.push_str("if [ \"$NODE_RANK\" = 0 ]; then\n");
+    sh.push_str("  ray start --head --port 6766 --dashboard-host=\"$MASTER_ADDR\" --node-ip-address=\"$CURRENT_IP\" \\\n");
+    sh.push_str("    --dashboard-port=8260 --resources=\"{\\\"NPU\\\": $NPUS_PER_NODE}\"\n");
+    sh.push_str("  # Train once `ray status` counts every node's NPUs.\n");
+    sh.push_str(
+        "  until ray status 2>/dev/null | grep -q \"/$((NNODES * NPUS_PER_NODE)).0 NPU\"; do sleep 5; done\n",
+    );
+    sh.push_str(&format!("  python cli/train_grpo.py --config-name {config_name}\n"));
+    sh.push_str("else\n");
+    sh.push_str("  ray start --address=\"$MASTER_ADDR:6766\" --resources=\"{\\\"NPU\\\": $NPUS_PER_NODE}\" --node-ip-address=\"$CURRENT_IP\"\n");
+    sh.push_str("fi\n");
+    vec![
+        EmittedFile { name: format!("{config_name}.yaml"), kind: FileKind::Yaml, text: y },
+        EmittedFile { name: format!("{name}.yaml"), kind: FileKind::Yaml, text: model },
+        EmittedFile { name: "launch.sh".to_owned(), kind: FileKind::Shell, text: sh },
+    ]
+}
