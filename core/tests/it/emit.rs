@@ -64,6 +64,15 @@ const GOLDEN: &[(&str, &str)] = &[
             "max_num_seqs": 512}, "batch": {"micro_batch": 2, "global_batch": 32}}"#,
     ),
     (
+        "mindspeed-rl-qwen3-30b-a3b-grpo",
+        r#"{"model": "qwen3-30b-a3b", "hardware": "ascend-910c", "cluster": {"nodes": 2}, "framework": "mindspeed-rl",
+            "method": "grpo", "parallel": {"tp": 4, "pp": 2, "ep": 4, "sequence_parallel": true, "distributed_optimizer": true},
+            "recompute": {"granularity": "full", "num_layers": 1}, "rl": {"rollout_tp": 4, "n_samples_per_prompt": 16,
+            "max_prompt_length": 1024, "max_response_length": 4096}, "launch": {"model_path": "/models/Qwen3-30B-A3B",
+            "dataset": "./dataset/deepscaler/data", "master_addr": "192.168.0.10"},
+            "batch": {"micro_batch": 1, "global_batch": 64}}"#,
+    ),
+    (
         "mindspeed-llm-llama-3-70b",
         r#"{"model": "llama-3-70b", "hardware": "ascend-910b2", "cluster": {"nodes": 8}, "framework": "mindspeed-llm",
             "method": "pretrain", "parallel": {"tp": 8, "pp": 4, "vpp": 4, "sequence_parallel": true,
@@ -156,7 +165,7 @@ fn every_file_parses_in_its_own_syntax() {
             n += 1;
         }
     }
-    assert_eq!(n, 2 + 4 + 3 + 2 + 2 + 3 + 2, "files written");
+    assert_eq!(n, 2 + 4 + 3 + 2 + 2 + 3 + 3 + 2, "files written");
 }
 
 fn flag_value<'a>(text: &'a str, flag: &str) -> Option<&'a str> {
@@ -228,7 +237,7 @@ fn deepspeed_batch_identity_holds() {
 
 #[test]
 fn llamafactory_yaml_holds_the_plan() {
-    let text = GOLDEN[10].1;
+    let text = GOLDEN[11].1;
     let p = plan(text);
     let out = files(text);
     let yaml = &YamlLoader::load_from_str(&out[0].text).unwrap()[0];
@@ -427,7 +436,7 @@ fn verl_refuses_text_its_override_parser_would_misread() {
 
 #[test]
 fn mindspeed_scripts_carry_the_ascend_flags() {
-    let text = &files(GOLDEN[8].1)[0].text;
+    let text = &files(GOLDEN[9].1)[0].text;
     for switch in [
         "--use-ascend-coc",
         "--swap-attention",
@@ -443,7 +452,7 @@ fn mindspeed_scripts_carry_the_ascend_flags() {
     assert_eq!(flag_value(text, "--num-layers-per-virtual-pipeline-stage"), Some("5"));
     assert_eq!(flag_value(text, "--padded-vocab-size"), Some("128256"));
     assert!(text.contains("/usr/local/Ascend/ascend-toolkit/set_env.sh"));
-    let lora = &files(GOLDEN[9].1)[0].text;
+    let lora = &files(GOLDEN[10].1)[0].text;
     assert_eq!(flag_value(lora, "--lora-r"), Some("16"));
     assert!(lora.contains("--lora-target-modules linear_qkv linear_proj linear_fc1 linear_fc2"));
     assert!(lora.contains("posttrain_gpt.py") && lora.contains("--stage sft"));
@@ -472,4 +481,13 @@ fn mindspeed_rl_yaml_follows_its_layout() {
     assert_eq!(model["add_qkv_bias"].as_bool(), Some(true));
     assert_eq!(model["padded_vocab_size"].as_i64(), Some(152064));
     assert_eq!(out[0].name, "grpo_qwen25_7b_16npu.yaml");
+    // The MoE plan: experts over EP 4, full recomputation, Qwen3-30B-A3B's 128 experts, top-8.
+    let out = files(GOLDEN[8].1);
+    let run = &YamlLoader::load_from_str(&out[0].text).unwrap()[0];
+    assert_eq!(run["megatron_training"]["expert_model_parallel_size"].as_i64(), Some(4));
+    assert_eq!(run["megatron_training"]["recompute_granularity"].as_str(), Some("full"));
+    assert_eq!(run["actor_config"]["pipeline_model_parallel_size"].as_i64(), Some(2));
+    let model = &YamlLoader::load_from_str(&out[1].text).unwrap()[0]["qwen3_30b_a3b"];
+    assert_eq!(model["num_experts"].as_i64(), Some(128));
+    assert_eq!(model["moe_router_topk"].as_i64(), Some(8));
 }

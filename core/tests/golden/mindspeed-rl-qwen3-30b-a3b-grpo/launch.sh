@@ -1,0 +1,27 @@
+#!/bin/bash
+# Written by trainplan.
+# Qwen3-30B-A3B GRPO with MindSpeed-RL on 2 × 16 Huawei Ascend 910C (per die) 64GB (32 devices):
+# TP 4, PP 2, VPP 1, CP 1, EP 4, DP 4, distributed optimizer; micro-batch 1, global batch 64,
+# sequence 4096; bf16. Planned peak 65.1 GiB per device, step 220.76 s.
+# Reopen the plan: #v1=RVBLUsMwDL2L1vmnw9Ds6A04gUeNRZvBv0rOlKHTuyOnBVa29L72DWa3SiaG6QYhWhKYhnsFH4yerpE_YQK_BCuJyNbsoIIzsr0ikyIoMwVb7_tuVsDhGuZzMbKYUSgro2mf99YSJZnREW8r5XsswQat1XTo90PTv7w2XdN3BdQuziTMagjtNkn7fqUw1mN3qN_GA2hNT_kcrTJOnOKvSsfLk3iscTzqPiGjcwXScotkXo5rJmtiyotfvsvzM69UASWYdsrXY6hA6LJSmMn86x-0XGiaz5ujxy-TOPqUjaNwKpX7bthVG8AkKQahP2jX7V8qCEbQJ0dikv7BQ60yRTg6F9dsHhn3Hw
+# Copy the two YAML files to configs/ and configs/model/ in MindSpeed-RL, then run this on every node with NODE_RANK and CURRENT_IP set; MASTER_ADDR is the head node (not localhost).
+set -euo pipefail
+
+export HYDRA_FULL_ERROR=1
+NNODES=2
+NPUS_PER_NODE=16
+NODE_RANK=${NODE_RANK:-0}
+MASTER_ADDR=${MASTER_ADDR:-'192.168.0.10'}
+MASTER_PORT=${MASTER_PORT:-29500}
+
+CURRENT_IP=${CURRENT_IP:?set CURRENT_IP to the address of this node}
+
+if [ "$NODE_RANK" = 0 ]; then
+  ray start --head --port 6766 --dashboard-host="$MASTER_ADDR" --node-ip-address="$CURRENT_IP" \
+    --dashboard-port=8260 --resources="{\"NPU\": $NPUS_PER_NODE}"
+  # Train once `ray status` counts every node's NPUs.
+  until ray status 2>/dev/null | grep -q "/$((NNODES * NPUS_PER_NODE)).0 NPU"; do sleep 5; done
+  python cli/train_grpo.py --config-name grpo_qwen3_30b_a3b_32npu
+else
+  ray start --address="$MASTER_ADDR:6766" --resources="{\"NPU\": $NPUS_PER_NODE}" --node-ip-address="$CURRENT_IP"
+fi
