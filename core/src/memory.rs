@@ -420,7 +420,11 @@ fn model_states(ctx: &Ctx, dense: f64, expert: f64, res: &mut StageMemory) {
         Path::Hf => {
             let states = zero_model_states(dense + expert, bytes, zero_stage(ctx), ctx.dp);
             res.weights = on_device(states.weights, p.offload_params && p.zero_stage == 3);
-            res.gradients = states.gradients as u64;
+            // ZeRO-Offload keeps the gradient partitions with the optimizer on the host: the device
+            // holds only the reduce buckets, counted with the buffers (DeepSpeed
+            // `stage_1_and_2.py` / `stage3.py` with `offload_optimizer`: fp32 gradient partitions
+            // in pinned CPU memory; ZeRO-Offload paper §4.1).
+            res.gradients = on_device(states.gradients, p.offload_optimizer && 1 <= p.zero_stage);
             res.optimizer = on_device(states.optimizer, p.offload_optimizer);
         }
     }
@@ -739,6 +743,10 @@ fn host_bytes_per_node(ctx: &Ctx) -> u64 {
     let mut per_device = 0.0;
     if p.offload_optimizer {
         per_device += trainable * bytes.optimizer * per_device_share;
+        // The fp32 gradient partitions ZeRO-Offload keeps beside the optimizer (above).
+        if ctx.path == Path::Hf && 1 <= p.zero_stage {
+            per_device += trainable * 4.0 * per_device_share;
+        }
     }
     if p.offload_params {
         per_device += total * bytes.weights * per_device_share;

@@ -94,7 +94,17 @@ pub fn PlanFormPanel(
     let on_framework = move |ev| {
         let wire = event_target_value(&ev);
         if let Some(&fw) = Framework::ALL.iter().find(|fw| fw.wire() == wire) {
-            form.update(|f| f.file.framework = fw);
+            form.update(|f| {
+                // VeRL's FSDP actor shards parameters, gradients and optimizer states fully by
+                // default (`fsdp_config.fsdp_size: -1`, reshard after forward): ZeRO-3's memory.
+                if fw == Framework::Verl
+                    && f.file.framework != Framework::Verl
+                    && f.file.parallel.zero_stage == 0
+                {
+                    f.file.parallel.zero_stage = 3;
+                }
+                f.file.framework = fw;
+            });
         }
     };
     let on_method = move |ev| {

@@ -277,10 +277,13 @@ fn offload_moves_states_to_the_host() {
     let off = evaluate(&Plan::from_json(&format!("{base}}}}}")).unwrap());
     assert_eq!(on.memory.stages[0].optimizer, 0);
     assert_eq!(on.memory.stages[0].weights, 0);
+    // ZeRO-Offload keeps the gradient partitions on the host too (ZeRO-Offload paper §4.1).
+    assert_eq!(on.memory.stages[0].gradients, 0);
     assert!(on.memory.peak_bytes < off.memory.peak_bytes);
-    // One node of 8 holds every optimizer state and weight: (12 + 2) bytes × 13.0B × 1.5 buffer factor.
+    // One node of 8 holds every optimizer state, fp32 gradient and 16-bit weight:
+    // (12 + 4 + 2) bytes × 13.0B × 1.5 buffer factor.
     let host = on.memory.host_bytes_per_node as f64;
-    let expected = 13_015_864_320.0 * 14.0 * 1.5;
+    let expected = 13_015_864_320.0 * 18.0 * 1.5;
     assert!((host - expected).abs() / expected < 1e-6, "{host} vs {expected}");
     assert_eq!(off.memory.host_bytes_per_node, 0);
 }
