@@ -307,6 +307,11 @@ texts! {
     launch_master_addr => "Node 0 address", "主节点地址";
     launch_master_addr_hint => "empty: $MASTER_ADDR, else localhost", "留空：取 $MASTER_ADDR，否则 localhost";
     launch_copy => "Copy", "复制";
+    launch_import_title => "Import a launch file", "导入已有的启动文件";
+    launch_import_hint => "Paste a Megatron-LM or MindSpeed-LLM script, a LLaMA-Factory YAML, a DeepSpeed JSON or VeRL overrides: its settings replace the plan's.", "粘贴 Megatron-LM 或 MindSpeed-LLM 脚本、LLaMA-Factory YAML、DeepSpeed JSON 或 VeRL 覆盖参数：其中的设置会替换当前方案。";
+    launch_import_apply => "Read into the plan", "读入方案";
+    launch_import_ok => "Read: every key understood.", "已读入：所有参数均已识别。";
+    launch_import_unknown => "Read. Not understood, left out: {keys}", "已读入。未识别、已忽略：{keys}";
     launch_copied => "Copied", "已复制";
     launch_download => "Download", "下载";
     launch_unsafe => "{field} may hold only letters, digits and _ - . / : @ + ~ for {framework}: its override parser reads other characters as syntax.", "{framework} 的 {field} 只能包含字母、数字和 _ - . / : @ + ~：它的参数解析器会把其他字符当作语法。";

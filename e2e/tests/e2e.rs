@@ -310,6 +310,23 @@ async fn launch_files_follow_the_plan_and_download() -> WebDriverResult<()> {
     page.scroll_to("launch-text").await?;
     page.screenshot("en-launch").await?;
 
+    // The reverse: a LLaMA-Factory YAML pasted in becomes the plan, and what it does not know is named.
+    let summary = page.driver.find(By::Css(".launch-import summary")).await?;
+    summary.scroll_into_view().await?;
+    summary.click().await?;
+    let yaml = "model_name_or_path: Qwen/Qwen2.5-14B-Instruct\nstage: sft\nfinetuning_type: full\n\
+                deepspeed: examples/deepspeed/ds_z3_config.json\nper_device_train_batch_size: 2\n\
+                gradient_accumulation_steps: 4\ncutoff_len: 2048\nbf16: true\nuse_badam: true\n";
+    page.type_into("launch-import-text", yaml).await?;
+    page.el("launch-import-apply").await?.click().await?;
+    let note = page.wait_text("launch-import-note", |t| !t.is_empty()).await?;
+    assert!(note.contains("use_badam"), "{note}");
+    assert_eq!(page.el("zero-select").await?.prop("value").await?.as_deref(), Some("3"));
+    // 2 per device × 4 steps × 8 devices = 64 sequences; Qwen2.5-14B by its Hugging Face id.
+    assert_eq!(page.el("global-batch-input").await?.prop("value").await?.as_deref(), Some("64"));
+    assert_eq!(page.el("micro-batch-input").await?.prop("value").await?.as_deref(), Some("2"));
+    assert!(page.text("params-total").await?.starts_with("14,"));
+
     // Megatron writes its script.
     page.choose("framework-select", "megatron").await?;
     page.choose("method-select", "pretrain").await?;

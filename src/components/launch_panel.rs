@@ -6,10 +6,10 @@ use trainplan_core::emit::{self, EmittedFile};
 use trainplan_core::plan::LaunchFile;
 use trainplan_core::{Plan, permalink};
 
-use crate::components::use_tr;
+use crate::components::{use_lang, use_tr};
 use crate::form::{FormError, PlanForm};
 use crate::i18n::{Key, fill};
-use crate::storage;
+use crate::{messages, storage};
 
 /// A `data:` address holding `text`, for a download link (no object URL to revoke).
 fn data_url(text: &str) -> String {
@@ -26,6 +26,7 @@ pub fn LaunchPanel(
     plan: Signal<Result<Plan, FormError>>,
 ) -> impl IntoView {
     let tr = use_tr();
+    let lang = use_lang();
     let files = Memo::new(move |_| {
         plan.with(|p| {
             let p = p.as_ref().ok()?;
@@ -91,6 +92,30 @@ pub fn LaunchPanel(
         }
         _ => None,
     };
+    // The reverse: a launch file the user has, read onto the current plan.
+    let pasted = RwSignal::new(String::new());
+    let import_note: RwSignal<Option<(bool, String)>> = RwSignal::new(None);
+    let import = move |_| {
+        let base = form.with_untracked(|f| f.file.clone());
+        match emit::import::import(&pasted.get_untracked(), &base) {
+            Ok(got) => {
+                let plan = match Plan::from_file(&got.file) {
+                    Ok(plan) => plan,
+                    Err(err) => {
+                        import_note.set(Some((false, messages::plan_error(lang.get_untracked(), &err))));
+                        return;
+                    }
+                };
+                form.set(PlanForm::from_plan(&plan));
+                let note = match got.unknown.is_empty() {
+                    true => tr(Key::launch_import_ok).to_owned(),
+                    false => fill(tr(Key::launch_import_unknown), &[("keys", &got.unknown.join(", "))]),
+                };
+                import_note.set(Some((true, note)));
+            }
+            Err(err) => import_note.set(Some((false, err.to_string()))),
+        }
+    };
     view! {
         <h2>{move || tr(Key::launch_title)}</h2>
         <div class="launch-fields">
@@ -116,5 +141,17 @@ pub fn LaunchPanel(
             </div>
             <pre class="launch-text" data-testid="launch-text">{move || current().map(|f| f.text)}</pre>
         </Show>
+        <details class="launch-import">
+            <summary>{move || tr(Key::launch_import_title)}</summary>
+            <p class="muted">{move || tr(Key::launch_import_hint)}</p>
+            <textarea rows="6" data-testid="launch-import-text"
+                prop:value=move || pasted.get()
+                on:input=move |ev| pasted.set(event_target_value(&ev))></textarea>
+            <button data-testid="launch-import-apply" on:click=import>{move || tr(Key::launch_import_apply)}</button>
+            {move || import_note.get().map(|(ok, text)| {
+                let class = if ok { "muted" } else { "badge bad" };
+                view! { <p class=class data-testid="launch-import-note">{text}</p> }
+            })}
+        </details>
     }
 }

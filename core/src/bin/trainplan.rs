@@ -16,6 +16,9 @@ commands:
   eval --link FRAGMENT   evaluate the plan in a permalink fragment (`v1=…`, with or without `#`)
   emit PLAN.json --out DIR [--framework NAME]
                          write the launch files (script, YAML, JSON) for the plan's framework
+  import-config FILE [--onto PLAN.json]
+                         read a Megatron/MindSpeed-LLM script, LLaMA-Factory YAML, DeepSpeed JSON or
+                         VeRL overrides onto a plan (the default plan when no --onto); print the plan file
   advise PLAN.json       tuning advice for a plan, each move with its computed effect, as JSON
   search PLAN.json       the fastest plans that fit, and the memory/speed Pareto front, as JSON
   link PLAN.json         print the permalink fragment of a plan file
@@ -103,6 +106,32 @@ fn run() -> Result<(), String> {
                 println!("{}", target.display());
             }
             Ok(())
+        }
+        "import-config" => {
+            let (mut path, mut onto) = (None, None);
+            while let Some(arg) = parser.next().map_err(|e| e.to_string())? {
+                match arg {
+                    Long("onto") => {
+                        onto = Some(
+                            parser.value().map_err(|e| e.to_string())?.string().map_err(|e| e.to_string())?,
+                        )
+                    }
+                    Value(v) if path.is_none() => path = Some(v.string().map_err(|e| e.to_string())?),
+                    arg => return Err(arg.unexpected().to_string()),
+                }
+            }
+            let path = path.ok_or("import-config needs a launch file (`-` for standard input)")?;
+            let base = match onto {
+                Some(plan) => read_plan(&plan)?.to_file(),
+                None => Plan::first_visit().to_file(),
+            };
+            let text = read_input(&path)?;
+            let imported =
+                trainplan_core::emit::import::import(&text, &base).map_err(|e| format!("{path}: {e}"))?;
+            for key in &imported.unknown {
+                eprintln!("trainplan: {path}: not understood, left out: {key}");
+            }
+            print_json(&imported.file)
         }
         "advise" => {
             let path = one_path(&mut parser, "advise needs a plan file (`-` for standard input)")?;

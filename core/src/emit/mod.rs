@@ -4,6 +4,7 @@
 //! a YAML file as a double-quoted scalar, and JSON through serde_json.
 
 pub mod deepspeed;
+pub mod import;
 pub mod llamafactory;
 pub mod megatron;
 pub mod mindspeed_llm;

@@ -5,6 +5,7 @@ mod cli;
 mod emit;
 mod hardware;
 mod hf;
+mod import_config;
 mod memory;
 mod params;
 mod permalink;

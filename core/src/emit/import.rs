@@ -1,0 +1,543 @@
+//! The reverse of the emitters: a launch file a user already has — a Megatron-LM or MindSpeed-LLM
+//! script, a LLaMA-Factory YAML, a DeepSpeed JSON, a VeRL override list — read onto a plan file,
+//! with every key or flag it did not understand listed. The model is the catalog model whose
+//! Hugging Face id the file names; shape flags are understood, not applied.
+
+use serde_json::Value;
+use yaml_rust2::{Yaml, YamlLoader};
+
+use crate::plan::{
+    Framework, Method, PlanFile, Precision, RecomputeGranularity, RecomputeMethod, TargetsField,
+};
+
+/// What an import did.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Imported {
+    /// The plan file with the launch file's settings applied.
+    pub file: PlanFile,
+    /// The kind of file it was read as.
+    pub kind: ConfigKind,
+    /// Flags or keys it did not understand, in the order met.
+    pub unknown: Vec<String>,
+}
+
+/// The kinds of launch file the import reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConfigKind {
+    /// A Megatron-LM launch script (flags).
+    Megatron,
+    /// A MindSpeed-LLM launch script (Megatron flags with MindSpeed's).
+    MindSpeedLlm,
+    /// A LLaMA-Factory training YAML.
+    LlamaFactory,
+    /// A DeepSpeed JSON config.
+    DeepSpeed,
+    /// VeRL Hydra overrides.
+    Verl,
+}
+
+/// Why a text could not be read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ImportError {
+    /// Occurs when the text is none of the kinds above.
+    Unrecognized,
+    /// Occurs when a value has the wrong type or range: the key and what it must be.
+    BadValue(String, &'static str),
+}
+
+impl std::fmt::Display for ImportError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ImportError::Unrecognized => f.write_str(
+                "not a launch file trainplan reads: a Megatron-LM or MindSpeed-LLM script, a LLaMA-Factory YAML, \
+                 a DeepSpeed JSON, or VeRL overrides",
+            ),
+            ImportError::BadValue(key, expected) => write!(f, "{key} must be {expected}"),
+        }
+    }
+}
+
+/// Reads `text` onto `base` (usually the current plan's file).
+pub fn import(text: &str, base: &PlanFile) -> Result<Imported, ImportError> {
+    let mut file = base.clone();
+    let mut unknown = Vec::new();
+    let trimmed = text.trim_start();
+    let kind = if trimmed.starts_with('{') {
+        let v: Value = serde_json::from_str(text).map_err(|_| ImportError::Unrecognized)?;
+        deepspeed(&v, &mut file, &mut unknown)?;
+        ConfigKind::DeepSpeed
+    } else if text.contains("actor_rollout_ref.") || text.contains("verl.trainer.main_ppo") {
+        verl(text, &mut file, &mut unknown)?;
+        ConfigKind::Verl
+    } else if text.contains("--tensor-model-parallel-size")
+        || text.contains("pretrain_gpt.py")
+        || text.contains("posttrain_gpt.py")
+    {
+        let ascend = text.contains("--use-mcore-models")
+            || text.contains("set_env.sh")
+            || text.contains("PretrainedFromHF");
+        flags(text, ascend, &mut file, &mut unknown)?;
+        if ascend { ConfigKind::MindSpeedLlm } else { ConfigKind::Megatron }
+    } else {
+        let docs = YamlLoader::load_from_str(text).map_err(|_| ImportError::Unrecognized)?;
+        let Some(Yaml::Hash(map)) = docs.into_iter().next() else { return Err(ImportError::Unrecognized) };
+        if !map.keys().any(|k| matches!(k.as_str(), Some("stage" | "finetuning_type" | "model_name_or_path")))
+        {
+            return Err(ImportError::Unrecognized);
+        }
+        llamafactory(&map, &mut file, &mut unknown)?;
+        ConfigKind::LlamaFactory
+    };
+    // The model: a catalog model's Hugging Face id named anywhere in the file (its `-Instruct` or
+    // other variants share the architecture), the longest match winning.
+    let named = crate::catalog::CONFIGS
+        .iter()
+        .filter_map(|c| Some((c.id, super::hf_repo(c.source)?)))
+        .filter(|(_, repo)| text.contains(repo.as_str()))
+        .max_by_key(|(_, repo)| repo.len());
+    if let Some((id, _)) = named {
+        file.model = crate::plan::ModelField::Id(id.to_owned());
+    }
+    Ok(Imported { file, kind, unknown })
+}
+
+/// The value after a flag, or what it lacks.
+fn need<'a>(value: Option<&'a str>, flag: &str) -> Result<&'a str, ImportError> {
+    value.ok_or_else(|| ImportError::BadValue(flag.to_owned(), "followed by a value"))
+}
+
+fn num(key: &str, v: &str) -> Result<u32, ImportError> {
+    v.trim_matches(['"', '\''])
+        .parse::<u32>()
+        .map_err(|_| ImportError::BadValue(key.to_owned(), "a whole number"))
+}
+
+/// The words of a shell script, comments dropped; a line that does not split is skipped.
+fn words(text: &str) -> Vec<String> {
+    text.lines()
+        .filter(|l| !l.trim_start().starts_with('#'))
+        .filter_map(|l| shell_words::split(l.trim_end_matches('\\')).ok())
+        .flatten()
+        .collect()
+}
+
+/// Megatron flags that describe the model, the data or the run, understood and not applied.
+const MEGATRON_INFO: &[&str] = &[
+    "--num-layers",
+    "--hidden-size",
+    "--ffn-hidden-size",
+    "--num-attention-heads",
+    "--group-query-attention",
+    "--num-query-groups",
+    "--kv-channels",
+    "--max-position-embeddings",
+    "--position-embedding-type",
+    "--rotary-base",
+    "--use-rope-scaling",
+    "--rope-scaling-factor",
+    "--rope-scaling-type",
+    "--low-freq-factor",
+    "--high-freq-factor",
+    "--original-max-position-embeddings",
+    "--normalization",
+    "--norm-epsilon",
+    "--swiglu",
+    "--disable-bias-linear",
+    "--add-qkv-bias",
+    "--qk-layernorm",
+    "--untie-embeddings-and-output-weights",
+    "--attention-dropout",
+    "--hidden-dropout",
+    "--num-experts",
+    "--moe-router-topk",
+    "--moe-ffn-hidden-size",
+    "--moe-shared-expert-intermediate-size",
+    "--moe-grouped-gemm",
+    "--moe-token-dispatcher-type",
+    "--multi-latent-attention",
+    "--q-lora-rank",
+    "--kv-lora-rank",
+    "--qk-head-dim",
+    "--qk-pos-emb-head-dim",
+    "--v-head-dim",
+    "--max-position-embeddings",
+    "--train-iters",
+    "--lr",
+    "--min-lr",
+    "--lr-decay-style",
+    "--lr-warmup-iters",
+    "--lr-warmup-fraction",
+    "--weight-decay",
+    "--adam-beta1",
+    "--adam-beta2",
+    "--clip-grad",
+    "--initial-loss-scale",
+    "--data-path",
+    "--split",
+    "--tokenizer-type",
+    "--tokenizer-model",
+    "--tokenizer-name-or-path",
+    "--log-interval",
+    "--log-throughput",
+    "--eval-interval",
+    "--eval-iters",
+    "--save-interval",
+    "--save",
+    "--load",
+    "--ckpt-format",
+    "--nproc_per_node",
+    "--nnodes",
+    "--node_rank",
+    "--master_addr",
+    "--master_port",
+    "--distributed-backend",
+    "--transformer-impl",
+    "--use-mcore-models",
+    "--use-flash-attn",
+    "--use-fused-rotary-pos-emb",
+    "--use-fused-rmsnorm",
+    "--use-fused-swiglu",
+    "--no-masked-softmax-fusion",
+    "--attention-softmax-in-fp32",
+    "--no-gradient-accumulation-fusion",
+    "--make-vocab-size-divisible-by",
+    "--padded-vocab-size",
+    "--reuse-fp32-param",
+    "--is-instruction-dataset",
+    "--finetune",
+    "--coc-parallel-num",
+    "--lora-target-modules",
+    "--fp8-amax-history-len",
+    "--fp8-amax-compute-algo",
+    "--init-method-std",
+    "--no-load-optim",
+    "--no-load-rng",
+];
+
+fn flags(
+    text: &str,
+    ascend: bool,
+    file: &mut PlanFile,
+    unknown: &mut Vec<String>,
+) -> Result<(), ImportError> {
+    file.framework = if ascend { Framework::MindSpeedLlm } else { Framework::Megatron };
+    let words = words(text);
+    // Node variables: `NUM_NODES=4`, `GPUS_PER_NODE=8` (and MindSpeed's names).
+    for w in &words {
+        if let Some((name, value)) = w.split_once('=') {
+            match name {
+                "NUM_NODES" | "NNODES" => file.cluster.nodes = num(name, value)?,
+                "GPUS_PER_NODE" | "NPUS_PER_NODE" => file.cluster.devices_per_node = Some(num(name, value)?),
+                _ => {}
+            }
+        }
+    }
+    file.method = match (text.contains("posttrain_gpt.py"), text.contains("--stage dpo")) {
+        (false, _) => Method::Pretrain,
+        (true, true) => Method::Dpo,
+        (true, false) => Method::SftFull,
+    };
+    let mut vpp_layers = None;
+    let mut layers = None;
+    let p = &mut file.parallel;
+    p.sequence_parallel = false;
+    p.distributed_optimizer = false;
+    p.overlap_grad_reduce = false;
+    p.overlap_param_gather = false;
+    p.tp_comm_overlap = false;
+    file.recompute.granularity = RecomputeGranularity::None;
+    file.recompute.activation_function = false;
+    file.recompute.swap_attention = false;
+    let mut i = 0;
+    while i < words.len() {
+        let w = words[i].as_str();
+        let Some(_) = w.strip_prefix("--") else {
+            i += 1;
+            continue;
+        };
+        let value = words.get(i + 1).filter(|v| !v.starts_with("--")).map(String::as_str);
+        let p = &mut file.parallel;
+        match w {
+            "--tensor-model-parallel-size" => p.tp = num(w, need(value, w)?)?,
+            "--pipeline-model-parallel-size" => p.pp = num(w, need(value, w)?)?,
+            "--num-layers-per-virtual-pipeline-stage" => vpp_layers = Some(num(w, need(value, w)?)?),
+            "--context-parallel-size" => p.cp = num(w, need(value, w)?)?,
+            "--expert-model-parallel-size" => p.ep = num(w, need(value, w)?)?,
+            "--expert-tensor-parallel-size" => p.etp = num(w, need(value, w)?)?,
+            "--sequence-parallel" => p.sequence_parallel = true,
+            "--use-distributed-optimizer" => p.distributed_optimizer = true,
+            "--overlap-grad-reduce" => p.overlap_grad_reduce = true,
+            "--overlap-param-gather" => p.overlap_param_gather = true,
+            "--tp-comm-overlap" | "--use-ascend-coc" => p.tp_comm_overlap = true,
+            "--recompute-granularity" => {
+                let v = need(value, w)?;
+                file.recompute.granularity = match v {
+                    "full" => RecomputeGranularity::Full,
+                    "selective" => RecomputeGranularity::Selective,
+                    _ => return Err(ImportError::BadValue(w.to_owned(), "full or selective")),
+                };
+            }
+            "--recompute-activations" => file.recompute.granularity = RecomputeGranularity::Selective,
+            "--recompute-method" => {
+                let v = need(value, w)?;
+                file.recompute.method =
+                    if v == "block" { RecomputeMethod::Block } else { RecomputeMethod::Uniform };
+            }
+            "--recompute-num-layers" => file.recompute.num_layers = num(w, need(value, w)?)?,
+            "--recompute-activation-function" => file.recompute.activation_function = true,
+            "--swap-attention" => file.recompute.swap_attention = true,
+            "--micro-batch-size" => file.batch.micro_batch = num(w, need(value, w)?)?,
+            "--global-batch-size" => file.batch.global_batch = num(w, need(value, w)?)?,
+            "--seq-length" => file.batch.seq_len = num(w, need(value, w)?)?,
+            "--bf16" => file.precision = Precision::Bf16,
+            "--fp16" => file.precision = Precision::Fp16,
+            "--fp8-format" => file.precision = Precision::Fp8,
+            "--lora-r" => {
+                let v = need(value, w)?;
+                file.lora.rank = num(w, v)?;
+                file.method = Method::Lora;
+            }
+            "--lora-alpha" => file.lora.alpha = num(w, need(value, w)?)?,
+            "--stage" => {}
+            "--num-layers" => layers = Some(num(w, need(value, w)?)?),
+            w if MEGATRON_INFO.contains(&w) => {}
+            w => unknown.push(w.to_owned()),
+        }
+        i += if value.is_some() { 2 } else { 1 };
+    }
+    // VPP = layers ÷ PP ÷ layers per virtual stage (Megatron `arguments.py`).
+    if let (Some(per), Some(layers)) = (vpp_layers, layers) {
+        let pp = file.parallel.pp.max(1);
+        file.parallel.vpp = (layers / pp / per.max(1)).max(1);
+    }
+    Ok(())
+}
+
+/// LLaMA-Factory keys that describe data, logging or the schedule, understood and not applied.
+const LF_INFO: &[&str] = &[
+    "model_name_or_path",
+    "trust_remote_code",
+    "do_train",
+    "dataset",
+    "dataset_dir",
+    "template",
+    "max_samples",
+    "overwrite_cache",
+    "preprocessing_num_workers",
+    "dataloader_num_workers",
+    "output_dir",
+    "logging_steps",
+    "save_steps",
+    "save_total_limit",
+    "plot_loss",
+    "overwrite_output_dir",
+    "report_to",
+    "learning_rate",
+    "num_train_epochs",
+    "lr_scheduler_type",
+    "warmup_ratio",
+    "max_grad_norm",
+    "ddp_timeout",
+    "val_size",
+    "per_device_eval_batch_size",
+    "eval_strategy",
+    "eval_steps",
+    "lora_dropout",
+    "pref_beta",
+    "pref_loss",
+    "reward_model",
+    "fp8",
+];
+
+fn llamafactory(
+    map: &yaml_rust2::yaml::Hash,
+    file: &mut PlanFile,
+    unknown: &mut Vec<String>,
+) -> Result<(), ImportError> {
+    file.framework = Framework::LlamaFactory;
+    let get = |k: &str| map.get(&Yaml::String(k.to_owned()));
+    let int = |k: &str| -> Result<Option<u32>, ImportError> {
+        match get(k) {
+            None => Ok(None),
+            Some(Yaml::Integer(n)) if 0 < *n && *n <= i64::from(u32::MAX) => Ok(Some(*n as u32)),
+            Some(_) => Err(ImportError::BadValue(k.to_owned(), "a positive whole number")),
+        }
+    };
+    let truthy = |k: &str| matches!(get(k), Some(Yaml::Boolean(true)));
+    let finetuning = get("finetuning_type").and_then(Yaml::as_str).unwrap_or("lora");
+    file.method = match (get("stage").and_then(Yaml::as_str).unwrap_or("sft"), finetuning) {
+        ("pt", _) => Method::Pretrain,
+        ("dpo", _) => Method::Dpo,
+        ("ppo", _) => Method::Ppo,
+        (_, "lora") if int("quantization_bit")?.is_some() => Method::Qlora,
+        (_, "lora") => Method::Lora,
+        _ => Method::SftFull,
+    };
+    if let Some(r) = int("lora_rank")? {
+        file.lora.rank = r;
+    }
+    if let Some(a) = int("lora_alpha")? {
+        file.lora.alpha = a;
+    }
+    if let Some(t) = get("lora_target").and_then(Yaml::as_str) {
+        file.lora.targets = TargetsField::Word(t.to_owned());
+    }
+    if let Some(n) = int("cutoff_len")? {
+        file.batch.seq_len = n;
+    }
+    let micro = int("per_device_train_batch_size")?.unwrap_or(1);
+    let gas = int("gradient_accumulation_steps")?.unwrap_or(1);
+    file.batch.micro_batch = micro;
+    // Global batch = per-device batch × accumulation × world (HF Trainer).
+    let world = file.cluster.nodes * file.cluster.devices_per_node.unwrap_or(8);
+    file.batch.global_batch = micro.saturating_mul(gas).saturating_mul(world.max(1));
+    file.recompute.granularity = match truthy("disable_gradient_checkpointing") {
+        true => RecomputeGranularity::None,
+        false => RecomputeGranularity::Full,
+    };
+    file.precision = match (truthy("bf16"), truthy("fp16"), truthy("fp8")) {
+        (_, _, true) => Precision::Fp8,
+        (true, _, _) => Precision::Bf16,
+        (_, true, _) => Precision::Fp16,
+        _ => Precision::Fp32,
+    };
+    if let Some(f) = get("flash_attn").and_then(Yaml::as_str) {
+        file.attention = match f {
+            "fa2" | "fa3" | "auto" => crate::plan::AttentionImpl::Flash,
+            "sdpa" => crate::plan::AttentionImpl::Sdpa,
+            _ => crate::plan::AttentionImpl::Eager,
+        };
+    }
+    // The DeepSpeed file's stage is in its name as LLaMA-Factory ships them (`ds_z3_offload_config.json`).
+    file.parallel.zero_stage = 0;
+    file.parallel.offload_optimizer = false;
+    file.parallel.offload_params = false;
+    if let Some(ds) = get("deepspeed").and_then(Yaml::as_str) {
+        if let Some(stage) =
+            ds.split("ds_z").nth(1).and_then(|r| r.chars().next()).and_then(|c| c.to_digit(10))
+        {
+            file.parallel.zero_stage = stage as u8;
+        }
+        file.parallel.offload_optimizer = ds.contains("offload");
+    }
+    for k in map.keys().filter_map(Yaml::as_str) {
+        let known = LF_INFO.contains(&k)
+            || matches!(
+                k,
+                "stage"
+                    | "finetuning_type"
+                    | "lora_rank"
+                    | "lora_alpha"
+                    | "lora_target"
+                    | "quantization_bit"
+                    | "cutoff_len"
+                    | "per_device_train_batch_size"
+                    | "gradient_accumulation_steps"
+                    | "disable_gradient_checkpointing"
+                    | "bf16"
+                    | "fp16"
+                    | "flash_attn"
+                    | "deepspeed"
+            );
+        if !known {
+            unknown.push(k.to_owned());
+        }
+    }
+    Ok(())
+}
+
+fn deepspeed(v: &Value, file: &mut PlanFile, unknown: &mut Vec<String>) -> Result<(), ImportError> {
+    let Some(obj) = v.as_object() else { return Err(ImportError::Unrecognized) };
+    if !obj.contains_key("zero_optimization") && !obj.contains_key("train_batch_size") {
+        return Err(ImportError::Unrecognized);
+    }
+    file.framework = Framework::DeepSpeed;
+    let zero = &v["zero_optimization"];
+    let stage = zero["stage"].as_u64().unwrap_or(0);
+    if 3 < stage {
+        return Err(ImportError::BadValue("zero_optimization.stage".into(), "0, 1, 2 or 3"));
+    }
+    file.parallel.zero_stage = stage as u8;
+    file.parallel.overlap_grad_reduce = zero["overlap_comm"].as_bool().unwrap_or(false);
+    file.parallel.offload_optimizer =
+        zero["offload_optimizer"]["device"].as_str().is_some_and(|d| d != "none");
+    file.parallel.offload_params = zero["offload_param"]["device"].as_str().is_some_and(|d| d != "none");
+    let int = |k: &str| v[k].as_u64().map(|n| u32::try_from(n).unwrap_or(u32::MAX));
+    if let Some(m) = int("train_micro_batch_size_per_gpu") {
+        file.batch.micro_batch = m.max(1);
+    }
+    if let Some(g) = int("train_batch_size") {
+        file.batch.global_batch = g.max(1);
+    }
+    if v["bf16"]["enabled"] == true {
+        file.precision = Precision::Bf16;
+    } else if v["fp16"]["enabled"] == true {
+        file.precision = Precision::Fp16;
+    }
+    const KNOWN: &[&str] = &[
+        "train_batch_size",
+        "train_micro_batch_size_per_gpu",
+        "gradient_accumulation_steps",
+        "gradient_clipping",
+        "steps_per_print",
+        "bf16",
+        "fp16",
+        "optimizer",
+        "scheduler",
+        "zero_optimization",
+        "wall_clock_breakdown",
+        "activation_checkpointing",
+        "zero_allow_untested_optimizer",
+    ];
+    unknown.extend(obj.keys().filter(|k| !KNOWN.contains(&k.as_str())).cloned());
+    Ok(())
+}
+
+fn verl(text: &str, file: &mut PlanFile, unknown: &mut Vec<String>) -> Result<(), ImportError> {
+    file.framework = Framework::Verl;
+    file.method = Method::Grpo;
+    for w in words(text) {
+        let Some((key, value)) = w.split_once('=') else { continue };
+        if !key.contains('.') {
+            continue;
+        }
+        let v = value.trim_matches(['"', '\'']);
+        let flag = |v: &str| v.eq_ignore_ascii_case("true");
+        match key {
+            "algorithm.adv_estimator" => file.method = if v == "gae" { Method::Ppo } else { Method::Grpo },
+            "data.train_batch_size" => file.batch.global_batch = num(key, v)?,
+            "data.max_prompt_length" => file.rl.max_prompt_length = num(key, v)?,
+            "data.max_response_length" => file.rl.max_response_length = num(key, v)?,
+            "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu" => file.batch.micro_batch = num(key, v)?,
+            "actor_rollout_ref.actor.ulysses_sequence_parallel_size" => file.parallel.cp = num(key, v)?,
+            "actor_rollout_ref.actor.fsdp_config.param_offload" => file.parallel.offload_params = flag(v),
+            "actor_rollout_ref.actor.fsdp_config.optimizer_offload" => {
+                file.parallel.offload_optimizer = flag(v)
+            }
+            "actor_rollout_ref.rollout.n" => file.rl.n_samples_per_prompt = num(key, v)?,
+            "actor_rollout_ref.rollout.tensor_model_parallel_size" => file.rl.rollout_tp = num(key, v)?,
+            "actor_rollout_ref.rollout.max_num_seqs" => file.rl.max_num_seqs = num(key, v)?,
+            "actor_rollout_ref.rollout.gpu_memory_utilization" => {
+                file.rl.gpu_memory_utilization =
+                    v.parse().map_err(|_| ImportError::BadValue(key.to_owned(), "a number in (0, 1]"))?;
+            }
+            "actor_rollout_ref.model.enable_gradient_checkpointing" => {
+                file.recompute.granularity =
+                    if flag(v) { RecomputeGranularity::Full } else { RecomputeGranularity::None };
+            }
+            "actor_rollout_ref.model.lora_rank" => {
+                file.lora.rank = num(key, v)?;
+            }
+            "actor_rollout_ref.model.lora_alpha" => file.lora.alpha = num(key, v)?,
+            "trainer.n_gpus_per_node" => file.cluster.devices_per_node = Some(num(key, v)?),
+            "trainer.nnodes" => file.cluster.nodes = num(key, v)?,
+            k if k.starts_with("trainer.")
+                || k.starts_with("data.")
+                || k.starts_with("algorithm.")
+                || k.starts_with("critic.")
+                || k.starts_with("actor_rollout_ref.") => {}
+            k => unknown.push(k.to_owned()),
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,198 @@
+//! The reverse import: a launch file read back onto a plan. Emit → import gives the plan back for
+//! every setting the file carries, over the golden plans and a generated set; unknown keys are listed.
+
+use proptest::prelude::*;
+use trainplan_core::emit::import::{ConfigKind, import};
+use trainplan_core::emit::{FileKind, emit};
+use trainplan_core::plan::{Framework, Plan, PlanFile};
+
+/// Emits `plan`'s files and imports the one that carries the settings, onto the plan's model and
+/// cluster with every other setting at its default.
+fn round_trip(plan: &Plan) -> (PlanFile, PlanFile, ConfigKind) {
+    let files = emit(plan, "#v1=x").unwrap();
+    let main = match plan.framework {
+        Framework::DeepSpeed => files.iter().find(|f| f.kind == FileKind::Json),
+        Framework::LlamaFactory => files.iter().find(|f| f.name == "train.yaml"),
+        _ => files.first(),
+    }
+    .unwrap();
+    let original = plan.to_file();
+    let mut base = PlanFile::minimal(original.model.clone());
+    base.hardware = original.hardware.clone();
+    base.cluster = original.cluster;
+    let imported = import(&main.text, &base).unwrap_or_else(|e| panic!("{}: {e}\n{}", main.name, main.text));
+    assert!(imported.unknown.is_empty(), "{}: {:?}", main.name, imported.unknown);
+    (original, imported.file, imported.kind)
+}
+
+/// The settings each kind of file carries, compared field by field.
+fn assert_carried(original: &PlanFile, back: &PlanFile, kind: ConfigKind) {
+    assert_eq!(back.framework, original.framework, "{kind:?}");
+    let (o, b) = (&original.parallel, &back.parallel);
+    match kind {
+        ConfigKind::Megatron | ConfigKind::MindSpeedLlm => {
+            assert_eq!(back.method, original.method, "{kind:?}");
+            assert_eq!((b.tp, b.pp, b.vpp, b.cp), (o.tp, o.pp, o.vpp, o.cp), "{kind:?}");
+            assert_eq!(
+                (b.sequence_parallel, b.distributed_optimizer),
+                (o.sequence_parallel, o.distributed_optimizer)
+            );
+            assert_eq!(
+                (b.overlap_grad_reduce, b.overlap_param_gather, b.tp_comm_overlap),
+                (o.overlap_grad_reduce, o.overlap_param_gather, o.tp_comm_overlap)
+            );
+            assert_eq!(back.recompute.granularity, original.recompute.granularity);
+            assert_eq!(back.batch, original.batch);
+            assert_eq!(back.precision, original.precision);
+            assert_eq!(back.cluster.nodes, original.cluster.nodes);
+        }
+        ConfigKind::DeepSpeed => {
+            assert_eq!(
+                (b.zero_stage, b.offload_optimizer, b.offload_params),
+                (o.zero_stage, o.offload_optimizer, o.offload_params)
+            );
+            assert_eq!(
+                (back.batch.micro_batch, back.batch.global_batch),
+                (original.batch.micro_batch, original.batch.global_batch)
+            );
+            assert_eq!(back.precision, original.precision);
+        }
+        ConfigKind::LlamaFactory => {
+            assert_eq!(back.method, original.method);
+            assert_eq!(b.zero_stage, o.zero_stage);
+            assert_eq!(back.batch, original.batch);
+            assert_eq!(back.recompute.granularity, original.recompute.granularity);
+            assert_eq!(back.lora.rank, original.lora.rank);
+            assert_eq!(back.precision, original.precision);
+        }
+        ConfigKind::Verl => {
+            assert_eq!(back.method, original.method);
+            assert_eq!(
+                (b.cp, b.offload_optimizer, b.offload_params),
+                (o.cp, o.offload_optimizer, o.offload_params)
+            );
+            assert_eq!(
+                (back.batch.micro_batch, back.batch.global_batch),
+                (original.batch.micro_batch, original.batch.global_batch)
+            );
+            assert_eq!(back.rl.n_samples_per_prompt, original.rl.n_samples_per_prompt);
+            assert_eq!(back.rl.rollout_tp, original.rl.rollout_tp);
+            assert_eq!(
+                (back.rl.max_prompt_length, back.rl.max_response_length),
+                (original.rl.max_prompt_length, original.rl.max_response_length)
+            );
+            assert_eq!(back.cluster.nodes, original.cluster.nodes);
+        }
+    }
+}
+
+#[test]
+fn emitted_files_import_back_to_their_plan() {
+    let plans = [
+        r#"{"model": "llama-3.1-70b", "cluster": {"nodes": 4}, "framework": "megatron", "method": "pretrain",
+            "parallel": {"tp": 8, "pp": 4, "vpp": 2, "sequence_parallel": true, "distributed_optimizer": true,
+            "overlap_grad_reduce": true, "overlap_param_gather": true}, "recompute": {"granularity": "selective"},
+            "batch": {"global_batch": 64, "seq_len": 4096}}"#,
+        r#"{"model": "llama-3-70b", "hardware": "ascend-910b2", "cluster": {"nodes": 8}, "framework": "mindspeed-llm",
+            "method": "pretrain", "parallel": {"tp": 8, "pp": 4, "vpp": 4, "sequence_parallel": true,
+            "distributed_optimizer": true, "tp_comm_overlap": true}, "recompute": {"granularity": "none"},
+            "batch": {"global_batch": 512, "seq_len": 8192}}"#,
+        r#"{"model": "qwen2.5-7b", "hardware": "a100-sxm-80g", "framework": "deepspeed", "method": "sft-full",
+            "parallel": {"zero_stage": 3, "overlap_grad_reduce": true, "offload_optimizer": true}, "batch": {"micro_batch": 2, "global_batch": 128}}"#,
+        r#"{"model": "qwen2.5-7b"}"#,
+        r#"{"model": "qwen2.5-72b", "cluster": {"nodes": 2}, "framework": "llamafactory", "method": "sft-full",
+            "parallel": {"zero_stage": 3, "offload_optimizer": true}, "recompute": {"granularity": "none"},
+            "batch": {"micro_batch": 1, "global_batch": 64, "seq_len": 4096}}"#,
+        r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "parallel": {"zero_stage": 3, "cp": 2},
+            "rl": {"rollout_tp": 2, "n_samples_per_prompt": 8}, "batch": {"micro_batch": 16, "global_batch": 512}}"#,
+    ];
+    for text in plans {
+        let plan = Plan::from_json(text).unwrap();
+        let (original, back, kind) = round_trip(&plan);
+        assert_carried(&original, &back, kind);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    /// Random layouts and knobs of the Megatron family survive emit → import.
+    #[test]
+    fn megatron_family_round_trips(
+        ascend in any::<bool>(), tp in 0usize..4, pp in 0usize..3, vpp2 in any::<bool>(), sp in any::<bool>(),
+        dist in any::<bool>(), overlap in any::<bool>(), recompute in 0usize..3, micro in 1u32..5, gbs_mult in 1u32..9,
+        seq in prop::sample::select(vec![2048u32, 4096, 8192]),
+    ) {
+        let tp = [1, 2, 4, 8][tp];
+        let pp = [1, 2, 4][pp];
+        let vpp = if vpp2 && 1 < pp { 2 } else { 1 };
+        let (framework, hardware) = if ascend { ("mindspeed-llm", "ascend-910b2") } else { ("megatron", "h100-sxm-80g") };
+        let granularity = ["none", "selective", "full"][recompute];
+        let text = format!(
+            r#"{{"model": "llama-3-8b", "hardware": "{hardware}", "cluster": {{"nodes": 2}}, "framework": "{framework}",
+                "method": "pretrain", "parallel": {{"tp": {tp}, "pp": {pp}, "vpp": {vpp}, "sequence_parallel": {sp},
+                "distributed_optimizer": {dist}, "overlap_grad_reduce": {overlap}}},
+                "recompute": {{"granularity": "{granularity}"}},
+                "batch": {{"micro_batch": {micro}, "global_batch": {}, "seq_len": {seq}}}}}"#,
+            micro * gbs_mult * 16
+        );
+        let plan = Plan::from_json(&text).unwrap();
+        let (original, back, kind) = round_trip(&plan);
+        assert_carried(&original, &back, kind);
+    }
+
+    /// Random ZeRO, offload, batch and precision survive DeepSpeed and LLaMA-Factory emit → import.
+    #[test]
+    fn hf_family_round_trips(
+        lf in any::<bool>(), zero in 0u8..4, offload in any::<bool>(), micro in 1u32..5, gas in 1u32..5,
+        checkpointing in any::<bool>(), fp16 in any::<bool>(),
+    ) {
+        let offload = offload && 1 <= zero;
+        let framework = if lf { "llamafactory" } else { "deepspeed" };
+        let method = if lf { "lora" } else { "sft-full" };
+        let precision = if fp16 { "fp16" } else { "bf16" };
+        let granularity = if checkpointing { "full" } else { "none" };
+        let text = format!(
+            r#"{{"model": "qwen2.5-7b", "framework": "{framework}", "method": "{method}", "precision": "{precision}",
+                "parallel": {{"zero_stage": {zero}, "offload_optimizer": {offload}}},
+                "recompute": {{"granularity": "{granularity}"}},
+                "batch": {{"micro_batch": {micro}, "global_batch": {}}}}}"#,
+            micro * gas * 8
+        );
+        let plan = Plan::from_json(&text).unwrap();
+        let (original, back, kind) = round_trip(&plan);
+        assert_carried(&original, &back, kind);
+    }
+}
+
+#[test]
+fn what_is_not_understood_is_listed() {
+    let base = PlanFile::minimal(trainplan_core::plan::ModelField::Id("llama-3-8b".into()));
+    let yaml = "stage: sft\nfinetuning_type: lora\nper_device_train_batch_size: 2\nmy_custom_key: 1\nuse_badam: true\n";
+    let got = import(yaml, &base).unwrap();
+    assert_eq!(got.kind, ConfigKind::LlamaFactory);
+    assert_eq!(got.unknown, ["my_custom_key", "use_badam"]);
+    // The model named by its Hugging Face id (an -Instruct variant shares the catalog architecture).
+    let got = import("model_name_or_path: Qwen/Qwen2.5-72B-Instruct\nstage: sft\n", &base).unwrap();
+    assert_eq!(got.file.model, trainplan_core::plan::ModelField::Id("qwen2.5-72b".into()));
+    let script = "torchrun pretrain_gpt.py --tensor-model-parallel-size 2 --my-flag 3 --sequence-parallel\n";
+    let got = import(script, &base).unwrap();
+    assert_eq!(got.kind, ConfigKind::Megatron);
+    assert_eq!(got.file.parallel.tp, 2);
+    assert!(got.file.parallel.sequence_parallel);
+    assert_eq!(got.unknown, ["--my-flag"]);
+    let json = r#"{"train_batch_size": 64, "zero_optimization": {"stage": 2}, "flops_profiler": {}}"#;
+    let got = import(json, &base).unwrap();
+    assert_eq!((got.file.parallel.zero_stage, got.file.batch.global_batch), (2, 64));
+    assert_eq!(got.unknown, ["flops_profiler"]);
+    assert_eq!(
+        import("hello: world", &base).unwrap_err().to_string().split(':').next(),
+        Some("not a launch file trainplan reads")
+    );
+    assert!(
+        import("--tensor-model-parallel-size x pretrain_gpt.py", &base)
+            .unwrap_err()
+            .to_string()
+            .contains("whole number")
+    );
+}
