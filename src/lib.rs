@@ -7,6 +7,7 @@
 pub mod chart;
 pub mod form;
 pub mod format;
+pub mod highlight;
 pub mod i18n;
 pub mod messages;
 

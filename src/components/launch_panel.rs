@@ -9,7 +9,7 @@ use trainplan_core::{Plan, permalink};
 use crate::components::{use_lang, use_tr};
 use crate::form::{FormError, PlanForm};
 use crate::i18n::{Key, fill};
-use crate::{messages, storage};
+use crate::{highlight, messages, storage};
 
 /// A `data:` address holding `text`, for a download link (no object URL to revoke).
 fn data_url(text: &str) -> String {
@@ -139,7 +139,17 @@ pub fn LaunchPanel(
                     {move || tr(Key::launch_download)}
                 </a>
             </div>
-            <pre class="launch-text" data-testid="launch-text">{move || current().map(|f| f.text)}</pre>
+            <pre class="launch-text" data-testid="launch-text">
+                {move || {
+                    current()
+                        .map(|f| {
+                            highlight::spans(f.kind, &f.text)
+                                .into_iter()
+                                .map(|(class, piece)| view! { <span class=class.css()>{piece.to_owned()}</span> })
+                                .collect::<Vec<_>>()
+                        })
+                }}
+            </pre>
         </Show>
         <details class="launch-import">
             <summary>{move || tr(Key::launch_import_title)}</summary>
