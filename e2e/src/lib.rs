@@ -151,7 +151,25 @@ impl Drop for Chromedriver {
 
 /// Headless Chromium as root on a machine with no network: no sandbox, no GPU, no background traffic.
 pub async fn browser(driver: &Chromedriver, width: u32, height: u32) -> WebDriverResult<WebDriver> {
+    browser_downloading_to(driver, width, height, None).await
+}
+
+/// [`browser`], saving downloads into `downloads` without asking.
+pub async fn browser_downloading_to(
+    driver: &Chromedriver,
+    width: u32,
+    height: u32,
+    downloads: Option<&std::path::Path>,
+) -> WebDriverResult<WebDriver> {
     let mut caps = DesiredCapabilities::chrome();
+    if let Some(dir) = downloads {
+        let prefs = serde_json::json!({
+            "download.default_directory": dir.display().to_string(),
+            "download.prompt_for_download": false,
+            "download.directory_upgrade": true,
+        });
+        caps.add_experimental_option("prefs", prefs)?;
+    }
     // A fresh profile per browser: tests run in parallel and must not share localStorage.
     static N_BROWSERS: AtomicUsize = AtomicUsize::new(0);
     let n = N_BROWSERS.fetch_add(1, Ordering::Relaxed);

@@ -4,7 +4,7 @@
 //! provides both. Screenshots land in `target/screenshots/`.
 
 use thirtyfour::prelude::*;
-use trainplan_e2e::{Chromedriver, Page, browser, repo_root, serve_dir};
+use trainplan_e2e::{Chromedriver, Page, browser, browser_downloading_to, repo_root, serve_dir};
 
 async fn open(driver: &Chromedriver, width: u32, height: u32) -> WebDriverResult<Page> {
     let dist = std::env::var_os("TRAINPLAN_DIST").map(Into::into).unwrap_or_else(|| repo_root().join("dist"));
@@ -286,7 +286,21 @@ async fn the_permalink_survives_a_real_reload() -> WebDriverResult<()> {
 #[tokio::test(flavor = "multi_thread")]
 async fn launch_files_follow_the_plan_and_download() -> WebDriverResult<()> {
     let chromedriver = Chromedriver::start();
-    let page = open(&chromedriver, 1280, 900).await?;
+    let downloads = std::env::temp_dir().join(format!("trainplan-e2e-downloads-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&downloads);
+    std::fs::create_dir_all(&downloads).unwrap();
+    let dist = std::env::var_os("TRAINPLAN_DIST").map(Into::into).unwrap_or_else(|| repo_root().join("dist"));
+    let url = serve_dir(&dist);
+    let page = Page { driver: browser_downloading_to(&chromedriver, 1280, 900, Some(&downloads)).await? };
+    page.driver.goto(&url).await?;
+    // Headless Chromium saves downloads only when told where (DevTools `Browser.setDownloadBehavior`).
+    page.driver
+        .cdp()
+        .send_raw(
+            "Browser.setDownloadBehavior",
+            serde_json::json!({"behavior": "allow", "downloadPath": downloads.display().to_string()}),
+        )
+        .await?;
 
     // The default plan is a LLaMA-Factory LoRA run: its YAML first.
     let yaml = page.wait_text("launch-text", |t| t.contains("finetuning_type: lora")).await?;
@@ -307,6 +321,16 @@ async fn launch_files_follow_the_plan_and_download() -> WebDriverResult<()> {
     let body = href.strip_prefix("data:text/plain;charset=utf-8,").expect("a data address");
     let shown = page.el("launch-text").await?.prop("textContent").await?.unwrap_or_default();
     assert_eq!(percent_decode(body), shown);
+    // A real download through the browser: the saved file is the text shown.
+    link.click().await?;
+    let saved = downloads.join("launch.sh");
+    let mut waited = 0;
+    while !saved.exists() && waited < 100 {
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        waited += 1;
+    }
+    let saved = std::fs::read_to_string(&saved).expect("the browser saved launch.sh");
+    assert_eq!(saved, shown);
     page.scroll_to("launch-text").await?;
     page.screenshot("en-launch").await?;
 
