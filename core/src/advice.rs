@@ -80,10 +80,7 @@ pub const CODES: &[&str] = &[
 pub const QUALITY: &[&str] = &["lora_all_targets"];
 
 fn evaluate_change(plan: &Plan, changes: &[Fix]) -> Option<(Plan, memory::Memory, time::StepTime)> {
-    let mut changed = plan.clone();
-    for fix in changes {
-        changed = rules::apply(&changed, fix).ok()?;
-    }
+    let changed = rules::apply_all(plan, changes).ok()?;
     let mem = memory::estimate(&changed);
     let t = time::estimate(&changed, &mem);
     Some((changed, mem, t))
@@ -141,7 +138,7 @@ pub fn advise(plan: &Plan) -> Vec<Advice> {
     }
     // TP communication pipelined with GEMMs: Transformer Engine, or Ascend CoC (seed 000).
     if megatron && 1 < tp && p.sequence_parallel && !p.tp_comm_overlap && plan.method != Method::Lora {
-        let code = if plan.plan_vendor() == Vendor::Ascend { "ascend_coc" } else { "tp_comm_overlap" };
+        let code = if plan.hardware.hw.vendor == Vendor::Ascend { "ascend_coc" } else { "tp_comm_overlap" };
         candidates.push((code, vec![fix("parallel.tp_comm_overlap", true)]));
     }
     // The ZeRO ladder, cheapest first: 0 → 1 → 2 → 3 → 3 + offload (seed 003 §2).
@@ -240,7 +237,7 @@ pub fn advise(plan: &Plan) -> Vec<Advice> {
     let big = 100_000_000_000 <= params && 32 <= n_devices;
     let full = matches!(plan.method, Method::Pretrain | Method::SftFull);
     if big && full && !megatron {
-        let framework = if plan.plan_vendor() == Vendor::Ascend { "mindspeed-llm" } else { "megatron" };
+        let framework = if plan.hardware.hw.vendor == Vendor::Ascend { "mindspeed-llm" } else { "megatron" };
         let tp_fix = rules::nearest_divisor(plan.model.arch.attention.n_heads(), per_node.min(8));
         candidates.push((
             "stack_megatron",
@@ -337,11 +334,4 @@ pub fn advise(plan: &Plan) -> Vec<Advice> {
         true => res.sort_by(|a, b| b.tokens_per_second.total_cmp(&a.tokens_per_second)),
     }
     res
-}
-
-impl Plan {
-    /// The device's maker.
-    fn plan_vendor(&self) -> Vendor {
-        self.hardware.hw.vendor
-    }
 }

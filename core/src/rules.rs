@@ -633,6 +633,15 @@ fn gcd(a: u64, b: u64) -> u64 {
 ///
 /// # Errors
 ///
+/// Applies `fixes` in order (each must leave a valid plan): what advice and search results change.
+pub fn apply_all(plan: &Plan, fixes: &[Fix]) -> Result<Plan, crate::plan::PlanFileError> {
+    let mut res = plan.clone();
+    for fix in fixes {
+        res = apply(&res, fix)?;
+    }
+    Ok(res)
+}
+
 /// The core's refusal if the fixed file is not a valid plan (a fix never produces one in tests).
 pub fn apply(plan: &Plan, fix: &Fix) -> Result<Plan, crate::plan::PlanFileError> {
     let mut value = serde_json::to_value(plan.to_file()).expect("a plan file is always JSON");

@@ -159,12 +159,11 @@ impl Knobs {
             self.overlap_param_gather != from.overlap_param_gather,
             self.overlap_param_gather.into(),
         );
-        let granularity = match self.recompute {
-            RecomputeGranularity::None => "none",
-            RecomputeGranularity::Selective => "selective",
-            RecomputeGranularity::Full => "full",
-        };
-        push("recompute.granularity", self.recompute != from.recompute, granularity.into());
+        push(
+            "recompute.granularity",
+            self.recompute != from.recompute,
+            serde_json::to_value(self.recompute).expect("an enum always serializes"),
+        );
         push("batch.micro_batch", self.micro_batch != from.micro_batch, self.micro_batch.into());
         res
     }

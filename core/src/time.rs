@@ -29,6 +29,9 @@ pub const GEMM_HALF_FLOPS: f64 = 4e9;
 /// Fraction of HBM bandwidth elementwise kernels reach. Tier: derived (STREAM-like kernels reach
 /// 80–90 % of HBM bandwidth on A100/H100).
 pub const HBM_EFF: f64 = 0.8;
+/// Effective host↔device bandwidth for offloaded states, bytes/s. Tier: derived (PCIe 4.0 ×16 is
+/// 32 GB/s per direction, PCI-SIG; pinned-memory copies reach about 80 % of it).
+pub const HOST_LINK_BYTES_PER_SECOND: f64 = 25e9;
 /// Bytes of 16-bit elementwise traffic per token and hidden unit in one layer's forward (norms,
 /// residual adds, bias/activation/dropout kernels, rotary): each reads and writes h-wide tensors.
 /// Tier: derived from the kernels Megatron runs per layer (about 12 reads/writes of 2-byte tensors).
@@ -483,14 +486,14 @@ pub fn estimate_within(plan: &Plan, mem: &memory::Memory, limit_seconds: Option<
     let sharded = p.distributed_optimizer || (!megatron && 1 <= p.zero_stage);
     let owned = params_on_device * trainable_share / if sharded { dp } else { 1.0 };
     let optimizer_seconds = 18.0 * owned / (hw.memory_bytes_per_second * HBM_EFF);
-    // Offload: optimizer states cross the host link twice a step (PCIe ≈ 25 GB/s effective).
+    // Offload: optimizer states cross the host link twice a step.
     let offload_seconds = match p.offload_optimizer {
-        true => 2.0 * 16.0 * owned / 25e9,
+        true => 2.0 * 16.0 * owned / HOST_LINK_BYTES_PER_SECOND,
         false => 0.0,
     } + match p.offload_params && !megatron {
         // ZeRO-Infinity fetches each device's 16-bit parameter shard from the host for every
         // micro-batch's forward and again for its backward (DeepSpeed `offload_param`).
-        true => 2.0 * 2.0 * params_on_device / dp * m as f64 / 25e9,
+        true => 2.0 * 2.0 * params_on_device / dp * m as f64 / HOST_LINK_BYTES_PER_SECOND,
         false => 0.0,
     };
 

@@ -49,22 +49,13 @@ pub fn AdvicePanel(
                     true => ("badge ok", Key::advice_fits),
                     false => ("badge bad", Key::advice_short),
                 };
-                let changes = a
-                    .changes
-                    .iter()
-                    .map(|f| format!("{} = {}", f.field, f.value))
-                    .collect::<Vec<_>>()
-                    .join(", ");
+                let changes = format::changes(&a.changes);
                 let code = a.code;
                 let apply = move |_| {
-                    let Ok(mut current) = plan.get_untracked() else { return };
-                    for fix in &a.changes {
-                        match rules::apply(&current, fix) {
-                            Ok(next) => current = next,
-                            Err(_) => return,
-                        }
+                    let Ok(current) = plan.get_untracked() else { return };
+                    if let Ok(next) = rules::apply_all(&current, &a.changes) {
+                        form.set(PlanForm::from_plan(&next));
                     }
-                    form.set(PlanForm::from_plan(&current));
                 };
                 view! {
                     <li class="advice" data-testid=format!("advice-{code}")>

@@ -116,14 +116,9 @@ pub fn SearchPanel(
         })
     };
     let apply_changes = move |from: &Plan, changes: &[trainplan_core::report::Fix]| {
-        let mut next = from.clone();
-        for fix in changes {
-            match rules::apply(&next, fix) {
-                Ok(p) => next = p,
-                Err(_) => return,
-            }
+        if let Ok(next) = rules::apply_all(from, changes) {
+            form.set(PlanForm::from_plan(&next));
         }
-        form.set(PlanForm::from_plan(&next));
     };
     let rows = move || {
         let Some(f) = current() else { return Vec::new() };
@@ -135,7 +130,7 @@ pub fn SearchPanel(
             .map(|(i, c)| {
                 let changes = match c.changes.is_empty() {
                     true => tr(Key::search_unchanged).to_owned(),
-                    false => c.changes.iter().map(|f| format!("{} = {}", f.field, f.value)).collect::<Vec<_>>().join(", "),
+                    false => format::changes(&c.changes),
                 };
                 let from = f.from.clone();
                 let (tps, mfu, peak) = (c.tokens_per_second, c.mfu_frac, c.peak_bytes);

@@ -5,7 +5,7 @@
 
 use serde_json::{Value, json};
 
-use super::{EmittedFile, FileKind, accumulation, node_vars, script_opening};
+use super::{EmittedFile, FileKind, node_vars, script_opening};
 use crate::Plan;
 use crate::plan::Precision;
 
@@ -41,8 +41,8 @@ pub fn zero_block(plan: &Plan, hf_auto: bool) -> Value {
 /// The config a standalone DeepSpeed script reads: every batch key set, consistent.
 pub fn config(plan: &Plan) -> Value {
     let micro = u64::from(plan.batch.micro_batch.get());
-    let accumulation = accumulation(plan);
-    let dp = crate::memory::estimate(plan).dp;
+    let mem = crate::memory::estimate(plan);
+    let (accumulation, dp) = (mem.n_microbatches, mem.dp);
     let mut c = json!({
         "train_batch_size": micro * accumulation * dp,
         "train_micro_batch_size_per_gpu": micro,

@@ -5,16 +5,11 @@
 use serde_json::json;
 
 use super::{
-    EmittedFile, FileKind, accumulation, comment, model_path, model_slug, node_vars, script_opening,
+    EmittedFile, FileKind, accumulation, comment, model_path, model_slug, node_vars, script_opening, yaml_str,
 };
 use crate::Plan;
 use crate::model::Family;
 use crate::plan::{AttentionImpl, LoraTargets, Method, Precision, RecomputeGranularity};
-
-/// A YAML double-quoted scalar: JSON's string escapes are YAML's (YAML 1.2 §7.3.1).
-fn yaml_str(text: &str) -> String {
-    serde_json::to_string(text).expect("a string always serializes")
-}
 
 /// LLaMA-Factory's chat template for the model (`src/llamafactory/data/template.py` names).
 fn template(plan: &Plan) -> &'static str {

@@ -4,22 +4,12 @@
 //! parallelism, memory and batch knob is written.
 
 use super::shell::quote;
-use super::{EmittedFile, FileKind, hf_config, model_path, model_slug, node_vars, script_opening};
+use super::{
+    EmittedFile, FileKind, bash_array, hf_config, model_path, model_slug, node_vars, script_opening,
+};
 use crate::Plan;
 use crate::model::{Attention, MlpKind, Norm};
 use crate::plan::{Precision, RecomputeGranularity, RecomputeMethod};
-
-/// One `NAME=( … )` flag array, a flag per line.
-fn array(name: &str, flags: &[String]) -> String {
-    let mut res = format!("{name}=(\n");
-    for f in flags {
-        res.push_str("  ");
-        res.push_str(f);
-        res.push('\n');
-    }
-    res.push_str(")\n");
-    res
-}
 
 /// The model's shape as Megatron flags (frameworks.md §2.2 "Model shape").
 /// On MindSpeed (`ascend`), Llama-3.1 rope scaling takes MindSpeed-LLM's flags.
@@ -223,7 +213,7 @@ pub fn script(plan: &Plan, header: &[String]) -> EmittedFile {
         "DATA_PATH={}   # prefix of .bin/.idx from tools/preprocess_data.py\n\n",
         quote(&data)
     ));
-    text.push_str(&array(
+    text.push_str(&bash_array(
         "DISTRIBUTED_ARGS",
         &[
             "--nproc_per_node \"$GPUS_PER_NODE\" --nnodes \"$NUM_NODES\" --node_rank \"$NODE_RANK\""
@@ -231,17 +221,17 @@ pub fn script(plan: &Plan, header: &[String]) -> EmittedFile {
             "--master_addr \"$MASTER_ADDR\" --master_port \"$MASTER_PORT\"".to_owned(),
         ],
     ));
-    text.push_str(&array("MODEL_ARGS", &model_flags(plan, false)));
-    text.push_str(&array("PARALLEL_ARGS", &parallel_flags(plan, false)));
-    text.push_str(&array("TRAINING_ARGS", &training));
-    text.push_str(&array(
+    text.push_str(&bash_array("MODEL_ARGS", &model_flags(plan, false)));
+    text.push_str(&bash_array("PARALLEL_ARGS", &parallel_flags(plan, false)));
+    text.push_str(&bash_array("TRAINING_ARGS", &training));
+    text.push_str(&bash_array(
         "DATA_ARGS",
         &[
             "--data-path \"$DATA_PATH\" --split 99,1,0".to_owned(),
             "--tokenizer-type HuggingFaceTokenizer --tokenizer-model \"$TOKENIZER_MODEL\"".to_owned(),
         ],
     ));
-    text.push_str(&array(
+    text.push_str(&bash_array(
         "LOGGING_ARGS",
         &[
             "--log-interval 10 --log-throughput --eval-interval 1000 --eval-iters 10".to_owned(),

@@ -6,20 +6,10 @@
 
 use super::megatron::{model_flags, parallel_flags};
 use super::shell::quote;
-use super::{EmittedFile, FileKind, model_path, model_slug, node_vars, script_opening};
+use super::{EmittedFile, FileKind, bash_array, model_path, model_slug, node_vars, script_opening};
 use crate::Plan;
 use crate::model::LoraTarget;
 use crate::plan::{LoraTargets, Method, Precision};
-
-/// One `NAME=( … )` flag array, a flag group per line.
-fn array(name: &str, flags: &[String]) -> String {
-    let mut res = format!("{name}=(\n");
-    for f in flags {
-        res.push_str(&format!("  {f}\n"));
-    }
-    res.push_str(")\n");
-    res
-}
 
 /// MindSpeed-LLM's LoRA module names (`--lora-target-modules`, §5.2): Megatron's fused linears.
 fn lora_modules(targets: &LoraTargets) -> String {
@@ -70,7 +60,7 @@ pub fn script(plan: &Plan, header: &[String]) -> EmittedFile {
     text.push_str(&format!("CKPT_SAVE_DIR={}\n", quote(&save)));
     text.push_str(&format!("DATA_PATH={}   # prefix from preprocess_data.py\n", quote(&data)));
     text.push_str(&format!("TOKENIZER_PATH={}   # the HF model directory\n\n", quote(&model_path(plan))));
-    text.push_str(&array(
+    text.push_str(&bash_array(
         "DISTRIBUTED_ARGS",
         &[
             "--nproc_per_node \"$NPUS_PER_NODE\" --nnodes \"$NNODES\" --node_rank \"$NODE_RANK\"".to_owned(),
@@ -127,9 +117,9 @@ pub fn script(plan: &Plan, header: &[String]) -> EmittedFile {
         gpt.push(format!("--lora-r {} --lora-alpha {}", plan.lora.rank, plan.lora.alpha));
         gpt.push(format!("--lora-target-modules {}", lora_modules(&plan.lora.targets)));
     }
-    text.push_str(&array("GPT_ARGS", &gpt));
-    text.push_str(&array("DATA_ARGS", &["--data-path \"$DATA_PATH\" --split 100,0,0".to_owned()]));
-    text.push_str(&array(
+    text.push_str(&bash_array("GPT_ARGS", &gpt));
+    text.push_str(&bash_array("DATA_ARGS", &["--data-path \"$DATA_PATH\" --split 100,0,0".to_owned()]));
+    text.push_str(&bash_array(
         "OUTPUT_ARGS",
         &["--log-interval 1 --save-interval 2000 --eval-interval 2000 --eval-iters 0 --ckpt-format torch"
             .to_owned()],

@@ -4,14 +4,9 @@
 //! `cli/train_grpo.py` (§7.1). Colocated actor/reference/rollout (`use_integrated_worker: true`).
 
 use super::megatron::model_flags;
-use super::{EmittedFile, FileKind, comment, model_path, model_slug, node_vars, script_opening};
+use super::{EmittedFile, FileKind, comment, model_path, model_slug, node_vars, script_opening, yaml_str};
 use crate::Plan;
 use crate::plan::{Method, Precision, RecomputeGranularity};
-
-/// A YAML double-quoted scalar.
-fn yaml_str(text: &str) -> String {
-    serde_json::to_string(text).expect("a string always serializes")
-}
 
 /// MindSpeed-RL's model name: `qwen2.5-7b` → `qwen25_7b` (the shipped `configs/model/` names).
 fn model_name(plan: &Plan) -> String {

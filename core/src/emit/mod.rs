@@ -128,7 +128,11 @@ fn header(plan: &Plan, link: &str) -> Vec<String> {
         plan.batch.micro_batch,
         plan.batch.global_batch,
         plan.batch.seq_len,
-        format!("{:?}", plan.precision).to_lowercase(),
+        // The plan file's own word for it (`bf16`, `fp8`, …).
+        serde_json::to_value(plan.precision)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .unwrap_or_default(),
         mem.peak_bytes as f64 / (1u64 << 30) as f64,
         t.step_seconds,
     );
@@ -178,6 +182,21 @@ fn node_vars(plan: &Plan, export: bool, nodes: &str, per_node: &str, default_add
         plan.cluster.devices_per_node,
         shell::quote(addr),
     )
+}
+
+/// A YAML double-quoted scalar: JSON's string escapes are YAML's (YAML 1.2 §7.3.1).
+fn yaml_str(text: &str) -> String {
+    serde_json::to_string(text).expect("a string always serializes")
+}
+
+/// A bash `NAME=( … )` flag array, one flag group per line.
+fn bash_array(name: &str, flags: &[String]) -> String {
+    let mut res = format!("{name}=(\n");
+    for f in flags {
+        res.push_str(&format!("  {f}\n"));
+    }
+    res.push_str(")\n");
+    res
 }
 
 /// The header as `# ` comment lines.
