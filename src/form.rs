@@ -47,11 +47,46 @@ pub enum NumField {
     SeqLen,
     /// `recompute.num_layers`.
     RecomputeLayers,
+    /// `recompute.activation_function_layers`; empty means every layer.
+    ActFnLayers,
+    /// `recompute.layers_ratio`, a fraction in (0, 1].
+    LayersRatio,
+    /// `rl.rollout_tp`.
+    RolloutTp,
+    /// `rl.n_samples_per_prompt`.
+    Samples,
+    /// `rl.max_prompt_length`.
+    PromptLen,
+    /// `rl.max_response_length`.
+    ResponseLen,
+    /// `rl.mini_batch`; empty means the whole batch.
+    MiniBatch,
+    /// `rl.max_tokens_per_device`; empty means the framework's default.
+    TokenBudget,
+    /// `rl.gpu_memory_utilization`, a fraction in (0, 1].
+    GpuMemoryUtilization,
+    /// `rl.max_num_seqs`.
+    MaxNumSeqs,
+    /// `rl.max_model_len`; empty means prompt + response.
+    MaxModelLen,
+    /// `rl.max_num_batched_tokens`; empty means automatic.
+    BatchedTokens,
+}
+
+/// What text a number field takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NumKind {
+    /// A whole number, at least 1.
+    Count,
+    /// A whole number, or empty for the automatic value (written as 0).
+    Auto,
+    /// A fraction in (0, 1].
+    Fraction,
 }
 
 impl NumField {
     /// Every field, in form order; the index is the field's slot in [`PlanForm::numbers`].
-    pub const ALL: [NumField; 12] = [
+    pub const ALL: [NumField; 24] = [
         NumField::Nodes,
         NumField::DevicesPerNode,
         NumField::LoraRank,
@@ -64,13 +99,78 @@ impl NumField {
         NumField::GlobalBatch,
         NumField::SeqLen,
         NumField::RecomputeLayers,
+        NumField::ActFnLayers,
+        NumField::LayersRatio,
+        NumField::RolloutTp,
+        NumField::Samples,
+        NumField::PromptLen,
+        NumField::ResponseLen,
+        NumField::MiniBatch,
+        NumField::TokenBudget,
+        NumField::GpuMemoryUtilization,
+        NumField::MaxNumSeqs,
+        NumField::MaxModelLen,
+        NumField::BatchedTokens,
     ];
+
+    /// What text the field takes.
+    pub fn kind(self) -> NumKind {
+        match self {
+            NumField::ActFnLayers
+            | NumField::MiniBatch
+            | NumField::TokenBudget
+            | NumField::MaxModelLen
+            | NumField::BatchedTokens => NumKind::Auto,
+            NumField::LayersRatio | NumField::GpuMemoryUtilization => NumKind::Fraction,
+            _ => NumKind::Count,
+        }
+    }
 
     fn idx(self) -> usize {
         NumField::ALL.iter().position(|&f| f == self).expect("every field is in ALL")
     }
 
-    /// The plan file's value of this field.
+    /// The plan file's value of this field, as the form shows it.
+    fn text(self, file: &PlanFile) -> String {
+        match self {
+            NumField::DevicesPerNode => {
+                file.cluster.devices_per_node.map(|n| n.to_string()).unwrap_or_default()
+            }
+            NumField::LayersRatio => file.recompute.layers_ratio.to_string(),
+            NumField::GpuMemoryUtilization => file.rl.gpu_memory_utilization.to_string(),
+            f => match (f.kind(), f.read(file)) {
+                (NumKind::Auto, Some(0)) | (_, None) => String::new(),
+                (_, Some(n)) => n.to_string(),
+            },
+        }
+    }
+
+    /// Writes the field's text into the plan file; false when the text is not what the field takes.
+    fn apply(self, file: &mut PlanFile, text: &str) -> bool {
+        match (self, self.kind(), text) {
+            (NumField::DevicesPerNode, _, "") => self.write(file, None),
+            (_, NumKind::Auto, "") => self.write(file, Some(0)),
+            (NumField::LayersRatio, _, _) => match parse_fraction(text) {
+                Some(x) => file.recompute.layers_ratio = x,
+                None => return false,
+            },
+            (NumField::GpuMemoryUtilization, _, _) => match parse_fraction(text) {
+                Some(x) => file.rl.gpu_memory_utilization = x,
+                None => return false,
+            },
+            (_, NumKind::Auto, _) => match parse_whole(text) {
+                Some(n) => self.write(file, Some(n)),
+                None => return false,
+            },
+            (_, _, _) => match parse_count(text) {
+                Some(n) => self.write(file, Some(n)),
+                None => return false,
+            },
+        }
+        true
+    }
+
+    /// The plan file's whole-number value of this field (fractions have none).
     fn read(self, file: &PlanFile) -> Option<u32> {
         Some(match self {
             NumField::Nodes => file.cluster.nodes,
@@ -85,6 +185,17 @@ impl NumField {
             NumField::GlobalBatch => file.batch.global_batch,
             NumField::SeqLen => file.batch.seq_len,
             NumField::RecomputeLayers => file.recompute.num_layers,
+            NumField::ActFnLayers => file.recompute.activation_function_layers,
+            NumField::RolloutTp => file.rl.rollout_tp,
+            NumField::Samples => file.rl.n_samples_per_prompt,
+            NumField::PromptLen => file.rl.max_prompt_length,
+            NumField::ResponseLen => file.rl.max_response_length,
+            NumField::MiniBatch => file.rl.mini_batch,
+            NumField::TokenBudget => file.rl.max_tokens_per_device,
+            NumField::MaxNumSeqs => file.rl.max_num_seqs,
+            NumField::MaxModelLen => file.rl.max_model_len,
+            NumField::BatchedTokens => file.rl.max_num_batched_tokens,
+            NumField::LayersRatio | NumField::GpuMemoryUtilization => return None,
         })
     }
 
@@ -103,6 +214,17 @@ impl NumField {
             NumField::GlobalBatch => file.batch.global_batch = n,
             NumField::SeqLen => file.batch.seq_len = n,
             NumField::RecomputeLayers => file.recompute.num_layers = n,
+            NumField::ActFnLayers => file.recompute.activation_function_layers = value.unwrap_or(0),
+            NumField::RolloutTp => file.rl.rollout_tp = n,
+            NumField::Samples => file.rl.n_samples_per_prompt = n,
+            NumField::PromptLen => file.rl.max_prompt_length = n,
+            NumField::ResponseLen => file.rl.max_response_length = n,
+            NumField::MiniBatch => file.rl.mini_batch = value.unwrap_or(0),
+            NumField::TokenBudget => file.rl.max_tokens_per_device = value.unwrap_or(0),
+            NumField::MaxNumSeqs => file.rl.max_num_seqs = n,
+            NumField::MaxModelLen => file.rl.max_model_len = value.unwrap_or(0),
+            NumField::BatchedTokens => file.rl.max_num_batched_tokens = value.unwrap_or(0),
+            NumField::LayersRatio | NumField::GpuMemoryUtilization => {}
         }
     }
 
@@ -121,6 +243,18 @@ impl NumField {
             NumField::GlobalBatch => "batch.global_batch",
             NumField::SeqLen => "batch.seq_len",
             NumField::RecomputeLayers => "recompute.num_layers",
+            NumField::ActFnLayers => "recompute.activation_function_layers",
+            NumField::LayersRatio => "recompute.layers_ratio",
+            NumField::RolloutTp => "rl.rollout_tp",
+            NumField::Samples => "rl.n_samples_per_prompt",
+            NumField::PromptLen => "rl.max_prompt_length",
+            NumField::ResponseLen => "rl.max_response_length",
+            NumField::MiniBatch => "rl.mini_batch",
+            NumField::TokenBudget => "rl.max_tokens_per_device",
+            NumField::GpuMemoryUtilization => "rl.gpu_memory_utilization",
+            NumField::MaxNumSeqs => "rl.max_num_seqs",
+            NumField::MaxModelLen => "rl.max_model_len",
+            NumField::BatchedTokens => "rl.max_num_batched_tokens",
         }
     }
 }
@@ -209,8 +343,7 @@ impl PlanForm {
             HardwareSpec::Custom(c) => (CustomForm::from_device(c), true),
             HardwareSpec::Catalog(_) => (CustomForm::default(), false),
         };
-        let numbers =
-            NumField::ALL.iter().map(|f| f.read(&file).map(|n| n.to_string()).unwrap_or_default()).collect();
+        let numbers = NumField::ALL.iter().map(|f| f.text(&file)).collect();
         PlanForm { numbers, custom, custom_hardware, file }
     }
 
@@ -241,11 +374,8 @@ impl PlanForm {
         let mut bad = Vec::new();
         let mut file = self.file.clone();
         for field in NumField::ALL {
-            let text = self.number(field).trim();
-            match (field, text, parse_count(text)) {
-                (NumField::DevicesPerNode, "", _) => field.write(&mut file, None),
-                (_, _, Some(n)) => field.write(&mut file, Some(n)),
-                (_, _, None) => bad.push(FormField::Number(field)),
+            if !field.apply(&mut file, self.number(field).trim()) {
+                bad.push(FormField::Number(field));
             }
         }
         if self.custom_hardware {
@@ -268,7 +398,8 @@ impl PlanForm {
 }
 
 impl CustomForm {
-    fn from_device(c: &CustomDevice) -> CustomForm {
+    /// The fields showing a device's figures.
+    pub fn from_device(c: &CustomDevice) -> CustomForm {
         CustomForm {
             name: c.name.clone(),
             memory_gb: c.memory_gb.to_string(),
@@ -336,8 +467,18 @@ fn field_of(err: &PlanFileError) -> FormField {
 
 /// A count of at least 1; surrounding spaces and `_`/`,` digit separators are accepted.
 fn parse_count(text: &str) -> Option<u32> {
+    parse_whole(text).filter(|&n| 0 < n)
+}
+
+/// A whole number, 0 included, with `_` or `,` as digit separators.
+fn parse_whole(text: &str) -> Option<u32> {
     let digits: String = text.trim().chars().filter(|ch| !matches!(ch, '_' | ',')).collect();
-    digits.parse::<u32>().ok().filter(|&n| 0 < n)
+    digits.parse::<u32>().ok()
+}
+
+/// A fraction in (0, 1].
+fn parse_fraction(text: &str) -> Option<f64> {
+    text.trim().parse::<f64>().ok().filter(|x| x.is_finite() && 0.0 < *x && *x <= 1.0)
 }
 
 #[cfg(test)]
@@ -387,6 +528,41 @@ mod tests {
         let err = f.to_plan().unwrap_err();
         assert_eq!(err.fields, vec![FormField::Custom(CustomField::MemoryGb)]);
         assert!(err.plan.is_some(), "the core says why 0 GB is refused");
+    }
+
+    #[test]
+    fn auto_and_fraction_fields_read_as_their_kind() {
+        let mut f = form();
+        // Empty means automatic (0 in the plan); a number pins it.
+        assert_eq!(f.number(NumField::MaxModelLen), "");
+        f.set_number(NumField::MiniBatch, "32".to_owned());
+        f.set_number(NumField::GpuMemoryUtilization, " 0.45 ".to_owned());
+        f.set_number(NumField::LayersRatio, "0.5".to_owned());
+        let plan = f.to_plan().unwrap();
+        assert_eq!((plan.rl.mini_batch, plan.rl.max_model_len), (32, 0));
+        assert_eq!(plan.rl.gpu_memory_utilization_frac, 0.45);
+        assert_eq!(plan.recompute.layers_ratio_frac, 0.5);
+        // A fraction above 1, a negative budget and an empty count are each named.
+        f.set_number(NumField::GpuMemoryUtilization, "1.5".to_owned());
+        f.set_number(NumField::TokenBudget, "-1".to_owned());
+        f.set_number(NumField::RolloutTp, String::new());
+        let err = f.to_plan().unwrap_err();
+        let expected: Vec<_> = [NumField::RolloutTp, NumField::TokenBudget, NumField::GpuMemoryUtilization]
+            .into_iter()
+            .map(FormField::Number)
+            .collect();
+        assert_eq!(err.fields, expected);
+        // Every RL knob survives the round trip through the form.
+        let rl = Plan::from_json(
+            r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "parallel": {"zero_stage": 3},
+                "recompute": {"activation_function_layers": 3},
+                "rl": {"rollout_tp": 2, "n_samples_per_prompt": 8, "max_prompt_length": 1024, "max_response_length": 4096,
+                "mini_batch": 16, "dynamic_batch": true, "max_tokens_per_device": 20000, "remove_padding": false,
+                "enforce_eager": true, "max_model_len": 6000, "max_num_batched_tokens": 9000, "blocking": false,
+                "gpu_memory_utilization": 0.55, "max_num_seqs": 128}}"#,
+        )
+        .unwrap();
+        assert_eq!(PlanForm::from_plan(&rl).to_plan().unwrap(), rl);
     }
 
     #[test]

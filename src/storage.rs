@@ -11,6 +11,11 @@ use crate::i18n::Lang;
 
 const LANG_KEY: &str = "trainplan.lang";
 const PLAN_KEY: &str = "trainplan.plan";
+const MODELS_KEY: &str = "trainplan.models";
+const DEVICES_KEY: &str = "trainplan.devices";
+
+/// How many of the user's own models and devices are kept, newest first.
+pub const KEPT: usize = 12;
 
 fn local_storage() -> Option<web_sys::Storage> {
     web_sys::window()?.local_storage().ok().flatten()
@@ -48,6 +53,62 @@ pub fn saved_plan() -> Option<Plan> {
 pub fn save_plan(plan: &Plan) {
     if let Some(storage) = local_storage() {
         let _ = storage.set_item(PLAN_KEY, &permalink::compact_json(&plan.to_file()));
+    }
+}
+
+/// A model the user imported: its name and config.json.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SavedModel {
+    /// The name shown.
+    pub name: String,
+    /// The config.json as given.
+    pub config: serde_json::Value,
+}
+
+fn load_list<T: serde::de::DeserializeOwned>(key: &str) -> Vec<T> {
+    let text = local_storage().and_then(|s| s.get_item(key).ok().flatten());
+    // A list that no longer reads (edited by hand, an older format) is skipped, not fatal.
+    text.and_then(|t| serde_json::from_str(&t).ok()).unwrap_or_default()
+}
+
+/// Puts `item` first in the list under `key`, without repeats, keeping [`KEPT`].
+fn remember<T: serde::Serialize + serde::de::DeserializeOwned + PartialEq>(key: &str, item: T) {
+    let mut list: Vec<T> = load_list(key);
+    if list.first() == Some(&item) {
+        return;
+    }
+    list.retain(|x| x != &item);
+    list.insert(0, item);
+    list.truncate(KEPT);
+    if let (Some(storage), Ok(text)) = (local_storage(), serde_json::to_string(&list)) {
+        let _ = storage.set_item(key, &text);
+    }
+}
+
+/// The models the user imported, newest first.
+pub fn saved_models() -> Vec<SavedModel> {
+    load_list(MODELS_KEY)
+}
+
+/// Keeps an imported model for later visits.
+pub fn remember_model(model: SavedModel) {
+    remember(MODELS_KEY, model);
+}
+
+/// The devices the user described, newest first.
+pub fn saved_devices() -> Vec<trainplan_core::plan::CustomDevice> {
+    load_list(DEVICES_KEY)
+}
+
+/// Keeps a custom device for later visits.
+pub fn remember_device(device: trainplan_core::plan::CustomDevice) {
+    remember(DEVICES_KEY, device);
+}
+
+/// Forgets the saved plan (the user's models and devices stay).
+pub fn forget_plan() {
+    if let Some(storage) = local_storage() {
+        let _ = storage.remove_item(PLAN_KEY);
     }
 }
 

@@ -252,7 +252,7 @@ pub fn advise(plan: &Plan) -> Vec<Advice> {
     // VeRL long sequences: Ulysses sequence parallelism splits each sequence over `cp` devices
     // (seed 000: `ulysses_sequence_parallel_size`, with ppo_max_token_len_per_gpu = response / sp).
     let rl = matches!(plan.method, Method::Grpo | Method::Ppo);
-    let rl_len = plan.rl.max_prompt_length.get() + plan.rl.max_response_length.get();
+    let rl_len = u64::from(plan.rl.max_prompt_length.get()) + u64::from(plan.rl.max_response_length.get());
     if plan.framework == Framework::Verl && rl && 8192 <= rl_len && p.cp.get() == 1 {
         candidates.push(("verl_ulysses", vec![fix("parallel.cp", 2)]));
     }
@@ -309,7 +309,10 @@ pub fn advise(plan: &Plan) -> Vec<Advice> {
                 code,
                 changes,
                 peak_bytes: mem.peak_bytes,
-                peak_delta_bytes: mem.peak_bytes as i64 - base.peak as i64,
+                // In i128: peaks above 2^63 bytes (absurd plans) neither overflow nor wrap.
+                peak_delta_bytes: (i128::from(mem.peak_bytes) - i128::from(base.peak))
+                    .clamp(i128::from(i64::MIN), i128::from(i64::MAX))
+                    as i64,
                 step_seconds: t.step_seconds,
                 tokens_per_second: t.tokens_per_second,
                 speed_delta_frac: t.tokens_per_second / base.tokens_per_second - 1.0,

@@ -22,6 +22,7 @@
 
 pub mod advice;
 pub mod catalog;
+pub mod compare;
 pub mod emit;
 pub mod hardware;
 pub mod hf;

@@ -35,6 +35,11 @@ pub const ALLOCATOR_RESERVE_FRAC: f64 = 0.05;
 /// §2: 4 bits + 8-bit absmax per 64 + fp32 per 256 blocks = 4.127 bits).
 pub const NF4_BYTES_PER_PARAM: f64 = 4.127 / 8.0;
 
+/// MindSpeed `--swap-optimizer-times`' default: the step brings the optimizer states back to the
+/// device in this many slices (`swap_optimizer_feature.py`: "each swap will be moved
+/// len(shard_fp32_from_float16) // swap_optimizer_times elements"; docs/features/swap-optimizer.md).
+pub const SWAP_OPTIMIZER_TIMES: f64 = 16.0;
+
 /// Memory of a plan, per pipeline stage and for the device at its peak.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Memory {
@@ -282,7 +287,10 @@ pub fn estimate_with(plan: &Plan, facts: &ModelFacts) -> Memory {
     let (summary, lora_params) = (&facts.summary, facts.lora_params);
     let ctx = Ctx { plan, arch, summary, lora_params, path, tp, pp, vpp, cp, ep, etp, dp, edp, m };
 
-    let stages: Vec<StageMemory> = (0..pp).map(|stage_idx| stage_memory(&ctx, stage_idx)).collect();
+    // The stages' layers once, not once per stage: pp² work for thousands of stages.
+    let stage_ranges = stage_layers(arch.n_layers, pp);
+    let stages: Vec<StageMemory> =
+        (0..pp).map(|stage_idx| stage_memory(&ctx, stage_idx, &stage_ranges)).collect();
     let hw = &plan.hardware.hw;
     let capacity_bytes = hw.memory_bytes;
     let usable_bytes = (capacity_bytes as f64 * (1.0 - plan.overheads().allocator_reserve_frac)) as u64;
@@ -323,9 +331,9 @@ pub fn stage_layers(n_layers: u64, pp: u64) -> Vec<std::ops::Range<u64>> {
         .collect()
 }
 
-fn stage_memory(ctx: &Ctx, stage_idx: u64) -> StageMemory {
+fn stage_memory(ctx: &Ctx, stage_idx: u64, stage_ranges: &[std::ops::Range<u64>]) -> StageMemory {
     let arch = ctx.arch;
-    let layers = stage_layers(arch.n_layers, ctx.pp)[stage_idx as usize].clone();
+    let layers = stage_ranges[stage_idx as usize].clone();
     let first = stage_idx == 0;
     let last = stage_idx + 1 == ctx.pp;
 
@@ -415,7 +423,12 @@ fn model_states(ctx: &Ctx, dense: f64, expert: f64, res: &mut StageMemory) {
             res.gradients = ((dense + expert) * bytes.gradients) as u64;
             let optimizer =
                 opt_shard(dense * bytes.optimizer, ctx.dp) + opt_shard(expert * bytes.optimizer, ctx.edp);
-            res.optimizer = on_device(optimizer, p.offload_optimizer);
+            res.optimizer = match swaps_optimizer(plan) {
+                // The step copies one slice in while the previous one is updated and copied out:
+                // two slices live at once (MindSpeed swap-optimizer: h2d, AdamW, d2h per slice).
+                true => (optimizer * 2.0 / SWAP_OPTIMIZER_TIMES) as u64,
+                false => on_device(optimizer, p.offload_optimizer),
+            };
         }
         Path::Hf => {
             let states = zero_model_states(dense + expert, bytes, zero_stage(ctx), ctx.dp);
@@ -588,16 +601,39 @@ fn activations(ctx: &Ctx, stage_idx: u64, layers: std::ops::Range<u64>) -> u64 {
     let plan = ctx.plan;
     let arch = ctx.arch;
     let megatron = ctx.path == Path::Megatron;
-    let seq = train_seq_len(plan).div_ceil(ctx.cp);
-    let b = u64::from(plan.batch.micro_batch.get());
+    let (b, seq) = micro_batch_shape(ctx);
     let sp = megatron && plan.parallel.sequence_parallel && 1 < ctx.tp;
     let rc = &plan.recompute;
     let full = rc.granularity == RecomputeGranularity::Full;
+    let n = layers.end - layers.start;
+    // LLaMA-Factory on Ascend checkpoints the first `recompute_layers_ratio` of the layers and keeps
+    // the rest: the block method over that many layers.
+    let ratio = plan.framework == Framework::LlamaFactory && rc.layers_ratio_frac < 1.0;
+    let (method, group) = match ratio {
+        true => (RecomputeMethod::Block, (rc.layers_ratio_frac * n as f64).ceil() as u64),
+        false => (rc.method, u64::from(rc.num_layers.get()).clamp(1, n.max(1))),
+    };
     let saved = Saved {
         selective: rc.granularity == RecomputeGranularity::Selective,
-        // MindSpeed options: only the Megatron path has them.
-        activation_function: megatron && rc.activation_function,
+        activation_function: false,
         without_attention: false,
+    };
+    // MindSpeed's activation-function recompute (the Megatron path only) covers
+    // `--recompute-activation-function-num-layers` layers of the stage, after the fully recomputed
+    // ones of the block method: "no layer is both fully and activation-function recomputed".
+    let act_fn_from = match (full, method) {
+        (true, RecomputeMethod::Block) => group,
+        _ => 0,
+    };
+    let act_fn_to = match rc.activation_function_layers {
+        0 => n,
+        k => act_fn_from + u64::from(k),
+    };
+    let saved_at = |idx: u64| Saved {
+        activation_function: megatron
+            && rc.activation_function
+            && (act_fn_from..act_fn_to).contains(&(idx - layers.start)),
+        ..saved
     };
     let layer_with = |idx: u64, saved: Saved| {
         let case = LayerCase {
@@ -615,21 +651,20 @@ fn activations(ctx: &Ctx, stage_idx: u64, layers: std::ops::Range<u64>) -> u64 {
     // one being prefetched on the device; the others wait in host memory.
     let swap = megatron && rc.swap_attention;
     let layer_bytes = |idx: u64| match swap {
-        true => layer_with(idx, Saved { without_attention: true, ..saved }),
-        false => layer_with(idx, saved),
+        true => layer_with(idx, Saved { without_attention: true, ..saved_at(idx) }),
+        false => layer_with(idx, saved_at(idx)),
     };
     let swap_window = match (swap, layers.clone().next()) {
         (true, Some(idx)) => {
-            2.0 * (layer_with(idx, saved) - layer_with(idx, Saved { without_attention: true, ..saved }))
+            2.0 * (layer_with(idx, saved_at(idx))
+                - layer_with(idx, Saved { without_attention: true, ..saved_at(idx) }))
         }
         _ => 0.0,
     };
     let hidden = (2 * seq * b * arch.hidden_size) as f64 / if sp { ctx.tp as f64 } else { 1.0 };
 
     // One micro-batch's saved bytes on this stage, and the working set recomputation adds once.
-    let n = layers.end - layers.start;
-    let group = u64::from(rc.num_layers.get()).clamp(1, n.max(1));
-    let (per_microbatch, working) = match (full, rc.method) {
+    let (per_microbatch, working) = match (full, method) {
         (false, _) => (layers.clone().map(layer_bytes).sum::<f64>(), 0.0),
         // Uniform: each group of `num_layers` keeps its input; backward recomputes one group at a time.
         (true, RecomputeMethod::Uniform) => {
@@ -655,10 +690,24 @@ fn activations(ctx: &Ctx, stage_idx: u64, layers: std::ops::Range<u64>) -> u64 {
 /// (VeRL trains on `max_prompt_length + max_response_length`).
 fn train_seq_len(plan: &Plan) -> u64 {
     match plan.method {
-        Method::Grpo | Method::Ppo => {
-            u64::from(plan.rl.max_prompt_length.get()) + u64::from(plan.rl.max_response_length.get())
-        }
+        Method::Grpo | Method::Ppo => u64::from(plan.rl.sequence_tokens()),
         _ => u64::from(plan.batch.seq_len.get()),
+    }
+}
+
+/// One micro-batch on one device as (sequences, tokens each), after the context-parallel split.
+/// RL with dynamic batching packs sequences up to a token budget per device instead (VeRL
+/// `use_dynamic_bsz` + `ppo_max_token_len_per_gpu`, MindSpeed-RL `max_packing_token_size`): one
+/// packed row of that many tokens, the worst case the packer allows.
+fn micro_batch_shape(ctx: &Ctx) -> (u64, u64) {
+    let plan = ctx.plan;
+    let rl = matches!(plan.method, Method::Grpo | Method::Ppo);
+    match rl && plan.rl.dynamic_batch {
+        true => {
+            let tokens = plan.rl.tokens_per_device(plan.framework, ctx.cp as u32);
+            (1, u64::from(tokens).max(train_seq_len(plan).div_ceil(ctx.cp)))
+        }
+        false => (u64::from(plan.batch.micro_batch.get()), train_seq_len(plan).div_ceil(ctx.cp)),
     }
 }
 
@@ -699,12 +748,12 @@ fn in_flight(ctx: &Ctx, stage_idx: u64) -> f64 {
 /// their fp32 upcast and the fp32 log-softmax the loss saves (measured: 4sbV saved; 10sbV at the
 /// loss's peak).
 fn logits_bytes(ctx: &Ctx) -> u64 {
-    let plan = ctx.plan;
-    let tokens = train_seq_len(plan).div_ceil(ctx.cp) * u64::from(plan.batch.micro_batch.get());
-    let v = ctx.arch.vocab_size;
+    let (b, seq) = micro_batch_shape(ctx);
+    // Saturating: 65,536 sequences of 10^7 tokens over a 10^7 vocabulary pass 2^64 bytes.
+    let tokens_v = b.saturating_mul(seq).saturating_mul(ctx.arch.vocab_size);
     match ctx.path {
-        Path::Megatron => 6 * tokens * v / ctx.tp,
-        Path::Hf => 10 * tokens * v,
+        Path::Megatron => tokens_v.saturating_mul(6) / ctx.tp,
+        Path::Hf => tokens_v.saturating_mul(10),
     }
 }
 
@@ -724,12 +773,25 @@ fn buffers(ctx: &Ctx) -> u64 {
     res
 }
 
-/// Host memory each node needs for what is offloaded: optimizer states (and ZeRO-3 parameters) of
-/// all its devices, pinned. DeepSpeed's estimator multiplies by 1.5 for buffers
+/// Whether MindSpeed's swap-optimizer is in effect: a MindSpeed framework's Megatron path with the
+/// distributed optimizer, which the feature requires (`swap_optimizer_feature.py`
+/// `dependency_check(args, 'use_distributed_optimizer')`; rule mindspeed.swap_optimizer otherwise).
+pub fn swaps_optimizer(plan: &Plan) -> bool {
+    let p = &plan.parallel;
+    p.swap_optimizer
+        && p.distributed_optimizer
+        && !p.offload_optimizer
+        && matches!(plan.framework, Framework::MindSpeedLlm | Framework::MindSpeedRl)
+        && !matches!(plan.method, Method::Lora | Method::Qlora)
+}
+
+/// Host memory each node needs for what is offloaded or swapped: optimizer states (and ZeRO-3
+/// parameters) of all its devices, pinned. DeepSpeed's estimator multiplies by 1.5 for buffers
 /// (`estimate_zero3_model_states_mem_needs`, `additional_buffer_factor`).
 fn host_bytes_per_node(ctx: &Ctx) -> u64 {
     let p = &ctx.plan.parallel;
-    if !p.offload_optimizer && !p.offload_params {
+    let swapped = swaps_optimizer(ctx.plan);
+    if !p.offload_optimizer && !p.offload_params && !swapped {
         return 0;
     }
     let total = ctx.summary.counts.total() as f64;
@@ -741,7 +803,7 @@ fn host_bytes_per_node(ctx: &Ctx) -> u64 {
     let model_parallel = (ctx.tp * ctx.pp * ctx.cp) as f64;
     let per_device_share = 1.0 / (model_parallel * ctx.dp as f64);
     let mut per_device = 0.0;
-    if p.offload_optimizer {
+    if p.offload_optimizer || swapped {
         per_device += trainable * bytes.optimizer * per_device_share;
         // The fp32 gradient partitions ZeRO-Offload keeps beside the optimizer (above).
         if ctx.path == Path::Hf && 1 <= p.zero_stage {
@@ -775,8 +837,11 @@ pub fn rollout_memory(plan: &Plan) -> RolloutMemory {
         }
     };
     let max_model_len = u64::from(rl.max_prompt_length.get()) + u64::from(rl.max_response_length.get());
-    let kv_cache_needed_bytes =
-        u64::from(rl.max_num_seqs.get()) * max_model_len * arch.n_layers * per_token_layer;
+    // Saturating: u32 sequence counts and lengths can ask for more than 2^64 bytes.
+    let kv_cache_needed_bytes = u64::from(rl.max_num_seqs.get())
+        .saturating_mul(max_model_len)
+        .saturating_mul(arch.n_layers)
+        .saturating_mul(per_token_layer);
     RolloutMemory {
         engine_bytes,
         weights_bytes,
@@ -795,17 +860,19 @@ fn rl_phases(ctx: &Ctx, stages: &[StageMemory]) -> Vec<PhaseMemory> {
         return Vec::new();
     }
     let worst = stages.iter().max_by_key(|s| s.total()).cloned().unwrap_or_default();
+    // Saturating, as `StageMemory::total`: an absurd plan's terms can each be near 2^64.
+    let sum = |terms: &[u64]| terms.iter().fold(0, |acc: u64, &x| acc.saturating_add(x));
     let critic =
-        if plan.method == Method::Ppo { worst.weights + worst.gradients + worst.optimizer } else { 0 };
+        if plan.method == Method::Ppo { sum(&[worst.weights, worst.gradients, worst.optimizer]) } else { 0 };
     // The reference model: frozen bf16 weights, sharded as the actor's.
     let reference = worst.weights;
     let capacity = plan.hardware.hw.memory_bytes as f64;
     let engine = (capacity * plan.rl.gpu_memory_utilization_frac) as u64;
     // Gradients are freed after each update (`zero_grad(set_to_none=True)`); the rest stays unless offloaded.
-    let persistent = worst.weights + worst.optimizer + reference + critic + worst.overhead + worst.buffers;
-    let update = worst.total() + reference + critic;
-    let log_prob = persistent + worst.logits;
-    let rollout = persistent + engine;
+    let persistent = sum(&[worst.weights, worst.optimizer, reference, critic, worst.overhead, worst.buffers]);
+    let update = sum(&[worst.total(), reference, critic]);
+    let log_prob = sum(&[persistent, worst.logits]);
+    let rollout = sum(&[persistent, engine]);
     vec![
         PhaseMemory { phase: "rollout", total: rollout },
         PhaseMemory { phase: "log_prob", total: log_prob },

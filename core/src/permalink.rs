@@ -64,13 +64,52 @@ pub fn encode(plan: &Plan) -> String {
     format!("{PREFIX}{}", URL_SAFE_NO_PAD.encode(deflated))
 }
 
-/// Reads a fragment (with or without the leading `#`).
+/// Introduces a second, pinned plan after the first: `v1=…&pin=…` (base64url never holds `&`).
+pub const PIN: &str = "&pin=";
+
+/// A link's plans: the one to edit and, when comparing, the pinned one.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Link {
+    /// The plan to show and edit.
+    pub plan: Plan,
+    /// The plan pinned for comparison.
+    pub pinned: Option<Plan>,
+}
+
+/// The fragment for a plan and, when comparing, the plan pinned beside it.
+pub fn encode_link(plan: &Plan, pinned: Option<&Plan>) -> String {
+    let mut link = encode(plan);
+    if let Some(pinned) = pinned {
+        link.push_str(PIN);
+        link.push_str(&encode(pinned)[PREFIX.len()..]);
+    }
+    link
+}
+
+/// Reads a fragment with its pinned plan, if any.
+///
+/// # Errors
+///
+/// A [`PermalinkError`] for either plan; nothing is partly applied.
+pub fn decode_link(fragment: &str) -> Result<Link, PermalinkError> {
+    let fragment = fragment.trim().trim_start_matches('#');
+    let (main, pin) = match fragment.split_once(PIN) {
+        Some((main, pin)) => (main, Some(pin)),
+        None => (fragment, None),
+    };
+    let plan = decode(main)?;
+    let pinned = pin.map(|p| decode(&format!("{PREFIX}{p}"))).transpose()?;
+    Ok(Link { plan, pinned })
+}
+
+/// Reads a fragment (with or without the leading `#`); a pinned plan after it is not read.
 ///
 /// # Errors
 ///
 /// A [`PermalinkError`]; nothing is partly applied.
 pub fn decode(fragment: &str) -> Result<Plan, PermalinkError> {
     let fragment = fragment.trim().trim_start_matches('#');
+    let fragment = fragment.split_once(PIN).map_or(fragment, |(main, _)| main);
     let payload = match fragment.strip_prefix(PREFIX) {
         Some(payload) => payload,
         None => {

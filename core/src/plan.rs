@@ -266,12 +266,15 @@ pub struct Parallel {
     /// Megatron `--tp-comm-overlap` (Transformer Engine) / MindSpeed `--use-ascend-coc`: TP collectives
     /// pipelined with the GEMMs around them.
     pub tp_comm_overlap: bool,
+    /// MindSpeed `--swap-optimizer`: the distributed optimizer's fp32 states wait in host memory
+    /// during forward and backward and come back to the device in slices for the step.
+    pub swap_optimizer: bool,
     /// The pipeline schedule.
     pub schedule: PipelineSchedule,
 }
 
 /// Activation recomputation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Recompute {
     /// None, selective or full.
     pub granularity: RecomputeGranularity,
@@ -283,6 +286,12 @@ pub struct Recompute {
     pub activation_function: bool,
     /// MindSpeed `--swap-attention`: attention activations wait in host memory until backward.
     pub swap_attention: bool,
+    /// MindSpeed `--recompute-activation-function-num-layers`: the activation function is recomputed
+    /// in this many layers of each stage (after any fully recomputed ones); 0 = every layer.
+    pub activation_function_layers: u32,
+    /// LLaMA-Factory on Ascend (`recompute_layers_ratio`): the share of layers gradient
+    /// checkpointing covers, in (0, 1]; 1 = every layer, as upstream LLaMA-Factory does.
+    pub layers_ratio_frac: f64,
 }
 
 /// Memory the runtime takes besides the model, as the user may calibrate it.
@@ -352,6 +361,65 @@ pub struct Rl {
     pub gpu_memory_utilization_frac: f64,
     /// Sequences the rollout engine decodes at once.
     pub max_num_seqs: NonZeroU32,
+    /// Prompts per actor update (VeRL `ppo_mini_batch_size`, MindSpeed-RL `mini_batch_size`);
+    /// 0 = the whole batch, one update per step.
+    pub mini_batch: u32,
+    /// Pack micro-batches by tokens rather than sequences (`use_dynamic_bsz`).
+    pub dynamic_batch: bool,
+    /// Tokens a device takes in one packed micro-batch (VeRL `ppo_max_token_len_per_gpu`,
+    /// MindSpeed-RL `max_packing_token_size`); 0 = the framework's default, at least one sequence.
+    pub max_tokens_per_device: u32,
+    /// Train on unpadded, concatenated sequences (`use_remove_padding`).
+    pub remove_padding: bool,
+    /// vLLM `enforce_eager`: decode without CUDA/ACL graphs.
+    pub enforce_eager: bool,
+    /// vLLM `max_model_len`; 0 = prompt + response.
+    pub max_model_len: u32,
+    /// vLLM `max_num_batched_tokens`; 0 = the larger of 8192 (VeRL's default) and one sequence.
+    pub max_num_batched_tokens: u32,
+    /// MindSpeed-RL `blocking`: each phase waits for the previous one to finish.
+    pub blocking: bool,
+}
+
+impl Rl {
+    /// Tokens of one prompt and its response.
+    pub fn sequence_tokens(&self) -> u32 {
+        self.max_prompt_length.get().saturating_add(self.max_response_length.get())
+    }
+
+    /// Prompts per actor update: the mini-batch, or the whole batch when it is 0.
+    pub fn mini_batch_prompts(&self, global_batch: u32) -> u32 {
+        if self.mini_batch == 0 { global_batch } else { self.mini_batch }
+    }
+
+    /// vLLM's `max_model_len` in effect.
+    pub fn model_len(&self) -> u32 {
+        if self.max_model_len == 0 { self.sequence_tokens() } else { self.max_model_len }
+    }
+
+    /// vLLM's `max_num_batched_tokens` in effect.
+    pub fn batched_tokens(&self) -> u32 {
+        match self.max_num_batched_tokens {
+            0 => self.model_len().max(8192),
+            n => n,
+        }
+    }
+
+    /// Tokens one device takes per packed micro-batch: the plan's figure or [`auto_tokens_per_device`].
+    pub fn tokens_per_device(&self, framework: Framework, cp: u32) -> u32 {
+        match self.max_tokens_per_device {
+            0 => auto_tokens_per_device(framework, self.sequence_tokens(), cp),
+            n => n,
+        }
+    }
+}
+
+/// The packed micro-batch's token budget per device when the plan leaves it at 0: the framework's
+/// default (VeRL `ppo_max_token_len_per_gpu` 16384, MindSpeed-RL `max_packing_token_size` 4096;
+/// frameworks.md §6.2, §7.2) raised to one sequence split over `cp` ranks.
+pub fn auto_tokens_per_device(framework: Framework, sequence_tokens: u32, cp: u32) -> u32 {
+    let default = if framework == Framework::MindSpeedRl { 4096 } else { 16384 };
+    sequence_tokens.div_ceil(cp.max(1)).max(default)
 }
 
 /// A device the user described, in the units datasheets use.
@@ -508,6 +576,7 @@ pub struct ParallelFile {
     pub overlap_grad_reduce: bool,
     pub overlap_param_gather: bool,
     pub tp_comm_overlap: bool,
+    pub swap_optimizer: bool,
     pub schedule: PipelineSchedule,
 }
 
@@ -528,13 +597,14 @@ impl Default for ParallelFile {
             overlap_grad_reduce: false,
             overlap_param_gather: false,
             tp_comm_overlap: false,
+            swap_optimizer: false,
             schedule: PipelineSchedule::Auto,
         }
     }
 }
 
 /// Recomputation as written.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 #[allow(missing_docs)]
 pub struct RecomputeFile {
@@ -543,6 +613,10 @@ pub struct RecomputeFile {
     pub num_layers: u32,
     pub activation_function: bool,
     pub swap_attention: bool,
+    /// MindSpeed `--recompute-activation-function-num-layers`; 0 = every layer.
+    pub activation_function_layers: u32,
+    /// LLaMA-Factory on Ascend `recompute_layers_ratio`, in (0, 1].
+    pub layers_ratio: f64,
 }
 
 impl Default for RecomputeFile {
@@ -553,6 +627,8 @@ impl Default for RecomputeFile {
             num_layers: 1,
             activation_function: false,
             swap_attention: false,
+            activation_function_layers: 0,
+            layers_ratio: 1.0,
         }
     }
 }
@@ -649,6 +725,18 @@ pub struct RlFile {
     pub max_response_length: u32,
     pub gpu_memory_utilization: f64,
     pub max_num_seqs: u32,
+    /// Prompts per actor update; 0 = the whole batch.
+    pub mini_batch: u32,
+    pub dynamic_batch: bool,
+    /// 0 = the framework's default.
+    pub max_tokens_per_device: u32,
+    pub remove_padding: bool,
+    pub enforce_eager: bool,
+    /// 0 = prompt + response.
+    pub max_model_len: u32,
+    /// 0 = the larger of 8192 and one sequence.
+    pub max_num_batched_tokens: u32,
+    pub blocking: bool,
 }
 
 impl Default for RlFile {
@@ -662,6 +750,16 @@ impl Default for RlFile {
             max_response_length: 1024,
             gpu_memory_utilization: 0.6,
             max_num_seqs: 256,
+            mini_batch: 0,
+            // VeRL's and MindSpeed-RL's defaults (frameworks.md §6.2, §7.2); VeRL removes
+            // padding by default, MindSpeed-RL does not, and the plan takes VeRL's side.
+            dynamic_batch: false,
+            max_tokens_per_device: 0,
+            remove_padding: true,
+            enforce_eager: false,
+            max_model_len: 0,
+            max_num_batched_tokens: 0,
+            blocking: true,
         }
     }
 }
@@ -814,15 +912,24 @@ impl Plan {
             overlap_grad_reduce: p.overlap_grad_reduce,
             overlap_param_gather: p.overlap_param_gather,
             tp_comm_overlap: p.tp_comm_overlap,
+            swap_optimizer: p.swap_optimizer,
             schedule: p.schedule,
         };
         let r = &file.recompute;
+        if !(r.layers_ratio.is_finite() && 0.0 < r.layers_ratio && r.layers_ratio <= 1.0) {
+            return Err(PlanFileError::OutOfRange {
+                field: "recompute.layers_ratio",
+                expected: "more than 0 and at most 1",
+            });
+        }
         let recompute = Recompute {
             granularity: r.granularity,
             method: r.method,
             num_layers: count(r.num_layers, "recompute.num_layers")?,
             activation_function: r.activation_function,
             swap_attention: r.swap_attention,
+            activation_function_layers: r.activation_function_layers,
+            layers_ratio_frac: r.layers_ratio,
         };
         let o = &file.overheads;
         for (x, field) in [
@@ -867,6 +974,14 @@ impl Plan {
             max_response_length: count(rl_file.max_response_length, "rl.max_response_length")?,
             gpu_memory_utilization_frac: utilization,
             max_num_seqs: count(rl_file.max_num_seqs, "rl.max_num_seqs")?,
+            mini_batch: rl_file.mini_batch,
+            dynamic_batch: rl_file.dynamic_batch,
+            max_tokens_per_device: rl_file.max_tokens_per_device,
+            remove_padding: rl_file.remove_padding,
+            enforce_eager: rl_file.enforce_eager,
+            max_model_len: rl_file.max_model_len,
+            max_num_batched_tokens: rl_file.max_num_batched_tokens,
+            blocking: rl_file.blocking,
         };
         Ok(Plan {
             model,
@@ -951,6 +1066,7 @@ impl Plan {
                 overlap_grad_reduce: p.overlap_grad_reduce,
                 overlap_param_gather: p.overlap_param_gather,
                 tp_comm_overlap: p.tp_comm_overlap,
+                swap_optimizer: p.swap_optimizer,
                 schedule: p.schedule,
             },
             recompute: RecomputeFile {
@@ -959,6 +1075,8 @@ impl Plan {
                 num_layers: self.recompute.num_layers.get(),
                 activation_function: self.recompute.activation_function,
                 swap_attention: self.recompute.swap_attention,
+                activation_function_layers: self.recompute.activation_function_layers,
+                layers_ratio: self.recompute.layers_ratio_frac,
             },
             batch: BatchFile {
                 micro_batch: self.batch.micro_batch.get(),
@@ -975,6 +1093,14 @@ impl Plan {
                 max_response_length: self.rl.max_response_length.get(),
                 gpu_memory_utilization: self.rl.gpu_memory_utilization_frac,
                 max_num_seqs: self.rl.max_num_seqs.get(),
+                mini_batch: self.rl.mini_batch,
+                dynamic_batch: self.rl.dynamic_batch,
+                max_tokens_per_device: self.rl.max_tokens_per_device,
+                remove_padding: self.rl.remove_padding,
+                enforce_eager: self.rl.enforce_eager,
+                max_model_len: self.rl.max_model_len,
+                max_num_batched_tokens: self.rl.max_num_batched_tokens,
+                blocking: self.rl.blocking,
             },
             overheads: self.overheads,
             calibration: self.calibration,

@@ -506,6 +506,7 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
     let mindspeed_knobs = [
         (plan.recompute.activation_function, "recompute.activation_function"),
         (plan.recompute.swap_attention, "recompute.swap_attention"),
+        (p.swap_optimizer, "parallel.swap_optimizer"),
     ];
     for (on, field) in mindspeed_knobs {
         if on && !mindspeed {
@@ -519,8 +520,147 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
         }
     }
 
+    if mindspeed && p.swap_optimizer && !p.distributed_optimizer {
+        // MindSpeed `swap_optimizer_feature.py`: dependency_check(args, 'use_distributed_optimizer').
+        acc.push(
+            Error,
+            "mindspeed.swap_optimizer",
+            &[],
+            "--swap-optimizer needs --use-distributed-optimizer".to_owned(),
+            Some(("parallel.distributed_optimizer", Value::from(true))),
+        );
+    }
+    let act_fn_layers = u64::from(plan.recompute.activation_function_layers);
+    if mindspeed && plan.recompute.activation_function && arch.n_layers < act_fn_layers {
+        // frameworks.md §5.3 rule 8: the count lies in [0, num_layers].
+        acc.push(
+            Error,
+            "mindspeed.act_fn_layers",
+            &[("layers", act_fn_layers.to_string()), ("n_layers", arch.n_layers.to_string())],
+            format!(
+                "--recompute-activation-function-num-layers {act_fn_layers} exceeds the model's {} layers",
+                arch.n_layers
+            ),
+            Some(("recompute.activation_function_layers", Value::from(arch.n_layers))),
+        );
+    }
+    if mindspeed
+        && plan.recompute.activation_function
+        && plan.recompute.granularity == RecomputeGranularity::Full
+        && plan.recompute.method != crate::plan::RecomputeMethod::Block
+    {
+        // MindSpeed docs (recompute-activation-function): with full recompute only the block
+        // method is supported, each layer then does one kind of recompute.
+        acc.push(
+            Error,
+            "mindspeed.act_fn_full_block",
+            &[],
+            "activation-function recompute with full recompute needs --recompute-method block".to_owned(),
+            Some(("recompute.method", Value::from("block"))),
+        );
+    }
+    if plan.recompute.layers_ratio_frac < 1.0 {
+        let ratio = format!("{}", plan.recompute.layers_ratio_frac);
+        if plan.framework != Framework::LlamaFactory {
+            acc.push(
+                Note,
+                "llamafactory.layers_ratio_ignored",
+                &[("framework", plan.framework.wire().to_owned())],
+                format!(
+                    "the recompute layers ratio is a key of LLaMA-Factory on Ascend; {} ignores it",
+                    plan.framework.wire()
+                ),
+                Some(("recompute.layers_ratio", Value::from(1.0))),
+            );
+        } else if hw.vendor != Vendor::Ascend {
+            // Seed 000 names it among Ascend's LLaMA-Factory settings (backend_config.training);
+            // upstream's HfArgumentParser refuses keys it does not know.
+            acc.push(
+                Warning,
+                "llamafactory.layers_ratio_upstream",
+                &[("ratio", ratio)],
+                "recompute_layers_ratio is read by Ascend's LLaMA-Factory build; upstream LLaMA-Factory rejects the key".to_owned(),
+                Some(("recompute.layers_ratio", Value::from(1.0))),
+            );
+        }
+    }
+
     // ---------- RL (V7, V8, V10, R2–R4) ----------
     if rl {
+        let prompts = gbs;
+        let mini = u64::from(plan.rl.mini_batch);
+        if mini != 0 && (prompts < mini || !prompts.is_multiple_of(mini)) {
+            // VeRL `ActorConfig.validate`: train_batch_size ≥ ppo_mini_batch_size; updates per step
+            // = train_batch / mini (frameworks.md §6.3 rules 4–5); MindSpeed-RL likewise.
+            acc.push(
+                Error,
+                "rl.mini_batch",
+                &[("mini", mini.to_string()), ("prompts", prompts.to_string())],
+                format!("mini-batch {mini} must divide the {prompts} prompts of a step"),
+                Some(("rl.mini_batch", Value::from(nearest_divisor(prompts, mini)))),
+            );
+        }
+        let n = u64::from(plan.rl.n_samples_per_prompt.get());
+        let split = world / cp.max(1);
+        if plan.framework == Framework::Verl
+            && mini != 0
+            && prompts.is_multiple_of(mini)
+            && !(mini * n).is_multiple_of(split.max(1))
+        {
+            // VeRL FSDP worker normalization: ppo_mini_batch_size · n ÷ (world ÷ Ulysses SP) must be
+            // whole, or samples are silently dropped (§6.3 rule 5).
+            let step = split / gcd(split, n);
+            let fix = (1..=prompts / step.max(1))
+                .map(|k| k * step)
+                .filter(|d| prompts.is_multiple_of(*d))
+                .min_by_key(|d| d.abs_diff(mini));
+            acc.push(
+                Error,
+                "verl.mini_batch_split",
+                &[("mini", mini.to_string()), ("n", n.to_string()), ("split", split.to_string())],
+                format!("mini-batch {mini} × {n} responses does not split over {split} devices ÷ Ulysses SP"),
+                fix.map(|d| ("rl.mini_batch", Value::from(d))),
+            );
+        }
+        let sequence = u64::from(plan.rl.sequence_tokens());
+        let model_len = u64::from(plan.rl.model_len());
+        if model_len < sequence {
+            // MindSpeed-RL validate_rl_args: max_model_len ≥ seq_length (§7.3 rule 4); VeRL's vLLM
+            // rollout asserts max_model_len ≥ prompt_length + response_length.
+            acc.push(
+                Error,
+                "rl.max_model_len",
+                &[("max_model_len", model_len.to_string()), ("tokens", sequence.to_string())],
+                format!(
+                    "vLLM max_model_len {model_len} is shorter than a prompt and its response ({sequence})"
+                ),
+                Some(("rl.max_model_len", Value::from(0))),
+            );
+        }
+        let batched = u64::from(plan.rl.batched_tokens());
+        if batched < model_len {
+            // vLLM SchedulerConfig: max_num_batched_tokens smaller than max_model_len limits the
+            // sequence length (an error without chunked prefill; VeRL raises with it too).
+            acc.push(
+                Error,
+                "rl.max_num_batched_tokens",
+                &[("batched", batched.to_string()), ("max_model_len", model_len.to_string())],
+                format!("vLLM max_num_batched_tokens {batched} is smaller than max_model_len {model_len}"),
+                Some(("rl.max_num_batched_tokens", Value::from(model_len))),
+            );
+        }
+        let per_device = u64::from(plan.rl.tokens_per_device(plan.framework, cp as u32));
+        if plan.rl.dynamic_batch && per_device * cp.max(1) < sequence {
+            // VeRL `seqlen_balancing.rearrange_micro_batches`: "max_token_len must be greater than
+            // the sequence length" (the budget is per device × Ulysses SP); MindSpeed-RL packs alike.
+            acc.push(
+                Error,
+                "rl.token_budget",
+                &[("budget", per_device.to_string()), ("tokens", sequence.to_string())],
+                format!("a device's token budget {per_device} (× SP {cp}) cannot hold one sequence of {sequence} tokens"),
+                Some(("rl.max_tokens_per_device", Value::from(sequence.div_ceil(cp.max(1))))),
+            );
+        }
         let rollout_tp = u64::from(plan.rl.rollout_tp.get());
         if !world.is_multiple_of(rollout_tp) {
             acc.push(

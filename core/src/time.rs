@@ -45,6 +45,10 @@ pub const COLLECTIVE_EFF: f64 = 0.75;
 pub const COLLECTIVE_LATENCY_SECONDS: f64 = 20e-6;
 /// Micro-batches the schedule simulates before extrapolating the steady state.
 const SIMULATED_MICROBATCHES_PER_STAGE: u32 = 2;
+/// The most passes the schedule simulation runs; past it the closed form stands in. A simulation
+/// costs pp · 2pp · vpp passes: 128 stages take some 10^5, 4,096 stages would take 10^8 (seconds
+/// and gigabytes), so that bound keeps every evaluation fast.
+const SIMULATED_PASSES_MAX: u64 = 1 << 20;
 
 /// Time of a plan.
 #[derive(Clone, Debug, PartialEq)]
@@ -323,7 +327,8 @@ pub fn estimate_within(plan: &Plan, mem: &memory::Memory, limit_seconds: Option<
         true => (
             u64::from(p.tp.get()),
             u64::from(p.pp.get()).min(arch.n_layers),
-            u64::from(p.vpp.get()),
+            // Chunks beyond the layer count would hold no layer: at most n_layers ÷ pp per rank.
+            u64::from(p.vpp.get()).min((arch.n_layers / u64::from(p.pp.get()).min(arch.n_layers)).max(1)),
             u64::from(p.cp.get()),
             u64::from(p.ep.get()),
         ),
@@ -439,9 +444,11 @@ pub fn estimate_within(plan: &Plan, mem: &memory::Memory, limit_seconds: Option<
     // RL trains on every sampled response: VeRL's batch counts prompts, each with n responses.
     let rl = matches!(plan.method, Method::Grpo | Method::Ppo);
     let m = match rl {
-        true => mem.n_microbatches as u32 * plan.rl.n_samples_per_prompt.get(),
-        false => mem.n_microbatches as u32,
+        true => mem.n_microbatches.saturating_mul(u64::from(plan.rl.n_samples_per_prompt.get())),
+        false => mem.n_microbatches,
     };
+    // Saturated, not truncated: 2^32 micro-batches or more take as long as 2^32 − 1 would, near enough.
+    let m = u32::try_from(m).unwrap_or(u32::MAX);
     // Data parallel: gradients reduced (reduce-scatter with the distributed optimizer or ZeRO, then
     // parameters gathered), over the NIC unless the whole group sits in one node.
     let dp = mem.dp as f64;
@@ -490,12 +497,29 @@ pub fn estimate_within(plan: &Plan, mem: &memory::Memory, limit_seconds: Option<
     let offload_seconds = match p.offload_optimizer {
         true => 2.0 * 16.0 * owned / HOST_LINK_BYTES_PER_SECOND,
         false => 0.0,
+    } + match crate::memory::swaps_optimizer(plan) {
+        // MindSpeed swap-optimizer: the fp32 master weights and both moments (12 bytes per owned
+        // parameter) come in and go out once per step, slice by slice, while AdamW runs.
+        true => 2.0 * 12.0 * owned / HOST_LINK_BYTES_PER_SECOND,
+        false => 0.0,
     } + match p.offload_params && !megatron {
         // ZeRO-Infinity fetches each device's 16-bit parameter shard from the host for every
         // micro-batch's forward and again for its backward (DeepSpeed `offload_param`).
         true => 2.0 * 2.0 * params_on_device / dp * m as f64 / HOST_LINK_BYTES_PER_SECOND,
         false => 0.0,
     };
+
+    // RL updates the actor once per mini-batch of prompts (VeRL `ppo_mini_batch_size`,
+    // MindSpeed-RL `mini_batch_size`): each update reduces gradients and steps the optimizer.
+    let updates = match rl {
+        true => {
+            let global = plan.batch.global_batch.get();
+            f64::from(global.div_ceil(plan.rl.mini_batch_prompts(global).clamp(1, global)))
+        }
+        false => 1.0,
+    };
+    let (dp_seconds, optimizer_seconds, offload_seconds) =
+        (dp_seconds * updates, optimizer_seconds * updates, offload_seconds * updates);
 
     // No schedule beats its busiest rank running all its passes back to back: a lower bound on the
     // step that lets a search skip the simulation of a plan that cannot win.
@@ -586,20 +610,23 @@ fn pipeline_makespan(
     };
     let m_sim = m.min(SIMULATED_MICROBATCHES_PER_STAGE * pp).max(1);
     let m_sim = if kind == Schedule::Interleaved { m_sim.div_ceil(pp) * pp } else { m_sim };
-    let timeline =
-        schedule::simulate(kind, &schedule::orders(kind, pp, vpp, m_sim), &costs).unwrap_or_else(|| {
-            // Only a malformed order deadlocks; fall back to the closed form.
-            let busy: f64 =
-                forward.iter().zip(backward).zip(weight).map(|((f, b), w)| f + b + w).sum::<f64>()
-                    / f64::from(pp);
-            let makespan = busy * f64::from(m_sim + pp - 1);
-            Timeline {
-                events: Vec::new(),
-                makespan_seconds: makespan,
-                bubble_ratio: f64::from(pp - 1) / f64::from(m_sim),
-                idle_frac: 0.0,
-            }
-        });
+    let passes = 3 * u64::from(pp) * u64::from(vpp) * u64::from(m_sim);
+    let simulated = match passes <= SIMULATED_PASSES_MAX {
+        true => schedule::simulate(kind, &schedule::orders(kind, pp, vpp, m_sim), &costs),
+        false => None,
+    };
+    let timeline = simulated.unwrap_or_else(|| {
+        // Too many passes to simulate, or a malformed order deadlocked: the closed form.
+        let busy: f64 = forward.iter().zip(backward).zip(weight).map(|((f, b), w)| f + b + w).sum::<f64>()
+            / f64::from(pp);
+        let makespan = busy * f64::from(m_sim + pp - 1);
+        Timeline {
+            events: Vec::new(),
+            makespan_seconds: makespan,
+            bubble_ratio: f64::from(pp - 1) / f64::from(m_sim),
+            idle_frac: 0.0,
+        }
+    });
     let slowest = (0..pp as usize)
         .map(|r| rank_seconds(forward, backward, weight, vpp as usize, r))
         .fold(0.0, f64::max);

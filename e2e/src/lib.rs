@@ -5,9 +5,11 @@ use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use thirtyfour::LoggingPrefsLogLevel;
 use thirtyfour::prelude::*;
 
 /// The workspace root (the parent of this crate).
@@ -27,6 +29,29 @@ pub fn screenshot_dir() -> PathBuf {
 /// Serves `dir` on a free port of 127.0.0.1 from a background thread, for as long as the test runs.
 /// Returns the base URL.
 pub fn serve_dir(dir: &Path) -> String {
+    serve_dir_stoppable(dir).url
+}
+
+/// A static server that [`Server::stop`] takes down, as a network gone away would.
+pub struct Server {
+    /// Its base URL, `http://127.0.0.1:{port}/`.
+    pub url: String,
+    addr: std::net::SocketAddr,
+    stopped: Arc<AtomicBool>,
+}
+
+impl Server {
+    /// From now on the server answers nothing: the port refuses connections, and a connection the
+    /// browser opened before (a preconnect) is closed without an answer.
+    pub fn stop(&self) {
+        self.stopped.store(true, Ordering::SeqCst);
+        // Wakes the accept loop, which then drops the listener.
+        let _ = TcpStream::connect(self.addr);
+    }
+}
+
+/// [`serve_dir`], with a handle that can stop serving.
+pub fn serve_dir_stoppable(dir: &Path) -> Server {
     assert!(
         dir.join("index.html").is_file(),
         "{} has no index.html: build the page first (`scripts/test` runs `trunk build --release`)",
@@ -35,19 +60,25 @@ pub fn serve_dir(dir: &Path) -> String {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
     let dir = dir.to_path_buf();
+    let stopped = Arc::new(AtomicBool::new(false));
+    let stopped_here = Arc::clone(&stopped);
     std::thread::spawn(move || {
         for stream in listener.incoming().flatten() {
+            if stopped_here.load(Ordering::SeqCst) {
+                break;
+            }
             let dir = dir.clone();
+            let stopped = Arc::clone(&stopped_here);
             std::thread::spawn(move || {
                 // A client that hangs up mid-request costs only its own thread.
-                let _ = respond(&dir, stream);
+                let _ = respond(&dir, stream, &stopped);
             });
         }
     });
-    format!("http://{addr}/")
+    Server { url: format!("http://{addr}/"), addr, stopped }
 }
 
-fn respond(dir: &Path, mut stream: TcpStream) -> std::io::Result<()> {
+fn respond(dir: &Path, mut stream: TcpStream, stopped: &AtomicBool) -> std::io::Result<()> {
     let mut request_line = String::new();
     let mut reader = BufReader::new(stream.try_clone()?);
     reader.read_line(&mut request_line)?;
@@ -56,6 +87,9 @@ fn respond(dir: &Path, mut stream: TcpStream) -> std::io::Result<()> {
         if reader.read_line(&mut header)? <= 2 {
             break;
         }
+    }
+    if stopped.load(Ordering::SeqCst) {
+        return Ok(());
     }
     let path = request_line.split_whitespace().nth(1).unwrap_or("/");
     let path = path.split(['?', '#']).next().unwrap_or("/");
@@ -77,6 +111,7 @@ fn respond(dir: &Path, mut stream: TcpStream) -> std::io::Result<()> {
         Some("wasm") => "application/wasm",
         Some("css") => "text/css",
         Some("json") => "application/json",
+        Some("webmanifest") => "application/manifest+json",
         Some("png") => "image/png",
         Some("svg") => "image/svg+xml",
         _ => "application/octet-stream",
@@ -161,7 +196,29 @@ pub async fn browser_downloading_to(
     height: u32,
     downloads: Option<&std::path::Path>,
 ) -> WebDriverResult<WebDriver> {
+    start_browser(driver, width, height, downloads, false).await
+}
+
+/// [`browser`], keeping chromedriver's `performance` log (every request the page makes) and
+/// `browser` log (the console) for [`requested_urls`] and [`console_problems`].
+pub async fn browser_recording(driver: &Chromedriver, width: u32, height: u32) -> WebDriverResult<WebDriver> {
+    start_browser(driver, width, height, None, true).await
+}
+
+async fn start_browser(
+    driver: &Chromedriver,
+    width: u32,
+    height: u32,
+    downloads: Option<&std::path::Path>,
+    recording: bool,
+) -> WebDriverResult<WebDriver> {
     let mut caps = DesiredCapabilities::chrome();
+    if recording {
+        // chromedriver's performance log carries the DevTools Network events of the page
+        // (https://developer.chrome.com/docs/chromedriver/logging/performance-log).
+        caps.set_logging_prefs("performance", LoggingPrefsLogLevel::All)?;
+        caps.set_logging_prefs("browser", LoggingPrefsLogLevel::All)?;
+    }
     if let Some(dir) = downloads {
         let prefs = serde_json::json!({
             "download.default_directory": dir.display().to_string(),
@@ -266,5 +323,57 @@ impl Page {
         let path = screenshot_dir().join(format!("{name}.png"));
         self.driver.screenshot(&path).await?;
         Ok(path)
+    }
+}
+
+/// The URL of every request the page made since the last call (chromedriver's `performance` log,
+/// which [`browser_recording`] keeps): DevTools `Network.requestWillBeSent` and `Network.webSocketCreated`
+/// events (https://chromedevtools.github.io/devtools-protocol/tot/Network/). Reading drains the log.
+/// Left out: requests of the browser's own `chrome://` new-tab page, open before the test navigates.
+pub async fn requested_urls(driver: &WebDriver) -> WebDriverResult<Vec<String>> {
+    let mut res = Vec::new();
+    for entry in driver.get_log("performance").await? {
+        let Ok(event) = serde_json::from_str::<serde_json::Value>(&entry.message) else { continue };
+        let message = &event["message"];
+        let params = &message["params"];
+        if params["documentURL"].as_str().is_some_and(|doc| doc.starts_with("chrome://")) {
+            continue;
+        }
+        let url = match message["method"].as_str() {
+            Some("Network.requestWillBeSent") => &params["request"]["url"],
+            Some("Network.webSocketCreated") => &params["url"],
+            _ => continue,
+        };
+        if let Some(url) = url.as_str() {
+            res.push(url.to_owned());
+        }
+    }
+    Ok(res)
+}
+
+/// Console entries since the last call (chromedriver's `browser` log, which [`browser_recording`]
+/// keeps) that are errors or that name the Content-Security-Policy. Reading drains the log.
+pub async fn console_problems(driver: &WebDriver) -> WebDriverResult<Vec<String>> {
+    Ok(driver
+        .get_log("browser")
+        .await?
+        .into_iter()
+        .filter(|entry| entry.level == "SEVERE" || entry.message.contains("Content Security Policy"))
+        .map(|entry| format!("{} {}", entry.level, entry.message))
+        .collect())
+}
+
+/// Waits until a service worker controls the page (`navigator.serviceWorker.controller`), for at most 30 s.
+pub async fn wait_for_service_worker(driver: &WebDriver) -> WebDriverResult<bool> {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let script = "return !!(navigator.serviceWorker && navigator.serviceWorker.controller);";
+        if driver.execute(script, vec![]).await?.json().as_bool() == Some(true) {
+            return Ok(true);
+        }
+        if deadline <= Instant::now() {
+            return Ok(false);
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }

@@ -187,7 +187,64 @@ async fn the_page_works_at_phone_width() -> WebDriverResult<()> {
     let chromedriver = Chromedriver::start();
     let page = open(&chromedriver, 390, 844).await?;
     assert_eq!(page.wait_text("params-total", |t| !t.is_empty()).await?, "7,615,616,512");
+    // Nothing wider than the screen: no sideways scrolling at 390 px, in either language.
+    let overflow = "return document.documentElement.scrollWidth - window.innerWidth;";
+    assert_eq!(page.driver.execute(overflow, vec![]).await?.json().as_i64(), Some(0));
     page.screenshot("en-phone").await?;
+    page.el("lang-switch").await?.click().await?;
+    page.wait_text("app-tagline", |t| t.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c))).await?;
+    assert_eq!(page.driver.execute(overflow, vec![]).await?.json().as_i64(), Some(0));
+    page.screenshot("zh-phone").await?;
+    page.driver.quit().await
+}
+
+/// Every control has a name a screen reader can say, the keyboard reaches the inputs in order, and
+/// the results print without the controls.
+#[tokio::test(flavor = "multi_thread")]
+async fn controls_are_labelled_keyboard_reachable_and_the_results_print() -> WebDriverResult<()> {
+    let chromedriver = Chromedriver::start();
+    let page = open(&chromedriver, 1280, 1000).await?;
+    page.wait_text("params-total", |t| !t.is_empty()).await?;
+    // Show the optional panels too: an RL method opens the RL inputs.
+    page.choose("framework-select", "verl").await?;
+    page.choose("method-select", "grpo").await?;
+    page.el("rl-panel").await?;
+    let unnamed = r#"
+        const bad = [];
+        for (const el of document.querySelectorAll('input, select, textarea, button, a[href]')) {
+            if (el.type === 'hidden' || el.getClientRects().length === 0) continue;
+            const labels = el.labels ? [...el.labels].map(l => l.textContent).join(' ') : '';
+            const own = ['BUTTON', 'A'].includes(el.tagName) ? el.textContent : '';
+            const name = labels + own + (el.getAttribute('aria-label') || '') + (el.getAttribute('title') || '');
+            if (!name.trim() || el.tabIndex < 0) bad.push(el.outerHTML.slice(0, 120));
+        }
+        return bad;"#;
+    let bad = page.driver.execute(unnamed, vec![]).await?.json().clone();
+    assert_eq!(bad, serde_json::json!([]), "controls without a name or out of the tab order");
+    // Tab from the top reaches the node count, then the devices per node right after it.
+    // From the first control of the page (Chromium starts Tab where focus last was, not at the top).
+    page.driver.execute("document.querySelector('[data-testid=copy-link]').focus();", vec![]).await?;
+    let focused = "return document.activeElement.getAttribute('data-testid');";
+    let mut path = Vec::new();
+    for _ in 0..60 {
+        page.driver.action_chain().send_keys(Key::Tab).perform().await?;
+        let now = page.driver.execute(focused, vec![]).await?.json().as_str().unwrap_or_default().to_owned();
+        path.push(now);
+        if path.last().is_some_and(|p| p == "nodes-input") {
+            break;
+        }
+    }
+    assert_eq!(path.last().map(String::as_str), Some("nodes-input"), "Tab order: {path:?}");
+    page.driver.action_chain().send_keys(Key::Tab).perform().await?;
+    assert_eq!(page.driver.execute(focused, vec![]).await?.json().as_str(), Some("devices-input"));
+    // Print: the controls go, the results stay.
+    page.driver.cdp().send_raw("Emulation.setEmulatedMedia", serde_json::json!({"media": "print"})).await?;
+    let shown = |testid: &str| {
+        format!("return getComputedStyle(document.querySelector('[data-testid=\"{testid}\"]')).display;")
+    };
+    assert_eq!(page.driver.execute(&shown("copy-link"), vec![]).await?.json().as_str(), Some("none"));
+    assert_ne!(page.driver.execute(&shown("params-total"), vec![]).await?.json().as_str(), Some("none"));
+    page.screenshot("en-print").await?;
     page.driver.quit().await
 }
 
@@ -236,6 +293,26 @@ async fn importing_a_config_counts_its_model() -> WebDriverResult<()> {
     page.el("config-file").await?.send_keys(file.to_string_lossy().as_ref()).await?;
     assert_eq!(page.wait_text("params-total", |t| t == "494,032,768").await?, "494,032,768");
     assert!(page.text("model-imported").await?.contains("Qwen/Qwen2.5-0.5B"));
+
+    // Back to the catalog and a reload: the imported models stay listed (localStorage), newest first.
+    page.el("model-back-to-catalog").await?.click().await?;
+    page.wait_text("params-total", |t| t == "7,615,616,512").await?;
+    page.driver.refresh().await?;
+    page.wait_text("params-total", |t| t == "7,615,616,512").await?;
+    let listed = page.text("saved-model-select").await?;
+    assert!(listed.contains("Qwen/Qwen2.5-0.5B") && listed.contains("mistralai/Mistral-7B-v0.1"), "{listed}");
+    page.choose("saved-model-select", "1").await?;
+    assert_eq!(page.wait_text("params-total", |t| t == "7,241,732,096").await?, "7,241,732,096");
+
+    // Reset: the first visit's plan again, and it stays after a reload; the saved models stay too.
+    page.type_into("nodes-input", "3").await?;
+    page.wait_text("n-devices", |t| t == "24").await?;
+    page.el("reset").await?.click().await?;
+    assert_eq!(page.wait_text("params-total", |t| t == "7,615,616,512").await?, "7,615,616,512");
+    assert_eq!(page.text("n-devices").await?, "8");
+    page.driver.refresh().await?;
+    assert_eq!(page.wait_text("n-devices", |t| !t.is_empty()).await?, "8");
+    assert!(page.has("saved-model-select").await?);
     page.driver.quit().await
 }
 
@@ -280,6 +357,43 @@ async fn the_permalink_survives_a_real_reload() -> WebDriverResult<()> {
     assert_eq!(other.wait_text("params-total", |t| !t.is_empty()).await?, "671,026,404,352");
     other.screenshot("en-bad-link").await?;
     other.driver.quit().await
+}
+
+/// Pin a plan, change the current one, and compare them; both plans travel in the link.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_pinned_plan_is_compared_with_the_current_one() -> WebDriverResult<()> {
+    let chromedriver = Chromedriver::start();
+    let page = open(&chromedriver, 1280, 1100).await?;
+    page.wait_text("params-total", |t| !t.is_empty()).await?;
+    page.el("compare-pin").await?.click().await?;
+    // Two nodes instead of one: the comparison names the setting and the cluster's size.
+    page.type_into("nodes-input", "2").await?;
+    let devices = page.wait_text("compare-current-devices", |t| t == "16").await?;
+    assert_eq!(devices, "16");
+    let diff = page.wait_text("compare-differences", |t| t.contains("cluster.nodes")).await?;
+    assert!(diff.contains("cluster.nodes: 1 → 2"), "{diff}");
+    let url = page.url().await?;
+    assert!(url.contains("&pin="), "{url}");
+    page.scroll_to("compare").await?;
+    page.screenshot("en-compare").await?;
+    page.el("lang-switch").await?.click().await?;
+    page.wait_text("compare", |t| t.contains("固定方案")).await?;
+    page.scroll_to("compare").await?;
+    page.screenshot("zh-compare").await?;
+    // A fresh browser opens both plans from the link.
+    let other = Page { driver: browser(&chromedriver, 1280, 1100).await? };
+    other.driver.goto(&url).await?;
+    assert_eq!(other.wait_text("compare-current-devices", |t| !t.is_empty()).await?, "16");
+    // Swap puts the pinned plan back in the form; unpin drops the pin from the link.
+    other.el("compare-swap").await?.click().await?;
+    assert_eq!(other.wait_text("n-devices", |t| t == "8").await?, "8");
+    other.el("compare-unpin").await?.click().await?;
+    other.wait_text("compare", |t| !t.contains("16")).await?;
+    assert!(other.has("compare-pin").await?);
+    let url = other.url().await?;
+    assert!(!url.contains("&pin="), "{url}");
+    other.driver.quit().await?;
+    page.driver.quit().await
 }
 
 /// The launch files follow the plan, keep typed text quoted, and download as shown.
@@ -331,6 +445,21 @@ async fn launch_files_follow_the_plan_and_download() -> WebDriverResult<()> {
     }
     let saved = std::fs::read_to_string(&saved).expect("the browser saved launch.sh");
     assert_eq!(saved, shown);
+    // Download all: one zip named after the model and framework, its entries stored as shown.
+    let all = page.el("launch-download-all").await?;
+    assert_eq!(all.attr("download").await?.as_deref(), Some("qwen2.5-7b-llamafactory.zip"));
+    all.click().await?;
+    let zip = downloads.join("qwen2.5-7b-llamafactory.zip");
+    let mut waited = 0;
+    while !zip.exists() && waited < 100 {
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        waited += 1;
+    }
+    let zip = std::fs::read(&zip).expect("the browser saved the zip");
+    assert!(zip.starts_with(b"PK\x03\x04"), "a zip's local file header");
+    let holds = |needle: &[u8]| zip.windows(needle.len()).any(|w| w == needle);
+    assert!(holds(shown.as_bytes()), "the zip stores launch.sh as shown");
+    assert!(holds(b"qwen2.5-7b-llamafactory/train.yaml"));
     page.scroll_to("launch-text").await?;
     page.screenshot("en-launch").await?;
 
@@ -364,6 +493,13 @@ async fn launch_files_follow_the_plan_and_download() -> WebDriverResult<()> {
     page.type_into("launch-dataset", "/data/gsm8k/train.parquet").await?;
     let script = page.wait_text("launch-text", |t| t.contains("verl.trainer.main_ppo")).await?;
     assert!(script.contains("data.train_files='/data/gsm8k/train.parquet'"), "{script}");
+    // The RL knobs of the form reach VeRL's overrides.
+    page.type_into("mini-batch-input", "32").await?;
+    page.el("dynamic-batch-check").await?.click().await?;
+    let script = page.wait_text("launch-text", |t| t.contains("use_dynamic_bsz=True")).await?;
+    assert!(script.contains("actor_rollout_ref.actor.ppo_mini_batch_size=32 "), "{script}");
+    page.scroll_to("rl-panel").await?;
+    page.screenshot("en-rl").await?;
     page.driver.quit().await
 }
 

@@ -21,15 +21,17 @@ pub fn App() -> impl IntoView {
 
     // The plan to start from: the link, else the last plan, else the default. A bad link is
     // reported and leaves the saved plan as it was.
-    let (start, link_error) = match storage::location_hash() {
-        hash if hash.is_empty() => (storage::saved_plan(), None),
-        hash => match permalink::decode(&hash) {
-            Ok(plan) => (Some(plan), None),
-            Err(err) => (storage::saved_plan(), Some(err)),
+    let (start, start_pinned, link_error) = match storage::location_hash() {
+        hash if hash.is_empty() => (storage::saved_plan(), None, None),
+        hash => match permalink::decode_link(&hash) {
+            Ok(link) => (Some(link.plan), link.pinned, None),
+            Err(err) => (storage::saved_plan(), None, Some(err)),
         },
     };
     let form = RwSignal::new(start.as_ref().map(PlanForm::from_plan).unwrap_or_else(PlanForm::first_visit));
     let link_error = RwSignal::new(link_error);
+    // The plan pinned for comparison; it travels in the link after the current one.
+    let pinned = RwSignal::new(start_pinned);
 
     let plan = Memo::new(move |_| form.with(PlanForm::to_plan));
     let report = Memo::new(move |_| plan.with(|plan| plan.as_ref().ok().map(trainplan_core::evaluate)));
@@ -41,27 +43,46 @@ pub fn App() -> impl IntoView {
         if first.is_none() && link_error.get_untracked().is_some() {
             return;
         }
-        storage::replace_hash(&permalink::encode(&plan));
+        storage::replace_hash(&pinned.with(|p| permalink::encode_link(&plan, p.as_ref())));
         storage::save_plan(&plan);
+        // The user's own model and device outlive the plan that used them.
+        if let trainplan_core::plan::ModelSpec::HfConfig(config) = &plan.model.spec {
+            storage::remember_model(storage::SavedModel {
+                name: plan.model.name.clone(),
+                config: config.clone(),
+            });
+        }
+        if let trainplan_core::plan::HardwareSpec::Custom(device) = &plan.hardware.spec {
+            storage::remember_device(device.clone());
+        }
     });
     // A link pasted into the address bar of an open page.
     let _ = window_event_listener(leptos::ev::hashchange, move |_| {
-        match permalink::decode(&storage::location_hash()) {
-            Ok(linked) if plan.with_untracked(|p| p.as_ref() != Ok(&linked)) => {
-                link_error.set(None);
-                form.set(PlanForm::from_plan(&linked));
+        match permalink::decode_link(&storage::location_hash()) {
+            Ok(link) => {
+                if pinned.with_untracked(|p| p != &link.pinned) {
+                    pinned.set(link.pinned);
+                }
+                if plan.with_untracked(|p| p.as_ref() != Ok(&link.plan)) {
+                    link_error.set(None);
+                    form.set(PlanForm::from_plan(&link.plan));
+                }
             }
-            Ok(_) => {}
             Err(err) => link_error.set(Some(err)),
         }
     });
 
     view! {
-        <Header />
+        <Header on_reset=move || {
+            // Back to the first visit's plan; the user's models and devices stay listed.
+            pinned.set(None);
+            link_error.set(None);
+            form.set(PlanForm::first_visit());
+        } />
         <LinkBanner error=link_error />
         <main class="layout">
             <PlanFormPanel form=form plan=plan />
-            <ParamsPanel form=form plan=plan report=report />
+            <ParamsPanel form=form plan=plan report=report pinned=pinned />
         </main>
     }
 }

@@ -10,6 +10,8 @@ use crate::i18n::{Key, fill};
 
 /// The value of the custom entry in the device list.
 const CUSTOM: &str = "custom";
+/// The prefix of a saved device's entry: `saved:0` is the newest.
+const SAVED: &str = "saved:";
 
 /// The hardware panel.
 #[component]
@@ -37,11 +39,27 @@ pub fn HardwarePicker(
             view! { <option value=value selected=move || selected() == id>{d.name.clone()}</option> }
         })
         .collect_view();
+    // Devices described on earlier visits (localStorage), newest first: choosing one fills the
+    // custom device's fields.
+    let saved = crate::storage::saved_devices();
+    let saved_options = saved
+        .iter()
+        .enumerate()
+        .map(|(i, d)| view! { <option value=format!("{SAVED}{i}")>{format!("{} ({})", d.name, tr(Key::hw_saved))}</option> })
+        .collect_view();
     let on_change = move |ev: leptos::ev::Event| {
         let value = event_target_value(&ev);
-        form.update(|f| match value.as_str() {
-            CUSTOM => f.custom_hardware = true,
-            id => {
+        let chosen = value
+            .strip_prefix(SAVED)
+            .and_then(|i| i.parse::<usize>().ok())
+            .and_then(|i| saved.get(i).cloned());
+        form.update(|f| match (value.as_str(), &chosen) {
+            (_, Some(device)) => {
+                f.custom = CustomForm::from_device(device);
+                f.custom_hardware = true;
+            }
+            (CUSTOM, None) => f.custom_hardware = true,
+            (id, None) => {
                 f.custom_hardware = false;
                 f.file.hardware = HardwareField::Id(id.to_owned());
             }
@@ -74,6 +92,7 @@ pub fn HardwarePicker(
                 <span>{move || tr(Key::hw_device)}</span>
                 <select data-testid="hardware-select" on:change=on_change>
                     {options}
+                    {saved_options}
                     <option value=CUSTOM selected=move || selected() == CUSTOM>{move || tr(Key::hw_custom)}</option>
                 </select>
             </label>

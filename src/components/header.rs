@@ -17,7 +17,10 @@ enum Copied {
 
 /// The page header.
 #[component]
-pub fn Header() -> impl IntoView {
+pub fn Header(
+    /// Puts the first visit's plan back.
+    on_reset: impl Fn() + Copy + Send + Sync + 'static,
+) -> impl IntoView {
     let lang = use_lang();
     let tr = use_tr();
     let copied = RwSignal::new(Copied::Not);
@@ -41,6 +44,17 @@ pub fn Header() -> impl IntoView {
             <div class="header-actions">
                 <button class="header-button" data-testid="copy-link" on:click=copy aria-live="polite">
                     {copy_label}
+                </button>
+                <button
+                    class="header-button"
+                    data-testid="reset"
+                    title=move || tr(Key::header_reset_title)
+                    on:click=move |_| {
+                        storage::forget_plan();
+                        on_reset();
+                    }
+                >
+                    {move || tr(Key::header_reset)}
                 </button>
                 <button
                     class="header-button"

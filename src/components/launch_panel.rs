@@ -16,6 +16,16 @@ fn data_url(text: &str) -> String {
     format!("data:text/plain;charset=utf-8,{}", js_sys::encode_uri_component(text))
 }
 
+/// A `data:` address holding a zip of every file, and the zip's name.
+fn zip_url(plan: &Plan, files: &[EmittedFile]) -> (String, String) {
+    use base64::Engine;
+    let folder = emit::archive::folder(plan);
+    let bytes = emit::archive::zip(&folder, files);
+    let url =
+        format!("data:application/zip;base64,{}", base64::engine::general_purpose::STANDARD.encode(bytes));
+    (url, format!("{folder}.zip"))
+}
+
 /// The launch panel.
 #[component]
 pub fn LaunchPanel(
@@ -35,6 +45,11 @@ pub fn LaunchPanel(
             let link = format!("{base}#{}", permalink::encode(p));
             Some(emit::emit(p, &link))
         })
+    });
+    // Built only when the link is shown, from the same files as the tabs.
+    let zip = Memo::new(move |_| {
+        let files = files.get()?.ok()?;
+        plan.with(|p| p.as_ref().ok().map(|p| zip_url(p, &files)))
     });
     let selected = RwSignal::new(0usize);
     let copied = RwSignal::new(false);
@@ -138,6 +153,11 @@ pub fn LaunchPanel(
                     href=move || current().map(|f| data_url(&f.text))>
                     {move || tr(Key::launch_download)}
                 </a>
+                <a class="button secondary" data-testid="launch-download-all"
+                    download=move || zip.get().map(|(_, name)| name)
+                    href=move || zip.get().map(|(url, _)| url)>
+                    {move || tr(Key::launch_download_all)}
+                </a>
             </div>
             <pre class="launch-text" data-testid="launch-text">
                 {move || {
@@ -154,7 +174,7 @@ pub fn LaunchPanel(
         <details class="launch-import">
             <summary>{move || tr(Key::launch_import_title)}</summary>
             <p class="muted">{move || tr(Key::launch_import_hint)}</p>
-            <textarea rows="6" data-testid="launch-import-text"
+            <textarea rows="6" data-testid="launch-import-text" aria-label=move || tr(Key::launch_import_title)
                 prop:value=move || pasted.get()
                 on:input=move |ev| pasted.set(event_target_value(&ev))></textarea>
             <button data-testid="launch-import-apply" on:click=import>{move || tr(Key::launch_import_apply)}</button>

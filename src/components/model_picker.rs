@@ -54,6 +54,22 @@ pub fn ModelPicker(
             .collect_view()
     };
     let source = move || form.with(|f| f.model_id().and_then(catalog::model).map(|m| m.source));
+    // Models imported on earlier visits (localStorage), newest first.
+    let saved = RwSignal::new(storage::saved_models());
+    let saved_options = move || {
+        saved
+            .get()
+            .into_iter()
+            .enumerate()
+            .map(|(i, m)| view! { <option value=i.to_string()>{m.name}</option> })
+            .collect_view()
+    };
+    let on_saved = move |ev: leptos::ev::Event| {
+        let Ok(i) = event_target_value(&ev).parse::<usize>() else { return };
+        if let Some(m) = saved.with_untracked(|s| s.get(i).cloned()) {
+            form.update(|f| f.file.model = ModelField::Config { hf_config: m.config, name: Some(m.name) });
+        }
+    };
 
     // Import: the pasted text, and why it was refused.
     let pasted = RwSignal::new(String::new());
@@ -65,7 +81,12 @@ pub fn ModelPicker(
         Ok(value) => {
             import_error.set(None);
             let name = value.get("_name_or_path").and_then(|v| v.as_str()).map(str::to_owned);
-            form.update(|f| f.file.model = ModelField::Config { hf_config: value, name });
+            form.update(|f| {
+                f.file.model = ModelField::Config { hf_config: value.clone(), name: name.clone() }
+            });
+            let name = name.unwrap_or_else(|| "config.json".to_owned());
+            storage::remember_model(storage::SavedModel { name, config: value });
+            saved.set(storage::saved_models());
         }
         Err(err) => import_error.set(Some(err)),
     };
@@ -126,6 +147,15 @@ pub fn ModelPicker(
                     {options}
                 </select>
             </label>
+            <Show when=move || saved.with(|s| !s.is_empty())>
+                <label class="field">
+                    <span>{move || tr(Key::model_saved)}</span>
+                    <select data-testid="saved-model-select" on:change=on_saved>
+                        <option value="" selected=true>"—"</option>
+                        {saved_options}
+                    </select>
+                </label>
+            </Show>
             <Show when=move || source().is_some()>
                 <p class="source" data-testid="model-source">
                     {move || tr(Key::model_source)} ": " {source}
@@ -136,6 +166,7 @@ pub fn ModelPicker(
                 <p class="muted">{move || tr(Key::model_import_hint)}</p>
                 <textarea
                     data-testid="config-paste"
+                    aria-label=move || tr(Key::model_import)
                     rows="5"
                     spellcheck="false"
                     prop:value=move || pasted.get()

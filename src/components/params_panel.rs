@@ -5,6 +5,7 @@ use leptos::prelude::*;
 use trainplan_core::{Plan, Report};
 
 use crate::components::advice_panel::AdvicePanel;
+use crate::components::compare_panel::ComparePanel;
 use crate::components::findings_panel::FindingsPanel;
 use crate::components::launch_panel::LaunchPanel;
 use crate::components::memory_chart::MemoryPanel;
@@ -27,6 +28,8 @@ pub fn ParamsPanel(
     /// The core's report for the plan, when there is a plan.
     #[prop(into)]
     report: Signal<Option<Report>>,
+    /// The plan pinned for comparison.
+    pinned: RwSignal<Option<Plan>>,
 ) -> impl IntoView {
     let lang = use_lang();
     let tr = use_tr();
@@ -121,6 +124,7 @@ pub fn ParamsPanel(
                     }
                 }
             >
+                <ComparePanel form=form pinned=pinned plan=plan report=report />
                 <FindingsPanel form=form plan=plan report=report />
                 <AdvicePanel form=form plan=plan />
                 <SearchPanel form=form plan=plan report=report />

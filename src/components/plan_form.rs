@@ -9,7 +9,7 @@ use trainplan_core::plan::{
 use crate::components::hardware_picker::HardwarePicker;
 use crate::components::model_picker::ModelPicker;
 use crate::components::{TextField, use_tr};
-use crate::form::{FormError, FormField, NumField, PlanForm};
+use crate::form::{FormError, FormField, NumField, NumKind, PlanForm};
 use crate::i18n::{Key, fill};
 
 /// The inputs column.
@@ -36,17 +36,21 @@ pub fn PlanFormPanel(
             Err(_) => String::new(),
         })
     };
-    let count_message = Signal::derive(move || tr(Key::plan_form_bad_count).to_owned());
-    // A labelled whole-number field bound to one of the form's numbers.
+    // A labelled number field bound to one of the form's numbers; its message says what it takes.
     let number =
         move |label: Key, testid: &'static str, field: NumField, placeholder: Option<Signal<String>>| {
+            let message = match field.kind() {
+                NumKind::Count => Key::plan_form_bad_count,
+                NumKind::Auto => Key::plan_form_bad_whole,
+                NumKind::Fraction => Key::plan_form_bad_fraction,
+            };
             view! {
                 <TextField
                     label=Signal::derive(move || tr(label).to_owned())
                     testid=testid
                     value=Signal::derive(move || form.with(|f| f.number(field).to_owned()))
                     invalid=Signal::derive(move || is_bad(FormField::Number(field)))
-                    message=count_message
+                    message=Signal::derive(move || tr(message).to_owned())
                     on_input=move |text| form.update(|f| f.set_number(field, text))
                     numeric=true
                     placeholder=placeholder.unwrap_or_default()
@@ -114,6 +118,11 @@ pub fn PlanFormPanel(
         }
     };
     let uses_lora = move || form.with(|f| matches!(f.file.method, Method::Lora | Method::Qlora));
+    let is_rl = move || form.with(|f| matches!(f.file.method, Method::Grpo | Method::Ppo));
+    let is_llamafactory = move || form.with(|f| f.file.framework == Framework::LlamaFactory);
+    let is_mindspeed_rl = move || form.with(|f| f.file.framework == Framework::MindSpeedRl);
+    let auto = Some(Signal::derive(move || tr(Key::placeholder_auto).to_owned()));
+    let all = Some(Signal::derive(move || tr(Key::placeholder_all).to_owned()));
 
     view! {
         <div class="inputs">
@@ -193,6 +202,7 @@ pub fn PlanFormPanel(
                 {check(Key::par_overlap_grad, "overlap-grad-check", |f| f.parallel.overlap_grad_reduce, |f, v| f.parallel.overlap_grad_reduce = v)}
                 {check(Key::par_overlap_param, "overlap-param-check", |f| f.parallel.overlap_param_gather, |f, v| f.parallel.overlap_param_gather = v)}
                 {check(Key::par_tp_overlap, "tp-overlap-check", |f| f.parallel.tp_comm_overlap, |f, v| f.parallel.tp_comm_overlap = v)}
+                {check(Key::par_swap_opt, "swap-opt-check", |f| f.parallel.swap_optimizer, |f, v| f.parallel.swap_optimizer = v)}
                 <div class="grid3">
                     <label class="field">
                         <span>{move || tr(Key::rc_granularity)}</span>
@@ -233,7 +243,36 @@ pub fn PlanFormPanel(
                 </div>
                 {check(Key::rc_act_fn, "act-fn-check", |f| f.recompute.activation_function, |f, v| f.recompute.activation_function = v)}
                 {check(Key::rc_swap_attn, "swap-attn-check", |f| f.recompute.swap_attention, |f, v| f.recompute.swap_attention = v)}
+                <div class="grid3">
+                    {number(Key::rc_act_fn_layers, "act-fn-layers-input", NumField::ActFnLayers, all)}
+                    <Show when=is_llamafactory>
+                        {number(Key::rc_layers_ratio, "layers-ratio-input", NumField::LayersRatio, None)}
+                    </Show>
+                </div>
             </section>
+            <Show when=is_rl>
+                <section class="panel" aria-labelledby="rl-title" data-testid="rl-panel">
+                    <h2 id="rl-title">{move || tr(Key::rl_title)}</h2>
+                    <div class="grid2">
+                        {number(Key::rl_rollout_tp, "rollout-tp-input", NumField::RolloutTp, None)}
+                        {number(Key::rl_samples, "samples-input", NumField::Samples, None)}
+                        {number(Key::rl_mini_batch, "mini-batch-input", NumField::MiniBatch, all)}
+                        {number(Key::rl_prompt_len, "prompt-len-input", NumField::PromptLen, None)}
+                        {number(Key::rl_response_len, "response-len-input", NumField::ResponseLen, None)}
+                        {number(Key::rl_token_budget, "token-budget-input", NumField::TokenBudget, auto)}
+                        {number(Key::rl_gpu_mem, "gpu-mem-input", NumField::GpuMemoryUtilization, None)}
+                        {number(Key::rl_max_num_seqs, "max-num-seqs-input", NumField::MaxNumSeqs, None)}
+                        {number(Key::rl_max_model_len, "max-model-len-input", NumField::MaxModelLen, auto)}
+                        {number(Key::rl_batched_tokens, "batched-tokens-input", NumField::BatchedTokens, auto)}
+                    </div>
+                    {check(Key::rl_dynamic_batch, "dynamic-batch-check", |f| f.rl.dynamic_batch, |f, v| f.rl.dynamic_batch = v)}
+                    {check(Key::rl_remove_padding, "remove-padding-check", |f| f.rl.remove_padding, |f, v| f.rl.remove_padding = v)}
+                    {check(Key::rl_enforce_eager, "enforce-eager-check", |f| f.rl.enforce_eager, |f, v| f.rl.enforce_eager = v)}
+                    <Show when=is_mindspeed_rl>
+                        {check(Key::rl_blocking, "blocking-check", |f| f.rl.blocking, |f, v| f.rl.blocking = v)}
+                    </Show>
+                </section>
+            </Show>
             <CalibrationPanel form=form plan=plan />
         </div>
     }

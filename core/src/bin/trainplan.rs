@@ -14,7 +14,7 @@ usage: trainplan <command> [args]
 commands:
   eval PLAN.json         evaluate a plan file (`-` reads standard input); print the report as JSON
   eval --link FRAGMENT   evaluate the plan in a permalink fragment (`v1=…`, with or without `#`)
-  emit PLAN.json --out DIR [--framework NAME]
+  emit PLAN.json --out DIR [--framework NAME] [--zip]
                          write the launch files (script, YAML, JSON) for the plan's framework
   import-config FILE [--onto PLAN.json]
                          read a Megatron/MindSpeed-LLM script, LLaMA-Factory YAML, DeepSpeed JSON or
@@ -72,7 +72,7 @@ fn run() -> Result<(), String> {
             print_json(&evaluate(&plan))
         }
         "emit" => {
-            let (mut path, mut framework, mut out) = (None, None, None);
+            let (mut path, mut framework, mut out, mut zip) = (None, None, None, false);
             while let Some(arg) = parser.next().map_err(|e| e.to_string())? {
                 match arg {
                     Long("framework") => {
@@ -85,6 +85,7 @@ fn run() -> Result<(), String> {
                             parser.value().map_err(|e| e.to_string())?.string().map_err(|e| e.to_string())?,
                         )
                     }
+                    Long("zip") => zip = true,
                     Value(v) if path.is_none() => path = Some(v.string().map_err(|e| e.to_string())?),
                     arg => return Err(arg.unexpected().to_string()),
                 }
@@ -100,6 +101,15 @@ fn run() -> Result<(), String> {
             let link = format!("#{}", permalink::encode(&plan));
             let files = trainplan_core::emit::emit(&plan, &link).map_err(|e| e.to_string())?;
             std::fs::create_dir_all(&out).map_err(|e| format!("{out}: {e}"))?;
+            if zip {
+                // One archive, as the page's "download all" gives it.
+                let folder = trainplan_core::emit::archive::folder(&plan);
+                let target = std::path::Path::new(&out).join(format!("{folder}.zip"));
+                let bytes = trainplan_core::emit::archive::zip(&folder, &files);
+                std::fs::write(&target, bytes).map_err(|e| format!("{}: {e}", target.display()))?;
+                println!("{}", target.display());
+                return Ok(());
+            }
             for f in &files {
                 let target = std::path::Path::new(&out).join(&f.name);
                 std::fs::write(&target, &f.text).map_err(|e| format!("{}: {e}", target.display()))?;

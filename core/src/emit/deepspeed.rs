@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use super::{EmittedFile, FileKind, node_vars, script_opening};
 use crate::Plan;
-use crate::plan::Precision;
+use crate::plan::{Precision, RecomputeGranularity};
 
 /// The `zero_optimization` block for the plan's stage and offload (§3.2; offload needs stage ≥ 1,
 /// parameter offload stage 3).
@@ -50,9 +50,23 @@ pub fn config(plan: &Plan) -> Value {
         "gradient_clipping": 1.0,
         "steps_per_print": 10,
         "optimizer": {"type": "AdamW", "params": {"lr": 1e-5, "betas": [0.9, 0.95], "eps": 1e-8, "weight_decay": 0.1}},
+        // Seed 003 §2.1's scheduler, with figures: a standalone script has no Trainer to fill "auto".
+        "scheduler": {"type": "WarmupLR", "params": {"warmup_min_lr": 0, "warmup_max_lr": 1e-5, "warmup_num_steps": 100}},
         "zero_optimization": zero_block(plan, false),
         "wall_clock_breakdown": false,
     });
+    if plan.recompute.granularity != RecomputeGranularity::None {
+        // Read by `deepspeed.checkpointing` when the script checkpoints with it (seed 003 §2.1,
+        // frameworks.md §3.2): one checkpoint per layer, no model parallelism to partition over.
+        c["activation_checkpointing"] = json!({
+            "partition_activations": false,
+            "cpu_checkpointing": false,
+            "contiguous_memory_optimization": false,
+            "number_checkpoints": plan.model.arch.n_layers,
+            "synchronize_checkpoint_boundary": false,
+            "profile": false,
+        });
+    }
     match plan.precision {
         Precision::Bf16 | Precision::Fp8 => c["bf16"] = json!({"enabled": true}),
         Precision::Fp16 => c["fp16"] = json!({"enabled": true, "loss_scale": 0, "initial_scale_power": 16}),

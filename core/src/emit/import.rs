@@ -203,6 +203,7 @@ const MEGATRON_INFO: &[&str] = &[
     "--make-vocab-size-divisible-by",
     "--padded-vocab-size",
     "--reuse-fp32-param",
+    "--swap-optimizer-times",
     "--is-instruction-dataset",
     "--finetune",
     "--coc-parallel-num",
@@ -285,7 +286,11 @@ fn flags(
             }
             "--recompute-num-layers" => file.recompute.num_layers = num(w, need(value, w)?)?,
             "--recompute-activation-function" => file.recompute.activation_function = true,
+            "--recompute-activation-function-num-layers" => {
+                file.recompute.activation_function_layers = num(w, need(value, w)?)?
+            }
             "--swap-attention" => file.recompute.swap_attention = true,
+            "--swap-optimizer" => p.swap_optimizer = true,
             "--micro-batch-size" => file.batch.micro_batch = num(w, need(value, w)?)?,
             "--global-batch-size" => file.batch.global_batch = num(w, need(value, w)?)?,
             "--seq-length" => file.batch.seq_len = num(w, need(value, w)?)?,
@@ -395,6 +400,14 @@ fn llamafactory(
         true => RecomputeGranularity::None,
         false => RecomputeGranularity::Full,
     };
+    match get("recompute_layers_ratio") {
+        None => {}
+        Some(Yaml::Real(r)) if r.parse::<f64>().is_ok_and(|r| 0.0 < r && r <= 1.0) => {
+            file.recompute.layers_ratio = r.parse().unwrap_or(1.0);
+        }
+        Some(Yaml::Integer(1)) => file.recompute.layers_ratio = 1.0,
+        Some(_) => return Err(ImportError::BadValue("recompute_layers_ratio".into(), "a number in (0, 1]")),
+    }
     file.precision = match (truthy("bf16"), truthy("fp16"), truthy("fp8")) {
         (_, _, true) => Precision::Fp8,
         (true, _, _) => Precision::Bf16,
@@ -434,6 +447,7 @@ fn llamafactory(
                     | "per_device_train_batch_size"
                     | "gradient_accumulation_steps"
                     | "disable_gradient_checkpointing"
+                    | "recompute_layers_ratio"
                     | "bf16"
                     | "fp16"
                     | "flash_attn"
@@ -469,6 +483,10 @@ fn deepspeed(v: &Value, file: &mut PlanFile, unknown: &mut Vec<String>) -> Resul
     if let Some(g) = int("train_batch_size") {
         file.batch.global_batch = g.max(1);
     }
+    file.recompute.granularity = match obj.contains_key("activation_checkpointing") {
+        true => RecomputeGranularity::Full,
+        false => RecomputeGranularity::None,
+    };
     if v["bf16"]["enabled"] == true {
         file.precision = Precision::Bf16;
     } else if v["fp16"]["enabled"] == true {
@@ -496,6 +514,8 @@ fn deepspeed(v: &Value, file: &mut PlanFile, unknown: &mut Vec<String>) -> Resul
 fn verl(text: &str, file: &mut PlanFile, unknown: &mut Vec<String>) -> Result<(), ImportError> {
     file.framework = Framework::Verl;
     file.method = Method::Grpo;
+    // Read as written; a value equal to what the plan derives by itself goes back to 0 (auto) below.
+    let (mut mini, mut model_len, mut batched, mut budget) = (None, None, None, None);
     for w in words(text) {
         let Some((key, value)) = w.split_once('=') else { continue };
         if !key.contains('.') {
@@ -509,6 +529,13 @@ fn verl(text: &str, file: &mut PlanFile, unknown: &mut Vec<String>) -> Result<()
             "data.max_prompt_length" => file.rl.max_prompt_length = num(key, v)?,
             "data.max_response_length" => file.rl.max_response_length = num(key, v)?,
             "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu" => file.batch.micro_batch = num(key, v)?,
+            "actor_rollout_ref.actor.ppo_mini_batch_size" => mini = Some(num(key, v)?),
+            "actor_rollout_ref.actor.use_dynamic_bsz" => file.rl.dynamic_batch = flag(v),
+            "actor_rollout_ref.actor.ppo_max_token_len_per_gpu" => budget = Some(num(key, v)?),
+            "actor_rollout_ref.model.use_remove_padding" => file.rl.remove_padding = flag(v),
+            "actor_rollout_ref.rollout.enforce_eager" => file.rl.enforce_eager = flag(v),
+            "actor_rollout_ref.rollout.max_model_len" => model_len = Some(num(key, v)?),
+            "actor_rollout_ref.rollout.max_num_batched_tokens" => batched = Some(num(key, v)?),
             "actor_rollout_ref.actor.ulysses_sequence_parallel_size" => file.parallel.cp = num(key, v)?,
             "actor_rollout_ref.actor.fsdp_config.param_offload" => file.parallel.offload_params = flag(v),
             "actor_rollout_ref.actor.fsdp_config.optimizer_offload" => {
@@ -539,5 +566,13 @@ fn verl(text: &str, file: &mut PlanFile, unknown: &mut Vec<String>) -> Result<()
             k => unknown.push(k.to_owned()),
         }
     }
+    let rl = &mut file.rl;
+    let sequence = rl.max_prompt_length.saturating_add(rl.max_response_length);
+    rl.mini_batch = mini.filter(|&m| m != file.batch.global_batch).unwrap_or(0);
+    rl.max_model_len = model_len.filter(|&n| n != sequence).unwrap_or(0);
+    let auto_batched = if rl.max_model_len == 0 { sequence } else { rl.max_model_len }.max(8192);
+    rl.max_num_batched_tokens = batched.filter(|&n| n != auto_batched).unwrap_or(0);
+    let auto_budget = crate::plan::auto_tokens_per_device(Framework::Verl, sequence, file.parallel.cp);
+    rl.max_tokens_per_device = budget.filter(|&n| n != auto_budget).unwrap_or(0);
     Ok(())
 }

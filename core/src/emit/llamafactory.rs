@@ -93,6 +93,11 @@ pub fn yaml(plan: &Plan, ds_name: Option<&str>) -> String {
     }
     if plan.recompute.granularity == RecomputeGranularity::None {
         kv("disable_gradient_checkpointing", "true".to_owned());
+    } else if plan.recompute.layers_ratio_frac < 1.0 {
+        // Ascend's LLaMA-Factory build checkpoints this share of the layers (seed 000:
+        // backend_config.training.recompute_layers_ratio); upstream rejects the key
+        // (rule llamafactory.layers_ratio_upstream).
+        kv("recompute_layers_ratio", plan.recompute.layers_ratio_frac.to_string());
     }
     if let Some(name) = ds_name {
         kv("deepspeed", yaml_str(name));

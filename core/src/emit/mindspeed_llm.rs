@@ -72,12 +72,19 @@ pub fn script(plan: &Plan, header: &[String]) -> EmittedFile {
     let r = &plan.recompute;
     if r.activation_function {
         gpt.push("--recompute-activation-function".to_owned());
+        if 0 < r.activation_function_layers {
+            gpt.push(format!("--recompute-activation-function-num-layers {}", r.activation_function_layers));
+        }
     }
     if r.swap_attention {
         gpt.push("--swap-attention".to_owned());
     }
-    if p.distributed_optimizer {
-        // fp32 master weights share memory with the bf16 ones (§5.4 example).
+    if p.swap_optimizer {
+        // MindSpeed swap-optimizer (§5.2); its default of 16 slices, written out to be tuned.
+        gpt.push("--swap-optimizer --swap-optimizer-times 16".to_owned());
+    } else if p.distributed_optimizer {
+        // fp32 master weights share memory with the bf16 ones (§5.4 example); MindSpeed refuses
+        // it beside --swap-optimizer (§5.3 rule 9).
         gpt.push("--reuse-fp32-param".to_owned());
     }
     gpt.push("--use-flash-attn --use-fused-rotary-pos-emb --use-fused-rmsnorm --use-fused-swiglu".to_owned());

@@ -113,7 +113,7 @@ pub fn files(plan: &Plan, header: &[String]) -> Vec<EmittedFile> {
         RecomputeGranularity::Selective => m("recompute_granularity", "selective".into()),
         RecomputeGranularity::Full => {
             m("recompute_granularity", "full".into());
-            m("recompute_method", "uniform".into());
+            m("recompute_method", plan.recompute.method.wire().into());
             m("recompute_num_layers", plan.recompute.num_layers.to_string());
         }
     }
@@ -122,6 +122,17 @@ pub fn files(plan: &Plan, header: &[String]) -> Vec<EmittedFile> {
     }
     if plan.recompute.swap_attention {
         m("swap_attention", "true".into());
+    }
+    if p.swap_optimizer {
+        m("swap_optimizer", "true".into());
+    }
+    if rl.remove_padding {
+        // validate_rl_args: use_remove_padding needs reset_attention_mask, and with PP > 1
+        // no_pad_to_seq_lengths (frameworks.md §7.3 rule 6).
+        m("reset_attention_mask", "true".into());
+        if 1 < p.pp.get() {
+            m("no_pad_to_seq_lengths", "true".into());
+        }
     }
     if p.tp_comm_overlap {
         m("use_ascend_coc", "true".into());
@@ -148,18 +159,23 @@ pub fn files(plan: &Plan, header: &[String]) -> Vec<EmittedFile> {
     y.push_str("\nrl_config:\n");
     let mut r = |k: &str, v: String| y.push_str(&format!("  {k}: {v}\n"));
     r("use_integrated_worker", "true".into());
-    r("blocking", "true".into());
+    r("blocking", rl.blocking.to_string());
     r("adv_estimator", if plan.method == Method::Ppo { "gae" } else { "group_norm" }.into());
     r("kl_penalty", "low_var_kl".into());
     r("kl_ctrl_type", "fixed".into());
     r("init_kl_coef", "0.001".into());
-    r("mini_batch_size", plan.batch.global_batch.to_string());
+    r("mini_batch_size", rl.mini_batch_prompts(plan.batch.global_batch.get()).to_string());
     r("max_prompt_length", rl.max_prompt_length.to_string());
     r("epochs", "1".into());
     r("clip_ratio", "0.2".into());
     r("n_samples_per_prompt", rl.n_samples_per_prompt.to_string());
     r("actor_forward_micro_batch_size", plan.batch.micro_batch.to_string());
     r("ref_forward_micro_batch_size", plan.batch.micro_batch.to_string());
+    r("use_remove_padding", rl.remove_padding.to_string());
+    r("use_dynamic_bsz", rl.dynamic_batch.to_string());
+    if rl.dynamic_batch {
+        r("max_packing_token_size", rl.tokens_per_device(plan.framework, p.cp.get()).to_string());
+    }
     r("rule_reward", "true".into());
     r("verifier_function", "[\"math_17k_acc\"]".into());
     r("verifier_weight", "[1.0]".into());
@@ -175,9 +191,9 @@ pub fn files(plan: &Plan, header: &[String]) -> Vec<EmittedFile> {
     g("infer_pipeline_parallel_size", "1".into());
     g("infer_expert_parallel_size", "1".into());
     g("max_num_seqs", rl.max_num_seqs.to_string());
-    let len = rl.max_prompt_length.get() + rl.max_response_length.get();
-    g("max_model_len", len.to_string());
-    g("max_num_batched_tokens", len.max(8192).to_string());
+    g("max_model_len", rl.model_len().to_string());
+    g("max_num_batched_tokens", rl.batched_tokens().to_string());
+    g("enforce_eager", rl.enforce_eager.to_string());
     g("dtype", "\"bfloat16\"".into());
     g("gpu_memory_utilization", rl.gpu_memory_utilization_frac.to_string());
     y.push_str(&format!(

@@ -3,6 +3,7 @@
 //! §4 LLaMA-Factory, §5 MindSpeed-LLM, §6 VeRL, §7 MindSpeed-RL). Every text a user typed reaches a script as one quoted word ([`shell`]),
 //! a YAML file as a double-quoted scalar, and JSON through serde_json.
 
+pub mod archive;
 pub mod deepspeed;
 pub mod import;
 pub mod llamafactory;

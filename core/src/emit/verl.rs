@@ -42,7 +42,8 @@ pub fn script(plan: &Plan, header: &[String]) -> Result<EmittedFile, EmitError> 
     let estimator = if plan.method == Method::Ppo { "gae" } else { "grpo" };
     let prompts = plan.batch.global_batch.get();
     let micro = plan.batch.micro_batch.get();
-    let tokens = rl.max_prompt_length.get() + rl.max_response_length.get();
+    let mini = rl.mini_batch_prompts(prompts);
+    let token_budget = rl.tokens_per_device(plan.framework, p.cp.get());
     let mut o: Vec<String> = vec![
         format!("algorithm.adv_estimator={estimator}"),
         "algorithm.use_kl_in_reward=False".to_owned(),
@@ -54,7 +55,7 @@ pub fn script(plan: &Plan, header: &[String]) -> Result<EmittedFile, EmitError> 
         "data.filter_overlong_prompts=True".to_owned(),
         "data.truncation='error'".to_owned(),
         format!("actor_rollout_ref.model.path={}", quote(&model_path(plan))),
-        "actor_rollout_ref.model.use_remove_padding=True".to_owned(),
+        format!("actor_rollout_ref.model.use_remove_padding={}", py_bool(rl.remove_padding)),
         format!(
             "actor_rollout_ref.model.enable_gradient_checkpointing={}",
             if plan.recompute.granularity == RecomputeGranularity::None { "False" } else { "True" }
@@ -67,15 +68,13 @@ pub fn script(plan: &Plan, header: &[String]) -> Result<EmittedFile, EmitError> 
     o.extend([
         "actor_rollout_ref.actor.strategy=fsdp".to_owned(),
         "actor_rollout_ref.actor.optim.lr=1e-6".to_owned(),
-        // One update per step: the mini-batch is the whole batch of prompts.
-        format!("actor_rollout_ref.actor.ppo_mini_batch_size={prompts}"),
+        // Prompts per update: the whole batch unless the plan sets a mini-batch.
+        format!("actor_rollout_ref.actor.ppo_mini_batch_size={mini}"),
         format!("actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu={micro}"),
         format!("actor_rollout_ref.actor.ulysses_sequence_parallel_size={}", p.cp),
+        format!("actor_rollout_ref.actor.use_dynamic_bsz={}", py_bool(rl.dynamic_batch)),
         // Seed 000: with Ulysses, each device's token budget is the sequence split sp ways.
-        format!(
-            "actor_rollout_ref.actor.ppo_max_token_len_per_gpu={}",
-            tokens.div_ceil(p.cp.get()).max(16384)
-        ),
+        format!("actor_rollout_ref.actor.ppo_max_token_len_per_gpu={token_budget}"),
         "actor_rollout_ref.actor.use_kl_loss=True".to_owned(),
         "actor_rollout_ref.actor.kl_loss_coef=0.001".to_owned(),
         "actor_rollout_ref.actor.kl_loss_type=low_var_kl".to_owned(),
@@ -87,9 +86,15 @@ pub fn script(plan: &Plan, header: &[String]) -> Result<EmittedFile, EmitError> 
         format!("actor_rollout_ref.rollout.tensor_model_parallel_size={}", rl.rollout_tp),
         format!("actor_rollout_ref.rollout.gpu_memory_utilization={}", rl.gpu_memory_utilization_frac),
         format!("actor_rollout_ref.rollout.max_num_seqs={}", rl.max_num_seqs),
-        format!("actor_rollout_ref.rollout.max_num_batched_tokens={}", tokens.max(8192)),
+        format!("actor_rollout_ref.rollout.max_model_len={}", rl.model_len()),
+        format!("actor_rollout_ref.rollout.max_num_batched_tokens={}", rl.batched_tokens()),
+        format!("actor_rollout_ref.rollout.enforce_eager={}", py_bool(rl.enforce_eager)),
         format!("actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu={micro}"),
+        format!("actor_rollout_ref.rollout.log_prob_use_dynamic_bsz={}", py_bool(rl.dynamic_batch)),
+        format!("actor_rollout_ref.rollout.log_prob_max_token_len_per_gpu={token_budget}"),
         format!("actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu={micro}"),
+        format!("actor_rollout_ref.ref.log_prob_use_dynamic_bsz={}", py_bool(rl.dynamic_batch)),
+        format!("actor_rollout_ref.ref.log_prob_max_token_len_per_gpu={token_budget}"),
         "actor_rollout_ref.ref.fsdp_config.param_offload=True".to_owned(),
         "trainer.critic_warmup=0".to_owned(),
         "trainer.logger='[\"console\",\"tensorboard\"]'".to_owned(),
@@ -106,9 +111,11 @@ pub fn script(plan: &Plan, header: &[String]) -> Result<EmittedFile, EmitError> 
         o.extend([
             format!("critic.model.path={}", quote(&model_path(plan))),
             "critic.optim.lr=1e-5".to_owned(),
-            format!("critic.ppo_mini_batch_size={prompts}"),
+            format!("critic.ppo_mini_batch_size={mini}"),
             format!("critic.ppo_micro_batch_size_per_gpu={micro}"),
             format!("critic.ulysses_sequence_parallel_size={}", p.cp),
+            format!("critic.use_dynamic_bsz={}", py_bool(rl.dynamic_batch)),
+            format!("critic.ppo_max_token_len_per_gpu={token_budget}"),
         ]);
     }
     if plan.hardware.hw.vendor == Vendor::Ascend {

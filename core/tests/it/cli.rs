@@ -122,3 +122,22 @@ fn the_documented_report_and_link_are_what_the_cli_prints() {
     let out = trainplan(&["eval", "--link", link.trim()], "");
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
 }
+
+#[test]
+fn emit_writes_the_files_or_one_zip() {
+    let dir = std::env::temp_dir().join(format!("trainplan-cli-emit-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let plan = r#"{"model": "qwen2.5-7b"}"#;
+    let out = trainplan(&["emit", "-", "--out", dir.to_str().unwrap()], plan);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // LLaMA-Factory at ZeRO 0: the training YAML and the launch script, no DeepSpeed file.
+    let listed: Vec<&str> = std::str::from_utf8(&out.stdout).unwrap().lines().collect();
+    assert_eq!(listed.len(), 2, "{listed:?}");
+    let out = trainplan(&["emit", "-", "--out", dir.to_str().unwrap(), "--zip"], plan);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let zip = dir.join("qwen2.5-7b-llamafactory.zip");
+    assert_eq!(std::str::from_utf8(&out.stdout).unwrap().trim(), zip.display().to_string());
+    let archive = zip::ZipArchive::new(std::fs::File::open(&zip).unwrap()).unwrap();
+    assert_eq!(archive.len(), 2);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -94,6 +94,28 @@ const GOLDEN: &[(&str, &str)] = &[
             "output_dir": "saves/qwen2.5-72b/full/sft", "master_addr": "10.0.0.1", "master_port": 29501},
             "batch": {"micro_batch": 1, "global_batch": 64, "seq_len": 4096}}"#,
     ),
+    (
+        "mindspeed-llm-qwen2.5-32b-swap-optimizer",
+        r#"{"model": "qwen2.5-32b", "hardware": "ascend-910b2", "cluster": {"nodes": 2}, "framework": "mindspeed-llm",
+            "method": "sft-full", "parallel": {"tp": 8, "pp": 2, "sequence_parallel": true,
+            "distributed_optimizer": true, "swap_optimizer": true},
+            "recompute": {"granularity": "full", "method": "block", "num_layers": 4, "activation_function": true,
+            "activation_function_layers": 8}, "batch": {"global_batch": 64, "seq_len": 8192}}"#,
+    ),
+    (
+        "verl-qwen2.5-7b-dynamic-batch",
+        r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "parallel": {"zero_stage": 3, "cp": 2},
+            "rl": {"rollout_tp": 2, "n_samples_per_prompt": 8, "max_prompt_length": 1024, "max_response_length": 8192,
+            "mini_batch": 64, "dynamic_batch": true, "max_tokens_per_device": 12288, "enforce_eager": true,
+            "max_model_len": 10240, "max_num_batched_tokens": 16384},
+            "batch": {"micro_batch": 4, "global_batch": 256}}"#,
+    ),
+    (
+        "llamafactory-qwen2.5-14b-ascend-layers-ratio",
+        r#"{"model": "qwen2.5-14b", "hardware": "ascend-910b2", "framework": "llamafactory", "method": "sft-full",
+            "parallel": {"zero_stage": 3}, "recompute": {"granularity": "full", "layers_ratio": 0.5},
+            "batch": {"micro_batch": 1, "global_batch": 32, "seq_len": 4096}}"#,
+    ),
 ];
 
 fn golden_dir() -> PathBuf {
@@ -165,7 +187,8 @@ fn every_file_parses_in_its_own_syntax() {
             n += 1;
         }
     }
-    assert_eq!(n, 2 + 4 + 3 + 2 + 2 + 3 + 3 + 2, "files written");
+    // The seed-knob plans: one MindSpeed-LLM script, one VeRL script, LLaMA-Factory YAML + DeepSpeed JSON + launch.
+    assert_eq!(n, 2 + 4 + 3 + 2 + 2 + 3 + 3 + 2 + 1 + 1 + 3, "files written");
 }
 
 fn flag_value<'a>(text: &'a str, flag: &str) -> Option<&'a str> {
@@ -258,6 +281,62 @@ fn llamafactory_yaml_holds_the_plan() {
     assert_eq!(lora["lora_rank"].as_i64(), Some(8));
     assert_eq!(lora["lora_target"].as_str(), Some("all"));
     assert_eq!(lora["template"].as_str(), Some("qwen"));
+}
+
+#[test]
+fn seed_knobs_reach_their_files() {
+    // Seed 000's MindSpeed-LLM knobs: swap-optimizer (and no --reuse-fp32-param beside it,
+    // MindSpeed `swap_optimizer_feature.py` incompatible_check), activation-function recompute
+    // on 8 layers after 4 block-recomputed ones.
+    let ms = &files(GOLDEN[12].1)[0].text;
+    assert!(ms.split_whitespace().any(|w| w == "--swap-optimizer"));
+    assert!(!ms.contains("--reuse-fp32-param"));
+    assert_eq!(flag_value(ms, "--recompute-activation-function-num-layers"), Some("8"));
+    assert_eq!(flag_value(ms, "--recompute-method"), Some("block"));
+    assert_eq!(flag_value(ms, "--recompute-num-layers"), Some("4"));
+    // Seed 000's VeRL knobs, as Hydra overrides.
+    let verl = &files(GOLDEN[13].1)[0].text;
+    for (key, value) in [
+        ("actor_rollout_ref.actor.ppo_mini_batch_size", "64"),
+        ("actor_rollout_ref.actor.use_dynamic_bsz", "True"),
+        ("actor_rollout_ref.actor.ppo_max_token_len_per_gpu", "12288"),
+        ("actor_rollout_ref.actor.ulysses_sequence_parallel_size", "2"),
+        ("actor_rollout_ref.rollout.log_prob_use_dynamic_bsz", "True"),
+        ("actor_rollout_ref.ref.log_prob_max_token_len_per_gpu", "12288"),
+        ("actor_rollout_ref.model.use_remove_padding", "True"),
+        ("actor_rollout_ref.rollout.enforce_eager", "True"),
+        ("actor_rollout_ref.rollout.max_model_len", "10240"),
+        ("actor_rollout_ref.rollout.max_num_batched_tokens", "16384"),
+        ("actor_rollout_ref.rollout.n", "8"),
+    ] {
+        assert!(verl.contains(&format!("    {key}={value} \\\n")), "{key}={value}");
+    }
+    // The same plan on MindSpeed-RL: its YAML keys (frameworks.md §7.2).
+    let rl_plan = GOLDEN[13]
+        .1
+        .replace(r#""framework": "verl""#, r#""framework": "mindspeed-rl", "hardware": "ascend-910b2""#)
+        .replace(
+            r#""zero_stage": 3, "cp": 2"#,
+            r#""tp": 4, "distributed_optimizer": true, "swap_optimizer": true"#,
+        );
+    let yaml = &YamlLoader::load_from_str(&files(&rl_plan)[0].text).unwrap()[0];
+    let (r, g, m) = (&yaml["rl_config"], &yaml["generate_config"], &yaml["megatron_training"]);
+    assert_eq!(r["mini_batch_size"].as_i64(), Some(64));
+    assert_eq!(r["use_dynamic_bsz"].as_bool(), Some(true));
+    assert_eq!(r["max_packing_token_size"].as_i64(), Some(12288));
+    assert_eq!(r["use_remove_padding"].as_bool(), Some(true));
+    assert_eq!(r["use_integrated_worker"].as_bool(), Some(true));
+    assert_eq!(r["blocking"].as_bool(), Some(true));
+    assert_eq!(r["n_samples_per_prompt"].as_i64(), Some(8));
+    assert_eq!(m["swap_optimizer"].as_bool(), Some(true));
+    assert_eq!(m["reset_attention_mask"].as_bool(), Some(true));
+    assert_eq!(g["enforce_eager"].as_bool(), Some(true));
+    assert_eq!(g["max_model_len"].as_i64(), Some(10240));
+    assert_eq!(g["max_num_batched_tokens"].as_i64(), Some(16384));
+    assert_eq!(g["infer_tensor_parallel_size"].as_i64(), Some(2));
+    // LLaMA-Factory on Ascend: recompute_layers_ratio.
+    let lf = &YamlLoader::load_from_str(&files(GOLDEN[14].1)[0].text).unwrap()[0];
+    assert_eq!(lf["recompute_layers_ratio"].as_f64(), Some(0.5));
 }
 
 /// Hostile texts a user might paste (control characters are refused by the plan itself).
@@ -490,4 +569,43 @@ fn mindspeed_rl_yaml_follows_its_layout() {
     let model = &YamlLoader::load_from_str(&out[1].text).unwrap()[0]["qwen3_30b_a3b"];
     assert_eq!(model["num_experts"].as_i64(), Some(128));
     assert_eq!(model["moe_router_topk"].as_i64(), Some(8));
+}
+
+#[test]
+fn the_zip_holds_every_file_as_written() {
+    use std::io::Read;
+    for (name, text) in [GOLDEN[4], GOLDEN[9], GOLDEN[11]] {
+        let p = plan(text);
+        let files = files(text);
+        let folder = trainplan_core::emit::archive::folder(&p);
+        let bytes = trainplan_core::emit::archive::zip(&folder, &files);
+        // The same plan gives the same bytes: entries are dated 1980-01-01.
+        assert_eq!(bytes, trainplan_core::emit::archive::zip(&folder, &files), "{name}");
+        let mut archive = zip::ZipArchive::new(std::io::Cursor::new(bytes)).unwrap();
+        assert_eq!(archive.len(), files.len(), "{name}");
+        for (i, f) in files.iter().enumerate() {
+            let mut entry = archive.by_index(i).unwrap();
+            assert_eq!(entry.name(), format!("{folder}/{}", f.name));
+            let mode = entry.unix_mode().unwrap() & 0o777;
+            assert_eq!(mode, if f.kind == FileKind::Shell { 0o755 } else { 0o644 }, "{}", f.name);
+            let mut text = String::new();
+            entry.read_to_string(&mut text).unwrap();
+            assert_eq!(text, f.text);
+        }
+    }
+    // The system's unzip agrees, where there is one.
+    let Ok(out) = Command::new("unzip").arg("-v").output() else { return };
+    if !out.status.success() {
+        return;
+    }
+    let dir = tempdir("zip");
+    let p = plan(GOLDEN[9].1);
+    let folder = trainplan_core::emit::archive::folder(&p);
+    std::fs::write(dir.join("all.zip"), trainplan_core::emit::archive::zip(&folder, &files(GOLDEN[9].1)))
+        .unwrap();
+    let status = Command::new("unzip").args(["-q", "all.zip"]).current_dir(&dir).status().unwrap();
+    assert!(status.success());
+    for f in files(GOLDEN[9].1) {
+        assert_eq!(std::fs::read_to_string(dir.join(&folder).join(&f.name)).unwrap(), f.text);
+    }
 }

@@ -45,6 +45,14 @@ fn assert_carried(original: &PlanFile, back: &PlanFile, kind: ConfigKind) {
             assert_eq!(back.batch, original.batch);
             assert_eq!(back.precision, original.precision);
             assert_eq!(back.cluster.nodes, original.cluster.nodes);
+            if kind == ConfigKind::MindSpeedLlm {
+                assert_eq!(b.swap_optimizer, o.swap_optimizer);
+                let (r, s) = (&back.recompute, &original.recompute);
+                assert_eq!(
+                    (r.activation_function, r.activation_function_layers),
+                    (s.activation_function, s.activation_function_layers)
+                );
+            }
         }
         ConfigKind::DeepSpeed => {
             assert_eq!(
@@ -56,6 +64,7 @@ fn assert_carried(original: &PlanFile, back: &PlanFile, kind: ConfigKind) {
                 (original.batch.micro_batch, original.batch.global_batch)
             );
             assert_eq!(back.precision, original.precision);
+            assert_eq!(back.recompute.granularity, original.recompute.granularity);
         }
         ConfigKind::LlamaFactory => {
             assert_eq!(back.method, original.method);
@@ -64,6 +73,9 @@ fn assert_carried(original: &PlanFile, back: &PlanFile, kind: ConfigKind) {
             assert_eq!(back.recompute.granularity, original.recompute.granularity);
             assert_eq!(back.lora.rank, original.lora.rank);
             assert_eq!(back.precision, original.precision);
+            if original.recompute.granularity != trainplan_core::plan::RecomputeGranularity::None {
+                assert_eq!(back.recompute.layers_ratio, original.recompute.layers_ratio);
+            }
         }
         ConfigKind::Verl => {
             assert_eq!(back.method, original.method);
@@ -82,6 +94,17 @@ fn assert_carried(original: &PlanFile, back: &PlanFile, kind: ConfigKind) {
                 (original.rl.max_prompt_length, original.rl.max_response_length)
             );
             assert_eq!(back.cluster.nodes, original.cluster.nodes);
+            // Every seed-000 VeRL knob: mini-batch, dynamic batch and its token budget, padding
+            // removal, and the vLLM engine's settings, autos included.
+            // An explicit value equal to the auto one reads back as auto: compare what is in effect.
+            let effective = |f: &PlanFile| {
+                let plan = Plan::from_file(f).unwrap();
+                let (r, g) = (&plan.rl, plan.batch.global_batch.get());
+                let budget = r.tokens_per_device(plan.framework, plan.parallel.cp.get());
+                let engine = (r.enforce_eager, r.model_len(), r.batched_tokens(), r.max_num_seqs);
+                (r.mini_batch_prompts(g), r.dynamic_batch, budget, r.remove_padding, engine)
+            };
+            assert_eq!(effective(back), effective(original));
         }
     }
 }
@@ -121,18 +144,21 @@ proptest! {
     fn megatron_family_round_trips(
         ascend in any::<bool>(), tp in 0usize..4, pp in 0usize..3, vpp2 in any::<bool>(), sp in any::<bool>(),
         dist in any::<bool>(), overlap in any::<bool>(), recompute in 0usize..3, micro in 1u32..5, gbs_mult in 1u32..9,
-        seq in prop::sample::select(vec![2048u32, 4096, 8192]),
+        seq in prop::sample::select(vec![2048u32, 4096, 8192]), swap_opt in any::<bool>(), act_fn in 0u32..4,
     ) {
         let tp = [1, 2, 4, 8][tp];
         let pp = [1, 2, 4][pp];
         let vpp = if vpp2 && 1 < pp { 2 } else { 1 };
         let (framework, hardware) = if ascend { ("mindspeed-llm", "ascend-910b2") } else { ("megatron", "h100-sxm-80g") };
         let granularity = ["none", "selective", "full"][recompute];
+        // MindSpeed's own knobs: swap-optimizer and activation-function recompute over 0 (= all) to 3 layers.
+        let swap_opt = ascend && swap_opt;
+        let act = if ascend && 0 < act_fn { format!(r#", "activation_function": true, "activation_function_layers": {}"#, act_fn - 1) } else { String::new() };
         let text = format!(
             r#"{{"model": "llama-3-8b", "hardware": "{hardware}", "cluster": {{"nodes": 2}}, "framework": "{framework}",
                 "method": "pretrain", "parallel": {{"tp": {tp}, "pp": {pp}, "vpp": {vpp}, "sequence_parallel": {sp},
-                "distributed_optimizer": {dist}, "overlap_grad_reduce": {overlap}}},
-                "recompute": {{"granularity": "{granularity}"}},
+                "distributed_optimizer": {dist}, "overlap_grad_reduce": {overlap}, "swap_optimizer": {swap_opt}}},
+                "recompute": {{"granularity": "{granularity}"{act}}},
                 "batch": {{"micro_batch": {micro}, "global_batch": {}, "seq_len": {seq}}}}}"#,
             micro * gbs_mult * 16
         );
@@ -145,7 +171,7 @@ proptest! {
     #[test]
     fn hf_family_round_trips(
         lf in any::<bool>(), zero in 0u8..4, offload in any::<bool>(), micro in 1u32..5, gas in 1u32..5,
-        checkpointing in any::<bool>(), fp16 in any::<bool>(),
+        checkpointing in any::<bool>(), fp16 in any::<bool>(), ratio in prop::sample::select(vec![0.25f64, 0.5, 1.0]),
     ) {
         let offload = offload && 1 <= zero;
         let framework = if lf { "llamafactory" } else { "deepspeed" };
@@ -155,9 +181,35 @@ proptest! {
         let text = format!(
             r#"{{"model": "qwen2.5-7b", "framework": "{framework}", "method": "{method}", "precision": "{precision}",
                 "parallel": {{"zero_stage": {zero}, "offload_optimizer": {offload}}},
-                "recompute": {{"granularity": "{granularity}"}},
+                "recompute": {{"granularity": "{granularity}", "layers_ratio": {ratio}}},
                 "batch": {{"micro_batch": {micro}, "global_batch": {}}}}}"#,
             micro * gas * 8
+        );
+        let plan = Plan::from_json(&text).unwrap();
+        let (original, back, kind) = round_trip(&plan);
+        assert_carried(&original, &back, kind);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    /// Random RL knobs survive VeRL emit → import, each either written out or left to its auto value.
+    #[test]
+    fn verl_round_trips(
+        ppo in any::<bool>(), n in 1u32..9, mini_div in 0u32..3, dynamic in any::<bool>(),
+        budget in prop::sample::select(vec![0u32, 8192, 24576]), padding in any::<bool>(), eager in any::<bool>(),
+        model_len in prop::sample::select(vec![0u32, 1536, 4096]),
+        batched in prop::sample::select(vec![0u32, 8192, 16384]), cp in prop::sample::select(vec![1u32, 2]),
+    ) {
+        let method = if ppo { "ppo" } else { "grpo" };
+        let mini = [0, 64, 128][mini_div as usize];
+        let text = format!(
+            r#"{{"model": "qwen2.5-7b", "framework": "verl", "method": "{method}", "parallel": {{"zero_stage": 3, "cp": {cp}}},
+                "batch": {{"micro_batch": 2, "global_batch": 256}},
+                "rl": {{"n_samples_per_prompt": {n}, "mini_batch": {mini}, "dynamic_batch": {dynamic},
+                "max_tokens_per_device": {budget}, "remove_padding": {padding}, "enforce_eager": {eager},
+                "max_model_len": {model_len}, "max_num_batched_tokens": {batched}}}}}"#
         );
         let plan = Plan::from_json(&text).unwrap();
         let (original, back, kind) = round_trip(&plan);

@@ -2,6 +2,7 @@
 
 mod advice;
 mod cli;
+mod compare;
 mod emit;
 mod hardware;
 mod hf;

@@ -330,6 +330,89 @@ fn mindspeed_knobs_save_activations_on_the_megatron_path_only() {
 }
 
 #[test]
+fn activation_function_recompute_covers_the_layers_it_is_given() {
+    // Llama-3-8B, PP 2: 16 layers a stage. `activation_function_layers` 0 means all of them.
+    let activations = |extra: &str| {
+        let text = format!(
+            r#"{{"model": "llama-3-8b", "framework": "mindspeed-llm", "method": "pretrain", "hardware": "ascend-910b2",
+                "parallel": {{"tp": 2, "pp": 2}}, "recompute": {{"granularity": "none"{extra}}}}}"#
+        );
+        evaluate(&Plan::from_json(&text).unwrap()).memory.stages[1].activations as f64
+    };
+    let plain = activations("");
+    let all = activations(r#", "activation_function": true"#);
+    let eight = activations(r#", "activation_function": true, "activation_function_layers": 8"#);
+    assert_eq!(activations(r#", "activation_function": true, "activation_function_layers": 16"#), all);
+    // The last stage holds one micro-batch of 16 equal layers: 8 of them save half of the saving.
+    assert!(((plain - eight) / (plain - all) - 0.5).abs() < 1e-9, "{}", (plain - eight) / (plain - all));
+}
+
+#[test]
+fn swap_optimizer_keeps_two_slices_on_the_device_and_the_rest_on_the_host() {
+    let mem = |swap: bool| {
+        let text = format!(
+            r#"{{"model": "qwen2.5-32b", "framework": "mindspeed-llm", "hardware": "ascend-910b2", "method": "sft-full",
+                "cluster": {{"nodes": 2}}, "parallel": {{"tp": 8, "distributed_optimizer": true, "swap_optimizer": {swap}}}}}"#
+        );
+        evaluate(&Plan::from_json(&text).unwrap()).memory
+    };
+    let (kept, swapped) = (mem(false), mem(true));
+    let optimizer = kept.stages[0].optimizer as f64;
+    // MindSpeed swap-optimizer: slices of 1/16 (`--swap-optimizer-times` 16), two in flight.
+    assert!((swapped.stages[0].optimizer as f64 - optimizer * 2.0 / 16.0).abs() <= 1.0);
+    assert_eq!(swapped.stages[0].weights, kept.stages[0].weights);
+    // The host holds every device's share, pinned, with DeepSpeed's 1.5 buffer factor. The host
+    // figure shards every parameter over TP; the device keeps the norms whole (a 1.4e-4 difference).
+    assert_eq!(kept.host_bytes_per_node, 0);
+    let expected = optimizer * 8.0 * 1.5;
+    let ratio = swapped.host_bytes_per_node as f64 / expected;
+    assert!((ratio - 1.0).abs() < 1e-3, "{ratio}");
+    // Without the distributed optimizer MindSpeed refuses the switch and nothing moves.
+    let text = r#"{"model": "qwen2.5-32b", "framework": "mindspeed-llm", "hardware": "ascend-910b2", "method": "sft-full",
+        "cluster": {"nodes": 2}, "parallel": {"tp": 8, "swap_optimizer": true}}"#;
+    assert_eq!(evaluate(&Plan::from_json(text).unwrap()).memory.host_bytes_per_node, 0);
+}
+
+#[test]
+fn layers_ratio_checkpoints_that_share_of_the_layers() {
+    // Ascend's LLaMA-Factory `recompute_layers_ratio`: the first half of Qwen2.5-7B's 28 layers
+    // keep their inputs only, the other 14 everything.
+    let activations = |recompute: &str| {
+        let text = format!(
+            r#"{{"model": "qwen2.5-7b", "hardware": "ascend-910b2", "method": "sft-full", "parallel": {{"zero_stage": 3}},
+                "recompute": {recompute}}}"#
+        );
+        evaluate(&Plan::from_json(&text).unwrap()).memory.stages[0].activations as f64
+    };
+    let full = activations(r#"{"granularity": "full"}"#);
+    let none = activations(r#"{"granularity": "none"}"#);
+    let half = activations(r#"{"granularity": "full", "layers_ratio": 0.5}"#);
+    assert!(full < half && half < none, "{full} {half} {none}");
+    // Half the layers' saved tensors (14 of 28), plus the inputs of the others and one layer's
+    // working set: the same as the block method over 14 layers.
+    let block = activations(r#"{"granularity": "full", "method": "block", "num_layers": 14}"#);
+    assert_eq!(half, block);
+}
+
+#[test]
+fn dynamic_batch_packs_to_the_token_budget() {
+    // VeRL `use_dynamic_bsz`: a device's micro-batch is up to `ppo_max_token_len_per_gpu` tokens.
+    let activations = |rl: &str| {
+        let text = format!(
+            r#"{{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "parallel": {{"zero_stage": 3}},
+                "recompute": {{"granularity": "none"}}, "attention": "flash", "rl": {rl}}}"#
+        );
+        evaluate(&Plan::from_json(&text).unwrap()).memory.stages[0].activations as f64
+    };
+    let small = activations(r#"{"dynamic_batch": true, "max_tokens_per_device": 8192}"#);
+    let large = activations(r#"{"dynamic_batch": true, "max_tokens_per_device": 16384}"#);
+    // FlashAttention keeps nothing quadratic: twice the tokens, twice the activations.
+    assert!((large / small - 2.0).abs() < 1e-9, "{}", large / small);
+    // One 1536-token sequence per micro-batch without packing: less than 8192 packed tokens.
+    assert!(activations("{}") < small);
+}
+
+#[test]
 fn overheads_are_named_and_configurable() {
     let plan =
         Plan::from_json(r#"{"model": "qwen2.5-7b", "hardware": "ascend-910b2", "cluster": {"nodes": 2}}"#)

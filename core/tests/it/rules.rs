@@ -226,6 +226,58 @@ const CASES: &[(&str, &str, &str)] = &[
         r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "parallel": {"cp": 3}}"#,
         r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "parallel": {"cp": 4}}"#,
     ),
+    // Seed 000 knobs
+    (
+        "mindspeed.swap_optimizer",
+        r#"{"model": "qwen2.5-7b", "framework": "mindspeed-llm", "hardware": "ascend-910b2", "method": "sft-full", "parallel": {"tp": 2, "swap_optimizer": true}}"#,
+        r#"{"model": "qwen2.5-7b", "framework": "mindspeed-llm", "hardware": "ascend-910b2", "method": "sft-full", "parallel": {"tp": 2, "swap_optimizer": true, "distributed_optimizer": true}}"#,
+    ),
+    (
+        "mindspeed.act_fn_layers",
+        r#"{"model": "qwen2.5-7b", "framework": "mindspeed-llm", "hardware": "ascend-910b2", "method": "sft-full", "parallel": {"tp": 4}, "recompute": {"granularity": "none", "activation_function": true, "activation_function_layers": 29}}"#,
+        r#"{"model": "qwen2.5-7b", "framework": "mindspeed-llm", "hardware": "ascend-910b2", "method": "sft-full", "parallel": {"tp": 4}, "recompute": {"granularity": "none", "activation_function": true, "activation_function_layers": 28}}"#,
+    ),
+    (
+        "mindspeed.act_fn_full_block",
+        r#"{"model": "qwen2.5-7b", "framework": "mindspeed-llm", "hardware": "ascend-910b2", "method": "sft-full", "parallel": {"tp": 4}, "recompute": {"granularity": "full", "activation_function": true}}"#,
+        r#"{"model": "qwen2.5-7b", "framework": "mindspeed-llm", "hardware": "ascend-910b2", "method": "sft-full", "parallel": {"tp": 4}, "recompute": {"granularity": "full", "method": "block", "activation_function": true}}"#,
+    ),
+    (
+        "llamafactory.layers_ratio_ignored",
+        r#"{"model": "qwen2.5-7b", "framework": "deepspeed", "method": "sft-full", "parallel": {"zero_stage": 3}, "recompute": {"layers_ratio": 0.5}}"#,
+        r#"{"model": "qwen2.5-7b", "framework": "deepspeed", "method": "sft-full", "parallel": {"zero_stage": 3}}"#,
+    ),
+    (
+        "llamafactory.layers_ratio_upstream",
+        r#"{"model": "qwen2.5-7b", "recompute": {"layers_ratio": 0.5}}"#,
+        r#"{"model": "qwen2.5-7b", "hardware": "ascend-910b2", "recompute": {"layers_ratio": 0.5}}"#,
+    ),
+    (
+        "rl.mini_batch",
+        r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "batch": {"global_batch": 64}, "rl": {"mini_batch": 24}}"#,
+        r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "batch": {"global_batch": 64}, "rl": {"mini_batch": 32}}"#,
+    ),
+    // V: ppo_mini_batch_size · n over world ÷ SP: 8 devices, n 5 → the mini-batch must be a multiple of 8.
+    (
+        "verl.mini_batch_split",
+        r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "batch": {"global_batch": 64}, "rl": {"mini_batch": 4}}"#,
+        r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "batch": {"global_batch": 64}, "rl": {"mini_batch": 8}}"#,
+    ),
+    (
+        "rl.max_model_len",
+        r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "rl": {"max_model_len": 1024}}"#,
+        r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "rl": {"max_model_len": 2048}}"#,
+    ),
+    (
+        "rl.max_num_batched_tokens",
+        r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "rl": {"max_num_batched_tokens": 1024}}"#,
+        r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "rl": {"max_num_batched_tokens": 1536}}"#,
+    ),
+    (
+        "rl.token_budget",
+        r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "rl": {"dynamic_batch": true, "max_tokens_per_device": 1024}}"#,
+        r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "rl": {"dynamic_batch": true, "max_tokens_per_device": 1536}}"#,
+    ),
     // Memory
     (
         "memory.does_not_fit",

@@ -230,3 +230,39 @@ fn overlap_switches_never_slow_a_step() {
     let tp = step(r#""tp": 8, "pp": 2, "distributed_optimizer": true, "tp_comm_overlap": true"#);
     assert!(grad <= plain && both <= grad && tp < plain, "{plain} {grad} {both} {tp}");
 }
+
+#[test]
+fn mini_batches_and_swapped_optimizers_cost_what_they_move() {
+    let step = |rl: &str| {
+        let text = format!(
+            r#"{{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "parallel": {{"zero_stage": 3}},
+                "batch": {{"global_batch": 256}}, "rl": {rl}}}"#
+        );
+        evaluate(&Plan::from_json(&text).unwrap()).time
+    };
+    // Four updates per step (256 prompts in mini-batches of 64): four gradient reductions and
+    // optimizer steps; rollout and training passes unchanged.
+    let (one, four) = (step("{}"), step(r#"{"mini_batch": 64}"#));
+    let (a, b) = (&one.breakdown, &four.breakdown);
+    assert!((b.dp_comm_seconds / a.dp_comm_seconds - 4.0).abs() < 1e-9);
+    assert!((b.optimizer_seconds / a.optimizer_seconds - 4.0).abs() < 1e-9);
+    assert_eq!(a.rollout_seconds, b.rollout_seconds);
+    assert_eq!(a.compute_seconds, b.compute_seconds);
+
+    // MindSpeed swap-optimizer: 12 bytes per owned parameter in and out over the host link.
+    let swap = |on: bool| {
+        let text = format!(
+            r#"{{"model": "qwen2.5-32b", "framework": "mindspeed-llm", "hardware": "ascend-910b2", "method": "sft-full",
+                "cluster": {{"nodes": 2}}, "parallel": {{"tp": 8, "distributed_optimizer": true, "swap_optimizer": {on}}}}}"#
+        );
+        let plan = Plan::from_json(&text).unwrap();
+        let report = evaluate(&plan);
+        (report.time.breakdown.offload_seconds, report.memory.stages[0].weights)
+    };
+    let ((kept, _), (swapped, weights)) = (swap(false), swap(true));
+    assert_eq!(kept, 0.0);
+    // Parameters on a device = bf16 weight bytes ÷ 2; each of the 2 data-parallel ranks owns half.
+    let owned = weights as f64 / 2.0 / 2.0;
+    let expected = 2.0 * 12.0 * owned / trainplan_core::time::HOST_LINK_BYTES_PER_SECOND;
+    assert!((swapped / expected - 1.0).abs() < 1e-9, "{swapped} {expected}");
+}

@@ -27,6 +27,7 @@ python3 -m verl.trainer.main_ppo \
     actor_rollout_ref.actor.ppo_mini_batch_size=64 \
     actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=2 \
     actor_rollout_ref.actor.ulysses_sequence_parallel_size=2 \
+    actor_rollout_ref.actor.use_dynamic_bsz=False \
     actor_rollout_ref.actor.ppo_max_token_len_per_gpu=16384 \
     actor_rollout_ref.actor.use_kl_loss=True \
     actor_rollout_ref.actor.kl_loss_coef=0.001 \
@@ -39,9 +40,15 @@ python3 -m verl.trainer.main_ppo \
     actor_rollout_ref.rollout.tensor_model_parallel_size=4 \
     actor_rollout_ref.rollout.gpu_memory_utilization=0.6 \
     actor_rollout_ref.rollout.max_num_seqs=256 \
+    actor_rollout_ref.rollout.max_model_len=8704 \
     actor_rollout_ref.rollout.max_num_batched_tokens=8704 \
+    actor_rollout_ref.rollout.enforce_eager=False \
     actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=2 \
+    actor_rollout_ref.rollout.log_prob_use_dynamic_bsz=False \
+    actor_rollout_ref.rollout.log_prob_max_token_len_per_gpu=16384 \
     actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu=2 \
+    actor_rollout_ref.ref.log_prob_use_dynamic_bsz=False \
+    actor_rollout_ref.ref.log_prob_max_token_len_per_gpu=16384 \
     actor_rollout_ref.ref.fsdp_config.param_offload=True \
     trainer.critic_warmup=0 \
     trainer.logger='["console","tensorboard"]' \
@@ -57,6 +64,8 @@ python3 -m verl.trainer.main_ppo \
     critic.ppo_mini_batch_size=64 \
     critic.ppo_micro_batch_size_per_gpu=2 \
     critic.ulysses_sequence_parallel_size=2 \
+    critic.use_dynamic_bsz=False \
+    critic.ppo_max_token_len_per_gpu=16384 \
     trainer.device=npu \
     trainer.default_local_dir='/ckpt/qwen32b-ppo' \
     "$@"

@@ -1,0 +1,166 @@
+//! The bundle step on a small page shaped like trunk's output.
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+
+use super::*;
+
+/// trunk 0.21.14's output for this project's index.html, shortened (Trunk.toml `pattern_script`).
+const INDEX: &str = r#"<!doctype html>
+<html lang="en">
+  <head>
+    <meta charset="utf-8" />
+    <meta http-equiv="Content-Security-Policy" content="default-src 'self'; script-src 'self' 'wasm-unsafe-eval'" />
+    <title>trainplan</title>
+    <!-- About the served page: <link rel="x" href="/y"> -->
+    <link rel="manifest" href="manifest.webmanifest" />
+    <link rel="icon" href="/favicon-4ba7e180715ce06.svg" integrity="sha384-aFAH"/>
+    <link rel="stylesheet" href="/main-d957.css" integrity="sha384-evN0"/>
+    <script type="module" src="/start.js" data-js="/trainplan-web-2881.js" data-wasm="/trainplan-web-2881_bg.wasm"></script>
+  <link rel="modulepreload" href="/trainplan-web-2881.js" crossorigin="anonymous" integrity="sha384-SvNe"><link rel="preload" href="/trainplan-web-2881_bg.wasm" crossorigin="anonymous" integrity="sha384-BUgD" as="fetch" type="application/wasm"></head>
+  <body></body>
+</html>
+"#;
+
+const GLUE: &str = "export class A {}\nasync function __wbg_init(module_or_path) { return module_or_path; }\n\
+                    export { initSync, __wbg_init as default };\n";
+const CSS: &str = "body { margin: 0; }\n";
+const SVG: &str = "<svg xmlns=\"http://www.w3.org/2000/svg\"/>";
+
+fn wasm() -> Vec<u8> {
+    (0..5000u32).flat_map(|i| (i % 251).to_le_bytes()).collect()
+}
+
+fn files(reference: &str) -> Option<Vec<u8>> {
+    match reference {
+        "/favicon-4ba7e180715ce06.svg" => Some(SVG.as_bytes().to_vec()),
+        "/main-d957.css" => Some(CSS.as_bytes().to_vec()),
+        "/trainplan-web-2881.js" => Some(GLUE.as_bytes().to_vec()),
+        "/trainplan-web-2881_bg.wasm" => Some(wasm()),
+        _ => None,
+    }
+}
+
+fn between<'a>(text: &'a str, open: &str, close: &str) -> &'a str {
+    let start = text.find(open).unwrap_or_else(|| panic!("no {open}")) + open.len();
+    &text[start..start + text[start..].find(close).unwrap()]
+}
+
+#[test]
+fn the_single_file_holds_everything_and_allows_only_it() {
+    let page = single_file(INDEX, &files).unwrap();
+    // Nothing is referenced but data: URLs.
+    for element in ["link", "script"] {
+        for el in elements(&page, element) {
+            for key in ["href", "src"] {
+                let value = el.attr(key).unwrap_or("data:");
+                assert!(value.starts_with("data:"), "{element} {key}={value}");
+            }
+        }
+    }
+    assert!(!page.contains("modulepreload") && !page.contains("manifest"), "{page}");
+    assert!(!page.contains("<!--") && page.starts_with("<!doctype html>"), "{page}");
+    let icon = format!("data:image/svg+xml;base64,{}", STANDARD.encode(SVG));
+    assert!(page.contains(&icon), "{page}");
+
+    // The CSP allows the one script and the one style by hash, and nothing from any origin.
+    let script = between(&page, "<script type=\"module\">", "</script>");
+    let style = between(&page, "<style>", "</style>");
+    assert_eq!(style, CSS);
+    let csp = between(&page, "content=\"", "\"");
+    assert_eq!(
+        csp,
+        format!(
+            "default-src 'none'; script-src {} 'wasm-unsafe-eval'; style-src {}; style-src-attr 'unsafe-inline'; \
+             img-src data:; base-uri 'none'; form-action 'none'",
+            hash_source(script),
+            hash_source(style)
+        )
+    );
+    assert_eq!(page.matches("Content-Security-Policy").count(), 1);
+
+    // The glue comes first, then its default export is called with the wasm, which inflates back.
+    assert!(script.starts_with(&format!("\n{GLUE}")), "{script}");
+    assert!(script.contains("await __wbg_init({ module_or_path:"), "{script}");
+    let packed = between(script, "atob(\"", "\")");
+    let deflated = STANDARD.decode(packed).unwrap();
+    assert_eq!(miniz_oxide::inflate::decompress_to_vec(&deflated).unwrap(), wasm());
+}
+
+#[test]
+fn the_single_file_refuses_what_it_cannot_inline() {
+    let no_csp = INDEX.replace("http-equiv=\"Content-Security-Policy\"", "name=\"x\"");
+    assert_eq!(single_file(&no_csp, &files), Err(BundleError::NoCsp));
+
+    let no_loader = INDEX.replace("data-js=", "data-other=");
+    assert!(matches!(single_file(&no_loader, &files), Err(BundleError::External(_))));
+
+    let snippet = |reference: &str| match reference {
+        "/trainplan-web-2881.js" => {
+            Some(format!("import {{ x }} from './snippets/a.js';\n{GLUE}").into_bytes())
+        }
+        other => files(other),
+    };
+    assert!(matches!(single_file(INDEX, &snippet), Err(BundleError::Glue(_))));
+
+    let font = |reference: &str| match reference {
+        "/main-d957.css" => Some(b"@font-face { src: url(\"https://fonts.example/a.woff2\"); }".to_vec()),
+        other => files(other),
+    };
+    assert!(matches!(single_file(INDEX, &font), Err(BundleError::External(_))));
+
+    let closing = |reference: &str| match reference {
+        "/trainplan-web-2881.js" => Some(format!("{GLUE}const s = '</script>';\n").into_bytes()),
+        other => files(other),
+    };
+    assert_eq!(single_file(INDEX, &closing), Err(BundleError::ClosesEarly("</script")));
+
+    let image = INDEX.replace("<body></body>", "<body><img src=\"/logo.png\"></body>");
+    assert_eq!(single_file(&image, &files), Err(BundleError::External("<img src=\"/logo.png\">".to_owned())));
+
+    let missing = |reference: &str| match reference {
+        "/trainplan-web-2881_bg.wasm" => None,
+        other => files(other),
+    };
+    assert_eq!(
+        single_file(INDEX, &missing),
+        Err(BundleError::Missing("/trainplan-web-2881_bg.wasm".to_owned()))
+    );
+}
+
+#[test]
+fn the_default_export_is_found_in_both_glue_styles() {
+    assert_eq!(default_export(GLUE), Some("__wbg_init"));
+    assert_eq!(default_export("function __wbg_init() {}\nexport default __wbg_init;\n"), Some("__wbg_init"));
+    assert_eq!(default_export("export { initSync };\n"), None);
+}
+
+#[test]
+fn the_service_worker_precaches_every_file_under_a_version_of_their_bytes() {
+    let assets = |css: &str| {
+        vec![
+            Asset { path: "index.html".to_owned(), bytes: INDEX.as_bytes().to_vec() },
+            Asset { path: "main-d957.css".to_owned(), bytes: css.as_bytes().to_vec() },
+            Asset { path: "snippets/a b.js".to_owned(), bytes: b"x".to_vec() },
+        ]
+    };
+    let worker = service_worker(&assets(CSS));
+    assert!(!worker.contains("{{"), "{worker}");
+    let list = between(&worker, "const PRECACHE = [", "];");
+    assert_eq!(list, "\n  \"./\",\n  \"index.html\",\n  \"main-d957.css\",\n  \"snippets/a b.js\",\n");
+    let version = between(&worker, "const VERSION = \"", "\"");
+    assert_eq!(version.len(), 16);
+    assert!(version.chars().all(|c| c.is_ascii_hexdigit()));
+
+    // One byte more in one file: another version, hence another sw.js, cache and install.
+    let changed = service_worker(&assets("body { margin: 1; }\n"));
+    assert_ne!(between(&changed, "const VERSION = \"", "\""), version);
+    assert_eq!(service_worker(&assets(CSS)), worker, "the same files give the same worker");
+}
+
+#[test]
+fn attributes_are_read_as_trunk_writes_them() {
+    let attrs = attributes(r#" rel="icon" href='/a.svg' crossorigin defer=x /"#);
+    let pairs: Vec<(&str, &str)> = attrs.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    assert_eq!(pairs, [("rel", "icon"), ("href", "/a.svg"), ("crossorigin", ""), ("defer", "x")]);
+}
