@@ -117,7 +117,7 @@ texts! {
     plan_form_devices_per_node => "Devices per node", "每节点设备数";
     plan_form_devices_default => "default {n}", "默认 {n}";
     plan_form_n_devices => "Devices in all", "设备总数";
-    plan_form_bad_count => "Enter a whole number from 1 to 4,294,967,295", "请输入 1 到 4,294,967,295 之间的整数";
+    plan_form_bad_count => "Enter a whole number of at least 1", "请输入不小于 1 的整数";
     training_title => "Training", "训练";
     header_reset => "Reset", "重置";
     header_reset_title => "Start again from the default plan; your imported models and devices stay listed.", "回到默认方案；已导入的模型和自定义设备仍保留在列表中。";
@@ -366,7 +366,7 @@ texts! {
     launch_master_addr_hint => "empty: $MASTER_ADDR, else localhost", "留空：取 $MASTER_ADDR，否则 localhost";
     launch_copy => "Copy", "复制";
     launch_import_title => "Import a launch file", "导入已有的启动文件";
-    launch_import_hint => "Paste a Megatron-LM or MindSpeed-LLM script, a LLaMA-Factory YAML, a DeepSpeed JSON or VeRL overrides: its settings replace the plan's.", "粘贴 Megatron-LM 或 MindSpeed-LLM 脚本、LLaMA-Factory YAML、DeepSpeed JSON 或 VeRL 覆盖参数：其中的设置会替换当前方案。";
+    launch_import_hint => "Paste a Megatron-LM or MindSpeed-LLM script, a LLaMA-Factory YAML, a DeepSpeed JSON, VeRL overrides or a MindSpeed-RL YAML: its settings replace the plan's.", "粘贴 Megatron-LM 或 MindSpeed-LLM 脚本、LLaMA-Factory YAML、DeepSpeed JSON、VeRL 覆盖参数或 MindSpeed-RL YAML：其中的设置会替换当前方案。";
     launch_import_apply => "Read into the plan", "读入方案";
     launch_import_ok => "Read: every key understood.", "已读入：所有参数均已识别。";
     launch_import_unknown => "Read. Not understood, left out: {keys}", "已读入。未识别、已忽略：{keys}";

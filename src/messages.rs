@@ -35,9 +35,26 @@ pub fn config_error(lang: Lang, err: &ConfigError) -> String {
 
 /// A refused plan, in words: configs in the user's language, the rest as the core words them.
 pub fn plan_error(lang: Lang, err: &PlanFileError) -> String {
-    match err {
-        PlanFileError::Config(err) => config_error(lang, err),
-        other => other.to_string(),
+    match (lang, err) {
+        (_, PlanFileError::Config(err)) => config_error(lang, err),
+        (Lang::Zh, PlanFileError::OutOfRange { field, expected }) => {
+            format!("{field} 必须{}", expected_zh(expected))
+        }
+        (_, other) => other.to_string(),
+    }
+}
+
+/// The core's range phrases in Chinese; a phrase without a rule stays as the core words it.
+fn expected_zh(expected: &str) -> String {
+    if let Some(range) = expected.strip_prefix("from ")
+        && let Some((lo, hi)) = range.split_once(" to ")
+    {
+        return format!("在 {lo} 到 {hi} 之间");
+    }
+    match expected {
+        "more than 0 and at most 1" => "大于 0 且不超过 1".to_owned(),
+        "0, 1, 2 or 3" => "为 0、1、2 或 3".to_owned(),
+        other => format!("为 {other}"),
     }
 }
 
@@ -177,6 +194,18 @@ mod tests {
             "Unknown model_type \"x\": read as a Llama-like decoder."
         );
         assert!(finding(Lang::Zh, &report.findings[0]).contains("未知的 model_type"));
+    }
+
+    #[test]
+    fn out_of_range_reads_in_both_languages() {
+        let err =
+            trainplan_core::Plan::from_json(r#"{"model": "gpt2", "parallel": {"tp": 100000}}"#).unwrap_err();
+        assert_eq!(plan_error(Lang::En, &err), "parallel.tp must be from 1 to 65536");
+        assert_eq!(plan_error(Lang::Zh, &err), "parallel.tp 必须在 1 到 65536 之间");
+        let err =
+            trainplan_core::Plan::from_json(r#"{"model": "gpt2", "rl": {"gpu_memory_utilization": 2}}"#)
+                .unwrap_err();
+        assert_eq!(plan_error(Lang::Zh, &err), "rl.gpu_memory_utilization 必须大于 0 且不超过 1");
     }
 
     #[test]

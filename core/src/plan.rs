@@ -890,20 +890,20 @@ impl Plan {
         let hardware = device_choice(&file.hardware)?;
         let devices_per_node = file.cluster.devices_per_node.unwrap_or(hardware.hw.devices_per_node);
         let cluster = Cluster {
-            nodes: count(file.cluster.nodes, "cluster.nodes")?,
-            devices_per_node: count(devices_per_node, "cluster.devices_per_node")?,
+            nodes: count(file.cluster.nodes, "cluster.nodes", Limit::Degree)?,
+            devices_per_node: count(devices_per_node, "cluster.devices_per_node", Limit::Node)?,
         };
         let p = &file.parallel;
         if 3 < p.zero_stage {
             return Err(PlanFileError::OutOfRange { field: "parallel.zero_stage", expected: "0, 1, 2 or 3" });
         }
         let parallel = Parallel {
-            tp: count(p.tp, "parallel.tp")?,
-            pp: count(p.pp, "parallel.pp")?,
-            vpp: count(p.vpp, "parallel.vpp")?,
-            cp: count(p.cp, "parallel.cp")?,
-            ep: count(p.ep, "parallel.ep")?,
-            etp: count(p.etp, "parallel.etp")?,
+            tp: count(p.tp, "parallel.tp", Limit::Degree)?,
+            pp: count(p.pp, "parallel.pp", Limit::Degree)?,
+            vpp: count(p.vpp, "parallel.vpp", Limit::Degree)?,
+            cp: count(p.cp, "parallel.cp", Limit::Degree)?,
+            ep: count(p.ep, "parallel.ep", Limit::Degree)?,
+            etp: count(p.etp, "parallel.etp", Limit::Degree)?,
             sequence_parallel: p.sequence_parallel,
             zero_stage: p.zero_stage,
             distributed_optimizer: p.distributed_optimizer,
@@ -925,10 +925,14 @@ impl Plan {
         let recompute = Recompute {
             granularity: r.granularity,
             method: r.method,
-            num_layers: count(r.num_layers, "recompute.num_layers")?,
+            num_layers: count(r.num_layers, "recompute.num_layers", Limit::Degree)?,
             activation_function: r.activation_function,
             swap_attention: r.swap_attention,
-            activation_function_layers: r.activation_function_layers,
+            activation_function_layers: count_or_zero(
+                r.activation_function_layers,
+                "recompute.activation_function_layers",
+                Limit::Degree,
+            )?,
             layers_ratio_frac: r.layers_ratio,
         };
         let o = &file.overheads;
@@ -948,9 +952,9 @@ impl Plan {
         }
         let b = &file.batch;
         let batch = Batch {
-            micro_batch: count(b.micro_batch, "batch.micro_batch")?,
-            global_batch: count(b.global_batch, "batch.global_batch")?,
-            seq_len: count(b.seq_len, "batch.seq_len")?,
+            micro_batch: count(b.micro_batch, "batch.micro_batch", Limit::Size)?,
+            global_batch: count(b.global_batch, "batch.global_batch", Limit::Size)?,
+            seq_len: count(b.seq_len, "batch.seq_len", Limit::Size)?,
         };
         let l = &file.lora;
         let targets = match &l.targets {
@@ -958,7 +962,7 @@ impl Plan {
             TargetsField::Word(word) => LoraTargets::Only(lora_targets(word.split(','))?),
             TargetsField::List(names) => LoraTargets::Only(lora_targets(names.iter().map(String::as_str))?),
         };
-        let lora = Lora { rank: count(l.rank, "lora.rank")?, alpha: l.alpha, targets };
+        let lora = Lora { rank: count(l.rank, "lora.rank", Limit::Degree)?, alpha: l.alpha, targets };
         let rl_file = &file.rl;
         let utilization = rl_file.gpu_memory_utilization;
         if !(0.0 < utilization && utilization <= 1.0) {
@@ -968,19 +972,31 @@ impl Plan {
             });
         }
         let rl = Rl {
-            rollout_tp: count(rl_file.rollout_tp, "rl.rollout_tp")?,
-            n_samples_per_prompt: count(rl_file.n_samples_per_prompt, "rl.n_samples_per_prompt")?,
-            max_prompt_length: count(rl_file.max_prompt_length, "rl.max_prompt_length")?,
-            max_response_length: count(rl_file.max_response_length, "rl.max_response_length")?,
+            rollout_tp: count(rl_file.rollout_tp, "rl.rollout_tp", Limit::Degree)?,
+            n_samples_per_prompt: count(
+                rl_file.n_samples_per_prompt,
+                "rl.n_samples_per_prompt",
+                Limit::Samples,
+            )?,
+            max_prompt_length: count(rl_file.max_prompt_length, "rl.max_prompt_length", Limit::Size)?,
+            max_response_length: count(rl_file.max_response_length, "rl.max_response_length", Limit::Size)?,
             gpu_memory_utilization_frac: utilization,
-            max_num_seqs: count(rl_file.max_num_seqs, "rl.max_num_seqs")?,
-            mini_batch: rl_file.mini_batch,
+            max_num_seqs: count(rl_file.max_num_seqs, "rl.max_num_seqs", Limit::Size)?,
+            mini_batch: count_or_zero(rl_file.mini_batch, "rl.mini_batch", Limit::Size)?,
             dynamic_batch: rl_file.dynamic_batch,
-            max_tokens_per_device: rl_file.max_tokens_per_device,
+            max_tokens_per_device: count_or_zero(
+                rl_file.max_tokens_per_device,
+                "rl.max_tokens_per_device",
+                Limit::Size,
+            )?,
             remove_padding: rl_file.remove_padding,
             enforce_eager: rl_file.enforce_eager,
-            max_model_len: rl_file.max_model_len,
-            max_num_batched_tokens: rl_file.max_num_batched_tokens,
+            max_model_len: count_or_zero(rl_file.max_model_len, "rl.max_model_len", Limit::Size)?,
+            max_num_batched_tokens: count_or_zero(
+                rl_file.max_num_batched_tokens,
+                "rl.max_num_batched_tokens",
+                Limit::Size,
+            )?,
             blocking: rl_file.blocking,
         };
         Ok(Plan {
@@ -1154,8 +1170,54 @@ fn calibration(c: &CalibrationFile) -> Result<CalibrationFile, PlanFileError> {
     Ok(*c)
 }
 
-fn count(n: u32, field: &'static str) -> Result<NonZeroU32, PlanFileError> {
-    NonZeroU32::new(n).ok_or(PlanFileError::OutOfRange { field, expected: "at least 1" })
+/// Upper limits of the plan's counts: far beyond any real run (a 1,024-device node, 65,536 nodes,
+/// a 16-million-token sequence), and low enough that no product the engine forms of them leaves
+/// u64 or loses its meaning in f64. A value above its limit is refused with the limit named.
+#[derive(Clone, Copy, Debug)]
+enum Limit {
+    /// Nodes, parallel degrees, layer counts, LoRA ranks: 65,536.
+    Degree,
+    /// Devices per node: 1,024.
+    Node,
+    /// Token counts and batch sizes: 16,777,216 (2^24).
+    Size,
+    /// Responses per prompt: 1,024.
+    Samples,
+}
+
+impl Limit {
+    fn max(self) -> u32 {
+        match self {
+            Limit::Degree => 1 << 16,
+            Limit::Node | Limit::Samples => 1 << 10,
+            Limit::Size => 1 << 24,
+        }
+    }
+
+    fn words(self, zero: bool) -> &'static str {
+        match (self, zero) {
+            (Limit::Degree, false) => "from 1 to 65536",
+            (Limit::Degree, true) => "from 0 to 65536",
+            (Limit::Node | Limit::Samples, _) => "from 1 to 1024",
+            (Limit::Size, false) => "from 1 to 16777216",
+            (Limit::Size, true) => "from 0 to 16777216",
+        }
+    }
+}
+
+fn count(n: u32, field: &'static str, limit: Limit) -> Result<NonZeroU32, PlanFileError> {
+    match NonZeroU32::new(n) {
+        Some(n) if n.get() <= limit.max() => Ok(n),
+        _ => Err(PlanFileError::OutOfRange { field, expected: limit.words(false) }),
+    }
+}
+
+/// A count where 0 means "automatic" or "all".
+fn count_or_zero(n: u32, field: &'static str, limit: Limit) -> Result<u32, PlanFileError> {
+    match n <= limit.max() {
+        true => Ok(n),
+        false => Err(PlanFileError::OutOfRange { field, expected: limit.words(true) }),
+    }
 }
 
 fn lora_targets<'a>(names: impl Iterator<Item = &'a str>) -> Result<Vec<LoraTarget>, PlanFileError> {
@@ -1287,7 +1349,7 @@ fn custom_hardware(c: &CustomDevice) -> Result<Hardware, PlanFileError> {
         memory_bytes_per_second: memory_bw * 1e12,
         intra_node_bytes_per_second: intra * 1e9,
         inter_node_bytes_per_second: inter * 1e9 / 8.0,
-        devices_per_node: count(c.devices_per_node, "hardware.custom.devices_per_node")?.get(),
+        devices_per_node: count(c.devices_per_node, "hardware.custom.devices_per_node", Limit::Node)?.get(),
         reported: true,
         source: "entered by the user".to_owned(),
     })

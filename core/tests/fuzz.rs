@@ -676,7 +676,7 @@ fn cluster() -> BoxedStrategy<(u32, Option<u32>)> {
     prop_oneof![
         8 => (1..=12_500_u32, prop::option::of(prop::sample::select(vec![1_u32, 2, 4, 8, 16]))),
         1 => (Just(1_u32), Just(Some(1_u32))),
-        1 => (count_u32(12_500, 100_000), prop::option::of(count_u32(64, 1024))),
+        1 => (count_u32(12_500, 1 << 16), prop::option::of(count_u32(64, 1024))),
     ]
     .boxed()
 }
@@ -686,10 +686,9 @@ fn deg(realistic: u32) -> BoxedStrategy<u32> {
     count_u32(realistic, 1 << 16)
 }
 
-/// A plan file anywhere in the ranges `Plan::from_file` accepts, with the extremes of real use:
-/// 1 device to 100,000 (and 1,024 per node), sequences of 1 to 10 million tokens, global batches
-/// to 2^24, degrees to 65,536, the largest models the importer reads, every framework, method,
-/// device and knob. Counts near `u32::MAX` are left to a plan-file limit (see docs/testing.md).
+/// A plan file anywhere in the ranges `Plan::from_file` accepts, up to its limits: 65,536 nodes of
+/// up to 1,024 devices, sequences and batches to 2^24, degrees to 65,536, 1,024 responses per
+/// prompt, the largest models the importer reads, every framework, method, device and knob.
 /// Every part is boxed: the value tree of the whole would overflow a test thread's stack in debug.
 fn plan_file() -> BoxedStrategy<PlanFile> {
     (
@@ -711,12 +710,22 @@ fn plan_file() -> BoxedStrategy<PlanFile> {
             any::<[bool; 2]>(),
         )
             .boxed(),
-        (count_u32(64, 1 << 16), count_u32(1 << 20, 1 << 24), count_u32(1 << 17, 10_000_000)).boxed(),
+        (count_u32(64, 1 << 16), count_u32(1 << 20, 1 << 24), count_u32(1 << 17, 1 << 24)).boxed(),
         (count_u32(1024, 1 << 16), any::<u32>(), prop::sample::subsequence(LoraTarget::ALL.to_vec(), 0..=4)),
         (
-            (deg(16), count_u32(64, 1 << 12), count_u32(1 << 15, 10_000_000), count_u32(1 << 15, 10_000_000)),
+            (deg(16), count_u32(64, 1 << 10), count_u32(1 << 15, 1 << 24), count_u32(1 << 15, 1 << 24)),
             prop_oneof![Just(1.0), Just(5e-324), Just(1e-9), 1e-6..=1.0_f64],
             count_u32(1024, 1 << 16),
+        )
+            .boxed(),
+        (
+            any::<[bool; 6]>(),
+            prop_oneof![Just(0_u32), count_u32(64, 1 << 16)],
+            prop_oneof![Just(1.0_f64), Just(5e-324), 1e-6..=1.0_f64],
+            prop_oneof![Just(0_u32), count_u32(1 << 10, 1 << 24)],
+            prop_oneof![Just(0_u32), count_u32(1 << 15, 1 << 24)],
+            prop_oneof![Just(0_u32), count_u32(1 << 15, 1 << 24)],
+            prop_oneof![Just(0_u32), count_u32(1 << 15, 1 << 24)],
         )
             .boxed(),
         (
@@ -728,7 +737,7 @@ fn plan_file() -> BoxedStrategy<PlanFile> {
         )
             .boxed(),
     )
-        .prop_map(|(m, kinds, degrees, flags, rc, batch, lora, rl, knobs)| {
+        .prop_map(|(m, kinds, degrees, flags, rc, batch, lora, rl, seed_knobs, knobs)| {
             let (model, hardware, (nodes, devices_per_node)) = m;
             let mut f = PlanFile::minimal(model);
             f.hardware = hardware;
@@ -762,6 +771,21 @@ fn plan_file() -> BoxedStrategy<PlanFile> {
             f.rl.max_response_length = response;
             f.rl.gpu_memory_utilization = utilization;
             f.rl.max_num_seqs = seqs;
+            // The seed-000 knobs: MindSpeed's swap-optimizer and activation-function layers, the
+            // Ascend LLaMA-Factory layers ratio, and the RL engine and batching settings.
+            let (switches, act_fn_layers, ratio, mini, budget, model_len, batched) = seed_knobs;
+            [
+                f.parallel.swap_optimizer,
+                f.rl.dynamic_batch,
+                f.rl.remove_padding,
+                f.rl.enforce_eager,
+                f.rl.blocking,
+                _,
+            ] = switches;
+            f.recompute.activation_function_layers = act_fn_layers;
+            f.recompute.layers_ratio = ratio;
+            (f.rl.mini_batch, f.rl.max_tokens_per_device, f.rl.max_model_len, f.rl.max_num_batched_tokens) =
+                (mini, budget, model_len, batched);
             let (context, comm, reserve, efficiency, offset) = knobs;
             f.overheads.runtime_context_mib = context;
             f.overheads.comm_buffer_mib = comm;
@@ -1118,12 +1142,19 @@ fn regression_link_keeps_every_float_exactly() {
 }
 
 /// The rollout's KV cache for 2^32 sequences of 2^33 tokens overflowed u64 (`memory::rollout_memory`),
-/// and prompt plus response lengths overflowed u32 (`advice`'s Ulysses move).
+/// and prompt plus response lengths overflowed u32 (`advice`'s Ulysses move). Such counts are now
+/// refused with the limit named; at the limits the plan evaluates cleanly.
 #[test]
 fn regression_rollout_of_the_longest_sequences() {
-    assert_clean(
+    let err = Plan::from_json(
         r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo",
             "rl": {"max_num_seqs": 4294967295, "max_prompt_length": 4294967295, "max_response_length": 4294967295}}"#,
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("16777216"), "{err}");
+    assert_clean(
+        r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo",
+            "rl": {"max_num_seqs": 16777216, "max_prompt_length": 16777216, "max_response_length": 16777216}}"#,
     );
 }
 
@@ -1134,7 +1165,7 @@ fn regression_rl_microbatches_beyond_u32() {
         r#"{"batch": {"global_batch": 16777216, "seq_len": 1}, "framework": "mindspeed-llm", "hardware": "v100-sxm-32g",
             "method": "grpo", "model": "gpt2", "parallel": {"cp": 65536}, "recompute": {"granularity": "none"},
             "rl": {"gpu_memory_utilization": 1.0, "max_num_seqs": 1, "max_prompt_length": 1, "max_response_length": 1,
-            "n_samples_per_prompt": 4096}}"#,
+            "n_samples_per_prompt": 1024}}"#,
     );
 }
 

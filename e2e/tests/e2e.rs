@@ -24,6 +24,18 @@ async fn editing_the_plan_updates_the_report() -> WebDriverResult<()> {
     // `model.safetensors.index.json` of Qwen/Qwen2.5-7B-Instruct declares 15,231,233,024 bytes.
     assert_eq!(page.wait_text("params-total", |t| !t.is_empty()).await?, "7,615,616,512");
     assert_eq!(page.text("n-devices").await?, "8");
+    // Time to first paint from the local server: the body is empty until the wasm renders the plan,
+    // so the first contentful paint is the plan itself (Paint Timing API).
+    let paint = "const p = performance.getEntriesByName('first-contentful-paint')[0]; \
+                 const n = performance.getEntriesByType('navigation')[0]; \
+                 return [p ? p.startTime : -1, n ? n.responseEnd : -1];";
+    let times = page.driver.execute(paint, vec![]).await?.json().clone();
+    let fcp = times[0].as_f64().unwrap_or(-1.0);
+    assert!(0.0 < fcp, "no first contentful paint: {times}");
+    record_figure(&format!(
+        "first contentful paint (the plan), local server, cold: {fcp:.0} ms; html received at {:.0} ms",
+        times[1].as_f64().unwrap_or(-1.0)
+    ));
     let weights_on_8 = page.text("weights-per-device-bytes").await?;
     page.screenshot("en-first-visit").await?;
 

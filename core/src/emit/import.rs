@@ -1,5 +1,6 @@
 //! The reverse of the emitters: a launch file a user already has — a Megatron-LM or MindSpeed-LLM
-//! script, a LLaMA-Factory YAML, a DeepSpeed JSON, a VeRL override list — read onto a plan file,
+//! script, a LLaMA-Factory YAML, a DeepSpeed JSON, a VeRL override list, a MindSpeed-RL run YAML —
+//! read onto a plan file,
 //! with every key or flag it did not understand listed. The model is the catalog model whose
 //! Hugging Face id the file names; shape flags are understood, not applied.
 
@@ -34,6 +35,8 @@ pub enum ConfigKind {
     DeepSpeed,
     /// VeRL Hydra overrides.
     Verl,
+    /// A MindSpeed-RL run YAML (`megatron_training`, `actor_config`, `rl_config`, `generate_config`).
+    MindSpeedRl,
 }
 
 /// Why a text could not be read.
@@ -50,7 +53,7 @@ impl std::fmt::Display for ImportError {
         match self {
             ImportError::Unrecognized => f.write_str(
                 "not a launch file trainplan reads: a Megatron-LM or MindSpeed-LLM script, a LLaMA-Factory YAML, \
-                 a DeepSpeed JSON, or VeRL overrides",
+                 a DeepSpeed JSON, VeRL overrides, or a MindSpeed-RL YAML",
             ),
             ImportError::BadValue(key, expected) => write!(f, "{key} must be {expected}"),
         }
@@ -81,12 +84,21 @@ pub fn import(text: &str, base: &PlanFile) -> Result<Imported, ImportError> {
     } else {
         let docs = YamlLoader::load_from_str(text).map_err(|_| ImportError::Unrecognized)?;
         let Some(Yaml::Hash(map)) = docs.into_iter().next() else { return Err(ImportError::Unrecognized) };
-        if !map.keys().any(|k| matches!(k.as_str(), Some("stage" | "finetuning_type" | "model_name_or_path")))
+        if map
+            .keys()
+            .any(|k| matches!(k.as_str(), Some("megatron_training" | "rl_config" | "generate_config")))
         {
+            mindspeed_rl(&map, &mut file, &mut unknown)?;
+            ConfigKind::MindSpeedRl
+        } else if map
+            .keys()
+            .any(|k| matches!(k.as_str(), Some("stage" | "finetuning_type" | "model_name_or_path")))
+        {
+            llamafactory(&map, &mut file, &mut unknown)?;
+            ConfigKind::LlamaFactory
+        } else {
             return Err(ImportError::Unrecognized);
         }
-        llamafactory(&map, &mut file, &mut unknown)?;
-        ConfigKind::LlamaFactory
     };
     // The model: a catalog model's Hugging Face id named anywhere in the file (its `-Instruct` or
     // other variants share the architecture), the longest match winning.
@@ -574,5 +586,240 @@ fn verl(text: &str, file: &mut PlanFile, unknown: &mut Vec<String>) -> Result<()
     rl.max_num_batched_tokens = batched.filter(|&n| n != auto_batched).unwrap_or(0);
     let auto_budget = crate::plan::auto_tokens_per_device(Framework::Verl, sequence, file.parallel.cp);
     rl.max_tokens_per_device = budget.filter(|&n| n != auto_budget).unwrap_or(0);
+    Ok(())
+}
+
+/// MindSpeed-RL run-YAML keys that describe data, the optimizer's schedule or logging: understood,
+/// not applied (frameworks.md §7.2).
+const MSRL_INFO: &[&str] = &[
+    "defaults",
+    "megatron_training.model",
+    "megatron_training.use_mcore_models",
+    "megatron_training.use_fused_rmsnorm",
+    "megatron_training.use_flash_attn",
+    "megatron_training.no_masked_softmax_fusion",
+    "megatron_training.attention_softmax_in_fp32",
+    "megatron_training.no_gradient_accumulation_fusion",
+    "megatron_training.use_fused_swiglu",
+    "megatron_training.use_fused_rotary_pos_emb",
+    "megatron_training.tokenizer_type",
+    "megatron_training.tokenizer_name_or_path",
+    "megatron_training.seq_length",
+    "megatron_training.save_interval",
+    "megatron_training.train_iters",
+    "megatron_training.stage",
+    "megatron_training.distributed_backend",
+    "megatron_training.no_shared_storage",
+    "megatron_training.dataset_additional_keys",
+    "megatron_training.data_path",
+    "megatron_training.split",
+    "megatron_training.seed",
+    "megatron_training.reset_attention_mask",
+    "megatron_training.no_pad_to_seq_lengths",
+    "actor_config.model",
+    "actor_config.lr",
+    "actor_config.lr_decay_style",
+    "actor_config.min_lr",
+    "actor_config.weight_decay",
+    "actor_config.lr_warmup_fraction",
+    "actor_config.clip_grad",
+    "actor_config.adam_beta1",
+    "actor_config.adam_beta2",
+    "actor_config.finetune",
+    "actor_config.load",
+    "actor_config.save",
+    "actor_config.no_load_optim",
+    "actor_config.no_load_rng",
+    "rl_config.use_integrated_worker",
+    "rl_config.kl_penalty",
+    "rl_config.kl_ctrl_type",
+    "rl_config.init_kl_coef",
+    "rl_config.epochs",
+    "rl_config.clip_ratio",
+    "rl_config.actor_forward_micro_batch_size",
+    "rl_config.ref_forward_micro_batch_size",
+    "rl_config.rule_reward",
+    "rl_config.verifier_function",
+    "rl_config.verifier_weight",
+    "rl_config.use_tensorboard",
+    "rl_config.actor_resource",
+    "generate_config.trust_remote_code",
+    "generate_config.offload_train_optimizer",
+    "generate_config.offload_train_grad",
+    "generate_config.offload_train_param",
+    "generate_config.infer_pipeline_parallel_size",
+    "generate_config.infer_expert_parallel_size",
+    "generate_config.dtype",
+    "generate_config.sampling_config",
+];
+
+/// A MindSpeed-RL run YAML: the Megatron settings, the actor's layout, the RL loop and the vLLM
+/// engine. Values the plan derives by itself (a mini-batch of the whole batch, `max_model_len` of
+/// prompt + response, the automatic token budgets) come back as 0, "automatic".
+fn mindspeed_rl(
+    map: &yaml_rust2::yaml::Hash,
+    file: &mut PlanFile,
+    unknown: &mut Vec<String>,
+) -> Result<(), ImportError> {
+    file.framework = Framework::MindSpeedRl;
+    file.method = Method::Grpo;
+    let section = |name: &str| match map.get(&Yaml::String(name.to_owned())) {
+        Some(Yaml::Hash(h)) => Some(h),
+        _ => None,
+    };
+    let empty = yaml_rust2::yaml::Hash::new();
+    let (mt, actor, rl, generate) = (
+        section("megatron_training").unwrap_or(&empty),
+        section("actor_config").unwrap_or(&empty),
+        section("rl_config").unwrap_or(&empty),
+        section("generate_config").unwrap_or(&empty),
+    );
+    let get = |h: &'_ yaml_rust2::yaml::Hash, k: &str| h.get(&Yaml::String(k.to_owned())).cloned();
+    let int = |h: &yaml_rust2::yaml::Hash, sec: &str, k: &str| -> Result<Option<u32>, ImportError> {
+        match get(h, k) {
+            None => Ok(None),
+            Some(Yaml::Integer(n)) if 0 <= n && n <= i64::from(u32::MAX) => Ok(Some(n as u32)),
+            Some(_) => Err(ImportError::BadValue(format!("{sec}.{k}"), "a whole number")),
+        }
+    };
+    let flag = |h: &yaml_rust2::yaml::Hash, k: &str| matches!(get(h, k), Some(Yaml::Boolean(true)));
+    let has = |h: &yaml_rust2::yaml::Hash, k: &str| get(h, k).is_some();
+
+    let p = &mut file.parallel;
+    p.sequence_parallel = flag(mt, "sequence_parallel");
+    p.distributed_optimizer = flag(mt, "use_distributed_optimizer");
+    p.swap_optimizer = flag(mt, "swap_optimizer");
+    p.tp_comm_overlap = flag(mt, "use_ascend_coc");
+    p.cp = int(mt, "megatron_training", "context_parallel_size")?.unwrap_or(1);
+    p.ep = int(mt, "megatron_training", "expert_model_parallel_size")?.unwrap_or(1);
+    p.tp = int(actor, "actor_config", "tensor_model_parallel_size")?.unwrap_or(1);
+    p.pp = int(actor, "actor_config", "pipeline_model_parallel_size")?.unwrap_or(1);
+    file.precision = if flag(mt, "fp16") { Precision::Fp16 } else { Precision::Bf16 };
+    let r = &mut file.recompute;
+    r.granularity = match get(mt, "recompute_granularity").as_ref().and_then(Yaml::as_str) {
+        None => RecomputeGranularity::None,
+        Some("full") => RecomputeGranularity::Full,
+        Some("selective") => RecomputeGranularity::Selective,
+        Some(_) => {
+            return Err(ImportError::BadValue(
+                "megatron_training.recompute_granularity".into(),
+                "full or selective",
+            ));
+        }
+    };
+    r.method = match get(mt, "recompute_method").as_ref().and_then(Yaml::as_str) {
+        Some("block") => RecomputeMethod::Block,
+        _ => RecomputeMethod::Uniform,
+    };
+    r.num_layers = int(mt, "megatron_training", "recompute_num_layers")?.unwrap_or(1);
+    r.activation_function = flag(mt, "recompute_activation_function");
+    r.swap_attention = flag(mt, "swap_attention");
+    if let Some(g) = int(mt, "megatron_training", "global_batch_size")? {
+        file.batch.global_batch = g;
+    }
+    if let Some(m) = int(actor, "actor_config", "micro_batch_size")? {
+        file.batch.micro_batch = m;
+    }
+    let rl_file = &mut file.rl;
+    if get(rl, "adv_estimator").as_ref().and_then(Yaml::as_str) == Some("gae") {
+        file.method = Method::Ppo;
+    }
+    if let Some(n) = int(rl, "rl_config", "n_samples_per_prompt")? {
+        rl_file.n_samples_per_prompt = n;
+    }
+    if let Some(n) = int(rl, "rl_config", "max_prompt_length")? {
+        rl_file.max_prompt_length = n;
+    }
+    let sampling = match get(generate, "sampling_config") {
+        Some(Yaml::Hash(h)) => h,
+        _ => yaml_rust2::yaml::Hash::new(),
+    };
+    if let Some(n) = int(&sampling, "generate_config.sampling_config", "max_tokens")? {
+        rl_file.max_response_length = n;
+    }
+    rl_file.blocking = !has(rl, "blocking") || flag(rl, "blocking");
+    rl_file.remove_padding = flag(rl, "use_remove_padding");
+    rl_file.dynamic_batch = flag(rl, "use_dynamic_bsz");
+    rl_file.enforce_eager = flag(generate, "enforce_eager");
+    if let Some(tp) = int(generate, "generate_config", "infer_tensor_parallel_size")? {
+        rl_file.rollout_tp = tp;
+    }
+    if let Some(n) = int(generate, "generate_config", "max_num_seqs")? {
+        rl_file.max_num_seqs = n;
+    }
+    match get(generate, "gpu_memory_utilization") {
+        None => {}
+        Some(Yaml::Real(x)) if x.parse::<f64>().is_ok() => {
+            rl_file.gpu_memory_utilization = x.parse().unwrap_or(0.5);
+        }
+        Some(Yaml::Integer(1)) => rl_file.gpu_memory_utilization = 1.0,
+        Some(_) => {
+            return Err(ImportError::BadValue(
+                "generate_config.gpu_memory_utilization".into(),
+                "a number in (0, 1]",
+            ));
+        }
+    }
+    // Back to "automatic" where the file holds what the plan would derive itself.
+    let sequence = rl_file.max_prompt_length.saturating_add(rl_file.max_response_length);
+    let mini = int(rl, "rl_config", "mini_batch_size")?;
+    rl_file.mini_batch = mini.filter(|&m| m != file.batch.global_batch).unwrap_or(0);
+    let model_len = int(generate, "generate_config", "max_model_len")?;
+    rl_file.max_model_len = model_len.filter(|&n| n != sequence).unwrap_or(0);
+    let auto_batched = if rl_file.max_model_len == 0 { sequence } else { rl_file.max_model_len }.max(8192);
+    let batched = int(generate, "generate_config", "max_num_batched_tokens")?;
+    rl_file.max_num_batched_tokens = batched.filter(|&n| n != auto_batched).unwrap_or(0);
+    let auto_budget = crate::plan::auto_tokens_per_device(Framework::MindSpeedRl, sequence, file.parallel.cp);
+    let budget = int(rl, "rl_config", "max_packing_token_size")?;
+    rl_file.max_tokens_per_device = budget.filter(|&n| n != auto_budget).unwrap_or(0);
+
+    // Every key, by section, that is neither applied above nor known as information.
+    const APPLIED: &[&str] = &[
+        "megatron_training.sequence_parallel",
+        "megatron_training.use_distributed_optimizer",
+        "megatron_training.swap_optimizer",
+        "megatron_training.use_ascend_coc",
+        "megatron_training.context_parallel_size",
+        "megatron_training.expert_model_parallel_size",
+        "megatron_training.bf16",
+        "megatron_training.fp16",
+        "megatron_training.recompute_granularity",
+        "megatron_training.recompute_method",
+        "megatron_training.recompute_num_layers",
+        "megatron_training.recompute_activation_function",
+        "megatron_training.swap_attention",
+        "megatron_training.global_batch_size",
+        "actor_config.micro_batch_size",
+        "actor_config.tensor_model_parallel_size",
+        "actor_config.pipeline_model_parallel_size",
+        "rl_config.adv_estimator",
+        "rl_config.n_samples_per_prompt",
+        "rl_config.max_prompt_length",
+        "rl_config.mini_batch_size",
+        "rl_config.blocking",
+        "rl_config.use_remove_padding",
+        "rl_config.use_dynamic_bsz",
+        "rl_config.max_packing_token_size",
+        "generate_config.enforce_eager",
+        "generate_config.infer_tensor_parallel_size",
+        "generate_config.max_num_seqs",
+        "generate_config.gpu_memory_utilization",
+        "generate_config.max_model_len",
+        "generate_config.max_num_batched_tokens",
+    ];
+    for (key, value) in map {
+        let Some(top) = key.as_str() else { continue };
+        let keys: Vec<String> = match value {
+            Yaml::Hash(h) if top != "defaults" => {
+                h.keys().filter_map(Yaml::as_str).map(|k| format!("{top}.{k}")).collect()
+            }
+            _ => vec![top.to_owned()],
+        };
+        for k in keys {
+            if !APPLIED.contains(&k.as_str()) && !MSRL_INFO.contains(&k.as_str()) {
+                unknown.push(k);
+            }
+        }
+    }
     Ok(())
 }

@@ -173,9 +173,8 @@ pub fn files(plan: &Plan, header: &[String]) -> Vec<EmittedFile> {
     r("ref_forward_micro_batch_size", plan.batch.micro_batch.to_string());
     r("use_remove_padding", rl.remove_padding.to_string());
     r("use_dynamic_bsz", rl.dynamic_batch.to_string());
-    if rl.dynamic_batch {
-        r("max_packing_token_size", rl.tokens_per_device(plan.framework, p.cp.get()).to_string());
-    }
+    // Read only with use_dynamic_bsz; written always, so the file carries the whole plan.
+    r("max_packing_token_size", rl.tokens_per_device(plan.framework, p.cp.get()).to_string());
     r("rule_reward", "true".into());
     r("verifier_function", "[\"math_17k_acc\"]".into());
     r("verifier_weight", "[1.0]".into());

@@ -77,6 +77,37 @@ fn assert_carried(original: &PlanFile, back: &PlanFile, kind: ConfigKind) {
                 assert_eq!(back.recompute.layers_ratio, original.recompute.layers_ratio);
             }
         }
+        ConfigKind::MindSpeedRl => {
+            assert_eq!(back.method, original.method);
+            assert_eq!((b.tp, b.pp, b.cp), (o.tp, o.pp, o.cp));
+            assert_eq!(
+                (b.sequence_parallel, b.distributed_optimizer, b.swap_optimizer, b.tp_comm_overlap),
+                (o.sequence_parallel, o.distributed_optimizer, o.swap_optimizer, o.tp_comm_overlap)
+            );
+            assert_eq!(back.recompute, original.recompute);
+            assert_eq!(
+                (back.batch.micro_batch, back.batch.global_batch),
+                (original.batch.micro_batch, original.batch.global_batch)
+            );
+            let effective = |f: &PlanFile| {
+                let plan = Plan::from_file(f).unwrap();
+                let (r, g) = (&plan.rl, plan.batch.global_batch.get());
+                let budget = r.tokens_per_device(plan.framework, plan.parallel.cp.get());
+                let engine =
+                    (r.rollout_tp, r.enforce_eager, r.model_len(), r.batched_tokens(), r.max_num_seqs);
+                let lengths = (r.max_prompt_length, r.max_response_length, r.n_samples_per_prompt);
+                (
+                    r.mini_batch_prompts(g),
+                    r.dynamic_batch,
+                    budget,
+                    r.remove_padding,
+                    r.blocking,
+                    engine,
+                    lengths,
+                )
+            };
+            assert_eq!(effective(back), effective(original));
+        }
         ConfigKind::Verl => {
             assert_eq!(back.method, original.method);
             assert_eq!(
@@ -247,4 +278,35 @@ fn what_is_not_understood_is_listed() {
             .to_string()
             .contains("whole number")
     );
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    /// Random layouts and RL knobs survive MindSpeed-RL emit → import.
+    #[test]
+    fn mindspeed_rl_round_trips(
+        ppo in any::<bool>(), tp in prop::sample::select(vec![1u32, 2, 4]), pp in prop::sample::select(vec![1u32, 2]),
+        swap in any::<bool>(), coc in any::<bool>(), recompute in 0usize..3, n in 1u32..17,
+        mini in prop::sample::select(vec![0u32, 32, 64]), dynamic in any::<bool>(),
+        budget in prop::sample::select(vec![0u32, 8192]), padding in any::<bool>(), eager in any::<bool>(),
+        blocking in any::<bool>(), model_len in prop::sample::select(vec![0u32, 4096]),
+        batched in prop::sample::select(vec![0u32, 16384]), rollout_tp in prop::sample::select(vec![1u32, 2, 4]),
+    ) {
+        let method = if ppo { "ppo" } else { "grpo" };
+        let granularity = ["none", "selective", "full"][recompute];
+        let text = format!(
+            r#"{{"model": "qwen2.5-7b", "hardware": "ascend-910b2", "cluster": {{"nodes": 2}}, "framework": "mindspeed-rl",
+                "method": "{method}", "parallel": {{"tp": {tp}, "pp": {pp}, "distributed_optimizer": true,
+                "swap_optimizer": {swap}, "tp_comm_overlap": {coc}}}, "recompute": {{"granularity": "{granularity}"}},
+                "batch": {{"micro_batch": 2, "global_batch": 128}},
+                "rl": {{"rollout_tp": {rollout_tp}, "n_samples_per_prompt": {n}, "mini_batch": {mini}, "dynamic_batch": {dynamic},
+                "max_tokens_per_device": {budget}, "remove_padding": {padding}, "enforce_eager": {eager}, "blocking": {blocking},
+                "max_model_len": {model_len}, "max_num_batched_tokens": {batched}}}}}"#
+        );
+        let plan = Plan::from_json(&text).unwrap();
+        let (original, back, kind) = round_trip(&plan);
+        prop_assert_eq!(kind, ConfigKind::MindSpeedRl);
+        assert_carried(&original, &back, kind);
+    }
 }

@@ -80,14 +80,20 @@ fn bad_plans_are_refused_with_a_reason() {
         r#"{"model": "gpt2", "hardware": "tpu-v9"}"#,
         &PlanFileError::UnknownHardware("tpu-v9".to_owned()),
     );
-    let zero = |field| PlanFileError::OutOfRange { field, expected: "at least 1" };
-    check_err(r#"{"model": "llama-2-7b", "cluster": {"nodes": 0}}"#, &zero("cluster.nodes"));
+    let zero = |field, expected| PlanFileError::OutOfRange { field, expected };
+    check_err(
+        r#"{"model": "llama-2-7b", "cluster": {"nodes": 0}}"#,
+        &zero("cluster.nodes", "from 1 to 65536"),
+    );
     check_err(
         r#"{"model": "llama-2-7b", "cluster": {"devices_per_node": 0}}"#,
-        &zero("cluster.devices_per_node"),
+        &zero("cluster.devices_per_node", "from 1 to 1024"),
     );
-    check_err(r#"{"model": "llama-2-7b", "parallel": {"tp": 0}}"#, &zero("parallel.tp"));
-    check_err(r#"{"model": "llama-2-7b", "batch": {"seq_len": 0}}"#, &zero("batch.seq_len"));
+    check_err(r#"{"model": "llama-2-7b", "parallel": {"tp": 0}}"#, &zero("parallel.tp", "from 1 to 65536"));
+    check_err(
+        r#"{"model": "llama-2-7b", "batch": {"seq_len": 0}}"#,
+        &zero("batch.seq_len", "from 1 to 16777216"),
+    );
     check_err(
         r#"{"model": "llama-2-7b", "parallel": {"zero_stage": 4}}"#,
         &PlanFileError::OutOfRange { field: "parallel.zero_stage", expected: "0, 1, 2 or 3" },
@@ -147,11 +153,28 @@ fn bad_plans_are_refused_with_a_reason() {
 
 #[test]
 fn the_largest_cluster_still_evaluates() {
-    let text = format!(
-        r#"{{"model": "llama-2-13b", "cluster": {{"nodes": {max}, "devices_per_node": {max}}}}}"#,
-        max = u32::MAX
-    );
-    let report = evaluate(&Plan::from_json(&text).unwrap());
-    assert_eq!(report.n_devices, u64::from(u32::MAX) * u64::from(u32::MAX));
+    let text = r#"{"model": "llama-2-13b", "cluster": {"nodes": 65536, "devices_per_node": 1024}}"#;
+    let report = evaluate(&Plan::from_json(text).unwrap());
+    assert_eq!(report.n_devices, 65_536 * 1_024);
     assert!(0 < report.memory.zero3_bf16_weight_bytes_per_device);
+}
+
+#[test]
+fn counts_beyond_their_limits_are_refused_with_the_limit_named() {
+    // (field path, the largest accepted, its message)
+    for (path, max, words) in [
+        ("cluster.nodes", 65_536_u64, "from 1 to 65536"),
+        ("cluster.devices_per_node", 1_024, "from 1 to 1024"),
+        ("parallel.tp", 65_536, "from 1 to 65536"),
+        ("batch.seq_len", 1 << 24, "from 1 to 16777216"),
+        ("rl.n_samples_per_prompt", 1_024, "from 1 to 1024"),
+        ("rl.max_model_len", 1 << 24, "from 0 to 16777216"),
+        ("recompute.activation_function_layers", 65_536, "from 0 to 65536"),
+    ] {
+        let (section, key) = path.split_once('.').unwrap();
+        let text = |n: u64| format!(r#"{{"model": "gpt2", "{section}": {{"{key}": {n}}}}}"#);
+        assert!(trainplan_core::Plan::from_json(&text(max)).is_ok(), "{path} = {max}");
+        let err = trainplan_core::Plan::from_json(&text(max + 1)).unwrap_err();
+        assert_eq!(err.to_string(), format!("{path} must be {words}"));
+    }
 }
