@@ -357,13 +357,13 @@ texts! {
     advice_title => "Tuning advice", "调优建议";
     launch_title => "Files to launch", "启动文件";
     launch_model_path => "Model path", "模型路径";
-    launch_model_path_hint => "empty: the model's Hugging Face id", "留空：使用模型的 Hugging Face id";
+    launch_model_path_hint => "empty: the model's Hugging Face id", "默认：HF 模型 id";
     launch_dataset => "Dataset", "数据集";
-    launch_dataset_hint => "empty: the framework's demo data", "留空：使用框架自带的示例数据";
+    launch_dataset_hint => "empty: the framework's demo data", "默认：示例数据";
     launch_output_dir => "Output directory", "输出目录";
-    launch_output_dir_hint => "empty: saves/<model>/<stage>", "留空：saves/<模型>/<阶段>";
+    launch_output_dir_hint => "empty: saves/<model>/<stage>", "默认：saves/<模型>/<阶段>";
     launch_master_addr => "Node 0 address", "主节点地址";
-    launch_master_addr_hint => "empty: $MASTER_ADDR, else localhost", "留空：取 $MASTER_ADDR，否则 localhost";
+    launch_master_addr_hint => "empty: $MASTER_ADDR, else localhost", "默认：$MASTER_ADDR";
     launch_copy => "Copy", "复制";
     launch_import_title => "Import a launch file", "导入已有的启动文件";
     launch_import_hint => "Paste a Megatron-LM or MindSpeed-LLM script, a LLaMA-Factory YAML, a DeepSpeed JSON, VeRL overrides or a MindSpeed-RL YAML: its settings replace the plan's.", "粘贴 Megatron-LM 或 MindSpeed-LLM 脚本、LLaMA-Factory YAML、DeepSpeed JSON、VeRL 覆盖参数或 MindSpeed-RL YAML：其中的设置会替换当前方案。";

@@ -105,6 +105,13 @@ pub fn remember_device(device: trainplan_core::plan::CustomDevice) {
     remember(DEVICES_KEY, device);
 }
 
+/// Keeps the plan's device if it is a custom one.
+pub fn remember_device_of(plan: &Plan) {
+    if let trainplan_core::plan::HardwareSpec::Custom(device) = &plan.hardware.spec {
+        remember_device(device.clone());
+    }
+}
+
 /// Forgets the saved plan (the user's models and devices stay).
 pub fn forget_plan() {
     if let Some(storage) = local_storage() {

@@ -609,8 +609,11 @@ fn pipeline_makespan(
         p2p_seconds,
     };
     let m_sim = m.min(SIMULATED_MICROBATCHES_PER_STAGE * pp).max(1);
+    // The micro-batches the order will hold: interleaving rounds up to groups of pp, DualPipeV runs
+    // at least 2·pp (`schedule::orders`); the bound must count those, not the ones asked for.
     let m_sim = if kind == Schedule::Interleaved { m_sim.div_ceil(pp) * pp } else { m_sim };
-    let passes = 3 * u64::from(pp) * u64::from(vpp) * u64::from(m_sim);
+    let m_ordered = if kind == Schedule::DualPipeV { m_sim.max(2 * pp) } else { m_sim };
+    let passes = 3 * u64::from(pp) * u64::from(vpp) * u64::from(m_ordered);
     let simulated = match passes <= SIMULATED_PASSES_MAX {
         true => schedule::simulate(kind, &schedule::orders(kind, pp, vpp, m_sim), &costs),
         false => None,

@@ -249,6 +249,18 @@ async fn controls_are_labelled_keyboard_reachable_and_the_results_print() -> Web
     assert_eq!(path.last().map(String::as_str), Some("nodes-input"), "Tab order: {path:?}");
     page.driver.action_chain().send_keys(Key::Tab).perform().await?;
     assert_eq!(page.driver.execute(focused, vec![]).await?.json().as_str(), Some("devices-input"));
+    // A custom device is kept for later visits: described once, listed after a reload.
+    page.choose("hardware-select", "custom").await?;
+    page.type_into("custom-name", "lab-npu-64g").await?;
+    page.type_into("custom-memory", "64").await?;
+    page.wait_text("params-total", |t| !t.is_empty()).await?;
+    page.choose("hardware-select", "h100-sxm-80g").await?;
+    page.driver.refresh().await?;
+    page.wait_text("params-total", |t| !t.is_empty()).await?;
+    page.choose("hardware-select", "saved:0").await?;
+    let name = page.el("custom-name").await?.prop("value").await?;
+    assert_eq!(name.as_deref(), Some("lab-npu-64g"));
+    assert_eq!(page.el("custom-memory").await?.prop("value").await?.as_deref(), Some("64"));
     // Print: the controls go, the results stay.
     page.driver.cdp().send_raw("Emulation.setEmulatedMedia", serde_json::json!({"media": "print"})).await?;
     let shown = |testid: &str| {

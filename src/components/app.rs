@@ -45,16 +45,22 @@ pub fn App() -> impl IntoView {
         }
         storage::replace_hash(&pinned.with(|p| permalink::encode_link(&plan, p.as_ref())));
         storage::save_plan(&plan);
-        // The user's own model and device outlive the plan that used them.
+        // The user's own model outlives the plan that used it (devices: see `remember_device_of`).
         if let trainplan_core::plan::ModelSpec::HfConfig(config) = &plan.model.spec {
             storage::remember_model(storage::SavedModel {
                 name: plan.model.name.clone(),
                 config: config.clone(),
             });
         }
-        if let trainplan_core::plan::HardwareSpec::Custom(device) = &plan.hardware.spec {
-            storage::remember_device(device.clone());
-        }
+    });
+    // A custom device is kept when the page goes away (not per keystroke, which would keep every
+    // half-typed name); the hardware picker keeps it too when the user switches to another device.
+    let _ = window_event_listener(leptos::ev::pagehide, move |_| {
+        plan.with_untracked(|p| {
+            if let Ok(p) = p {
+                storage::remember_device_of(p);
+            }
+        })
     });
     // A link pasted into the address bar of an open page.
     let _ = window_event_listener(leptos::ev::hashchange, move |_| {

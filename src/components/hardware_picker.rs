@@ -49,6 +49,10 @@ pub fn HardwarePicker(
         .collect_view();
     let on_change = move |ev: leptos::ev::Event| {
         let value = event_target_value(&ev);
+        // Leaving a described device keeps it for later visits.
+        if let Ok(plan) = form.with_untracked(PlanForm::to_plan) {
+            crate::storage::remember_device_of(&plan);
+        }
         let chosen = value
             .strip_prefix(SAVED)
             .and_then(|i| i.parse::<usize>().ok())
