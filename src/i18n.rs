@@ -119,6 +119,9 @@ texts! {
     plan_form_n_devices => "Devices in all", "设备总数";
     plan_form_bad_count => "Enter a whole number of at least 1", "请输入不小于 1 的整数";
     training_title => "Training", "训练";
+    summary_speed => "step {step} · {tokens} tokens/s · MFU {mfu}", "单步 {step} · 每秒 {tokens} token · MFU {mfu}";
+    summary_no_errors => "no rule broken", "未违反规则";
+    summary_errors => "rules broken: {n}", "违反 {n} 条规则";
     header_reset => "Reset", "重置";
     header_reset_title => "Start again from the default plan; your imported models and devices stay listed.", "回到默认方案；已导入的模型和自定义设备仍保留在列表中。";
     model_saved => "Your models", "你的模型";
@@ -361,7 +364,7 @@ texts! {
     launch_dataset => "Dataset", "数据集";
     launch_dataset_hint => "empty: the framework's demo data", "默认：示例数据";
     launch_output_dir => "Output directory", "输出目录";
-    launch_output_dir_hint => "empty: saves/<model>/<stage>", "默认：saves/<模型>/<阶段>";
+    launch_output_dir_hint => "empty: saves/<model>/<stage>", "默认：saves/<模型>/…";
     launch_master_addr => "Node 0 address", "主节点地址";
     launch_master_addr_hint => "empty: $MASTER_ADDR, else localhost", "默认：$MASTER_ADDR";
     launch_copy => "Copy", "复制";

@@ -36,6 +36,12 @@ async fn editing_the_plan_updates_the_report() -> WebDriverResult<()> {
         "first contentful paint (the plan), local server, cold: {fcp:.0} ms; html received at {:.0} ms",
         times[1].as_f64().unwrap_or(-1.0)
     ));
+    // The plan at a glance, above the details: it fits, its speed, no broken rule.
+    let summary = page.text("summary").await?;
+    assert!(
+        summary.contains("Fits") && summary.contains("MFU") && summary.contains("no rule broken"),
+        "{summary}"
+    );
     let weights_on_8 = page.text("weights-per-device-bytes").await?;
     page.screenshot("en-first-visit").await?;
 

@@ -124,6 +124,7 @@ pub fn ParamsPanel(
                     }
                 }
             >
+                <Summary report=report />
                 <ComparePanel form=form pinned=pinned plan=plan report=report />
                 <FindingsPanel form=form plan=plan report=report />
                 <AdvicePanel form=form plan=plan />
@@ -202,5 +203,49 @@ pub fn ParamsPanel(
                 <p class="explain">{move || tr(Key::weights_explain)}</p>
             </Show>
         </section>
+    }
+}
+
+/// The plan at a glance, before the details: whether it fits, the step, throughput and MFU, and
+/// how many rules it breaks. Every figure is the core's report, formatted.
+#[component]
+fn Summary(
+    /// The current plan's report.
+    #[prop(into)]
+    report: Signal<Option<Report>>,
+) -> impl IntoView {
+    let tr = use_tr();
+    let lang = use_lang();
+    move || {
+        report.with(|r| {
+            let r = r.as_ref()?;
+            let m = &r.memory;
+            let args = [("peak", format::gib(m.peak_bytes)), ("usable", format::gib(m.usable_bytes))];
+            let args: Vec<(&str, &str)> = args.iter().map(|(k, v)| (*k, v.as_str())).collect();
+            let (class, key) =
+                if m.fits { ("badge ok", Key::mem_fits) } else { ("badge bad", Key::mem_does_not_fit) };
+            let errors =
+                r.findings.iter().filter(|f| f.severity == trainplan_core::report::Severity::Error).count();
+            let t = &r.time;
+            let speed = fill(
+                tr(Key::summary_speed),
+                &[
+                    ("step", &format::seconds(t.step_seconds)),
+                    ("tokens", &format::count_short(t.tokens_per_second as u64, lang.get())),
+                    ("mfu", &format::percent(t.mfu)),
+                ],
+            );
+            let rules = match errors {
+                0 => tr(Key::summary_no_errors).to_owned(),
+                n => fill(tr(Key::summary_errors), &[("n", &n.to_string())]),
+            };
+            Some(view! {
+                <div class="summary" data-testid="summary">
+                    <span class=class>{fill(tr(key), &args)}</span>
+                    <span class="summary-speed" data-testid="summary-speed">{speed}</span>
+                    <span class=if errors == 0 { "badge ok" } else { "badge bad" }>{rules}</span>
+                </div>
+            })
+        })
     }
 }
