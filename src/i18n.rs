@@ -170,6 +170,7 @@ texts! {
     rc_act_fn_layers => "Activation-function recompute layers", "激活函数重计算层数";
     rc_layers_ratio => "Recompute layers ratio (Ascend LLaMA-Factory)", "重计算层比例（昇腾 LLaMA-Factory）";
     par_swap_opt => "Swap optimizer to host (MindSpeed)", "优化器换出到主机（MindSpeed）";
+    par_uneven => "Uneven pipeline stages (first/last take the rest)", "非均匀流水线划分（首尾阶段承担余数层）";
     training_framework => "Framework", "框架";
     training_method => "Method", "方法";
     training_lora_rank => "LoRA rank", "LoRA 秩";
@@ -352,6 +353,7 @@ texts! {
     rule_rl_max_model_len => "vLLM max_model_len {max_model_len} is shorter than a prompt and its response ({tokens}).", "vLLM max_model_len {max_model_len} 短于 prompt 加回答的长度（{tokens}）。";
     rule_rl_max_num_batched_tokens => "vLLM max_num_batched_tokens {batched} is smaller than max_model_len {max_model_len}.", "vLLM max_num_batched_tokens {batched} 小于 max_model_len {max_model_len}。";
     rule_rl_token_budget => "A device's token budget {budget} (× SP) cannot hold one sequence of {tokens} tokens.", "单卡 token 上限 {budget}（× SP）放不下一条 {tokens} token 的序列。";
+    rule_parallel_uneven_vpp => "Uneven pipeline stages cannot be combined with VPP or DualPipeV.", "非均匀流水线划分不能与 VPP 或 DualPipeV 同时使用。";
     rule_verl_ulysses => "Ulysses SP {cp} must divide both the {world} devices and the {heads} heads.", "Ulysses SP {cp} 必须同时整除 {world} 张卡和 {heads} 个头。";
     rule_zero_offload_params_needs_3 => "Parameter offload needs ZeRO-3, not ZeRO-{zero_stage}.", "参数卸载需要 ZeRO-3，而不是 ZeRO-{zero_stage}。";
     findings_title => "What the frameworks will say", "框架会提示的问题";

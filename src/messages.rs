@@ -116,6 +116,7 @@ pub fn finding(lang: Lang, finding: &Finding) -> String {
         "rl.rollout_tp_heads" => Key::rule_rl_rollout_tp_heads,
         "schedule.dualpipev_microbatches" => Key::rule_schedule_dualpipev_microbatches,
         "verl.ulysses" => Key::rule_verl_ulysses,
+        "parallel.uneven_vpp" => Key::rule_parallel_uneven_vpp,
         "mindspeed.swap_optimizer" => Key::rule_mindspeed_swap_optimizer,
         "mindspeed.act_fn_layers" => Key::rule_mindspeed_act_fn_layers,
         "mindspeed.act_fn_full_block" => Key::rule_mindspeed_act_fn_full_block,

@@ -314,21 +314,46 @@ pub fn estimate_with(plan: &Plan, facts: &ModelFacts) -> Memory {
     }
 }
 
-/// The decoder layers of each stage: as even as possible, the first stages taking one more when the
-/// layers do not divide (Megatron requires divisibility unless the first/last stage sizes are set).
+/// The decoder layers of each stage. When they divide, every stage takes n ÷ pp. When not, the
+/// layout Megatron can express (`--decoder-first-pipeline-num-layers F --decoder-last-pipeline-num-layers L`,
+/// `arguments.py`: the middle pp − 2 stages split the rest evenly) and MindSpeed's `--num-layer-list`
+/// can list: the middle stages take ⌈n ÷ pp⌉ each and the first and last share the rest, the
+/// first the smaller half (it also holds the embedding). DeepSeek-V3's 61 layers on 8 stages:
+/// 6, 8 × 6, 7. Where no such layout exists (the rest would leave a stage empty), the first stages
+/// take one layer more than the others.
 pub fn stage_layers(n_layers: u64, pp: u64) -> Vec<std::ops::Range<u64>> {
     let pp = pp.clamp(1, n_layers.max(1));
-    let base = n_layers / pp;
-    let extra = n_layers % pp;
+    let sizes = match uneven_sizes(n_layers, pp) {
+        Some(sizes) => sizes,
+        None => (0..pp).map(|idx| n_layers / pp + u64::from(idx < n_layers % pp)).collect(),
+    };
     let mut start = 0;
-    (0..pp)
-        .map(|idx| {
-            let len = base + u64::from(idx < extra);
+    sizes
+        .into_iter()
+        .map(|len| {
             let res = start..start + len;
             start += len;
             res
         })
         .collect()
+}
+
+/// The first/last-stage layout of [`stage_layers`] for layers that do not divide by `pp` (≥ 2), or
+/// `None` when they divide or no stage could keep a layer.
+pub fn uneven_sizes(n_layers: u64, pp: u64) -> Option<Vec<u64>> {
+    if pp < 2 || n_layers.is_multiple_of(pp) {
+        return None;
+    }
+    let middle = n_layers.div_ceil(pp);
+    let rest = n_layers.checked_sub((pp - 2) * middle)?;
+    let first = rest / 2;
+    let last = rest - first;
+    (1 <= first).then(|| {
+        let mut sizes = vec![middle; pp as usize];
+        sizes[0] = first;
+        sizes[pp as usize - 1] = last;
+        sizes
+    })
 }
 
 fn stage_memory(ctx: &Ctx, stage_idx: u64, stage_ranges: &[std::ops::Range<u64>]) -> StageMemory {

@@ -269,6 +269,9 @@ pub struct Parallel {
     /// MindSpeed `--swap-optimizer`: the distributed optimizer's fp32 states wait in host memory
     /// during forward and backward and come back to the device in slices for the step.
     pub swap_optimizer: bool,
+    /// Layers that do not divide by `pp` go to the first and last stages ([`crate::memory::stage_layers`]):
+    /// Megatron `--decoder-first/last-pipeline-num-layers`, MindSpeed `--num-layer-list`.
+    pub uneven_layers: bool,
     /// The pipeline schedule.
     pub schedule: PipelineSchedule,
 }
@@ -577,6 +580,7 @@ pub struct ParallelFile {
     pub overlap_param_gather: bool,
     pub tp_comm_overlap: bool,
     pub swap_optimizer: bool,
+    pub uneven_layers: bool,
     pub schedule: PipelineSchedule,
 }
 
@@ -598,6 +602,7 @@ impl Default for ParallelFile {
             overlap_param_gather: false,
             tp_comm_overlap: false,
             swap_optimizer: false,
+            uneven_layers: false,
             schedule: PipelineSchedule::Auto,
         }
     }
@@ -913,6 +918,7 @@ impl Plan {
             overlap_param_gather: p.overlap_param_gather,
             tp_comm_overlap: p.tp_comm_overlap,
             swap_optimizer: p.swap_optimizer,
+            uneven_layers: p.uneven_layers,
             schedule: p.schedule,
         };
         let r = &file.recompute;
@@ -1083,6 +1089,7 @@ impl Plan {
                 overlap_param_gather: p.overlap_param_gather,
                 tp_comm_overlap: p.tp_comm_overlap,
                 swap_optimizer: p.swap_optimizer,
+                uneven_layers: p.uneven_layers,
                 schedule: p.schedule,
             },
             recompute: RecomputeFile {

@@ -232,14 +232,36 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
                 Some(("parallel.tp", Value::from(nearest_divisor(kv_heads, tp)))),
             );
         }
-        if !arch.n_layers.is_multiple_of(pp) {
-            // M4: layers % PP == 0 without an uneven layout.
+        let layout = crate::memory::uneven_sizes(arch.n_layers, pp);
+        let even = arch.n_layers.is_multiple_of(pp);
+        if !(even || p.uneven_layers && layout.is_some()) {
+            // M4: layers % PP == 0 without an uneven layout (Megatron's first/last-stage sizes,
+            // MindSpeed's --num-layer-list), which is the fix where one exists.
+            let fix = match (&layout, 1 < vpp) {
+                (Some(_), false) => ("parallel.uneven_layers", Value::from(true)),
+                _ => ("parallel.pp", Value::from(nearest_divisor(arch.n_layers, pp))),
+            };
             acc.push(
                 Error,
                 "parallel.layers_pp",
                 &[("layers", arch.n_layers.to_string()), ("pp", pp.to_string())],
                 format!("{} layers do not split evenly over PP {pp}", arch.n_layers),
-                Some(("parallel.pp", Value::from(nearest_divisor(arch.n_layers, pp)))),
+                Some(fix),
+            );
+        }
+        let dualpipe = p.schedule == PipelineSchedule::DualPipeV;
+        if p.uneven_layers && layout.is_some() && (1 < vpp || dualpipe) {
+            // MindSpeed `--num-layer-list`: not with VPP, not with dualpipev (frameworks.md §5.3
+            // rule 1); the plan's uneven layout is per stage, not per virtual chunk.
+            acc.push(
+                Error,
+                "parallel.uneven_vpp",
+                &[("vpp", vpp.to_string())],
+                "uneven pipeline stages cannot be combined with VPP or DualPipeV".to_owned(),
+                Some(match dualpipe {
+                    true => ("parallel.schedule", Value::from("auto")),
+                    false => ("parallel.vpp", Value::from(1)),
+                }),
             );
         }
         if 1 < vpp {

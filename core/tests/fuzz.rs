@@ -790,7 +790,7 @@ fn plan_file() -> BoxedStrategy<PlanFile> {
                 f.rl.remove_padding,
                 f.rl.enforce_eager,
                 f.rl.blocking,
-                _,
+                f.parallel.uneven_layers,
             ] = switches;
             f.recompute.activation_function_layers = act_fn_layers;
             f.recompute.layers_ratio = ratio;

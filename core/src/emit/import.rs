@@ -303,6 +303,12 @@ fn flags(
             }
             "--swap-attention" => file.recompute.swap_attention = true,
             "--swap-optimizer" => p.swap_optimizer = true,
+            "--num-layer-list"
+            | "--decoder-first-pipeline-num-layers"
+            | "--decoder-last-pipeline-num-layers" => {
+                need(value, w)?;
+                p.uneven_layers = true;
+            }
             "--micro-batch-size" => file.batch.micro_batch = num(w, need(value, w)?)?,
             "--global-batch-size" => file.batch.global_batch = num(w, need(value, w)?)?,
             "--seq-length" => file.batch.seq_len = num(w, need(value, w)?)?,
@@ -689,6 +695,7 @@ fn mindspeed_rl(
     p.sequence_parallel = flag(mt, "sequence_parallel");
     p.distributed_optimizer = flag(mt, "use_distributed_optimizer");
     p.swap_optimizer = flag(mt, "swap_optimizer");
+    p.uneven_layers = has(mt, "num_layer_list");
     p.tp_comm_overlap = flag(mt, "use_ascend_coc");
     p.cp = int(mt, "megatron_training", "context_parallel_size")?.unwrap_or(1);
     p.ep = int(mt, "megatron_training", "expert_model_parallel_size")?.unwrap_or(1);
@@ -778,6 +785,7 @@ fn mindspeed_rl(
         "megatron_training.sequence_parallel",
         "megatron_training.use_distributed_optimizer",
         "megatron_training.swap_optimizer",
+        "megatron_training.num_layer_list",
         "megatron_training.use_ascend_coc",
         "megatron_training.context_parallel_size",
         "megatron_training.expert_model_parallel_size",

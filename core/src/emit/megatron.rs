@@ -108,6 +108,11 @@ pub fn model_flags(plan: &Plan, ascend: bool) -> Vec<String> {
     f
 }
 
+/// The layers per pipeline stage when the plan asks for uneven stages and the layers need them.
+pub fn uneven_layout(plan: &Plan) -> Option<Vec<u64>> {
+    crate::memory::uneven_sizes(plan.model.arch.n_layers, u64::from(plan.parallel.pp.get()))
+}
+
 /// Parallelism, memory and schedule flags (frameworks.md §2.2 "Parallelism", "Data-parallel",
 /// "Recompute").
 /// On MindSpeed (`ascend`), TP communication overlap is CoC, not Transformer Engine's userbuffers.
@@ -121,6 +126,22 @@ pub fn parallel_flags(plan: &Plan, ascend: bool) -> Vec<String> {
         // VPP = (layers / PP) / layers-per-virtual-stage (`arguments.py`).
         let per_stage = plan.model.arch.n_layers / u64::from(p.pp.get()) / u64::from(p.vpp.get());
         f.push(format!("--num-layers-per-virtual-pipeline-stage {}", per_stage.max(1)));
+    }
+    let layout = p.uneven_layers.then(|| uneven_layout(plan)).flatten();
+    if let Some(sizes) = layout {
+        // Uneven stages (memory::stage_layers): Megatron names the first and last stage's layers
+        // (`--decoder-first/last-pipeline-num-layers`, §2.2); MindSpeed lists every stage (§5.2).
+        match ascend {
+            true => f.push(format!(
+                "--num-layer-list {}",
+                sizes.iter().map(u64::to_string).collect::<Vec<_>>().join(",")
+            )),
+            false => f.push(format!(
+                "--decoder-first-pipeline-num-layers {} --decoder-last-pipeline-num-layers {}",
+                sizes[0],
+                sizes[sizes.len() - 1]
+            )),
+        }
     }
     f.push(format!("--context-parallel-size {}", p.cp));
     if plan.model.arch.moe.is_some() {

@@ -105,6 +105,10 @@ pub fn files(plan: &Plan, header: &[String]) -> Vec<EmittedFile> {
     if 1 < p.cp.get() {
         m("context_parallel_size", p.cp.to_string());
     }
+    if let Some(sizes) = p.uneven_layers.then(|| super::megatron::uneven_layout(plan)).flatten() {
+        let list = sizes.iter().map(u64::to_string).collect::<Vec<_>>().join(",");
+        m("num_layer_list", yaml_str(&list));
+    }
     if plan.model.arch.moe.is_some() {
         m("expert_model_parallel_size", p.ep.to_string());
     }

@@ -609,3 +609,29 @@ fn the_zip_holds_every_file_as_written() {
         assert_eq!(std::fs::read_to_string(dir.join(&folder).join(&f.name)).unwrap(), f.text);
     }
 }
+
+#[test]
+fn uneven_stages_are_written_as_each_framework_names_them() {
+    // DeepSeek-V3: 61 decoder layers (config.json num_hidden_layers) on 8 stages. Megatron's rule
+    // (arguments.py): the middle 6 stages split 61 − first − last evenly: 6 + 6 × 8 + 7.
+    let plan = |framework: &str, hardware: &str| {
+        format!(
+            r#"{{"model": "deepseek-v3", "hardware": "{hardware}", "cluster": {{"nodes": 64}}, "framework": "{framework}",
+                "method": "pretrain", "parallel": {{"tp": 8, "pp": 8, "ep": 8, "distributed_optimizer": true,
+                "uneven_layers": true}}, "batch": {{"global_batch": 1024}}}}"#
+        )
+    };
+    let megatron = &files(&plan("megatron", "h800-sxm-80g"))[0].text;
+    assert_eq!(flag_value(megatron, "--decoder-first-pipeline-num-layers"), Some("6"));
+    assert_eq!(flag_value(megatron, "--decoder-last-pipeline-num-layers"), Some("7"));
+    let mindspeed = &files(&plan("mindspeed-llm", "ascend-910c"))[0].text;
+    assert_eq!(flag_value(mindspeed, "--num-layer-list"), Some("6,8,8,8,8,8,8,7"));
+    // And back: the importer reads either form as uneven stages.
+    let base =
+        trainplan_core::plan::PlanFile::minimal(trainplan_core::plan::ModelField::Id("deepseek-v3".into()));
+    for text in [megatron, mindspeed] {
+        let back = trainplan_core::emit::import::import(text, &base).unwrap();
+        assert!(back.file.parallel.uneven_layers && back.file.parallel.pp == 8);
+        assert!(back.unknown.is_empty(), "{:?}", back.unknown);
+    }
+}

@@ -226,6 +226,17 @@ const CASES: &[(&str, &str, &str)] = &[
         r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "parallel": {"cp": 3}}"#,
         r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "parallel": {"cp": 4}}"#,
     ),
+    // Uneven stages: DeepSeek-V3's 61 layers on 8 stages need them; they do not combine with VPP.
+    (
+        "parallel.layers_pp",
+        r#"{"model": "deepseek-v3", "framework": "megatron", "method": "pretrain", "cluster": {"nodes": 64}, "parallel": {"tp": 8, "pp": 8, "ep": 8}}"#,
+        r#"{"model": "deepseek-v3", "framework": "megatron", "method": "pretrain", "cluster": {"nodes": 64}, "parallel": {"tp": 8, "pp": 8, "ep": 8, "uneven_layers": true}}"#,
+    ),
+    (
+        "parallel.uneven_vpp",
+        r#"{"model": "deepseek-v3", "framework": "megatron", "method": "pretrain", "cluster": {"nodes": 64}, "parallel": {"tp": 8, "pp": 8, "vpp": 2, "ep": 8, "uneven_layers": true}}"#,
+        r#"{"model": "deepseek-v3", "framework": "megatron", "method": "pretrain", "cluster": {"nodes": 64}, "parallel": {"tp": 8, "pp": 8, "ep": 8, "uneven_layers": true}}"#,
+    ),
     // Seed 000 knobs
     (
         "mindspeed.swap_optimizer",
