@@ -73,6 +73,7 @@ struct Knobs {
     overlap_param_gather: bool,
     recompute: RecomputeGranularity,
     micro_batch: u32,
+    uneven_layers: bool,
 }
 
 impl Knobs {
@@ -93,6 +94,7 @@ impl Knobs {
             overlap_param_gather: p.overlap_param_gather,
             recompute: plan.recompute.granularity,
             micro_batch: plan.batch.micro_batch.get(),
+            uneven_layers: p.uneven_layers,
         }
     }
 
@@ -111,6 +113,7 @@ impl Knobs {
         p.sequence_parallel = self.sequence_parallel;
         p.overlap_grad_reduce = self.overlap_grad_reduce;
         p.overlap_param_gather = self.overlap_param_gather;
+        p.uneven_layers = self.uneven_layers;
         plan.recompute.granularity = self.recompute;
         plan.batch.micro_batch = nz(self.micro_batch);
     }
@@ -124,6 +127,7 @@ impl Knobs {
             }
         };
         push("parallel.tp", self.tp != from.tp, self.tp.into());
+        push("parallel.uneven_layers", self.uneven_layers != from.uneven_layers, self.uneven_layers.into());
         push("parallel.pp", self.pp != from.pp, self.pp.into());
         push("parallel.vpp", self.vpp != from.vpp, self.vpp.into());
         push("parallel.cp", self.cp != from.cp, self.cp.into());
@@ -191,8 +195,14 @@ fn space(plan: &Plan) -> Vec<Knobs> {
     let mut res = Vec::new();
     let micro_batches = |dp: u64| powers_of_two(64).filter(move |b| (u64::from(*b) * dp) <= gbs);
     if megatron {
+        // PP divides the layers, or (up to 16, a power of two) leaves the rest to the first and last
+        // stages (memory::uneven_sizes): DeepSeek-V3's 61 layers still get 2, 4, 8 and 16 stages.
+        let uneven_pps = powers_of_two(16)
+            .filter(|pp| crate::memory::uneven_sizes(arch.n_layers, u64::from(*pp)).is_some());
+        let pps: Vec<u32> = divisors(arch.n_layers, 16).chain(uneven_pps).collect();
         for tp in divisors(per_node, per_node) {
-            for pp in divisors(arch.n_layers, 16) {
+            for &pp in &pps {
+                let uneven = !arch.n_layers.is_multiple_of(u64::from(pp));
                 for cp in [1, 2].into_iter().filter(|cp| *cp == 1 || long) {
                     let model = u64::from(tp) * u64::from(pp) * cp;
                     if !world.is_multiple_of(model) {
@@ -206,7 +216,8 @@ fn space(plan: &Plan) -> Vec<Knobs> {
                         false => vec![1],
                     };
                     for ep in eps {
-                        for vpp in [1, 2].into_iter().filter(|v| *v == 1 || 1 < pp) {
+                        // Uneven stages do not combine with VPP (rule parallel.uneven_vpp).
+                        for vpp in [1, 2].into_iter().filter(|v| *v == 1 || (1 < pp && !uneven)) {
                             for recompute in [
                                 RecomputeGranularity::None,
                                 RecomputeGranularity::Selective,
@@ -229,6 +240,7 @@ fn space(plan: &Plan) -> Vec<Knobs> {
                                         overlap_param_gather: 1 < dp,
                                         recompute,
                                         micro_batch,
+                                        uneven_layers: uneven || base.uneven_layers,
                                     });
                                 }
                             }
