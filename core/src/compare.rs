@@ -36,6 +36,19 @@ pub enum Metric {
 }
 
 impl Metric {
+    /// The metric's name as serialized, e.g. `peak_bytes`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Metric::Devices => "devices",
+            Metric::PeakBytes => "peak_bytes",
+            Metric::StepSeconds => "step_seconds",
+            Metric::TokensPerSecond => "tokens_per_second",
+            Metric::Mfu => "mfu",
+            Metric::Errors => "errors",
+            Metric::Warnings => "warnings",
+        }
+    }
+
     /// Whether a smaller value is the better one (`None`: neither, e.g. the cluster's size).
     pub fn lower_is_better(self) -> Option<bool> {
         match self {

@@ -83,7 +83,7 @@ pub fn ComparePanel(
                     <tr>
                         <th scope="row">{tr(metric_key(r.metric))}</th>
                         <td class=class_a>{figure(r.metric, r.pinned)}</td>
-                        <td class=class_b data-testid=format!("compare-current-{}", serde_json::to_value(r.metric).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default())>
+                        <td class=class_b data-testid=format!("compare-current-{}", r.metric.name())>
                             {figure(r.metric, r.current)}
                         </td>
                         <td class="num">{change}</td>

@@ -101,3 +101,19 @@ fn nearly_equal_figures_name_no_winner() {
     let step = c.rows.iter().find(|r| r.metric == Metric::StepSeconds).unwrap();
     assert_eq!(step.better, Better::Current);
 }
+
+#[test]
+fn metric_names_are_their_serialized_names() {
+    use trainplan_core::compare::Metric;
+    for m in [
+        Metric::Devices,
+        Metric::PeakBytes,
+        Metric::StepSeconds,
+        Metric::TokensPerSecond,
+        Metric::Mfu,
+        Metric::Errors,
+        Metric::Warnings,
+    ] {
+        assert_eq!(serde_json::to_value(m).unwrap(), serde_json::Value::from(m.name()));
+    }
+}
