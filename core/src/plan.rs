@@ -403,7 +403,7 @@ impl Rl {
     /// vLLM's `max_num_batched_tokens` in effect.
     pub fn batched_tokens(&self) -> u32 {
         match self.max_num_batched_tokens {
-            0 => self.model_len().max(8192),
+            0 => auto_batched_tokens(self.model_len()),
             n => n,
         }
     }
@@ -415,6 +415,12 @@ impl Rl {
             n => n,
         }
     }
+}
+
+/// vLLM's `max_num_batched_tokens` when the plan leaves it at 0: the larger of VeRL's default
+/// 8192 (frameworks.md §6.2) and `max_model_len`, which vLLM requires without chunked prefill.
+pub fn auto_batched_tokens(model_len: u32) -> u32 {
+    model_len.max(8192)
 }
 
 /// The packed micro-batch's token budget per device when the plan leaves it at 0: the framework's

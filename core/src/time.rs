@@ -498,9 +498,13 @@ pub fn estimate_within(plan: &Plan, mem: &memory::Memory, limit_seconds: Option<
         true => 2.0 * 16.0 * owned / HOST_LINK_BYTES_PER_SECOND,
         false => 0.0,
     } + match crate::memory::swaps_optimizer(plan) {
-        // MindSpeed swap-optimizer: the fp32 master weights and both moments (12 bytes per owned
-        // parameter) come in and go out once per step, slice by slice, while AdamW runs.
-        true => 2.0 * 12.0 * owned / HOST_LINK_BYTES_PER_SECOND,
+        // MindSpeed swap-optimizer: the optimizer states (fp32 master weights and both moments, 12
+        // bytes per owned parameter in bf16; memory::state_bytes) come in and go out once per step,
+        // slice by slice, while AdamW runs.
+        true => {
+            2.0 * crate::memory::state_bytes(true, plan.precision).optimizer * owned
+                / HOST_LINK_BYTES_PER_SECOND
+        }
         false => 0.0,
     } + match p.offload_params && !megatron {
         // ZeRO-Infinity fetches each device's 16-bit parameter shard from the host for every

@@ -9,6 +9,20 @@ use crate::components::use_tr;
 use crate::format;
 use crate::i18n::{Key, fill};
 
+/// Whether the plan fits, in words, and the badge class that colours it (the chart's badge and the
+/// results' summary line say it the same way).
+pub fn fits(
+    tr: impl Fn(Key) -> &'static str,
+    m: &trainplan_core::report::MemoryReport,
+) -> (&'static str, String) {
+    let (peak, usable) = (format::gib(m.peak_bytes), format::gib(m.usable_bytes));
+    let args = [("peak", peak.as_str()), ("usable", usable.as_str())];
+    match m.fits {
+        true => ("badge ok", fill(tr(Key::mem_fits), &args)),
+        false => ("badge bad", fill(tr(Key::mem_does_not_fit), &args)),
+    }
+}
+
 const WIDTH: f64 = 640.0;
 const HEIGHT: f64 = 240.0;
 const LEFT: f64 = 56.0;
@@ -126,11 +140,8 @@ pub fn MemoryPanel(
         .collect_view();
     let badge = move || {
         memory().map(|m| {
-            let args = [("peak", format::gib(m.peak_bytes)), ("usable", format::gib(m.usable_bytes))];
-            let args: Vec<(&str, &str)> = args.iter().map(|(k, v)| (*k, v.as_str())).collect();
-            let (class, key) =
-                if m.fits { ("badge ok", Key::mem_fits) } else { ("badge bad", Key::mem_does_not_fit) };
-            view! { <p class=class data-testid="memory-fits">{fill(tr(key), &args)}</p> }
+            let (class, text) = fits(tr, &m);
+            view! { <p class=class data-testid="memory-fits">{text}</p> }
         })
     };
     let host = move || {

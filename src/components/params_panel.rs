@@ -219,11 +219,7 @@ fn Summary(
     move || {
         report.with(|r| {
             let r = r.as_ref()?;
-            let m = &r.memory;
-            let args = [("peak", format::gib(m.peak_bytes)), ("usable", format::gib(m.usable_bytes))];
-            let args: Vec<(&str, &str)> = args.iter().map(|(k, v)| (*k, v.as_str())).collect();
-            let (class, key) =
-                if m.fits { ("badge ok", Key::mem_fits) } else { ("badge bad", Key::mem_does_not_fit) };
+            let (class, fits) = crate::components::memory_chart::fits(tr, &r.memory);
             let errors =
                 r.findings.iter().filter(|f| f.severity == trainplan_core::report::Severity::Error).count();
             let t = &r.time;
@@ -241,7 +237,7 @@ fn Summary(
             };
             Some(view! {
                 <div class="summary" data-testid="summary">
-                    <span class=class>{fill(tr(key), &args)}</span>
+                    <span class=class>{fits}</span>
                     <span class="summary-speed" data-testid="summary-speed">{speed}</span>
                     <span class=if errors == 0 { "badge ok" } else { "badge bad" }>{rules}</span>
                 </div>

@@ -584,15 +584,23 @@ fn verl(text: &str, file: &mut PlanFile, unknown: &mut Vec<String>) -> Result<()
             k => unknown.push(k.to_owned()),
         }
     }
+    set_rl_autos(file, [mini, model_len, batched, budget]);
+    Ok(())
+}
+
+/// Sets the RL figures read from a file — mini-batch, `max_model_len`, `max_num_batched_tokens`
+/// and the token budget, in that order — each back to 0 ("automatic") where it equals what the
+/// plan derives by itself (`plan::Rl`'s accessors), so emit → import gives the same plan file.
+fn set_rl_autos(file: &mut PlanFile, [mini, model_len, batched, budget]: [Option<u32>; 4]) {
     let rl = &mut file.rl;
     let sequence = rl.max_prompt_length.saturating_add(rl.max_response_length);
     rl.mini_batch = mini.filter(|&m| m != file.batch.global_batch).unwrap_or(0);
     rl.max_model_len = model_len.filter(|&n| n != sequence).unwrap_or(0);
-    let auto_batched = if rl.max_model_len == 0 { sequence } else { rl.max_model_len }.max(8192);
+    let auto_batched =
+        crate::plan::auto_batched_tokens(if rl.max_model_len == 0 { sequence } else { rl.max_model_len });
     rl.max_num_batched_tokens = batched.filter(|&n| n != auto_batched).unwrap_or(0);
-    let auto_budget = crate::plan::auto_tokens_per_device(Framework::Verl, sequence, file.parallel.cp);
+    let auto_budget = crate::plan::auto_tokens_per_device(file.framework, sequence, file.parallel.cp);
     rl.max_tokens_per_device = budget.filter(|&n| n != auto_budget).unwrap_or(0);
-    Ok(())
 }
 
 /// MindSpeed-RL run-YAML keys that describe data, the optimizer's schedule or logging: understood,
@@ -767,18 +775,13 @@ fn mindspeed_rl(
             ));
         }
     }
-    // Back to "automatic" where the file holds what the plan would derive itself.
-    let sequence = rl_file.max_prompt_length.saturating_add(rl_file.max_response_length);
-    let mini = int(rl, "rl_config", "mini_batch_size")?;
-    rl_file.mini_batch = mini.filter(|&m| m != file.batch.global_batch).unwrap_or(0);
-    let model_len = int(generate, "generate_config", "max_model_len")?;
-    rl_file.max_model_len = model_len.filter(|&n| n != sequence).unwrap_or(0);
-    let auto_batched = if rl_file.max_model_len == 0 { sequence } else { rl_file.max_model_len }.max(8192);
-    let batched = int(generate, "generate_config", "max_num_batched_tokens")?;
-    rl_file.max_num_batched_tokens = batched.filter(|&n| n != auto_batched).unwrap_or(0);
-    let auto_budget = crate::plan::auto_tokens_per_device(Framework::MindSpeedRl, sequence, file.parallel.cp);
-    let budget = int(rl, "rl_config", "max_packing_token_size")?;
-    rl_file.max_tokens_per_device = budget.filter(|&n| n != auto_budget).unwrap_or(0);
+    let read = [
+        int(rl, "rl_config", "mini_batch_size")?,
+        int(generate, "generate_config", "max_model_len")?,
+        int(generate, "generate_config", "max_num_batched_tokens")?,
+        int(rl, "rl_config", "max_packing_token_size")?,
+    ];
+    set_rl_autos(file, read);
 
     // Every key, by section, that is neither applied above nor known as information.
     const APPLIED: &[&str] = &[
