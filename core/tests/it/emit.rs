@@ -14,108 +14,24 @@ fn plan(text: &str) -> Plan {
     Plan::from_json(text).unwrap_or_else(|e| panic!("{text}: {e}"))
 }
 
-/// (golden directory, plan): two plans per framework.
+/// (golden directory, plan): at least two plans per framework. Each directory's `plan.json` is the
+/// plan; the conformance corpus (`tests/corpus`) reads the same files.
 const GOLDEN: &[(&str, &str)] = &[
-    (
-        "megatron-llama-3.1-70b",
-        r#"{"model": "llama-3.1-70b", "cluster": {"nodes": 4}, "framework": "megatron", "method": "pretrain",
-            "parallel": {"tp": 8, "pp": 4, "vpp": 2, "sequence_parallel": true, "distributed_optimizer": true,
-            "overlap_grad_reduce": true, "overlap_param_gather": true}, "recompute": {"granularity": "selective"},
-            "batch": {"global_batch": 64, "seq_len": 4096}}"#,
-    ),
-    (
-        "megatron-mixtral-8x7b",
-        r#"{"model": "mixtral-8x7b", "cluster": {"nodes": 2}, "framework": "megatron", "method": "pretrain",
-            "parallel": {"tp": 2, "pp": 2, "ep": 4, "sequence_parallel": true, "distributed_optimizer": true},
-            "recompute": {"granularity": "full", "method": "uniform", "num_layers": 1},
-            "batch": {"micro_batch": 1, "global_batch": 128, "seq_len": 4096}}"#,
-    ),
-    (
-        "deepspeed-qwen2.5-7b-zero3",
-        r#"{"model": "qwen2.5-7b", "hardware": "a100-sxm-80g", "framework": "deepspeed", "method": "sft-full",
-            "parallel": {"zero_stage": 3, "overlap_grad_reduce": true}, "batch": {"micro_batch": 2, "global_batch": 128}}"#,
-    ),
-    (
-        "deepspeed-llama-3-8b-zero2-offload",
-        r#"{"model": "llama-3-8b", "hardware": "rtx-4090-24g", "cluster": {"nodes": 2}, "framework": "deepspeed",
-            "method": "sft-full", "precision": "bf16", "parallel": {"zero_stage": 2, "offload_optimizer": true},
-            "batch": {"micro_batch": 1, "global_batch": 64, "seq_len": 2048}}"#,
-    ),
-    ("llamafactory-qwen2.5-7b-lora", r#"{"model": "qwen2.5-7b"}"#),
-    (
-        "verl-qwen2.5-7b-grpo",
-        r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "parallel": {"zero_stage": 3},
-            "rl": {"rollout_tp": 2, "n_samples_per_prompt": 8, "max_prompt_length": 1024, "max_response_length": 2048},
-            "batch": {"micro_batch": 16, "global_batch": 512}}"#,
-    ),
-    (
-        "verl-qwen2.5-32b-ppo-ascend",
-        r#"{"model": "qwen2.5-32b", "hardware": "ascend-910b2", "cluster": {"nodes": 2}, "framework": "verl",
-            "method": "ppo", "parallel": {"zero_stage": 3, "cp": 2, "offload_optimizer": true, "offload_params": true},
-            "rl": {"rollout_tp": 4, "max_response_length": 8192}, "launch": {"model_path": "/models/Qwen2.5-32B-Instruct",
-            "dataset": "/data/math/train.parquet", "output_dir": "/ckpt/qwen32b-ppo"},
-            "batch": {"micro_batch": 2, "global_batch": 64}}"#,
-    ),
-    (
-        "mindspeed-rl-qwen2.5-7b-grpo",
-        r#"{"model": "qwen2.5-7b", "hardware": "ascend-910b2", "cluster": {"nodes": 2}, "framework": "mindspeed-rl",
-            "method": "grpo", "parallel": {"tp": 4, "sequence_parallel": true, "distributed_optimizer": true},
-            "rl": {"rollout_tp": 2, "n_samples_per_prompt": 8, "max_prompt_length": 2048, "max_response_length": 2048,
-            "max_num_seqs": 512}, "batch": {"micro_batch": 2, "global_batch": 32}}"#,
-    ),
-    (
-        "mindspeed-rl-qwen3-30b-a3b-grpo",
-        r#"{"model": "qwen3-30b-a3b", "hardware": "ascend-910c", "cluster": {"nodes": 2}, "framework": "mindspeed-rl",
-            "method": "grpo", "parallel": {"tp": 4, "pp": 2, "ep": 4, "sequence_parallel": true, "distributed_optimizer": true},
-            "recompute": {"granularity": "full", "num_layers": 1}, "rl": {"rollout_tp": 4, "n_samples_per_prompt": 16,
-            "max_prompt_length": 1024, "max_response_length": 4096}, "launch": {"model_path": "/models/Qwen3-30B-A3B",
-            "dataset": "./dataset/deepscaler/data", "master_addr": "192.168.0.10"},
-            "batch": {"micro_batch": 1, "global_batch": 64}}"#,
-    ),
-    (
-        "mindspeed-llm-llama-3-70b",
-        r#"{"model": "llama-3-70b", "hardware": "ascend-910b2", "cluster": {"nodes": 8}, "framework": "mindspeed-llm",
-            "method": "pretrain", "parallel": {"tp": 8, "pp": 4, "vpp": 4, "sequence_parallel": true,
-            "distributed_optimizer": true, "overlap_grad_reduce": true, "overlap_param_gather": true, "tp_comm_overlap": true},
-            "recompute": {"granularity": "none", "activation_function": true, "swap_attention": true},
-            "batch": {"global_batch": 512, "seq_len": 8192}}"#,
-    ),
-    (
-        "mindspeed-llm-qwen2.5-7b-lora",
-        r#"{"model": "qwen2.5-7b", "hardware": "ascend-910b2", "framework": "mindspeed-llm", "method": "lora",
-            "parallel": {"tp": 2}, "lora": {"rank": 16, "alpha": 32}, "recompute": {"granularity": "full"},
-            "batch": {"global_batch": 64, "seq_len": 4096}}"#,
-    ),
-    (
-        "llamafactory-qwen2.5-72b-zero3-offload",
-        r#"{"model": "qwen2.5-72b", "cluster": {"nodes": 2}, "framework": "llamafactory", "method": "sft-full",
-            "parallel": {"zero_stage": 3, "offload_optimizer": true},
-            "launch": {"model_path": "/models/Qwen2.5-72B-Instruct", "dataset": "alpaca_en_demo,identity",
-            "output_dir": "saves/qwen2.5-72b/full/sft", "master_addr": "10.0.0.1", "master_port": 29501},
-            "batch": {"micro_batch": 1, "global_batch": 64, "seq_len": 4096}}"#,
-    ),
-    (
-        "mindspeed-llm-qwen2.5-32b-swap-optimizer",
-        r#"{"model": "qwen2.5-32b", "hardware": "ascend-910b2", "cluster": {"nodes": 2}, "framework": "mindspeed-llm",
-            "method": "sft-full", "parallel": {"tp": 8, "pp": 2, "sequence_parallel": true,
-            "distributed_optimizer": true, "swap_optimizer": true},
-            "recompute": {"granularity": "full", "method": "block", "num_layers": 4, "activation_function": true,
-            "activation_function_layers": 8}, "batch": {"global_batch": 64, "seq_len": 8192}}"#,
-    ),
-    (
-        "verl-qwen2.5-7b-dynamic-batch",
-        r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "parallel": {"zero_stage": 3, "cp": 2},
-            "rl": {"rollout_tp": 2, "n_samples_per_prompt": 8, "max_prompt_length": 1024, "max_response_length": 8192,
-            "mini_batch": 64, "dynamic_batch": true, "max_tokens_per_device": 12288, "enforce_eager": true,
-            "max_model_len": 10240, "max_num_batched_tokens": 16384},
-            "batch": {"micro_batch": 4, "global_batch": 256}}"#,
-    ),
-    (
-        "llamafactory-qwen2.5-14b-ascend-layers-ratio",
-        r#"{"model": "qwen2.5-14b", "hardware": "ascend-910b2", "framework": "llamafactory", "method": "sft-full",
-            "parallel": {"zero_stage": 3}, "recompute": {"granularity": "full", "layers_ratio": 0.5},
-            "batch": {"micro_batch": 1, "global_batch": 32, "seq_len": 4096}}"#,
-    ),
+    ("megatron-llama-3.1-70b", include_str!("../golden/megatron-llama-3.1-70b/plan.json")),
+    ("megatron-mixtral-8x7b", include_str!("../golden/megatron-mixtral-8x7b/plan.json")),
+    ("deepspeed-qwen2.5-7b-zero3", include_str!("../golden/deepspeed-qwen2.5-7b-zero3/plan.json")),
+    ("deepspeed-llama-3-8b-zero2-offload", include_str!("../golden/deepspeed-llama-3-8b-zero2-offload/plan.json")),
+    ("llamafactory-qwen2.5-7b-lora", include_str!("../golden/llamafactory-qwen2.5-7b-lora/plan.json")),
+    ("verl-qwen2.5-7b-grpo", include_str!("../golden/verl-qwen2.5-7b-grpo/plan.json")),
+    ("verl-qwen2.5-32b-ppo-ascend", include_str!("../golden/verl-qwen2.5-32b-ppo-ascend/plan.json")),
+    ("mindspeed-rl-qwen2.5-7b-grpo", include_str!("../golden/mindspeed-rl-qwen2.5-7b-grpo/plan.json")),
+    ("mindspeed-rl-qwen3-30b-a3b-grpo", include_str!("../golden/mindspeed-rl-qwen3-30b-a3b-grpo/plan.json")),
+    ("mindspeed-llm-llama-3-70b", include_str!("../golden/mindspeed-llm-llama-3-70b/plan.json")),
+    ("mindspeed-llm-qwen2.5-7b-lora", include_str!("../golden/mindspeed-llm-qwen2.5-7b-lora/plan.json")),
+    ("llamafactory-qwen2.5-72b-zero3-offload", include_str!("../golden/llamafactory-qwen2.5-72b-zero3-offload/plan.json")),
+    ("mindspeed-llm-qwen2.5-32b-swap-optimizer", include_str!("../golden/mindspeed-llm-qwen2.5-32b-swap-optimizer/plan.json")),
+    ("verl-qwen2.5-7b-dynamic-batch", include_str!("../golden/verl-qwen2.5-7b-dynamic-batch/plan.json")),
+    ("llamafactory-qwen2.5-14b-ascend-layers-ratio", include_str!("../golden/llamafactory-qwen2.5-14b-ascend-layers-ratio/plan.json")),
 ];
 
 fn golden_dir() -> PathBuf {

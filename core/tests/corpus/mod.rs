@@ -1,0 +1,193 @@
+//! The conformance corpus: the golden plans (`tests/golden/*/plan.json`) and a deterministic spread
+//! of generated plans over every framework, method, dense and MoE model, ZeRO and offload variant,
+//! and NVIDIA and Ascend device. Their emitted files are what the conformance checks feed to each
+//! framework's own parser (`conformance/`) and to the recorded flag tables (`core/data/flags/`).
+//!
+//! Shared by the `corpus` example (which writes the files out) and the integration tests.
+
+use std::path::Path;
+
+/// One plan of the corpus: a stable name and the plan file's text.
+#[derive(Clone, Debug)]
+pub struct Entry {
+    /// A directory-safe name, unique in the corpus.
+    pub name: String,
+    /// The plan file (JSON).
+    pub plan: String,
+}
+
+/// The golden plans, in directory order.
+pub fn golden() -> Vec<Entry> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden");
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().join("plan.json").is_file())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+        .into_iter()
+        .map(|name| {
+            let plan = std::fs::read_to_string(dir.join(&name).join("plan.json")).unwrap();
+            Entry { name: format!("golden-{name}"), plan }
+        })
+        .collect()
+}
+
+/// A generated spread: for each framework, each method it runs, a dense and an MoE model where the
+/// framework trains MoE, ZeRO and offload variants for the HF-path frameworks, NVIDIA and Ascend.
+pub fn generated() -> Vec<Entry> {
+    let mut out = Vec::new();
+    let mut add = |name: &str, plan: serde_json::Value| {
+        out.push(Entry { name: format!("gen-{name}"), plan: plan.to_string() });
+    };
+    use serde_json::json;
+
+    // Megatron-LM: pre-training and full SFT, dense and MoE, VPP, CP, FP8, recompute variants.
+    for (model, nodes, par) in [
+        ("llama-3-8b", 1, json!({"tp": 2, "pp": 2, "sequence_parallel": true, "distributed_optimizer": true})),
+        ("qwen2.5-7b", 1, json!({"tp": 4, "cp": 2, "sequence_parallel": true, "distributed_optimizer": true,
+            "overlap_grad_reduce": true, "overlap_param_gather": true, "tp_comm_overlap": true})),
+        ("llama-3.1-70b", 8, json!({"tp": 8, "pp": 4, "vpp": 5, "sequence_parallel": true,
+            "distributed_optimizer": true})),
+        ("qwen3-30b-a3b", 2, json!({"tp": 1, "pp": 2, "ep": 8, "distributed_optimizer": true})),
+        ("deepseek-v2-lite", 1, json!({"tp": 1, "pp": 1, "ep": 8, "distributed_optimizer": true})),
+    ] {
+        for method in ["pretrain", "sft-full"] {
+            add(
+                &format!("megatron-{model}-{method}"),
+                json!({"model": model, "cluster": {"nodes": nodes}, "framework": "megatron", "method": method,
+                       "parallel": par, "recompute": {"granularity": "selective"},
+                       "batch": {"micro_batch": 1, "global_batch": 128, "seq_len": 4096}}),
+            );
+        }
+    }
+    add(
+        "megatron-llama-3-8b-fp8-full-recompute",
+        json!({"model": "llama-3-8b", "framework": "megatron", "method": "pretrain", "precision": "fp8",
+               "parallel": {"tp": 2, "sequence_parallel": true, "distributed_optimizer": true},
+               "recompute": {"granularity": "full", "method": "block", "num_layers": 4},
+               "batch": {"micro_batch": 1, "global_batch": 64, "seq_len": 8192}}),
+    );
+    add(
+        "megatron-deepseek-v3-uneven",
+        json!({"model": "deepseek-v3", "cluster": {"nodes": 64}, "framework": "megatron", "method": "pretrain",
+               "parallel": {"tp": 1, "pp": 8, "ep": 64, "uneven_layers": true, "distributed_optimizer": true},
+               "recompute": {"granularity": "full", "num_layers": 1},
+               "batch": {"micro_batch": 1, "global_batch": 1024, "seq_len": 4096}}),
+    );
+
+    // DeepSpeed: every ZeRO stage, optimizer and parameter offload, fp16 and bf16.
+    for (zero, opt, params, precision) in [
+        (0, false, false, "bf16"),
+        (1, false, false, "bf16"),
+        (2, true, false, "fp16"),
+        (3, false, false, "bf16"),
+        (3, true, true, "bf16"),
+    ] {
+        add(
+            &format!("deepspeed-zero{zero}{}{}-{precision}", if opt { "-opt" } else { "" }, if params { "-params" } else { "" }),
+            json!({"model": "qwen2.5-1.5b", "framework": "deepspeed", "method": "sft-full", "precision": precision,
+                   "parallel": {"zero_stage": zero, "offload_optimizer": opt, "offload_params": params},
+                   "recompute": {"granularity": "full"},
+                   "batch": {"micro_batch": 2, "global_batch": 64, "seq_len": 2048}}),
+        );
+    }
+
+    // LLaMA-Factory: every method it runs, ZeRO variants, NVIDIA and Ascend, dense and MoE.
+    for (method, model, zero, hw) in [
+        ("pretrain", "qwen2.5-1.5b", 2, "h100-sxm-80g"),
+        ("sft-full", "llama-3-8b", 3, "h100-sxm-80g"),
+        ("lora", "qwen2.5-7b", 0, "ascend-910b2"),
+        ("qlora", "llama-3.1-8b", 0, "rtx-4090-24g"),
+        ("dpo", "qwen2.5-7b", 3, "h100-sxm-80g"),
+        ("lora", "qwen3-30b-a3b", 3, "h100-sxm-80g"),
+        ("sft-full", "qwen2.5-14b", 3, "ascend-910b2"),
+    ] {
+        add(
+            &format!("llamafactory-{method}-{model}-zero{zero}-{hw}"),
+            json!({"model": model, "hardware": hw, "framework": "llamafactory", "method": method,
+                   "parallel": {"zero_stage": zero, "offload_optimizer": zero == 3 && model == "qwen2.5-14b"},
+                   "recompute": {"granularity": "full"},
+                   "batch": {"micro_batch": 1, "global_batch": 32, "seq_len": 2048}}),
+        );
+    }
+    add(
+        "llamafactory-dpo-lora-qwen2.5-7b",
+        json!({"model": "qwen2.5-7b", "framework": "llamafactory", "method": "dpo",
+               "lora": {"rank": 8}, "parallel": {"zero_stage": 2},
+               "batch": {"micro_batch": 1, "global_batch": 16, "seq_len": 2048}}),
+    );
+
+    // MindSpeed-LLM: pre-training, full SFT, LoRA and DPO, dense and MoE, swap-attention, DualPipeV.
+    for (method, model, nodes, par, recompute) in [
+        ("pretrain", "qwen2.5-7b", 1, json!({"tp": 2, "pp": 2, "sequence_parallel": true, "distributed_optimizer": true}),
+            json!({"granularity": "selective"})),
+        ("sft-full", "llama-3-8b", 1, json!({"tp": 4, "sequence_parallel": true, "distributed_optimizer": true}),
+            json!({"granularity": "full", "method": "uniform", "num_layers": 1})),
+        ("lora", "qwen2.5-14b", 1, json!({"tp": 4}), json!({"granularity": "none"})),
+        ("dpo", "qwen2.5-7b", 1, json!({"tp": 4, "distributed_optimizer": true}), json!({"granularity": "full"})),
+        ("pretrain", "qwen3-30b-a3b", 2, json!({"tp": 2, "pp": 2, "ep": 4, "sequence_parallel": true,
+            "distributed_optimizer": true}), json!({"granularity": "full", "num_layers": 1})),
+        ("pretrain", "qwen3-30b-a3b", 4, json!({"tp": 1, "pp": 4, "ep": 8, "distributed_optimizer": true,
+            "schedule": "dualpipev"}), json!({"granularity": "full", "num_layers": 1})),
+    ] {
+        add(
+            &format!("mindspeed-llm-{method}-{model}{}", if par.get("schedule").is_some() { "-dualpipev" } else { "" }),
+            json!({"model": model, "hardware": "ascend-910b2", "cluster": {"nodes": nodes},
+                   "framework": "mindspeed-llm", "method": method, "parallel": par, "recompute": recompute,
+                   "batch": {"micro_batch": 1, "global_batch": 64, "seq_len": 4096}}),
+        );
+    }
+
+    // VeRL: GRPO and PPO, LoRA, offload, Ulysses, NVIDIA and Ascend.
+    for (name, method, model, hw, extra) in [
+        ("grpo", "grpo", "qwen2.5-7b", "h100-sxm-80g", json!({})),
+        ("ppo", "ppo", "qwen2.5-3b", "h100-sxm-80g", json!({})),
+        ("grpo-lora", "lora", "qwen2.5-7b", "h100-sxm-80g", json!({})),
+        ("grpo-offload-ascend", "grpo", "qwen2.5-7b", "ascend-910b2",
+            json!({"offload_optimizer": true, "offload_params": true})),
+        ("grpo-ulysses", "grpo", "qwen2.5-7b", "h200-sxm-141g", json!({"cp": 2})),
+    ] {
+        let mut par = json!({"zero_stage": 3});
+        for (k, v) in extra.as_object().unwrap() {
+            par[k] = v.clone();
+        }
+        let (method, lora) = if method == "lora" { ("grpo", true) } else { (method, false) };
+        let mut plan = json!({"model": model, "hardware": hw, "framework": "verl", "method": method,
+                              "parallel": par, "rl": {"rollout_tp": 2, "n_samples_per_prompt": 8,
+                              "max_prompt_length": 1024, "max_response_length": 2048},
+                              "batch": {"micro_batch": 4, "global_batch": 256}});
+        if lora {
+            plan["lora"] = json!({"rank": 32, "alpha": 64});
+        }
+        add(&format!("verl-{name}"), plan);
+    }
+
+    // MindSpeed-RL: GRPO and PPO, dense and MoE.
+    for (name, method, model, nodes, par) in [
+        ("grpo-qwen2.5-7b", "grpo", "qwen2.5-7b", 1, json!({"tp": 4, "distributed_optimizer": true})),
+        ("ppo-qwen2.5-7b", "ppo", "qwen2.5-7b", 2, json!({"tp": 4, "pp": 2, "sequence_parallel": true,
+            "distributed_optimizer": true})),
+        ("grpo-qwen3-30b-a3b", "grpo", "qwen3-30b-a3b", 2, json!({"tp": 2, "pp": 2, "ep": 4,
+            "sequence_parallel": true, "distributed_optimizer": true})),
+    ] {
+        add(
+            &format!("mindspeed-rl-{name}"),
+            json!({"model": model, "hardware": "ascend-910b2", "cluster": {"nodes": nodes},
+                   "framework": "mindspeed-rl", "method": method, "parallel": par,
+                   "rl": {"rollout_tp": 2, "n_samples_per_prompt": 8, "max_prompt_length": 1024,
+                          "max_response_length": 2048},
+                   "batch": {"micro_batch": 1, "global_batch": 32}}),
+        );
+    }
+    out
+}
+
+/// Golden then generated.
+pub fn all() -> Vec<Entry> {
+    let mut all = golden();
+    all.extend(generated());
+    all
+}
