@@ -167,6 +167,7 @@ texts! {
     rl_remove_padding => "Remove padding (use_remove_padding)", "去除 padding（use_remove_padding）";
     rl_enforce_eager => "vLLM eager mode (enforce_eager)", "vLLM eager 模式（enforce_eager）";
     rl_blocking => "Blocking phases (MindSpeed-RL blocking)", "阶段阻塞执行（MindSpeed-RL blocking）";
+    rl_lora => "Actor trains LoRA adapters (rank and targets from LoRA)", "Actor 训练 LoRA 适配器（秩与目标模块取自 LoRA 设置）";
     rc_act_fn_layers => "Activation-function recompute layers", "激活函数重计算层数";
     rc_layers_ratio => "Recompute layers ratio (Ascend LLaMA-Factory)", "重计算层比例（昇腾 LLaMA-Factory）";
     par_swap_opt => "Swap optimizer to host (MindSpeed)", "优化器换出到主机（MindSpeed）";
@@ -314,6 +315,10 @@ texts! {
     rule_hw_no_fp8 => "{device} has no fp8 (Hopper, Ada or Blackwell needed).", "{device} 不支持 fp8（需要 Hopper、Ada 或 Blackwell）。";
     rule_hw_tp_across_nodes => "TP {tp} spans nodes of {devices_per_node} devices: its collectives cross the network every layer.", "TP {tp} 跨越了每节点 {devices_per_node} 卡的节点：每层的集合通信都要走网络。";
     rule_memory_does_not_fit => "Needs {peak} GiB per device at its peak; {usable} GiB are usable.", "峰值每卡需要 {peak} GiB，可用只有 {usable} GiB。";
+    rule_method_lora_megatron => "Megatron-LM's pretrain_gpt.py has no LoRA (it would train every weight): use LLaMA-Factory, MindSpeed-LLM, or Megatron-Bridge's PEFT.", "Megatron-LM 的 pretrain_gpt.py 不支持 LoRA（会训练全部权重）：请用 LLaMA-Factory、MindSpeed-LLM 或 Megatron-Bridge 的 PEFT。";
+    rule_schedule_framework => "{framework} has no {schedule} pipeline schedule.", "{framework} 没有 {schedule} 流水线调度。";
+    rule_mindspeed_dualpipev_conflict => "MindSpeed's DualPipeV cannot run with {what}.", "MindSpeed 的 DualPipeV 不能与 {what} 同时使用。";
+    rule_verl_lora_rank => "vLLM serves LoRA ranks up to 512, not {rank}.", "vLLM 支持的 LoRA 秩最大为 512，而不是 {rank}。";
     rule_method_dpo_megatron => "Megatron-LM has no DPO trainer: use LLaMA-Factory or MindSpeed-LLM.", "Megatron-LM 没有 DPO 训练：请用 LLaMA-Factory 或 MindSpeed-LLM。";
     rule_method_needs_rl_framework => "{method} is RL: it runs on VeRL or MindSpeed-RL, not {framework}.", "{method} 是强化学习：需要 VeRL 或 MindSpeed-RL，而不是 {framework}。";
     rule_method_qlora_megatron => "{framework} has no 4-bit QLoRA: use LLaMA-Factory.", "{framework} 不支持 4-bit QLoRA：请用 LLaMA-Factory。";

@@ -275,9 +275,7 @@ pub fn advise(plan: &Plan) -> Vec<Advice> {
     }
     // LoRA on every linear layer learns closer to full fine-tuning than q/v alone (QLoRA paper §4;
     // seed 003 FAQ); it costs a little memory and time, shown as computed.
-    if matches!(plan.method, Method::Lora | Method::Qlora)
-        && plan.lora.targets != crate::plan::LoraTargets::All
-    {
+    if plan.trains_lora() && plan.lora.targets != crate::plan::LoraTargets::All {
         candidates.push(("lora_all_targets", vec![fix("lora.targets", "all")]));
     }
 

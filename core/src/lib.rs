@@ -42,7 +42,6 @@ pub use plan::Plan;
 pub use report::Report;
 
 use crate::hf::ImportWarning;
-use crate::plan::Method;
 use crate::report::{Finding, Severity};
 
 /// Evaluates a plan. Never fails: a well-typed plan always has a report.
@@ -52,9 +51,9 @@ pub fn evaluate(plan: &Plan) -> Report {
     let arch = &plan.model.arch;
     let counts = model::count_params(arch);
     let lora = model::lora_params(arch, u64::from(plan.lora.rank.get()), &plan.lora.targets.list());
-    let trainable = match plan.method {
-        Method::Lora | Method::Qlora => lora,
-        _ => counts.total(),
+    let trainable = match plan.trains_lora() {
+        true => lora,
+        false => counts.total(),
     };
     let n_devices = plan.cluster.n_devices();
     let layers = model::layer_counts(arch)

@@ -247,11 +247,9 @@ impl ModelFacts {
     /// Counts the plan's model (and its LoRA adapters when the method trains them).
     pub fn of(plan: &Plan) -> ModelFacts {
         let arch = &plan.model.arch;
-        let lora_params = match plan.method {
-            Method::Lora | Method::Qlora => {
-                model::lora_params(arch, u64::from(plan.lora.rank.get()), &plan.lora.targets.list())
-            }
-            _ => 0,
+        let lora_params = match plan.trains_lora() {
+            true => model::lora_params(arch, u64::from(plan.lora.rank.get()), &plan.lora.targets.list()),
+            false => 0,
         };
         ModelFacts { summary: model::Summary::of(arch), lora_params }
     }
@@ -409,8 +407,7 @@ fn model_states(ctx: &Ctx, dense: f64, expert: f64, res: &mut StageMemory) {
     let bytes = state_bytes(megatron, plan.precision);
     let on_device = |x: f64, offloaded: bool| if offloaded { 0 } else { x as u64 };
 
-    let lora = matches!(plan.method, Method::Lora | Method::Qlora);
-    if lora {
+    if plan.trains_lora() {
         // Frozen base: bf16 weights (QLoRA: NF4 for the linear weights of the layers). Trainable LoRA
         // weights are fp32 (LLaMA-Factory casts trainable parameters to fp32), so 4 + 4 + 8 bytes.
         let base_bytes = match plan.method {
@@ -807,7 +804,7 @@ pub fn swaps_optimizer(plan: &Plan) -> bool {
         && p.distributed_optimizer
         && !p.offload_optimizer
         && matches!(plan.framework, Framework::MindSpeedLlm | Framework::MindSpeedRl)
-        && !matches!(plan.method, Method::Lora | Method::Qlora)
+        && !plan.trains_lora()
 }
 
 /// Host memory each node needs for what is offloaded or swapped: optimizer states (and ZeRO-3
@@ -820,9 +817,9 @@ fn host_bytes_per_node(ctx: &Ctx) -> u64 {
         return 0;
     }
     let total = ctx.summary.counts.total() as f64;
-    let trainable = match ctx.plan.method {
-        Method::Lora | Method::Qlora => ctx.lora_params as f64,
-        _ => total,
+    let trainable = match ctx.plan.trains_lora() {
+        true => ctx.lora_params as f64,
+        false => total,
     };
     let bytes = state_bytes(ctx.path == Path::Megatron, ctx.plan.precision);
     let model_parallel = (ctx.tp * ctx.pp * ctx.cp) as f64;
@@ -889,8 +886,9 @@ fn rl_phases(ctx: &Ctx, stages: &[StageMemory]) -> Vec<PhaseMemory> {
     let sum = |terms: &[u64]| terms.iter().fold(0, |acc: u64, &x| acc.saturating_add(x));
     let critic =
         if plan.method == Method::Ppo { sum(&[worst.weights, worst.gradients, worst.optimizer]) } else { 0 };
-    // The reference model: frozen bf16 weights, sharded as the actor's.
-    let reference = worst.weights;
+    // The reference model: frozen bf16 weights, sharded as the actor's; with LoRA it is the
+    // actor's own base with the adapters disabled (VeRL `ref_in_actor` when lora_rank > 0).
+    let reference = if plan.rl.lora { 0 } else { worst.weights };
     let capacity = plan.hardware.hw.memory_bytes as f64;
     let engine = (capacity * plan.rl.gpu_memory_utilization_frac) as u64;
     // Gradients are freed after each update (`zero_grad(set_to_none=True)`); the rest stays unless offloaded.

@@ -382,6 +382,9 @@ pub struct Rl {
     pub max_num_batched_tokens: u32,
     /// MindSpeed-RL `blocking`: each phase waits for the previous one to finish.
     pub blocking: bool,
+    /// The actor (and a PPO critic) trains LoRA adapters of [`Plan::lora`] on a frozen base
+    /// (VeRL `actor_rollout_ref.model.lora_rank`); the reference is the base with the adapters off.
+    pub lora: bool,
 }
 
 impl Rl {
@@ -748,6 +751,8 @@ pub struct RlFile {
     /// 0 = the larger of 8192 and one sequence.
     pub max_num_batched_tokens: u32,
     pub blocking: bool,
+    /// The actor trains LoRA adapters (the `lora` block's rank, alpha and targets).
+    pub lora: bool,
 }
 
 impl Default for RlFile {
@@ -771,6 +776,7 @@ impl Default for RlFile {
             max_model_len: 0,
             max_num_batched_tokens: 0,
             blocking: true,
+            lora: false,
         }
     }
 }
@@ -878,6 +884,16 @@ impl fmt::Display for PlanFileError {
 impl std::error::Error for PlanFileError {}
 
 impl Plan {
+    /// Whether the trained weights are LoRA adapters on a frozen base: the `lora` and `qlora`
+    /// methods, and RL with `rl.lora`.
+    pub fn trains_lora(&self) -> bool {
+        match self.method {
+            Method::Lora | Method::Qlora => true,
+            Method::Grpo | Method::Ppo => self.rl.lora,
+            _ => false,
+        }
+    }
+
     /// Reads a plan from its JSON text.
     ///
     /// # Errors
@@ -1010,6 +1026,7 @@ impl Plan {
                 Limit::Size,
             )?,
             blocking: rl_file.blocking,
+            lora: rl_file.lora,
         };
         Ok(Plan {
             model,
@@ -1130,6 +1147,7 @@ impl Plan {
                 max_model_len: self.rl.max_model_len,
                 max_num_batched_tokens: self.rl.max_num_batched_tokens,
                 blocking: self.rl.blocking,
+                lora: self.rl.lora,
             },
             overheads: self.overheads,
             calibration: self.calibration,

@@ -174,6 +174,20 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
             Some(("framework", Value::from("llamafactory"))),
         );
     }
+    if plan.method == Method::Lora && plan.framework == Framework::Megatron {
+        // Megatron-LM's pretrain_gpt.py has no LoRA: every parameter would train. LoRA on
+        // Megatron models is Megatron-Bridge's PEFT, MindSpeed-LLM's --lora-r, or the HF path.
+        let to = if hw.vendor == Vendor::Ascend { "mindspeed-llm" } else { "llamafactory" };
+        acc.push(
+            Error,
+            "method.lora_megatron",
+            &[],
+            "Megatron-LM's pretrain_gpt.py has no LoRA (it would train every weight): \
+             use LLaMA-Factory, MindSpeed-LLM, or Megatron-Bridge's PEFT"
+                .to_owned(),
+            Some(("framework", Value::from(to))),
+        );
+    }
     let mindspeed = matches!(plan.framework, Framework::MindSpeedLlm | Framework::MindSpeedRl);
     if mindspeed && hw.vendor == Vendor::Nvidia {
         acc.push(
@@ -486,13 +500,82 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
         );
     }
 
+    if megatron && 1 < pp {
+        // The schedules each framework has: Megatron-LM 1F1B and interleaved 1F1B
+        // (`megatron/core/pipeline_parallel/schedules.py`); MindSpeed adds DualPipeV
+        // (`--schedules-method dualpipev`, mindspeed/features_manager/pipeline_parallel/
+        // dualpipev_feature.py, MindSpeed-LLM only). GPipe and ZB-H1 are drawn for comparison.
+        let has = match p.schedule {
+            PipelineSchedule::Auto | PipelineSchedule::OneFOneB | PipelineSchedule::Interleaved => true,
+            PipelineSchedule::DualPipeV => plan.framework == Framework::MindSpeedLlm,
+            PipelineSchedule::GPipe | PipelineSchedule::ZbH1 => false,
+        };
+        if !has {
+            acc.push(
+                Error,
+                "schedule.framework",
+                &[
+                    ("schedule", p.schedule.wire().to_owned()),
+                    ("framework", plan.framework.wire().to_owned()),
+                ],
+                format!("{} has no {} pipeline schedule", plan.framework.name(), p.schedule.wire()),
+                Some(("parallel.schedule", Value::from("auto"))),
+            );
+        }
+    }
+    if plan.framework == Framework::MindSpeedLlm && p.schedule == PipelineSchedule::DualPipeV {
+        // MindSpeed `DualpipeVFeature.validate_args` (dualpipev_feature.py at 028de58): each
+        // conflict raises at start-up. One finding, the first conflict, with its fix.
+        let conflict: Option<(&str, &str, Value)> = if p.overlap_grad_reduce {
+            Some(("overlap_grad_reduce", "parallel.overlap_grad_reduce", Value::from(false)))
+        } else if plan.recompute.swap_attention {
+            Some(("swap_attention", "recompute.swap_attention", Value::from(false)))
+        } else if 1 < cp {
+            Some(("context_parallel", "parallel.cp", Value::from(1)))
+        } else if 1 < vpp {
+            Some(("virtual_pipeline", "parallel.vpp", Value::from(1)))
+        } else if pp == 1 {
+            Some(("pipeline_model_parallel_size = 1", "parallel.schedule", Value::from("auto")))
+        } else if arch.tied_embeddings {
+            Some(("tied embeddings", "parallel.schedule", Value::from("auto")))
+        } else if arch.n_layers < 2 * pp {
+            Some(("fewer than 2 × PP layers", "parallel.schedule", Value::from("auto")))
+        } else {
+            None
+        };
+        if let Some((what, field, value)) = conflict {
+            acc.push(
+                Error,
+                "mindspeed.dualpipev_conflict",
+                &[("what", what.to_owned())],
+                format!("MindSpeed's DualPipeV cannot run with {what}"),
+                Some((field, value)),
+            );
+        }
+    }
+
+    if rl && plan.rl.lora && plan.framework == Framework::Verl && 512 < plan.lora.rank.get() {
+        // vLLM serves the adapters with `max_lora_rank` at most 512 (vllm/config/lora.py
+        // `MaxLoRARanks`); VeRL rounds a rank up to the next allowed value and refuses one above
+        // (verl/utils/vllm/utils.py `get_vllm_max_lora_rank`).
+        acc.push(
+            Error,
+            "verl.lora_rank",
+            &[("rank", plan.lora.rank.to_string())],
+            format!("vLLM serves LoRA ranks up to 512, not {}", plan.lora.rank),
+            Some(("lora.rank", Value::from(512))),
+        );
+    }
+
     // ---------- HF path (DeepSpeed, LLaMA-Factory, VeRL FSDP) ----------
     if !megatron {
         let model_parallel = [("parallel.tp", tp), ("parallel.pp", pp), ("parallel.ep", ep)];
+        // An error, not a hint: the launch file would silently train without the degree (VeRL's
+        // FSDP strategy, DeepSpeed and LLaMA-Factory have none; VeRL's Megatron strategy does).
         for (field, degree) in model_parallel {
             if 1 < degree {
                 acc.push(
-                    Warning,
+                    Error,
                     "hf.no_model_parallel",
                     &[("field", field.to_owned()), ("framework", plan.framework.wire().to_owned())],
                     format!("{} has no {field}: it shards with ZeRO/FSDP instead", plan.framework.wire()),
@@ -502,7 +585,7 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
         }
         if 1 < cp && plan.framework != Framework::Verl {
             acc.push(
-                Warning,
+                Error,
                 "hf.no_model_parallel",
                 &[("field", "parallel.cp".to_owned()), ("framework", plan.framework.wire().to_owned())],
                 format!("{} has no parallel.cp: it shards with ZeRO/FSDP instead", plan.framework.wire()),

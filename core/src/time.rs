@@ -375,7 +375,7 @@ pub fn estimate_within(plan: &Plan, mem: &memory::Memory, limit_seconds: Option<
     let mut backward = vec![0.0; n_chunks];
     let mut weight = vec![0.0; n_chunks];
     // Forward, input gradients and (unless the base is frozen) weight gradients: 3 GEMM passes, or 2.
-    let frozen = matches!(plan.method, Method::Lora | Method::Qlora);
+    let frozen = plan.trains_lora();
     let passes = if frozen { 2.0 } else { 3.0 };
     let rerun_share = if recompute == RecomputeGranularity::Full { 1.0 } else { 0.0 };
     // Per rank, one micro-batch's seconds by cause, for the breakdown.
@@ -459,9 +459,9 @@ pub fn estimate_within(plan: &Plan, mem: &memory::Memory, limit_seconds: Option<
         true => mem.params_total as f64 / (tp * u64::from(p.pp.get())).max(1) as f64,
         false => mem.stages.iter().map(|s| s.weights).max().unwrap_or(0) as f64 / 2.0,
     };
-    let trainable_share = match plan.method {
-        Method::Lora | Method::Qlora => mem.params_lora as f64 / mem.params_total.max(1) as f64,
-        _ => 1.0,
+    let trainable_share = match plan.trains_lora() {
+        true => mem.params_lora as f64 / mem.params_total.max(1) as f64,
+        false => 1.0,
     };
     // Megatron reduces fp32 main gradients in bf16 training (`accumulate_allreduce_grads_in_fp32`
     // defaults on for bf16) and 16-bit gradients in fp16; DeepSpeed reduces 16-bit gradients.

@@ -117,7 +117,13 @@ pub fn PlanFormPanel(
             form.update(|f| f.file.method = m);
         }
     };
-    let uses_lora = move || form.with(|f| matches!(f.file.method, Method::Lora | Method::Qlora));
+    let uses_lora = move || {
+        form.with(|f| match f.file.method {
+            Method::Lora | Method::Qlora => true,
+            Method::Grpo | Method::Ppo => f.file.rl.lora,
+            _ => false,
+        })
+    };
     let is_rl = move || form.with(|f| matches!(f.file.method, Method::Grpo | Method::Ppo));
     let is_llamafactory = move || form.with(|f| f.file.framework == Framework::LlamaFactory);
     let is_mindspeed_rl = move || form.with(|f| f.file.framework == Framework::MindSpeedRl);
@@ -269,6 +275,7 @@ pub fn PlanFormPanel(
                     {check(Key::rl_dynamic_batch, "dynamic-batch-check", |f| f.rl.dynamic_batch, |f, v| f.rl.dynamic_batch = v)}
                     {check(Key::rl_remove_padding, "remove-padding-check", |f| f.rl.remove_padding, |f, v| f.rl.remove_padding = v)}
                     {check(Key::rl_enforce_eager, "enforce-eager-check", |f| f.rl.enforce_eager, |f, v| f.rl.enforce_eager = v)}
+                    {check(Key::rl_lora, "rl-lora-check", |f| f.rl.lora, |f, v| f.rl.lora = v)}
                     <Show when=is_mindspeed_rl>
                         {check(Key::rl_blocking, "blocking-check", |f| f.rl.blocking, |f, v| f.rl.blocking = v)}
                     </Show>

@@ -2,11 +2,15 @@
 //! script, a LLaMA-Factory YAML, a DeepSpeed JSON, a VeRL override list, a MindSpeed-RL run YAML —
 //! read onto a plan file,
 //! with every key or flag it did not understand listed. The model is the catalog model whose
-//! Hugging Face id the file names; shape flags are understood, not applied.
+//! Hugging Face id the file names; shape flags are understood, not applied. A script's flags are
+//! also checked against the ones its framework declares at the version trainplan records
+//! ([`super::flags`]): a flag it does not declare, or a value its parser would refuse, is listed
+//! with the reason.
 
 use serde_json::Value;
 use yaml_rust2::{Yaml, YamlLoader};
 
+use super::flags::{self, FlagError, Table};
 use crate::plan::{
     Framework, Method, PlanFile, Precision, RecomputeGranularity, RecomputeMethod, TargetsField,
 };
@@ -18,8 +22,14 @@ pub struct Imported {
     pub file: PlanFile,
     /// The kind of file it was read as.
     pub kind: ConfigKind,
-    /// Flags or keys it did not understand, in the order met.
+    /// Flags or keys it did not understand, in the order met: left out of the plan (for a script,
+    /// whether or not its framework declares them; [`Imported::refused`] says which it does not).
     pub unknown: Vec<String>,
+    /// The flags of a Megatron-LM or MindSpeed-LLM script its framework's own parser would refuse at
+    /// the recorded version ([`flags::Table`]): not declared there, a switch given a value, a value
+    /// count `nargs` does not allow, a value of the wrong type or outside the choices. Empty for
+    /// other kinds of file.
+    pub refused: Vec<FlagError>,
 }
 
 /// The kinds of launch file the import reads.
@@ -64,6 +74,7 @@ impl std::fmt::Display for ImportError {
 pub fn import(text: &str, base: &PlanFile) -> Result<Imported, ImportError> {
     let mut file = base.clone();
     let mut unknown = Vec::new();
+    let mut refused = Vec::new();
     let trimmed = text.trim_start();
     let kind = if trimmed.starts_with('{') {
         let v: Value = serde_json::from_str(text).map_err(|_| ImportError::Unrecognized)?;
@@ -80,6 +91,7 @@ pub fn import(text: &str, base: &PlanFile) -> Result<Imported, ImportError> {
             || text.contains("set_env.sh")
             || text.contains("PretrainedFromHF");
         flags(text, ascend, &mut file, &mut unknown)?;
+        refused = refused_flags(text, if ascend { Table::MindSpeedLlm } else { Table::MegatronLm });
         if ascend { ConfigKind::MindSpeedLlm } else { ConfigKind::Megatron }
     } else {
         let docs = YamlLoader::load_from_str(text).map_err(|_| ImportError::Unrecognized)?;
@@ -95,6 +107,16 @@ pub fn import(text: &str, base: &PlanFile) -> Result<Imported, ImportError> {
             .any(|k| matches!(k.as_str(), Some("stage" | "finetuning_type" | "model_name_or_path")))
         {
             llamafactory(&map, &mut file, &mut unknown)?;
+            // The emitter writes the Ascend build's layers ratio as a comment (upstream refuses
+            // the key); read it back from there too.
+            let commented = text.lines().find_map(|l| l.trim().strip_prefix("# recompute_layers_ratio:"));
+            if let Some(r) = commented.and_then(|r| r.split_whitespace().next()).and_then(|r| r.parse().ok())
+                && 0.0 < r
+                && r <= 1.0
+                && !map.contains_key(&Yaml::String("recompute_layers_ratio".into()))
+            {
+                file.recompute.layers_ratio = r;
+            }
             ConfigKind::LlamaFactory
         } else {
             return Err(ImportError::Unrecognized);
@@ -110,7 +132,7 @@ pub fn import(text: &str, base: &PlanFile) -> Result<Imported, ImportError> {
     if let Some((id, _)) = named {
         file.model = crate::plan::ModelField::Id(id.to_owned());
     }
-    Ok(Imported { file, kind, unknown })
+    Ok(Imported { file, kind, unknown, refused })
 }
 
 /// The value after a flag, or what it lacks.
@@ -322,6 +344,14 @@ fn flags(
             }
             "--lora-alpha" => file.lora.alpha = num(w, need(value, w)?)?,
             "--stage" => {}
+            // Megatron-LM's own SFT dataset (`--sft`, with `--finetune`).
+            "--sft" => file.method = Method::SftFull,
+            "--schedules-method" => {
+                file.parallel.schedule = match need(value, w)? {
+                    "dualpipev" => crate::plan::PipelineSchedule::DualPipeV,
+                    _ => return Err(ImportError::BadValue(w.to_owned(), "dualpipev")),
+                };
+            }
             "--num-layers" => layers = Some(num(w, need(value, w)?)?),
             w if MEGATRON_INFO.contains(&w) => {}
             w => unknown.push(w.to_owned()),
@@ -334,6 +364,182 @@ fn flags(
         file.parallel.vpp = (layers / pp / per.max(1)).max(1);
     }
     Ok(())
+}
+
+/// torchrun's own flags (`torch.distributed.run`): the launcher's, not the entry script's.
+const LAUNCHER: &[&str] = &[
+    "--nnodes",
+    "--nproc_per_node",
+    "--nproc-per-node",
+    "--node_rank",
+    "--node-rank",
+    "--master_addr",
+    "--master-addr",
+    "--master_port",
+    "--master-port",
+    "--rdzv_backend",
+    "--rdzv-backend",
+    "--rdzv_endpoint",
+    "--rdzv-endpoint",
+    "--rdzv_id",
+    "--rdzv-id",
+    "--rdzv_conf",
+    "--rdzv-conf",
+    "--standalone",
+    "--max_restarts",
+    "--max-restarts",
+    "--monitor_interval",
+    "--monitor-interval",
+    "--start_method",
+    "--start-method",
+    "--role",
+    "--module",
+    "--no_python",
+    "--no-python",
+    "--run_path",
+    "--run-path",
+    "--log_dir",
+    "--log-dir",
+    "--redirects",
+    "--tee",
+    "--local_addr",
+    "--local-addr",
+    "--local-ranks-filter",
+];
+
+/// The flags of a Megatron-LM or MindSpeed-LLM script `table`'s parser would refuse. A flag's values
+/// are the words after it on its line (continuations joined) up to the next flag, a shell operator
+/// or an array expansion; `$NAME` is read from the script's own assignments, and a value set
+/// outside the script is not judged. On the entry script's line the words before `*.py` are the
+/// launcher's, as are torchrun's flags anywhere.
+fn refused_flags(text: &str, table: Table) -> Vec<FlagError> {
+    let vars: Vec<(String, String)> = words(text)
+        .into_iter()
+        .filter_map(|w| {
+            let (name, value) = w.split_once('=')?;
+            let is_name = !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+            is_name.then(|| (name.to_owned(), value.to_owned()))
+        })
+        .collect();
+    let mut out = Vec::new();
+    for words in script_lines(text) {
+        let mut i = words.iter().position(|w| w.ends_with(".py")).map_or(0, |at| at + 1);
+        while i < words.len() {
+            let word = &words[i];
+            i += 1;
+            if !word.starts_with("--") {
+                continue;
+            }
+            let (flag, inline) = match word.split_once('=') {
+                Some((flag, value)) => (flag, Some(value)),
+                None => (word.as_str(), None),
+            };
+            if LAUNCHER.contains(&flag) {
+                continue;
+            }
+            let mut values = Vec::new();
+            let mut judged = true;
+            let mut take = |w: &str| match expand(w, &vars, 0) {
+                Some(v) => values.push(v),
+                None => judged = false,
+            };
+            match inline {
+                Some(v) => take(v),
+                None => {
+                    while i < words.len() && !words[i].starts_with("--") && !ends_values(&words[i]) {
+                        take(&words[i]);
+                        i += 1;
+                    }
+                }
+            }
+            let Some(spec) = flags::lookup(table, flag) else {
+                out.push(FlagError::Unknown { flag: flag.to_owned(), framework: table.name() });
+                continue;
+            };
+            let values: Vec<&str> = values.iter().map(String::as_str).collect();
+            if judged && let Err(e) = spec.check(&values) {
+                out.push(e);
+            }
+        }
+    }
+    out
+}
+
+/// The words of each command line of a script: continuation lines joined (each physical line on
+/// its own where the joined one does not split), comments dropped.
+fn script_lines(text: &str) -> Vec<Vec<String>> {
+    let mut out = Vec::new();
+    let mut lines = text.lines();
+    while let Some(first) = lines.next() {
+        let mut physical = vec![first];
+        while physical.last().is_some_and(|l| l.trim_end().ends_with('\\')) {
+            match lines.next() {
+                Some(next) => physical.push(next),
+                None => break,
+            }
+        }
+        let trim = |l: &str| l.trim_end().trim_end_matches('\\').to_owned();
+        let joined: Vec<String> = physical.iter().map(|l| trim(l)).collect();
+        match shell_words::split(&joined.join(" ")) {
+            Ok(words) => out.push(words),
+            Err(_) => out.extend(joined.iter().filter_map(|l| shell_words::split(l).ok())),
+        }
+    }
+    out
+}
+
+/// Whether a word ends a flag's values: a shell operator or redirection, a bracket, or an array
+/// expansion (`${ARGS[@]}`, more flags).
+fn ends_values(word: &str) -> bool {
+    matches!(word, "|" | "||" | "&&" | "&" | ";" | ";;" | "(" | ")")
+        || word.starts_with(['>', '<'])
+        || word.contains(">&")
+        || word.starts_with("2>")
+        || word.starts_with("1>")
+        || word.contains("[@]")
+        || word.contains("[*]")
+}
+
+/// `word` with `$NAME`, `${NAME}`, `${NAME:-default}` and `${NAME:?message}` replaced from the
+/// script's assignments (the last one of each name); `None` where a value is not in the script.
+fn expand(word: &str, vars: &[(String, String)], depth: u32) -> Option<String> {
+    if 8 < depth {
+        return None;
+    }
+    let mut res = String::new();
+    let mut rest = word;
+    while let Some(at) = rest.find('$') {
+        res.push_str(&rest[..at]);
+        let after = &rest[at + 1..];
+        let (name, default, tail) = match after.strip_prefix('{') {
+            Some(inner) => {
+                let end = inner.find('}')?;
+                let body = &inner[..end];
+                let (name, default) = match body.split_once(":-") {
+                    Some((name, default)) => (name, Some(default)),
+                    None => (body.split(":?").next().unwrap_or(body), None),
+                };
+                (name, default, &inner[end + 1..])
+            }
+            None => {
+                let end = after.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(after.len());
+                (&after[..end], None, &after[end..])
+            }
+        };
+        if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+            return None;
+        }
+        // An assignment sees only the ones before it (`NODE_RANK=${NODE_RANK:-0}` reads the
+        // environment's).
+        match (vars.iter().rposition(|(n, _)| n == name), default) {
+            (Some(pos), _) => res.push_str(&expand(&vars[pos].1, &vars[..pos], depth + 1)?),
+            (None, Some(default)) => res.push_str(default),
+            (None, None) => return None,
+        }
+        rest = tail;
+    }
+    res.push_str(rest);
+    Some(res)
 }
 
 /// LLaMA-Factory keys that describe data, logging or the schedule, understood and not applied.
@@ -571,7 +777,19 @@ fn verl(text: &str, file: &mut PlanFile, unknown: &mut Vec<String>) -> Result<()
                     if flag(v) { RecomputeGranularity::Full } else { RecomputeGranularity::None };
             }
             "actor_rollout_ref.model.lora_rank" => {
-                file.lora.rank = num(key, v)?;
+                let rank = num(key, v)?;
+                // 0 is VeRL's "no LoRA"; the plan's rank keeps its default then.
+                file.rl.lora = 0 < rank;
+                if 0 < rank {
+                    file.lora.rank = rank;
+                }
+            }
+            "actor_rollout_ref.model.target_modules" => {
+                let list = v.trim_matches(['\'', '"']).trim_matches(['[', ']']);
+                file.lora.targets = match list {
+                    "all-linear" => TargetsField::Word("all".to_owned()),
+                    names => TargetsField::List(names.split(',').map(|n| n.trim().to_owned()).collect()),
+                };
             }
             "actor_rollout_ref.model.lora_alpha" => file.lora.alpha = num(key, v)?,
             "trainer.n_gpus_per_node" => file.cluster.devices_per_node = Some(num(key, v)?),
@@ -657,6 +875,29 @@ const MSRL_INFO: &[&str] = &[
     "rl_config.verifier_weight",
     "rl_config.use_tensorboard",
     "rl_config.actor_resource",
+    "rl_config.critic_resource",
+    "rl_config.gamma",
+    "rl_config.lam",
+    "rl_config.cliprange_value",
+    "rl_config.share_backbone",
+    "megatron_training.lora_target_modules",
+    "critic_config.model",
+    "critic_config.micro_batch_size",
+    "critic_config.tensor_model_parallel_size",
+    "critic_config.pipeline_model_parallel_size",
+    "critic_config.lr",
+    "critic_config.lr_decay_style",
+    "critic_config.min_lr",
+    "critic_config.weight_decay",
+    "critic_config.lr_warmup_fraction",
+    "critic_config.clip_grad",
+    "critic_config.adam_beta1",
+    "critic_config.adam_beta2",
+    "critic_config.finetune",
+    "critic_config.load",
+    "critic_config.save",
+    "critic_config.no_load_optim",
+    "critic_config.no_load_rng",
     "generate_config.trust_remote_code",
     "generate_config.offload_train_optimizer",
     "generate_config.offload_train_grad",
@@ -739,6 +980,15 @@ fn mindspeed_rl(
     if get(rl, "adv_estimator").as_ref().and_then(Yaml::as_str) == Some("gae") {
         file.method = Method::Ppo;
     }
+    if let Some(r) = int(mt, "megatron_training", "lora_r")? {
+        rl_file.lora = 0 < r;
+        if 0 < r {
+            file.lora.rank = r;
+        }
+    }
+    if let Some(a) = int(mt, "megatron_training", "lora_alpha")? {
+        file.lora.alpha = a;
+    }
     if let Some(n) = int(rl, "rl_config", "n_samples_per_prompt")? {
         rl_file.n_samples_per_prompt = n;
     }
@@ -804,6 +1054,8 @@ fn mindspeed_rl(
         "actor_config.tensor_model_parallel_size",
         "actor_config.pipeline_model_parallel_size",
         "rl_config.adv_estimator",
+        "megatron_training.lora_r",
+        "megatron_training.lora_alpha",
         "rl_config.n_samples_per_prompt",
         "rl_config.max_prompt_length",
         "rl_config.mini_batch_size",

@@ -94,15 +94,26 @@ pub fn yaml(plan: &Plan, ds_name: Option<&str>) -> String {
     if plan.recompute.granularity == RecomputeGranularity::None {
         kv("disable_gradient_checkpointing", "true".to_owned());
     } else if plan.recompute.layers_ratio_frac < 1.0 {
-        // Ascend's LLaMA-Factory build checkpoints this share of the layers (seed 000:
-        // backend_config.training.recompute_layers_ratio); upstream rejects the key
+        // Only Ascend's LLaMA-Factory build reads this key; upstream's HfArgumentParser refuses
+        // it ("Some keys are not used"), so it is written as a comment to uncomment on that build
         // (rule llamafactory.layers_ratio_upstream).
-        kv("recompute_layers_ratio", plan.recompute.layers_ratio_frac.to_string());
+        kv(
+            "# recompute_layers_ratio",
+            format!("{}   # Ascend's build only; upstream refuses the key", plan.recompute.layers_ratio_frac),
+        );
     }
     if let Some(name) = ds_name {
         kv("deepspeed", yaml_str(name));
     }
-    let dataset = if launch.dataset.is_empty() { "alpaca_en_demo" } else { &launch.dataset };
+    // LLaMA-Factory's demo datasets (`data/dataset_info.json`) by what the stage reads: plain
+    // text for pre-training, preference pairs (`"ranking": true`) for DPO, instructions otherwise;
+    // the DPO workflow refuses a dataset that is not a ranking one.
+    let demo = match plan.method {
+        Method::Pretrain => "c4_demo",
+        Method::Dpo => "dpo_en_demo",
+        _ => "alpaca_en_demo",
+    };
+    let dataset = if launch.dataset.is_empty() { demo } else { &launch.dataset };
     kv("dataset", yaml_str(dataset));
     kv("dataset_dir", yaml_str("data"));
     kv("template", template(plan).to_owned());

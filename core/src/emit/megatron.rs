@@ -9,7 +9,7 @@ use super::{
 };
 use crate::Plan;
 use crate::model::{Attention, MlpKind, Norm};
-use crate::plan::{Precision, RecomputeGranularity, RecomputeMethod};
+use crate::plan::{Method, Precision, RecomputeGranularity, RecomputeMethod};
 
 /// The model's shape as Megatron flags (frameworks.md §2.2 "Model shape").
 /// On MindSpeed (`ascend`), Llama-3.1 rope scaling takes MindSpeed-LLM's flags.
@@ -57,7 +57,7 @@ pub fn model_flags(plan: &Plan, ascend: bool) -> Vec<String> {
         0 => {
             // Unknown from the shape alone: the script refuses to run until it is set, rather than
             // silently train with Megatron's default.
-            let theta = key("rope_theta").map(|v| v.to_string()).unwrap_or_else(|| {
+            let theta = key("rope_theta").map(|v| rotary_base(&v)).unwrap_or_else(|| {
                 "\"${ROTARY_BASE:?set ROTARY_BASE to rope_theta from the model config.json}\"".to_owned()
             });
             f.push(format!("--position-embedding-type rope --rotary-base {theta}"));
@@ -106,6 +106,20 @@ pub fn model_flags(plan: &Plan, ascend: bool) -> Vec<String> {
     }
     f.push("--attention-dropout 0.0 --hidden-dropout 0.0".to_owned());
     f
+}
+
+/// `rope_theta` as Megatron's `--rotary-base`, which is declared `type=int`
+/// (`megatron/training/arguments.py`, `_add_network_size_args`): `1000000.0` is written `1000000`,
+/// since argparse refuses `1000000.0` for an int. Every published θ is a whole number; one that
+/// is not is rounded, the nearest base Megatron can take.
+pub fn rotary_base(theta: &serde_json::Value) -> String {
+    match theta.as_u64() {
+        Some(n) => n.to_string(),
+        None => match theta.as_f64() {
+            Some(x) if x.is_finite() && 0.0 < x => format!("{}", x.round() as u64),
+            _ => theta.to_string(),
+        },
+    }
 }
 
 /// The layers per pipeline stage when the plan asks for uneven stages and the layers need them.
@@ -214,6 +228,12 @@ pub fn script(plan: &Plan, header: &[String]) -> EmittedFile {
     ];
     if !precision.is_empty() {
         training.push(precision);
+    }
+    if plan.method == Method::SftFull {
+        // Megatron-LM's own SFT (`--sft`: pretrain_gpt.py builds an SFTDataset of packed
+        // conversations; `_add_sft_args` in megatron/training/arguments.py), from the loaded
+        // weights with a fresh optimizer and iteration count (`--finetune`).
+        training.push("--sft --finetune".to_owned());
     }
     let mut text = script_opening(
         header,

@@ -9,10 +9,10 @@ use super::shell::quote;
 use super::{EmittedFile, FileKind, bash_array, model_path, model_slug, node_vars, script_opening};
 use crate::Plan;
 use crate::model::LoraTarget;
-use crate::plan::{LoraTargets, Method, Precision};
+use crate::plan::{LoraTargets, Method, PipelineSchedule, Precision};
 
 /// MindSpeed-LLM's LoRA module names (`--lora-target-modules`, §5.2): Megatron's fused linears.
-fn lora_modules(targets: &LoraTargets) -> String {
+pub(super) fn lora_modules(targets: &LoraTargets) -> String {
     let mut names: Vec<&str> = Vec::new();
     for t in targets.list() {
         let name = match t {
@@ -53,13 +53,23 @@ pub fn script(plan: &Plan, header: &[String]) -> EmittedFile {
     text.push_str("export CUDA_DEVICE_MAX_CONNECTIONS=1\nexport HCCL_CONNECT_TIMEOUT=1800\n");
     text.push_str("export PYTORCH_NPU_ALLOC_CONF=expandable_segments:True\n\n");
     text.push_str(&node_vars(plan, false, "NNODES", "NPUS_PER_NODE", "localhost"));
+    // `--tokenizer-type PretrainedFromHF` loads a local directory (`build_tokenizer`), so the
+    // default is the directory MindSpeed-LLM's examples download the HF model to, not a hub id.
+    let hf_dir = match launch.model_path.is_empty() {
+        true => format!("./model_from_hf/{}", model_path(plan).rsplit('/').next().unwrap_or(&slug)),
+        false => launch.model_path.clone(),
+    };
+    let mcore_dir = format!("./model_weights/{slug}-mcore-tp{}-pp{}", p.tp, p.pp);
     text.push_str(&format!(
-        "CKPT_LOAD_DIR={}   # converted with convert_ckpt_v2.py at this TP/PP\n",
-        quote(&model_path(plan))
+        "TOKENIZER_PATH={}   # the HF model directory (config, tokenizer)\n",
+        quote(&hf_dir)
+    ));
+    text.push_str(&format!(
+        "CKPT_LOAD_DIR={}   # convert_ckpt_v2.py of $TOKENIZER_PATH at this TP/PP\n",
+        quote(&mcore_dir)
     ));
     text.push_str(&format!("CKPT_SAVE_DIR={}\n", quote(&save)));
-    text.push_str(&format!("DATA_PATH={}   # prefix from preprocess_data.py\n", quote(&data)));
-    text.push_str(&format!("TOKENIZER_PATH={}   # the HF model directory\n\n", quote(&model_path(plan))));
+    text.push_str(&format!("DATA_PATH={}   # prefix from preprocess_data.py\n\n", quote(&data)));
     text.push_str(&bash_array(
         "DISTRIBUTED_ARGS",
         &[
@@ -69,6 +79,14 @@ pub fn script(plan: &Plan, header: &[String]) -> EmittedFile {
     ));
     let mut gpt = vec!["--use-mcore-models".to_owned()];
     gpt.extend(parallel_flags(plan, true));
+    match p.schedule {
+        // MindSpeed's DualPipeV (`--schedules-method dualpipev`, mindspeed/features_manager
+        // pipeline-parallel features); without it the run is plain 1F1B.
+        PipelineSchedule::DualPipeV => gpt.push("--schedules-method dualpipev".to_owned()),
+        // MindSpeed's zero-bubble pipeline (ZB-H1).
+        PipelineSchedule::ZbH1 => gpt.push("--enable-zero-bubble".to_owned()),
+        _ => {}
+    }
     let r = &plan.recompute;
     if r.activation_function {
         gpt.push("--recompute-activation-function".to_owned());

@@ -1,7 +1,7 @@
 //! MindSpeed-RL: the Hydra YAML in its layout (frameworks.md §7.2, §7.4: `megatron_training`,
 //! `actor_config`, `rl_config`, `generate_config`), the model block it loads from
 //! `configs/model/<name>.yaml`, and `launch.sh` with the Ray start commands and
-//! `cli/train_grpo.py` (§7.1). Colocated actor/reference/rollout (`use_integrated_worker: true`).
+//! `cli/train_grpo.py` or `cli/train_ppo.py` (§7.1). Colocated actor/reference/rollout (`use_integrated_worker: true`).
 
 use super::megatron::model_flags;
 use super::{EmittedFile, FileKind, comment, model_path, model_slug, node_vars, script_opening, yaml_str};
@@ -61,10 +61,17 @@ pub fn files(plan: &Plan, header: &[String]) -> Vec<EmittedFile> {
     let launch = &plan.launch;
     let p = &plan.parallel;
     let rl = &plan.rl;
-    let config_name = format!("grpo_{name}_{}npu", plan.cluster.n_devices());
+    let ppo = plan.method == Method::Ppo;
+    // PPO has its own entry point and stage (`cli/train_ppo.py`, `stage: ray_ppo`, a
+    // `critic_config` section: `parse_training_config` reads it unconditionally).
+    let algo = if ppo { "ppo" } else { "grpo" };
+    let config_name = format!("{algo}_{name}_{}npu", plan.cluster.n_devices());
     let data = if launch.dataset.is_empty() { "./dataset/math_17k/data" } else { &launch.dataset };
-    let save =
-        if launch.output_dir.is_empty() { format!("./ckpt/{slug}_grpo") } else { launch.output_dir.clone() };
+    let save = if launch.output_dir.is_empty() {
+        format!("./ckpt/{slug}_{algo}")
+    } else {
+        launch.output_dir.clone()
+    };
 
     let mut y = comment(header);
     y.push_str(&format!("defaults:\n  - model:\n      - {name}\n\n"));
@@ -95,7 +102,7 @@ pub fn files(plan: &Plan, header: &[String]) -> Vec<EmittedFile> {
     m("seq_length", (rl.max_prompt_length.get() + rl.max_response_length.get()).to_string());
     m("save_interval", "100".into());
     m("train_iters", "500".into());
-    m("stage", "ray_grpo".into());
+    m("stage", format!("ray_{algo}"));
     m("distributed_backend", "nccl".into());
     m("no_shared_storage", "true".into());
     m("dataset_additional_keys", "['labels',]".into());
@@ -141,6 +148,15 @@ pub fn files(plan: &Plan, header: &[String]) -> Vec<EmittedFile> {
     if p.tp_comm_overlap {
         m("use_ascend_coc", "true".into());
     }
+    if plan.trains_lora() {
+        // MindSpeed-RL's LoRA (configs/grpo_lora_*.yaml): Megatron's fused linears, the
+        // reference sharing the frozen backbone (`rl_config.share_backbone`).
+        m("lora_r", plan.lora.rank.to_string());
+        m("lora_alpha", plan.lora.alpha.to_string());
+        let modules = super::mindspeed_llm::lora_modules(&plan.lora.targets);
+        let list = modules.split(' ').map(yaml_str).collect::<Vec<_>>().join(", ");
+        m("lora_target_modules", format!("[{list}]"));
+    }
     y.push_str("\nactor_config:\n");
     let mut a = |k: &str, v: String| y.push_str(&format!("  {k}: {v}\n"));
     a("model", name.clone());
@@ -160,11 +176,41 @@ pub fn files(plan: &Plan, header: &[String]) -> Vec<EmittedFile> {
     a("save", yaml_str(&save));
     a("no_load_optim", "true".into());
     a("no_load_rng", "true".into());
+    if ppo {
+        // The critic: the actor's model and layout as a value model (configs/ppo_*_integrated.yaml).
+        y.push_str("\ncritic_config:\n");
+        let mut c = |k: &str, v: String| y.push_str(&format!("  {k}: {v}\n"));
+        c("model", name.clone());
+        c("micro_batch_size", plan.batch.micro_batch.to_string());
+        c("tensor_model_parallel_size", p.tp.to_string());
+        c("pipeline_model_parallel_size", p.pp.to_string());
+        c("lr", "5e-6".into());
+        c("lr_decay_style", "constant".into());
+        c("min_lr", "0".into());
+        c("weight_decay", "0.01".into());
+        c("lr_warmup_fraction", "0.0".into());
+        c("clip_grad", "1.0".into());
+        c("adam_beta1", "0.9".into());
+        c("adam_beta2", "0.95".into());
+        c("finetune", "true".into());
+        c("load", yaml_str(&format!("./model_weights/{name}_mcore_tp{}pp{}", p.tp, p.pp)));
+        c("save", yaml_str(&format!("{save}_critic")));
+        c("no_load_optim", "true".into());
+        c("no_load_rng", "true".into());
+    }
     y.push_str("\nrl_config:\n");
     let mut r = |k: &str, v: String| y.push_str(&format!("  {k}: {v}\n"));
     r("use_integrated_worker", "true".into());
     r("blocking", rl.blocking.to_string());
-    r("adv_estimator", if plan.method == Method::Ppo { "gae" } else { "group_norm" }.into());
+    r("adv_estimator", if ppo { "gae" } else { "group_norm" }.into());
+    if ppo {
+        r("gamma", "1.0".into());
+        r("lam", "1.0".into());
+        r("cliprange_value", "0.5".into());
+    }
+    if plan.trains_lora() {
+        r("share_backbone", "true".into());
+    }
     r("kl_penalty", "low_var_kl".into());
     r("kl_ctrl_type", "fixed".into());
     r("init_kl_coef", "0.001".into());
@@ -180,10 +226,13 @@ pub fn files(plan: &Plan, header: &[String]) -> Vec<EmittedFile> {
     // Read only with use_dynamic_bsz; written always, so the file carries the whole plan.
     r("max_packing_token_size", rl.tokens_per_device(plan.framework, p.cp.get()).to_string());
     r("rule_reward", "true".into());
-    r("verifier_function", "[\"math_17k_acc\"]".into());
+    r("verifier_function", if ppo { "[\"acc_for_ppo\"]" } else { "[\"math_17k_acc\"]" }.into());
     r("verifier_weight", "[1.0]".into());
     r("use_tensorboard", "true".into());
     y.push_str(&format!("  actor_resource:\n    num_npus: {}\n", plan.cluster.n_devices()));
+    if ppo {
+        y.push_str(&format!("  critic_resource:\n    num_npus: {}\n", plan.cluster.n_devices()));
+    }
     y.push_str("\ngenerate_config:\n");
     let mut g = |k: &str, v: String| y.push_str(&format!("  {k}: {v}\n"));
     g("trust_remote_code", "true".into());
@@ -228,7 +277,7 @@ pub fn files(plan: &Plan, header: &[String]) -> Vec<EmittedFile> {
     sh.push_str(
         "  until ray status 2>/dev/null | grep -q \"/$((NNODES * NPUS_PER_NODE)).0 NPU\"; do sleep 5; done\n",
     );
-    sh.push_str(&format!("  python cli/train_grpo.py --config-name {config_name}\n"));
+    sh.push_str(&format!("  python cli/train_{algo}.py --config-name {config_name}\n"));
     sh.push_str("else\n");
     sh.push_str("  ray start --address=\"$MASTER_ADDR:6766\" --resources=\"{\\\"NPU\\\": $NPUS_PER_NODE}\" --node-ip-address=\"$CURRENT_IP\"\n");
     sh.push_str("fi\n");

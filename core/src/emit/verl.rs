@@ -10,7 +10,7 @@ use super::shell::quote;
 use super::{EmitError, EmittedFile, FileKind, model_path, model_slug, script_opening};
 use crate::Plan;
 use crate::hardware::Vendor;
-use crate::plan::{Method, RecomputeGranularity};
+use crate::plan::{LoraTargets, Method, RecomputeGranularity};
 
 /// Whether Hydra reads `text` as the plain string it is.
 fn hydra_plain(text: &str) -> bool {
@@ -61,9 +61,12 @@ pub fn script(plan: &Plan, header: &[String]) -> Result<EmittedFile, EmitError> 
             if plan.recompute.granularity == RecomputeGranularity::None { "False" } else { "True" }
         ),
     ];
-    if matches!(plan.method, Method::Lora | Method::Qlora) {
+    if plan.trains_lora() {
+        // VeRL's LoRA (`verl/workers/config/model.py`: lora_rank > 0 turns it on; the reference
+        // is the actor with its adapters off, and vLLM serves the adapters).
         o.push(format!("actor_rollout_ref.model.lora_rank={}", plan.lora.rank));
         o.push(format!("actor_rollout_ref.model.lora_alpha={}", plan.lora.alpha));
+        o.push(format!("actor_rollout_ref.model.target_modules={}", target_modules(plan)));
     }
     o.extend([
         "actor_rollout_ref.actor.strategy=fsdp".to_owned(),
@@ -117,6 +120,11 @@ pub fn script(plan: &Plan, header: &[String]) -> Result<EmittedFile, EmitError> 
             format!("critic.use_dynamic_bsz={}", py_bool(rl.dynamic_batch)),
             format!("critic.ppo_max_token_len_per_gpu={token_budget}"),
         ]);
+        if plan.trains_lora() {
+            o.push(format!("critic.model.lora_rank={}", plan.lora.rank));
+            o.push(format!("critic.model.lora_alpha={}", plan.lora.alpha));
+            o.push(format!("critic.model.target_modules={}", target_modules(plan)));
+        }
     }
     if plan.hardware.hw.vendor == Vendor::Ascend {
         o.push("trainer.device=npu".to_owned());
@@ -143,6 +151,17 @@ pub fn script(plan: &Plan, header: &[String]) -> Result<EmittedFile, EmitError> 
         kind: FileKind::Shell,
         text,
     })
+}
+
+/// LoRA's modules as VeRL takes them: `all-linear` (PEFT's word for every linear layer but the
+/// head), or a Hydra list of module names, quoted for the shell.
+fn target_modules(plan: &Plan) -> String {
+    match &plan.lora.targets {
+        LoraTargets::All => "all-linear".to_owned(),
+        LoraTargets::Only(t) => {
+            format!("'[{}]'", t.iter().map(|t| t.name()).collect::<Vec<_>>().join(","))
+        }
+    }
 }
 
 fn py_bool(b: bool) -> &'static str {

@@ -46,11 +46,23 @@ pub fn generated() -> Vec<Entry> {
 
     // Megatron-LM: pre-training and full SFT, dense and MoE, VPP, CP, FP8, recompute variants.
     for (model, nodes, par) in [
-        ("llama-3-8b", 1, json!({"tp": 2, "pp": 2, "sequence_parallel": true, "distributed_optimizer": true})),
-        ("qwen2.5-7b", 1, json!({"tp": 4, "cp": 2, "sequence_parallel": true, "distributed_optimizer": true,
-            "overlap_grad_reduce": true, "overlap_param_gather": true, "tp_comm_overlap": true})),
-        ("llama-3.1-70b", 8, json!({"tp": 8, "pp": 4, "vpp": 5, "sequence_parallel": true,
-            "distributed_optimizer": true})),
+        (
+            "llama-3-8b",
+            1,
+            json!({"tp": 2, "pp": 2, "sequence_parallel": true, "distributed_optimizer": true}),
+        ),
+        (
+            "qwen2.5-7b",
+            1,
+            json!({"tp": 4, "cp": 2, "sequence_parallel": true, "distributed_optimizer": true,
+            "overlap_grad_reduce": true, "overlap_param_gather": true, "tp_comm_overlap": true}),
+        ),
+        (
+            "llama-3.1-70b",
+            8,
+            json!({"tp": 8, "pp": 4, "vpp": 5, "sequence_parallel": true,
+            "distributed_optimizer": true}),
+        ),
         ("qwen3-30b-a3b", 2, json!({"tp": 1, "pp": 2, "ep": 8, "distributed_optimizer": true})),
         ("deepseek-v2-lite", 1, json!({"tp": 1, "pp": 1, "ep": 8, "distributed_optimizer": true})),
     ] {
@@ -87,7 +99,11 @@ pub fn generated() -> Vec<Entry> {
         (3, true, true, "bf16"),
     ] {
         add(
-            &format!("deepspeed-zero{zero}{}{}-{precision}", if opt { "-opt" } else { "" }, if params { "-params" } else { "" }),
+            &format!(
+                "deepspeed-zero{zero}{}{}-{precision}",
+                if opt { "-opt" } else { "" },
+                if params { "-params" } else { "" }
+            ),
             json!({"model": "qwen2.5-1.5b", "framework": "deepspeed", "method": "sft-full", "precision": precision,
                    "parallel": {"zero_stage": zero, "offload_optimizer": opt, "offload_params": params},
                    "recompute": {"granularity": "full"},
@@ -122,19 +138,50 @@ pub fn generated() -> Vec<Entry> {
 
     // MindSpeed-LLM: pre-training, full SFT, LoRA and DPO, dense and MoE, swap-attention, DualPipeV.
     for (method, model, nodes, par, recompute) in [
-        ("pretrain", "qwen2.5-7b", 1, json!({"tp": 2, "pp": 2, "sequence_parallel": true, "distributed_optimizer": true}),
-            json!({"granularity": "selective"})),
-        ("sft-full", "llama-3-8b", 1, json!({"tp": 4, "sequence_parallel": true, "distributed_optimizer": true}),
-            json!({"granularity": "full", "method": "uniform", "num_layers": 1})),
+        (
+            "pretrain",
+            "qwen2.5-7b",
+            1,
+            json!({"tp": 2, "pp": 2, "sequence_parallel": true, "distributed_optimizer": true}),
+            json!({"granularity": "selective"}),
+        ),
+        (
+            "sft-full",
+            "llama-3-8b",
+            1,
+            json!({"tp": 4, "sequence_parallel": true, "distributed_optimizer": true}),
+            json!({"granularity": "full", "method": "uniform", "num_layers": 1}),
+        ),
         ("lora", "qwen2.5-14b", 1, json!({"tp": 4}), json!({"granularity": "none"})),
-        ("dpo", "qwen2.5-7b", 1, json!({"tp": 4, "distributed_optimizer": true}), json!({"granularity": "full"})),
-        ("pretrain", "qwen3-30b-a3b", 2, json!({"tp": 2, "pp": 2, "ep": 4, "sequence_parallel": true,
-            "distributed_optimizer": true}), json!({"granularity": "full", "num_layers": 1})),
-        ("pretrain", "qwen3-30b-a3b", 4, json!({"tp": 1, "pp": 4, "ep": 8, "distributed_optimizer": true,
-            "schedule": "dualpipev"}), json!({"granularity": "full", "num_layers": 1})),
+        (
+            "dpo",
+            "qwen2.5-7b",
+            1,
+            json!({"tp": 4, "distributed_optimizer": true}),
+            json!({"granularity": "full"}),
+        ),
+        (
+            "pretrain",
+            "qwen3-30b-a3b",
+            2,
+            json!({"tp": 2, "pp": 2, "ep": 4, "sequence_parallel": true,
+            "distributed_optimizer": true}),
+            json!({"granularity": "full", "num_layers": 1}),
+        ),
+        (
+            "pretrain",
+            "qwen3-30b-a3b",
+            4,
+            json!({"tp": 1, "pp": 4, "ep": 8, "distributed_optimizer": true,
+            "schedule": "dualpipev"}),
+            json!({"granularity": "full", "num_layers": 1}),
+        ),
     ] {
         add(
-            &format!("mindspeed-llm-{method}-{model}{}", if par.get("schedule").is_some() { "-dualpipev" } else { "" }),
+            &format!(
+                "mindspeed-llm-{method}-{model}{}",
+                if par.get("schedule").is_some() { "-dualpipev" } else { "" }
+            ),
             json!({"model": model, "hardware": "ascend-910b2", "cluster": {"nodes": nodes},
                    "framework": "mindspeed-llm", "method": method, "parallel": par, "recompute": recompute,
                    "batch": {"micro_batch": 1, "global_batch": 64, "seq_len": 4096}}),
@@ -146,8 +193,13 @@ pub fn generated() -> Vec<Entry> {
         ("grpo", "grpo", "qwen2.5-7b", "h100-sxm-80g", json!({})),
         ("ppo", "ppo", "qwen2.5-3b", "h100-sxm-80g", json!({})),
         ("grpo-lora", "lora", "qwen2.5-7b", "h100-sxm-80g", json!({})),
-        ("grpo-offload-ascend", "grpo", "qwen2.5-7b", "ascend-910b2",
-            json!({"offload_optimizer": true, "offload_params": true})),
+        (
+            "grpo-offload-ascend",
+            "grpo",
+            "qwen2.5-7b",
+            "ascend-910b2",
+            json!({"offload_optimizer": true, "offload_params": true}),
+        ),
         ("grpo-ulysses", "grpo", "qwen2.5-7b", "h200-sxm-141g", json!({"cp": 2})),
     ] {
         let mut par = json!({"zero_stage": 3});
@@ -168,10 +220,22 @@ pub fn generated() -> Vec<Entry> {
     // MindSpeed-RL: GRPO and PPO, dense and MoE.
     for (name, method, model, nodes, par) in [
         ("grpo-qwen2.5-7b", "grpo", "qwen2.5-7b", 1, json!({"tp": 4, "distributed_optimizer": true})),
-        ("ppo-qwen2.5-7b", "ppo", "qwen2.5-7b", 2, json!({"tp": 4, "pp": 2, "sequence_parallel": true,
-            "distributed_optimizer": true})),
-        ("grpo-qwen3-30b-a3b", "grpo", "qwen3-30b-a3b", 2, json!({"tp": 2, "pp": 2, "ep": 4,
-            "sequence_parallel": true, "distributed_optimizer": true})),
+        (
+            "ppo-qwen2.5-7b",
+            "ppo",
+            "qwen2.5-7b",
+            2,
+            json!({"tp": 4, "pp": 2, "sequence_parallel": true,
+            "distributed_optimizer": true}),
+        ),
+        (
+            "grpo-qwen3-30b-a3b",
+            "grpo",
+            "qwen3-30b-a3b",
+            2,
+            json!({"tp": 2, "pp": 2, "ep": 4,
+            "sequence_parallel": true, "distributed_optimizer": true}),
+        ),
     ] {
         add(
             &format!("mindspeed-rl-{name}"),

@@ -181,8 +181,39 @@ const CASES: &[(&str, &str, &str)] = &[
     ),
     (
         "schedule.dualpipev_microbatches",
-        r#"{"model": "llama-3-8b", "framework": "megatron", "method": "pretrain", "parallel": {"tp": 2, "pp": 4, "schedule": "dualpipev"}, "batch": {"global_batch": 4}}"#,
+        r#"{"model": "llama-3-8b", "hardware": "ascend-910b2", "framework": "mindspeed-llm", "method": "pretrain", "parallel": {"tp": 2, "pp": 4, "schedule": "dualpipev"}, "batch": {"global_batch": 4}}"#,
+        r#"{"model": "llama-3-8b", "hardware": "ascend-910b2", "framework": "mindspeed-llm", "method": "pretrain", "parallel": {"tp": 2, "pp": 4, "schedule": "dualpipev"}, "batch": {"global_batch": 16}}"#,
+    ),
+    // Megatron-LM has 1F1B and interleaved 1F1B only (megatron/core/pipeline_parallel/schedules.py);
+    // DualPipeV is MindSpeed's (dualpipev_feature.py).
+    (
+        "schedule.framework",
         r#"{"model": "llama-3-8b", "framework": "megatron", "method": "pretrain", "parallel": {"tp": 2, "pp": 4, "schedule": "dualpipev"}, "batch": {"global_batch": 16}}"#,
+        r#"{"model": "llama-3-8b", "hardware": "ascend-910b2", "framework": "mindspeed-llm", "method": "pretrain", "parallel": {"tp": 2, "pp": 4, "schedule": "dualpipev"}, "batch": {"global_batch": 16}}"#,
+    ),
+    // MindSpeed DualpipeVFeature.validate_args: not with overlap_grad_reduce; Qwen2.5-0.5B ties
+    // its embeddings, which DualPipeV refuses too.
+    (
+        "mindspeed.dualpipev_conflict",
+        r#"{"model": "llama-3-8b", "hardware": "ascend-910b2", "framework": "mindspeed-llm", "method": "pretrain", "parallel": {"tp": 2, "pp": 4, "schedule": "dualpipev", "overlap_grad_reduce": true}, "batch": {"global_batch": 16}}"#,
+        r#"{"model": "llama-3-8b", "hardware": "ascend-910b2", "framework": "mindspeed-llm", "method": "pretrain", "parallel": {"tp": 2, "pp": 4, "schedule": "dualpipev"}, "batch": {"global_batch": 16}}"#,
+    ),
+    (
+        "mindspeed.dualpipev_conflict",
+        r#"{"model": "qwen2.5-0.5b", "hardware": "ascend-910b2", "framework": "mindspeed-llm", "method": "pretrain", "parallel": {"tp": 2, "pp": 4, "schedule": "dualpipev"}, "batch": {"global_batch": 16}}"#,
+        r#"{"model": "qwen2.5-0.5b", "hardware": "ascend-910b2", "framework": "mindspeed-llm", "method": "pretrain", "parallel": {"tp": 2, "pp": 4}, "batch": {"global_batch": 16}}"#,
+    ),
+    // Megatron-LM's pretrain_gpt.py has no LoRA.
+    (
+        "method.lora_megatron",
+        r#"{"model": "qwen2.5-0.5b", "framework": "megatron", "method": "lora"}"#,
+        r#"{"model": "qwen2.5-0.5b", "framework": "mindspeed-llm", "hardware": "ascend-910b2", "method": "lora"}"#,
+    ),
+    // VeRL get_vllm_max_lora_rank: ranks above 512 are refused.
+    (
+        "verl.lora_rank",
+        r#"{"model": "qwen2.5-0.5b", "framework": "verl", "method": "grpo", "rl": {"lora": true}, "lora": {"rank": 1024}}"#,
+        r#"{"model": "qwen2.5-0.5b", "framework": "verl", "method": "grpo", "rl": {"lora": true}, "lora": {"rank": 500}}"#,
     ),
     // HF path
     (

@@ -31,7 +31,7 @@ MODEL_ARGS=(
   --group-query-attention --num-query-groups 8
   --kv-channels 128
   --seq-length 4096 --max-position-embeddings 32768
-  --position-embedding-type rope --rotary-base 1000000.0
+  --position-embedding-type rope --rotary-base 1000000
   --normalization RMSNorm --norm-epsilon 0.00001
   --swiglu
   --disable-bias-linear

@@ -20,10 +20,10 @@ NODE_RANK=${NODE_RANK:-0}
 MASTER_ADDR=${MASTER_ADDR:-'localhost'}
 MASTER_PORT=${MASTER_PORT:-29500}
 
-CKPT_LOAD_DIR='meta-llama/Meta-Llama-3-70B'   # converted with convert_ckpt_v2.py at this TP/PP
+TOKENIZER_PATH='./model_from_hf/Meta-Llama-3-70B'   # the HF model directory (config, tokenizer)
+CKPT_LOAD_DIR='./model_weights/llama-3-70b-mcore-tp8-pp4'   # convert_ckpt_v2.py of $TOKENIZER_PATH at this TP/PP
 CKPT_SAVE_DIR='./ckpt/llama-3-70b'
 DATA_PATH='./dataset/enwiki_text_document'   # prefix from preprocess_data.py
-TOKENIZER_PATH='meta-llama/Meta-Llama-3-70B'   # the HF model directory
 
 DISTRIBUTED_ARGS=(
   --nproc_per_node "$NPUS_PER_NODE" --nnodes "$NNODES" --node_rank "$NODE_RANK"
@@ -48,7 +48,7 @@ GPT_ARGS=(
   --group-query-attention --num-query-groups 8
   --kv-channels 128
   --seq-length 8192 --max-position-embeddings 8192
-  --position-embedding-type rope --rotary-base 500000.0
+  --position-embedding-type rope --rotary-base 500000
   --normalization RMSNorm --norm-epsilon 0.00001
   --swiglu
   --disable-bias-linear

@@ -20,10 +20,10 @@ NODE_RANK=${NODE_RANK:-0}
 MASTER_ADDR=${MASTER_ADDR:-'localhost'}
 MASTER_PORT=${MASTER_PORT:-29500}
 
-CKPT_LOAD_DIR='Qwen/Qwen2.5-7B'   # converted with convert_ckpt_v2.py at this TP/PP
+TOKENIZER_PATH='./model_from_hf/Qwen2.5-7B'   # the HF model directory (config, tokenizer)
+CKPT_LOAD_DIR='./model_weights/qwen2.5-7b-mcore-tp2-pp1'   # convert_ckpt_v2.py of $TOKENIZER_PATH at this TP/PP
 CKPT_SAVE_DIR='./ckpt/qwen2.5-7b'
 DATA_PATH='./dataset/enwiki_text_document'   # prefix from preprocess_data.py
-TOKENIZER_PATH='Qwen/Qwen2.5-7B'   # the HF model directory
 
 DISTRIBUTED_ARGS=(
   --nproc_per_node "$NPUS_PER_NODE" --nnodes "$NNODES" --node_rank "$NODE_RANK"
@@ -45,7 +45,7 @@ GPT_ARGS=(
   --kv-channels 128
   --add-qkv-bias
   --seq-length 4096 --max-position-embeddings 131072
-  --position-embedding-type rope --rotary-base 1000000.0
+  --position-embedding-type rope --rotary-base 1000000
   --normalization RMSNorm --norm-epsilon 1e-6
   --swiglu
   --disable-bias-linear
