@@ -381,6 +381,8 @@ texts! {
     launch_import_ok => "Read: every key understood.", "已读入：所有参数均已识别。";
     launch_import_unknown => "Read. Not understood, left out: {keys}", "已读入。未识别、已忽略：{keys}";
     launch_copied => "Copied", "已复制";
+    launch_not_ready => "This plan does not run as written (see the rules above): each file's header says why.", "此方案按现状无法运行（见上方规则）：每个文件的开头注释写明了原因。";
+    launch_confirm_download => "This plan does not fit or breaks a rule of its framework; its files say so in their header. Download anyway?", "此方案显存放不下或违反了框架规则，文件开头注释已注明。仍要下载吗？";
     launch_download => "Download", "下载";
     launch_download_all => "Download all (.zip)", "全部下载（.zip）";
     launch_unsafe => "{field} may hold only letters, digits and _ - . / : @ + ~ for {framework}: its override parser reads other characters as syntax.", "{framework} 的 {field} 只能包含字母、数字和 _ - . / : @ + ~：它的参数解析器会把其他字符当作语法。";

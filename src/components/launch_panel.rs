@@ -51,6 +51,20 @@ pub fn LaunchPanel(
         let files = files.get()?.ok()?;
         plan.with(|p| p.as_ref().ok().map(|p| zip_url(p, &files)))
     });
+    // The core's verdict on the plan, which every file's header carries too: empty when it runs.
+    let verdict = Memo::new(move |_| plan.with(|p| p.as_ref().map(emit::verdict).unwrap_or_default()));
+    // A download of a plan that does not run asks first; cancelling keeps the page as it is.
+    let confirm_download = move |ev: leptos::ev::MouseEvent| {
+        if verdict.with_untracked(Vec::is_empty) {
+            return;
+        }
+        let ok = web_sys::window()
+            .and_then(|w| w.confirm_with_message(tr(Key::launch_confirm_download)).ok())
+            .unwrap_or(true);
+        if !ok {
+            ev.prevent_default();
+        }
+    };
     let selected = RwSignal::new(0usize);
     let copied = RwSignal::new(false);
     // A text field bound to one launch setting of the plan file.
@@ -142,18 +156,21 @@ pub fn LaunchPanel(
         <Show when=move || refused().is_some()>
             <p class="badge bad" data-testid="launch-refused">{refused}</p>
         </Show>
+        <Show when=move || current().is_some() && verdict.with(|v| !v.is_empty())>
+            <p class="badge bad" data-testid="launch-verdict">{move || tr(Key::launch_not_ready)}</p>
+        </Show>
         <Show when=move || current().is_some()>
             <div class="tabs" role="tablist">{tabs}</div>
             <div class="launch-actions">
                 <button class="secondary" data-testid="launch-copy" on:click=copy>
                     {move || if copied.get() { tr(Key::launch_copied) } else { tr(Key::launch_copy) }}
                 </button>
-                <a class="button secondary" data-testid="launch-download"
+                <a class="button secondary" data-testid="launch-download" on:click=confirm_download
                     download=move || current().map(|f| f.name)
                     href=move || current().map(|f| data_url(&f.text))>
                     {move || tr(Key::launch_download)}
                 </a>
-                <a class="button secondary" data-testid="launch-download-all"
+                <a class="button secondary" data-testid="launch-download-all" on:click=confirm_download
                     download=move || zip.get().map(|(_, name)| name)
                     href=move || zip.get().map(|(url, _)| url)>
                     {move || tr(Key::launch_download_all)}

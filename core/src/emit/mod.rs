@@ -139,9 +139,39 @@ fn header(plan: &Plan, link: &str) -> Vec<String> {
     );
     let mut lines = vec!["Written by trainplan.".to_owned()];
     lines.extend(wrap(&paragraph, 96));
+    lines.extend(verdict(plan).iter().flat_map(|v| wrap(v, 96)));
     // The link is written as is: a fragment or an address has no newline (base64url and the
     // page's own address), and it sits in a comment.
     lines.push(format!("Reopen the plan: {}", link.replace(['\n', '\r'], "")));
+    lines
+}
+
+/// What the planner holds against the plan, for the file's header: a file of a plan that does not
+/// fit or breaks a rule says so before anything else is read. Empty when the plan is clean.
+pub fn verdict(plan: &Plan) -> Vec<String> {
+    let report = crate::evaluate(plan);
+    let errors: Vec<&crate::report::Finding> = report
+        .findings
+        .iter()
+        .filter(|f| f.severity == crate::report::Severity::Error)
+        .collect();
+    if errors.is_empty() {
+        return Vec::new();
+    }
+    let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+    let m = &report.memory;
+    let mut lines = vec![match m.fits {
+        false => format!(
+            "WARNING: this plan does not run as written. It needs {:.1} GiB per device at its peak; \
+             {:.1} GiB are usable.",
+            gib(m.peak_bytes),
+            gib(m.usable_bytes)
+        ),
+        true => "WARNING: this plan does not run as written.".to_owned(),
+    }];
+    for f in errors.iter().filter(|f| f.code != "memory.does_not_fit") {
+        lines.push(format!("- {} [{}]", f.message, f.code));
+    }
     lines
 }
 

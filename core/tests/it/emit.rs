@@ -566,3 +566,36 @@ fn uneven_stages_are_written_as_each_framework_names_them() {
         assert!(back.unknown.is_empty(), "{:?}", back.unknown);
     }
 }
+
+/// A file of a plan that does not run says so in its header, with the peak against what is usable
+/// and each broken rule; a clean plan's files carry no warning.
+#[test]
+fn headers_carry_the_verdict() {
+    // Llama-3.1-70B full SFT on one node of 24 GiB cards: far from fitting.
+    let bad = r#"{"model": "llama-3.1-70b", "hardware": "rtx-4090-24g", "framework": "llamafactory",
+        "method": "sft-full", "parallel": {"tp": 2}}"#;
+    for f in files(bad) {
+        if f.kind == FileKind::Json {
+            continue; // JSON has no comments; the YAML and the script beside it say it.
+        }
+        // The header's comment lines, unwrapped.
+        let head = f
+            .text
+            .lines()
+            .skip_while(|l| l.starts_with("#!"))
+            .take_while(|l| l.starts_with('#'))
+            .map(|l| l.trim_start_matches('#').trim())
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert!(head.contains("WARNING: this plan does not run as written"), "{}: {head}", f.name);
+        assert!(head.contains("GiB are usable"), "{}", f.name);
+        assert!(head.contains("[hf.no_model_parallel]"), "{}", f.name);
+    }
+    for (name, text) in GOLDEN {
+        let report = trainplan_core::evaluate(&plan(text));
+        let clean = report.findings.iter().all(|f| f.severity != trainplan_core::report::Severity::Error);
+        for f in files(text) {
+            assert_eq!(!f.text.contains("WARNING: this plan does not run"), clean, "{name}/{}", f.name);
+        }
+    }
+}
