@@ -282,7 +282,7 @@ texts! {
     bd_dp => "DP gradient sync", "DP 梯度同步";
     bd_optimizer => "Optimizer step", "优化器更新";
     bd_offload => "Offload transfers", "卸载传输";
-    gantt_title => "Pipeline schedule: {name}, bubble {bubble}", "流水线调度：{name}，气泡 {bubble}";
+    gantt_title => "Pipeline schedule: {name}, bubble {bubble} of the step", "流水线调度：{name}，气泡占单步 {bubble}";
     gantt_note => "The first {shown} of {total} micro-batches, as simulated.", "按模拟结果显示 {total} 个微批中的前 {shown} 个。";
     gantt_forward => "Forward", "前向";
     gantt_backward => "Backward", "反向";

@@ -193,7 +193,8 @@ fn schedule_report(t: &time::StepTime, n_microbatches: u64) -> report::ScheduleR
             Schedule::ZbH1 => "zb-h1",
             Schedule::DualPipeV => "dualpipev",
         },
-        bubble_fraction: t.bubble_ratio,
+        bubble_fraction: t.timeline.idle_frac,
+        bubble_ratio: t.bubble_ratio,
         n_microbatches,
         timeline: t
             .timeline

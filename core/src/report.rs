@@ -251,8 +251,12 @@ pub struct BreakdownReport {
 pub struct ScheduleReport {
     /// `1f1b`, `interleaved`, `gpipe` or `zb-h1`.
     pub name: &'static str,
-    /// Pipeline bubble over busy time: (p − 1)/m for 1F1B with equal stages.
+    /// The pipeline bubble as a share of the step, in [0, 1): idle time over ranks × step,
+    /// (p − 1)/(m + p − 1) for 1F1B with equal stages.
     pub bubble_fraction: f64,
+    /// Idle over busy time, the bubble as Narayanan et al. 2021 state it: (p − 1)/m for 1F1B with
+    /// equal stages. Unbounded (DeepSeek-V3's 61 layers on few micro-batches exceed 1).
+    pub bubble_ratio: f64,
     /// Micro-batches per step.
     pub n_microbatches: u64,
     /// The first micro-batches' passes, as simulated (at most 4000).

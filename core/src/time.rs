@@ -631,7 +631,7 @@ fn pipeline_makespan(
             events: Vec::new(),
             makespan_seconds: makespan,
             bubble_ratio: f64::from(pp - 1) / f64::from(m_sim),
-            idle_frac: 0.0,
+            idle_frac: f64::from(pp - 1) / f64::from(m_sim + pp - 1),
         }
     });
     let slowest = (0..pp as usize)

@@ -150,9 +150,9 @@ pub fn TimePanel(
                     )
                 });
                 view! {
-                    <h3 data-testid="gantt-title">{title}</h3>
+                    <h3 data-testid="gantt-title">{title.clone()}</h3>
                     <figure class="chart gantt" data-testid="gantt">
-                        <svg viewBox=format!("0 0 {WIDTH} {height:.0}") role="img" aria-label=tr(Key::gantt_title)>
+                        <svg viewBox=format!("0 0 {WIDTH} {height:.0}") role="img" aria-label=title>
                             {rows}
                             {bars}
                             <text class="axis" x=WIDTH - 4.0 y=format!("{:.1}", height - 4.0) text-anchor="end">{span}</text>

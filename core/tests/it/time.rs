@@ -266,3 +266,35 @@ fn mini_batches_and_swapped_optimizers_cost_what_they_move() {
     let expected = 2.0 * 12.0 * owned / trainplan_core::time::HOST_LINK_BYTES_PER_SECOND;
     assert!((swapped / expected - 1.0).abs() < 1e-9, "{swapped} {expected}");
 }
+
+/// The bubble is a share of the step, in [0, 1), whatever the schedule and however few the
+/// micro-batches; the idle ÷ busy ratio of Narayanan et al. 2021 is kept beside it and the two
+/// agree: share = ratio / (1 + ratio), both from the same idle and busy times.
+#[test]
+fn bubble_is_a_share_of_the_step() {
+    for text in [
+        // DeepSeek-V3 on PP 16 with 8 micro-batches: idle exceeds busy (ratio > 1).
+        r#"{"model": "deepseek-v3", "framework": "megatron", "method": "pretrain", "cluster": {"nodes": 128},
+            "parallel": {"pp": 16, "ep": 64, "uneven_layers": true, "distributed_optimizer": true},
+            "batch": {"global_batch": 64, "seq_len": 4096}}"#,
+        r#"{"model": "llama-3.1-70b", "framework": "megatron", "method": "pretrain", "cluster": {"nodes": 8},
+            "parallel": {"tp": 8, "pp": 8}, "batch": {"global_batch": 8}}"#,
+        r#"{"model": "llama-3.1-70b", "framework": "megatron", "method": "pretrain", "cluster": {"nodes": 8},
+            "parallel": {"tp": 8, "pp": 4, "vpp": 5}, "batch": {"global_batch": 256}}"#,
+        r#"{"model": "qwen2.5-7b"}"#,
+    ] {
+        let r = evaluate(&Plan::from_json(text).unwrap());
+        let (share, ratio) = (r.schedule.bubble_fraction, r.schedule.bubble_ratio);
+        assert!((0.0..1.0).contains(&share), "{share} for {text}");
+        assert!((share - ratio / (1.0 + ratio)).abs() < 1e-9, "{share} vs {ratio}");
+    }
+    let few = evaluate(
+        &Plan::from_json(
+            r#"{"model": "llama-3.1-70b", "framework": "megatron", "method": "pretrain",
+        "cluster": {"nodes": 8}, "parallel": {"tp": 8, "pp": 8}, "batch": {"global_batch": 4}}"#,
+        )
+        .unwrap(),
+    );
+    // 8 stages (64 devices, DP 1), 4 micro-batches: (p − 1)/m = 7/4 idle per busy.
+    assert!(1.0 < few.schedule.bubble_ratio, "{}", few.schedule.bubble_ratio);
+}
