@@ -5,6 +5,7 @@
 
 pub mod archive;
 pub mod deepspeed;
+pub mod flags;
 pub mod import;
 pub mod llamafactory;
 pub mod megatron;

@@ -3,7 +3,10 @@
 mod advice;
 mod cli;
 mod compare;
+#[path = "../corpus/mod.rs"]
+mod corpus;
 mod emit;
+mod flags;
 mod hardware;
 mod hf;
 mod import_config;
