@@ -439,7 +439,7 @@ fn refused_flags(text: &str, table: Table) -> Vec<FlagError> {
             }
             let mut values = Vec::new();
             let mut judged = true;
-            let mut take = |w: &str| match expand(w, &vars, 0) {
+            let mut take = |w: &str| match expand(w, &vars, &mut 64) {
                 Some(v) => values.push(v),
                 None => judged = false,
             };
@@ -501,14 +501,13 @@ fn ends_values(word: &str) -> bool {
 }
 
 /// `word` with `$NAME`, `${NAME}`, `${NAME:-default}` and `${NAME:?message}` replaced from the
-/// script's assignments (the last one of each name); `None` where a value is not in the script.
-fn expand(word: &str, vars: &[(String, String)], depth: u32) -> Option<String> {
-    if 8 < depth {
-        return None;
-    }
+/// script's assignments (the last one of each name); `None` where a value is not in the script, or
+/// past `budget` expansions (pasted text may nest them without end).
+fn expand(word: &str, vars: &[(String, String)], budget: &mut u32) -> Option<String> {
     let mut res = String::new();
     let mut rest = word;
     while let Some(at) = rest.find('$') {
+        *budget = budget.checked_sub(1)?;
         res.push_str(&rest[..at]);
         let after = &rest[at + 1..];
         let (name, default, tail) = match after.strip_prefix('{') {
@@ -522,7 +521,8 @@ fn expand(word: &str, vars: &[(String, String)], depth: u32) -> Option<String> {
                 (name, default, &inner[end + 1..])
             }
             None => {
-                let end = after.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(after.len());
+                let end =
+                    after.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(after.len());
                 (&after[..end], None, &after[end..])
             }
         };
@@ -532,7 +532,7 @@ fn expand(word: &str, vars: &[(String, String)], depth: u32) -> Option<String> {
         // An assignment sees only the ones before it (`NODE_RANK=${NODE_RANK:-0}` reads the
         // environment's).
         match (vars.iter().rposition(|(n, _)| n == name), default) {
-            (Some(pos), _) => res.push_str(&expand(&vars[pos].1, &vars[..pos], depth + 1)?),
+            (Some(pos), _) => res.push_str(&expand(&vars[pos].1, &vars[..pos], budget)?),
             (None, Some(default)) => res.push_str(default),
             (None, None) => return None,
         }
