@@ -20,6 +20,12 @@ pub enum Term {
     Buffers,
     /// Runtime context.
     Overhead,
+    /// RL: the frozen reference model.
+    Reference,
+    /// RL (PPO): the critic's weights, gradients and optimizer states.
+    Critic,
+    /// RL: the rollout engine's reservation (weights at rollout TP and KV cache).
+    Engine,
 }
 
 impl Term {
@@ -34,7 +40,21 @@ impl Term {
         Term::Overhead,
     ];
 
-    /// This term's bytes in a stage.
+    /// Every term of an RL phase, in stacking order.
+    pub const PHASE: [Term; 10] = [
+        Term::Weights,
+        Term::Gradients,
+        Term::Optimizer,
+        Term::Activations,
+        Term::Logits,
+        Term::Buffers,
+        Term::Overhead,
+        Term::Reference,
+        Term::Critic,
+        Term::Engine,
+    ];
+
+    /// This term's bytes in a stage (the RL-only terms are never part of one).
     pub fn of(self, stage: &StageReport) -> u64 {
         match self {
             Term::Weights => stage.weights,
@@ -44,7 +64,25 @@ impl Term {
             Term::Logits => stage.logits,
             Term::Buffers => stage.buffers,
             Term::Overhead => stage.overhead,
+            Term::Reference | Term::Critic | Term::Engine => 0,
         }
+    }
+
+    /// The term a phase part names (`PhaseReport::parts`).
+    pub fn of_part(part: &str) -> Option<Term> {
+        Some(match part {
+            "weights" => Term::Weights,
+            "gradients" => Term::Gradients,
+            "optimizer" => Term::Optimizer,
+            "activations" => Term::Activations,
+            "logits" => Term::Logits,
+            "buffers" => Term::Buffers,
+            "overhead" => Term::Overhead,
+            "reference" => Term::Reference,
+            "critic" => Term::Critic,
+            "engine" => Term::Engine,
+            _ => return None,
+        })
     }
 
     /// The CSS class that colours the term.
@@ -57,6 +95,9 @@ impl Term {
             Term::Logits => "t-logits",
             Term::Buffers => "t-buffers",
             Term::Overhead => "t-overhead",
+            Term::Reference => "t-reference",
+            Term::Critic => "t-critic",
+            Term::Engine => "t-engine",
         }
     }
 }
@@ -74,11 +115,22 @@ pub struct Segment {
     pub height_frac: f64,
 }
 
-/// One stage's bar.
+/// What a bar stands for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BarLabel {
+    /// A pipeline stage, by index.
+    Stage(u64),
+    /// An RL phase (`rollout`, `log_prob`, `update`) on the most loaded stage.
+    Phase(&'static str),
+}
+
+/// One bar: a stage, or an RL phase.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Bar {
-    /// The stage index.
-    pub stage: u64,
+    /// What it stands for.
+    pub label: BarLabel,
+    /// Whether it is the plan's peak (the highest bar; with RL, the peak phase).
+    pub peak: bool,
     /// Non-empty segments, bottom to top.
     pub segments: Vec<Segment>,
     /// The stage's total bytes.
@@ -87,7 +139,8 @@ pub struct Bar {
     pub over: bool,
 }
 
-/// The memory chart: a bar per stage against the device's capacity.
+/// The memory chart: a bar per stage, or with RL a bar per phase (each holds everything resident
+/// then: the rollout engine, the reference, a PPO critic), against the device's capacity.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MemoryChart {
     /// One bar per stage.
@@ -101,27 +154,47 @@ pub struct MemoryChart {
 }
 
 /// The chart for a report's memory. The plot reaches 5 % above the larger of capacity and peak.
+/// A plan with RL phases shows the phases, since a stage's training states are only the update
+/// phase and the peak may be the rollout; other plans show the stages.
 pub fn memory_chart(memory: &MemoryReport) -> MemoryChart {
     let scale_bytes = ((memory.capacity_bytes.max(memory.peak_bytes) as f64) * 1.05).max(1.0) as u64;
     let frac = |bytes: u64| bytes as f64 / scale_bytes as f64;
-    let bars = memory
-        .stages
-        .iter()
-        .map(|stage| {
-            let mut bottom = 0;
-            let segments = Term::ALL
-                .into_iter()
-                .filter_map(|term| {
-                    let bytes = term.of(stage);
-                    let segment =
-                        Segment { term, bytes, bottom_frac: frac(bottom), height_frac: frac(bytes) };
-                    bottom += bytes;
-                    (0 < bytes).then_some(segment)
-                })
-                .collect();
-            Bar { stage: stage.stage, segments, total: stage.total, over: memory.usable_bytes < stage.total }
-        })
-        .collect();
+    let stack = |parts: &mut dyn Iterator<Item = (Term, u64)>| {
+        let mut bottom = 0;
+        parts
+            .filter_map(|(term, bytes)| {
+                let segment = Segment { term, bytes, bottom_frac: frac(bottom), height_frac: frac(bytes) };
+                bottom += bytes;
+                (0 < bytes).then_some(segment)
+            })
+            .collect()
+    };
+    let bars = match memory.phases.is_empty() {
+        true => memory
+            .stages
+            .iter()
+            .map(|stage| Bar {
+                label: BarLabel::Stage(stage.stage),
+                peak: stage.stage == memory.peak_stage && stage.total == memory.peak_bytes,
+                segments: stack(&mut Term::ALL.into_iter().map(|t| (t, t.of(stage)))),
+                total: stage.total,
+                over: memory.usable_bytes < stage.total,
+            })
+            .collect(),
+        false => memory
+            .phases
+            .iter()
+            .map(|phase| Bar {
+                label: BarLabel::Phase(phase.phase),
+                peak: phase.peak,
+                segments: stack(
+                    &mut phase.parts.iter().filter_map(|p| Term::of_part(p.part).map(|t| (t, p.bytes))),
+                ),
+                total: phase.total,
+                over: memory.usable_bytes < phase.total,
+            })
+            .collect(),
+    };
     MemoryChart {
         bars,
         scale_bytes,
@@ -153,6 +226,29 @@ mod tests {
             assert!(bar.segments.iter().all(|s| 0 < s.bytes));
         }
         assert!(chart.usable_frac < chart.capacity_frac && chart.capacity_frac < 1.0);
+    }
+
+    /// A GRPO plan's chart is its phases, each stacked from the core's parts, with the peak
+    /// phase marked and reaching the report's peak (the verdict's figure).
+    #[test]
+    fn rl_plans_chart_every_phase_with_the_peak_marked() {
+        let (chart, memory) = chart(
+            r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "parallel": {"zero_stage": 3}}"#,
+        );
+        let labels: Vec<BarLabel> = chart.bars.iter().map(|b| b.label).collect();
+        assert_eq!(
+            labels,
+            [BarLabel::Phase("rollout"), BarLabel::Phase("log_prob"), BarLabel::Phase("update")]
+        );
+        let peak: Vec<&Bar> = chart.bars.iter().filter(|b| b.peak).collect();
+        assert_eq!(peak.len(), 1);
+        assert_eq!(peak[0].total, memory.peak_bytes);
+        for (bar, phase) in chart.bars.iter().zip(&memory.phases) {
+            assert_eq!(bar.segments.iter().map(|s| s.bytes).sum::<u64>(), phase.total);
+        }
+        let rollout = &chart.bars[0];
+        assert!(rollout.segments.iter().any(|s| s.term == Term::Engine));
+        assert!(rollout.segments.iter().any(|s| s.term == Term::Reference));
     }
 
     #[test]

@@ -237,6 +237,11 @@ texts! {
     mem_fits => "Fits: peak {peak} of {usable} usable", "放得下：峰值 {peak}，可用 {usable}";
     mem_does_not_fit => "Does not fit: peak {peak}, only {usable} usable", "放不下：峰值 {peak}，可用仅 {usable}";
     mem_host => "Host memory per node for offloaded states: {bytes}", "卸载所需的每节点主机内存：{bytes}";
+    mem_reference => "Reference model", "参考模型";
+    mem_critic => "Critic", "Critic 模型";
+    mem_engine => "Rollout engine", "推理引擎";
+    mem_peak_label => "{what} (peak)", "{what}（峰值）";
+    mem_peak_phase => "— the peak", "— 峰值";
     mem_phase_rollout => "Rollout phase", "生成（rollout）阶段";
     mem_phase_log_prob => "Log-prob phase", "计算 log-prob 阶段";
     mem_phase_update => "Update phase", "参数更新阶段";

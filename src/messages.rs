@@ -191,7 +191,8 @@ mod tests {
     #[test]
     fn every_core_finding_has_words() {
         let text = r#"{"model": {"hf_config": {"model_type": "x", "vocab_size": 10, "hidden_size": 8,
-            "intermediate_size": 16, "num_hidden_layers": 1, "num_attention_heads": 2}}}"#;
+            "intermediate_size": 16, "num_hidden_layers": 1, "num_attention_heads": 2,
+            "max_position_embeddings": 4096}}}"#;
         let report = trainplan_core::evaluate(&trainplan_core::Plan::from_json(text).unwrap());
         assert_eq!(report.findings.len(), 1);
         assert_eq!(

@@ -237,7 +237,20 @@ fn memory_report(plan: &Plan, mem: &memory::Memory, n_devices: u64) -> report::M
         .collect();
     let peak_stage = stages.iter().max_by_key(|s| s.total).map_or(0, |s| s.stage);
     report::MemoryReport {
-        phases: mem.phases.iter().map(|p| report::PhaseReport { phase: p.phase, total: p.total }).collect(),
+        phases: {
+            let top = mem.phases.iter().map(|p| p.total).max().unwrap_or(0);
+            let first_top = mem.phases.iter().position(|p| p.total == top);
+            mem.phases
+                .iter()
+                .enumerate()
+                .map(|(i, p)| report::PhaseReport {
+                    phase: p.phase,
+                    total: p.total,
+                    parts: p.parts.iter().map(|&(part, bytes)| report::PhasePart { part, bytes }).collect(),
+                    peak: Some(i) == first_top && top == mem.peak_bytes,
+                })
+                .collect()
+        },
         rollout: mem.rollout.as_ref().map(|r| report::RolloutReport {
             engine_bytes: r.engine_bytes,
             weights_bytes: r.weights_bytes,

@@ -114,6 +114,10 @@ pub struct PhaseMemory {
     pub phase: &'static str,
     /// Bytes at the phase's peak.
     pub total: u64,
+    /// What makes up `total`, as (part, bytes), non-zero parts only: the actor's `weights`,
+    /// `gradients`, `optimizer`, `activations`, `logits`, `buffers`, `overhead`, and the
+    /// `reference`, `critic` and rollout `engine` beside it.
+    pub parts: Vec<(&'static str, u64)>,
 }
 
 /// The rollout engine (vLLM/SGLang) on one device, bytes.
@@ -882,23 +886,50 @@ fn rl_phases(ctx: &Ctx, stages: &[StageMemory]) -> Vec<PhaseMemory> {
         return Vec::new();
     }
     let worst = stages.iter().max_by_key(|s| s.total()).cloned().unwrap_or_default();
-    // Saturating, as `StageMemory::total`: an absurd plan's terms can each be near 2^64.
-    let sum = |terms: &[u64]| terms.iter().fold(0, |acc: u64, &x| acc.saturating_add(x));
-    let critic =
-        if plan.method == Method::Ppo { sum(&[worst.weights, worst.gradients, worst.optimizer]) } else { 0 };
+    let critic = match plan.method {
+        Method::Ppo => worst.weights.saturating_add(worst.gradients).saturating_add(worst.optimizer),
+        _ => 0,
+    };
     // The reference model: frozen bf16 weights, sharded as the actor's; with LoRA it is the
     // actor's own base with the adapters disabled (VeRL `ref_in_actor` when lora_rank > 0).
     let reference = if plan.rl.lora { 0 } else { worst.weights };
     let capacity = plan.hardware.hw.memory_bytes as f64;
     let engine = (capacity * plan.rl.gpu_memory_utilization_frac) as u64;
-    // Gradients are freed after each update (`zero_grad(set_to_none=True)`); the rest stays unless offloaded.
-    let persistent = sum(&[worst.weights, worst.optimizer, reference, critic, worst.overhead, worst.buffers]);
-    let update = sum(&[worst.total(), reference, critic]);
-    let log_prob = sum(&[persistent, worst.logits]);
-    let rollout = sum(&[persistent, engine]);
+    // Gradients are freed after each update (`zero_grad(set_to_none=True)`); the rest stays unless
+    // offloaded. Rollout adds the engine, log-prob the logits, update the whole training stage.
+    let persistent = [
+        ("weights", worst.weights),
+        ("optimizer", worst.optimizer),
+        ("buffers", worst.buffers),
+        ("overhead", worst.overhead),
+        ("reference", reference),
+        ("critic", critic),
+    ];
+    let update = [
+        ("weights", worst.weights),
+        ("gradients", worst.gradients),
+        ("optimizer", worst.optimizer),
+        ("activations", worst.activations),
+        ("logits", worst.logits),
+        ("buffers", worst.buffers),
+        ("overhead", worst.overhead),
+        ("reference", reference),
+        ("critic", critic),
+    ];
+    let phase = |phase: &'static str, parts: &[(&'static str, u64)]| {
+        let parts: Vec<(&'static str, u64)> = parts.iter().copied().filter(|&(_, b)| 0 < b).collect();
+        // Saturating, as `StageMemory::total`: an absurd plan's terms can each be near 2^64.
+        let total = parts.iter().fold(0u64, |acc, &(_, b)| acc.saturating_add(b));
+        PhaseMemory { phase, total, parts }
+    };
+    let with = |extra: (&'static str, u64)| {
+        let mut parts = persistent.to_vec();
+        parts.push(extra);
+        parts
+    };
     vec![
-        PhaseMemory { phase: "rollout", total: rollout },
-        PhaseMemory { phase: "log_prob", total: log_prob },
-        PhaseMemory { phase: "update", total: update },
+        phase("rollout", &with(("engine", engine))),
+        phase("log_prob", &with(("logits", worst.logits))),
+        phase("update", &update),
     ]
 }

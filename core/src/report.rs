@@ -190,6 +190,21 @@ pub struct PhaseReport {
     pub phase: &'static str,
     /// Bytes at the phase's peak.
     pub total: u64,
+    /// What makes up `total`, bottom to top: `weights`, `gradients`, `optimizer`, `activations`,
+    /// `logits`, `buffers`, `overhead` of the actor, then the `reference`, the `critic` and the
+    /// rollout `engine`. Non-zero parts only; they add up to `total`.
+    pub parts: Vec<PhasePart>,
+    /// Whether this phase is the plan's peak.
+    pub peak: bool,
+}
+
+/// One part of an RL phase's memory.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct PhasePart {
+    /// What it is (see [`PhaseReport::parts`]).
+    pub part: &'static str,
+    /// Bytes.
+    pub bytes: u64,
 }
 
 /// Factors fitted to a measured run, as applied.

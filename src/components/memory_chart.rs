@@ -39,6 +39,18 @@ fn term_key(term: Term) -> Key {
         Term::Logits => Key::mem_logits,
         Term::Buffers => Key::mem_buffers,
         Term::Overhead => Key::mem_overhead,
+        Term::Reference => Key::mem_reference,
+        Term::Critic => Key::mem_critic,
+        Term::Engine => Key::mem_engine,
+    }
+}
+
+/// The words for an RL phase.
+fn phase_key(phase: &str) -> Key {
+    match phase {
+        "rollout" => Key::mem_phase_rollout,
+        "log_prob" => Key::mem_phase_log_prob,
+        _ => Key::mem_phase_update,
     }
 }
 
@@ -83,9 +95,15 @@ pub fn MemoryPanel(
                         }
                     })
                     .collect_view();
-                let label = fill(tr(Key::mem_stage), &[("n", &bar.stage.to_string())]);
+                let mut label = match bar.label {
+                    chart::BarLabel::Stage(n) => fill(tr(Key::mem_stage), &[("n", &n.to_string())]),
+                    chart::BarLabel::Phase(phase) => tr(phase_key(phase)).to_owned(),
+                };
+                if bar.peak && 1 < n as usize {
+                    label = fill(tr(Key::mem_peak_label), &[("what", &label)]);
+                }
                 view! {
-                    <g class:over=bar.over>
+                    <g class:over=bar.over class:peak=bar.peak data-testid="memory-bar">
                         {segments}
                         <text class="axis" x=format!("{:.1}", x + bar_w / 2.0) y=format!("{:.1}", HEIGHT - 6.0) text-anchor="middle">
                             {label}
@@ -127,17 +145,24 @@ pub fn MemoryPanel(
                 .collect_view()
         })
     };
-    let legend = Term::ALL
-        .into_iter()
-        .map(|term| {
-            view! {
-                <li>
-                    <span class=format!("swatch {}", term.class())></span>
-                    {move || tr(term_key(term))}
-                </li>
-            }
-        })
-        .collect_view();
+    // The legend names what the bars hold: with RL phases, the reference, critic and engine too.
+    let legend = move || {
+        let terms: Vec<Term> = match memory().is_some_and(|m| !m.phases.is_empty()) {
+            true => Term::PHASE.to_vec(),
+            false => Term::ALL.to_vec(),
+        };
+        terms
+            .into_iter()
+            .map(|term| {
+                view! {
+                    <li>
+                        <span class=format!("swatch {}", term.class())></span>
+                        {move || tr(term_key(term))}
+                    </li>
+                }
+            })
+            .collect_view()
+    };
     let badge = move || {
         memory().map(|m| {
             let (class, text) = fits(tr, &m);
@@ -159,12 +184,9 @@ pub fn MemoryPanel(
                 .phases
                 .iter()
                 .map(|p| {
-                    let key = match p.phase {
-                        "rollout" => Key::mem_phase_rollout,
-                        "log_prob" => Key::mem_phase_log_prob,
-                        _ => Key::mem_phase_update,
-                    };
-                    view! { <li>{tr(key)} ": " <strong>{format::gib(p.total)}</strong></li> }
+                    let key = phase_key(p.phase);
+                    let peak = p.peak.then(|| tr(Key::mem_peak_phase));
+                    view! { <li class:peak=p.peak>{tr(key)} ": " <strong>{format::gib(p.total)}</strong> " " {peak}</li> }
                 })
                 .collect_view();
             view! { <ul class="phases" data-testid="memory-phases">{items}</ul> }
