@@ -151,11 +151,8 @@ fn header(plan: &Plan, link: &str) -> Vec<String> {
 /// fit or breaks a rule says so before anything else is read. Empty when the plan is clean.
 pub fn verdict(plan: &Plan) -> Vec<String> {
     let report = crate::evaluate(plan);
-    let errors: Vec<&crate::report::Finding> = report
-        .findings
-        .iter()
-        .filter(|f| f.severity == crate::report::Severity::Error)
-        .collect();
+    let errors: Vec<&crate::report::Finding> =
+        report.findings.iter().filter(|f| f.severity == crate::report::Severity::Error).collect();
     if errors.is_empty() {
         return Vec::new();
     }
