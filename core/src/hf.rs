@@ -1,13 +1,14 @@
 //! Reading an HF `config.json` into an [`Architecture`].
 //!
 //! Every `model_type` of [`Family`] is read with the defaults its transformers configuration class
-//! uses; an unknown `model_type` is read as a Llama-like decoder with a warning. Values that cannot
+//! uses (`__init__`, transformers 4.57.1), so a key the class defaults may be left out; an unknown
+//! `model_type` is read as a Llama-like decoder with a warning, its shape keys required. Values that cannot
 //! describe a real model (zero, negative, fractional, absurdly large, inconsistent) are refused with a
 //! message naming the key. Nothing here panics on any input (fuzzed in tests).
 
 use std::fmt;
 
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 
 use crate::model::{self, Architecture, Attention, Family, Mlp, MlpKind, Moe, MoeLayers, Norm};
 
@@ -59,7 +60,9 @@ pub enum ConfigError {
     NotJson(String),
     /// Occurs when the JSON is not an object.
     NotObject,
-    /// Occurs when a required key is absent (or `null`).
+    /// Occurs when a key the model needs is absent and transformers has no default for it (DeepSeek-V2's
+    /// `num_experts_per_tok`, an unknown `model_type`'s shape), or is `null` where transformers gives
+    /// `None` no meaning.
     Missing(&'static str),
     /// Occurs when a key holds the wrong kind of value (a string for a number, a fraction for a count).
     WrongType {
@@ -120,14 +123,15 @@ pub fn import(text: &str) -> Result<Imported, ConfigError> {
 /// A [`ConfigError`] naming the key that cannot be used.
 pub fn import_value(value: &Value) -> Result<Imported, ConfigError> {
     let obj = value.as_object().ok_or(ConfigError::NotObject)?;
-    let cfg = Cfg { obj };
     let model_type = match obj.get("model_type") {
         Some(Value::String(t)) => t.as_str(),
         None | Some(Value::Null) => "",
         Some(_) => return Err(ConfigError::WrongType { key: "model_type", expected: "a string" }),
     };
     let mut warnings = Vec::new();
-    let family = match Family::from_model_type(model_type) {
+    let known = Family::from_model_type(model_type);
+    let cfg = Cfg::new(obj, known);
+    let family = match known {
         Some(family) => family,
         None => {
             warnings.push(ImportWarning::UnknownModelType(model_type.to_owned()));
@@ -154,14 +158,153 @@ const MAX_HEADS: u64 = 1 << 14;
 const MAX_EXPERTS: u64 = 1 << 14;
 const MAX_POSITIONS: u64 = 1 << 26;
 
-struct Cfg<'a> {
-    obj: &'a Map<String, Value>,
+/// The `__init__` defaults of the transformers configuration class of `family`, for the keys this
+/// module reads and the ones launch files need (`rope_theta`, the norm epsilon); `null` where the
+/// default is `None`. Source: transformers 4.57.1, `models/<model_type>/configuration_<model_type>.py`
+/// (`GPT2Config`, `LlamaConfig`, `MistralConfig`, `Qwen2Config`, `Qwen3Config`, `GlmConfig`,
+/// `Glm4Config`, `MixtralConfig`, `Qwen2MoeConfig`, `Qwen3MoeConfig`, `DeepseekV2Config`,
+/// `DeepseekV3Config`); `tie_word_embeddings` for GPT-2 is `PretrainedConfig`'s (`True`).
+/// A key missing here is not the class's: transformers reads it (as `head_dim` in Qwen2's
+/// attention) only when the config.json sets it.
+fn class_defaults(family: Family) -> Value {
+    match family {
+        Family::Gpt2 => json!({
+            "vocab_size": 50257, "n_positions": 1024, "n_embd": 768, "n_layer": 12, "n_head": 12,
+            "n_inner": null, "layer_norm_epsilon": 1e-05, "tie_word_embeddings": true,
+        }),
+        Family::Llama => json!({
+            "vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 11008, "num_hidden_layers": 32,
+            "num_attention_heads": 32, "num_key_value_heads": null, "head_dim": null,
+            "max_position_embeddings": 2048, "rms_norm_eps": 1e-06, "rope_theta": 10000.0,
+            "tie_word_embeddings": false, "attention_bias": false, "mlp_bias": false,
+        }),
+        Family::Mistral => json!({
+            "vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32,
+            "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": null,
+            "max_position_embeddings": 131072, "rms_norm_eps": 1e-06, "rope_theta": 10000.0,
+            "tie_word_embeddings": false,
+        }),
+        Family::Qwen2 => json!({
+            "vocab_size": 151936, "hidden_size": 4096, "intermediate_size": 22016, "num_hidden_layers": 32,
+            "num_attention_heads": 32, "num_key_value_heads": 32, "max_position_embeddings": 32768,
+            "rms_norm_eps": 1e-06, "rope_theta": 10000.0, "tie_word_embeddings": false,
+        }),
+        Family::Qwen3 => json!({
+            "vocab_size": 151936, "hidden_size": 4096, "intermediate_size": 22016, "num_hidden_layers": 32,
+            "num_attention_heads": 32, "num_key_value_heads": 32, "head_dim": 128,
+            "max_position_embeddings": 32768, "rms_norm_eps": 1e-06, "rope_theta": 10000.0,
+            "tie_word_embeddings": false, "attention_bias": false,
+        }),
+        Family::Glm | Family::Glm4 => json!({
+            "vocab_size": 151552, "hidden_size": 4096, "intermediate_size": 13696, "num_hidden_layers": 40,
+            "num_attention_heads": 32, "num_key_value_heads": 2, "head_dim": 128,
+            "max_position_embeddings": 131072, "rms_norm_eps": 1.5625e-07, "rope_theta": 10000.0,
+            "tie_word_embeddings": false, "attention_bias": true,
+        }),
+        Family::Mixtral => json!({
+            "vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32,
+            "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": null,
+            "max_position_embeddings": 131072, "rms_norm_eps": 1e-05, "rope_theta": 1000000.0,
+            "tie_word_embeddings": false, "num_experts_per_tok": 2, "num_local_experts": 8,
+        }),
+        Family::Qwen2Moe => json!({
+            "vocab_size": 151936, "hidden_size": 2048, "intermediate_size": 5632, "num_hidden_layers": 24,
+            "num_attention_heads": 16, "num_key_value_heads": 16, "max_position_embeddings": 32768,
+            "rms_norm_eps": 1e-06, "rope_theta": 10000.0, "tie_word_embeddings": false,
+            "decoder_sparse_step": 1, "moe_intermediate_size": 1408, "shared_expert_intermediate_size": 5632,
+            "num_experts_per_tok": 4, "num_experts": 60, "norm_topk_prob": false, "mlp_only_layers": null,
+            "qkv_bias": true,
+        }),
+        Family::Qwen3Moe => json!({
+            "vocab_size": 151936, "hidden_size": 2048, "intermediate_size": 6144, "num_hidden_layers": 24,
+            "num_attention_heads": 32, "num_key_value_heads": 4, "max_position_embeddings": 32768,
+            "rms_norm_eps": 1e-06, "rope_theta": 10000.0, "tie_word_embeddings": false,
+            "attention_bias": false, "decoder_sparse_step": 1, "moe_intermediate_size": 768,
+            "num_experts_per_tok": 8, "num_experts": 128, "norm_topk_prob": false, "mlp_only_layers": null,
+        }),
+        Family::DeepseekV2 => json!({
+            "vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 11008, "num_hidden_layers": 32,
+            "num_attention_heads": 32, "num_key_value_heads": null, "max_position_embeddings": 2048,
+            "rms_norm_eps": 1e-06, "rope_theta": 10000.0, "tie_word_embeddings": false,
+            "attention_bias": false, "mlp_bias": false, "first_k_dense_replace": 0, "kv_lora_rank": 512,
+            "q_lora_rank": 1536, "n_routed_experts": 64, "n_shared_experts": 2, "qk_nope_head_dim": 128,
+            "qk_rope_head_dim": 64, "v_head_dim": 128, "num_experts_per_tok": null, "norm_topk_prob": false,
+            "moe_intermediate_size": 1407,
+        }),
+        Family::DeepseekV3 => json!({
+            "vocab_size": 129280, "hidden_size": 7168, "intermediate_size": 18432, "moe_intermediate_size": 2048,
+            "num_hidden_layers": 61, "num_attention_heads": 128, "num_key_value_heads": 128,
+            "n_shared_experts": 1, "n_routed_experts": 256, "kv_lora_rank": 512, "q_lora_rank": 1536,
+            "qk_rope_head_dim": 64, "v_head_dim": 128, "qk_nope_head_dim": 128, "num_experts_per_tok": 8,
+            "first_k_dense_replace": 3, "norm_topk_prob": true, "max_position_embeddings": 4096,
+            "rms_norm_eps": 1e-06, "rope_theta": 10000.0, "tie_word_embeddings": false, "attention_bias": false,
+        }),
+    }
 }
 
-impl Cfg<'_> {
-    /// A count in `[min, max]`, or `None` when the key is absent or `null`.
+/// The keys a Llama-like reading of an unknown `model_type` cannot take from `LlamaConfig`: its
+/// defaults describe Llama-2-7B, not the model at hand.
+const SHAPE_KEYS: [&str; 5] =
+    ["vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads"];
+
+/// `GPT2Config.attribute_map`: (attribute, the standard name that sets it). `PretrainedConfig.__init__`
+/// sets the standard name after the class set its own, so it wins when both are written.
+const GPT2_ALIASES: [(&str, &str); 4] = [
+    ("n_embd", "hidden_size"),
+    ("n_positions", "max_position_embeddings"),
+    ("n_head", "num_attention_heads"),
+    ("n_layer", "num_hidden_layers"),
+];
+
+/// A config.json as transformers' configuration class sees it: the keys written, then the class's
+/// `__init__` defaults.
+struct Cfg<'a> {
+    obj: &'a Map<String, Value>,
+    defaults: Map<String, Value>,
+    aliases: &'static [(&'static str, &'static str)],
+}
+
+impl<'a> Cfg<'a> {
+    /// `family` is `None` for an unknown `model_type`, read with `LlamaConfig`'s defaults but for
+    /// [`SHAPE_KEYS`], which it must write.
+    fn new(obj: &'a Map<String, Value>, family: Option<Family>) -> Self {
+        let mut defaults = match class_defaults(family.unwrap_or(Family::Llama)) {
+            Value::Object(map) => map,
+            _ => Map::new(),
+        };
+        if family.is_none() {
+            for key in SHAPE_KEYS {
+                defaults.remove(key);
+            }
+        }
+        let aliases: &'static [(&'static str, &'static str)] = match family {
+            Some(Family::Gpt2) => &GPT2_ALIASES,
+            _ => &[],
+        };
+        Cfg { obj, defaults, aliases }
+    }
+
+    /// The value transformers holds for `key` (`None` for absent everywhere), and the key it was
+    /// written under.
+    fn get(&self, key: &'static str) -> (&'static str, Option<&Value>) {
+        for &(attribute, alias) in self.aliases {
+            if attribute == key
+                && let Some(value) = self.obj.get(alias)
+            {
+                return (alias, Some(value));
+            }
+        }
+        match self.obj.get(key) {
+            Some(value) => (key, Some(value)),
+            None => (key, self.defaults.get(key)),
+        }
+    }
+
+    /// A count in `[min, max]`, or `None` when transformers holds `None` for the key (a `null`
+    /// written or defaulted, or a key absent that the class does not define).
     fn opt(&self, key: &'static str, min: u64, max: u64) -> Result<Option<u64>, ConfigError> {
-        let value = match self.obj.get(key) {
+        let (key, value) = self.get(key);
+        let value = match value {
             None | Some(Value::Null) => return Ok(None),
             Some(value) => value,
         };
@@ -183,38 +326,43 @@ impl Cfg<'_> {
         Ok(Some(n))
     }
 
+    /// A count transformers cannot build the model without: `None` has no meaning for it, so a
+    /// `null` (written, or the class default as DeepSeek-V2's `num_experts_per_tok`) is refused.
     fn req(&self, key: &'static str, min: u64, max: u64) -> Result<u64, ConfigError> {
         self.opt(key, min, max)?.ok_or(ConfigError::Missing(key))
     }
 
-    fn flag(&self, key: &'static str, default: bool) -> Result<bool, ConfigError> {
-        match self.obj.get(key) {
-            None | Some(Value::Null) => Ok(default),
-            Some(Value::Bool(b)) => Ok(*b),
-            Some(_) => Err(ConfigError::WrongType { key, expected: "true or false" }),
+    /// A flag; `None` reads as false, as Python's truth test does.
+    fn flag(&self, key: &'static str) -> Result<bool, ConfigError> {
+        match self.get(key) {
+            (_, None | Some(Value::Null)) => Ok(false),
+            (_, Some(Value::Bool(b))) => Ok(*b),
+            (key, Some(_)) => Err(ConfigError::WrongType { key, expected: "true or false" }),
         }
     }
 
+    /// A list of layer indices; `None` is the empty list (`Qwen2MoeConfig`: `mlp_only_layers=None` → `[]`).
     fn list(&self, key: &'static str) -> Result<Vec<u64>, ConfigError> {
-        match self.obj.get(key) {
-            None | Some(Value::Null) => Ok(Vec::new()),
-            Some(Value::Array(items)) => items
+        match self.get(key) {
+            (_, None | Some(Value::Null)) => Ok(Vec::new()),
+            (key, Some(Value::Array(items))) => items
                 .iter()
                 .map(|item| {
                     item.as_u64().ok_or(ConfigError::WrongType { key, expected: "a list of layer indices" })
                 })
                 .collect(),
-            Some(_) => Err(ConfigError::WrongType { key, expected: "a list of layer indices" }),
+            (key, Some(_)) => Err(ConfigError::WrongType { key, expected: "a list of layer indices" }),
         }
     }
 }
 
-/// Source: transformers `models/gpt2/configuration_gpt2.py` (`n_embd`, `n_layer`, `n_head`,
-/// `n_positions`, `n_inner` = None → 4·n_embd, `tie_word_embeddings` from `PretrainedConfig`, default true).
+/// Source: transformers `models/gpt2/configuration_gpt2.py` (`GPT2Config`: `vocab_size=50257`,
+/// `n_positions=1024`, `n_embd=768`, `n_layer=12`, `n_head=12`, `n_inner=None` → 4·n_embd in
+/// `modeling_gpt2.py`'s `GPT2Block`, `tie_word_embeddings` from `PretrainedConfig`, default true).
 fn gpt2(cfg: &Cfg) -> Result<Architecture, ConfigError> {
     let hidden_size = cfg.req("n_embd", 1, MAX_WIDTH)?;
     let n_heads = cfg.req("n_head", 1, MAX_HEADS)?;
-    let n_positions = cfg.opt("n_positions", 1, MAX_POSITIONS)?.unwrap_or(1024);
+    let n_positions = cfg.req("n_positions", 1, MAX_POSITIONS)?;
     if !hidden_size.is_multiple_of(n_heads) {
         return Err(ConfigError::Inconsistent(format!(
             "n_embd ({hidden_size}) is not a multiple of n_head ({n_heads})"
@@ -245,18 +393,21 @@ fn gpt2(cfg: &Cfg) -> Result<Architecture, ConfigError> {
         post_norms: false,
         learned_positions: n_positions,
         max_position_embeddings: n_positions,
-        tied_embeddings: cfg.flag("tie_word_embeddings", true)?,
+        tied_embeddings: cfg.flag("tie_word_embeddings")?,
         n_mtp_layers: 0,
     })
 }
 
-/// Llama-like decoders, with each family's differences. Sources, transformers
+/// Llama-like decoders, with each family's differences. Sources, transformers 4.57.1
 /// `models/<family>/configuration_<family>.py` and `modeling_<family>.py`: `LlamaConfig`
-/// (`attention_bias`, `mlp_bias`, `tie_word_embeddings=False`), `Qwen2Attention` (q/k/v bias always),
-/// `Qwen3Config`/`Qwen3Attention` (`head_dim` 128 default, q/k norm), `GlmConfig` (`attention_bias=True`,
-/// o without bias, fused `gate_up_proj`), `MixtralConfig` (`num_local_experts`, `intermediate_size` per
-/// expert), `Qwen2MoeConfig` (`decoder_sparse_step=1`, `mlp_only_layers=[]`, shared expert and gate),
-/// `DeepseekV3Config` (`first_k_dense_replace`, `n_shared_experts`, MLA ranks, `num_nextn_predict_layers`).
+/// (`attention_bias`, `mlp_bias`, `num_key_value_heads=None` → heads, `head_dim=None` → hidden/heads),
+/// `Qwen2Attention` (q/k/v bias always, `head_dim` from the config if set, hidden/heads otherwise),
+/// `Qwen3Config`/`Qwen3Attention` (`head_dim=128`, q/k norm; `Qwen3MoeConfig` has no `head_dim`),
+/// `GlmConfig` (`attention_bias=True`, `head_dim=128`, o without bias, fused `gate_up_proj`),
+/// `MistralAttention` (`head_dim` None → hidden/heads, no bias), `MixtralConfig` (`num_local_experts`,
+/// `intermediate_size` per expert), `Qwen2MoeConfig` (`decoder_sparse_step=1`, `mlp_only_layers=None`
+/// → `[]`, shared expert and gate), `DeepseekV3Config` (`first_k_dense_replace`, `n_shared_experts`,
+/// MLA ranks; `num_nextn_predict_layers` is DeepSeek's key, unknown to transformers).
 fn decoder(
     cfg: &Cfg,
     family: Family,
@@ -266,31 +417,28 @@ fn decoder(
     let n_layers = cfg.req("num_hidden_layers", 1, MAX_LAYERS)?;
     let n_heads = cfg.req("num_attention_heads", 1, MAX_HEADS)?;
     let vocab_size = cfg.req("vocab_size", 1, MAX_VOCAB)?;
-    let max_position_embeddings = cfg.opt("max_position_embeddings", 1, MAX_POSITIONS)?.unwrap_or(4096);
-    let tied_embeddings = cfg.flag("tie_word_embeddings", false)?;
-    let attention_bias_default = family == Family::Glm || family == Family::Glm4;
-    let attention_bias = cfg.flag("attention_bias", attention_bias_default)?;
+    let max_position_embeddings = cfg.req("max_position_embeddings", 1, MAX_POSITIONS)?;
+    let tied_embeddings = cfg.flag("tie_word_embeddings")?;
 
     let is_mla = matches!(family, Family::DeepseekV2 | Family::DeepseekV3);
     let attention = if is_mla {
         Attention::Mla {
             n_heads,
-            // `DeepseekV3Config` defaults an absent q_lora_rank to 1536; an explicit null (V2-Lite)
-            // projects queries directly. DeepSeek's own config_16B.json writes 0 for null.
-            q_lora_rank: match cfg.obj.get("q_lora_rank") {
-                None => Some(1536),
-                Some(_) => cfg.opt("q_lora_rank", 0, MAX_WIDTH)?.filter(|&r| 0 < r),
-            },
+            // `q_lora_rank=None` projects queries directly (V2-Lite writes null; DeepSeek's own
+            // config_16B.json writes 0 for it).
+            q_lora_rank: cfg.opt("q_lora_rank", 0, MAX_WIDTH)?.filter(|&r| 0 < r),
             kv_lora_rank: cfg.req("kv_lora_rank", 1, MAX_WIDTH)?,
             qk_nope_head_dim: cfg.req("qk_nope_head_dim", 1, MAX_WIDTH)?,
             qk_rope_head_dim: cfg.req("qk_rope_head_dim", 1, MAX_WIDTH)?,
             v_head_dim: cfg.req("v_head_dim", 1, MAX_WIDTH)?,
         }
     } else {
+        // `num_key_value_heads=None` → `num_attention_heads` ("for backward compatibility" in each
+        // class that has the rule; read the same in the others, whose attention would fail on None).
         let n_kv_heads = cfg.opt("num_key_value_heads", 1, MAX_HEADS)?.unwrap_or(n_heads);
+        // `head_dim=None`, or a class without the key: hidden_size // num_attention_heads.
         let head_dim = match cfg.opt("head_dim", 1, MAX_WIDTH)? {
             Some(d) => d,
-            None if family == Family::Qwen3 || family == Family::Qwen3Moe => 128,
             None if hidden_size.is_multiple_of(n_heads) => hidden_size / n_heads,
             None => {
                 return Err(ConfigError::Inconsistent(format!(
@@ -298,9 +446,10 @@ fn decoder(
                 )));
             }
         };
+        let attention_bias = cfg.flag("attention_bias")?;
         let (qkv_bias, o_bias) = match family {
             Family::Qwen2 => (true, false),
-            Family::Qwen2Moe => (cfg.flag("qkv_bias", true)?, false),
+            Family::Qwen2Moe => (cfg.flag("qkv_bias")?, false),
             Family::Glm | Family::Glm4 => (attention_bias, false),
             Family::Mistral | Family::Mixtral => (false, false),
             _ => (attention_bias, attention_bias),
@@ -325,7 +474,7 @@ fn decoder(
     let mlp = Mlp {
         kind: MlpKind::Gated,
         intermediate_size,
-        bias: family == Family::Llama && cfg.flag("mlp_bias", false)?,
+        bias: family == Family::Llama && cfg.flag("mlp_bias")?,
         fused_gate_up: matches!(family, Family::Glm | Family::Glm4),
     };
     let n_mtp_layers = match family {
@@ -366,7 +515,11 @@ fn moe(
             layers: MoeLayers::FromLayer(0),
         },
         Family::Qwen2Moe | Family::Qwen3Moe => {
-            let Some(n_experts) = cfg.opt("num_experts", 1, MAX_EXPERTS)? else { return Ok(None) };
+            // `Qwen2MoeDecoderLayer`: a layer is sparse only when `config.num_experts > 0`.
+            let n_experts = cfg.req("num_experts", 0, MAX_EXPERTS)?;
+            if n_experts == 0 {
+                return Ok(None);
+            }
             let qwen2 = family == Family::Qwen2Moe;
             Moe {
                 n_experts,
@@ -378,18 +531,20 @@ fn moe(
                 },
                 shared_expert_gate: qwen2,
                 layers: MoeLayers::Step {
-                    step: cfg.opt("decoder_sparse_step", 1, MAX_LAYERS)?.unwrap_or(1),
+                    step: cfg.req("decoder_sparse_step", 1, MAX_LAYERS)?,
                     dense: cfg.list("mlp_only_layers")?,
                 },
             }
         }
         Family::DeepseekV2 | Family::DeepseekV3 => {
-            let Some(n_experts) = cfg.opt("n_routed_experts", 1, MAX_EXPERTS)? else { return Ok(None) };
+            let n_experts = cfg.req("n_routed_experts", 1, MAX_EXPERTS)?;
+            // DeepSeek's own key, unknown to transformers (every layer from `first_k_dense_replace` on is MoE).
             let freq = cfg.opt("moe_layer_freq", 1, MAX_LAYERS)?.unwrap_or(1);
             if freq != 1 {
                 warnings.push(ImportWarning::MoeLayerFreq(freq));
             }
             let expert_intermediate_size = cfg.req("moe_intermediate_size", 1, MAX_WIDTH)?;
+            // `DeepseekV2MoE`: no shared experts when `n_shared_experts is None`.
             let n_shared = cfg.opt("n_shared_experts", 0, MAX_EXPERTS)?.unwrap_or(0);
             Moe {
                 n_experts,
@@ -397,7 +552,8 @@ fn moe(
                 expert_intermediate_size,
                 shared_intermediate_size: n_shared * expert_intermediate_size,
                 shared_expert_gate: false,
-                layers: MoeLayers::FromLayer(cfg.opt("first_k_dense_replace", 0, n_layers)?.unwrap_or(0)),
+                // `DeepseekV3DecoderLayer`: MoE where `layer_idx >= first_k_dense_replace`, none past the last.
+                layers: MoeLayers::FromLayer(cfg.req("first_k_dense_replace", 0, MAX_LAYERS)?.min(n_layers)),
             }
         }
         _ => return Ok(None),

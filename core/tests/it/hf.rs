@@ -44,7 +44,10 @@ fn an_unknown_model_type_reads_as_llama_with_a_warning() {
 fn missing_and_wrong_values_name_the_key() {
     assert_eq!(refused("not json"), ConfigError::NotJson("expected ident at line 1 column 2".to_owned()));
     assert_eq!(refused("[1, 2]"), ConfigError::NotObject);
-    assert_eq!(refused(&LLAMA.replace("\"hidden_size\": 4096,", "")), ConfigError::Missing("hidden_size"));
+    // An unknown model_type has no configuration class to default its shape.
+    let unknown = LLAMA.replace("\"llama\"", "\"my_new_decoder\"");
+    assert_eq!(refused(&unknown.replace("\"hidden_size\": 4096,", "")), ConfigError::Missing("hidden_size"));
+    assert_eq!(refused("{}"), ConfigError::Missing("hidden_size"));
     assert_eq!(
         refused(&LLAMA.replace("\"hidden_size\": 4096", "\"hidden_size\": \"4096\"")),
         ConfigError::WrongType { key: "hidden_size", expected: "a whole number" }
@@ -101,6 +104,263 @@ fn deepseek_q_lora_rank_absent_null_and_zero() {
     assert_eq!(with_null, with_zero);
     assert_ne!(with_null, absent);
     assert_eq!(model::count_params(&with_null).total(), 15_706_484_224);
+}
+
+/// The `__init__` defaults of each supported model_type's transformers configuration class, written
+/// out as the values transformers resolves them to (`None` rules applied). Source: transformers 4.57.1,
+/// `src/transformers/models/<model_type>/configuration_<model_type>.py` (and `modeling_<model_type>.py`
+/// where the model reads a key the class does not define, as Qwen2's `head_dim`). Each row: the
+/// model_type, the keys transformers requires (no usable default), the defaults, and the catalog model
+/// the defaults describe (same parameter count) where there is one.
+const CLASS_DEFAULTS: [(&str, &str, &str, Option<&str>); 12] = [
+    // GPT2Config; n_inner=None → 4·n_embd (GPT2Block); tie_word_embeddings from PretrainedConfig.
+    (
+        "gpt2",
+        "{}",
+        r#"{"vocab_size": 50257, "n_positions": 1024, "n_embd": 768, "n_layer": 12, "n_head": 12,
+      "n_inner": 3072, "tie_word_embeddings": true}"#,
+        Some("gpt2"),
+    ),
+    // LlamaConfig; num_key_value_heads=None → num_attention_heads, head_dim=None → hidden_size // heads.
+    (
+        "llama",
+        "{}",
+        r#"{"vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 11008,
+      "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 32, "head_dim": 128,
+      "max_position_embeddings": 2048, "tie_word_embeddings": false, "attention_bias": false,
+      "mlp_bias": false}"#,
+        Some("llama-2-7b"),
+    ),
+    // MistralConfig; head_dim=None → hidden_size // heads (MistralAttention).
+    (
+        "mistral",
+        "{}",
+        r#"{"vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 14336,
+      "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128,
+      "max_position_embeddings": 131072, "tie_word_embeddings": false}"#,
+        Some("mistral-7b-v0.1"),
+    ),
+    // Qwen2Config; no head_dim key: Qwen2Attention takes hidden_size // heads.
+    (
+        "qwen2",
+        "{}",
+        r#"{"vocab_size": 151936, "hidden_size": 4096, "intermediate_size": 22016,
+      "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 32, "head_dim": 128,
+      "max_position_embeddings": 32768, "tie_word_embeddings": false}"#,
+        None,
+    ),
+    // Qwen3Config.
+    (
+        "qwen3",
+        "{}",
+        r#"{"vocab_size": 151936, "hidden_size": 4096, "intermediate_size": 22016,
+      "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 32, "head_dim": 128,
+      "max_position_embeddings": 32768, "tie_word_embeddings": false, "attention_bias": false}"#,
+        None,
+    ),
+    // GlmConfig.
+    (
+        "glm",
+        "{}",
+        r#"{"vocab_size": 151552, "hidden_size": 4096, "intermediate_size": 13696,
+      "num_hidden_layers": 40, "num_attention_heads": 32, "num_key_value_heads": 2, "head_dim": 128,
+      "max_position_embeddings": 131072, "tie_word_embeddings": false, "attention_bias": true}"#,
+        None,
+    ),
+    // Glm4Config.
+    (
+        "glm4",
+        "{}",
+        r#"{"vocab_size": 151552, "hidden_size": 4096, "intermediate_size": 13696,
+      "num_hidden_layers": 40, "num_attention_heads": 32, "num_key_value_heads": 2, "head_dim": 128,
+      "max_position_embeddings": 131072, "tie_word_embeddings": false, "attention_bias": true}"#,
+        None,
+    ),
+    // MixtralConfig; head_dim=None → hidden_size // heads (MixtralAttention).
+    (
+        "mixtral",
+        "{}",
+        r#"{"vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 14336,
+      "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128,
+      "max_position_embeddings": 131072, "tie_word_embeddings": false, "num_local_experts": 8,
+      "num_experts_per_tok": 2}"#,
+        Some("mixtral-8x7b"),
+    ),
+    // Qwen2MoeConfig; mlp_only_layers=None → [].
+    (
+        "qwen2_moe",
+        "{}",
+        r#"{"vocab_size": 151936, "hidden_size": 2048, "intermediate_size": 5632,
+      "num_hidden_layers": 24, "num_attention_heads": 16, "num_key_value_heads": 16, "head_dim": 128,
+      "max_position_embeddings": 32768, "tie_word_embeddings": false, "num_experts": 60,
+      "num_experts_per_tok": 4, "moe_intermediate_size": 1408, "shared_expert_intermediate_size": 5632,
+      "decoder_sparse_step": 1, "mlp_only_layers": [], "qkv_bias": true}"#,
+        Some("qwen1.5-moe-a2.7b"),
+    ),
+    // Qwen3MoeConfig: no head_dim key, unlike Qwen3Config; Qwen3MoeAttention takes hidden_size // heads.
+    (
+        "qwen3_moe",
+        "{}",
+        r#"{"vocab_size": 151936, "hidden_size": 2048, "intermediate_size": 6144,
+      "num_hidden_layers": 24, "num_attention_heads": 32, "num_key_value_heads": 4, "head_dim": 64,
+      "max_position_embeddings": 32768, "tie_word_embeddings": false, "attention_bias": false,
+      "num_experts": 128, "num_experts_per_tok": 8, "moe_intermediate_size": 768, "decoder_sparse_step": 1,
+      "mlp_only_layers": []}"#,
+        None,
+    ),
+    // DeepseekV2Config; num_experts_per_tok=None, which DeepseekV2MoEGate cannot route with: required.
+    (
+        "deepseek_v2",
+        r#"{"num_experts_per_tok": 6}"#,
+        r#"{"vocab_size": 32000, "hidden_size": 4096,
+      "intermediate_size": 11008, "num_hidden_layers": 32, "num_attention_heads": 32,
+      "max_position_embeddings": 2048, "tie_word_embeddings": false, "first_k_dense_replace": 0,
+      "kv_lora_rank": 512, "q_lora_rank": 1536, "n_routed_experts": 64, "n_shared_experts": 2,
+      "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128, "moe_intermediate_size": 1407}"#,
+        None,
+    ),
+    // DeepseekV3Config (num_nextn_predict_layers is DeepSeek's key, unknown to transformers: 0).
+    (
+        "deepseek_v3",
+        "{}",
+        r#"{"vocab_size": 129280, "hidden_size": 7168, "intermediate_size": 18432,
+      "moe_intermediate_size": 2048, "num_hidden_layers": 61, "num_attention_heads": 128,
+      "n_shared_experts": 1, "n_routed_experts": 256, "kv_lora_rank": 512, "q_lora_rank": 1536,
+      "qk_rope_head_dim": 64, "v_head_dim": 128, "qk_nope_head_dim": 128, "num_experts_per_tok": 8,
+      "first_k_dense_replace": 3, "max_position_embeddings": 4096, "tie_word_embeddings": false,
+      "num_nextn_predict_layers": 0}"#,
+        Some("deepseek-v3"),
+    ),
+];
+
+fn with(base: &serde_json::Value, extra: &serde_json::Value) -> serde_json::Value {
+    let mut res = base.clone();
+    for (key, value) in extra.as_object().unwrap() {
+        res[key] = value.clone();
+    }
+    res
+}
+
+#[test]
+fn every_key_transformers_defaults_may_be_left_out() {
+    let covered: Vec<&str> = CLASS_DEFAULTS.iter().map(|row| row.0).collect();
+    assert_eq!(covered, Family::ALL.map(|f| f.model_type()));
+    for (model_type, required, defaults, same_count_as) in CLASS_DEFAULTS {
+        let minimal =
+            with(&serde_json::json!({"model_type": model_type}), &serde_json::from_str(required).unwrap());
+        let defaults: serde_json::Value = serde_json::from_str(defaults).unwrap();
+        let read = hf::import_value(&minimal).unwrap_or_else(|e| panic!("{minimal}: {e}"));
+        assert!(read.warnings.is_empty(), "{model_type}");
+        let written = hf::import_value(&with(&minimal, &defaults)).unwrap().arch;
+        assert_eq!(read.arch, written, "{model_type}");
+        // Each default alone, so a difference names its key.
+        for (key, value) in defaults.as_object().unwrap() {
+            let one = hf::import_value(&with(&minimal, &serde_json::json!({key: value}))).unwrap().arch;
+            assert_eq!(one, read.arch, "{model_type}: {key} = {value}");
+        }
+        if let Some(id) = same_count_as {
+            let catalog = model::count_params(&trainplan_core::catalog::model(id).unwrap().arch);
+            assert_eq!(model::count_params(&read.arch).total(), catalog.total(), "{model_type} as {id}");
+        }
+        // Every required key is named when it is left out.
+        for key in serde_json::from_str::<serde_json::Value>(required).unwrap().as_object().unwrap().keys() {
+            let mut without = minimal.clone();
+            without.as_object_mut().unwrap().remove(key);
+            assert!(matches!(hf::import_value(&without), Err(ConfigError::Missing(k)) if k == key), "{key}");
+        }
+    }
+}
+
+#[test]
+fn deepseek_v3_without_its_lora_ranks_reads_as_published() {
+    // DeepSeek-V3's config.json sets kv_lora_rank 512 and q_lora_rank 1536, DeepseekV3Config's defaults.
+    let v3 = trainplan_core::catalog::CONFIGS.iter().find(|c| c.id == "deepseek-v3").unwrap().config;
+    assert!(v3.contains("\"q_lora_rank\": 1536, \"kv_lora_rank\": 512, "));
+    let without = v3.replace("\"q_lora_rank\": 1536, \"kv_lora_rank\": 512, ", "");
+    let read = hf::import(&without).unwrap();
+    assert!(read.warnings.is_empty());
+    assert_eq!(read.arch, hf::import(v3).unwrap().arch);
+    // 671B in the model card, 685B with the MTP module (params.rs checks the exact figure).
+    let counts = model::count_params(&read.arch);
+    assert_eq!(
+        counts.total(),
+        model::count_params(&trainplan_core::catalog::model("deepseek-v3").unwrap().arch).total()
+    );
+    assert_eq!(counts.total() / 1_000_000_000, 671);
+}
+
+#[test]
+fn null_means_what_none_means_in_transformers() {
+    let read = |text: &str| hf::import(text).unwrap_or_else(|e| panic!("{text}: {e}")).arch;
+    let gqa = |arch: &model::Architecture| match arch.attention {
+        model::Attention::Gqa { n_heads, n_kv_heads, head_dim, .. } => (n_heads, n_kv_heads, head_dim),
+        model::Attention::Mla { .. } => panic!("{arch:?} has MLA"),
+    };
+    // `num_key_value_heads=None` → num_attention_heads; Qwen2Config's absent default is 32, which 28
+    // heads cannot share, as in transformers.
+    assert_eq!(
+        gqa(&read(
+            r#"{"model_type": "qwen2", "num_attention_heads": 28, "hidden_size": 3584, "num_key_value_heads": null}"#
+        )),
+        (28, 28, 128)
+    );
+    assert_eq!(
+        refused(r#"{"model_type": "qwen2", "num_attention_heads": 28, "hidden_size": 3584}"#),
+        ConfigError::Inconsistent(
+            "num_attention_heads (28) is not a multiple of num_key_value_heads (32)".to_owned()
+        )
+    );
+    // head_dim=None → hidden_size // heads; Qwen3Config's default is 128, Qwen3MoeConfig has none.
+    assert_eq!(
+        gqa(&read(r#"{"model_type": "qwen3", "hidden_size": 1024, "num_attention_heads": 16, "num_key_value_heads": 8}"#)).2,
+        128
+    );
+    assert_eq!(
+        gqa(&read(
+            r#"{"model_type": "qwen3", "hidden_size": 1024, "num_attention_heads": 16, "num_key_value_heads": 8, "head_dim": null}"#
+        ))
+        .2,
+        64
+    );
+    assert_eq!(
+        gqa(&read(r#"{"model_type": "qwen3_moe", "hidden_size": 1024, "num_attention_heads": 16}"#)).2,
+        64
+    );
+    // DeepseekV2MoE builds no shared experts for n_shared_experts=None.
+    let v2 = read(r#"{"model_type": "deepseek_v2", "num_experts_per_tok": 6, "n_shared_experts": null}"#);
+    assert_eq!(v2.moe.unwrap().shared_intermediate_size, 0);
+    // Qwen2MoeDecoderLayer: num_experts 0 is a dense model.
+    assert_eq!(read(r#"{"model_type": "qwen2_moe", "num_experts": 0}"#).moe, None);
+    // DeepseekV3DecoderLayer: no MoE layer when first_k_dense_replace (3) covers them all.
+    let two = read(r#"{"model_type": "deepseek_v3", "num_hidden_layers": 2}"#);
+    assert!(!(0..2).any(|i| model::is_moe_layer(&two, i)));
+    // A null where None means nothing is refused, naming the key.
+    assert_eq!(
+        refused(r#"{"model_type": "llama", "hidden_size": null}"#),
+        ConfigError::Missing("hidden_size")
+    );
+    assert_eq!(
+        refused(r#"{"model_type": "deepseek_v3", "kv_lora_rank": null}"#),
+        ConfigError::Missing("kv_lora_rank")
+    );
+}
+
+#[test]
+fn gpt2_reads_the_standard_names_of_its_attribute_map() {
+    // GPT2Config.attribute_map: hidden_size → n_embd, …; PretrainedConfig sets them last, so they win.
+    let standard = hf::import(
+        r#"{"model_type": "gpt2", "hidden_size": 1024, "num_hidden_layers": 24, "num_attention_heads": 16,
+        "max_position_embeddings": 1024, "n_embd": 768, "n_layer": 12}"#,
+    )
+    .unwrap()
+    .arch;
+    let own =
+        hf::import(r#"{"model_type": "gpt2", "n_embd": 1024, "n_layer": 24, "n_head": 16}"#).unwrap().arch;
+    assert_eq!(standard, own);
+    assert_eq!(
+        refused(r#"{"model_type": "gpt2", "hidden_size": "wide"}"#),
+        ConfigError::WrongType { key: "hidden_size", expected: "a whole number" }
+    );
 }
 
 proptest! {

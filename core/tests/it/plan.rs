@@ -114,7 +114,7 @@ fn bad_plans_are_refused_with_a_reason() {
         &PlanFileError::UnsupportedVersion(PLAN_FILE_VERSION + 1),
     );
     assert!(matches!(
-        Plan::from_json(r#"{"model": {"hf_config": {"model_type": "llama"}}}"#),
+        Plan::from_json(r#"{"model": {"hf_config": {"model_type": "my_decoder"}}}"#),
         Err(PlanFileError::Config(trainplan_core::hf::ConfigError::Missing("hidden_size")))
     ));
     let custom = |extra: &str| {
