@@ -356,6 +356,26 @@ impl<'a> Cfg<'a> {
     }
 }
 
+/// The value HF transformers holds for `key` of a config.json: the config's own, else its
+/// configuration class's `__init__` default (transformers 4.57.1), for the keys the importer
+/// reads plus `rope_theta` and the norm epsilon (`rms_norm_eps`, GPT-2's `layer_norm_epsilon`).
+/// `None` where that value is `null`, where the class leaves the key unset, and for an unknown
+/// `model_type`'s shape keys (`hidden_size`, …), which have no default.
+///
+/// ```
+/// let config = serde_json::json!({"model_type": "mixtral", "rope_theta": 500000.0});
+/// assert_eq!(trainplan_core::hf::config_value(&config, "rope_theta"), Some(serde_json::json!(500000.0)));
+/// assert_eq!(trainplan_core::hf::config_value(&config, "rms_norm_eps"), Some(serde_json::json!(1e-05)));
+/// ```
+pub fn config_value(config: &Value, key: &str) -> Option<Value> {
+    let obj = config.as_object()?;
+    let family = obj.get("model_type").and_then(Value::as_str).and_then(Family::from_model_type);
+    let cfg = Cfg::new(obj, family);
+    let own =
+        cfg.aliases.iter().find(|(attribute, _)| *attribute == key).and_then(|(_, alias)| obj.get(*alias));
+    own.or_else(|| obj.get(key)).or_else(|| cfg.defaults.get(key)).filter(|v| !v.is_null()).cloned()
+}
+
 /// Source: transformers `models/gpt2/configuration_gpt2.py` (`GPT2Config`: `vocab_size=50257`,
 /// `n_positions=1024`, `n_embd=768`, `n_layer=12`, `n_head=12`, `n_inner=None` → 4·n_embd in
 /// `modeling_gpt2.py`'s `GPT2Block`, `tie_word_embeddings` from `PretrainedConfig`, default true).

@@ -363,6 +363,27 @@ fn gpt2_reads_the_standard_names_of_its_attribute_map() {
     );
 }
 
+#[test]
+fn config_value_gives_the_written_value_or_the_class_default() {
+    let value = |config: serde_json::Value, key: &str| hf::config_value(&config, key);
+    let json = |text: &str| serde_json::from_str::<serde_json::Value>(text).unwrap();
+    assert_eq!(value(json(r#"{"model_type": "mixtral"}"#), "rope_theta"), Some(json("1000000.0")));
+    assert_eq!(value(json(r#"{"model_type": "llama"}"#), "rope_theta"), Some(json("10000.0")));
+    assert_eq!(
+        value(json(r#"{"model_type": "llama", "rope_theta": 500000.0}"#), "rope_theta"),
+        Some(json("500000.0"))
+    );
+    assert_eq!(value(json(r#"{"model_type": "glm4"}"#), "rms_norm_eps"), Some(json("1.5625e-07")));
+    assert_eq!(value(json(r#"{"model_type": "gpt2"}"#), "layer_norm_epsilon"), Some(json("1e-05")));
+    assert_eq!(value(json(r#"{"model_type": "gpt2", "hidden_size": 1600}"#), "n_embd"), Some(json("1600")));
+    assert_eq!(value(json(r#"{"model_type": "llama", "rope_theta": null}"#), "rope_theta"), None);
+    assert_eq!(value(json(r#"{"model_type": "llama"}"#), "num_key_value_heads"), None);
+    // An unknown model_type takes LlamaConfig's defaults but for its shape.
+    assert_eq!(value(json(r#"{"model_type": "my_decoder"}"#), "rms_norm_eps"), Some(json("1e-06")));
+    assert_eq!(value(json(r#"{"model_type": "my_decoder"}"#), "hidden_size"), None);
+    assert_eq!(value(json("[]"), "rope_theta"), None);
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
 
