@@ -986,9 +986,8 @@ impl Plan {
         };
         let l = &file.lora;
         let targets = match &l.targets {
-            TargetsField::Word(word) if word == "all" => LoraTargets::All,
-            TargetsField::Word(word) => LoraTargets::Only(lora_targets(word.split(','))?),
-            TargetsField::List(names) => LoraTargets::Only(lora_targets(names.iter().map(String::as_str))?),
+            TargetsField::Word(word) => lora_targets(word.split(','))?,
+            TargetsField::List(names) => lora_targets(names.iter().map(String::as_str))?,
         };
         let lora = Lora { rank: count(l.rank, "lora.rank", Limit::Degree)?, alpha: l.alpha, targets };
         let rl_file = &file.rl;
@@ -1251,12 +1250,22 @@ fn count_or_zero(n: u32, field: &'static str, limit: Limit) -> Result<u32, PlanF
     }
 }
 
-fn lora_targets<'a>(names: impl Iterator<Item = &'a str>) -> Result<Vec<LoraTarget>, PlanFileError> {
+/// Targets as written, in a list or a comma-separated word: `"all"` anywhere among them means every
+/// module (names beside it add nothing, though each must still be a module), the names otherwise.
+fn lora_targets<'a>(names: impl Iterator<Item = &'a str>) -> Result<LoraTargets, PlanFileError> {
     let mut res = Vec::new();
+    let mut all = false;
     for name in names.map(str::trim).filter(|n| !n.is_empty()) {
+        if name == "all" {
+            all = true;
+            continue;
+        }
         let target =
             LoraTarget::from_name(name).ok_or_else(|| PlanFileError::UnknownLoraTarget(name.to_owned()))?;
         res.push(target);
+    }
+    if all {
+        return Ok(LoraTargets::All);
     }
     res.sort();
     res.dedup();
@@ -1266,7 +1275,7 @@ fn lora_targets<'a>(names: impl Iterator<Item = &'a str>) -> Result<Vec<LoraTarg
             expected: "\"all\" or at least one module",
         });
     }
-    Ok(res)
+    Ok(LoraTargets::Only(res))
 }
 
 fn model_choice(field: &ModelField) -> Result<ModelChoice, PlanFileError> {

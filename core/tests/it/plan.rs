@@ -74,6 +74,27 @@ fn lora_and_full_methods_train_what_they_should() {
 }
 
 #[test]
+fn all_is_accepted_wherever_a_list_of_lora_targets_is() {
+    let targets = |field: &str| {
+        let text = format!(r#"{{"model": "llama-2-7b", "lora": {{"targets": {field}}}}}"#);
+        Plan::from_json(&text).unwrap_or_else(|e| panic!("{text}: {e}")).lora.targets
+    };
+    for field in [r#""all""#, r#"["all"]"#, r#"["q_proj", "all"]"#, r#""all,v_proj""#, r#"" q_proj, all ""#] {
+        assert_eq!(targets(field), LoraTargets::All, "{field}");
+    }
+    assert_eq!(targets(r#"["v_proj", "q_proj"]"#), LoraTargets::Only(vec![LoraTarget::Q, LoraTarget::V]));
+    // A list holding "all" is written back as the word, and reads the same again.
+    let plan = Plan::from_json(r#"{"model": "llama-2-7b", "lora": {"targets": ["all", "q_proj"]}}"#).unwrap();
+    assert_eq!(Plan::from_file(&plan.to_file()).unwrap(), plan);
+    assert_eq!(plan, Plan::from_json(r#"{"model": "llama-2-7b"}"#).unwrap());
+    // A misspelt module beside "all" is still refused.
+    check_err(
+        r#"{"model": "llama-2-7b", "lora": {"targets": ["all", "q_prj"]}}"#,
+        &PlanFileError::UnknownLoraTarget("q_prj".to_owned()),
+    );
+}
+
+#[test]
 fn bad_plans_are_refused_with_a_reason() {
     check_err(r#"{"model": "gpt-5"}"#, &PlanFileError::UnknownModel("gpt-5".to_owned()));
     check_err(
