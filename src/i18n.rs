@@ -388,6 +388,7 @@ texts! {
     launch_copied => "Copied", "已复制";
     launch_not_ready => "This plan does not run as written (see the rules above): each file's header says why.", "此方案按现状无法运行（见上方规则）：每个文件的开头注释写明了原因。";
     launch_confirm_download => "This plan does not fit or breaks a rule of its framework; its files say so in their header. Download anyway?", "此方案显存放不下或违反了框架规则，文件开头注释已注明。仍要下载吗？";
+    launch_target => "Written for, and checked against the parsers of: {target}.", "按以下版本编写，并经其参数解析器校验：{target}。";
     launch_download => "Download", "下载";
     launch_download_all => "Download all (.zip)", "全部下载（.zip）";
     launch_unsafe => "{field} may hold only letters, digits and _ - . / : @ + ~ for {framework}: its override parser reads other characters as syntax.", "{framework} 的 {field} 只能包含字母、数字和 _ - . / : @ + ~：它的参数解析器会把其他字符当作语法。";

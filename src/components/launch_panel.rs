@@ -145,8 +145,14 @@ pub fn LaunchPanel(
             Err(err) => import_note.set(Some((false, err.to_string()))),
         }
     };
+    let target = move || {
+        plan.with(|p| {
+            p.as_ref().ok().map(|p| fill(tr(Key::launch_target), &[("target", &emit::target(p.framework))]))
+        })
+    };
     view! {
         <h2>{move || tr(Key::launch_title)}</h2>
+        <p class="muted" data-testid="launch-target">{target}</p>
         <div class="launch-fields">
             {field(Key::launch_model_path, Key::launch_model_path_hint, "launch-model-path", |l| l.model_path.clone(), |l, v| l.model_path = v)}
             {field(Key::launch_dataset, Key::launch_dataset_hint, "launch-dataset", |l| l.dataset.clone(), |l, v| l.dataset = v)}

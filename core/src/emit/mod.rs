@@ -67,6 +67,37 @@ impl std::fmt::Display for EmitError {
     }
 }
 
+/// The PyPI releases the HF-path files are checked against (`conformance/`: each framework's own
+/// parser and validation run over the emitted files).
+pub const DEEPSPEED_VERSION: &str = "0.19.8";
+/// See [`DEEPSPEED_VERSION`].
+pub const LLAMAFACTORY_VERSION: &str = "0.9.5";
+/// See [`DEEPSPEED_VERSION`].
+pub const VERL_VERSION: &str = "0.9.1";
+
+/// The framework versions a plan's files are written for and checked against, in words: PyPI
+/// releases for the HF path, pinned commits for the Megatron family ([`flags`]).
+pub fn target(framework: Framework) -> String {
+    let at = |t: flags::Target| {
+        format!("{} {} ({})", t.repo.split('/').nth(1).unwrap_or(t.repo), t.version, &t.commit[..7])
+    };
+    match framework {
+        Framework::Megatron => at(flags::MEGATRON_LM),
+        Framework::DeepSpeed => format!("DeepSpeed {DEEPSPEED_VERSION}"),
+        Framework::LlamaFactory => {
+            format!("LLaMA-Factory {LLAMAFACTORY_VERSION} with DeepSpeed {DEEPSPEED_VERSION}")
+        }
+        Framework::MindSpeedLlm => format!(
+            "{} on {} and {}",
+            at(flags::MINDSPEED_LLM),
+            at(flags::MINDSPEED),
+            at(flags::MEGATRON_CORE_012)
+        ),
+        Framework::Verl => format!("VeRL {VERL_VERSION}"),
+        Framework::MindSpeedRl => format!("{} on {}", at(flags::MINDSPEED_RL), at(flags::MEGATRON_CORE_012)),
+    }
+}
+
 /// The files to launch the plan with its framework. `link` is the permalink (a full address or a
 /// `#v1=…` fragment) written into each file's opening comment so the file reopens its plan.
 pub fn emit(plan: &Plan, link: &str) -> Result<Vec<EmittedFile>, EmitError> {
@@ -138,7 +169,7 @@ fn header(plan: &Plan, link: &str) -> Vec<String> {
         mem.peak_bytes as f64 / (1u64 << 30) as f64,
         t.step_seconds,
     );
-    let mut lines = vec!["Written by trainplan.".to_owned()];
+    let mut lines = wrap(&format!("Written by trainplan for {}.", target(plan.framework)), 96);
     lines.extend(wrap(&paragraph, 96));
     lines.extend(verdict(plan).iter().flat_map(|v| wrap(v, 96)));
     // The link is written as is: a fragment or an address has no newline (base64url and the

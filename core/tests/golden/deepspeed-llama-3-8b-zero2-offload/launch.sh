@@ -1,5 +1,5 @@
 #!/bin/bash
-# Written by trainplan.
+# Written by trainplan for DeepSpeed 0.19.8.
 # Llama-3-8B full SFT with DeepSpeed on 2 × 8 NVIDIA GeForce RTX 4090 24GB (16 devices): DP 16,
 # ZeRO 2, optimizer offload; micro-batch 1, global batch 64, sequence 2048; bf16. Planned peak
 # 19.4 GiB per device, step 7.07 s.

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Written by trainplan.
+# Written by trainplan for DeepSpeed 0.19.8.
 # Qwen2.5-7B full SFT with DeepSpeed on 1 × 8 NVIDIA A100 SXM4 80GB (8 devices): DP 8, ZeRO 3;
 # micro-batch 2, global batch 128, sequence 4096; bf16. Planned peak 31.1 GiB per device, step
 # 19.25 s.

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Written by trainplan.
+# Written by trainplan for Megatron-LM core_v0.19.0 (5be9626).
 # Llama-3.1-70B pre-training with Megatron-LM on 4 × 8 NVIDIA H100 SXM5 80GB (32 devices): TP 8,
 # PP 4, VPP 2, CP 1, EP 1, DP 1, distributed optimizer; micro-batch 1, global batch 64, sequence
 # 4096; bf16. Planned peak 53.7 GiB per device, step 8.06 s.

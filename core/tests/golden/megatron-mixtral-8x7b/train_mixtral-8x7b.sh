@@ -1,5 +1,5 @@
 #!/bin/bash
-# Written by trainplan.
+# Written by trainplan for Megatron-LM core_v0.19.0 (5be9626).
 # Mixtral-8x7B pre-training with Megatron-LM on 2 × 8 NVIDIA H100 SXM5 80GB (16 devices): TP 2,
 # PP 2, VPP 1, CP 1, EP 4, DP 4, distributed optimizer; micro-batch 1, global batch 128, sequence
 # 4096; bf16. Planned peak 69.0 GiB per device, step 11.25 s.

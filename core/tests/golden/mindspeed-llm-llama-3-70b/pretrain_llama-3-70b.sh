@@ -1,5 +1,6 @@
 #!/bin/bash
-# Written by trainplan.
+# Written by trainplan for MindSpeed-LLM master (c77308a) on MindSpeed master (028de58) and
+# Megatron-LM core_v0.12.1 (a845aa7).
 # Llama-3-70B pre-training with MindSpeed-LLM on 8 × 8 Huawei Ascend 910B2 64GB (64 devices): TP
 # 8, PP 4, VPP 4, CP 1, EP 1, DP 2, distributed optimizer; micro-batch 1, global batch 512,
 # sequence 8192; bf16. Planned peak 43.4 GiB per device, step 137.51 s.

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Written by trainplan.
+# Written by trainplan for VeRL 0.9.1.
 # Qwen2.5-32B PPO with VeRL on 2 × 8 Huawei Ascend 910B2 64GB (16 devices): DP 8, ZeRO 3,
 # optimizer offload, parameter offload; micro-batch 2, global batch 64, sequence 4096; bf16.
 # Planned peak 41.6 GiB per device, step 600.33 s.

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Written by trainplan.
+# Written by trainplan for VeRL 0.9.1.
 # Qwen2.5-7B GRPO with VeRL on 1 × 8 NVIDIA H100 SXM5 80GB (8 devices): DP 4, ZeRO 3; micro-batch
 # 4, global batch 256, sequence 4096; bf16. Planned peak 78.5 GiB per device, step 655.96 s.
 # WARNING: this plan does not run as written. It needs 78.5 GiB per device at its peak; 76.0 GiB

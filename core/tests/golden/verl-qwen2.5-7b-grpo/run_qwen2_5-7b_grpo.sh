@@ -1,5 +1,5 @@
 #!/bin/bash
-# Written by trainplan.
+# Written by trainplan for VeRL 0.9.1.
 # Qwen2.5-7B GRPO with VeRL on 1 × 8 NVIDIA H100 SXM5 80GB (8 devices): DP 8, ZeRO 3; micro-batch
 # 16, global batch 512, sequence 4096; bf16. Planned peak 107.4 GiB per device, step 325.08 s.
 # WARNING: this plan does not run as written. It needs 107.4 GiB per device at its peak; 76.0 GiB
