@@ -120,8 +120,9 @@ texts! {
     plan_form_bad_count => "Enter a whole number of at least 1", "请输入不小于 1 的整数";
     training_title => "Training", "训练";
     summary_speed => "step {step} · {tokens} tokens/s · MFU {mfu}", "单步 {step} · 每秒 {tokens} token · MFU {mfu}";
-    summary_no_errors => "no rule broken", "未违反规则";
-    summary_errors => "rules broken: {n}", "违反 {n} 条规则";
+    summary_no_errors => "Rules: no rule broken", "规则：未违反规则";
+    summary_warnings => "Rules: none broken, {w} warnings", "规则：未违反，{w} 条警告";
+    summary_errors => "Rules: {n} broken, {w} warnings", "规则：违反 {n} 条，{w} 条警告";
     header_reset => "Reset", "重置";
     header_reset_title => "Start again from the default plan; your imported models and devices stay listed.", "回到默认方案；已导入的模型和自定义设备仍保留在列表中。";
     model_saved => "Your models", "你的模型";
@@ -234,8 +235,8 @@ texts! {
     mem_stage => "Stage {n}", "阶段 {n}";
     mem_capacity_line => "capacity {bytes}", "容量 {bytes}";
     mem_usable_line => "usable {bytes}", "可用 {bytes}";
-    mem_fits => "Fits: peak {peak} of {usable} usable", "放得下：峰值 {peak}，可用 {usable}";
-    mem_does_not_fit => "Does not fit: peak {peak}, only {usable} usable", "放不下：峰值 {peak}，可用仅 {usable}";
+    mem_fits => "Memory fits: peak {peak} of {usable} usable", "显存放得下：峰值 {peak}，可用 {usable}";
+    mem_does_not_fit => "Memory does not fit: peak {peak}, only {usable} usable", "显存放不下：峰值 {peak}，可用仅 {usable}";
     mem_host => "Host memory per node for offloaded states: {bytes}", "卸载所需的每节点主机内存：{bytes}";
     mem_reference => "Reference model", "参考模型";
     mem_critic => "Critic", "Critic 模型";

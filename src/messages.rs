@@ -181,7 +181,7 @@ mod tests {
 
     #[test]
     fn config_errors_read_in_both_languages() {
-        let err = trainplan_core::hf::import(r#"{"model_type": "llama"}"#).unwrap_err();
+        let err = trainplan_core::hf::import(r#"{"model_type": "my_decoder"}"#).unwrap_err();
         assert_eq!(config_error(Lang::En, &err), "config.json has no \"hidden_size\".");
         assert_eq!(config_error(Lang::Zh, &err), "config.json 缺少 \"hidden_size\"。");
         let err = trainplan_core::hf::import(r#"{"hidden_size": "big"}"#).unwrap_err();

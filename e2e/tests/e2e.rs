@@ -39,7 +39,7 @@ async fn editing_the_plan_updates_the_report() -> WebDriverResult<()> {
     // The plan at a glance, above the details: it fits, its speed, no broken rule.
     let summary = page.text("summary").await?;
     assert!(
-        summary.contains("Fits") && summary.contains("MFU") && summary.contains("no rule broken"),
+        summary.contains("Memory fits") && summary.contains("MFU") && summary.contains("no rule broken"),
         "{summary}"
     );
     let weights_on_8 = page.text("weights-per-device-bytes").await?;
@@ -86,8 +86,8 @@ async fn editing_the_plan_updates_the_report() -> WebDriverResult<()> {
     page.choose("model-select", "llama-3.1-70b").await?;
     page.choose("method-select", "sft-full").await?;
     page.type_into("nodes-input", "1").await?;
-    let verdict = page.wait_text("memory-fits", |t| t.starts_with("Does not fit")).await?;
-    assert!(verdict.starts_with("Does not fit"), "{verdict}");
+    let verdict = page.wait_text("memory-fits", |t| t.starts_with("Memory does not fit")).await?;
+    assert!(verdict.starts_with("Memory does not fit"), "{verdict}");
     // The advice that makes it fit comes first and applies with one click.
     let first = page.el("advice").await?.find(By::Css("li")).await?;
     assert_eq!(first.attr("data-testid").await?.as_deref(), Some("advice-offload_optimizer"));
@@ -99,8 +99,8 @@ async fn editing_the_plan_updates_the_report() -> WebDriverResult<()> {
     page.el("advice-apply-offload_optimizer").await?.click().await?;
     assert_eq!(page.el("zero-select").await?.prop("value").await?.as_deref(), Some("3"));
     assert_eq!(page.el("offload-opt-check").await?.prop("checked").await?.as_deref(), Some("true"));
-    let verdict = page.wait_text("memory-fits", |t| t.starts_with("Fits")).await?;
-    assert!(verdict.starts_with("Fits"), "{verdict}");
+    let verdict = page.wait_text("memory-fits", |t| t.starts_with("Memory fits")).await?;
+    assert!(verdict.starts_with("Memory fits"), "{verdict}");
     assert!(page.text("memory-host").await?.contains("GiB"));
     assert!(page.has("memory-chart").await?);
     page.screenshot("en-memory").await?;

@@ -220,8 +220,9 @@ fn Summary(
         report.with(|r| {
             let r = r.as_ref()?;
             let (class, fits) = crate::components::memory_chart::fits(tr, &r.memory);
-            let errors =
-                r.findings.iter().filter(|f| f.severity == trainplan_core::report::Severity::Error).count();
+            use trainplan_core::report::Severity;
+            let count = |s: Severity| r.findings.iter().filter(|f| f.severity == s).count();
+            let (errors, warnings) = (count(Severity::Error), count(Severity::Warning));
             let t = &r.time;
             let speed = fill(
                 tr(Key::summary_speed),
@@ -231,15 +232,21 @@ fn Summary(
                     ("mfu", &format::percent(t.mfu)),
                 ],
             );
-            let rules = match errors {
-                0 => tr(Key::summary_no_errors).to_owned(),
-                n => fill(tr(Key::summary_errors), &[("n", &n.to_string())]),
+            // Rules apart from memory, which has its own badge: the two never say the same thing
+            // twice, and neither can be green while the other reports an error.
+            let (rules, rules_class) = match (errors, warnings) {
+                (0, 0) => (tr(Key::summary_no_errors).to_owned(), "badge ok"),
+                (0, w) => (fill(tr(Key::summary_warnings), &[("w", &w.to_string())]), "badge warn"),
+                (e, w) => (
+                    fill(tr(Key::summary_errors), &[("n", &e.to_string()), ("w", &w.to_string())]),
+                    "badge bad",
+                ),
             };
             Some(view! {
                 <div class="summary" data-testid="summary">
                     <span class=class>{fits}</span>
                     <span class="summary-speed" data-testid="summary-speed">{speed}</span>
-                    <span class=if errors == 0 { "badge ok" } else { "badge bad" }>{rules}</span>
+                    <span class=rules_class data-testid="summary-rules">{rules}</span>
                 </div>
             })
         })

@@ -16,7 +16,8 @@ use crate::plan::{Method, Precision, RecomputeGranularity, RecomputeMethod};
 pub fn model_flags(plan: &Plan, ascend: bool) -> Vec<String> {
     let arch = &plan.model.arch;
     let config = hf_config(plan);
-    let key = |k: &str| config.as_ref().and_then(|c| c.get(k)).filter(|v| !v.is_null()).cloned();
+    // A key as transformers holds it: the config's value, else its configuration class's default.
+    let key = |k: &str| config.as_ref().and_then(|c| crate::hf::config_value(c, k)).filter(|v| !v.is_null());
     let mut f = vec![
         format!("--num-layers {}", arch.n_layers),
         format!("--hidden-size {}", arch.hidden_size),

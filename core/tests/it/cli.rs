@@ -84,7 +84,7 @@ fn bad_input_gives_a_message_and_a_nonzero_exit() {
         (&["eval", "-"][..], "not json", "invalid plan"),
         (&["eval", "--link", "v1=!!"][..], "", "damaged"),
         (&["eval", "--link", "v7=abc"][..], "", "newer version"),
-        (&["import", "-"][..], "{\"model_type\": \"llama\"}", "hidden_size"),
+        (&["import", "-"][..], "{\"model_type\": \"my_decoder\"}", "hidden_size"),
         (&["import", "-"][..], "nope", "not valid JSON"),
         (&["eval", "-"][..], r#"{"model": "nope"}"#, "unknown model"),
         (&["eval", "/nonexistent/plan.json"][..], "", "/nonexistent/plan.json"),
