@@ -136,6 +136,9 @@ texts! {
     cmp_pinned => "Pinned", "固定方案";
     cmp_current => "This plan", "当前方案";
     cmp_change => "Change", "变化";
+    cmp_better_pinned => "Better overall: the pinned plan (a plan that fits and keeps the rules ranks first, then throughput)", "整体更优：固定方案（先看能否放下且不违反规则，再看吞吐）";
+    cmp_better_current => "Better overall: this plan (a plan that fits and keeps the rules ranks first, then throughput)", "整体更优：当前方案（先看能否放下且不违反规则，再看吞吐）";
+    cmp_better_neither => "Neither plan is better overall", "两个方案整体相当";
     cmp_devices => "Devices", "卡数";
     cmp_peak => "Peak memory per device", "单卡峰值显存";
     cmp_step => "Step time", "单步时间";

@@ -82,8 +82,22 @@ pub struct Row {
     pub current: f64,
     /// Current ÷ pinned; `None` when the pinned value is 0.
     pub ratio: Option<f64>,
+    /// How the current plan's value differs, as the page shows it.
+    pub change: Change,
     /// Which does better.
     pub better: Better,
+}
+
+/// How a figure changed from the pinned plan to the current one.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Change {
+    /// The same (within [`SAME_WITHIN`] for measured figures, exactly for counts).
+    Same,
+    /// A count changed by this much (devices, errors, warnings): `+1`, not "×∞".
+    By(f64),
+    /// A measured figure scaled by this factor.
+    Times(f64),
 }
 
 /// One pipeline stage's peak memory in each plan (`None` where the plan has fewer stages).
@@ -121,6 +135,10 @@ pub struct Comparison {
     pub only_pinned: Vec<Finding>,
     /// Findings (by code) only the current plan has.
     pub only_current: Vec<Finding>,
+    /// The better plan overall: one that fits in memory and breaks no rule ranks above one that
+    /// does not, whatever its speed; between two of a kind, the higher throughput (ties within
+    /// [`SAME_WITHIN`] are neither).
+    pub better: Better,
 }
 
 /// Compares the pinned plan (file and report) with the current one.
@@ -147,7 +165,15 @@ pub fn compare(pinned: (&PlanFile, &Report), current: (&PlanFile, &Report)) -> C
                 Some(_) => Better::Pinned,
             };
             let ratio = (pinned != 0.0).then(|| current / pinned).filter(|r| r.is_finite());
-            Row { metric, pinned, current, ratio, better }
+            let count = matches!(metric, Metric::Devices | Metric::Errors | Metric::Warnings);
+            let change = match (count, ratio) {
+                (true, _) if current == pinned => Change::Same,
+                (true, _) => Change::By(current - pinned),
+                (false, _) if close => Change::Same,
+                (false, Some(x)) => Change::Times(x),
+                (false, None) => Change::By(current - pinned),
+            };
+            Row { metric, pinned, current, ratio, change, better }
         })
         .collect();
     let n_stages = a.memory.stages.len().max(b.memory.stages.len());
@@ -167,6 +193,26 @@ pub fn compare(pinned: (&PlanFile, &Report), current: (&PlanFile, &Report)) -> C
         differences: differences(pinned.0, current.0),
         only_pinned: only(a, b),
         only_current: only(b, a),
+        better: overall(a, b),
+    }
+}
+
+/// Which plan is better overall (see [`Comparison::better`]).
+fn overall(pinned: &Report, current: &Report) -> Better {
+    let runs = |r: &Report| r.memory.fits && r.findings.iter().all(|f| f.severity != Severity::Error);
+    match (runs(pinned), runs(current)) {
+        (true, false) => Better::Pinned,
+        (false, true) => Better::Current,
+        _ => {
+            let (a, b) = (pinned.time.tokens_per_second, current.time.tokens_per_second);
+            if !a.is_finite() || !b.is_finite() || (a - b).abs() <= SAME_WITHIN * a.abs().max(b.abs()) {
+                Better::Neither
+            } else if a < b {
+                Better::Current
+            } else {
+                Better::Pinned
+            }
+        }
     }
 }
 

@@ -70,9 +70,13 @@ pub fn ComparePanel(
         c.rows
             .into_iter()
             .map(|r| {
-                let change = match r.ratio {
-                    Some(x) if x != 1.0 => format!("×{x:.2}"),
-                    _ => "=".to_owned(),
+                let change = match r.change {
+                    compare::Change::Same => "=".to_owned(),
+                    compare::Change::Times(x) => format!("×{x:.2}"),
+                    compare::Change::By(d) if r.metric == Metric::PeakBytes => {
+                        format!("{}{}", if 0.0 < d { "+" } else { "−" }, format::gib(d.abs() as u64))
+                    }
+                    compare::Change::By(d) => format!("{}{}", if 0.0 < d { "+" } else { "−" }, d.abs()),
                 };
                 let (class_a, class_b) = match r.better {
                     Better::Pinned => ("num better", "num"),
@@ -145,6 +149,13 @@ pub fn ComparePanel(
                     <button class="secondary" data-testid="compare-unpin" on:click=move |_| pinned.set(None)>{move || tr(Key::cmp_unpin)}</button>
                 </div>
                 <Show when=move || comparison.with(Option::is_some) fallback=move || view! { <p class="muted">{move || tr(Key::cmp_no_plan)}</p> }>
+                    <p class="badge" data-testid="compare-better">
+                        {move || comparison.with(|c| match c.as_ref().map(|c| c.better) {
+                            Some(Better::Pinned) => tr(Key::cmp_better_pinned),
+                            Some(Better::Current) => tr(Key::cmp_better_current),
+                            _ => tr(Key::cmp_better_neither),
+                        })}
+                    </p>
                     <table class="compare-table" data-testid="compare-table">
                         <thead>
                             <tr>

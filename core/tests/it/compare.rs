@@ -117,3 +117,23 @@ fn metric_names_are_their_serialized_names() {
         assert_eq!(serde_json::to_value(m).unwrap(), serde_json::Value::from(m.name()));
     }
 }
+
+/// A plan that fits and keeps the rules ranks above one that does not, however fast the other
+/// looks; a count that goes from 0 to 1 is shown as +1, not as "=".
+#[test]
+fn plans_that_run_rank_above_plans_that_do_not() {
+    use trainplan_core::compare::Change;
+    let fits =
+        Plan::from_json(r#"{"model": "llama-3.1-70b", "method": "lora", "parallel": {"zero_stage": 3}}"#)
+            .unwrap();
+    let too_big = Plan::from_json(r#"{"model": "llama-3.1-70b", "method": "sft-full"}"#).unwrap();
+    let (ra, rb) = (evaluate(&fits), evaluate(&too_big));
+    assert!(ra.memory.fits && !rb.memory.fits);
+    let c = compare((&fits.to_file(), &ra), (&too_big.to_file(), &rb));
+    assert_eq!(c.better, Better::Pinned);
+    let errors = c.rows.iter().find(|r| r.metric == Metric::Errors).unwrap();
+    assert_eq!(errors.change, Change::By(1.0));
+    assert_eq!(errors.better, Better::Pinned);
+    let back = compare((&too_big.to_file(), &rb), (&fits.to_file(), &ra));
+    assert_eq!(back.better, Better::Current);
+}
