@@ -372,6 +372,8 @@ texts! {
     rule_zero_offload_params_needs_3 => "Parameter offload needs ZeRO-3, not ZeRO-{zero_stage}.", "参数卸载需要 ZeRO-3，而不是 ZeRO-{zero_stage}。";
     findings_title => "What the frameworks will say", "框架会提示的问题";
     findings_none => "No framework rule is broken.", "没有违反任何框架规则。";
+    findings_make_valid => "Make it valid (nearest plan that fits and keeps every rule)", "一键修正为合规（最近的、放得下且符合全部规则的方案）";
+    findings_no_valid => "The search finds no plan that fits and keeps every rule on this cluster: add devices or pick a smaller model.", "在此集群上搜索不到既放得下又符合全部规则的方案：请增加卡数或换更小的模型。";
     findings_apply => "Apply: {field} = {value}", "应用：{field} = {value}";
     advice_title => "Tuning advice", "调优建议";
     launch_title => "Files to launch", "启动文件";

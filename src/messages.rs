@@ -231,6 +231,7 @@ mod tests {
                 args: Default::default(),
                 message: "untranslated".to_owned(),
                 fix: None,
+                make_valid: false,
             };
             assert_ne!(finding(Lang::Zh, &f), "untranslated", "{code} has no words");
             n += 1;

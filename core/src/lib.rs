@@ -24,6 +24,7 @@ pub mod advice;
 pub mod catalog;
 pub mod compare;
 pub mod emit;
+pub mod fixes;
 pub mod hardware;
 pub mod hf;
 pub mod memory;
@@ -109,7 +110,11 @@ pub fn evaluate(plan: &Plan) -> Report {
             efficiency_scale: plan.calibration.efficiency(),
             memory_offset_mib: plan.calibration.memory_offset_mib.unwrap_or(0.0),
         },
-        findings: plan.model.warnings.iter().map(import_finding).chain(rules::check(plan, &mem)).collect(),
+        findings: {
+            let mut rules = rules::check(plan, &mem);
+            fixes::converge(plan, &mut rules);
+            plan.model.warnings.iter().map(import_finding).chain(rules).collect()
+        },
     }
 }
 
@@ -283,5 +288,12 @@ fn import_finding(warning: &ImportWarning) -> Finding {
             ("model.moe_layer_freq", BTreeMap::from([("moe_layer_freq", n.to_string())]))
         }
     };
-    Finding { severity: Severity::Warning, code, args, message: warning.to_string(), fix: None }
+    Finding {
+        severity: Severity::Warning,
+        code,
+        args,
+        message: warning.to_string(),
+        fix: None,
+        make_valid: false,
+    }
 }

@@ -306,8 +306,13 @@ pub struct Finding {
     pub args: BTreeMap<&'static str, String>,
     /// The message in English, for the CLI.
     pub message: String,
-    /// The change that resolves it, when there is one.
+    /// The change that resolves it, when there is one: tried on the plan, it resolves the finding
+    /// and brings no new error (`fixes::converge`).
     pub fix: Option<Fix>,
+    /// No change of one setting resolves it without breaking another rule: the nearest plan that
+    /// fits and keeps every rule is `fixes::make_valid`'s (a search, run when asked).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub make_valid: bool,
 }
 
 /// One field of the plan file set to a value: the nearest valid value or the switch to turn.

@@ -41,6 +41,7 @@ impl Acc {
             args: args.iter().cloned().collect::<BTreeMap<_, _>>(),
             message,
             fix: fix.map(|(field, value)| Fix { field, value }),
+            make_valid: false,
         });
     }
 }
@@ -873,6 +874,41 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
     acc.res
 }
 
+/// [`apply`] without the plan file's round trip, for the fields fixes set most (a converging fix
+/// tries many values): the same checks `Plan::from_file` makes, on the one field. `None` for any
+/// other field or a value out of range, which then takes the round trip and its message.
+fn apply_direct(plan: &Plan, fix: &Fix) -> Option<Plan> {
+    use std::num::NonZeroU32;
+    let count = |max: u32| {
+        fix.value.as_u64().filter(|&v| v <= u64::from(max)).and_then(|v| NonZeroU32::new(v as u32))
+    };
+    let degree = || count(1 << 16);
+    let size = || count(1 << 24);
+    let switch = || fix.value.as_bool();
+    let mut res = plan.clone();
+    let p = &mut res.parallel;
+    match fix.field {
+        "parallel.tp" => p.tp = degree()?,
+        "parallel.pp" => p.pp = degree()?,
+        "parallel.vpp" => p.vpp = degree()?,
+        "parallel.cp" => p.cp = degree()?,
+        "parallel.ep" => p.ep = degree()?,
+        "parallel.etp" => p.etp = degree()?,
+        "parallel.zero_stage" => p.zero_stage = fix.value.as_u64().filter(|&z| z <= 3)? as u8,
+        "parallel.sequence_parallel" => p.sequence_parallel = switch()?,
+        "parallel.distributed_optimizer" => p.distributed_optimizer = switch()?,
+        "parallel.offload_optimizer" => p.offload_optimizer = switch()?,
+        "parallel.offload_params" => p.offload_params = switch()?,
+        "parallel.overlap_grad_reduce" => p.overlap_grad_reduce = switch()?,
+        "parallel.overlap_param_gather" => p.overlap_param_gather = switch()?,
+        "parallel.uneven_layers" => p.uneven_layers = switch()?,
+        "batch.micro_batch" => res.batch.micro_batch = size()?,
+        "batch.global_batch" => res.batch.global_batch = size()?,
+        _ => return None,
+    }
+    Some(res)
+}
+
 fn gcd(a: u64, b: u64) -> u64 {
     match b {
         0 => a.max(1),
@@ -895,6 +931,9 @@ pub fn apply_all(plan: &Plan, fixes: &[Fix]) -> Result<Plan, crate::plan::PlanFi
 
 /// The core's refusal if the fixed file is not a valid plan (a fix never produces one in tests).
 pub fn apply(plan: &Plan, fix: &Fix) -> Result<Plan, crate::plan::PlanFileError> {
+    if let Some(fixed) = apply_direct(plan, fix) {
+        return Ok(fixed);
+    }
     let mut value = serde_json::to_value(plan.to_file()).expect("a plan file is always JSON");
     let mut slot = &mut value;
     for key in fix.field.split('.') {

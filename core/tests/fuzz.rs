@@ -1123,6 +1123,7 @@ fn the_report_check_catches_a_non_finite_number() {
         args: Default::default(),
         message: "step inf s".to_owned(),
         fix: None,
+        make_valid: false,
     });
     assert!(check_report(&report, &[]).is_err());
     // A name the user typed is theirs to choose.

@@ -23,6 +23,12 @@ pub fn FindingsPanel(
 ) -> impl IntoView {
     let tr = use_tr();
     let lang = use_lang();
+    // The search found no plan that fits and keeps every rule (until the plan changes).
+    let no_valid = RwSignal::new(false);
+    Effect::new(move |_| {
+        plan.track();
+        no_valid.set(false);
+    });
     let items = move || {
         let Some(report) = report.get() else { return Vec::new() };
         report
@@ -49,11 +55,30 @@ pub fn FindingsPanel(
                         </button>
                     }
                 });
+                // No single change resolves it without breaking another rule: the search's nearest
+                // plan that fits and keeps every rule, found when asked (it takes a search).
+                let make_valid = finding.make_valid.then(|| {
+                    let run = move |_| {
+                        let Ok(current) = plan.get_untracked() else { return };
+                        match trainplan_core::fixes::make_valid(&current)
+                            .and_then(|changes| rules::apply_all(&current, &changes).ok())
+                        {
+                            Some(valid) => form.set(PlanForm::from_plan(&valid)),
+                            None => no_valid.set(true),
+                        }
+                    };
+                    view! {
+                        <button class="secondary fix" data-testid=format!("make-valid-{}", finding.code) on:click=run>
+                            {tr(Key::findings_make_valid)}
+                        </button>
+                    }
+                });
                 view! {
                     <li class=class data-testid=format!("finding-{}", finding.code)>
                         <span class="sev">{tr(key)}</span>
                         <span class="text">{text}</span>
                         {fix}
+                        {make_valid}
                     </li>
                 }
             })
@@ -62,6 +87,9 @@ pub fn FindingsPanel(
     let none = move || report.with(|r| r.as_ref().is_some_and(|r| r.findings.is_empty()));
     view! {
         <h2>{move || tr(Key::findings_title)}</h2>
+        <Show when=move || no_valid.get()>
+            <p class="note" data-testid="make-valid-none">{move || tr(Key::findings_no_valid)}</p>
+        </Show>
         <Show when=none fallback=move || view! { <ul class="findings" data-testid="findings">{items}</ul> }>
             <p class="badge ok" data-testid="findings-none">{move || tr(Key::findings_none)}</p>
         </Show>

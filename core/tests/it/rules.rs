@@ -382,3 +382,167 @@ fn nearest_values() {
     assert_eq!(rules::nearest_multiple(3, 8), 8);
     assert_eq!(rules::nearest_multiple(100, 8), 104);
 }
+
+/// A plan grid that breaks many rules at once: frameworks × methods × layouts × batches on
+/// several models and devices.
+fn grid() -> Vec<String> {
+    let mut plans = Vec::new();
+    for (model, hw, nodes) in [
+        ("qwen2.5-0.5b", "h100-sxm-80g", 1),
+        ("llama-3-8b", "a100-sxm-80g", 2),
+        ("qwen2.5-7b", "ascend-910b2", 1),
+        ("mixtral-8x7b", "h100-sxm-80g", 4),
+        ("llama-3.1-70b", "rtx-4090-24g", 2),
+    ] {
+        for framework in ["megatron", "deepspeed", "llamafactory", "mindspeed-llm", "verl", "mindspeed-rl"] {
+            for method in ["pretrain", "lora", "dpo", "grpo"] {
+                for (tp, pp, vpp, cp) in
+                    [(1, 1, 1, 1), (3, 1, 1, 1), (2, 3, 1, 1), (2, 4, 3, 1), (8, 16, 4, 2)]
+                {
+                    for gbs in [7, 64] {
+                        plans.push(format!(
+                            r#"{{"model": "{model}", "hardware": "{hw}", "cluster": {{"nodes": {nodes}}},
+                                "framework": "{framework}", "method": "{method}",
+                                "parallel": {{"tp": {tp}, "pp": {pp}, "vpp": {vpp}, "cp": {cp}}},
+                                "batch": {{"global_batch": {gbs}}}}}"#
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    plans
+}
+
+/// Every fix the report offers, on every plan of the grid, resolves its finding and brings no
+/// error the plan did not have; a finding with no such fix says so (`make_valid`).
+#[test]
+fn fixes_never_introduce_a_new_error() {
+    let errors = |p: &Plan| -> Vec<&'static str> {
+        evaluate(p)
+            .findings
+            .iter()
+            .filter(|f| f.severity == trainplan_core::report::Severity::Error)
+            .map(|f| f.code)
+            .collect()
+    };
+    let (mut fixes, mut make_valid) = (0, 0);
+    for text in grid() {
+        let plan = Plan::from_json(&text).unwrap_or_else(|e| panic!("{text}: {e}"));
+        let report = evaluate(&plan);
+        let before = errors(&plan);
+        for f in &report.findings {
+            if f.make_valid {
+                assert!(f.fix.is_none());
+                make_valid += 1;
+            }
+            let Some(fix) = &f.fix else { continue };
+            fixes += 1;
+            let fixed = rules::apply(&plan, fix).unwrap_or_else(|e| panic!("{}: {fix:?}: {e}", f.code));
+            let after = errors(&fixed);
+            let new: Vec<_> = after.iter().filter(|c| !before.contains(c)).collect();
+            assert!(new.is_empty(), "{}: fix {fix:?} brings {new:?} on {text}", f.code);
+            let left = evaluate(&fixed)
+                .findings
+                .iter()
+                .any(|g| g.code == f.code && g.args.get("field") == f.args.get("field"));
+            assert!(!left, "{}: fix {fix:?} leaves it on {text}", f.code);
+        }
+    }
+    println!("{fixes} fixes checked, {make_valid} findings left to make_valid");
+    assert!(1000 < fixes, "{fixes}");
+}
+
+/// Llama-3.1-405B on 1,024 H100 at TP 8 × PP 16 × VPP 4: PP 14 would split the 126 layers but
+/// not the devices, and PP 16 the devices but not the layers. Clicking fixes never goes in a
+/// circle: each click removes an error, and when no single change can, the finding says
+/// `make_valid` and the searched plan keeps every rule.
+#[test]
+fn the_405b_fixes_do_not_loop() {
+    let mut plan = Plan::from_json(
+        r#"{"model": "llama-3.1-405b", "framework": "megatron", "method": "pretrain", "cluster": {"nodes": 128},
+            "parallel": {"tp": 8, "pp": 16, "vpp": 4, "sequence_parallel": true, "distributed_optimizer": true},
+            "batch": {"global_batch": 1024, "seq_len": 8192}}"#,
+    )
+    .unwrap();
+    let mut seen = vec![plan.to_file()];
+    for _ in 0..10 {
+        let report = evaluate(&plan);
+        let Some(f) = report.findings.iter().find(|f| f.severity == trainplan_core::report::Severity::Error)
+        else {
+            return;
+        };
+        match &f.fix {
+            Some(fix) => {
+                plan = rules::apply(&plan, fix).unwrap();
+                assert!(!seen.contains(&plan.to_file()), "{} loops back with {fix:?}", f.code);
+                seen.push(plan.to_file());
+            }
+            None => {
+                assert!(f.make_valid, "{} has neither a fix nor make_valid", f.code);
+                let changes =
+                    trainplan_core::fixes::make_valid(&plan).expect("the search finds a valid plan");
+                let valid = rules::apply_all(&plan, &changes).unwrap();
+                let r = evaluate(&valid);
+                assert!(r.memory.fits);
+                assert!(
+                    r.findings.iter().all(|f| f.severity != trainplan_core::report::Severity::Error),
+                    "{:?}",
+                    r.findings
+                );
+                return;
+            }
+        }
+    }
+    panic!("ten clicks and still broken");
+}
+
+/// `rules::apply` sets the fields fixes use most without the plan file's round trip: for each of
+/// them the plan is the one the round trip gives, and values out of range are refused the same way.
+#[test]
+fn direct_and_round_trip_fixes_agree() {
+    use trainplan_core::report::Fix;
+    let base =
+        Plan::from_json(r#"{"model": "llama-3-8b", "framework": "megatron", "method": "pretrain"}"#).unwrap();
+    for field in [
+        "parallel.tp",
+        "parallel.pp",
+        "parallel.vpp",
+        "parallel.cp",
+        "parallel.ep",
+        "parallel.etp",
+        "parallel.zero_stage",
+        "batch.micro_batch",
+        "batch.global_batch",
+    ] {
+        for v in [0u64, 1, 2, 3, 4, 7, 65536, 65537, 1 << 24, (1 << 24) + 1] {
+            let fix = Fix { field, value: serde_json::Value::from(v) };
+            let direct = rules::apply(&base, &fix);
+            let mut file = serde_json::to_value(base.to_file()).unwrap();
+            let (section, key) = field.split_once('.').unwrap();
+            file[section][key] = serde_json::Value::from(v);
+            let round = serde_json::from_value(file)
+                .map_err(|e| e.to_string())
+                .and_then(|f| Plan::from_file(&f).map_err(|e| e.to_string()));
+            assert_eq!(direct.as_ref().ok(), round.as_ref().ok(), "{field} = {v}");
+        }
+    }
+    for field in [
+        "parallel.sequence_parallel",
+        "parallel.distributed_optimizer",
+        "parallel.offload_optimizer",
+        "parallel.offload_params",
+        "parallel.overlap_grad_reduce",
+        "parallel.overlap_param_gather",
+        "parallel.uneven_layers",
+    ] {
+        for v in [true, false] {
+            let fix = Fix { field, value: serde_json::Value::from(v) };
+            let mut file = serde_json::to_value(base.to_file()).unwrap();
+            let (section, key) = field.split_once('.').unwrap();
+            file[section][key] = serde_json::Value::from(v);
+            let round = Plan::from_file(&serde_json::from_value(file).unwrap()).unwrap();
+            assert_eq!(rules::apply(&base, &fix).unwrap(), round, "{field} = {v}");
+        }
+    }
+}

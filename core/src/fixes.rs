@@ -1,0 +1,140 @@
+//! Fixes that converge. A rule's own fix is the nearest value for its field; on its own it can
+//! break another rule (Llama-3.1-405B on PP 16: "126 layers do not split over PP 16" offers PP 14,
+//! which 1,024 devices at TP 8 do not divide, whose fix is PP 16 again). So before a finding is
+//! shown, its fix is tried on the plan: it must resolve the finding and bring no error the plan
+//! did not have. Where the rule's value fails, the field's other values are tried, nearest first;
+//! where no value of that one field works, the finding is marked [`Finding::make_valid`] and
+//! [`make_valid`] finds the nearest plan the search says fits and keeps every rule.
+
+use serde_json::Value;
+
+use crate::plan::{Framework, Method, PipelineSchedule, Plan, Precision, RecomputeGranularity};
+use crate::report::{Finding, Fix, Severity};
+use crate::{memory, rules, search};
+
+/// Whether `fix` on `plan` resolves `code` and brings no error `before` lacks. For memory, a move
+/// that makes the plan fit.
+fn converges(plan: &Plan, fix: &Fix, finding: &Finding, before: &[&'static str]) -> bool {
+    let Ok(fixed) = rules::apply(plan, fix) else { return false };
+    let mem = memory::estimate(&fixed);
+    let after = rules::check(&fixed, &mem);
+    // Resolved: the rule no longer fires (memory: the plan fits, not merely a lower peak). A rule
+    // that fires once per field (`hf.no_model_parallel` for TP, PP, EP) is told apart by it.
+    let resolved =
+        !after.iter().any(|f| f.code == finding.code && f.args.get("field") == finding.args.get("field"));
+    resolved && after.iter().all(|f| f.severity != Severity::Error || before.contains(&f.code))
+}
+
+/// The most values of one field a finding tries: enough for every divisor a degree can take at the
+/// sizes plans have, few enough that a broken plan still evaluates in well under a millisecond.
+const MAX_TRIES: usize = 24;
+
+/// The value of a dotted plan-file field.
+fn current(plan: &Plan, field: &str) -> Value {
+    let file = serde_json::to_value(plan.to_file()).unwrap_or(Value::Null);
+    field.split('.').fold(&file, |v, k| &v[k]).clone()
+}
+
+/// Other values of a field to try, nearest to the plan's own first, the rule's suggestion first
+/// among equals. Whole numbers: every value to 64 and each power of two to 2^16, and the
+/// suggestion's multiples; enumerations: every value.
+fn candidates(plan: &Plan, fix: &Fix) -> Vec<Value> {
+    if let Some(suggested) = fix.value.as_u64() {
+        let now = current(plan, fix.field).as_u64().unwrap_or(suggested);
+        let mut values: Vec<u64> = (1..=64).chain((0..=16).map(|k| 1u64 << k)).collect();
+        values.extend((1..=16).map(|k| suggested * k));
+        values.retain(|&v| 0 < v && v != now);
+        values.sort_by_key(|&v| (v.abs_diff(now), v != suggested, v));
+        values.dedup();
+        return values.into_iter().take(MAX_TRIES).map(Value::from).collect();
+    }
+    let wires: Vec<&'static str> = match fix.field {
+        "framework" => Framework::ALL.iter().map(|x| x.wire()).collect(),
+        "method" => Method::ALL.iter().map(|x| x.wire()).collect(),
+        "precision" => Precision::ALL.iter().map(|x| x.wire()).collect(),
+        "parallel.schedule" => PipelineSchedule::ALL.iter().map(|x| x.wire()).collect(),
+        "recompute.granularity" => RecomputeGranularity::ALL.iter().map(|x| x.wire()).collect(),
+        _ => return vec![fix.value.clone()],
+    };
+    let now = current(plan, fix.field);
+    let mut values = vec![fix.value.clone()];
+    values.extend(wires.into_iter().map(Value::from).filter(|v| *v != now && *v != fix.value));
+    values
+}
+
+/// The moves that free memory, cheapest first: what a plan that does not fit is offered before
+/// anything else (full recompute, sharding the optimizer, then parameters, then offload).
+fn memory_moves(plan: &Plan) -> Vec<Fix> {
+    let p = &plan.parallel;
+    let fix = |field: &'static str, value: Value| Fix { field, value };
+    let mut moves = Vec::new();
+    if plan.recompute.granularity != RecomputeGranularity::Full {
+        moves.push(fix("recompute.granularity", Value::from("full")));
+    }
+    match plan.framework {
+        Framework::Megatron | Framework::MindSpeedLlm | Framework::MindSpeedRl => {
+            if !p.distributed_optimizer {
+                moves.push(fix("parallel.distributed_optimizer", Value::from(true)));
+            }
+        }
+        _ => {
+            for z in (p.zero_stage + 1)..=3 {
+                moves.push(fix("parallel.zero_stage", Value::from(z)));
+            }
+            if !p.offload_optimizer {
+                moves.push(fix("parallel.offload_optimizer", Value::from(true)));
+            }
+        }
+    }
+    if 1 < plan.batch.micro_batch.get() {
+        moves.push(fix("batch.micro_batch", Value::from(1)));
+    }
+    moves
+}
+
+/// Makes every finding's fix one that converges (see the module's words): keeps the rule's fix
+/// when it does, else the nearest value of the same field that does, else (memory) the cheapest
+/// move that makes the plan fit; where none does, drops the fix and marks the finding
+/// [`Finding::make_valid`].
+pub fn converge(plan: &Plan, findings: &mut [Finding]) {
+    if findings.iter().all(|f| f.fix.is_none() && f.code != "memory.does_not_fit") {
+        return;
+    }
+    let before: Vec<&'static str> =
+        findings.iter().filter(|f| f.severity == Severity::Error).map(|f| f.code).collect();
+    for finding in findings.iter_mut() {
+        let mut tries: Vec<Fix> = Vec::new();
+        if let Some(fix) = &finding.fix {
+            tries.push(fix.clone());
+        }
+        if finding.code == "memory.does_not_fit" {
+            tries.extend(memory_moves(plan));
+        }
+        let mut found = tries.iter().find(|f| converges(plan, f, finding, &before)).cloned();
+        if found.is_none()
+            && let Some(fix) = &finding.fix
+        {
+            found = candidates(plan, fix)
+                .into_iter()
+                .map(|value| Fix { field: fix.field, value })
+                .find(|f| converges(plan, f, finding, &before));
+        }
+        finding.make_valid = found.is_none() && finding.severity == Severity::Error;
+        finding.fix = found;
+    }
+}
+
+/// The nearest plan that fits and keeps every rule, as changes to `plan`: of the search's feasible
+/// plans (its fastest and its memory/speed front), the one that changes the fewest settings, the
+/// fastest among those. `None` when the search finds none.
+pub fn make_valid(plan: &Plan) -> Option<Vec<Fix>> {
+    let found = search::search(plan);
+    found
+        .best
+        .into_iter()
+        .chain(found.pareto)
+        .min_by(|a, b| {
+            a.changes.len().cmp(&b.changes.len()).then(b.tokens_per_second.total_cmp(&a.tokens_per_second))
+        })
+        .map(|c| c.changes)
+}
