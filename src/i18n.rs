@@ -412,7 +412,9 @@ texts! {
     search_col_mfu => "MFU", "MFU";
     search_col_peak => "Peak", "峰值";
     search_col_changes => "Changes", "修改";
-    advice_none => "No single change makes this plan faster while it still fits: try the search for combinations.", "没有单项修改能在放得下的前提下更快：组合调整请用搜索。";
+    advice_search_best => "The search's fastest plan that fits and keeps every rule.", "搜索得到的、放得下且符合全部规则的最快方案。";
+    advice_why_search_best => "The search tries every parallel layout, memory knob and micro-batch together; this is its fastest plan from here.", "搜索会同时尝试所有并行布局、显存选项与微批大小；这是从当前方案出发的最快方案。";
+    advice_none => "None of the single moves tried here makes this plan faster while it still fits: the search tries them together.", "这里尝试的单项修改都不能在放得下的前提下更快：搜索会组合尝试。";
     advice_apply => "Apply", "应用";
     advice_peak => "Peak {peak} ({delta})", "峰值 {peak}（{delta}）";
     advice_speed => "Speed {delta}", "速度 {delta}";

@@ -170,6 +170,7 @@ pub fn advice(lang: Lang, code: &str) -> (String, String) {
         "max_num_seqs_up" => (Key::advice_max_num_seqs_up, Key::advice_why_max_num_seqs_up),
         "precision_fp8" => (Key::advice_precision_fp8, Key::advice_why_precision_fp8),
         "lora_all_targets" => (Key::advice_lora_all_targets, Key::advice_why_lora_all_targets),
+        "search_best" => (Key::advice_search_best, Key::advice_why_search_best),
         _ => return (code.to_owned(), String::new()),
     };
     (t(lang, what).to_owned(), t(lang, why).to_owned())

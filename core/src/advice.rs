@@ -73,11 +73,33 @@ pub const CODES: &[&str] = &[
     "max_num_seqs_up",
     "precision_fp8",
     "lora_all_targets",
+    "search_best",
 ];
 
 /// Moves offered for what they buy besides speed or memory (model quality), shown with their
 /// computed cost whenever the changed plan still fits.
 pub const QUALITY: &[&str] = &["lora_all_targets"];
+
+/// Moves whose words promise speed ("runs faster", "trains fastest", "shrinks the bubble"): shown
+/// only when the computed figure agrees, so text and figure never contradict.
+pub const SPEED: &[&str] = &[
+    "overlap_grad_reduce",
+    "tp_comm_overlap",
+    "ascend_coc",
+    "zero_stage_down",
+    "recompute_less",
+    "flash_attention",
+    "micro_batch_up",
+    "more_microbatches",
+    "interleave",
+    "tp_in_node",
+    "stack_megatron",
+    "rollout_tp_down",
+    "rollout_tp_up",
+    "max_num_seqs_up",
+    "precision_fp8",
+    "search_best",
+];
 
 fn evaluate_change(plan: &Plan, changes: &[Fix]) -> Option<(Plan, memory::Memory, time::StepTime)> {
     let changed = rules::apply_all(plan, changes).ok()?;
@@ -144,7 +166,19 @@ pub fn advise(plan: &Plan) -> Vec<Advice> {
     // The ZeRO ladder, cheapest first: 0 → 1 → 2 → 3 → 3 + offload (seed 003 §2).
     if !megatron {
         match p.zero_stage {
-            z if z < 3 => candidates.push(("zero_stage", vec![fix("parallel.zero_stage", u64::from(z) + 1)])),
+            // One rung up; when it does not fit, the lowest rung that does (no climbing 1 → 2 → 3
+            // through "still too big").
+            z if z < 3 => {
+                let fits_at = |stage: u8| {
+                    evaluate_change(plan, &[fix("parallel.zero_stage", stage)])
+                        .is_some_and(|(_, m, _)| m.peak_bytes <= m.usable_bytes)
+                };
+                let rung = match base.fits {
+                    true => z + 1,
+                    false => ((z + 1)..=3).find(|&s| fits_at(s)).unwrap_or(z + 1),
+                };
+                candidates.push(("zero_stage", vec![fix("parallel.zero_stage", u64::from(rung))]));
+            }
             _ if !p.offload_optimizer => {
                 candidates.push(("offload_optimizer", vec![fix("parallel.offload_optimizer", true)]))
             }
@@ -318,13 +352,20 @@ pub fn advise(plan: &Plan) -> Vec<Advice> {
             })
         })
         // A move worth making saves memory when it does not fit, or at least 1 % of the time while
-        // fitting (less is inside the model's own error, docs/time.md).
+        // fitting (less is inside the model's own error, docs/time.md); a move whose words promise
+        // speed must be faster by that much, fitting or not.
         .filter(|a| match base.fits {
+            _ if SPEED.contains(&a.code) && a.speed_delta_frac <= 0.01 => false,
             _ if QUALITY.contains(&a.code) => a.fits,
             false => a.peak_delta_bytes < 0,
             true => a.fits && 0.01 < a.speed_delta_frac,
         })
         .collect();
+    // A plan that does not fit is offered the moves that make it fit; the ones that only shrink
+    // the peak are shown when none does.
+    if !base.fits && res.iter().any(|a| a.fits) {
+        res.retain(|a| a.fits);
+    }
     match base.fits {
         // Moves that make it fit first, the fastest of them first; then what saves the most.
         false => res.sort_by(|a, b| match (a.fits, b.fits) {
@@ -335,4 +376,29 @@ pub fn advise(plan: &Plan) -> Vec<Advice> {
         true => res.sort_by(|a, b| b.tokens_per_second.total_cmp(&a.tokens_per_second)),
     }
     res
+}
+
+/// The search's fastest plan as a piece of advice, when it beats the plan by more than the model's
+/// own error (1 %) or makes a plan that does not fit fit: advice and search then say the same.
+/// `result` must be [`crate::search::search`]'s (or a finished `Search`'s) for this very plan.
+pub fn from_search(plan: &Plan, result: &crate::search::SearchResult) -> Option<Advice> {
+    let best = result.best.first()?;
+    let mem = memory::estimate(plan);
+    let t = time::estimate(plan, &mem);
+    let fits = mem.peak_bytes <= mem.usable_bytes && rule_errors(plan, &mem) == 0;
+    let speed = best.tokens_per_second / t.tokens_per_second - 1.0;
+    if best.changes.is_empty() || (fits && speed <= 0.01) {
+        return None;
+    }
+    Some(Advice {
+        code: "search_best",
+        changes: best.changes.clone(),
+        peak_bytes: best.peak_bytes,
+        peak_delta_bytes: (i128::from(best.peak_bytes) - i128::from(mem.peak_bytes))
+            .clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64,
+        step_seconds: best.step_seconds,
+        tokens_per_second: best.tokens_per_second,
+        speed_delta_frac: speed,
+        fits: true,
+    })
 }

@@ -33,7 +33,21 @@ pub fn AdvicePanel(
     let tr = use_tr();
     let lang = use_lang();
     // Its own memo: each piece of advice evaluates a changed plan, work the report does not need.
-    let advice = Memo::new(move |_| plan.with(|p| p.as_ref().ok().map(advice::advise)));
+    let searched = crate::components::use_search();
+    let advice = Memo::new(move |_| {
+        plan.with(|p| {
+            let p = p.as_ref().ok()?;
+            let mut list = advice::advise(p);
+            // The search's fastest plan first, while the plan is the one it searched from.
+            let best = searched.with(|s| {
+                s.as_ref().filter(|(from, _)| from == p).and_then(|(_, r)| advice::from_search(p, r))
+            });
+            if let Some(best) = best {
+                list.insert(0, best);
+            }
+            Some(list)
+        })
+    });
     let items = move || {
         let Some(advice) = advice.get() else { return Vec::new() };
         advice

@@ -17,6 +17,7 @@ use crate::{messages, storage};
 pub fn App() -> impl IntoView {
     let lang = RwSignal::new(storage::initial_lang());
     provide_context(LangCtx(lang));
+    provide_context(crate::components::SearchCtx(RwSignal::new(None)));
     Effect::new(move |_| storage::apply_lang(lang.get()));
 
     // The plan to start from: the link, else the last plan, else the default. A bad link is

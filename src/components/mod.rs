@@ -23,6 +23,16 @@ use crate::i18n::{self, Key, Lang};
 #[derive(Clone, Copy)]
 pub struct LangCtx(pub RwSignal<Lang>);
 
+/// The last finished search: the plan it started from and what it found. The search panel writes
+/// it; the advice panel offers its fastest plan while the plan is still that one.
+#[derive(Clone, Copy)]
+pub struct SearchCtx(pub RwSignal<Option<(trainplan_core::Plan, trainplan_core::search::SearchResult)>>);
+
+/// The last finished search, shared by [`app::App`].
+pub fn use_search() -> RwSignal<Option<(trainplan_core::Plan, trainplan_core::search::SearchResult)>> {
+    expect_context::<SearchCtx>().0
+}
+
 /// The current language signal.
 pub fn use_lang() -> RwSignal<Lang> {
     expect_context::<LangCtx>().0

@@ -61,6 +61,9 @@ fn tick(
         let Some(s) = search.borrow_mut().take() else { return };
         let result = s.finish();
         progress.set(None);
+        if let Some(shared) = use_context::<crate::components::SearchCtx>() {
+            shared.0.set(Some((from.clone(), result.clone())));
+        }
         found.set(Some(Found { from, result, millis: js_sys::Date::now() - started }));
     } else {
         if let Some(s) = search.borrow().as_ref() {

@@ -126,8 +126,9 @@ fn a_70b_full_sft_on_one_node_is_told_to_offload() {
     let first = &advice[0];
     assert!(first.fits);
     assert_eq!(first.code, "offload_optimizer");
-    let zero3 = advice.iter().find(|a| a.code == "zero_stage").expect("ZeRO-3 offered");
-    assert!(!zero3.fits);
+    // ZeRO-3 alone does not fit, and a move that fits exists: only moves that fit are offered.
+    assert!(advice.iter().all(|a| a.fits));
+    assert!(!advice.iter().any(|a| a.code == "zero_stage"));
 }
 
 #[test]
@@ -150,4 +151,80 @@ fn long_verl_sequences_are_told_to_use_ulysses() {
     let ulysses = advice.iter().find(|a| a.code == "verl_ulysses").expect("offered");
     assert!(ulysses.peak_delta_bytes < 0);
     assert_eq!(ulysses.changes[0].field, "parallel.cp");
+}
+
+/// A plan that does not fit is offered the moves that make it fit, and the ZeRO move goes straight
+/// to the lowest stage that fits (Llama-3.1-8B full SFT at ZeRO 1 on 8 × A100 40 GB: ZeRO 2 still
+/// does not fit, ZeRO 3 does).
+#[test]
+fn a_plan_that_does_not_fit_is_offered_moves_that_fit() {
+    let plan = Plan::from_json(
+        r#"{"model": "llama-3.1-8b", "hardware": "a100-sxm-40g", "method": "sft-full",
+            "parallel": {"zero_stage": 1}, "recompute": {"granularity": "full"}, "batch": {"micro_batch": 1, "seq_len": 2048}}"#,
+    )
+    .unwrap();
+    assert!(!evaluate(&plan).memory.fits);
+    let advice = advice::advise(&plan);
+    assert!(!advice.is_empty());
+    assert!(
+        advice.iter().all(|a| a.fits),
+        "{:?}",
+        advice.iter().map(|a| (a.code, a.fits)).collect::<Vec<_>>()
+    );
+    if let Some(zero) = advice.iter().find(|a| a.code == "zero_stage") {
+        let stage = zero.changes[0].value.as_u64().unwrap();
+        let at = |z: u64| {
+            let mut file = plan.to_file();
+            file.parallel.zero_stage = z as u8;
+            evaluate(&Plan::from_file(&file).unwrap()).memory.fits
+        };
+        assert!(at(stage) && (2..stage).all(|z| !at(z)), "ZeRO {stage}");
+    }
+}
+
+/// Words and figures agree: a move whose words promise speed is faster by more than 1 %, on every
+/// plan of a spread (fitting and not).
+#[test]
+fn moves_that_promise_speed_are_faster() {
+    for text in [
+        r#"{"model": "llama-3.1-70b", "method": "sft-full", "cluster": {"nodes": 4}}"#,
+        r#"{"model": "llama-3.1-70b", "framework": "megatron", "method": "pretrain", "cluster": {"nodes": 4}, "parallel": {"tp": 8}}"#,
+        r#"{"model": "qwen2.5-7b", "framework": "deepspeed", "method": "sft-full", "parallel": {"zero_stage": 3}}"#,
+        r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "parallel": {"zero_stage": 3}}"#,
+        r#"{"model": "mixtral-8x7b", "framework": "megatron", "method": "pretrain", "cluster": {"nodes": 2}, "parallel": {"tp": 2, "pp": 2, "ep": 4}}"#,
+        r#"{"model": "qwen2.5-72b", "hardware": "ascend-910b2", "framework": "mindspeed-llm", "method": "sft-full", "cluster": {"nodes": 4}, "parallel": {"tp": 8, "pp": 4}}"#,
+    ] {
+        let plan = Plan::from_json(text).unwrap();
+        for a in advice::advise(&plan) {
+            if trainplan_core::advice::SPEED.contains(&a.code) {
+                assert!(
+                    0.01 < a.speed_delta_frac,
+                    "{} promises speed at {:+.3} on {text}",
+                    a.code,
+                    a.speed_delta_frac
+                );
+            }
+        }
+    }
+}
+
+/// The search's fastest plan becomes advice when it beats the plan, so advice never says no single
+/// change helps while the search has one.
+#[test]
+fn the_searched_plan_is_advice() {
+    let plan = Plan::from_json(
+        r#"{"model": "llama-3-8b", "framework": "megatron", "method": "pretrain", "parallel": {"tp": 8}}"#,
+    )
+    .unwrap();
+    let result = trainplan_core::search::search(&plan);
+    let best =
+        trainplan_core::advice::from_search(&plan, &result).expect("TP 8 for an 8B model is not the fastest");
+    assert_eq!(best.changes, result.best[0].changes);
+    assert!(0.01 < best.speed_delta_frac && best.fits);
+    let applied = trainplan_core::rules::apply_all(&plan, &best.changes).unwrap();
+    let r = evaluate(&applied);
+    assert!((r.time.tokens_per_second - best.tokens_per_second).abs() < 1e-6 * best.tokens_per_second);
+    // From the searched plan itself, nothing is faster.
+    let again = trainplan_core::search::search(&applied);
+    assert!(trainplan_core::advice::from_search(&applied, &again).is_none_or(|a| a.speed_delta_frac < 0.05));
 }
