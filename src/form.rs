@@ -71,6 +71,9 @@ pub enum NumField {
     MaxModelLen,
     /// `rl.max_num_batched_tokens`; empty means automatic.
     BatchedTokens,
+    /// `overheads.allocator_reserve`: the share of device memory kept free, in [0, 0.5]; empty
+    /// means the default the verdict, advice and search use.
+    MemoryMargin,
 }
 
 /// What text a number field takes.
@@ -86,7 +89,7 @@ pub enum NumKind {
 
 impl NumField {
     /// Every field, in form order; the index is the field's slot in [`PlanForm::numbers`].
-    pub const ALL: [NumField; 24] = [
+    pub const ALL: [NumField; 25] = [
         NumField::Nodes,
         NumField::DevicesPerNode,
         NumField::LoraRank,
@@ -111,6 +114,7 @@ impl NumField {
         NumField::MaxNumSeqs,
         NumField::MaxModelLen,
         NumField::BatchedTokens,
+        NumField::MemoryMargin,
     ];
 
     /// What text the field takes.
@@ -121,7 +125,9 @@ impl NumField {
             | NumField::TokenBudget
             | NumField::MaxModelLen
             | NumField::BatchedTokens => NumKind::Auto,
-            NumField::LayersRatio | NumField::GpuMemoryUtilization => NumKind::Fraction,
+            NumField::LayersRatio | NumField::GpuMemoryUtilization | NumField::MemoryMargin => {
+                NumKind::Fraction
+            }
             _ => NumKind::Count,
         }
     }
@@ -138,6 +144,9 @@ impl NumField {
             }
             NumField::LayersRatio => file.recompute.layers_ratio.to_string(),
             NumField::GpuMemoryUtilization => file.rl.gpu_memory_utilization.to_string(),
+            NumField::MemoryMargin => {
+                file.overheads.allocator_reserve.map(|x| x.to_string()).unwrap_or_default()
+            }
             f => match (f.kind(), f.read(file)) {
                 (NumKind::Auto, Some(0)) | (_, None) => String::new(),
                 (_, Some(n)) => n.to_string(),
@@ -154,6 +163,13 @@ impl NumField {
                 Some(x) => file.recompute.layers_ratio = x,
                 None => return false,
             },
+            (NumField::MemoryMargin, _, "") => file.overheads.allocator_reserve = None,
+            (NumField::MemoryMargin, _, _) => {
+                match text.trim().parse::<f64>().ok().filter(|x| x.is_finite() && (0.0..=0.5).contains(x)) {
+                    Some(x) => file.overheads.allocator_reserve = Some(x),
+                    None => return false,
+                }
+            }
             (NumField::GpuMemoryUtilization, _, _) => match parse_fraction(text) {
                 Some(x) => file.rl.gpu_memory_utilization = x,
                 None => return false,
@@ -195,7 +211,7 @@ impl NumField {
             NumField::MaxNumSeqs => file.rl.max_num_seqs,
             NumField::MaxModelLen => file.rl.max_model_len,
             NumField::BatchedTokens => file.rl.max_num_batched_tokens,
-            NumField::LayersRatio | NumField::GpuMemoryUtilization => return None,
+            NumField::LayersRatio | NumField::GpuMemoryUtilization | NumField::MemoryMargin => return None,
         })
     }
 
@@ -224,7 +240,7 @@ impl NumField {
             NumField::MaxNumSeqs => file.rl.max_num_seqs = n,
             NumField::MaxModelLen => file.rl.max_model_len = value.unwrap_or(0),
             NumField::BatchedTokens => file.rl.max_num_batched_tokens = value.unwrap_or(0),
-            NumField::LayersRatio | NumField::GpuMemoryUtilization => {}
+            NumField::LayersRatio | NumField::GpuMemoryUtilization | NumField::MemoryMargin => {}
         }
     }
 
@@ -255,6 +271,7 @@ impl NumField {
             NumField::MaxNumSeqs => "rl.max_num_seqs",
             NumField::MaxModelLen => "rl.max_model_len",
             NumField::BatchedTokens => "rl.max_num_batched_tokens",
+            NumField::MemoryMargin => "overheads.allocator_reserve",
         }
     }
 }

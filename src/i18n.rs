@@ -114,6 +114,8 @@ texts! {
     hw_bad_number => "Enter a number", "请输入数字";
     cluster_title => "Cluster", "集群";
     plan_form_nodes => "Nodes", "节点数";
+    plan_form_margin => "Memory margin kept free (share of the device)", "预留显存余量（占单卡比例）";
+    plan_form_margin_default => "{frac} (allocator default)", "{frac}（分配器默认）";
     plan_form_devices_per_node => "Devices per node", "每节点设备数";
     plan_form_devices_default => "default {n}", "默认 {n}";
     plan_form_n_devices => "Devices in all", "设备总数";
@@ -401,6 +403,7 @@ texts! {
     search_title => "Fastest plan that fits", "放得下的最快方案";
     search_hint => "Tries every parallel layout, memory knob and micro-batch for this framework, keeping the model, method, batch and cluster.", "在当前框架下遍历所有并行划分、显存选项和微批，模型、方法、批大小和集群保持不变。";
     search_run => "Search", "搜索";
+    search_headroom => "{free} to spare", "余 {free}";
     search_summary => "{considered} plans tried, {fit} fit in memory, {feasible} keep every rule ({millis} ms in this browser).", "尝试 {considered} 个方案，{fit} 个放得下，{feasible} 个符合全部规则（本浏览器用时 {millis} ms）。";
     search_chart => "Peak memory against throughput of the plans found", "所找到方案的峰值显存与吞吐";
     search_chart_legend => "Line: the Pareto front (no plan is both smaller and faster). Dark dot: the fastest.", "折线：帕累托前沿（没有方案同时更省显存且更快）。深色点：最快方案。";

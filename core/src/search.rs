@@ -25,6 +25,10 @@ pub struct Candidate {
     pub changes: Vec<Fix>,
     /// Peak memory per device, bytes.
     pub peak_bytes: u64,
+    /// Usable memory left free at the peak, bytes: the margin beyond the one the plan keeps
+    /// (`overheads.allocator_reserve`). A plan with little to spare ranks by speed like any other,
+    /// but the page shows how little.
+    pub headroom_bytes: u64,
     /// Step time, seconds.
     pub step_seconds: f64,
     /// Tokens per second, whole cluster.
@@ -432,6 +436,7 @@ impl Search {
                 Candidate {
                     changes: Vec::new(),
                     peak_bytes: mem.peak_bytes,
+                    headroom_bytes: mem.usable_bytes.saturating_sub(mem.peak_bytes),
                     step_seconds: t.step_seconds,
                     tokens_per_second: t.tokens_per_second,
                     mfu_frac: t.mfu_frac,

@@ -140,6 +140,9 @@ pub fn PlanFormPanel(
                     {number(Key::plan_form_nodes, "nodes-input", NumField::Nodes, None)}
                     <span class="times" aria-hidden="true">"×"</span>
                     {number(Key::plan_form_devices_per_node, "devices-input", NumField::DevicesPerNode, Some(Signal::derive(default_devices)))}
+                    {number(Key::plan_form_margin, "memory-margin-input", NumField::MemoryMargin, Some(Signal::derive(move || {
+                        fill(tr(Key::plan_form_margin_default), &[("frac", &trainplan_core::memory::ALLOCATOR_RESERVE_FRAC.to_string())])
+                    })))}
                 </div>
                 <p class="total-devices">
                     {move || tr(Key::plan_form_n_devices)} ": "
@@ -162,7 +165,10 @@ pub fn PlanFormPanel(
                 <div class="grid3">
                     {number(Key::batch_micro, "micro-batch-input", NumField::MicroBatch, None)}
                     {number(Key::batch_global, "global-batch-input", NumField::GlobalBatch, None)}
-                    {number(Key::batch_seq, "seq-len-input", NumField::SeqLen, None)}
+                    // RL sequences are the prompt and response lengths of the RL panel.
+                    <Show when=move || !is_rl()>
+                        {number(Key::batch_seq, "seq-len-input", NumField::SeqLen, None)}
+                    </Show>
                 </div>
             </section>
             <section class="panel" aria-labelledby="parallel-title">

@@ -137,12 +137,13 @@ pub fn SearchPanel(
                 };
                 let from = f.from.clone();
                 let (tps, mfu, peak) = (c.tokens_per_second, c.mfu_frac, c.peak_bytes);
+                let headroom = fill(tr(Key::search_headroom), &[("free", &format::gib(c.headroom_bytes))]);
                 let apply = move |_| apply_changes(&from, &c.changes);
                 view! {
                     <tr data-testid=format!("search-row-{i}")>
                         <td class="num">{format::count_short(tps as u64, lang.get())}</td>
                         <td class="num">{format::percent(mfu)}</td>
-                        <td class="num">{format::gib(peak)}</td>
+                        <td class="num">{format::gib(peak)}<br /><span class="muted">{headroom}</span></td>
                         <td><code class="changes">{changes}</code></td>
                         <td>
                             <button class="secondary fix" data-testid=format!("search-apply-{i}") on:click=apply>

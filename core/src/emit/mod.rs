@@ -150,7 +150,7 @@ fn header(plan: &Plan, link: &str) -> Vec<String> {
     };
     let paragraph = format!(
         "{} {} with {} on {} × {} {} ({} devices): {layout}; \
-         micro-batch {}, global batch {}, sequence {}; {}. Planned peak {:.1} GiB per device, step {:.2} s.",
+         micro-batch {}, global batch {}, {}; {}. Planned peak {:.1} GiB per device, step {:.2} s.",
         plan.model.name,
         method_name(plan.method),
         plan.framework.name(),
@@ -160,7 +160,14 @@ fn header(plan: &Plan, link: &str) -> Vec<String> {
         plan.cluster.n_devices(),
         plan.batch.micro_batch,
         plan.batch.global_batch,
-        plan.batch.seq_len,
+        match plan.method {
+            // RL trains on prompt + response; the plan's sequence length plays no part.
+            Method::Grpo | Method::Ppo => format!(
+                "prompts {} + responses {} tokens",
+                plan.rl.max_prompt_length, plan.rl.max_response_length
+            ),
+            _ => format!("sequence {}", plan.batch.seq_len),
+        },
         // The plan file's own word for it (`bf16`, `fp8`, …).
         serde_json::to_value(plan.precision)
             .ok()
