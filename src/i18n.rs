@@ -81,6 +81,7 @@ texts! {
     header_link_label => "Link to this plan", "此规划的链接";
     link_error_title => "This link could not be opened.", "无法打开此链接。";
     link_error_fallback => "Showing your last plan instead; it is unchanged.", "已改为显示您上次的规划，它没有被改动。";
+    link_error_default => "Showing the default plan instead.", "已改为显示默认规划。";
     link_not_trainplan => "It is not a trainplan link.", "它不是 trainplan 的链接。";
     link_newer => "It was made by a newer version of trainplan ({version}).", "它由更新版本的 trainplan 生成（{version}）。";
     link_corrupt => "It is damaged: cut short or edited.", "链接已损坏：可能被截断或修改。";

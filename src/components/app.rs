@@ -29,6 +29,8 @@ pub fn App() -> impl IntoView {
             Err(err) => (storage::saved_plan(), None, Some(err)),
         },
     };
+    // What the banner says the page shows instead: the saved plan, or the default on a first visit.
+    let had_saved = start.is_some();
     let form = RwSignal::new(start.as_ref().map(PlanForm::from_plan).unwrap_or_else(PlanForm::first_visit));
     let link_error = RwSignal::new(link_error);
     // The plan pinned for comparison; it travels in the link after the current one.
@@ -86,7 +88,7 @@ pub fn App() -> impl IntoView {
             link_error.set(None);
             form.set(PlanForm::first_visit());
         } />
-        <LinkBanner error=link_error />
+        <LinkBanner error=link_error had_saved=had_saved />
         <main class="layout">
             <PlanFormPanel form=form plan=plan />
             <ParamsPanel form=form plan=plan report=report pinned=pinned />
@@ -99,6 +101,8 @@ pub fn App() -> impl IntoView {
 fn LinkBanner(
     /// The link's error, until dismissed.
     error: RwSignal<Option<permalink::PermalinkError>>,
+    /// Whether the page fell back to a plan this browser had saved (else the default plan).
+    had_saved: bool,
 ) -> impl IntoView {
     let tr = use_tr();
     let lang = crate::components::use_lang();
@@ -110,7 +114,7 @@ fn LinkBanner(
                     " "
                     {move || error.with(|e| e.as_ref().map(|e| messages::link_error(lang.get(), e)))}
                     " "
-                    {move || tr(Key::link_error_fallback)}
+                    {move || tr(if had_saved { Key::link_error_fallback } else { Key::link_error_default })}
                 </p>
                 <button class="secondary" on:click=move |_| error.set(None)>
                     {move || tr(Key::banner_dismiss)}
