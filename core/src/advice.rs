@@ -1,9 +1,9 @@
 //! Tuning advice: the moves an experienced engineer would try on this plan, each evaluated — what it
 //! saves in memory and costs or gains in step time is computed by running the changed plan, never
-//! written as canned text. The moves come from the seeds (seed 000: MindSpeed-LLM, LLaMA-Factory,
-//! VeRL and MindSpeed-RL tuning knobs; seed 003: the ZeRO ladder, recomputation, the stack choice by
-//! cluster and model size, micro-batches ≥ 4 × PP, TP within a node, LoRA targets). docs/advice.md
-//! explains each "why".
+//! written as canned text. The moves are the frameworks' documented tuning knobs (MindSpeed
+//! `docs/zh/features/*.md`, VeRL `docs/perf/perf_tuning.rst`, transformers' DeepSpeed guide on
+//! selecting a ZeRO stage) and the findings of the Megatron-LM, GPipe and QLoRA papers; each move
+//! names its source below, and docs/advice.md explains each "why".
 
 use serde_json::Value;
 
@@ -142,11 +142,13 @@ pub fn advise(plan: &Plan) -> Vec<Advice> {
     let params = mem.params_total;
 
     let mut candidates: Vec<(&'static str, Vec<Fix>)> = Vec::new();
-    // The distributed optimizer shards fp32 states over DP at almost no cost (seed 000).
+    // The distributed optimizer shards fp32 states over DP at almost no cost (Megatron-LM
+    // docs/api-guide/dist_optimizer.md; MindSpeed docs/zh/features/distributed-optimizer.md).
     if megatron && !p.distributed_optimizer && 1 < mem.dp {
         candidates.push(("distributed_optimizer", vec![fix("parallel.distributed_optimizer", true)]));
     }
-    // Overlap the gradient reduction (and the parameter gather) with compute (seed 000).
+    // Overlap the gradient reduction (and the parameter gather) with compute (MindSpeed
+    // docs/zh/features/async-ddp.md, async-ddp-param-gather.md).
     if megatron && 1 < mem.dp && !p.overlap_grad_reduce {
         let mut changes = vec![fix("parallel.overlap_grad_reduce", true)];
         if p.distributed_optimizer {
@@ -158,12 +160,14 @@ pub fn advise(plan: &Plan) -> Vec<Advice> {
     if megatron && 1 < tp && !p.sequence_parallel {
         candidates.push(("sequence_parallel", vec![fix("parallel.sequence_parallel", true)]));
     }
-    // TP communication pipelined with GEMMs: Transformer Engine, or Ascend CoC (seed 000).
+    // TP communication pipelined with GEMMs: Transformer Engine's userbuffers (Megatron
+    // `--tp-comm-overlap`), or Ascend CoC (MindSpeed docs/zh/features/communication-over-computation.md).
     if megatron && 1 < tp && p.sequence_parallel && !p.tp_comm_overlap && plan.method != Method::Lora {
         let code = if plan.hardware.hw.vendor == Vendor::Ascend { "ascend_coc" } else { "tp_comm_overlap" };
         candidates.push((code, vec![fix("parallel.tp_comm_overlap", true)]));
     }
-    // The ZeRO ladder, cheapest first: 0 → 1 → 2 → 3 → 3 + offload (seed 003 §2).
+    // The ZeRO ladder, cheapest first: 0 → 1 → 2 → 3 → 3 + offload (transformers
+    // docs/source/en/deepspeed.md, "Select a ZeRO stage").
     if !megatron {
         match p.zero_stage {
             // One rung up; when it does not fit, the lowest rung that does (no climbing 1 → 2 → 3
@@ -230,7 +234,7 @@ pub fn advise(plan: &Plan) -> Vec<Advice> {
         )),
         _ => {}
     }
-    // Swap attention activations to the host on Ascend (seed 000).
+    // Swap attention activations to the host on Ascend (MindSpeed docs/zh/features/swap_attention.md).
     if mindspeed && !base.fits && !plan.recompute.swap_attention && plan.method != Method::Lora {
         candidates.push(("swap_attention", vec![fix("recompute.swap_attention", true)]));
     }
@@ -238,7 +242,9 @@ pub fn advise(plan: &Plan) -> Vec<Advice> {
     if plan.attention == AttentionImpl::Eager {
         candidates.push(("flash_attention", vec![fix("attention", "flash")]));
     }
-    // Micro-batch: larger GEMMs run faster while memory lasts; smaller saves activations (seed 003).
+    // Micro-batch: larger GEMMs run faster while memory lasts; smaller saves activations
+    // (Narayanan et al. 2021, "Efficient Large-Scale Language Model Training on GPU Clusters Using
+    // Megatron-LM", §3.4).
     let gbs = u64::from(plan.batch.global_batch.get());
     if base.fits && (2 * mbs).saturating_mul(mem.dp) <= gbs {
         candidates.push(("micro_batch_up", vec![fix("batch.micro_batch", 2 * mbs)]));
@@ -246,7 +252,8 @@ pub fn advise(plan: &Plan) -> Vec<Advice> {
     if !base.fits && 1 < mbs {
         candidates.push(("micro_batch_down", vec![fix("batch.micro_batch", mbs / 2)]));
     }
-    // Pipeline: at least 4 × PP micro-batches (seed 003), or the interleaved schedule.
+    // Pipeline: at least 4 × PP micro-batches (GPipe, Huang et al. 2019 §2.3: the bubble is
+    // negligible when M ≥ 4 × K), or the interleaved schedule.
     if megatron && 1 < pp && mem.n_microbatches < 4 * pp {
         candidates.push((
             "more_microbatches",
@@ -256,7 +263,9 @@ pub fn advise(plan: &Plan) -> Vec<Advice> {
     if megatron && 1 < pp && p.vpp.get() == 1 && (plan.model.arch.n_layers / pp).is_multiple_of(2) {
         candidates.push(("interleave", vec![fix("parallel.vpp", 2)]));
     }
-    // TP stays inside a node; the cost order is pp < dp < ep < cp < tp (seed 000).
+    // TP stays inside a node (Narayanan et al. 2021 §3.2, takeaway #1). The cost order is
+    // pp < dp < ep < cp < tp: Megatron's default rank order tp-cp-ep-dp-pp (`initialize_model_parallel`,
+    // megatron/core/parallel_state.py) gives the most communicating groups the nearest ranks.
     if megatron && per_node < tp {
         candidates.push((
             "tp_in_node",
@@ -266,8 +275,10 @@ pub fn advise(plan: &Plan) -> Vec<Advice> {
     if megatron && 2 < tp && !base.fits {
         candidates.push(("pp_over_tp", vec![fix("parallel.pp", pp.saturating_mul(2))]));
     }
-    // The stack by cluster and model size (seed 003 §0): Megatron/MindSpeed from 32 devices and 100B
-    // parameters; LLaMA-Factory (with ZeRO-3 for 70B+) below.
+    // The stack by cluster and model size: Megatron/MindSpeed from 32 devices and 100B parameters;
+    // LLaMA-Factory (with ZeRO-3 for 70B+) below. Megatron's TP/PP beat ZeRO-3 at 175B and 530B as
+    // devices are added (Narayanan et al. 2021 §5.2, Table 2); the thresholds are common practice,
+    // not a measured crossover.
     let big = 100_000_000_000 <= params && 32 <= n_devices;
     let full = matches!(plan.method, Method::Pretrain | Method::SftFull);
     if big && full && !megatron {
@@ -284,14 +295,16 @@ pub fn advise(plan: &Plan) -> Vec<Advice> {
     }
 
     // VeRL long sequences: Ulysses sequence parallelism splits each sequence over `cp` devices
-    // (seed 000: `ulysses_sequence_parallel_size`, with ppo_max_token_len_per_gpu = response / sp).
+    // (`ulysses_sequence_parallel_size`, VeRL docs/perf/perf_tuning.rst; each device's token budget
+    // then covers response / sp).
     let rl = matches!(plan.method, Method::Grpo | Method::Ppo);
     let rl_len = u64::from(plan.rl.max_prompt_length.get()) + u64::from(plan.rl.max_response_length.get());
     if plan.framework == Framework::Verl && rl && 8192 <= rl_len && p.cp.get() == 1 {
         candidates.push(("verl_ulysses", vec![fix("parallel.cp", 2)]));
     }
-    // Rollout engine (VeRL / MindSpeed-RL inference settings, seed 000): TP of the engine and the
-    // sequences it decodes at once.
+    // Rollout engine: TP of the engine and the sequences it decodes at once (VeRL
+    // docs/perf/perf_tuning.rst, "Rollout Generation Tuning": a smaller tensor_parallel_size, a larger
+    // max_num_seqs).
     if rl {
         let rollout_tp = u64::from(plan.rl.rollout_tp.get());
         if 1 < rollout_tp {
@@ -308,7 +321,8 @@ pub fn advise(plan: &Plan) -> Vec<Advice> {
         candidates.push(("precision_fp8", vec![fix("precision", "fp8")]));
     }
     // LoRA on every linear layer learns closer to full fine-tuning than q/v alone (QLoRA paper §4;
-    // seed 003 FAQ); it costs a little memory and time, shown as computed.
+    // LLaMA-Factory's default `lora_target: all`, src/llamafactory/hparams/finetuning_args.py); it
+    // costs a little memory and time, shown as computed.
     if plan.trains_lora() && plan.lora.targets != crate::plan::LoraTargets::All {
         candidates.push(("lora_all_targets", vec![fix("lora.targets", "all")]));
     }

@@ -46,6 +46,57 @@ pub fn model(id: &str) -> Option<&'static ModelEntry> {
     models().iter().find(|m| m.id == id)
 }
 
+/// The catalog model a directory or repository name spells, by family, version and size: the
+/// path's last part first, then the ones above it. A fine-tune's variant words (`-Instruct`,
+/// `-Chat`, `-Base`, `-hf`, `-it`, a `Meta-` prefix, a release date such as `-2507`) keep the
+/// architecture and are set aside; a version the catalog id does not carry (`-v0.1`) is tried
+/// without; MindSpeed-RL's dotless names (`qwen25_7b`) are read too.
+///
+/// ```
+/// use trainplan_core::catalog::model_by_name;
+///
+/// assert_eq!(model_by_name("/models/Qwen2.5-14B-Instruct").map(|m| m.id), Some("qwen2.5-14b"));
+/// assert_eq!(model_by_name("/data/Meta-Llama-3.1-70B-Instruct").map(|m| m.id), Some("llama-3.1-70b"));
+/// assert_eq!(model_by_name("/models/Qwen2.5-13B"), None);
+/// ```
+pub fn model_by_name(path: &str) -> Option<&'static ModelEntry> {
+    path.split(['/', '\\']).rev().filter(|part| !part.is_empty()).find_map(model_by_dir_name)
+}
+
+fn model_by_dir_name(name: &str) -> Option<&'static ModelEntry> {
+    const VARIANTS: &[&str] = &["instruct", "chat", "base", "hf", "it", "meta"];
+    let is_date = |w: &str| matches!(w.len(), 4 | 6 | 8) && w.bytes().all(|b| b.is_ascii_digit());
+    let is_version = |w: &str| {
+        w.strip_prefix('v').is_some_and(|r| {
+            r.starts_with(|c: char| c.is_ascii_digit()) && r.bytes().all(|b| b.is_ascii_digit() || b == b'.')
+        })
+    };
+    let words: Vec<String> = name
+        .split(['-', '_', ' '])
+        .map(str::to_ascii_lowercase)
+        .filter(|w| !w.is_empty() && !VARIANTS.contains(&w.as_str()) && !is_date(w))
+        .collect();
+    if words.is_empty() {
+        return None;
+    }
+    let squash = |text: &str, dots: bool| -> String {
+        text.chars()
+            .filter(|c| c.is_ascii_alphanumeric() || (dots && *c == '.'))
+            .map(|c| c.to_ascii_lowercase())
+            .collect()
+    };
+    let unversioned: Vec<&str> = words.iter().map(String::as_str).filter(|w| !is_version(w)).collect();
+    for spelled in [words.join("-"), unversioned.join("-")] {
+        for dots in [true, false] {
+            let key = squash(&spelled, dots);
+            if let Some(m) = models().iter().find(|m| squash(m.id, dots) == key) {
+                return Some(m);
+            }
+        }
+    }
+    None
+}
+
 /// A catalog model as written: its config text and where it comes from.
 pub struct CatalogConfig {
     /// Stable id.

@@ -1,6 +1,6 @@
 //! Accelerators: memory, dense throughput, bandwidths and node shape, each with its source.
 //!
-//! Conventions (as in ../shared/reference/frameworks.md §8): throughput is dense (no 2:4 sparsity);
+//! Conventions: throughput is dense (no 2:4 sparsity; NVIDIA datasheets print sparse figures with "*");
 //! intra-node link bandwidth is per device, both directions added; inter-node bandwidth is the NIC
 //! bandwidth per device. A figure marked `reported` comes from community measurements or spec tables,
 //! not the vendor's datasheet; the page says so, and a user can override any figure with a custom device.
@@ -100,7 +100,7 @@ const ROWS: &[Row] = &[
         inter_node_gbit_per_s: 100.0,
         devices_per_node: 8,
         reported: false,
-        source: "NVIDIA Tesla V100 datasheet (SXM2: 125 TFLOPS tensor, 900 GB/s HBM2, NVLink 300 GB/s); DGX-1 4 × 100 Gb/s IB",
+        source: "NVIDIA Tesla V100 datasheet (SXM2: 125 TFLOPS tensor, 900 GB/s HBM2, NVLink 300 GB/s); DGX-1 4 × 100 Gb/s IB; https://www.nvidia.com/en-us/data-center/v100/",
     },
     Row {
         id: "t4-16g",
@@ -115,7 +115,7 @@ const ROWS: &[Row] = &[
         inter_node_gbit_per_s: 25.0,
         devices_per_node: 4,
         reported: false,
-        source: "NVIDIA T4 datasheet (65 TFLOPS FP16 mixed precision, 320 GB/s GDDR6, PCIe Gen3 x16 32 GB/s)",
+        source: "NVIDIA T4 datasheet (65 TFLOPS FP16 mixed precision, 320 GB/s GDDR6, PCIe Gen3 x16 32 GB/s), https://www.nvidia.com/en-us/data-center/tesla-t4/",
     },
     Row {
         id: "a100-sxm-40g",
@@ -130,7 +130,7 @@ const ROWS: &[Row] = &[
         inter_node_gbit_per_s: 200.0,
         devices_per_node: 8,
         reported: false,
-        source: "NVIDIA A100 datasheet; DGX A100 user guide (8 × 200 Gb/s HDR); frameworks.md §8.1",
+        source: "NVIDIA A100 datasheet, https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf; DGX A100 user guide (8 × 200 Gb/s HDR), https://docs.nvidia.com/dgx/dgxa100-user-guide/",
     },
     Row {
         id: "a100-sxm-80g",
@@ -145,7 +145,7 @@ const ROWS: &[Row] = &[
         inter_node_gbit_per_s: 200.0,
         devices_per_node: 8,
         reported: false,
-        source: "NVIDIA A100 datasheet; DGX A100 user guide (8 × 200 Gb/s HDR); frameworks.md §8.1",
+        source: "NVIDIA A100 datasheet, https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf; DGX A100 user guide (8 × 200 Gb/s HDR), https://docs.nvidia.com/dgx/dgxa100-user-guide/",
     },
     Row {
         id: "a100-pcie-80g",
@@ -160,7 +160,7 @@ const ROWS: &[Row] = &[
         inter_node_gbit_per_s: 100.0,
         devices_per_node: 8,
         reported: false,
-        source: "NVIDIA A100 datasheet (PCIe Gen4 x16 64 GB/s); frameworks.md §8.1",
+        source: "NVIDIA A100 datasheet (PCIe Gen4 x16 64 GB/s), https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf",
     },
     Row {
         id: "a800-sxm-80g",
@@ -175,7 +175,7 @@ const ROWS: &[Row] = &[
         inter_node_gbit_per_s: 200.0,
         devices_per_node: 8,
         reported: true,
-        source: "A100 figures with NVLink cut to 8 lanes, 400 GB/s (ArthurChiao, GPU 进阶笔记（一）, 2023); frameworks.md §8.1",
+        source: "A100 figures (https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf) with NVLink cut to 8 lanes, 400 GB/s (ArthurChiao, GPU 进阶笔记（一）, 2023, https://arthurchiao.art/blog/gpu-advanced-notes-1-zh/)",
     },
     Row {
         id: "h100-sxm-80g",
@@ -190,7 +190,7 @@ const ROWS: &[Row] = &[
         inter_node_gbit_per_s: 400.0,
         devices_per_node: 8,
         reported: false,
-        source: "NVIDIA H100 datasheet; DGX H100 user guide (8 × 400 Gb/s NDR); frameworks.md §8.1",
+        source: "NVIDIA H100 datasheet, https://resources.nvidia.com/en-us-tensor-core/nvidia-tensor-core-gpu-datasheet; DGX H100 user guide (8 × 400 Gb/s NDR), https://docs.nvidia.com/dgx/dgxh100-user-guide/",
     },
     Row {
         id: "h100-pcie-80g",
@@ -205,7 +205,7 @@ const ROWS: &[Row] = &[
         inter_node_gbit_per_s: 200.0,
         devices_per_node: 8,
         reported: false,
-        source: "NVIDIA H100 datasheet (PCIe Gen5 128 GB/s); frameworks.md §8.1",
+        source: "NVIDIA H100 datasheet (PCIe Gen5 128 GB/s), https://resources.nvidia.com/en-us-tensor-core/nvidia-tensor-core-gpu-datasheet",
     },
     Row {
         id: "h800-sxm-80g",
@@ -220,7 +220,7 @@ const ROWS: &[Row] = &[
         inter_node_gbit_per_s: 400.0,
         devices_per_node: 8,
         reported: true,
-        source: "H100 figures with NVLink 400 GB/s (deepseek-ai/DeepSeek-V3 issue #28); frameworks.md §8.1",
+        source: "H100 figures (https://resources.nvidia.com/en-us-tensor-core/nvidia-tensor-core-gpu-datasheet) with NVLink 400 GB/s, https://github.com/deepseek-ai/DeepSeek-V3/issues/28",
     },
     Row {
         id: "h200-sxm-141g",
@@ -235,7 +235,7 @@ const ROWS: &[Row] = &[
         inter_node_gbit_per_s: 400.0,
         devices_per_node: 8,
         reported: false,
-        source: "NVIDIA H200 product page; frameworks.md §8.1",
+        source: "NVIDIA H200 product page, https://www.nvidia.com/en-us/data-center/h200/",
     },
     Row {
         id: "h20-96g",
@@ -250,7 +250,7 @@ const ROWS: &[Row] = &[
         inter_node_gbit_per_s: 400.0,
         devices_per_node: 8,
         reported: true,
-        source: "public spec reports (no NVIDIA datasheet); NVIDIA/nccl-tests issue #367 (400G × 8 RoCE); frameworks.md §8.1",
+        source: "public spec reports, e.g. https://willitrunai.com/gpus/h20-96gb (no NVIDIA datasheet); 400G × 8 RoCE, https://github.com/NVIDIA/nccl-tests/issues/367",
     },
     Row {
         id: "b200-180g",
@@ -265,7 +265,7 @@ const ROWS: &[Row] = &[
         inter_node_gbit_per_s: 400.0,
         devices_per_node: 8,
         reported: true,
-        source: "HGX B200 at 1000 W (glennklockwood.com B200; Vultr HGX B200 overview: 179 GB visible); DGX B200 user guide; frameworks.md §8.1",
+        source: "HGX B200 at 1000 W, https://www.glennklockwood.com/garden/processors/B200 (Vultr HGX B200 overview: 179 GB visible); DGX B200 user guide, https://docs.nvidia.com/dgx/dgxb200-user-guide/",
     },
     Row {
         id: "gb200-186g",
@@ -280,7 +280,7 @@ const ROWS: &[Row] = &[
         inter_node_gbit_per_s: 400.0,
         devices_per_node: 4,
         reported: false,
-        source: "NVIDIA GB200 NVL72 datasheet ÷ 72 GPUs (360 PF BF16 sparse, 13.4 TB HBM3e, 576 TB/s, NVLink 130 TB/s); 4 GPUs per compute tray",
+        source: "NVIDIA GB200 NVL72 datasheet ÷ 72 GPUs (360 PF BF16 sparse, 13.4 TB HBM3e, 576 TB/s, NVLink 130 TB/s); 4 GPUs per compute tray; https://www.nvidia.com/en-us/data-center/gb200-nvl72/",
     },
     Row {
         id: "gb300-288g",
@@ -295,7 +295,7 @@ const ROWS: &[Row] = &[
         inter_node_gbit_per_s: 800.0,
         devices_per_node: 4,
         reported: false,
-        source: "NVIDIA GB300 NVL72 datasheet ÷ 72 GPUs (360 PF BF16 sparse, 20.7 TB HBM3e, 576 TB/s, NVLink 130 TB/s, ConnectX-8 800 Gb/s)",
+        source: "NVIDIA GB300 NVL72 datasheet ÷ 72 GPUs (360 PF BF16 sparse, 20.7 TB HBM3e, 576 TB/s, NVLink 130 TB/s, ConnectX-8 800 Gb/s), https://www.nvidia.com/en-us/data-center/gb300-nvl72/",
     },
     Row {
         id: "l40s-48g",
@@ -310,7 +310,7 @@ const ROWS: &[Row] = &[
         inter_node_gbit_per_s: 200.0,
         devices_per_node: 8,
         reported: false,
-        source: "NVIDIA L40S product brief (no NVLink; PCIe Gen4 x16); frameworks.md §8.1",
+        source: "NVIDIA L40S product page (no NVLink; PCIe Gen4 x16), https://www.nvidia.com/en-us/data-center/l40s/",
     },
     Row {
         id: "rtx-4090-24g",
@@ -325,7 +325,7 @@ const ROWS: &[Row] = &[
         inter_node_gbit_per_s: 25.0,
         devices_per_node: 8,
         reported: false,
-        source: "NVIDIA Ada Lovelace architecture whitepaper (FP32 accumulate; no NVLink, P2P disabled); frameworks.md §8.1",
+        source: "NVIDIA Ada Lovelace architecture whitepaper (FP32 accumulate; no NVLink, P2P disabled), https://images.nvidia.com/aem-dam/Solutions/geforce/ada/nvidia-ada-gpu-architecture.pdf",
     },
     Row {
         id: "ascend-910a",
@@ -340,7 +340,7 @@ const ROWS: &[Row] = &[
         inter_node_gbit_per_s: 200.0,
         devices_per_node: 8,
         reported: true,
-        source: "Huawei Hot Chips 2019 (256 TFLOPS FP16, 3 × 240 Gb/s HCCS, 2 × 100 GbE); vllm-ascend #9294 (no bf16); frameworks.md §8.2",
+        source: "Huawei Ascend 910 launch, 2019-08-23 (256 TFLOPS FP16), and Hot Chips 31 talk DaVinci: A Scalable Architecture for Neural Network Computing (3 × 240 Gb/s HCCS, 2 × 100 GbE); no bf16, https://github.com/vllm-project/vllm-ascend/issues/9294",
     },
     Row {
         id: "ascend-910b1",
@@ -355,7 +355,7 @@ const ROWS: &[Row] = &[
         inter_node_gbit_per_s: 200.0,
         devices_per_node: 8,
         reported: true,
-        source: "community spec tables (ArthurChiao, GPU 进阶笔记（二）, 2023: HCCS 7 × 56 GB/s); frameworks.md §8.2",
+        source: "community spec tables (ArthurChiao, GPU 进阶笔记（二）, 2023: HCCS 7 × 56 GB/s, https://arthurchiao.art/blog/gpu-advanced-notes-2-zh/); no Huawei datasheet",
     },
     Row {
         id: "ascend-910b2",
@@ -370,7 +370,7 @@ const ROWS: &[Row] = &[
         inter_node_gbit_per_s: 200.0,
         devices_per_node: 8,
         reported: true,
-        source: "community spec tables; measured 315 TFLOPS BF16 GEMM (zzc0721/torch-performance-test-data #109); frameworks.md §8.2",
+        source: "community spec tables, https://arthurchiao.art/blog/gpu-advanced-notes-2-zh/; measured 315 TFLOPS BF16 GEMM, https://github.com/zzc0721/torch-performance-test-data/issues/109; no Huawei datasheet",
     },
     Row {
         id: "ascend-910b3",
@@ -385,7 +385,7 @@ const ROWS: &[Row] = &[
         inter_node_gbit_per_s: 200.0,
         devices_per_node: 8,
         reported: true,
-        source: "community spec tables; frameworks.md §8.2",
+        source: "community spec tables, https://arthurchiao.art/blog/gpu-advanced-notes-2-zh/; no Huawei datasheet",
     },
     Row {
         id: "ascend-910b4",
@@ -400,7 +400,7 @@ const ROWS: &[Row] = &[
         inter_node_gbit_per_s: 200.0,
         devices_per_node: 8,
         reported: true,
-        source: "vllm-ascend #129 and #8746 (32 GB); community spec tables; frameworks.md §8.2",
+        source: "32 GB: https://github.com/vllm-project/vllm-ascend/issues/129, https://github.com/vllm-project/vllm-ascend/issues/8746; community spec tables, https://arthurchiao.art/blog/gpu-advanced-notes-2-zh/; no Huawei datasheet",
     },
     Row {
         id: "ascend-910c",
@@ -415,7 +415,7 @@ const ROWS: &[Row] = &[
         inter_node_gbit_per_s: 200.0,
         devices_per_node: 16,
         reported: true,
-        source: "CloudMatrix384 paper (arXiv 2506.12708): 2 dies per package, 752 TFLOPS BF16 and 128 GB per package; MindSpeed A3 scripts count 16 dies per node; frameworks.md §8.2",
+        source: "CloudMatrix384 paper, https://arxiv.org/abs/2506.12708: 2 dies per package, 752 TFLOPS BF16 and 128 GB per package; 16 dies per node, https://www.hiascend.com/document/detail/en/mindcluster/730/clustersched/schedulingug/dl_affinity_0007.html",
     },
 ];
 

@@ -15,11 +15,13 @@ use crate::plan::{AttentionImpl, Framework, Method, Plan, Precision, RecomputeGr
 pub const BF16_BYTES: u64 = 2;
 
 /// CUDA/CANN context, kernels and library workspaces per device, bytes.
-/// Tier: community estimate (VRAM calculators use 1000 MiB; landscape.md §5.2 "0.3–2 GiB").
+/// Tier: community estimate (furiousteabag/vram-calculator `app/_lib/index.ts` counts 1000 MiB of
+/// CUDA kernels and context).
 pub const RUNTIME_CONTEXT_BYTES: u64 = 1000 << 20;
 
 /// HCCL's buffer per communication group on Ascend, bytes: `HCCL_BUFFSIZE` defaults to 200 MB.
-/// Tier: spec (frameworks.md §7, HCCL environment variable reference).
+/// Tier: spec (CANN environment variable reference, `HCCL_BUFFSIZE`,
+/// https://www.hiascend.com/document/detail/zh/canncommercial/81RC1/apiref/envvar/envref_07_0080.html).
 pub const HCCL_BUFFER_BYTES: u64 = 200 << 20;
 
 /// NCCL's buffers per communication group, bytes: `NCCL_BUFFSIZE` 4 MiB per channel, up to 32
@@ -28,7 +30,7 @@ pub const NCCL_BUFFER_BYTES: u64 = 128 << 20;
 
 /// Share of device memory the caching allocator loses to fragmentation and rounding.
 /// Tier: community estimate (llm-cluster-simulator caps usable memory at 85–87 % of HBM, with
-/// the runtime context counted apart; landscape.md §5.2).
+/// the runtime context counted apart: zhebrak/llm-cluster-simulator).
 pub const ALLOCATOR_RESERVE_FRAC: f64 = 0.05;
 
 /// Bytes per parameter of a 4-bit NF4 base with double quantization (QLoRA, Dettmers et al. 2023
@@ -585,7 +587,8 @@ pub fn layer_activation_bytes(arch: &Architecture, moe_layer: bool, case: &Layer
     if let Some(moe) = moe {
         // Routed tokens: k copies of the input and output (2h each) and the expert's inner tensors;
         // router logits and probabilities in fp32 (8E); a shared expert is a dense gated MLP
-        // (PR #6782 analysis in landscape.md §5.2; measured for Mixtral on the HF path).
+        // (NVIDIA/Megatron-LM PR #6782, MoE-aware `compute_activation_memory`; measured for Mixtral
+        // on the HF path).
         let k = moe.top_k as f64;
         let f_e = moe.expert_intermediate_size as f64;
         let inner = if megatron { 6.0 * f_e } else { 8.0 * f_e };

@@ -421,14 +421,16 @@ impl Rl {
 }
 
 /// vLLM's `max_num_batched_tokens` when the plan leaves it at 0: the larger of VeRL's default
-/// 8192 (frameworks.md §6.2) and `max_model_len`, which vLLM requires without chunked prefill.
+/// 8192 (`verl/trainer/config/_generated_ppo_trainer.yaml`) and `max_model_len`, which vLLM requires
+/// without chunked prefill.
 pub fn auto_batched_tokens(model_len: u32) -> u32 {
     model_len.max(8192)
 }
 
 /// The packed micro-batch's token budget per device when the plan leaves it at 0: the framework's
 /// default (VeRL `ppo_max_token_len_per_gpu` 16384, MindSpeed-RL `max_packing_token_size` 4096;
-/// frameworks.md §6.2, §7.2) raised to one sequence split over `cp` ranks.
+/// `verl/trainer/config/_generated_ppo_trainer.yaml`, `mindspeed_rl/config_cls/rl_config.py`) raised
+/// to one sequence split over `cp` ranks.
 pub fn auto_tokens_per_device(framework: Framework, sequence_tokens: u32, cp: u32) -> u32 {
     let default = if framework == Framework::MindSpeedRl { 4096 } else { 16384 };
     sequence_tokens.div_ceil(cp.max(1)).max(default)
@@ -757,8 +759,8 @@ pub struct RlFile {
 
 impl Default for RlFile {
     fn default() -> Self {
-        // VeRL's GRPO example (frameworks.md §6.4): rollout.n 5, prompts 512, responses 1024,
-        // gpu_memory_utilization 0.6; vLLM's default max_num_seqs 256.
+        // VeRL's GRPO example (`examples/grpo_trainer/run_qwen2-7b.sh`): rollout.n 5, prompts 512,
+        // responses 1024, gpu_memory_utilization 0.6; vLLM's default max_num_seqs 256.
         RlFile {
             rollout_tp: 1,
             n_samples_per_prompt: 5,
@@ -767,8 +769,9 @@ impl Default for RlFile {
             gpu_memory_utilization: 0.6,
             max_num_seqs: 256,
             mini_batch: 0,
-            // VeRL's and MindSpeed-RL's defaults (frameworks.md §6.2, §7.2); VeRL removes
-            // padding by default, MindSpeed-RL does not, and the plan takes VeRL's side.
+            // VeRL's and MindSpeed-RL's defaults (`verl/workers/config/model.py`,
+            // `mindspeed_rl/config_cls/rl_config.py`); VeRL removes padding by default, MindSpeed-RL
+            // does not, and the plan takes VeRL's side.
             dynamic_batch: false,
             max_tokens_per_device: 0,
             remove_padding: true,

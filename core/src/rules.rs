@@ -1,11 +1,14 @@
 //! The frameworks' own rules, checked before a plan reaches a queue: each broken rule is a finding
 //! with a stable code, a severity, the actual values, and a fix the page can apply with one click.
-//! Sources: ../shared/reference/frameworks.md §2.3 (Megatron-LM `arguments.py::validate_args`,
-//! `transformer_config.py`, `parallel_state.py`, `num_microbatches_calculator.py`, `schedules.py`),
-//! §3.3 (DeepSpeed `runtime/config.py`), §4.3 (LLaMA-Factory `hparams/parser.py`), §5.3 (MindSpeed-LLM),
-//! §6.3 (VeRL `trainer/main_ppo.py`, `workers/config`), §7.3 (MindSpeed-RL `validate_config.py`), §8
-//! (hardware), and the catalogue in §10 (codes M1…, D1…, L1…, V1…, R1… cited beside each rule).
-//! docs/validation.md lists every rule.
+//! Sources: Megatron-LM `megatron/training/arguments.py::validate_args`,
+//! `megatron/core/transformer/transformer_config.py`, `megatron/core/model_parallel_config.py`,
+//! `megatron/core/parallel_state.py`, `megatron/core/num_microbatches_calculator.py` and
+//! `megatron/core/pipeline_parallel/schedules.py`; DeepSpeed `deepspeed/runtime/config.py` and
+//! `deepspeed/runtime/engine.py`; LLaMA-Factory `src/llamafactory/hparams/parser.py`; MindSpeed and
+//! MindSpeed-LLM `features_manager/**` (each feature's `validate_args`); VeRL `verl/utils/config.py`,
+//! `verl/workers/config/*.py` and `verl/workers/fsdp_workers.py`; MindSpeed-RL
+//! `mindspeed_rl/config_cls/validate_config.py`; the vendors' datasheets (`hardware.rs`). A check
+//! names its function beside it; docs/validation.md lists every rule with its source.
 
 use std::collections::BTreeMap;
 
@@ -97,7 +100,7 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
     let rl = matches!(plan.method, Method::Grpo | Method::Ppo);
     use Severity::*;
 
-    // ---------- hardware (§8) ----------
+    // ---------- hardware (the datasheets in hardware.rs) ----------
     if plan.precision == Precision::Bf16 && !hw.has_bf16() {
         acc.push(
             Error,
@@ -200,7 +203,7 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
         );
     }
     if plan.framework == Framework::MindSpeedRl && plan.precision != Precision::Bf16 {
-        // R1: MindSpeed-RL requires bf16 (and bf16 generation).
+        // MindSpeed-RL `validate_rl_args`: bf16 training and bf16 generation.
         acc.push(
             Error,
             "mindspeed_rl.bf16",
@@ -210,10 +213,10 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
         );
     }
 
-    // ---------- Megatron path (M1–M12, MS1–MS3) ----------
+    // ---------- Megatron path (Megatron-LM, MindSpeed-LLM, MindSpeed-RL) ----------
     if megatron {
         if !world.is_multiple_of(tp * pp * cp) {
-            // M1: world % (TP·PP·CP) == 0.
+            // `validate_args`, `initialize_model_parallel`: world % (TP·PP·CP) == 0.
             let fix = nearest_divisor(world / (tp * cp).min(world).max(1), pp);
             acc.push(
                 Error,
@@ -229,7 +232,7 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
             );
         }
         if !heads.is_multiple_of(tp) {
-            // M3: heads % TP == 0.
+            // `TransformerConfig.__post_init__`: heads % TP == 0.
             acc.push(
                 Error,
                 "parallel.heads_tp",
@@ -238,7 +241,8 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
                 Some(("parallel.tp", Value::from(nearest_divisor(heads, tp)))),
             );
         } else if !kv_heads.is_multiple_of(tp) && !tp.is_multiple_of(kv_heads) {
-            // M3: query groups must be a multiple or a divisor of TP (core ≥ 0.16; MindSpeed: multiple).
+            // `TransformerConfig.__post_init__`: query groups a multiple or a divisor of TP (core ≥ 0.16;
+            // MindSpeed, on core 0.12: a multiple).
             acc.push(
                 Error,
                 "parallel.kv_heads_tp",
@@ -250,7 +254,7 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
         let layout = crate::memory::uneven_sizes(arch.n_layers, pp);
         let even = arch.n_layers.is_multiple_of(pp);
         if !(even || p.uneven_layers && layout.is_some()) {
-            // M4: layers % PP == 0 without an uneven layout (Megatron's first/last-stage sizes,
+            // `validate_args`: layers % PP == 0 without an uneven layout (Megatron's first/last-stage sizes,
             // MindSpeed's --num-layer-list), which is the fix where one exists.
             let fix = match (&layout, 1 < vpp) {
                 (Some(_), false) => ("parallel.uneven_layers", Value::from(true)),
@@ -266,8 +270,9 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
         }
         let dualpipe = p.schedule == PipelineSchedule::DualPipeV;
         if p.uneven_layers && layout.is_some() && (1 < vpp || dualpipe) {
-            // MindSpeed `--num-layer-list`: not with VPP, not with dualpipev (frameworks.md §5.3
-            // rule 1); the plan's uneven layout is per stage, not per virtual chunk.
+            // MindSpeed `--num-layer-list`: not with VPP (mindspeed_llm/features_manager/megatron_basic/
+            // training_basic.py), not with dualpipev (pipeline_parallel/num_layer_list.py); the plan's
+            // uneven layout is per stage, not per virtual chunk.
             acc.push(
                 Error,
                 "parallel.uneven_vpp",
@@ -280,7 +285,7 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
             );
         }
         if 1 < vpp {
-            // M5: VPP needs PP > 1 and layers per stage divisible by VPP.
+            // `validate_args`: VPP needs PP > 1 and layers per stage divisible by VPP.
             if pp <= 1 {
                 acc.push(
                     Error,
@@ -301,7 +306,8 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
             }
         }
         if 1 < ep {
-            // M2: experts % EP == 0, world % (ETP·EP·PP) == 0.
+            // `validate_args`, `TransformerConfig`: experts % EP == 0; `initialize_model_parallel`:
+            // world % (ETP·EP·PP) == 0.
             match &arch.moe {
                 None => acc.push(
                     Error,
@@ -342,7 +348,7 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
             }
         }
         if p.sequence_parallel && tp == 1 {
-            // M7: SP without TP is dropped.
+            // `validate_args`: SP without TP is dropped.
             acc.push(
                 Note,
                 "parallel.sp_without_tp",
@@ -361,7 +367,7 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
             );
         }
         if 1 < cp && !seq.is_multiple_of(2 * cp) {
-            // M8: seq % (2·CP) == 0.
+            // `validate_args`: seq % (2·CP) == 0.
             acc.push(
                 Error,
                 "parallel.cp_seq",
@@ -371,7 +377,7 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
             );
         }
         if p.overlap_param_gather && !(p.distributed_optimizer && p.overlap_grad_reduce) {
-            // M10.
+            // `validate_args`: the gather overlap needs both.
             // With the distributed optimizer on, turning on --overlap-grad-reduce completes the set;
             // otherwise the one switch that resolves it is the gather overlap itself.
             let (field, value) = match p.distributed_optimizer {
@@ -390,7 +396,7 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
         if plan.recompute.granularity == RecomputeGranularity::Full
             && layers_per_stage < u64::from(plan.recompute.num_layers.get())
         {
-            // M12: recompute_num_layers in [1, layers / PP].
+            // `TransformerConfig.__post_init__`: recompute_num_layers in [1, layers / PP].
             acc.push(
                 Error,
                 "recompute.num_layers",
@@ -406,7 +412,8 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
             );
         }
         if matches!(plan.method, Method::Lora) && plan.recompute.swap_attention && mindspeed {
-            // MS3: swap-attention is not for LoRA.
+            // MindSpeed `SwapAttentionFeature.validate_args` (features_manager/memory/swap_attention.py):
+            // swap-attention is not for LoRA.
             acc.push(
                 Error,
                 "mindspeed.swap_attention_lora",
@@ -420,7 +427,7 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
             && hw.vendor == Vendor::Ascend
             && mindspeed
         {
-            // MS2: --use-ascend-coc is not for LoRA.
+            // MindSpeed-LLM features_manager/tensor_parallel/coc.py: --use-ascend-coc is not for LoRA.
             acc.push(
                 Error,
                 "mindspeed.coc_lora",
@@ -430,7 +437,7 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
             );
         }
     }
-    // M9: the model's context.
+    // `validate_args`: max_position_embeddings ≥ seq_length, the model's context.
     if arch.max_position_embeddings < seq {
         acc.push(
             Warning,
@@ -444,7 +451,8 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
         );
     }
 
-    // ---------- batch identity (M6, D1, L1, V2) ----------
+    // ---------- batch identity (Megatron `num_microbatches_calculator.py`, DeepSpeed
+    // `DeepSpeedConfig._batch_assertion`, HF `TrainingArguments`, VeRL `validate_config`) ----------
     let dp = mem.dp;
     let (batch_unit, what) = match plan.framework {
         Framework::Verl => (world / cp.max(1), "devices ÷ Ulysses SP"),
@@ -470,7 +478,8 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
             Some(("batch.global_batch", Value::from(fix))),
         );
     } else if megatron && 1 < vpp && !mem.n_microbatches.is_multiple_of(pp) {
-        // M6: the interleaved schedule needs micro-batches in groups of PP.
+        // `forward_backward_pipelining_with_interleaving` (schedules.py): the interleaved schedule
+        // needs micro-batches in groups of PP.
         acc.push(
             Error,
             "batch.vpp_microbatches",
@@ -594,7 +603,7 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
             );
         }
         if p.offload_params && p.zero_stage != 3 {
-            // D3: parameter offload is ZeRO-3 only.
+            // DeepSpeed `_configure_zero_optimizer` (runtime/engine.py): parameter offload is ZeRO-3 only.
             acc.push(
                 Error,
                 "zero.offload_params_needs_3",
@@ -645,7 +654,8 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
     }
     let act_fn_layers = u64::from(plan.recompute.activation_function_layers);
     if mindspeed && plan.recompute.activation_function && arch.n_layers < act_fn_layers {
-        // frameworks.md §5.3 rule 8: the count lies in [0, num_layers].
+        // MindSpeed `RecomputeActivationFeature.validate_args` (features_manager/recompute/
+        // activation_function.py): the count lies in [0, num_layers].
         acc.push(
             Error,
             "mindspeed.act_fn_layers",
@@ -662,7 +672,7 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
         && plan.recompute.granularity == RecomputeGranularity::Full
         && plan.recompute.method != crate::plan::RecomputeMethod::Block
     {
-        // MindSpeed docs (recompute-activation-function): with full recompute only the block
+        // MindSpeed docs/zh/features/activation-function-recompute.md: with full recompute only the block
         // method is supported, each layer then does one kind of recompute.
         acc.push(
             Error,
@@ -686,8 +696,8 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
                 Some(("recompute.layers_ratio", Value::from(1.0))),
             );
         } else if hw.vendor != Vendor::Ascend {
-            // Seed 000 names it among Ascend's LLaMA-Factory settings (backend_config.training);
-            // upstream's HfArgumentParser refuses keys it does not know.
+            // Ascend's packaged LLaMA-Factory reads it (`backend_config.training`; no public source);
+            // upstream's `_parse_args` (src/llamafactory/hparams/parser.py) refuses keys it does not know.
             acc.push(
                 Warning,
                 "llamafactory.layers_ratio_upstream",
@@ -698,13 +708,13 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
         }
     }
 
-    // ---------- RL (V7, V8, V10, R2–R4) ----------
+    // ---------- RL (VeRL, MindSpeed-RL, vLLM) ----------
     if rl {
         let prompts = gbs;
         let mini = u64::from(plan.rl.mini_batch);
         if mini != 0 && (prompts < mini || !prompts.is_multiple_of(mini)) {
             // VeRL `ActorConfig.validate`: train_batch_size ≥ ppo_mini_batch_size; updates per step
-            // = train_batch / mini (frameworks.md §6.3 rules 4–5); MindSpeed-RL likewise.
+            // = train_batch / mini (verl/workers/config/actor.py); MindSpeed-RL likewise.
             acc.push(
                 Error,
                 "rl.mini_batch",
@@ -721,7 +731,7 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
             && !(mini * n).is_multiple_of(split.max(1))
         {
             // VeRL FSDP worker normalization: ppo_mini_batch_size · n ÷ (world ÷ Ulysses SP) must be
-            // whole, or samples are silently dropped (§6.3 rule 5).
+            // whole, or samples are silently dropped (`ActorRolloutRefWorker.__init__`, fsdp_workers.py).
             let step = split / gcd(split, n);
             let fix = divisors_of(prompts)
                 .filter(|d| d.is_multiple_of(step.max(1)))
@@ -737,7 +747,7 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
         let sequence = u64::from(plan.rl.sequence_tokens());
         let model_len = u64::from(plan.rl.model_len());
         if model_len < sequence {
-            // MindSpeed-RL validate_rl_args: max_model_len ≥ seq_length (§7.3 rule 4); VeRL's vLLM
+            // MindSpeed-RL validate_rl_args: max_model_len ≥ seq_length; VeRL's vLLM
             // rollout asserts max_model_len ≥ prompt_length + response_length.
             acc.push(
                 Error,
@@ -821,7 +831,8 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
             && 1 < cp
             && (!world.is_multiple_of(cp) || !heads.is_multiple_of(cp))
         {
-            // V7: Ulysses needs the devices and the heads to divide.
+            // VeRL: Ulysses needs the devices (the FSDP device mesh) and the heads (`apply_monkey_patch`,
+            // verl/models/transformers/monkey_patch.py) to divide.
             acc.push(
                 Error,
                 "verl.ulysses",
@@ -832,7 +843,8 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
         }
     }
     if arch.family == Family::DeepseekV3 && plan.method == Method::Lora && ep > 1 && mindspeed {
-        // MS4: LoRA on MoE needs the alltoall_seq dispatcher; the launch file sets it.
+        // MindSpeed-LLM features_manager/finetune/lora.py: LoRA on MoE needs the alltoall_seq
+        // dispatcher; the launch file sets it.
         acc.push(
             Note,
             "mindspeed.lora_moe_dispatcher",

@@ -4,12 +4,15 @@
 //! the step-time simulation runs only for plans that fit and that the framework accepts.
 //!
 //! The walk: for the Megatron family (Megatron-LM, MindSpeed-LLM, MindSpeed-RL) TP over the divisors
-//! of the node size (TP stays inside a node, seed 000), PP over the divisors of the layer count up
-//! to 16, VPP 1 or 2, CP 1 or 2 from 8K tokens, EP over powers of two for MoE models, recomputation
-//! none/selective/full; with the distributed optimizer, sequence parallelism and overlapped
-//! gradient reduction on wherever they apply (each costs nothing, seed 000). For the HF family
-//! (DeepSpeed, LLaMA-Factory, VeRL) no model parallelism, ZeRO 0–3 with optimizer and parameter offload, gradient
-//! checkpointing on or off, and Ulysses CP for VeRL. Micro-batch over powers of two for all.
+//! of the node size (TP stays inside a node: Narayanan et al. 2021, "Efficient Large-Scale Language
+//! Model Training on GPU Clusters Using Megatron-LM", §3.2 takeaway #1), PP over the divisors of the
+//! layer count up to 16, VPP 1 or 2, CP 1 or 2 from 8K tokens, EP over powers of two for MoE models,
+//! recomputation none/selective/full; with the distributed optimizer, sequence parallelism and
+//! overlapped gradient reduction on wherever they apply (each saves memory or hides communication
+//! without adding any: Megatron-LM docs/api-guide/dist_optimizer.md, Korthikanti et al. 2022 §4.2.2,
+//! MindSpeed docs/zh/features/async-ddp.md). For the HF family (DeepSpeed, LLaMA-Factory, VeRL) no
+//! model parallelism, ZeRO 0–3 with optimizer and parameter offload, gradient checkpointing on or
+//! off, and Ulysses CP for VeRL. Micro-batch over powers of two for all.
 
 use serde::Serialize;
 use serde_json::Value;

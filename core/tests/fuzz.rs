@@ -781,7 +781,7 @@ fn plan_file() -> BoxedStrategy<PlanFile> {
             f.rl.max_response_length = response;
             f.rl.gpu_memory_utilization = utilization;
             f.rl.max_num_seqs = seqs;
-            // The seed-000 knobs: MindSpeed's swap-optimizer and activation-function layers, the
+            // The tuning knobs: MindSpeed's swap-optimizer and activation-function layers, the
             // Ascend LLaMA-Factory layers ratio, and the RL engine and batching settings.
             let (switches, act_fn_layers, ratio, mini, budget, model_len, batched) = seed_knobs;
             [

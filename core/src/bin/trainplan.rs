@@ -17,8 +17,11 @@ commands:
   emit PLAN.json --out DIR [--framework NAME] [--zip]
                          write the launch files (script, YAML, JSON) for the plan's framework
   import-config FILE [--onto PLAN.json]
-                         read a Megatron/MindSpeed-LLM script, LLaMA-Factory YAML, DeepSpeed JSON or
-                         VeRL overrides onto a plan (the default plan when no --onto); print the plan file
+                         read a Megatron/MindSpeed-LLM script, LLaMA-Factory YAML, DeepSpeed JSON,
+                         VeRL overrides or MindSpeed-RL YAML into a plan file from the defaults, keeping
+                         the hardware (and the cluster and model the file does not give) of --onto or
+                         the default plan; print the plan file, and on standard error how the model was
+                         told and the keys not used or refused
   advise PLAN.json       tuning advice for a plan, each move with its computed effect, as JSON
   search PLAN.json       the fastest plans that fit, and the memory/speed Pareto front, as JSON
   link PLAN.json         print the permalink fragment of a plan file
@@ -131,15 +134,21 @@ fn run() -> Result<(), String> {
                 }
             }
             let path = path.ok_or("import-config needs a launch file (`-` for standard input)")?;
-            let base = match onto {
+            // The import starts from the defaults; the plan it goes onto gives its hardware, its
+            // cluster where the file gives none, and its model where the file tells none.
+            let current = match onto {
                 Some(plan) => read_plan(&plan)?.to_file(),
                 None => Plan::first_visit().to_file(),
             };
             let text = read_input(&path)?;
             let imported =
-                trainplan_core::emit::import::import(&text, &base).map_err(|e| format!("{path}: {e}"))?;
+                trainplan_core::emit::import::import(&text, &current).map_err(|e| format!("{path}: {e}"))?;
+            eprintln!("trainplan: {path}: model: {}", imported.model);
             for key in &imported.unknown {
-                eprintln!("trainplan: {path}: not understood, left out: {key}");
+                eprintln!("trainplan: {path}: not used, left out: {key}");
+            }
+            for err in &imported.refused {
+                eprintln!("trainplan: {path}: its framework would refuse: {err}");
             }
             print_json(&imported.file)
         }

@@ -1,7 +1,7 @@
-//! DeepSpeed: `ds_config.json` (frameworks.md §3.2, §3.4) whose batch identity holds —
+//! DeepSpeed: `ds_config.json` (keys of `deepspeed/runtime/config.py`) whose batch identity holds —
 //! train_batch_size = micro-batch × accumulation × DP (`runtime/config.py::_batch_assertion`) —
-//! and the launch line (§3.1). DeepSpeed has no trainer of its own: the line runs the user's
-//! `train.py`, which calls `deepspeed.initialize`.
+//! and the launch line (`deepspeed/launcher/runner.py`). DeepSpeed has no trainer of its own: the
+//! line runs the user's `train.py`, which calls `deepspeed.initialize`.
 
 use serde_json::{Value, json};
 
@@ -9,8 +9,8 @@ use super::{EmittedFile, FileKind, node_vars, script_opening};
 use crate::Plan;
 use crate::plan::{Precision, RecomputeGranularity};
 
-/// The `zero_optimization` block for the plan's stage and offload (§3.2; offload needs stage ≥ 1,
-/// parameter offload stage 3).
+/// The `zero_optimization` block for the plan's stage and offload (`deepspeed/runtime/zero/config.py`;
+/// offload needs stage ≥ 1, parameter offload stage 3).
 pub fn zero_block(plan: &Plan, hf_auto: bool) -> Value {
     let p = &plan.parallel;
     let bucket = if hf_auto { json!("auto") } else { json!(500_000_000u64) };
@@ -50,14 +50,16 @@ pub fn config(plan: &Plan) -> Value {
         "gradient_clipping": 1.0,
         "steps_per_print": 10,
         "optimizer": {"type": "AdamW", "params": {"lr": 1e-5, "betas": [0.9, 0.95], "eps": 1e-8, "weight_decay": 0.1}},
-        // Seed 003 §2.1's scheduler, with figures: a standalone script has no Trainer to fill "auto".
+        // DeepSpeed's WarmupLR (`deepspeed/runtime/lr_schedules.py`), with figures: a standalone
+        // script has no Trainer to fill "auto".
         "scheduler": {"type": "WarmupLR", "params": {"warmup_min_lr": 0, "warmup_max_lr": 1e-5, "warmup_num_steps": 100}},
         "zero_optimization": zero_block(plan, false),
         "wall_clock_breakdown": false,
     });
     if plan.recompute.granularity != RecomputeGranularity::None {
-        // Read by `deepspeed.checkpointing` when the script checkpoints with it (seed 003 §2.1,
-        // frameworks.md §3.2): one checkpoint per layer, no model parallelism to partition over.
+        // Read by `deepspeed.checkpointing` when the script checkpoints with it
+        // (`deepspeed/runtime/activation_checkpointing/config.py`): one checkpoint per layer, no
+        // model parallelism to partition over.
         c["activation_checkpointing"] = json!({
             "partition_activations": false,
             "cpu_checkpointing": false,

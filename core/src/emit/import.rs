@@ -1,35 +1,97 @@
 //! The reverse of the emitters: a launch file a user already has — a Megatron-LM or MindSpeed-LLM
 //! script, a LLaMA-Factory YAML, a DeepSpeed JSON, a VeRL override list, a MindSpeed-RL run YAML —
-//! read onto a plan file,
-//! with every key or flag it did not understand listed. The model is the catalog model whose
-//! Hugging Face id the file names; shape flags are understood, not applied. A script's flags are
-//! also checked against the ones its framework declares at the version trainplan records
+//! read into a plan file.
+//!
+//! An import starts from the plan file's defaults, not from the plan on screen: of the current
+//! plan it keeps only the hardware, the cluster where the file does not give it, and the model
+//! where the file does not tell it ([`import`]). The model is told by its Hugging Face id, by a
+//! local directory's name ([`crate::catalog::model_by_name`]), or by a script's architecture flags
+//! (a MindSpeed-RL model block's keys): the catalog model they describe, else a model built from
+//! them; [`ModelOrigin`] says which, or that it could not be told. The model path, the dataset,
+//! the output directory and the master address come back into the plan's launch settings, the
+//! emitters' own placeholders as empty fields, so emit → import → emit writes the same files.
+//!
+//! Every other key the plan does not hold is compared with the file the imported plan writes: one
+//! that file would not keep as written (a value the plan has no place for, a key no emitter
+//! writes, a value set outside the script) is listed in [`Imported::unknown`]. A script's flags
+//! are also checked against the ones its framework declares at the version trainplan records
 //! ([`super::flags`]): a flag it does not declare, or a value its parser would refuse, is listed
 //! with the reason.
 
-use serde_json::Value;
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use serde_json::{Map, Value, json};
+use yaml_rust2::yaml::Hash;
 use yaml_rust2::{Yaml, YamlLoader};
 
 use super::flags::{self, FlagError, Table};
+use crate::Plan;
+use crate::model::Family;
 use crate::plan::{
-    Framework, Method, PlanFile, Precision, RecomputeGranularity, RecomputeMethod, TargetsField,
+    Framework, HardwareField, LaunchFile, Method, ModelField, PipelineSchedule, PlanFile, Precision,
+    RecomputeGranularity, RecomputeMethod, TargetsField,
 };
 
 /// What an import did.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Imported {
-    /// The plan file with the launch file's settings applied.
+    /// The plan file: the defaults with the launch file's settings, and the current plan's
+    /// hardware (and cluster, and model) where the file does not give them.
     pub file: PlanFile,
     /// The kind of file it was read as.
     pub kind: ConfigKind,
-    /// Flags or keys it did not understand, in the order met: left out of the plan (for a script,
-    /// whether or not its framework declares them; [`Imported::refused`] says which it does not).
+    /// How the model was told, or that it was not.
+    pub model: ModelOrigin,
+    /// The keys or flags not used, in the order met: ones the plan has no place for whose value
+    /// the file the plan writes would not keep (a learning rate, a chat template other than the
+    /// model's, a key trainplan does not know), and ones whose value is set outside the file. For
+    /// a script, whether or not its framework declares them; [`Imported::refused`] says which it
+    /// does not.
     pub unknown: Vec<String>,
     /// The flags of a Megatron-LM or MindSpeed-LLM script its framework's own parser would refuse at
     /// the recorded version ([`flags::Table`]): not declared there, a switch given a value, a value
     /// count `nargs` does not allow, a value of the wrong type or outside the choices. Empty for
     /// other kinds of file.
     pub refused: Vec<FlagError>,
+}
+
+/// How an import told the model.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ModelOrigin {
+    /// The catalog model with this id, named by its Hugging Face id (or a variant of it, such as
+    /// `Qwen/Qwen2.5-7B-Instruct`).
+    Named(String),
+    /// The catalog model `id`, whose name a local directory spells.
+    Matched {
+        /// The path as the file gives it.
+        from: String,
+        /// The catalog id.
+        id: String,
+    },
+    /// The catalog model with this id, which the file's architecture flags describe.
+    Shape(String),
+    /// No catalog model has the architecture the file's flags describe: a model built from them,
+    /// with this name (the plan's model is an HF config).
+    Built {
+        /// The model's display name.
+        name: String,
+    },
+    /// The file neither names nor describes a model the planner can tell: the plan keeps the
+    /// model it had, and the user should pick one.
+    Unknown,
+}
+
+impl std::fmt::Display for ModelOrigin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ModelOrigin::Named(id) => write!(f, "{id}, named by its Hugging Face id"),
+            ModelOrigin::Matched { from, id } => write!(f, "{id}, matched from {from}"),
+            ModelOrigin::Shape(id) => write!(f, "{id}, described by the architecture flags"),
+            ModelOrigin::Built { name } => write!(f, "{name}, built from the architecture flags"),
+            ModelOrigin::Unknown => f.write_str("not identified: the plan's model kept"),
+        }
+    }
 }
 
 /// The kinds of launch file the import reads.
@@ -45,7 +107,8 @@ pub enum ConfigKind {
     DeepSpeed,
     /// VeRL Hydra overrides.
     Verl,
-    /// A MindSpeed-RL run YAML (`megatron_training`, `actor_config`, `rl_config`, `generate_config`).
+    /// A MindSpeed-RL run YAML (`megatron_training`, `actor_config`, `rl_config`, `generate_config`),
+    /// or a model block (`configs/model/<name>.yaml`), or both.
     MindSpeedRl,
 }
 
@@ -70,70 +133,611 @@ impl std::fmt::Display for ImportError {
     }
 }
 
-/// Reads `text` onto `base` (usually the current plan's file).
-pub fn import(text: &str, base: &PlanFile) -> Result<Imported, ImportError> {
-    let mut file = base.clone();
-    let mut unknown = Vec::new();
-    let mut refused = Vec::new();
-    let trimmed = text.trim_start();
-    let kind = if trimmed.starts_with('{') {
+impl std::error::Error for ImportError {}
+
+/// Reads `text` into a plan file. The file starts from the defaults ([`PlanFile::minimal`]), not
+/// from `current`: of `current` it keeps the hardware, the cluster where the file does not give
+/// it, and the model where the file does not tell it ([`ModelOrigin::Unknown`]). A setting of an
+/// earlier import or of the form (a ZeRO stage, a dataset) never survives.
+///
+/// # Errors
+///
+/// [`ImportError::Unrecognized`] for a text of no kind above, [`ImportError::BadValue`] for a key
+/// the plan reads whose value it cannot take.
+pub fn import(text: &str, current: &PlanFile) -> Result<Imported, ImportError> {
+    let mut file = PlanFile::minimal(current.model.clone());
+    file.hardware = current.hardware.clone();
+    file.cluster = current.cluster;
+    let kind = kind_of(text)?;
+    let reading = read(kind, text, &mut file)?;
+    let refused = match kind {
+        ConfigKind::Megatron => refused_flags(text, Table::MegatronLm),
+        ConfigKind::MindSpeedLlm => refused_flags(text, Table::MindSpeedLlm),
+        _ => Vec::new(),
+    };
+    let (model, origin) = model(text, &reading, current);
+    file.model = model;
+    let unknown = settle(kind, &mut file, &reading);
+    Ok(Imported { file, kind, model: origin, unknown, refused })
+}
+
+/// What a reader found besides the settings it wrote into the plan file.
+#[derive(Clone, Debug, Default)]
+struct Reading {
+    /// The keys the plan does not hold with their values (as written where one is set outside the
+    /// file), in the order met.
+    rest: Vec<(String, String)>,
+    /// The model's weights or tokenizer: a Hugging Face id or a directory.
+    model_path: Option<String>,
+    /// The training data.
+    dataset: Option<String>,
+    /// Where checkpoints go.
+    output_dir: Option<String>,
+    /// The first node's address.
+    master_addr: Option<String>,
+    /// The rendezvous port, as written.
+    master_port: Option<String>,
+    /// The model's architecture flags and their values (`""` for a switch).
+    shape: Vec<(String, String)>,
+    /// Names besides the path that may spell a catalog model (MindSpeed-RL's model names).
+    names: Vec<String>,
+}
+
+fn kind_of(text: &str) -> Result<ConfigKind, ImportError> {
+    if text.trim_start().starts_with('{') {
         let v: Value = serde_json::from_str(text).map_err(|_| ImportError::Unrecognized)?;
-        deepspeed(&v, &mut file, &mut unknown)?;
-        ConfigKind::DeepSpeed
-    } else if text.contains("actor_rollout_ref.") || text.contains("verl.trainer.main_ppo") {
-        verl(text, &mut file, &mut unknown)?;
-        ConfigKind::Verl
-    } else if text.contains("--tensor-model-parallel-size")
+        let obj = v.as_object().ok_or(ImportError::Unrecognized)?;
+        return match obj.contains_key("zero_optimization") || obj.contains_key("train_batch_size") {
+            true => Ok(ConfigKind::DeepSpeed),
+            false => Err(ImportError::Unrecognized),
+        };
+    }
+    if text.contains("actor_rollout_ref.") || text.contains("verl.trainer.main_ppo") {
+        return Ok(ConfigKind::Verl);
+    }
+    if text.contains("--tensor-model-parallel-size")
         || text.contains("pretrain_gpt.py")
         || text.contains("posttrain_gpt.py")
     {
         let ascend = text.contains("--use-mcore-models")
             || text.contains("set_env.sh")
             || text.contains("PretrainedFromHF");
-        flags(text, ascend, &mut file, &mut unknown)?;
-        refused = refused_flags(text, if ascend { Table::MindSpeedLlm } else { Table::MegatronLm });
-        if ascend { ConfigKind::MindSpeedLlm } else { ConfigKind::Megatron }
-    } else {
-        let docs = YamlLoader::load_from_str(text).map_err(|_| ImportError::Unrecognized)?;
-        let Some(Yaml::Hash(map)) = docs.into_iter().next() else { return Err(ImportError::Unrecognized) };
-        if map
-            .keys()
-            .any(|k| matches!(k.as_str(), Some("megatron_training" | "rl_config" | "generate_config")))
-        {
-            mindspeed_rl(&map, &mut file, &mut unknown)?;
-            ConfigKind::MindSpeedRl
-        } else if map
-            .keys()
-            .any(|k| matches!(k.as_str(), Some("stage" | "finetuning_type" | "model_name_or_path")))
-        {
-            llamafactory(&map, &mut file, &mut unknown)?;
-            // The emitter writes the Ascend build's layers ratio as a comment (upstream refuses
-            // the key); read it back from there too.
-            let commented = text.lines().find_map(|l| l.trim().strip_prefix("# recompute_layers_ratio:"));
-            if let Some(r) = commented.and_then(|r| r.split_whitespace().next()).and_then(|r| r.parse().ok())
-                && 0.0 < r
-                && r <= 1.0
-                && !map.contains_key(&Yaml::String("recompute_layers_ratio".into()))
-            {
-                file.recompute.layers_ratio = r;
-            }
-            ConfigKind::LlamaFactory
-        } else {
-            return Err(ImportError::Unrecognized);
-        }
-    };
-    // The model: a catalog model's Hugging Face id named anywhere in the file (its `-Instruct` or
-    // other variants share the architecture), the longest match winning.
-    let named = crate::catalog::CONFIGS
-        .iter()
-        .filter_map(|c| Some((c.id, super::hf_repo(c.source)?)))
-        .filter(|(_, repo)| text.contains(repo.as_str()))
-        .max_by_key(|(_, repo)| repo.len());
-    if let Some((id, _)) = named {
-        file.model = crate::plan::ModelField::Id(id.to_owned());
+        return Ok(if ascend { ConfigKind::MindSpeedLlm } else { ConfigKind::Megatron });
     }
-    Ok(Imported { file, kind, unknown, refused })
+    let map = yaml_map(text)?;
+    let key = |k: &Yaml| k.as_str().map(str::to_owned).unwrap_or_default();
+    if map.iter().any(|(k, v)| {
+        matches!(key(k).as_str(), "megatron_training" | "rl_config" | "generate_config") || model_block(v)
+    }) {
+        return Ok(ConfigKind::MindSpeedRl);
+    }
+    if map.keys().any(|k| matches!(key(k).as_str(), "stage" | "finetuning_type" | "model_name_or_path")) {
+        return Ok(ConfigKind::LlamaFactory);
+    }
+    Err(ImportError::Unrecognized)
 }
+
+/// Reads `text` as `kind`, writing what the plan holds into `file`.
+fn read(kind: ConfigKind, text: &str, file: &mut PlanFile) -> Result<Reading, ImportError> {
+    match kind {
+        ConfigKind::Megatron => script(text, false, file),
+        ConfigKind::MindSpeedLlm => script(text, true, file),
+        ConfigKind::LlamaFactory => llamafactory(&yaml_map(text)?, text, file),
+        ConfigKind::DeepSpeed => {
+            let v: Value = serde_json::from_str(text).map_err(|_| ImportError::Unrecognized)?;
+            deepspeed(&v, file)
+        }
+        ConfigKind::Verl => verl(text, file),
+        ConfigKind::MindSpeedRl => mindspeed_rl(&yaml_map(text)?, file),
+    }
+}
+
+/// The YAML documents of `text`, their top-level keys merged (a run YAML and its model block may
+/// be pasted together).
+fn yaml_map(text: &str) -> Result<Hash, ImportError> {
+    let docs = YamlLoader::load_from_str(text).map_err(|_| ImportError::Unrecognized)?;
+    let mut map = Hash::new();
+    for doc in docs {
+        match doc {
+            Yaml::Hash(h) => map.extend(h),
+            _ => return Err(ImportError::Unrecognized),
+        }
+    }
+    match map.is_empty() {
+        true => Err(ImportError::Unrecognized),
+        false => Ok(map),
+    }
+}
+
+/// The main file `kind` the plan writes, with no header.
+fn written(kind: ConfigKind, plan: &Plan) -> Option<String> {
+    match kind {
+        ConfigKind::Megatron => Some(super::megatron::script(plan, &[]).text),
+        ConfigKind::MindSpeedLlm => Some(super::mindspeed_llm::script(plan, &[]).text),
+        ConfigKind::LlamaFactory => {
+            super::llamafactory::files(plan, &[]).into_iter().find(|f| f.name == "train.yaml").map(|f| f.text)
+        }
+        ConfigKind::DeepSpeed => serde_json::to_string(&super::deepspeed::config(plan)).ok(),
+        ConfigKind::Verl => super::verl::script(plan, &[]).ok().map(|f| f.text),
+        ConfigKind::MindSpeedRl => super::mindspeed_rl::files(plan, &[]).into_iter().next().map(|f| f.text),
+    }
+}
+
+/// The file the plan writes, read back as `kind`.
+fn written_reading(kind: ConfigKind, file: &PlanFile) -> Option<Reading> {
+    let plan = Plan::from_file(file).ok()?;
+    let text = written(kind, &plan)?;
+    read(kind, &text, &mut plan.to_file()).ok()
+}
+
+/// Sets the launch settings read, each emitter placeholder (the catalog model's Hugging Face id,
+/// the demo dataset, `saves/<model>/<stage>`, port 29500, …) back to empty; returns the keys not
+/// used: those whose value the file the plan writes does not hold as written.
+fn settle(kind: ConfigKind, file: &mut PlanFile, reading: &Reading) -> Vec<String> {
+    // Each key once, in the order met.
+    let mut seen = std::collections::HashSet::new();
+    let keys: Vec<String> =
+        reading.rest.iter().filter(|(k, _)| seen.insert(k)).map(|(k, _)| k.clone()).collect();
+    let raw = |v: &Option<String>| v.clone().unwrap_or_default();
+    // With no launch settings the plan writes its placeholders: read them back.
+    let Some(defaults) = written_reading(kind, file) else {
+        // A plan that does not validate writes no file to compare with: every key is left out.
+        file.launch = LaunchFile {
+            model_path: raw(&reading.model_path),
+            dataset: raw(&reading.dataset),
+            output_dir: raw(&reading.output_dir),
+            master_addr: raw(&reading.master_addr),
+            master_port: reading.master_port.as_deref().and_then(|p| p.parse().ok()).unwrap_or(0),
+        };
+        return keys;
+    };
+    let kept = |read: &Option<String>, placeholder: &Option<String>| match read {
+        Some(v) if Some(v) != placeholder.as_ref() => v.clone(),
+        _ => String::new(),
+    };
+    let port = |p: &Option<String>| p.as_deref().and_then(|p| p.trim().parse::<u16>().ok());
+    file.launch = LaunchFile {
+        model_path: kept(&reading.model_path, &defaults.model_path),
+        dataset: kept(&reading.dataset, &defaults.dataset),
+        output_dir: kept(&reading.output_dir, &defaults.output_dir),
+        master_addr: kept(&reading.master_addr, &defaults.master_addr),
+        master_port: port(&reading.master_port)
+            .filter(|&p| Some(p) != port(&defaults.master_port))
+            .unwrap_or(0),
+    };
+    let written = written_reading(kind, file).unwrap_or(defaults);
+    // The last value of each key counts, as each framework's parser takes it.
+    let last = |rest: &[(String, String)]| -> HashMap<String, String> { rest.iter().cloned().collect() };
+    let (mine, theirs) = (last(&reading.rest), last(&written.rest));
+    keys.into_iter()
+        .filter(|key| match (mine.get(key), theirs.get(key)) {
+            (Some(mine), Some(theirs)) => !same_value(mine, theirs),
+            _ => true,
+        })
+        .collect()
+}
+
+/// Whether two values as written mean the same: the same text, the same number (`1e-4`,
+/// `1.0e-4`), or the same truth value (`True`, `true`).
+fn same_value(a: &str, b: &str) -> bool {
+    let boolean = |s: &str| matches!(s.to_ascii_lowercase().as_str(), "true" | "false");
+    a == b
+        || matches!((a.parse::<f64>(), b.parse::<f64>()), (Ok(x), Ok(y)) if x == y)
+        || (boolean(a) && a.eq_ignore_ascii_case(b))
+}
+
+// ---------------------------------------------------------------------------------------------
+// The model.
+
+/// The model the file tells, and how; the current plan's model when it tells none.
+fn model(text: &str, reading: &Reading, current: &PlanFile) -> (ModelField, ModelOrigin) {
+    // Catalog models the file names, first the path's, then the other names.
+    let mut named: Vec<(&'static str, ModelOrigin)> = Vec::new();
+    if let Some(path) = &reading.model_path {
+        if let Some(id) = by_repo(path) {
+            named.push((id, ModelOrigin::Named(id.to_owned())));
+        } else if let Some(m) = crate::catalog::model_by_name(path) {
+            named.push((m.id, ModelOrigin::Matched { from: path.clone(), id: m.id.to_owned() }));
+        }
+    }
+    for name in &reading.names {
+        if let Some(m) = crate::catalog::model_by_name(name) {
+            named.push((m.id, ModelOrigin::Matched { from: name.clone(), id: m.id.to_owned() }));
+        }
+    }
+    let Some(shape) = Shape::parse(&reading.shape) else {
+        if let Some((id, origin)) = named.into_iter().next() {
+            return (ModelField::Id(id.to_owned()), origin);
+        }
+        // A Hugging Face id anywhere in the text (a comment, a variable), the longest match winning.
+        let anywhere = crate::catalog::CONFIGS
+            .iter()
+            .filter_map(|c| Some((c.id, super::hf_repo(c.source)?)))
+            .filter(|(_, repo)| text.contains(repo.as_str()))
+            .max_by_key(|(_, repo)| repo.len());
+        return match anywhere {
+            Some((id, _)) => (ModelField::Id(id.to_owned()), ModelOrigin::Named(id.to_owned())),
+            None => (current.model.clone(), ModelOrigin::Unknown),
+        };
+    };
+    // The flags decide: a named model only when it has their architecture.
+    let candidates: Vec<&'static str> =
+        catalog_shapes().iter().filter(|(_, s)| s.matches(&shape)).map(|(id, _)| *id).collect();
+    if let Some((id, origin)) = named.iter().find(|(id, _)| candidates.contains(id)) {
+        return (ModelField::Id((*id).to_owned()), origin.clone());
+    }
+    if let Some(id) = candidates.first() {
+        return (ModelField::Id((*id).to_owned()), ModelOrigin::Shape((*id).to_owned()));
+    }
+    let hint = named
+        .first()
+        .and_then(|(id, _)| crate::catalog::model(id))
+        .map(|m| (m.arch.family, m.arch.vocab_size));
+    let name = reading
+        .model_path
+        .iter()
+        .chain(&reading.names)
+        .find_map(|p| p.rsplit(['/', '\\']).find(|part| !part.is_empty()))
+        .map_or_else(|| "custom model".to_owned(), str::to_owned);
+    match built(&shape, &reading.shape, hint, &name) {
+        Some(field) => (field, ModelOrigin::Built { name }),
+        None => (current.model.clone(), ModelOrigin::Unknown),
+    }
+}
+
+/// The catalog model whose Hugging Face id `path` is, or a variant of (`Qwen/Qwen2.5-7B-Instruct`):
+/// the longest id matching.
+fn by_repo(path: &str) -> Option<&'static str> {
+    let path = path.trim().trim_end_matches('/').to_ascii_lowercase();
+    crate::catalog::CONFIGS
+        .iter()
+        .filter_map(|c| Some((c.id, super::hf_repo(c.source)?.to_ascii_lowercase())))
+        .filter(|(_, repo)| path == *repo || path.starts_with(&format!("{repo}-")))
+        .max_by_key(|(_, repo)| repo.len())
+        .map(|(id, _)| id)
+}
+
+/// A model's architecture as Megatron builds it from its flags, each left out one at Megatron's
+/// default (`megatron/training/arguments.py`: `ffn_hidden_size` 4·h, or ⅔ of it rounded down to a
+/// multiple of 64 with SwiGLU; `kv_channels` h ÷ heads; one query group under
+/// `--group-query-attention`; biases on; LayerNorm; learned absolute positions; rotary base
+/// 10000; top-2 routing; the MLA ranks of `_add_mla_args`).
+#[derive(Clone, Debug, PartialEq)]
+struct Shape {
+    layers: u64,
+    hidden: u64,
+    ffn: u64,
+    heads: u64,
+    groups: u64,
+    head_dim: u64,
+    qkv_bias: bool,
+    linear_bias: bool,
+    qk_norm: bool,
+    swiglu: bool,
+    tied: bool,
+    rms: bool,
+    rope: bool,
+    /// `None` where the file sets it outside (a `${…}` guard): any base matches.
+    rotary_base: Option<u64>,
+    /// Llama-3 frequency scaling's factor.
+    rope_scaling: Option<f64>,
+    /// Experts, top-k, expert FFN, shared-expert FFN.
+    moe: Option<[u64; 4]>,
+    /// q LoRA rank (0 = none), KV LoRA rank, q/k head dim, rotary head dim, v head dim.
+    mla: Option<[u64; 5]>,
+    /// `None` where the file does not give it (Megatron-LM reads it from the tokenizer): any matches.
+    vocab: Option<u64>,
+}
+
+/// The flags that describe the model: read for its architecture, compared with the file the plan
+/// writes like the rest.
+const SHAPE_FLAGS: &[&str] = &[
+    "--num-layers",
+    "--hidden-size",
+    "--ffn-hidden-size",
+    "--num-attention-heads",
+    "--group-query-attention",
+    "--num-query-groups",
+    "--kv-channels",
+    "--add-qkv-bias",
+    "--qk-layernorm",
+    "--multi-latent-attention",
+    "--q-lora-rank",
+    "--kv-lora-rank",
+    "--qk-head-dim",
+    "--qk-pos-emb-head-dim",
+    "--v-head-dim",
+    "--position-embedding-type",
+    "--rotary-base",
+    "--use-rope-scaling",
+    "--rope-scaling-type",
+    "--rope-scaling-factor",
+    "--low-freq-factor",
+    "--high-freq-factor",
+    "--original-max-position-embeddings",
+    "--max-position-embeddings",
+    "--normalization",
+    "--norm-epsilon",
+    "--swiglu",
+    "--disable-bias-linear",
+    "--untie-embeddings-and-output-weights",
+    "--num-experts",
+    "--moe-router-topk",
+    "--moe-ffn-hidden-size",
+    "--moe-shared-expert-intermediate-size",
+    "--first-k-dense-replace",
+    "--padded-vocab-size",
+    "--vocab-size",
+];
+
+impl Shape {
+    /// The architecture the flags describe; `None` without layers, width and heads.
+    fn parse(flags: &[(String, String)]) -> Option<Shape> {
+        let map: HashMap<&str, &str> = flags.iter().map(|(f, v)| (f.as_str(), v.trim())).collect();
+        let has = |f: &str| map.contains_key(f);
+        let int = |f: &str| map.get(f).and_then(|v| v.parse::<u64>().ok());
+        let (layers, hidden, heads) =
+            (int("--num-layers")?, int("--hidden-size")?, int("--num-attention-heads")?);
+        if layers == 0 || hidden == 0 || heads == 0 {
+            return None;
+        }
+        let swiglu = has("--swiglu");
+        let ffn = int("--ffn-hidden-size").unwrap_or(if swiglu {
+            (4 * hidden * 2 / 3) / 64 * 64
+        } else {
+            4 * hidden
+        });
+        let mla = has("--multi-latent-attention").then(|| {
+            [
+                int("--q-lora-rank").unwrap_or(0),
+                int("--kv-lora-rank").unwrap_or(32),
+                int("--qk-head-dim").unwrap_or(128),
+                int("--qk-pos-emb-head-dim").unwrap_or(64),
+                int("--v-head-dim").unwrap_or(128),
+            ]
+        });
+        let (groups, head_dim) = match mla {
+            Some(_) => (heads, 0),
+            None => (
+                match has("--group-query-attention") {
+                    true => int("--num-query-groups").unwrap_or(1),
+                    false => heads,
+                },
+                int("--kv-channels").unwrap_or(hidden / heads),
+            ),
+        };
+        let linear_bias = !has("--disable-bias-linear");
+        let rope = map.get("--position-embedding-type") == Some(&"rope");
+        let rotary_base = match map.get("--rotary-base") {
+            _ if !rope => None,
+            None => Some(10000),
+            Some(v) => v.parse::<f64>().ok().filter(|x| x.is_finite() && 0.0 < *x).map(|x| x.round() as u64),
+        };
+        let llama3 = has("--use-rope-scaling") || map.get("--rope-scaling-type") == Some(&"llama3");
+        let rope_scaling = llama3
+            .then(|| map.get("--rope-scaling-factor").and_then(|v| v.parse::<f64>().ok()).unwrap_or(8.0));
+        let moe = int("--num-experts").map(|n| {
+            [
+                n,
+                int("--moe-router-topk").unwrap_or(2),
+                int("--moe-ffn-hidden-size").unwrap_or(ffn),
+                int("--moe-shared-expert-intermediate-size").unwrap_or(0),
+            ]
+        });
+        Some(Shape {
+            layers,
+            hidden,
+            ffn,
+            heads,
+            groups,
+            head_dim,
+            qkv_bias: linear_bias || has("--add-qkv-bias"),
+            linear_bias,
+            qk_norm: has("--qk-layernorm"),
+            swiglu,
+            tied: !has("--untie-embeddings-and-output-weights"),
+            rms: map.get("--normalization") == Some(&"RMSNorm"),
+            rope,
+            rotary_base,
+            rope_scaling,
+            moe,
+            mla,
+            vocab: int("--padded-vocab-size").or_else(|| int("--vocab-size")),
+        })
+    }
+
+    /// The same architecture, a vocabulary or rotary base one side leaves open matching any.
+    fn matches(&self, other: &Shape) -> bool {
+        let open = |a: Option<u64>, b: Option<u64>| a.is_none() || b.is_none() || a == b;
+        let closed = |s: &Shape| Shape { vocab: None, rotary_base: None, ..s.clone() };
+        open(self.vocab, other.vocab)
+            && open(self.rotary_base, other.rotary_base)
+            && closed(self) == closed(other)
+    }
+
+    /// The architecture of a plan's model, as its Megatron flags and vocabulary give it.
+    fn of(plan: &Plan) -> Option<Shape> {
+        let words = shell_words::split(&super::megatron::model_flags(plan, false).join(" ")).ok()?;
+        let mut shape = Shape::parse(&flag_pairs(&words))?;
+        shape.vocab = Some(plan.model.arch.vocab_size);
+        Some(shape)
+    }
+}
+
+/// `--flag value…` words as (flag, values joined) pairs, a switch's value empty.
+fn flag_pairs(words: &[String]) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < words.len() {
+        let Some(_) = words[i].strip_prefix("--") else {
+            i += 1;
+            continue;
+        };
+        let flag = words[i].clone();
+        i += 1;
+        let mut values = Vec::new();
+        while i < words.len() && !words[i].starts_with("--") {
+            values.push(words[i].as_str());
+            i += 1;
+        }
+        out.push((flag, values.join(" ")));
+    }
+    out
+}
+
+/// Each catalog model's architecture, computed once.
+fn catalog_shapes() -> &'static [(&'static str, Shape)] {
+    static SHAPES: OnceLock<Vec<(&'static str, Shape)>> = OnceLock::new();
+    SHAPES.get_or_init(|| {
+        crate::catalog::CONFIGS
+            .iter()
+            .filter_map(|c| {
+                let plan = Plan::from_file(&PlanFile::minimal(ModelField::Id(c.id.to_owned()))).ok()?;
+                Some((c.id, Shape::of(&plan)?))
+            })
+            .collect()
+    })
+}
+
+/// A model with `shape` as an HF config the planner reads, named `name`: GPT-2 for learned
+/// positions and LayerNorm; for RoPE, RMSNorm and SwiGLU, DeepSeek-V3 for MLA, Qwen3(-MoE) for
+/// q/k norms, Qwen2-MoE for a shared expert, Mixtral for other MoE, Qwen2 for biases on q/k/v only,
+/// Llama otherwise. `None` where no family has the shape, or the config read back has another.
+/// A vocabulary the flags do not give is `hint`'s (a named model's family and vocabulary) when the
+/// families agree, else the family's default.
+fn built(
+    shape: &Shape,
+    flags: &[(String, String)],
+    hint: Option<(Family, u64)>,
+    name: &str,
+) -> Option<ModelField> {
+    let map: HashMap<&str, &str> = flags.iter().map(|(f, v)| (f.as_str(), v.trim())).collect();
+    let int = |f: &str| map.get(f).and_then(|v| v.parse::<u64>().ok());
+    let float = |f: &str| map.get(f).and_then(|v| v.parse::<f64>().ok()).filter(|x| x.is_finite());
+    let s = shape;
+    let max_positions = int("--max-position-embeddings").unwrap_or(4096);
+    let mut c = Map::new();
+    let mut set = |k: &str, v: Value| {
+        c.insert(k.to_owned(), v);
+    };
+    match (s.swiglu, s.rms, s.rope) {
+        (false, false, false) => {
+            let gpt2 = s.linear_bias && s.tied && s.moe.is_none() && s.mla.is_none() && !s.qk_norm;
+            if !gpt2 || s.groups != s.heads || s.head_dim * s.heads != s.hidden {
+                return None;
+            }
+            set("model_type", json!("gpt2"));
+            set("n_embd", json!(s.hidden));
+            set("n_layer", json!(s.layers));
+            set("n_head", json!(s.heads));
+            set("n_positions", json!(max_positions));
+            set("n_inner", json!(s.ffn));
+            if let Some(eps) = float("--norm-epsilon") {
+                set("layer_norm_epsilon", json!(eps));
+            }
+        }
+        (true, true, true) => {
+            set("hidden_size", json!(s.hidden));
+            set("num_hidden_layers", json!(s.layers));
+            set("num_attention_heads", json!(s.heads));
+            set("intermediate_size", json!(s.ffn));
+            set("max_position_embeddings", json!(max_positions));
+            set("tie_word_embeddings", json!(s.tied));
+            if let Some(theta) = s.rotary_base {
+                set("rope_theta", json!(theta));
+            }
+            if let Some(eps) = float("--norm-epsilon") {
+                set("rms_norm_eps", json!(eps));
+            }
+            if let Some(factor) = s.rope_scaling {
+                set(
+                    "rope_scaling",
+                    json!({"rope_type": "llama3", "factor": factor,
+                        "low_freq_factor": float("--low-freq-factor").unwrap_or(1.0),
+                        "high_freq_factor": float("--high-freq-factor").unwrap_or(4.0),
+                        "original_max_position_embeddings": int("--original-max-position-embeddings").unwrap_or(8192)}),
+                );
+            }
+            if s.mla.is_none() {
+                set("num_key_value_heads", json!(s.groups));
+                set("head_dim", json!(s.head_dim));
+            }
+            // Biases: q/k/v only (Qwen2), everywhere (Llama's attention_bias and mlp_bias), none.
+            let qkv_only = s.qkv_bias && !s.linear_bias;
+            match (s.mla, s.moe) {
+                (Some([q, kv, qk, rope, v]), Some([n, k, expert, shared])) => {
+                    if s.qk_norm || s.qkv_bias || !shared.is_multiple_of(expert.max(1)) {
+                        return None;
+                    }
+                    set("model_type", json!("deepseek_v3"));
+                    set("num_key_value_heads", json!(s.heads));
+                    set("q_lora_rank", if q == 0 { Value::Null } else { json!(q) });
+                    set("kv_lora_rank", json!(kv));
+                    set("qk_nope_head_dim", json!(qk));
+                    set("qk_rope_head_dim", json!(rope));
+                    set("v_head_dim", json!(v));
+                    set("n_routed_experts", json!(n));
+                    set("num_experts_per_tok", json!(k));
+                    set("moe_intermediate_size", json!(expert));
+                    set("n_shared_experts", json!(shared / expert.max(1)));
+                    set("first_k_dense_replace", json!(int("--first-k-dense-replace").unwrap_or(0)));
+                    set("num_nextn_predict_layers", json!(0));
+                }
+                (Some(_), None) => return None,
+                (None, Some([n, k, expert, shared])) => {
+                    match (s.qk_norm, 0 < shared) {
+                        (true, false) if !s.qkv_bias => {
+                            set("model_type", json!("qwen3_moe"));
+                            set("attention_bias", json!(false));
+                            set("num_experts", json!(n));
+                        }
+                        (false, true) if !s.linear_bias => {
+                            set("model_type", json!("qwen2_moe"));
+                            set("qkv_bias", json!(s.qkv_bias));
+                            set("shared_expert_intermediate_size", json!(shared));
+                            set("num_experts", json!(n));
+                        }
+                        (false, false) if !s.qkv_bias && expert == s.ffn => {
+                            set("model_type", json!("mixtral"));
+                            set("num_local_experts", json!(n));
+                        }
+                        _ => return None,
+                    }
+                    set("num_experts_per_tok", json!(k));
+                    set("moe_intermediate_size", json!(expert));
+                    set("decoder_sparse_step", json!(1));
+                    set("mlp_only_layers", json!([]));
+                }
+                (None, None) if s.qk_norm => {
+                    if s.qkv_bias != s.linear_bias {
+                        return None;
+                    }
+                    set("model_type", json!("qwen3"));
+                    set("attention_bias", json!(s.qkv_bias));
+                }
+                (None, None) if qkv_only => set("model_type", json!("qwen2")),
+                (None, None) => {
+                    set("model_type", json!("llama"));
+                    set("attention_bias", json!(s.linear_bias));
+                    set("mlp_bias", json!(s.linear_bias));
+                }
+            }
+        }
+        _ => return None,
+    }
+    let family = c.get("model_type").and_then(Value::as_str).and_then(Family::from_model_type);
+    let vocab = s.vocab.or(hint.filter(|(f, _)| Some(*f) == family).map(|(_, v)| v));
+    if let Some(vocab) = vocab {
+        c.insert("vocab_size".to_owned(), json!(vocab));
+    }
+    let field = ModelField::Config { hf_config: Value::Object(c), name: Some(name.to_owned()) };
+    // The config read back must have the flags' architecture.
+    let plan = Plan::from_file(&PlanFile::minimal(field.clone())).ok()?;
+    Shape::of(&plan).filter(|back| back.matches(shape)).map(|_| field)
+}
+
+// ---------------------------------------------------------------------------------------------
+// The readers.
 
 /// The value after a flag, or what it lacks.
 fn need<'a>(value: Option<&'a str>, flag: &str) -> Result<&'a str, ImportError> {
@@ -155,158 +759,155 @@ fn words(text: &str) -> Vec<String> {
         .collect()
 }
 
-/// Megatron flags that describe the model, the data or the run, understood and not applied.
-const MEGATRON_INFO: &[&str] = &[
-    "--num-layers",
-    "--hidden-size",
-    "--ffn-hidden-size",
-    "--num-attention-heads",
-    "--group-query-attention",
-    "--num-query-groups",
-    "--kv-channels",
-    "--max-position-embeddings",
-    "--position-embedding-type",
-    "--rotary-base",
-    "--use-rope-scaling",
-    "--rope-scaling-factor",
-    "--rope-scaling-type",
-    "--low-freq-factor",
-    "--high-freq-factor",
-    "--original-max-position-embeddings",
-    "--normalization",
-    "--norm-epsilon",
-    "--swiglu",
-    "--disable-bias-linear",
-    "--add-qkv-bias",
-    "--qk-layernorm",
-    "--untie-embeddings-and-output-weights",
-    "--attention-dropout",
-    "--hidden-dropout",
-    "--num-experts",
-    "--moe-router-topk",
-    "--moe-ffn-hidden-size",
-    "--moe-shared-expert-intermediate-size",
-    "--moe-grouped-gemm",
-    "--moe-token-dispatcher-type",
-    "--multi-latent-attention",
-    "--q-lora-rank",
-    "--kv-lora-rank",
-    "--qk-head-dim",
-    "--qk-pos-emb-head-dim",
-    "--v-head-dim",
-    "--max-position-embeddings",
-    "--train-iters",
-    "--lr",
-    "--min-lr",
-    "--lr-decay-style",
-    "--lr-warmup-iters",
-    "--lr-warmup-fraction",
-    "--weight-decay",
-    "--adam-beta1",
-    "--adam-beta2",
-    "--clip-grad",
-    "--initial-loss-scale",
-    "--data-path",
-    "--split",
-    "--tokenizer-type",
-    "--tokenizer-model",
-    "--tokenizer-name-or-path",
-    "--log-interval",
-    "--log-throughput",
-    "--eval-interval",
-    "--eval-iters",
-    "--save-interval",
-    "--save",
-    "--load",
-    "--ckpt-format",
-    "--nproc_per_node",
-    "--nnodes",
-    "--node_rank",
-    "--master_addr",
-    "--master_port",
-    "--distributed-backend",
-    "--transformer-impl",
-    "--use-mcore-models",
-    "--use-flash-attn",
-    "--use-fused-rotary-pos-emb",
-    "--use-fused-rmsnorm",
-    "--use-fused-swiglu",
-    "--no-masked-softmax-fusion",
-    "--attention-softmax-in-fp32",
-    "--no-gradient-accumulation-fusion",
-    "--make-vocab-size-divisible-by",
-    "--padded-vocab-size",
-    "--reuse-fp32-param",
-    "--swap-optimizer-times",
-    "--is-instruction-dataset",
-    "--finetune",
-    "--coc-parallel-num",
-    "--lora-target-modules",
-    "--fp8-amax-history-len",
-    "--fp8-amax-compute-algo",
-    "--init-method-std",
-    "--no-load-optim",
-    "--no-load-rng",
-];
+/// The script's assignments (`NAME=value`, `export NAME=value`), in order.
+fn script_vars(text: &str) -> Vec<(String, String)> {
+    words(text)
+        .into_iter()
+        .filter_map(|w| {
+            let (name, value) = w.split_once('=')?;
+            let is_name = !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+            is_name.then(|| (name.to_owned(), value.to_owned()))
+        })
+        .collect()
+}
 
-fn flags(
-    text: &str,
-    ascend: bool,
-    file: &mut PlanFile,
-    unknown: &mut Vec<String>,
-) -> Result<(), ImportError> {
-    file.framework = if ascend { Framework::MindSpeedLlm } else { Framework::Megatron };
-    let words = words(text);
-    // Node variables: `NUM_NODES=4`, `GPUS_PER_NODE=8` (and MindSpeed's names).
-    for w in &words {
-        if let Some((name, value)) = w.split_once('=') {
-            match name {
-                "NUM_NODES" | "NNODES" => file.cluster.nodes = num(name, value)?,
-                "GPUS_PER_NODE" | "NPUS_PER_NODE" => file.cluster.devices_per_node = Some(num(name, value)?),
-                _ => {}
+/// One `--flag value…` of a script.
+struct FlagUse {
+    /// The flag, `--tensor-model-parallel-size`.
+    flag: String,
+    /// Its values with the script's `$NAME`s read (`--flag=value` gives one); `None` where one is
+    /// set outside the script.
+    values: Option<Vec<String>>,
+    /// Its values as written, joined.
+    raw: String,
+}
+
+/// Every flag of a script with its values: the words after it on its command line (continuations
+/// joined) up to the next flag, a shell operator, an array expansion or a `*.py` entry script.
+fn script_flags(text: &str, vars: &[(String, String)]) -> Vec<FlagUse> {
+    let mut out = Vec::new();
+    for words in script_lines(text) {
+        let mut i = 0;
+        while i < words.len() {
+            let word = &words[i];
+            i += 1;
+            if !word.starts_with("--") {
+                continue;
             }
+            let (flag, inline) = match word.split_once('=') {
+                Some((flag, value)) => (flag, Some(value)),
+                None => (word.as_str(), None),
+            };
+            let mut raw: Vec<&str> = Vec::new();
+            match inline {
+                Some(v) => raw.push(v),
+                None => {
+                    while i < words.len()
+                        && !words[i].starts_with("--")
+                        && !ends_values(&words[i])
+                        && !words[i].ends_with(".py")
+                    {
+                        raw.push(&words[i]);
+                        i += 1;
+                    }
+                }
+            }
+            let values = raw.iter().map(|w| expand(w, vars, &mut 64)).collect::<Option<Vec<String>>>();
+            out.push(FlagUse { flag: flag.to_owned(), values, raw: raw.join(" ") });
         }
     }
-    file.method = match (text.contains("posttrain_gpt.py"), text.contains("--stage dpo")) {
-        (false, _) => Method::Pretrain,
-        (true, true) => Method::Dpo,
-        (true, false) => Method::SftFull,
-    };
-    let mut vpp_layers = None;
-    let mut layers = None;
-    let p = &mut file.parallel;
-    p.sequence_parallel = false;
-    p.distributed_optimizer = false;
-    p.overlap_grad_reduce = false;
-    p.overlap_param_gather = false;
-    p.tp_comm_overlap = false;
+    out
+}
+
+/// A script's variable, read through the script's assignments.
+fn var(vars: &[(String, String)], names: &[&str]) -> Option<String> {
+    names.iter().find_map(|name| {
+        vars.iter().any(|(n, _)| n == name).then(|| expand(&format!("${{{name}}}"), vars, &mut 64)).flatten()
+    })
+}
+
+/// MindSpeed-LLM's LoRA modules (`--lora-target-modules`, Megatron's fused linears) as the plan's
+/// targets: all four are `all`; each other one is the modules it fuses.
+fn lora_targets_of_modules(modules: &[String]) -> Option<TargetsField> {
+    const ALL: [&str; 4] = ["linear_qkv", "linear_proj", "linear_fc1", "linear_fc2"];
+    if ALL.iter().all(|m| modules.iter().any(|n| n == m)) {
+        return Some(TargetsField::Word("all".to_owned()));
+    }
+    let mut names = Vec::new();
+    for m in modules {
+        let fused: &[&str] = match m.as_str() {
+            "linear_qkv" => &["q_proj", "k_proj", "v_proj"],
+            "linear_proj" => &["o_proj"],
+            "linear_fc1" => &["gate_proj", "up_proj"],
+            "linear_fc2" => &["down_proj"],
+            _ => return None,
+        };
+        names.extend(fused.iter().map(|n| (*n).to_owned()));
+    }
+    (!names.is_empty()).then_some(TargetsField::List(names))
+}
+
+/// A Megatron-LM or MindSpeed-LLM script (`ascend`): the layout, memory and batch flags, the
+/// cluster and the paths; every `$NAME` read from the script's own assignments.
+fn script(text: &str, ascend: bool, file: &mut PlanFile) -> Result<Reading, ImportError> {
+    file.framework = if ascend { Framework::MindSpeedLlm } else { Framework::Megatron };
     file.recompute.granularity = RecomputeGranularity::None;
-    file.recompute.activation_function = false;
-    file.recompute.swap_attention = false;
-    let mut i = 0;
-    while i < words.len() {
-        let w = words[i].as_str();
-        let Some(_) = w.strip_prefix("--") else {
-            i += 1;
+    let mut r = Reading::default();
+    let vars = script_vars(text);
+    // Node variables: `NUM_NODES=4`, `GPUS_PER_NODE=8` (and MindSpeed's names).
+    if let Some(n) = var(&vars, &["NUM_NODES", "NNODES"]).and_then(|n| n.parse().ok()) {
+        file.cluster.nodes = n;
+    }
+    if let Some(n) = var(&vars, &["GPUS_PER_NODE", "NPUS_PER_NODE"]).and_then(|n| n.parse().ok()) {
+        file.cluster.devices_per_node = Some(n);
+    }
+    let (mut vpp_layers, mut layers) = (None, None);
+    let (mut bf16, mut fp16, mut fp8) = (false, false, false);
+    let (mut stage, mut lora, mut sft) = (None, false, false);
+    for FlagUse { flag, values, raw } in script_flags(text, &vars) {
+        let Some(values) = values else {
+            r.rest.push((flag, raw));
             continue;
         };
-        let value = words.get(i + 1).filter(|v| !v.starts_with("--")).map(String::as_str);
+        let w = flag.as_str();
+        let one = values.first().map(String::as_str);
+        if SHAPE_FLAGS.contains(&w) {
+            if w == "--num-layers" {
+                layers = Some(num(w, need(one, w)?)?);
+            }
+            r.shape.push((flag.clone(), values.join(" ")));
+            r.rest.push((flag, values.join(" ")));
+            continue;
+        }
         let p = &mut file.parallel;
         match w {
-            "--tensor-model-parallel-size" => p.tp = num(w, need(value, w)?)?,
-            "--pipeline-model-parallel-size" => p.pp = num(w, need(value, w)?)?,
-            "--num-layers-per-virtual-pipeline-stage" => vpp_layers = Some(num(w, need(value, w)?)?),
-            "--context-parallel-size" => p.cp = num(w, need(value, w)?)?,
-            "--expert-model-parallel-size" => p.ep = num(w, need(value, w)?)?,
-            "--expert-tensor-parallel-size" => p.etp = num(w, need(value, w)?)?,
+            "--tensor-model-parallel-size" => p.tp = num(w, need(one, w)?)?,
+            "--pipeline-model-parallel-size" => p.pp = num(w, need(one, w)?)?,
+            "--num-layers-per-virtual-pipeline-stage" => vpp_layers = Some(num(w, need(one, w)?)?),
+            "--context-parallel-size" => p.cp = num(w, need(one, w)?)?,
+            "--expert-model-parallel-size" => p.ep = num(w, need(one, w)?)?,
+            "--expert-tensor-parallel-size" => p.etp = num(w, need(one, w)?)?,
             "--sequence-parallel" => p.sequence_parallel = true,
             "--use-distributed-optimizer" => p.distributed_optimizer = true,
             "--overlap-grad-reduce" => p.overlap_grad_reduce = true,
             "--overlap-param-gather" => p.overlap_param_gather = true,
             "--tp-comm-overlap" | "--use-ascend-coc" => p.tp_comm_overlap = true,
+            "--swap-optimizer" => p.swap_optimizer = true,
+            "--num-layer-list"
+            | "--decoder-first-pipeline-num-layers"
+            | "--decoder-last-pipeline-num-layers" => {
+                need(one, w)?;
+                p.uneven_layers = true;
+            }
+            "--schedules-method" => {
+                p.schedule = match need(one, w)? {
+                    "dualpipev" => PipelineSchedule::DualPipeV,
+                    _ => return Err(ImportError::BadValue(w.to_owned(), "dualpipev")),
+                };
+            }
+            "--enable-zero-bubble" => p.schedule = PipelineSchedule::ZbH1,
             "--recompute-granularity" => {
-                let v = need(value, w)?;
-                file.recompute.granularity = match v {
+                file.recompute.granularity = match need(one, w)? {
                     "full" => RecomputeGranularity::Full,
                     "selective" => RecomputeGranularity::Selective,
                     _ => return Err(ImportError::BadValue(w.to_owned(), "full or selective")),
@@ -314,56 +915,366 @@ fn flags(
             }
             "--recompute-activations" => file.recompute.granularity = RecomputeGranularity::Selective,
             "--recompute-method" => {
-                let v = need(value, w)?;
-                file.recompute.method =
-                    if v == "block" { RecomputeMethod::Block } else { RecomputeMethod::Uniform };
-            }
-            "--recompute-num-layers" => file.recompute.num_layers = num(w, need(value, w)?)?,
-            "--recompute-activation-function" => file.recompute.activation_function = true,
-            "--recompute-activation-function-num-layers" => {
-                file.recompute.activation_function_layers = num(w, need(value, w)?)?
-            }
-            "--swap-attention" => file.recompute.swap_attention = true,
-            "--swap-optimizer" => p.swap_optimizer = true,
-            "--num-layer-list"
-            | "--decoder-first-pipeline-num-layers"
-            | "--decoder-last-pipeline-num-layers" => {
-                need(value, w)?;
-                p.uneven_layers = true;
-            }
-            "--micro-batch-size" => file.batch.micro_batch = num(w, need(value, w)?)?,
-            "--global-batch-size" => file.batch.global_batch = num(w, need(value, w)?)?,
-            "--seq-length" => file.batch.seq_len = num(w, need(value, w)?)?,
-            "--bf16" => file.precision = Precision::Bf16,
-            "--fp16" => file.precision = Precision::Fp16,
-            "--fp8-format" => file.precision = Precision::Fp8,
-            "--lora-r" => {
-                let v = need(value, w)?;
-                file.lora.rank = num(w, v)?;
-                file.method = Method::Lora;
-            }
-            "--lora-alpha" => file.lora.alpha = num(w, need(value, w)?)?,
-            "--stage" => {}
-            // Megatron-LM's own SFT dataset (`--sft`, with `--finetune`).
-            "--sft" => file.method = Method::SftFull,
-            "--schedules-method" => {
-                file.parallel.schedule = match need(value, w)? {
-                    "dualpipev" => crate::plan::PipelineSchedule::DualPipeV,
-                    _ => return Err(ImportError::BadValue(w.to_owned(), "dualpipev")),
+                file.recompute.method = match need(one, w)? {
+                    "block" => RecomputeMethod::Block,
+                    _ => RecomputeMethod::Uniform,
                 };
             }
-            "--num-layers" => layers = Some(num(w, need(value, w)?)?),
-            w if MEGATRON_INFO.contains(&w) => {}
-            w => unknown.push(w.to_owned()),
+            "--recompute-num-layers" => file.recompute.num_layers = num(w, need(one, w)?)?,
+            "--recompute-activation-function" => file.recompute.activation_function = true,
+            "--recompute-activation-function-num-layers" => {
+                file.recompute.activation_function_layers = num(w, need(one, w)?)?
+            }
+            "--swap-attention" => file.recompute.swap_attention = true,
+            "--micro-batch-size" => file.batch.micro_batch = num(w, need(one, w)?)?,
+            "--global-batch-size" => file.batch.global_batch = num(w, need(one, w)?)?,
+            "--seq-length" => file.batch.seq_len = num(w, need(one, w)?)?,
+            "--bf16" => bf16 = true,
+            "--fp16" => fp16 = true,
+            "--fp8-format" => fp8 = true,
+            "--lora-r" => {
+                file.lora.rank = num(w, need(one, w)?)?;
+                lora = 0 < file.lora.rank;
+            }
+            "--lora-alpha" => file.lora.alpha = num(w, need(one, w)?)?,
+            "--lora-target-modules" => match lora_targets_of_modules(&values) {
+                Some(targets) => file.lora.targets = targets,
+                None => r.rest.push((flag, values.join(" "))),
+            },
+            // MindSpeed-LLM's post-training stages the plan has (`posttrain_gpt.py --stage`).
+            "--stage" => match need(one, w)? {
+                v @ ("sft" | "dpo") => stage = Some(v.to_owned()),
+                _ => r.rest.push((flag, values.join(" "))),
+            },
+            // Megatron-LM's own SFT dataset (`--sft`, with `--finetune`).
+            "--sft" => sft = true,
+            "--tokenizer-model" | "--tokenizer-name-or-path" => r.model_path = Some(need(one, w)?.to_owned()),
+            "--data-path" => r.dataset = Some(need(one, w).map(|_| values.join(" "))?),
+            "--save" => r.output_dir = Some(need(one, w)?.to_owned()),
+            // torchrun's: the cluster and the rendezvous (a value such as `1:4` is not the plan's).
+            "--nnodes" | "--nproc_per_node" | "--nproc-per-node" => {
+                match one.and_then(|v| v.parse::<u32>().ok()) {
+                    Some(n) if w == "--nnodes" => file.cluster.nodes = n,
+                    Some(n) => file.cluster.devices_per_node = Some(n),
+                    None => r.rest.push((flag, values.join(" "))),
+                }
+            }
+            "--master_addr" | "--master-addr" => r.master_addr = Some(need(one, w)?.to_owned()),
+            "--master_port" | "--master-port" => r.master_port = Some(need(one, w)?.to_owned()),
+            _ => r.rest.push((flag, values.join(" "))),
         }
-        i += if value.is_some() { 2 } else { 1 };
     }
+    // The paths as variables where no flag names them.
+    let paths = [
+        (&mut r.model_path, &["TOKENIZER_MODEL", "TOKENIZER_PATH"][..]),
+        (&mut r.dataset, &["DATA_PATH"][..]),
+        (&mut r.output_dir, &["CHECKPOINT_PATH", "CKPT_SAVE_DIR"][..]),
+        (&mut r.master_addr, &["MASTER_ADDR"][..]),
+        (&mut r.master_port, &["MASTER_PORT"][..]),
+    ];
+    for (field, names) in paths {
+        if field.is_none() {
+            *field = var(&vars, names);
+        }
+    }
+    file.method = match (stage.as_deref(), lora, sft || text.contains("posttrain_gpt.py")) {
+        (Some("dpo"), _, _) => Method::Dpo,
+        (_, true, _) => Method::Lora,
+        (_, _, true) => Method::SftFull,
+        _ => Method::Pretrain,
+    };
+    file.precision = match (fp8, bf16, fp16) {
+        (true, _, _) => Precision::Fp8,
+        (_, true, _) => Precision::Bf16,
+        (_, _, true) => Precision::Fp16,
+        _ => Precision::Fp32,
+    };
     // VPP = layers ÷ PP ÷ layers per virtual stage (Megatron `arguments.py`).
     if let (Some(per), Some(layers)) = (vpp_layers, layers) {
         let pp = file.parallel.pp.max(1);
         file.parallel.vpp = (layers / pp / per.max(1)).max(1);
     }
-    Ok(())
+    Ok(r)
+}
+
+/// A YAML value as text: a scalar as written, a list or map in one line.
+fn yaml_text(v: &Yaml) -> String {
+    match v {
+        Yaml::String(s) | Yaml::Real(s) => s.clone(),
+        Yaml::Integer(n) => n.to_string(),
+        Yaml::Boolean(b) => b.to_string(),
+        Yaml::Null => "null".to_owned(),
+        other => format!("{other:?}"),
+    }
+}
+
+/// The devices in each node: the file's, else the hardware's usual count.
+fn devices_per_node(file: &PlanFile) -> u32 {
+    file.cluster.devices_per_node.unwrap_or_else(|| match &file.hardware {
+        HardwareField::Id(id) => crate::hardware::device(id).map_or(8, |hw| hw.devices_per_node),
+        HardwareField::Custom { custom } => custom.devices_per_node,
+    })
+}
+
+/// A LLaMA-Factory YAML: method, LoRA, batch, recomputation, precision, attention, the DeepSpeed
+/// stage as the file's name gives it, and the paths.
+fn llamafactory(map: &Hash, text: &str, file: &mut PlanFile) -> Result<Reading, ImportError> {
+    const APPLIED: &[&str] = &[
+        "model_name_or_path",
+        "dataset",
+        "output_dir",
+        "stage",
+        "finetuning_type",
+        "lora_rank",
+        "lora_alpha",
+        "lora_target",
+        "quantization_bit",
+        "cutoff_len",
+        "per_device_train_batch_size",
+        "gradient_accumulation_steps",
+        "disable_gradient_checkpointing",
+        "recompute_layers_ratio",
+        "bf16",
+        "fp16",
+        "fp8",
+        "flash_attn",
+        "deepspeed",
+    ];
+    file.framework = Framework::LlamaFactory;
+    let mut r = Reading::default();
+    let get = |k: &str| map.get(&Yaml::String(k.to_owned()));
+    let int = |k: &str| -> Result<Option<u32>, ImportError> {
+        match get(k) {
+            None => Ok(None),
+            Some(Yaml::Integer(n)) if 0 < *n && *n <= i64::from(u32::MAX) => Ok(Some(*n as u32)),
+            Some(_) => Err(ImportError::BadValue(k.to_owned(), "a positive whole number")),
+        }
+    };
+    let truthy = |k: &str| matches!(get(k), Some(Yaml::Boolean(true)));
+    let finetuning = get("finetuning_type").and_then(Yaml::as_str).unwrap_or("lora");
+    file.method = match (get("stage").and_then(Yaml::as_str).unwrap_or("sft"), finetuning) {
+        ("pt", _) => Method::Pretrain,
+        ("dpo", _) => Method::Dpo,
+        ("ppo", _) => Method::Ppo,
+        (_, "lora") if int("quantization_bit")?.is_some() => Method::Qlora,
+        (_, "lora") => Method::Lora,
+        _ => Method::SftFull,
+    };
+    if let Some(rank) = int("lora_rank")? {
+        file.lora.rank = rank;
+    }
+    if let Some(a) = int("lora_alpha")? {
+        file.lora.alpha = a;
+    }
+    match get("lora_target") {
+        None => {}
+        Some(Yaml::String(t)) => file.lora.targets = TargetsField::Word(t.to_owned()),
+        Some(other) => r.rest.push(("lora_target".to_owned(), yaml_text(other))),
+    }
+    if let Some(n) = int("cutoff_len")? {
+        file.batch.seq_len = n;
+    }
+    let micro = int("per_device_train_batch_size")?.unwrap_or(1);
+    let gas = int("gradient_accumulation_steps")?.unwrap_or(1);
+    file.batch.micro_batch = micro;
+    // Global batch = per-device batch × accumulation × world (HF Trainer).
+    let world = file.cluster.nodes.saturating_mul(devices_per_node(file));
+    file.batch.global_batch = micro.saturating_mul(gas).saturating_mul(world.max(1));
+    file.recompute.granularity = match truthy("disable_gradient_checkpointing") {
+        true => RecomputeGranularity::None,
+        false => RecomputeGranularity::Full,
+    };
+    match get("recompute_layers_ratio") {
+        None => {
+            // The emitter writes the Ascend build's layers ratio as a comment (upstream refuses
+            // the key); read it back from there too.
+            let commented = text.lines().find_map(|l| l.trim().strip_prefix("# recompute_layers_ratio:"));
+            if let Some(ratio) =
+                commented.and_then(|c| c.split_whitespace().next()).and_then(|c| c.parse::<f64>().ok())
+                && 0.0 < ratio
+                && ratio <= 1.0
+            {
+                file.recompute.layers_ratio = ratio;
+            }
+        }
+        Some(Yaml::Real(ratio)) if ratio.parse::<f64>().is_ok_and(|x| 0.0 < x && x <= 1.0) => {
+            file.recompute.layers_ratio = ratio.parse().unwrap_or(1.0);
+        }
+        Some(Yaml::Integer(1)) => file.recompute.layers_ratio = 1.0,
+        Some(_) => return Err(ImportError::BadValue("recompute_layers_ratio".into(), "a number in (0, 1]")),
+    }
+    file.precision = match (truthy("bf16"), truthy("fp16"), truthy("fp8")) {
+        (_, _, true) => Precision::Fp8,
+        (true, _, _) => Precision::Bf16,
+        (_, true, _) => Precision::Fp16,
+        _ => Precision::Fp32,
+    };
+    if let Some(f) = get("flash_attn").and_then(Yaml::as_str) {
+        file.attention = match f {
+            "fa2" | "fa3" | "auto" => crate::plan::AttentionImpl::Flash,
+            "sdpa" => crate::plan::AttentionImpl::Sdpa,
+            _ => crate::plan::AttentionImpl::Eager,
+        };
+    }
+    // The DeepSpeed file's stage is in its name as LLaMA-Factory ships them (`ds_z3_offload_config.json`).
+    if let Some(ds) = get("deepspeed").and_then(Yaml::as_str) {
+        if let Some(stage) =
+            ds.split("ds_z").nth(1).and_then(|r| r.chars().next()).and_then(|c| c.to_digit(10))
+        {
+            file.parallel.zero_stage = stage as u8;
+        }
+        file.parallel.offload_optimizer = ds.contains("offload");
+    }
+    let text_of = |k: &str| get(k).map(yaml_text);
+    r.model_path = text_of("model_name_or_path");
+    r.dataset = text_of("dataset");
+    r.output_dir = text_of("output_dir");
+    for (k, v) in map {
+        let key = k.as_str().map_or_else(|| yaml_text(k), str::to_owned);
+        if !APPLIED.contains(&key.as_str()) {
+            r.rest.push((key, yaml_text(v)));
+        }
+    }
+    Ok(r)
+}
+
+/// A DeepSpeed JSON: ZeRO stage and offload, batch, recomputation, precision. The file names no
+/// model, so the method is full fine-tuning of whatever model the user's script loads.
+fn deepspeed(v: &Value, file: &mut PlanFile) -> Result<Reading, ImportError> {
+    let Some(obj) = v.as_object() else { return Err(ImportError::Unrecognized) };
+    file.framework = Framework::DeepSpeed;
+    file.method = Method::SftFull;
+    let mut r = Reading::default();
+    let zero = &v["zero_optimization"];
+    let stage = zero["stage"].as_u64().unwrap_or(0);
+    if 3 < stage {
+        return Err(ImportError::BadValue("zero_optimization.stage".into(), "0, 1, 2 or 3"));
+    }
+    file.parallel.zero_stage = stage as u8;
+    file.parallel.overlap_grad_reduce = zero["overlap_comm"].as_bool().unwrap_or(false);
+    file.parallel.offload_optimizer =
+        zero["offload_optimizer"]["device"].as_str().is_some_and(|d| d != "none");
+    file.parallel.offload_params = zero["offload_param"]["device"].as_str().is_some_and(|d| d != "none");
+    let int = |k: &str| v[k].as_u64().map(|n| u32::try_from(n).unwrap_or(u32::MAX));
+    let mut applied = vec!["zero_optimization", "activation_checkpointing"];
+    if let Some(m) = int("train_micro_batch_size_per_gpu") {
+        file.batch.micro_batch = m.max(1);
+        applied.push("train_micro_batch_size_per_gpu");
+    }
+    if let Some(g) = int("train_batch_size") {
+        file.batch.global_batch = g.max(1);
+        applied.push("train_batch_size");
+    }
+    file.recompute.granularity = match obj.contains_key("activation_checkpointing") {
+        true => RecomputeGranularity::Full,
+        false => RecomputeGranularity::None,
+    };
+    // `"enabled": "auto"` leaves it to the HF Trainer: the plan's default, the key not used.
+    file.precision = match (&v["bf16"]["enabled"], &v["fp16"]["enabled"]) {
+        (Value::Bool(true), _) => Precision::Bf16,
+        (_, Value::Bool(true)) => Precision::Fp16,
+        (Value::Null, Value::Null) => Precision::Fp32,
+        _ => Precision::Bf16,
+    };
+    for k in ["bf16", "fp16"] {
+        if v[k]["enabled"].is_boolean() {
+            applied.push(k);
+        }
+    }
+    for (k, value) in obj {
+        if !applied.contains(&k.as_str()) {
+            r.rest.push((k.clone(), value.to_string()));
+        }
+    }
+    if let Some(zero) = zero.as_object() {
+        for (k, value) in zero {
+            if !matches!(k.as_str(), "stage" | "overlap_comm" | "offload_optimizer" | "offload_param") {
+                r.rest.push((format!("zero_optimization.{k}"), value.to_string()));
+            }
+        }
+    }
+    Ok(r)
+}
+
+/// VeRL's overrides: the RL loop, the FSDP actor (ZeRO-3's sharding), the vLLM engine, the cluster
+/// and the paths. Values the plan derives by itself come back as 0, "automatic".
+fn verl(text: &str, file: &mut PlanFile) -> Result<Reading, ImportError> {
+    file.framework = Framework::Verl;
+    file.method = Method::Grpo;
+    // `actor.strategy=fsdp` shards parameters, gradients and optimizer states: ZeRO-3.
+    file.parallel.zero_stage = 3;
+    let mut r = Reading::default();
+    let vars = script_vars(text);
+    // Read as written; a value equal to what the plan derives by itself goes back to 0 (auto) below.
+    let (mut mini, mut model_len, mut batched, mut budget) = (None, None, None, None);
+    for w in words(text) {
+        let Some((key, value)) = w.split_once('=') else { continue };
+        if !key.contains('.') {
+            continue;
+        }
+        let written = value.trim_matches(['"', '\'']);
+        // A value set outside the script (`$HOME/data/…`) is not the plan's: compared as written.
+        let Some(v) = expand(written, &vars, &mut 64) else {
+            r.rest.push((key.to_owned(), written.to_owned()));
+            continue;
+        };
+        let v = v.trim_matches(['"', '\'']);
+        let flag = |v: &str| v.eq_ignore_ascii_case("true");
+        match key {
+            "algorithm.adv_estimator" => file.method = if v == "gae" { Method::Ppo } else { Method::Grpo },
+            "data.train_batch_size" => file.batch.global_batch = num(key, v)?,
+            "data.max_prompt_length" => file.rl.max_prompt_length = num(key, v)?,
+            "data.max_response_length" => file.rl.max_response_length = num(key, v)?,
+            "data.train_files" => r.dataset = Some(v.to_owned()),
+            "actor_rollout_ref.model.path" => r.model_path = Some(v.to_owned()),
+            "trainer.default_local_dir" => r.output_dir = Some(v.to_owned()),
+            "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu" => file.batch.micro_batch = num(key, v)?,
+            "actor_rollout_ref.actor.ppo_mini_batch_size" => mini = Some(num(key, v)?),
+            "actor_rollout_ref.actor.use_dynamic_bsz" => file.rl.dynamic_batch = flag(v),
+            "actor_rollout_ref.actor.ppo_max_token_len_per_gpu" => budget = Some(num(key, v)?),
+            "actor_rollout_ref.model.use_remove_padding" => file.rl.remove_padding = flag(v),
+            "actor_rollout_ref.rollout.enforce_eager" => file.rl.enforce_eager = flag(v),
+            "actor_rollout_ref.rollout.max_model_len" => model_len = Some(num(key, v)?),
+            "actor_rollout_ref.rollout.max_num_batched_tokens" => batched = Some(num(key, v)?),
+            "actor_rollout_ref.actor.ulysses_sequence_parallel_size" => file.parallel.cp = num(key, v)?,
+            "actor_rollout_ref.actor.fsdp_config.param_offload" => file.parallel.offload_params = flag(v),
+            "actor_rollout_ref.actor.fsdp_config.optimizer_offload" => {
+                file.parallel.offload_optimizer = flag(v)
+            }
+            "actor_rollout_ref.rollout.n" => file.rl.n_samples_per_prompt = num(key, v)?,
+            "actor_rollout_ref.rollout.tensor_model_parallel_size" => file.rl.rollout_tp = num(key, v)?,
+            "actor_rollout_ref.rollout.max_num_seqs" => file.rl.max_num_seqs = num(key, v)?,
+            "actor_rollout_ref.rollout.gpu_memory_utilization" => {
+                file.rl.gpu_memory_utilization =
+                    v.parse().map_err(|_| ImportError::BadValue(key.to_owned(), "a number in (0, 1]"))?;
+            }
+            "actor_rollout_ref.model.enable_gradient_checkpointing" => {
+                file.recompute.granularity =
+                    if flag(v) { RecomputeGranularity::Full } else { RecomputeGranularity::None };
+            }
+            "actor_rollout_ref.model.lora_rank" => {
+                let rank = num(key, v)?;
+                // 0 is VeRL's "no LoRA"; the plan's rank keeps its default then.
+                file.rl.lora = 0 < rank;
+                if 0 < rank {
+                    file.lora.rank = rank;
+                }
+            }
+            "actor_rollout_ref.model.target_modules" => {
+                let list = v.trim_matches(['[', ']']);
+                file.lora.targets = match list {
+                    "all-linear" => TargetsField::Word("all".to_owned()),
+                    names => TargetsField::List(names.split(',').map(|n| n.trim().to_owned()).collect()),
+                };
+            }
+            "actor_rollout_ref.model.lora_alpha" => file.lora.alpha = num(key, v)?,
+            "trainer.n_gpus_per_node" => file.cluster.devices_per_node = Some(num(key, v)?),
+            "trainer.nnodes" => file.cluster.nodes = num(key, v)?,
+            k => r.rest.push((k.to_owned(), v.to_owned())),
+        }
+    }
+    set_rl_autos(file, [mini, model_len, batched, budget]);
+    Ok(r)
 }
 
 /// torchrun's own flags (`torch.distributed.run`): the launcher's, not the entry script's.
@@ -413,14 +1324,7 @@ const LAUNCHER: &[&str] = &[
 /// outside the script is not judged. On the entry script's line the words before `*.py` are the
 /// launcher's, as are torchrun's flags anywhere.
 fn refused_flags(text: &str, table: Table) -> Vec<FlagError> {
-    let vars: Vec<(String, String)> = words(text)
-        .into_iter()
-        .filter_map(|w| {
-            let (name, value) = w.split_once('=')?;
-            let is_name = !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
-            is_name.then(|| (name.to_owned(), value.to_owned()))
-        })
-        .collect();
+    let vars = script_vars(text);
     let mut out = Vec::new();
     for words in script_lines(text) {
         let mut i = words.iter().position(|w| w.ends_with(".py")).map_or(0, |at| at + 1);
@@ -542,270 +1446,6 @@ fn expand(word: &str, vars: &[(String, String)], budget: &mut u32) -> Option<Str
     Some(res)
 }
 
-/// LLaMA-Factory keys that describe data, logging or the schedule, understood and not applied.
-const LF_INFO: &[&str] = &[
-    "model_name_or_path",
-    "trust_remote_code",
-    "do_train",
-    "dataset",
-    "dataset_dir",
-    "template",
-    "max_samples",
-    "overwrite_cache",
-    "preprocessing_num_workers",
-    "dataloader_num_workers",
-    "output_dir",
-    "logging_steps",
-    "save_steps",
-    "save_total_limit",
-    "plot_loss",
-    "overwrite_output_dir",
-    "report_to",
-    "learning_rate",
-    "num_train_epochs",
-    "lr_scheduler_type",
-    "warmup_ratio",
-    "max_grad_norm",
-    "ddp_timeout",
-    "val_size",
-    "per_device_eval_batch_size",
-    "eval_strategy",
-    "eval_steps",
-    "lora_dropout",
-    "pref_beta",
-    "pref_loss",
-    "reward_model",
-    "fp8",
-];
-
-fn llamafactory(
-    map: &yaml_rust2::yaml::Hash,
-    file: &mut PlanFile,
-    unknown: &mut Vec<String>,
-) -> Result<(), ImportError> {
-    file.framework = Framework::LlamaFactory;
-    let get = |k: &str| map.get(&Yaml::String(k.to_owned()));
-    let int = |k: &str| -> Result<Option<u32>, ImportError> {
-        match get(k) {
-            None => Ok(None),
-            Some(Yaml::Integer(n)) if 0 < *n && *n <= i64::from(u32::MAX) => Ok(Some(*n as u32)),
-            Some(_) => Err(ImportError::BadValue(k.to_owned(), "a positive whole number")),
-        }
-    };
-    let truthy = |k: &str| matches!(get(k), Some(Yaml::Boolean(true)));
-    let finetuning = get("finetuning_type").and_then(Yaml::as_str).unwrap_or("lora");
-    file.method = match (get("stage").and_then(Yaml::as_str).unwrap_or("sft"), finetuning) {
-        ("pt", _) => Method::Pretrain,
-        ("dpo", _) => Method::Dpo,
-        ("ppo", _) => Method::Ppo,
-        (_, "lora") if int("quantization_bit")?.is_some() => Method::Qlora,
-        (_, "lora") => Method::Lora,
-        _ => Method::SftFull,
-    };
-    if let Some(r) = int("lora_rank")? {
-        file.lora.rank = r;
-    }
-    if let Some(a) = int("lora_alpha")? {
-        file.lora.alpha = a;
-    }
-    if let Some(t) = get("lora_target").and_then(Yaml::as_str) {
-        file.lora.targets = TargetsField::Word(t.to_owned());
-    }
-    if let Some(n) = int("cutoff_len")? {
-        file.batch.seq_len = n;
-    }
-    let micro = int("per_device_train_batch_size")?.unwrap_or(1);
-    let gas = int("gradient_accumulation_steps")?.unwrap_or(1);
-    file.batch.micro_batch = micro;
-    // Global batch = per-device batch × accumulation × world (HF Trainer).
-    let world = file.cluster.nodes * file.cluster.devices_per_node.unwrap_or(8);
-    file.batch.global_batch = micro.saturating_mul(gas).saturating_mul(world.max(1));
-    file.recompute.granularity = match truthy("disable_gradient_checkpointing") {
-        true => RecomputeGranularity::None,
-        false => RecomputeGranularity::Full,
-    };
-    match get("recompute_layers_ratio") {
-        None => {}
-        Some(Yaml::Real(r)) if r.parse::<f64>().is_ok_and(|r| 0.0 < r && r <= 1.0) => {
-            file.recompute.layers_ratio = r.parse().unwrap_or(1.0);
-        }
-        Some(Yaml::Integer(1)) => file.recompute.layers_ratio = 1.0,
-        Some(_) => return Err(ImportError::BadValue("recompute_layers_ratio".into(), "a number in (0, 1]")),
-    }
-    file.precision = match (truthy("bf16"), truthy("fp16"), truthy("fp8")) {
-        (_, _, true) => Precision::Fp8,
-        (true, _, _) => Precision::Bf16,
-        (_, true, _) => Precision::Fp16,
-        _ => Precision::Fp32,
-    };
-    if let Some(f) = get("flash_attn").and_then(Yaml::as_str) {
-        file.attention = match f {
-            "fa2" | "fa3" | "auto" => crate::plan::AttentionImpl::Flash,
-            "sdpa" => crate::plan::AttentionImpl::Sdpa,
-            _ => crate::plan::AttentionImpl::Eager,
-        };
-    }
-    // The DeepSpeed file's stage is in its name as LLaMA-Factory ships them (`ds_z3_offload_config.json`).
-    file.parallel.zero_stage = 0;
-    file.parallel.offload_optimizer = false;
-    file.parallel.offload_params = false;
-    if let Some(ds) = get("deepspeed").and_then(Yaml::as_str) {
-        if let Some(stage) =
-            ds.split("ds_z").nth(1).and_then(|r| r.chars().next()).and_then(|c| c.to_digit(10))
-        {
-            file.parallel.zero_stage = stage as u8;
-        }
-        file.parallel.offload_optimizer = ds.contains("offload");
-    }
-    for k in map.keys().filter_map(Yaml::as_str) {
-        let known = LF_INFO.contains(&k)
-            || matches!(
-                k,
-                "stage"
-                    | "finetuning_type"
-                    | "lora_rank"
-                    | "lora_alpha"
-                    | "lora_target"
-                    | "quantization_bit"
-                    | "cutoff_len"
-                    | "per_device_train_batch_size"
-                    | "gradient_accumulation_steps"
-                    | "disable_gradient_checkpointing"
-                    | "recompute_layers_ratio"
-                    | "bf16"
-                    | "fp16"
-                    | "flash_attn"
-                    | "deepspeed"
-            );
-        if !known {
-            unknown.push(k.to_owned());
-        }
-    }
-    Ok(())
-}
-
-fn deepspeed(v: &Value, file: &mut PlanFile, unknown: &mut Vec<String>) -> Result<(), ImportError> {
-    let Some(obj) = v.as_object() else { return Err(ImportError::Unrecognized) };
-    if !obj.contains_key("zero_optimization") && !obj.contains_key("train_batch_size") {
-        return Err(ImportError::Unrecognized);
-    }
-    file.framework = Framework::DeepSpeed;
-    let zero = &v["zero_optimization"];
-    let stage = zero["stage"].as_u64().unwrap_or(0);
-    if 3 < stage {
-        return Err(ImportError::BadValue("zero_optimization.stage".into(), "0, 1, 2 or 3"));
-    }
-    file.parallel.zero_stage = stage as u8;
-    file.parallel.overlap_grad_reduce = zero["overlap_comm"].as_bool().unwrap_or(false);
-    file.parallel.offload_optimizer =
-        zero["offload_optimizer"]["device"].as_str().is_some_and(|d| d != "none");
-    file.parallel.offload_params = zero["offload_param"]["device"].as_str().is_some_and(|d| d != "none");
-    let int = |k: &str| v[k].as_u64().map(|n| u32::try_from(n).unwrap_or(u32::MAX));
-    if let Some(m) = int("train_micro_batch_size_per_gpu") {
-        file.batch.micro_batch = m.max(1);
-    }
-    if let Some(g) = int("train_batch_size") {
-        file.batch.global_batch = g.max(1);
-    }
-    file.recompute.granularity = match obj.contains_key("activation_checkpointing") {
-        true => RecomputeGranularity::Full,
-        false => RecomputeGranularity::None,
-    };
-    if v["bf16"]["enabled"] == true {
-        file.precision = Precision::Bf16;
-    } else if v["fp16"]["enabled"] == true {
-        file.precision = Precision::Fp16;
-    }
-    const KNOWN: &[&str] = &[
-        "train_batch_size",
-        "train_micro_batch_size_per_gpu",
-        "gradient_accumulation_steps",
-        "gradient_clipping",
-        "steps_per_print",
-        "bf16",
-        "fp16",
-        "optimizer",
-        "scheduler",
-        "zero_optimization",
-        "wall_clock_breakdown",
-        "activation_checkpointing",
-        "zero_allow_untested_optimizer",
-    ];
-    unknown.extend(obj.keys().filter(|k| !KNOWN.contains(&k.as_str())).cloned());
-    Ok(())
-}
-
-fn verl(text: &str, file: &mut PlanFile, unknown: &mut Vec<String>) -> Result<(), ImportError> {
-    file.framework = Framework::Verl;
-    file.method = Method::Grpo;
-    // Read as written; a value equal to what the plan derives by itself goes back to 0 (auto) below.
-    let (mut mini, mut model_len, mut batched, mut budget) = (None, None, None, None);
-    for w in words(text) {
-        let Some((key, value)) = w.split_once('=') else { continue };
-        if !key.contains('.') {
-            continue;
-        }
-        let v = value.trim_matches(['"', '\'']);
-        let flag = |v: &str| v.eq_ignore_ascii_case("true");
-        match key {
-            "algorithm.adv_estimator" => file.method = if v == "gae" { Method::Ppo } else { Method::Grpo },
-            "data.train_batch_size" => file.batch.global_batch = num(key, v)?,
-            "data.max_prompt_length" => file.rl.max_prompt_length = num(key, v)?,
-            "data.max_response_length" => file.rl.max_response_length = num(key, v)?,
-            "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu" => file.batch.micro_batch = num(key, v)?,
-            "actor_rollout_ref.actor.ppo_mini_batch_size" => mini = Some(num(key, v)?),
-            "actor_rollout_ref.actor.use_dynamic_bsz" => file.rl.dynamic_batch = flag(v),
-            "actor_rollout_ref.actor.ppo_max_token_len_per_gpu" => budget = Some(num(key, v)?),
-            "actor_rollout_ref.model.use_remove_padding" => file.rl.remove_padding = flag(v),
-            "actor_rollout_ref.rollout.enforce_eager" => file.rl.enforce_eager = flag(v),
-            "actor_rollout_ref.rollout.max_model_len" => model_len = Some(num(key, v)?),
-            "actor_rollout_ref.rollout.max_num_batched_tokens" => batched = Some(num(key, v)?),
-            "actor_rollout_ref.actor.ulysses_sequence_parallel_size" => file.parallel.cp = num(key, v)?,
-            "actor_rollout_ref.actor.fsdp_config.param_offload" => file.parallel.offload_params = flag(v),
-            "actor_rollout_ref.actor.fsdp_config.optimizer_offload" => {
-                file.parallel.offload_optimizer = flag(v)
-            }
-            "actor_rollout_ref.rollout.n" => file.rl.n_samples_per_prompt = num(key, v)?,
-            "actor_rollout_ref.rollout.tensor_model_parallel_size" => file.rl.rollout_tp = num(key, v)?,
-            "actor_rollout_ref.rollout.max_num_seqs" => file.rl.max_num_seqs = num(key, v)?,
-            "actor_rollout_ref.rollout.gpu_memory_utilization" => {
-                file.rl.gpu_memory_utilization =
-                    v.parse().map_err(|_| ImportError::BadValue(key.to_owned(), "a number in (0, 1]"))?;
-            }
-            "actor_rollout_ref.model.enable_gradient_checkpointing" => {
-                file.recompute.granularity =
-                    if flag(v) { RecomputeGranularity::Full } else { RecomputeGranularity::None };
-            }
-            "actor_rollout_ref.model.lora_rank" => {
-                let rank = num(key, v)?;
-                // 0 is VeRL's "no LoRA"; the plan's rank keeps its default then.
-                file.rl.lora = 0 < rank;
-                if 0 < rank {
-                    file.lora.rank = rank;
-                }
-            }
-            "actor_rollout_ref.model.target_modules" => {
-                let list = v.trim_matches(['\'', '"']).trim_matches(['[', ']']);
-                file.lora.targets = match list {
-                    "all-linear" => TargetsField::Word("all".to_owned()),
-                    names => TargetsField::List(names.split(',').map(|n| n.trim().to_owned()).collect()),
-                };
-            }
-            "actor_rollout_ref.model.lora_alpha" => file.lora.alpha = num(key, v)?,
-            "trainer.n_gpus_per_node" => file.cluster.devices_per_node = Some(num(key, v)?),
-            "trainer.nnodes" => file.cluster.nodes = num(key, v)?,
-            k if k.starts_with("trainer.")
-                || k.starts_with("data.")
-                || k.starts_with("algorithm.")
-                || k.starts_with("critic.")
-                || k.starts_with("actor_rollout_ref.") => {}
-            k => unknown.push(k.to_owned()),
-        }
-    }
-    set_rl_autos(file, [mini, model_len, batched, budget]);
-    Ok(())
-}
-
 /// Sets the RL figures read from a file — mini-batch, `max_model_len`, `max_num_batched_tokens`
 /// and the token budget, in that order — each back to 0 ("automatic") where it equals what the
 /// plan derives by itself (`plan::Rl`'s accessors), so emit → import gives the same plan file.
@@ -821,124 +1461,42 @@ fn set_rl_autos(file: &mut PlanFile, [mini, model_len, batched, budget]: [Option
     rl.max_tokens_per_device = budget.filter(|&n| n != auto_budget).unwrap_or(0);
 }
 
-/// MindSpeed-RL run-YAML keys that describe data, the optimizer's schedule or logging: understood,
-/// not applied (frameworks.md §7.2).
-const MSRL_INFO: &[&str] = &[
-    "defaults",
-    "megatron_training.model",
-    "megatron_training.use_mcore_models",
-    "megatron_training.use_fused_rmsnorm",
-    "megatron_training.use_flash_attn",
-    "megatron_training.no_masked_softmax_fusion",
-    "megatron_training.attention_softmax_in_fp32",
-    "megatron_training.no_gradient_accumulation_fusion",
-    "megatron_training.use_fused_swiglu",
-    "megatron_training.use_fused_rotary_pos_emb",
-    "megatron_training.tokenizer_type",
-    "megatron_training.tokenizer_name_or_path",
-    "megatron_training.seq_length",
-    "megatron_training.save_interval",
-    "megatron_training.train_iters",
-    "megatron_training.stage",
-    "megatron_training.distributed_backend",
-    "megatron_training.no_shared_storage",
-    "megatron_training.dataset_additional_keys",
-    "megatron_training.data_path",
-    "megatron_training.split",
-    "megatron_training.seed",
-    "megatron_training.reset_attention_mask",
-    "megatron_training.no_pad_to_seq_lengths",
-    "actor_config.model",
-    "actor_config.lr",
-    "actor_config.lr_decay_style",
-    "actor_config.min_lr",
-    "actor_config.weight_decay",
-    "actor_config.lr_warmup_fraction",
-    "actor_config.clip_grad",
-    "actor_config.adam_beta1",
-    "actor_config.adam_beta2",
-    "actor_config.finetune",
-    "actor_config.load",
-    "actor_config.save",
-    "actor_config.no_load_optim",
-    "actor_config.no_load_rng",
-    "rl_config.use_integrated_worker",
-    "rl_config.kl_penalty",
-    "rl_config.kl_ctrl_type",
-    "rl_config.init_kl_coef",
-    "rl_config.epochs",
-    "rl_config.clip_ratio",
-    "rl_config.actor_forward_micro_batch_size",
-    "rl_config.ref_forward_micro_batch_size",
-    "rl_config.rule_reward",
-    "rl_config.verifier_function",
-    "rl_config.verifier_weight",
-    "rl_config.use_tensorboard",
-    "rl_config.actor_resource",
-    "rl_config.critic_resource",
-    "rl_config.gamma",
-    "rl_config.lam",
-    "rl_config.cliprange_value",
-    "rl_config.share_backbone",
-    "megatron_training.lora_target_modules",
-    "critic_config.model",
-    "critic_config.micro_batch_size",
-    "critic_config.tensor_model_parallel_size",
-    "critic_config.pipeline_model_parallel_size",
-    "critic_config.lr",
-    "critic_config.lr_decay_style",
-    "critic_config.min_lr",
-    "critic_config.weight_decay",
-    "critic_config.lr_warmup_fraction",
-    "critic_config.clip_grad",
-    "critic_config.adam_beta1",
-    "critic_config.adam_beta2",
-    "critic_config.finetune",
-    "critic_config.load",
-    "critic_config.save",
-    "critic_config.no_load_optim",
-    "critic_config.no_load_rng",
-    "generate_config.trust_remote_code",
-    "generate_config.offload_train_optimizer",
-    "generate_config.offload_train_grad",
-    "generate_config.offload_train_param",
-    "generate_config.infer_pipeline_parallel_size",
-    "generate_config.infer_expert_parallel_size",
-    "generate_config.dtype",
-    "generate_config.sampling_config",
-];
+/// Whether a YAML value is a MindSpeed-RL model block (`configs/model/<name>.yaml`): Megatron's
+/// keys for the model's shape.
+fn model_block(v: &Yaml) -> bool {
+    let Yaml::Hash(h) = v else { return false };
+    ["num_layers", "hidden_size"].iter().all(|k| h.contains_key(&Yaml::String((*k).to_owned())))
+}
 
-/// A MindSpeed-RL run YAML: the Megatron settings, the actor's layout, the RL loop and the vLLM
-/// engine. Values the plan derives by itself (a mini-batch of the whole batch, `max_model_len` of
-/// prompt + response, the automatic token budgets) come back as 0, "automatic".
-fn mindspeed_rl(
-    map: &yaml_rust2::yaml::Hash,
-    file: &mut PlanFile,
-    unknown: &mut Vec<String>,
-) -> Result<(), ImportError> {
+/// A MindSpeed-RL run YAML: the Megatron settings, the actor's layout, the RL loop, the vLLM engine
+/// and the paths, and a model block pasted with it (its keys are Megatron's flags). Values the plan
+/// derives by itself (a mini-batch of the whole batch, `max_model_len` of prompt + response, the
+/// automatic token budgets) come back as 0, "automatic".
+fn mindspeed_rl(map: &Hash, file: &mut PlanFile) -> Result<Reading, ImportError> {
     file.framework = Framework::MindSpeedRl;
     file.method = Method::Grpo;
+    let mut r = Reading::default();
     let section = |name: &str| match map.get(&Yaml::String(name.to_owned())) {
         Some(Yaml::Hash(h)) => Some(h),
         _ => None,
     };
-    let empty = yaml_rust2::yaml::Hash::new();
+    let empty = Hash::new();
     let (mt, actor, rl, generate) = (
         section("megatron_training").unwrap_or(&empty),
         section("actor_config").unwrap_or(&empty),
         section("rl_config").unwrap_or(&empty),
         section("generate_config").unwrap_or(&empty),
     );
-    let get = |h: &'_ yaml_rust2::yaml::Hash, k: &str| h.get(&Yaml::String(k.to_owned())).cloned();
-    let int = |h: &yaml_rust2::yaml::Hash, sec: &str, k: &str| -> Result<Option<u32>, ImportError> {
+    let get = |h: &'_ Hash, k: &str| h.get(&Yaml::String(k.to_owned())).cloned();
+    let int = |h: &Hash, sec: &str, k: &str| -> Result<Option<u32>, ImportError> {
         match get(h, k) {
             None => Ok(None),
             Some(Yaml::Integer(n)) if 0 <= n && n <= i64::from(u32::MAX) => Ok(Some(n as u32)),
             Some(_) => Err(ImportError::BadValue(format!("{sec}.{k}"), "a whole number")),
         }
     };
-    let flag = |h: &yaml_rust2::yaml::Hash, k: &str| matches!(get(h, k), Some(Yaml::Boolean(true)));
-    let has = |h: &yaml_rust2::yaml::Hash, k: &str| get(h, k).is_some();
+    let flag = |h: &Hash, k: &str| matches!(get(h, k), Some(Yaml::Boolean(true)));
+    let has = |h: &Hash, k: &str| get(h, k).is_some();
 
     let p = &mut file.parallel;
     p.sequence_parallel = flag(mt, "sequence_parallel");
@@ -951,8 +1509,8 @@ fn mindspeed_rl(
     p.tp = int(actor, "actor_config", "tensor_model_parallel_size")?.unwrap_or(1);
     p.pp = int(actor, "actor_config", "pipeline_model_parallel_size")?.unwrap_or(1);
     file.precision = if flag(mt, "fp16") { Precision::Fp16 } else { Precision::Bf16 };
-    let r = &mut file.recompute;
-    r.granularity = match get(mt, "recompute_granularity").as_ref().and_then(Yaml::as_str) {
+    let rc = &mut file.recompute;
+    rc.granularity = match get(mt, "recompute_granularity").as_ref().and_then(Yaml::as_str) {
         None => RecomputeGranularity::None,
         Some("full") => RecomputeGranularity::Full,
         Some("selective") => RecomputeGranularity::Selective,
@@ -963,13 +1521,13 @@ fn mindspeed_rl(
             ));
         }
     };
-    r.method = match get(mt, "recompute_method").as_ref().and_then(Yaml::as_str) {
+    rc.method = match get(mt, "recompute_method").as_ref().and_then(Yaml::as_str) {
         Some("block") => RecomputeMethod::Block,
         _ => RecomputeMethod::Uniform,
     };
-    r.num_layers = int(mt, "megatron_training", "recompute_num_layers")?.unwrap_or(1);
-    r.activation_function = flag(mt, "recompute_activation_function");
-    r.swap_attention = flag(mt, "swap_attention");
+    rc.num_layers = int(mt, "megatron_training", "recompute_num_layers")?.unwrap_or(1);
+    rc.activation_function = flag(mt, "recompute_activation_function");
+    rc.swap_attention = flag(mt, "swap_attention");
     if let Some(g) = int(mt, "megatron_training", "global_batch_size")? {
         file.batch.global_batch = g;
     }
@@ -989,6 +1547,19 @@ fn mindspeed_rl(
     if let Some(a) = int(mt, "megatron_training", "lora_alpha")? {
         file.lora.alpha = a;
     }
+    match get(mt, "lora_target_modules") {
+        None => {}
+        Some(Yaml::Array(list)) if list.iter().all(|m| m.as_str().is_some()) => {
+            let modules: Vec<String> = list.iter().map(yaml_text).collect();
+            match lora_targets_of_modules(&modules) {
+                Some(targets) => file.lora.targets = targets,
+                None => {
+                    r.rest.push(("megatron_training.lora_target_modules".to_owned(), format!("{list:?}")))
+                }
+            }
+        }
+        Some(other) => r.rest.push(("megatron_training.lora_target_modules".to_owned(), yaml_text(&other))),
+    }
     if let Some(n) = int(rl, "rl_config", "n_samples_per_prompt")? {
         rl_file.n_samples_per_prompt = n;
     }
@@ -997,7 +1568,7 @@ fn mindspeed_rl(
     }
     let sampling = match get(generate, "sampling_config") {
         Some(Yaml::Hash(h)) => h,
-        _ => yaml_rust2::yaml::Hash::new(),
+        _ => Hash::new(),
     };
     if let Some(n) = int(&sampling, "generate_config.sampling_config", "max_tokens")? {
         rl_file.max_response_length = n;
@@ -1056,6 +1627,7 @@ fn mindspeed_rl(
         "rl_config.adv_estimator",
         "megatron_training.lora_r",
         "megatron_training.lora_alpha",
+        "megatron_training.lora_target_modules",
         "rl_config.n_samples_per_prompt",
         "rl_config.max_prompt_length",
         "rl_config.mini_batch_size",
@@ -1069,20 +1641,72 @@ fn mindspeed_rl(
         "generate_config.gpu_memory_utilization",
         "generate_config.max_model_len",
         "generate_config.max_num_batched_tokens",
+        "megatron_training.tokenizer_name_or_path",
+        "megatron_training.data_path",
+        "actor_config.save",
     ];
-    for (key, value) in map {
-        let Some(top) = key.as_str() else { continue };
-        let keys: Vec<String> = match value {
-            Yaml::Hash(h) if top != "defaults" => {
-                h.keys().filter_map(Yaml::as_str).map(|k| format!("{top}.{k}")).collect()
-            }
-            _ => vec![top.to_owned()],
-        };
-        for k in keys {
-            if !APPLIED.contains(&k.as_str()) && !MSRL_INFO.contains(&k.as_str()) {
-                unknown.push(k);
+    let text_of = |h: &Hash, k: &str| get(h, k).as_ref().map(yaml_text);
+    r.model_path = text_of(mt, "tokenizer_name_or_path");
+    r.dataset = text_of(mt, "data_path");
+    r.output_dir = text_of(actor, "save");
+    r.names.extend([text_of(mt, "model"), text_of(actor, "model")].into_iter().flatten());
+    // The devices the actor takes: the cluster, where the current one has another count.
+    let resource = match get(rl, "actor_resource") {
+        Some(Yaml::Hash(h)) => h,
+        _ => Hash::new(),
+    };
+    if let Some(n) = int(&resource, "rl_config.actor_resource", "num_npus")?.filter(|&n| 0 < n) {
+        let per = devices_per_node(file);
+        if n != file.cluster.nodes.saturating_mul(per) {
+            match (n % per, n < per) {
+                (0, _) => file.cluster.nodes = n / per,
+                (_, true) => (file.cluster.nodes, file.cluster.devices_per_node) = (1, Some(n)),
+                _ => r.rest.push(("rl_config.actor_resource.num_npus".to_owned(), n.to_string())),
             }
         }
     }
-    Ok(())
+    for (key, value) in map {
+        let top = key.as_str().map_or_else(|| yaml_text(key), str::to_owned);
+        if model_block(value) {
+            // The model block: its keys are the model's flags (`num_layers: 28` is `--num-layers 28`).
+            r.names.push(top);
+            let Yaml::Hash(block) = value else { continue };
+            for (k, v) in block {
+                let flag = format!("--{}", yaml_text(k).replace('_', "-"));
+                match v {
+                    Yaml::Boolean(false) => {}
+                    Yaml::Boolean(true) => r.shape.push((flag, String::new())),
+                    v => r.shape.push((flag, yaml_text(v))),
+                }
+            }
+            continue;
+        }
+        let Yaml::Hash(h) = value else {
+            r.rest.push((top, yaml_text(value)));
+            continue;
+        };
+        if top == "defaults" {
+            r.rest.push((top, yaml_text(value)));
+            continue;
+        }
+        for (k, v) in h {
+            let key = format!("{top}.{}", yaml_text(k));
+            if APPLIED.contains(&key.as_str()) {
+                continue;
+            }
+            // The sampling settings and the actor's resources one level down: some are the plan's.
+            match (key.as_str(), v) {
+                ("generate_config.sampling_config" | "rl_config.actor_resource", Yaml::Hash(inner)) => {
+                    for (ik, iv) in inner {
+                        let ik = yaml_text(ik);
+                        if !matches!(ik.as_str(), "max_tokens" | "num_npus") {
+                            r.rest.push((format!("{key}.{ik}"), yaml_text(iv)));
+                        }
+                    }
+                }
+                _ => r.rest.push((key, yaml_text(v))),
+            }
+        }
+    }
+    Ok(r)
 }

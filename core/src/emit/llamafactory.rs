@@ -1,6 +1,7 @@
-//! LLaMA-Factory: the training YAML (frameworks.md §4.2, §4.4), the DeepSpeed JSON it points to
-//! (HF fills the `"auto"` batch keys, §4.4), and `launch.sh` with `llamafactory-cli train` under
-//! FORCE_TORCHRUN and the node variables (§4.1, `src/llamafactory/launcher.py`).
+//! LLaMA-Factory: the training YAML (keys of `src/llamafactory/hparams/*.py`), the DeepSpeed JSON
+//! it points to (as `examples/deepspeed/ds_z*_config.json`; transformers' `HfTrainerDeepSpeedConfig`
+//! fills the `"auto"` batch keys), and `launch.sh` with `llamafactory-cli train` under
+//! FORCE_TORCHRUN and the node variables (`src/llamafactory/launcher.py`).
 
 use serde_json::json;
 

@@ -1,4 +1,4 @@
-//! Megatron-LM: the bash launch script of frameworks.md §2.1/§2.4 (the pattern of Megatron-LM's
+//! Megatron-LM: the bash launch script its users run (the pattern of Megatron-LM's
 //! `examples/llama/train_llama3_8b_h100_fp8.sh`): environment, node variables, flag arrays, one
 //! `torchrun pretrain_gpt.py` line. Model flags follow the model's config.json; every planned
 //! parallelism, memory and batch knob is written.
@@ -11,7 +11,8 @@ use crate::Plan;
 use crate::model::{Attention, MlpKind, Norm};
 use crate::plan::{Method, Precision, RecomputeGranularity, RecomputeMethod};
 
-/// The model's shape as Megatron flags (frameworks.md §2.2 "Model shape").
+/// The model's shape as Megatron flags (`megatron/training/arguments.py`, generated from the
+/// `TransformerConfig` fields).
 /// On MindSpeed (`ascend`), Llama-3.1 rope scaling takes MindSpeed-LLM's flags.
 pub fn model_flags(plan: &Plan, ascend: bool) -> Vec<String> {
     let arch = &plan.model.arch;
@@ -128,8 +129,8 @@ pub fn uneven_layout(plan: &Plan) -> Option<Vec<u64>> {
     crate::memory::uneven_sizes(plan.model.arch.n_layers, u64::from(plan.parallel.pp.get()))
 }
 
-/// Parallelism, memory and schedule flags (frameworks.md §2.2 "Parallelism", "Data-parallel",
-/// "Recompute").
+/// Parallelism, memory and schedule flags (`megatron/training/arguments.py`: `ModelParallelConfig`,
+/// the distributed-optimizer and recompute arguments).
 /// On MindSpeed (`ascend`), TP communication overlap is CoC, not Transformer Engine's userbuffers.
 pub fn parallel_flags(plan: &Plan, ascend: bool) -> Vec<String> {
     let p = &plan.parallel;
@@ -145,7 +146,8 @@ pub fn parallel_flags(plan: &Plan, ascend: bool) -> Vec<String> {
     let layout = p.uneven_layers.then(|| uneven_layout(plan)).flatten();
     if let Some(sizes) = layout {
         // Uneven stages (memory::stage_layers): Megatron names the first and last stage's layers
-        // (`--decoder-first/last-pipeline-num-layers`, §2.2); MindSpeed lists every stage (§5.2).
+        // (`--decoder-first/last-pipeline-num-layers`, `TransformerConfig`); MindSpeed-LLM lists every
+        // stage (`--num-layer-list`, mindspeed_llm/features_manager/pipeline_parallel/num_layer_list.py).
         match ascend {
             true => f.push(format!(
                 "--num-layer-list {}",
@@ -176,7 +178,8 @@ pub fn parallel_flags(plan: &Plan, ascend: bool) -> Vec<String> {
         switches.push("--overlap-param-gather");
     }
     if p.tp_comm_overlap {
-        // MindSpeed: `--use-ascend-coc --coc-parallel-num 2` (frameworks.md §5.2, §5.4 notes).
+        // MindSpeed: `--use-ascend-coc --coc-parallel-num 2`
+        // (MindSpeed docs/zh/features/communication-over-computation.md).
         switches.push(if ascend { "--use-ascend-coc --coc-parallel-num 2" } else { "--tp-comm-overlap" });
     }
     if !switches.is_empty() {
@@ -241,7 +244,8 @@ pub fn script(plan: &Plan, header: &[String]) -> EmittedFile {
         "Run on every node with NODE_RANK set (0 … NUM_NODES − 1); MASTER_ADDR is node 0.",
     );
     let p = &plan.parallel;
-    // Required by Megatron's TP/CP communication ordering before Blackwell (frameworks.md §2.1).
+    // Required by Megatron's TP/CP communication ordering before Blackwell (`validate_args` in
+    // megatron/training/arguments.py asserts it).
     if 1 < p.tp.get() || 1 < p.cp.get() {
         text.push_str("export CUDA_DEVICE_MAX_CONNECTIONS=1\n\n");
     }

@@ -1,7 +1,7 @@
-//! MindSpeed-LLM: the bash script of frameworks.md §5.1/§5.4 (the pattern of the repo's
+//! MindSpeed-LLM: the bash script its users run (the pattern of the repo's
 //! `examples/mcore/<model>/pretrain_*.sh` and `tune_*.sh`): CANN environment, HCCL timeouts, the
-//! Megatron flags of §2.2 with MindSpeed's Ascend flags (§5.2: fused kernels, CoC, swap-attention,
-//! activation-function recomputation), `pretrain_gpt.py` for pre-training and
+//! Megatron flags with MindSpeed's Ascend flags (`mindspeed/features_manager/`: fused kernels, CoC,
+//! swap-attention, activation-function recomputation), `pretrain_gpt.py` for pre-training and
 //! `posttrain_gpt.py --finetune --stage sft|dpo` for fine-tuning, LoRA and DPO.
 
 use super::megatron::{model_flags, parallel_flags};
@@ -11,7 +11,8 @@ use crate::Plan;
 use crate::model::LoraTarget;
 use crate::plan::{LoraTargets, Method, PipelineSchedule, Precision};
 
-/// MindSpeed-LLM's LoRA module names (`--lora-target-modules`, §5.2): Megatron's fused linears.
+/// MindSpeed-LLM's LoRA module names (`--lora-target-modules`, docs/zh/pytorch/training/finetune/
+/// mcore/lora_finetune.md): Megatron's fused linears.
 pub(super) fn lora_modules(targets: &LoraTargets) -> String {
     let mut names: Vec<&str> = Vec::new();
     for t in targets.list() {
@@ -98,17 +99,20 @@ pub fn script(plan: &Plan, header: &[String]) -> EmittedFile {
         gpt.push("--swap-attention".to_owned());
     }
     if p.swap_optimizer {
-        // MindSpeed swap-optimizer (§5.2); its default of 16 slices, written out to be tuned.
+        // MindSpeed swap-optimizer (docs/zh/features/swap-optimizer.md); its default of 16 slices,
+        // written out to be tuned.
         gpt.push("--swap-optimizer --swap-optimizer-times 16".to_owned());
     } else if p.distributed_optimizer {
-        // fp32 master weights share memory with the bf16 ones (§5.4 example); MindSpeed refuses
-        // it beside --swap-optimizer (§5.3 rule 9).
+        // fp32 master weights share memory with the bf16 ones (MindSpeed
+        // docs/zh/features/reuse-fp32-param.md); MindSpeed refuses it beside --swap-optimizer
+        // (`SwapOptimizerFeature.validate_args`, swap_optimizer_feature.py).
         gpt.push("--reuse-fp32-param".to_owned());
     }
     gpt.push("--use-flash-attn --use-fused-rotary-pos-emb --use-fused-rmsnorm --use-fused-swiglu".to_owned());
     gpt.push("--tokenizer-type PretrainedFromHF --tokenizer-name-or-path \"$TOKENIZER_PATH\"".to_owned());
     gpt.extend(model_flags(plan, true));
-    // No padding of the vocabulary: the checkpoint's rows as they are (§5.2 tokenizer note).
+    // No padding of the vocabulary: the checkpoint's rows as they are (as the repo's
+    // examples/mcore/*/pretrain_*.sh do).
     gpt.push(format!("--make-vocab-size-divisible-by 1 --padded-vocab-size {}", plan.model.arch.vocab_size));
     gpt.push(format!(
         "--micro-batch-size {} --global-batch-size {}",

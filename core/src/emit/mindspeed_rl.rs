@@ -1,7 +1,8 @@
-//! MindSpeed-RL: the Hydra YAML in its layout (frameworks.md §7.2, §7.4: `megatron_training`,
-//! `actor_config`, `rl_config`, `generate_config`), the model block it loads from
-//! `configs/model/<name>.yaml`, and `launch.sh` with the Ray start commands and
-//! `cli/train_grpo.py` or `cli/train_ppo.py` (§7.1). Colocated actor/reference/rollout (`use_integrated_worker: true`).
+//! MindSpeed-RL: the Hydra YAML in its layout (`mindspeed_rl/config_cls/*.py`, as the repo's
+//! `configs/grpo_*.yaml`: `megatron_training`, `actor_config`, `rl_config`, `generate_config`), the
+//! model block it loads from `configs/model/<name>.yaml`, and `launch.sh` with the Ray start
+//! commands and `cli/train_grpo.py` or `cli/train_ppo.py`. Colocated actor/reference/rollout
+//! (`use_integrated_worker: true`).
 
 use super::megatron::model_flags;
 use super::{EmittedFile, FileKind, comment, model_path, model_slug, node_vars, script_opening, yaml_str};
@@ -139,7 +140,7 @@ pub fn files(plan: &Plan, header: &[String]) -> Vec<EmittedFile> {
     }
     if rl.remove_padding {
         // validate_rl_args: use_remove_padding needs reset_attention_mask, and with PP > 1
-        // no_pad_to_seq_lengths (frameworks.md §7.3 rule 6).
+        // no_pad_to_seq_lengths (mindspeed_rl/config_cls/validate_config.py).
         m("reset_attention_mask", "true".into());
         if 1 < p.pp.get() {
             m("no_pad_to_seq_lengths", "true".into());

@@ -1,6 +1,9 @@
 //! Launch files: for each framework, exactly what its users run, written from the one typed plan.
-//! Formats and flags follow ../shared/reference/frameworks.md (§2 Megatron-LM, §3 DeepSpeed,
-//! §4 LLaMA-Factory, §5 MindSpeed-LLM, §6 VeRL, §7 MindSpeed-RL). Every text a user typed reaches a script as one quoted word ([`shell`]),
+//! Formats and flags follow each framework's own argument parser or config schema, named in its
+//! module (Megatron-LM `megatron/training/arguments.py`, DeepSpeed `deepspeed/runtime/config.py`,
+//! LLaMA-Factory `src/llamafactory/hparams/`, MindSpeed-LLM `mindspeed_llm/features_manager/`,
+//! VeRL `verl/trainer/config/ppo_trainer.yaml`, MindSpeed-RL `mindspeed_rl/config_cls/`).
+//! Every text a user typed reaches a script as one quoted word ([`shell`]),
 //! a YAML file as a double-quoted scalar, and JSON through serde_json.
 
 pub mod archive;

@@ -1,5 +1,6 @@
-//! VeRL: a bash script of Hydra overrides for `python3 -m verl.trainer.main_ppo` (frameworks.md
-//! §6.1, §6.4: the pattern of `examples/grpo_trainer/*.sh`), FSDP actor with a vLLM rollout.
+//! VeRL: a bash script of Hydra overrides for `python3 -m verl.trainer.main_ppo` (keys of
+//! `verl/trainer/config/ppo_trainer.yaml`; the pattern of `examples/grpo_trainer/*.sh`), FSDP actor
+//! with a vLLM rollout.
 //! Batch sizes count prompts, as VeRL does (`data.train_batch_size`, `ppo_mini_batch_size`).
 //!
 //! Typed text reaches Hydra, which gives `${…}`, quotes, brackets and commas their own meaning
@@ -76,7 +77,8 @@ pub fn script(plan: &Plan, header: &[String]) -> Result<EmittedFile, EmitError> 
         format!("actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu={micro}"),
         format!("actor_rollout_ref.actor.ulysses_sequence_parallel_size={}", p.cp),
         format!("actor_rollout_ref.actor.use_dynamic_bsz={}", py_bool(rl.dynamic_batch)),
-        // Seed 000: with Ulysses, each device's token budget is the sequence split sp ways.
+        // With Ulysses, each device's token budget is the sequence split sp ways (VeRL
+        // docs/perf/perf_tuning.rst, "Ulysses Sequence Parallel for Long Context Training").
         format!("actor_rollout_ref.actor.ppo_max_token_len_per_gpu={token_budget}"),
         "actor_rollout_ref.actor.use_kl_loss=True".to_owned(),
         "actor_rollout_ref.actor.kl_loss_coef=0.001".to_owned(),
@@ -110,7 +112,8 @@ pub fn script(plan: &Plan, header: &[String]) -> Result<EmittedFile, EmitError> 
         "trainer.total_epochs=15".to_owned(),
     ]);
     if plan.method == Method::Ppo {
-        // PPO's critic (GAE): the actor's model as a value model, the actor's batch keys (§6.2).
+        // PPO's critic (GAE): the actor's model as a value model, the actor's batch keys
+        // (verl/workers/config/critic.py).
         o.extend([
             format!("critic.model.path={}", quote(&model_path(plan))),
             "critic.optim.lr=1e-5".to_owned(),

@@ -143,8 +143,9 @@ fn most_codes_are_reached_by_these_plans() {
 
 #[test]
 fn long_verl_sequences_are_told_to_use_ulysses() {
-    // Ulysses SP 2 splits each sequence's activations over two devices (seed 000, VeRL
-    // `ulysses_sequence_parallel_size`): the activation share of the peak roughly halves.
+    // Ulysses SP 2 splits each sequence's activations over two devices (VeRL
+    // `ulysses_sequence_parallel_size`, docs/perf/perf_tuning.rst): the activation share of the peak
+    // roughly halves.
     let plan = plan(PLANS[7]);
     assert!(!evaluate(&plan).memory.fits);
     let advice = advice::advise(&plan);

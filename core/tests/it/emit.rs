@@ -1,6 +1,8 @@
 //! Launch files: valid by construction (bash -n, a YAML parser, serde_json), every planned value
 //! written, batch identities holding, user-typed text never run by the shell, and golden files
-//! (core/tests/golden/, reviewed against frameworks.md §2.4, §3.4, §4.4; rewrite them with
+//! (core/tests/golden/, reviewed against the frameworks' own examples: Megatron-LM
+//! `examples/llama/train_llama3_8b_h100_fp8.sh`, LLaMA-Factory `examples/train_lora/*.yaml` and
+//! `examples/deepspeed/ds_z3_config.json`, VeRL `examples/grpo_trainer/*.sh`; rewrite them with
 //! `UPDATE_GOLDEN=1 cargo test -p trainplan-core --test it emit`, as scripts/update-docs does).
 
 use std::path::{Path, PathBuf};
@@ -214,7 +216,7 @@ fn llamafactory_yaml_holds_the_plan() {
 
 #[test]
 fn seed_knobs_reach_their_files() {
-    // Seed 000's MindSpeed-LLM knobs: swap-optimizer (and no --reuse-fp32-param beside it,
+    // MindSpeed-LLM's memory knobs: swap-optimizer (and no --reuse-fp32-param beside it,
     // MindSpeed `swap_optimizer_feature.py` incompatible_check), activation-function recompute
     // on 8 layers after 4 block-recomputed ones.
     let ms = &files(GOLDEN[12].1)[0].text;
@@ -223,7 +225,7 @@ fn seed_knobs_reach_their_files() {
     assert_eq!(flag_value(ms, "--recompute-activation-function-num-layers"), Some("8"));
     assert_eq!(flag_value(ms, "--recompute-method"), Some("block"));
     assert_eq!(flag_value(ms, "--recompute-num-layers"), Some("4"));
-    // Seed 000's VeRL knobs, as Hydra overrides.
+    // VeRL's batching knobs (docs/perf/perf_tuning.rst), as Hydra overrides.
     let verl = &files(GOLDEN[13].1)[0].text;
     for (key, value) in [
         ("actor_rollout_ref.actor.ppo_mini_batch_size", "64"),
@@ -240,7 +242,7 @@ fn seed_knobs_reach_their_files() {
     ] {
         assert!(verl.contains(&format!("    {key}={value} \\\n")), "{key}={value}");
     }
-    // The same plan on MindSpeed-RL: its YAML keys (frameworks.md §7.2).
+    // The same plan on MindSpeed-RL: its YAML keys (mindspeed_rl/config_cls/*.py).
     let mut rl_plan: serde_json::Value = serde_json::from_str(GOLDEN[13].1).unwrap();
     rl_plan["framework"] = "mindspeed-rl".into();
     rl_plan["hardware"] = "ascend-910b2".into();
@@ -403,7 +405,7 @@ fn override_value<'a>(text: &'a str, key: &str) -> Option<&'a str> {
 #[test]
 fn verl_scripts_count_prompts_and_carry_the_rollout() {
     let text = &files(GOLDEN[5].1)[0].text;
-    // frameworks.md §6.4: 512 prompts per step, 8 responses each, rollout TP 2, lengths 1024 + 2048.
+    // The golden plan: 512 prompts per step, 8 responses each, rollout TP 2, lengths 1024 + 2048.
     for (key, value) in [
         ("algorithm.adv_estimator", "grpo"),
         ("data.train_batch_size", "512"),
@@ -458,7 +460,7 @@ fn mindspeed_scripts_carry_the_ascend_flags() {
         assert!(text.split_whitespace().any(|w| w == switch), "{switch}");
     }
     assert!(!text.contains("--tp-comm-overlap"));
-    // 80 layers / PP 4 / VPP 4 = 5 layers per virtual stage (the §5.4 example's split).
+    // 80 layers / PP 4 / VPP 4 = 5 layers per virtual stage.
     assert_eq!(flag_value(text, "--num-layers-per-virtual-pipeline-stage"), Some("5"));
     assert_eq!(flag_value(text, "--padded-vocab-size"), Some("128256"));
     assert!(text.contains("/usr/local/Ascend/ascend-toolkit/set_env.sh"));
@@ -472,7 +474,8 @@ fn mindspeed_scripts_carry_the_ascend_flags() {
 fn mindspeed_rl_yaml_follows_its_layout() {
     let out = files(GOLDEN[7].1);
     let run = &YamlLoader::load_from_str(&out[0].text).unwrap()[0];
-    // frameworks.md §7.4: 32 prompts × 8 samples, TP 4, rollout TP 2, 16 NPUs, colocated workers.
+    // 32 prompts × 8 samples on 16 NPUs, colocated workers (as MindSpeed-RL's
+    // configs/grpo_qwen25_7b_A3.yaml); TP 4 and rollout TP 2 are the golden plan's own.
     assert_eq!(run["megatron_training"]["global_batch_size"].as_i64(), Some(32));
     assert_eq!(run["megatron_training"]["stage"].as_str(), Some("ray_grpo"));
     assert_eq!(run["actor_config"]["tensor_model_parallel_size"].as_i64(), Some(4));

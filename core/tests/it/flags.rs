@@ -393,8 +393,10 @@ fn the_importer_lists_what_the_framework_would_refuse() {
     let got = import(script, &base).unwrap();
     assert_eq!(got.kind, ConfigKind::Megatron);
     assert_eq!(got.file.parallel.tp, 2);
-    // Left out of the plan, declared or not.
-    assert_eq!(got.unknown, ["--my-flag", "--seq-length=4096", "--lr-decay-style=sine"]);
+    // Not used, declared or not: the files the plan writes would not keep them as written
+    // (Llama-3-8B's rotary base is 500000, `$LR` is set outside the script).
+    assert_eq!(got.unknown, ["--rotary-base", "--my-flag", "--swiglu", "--lr", "--lr-decay-style"]);
+    assert_eq!(got.file.batch.seq_len, 4096);
     let refused: Vec<String> = got.refused.iter().map(ToString::to_string).collect();
     assert_eq!(
         refused,

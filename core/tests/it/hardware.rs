@@ -1,4 +1,4 @@
-//! The hardware catalog against the facts in ../shared/reference/frameworks.md §8.
+//! The hardware catalog against the vendors' datasheets and the public reports each entry cites.
 
 use trainplan_core::hardware::{self, Vendor};
 
@@ -21,8 +21,8 @@ fn ids_are_unique_kebab_case_and_sourced() {
 
 #[test]
 fn precision_support_follows_the_architectures() {
-    // §8: 910A has no BF16; V100 and T4 predate it. §8.1: FP8 needs Hopper, Ada or Blackwell;
-    // §8.2: no FP8 on Ascend 910B/910C.
+    // 910A has no BF16 (vllm-ascend issue #9294); V100 and T4 predate it. FP8 needs Hopper, Ada or
+    // Blackwell (the datasheets); Ascend 910B/910C (A2/A3) have none (vllm-ascend issue #1526).
     for d in hardware::devices() {
         let no_bf16 = ["v100-sxm-32g", "t4-16g", "ascend-910a"].contains(&d.id.as_str());
         assert_eq!(d.has_bf16(), !no_bf16, "{} bf16", d.id);
@@ -45,7 +45,8 @@ fn datasheet_figures() {
     assert_eq!(h100.intra_node_bytes_per_second, 900e9);
     // 400 Gb/s NDR per GPU = 50 GB/s.
     assert_eq!(h100.inter_node_bytes_per_second, 50e9);
-    // §8.2: 910C nodes hold 16 dies of 64 GB; the figures are reported, not datasheet.
+    // 910C nodes hold 16 dies of 64 GB (Huawei MindCluster, Atlas 900 A3 SuperPoD: 8 two-die HiAM
+    // modules per node); the figures are reported, not datasheet.
     let c = hardware::device("ascend-910c").unwrap();
     assert_eq!((c.devices_per_node, c.memory_bytes, c.reported), (16, 64 << 30, true));
     // vllm-ascend #8746: npu-smi shows a 910B4 as 32768 MB.

@@ -2,9 +2,11 @@
 //! every setting the file carries, over the golden plans and a generated set; unknown keys are listed.
 
 use proptest::prelude::*;
-use trainplan_core::emit::import::{ConfigKind, import};
+use trainplan_core::emit::import::{ConfigKind, ModelOrigin, import};
 use trainplan_core::emit::{FileKind, emit};
-use trainplan_core::plan::{Framework, Plan, PlanFile};
+use trainplan_core::plan::{Framework, ModelField, Plan, PlanFile};
+
+use crate::corpus;
 
 /// Emits `plan`'s files and imports the one that carries the settings, onto the plan's model and
 /// cluster with every other setting at its default.
@@ -125,7 +127,7 @@ fn assert_carried(original: &PlanFile, back: &PlanFile, kind: ConfigKind) {
                 (original.rl.max_prompt_length, original.rl.max_response_length)
             );
             assert_eq!(back.cluster.nodes, original.cluster.nodes);
-            // Every seed-000 VeRL knob: mini-batch, dynamic batch and its token budget, padding
+            // Every VeRL knob the plan holds: mini-batch, dynamic batch and its token budget, padding
             // removal, and the vLLM engine's settings, autos included.
             // An explicit value equal to the auto one reads back as auto: compare what is in effect.
             let effective = |f: &PlanFile| {
@@ -309,4 +311,333 @@ proptest! {
         prop_assert_eq!(kind, ConfigKind::MindSpeedRl);
         assert_carried(&original, &back, kind);
     }
+}
+
+/// The launch file that carries a plan's settings: the JSON for DeepSpeed, `train.yaml` for
+/// LLaMA-Factory, the script or the run YAML for the others.
+fn main_file(plan: &Plan, files: &[trainplan_core::emit::EmittedFile]) -> trainplan_core::emit::EmittedFile {
+    match plan.framework {
+        Framework::DeepSpeed => files.iter().find(|f| f.kind == FileKind::Json),
+        Framework::LlamaFactory => files.iter().find(|f| f.name == "train.yaml"),
+        _ => files.first(),
+    }
+    .unwrap()
+    .clone()
+}
+
+/// A current plan with nothing in common with `original` but its hardware and cluster: another
+/// model, ZeRO 2, a dataset, fp16. None of it may survive an import.
+fn stale_current(original: &PlanFile) -> PlanFile {
+    let mut current = PlanFile::minimal(ModelField::Id("gpt2".into()));
+    current.hardware = original.hardware.clone();
+    current.cluster = original.cluster;
+    current.parallel.zero_stage = 2;
+    current.parallel.offload_optimizer = true;
+    current.precision = trainplan_core::plan::Precision::Fp16;
+    current.launch.dataset = "stale_dataset".into();
+    current.launch.model_path = "/stale/model".into();
+    current
+}
+
+/// Emit → import → emit writes the same files, byte for byte, for every plan of the conformance
+/// corpus, imported onto a current plan of another model with stale settings. What a kind of file
+/// cannot carry is named below with why, and taken from the original plan.
+#[test]
+fn corpus_files_round_trip_byte_for_byte() {
+    let mut compared = 0;
+    for entry in corpus::all() {
+        let plan = Plan::from_json(&entry.plan).unwrap();
+        let files = emit(&plan, "#v1=x").unwrap();
+        let main = main_file(&plan, &files);
+        let original = plan.to_file();
+        let imported = import(&main.text, &stale_current(&original))
+            .unwrap_or_else(|e| panic!("{}: {e}\n{}", entry.name, main.text));
+        assert!(imported.unknown.is_empty(), "{}: {:?}", entry.name, imported.unknown);
+        let mut back = imported.file;
+        // No launch file holds the planner's runtime overheads or calibration.
+        back.overheads = original.overheads;
+        back.calibration = original.calibration;
+        match imported.kind {
+            ConfigKind::DeepSpeed => {
+                // The JSON names no model (the user's train.py loads it): the current one is kept,
+                // and the import says so.
+                assert_eq!(imported.model, ModelOrigin::Unknown, "{}", entry.name);
+                back.model = original.model.clone();
+                // Nor the sequence length (the script tokenizes) or the attention kernel.
+                back.batch.seq_len = original.batch.seq_len;
+                back.attention = original.attention;
+                // The master address and port are launch.sh's.
+                back.launch = original.launch.clone();
+            }
+            kind => {
+                assert!(
+                    matches!(imported.model, ModelOrigin::Named(_) | ModelOrigin::Matched { .. }),
+                    "{}: {:?}",
+                    entry.name,
+                    imported.model
+                );
+                if matches!(kind, ConfigKind::LlamaFactory | ConfigKind::MindSpeedRl) {
+                    // The master address and port are in launch.sh, beside the main file.
+                    back.launch.master_addr = original.launch.master_addr.clone();
+                    back.launch.master_port = original.launch.master_port;
+                }
+                if kind == ConfigKind::LlamaFactory {
+                    // The DeepSpeed JSON's name says "offload", not which; overlap_comm is in the JSON.
+                    back.parallel.offload_params = original.parallel.offload_params;
+                    back.parallel.overlap_grad_reduce = original.parallel.overlap_grad_reduce;
+                }
+            }
+        }
+        let again = Plan::from_file(&back).unwrap_or_else(|e| panic!("{}: {e}", entry.name));
+        let rewritten = emit(&again, "#v1=x").unwrap();
+        assert_eq!(rewritten.len(), files.len(), "{}", entry.name);
+        for (a, b) in files.iter().zip(&rewritten) {
+            assert_eq!(a.name, b.name, "{}", entry.name);
+            assert!(a.text == b.text, "{}/{}:\n{}", entry.name, a.name, first_difference(&a.text, &b.text));
+        }
+        compared += 1;
+    }
+    assert!(40 <= compared, "{compared}");
+}
+
+/// The first line where two texts differ, both ways.
+fn first_difference(a: &str, b: &str) -> String {
+    let (mut la, mut lb) = (a.lines(), b.lines());
+    loop {
+        match (la.next(), lb.next()) {
+            (Some(x), Some(y)) if x == y => continue,
+            (None, None) => return "same lines".to_owned(),
+            (x, y) => return format!("- {}\n+ {}", x.unwrap_or("<end>"), y.unwrap_or("<end>")),
+        }
+    }
+}
+
+fn golden(path: &str) -> String {
+    std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden").join(path))
+        .unwrap()
+}
+
+/// The LLaMA-Factory YAML of an air-gapped cluster: the model is a local directory.
+const LOCAL_LF_YAML: &str = "model_name_or_path: /models/Qwen2.5-14B-Instruct\nstage: sft\ndo_train: true\n\
+    finetuning_type: lora\nlora_target: all\ndataset: my_sft_data\ntemplate: qwen\ncutoff_len: 2048\n\
+    output_dir: /output/qwen14b-lora\nper_device_train_batch_size: 1\ngradient_accumulation_steps: 8\nbf16: true\n";
+
+/// Issue: a local model directory left the plan on the previous model, and the dataset, the output
+/// directory and the path were dropped while the import said "every key understood".
+#[test]
+fn issue_a_local_model_directory_names_the_model_and_the_paths_come_back() {
+    let current = Plan::first_visit().to_file();
+    assert_eq!(current.model, ModelField::Id("qwen2.5-7b".into()));
+    let got = import(LOCAL_LF_YAML, &current).unwrap();
+    assert_eq!(got.file.model, ModelField::Id("qwen2.5-14b".into()));
+    assert_eq!(
+        got.model,
+        ModelOrigin::Matched { from: "/models/Qwen2.5-14B-Instruct".into(), id: "qwen2.5-14b".into() }
+    );
+    let launch = &got.file.launch;
+    assert_eq!(
+        (launch.model_path.as_str(), launch.dataset.as_str(), launch.output_dir.as_str()),
+        ("/models/Qwen2.5-14B-Instruct", "my_sft_data", "/output/qwen14b-lora")
+    );
+    // Every key is used: the template is the one the model gets anyway.
+    assert!(got.unknown.is_empty(), "{:?}", got.unknown);
+    // The files written afterwards keep them.
+    let plan = Plan::from_file(&got.file).unwrap();
+    let yaml = main_file(&plan, &emit(&plan, "#x").unwrap()).text;
+    for line in [
+        "model_name_or_path: \"/models/Qwen2.5-14B-Instruct\"",
+        "dataset: \"my_sft_data\"",
+        "output_dir: \"/output/qwen14b-lora\"",
+        "template: qwen",
+    ] {
+        assert!(yaml.contains(line), "{line}\n{yaml}");
+    }
+    // Other spellings of a local directory: Meta's prefix, a chat variant, MindSpeed-RL's names.
+    for (path, id) in [
+        ("/data/Meta-Llama-3.1-70B-Instruct", "llama-3.1-70b"),
+        ("/models/Qwen2.5-7B-Instruct/", "qwen2.5-7b"),
+        ("/models/qwen2.5-7b/checkpoint-500", "qwen2.5-7b"),
+        ("/mnt/glm-4-9b-chat-hf", "glm-4-9b"),
+        ("/models/Mixtral-8x7B-Instruct-v0.1", "mixtral-8x7b"),
+        ("/models/Mistral-7B-Instruct-v0.3", "mistral-7b-v0.3"),
+        ("/models/DeepSeek-V3-Base", "deepseek-v3"),
+        ("/models/Qwen3-30B-A3B-Instruct-2507", "qwen3-30b-a3b"),
+        ("qwen25_7b", "qwen2.5-7b"),
+    ] {
+        assert_eq!(trainplan_core::catalog::model_by_name(path).map(|m| m.id), Some(id), "{path}");
+    }
+    for path in ["/models/Qwen2.5-13B", "/models/my-model", "/models/Mistral-7B", "/data/run-7b"] {
+        assert_eq!(trainplan_core::catalog::model_by_name(path).map(|m| m.id), None, "{path}");
+    }
+}
+
+/// Issue: a Megatron script with the model's flags and no Hugging Face id was planned as the
+/// previous model, and kept the ZeRO stage of an earlier import.
+#[test]
+fn issue_architecture_flags_tell_the_model_and_an_import_starts_from_the_defaults() {
+    let script = golden("megatron-llama-3.1-70b/train_llama-3_1-70b.sh")
+        .replace("TOKENIZER_MODEL='meta-llama/Llama-3.1-70B'", "TOKENIZER_MODEL=/models/tokenizer");
+    // An earlier LLaMA-Factory import left ZeRO 2, optimizer offload and a dataset behind.
+    let mut current = Plan::first_visit().to_file();
+    current.parallel.zero_stage = 2;
+    current.parallel.offload_optimizer = true;
+    current.launch.dataset = "alpaca_en_demo".into();
+    let got = import(&script, &current).unwrap();
+    assert_eq!(got.model, ModelOrigin::Shape("llama-3.1-70b".into()));
+    assert_eq!(got.file.model, ModelField::Id("llama-3.1-70b".into()));
+    assert_eq!((got.file.parallel.zero_stage, got.file.parallel.offload_optimizer), (0, false));
+    assert_eq!(got.file.launch.model_path, "/models/tokenizer");
+    assert_eq!(got.file.launch.dataset, "", "the script's own placeholder");
+    assert!(got.unknown.is_empty(), "{:?}", got.unknown);
+
+    // Half the layers: no catalog model has them, so the model is built from the flags.
+    let halved = script
+        .replace("--num-layers 80", "--num-layers 40")
+        .replace("--num-layers-per-virtual-pipeline-stage 10", "--num-layers-per-virtual-pipeline-stage 5");
+    let got = import(&halved, &current).unwrap();
+    assert_eq!(got.model, ModelOrigin::Built { name: "tokenizer".into() });
+    let plan = Plan::from_file(&got.file).unwrap();
+    let arch = &plan.model.arch;
+    assert_eq!((arch.n_layers, arch.hidden_size, arch.mlp.intermediate_size), (40, 8192, 28672));
+    assert_eq!(plan.parallel.vpp.get(), 2);
+    // The flags written for the built model are the ones read, so nothing is left out.
+    assert!(got.unknown.is_empty(), "{:?}", got.unknown);
+    let rewritten = &emit(&plan, "#x").unwrap()[0].text;
+    let model_args =
+        |t: &str| t.split("MODEL_ARGS=(").nth(1).and_then(|r| r.split(')').next()).map(str::to_owned);
+    assert_eq!(model_args(rewritten), model_args(&halved));
+
+    // MindSpeed-LLM names the vocabulary (`--padded-vocab-size`), so the built model has it too:
+    // Qwen2.5-7B's width with 20 layers.
+    let ascend = golden("mindspeed-llm-qwen2.5-7b-lora/tune_qwen2_5-7b.sh")
+        .replace("--num-layers 28", "--num-layers 20")
+        .replace("TOKENIZER_PATH='./model_from_hf/Qwen2.5-7B'", "TOKENIZER_PATH=/models/my-20-layer-model");
+    let got = import(&ascend, &current).unwrap();
+    assert_eq!(got.kind, ConfigKind::MindSpeedLlm);
+    assert_eq!(got.model, ModelOrigin::Built { name: "my-20-layer-model".into() });
+    let plan = Plan::from_file(&got.file).unwrap();
+    assert_eq!((plan.model.arch.n_layers, plan.model.arch.vocab_size), (20, 152064));
+    // The converted checkpoint's directory is named after the catalog model; the plan writes one
+    // named after the built model, so the file's is not kept.
+    assert_eq!(got.unknown, ["--load"]);
+}
+
+/// A file that neither names nor describes its model says so; the plan keeps its model.
+#[test]
+fn a_model_the_file_does_not_tell_is_said_not_identified() {
+    let current = Plan::first_visit().to_file();
+    let json =
+        r#"{"train_batch_size": 64, "train_micro_batch_size_per_gpu": 2, "zero_optimization": {"stage": 3}}"#;
+    let got = import(json, &current).unwrap();
+    assert_eq!((got.model.clone(), got.file.model.clone()), (ModelOrigin::Unknown, current.model.clone()));
+    let yaml = "model_name_or_path: /models/our-sft-v3\nstage: sft\nfinetuning_type: full\n";
+    let got = import(yaml, &current).unwrap();
+    assert_eq!(got.model, ModelOrigin::Unknown);
+    assert_eq!(got.file.launch.model_path, "/models/our-sft-v3");
+    // The Hugging Face id, as before: a variant of a catalog model.
+    let got =
+        import("model_name_or_path: meta-llama/Meta-Llama-3-8B-Instruct\nstage: sft\n", &current).unwrap();
+    assert_eq!(got.model, ModelOrigin::Named("llama-3-8b".into()));
+    assert_eq!(got.file.launch.model_path, "meta-llama/Meta-Llama-3-8B-Instruct");
+    // A MindSpeed-RL model block pasted with (or without) its run YAML gives the architecture.
+    let block =
+        golden("mindspeed-rl-qwen2.5-7b-grpo/qwen25_7b.yaml").replace("num_layers: 28", "num_layers: 14");
+    let got = import(&block, &current).unwrap();
+    assert_eq!(got.kind, ConfigKind::MindSpeedRl);
+    assert_eq!(got.model, ModelOrigin::Built { name: "qwen25_7b".into() });
+    let run = golden("mindspeed-rl-qwen2.5-7b-grpo/grpo_qwen25_7b_16npu.yaml")
+        .replace("tokenizer_name_or_path: \"Qwen/Qwen2.5-7B\"", "tokenizer_name_or_path: \"/models/tok\"");
+    let both = format!("{run}\n{}", golden("mindspeed-rl-qwen2.5-7b-grpo/qwen25_7b.yaml"));
+    let got = import(&both, &current).unwrap();
+    assert_eq!(got.model, ModelOrigin::Matched { from: "qwen25_7b".into(), id: "qwen2.5-7b".into() });
+    assert!(got.unknown.is_empty(), "{:?}", got.unknown);
+}
+
+/// Every key the plan does not hold and the files it writes would not keep is listed by name: a
+/// template other than the model's, a learning rate, a key no emitter writes, a value set outside
+/// the script.
+#[test]
+fn every_key_not_used_is_listed() {
+    let current = Plan::first_visit().to_file();
+    let yaml = LOCAL_LF_YAML.replace("template: qwen", "template: llama3")
+        + "learning_rate: 2.0e-5\nval_size: 0.1\n";
+    let got = import(&yaml, &current).unwrap();
+    assert_eq!(got.unknown, ["template", "learning_rate", "val_size"]);
+    // The same learning rate as the emitter's, written another way, is kept.
+    let got =
+        import(&(LOCAL_LF_YAML.to_owned() + "learning_rate: 1e-4\nnum_train_epochs: 3\n"), &current).unwrap();
+    assert!(got.unknown.is_empty(), "{:?}", got.unknown);
+    let script = golden("megatron-llama-3.1-70b/train_llama-3_1-70b.sh")
+        .replace("--lr 1.5e-4", "--lr \"$LR\"")
+        .replace("DATA_PATH='/data/corpus_text_document'", "DATA_PATH=\"/data/my_text_document\"")
+        .replace("--split 99,1,0", "--split 98,2,0 --rdzv_backend c10d");
+    let got = import(&script, &current).unwrap();
+    assert_eq!(got.unknown, ["--lr", "--split", "--rdzv_backend"]);
+    assert_eq!(got.file.launch.dataset, "/data/my_text_document");
+    assert_eq!(got.refused, [], "--rdzv_backend is torchrun's");
+}
+
+/// Each format's paths and addresses come back into the plan's launch settings: the model path,
+/// the dataset, the output directory, and the master address and port where the file holds them.
+#[test]
+fn launch_settings_come_back_from_each_format() {
+    let launch = r#""launch": {"model_path": "/models/Qwen2.5-7B-Instruct", "dataset": "/data/train-set",
+        "output_dir": "/ckpt/run-1", "master_addr": "10.0.0.7", "master_port": 29600}"#;
+    for (framework, method, hardware, carries_master) in [
+        ("megatron", "pretrain", "h100-sxm-80g", true),
+        ("mindspeed-llm", "sft-full", "ascend-910b2", true),
+        ("llamafactory", "lora", "h100-sxm-80g", false),
+        ("verl", "grpo", "h100-sxm-80g", false),
+        ("mindspeed-rl", "grpo", "ascend-910b2", false),
+    ] {
+        let text = format!(
+            r#"{{"model": "qwen2.5-7b", "hardware": "{hardware}", "framework": "{framework}", "method": "{method}",
+                "parallel": {{"zero_stage": {}}}, {launch}}}"#,
+            if framework == "verl" { 3 } else { 0 }
+        );
+        let plan = Plan::from_json(&text).unwrap();
+        let main = main_file(&plan, &emit(&plan, "#x").unwrap());
+        let got = import(&main.text, &stale_current(&plan.to_file())).unwrap();
+        let mut expected = plan.launch.clone();
+        if !carries_master {
+            (expected.master_addr, expected.master_port) = (String::new(), 0);
+        }
+        assert_eq!(got.file.launch, expected, "{framework}");
+        assert_eq!(
+            got.model,
+            ModelOrigin::Matched { from: "/models/Qwen2.5-7B-Instruct".into(), id: "qwen2.5-7b".into() }
+        );
+        assert!(got.unknown.is_empty(), "{framework}: {:?}", got.unknown);
+    }
+}
+
+/// `trainplan import-config` prints the plan file, and on standard error how the model was told,
+/// the keys not used and the flags refused.
+#[test]
+fn the_cli_says_how_the_model_was_told_and_what_was_not_used() {
+    use std::io::Write;
+    let run = |stdin: &str| {
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_trainplan"))
+            .args(["import-config", "-"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let file: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        (file, String::from_utf8(out.stderr).unwrap())
+    };
+    let (file, said) = run(&(LOCAL_LF_YAML.to_owned() + "val_size: 0.1\n"));
+    assert_eq!(file["model"], "qwen2.5-14b");
+    assert_eq!(file["launch"]["dataset"], "my_sft_data");
+    assert!(said.contains("model: qwen2.5-14b, matched from /models/Qwen2.5-14B-Instruct"), "{said}");
+    assert!(said.contains("not used, left out: val_size"), "{said}");
+    let (file, said) = run("torchrun pretrain_gpt.py --tensor-model-parallel-size 2 --my-flag 3\n");
+    assert_eq!(file["model"], "qwen2.5-7b");
+    assert!(said.contains("model: not identified"), "{said}");
+    assert!(said.contains("not used, left out: --my-flag"), "{said}");
+    assert!(said.contains("its framework would refuse: --my-flag is not a flag of Megatron-LM"), "{said}");
 }

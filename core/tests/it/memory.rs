@@ -24,10 +24,10 @@ fn zero_paper_figure_1() {
 }
 
 #[test]
-fn seed_003_zero3_seventy_billion_on_eight_cards() {
-    // Seed 003 §2.3: "70B × 16 bytes / 8" of model states per card under ZeRO-3. 70e9 × 16 / 8 is
-    // 140 GB per card; the seed's "17.5 GB" divides by 8 a second time (140 GB / 8), so the formula,
-    // not the seed's arithmetic, is the check.
+fn zero3_seventy_billion_on_eight_cards() {
+    // ZeRO-3 keeps 16Ψ/N_d bytes of model states per device (Rajbhandari et al. 2020, "ZeRO: Memory
+    // Optimizations Toward Training Trillion Parameter Models", Figure 1): 70e9 × 16 / 8 is 140 GB
+    // per card. Figures of 17.5 GB seen in tuning guides divide by 8 a second time.
     let s = memory::zero_model_states(
         70e9,
         memory::state_bytes(false, trainplan_core::plan::Precision::Bf16),
@@ -170,7 +170,8 @@ fn in_flight_micro_batches_follow_the_schedules() {
     assert_eq!(memory::in_flight_microbatches(4, 1, 0, 8), 4.0);
     assert_eq!(memory::in_flight_microbatches(4, 1, 3, 8), 1.0);
     assert_eq!(memory::in_flight_microbatches(8, 1, 0, 2), 2.0);
-    // Interleaved: stage 0 holds 1 + (p − 1)/(p·v) times the layers of 1F1B's stage 0 (landscape.md §5.2).
+    // Interleaved: stage 0 holds 1 + (p − 1)/(p·v) times the layers of 1F1B's stage 0 (Korthikanti et
+    // al. 2022 §4.2.3; Megatron-LM `theoretical_memory_usage.py`, interleaved_schedule_memory_penalty).
     let (p, v) = (4.0, 2.0);
     assert_eq!(memory::in_flight_microbatches(4, 2, 0, 64), p * (1.0 + (p - 1.0) / (p * v)));
     assert_eq!(memory::in_flight_microbatches(1, 1, 0, 64), 1.0);
@@ -436,8 +437,8 @@ fn overheads_are_named_and_configurable() {
 
 #[test]
 fn verl_trains_on_prompt_and_response_and_ulysses_splits_them() {
-    // Seed 000 (VeRL): long responses need ulysses_sequence_parallel_size; each device then holds
-    // max_response_length / sp of the sequence. The plan calls that degree cp.
+    // VeRL (docs/perf/perf_tuning.rst): long responses need ulysses_sequence_parallel_size; each
+    // device then holds max_response_length / sp of the sequence. The plan calls that degree cp.
     let activations = |cp: u32, response: u32| {
         let text = format!(
             r#"{{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "parallel": {{"cp": {cp}, "zero_stage": 3}},

@@ -42,7 +42,7 @@ const ROWS: &[Row] = &[
     Row {
         id: "qwen2.5-3b",
         total: 3_100_905_472 - 14_966_784,
-        source: "seed 003 PEFT printout: all 3,100,905,472 − trainable 14,966,784",
+        source: "keras-hub qwen2.5_3b_en (3,085,938,688 = PEFT's all 3,100,905,472 − trainable 14,966,784 at LoRA r 8)",
     },
     Row {
         id: "llama-3.2-3b",
@@ -244,7 +244,8 @@ fn check_lora(id: &str, rank: u64, targets: &[LoraTarget], expected: u64) {
 fn lora_trainable_parameters_match_peft_printouts() {
     use LoraTarget::*;
     let all = LoraTarget::ALL;
-    // Seed 003: "trainable params: 14,966,784 || all params: 3,100,905,472" (Qwen2.5-3B, lora_target all, r 8).
+    // Qwen2.5-3B, lora_target all, r 8: 36 layers × 8 × (q 2048+2048, k 2048+256, v 2048+256, o 2048+2048,
+    // gate/up/down 3 × (2048+11008)) = 14,966,784, PEFT's "trainable params" over keras-hub's 3,085,938,688.
     check_lora("qwen2.5-3b", 8, &all, 14_966_784);
     // LLaMA-Factory logs, Llama-3-8B, r 8, "Found linear modules: q_proj,v_proj,k_proj,down_proj,up_proj,
     // o_proj,gate_proj": "trainable params: 20,971,520 || all params: 8,051,232,768".

@@ -1,5 +1,5 @@
 //! Every rule fires on a plan that breaks it, stays silent on one that keeps it, and its fix
-//! resolves it (frameworks.md §2.3–§8, the §10 catalogue codes in comments).
+//! resolves it (each rule's framework file is in docs/validation.md).
 
 use trainplan_core::plan::Plan;
 use trainplan_core::{evaluate, rules};
@@ -56,31 +56,32 @@ const CASES: &[(&str, &str, &str)] = &[
         r#"{"model": "qwen2.5-0.5b", "framework": "mindspeed-rl", "hardware": "ascend-910b2", "method": "grpo", "precision": "fp16"}"#,
         r#"{"model": "qwen2.5-0.5b", "framework": "mindspeed-rl", "hardware": "ascend-910b2", "method": "grpo"}"#,
     ),
-    // M1
+    // Megatron `validate_args`: world ÷ (TP·PP·CP)
     (
         "parallel.world",
         r#"{"model": "llama-3-8b", "framework": "megatron", "method": "pretrain", "parallel": {"tp": 2, "pp": 3}}"#,
         r#"{"model": "llama-3-8b", "framework": "megatron", "method": "pretrain", "parallel": {"tp": 2, "pp": 4}}"#,
     ),
-    // M3: Qwen2.5-0.5B has 14 heads.
+    // `TransformerConfig`: Qwen2.5-0.5B has 14 heads.
     (
         "parallel.heads_tp",
         r#"{"model": "qwen2.5-0.5b", "framework": "megatron", "method": "pretrain", "parallel": {"tp": 4}}"#,
         r#"{"model": "qwen2.5-0.5b", "framework": "megatron", "method": "pretrain", "parallel": {"tp": 2}}"#,
     ),
-    // M3: Qwen2.5-7B has 28 heads and 4 key/value heads; TP 14 divides the heads but not the groups.
+    // `TransformerConfig`: Qwen2.5-7B has 28 heads and 4 key/value heads; TP 14 divides the heads
+    // but not the groups.
     (
         "parallel.kv_heads_tp",
         r#"{"model": "qwen2.5-7b", "framework": "megatron", "method": "pretrain", "cluster": {"devices_per_node": 14}, "parallel": {"tp": 14}}"#,
         r#"{"model": "qwen2.5-7b", "framework": "megatron", "method": "pretrain", "parallel": {"tp": 4}}"#,
     ),
-    // M4: Qwen2.5-7B has 28 layers.
+    // `validate_args`: Qwen2.5-7B has 28 layers.
     (
         "parallel.layers_pp",
         r#"{"model": "qwen2.5-7b", "framework": "megatron", "method": "pretrain", "parallel": {"pp": 8}}"#,
         r#"{"model": "qwen2.5-7b", "framework": "megatron", "method": "pretrain", "parallel": {"pp": 4}}"#,
     ),
-    // M5
+    // `validate_args`: virtual pipeline stages
     (
         "parallel.vpp_needs_pp",
         r#"{"model": "llama-3-8b", "framework": "megatron", "method": "pretrain", "parallel": {"vpp": 2}}"#,
@@ -91,7 +92,7 @@ const CASES: &[(&str, &str, &str)] = &[
         r#"{"model": "llama-3-8b", "framework": "megatron", "method": "pretrain", "parallel": {"pp": 4, "vpp": 3}}"#,
         r#"{"model": "llama-3-8b", "framework": "megatron", "method": "pretrain", "parallel": {"pp": 4, "vpp": 4}}"#,
     ),
-    // M2
+    // `validate_args`, `initialize_model_parallel`: experts and EP
     (
         "parallel.ep_dense",
         r#"{"model": "llama-3-8b", "framework": "megatron", "method": "pretrain", "parallel": {"ep": 2}}"#,
@@ -112,7 +113,7 @@ const CASES: &[(&str, &str, &str)] = &[
         r#"{"model": "mixtral-8x7b", "framework": "megatron", "method": "pretrain", "parallel": {"tp": 2, "ep": 2}}"#,
         r#"{"model": "mixtral-8x7b", "framework": "megatron", "method": "pretrain", "parallel": {"tp": 2, "ep": 2, "sequence_parallel": true}}"#,
     ),
-    // M7
+    // `validate_args`: sequence parallelism
     (
         "parallel.sp_without_tp",
         r#"{"model": "llama-3-8b", "framework": "megatron", "method": "pretrain", "parallel": {"sequence_parallel": true}}"#,
@@ -123,31 +124,31 @@ const CASES: &[(&str, &str, &str)] = &[
         r#"{"model": "llama-3-8b", "framework": "megatron", "method": "pretrain", "parallel": {"tp": 2, "tp_comm_overlap": true}}"#,
         r#"{"model": "llama-3-8b", "framework": "megatron", "method": "pretrain", "parallel": {"tp": 2, "tp_comm_overlap": true, "sequence_parallel": true}}"#,
     ),
-    // M8
+    // `validate_args`: context parallelism
     (
         "parallel.cp_seq",
         r#"{"model": "llama-3-8b", "framework": "megatron", "method": "pretrain", "parallel": {"cp": 2}, "batch": {"seq_len": 4098}}"#,
         r#"{"model": "llama-3-8b", "framework": "megatron", "method": "pretrain", "parallel": {"cp": 2}, "batch": {"seq_len": 4096}}"#,
     ),
-    // M9: Llama-2 has 4096 positions.
+    // `validate_args`: Llama-2 has 4096 positions.
     (
         "model.seq_too_long",
         r#"{"model": "llama-2-7b", "batch": {"seq_len": 8192}}"#,
         r#"{"model": "llama-2-7b", "batch": {"seq_len": 4096}}"#,
     ),
-    // M10
+    // `validate_args`: the overlapped parameter gather
     (
         "parallel.param_gather_needs",
         r#"{"model": "llama-3-8b", "framework": "megatron", "method": "pretrain", "parallel": {"overlap_param_gather": true}}"#,
         r#"{"model": "llama-3-8b", "framework": "megatron", "method": "pretrain", "parallel": {"overlap_param_gather": true, "overlap_grad_reduce": true, "distributed_optimizer": true}}"#,
     ),
-    // M12: 32 layers over PP 4 is 8 per stage.
+    // `TransformerConfig`: 32 layers over PP 4 is 8 per stage.
     (
         "recompute.num_layers",
         r#"{"model": "llama-3-8b", "framework": "megatron", "method": "pretrain", "parallel": {"pp": 4}, "recompute": {"num_layers": 9}}"#,
         r#"{"model": "llama-3-8b", "framework": "megatron", "method": "pretrain", "parallel": {"pp": 4}, "recompute": {"num_layers": 8}}"#,
     ),
-    // MS2, MS3
+    // MindSpeed: CoC and swap-attention are not for LoRA
     (
         "mindspeed.swap_attention_lora",
         r#"{"model": "qwen2.5-7b", "framework": "mindspeed-llm", "hardware": "ascend-910b2", "method": "lora", "recompute": {"swap_attention": true}}"#,
@@ -163,7 +164,7 @@ const CASES: &[(&str, &str, &str)] = &[
         r#"{"model": "qwen2.5-7b", "recompute": {"activation_function": true}}"#,
         r#"{"model": "qwen2.5-7b"}"#,
     ),
-    // M6 / D1 / L1: 8 devices × micro-batch 1.
+    // Batch identity (Megatron, DeepSpeed, LLaMA-Factory): 8 devices × micro-batch 1.
     (
         "batch.divisible",
         r#"{"model": "qwen2.5-7b", "batch": {"global_batch": 60}}"#,
@@ -268,7 +269,7 @@ const CASES: &[(&str, &str, &str)] = &[
         r#"{"model": "deepseek-v3", "framework": "megatron", "method": "pretrain", "cluster": {"nodes": 64}, "parallel": {"tp": 8, "pp": 8, "vpp": 2, "ep": 8, "uneven_layers": true}}"#,
         r#"{"model": "deepseek-v3", "framework": "megatron", "method": "pretrain", "cluster": {"nodes": 64}, "parallel": {"tp": 8, "pp": 8, "ep": 8, "uneven_layers": true}}"#,
     ),
-    // Seed 000 knobs
+    // MindSpeed and Ascend LLaMA-Factory knobs
     (
         "mindspeed.swap_optimizer",
         r#"{"model": "qwen2.5-7b", "framework": "mindspeed-llm", "hardware": "ascend-910b2", "method": "sft-full", "parallel": {"tp": 2, "swap_optimizer": true}}"#,

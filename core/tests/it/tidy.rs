@@ -1,5 +1,5 @@
 //! Repository hygiene checked as ordinary tests: the core's dependency boundary, the pinned
-//! wasm-bindgen version, module docs and whitespace.
+//! wasm-bindgen version, module docs and whitespace, and sources a reader can follow.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -118,4 +118,52 @@ fn constants_list_matches_the_code() {
     }
     let rows = doc.lines().filter(|l| l.starts_with("| `")).count();
     assert_eq!(rows, found, "docs/constants.md lists constants the code no longer has");
+}
+
+/// Every file under `dir` except the `skip` paths (relative to the root) and build output.
+fn all_files(root: &Path, dir: &Path, skip: &[&str], acc: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries {
+        let path = entry.unwrap().path();
+        let rel = path.strip_prefix(root).unwrap().to_string_lossy().replace('\\', "/");
+        let name = path.file_name().unwrap_or_default().to_string_lossy().into_owned();
+        if skip.contains(&rel.as_str()) || [".git", "target", "node_modules"].contains(&name.as_str()) {
+            continue;
+        }
+        if path.is_dir() {
+            all_files(root, &path, skip, acc);
+        } else {
+            acc.push(path);
+        }
+    }
+}
+
+/// Every source a comment, a doc or the page cites is public (a repository and path, a URL, a
+/// paper), so a reader can follow it: no file names notes that only the authors have.
+#[test]
+fn cited_sources_are_public() {
+    let root = repo_root();
+    // Built from parts, so that this file does not match itself.
+    let notes = ["frameworks", "landscape", "toolchain"];
+    let mut banned: Vec<String> = notes.map(|n| format!("{n}.md")).to_vec();
+    banned.push(["..", "shared"].join("/"));
+    banned.extend([" ", "-", "_"].map(|sep| format!("seed{sep}0")));
+    banned.push(["种子", "0"].join(" "));
+    let skip = ["dist", "core/data/flags", "conformance/good", "conformance/broken"];
+    let mut files = Vec::new();
+    all_files(&root, &root, &skip, &mut files);
+    assert!(100 <= files.len(), "found only {} files", files.len());
+    let mut hits = Vec::new();
+    for path in &files {
+        // Binary files (images, fonts) are not read.
+        let Ok(text) = std::fs::read_to_string(path) else { continue };
+        let name = path.strip_prefix(&root).unwrap().display();
+        for (idx, line) in text.lines().enumerate() {
+            let lower = line.to_lowercase();
+            if let Some(b) = banned.iter().find(|b| lower.contains(b.as_str())) {
+                hits.push(format!("{name}:{}: {b}", idx + 1));
+            }
+        }
+    }
+    assert!(hits.is_empty(), "cite the public source instead of these notes:\n{}", hits.join("\n"));
 }
