@@ -1,6 +1,8 @@
 //! Core errors and findings in the user's language. The core names what is wrong as data (an enum
 //! variant, a finding code with arguments); this module puts it in words.
 
+use trainplan_core::emit::flags::{FlagError, ValueType};
+use trainplan_core::emit::import::{ImportError, ModelOrigin};
 use trainplan_core::hf::ConfigError;
 use trainplan_core::permalink::PermalinkError;
 use trainplan_core::plan::PlanFileError;
@@ -67,6 +69,79 @@ pub fn link_error(lang: Lang, err: &PermalinkError) -> String {
         PermalinkError::Plan(err) => {
             fill(t(lang, Key::link_invalid_plan), &[("reason", &plan_error(lang, err))])
         }
+    }
+}
+
+/// A launch file that could not be read, in words.
+pub fn import_error(lang: Lang, err: &ImportError) -> String {
+    match err {
+        ImportError::Unrecognized => t(lang, Key::import_unrecognized).to_owned(),
+        ImportError::BadValue(key, expected) => {
+            let expected = match *expected {
+                "a whole number" => t(lang, Key::import_expected_whole_number),
+                "a positive whole number" => t(lang, Key::import_expected_positive),
+                "followed by a value" => t(lang, Key::import_expected_value),
+                "full or selective" => t(lang, Key::import_expected_recompute),
+                "dualpipev" => t(lang, Key::import_expected_schedule),
+                "a number in (0, 1]" => t(lang, Key::import_expected_fraction),
+                "0, 1, 2 or 3" => t(lang, Key::import_expected_zero_stage),
+                other => other,
+            };
+            fill(t(lang, Key::import_bad_value), &[("key", key), ("expected", expected)])
+        }
+    }
+}
+
+/// A flag a framework's own parser would refuse, in words.
+pub fn flag_error(lang: Lang, err: &FlagError) -> String {
+    match err {
+        FlagError::Unknown { flag, framework } => {
+            fill(t(lang, Key::flag_unknown), &[("flag", flag), ("framework", framework)])
+        }
+        FlagError::SwitchWithValue { flag, value } => {
+            fill(t(lang, Key::flag_switch_with_value), &[("flag", flag), ("value", value)])
+        }
+        FlagError::ValueCount { flag, expected, given } => {
+            let expected = match expected.as_str() {
+                "one value" => t(lang, Key::flag_one_value).to_owned(),
+                "at most one value" => t(lang, Key::flag_at_most_one_value).to_owned(),
+                "at least one value" => t(lang, Key::flag_at_least_one_value).to_owned(),
+                other => match other.strip_suffix(" values") {
+                    Some(n) => fill(t(lang, Key::flag_n_values), &[("n", n)]),
+                    None => other.to_owned(),
+                },
+            };
+            fill(
+                t(lang, Key::flag_value_count),
+                &[("flag", flag), ("expected", &expected), ("given", &given.to_string())],
+            )
+        }
+        FlagError::BadType { flag, value, value_type } => {
+            let ty = match value_type {
+                ValueType::Int => t(lang, Key::flag_type_int),
+                ValueType::Float => t(lang, Key::flag_type_float),
+                ValueType::Str => t(lang, Key::flag_type_string),
+                ValueType::Other(name) => name,
+            };
+            fill(t(lang, Key::flag_bad_type), &[("flag", flag), ("type", ty), ("value", value)])
+        }
+        FlagError::NotAChoice { flag, value, choices } => {
+            fill(t(lang, Key::flag_not_a_choice), &[("flag", flag), ("choices", choices), ("value", value)])
+        }
+    }
+}
+
+/// How an import told the model, in words; `kept` is the model's name when it told none.
+pub fn model_origin(lang: Lang, origin: &ModelOrigin, kept: &str) -> String {
+    let name = |id: &str| trainplan_core::catalog::model(id).map_or(id, |m| m.name).to_owned();
+    match origin {
+        ModelOrigin::Named(id) => fill(t(lang, Key::launch_import_model_named), &[("model", &name(id))]),
+        ModelOrigin::Matched { from, id } => {
+            fill(t(lang, Key::launch_import_model_matched), &[("model", &name(id)), ("path", from)])
+        }
+        ModelOrigin::Shape(id) => fill(t(lang, Key::launch_import_model_shape), &[("model", &name(id))]),
+        ModelOrigin::Built { name } => fill(t(lang, Key::launch_import_model_built), &[("model", name)]),
+        ModelOrigin::Unknown => fill(t(lang, Key::launch_import_model_unknown), &[("model", kept)]),
     }
 }
 
@@ -249,6 +324,79 @@ mod tests {
                 assert!(!why.is_empty(), "{code} has no why");
             }
         }
+    }
+
+    #[test]
+    fn import_errors_read_in_both_languages() {
+        let import = |text: &str| {
+            let current = trainplan_core::Plan::first_visit().to_file();
+            trainplan_core::emit::import::import(text, &current).unwrap_err()
+        };
+        let err = import("hello: world");
+        assert!(import_error(Lang::En, &err).starts_with("Not a launch file trainplan reads"));
+        assert!(import_error(Lang::Zh, &err).starts_with("不是 trainplan 能读取的启动文件"));
+        let err = import("torchrun pretrain_gpt.py --tensor-model-parallel-size x\n");
+        assert_eq!(import_error(Lang::En, &err), "--tensor-model-parallel-size must be a whole number.");
+        assert_eq!(import_error(Lang::Zh, &err), "--tensor-model-parallel-size 必须为整数。");
+        let err = import("stage: sft\ncutoff_len: -3\n");
+        assert_eq!(import_error(Lang::Zh, &err), "cutoff_len 必须为正整数。");
+        // Every phrase the core's importer uses has words.
+        let source = include_str!("../core/src/emit/import.rs");
+        let mut n = 0;
+        for chunk in source.split("ImportError::BadValue(").skip(1) {
+            // The string literals up to the closing parenthesis: the last is what a value must be.
+            let (mut depth, mut quoted, mut literals, mut literal) = (0, false, Vec::new(), String::new());
+            for c in chunk.chars() {
+                match (quoted, c) {
+                    (true, '"') => {
+                        quoted = false;
+                        literals.push(std::mem::take(&mut literal));
+                    }
+                    (true, c) => literal.push(c),
+                    (false, '"') => quoted = true,
+                    (false, '(') => depth += 1,
+                    (false, ')') if depth == 0 => break,
+                    (false, ')') => depth -= 1,
+                    _ => {}
+                }
+            }
+            let Some(phrase) = literals.pop() else { continue };
+            let err = ImportError::BadValue("k".to_owned(), Box::leak(phrase.clone().into_boxed_str()));
+            let untranslated =
+                fill(t(Lang::Zh, Key::import_bad_value), &[("key", "k"), ("expected", &phrase)]);
+            assert_ne!(import_error(Lang::Zh, &err), untranslated, "{phrase} has no words");
+            n += 1;
+        }
+        assert!(10 <= n, "{n} phrases found");
+    }
+
+    #[test]
+    fn refused_flags_and_the_model_read_in_both_languages() {
+        let current = trainplan_core::Plan::first_visit().to_file();
+        let script = "torchrun pretrain_gpt.py --tensor-model-parallel-size 2 --rotary-base 1e6 --my-flag\n";
+        let got = trainplan_core::emit::import::import(script, &current).unwrap();
+        let zh: Vec<String> = got.refused.iter().map(|e| flag_error(Lang::Zh, e)).collect();
+        assert_eq!(
+            zh,
+            ["--rotary-base 应为整数，却给了 1e6", "Megatron-LM core_v0.19.0 没有 --my-flag 这个参数"]
+        );
+        let en: Vec<String> = got.refused.iter().map(|e| flag_error(Lang::En, e)).collect();
+        assert_eq!(en, got.refused.iter().map(ToString::to_string).collect::<Vec<_>>());
+        assert_eq!(got.model, ModelOrigin::Unknown);
+        assert_eq!(
+            model_origin(Lang::En, &got.model, "Qwen2.5-7B"),
+            "Model not identified: kept Qwen2.5-7B — pick the model."
+        );
+        assert_eq!(
+            model_origin(Lang::Zh, &got.model, "Qwen2.5-7B"),
+            "未能识别模型：保留了 Qwen2.5-7B——请选择模型。"
+        );
+        let matched =
+            ModelOrigin::Matched { from: "/models/Qwen2.5-14B-Instruct".into(), id: "qwen2.5-14b".into() };
+        assert_eq!(
+            model_origin(Lang::En, &matched, ""),
+            "Model: Qwen2.5-14B, matched from the directory /models/Qwen2.5-14B-Instruct."
+        );
     }
 
     #[test]

@@ -2,13 +2,14 @@
 //! per file, with copy and download; and the paths and address only the user knows.
 
 use leptos::prelude::*;
+use trainplan_core::emit::import::{ImportError, Imported, ModelOrigin};
 use trainplan_core::emit::{self, EmittedFile};
-use trainplan_core::plan::LaunchFile;
+use trainplan_core::plan::{LaunchFile, PlanFileError};
 use trainplan_core::{Plan, permalink};
 
 use crate::components::{use_lang, use_tr};
 use crate::form::{FormError, PlanForm};
-use crate::i18n::{Key, fill};
+use crate::i18n::{Key, fill, t};
 use crate::{highlight, messages, storage};
 
 /// A `data:` address holding `text`, for a download link (no object URL to revoke).
@@ -24,6 +25,17 @@ fn zip_url(plan: &Plan, files: &[EmittedFile]) -> (String, String) {
     let url =
         format!("data:application/zip;base64,{}", base64::engine::general_purpose::STANDARD.encode(bytes));
     (url, format!("{folder}.zip"))
+}
+
+/// What the last import said.
+#[derive(Clone, Debug)]
+enum ImportNote {
+    /// The text was not read.
+    Unread(ImportError),
+    /// It was read into a plan file that is not a valid plan; nothing changed.
+    Invalid(PlanFileError),
+    /// It became the plan: the import, and the name of the model the plan had before.
+    Read(Box<Imported>, String),
 }
 
 /// The launch panel.
@@ -121,28 +133,59 @@ pub fn LaunchPanel(
         }
         _ => None,
     };
-    // The reverse: a launch file the user has, read onto the current plan.
+    // The reverse: a launch file the user has, read into a plan from the defaults; the current
+    // plan gives only its hardware, its cluster where the file gives none, and its model where the
+    // file tells none (which the note then says).
     let pasted = RwSignal::new(String::new());
-    let import_note: RwSignal<Option<(bool, String)>> = RwSignal::new(None);
+    let import_note: RwSignal<Option<ImportNote>> = RwSignal::new(None);
     let import = move |_| {
-        let base = form.with_untracked(|f| f.file.clone());
-        match emit::import::import(&pasted.get_untracked(), &base) {
-            Ok(got) => {
-                let plan = match Plan::from_file(&got.file) {
-                    Ok(plan) => plan,
-                    Err(err) => {
-                        import_note.set(Some((false, messages::plan_error(lang.get_untracked(), &err))));
-                        return;
-                    }
-                };
-                form.set(PlanForm::from_plan(&plan));
-                let note = match got.unknown.is_empty() {
-                    true => tr(Key::launch_import_ok).to_owned(),
-                    false => fill(tr(Key::launch_import_unknown), &[("keys", &got.unknown.join(", "))]),
-                };
-                import_note.set(Some((true, note)));
+        let current = form.with_untracked(|f| f.file.clone());
+        let note = match emit::import::import(&pasted.get_untracked(), &current) {
+            Err(err) => ImportNote::Unread(err),
+            Ok(got) => match Plan::from_file(&got.file) {
+                Err(err) => ImportNote::Invalid(err),
+                Ok(plan) => {
+                    form.set(PlanForm::from_plan(&plan));
+                    ImportNote::Read(Box::new(got), plan.model.name.clone())
+                }
+            },
+        };
+        import_note.set(Some(note));
+    };
+    // The note's lines in the page's language: (look, test id, text).
+    let import_lines = move || -> Vec<(&'static str, &'static str, String)> {
+        let lang = lang.get();
+        match import_note.get() {
+            None => Vec::new(),
+            Some(ImportNote::Unread(err)) => {
+                vec![("badge bad", "launch-import-note", messages::import_error(lang, &err))]
             }
-            Err(err) => import_note.set(Some((false, err.to_string()))),
+            Some(ImportNote::Invalid(err)) => {
+                vec![("badge bad", "launch-import-note", messages::plan_error(lang, &err))]
+            }
+            Some(ImportNote::Read(got, kept)) => {
+                let unknown = got.model == ModelOrigin::Unknown;
+                let mut lines = Vec::new();
+                if !got.unknown.is_empty() {
+                    let keys = got.unknown.join(", ");
+                    lines.push((
+                        "muted",
+                        "launch-import-note",
+                        fill(t(lang, Key::launch_import_unknown), &[("keys", &keys)]),
+                    ));
+                } else if got.refused.is_empty() && !unknown {
+                    lines.push(("muted", "launch-import-note", t(lang, Key::launch_import_ok).to_owned()));
+                }
+                let model = messages::model_origin(lang, &got.model, &kept);
+                lines.push((if unknown { "badge warn" } else { "muted" }, "launch-import-model", model));
+                if !got.refused.is_empty() {
+                    let flags: Vec<String> =
+                        got.refused.iter().map(|e| messages::flag_error(lang, e)).collect();
+                    let text = fill(t(lang, Key::launch_import_refused), &[("flags", &flags.join("; "))]);
+                    lines.push(("badge warn", "launch-import-refused", text));
+                }
+                lines
+            }
         }
     };
     let target = move || {
@@ -201,10 +244,9 @@ pub fn LaunchPanel(
                 prop:value=move || pasted.get()
                 on:input=move |ev| pasted.set(event_target_value(&ev))></textarea>
             <button data-testid="launch-import-apply" on:click=import>{move || tr(Key::launch_import_apply)}</button>
-            {move || import_note.get().map(|(ok, text)| {
-                let class = if ok { "muted" } else { "badge bad" };
-                view! { <p class=class data-testid="launch-import-note">{text}</p> }
-            })}
+            {move || import_lines().into_iter().map(|(class, testid, text)| {
+                view! { <p class=class data-testid=testid>{text}</p> }
+            }).collect::<Vec<_>>()}
         </details>
     }
 }
