@@ -515,6 +515,9 @@ async fn launch_files_follow_the_plan_and_download() -> WebDriverResult<()> {
     assert_eq!(page.el("global-batch-input").await?.prop("value").await?.as_deref(), Some("64"));
     assert_eq!(page.el("micro-batch-input").await?.prop("value").await?.as_deref(), Some("2"));
     assert!(page.text("params-total").await?.starts_with("14,"));
+    // The import started from the defaults: the dataset typed before it is gone. Type it again.
+    assert_eq!(page.el("launch-dataset").await?.prop("value").await?.as_deref(), Some(""));
+    page.type_into("launch-dataset", "x; rm -rf ~ $(id) `id`").await?;
 
     // Megatron writes its script.
     page.choose("framework-select", "megatron").await?;
@@ -536,6 +539,73 @@ async fn launch_files_follow_the_plan_and_download() -> WebDriverResult<()> {
     assert!(script.contains("actor_rollout_ref.actor.ppo_mini_batch_size=32 "), "{script}");
     page.scroll_to("rl-panel").await?;
     page.screenshot("en-rl").await?;
+    page.driver.quit().await
+}
+
+/// A LLaMA-Factory YAML of an air-gapped cluster names its model by a local directory: the import
+/// finds the catalog model, says how, and the files written afterwards keep the file's paths. A
+/// file that names no model says the plan's model was kept.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_imported_launch_file_finds_a_local_model_and_keeps_its_paths() -> WebDriverResult<()> {
+    let chromedriver = Chromedriver::start();
+    let page = open(&chromedriver, 1280, 1000).await?;
+    assert_eq!(page.wait_text("params-total", |t| !t.is_empty()).await?, "7,615,616,512");
+    let summary = page.driver.find(By::Css(".launch-import summary")).await?;
+    summary.scroll_into_view().await?;
+    summary.click().await?;
+    let yaml = "model_name_or_path: /models/Qwen2.5-14B-Instruct\nstage: sft\nfinetuning_type: lora\n\
+                dataset: my_sft_data\ntemplate: qwen\noutput_dir: /output/qwen14b-lora\nbf16: true\n";
+    page.type_into("launch-import-text", yaml).await?;
+    page.el("launch-import-apply").await?.click().await?;
+    let model = page.wait_text("launch-import-model", |t| !t.is_empty()).await?;
+    assert_eq!(model, "Model: Qwen2.5-14B, matched from the directory /models/Qwen2.5-14B-Instruct.");
+    assert_eq!(page.text("launch-import-note").await?, "Read: every key understood.");
+    assert_eq!(page.el("model-select").await?.prop("value").await?.as_deref(), Some("qwen2.5-14b"));
+    assert!(page.wait_text("params-total", |t| t.starts_with("14,")).await?.starts_with("14,"));
+    assert_eq!(page.el("launch-dataset").await?.prop("value").await?.as_deref(), Some("my_sft_data"));
+    let written = page.wait_text("launch-text", |t| t.contains("my_sft_data")).await?;
+    for line in [
+        "model_name_or_path: \"/models/Qwen2.5-14B-Instruct\"",
+        "dataset: \"my_sft_data\"",
+        "output_dir: \"/output/qwen14b-lora\"",
+    ] {
+        assert!(written.contains(line), "{line}\n{written}");
+    }
+    page.scroll_to("launch-import-text").await?;
+    page.screenshot("en-launch-import").await?;
+
+    // A DeepSpeed JSON names no model: the plan keeps Qwen2.5-14B, and the note asks for a pick.
+    page.type_into("launch-import-text", r#"{"train_batch_size": 64, "zero_optimization": {"stage": 3}}"#)
+        .await?;
+    page.el("launch-import-apply").await?.click().await?;
+    let model = page.wait_text("launch-import-model", |t| t.contains("not identified")).await?;
+    assert_eq!(model, "Model not identified: kept Qwen2.5-14B — pick the model.");
+    assert_eq!(page.el("model-select").await?.prop("value").await?.as_deref(), Some("qwen2.5-14b"));
+    assert_eq!(page.el("zero-select").await?.prop("value").await?.as_deref(), Some("3"));
+    page.driver.quit().await
+}
+
+/// In the Chinese interface an import error reads in Chinese, and the plan stays as it was.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_import_error_reads_in_chinese() -> WebDriverResult<()> {
+    let chromedriver = Chromedriver::start();
+    let page = open(&chromedriver, 1280, 1000).await?;
+    let tagline = page.wait_text("app-tagline", |t| !t.is_empty()).await?;
+    page.el("lang-switch").await?.click().await?;
+    page.wait_text("app-tagline", |t| t != tagline).await?;
+    let summary = page.driver.find(By::Css(".launch-import summary")).await?;
+    summary.scroll_into_view().await?;
+    summary.click().await?;
+    page.type_into("launch-import-text", "hello: world\n").await?;
+    page.el("launch-import-apply").await?.click().await?;
+    let note = page.wait_text("launch-import-note", |t| !t.is_empty()).await?;
+    assert!(note.starts_with("不是 trainplan 能读取的启动文件"), "{note}");
+    page.type_into("launch-import-text", "stage: sft\ncutoff_len: -3\n").await?;
+    page.el("launch-import-apply").await?.click().await?;
+    let note = page.wait_text("launch-import-note", |t| t.contains("cutoff_len")).await?;
+    assert_eq!(note, "cutoff_len 必须为正整数。");
+    assert_eq!(page.text("params-total").await?, "7,615,616,512", "a refused import changes nothing");
+    page.screenshot("zh-launch-import-error").await?;
     page.driver.quit().await
 }
 
