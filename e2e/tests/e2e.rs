@@ -293,7 +293,8 @@ async fn importing_a_config_counts_its_model() -> WebDriverResult<()> {
     assert_eq!(page.wait_text("params-total", |t| !t.is_empty()).await?, "7,615,616,512");
 
     page.driver.find(By::Css("details.import summary")).await?.click().await?;
-    page.type_into("config-paste", r#"{"model_type": "llama", "hidden_size": 4096}"#).await?;
+    // An unknown model_type must give its shape: transformers defaults nothing for it.
+    page.type_into("config-paste", r#"{"model_type": "my_decoder", "hidden_size": 4096}"#).await?;
     page.el("config-apply").await?.click().await?;
     let error = page.wait_text("config-error", |t| t.contains("num_hidden_layers")).await?;
     assert!(error.contains("config.json has no \"num_hidden_layers\""), "{error}");
@@ -389,10 +390,17 @@ async fn the_permalink_survives_a_real_reload() -> WebDriverResult<()> {
     other.driver.goto(&format!("{base}#v1=broken!")).await?;
     other.driver.refresh().await?;
     let banner = other.wait_text("link-error", |t| !t.is_empty()).await?;
-    assert!(banner.contains("could not be opened"), "{banner}");
+    assert!(banner.contains("could not be opened") && banner.contains("last plan"), "{banner}");
     assert_eq!(other.wait_text("params-total", |t| !t.is_empty()).await?, "671,026,404,352");
     other.screenshot("en-bad-link").await?;
-    other.driver.quit().await
+    other.driver.quit().await?;
+
+    // A browser that never saved a plan, given a damaged link: it is told the default is shown.
+    let fresh = Page { driver: browser(&chromedriver, 1280, 1000).await? };
+    fresh.driver.goto(&format!("{base}#v1=broken!")).await?;
+    let banner = fresh.wait_text("link-error", |t| !t.is_empty()).await?;
+    assert!(banner.contains("default plan") && !banner.contains("last plan"), "{banner}");
+    fresh.driver.quit().await
 }
 
 /// Pin a plan, change the current one, and compare them; both plans travel in the link.
@@ -635,4 +643,38 @@ fn record_figure(line: &str) {
     if let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(dir.join("figures.txt")) {
         let _ = writeln!(f, "{line}");
     }
+}
+
+/// An RL plan: the memory chart draws its three phases with the peak one marked, the summary's
+/// memory badge and the chart's peak agree, the launch panel says the plan does not run as
+/// written, and a download asks first (dismissed, nothing is saved).
+#[tokio::test(flavor = "multi_thread")]
+async fn an_rl_plan_charts_its_phases_and_downloads_carry_the_verdict() -> WebDriverResult<()> {
+    let chromedriver = Chromedriver::start();
+    let page = open(&chromedriver, 1280, 1100).await?;
+    page.wait_text("params-total", |t| !t.is_empty()).await?;
+    page.choose("framework-select", "verl").await?;
+    page.choose("method-select", "grpo").await?;
+    page.wait_text("memory-phases", |t| !t.is_empty()).await?;
+    let bars = page.driver.find_all(By::Css("[data-testid='memory-bar']")).await?;
+    assert_eq!(bars.len(), 3, "rollout, log-prob and update");
+    let peaks = page.driver.find_all(By::Css("[data-testid='memory-bar'].peak")).await?;
+    assert_eq!(peaks.len(), 1);
+    assert!(peaks[0].text().await?.contains("(peak)"));
+    // The sequence length plays no part in RL: the field is gone, prompt and response lengths stay.
+    assert!(!page.has("seq-len-input").await?);
+    assert!(page.has("prompt-len-input").await?);
+    // A long response that does not fit: the verdict shows above the files and a download asks.
+    page.type_into("response-len-input", "65536").await?;
+    page.wait_text("memory-fits", |t| t.starts_with("Memory does not fit")).await?;
+    let verdict = page.wait_text("launch-verdict", |t| !t.is_empty()).await?;
+    assert!(verdict.contains("does not run as written"), "{verdict}");
+    let text = page.text("launch-text").await?;
+    assert!(text.contains("WARNING: this plan does not run as written"), "{text}");
+    page.el("launch-download").await?.click().await?;
+    let asked = page.driver.get_alert_text().await?;
+    assert!(asked.contains("Download anyway"), "{asked}");
+    page.driver.dismiss_alert().await?;
+    page.screenshot("en-rl-phases").await?;
+    page.driver.quit().await
 }
