@@ -244,6 +244,43 @@ impl NumField {
         }
     }
 
+    /// The plan file's dotted name of the field (`parallel.tp`).
+    pub fn dotted(self) -> &'static str {
+        self.path()
+    }
+
+    /// The field's label on the page.
+    pub fn label(self) -> crate::i18n::Key {
+        use crate::i18n::Key;
+        match self {
+            NumField::Nodes => Key::plan_form_nodes,
+            NumField::DevicesPerNode => Key::plan_form_devices_per_node,
+            NumField::MemoryMargin => Key::plan_form_margin,
+            NumField::LoraRank => Key::training_lora_rank,
+            NumField::MicroBatch => Key::batch_micro,
+            NumField::GlobalBatch => Key::batch_global,
+            NumField::SeqLen => Key::batch_seq,
+            NumField::Tp => Key::par_tp,
+            NumField::Pp => Key::par_pp,
+            NumField::Vpp => Key::par_vpp,
+            NumField::Cp => Key::par_cp,
+            NumField::Ep => Key::par_ep,
+            NumField::RecomputeLayers => Key::rc_layers,
+            NumField::ActFnLayers => Key::rc_act_fn_layers,
+            NumField::LayersRatio => Key::rc_layers_ratio,
+            NumField::RolloutTp => Key::rl_rollout_tp,
+            NumField::Samples => Key::rl_samples,
+            NumField::MiniBatch => Key::rl_mini_batch,
+            NumField::PromptLen => Key::rl_prompt_len,
+            NumField::ResponseLen => Key::rl_response_len,
+            NumField::TokenBudget => Key::rl_token_budget,
+            NumField::GpuMemoryUtilization => Key::rl_gpu_mem,
+            NumField::MaxNumSeqs => Key::rl_max_num_seqs,
+            NumField::MaxModelLen => Key::rl_max_model_len,
+            NumField::BatchedTokens => Key::rl_batched_tokens,
+        }
+    }
+
     /// The plan file's dotted name of the field, as core errors name it.
     fn path(self) -> &'static str {
         match self {

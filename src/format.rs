@@ -68,23 +68,9 @@ fn significant(x: f64) -> String {
     }
 }
 
-/// Plan-file changes as the user reads them: `parallel.tp = 4, recompute.granularity = "none"`.
-pub fn changes(fixes: &[trainplan_core::report::Fix]) -> String {
-    fixes.iter().map(|f| format!("{} = {}", f.field, f.value)).collect::<Vec<_>>().join(", ")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn changes_read_as_assignments() {
-        let fixes = [
-            trainplan_core::report::Fix { field: "parallel.tp", value: 4.into() },
-            trainplan_core::report::Fix { field: "recompute.granularity", value: "none".into() },
-        ];
-        assert_eq!(changes(&fixes), "parallel.tp = 4, recompute.granularity = \"none\"");
-    }
 
     #[test]
     fn counts_get_separators() {

@@ -6,7 +6,7 @@ use trainplan_core::emit::import::{ImportError, ModelOrigin};
 use trainplan_core::hf::ConfigError;
 use trainplan_core::permalink::PermalinkError;
 use trainplan_core::plan::PlanFileError;
-use trainplan_core::report::Finding;
+use trainplan_core::report::{Code, Finding};
 
 use crate::i18n::{Key, Lang, fill, t};
 
@@ -145,72 +145,168 @@ pub fn model_origin(lang: Lang, origin: &ModelOrigin, kept: &str) -> String {
     }
 }
 
-/// A finding, in words; a code this page has no words for falls back to the core's English message.
+/// A finding, in words: the core's English, or its Chinese here. Every code has its words, or
+/// this does not compile. Argument values that are the plan's own words (frameworks, fields) are
+/// given as the page names them.
 pub fn finding(lang: Lang, finding: &Finding) -> String {
-    let key = match finding.code {
-        "model.unknown_type" => Key::finding_model_unknown_type,
-        "model.moe_layer_freq" => Key::finding_model_moe_layer_freq,
-        "batch.divisible" => Key::rule_batch_divisible,
-        "batch.few_microbatches" => Key::rule_batch_few_microbatches,
-        "batch.vpp_microbatches" => Key::rule_batch_vpp_microbatches,
-        "framework.mindspeed_on_nvidia" => Key::rule_framework_mindspeed_on_nvidia,
-        "framework.rl_only" => Key::rule_framework_rl_only,
-        "hf.distributed_optimizer" => Key::rule_hf_distributed_optimizer,
-        "hf.no_model_parallel" => Key::rule_hf_no_model_parallel,
-        "hw.no_bf16" => Key::rule_hw_no_bf16,
-        "hw.no_fp8" => Key::rule_hw_no_fp8,
-        "hw.tp_across_nodes" => Key::rule_hw_tp_across_nodes,
-        "memory.does_not_fit" => Key::rule_memory_does_not_fit,
-        "method.dpo_megatron" => Key::rule_method_dpo_megatron,
-        "method.lora_megatron" => Key::rule_method_lora_megatron,
-        "schedule.framework" => Key::rule_schedule_framework,
-        "mindspeed.dualpipev_conflict" => Key::rule_mindspeed_dualpipev_conflict,
-        "verl.lora_rank" => Key::rule_verl_lora_rank,
-        "method.needs_rl_framework" => Key::rule_method_needs_rl_framework,
-        "method.qlora_megatron" => Key::rule_method_qlora_megatron,
-        "mindspeed.coc_lora" => Key::rule_mindspeed_coc_lora,
-        "mindspeed.knob_ignored" => Key::rule_mindspeed_knob_ignored,
-        "mindspeed.lora_moe_dispatcher" => Key::rule_mindspeed_lora_moe_dispatcher,
-        "mindspeed.swap_attention_lora" => Key::rule_mindspeed_swap_attention_lora,
-        "mindspeed_rl.bf16" => Key::rule_mindspeed_rl_bf16,
-        "model.seq_too_long" => Key::rule_model_seq_too_long,
-        "parallel.cp_seq" => Key::rule_parallel_cp_seq,
-        "parallel.ep_dense" => Key::rule_parallel_ep_dense,
-        "parallel.experts_ep" => Key::rule_parallel_experts_ep,
-        "parallel.heads_tp" => Key::rule_parallel_heads_tp,
-        "parallel.kv_heads_tp" => Key::rule_parallel_kv_heads_tp,
-        "parallel.layers_pp" => Key::rule_parallel_layers_pp,
-        "parallel.moe_tp_needs_sp" => Key::rule_parallel_moe_tp_needs_sp,
-        "parallel.param_gather_needs" => Key::rule_parallel_param_gather_needs,
-        "parallel.sp_without_tp" => Key::rule_parallel_sp_without_tp,
-        "parallel.tp_overlap_needs_sp" => Key::rule_parallel_tp_overlap_needs_sp,
-        "parallel.vpp_layers" => Key::rule_parallel_vpp_layers,
-        "parallel.vpp_needs_pp" => Key::rule_parallel_vpp_needs_pp,
-        "parallel.world" => Key::rule_parallel_world,
-        "parallel.world_ep" => Key::rule_parallel_world_ep,
-        "recompute.num_layers" => Key::rule_recompute_num_layers,
-        "rl.engine_too_small" => Key::rule_rl_engine_too_small,
-        "rl.gpu_memory_utilization" => Key::rule_rl_gpu_memory_utilization,
-        "rl.rollout_tp" => Key::rule_rl_rollout_tp,
-        "rl.rollout_tp_heads" => Key::rule_rl_rollout_tp_heads,
-        "schedule.dualpipev_microbatches" => Key::rule_schedule_dualpipev_microbatches,
-        "verl.ulysses" => Key::rule_verl_ulysses,
-        "parallel.uneven_vpp" => Key::rule_parallel_uneven_vpp,
-        "mindspeed.swap_optimizer" => Key::rule_mindspeed_swap_optimizer,
-        "mindspeed.act_fn_layers" => Key::rule_mindspeed_act_fn_layers,
-        "mindspeed.act_fn_full_block" => Key::rule_mindspeed_act_fn_full_block,
-        "llamafactory.layers_ratio_ignored" => Key::rule_llamafactory_layers_ratio_ignored,
-        "llamafactory.layers_ratio_upstream" => Key::rule_llamafactory_layers_ratio_upstream,
-        "rl.mini_batch" => Key::rule_rl_mini_batch,
-        "verl.mini_batch_split" => Key::rule_verl_mini_batch_split,
-        "rl.max_model_len" => Key::rule_rl_max_model_len,
-        "rl.max_num_batched_tokens" => Key::rule_rl_max_num_batched_tokens,
-        "rl.token_budget" => Key::rule_rl_token_budget,
-        "zero.offload_params_needs_3" => Key::rule_zero_offload_params_needs_3,
-        _ => return finding.message.clone(),
+    let args: Vec<(&str, String)> = finding.args.iter().map(|(k, v)| (*k, arg(lang, k, v))).collect();
+    let template = match lang {
+        Lang::En => finding.code.english(),
+        Lang::Zh => zh(finding.code),
     };
-    let args: Vec<(&str, &str)> = finding.args.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    fill(t(lang, key), &args)
+    trainplan_core::report::fill(template, args.iter().map(|(k, v)| (*k, v.as_str())))
+}
+
+/// A finding's Chinese, `{name}` standing for its arguments.
+pub fn zh(code: Code) -> &'static str {
+    match code {
+        Code::ModelUnknownType => "未知的 model_type \"{model_type}\"：已按 Llama 类解码器读取。",
+        Code::ModelMoeLayerFreq => {
+            "不支持 moe_layer_freq {moe_layer_freq}：稠密层之后的每一层都按 MoE 层计算。"
+        }
+        Code::BatchDivisible => "全局批大小 {global_batch} 不是 {unit}（{what}）的整数倍。",
+        Code::BatchFewMicrobatches => "PP {pp} 只有 {microbatches} 个微批：流水线大部分时间空闲。",
+        Code::BatchVppMicrobatches => "{microbatches} 个微批不是 PP {pp} 的整数倍（交错调度要求）。",
+        Code::FrameworkMindspeedOnNvidia => {
+            "{framework} 面向昇腾 NPU；NVIDIA GPU 请使用 Megatron-LM 或 VeRL。"
+        }
+        Code::FrameworkRlOnly => "{framework} 只做强化学习（GRPO、PPO），不支持 {method}。",
+        Code::HfDistributedOptimizer => {
+            "{framework} 用 ZeRO 1 及以上分片优化器，而不是 Megatron 的分布式优化器。"
+        }
+        Code::HfNoModelParallel => "{framework} 不支持 {field}：它用 ZeRO/FSDP 分片。",
+        Code::HwNoBf16 => "{device} 不支持 bf16：请用 fp16 加损失缩放训练。",
+        Code::HwNoFp8 => "{device} 不支持 fp8（需要 Hopper、Ada 或 Blackwell）。",
+        Code::HwTpAcrossNodes => {
+            "TP {tp} 跨越了每节点 {devices_per_node} 卡的节点：每层的集合通信都要走网络。"
+        }
+        Code::MemoryDoesNotFit => "峰值每卡需要 {peak} GiB，可用只有 {usable} GiB。",
+        Code::MethodDpoMegatron => "Megatron-LM 没有 DPO 训练：请用 LLaMA-Factory 或 MindSpeed-LLM。",
+        Code::MethodLoraMegatron => {
+            "Megatron-LM 的 pretrain_gpt.py 不支持 LoRA（会训练全部权重）：请用 LLaMA-Factory、MindSpeed-LLM 或 Megatron-Bridge 的 PEFT。"
+        }
+        Code::ScheduleFramework => "{framework} 没有 {schedule} 流水线调度。",
+        Code::MindspeedDualpipevConflict => "MindSpeed 的 DualPipeV 不能与 {what} 同时使用。",
+        Code::VerlLoraRank => "vLLM 支持的 LoRA 秩最大为 512，而不是 {rank}。",
+        Code::MethodNeedsRlFramework => {
+            "{method} 是强化学习：需要 VeRL 或 MindSpeed-RL，而不是 {framework}。"
+        }
+        Code::MethodQloraMegatron => "{framework} 不支持 4-bit QLoRA：请用 LLaMA-Factory。",
+        Code::MindspeedCocLora => "MindSpeed 的 --use-ascend-coc 不支持 LoRA。",
+        Code::MindspeedKnobIgnored => "{field} 是 MindSpeed 的选项；{framework} 会忽略它。",
+        Code::MindspeedLoraMoeDispatcher => {
+            "MindSpeed 上对 MoE 做 LoRA 需要 --moe-token-dispatcher-type alltoall_seq（启动文件会设置）。"
+        }
+        Code::MindspeedSwapAttentionLora => "MindSpeed 的 --swap-attention 不支持 LoRA。",
+        Code::MindspeedRlBf16 => "MindSpeed-RL 只支持 bf16 训练。",
+        Code::ModelSeqTooLong => "序列长度 {seq_len} 超过了模型的 {max} 个位置。",
+        Code::ParallelCpSeq => "序列长度 {seq_len} 不是 2 × CP {cp} 的整数倍。",
+        Code::ParallelEpDense => "EP {ep} 需要 MoE 模型。",
+        Code::ParallelExpertsEp => "{experts} 个专家不能被 EP {ep} 整除。",
+        Code::ParallelHeadsTp => "{heads} 个注意力头不能被 TP {tp} 整除。",
+        Code::ParallelKvHeadsTp => "{kv_heads} 个 KV 头既不是 TP {tp} 的倍数也不是它的约数。",
+        Code::ParallelLayersPp => "{layers} 层无法均分到 PP {pp}。",
+        Code::ParallelMoeTpNeedsSp => "EP 与 TP > 1 同时使用时需要开启序列并行。",
+        Code::ParallelParamGatherNeeds => "--overlap-param-gather 需要分布式优化器和 --overlap-grad-reduce。",
+        Code::ParallelSpWithoutTp => "TP 为 1 时序列并行不起作用（Megatron 会关闭它）。",
+        Code::ParallelTpOverlapNeedsSp => "--tp-comm-overlap 需要 --sequence-parallel。",
+        Code::ParallelVppLayers => "每个阶段 {layers_per_stage} 层无法分成 {vpp} 个虚拟块。",
+        Code::ParallelVppNeedsPp => "VPP {vpp} 需要流水线并行（PP > 1）。",
+        Code::ParallelWorld => "{world} 张卡无法分成 TP {tp} × PP {pp} × CP {cp}。",
+        Code::ParallelWorldEp => "{world} 张卡无法分成 ETP {etp} × EP {ep} × PP {pp}。",
+        Code::RecomputeNumLayers => "--recompute-num-layers {num_layers} 超过了每阶段的 {per_stage} 层。",
+        Code::RlEngineTooSmall => "推理引擎分到的显存连权重都放不下。",
+        Code::RlGpuMemoryUtilization => "gpu_memory_utilization 必须小于 1：训练也需要显存。",
+        Code::RlRolloutTp => "{world} 张卡无法按推理 TP {rollout_tp} 划分。",
+        Code::RlRolloutTpHeads => "{heads} 个注意力头不能被推理 TP {rollout_tp} 整除。",
+        Code::ScheduleDualpipevMicrobatches => "DualPipeV 至少需要 2 × PP 个微批，而不是 {microbatches} 个。",
+        Code::VerlUlysses => "Ulysses SP {cp} 必须同时整除 {world} 张卡和 {heads} 个头。",
+        Code::ParallelUnevenVpp => "非均匀流水线划分不能与 VPP 或 DualPipeV 同时使用。",
+        Code::MindspeedSwapOptimizer => "--swap-optimizer 需要开启 --use-distributed-optimizer。",
+        Code::MindspeedActFnLayers => {
+            "--recompute-activation-function-num-layers {layers} 超过模型的 {n_layers} 层。"
+        }
+        Code::MindspeedActFnFullBlock => {
+            "激活函数重计算与完全重计算同时开启时，需要 --recompute-method block。"
+        }
+        Code::LlamafactoryLayersRatioIgnored => {
+            "recompute.layers_ratio 是 LLaMA-Factory（昇腾版）的参数；{framework} 会忽略它。"
+        }
+        Code::LlamafactoryLayersRatioUpstream => {
+            "recompute_layers_ratio 只有昇腾版 LLaMA-Factory 识别；上游 LLaMA-Factory 会因未知参数报错。"
+        }
+        Code::RlMiniBatch => "mini-batch {mini} 必须整除每步的 {prompts} 条 prompt。",
+        Code::VerlMiniBatchSplit => {
+            "mini-batch {mini} × {n} 条回答无法均分到 {split} 张卡（卡数 ÷ Ulysses SP）。"
+        }
+        Code::RlMaxModelLen => "vLLM max_model_len {max_model_len} 短于 prompt 加回答的长度（{tokens}）。",
+        Code::RlMaxNumBatchedTokens => {
+            "vLLM max_num_batched_tokens {batched} 小于 max_model_len {max_model_len}。"
+        }
+        Code::RlTokenBudget => "单卡 token 上限 {budget}（× SP）放不下一条 {tokens} token 的序列。",
+        Code::ZeroOffloadParamsNeeds3 => "参数卸载需要 ZeRO-3，而不是 ZeRO-{zero_stage}。",
+    }
+}
+
+/// An argument of a finding as the page says it: a framework by its name, a plan field by its
+/// label, a known phrase in the page's language; anything else as the core wrote it.
+fn arg(lang: Lang, name: &str, value: &str) -> String {
+    use trainplan_core::plan::{Framework, Method};
+    match name {
+        "framework" => match Framework::ALL.iter().find(|f| f.wire() == value) {
+            Some(f) => f.name().to_owned(),
+            None => value.to_owned(),
+        },
+        "method" => match Method::ALL.iter().find(|m| m.wire() == value) {
+            Some(m) => t(lang, crate::components::method_key(*m)).to_owned(),
+            None => value.to_owned(),
+        },
+        "field" => field_label(lang, value),
+        _ => match (lang, value) {
+            (Lang::Zh, "micro-batch × DP") => "微批 × DP".to_owned(),
+            (Lang::Zh, "devices ÷ Ulysses SP") => "卡数 ÷ Ulysses SP".to_owned(),
+            (Lang::Zh, "tied embeddings") => "共享的词嵌入与输出层".to_owned(),
+            (Lang::Zh, "fewer than 2 × PP layers") => "少于 2 × PP 的层数".to_owned(),
+            _ => value.to_owned(),
+        },
+    }
+}
+
+/// Plan changes as the page says them: `TP (tensor) = 4, Distributed optimizer = true`.
+pub fn changes(lang: Lang, fixes: &[trainplan_core::report::Fix]) -> String {
+    fixes
+        .iter()
+        .map(|f| format!("{} = {}", field_label(lang, f.field), f.value))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A plan-file field (`parallel.tp`) by the label the form gives it; a field the form does not
+/// show keeps its plan-file name.
+pub fn field_label(lang: Lang, field: &str) -> String {
+    if let Some(f) = crate::form::NumField::ALL.iter().find(|f| f.dotted() == field) {
+        return t(lang, f.label()).to_owned();
+    }
+    let key = match field {
+        "parallel.distributed_optimizer" => Key::par_dist_opt,
+        "parallel.sequence_parallel" => Key::par_sp,
+        "parallel.offload_optimizer" => Key::par_offload_opt,
+        "parallel.offload_params" => Key::par_offload_params,
+        "parallel.overlap_grad_reduce" => Key::par_overlap_grad,
+        "parallel.overlap_param_gather" => Key::par_overlap_param,
+        "parallel.tp_comm_overlap" => Key::par_tp_overlap,
+        "parallel.swap_optimizer" => Key::par_swap_opt,
+        "parallel.uneven_layers" => Key::par_uneven,
+        "recompute.activation_function" => Key::rc_act_fn,
+        "recompute.swap_attention" => Key::rc_swap_attn,
+        "rl.dynamic_batch" => Key::rl_dynamic_batch,
+        "rl.remove_padding" => Key::rl_remove_padding,
+        "rl.enforce_eager" => Key::rl_enforce_eager,
+        "rl.lora" => Key::rl_lora,
+        "rl.blocking" => Key::rl_blocking,
+        _ => return field.to_owned(),
+    };
+    t(lang, key).to_owned()
 }
 
 /// What a piece of advice does, and why; a code this page has no words for shows as itself.
@@ -291,28 +387,51 @@ mod tests {
     }
 
     #[test]
-    fn every_rule_of_the_core_has_words() {
-        // Every code the rules can emit has a translation: the core's source lists them.
-        let source = include_str!("../core/src/rules.rs");
-        let codes = source.lines().filter_map(|l| {
-            let t = l.trim();
-            let code = t.strip_prefix('"')?.strip_suffix("\",")?;
-            code.contains('.').then_some(code)
-        });
-        let mut n = 0;
-        for code in codes {
-            let f = trainplan_core::report::Finding {
-                severity: trainplan_core::report::Severity::Note,
-                code: Box::leak(code.to_owned().into_boxed_str()),
-                args: Default::default(),
-                message: "untranslated".to_owned(),
-                fix: None,
-                make_valid: false,
-            };
-            assert_ne!(finding(Lang::Zh, &f), "untranslated", "{code} has no words");
-            n += 1;
+    fn changes_read_as_the_page_labels_them() {
+        let fixes = [
+            trainplan_core::report::Fix { field: "parallel.tp", value: 4.into() },
+            trainplan_core::report::Fix { field: "parallel.distributed_optimizer", value: true.into() },
+            trainplan_core::report::Fix { field: "recompute.granularity", value: "none".into() },
+        ];
+        assert_eq!(
+            changes(Lang::En, &fixes),
+            format!(
+                "{} = 4, {} = true, recompute.granularity = \"none\"",
+                t(Lang::En, Key::par_tp),
+                t(Lang::En, Key::par_dist_opt)
+            )
+        );
+        assert!(changes(Lang::Zh, &fixes).starts_with(t(Lang::Zh, Key::par_tp)));
+    }
+
+    /// A finding about a framework's missing degree names the framework and the field as the page
+    /// does, in both languages (not `llamafactory` and `parallel.tp`).
+    #[test]
+    fn findings_name_frameworks_and_fields_as_the_page_does() {
+        let plan =
+            trainplan_core::Plan::from_json(r#"{"model": "qwen2.5-7b", "parallel": {"tp": 2}}"#).unwrap();
+        let report = trainplan_core::evaluate(&plan);
+        let f = report.findings.iter().find(|f| f.code == Code::HfNoModelParallel).unwrap();
+        for lang in [Lang::En, Lang::Zh] {
+            let text = finding(lang, f);
+            assert!(text.contains("LLaMA-Factory") && text.contains(t(lang, Key::par_tp)), "{text}");
+            assert!(!text.contains("llamafactory") && !text.contains("parallel.tp"), "{text}");
         }
-        assert!(40 <= n, "{n} codes found");
+    }
+
+    #[test]
+    fn every_finding_names_the_same_values_in_both_languages() {
+        // Each code's Chinese fills exactly the arguments its English names.
+        let names = |t: &str| {
+            let mut v: Vec<String> =
+                t.split('{').skip(1).filter_map(|p| p.split_once('}')).map(|(n, _)| n.to_owned()).collect();
+            v.sort();
+            v
+        };
+        for &code in Code::ALL {
+            assert_eq!(names(code.english()), names(zh(code)), "{code}");
+            assert!(!zh(code).is_empty());
+        }
     }
 
     #[test]

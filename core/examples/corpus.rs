@@ -18,8 +18,12 @@ fn main() {
     for entry in corpus::all() {
         let plan = Plan::from_json(&entry.plan).unwrap_or_else(|e| panic!("{}: {e}", entry.name));
         let report = trainplan_core::evaluate(&plan);
-        let errors: Vec<&str> =
-            report.findings.iter().filter(|f| f.severity == Severity::Error).map(|f| f.code).collect();
+        let errors: Vec<&str> = report
+            .findings
+            .iter()
+            .filter(|f| f.severity == Severity::Error)
+            .map(|f| f.code.as_str())
+            .collect();
         let link = format!("#{}", trainplan_core::permalink::encode(&plan));
         let dir = out.join(&entry.name);
         std::fs::create_dir_all(&dir).unwrap();

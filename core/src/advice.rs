@@ -111,7 +111,10 @@ fn evaluate_change(plan: &Plan, changes: &[Fix]) -> Option<(Plan, memory::Memory
 /// Framework rules a plan breaks, the memory check aside (advice is judged on memory separately).
 fn rule_errors(plan: &Plan, mem: &memory::Memory) -> usize {
     let findings = rules::check(plan, mem);
-    findings.iter().filter(|f| f.severity == Severity::Error && f.code != "memory.does_not_fit").count()
+    findings
+        .iter()
+        .filter(|f| f.severity == Severity::Error && f.code != crate::report::Code::MemoryDoesNotFit)
+        .count()
 }
 
 fn fix(field: &'static str, value: impl Into<Value>) -> Fix {

@@ -9,12 +9,12 @@
 use serde_json::Value;
 
 use crate::plan::{Framework, Method, PipelineSchedule, Plan, Precision, RecomputeGranularity};
-use crate::report::{Finding, Fix, Severity};
+use crate::report::{Code, Finding, Fix, Severity};
 use crate::{memory, rules, search};
 
 /// Whether `fix` on `plan` resolves `code` and brings no error `before` lacks. For memory, a move
 /// that makes the plan fit.
-fn converges(plan: &Plan, fix: &Fix, finding: &Finding, before: &[&'static str]) -> bool {
+fn converges(plan: &Plan, fix: &Fix, finding: &Finding, before: &[Code]) -> bool {
     let Ok(fixed) = rules::apply(plan, fix) else { return false };
     let mem = memory::estimate(&fixed);
     let after = rules::check(&fixed, &mem);
@@ -97,17 +97,17 @@ fn memory_moves(plan: &Plan) -> Vec<Fix> {
 /// move that makes the plan fit; where none does, drops the fix and marks the finding
 /// [`Finding::make_valid`].
 pub fn converge(plan: &Plan, findings: &mut [Finding]) {
-    if findings.iter().all(|f| f.fix.is_none() && f.code != "memory.does_not_fit") {
+    if findings.iter().all(|f| f.fix.is_none() && f.code != Code::MemoryDoesNotFit) {
         return;
     }
-    let before: Vec<&'static str> =
+    let before: Vec<Code> =
         findings.iter().filter(|f| f.severity == Severity::Error).map(|f| f.code).collect();
     for finding in findings.iter_mut() {
         let mut tries: Vec<Fix> = Vec::new();
         if let Some(fix) = &finding.fix {
             tries.push(fix.clone());
         }
-        if finding.code == "memory.does_not_fit" {
+        if finding.code == Code::MemoryDoesNotFit {
             tries.extend(memory_moves(plan));
         }
         let mut found = tries.iter().find(|f| converges(plan, f, finding, &before)).cloned();

@@ -43,7 +43,7 @@ pub use plan::Plan;
 pub use report::Report;
 
 use crate::hf::ImportWarning;
-use crate::report::{Finding, Severity};
+use crate::report::{Code, Finding, Severity};
 
 /// Evaluates a plan. Never fails: a well-typed plan always has a report.
 pub fn evaluate(plan: &Plan) -> Report {
@@ -282,17 +282,17 @@ fn memory_report(plan: &Plan, mem: &memory::Memory, n_devices: u64) -> report::M
 fn import_finding(warning: &ImportWarning) -> Finding {
     let (code, args) = match warning {
         ImportWarning::UnknownModelType(t) => {
-            ("model.unknown_type", BTreeMap::from([("model_type", t.clone())]))
+            (Code::ModelUnknownType, BTreeMap::from([("model_type", t.clone())]))
         }
         ImportWarning::MoeLayerFreq(n) => {
-            ("model.moe_layer_freq", BTreeMap::from([("moe_layer_freq", n.to_string())]))
+            (Code::ModelMoeLayerFreq, BTreeMap::from([("moe_layer_freq", n.to_string())]))
         }
     };
     Finding {
         severity: Severity::Warning,
         code,
+        message: code.message(&args),
         args,
-        message: warning.to_string(),
         fix: None,
         make_valid: false,
     }

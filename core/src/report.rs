@@ -295,16 +295,139 @@ pub struct EventReport {
     pub end_seconds: f64,
 }
 
+macro_rules! codes {
+    ($($variant:ident = $wire:literal => $english:literal,)*) => {
+        /// What a finding is about: one variant per rule (and per warning from reading a model). The
+        /// page maps every variant to its words, so a new rule cannot go untranslated.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum Code {
+            $(#[doc = $wire] $variant,)*
+        }
+
+        impl Code {
+            /// Every code.
+            pub const ALL: &[Code] = &[$(Code::$variant),*];
+
+            /// The stable dotted name plan tools and docs/validation.md use, e.g. `parallel.world`.
+            pub fn as_str(self) -> &'static str {
+                match self { $(Code::$variant => $wire,)* }
+            }
+
+            /// The finding in English, `{name}` standing for its arguments: the CLI's words, and
+            /// the page's English.
+            pub fn english(self) -> &'static str {
+                match self { $(Code::$variant => $english,)* }
+            }
+        }
+    };
+}
+
+codes! {
+    ModelUnknownType = "model.unknown_type" => "Unknown model_type \"{model_type}\": read as a Llama-like decoder.",
+    ModelMoeLayerFreq = "model.moe_layer_freq" => "moe_layer_freq {moe_layer_freq} is not supported: every layer after the dense ones is taken as MoE.",
+    BatchDivisible = "batch.divisible" => "Global batch {global_batch} is not a multiple of {unit} ({what}).",
+    BatchFewMicrobatches = "batch.few_microbatches" => "Only {microbatches} micro-batches for PP {pp}: most of the pipeline idles.",
+    BatchVppMicrobatches = "batch.vpp_microbatches" => "{microbatches} micro-batches are not a multiple of PP {pp} (interleaved schedule).",
+    FrameworkMindspeedOnNvidia = "framework.mindspeed_on_nvidia" => "{framework} targets Ascend NPUs; on NVIDIA GPUs use Megatron-LM or VeRL.",
+    FrameworkRlOnly = "framework.rl_only" => "{framework} trains with RL (GRPO, PPO), not {method}.",
+    HfDistributedOptimizer = "hf.distributed_optimizer" => "{framework} shards the optimizer with ZeRO stage 1 or more, not Megatron's distributed optimizer.",
+    HfNoModelParallel = "hf.no_model_parallel" => "{framework} has no {field}: it shards with ZeRO/FSDP instead.",
+    HwNoBf16 = "hw.no_bf16" => "{device} has no bf16: train in fp16 with loss scaling.",
+    HwNoFp8 = "hw.no_fp8" => "{device} has no fp8 (Hopper, Ada or Blackwell needed).",
+    HwTpAcrossNodes = "hw.tp_across_nodes" => "TP {tp} spans nodes of {devices_per_node} devices: its collectives cross the network every layer.",
+    MemoryDoesNotFit = "memory.does_not_fit" => "Needs {peak} GiB per device at its peak; {usable} GiB are usable.",
+    MethodDpoMegatron = "method.dpo_megatron" => "Megatron-LM has no DPO trainer: use LLaMA-Factory or MindSpeed-LLM.",
+    MethodLoraMegatron = "method.lora_megatron" => "Megatron-LM's pretrain_gpt.py has no LoRA (it would train every weight): use LLaMA-Factory, MindSpeed-LLM, or Megatron-Bridge's PEFT.",
+    ScheduleFramework = "schedule.framework" => "{framework} has no {schedule} pipeline schedule.",
+    MindspeedDualpipevConflict = "mindspeed.dualpipev_conflict" => "MindSpeed's DualPipeV cannot run with {what}.",
+    VerlLoraRank = "verl.lora_rank" => "vLLM serves LoRA ranks up to 512, not {rank}.",
+    MethodNeedsRlFramework = "method.needs_rl_framework" => "{method} is RL: it runs on VeRL or MindSpeed-RL, not {framework}.",
+    MethodQloraMegatron = "method.qlora_megatron" => "{framework} has no 4-bit QLoRA: use LLaMA-Factory.",
+    MindspeedCocLora = "mindspeed.coc_lora" => "MindSpeed's --use-ascend-coc does not support LoRA.",
+    MindspeedKnobIgnored = "mindspeed.knob_ignored" => "{field} is a MindSpeed option; {framework} ignores it.",
+    MindspeedLoraMoeDispatcher = "mindspeed.lora_moe_dispatcher" => "LoRA on MoE in MindSpeed needs --moe-token-dispatcher-type alltoall_seq (the launch file sets it).",
+    MindspeedSwapAttentionLora = "mindspeed.swap_attention_lora" => "MindSpeed's --swap-attention does not support LoRA.",
+    MindspeedRlBf16 = "mindspeed_rl.bf16" => "MindSpeed-RL trains in bf16 only.",
+    ModelSeqTooLong = "model.seq_too_long" => "Sequence length {seq_len} is longer than the model's {max} positions.",
+    ParallelCpSeq = "parallel.cp_seq" => "Sequence length {seq_len} is not a multiple of 2 × CP {cp}.",
+    ParallelEpDense = "parallel.ep_dense" => "EP {ep} needs a mixture-of-experts model.",
+    ParallelExpertsEp = "parallel.experts_ep" => "{experts} experts do not divide by EP {ep}.",
+    ParallelHeadsTp = "parallel.heads_tp" => "{heads} attention heads do not divide by TP {tp}.",
+    ParallelKvHeadsTp = "parallel.kv_heads_tp" => "{kv_heads} key/value heads are neither a multiple nor a divisor of TP {tp}.",
+    ParallelLayersPp = "parallel.layers_pp" => "{layers} layers do not split evenly over PP {pp}.",
+    ParallelMoeTpNeedsSp = "parallel.moe_tp_needs_sp" => "EP with TP > 1 needs sequence parallelism.",
+    ParallelParamGatherNeeds = "parallel.param_gather_needs" => "--overlap-param-gather needs the distributed optimizer and --overlap-grad-reduce.",
+    ParallelSpWithoutTp = "parallel.sp_without_tp" => "Sequence parallelism does nothing with TP 1 (Megatron turns it off).",
+    ParallelTpOverlapNeedsSp = "parallel.tp_overlap_needs_sp" => "--tp-comm-overlap needs --sequence-parallel.",
+    ParallelVppLayers = "parallel.vpp_layers" => "{layers_per_stage} layers per stage do not split into {vpp} virtual chunks.",
+    ParallelVppNeedsPp = "parallel.vpp_needs_pp" => "VPP {vpp} needs pipeline parallelism (PP > 1).",
+    ParallelWorld = "parallel.world" => "{world} devices do not divide into TP {tp} × PP {pp} × CP {cp}.",
+    ParallelWorldEp = "parallel.world_ep" => "{world} devices do not divide into ETP {etp} × EP {ep} × PP {pp}.",
+    RecomputeNumLayers = "recompute.num_layers" => "--recompute-num-layers {num_layers} exceeds the {per_stage} layers of a stage.",
+    RlEngineTooSmall = "rl.engine_too_small" => "The rollout engine's share of memory does not even hold its weights.",
+    RlGpuMemoryUtilization = "rl.gpu_memory_utilization" => "gpu_memory_utilization must stay below 1: the trainer needs memory too.",
+    RlRolloutTp = "rl.rollout_tp" => "{world} devices do not divide into rollout TP {rollout_tp}.",
+    RlRolloutTpHeads = "rl.rollout_tp_heads" => "{heads} attention heads do not divide by rollout TP {rollout_tp}.",
+    ScheduleDualpipevMicrobatches = "schedule.dualpipev_microbatches" => "DualPipeV needs at least 2 × PP micro-batches, not {microbatches}.",
+    VerlUlysses = "verl.ulysses" => "Ulysses SP {cp} must divide both the {world} devices and the {heads} heads.",
+    ParallelUnevenVpp = "parallel.uneven_vpp" => "Uneven pipeline stages cannot be combined with VPP or DualPipeV.",
+    MindspeedSwapOptimizer = "mindspeed.swap_optimizer" => "--swap-optimizer needs --use-distributed-optimizer.",
+    MindspeedActFnLayers = "mindspeed.act_fn_layers" => "--recompute-activation-function-num-layers {layers} exceeds the model's {n_layers} layers.",
+    MindspeedActFnFullBlock = "mindspeed.act_fn_full_block" => "Activation-function recompute with full recompute needs --recompute-method block.",
+    LlamafactoryLayersRatioIgnored = "llamafactory.layers_ratio_ignored" => "The recompute layers ratio is a key of LLaMA-Factory on Ascend; {framework} ignores it.",
+    LlamafactoryLayersRatioUpstream = "llamafactory.layers_ratio_upstream" => "recompute_layers_ratio is read by Ascend's LLaMA-Factory build; upstream LLaMA-Factory rejects the key.",
+    RlMiniBatch = "rl.mini_batch" => "Mini-batch {mini} must divide the {prompts} prompts of a step.",
+    VerlMiniBatchSplit = "verl.mini_batch_split" => "Mini-batch {mini} × {n} responses does not split over {split} devices ÷ Ulysses SP.",
+    RlMaxModelLen = "rl.max_model_len" => "vLLM max_model_len {max_model_len} is shorter than a prompt and its response ({tokens}).",
+    RlMaxNumBatchedTokens = "rl.max_num_batched_tokens" => "vLLM max_num_batched_tokens {batched} is smaller than max_model_len {max_model_len}.",
+    RlTokenBudget = "rl.token_budget" => "A device's token budget {budget} (× SP) cannot hold one sequence of {tokens} tokens.",
+    ZeroOffloadParamsNeeds3 = "zero.offload_params_needs_3" => "Parameter offload needs ZeRO-3, not ZeRO-{zero_stage}.",
+}
+
+impl Code {
+    /// The finding's English with `args` filled in.
+    pub fn message(self, args: &BTreeMap<&'static str, String>) -> String {
+        fill(self.english(), args.iter().map(|(k, v)| (*k, v.as_str())))
+    }
+}
+
+impl std::fmt::Display for Code {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for Code {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl PartialEq<&str> for Code {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+/// `template` with each `{name}` replaced by its value.
+pub fn fill<'a>(template: &str, args: impl IntoIterator<Item = (&'a str, &'a str)>) -> String {
+    let mut res = template.to_owned();
+    for (name, value) in args {
+        res = res.replace(&format!("{{{name}}}"), value);
+    }
+    res
+}
+
 /// Something about the plan worth saying, as data: the page translates `code` and fills in `args`.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Finding {
     /// How much it matters.
     pub severity: Severity,
-    /// Stable code, e.g. `parallel.heads_tp` (docs/validation.md lists them).
-    pub code: &'static str,
+    /// What it is about (docs/validation.md lists the codes).
+    pub code: Code,
     /// Values named in the message.
     pub args: BTreeMap<&'static str, String>,
-    /// The message in English, for the CLI.
+    /// The message in English ([`Code::message`]), for the CLI.
     pub message: String,
     /// The change that resolves it, when there is one: tried on the plan, it resolves the finding
     /// and brings no new error (`fixes::converge`).

@@ -18,7 +18,7 @@ use crate::hardware::Vendor;
 use crate::memory::Memory;
 use crate::model::{Attention, Family};
 use crate::plan::{Framework, Method, PipelineSchedule, Plan, Precision, RecomputeGranularity};
-use crate::report::{Finding, Fix, Severity};
+use crate::report::{Code, Finding, Fix, Severity};
 
 /// Which rules a framework follows.
 fn megatron_path(framework: Framework) -> bool {
@@ -33,16 +33,16 @@ impl Acc {
     fn push(
         &mut self,
         severity: Severity,
-        code: &'static str,
+        code: Code,
         args: &[(&'static str, String)],
-        message: String,
         fix: Option<(&'static str, Value)>,
     ) {
+        let args = args.iter().cloned().collect::<BTreeMap<_, _>>();
         self.res.push(Finding {
             severity,
             code,
-            args: args.iter().cloned().collect::<BTreeMap<_, _>>(),
-            message,
+            message: code.message(&args),
+            args,
             fix: fix.map(|(field, value)| Fix { field, value }),
             make_valid: false,
         });
@@ -104,18 +104,16 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
     if plan.precision == Precision::Bf16 && !hw.has_bf16() {
         acc.push(
             Error,
-            "hw.no_bf16",
+            Code::HwNoBf16,
             &[("device", hw.name.clone())],
-            format!("{} has no bf16: train in fp16 with loss scaling", hw.name),
             Some(("precision", Value::from("fp16"))),
         );
     }
     if plan.precision == Precision::Fp8 && !hw.has_fp8() {
         acc.push(
             Error,
-            "hw.no_fp8",
+            Code::HwNoFp8,
             &[("device", hw.name.clone())],
-            format!("{} has no fp8 (Hopper, Ada or Blackwell needed)", hw.name),
             Some(("precision", Value::from(if hw.has_bf16() { "bf16" } else { "fp16" }))),
         );
     }
@@ -124,11 +122,8 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
         let fix = nearest_divisor(heads, per_node.min(tp)).min(per_node);
         acc.push(
             Warning,
-            "hw.tp_across_nodes",
+            Code::HwTpAcrossNodes,
             &[("tp", tp.to_string()), ("devices_per_node", per_node.to_string())],
-            format!(
-                "TP {tp} spans nodes of {per_node} devices: its collectives cross the network every layer"
-            ),
             Some(("parallel.tp", Value::from(fix))),
         );
     }
@@ -141,40 +136,27 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
     if rl && !matches!(plan.framework, Framework::Verl | Framework::MindSpeedRl) {
         acc.push(
             Error,
-            "method.needs_rl_framework",
+            Code::MethodNeedsRlFramework,
             &[("method", plan.method.wire().to_owned()), ("framework", plan.framework.wire().to_owned())],
-            format!(
-                "{} is RL: it runs on VeRL or MindSpeed-RL, not {}",
-                plan.method.wire(),
-                plan.framework.wire()
-            ),
             Some(("framework", Value::from(method_fix))),
         );
     }
     if !rl && matches!(plan.framework, Framework::Verl | Framework::MindSpeedRl) {
         acc.push(
             Error,
-            "framework.rl_only",
+            Code::FrameworkRlOnly,
             &[("framework", plan.framework.wire().to_owned()), ("method", plan.method.wire().to_owned())],
-            format!("{} trains with RL (grpo, ppo), not {}", plan.framework.wire(), plan.method.wire()),
             Some(("method", Value::from("grpo"))),
         );
     }
     if plan.method == Method::Dpo && plan.framework == Framework::Megatron {
-        acc.push(
-            Error,
-            "method.dpo_megatron",
-            &[],
-            "Megatron-LM has no DPO trainer: use LLaMA-Factory or MindSpeed-LLM".to_owned(),
-            Some(("framework", Value::from("llamafactory"))),
-        );
+        acc.push(Error, Code::MethodDpoMegatron, &[], Some(("framework", Value::from("llamafactory"))));
     }
     if plan.method == Method::Qlora && megatron {
         acc.push(
             Error,
-            "method.qlora_megatron",
+            Code::MethodQloraMegatron,
             &[("framework", plan.framework.wire().to_owned())],
-            format!("{} has no 4-bit QLoRA: use LLaMA-Factory", plan.framework.wire()),
             Some(("framework", Value::from("llamafactory"))),
         );
     }
@@ -182,23 +164,14 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
         // Megatron-LM's pretrain_gpt.py has no LoRA: every parameter would train. LoRA on
         // Megatron models is Megatron-Bridge's PEFT, MindSpeed-LLM's --lora-r, or the HF path.
         let to = if hw.vendor == Vendor::Ascend { "mindspeed-llm" } else { "llamafactory" };
-        acc.push(
-            Error,
-            "method.lora_megatron",
-            &[],
-            "Megatron-LM's pretrain_gpt.py has no LoRA (it would train every weight): \
-             use LLaMA-Factory, MindSpeed-LLM, or Megatron-Bridge's PEFT"
-                .to_owned(),
-            Some(("framework", Value::from(to))),
-        );
+        acc.push(Error, Code::MethodLoraMegatron, &[], Some(("framework", Value::from(to))));
     }
     let mindspeed = matches!(plan.framework, Framework::MindSpeedLlm | Framework::MindSpeedRl);
     if mindspeed && hw.vendor == Vendor::Nvidia {
         acc.push(
             Warning,
-            "framework.mindspeed_on_nvidia",
+            Code::FrameworkMindspeedOnNvidia,
             &[("framework", plan.framework.wire().to_owned())],
-            format!("{} targets Ascend NPUs; on NVIDIA GPUs use Megatron-LM or VeRL", plan.framework.wire()),
             Some(("framework", Value::from(if rl { "verl" } else { "megatron" }))),
         );
     }
@@ -206,9 +179,8 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
         // MindSpeed-RL `validate_rl_args`: bf16 training and bf16 generation.
         acc.push(
             Error,
-            "mindspeed_rl.bf16",
+            Code::MindspeedRlBf16,
             &[("precision", plan.precision.wire().to_owned())],
-            "MindSpeed-RL trains in bf16 only".to_owned(),
             Some(("precision", Value::from("bf16"))),
         );
     }
@@ -220,14 +192,13 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
             let fix = nearest_divisor(world / (tp * cp).min(world).max(1), pp);
             acc.push(
                 Error,
-                "parallel.world",
+                Code::ParallelWorld,
                 &[
                     ("world", world.to_string()),
                     ("tp", tp.to_string()),
                     ("pp", pp.to_string()),
                     ("cp", cp.to_string()),
                 ],
-                format!("{world} devices do not divide into TP {tp} × PP {pp} × CP {cp}"),
                 Some(("parallel.pp", Value::from(fix))),
             );
         }
@@ -235,9 +206,8 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
             // `TransformerConfig.__post_init__`: heads % TP == 0.
             acc.push(
                 Error,
-                "parallel.heads_tp",
+                Code::ParallelHeadsTp,
                 &[("heads", heads.to_string()), ("tp", tp.to_string())],
-                format!("{heads} attention heads do not divide by TP {tp}"),
                 Some(("parallel.tp", Value::from(nearest_divisor(heads, tp)))),
             );
         } else if !kv_heads.is_multiple_of(tp) && !tp.is_multiple_of(kv_heads) {
@@ -245,9 +215,8 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
             // MindSpeed, on core 0.12: a multiple).
             acc.push(
                 Error,
-                "parallel.kv_heads_tp",
+                Code::ParallelKvHeadsTp,
                 &[("kv_heads", kv_heads.to_string()), ("tp", tp.to_string())],
-                format!("{kv_heads} key/value heads are neither a multiple nor a divisor of TP {tp}"),
                 Some(("parallel.tp", Value::from(nearest_divisor(kv_heads, tp)))),
             );
         }
@@ -262,9 +231,8 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
             };
             acc.push(
                 Error,
-                "parallel.layers_pp",
+                Code::ParallelLayersPp,
                 &[("layers", arch.n_layers.to_string()), ("pp", pp.to_string())],
-                format!("{} layers do not split evenly over PP {pp}", arch.n_layers),
                 Some(fix),
             );
         }
@@ -275,9 +243,8 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
             // uneven layout is per stage, not per virtual chunk.
             acc.push(
                 Error,
-                "parallel.uneven_vpp",
+                Code::ParallelUnevenVpp,
                 &[("vpp", vpp.to_string())],
-                "uneven pipeline stages cannot be combined with VPP or DualPipeV".to_owned(),
                 Some(match dualpipe {
                     true => ("parallel.schedule", Value::from("auto")),
                     false => ("parallel.vpp", Value::from(1)),
@@ -289,18 +256,16 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
             if pp <= 1 {
                 acc.push(
                     Error,
-                    "parallel.vpp_needs_pp",
+                    Code::ParallelVppNeedsPp,
                     &[("vpp", vpp.to_string())],
-                    format!("VPP {vpp} needs pipeline parallelism (PP > 1)"),
                     Some(("parallel.vpp", Value::from(1))),
                 );
             } else if !(arch.n_layers / pp).is_multiple_of(vpp) {
                 let per_stage = arch.n_layers / pp;
                 acc.push(
                     Error,
-                    "parallel.vpp_layers",
+                    Code::ParallelVppLayers,
                     &[("layers_per_stage", per_stage.to_string()), ("vpp", vpp.to_string())],
-                    format!("{per_stage} layers per stage do not split into {vpp} virtual chunks"),
                     Some(("parallel.vpp", Value::from(nearest_divisor(per_stage.max(1), vpp).max(1)))),
                 );
             }
@@ -311,28 +276,25 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
             match &arch.moe {
                 None => acc.push(
                     Error,
-                    "parallel.ep_dense",
+                    Code::ParallelEpDense,
                     &[("ep", ep.to_string())],
-                    format!("EP {ep} needs a mixture-of-experts model"),
                     Some(("parallel.ep", Value::from(1))),
                 ),
                 Some(moe) if !moe.n_experts.is_multiple_of(ep) => acc.push(
                     Error,
-                    "parallel.experts_ep",
+                    Code::ParallelExpertsEp,
                     &[("experts", moe.n_experts.to_string()), ("ep", ep.to_string())],
-                    format!("{} experts do not divide by EP {ep}", moe.n_experts),
                     Some(("parallel.ep", Value::from(nearest_divisor(moe.n_experts, ep)))),
                 ),
                 Some(_) if !world.is_multiple_of(etp * ep * pp) => acc.push(
                     Error,
-                    "parallel.world_ep",
+                    Code::ParallelWorldEp,
                     &[
                         ("world", world.to_string()),
                         ("etp", etp.to_string()),
                         ("ep", ep.to_string()),
                         ("pp", pp.to_string()),
                     ],
-                    format!("{world} devices do not divide into ETP {etp} × EP {ep} × PP {pp}"),
                     Some(("parallel.ep", Value::from(nearest_divisor(world / (etp * pp).max(1), ep)))),
                 ),
                 Some(_) => {}
@@ -340,9 +302,8 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
             if 1 < tp && !p.sequence_parallel {
                 acc.push(
                     Warning,
-                    "parallel.moe_tp_needs_sp",
+                    Code::ParallelMoeTpNeedsSp,
                     &[],
-                    "EP with TP > 1 needs sequence parallelism (Megatron warns)".to_owned(),
                     Some(("parallel.sequence_parallel", Value::from(true))),
                 );
             }
@@ -351,18 +312,16 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
             // `validate_args`: SP without TP is dropped.
             acc.push(
                 Note,
-                "parallel.sp_without_tp",
+                Code::ParallelSpWithoutTp,
                 &[],
-                "sequence parallelism does nothing with TP 1 (Megatron turns it off)".to_owned(),
                 Some(("parallel.sequence_parallel", Value::from(false))),
             );
         }
         if p.tp_comm_overlap && !p.sequence_parallel && plan.framework == Framework::Megatron {
             acc.push(
                 Error,
-                "parallel.tp_overlap_needs_sp",
+                Code::ParallelTpOverlapNeedsSp,
                 &[],
-                "--tp-comm-overlap needs --sequence-parallel".to_owned(),
                 Some(("parallel.sequence_parallel", Value::from(true))),
             );
         }
@@ -370,9 +329,8 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
             // `validate_args`: seq % (2·CP) == 0.
             acc.push(
                 Error,
-                "parallel.cp_seq",
+                Code::ParallelCpSeq,
                 &[("seq_len", seq.to_string()), ("cp", cp.to_string())],
-                format!("sequence length {seq} is not a multiple of 2 × CP {cp}"),
                 Some(("batch.seq_len", Value::from(nearest_multiple(seq, 2 * cp)))),
             );
         }
@@ -384,13 +342,7 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
                 true => ("parallel.overlap_grad_reduce", true),
                 false => ("parallel.overlap_param_gather", false),
             };
-            acc.push(
-                Error,
-                "parallel.param_gather_needs",
-                &[],
-                "--overlap-param-gather needs the distributed optimizer and --overlap-grad-reduce".to_owned(),
-                Some((field, Value::from(value))),
-            );
+            acc.push(Error, Code::ParallelParamGatherNeeds, &[], Some((field, Value::from(value))));
         }
         let layers_per_stage = (arch.n_layers / pp.max(1)).max(1);
         if plan.recompute.granularity == RecomputeGranularity::Full
@@ -399,15 +351,11 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
             // `TransformerConfig.__post_init__`: recompute_num_layers in [1, layers / PP].
             acc.push(
                 Error,
-                "recompute.num_layers",
+                Code::RecomputeNumLayers,
                 &[
                     ("num_layers", plan.recompute.num_layers.to_string()),
                     ("per_stage", layers_per_stage.to_string()),
                 ],
-                format!(
-                    "--recompute-num-layers {} exceeds the {layers_per_stage} layers of a stage",
-                    plan.recompute.num_layers
-                ),
                 Some(("recompute.num_layers", Value::from(layers_per_stage))),
             );
         }
@@ -416,9 +364,8 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
             // swap-attention is not for LoRA.
             acc.push(
                 Error,
-                "mindspeed.swap_attention_lora",
+                Code::MindspeedSwapAttentionLora,
                 &[],
-                "MindSpeed's --swap-attention does not support LoRA".to_owned(),
                 Some(("recompute.swap_attention", Value::from(false))),
             );
         }
@@ -430,9 +377,8 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
             // MindSpeed-LLM features_manager/tensor_parallel/coc.py: --use-ascend-coc is not for LoRA.
             acc.push(
                 Error,
-                "mindspeed.coc_lora",
+                Code::MindspeedCocLora,
                 &[],
-                "MindSpeed's --use-ascend-coc does not support LoRA".to_owned(),
                 Some(("parallel.tp_comm_overlap", Value::from(false))),
             );
         }
@@ -441,12 +387,8 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
     if arch.max_position_embeddings < seq {
         acc.push(
             Warning,
-            "model.seq_too_long",
+            Code::ModelSeqTooLong,
             &[("seq_len", seq.to_string()), ("max", arch.max_position_embeddings.to_string())],
-            format!(
-                "sequence length {seq} is longer than the model's {} positions",
-                arch.max_position_embeddings
-            ),
             Some(("batch.seq_len", Value::from(arch.max_position_embeddings))),
         );
     }
@@ -472,9 +414,8 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
         };
         acc.push(
             Error,
-            "batch.divisible",
+            Code::BatchDivisible,
             &[("global_batch", gbs.to_string()), ("unit", batch_unit.to_string()), ("what", what.to_owned())],
-            format!("global batch {gbs} is not a multiple of {batch_unit} ({what})"),
             Some(("batch.global_batch", Value::from(fix))),
         );
     } else if megatron && 1 < vpp && !mem.n_microbatches.is_multiple_of(pp) {
@@ -482,30 +423,24 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
         // needs micro-batches in groups of PP.
         acc.push(
             Error,
-            "batch.vpp_microbatches",
+            Code::BatchVppMicrobatches,
             &[("microbatches", mem.n_microbatches.to_string()), ("pp", pp.to_string())],
-            format!(
-                "{} micro-batches are not a multiple of PP {pp} (interleaved schedule)",
-                mem.n_microbatches
-            ),
             Some(("batch.global_batch", Value::from(nearest_multiple(gbs, mbs * dp * pp)))),
         );
     }
     if megatron && 1 < pp && mem.n_microbatches < pp {
         acc.push(
             Warning,
-            "batch.few_microbatches",
+            Code::BatchFewMicrobatches,
             &[("microbatches", mem.n_microbatches.to_string()), ("pp", pp.to_string())],
-            format!("only {} micro-batches for PP {pp}: most of the pipeline idles", mem.n_microbatches),
             Some(("batch.global_batch", Value::from(mbs * dp * 4 * pp))),
         );
     }
     if megatron && p.schedule == PipelineSchedule::DualPipeV && mem.n_microbatches < 2 * pp {
         acc.push(
             Error,
-            "schedule.dualpipev_microbatches",
+            Code::ScheduleDualpipevMicrobatches,
             &[("microbatches", mem.n_microbatches.to_string()), ("pp", pp.to_string())],
-            format!("DualPipeV needs at least 2 × PP = {} micro-batches, not {}", 2 * pp, mem.n_microbatches),
             Some(("batch.global_batch", Value::from(mbs * dp * 2 * pp))),
         );
     }
@@ -523,12 +458,11 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
         if !has {
             acc.push(
                 Error,
-                "schedule.framework",
+                Code::ScheduleFramework,
                 &[
                     ("schedule", p.schedule.wire().to_owned()),
                     ("framework", plan.framework.wire().to_owned()),
                 ],
-                format!("{} has no {} pipeline schedule", plan.framework.name(), p.schedule.wire()),
                 Some(("parallel.schedule", Value::from("auto"))),
             );
         }
@@ -556,9 +490,8 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
         if let Some((what, field, value)) = conflict {
             acc.push(
                 Error,
-                "mindspeed.dualpipev_conflict",
+                Code::MindspeedDualpipevConflict,
                 &[("what", what.to_owned())],
-                format!("MindSpeed's DualPipeV cannot run with {what}"),
                 Some((field, value)),
             );
         }
@@ -570,9 +503,8 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
         // (verl/utils/vllm/utils.py `get_vllm_max_lora_rank`).
         acc.push(
             Error,
-            "verl.lora_rank",
+            Code::VerlLoraRank,
             &[("rank", plan.lora.rank.to_string())],
-            format!("vLLM serves LoRA ranks up to 512, not {}", plan.lora.rank),
             Some(("lora.rank", Value::from(512))),
         );
     }
@@ -586,9 +518,8 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
             if 1 < degree {
                 acc.push(
                     Error,
-                    "hf.no_model_parallel",
+                    Code::HfNoModelParallel,
                     &[("field", field.to_owned()), ("framework", plan.framework.wire().to_owned())],
-                    format!("{} has no {field}: it shards with ZeRO/FSDP instead", plan.framework.wire()),
                     Some((field, Value::from(1))),
                 );
             }
@@ -596,9 +527,8 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
         if 1 < cp && plan.framework != Framework::Verl {
             acc.push(
                 Error,
-                "hf.no_model_parallel",
+                Code::HfNoModelParallel,
                 &[("field", "parallel.cp".to_owned()), ("framework", plan.framework.wire().to_owned())],
-                format!("{} has no parallel.cp: it shards with ZeRO/FSDP instead", plan.framework.wire()),
                 Some(("parallel.cp", Value::from(1))),
             );
         }
@@ -606,21 +536,16 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
             // DeepSpeed `_configure_zero_optimizer` (runtime/engine.py): parameter offload is ZeRO-3 only.
             acc.push(
                 Error,
-                "zero.offload_params_needs_3",
+                Code::ZeroOffloadParamsNeeds3,
                 &[("zero_stage", p.zero_stage.to_string())],
-                format!("parameter offload needs ZeRO-3, not ZeRO-{}", p.zero_stage),
                 Some(("parallel.zero_stage", Value::from(3))),
             );
         }
         if p.distributed_optimizer {
             acc.push(
                 Note,
-                "hf.distributed_optimizer",
+                Code::HfDistributedOptimizer,
                 &[("framework", plan.framework.wire().to_owned())],
-                format!(
-                    "{} shards the optimizer with ZeRO stage 1 or more, not Megatron's distributed optimizer",
-                    plan.framework.wire()
-                ),
                 Some(("parallel.distributed_optimizer", Value::from(false))),
             );
         }
@@ -634,9 +559,8 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
         if on && !mindspeed {
             acc.push(
                 Note,
-                "mindspeed.knob_ignored",
+                Code::MindspeedKnobIgnored,
                 &[("field", field.to_owned()), ("framework", plan.framework.wire().to_owned())],
-                format!("{field} is a MindSpeed option; {} ignores it", plan.framework.wire()),
                 Some((field, Value::from(false))),
             );
         }
@@ -646,9 +570,8 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
         // MindSpeed `swap_optimizer_feature.py`: dependency_check(args, 'use_distributed_optimizer').
         acc.push(
             Error,
-            "mindspeed.swap_optimizer",
+            Code::MindspeedSwapOptimizer,
             &[],
-            "--swap-optimizer needs --use-distributed-optimizer".to_owned(),
             Some(("parallel.distributed_optimizer", Value::from(true))),
         );
     }
@@ -658,12 +581,8 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
         // activation_function.py): the count lies in [0, num_layers].
         acc.push(
             Error,
-            "mindspeed.act_fn_layers",
+            Code::MindspeedActFnLayers,
             &[("layers", act_fn_layers.to_string()), ("n_layers", arch.n_layers.to_string())],
-            format!(
-                "--recompute-activation-function-num-layers {act_fn_layers} exceeds the model's {} layers",
-                arch.n_layers
-            ),
             Some(("recompute.activation_function_layers", Value::from(arch.n_layers))),
         );
     }
@@ -674,25 +593,15 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
     {
         // MindSpeed docs/zh/features/activation-function-recompute.md: with full recompute only the block
         // method is supported, each layer then does one kind of recompute.
-        acc.push(
-            Error,
-            "mindspeed.act_fn_full_block",
-            &[],
-            "activation-function recompute with full recompute needs --recompute-method block".to_owned(),
-            Some(("recompute.method", Value::from("block"))),
-        );
+        acc.push(Error, Code::MindspeedActFnFullBlock, &[], Some(("recompute.method", Value::from("block"))));
     }
     if plan.recompute.layers_ratio_frac < 1.0 {
         let ratio = format!("{}", plan.recompute.layers_ratio_frac);
         if plan.framework != Framework::LlamaFactory {
             acc.push(
                 Note,
-                "llamafactory.layers_ratio_ignored",
+                Code::LlamafactoryLayersRatioIgnored,
                 &[("framework", plan.framework.wire().to_owned())],
-                format!(
-                    "the recompute layers ratio is a key of LLaMA-Factory on Ascend; {} ignores it",
-                    plan.framework.wire()
-                ),
                 Some(("recompute.layers_ratio", Value::from(1.0))),
             );
         } else if hw.vendor != Vendor::Ascend {
@@ -700,9 +609,8 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
             // upstream's `_parse_args` (src/llamafactory/hparams/parser.py) refuses keys it does not know.
             acc.push(
                 Warning,
-                "llamafactory.layers_ratio_upstream",
+                Code::LlamafactoryLayersRatioUpstream,
                 &[("ratio", ratio)],
-                "recompute_layers_ratio is read by Ascend's LLaMA-Factory build; upstream LLaMA-Factory rejects the key".to_owned(),
                 Some(("recompute.layers_ratio", Value::from(1.0))),
             );
         }
@@ -717,9 +625,8 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
             // = train_batch / mini (verl/workers/config/actor.py); MindSpeed-RL likewise.
             acc.push(
                 Error,
-                "rl.mini_batch",
+                Code::RlMiniBatch,
                 &[("mini", mini.to_string()), ("prompts", prompts.to_string())],
-                format!("mini-batch {mini} must divide the {prompts} prompts of a step"),
                 Some(("rl.mini_batch", Value::from(nearest_divisor(prompts, mini)))),
             );
         }
@@ -738,9 +645,8 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
                 .min_by_key(|d| (d.abs_diff(mini), *d));
             acc.push(
                 Error,
-                "verl.mini_batch_split",
+                Code::VerlMiniBatchSplit,
                 &[("mini", mini.to_string()), ("n", n.to_string()), ("split", split.to_string())],
-                format!("mini-batch {mini} × {n} responses does not split over {split} devices ÷ Ulysses SP"),
                 fix.map(|d| ("rl.mini_batch", Value::from(d))),
             );
         }
@@ -751,11 +657,8 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
             // rollout asserts max_model_len ≥ prompt_length + response_length.
             acc.push(
                 Error,
-                "rl.max_model_len",
+                Code::RlMaxModelLen,
                 &[("max_model_len", model_len.to_string()), ("tokens", sequence.to_string())],
-                format!(
-                    "vLLM max_model_len {model_len} is shorter than a prompt and its response ({sequence})"
-                ),
                 Some(("rl.max_model_len", Value::from(0))),
             );
         }
@@ -765,9 +668,8 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
             // sequence length (an error without chunked prefill; VeRL raises with it too).
             acc.push(
                 Error,
-                "rl.max_num_batched_tokens",
+                Code::RlMaxNumBatchedTokens,
                 &[("batched", batched.to_string()), ("max_model_len", model_len.to_string())],
-                format!("vLLM max_num_batched_tokens {batched} is smaller than max_model_len {model_len}"),
                 Some(("rl.max_num_batched_tokens", Value::from(model_len))),
             );
         }
@@ -777,9 +679,8 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
             // the sequence length" (the budget is per device × Ulysses SP); MindSpeed-RL packs alike.
             acc.push(
                 Error,
-                "rl.token_budget",
+                Code::RlTokenBudget,
                 &[("budget", per_device.to_string()), ("tokens", sequence.to_string())],
-                format!("a device's token budget {per_device} (× SP {cp}) cannot hold one sequence of {sequence} tokens"),
                 Some(("rl.max_tokens_per_device", Value::from(sequence.div_ceil(cp.max(1))))),
             );
         }
@@ -787,27 +688,24 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
         if !world.is_multiple_of(rollout_tp) {
             acc.push(
                 Error,
-                "rl.rollout_tp",
+                Code::RlRolloutTp,
                 &[("world", world.to_string()), ("rollout_tp", rollout_tp.to_string())],
-                format!("{world} devices do not divide into rollout TP {rollout_tp}"),
                 Some(("rl.rollout_tp", Value::from(nearest_divisor(world, rollout_tp)))),
             );
         }
         if !heads.is_multiple_of(rollout_tp) {
             acc.push(
                 Error,
-                "rl.rollout_tp_heads",
+                Code::RlRolloutTpHeads,
                 &[("heads", heads.to_string()), ("rollout_tp", rollout_tp.to_string())],
-                format!("{heads} attention heads do not divide by rollout TP {rollout_tp}"),
                 Some(("rl.rollout_tp", Value::from(nearest_divisor(heads, rollout_tp)))),
             );
         }
         if plan.rl.gpu_memory_utilization_frac >= 1.0 {
             acc.push(
                 Error,
-                "rl.gpu_memory_utilization",
+                Code::RlGpuMemoryUtilization,
                 &[],
-                "gpu_memory_utilization must stay below 1: the trainer needs memory too".to_owned(),
                 Some(("rl.gpu_memory_utilization", Value::from(0.6))),
             );
         }
@@ -819,13 +717,7 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
             let fit = (1..=gcd(heads, world))
                 .filter(|d| heads.is_multiple_of(*d) && world.is_multiple_of(*d))
                 .find(|d| (all_weights / d) as f64 <= 0.8 * r.engine_bytes as f64);
-            acc.push(
-                Error,
-                "rl.engine_too_small",
-                &[],
-                "the rollout engine's share of memory does not even hold its weights".to_owned(),
-                fit.map(|d| ("rl.rollout_tp", Value::from(d))),
-            );
+            acc.push(Error, Code::RlEngineTooSmall, &[], fit.map(|d| ("rl.rollout_tp", Value::from(d))));
         }
         if plan.framework == Framework::Verl
             && 1 < cp
@@ -835,9 +727,8 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
             // verl/models/transformers/monkey_patch.py) to divide.
             acc.push(
                 Error,
-                "verl.ulysses",
+                Code::VerlUlysses,
                 &[("cp", cp.to_string()), ("heads", heads.to_string()), ("world", world.to_string())],
-                format!("Ulysses SP {cp} must divide both the {world} devices and the {heads} heads"),
                 Some(("parallel.cp", Value::from(nearest_divisor(gcd(world, heads), cp)))),
             );
         }
@@ -845,13 +736,7 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
     if arch.family == Family::DeepseekV3 && plan.method == Method::Lora && ep > 1 && mindspeed {
         // MindSpeed-LLM features_manager/finetune/lora.py: LoRA on MoE needs the alltoall_seq
         // dispatcher; the launch file sets it.
-        acc.push(
-            Note,
-            "mindspeed.lora_moe_dispatcher",
-            &[],
-            "LoRA on MoE in MindSpeed needs --moe-token-dispatcher-type alltoall_seq (the launch file sets it)".to_owned(),
-            None,
-        );
+        acc.push(Note, Code::MindspeedLoraMoeDispatcher, &[], None);
     }
 
     // ---------- memory ----------
@@ -867,13 +752,8 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
         };
         acc.push(
             Error,
-            "memory.does_not_fit",
+            Code::MemoryDoesNotFit,
             &[("peak", gib(mem.peak_bytes)), ("usable", gib(mem.usable_bytes))],
-            format!(
-                "needs {} GiB per device at its peak; {} GiB are usable",
-                gib(mem.peak_bytes),
-                gib(mem.usable_bytes)
-            ),
             fix,
         );
     }

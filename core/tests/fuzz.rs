@@ -1119,7 +1119,7 @@ fn the_report_check_catches_a_non_finite_number() {
     report.schedule.timeline[0].end_seconds = 1.0;
     report.findings.push(trainplan_core::report::Finding {
         severity: trainplan_core::report::Severity::Note,
-        code: "fuzz.check",
+        code: trainplan_core::report::Code::ALL[0],
         args: Default::default(),
         message: "step inf s".to_owned(),
         fix: None,

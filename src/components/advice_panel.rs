@@ -63,7 +63,7 @@ pub fn AdvicePanel(
                     true => ("badge ok", Key::advice_fits),
                     false => ("badge bad", Key::advice_short),
                 };
-                let changes = format::changes(&a.changes);
+                let changes = messages::changes(lang.get(), &a.changes);
                 let code = a.code;
                 let apply = move |_| {
                     let Ok(current) = plan.get_untracked() else { return };

@@ -42,7 +42,8 @@ pub fn FindingsPanel(
                 };
                 let text = messages::finding(lang.get(), &finding);
                 let fix = finding.fix.clone().map(|fix| {
-                    let label = fill(tr(Key::findings_apply), &[("field", fix.field), ("value", &fix.value.to_string())]);
+                    let field = messages::field_label(lang.get(), fix.field);
+                    let label = fill(tr(Key::findings_apply), &[("field", &field), ("value", &fix.value.to_string())]);
                     let apply = move |_| {
                         let Ok(current) = plan.get_untracked() else { return };
                         if let Ok(fixed) = rules::apply(&current, &fix) {

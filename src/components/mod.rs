@@ -12,6 +12,7 @@ mod memory_chart;
 mod model_picker;
 mod params_panel;
 mod plan_form;
+pub(crate) use plan_form::method_key;
 mod search_panel;
 mod time_panel;
 

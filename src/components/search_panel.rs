@@ -133,7 +133,7 @@ pub fn SearchPanel(
             .map(|(i, c)| {
                 let changes = match c.changes.is_empty() {
                     true => tr(Key::search_unchanged).to_owned(),
-                    false => format::changes(&c.changes),
+                    false => crate::messages::changes(lang.get(), &c.changes),
                 };
                 let from = f.from.clone();
                 let (tps, mfu, peak) = (c.tokens_per_second, c.mfu_frac, c.peak_bytes);

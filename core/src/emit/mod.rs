@@ -208,7 +208,7 @@ pub fn verdict(plan: &Plan) -> Vec<String> {
         ),
         true => "WARNING: this plan does not run as written.".to_owned(),
     }];
-    for f in errors.iter().filter(|f| f.code != "memory.does_not_fit") {
+    for f in errors.iter().filter(|f| f.code != crate::report::Code::MemoryDoesNotFit) {
         lines.push(format!("- {} [{}]", f.message, f.code));
     }
     lines

@@ -66,7 +66,8 @@ fn findings_only_one_plan_has_are_listed() {
     let current = plan(r#"{"model": "llama-3.1-70b", "method": "lora", "parallel": {"zero_stage": 3}}"#);
     let (ra, rb) = (evaluate(&pinned), evaluate(&current));
     let c = compare((&pinned.to_file(), &ra), (&current.to_file(), &rb));
-    let codes = |fs: &[trainplan_core::report::Finding]| fs.iter().map(|f| f.code).collect::<Vec<_>>();
+    let codes =
+        |fs: &[trainplan_core::report::Finding]| fs.iter().map(|f| f.code.as_str()).collect::<Vec<_>>();
     assert!(codes(&c.only_pinned).contains(&"memory.does_not_fit"), "{:?}", codes(&c.only_pinned));
     assert!(!codes(&c.only_current).contains(&"memory.does_not_fit"));
     let errors = c.rows.iter().find(|r| r.metric == Metric::Errors).unwrap();

@@ -6,7 +6,7 @@ use trainplan_core::{evaluate, rules};
 
 fn codes(text: &str) -> Vec<&'static str> {
     let plan = Plan::from_json(text).unwrap_or_else(|e| panic!("{text}: {e}"));
-    evaluate(&plan).findings.iter().map(|f| f.code).collect()
+    evaluate(&plan).findings.iter().map(|f| f.code.as_str()).collect()
 }
 
 /// (code, a plan that breaks the rule, a plan that keeps it)
@@ -346,7 +346,7 @@ fn fixes_resolve_their_findings() {
         let Some(fix) = &finding.fix else { continue };
         let fixed = rules::apply(&plan, fix)
             .unwrap_or_else(|e| panic!("{code}: the fix {fix:?} gives an invalid plan: {e}"));
-        let after: Vec<_> = evaluate(&fixed).findings.iter().map(|f| f.code).collect();
+        let after: Vec<_> = evaluate(&fixed).findings.iter().map(|f| f.code.as_str()).collect();
         // A fix may leave a neighbouring rule to fix next, but never the same one (memory excepted:
         // one switch may not be enough).
         if *code != "memory.does_not_fit" {
@@ -424,7 +424,7 @@ fn fixes_never_introduce_a_new_error() {
             .findings
             .iter()
             .filter(|f| f.severity == trainplan_core::report::Severity::Error)
-            .map(|f| f.code)
+            .map(|f| f.code.as_str())
             .collect()
     };
     let (mut fixes, mut make_valid) = (0, 0);
@@ -433,6 +433,8 @@ fn fixes_never_introduce_a_new_error() {
         let report = evaluate(&plan);
         let before = errors(&plan);
         for f in &report.findings {
+            // The English is the code's one template, every `{name}` filled from the arguments.
+            assert!(!f.message.contains('{'), "{}: {}", f.code, f.message);
             if f.make_valid {
                 assert!(f.fix.is_none());
                 make_valid += 1;
