@@ -71,6 +71,8 @@ pub enum NumField {
     MaxModelLen,
     /// `rl.max_num_batched_tokens`; empty means automatic.
     BatchedTokens,
+    /// `cluster.scale_up_domain`: devices on one NVLink/HCCS fabric; empty means the device's.
+    ScaleUp,
     /// `overheads.allocator_reserve`: the share of device memory kept free, in [0, 0.5]; empty
     /// means the default the verdict, advice and search use.
     MemoryMargin,
@@ -89,7 +91,7 @@ pub enum NumKind {
 
 impl NumField {
     /// Every field, in form order; the index is the field's slot in [`PlanForm::numbers`].
-    pub const ALL: [NumField; 25] = [
+    pub const ALL: [NumField; 26] = [
         NumField::Nodes,
         NumField::DevicesPerNode,
         NumField::LoraRank,
@@ -115,6 +117,7 @@ impl NumField {
         NumField::MaxModelLen,
         NumField::BatchedTokens,
         NumField::MemoryMargin,
+        NumField::ScaleUp,
     ];
 
     /// What text the field takes.
@@ -142,6 +145,7 @@ impl NumField {
             NumField::DevicesPerNode => {
                 file.cluster.devices_per_node.map(|n| n.to_string()).unwrap_or_default()
             }
+            NumField::ScaleUp => file.cluster.scale_up_domain.map(|n| n.to_string()).unwrap_or_default(),
             NumField::LayersRatio => file.recompute.layers_ratio.to_string(),
             NumField::GpuMemoryUtilization => file.rl.gpu_memory_utilization.to_string(),
             NumField::MemoryMargin => {
@@ -157,7 +161,7 @@ impl NumField {
     /// Writes the field's text into the plan file; false when the text is not what the field takes.
     fn apply(self, file: &mut PlanFile, text: &str) -> bool {
         match (self, self.kind(), text) {
-            (NumField::DevicesPerNode, _, "") => self.write(file, None),
+            (NumField::DevicesPerNode | NumField::ScaleUp, _, "") => self.write(file, None),
             (_, NumKind::Auto, "") => self.write(file, Some(0)),
             (NumField::LayersRatio, _, _) => match parse_fraction(text) {
                 Some(x) => file.recompute.layers_ratio = x,
@@ -191,6 +195,7 @@ impl NumField {
         Some(match self {
             NumField::Nodes => file.cluster.nodes,
             NumField::DevicesPerNode => return file.cluster.devices_per_node,
+            NumField::ScaleUp => return file.cluster.scale_up_domain,
             NumField::LoraRank => file.lora.rank,
             NumField::Tp => file.parallel.tp,
             NumField::Pp => file.parallel.pp,
@@ -220,6 +225,7 @@ impl NumField {
         match self {
             NumField::Nodes => file.cluster.nodes = n,
             NumField::DevicesPerNode => file.cluster.devices_per_node = value,
+            NumField::ScaleUp => file.cluster.scale_up_domain = value,
             NumField::LoraRank => file.lora.rank = n,
             NumField::Tp => file.parallel.tp = n,
             NumField::Pp => file.parallel.pp = n,
@@ -256,6 +262,7 @@ impl NumField {
             NumField::Nodes => Key::plan_form_nodes,
             NumField::DevicesPerNode => Key::plan_form_devices_per_node,
             NumField::MemoryMargin => Key::plan_form_margin,
+            NumField::ScaleUp => Key::plan_form_scale_up,
             NumField::LoraRank => Key::training_lora_rank,
             NumField::MicroBatch => Key::batch_micro,
             NumField::GlobalBatch => Key::batch_global,
@@ -309,6 +316,7 @@ impl NumField {
             NumField::MaxModelLen => "rl.max_model_len",
             NumField::BatchedTokens => "rl.max_num_batched_tokens",
             NumField::MemoryMargin => "overheads.allocator_reserve",
+            NumField::ScaleUp => "cluster.scale_up_domain",
         }
     }
 }
@@ -346,6 +354,7 @@ impl Default for CustomForm {
             intra_node_gb_per_s: 900.0,
             inter_node_gbit_per_s: 400.0,
             devices_per_node: 8,
+            scale_up_domain: None,
         })
     }
 }

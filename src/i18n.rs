@@ -115,6 +115,7 @@ texts! {
     hw_bad_number => "Enter a number", "请输入数字";
     cluster_title => "Cluster", "集群";
     plan_form_nodes => "Nodes", "节点数";
+    plan_form_scale_up => "Scale-up domain (devices on one NVLink/HCCS fabric)", "超节点域（同一 NVLink/HCCS 互联的卡数）";
     plan_form_margin => "Memory margin kept free (share of the device)", "预留显存余量（占单卡比例）";
     plan_form_margin_default => "{frac} (allocator default)", "{frac}（分配器默认）";
     plan_form_devices_per_node => "Devices per node", "每节点设备数";

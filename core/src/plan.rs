@@ -101,6 +101,9 @@ pub struct Cluster {
     pub nodes: NonZeroU32,
     /// Accelerators in each node.
     pub devices_per_node: NonZeroU32,
+    /// Accelerators on one scale-up fabric (`cluster.scale_up_domain` resolved): groups inside it
+    /// communicate at the intra-node bandwidth.
+    pub scale_up_domain: NonZeroU32,
 }
 
 impl Cluster {
@@ -466,6 +469,9 @@ pub struct CustomDevice {
     /// Devices per node.
     #[serde(default = "eight")]
     pub devices_per_node: u32,
+    /// Devices on one scale-up fabric (NVLink, HCCS); the node when omitted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scale_up_domain: Option<u32>,
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -563,11 +569,16 @@ pub struct ClusterFile {
     /// Devices in each node; the hardware's usual count (8, or 16 for Ascend 910C) when omitted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub devices_per_node: Option<u32>,
+    /// Devices on one scale-up fabric (NVLink, HCCS, UB) where the intra-node bandwidth holds;
+    /// when omitted, the device's (72 for GB200/GB300 NVL72, a CloudMatrix384 supernode for
+    /// Ascend 910C), else the node.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scale_up_domain: Option<u32>,
 }
 
 impl Default for ClusterFile {
     fn default() -> Self {
-        ClusterFile { nodes: 1, devices_per_node: None }
+        ClusterFile { nodes: 1, devices_per_node: None, scale_up_domain: None }
     }
 }
 
@@ -919,9 +930,11 @@ impl Plan {
         let model = model_choice(&file.model)?;
         let hardware = device_choice(&file.hardware)?;
         let devices_per_node = file.cluster.devices_per_node.unwrap_or(hardware.hw.devices_per_node);
+        let domain = file.cluster.scale_up_domain.unwrap_or(default_scale_up(&hardware.hw, devices_per_node));
         let cluster = Cluster {
             nodes: count(file.cluster.nodes, "cluster.nodes", Limit::Degree)?,
             devices_per_node: count(devices_per_node, "cluster.devices_per_node", Limit::Node)?,
+            scale_up_domain: count(domain, "cluster.scale_up_domain", Limit::Degree)?,
         };
         let p = &file.parallel;
         if 3 < p.zero_stage {
@@ -1095,6 +1108,9 @@ impl Plan {
                 nodes: self.cluster.nodes.get(),
                 devices_per_node: Some(self.cluster.devices_per_node.get())
                     .filter(|&n| n != self.hardware.hw.devices_per_node),
+                scale_up_domain: Some(self.cluster.scale_up_domain.get()).filter(|&n| {
+                    n != default_scale_up(&self.hardware.hw, self.cluster.devices_per_node.get())
+                }),
             },
             framework: self.framework,
             method: self.method,
@@ -1324,6 +1340,15 @@ fn device_choice(field: &HardwareField) -> Result<DeviceChoice, PlanFileError> {
 }
 
 /// A custom device in base units, every figure checked to be finite and in a plausible range.
+/// The scale-up domain when the plan leaves it out: the device's fabric where it spans more than a
+/// node (NVL72 racks, CloudMatrix supernodes), else the plan's node.
+fn default_scale_up(hw: &Hardware, devices_per_node: u32) -> u32 {
+    match hw.scale_up_domain == hw.devices_per_node {
+        true => devices_per_node,
+        false => hw.scale_up_domain,
+    }
+}
+
 fn custom_hardware(c: &CustomDevice) -> Result<Hardware, PlanFileError> {
     fn range(
         x: f64,
@@ -1393,6 +1418,10 @@ fn custom_hardware(c: &CustomDevice) -> Result<Hardware, PlanFileError> {
         intra_node_bytes_per_second: intra * 1e9,
         inter_node_bytes_per_second: inter * 1e9 / 8.0,
         devices_per_node: count(c.devices_per_node, "hardware.custom.devices_per_node", Limit::Node)?.get(),
+        scale_up_domain: match c.scale_up_domain {
+            Some(n) => count(n, "hardware.custom.scale_up_domain", Limit::Degree)?.get(),
+            None => count(c.devices_per_node, "hardware.custom.devices_per_node", Limit::Node)?.get(),
+        },
         reported: true,
         source: "entered by the user".to_owned(),
     })

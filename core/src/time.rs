@@ -161,24 +161,24 @@ pub fn ring_seconds(bytes: f64, group: f64, link_bytes_per_second: f64, all_redu
 }
 
 /// The bandwidth a ring collective gets per device for a group of `group` ranks placed `stride`
-/// ranks apart. Inside a node: NVLink/HCCS, one direction (half the bidirectional figure). Across
-/// nodes: each node's members of the group drive their own NICs in parallel (one NIC per device on
+/// ranks apart. Inside the scale-up domain (the plan's node, or a whole NVL72 rack or CloudMatrix
+/// supernode: `cluster.scale_up_domain`): NVLink/HCCS/UB, one direction (half the bidirectional
+/// figure). Across domains: each node's members of the group drive their own NICs in parallel (one NIC per device on
 /// DGX/HGX and Atlas nodes, "rail-optimized"), so a node with k members moves k NICs' worth, capped
 /// by the intra-node link (NCCL's hierarchical rings; nccl-tests on DGX A100: all-reduce bus
 /// bandwidth across nodes near 8 × 25 GB/s).
-fn group_bandwidth(hw: &Hardware, group: u64, stride: u64) -> f64 {
-    let per_node = u64::from(hw.devices_per_node);
+fn group_bandwidth(hw: &Hardware, domain: u64, group: u64, stride: u64) -> f64 {
     let nvlink = hw.intra_node_bytes_per_second / 2.0;
-    if group * stride <= per_node {
+    if group * stride <= domain {
         return nvlink;
     }
-    let members_per_node = (per_node / stride.max(1)).clamp(1, group) as f64;
-    (hw.inter_node_bytes_per_second * members_per_node).min(nvlink)
+    let members_per_domain = (domain / stride.max(1)).clamp(1, group) as f64;
+    (hw.inter_node_bytes_per_second * members_per_domain).min(nvlink)
 }
 
 /// A group of consecutive ranks (TP, EP inside TP): its bandwidth.
-fn link_bandwidth(hw: &Hardware, span: u64) -> f64 {
-    group_bandwidth(hw, span, 1)
+fn link_bandwidth(ctx: &Ctx, span: u64) -> f64 {
+    group_bandwidth(ctx.hw, u64::from(ctx.plan.cluster.scale_up_domain.get()), span, 1)
 }
 
 fn gemm(ctx: &Ctx, m: f64, k: f64, n: f64) -> (f64, f64) {
@@ -273,7 +273,7 @@ fn layer_work(ctx: &Ctx, moe_layer: bool) -> LayerWork {
             if 1.0 < ctx.ep {
                 let bytes = routed * h * 2.0 / t;
                 let span = (ctx.ep * ctx.tp) as u64;
-                let bw = link_bandwidth(ctx.hw, span);
+                let bw = link_bandwidth(ctx, span);
                 w.ep_seconds += 2.0
                     * (COLLECTIVE_LATENCY_SECONDS + bytes * (ctx.ep - 1.0) / ctx.ep / (bw * COLLECTIVE_EFF));
             }
@@ -292,7 +292,7 @@ fn layer_work(ctx: &Ctx, moe_layer: bool) -> LayerWork {
     // of the same volume with sequence parallelism (Korthikanti et al. 2022 §4.2.2).
     if 1.0 < t {
         let bytes = tokens * h * 2.0;
-        let bw = link_bandwidth(ctx.hw, t as u64);
+        let bw = link_bandwidth(ctx, t as u64);
         w.tp_seconds = 2.0 * ring_seconds(bytes, t, bw, true);
         if ctx.plan.parallel.tp_comm_overlap {
             w.tp_seconds *= 0.3;
@@ -302,7 +302,7 @@ fn layer_work(ctx: &Ctx, moe_layer: bool) -> LayerWork {
     // behind the attention compute (Megatron's ring overlaps send with the local block).
     if 1.0 < ctx.cp {
         let kv_bytes = 2.0 * tokens * kv * 2.0 / t;
-        let bw = link_bandwidth(ctx.hw, (ctx.cp * t) as u64);
+        let bw = link_bandwidth(ctx, (ctx.cp * t) as u64);
         let exchange = (ctx.cp - 1.0) * (COLLECTIVE_LATENCY_SECONDS + kv_bytes / (bw * COLLECTIVE_EFF));
         w.cp_seconds = (exchange - w.attention_seconds).max(0.0);
     }
@@ -428,17 +428,21 @@ pub fn estimate_within(plan: &Plan, mem: &memory::Memory, limit_seconds: Option<
     forward[last] += head_seconds + head_memory;
     backward[last] += 2.0 * head_seconds + head_memory;
 
-    // Pipeline: send one micro-batch's activations (÷ t with scatter/gather) between stages.
+    // Pipeline: send one micro-batch's activations (÷ t with scatter/gather) between stages, whose
+    // ranks sit tp · cp · dp apart (Megatron's order: PP outermost): over the scale-up fabric when
+    // both stages sit in one domain, else over the node's NICs together.
     let p2p_bytes = ctx.tokens * arch.hidden_size as f64 * 2.0 / ctx.tp;
-    let stage_span = tp * cp;
+    let domain = u64::from(plan.cluster.scale_up_domain.get());
+    let nvlink = hw.intra_node_bytes_per_second / 2.0;
+    let p2p_bw = match 2 * tp * cp * mem.dp.max(1) <= domain {
+        true => nvlink,
+        false => {
+            (hw.inter_node_bytes_per_second * f64::from(plan.cluster.devices_per_node.get())).min(nvlink)
+        }
+    };
     let p2p_seconds = match pp {
         1 => 0.0,
-        _ => {
-            COLLECTIVE_LATENCY_SECONDS
-                + p2p_bytes
-                    / (link_bandwidth(hw, stage_span.max(u64::from(hw.devices_per_node)) * 2)
-                        * COLLECTIVE_EFF)
-        }
+        _ => COLLECTIVE_LATENCY_SECONDS + p2p_bytes / (p2p_bw * COLLECTIVE_EFF),
     };
 
     // RL trains on every sampled response: VeRL's batch counts prompts, each with n responses.
@@ -472,7 +476,7 @@ pub fn estimate_within(plan: &Plan, mem: &memory::Memory, limit_seconds: Option<
     };
     let grad_bytes = params_on_device * trainable_share * grad_dtype_bytes;
     // Data-parallel peers sit tp · cp ranks apart (Megatron's rank order: TP innermost, then CP, DP, PP).
-    let dp_bw = group_bandwidth(hw, mem.dp, tp * cp);
+    let dp_bw = group_bandwidth(hw, u64::from(plan.cluster.scale_up_domain.get()), mem.dp, tp * cp);
     let mut dp_seconds = ring_seconds(grad_bytes, dp, dp_bw, true);
     if !megatron && p.zero_stage == 3 {
         // ZeRO-3 gathers the parameters for forward and backward: 1.5× the all-reduce (ZeRO paper §7.2).

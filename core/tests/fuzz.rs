@@ -675,6 +675,7 @@ fn hardware_field() -> BoxedStrategy<HardwareField> {
                     intra_node_gb_per_s: intra,
                     inter_node_gbit_per_s: inter,
                     devices_per_node,
+                    scale_up_domain: None,
                 },
             }
         });

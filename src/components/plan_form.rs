@@ -140,6 +140,9 @@ pub fn PlanFormPanel(
                     {number(Key::plan_form_nodes, "nodes-input", NumField::Nodes, None)}
                     <span class="times" aria-hidden="true">"×"</span>
                     {number(Key::plan_form_devices_per_node, "devices-input", NumField::DevicesPerNode, Some(Signal::derive(default_devices)))}
+                    {number(Key::plan_form_scale_up, "scale-up-input", NumField::ScaleUp, Some(Signal::derive(move || {
+                        plan.with(|p| p.as_ref().map(|p| p.cluster.scale_up_domain.to_string()).unwrap_or_default())
+                    })))}
                     {number(Key::plan_form_margin, "memory-margin-input", NumField::MemoryMargin, Some(Signal::derive(move || {
                         fill(tr(Key::plan_form_margin_default), &[("frac", &trainplan_core::memory::ALLOCATOR_RESERVE_FRAC.to_string())])
                     })))}

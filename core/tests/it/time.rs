@@ -298,3 +298,35 @@ fn bubble_is_a_share_of_the_step() {
     // 8 stages (64 devices, DP 1), 4 micro-batches: (p − 1)/m = 7/4 idle per busy.
     assert!(1.0 < few.schedule.bubble_ratio, "{}", few.schedule.bubble_ratio);
 }
+
+/// The network model uses the plan's cluster: a group inside the scale-up domain runs at NVLink
+/// speed, one that leaves it at the NICs'. H100 TP 8 on nodes of 8 vs nodes of 4 (the domain
+/// follows the node); GB200 EP 16 inside one NVL72 rack vs the same plan told its domain is a
+/// tray of 4.
+#[test]
+fn the_plans_cluster_and_scale_up_domain_shape_the_network() {
+    let step = |text: &str| evaluate(&Plan::from_json(text).unwrap()).time.step_seconds;
+    let tp8 = |per_node: u32| {
+        format!(
+            r#"{{"model": "llama-3.1-70b", "framework": "megatron", "method": "pretrain",
+                "cluster": {{"nodes": 8, "devices_per_node": {per_node}}}, "parallel": {{"tp": 8, "pp": 4,
+                "sequence_parallel": true}}, "batch": {{"global_batch": 64}}}}"#
+        )
+    };
+    let (in_node, across) = (step(&tp8(8)), step(&tp8(4)));
+    assert!(in_node * 1.2 < across, "TP 8 in a node {in_node:.2} s, across nodes {across:.2} s");
+    let gb200 = |domain: &str| {
+        format!(
+            r#"{{"model": "qwen3-30b-a3b", "hardware": "gb200-186g", "framework": "megatron", "method": "pretrain",
+                "cluster": {{"nodes": 4{domain}}}, "parallel": {{"ep": 16}}, "batch": {{"global_batch": 64}}}}"#
+        )
+    };
+    let plan = Plan::from_json(&gb200("")).unwrap();
+    assert_eq!((plan.cluster.devices_per_node.get(), plan.cluster.scale_up_domain.get()), (4, 72));
+    let (rack, trays) = (step(&gb200("")), step(&gb200(r#", "scale_up_domain": 4"#)));
+    assert!(rack < trays, "EP 16 in the NVL72 rack {rack:.3} s, across trays {trays:.3} s");
+    // The domain is written only when it is not the default, and reads back.
+    assert_eq!(plan.to_file().cluster.scale_up_domain, None);
+    let file = Plan::from_json(&gb200(r#", "scale_up_domain": 4"#)).unwrap().to_file();
+    assert_eq!(file.cluster.scale_up_domain, Some(4));
+}
