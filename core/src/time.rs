@@ -26,6 +26,12 @@ pub const GEMM_EFF_MAX: f64 = 0.66;
 /// Tier: derived: LLMCompass's A100 matmul sweep (`ae/figure5/ab/real_hardware/matmul_A100.csv`)
 /// measures about 60 % of peak at 17–39 GFLOP, which this curve gives (53–60 %).
 pub const GEMM_HALF_FLOPS: f64 = 4e9;
+/// What fp8 GEMMs reach of the fp8 peak relative to what bf16 GEMMs of the same size reach of
+/// theirs: the fp8 tensor cores' doubled peak is not doubled in practice (scaling, E4M3/E5M2
+/// operand handling, smaller tiles). Tier: fitted on torchtitan `docs/performance.md` Table 1
+/// (Llama 3.1 8B on 8 × H100, FSDP, local batch 2, selective recompute: bf16 6,667 and fp8 8,532
+/// tokens/s per GPU, ×1.28 end to end); checked on its 405B pair (`core/tests/it/time.rs`).
+pub const FP8_GEMM_RELATIVE_EFF: f64 = 0.82;
 /// Fraction of HBM bandwidth elementwise kernels reach. Tier: derived (STREAM-like kernels reach
 /// 80–90 % of HBM bandwidth on A100/H100).
 pub const HBM_EFF: f64 = 0.8;
@@ -131,7 +137,13 @@ struct Ctx<'a> {
     active_params: f64,
     arch: &'a Architecture,
     hw: &'a Hardware,
+    /// Dense peak of the 16-bit (or fp32) units: attention, the head, MFU's denominator.
     peak: f64,
+    /// The linear layers' GEMMs: in fp8 plans the fp8 peak at what fp8 GEMMs reach of it
+    /// ([`FP8_GEMM_RELATIVE_EFF`]), else [`Ctx::peak`].
+    linear_peak: f64,
+    /// Whether the linear layers run in fp8 (Transformer Engine): their inputs are cast first.
+    fp8: bool,
     tp: f64,
     cp: f64,
     ep: f64,
@@ -139,10 +151,10 @@ struct Ctx<'a> {
     seq: f64,
 }
 
-/// Dense peak FLOP/s of the device at the plan's precision.
+/// Dense peak FLOP/s of the device's 16-bit units at the plan's precision (fp8 plans keep
+/// attention, norms, softmax, embedding and head in bf16, so this is also their MFU's peak).
 pub fn peak_flops(hw: &Hardware, precision: Precision) -> f64 {
     match precision {
-        Precision::Fp8 if hw.has_fp8() => hw.fp8_flops_per_second,
         Precision::Fp16 => hw.fp16_flops_per_second,
         Precision::Fp32 => hw.fp16_flops_per_second / 16.0,
         _ if hw.has_bf16() => hw.bf16_flops_per_second,
@@ -181,7 +193,22 @@ fn link_bandwidth(ctx: &Ctx, span: u64) -> f64 {
     group_bandwidth(ctx.hw, u64::from(ctx.plan.cluster.scale_up_domain.get()), span, 1)
 }
 
+/// A linear layer's GEMM (m × k by k × n): in fp8 plans on the fp8 units, after casting its
+/// input and weight to fp8 (memory-bound: read 2 bytes, write 1, per element; Transformer
+/// Engine's `cast_to_fp8` before each `fp8_gemm`, its amax and scale update folded in).
 fn gemm(ctx: &Ctx, m: f64, k: f64, n: f64) -> (f64, f64) {
+    let flops = 2.0 * m * k * n;
+    let compute = flops / (ctx.linear_peak * efficiency(ctx, flops));
+    let cast = match ctx.fp8 {
+        true => 3.0 * (m * k + k * n) / (ctx.hw.memory_bytes_per_second * HBM_EFF),
+        false => 0.0,
+    };
+    (compute + cast, flops)
+}
+
+/// A GEMM that stays in 16-bit whatever the plan's precision (the head: Transformer Engine's fp8
+/// recipes keep the output layer in bf16).
+fn gemm_16bit(ctx: &Ctx, m: f64, k: f64, n: f64) -> (f64, f64) {
     let flops = 2.0 * m * k * n;
     (flops / (ctx.peak * efficiency(ctx, flops)), flops)
 }
@@ -348,6 +375,11 @@ pub fn estimate_within(plan: &Plan, mem: &memory::Memory, limit_seconds: Option<
         arch,
         hw,
         peak: peak_flops(hw, plan.precision),
+        linear_peak: match plan.precision == Precision::Fp8 && hw.has_fp8() {
+            true => hw.fp8_flops_per_second * FP8_GEMM_RELATIVE_EFF,
+            false => peak_flops(hw, plan.precision),
+        },
+        fp8: plan.precision == Precision::Fp8 && hw.has_fp8(),
         tp: tp as f64,
         cp: cp as f64,
         ep: ep as f64,
@@ -360,7 +392,7 @@ pub fn estimate_within(plan: &Plan, mem: &memory::Memory, limit_seconds: Option<
 
     // Head and loss on the last stage: the logits GEMM and a memory-bound softmax.
     let v = arch.vocab_size as f64;
-    let (head_seconds, head_flops) = gemm(&ctx, ctx.tokens, arch.hidden_size as f64, v / ctx.tp);
+    let (head_seconds, head_flops) = gemm_16bit(&ctx, ctx.tokens, arch.hidden_size as f64, v / ctx.tp);
     let head_memory = 3.0 * 4.0 * ctx.tokens * v / ctx.tp / (hw.memory_bytes_per_second * HBM_EFF);
 
     // Backward is twice the forward's GEMMs (input and weight gradients); recomputation reruns the
