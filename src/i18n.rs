@@ -310,6 +310,10 @@ texts! {
     cal_bad => "Enter a positive number", "请输入正数";
     bd_rollout => "Rollout generation", "生成（rollout）";
     bd_log_prob => "Log-prob passes", "log-prob 计算";
+    par_fsdp => "FSDP (Megatron path: Megatron FSDP sharding, or torch FSDP2)", "FSDP（Megatron 路径：Megatron FSDP 切分策略，或 torch FSDP2）";
+    par_fsdp_none => "none (DDP / distributed optimizer)", "不用（DDP / 分布式优化器）";
+    advice_megatron_fsdp => "Megatron FSDP (optim_grads_params): shard parameters and gradients too, gathered a layer at a time.", "Megatron FSDP（optim_grads_params）：参数和梯度也切分，逐层聚合。";
+    advice_why_megatron_fsdp => "Sharding parameters and gradients over the data-parallel ranks leaves each device 1/DP of the model states plus two layers in flight, at the cost of gathering each layer's weights in forward and backward.", "把参数和梯度也按数据并行切分，每卡只留 1/DP 的模型状态和两层在途权重，代价是前向和反向都要逐层聚合权重。";
     par_schedule => "Pipeline schedule", "流水线调度";
     par_schedule_auto => "auto (1F1B, interleaved with VPP)", "自动（1F1B，有 VPP 时交错）";
     par_overlap_grad => "Overlap gradient reduction", "梯度规约与计算重叠";
@@ -349,6 +353,7 @@ texts! {
     import_expected_value => "followed by a value", "后接一个值";
     import_expected_recompute => "full or selective", "为 full 或 selective";
     import_expected_schedule => "dualpipev", "为 dualpipev";
+    import_expected_sharding => "optim, optim_grads or optim_grads_params", "为 optim、optim_grads 或 optim_grads_params";
     import_expected_fraction => "a number in (0, 1]", "为 (0, 1] 内的数";
     import_expected_zero_stage => "0, 1, 2 or 3", "为 0、1、2 或 3";
     flag_unknown => "{flag} is not a flag of {framework}", "{framework} 没有 {flag} 这个参数";

@@ -83,6 +83,7 @@ pub fn import_error(lang: Lang, err: &ImportError) -> String {
                 "followed by a value" => t(lang, Key::import_expected_value),
                 "full or selective" => t(lang, Key::import_expected_recompute),
                 "dualpipev" => t(lang, Key::import_expected_schedule),
+                "optim, optim_grads or optim_grads_params" => t(lang, Key::import_expected_sharding),
                 "a number in (0, 1]" => t(lang, Key::import_expected_fraction),
                 "0, 1, 2 or 3" => t(lang, Key::import_expected_zero_stage),
                 other => other,
@@ -160,6 +161,8 @@ pub fn finding(lang: Lang, finding: &Finding) -> String {
 /// A finding's Chinese, `{name}` standing for its arguments.
 pub fn zh(code: Code) -> &'static str {
     match code {
+        Code::FsdpFramework => "{framework} 不支持 {fsdp}：它用自己的 ZeRO 或 FSDP 切分。",
+        Code::FsdpTorch => "Megatron 中的 PyTorch FSDP2 不能与 {what} 同时使用。",
         Code::ModelUnknownType => "未知的 model_type \"{model_type}\"：已按 Llama 类解码器读取。",
         Code::ModelMoeLayerFreq => {
             "不支持 moe_layer_freq {moe_layer_freq}：稠密层之后的每一层都按 MoE 层计算。"
@@ -267,6 +270,9 @@ fn arg(lang: Lang, name: &str, value: &str) -> String {
             (Lang::Zh, "devices ÷ Ulysses SP") => "卡数 ÷ Ulysses SP".to_owned(),
             (Lang::Zh, "tied embeddings") => "共享的词嵌入与输出层".to_owned(),
             (Lang::Zh, "fewer than 2 × PP layers") => "少于 2 × PP 的层数".to_owned(),
+            (Lang::Zh, "pipeline parallelism") => "流水线并行".to_owned(),
+            (Lang::Zh, "expert parallelism") => "专家并行".to_owned(),
+            (Lang::Zh, "the distributed optimizer") => "分布式优化器".to_owned(),
             _ => value.to_owned(),
         },
     }
@@ -342,6 +348,7 @@ pub fn advice(lang: Lang, code: &str) -> (String, String) {
         "precision_fp8" => (Key::advice_precision_fp8, Key::advice_why_precision_fp8),
         "lora_all_targets" => (Key::advice_lora_all_targets, Key::advice_why_lora_all_targets),
         "search_best" => (Key::advice_search_best, Key::advice_why_search_best),
+        "megatron_fsdp" => (Key::advice_megatron_fsdp, Key::advice_why_megatron_fsdp),
         _ => return (code.to_owned(), String::new()),
     };
     (t(lang, what).to_owned(), t(lang, why).to_owned())

@@ -74,6 +74,7 @@ pub const CODES: &[&str] = &[
     "precision_fp8",
     "lora_all_targets",
     "search_best",
+    "megatron_fsdp",
 ];
 
 /// Moves offered for what they buy besides speed or memory (model quality), shown with their
@@ -328,6 +329,16 @@ pub fn advise(plan: &Plan) -> Vec<Advice> {
     // costs a little memory and time, shown as computed.
     if plan.trains_lora() && plan.lora.targets != crate::plan::LoraTargets::All {
         candidates.push(("lora_all_targets", vec![fix("lora.targets", "all")]));
+    }
+
+    // Megatron FSDP: parameters and gradients sharded too, when the distributed optimizer alone
+    // leaves the plan too big (megatron/core/distributed/fsdp, `--use-megatron-fsdp`).
+    if plan.framework == Framework::Megatron && !base.fits && 1 < mem.dp && p.fsdp == crate::plan::Fsdp::None
+    {
+        candidates.push((
+            "megatron_fsdp",
+            vec![fix("parallel.fsdp", "optim_grads_params"), fix("parallel.distributed_optimizer", true)],
+        ));
     }
 
     // When it does not fit, the moves that cost (almost) no time, all at once: often enough together

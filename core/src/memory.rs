@@ -445,10 +445,28 @@ fn model_states(ctx: &Ctx, dense: f64, expert: f64, res: &mut StageMemory) {
     match ctx.path {
         Path::Megatron => {
             // Distributed optimizer: optimizer states sharded over dp (dense) and expert-dp (experts);
-            // gradients stay whole (Megatron dist_optimizer.md: 6 + 12/d for bf16).
-            let opt_shard = |x: f64, group: u64| if p.distributed_optimizer { x / group as f64 } else { x };
-            res.weights = ((dense + expert) * bytes.weights) as u64;
-            res.gradients = ((dense + expert) * bytes.gradients) as u64;
+            // gradients stay whole (Megatron dist_optimizer.md: 6 + 12/d for bf16). Megatron FSDP
+            // shards gradients too (`optim_grads`) and parameters (`optim_grads_params`, and torch
+            // FSDP2), each over the same groups (megatron/core/distributed/fsdp: ZeRO-2/ZeRO-3
+            // layouts); a sharded parameter is gathered a layer at a time, so two layers' weights
+            // (this one and the prefetched next) are whole at once.
+            use crate::plan::Fsdp;
+            let fsdp = p.fsdp;
+            let sharded_optimizer = p.distributed_optimizer || fsdp != Fsdp::None;
+            let sharded_grads = matches!(fsdp, Fsdp::OptimGrads | Fsdp::OptimGradsParams | Fsdp::Torch);
+            let sharded_params = matches!(fsdp, Fsdp::OptimGradsParams | Fsdp::Torch);
+            let shard = |x: f64, group: u64, on: bool| if on { x / group as f64 } else { x };
+            let opt_shard = |x: f64, group: u64| shard(x, group, sharded_optimizer);
+            let layers = (ctx.arch.n_layers / ctx.pp).max(1) as f64;
+            let gathered = (dense + expert) * 2.0_f64.min(layers) / layers;
+            res.weights = match sharded_params {
+                true => {
+                    (shard(dense, ctx.dp, true) + shard(expert, ctx.edp, true) + gathered) * bytes.weights
+                }
+                false => (dense + expert) * bytes.weights,
+            } as u64;
+            res.gradients = ((shard(dense, ctx.dp, sharded_grads) + shard(expert, ctx.edp, sharded_grads))
+                * bytes.gradients) as u64;
             let optimizer =
                 opt_shard(dense * bytes.optimizer, ctx.dp) + opt_shard(expert * bytes.optimizer, ctx.edp);
             res.optimizer = match swaps_optimizer(plan) {
@@ -481,8 +499,13 @@ fn model_states(ctx: &Ctx, dense: f64, expert: f64, res: &mut StageMemory) {
 fn zero_stage(ctx: &Ctx) -> u8 {
     match ctx.path {
         Path::Hf => ctx.plan.parallel.zero_stage,
-        Path::Megatron if ctx.plan.parallel.distributed_optimizer => 1,
-        Path::Megatron => 0,
+        Path::Megatron => match ctx.plan.parallel.fsdp {
+            crate::plan::Fsdp::OptimGradsParams | crate::plan::Fsdp::Torch => 3,
+            crate::plan::Fsdp::OptimGrads => 2,
+            crate::plan::Fsdp::Optim => 1,
+            crate::plan::Fsdp::None if ctx.plan.parallel.distributed_optimizer => 1,
+            crate::plan::Fsdp::None => 0,
+        },
     }
 }
 

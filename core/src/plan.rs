@@ -216,6 +216,24 @@ wire_enum! {
 }
 
 wire_enum! {
+    /// Fully sharded data parallelism on the Megatron path (Megatron-LM `--use-megatron-fsdp
+    /// --data-parallel-sharding-strategy …`, or PyTorch FSDP2 `--use-torch-fsdp2`), beside or instead
+    /// of the distributed optimizer.
+    Fsdp {
+        /// No FSDP: DDP, with the distributed optimizer if asked.
+        None = "none",
+        /// Megatron FSDP sharding the optimizer states (the distributed optimizer's memory).
+        Optim = "optim",
+        /// Megatron FSDP sharding optimizer states and gradients (ZeRO-2's memory).
+        OptimGrads = "optim_grads",
+        /// Megatron FSDP sharding optimizer states, gradients and parameters (ZeRO-3's memory).
+        OptimGradsParams = "optim_grads_params",
+        /// PyTorch FSDP2 (`fully_shard`): everything sharded; no PP, no EP, no distributed optimizer.
+        Torch = "torch_fsdp2",
+    }
+}
+
+wire_enum! {
     /// How much activation recomputation.
     RecomputeGranularity {
         /// Keep every activation.
@@ -277,6 +295,8 @@ pub struct Parallel {
     pub uneven_layers: bool,
     /// The pipeline schedule.
     pub schedule: PipelineSchedule,
+    /// Fully sharded data parallelism on the Megatron path.
+    pub fsdp: Fsdp,
 }
 
 /// Activation recomputation.
@@ -604,6 +624,7 @@ pub struct ParallelFile {
     pub swap_optimizer: bool,
     pub uneven_layers: bool,
     pub schedule: PipelineSchedule,
+    pub fsdp: Fsdp,
 }
 
 impl Default for ParallelFile {
@@ -626,6 +647,7 @@ impl Default for ParallelFile {
             swap_optimizer: false,
             uneven_layers: false,
             schedule: PipelineSchedule::Auto,
+            fsdp: Fsdp::None,
         }
     }
 }
@@ -958,6 +980,7 @@ impl Plan {
             swap_optimizer: p.swap_optimizer,
             uneven_layers: p.uneven_layers,
             schedule: p.schedule,
+            fsdp: p.fsdp,
         };
         let r = &file.recompute;
         if !(r.layers_ratio.is_finite() && 0.0 < r.layers_ratio && r.layers_ratio <= 1.0) {
@@ -1132,6 +1155,7 @@ impl Plan {
                 swap_optimizer: p.swap_optimizer,
                 uneven_layers: p.uneven_layers,
                 schedule: p.schedule,
+                fsdp: p.fsdp,
             },
             recompute: RecomputeFile {
                 granularity: self.recompute.granularity,

@@ -323,6 +323,8 @@ macro_rules! codes {
 }
 
 codes! {
+    FsdpFramework = "fsdp.framework" => "{framework} has no {fsdp}: it shards with ZeRO or FSDP of its own.",
+    FsdpTorch = "fsdp.torch" => "PyTorch FSDP2 in Megatron cannot run with {what}.",
     ModelUnknownType = "model.unknown_type" => "Unknown model_type \"{model_type}\": read as a Llama-like decoder.",
     ModelMoeLayerFreq = "model.moe_layer_freq" => "moe_layer_freq {moe_layer_freq} is not supported: every layer after the dense ones is taken as MoE.",
     BatchDivisible = "batch.divisible" => "Global batch {global_batch} is not a multiple of {unit} ({what}).",

@@ -509,6 +509,48 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
         );
     }
 
+    // ---------- FSDP on the Megatron path ----------
+    // Megatron-LM (core_v0.19.0) has Megatron FSDP and torch FSDP2; MindSpeed-LLM runs on core
+    // 0.12.1, whose parser has `--use-torch-fsdp2` but no `--use-megatron-fsdp`; MindSpeed-RL's
+    // actors neither; the HF path shards with ZeRO / FSDP of its own.
+    if p.fsdp != crate::plan::Fsdp::None {
+        let has = match plan.framework {
+            Framework::Megatron => true,
+            Framework::MindSpeedLlm => p.fsdp == crate::plan::Fsdp::Torch,
+            _ => false,
+        };
+        if !has {
+            let fix = match plan.framework {
+                Framework::MindSpeedLlm => Value::from("torch_fsdp2"),
+                _ => Value::from("none"),
+            };
+            acc.push(
+                Error,
+                Code::FsdpFramework,
+                &[("framework", plan.framework.wire().to_owned()), ("fsdp", p.fsdp.wire().to_owned())],
+                Some(("parallel.fsdp", fix)),
+            );
+        }
+    }
+    if megatron && p.fsdp == crate::plan::Fsdp::Torch {
+        // megatron/training/arguments.py `validate_args`: --use-torch-fsdp2 asserts PP 1, EP 1, no
+        // distributed optimizer and untied embeddings.
+        let conflict: Option<(&str, &'static str, Value)> = if 1 < pp {
+            Some(("pipeline parallelism", "parallel.fsdp", Value::from("optim_grads_params")))
+        } else if 1 < ep {
+            Some(("expert parallelism", "parallel.fsdp", Value::from("optim_grads_params")))
+        } else if p.distributed_optimizer {
+            Some(("the distributed optimizer", "parallel.distributed_optimizer", Value::from(false)))
+        } else if arch.tied_embeddings {
+            Some(("tied embeddings", "parallel.fsdp", Value::from("optim_grads_params")))
+        } else {
+            None
+        };
+        if let Some((what, field, value)) = conflict {
+            acc.push(Error, Code::FsdpTorch, &[("what", what.to_owned())], Some((field, value)));
+        }
+    }
+
     // ---------- HF path (DeepSpeed, LLaMA-Factory, VeRL FSDP) ----------
     if !megatron {
         let model_parallel = [("parallel.tp", tp), ("parallel.pp", pp), ("parallel.ep", ep)];

@@ -491,7 +491,11 @@ pub fn estimate_within(plan: &Plan, mem: &memory::Memory, limit_seconds: Option<
     // Parameters this device computes with: ZeRO-3 shards (or offloads) what it stores, not what
     // it gathers, reduces and updates, so there the count comes from the model (HF frameworks run
     // without TP and PP, rule hf.no_model_parallel; the division keeps a stray plan sensible).
-    let params_on_device = match !megatron && p.zero_stage == 3 {
+    let shards_params = match megatron {
+        false => p.zero_stage == 3,
+        true => matches!(p.fsdp, crate::plan::Fsdp::OptimGradsParams | crate::plan::Fsdp::Torch),
+    };
+    let params_on_device = match shards_params {
         true => mem.params_total as f64 / (tp * u64::from(p.pp.get())).max(1) as f64,
         false => mem.stages.iter().map(|s| s.weights).max().unwrap_or(0) as f64 / 2.0,
     };
@@ -510,8 +514,9 @@ pub fn estimate_within(plan: &Plan, mem: &memory::Memory, limit_seconds: Option<
     // Data-parallel peers sit tp · cp ranks apart (Megatron's rank order: TP innermost, then CP, DP, PP).
     let dp_bw = group_bandwidth(hw, u64::from(plan.cluster.scale_up_domain.get()), mem.dp, tp * cp);
     let mut dp_seconds = ring_seconds(grad_bytes, dp, dp_bw, true);
-    if !megatron && p.zero_stage == 3 {
-        // ZeRO-3 gathers the parameters for forward and backward: 1.5× the all-reduce (ZeRO paper §7.2).
+    if shards_params {
+        // ZeRO-3 and FSDP's parameter sharding gather the parameters for forward and backward:
+        // 1.5× the all-reduce (ZeRO paper §7.2).
         dp_seconds *= 1.5;
     }
     if p.distributed_optimizer && p.overlap_param_gather {

@@ -3,7 +3,7 @@
 use leptos::prelude::*;
 use trainplan_core::Plan;
 use trainplan_core::plan::{
-    AttentionImpl, Framework, Method, PipelineSchedule, PlanFile, RecomputeGranularity,
+    AttentionImpl, Framework, Fsdp, Method, PipelineSchedule, PlanFile, RecomputeGranularity,
 };
 
 use crate::components::hardware_picker::HardwarePicker;
@@ -206,6 +206,21 @@ pub fn PlanFormPanel(
                         {PipelineSchedule::ALL.iter().map(|&k| view! {
                             <option value=k.wire() selected=move || form.with(|f| f.file.parallel.schedule == k)>
                                 {move || if k == PipelineSchedule::Auto { tr(Key::par_schedule_auto) } else { k.wire() }}
+                            </option>
+                        }).collect_view()}
+                    </select>
+                </label>
+                <label class="field">
+                    <span>{move || tr(Key::par_fsdp)}</span>
+                    <select data-testid="fsdp-select" on:change=move |ev| {
+                        let wire = event_target_value(&ev);
+                        if let Some(&k) = Fsdp::ALL.iter().find(|k| k.wire() == wire) {
+                            form.update(|f| f.file.parallel.fsdp = k);
+                        }
+                    }>
+                        {Fsdp::ALL.iter().map(|&k| view! {
+                            <option value=k.wire() selected=move || form.with(|f| f.file.parallel.fsdp == k)>
+                                {move || if k == Fsdp::None { tr(Key::par_fsdp_none) } else { k.wire() }}
                             </option>
                         }).collect_view()}
                     </select>

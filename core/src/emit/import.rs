@@ -889,6 +889,25 @@ fn script(text: &str, ascend: bool, file: &mut PlanFile) -> Result<Reading, Impo
             "--expert-tensor-parallel-size" => p.etp = num(w, need(one, w)?)?,
             "--sequence-parallel" => p.sequence_parallel = true,
             "--use-distributed-optimizer" => p.distributed_optimizer = true,
+            "--use-torch-fsdp2" => p.fsdp = crate::plan::Fsdp::Torch,
+            "--use-megatron-fsdp" => {
+                if p.fsdp == crate::plan::Fsdp::None {
+                    p.fsdp = crate::plan::Fsdp::OptimGradsParams;
+                }
+            }
+            "--data-parallel-sharding-strategy" => {
+                let v = need(one, w)?;
+                p.fsdp = match crate::plan::Fsdp::ALL.iter().find(|f| f.wire() == v) {
+                    Some(&f) if f != crate::plan::Fsdp::Torch => f,
+                    _ if v == "no_shard" => crate::plan::Fsdp::None,
+                    _ => {
+                        return Err(ImportError::BadValue(
+                            w.to_owned(),
+                            "optim, optim_grads or optim_grads_params",
+                        ));
+                    }
+                };
+            }
             "--overlap-grad-reduce" => p.overlap_grad_reduce = true,
             "--overlap-param-gather" => p.overlap_param_gather = true,
             "--tp-comm-overlap" | "--use-ascend-coc" => p.tp_comm_overlap = true,

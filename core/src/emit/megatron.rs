@@ -168,8 +168,18 @@ pub fn parallel_flags(plan: &Plan, ascend: bool) -> Vec<String> {
     if p.sequence_parallel {
         switches.push("--sequence-parallel");
     }
+    use crate::plan::Fsdp;
+    // Megatron FSDP runs on the distributed optimizer whether asked or not (`validate_args` turns
+    // it on); FSDP2 refuses it (rule fsdp.torch).
     if p.distributed_optimizer {
         switches.push("--use-distributed-optimizer");
+    }
+    let sharding = format!("--use-megatron-fsdp --data-parallel-sharding-strategy {}", p.fsdp.wire());
+    match p.fsdp {
+        Fsdp::None => {}
+        Fsdp::Optim | Fsdp::OptimGrads | Fsdp::OptimGradsParams => switches.push(&sharding),
+        // FSDP2 refuses gradient accumulation fusion, which is on by default.
+        Fsdp::Torch => switches.push("--use-torch-fsdp2 --no-gradient-accumulation-fusion"),
     }
     if p.overlap_grad_reduce {
         switches.push("--overlap-grad-reduce");
@@ -246,7 +256,8 @@ pub fn script(plan: &Plan, header: &[String]) -> EmittedFile {
     let p = &plan.parallel;
     // Required by Megatron's TP/CP communication ordering before Blackwell (`validate_args` in
     // megatron/training/arguments.py asserts it).
-    if 1 < p.tp.get() || 1 < p.cp.get() {
+    // FSDP asserts CUDA_DEVICE_MAX_CONNECTIONS is not 1 (`validate_args`).
+    if (1 < p.tp.get() || 1 < p.cp.get()) && p.fsdp == crate::plan::Fsdp::None {
         text.push_str("export CUDA_DEVICE_MAX_CONNECTIONS=1\n\n");
     }
     text.push_str(&node_vars(plan, false, "NUM_NODES", "GPUS_PER_NODE", "localhost"));

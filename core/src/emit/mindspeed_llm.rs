@@ -51,7 +51,11 @@ pub fn script(plan: &Plan, header: &[String]) -> EmittedFile {
     text.push_str(
         "set +u\nsource \"${CANN_SET_ENV:-/usr/local/Ascend/ascend-toolkit/set_env.sh}\"\nset -u\n",
     );
-    text.push_str("export CUDA_DEVICE_MAX_CONNECTIONS=1\nexport HCCL_CONNECT_TIMEOUT=1800\n");
+    // FSDP asserts CUDA_DEVICE_MAX_CONNECTIONS is not 1 (Megatron `validate_args`).
+    if p.fsdp == crate::plan::Fsdp::None {
+        text.push_str("export CUDA_DEVICE_MAX_CONNECTIONS=1\n");
+    }
+    text.push_str("export HCCL_CONNECT_TIMEOUT=1800\n");
     text.push_str("export PYTORCH_NPU_ALLOC_CONF=expandable_segments:True\n\n");
     text.push_str(&node_vars(plan, false, "NNODES", "NPUS_PER_NODE", "localhost"));
     // `--tokenizer-type PretrainedFromHF` loads a local directory (`build_tokenizer`), so the

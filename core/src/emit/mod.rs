@@ -141,7 +141,11 @@ fn header(plan: &Plan, link: &str) -> Vec<String> {
             p.cp,
             p.ep,
             mem.dp,
-            if p.distributed_optimizer { ", distributed optimizer" } else { "" }
+            match (p.fsdp, p.distributed_optimizer) {
+                (crate::plan::Fsdp::None, true) => ", distributed optimizer".to_owned(),
+                (crate::plan::Fsdp::None, false) => String::new(),
+                (f, _) => format!(", FSDP {}", f.wire()),
+            }
         ),
         _ => format!(
             "DP {}, ZeRO {}{}{}",

@@ -82,6 +82,16 @@ pub fn generated() -> Vec<Entry> {
                "recompute": {"granularity": "full", "method": "block", "num_layers": 4},
                "batch": {"micro_batch": 1, "global_batch": 64, "seq_len": 8192}}),
     );
+    // Megatron FSDP (every sharding strategy) and PyTorch FSDP2, Llama-3-8B at 8K without recompute.
+    for fsdp in ["optim", "optim_grads", "optim_grads_params", "torch_fsdp2"] {
+        add(
+            &format!("megatron-llama-3-8b-fsdp-{fsdp}"),
+            json!({"model": "llama-3-8b", "framework": "megatron", "method": "pretrain",
+                   "parallel": {"fsdp": fsdp, "overlap_grad_reduce": true},
+                   "recompute": {"granularity": "none"},
+                   "batch": {"micro_batch": 1, "global_batch": 64, "seq_len": 8192}}),
+        );
+    }
     add(
         "megatron-deepseek-v3-uneven",
         json!({"model": "deepseek-v3", "cluster": {"nodes": 64}, "framework": "megatron", "method": "pretrain",

@@ -496,3 +496,36 @@ fn uneven_stages_follow_megatrons_first_and_last_rule() {
         assert!(ranges.windows(2).all(|w| w[0].end == w[1].start && !w[1].is_empty()), "{n}/{pp}");
     }
 }
+
+/// Megatron FSDP shards what its strategy names over the data-parallel ranks: Llama-3-8B at 8K on
+/// 8 × H100 without recompute does not fit with the distributed optimizer alone (bf16 weights and
+/// fp32 gradients whole: 6 B per parameter before activations) and fits with
+/// `optim_grads_params` (each device keeps 1/8 of the states and two layers in flight), a setup
+/// run every day. Each strategy holds no more than the one before it.
+#[test]
+fn megatron_fsdp_shards_what_its_strategy_names() {
+    let peak = |fsdp: &str, dist: bool| {
+        let r = evaluate(
+            &Plan::from_json(&format!(
+                r#"{{"model": "llama-3-8b", "framework": "megatron", "method": "pretrain",
+                    "parallel": {{"fsdp": "{fsdp}", "distributed_optimizer": {dist}}},
+                    "recompute": {{"granularity": "none"}}, "batch": {{"micro_batch": 1, "global_batch": 64, "seq_len": 8192}}}}"#
+            ))
+            .unwrap(),
+        );
+        (r.memory.peak_bytes, r.memory.fits, r.memory.stages[0].clone())
+    };
+    let (dist, dist_fits, d) = peak("none", true);
+    let (optim, _, o) = peak("optim", false);
+    let (grads, _, g) = peak("optim_grads", false);
+    let (full, full_fits, f) = peak("optim_grads_params", false);
+    assert!(!dist_fits && full_fits, "{dist} / {full}");
+    assert_eq!(optim, dist, "optim is the distributed optimizer's memory");
+    assert!(grads < optim && full < grads);
+    // Gradients: fp32, 4 B per parameter whole, an eighth sharded.
+    assert_eq!(o.gradients, d.gradients);
+    assert_eq!(g.gradients, o.gradients / 8);
+    assert!(f.weights < o.weights / 4, "{} vs {}", f.weights, o.weights);
+    let (torch, torch_fits, _) = peak("torch_fsdp2", false);
+    assert!(torch_fits && torch == full);
+}

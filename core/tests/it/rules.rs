@@ -204,6 +204,18 @@ const CASES: &[(&str, &str, &str)] = &[
         r#"{"model": "qwen2.5-0.5b", "hardware": "ascend-910b2", "framework": "mindspeed-llm", "method": "pretrain", "parallel": {"tp": 2, "pp": 4, "schedule": "dualpipev"}, "batch": {"global_batch": 16}}"#,
         r#"{"model": "qwen2.5-0.5b", "hardware": "ascend-910b2", "framework": "mindspeed-llm", "method": "pretrain", "parallel": {"tp": 2, "pp": 4}, "batch": {"global_batch": 16}}"#,
     ),
+    // Megatron FSDP is Megatron-LM's; DeepSpeed shards with ZeRO.
+    (
+        "fsdp.framework",
+        r#"{"model": "qwen2.5-0.5b", "framework": "deepspeed", "method": "sft-full", "parallel": {"fsdp": "optim_grads_params"}}"#,
+        r#"{"model": "qwen2.5-0.5b", "framework": "megatron", "method": "pretrain", "parallel": {"fsdp": "optim_grads_params"}}"#,
+    ),
+    // megatron/training/arguments.py: --use-torch-fsdp2 asserts PP 1.
+    (
+        "fsdp.torch",
+        r#"{"model": "llama-3-8b", "framework": "megatron", "method": "pretrain", "parallel": {"pp": 2, "fsdp": "torch_fsdp2"}}"#,
+        r#"{"model": "llama-3-8b", "framework": "megatron", "method": "pretrain", "parallel": {"fsdp": "torch_fsdp2"}}"#,
+    ),
     // Megatron-LM's pretrain_gpt.py has no LoRA.
     (
         "method.lora_megatron",
