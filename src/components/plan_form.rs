@@ -127,6 +127,12 @@ pub fn PlanFormPanel(
     let is_rl = move || form.with(|f| matches!(f.file.method, Method::Grpo | Method::Ppo));
     let is_llamafactory = move || form.with(|f| f.file.framework == Framework::LlamaFactory);
     let is_mindspeed_rl = move || form.with(|f| f.file.framework == Framework::MindSpeedRl);
+    let is_verl = move || form.with(|f| f.file.framework == Framework::Verl);
+    let megatron_path = move || {
+        form.with(|f| {
+            matches!(f.file.framework, Framework::Megatron | Framework::MindSpeedLlm | Framework::MindSpeedRl)
+        })
+    };
     let auto = Some(Signal::derive(move || tr(Key::placeholder_auto).to_owned()));
     let all = Some(Signal::derive(move || tr(Key::placeholder_all).to_owned()));
 
@@ -177,11 +183,20 @@ pub fn PlanFormPanel(
             <section class="panel" aria-labelledby="parallel-title">
                 <h2 id="parallel-title">{move || tr(Key::par_title)}</h2>
                 <div class="grid3">
-                    {number(Key::par_tp, "tp-input", NumField::Tp, None)}
-                    {number(Key::par_pp, "pp-input", NumField::Pp, None)}
-                    {number(Key::par_vpp, "vpp-input", NumField::Vpp, None)}
-                    {number(Key::par_cp, "cp-input", NumField::Cp, None)}
-                    {number(Key::par_ep, "ep-input", NumField::Ep, None)}
+                    // What the chosen framework has: TP, PP, VPP and EP on the Megatron path, CP
+                    // there and in VeRL (Ulysses), ZeRO on the HF path.
+                    <Show when=megatron_path>
+                        {number(Key::par_tp, "tp-input", NumField::Tp, None)}
+                        {number(Key::par_pp, "pp-input", NumField::Pp, None)}
+                        {number(Key::par_vpp, "vpp-input", NumField::Vpp, None)}
+                    </Show>
+                    <Show when=move || megatron_path() || is_verl()>
+                        {number(Key::par_cp, "cp-input", NumField::Cp, None)}
+                    </Show>
+                    <Show when=megatron_path>
+                        {number(Key::par_ep, "ep-input", NumField::Ep, None)}
+                    </Show>
+                    <Show when=move || !megatron_path()>
                     <label class="field">
                         <span>{move || tr(Key::par_zero)}</span>
                         <select data-testid="zero-select" on:change=move |ev| {
@@ -194,7 +209,9 @@ pub fn PlanFormPanel(
                             }).collect_view()}
                         </select>
                     </label>
+                    </Show>
                 </div>
+                <Show when=megatron_path>
                 <label class="field">
                     <span>{move || tr(Key::par_schedule)}</span>
                     <select data-testid="schedule-select" on:change=move |ev| {
@@ -227,13 +244,16 @@ pub fn PlanFormPanel(
                 </label>
                 {check(Key::par_dist_opt, "dist-opt-check", |f| f.parallel.distributed_optimizer, |f, v| f.parallel.distributed_optimizer = v)}
                 {check(Key::par_sp, "sp-check", |f| f.parallel.sequence_parallel, |f, v| f.parallel.sequence_parallel = v)}
+                </Show>
                 {check(Key::par_offload_opt, "offload-opt-check", |f| f.parallel.offload_optimizer, |f, v| f.parallel.offload_optimizer = v)}
                 {check(Key::par_offload_params, "offload-params-check", |f| f.parallel.offload_params, |f, v| f.parallel.offload_params = v)}
                 {check(Key::par_overlap_grad, "overlap-grad-check", |f| f.parallel.overlap_grad_reduce, |f, v| f.parallel.overlap_grad_reduce = v)}
+                <Show when=megatron_path>
                 {check(Key::par_overlap_param, "overlap-param-check", |f| f.parallel.overlap_param_gather, |f, v| f.parallel.overlap_param_gather = v)}
                 {check(Key::par_tp_overlap, "tp-overlap-check", |f| f.parallel.tp_comm_overlap, |f, v| f.parallel.tp_comm_overlap = v)}
                 {check(Key::par_swap_opt, "swap-opt-check", |f| f.parallel.swap_optimizer, |f, v| f.parallel.swap_optimizer = v)}
                 {check(Key::par_uneven, "uneven-check", |f| f.parallel.uneven_layers, |f, v| f.parallel.uneven_layers = v)}
+                </Show>
                 <div class="grid3">
                     <label class="field">
                         <span>{move || tr(Key::rc_granularity)}</span>

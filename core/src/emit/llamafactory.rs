@@ -84,6 +84,9 @@ pub fn yaml(plan: &Plan, ds_name: Option<&str>) -> String {
     }
     if plan.method == Method::Qlora {
         kv("quantization_bit", "4".to_owned());
+        // LLaMA-Factory recommends fp32 layer norms for quantized training (`hparams/parser.py`
+        // warns without it).
+        kv("upcast_layernorm", "true".to_owned());
     }
     if plan.method == Method::Dpo {
         kv("pref_beta", "0.1".to_owned());
@@ -139,7 +142,9 @@ pub fn yaml(plan: &Plan, ds_name: Option<&str>) -> String {
     kv("learning_rate", lr.to_owned());
     kv("num_train_epochs", "3.0".to_owned());
     kv("lr_scheduler_type", "cosine".to_owned());
-    kv("warmup_ratio", "0.1".to_owned());
+    // transformers 5 deprecates `warmup_ratio`; `warmup_steps` below 1 is read as the ratio
+    // (`TrainingArguments.__post_init__`, transformers 5.6, which LLaMA-Factory 0.9.5 allows).
+    kv("warmup_steps", "0.1".to_owned());
     match plan.precision {
         Precision::Bf16 => kv("bf16", "true".to_owned()),
         Precision::Fp16 => kv("fp16", "true".to_owned()),

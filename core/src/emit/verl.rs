@@ -111,6 +111,10 @@ pub fn script(plan: &Plan, header: &[String]) -> Result<EmittedFile, EmitError> 
         "trainer.test_freq=10".to_owned(),
         "trainer.total_epochs=15".to_owned(),
     ]);
+    if plan.method != Method::Ppo {
+        // GRPO trains no critic: said, or VeRL warns that it disabled one (`validate_config`).
+        o.push("critic.enable=False".to_owned());
+    }
     if plan.method == Method::Ppo {
         // PPO's critic (GAE): the actor's model as a value model, the actor's batch keys
         // (verl/workers/config/critic.py).

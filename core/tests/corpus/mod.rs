@@ -223,6 +223,7 @@ pub fn generated() -> Vec<Entry> {
                               "batch": {"micro_batch": 4, "global_batch": 256}});
         if lora {
             plan["lora"] = json!({"rank": 32, "alpha": 64});
+            plan["rl"]["lora"] = json!(true);
         }
         add(&format!("verl-{name}"), plan);
     }

@@ -61,4 +61,5 @@ python3 -m verl.trainer.main_ppo \
     trainer.save_freq=50 \
     trainer.test_freq=10 \
     trainer.total_epochs=15 \
+    critic.enable=False \
     "$@"
