@@ -310,6 +310,12 @@ pub fn field_label(lang: Lang, field: &str) -> String {
         "rl.enforce_eager" => Key::rl_enforce_eager,
         "rl.lora" => Key::rl_lora,
         "rl.blocking" => Key::rl_blocking,
+        "recompute.granularity" => Key::rc_granularity,
+        "parallel.zero_stage" => Key::par_zero,
+        "parallel.schedule" => Key::par_schedule,
+        "parallel.fsdp" => Key::par_fsdp,
+        "framework" => Key::training_framework,
+        "method" => Key::training_method,
         _ => return field.to_owned(),
     };
     t(lang, key).to_owned()

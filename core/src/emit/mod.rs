@@ -91,13 +91,13 @@ pub fn target(framework: Framework) -> String {
             format!("LLaMA-Factory {LLAMAFACTORY_VERSION} with DeepSpeed {DEEPSPEED_VERSION}")
         }
         Framework::MindSpeedLlm => format!(
-            "{} on {} and {}",
+            "{} + {} + {}",
             at(flags::MINDSPEED_LLM),
             at(flags::MINDSPEED),
             at(flags::MEGATRON_CORE_012)
         ),
         Framework::Verl => format!("VeRL {VERL_VERSION}"),
-        Framework::MindSpeedRl => format!("{} on {}", at(flags::MINDSPEED_RL), at(flags::MEGATRON_CORE_012)),
+        Framework::MindSpeedRl => format!("{} + {}", at(flags::MINDSPEED_RL), at(flags::MEGATRON_CORE_012)),
     }
 }
 

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Written by trainplan for MindSpeed-LLM master (c77308a) on MindSpeed master (028de58) and
+# Written by trainplan for MindSpeed-LLM master (c77308a) + MindSpeed master (028de58) +
 # Megatron-LM core_v0.12.1 (a845aa7).
 # Llama-3-70B pre-training with MindSpeed-LLM on 8 × 8 Huawei Ascend 910B2 64GB (64 devices): TP
 # 8, PP 4, VPP 4, CP 1, EP 1, DP 2, distributed optimizer; micro-batch 1, global batch 512,

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Written by trainplan for MindSpeed-LLM master (c77308a) on MindSpeed master (028de58) and
+# Written by trainplan for MindSpeed-LLM master (c77308a) + MindSpeed master (028de58) +
 # Megatron-LM core_v0.12.1 (a845aa7).
 # Qwen2.5-32B full SFT with MindSpeed-LLM on 2 × 8 Huawei Ascend 910B2 64GB (16 devices): TP 8,
 # PP 2, VPP 1, CP 1, EP 1, DP 1, distributed optimizer; micro-batch 1, global batch 64, sequence

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Written by trainplan for MindSpeed-RL master (05a90d7) on Megatron-LM core_v0.12.1 (a845aa7).
+# Written by trainplan for MindSpeed-RL master (05a90d7) + Megatron-LM core_v0.12.1 (a845aa7).
 # Qwen2.5-7B GRPO with MindSpeed-RL on 2 × 8 Huawei Ascend 910B2 64GB (16 devices): TP 4, PP 1,
 # VPP 1, CP 1, EP 1, DP 4, distributed optimizer; micro-batch 2, global batch 32, prompts 2048 +
 # responses 2048 tokens; bf16. Planned peak 52.2 GiB per device, step 51.79 s.

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Written by trainplan for MindSpeed-RL master (05a90d7) on Megatron-LM core_v0.12.1 (a845aa7).
+# Written by trainplan for MindSpeed-RL master (05a90d7) + Megatron-LM core_v0.12.1 (a845aa7).
 # Qwen3-30B-A3B GRPO with MindSpeed-RL on 2 × 16 Huawei Ascend 910C (per die) 64GB (32 devices):
 # TP 4, PP 2, VPP 1, CP 1, EP 4, DP 4, distributed optimizer; micro-batch 1, global batch 64,
 # prompts 1024 + responses 4096 tokens; bf16. Planned peak 65.1 GiB per device, step 220.76 s.
