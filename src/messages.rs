@@ -409,9 +409,10 @@ mod tests {
         assert_eq!(
             changes(Lang::En, &fixes),
             format!(
-                "{} = 4, {} = true, recompute.granularity = \"none\"",
+                "{} = 4, {} = true, {} = \"none\"",
                 t(Lang::En, Key::par_tp),
-                t(Lang::En, Key::par_dist_opt)
+                t(Lang::En, Key::par_dist_opt),
+                t(Lang::En, Key::rc_granularity)
             )
         );
         assert!(changes(Lang::Zh, &fixes).starts_with(t(Lang::Zh, Key::par_tp)));
