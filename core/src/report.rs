@@ -411,12 +411,35 @@ impl PartialEq<&str> for Code {
     }
 }
 
-/// `template` with each `{name}` replaced by its value.
-pub fn fill<'a>(template: &str, args: impl IntoIterator<Item = (&'a str, &'a str)>) -> String {
-    let mut res = template.to_owned();
-    for (name, value) in args {
-        res = res.replace(&format!("{{{name}}}"), value);
+/// `template` with each `{name}` replaced by its value (a name with no value stays as written).
+/// One pass and one allocation: the rules build a message for every finding of every plan the
+/// search tries.
+pub fn fill<'a>(template: &str, args: impl IntoIterator<Item = (&'a str, &'a str)> + Clone) -> String {
+    let mut res = String::with_capacity(template.len() + 32);
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        res.push_str(&rest[..open]);
+        let after = &rest[open + 1..];
+        match after.find('}') {
+            Some(close) => {
+                let name = &after[..close];
+                match args.clone().into_iter().find(|(n, _)| *n == name) {
+                    Some((_, value)) => res.push_str(value),
+                    None => {
+                        res.push('{');
+                        res.push_str(name);
+                        res.push('}');
+                    }
+                }
+                rest = &after[close + 1..];
+            }
+            None => {
+                res.push_str(&rest[open..]);
+                rest = "";
+            }
+        }
     }
+    res.push_str(rest);
     res
 }
 
