@@ -55,6 +55,35 @@ fn flags_to_yaml(flags: &[String], indent: &str) -> String {
     out
 }
 
+/// A `MegatronConfig` section that trains (the actor, a PPO critic): the model, its layout, a
+/// constant learning rate with AdamW, and the checkpoint it starts from and saves to.
+fn training_section(plan: &Plan, section: &str, name: &str, lr: &str, load: &str, save: &str) -> String {
+    let p = &plan.parallel;
+    let mut y = format!("\n{section}:\n");
+    for (k, v) in [
+        ("model", name.to_owned()),
+        ("micro_batch_size", plan.batch.micro_batch.to_string()),
+        ("tensor_model_parallel_size", p.tp.to_string()),
+        ("pipeline_model_parallel_size", p.pp.to_string()),
+        ("lr", lr.to_owned()),
+        ("lr_decay_style", "constant".into()),
+        ("min_lr", "0".into()),
+        ("weight_decay", "0.01".into()),
+        ("lr_warmup_fraction", "0.0".into()),
+        ("clip_grad", "1.0".into()),
+        ("adam_beta1", "0.9".into()),
+        ("adam_beta2", "0.95".into()),
+        ("finetune", "true".into()),
+        ("load", yaml_str(load)),
+        ("save", yaml_str(save)),
+        ("no_load_optim", "true".into()),
+        ("no_load_rng", "true".into()),
+    ] {
+        y.push_str(&format!("  {k}: {v}\n"));
+    }
+    y
+}
+
 /// The run's YAML, the model block, and `launch.sh`.
 pub fn files(plan: &Plan, header: &[String]) -> Vec<EmittedFile> {
     let name = model_name(plan);
@@ -158,46 +187,11 @@ pub fn files(plan: &Plan, header: &[String]) -> Vec<EmittedFile> {
         let list = modules.split(' ').map(yaml_str).collect::<Vec<_>>().join(", ");
         m("lora_target_modules", format!("[{list}]"));
     }
-    y.push_str("\nactor_config:\n");
-    let mut a = |k: &str, v: String| y.push_str(&format!("  {k}: {v}\n"));
-    a("model", name.clone());
-    a("micro_batch_size", plan.batch.micro_batch.to_string());
-    a("tensor_model_parallel_size", p.tp.to_string());
-    a("pipeline_model_parallel_size", p.pp.to_string());
-    a("lr", "1e-6".into());
-    a("lr_decay_style", "constant".into());
-    a("min_lr", "0".into());
-    a("weight_decay", "0.01".into());
-    a("lr_warmup_fraction", "0.0".into());
-    a("clip_grad", "1.0".into());
-    a("adam_beta1", "0.9".into());
-    a("adam_beta2", "0.95".into());
-    a("finetune", "true".into());
-    a("load", yaml_str(&format!("./model_weights/{name}_mcore_tp{}pp{}", p.tp, p.pp)));
-    a("save", yaml_str(&save));
-    a("no_load_optim", "true".into());
-    a("no_load_rng", "true".into());
+    let load = format!("./model_weights/{name}_mcore_tp{}pp{}", p.tp, p.pp);
+    y.push_str(&training_section(plan, "actor_config", &name, "1e-6", &load, &save));
     if ppo {
         // The critic: the actor's model and layout as a value model (configs/ppo_*_integrated.yaml).
-        y.push_str("\ncritic_config:\n");
-        let mut c = |k: &str, v: String| y.push_str(&format!("  {k}: {v}\n"));
-        c("model", name.clone());
-        c("micro_batch_size", plan.batch.micro_batch.to_string());
-        c("tensor_model_parallel_size", p.tp.to_string());
-        c("pipeline_model_parallel_size", p.pp.to_string());
-        c("lr", "5e-6".into());
-        c("lr_decay_style", "constant".into());
-        c("min_lr", "0".into());
-        c("weight_decay", "0.01".into());
-        c("lr_warmup_fraction", "0.0".into());
-        c("clip_grad", "1.0".into());
-        c("adam_beta1", "0.9".into());
-        c("adam_beta2", "0.95".into());
-        c("finetune", "true".into());
-        c("load", yaml_str(&format!("./model_weights/{name}_mcore_tp{}pp{}", p.tp, p.pp)));
-        c("save", yaml_str(&format!("{save}_critic")));
-        c("no_load_optim", "true".into());
-        c("no_load_rng", "true".into());
+        y.push_str(&training_section(plan, "critic_config", &name, "5e-6", &load, &format!("{save}_critic")));
     }
     y.push_str("\nrl_config:\n");
     let mut r = |k: &str, v: String| y.push_str(&format!("  {k}: {v}\n"));
