@@ -350,6 +350,7 @@ impl Default for CustomForm {
             bf16_tflops: 989.0,
             fp16_tflops: None,
             fp8_tflops: 0.0,
+            fp4_tflops: None,
             memory_tb_per_s: 3.35,
             intra_node_gb_per_s: 900.0,
             inter_node_gbit_per_s: 400.0,

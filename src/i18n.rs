@@ -182,6 +182,7 @@ texts! {
     par_uneven => "Uneven pipeline stages (first/last take the rest)", "非均匀流水线划分（首尾阶段承担余数层）";
     training_framework => "Framework", "框架";
     training_method => "Method", "方法";
+    training_precision => "Precision (fp8, MXFP8 and NVFP4: the linear layers only)", "精度（fp8、MXFP8、NVFP4 仅用于线性层）";
     training_lora_rank => "LoRA rank", "LoRA 秩";
     method_pretrain => "Pre-training", "预训练";
     method_sft_full => "Full SFT", "全参数 SFT";

@@ -161,6 +161,10 @@ pub fn finding(lang: Lang, finding: &Finding) -> String {
 /// A finding's Chinese, `{name}` standing for its arguments.
 pub fn zh(code: Code) -> &'static str {
     match code {
+        Code::HwNoBlockScaling => "{device} 不支持 MXFP8/NVFP4 块缩放（需要 Blackwell）。",
+        Code::PrecisionFramework => {
+            "{framework} 没有 {precision} 方案：Megatron-LM 的 Transformer Engine 路径才有。"
+        }
         Code::FsdpFramework => "{framework} 不支持 {fsdp}：它用自己的 ZeRO 或 FSDP 切分。",
         Code::FsdpTorch => "Megatron 中的 PyTorch FSDP2 不能与 {what} 同时使用。",
         Code::ModelUnknownType => "未知的 model_type \"{model_type}\"：已按 Llama 类解码器读取。",
@@ -316,6 +320,7 @@ pub fn field_label(lang: Lang, field: &str) -> String {
         "parallel.fsdp" => Key::par_fsdp,
         "framework" => Key::training_framework,
         "method" => Key::training_method,
+        "precision" => Key::training_precision,
         _ => return field.to_owned(),
     };
     t(lang, key).to_owned()

@@ -22,6 +22,8 @@ pub struct Hardware {
     pub fp16_flops_per_second: f64,
     /// Dense fp8 tensor throughput, FLOP/s; 0 when the device has no fp8.
     pub fp8_flops_per_second: f64,
+    /// Dense fp4 (NVFP4) tensor throughput, FLOP/s; 0 when the device has none (before Blackwell).
+    pub fp4_flops_per_second: f64,
     /// Memory bandwidth, bytes/s.
     pub memory_bytes_per_second: f64,
     /// Link to the other devices of the node, per device, both directions, bytes/s.
@@ -49,6 +51,12 @@ impl Hardware {
     /// Whether the device computes in fp8.
     pub fn has_fp8(&self) -> bool {
         0.0 < self.fp8_flops_per_second
+    }
+
+    /// Whether the device has MXFP8 and NVFP4 block scaling in its tensor cores (Blackwell, the
+    /// only devices here with fp4 units).
+    pub fn has_block_scaling(&self) -> bool {
+        0.0 < self.fp4_flops_per_second
     }
 }
 
@@ -79,6 +87,7 @@ struct Row {
     bf16_tflops: f64,
     fp16_tflops: f64,
     fp8_tflops: f64,
+    fp4_tflops: f64,
     memory_tb_per_s: f64,
     intra_node_gb_per_s: f64,
     inter_node_gbit_per_s: f64,
@@ -100,6 +109,7 @@ const ROWS: &[Row] = &[
         bf16_tflops: 0.0,
         fp16_tflops: 125.0,
         fp8_tflops: 0.0,
+        fp4_tflops: 0.0,
         memory_tb_per_s: 0.9,
         intra_node_gb_per_s: 300.0,
         inter_node_gbit_per_s: 100.0,
@@ -116,6 +126,7 @@ const ROWS: &[Row] = &[
         bf16_tflops: 0.0,
         fp16_tflops: 65.0,
         fp8_tflops: 0.0,
+        fp4_tflops: 0.0,
         memory_tb_per_s: 0.32,
         intra_node_gb_per_s: 32.0,
         inter_node_gbit_per_s: 25.0,
@@ -132,6 +143,7 @@ const ROWS: &[Row] = &[
         bf16_tflops: 312.0,
         fp16_tflops: 312.0,
         fp8_tflops: 0.0,
+        fp4_tflops: 0.0,
         memory_tb_per_s: 1.555,
         intra_node_gb_per_s: 600.0,
         inter_node_gbit_per_s: 200.0,
@@ -148,6 +160,7 @@ const ROWS: &[Row] = &[
         bf16_tflops: 312.0,
         fp16_tflops: 312.0,
         fp8_tflops: 0.0,
+        fp4_tflops: 0.0,
         memory_tb_per_s: 2.039,
         intra_node_gb_per_s: 600.0,
         inter_node_gbit_per_s: 200.0,
@@ -164,6 +177,7 @@ const ROWS: &[Row] = &[
         bf16_tflops: 312.0,
         fp16_tflops: 312.0,
         fp8_tflops: 0.0,
+        fp4_tflops: 0.0,
         memory_tb_per_s: 1.935,
         intra_node_gb_per_s: 64.0,
         inter_node_gbit_per_s: 100.0,
@@ -180,6 +194,7 @@ const ROWS: &[Row] = &[
         bf16_tflops: 312.0,
         fp16_tflops: 312.0,
         fp8_tflops: 0.0,
+        fp4_tflops: 0.0,
         memory_tb_per_s: 2.039,
         intra_node_gb_per_s: 400.0,
         inter_node_gbit_per_s: 200.0,
@@ -196,6 +211,7 @@ const ROWS: &[Row] = &[
         bf16_tflops: 989.0,
         fp16_tflops: 989.0,
         fp8_tflops: 1979.0,
+        fp4_tflops: 0.0,
         memory_tb_per_s: 3.35,
         intra_node_gb_per_s: 900.0,
         inter_node_gbit_per_s: 400.0,
@@ -212,6 +228,7 @@ const ROWS: &[Row] = &[
         bf16_tflops: 756.0,
         fp16_tflops: 756.0,
         fp8_tflops: 1513.0,
+        fp4_tflops: 0.0,
         memory_tb_per_s: 2.0,
         intra_node_gb_per_s: 128.0,
         inter_node_gbit_per_s: 200.0,
@@ -228,6 +245,7 @@ const ROWS: &[Row] = &[
         bf16_tflops: 989.0,
         fp16_tflops: 989.0,
         fp8_tflops: 1979.0,
+        fp4_tflops: 0.0,
         memory_tb_per_s: 3.35,
         intra_node_gb_per_s: 400.0,
         inter_node_gbit_per_s: 400.0,
@@ -244,6 +262,7 @@ const ROWS: &[Row] = &[
         bf16_tflops: 989.0,
         fp16_tflops: 989.0,
         fp8_tflops: 1979.0,
+        fp4_tflops: 0.0,
         memory_tb_per_s: 4.8,
         intra_node_gb_per_s: 900.0,
         inter_node_gbit_per_s: 400.0,
@@ -260,6 +279,7 @@ const ROWS: &[Row] = &[
         bf16_tflops: 148.0,
         fp16_tflops: 148.0,
         fp8_tflops: 296.0,
+        fp4_tflops: 0.0,
         memory_tb_per_s: 4.0,
         intra_node_gb_per_s: 900.0,
         inter_node_gbit_per_s: 400.0,
@@ -276,6 +296,7 @@ const ROWS: &[Row] = &[
         bf16_tflops: 2250.0,
         fp16_tflops: 2250.0,
         fp8_tflops: 4500.0,
+        fp4_tflops: 9000.0,
         memory_tb_per_s: 7.7,
         intra_node_gb_per_s: 1800.0,
         inter_node_gbit_per_s: 400.0,
@@ -292,6 +313,7 @@ const ROWS: &[Row] = &[
         bf16_tflops: 2500.0,
         fp16_tflops: 2500.0,
         fp8_tflops: 5000.0,
+        fp4_tflops: 10000.0,
         memory_tb_per_s: 8.0,
         intra_node_gb_per_s: 1800.0,
         inter_node_gbit_per_s: 400.0,
@@ -308,6 +330,7 @@ const ROWS: &[Row] = &[
         bf16_tflops: 2500.0,
         fp16_tflops: 2500.0,
         fp8_tflops: 5000.0,
+        fp4_tflops: 15000.0,
         memory_tb_per_s: 8.0,
         intra_node_gb_per_s: 1800.0,
         inter_node_gbit_per_s: 800.0,
@@ -324,6 +347,7 @@ const ROWS: &[Row] = &[
         bf16_tflops: 362.0,
         fp16_tflops: 362.0,
         fp8_tflops: 733.0,
+        fp4_tflops: 0.0,
         memory_tb_per_s: 0.864,
         intra_node_gb_per_s: 64.0,
         inter_node_gbit_per_s: 200.0,
@@ -340,6 +364,7 @@ const ROWS: &[Row] = &[
         bf16_tflops: 165.0,
         fp16_tflops: 165.0,
         fp8_tflops: 330.0,
+        fp4_tflops: 0.0,
         memory_tb_per_s: 1.008,
         intra_node_gb_per_s: 64.0,
         inter_node_gbit_per_s: 25.0,
@@ -356,6 +381,7 @@ const ROWS: &[Row] = &[
         bf16_tflops: 0.0,
         fp16_tflops: 256.0,
         fp8_tflops: 0.0,
+        fp4_tflops: 0.0,
         memory_tb_per_s: 1.2,
         intra_node_gb_per_s: 90.0,
         inter_node_gbit_per_s: 200.0,
@@ -372,6 +398,7 @@ const ROWS: &[Row] = &[
         bf16_tflops: 400.0,
         fp16_tflops: 400.0,
         fp8_tflops: 0.0,
+        fp4_tflops: 0.0,
         memory_tb_per_s: 1.6,
         intra_node_gb_per_s: 392.0,
         inter_node_gbit_per_s: 200.0,
@@ -388,6 +415,7 @@ const ROWS: &[Row] = &[
         bf16_tflops: 376.0,
         fp16_tflops: 376.0,
         fp8_tflops: 0.0,
+        fp4_tflops: 0.0,
         memory_tb_per_s: 1.6,
         intra_node_gb_per_s: 392.0,
         inter_node_gbit_per_s: 200.0,
@@ -404,6 +432,7 @@ const ROWS: &[Row] = &[
         bf16_tflops: 313.0,
         fp16_tflops: 313.0,
         fp8_tflops: 0.0,
+        fp4_tflops: 0.0,
         memory_tb_per_s: 1.6,
         intra_node_gb_per_s: 392.0,
         inter_node_gbit_per_s: 200.0,
@@ -420,6 +449,7 @@ const ROWS: &[Row] = &[
         bf16_tflops: 280.0,
         fp16_tflops: 280.0,
         fp8_tflops: 0.0,
+        fp4_tflops: 0.0,
         memory_tb_per_s: 0.8,
         intra_node_gb_per_s: 392.0,
         inter_node_gbit_per_s: 200.0,
@@ -436,6 +466,7 @@ const ROWS: &[Row] = &[
         bf16_tflops: 376.0,
         fp16_tflops: 376.0,
         fp8_tflops: 0.0,
+        fp4_tflops: 0.0,
         memory_tb_per_s: 1.6,
         intra_node_gb_per_s: 392.0,
         inter_node_gbit_per_s: 200.0,
@@ -465,6 +496,7 @@ fn from_row(r: &Row) -> Hardware {
         bf16_flops_per_second: r.bf16_tflops * TFLOPS,
         fp16_flops_per_second: r.fp16_tflops * TFLOPS,
         fp8_flops_per_second: r.fp8_tflops * TFLOPS,
+        fp4_flops_per_second: r.fp4_tflops * TFLOPS,
         memory_bytes_per_second: r.memory_tb_per_s * TB,
         intra_node_bytes_per_second: r.intra_node_gb_per_s * GB,
         inter_node_bytes_per_second: gbit(r.inter_node_gbit_per_s),

@@ -170,7 +170,7 @@ pub struct StateBytes {
 pub fn state_bytes(framework_is_megatron: bool, precision: Precision) -> StateBytes {
     let (weights, gradients, optimizer) = match (framework_is_megatron, precision) {
         (_, Precision::Fp32) => (4.0, 4.0, 8.0),
-        (true, Precision::Bf16 | Precision::Fp8) => (2.0, 4.0, 12.0),
+        (true, Precision::Bf16 | Precision::Fp8 | Precision::Mxfp8 | Precision::Nvfp4) => (2.0, 4.0, 12.0),
         (true, Precision::Fp16) => (2.0, 2.0, 16.0),
         (false, _) => (2.0, 2.0, 12.0),
     };

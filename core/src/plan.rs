@@ -180,8 +180,15 @@ wire_enum! {
         Fp16 = "fp16",
         /// fp32 throughout.
         Fp32 = "fp32",
-        /// fp8 matmuls (Transformer Engine), bf16 elsewhere.
+        /// fp8 matmuls (Transformer Engine, per-tensor scaling: Megatron's `--fp8-format hybrid`),
+        /// bf16 elsewhere.
         Fp8 = "fp8",
+        /// MXFP8 block scaling (32-element blocks, E8M0 scales): Blackwell's fp8 recipe
+        /// (Megatron `--fp8-recipe mxfp8`), bf16 elsewhere.
+        Mxfp8 = "mxfp8",
+        /// NVFP4 (4-bit E2M1 with 16-element blocks): Blackwell's fp4 recipe (Megatron
+        /// `--fp4-format e2m1 --fp4-recipe nvfp4`), bf16 elsewhere.
+        Nvfp4 = "nvfp4",
     }
 }
 
@@ -480,6 +487,9 @@ pub struct CustomDevice {
     /// Dense fp8 TFLOPS; 0 = no fp8.
     #[serde(default)]
     pub fp8_tflops: f64,
+    /// Dense fp4 TFLOPS (MXFP8/NVFP4 block scaling); none = no fp4.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fp4_tflops: Option<f64>,
     /// Memory bandwidth, TB/s.
     pub memory_tb_per_s: f64,
     /// Intra-node link per device, both directions, GB/s.
@@ -918,6 +928,13 @@ impl fmt::Display for PlanFileError {
 }
 
 impl std::error::Error for PlanFileError {}
+
+impl Precision {
+    /// Whether the linear layers run below 16 bits (fp8, MXFP8, NVFP4), everything else in bf16.
+    pub fn low_precision(self) -> bool {
+        matches!(self, Precision::Fp8 | Precision::Mxfp8 | Precision::Nvfp4)
+    }
+}
 
 impl Plan {
     /// Whether the trained weights are LoRA adapters on a frozen base: the `lora` and `qlora`
@@ -1397,6 +1414,10 @@ fn custom_hardware(c: &CustomDevice) -> Result<Hardware, PlanFileError> {
         });
     }
     let fp8 = range(c.fp8_tflops, 0.0, 1e6, "hardware.custom.fp8_tflops", "from 0 to 1000000")?;
+    let fp4 = match c.fp4_tflops {
+        Some(x) => Some(range(x, 0.0, 1e6, "hardware.custom.fp4_tflops", "from 0 to 1000000")?),
+        None => None,
+    };
     let memory_bw =
         range(c.memory_tb_per_s, 0.001, 1000.0, "hardware.custom.memory_tb_per_s", "from 0.001 to 1000")?;
     let intra = range(
@@ -1438,6 +1459,7 @@ fn custom_hardware(c: &CustomDevice) -> Result<Hardware, PlanFileError> {
         bf16_flops_per_second: bf16 * 1e12,
         fp16_flops_per_second: fp16 * 1e12,
         fp8_flops_per_second: fp8 * 1e12,
+        fp4_flops_per_second: fp4.unwrap_or(0.0) * 1e12,
         memory_bytes_per_second: memory_bw * 1e12,
         intra_node_bytes_per_second: intra * 1e9,
         inter_node_bytes_per_second: inter * 1e9 / 8.0,

@@ -323,6 +323,8 @@ macro_rules! codes {
 }
 
 codes! {
+    HwNoBlockScaling = "hw.no_block_scaling" => "{device} has no MXFP8/NVFP4 block scaling (Blackwell needed).",
+    PrecisionFramework = "precision.framework" => "{framework} has no {precision} recipe: Megatron-LM's Transformer Engine path has it.",
     FsdpFramework = "fsdp.framework" => "{framework} has no {fsdp}: it shards with ZeRO or FSDP of its own.",
     FsdpTorch = "fsdp.torch" => "PyTorch FSDP2 in Megatron cannot run with {what}.",
     ModelUnknownType = "model.unknown_type" => "Unknown model_type \"{model_type}\": read as a Llama-like decoder.",

@@ -117,6 +117,37 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
             Some(("precision", Value::from(if hw.has_bf16() { "bf16" } else { "fp16" }))),
         );
     }
+    if matches!(plan.precision, Precision::Mxfp8 | Precision::Nvfp4) {
+        // MXFP8 and NVFP4 are Blackwell's tensor-core formats (NVIDIA Blackwell architecture
+        // technical brief), and Megatron-LM's recipes for them (`--fp8-recipe mxfp8`,
+        // `--fp4-recipe nvfp4`, megatron/core/transformer/transformer_config.py) are the only
+        // launch path here that runs them.
+        let fallback = if hw.has_fp8() {
+            "fp8"
+        } else if hw.has_bf16() {
+            "bf16"
+        } else {
+            "fp16"
+        };
+        if !hw.has_block_scaling() {
+            acc.push(
+                Error,
+                Code::HwNoBlockScaling,
+                &[("device", hw.name.clone())],
+                Some(("precision", Value::from(fallback))),
+            );
+        } else if plan.framework != Framework::Megatron {
+            acc.push(
+                Error,
+                Code::PrecisionFramework,
+                &[
+                    ("framework", plan.framework.wire().to_owned()),
+                    ("precision", plan.precision.wire().to_owned()),
+                ],
+                Some(("precision", Value::from(fallback))),
+            );
+        }
+    }
     let per_node = u64::from(plan.cluster.devices_per_node.get());
     if megatron && per_node < tp {
         let fix = nearest_divisor(heads, per_node.min(tp)).min(per_node);

@@ -375,11 +375,16 @@ pub fn estimate_within(plan: &Plan, mem: &memory::Memory, limit_seconds: Option<
         arch,
         hw,
         peak: peak_flops(hw, plan.precision),
-        linear_peak: match plan.precision == Precision::Fp8 && hw.has_fp8() {
-            true => hw.fp8_flops_per_second * FP8_GEMM_RELATIVE_EFF,
-            false => peak_flops(hw, plan.precision),
+        // NVFP4 and MXFP8 as fp8 (TE casts, then the block-scaled GEMM); NVFP4 on the fp4 units.
+        // The fp8 relative efficiency stands in for fp4's, which no public pair measures yet.
+        linear_peak: match plan.precision {
+            Precision::Fp8 | Precision::Mxfp8 if hw.has_fp8() => {
+                hw.fp8_flops_per_second * FP8_GEMM_RELATIVE_EFF
+            }
+            Precision::Nvfp4 if hw.has_block_scaling() => hw.fp4_flops_per_second * FP8_GEMM_RELATIVE_EFF,
+            _ => peak_flops(hw, plan.precision),
         },
-        fp8: plan.precision == Precision::Fp8 && hw.has_fp8(),
+        fp8: plan.precision.low_precision() && hw.has_fp8(),
         tp: tp as f64,
         cp: cp as f64,
         ep: ep as f64,
@@ -507,7 +512,7 @@ pub fn estimate_within(plan: &Plan, mem: &memory::Memory, limit_seconds: Option<
     // defaults on for bf16) and 16-bit gradients in fp16; DeepSpeed reduces 16-bit gradients.
     let grad_dtype_bytes = match (megatron, plan.precision) {
         (_, Precision::Fp32) => 4.0,
-        (true, Precision::Bf16 | Precision::Fp8) => 4.0,
+        (true, Precision::Bf16 | Precision::Fp8 | Precision::Mxfp8 | Precision::Nvfp4) => 4.0,
         _ => 2.0,
     };
     let grad_bytes = params_on_device * trainable_share * grad_dtype_bytes;

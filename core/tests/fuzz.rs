@@ -671,6 +671,7 @@ fn hardware_field() -> BoxedStrategy<HardwareField> {
                     bf16_tflops: bf16,
                     fp16_tflops: fp16,
                     fp8_tflops: fp8,
+                    fp4_tflops: None,
                     memory_tb_per_s: mem_bw,
                     intra_node_gb_per_s: intra,
                     inter_node_gbit_per_s: inter,

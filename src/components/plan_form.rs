@@ -3,7 +3,7 @@
 use leptos::prelude::*;
 use trainplan_core::Plan;
 use trainplan_core::plan::{
-    AttentionImpl, Framework, Fsdp, Method, PipelineSchedule, PlanFile, RecomputeGranularity,
+    AttentionImpl, Framework, Fsdp, Method, PipelineSchedule, PlanFile, Precision, RecomputeGranularity,
 };
 
 use crate::components::hardware_picker::HardwarePicker;
@@ -167,6 +167,19 @@ pub fn PlanFormPanel(
                 <label class="field">
                     <span>{move || tr(Key::training_method)}</span>
                     <select data-testid="method-select" on:change=on_method>{method_options}</select>
+                </label>
+                <label class="field">
+                    <span>{move || tr(Key::training_precision)}</span>
+                    <select data-testid="precision-select" on:change=move |ev| {
+                        let wire = event_target_value(&ev);
+                        if let Some(&k) = Precision::ALL.iter().find(|k| k.wire() == wire) {
+                            form.update(|f| f.file.precision = k);
+                        }
+                    }>
+                        {Precision::ALL.iter().map(|&k| view! {
+                            <option value=k.wire() selected=move || form.with(|f| f.file.precision == k)>{k.wire()}</option>
+                        }).collect_view()}
+                    </select>
                 </label>
                 <Show when=uses_lora>
                     {number(Key::training_lora_rank, "lora-rank-input", NumField::LoraRank, None)}

@@ -70,7 +70,9 @@ pub fn config(plan: &Plan) -> Value {
         });
     }
     match plan.precision {
-        Precision::Bf16 | Precision::Fp8 => c["bf16"] = json!({"enabled": true}),
+        Precision::Bf16 | Precision::Fp8 | Precision::Mxfp8 | Precision::Nvfp4 => {
+            c["bf16"] = json!({"enabled": true})
+        }
         Precision::Fp16 => c["fp16"] = json!({"enabled": true, "loss_scale": 0, "initial_scale_power": 16}),
         Precision::Fp32 => {}
     }

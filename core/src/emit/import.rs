@@ -863,6 +863,7 @@ fn script(text: &str, ascend: bool, file: &mut PlanFile) -> Result<Reading, Impo
     }
     let (mut vpp_layers, mut layers) = (None, None);
     let (mut bf16, mut fp16, mut fp8) = (false, false, false);
+    let mut block: Option<Precision> = None;
     let (mut stage, mut lora, mut sft) = (None, false, false);
     for FlagUse { flag, values, raw } in script_flags(text, &vars) {
         let Some(values) = values else {
@@ -951,6 +952,8 @@ fn script(text: &str, ascend: bool, file: &mut PlanFile) -> Result<Reading, Impo
             "--bf16" => bf16 = true,
             "--fp16" => fp16 = true,
             "--fp8-format" => fp8 = true,
+            "--fp8-recipe" if one == Some("mxfp8") => block = Some(Precision::Mxfp8),
+            "--fp4-format" | "--fp4-recipe" => block = Some(Precision::Nvfp4),
             "--lora-r" => {
                 file.lora.rank = num(w, need(one, w)?)?;
                 lora = 0 < file.lora.rank;
@@ -1002,10 +1005,11 @@ fn script(text: &str, ascend: bool, file: &mut PlanFile) -> Result<Reading, Impo
         (_, _, true) => Method::SftFull,
         _ => Method::Pretrain,
     };
-    file.precision = match (fp8, bf16, fp16) {
-        (true, _, _) => Precision::Fp8,
-        (_, true, _) => Precision::Bf16,
-        (_, _, true) => Precision::Fp16,
+    file.precision = match (block, fp8, bf16, fp16) {
+        (Some(block), ..) => block,
+        (None, true, _, _) => Precision::Fp8,
+        (None, _, true, _) => Precision::Bf16,
+        (None, _, _, true) => Precision::Fp16,
         _ => Precision::Fp32,
     };
     // VPP = layers ÷ PP ÷ layers per virtual stage (Megatron `arguments.py`).

@@ -153,6 +153,8 @@ pub fn yaml(plan: &Plan, ds_name: Option<&str>) -> String {
             kv("fp8", "true".to_owned());
         }
         Precision::Fp32 => {}
+        // No block-scaled recipe in LLaMA-Factory (rule precision.framework): bf16, said in the header.
+        Precision::Mxfp8 | Precision::Nvfp4 => kv("bf16", "true".to_owned()),
     }
     kv("ddp_timeout", "180000000".to_owned());
     y

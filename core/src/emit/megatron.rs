@@ -232,6 +232,9 @@ pub fn script(plan: &Plan, header: &[String]) -> EmittedFile {
         Precision::Fp8 => {
             "--bf16 --fp8-format hybrid --fp8-amax-history-len 1024 --fp8-amax-compute-algo max".to_owned()
         }
+        // Blackwell's block-scaled recipes (Transformer Engine MXFP8 and NVFP4).
+        Precision::Mxfp8 => "--bf16 --fp8-format e4m3 --fp8-recipe mxfp8".to_owned(),
+        Precision::Nvfp4 => "--bf16 --fp4-format e2m1 --fp4-recipe nvfp4".to_owned(),
         Precision::Fp32 => String::new(),
     };
     let mut training = vec![

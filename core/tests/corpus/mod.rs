@@ -92,6 +92,17 @@ pub fn generated() -> Vec<Entry> {
                    "batch": {"micro_batch": 1, "global_batch": 64, "seq_len": 8192}}),
         );
     }
+    // Blackwell's block-scaled recipes on GB200 NVL72.
+    for precision in ["mxfp8", "nvfp4"] {
+        add(
+            &format!("megatron-llama-3.1-70b-gb200-{precision}"),
+            json!({"model": "llama-3.1-70b", "hardware": "gb200-186g", "cluster": {"nodes": 16},
+                   "framework": "megatron", "method": "pretrain", "precision": precision,
+                   "parallel": {"tp": 4, "pp": 2, "sequence_parallel": true, "distributed_optimizer": true},
+                   "recompute": {"granularity": "selective"},
+                   "batch": {"micro_batch": 1, "global_batch": 128, "seq_len": 8192}}),
+        );
+    }
     add(
         "megatron-deepseek-v3-uneven",
         json!({"model": "deepseek-v3", "cluster": {"nodes": 64}, "framework": "megatron", "method": "pretrain",

@@ -216,6 +216,17 @@ const CASES: &[(&str, &str, &str)] = &[
         r#"{"model": "llama-3-8b", "framework": "megatron", "method": "pretrain", "parallel": {"pp": 2, "fsdp": "torch_fsdp2"}}"#,
         r#"{"model": "llama-3-8b", "framework": "megatron", "method": "pretrain", "parallel": {"fsdp": "torch_fsdp2"}}"#,
     ),
+    // MXFP8 and NVFP4 are Blackwell's, and Megatron-LM's recipes.
+    (
+        "hw.no_block_scaling",
+        r#"{"model": "llama-3-8b", "framework": "megatron", "method": "pretrain", "precision": "mxfp8"}"#,
+        r#"{"model": "llama-3-8b", "hardware": "b200-180g", "framework": "megatron", "method": "pretrain", "precision": "mxfp8"}"#,
+    ),
+    (
+        "precision.framework",
+        r#"{"model": "llama-3-8b", "hardware": "b200-180g", "method": "sft-full", "precision": "nvfp4"}"#,
+        r#"{"model": "llama-3-8b", "hardware": "b200-180g", "framework": "megatron", "method": "pretrain", "precision": "nvfp4"}"#,
+    ),
     // Megatron-LM's pretrain_gpt.py has no LoRA.
     (
         "method.lora_megatron",

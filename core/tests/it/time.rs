@@ -358,3 +358,27 @@ fn fp8_speeds_up_the_linear_layers_only() {
     // MFU counts against the bf16 peak, so the fp8 plan's MFU is the bf16 plan's times the ratio.
     assert!((fp8.time.mfu / bf16.time.mfu - ratio).abs() < 1e-9);
 }
+
+/// On Blackwell, MXFP8 runs the linear layers on the fp8 units and NVFP4 on the fp4 units, at the
+/// same share of their peak as fp8 on Hopper: faster than bf16, NVFP4 faster than MXFP8, and
+/// neither anywhere near the peaks' ratios, since attention, norms and head stay in bf16.
+#[test]
+fn block_scaled_precisions_follow_the_blackwell_units() {
+    let tps = |precision: &str| {
+        evaluate(
+            &Plan::from_json(&format!(
+                r#"{{"model": "llama-3.1-70b", "hardware": "gb200-186g", "cluster": {{"nodes": 16}},
+                    "framework": "megatron", "method": "pretrain", "precision": "{precision}",
+                    "parallel": {{"tp": 4, "pp": 2, "sequence_parallel": true, "distributed_optimizer": true}},
+                    "recompute": {{"granularity": "selective"}}, "batch": {{"micro_batch": 1, "global_batch": 128, "seq_len": 8192}}}}"#
+            ))
+            .unwrap(),
+        )
+        .time
+        .tokens_per_second
+    };
+    let (bf16, mxfp8, nvfp4) = (tps("bf16"), tps("mxfp8"), tps("nvfp4"));
+    println!("GB200 Llama-3.1-70B tokens/s: bf16 {bf16:.0}, mxfp8 {mxfp8:.0}, nvfp4 {nvfp4:.0}");
+    assert!(bf16 < mxfp8 && mxfp8 < nvfp4);
+    assert!(mxfp8 < 1.6 * bf16 && nvfp4 < 2.5 * bf16);
+}
