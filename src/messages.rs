@@ -161,6 +161,7 @@ pub fn finding(lang: Lang, finding: &Finding) -> String {
 /// A finding's Chinese, `{name}` standing for its arguments.
 pub fn zh(code: Code) -> &'static str {
     match code {
+        Code::ParallelAccountFramework => "{framework} 不能在流水线切分时把词嵌入和损失各算作一层。",
         Code::HwNoBlockScaling => "{device} 不支持 MXFP8/NVFP4 块缩放（需要 Blackwell）。",
         Code::PrecisionFramework => {
             "{framework} 没有 {precision} 方案：Megatron-LM 的 Transformer Engine 路径才有。"
@@ -318,6 +319,7 @@ pub fn field_label(lang: Lang, field: &str) -> String {
         "parallel.zero_stage" => Key::par_zero,
         "parallel.schedule" => Key::par_schedule,
         "parallel.fsdp" => Key::par_fsdp,
+        "parallel.account_embedding_loss" => Key::par_account,
         "framework" => Key::training_framework,
         "method" => Key::training_method,
         "precision" => Key::training_precision,

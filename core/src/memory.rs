@@ -292,7 +292,7 @@ pub fn estimate_with(plan: &Plan, facts: &ModelFacts) -> Memory {
     let ctx = Ctx { plan, arch, summary, lora_params, path, tp, pp, vpp, cp, ep, etp, dp, edp, m };
 
     // The stages' layers once, not once per stage: pp² work for thousands of stages.
-    let stage_ranges = stage_layers(arch.n_layers, pp);
+    let stage_ranges = split_layers(arch.n_layers, pp, plan.parallel.account_embedding_loss);
     let stages: Vec<StageMemory> =
         (0..pp).map(|stage_idx| stage_memory(&ctx, stage_idx, &stage_ranges)).collect();
     let hw = &plan.hardware.hw;
@@ -335,6 +335,29 @@ pub fn stage_layers(n_layers: u64, pp: u64) -> Vec<std::ops::Range<u64>> {
     sizes
         .into_iter()
         .map(|len| {
+            let res = start..start + len;
+            start += len;
+            res
+        })
+        .collect()
+}
+
+/// The decoder layers of each of `chunks` pipeline stages (or virtual chunks), as Megatron splits
+/// them. With `account_embedding_loss` (`--account-for-embedding-in-pipeline-split
+/// --account-for-loss-in-pipeline-split`, megatron/training/arguments.py) the embedding and the
+/// loss count as a layer each: n + 2 divide evenly, and the first and last chunks hold one
+/// transformer layer fewer. Otherwise, or when n + 2 does not divide, [`stage_layers`].
+pub fn split_layers(n_layers: u64, chunks: u64, account_embedding_loss: bool) -> Vec<std::ops::Range<u64>> {
+    let accounted = n_layers + 2;
+    if !(account_embedding_loss && 2 <= chunks && accounted.is_multiple_of(chunks) && 2 <= accounted / chunks)
+    {
+        return stage_layers(n_layers, chunks);
+    }
+    let per = accounted / chunks;
+    let mut start = 0;
+    (0..chunks)
+        .map(|idx| {
+            let len = if idx == 0 || idx + 1 == chunks { per - 1 } else { per };
             let res = start..start + len;
             start += len;
             res

@@ -304,6 +304,11 @@ pub struct Parallel {
     pub schedule: PipelineSchedule,
     /// Fully sharded data parallelism on the Megatron path.
     pub fsdp: Fsdp,
+    /// Megatron `--account-for-embedding-in-pipeline-split --account-for-loss-in-pipeline-split`:
+    /// the embedding and the loss each count as a layer when the layers are split over stages, so
+    /// the first and last stages hold one transformer layer fewer (Llama 3.1 405B's 126 layers
+    /// over 16 stages).
+    pub account_embedding_loss: bool,
 }
 
 /// Activation recomputation.
@@ -635,6 +640,7 @@ pub struct ParallelFile {
     pub uneven_layers: bool,
     pub schedule: PipelineSchedule,
     pub fsdp: Fsdp,
+    pub account_embedding_loss: bool,
 }
 
 impl Default for ParallelFile {
@@ -658,6 +664,7 @@ impl Default for ParallelFile {
             uneven_layers: false,
             schedule: PipelineSchedule::Auto,
             fsdp: Fsdp::None,
+            account_embedding_loss: false,
         }
     }
 }
@@ -998,6 +1005,7 @@ impl Plan {
             uneven_layers: p.uneven_layers,
             schedule: p.schedule,
             fsdp: p.fsdp,
+            account_embedding_loss: p.account_embedding_loss,
         };
         let r = &file.recompute;
         if !(r.layers_ratio.is_finite() && 0.0 < r.layers_ratio && r.layers_ratio <= 1.0) {
@@ -1173,6 +1181,7 @@ impl Plan {
                 uneven_layers: p.uneven_layers,
                 schedule: p.schedule,
                 fsdp: p.fsdp,
+                account_embedding_loss: p.account_embedding_loss,
             },
             recompute: RecomputeFile {
                 granularity: self.recompute.granularity,

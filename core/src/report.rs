@@ -323,6 +323,7 @@ macro_rules! codes {
 }
 
 codes! {
+    ParallelAccountFramework = "parallel.account_framework" => "{framework} cannot count the embedding and the loss as layers in the pipeline split.",
     HwNoBlockScaling = "hw.no_block_scaling" => "{device} has no MXFP8/NVFP4 block scaling (Blackwell needed).",
     PrecisionFramework = "precision.framework" => "{framework} has no {precision} recipe: Megatron-LM's Transformer Engine path has it.",
     FsdpFramework = "fsdp.framework" => "{framework} has no {fsdp}: it shards with ZeRO or FSDP of its own.",

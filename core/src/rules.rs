@@ -252,11 +252,21 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
             );
         }
         let layout = crate::memory::uneven_sizes(arch.n_layers, pp);
-        let even = arch.n_layers.is_multiple_of(pp);
+        // `validate_args`: the embedding and the loss count as a layer each when asked.
+        let accounted = arch.n_layers + if p.account_embedding_loss { 2 } else { 0 };
+        let even = accounted.is_multiple_of(pp);
         if !(even || p.uneven_layers && layout.is_some()) {
             // `validate_args`: layers % PP == 0 without an uneven layout (Megatron's first/last-stage sizes,
-            // MindSpeed's --num-layer-list), which is the fix where one exists.
+            // MindSpeed's --num-layer-list), which is the fix where one exists: uneven stages, or
+            // counting the embedding and the loss (Megatron-LM, when n + 2 divides), else the
+            // nearest PP that divides.
             let fix = match (&layout, 1 < vpp) {
+                _ if plan.framework == Framework::Megatron
+                    && !p.account_embedding_loss
+                    && (arch.n_layers + 2).is_multiple_of(pp) =>
+                {
+                    ("parallel.account_embedding_loss", Value::from(true))
+                }
                 (Some(_), false) => ("parallel.uneven_layers", Value::from(true)),
                 _ => ("parallel.pp", Value::from(nearest_divisor(arch.n_layers, pp))),
             };
@@ -291,8 +301,8 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
                     &[("vpp", vpp.to_string())],
                     Some(("parallel.vpp", Value::from(1))),
                 );
-            } else if !(arch.n_layers / pp).is_multiple_of(vpp) {
-                let per_stage = arch.n_layers / pp;
+            } else if !(accounted / pp).is_multiple_of(vpp) {
+                let per_stage = accounted / pp;
                 acc.push(
                     Error,
                     Code::ParallelVppLayers,
@@ -537,6 +547,17 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
             Code::VerlLoraRank,
             &[("rank", plan.lora.rank.to_string())],
             Some(("lora.rank", Value::from(512))),
+        );
+    }
+
+    if p.account_embedding_loss && !matches!(plan.framework, Framework::Megatron | Framework::MindSpeedLlm) {
+        // Megatron's `--account-for-*-in-pipeline-split`: MindSpeed-LLM's parser has them (core
+        // 0.12.1), MindSpeed-RL's config classes do not, and the HF path has no pipeline.
+        acc.push(
+            Error,
+            Code::ParallelAccountFramework,
+            &[("framework", plan.framework.wire().to_owned())],
+            Some(("parallel.account_embedding_loss", Value::from(false))),
         );
     }
 

@@ -407,7 +407,7 @@ pub fn estimate_within(plan: &Plan, mem: &memory::Memory, limit_seconds: Option<
     // DualPipeV cuts the model into 2·pp stages; rank r holds stage r and stage 2·pp − 1 − r.
     let vpp = if schedule_kind == Schedule::DualPipeV { 2 } else { vpp };
     let n_chunks = (pp * vpp) as usize;
-    let chunks = chunk_layers(schedule_kind, arch.n_layers, pp, vpp);
+    let chunks = chunk_layers(schedule_kind, arch.n_layers, pp, vpp, plan.parallel.account_embedding_loss);
     let mut forward = vec![0.0; n_chunks];
     let mut backward = vec![0.0; n_chunks];
     let mut weight = vec![0.0; n_chunks];
@@ -749,9 +749,15 @@ pub fn schedule_of(plan: &Plan, vpp: u64) -> Schedule {
 }
 
 /// The decoder layers of each (rank, chunk), indexed `rank · vpp + chunk`.
-fn chunk_layers(kind: Schedule, n_layers: u64, pp: u64, vpp: u64) -> Vec<std::ops::Range<u64>> {
+fn chunk_layers(
+    kind: Schedule,
+    n_layers: u64,
+    pp: u64,
+    vpp: u64,
+    account: bool,
+) -> Vec<std::ops::Range<u64>> {
     let (pp32, vpp32) = (pp as u32, vpp as u32);
-    let virtual_stages = memory::stage_layers(n_layers, pp * vpp);
+    let virtual_stages = memory::split_layers(n_layers, pp * vpp, account);
     let mut res = vec![0..0; (pp * vpp) as usize];
     for rank in 0..pp32 {
         for chunk in 0..vpp32 {

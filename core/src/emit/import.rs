@@ -891,6 +891,9 @@ fn script(text: &str, ascend: bool, file: &mut PlanFile) -> Result<Reading, Impo
             "--sequence-parallel" => p.sequence_parallel = true,
             "--use-distributed-optimizer" => p.distributed_optimizer = true,
             "--use-torch-fsdp2" => p.fsdp = crate::plan::Fsdp::Torch,
+            "--account-for-embedding-in-pipeline-split" | "--account-for-loss-in-pipeline-split" => {
+                p.account_embedding_loss = true
+            }
             "--use-megatron-fsdp" => {
                 if p.fsdp == crate::plan::Fsdp::None {
                     p.fsdp = crate::plan::Fsdp::OptimGradsParams;
@@ -1015,6 +1018,8 @@ fn script(text: &str, ascend: bool, file: &mut PlanFile) -> Result<Reading, Impo
     // VPP = layers ÷ PP ÷ layers per virtual stage (Megatron `arguments.py`).
     if let (Some(per), Some(layers)) = (vpp_layers, layers) {
         let pp = file.parallel.pp.max(1);
+        // The embedding and the loss count as a layer each when the script says so.
+        let layers = layers + if file.parallel.account_embedding_loss { 2 } else { 0 };
         file.parallel.vpp = (layers / pp / per.max(1)).max(1);
     }
     Ok(r)

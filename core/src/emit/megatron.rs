@@ -138,10 +138,15 @@ pub fn parallel_flags(plan: &Plan, ascend: bool) -> Vec<String> {
         format!("--tensor-model-parallel-size {}", p.tp),
         format!("--pipeline-model-parallel-size {}", p.pp),
     ];
+    // The embedding and the loss count as a layer each in the split (`arguments.py`).
+    let accounted = plan.model.arch.n_layers + if p.account_embedding_loss { 2 } else { 0 };
     if 1 < p.vpp.get() {
         // VPP = (layers / PP) / layers-per-virtual-stage (`arguments.py`).
-        let per_stage = plan.model.arch.n_layers / u64::from(p.pp.get()) / u64::from(p.vpp.get());
+        let per_stage = accounted / u64::from(p.pp.get()) / u64::from(p.vpp.get());
         f.push(format!("--num-layers-per-virtual-pipeline-stage {}", per_stage.max(1)));
+    }
+    if p.account_embedding_loss {
+        f.push("--account-for-embedding-in-pipeline-split --account-for-loss-in-pipeline-split".to_owned());
     }
     let layout = p.uneven_layers.then(|| uneven_layout(plan)).flatten();
     if let Some(sizes) = layout {

@@ -92,6 +92,15 @@ pub fn generated() -> Vec<Entry> {
                    "batch": {"micro_batch": 1, "global_batch": 64, "seq_len": 8192}}),
         );
     }
+    // Llama 3.1 405B's 126 layers over PP 16 with VPP, the embedding and the loss counted as layers.
+    add(
+        "megatron-llama-3.1-405b-account-embedding-loss",
+        json!({"model": "llama-3.1-405b", "cluster": {"nodes": 128}, "framework": "megatron", "method": "pretrain",
+               "parallel": {"tp": 8, "pp": 16, "vpp": 8, "account_embedding_loss": true, "sequence_parallel": true,
+                            "distributed_optimizer": true},
+               "recompute": {"granularity": "selective"},
+               "batch": {"micro_batch": 1, "global_batch": 1024, "seq_len": 8192}}),
+    );
     // Blackwell's block-scaled recipes on GB200 NVL72.
     for precision in ["mxfp8", "nvfp4"] {
         add(

@@ -529,3 +529,35 @@ fn megatron_fsdp_shards_what_its_strategy_names() {
     let (torch, torch_fits, _) = peak("torch_fsdp2", false);
     assert!(torch_fits && torch == full);
 }
+
+/// Llama 3.1 405B's published layout: 126 layers over PP 16 with the embedding and the loss
+/// counted as layers (`--account-for-embedding-in-pipeline-split --account-for-loss-in-pipeline-split`):
+/// 128 ÷ 16 = 8 per stage, so the first and last stages hold 7 transformer layers and the others 8,
+/// and VPP 8 runs one per virtual chunk. Without the flags the plan breaks Megatron's split rule.
+#[test]
+fn the_embedding_and_the_loss_can_count_as_layers() {
+    let text = |account: bool| {
+        format!(
+            r#"{{"model": "llama-3.1-405b", "cluster": {{"nodes": 128}}, "framework": "megatron", "method": "pretrain",
+                "parallel": {{"tp": 8, "pp": 16, "vpp": 8, "account_embedding_loss": {account}, "sequence_parallel": true,
+                "distributed_optimizer": true}}, "batch": {{"micro_batch": 1, "global_batch": 1024, "seq_len": 8192}}}}"#
+        )
+    };
+    let r = evaluate(&Plan::from_json(&text(true)).unwrap());
+    let layers: Vec<u64> = r.memory.stages.iter().map(|s| s.n_layers).collect();
+    assert_eq!(layers.len(), 16);
+    assert_eq!((layers[0], layers[1], layers[15]), (7, 8, 7));
+    assert_eq!(layers.iter().sum::<u64>(), 126);
+    assert!(
+        !r.findings.iter().any(|f| f.code == "parallel.layers_pp" || f.code == "parallel.vpp_layers"),
+        "{:?}",
+        r.findings
+    );
+    let without = evaluate(&Plan::from_json(&text(false)).unwrap());
+    let f = without
+        .findings
+        .iter()
+        .find(|f| f.code == "parallel.layers_pp")
+        .expect("126 layers do not split over 16");
+    assert_eq!(f.fix.as_ref().map(|x| x.field), Some("parallel.account_embedding_loss"));
+}

@@ -227,6 +227,12 @@ const CASES: &[(&str, &str, &str)] = &[
         r#"{"model": "llama-3-8b", "hardware": "b200-180g", "method": "sft-full", "precision": "nvfp4"}"#,
         r#"{"model": "llama-3-8b", "hardware": "b200-180g", "framework": "megatron", "method": "pretrain", "precision": "nvfp4"}"#,
     ),
+    // MindSpeed-RL's config classes have no --account-for-*-in-pipeline-split.
+    (
+        "parallel.account_framework",
+        r#"{"model": "qwen2.5-7b", "hardware": "ascend-910b2", "framework": "mindspeed-rl", "method": "grpo", "parallel": {"pp": 2, "account_embedding_loss": true}}"#,
+        r#"{"model": "qwen2.5-7b", "hardware": "ascend-910b2", "framework": "mindspeed-rl", "method": "grpo", "parallel": {"pp": 2}}"#,
+    ),
     // Megatron-LM's pretrain_gpt.py has no LoRA.
     (
         "method.lora_megatron",
