@@ -88,7 +88,7 @@ pub fn target(framework: Framework) -> String {
         Framework::Megatron => at(flags::MEGATRON_LM),
         Framework::DeepSpeed => format!("DeepSpeed {DEEPSPEED_VERSION}"),
         Framework::LlamaFactory => {
-            format!("LLaMA-Factory {LLAMAFACTORY_VERSION} with DeepSpeed {DEEPSPEED_VERSION}")
+            format!("LLaMA-Factory {LLAMAFACTORY_VERSION} + DeepSpeed {DEEPSPEED_VERSION}")
         }
         Framework::MindSpeedLlm => format!(
             "{} + {} + {}",

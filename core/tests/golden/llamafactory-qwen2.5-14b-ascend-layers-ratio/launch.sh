@@ -1,5 +1,5 @@
 #!/bin/bash
-# Written by trainplan for LLaMA-Factory 0.9.5 with DeepSpeed 0.19.8.
+# Written by trainplan for LLaMA-Factory 0.9.5 + DeepSpeed 0.19.8.
 # Qwen2.5-14B full SFT with LLaMA-Factory on 1 × 8 Huawei Ascend 910B2 64GB (8 devices): DP 8,
 # ZeRO 3; micro-batch 1, global batch 32, sequence 4096; bf16. Planned peak 57.2 GiB per device,
 # step 8.70 s.

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Written by trainplan for LLaMA-Factory 0.9.5 with DeepSpeed 0.19.8.
+# Written by trainplan for LLaMA-Factory 0.9.5 + DeepSpeed 0.19.8.
 # Qwen2.5-72B full SFT with LLaMA-Factory on 2 × 8 NVIDIA H100 SXM5 80GB (16 devices): DP 16,
 # ZeRO 3, optimizer offload; micro-batch 1, global batch 64, sequence 4096; bf16. Planned peak
 # 25.2 GiB per device, step 22.38 s.

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Written by trainplan for LLaMA-Factory 0.9.5 with DeepSpeed 0.19.8.
+# Written by trainplan for LLaMA-Factory 0.9.5 + DeepSpeed 0.19.8.
 # Qwen2.5-7B LoRA SFT with LLaMA-Factory on 1 × 8 NVIDIA H100 SXM5 80GB (8 devices): DP 8, ZeRO
 # 0; micro-batch 1, global batch 64, sequence 4096; bf16. Planned peak 23.0 GiB per device, step
 # 2.45 s.
