@@ -42,7 +42,7 @@ fn candidates(plan: &Plan, fix: &Fix) -> Vec<Value> {
     if let Some(suggested) = fix.value.as_u64() {
         let now = current(plan, fix.field).as_u64().unwrap_or(suggested);
         let mut values: Vec<u64> = (1..=64).chain((0..=16).map(|k| 1u64 << k)).collect();
-        values.extend((1..=16).map(|k| suggested * k));
+        values.extend((1..=16).map(|k| suggested.saturating_mul(k)));
         values.retain(|&v| 0 < v && v != now);
         values.sort_by_key(|&v| (v.abs_diff(now), v != suggested, v));
         values.dedup();
@@ -63,7 +63,8 @@ fn candidates(plan: &Plan, fix: &Fix) -> Vec<Value> {
 }
 
 /// The moves that free memory, cheapest first: what a plan that does not fit is offered before
-/// anything else (full recompute, sharding the optimizer, then parameters, then offload).
+/// anything else (full recompute, sharding the optimizer, then gradients and parameters, then
+/// offload).
 fn memory_moves(plan: &Plan) -> Vec<Fix> {
     let p = &plan.parallel;
     let fix = |field: &'static str, value: Value| Fix { field, value };
@@ -75,6 +76,10 @@ fn memory_moves(plan: &Plan) -> Vec<Fix> {
         Framework::Megatron | Framework::MindSpeedLlm | Framework::MindSpeedRl => {
             if !p.distributed_optimizer {
                 moves.push(fix("parallel.distributed_optimizer", Value::from(true)));
+            }
+            // Megatron-LM's own FSDP shards gradients and parameters too (as advice offers it).
+            if plan.framework == Framework::Megatron && p.fsdp == crate::plan::Fsdp::None {
+                moves.push(fix("parallel.fsdp", Value::from("optim_grads_params")));
             }
         }
         _ => {

@@ -259,9 +259,9 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
             // `validate_args`: layers % PP == 0 without an uneven layout (Megatron's first/last-stage sizes,
             // MindSpeed's --num-layer-list), which is the fix where one exists: uneven stages, or
             // counting the embedding and the loss (Megatron-LM, when n + 2 divides), else the
-            // nearest PP that divides.
+            // nearest PP that divides. (MindSpeed-LLM's parser, Megatron core 0.12.1, has the flags.)
             let fix = match (&layout, 1 < vpp) {
-                _ if plan.framework == Framework::Megatron
+                _ if matches!(plan.framework, Framework::Megatron | Framework::MindSpeedLlm)
                     && !p.account_embedding_loss
                     && (arch.n_layers + 2).is_multiple_of(pp) =>
                 {
