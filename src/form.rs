@@ -76,6 +76,8 @@ pub enum NumField {
     /// `overheads.allocator_reserve`: the share of device memory kept free, in [0, 0.5]; empty
     /// means the default the verdict, advice and search use.
     MemoryMargin,
+    /// `mtp_layers`; empty means none.
+    MtpLayers,
 }
 
 /// What text a number field takes.
@@ -91,7 +93,7 @@ pub enum NumKind {
 
 impl NumField {
     /// Every field, in form order; the index is the field's slot in [`PlanForm::numbers`].
-    pub const ALL: [NumField; 26] = [
+    pub const ALL: [NumField; 27] = [
         NumField::Nodes,
         NumField::DevicesPerNode,
         NumField::LoraRank,
@@ -118,6 +120,7 @@ impl NumField {
         NumField::BatchedTokens,
         NumField::MemoryMargin,
         NumField::ScaleUp,
+        NumField::MtpLayers,
     ];
 
     /// What text the field takes.
@@ -127,7 +130,8 @@ impl NumField {
             | NumField::MiniBatch
             | NumField::TokenBudget
             | NumField::MaxModelLen
-            | NumField::BatchedTokens => NumKind::Auto,
+            | NumField::BatchedTokens
+            | NumField::MtpLayers => NumKind::Auto,
             NumField::LayersRatio | NumField::GpuMemoryUtilization | NumField::MemoryMargin => {
                 NumKind::Fraction
             }
@@ -216,6 +220,7 @@ impl NumField {
             NumField::MaxNumSeqs => file.rl.max_num_seqs,
             NumField::MaxModelLen => file.rl.max_model_len,
             NumField::BatchedTokens => file.rl.max_num_batched_tokens,
+            NumField::MtpLayers => file.mtp_layers,
             NumField::LayersRatio | NumField::GpuMemoryUtilization | NumField::MemoryMargin => return None,
         })
     }
@@ -246,6 +251,7 @@ impl NumField {
             NumField::MaxNumSeqs => file.rl.max_num_seqs = n,
             NumField::MaxModelLen => file.rl.max_model_len = value.unwrap_or(0),
             NumField::BatchedTokens => file.rl.max_num_batched_tokens = value.unwrap_or(0),
+            NumField::MtpLayers => file.mtp_layers = value.unwrap_or(0),
             NumField::LayersRatio | NumField::GpuMemoryUtilization | NumField::MemoryMargin => {}
         }
     }
@@ -272,6 +278,7 @@ impl NumField {
             NumField::Vpp => Key::par_vpp,
             NumField::Cp => Key::par_cp,
             NumField::Ep => Key::par_ep,
+            NumField::MtpLayers => Key::mtp_layers,
             NumField::RecomputeLayers => Key::rc_layers,
             NumField::ActFnLayers => Key::rc_act_fn_layers,
             NumField::LayersRatio => Key::rc_layers_ratio,
@@ -317,6 +324,7 @@ impl NumField {
             NumField::BatchedTokens => "rl.max_num_batched_tokens",
             NumField::MemoryMargin => "overheads.allocator_reserve",
             NumField::ScaleUp => "cluster.scale_up_domain",
+            NumField::MtpLayers => "mtp_layers",
         }
     }
 }
@@ -371,6 +379,8 @@ pub enum FormField {
     Number(NumField),
     /// One of the custom device's figures.
     Custom(CustomField),
+    /// The pipeline layout string.
+    PipelineLayout,
 }
 
 /// The custom device's fields.
@@ -522,6 +532,7 @@ fn field_of(err: &PlanFileError) -> FormField {
                 "hardware.custom.memory_tb_per_s" => FormField::Custom(CustomField::MemoryTbPerS),
                 "hardware.custom.intra_node_gb_per_s" => FormField::Custom(CustomField::IntraNodeGbPerS),
                 "hardware.custom.inter_node_gbit_per_s" => FormField::Custom(CustomField::InterNodeGbitPerS),
+                "parallel.pipeline_layout" => FormField::PipelineLayout,
                 _ => FormField::Model,
             }
         }

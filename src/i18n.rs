@@ -180,6 +180,9 @@ texts! {
     rc_layers_ratio => "Recompute layers ratio (Ascend LLaMA-Factory)", "重计算层比例（昇腾 LLaMA-Factory）";
     par_swap_opt => "Swap optimizer to host (MindSpeed)", "优化器换出到主机（MindSpeed）";
     par_account => "Count the embedding and the loss as layers in the pipeline split (Megatron)", "流水线切分时把词嵌入和损失各算作一层（Megatron）";
+    par_layout => "Pipeline layout (Megatron: E embedding, t layer, m MTP, L loss, | between stages)", "流水线布局（Megatron：E 词嵌入，t 层，m MTP，L 损失，| 分隔各段）";
+    par_layout_bad => "Only E, t, m, L, |, commas and (…)*n / x*n repeats", "只能使用 E、t、m、L、|、逗号和 (…)*n / x*n 重复";
+    mtp_layers => "MTP layers (multi-token prediction)", "MTP 层数（多 token 预测）";
     par_uneven => "Uneven pipeline stages (first/last take the rest)", "非均匀流水线划分（首尾阶段承担余数层）";
     training_framework => "Framework", "框架";
     training_method => "Method", "方法";

@@ -230,6 +230,21 @@ pub fn zh(code: Code) -> &'static str {
         Code::ScheduleDualpipevMicrobatches => "DualPipeV 至少需要 2 × PP 个微批，而不是 {microbatches} 个。",
         Code::VerlUlysses => "Ulysses SP {cp} 必须同时整除 {world} 张卡和 {heads} 个头。",
         Code::ParallelUnevenVpp => "非均匀流水线划分不能与 VPP 或 DualPipeV 同时使用。",
+        Code::ParallelLayoutFramework => {
+            "{framework} 没有流水线布局字符串（--pipeline-model-parallel-layout）。"
+        }
+        Code::ParallelLayoutSyntax => {
+            "流水线布局在 {char} 处无法解析：E 词嵌入，t 层，m MTP 层，L 损失，| 分隔各段，(…)*n 与 x*n 表示重复。"
+        }
+        Code::ParallelLayoutStages => "流水线布局共 {stages} 段，不是 PP {pp} 的倍数。",
+        Code::ParallelLayoutVpp => "流水线布局使每个 rank 有 {vpp} 个虚拟段，而计划的 VPP 为 {plan_vpp}。",
+        Code::ParallelLayoutConflict => "流水线布局字符串不能与非均匀划分或词嵌入/损失计层同时使用。",
+        Code::ParallelLayoutEnds => "流水线布局必须以词嵌入（E）开头、以损失（L）结尾，且各只出现一次。",
+        Code::ParallelLayoutLayers => "流水线布局含 {count} 个解码层，而模型有 {layers} 层。",
+        Code::ParallelLayoutMtp => {
+            "流水线布局含 {count} 个 MTP 层，而计划训练 {mtp} 个；MTP 层须位于所有解码层之后，同在某个 rank 的最后一个虚拟段中。"
+        }
+        Code::MtpFramework => "{framework} 不训练 MTP 层（--mtp-num-layers）。",
         Code::MindspeedSwapOptimizer => "--swap-optimizer 需要开启 --use-distributed-optimizer。",
         Code::MindspeedActFnLayers => {
             "--recompute-activation-function-num-layers {layers} 超过模型的 {n_layers} 层。"
@@ -320,6 +335,8 @@ pub fn field_label(lang: Lang, field: &str) -> String {
         "parallel.schedule" => Key::par_schedule,
         "parallel.fsdp" => Key::par_fsdp,
         "parallel.account_embedding_loss" => Key::par_account,
+        "parallel.pipeline_layout" => Key::par_layout,
+        "mtp_layers" => Key::mtp_layers,
         "framework" => Key::training_framework,
         "method" => Key::training_method,
         "precision" => Key::training_precision,

@@ -135,8 +135,7 @@ pub fn advise(plan: &Plan) -> Vec<Advice> {
     };
     let errors_before = rule_errors(plan, &mem);
     let p = &plan.parallel;
-    let megatron =
-        matches!(plan.framework, Framework::Megatron | Framework::MindSpeedLlm | Framework::MindSpeedRl);
+    let megatron = crate::layout::model_parallel(plan.framework);
     let mindspeed = matches!(plan.framework, Framework::MindSpeedLlm | Framework::MindSpeedRl);
     let tp = u64::from(p.tp.get());
     let pp = u64::from(p.pp.get());

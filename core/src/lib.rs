@@ -27,6 +27,7 @@ pub mod emit;
 pub mod fixes;
 pub mod hardware;
 pub mod hf;
+pub mod layout;
 pub mod memory;
 pub mod model;
 pub mod permalink;

@@ -8,6 +8,7 @@
 //! - the HF path (LLaMA-Factory, DeepSpeed, the VeRL FSDP actor): DeepSpeed ZeRO 0–3, HF modules
 //!   whose saved tensors were measured (tools/hf_activations).
 
+use crate::layout::Layout;
 use crate::model::{self, Architecture, MlpKind};
 use crate::plan::{AttentionImpl, Framework, Method, Plan, Precision, RecomputeGranularity, RecomputeMethod};
 
@@ -69,6 +70,8 @@ pub struct Memory {
     pub params_active: u64,
     /// LoRA adapter parameters the method trains (0 unless LoRA or QLoRA).
     pub params_lora: u64,
+    /// Where every layer runs, as memory counted it (time reads the same).
+    pub layout: Layout,
 }
 
 /// One pipeline stage's memory on one device, bytes.
@@ -143,9 +146,9 @@ enum Path {
 }
 
 fn path(framework: Framework) -> Path {
-    match framework {
-        Framework::Megatron | Framework::MindSpeedLlm | Framework::MindSpeedRl => Path::Megatron,
-        Framework::DeepSpeed | Framework::LlamaFactory | Framework::Verl => Path::Hf,
+    match crate::layout::model_parallel(framework) {
+        true => Path::Megatron,
+        false => Path::Hf,
     }
 }
 
@@ -266,35 +269,15 @@ impl ModelFacts {
 pub fn estimate_with(plan: &Plan, facts: &ModelFacts) -> Memory {
     let arch = &plan.model.arch;
     let path = path(plan.framework);
-    let p = &plan.parallel;
-    // The HF path has no tensor, pipeline, context or expert parallelism.
-    let (tp, pp, vpp, cp, ep, etp) = match path {
-        Path::Megatron => (
-            u64::from(p.tp.get()),
-            u64::from(p.pp.get()).min(arch.n_layers),
-            u64::from(p.vpp.get()),
-            u64::from(p.cp.get()),
-            u64::from(p.ep.get()),
-            u64::from(p.etp.get()),
-        ),
-        // VeRL's FSDP actor splits sequences with Ulysses (`ulysses_sequence_parallel_size`), which
-        // the plan calls cp; the other HF frameworks have no such split.
-        Path::Hf if plan.framework == Framework::Verl => (1, 1, 1, u64::from(p.cp.get()), 1, 1),
-        Path::Hf => (1, 1, 1, 1, 1, 1),
-    };
-    let n_devices = plan.cluster.n_devices();
-    let dp = (n_devices / (tp * pp * cp)).max(1);
-    // Megatron's expert data parallel group: world ÷ (pp · ep · etp) (parallel_state.py).
-    let edp = (n_devices / (pp * ep * etp)).max(1);
+    let layout = Layout::of(plan);
+    let (tp, pp, vpp, cp, ep, etp, dp, edp) =
+        (layout.tp, layout.pp, layout.vpp, layout.cp, layout.ep, layout.etp, layout.dp, layout.edp);
     let b = u64::from(plan.batch.micro_batch.get());
     let m = (u64::from(plan.batch.global_batch.get()) / (b * dp)).max(1);
     let (summary, lora_params) = (&facts.summary, facts.lora_params);
     let ctx = Ctx { plan, arch, summary, lora_params, path, tp, pp, vpp, cp, ep, etp, dp, edp, m };
 
-    // The stages' layers once, not once per stage: pp² work for thousands of stages.
-    let stage_ranges = split_layers(arch.n_layers, pp, plan.parallel.account_embedding_loss);
-    let stages: Vec<StageMemory> =
-        (0..pp).map(|stage_idx| stage_memory(&ctx, stage_idx, &stage_ranges)).collect();
+    let stages: Vec<StageMemory> = (0..pp).map(|rank| stage_memory(&ctx, &layout, rank)).collect();
     let hw = &plan.hardware.hw;
     let capacity_bytes = hw.memory_bytes;
     let usable_bytes = (capacity_bytes as f64 * (1.0 - plan.overheads().allocator_reserve_frac)) as u64;
@@ -315,87 +298,37 @@ pub fn estimate_with(plan: &Plan, facts: &ModelFacts) -> Memory {
         params_total: ctx.summary.counts.total(),
         params_active: ctx.summary.counts.active,
         params_lora: ctx.lora_params,
+        layout,
     }
 }
 
-/// The decoder layers of each stage. When they divide, every stage takes n ÷ pp. When not, the
-/// layout Megatron can express (`--decoder-first-pipeline-num-layers F --decoder-last-pipeline-num-layers L`,
-/// `arguments.py`: the middle pp − 2 stages split the rest evenly) and MindSpeed's `--num-layer-list`
-/// can list: the middle stages take ⌈n ÷ pp⌉ each and the first and last share the rest, the
-/// first the smaller half (it also holds the embedding). DeepSeek-V3's 61 layers on 8 stages:
-/// 6, 8 × 6, 7. Where no such layout exists (the rest would leave a stage empty), the first stages
-/// take one layer more than the others.
-pub fn stage_layers(n_layers: u64, pp: u64) -> Vec<std::ops::Range<u64>> {
-    let pp = pp.clamp(1, n_layers.max(1));
-    let sizes = match uneven_sizes(n_layers, pp) {
-        Some(sizes) => sizes,
-        None => (0..pp).map(|idx| n_layers / pp + u64::from(idx < n_layers % pp)).collect(),
-    };
-    let mut start = 0;
-    sizes
-        .into_iter()
-        .map(|len| {
-            let res = start..start + len;
-            start += len;
-            res
-        })
-        .collect()
-}
-
-/// The decoder layers of each of `chunks` pipeline stages (or virtual chunks), as Megatron splits
-/// them. With `account_embedding_loss` (`--account-for-embedding-in-pipeline-split
-/// --account-for-loss-in-pipeline-split`, megatron/training/arguments.py) the embedding and the
-/// loss count as a layer each: n + 2 divide evenly, and the first and last chunks hold one
-/// transformer layer fewer. Otherwise, or when n + 2 does not divide, [`stage_layers`].
-pub fn split_layers(n_layers: u64, chunks: u64, account_embedding_loss: bool) -> Vec<std::ops::Range<u64>> {
-    let accounted = n_layers + 2;
-    if !(account_embedding_loss && 2 <= chunks && accounted.is_multiple_of(chunks) && 2 <= accounted / chunks)
-    {
-        return stage_layers(n_layers, chunks);
-    }
-    let per = accounted / chunks;
-    let mut start = 0;
-    (0..chunks)
-        .map(|idx| {
-            let len = if idx == 0 || idx + 1 == chunks { per - 1 } else { per };
-            let res = start..start + len;
-            start += len;
-            res
-        })
-        .collect()
-}
-
-/// The first/last-stage layout of [`stage_layers`] for layers that do not divide by `pp` (≥ 2), or
-/// `None` when they divide or no stage could keep a layer.
-pub fn uneven_sizes(n_layers: u64, pp: u64) -> Option<Vec<u64>> {
-    if pp < 2 || n_layers.is_multiple_of(pp) {
-        return None;
-    }
-    let middle = n_layers.div_ceil(pp);
-    let rest = n_layers.checked_sub((pp - 2) * middle)?;
-    let first = rest / 2;
-    let last = rest - first;
-    (1 <= first).then(|| {
-        let mut sizes = vec![middle; pp as usize];
-        sizes[0] = first;
-        sizes[pp as usize - 1] = last;
-        sizes
-    })
-}
-
-fn stage_memory(ctx: &Ctx, stage_idx: u64, stage_ranges: &[std::ops::Range<u64>]) -> StageMemory {
+fn stage_memory(ctx: &Ctx, layout: &Layout, stage_idx: u64) -> StageMemory {
     let arch = ctx.arch;
-    let layers = stage_ranges[stage_idx as usize].clone();
-    let first = stage_idx == 0;
-    let last = stage_idx + 1 == ctx.pp;
+    let layers: Vec<u64> = layout.rank_layers(stage_idx).collect();
+    let first = layout.holds_embedding(stage_idx);
+    let last = layout.holds_loss(stage_idx);
+    let mtp = layout.rank_mtp(stage_idx);
 
     // Parameters on this device, dense and expert apart (they shard over different groups).
     let (mut dense, mut expert) = (0.0, 0.0);
-    for layer_idx in layers.clone() {
+    for &layer_idx in &layers {
         let counts = ctx.summary.layer(arch, layer_idx);
         dense += (counts.attention + counts.mlp + counts.shared_experts) as f64 / ctx.tp as f64;
         dense += (counts.norms + counts.router) as f64;
         expert += counts.experts as f64 / (ctx.ep * ctx.etp) as f64;
+    }
+    if 0 < mtp {
+        // An MTP module (DeepSeek-V3 §2.2; Megatron `multi_token_prediction.py`): a decoder layer
+        // like the model's last, the projection of [h; embedding] back to h (2h × h, column
+        // parallel) and two norms; the embedding and the output head are shared with the model.
+        let counts = ctx.summary.layer(arch, arch.n_layers.saturating_sub(1));
+        let h = arch.hidden_size as f64;
+        let per = (counts.attention + counts.mlp + counts.shared_experts) as f64 / ctx.tp as f64
+            + (counts.norms + counts.router) as f64
+            + 2.0 * h * h / ctx.tp as f64
+            + 2.0 * h;
+        dense += mtp as f64 * per;
+        expert += mtp as f64 * counts.experts as f64 / (ctx.ep * ctx.etp) as f64;
     }
     let whole = &ctx.summary.counts;
     let final_norm = ctx.summary.final_norm;
@@ -414,11 +347,13 @@ fn stage_memory(ctx: &Ctx, stage_idx: u64, stage_ranges: &[std::ops::Range<u64>]
         dense += head / ctx.tp as f64;
     }
 
-    let mut res = StageMemory { n_layers: layers.end - layers.start, ..StageMemory::default() };
+    let mut res = StageMemory { n_layers: layers.len() as u64, ..StageMemory::default() };
     model_states(ctx, dense, expert, &mut res);
-    res.activations = activations(ctx, stage_idx, layers);
-    if last {
-        res.logits = logits_bytes(ctx);
+    res.activations = activations(ctx, stage_idx, &layers, first, mtp);
+    if last || 0 < mtp {
+        // The loss's logits, and each MTP layer's own (it predicts one more token, through the
+        // shared head), on the stages that compute them.
+        res.logits = logits_bytes(ctx).saturating_mul(u64::from(last) + mtp);
     }
     res.buffers = buffers(ctx);
     // A calibration's offset (fitted to a measured peak) adjusts the runtime overhead.
@@ -672,7 +607,7 @@ fn attention_widths(arch: &Architecture) -> (f64, f64, f64) {
 }
 
 /// Activations of one stage: every micro-batch in flight, with recomputation.
-fn activations(ctx: &Ctx, stage_idx: u64, layers: std::ops::Range<u64>) -> u64 {
+fn activations(ctx: &Ctx, stage_idx: u64, layers: &[u64], embedding: bool, mtp: u64) -> u64 {
     let plan = ctx.plan;
     let arch = ctx.arch;
     let megatron = ctx.path == Path::Megatron;
@@ -680,7 +615,7 @@ fn activations(ctx: &Ctx, stage_idx: u64, layers: std::ops::Range<u64>) -> u64 {
     let sp = megatron && plan.parallel.sequence_parallel && 1 < ctx.tp;
     let rc = &plan.recompute;
     let full = rc.granularity == RecomputeGranularity::Full;
-    let n = layers.end - layers.start;
+    let n = layers.len() as u64;
     // LLaMA-Factory on Ascend checkpoints the first `recompute_layers_ratio` of the layers and keeps
     // the rest: the block method over that many layers.
     let ratio = plan.framework == Framework::LlamaFactory && rc.layers_ratio_frac < 1.0;
@@ -704,13 +639,13 @@ fn activations(ctx: &Ctx, stage_idx: u64, layers: std::ops::Range<u64>) -> u64 {
         0 => n,
         k => act_fn_from + u64::from(k),
     };
-    let saved_at = |idx: u64| Saved {
-        activation_function: megatron
-            && rc.activation_function
-            && (act_fn_from..act_fn_to).contains(&(idx - layers.start)),
+    // By position in the stage (`pos`), the layer being `layers[pos]`.
+    let saved_at = |pos: u64| Saved {
+        activation_function: megatron && rc.activation_function && (act_fn_from..act_fn_to).contains(&pos),
         ..saved
     };
-    let layer_with = |idx: u64, saved: Saved| {
+    let layer_with = |pos: u64, saved: Saved| {
+        let idx = layers.get(pos as usize).copied().unwrap_or(arch.n_layers.saturating_sub(1));
         let case = LayerCase {
             megatron,
             attention: plan.attention,
@@ -725,14 +660,14 @@ fn activations(ctx: &Ctx, stage_idx: u64, layers: std::ops::Range<u64>) -> u64 {
     // Swap-attention (MindSpeed) keeps the attention tensors of the layer being computed and the
     // one being prefetched on the device; the others wait in host memory.
     let swap = megatron && rc.swap_attention;
-    let layer_bytes = |idx: u64| match swap {
-        true => layer_with(idx, Saved { without_attention: true, ..saved_at(idx) }),
-        false => layer_with(idx, saved_at(idx)),
+    let layer_bytes = |pos: u64| match swap {
+        true => layer_with(pos, Saved { without_attention: true, ..saved_at(pos) }),
+        false => layer_with(pos, saved_at(pos)),
     };
-    let swap_window = match (swap, layers.clone().next()) {
-        (true, Some(idx)) => {
-            2.0 * (layer_with(idx, saved_at(idx))
-                - layer_with(idx, Saved { without_attention: true, ..saved_at(idx) }))
+    let swap_window = match (swap, n) {
+        (true, 1..) => {
+            2.0 * (layer_with(0, saved_at(0))
+                - layer_with(0, Saved { without_attention: true, ..saved_at(0) }))
         }
         _ => 0.0,
     };
@@ -740,25 +675,34 @@ fn activations(ctx: &Ctx, stage_idx: u64, layers: std::ops::Range<u64>) -> u64 {
 
     // One micro-batch's saved bytes on this stage, and the working set recomputation adds once.
     let (per_microbatch, working) = match (full, method) {
-        (false, _) => (layers.clone().map(layer_bytes).sum::<f64>(), 0.0),
+        (false, _) => ((0..n).map(layer_bytes).sum::<f64>(), 0.0),
         // Uniform: each group of `num_layers` keeps its input; backward recomputes one group at a time.
         (true, RecomputeMethod::Uniform) => {
             let n_groups = n.div_ceil(group) as f64;
-            let one_group = layers.clone().take(group as usize).map(layer_bytes).sum::<f64>();
+            let one_group = (0..n.min(group)).map(layer_bytes).sum::<f64>();
             (n_groups * hidden, one_group)
         }
         // Block: the first `num_layers` layers keep only their inputs, the rest everything.
         (true, RecomputeMethod::Block) => {
-            let recomputed = layers.clone().take(group as usize).count() as f64 * hidden;
-            let kept = layers.clone().skip(group as usize).map(layer_bytes).sum::<f64>();
-            let one = layers.clone().next().map(layer_bytes).unwrap_or(0.0);
+            let recomputed = n.min(group) as f64 * hidden;
+            let kept = (n.min(group)..n).map(layer_bytes).sum::<f64>();
+            let one = if 0 < n { layer_bytes(0) } else { 0.0 };
             (recomputed + kept, one)
         }
     };
     // The embedding's output (and its dropout mask) on the first stage.
     let embedding =
-        if stage_idx == 0 { hidden * if megatron && has_dropout(arch) { 1.5 } else { 1.0 } } else { 0.0 };
-    ((per_microbatch + embedding) * in_flight(ctx, stage_idx) + working + swap_window) as u64
+        if embedding { hidden * if megatron && has_dropout(arch) { 1.5 } else { 1.0 } } else { 0.0 };
+    // Each MTP layer keeps what a decoder layer like the model's last keeps, plus its inputs: the
+    // previous depth's hidden state and the next token's embedding, concatenated and projected
+    // (DeepSeek-V3 §2.2); its recomputation follows the plan's like any layer's.
+    let mtp_layer = match full {
+        true => 3.0 * hidden,
+        false => layer_with(n, saved) + 3.0 * hidden,
+    };
+    ((per_microbatch + embedding + mtp as f64 * mtp_layer) * in_flight(ctx, stage_idx)
+        + working
+        + swap_window) as u64
 }
 
 /// Tokens per trained sequence: the batch's `seq_len`, or for RL a prompt and its response

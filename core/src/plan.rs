@@ -32,6 +32,10 @@ pub struct Plan {
     pub framework: Framework,
     /// The training method.
     pub method: Method,
+    /// Multi-token-prediction layers trained beside the model (Megatron `--mtp-num-layers`;
+    /// DeepSeek-V3 §2.2 trains 1): each a decoder layer with its own loss, on the last stage unless
+    /// the pipeline layout places them.
+    pub mtp_layers: u32,
     /// Parallelism and sharding.
     pub parallel: Parallel,
     /// Activation recomputation.
@@ -263,7 +267,7 @@ wire_enum! {
 }
 
 /// Parallel degrees and sharding. Data parallelism is derived: devices ÷ (tp · pp · cp).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Parallel {
     /// Tensor parallel size.
     pub tp: NonZeroU32,
@@ -297,7 +301,7 @@ pub struct Parallel {
     /// MindSpeed `--swap-optimizer`: the distributed optimizer's fp32 states wait in host memory
     /// during forward and backward and come back to the device in slices for the step.
     pub swap_optimizer: bool,
-    /// Layers that do not divide by `pp` go to the first and last stages ([`crate::memory::stage_layers`]):
+    /// Layers that do not divide by `pp` go to the first and last stages ([`crate::layout::stage_layers`]):
     /// Megatron `--decoder-first/last-pipeline-num-layers`, MindSpeed `--num-layer-list`.
     pub uneven_layers: bool,
     /// The pipeline schedule.
@@ -309,6 +313,10 @@ pub struct Parallel {
     /// the first and last stages hold one transformer layer fewer (Llama 3.1 405B's 126 layers
     /// over 16 stages).
     pub account_embedding_loss: bool,
+    /// Megatron `--pipeline-model-parallel-layout`: which virtual stage holds the embedding (`E`),
+    /// which decoder layers (`t`), the MTP layers (`m`) and the loss (`L`), stages split by `|`
+    /// ([`crate::layout::parse`]). `None`: the split the other knobs give.
+    pub pipeline_layout: Option<String>,
 }
 
 /// Activation recomputation.
@@ -533,6 +541,9 @@ pub struct PlanFile {
     /// `lora` when omitted.
     #[serde(default = "default_method")]
     pub method: Method,
+    /// MTP layers; none when omitted.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub mtp_layers: u32,
     /// Parallelism; all degrees 1 when omitted.
     #[serde(default)]
     pub parallel: ParallelFile,
@@ -618,7 +629,7 @@ impl Default for ClusterFile {
 }
 
 /// Parallelism as written.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 #[allow(missing_docs)]
 pub struct ParallelFile {
@@ -641,6 +652,9 @@ pub struct ParallelFile {
     pub schedule: PipelineSchedule,
     pub fsdp: Fsdp,
     pub account_embedding_loss: bool,
+    /// Megatron's pipeline layout string; empty for none.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub pipeline_layout: String,
 }
 
 impl Default for ParallelFile {
@@ -665,6 +679,7 @@ impl Default for ParallelFile {
             schedule: PipelineSchedule::Auto,
             fsdp: Fsdp::None,
             account_embedding_loss: false,
+            pipeline_layout: String::new(),
         }
     }
 }
@@ -1006,6 +1021,7 @@ impl Plan {
             schedule: p.schedule,
             fsdp: p.fsdp,
             account_embedding_loss: p.account_embedding_loss,
+            pipeline_layout: pipeline_layout(&p.pipeline_layout)?,
         };
         let r = &file.recompute;
         if !(r.layers_ratio.is_finite() && 0.0 < r.layers_ratio && r.layers_ratio <= 1.0) {
@@ -1097,6 +1113,7 @@ impl Plan {
             cluster,
             framework: file.framework,
             method: file.method,
+            mtp_layers: mtp_layers(file.mtp_layers)?,
             parallel,
             recompute,
             batch,
@@ -1162,6 +1179,7 @@ impl Plan {
             },
             framework: self.framework,
             method: self.method,
+            mtp_layers: self.mtp_layers,
             parallel: ParallelFile {
                 tp: p.tp.get(),
                 pp: p.pp.get(),
@@ -1182,6 +1200,7 @@ impl Plan {
                 schedule: p.schedule,
                 fsdp: p.fsdp,
                 account_embedding_loss: p.account_embedding_loss,
+                pipeline_layout: p.pipeline_layout.clone().unwrap_or_default(),
             },
             recompute: RecomputeFile {
                 granularity: self.recompute.granularity,
@@ -1239,6 +1258,7 @@ impl PlanFile {
             cluster: ClusterFile::default(),
             framework: default_framework(),
             method: default_method(),
+            mtp_layers: 0,
             parallel: ParallelFile::default(),
             recompute: RecomputeFile::default(),
             batch: BatchFile::default(),
@@ -1303,6 +1323,43 @@ impl Limit {
         }
     }
 }
+
+/// The longest pipeline layout string a plan takes: DeepSeek-V3's is 14 characters, a layout
+/// written out for 1,024 virtual stages of two layers some 3,000.
+const PIPELINE_LAYOUT_MAX: usize = 4096;
+
+/// A pipeline layout as written: empty for none; else only Megatron's layout symbols (`E`, `t`,
+/// `m`, `L`, `|`, `,`, `(`, `)`, `*` and digits, `parse_str_to_list`), so nothing else can reach a
+/// launch script. Whether Megatron accepts the layout for the model is a rule
+/// (`rules::apply`, `parallel.layout_*`).
+fn pipeline_layout(text: &str) -> Result<Option<String>, PlanFileError> {
+    let ok = text.len() <= PIPELINE_LAYOUT_MAX
+        && text.chars().all(|c| "ELtm|,()*".contains(c) || c.is_ascii_digit());
+    match ok {
+        true if text.is_empty() => Ok(None),
+        true => Ok(Some(text.to_owned())),
+        false => Err(PlanFileError::OutOfRange {
+            field: "parallel.pipeline_layout",
+            expected: "Megatron's layout symbols only: E (embedding), t (layer), m (MTP layer), L (loss), | between stages, (…)*n and x*n repeats, commas; at most 4096 characters",
+        }),
+    }
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+/// The MTP layers a plan trains: at most [`MTP_LAYERS_MAX`].
+fn mtp_layers(n: u32) -> Result<u32, PlanFileError> {
+    match n <= MTP_LAYERS_MAX {
+        true => Ok(n),
+        false => Err(PlanFileError::OutOfRange { field: "mtp_layers", expected: "from 0 to 16" }),
+    }
+}
+
+/// The most MTP layers a plan may train (DeepSeek-V3 trains 1; its paper §2.2 describes D sequential
+/// modules, and no published run uses more than a few).
+pub const MTP_LAYERS_MAX: u32 = 16;
 
 fn count(n: u32, field: &'static str, limit: Limit) -> Result<NonZeroU32, PlanFileError> {
     match NonZeroU32::new(n) {

@@ -22,7 +22,7 @@ use crate::report::{Code, Finding, Fix, Severity};
 
 /// Which rules a framework follows.
 fn megatron_path(framework: Framework) -> bool {
-    matches!(framework, Framework::Megatron | Framework::MindSpeedLlm | Framework::MindSpeedRl)
+    crate::layout::model_parallel(framework)
 }
 
 struct Acc {
@@ -217,6 +217,7 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
     }
 
     // ---------- Megatron path (Megatron-LM, MindSpeed-LLM, MindSpeed-RL) ----------
+    let layout_string = pipeline_layout_rules(plan, &mut acc);
     if megatron {
         if !world.is_multiple_of(tp * pp * cp) {
             // `validate_args`, `initialize_model_parallel`: world % (TP·PP·CP) == 0.
@@ -251,11 +252,16 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
                 Some(("parallel.tp", Value::from(nearest_divisor(kv_heads, tp)))),
             );
         }
-        let layout = crate::memory::uneven_sizes(arch.n_layers, pp);
+        let layout = crate::layout::uneven_sizes(arch.n_layers, pp);
         // `validate_args`: the embedding and the loss count as a layer each when asked.
         let accounted = arch.n_layers + if p.account_embedding_loss { 2 } else { 0 };
         let even = accounted.is_multiple_of(pp);
-        if !(even || p.uneven_layers && layout.is_some()) {
+        // Megatron-LM splits uneven stages over virtual chunks when each stage's layers divide by
+        // VPP (megatron/core/transformer/transformer_block.py `get_num_layers_to_build`);
+        // MindSpeed's `--num-layer-list` does not take VPP.
+        let uneven_chunks = plan.framework == Framework::Megatron
+            && layout.as_ref().is_some_and(|sizes| sizes.iter().all(|s| s.is_multiple_of(vpp) && vpp <= *s));
+        if !(layout_string || even || p.uneven_layers && layout.is_some()) {
             // `validate_args`: layers % PP == 0 without an uneven layout (Megatron's first/last-stage sizes,
             // MindSpeed's --num-layer-list), which is the fix where one exists: uneven stages, or
             // counting the embedding and the loss (Megatron-LM, when n + 2 divides), else the
@@ -278,7 +284,7 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
             );
         }
         let dualpipe = p.schedule == PipelineSchedule::DualPipeV;
-        if p.uneven_layers && layout.is_some() && (1 < vpp || dualpipe) {
+        if !layout_string && p.uneven_layers && layout.is_some() && (1 < vpp && !uneven_chunks || dualpipe) {
             // MindSpeed `--num-layer-list`: not with VPP (mindspeed_llm/features_manager/megatron_basic/
             // training_basic.py), not with dualpipev (pipeline_parallel/num_layer_list.py); the plan's
             // uneven layout is per stage, not per virtual chunk.
@@ -301,7 +307,10 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
                     &[("vpp", vpp.to_string())],
                     Some(("parallel.vpp", Value::from(1))),
                 );
-            } else if !(accounted / pp).is_multiple_of(vpp) {
+            } else if !(layout_string
+                || p.uneven_layers && uneven_chunks
+                || (accounted / pp).is_multiple_of(vpp))
+            {
                 let per_stage = accounted / pp;
                 acc.push(
                     Error,
@@ -858,6 +867,110 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
         Note => 2,
     });
     acc.res
+}
+
+/// Megatron's checks of a `--pipeline-model-parallel-layout` (megatron/training/arguments.py
+/// `validate_args` and megatron/core/transformer/pipeline_parallel_layer_layout.py
+/// `validate_layer_layout`, core_v0.19.0) and of MTP layers; whether the layout string takes the
+/// place of the other split rules.
+fn pipeline_layout_rules(plan: &Plan, acc: &mut Acc) -> bool {
+    use Severity::Error;
+    let p = &plan.parallel;
+    let arch = &plan.model.arch;
+    let pp = u64::from(p.pp.get());
+    let framework = || vec![("framework", plan.framework.wire().to_owned())];
+    let clear = || Some(("parallel.pipeline_layout", Value::from("")));
+    // Megatron-LM and MindSpeed-LLM (its parser, mindspeed_llm/features_manager, has the flag and
+    // `--mtp-num-layers`); MindSpeed-RL's config classes and the HF path have neither.
+    let has = matches!(plan.framework, Framework::Megatron | Framework::MindSpeedLlm);
+    if 0 < plan.mtp_layers && !has {
+        acc.push(Error, Code::MtpFramework, &framework(), Some(("mtp_layers", Value::from(0))));
+    }
+    let Some(text) = p.pipeline_layout.as_deref() else { return false };
+    if !has {
+        acc.push(Error, Code::ParallelLayoutFramework, &framework(), clear());
+        return false;
+    }
+    let stages = match crate::layout::parse(text) {
+        Ok(stages) => stages,
+        Err(crate::layout::LayoutError::Character(c)) => {
+            acc.push(Error, Code::ParallelLayoutSyntax, &[("char", c.to_string())], clear());
+            return true;
+        }
+        Err(crate::layout::LayoutError::TooLong) => {
+            acc.push(Error, Code::ParallelLayoutSyntax, &[("char", "*".to_owned())], clear());
+            return true;
+        }
+    };
+    let n = stages.len() as u64;
+    if !n.is_multiple_of(pp) {
+        acc.push(
+            Error,
+            Code::ParallelLayoutStages,
+            &[("stages", n.to_string()), ("pp", pp.to_string())],
+            clear(),
+        );
+        return true;
+    }
+    let vpp = n / pp;
+    if u64::from(p.vpp.get()) != vpp {
+        // `TransformerConfig.__post_init__`: a VPP size given must equal the layout's.
+        acc.push(
+            Error,
+            Code::ParallelLayoutVpp,
+            &[("vpp", vpp.to_string()), ("plan_vpp", p.vpp.to_string())],
+            Some(("parallel.vpp", Value::from(vpp))),
+        );
+    }
+    if p.account_embedding_loss || p.uneven_layers {
+        // `TransformerConfig.__post_init__`: "pipeline_model_parallel_layout cannot be set with
+        // other pipeline layout arguments".
+        let field = if p.account_embedding_loss {
+            "parallel.account_embedding_loss"
+        } else {
+            "parallel.uneven_layers"
+        };
+        acc.push(Error, Code::ParallelLayoutConflict, &[], Some((field, Value::from(false))));
+    }
+    let (e, l, t, m) = crate::layout::counts(&stages);
+    let ends = stages.first().is_some_and(|s| s.embedding) && stages.last().is_some_and(|s| s.loss);
+    if !(ends && e == 1 && l == 1) {
+        acc.push(Error, Code::ParallelLayoutEnds, &[], clear());
+    }
+    if t != arch.n_layers {
+        acc.push(
+            Error,
+            Code::ParallelLayoutLayers,
+            &[("count", t.to_string()), ("layers", arch.n_layers.to_string())],
+            clear(),
+        );
+    }
+    // MTP: as many as trained, after every decoder layer, all in one stage that is the last chunk
+    // of its rank (`validate_layer_layout`).
+    let first_mtp = stages.iter().position(|s| 0 < s.mtp);
+    let placed = match first_mtp {
+        None => true,
+        Some(idx) => {
+            let stage = &stages[idx];
+            let after = stages[idx + 1..].iter().all(|s| s.layers.is_empty());
+            let one_stage = stage.mtp == m;
+            let last_chunk = vpp <= 1 || idx as u64 / pp == vpp - 1;
+            after && one_stage && last_chunk
+        }
+    };
+    if m != u64::from(plan.mtp_layers) || !placed {
+        let fix = match placed {
+            true => ("mtp_layers", Value::from(m)),
+            false => ("parallel.pipeline_layout", Value::from("")),
+        };
+        acc.push(
+            Error,
+            Code::ParallelLayoutMtp,
+            &[("count", m.to_string()), ("mtp", plan.mtp_layers.to_string())],
+            Some(fix),
+        );
+    }
+    true
 }
 
 /// [`apply`] without the plan file's round trip, for the fields fixes set most (a converging fix

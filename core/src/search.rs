@@ -197,15 +197,14 @@ fn space(plan: &Plan) -> Vec<Knobs> {
     let gbs = u64::from(plan.batch.global_batch.get());
     let long = 8192 <= plan.batch.seq_len.get();
     let experts = arch.moe.as_ref().map_or(1, |m| m.n_experts);
-    let megatron =
-        matches!(plan.framework, Framework::Megatron | Framework::MindSpeedLlm | Framework::MindSpeedRl);
+    let megatron = crate::layout::model_parallel(plan.framework);
     let mut res = Vec::new();
     let micro_batches = |dp: u64| powers_of_two(64).filter(move |b| (u64::from(*b) * dp) <= gbs);
     if megatron {
         // PP divides the layers, or (up to 16, a power of two) leaves the rest to the first and last
-        // stages (memory::uneven_sizes): DeepSeek-V3's 61 layers still get 2, 4, 8 and 16 stages.
+        // stages (layout::uneven_sizes): DeepSeek-V3's 61 layers still get 2, 4, 8 and 16 stages.
         let uneven_pps = powers_of_two(16)
-            .filter(|pp| crate::memory::uneven_sizes(arch.n_layers, u64::from(*pp)).is_some());
+            .filter(|pp| crate::layout::uneven_sizes(arch.n_layers, u64::from(*pp)).is_some());
         let pps: Vec<u32> = divisors(arch.n_layers, 16).chain(uneven_pps).collect();
         for tp in divisors(per_node, per_node) {
             for &pp in &pps {

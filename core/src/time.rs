@@ -5,9 +5,7 @@
 use crate::hardware::Hardware;
 use crate::memory;
 use crate::model::{self, Architecture, Attention, MlpKind};
-use crate::plan::{
-    AttentionImpl, Framework, Method, PipelineSchedule, Plan, Precision, RecomputeGranularity,
-};
+use crate::plan::{AttentionImpl, Method, PipelineSchedule, Plan, Precision, RecomputeGranularity};
 use crate::schedule::{self, Costs, Schedule, Timeline};
 
 /// The fraction of peak a GEMM of `flops` floating-point operations reaches: `max · f / (f + half)`.
@@ -348,20 +346,9 @@ pub fn estimate_within(plan: &Plan, mem: &memory::Memory, limit_seconds: Option<
     let arch = &plan.model.arch;
     let hw = &plan.hardware.hw;
     let p = &plan.parallel;
-    let megatron =
-        matches!(plan.framework, Framework::Megatron | Framework::MindSpeedLlm | Framework::MindSpeedRl);
-    let (tp, pp, vpp, cp, ep) = match megatron {
-        true => (
-            u64::from(p.tp.get()),
-            u64::from(p.pp.get()).min(arch.n_layers),
-            // Chunks beyond the layer count would hold no layer: at most n_layers ÷ pp per rank.
-            u64::from(p.vpp.get()).min((arch.n_layers / u64::from(p.pp.get()).min(arch.n_layers)).max(1)),
-            u64::from(p.cp.get()),
-            u64::from(p.ep.get()),
-        ),
-        false if plan.framework == Framework::Verl => (1, 1, 1, u64::from(p.cp.get()), 1),
-        false => (1, 1, 1, 1, 1),
-    };
+    let layout = &mem.layout;
+    let megatron = layout.model_parallel;
+    let (tp, pp, cp, ep) = (layout.tp, layout.pp, layout.cp, layout.ep);
     let b = f64::from(plan.batch.micro_batch.get());
     let seq = match plan.method {
         Method::Grpo | Method::Ppo => {
@@ -403,11 +390,12 @@ pub fn estimate_within(plan: &Plan, mem: &memory::Memory, limit_seconds: Option<
     // Backward is twice the forward's GEMMs (input and weight gradients); recomputation reruns the
     // forward (full) or the attention core (selective) before it.
     let recompute = plan.recompute.granularity;
-    let schedule_kind = schedule_of(plan, vpp);
-    // DualPipeV cuts the model into 2·pp stages; rank r holds stage r and stage 2·pp − 1 − r.
-    let vpp = if schedule_kind == Schedule::DualPipeV { 2 } else { vpp };
+    let schedule_kind = layout.schedule;
+    // Chunks per rank: VPP's, or DualPipeV's two (stage r and stage 2·pp − 1 − r).
+    let vpp = layout.chunks;
     let n_chunks = (pp * vpp) as usize;
-    let chunks = chunk_layers(schedule_kind, arch.n_layers, pp, vpp, plan.parallel.account_embedding_loss);
+    let chunks: Vec<&crate::layout::VirtualStage> =
+        (0..n_chunks as u64).map(|idx| layout.stage(idx / vpp, idx % vpp)).collect();
     let mut forward = vec![0.0; n_chunks];
     let mut backward = vec![0.0; n_chunks];
     let mut weight = vec![0.0; n_chunks];
@@ -417,9 +405,11 @@ pub fn estimate_within(plan: &Plan, mem: &memory::Memory, limit_seconds: Option<
     let rerun_share = if recompute == RecomputeGranularity::Full { 1.0 } else { 0.0 };
     // Per rank, one micro-batch's seconds by cause, for the breakdown.
     let mut per_rank = vec![Breakdown::default(); pp as usize];
-    for (idx, layers) in chunks.iter().enumerate() {
+    for (idx, stage) in chunks.iter().enumerate() {
         let r = &mut per_rank[idx / vpp as usize];
-        for l in layers.clone().map(work) {
+        // An MTP layer runs a decoder layer like the model's last (its head and loss are added below).
+        let mtp = std::iter::repeat_n(arch.n_layers.saturating_sub(1), stage.mtp as usize);
+        for l in stage.layers.clone().chain(mtp).map(work) {
             let comm = l.tp_seconds + l.cp_seconds + l.ep_seconds;
             let fwd = l.gemm_seconds + l.attention_seconds + l.memory_seconds + comm;
             let rerun = match recompute {
@@ -456,14 +446,26 @@ pub fn estimate_within(plan: &Plan, mem: &memory::Memory, limit_seconds: Option<
             RecomputeGranularity::None => 0.0,
         };
     }
-    model_flops_per_mb += passes * head_flops;
-    // The head sits with the pipeline's last stage: the last rank's last chunk, or DualPipeV's rank 0, chunk 1.
-    let last = match schedule_kind {
-        Schedule::DualPipeV => 1,
-        _ => n_chunks - 1,
-    };
-    forward[last] += head_seconds + head_memory;
-    backward[last] += 2.0 * head_seconds + head_memory;
+    // The head and the loss on the stage that holds them, once more for each MTP layer (its own
+    // prediction through the shared head), and each MTP layer's projection of [h; embedding] to h.
+    let h = arch.hidden_size as f64;
+    let (proj_seconds, proj_flops) = gemm(&ctx, ctx.tokens, 2.0 * h, h / ctx.tp);
+    let n_mtp = plan.mtp_layers as f64 * f64::from(megatron);
+    for l in std::iter::repeat_n(work(arch.n_layers.saturating_sub(1)), n_mtp as usize) {
+        model_flops_per_mb += passes * l.model_flops;
+        recompute_flops_per_mb += match recompute {
+            RecomputeGranularity::Full => l.model_flops,
+            RecomputeGranularity::Selective => l.attention_flops,
+            RecomputeGranularity::None => 0.0,
+        };
+    }
+    model_flops_per_mb += passes * (head_flops * (1.0 + n_mtp) + proj_flops * n_mtp);
+    for (idx, stage) in chunks.iter().enumerate() {
+        let heads = f64::from(u8::from(stage.loss)) + stage.mtp as f64;
+        let proj = stage.mtp as f64 * proj_seconds;
+        forward[idx] += heads * (head_seconds + head_memory) + proj;
+        backward[idx] += heads * (2.0 * head_seconds + head_memory) + 2.0 * proj;
+    }
 
     // Pipeline: send one micro-batch's activations (÷ t with scatter/gather) between stages, whose
     // ranks sit tp · cp · dp apart (Megatron's order: PP outermost): over the scale-up fabric when
@@ -746,26 +748,6 @@ pub fn schedule_of(plan: &Plan, vpp: u64) -> Schedule {
         (PipelineSchedule::ZbH1, _) => Schedule::ZbH1,
         (PipelineSchedule::DualPipeV, _) => Schedule::DualPipeV,
     }
-}
-
-/// The decoder layers of each (rank, chunk), indexed `rank · vpp + chunk`.
-fn chunk_layers(
-    kind: Schedule,
-    n_layers: u64,
-    pp: u64,
-    vpp: u64,
-    account: bool,
-) -> Vec<std::ops::Range<u64>> {
-    let (pp32, vpp32) = (pp as u32, vpp as u32);
-    let virtual_stages = memory::split_layers(n_layers, pp * vpp, account);
-    let mut res = vec![0..0; (pp * vpp) as usize];
-    for rank in 0..pp32 {
-        for chunk in 0..vpp32 {
-            let vs = schedule::position(kind, pp32, rank, chunk);
-            res[(rank * vpp32 + chunk) as usize] = virtual_stages.get(vs as usize).cloned().unwrap_or(0..0);
-        }
-    }
-    res
 }
 
 /// One micro-batch's forward, backward and weight-gradient seconds on rank `r`, all its chunks.

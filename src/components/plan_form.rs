@@ -128,11 +128,7 @@ pub fn PlanFormPanel(
     let is_llamafactory = move || form.with(|f| f.file.framework == Framework::LlamaFactory);
     let is_mindspeed_rl = move || form.with(|f| f.file.framework == Framework::MindSpeedRl);
     let is_verl = move || form.with(|f| f.file.framework == Framework::Verl);
-    let megatron_path = move || {
-        form.with(|f| {
-            matches!(f.file.framework, Framework::Megatron | Framework::MindSpeedLlm | Framework::MindSpeedRl)
-        })
-    };
+    let megatron_path = move || form.with(|f| trainplan_core::layout::model_parallel(f.file.framework));
     let auto = Some(Signal::derive(move || tr(Key::placeholder_auto).to_owned()));
     let all = Some(Signal::derive(move || tr(Key::placeholder_all).to_owned()));
 
@@ -267,6 +263,18 @@ pub fn PlanFormPanel(
                 {check(Key::par_swap_opt, "swap-opt-check", |f| f.parallel.swap_optimizer, |f, v| f.parallel.swap_optimizer = v)}
                 {check(Key::par_uneven, "uneven-check", |f| f.parallel.uneven_layers, |f, v| f.parallel.uneven_layers = v)}
                 {check(Key::par_account, "account-check", |f| f.parallel.account_embedding_loss, |f, v| f.parallel.account_embedding_loss = v)}
+                <div class="grid3">
+                    <TextField
+                        label=Signal::derive(move || tr(Key::par_layout).to_owned())
+                        testid="pipeline-layout-input"
+                        value=Signal::derive(move || form.with(|f| f.file.parallel.pipeline_layout.clone()))
+                        invalid=Signal::derive(move || is_bad(FormField::PipelineLayout))
+                        message=Signal::derive(move || tr(Key::par_layout_bad).to_owned())
+                        on_input=move |text: String| form.update(|f| f.file.parallel.pipeline_layout = text.trim().to_owned())
+                        placeholder="Et|(tt|)*30mL"
+                    />
+                    {number(Key::mtp_layers, "mtp-layers-input", NumField::MtpLayers, None)}
+                </div>
                 </Show>
                 <div class="grid3">
                     <label class="field">

@@ -885,6 +885,9 @@ fn script(text: &str, ascend: bool, file: &mut PlanFile) -> Result<Reading, Impo
             "--tensor-model-parallel-size" => p.tp = num(w, need(one, w)?)?,
             "--pipeline-model-parallel-size" => p.pp = num(w, need(one, w)?)?,
             "--num-layers-per-virtual-pipeline-stage" => vpp_layers = Some(num(w, need(one, w)?)?),
+            "--num-virtual-stages-per-pipeline-rank" => p.vpp = num(w, need(one, w)?)?,
+            "--pipeline-model-parallel-layout" => p.pipeline_layout = need(one, w)?.to_owned(),
+            "--mtp-num-layers" => file.mtp_layers = num(w, need(one, w)?)?,
             "--context-parallel-size" => p.cp = num(w, need(one, w)?)?,
             "--expert-model-parallel-size" => p.ep = num(w, need(one, w)?)?,
             "--expert-tensor-parallel-size" => p.etp = num(w, need(one, w)?)?,
@@ -1021,6 +1024,13 @@ fn script(text: &str, ascend: bool, file: &mut PlanFile) -> Result<Reading, Impo
         // The embedding and the loss count as a layer each when the script says so.
         let layers = layers + if file.parallel.account_embedding_loss { 2 } else { 0 };
         file.parallel.vpp = (layers / pp / per.max(1)).max(1);
+    }
+    // A layout string names VPP: its stages ÷ PP (`arguments.py`).
+    if let Ok(stages) = crate::layout::parse(&file.parallel.pipeline_layout) {
+        let pp = file.parallel.pp.max(1) as usize;
+        if !file.parallel.pipeline_layout.is_empty() && stages.len().is_multiple_of(pp) {
+            file.parallel.vpp = u32::try_from(stages.len() / pp).unwrap_or(u32::MAX).max(1);
+        }
     }
     Ok(r)
 }

@@ -126,7 +126,7 @@ pub fn rotary_base(theta: &serde_json::Value) -> String {
 
 /// The layers per pipeline stage when the plan asks for uneven stages and the layers need them.
 pub fn uneven_layout(plan: &Plan) -> Option<Vec<u64>> {
-    crate::memory::uneven_sizes(plan.model.arch.n_layers, u64::from(plan.parallel.pp.get()))
+    crate::layout::uneven_sizes(plan.model.arch.n_layers, u64::from(plan.parallel.pp.get()))
 }
 
 /// Parallelism, memory and schedule flags (`megatron/training/arguments.py`: `ModelParallelConfig`,
@@ -140,17 +140,30 @@ pub fn parallel_flags(plan: &Plan, ascend: bool) -> Vec<String> {
     ];
     // The embedding and the loss count as a layer each in the split (`arguments.py`).
     let accounted = plan.model.arch.n_layers + if p.account_embedding_loss { 2 } else { 0 };
-    if 1 < p.vpp.get() {
+    let layout = p.uneven_layers.then(|| uneven_layout(plan)).flatten();
+    if let Some(text) = &p.pipeline_layout {
+        // The layout names every stage and so VPP; no other split flag may join it (`arguments.py`,
+        // `TransformerConfig.__post_init__`). Its `|`, `(` and `*` need quotes.
+        f.push(format!("--pipeline-model-parallel-layout {}", super::shell::quote(text)));
+    } else if 1 < p.vpp.get() && layout.is_some() && !ascend {
+        // Uneven stages with VPP name the chunks per rank, not the layers per chunk (`arguments.py`:
+        // "please use --num-virtual-stages-per-pipeline-rank … when enable uneven pipeline parallelism").
+        f.push(format!("--num-virtual-stages-per-pipeline-rank {}", p.vpp));
+    } else if 1 < p.vpp.get() {
         // VPP = (layers / PP) / layers-per-virtual-stage (`arguments.py`).
         let per_stage = accounted / u64::from(p.pp.get()) / u64::from(p.vpp.get());
         f.push(format!("--num-layers-per-virtual-pipeline-stage {}", per_stage.max(1)));
     }
-    if p.account_embedding_loss {
+    if 0 < plan.mtp_layers {
+        // Multi-token prediction (megatron/core/transformer/multi_token_prediction.py).
+        f.push(format!("--mtp-num-layers {}", plan.mtp_layers));
+    }
+    let layout = layout.filter(|_| p.pipeline_layout.is_none());
+    if p.account_embedding_loss && p.pipeline_layout.is_none() {
         f.push("--account-for-embedding-in-pipeline-split --account-for-loss-in-pipeline-split".to_owned());
     }
-    let layout = p.uneven_layers.then(|| uneven_layout(plan)).flatten();
     if let Some(sizes) = layout {
-        // Uneven stages (memory::stage_layers): Megatron names the first and last stage's layers
+        // Uneven stages (layout::stage_layers): Megatron names the first and last stage's layers
         // (`--decoder-first/last-pipeline-num-layers`, `TransformerConfig`); MindSpeed-LLM lists every
         // stage (`--num-layer-list`, mindspeed_llm/features_manager/pipeline_parallel/num_layer_list.py).
         match ascend {

@@ -101,6 +101,25 @@ pub fn generated() -> Vec<Entry> {
                "recompute": {"granularity": "selective"},
                "batch": {"micro_batch": 1, "global_batch": 1024, "seq_len": 8192}}),
     );
+    // DeepSeek-V3's layout on Megatron-LM: the embedding with one layer, 30 stages of two, the MTP
+    // layer and the loss last (Megatron-LM's DeepSeek-V3 recipe, `--pipeline-model-parallel-layout`);
+    // Llama 2 7B's 32 layers unevenly over PP 6 × VPP 2 (4, 4 × 6, 4 layers: chunks of 2 and 3).
+    add(
+        "megatron-deepseek-v3-pipeline-layout-mtp",
+        json!({"model": "deepseek-v3", "cluster": {"nodes": 256}, "framework": "megatron", "method": "pretrain",
+               "mtp_layers": 1, "precision": "fp8",
+               "parallel": {"tp": 1, "pp": 16, "vpp": 2, "ep": 64, "pipeline_layout": "Et|(tt|)*30mL",
+                            "distributed_optimizer": true},
+               "recompute": {"granularity": "selective"},
+               "batch": {"micro_batch": 1, "global_batch": 16384, "seq_len": 4096}}),
+    );
+    add(
+        "megatron-uneven-vpp",
+        json!({"model": "llama-2-7b", "cluster": {"nodes": 6}, "framework": "megatron", "method": "pretrain",
+               "parallel": {"tp": 8, "pp": 6, "vpp": 2, "uneven_layers": true, "sequence_parallel": true,
+                            "distributed_optimizer": true},
+               "batch": {"micro_batch": 1, "global_batch": 48, "seq_len": 4096}}),
+    );
     // Blackwell's block-scaled recipes on GB200 NVL72.
     for precision in ["mxfp8", "nvfp4"] {
         add(

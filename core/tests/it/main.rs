@@ -10,6 +10,7 @@ mod flags;
 mod hardware;
 mod hf;
 mod import_config;
+mod layout;
 mod memory;
 mod params;
 mod permalink;

@@ -5,7 +5,7 @@
 use trainplan_core::memory::{self, StateBytes};
 use trainplan_core::model::Architecture;
 use trainplan_core::plan::{AttentionImpl, Plan};
-use trainplan_core::{catalog, evaluate, hf};
+use trainplan_core::{catalog, evaluate, hf, layout};
 
 const GB: f64 = 1e9;
 
@@ -179,9 +179,9 @@ fn in_flight_micro_batches_follow_the_schedules() {
 
 #[test]
 fn stages_split_layers_and_hold_embedding_and_head() {
-    assert_eq!(memory::stage_layers(80, 4), vec![0..20, 20..40, 40..60, 60..80]);
+    assert_eq!(layout::stage_layers(80, 4), vec![0..20, 20..40, 40..60, 60..80]);
     // 10 layers on 4 stages, the first/last layout: middle stages ⌈10/4⌉ = 3, first 2, last 2.
-    assert_eq!(memory::stage_layers(10, 4), vec![0..2, 2..5, 5..8, 8..10]);
+    assert_eq!(layout::stage_layers(10, 4), vec![0..2, 2..5, 5..8, 8..10]);
     let plan = Plan::from_json(
         r#"{"model": "llama-3-8b", "framework": "megatron", "method": "pretrain", "parallel": {"pp": 4}}"#,
     )
@@ -478,19 +478,19 @@ fn the_rollout_engine_sizes_its_kv_cache() {
 fn uneven_stages_follow_megatrons_first_and_last_rule() {
     // 61 layers on 8 stages: the middle six take ⌈61 ÷ 8⌉ = 8, first and last share 13 as 6 and 7,
     // which `--decoder-first/last-pipeline-num-layers` can express (middle stages even).
-    let sizes: Vec<u64> = memory::stage_layers(61, 8).iter().map(|r| r.end - r.start).collect();
+    let sizes: Vec<u64> = layout::stage_layers(61, 8).iter().map(|r| r.end - r.start).collect();
     assert_eq!(sizes, [6, 8, 8, 8, 8, 8, 8, 7]);
     // Two stages: no middle, the first takes the smaller half.
-    let sizes: Vec<u64> = memory::stage_layers(61, 2).iter().map(|r| r.end - r.start).collect();
+    let sizes: Vec<u64> = layout::stage_layers(61, 2).iter().map(|r| r.end - r.start).collect();
     assert_eq!(sizes, [30, 31]);
     // Layers that divide stay even; 10 layers on 8 stages have no first/last layout (⌈10/8⌉ = 2
     // for six middle stages is 12): the first stages take one more.
-    assert_eq!(memory::stage_layers(64, 8).iter().map(|r| r.end - r.start).collect::<Vec<_>>(), [8; 8]);
-    assert_eq!(memory::uneven_sizes(10, 8), None);
-    assert_eq!(memory::stage_layers(10, 8).iter().map(|r| r.end - r.start).sum::<u64>(), 10);
+    assert_eq!(layout::stage_layers(64, 8).iter().map(|r| r.end - r.start).collect::<Vec<_>>(), [8; 8]);
+    assert_eq!(layout::uneven_sizes(10, 8), None);
+    assert_eq!(layout::stage_layers(10, 8).iter().map(|r| r.end - r.start).sum::<u64>(), 10);
     // Every layout covers every layer once, in order.
     for (n, pp) in [(61, 4), (61, 16), (95, 8), (80, 3), (7, 7)] {
-        let ranges = memory::stage_layers(n, pp);
+        let ranges = layout::stage_layers(n, pp);
         assert_eq!(ranges.first().map(|r| r.start), Some(0));
         assert_eq!(ranges.last().map(|r| r.end), Some(n));
         assert!(ranges.windows(2).all(|w| w[0].end == w[1].start && !w[1].is_empty()), "{n}/{pp}");

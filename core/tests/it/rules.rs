@@ -356,6 +356,52 @@ const CASES: &[(&str, &str, &str)] = &[
         r#"{"model": "llama-3.1-70b", "method": "sft-full"}"#,
         r#"{"model": "llama-3.1-70b", "method": "lora", "parallel": {"zero_stage": 3}}"#,
     ),
+    // Megatron's pipeline layout string and MTP layers (pipeline_parallel_layer_layout.py)
+    (
+        "parallel.layout_framework",
+        r#"{"model": "llama-2-7b", "framework": "deepspeed", "parallel": {"pipeline_layout": "Et*32L"}}"#,
+        r#"{"model": "llama-2-7b", "framework": "deepspeed"}"#,
+    ),
+    (
+        "parallel.layout_syntax",
+        r#"{"model": "llama-2-7b", "framework": "megatron", "method": "pretrain", "cluster": {"nodes": 1}, "parallel": {"pp": 2, "pipeline_layout": "Et*16|(t*16L"}}"#,
+        r#"{"model": "llama-2-7b", "framework": "megatron", "method": "pretrain", "cluster": {"nodes": 1}, "parallel": {"pp": 2, "pipeline_layout": "Et*16|t*16L"}}"#,
+    ),
+    (
+        "parallel.layout_stages",
+        r#"{"model": "llama-2-7b", "framework": "megatron", "method": "pretrain", "cluster": {"nodes": 1}, "parallel": {"pp": 2, "pipeline_layout": "Et*32L"}}"#,
+        r#"{"model": "llama-2-7b", "framework": "megatron", "method": "pretrain", "cluster": {"nodes": 1}, "parallel": {"pp": 1, "pipeline_layout": "Et*32L"}}"#,
+    ),
+    (
+        "parallel.layout_vpp",
+        r#"{"model": "llama-2-7b", "framework": "megatron", "method": "pretrain", "cluster": {"nodes": 1}, "parallel": {"pp": 2, "pipeline_layout": "Et*8|t*8|t*8|t*8L"}}"#,
+        r#"{"model": "llama-2-7b", "framework": "megatron", "method": "pretrain", "cluster": {"nodes": 1}, "parallel": {"pp": 2, "vpp": 2, "pipeline_layout": "Et*8|t*8|t*8|t*8L"}}"#,
+    ),
+    (
+        "parallel.layout_conflict",
+        r#"{"model": "llama-2-7b", "framework": "megatron", "method": "pretrain", "cluster": {"nodes": 1}, "parallel": {"pp": 2, "account_embedding_loss": true, "pipeline_layout": "Et*16|t*16L"}}"#,
+        r#"{"model": "llama-2-7b", "framework": "megatron", "method": "pretrain", "cluster": {"nodes": 1}, "parallel": {"pp": 2, "pipeline_layout": "Et*16|t*16L"}}"#,
+    ),
+    (
+        "parallel.layout_ends",
+        r#"{"model": "llama-2-7b", "framework": "megatron", "method": "pretrain", "cluster": {"nodes": 1}, "parallel": {"pp": 2, "pipeline_layout": "t*16|Et*16L"}}"#,
+        r#"{"model": "llama-2-7b", "framework": "megatron", "method": "pretrain", "cluster": {"nodes": 1}, "parallel": {"pp": 2, "pipeline_layout": "Et*16|t*16L"}}"#,
+    ),
+    (
+        "parallel.layout_layers",
+        r#"{"model": "llama-2-7b", "framework": "megatron", "method": "pretrain", "cluster": {"nodes": 1}, "parallel": {"pp": 2, "pipeline_layout": "Et*16|t*15L"}}"#,
+        r#"{"model": "llama-2-7b", "framework": "megatron", "method": "pretrain", "cluster": {"nodes": 1}, "parallel": {"pp": 2, "pipeline_layout": "Et*16|t*16L"}}"#,
+    ),
+    (
+        "parallel.layout_mtp",
+        r#"{"model": "llama-2-7b", "framework": "megatron", "method": "pretrain", "cluster": {"nodes": 1}, "mtp_layers": 1, "parallel": {"pp": 2, "pipeline_layout": "Et*16|t*16L"}}"#,
+        r#"{"model": "llama-2-7b", "framework": "megatron", "method": "pretrain", "cluster": {"nodes": 1}, "mtp_layers": 1, "parallel": {"pp": 2, "pipeline_layout": "Et*16|t*16mL"}}"#,
+    ),
+    (
+        "mtp.framework",
+        r#"{"model": "llama-2-7b", "framework": "deepspeed", "mtp_layers": 1}"#,
+        r#"{"model": "llama-2-7b", "framework": "megatron", "method": "pretrain", "mtp_layers": 1}"#,
+    ),
 ];
 
 #[test]

@@ -33,7 +33,7 @@ fn the_megatron_space_is_the_documented_one() {
 #[test]
 fn pipelines_that_do_not_divide_the_layers_are_searched_uneven() {
     // Qwen2.5-7B has 28 layers: PP 8 does not divide them, but 2 + 6 × 4 + 2 is Megatron's
-    // first/last layout (memory::uneven_sizes). So the count above, less (TP 1, PP 8) with VPP 2
+    // first/last layout (layout::uneven_sizes). So the count above, less (TP 1, PP 8) with VPP 2
     // (uneven stages take no VPP): (98 − 7) × 3 = 273; without uneven stages it would lose the
     // other 7 too: 84 × 3 = 252. PP 16 would leave the first stage empty (14 × 2 = 28) and stays out.
     let p = plan(
