@@ -79,6 +79,9 @@ pub struct Memory {
 pub struct StageMemory {
     /// Decoder layers on this stage.
     pub n_layers: u64,
+    /// Parameters this device computes with on this stage (after TP and EP, before ZeRO or FSDP
+    /// sharding): what its gradients and optimizer step cover.
+    pub params: u64,
     /// Parameters held on this device (after TP/EP/ZeRO sharding).
     pub weights: u64,
     /// Gradients.
@@ -317,6 +320,16 @@ fn stage_memory(ctx: &Ctx, layout: &Layout, stage_idx: u64) -> StageMemory {
         dense += (counts.norms + counts.router) as f64;
         expert += counts.experts as f64 / (ctx.ep * ctx.etp) as f64;
     }
+    // The layers' linear weights (all but norms and routers), for low-precision weight copies.
+    let linear_layers = dense
+        - layers
+            .iter()
+            .map(|&idx| {
+                let counts = ctx.summary.layer(arch, idx);
+                (counts.norms + counts.router) as f64
+            })
+            .sum::<f64>()
+        + expert;
     if 0 < mtp {
         // An MTP module (DeepSeek-V3 §2.2; Megatron `multi_token_prediction.py`): a decoder layer
         // like the model's last, the projection of [h; embedding] back to h (2h × h, column
@@ -347,8 +360,13 @@ fn stage_memory(ctx: &Ctx, layout: &Layout, stage_idx: u64) -> StageMemory {
         dense += head / ctx.tp as f64;
     }
 
-    let mut res = StageMemory { n_layers: layers.len() as u64, ..StageMemory::default() };
+    let mut res = StageMemory {
+        n_layers: layers.len() as u64,
+        params: (dense + expert) as u64,
+        ..StageMemory::default()
+    };
     model_states(ctx, dense, expert, &mut res);
+    res.weights += low_precision_weight_copies(ctx, linear_layers + mtp_linear(ctx, mtp)) as u64;
     res.activations = activations(ctx, stage_idx, &layers, first, mtp);
     if last || 0 < mtp {
         // The loss's logits, and each MTP layer's own (it predicts one more token, through the
@@ -361,6 +379,48 @@ fn stage_memory(ctx: &Ctx, layout: &Layout, stage_idx: u64) -> StageMemory {
         ctx.plan.overheads().runtime_context_bytes as f64 + ctx.plan.calibration.memory_offset_bytes();
     res.overhead = overhead.max(0.0) as u64;
     res
+}
+
+/// Bytes of the quantized weight copies fp8 and fp4 training keeps beside the 16-bit weights of
+/// `linear` parameters on the device. Transformer Engine quantizes each linear layer's weight once
+/// per step and caches it across micro-batches, row-wise for the forward GEMM and column-wise
+/// (transposed) for the backward's input gradients (transformer_engine/pytorch/module/linear.py
+/// `quantize_weight(..., cache=...)` with `is_first_microbatch`, NVIDIA/TransformerEngine d0067d0):
+/// 1 byte per element each in fp8; MXFP8 adds an 8-bit scale per 32 elements (OCP Microscaling
+/// Formats spec v1.0 §5); NVFP4 is 4 bits with an 8-bit scale per 16 (NVIDIA, "Introducing NVFP4",
+/// 2025). Megatron path only: the HF frameworks' fp8 goes through accelerate's backends, whose
+/// weight handling is not modelled; under parameter sharding only the gathered layers (two) are
+/// quantized at once.
+fn low_precision_weight_copies(ctx: &Ctx, linear: f64) -> f64 {
+    let hw = &ctx.plan.hardware.hw;
+    let per_copy = match ctx.plan.precision {
+        Precision::Fp8 if hw.has_fp8() => 1.0,
+        Precision::Mxfp8 if hw.has_block_scaling() => 1.0 + 1.0 / 32.0,
+        Precision::Nvfp4 if hw.has_block_scaling() => 0.5 + 1.0 / 16.0,
+        _ => return 0.0,
+    };
+    if ctx.path != Path::Megatron || ctx.plan.trains_lora() {
+        return 0.0;
+    }
+    let layers = (ctx.arch.n_layers / ctx.pp).max(1) as f64;
+    let gathered = match ctx.plan.parallel.fsdp {
+        crate::plan::Fsdp::OptimGradsParams | crate::plan::Fsdp::Torch => 2.0_f64.min(layers) / layers,
+        _ => 1.0,
+    };
+    2.0 * per_copy * linear * gathered
+}
+
+/// The linear parameters of `mtp` MTP layers on the device (as [`stage_memory`] counts them).
+fn mtp_linear(ctx: &Ctx, mtp: u64) -> f64 {
+    if mtp == 0 {
+        return 0.0;
+    }
+    let counts = ctx.summary.layer(ctx.arch, ctx.arch.n_layers.saturating_sub(1));
+    let h = ctx.arch.hidden_size as f64;
+    mtp as f64
+        * ((counts.attention + counts.mlp + counts.shared_experts) as f64 / ctx.tp as f64
+            + 2.0 * h * h / ctx.tp as f64
+            + counts.experts as f64 / (ctx.ep * ctx.etp) as f64)
 }
 
 /// Weights, gradients and optimizer states for `dense` and `expert` parameters on this device.

@@ -81,6 +81,7 @@ struct Knobs {
     recompute: RecomputeGranularity,
     micro_batch: u32,
     uneven_layers: bool,
+    fsdp: crate::plan::Fsdp,
 }
 
 impl Knobs {
@@ -102,6 +103,7 @@ impl Knobs {
             recompute: plan.recompute.granularity,
             micro_batch: plan.batch.micro_batch.get(),
             uneven_layers: p.uneven_layers,
+            fsdp: p.fsdp,
         }
     }
 
@@ -121,6 +123,7 @@ impl Knobs {
         p.overlap_grad_reduce = self.overlap_grad_reduce;
         p.overlap_param_gather = self.overlap_param_gather;
         p.uneven_layers = self.uneven_layers;
+        p.fsdp = self.fsdp;
         plan.recompute.granularity = self.recompute;
         plan.batch.micro_batch = nz(self.micro_batch);
     }
@@ -175,6 +178,11 @@ impl Knobs {
             self.recompute != from.recompute,
             serde_json::to_value(self.recompute).expect("an enum always serializes"),
         );
+        push(
+            "parallel.fsdp",
+            self.fsdp != from.fsdp,
+            serde_json::to_value(self.fsdp).expect("an enum always serializes"),
+        );
         push("batch.micro_batch", self.micro_batch != from.micro_batch, self.micro_batch.into());
         res
     }
@@ -221,9 +229,23 @@ fn space(plan: &Plan) -> Vec<Knobs> {
                             .collect(),
                         false => vec![1],
                     };
-                    for ep in eps {
-                        // Uneven stages do not combine with VPP (rule parallel.uneven_vpp).
-                        for vpp in [1, 2].into_iter().filter(|v| *v == 1 || (1 < pp && !uneven)) {
+                    // Megatron-LM's own FSDP beside the distributed optimizer (its sharding of
+                    // gradients and parameters, rule fsdp.framework: Megatron-LM only).
+                    let fsdps: &[crate::plan::Fsdp] = match plan.framework == Framework::Megatron && 1 < dp {
+                        true => &[crate::plan::Fsdp::None, crate::plan::Fsdp::OptimGradsParams],
+                        false => &[crate::plan::Fsdp::None],
+                    };
+                    // Uneven stages take VPP on Megatron-LM when each stage's layers divide by it
+                    // (rule parallel.uneven_vpp); MindSpeed's layer list does not.
+                    let uneven_vpp = |v: u32| {
+                        plan.framework == Framework::Megatron
+                            && crate::layout::uneven_sizes(arch.n_layers, u64::from(pp))
+                                .is_some_and(|sizes| sizes.iter().all(|s| s.is_multiple_of(u64::from(v))))
+                    };
+                    for (ep, &fsdp) in eps.into_iter().flat_map(|ep| fsdps.iter().map(move |f| (ep, f))) {
+                        for vpp in
+                            [1, 2].into_iter().filter(|&v| v == 1 || (1 < pp && (!uneven || uneven_vpp(v))))
+                        {
                             for recompute in [
                                 RecomputeGranularity::None,
                                 RecomputeGranularity::Selective,
@@ -247,6 +269,7 @@ fn space(plan: &Plan) -> Vec<Knobs> {
                                         recompute,
                                         micro_batch,
                                         uneven_layers: uneven || base.uneven_layers,
+                                        fsdp,
                                     });
                                 }
                             }

@@ -504,7 +504,7 @@ pub fn estimate_within(plan: &Plan, mem: &memory::Memory, limit_seconds: Option<
     };
     let params_on_device = match shards_params {
         true => mem.params_total as f64 / (tp * u64::from(p.pp.get())).max(1) as f64,
-        false => mem.stages.iter().map(|s| s.weights).max().unwrap_or(0) as f64 / 2.0,
+        false => mem.stages.iter().map(|s| s.params).max().unwrap_or(0) as f64,
     };
     let trainable_share = match plan.trains_lora() {
         true => mem.params_lora as f64 / mem.params_total.max(1) as f64,

@@ -561,3 +561,25 @@ fn the_embedding_and_the_loss_can_count_as_layers() {
         .expect("126 layers do not split over 16");
     assert_eq!(f.fix.as_ref().map(|x| x.field), Some("parallel.account_embedding_loss"));
 }
+
+/// fp8 training keeps quantized copies of every linear weight beside the bf16 weights: row-wise
+/// for the forward and column-wise for the backward, cached across micro-batches (Transformer
+/// Engine `linear.py` `quantize_weight`), 1 byte each. Llama 3 8B's linear weights per layer
+/// (its config.json): q and o 4096 × 4096, k and v 4096 × 1024, gate, up and down 4096 × 14336;
+/// 32 layers over TP 2 on one stage. MXFP8 adds a byte of scale per 32 elements (OCP MX v1.0).
+#[test]
+fn fp8_weights_are_copied_row_and_column_wise() {
+    let weights = |precision: &str| {
+        let text = format!(
+            r#"{{"model": "llama-3-8b", "framework": "megatron", "method": "pretrain", "hardware": "b200-180g",
+                "precision": "{precision}", "parallel": {{"tp": 2, "sequence_parallel": true, "distributed_optimizer": true}},
+                "batch": {{"micro_batch": 1, "global_batch": 64, "seq_len": 8192}}}}"#
+        );
+        evaluate(&Plan::from_json(&text).unwrap()).memory.stages[0].weights as f64
+    };
+    let linear_per_layer = (2 * 4096 * 4096 + 2 * 4096 * 1024 + 3 * 4096 * 14336) as f64;
+    let on_device = 32.0 * linear_per_layer / 2.0;
+    assert_eq!(weights("fp8") - weights("bf16"), 2.0 * on_device);
+    let mx = weights("mxfp8") - weights("bf16");
+    assert!((mx - 2.0 * (1.0 + 1.0 / 32.0) * on_device).abs() < 2.0, "{mx}");
+}

@@ -20,27 +20,29 @@ const HF_70B: &str = r#"{"model": "llama-3.1-70b", "hardware": "h100-sxm-80g", "
 fn the_megatron_space_is_the_documented_one() {
     // Llama-3-8B (32 layers), one node of 8, 4K tokens, global batch 64: (TP, PP) with TP | 8,
     // PP | 32, PP ≤ 16 and TP · PP | 8 are (1,1) (1,2) (1,4) (1,8) (2,1) (2,2) (2,4) (4,1) (4,2) (8,1);
-    // VPP 1 or 2 when PP > 1; micro-batch b a power of two with b · DP ≤ 64; three recompute
-    // levels. Counted by hand: (1,1) 4, (1,2) 2·5, (1,4) 2·6, (1,8) 2·7, (2,1) 5, (2,2) 2·6,
-    // (2,4) 2·7, (4,1) 6, (4,2) 2·7, (8,1) 7 = 98, times 3 = 294.
+    // VPP 1 or 2 when PP > 1; micro-batch b a power of two with b · DP ≤ 64; the distributed
+    // optimizer or Megatron FSDP where DP > 1; three recompute levels. Counted by hand:
+    // (1,1) 2·4, (1,2) 2·2·5, (1,4) 2·2·6, (1,8) 2·7, (2,1) 2·5, (2,2) 2·2·6, (2,4) 2·7, (4,1) 2·6,
+    // (4,2) 2·7, (8,1) 7 = 147, times 3 = 441.
     let p = plan(
         r#"{"model": "llama-3-8b", "framework": "megatron", "method": "pretrain",
             "batch": {"micro_batch": 1, "global_batch": 64, "seq_len": 4096}}"#,
     );
-    assert_eq!(search(&p).considered, 294);
+    assert_eq!(search(&p).considered, 441);
 }
 
 #[test]
 fn pipelines_that_do_not_divide_the_layers_are_searched_uneven() {
     // Qwen2.5-7B has 28 layers: PP 8 does not divide them, but 2 + 6 × 4 + 2 is Megatron's
-    // first/last layout (layout::uneven_sizes). So the count above, less (TP 1, PP 8) with VPP 2
-    // (uneven stages take no VPP): (98 − 7) × 3 = 273; without uneven stages it would lose the
-    // other 7 too: 84 × 3 = 252. PP 16 would leave the first stage empty (14 × 2 = 28) and stays out.
+    // first/last layout (layout::uneven_sizes), and each stage's layers divide by VPP 2, which
+    // Megatron-LM then takes (transformer_block.py `get_num_layers_to_build`). So the count above,
+    // 147 × 3 = 441; without uneven stages it would lose (TP 1, PP 8): 133 × 3 = 399. PP 16 would
+    // leave the first stage empty (14 × 2 = 28) and stays out.
     let p = plan(
         r#"{"model": "qwen2.5-7b", "framework": "megatron", "method": "pretrain",
             "batch": {"micro_batch": 1, "global_batch": 64, "seq_len": 4096}}"#,
     );
-    assert_eq!(search(&p).considered, 273);
+    assert_eq!(search(&p).considered, 441);
 }
 
 #[test]
