@@ -179,6 +179,7 @@ texts! {
     rc_act_fn_layers => "Activation-function recompute layers", "激活函数重计算层数";
     rc_layers_ratio => "Recompute layers ratio (Ascend LLaMA-Factory)", "重计算层比例（昇腾 LLaMA-Factory）";
     par_swap_opt => "Swap optimizer to host (MindSpeed)", "优化器换出到主机（MindSpeed）";
+    par_fused => "Fused RMSNorm, SwiGLU and RoPE kernels (MindSpeed)", "RMSNorm、SwiGLU、RoPE 融合算子（MindSpeed）";
     par_account => "Count the embedding and the loss as layers in the pipeline split (Megatron)", "流水线切分时把词嵌入和损失各算作一层（Megatron）";
     par_uneven => "Uneven pipeline stages (first/last take the rest)", "非均匀流水线划分（首尾阶段承担余数层）";
     training_framework => "Framework", "框架";

@@ -161,6 +161,9 @@ pub fn finding(lang: Lang, finding: &Finding) -> String {
 /// A finding's Chinese, `{name}` standing for its arguments.
 pub fn zh(code: Code) -> &'static str {
     match code {
+        Code::ParallelFusedKernelsFramework => {
+            "{framework} 自行选择算子：关闭 RMSNorm、SwiGLU 和 RoPE 融合算子是 MindSpeed 的开关。"
+        }
         Code::ParallelAccountFramework => "{framework} 不能在流水线切分时把词嵌入和损失各算作一层。",
         Code::HwNoBlockScaling => "{device} 不支持 MXFP8/NVFP4 块缩放（需要 Blackwell）。",
         Code::PrecisionFramework => {
@@ -320,6 +323,7 @@ pub fn field_label(lang: Lang, field: &str) -> String {
         "parallel.schedule" => Key::par_schedule,
         "parallel.fsdp" => Key::par_fsdp,
         "parallel.account_embedding_loss" => Key::par_account,
+        "parallel.fused_kernels" => Key::par_fused,
         "framework" => Key::training_framework,
         "method" => Key::training_method,
         "precision" => Key::training_precision,

@@ -309,6 +309,11 @@ pub struct Parallel {
     /// the first and last stages hold one transformer layer fewer (Llama 3.1 405B's 126 layers
     /// over 16 stages).
     pub account_embedding_loss: bool,
+    /// MindSpeed's fused RMSNorm, SwiGLU and rotary-embedding kernels (`--use-fused-rmsnorm
+    /// --use-fused-swiglu --use-fused-rotary-pos-emb`, `mindspeed/features_manager/`); on by default
+    /// as in MindSpeed-LLM's example scripts. Off, each runs as separate eager operators, which
+    /// costs memory-bound time (docs/time.md "Ascend").
+    pub fused_kernels: bool,
 }
 
 /// Activation recomputation.
@@ -507,6 +512,11 @@ pub struct CustomDevice {
     /// Devices on one scale-up fabric (NVLink, HCCS); the node when omitted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scale_up_domain: Option<u32>,
+    /// Asymptotic fraction of the dense peak a large GEMM reaches in a training step (a measured
+    /// matmul sweep, or a calibrated run); the vendor's figure when omitted (0.66 NVIDIA and other,
+    /// 0.69 Ascend; docs/time.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gemm_efficiency_max: Option<f64>,
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -641,6 +651,7 @@ pub struct ParallelFile {
     pub schedule: PipelineSchedule,
     pub fsdp: Fsdp,
     pub account_embedding_loss: bool,
+    pub fused_kernels: bool,
 }
 
 impl Default for ParallelFile {
@@ -665,6 +676,7 @@ impl Default for ParallelFile {
             schedule: PipelineSchedule::Auto,
             fsdp: Fsdp::None,
             account_embedding_loss: false,
+            fused_kernels: true,
         }
     }
 }
@@ -1006,6 +1018,7 @@ impl Plan {
             schedule: p.schedule,
             fsdp: p.fsdp,
             account_embedding_loss: p.account_embedding_loss,
+            fused_kernels: p.fused_kernels,
         };
         let r = &file.recompute;
         if !(r.layers_ratio.is_finite() && 0.0 < r.layers_ratio && r.layers_ratio <= 1.0) {
@@ -1182,6 +1195,7 @@ impl Plan {
                 schedule: p.schedule,
                 fsdp: p.fsdp,
                 account_embedding_loss: p.account_embedding_loss,
+                fused_kernels: p.fused_kernels,
             },
             recompute: RecomputeFile {
                 granularity: self.recompute.granularity,
@@ -1454,6 +1468,17 @@ fn custom_hardware(c: &CustomDevice) -> Result<Hardware, PlanFileError> {
             });
         }
     };
+    let gemm_efficiency_max = match c.gemm_efficiency_max {
+        Some(x) => range(x, 0.05, 1.0, "hardware.custom.gemm_efficiency_max", "from 0.05 to 1")?,
+        None if vendor == Vendor::Ascend => crate::time::ASCEND_GEMM_EFF_MAX,
+        None => crate::time::GEMM_EFF_MAX,
+    };
+    // Ascend devices talk through HCCL, the others through NCCL (or its like); a custom fabric's
+    // topology is unknown, so it counts as switched.
+    let (collective_eff, collective_latency_seconds) = match vendor {
+        Vendor::Ascend => (crate::time::HCCL_COLLECTIVE_EFF, crate::time::HCCL_COLLECTIVE_LATENCY_SECONDS),
+        _ => (crate::time::COLLECTIVE_EFF, crate::time::COLLECTIVE_LATENCY_SECONDS),
+    };
     if c.name.chars().count() > 80 {
         return Err(PlanFileError::OutOfRange {
             field: "hardware.custom.name",
@@ -1479,6 +1504,10 @@ fn custom_hardware(c: &CustomDevice) -> Result<Hardware, PlanFileError> {
         },
         reported: true,
         source: "entered by the user".to_owned(),
+        gemm_efficiency_max,
+        collective_eff,
+        collective_latency_seconds,
+        mesh_links: 0,
     })
 }
 

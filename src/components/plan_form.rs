@@ -267,6 +267,7 @@ pub fn PlanFormPanel(
                 {check(Key::par_swap_opt, "swap-opt-check", |f| f.parallel.swap_optimizer, |f, v| f.parallel.swap_optimizer = v)}
                 {check(Key::par_uneven, "uneven-check", |f| f.parallel.uneven_layers, |f, v| f.parallel.uneven_layers = v)}
                 {check(Key::par_account, "account-check", |f| f.parallel.account_embedding_loss, |f, v| f.parallel.account_embedding_loss = v)}
+                {check(Key::par_fused, "fused-check", |f| f.parallel.fused_kernels, |f, v| f.parallel.fused_kernels = v)}
                 </Show>
                 <div class="grid3">
                     <label class="field">
