@@ -340,6 +340,7 @@ pub fn advice(lang: Lang, code: &str) -> (String, String) {
         "sequence_parallel" => (Key::advice_sequence_parallel, Key::advice_why_sequence_parallel),
         "tp_comm_overlap" => (Key::advice_tp_comm_overlap, Key::advice_why_tp_comm_overlap),
         "ascend_coc" => (Key::advice_ascend_coc, Key::advice_why_ascend_coc),
+        "fused_kernels" => (Key::advice_fused_kernels, Key::advice_why_fused_kernels),
         "zero_stage" => (Key::advice_zero_stage, Key::advice_why_zero_stage),
         "zero_stage_down" => (Key::advice_zero_stage_down, Key::advice_why_zero_stage_down),
         "zero_stage_3" => (Key::advice_zero_stage_3, Key::advice_why_zero_stage_3),

@@ -80,19 +80,25 @@ fn mindspeed_fused_kernels_reproduce_their_measured_gains() {
     // +4.7 %, --use-fused-rotary-pos-emb +1 % throughput, each against the run without it; the three
     // constants are fitted to them on MindSpeed-LLM's Llama-2-7B layout
     // (`examples/mindspore/llama2/pretrain_llama2_7b_ms.sh`: 8 NPUs, TP 1, PP 2, batch 256 × 4096).
-    let plan = |fused: bool| {
+    let llama = |fused: bool| {
         let text = format!(
             r#"{{"model": "llama-2-7b", "hardware": "ascend-910b2", "framework": "mindspeed-llm", "method": "pretrain",
                 "parallel": {{"pp": 2, "distributed_optimizer": true, "overlap_grad_reduce": true, "fused_kernels": {fused}}},
                 "recompute": {{"granularity": "none"}}, "attention": "flash",
                 "batch": {{"micro_batch": 1, "global_batch": 256, "seq_len": 4096}}}}"#
         );
-        evaluate(&Plan::from_json(&text).unwrap()).time.step_seconds
+        Plan::from_json(&text).unwrap()
     };
-    let gain = plan(false) / plan(true);
+    let step = |fused: bool| evaluate(&llama(fused)).time.step_seconds;
+    let gain = step(false) / step(true);
     let expected = 1.0 + 0.027 + 0.047 + 0.01;
     println!("unfused / fused: model {gain:.4}, MindSpeed docs {expected:.3}");
     assert!((gain - expected).abs() < 0.005, "{gain}");
+    // The advice to turn them on carries that gain.
+    let advice = trainplan_core::advice::advise(&llama(false));
+    let fused = advice.iter().find(|a| a.code == "fused_kernels").expect("fused_kernels offered");
+    assert!((fused.speed_delta_frac - (gain - 1.0)).abs() < 1e-9, "{}", fused.speed_delta_frac);
+    assert!(trainplan_core::advice::advise(&llama(true)).iter().all(|a| a.code != "fused_kernels"));
     // No effect outside MindSpeed: Megatron-LM fuses through Transformer Engine.
     let megatron = |fused: bool| {
         let text = format!(
