@@ -364,6 +364,7 @@ impl Default for CustomForm {
             inter_node_gbit_per_s: 400.0,
             devices_per_node: 8,
             scale_up_domain: None,
+            gemm_efficiency_max: None,
         })
     }
 }

@@ -179,6 +179,7 @@ texts! {
     rc_act_fn_layers => "Activation-function recompute layers", "激活函数重计算层数";
     rc_layers_ratio => "Recompute layers ratio (Ascend LLaMA-Factory)", "重计算层比例（昇腾 LLaMA-Factory）";
     par_swap_opt => "Swap optimizer to host (MindSpeed)", "优化器换出到主机（MindSpeed）";
+    par_fused => "Fused RMSNorm, SwiGLU and RoPE kernels (MindSpeed)", "RMSNorm、SwiGLU、RoPE 融合算子（MindSpeed）";
     par_account => "Count the embedding and the loss as layers in the pipeline split (Megatron)", "流水线切分时把词嵌入和损失各算作一层（Megatron）";
     par_layout => "Pipeline layout (Megatron: E embedding, t layer, m MTP, L loss, | between stages)", "流水线布局（Megatron：E 词嵌入，t 层，m MTP，L 损失，| 分隔各段）";
     par_layout_bad => "Only E, t, m, L, |, commas and (…)*n / x*n repeats", "只能使用 E、t、m、L、|、逗号和 (…)*n / x*n 重复";
@@ -407,6 +408,7 @@ texts! {
     advice_overlap_grad_reduce => "Overlap the gradient reduction (and parameter gather) with backward compute.", "梯度规约（及参数聚合）与反向计算重叠。";
     advice_sequence_parallel => "Sequence parallelism: divides the activations TP leaves whole (LayerNorm, dropout) by TP.", "序列并行：把 TP 未切分的激活（LayerNorm、dropout）也按 TP 切分。";
     advice_tp_comm_overlap => "Pipeline TP communication with the GEMMs (Transformer Engine userbuffers).", "TP 通信与矩阵乘流水重叠（Transformer Engine userbuffers）。";
+    advice_fused_kernels => "Turn on MindSpeed's fused RMSNorm, SwiGLU and RoPE kernels.", "开启 MindSpeed 的 RMSNorm、SwiGLU 和 RoPE 融合算子。";
     advice_ascend_coc => "CoC: overlap TP communication with computation on Ascend (MindSpeed --use-ascend-coc).", "CoC：昇腾上 TP 通信与计算重叠（MindSpeed --use-ascend-coc）。";
     advice_zero_stage => "One ZeRO stage up: shard more of the model states over data-parallel ranks.", "ZeRO 升一级：把更多模型状态切分到数据并行各卡。";
     advice_zero_stage_down => "One ZeRO stage down: memory allows it, and fewer shards communicate less.", "ZeRO 降一级：显存够用，切分越少通信越少。";
@@ -436,6 +438,7 @@ texts! {
     advice_why_overlap_grad_reduce => "Gradients of the last layers are ready long before backward ends: reducing them bucket by bucket while backward continues hides most of the data-parallel traffic.", "反向传播结束前，靠后层的梯度早已就绪：按桶边算边规约，可隐藏大部分数据并行通信。";
     advice_why_sequence_parallel => "TP splits the GEMMs but leaves LayerNorm and dropout activations whole on every TP rank. Sequence parallelism splits them along the sequence, turning all-reduce into reduce-scatter + all-gather of the same volume.", "TP 切分了矩阵乘，但 LayerNorm 和 dropout 的激活在每个 TP 卡上仍是完整的。序列并行沿序列维切分它们，把 all-reduce 换成等量的 reduce-scatter + all-gather。";
     advice_why_tp_comm_overlap => "With SP, each TP all-gather/reduce-scatter sits next to a GEMM. Splitting both into chunks lets the transfer of one chunk run under the compute of another.", "开启 SP 后，每次 TP 的 all-gather/reduce-scatter 都紧挨着一个矩阵乘。把两者切块，一块的传输就能与另一块的计算重叠。";
+    advice_why_fused_kernels => "Each fused kernel reads and writes its tensors once instead of once per eager operator; MindSpeed measures 2.7 %, 4.7 % and 1 % more throughput on Llama-2-7B.", "每个融合算子只读写一次张量，而不是每个小算子各读写一次；MindSpeed 在 Llama-2-7B 上测得吞吐分别提升 2.7%、4.7% 和 1%。";
     advice_why_ascend_coc => "MindSpeed's Communication-over-Computation splits TP GEMMs and their collectives into pieces that overlap on the NPU, the Ascend counterpart of TP communication overlap.", "MindSpeed 的 CoC（计算通信并行）把 TP 矩阵乘及其集合通信切片在 NPU 上重叠，相当于昇腾上的 TP 通信重叠。";
     advice_why_zero_stage => "ZeRO-1 shards optimizer states, ZeRO-2 also gradients, ZeRO-3 also parameters over the data-parallel ranks. Each stage saves memory; ZeRO-3 adds a parameter all-gather per forward and backward.", "ZeRO-1 切分优化器状态，ZeRO-2 再切梯度，ZeRO-3 再切参数，均分到数据并行各卡。每升一级省显存；ZeRO-3 每次前向和反向都要额外 all-gather 参数。";
     advice_why_zero_stage_down => "Every ZeRO stage adds communication: if memory allows, a lower stage spends less time gathering and scattering.", "每一级 ZeRO 都增加通信：显存允许时，低一级可少花时间在聚合与切分上。";

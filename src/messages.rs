@@ -161,6 +161,9 @@ pub fn finding(lang: Lang, finding: &Finding) -> String {
 /// A finding's Chinese, `{name}` standing for its arguments.
 pub fn zh(code: Code) -> &'static str {
     match code {
+        Code::ParallelFusedKernelsFramework => {
+            "{framework} 自行选择算子：关闭 RMSNorm、SwiGLU 和 RoPE 融合算子是 MindSpeed 的开关。"
+        }
         Code::ParallelAccountFramework => "{framework} 不能在流水线切分时把词嵌入和损失各算作一层。",
         Code::HwNoBlockScaling => "{device} 不支持 MXFP8/NVFP4 块缩放（需要 Blackwell）。",
         Code::PrecisionFramework => {
@@ -337,6 +340,7 @@ pub fn field_label(lang: Lang, field: &str) -> String {
         "parallel.account_embedding_loss" => Key::par_account,
         "parallel.pipeline_layout" => Key::par_layout,
         "mtp_layers" => Key::mtp_layers,
+        "parallel.fused_kernels" => Key::par_fused,
         "framework" => Key::training_framework,
         "method" => Key::training_method,
         "precision" => Key::training_precision,
@@ -353,6 +357,7 @@ pub fn advice(lang: Lang, code: &str) -> (String, String) {
         "sequence_parallel" => (Key::advice_sequence_parallel, Key::advice_why_sequence_parallel),
         "tp_comm_overlap" => (Key::advice_tp_comm_overlap, Key::advice_why_tp_comm_overlap),
         "ascend_coc" => (Key::advice_ascend_coc, Key::advice_why_ascend_coc),
+        "fused_kernels" => (Key::advice_fused_kernels, Key::advice_why_fused_kernels),
         "zero_stage" => (Key::advice_zero_stage, Key::advice_why_zero_stage),
         "zero_stage_down" => (Key::advice_zero_stage_down, Key::advice_why_zero_stage_down),
         "zero_stage_3" => (Key::advice_zero_stage_3, Key::advice_why_zero_stage_3),

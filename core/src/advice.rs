@@ -49,6 +49,7 @@ pub const CODES: &[&str] = &[
     "sequence_parallel",
     "tp_comm_overlap",
     "ascend_coc",
+    "fused_kernels",
     "zero_stage",
     "zero_stage_down",
     "zero_stage_3",
@@ -87,6 +88,7 @@ pub const SPEED: &[&str] = &[
     "overlap_grad_reduce",
     "tp_comm_overlap",
     "ascend_coc",
+    "fused_kernels",
     "zero_stage_down",
     "recompute_less",
     "flash_attention",
@@ -168,6 +170,11 @@ pub fn advise(plan: &Plan) -> Vec<Advice> {
     if megatron && 1 < tp && p.sequence_parallel && !p.tp_comm_overlap && plan.method != Method::Lora {
         let code = if plan.hardware.hw.vendor == Vendor::Ascend { "ascend_coc" } else { "tp_comm_overlap" };
         candidates.push((code, vec![fix("parallel.tp_comm_overlap", true)]));
+    }
+    // MindSpeed's fused RMSNorm, SwiGLU and RoPE kernels (docs/zh/features/rms_norm.md, swiglu.md,
+    // rotary-embedding.md), when the plan runs without them.
+    if matches!(plan.framework, Framework::MindSpeedLlm | Framework::MindSpeedRl) && !p.fused_kernels {
+        candidates.push(("fused_kernels", vec![fix("parallel.fused_kernels", true)]));
     }
     // The ZeRO ladder, cheapest first: 0 → 1 → 2 → 3 → 3 + offload (transformers
     // docs/source/en/deepspeed.md, "Select a ZeRO stage").

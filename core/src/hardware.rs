@@ -1,9 +1,12 @@
-//! Accelerators: memory, dense throughput, bandwidths and node shape, each with its source.
+//! Accelerators: memory, dense throughput, bandwidths and node shape, each with its source, and the
+//! efficiencies their kernels and collective library reach (NCCL on NVIDIA, HCCL on Ascend).
 //!
 //! Conventions: throughput is dense (no 2:4 sparsity; NVIDIA datasheets print sparse figures with "*");
 //! intra-node link bandwidth is per device, both directions added; inter-node bandwidth is the NIC
 //! bandwidth per device. A figure marked `reported` comes from community measurements or spec tables,
 //! not the vendor's datasheet; the page says so, and a user can override any figure with a custom device.
+
+use crate::time;
 
 /// A device's figures in base units.
 #[derive(Clone, Debug, PartialEq)]
@@ -40,6 +43,16 @@ pub struct Hardware {
     pub reported: bool,
     /// Where the figures come from.
     pub source: String,
+    /// Asymptotic fraction of the dense peak a large GEMM reaches in a training step
+    /// (`time::gemm_efficiency_on`; docs/time.md "Ascend").
+    pub gemm_efficiency_max: f64,
+    /// Fraction of link bandwidth a collective reaches: NCCL's figure on NVIDIA, HCCL's on Ascend.
+    pub collective_eff: f64,
+    /// Fixed cost of one collective or point-to-point call, seconds.
+    pub collective_latency_seconds: f64,
+    /// Links per device of a full-mesh scale-up fabric, where a group of n ranks reaches only n − 1
+    /// of them (HCCS on Atlas 800T A2: 7); 0 where switches join the devices (NVSwitch, UB).
+    pub mesh_links: u32,
 }
 
 impl Hardware {
@@ -95,7 +108,49 @@ struct Row {
     scale_up: u32,
     reported: bool,
     source: &'static str,
+    tuning: Tuning,
 }
+
+/// A device family's kernel and collective efficiencies (each figure's evidence is on its constant).
+struct Tuning {
+    gemm_efficiency_max: f64,
+    collective_eff: f64,
+    collective_latency_seconds: f64,
+    mesh_links: u32,
+}
+
+/// NVIDIA GPUs: the constants fitted and derived on A100/H100 runs, NCCL over NVSwitch.
+const NVIDIA: Tuning = Tuning {
+    gemm_efficiency_max: time::GEMM_EFF_MAX,
+    collective_eff: time::COLLECTIVE_EFF,
+    collective_latency_seconds: time::COLLECTIVE_LATENCY_SECONDS,
+    mesh_links: 0,
+};
+
+/// Ascend NPUs: the Ascend GEMM asymptote and HCCL's figures, over a full mesh of `mesh_links`
+/// links per device (0: switched).
+const fn ascend(mesh_links: u32) -> Tuning {
+    Tuning {
+        gemm_efficiency_max: time::ASCEND_GEMM_EFF_MAX,
+        collective_eff: time::HCCL_COLLECTIVE_EFF,
+        collective_latency_seconds: time::HCCL_COLLECTIVE_LATENCY_SECONDS,
+        mesh_links,
+    }
+}
+
+/// Ascend 910A: 3 HCCS links each (Hot Chips 31 DaVinci talk, the catalog row's source), so full
+/// meshes of 4; no public GEMM measurement, so the 910B figure stands in.
+const ASCEND_910A: Tuning = ascend(3);
+
+/// Ascend 910B1–B4 in Atlas 800T A2 nodes: 8 NPUs in an HCCS full mesh, 7 links each (Pangu Ultra
+/// report §4.1, arXiv 2504.07866; MindSpeed `auto_settings/module/communication/comm_hardware/
+/// comm_hardware_info.py` scales HCCS bandwidth by the group's n − 1 peers).
+const ASCEND_910B: Tuning = ascend(7);
+
+/// Ascend 910C dies in CloudMatrix384: the UB fabric is switched (two tiers of non-blocking UB
+/// switches, arXiv 2506.12708), so every group gets the full link; MindSpeed's
+/// `comm_hardware_info.py` gives 910_93 the full bandwidth whatever the group.
+const ASCEND_910C: Tuning = ascend(0);
 
 /// The catalog, as the datasheets write it (TB/s, TFLOPS, GB/s). Memory sizes are binary: an "80GB"
 /// HBM part holds 80 GiB (five 16 GiB stacks), and the tools count so: npu-smi shows a 32 GB 910B4 as
@@ -117,6 +172,7 @@ const ROWS: &[Row] = &[
         scale_up: 8,
         reported: false,
         source: "NVIDIA Tesla V100 datasheet (SXM2: 125 TFLOPS tensor, 900 GB/s HBM2, NVLink 300 GB/s); DGX-1 4 × 100 Gb/s IB; https://www.nvidia.com/en-us/data-center/v100/",
+        tuning: NVIDIA,
     },
     Row {
         id: "t4-16g",
@@ -134,6 +190,7 @@ const ROWS: &[Row] = &[
         scale_up: 4,
         reported: false,
         source: "NVIDIA T4 datasheet (65 TFLOPS FP16 mixed precision, 320 GB/s GDDR6, PCIe Gen3 x16 32 GB/s), https://www.nvidia.com/en-us/data-center/tesla-t4/",
+        tuning: NVIDIA,
     },
     Row {
         id: "a100-sxm-40g",
@@ -151,6 +208,7 @@ const ROWS: &[Row] = &[
         scale_up: 8,
         reported: false,
         source: "NVIDIA A100 datasheet, https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf; DGX A100 user guide (8 × 200 Gb/s HDR), https://docs.nvidia.com/dgx/dgxa100-user-guide/",
+        tuning: NVIDIA,
     },
     Row {
         id: "a100-sxm-80g",
@@ -168,6 +226,7 @@ const ROWS: &[Row] = &[
         scale_up: 8,
         reported: false,
         source: "NVIDIA A100 datasheet, https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf; DGX A100 user guide (8 × 200 Gb/s HDR), https://docs.nvidia.com/dgx/dgxa100-user-guide/",
+        tuning: NVIDIA,
     },
     Row {
         id: "a100-pcie-80g",
@@ -185,6 +244,7 @@ const ROWS: &[Row] = &[
         scale_up: 8,
         reported: false,
         source: "NVIDIA A100 datasheet (PCIe Gen4 x16 64 GB/s), https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf",
+        tuning: NVIDIA,
     },
     Row {
         id: "a800-sxm-80g",
@@ -202,6 +262,7 @@ const ROWS: &[Row] = &[
         scale_up: 8,
         reported: true,
         source: "A100 figures (https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf) with NVLink cut to 8 lanes, 400 GB/s (ArthurChiao, GPU 进阶笔记（一）, 2023, https://arthurchiao.art/blog/gpu-advanced-notes-1-zh/)",
+        tuning: NVIDIA,
     },
     Row {
         id: "h100-sxm-80g",
@@ -219,6 +280,7 @@ const ROWS: &[Row] = &[
         scale_up: 8,
         reported: false,
         source: "NVIDIA H100 datasheet, https://resources.nvidia.com/en-us-tensor-core/nvidia-tensor-core-gpu-datasheet; DGX H100 user guide (8 × 400 Gb/s NDR), https://docs.nvidia.com/dgx/dgxh100-user-guide/",
+        tuning: NVIDIA,
     },
     Row {
         id: "h100-pcie-80g",
@@ -236,6 +298,7 @@ const ROWS: &[Row] = &[
         scale_up: 8,
         reported: false,
         source: "NVIDIA H100 datasheet (PCIe Gen5 128 GB/s), https://resources.nvidia.com/en-us-tensor-core/nvidia-tensor-core-gpu-datasheet",
+        tuning: NVIDIA,
     },
     Row {
         id: "h800-sxm-80g",
@@ -253,6 +316,7 @@ const ROWS: &[Row] = &[
         scale_up: 8,
         reported: true,
         source: "H100 figures (https://resources.nvidia.com/en-us-tensor-core/nvidia-tensor-core-gpu-datasheet) with NVLink 400 GB/s, https://github.com/deepseek-ai/DeepSeek-V3/issues/28",
+        tuning: NVIDIA,
     },
     Row {
         id: "h200-sxm-141g",
@@ -270,6 +334,7 @@ const ROWS: &[Row] = &[
         scale_up: 8,
         reported: false,
         source: "NVIDIA H200 product page, https://www.nvidia.com/en-us/data-center/h200/",
+        tuning: NVIDIA,
     },
     Row {
         id: "h20-96g",
@@ -287,6 +352,7 @@ const ROWS: &[Row] = &[
         scale_up: 8,
         reported: true,
         source: "public spec reports, e.g. https://willitrunai.com/gpus/h20-96gb (no NVIDIA datasheet); 400G × 8 RoCE, https://github.com/NVIDIA/nccl-tests/issues/367",
+        tuning: NVIDIA,
     },
     Row {
         id: "b200-180g",
@@ -304,6 +370,7 @@ const ROWS: &[Row] = &[
         scale_up: 8,
         reported: true,
         source: "HGX B200 at 1000 W, https://www.glennklockwood.com/garden/processors/B200 (Vultr HGX B200 overview: 179 GB visible); DGX B200 user guide, https://docs.nvidia.com/dgx/dgxb200-user-guide/",
+        tuning: NVIDIA,
     },
     Row {
         id: "gb200-186g",
@@ -321,6 +388,7 @@ const ROWS: &[Row] = &[
         scale_up: 72,
         reported: false,
         source: "NVIDIA GB200 NVL72 datasheet ÷ 72 GPUs (360 PF BF16 sparse, 13.4 TB HBM3e, 576 TB/s, NVLink 130 TB/s); 4 GPUs per compute tray; https://www.nvidia.com/en-us/data-center/gb200-nvl72/",
+        tuning: NVIDIA,
     },
     Row {
         id: "gb300-288g",
@@ -338,6 +406,7 @@ const ROWS: &[Row] = &[
         scale_up: 72,
         reported: false,
         source: "NVIDIA GB300 NVL72 datasheet ÷ 72 GPUs (360 PF BF16 sparse, 20.7 TB HBM3e, 576 TB/s, NVLink 130 TB/s, ConnectX-8 800 Gb/s), https://www.nvidia.com/en-us/data-center/gb300-nvl72/",
+        tuning: NVIDIA,
     },
     Row {
         id: "l40s-48g",
@@ -355,6 +424,7 @@ const ROWS: &[Row] = &[
         scale_up: 8,
         reported: false,
         source: "NVIDIA L40S product page (no NVLink; PCIe Gen4 x16), https://www.nvidia.com/en-us/data-center/l40s/",
+        tuning: NVIDIA,
     },
     Row {
         id: "rtx-4090-24g",
@@ -372,6 +442,7 @@ const ROWS: &[Row] = &[
         scale_up: 8,
         reported: false,
         source: "NVIDIA Ada Lovelace architecture whitepaper (FP32 accumulate; no NVLink, P2P disabled), https://images.nvidia.com/aem-dam/Solutions/geforce/ada/nvidia-ada-gpu-architecture.pdf",
+        tuning: NVIDIA,
     },
     Row {
         id: "ascend-910a",
@@ -389,6 +460,7 @@ const ROWS: &[Row] = &[
         scale_up: 8,
         reported: true,
         source: "Huawei Ascend 910 launch, 2019-08-23 (256 TFLOPS FP16), and Hot Chips 31 talk DaVinci: A Scalable Architecture for Neural Network Computing (3 × 240 Gb/s HCCS, 2 × 100 GbE); no bf16, https://github.com/vllm-project/vllm-ascend/issues/9294",
+        tuning: ASCEND_910A,
     },
     Row {
         id: "ascend-910b1",
@@ -406,6 +478,7 @@ const ROWS: &[Row] = &[
         scale_up: 8,
         reported: true,
         source: "community spec tables (ArthurChiao, GPU 进阶笔记（二）, 2023: HCCS 7 × 56 GB/s, https://arthurchiao.art/blog/gpu-advanced-notes-2-zh/); no Huawei datasheet",
+        tuning: ASCEND_910B,
     },
     Row {
         id: "ascend-910b2",
@@ -423,6 +496,7 @@ const ROWS: &[Row] = &[
         scale_up: 8,
         reported: true,
         source: "community spec tables, https://arthurchiao.art/blog/gpu-advanced-notes-2-zh/; measured 315 TFLOPS BF16 GEMM, https://github.com/zzc0721/torch-performance-test-data/issues/109; no Huawei datasheet",
+        tuning: ASCEND_910B,
     },
     Row {
         id: "ascend-910b3",
@@ -440,6 +514,7 @@ const ROWS: &[Row] = &[
         scale_up: 8,
         reported: true,
         source: "community spec tables, https://arthurchiao.art/blog/gpu-advanced-notes-2-zh/; no Huawei datasheet",
+        tuning: ASCEND_910B,
     },
     Row {
         id: "ascend-910b4",
@@ -457,6 +532,7 @@ const ROWS: &[Row] = &[
         scale_up: 8,
         reported: true,
         source: "32 GB: https://github.com/vllm-project/vllm-ascend/issues/129, https://github.com/vllm-project/vllm-ascend/issues/8746; community spec tables, https://arthurchiao.art/blog/gpu-advanced-notes-2-zh/; no Huawei datasheet",
+        tuning: ASCEND_910B,
     },
     Row {
         id: "ascend-910c",
@@ -474,6 +550,7 @@ const ROWS: &[Row] = &[
         scale_up: 768,
         reported: true,
         source: "CloudMatrix384 paper, https://arxiv.org/abs/2506.12708: 2 dies per package, 752 TFLOPS BF16 and 128 GB per package; 16 dies per node, https://www.hiascend.com/document/detail/en/mindcluster/730/clustersched/schedulingug/dl_affinity_0007.html",
+        tuning: ASCEND_910C,
     },
 ];
 
@@ -504,5 +581,9 @@ fn from_row(r: &Row) -> Hardware {
         scale_up_domain: r.scale_up,
         reported: r.reported,
         source: r.source.to_owned(),
+        gemm_efficiency_max: r.tuning.gemm_efficiency_max,
+        collective_eff: r.tuning.collective_eff,
+        collective_latency_seconds: r.tuning.collective_latency_seconds,
+        mesh_links: r.tuning.mesh_links,
     }
 }

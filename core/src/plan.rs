@@ -317,6 +317,11 @@ pub struct Parallel {
     /// which decoder layers (`t`), the MTP layers (`m`) and the loss (`L`), stages split by `|`
     /// ([`crate::layout::parse`]). `None`: the split the other knobs give.
     pub pipeline_layout: Option<String>,
+    /// MindSpeed's fused RMSNorm, SwiGLU and rotary-embedding kernels (`--use-fused-rmsnorm
+    /// --use-fused-swiglu --use-fused-rotary-pos-emb`, `mindspeed/features_manager/`); on by default
+    /// as in MindSpeed-LLM's example scripts. Off, each runs as separate eager operators, which
+    /// costs memory-bound time (docs/time.md "Ascend").
+    pub fused_kernels: bool,
 }
 
 /// Activation recomputation.
@@ -515,6 +520,11 @@ pub struct CustomDevice {
     /// Devices on one scale-up fabric (NVLink, HCCS); the node when omitted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scale_up_domain: Option<u32>,
+    /// Asymptotic fraction of the dense peak a large GEMM reaches in a training step (a measured
+    /// matmul sweep, or a calibrated run); the vendor's figure when omitted (0.66 NVIDIA and other,
+    /// 0.69 Ascend; docs/time.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gemm_efficiency_max: Option<f64>,
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -655,6 +665,7 @@ pub struct ParallelFile {
     /// Megatron's pipeline layout string; empty for none.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub pipeline_layout: String,
+    pub fused_kernels: bool,
 }
 
 impl Default for ParallelFile {
@@ -680,6 +691,7 @@ impl Default for ParallelFile {
             fsdp: Fsdp::None,
             account_embedding_loss: false,
             pipeline_layout: String::new(),
+            fused_kernels: true,
         }
     }
 }
@@ -1022,6 +1034,7 @@ impl Plan {
             fsdp: p.fsdp,
             account_embedding_loss: p.account_embedding_loss,
             pipeline_layout: pipeline_layout(&p.pipeline_layout)?,
+            fused_kernels: p.fused_kernels,
         };
         let r = &file.recompute;
         if !(r.layers_ratio.is_finite() && 0.0 < r.layers_ratio && r.layers_ratio <= 1.0) {
@@ -1201,6 +1214,7 @@ impl Plan {
                 fsdp: p.fsdp,
                 account_embedding_loss: p.account_embedding_loss,
                 pipeline_layout: p.pipeline_layout.clone().unwrap_or_default(),
+                fused_kernels: p.fused_kernels,
             },
             recompute: RecomputeFile {
                 granularity: self.recompute.granularity,
@@ -1511,6 +1525,17 @@ fn custom_hardware(c: &CustomDevice) -> Result<Hardware, PlanFileError> {
             });
         }
     };
+    let gemm_efficiency_max = match c.gemm_efficiency_max {
+        Some(x) => range(x, 0.05, 1.0, "hardware.custom.gemm_efficiency_max", "from 0.05 to 1")?,
+        None if vendor == Vendor::Ascend => crate::time::ASCEND_GEMM_EFF_MAX,
+        None => crate::time::GEMM_EFF_MAX,
+    };
+    // Ascend devices talk through HCCL, the others through NCCL (or its like); a custom fabric's
+    // topology is unknown, so it counts as switched.
+    let (collective_eff, collective_latency_seconds) = match vendor {
+        Vendor::Ascend => (crate::time::HCCL_COLLECTIVE_EFF, crate::time::HCCL_COLLECTIVE_LATENCY_SECONDS),
+        _ => (crate::time::COLLECTIVE_EFF, crate::time::COLLECTIVE_LATENCY_SECONDS),
+    };
     if c.name.chars().count() > 80 {
         return Err(PlanFileError::OutOfRange {
             field: "hardware.custom.name",
@@ -1536,6 +1561,10 @@ fn custom_hardware(c: &CustomDevice) -> Result<Hardware, PlanFileError> {
         },
         reported: true,
         source: "entered by the user".to_owned(),
+        gemm_efficiency_max,
+        collective_eff,
+        collective_latency_seconds,
+        mesh_links: 0,
     })
 }
 

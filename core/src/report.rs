@@ -323,6 +323,7 @@ macro_rules! codes {
 }
 
 codes! {
+    ParallelFusedKernelsFramework = "parallel.fused_kernels_framework" => "{framework} picks its own kernels: turning off the fused RMSNorm, SwiGLU and RoPE kernels is a MindSpeed switch.",
     ParallelAccountFramework = "parallel.account_framework" => "{framework} cannot count the embedding and the loss as layers in the pipeline split.",
     HwNoBlockScaling = "hw.no_block_scaling" => "{device} has no MXFP8/NVFP4 block scaling (Blackwell needed).",
     PrecisionFramework = "precision.framework" => "{framework} has no {precision} recipe: Megatron-LM's Transformer Engine path has it.",

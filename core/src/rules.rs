@@ -570,6 +570,18 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
         );
     }
 
+    if !p.fused_kernels && !matches!(plan.framework, Framework::MindSpeedLlm | Framework::MindSpeedRl) {
+        // `--use-fused-rmsnorm --use-fused-swiglu --use-fused-rotary-pos-emb` are MindSpeed's
+        // (`mindspeed/features_manager/`); Megatron-LM fuses through Transformer Engine and the HF
+        // frameworks through their own kernels, with no such switch.
+        acc.push(
+            Warning,
+            Code::ParallelFusedKernelsFramework,
+            &[("framework", plan.framework.wire().to_owned())],
+            Some(("parallel.fused_kernels", Value::from(true))),
+        );
+    }
+
     // ---------- FSDP on the Megatron path ----------
     // Megatron-LM (core_v0.19.0) has Megatron FSDP and torch FSDP2; MindSpeed-LLM runs on core
     // 0.12.1, whose parser has `--use-torch-fsdp2` but no `--use-megatron-fsdp`; MindSpeed-RL's

@@ -2,10 +2,12 @@
 //! memory-bound work at HBM bandwidth, collectives by placement, the pipeline schedule simulated,
 //! the data-parallel tail and the optimizer step. docs/time.md derives every term.
 
-use crate::hardware::Hardware;
+use crate::hardware::{Hardware, Vendor};
 use crate::memory;
 use crate::model::{self, Architecture, Attention, MlpKind};
-use crate::plan::{AttentionImpl, Method, PipelineSchedule, Plan, Precision, RecomputeGranularity};
+use crate::plan::{
+    AttentionImpl, Framework, Method, PipelineSchedule, Plan, Precision, RecomputeGranularity,
+};
 use crate::schedule::{self, Costs, Schedule, Timeline};
 
 /// The fraction of peak a GEMM of `flops` floating-point operations reaches: `max · f / (f + half)`.
@@ -14,6 +16,12 @@ use crate::schedule::{self, Costs, Schedule, Timeline};
 /// closer to peak); see the two constants for their evidence.
 pub fn gemm_efficiency(flops: f64) -> f64 {
     GEMM_EFF_MAX * flops / (flops + GEMM_HALF_FLOPS)
+}
+
+/// [`gemm_efficiency`] on a given device: its own asymptote (`Hardware::gemm_efficiency_max`:
+/// [`GEMM_EFF_MAX`] on NVIDIA, [`ASCEND_GEMM_EFF_MAX`] on Ascend), the same half-efficiency size.
+pub fn gemm_efficiency_on(hw: &Hardware, flops: f64) -> f64 {
+    hw.gemm_efficiency_max * flops / (flops + GEMM_HALF_FLOPS)
 }
 
 /// Asymptotic fraction of peak of a large GEMM, end to end in a training step.
@@ -47,6 +55,42 @@ pub const COLLECTIVE_EFF: f64 = 0.75;
 /// Fixed cost of one collective or point-to-point call, seconds (launch and synchronization).
 /// Tier: derived (NCCL latencies of tens of microseconds).
 pub const COLLECTIVE_LATENCY_SECONDS: f64 = 20e-6;
+/// [`GEMM_EFF_MAX`] for Ascend 910B/910C (and 910A, unmeasured): NVIDIA's asymptote scaled by how
+/// much closer to its datasheet peak an Ascend GEMM gets in the same benchmark. Tier: derived:
+/// zzc0721/torch-performance-test-data's `torch.matmul` sweep measures 315.36 TFLOPS BF16 on a
+/// 910B2 (issue #109, 4096², 0.839 of 376) and 797.51 on an H100 SXM (issue #79, 8192², 0.806 of
+/// 989): 0.66 × 0.839 / 0.806 = 0.687. Checked on Pangu Ultra (`core/tests/it/ascend.rs`).
+pub const ASCEND_GEMM_EFF_MAX: f64 = 0.69;
+/// Fraction of link bandwidth an HCCL collective reaches (HCCS inside an Atlas 800T A2 node, RoCE
+/// across, UB in CloudMatrix384). Tier: derived: DeepEP-Ascend's normal kernels on CloudMatrix384
+/// (sgl-project/sgl-kernel-npu `README.md`, EP 8, DeepSeek-V3 pre-training shapes) move 146 GB/s
+/// dispatching and 125 GB/s combining over a 910C die's 196 GB/s one-way link: 0.74 and 0.64,
+/// mean 0.69. The only published HCCL bandwidth measurement found; HCCS and RoCE take it too.
+pub const HCCL_COLLECTIVE_EFF: f64 = 0.69;
+/// Fixed cost of one HCCL collective or send/receive, seconds. Tier: derived: HCCL kernels are
+/// launched like NCCL's (one task per call on the device's stream); no public small-message
+/// hccl_test figure was found, so NCCL's tens of microseconds stand.
+pub const HCCL_COLLECTIVE_LATENCY_SECONDS: f64 = 20e-6;
+/// Share of the TP communication MindSpeed's CoC (`--use-ascend-coc --coc-parallel-num 2`) leaves
+/// exposed. Tier: derived: CoC cuts each matmul and its all-reduce (or all-gather/reduce-scatter)
+/// into `coc-parallel-num` chunks and pipelines them, so one chunk's communication of 2 stays
+/// (MindSpeed `docs/zh/features/communication-over-computation.md`); the emitter writes 2.
+pub const ASCEND_COC_EXPOSED_FRAC: f64 = 0.5;
+/// Extra bytes per token and hidden unit, per layer's forward, that MindSpeed's two RMSNorms cost
+/// unfused (eager `pow`/`mean`/`rsqrt`/`mul` in fp32 instead of `npu_rms_norm`). Tier: fitted on
+/// MindSpeed `docs/zh/features/rms_norm.md` (Llama-2-7B: `--use-fused-rmsnorm` +2.7 % throughput)
+/// with MindSpeed-LLM's Llama-2-7B layout (`examples/mindspore/llama2/pretrain_llama2_7b_ms.sh`:
+/// 8 NPUs, TP 1, PP 2, micro-batch 1, batch 256, sequence 4096) on a 910B2.
+pub const UNFUSED_RMSNORM_BYTES_PER_TOKEN_HIDDEN: f64 = 23.4;
+/// Extra bytes per token and MLP intermediate unit, per gated MLP's forward, of an unfused SwiGLU
+/// (`silu` then `mul` instead of `npu_swiglu`). Tier: fitted on MindSpeed
+/// `docs/zh/features/swiglu.md` (Llama-2-7B: `--use-fused-swiglu` +4.7 %), same layout.
+pub const UNFUSED_SWIGLU_BYTES_PER_TOKEN_FFN: f64 = 15.2;
+/// Extra bytes per token and rotated query/key unit, per layer's forward, of an unfused rotary
+/// embedding (`rotate_half`, two products and a sum instead of `npu_rotary_mul`). Tier: fitted on
+/// MindSpeed `docs/zh/features/rotary-embedding.md` (Llama-2-7B: `--use-fused-rotary-pos-emb`
+/// +1 %), same layout.
+pub const UNFUSED_ROPE_BYTES_PER_TOKEN_QK: f64 = 4.34;
 /// Micro-batches the schedule simulates before extrapolating the steady state.
 const SIMULATED_MICROBATCHES_PER_STAGE: u32 = 2;
 /// The most passes the schedule simulation runs; past it the closed form stands in. A simulation
@@ -142,6 +186,8 @@ struct Ctx<'a> {
     linear_peak: f64,
     /// Whether the linear layers run in fp8 (Transformer Engine): their inputs are cast first.
     fp8: bool,
+    /// Whether MindSpeed runs the plan (MindSpeed-LLM, MindSpeed-RL): its fused-kernel switch counts.
+    mindspeed: bool,
     tp: f64,
     cp: f64,
     ep: f64,
@@ -170,6 +216,34 @@ pub fn ring_seconds(bytes: f64, group: f64, link_bytes_per_second: f64, all_redu
     COLLECTIVE_LATENCY_SECONDS + factor * bytes / (link_bytes_per_second * COLLECTIVE_EFF)
 }
 
+/// [`ring_seconds`] with the device's collective library: its latency and bandwidth efficiency
+/// (NCCL's [`COLLECTIVE_EFF`] on NVIDIA, HCCL's [`HCCL_COLLECTIVE_EFF`] on Ascend).
+pub fn ring_seconds_on(
+    hw: &Hardware,
+    bytes: f64,
+    group: f64,
+    link_bytes_per_second: f64,
+    all_reduce: bool,
+) -> f64 {
+    if group <= 1.0 || bytes <= 0.0 {
+        return 0.0;
+    }
+    let factor = if all_reduce { 2.0 } else { 1.0 } * (group - 1.0) / group;
+    hw.collective_latency_seconds + factor * bytes / (link_bytes_per_second * hw.collective_eff)
+}
+
+/// The share of a device's scale-up links a group of `members` ranks in one domain drives: all of
+/// them behind a switch (NVSwitch, UB); n − 1 of `mesh_links` in a full mesh (HCCS on Atlas 800T
+/// A2: TP 2 uses one link of seven, TP 8 all seven; MindSpeed `auto_settings/module/communication/
+/// comm_hardware/comm_hardware_info.py` `calbandwidth`, which scales 910B bandwidth by n − 1).
+fn mesh_share(hw: &Hardware, members: u64) -> f64 {
+    match hw.mesh_links {
+        0 => 1.0,
+        _ if members <= 1 => 1.0,
+        links => (members - 1).min(u64::from(links)) as f64 / f64::from(links),
+    }
+}
+
 /// The bandwidth a ring collective gets per device for a group of `group` ranks placed `stride`
 /// ranks apart. Inside the scale-up domain (the plan's node, or a whole NVL72 rack or CloudMatrix
 /// supernode: `cluster.scale_up_domain`): NVLink/HCCS/UB, one direction (half the bidirectional
@@ -180,10 +254,11 @@ pub fn ring_seconds(bytes: f64, group: f64, link_bytes_per_second: f64, all_redu
 fn group_bandwidth(hw: &Hardware, domain: u64, group: u64, stride: u64) -> f64 {
     let nvlink = hw.intra_node_bytes_per_second / 2.0;
     if group * stride <= domain {
-        return nvlink;
+        return nvlink * mesh_share(hw, group);
     }
-    let members_per_domain = (domain / stride.max(1)).clamp(1, group) as f64;
-    (hw.inter_node_bytes_per_second * members_per_domain).min(nvlink)
+    let members = (domain / stride.max(1)).clamp(1, group);
+    let members_per_domain = members as f64;
+    (hw.inter_node_bytes_per_second * members_per_domain).min(nvlink * mesh_share(hw, members))
 }
 
 /// A group of consecutive ranks (TP, EP inside TP): its bandwidth.
@@ -213,7 +288,7 @@ fn gemm_16bit(ctx: &Ctx, m: f64, k: f64, n: f64) -> (f64, f64) {
 
 /// GEMM efficiency with the plan's calibration, never above peak.
 fn efficiency(ctx: &Ctx, flops: f64) -> f64 {
-    (gemm_efficiency(flops) * ctx.plan.calibration.efficiency()).min(1.0)
+    (gemm_efficiency_on(ctx.hw, flops) * ctx.plan.calibration.efficiency()).min(1.0)
 }
 
 /// One layer's forward on one device for one micro-batch.
@@ -225,12 +300,13 @@ fn layer_work(ctx: &Ctx, moe_layer: bool) -> LayerWork {
         w.gemm_seconds += seconds;
         w.model_flops += flops;
     };
-    let (heads, q, kv) = match arch.attention {
+    // Heads, query and key/value widths, and the query and key units the rotary embedding turns.
+    let (heads, q, kv, rotated) = match arch.attention {
         Attention::Gqa { n_heads, n_kv_heads, head_dim, .. } => {
             let (q, kv) = ((n_heads * head_dim) as f64, (n_kv_heads * head_dim) as f64);
             add(&mut w, gemm(ctx, tokens, h, (q + 2.0 * kv) / t));
             add(&mut w, gemm(ctx, tokens, q / t, h));
-            (n_heads as f64, q, kv)
+            (n_heads as f64, q, kv, q + kv)
         }
         Attention::Mla {
             n_heads,
@@ -255,7 +331,8 @@ fn layer_work(ctx: &Ctx, moe_layer: bool) -> LayerWork {
                 gemm(ctx, tokens, kv_lora_rank as f64, a * (qk_nope_head_dim + v_head_dim) as f64 / t),
             );
             add(&mut w, gemm(ctx, tokens, a * v_head_dim as f64 / t, h));
-            (a, qd, qd / 2.0)
+            // MLA turns each head's rope part of the query and one shared rope key.
+            (a, qd, qd / 2.0, (a + 1.0) * qk_rope_head_dim as f64)
         }
     };
     // Attention scores and values: 2·2·b·s²·q per layer (Megatron counts it non-causal). Causal
@@ -313,14 +390,34 @@ fn layer_work(ctx: &Ctx, moe_layer: bool) -> LayerWork {
 
     w.memory_seconds +=
         ELEMENTWISE_BYTES_PER_TOKEN_HIDDEN * tokens * h / t / (ctx.hw.memory_bytes_per_second * HBM_EFF);
+    if !ctx.plan.parallel.fused_kernels && ctx.mindspeed {
+        // MindSpeed without its fused RMSNorm, SwiGLU and rotary kernels: each runs as eager
+        // operators, reading and writing its tensors several times (docs/time.md "Ascend").
+        // Routed experts' SwiGLU is the MoE arm's; GPT-2 has LayerNorm and learned positions.
+        let gated = !moe_layer && arch.mlp.kind == MlpKind::Gated;
+        let swiglu = match gated {
+            true => UNFUSED_SWIGLU_BYTES_PER_TOKEN_FFN * arch.mlp.intermediate_size as f64,
+            false => 0.0,
+        };
+        let norms_and_rope = match arch.family {
+            crate::model::Family::Gpt2 => 0.0,
+            _ => UNFUSED_RMSNORM_BYTES_PER_TOKEN_HIDDEN * h + UNFUSED_ROPE_BYTES_PER_TOKEN_QK * rotated,
+        };
+        let bytes = norms_and_rope + swiglu;
+        w.memory_seconds += bytes * tokens / t / (ctx.hw.memory_bytes_per_second * HBM_EFF);
+    }
     // TP: two all-reduces per layer forward (after attention and MLP), or all-gather + reduce-scatter
     // of the same volume with sequence parallelism (Korthikanti et al. 2022 §4.2.2).
     if 1.0 < t {
         let bytes = tokens * h * 2.0;
         let bw = link_bandwidth(ctx, t as u64);
-        w.tp_seconds = 2.0 * ring_seconds(bytes, t, bw, true);
+        w.tp_seconds = 2.0 * ring_seconds_on(ctx.hw, bytes, t, bw, true);
         if ctx.plan.parallel.tp_comm_overlap {
-            w.tp_seconds *= 0.3;
+            // Transformer Engine's userbuffers hide 70 %; on Ascend the flag is MindSpeed's CoC.
+            w.tp_seconds *= match ctx.hw.vendor {
+                Vendor::Ascend => ASCEND_COC_EXPOSED_FRAC,
+                _ => 0.3,
+            };
         }
     }
     // CP ring attention: (c − 1) steps, each passing this rank's K and V chunk; mostly hidden
@@ -328,7 +425,8 @@ fn layer_work(ctx: &Ctx, moe_layer: bool) -> LayerWork {
     if 1.0 < ctx.cp {
         let kv_bytes = 2.0 * tokens * kv * 2.0 / t;
         let bw = link_bandwidth(ctx, (ctx.cp * t) as u64);
-        let exchange = (ctx.cp - 1.0) * (COLLECTIVE_LATENCY_SECONDS + kv_bytes / (bw * COLLECTIVE_EFF));
+        let exchange =
+            (ctx.cp - 1.0) * (ctx.hw.collective_latency_seconds + kv_bytes / (bw * ctx.hw.collective_eff));
         w.cp_seconds = (exchange - w.attention_seconds).max(0.0);
     }
     w
@@ -372,6 +470,7 @@ pub fn estimate_within(plan: &Plan, mem: &memory::Memory, limit_seconds: Option<
             _ => peak_flops(hw, plan.precision),
         },
         fp8: plan.precision.low_precision() && hw.has_fp8(),
+        mindspeed: matches!(plan.framework, Framework::MindSpeedLlm | Framework::MindSpeedRl),
         tp: tp as f64,
         cp: cp as f64,
         ep: ep as f64,
@@ -474,14 +573,15 @@ pub fn estimate_within(plan: &Plan, mem: &memory::Memory, limit_seconds: Option<
     let domain = u64::from(plan.cluster.scale_up_domain.get());
     let nvlink = hw.intra_node_bytes_per_second / 2.0;
     let p2p_bw = match 2 * tp * cp * mem.dp.max(1) <= domain {
-        true => nvlink,
+        // One device to one device: a single link of a full mesh.
+        true => nvlink * mesh_share(hw, 2),
         false => {
             (hw.inter_node_bytes_per_second * f64::from(plan.cluster.devices_per_node.get())).min(nvlink)
         }
     };
     let p2p_seconds = match pp {
         1 => 0.0,
-        _ => COLLECTIVE_LATENCY_SECONDS + p2p_bytes / (p2p_bw * COLLECTIVE_EFF),
+        _ => hw.collective_latency_seconds + p2p_bytes / (p2p_bw * hw.collective_eff),
     };
 
     // RL trains on every sampled response: VeRL's batch counts prompts, each with n responses.
@@ -520,7 +620,7 @@ pub fn estimate_within(plan: &Plan, mem: &memory::Memory, limit_seconds: Option<
     let grad_bytes = params_on_device * trainable_share * grad_dtype_bytes;
     // Data-parallel peers sit tp · cp ranks apart (Megatron's rank order: TP innermost, then CP, DP, PP).
     let dp_bw = group_bandwidth(hw, u64::from(plan.cluster.scale_up_domain.get()), mem.dp, tp * cp);
-    let mut dp_seconds = ring_seconds(grad_bytes, dp, dp_bw, true);
+    let mut dp_seconds = ring_seconds_on(hw, grad_bytes, dp, dp_bw, true);
     if shards_params {
         // ZeRO-3 and FSDP's parameter sharding gather the parameters for forward and backward:
         // 1.5× the all-reduce (ZeRO paper §7.2).

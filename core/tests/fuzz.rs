@@ -677,6 +677,7 @@ fn hardware_field() -> BoxedStrategy<HardwareField> {
                     inter_node_gbit_per_s: inter,
                     devices_per_node,
                     scale_up_domain: None,
+                    gemm_efficiency_max: None,
                 },
             }
         });

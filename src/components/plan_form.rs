@@ -275,6 +275,7 @@ pub fn PlanFormPanel(
                     />
                     {number(Key::mtp_layers, "mtp-layers-input", NumField::MtpLayers, None)}
                 </div>
+                {check(Key::par_fused, "fused-check", |f| f.parallel.fused_kernels, |f, v| f.parallel.fused_kernels = v)}
                 </Show>
                 <div class="grid3">
                     <label class="field">

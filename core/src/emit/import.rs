@@ -865,6 +865,8 @@ fn script(text: &str, ascend: bool, file: &mut PlanFile) -> Result<Reading, Impo
     let (mut bf16, mut fp16, mut fp8) = (false, false, false);
     let mut block: Option<Precision> = None;
     let (mut stage, mut lora, mut sft) = (None, false, false);
+    // MindSpeed's fused RMSNorm, SwiGLU and rotary kernels: on when the script asks for any.
+    let mut fused = false;
     for FlagUse { flag, values, raw } in script_flags(text, &vars) {
         let Some(values) = values else {
             r.rest.push((flag, raw));
@@ -918,6 +920,7 @@ fn script(text: &str, ascend: bool, file: &mut PlanFile) -> Result<Reading, Impo
             "--overlap-grad-reduce" => p.overlap_grad_reduce = true,
             "--overlap-param-gather" => p.overlap_param_gather = true,
             "--tp-comm-overlap" | "--use-ascend-coc" => p.tp_comm_overlap = true,
+            "--use-fused-rmsnorm" | "--use-fused-swiglu" | "--use-fused-rotary-pos-emb" => fused = true,
             "--swap-optimizer" => p.swap_optimizer = true,
             "--num-layer-list"
             | "--decoder-first-pipeline-num-layers"
@@ -1018,6 +1021,9 @@ fn script(text: &str, ascend: bool, file: &mut PlanFile) -> Result<Reading, Impo
         (None, _, _, true) => Precision::Fp16,
         _ => Precision::Fp32,
     };
+    if ascend {
+        file.parallel.fused_kernels = fused;
+    }
     // VPP = layers ÷ PP ÷ layers per virtual stage (Megatron `arguments.py`).
     if let (Some(per), Some(layers)) = (vpp_layers, layers) {
         let pp = file.parallel.pp.max(1);
@@ -1542,6 +1548,8 @@ fn mindspeed_rl(map: &Hash, file: &mut PlanFile) -> Result<Reading, ImportError>
     p.swap_optimizer = flag(mt, "swap_optimizer");
     p.uneven_layers = has(mt, "num_layer_list");
     p.tp_comm_overlap = flag(mt, "use_ascend_coc");
+    p.fused_kernels =
+        ["use_fused_rmsnorm", "use_fused_swiglu", "use_fused_rotary_pos_emb"].iter().any(|k| flag(mt, k));
     p.cp = int(mt, "megatron_training", "context_parallel_size")?.unwrap_or(1);
     p.ep = int(mt, "megatron_training", "expert_model_parallel_size")?.unwrap_or(1);
     p.tp = int(actor, "actor_config", "tensor_model_parallel_size")?.unwrap_or(1);
@@ -1649,6 +1657,9 @@ fn mindspeed_rl(map: &Hash, file: &mut PlanFile) -> Result<Reading, ImportError>
         "megatron_training.swap_optimizer",
         "megatron_training.num_layer_list",
         "megatron_training.use_ascend_coc",
+        "megatron_training.use_fused_rmsnorm",
+        "megatron_training.use_fused_swiglu",
+        "megatron_training.use_fused_rotary_pos_emb",
         "megatron_training.context_parallel_size",
         "megatron_training.expert_model_parallel_size",
         "megatron_training.bf16",

@@ -112,7 +112,13 @@ pub fn script(plan: &Plan, header: &[String]) -> EmittedFile {
         // (`SwapOptimizerFeature.validate_args`, swap_optimizer_feature.py).
         gpt.push("--reuse-fp32-param".to_owned());
     }
-    gpt.push("--use-flash-attn --use-fused-rotary-pos-emb --use-fused-rmsnorm --use-fused-swiglu".to_owned());
+    // MindSpeed's fused kernels (`mindspeed/features_manager/`), unless the plan turns them off.
+    gpt.push(match p.fused_kernels {
+        true => {
+            "--use-flash-attn --use-fused-rotary-pos-emb --use-fused-rmsnorm --use-fused-swiglu".to_owned()
+        }
+        false => "--use-flash-attn".to_owned(),
+    });
     gpt.push("--tokenizer-type PretrainedFromHF --tokenizer-name-or-path \"$TOKENIZER_PATH\"".to_owned());
     gpt.extend(model_flags(plan, true));
     // No padding of the vocabulary: the checkpoint's rows as they are (as the repo's

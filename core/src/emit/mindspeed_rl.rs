@@ -109,16 +109,18 @@ pub fn files(plan: &Plan, header: &[String]) -> Vec<EmittedFile> {
     let mut m = |k: &str, v: String| y.push_str(&format!("  {k}: {v}\n"));
     m("model", name.clone());
     m("use_mcore_models", "true".into());
-    for k in [
-        "use_fused_rmsnorm",
-        "use_flash_attn",
-        "no_masked_softmax_fusion",
-        "attention_softmax_in_fp32",
-        "no_gradient_accumulation_fusion",
-        "use_fused_swiglu",
-        "use_fused_rotary_pos_emb",
+    // MindSpeed's fused kernels follow the plan's switch; the rest as the repo's configs write them.
+    let fused = p.fused_kernels.to_string();
+    for (k, v) in [
+        ("use_fused_rmsnorm", fused.as_str()),
+        ("use_flash_attn", "true"),
+        ("no_masked_softmax_fusion", "true"),
+        ("attention_softmax_in_fp32", "true"),
+        ("no_gradient_accumulation_fusion", "true"),
+        ("use_fused_swiglu", fused.as_str()),
+        ("use_fused_rotary_pos_emb", fused.as_str()),
     ] {
-        m(k, "true".into());
+        m(k, v.into());
     }
     m("sequence_parallel", p.sequence_parallel.to_string());
     match plan.precision {

@@ -237,6 +237,15 @@ pub fn generated() -> Vec<Entry> {
         );
     }
 
+    // MindSpeed-LLM without its fused RMSNorm, SwiGLU and RoPE kernels.
+    add(
+        "mindspeed-llm-pretrain-qwen2.5-7b-unfused",
+        json!({"model": "qwen2.5-7b", "hardware": "ascend-910b2", "framework": "mindspeed-llm", "method": "pretrain",
+               "parallel": {"tp": 8, "sequence_parallel": true, "distributed_optimizer": true, "fused_kernels": false},
+               "recompute": {"granularity": "none"},
+               "batch": {"micro_batch": 1, "global_batch": 64, "seq_len": 4096}}),
+    );
+
     // VeRL: GRPO and PPO, LoRA, offload, Ulysses, NVIDIA and Ascend.
     for (name, method, model, hw, extra) in [
         ("grpo", "grpo", "qwen2.5-7b", "h100-sxm-80g", json!({})),
@@ -285,6 +294,13 @@ pub fn generated() -> Vec<Entry> {
             2,
             json!({"tp": 2, "pp": 2, "ep": 4,
             "sequence_parallel": true, "distributed_optimizer": true}),
+        ),
+        (
+            "grpo-qwen2.5-7b-unfused",
+            "grpo",
+            "qwen2.5-7b",
+            1,
+            json!({"tp": 4, "distributed_optimizer": true, "fused_kernels": false}),
         ),
     ] {
         add(

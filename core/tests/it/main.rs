@@ -1,6 +1,7 @@
 //! The core's one integration test binary: each module checks one feature through the public API.
 
 mod advice;
+mod ascend;
 mod cli;
 mod compare;
 #[path = "../corpus/mod.rs"]

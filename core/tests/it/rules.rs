@@ -227,6 +227,12 @@ const CASES: &[(&str, &str, &str)] = &[
         r#"{"model": "llama-3-8b", "hardware": "b200-180g", "method": "sft-full", "precision": "nvfp4"}"#,
         r#"{"model": "llama-3-8b", "hardware": "b200-180g", "framework": "megatron", "method": "pretrain", "precision": "nvfp4"}"#,
     ),
+    // The fused-kernel switch is MindSpeed's.
+    (
+        "parallel.fused_kernels_framework",
+        r#"{"model": "qwen2.5-7b", "framework": "megatron", "method": "pretrain", "parallel": {"fused_kernels": false}}"#,
+        r#"{"model": "qwen2.5-7b", "hardware": "ascend-910b2", "framework": "mindspeed-llm", "method": "pretrain", "parallel": {"fused_kernels": false}}"#,
+    ),
     // MindSpeed-RL's config classes have no --account-for-*-in-pipeline-split.
     (
         "parallel.account_framework",

@@ -3,7 +3,7 @@
 # Megatron-LM core_v0.12.1 (a845aa7).
 # Llama-3-70B pre-training with MindSpeed-LLM on 8 × 8 Huawei Ascend 910B2 64GB (64 devices): TP
 # 8, PP 4, VPP 4, CP 1, EP 1, DP 2, distributed optimizer; micro-batch 1, global batch 512,
-# sequence 8192; bf16. Planned peak 43.4 GiB per device, step 137.51 s.
+# sequence 8192; bf16. Planned peak 43.4 GiB per device, step 140.17 s.
 # Reopen the plan: #v1=XZBdbgIxDITvkuddCWirwl4m8iaGjer81HFALeLudShoJZ6SzGc7M76aGcQtZrqaE-UZyD7eH9vdYCp-W8Jkpv32sLsNxlGrgtyrU_ZYFah6ZIh4yfxlJhND8rUg-pEomsEswP4CjIqgOkx-PGw3805JRFmyV70wCkNIXdOhpBIRRBjfxs_NrGoBBqIOrsaHKhzmJuhtLhJi-O1-hBsOJp-RCYo9MXjL6JvDV9RnRXsCWda2Usz0fg_bMDm063__XJTv-2FdjtE-Rj3p-d6ua2BUXNRZ9wlOwhkk5GSPLbl-eTaou9QIOMiPRk05oWasFzUHIpjW0tvtDw
 # Run on every node with NODE_RANK set (0 … NNODES − 1); MASTER_ADDR is node 0.
 set -euo pipefail

@@ -3,7 +3,7 @@
 # Megatron-LM core_v0.12.1 (a845aa7).
 # Qwen2.5-32B full SFT with MindSpeed-LLM on 2 × 8 Huawei Ascend 910B2 64GB (16 devices): TP 8,
 # PP 2, VPP 1, CP 1, EP 1, DP 1, distributed optimizer; micro-batch 1, global batch 64, sequence
-# 8192; bf16. Planned peak 27.5 GiB per device, step 53.71 s.
+# 8192; bf16. Planned peak 27.5 GiB per device, step 53.13 s.
 # Reopen the plan: #v1=bZBbTsQwDEX34u8WMQWkTjdTuYmrRuM8JnGooOrecYR4SPBn3eNrX_uABcVsMB1Q6D4zBZjGy3U4OzBci1BuKERLBaamrhk97THfYALvgi2JyPbMHjrYMNsdMynCYijY_np5XAYlnmSLVvWySr9W5qbpUFbpvlMYHl76p2FRNWFG5gYOsK5IdksVsnNM4rx7b3kkV9LGpIG6lrpSMDT_GD952TH9dYm6Rj0jk4k-6eS2B424VxQXw7zWYFrx1f8PmhnfKOs7xl93LRzNTeOH6r_583l-AA
 # Run on every node with NODE_RANK set (0 … NNODES − 1); MASTER_ADDR is node 0.
 set -euo pipefail

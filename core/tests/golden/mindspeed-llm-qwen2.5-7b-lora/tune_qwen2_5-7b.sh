@@ -3,7 +3,7 @@
 # Megatron-LM core_v0.12.1 (a845aa7).
 # Qwen2.5-7B LoRA SFT with MindSpeed-LLM on 1 × 8 Huawei Ascend 910B2 64GB (8 devices): TP 2, PP
 # 1, VPP 1, CP 1, EP 1, DP 4; micro-batch 1, global batch 64, sequence 4096; bf16. Planned peak
-# 11.7 GiB per device, step 7.01 s.
+# 11.7 GiB per device, step 10.29 s.
 # Reopen the plan: #v1=FYxLDsIwDETvMusE0SBA5DYuMSrC-eAiZRHl7ri70Ty9N_BSytyrfhCR3yXtjTl5kQyHjTR1UjZE-5NL8o_lvAYjUpUQB0jaZuMSHJSKNZbbdMg1sZj07VzC6ervqymNlESOf-DXEMOcfw
 # Run on every node with NODE_RANK set (0 … NNODES − 1); MASTER_ADDR is node 0.
 set -euo pipefail
