@@ -937,6 +937,8 @@ fn script(text: &str, ascend: bool, file: &mut PlanFile) -> Result<Reading, Impo
                 };
             }
             "--recompute-activations" => file.recompute.granularity = RecomputeGranularity::Selective,
+            "--recompute-modules" => file.recompute.modules = values.clone(),
+            "--cpu-offloading-num-layers" => file.recompute.cpu_offload_layers = num(w, need(one, w)?)?,
             "--recompute-method" => {
                 file.recompute.method = match need(one, w)? {
                     "block" => RecomputeMethod::Block,

@@ -191,8 +191,8 @@ fn torchtitan_performance() {
     let calibration = calibrate(&fitted, Some(tokens_per_device / TORCHTITAN[0].9), None);
     let scale = calibration.efficiency_scale.unwrap();
     println!("efficiency scale fitted on T1 bf16: {scale:.3}");
-    println!("row                     TPS doc  TPS plan   error   GiB doc  GiB plan");
-    let mut errors = Vec::new();
+    println!("row                     TPS doc  TPS plan   error   GiB doc  GiB plan   error");
+    let (mut errors, mut memory_errors) = (Vec::new(), Vec::new());
     for row in &TORCHTITAN {
         let mut plan = titan_plan(row);
         plan.calibration = calibration;
@@ -200,7 +200,18 @@ fn torchtitan_performance() {
         let tps = report.time.tokens_per_second_per_device;
         let err = (tps - row.9) / row.9;
         let gib = report.memory.peak_bytes as f64 / (1u64 << 30) as f64;
-        println!("{:22} {:8.0} {:9.0} {:+7.1}% {:9.1} {:9.1}", row.0, row.9, tps, 100.0 * err, row.10, gib);
+        let memory_err = (gib - row.10) / row.10;
+        memory_errors.push(memory_err);
+        println!(
+            "{:22} {:8.0} {:9.0} {:+7.1}% {:9.1} {:9.1} {:+7.1}%",
+            row.0,
+            row.9,
+            tps,
+            100.0 * err,
+            row.10,
+            gib,
+            100.0 * memory_err
+        );
         let cp = row.3[3];
         match (row.0.contains("fitted"), cp) {
             (true, _) => assert!(err.abs() < 0.05, "{}: {err:+.3}", row.0),
@@ -223,6 +234,11 @@ fn torchtitan_performance() {
     }
     let med = median(&errors);
     println!("checks: median |error| {:.1}% over {} rows", 100.0 * med, errors.len());
+    let memory_med = median(&memory_errors);
+    println!("memory: median |error| {:.1}% over {} rows", 100.0 * memory_med, memory_errors.len());
+    // FIXME(gap): the peaks are far from torchtitan's (see the fits above and docs/memory.md); the
+    // bound is today's.
+    assert!(memory_med < 0.45, "memory median {memory_med:.3}");
     // FIXME(gap): the dense target is 5 %; today 5.7 % over the 8 non-CP checks, with Table 4's
     // plain 2D row (−17 %: the plan's TP collectives on 131,072-token micro-batches without async
     // TP) and Table 5's 1F1B row (+22 %) the far ones.
