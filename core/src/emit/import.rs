@@ -482,10 +482,11 @@ impl Shape {
             return None;
         }
         let swiglu = has("--swiglu");
+        // Saturating: an edited script can name any width.
         let ffn = int("--ffn-hidden-size").unwrap_or(if swiglu {
-            (4 * hidden * 2 / 3) / 64 * 64
+            (hidden.saturating_mul(8) / 3) / 64 * 64
         } else {
-            4 * hidden
+            hidden.saturating_mul(4)
         });
         let mla = has("--multi-latent-attention").then(|| {
             [
