@@ -51,6 +51,8 @@ pub enum NumField {
     ActFnLayers,
     /// `recompute.layers_ratio`, a fraction in (0, 1].
     LayersRatio,
+    /// `recompute.cpu_offload_layers`; empty means none.
+    CpuOffloadLayers,
     /// `rl.rollout_tp`.
     RolloutTp,
     /// `rl.n_samples_per_prompt`.
@@ -93,7 +95,7 @@ pub enum NumKind {
 
 impl NumField {
     /// Every field, in form order; the index is the field's slot in [`PlanForm::numbers`].
-    pub const ALL: [NumField; 27] = [
+    pub const ALL: [NumField; 28] = [
         NumField::Nodes,
         NumField::DevicesPerNode,
         NumField::LoraRank,
@@ -108,6 +110,7 @@ impl NumField {
         NumField::RecomputeLayers,
         NumField::ActFnLayers,
         NumField::LayersRatio,
+        NumField::CpuOffloadLayers,
         NumField::RolloutTp,
         NumField::Samples,
         NumField::PromptLen,
@@ -127,6 +130,7 @@ impl NumField {
     pub fn kind(self) -> NumKind {
         match self {
             NumField::ActFnLayers
+            | NumField::CpuOffloadLayers
             | NumField::MiniBatch
             | NumField::TokenBudget
             | NumField::MaxModelLen
@@ -211,6 +215,7 @@ impl NumField {
             NumField::SeqLen => file.batch.seq_len,
             NumField::RecomputeLayers => file.recompute.num_layers,
             NumField::ActFnLayers => file.recompute.activation_function_layers,
+            NumField::CpuOffloadLayers => file.recompute.cpu_offload_layers,
             NumField::RolloutTp => file.rl.rollout_tp,
             NumField::Samples => file.rl.n_samples_per_prompt,
             NumField::PromptLen => file.rl.max_prompt_length,
@@ -242,6 +247,7 @@ impl NumField {
             NumField::SeqLen => file.batch.seq_len = n,
             NumField::RecomputeLayers => file.recompute.num_layers = n,
             NumField::ActFnLayers => file.recompute.activation_function_layers = value.unwrap_or(0),
+            NumField::CpuOffloadLayers => file.recompute.cpu_offload_layers = value.unwrap_or(0),
             NumField::RolloutTp => file.rl.rollout_tp = n,
             NumField::Samples => file.rl.n_samples_per_prompt = n,
             NumField::PromptLen => file.rl.max_prompt_length = n,
@@ -281,6 +287,7 @@ impl NumField {
             NumField::MtpLayers => Key::mtp_layers,
             NumField::RecomputeLayers => Key::rc_layers,
             NumField::ActFnLayers => Key::rc_act_fn_layers,
+            NumField::CpuOffloadLayers => Key::rc_cpu_offload_layers,
             NumField::LayersRatio => Key::rc_layers_ratio,
             NumField::RolloutTp => Key::rl_rollout_tp,
             NumField::Samples => Key::rl_samples,
@@ -311,6 +318,7 @@ impl NumField {
             NumField::SeqLen => "batch.seq_len",
             NumField::RecomputeLayers => "recompute.num_layers",
             NumField::ActFnLayers => "recompute.activation_function_layers",
+            NumField::CpuOffloadLayers => "recompute.cpu_offload_layers",
             NumField::LayersRatio => "recompute.layers_ratio",
             NumField::RolloutTp => "rl.rollout_tp",
             NumField::Samples => "rl.n_samples_per_prompt",

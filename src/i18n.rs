@@ -177,6 +177,10 @@ texts! {
     rl_blocking => "Blocking phases (MindSpeed-RL blocking)", "阶段阻塞执行（MindSpeed-RL blocking）";
     rl_lora => "Actor trains LoRA adapters (rank and targets from LoRA)", "Actor 训练 LoRA 适配器（秩与目标模块取自 LoRA 设置）";
     rc_act_fn_layers => "Activation-function recompute layers", "激活函数重计算层数";
+    rc_cpu_offload_layers => "Layers offloading activations to CPU (Megatron)", "激活值卸载到 CPU 的层数（Megatron）";
+    rc_modules_mlp => "Selective: recompute the MLP (Megatron --recompute-modules mlp)", "选择性：重计算 MLP（Megatron --recompute-modules mlp）";
+    rc_modules_layernorm => "Selective: recompute the norms (layernorm)", "选择性：重计算归一化层（layernorm）";
+    rc_modules_moe => "Selective: recompute the MoE layer (moe)", "选择性：重计算 MoE 层（moe）";
     rc_layers_ratio => "Recompute layers ratio (Ascend LLaMA-Factory)", "重计算层比例（昇腾 LLaMA-Factory）";
     par_swap_opt => "Swap optimizer to host (MindSpeed)", "优化器换出到主机（MindSpeed）";
     par_fused => "Fused RMSNorm, SwiGLU and RoPE kernels (MindSpeed)", "RMSNorm、SwiGLU、RoPE 融合算子（MindSpeed）";

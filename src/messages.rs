@@ -225,6 +225,16 @@ pub fn zh(code: Code) -> &'static str {
         Code::ParallelVppNeedsPp => "VPP {vpp} 需要流水线并行（PP > 1）。",
         Code::ParallelWorld => "{world} 张卡无法分成 TP {tp} × PP {pp} × CP {cp}。",
         Code::ParallelWorldEp => "{world} 张卡无法分成 ETP {etp} × EP {ep} × PP {pp}。",
+        Code::RecomputeCpuOffloadFramework => {
+            "{framework} 没有 --cpu-offloading-num-layers（仅 Megatron-LM 有）：激活值仍留在设备上。"
+        }
+        Code::RecomputeCpuOffloadLayers => {
+            "--cpu-offloading-num-layers {layers} 必须小于模型的 {n_layers} 层。"
+        }
+        Code::RecomputeCpuOffloadPp => "Megatron 在流水线并行（PP > 1）下不支持激活值卸载。",
+        Code::RecomputeCpuOffloadRecompute => "Megatron 在开启激活重计算时不支持激活值卸载。",
+        Code::RecomputeModulesFp8 => "延迟缩放（delayed scaling）的 fp8 不能重计算 layernorm 或 moe_act。",
+        Code::RecomputeModulesModel => "--recompute-modules {module} 需要{needs}。",
         Code::RecomputeNumLayers => "--recompute-num-layers {num_layers} 超过了每阶段的 {per_stage} 层。",
         Code::RlEngineTooSmall => "推理引擎分到的显存连权重都放不下。",
         Code::RlGpuMemoryUtilization => "gpu_memory_utilization 必须小于 1：训练也需要显存。",

@@ -96,6 +96,10 @@ pub struct StageMemory {
     pub buffers: u64,
     /// Runtime context.
     pub overhead: u64,
+    /// Activations of one micro-batch that wait in host memory (Megatron
+    /// `--cpu-offloading-num-layers`): sent after each offloaded layer's forward, fetched before
+    /// its backward. Not part of the device's total.
+    pub offloaded_activations: u64,
 }
 
 impl StageMemory {
@@ -288,8 +292,11 @@ pub fn estimate_with(plan: &Plan, facts: &ModelFacts) -> Memory {
     let phases = rl_phases(&ctx, &stages);
     let rollout = matches!(plan.method, Method::Grpo | Method::Ppo).then(|| rollout_memory(plan));
     let peak_bytes = phases.iter().map(|p| p.total).max().unwrap_or(0).max(worst_stage);
+    // Offloaded activations wait in pinned host memory, one micro-batch's per device.
+    let offloaded = stages.iter().map(|s| s.offloaded_activations).max().unwrap_or(0);
+    let offloaded_per_node = offloaded.saturating_mul(u64::from(plan.cluster.devices_per_node.get()));
     Memory {
-        host_bytes_per_node: host_bytes_per_node(&ctx),
+        host_bytes_per_node: host_bytes_per_node(&ctx).saturating_add(offloaded_per_node),
         stages,
         phases,
         rollout,
@@ -367,7 +374,7 @@ fn stage_memory(ctx: &Ctx, layout: &Layout, stage_idx: u64) -> StageMemory {
     };
     model_states(ctx, dense, expert, &mut res);
     res.weights += low_precision_weight_copies(ctx, linear_layers + mtp_linear(ctx, mtp)) as u64;
-    res.activations = activations(ctx, stage_idx, &layers, first, mtp);
+    (res.activations, res.offloaded_activations) = activations(ctx, stage_idx, &layers, first, mtp);
     if last || 0 < mtp {
         // The loss's logits, and each MTP layer's own (it predicts one more token, through the
         // shared head), on the stages that compute them.
@@ -543,6 +550,18 @@ pub struct Saved {
     /// Leave out the attention tensors (Q/K/V, scores, output): MindSpeed swap-attention keeps
     /// them in host memory.
     pub without_attention: bool,
+    /// Megatron `--recompute-modules mlp`: the dense MLP keeps only its input.
+    pub mlp: bool,
+    /// `layernorm`: the two norms' outputs (the QKV and MLP inputs) are discarded.
+    pub layernorm: bool,
+    /// `moe_act`: the experts' activation output is discarded.
+    pub moe_act: bool,
+    /// `moe`: the MoE layer keeps only its input.
+    pub moe: bool,
+    /// `shared_experts`: the shared experts keep only their input.
+    pub shared_experts: bool,
+    /// `mla_up_proj`: MLA's up-projected queries, keys and values are discarded.
+    pub mla_up_proj: bool,
 }
 
 /// How a layer runs: the path, kernels, shapes on one device, and what recomputation drops.
@@ -590,7 +609,15 @@ pub fn layer_activation_bytes(arch: &Architecture, moe_layer: bool, case: &Layer
     let (whole, mut split);
     if megatron {
         whole = 4.0 * h + 2.0 * h + 2.0 * h + if dropout { 2.0 * h } else { 0.0 };
+        // `layernorm` recompute discards the norms' outputs, the QKV and MLP inputs (2h each), and
+        // reruns the norms from their kept inputs (transformer_config.py: "output-discarding
+        // checkpointing").
+        let whole = whole - if saved.layernorm { 4.0 * h } else { 0.0 };
         split = 2.0 * (q + 2.0 * kv) + 2.0 * q;
+        // `mla_up_proj` discards the up-projected Q, K and V (rerun from the compressed latents).
+        if saved.mla_up_proj && matches!(arch.attention, model::Attention::Mla { .. }) {
+            split -= 2.0 * (q + 2.0 * kv);
+        }
         if flash {
             split += 4.0 * a;
         } else if !saved.selective {
@@ -601,12 +628,19 @@ pub fn layer_activation_bytes(arch: &Architecture, moe_layer: bool, case: &Layer
         }
         split += match moe {
             Some(_) => 0.0,
+            // `mlp` recompute checkpoints the MLP: only its input (counted in `whole`) is kept.
+            None if saved.mlp => 0.0,
             // Activation-function recompute drops the activation's output: 2f of the inner tensors.
             None => {
                 let f = arch.mlp.intermediate_size as f64;
                 mlp_inner_megatron(arch.mlp.kind, f) - if saved.activation_function { 2.0 * f } else { 0.0 }
             }
         };
+        if let Some(moe) = moe {
+            return megatron_moe_recomputed(arch, moe, case, whole, split);
+        }
+        let per_token = if sequence_parallel { (whole + split) / t } else { whole + split / t };
+        return per_token * tokens;
     } else {
         whole = 2.0 * (8.0 * h + 4.0);
         split = if flash {
@@ -642,6 +676,34 @@ pub fn layer_activation_bytes(arch: &Architecture, moe_layer: bool, case: &Layer
     per_token * tokens
 }
 
+/// A Megatron MoE layer's saved bytes with `--recompute-modules` `moe`, `moe_act` and
+/// `shared_experts`: the routed part of [`layer_activation_bytes`] (k copies of input and output,
+/// 6f_e inner, fp32 router 8E) less what each module discards: `moe` keeps only the layer's input,
+/// `moe_act` the activation's output (2f_e of the 6f_e), `shared_experts` the shared MLP's inner
+/// tensors and output.
+fn megatron_moe_recomputed(
+    arch: &Architecture,
+    moe: &model::Moe,
+    case: &LayerCase,
+    whole: f64,
+    split: f64,
+) -> f64 {
+    let (h, t) = (arch.hidden_size as f64, case.tp as f64);
+    let saved = case.saved;
+    let k = moe.top_k as f64;
+    let f_e = moe.expert_intermediate_size as f64;
+    let mut split = split;
+    if !saved.moe {
+        let inner = 6.0 * f_e - if saved.moe_act { 2.0 * f_e } else { 0.0 };
+        split += k * (4.0 * h + inner) + 8.0 * moe.n_experts as f64;
+        if 0 < moe.shared_intermediate_size && !saved.shared_experts {
+            split += 6.0 * moe.shared_intermediate_size as f64 + 2.0 * h;
+        }
+    }
+    let per_token = if case.sequence_parallel { (whole + split) / t } else { whole + split / t };
+    per_token * (case.seq_len * case.micro_batch) as f64
+}
+
 /// MLP inner bytes per token on the Megatron path: GELU saves fc1's output and GELU's output (4f);
 /// fused SwiGLU saves the gate/up output and the product (6f).
 fn mlp_inner_megatron(kind: MlpKind, f: f64) -> f64 {
@@ -666,8 +728,9 @@ fn attention_widths(arch: &Architecture) -> (f64, f64, f64) {
     }
 }
 
-/// Activations of one stage: every micro-batch in flight, with recomputation.
-fn activations(ctx: &Ctx, stage_idx: u64, layers: &[u64], embedding: bool, mtp: u64) -> u64 {
+/// Activations of one stage: every micro-batch in flight, with recomputation; and one
+/// micro-batch's bytes offloaded to the host.
+fn activations(ctx: &Ctx, stage_idx: u64, layers: &[u64], embedding: bool, mtp: u64) -> (u64, u64) {
     let plan = ctx.plan;
     let arch = ctx.arch;
     let megatron = ctx.path == Path::Megatron;
@@ -683,10 +746,18 @@ fn activations(ctx: &Ctx, stage_idx: u64, layers: &[u64], embedding: bool, mtp: 
         true => (RecomputeMethod::Block, (rc.layers_ratio_frac * n as f64).ceil() as u64),
         false => (rc.method, u64::from(rc.num_layers.get()).clamp(1, n.max(1))),
     };
+    // Selective recomputation reruns the modules `--recompute-modules` names.
+    let selective = rc.granularity == RecomputeGranularity::Selective;
+    let modules = recompute_modules(plan);
     let saved = Saved {
-        selective: rc.granularity == RecomputeGranularity::Selective,
-        activation_function: false,
-        without_attention: false,
+        selective: selective && modules.core_attn,
+        mlp: selective && modules.mlp,
+        layernorm: selective && modules.layernorm,
+        moe_act: selective && modules.moe_act,
+        moe: selective && modules.moe,
+        shared_experts: selective && modules.shared_experts,
+        mla_up_proj: selective && modules.mla_up_proj,
+        ..Saved::default()
     };
     // MindSpeed's activation-function recompute (the Megatron path only) covers
     // `--recompute-activation-function-num-layers` layers of the stage, after the fully recomputed
@@ -733,6 +804,13 @@ fn activations(ctx: &Ctx, stage_idx: u64, layers: &[u64], embedding: bool, mtp: 
     };
     let hidden = (2 * seq * b * arch.hidden_size) as f64 / if sp { ctx.tp as f64 } else { 1.0 };
 
+    // Megatron's activation offloading (`--cpu-offloading-num-layers N`: Transformer Engine's
+    // `get_cpu_offload_context` in megatron/core/transformer/transformer_block.py): the first N
+    // layers' saved tensors go to host memory after their forward and come back before their
+    // backward; the layer being copied stays on the device.
+    let offloaded = offloaded_layers(plan, n);
+    let offload_window = if 0 < offloaded && 0 < n { layer_bytes(0) } else { 0.0 };
+    let offloaded_bytes = (0..offloaded.min(n)).map(layer_bytes).sum::<f64>();
     // One micro-batch's saved bytes on this stage, and the working set recomputation adds once.
     let (per_microbatch, working) = match (full, method) {
         (false, _) => ((0..n).map(layer_bytes).sum::<f64>(), 0.0),
@@ -760,9 +838,33 @@ fn activations(ctx: &Ctx, stage_idx: u64, layers: &[u64], embedding: bool, mtp: 
         true => 3.0 * hidden,
         false => layer_with(n, saved) + 3.0 * hidden,
     };
-    ((per_microbatch + embedding + mtp as f64 * mtp_layer) * in_flight(ctx, stage_idx)
+    let on_device = (per_microbatch - offloaded_bytes + embedding + mtp as f64 * mtp_layer)
+        * in_flight(ctx, stage_idx)
         + working
-        + swap_window) as u64
+        + swap_window
+        + offload_window;
+    (on_device as u64, offloaded_bytes as u64)
+}
+
+/// The modules selective recomputation reruns as the plan's framework is told: Megatron-LM's
+/// `--recompute-modules`; MindSpeed-LLM's (Megatron core 0.12.1, no `shared_experts`); elsewhere the
+/// attention core only (MindSpeed-RL writes no modules; the HF path's selective mode is attention's).
+pub fn recompute_modules(plan: &Plan) -> crate::plan::RecomputeModules {
+    let modules = plan.recompute.modules;
+    match plan.framework {
+        Framework::Megatron => modules,
+        Framework::MindSpeedLlm => crate::plan::RecomputeModules { shared_experts: false, ..modules },
+        _ => crate::plan::RecomputeModules::DEFAULT,
+    }
+}
+
+/// Layers of a stage of `n_layers` whose activations Megatron offloads to the host
+/// (`--cpu-offloading-num-layers`, Megatron-LM only; at most the stage's layers).
+fn offloaded_layers(plan: &Plan, n_layers: u64) -> u64 {
+    match plan.framework {
+        Framework::Megatron => u64::from(plan.recompute.cpu_offload_layers).min(n_layers),
+        _ => 0,
+    }
 }
 
 /// Tokens per trained sequence: the batch's `seq_len`, or for RL a prompt and its response

@@ -343,6 +343,95 @@ pub struct Recompute {
     /// LLaMA-Factory on Ascend (`recompute_layers_ratio`): the share of layers gradient
     /// checkpointing covers, in (0, 1]; 1 = every layer, as upstream LLaMA-Factory does.
     pub layers_ratio_frac: f64,
+    /// Megatron `--recompute-modules`: what selective recomputation reruns.
+    pub modules: RecomputeModules,
+    /// Megatron `--cpu-offloading-num-layers`: the activations of this many layers wait in host
+    /// memory between their forward and backward; 0 = none.
+    pub cpu_offload_layers: u32,
+}
+
+/// The submodules Megatron's selective recomputation checkpoints (`--recompute-modules`,
+/// megatron/core/transformer/transformer_config.py at core_v0.19.0, `recompute_modules`; default
+/// `["core_attn"]`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RecomputeModules {
+    /// `core_attn`: the attention core (scores, softmax, dropout, values).
+    pub core_attn: bool,
+    /// `mlp`: the dense MLP.
+    pub mlp: bool,
+    /// `layernorm`: the input and pre-MLP norms (their outputs are discarded).
+    pub layernorm: bool,
+    /// `moe_act`: the experts' activation function (its output is discarded).
+    pub moe_act: bool,
+    /// `moe`: the whole MoE layer.
+    pub moe: bool,
+    /// `shared_experts`: the MoE layer's shared experts.
+    pub shared_experts: bool,
+    /// `mla_up_proj`: MLA's up-projections and RoPE (their outputs are discarded).
+    pub mla_up_proj: bool,
+}
+
+impl RecomputeModules {
+    /// The module names, in Megatron's order.
+    pub const NAMES: [&'static str; 7] =
+        ["core_attn", "moe_act", "layernorm", "mla_up_proj", "mlp", "moe", "shared_experts"];
+
+    /// Megatron's default: `core_attn` only.
+    pub const DEFAULT: RecomputeModules = RecomputeModules {
+        core_attn: true,
+        mlp: false,
+        layernorm: false,
+        moe_act: false,
+        moe: false,
+        shared_experts: false,
+        mla_up_proj: false,
+    };
+
+    /// No module.
+    pub const NONE: RecomputeModules = RecomputeModules {
+        core_attn: false,
+        mlp: false,
+        layernorm: false,
+        moe_act: false,
+        moe: false,
+        shared_experts: false,
+        mla_up_proj: false,
+    };
+
+    fn slot(&mut self, name: &str) -> Option<&mut bool> {
+        match name {
+            "core_attn" => Some(&mut self.core_attn),
+            "moe_act" => Some(&mut self.moe_act),
+            "layernorm" => Some(&mut self.layernorm),
+            "mla_up_proj" => Some(&mut self.mla_up_proj),
+            "mlp" => Some(&mut self.mlp),
+            "moe" => Some(&mut self.moe),
+            "shared_experts" => Some(&mut self.shared_experts),
+            _ => None,
+        }
+    }
+
+    /// The modules set, by name, in Megatron's order.
+    pub fn list(&self) -> Vec<&'static str> {
+        let mut copy = *self;
+        Self::NAMES.into_iter().filter(|n| copy.slot(n).is_some_and(|on| *on)).collect()
+    }
+
+    /// Reads module names as Megatron spells them.
+    ///
+    /// # Errors
+    ///
+    /// The first name that is not a module.
+    pub fn try_from_names<'a>(names: impl IntoIterator<Item = &'a str>) -> Result<Self, String> {
+        let mut res = Self::NONE;
+        for name in names {
+            match res.slot(name) {
+                Some(on) => *on = true,
+                None => return Err(name.to_owned()),
+            }
+        }
+        Ok(res)
+    }
 }
 
 /// Memory the runtime takes besides the model, as the user may calibrate it.
@@ -697,7 +786,7 @@ impl Default for ParallelFile {
 }
 
 /// Recomputation as written.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 #[allow(missing_docs)]
 pub struct RecomputeFile {
@@ -710,6 +799,20 @@ pub struct RecomputeFile {
     pub activation_function_layers: u32,
     /// LLaMA-Factory on Ascend `recompute_layers_ratio`, in (0, 1].
     pub layers_ratio: f64,
+    /// Megatron `--recompute-modules`; `["core_attn"]` when omitted.
+    #[serde(skip_serializing_if = "is_default_modules")]
+    pub modules: Vec<String>,
+    /// Megatron `--cpu-offloading-num-layers`; 0 when omitted.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub cpu_offload_layers: u32,
+}
+
+fn is_default_modules(modules: &[String]) -> bool {
+    modules.len() == 1 && modules[0] == "core_attn"
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 impl Default for RecomputeFile {
@@ -722,6 +825,8 @@ impl Default for RecomputeFile {
             swap_attention: false,
             activation_function_layers: 0,
             layers_ratio: 1.0,
+            modules: vec!["core_attn".to_owned()],
+            cpu_offload_layers: 0,
         }
     }
 }
@@ -1055,6 +1160,13 @@ impl Plan {
                 Limit::Degree,
             )?,
             layers_ratio_frac: r.layers_ratio,
+            modules: RecomputeModules::try_from_names(r.modules.iter().map(String::as_str)).map_err(|_| {
+                PlanFileError::OutOfRange {
+                    field: "recompute.modules",
+                    expected: "names from core_attn, moe_act, layernorm, mla_up_proj, mlp, moe, shared_experts",
+                }
+            })?,
+            cpu_offload_layers: count_or_zero(r.cpu_offload_layers, "recompute.cpu_offload_layers", Limit::Degree)?,
         };
         let o = &file.overheads;
         for (x, field) in [
@@ -1224,6 +1336,8 @@ impl Plan {
                 swap_attention: self.recompute.swap_attention,
                 activation_function_layers: self.recompute.activation_function_layers,
                 layers_ratio: self.recompute.layers_ratio_frac,
+                modules: self.recompute.modules.list().into_iter().map(str::to_owned).collect(),
+                cpu_offload_layers: self.recompute.cpu_offload_layers,
             },
             batch: BatchFile {
                 micro_batch: self.batch.micro_batch.get(),
@@ -1357,10 +1471,6 @@ fn pipeline_layout(text: &str) -> Result<Option<String>, PlanFileError> {
             expected: "Megatron's layout symbols only: E (embedding), t (layer), m (MTP layer), L (loss), | between stages, (…)*n and x*n repeats, commas; at most 4096 characters",
         }),
     }
-}
-
-fn is_zero(n: &u32) -> bool {
-    *n == 0
 }
 
 /// The MTP layers a plan trains: at most [`MTP_LAYERS_MAX`].

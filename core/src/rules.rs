@@ -409,6 +409,7 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
                 Some(("recompute.num_layers", Value::from(layers_per_stage))),
             );
         }
+        recompute_modules_and_offload(plan, &mut acc);
         if matches!(plan.method, Method::Lora) && plan.recompute.swap_attention && mindspeed {
             // MindSpeed `SwapAttentionFeature.validate_args` (features_manager/memory/swap_attention.py):
             // swap-attention is not for LoRA.
@@ -1053,4 +1054,95 @@ pub fn apply(plan: &Plan, fix: &Fix) -> Result<Plan, crate::plan::PlanFileError>
     *slot = fix.value.clone();
     let file = serde_json::from_value(value).map_err(|e| crate::plan::PlanFileError::Json(e.to_string()))?;
     Plan::from_file(&file)
+}
+
+/// Megatron's checks on `--recompute-modules` and `--cpu-offloading-num-layers`
+/// (megatron/core/transformer/transformer_config.py `__post_init__` at core_v0.19.0).
+fn recompute_modules_and_offload(plan: &Plan, acc: &mut Acc) {
+    use Severity::{Error, Warning};
+    let rc = &plan.recompute;
+    let arch = &plan.model.arch;
+    let writes_modules = matches!(plan.framework, Framework::Megatron | Framework::MindSpeedLlm);
+    if writes_modules && rc.granularity == RecomputeGranularity::Selective {
+        let names = |modules: crate::plan::RecomputeModules| {
+            modules.list().into_iter().map(str::to_owned).collect::<Vec<String>>()
+        };
+        let mla = matches!(arch.attention, Attention::Mla { .. });
+        // "mla_up_proj in recompute_modules is only supported with multi_latent_attention";
+        // "moe_act in recompute_modules is only supported with moe_grouped_gemm", which a dense
+        // model has no use for.
+        for (on, module, needs, off) in [
+            (rc.modules.mla_up_proj && !mla, "mla_up_proj", "multi-latent attention", {
+                let mut m = rc.modules;
+                m.mla_up_proj = false;
+                m
+            }),
+            (rc.modules.moe_act && arch.moe.is_none(), "moe_act", "an MoE model (grouped GEMM)", {
+                let mut m = rc.modules;
+                m.moe_act = false;
+                m
+            }),
+        ] {
+            if on {
+                acc.push(
+                    Error,
+                    Code::RecomputeModulesModel,
+                    &[("module", module.to_owned()), ("needs", needs.to_owned())],
+                    Some(("recompute.modules", Value::from(names(off)))),
+                );
+            }
+        }
+        // "Delayed scaling does not support moe_act and layernorm recompute for fp8": the fp8
+        // plans are written with Megatron's default recipe, delayed.
+        if plan.precision == Precision::Fp8 && (rc.modules.layernorm || rc.modules.moe_act) {
+            let mut m = rc.modules;
+            m.layernorm = false;
+            m.moe_act = false;
+            acc.push(
+                Error,
+                Code::RecomputeModulesFp8,
+                &[],
+                Some(("recompute.modules", Value::from(names(m)))),
+            );
+        }
+    }
+    if rc.cpu_offload_layers == 0 {
+        return;
+    }
+    if plan.framework != Framework::Megatron {
+        acc.push(
+            Warning,
+            Code::RecomputeCpuOffloadFramework,
+            &[("framework", plan.framework.wire().to_owned())],
+            Some(("recompute.cpu_offload_layers", Value::from(0))),
+        );
+        return;
+    }
+    // "CPU offloading can be done only for layers less than {num_layers}".
+    if arch.n_layers <= u64::from(rc.cpu_offload_layers) {
+        acc.push(
+            Error,
+            Code::RecomputeCpuOffloadLayers,
+            &[("layers", rc.cpu_offload_layers.to_string()), ("n_layers", arch.n_layers.to_string())],
+            Some(("recompute.cpu_offload_layers", Value::from(arch.n_layers.saturating_sub(1)))),
+        );
+    }
+    // "Currently there is no support for Pipeline parallelism with CPU offloading".
+    if 1 < plan.parallel.pp.get() {
+        acc.push(
+            Error,
+            Code::RecomputeCpuOffloadPp,
+            &[],
+            Some(("recompute.cpu_offload_layers", Value::from(0))),
+        );
+    }
+    // "CPU offloading does not work when activation recomputation is enabled".
+    if rc.granularity != RecomputeGranularity::None {
+        acc.push(
+            Error,
+            Code::RecomputeCpuOffloadRecompute,
+            &[],
+            Some(("recompute.granularity", Value::from("none"))),
+        );
+    }
 }

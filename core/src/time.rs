@@ -171,6 +171,13 @@ struct LayerWork {
     model_flops: f64,
     /// Of which the attention core (scores and values).
     attention_flops: f64,
+    /// The MLP's (or MoE layer's) GEMM seconds, part of `gemm_seconds`: what `--recompute-modules
+    /// mlp` or `moe` reruns.
+    mlp_gemm_seconds: f64,
+    /// The MLP's (or MoE layer's) FLOPs, part of `model_flops`.
+    mlp_flops: f64,
+    /// Whether this is an MoE layer.
+    moe_layer: bool,
 }
 
 struct Ctx<'a> {
@@ -335,6 +342,7 @@ fn layer_work(ctx: &Ctx, moe_layer: bool) -> LayerWork {
             (a, qd, qd / 2.0, (a + 1.0) * qk_rope_head_dim as f64)
         }
     };
+    let (projection_seconds, projection_flops) = (w.gemm_seconds, w.model_flops);
     // Attention scores and values: 2·2·b·s²·q per layer (Megatron counts it non-causal). Causal
     // kernels skip the masked half; eager kernels also read and write the score matrix.
     let b = tokens / ctx.seq;
@@ -388,6 +396,10 @@ fn layer_work(ctx: &Ctx, moe_layer: bool) -> LayerWork {
         }
     }
 
+    // What the MLP (or MoE) arm added, for selective recomputation of those modules.
+    w.mlp_gemm_seconds = w.gemm_seconds - projection_seconds;
+    w.mlp_flops = w.model_flops - projection_flops - attention_flops;
+    w.moe_layer = moe_layer;
     w.memory_seconds +=
         ELEMENTWISE_BYTES_PER_TOKEN_HIDDEN * tokens * h / t / (ctx.hw.memory_bytes_per_second * HBM_EFF);
     if !ctx.plan.parallel.fused_kernels && ctx.mindspeed {
@@ -513,7 +525,7 @@ pub fn estimate_within(plan: &Plan, mem: &memory::Memory, limit_seconds: Option<
             let fwd = l.gemm_seconds + l.attention_seconds + l.memory_seconds + comm;
             let rerun = match recompute {
                 RecomputeGranularity::Full => fwd,
-                RecomputeGranularity::Selective => l.attention_seconds,
+                RecomputeGranularity::Selective => selective_rerun(plan, &l).0,
                 RecomputeGranularity::None => 0.0,
             };
             forward[idx] += fwd;
@@ -527,7 +539,7 @@ pub fn estimate_within(plan: &Plan, mem: &memory::Memory, limit_seconds: Option<
             r.memory_bound_seconds += (2.0 + rerun_share) * l.memory_seconds;
             r.recompute_seconds += match recompute {
                 RecomputeGranularity::Full => l.gemm_seconds + l.attention_seconds,
-                RecomputeGranularity::Selective => l.attention_seconds,
+                RecomputeGranularity::Selective => selective_rerun(plan, &l).0,
                 RecomputeGranularity::None => 0.0,
             };
             r.tp_comm_seconds += (2.0 + rerun_share) * l.tp_seconds;
@@ -541,7 +553,7 @@ pub fn estimate_within(plan: &Plan, mem: &memory::Memory, limit_seconds: Option<
         model_flops_per_mb += passes * l.model_flops;
         recompute_flops_per_mb += match recompute {
             RecomputeGranularity::Full => l.model_flops,
-            RecomputeGranularity::Selective => l.attention_flops,
+            RecomputeGranularity::Selective => selective_rerun(plan, &l).1,
             RecomputeGranularity::None => 0.0,
         };
     }
@@ -559,6 +571,26 @@ pub fn estimate_within(plan: &Plan, mem: &memory::Memory, limit_seconds: Option<
         };
     }
     model_flops_per_mb += passes * (head_flops * (1.0 + n_mtp) + proj_flops * n_mtp);
+    // Activation offloading (Megatron `--cpu-offloading-num-layers`, PP 1 only): each offloaded
+    // layer's activations cross the host link after its forward and again before its backward,
+    // overlapped with the next layer's forward (and the previous one's backward): "offloaded to the
+    // CPU asynchronously" (megatron/core/model_parallel_config.py `cpu_offloading`; the context is
+    // Transformer Engine's `get_cpu_offload_context`, megatron/core/transformer/transformer_block.py);
+    // what does not fit behind it shows.
+    let mut activation_offload_seconds = 0.0;
+    let offloaded =
+        u64::from(plan.recompute.cpu_offload_layers).min(chunks[0].layers.end - chunks[0].layers.start);
+    let offloaded_bytes = mem.stages.first().map_or(0, |s| s.offloaded_activations) as f64;
+    if megatron && pp == 1 && 0 < offloaded && 0.0 < offloaded_bytes {
+        let transfer = offloaded_bytes / offloaded as f64 / HOST_LINK_BYTES_PER_SECOND;
+        let n = (chunks[0].layers.end - chunks[0].layers.start).max(1) as f64;
+        let (fwd_layer, bwd_layer) = (forward[0] / n, backward[0] / n);
+        let exposed = offloaded as f64 * ((transfer - fwd_layer).max(0.0) + (transfer - bwd_layer).max(0.0));
+        forward[0] += offloaded as f64 * (transfer - fwd_layer).max(0.0);
+        backward[0] += offloaded as f64 * (transfer - bwd_layer).max(0.0);
+        activation_offload_seconds = exposed;
+    }
+
     for (idx, stage) in chunks.iter().enumerate() {
         let heads = f64::from(u8::from(stage.loss)) + stage.mtp as f64;
         let proj = stage.mtp as f64 * proj_seconds;
@@ -718,7 +750,7 @@ pub fn estimate_within(plan: &Plan, mem: &memory::Memory, limit_seconds: Option<
         bubble_seconds: (makespan - busy * mf).max(0.0),
         dp_comm_seconds: dp_seconds,
         optimizer_seconds,
-        offload_seconds,
+        offload_seconds: offload_seconds + activation_offload_seconds * mf,
         rollout_seconds,
         log_prob_seconds,
     };
@@ -835,6 +867,30 @@ fn rl_phases(ctx: &Ctx, update_makespan: f64) -> (f64, f64) {
     // The training pipeline's forward is about a third of its time without recomputation.
     let log_prob = 2.0 * update_makespan / 3.0;
     (rollout, log_prob)
+}
+
+/// What selective recomputation reruns in one layer's backward, as (seconds, FLOPs): each module
+/// `--recompute-modules` names reruns its forward (Megatron-LM core_v0.19.0
+/// `transformer_config.py` `recompute_modules`; Korthikanti et al. 2022 §5 for `core_attn`):
+/// `core_attn` the attention core, `mlp` a dense layer's MLP GEMMs, `moe` an MoE layer's expert
+/// GEMMs and its dispatch and combine, `layernorm` the two norms (a read and a write of h 16-bit
+/// values each: 8 of the layer's [`ELEMENTWISE_BYTES_PER_TOKEN_HIDDEN`]). `moe_act`, `mla_up_proj`
+/// and `shared_experts` rerun small or uncounted kernels and add nothing here (docs/time.md).
+fn selective_rerun(plan: &Plan, l: &LayerWork) -> (f64, f64) {
+    let modules = memory::recompute_modules(plan);
+    let mut res = (0.0, 0.0);
+    if modules.core_attn {
+        res = (l.attention_seconds, l.attention_flops);
+    }
+    let mlp = (!l.moe_layer && modules.mlp) || (l.moe_layer && modules.moe);
+    if mlp {
+        res.0 += l.mlp_gemm_seconds + l.ep_seconds;
+        res.1 += l.mlp_flops;
+    }
+    if modules.layernorm {
+        res.0 += l.memory_seconds * 8.0 / ELEMENTWISE_BYTES_PER_TOKEN_HIDDEN;
+    }
+    res
 }
 
 /// The schedule a plan runs: the one it names, or 1F1B (interleaved when it has virtual chunks).

@@ -317,8 +317,12 @@ pub fn PlanFormPanel(
                 </div>
                 {check(Key::rc_act_fn, "act-fn-check", |f| f.recompute.activation_function, |f, v| f.recompute.activation_function = v)}
                 {check(Key::rc_swap_attn, "swap-attn-check", |f| f.recompute.swap_attention, |f, v| f.recompute.swap_attention = v)}
+                {check(Key::rc_modules_mlp, "rc-mlp-check", |f| module_on(f, "mlp"), |f, v| set_module(f, "mlp", v))}
+                {check(Key::rc_modules_layernorm, "rc-layernorm-check", |f| module_on(f, "layernorm"), |f, v| set_module(f, "layernorm", v))}
+                {check(Key::rc_modules_moe, "rc-moe-check", |f| module_on(f, "moe"), |f, v| set_module(f, "moe", v))}
                 <div class="grid3">
                     {number(Key::rc_act_fn_layers, "act-fn-layers-input", NumField::ActFnLayers, all)}
+                    {number(Key::rc_cpu_offload_layers, "cpu-offload-input", NumField::CpuOffloadLayers, None)}
                     <Show when=is_llamafactory>
                         {number(Key::rc_layers_ratio, "layers-ratio-input", NumField::LayersRatio, None)}
                     </Show>
@@ -439,5 +443,19 @@ fn CalibrationPanel(
             </div>
             <p class="muted" data-testid="calibration-current">{current}</p>
         </section>
+    }
+}
+
+/// Whether `recompute.modules` names `module`.
+fn module_on(file: &PlanFile, module: &str) -> bool {
+    file.recompute.modules.iter().any(|m| m == module)
+}
+
+/// Adds `module` to `recompute.modules` or takes it out.
+fn set_module(file: &mut PlanFile, module: &str, on: bool) {
+    let modules = &mut file.recompute.modules;
+    modules.retain(|m| m != module);
+    if on {
+        modules.push(module.to_owned());
     }
 }

@@ -482,10 +482,11 @@ impl Shape {
             return None;
         }
         let swiglu = has("--swiglu");
+        // Saturating: an edited script can name any width.
         let ffn = int("--ffn-hidden-size").unwrap_or(if swiglu {
-            (4 * hidden * 2 / 3) / 64 * 64
+            (hidden.saturating_mul(8) / 3) / 64 * 64
         } else {
-            4 * hidden
+            hidden.saturating_mul(4)
         });
         let mla = has("--multi-latent-attention").then(|| {
             [
@@ -943,6 +944,8 @@ fn script(text: &str, ascend: bool, file: &mut PlanFile) -> Result<Reading, Impo
                 };
             }
             "--recompute-activations" => file.recompute.granularity = RecomputeGranularity::Selective,
+            "--recompute-modules" => file.recompute.modules = values.clone(),
+            "--cpu-offloading-num-layers" => file.recompute.cpu_offload_layers = num(w, need(one, w)?)?,
             "--recompute-method" => {
                 file.recompute.method = match need(one, w)? {
                     "block" => RecomputeMethod::Block,

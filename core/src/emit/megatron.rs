@@ -216,7 +216,25 @@ pub fn parallel_flags(plan: &Plan, ascend: bool) -> Vec<String> {
     let r = &plan.recompute;
     match r.granularity {
         RecomputeGranularity::None => {}
-        RecomputeGranularity::Selective => f.push("--recompute-granularity selective".to_owned()),
+        // `--recompute-modules` when not Megatron's default `core_attn` (transformer_config.py);
+        // MindSpeed-LLM's Megatron (core 0.12.1) knows every module but `shared_experts`.
+        RecomputeGranularity::Selective => match r.modules == crate::plan::RecomputeModules::DEFAULT {
+            true => f.push("--recompute-granularity selective".to_owned()),
+            false => {
+                let mut modules = r.modules;
+                if ascend {
+                    modules.shared_experts = false;
+                }
+                // No module: selective recomputation reruns nothing, as no recomputation does
+                // (the flag takes one name or more).
+                if modules != crate::plan::RecomputeModules::NONE {
+                    f.push(format!(
+                        "--recompute-granularity selective --recompute-modules {}",
+                        modules.list().join(" ")
+                    ));
+                }
+            }
+        },
         RecomputeGranularity::Full => {
             let method = match r.method {
                 RecomputeMethod::Uniform => "uniform",
@@ -227,6 +245,10 @@ pub fn parallel_flags(plan: &Plan, ascend: bool) -> Vec<String> {
                 r.num_layers
             ));
         }
+    }
+    // Activation offloading: Megatron-LM only (`--cpu-offloading-num-layers`, arguments.py).
+    if plan.framework == crate::plan::Framework::Megatron && 0 < r.cpu_offload_layers {
+        f.push(format!("--cpu-offloading-num-layers {}", r.cpu_offload_layers));
     }
     f
 }

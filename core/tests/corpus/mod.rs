@@ -120,6 +120,21 @@ pub fn generated() -> Vec<Entry> {
                             "distributed_optimizer": true},
                "batch": {"micro_batch": 1, "global_batch": 48, "seq_len": 4096}}),
     );
+    // Megatron `--recompute-modules` beyond the default, and activation offloading (PP 1).
+    add(
+        "megatron-llama-3.1-8b-recompute-modules",
+        json!({"model": "llama-3.1-8b", "cluster": {"nodes": 1}, "framework": "megatron", "method": "pretrain",
+               "parallel": {"tp": 2, "sequence_parallel": true, "distributed_optimizer": true},
+               "recompute": {"granularity": "selective", "modules": ["core_attn", "layernorm", "mlp"]},
+               "batch": {"micro_batch": 1, "global_batch": 64, "seq_len": 8192}}),
+    );
+    add(
+        "megatron-llama-3.1-8b-cpu-offload",
+        json!({"model": "llama-3.1-8b", "cluster": {"nodes": 1}, "framework": "megatron", "method": "pretrain",
+               "parallel": {"tp": 2, "sequence_parallel": true, "distributed_optimizer": true},
+               "recompute": {"granularity": "none", "cpu_offload_layers": 16},
+               "batch": {"micro_batch": 1, "global_batch": 64, "seq_len": 8192}}),
+    );
     // Blackwell's block-scaled recipes on GB200 NVL72.
     for precision in ["mxfp8", "nvfp4"] {
         add(

@@ -16,6 +16,7 @@ mod memory;
 mod params;
 mod permalink;
 mod plan;
+mod public;
 mod rules;
 mod schedule;
 mod search;

@@ -583,3 +583,58 @@ fn fp8_weights_are_copied_row_and_column_wise() {
     let mx = weights("mxfp8") - weights("bf16");
     assert!((mx - 2.0 * (1.0 + 1.0 / 32.0) * on_device).abs() < 2.0, "{mx}");
 }
+
+/// `--recompute-modules mlp` frees each dense layer's MLP inner tensors: SwiGLU's gate/up output
+/// and product, 6f bytes per token (Korthikanti et al. 2022 §4.1 with a fused SwiGLU), and `layernorm`
+/// the two norms' outputs, 4h; the time reruns the MLP's GEMMs. `--cpu-offloading-num-layers N`
+/// moves N layers' activations to the host but for one layer's copy window.
+#[test]
+fn recompute_modules_and_activation_offload() {
+    let plan = |recompute: &str| {
+        Plan::from_json(&format!(
+            r#"{{"model": "llama-3.1-8b", "framework": "megatron", "method": "pretrain", "cluster": {{"nodes": 1}},
+                "parallel": {{"distributed_optimizer": true}}, "recompute": {recompute},
+                "batch": {{"micro_batch": 1, "global_batch": 8, "seq_len": 4096}}}}"#
+        ))
+        .unwrap()
+    };
+    let report = |recompute: &str| evaluate(&plan(recompute));
+    let attn = report(r#"{"granularity": "selective"}"#);
+    let mlp = report(r#"{"granularity": "selective", "modules": ["core_attn", "mlp"]}"#);
+    let norms = report(r#"{"granularity": "selective", "modules": ["core_attn", "layernorm"]}"#);
+    let (layers, tokens, h, f) = (32.0, 4096.0, 4096.0, 14336.0);
+    let freed = |r: &trainplan_core::report::Report| {
+        attn.memory.stages[0].activations as f64 - r.memory.stages[0].activations as f64
+    };
+    assert!((freed(&mlp) / (layers * tokens * 6.0 * f) - 1.0).abs() < 1e-6, "{}", freed(&mlp));
+    assert!((freed(&norms) / (layers * tokens * 4.0 * h) - 1.0).abs() < 1e-6, "{}", freed(&norms));
+    // The MLP reruns: more recomputation time and hardware FLOPs, the model FLOPs unchanged.
+    assert!(attn.time.breakdown.recompute_seconds < mlp.time.breakdown.recompute_seconds);
+    assert!(attn.time.hardware_flops_per_step < mlp.time.hardware_flops_per_step);
+    assert_eq!(attn.time.model_flops_per_step, mlp.time.model_flops_per_step);
+    // The modules round-trip through the plan file; the default is not written.
+    assert_eq!(
+        Plan::from_file(&plan(r#"{"granularity": "selective", "modules": ["mlp", "core_attn"]}"#).to_file())
+            .unwrap(),
+        plan(r#"{"granularity": "selective", "modules": ["core_attn", "mlp"]}"#)
+    );
+    assert!(
+        !serde_json::to_string(&plan(r#"{"granularity": "selective"}"#).to_file())
+            .unwrap()
+            .contains("modules")
+    );
+    assert!(Plan::from_json(r#"{"model": "gpt2", "recompute": {"modules": ["attention"]}}"#).is_err());
+
+    // Offloading 8 of 32 layers: 7 layers' activations leave the device (one stays as the window).
+    let kept = report(r#"{"granularity": "none"}"#);
+    let offloaded = report(r#"{"granularity": "none", "cpu_offload_layers": 8}"#);
+    let per_layer = offloaded.memory.stages[0].activations as f64;
+    let (a, b) = (kept.memory.stages[0].activations as f64, per_layer);
+    let layer = (a - b) / 7.0;
+    // A layer without recomputation: 8h + 2(q + 2kv) + 2q + 4a + 6f bytes per token (q = h, kv = h/4, 32 heads).
+    let expected = tokens * (8.0 * h + 2.0 * (h + 2.0 * 1024.0) + 2.0 * h + 4.0 * 32.0 + 6.0 * f);
+    assert!((layer / expected - 1.0).abs() < 1e-6, "{layer} vs {expected}");
+    assert!(0 < offloaded.memory.host_bytes_per_node && kept.memory.host_bytes_per_node == 0);
+    assert!(kept.time.step_seconds <= offloaded.time.step_seconds);
+    assert!(offloaded.findings.iter().all(|f| !f.code.as_str().starts_with("recompute.cpu_offload")));
+}

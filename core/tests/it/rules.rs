@@ -630,3 +630,55 @@ fn direct_and_round_trip_fixes_agree() {
         }
     }
 }
+
+/// Megatron's `TransformerConfig.__post_init__` checks on `--recompute-modules` and
+/// `--cpu-offloading-num-layers` (core_v0.19.0), each fixed by its suggestion.
+#[test]
+fn recompute_modules_and_cpu_offload_follow_megatron() {
+    let codes = |extra: &str| {
+        let text = format!(
+            r#"{{"model": "llama-3.1-8b", "framework": "megatron", "method": "pretrain", "cluster": {{"nodes": 1}},
+                "batch": {{"global_batch": 8}}{extra}}}"#
+        );
+        let report = trainplan_core::evaluate(&Plan::from_json(&text).unwrap());
+        report
+            .findings
+            .iter()
+            .map(|f| f.code.as_str())
+            .filter(|c| c.starts_with("recompute."))
+            .collect::<Vec<_>>()
+    };
+    assert!(
+        codes(r#", "recompute": {"granularity": "selective", "modules": ["core_attn", "mlp", "layernorm"]}"#)
+            .is_empty()
+    );
+    assert_eq!(
+        codes(r#", "recompute": {"granularity": "selective", "modules": ["mla_up_proj"]}"#),
+        ["recompute.modules_model"]
+    );
+    assert_eq!(
+        codes(r#", "recompute": {"granularity": "selective", "modules": ["moe_act"]}"#),
+        ["recompute.modules_model"]
+    );
+    assert_eq!(
+        codes(r#", "precision": "fp8", "recompute": {"granularity": "selective", "modules": ["layernorm"]}"#),
+        ["recompute.modules_fp8"]
+    );
+    assert!(codes(r#", "recompute": {"granularity": "none", "cpu_offload_layers": 4}"#).is_empty());
+    assert_eq!(
+        codes(r#", "recompute": {"granularity": "none", "cpu_offload_layers": 32}"#),
+        ["recompute.cpu_offload_layers"]
+    );
+    assert_eq!(
+        codes(r#", "parallel": {"pp": 2}, "recompute": {"granularity": "none", "cpu_offload_layers": 4}"#),
+        ["recompute.cpu_offload_pp"]
+    );
+    assert_eq!(
+        codes(r#", "recompute": {"granularity": "full", "cpu_offload_layers": 4}"#),
+        ["recompute.cpu_offload_recompute"]
+    );
+    let ms = r#"{"model": "llama-3.1-8b", "framework": "mindspeed-llm", "hardware": "ascend-910b2", "method": "pretrain",
+        "recompute": {"granularity": "none", "cpu_offload_layers": 4}}"#;
+    let report = trainplan_core::evaluate(&Plan::from_json(ms).unwrap());
+    assert!(report.findings.iter().any(|f| f.code.as_str() == "recompute.cpu_offload_framework"));
+}
