@@ -344,9 +344,11 @@ fn layer_work(ctx: &Ctx, moe_layer: bool) -> LayerWork {
     };
     let (projection_seconds, projection_flops) = (w.gemm_seconds, w.model_flops);
     // Attention scores and values: 2·2·b·s²·q per layer (Megatron counts it non-causal). Causal
-    // kernels skip the masked half; eager kernels also read and write the score matrix.
+    // kernels skip the masked half; eager kernels also read and write the score matrix. Under
+    // context parallelism each rank scores its s ÷ cp queries against all s keys: `b`, the
+    // device's tokens over the sequence, is already the micro-batch ÷ cp.
     let b = tokens / ctx.seq;
-    let attention_flops = 4.0 * b * ctx.seq * ctx.seq * q / t / ctx.cp;
+    let attention_flops = 4.0 * b * ctx.seq * ctx.seq * q / t;
     w.model_flops += attention_flops;
     w.attention_flops = attention_flops;
     let causal = if ctx.plan.attention == AttentionImpl::Eager { 1.0 } else { 0.5 };
@@ -355,7 +357,7 @@ fn layer_work(ctx: &Ctx, moe_layer: bool) -> LayerWork {
         // The score matrix goes through memory: written by QKᵀ, read and written by the masked
         // softmax, read by the product with V (4 × 2 bytes), plus a dropout mask and output (3 bytes)
         // where the model trains with attention dropout.
-        let scores = b * heads / t * ctx.seq * ctx.seq / ctx.cp;
+        let scores = b * heads / t * ctx.seq * ctx.seq;
         let bytes_per_score = if ctx.arch.family == crate::model::Family::Gpt2 { 11.0 } else { 8.0 };
         w.attention_seconds += bytes_per_score * scores / (ctx.hw.memory_bytes_per_second * HBM_EFF);
     }
@@ -535,7 +537,8 @@ pub fn estimate_within(plan: &Plan, mem: &memory::Memory, limit_seconds: Option<
             // A frozen base (LoRA, QLoRA) needs no weight gradients; the adapters' are negligible.
             weight[idx] += if frozen { 0.0 } else { l.gemm_seconds };
 
-            r.compute_seconds += (passes - 1.0) * l.gemm_seconds + 3.0 * l.attention_seconds;
+            // Forward, input-gradient and (unless frozen) weight-gradient GEMMs; attention thrice.
+            r.compute_seconds += passes * l.gemm_seconds + 3.0 * l.attention_seconds;
             r.memory_bound_seconds += (2.0 + rerun_share) * l.memory_seconds;
             r.recompute_seconds += match recompute {
                 RecomputeGranularity::Full => l.gemm_seconds + l.attention_seconds,
@@ -596,6 +599,9 @@ pub fn estimate_within(plan: &Plan, mem: &memory::Memory, limit_seconds: Option<
         let proj = stage.mtp as f64 * proj_seconds;
         forward[idx] += heads * (head_seconds + head_memory) + proj;
         backward[idx] += heads * (2.0 * head_seconds + head_memory) + 2.0 * proj;
+        let r = &mut per_rank[idx / vpp as usize];
+        r.compute_seconds += 3.0 * (heads * head_seconds + proj);
+        r.memory_bound_seconds += 2.0 * heads * head_memory;
     }
 
     // Pipeline: send one micro-batch's activations (÷ t with scatter/gather) between stages, whose
@@ -739,6 +745,10 @@ pub fn estimate_within(plan: &Plan, mem: &memory::Memory, limit_seconds: Option<
     let mf = m as f64;
     let r = &per_rank[busiest];
     let busy = rank_busy(busiest);
+    // Sends and receives of each chunk's activations and gradients, as far as they lengthen the
+    // pipeline beyond the busiest rank's work (the schedule hides the rest behind other passes).
+    let idle = (makespan - busy * mf).max(0.0);
+    let pp_comm = if 1 < pp { (2.0 * f64::from(vpp as u32) * p2p_seconds * mf).min(idle) } else { 0.0 };
     let breakdown = Breakdown {
         compute_seconds: r.compute_seconds * mf,
         memory_bound_seconds: r.memory_bound_seconds * mf,
@@ -746,8 +756,9 @@ pub fn estimate_within(plan: &Plan, mem: &memory::Memory, limit_seconds: Option<
         tp_comm_seconds: r.tp_comm_seconds * mf,
         cp_comm_seconds: r.cp_comm_seconds * mf,
         ep_comm_seconds: r.ep_comm_seconds * mf,
-        pp_comm_seconds: if 1 < pp { 2.0 * f64::from(vpp as u32) * p2p_seconds * mf } else { 0.0 },
-        bubble_seconds: (makespan - busy * mf).max(0.0),
+        pp_comm_seconds: pp_comm,
+        // The rest of the makespan: idle time, the sends above counted apart.
+        bubble_seconds: idle - pp_comm,
         dp_comm_seconds: dp_seconds,
         optimizer_seconds,
         offload_seconds: offload_seconds + activation_offload_seconds * mf,

@@ -382,3 +382,45 @@ fn block_scaled_precisions_follow_the_blackwell_units() {
     assert!(bf16 < mxfp8 && mxfp8 < nvfp4);
     assert!(mxfp8 < 1.6 * bf16 && nvfp4 < 2.5 * bf16);
 }
+
+/// The breakdown accounts for the whole step: compute, memory-bound work, recomputation, the
+/// collectives, the pipeline's sends and its idle time, the data-parallel tail, the optimizer and
+/// offload add up to the step (an identity of the model, so a term left out shows here).
+#[test]
+fn the_breakdown_adds_up_to_the_step() {
+    for plan in grid() {
+        let t = evaluate(&plan).time;
+        let b = &t.breakdown;
+        let sum = b.compute_seconds
+            + b.memory_bound_seconds
+            + b.recompute_seconds
+            + b.tp_comm_seconds
+            + b.cp_comm_seconds
+            + b.ep_comm_seconds
+            + b.pp_comm_seconds
+            + b.bubble_seconds
+            + b.dp_comm_seconds
+            + b.optimizer_seconds
+            + b.offload_seconds
+            + b.rollout_seconds
+            + b.log_prob_seconds;
+        assert!((sum / t.step_seconds - 1.0).abs() < 1e-6, "{sum} vs {}: {b:?}\n{plan:?}", t.step_seconds);
+    }
+}
+
+/// Context parallelism splits the attention's queries: each of the cp ranks scores s ÷ cp queries
+/// against all s keys, so the model's FLOPs per step do not depend on cp (Megatron's count,
+/// `num_floating_point_operations`, has no cp in it).
+#[test]
+fn context_parallelism_keeps_the_models_flops() {
+    let flops = |cp: u32| {
+        let text = format!(
+            r#"{{"model": "llama-3.1-8b", "framework": "megatron", "method": "pretrain", "cluster": {{"nodes": 1}},
+                "parallel": {{"cp": {cp}, "distributed_optimizer": true}},
+                "batch": {{"micro_batch": 1, "global_batch": 32, "seq_len": 32768}}}}"#
+        );
+        evaluate(&Plan::from_json(&text).unwrap()).time.model_flops_per_step
+    };
+    let (one, four) = (flops(1), flops(4));
+    assert!((four / one - 1.0).abs() < 1e-12, "{one} vs {four}");
+}
