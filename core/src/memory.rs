@@ -388,6 +388,16 @@ fn stage_memory(ctx: &Ctx, layout: &Layout, stage_idx: u64) -> StageMemory {
     res
 }
 
+/// Whether the plan's linear layers run in fp8 or fp4 on its device.
+fn fp8_linear(plan: &Plan) -> bool {
+    let hw = &plan.hardware.hw;
+    match plan.precision {
+        Precision::Fp8 => hw.has_fp8(),
+        Precision::Mxfp8 | Precision::Nvfp4 => hw.has_block_scaling(),
+        _ => false,
+    }
+}
+
 /// Bytes of the quantized weight copies fp8 and fp4 training keeps beside the 16-bit weights of
 /// `linear` parameters on the device. Transformer Engine quantizes each linear layer's weight once
 /// per step and caches it across micro-batches, row-wise for the forward GEMM and column-wise
@@ -453,13 +463,13 @@ fn model_states(ctx: &Ctx, dense: f64, expert: f64, res: &mut StageMemory) {
             lora_params,
             StateBytes { weights: 4.0, gradients: 4.0, optimizer: 8.0 },
             zero_stage(ctx),
-            ctx.dp,
+            ctx.dp * ctx.cp,
         );
         let base = zero_model_states(
             total_params,
             StateBytes { weights: base_bytes, ..bytes },
             zero_stage(ctx),
-            ctx.dp,
+            ctx.dp * ctx.cp,
         );
         res.weights = on_device(base.weights + sharded.weights, p.offload_params);
         res.gradients = sharded.gradients as u64;
@@ -486,14 +496,16 @@ fn model_states(ctx: &Ctx, dense: f64, expert: f64, res: &mut StageMemory) {
             let gathered = (dense + expert) * 2.0_f64.min(layers) / layers;
             res.weights = match sharded_params {
                 true => {
-                    (shard(dense, ctx.dp, true) + shard(expert, ctx.edp, true) + gathered) * bytes.weights
+                    (shard(dense, ctx.dp * ctx.cp, true) + shard(expert, ctx.edp, true) + gathered)
+                        * bytes.weights
                 }
                 false => (dense + expert) * bytes.weights,
             } as u64;
-            res.gradients = ((shard(dense, ctx.dp, sharded_grads) + shard(expert, ctx.edp, sharded_grads))
+            res.gradients = ((shard(dense, ctx.dp * ctx.cp, sharded_grads)
+                + shard(expert, ctx.edp, sharded_grads))
                 * bytes.gradients) as u64;
-            let optimizer =
-                opt_shard(dense * bytes.optimizer, ctx.dp) + opt_shard(expert * bytes.optimizer, ctx.edp);
+            let optimizer = opt_shard(dense * bytes.optimizer, ctx.dp * ctx.cp)
+                + opt_shard(expert * bytes.optimizer, ctx.edp);
             res.optimizer = match swaps_optimizer(plan) {
                 // The step copies one slice in while the previous one is updated and copied out:
                 // two slices live at once (MindSpeed swap-optimizer: h2d, AdamW, d2h per slice).
@@ -502,7 +514,7 @@ fn model_states(ctx: &Ctx, dense: f64, expert: f64, res: &mut StageMemory) {
             };
         }
         Path::Hf => {
-            let states = zero_model_states(dense + expert, bytes, zero_stage(ctx), ctx.dp);
+            let states = zero_model_states(dense + expert, bytes, zero_stage(ctx), ctx.dp * ctx.cp);
             res.weights = on_device(states.weights, p.offload_params && p.zero_stage == 3);
             // ZeRO-Offload keeps the gradient partitions with the optimizer on the host: the device
             // holds only the reduce buckets, counted with the buffers (DeepSpeed
@@ -515,8 +527,12 @@ fn model_states(ctx: &Ctx, dense: f64, expert: f64, res: &mut StageMemory) {
     // DPO keeps a frozen reference model beside the policy (TRL `DPOTrainer` ref_model); LoRA DPO
     // uses the base with adapters disabled instead, so it costs nothing more.
     if plan.method == Method::Dpo {
-        let reference =
-            zero_model_states(dense + expert, StateBytes { weights: 2.0, ..bytes }, zero_stage(ctx), ctx.dp);
+        let reference = zero_model_states(
+            dense + expert,
+            StateBytes { weights: 2.0, ..bytes },
+            zero_stage(ctx),
+            ctx.dp * ctx.cp,
+        );
         res.weights += reference.weights as u64;
     }
 }
@@ -581,6 +597,11 @@ pub struct LayerCase {
     pub sequence_parallel: bool,
     /// What recomputation drops.
     pub saved: Saved,
+    /// The linear layers run in fp8 or fp4 (Transformer Engine on the Megatron path): each keeps
+    /// its input quantized for the weight gradient, 1 byte per element instead of 2
+    /// (transformer_engine/pytorch/module/linear.py: the quantized input is saved with only its
+    /// column-wise data). Dense layers only; the MoE experts' inputs are counted at 2 bytes.
+    pub fp8_inputs: bool,
 }
 
 /// Bytes saved for backward by one decoder layer for one micro-batch, on one device.
@@ -596,7 +617,10 @@ pub struct LayerCase {
 /// 8h + 4 (fp32 upcast, normalized, weighted), Q/K/V 2(q + 2kv) and output 2q with an fp32 log-sum-exp
 /// 4a (sdpa/flash) or, eager, K/V repeated to all heads and the softmax 6as (fp32 + bf16 copy), MLP 8f.
 pub fn layer_activation_bytes(arch: &Architecture, moe_layer: bool, case: &LayerCase) -> f64 {
-    let LayerCase { megatron, attention, seq_len, micro_batch, tp, sequence_parallel, saved } = *case;
+    let LayerCase { megatron, attention, seq_len, micro_batch, tp, sequence_parallel, saved, fp8_inputs } =
+        *case;
+    // Bytes per element of a saved linear input: the QKV, output-projection, MLP and FC2 inputs.
+    let input = if megatron && fp8_inputs { 1.0 } else { 2.0 };
     let (s, b, h) = (seq_len as f64, micro_batch as f64, arch.hidden_size as f64);
     let t = tp as f64;
     let tokens = s * b;
@@ -608,12 +632,12 @@ pub fn layer_activation_bytes(arch: &Architecture, moe_layer: bool, case: &Layer
     // Per-token bytes that TP leaves whole (unless SP) and those it divides.
     let (whole, mut split);
     if megatron {
-        whole = 4.0 * h + 2.0 * h + 2.0 * h + if dropout { 2.0 * h } else { 0.0 };
+        whole = 4.0 * h + input * h + input * h + if dropout { 2.0 * h } else { 0.0 };
         // `layernorm` recompute discards the norms' outputs, the QKV and MLP inputs (2h each), and
         // reruns the norms from their kept inputs (transformer_config.py: "output-discarding
         // checkpointing").
-        let whole = whole - if saved.layernorm { 4.0 * h } else { 0.0 };
-        split = 2.0 * (q + 2.0 * kv) + 2.0 * q;
+        let whole = whole - if saved.layernorm { 2.0 * input * h } else { 0.0 };
+        split = 2.0 * (q + 2.0 * kv) + input * q;
         // `mla_up_proj` discards the up-projected Q, K and V (rerun from the compressed latents).
         if saved.mla_up_proj && matches!(arch.attention, model::Attention::Mla { .. }) {
             split -= 2.0 * (q + 2.0 * kv);
@@ -633,7 +657,10 @@ pub fn layer_activation_bytes(arch: &Architecture, moe_layer: bool, case: &Layer
             // Activation-function recompute drops the activation's output: 2f of the inner tensors.
             None => {
                 let f = arch.mlp.intermediate_size as f64;
-                mlp_inner_megatron(arch.mlp.kind, f) - if saved.activation_function { 2.0 * f } else { 0.0 }
+                // Of the inner tensors, the activation's output (2f) is FC2's input.
+                mlp_inner_megatron(arch.mlp.kind, f)
+                    - (2.0 - input) * f
+                    - if saved.activation_function { input * f } else { 0.0 }
             }
         };
         if let Some(moe) = moe {
@@ -785,6 +812,7 @@ fn activations(ctx: &Ctx, stage_idx: u64, layers: &[u64], embedding: bool, mtp: 
             tp: ctx.tp,
             sequence_parallel: sp,
             saved,
+            fp8_inputs: fp8_linear(plan),
         };
         layer_activation_bytes(arch, model::is_moe_layer(arch, idx), &case)
     };

@@ -633,6 +633,10 @@ pub fn estimate_within(plan: &Plan, mem: &memory::Memory, limit_seconds: Option<
     // Data parallel: gradients reduced (reduce-scatter with the distributed optimizer or ZeRO, then
     // parameters gathered), over the NIC unless the whole group sits in one node.
     let dp = mem.dp as f64;
+    // Gradients are reduced, and optimizer states sharded, over the data- and context-parallel
+    // ranks together (Megatron's `dp_cp_group`, megatron/core/distributed/distributed_data_parallel.py;
+    // VeRL's FSDP mesh spans its Ulysses groups).
+    let dp_cp = (mem.dp * cp) as f64;
     // Parameters this device computes with: ZeRO-3 shards (or offloads) what it stores, not what
     // it gathers, reduces and updates, so there the count comes from the model (HF frameworks run
     // without TP and PP, rule hf.no_model_parallel; the division keeps a stray plan sensible).
@@ -656,9 +660,9 @@ pub fn estimate_within(plan: &Plan, mem: &memory::Memory, limit_seconds: Option<
         _ => 2.0,
     };
     let grad_bytes = params_on_device * trainable_share * grad_dtype_bytes;
-    // Data-parallel peers sit tp · cp ranks apart (Megatron's rank order: TP innermost, then CP, DP, PP).
-    let dp_bw = group_bandwidth(hw, u64::from(plan.cluster.scale_up_domain.get()), mem.dp, tp * cp);
-    let mut dp_seconds = ring_seconds_on(hw, grad_bytes, dp, dp_bw, true);
+    // The data- and context-parallel peers sit tp ranks apart (Megatron's rank order: TP innermost, then CP, DP, PP).
+    let dp_bw = group_bandwidth(hw, u64::from(plan.cluster.scale_up_domain.get()), mem.dp * cp, tp);
+    let mut dp_seconds = ring_seconds_on(hw, grad_bytes, dp_cp, dp_bw, true);
     if shards_params {
         // ZeRO-3 and FSDP's parameter sharding gather the parameters for forward and backward:
         // 1.5× the all-reduce (ZeRO paper §7.2).
@@ -677,7 +681,7 @@ pub fn estimate_within(plan: &Plan, mem: &memory::Memory, limit_seconds: Option<
     // Optimizer: Adam reads and writes fp32 master weights, two moments and gradients, and writes
     // the 16-bit weights: about 18 bytes per parameter it owns (÷ dp when sharded).
     let sharded = p.distributed_optimizer || (!megatron && 1 <= p.zero_stage);
-    let owned = params_on_device * trainable_share / if sharded { dp } else { 1.0 };
+    let owned = params_on_device * trainable_share / if sharded { dp_cp } else { 1.0 };
     let optimizer_seconds = 18.0 * owned / (hw.memory_bytes_per_second * HBM_EFF);
     // Offload: optimizer states cross the host link twice a step.
     let offload_seconds = match p.offload_optimizer {
@@ -695,7 +699,7 @@ pub fn estimate_within(plan: &Plan, mem: &memory::Memory, limit_seconds: Option<
     } + match p.offload_params && !megatron {
         // ZeRO-Infinity fetches each device's 16-bit parameter shard from the host for every
         // micro-batch's forward and again for its backward (DeepSpeed `offload_param`).
-        true => 2.0 * 2.0 * params_on_device / dp * m as f64 / HOST_LINK_BYTES_PER_SECOND,
+        true => 2.0 * 2.0 * params_on_device / dp_cp * m as f64 / HOST_LINK_BYTES_PER_SECOND,
         false => 0.0,
     };
 
