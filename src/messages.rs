@@ -86,6 +86,8 @@ pub fn import_error(lang: Lang, err: &ImportError) -> String {
                 "optim, optim_grads or optim_grads_params" => t(lang, Key::import_expected_sharding),
                 "a number in (0, 1]" => t(lang, Key::import_expected_fraction),
                 "0, 1, 2 or 3" => t(lang, Key::import_expected_zero_stage),
+                "allgather, alltoall or flex" => t(lang, Key::import_expected_dispatcher),
+                "a number" => t(lang, Key::import_expected_number),
                 other => other,
             };
             fill(t(lang, Key::import_bad_value), &[("key", key), ("expected", expected)])
@@ -161,6 +163,12 @@ pub fn finding(lang: Lang, finding: &Finding) -> String {
 /// A finding's Chinese, `{name}` standing for its arguments.
 pub fn zh(code: Code) -> &'static str {
     match code {
+        Code::MoeFramework => "{framework} 无法设置 MoE 内核、分发器或容量：这些设置只影响估算。",
+        Code::MoeFlexFramework => "flex 分发器（DeepEP、HybridEP）只有 Megatron-LM 提供；{framework} 没有。",
+        Code::MoeFlexParallel => "flex 分发器需要 TP × EP 大于 1。",
+        Code::MoePadNeedsCapacity => "专家输入按容量补齐需要设置容量因子。",
+        Code::MoeFlexPad => "使用 DeepEP 的 flex 分发器不能把专家输入按容量补齐。",
+        Code::MoeOverlap => "专家并行 all-to-all 掩盖不能与{what}同时使用。",
         Code::ParallelAccountFramework => "{framework} 不能在流水线切分时把词嵌入和损失各算作一层。",
         Code::HwNoBlockScaling => "{device} 不支持 MXFP8/NVFP4 块缩放（需要 Blackwell）。",
         Code::PrecisionFramework => {
@@ -320,6 +328,11 @@ pub fn field_label(lang: Lang, field: &str) -> String {
         "parallel.schedule" => Key::par_schedule,
         "parallel.fsdp" => Key::par_fsdp,
         "parallel.account_embedding_loss" => Key::par_account,
+        "moe.dispatcher" => Key::moe_dispatcher,
+        "moe.grouped_gemm" => Key::moe_grouped_gemm,
+        "moe.permute_fusion" => Key::moe_permute_fusion,
+        "moe.overlap_ep_comm" => Key::moe_overlap_ep_comm,
+        "moe.pad_to_capacity" => Key::moe_pad_to_capacity,
         "framework" => Key::training_framework,
         "method" => Key::training_method,
         "precision" => Key::training_precision,

@@ -3,7 +3,8 @@
 use leptos::prelude::*;
 use trainplan_core::Plan;
 use trainplan_core::plan::{
-    AttentionImpl, Framework, Fsdp, Method, PipelineSchedule, PlanFile, Precision, RecomputeGranularity,
+    AttentionImpl, Framework, Fsdp, Method, MoeDispatcher, PipelineSchedule, PlanFile, Precision,
+    RecomputeGranularity,
 };
 
 use crate::components::hardware_picker::HardwarePicker;
@@ -43,6 +44,7 @@ pub fn PlanFormPanel(
                 NumKind::Count => Key::plan_form_bad_count,
                 NumKind::Auto => Key::plan_form_bad_whole,
                 NumKind::Fraction => Key::plan_form_bad_fraction,
+                NumKind::Factor => Key::plan_form_bad_factor,
             };
             view! {
                 <TextField
@@ -133,6 +135,9 @@ pub fn PlanFormPanel(
             matches!(f.file.framework, Framework::Megatron | Framework::MindSpeedLlm | Framework::MindSpeedRl)
         })
     };
+    // The MoE settings matter to models with experts on the Megatron path.
+    let moe_megatron =
+        move || megatron_path() && plan.with(|p| p.as_ref().is_ok_and(|p| p.model.arch.moe.is_some()));
     let auto = Some(Signal::derive(move || tr(Key::placeholder_auto).to_owned()));
     let all = Some(Signal::derive(move || tr(Key::placeholder_all).to_owned()));
 
@@ -267,6 +272,29 @@ pub fn PlanFormPanel(
                 {check(Key::par_swap_opt, "swap-opt-check", |f| f.parallel.swap_optimizer, |f, v| f.parallel.swap_optimizer = v)}
                 {check(Key::par_uneven, "uneven-check", |f| f.parallel.uneven_layers, |f, v| f.parallel.uneven_layers = v)}
                 {check(Key::par_account, "account-check", |f| f.parallel.account_embedding_loss, |f, v| f.parallel.account_embedding_loss = v)}
+                </Show>
+                <Show when=moe_megatron>
+                <label class="field">
+                    <span>{move || tr(Key::moe_dispatcher)}</span>
+                    <select data-testid="moe-dispatcher-select" on:change=move |ev| {
+                        let wire = event_target_value(&ev);
+                        if let Some(&k) = MoeDispatcher::ALL.iter().find(|k| k.wire() == wire) {
+                            form.update(|f| f.file.moe.dispatcher = k);
+                        }
+                    }>
+                        {MoeDispatcher::ALL.iter().map(|&k| view! {
+                            <option value=k.wire() selected=move || form.with(|f| f.file.moe.dispatcher == k)>{k.wire()}</option>
+                        }).collect_view()}
+                    </select>
+                </label>
+                {check(Key::moe_grouped_gemm, "moe-grouped-gemm-check", |f| f.moe.grouped_gemm, |f, v| f.moe.grouped_gemm = v)}
+                {check(Key::moe_permute_fusion, "moe-permute-fusion-check", |f| f.moe.permute_fusion, |f, v| f.moe.permute_fusion = v)}
+                {check(Key::moe_overlap_ep_comm, "moe-overlap-check", |f| f.moe.overlap_ep_comm, |f, v| f.moe.overlap_ep_comm = v)}
+                {check(Key::moe_pad_to_capacity, "moe-pad-check", |f| f.moe.pad_to_capacity, |f, v| f.moe.pad_to_capacity = v)}
+                <div class="grid3">
+                    {number(Key::moe_capacity, "moe-capacity-input", NumField::MoeCapacity, Some(Signal::derive(move || tr(Key::moe_dropless).to_owned())))}
+                    {number(Key::moe_imbalance, "moe-imbalance-input", NumField::MoeImbalance, None)}
+                </div>
                 </Show>
                 <div class="grid3">
                     <label class="field">

@@ -11,6 +11,7 @@ mod hardware;
 mod hf;
 mod import_config;
 mod memory;
+mod moe;
 mod params;
 mod permalink;
 mod plan;
