@@ -781,8 +781,8 @@ pub struct MoeFile {
     pub capacity_factor: Option<f64>,
     /// `--moe-pad-expert-input-to-capacity`: every expert's input padded to its capacity.
     pub pad_to_capacity: bool,
-    /// The busiest device's expert tokens over the mean, at least 1 ([`crate::time::MOE_IMBALANCE`]
-    /// when omitted).
+    /// The busiest device's expert tokens over the mean with EP above 1, at least 1
+    /// ([`crate::time::MOE_IMBALANCE`] when omitted).
     pub imbalance: f64,
 }
 

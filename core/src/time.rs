@@ -375,11 +375,17 @@ fn moe_feed_forward(ctx: &Ctx, moe: &model::Moe, w: &mut LayerWork) {
     // Routed tokens: top-k copies through experts of width f_e, spread over the EP group. With
     // balanced routing each device processes as many token-slots as its own tokens send
     // (tokens · k), spread over its E / ep local experts; the busiest device takes the load
-    // factor times that (imbalance, capacity, padding: `MoeFile::load_factor`).
+    // factor times that (imbalance, capacity, padding: `MoeFile::load_factor`). With EP 1 one
+    // device holds every expert, so the imbalance among them moves no work off it; padding still
+    // computes the padded rows.
+    let load = match (1.0 < ctx.ep, settings.pad_to_capacity) {
+        (false, false) => 1.0,
+        _ => settings.load_factor(),
+    };
     let routed = tokens * moe.top_k as f64;
     let f_e = moe.expert_intermediate_size as f64 / f64::from(ctx.plan.parallel.etp.get());
     let local_experts = (moe.n_experts as f64 / ctx.ep).max(1.0);
-    let rows = routed / local_experts * settings.load_factor();
+    let rows = routed / local_experts * load;
     // Gate and up projections and the down projection: 3 GEMMs of rows × h × f_e per expert.
     w.gemm_seconds += 3.0 * expert_gemm_seconds(ctx, rows, local_experts, h, f_e);
     w.model_flops += 3.0 * 2.0 * routed * h * f_e;
@@ -403,7 +409,7 @@ fn moe_feed_forward(ctx: &Ctx, moe: &model::Moe, w: &mut LayerWork) {
         true => MOE_PERMUTE_PASSES_FUSED,
         false => MOE_PERMUTE_PASSES_UNFUSED,
     };
-    w.memory_seconds += (passes * routed * settings.load_factor() + tokens) * h * 2.0 / t / hbm;
+    w.memory_seconds += (passes * routed * load + tokens) * h * 2.0 / t / hbm;
     if 1.0 < ctx.ep {
         w.ep_seconds += ep_dispatch_combine_seconds(ctx, routed, moe.top_k as f64);
     }

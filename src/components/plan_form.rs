@@ -230,36 +230,10 @@ pub fn PlanFormPanel(
                     </Show>
                 </div>
                 <Show when=megatron_path>
-                <label class="field">
-                    <span>{move || tr(Key::par_schedule)}</span>
-                    <select data-testid="schedule-select" on:change=move |ev| {
-                        let wire = event_target_value(&ev);
-                        if let Some(&k) = PipelineSchedule::ALL.iter().find(|k| k.wire() == wire) {
-                            form.update(|f| f.file.parallel.schedule = k);
-                        }
-                    }>
-                        {PipelineSchedule::ALL.iter().map(|&k| view! {
-                            <option value=k.wire() selected=move || form.with(|f| f.file.parallel.schedule == k)>
-                                {move || if k == PipelineSchedule::Auto { tr(Key::par_schedule_auto) } else { k.wire() }}
-                            </option>
-                        }).collect_view()}
-                    </select>
-                </label>
-                <label class="field">
-                    <span>{move || tr(Key::par_fsdp)}</span>
-                    <select data-testid="fsdp-select" on:change=move |ev| {
-                        let wire = event_target_value(&ev);
-                        if let Some(&k) = Fsdp::ALL.iter().find(|k| k.wire() == wire) {
-                            form.update(|f| f.file.parallel.fsdp = k);
-                        }
-                    }>
-                        {Fsdp::ALL.iter().map(|&k| view! {
-                            <option value=k.wire() selected=move || form.with(|f| f.file.parallel.fsdp == k)>
-                                {move || if k == Fsdp::None { tr(Key::par_fsdp_none) } else { k.wire() }}
-                            </option>
-                        }).collect_view()}
-                    </select>
-                </label>
+                {enum_select(form, Key::par_schedule, "schedule-select", PipelineSchedule::ALL, PipelineSchedule::wire,
+                    |f| f.parallel.schedule, |f, k| f.parallel.schedule = k, Some((PipelineSchedule::Auto, Key::par_schedule_auto)))}
+                {enum_select(form, Key::par_fsdp, "fsdp-select", Fsdp::ALL, Fsdp::wire,
+                    |f| f.parallel.fsdp, |f, k| f.parallel.fsdp = k, Some((Fsdp::None, Key::par_fsdp_none)))}
                 {check(Key::par_dist_opt, "dist-opt-check", |f| f.parallel.distributed_optimizer, |f, v| f.parallel.distributed_optimizer = v)}
                 {check(Key::par_sp, "sp-check", |f| f.parallel.sequence_parallel, |f, v| f.parallel.sequence_parallel = v)}
                 </Show>
@@ -274,19 +248,8 @@ pub fn PlanFormPanel(
                 {check(Key::par_account, "account-check", |f| f.parallel.account_embedding_loss, |f, v| f.parallel.account_embedding_loss = v)}
                 </Show>
                 <Show when=moe_megatron>
-                <label class="field">
-                    <span>{move || tr(Key::moe_dispatcher)}</span>
-                    <select data-testid="moe-dispatcher-select" on:change=move |ev| {
-                        let wire = event_target_value(&ev);
-                        if let Some(&k) = MoeDispatcher::ALL.iter().find(|k| k.wire() == wire) {
-                            form.update(|f| f.file.moe.dispatcher = k);
-                        }
-                    }>
-                        {MoeDispatcher::ALL.iter().map(|&k| view! {
-                            <option value=k.wire() selected=move || form.with(|f| f.file.moe.dispatcher == k)>{k.wire()}</option>
-                        }).collect_view()}
-                    </select>
-                </label>
+                {enum_select(form, Key::moe_dispatcher, "moe-dispatcher-select", MoeDispatcher::ALL, MoeDispatcher::wire,
+                    |f| f.moe.dispatcher, |f, k| f.moe.dispatcher = k, None)}
                 {check(Key::moe_grouped_gemm, "moe-grouped-gemm-check", |f| f.moe.grouped_gemm, |f, v| f.moe.grouped_gemm = v)}
                 {check(Key::moe_permute_fusion, "moe-permute-fusion-check", |f| f.moe.permute_fusion, |f, v| f.moe.permute_fusion = v)}
                 {check(Key::moe_overlap_ep_comm, "moe-overlap-check", |f| f.moe.overlap_ep_comm, |f, v| f.moe.overlap_ep_comm = v)}
@@ -458,5 +421,41 @@ fn CalibrationPanel(
             </div>
             <p class="muted" data-testid="calibration-current">{current}</p>
         </section>
+    }
+}
+
+/// A labelled picker bound to one wire enum of the plan file; `special` is the one value shown in
+/// words rather than by its wire name (`auto`, `none`).
+#[allow(clippy::too_many_arguments)]
+fn enum_select<T: Copy + PartialEq + Send + Sync + 'static>(
+    form: RwSignal<PlanForm>,
+    label: Key,
+    testid: &'static str,
+    all: &'static [T],
+    wire: fn(T) -> &'static str,
+    get: fn(&PlanFile) -> T,
+    set: fn(&mut PlanFile, T),
+    special: Option<(T, Key)>,
+) -> impl IntoView {
+    let tr = use_tr();
+    view! {
+        <label class="field">
+            <span>{move || tr(label)}</span>
+            <select data-testid=testid on:change=move |ev| {
+                let value = event_target_value(&ev);
+                if let Some(&k) = all.iter().find(|&&k| wire(k) == value) {
+                    form.update(|f| set(&mut f.file, k));
+                }
+            }>
+                {all.iter().map(|&k| view! {
+                    <option value=wire(k) selected=move || form.with(|f| get(&f.file) == k)>
+                        {move || match special {
+                            Some((value, key)) if value == k => tr(key),
+                            _ => wire(k),
+                        }}
+                    </option>
+                }).collect_view()}
+            </select>
+        </label>
     }
 }

@@ -4,7 +4,7 @@
 use trainplan_core::evaluate;
 use trainplan_core::plan::Plan;
 
-/// (name, plan, tokens per second per GPU the source states, its source, the bound asserted).
+/// (name, plan, tokens per second per GPU the source states, its source, today's error).
 type Row = (&'static str, &'static str, f64, &'static str, f64);
 
 const ROWS: [Row; 2] = [
@@ -21,7 +21,7 @@ const ROWS: [Row; 2] = [
         // Table 1: 180K H800 GPU hours per trillion tokens.
         1e12 / (180e3 * 3600.0),
         "DeepSeek-V3 Table 1 (180K GPU-h / T tokens)",
-        0.25,
+        0.198,
     ),
     (
         "DeepSeek-V2 × H800",
@@ -36,22 +36,23 @@ const ROWS: [Row; 2] = [
         // §3.2.3: 172.8K GPU hours per trillion tokens.
         1e12 / (172.8e3 * 3600.0),
         "DeepSeek-V2 §3.2.3 (172.8K GPU-h / T tokens)",
-        0.40,
+        0.344,
     ),
 ];
 
 #[test]
 fn deepseek_gpu_hours_per_trillion_tokens() {
     println!("run                        paper tok/s/GPU  model   error  source");
-    for (name, text, paper, source, bound) in ROWS {
+    for (name, text, paper, source, today) in ROWS {
         let report = evaluate(&Plan::from_json(text).unwrap());
         let model = report.time.tokens_per_second_per_device;
         let err = (model - paper) / paper;
         println!("{name:26} {paper:15.0}  {model:6.0}  {:+5.1}%  {source}", 100.0 * err);
-        // FIXME(gap): the model is faster than both runs (V3 +20 %, V2 +34 %): multi-token
-        // prediction, node-limited routing and a production run's restarts and evaluations are not
-        // modelled; no constant was fitted to these rows.
-        assert!(err.abs() < bound, "{name}: {err:+.3}");
+        // FIXME(gap): the sources say slower (the target is within 15 %): multi-token prediction,
+        // node-limited routing and a production run's restarts, evaluations and checkpoints are not
+        // modelled; no constant was fitted to these rows. Today's error is asserted so that a change
+        // moving it updates this row.
+        assert!((err - today).abs() < 0.005, "{name}: {err:+.3}, was {today:+.3}");
     }
 }
 
@@ -70,7 +71,8 @@ fn mixtral(moe: &str) -> String {
 
 /// Each kernel knob moves the step the way its source says: grouped GEMM and permute fusion save
 /// time, the overlap hides all-to-all time, imbalance costs time in proportion, padding to a
-/// capacity factor costs exactly that factor, and a capacity factor caps the imbalance.
+/// capacity factor costs exactly that factor, and a capacity factor caps the imbalance. With EP 1
+/// one device holds every expert: imbalance moves no work, padding still does.
 #[test]
 fn moe_knobs_move_the_step_their_way() {
     let base = step(&mixtral("{}"));
@@ -82,6 +84,14 @@ fn moe_knobs_move_the_step_their_way() {
     assert_eq!(padded, step(&mixtral(r#"{"imbalance": 2.0}"#)));
     let capped = step(&mixtral(r#"{"imbalance": 3.0, "capacity_factor": 1.0}"#));
     assert_eq!(capped, step(&mixtral(r#"{"imbalance": 1.0}"#)));
+    let one_device = |moe: &str| {
+        step(&format!(
+            r#"{{"model": "qwen3-30b-a3b", "framework": "megatron", "method": "pretrain", "moe": {moe},
+                "parallel": {{"tp": 8}}, "batch": {{"global_batch": 64, "seq_len": 4096}}}}"#
+        ))
+    };
+    assert_eq!(one_device("{}"), one_device(r#"{"imbalance": 2.0}"#));
+    assert!(one_device("{}") < one_device(r#"{"capacity_factor": 2.0, "pad_to_capacity": true}"#));
 }
 
 /// All-to-all by placement: EP 8 inside one node runs at NVLink speed; the same EP spread one rank
