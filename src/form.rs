@@ -80,6 +80,10 @@ pub enum NumField {
     MemoryMargin,
     /// `mtp_layers`; empty means none.
     MtpLayers,
+    /// `moe.imbalance`: the busiest device's expert tokens over the mean, from 1 to 64.
+    MoeImbalance,
+    /// `moe.capacity_factor`: more than 0, at most 64; empty means dropless.
+    MoeCapacity,
 }
 
 /// What text a number field takes.
@@ -91,11 +95,13 @@ pub enum NumKind {
     Auto,
     /// A fraction in (0, 1].
     Fraction,
+    /// A positive number (a factor), at most 64.
+    Factor,
 }
 
 impl NumField {
     /// Every field, in form order; the index is the field's slot in [`PlanForm::numbers`].
-    pub const ALL: [NumField; 28] = [
+    pub const ALL: [NumField; 30] = [
         NumField::Nodes,
         NumField::DevicesPerNode,
         NumField::LoraRank,
@@ -124,6 +130,8 @@ impl NumField {
         NumField::MemoryMargin,
         NumField::ScaleUp,
         NumField::MtpLayers,
+        NumField::MoeImbalance,
+        NumField::MoeCapacity,
     ];
 
     /// What text the field takes.
@@ -139,6 +147,7 @@ impl NumField {
             NumField::LayersRatio | NumField::GpuMemoryUtilization | NumField::MemoryMargin => {
                 NumKind::Fraction
             }
+            NumField::MoeImbalance | NumField::MoeCapacity => NumKind::Factor,
             _ => NumKind::Count,
         }
     }
@@ -159,6 +168,8 @@ impl NumField {
             NumField::MemoryMargin => {
                 file.overheads.allocator_reserve.map(|x| x.to_string()).unwrap_or_default()
             }
+            NumField::MoeImbalance => file.moe.imbalance.to_string(),
+            NumField::MoeCapacity => file.moe.capacity_factor.map(|x| x.to_string()).unwrap_or_default(),
             f => match (f.kind(), f.read(file)) {
                 (NumKind::Auto, Some(0)) | (_, None) => String::new(),
                 (_, Some(n)) => n.to_string(),
@@ -182,6 +193,15 @@ impl NumField {
                     None => return false,
                 }
             }
+            (NumField::MoeCapacity, _, "") => file.moe.capacity_factor = None,
+            (NumField::MoeCapacity, _, _) => match parse_factor(text).filter(|&x| 0.0 < x) {
+                Some(x) => file.moe.capacity_factor = Some(x),
+                None => return false,
+            },
+            (NumField::MoeImbalance, _, _) => match parse_factor(text).filter(|&x| 1.0 <= x) {
+                Some(x) => file.moe.imbalance = x,
+                None => return false,
+            },
             (NumField::GpuMemoryUtilization, _, _) => match parse_fraction(text) {
                 Some(x) => file.rl.gpu_memory_utilization = x,
                 None => return false,
@@ -226,7 +246,11 @@ impl NumField {
             NumField::MaxModelLen => file.rl.max_model_len,
             NumField::BatchedTokens => file.rl.max_num_batched_tokens,
             NumField::MtpLayers => file.mtp_layers,
-            NumField::LayersRatio | NumField::GpuMemoryUtilization | NumField::MemoryMargin => return None,
+            NumField::LayersRatio
+            | NumField::GpuMemoryUtilization
+            | NumField::MemoryMargin
+            | NumField::MoeImbalance
+            | NumField::MoeCapacity => return None,
         })
     }
 
@@ -258,7 +282,11 @@ impl NumField {
             NumField::MaxModelLen => file.rl.max_model_len = value.unwrap_or(0),
             NumField::BatchedTokens => file.rl.max_num_batched_tokens = value.unwrap_or(0),
             NumField::MtpLayers => file.mtp_layers = value.unwrap_or(0),
-            NumField::LayersRatio | NumField::GpuMemoryUtilization | NumField::MemoryMargin => {}
+            NumField::LayersRatio
+            | NumField::GpuMemoryUtilization
+            | NumField::MemoryMargin
+            | NumField::MoeImbalance
+            | NumField::MoeCapacity => {}
         }
     }
 
@@ -299,6 +327,8 @@ impl NumField {
             NumField::MaxNumSeqs => Key::rl_max_num_seqs,
             NumField::MaxModelLen => Key::rl_max_model_len,
             NumField::BatchedTokens => Key::rl_batched_tokens,
+            NumField::MoeImbalance => Key::moe_imbalance,
+            NumField::MoeCapacity => Key::moe_capacity,
         }
     }
 
@@ -333,6 +363,8 @@ impl NumField {
             NumField::MemoryMargin => "overheads.allocator_reserve",
             NumField::ScaleUp => "cluster.scale_up_domain",
             NumField::MtpLayers => "mtp_layers",
+            NumField::MoeImbalance => "moe.imbalance",
+            NumField::MoeCapacity => "moe.capacity_factor",
         }
     }
 }
@@ -558,6 +590,11 @@ fn parse_count(text: &str) -> Option<u32> {
 fn parse_whole(text: &str) -> Option<u32> {
     let digits: String = text.trim().chars().filter(|ch| !matches!(ch, '_' | ',')).collect();
     digits.parse::<u32>().ok()
+}
+
+/// A factor: a finite number at most 64 (the plan file's bound on `moe` factors).
+fn parse_factor(text: &str) -> Option<f64> {
+    text.trim().parse::<f64>().ok().filter(|x| x.is_finite() && *x <= 64.0)
 }
 
 /// A fraction in (0, 1].

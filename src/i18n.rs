@@ -158,6 +158,7 @@ texts! {
     cmp_only_current => "Only this plan", "仅当前方案";
     plan_form_bad_whole => "Enter a whole number, or leave empty for the automatic value", "请输入整数，留空则自动取值";
     plan_form_bad_fraction => "Enter a fraction above 0 and at most 1", "请输入大于 0、不超过 1 的小数";
+    plan_form_bad_factor => "Enter a factor above 0 and at most 64 (the imbalance at least 1)", "请输入大于 0、不超过 64 的因子（不均衡至少为 1）";
     placeholder_auto => "auto", "自动";
     placeholder_all => "all", "全部";
     rl_title => "RL: rollout and update", "强化学习：推理与更新";
@@ -188,6 +189,14 @@ texts! {
     par_layout => "Pipeline layout (Megatron: E embedding, t layer, m MTP, L loss, | between stages)", "流水线布局（Megatron：E 词嵌入，t 层，m MTP，L 损失，| 分隔各段）";
     par_layout_bad => "Only E, t, m, L, |, commas and (…)*n / x*n repeats", "只能使用 E、t、m、L、|、逗号和 (…)*n / x*n 重复";
     mtp_layers => "MTP layers (multi-token prediction)", "MTP 层数（多 token 预测）";
+    moe_dispatcher => "MoE token dispatcher (--moe-token-dispatcher-type)", "MoE 令牌分发器（--moe-token-dispatcher-type）";
+    moe_grouped_gemm => "Grouped GEMM over the local experts", "本地专家分组 GEMM";
+    moe_permute_fusion => "Fused token permutation", "融合令牌重排";
+    moe_overlap_ep_comm => "Overlap the expert-parallel all-to-all", "专家并行 all-to-all 通信掩盖";
+    moe_capacity => "Expert capacity factor (--moe-expert-capacity-factor)", "专家容量因子（--moe-expert-capacity-factor）";
+    moe_dropless => "none (dropless)", "无（不丢弃令牌）";
+    moe_imbalance => "Load imbalance (busiest device ÷ mean)", "负载不均衡（最忙设备 ÷ 平均）";
+    moe_pad_to_capacity => "Pad expert inputs to capacity", "专家输入按容量补齐";
     par_uneven => "Uneven pipeline stages (first/last take the rest)", "非均匀流水线划分（首尾阶段承担余数层）";
     training_framework => "Framework", "框架";
     training_method => "Method", "方法";
@@ -366,6 +375,8 @@ texts! {
     import_expected_sharding => "optim, optim_grads or optim_grads_params", "为 optim、optim_grads 或 optim_grads_params";
     import_expected_fraction => "a number in (0, 1]", "为 (0, 1] 内的数";
     import_expected_zero_stage => "0, 1, 2 or 3", "为 0、1、2 或 3";
+    import_expected_dispatcher => "allgather, alltoall or flex", "为 allgather、alltoall 或 flex";
+    import_expected_number => "a number", "为数字";
     flag_unknown => "{flag} is not a flag of {framework}", "{framework} 没有 {flag} 这个参数";
     flag_switch_with_value => "{flag} takes no value, given {value}", "{flag} 不接受值，却给了 {value}";
     flag_value_count => "{flag} takes {expected}, given {given}", "{flag} 应接{expected}，却给了 {given} 个";

@@ -86,6 +86,8 @@ pub fn import_error(lang: Lang, err: &ImportError) -> String {
                 "optim, optim_grads or optim_grads_params" => t(lang, Key::import_expected_sharding),
                 "a number in (0, 1]" => t(lang, Key::import_expected_fraction),
                 "0, 1, 2 or 3" => t(lang, Key::import_expected_zero_stage),
+                "allgather, alltoall or flex" => t(lang, Key::import_expected_dispatcher),
+                "a number" => t(lang, Key::import_expected_number),
                 other => other,
             };
             fill(t(lang, Key::import_bad_value), &[("key", key), ("expected", expected)])
@@ -164,6 +166,12 @@ pub fn zh(code: Code) -> &'static str {
         Code::ParallelFusedKernelsFramework => {
             "{framework} 自行选择算子：关闭 RMSNorm、SwiGLU 和 RoPE 融合算子是 MindSpeed 的开关。"
         }
+        Code::MoeFramework => "{framework} 无法设置 MoE 内核、分发器或容量：这些设置只影响估算。",
+        Code::MoeFlexFramework => "flex 分发器（DeepEP、HybridEP）只有 Megatron-LM 提供；{framework} 没有。",
+        Code::MoeFlexParallel => "flex 分发器需要 TP × EP 大于 1。",
+        Code::MoePadNeedsCapacity => "专家输入按容量补齐需要设置容量因子。",
+        Code::MoeFlexPad => "使用 DeepEP 的 flex 分发器不能把专家输入按容量补齐。",
+        Code::MoeOverlap => "专家并行 all-to-all 掩盖不能与{what}同时使用。",
         Code::ParallelAccountFramework => "{framework} 不能在流水线切分时把词嵌入和损失各算作一层。",
         Code::HwNoBlockScaling => "{device} 不支持 MXFP8/NVFP4 块缩放（需要 Blackwell）。",
         Code::PrecisionFramework => {
@@ -351,6 +359,11 @@ pub fn field_label(lang: Lang, field: &str) -> String {
         "parallel.pipeline_layout" => Key::par_layout,
         "mtp_layers" => Key::mtp_layers,
         "parallel.fused_kernels" => Key::par_fused,
+        "moe.dispatcher" => Key::moe_dispatcher,
+        "moe.grouped_gemm" => Key::moe_grouped_gemm,
+        "moe.permute_fusion" => Key::moe_permute_fusion,
+        "moe.overlap_ep_comm" => Key::moe_overlap_ep_comm,
+        "moe.pad_to_capacity" => Key::moe_pad_to_capacity,
         "framework" => Key::training_framework,
         "method" => Key::training_method,
         "precision" => Key::training_precision,

@@ -731,6 +731,22 @@ fn megatron_moe_recomputed(
     per_token * (case.seq_len * case.micro_batch) as f64
 }
 
+/// Bytes padding the experts' inputs to capacity (`moe.pad_to_capacity`, Megatron
+/// `--moe-pad-expert-input-to-capacity`) adds to one MoE layer's saved activations: the routed
+/// part of [`layer_activation_bytes`] (k copies of 4h + 6f_e per token) grows to the capacity
+/// factor c times the mean (docs/time.md, "MoE layers").
+pub fn moe_padding_bytes(plan: &crate::plan::Plan, tokens: f64, tp: f64) -> f64 {
+    let (Some(moe), Some(c)) = (&plan.model.arch.moe, plan.moe.capacity_factor) else {
+        return 0.0;
+    };
+    if !plan.moe.pad_to_capacity {
+        return 0.0;
+    }
+    let h = plan.model.arch.hidden_size as f64;
+    let routed_per_token = moe.top_k as f64 * (4.0 * h + 6.0 * moe.expert_intermediate_size as f64);
+    (c - 1.0) * routed_per_token * tokens / tp.max(1.0)
+}
+
 /// MLP inner bytes per token on the Megatron path: GELU saves fc1's output and GELU's output (4f);
 /// fused SwiGLU saves the gate/up output and the product (6f).
 fn mlp_inner_megatron(kind: MlpKind, f: f64) -> f64 {
@@ -814,7 +830,12 @@ fn activations(ctx: &Ctx, stage_idx: u64, layers: &[u64], embedding: bool, mtp: 
             saved,
             fp8_inputs: fp8_linear(plan),
         };
-        layer_activation_bytes(arch, model::is_moe_layer(arch, idx), &case)
+        let moe_layer = model::is_moe_layer(arch, idx);
+        let padding = match moe_layer && megatron {
+            true => moe_padding_bytes(plan, (seq * b) as f64, ctx.tp as f64),
+            false => 0.0,
+        };
+        layer_activation_bytes(arch, moe_layer, &case) + padding
     };
     // Swap-attention (MindSpeed) keeps the attention tensors of the layer being computed and the
     // one being prefetched on the device; the others wait in host memory.

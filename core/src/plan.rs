@@ -50,6 +50,8 @@ pub struct Plan {
     pub lora: Lora,
     /// RL settings (used by `grpo` and `ppo`).
     pub rl: Rl,
+    /// MoE layer settings (validated; used by models with experts).
+    pub moe: MoeFile,
     /// Runtime overheads as given (validated); [`Plan::overheads`] resolves the defaults.
     pub overheads: OverheadsFile,
     /// Factors fitted to a measured run (validated), applied to this plan's estimates.
@@ -263,6 +265,21 @@ wire_enum! {
         Uniform = "uniform",
         /// Recompute the first `num_layers` layers of each stage.
         Block = "block",
+    }
+}
+
+wire_enum! {
+    /// How an MoE layer's tokens reach their experts (Megatron `--moe-token-dispatcher-type`,
+    /// `megatron/core/transformer/moe/token_dispatcher.py` at core_v0.19.0).
+    MoeDispatcher {
+        /// Every rank gathers the EP group's tokens and keeps those of its experts
+        /// (`MoEAllGatherTokenDispatcher`): all-gather in, reduce-scatter out.
+        AllGather = "allgather",
+        /// Each rank sends each token copy to its expert's rank (`MoEAlltoAllTokenDispatcher`).
+        AllToAll = "alltoall",
+        /// DeepEP or HybridEP kernels (`MoEFlexTokenDispatcher`, `--moe-flex-dispatcher-backend`):
+        /// a token crosses the network once per destination node, then NVLink forwards it.
+        Flex = "flex",
     }
 }
 
@@ -664,6 +681,9 @@ pub struct PlanFile {
     /// RL settings.
     #[serde(default)]
     pub rl: RlFile,
+    /// MoE layer settings; Megatron-LM's recommended MoE flags when omitted (not written then).
+    #[serde(default, skip_serializing_if = "MoeFile::is_default")]
+    pub moe: MoeFile,
     /// Runtime overheads.
     #[serde(default)]
     pub overheads: OverheadsFile,
@@ -868,6 +888,82 @@ impl CalibrationFile {
     pub fn memory_offset_bytes(&self) -> f64 {
         self.memory_offset_mib.unwrap_or(0.0) * (1u64 << 20) as f64
     }
+}
+
+/// MoE layer settings as written (docs/plan-format.md, docs/time.md "MoE layers"). The defaults
+/// are what trainplan's Megatron-LM and MindSpeed-LLM scripts have always written
+/// (`--moe-grouped-gemm --moe-token-dispatcher-type alltoall`, the Megatron MoE README's
+/// performance tips) and Megatron's own defaults for the rest (`TransformerConfig` at core_v0.19.0:
+/// no permute fusion, no EP overlap, dropless).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MoeFile {
+    /// `--moe-token-dispatcher-type`; `alltoall` when omitted.
+    pub dispatcher: MoeDispatcher,
+    /// `--moe-grouped-gemm`: one grouped GEMM over the local experts instead of a loop of GEMMs.
+    pub grouped_gemm: bool,
+    /// `--moe-permute-fusion`: Transformer Engine's fused token permutation and unpermutation.
+    pub permute_fusion: bool,
+    /// Megatron-LM `--overlap-moe-expert-parallel-comm` (MindSpeed-LLM `--moe-alltoall-overlap-comm`):
+    /// the dispatch and combine all-to-alls hidden behind another micro-batch's compute.
+    pub overlap_ep_comm: bool,
+    /// `--moe-expert-capacity-factor`: each expert takes at most this many times its mean tokens
+    /// (the rest are dropped); dropless when omitted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub capacity_factor: Option<f64>,
+    /// `--moe-pad-expert-input-to-capacity`: every expert's input padded to its capacity.
+    pub pad_to_capacity: bool,
+    /// The busiest device's expert tokens over the mean with EP above 1, at least 1
+    /// ([`crate::time::MOE_IMBALANCE`] when omitted).
+    pub imbalance: f64,
+}
+
+impl Default for MoeFile {
+    fn default() -> Self {
+        MoeFile {
+            dispatcher: MoeDispatcher::AllToAll,
+            grouped_gemm: true,
+            permute_fusion: false,
+            overlap_ep_comm: false,
+            capacity_factor: None,
+            pad_to_capacity: false,
+            imbalance: crate::time::MOE_IMBALANCE,
+        }
+    }
+}
+
+impl MoeFile {
+    /// Whether every setting is at its default (the plan file then leaves the section out).
+    pub fn is_default(&self) -> bool {
+        *self == MoeFile::default()
+    }
+
+    /// The factor by which the busiest device's expert tokens exceed the mean on the critical path:
+    /// the imbalance, capped at the capacity factor, or exactly the capacity factor when inputs are
+    /// padded to it (Megatron `moe_utils.py`, `topk_routing_with_score_function` and
+    /// `apply_router_token_dropping` at core_v0.19.0).
+    pub fn load_factor(&self) -> f64 {
+        match (self.capacity_factor, self.pad_to_capacity) {
+            (Some(c), true) => c,
+            (Some(c), false) => self.imbalance.min(c),
+            (None, _) => self.imbalance,
+        }
+    }
+}
+
+fn moe(m: &MoeFile) -> Result<MoeFile, PlanFileError> {
+    if !(m.imbalance.is_finite() && (1.0..=64.0).contains(&m.imbalance)) {
+        return Err(PlanFileError::OutOfRange { field: "moe.imbalance", expected: "from 1 to 64" });
+    }
+    if let Some(c) = m.capacity_factor
+        && !(c.is_finite() && 0.0 < c && c <= 64.0)
+    {
+        return Err(PlanFileError::OutOfRange {
+            field: "moe.capacity_factor",
+            expected: "more than 0 and at most 64",
+        });
+    }
+    Ok(*m)
 }
 
 /// Batch sizes as written.
@@ -1246,6 +1342,7 @@ impl Plan {
             attention: file.attention,
             lora,
             rl,
+            moe: moe(&file.moe)?,
             overheads: *o,
             calibration: calibration(&file.calibration)?,
             launch: launch(&file.launch)?,
@@ -1364,6 +1461,7 @@ impl Plan {
                 blocking: self.rl.blocking,
                 lora: self.rl.lora,
             },
+            moe: self.moe,
             overheads: self.overheads,
             calibration: self.calibration,
             launch: self.launch.clone(),
@@ -1394,6 +1492,7 @@ impl PlanFile {
             attention: default_attention(),
             lora: LoraFile::default(),
             rl: RlFile::default(),
+            moe: MoeFile::default(),
             overheads: OverheadsFile::default(),
             calibration: CalibrationFile::default(),
             launch: LaunchFile::default(),

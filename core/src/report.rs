@@ -324,6 +324,12 @@ macro_rules! codes {
 
 codes! {
     ParallelFusedKernelsFramework = "parallel.fused_kernels_framework" => "{framework} picks its own kernels: turning off the fused RMSNorm, SwiGLU and RoPE kernels is a MindSpeed switch.",
+    MoeFramework = "moe.framework" => "{framework} cannot be told the MoE kernel, dispatcher or capacity settings: they change the estimate only.",
+    MoeFlexFramework = "moe.flex_framework" => "The flex dispatcher (DeepEP, HybridEP) is Megatron-LM's; {framework} has none.",
+    MoeFlexParallel = "moe.flex_parallel" => "The flex dispatcher needs TP × EP above 1.",
+    MoePadNeedsCapacity = "moe.pad_needs_capacity" => "Padding the experts' inputs to capacity needs a capacity factor.",
+    MoeFlexPad = "moe.flex_pad" => "The flex dispatcher with DeepEP cannot pad the experts' inputs to capacity.",
+    MoeOverlap = "moe.overlap" => "The expert-parallel all-to-all overlap cannot run with {what}.",
     ParallelAccountFramework = "parallel.account_framework" => "{framework} cannot count the embedding and the loss as layers in the pipeline split.",
     HwNoBlockScaling = "hw.no_block_scaling" => "{device} has no MXFP8/NVFP4 block scaling (Blackwell needed).",
     PrecisionFramework = "precision.framework" => "{framework} has no {precision} recipe: Megatron-LM's Transformer Engine path has it.",

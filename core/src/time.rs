@@ -6,7 +6,7 @@ use crate::hardware::{Hardware, Vendor};
 use crate::memory;
 use crate::model::{self, Architecture, Attention, MlpKind};
 use crate::plan::{
-    AttentionImpl, Framework, Method, PipelineSchedule, Plan, Precision, RecomputeGranularity,
+    AttentionImpl, Framework, Method, MoeDispatcher, PipelineSchedule, Plan, Precision, RecomputeGranularity,
 };
 use crate::schedule::{self, Costs, Schedule, Timeline};
 
@@ -91,6 +91,45 @@ pub const UNFUSED_SWIGLU_BYTES_PER_TOKEN_FFN: f64 = 15.2;
 /// MindSpeed `docs/zh/features/rotary-embedding.md` (Llama-2-7B: `--use-fused-rotary-pos-emb`
 /// +1 %), same layout.
 pub const UNFUSED_ROPE_BYTES_PER_TOKEN_QK: f64 = 4.34;
+/// The busiest device's routed tokens over the mean when the plan does not say (`moe.imbalance`).
+/// Tier: derived: Switch Transformer (Fedus et al., JMLR 2022, §2.2 and Table 1) trains with
+/// capacity factor 1.25, the headroom over the mean at which its auxiliary-loss-balanced experts
+/// drop almost no tokens, so the busiest expert carries about 1.25 × the mean; the Megatron MoE
+/// README's auxiliary-loss and aux-loss-free balancing aim at the same band.
+pub const MOE_IMBALANCE: f64 = 1.25;
+/// Rows of one expert's block in a grouped GEMM: each expert's tokens are padded up to a multiple
+/// of it, half a block wasted on average. Tier: spec: DeepGEMM's contiguous grouped layout aligns
+/// every expert's tokens to the GEMM M block (`get_mk_alignment_for_contiguous_layout()` = 128,
+/// deepseek-ai/DeepGEMM README), CUTLASS's Hopper grouped GEMMs tile M by 128 as well.
+pub const GROUPED_GEMM_BLOCK_ROWS: f64 = 128.0;
+/// Host-side cost of one expert GEMM when the experts run as a loop (Megatron `SequentialMLP`,
+/// no `--moe-grouped-gemm`), seconds: a kernel launch plus PyTorch's eager dispatch of the GEMM and
+/// its slicing. Tier: derived: NVIDIA's CUDA Graphs post (developer.nvidia.com/blog/cuda-graphs/)
+/// measures 3.8 µs per small kernel launched back to back, and an eager PyTorch op adds several µs
+/// of Python and dispatcher time.
+pub const EXPERT_LOOP_SECONDS_PER_GEMM: f64 = 10e-6;
+/// Passes over the routed rows (top-k copies of h-wide rows) in one direction of an MoE layer's
+/// token permutation with Transformer Engine's fused kernels (`--moe-permute-fusion`): permute
+/// (read, write), sort by local expert after the all-to-all (read, write), unsort (read, write),
+/// unpermute (read; it also writes the token rows, counted apart). Tier: derived from Megatron
+/// `token_dispatcher.py` (`MoEAlltoAllTokenDispatcher`) and `moe_utils.py` at core_v0.19.0.
+pub const MOE_PERMUTE_PASSES_FUSED: f64 = 7.0;
+/// The same without fusion: the unfused `unpermute` multiplies by the routing probabilities
+/// (read, write) and scatter-adds into zeroed token rows (read, and a read and write per copy),
+/// four passes more. Tier: derived from `moe_utils.py` `unpermute` at core_v0.19.0.
+pub const MOE_PERMUTE_PASSES_UNFUSED: f64 = 11.0;
+/// Bytes per router logit of one token: written in fp32 by the gating GEMM, read and written by
+/// the softmax or sigmoid, read by top-k (4 + 8 + 4). Tier: derived from Megatron `router.py`
+/// (`TopKRouter`, router logits in fp32) at core_v0.19.0.
+pub const ROUTER_BYTES_PER_LOGIT: f64 = 16.0;
+/// Fraction of link bandwidth DeepEP's normal (training) kernels reach. Tier: derived: DeepEP's
+/// table on H800 (deepseek-ai/DeepEP `docs/legacy.md`, "Normal kernels"): intranode EP 8 153 GB/s
+/// of NVLink's ~160 GB/s, internode EP 16/32/64 43/58/51 GB/s of CX7's 50 GB/s (mean 0.98).
+pub const FLEX_LINK_EFF: f64 = 0.96;
+/// Share of the compute the overlapped all-to-all kernels take away while they run (the SMs they
+/// hold). Tier: spec: DeepSeek-V3 (arXiv 2412.19437 §3.2.2) dedicates 20 of the H800's 132 SMs to
+/// communication.
+pub const MOE_COMM_SM_FRAC: f64 = 20.0 / 132.0;
 /// Micro-batches the schedule simulates before extrapolating the steady state.
 const SIMULATED_MICROBATCHES_PER_STAGE: u32 = 2;
 /// The most passes the schedule simulation runs; past it the closed form stands in. A simulation
@@ -363,33 +402,7 @@ fn layer_work(ctx: &Ctx, moe_layer: bool) -> LayerWork {
     }
 
     match (&arch.moe, moe_layer) {
-        (Some(moe), true) => {
-            // Routed tokens: top-k copies through experts of width f_e, spread over the EP group.
-            // With balanced routing each device processes as many token-slots as its own tokens
-            // send (tokens · k), spread over its E / ep local experts.
-            let routed = tokens * moe.top_k as f64;
-            let f_e = moe.expert_intermediate_size as f64;
-            let etp = f64::from(ctx.plan.parallel.etp.get());
-            let local_experts = (moe.n_experts as f64 / ctx.ep).max(1.0);
-            for _ in 0..3 {
-                let (seconds, flops) = gemm(ctx, routed / local_experts, h, f_e / etp);
-                add(&mut w, (seconds * local_experts, flops * local_experts));
-            }
-            add(&mut w, gemm(ctx, tokens, h, moe.n_experts as f64));
-            if 0 < moe.shared_intermediate_size {
-                for _ in 0..3 {
-                    add(&mut w, gemm(ctx, tokens, h, moe.shared_intermediate_size as f64 / t));
-                }
-            }
-            // Dispatch and combine all-to-alls: each token's hidden state to k experts and back.
-            if 1.0 < ctx.ep {
-                let bytes = routed * h * 2.0 / t;
-                let span = (ctx.ep * ctx.tp) as u64;
-                let bw = link_bandwidth(ctx, span);
-                w.ep_seconds += 2.0
-                    * (COLLECTIVE_LATENCY_SECONDS + bytes * (ctx.ep - 1.0) / ctx.ep / (bw * COLLECTIVE_EFF));
-            }
-        }
+        (Some(moe), true) => moe_feed_forward(ctx, moe, &mut w),
         _ => {
             let f = arch.mlp.intermediate_size as f64;
             let n_up = if arch.mlp.kind == MlpKind::Gated { 2.0 } else { 1.0 };
@@ -443,7 +456,154 @@ fn layer_work(ctx: &Ctx, moe_layer: bool) -> LayerWork {
             (ctx.cp - 1.0) * (ctx.hw.collective_latency_seconds + kv_bytes / (bw * ctx.hw.collective_eff));
         w.cp_seconds = (exchange - w.attention_seconds).max(0.0);
     }
+    if moe_layer && 0.0 < w.ep_seconds && moe_ep_overlapped(ctx.plan) {
+        // Overlapped dispatch and combine (Megatron-LM `--overlap-moe-expert-parallel-comm`,
+        // `megatron/core/models/gpt/fine_grained_callables.py` at core_v0.19.0: one micro-batch's
+        // all-to-alls run beside another's attention and expert compute; DeepSeek-V3's DualPipe,
+        // arXiv 2412.19437 §3.2.1, the same inside its forward/backward chunk pairs). What exceeds
+        // the other micro-batch's compute of this layer shows; the hidden part still costs the SMs
+        // the communication kernels hold ([`MOE_COMM_SM_FRAC`]).
+        let hide = w.gemm_seconds + w.attention_seconds;
+        w.ep_seconds = (w.ep_seconds - hide).max(0.0) + w.ep_seconds.min(hide) * MOE_COMM_SM_FRAC;
+    }
     w
+}
+
+/// Whether the plan hides the dispatch and combine all-to-alls behind compute: it asks for
+/// Megatron-LM's EP overlap (MindSpeed-LLM `--moe-alltoall-overlap-comm`), or runs DualPipeV,
+/// whose forward/backward chunk pairs overlap them (DeepSeek-V3, arXiv 2412.19437 §3.2.1).
+fn moe_ep_overlapped(plan: &Plan) -> bool {
+    plan.moe.overlap_ep_comm || plan.parallel.schedule == PipelineSchedule::DualPipeV
+}
+
+/// One MoE layer's feed-forward on one device for one micro-batch, forward (docs/time.md, "MoE
+/// layers"): the router, the routed experts on the busiest device, the shared experts, the token
+/// permutation and the dispatch and combine.
+fn moe_feed_forward(ctx: &Ctx, moe: &model::Moe, w: &mut LayerWork) {
+    let settings = &ctx.plan.moe;
+    let (t, tokens, h) = (ctx.tp, ctx.tokens, ctx.arch.hidden_size as f64);
+    // Routed tokens: top-k copies through experts of width f_e, spread over the EP group. With
+    // balanced routing each device processes as many token-slots as its own tokens send
+    // (tokens · k), spread over its E / ep local experts; the busiest device takes the load
+    // factor times that (imbalance, capacity, padding: `MoeFile::load_factor`). With EP 1 one
+    // device holds every expert, so the imbalance among them moves no work off it; padding still
+    // computes the padded rows.
+    let load = match (1.0 < ctx.ep, settings.pad_to_capacity) {
+        (false, false) => 1.0,
+        _ => settings.load_factor(),
+    };
+    let routed = tokens * moe.top_k as f64;
+    let f_e = moe.expert_intermediate_size as f64 / f64::from(ctx.plan.parallel.etp.get());
+    let local_experts = (moe.n_experts as f64 / ctx.ep).max(1.0);
+    let rows = routed / local_experts * load;
+    // Gate and up projections and the down projection: 3 GEMMs of rows × h × f_e per expert.
+    w.gemm_seconds += 3.0 * expert_gemm_seconds(ctx, rows, local_experts, h, f_e);
+    w.model_flops += 3.0 * 2.0 * routed * h * f_e;
+    // Router: the gating GEMM (`TopKRouter` keeps it in 16 bits or fp32, never fp8) and the
+    // memory-bound scoring and top-k over fp32 logits.
+    let (router_seconds, router_flops) = gemm_16bit(ctx, tokens, h, moe.n_experts as f64);
+    w.gemm_seconds += router_seconds;
+    w.model_flops += router_flops;
+    let hbm = ctx.hw.memory_bytes_per_second * HBM_EFF;
+    w.memory_seconds += ROUTER_BYTES_PER_LOGIT * tokens * moe.n_experts as f64 / hbm;
+    if 0 < moe.shared_intermediate_size {
+        for _ in 0..3 {
+            let (seconds, flops) = gemm(ctx, tokens, h, moe.shared_intermediate_size as f64 / t);
+            w.gemm_seconds += seconds;
+            w.model_flops += flops;
+        }
+    }
+    // Token permutation and unpermutation (memory-bound gathers and scatters of 16-bit rows),
+    // the backward the same again (`estimate_within` counts memory work both ways).
+    let passes = match settings.permute_fusion {
+        true => MOE_PERMUTE_PASSES_FUSED,
+        false => MOE_PERMUTE_PASSES_UNFUSED,
+    };
+    w.memory_seconds += (passes * routed * load + tokens) * h * 2.0 / t / hbm;
+    if 1.0 < ctx.ep {
+        w.ep_seconds += ep_dispatch_combine_seconds(ctx, routed, moe.top_k as f64);
+    }
+}
+
+/// Seconds of one of an MoE layer's expert GEMMs (`rows` tokens × `k` by `k` × `n`, per expert)
+/// over all `experts` local experts, forward. Each expert's GEMM is the slower of its FLOPs and
+/// its bytes (weights and activations read, output written: small expert batches are bound by
+/// memory); its efficiency loses the padding of each expert's rows to the grouped GEMM's block
+/// ([`GROUPED_GEMM_BLOCK_ROWS`]). A grouped GEMM (`--moe-grouped-gemm`) is one kernel as large as
+/// all experts together; a loop runs each expert's GEMM alone, at its own size's efficiency, and
+/// pays [`EXPERT_LOOP_SECONDS_PER_GEMM`] per expert.
+fn expert_gemm_seconds(ctx: &Ctx, rows: f64, experts: f64, k: f64, n: f64) -> f64 {
+    if rows <= 0.0 || k <= 0.0 || n <= 0.0 {
+        return 0.0;
+    }
+    let flops = 2.0 * rows * k * n;
+    let grouped = ctx.plan.moe.grouped_gemm;
+    let size_efficiency = match grouped {
+        true => efficiency(ctx, flops * experts),
+        false => efficiency(ctx, flops),
+    };
+    let padding = rows / (rows + GROUPED_GEMM_BLOCK_ROWS / 2.0);
+    let compute = flops / (ctx.linear_peak * size_efficiency * padding);
+    let element_bytes = if ctx.fp8 { 1.0 } else { 2.0 };
+    let hbm = ctx.hw.memory_bytes_per_second * HBM_EFF;
+    let traffic = (element_bytes * (k * n + rows * k) + 2.0 * rows * n) / hbm;
+    // fp8: the input and the weight cast first, as for the dense GEMMs (`gemm`).
+    let cast = match ctx.fp8 {
+        true => 3.0 * (rows * k + k * n) / hbm,
+        false => 0.0,
+    };
+    let launch = if grouped { 0.0 } else { EXPERT_LOOP_SECONDS_PER_GEMM };
+    experts * (compute.max(traffic) + cast + launch)
+}
+
+/// Seconds of an MoE layer's dispatch and combine, forward, on the busiest link, by dispatcher
+/// (docs/time.md, "MoE layers"). EP peers sit `tp` ranks apart (Megatron's order: TP innermost,
+/// then EP), so `domain ÷ tp` of them share a scale-up domain (NVLink/HCCS) and the rest sit
+/// behind the NICs, one per device.
+///
+/// - all-to-all: each device sends (ep − 1)/ep of its routed rows (k copies, 16-bit): the share
+///   bound for its own domain over the scale-up links, the rest over its NIC, both at once.
+///   Not a ring: each byte crosses one link once.
+/// - flex (DeepEP/HybridEP): a token crosses the network once per remote domain that holds one
+///   of its k experts, (d − 1)(1 − (1 − 1/d)^k) of d domains with uniform routing, then NVLink
+///   forwards it; fp8 plans dispatch in fp8 (DeepSeek-V3 §3.3, DeepEP's FP8 dispatch), combine
+///   in bf16.
+/// - all-gather: the EP × TP group gathers every token (ring all-gather) and reduce-scatters
+///   the outputs (`MoEAllGatherTokenDispatcher`).
+fn ep_dispatch_combine_seconds(ctx: &Ctx, routed: f64, top_k: f64) -> f64 {
+    let (ep, tp) = (ctx.ep, ctx.tp);
+    let h = ctx.arch.hidden_size as f64;
+    let hw = ctx.hw;
+    let domain = u64::from(ctx.plan.cluster.scale_up_domain.get());
+    let tokens = routed / top_k.max(1.0);
+    let dispatcher = ctx.plan.moe.dispatcher;
+    if dispatcher == MoeDispatcher::AllGather {
+        let group = ep * tp;
+        let gathered = tokens * h * 2.0 / tp * group;
+        let bw = link_bandwidth(ctx, group as u64);
+        return 2.0 * ring_seconds(gathered, group, bw, false);
+    }
+    let nvlink = hw.intra_node_bytes_per_second / 2.0;
+    let nic = hw.inter_node_bytes_per_second;
+    let per_domain = ((domain as f64 / tp).floor()).clamp(1.0, ep);
+    let flex = dispatcher == MoeDispatcher::Flex;
+    let eff = if flex { FLEX_LINK_EFF } else { COLLECTIVE_EFF };
+    let rows_bytes = |bytes_per_element: f64| routed * h * bytes_per_element / tp;
+    let direction = |bytes_per_element: f64| {
+        let routed_bytes = rows_bytes(bytes_per_element);
+        let (intra, inter) = match flex {
+            false => (routed_bytes * (per_domain - 1.0) / ep, routed_bytes * (ep - per_domain) / ep),
+            true => {
+                let domains = (ep / per_domain).max(1.0);
+                let remote = (domains - 1.0) * (1.0 - (1.0 - 1.0 / domains).powf(top_k));
+                let token_bytes = tokens * h * bytes_per_element / tp;
+                (routed_bytes * (per_domain - 1.0) / per_domain, token_bytes * remote)
+            }
+        };
+        COLLECTIVE_LATENCY_SECONDS + (intra / (nvlink * eff)).max(inter / (nic * eff))
+    };
+    let dispatch_bytes = if flex && ctx.fp8 { 1.0 } else { 2.0 };
+    direction(dispatch_bytes) + direction(2.0)
 }
 
 /// Estimates a plan's step.

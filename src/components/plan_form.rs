@@ -3,7 +3,8 @@
 use leptos::prelude::*;
 use trainplan_core::Plan;
 use trainplan_core::plan::{
-    AttentionImpl, Framework, Fsdp, Method, PipelineSchedule, PlanFile, Precision, RecomputeGranularity,
+    AttentionImpl, Framework, Fsdp, Method, MoeDispatcher, PipelineSchedule, PlanFile, Precision,
+    RecomputeGranularity,
 };
 
 use crate::components::hardware_picker::HardwarePicker;
@@ -43,6 +44,7 @@ pub fn PlanFormPanel(
                 NumKind::Count => Key::plan_form_bad_count,
                 NumKind::Auto => Key::plan_form_bad_whole,
                 NumKind::Fraction => Key::plan_form_bad_fraction,
+                NumKind::Factor => Key::plan_form_bad_factor,
             };
             view! {
                 <TextField
@@ -129,6 +131,9 @@ pub fn PlanFormPanel(
     let is_mindspeed_rl = move || form.with(|f| f.file.framework == Framework::MindSpeedRl);
     let is_verl = move || form.with(|f| f.file.framework == Framework::Verl);
     let megatron_path = move || form.with(|f| trainplan_core::layout::model_parallel(f.file.framework));
+    // The MoE settings matter to models with experts on the Megatron path.
+    let moe_megatron =
+        move || megatron_path() && plan.with(|p| p.as_ref().is_ok_and(|p| p.model.arch.moe.is_some()));
     let auto = Some(Signal::derive(move || tr(Key::placeholder_auto).to_owned()));
     let all = Some(Signal::derive(move || tr(Key::placeholder_all).to_owned()));
 
@@ -221,36 +226,10 @@ pub fn PlanFormPanel(
                     </Show>
                 </div>
                 <Show when=megatron_path>
-                <label class="field">
-                    <span>{move || tr(Key::par_schedule)}</span>
-                    <select data-testid="schedule-select" on:change=move |ev| {
-                        let wire = event_target_value(&ev);
-                        if let Some(&k) = PipelineSchedule::ALL.iter().find(|k| k.wire() == wire) {
-                            form.update(|f| f.file.parallel.schedule = k);
-                        }
-                    }>
-                        {PipelineSchedule::ALL.iter().map(|&k| view! {
-                            <option value=k.wire() selected=move || form.with(|f| f.file.parallel.schedule == k)>
-                                {move || if k == PipelineSchedule::Auto { tr(Key::par_schedule_auto) } else { k.wire() }}
-                            </option>
-                        }).collect_view()}
-                    </select>
-                </label>
-                <label class="field">
-                    <span>{move || tr(Key::par_fsdp)}</span>
-                    <select data-testid="fsdp-select" on:change=move |ev| {
-                        let wire = event_target_value(&ev);
-                        if let Some(&k) = Fsdp::ALL.iter().find(|k| k.wire() == wire) {
-                            form.update(|f| f.file.parallel.fsdp = k);
-                        }
-                    }>
-                        {Fsdp::ALL.iter().map(|&k| view! {
-                            <option value=k.wire() selected=move || form.with(|f| f.file.parallel.fsdp == k)>
-                                {move || if k == Fsdp::None { tr(Key::par_fsdp_none) } else { k.wire() }}
-                            </option>
-                        }).collect_view()}
-                    </select>
-                </label>
+                {enum_select(form, Key::par_schedule, "schedule-select", PipelineSchedule::ALL, PipelineSchedule::wire,
+                    |f| f.parallel.schedule, |f, k| f.parallel.schedule = k, Some((PipelineSchedule::Auto, Key::par_schedule_auto)))}
+                {enum_select(form, Key::par_fsdp, "fsdp-select", Fsdp::ALL, Fsdp::wire,
+                    |f| f.parallel.fsdp, |f, k| f.parallel.fsdp = k, Some((Fsdp::None, Key::par_fsdp_none)))}
                 {check(Key::par_dist_opt, "dist-opt-check", |f| f.parallel.distributed_optimizer, |f, v| f.parallel.distributed_optimizer = v)}
                 {check(Key::par_sp, "sp-check", |f| f.parallel.sequence_parallel, |f, v| f.parallel.sequence_parallel = v)}
                 </Show>
@@ -276,6 +255,18 @@ pub fn PlanFormPanel(
                     {number(Key::mtp_layers, "mtp-layers-input", NumField::MtpLayers, None)}
                 </div>
                 {check(Key::par_fused, "fused-check", |f| f.parallel.fused_kernels, |f, v| f.parallel.fused_kernels = v)}
+                </Show>
+                <Show when=moe_megatron>
+                {enum_select(form, Key::moe_dispatcher, "moe-dispatcher-select", MoeDispatcher::ALL, MoeDispatcher::wire,
+                    |f| f.moe.dispatcher, |f, k| f.moe.dispatcher = k, None)}
+                {check(Key::moe_grouped_gemm, "moe-grouped-gemm-check", |f| f.moe.grouped_gemm, |f, v| f.moe.grouped_gemm = v)}
+                {check(Key::moe_permute_fusion, "moe-permute-fusion-check", |f| f.moe.permute_fusion, |f, v| f.moe.permute_fusion = v)}
+                {check(Key::moe_overlap_ep_comm, "moe-overlap-check", |f| f.moe.overlap_ep_comm, |f, v| f.moe.overlap_ep_comm = v)}
+                {check(Key::moe_pad_to_capacity, "moe-pad-check", |f| f.moe.pad_to_capacity, |f, v| f.moe.pad_to_capacity = v)}
+                <div class="grid3">
+                    {number(Key::moe_capacity, "moe-capacity-input", NumField::MoeCapacity, Some(Signal::derive(move || tr(Key::moe_dropless).to_owned())))}
+                    {number(Key::moe_imbalance, "moe-imbalance-input", NumField::MoeImbalance, None)}
+                </div>
                 </Show>
                 <div class="grid3">
                     <label class="field">
@@ -457,5 +448,41 @@ fn set_module(file: &mut PlanFile, module: &str, on: bool) {
     modules.retain(|m| m != module);
     if on {
         modules.push(module.to_owned());
+    }
+}
+
+/// A labelled picker bound to one wire enum of the plan file; `special` is the one value shown in
+/// words rather than by its wire name (`auto`, `none`).
+#[allow(clippy::too_many_arguments)]
+fn enum_select<T: Copy + PartialEq + Send + Sync + 'static>(
+    form: RwSignal<PlanForm>,
+    label: Key,
+    testid: &'static str,
+    all: &'static [T],
+    wire: fn(T) -> &'static str,
+    get: fn(&PlanFile) -> T,
+    set: fn(&mut PlanFile, T),
+    special: Option<(T, Key)>,
+) -> impl IntoView {
+    let tr = use_tr();
+    view! {
+        <label class="field">
+            <span>{move || tr(label)}</span>
+            <select data-testid=testid on:change=move |ev| {
+                let value = event_target_value(&ev);
+                if let Some(&k) = all.iter().find(|&&k| wire(k) == value) {
+                    form.update(|f| set(&mut f.file, k));
+                }
+            }>
+                {all.iter().map(|&k| view! {
+                    <option value=wire(k) selected=move || form.with(|f| get(&f.file) == k)>
+                        {move || match special {
+                            Some((value, key)) if value == k => tr(key),
+                            _ => wire(k),
+                        }}
+                    </option>
+                }).collect_view()}
+            </select>
+        </label>
     }
 }

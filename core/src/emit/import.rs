@@ -863,6 +863,12 @@ fn script(text: &str, ascend: bool, file: &mut PlanFile) -> Result<Reading, Impo
         file.cluster.devices_per_node = Some(n);
     }
     let (mut vpp_layers, mut layers) = (None, None);
+    // An MoE script says which kernels it runs: Megatron's defaults stand where it does not
+    // (no grouped GEMM, the allgather dispatcher; `TransformerConfig` at core_v0.19.0).
+    if text.contains("--num-experts") {
+        file.moe.grouped_gemm = false;
+        file.moe.dispatcher = crate::plan::MoeDispatcher::AllGather;
+    }
     let (mut bf16, mut fp16, mut fp8) = (false, false, false);
     let mut block: Option<Precision> = None;
     let (mut stage, mut lora, mut sft) = (None, false, false);
@@ -936,6 +942,32 @@ fn script(text: &str, ascend: bool, file: &mut PlanFile) -> Result<Reading, Impo
                 };
             }
             "--enable-zero-bubble" => p.schedule = PipelineSchedule::ZbH1,
+            // The MoE kernels and routing (`moe` section, emit::megatron `moe_kernel_flags`).
+            "--moe-grouped-gemm" => file.moe.grouped_gemm = true,
+            "--moe-token-dispatcher-type" => {
+                file.moe.dispatcher = match need(one, w)? {
+                    "allgather" => crate::plan::MoeDispatcher::AllGather,
+                    "alltoall" | "alltoall_seq" => crate::plan::MoeDispatcher::AllToAll,
+                    "flex" => crate::plan::MoeDispatcher::Flex,
+                    _ => return Err(ImportError::BadValue(w.to_owned(), "allgather, alltoall or flex")),
+                };
+            }
+            "--moe-permute-fusion" | "--use-fused-moe-token-permute-and-unpermute" => {
+                file.moe.permute_fusion = true
+            }
+            "--overlap-moe-expert-parallel-comm" | "--moe-alltoall-overlap-comm" => {
+                file.moe.overlap_ep_comm = true
+            }
+            "--moe-expert-capacity-factor" => {
+                let v = need(one, w)?;
+                let c: f64 = v.parse().map_err(|_| ImportError::BadValue(w.to_owned(), "a number"))?;
+                // Megatron treats a negative factor as none (`TransformerConfig.__post_init__`).
+                file.moe.capacity_factor = (0.0 < c).then_some(c);
+            }
+            "--moe-pad-expert-input-to-capacity" => file.moe.pad_to_capacity = true,
+            "--moe-flex-dispatcher-backend" => {
+                need(one, w)?;
+            }
             "--recompute-granularity" => {
                 file.recompute.granularity = match need(one, w)? {
                     "full" => RecomputeGranularity::Full,

@@ -104,9 +104,37 @@ pub fn model_flags(plan: &Plan, ascend: bool) -> Vec<String> {
         if 0 < moe.shared_intermediate_size {
             f.push(format!("--moe-shared-expert-intermediate-size {}", moe.shared_intermediate_size));
         }
-        f.push("--moe-grouped-gemm --moe-token-dispatcher-type alltoall".to_owned());
+        f.extend(moe_kernel_flags(plan, ascend));
     }
     f.push("--attention-dropout 0.0 --hidden-dropout 0.0".to_owned());
+    f
+}
+
+/// The MoE kernel flags (`moe` section): grouped GEMM and the dispatcher on one line, as trainplan
+/// has always written them, then permute fusion and the EP overlap. Megatron-LM names them
+/// `--moe-permute-fusion` and `--overlap-moe-expert-parallel-comm` (core_v0.19.0 `arguments.py`);
+/// MindSpeed (`ascend`, MindSpeed-LLM and MindSpeed-RL) `--use-fused-moe-token-permute-and-unpermute`
+/// (`mindspeed/features_manager/fusions/fused_moe_permute.py`) and `--moe-alltoall-overlap-comm`
+/// (`mindspeed/features_manager/moe/moe_alltoall_overlap.py`).
+fn moe_kernel_flags(plan: &Plan, ascend: bool) -> Vec<String> {
+    let m = &plan.moe;
+    let dispatcher = format!("--moe-token-dispatcher-type {}", m.dispatcher.wire());
+    let mut f = vec![match m.grouped_gemm {
+        true => format!("--moe-grouped-gemm {dispatcher}"),
+        false => dispatcher,
+    }];
+    if m.permute_fusion {
+        f.push(
+            if ascend { "--use-fused-moe-token-permute-and-unpermute" } else { "--moe-permute-fusion" }
+                .to_owned(),
+        );
+    }
+    if m.overlap_ep_comm {
+        f.push(
+            if ascend { "--moe-alltoall-overlap-comm" } else { "--overlap-moe-expert-parallel-comm" }
+                .to_owned(),
+        );
+    }
     f
 }
 
@@ -181,6 +209,19 @@ pub fn parallel_flags(plan: &Plan, ascend: bool) -> Vec<String> {
     f.push(format!("--context-parallel-size {}", p.cp));
     if plan.model.arch.moe.is_some() {
         f.push(format!("--expert-model-parallel-size {} --expert-tensor-parallel-size {}", p.ep, p.etp));
+        // Token dropping (`--moe-expert-capacity-factor`, `--moe-pad-expert-input-to-capacity`:
+        // Megatron-LM and MindSpeed-LLM's core 0.12.1 parser) and the flex backend (Megatron-LM only,
+        // rule moe.flex_framework).
+        let m = &plan.moe;
+        if let Some(c) = m.capacity_factor {
+            f.push(format!("--moe-expert-capacity-factor {c}"));
+        }
+        if m.pad_to_capacity {
+            f.push("--moe-pad-expert-input-to-capacity".to_owned());
+        }
+        if m.dispatcher == crate::plan::MoeDispatcher::Flex && !ascend {
+            f.push("--moe-flex-dispatcher-backend deepep".to_owned());
+        }
     }
     let mut switches = Vec::new();
     if p.sequence_parallel {

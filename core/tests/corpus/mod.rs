@@ -135,6 +135,26 @@ pub fn generated() -> Vec<Entry> {
                "recompute": {"granularity": "none", "cpu_offload_layers": 16},
                "batch": {"micro_batch": 1, "global_batch": 64, "seq_len": 8192}}),
     );
+    // DeepSeek-V3's MoE kernels: the flex dispatcher, fused permutation and the EP overlap, and
+    // a padded capacity factor on Mixtral through MindSpeed-LLM.
+    add(
+        "megatron-deepseek-v3-moe-flex-overlap",
+        json!({"model": "deepseek-v3", "cluster": {"nodes": 32}, "framework": "megatron", "method": "pretrain",
+               "precision": "fp8",
+               "parallel": {"ep": 64, "distributed_optimizer": true},
+               "recompute": {"granularity": "selective"},
+               "moe": {"dispatcher": "flex", "permute_fusion": true, "overlap_ep_comm": true},
+               "batch": {"micro_batch": 1, "global_batch": 256, "seq_len": 4096}}),
+    );
+    add(
+        "mindspeed-llm-mixtral-moe-capacity",
+        json!({"model": "mixtral-8x7b", "hardware": "ascend-910b2", "cluster": {"nodes": 2}, "framework": "mindspeed-llm",
+               "method": "pretrain",
+               "parallel": {"tp": 2, "ep": 8, "distributed_optimizer": true},
+               "recompute": {"granularity": "selective"},
+               "moe": {"permute_fusion": true, "overlap_ep_comm": true, "capacity_factor": 1.5, "pad_to_capacity": true},
+               "batch": {"micro_batch": 1, "global_batch": 64, "seq_len": 4096}}),
+    );
     // Blackwell's block-scaled recipes on GB200 NVL72.
     for precision in ["mxfp8", "nvfp4"] {
         add(

@@ -13,6 +13,7 @@ mod hf;
 mod import_config;
 mod layout;
 mod memory;
+mod moe;
 mod params;
 mod permalink;
 mod plan;

@@ -233,6 +233,37 @@ const CASES: &[(&str, &str, &str)] = &[
         r#"{"model": "qwen2.5-7b", "framework": "megatron", "method": "pretrain", "parallel": {"fused_kernels": false}}"#,
         r#"{"model": "qwen2.5-7b", "hardware": "ascend-910b2", "framework": "mindspeed-llm", "method": "pretrain", "parallel": {"fused_kernels": false}}"#,
     ),
+    // The MoE section (`TransformerConfig.__post_init__`, core_v0.19.0).
+    (
+        "moe.framework",
+        r#"{"model": "mixtral-8x7b", "framework": "llamafactory", "method": "lora", "moe": {"permute_fusion": true}}"#,
+        r#"{"model": "mixtral-8x7b", "framework": "llamafactory", "method": "lora"}"#,
+    ),
+    (
+        "moe.flex_framework",
+        r#"{"model": "mixtral-8x7b", "hardware": "ascend-910b2", "framework": "mindspeed-llm", "method": "pretrain", "cluster": {"nodes": 2}, "parallel": {"ep": 8}, "moe": {"dispatcher": "flex"}}"#,
+        r#"{"model": "mixtral-8x7b", "hardware": "ascend-910b2", "framework": "mindspeed-llm", "method": "pretrain", "cluster": {"nodes": 2}, "parallel": {"ep": 8}}"#,
+    ),
+    (
+        "moe.flex_parallel",
+        r#"{"model": "mixtral-8x7b", "framework": "megatron", "method": "pretrain", "cluster": {"nodes": 2}, "moe": {"dispatcher": "flex"}}"#,
+        r#"{"model": "mixtral-8x7b", "framework": "megatron", "method": "pretrain", "cluster": {"nodes": 2}, "parallel": {"ep": 8}, "moe": {"dispatcher": "flex"}}"#,
+    ),
+    (
+        "moe.pad_needs_capacity",
+        r#"{"model": "mixtral-8x7b", "framework": "megatron", "method": "pretrain", "cluster": {"nodes": 2}, "parallel": {"ep": 8}, "moe": {"pad_to_capacity": true}}"#,
+        r#"{"model": "mixtral-8x7b", "framework": "megatron", "method": "pretrain", "cluster": {"nodes": 2}, "parallel": {"ep": 8}, "moe": {"pad_to_capacity": true, "capacity_factor": 1.25}}"#,
+    ),
+    (
+        "moe.flex_pad",
+        r#"{"model": "mixtral-8x7b", "framework": "megatron", "method": "pretrain", "cluster": {"nodes": 2}, "parallel": {"ep": 8}, "moe": {"dispatcher": "flex", "pad_to_capacity": true, "capacity_factor": 1.25}}"#,
+        r#"{"model": "mixtral-8x7b", "framework": "megatron", "method": "pretrain", "cluster": {"nodes": 2}, "parallel": {"ep": 8}, "moe": {"dispatcher": "flex", "capacity_factor": 1.25}}"#,
+    ),
+    (
+        "moe.overlap",
+        r#"{"model": "mixtral-8x7b", "framework": "megatron", "method": "pretrain", "cluster": {"nodes": 2}, "parallel": {"ep": 8}, "recompute": {"granularity": "full"}, "moe": {"overlap_ep_comm": true}}"#,
+        r#"{"model": "mixtral-8x7b", "framework": "megatron", "method": "pretrain", "cluster": {"nodes": 2}, "parallel": {"ep": 8}, "recompute": {"granularity": "selective"}, "moe": {"overlap_ep_comm": true}}"#,
+    ),
     // MindSpeed-RL's config classes have no --account-for-*-in-pipeline-split.
     (
         "parallel.account_framework",
