@@ -721,8 +721,12 @@ fn megatron_moe_recomputed(
     let f_e = moe.expert_intermediate_size as f64;
     let mut split = split;
     if !saved.moe {
-        let inner = 6.0 * f_e - if saved.moe_act { 2.0 * f_e } else { 0.0 };
-        split += k * (4.0 * h + inner) + 8.0 * moe.n_experts as f64;
+        // In fp8 the experts' FC1 input (the dispatched copy, h) and FC2 input (the activation's
+        // output, f_e) are kept quantized, a byte per element (as `fp8_inputs` for dense layers;
+        // DeepSeek-V3 §3.3.3 caches them in fp8 too).
+        let input = if case.fp8_inputs { 1.0 } else { 2.0 };
+        let inner = 4.0 * f_e + if saved.moe_act { 0.0 } else { input * f_e };
+        split += k * (2.0 * h + input * h + inner) + 8.0 * moe.n_experts as f64;
         if 0 < moe.shared_intermediate_size && !saved.shared_experts {
             split += 6.0 * moe.shared_intermediate_size as f64 + 2.0 * h;
         }

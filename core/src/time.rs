@@ -581,13 +581,14 @@ fn ep_dispatch_combine_seconds(ctx: &Ctx, routed: f64, top_k: f64) -> f64 {
         let group = ep * tp;
         let gathered = tokens * h * 2.0 / tp * group;
         let bw = link_bandwidth(ctx, group as u64);
-        return 2.0 * ring_seconds(gathered, group, bw, false);
+        return 2.0 * ring_seconds_on(hw, gathered, group, bw, false);
     }
     let nvlink = hw.intra_node_bytes_per_second / 2.0;
     let nic = hw.inter_node_bytes_per_second;
     let per_domain = ((domain as f64 / tp).floor()).clamp(1.0, ep);
     let flex = dispatcher == MoeDispatcher::Flex;
-    let eff = if flex { FLEX_LINK_EFF } else { COLLECTIVE_EFF };
+    // The device's collective library (NCCL or HCCL, `Hardware::collective_eff`), or DeepEP's.
+    let eff = if flex { FLEX_LINK_EFF } else { hw.collective_eff };
     let rows_bytes = |bytes_per_element: f64| routed * h * bytes_per_element / tp;
     let direction = |bytes_per_element: f64| {
         let routed_bytes = rows_bytes(bytes_per_element);
@@ -600,7 +601,7 @@ fn ep_dispatch_combine_seconds(ctx: &Ctx, routed: f64, top_k: f64) -> f64 {
                 (routed_bytes * (per_domain - 1.0) / per_domain, token_bytes * remote)
             }
         };
-        COLLECTIVE_LATENCY_SECONDS + (intra / (nvlink * eff)).max(inter / (nic * eff))
+        hw.collective_latency_seconds + (intra / (nvlink * eff)).max(inter / (nic * eff))
     };
     let dispatch_bytes = if flex && ctx.fp8 { 1.0 } else { 2.0 };
     direction(dispatch_bytes) + direction(2.0)
