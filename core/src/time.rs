@@ -654,7 +654,6 @@ pub fn estimate_within(plan: &Plan, mem: &memory::Memory, limit_seconds: Option<
     };
     let dense = layer_work(&ctx, false);
     let moe = layer_work(&ctx, true);
-    let work = |idx: u64| if model::is_moe_layer(arch, idx) { moe } else { dense };
 
     // Head and loss on the last stage: the logits GEMM and a memory-bound softmax.
     let v = arch.vocab_size as f64;
@@ -679,61 +678,77 @@ pub fn estimate_within(plan: &Plan, mem: &memory::Memory, limit_seconds: Option<
     let rerun_share = if recompute == RecomputeGranularity::Full { 1.0 } else { 0.0 };
     // Per rank, one micro-batch's seconds by cause, for the breakdown.
     let mut per_rank = vec![Breakdown::default(); pp as usize];
-    for (idx, stage) in chunks.iter().enumerate() {
-        let r = &mut per_rank[idx / vpp as usize];
-        // An MTP layer runs a decoder layer like the model's last (its head and loss are added below).
-        let mtp = std::iter::repeat_n(arch.n_layers.saturating_sub(1), stage.mtp as usize);
-        for l in stage.layers.clone().chain(mtp).map(work) {
-            let comm = l.tp_seconds + l.cp_seconds + l.ep_seconds;
-            let fwd = l.gemm_seconds + l.attention_seconds + l.memory_seconds + comm;
-            let rerun = match recompute {
-                RecomputeGranularity::Full => fwd,
-                RecomputeGranularity::Selective => selective_rerun(plan, &l).0,
-                RecomputeGranularity::None => 0.0,
-            };
-            forward[idx] += fwd;
-            // Input gradients: one GEMM per forward GEMM, attention twice, the collectives again,
-            // after the recomputed forward; weight gradients: one GEMM per forward GEMM.
-            backward[idx] += l.gemm_seconds + 2.0 * l.attention_seconds + l.memory_seconds + comm + rerun;
-            // A frozen base (LoRA, QLoRA) needs no weight gradients; the adapters' are negligible.
-            weight[idx] += if frozen { 0.0 } else { l.gemm_seconds };
-
+    // Each layer kind's passes and causes once (a dense and an MoE layer), then counted per chunk:
+    // the work is the same for every layer of a kind.
+    let per_kind = |l: &LayerWork| {
+        let comm = l.tp_seconds + l.cp_seconds + l.ep_seconds;
+        let fwd = l.gemm_seconds + l.attention_seconds + l.memory_seconds + comm;
+        let (rerun, rerun_flops) = match recompute {
+            RecomputeGranularity::Full => (fwd, l.model_flops),
+            RecomputeGranularity::Selective => selective_rerun(plan, l),
+            RecomputeGranularity::None => (0.0, 0.0),
+        };
+        // Input gradients: one GEMM per forward GEMM, attention twice, the collectives again,
+        // after the recomputed forward; weight gradients: one GEMM per forward GEMM. A frozen base
+        // (LoRA, QLoRA) needs no weight gradients; the adapters' are negligible.
+        let bwd = l.gemm_seconds + 2.0 * l.attention_seconds + l.memory_seconds + comm + rerun;
+        let wgt = if frozen { 0.0 } else { l.gemm_seconds };
+        let causes = Breakdown {
             // Forward, input-gradient and (unless frozen) weight-gradient GEMMs; attention thrice.
-            r.compute_seconds += passes * l.gemm_seconds + 3.0 * l.attention_seconds;
-            r.memory_bound_seconds += (2.0 + rerun_share) * l.memory_seconds;
-            r.recompute_seconds += match recompute {
+            compute_seconds: passes * l.gemm_seconds + 3.0 * l.attention_seconds,
+            memory_bound_seconds: (2.0 + rerun_share) * l.memory_seconds,
+            recompute_seconds: match recompute {
                 RecomputeGranularity::Full => l.gemm_seconds + l.attention_seconds,
-                RecomputeGranularity::Selective => selective_rerun(plan, &l).0,
-                RecomputeGranularity::None => 0.0,
-            };
-            r.tp_comm_seconds += (2.0 + rerun_share) * l.tp_seconds;
-            r.cp_comm_seconds += (2.0 + rerun_share) * l.cp_seconds;
-            r.ep_comm_seconds += (2.0 + rerun_share) * l.ep_seconds;
+                _ => rerun,
+            },
+            tp_comm_seconds: (2.0 + rerun_share) * l.tp_seconds,
+            cp_comm_seconds: (2.0 + rerun_share) * l.cp_seconds,
+            ep_comm_seconds: (2.0 + rerun_share) * l.ep_seconds,
+            ..Breakdown::default()
+        };
+        (fwd, bwd, wgt, causes, rerun_flops)
+    };
+    let kinds = [per_kind(&dense), per_kind(&moe)];
+    let last_layer = arch.n_layers.saturating_sub(1);
+    for (idx, stage) in chunks.iter().enumerate() {
+        // Layers of each kind here; an MTP layer runs a decoder layer like the model's last (its
+        // head and loss are added below).
+        let mut count = [0.0_f64; 2];
+        for layer in stage.layers.clone() {
+            count[usize::from(model::is_moe_layer(arch, layer))] += 1.0;
+        }
+        count[usize::from(model::is_moe_layer(arch, last_layer))] += stage.mtp as f64;
+        let r = &mut per_rank[idx / vpp as usize];
+        for ((fwd, bwd, wgt, causes, _), n) in kinds.iter().zip(count) {
+            if n == 0.0 {
+                continue;
+            }
+            forward[idx] += n * fwd;
+            backward[idx] += n * bwd;
+            weight[idx] += n * wgt;
+            r.compute_seconds += n * causes.compute_seconds;
+            r.memory_bound_seconds += n * causes.memory_bound_seconds;
+            r.recompute_seconds += n * causes.recompute_seconds;
+            r.tp_comm_seconds += n * causes.tp_comm_seconds;
+            r.cp_comm_seconds += n * causes.cp_comm_seconds;
+            r.ep_comm_seconds += n * causes.ep_comm_seconds;
         }
     }
     let mut model_flops_per_mb = 0.0;
     let mut recompute_flops_per_mb = 0.0;
-    for l in (0..arch.n_layers).map(work) {
-        model_flops_per_mb += passes * l.model_flops;
-        recompute_flops_per_mb += match recompute {
-            RecomputeGranularity::Full => l.model_flops,
-            RecomputeGranularity::Selective => selective_rerun(plan, &l).1,
-            RecomputeGranularity::None => 0.0,
-        };
+    let n_moe = (0..arch.n_layers).filter(|&idx| model::is_moe_layer(arch, idx)).count() as f64;
+    for (l, kind, n) in [(&dense, &kinds[0], arch.n_layers as f64 - n_moe), (&moe, &kinds[1], n_moe)] {
+        model_flops_per_mb += n * passes * l.model_flops;
+        recompute_flops_per_mb += n * kind.4;
     }
     // The head and the loss on the stage that holds them, once more for each MTP layer (its own
     // prediction through the shared head), and each MTP layer's projection of [h; embedding] to h.
     let h = arch.hidden_size as f64;
     let (proj_seconds, proj_flops) = gemm(&ctx, ctx.tokens, 2.0 * h, h / ctx.tp);
     let n_mtp = plan.mtp_layers as f64 * f64::from(megatron);
-    for l in std::iter::repeat_n(work(arch.n_layers.saturating_sub(1)), n_mtp as usize) {
-        model_flops_per_mb += passes * l.model_flops;
-        recompute_flops_per_mb += match recompute {
-            RecomputeGranularity::Full => l.model_flops,
-            RecomputeGranularity::Selective => l.attention_flops,
-            RecomputeGranularity::None => 0.0,
-        };
-    }
+    let mtp_kind = usize::from(model::is_moe_layer(arch, last_layer));
+    model_flops_per_mb += n_mtp * passes * [&dense, &moe][mtp_kind].model_flops;
+    recompute_flops_per_mb += n_mtp * kinds[mtp_kind].4;
     model_flops_per_mb += passes * (head_flops * (1.0 + n_mtp) + proj_flops * n_mtp);
     // Activation offloading (Megatron `--cpu-offloading-num-layers`, PP 1 only): each offloaded
     // layer's activations cross the host link after its forward and again before its backward,
