@@ -48,18 +48,25 @@ use crate::report::{Code, Finding, Severity};
 
 /// Evaluates a plan. Never fails: a well-typed plan always has a report.
 pub fn evaluate(plan: &Plan) -> Report {
-    let mem = memory::estimate(plan);
+    // The model counted once, for memory and for the report.
+    let facts = memory::ModelFacts::of(plan);
+    let mem = memory::estimate_with(plan, &facts);
     let time = time::estimate(plan, &mem);
     let arch = &plan.model.arch;
-    let counts = model::count_params(arch);
-    let lora = model::lora_params(arch, u64::from(plan.lora.rank.get()), &plan.lora.targets.list());
+    let counts = &facts.summary().counts;
+    let lora = match plan.trains_lora() {
+        true => facts.lora_params(),
+        false => model::lora_params(arch, u64::from(plan.lora.rank.get()), &plan.lora.targets.list()),
+    };
     let trainable = match plan.trains_lora() {
         true => lora,
         false => counts.total(),
     };
     let n_devices = plan.cluster.n_devices();
-    let layers = model::layer_counts(arch)
-        .into_iter()
+    let layers = facts
+        .summary()
+        .layers
+        .iter()
         .map(|l| report::LayerReport {
             kind: if l.moe { "moe" } else { "dense" },
             n_layers: l.n_layers,

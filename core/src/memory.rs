@@ -269,6 +269,16 @@ impl ModelFacts {
         };
         ModelFacts { summary: model::Summary::of(arch), lora_params }
     }
+
+    /// The model's parameter counts: whole, per layer kind, the final norm.
+    pub fn summary(&self) -> &model::Summary {
+        &self.summary
+    }
+
+    /// The LoRA adapters' parameters when the method trains them, else 0.
+    pub fn lora_params(&self) -> u64 {
+        self.lora_params
+    }
 }
 
 /// [`estimate`] with the model's counts already made; `facts` must be [`ModelFacts::of`] a plan with
@@ -320,23 +330,16 @@ fn stage_memory(ctx: &Ctx, layout: &Layout, stage_idx: u64) -> StageMemory {
     let mtp = layout.rank_mtp(stage_idx);
 
     // Parameters on this device, dense and expert apart (they shard over different groups).
-    let (mut dense, mut expert) = (0.0, 0.0);
+    let (mut dense, mut expert, mut norms_router) = (0.0, 0.0, 0.0);
     for &layer_idx in &layers {
         let counts = ctx.summary.layer(arch, layer_idx);
         dense += (counts.attention + counts.mlp + counts.shared_experts) as f64 / ctx.tp as f64;
-        dense += (counts.norms + counts.router) as f64;
+        norms_router += (counts.norms + counts.router) as f64;
         expert += counts.experts as f64 / (ctx.ep * ctx.etp) as f64;
     }
     // The layers' linear weights (all but norms and routers), for low-precision weight copies.
-    let linear_layers = dense
-        - layers
-            .iter()
-            .map(|&idx| {
-                let counts = ctx.summary.layer(arch, idx);
-                (counts.norms + counts.router) as f64
-            })
-            .sum::<f64>()
-        + expert;
+    let linear_layers = dense + expert;
+    dense += norms_router;
     if 0 < mtp {
         // An MTP module (DeepSeek-V3 §2.2; Megatron `multi_token_prediction.py`): a decoder layer
         // like the model's last, the projection of [h; embedding] back to h (2h × h, column
