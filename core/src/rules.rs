@@ -184,6 +184,9 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
         acc.push(Error, Code::MethodDpoMegatron, &[], Some(("framework", Value::from("llamafactory"))));
     }
     if plan.method == Method::Qlora && megatron {
+        // Megatron-LM trains no 4-bit base; MindSpeed-LLM documents `--qlora`
+        // (docs/en/pytorch/training/finetune/mcore/qlora_finetune.md) but advises against it until
+        // a fix lands, and its parser (master c77308a) declares no such flag.
         acc.push(
             Error,
             Code::MethodQloraMegatron,
