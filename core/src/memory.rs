@@ -825,8 +825,15 @@ fn activations(ctx: &Ctx, stage_idx: u64, layers: &[u64], embedding: bool, mtp: 
         activation_function: megatron && rc.activation_function && (act_fn_from..act_fn_to).contains(&pos),
         ..saved
     };
+    // A layer's bytes depend on its kind and what it saves, not on its position: each pair is
+    // computed once per stage (a stage holds dozens of layers of at most two kinds).
+    let memo: std::cell::RefCell<Vec<(bool, Saved, f64)>> = std::cell::RefCell::new(Vec::with_capacity(4));
     let layer_with = |pos: u64, saved: Saved| {
         let idx = layers.get(pos as usize).copied().unwrap_or(arch.n_layers.saturating_sub(1));
+        let moe_layer = model::is_moe_layer(arch, idx);
+        if let Some(&(_, _, bytes)) = memo.borrow().iter().find(|(m, s, _)| *m == moe_layer && *s == saved) {
+            return bytes;
+        }
         let case = LayerCase {
             megatron,
             attention: plan.attention,
@@ -837,12 +844,13 @@ fn activations(ctx: &Ctx, stage_idx: u64, layers: &[u64], embedding: bool, mtp: 
             saved,
             fp8_inputs: fp8_linear(plan),
         };
-        let moe_layer = model::is_moe_layer(arch, idx);
         let padding = match moe_layer && megatron {
             true => moe_padding_bytes(plan, (seq * b) as f64, ctx.tp as f64),
             false => 0.0,
         };
-        layer_activation_bytes(arch, moe_layer, &case) + padding
+        let bytes = layer_activation_bytes(arch, moe_layer, &case) + padding;
+        memo.borrow_mut().push((moe_layer, saved, bytes));
+        bytes
     };
     // Swap-attention (MindSpeed) keeps the attention tensors of the layer being computed and the
     // one being prefetched on the device; the others wait in host memory.
