@@ -128,3 +128,24 @@ fn bad_links_say_why() {
     };
     assert!(matches!(permalink::decode(&bomb), Err(PermalinkError::Corrupt(_))));
 }
+
+/// This release's knobs travel in a link: the pipeline layout string and MTP layers, the `moe`
+/// section, the recompute modules and activation offloading, MindSpeed's fused kernels.
+#[test]
+fn the_layout_moe_and_recompute_knobs_round_trip() {
+    for text in [
+        r#"{"model": "deepseek-v3", "cluster": {"nodes": 256}, "framework": "megatron", "method": "pretrain",
+            "mtp_layers": 1, "precision": "fp8", "parallel": {"pp": 16, "vpp": 2, "ep": 64,
+            "pipeline_layout": "Et|(tt|)*30mL", "distributed_optimizer": true},
+            "recompute": {"granularity": "selective", "modules": ["layernorm", "mla_up_proj", "moe_act"]},
+            "moe": {"dispatcher": "flex", "permute_fusion": true, "overlap_ep_comm": true, "imbalance": 1.1}}"#,
+        r#"{"model": "llama-3.1-8b", "framework": "megatron", "method": "pretrain",
+            "recompute": {"granularity": "none", "cpu_offload_layers": 8}}"#,
+        r#"{"model": "qwen2.5-7b", "hardware": "ascend-910b2", "framework": "mindspeed-llm", "method": "sft-full",
+            "parallel": {"tp": 4, "fused_kernels": false}}"#,
+    ] {
+        let plan = Plan::from_json(text).unwrap_or_else(|e| panic!("{text}: {e}"));
+        let back = permalink::decode(&permalink::encode(&plan)).unwrap();
+        assert_eq!(back, plan, "{text}");
+    }
+}
