@@ -347,9 +347,17 @@ pub fn simulate(schedule: Schedule, orders: &[Vec<Op>], costs: &Costs) -> Option
     let mut next = vec![0usize; orders.len()];
     let mut free = vec![0.0f64; orders.len()];
     let total: usize = orders.iter().map(Vec::len).sum();
-    // Events per rank, already in time order: no sort needed.
-    let mut per_rank: Vec<Vec<Event>> =
-        orders.iter().map(|o| Vec::with_capacity(o.len() + o.len() / 2)).collect();
+    // Events in one buffer, rank after rank, each rank's already in time order: no sort needed. A
+    // rank's share is its passes plus one more for each overlapped F&B (drawn as two).
+    let mut cursor = Vec::with_capacity(orders.len());
+    let mut n_events = 0;
+    for order in orders {
+        cursor.push(n_events);
+        n_events += order.len() + order.iter().filter(|op| op.with_backward.is_some()).count();
+    }
+    let placeholder =
+        Event { stage: 0, chunk: 0, microbatch: 0, pass: Pass::F, start_seconds: 0.0, end_seconds: 0.0 };
+    let mut events = vec![placeholder; n_events];
     let mut done = 0;
     let p2p = costs.p2p_seconds;
     let hop = |from_vs: u32, rank: u32| if rank_of(layout, pp, from_vs) == rank { 0.0 } else { p2p };
@@ -357,7 +365,11 @@ pub fn simulate(schedule: Schedule, orders: &[Vec<Op>], costs: &Costs) -> Option
         let mut progressed = false;
         for (rank, order) in orders.iter().enumerate() {
             let rank = rank as u32;
-            let events = &mut per_rank[rank as usize];
+            let at = &mut cursor[rank as usize];
+            let mut push = |event: Event| {
+                events[*at] = event;
+                *at += 1;
+            };
             while let Some(op) = order.get(next[rank as usize]) {
                 let vs = virtual_stage(layout, pp, rank, op.chunk);
                 let forward_ready = |mb: u32| match vs {
@@ -407,18 +419,18 @@ pub fn simulate(schedule: Schedule, orders: &[Vec<Op>], costs: &Costs) -> Option
                         let split = start + costs.forward_seconds[(rank * costs.vpp + op.chunk) as usize];
                         f_end[slot(op.microbatch, vs)] = split;
                         b_end[slot(mb, virtual_stage(layout, pp, rank, chunk))] = end;
-                        events.push(event(Pass::F, op.microbatch, op.chunk, start, split));
-                        events.push(event(Pass::B, mb, chunk, split, end));
+                        push(event(Pass::F, op.microbatch, op.chunk, start, split));
+                        push(event(Pass::B, mb, chunk, split, end));
                     }
                     (Pass::F, None) => {
                         f_end[slot(op.microbatch, vs)] = end;
-                        events.push(event(Pass::F, op.microbatch, op.chunk, start, end));
+                        push(event(Pass::F, op.microbatch, op.chunk, start, end));
                     }
                     (Pass::B, _) => {
                         b_end[slot(op.microbatch, vs)] = end;
-                        events.push(event(Pass::B, op.microbatch, op.chunk, start, end));
+                        push(event(Pass::B, op.microbatch, op.chunk, start, end));
                     }
-                    (Pass::W, _) => events.push(event(Pass::W, op.microbatch, op.chunk, start, end)),
+                    (Pass::W, _) => push(event(Pass::W, op.microbatch, op.chunk, start, end)),
                 }
                 free[rank as usize] = end;
                 next[rank as usize] += 1;
@@ -430,7 +442,6 @@ pub fn simulate(schedule: Schedule, orders: &[Vec<Op>], costs: &Costs) -> Option
             return None;
         }
     }
-    let events: Vec<Event> = per_rank.into_iter().flatten().collect();
     let makespan_seconds = events.iter().map(|e| e.end_seconds).fold(0.0, f64::max);
     let busy: f64 = events.iter().map(|e| e.end_seconds - e.start_seconds).sum();
     let idle = (makespan_seconds * f64::from(pp) - busy).max(0.0);
