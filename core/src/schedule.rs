@@ -151,6 +151,12 @@ pub struct Timeline {
 /// other counts are rounded up here.
 pub fn orders(schedule: Schedule, pp: u32, vpp: u32, n_microbatches: u32) -> Vec<Vec<Op>> {
     let m = n_microbatches.max(1);
+    // Interleaving's forward and backward sequences are the same on every rank; only the warm-up
+    // differs.
+    let (forward, backward) = match schedule {
+        Schedule::Interleaved => interleaved_sequences(pp, vpp.max(1), m.div_ceil(pp) * pp),
+        _ => (Vec::new(), Vec::new()),
+    };
     (0..pp)
         .map(|rank| match schedule {
             Schedule::GPipe => {
@@ -160,7 +166,7 @@ pub fn orders(schedule: Schedule, pp: u32, vpp: u32, n_microbatches: u32) -> Vec
             }
             Schedule::OneFOneB => one_f_one_b(pp, rank, m, false),
             Schedule::ZbH1 => one_f_one_b(pp, rank, m, true),
-            Schedule::Interleaved => interleaved(pp, vpp.max(1), rank, m.div_ceil(pp) * pp),
+            Schedule::Interleaved => interleaved(pp, vpp.max(1), rank, &forward, &backward),
             Schedule::DualPipeV => dual_pipe_v(pp, rank, m.max(2 * pp)),
         })
         .collect()
@@ -200,18 +206,36 @@ fn one_f_one_b(pp: u32, rank: u32, m: u32, zero_bubble: bool) -> Vec<Op> {
     res
 }
 
-fn interleaved(pp: u32, vpp: u32, rank: u32, m: u32) -> Vec<Op> {
-    let total = m * vpp;
-    let warmup = ((pp - rank - 1) * 2 + (vpp - 1) * pp).min(total);
-    let forward = |k: u32| Op::f((k / (pp * vpp)) * pp + k % pp, (k / pp) % vpp);
-    let backward = |k: u32| Op::b((k / (pp * vpp)) * pp + k % pp, vpp - 1 - (k / pp) % vpp, true);
-    let mut res = Vec::with_capacity(2 * total as usize);
-    res.extend((0..warmup).map(forward));
-    for k in 0..total - warmup {
-        res.push(forward(warmup + k));
-        res.push(backward(k));
+/// Megatron's interleaved 1F1B visits the chunks in groups of `pp` micro-batches: the k-th forward
+/// is micro-batch (k ÷ (pp·vpp))·pp + k mod pp on chunk (k ÷ pp) mod vpp, and the k-th backward
+/// the same micro-batch on the chunks in reverse (`schedules.py`, `get_model_chunk_id`). `m` is a
+/// multiple of `pp`.
+fn interleaved_sequences(pp: u32, vpp: u32, m: u32) -> (Vec<Op>, Vec<Op>) {
+    let total = (m * vpp) as usize;
+    let (mut forward, mut backward) = (Vec::with_capacity(total), Vec::with_capacity(total));
+    for group in 0..m / pp {
+        for chunk in 0..vpp {
+            for j in 0..pp {
+                forward.push(Op::f(group * pp + j, chunk));
+                backward.push(Op::b(group * pp + j, vpp - 1 - chunk, true));
+            }
+        }
     }
-    res.extend((total - warmup..total).map(backward));
+    (forward, backward)
+}
+
+/// Rank `rank`'s interleaved order: (p − r − 1)·2 + (v − 1)·p warm-up forwards, then one forward
+/// and one backward at a time, then the remaining backwards.
+fn interleaved(pp: u32, vpp: u32, rank: u32, forward: &[Op], backward: &[Op]) -> Vec<Op> {
+    let total = forward.len();
+    let warmup = (((pp - rank - 1) * 2 + (vpp - 1) * pp) as usize).min(total);
+    let mut res = Vec::with_capacity(2 * total);
+    res.extend_from_slice(&forward[..warmup]);
+    for (f, b) in forward[warmup..].iter().zip(&backward[..total - warmup]) {
+        res.push(*f);
+        res.push(*b);
+    }
+    res.extend_from_slice(&backward[total - warmup..]);
     res
 }
 
@@ -450,4 +474,35 @@ pub fn simulate(schedule: Schedule, orders: &[Vec<Op>], costs: &Costs) -> Option
         false => (0.0, 0.0),
     };
     Some(Timeline { events, makespan_seconds, bubble_ratio, idle_frac })
+}
+
+#[cfg(test)]
+mod order_tests {
+    use super::*;
+
+    /// The interleaved orders built from shared sequences are Megatron's, pass for pass: the k-th
+    /// forward of a rank is micro-batch (k ÷ (p·v))·p + k mod p on chunk (k ÷ p) mod v, the k-th
+    /// backward the same micro-batch on chunk v − 1 − (k ÷ p) mod v, after (p − r − 1)·2 + (v − 1)·p
+    /// warm-up forwards (`schedules.py`, `get_model_chunk_id` and the warm-up count).
+    #[test]
+    fn interleaved_orders_are_megatrons() {
+        for (pp, vpp, m) in [(2, 2, 4), (4, 2, 8), (4, 3, 12), (8, 4, 16), (3, 2, 7)] {
+            let orders = orders(Schedule::Interleaved, pp, vpp, m);
+            let m = m.div_ceil(pp) * pp;
+            let total = m * vpp;
+            for (rank, order) in orders.iter().enumerate() {
+                let rank = rank as u32;
+                let forward = |k: u32| Op::f((k / (pp * vpp)) * pp + k % pp, (k / pp) % vpp);
+                let backward = |k: u32| Op::b((k / (pp * vpp)) * pp + k % pp, vpp - 1 - (k / pp) % vpp, true);
+                let warmup = ((pp - rank - 1) * 2 + (vpp - 1) * pp).min(total);
+                let mut expected: Vec<Op> = (0..warmup).map(forward).collect();
+                for k in 0..total - warmup {
+                    expected.push(forward(warmup + k));
+                    expected.push(backward(k));
+                }
+                expected.extend((total - warmup..total).map(backward));
+                assert_eq!(order, &expected, "pp {pp} vpp {vpp} m {m} rank {rank}");
+            }
+        }
+    }
 }
