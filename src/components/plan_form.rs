@@ -254,7 +254,14 @@ pub fn PlanFormPanel(
                     />
                     {number(Key::mtp_layers, "mtp-layers-input", NumField::MtpLayers, None)}
                 </div>
+                // MindSpeed's switch: shown on its frameworks, or wherever it is off so it can be
+                // turned back on (rule parallel.fused_kernels_framework).
+                <Show when=move || form.with(|f| {
+                    matches!(f.file.framework, Framework::MindSpeedLlm | Framework::MindSpeedRl)
+                        || !f.file.parallel.fused_kernels
+                })>
                 {check(Key::par_fused, "fused-check", |f| f.parallel.fused_kernels, |f, v| f.parallel.fused_kernels = v)}
+                </Show>
                 </Show>
                 <Show when=moe_megatron>
                 {enum_select(form, Key::moe_dispatcher, "moe-dispatcher-select", MoeDispatcher::ALL, MoeDispatcher::wire,
