@@ -78,11 +78,12 @@ impl Layout {
         let arch = &plan.model.arch;
         let p = &plan.parallel;
         let n_layers = arch.n_layers.max(1);
-        let parsed = match model_parallel(plan.framework) {
+        let mp = model_parallel(plan.framework);
+        let parsed = match mp {
             true => plan.parallel.pipeline_layout.as_deref().map(parse),
             false => None,
         };
-        let (tp, pp, vpp, cp, ep, etp) = match model_parallel(plan.framework) {
+        let (tp, pp, vpp, cp, ep, etp) = match mp {
             true => {
                 let pp = u64::from(p.pp.get()).min(n_layers);
                 let vpp = match &parsed {
@@ -113,7 +114,7 @@ impl Layout {
         let edp = (n_devices / (pp * ep * etp).max(1)).max(1);
         let schedule = crate::time::schedule_of(plan, vpp);
         let chunks = if schedule == Schedule::DualPipeV { 2 } else { vpp };
-        let mtp = match model_parallel(plan.framework) {
+        let mtp = match mp {
             true => u64::from(plan.mtp_layers),
             false => 0,
         };

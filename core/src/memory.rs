@@ -393,11 +393,20 @@ fn stage_memory(ctx: &Ctx, layout: &Layout, stage_idx: u64) -> StageMemory {
 
 /// Whether the plan's linear layers run in fp8 or fp4 on its device.
 fn fp8_linear(plan: &Plan) -> bool {
+    quantized_element_bytes(plan).is_some()
+}
+
+/// Bytes per element of a quantized linear weight or input when the plan's linear layers run in
+/// fp8 or fp4 on its device: 1 in fp8; MXFP8 adds an 8-bit scale per 32 elements (OCP Microscaling
+/// Formats spec v1.0 §5); NVFP4 is 4 bits with an 8-bit scale per 16 (NVIDIA, "Introducing NVFP4",
+/// 2025).
+fn quantized_element_bytes(plan: &Plan) -> Option<f64> {
     let hw = &plan.hardware.hw;
     match plan.precision {
-        Precision::Fp8 => hw.has_fp8(),
-        Precision::Mxfp8 | Precision::Nvfp4 => hw.has_block_scaling(),
-        _ => false,
+        Precision::Fp8 if hw.has_fp8() => Some(1.0),
+        Precision::Mxfp8 if hw.has_block_scaling() => Some(1.0 + 1.0 / 32.0),
+        Precision::Nvfp4 if hw.has_block_scaling() => Some(0.5 + 1.0 / 16.0),
+        _ => None,
     }
 }
 
@@ -405,20 +414,12 @@ fn fp8_linear(plan: &Plan) -> bool {
 /// `linear` parameters on the device. Transformer Engine quantizes each linear layer's weight once
 /// per step and caches it across micro-batches, row-wise for the forward GEMM and column-wise
 /// (transposed) for the backward's input gradients (transformer_engine/pytorch/module/linear.py
-/// `quantize_weight(..., cache=...)` with `is_first_microbatch`, NVIDIA/TransformerEngine d0067d0):
-/// 1 byte per element each in fp8; MXFP8 adds an 8-bit scale per 32 elements (OCP Microscaling
-/// Formats spec v1.0 §5); NVFP4 is 4 bits with an 8-bit scale per 16 (NVIDIA, "Introducing NVFP4",
-/// 2025). Megatron path only: the HF frameworks' fp8 goes through accelerate's backends, whose
+/// `quantize_weight(..., cache=...)` with `is_first_microbatch`, NVIDIA/TransformerEngine d0067d0),
+/// each at [`quantized_element_bytes`]. Megatron path only: the HF frameworks' fp8 goes through accelerate's backends, whose
 /// weight handling is not modelled; under parameter sharding only the gathered layers (two) are
 /// quantized at once.
 fn low_precision_weight_copies(ctx: &Ctx, linear: f64) -> f64 {
-    let hw = &ctx.plan.hardware.hw;
-    let per_copy = match ctx.plan.precision {
-        Precision::Fp8 if hw.has_fp8() => 1.0,
-        Precision::Mxfp8 if hw.has_block_scaling() => 1.0 + 1.0 / 32.0,
-        Precision::Nvfp4 if hw.has_block_scaling() => 0.5 + 1.0 / 16.0,
-        _ => return 0.0,
-    };
+    let Some(per_copy) = quantized_element_bytes(ctx.plan) else { return 0.0 };
     if ctx.path != Path::Megatron || ctx.plan.trains_lora() {
         return 0.0;
     }

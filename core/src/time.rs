@@ -253,17 +253,9 @@ pub fn peak_flops(hw: &Hardware, precision: Precision) -> f64 {
 }
 
 /// Time for a ring collective moving `bytes` per device over `group` ranks at `link_bytes_per_second`
-/// (one direction): all-reduce moves 2(n − 1)/n of the buffer, all-gather and reduce-scatter (n − 1)/n.
-pub fn ring_seconds(bytes: f64, group: f64, link_bytes_per_second: f64, all_reduce: bool) -> f64 {
-    if group <= 1.0 || bytes <= 0.0 {
-        return 0.0;
-    }
-    let factor = if all_reduce { 2.0 } else { 1.0 } * (group - 1.0) / group;
-    COLLECTIVE_LATENCY_SECONDS + factor * bytes / (link_bytes_per_second * COLLECTIVE_EFF)
-}
-
-/// [`ring_seconds`] with the device's collective library: its latency and bandwidth efficiency
-/// (NCCL's [`COLLECTIVE_EFF`] on NVIDIA, HCCL's [`HCCL_COLLECTIVE_EFF`] on Ascend).
+/// (one direction): all-reduce moves 2(n − 1)/n of the buffer, all-gather and reduce-scatter
+/// (n − 1)/n; at the device's collective library's latency and bandwidth efficiency (NCCL's
+/// [`COLLECTIVE_EFF`] on NVIDIA, HCCL's [`HCCL_COLLECTIVE_EFF`] on Ascend).
 pub fn ring_seconds_on(
     hw: &Hardware,
     bytes: f64,
