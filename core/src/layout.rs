@@ -122,20 +122,7 @@ impl Layout {
             Some(Ok(stages)) if stages.len() as u64 == pp * chunks => stages,
             _ => split(plan, arch.n_layers, pp, chunks, schedule, mtp),
         };
-        Layout {
-            model_parallel: model_parallel(plan.framework),
-            tp,
-            pp,
-            vpp,
-            cp,
-            ep,
-            etp,
-            dp,
-            edp,
-            schedule,
-            chunks,
-            stages,
-        }
+        Layout { model_parallel: mp, tp, pp, vpp, cp, ep, etp, dp, edp, schedule, chunks, stages }
     }
 
     /// The virtual stage of `rank`'s chunk `chunk`.
