@@ -107,31 +107,51 @@ fn grid() {
     ] {
         plans.push((name.to_owned(), text.to_owned()));
     }
-    let mut times: Vec<(f64, String)> = plans
+    let parsed: Vec<(String, Plan)> = plans
         .iter()
-        .map(|(name, text)| {
-            let plan = Plan::from_json(text).unwrap_or_else(|e| panic!("{name}: {e}"));
-            let mut n = 0u32;
-            let start = Instant::now();
-            while n < 20 || start.elapsed().as_secs_f64() < 0.02 {
-                black_box(evaluate(black_box(&plan)));
-                n += 1;
-            }
-            (start.elapsed().as_secs_f64() * 1e6 / f64::from(n), name.clone())
-        })
+        .map(|(name, text)| (name.clone(), Plan::from_json(text).unwrap_or_else(|e| panic!("{name}: {e}"))))
         .collect();
-    times.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let at = |q: f64| times[((times.len() - 1) as f64 * q).round() as usize].0;
-    let worst = times.last().expect("the grid has plans");
-    println!(
-        "{:52} median {:.1} µs, p90 {:.1} µs, worst {:.1} µs ({}), {} plans",
-        "grid: every framework, PP 1–64, VPP, CP, MoE, RL",
-        at(0.5),
-        at(0.9),
-        worst.0,
-        worst.1,
-        times.len()
-    );
+    // Each plan timed in turn at each level, so machine noise spreads over all three alike.
+    type Level = (&'static str, fn(&Plan));
+    let levels: [Level; 3] = [
+        ("estimate (memory and step time)", |plan| {
+            let mem = trainplan_core::memory::estimate(plan);
+            black_box(trainplan_core::time::estimate(plan, &mem));
+        }),
+        ("checked (and every rule of the framework)", |plan| {
+            let mem = trainplan_core::memory::estimate(plan);
+            black_box(trainplan_core::time::estimate(plan, &mem));
+            black_box(trainplan_core::rules::check(plan, &mem));
+        }),
+        ("report (and fixes, advice inputs, timeline)", |plan| {
+            black_box(evaluate(black_box(plan)));
+        }),
+    ];
+    for (level, f) in levels {
+        let mut times: Vec<(f64, String)> = parsed
+            .iter()
+            .map(|(name, plan)| {
+                let mut n = 0u32;
+                let start = Instant::now();
+                while n < 20 || start.elapsed().as_secs_f64() < 0.01 {
+                    f(black_box(plan));
+                    n += 1;
+                }
+                (start.elapsed().as_secs_f64() * 1e6 / f64::from(n), name.clone())
+            })
+            .collect();
+        times.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let at = |q: f64| times[((times.len() - 1) as f64 * q).round() as usize].0;
+        let worst = times.last().expect("the grid has plans");
+        println!(
+            "grid {level:44} median {:7.2} µs, p90 {:7.2} µs, worst {:8.2} µs ({}), {} plans",
+            at(0.5),
+            at(0.9),
+            worst.0,
+            worst.1,
+            times.len()
+        );
+    }
 }
 
 fn main() {

@@ -206,11 +206,11 @@ fn schedule_report(t: &time::StepTime, n_microbatches: u64) -> report::ScheduleR
             Schedule::ZbH1 => "zb-h1",
             Schedule::DualPipeV => "dualpipev",
         },
-        bubble_fraction: t.timeline.idle_frac,
+        bubble_fraction: t.idle_frac,
         bubble_ratio: t.bubble_ratio,
         n_microbatches,
         timeline: t
-            .timeline
+            .timeline()
             .events
             .iter()
             .take(4000)

@@ -354,6 +354,12 @@ fn rank_of(layout: Layout, pp: u32, vs: u32) -> u32 {
     }
 }
 
+/// The makespan of a schedule's orders against the costs: [`simulate`] without keeping the
+/// passes. `None` if the orders deadlock.
+pub fn makespan(schedule: Schedule, orders: &[Vec<Op>], costs: &Costs) -> Option<f64> {
+    simulate(schedule, orders, costs).map(|t| t.makespan_seconds)
+}
+
 /// Runs a schedule's orders against the costs.
 ///
 /// Returns `None` if the orders deadlock, which only a malformed order can do.

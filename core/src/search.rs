@@ -14,7 +14,7 @@
 //! model parallelism, ZeRO 0–3 with optimizer and parameter offload, gradient checkpointing on or
 //! off, and Ulysses CP for VeRL. Micro-batch over powers of two for all.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::plan::{Framework, Plan, RecomputeGranularity};
@@ -340,6 +340,8 @@ pub struct Search {
     prune: bool,
     base: Knobs,
     space: Vec<Knobs>,
+    /// Where `space` starts in the whole space (a part's share, [`Search::part`]).
+    offset: usize,
     work: Plan,
     facts: memory::ModelFacts,
     /// Pass 1's position in `space`.
@@ -349,23 +351,70 @@ pub struct Search {
     fit: u64,
     feasible: u64,
     pruned: u64,
-    /// Plans that fit and keep every rule, waiting for pass 2 (sorted by peak when it starts).
-    kept: Vec<(Knobs, memory::Memory)>,
+    /// Plans that fit and keep every rule, waiting for pass 2 (sorted by peak when it starts), with
+    /// their place in `space`.
+    kept: Vec<(usize, memory::Memory)>,
     /// Pass 2's position in `kept`; `None` during pass 1.
     timed: Option<usize>,
     simulated: u64,
     fastest_step: f64,
     top_steps: Vec<f64>,
-    found: Vec<(Knobs, Candidate)>,
+    found: Vec<Found>,
+}
+
+/// A plan one part of a search found: its place in the whole space and its figures.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Found {
+    /// Index into the search's whole space.
+    pub index: u64,
+    /// Peak memory per device, bytes.
+    pub peak_bytes: u64,
+    /// Usable memory left free at the peak, bytes.
+    pub headroom_bytes: u64,
+    /// Step time, seconds.
+    pub step_seconds: f64,
+    /// Tokens per second, whole cluster.
+    pub tokens_per_second: f64,
+    /// Model FLOPs utilization.
+    pub mfu_frac: f64,
+}
+
+/// What one part of a search found ([`Search::part`]): its counts, and the plans that can still be
+/// among the fastest or on the Pareto front once the parts are merged ([`merge`]). Plain data, so a
+/// part can run in a Web Worker and send it back as JSON.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Partial {
+    /// Plans in this part.
+    pub considered: u64,
+    /// Plans pruned unevaluated.
+    pub pruned: u64,
+    /// Plans that fit.
+    pub fit: u64,
+    /// Plans that fit and keep every rule.
+    pub feasible: u64,
+    /// Plans whose step time was estimated.
+    pub simulated: u64,
+    /// This part's fastest [`TOP`] and its Pareto front, in space order.
+    pub found: Vec<Found>,
 }
 
 impl Search {
     /// A search from `plan`; nothing is evaluated yet.
     pub fn new(plan: &Plan) -> Search {
+        Search::part(plan, 0, 1)
+    }
+
+    /// Part `part` of `parts` of the search from `plan`: a contiguous share of the space, cut where
+    /// only the micro-batch would change (so a part prunes as the whole search would). Run every
+    /// part (in any order, anywhere) and [`merge`] them: the result is the whole search's.
+    pub fn part(plan: &Plan, part: u32, parts: u32) -> Search {
+        let all = space(plan);
+        let (lo, hi) = share(&all, part, parts);
         Search {
             prune: true,
             base: Knobs::of(plan),
-            space: space(plan),
+            space: all[lo..hi].to_vec(),
+            offset: lo,
             work: plan.clone(),
             // The search changes no model, method or LoRA setting: count the model once.
             facts: memory::ModelFacts::of(plan),
@@ -422,7 +471,7 @@ impl Search {
                 continue;
             }
             self.feasible += 1;
-            self.kept.push((knobs, mem));
+            self.kept.push((self.next - 1, mem));
         }
         // Pass 2: step time, least memory first. A plan whose step provably takes longer than both
         // the tenth fastest so far and the fastest plan with no more memory can be neither among
@@ -441,9 +490,9 @@ impl Search {
                 return false;
             }
             budget -= 1;
-            let (knobs, ref mem) = self.kept[i];
+            let (at, ref mem) = self.kept[i];
             i += 1;
-            knobs.set(&mut self.work);
+            self.space[at].set(&mut self.work);
             let tenth = if self.top_steps.len() < TOP { f64::INFINITY } else { self.top_steps[TOP - 1] };
             // Strictly slower than the tenth can be dropped; a tie with the fastest leaves the front too.
             let limit = self.prune.then(|| self.fastest_step.max(tenth)).filter(|l| l.is_finite());
@@ -453,58 +502,131 @@ impl Search {
                 continue;
             }
             self.fastest_step = self.fastest_step.min(t.step_seconds);
-            let at = self.top_steps.partition_point(|s| *s <= t.step_seconds);
-            self.top_steps.insert(at, t.step_seconds);
+            let rank = self.top_steps.partition_point(|s| *s <= t.step_seconds);
+            self.top_steps.insert(rank, t.step_seconds);
             self.top_steps.truncate(TOP);
-            self.found.push((
-                knobs,
-                Candidate {
-                    changes: Vec::new(),
-                    peak_bytes: mem.peak_bytes,
-                    headroom_bytes: mem.usable_bytes.saturating_sub(mem.peak_bytes),
-                    step_seconds: t.step_seconds,
-                    tokens_per_second: t.tokens_per_second,
-                    mfu_frac: t.mfu_frac,
-                },
-            ));
+            self.found.push(Found {
+                index: (self.offset + at) as u64,
+                peak_bytes: mem.peak_bytes,
+                headroom_bytes: mem.usable_bytes.saturating_sub(mem.peak_bytes),
+                step_seconds: t.step_seconds,
+                tokens_per_second: t.tokens_per_second,
+                mfu_frac: t.mfu_frac,
+            });
         }
         self.timed = Some(i);
         true
     }
 
-    /// The result; plans not yet evaluated (if [`Search::step`] has not finished) are left out.
-    pub fn finish(self) -> SearchResult {
-        let base = self.base;
-        let with_changes = |(knobs, mut c): (Knobs, Candidate)| {
-            c.changes = knobs.changes(base);
-            c
-        };
+    /// This part's result, to [`merge`] with the other parts'; plans not yet evaluated (if
+    /// [`Search::step`] has not finished) are left out.
+    pub fn finish_part(self) -> Partial {
+        // Only a part's own fastest TOP can be among the merged fastest, and only a plan on its own
+        // front can be on the merged front (a plan beaten within its part is beaten overall).
         let mut found = self.found;
-        // Pareto front: sorted by peak, a plan stays if it is faster than every plan with less memory.
-        let mut by_peak = found.clone();
-        by_peak.sort_by(|a, b| {
-            a.1.peak_bytes.cmp(&b.1.peak_bytes).then(b.1.tokens_per_second.total_cmp(&a.1.tokens_per_second))
-        });
-        let mut pareto = Vec::new();
-        let mut fastest = 0.0;
-        for entry in by_peak {
-            if fastest < entry.1.tokens_per_second {
-                fastest = entry.1.tokens_per_second;
-                pareto.push(with_changes(entry));
-            }
-        }
-        found.sort_by(|a, b| {
-            b.1.tokens_per_second.total_cmp(&a.1.tokens_per_second).then(a.1.peak_bytes.cmp(&b.1.peak_bytes))
-        });
-        found.truncate(TOP);
-        SearchResult {
+        found.sort_by_key(|f| f.index);
+        let best = fastest(&found);
+        let front = pareto(&found);
+        found.retain(|f| best.contains(&f.index) || front.contains(&f.index));
+        Partial {
             considered: self.space.len() as u64,
             pruned: self.pruned,
             fit: self.fit,
             feasible: self.feasible,
             simulated: self.simulated,
-            best: found.into_iter().map(with_changes).collect(),
-            pareto,
+            found,
         }
+    }
+
+    /// The result; plans not yet evaluated (if [`Search::step`] has not finished) are left out.
+    pub fn finish(self) -> SearchResult {
+        let base = self.base;
+        let offset = self.offset;
+        let space = self.space.clone();
+        let partial = self.finish_part();
+        let knobs = |f: &Found| space[f.index as usize - offset];
+        assemble(base, &[partial], knobs)
+    }
+}
+
+/// The contiguous range of `space` that part `part` of `parts` runs: near-equal shares, each end
+/// moved forward to where a setting other than the micro-batch changes.
+fn share(space: &[Knobs], part: u32, parts: u32) -> (usize, usize) {
+    let parts = parts.max(1) as usize;
+    let part = (part as usize).min(parts);
+    let cut = |k: usize| {
+        let mut at = (space.len() * k / parts).min(space.len());
+        let same_layout = |a: &Knobs, b: &Knobs| Knobs { micro_batch: b.micro_batch, ..*a } == *b;
+        while 0 < at && at < space.len() && same_layout(&space[at - 1], &space[at]) {
+            at += 1;
+        }
+        at
+    };
+    (cut(part), cut(part + 1).max(cut(part)))
+}
+
+/// Indices of the fastest [`TOP`] of `found` (space order breaks ties).
+fn fastest(found: &[Found]) -> Vec<u64> {
+    let mut by_speed: Vec<&Found> = found.iter().collect();
+    by_speed.sort_by(|a, b| {
+        b.tokens_per_second.total_cmp(&a.tokens_per_second).then(a.peak_bytes.cmp(&b.peak_bytes))
+    });
+    by_speed.iter().take(TOP).map(|f| f.index).collect()
+}
+
+/// Indices of the Pareto front of `found`, least memory first: sorted by peak, a plan stays if it
+/// is faster than every plan with less memory.
+fn pareto(found: &[Found]) -> Vec<u64> {
+    let mut by_peak: Vec<&Found> = found.iter().collect();
+    by_peak.sort_by(|a, b| {
+        a.peak_bytes.cmp(&b.peak_bytes).then(b.tokens_per_second.total_cmp(&a.tokens_per_second))
+    });
+    let mut res = Vec::new();
+    let mut fastest = 0.0;
+    for f in by_peak {
+        if fastest < f.tokens_per_second {
+            fastest = f.tokens_per_second;
+            res.push(f.index);
+        }
+    }
+    res
+}
+
+/// Merges the parts of a search from `plan` ([`Search::part`], all of them, in part order) into the
+/// whole search's result. Parts that do not belong to this plan's space are refused.
+pub fn merge(plan: &Plan, parts: &[Partial]) -> Result<SearchResult, String> {
+    let space = space(plan);
+    let considered: u64 = parts.iter().map(|p| p.considered).sum();
+    if considered != space.len() as u64 {
+        return Err(format!("the parts hold {considered} plans, the search {}", space.len()));
+    }
+    if let Some(f) = parts.iter().flat_map(|p| &p.found).find(|f| space.len() as u64 <= f.index) {
+        return Err(format!("plan {} is outside the search's {} plans", f.index, space.len()));
+    }
+    Ok(assemble(Knobs::of(plan), parts, |f| space[f.index as usize]))
+}
+
+/// The result from the parts' counts and found plans, each plan's knobs given by `knobs`.
+fn assemble(base: Knobs, parts: &[Partial], knobs: impl Fn(&Found) -> Knobs) -> SearchResult {
+    let found: Vec<Found> = parts.iter().flat_map(|p| p.found.iter().copied()).collect();
+    let candidate = |index: u64| {
+        let f = found.iter().find(|f| f.index == index).expect("an index from the list");
+        Candidate {
+            changes: knobs(f).changes(base),
+            peak_bytes: f.peak_bytes,
+            headroom_bytes: f.headroom_bytes,
+            step_seconds: f.step_seconds,
+            tokens_per_second: f.tokens_per_second,
+            mfu_frac: f.mfu_frac,
+        }
+    };
+    SearchResult {
+        considered: parts.iter().map(|p| p.considered).sum(),
+        pruned: parts.iter().map(|p| p.pruned).sum(),
+        fit: parts.iter().map(|p| p.fit).sum(),
+        feasible: parts.iter().map(|p| p.feasible).sum(),
+        simulated: parts.iter().map(|p| p.simulated).sum(),
+        best: fastest(&found).into_iter().map(candidate).collect(),
+        pareto: pareto(&found).into_iter().map(candidate).collect(),
     }
 }

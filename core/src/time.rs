@@ -160,10 +160,41 @@ pub struct StepTime {
     pub breakdown: Breakdown,
     /// Bubble over busy time in the pipeline, as the schedule ran.
     pub bubble_ratio: f64,
-    /// The schedule that ran and the simulated timeline (its first micro-batches).
+    /// The schedule that ran.
     pub schedule: Schedule,
-    /// The simulated timeline.
-    pub timeline: Timeline,
+    /// Idle time as a share of ranks × the pipeline's makespan.
+    pub idle_frac: f64,
+    /// What the schedule ran on, to draw its timeline on demand ([`StepTime::timeline`]).
+    pub pipeline: Pipeline,
+}
+
+/// A plan's pipeline as the step time saw it: the schedule, each rank's and chunk's pass
+/// durations, and how many micro-batches a drawn timeline shows.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Pipeline {
+    /// The schedule.
+    pub schedule: Schedule,
+    /// Pass durations per rank and chunk, and the send time between ranks.
+    pub costs: Costs,
+    /// Micro-batches the timeline runs: the step's, at most two per stage (the steady state
+    /// beyond repeats).
+    pub microbatches: u32,
+}
+
+impl StepTime {
+    /// The schedule's first micro-batches pass by pass, for drawing: built only when asked for,
+    /// since the step time itself comes from closed forms where the schedule allows
+    /// ([`uniform_makespan`]). Empty when the pipeline is too long to simulate.
+    pub fn timeline(&self) -> Timeline {
+        let p = &self.pipeline;
+        let (pp, vpp) = (p.costs.pp, p.costs.vpp);
+        let empty = Timeline { events: Vec::new(), makespan_seconds: 0.0, bubble_ratio: 0.0, idle_frac: 0.0 };
+        if SIMULATED_PASSES_MAX < simulated_passes(p.schedule, pp, vpp, p.microbatches) {
+            return empty;
+        }
+        let orders = schedule::orders(p.schedule, pp, vpp, p.microbatches);
+        schedule::simulate(p.schedule, &orders, &p.costs).unwrap_or(empty)
+    }
 }
 
 /// Seconds of a step by cause, on the slowest pipeline stage's critical path.
@@ -895,8 +926,18 @@ pub fn estimate_within(plan: &Plan, mem: &memory::Memory, limit_seconds: Option<
             return None;
         }
     }
-    let (makespan, timeline) =
-        pipeline_makespan(schedule_kind, pp as u32, vpp as u32, m, &forward, &backward, &weight, p2p_seconds);
+    let costs = Costs {
+        pp: pp as u32,
+        vpp: vpp as u32,
+        forward_seconds: forward,
+        backward_seconds: backward,
+        weight_seconds: weight,
+        p2p_seconds,
+    };
+    let (forward, backward, weight) =
+        (&costs.forward_seconds, &costs.backward_seconds, &costs.weight_seconds);
+    let shape = pipeline_makespan(schedule_kind, m, &costs);
+    let makespan = shape.makespan_seconds;
     let (rollout_seconds, log_prob_seconds) = match rl {
         true => rl_phases(&ctx, makespan),
         false => (0.0, 0.0),
@@ -912,7 +953,7 @@ pub fn estimate_within(plan: &Plan, mem: &memory::Memory, limit_seconds: Option<
     let peak_all = ctx.peak * n_devices;
 
     // The busiest rank's causes over all micro-batches, then the step's own terms.
-    let rank_busy = |r: usize| rank_seconds(&forward, &backward, &weight, vpp as usize, r);
+    let rank_busy = |r: usize| rank_seconds(forward, backward, weight, vpp as usize, r);
     let busiest = (0..pp as usize).max_by(|&a, &b| rank_busy(a).total_cmp(&rank_busy(b))).unwrap_or(0);
     let mf = m as f64;
     let r = &per_rank[busiest];
@@ -948,67 +989,126 @@ pub fn estimate_within(plan: &Plan, mem: &memory::Memory, limit_seconds: Option<
         mfu_frac: model_flops_per_step / (step_seconds * peak_all),
         hfu_frac: hardware_flops_per_step / (step_seconds * peak_all),
         breakdown,
-        bubble_ratio: timeline.bubble_ratio,
+        bubble_ratio: shape.bubble_ratio,
         schedule: schedule_kind,
-        timeline,
+        idle_frac: shape.idle_frac,
+        pipeline: Pipeline { schedule: schedule_kind, microbatches: shape.simulated_microbatches, costs },
     })
 }
 
-/// The pipeline's time for `m` micro-batches: the schedule simulated for a few micro-batches per
-/// stage, then the steady state, where the slowest stage is busy all the time, extended to `m`.
-#[allow(clippy::too_many_arguments)]
-fn pipeline_makespan(
-    kind: Schedule,
-    pp: u32,
-    vpp: u32,
-    m: u32,
-    forward: &[f64],
-    backward: &[f64],
-    weight: &[f64],
-    p2p_seconds: f64,
-) -> (f64, Timeline) {
-    let costs = Costs {
-        pp,
-        vpp,
-        forward_seconds: forward.to_vec(),
-        backward_seconds: backward.to_vec(),
-        weight_seconds: weight.to_vec(),
-        p2p_seconds,
+/// The pipeline's makespan for `m` micro-batches and its idle share.
+struct PipelineShape {
+    makespan_seconds: f64,
+    bubble_ratio: f64,
+    idle_frac: f64,
+    /// The micro-batches the first part stands for (the rest extend the steady state).
+    simulated_microbatches: u32,
+}
+
+/// Passes a simulation of `m` micro-batches runs (interleaving rounds up to groups of pp,
+/// DualPipeV runs at least 2·pp: `schedule::orders`).
+fn simulated_passes(kind: Schedule, pp: u32, vpp: u32, m: u32) -> u64 {
+    let m = match kind {
+        Schedule::Interleaved => m.div_ceil(pp) * pp,
+        Schedule::DualPipeV => m.max(2 * pp),
+        _ => m,
     };
+    3 * u64::from(pp) * u64::from(vpp) * u64::from(m)
+}
+
+/// The pipeline's time for `m` micro-batches: the schedule for a few micro-batches per stage,
+/// then the steady state, where the slowest stage is busy all the time, extended to `m`.
+///
+/// The first part comes from [`uniform_makespan`]'s closed form when the stages allow it, else
+/// from simulating the schedule pass by pass (uneven stages, MTP, ZB-H1's and DualPipeV's weight
+/// passes); both give the same makespan (`core/tests/it/schedule.rs` checks the closed form
+/// against the simulation).
+fn pipeline_makespan(kind: Schedule, m: u32, costs: &Costs) -> PipelineShape {
+    let (pp, vpp) = (costs.pp, costs.vpp);
+    let (forward, backward, weight) =
+        (&costs.forward_seconds, &costs.backward_seconds, &costs.weight_seconds);
     let m_sim = m.min(SIMULATED_MICROBATCHES_PER_STAGE * pp).max(1);
-    // The micro-batches the order will hold: interleaving rounds up to groups of pp, DualPipeV runs
-    // at least 2·pp (`schedule::orders`); the bound must count those, not the ones asked for.
+    // The micro-batches the order will hold: interleaving rounds up to groups of pp.
     let m_sim = if kind == Schedule::Interleaved { m_sim.div_ceil(pp) * pp } else { m_sim };
-    let m_ordered = if kind == Schedule::DualPipeV { m_sim.max(2 * pp) } else { m_sim };
-    let passes = 3 * u64::from(pp) * u64::from(vpp) * u64::from(m_ordered);
-    let simulated = match passes <= SIMULATED_PASSES_MAX {
-        true => schedule::simulate(kind, &schedule::orders(kind, pp, vpp, m_sim), &costs),
-        false => None,
-    };
-    let timeline = simulated.unwrap_or_else(|| {
-        // Too many passes to simulate, or a malformed order deadlocked: the closed form.
-        let busy: f64 = forward.iter().zip(backward).zip(weight).map(|((f, b), w)| f + b + w).sum::<f64>()
-            / f64::from(pp);
-        let makespan = busy * f64::from(m_sim + pp - 1);
-        Timeline {
-            events: Vec::new(),
-            makespan_seconds: makespan,
-            bubble_ratio: f64::from(pp - 1) / f64::from(m_sim),
-            idle_frac: f64::from(pp - 1) / f64::from(m_sim + pp - 1),
-        }
+    let first = uniform_makespan(kind, m_sim, costs).unwrap_or_else(|| {
+        let simulated = match simulated_passes(kind, pp, vpp, m_sim) <= SIMULATED_PASSES_MAX {
+            true => schedule::makespan(kind, &schedule::orders(kind, pp, vpp, m_sim), costs),
+            false => None,
+        };
+        // Too many passes to simulate, or a malformed order deadlocked: every stage's work in
+        // turn, with the 1F1B bubble.
+        simulated.unwrap_or_else(|| {
+            let busy: f64 =
+                forward.iter().zip(backward).zip(weight).map(|((f, b), w)| f + b + w).sum::<f64>()
+                    / f64::from(pp);
+            busy * f64::from(m_sim + pp - 1)
+        })
     });
     let slowest = (0..pp as usize)
         .map(|r| rank_seconds(forward, backward, weight, vpp as usize, r))
         .fold(0.0, f64::max);
     let extra = f64::from(m.saturating_sub(m_sim)) * slowest;
-    let makespan = timeline.makespan_seconds + extra;
+    let makespan = first + extra;
     let busy_total: f64 =
         forward.iter().zip(backward).zip(weight).map(|((f, b), w)| f + b + w).sum::<f64>() * f64::from(m);
-    let mut res = timeline;
-    res.bubble_ratio = (makespan * f64::from(pp) - busy_total).max(0.0) / busy_total.max(f64::MIN_POSITIVE);
-    res.idle_frac =
-        (makespan * f64::from(pp) - busy_total).max(0.0) / (makespan * f64::from(pp)).max(f64::MIN_POSITIVE);
-    (makespan, res)
+    let idle = (makespan * f64::from(pp) - busy_total).max(0.0);
+    PipelineShape {
+        makespan_seconds: makespan,
+        bubble_ratio: idle / busy_total.max(f64::MIN_POSITIVE),
+        idle_frac: idle / (makespan * f64::from(pp)).max(f64::MIN_POSITIVE),
+        simulated_microbatches: m_sim,
+    }
+}
+
+/// The makespan of `m` micro-batches in closed form, when every virtual stage runs the same passes
+/// except the last (which holds the head and the loss) and the schedule is GPipe, 1F1B or
+/// interleaved 1F1B, or the pipeline has one stage; `None` otherwise.
+///
+/// With per-stage forward f, backward b and weight w (u = f + b + w), the last stage δ longer
+/// (δ_f + δ_b, its weight pass the same), a send taking c, p ranks and v chunks each:
+/// - one stage: every pass back to back, m · Σ u;
+/// - GPipe and 1F1B: (m + p − 1)·u + m·δ + 2(p − 1)·c (Narayanan et al. 2021 §2.2: the bubble
+///   (p − 1)·u; the last stage is busiest, so its extra δ counts on every micro-batch, and a
+///   micro-batch's sends to the last stage and back lie on the critical path once);
+/// - interleaved (m a multiple of p): (m·v + p − 1)·u + m·δ + 2(p·v − 1)·c with per-chunk u
+///   (§2.2.2: the bubble shrinks v-fold; sends cross every virtual stage).
+///
+/// These hold while the last stage paces the steady state: δ ≥ 2c (else a send's round trip
+/// between the last two stages does, and the simulation runs), and when interleaved, a send no
+/// longer than a chunk's forward or backward. `core/tests/it/schedule.rs` compares them with the
+/// simulation on random costs.
+pub fn uniform_makespan(kind: Schedule, m: u32, costs: &Costs) -> Option<f64> {
+    let (pp, vpp) = (costs.pp, costs.vpp);
+    let (forward, backward, weight) =
+        (&costs.forward_seconds, &costs.backward_seconds, &costs.weight_seconds);
+    let n = forward.len();
+    if n == 0 || n != (pp * vpp) as usize || backward.len() != n || weight.len() != n {
+        return None;
+    }
+    let mf = f64::from(m);
+    if pp == 1 && kind != Schedule::DualPipeV {
+        let all: f64 = forward.iter().zip(backward).zip(weight).map(|((f, b), w)| f + b + w).sum();
+        return Some(mf * all);
+    }
+    if !matches!(kind, Schedule::GPipe | Schedule::OneFOneB | Schedule::Interleaved) {
+        return None;
+    }
+    let (f, b, w) = (forward[0], backward[0], weight[0]);
+    let body_uniform = (1..n - 1).all(|i| forward[i] == f && backward[i] == b && weight[i] == w);
+    let (delta_f, delta_b) = (forward[n - 1] - f, backward[n - 1] - b);
+    let c = costs.p2p_seconds;
+    let last_paces = 0.0 <= delta_f && 0.0 <= delta_b && 2.0 * c <= delta_f + delta_b;
+    let sends_fit = vpp == 1 || (c <= f && c <= b);
+    if !(body_uniform && weight[n - 1] == w && last_paces && sends_fit) {
+        return None;
+    }
+    let (p, v) = (f64::from(pp), f64::from(vpp));
+    let u = f + b + w;
+    let delta = delta_f + delta_b;
+    Some(match kind {
+        Schedule::Interleaved => (mf * v + p - 1.0) * u + mf * delta + 2.0 * (p * v - 1.0) * c,
+        _ => (mf + p - 1.0) * u + mf * delta + 2.0 * (p - 1.0) * c,
+    })
 }
 
 /// RL's generation and scoring, per step (VeRL's `ActorRolloutRefWorker` phases).

@@ -110,3 +110,67 @@ fn dual_pipe_v_bubble_matches_its_readme() {
         assert_eq!(passes(Pass::B), 2 * pp * m);
     }
 }
+
+/// A small deterministic generator (xorshift64, Marsaglia 2003) for the random costs below.
+struct Xorshift(u64);
+
+impl Xorshift {
+    fn unit(&mut self) -> f64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    fn below(&mut self, n: u32) -> u32 {
+        (self.unit() * f64::from(n)) as u32
+    }
+}
+
+/// The closed form the step time uses (`time::uniform_makespan`) equals the pass-by-pass
+/// simulation wherever it answers, on random stage costs, sends, depths and micro-batch counts;
+/// and it answers for every plan shaped like the common case (equal stages, a heavier last one).
+#[test]
+fn closed_form_makespan_equals_the_simulation() {
+    use trainplan_core::time::uniform_makespan;
+    let mut rng = Xorshift(0x9E37_79B9_7F4A_7C15);
+    let (mut answered, mut declined) = (0, 0);
+    for trial in 0..4000 {
+        let schedule =
+            [Schedule::GPipe, Schedule::OneFOneB, Schedule::Interleaved, Schedule::ZbH1][trial % 4];
+        let pp = 1 + rng.below(12);
+        let vpp = if schedule == Schedule::Interleaved { 2 + rng.below(3) } else { 1 };
+        let m = 1 + rng.below(40);
+        let m = if schedule == Schedule::Interleaved { m.div_ceil(pp) * pp } else { m };
+        let (f, b, w) = (0.1 + rng.unit(), 0.1 + rng.unit(), if trial % 3 == 0 { 0.0 } else { rng.unit() });
+        let mut costs = Costs::uniform(pp, vpp, f, b, w, rng.unit() * rng.unit() * 0.4);
+        let last = (pp * vpp - 1) as usize;
+        costs.forward_seconds[last] += rng.unit() * 0.6;
+        costs.backward_seconds[last] += rng.unit() * 0.6;
+        if trial % 7 == 0 {
+            // An uneven stage: the closed form must decline.
+            costs.forward_seconds[rng.below(pp * vpp) as usize] += 0.25;
+        }
+        let simulated = run(schedule, pp, vpp, m, &costs).makespan_seconds;
+        match uniform_makespan(schedule, m, &costs) {
+            Some(closed) => {
+                answered += 1;
+                assert!(
+                    (closed - simulated).abs() <= 1e-9 * simulated,
+                    "{schedule:?} p{pp} v{vpp} m{m}: closed form {closed}, simulation {simulated}"
+                );
+            }
+            None => declined += 1,
+        }
+    }
+    assert!(1500 < answered && 500 < declined, "answered {answered}, declined {declined}");
+    // The common case: even stages, the head on the last, a send well under a pass.
+    for (schedule, pp, vpp) in
+        [(Schedule::OneFOneB, 8, 1), (Schedule::Interleaved, 8, 4), (Schedule::GPipe, 4, 1)]
+    {
+        let mut costs = Costs::uniform(pp, vpp, 1.0, 2.0, 0.0, 0.01);
+        costs.forward_seconds[(pp * vpp - 1) as usize] += 0.1;
+        costs.backward_seconds[(pp * vpp - 1) as usize] += 0.2;
+        assert!(uniform_makespan(schedule, 2 * pp, &costs).is_some(), "{schedule:?}");
+    }
+}

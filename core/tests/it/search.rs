@@ -183,3 +183,37 @@ fn a_search_in_slices_is_the_search_at_once() {
         assert_eq!(s.finish(), whole, "budget {budget}");
     }
 }
+
+#[test]
+fn a_search_split_in_parts_merges_into_the_exhaustive_search() {
+    // The page splits the space between Web Workers, one per core; merged, the parts must return
+    // exactly what evaluating every plan in one piece returns, whatever the number of parts.
+    use trainplan_core::search::{Search, merge};
+    for text in [MEGATRON_70B, HF_70B, r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo"}"#] {
+        let p = plan(text);
+        let exhaustive = search_unpruned(&p);
+        let whole = search(&p);
+        for parts in [1, 2, 3, 8, 16] {
+            let partials: Vec<_> = (0..parts)
+                .map(|part| {
+                    let mut s = Search::part(&p, part, parts);
+                    while !s.step(50) {}
+                    // Through JSON, as a worker sends it.
+                    let json = serde_json::to_string(&s.finish_part()).unwrap();
+                    serde_json::from_str(&json).unwrap()
+                })
+                .collect();
+            let merged = merge(&p, &partials).unwrap();
+            assert_eq!(merged.best, exhaustive.best, "{text}: {parts} parts");
+            assert_eq!(merged.pareto, exhaustive.pareto, "{text}: {parts} parts");
+            assert_eq!(
+                (merged.considered, merged.pruned, merged.fit, merged.feasible),
+                (whole.considered, whole.pruned, whole.fit, whole.feasible),
+                "{text}: {parts} parts"
+            );
+        }
+        // Parts of another plan's search, or too few of them, are refused, not merged.
+        let one = Search::part(&p, 0, 2).finish_part();
+        assert!(merge(&p, &[one]).is_err());
+    }
+}

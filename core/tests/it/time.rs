@@ -424,3 +424,28 @@ fn context_parallelism_keeps_the_models_flops() {
     let (one, four) = (flops(1), flops(4));
     assert!((four / one - 1.0).abs() < 1e-12, "{one} vs {four}");
 }
+
+/// Real plans with even stages take the closed form, and it gives the step what the drawn timeline
+/// (the schedule simulated pass by pass over its first micro-batches) gives.
+#[test]
+fn even_plans_take_the_closed_form_the_simulation_confirms() {
+    use trainplan_core::time::uniform_makespan;
+    for text in [
+        // Narayanan et al. 2021 Table 1's 145.6B row: PP 8 × VPP 2 (80 layers, 5 per chunk).
+        r#"{"model": "llama-3.1-70b", "framework": "megatron", "method": "pretrain", "cluster": {"nodes": 16},
+            "parallel": {"tp": 8, "pp": 8, "vpp": 2, "distributed_optimizer": true}, "batch": {"global_batch": 512, "seq_len": 4096}}"#,
+        r#"{"model": "llama-3.1-8b", "framework": "megatron", "method": "pretrain", "cluster": {"nodes": 2},
+            "parallel": {"tp": 4, "pp": 4}, "batch": {"global_batch": 64, "seq_len": 4096}}"#,
+        r#"{"model": "llama-3.1-8b", "framework": "megatron", "method": "pretrain", "cluster": {"nodes": 2},
+            "parallel": {"tp": 4, "pp": 4, "schedule": "gpipe"}, "batch": {"global_batch": 64, "seq_len": 4096}}"#,
+    ] {
+        let plan = Plan::from_json(text).unwrap();
+        let mem = trainplan_core::memory::estimate(&plan);
+        let t = trainplan_core::time::estimate(&plan, &mem);
+        let p = &t.pipeline;
+        let closed =
+            uniform_makespan(p.schedule, p.microbatches, &p.costs).expect("even stages take the closed form");
+        let simulated = t.timeline().makespan_seconds;
+        assert!((closed - simulated).abs() <= 1e-9 * simulated, "{text}: {closed} vs {simulated}");
+    }
+}
