@@ -4,20 +4,27 @@
 //! the step-time simulation runs only for plans that fit and that the framework accepts.
 //!
 //! The walk: for the Megatron family (Megatron-LM, MindSpeed-LLM, MindSpeed-RL) TP over the divisors
-//! of the node size (TP stays inside a node: Narayanan et al. 2021, "Efficient Large-Scale Language
-//! Model Training on GPU Clusters Using Megatron-LM", §3.2 takeaway #1), PP over the divisors of the
-//! layer count up to 16, VPP 1 or 2, CP 1 or 2 from 8K tokens, EP over powers of two for MoE models,
-//! recomputation none/selective/full; with the distributed optimizer, sequence parallelism and
-//! overlapped gradient reduction on wherever they apply (each saves memory or hides communication
+//! of the scale-up domain (a node, or an NVL72 rack) that divide the attention heads (TP stays on the
+//! fast links: Narayanan et al. 2021, "Efficient Large-Scale Language Model Training on GPU Clusters
+//! Using Megatron-LM", §3.2 takeaway #1), PP over every count that divides the layers or leaves the
+//! rest to the first and last stages, VPP over the divisors of a stage's layers, CP over powers of
+//! two to 16 from 8K tokens, EP over powers of two for MoE models, MindSpeed-LLM's DualPipeV,
+//! recomputation none / selective / full (uniform, or a block of ¼, ½ or ¾ of a stage's layers),
+//! MindSpeed's swap-attention; with the distributed optimizer or Megatron FSDP, sequence parallelism
+//! and overlapped gradient reduction on wherever they apply (each saves memory or hides communication
 //! without adding any: Megatron-LM docs/api-guide/dist_optimizer.md, Korthikanti et al. 2022 §4.2.2,
 //! MindSpeed docs/zh/features/async-ddp.md). For the HF family (DeepSpeed, LLaMA-Factory, VeRL) no
 //! model parallelism, ZeRO 0–3 with optimizer and parameter offload, gradient checkpointing on or
 //! off, and Ulysses CP for VeRL. Micro-batch over powers of two for all.
+//!
+//! A search can run in parts ([`Search::part`], one per Web Worker in the page) whose results
+//! [`merge`] into exactly the whole search's; `core/tests/it/search.rs` checks both the pruning and
+//! the merge against evaluating every plan.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::plan::{Framework, Plan, RecomputeGranularity};
+use crate::plan::{Framework, PipelineSchedule, Plan, RecomputeGranularity, RecomputeMethod};
 use crate::report::{Fix, Severity};
 use crate::{memory, rules, time};
 
@@ -79,6 +86,10 @@ struct Knobs {
     overlap_grad_reduce: bool,
     overlap_param_gather: bool,
     recompute: RecomputeGranularity,
+    recompute_method: RecomputeMethod,
+    recompute_layers: u32,
+    swap_attention: bool,
+    schedule: PipelineSchedule,
     micro_batch: u32,
     uneven_layers: bool,
     fsdp: crate::plan::Fsdp,
@@ -101,6 +112,10 @@ impl Knobs {
             overlap_grad_reduce: p.overlap_grad_reduce,
             overlap_param_gather: p.overlap_param_gather,
             recompute: plan.recompute.granularity,
+            recompute_method: plan.recompute.method,
+            recompute_layers: plan.recompute.num_layers.get(),
+            swap_attention: plan.recompute.swap_attention,
+            schedule: p.schedule,
             micro_batch: plan.batch.micro_batch.get(),
             uneven_layers: p.uneven_layers,
             fsdp: p.fsdp,
@@ -124,7 +139,11 @@ impl Knobs {
         p.overlap_param_gather = self.overlap_param_gather;
         p.uneven_layers = self.uneven_layers;
         p.fsdp = self.fsdp;
+        p.schedule = self.schedule;
         plan.recompute.granularity = self.recompute;
+        plan.recompute.method = self.recompute_method;
+        plan.recompute.num_layers = nz(self.recompute_layers);
+        plan.recompute.swap_attention = self.swap_attention;
         plan.batch.micro_batch = nz(self.micro_batch);
     }
 
@@ -179,6 +198,26 @@ impl Knobs {
             serde_json::to_value(self.recompute).expect("an enum always serializes"),
         );
         push(
+            "recompute.method",
+            self.recompute_method != from.recompute_method,
+            serde_json::to_value(self.recompute_method).expect("an enum always serializes"),
+        );
+        push(
+            "recompute.num_layers",
+            self.recompute_layers != from.recompute_layers,
+            self.recompute_layers.into(),
+        );
+        push(
+            "recompute.swap_attention",
+            self.swap_attention != from.swap_attention,
+            self.swap_attention.into(),
+        );
+        push(
+            "parallel.schedule",
+            self.schedule != from.schedule,
+            serde_json::to_value(self.schedule).expect("an enum always serializes"),
+        );
+        push(
             "parallel.fsdp",
             self.fsdp != from.fsdp,
             serde_json::to_value(self.fsdp).expect("an enum always serializes"),
@@ -202,22 +241,43 @@ fn space(plan: &Plan) -> Vec<Knobs> {
     let arch = &plan.model.arch;
     let world = plan.cluster.n_devices();
     let per_node = u64::from(plan.cluster.devices_per_node.get());
+    let domain = u64::from(plan.cluster.scale_up_domain.get()).max(per_node);
     let gbs = u64::from(plan.batch.global_batch.get());
-    let long = 8192 <= plan.batch.seq_len.get();
+    let seq = u64::from(plan.batch.seq_len.get());
+    let long = 8192 <= seq;
     let experts = arch.moe.as_ref().map_or(1, |m| m.n_experts);
     let megatron = crate::layout::model_parallel(plan.framework);
     let mut res = Vec::new();
     let micro_batches = |dp: u64| powers_of_two(64).filter(move |b| (u64::from(*b) * dp) <= gbs);
     if megatron {
-        // PP divides the layers, or (up to 16, a power of two) leaves the rest to the first and last
+        let n_layers = arch.n_layers;
+        // TP divides the attention heads (Megatron `validate_args`) and stays inside the scale-up
+        // domain, a node or an NVL72 rack (Narayanan et al. 2021 §3.2 takeaway #1: TP across the
+        // slower inter-node links costs more than it saves).
+        let tps: Vec<u32> = divisors(domain, domain)
+            .filter(|tp| arch.attention.n_heads().is_multiple_of(u64::from(*tp)))
+            .collect();
+        // PP over every count that divides the layers, or leaves the rest to the first and last
         // stages (layout::uneven_sizes): DeepSeek-V3's 61 layers still get 2, 4, 8 and 16 stages.
-        let uneven_pps = powers_of_two(16)
-            .filter(|pp| crate::layout::uneven_sizes(arch.n_layers, u64::from(*pp)).is_some());
-        let pps: Vec<u32> = divisors(arch.n_layers, 16).chain(uneven_pps).collect();
-        for tp in divisors(per_node, per_node) {
+        let pps: Vec<u32> = (1..=n_layers.min(u64::from(u32::MAX)))
+            .filter(|&pp| n_layers.is_multiple_of(pp) || crate::layout::uneven_sizes(n_layers, pp).is_some())
+            .filter(|&pp| world.is_multiple_of(pp))
+            .map(|pp| pp as u32)
+            .collect();
+        // CP over powers of two to 16 on long sequences; Megatron cuts each sequence into 2 · CP
+        // chunks for load balance (megatron/core/utils.py `get_batch_on_this_cp_rank`).
+        let cps: Vec<u64> = [1, 2, 4, 8, 16]
+            .into_iter()
+            .filter(|&cp| cp == 1 || (long && seq.is_multiple_of(2 * cp)))
+            .collect();
+        for &tp in &tps {
             for &pp in &pps {
-                let uneven = !arch.n_layers.is_multiple_of(u64::from(pp));
-                for cp in [1, 2].into_iter().filter(|cp| *cp == 1 || long) {
+                let sizes = crate::layout::uneven_sizes(n_layers, u64::from(pp));
+                let uneven = sizes.is_some();
+                // Layers per stage: the most any stage holds.
+                let per_stage =
+                    sizes.as_ref().map_or(n_layers / u64::from(pp), |s| s.iter().copied().max().unwrap_or(1));
+                for &cp in &cps {
                     let model = u64::from(tp) * u64::from(pp) * cp;
                     if !world.is_multiple_of(model) {
                         continue;
@@ -235,42 +295,79 @@ fn space(plan: &Plan) -> Vec<Knobs> {
                         true => &[crate::plan::Fsdp::None, crate::plan::Fsdp::OptimGradsParams],
                         false => &[crate::plan::Fsdp::None],
                     };
-                    // Uneven stages take VPP on Megatron-LM when each stage's layers divide by it
-                    // (rule parallel.uneven_vpp); MindSpeed's layer list does not.
-                    let uneven_vpp = |v: u32| {
-                        plan.framework == Framework::Megatron
-                            && crate::layout::uneven_sizes(arch.n_layers, u64::from(pp))
-                                .is_some_and(|sizes| sizes.iter().all(|s| s.is_multiple_of(u64::from(v))))
+                    // VPP over the divisors of each stage's layers (Megatron: the layers of a stage
+                    // divide by VPP); uneven stages take VPP on Megatron-LM only (rule
+                    // parallel.uneven_vpp), MindSpeed's layer list does not.
+                    let vpps: Vec<u32> = match (pp, &sizes) {
+                        (1, _) => vec![1],
+                        (_, None) => divisors(per_stage, per_stage).collect(),
+                        (_, Some(sizes)) => divisors(per_stage, per_stage)
+                            .filter(|&v| {
+                                v == 1
+                                    || (plan.framework == Framework::Megatron
+                                        && sizes.iter().all(|s| s.is_multiple_of(u64::from(v))))
+                            })
+                            .collect(),
+                    };
+                    // The schedules the framework has beyond 1F1B: MindSpeed-LLM's DualPipeV, with one
+                    // chunk per rank and no CP (rule schedule.dualpipev).
+                    let dualpipe = plan.framework == Framework::MindSpeedLlm && 1 < pp && cp == 1;
+                    // Recomputation: none, selective, full layer by layer, and full over a block of
+                    // the first ¼, ½ or ¾ of each stage's layers (Megatron `--recompute-method block`).
+                    let mut recomputes = vec![
+                        (RecomputeGranularity::None, base.recompute_method, base.recompute_layers),
+                        (RecomputeGranularity::Selective, base.recompute_method, base.recompute_layers),
+                        (RecomputeGranularity::Full, RecomputeMethod::Uniform, 1),
+                    ];
+                    let mut blocks: Vec<u32> = [1, 2, 3]
+                        .iter()
+                        .map(|q| (per_stage * q).div_ceil(4) as u32)
+                        .filter(|&k| u64::from(k) < per_stage)
+                        .collect();
+                    blocks.dedup();
+                    recomputes.extend(
+                        blocks.into_iter().map(|k| (RecomputeGranularity::Full, RecomputeMethod::Block, k)),
+                    );
+                    // MindSpeed's swap-attention moves attention activations to the host.
+                    let swaps: &[bool] = match plan.framework == Framework::MindSpeedLlm {
+                        true => &[false, true],
+                        false => &[base.swap_attention],
                     };
                     for (ep, &fsdp) in eps.into_iter().flat_map(|ep| fsdps.iter().map(move |f| (ep, f))) {
-                        for vpp in
-                            [1, 2].into_iter().filter(|&v| v == 1 || (1 < pp && (!uneven || uneven_vpp(v))))
-                        {
-                            for recompute in [
-                                RecomputeGranularity::None,
-                                RecomputeGranularity::Selective,
-                                RecomputeGranularity::Full,
-                            ] {
-                                for micro_batch in micro_batches(dp) {
-                                    res.push(Knobs {
-                                        tp,
-                                        pp,
-                                        vpp,
-                                        cp: cp as u32,
-                                        ep,
-                                        // Knobs of the other family stay as the user left them.
-                                        zero_stage: base.zero_stage,
-                                        offload_optimizer: base.offload_optimizer,
-                                        offload_params: base.offload_params,
-                                        distributed_optimizer: 1 < dp,
-                                        sequence_parallel: 1 < tp,
-                                        overlap_grad_reduce: 1 < dp,
-                                        overlap_param_gather: 1 < dp,
-                                        recompute,
-                                        micro_batch,
-                                        uneven_layers: uneven || base.uneven_layers,
-                                        fsdp,
-                                    });
+                        let schedules = vpps
+                            .iter()
+                            .map(|&v| (v, PipelineSchedule::Auto))
+                            .chain(dualpipe.then_some((1, PipelineSchedule::DualPipeV)));
+                        for (vpp, schedule) in schedules {
+                            for &(recompute, recompute_method, recompute_layers) in &recomputes {
+                                for &swap_attention in swaps {
+                                    for micro_batch in micro_batches(dp) {
+                                        res.push(Knobs {
+                                            tp,
+                                            pp,
+                                            vpp,
+                                            cp: cp as u32,
+                                            ep,
+                                            // Knobs of the other family stay as the user left them.
+                                            zero_stage: base.zero_stage,
+                                            offload_optimizer: base.offload_optimizer,
+                                            offload_params: base.offload_params,
+                                            distributed_optimizer: 1 < dp,
+                                            sequence_parallel: 1 < tp,
+                                            // DualPipeV refuses the overlapped gradient reduction.
+                                            overlap_grad_reduce: 1 < dp
+                                                && schedule != PipelineSchedule::DualPipeV,
+                                            overlap_param_gather: 1 < dp,
+                                            recompute,
+                                            recompute_method,
+                                            recompute_layers,
+                                            swap_attention,
+                                            schedule,
+                                            micro_batch,
+                                            uneven_layers: uneven || base.uneven_layers,
+                                            fsdp,
+                                        });
+                                    }
                                 }
                             }
                         }
