@@ -7,6 +7,9 @@ use std::time::Instant;
 
 use trainplan_core::{Plan, evaluate};
 
+#[path = "grid.rs"]
+mod grid;
+
 /// Microseconds per call of `f`, timed over at least 0.5 s after a warm-up.
 fn time_it(mut f: impl FnMut()) -> (f64, u64) {
     for _ in 0..100 {
@@ -59,98 +62,11 @@ fn bench_search(name: &str, text: &str) {
     );
 }
 
-/// Microseconds per evaluation over a grid of plans: every framework, dense and MoE, PP 1–64 with
-/// and without VPP, CP, RL. Prints the median, the 90th percentile and the worst, and the worst
-/// plan; the figures issue 15's targets are stated in.
+/// Microseconds per evaluation over the benchmark grid (benches/grid.rs), at each level.
 fn grid() {
-    let mut plans: Vec<(String, String)> = Vec::new();
-    for (model, nodes) in
-        [("llama-3.1-8b", 1), ("llama-3.1-70b", 16), ("llama-3.1-405b", 128), ("qwen3-235b-a22b", 128)]
-    {
-        for pp in [1u32, 2, 4, 8, 16, 32, 64] {
-            for vpp in [1u32, 2, 4] {
-                for cp in [1u32, 2] {
-                    let text = format!(
-                        r#"{{"model": "{model}", "framework": "megatron", "method": "pretrain", "cluster": {{"nodes": {nodes}}},
-                            "parallel": {{"tp": 8, "pp": {pp}, "vpp": {vpp}, "cp": {cp}, "distributed_optimizer": true,
-                            "sequence_parallel": true}}, "recompute": {{"granularity": "selective"}},
-                            "batch": {{"micro_batch": 1, "global_batch": 1024, "seq_len": 8192}}}}"#
-                    );
-                    plans.push((format!("{model} pp{pp} vpp{vpp} cp{cp}"), text));
-                }
-            }
-        }
-    }
-    for (name, text) in [
-        (
-            "deepseek-v3 dualpipev",
-            r#"{"model": "deepseek-v3", "hardware": "h800-sxm-80g", "framework": "megatron", "method": "pretrain", "cluster": {"nodes": 256}, "parallel": {"pp": 16, "ep": 64, "schedule": "dualpipev", "distributed_optimizer": true}, "batch": {"global_batch": 15360, "seq_len": 4096}}"#,
-        ),
-        (
-            "mixtral ep8 vpp2",
-            r#"{"model": "mixtral-8x7b", "framework": "megatron", "method": "pretrain", "cluster": {"nodes": 4}, "parallel": {"tp": 2, "pp": 2, "vpp": 2, "ep": 8, "distributed_optimizer": true}, "batch": {"global_batch": 256, "seq_len": 4096}}"#,
-        ),
-        ("qwen2.5-7b lora llamafactory", r#"{"model": "qwen2.5-7b"}"#),
-        (
-            "llama-3-8b deepspeed zero3",
-            r#"{"model": "llama-3-8b", "framework": "deepspeed", "method": "sft-full", "parallel": {"zero_stage": 3}}"#,
-        ),
-        ("qwen2.5-7b grpo verl", r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo"}"#),
-        (
-            "qwen2.5-7b mindspeed-llm 910b",
-            r#"{"model": "qwen2.5-7b", "hardware": "ascend-910b2", "framework": "mindspeed-llm", "method": "sft-full", "parallel": {"tp": 4, "pp": 2}}"#,
-        ),
-        (
-            "qwen2.5-7b grpo mindspeed-rl",
-            r#"{"model": "qwen2.5-7b", "hardware": "ascend-910b2", "framework": "mindspeed-rl", "method": "grpo", "cluster": {"nodes": 2}}"#,
-        ),
-    ] {
-        plans.push((name.to_owned(), text.to_owned()));
-    }
-    let parsed: Vec<(String, Plan)> = plans
-        .iter()
-        .map(|(name, text)| (name.clone(), Plan::from_json(text).unwrap_or_else(|e| panic!("{name}: {e}"))))
-        .collect();
-    // Each plan timed in turn at each level, so machine noise spreads over all three alike.
-    type Level = (&'static str, fn(&Plan));
-    let levels: [Level; 3] = [
-        ("estimate (memory and step time)", |plan| {
-            let mem = trainplan_core::memory::estimate(plan);
-            black_box(trainplan_core::time::estimate(plan, &mem));
-        }),
-        ("checked (and every rule of the framework)", |plan| {
-            let mem = trainplan_core::memory::estimate(plan);
-            black_box(trainplan_core::time::estimate(plan, &mem));
-            black_box(trainplan_core::rules::check(plan, &mem));
-        }),
-        ("report (and fixes, advice inputs, timeline)", |plan| {
-            black_box(evaluate(black_box(plan)));
-        }),
-    ];
-    for (level, f) in levels {
-        let mut times: Vec<(f64, String)> = parsed
-            .iter()
-            .map(|(name, plan)| {
-                let mut n = 0u32;
-                let start = Instant::now();
-                while n < 20 || start.elapsed().as_secs_f64() < 0.01 {
-                    f(black_box(plan));
-                    n += 1;
-                }
-                (start.elapsed().as_secs_f64() * 1e6 / f64::from(n), name.clone())
-            })
-            .collect();
-        times.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let at = |q: f64| times[((times.len() - 1) as f64 * q).round() as usize].0;
-        let worst = times.last().expect("the grid has plans");
-        println!(
-            "grid {level:44} median {:7.2} µs, p90 {:7.2} µs, worst {:8.2} µs ({}), {} plans",
-            at(0.5),
-            at(0.9),
-            worst.0,
-            worst.1,
-            times.len()
-        );
+    let start = Instant::now();
+    for line in grid::run(&|| start.elapsed().as_secs_f64(), 0.01) {
+        println!("{line}");
     }
 }
 

@@ -1,0 +1,118 @@
+//! The benchmark grid: every framework, dense and MoE, PP 1–64 with and without VPP, CP, RL; and
+//! the levels an evaluation is timed at. Shared by the native benchmark (`benches/evaluate.rs`) and
+//! the same figures from the page's wasm build in headless Chromium (`tests/wasm_bench.rs`), so the
+//! two measure the same plans the same way; only the clock differs.
+
+use std::hint::black_box;
+
+use trainplan_core::{Plan, evaluate};
+
+/// The grid's plans, named.
+pub fn plans() -> Vec<(String, Plan)> {
+    let mut plans: Vec<(String, String)> = Vec::new();
+    for (model, nodes) in
+        [("llama-3.1-8b", 1), ("llama-3.1-70b", 16), ("llama-3.1-405b", 128), ("qwen3-235b-a22b", 128)]
+    {
+        for pp in [1u32, 2, 4, 8, 16, 32, 64] {
+            for vpp in [1u32, 2, 4] {
+                for cp in [1u32, 2] {
+                    let text = format!(
+                        r#"{{"model": "{model}", "framework": "megatron", "method": "pretrain", "cluster": {{"nodes": {nodes}}},
+                            "parallel": {{"tp": 8, "pp": {pp}, "vpp": {vpp}, "cp": {cp}, "distributed_optimizer": true,
+                            "sequence_parallel": true}}, "recompute": {{"granularity": "selective"}},
+                            "batch": {{"micro_batch": 1, "global_batch": 1024, "seq_len": 8192}}}}"#
+                    );
+                    plans.push((format!("{model} pp{pp} vpp{vpp} cp{cp}"), text));
+                }
+            }
+        }
+    }
+    for (name, text) in [
+        (
+            "deepseek-v3 dualpipev",
+            r#"{"model": "deepseek-v3", "hardware": "h800-sxm-80g", "framework": "megatron", "method": "pretrain", "cluster": {"nodes": 256}, "parallel": {"pp": 16, "ep": 64, "schedule": "dualpipev", "distributed_optimizer": true}, "batch": {"global_batch": 15360, "seq_len": 4096}}"#,
+        ),
+        (
+            "mixtral ep8 vpp2",
+            r#"{"model": "mixtral-8x7b", "framework": "megatron", "method": "pretrain", "cluster": {"nodes": 4}, "parallel": {"tp": 2, "pp": 2, "vpp": 2, "ep": 8, "distributed_optimizer": true}, "batch": {"global_batch": 256, "seq_len": 4096}}"#,
+        ),
+        ("qwen2.5-7b lora llamafactory", r#"{"model": "qwen2.5-7b"}"#),
+        (
+            "llama-3-8b deepspeed zero3",
+            r#"{"model": "llama-3-8b", "framework": "deepspeed", "method": "sft-full", "parallel": {"zero_stage": 3}}"#,
+        ),
+        ("qwen2.5-7b grpo verl", r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo"}"#),
+        (
+            "qwen2.5-7b mindspeed-llm 910b",
+            r#"{"model": "qwen2.5-7b", "hardware": "ascend-910b2", "framework": "mindspeed-llm", "method": "sft-full", "parallel": {"tp": 4, "pp": 2}}"#,
+        ),
+        (
+            "qwen2.5-7b grpo mindspeed-rl",
+            r#"{"model": "qwen2.5-7b", "hardware": "ascend-910b2", "framework": "mindspeed-rl", "method": "grpo", "cluster": {"nodes": 2}}"#,
+        ),
+    ] {
+        plans.push((name.to_owned(), text.to_owned()));
+    }
+    plans
+        .into_iter()
+        .map(|(name, text)| {
+            let plan = Plan::from_json(&text).unwrap_or_else(|e| panic!("{name}: {e}"));
+            (name, plan)
+        })
+        .collect()
+}
+
+/// A level of evaluation: its name and what it runs.
+pub type Level = (&'static str, fn(&Plan));
+
+/// What one plan costs at three levels: the estimate a search makes of every plan, the same with the
+/// framework's rules checked, and the page's whole report.
+pub const LEVELS: [Level; 3] = [
+    ("estimate (memory and step time)", |plan| {
+        let mem = trainplan_core::memory::estimate(plan);
+        black_box(trainplan_core::time::estimate(plan, &mem));
+    }),
+    ("checked (and every rule of the framework)", |plan| {
+        let mem = trainplan_core::memory::estimate(plan);
+        black_box(trainplan_core::time::estimate(plan, &mem));
+        black_box(trainplan_core::rules::check(plan, &mem));
+    }),
+    ("report (and fixes, advice inputs, timeline)", |plan| {
+        black_box(evaluate(black_box(plan)));
+    }),
+];
+
+/// Times every plan at every level (each plan repeated for at least `min_seconds`, so a coarse clock
+/// still resolves it) and returns a line per level: median, 90th percentile, worst and its plan.
+/// `clock` gives seconds from any fixed start.
+pub fn run(clock: &dyn Fn() -> f64, min_seconds: f64) -> Vec<String> {
+    let plans = plans();
+    LEVELS
+        .iter()
+        .map(|(level, f)| {
+            let mut times: Vec<(f64, &str)> = plans
+                .iter()
+                .map(|(name, plan)| {
+                    let mut n = 0u32;
+                    let start = clock();
+                    while n < 20 || clock() - start < min_seconds {
+                        f(black_box(plan));
+                        n += 1;
+                    }
+                    ((clock() - start) * 1e6 / f64::from(n), name.as_str())
+                })
+                .collect();
+            times.sort_by(|a, b| a.0.total_cmp(&b.0));
+            let at = |q: f64| times[((times.len() - 1) as f64 * q).round() as usize].0;
+            let worst = times.last().expect("the grid has plans");
+            format!(
+                "grid {level:44} median {:7.2} µs, p90 {:7.2} µs, worst {:8.2} µs ({}), {} plans",
+                at(0.5),
+                at(0.9),
+                worst.0,
+                worst.1,
+                times.len()
+            )
+        })
+        .collect()
+}

@@ -1,0 +1,30 @@
+//! The benchmark grid (benches/grid.rs) in the page's wasm build, in headless Chromium: the same
+//! plans and levels as `cargo bench`, built with the page's release profile and timed with the
+//! browser's clock. `scripts/test` runs it through wasm-bindgen-test-runner and prints the lines.
+#![cfg(target_arch = "wasm32")]
+
+use wasm_bindgen_test::{console_log, wasm_bindgen_test, wasm_bindgen_test_configure};
+
+#[path = "../benches/grid.rs"]
+mod grid;
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+/// Milliseconds since the page started, from `performance.now()`.
+fn now_seconds() -> f64 {
+    let performance = js_sys::Reflect::get(&js_sys::global(), &"performance".into()).expect("a browser has performance");
+    let now: js_sys::Function =
+        js_sys::Reflect::get(&performance, &"now".into()).expect("performance.now").into();
+    now.call0(&performance).expect("performance.now runs").as_f64().expect("a number") / 1e3
+}
+
+#[wasm_bindgen_test]
+fn grid_in_the_browser() {
+    // performance.now() is coarsened (to 0.1 ms or more) outside cross-origin isolation: each plan
+    // runs for at least 20 ms so the clock's step stays under 0.5 % of a measurement.
+    let lines = grid::run(&now_seconds, 0.02);
+    assert_eq!(lines.len(), grid::LEVELS.len());
+    for line in lines {
+        console_log!("wasm {line}");
+    }
+}
