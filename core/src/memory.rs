@@ -294,7 +294,21 @@ pub fn estimate_with(plan: &Plan, facts: &ModelFacts) -> Memory {
     let (summary, lora_params) = (&facts.summary, facts.lora_params);
     let ctx = Ctx { plan, arch, summary, lora_params, path, tp, pp, vpp, cp, ep, etp, dp, edp, m };
 
-    let stages: Vec<StageMemory> = (0..pp).map(|rank| stage_memory(&ctx, &layout, rank)).collect();
+    // A rank shaped like the one before it (the same layers by kind, the same embedding, loss and
+    // MTP layers: every middle rank of an even split) holds the same bytes but for the micro-batches
+    // in flight, so its shape is worked out once.
+    let mut stages: Vec<StageMemory> = Vec::with_capacity(pp as usize);
+    let mut shape: Option<(StageMemory, ActivationShape)> = None;
+    for rank in 0..pp {
+        let same = 0 < rank && same_shape(arch, &layout, rank - 1, rank);
+        let (mut stage, act) = match (same, shape.take()) {
+            (true, Some(prev)) => prev,
+            _ => stage_shape(&ctx, &layout, rank),
+        };
+        (stage.activations, stage.offloaded_activations) = act.in_flight(&ctx, rank);
+        stages.push(stage.clone());
+        shape = Some((stage, act));
+    }
     let hw = &plan.hardware.hw;
     let capacity_bytes = hw.memory_bytes;
     let usable_bytes = (capacity_bytes as f64 * (1.0 - plan.overheads().allocator_reserve_frac)) as u64;
@@ -322,7 +336,19 @@ pub fn estimate_with(plan: &Plan, facts: &ModelFacts) -> Memory {
     }
 }
 
-fn stage_memory(ctx: &Ctx, layout: &Layout, stage_idx: u64) -> StageMemory {
+/// Whether ranks `a` and `b` hold the same: as many layers of each kind in the same order, and
+/// the same embedding, loss and MTP layers.
+fn same_shape(arch: &Architecture, layout: &Layout, a: u64, b: u64) -> bool {
+    let kinds = |rank: u64| layout.rank_layers(rank).map(|l| model::is_moe_layer(arch, l));
+    layout.holds_embedding(a) == layout.holds_embedding(b)
+        && layout.holds_loss(a) == layout.holds_loss(b)
+        && layout.rank_mtp(a) == layout.rank_mtp(b)
+        && kinds(a).eq(kinds(b))
+}
+
+/// A rank's bytes but for its activations, and the shape of those ([`ActivationShape::in_flight`]
+/// gives them for the rank's micro-batches in flight).
+fn stage_shape(ctx: &Ctx, layout: &Layout, stage_idx: u64) -> (StageMemory, ActivationShape) {
     let arch = ctx.arch;
     let layers: Vec<u64> = layout.rank_layers(stage_idx).collect();
     let first = layout.holds_embedding(stage_idx);
@@ -377,7 +403,7 @@ fn stage_memory(ctx: &Ctx, layout: &Layout, stage_idx: u64) -> StageMemory {
     };
     model_states(ctx, dense, expert, &mut res);
     res.weights += low_precision_weight_copies(ctx, linear_layers + mtp_linear(ctx, mtp)) as u64;
-    (res.activations, res.offloaded_activations) = activations(ctx, stage_idx, &layers, first, mtp);
+    let act = activation_shape(ctx, &layers, first, mtp);
     if last || 0 < mtp {
         // The loss's logits, and each MTP layer's own (it predicts one more token, through the
         // shared head), on the stages that compute them.
@@ -388,7 +414,7 @@ fn stage_memory(ctx: &Ctx, layout: &Layout, stage_idx: u64) -> StageMemory {
     let overhead =
         ctx.plan.overheads().runtime_context_bytes as f64 + ctx.plan.calibration.memory_offset_bytes();
     res.overhead = overhead.max(0.0) as u64;
-    res
+    (res, act)
 }
 
 /// Whether the plan's linear layers run in fp8 or fp4 on its device.
@@ -779,9 +805,33 @@ fn attention_widths(arch: &Architecture) -> (f64, f64, f64) {
     }
 }
 
-/// Activations of one stage: every micro-batch in flight, with recomputation; and one
-/// micro-batch's bytes offloaded to the host.
-fn activations(ctx: &Ctx, stage_idx: u64, layers: &[u64], embedding: bool, mtp: u64) -> (u64, u64) {
+/// A stage's activations in parts: what each micro-batch in flight keeps, and what the stage holds
+/// once whatever is in flight.
+struct ActivationShape {
+    /// One micro-batch's bytes kept on the device.
+    per_microbatch: f64,
+    /// Recomputation's working set.
+    working: f64,
+    /// Swap-attention's window of two layers' attention tensors.
+    swap_window: f64,
+    /// The layer being copied to or from the host.
+    offload_window: f64,
+    /// One micro-batch's bytes offloaded to the host.
+    offloaded: f64,
+}
+
+impl ActivationShape {
+    /// Activations of stage `stage_idx`: every micro-batch in flight, with recomputation; and one
+    /// micro-batch's bytes offloaded to the host.
+    fn in_flight(&self, ctx: &Ctx, stage_idx: u64) -> (u64, u64) {
+        let on_device =
+            self.per_microbatch * in_flight(ctx, stage_idx) + self.working + self.swap_window + self.offload_window;
+        (on_device as u64, self.offloaded as u64)
+    }
+}
+
+/// The activations of a stage holding `layers` (and the embedding, and `mtp` MTP layers).
+fn activation_shape(ctx: &Ctx, layers: &[u64], embedding: bool, mtp: u64) -> ActivationShape {
     let plan = ctx.plan;
     let arch = ctx.arch;
     let megatron = ctx.path == Path::Megatron;
@@ -903,12 +953,13 @@ fn activations(ctx: &Ctx, stage_idx: u64, layers: &[u64], embedding: bool, mtp: 
         true => 3.0 * hidden,
         false => layer_with(n, saved) + 3.0 * hidden,
     };
-    let on_device = (per_microbatch - offloaded_bytes + embedding + mtp as f64 * mtp_layer)
-        * in_flight(ctx, stage_idx)
-        + working
-        + swap_window
-        + offload_window;
-    (on_device as u64, offloaded_bytes as u64)
+    ActivationShape {
+        per_microbatch: per_microbatch - offloaded_bytes + embedding + mtp as f64 * mtp_layer,
+        working,
+        swap_window,
+        offload_window,
+        offloaded: offloaded_bytes,
+    }
 }
 
 /// The modules selective recomputation reruns as the plan's framework is told: Megatron-LM's

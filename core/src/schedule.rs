@@ -355,15 +355,46 @@ fn rank_of(layout: Layout, pp: u32, vs: u32) -> u32 {
 }
 
 /// The makespan of a schedule's orders against the costs: [`simulate`] without keeping the
-/// passes. `None` if the orders deadlock.
+/// passes (the same arithmetic, so the same makespan to the bit). `None` if the orders deadlock.
 pub fn makespan(schedule: Schedule, orders: &[Vec<Op>], costs: &Costs) -> Option<f64> {
-    simulate(schedule, orders, costs).map(|t| t.makespan_seconds)
+    run(schedule, orders, costs, None)
 }
 
 /// Runs a schedule's orders against the costs.
 ///
 /// Returns `None` if the orders deadlock, which only a malformed order can do.
 pub fn simulate(schedule: Schedule, orders: &[Vec<Op>], costs: &Costs) -> Option<Timeline> {
+    let pp = costs.pp;
+    // Events in one buffer, rank after rank, each rank's already in time order: no sort needed. A
+    // rank's share is its passes plus one more for each overlapped F&B (drawn as two).
+    let mut cursor = Vec::with_capacity(orders.len());
+    let mut n_events = 0;
+    for order in orders {
+        cursor.push(n_events);
+        n_events += order.len() + order.iter().filter(|op| op.with_backward.is_some()).count();
+    }
+    let placeholder =
+        Event { stage: 0, chunk: 0, microbatch: 0, pass: Pass::F, start_seconds: 0.0, end_seconds: 0.0 };
+    let mut events = vec![placeholder; n_events];
+    let makespan_seconds = run(schedule, orders, costs, Some((&mut events, &mut cursor)))?;
+    let busy: f64 = events.iter().map(|e| e.end_seconds - e.start_seconds).sum();
+    let idle = (makespan_seconds * f64::from(pp) - busy).max(0.0);
+    let (bubble_ratio, idle_frac) = match 0.0 < busy {
+        true => (idle / busy, idle / (makespan_seconds * f64::from(pp))),
+        false => (0.0, 0.0),
+    };
+    Some(Timeline { events, makespan_seconds, bubble_ratio, idle_frac })
+}
+
+/// The simulation: each rank runs its next pass as soon as the pass's inputs have arrived, round
+/// after round over the ranks until every pass has run. Returns the makespan; writes each pass as
+/// an event into `record` (the buffer and each rank's next slot) when given.
+fn run(
+    schedule: Schedule,
+    orders: &[Vec<Op>],
+    costs: &Costs,
+    mut record: Option<(&mut Vec<Event>, &mut Vec<usize>)>,
+) -> Option<f64> {
     let pp = costs.pp;
     let (layout, n_vs) = match schedule {
         Schedule::DualPipeV => (Layout::V, 2 * pp),
@@ -377,28 +408,27 @@ pub fn simulate(schedule: Schedule, orders: &[Vec<Op>], costs: &Costs) -> Option
     let mut next = vec![0usize; orders.len()];
     let mut free = vec![0.0f64; orders.len()];
     let total: usize = orders.iter().map(Vec::len).sum();
-    // Events in one buffer, rank after rank, each rank's already in time order: no sort needed. A
-    // rank's share is its passes plus one more for each overlapped F&B (drawn as two).
-    let mut cursor = Vec::with_capacity(orders.len());
-    let mut n_events = 0;
-    for order in orders {
-        cursor.push(n_events);
-        n_events += order.len() + order.iter().filter(|op| op.with_backward.is_some()).count();
-    }
-    let placeholder =
-        Event { stage: 0, chunk: 0, microbatch: 0, pass: Pass::F, start_seconds: 0.0, end_seconds: 0.0 };
-    let mut events = vec![placeholder; n_events];
     let mut done = 0;
+    let mut makespan = 0.0f64;
     let p2p = costs.p2p_seconds;
-    let hop = |from_vs: u32, rank: u32| if rank_of(layout, pp, from_vs) == rank { 0.0 } else { p2p };
+    // Interleaved neighbours always sit on two ranks (one rank: no sends at all); only the V's
+    // turn keeps a pass on its rank.
+    let hop = |from_vs: u32, rank: u32| match layout {
+        Layout::Interleaved if pp == 1 => 0.0,
+        Layout::Interleaved => p2p,
+        Layout::V if rank_of(layout, pp, from_vs) == rank => 0.0,
+        Layout::V => p2p,
+    };
     while done < total {
         let mut progressed = false;
         for (rank, order) in orders.iter().enumerate() {
             let rank = rank as u32;
-            let at = &mut cursor[rank as usize];
             let mut push = |event: Event| {
-                events[*at] = event;
-                *at += 1;
+                if let Some((events, cursor)) = record.as_mut() {
+                    let at = &mut cursor[rank as usize];
+                    events[*at] = event;
+                    *at += 1;
+                }
             };
             while let Some(op) = order.get(next[rank as usize]) {
                 let vs = virtual_stage(layout, pp, rank, op.chunk);
@@ -463,6 +493,7 @@ pub fn simulate(schedule: Schedule, orders: &[Vec<Op>], costs: &Costs) -> Option
                     (Pass::W, _) => push(event(Pass::W, op.microbatch, op.chunk, start, end)),
                 }
                 free[rank as usize] = end;
+                makespan = makespan.max(end);
                 next[rank as usize] += 1;
                 done += 1;
                 progressed = true;
@@ -472,14 +503,7 @@ pub fn simulate(schedule: Schedule, orders: &[Vec<Op>], costs: &Costs) -> Option
             return None;
         }
     }
-    let makespan_seconds = events.iter().map(|e| e.end_seconds).fold(0.0, f64::max);
-    let busy: f64 = events.iter().map(|e| e.end_seconds - e.start_seconds).sum();
-    let idle = (makespan_seconds * f64::from(pp) - busy).max(0.0);
-    let (bubble_ratio, idle_frac) = match 0.0 < busy {
-        true => (idle / busy, idle / (makespan_seconds * f64::from(pp))),
-        false => (0.0, 0.0),
-    };
-    Some(Timeline { events, makespan_seconds, bubble_ratio, idle_frac })
+    Some(makespan)
 }
 
 #[cfg(test)]

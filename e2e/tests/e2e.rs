@@ -678,3 +678,59 @@ async fn an_rl_plan_charts_its_phases_and_downloads_carry_the_verdict() -> WebDr
     page.screenshot("en-rl-phases").await?;
     page.driver.quit().await
 }
+
+/// Every keystroke is redrawn within a frame, the issue's heaviest plan included: Llama 3.1 405B
+/// pretraining on 1,024 H100 (TP 8, PP 16, VPP 4). Typing "2048" into the global batch, each key's
+/// input → next paint is measured twice: by the browser's Event Timing API (the INP measure: every
+/// event slower than 16 ms is reported, https://w3c.github.io/event-timing/), and from the input
+/// event to a task queued after the next animation frame (the frame the redraw paints in).
+#[tokio::test(flavor = "multi_thread")]
+async fn every_keystroke_redraws_within_a_frame() -> WebDriverResult<()> {
+    let chromedriver = Chromedriver::start();
+    let page = open(&chromedriver, 1280, 1000).await?;
+    page.wait_text("params-total", |t| !t.is_empty()).await?;
+    page.choose("framework-select", "megatron").await?;
+    page.choose("method-select", "pretrain").await?;
+    page.choose("model-select", "llama-3.1-405b").await?;
+    page.wait_text("params-total", |t| t.starts_with("405,")).await?;
+    for (testid, value) in [
+        ("nodes-input", "128"),
+        ("tp-input", "8"),
+        ("pp-input", "16"),
+        ("vpp-input", "4"),
+        ("seq-len-input", "8192"),
+        ("global-batch-input", "1024"),
+    ] {
+        page.type_into(testid, value).await?;
+    }
+    page.wait_text("n-devices", |t| t == "1,024").await?;
+    let install = "window.__slow = []; window.__frames = [];
+        new PerformanceObserver((list) => { for (const e of list.getEntries()) {
+            if (e.name === 'keydown' || e.name === 'keyup' || e.name === 'input' || e.name === 'keypress')
+                window.__slow.push([e.name, e.duration]); } })
+            .observe({ type: 'event', durationThreshold: 16 });
+        document.addEventListener('input', (ev) => { const t0 = ev.timeStamp;
+            requestAnimationFrame(() => setTimeout(() => window.__frames.push(performance.now() - t0), 0)); }, true);";
+    page.driver.execute(install, vec![]).await?;
+    let input = page.el("global-batch-input").await?;
+    input.send_keys(Key::Control + "a").await?;
+    input.send_keys(Key::Backspace).await?;
+    for key in ["2", "0", "4", "8"] {
+        input.send_keys(key).await?;
+    }
+    // The observers report after the last frame.
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    let got = page.driver.execute("return [window.__frames, window.__slow];", vec![]).await?.json().clone();
+    let frames: Vec<f64> = got[0].as_array().into_iter().flatten().filter_map(|v| v.as_f64()).collect();
+    let slow: Vec<String> = got[1].as_array().into_iter().flatten().map(|v| v.to_string()).collect();
+    assert_eq!(frames.len(), 5, "one redraw per edit (the clearing and four keys): {frames:?}");
+    let worst = frames.iter().copied().fold(0.0, f64::max);
+    record_figure(&format!(
+        "keystroke → redraw, Llama 3.1 405B on 1,024 H100 (PP 16, VPP 4), typing 2048 into the global \
+         batch: worst {worst:.1} ms to the painted frame ({}); Event Timing entries over 16 ms: {}",
+        frames.iter().map(|t| format!("{t:.1}")).collect::<Vec<_>>().join(", "),
+        if slow.is_empty() { "none".to_owned() } else { slow.join(" ") }
+    ));
+    assert!(slow.is_empty(), "keystrokes slower than a frame: {slow:?}");
+    page.driver.quit().await
+}
