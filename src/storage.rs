@@ -13,6 +13,7 @@ const LANG_KEY: &str = "trainplan.lang";
 const PLAN_KEY: &str = "trainplan.plan";
 const MODELS_KEY: &str = "trainplan.models";
 const DEVICES_KEY: &str = "trainplan.devices";
+const PENDING_KEY: &str = "trainplan.pending-link";
 
 /// How many of the user's own models and devices are kept, newest first.
 pub const KEPT: usize = 12;
@@ -54,6 +55,33 @@ pub fn save_plan(plan: &Plan) {
     if let Some(storage) = local_storage() {
         let _ = storage.set_item(PLAN_KEY, &permalink::compact_json(&plan.to_file()));
     }
+}
+
+/// Notes at once the link the address is about to get (the address itself is written once typing
+/// pauses): with the address it replaces, so that a reload in between, which opens the old
+/// address, opens this link instead ([`take_pending_link`]).
+pub fn note_pending_link(fragment: &str) {
+    if let Some(storage) = local_storage() {
+        let note = serde_json::json!({ "behind": location_hash(), "link": fragment });
+        let _ = storage.set_item(PENDING_KEY, &note.to_string());
+    }
+}
+
+/// Forgets the pending link: the address now holds it.
+pub fn clear_pending_link() {
+    if let Some(storage) = local_storage() {
+        let _ = storage.remove_item(PENDING_KEY);
+    }
+}
+
+/// The link noted by [`note_pending_link`] when the address is still the one it was to replace
+/// (a reload came before the address was written); `None` otherwise. Either way the note is gone.
+pub fn take_pending_link() -> Option<String> {
+    let storage = local_storage()?;
+    let text = storage.get_item(PENDING_KEY).ok()??;
+    let _ = storage.remove_item(PENDING_KEY);
+    let note: serde_json::Value = serde_json::from_str(&text).ok()?;
+    (note["behind"].as_str()? == location_hash()).then(|| note["link"].as_str().map(str::to_owned)).flatten()
 }
 
 /// A model the user imported: its name and config.json.

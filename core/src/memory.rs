@@ -824,8 +824,10 @@ impl ActivationShape {
     /// Activations of stage `stage_idx`: every micro-batch in flight, with recomputation; and one
     /// micro-batch's bytes offloaded to the host.
     fn in_flight(&self, ctx: &Ctx, stage_idx: u64) -> (u64, u64) {
-        let on_device =
-            self.per_microbatch * in_flight(ctx, stage_idx) + self.working + self.swap_window + self.offload_window;
+        let on_device = self.per_microbatch * in_flight(ctx, stage_idx)
+            + self.working
+            + self.swap_window
+            + self.offload_window;
         (on_device as u64, self.offloaded as u64)
     }
 }

@@ -12,7 +12,8 @@ wasm_bindgen_test_configure!(run_in_browser);
 
 /// Milliseconds since the page started, from `performance.now()`.
 fn now_seconds() -> f64 {
-    let performance = js_sys::Reflect::get(&js_sys::global(), &"performance".into()).expect("a browser has performance");
+    let performance =
+        js_sys::Reflect::get(&js_sys::global(), &"performance".into()).expect("a browser has performance");
     let now: js_sys::Function =
         js_sys::Reflect::get(&performance, &"now".into()).expect("performance.now").into();
     now.call0(&performance).expect("performance.now runs").as_f64().expect("a number") / 1e3

@@ -294,6 +294,32 @@ impl Page {
         Ok(self.driver.current_url().await?.to_string())
     }
 
+    /// Waits until the advice has caught up with the plan (it follows a moment after typing pauses,
+    /// dimmed and not clickable meanwhile).
+    pub async fn settled(&self) -> WebDriverResult<()> {
+        for _ in 0..100 {
+            if self.driver.find_all(By::Css(".deferred.updating")).await?.is_empty() {
+                return Ok(());
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        Err(WebDriverError::FatalError("the advice never caught up with the plan".to_owned()))
+    }
+
+    /// The page's address once it has settled: the page writes the plan there when typing pauses
+    /// (a quarter of a second), so this waits until two reads half a second apart agree.
+    pub async fn settled_url(&self) -> WebDriverResult<String> {
+        let mut last = self.url().await?;
+        loop {
+            tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+            let now = self.url().await?;
+            if now == last {
+                return Ok(now);
+            }
+            last = now;
+        }
+    }
+
     /// Whether an element with this test id is on the page now (no waiting).
     pub async fn has(&self, testid: &str) -> WebDriverResult<bool> {
         Ok(!self.driver.find_all(By::Css(format!("[data-testid='{testid}']"))).await?.is_empty())

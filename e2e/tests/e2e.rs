@@ -89,6 +89,7 @@ async fn editing_the_plan_updates_the_report() -> WebDriverResult<()> {
     let verdict = page.wait_text("memory-fits", |t| t.starts_with("Memory does not fit")).await?;
     assert!(verdict.starts_with("Memory does not fit"), "{verdict}");
     // The advice that makes it fit comes first and applies with one click.
+    page.settled().await?;
     let first = page.el("advice").await?.find(By::Css("li")).await?;
     assert_eq!(first.attr("data-testid").await?.as_deref(), Some("advice-offload_optimizer"));
     assert!(first.text().await?.contains("fits"));
@@ -371,7 +372,7 @@ async fn the_permalink_survives_a_real_reload() -> WebDriverResult<()> {
     // also counts the 58 × 256 routing-bias buffers).
     assert_eq!(page.wait_text("params-total", |t| t == "671,026,404,352").await?, "671,026,404,352");
     assert_eq!(page.wait_text("n-devices", |t| t == "256").await?, "256");
-    let url = page.url().await?;
+    let url = page.settled_url().await?;
     assert!(url.contains("#v1="), "{url}");
     let trainable = page.text("params-trainable").await?;
     page.screenshot("en-moe").await?;
@@ -416,7 +417,7 @@ async fn a_pinned_plan_is_compared_with_the_current_one() -> WebDriverResult<()>
     assert_eq!(devices, "16");
     let diff = page.wait_text("compare-differences", |t| t.contains("cluster.nodes")).await?;
     assert!(diff.contains("cluster.nodes: 1 → 2"), "{diff}");
-    let url = page.url().await?;
+    let url = page.settled_url().await?;
     assert!(url.contains("&pin="), "{url}");
     page.scroll_to("compare").await?;
     page.screenshot("en-compare").await?;
@@ -434,7 +435,7 @@ async fn a_pinned_plan_is_compared_with_the_current_one() -> WebDriverResult<()>
     other.el("compare-unpin").await?.click().await?;
     other.wait_text("compare", |t| !t.contains("16")).await?;
     assert!(other.has("compare-pin").await?);
-    let url = other.url().await?;
+    let url = other.settled_url().await?;
     assert!(!url.contains("&pin="), "{url}");
     other.driver.quit().await?;
     page.driver.quit().await

@@ -1,8 +1,10 @@
 //! The whole page: header, the plan's inputs, the report, and the plan's life outside the page
 //! (the address, localStorage).
 
+use std::time::Duration;
+
 use leptos::prelude::*;
-use trainplan_core::permalink;
+use trainplan_core::{Plan, permalink};
 
 use crate::components::header::Header;
 use crate::components::params_panel::ParamsPanel;
@@ -11,6 +13,12 @@ use crate::components::{LangCtx, use_tr};
 use crate::form::PlanForm;
 use crate::i18n::Key;
 use crate::{messages, storage};
+
+/// How long typing must pause before the plan goes to the address and to localStorage.
+const WRITE_DELAY: Duration = Duration::from_millis(250);
+
+/// How long typing must pause before the advice and the launch files follow the plan.
+const SETTLE_DELAY: Duration = Duration::from_millis(120);
 
 /// The trainplan page. Opened with nothing, it already shows a complete plan.
 #[component]
@@ -22,7 +30,10 @@ pub fn App() -> impl IntoView {
 
     // The plan to start from: the link, else the last plan, else the default. A bad link is
     // reported and leaves the saved plan as it was.
-    let (start, start_pinned, link_error) = match storage::location_hash() {
+    // A link noted just before a reload that came too soon for the address to hold it stands in
+    // for the address (storage::note_pending_link).
+    let address = storage::take_pending_link().inspect(|link| storage::replace_hash(link));
+    let (start, start_pinned, link_error) = match address.unwrap_or_else(storage::location_hash) {
         hash if hash.is_empty() => (storage::saved_plan(), None, None),
         hash => match permalink::decode_link(&hash) {
             Ok(link) => (Some(link.plan), link.pinned, None),
@@ -38,16 +49,46 @@ pub fn App() -> impl IntoView {
 
     let plan = Memo::new(move |_| form.with(PlanForm::to_plan));
     let report = Memo::new(move |_| plan.with(|plan| plan.as_ref().ok().map(trainplan_core::evaluate)));
-
-    // Every valid plan goes to the address and to localStorage. The first run leaves a bad link
-    // in the address, so the user can still see and copy what failed.
+    // The plan once typing pauses (the advice and the launch files follow it), with the report
+    // made for the keystroke's redraw when the plan has not moved on since.
+    let settled = RwSignal::new(plan.get_untracked());
+    let settle_pending: StoredValue<Option<TimeoutHandle>> = StoredValue::new(None);
     Effect::new(move |first: Option<()>| {
-        let Ok(plan) = plan.get() else { return };
-        if first.is_none() && link_error.get_untracked().is_some() {
-            return;
+        plan.track();
+        if let Some(handle) = settle_pending.try_update_value(Option::take).flatten() {
+            handle.clear();
         }
-        storage::replace_hash(&pinned.with(|p| permalink::encode_link(&plan, p.as_ref())));
-        storage::save_plan(&plan);
+        if first.is_some() {
+            let handle = set_timeout_with_handle(
+                move || {
+                    settle_pending.set_value(None);
+                    settled.set(plan.get_untracked());
+                },
+                SETTLE_DELAY,
+            );
+            settle_pending.set_value(handle.ok());
+        }
+    });
+    let settled_report = Memo::new(move |_| {
+        settled.with(|s| {
+            let s = s.as_ref().ok()?;
+            match plan.with_untracked(|p| p.as_ref().ok() == Some(s)) {
+                true => report.get_untracked(),
+                false => Some(trainplan_core::evaluate(s)),
+            }
+        })
+    });
+
+    // Every valid plan goes to the address and to localStorage: at once when the page opens, then
+    // once typing pauses (`history.replaceState` with a long address costs Chromium milliseconds per
+    // call, more than the whole redraw), and whatever is pending when the page goes away. The first
+    // run leaves a bad link in the address, so the user can still see and copy what failed.
+    let pending: StoredValue<Option<TimeoutHandle>> = StoredValue::new(None);
+    let link = move |plan: &Plan| pinned.with_untracked(|p| permalink::encode_link(plan, p.as_ref()));
+    let write = move |plan: &Plan| {
+        storage::replace_hash(&link(plan));
+        storage::clear_pending_link();
+        storage::save_plan(plan);
         // The user's own model outlives the plan that used it (devices: see `remember_device_of`).
         if let trainplan_core::plan::ModelSpec::HfConfig(config) = &plan.model.spec {
             storage::remember_model(storage::SavedModel {
@@ -55,12 +96,46 @@ pub fn App() -> impl IntoView {
                 config: config.clone(),
             });
         }
+    };
+    Effect::new(move |first: Option<()>| {
+        let Ok(current) = plan.get() else { return };
+        pinned.track();
+        if let Some(handle) = pending.try_update_value(Option::take).flatten() {
+            handle.clear();
+        }
+        match first {
+            None if link_error.get_untracked().is_some() => {}
+            None => write(&current),
+            Some(()) => {
+                storage::note_pending_link(&link(&current));
+                let handle = set_timeout_with_handle(
+                    move || {
+                        pending.set_value(None);
+                        plan.with_untracked(|p| {
+                            if let Ok(p) = p {
+                                write(p);
+                            }
+                        });
+                    },
+                    WRITE_DELAY,
+                );
+                pending.set_value(handle.ok());
+            }
+        }
     });
-    // A custom device is kept when the page goes away (not per keystroke, which would keep every
-    // half-typed name); the hardware picker keeps it too when the user switches to another device.
+    // When the page goes away with a write still waiting for typing to pause, the plan is saved
+    // (the address may be the old one still: a reload opens the link noted for it,
+    // storage::note_pending_link, which stays); a custom device is kept then too (not per
+    // keystroke, which would keep every half-typed name; the hardware picker keeps it too when the
+    // user switches to another device).
     let _ = window_event_listener(leptos::ev::pagehide, move |_| {
+        let waiting = pending.try_update_value(Option::take).flatten();
         plan.with_untracked(|p| {
             if let Ok(p) = p {
+                if let Some(handle) = waiting {
+                    handle.clear();
+                    storage::save_plan(p);
+                }
                 storage::remember_device_of(p);
             }
         })
@@ -91,7 +166,7 @@ pub fn App() -> impl IntoView {
         <LinkBanner error=link_error had_saved=had_saved />
         <main class="layout">
             <PlanFormPanel form=form plan=plan />
-            <ParamsPanel form=form plan=plan report=report pinned=pinned />
+            <ParamsPanel form=form plan=plan report=report pinned=pinned settled=settled settled_report=settled_report />
         </main>
     }
 }

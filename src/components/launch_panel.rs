@@ -5,7 +5,7 @@ use leptos::prelude::*;
 use trainplan_core::emit::import::{ImportError, Imported, ModelOrigin};
 use trainplan_core::emit::{self, EmittedFile};
 use trainplan_core::plan::{LaunchFile, PlanFileError};
-use trainplan_core::{Plan, permalink};
+use trainplan_core::{Plan, Report, permalink};
 
 use crate::components::{use_lang, use_tr};
 use crate::form::{FormError, PlanForm};
@@ -46,6 +46,9 @@ pub fn LaunchPanel(
     /// The plan to write files for.
     #[prop(into)]
     plan: Signal<Result<Plan, FormError>>,
+    /// The plan's report, which the files' headers quote.
+    #[prop(into)]
+    report: Signal<Option<Report>>,
 ) -> impl IntoView {
     let tr = use_tr();
     let lang = use_lang();
@@ -55,7 +58,7 @@ pub fn LaunchPanel(
             let base = storage::page_url();
             let base = base.split('#').next().unwrap_or_default().to_owned();
             let link = format!("{base}#{}", permalink::encode(p));
-            Some(emit::emit(p, &link))
+            report.with(|r| r.as_ref().map(|r| emit::emit_with(p, r, &link)))
         })
     });
     // Built only when the link is shown, from the same files as the tabs.
@@ -64,7 +67,7 @@ pub fn LaunchPanel(
         plan.with(|p| p.as_ref().ok().map(|p| zip_url(p, &files)))
     });
     // The core's verdict on the plan, which every file's header carries too: empty when it runs.
-    let verdict = Memo::new(move |_| plan.with(|p| p.as_ref().map(emit::verdict).unwrap_or_default()));
+    let verdict = Memo::new(move |_| report.with(|r| r.as_ref().map(emit::verdict_of).unwrap_or_default()));
     // A download of a plan that does not run asks first; cancelling keeps the page as it is.
     let confirm_download = move |ev: leptos::ev::MouseEvent| {
         if verdict.with_untracked(Vec::is_empty) {

@@ -30,6 +30,14 @@ pub fn ParamsPanel(
     report: Signal<Option<Report>>,
     /// The plan pinned for comparison.
     pinned: RwSignal<Option<Plan>>,
+    /// The plan once typing pauses, and its report: for the advice and the launch files, whose
+    /// work (a changed plan evaluated per piece of advice; every file written out) need not hold up
+    /// a keystroke's redraw.
+    #[prop(into)]
+    settled: Signal<Result<Plan, FormError>>,
+    /// The settled plan's report.
+    #[prop(into)]
+    settled_report: Signal<Option<Report>>,
 ) -> impl IntoView {
     let lang = use_lang();
     let tr = use_tr();
@@ -43,6 +51,10 @@ pub fn ParamsPanel(
     let total = move || value(|r| r.params.total);
     let is_moe = move || report.with(|r| r.as_ref().is_some_and(|r| r.params.active != r.params.total));
     let method = move || plan.with(|p| p.as_ref().ok().map(|p| p.method));
+    // The advice is about to follow the plan: shown dimmed and not clickable until it does, so no
+    // advice about the plan before is applied. (The launch files follow it too; their own fields
+    // stay usable meanwhile.)
+    let updating = move || plan.with(|p| settled.with(|s| p != s));
     let rows = move || {
         let Some(r) = report.get() else { return Vec::new() };
         let p = &r.params;
@@ -127,9 +139,11 @@ pub fn ParamsPanel(
                 <Summary report=report />
                 <ComparePanel form=form pinned=pinned plan=plan report=report />
                 <FindingsPanel form=form plan=plan report=report />
-                <AdvicePanel form=form plan=plan />
+                <div class="deferred" class:updating=updating aria-busy=move || updating().to_string()>
+                    <AdvicePanel form=form plan=settled />
+                </div>
                 <SearchPanel form=form plan=plan report=report />
-                <LaunchPanel form=form plan=plan />
+                <LaunchPanel form=form plan=settled report=settled_report />
                 <h2>{move || tr(Key::params_title)}</h2>
                 <div class="headline">
                     <span class="label">{move || tr(Key::params_total)}</span>

@@ -81,6 +81,9 @@ pub fn TimePanel(
                 .collect_view()
         })
     };
+    // The bar under the pointer, described below the chart (one handler for the whole chart
+    // instead of a title on each of up to 4,000 bars).
+    let hovered: RwSignal<Option<String>> = RwSignal::new(None);
     let gantt = move || {
         report.with(|r| {
             r.as_ref().map(|r| {
@@ -88,42 +91,19 @@ pub fn TimePanel(
                 let has_w = g.bars.iter().any(|b| b.pass == "W");
                 let height = f64::from(g.n_rows) * ROW + 20.0;
                 let plot = WIDTH - LEFT - 4.0;
-                let bars = g
+                let [forward, backward, weight] = chart::gantt_paths(&g, LEFT, plot, ROW);
+                // Micro-batch numbers on the bars wide enough to hold them.
+                let labels = g
                     .bars
                     .iter()
+                    .filter(|bar| 14.0 <= plot * bar.width_frac)
                     .map(|bar| {
-                        let x = LEFT + plot * bar.x_frac;
-                        let w = (plot * bar.width_frac).max(0.5);
-                        let y = f64::from(bar.row) * ROW + 2.0;
-                        let class = match bar.pass {
-                            "F" => "g-f",
-                            "B" => "g-b",
-                            _ => "g-w",
-                        };
-                        let hover = fill(
-                            tr(Key::gantt_hover),
-                            &[
-                                ("stage", &bar.row.to_string()),
-                                ("chunk", &bar.chunk.to_string()),
-                                ("mb", &bar.microbatch.to_string()),
-                                ("pass", bar.pass),
-                                ("ms", &format!("{:.2}", bar.seconds * 1e3)),
-                            ],
-                        );
-                        let label = (14.0 <= w).then(|| {
-                            view! {
-                                <text class="g-label" x=format!("{:.1}", x + w / 2.0) y=format!("{:.1}", y + ROW * 0.62) text-anchor="middle">
-                                    {bar.microbatch.to_string()}
-                                </text>
-                            }
-                        });
+                        let x = LEFT + plot * bar.x_frac + plot * bar.width_frac / 2.0;
+                        let y = f64::from(bar.row) * ROW + 2.0 + ROW * 0.62;
                         view! {
-                            <g>
-                                <rect class=class x=format!("{x:.1}") y=format!("{y:.1}") width=format!("{w:.2}") height=format!("{:.1}", ROW - 4.0)>
-                                    <title>{hover}</title>
-                                </rect>
-                                {label}
-                            </g>
+                            <text class="g-label" x=format!("{x:.1}") y=format!("{y:.1}") text-anchor="middle">
+                                {bar.microbatch.to_string()}
+                            </text>
                         }
                     })
                     .collect_view();
@@ -149,12 +129,45 @@ pub fn TimePanel(
                         &[("shown", &g.n_microbatches_shown.to_string()), ("total", &r.schedule.n_microbatches.to_string())],
                     )
                 });
+                let on_move = move |ev: leptos::ev::MouseEvent| {
+                    use wasm_bindgen::JsCast;
+                    let Some(svg) = ev.current_target().and_then(|t| t.dyn_into::<web_sys::Element>().ok()) else {
+                        return;
+                    };
+                    let rect = svg.get_bounding_client_rect();
+                    if rect.width() <= 0.0 || rect.height() <= 0.0 {
+                        return;
+                    }
+                    let x = (f64::from(ev.client_x()) - rect.left()) / rect.width() * WIDTH;
+                    let y = (f64::from(ev.client_y()) - rect.top()) / rect.height() * height;
+                    let row = ((y - 2.0) / ROW).floor();
+                    let bar = (0.0 <= row)
+                        .then(|| chart::gantt_bar_at(&g, row as u32, (x - LEFT) / plot))
+                        .flatten()
+                        .map(|i| &g.bars[i]);
+                    hovered.set(bar.map(|bar| {
+                        fill(
+                            tr(Key::gantt_hover),
+                            &[
+                                ("stage", &bar.row.to_string()),
+                                ("chunk", &bar.chunk.to_string()),
+                                ("mb", &bar.microbatch.to_string()),
+                                ("pass", bar.pass),
+                                ("ms", &format!("{:.2}", bar.seconds * 1e3)),
+                            ],
+                        )
+                    }));
+                };
                 view! {
                     <h3 data-testid="gantt-title">{title.clone()}</h3>
                     <figure class="chart gantt" data-testid="gantt">
-                        <svg viewBox=format!("0 0 {WIDTH} {height:.0}") role="img" aria-label=title>
+                        <svg viewBox=format!("0 0 {WIDTH} {height:.0}") role="img" aria-label=title
+                            on:mousemove=on_move on:mouseleave=move |_| hovered.set(None)>
                             {rows}
-                            {bars}
+                            <path class="g-f" d=forward />
+                            <path class="g-b" d=backward />
+                            <path class="g-w" d=weight />
+                            {labels}
                             <text class="axis" x=WIDTH - 4.0 y=format!("{:.1}", height - 4.0) text-anchor="end">{span}</text>
                         </svg>
                         <ul class="legend">
@@ -162,6 +175,7 @@ pub fn TimePanel(
                             <li><span class="swatch g-b"></span>{tr(Key::gantt_backward)}</li>
                             {has_w.then(|| view! { <li><span class="swatch g-w"></span>{tr(Key::gantt_weight)}</li> })}
                         </ul>
+                        <p class="muted gantt-hover" data-testid="gantt-hover" aria-live="polite">{move || hovered.get()}</p>
                     </figure>
                     <p class="muted">{note}</p>
                 }

@@ -104,7 +104,13 @@ pub fn target(framework: Framework) -> String {
 /// The files to launch the plan with its framework. `link` is the permalink (a full address or a
 /// `#v1=…` fragment) written into each file's opening comment so the file reopens its plan.
 pub fn emit(plan: &Plan, link: &str) -> Result<Vec<EmittedFile>, EmitError> {
-    let header = header(plan, link);
+    emit_with(plan, &crate::evaluate(plan), link)
+}
+
+/// [`emit`] with the plan's report already made (`report` must be [`crate::evaluate`] of `plan`):
+/// the page has it, and evaluating a plan is most of the work.
+pub fn emit_with(plan: &Plan, report: &crate::Report, link: &str) -> Result<Vec<EmittedFile>, EmitError> {
+    let header = header(plan, report, link);
     match plan.framework {
         Framework::Megatron => Ok(vec![megatron::script(plan, &header)]),
         Framework::DeepSpeed => Ok(deepspeed::files(plan, &header)),
@@ -128,10 +134,9 @@ fn method_name(method: Method) -> &'static str {
 }
 
 /// The plan in one paragraph, and the link that reopens it, as comment lines without the marker.
-fn header(plan: &Plan, link: &str) -> Vec<String> {
+fn header(plan: &Plan, report: &crate::Report, link: &str) -> Vec<String> {
     let p = &plan.parallel;
-    let mem = crate::memory::estimate(plan);
-    let t = crate::time::estimate(plan, &mem);
+    let (mem, t) = (&report.memory, &report.time);
     let layout = match plan.framework {
         Framework::Megatron | Framework::MindSpeedLlm | Framework::MindSpeedRl => format!(
             "TP {}, PP {}, VPP {}, CP {}, EP {}, DP {}{}",
@@ -185,7 +190,7 @@ fn header(plan: &Plan, link: &str) -> Vec<String> {
     );
     let mut lines = wrap(&format!("Written by trainplan for {}.", target(plan.framework)), 96);
     lines.extend(wrap(&paragraph, 96));
-    lines.extend(verdict(plan).iter().flat_map(|v| wrap(v, 96)));
+    lines.extend(verdict_of(report).iter().flat_map(|v| wrap(v, 96)));
     // The link is written as is: a fragment or an address has no newline (base64url and the
     // page's own address), and it sits in a comment.
     lines.push(format!("Reopen the plan: {}", link.replace(['\n', '\r'], "")));
@@ -195,7 +200,11 @@ fn header(plan: &Plan, link: &str) -> Vec<String> {
 /// What the planner holds against the plan, for the file's header: a file of a plan that does not
 /// fit or breaks a rule says so before anything else is read. Empty when the plan is clean.
 pub fn verdict(plan: &Plan) -> Vec<String> {
-    let report = crate::evaluate(plan);
+    verdict_of(&crate::evaluate(plan))
+}
+
+/// [`verdict`] from the plan's report.
+pub fn verdict_of(report: &crate::Report) -> Vec<String> {
     let errors: Vec<&crate::report::Finding> =
         report.findings.iter().filter(|f| f.severity == crate::report::Severity::Error).collect();
     if errors.is_empty() {

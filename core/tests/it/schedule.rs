@@ -181,8 +181,9 @@ fn closed_form_makespan_equals_the_simulation() {
 fn the_makespan_alone_is_the_timelines() {
     let mut rng = Xorshift(0x2545_F491_4F6C_DD1D);
     for trial in 0..600 {
-        let schedule = [Schedule::GPipe, Schedule::OneFOneB, Schedule::Interleaved, Schedule::ZbH1, Schedule::DualPipeV]
-            [trial % 5];
+        let schedule =
+            [Schedule::GPipe, Schedule::OneFOneB, Schedule::Interleaved, Schedule::ZbH1, Schedule::DualPipeV]
+                [trial % 5];
         let pp = 1 + rng.below(10);
         let vpp = match schedule {
             Schedule::Interleaved => 1 + rng.below(4),
