@@ -400,7 +400,13 @@ texts! {
     search_hint => "Tries every parallel layout, memory knob and micro-batch for this framework, keeping the model, method, batch and cluster.", "在当前框架下遍历所有并行划分、显存选项和微批，模型、方法、批大小和集群保持不变。";
     search_run => "Search", "搜索";
     search_headroom => "{free} to spare", "余 {free}";
-    search_summary => "{considered} plans tried, {fit} fit in memory, {feasible} keep every rule ({millis} ms in this browser).", "尝试 {considered} 个方案，{fit} 个放得下，{feasible} 个符合全部规则（本浏览器用时 {millis} ms）。";
+    search_summary => "{considered} plans tried, {fit} fit in memory, {feasible} keep every rule ({millis} ms in this browser, {ran}).", "尝试 {considered} 个方案，{fit} 个放得下，{feasible} 个符合全部规则（本浏览器用时 {millis} ms，{ran}）。";
+    search_ran_workers => "{workers} workers in parallel", "{workers} 个 Worker 并行计算";
+    search_ran_one_worker => "one worker", "1 个 Worker 计算";
+    search_ran_in_page => "in the page itself, without workers", "未用 Worker，在页面内计算";
+    search_cancel => "Cancel", "取消";
+    search_cancelled => "Search cancelled.", "搜索已取消。";
+    search_progress => "Search progress", "搜索进度";
     search_chart => "Peak memory against throughput of the plans found", "所找到方案的峰值显存与吞吐";
     search_chart_legend => "Line: the Pareto front (no plan is both smaller and faster). Dark dot: the fastest.", "折线：帕累托前沿（没有方案同时更省显存且更快）。深色点：最快方案。";
     search_axis_peak => "Peak memory per device", "单卡峰值显存";

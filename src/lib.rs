@@ -10,8 +10,10 @@ pub mod format;
 pub mod highlight;
 pub mod i18n;
 pub mod messages;
+pub mod search_parts;
 
 mod components;
+mod search_run;
 mod storage;
 
 pub use components::app::App;

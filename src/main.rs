@@ -1,11 +1,33 @@
-//! The wasm entry point: mounts the page, and says so on screen if the page ever stops.
+//! The wasm entry point: mounts the page, and says so on screen if the page ever stops. The same
+//! module runs in the page's search workers (public/search-worker.js), which call [`search_part`]
+//! and mount nothing.
+
+use wasm_bindgen::prelude::{JsValue, wasm_bindgen};
 
 fn main() {
+    // A search worker has no window (its global is a DedicatedWorkerGlobalScope): nothing to mount,
+    // and no page to tell of a panic; the console still hears of it.
+    if web_sys::window().is_none() {
+        console_error_panic_hook::set_once();
+        return;
+    }
     std::panic::set_hook(Box::new(|info| {
         console_error_panic_hook::hook(info);
         say_the_page_stopped();
     }));
     leptos::mount::mount_to_body(trainplan::App);
+}
+
+/// A search worker's whole job: runs part `part` of `parts` of the search from `plan` (its JSON text)
+/// and hands `post` each message for the page as JSON text: progress as it goes, then the part's
+/// result (`trainplan::search_parts::Reply`). Exported from this bin, so the worker loads the page's
+/// own wasm rather than a second one.
+#[wasm_bindgen]
+pub fn search_part(plan: &str, part: u32, parts: u32, post: &js_sys::Function) {
+    trainplan::search_parts::run_part(plan, part, parts, js_sys::Date::now, |text| {
+        // The worker relays it with postMessage; a page gone away is nothing to report.
+        let _ = post.call1(&JsValue::NULL, &JsValue::from_str(&text));
+    });
 }
 
 /// After a panic the wasm module is gone and the page no longer reacts: tell the user, in the page's

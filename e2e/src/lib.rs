@@ -344,6 +344,13 @@ impl Page {
         Ok(())
     }
 
+    /// How many workers ran the search the summary shows (its `data-workers`; 0: it ran in the page
+    /// itself). Panics if no finished search is shown.
+    pub async fn search_workers(&self) -> WebDriverResult<u32> {
+        let workers = self.el("search-summary").await?.attr("data-workers").await?;
+        Ok(workers.and_then(|w| w.parse().ok()).expect("a finished search says where it ran"))
+    }
+
     /// Saves a PNG screenshot as `target/screenshots/{name}.png` and returns its path.
     pub async fn screenshot(&self, name: &str) -> WebDriverResult<PathBuf> {
         let path = screenshot_dir().join(format!("{name}.png"));

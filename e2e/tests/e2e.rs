@@ -144,7 +144,7 @@ async fn editing_the_plan_updates_the_report() -> WebDriverResult<()> {
     let summary = page.wait_text("search-summary", |t| t.contains("plans tried")).await?;
     assert!(summary.contains("keep every rule"), "{summary}");
     // The wasm search's own timing, kept for the record beside the screenshots.
-    record_figure(&format!("search in the page, 70B on 32 H100: {summary}"));
+    record_figure(&format!("search in this browser, 70B on 32 H100: {summary}"));
     assert!(page.has("search-chart").await?);
     page.scroll_to("search-summary").await?;
     page.screenshot("en-search").await?;
@@ -164,8 +164,79 @@ async fn editing_the_plan_updates_the_report() -> WebDriverResult<()> {
     page.wait_text("n-devices", |t| t == "1,024").await?;
     page.el("search-run").await?.click().await?;
     let summary = page.wait_text("search-summary", |t| t.contains("plans tried")).await?;
-    record_figure(&format!("search in the page, 70B on 1,024 H100: {summary}"));
+    record_figure(&format!("search in this browser, 70B on 1,024 H100: {summary}"));
 
+    page.driver.quit().await
+}
+
+/// The search runs in Web Workers, one per core, off the page's thread: on the benchmark plan (a 70B
+/// model pretrained with Megatron-LM on 1,024 H100) it finishes through workers; a search cancelled
+/// mid-way leaves the page idle with no result, and the next one completes.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_search_runs_in_workers_and_cancels() -> WebDriverResult<()> {
+    let chromedriver = Chromedriver::start();
+    let page = open(&chromedriver, 1280, 1100).await?;
+    page.wait_text("params-total", |t| !t.is_empty()).await?;
+    page.choose("model-select", "llama-3.1-70b").await?;
+    page.choose("framework-select", "megatron").await?;
+    page.choose("method-select", "pretrain").await?;
+    page.type_into("nodes-input", "128").await?;
+    page.type_into("global-batch-input", "1024").await?;
+    page.wait_text("n-devices", |t| t == "1,024").await?;
+    let cores = page.driver.execute("return navigator.hardwareConcurrency;", vec![]).await?.json().as_u64();
+
+    page.el("search-run").await?.click().await?;
+    let summary = page.wait_text("search-summary", |t| t.contains("plans tried")).await?;
+    assert!(summary.contains("keep every rule"), "{summary}");
+    let workers = page.search_workers().await?;
+    assert!(0 < workers, "the search ran in the page: {summary}");
+    assert_eq!(Some(u64::from(workers)), cores.map(|c| c.clamp(1, 16)), "one worker per core, at most 16");
+    assert!(summary.contains(&format!("{workers} workers in parallel")) || workers == 1, "{summary}");
+    assert!(page.has("search-chart").await? && page.has("search-row-0").await?);
+    let millis = summary.split(" ms").next().and_then(|s| s.rsplit('(').next()).unwrap_or("?");
+    record_figure(&format!(
+        "search in workers, Llama 3.1 70B pretrain (Megatron-LM) on 1,024 H100: {millis} ms, {workers} workers; {summary}"
+    ));
+    page.scroll_to("search-run").await?;
+    page.screenshot("en-search-workers").await?;
+
+    // Another plan, then a search cancelled as soon as it shows its progress: the workers need
+    // tens of milliseconds to start, so it is still running when the cancel button is clicked.
+    page.type_into("global-batch-input", "512").await?;
+    page.wait_text("search-summary", |t| t.is_empty()).await?;
+    let cancel = "const q = (id) => document.querySelector(`[data-testid='${id}']`); \
+                  q('search-run').click(); \
+                  return new Promise((done) => setTimeout(() => { \
+                    const running = !!q('search-progress') && !!q('search-cancel'); \
+                    q('search-cancel')?.click(); done(running); }, 0));";
+    let was_running = page.driver.execute(cancel, vec![]).await?.json().as_bool();
+    assert_eq!(was_running, Some(true), "the search was not running when cancelled");
+    assert_eq!(page.wait_text("search-cancelled", |t| !t.is_empty()).await?, "Search cancelled.");
+    assert!(!page.has("search-progress").await? && !page.has("search-cancel").await?);
+    assert_eq!(page.el("search-run").await?.prop("disabled").await?.as_deref(), Some("false"));
+    // Well past the time the whole search takes: no result arrives from the stopped workers.
+    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+    assert_eq!(page.text("search-summary").await?, "", "a cancelled search delivered a result");
+    // The page is still usable, and the next search completes in workers.
+    page.type_into("nodes-input", "64").await?;
+    page.wait_text("n-devices", |t| t == "512").await?;
+    page.el("search-run").await?.click().await?;
+    let summary = page.wait_text("search-summary", |t| t.contains("plans tried")).await?;
+    assert!(0 < page.search_workers().await?, "{summary}");
+    assert!(!page.has("search-cancelled").await?);
+
+    // The Chinese panel: the summary says how many workers ran, and a cancelled search says so.
+    page.el("lang-switch").await?.click().await?;
+    let summary = page.wait_text("search-summary", |t| t.contains("个方案")).await?;
+    assert!(summary.contains("Worker"), "{summary}");
+    page.scroll_to("search-run").await?;
+    page.screenshot("zh-search-workers").await?;
+    page.type_into("nodes-input", "32").await?;
+    page.wait_text("search-summary", |t| t.is_empty()).await?;
+    assert_eq!(page.driver.execute(cancel, vec![]).await?.json().as_bool(), Some(true));
+    assert_eq!(page.wait_text("search-cancelled", |t| !t.is_empty()).await?, "搜索已取消。");
+    page.scroll_to("search-run").await?;
+    page.screenshot("zh-search-cancelled").await?;
     page.driver.quit().await
 }
 

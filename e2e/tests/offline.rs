@@ -38,6 +38,9 @@ async fn inline_script_runs(page: &Page) -> WebDriverResult<bool> {
 /// plan, and the page still computes.
 #[tokio::test(flavor = "multi_thread")]
 async fn the_page_works_offline_after_the_first_visit() -> WebDriverResult<()> {
+    // The precache list names the search's worker script, which no page element references.
+    let sw = std::fs::read_to_string(dist().join("sw.js")).expect("trunk build writes sw.js");
+    assert!(sw.contains("\"search-worker.js\""), "sw.js does not precache the search worker");
     let chromedriver = Chromedriver::start();
     let server = serve_dir_stoppable(&dist());
     let page = Page { driver: browser(&chromedriver, 1280, 900).await? };
@@ -66,6 +69,10 @@ async fn the_page_works_offline_after_the_first_visit() -> WebDriverResult<()> {
     assert_eq!(page.wait_text("params-total", |t| !t.is_empty()).await?, FIRST_VISIT_PARAMS);
     page.type_into("nodes-input", "2").await?;
     assert_eq!(page.wait_text("n-devices", |t| t == "16").await?, "16");
+    // The search's workers load their script, the glue and the wasm from the cache too.
+    page.el("search-run").await?.click().await?;
+    let summary = page.wait_text("search-summary", |t| t.contains("plans tried")).await?;
+    assert!(0 < page.search_workers().await?, "{summary}");
     page.screenshot("en-offline-reload").await?;
     page.driver.quit().await
 }
@@ -92,7 +99,14 @@ async fn the_single_file_runs_from_a_file_url() -> WebDriverResult<()> {
     // Llama-3-8B: 8,030,261,248 parameters (HF transformers `num_parameters()`).
     page.choose("model-select", "llama-3-8b").await?;
     assert_eq!(page.wait_text("params-total", |t| t == "8,030,261,248").await?, "8,030,261,248");
+    // No module worker starts from a file:// page: the search runs in the page itself, and finishes.
+    page.el("search-run").await?.click().await?;
+    let summary = page.wait_text("search-summary", |t| t.contains("plans tried")).await?;
+    assert!(summary.contains("in the page"), "{summary}");
+    assert_eq!(page.search_workers().await?, 0);
     page.screenshot("en-single-file").await?;
+    page.scroll_to("search-run").await?;
+    page.screenshot("en-single-file-search").await?;
 
     let urls = requested_urls(&page.driver).await?;
     assert!(urls.contains(&url), "the log has no request for the file itself: {urls:?}");
@@ -123,7 +137,12 @@ async fn a_whole_session_asks_nothing_of_another_origin() -> WebDriverResult<()>
     .await?;
     let csp = csp.as_str().unwrap_or_default();
     let directives: Vec<&str> = csp.split(';').map(str::trim).collect();
-    for directive in ["default-src 'self'", "script-src 'self' 'wasm-unsafe-eval'", "object-src 'none'"] {
+    for directive in [
+        "default-src 'self'",
+        "script-src 'self' 'wasm-unsafe-eval'",
+        "worker-src 'self'",
+        "object-src 'none'",
+    ] {
         assert!(directives.contains(&directive), "the CSP lacks {directive}: {csp}");
     }
 
@@ -146,7 +165,7 @@ async fn a_whole_session_asks_nothing_of_another_origin() -> WebDriverResult<()>
     page.wait_text("app-tagline", |t| t == tagline).await?;
     page.el("search-run").await?.click().await?;
     let summary = page.wait_text("search-summary", |t| t.contains("plans tried")).await?;
-    assert!(summary.contains("plans tried"), "{summary}");
+    assert!(0 < page.search_workers().await?, "the search ran in the page: {summary}");
     page.el("launch-tab-launch.sh").await?.click().await?;
     let script = page.wait_text("launch-text", |t| t.contains("llamafactory-cli")).await?;
     assert!(script.contains("llamafactory-cli"), "{script}");

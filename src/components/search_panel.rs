@@ -1,28 +1,21 @@
 //! The fastest plan that fits: the core's search over the parallel layout, memory knobs and
-//! micro-batch, run on request in slices of about 12 ms (the page stays responsive and shows progress),
-//! with the top plans in a table, the memory/throughput Pareto front in a chart, and each plan
-//! found one click away.
-
-use std::cell::RefCell;
-use std::rc::Rc;
-use std::time::Duration;
+//! micro-batch, run on request in Web Workers, one per core, or in the page where none can start
+//! (`crate::search_run`), with progress and a cancel button; the top plans in a table, the
+//! memory/throughput Pareto front in a chart, and each plan found one click away.
 
 use leptos::prelude::*;
-use trainplan_core::search::{Search, SearchResult};
+use trainplan_core::search::SearchResult;
 use trainplan_core::{Plan, Report, rules};
 
 use crate::chart;
 use crate::components::{use_lang, use_tr};
 use crate::form::{FormError, PlanForm};
 use crate::format;
-use crate::i18n::{Key, fill};
+use crate::i18n::{Key, Lang, fill, t};
+use crate::search_run::{self, Hooks, Outcome, Running};
 
 /// Rows of the fastest plans shown.
 const SHOWN: usize = 5;
-/// Plans evaluated between two checks of the clock.
-const SLICE: usize = 32;
-/// Milliseconds of work per timer tick before the page gets the thread back to paint.
-const TICK_MS: f64 = 12.0;
 /// The scatter chart's size and margins, in SVG units.
 const W: f64 = 600.0;
 const H: f64 = 240.0;
@@ -31,46 +24,22 @@ const BOTTOM: f64 = 34.0;
 const TOP_M: f64 = 10.0;
 const RIGHT_M: f64 = 12.0;
 
-/// A finished search: the plan it started from, its result, and how long it took in this browser.
+/// A finished search: the plan it started from, its result, how long it took in this browser, and
+/// how many workers ran it (0: the page itself).
 #[derive(Clone)]
 struct Found {
     from: Plan,
     result: SearchResult,
     millis: f64,
+    workers: u32,
 }
 
-/// Runs `search` a slice per timer tick until it completes, reporting progress and the result.
-fn tick(
-    search: Rc<RefCell<Option<Search>>>,
-    from: Plan,
-    started: f64,
-    progress: RwSignal<Option<f64>>,
-    found: RwSignal<Option<Found>>,
-) {
-    let tick_start = js_sys::Date::now();
-    let done = loop {
-        let done = match search.borrow_mut().as_mut() {
-            Some(s) => s.step(SLICE),
-            None => return,
-        };
-        if done || TICK_MS < js_sys::Date::now() - tick_start {
-            break done;
-        }
-    };
-    if done {
-        let Some(s) = search.borrow_mut().take() else { return };
-        let result = s.finish();
-        progress.set(None);
-        if let Some(shared) = use_context::<crate::components::SearchCtx>() {
-            shared.0.set(Some((from.clone(), result.clone())));
-        }
-        found.set(Some(Found { from, result, millis: js_sys::Date::now() - started }));
-    } else {
-        if let Some(s) = search.borrow().as_ref() {
-            let (done, total) = s.progress();
-            progress.set(Some(done as f64 / total.max(1) as f64));
-        }
-        set_timeout(move || tick(search, from, started, progress, found), Duration::ZERO);
+/// Where the search ran, for the summary line.
+fn ran_on(lang: Lang, workers: u32) -> String {
+    match workers {
+        0 => t(lang, Key::search_ran_in_page).to_owned(),
+        1 => t(lang, Key::search_ran_one_worker).to_owned(),
+        n => fill(t(lang, Key::search_ran_workers), &[("workers", &n.to_string())]),
     }
 }
 
@@ -90,15 +59,37 @@ pub fn SearchPanel(
     let lang = use_lang();
     let found: RwSignal<Option<Found>> = RwSignal::new(None);
     let progress: RwSignal<Option<f64>> = RwSignal::new(None);
+    let cancelled = RwSignal::new(false);
+    let shared = crate::components::use_search();
+    // The search under way; replacing or dropping it stops it (workers terminated). Owned by this
+    // panel, so it goes with the panel.
+    let running: StoredValue<Option<Running>, LocalStorage> = StoredValue::new_local(None);
     let run = move |_| {
         if progress.get_untracked().is_some() {
             return;
         }
         let Ok(p) = plan.get_untracked() else { return };
         progress.set(Some(0.0));
-        let search = Rc::new(RefCell::new(Some(Search::new(&p))));
+        cancelled.set(false);
         let started = js_sys::Date::now();
-        set_timeout(move || tick(search, p, started, progress, found), Duration::ZERO);
+        let from = p.clone();
+        let hooks = Hooks {
+            // A late message of a stopped search cannot reach here (`Running` forgets its hooks),
+            // so any progress is this search's.
+            progress: Box::new(move |fraction| progress.set(Some(fraction))),
+            done: Box::new(move |Outcome { result, workers }| {
+                progress.set(None);
+                shared.set(Some((from.clone(), result.clone())));
+                let millis = js_sys::Date::now() - started;
+                found.set(Some(Found { from: from.clone(), result, millis, workers }));
+            }),
+        };
+        running.set_value(Some(search_run::start(&p, hooks)));
+    };
+    let cancel = move |_| {
+        running.set_value(None);
+        progress.set(None);
+        cancelled.set(true);
     };
     // Shown only while the plan is still the one searched from.
     let current = move || {
@@ -114,6 +105,7 @@ pub fn SearchPanel(
                     ("fit", &format::count(f.result.fit)),
                     ("feasible", &format::count(f.result.feasible)),
                     ("millis", &format!("{:.0}", f.millis)),
+                    ("ran", &ran_on(lang.get(), f.workers)),
                 ],
             )
         })
@@ -221,11 +213,20 @@ pub fn SearchPanel(
                 {move || tr(Key::search_run)}
             </button>
             <Show when=move || progress.get().is_some()>
-                <progress data-testid="search-progress" max="1" value=move || progress.get().unwrap_or(0.0)></progress>
+                <progress data-testid="search-progress" max="1" value=move || progress.get().unwrap_or(0.0)
+                    aria-label=move || tr(Key::search_progress)></progress>
                 <span class="muted">{percent}</span>
+                <button class="secondary" data-testid="search-cancel" on:click=cancel>
+                    {move || tr(Key::search_cancel)}
+                </button>
             </Show>
         </div>
-        <p class="muted" data-testid="search-summary">{summary}</p>
+        <Show when=move || cancelled.get()>
+            <p class="muted" data-testid="search-cancelled">{move || tr(Key::search_cancelled)}</p>
+        </Show>
+        <p class="muted" data-testid="search-summary" data-workers=move || current().map(|f| f.workers)>
+            {summary}
+        </p>
         <Show when=none_found>
             <p class="badge bad" data-testid="search-none">{move || tr(Key::search_none)}</p>
         </Show>

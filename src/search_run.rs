@@ -1,0 +1,318 @@
+//! The search, run off the page's thread: one Web Worker per core (`public/search-worker.js`), each
+//! running a contiguous part of the space with this same wasm module (the bin's `search_part`
+//! export, [`crate::search_parts::run_part`]), while the page sums their progress and merges their
+//! parts ([`Gather`]). So the page never blocks, and editing the plan never waits for a search.
+//!
+//! Where no worker can start, the search runs in the page, a slice of about 12 ms per timer tick,
+//! as one part through the same [`Gather`] and merge: in `trainplan.html`, opened from disk, whose
+//! `file://` origin cannot load a module worker and whose policy allows none (it has no loader tag
+//! to take the glue's address from, so no worker is tried); and wherever a worker fails (the
+//! constructor throws, an error event arrives, or the worker says it failed).
+//!
+//! Why a copied module script rather than gloo-worker: gloo-worker builds each worker from a bin of
+//! its own, a second wasm the page would download and the service worker cache; the module worker
+//! imports the page's own glue and instantiates the module the page already compiled
+//! (`wasm_bindgen::module()`), so there is one wasm and no new crate.
+
+use std::cell::RefCell;
+use std::rc::{Rc, Weak};
+use std::time::Duration;
+
+use leptos::prelude::set_timeout;
+use wasm_bindgen::JsCast;
+use wasm_bindgen::prelude::{Closure, JsValue};
+use web_sys::{Event, MessageEvent, Worker, WorkerOptions, WorkerType};
+
+use trainplan_core::Plan;
+use trainplan_core::search::{Search, SearchResult};
+
+use crate::search_parts::{Gather, Reply, SLICE, plan_text, worker_count};
+
+/// The worker's script, beside `start.js` in the build (index.html copies it).
+const WORKER_SCRIPT: &str = "search-worker.js";
+/// Milliseconds of work per timer tick of the in-page search before the page gets the thread back
+/// to paint.
+const TICK_MS: f64 = 12.0;
+
+/// A finished search.
+pub struct Outcome {
+    /// What it found.
+    pub result: SearchResult,
+    /// How many workers ran it; 0 when it ran in the page.
+    pub workers: u32,
+}
+
+/// What the page hears of a search: its progress (0 to 1) while it runs, then its outcome, once.
+pub struct Hooks {
+    /// The share of the search done.
+    pub progress: Box<dyn Fn(f64)>,
+    /// The search's result.
+    pub done: Box<dyn Fn(Outcome)>,
+}
+
+/// A search under way. Dropping it stops the search at once: the workers are terminated, the
+/// in-page slices stop, and the hooks hear nothing more.
+pub struct Running {
+    _state: Rc<RefCell<State>>,
+}
+
+/// Starts the search from `plan` in workers, or in the page where none can start.
+pub fn start(plan: &Plan, hooks: Hooks) -> Running {
+    let state = Rc::new(RefCell::new(State {
+        plan: plan.clone(),
+        gather: Gather::new(1),
+        engine: Engine::Idle,
+        hooks: Rc::new(hooks),
+    }));
+    if let Err(why) = spawn_workers(&state) {
+        // The single file takes this path on purpose, so only a real failure is worth a word.
+        if !why.is_empty() {
+            leptos::logging::warn!("trainplan: the search runs in the page: {why}");
+        }
+        run_in_page(&state);
+    }
+    Running { _state: state }
+}
+
+/// Everything a search holds. Workers and timer ticks hold it weakly, so it goes with [`Running`].
+struct State {
+    plan: Plan,
+    gather: Gather,
+    engine: Engine,
+    hooks: Rc<Hooks>,
+}
+
+/// Where the search runs now.
+enum Engine {
+    /// Nowhere: not started, finished, or cancelled.
+    Idle,
+    /// In these workers, part k in the k-th.
+    Workers(Vec<Spawned>),
+    /// In the page, one slice per timer tick.
+    InPage(Box<Search>),
+}
+
+/// A worker and its handlers. Dropped, it stops the worker and forgets its handlers, so a message
+/// already on its way finds nothing to call.
+struct Spawned {
+    worker: Worker,
+    _on_message: Closure<dyn FnMut(MessageEvent)>,
+    _on_error: Closure<dyn FnMut(Event)>,
+}
+
+impl Drop for Spawned {
+    fn drop(&mut self) {
+        self.worker.set_onmessage(None);
+        self.worker.set_onerror(None);
+        // Stops it mid-part, at once (https://developer.mozilla.org/en-US/docs/Web/API/Worker/terminate).
+        self.worker.terminate();
+    }
+}
+
+/// What to do once the state is no longer borrowed (a hook may start or stop searches).
+enum Next {
+    Nothing,
+    Progress(f64),
+    Done(Outcome),
+    FallBack,
+}
+
+impl State {
+    /// A worker's message for part `part`.
+    fn on_reply(&mut self, part: u32, reply: Reply) -> Next {
+        if !matches!(self.engine, Engine::Workers(_)) {
+            return Next::Nothing;
+        }
+        match reply {
+            Reply::Progress { done, total } => {
+                self.gather.progress(part, done, total);
+                Next::Progress(self.gather.fraction())
+            }
+            Reply::Part { plan, partial } => match self.gather.receive(part, &plan, partial, &self.plan) {
+                Ok(false) => Next::Progress(self.gather.fraction()),
+                Ok(true) => self.finish(),
+                Err(why) => self.fall_back(&why),
+            },
+            Reply::Failed { message } => self.fall_back(&message),
+        }
+    }
+
+    /// Every part is in: merges them, and lets the workers go.
+    fn finish(&mut self) -> Next {
+        let workers = match &self.engine {
+            Engine::Workers(spawned) => spawned.len() as u32,
+            _ => 0,
+        };
+        self.engine = Engine::Idle;
+        match self.gather.merge(&self.plan) {
+            Ok(result) => Next::Done(Outcome { result, workers }),
+            Err(why) => self.fall_back(&why),
+        }
+    }
+
+    /// A worker failed: stops them all, so the search can start again in the page.
+    fn fall_back(&mut self, why: &str) -> Next {
+        leptos::logging::warn!("trainplan: a search worker failed ({why}); the search runs in the page");
+        self.engine = Engine::Idle;
+        Next::FallBack
+    }
+
+    /// One slice of the in-page search, about [`TICK_MS`] long.
+    fn slice(&mut self) -> Next {
+        let Engine::InPage(search) = &mut self.engine else { return Next::Nothing };
+        let started = js_sys::Date::now();
+        let done = loop {
+            let done = search.step(SLICE);
+            if done || TICK_MS < js_sys::Date::now() - started {
+                break done;
+            }
+        };
+        if !done {
+            let (done, total) = search.progress();
+            self.gather.progress(0, done, total);
+            return Next::Progress(self.gather.fraction());
+        }
+        let Engine::InPage(search) = std::mem::replace(&mut self.engine, Engine::Idle) else {
+            return Next::Nothing;
+        };
+        let finished = self.gather.finish(0, search.finish_part());
+        // One part that is the plan's own whole search: the merge cannot refuse it.
+        match finished.and_then(|_| self.gather.merge(&self.plan)) {
+            Ok(result) => Next::Done(Outcome { result, workers: 0 }),
+            Err(why) => panic!("the in-page search did not merge: {why}"),
+        }
+    }
+}
+
+/// Acts on `next` with no borrow of the state held.
+fn follow(state: &Rc<RefCell<State>>, next: Next) {
+    let hooks = Rc::clone(&state.borrow().hooks);
+    match next {
+        Next::Nothing => {}
+        Next::Progress(fraction) => (hooks.progress)(fraction),
+        Next::Done(outcome) => (hooks.done)(outcome),
+        Next::FallBack => run_in_page(state),
+    }
+}
+
+/// Starts the search in the page, as one part.
+fn run_in_page(state: &Rc<RefCell<State>>) {
+    {
+        let mut s = state.borrow_mut();
+        let search = Search::part(&s.plan, 0, 1);
+        s.gather = Gather::new(1);
+        s.engine = Engine::InPage(Box::new(search));
+    }
+    follow(state, Next::Progress(0.0));
+    let weak = Rc::downgrade(state);
+    set_timeout(move || tick(weak), Duration::ZERO);
+}
+
+/// Runs a slice of the in-page search, then schedules the next one unless it is done or stopped.
+fn tick(state: Weak<RefCell<State>>) {
+    let Some(strong) = state.upgrade() else { return };
+    let next = strong.borrow_mut().slice();
+    let more = matches!(next, Next::Progress(_));
+    follow(&strong, next);
+    if more {
+        set_timeout(move || tick(state), Duration::ZERO);
+    }
+}
+
+/// The addresses a worker needs, all absolute (a worker resolves relative ones against its own script).
+struct Urls {
+    worker: String,
+    glue: String,
+    wasm: String,
+}
+
+/// The addresses from the loader's tag that trunk writes (Trunk.toml `pattern_script`:
+/// `start.js`, `data-js`, `data-wasm`); `None` in `trainplan.html`, whose glue and wasm are inline.
+fn urls() -> Option<Urls> {
+    let document = web_sys::window()?.document()?;
+    let tag = document.query_selector("script[data-js][data-wasm]").ok()??;
+    let base = document.base_uri().ok()??;
+    let resolve =
+        |reference: &str, against: &str| Some(web_sys::Url::new_with_base(reference, against).ok()?.href());
+    let start = resolve(&tag.get_attribute("src")?, &base)?;
+    Some(Urls {
+        worker: resolve(WORKER_SCRIPT, &start)?,
+        glue: resolve(&tag.get_attribute("data-js")?, &base)?,
+        wasm: resolve(&tag.get_attribute("data-wasm")?, &base)?,
+    })
+}
+
+/// Starts one worker per core, each on its part. `Err("")` where the page has no worker to start.
+fn spawn_workers(state: &Rc<RefCell<State>>) -> Result<(), String> {
+    let urls = urls().ok_or_else(String::new)?;
+    let cores = web_sys::window().map_or(1.0, |w| w.navigator().hardware_concurrency());
+    let parts = worker_count(cores);
+    let plan = plan_text(&state.borrow().plan);
+    let mut spawned = Vec::new();
+    for part in 0..parts {
+        // A worker that does not start drops the ones started before it, which stops them.
+        let worker = spawn(&urls, Rc::downgrade(state), &plan, part, parts)
+            .map_err(|err| format!("worker {part} did not start: {err:?}"))?;
+        spawned.push(worker);
+    }
+    let mut s = state.borrow_mut();
+    s.gather = Gather::new(parts);
+    s.engine = Engine::Workers(spawned);
+    Ok(())
+}
+
+/// Starts the worker for part `part` of `parts` and sends it its work.
+fn spawn(
+    urls: &Urls,
+    state: Weak<RefCell<State>>,
+    plan: &str,
+    part: u32,
+    parts: u32,
+) -> Result<Spawned, JsValue> {
+    let options = WorkerOptions::new();
+    // A module worker, so that it can import the glue, an ES module
+    // (https://developer.mozilla.org/en-US/docs/Web/API/Worker/Worker#type).
+    options.set_type(WorkerType::Module);
+    let worker = Worker::new_with_options(&urls.worker, &options)?;
+    let on_reply = move |state: &Weak<RefCell<State>>, reply: Reply| {
+        let Some(strong) = state.upgrade() else { return };
+        let next = strong.borrow_mut().on_reply(part, reply);
+        follow(&strong, next);
+    };
+    let weak = state.clone();
+    let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |event: MessageEvent| {
+        let text = event.data().as_string().unwrap_or_default();
+        let reply =
+            serde_json::from_str(&text).unwrap_or_else(|err| Reply::Failed { message: err.to_string() });
+        on_reply(&weak, reply);
+    });
+    // An error event: the script or the glue did not load, or something in the worker threw.
+    let on_error = Closure::<dyn FnMut(Event)>::new(move |event: Event| {
+        on_reply(&state, Reply::Failed { message: format!("{} event", event.type_()) });
+    });
+    worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
+    worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
+    let spawned = Spawned { worker, _on_message: on_message, _on_error: on_error };
+    spawned.worker.post_message(&work(urls, plan, part, parts)?)?;
+    Ok(spawned)
+}
+
+/// The message that starts a worker (public/search-worker.js reads it): the glue's address, the
+/// wasm's compiled module (a `WebAssembly.Module` is cloned to a worker without compiling it again:
+/// https://developer.mozilla.org/en-US/docs/Web/API/Web_Workers_API/Structured_clone_algorithm)
+/// and its address should the module be missing, the plan, and the part.
+fn work(urls: &Urls, plan: &str, part: u32, parts: u32) -> Result<JsValue, JsValue> {
+    let message = js_sys::Object::new();
+    let fields: [(&str, JsValue); 6] = [
+        ("js", urls.glue.as_str().into()),
+        ("wasm", urls.wasm.as_str().into()),
+        ("module", wasm_bindgen::module()),
+        ("plan", plan.into()),
+        ("part", part.into()),
+        ("parts", parts.into()),
+    ];
+    for (key, value) in fields {
+        js_sys::Reflect::set(&message, &key.into(), &value)?;
+    }
+    Ok(message.into())
+}
