@@ -624,7 +624,7 @@ fn built(
     match (s.swiglu, s.rms, s.rope) {
         (false, false, false) => {
             let gpt2 = s.linear_bias && s.tied && s.moe.is_none() && s.mla.is_none() && !s.qk_norm;
-            if !gpt2 || s.groups != s.heads || s.head_dim * s.heads != s.hidden {
+            if !gpt2 || s.groups != s.heads || s.head_dim.checked_mul(s.heads) != Some(s.hidden) {
                 return None;
             }
             set("model_type", json!("gpt2"));
