@@ -57,31 +57,30 @@ pub fn save_plan(plan: &Plan) {
     }
 }
 
-/// Notes at once the link the address is about to get (the address itself is written once typing
-/// pauses): with the address it replaces, so that a reload in between, which opens the old
-/// address, opens this link instead ([`take_pending_link`]).
+/// Notes at once, for this tab, the link the address is about to get (the address itself is written
+/// once typing pauses), and when: a reload in between opens the old address, and
+/// [`take_pending_link`] then gives this link instead. In sessionStorage, which a reload keeps and
+/// another tab does not see.
 pub fn note_pending_link(fragment: &str) {
-    if let Some(storage) = local_storage() {
-        let note = serde_json::json!({ "behind": location_hash(), "link": fragment });
+    if let Some(storage) = web_sys::window().and_then(|w| w.session_storage().ok().flatten()) {
+        let note = serde_json::json!({ "at": js_sys::Date::now(), "link": fragment });
         let _ = storage.set_item(PENDING_KEY, &note.to_string());
     }
 }
 
-/// Forgets the pending link: the address now holds it.
-pub fn clear_pending_link() {
-    if let Some(storage) = local_storage() {
-        let _ = storage.remove_item(PENDING_KEY);
-    }
-}
-
-/// The link noted by [`note_pending_link`] when the address is still the one it was to replace
-/// (a reload came before the address was written); `None` otherwise. Either way the note is gone.
+/// The link noted by [`note_pending_link`] when it was noted moments ago (a reload right after an
+/// edit, before or while the address was written) and differs from the address; `None` otherwise.
+/// Either way the note is gone.
 pub fn take_pending_link() -> Option<String> {
-    let storage = local_storage()?;
+    /// A note older than this is an edit the address had long caught up with.
+    const FRESH_MS: f64 = 3000.0;
+    let storage = web_sys::window()?.session_storage().ok()??;
     let text = storage.get_item(PENDING_KEY).ok()??;
     let _ = storage.remove_item(PENDING_KEY);
     let note: serde_json::Value = serde_json::from_str(&text).ok()?;
-    (note["behind"].as_str()? == location_hash()).then(|| note["link"].as_str().map(str::to_owned)).flatten()
+    let fresh = (js_sys::Date::now() - note["at"].as_f64()?).abs() < FRESH_MS;
+    let link = note["link"].as_str()?;
+    (fresh && link != location_hash()).then(|| link.to_owned())
 }
 
 /// A model the user imported: its name and config.json.

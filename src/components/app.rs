@@ -31,7 +31,7 @@ pub fn App() -> impl IntoView {
     // The plan to start from: the link, else the last plan, else the default. A bad link is
     // reported and leaves the saved plan as it was.
     // A link noted just before a reload that came too soon for the address to hold it stands in
-    // for the address (storage::note_pending_link).
+    // for the address (storage::note_pending_link: this tab, the last few seconds).
     let address = storage::take_pending_link().inspect(|link| storage::replace_hash(link));
     let (start, start_pinned, link_error) = match address.unwrap_or_else(storage::location_hash) {
         hash if hash.is_empty() => (storage::saved_plan(), None, None),
@@ -87,7 +87,6 @@ pub fn App() -> impl IntoView {
     let link = move |plan: &Plan| pinned.with_untracked(|p| permalink::encode_link(plan, p.as_ref()));
     let write = move |plan: &Plan| {
         storage::replace_hash(&link(plan));
-        storage::clear_pending_link();
         storage::save_plan(plan);
         // The user's own model outlives the plan that used it (devices: see `remember_device_of`).
         if let trainplan_core::plan::ModelSpec::HfConfig(config) = &plan.model.spec {
