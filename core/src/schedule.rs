@@ -109,6 +109,12 @@ impl Costs {
         }
     }
 
+    /// Every rank's and chunk's passes for one micro-batch, added up.
+    pub fn total_seconds(&self) -> f64 {
+        let passes = self.forward_seconds.iter().zip(&self.backward_seconds).zip(&self.weight_seconds);
+        passes.map(|((f, b), w)| f + b + w).sum()
+    }
+
     fn of(&self, op: &Op, rank: u32) -> f64 {
         let idx = |chunk: u32| (rank * self.vpp + chunk) as usize;
         let full_backward = |chunk: u32| self.backward_seconds[idx(chunk)] + self.weight_seconds[idx(chunk)];
@@ -411,14 +417,7 @@ fn run(
     let mut done = 0;
     let mut makespan = 0.0f64;
     let p2p = costs.p2p_seconds;
-    // Interleaved neighbours always sit on two ranks (one rank: no sends at all); only the V's
-    // turn keeps a pass on its rank.
-    let hop = |from_vs: u32, rank: u32| match layout {
-        Layout::Interleaved if pp == 1 => 0.0,
-        Layout::Interleaved => p2p,
-        Layout::V if rank_of(layout, pp, from_vs) == rank => 0.0,
-        Layout::V => p2p,
-    };
+    let hop = |from_vs: u32, rank: u32| if rank_of(layout, pp, from_vs) == rank { 0.0 } else { p2p };
     while done < total {
         let mut progressed = false;
         for (rank, order) in orders.iter().enumerate() {

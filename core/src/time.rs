@@ -1037,20 +1037,14 @@ fn pipeline_makespan(kind: Schedule, m: u32, costs: &Costs) -> PipelineShape {
         };
         // Too many passes to simulate, or a malformed order deadlocked: every stage's work in
         // turn, with the 1F1B bubble.
-        simulated.unwrap_or_else(|| {
-            let busy: f64 =
-                forward.iter().zip(backward).zip(weight).map(|((f, b), w)| f + b + w).sum::<f64>()
-                    / f64::from(pp);
-            busy * f64::from(m_sim + pp - 1)
-        })
+        simulated.unwrap_or_else(|| costs.total_seconds() / f64::from(pp) * f64::from(m_sim + pp - 1))
     });
     let slowest = (0..pp as usize)
         .map(|r| rank_seconds(forward, backward, weight, vpp as usize, r))
         .fold(0.0, f64::max);
     let extra = f64::from(m.saturating_sub(m_sim)) * slowest;
     let makespan = first + extra;
-    let busy_total: f64 =
-        forward.iter().zip(backward).zip(weight).map(|((f, b), w)| f + b + w).sum::<f64>() * f64::from(m);
+    let busy_total = costs.total_seconds() * f64::from(m);
     let idle = (makespan * f64::from(pp) - busy_total).max(0.0);
     PipelineShape {
         makespan_seconds: makespan,
@@ -1087,10 +1081,11 @@ pub fn uniform_makespan(kind: Schedule, m: u32, costs: &Costs) -> Option<f64> {
     }
     let mf = f64::from(m);
     if pp == 1 && kind != Schedule::DualPipeV {
-        let all: f64 = forward.iter().zip(backward).zip(weight).map(|((f, b), w)| f + b + w).sum();
-        return Some(mf * all);
+        return Some(mf * costs.total_seconds());
     }
-    if !matches!(kind, Schedule::GPipe | Schedule::OneFOneB | Schedule::Interleaved) {
+    // Interleaving runs whole groups of pp micro-batches (`schedule::orders` rounds up).
+    let whole_groups = kind != Schedule::Interleaved || m.is_multiple_of(pp);
+    if !whole_groups || !matches!(kind, Schedule::GPipe | Schedule::OneFOneB | Schedule::Interleaved) {
         return None;
     }
     let (f, b, w) = (forward[0], backward[0], weight[0]);

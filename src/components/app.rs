@@ -52,21 +52,12 @@ pub fn App() -> impl IntoView {
     // The plan once typing pauses (the advice and the launch files follow it), with the report
     // made for the keystroke's redraw when the plan has not moved on since.
     let settled = RwSignal::new(plan.get_untracked());
-    let settle_pending: StoredValue<Option<TimeoutHandle>> = StoredValue::new(None);
+    let settle = Debounce::new();
     Effect::new(move |first: Option<()>| {
         plan.track();
-        if let Some(handle) = settle_pending.try_update_value(Option::take).flatten() {
-            handle.clear();
-        }
+        settle.cancel();
         if first.is_some() {
-            let handle = set_timeout_with_handle(
-                move || {
-                    settle_pending.set_value(None);
-                    settled.set(plan.get_untracked());
-                },
-                SETTLE_DELAY,
-            );
-            settle_pending.set_value(handle.ok());
+            settle.after(SETTLE_DELAY, move || settled.set(plan.get_untracked()));
         }
     });
     let settled_report = Memo::new(move |_| {
@@ -83,7 +74,7 @@ pub fn App() -> impl IntoView {
     // once typing pauses (`history.replaceState` with a long address costs Chromium milliseconds per
     // call, more than the whole redraw), and whatever is pending when the page goes away. The first
     // run leaves a bad link in the address, so the user can still see and copy what failed.
-    let pending: StoredValue<Option<TimeoutHandle>> = StoredValue::new(None);
+    let pending = Debounce::new();
     let link = move |plan: &Plan| pinned.with_untracked(|p| permalink::encode_link(plan, p.as_ref()));
     let write = move |plan: &Plan| {
         storage::replace_hash(&link(plan));
@@ -99,26 +90,19 @@ pub fn App() -> impl IntoView {
     Effect::new(move |first: Option<()>| {
         let Ok(current) = plan.get() else { return };
         pinned.track();
-        if let Some(handle) = pending.try_update_value(Option::take).flatten() {
-            handle.clear();
-        }
+        pending.cancel();
         match first {
             None if link_error.get_untracked().is_some() => {}
             None => write(&current),
             Some(()) => {
                 storage::note_pending_link(&link(&current));
-                let handle = set_timeout_with_handle(
-                    move || {
-                        pending.set_value(None);
-                        plan.with_untracked(|p| {
-                            if let Ok(p) = p {
-                                write(p);
-                            }
-                        });
-                    },
-                    WRITE_DELAY,
-                );
-                pending.set_value(handle.ok());
+                pending.after(WRITE_DELAY, move || {
+                    plan.with_untracked(|p| {
+                        if let Ok(p) = p {
+                            write(p);
+                        }
+                    })
+                });
             }
         }
     });
@@ -128,11 +112,10 @@ pub fn App() -> impl IntoView {
     // keystroke, which would keep every half-typed name; the hardware picker keeps it too when the
     // user switches to another device).
     let _ = window_event_listener(leptos::ev::pagehide, move |_| {
-        let waiting = pending.try_update_value(Option::take).flatten();
+        let waiting = pending.cancel();
         plan.with_untracked(|p| {
             if let Ok(p) = p {
-                if let Some(handle) = waiting {
-                    handle.clear();
+                if waiting {
                     storage::save_plan(p);
                 }
                 storage::remember_device_of(p);
@@ -195,5 +178,38 @@ fn LinkBanner(
                 </button>
             </div>
         </Show>
+    }
+}
+
+/// One piece of work put off until things have been quiet for a while: scheduling it again
+/// replaces what was waiting.
+#[derive(Clone, Copy)]
+struct Debounce(StoredValue<Option<TimeoutHandle>>);
+
+impl Debounce {
+    fn new() -> Debounce {
+        Debounce(StoredValue::new(None))
+    }
+
+    /// Runs `work` after `delay`, unless cancelled or scheduled again first.
+    fn after(self, delay: Duration, work: impl FnOnce() + 'static) {
+        self.cancel();
+        let handle = set_timeout_with_handle(
+            move || {
+                self.0.set_value(None);
+                work();
+            },
+            delay,
+        );
+        self.0.set_value(handle.ok());
+    }
+
+    /// Drops the waiting work; whether there was any.
+    fn cancel(self) -> bool {
+        let waiting = self.0.try_update_value(Option::take).flatten();
+        if let Some(handle) = waiting {
+            handle.clear();
+        }
+        waiting.is_some()
     }
 }

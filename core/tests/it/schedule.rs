@@ -173,6 +173,10 @@ fn closed_form_makespan_equals_the_simulation() {
         costs.backward_seconds[(pp * vpp - 1) as usize] += 0.2;
         assert!(uniform_makespan(schedule, 2 * pp, &costs).is_some(), "{schedule:?}");
     }
+    // Interleaving runs whole groups of p micro-batches: another count has no closed form here.
+    let costs = Costs::uniform(4, 2, 1.0, 2.0, 0.0, 0.0);
+    assert!(uniform_makespan(Schedule::Interleaved, 8, &costs).is_some());
+    assert!(uniform_makespan(Schedule::Interleaved, 6, &costs).is_none());
 }
 
 /// The makespan the step time takes from the simulation without keeping its passes is the drawn
