@@ -1,7 +1,8 @@
 //! End-to-end: the release build of the page in headless Chromium, one test per user flow.
 //!
 //! Needs `dist/` from `trunk build --release` and Debian's chromium + chromium-driver; `scripts/test`
-//! provides both. Screenshots land in `target/screenshots/`.
+//! provides both. Screenshots land in `target/screenshots/`. A flow that grows its own helpers gets a
+//! module file beside this one.
 
 use thirtyfour::prelude::*;
 use trainplan_e2e::{Chromedriver, Page, browser, browser_downloading_to, repo_root, serve_dir};
