@@ -12,16 +12,18 @@
 //! Why a copied module script rather than gloo-worker: gloo-worker builds each worker from a bin of
 //! its own, a second wasm the page would download and the service worker cache; the module worker
 //! imports the page's own glue and instantiates the module the page already compiled
-//! (`wasm_bindgen::module()`), so there is one wasm and no new crate.
+//! (`wasm_bindgen::module()`), so there is one wasm. gloo does the rest of the browser glue: its
+//! event listeners (gloo-events) hear the workers and stop hearing them when dropped, its timers
+//! (gloo-timers) tick the in-page search.
 
 use std::cell::RefCell;
 use std::rc::{Rc, Weak};
-use std::time::Duration;
 
-use leptos::prelude::set_timeout;
+use gloo_events::EventListener;
+use gloo_timers::callback::Timeout;
 use wasm_bindgen::JsCast;
-use wasm_bindgen::prelude::{Closure, JsValue};
-use web_sys::{Event, MessageEvent, Worker, WorkerOptions, WorkerType};
+use wasm_bindgen::prelude::JsValue;
+use web_sys::{MessageEvent, Worker, WorkerOptions, WorkerType};
 
 use trainplan_core::Plan;
 use trainplan_core::search::{Search, SearchResult};
@@ -92,18 +94,15 @@ enum Engine {
     InPage(Box<Search>),
 }
 
-/// A worker and its handlers. Dropped, it stops the worker and forgets its handlers, so a message
-/// already on its way finds nothing to call.
+/// A worker and its listeners. Dropped, it stops the worker and removes its listeners (gloo's
+/// [`EventListener`] does on drop), so a message already on its way finds nothing to call.
 struct Spawned {
     worker: Worker,
-    _on_message: Closure<dyn FnMut(MessageEvent)>,
-    _on_error: Closure<dyn FnMut(Event)>,
+    _listeners: [EventListener; 2],
 }
 
 impl Drop for Spawned {
     fn drop(&mut self) {
-        self.worker.set_onmessage(None);
-        self.worker.set_onerror(None);
         // Stops it mid-part, at once (https://developer.mozilla.org/en-US/docs/Web/API/Worker/terminate).
         self.worker.terminate();
     }
@@ -205,7 +204,7 @@ fn run_in_page(state: &Rc<RefCell<State>>) {
     }
     follow(state, Next::Progress(0.0));
     let weak = Rc::downgrade(state);
-    set_timeout(move || tick(weak), Duration::ZERO);
+    Timeout::new(0, move || tick(weak)).forget();
 }
 
 /// Runs a slice of the in-page search, then schedules the next one unless it is done or stopped.
@@ -215,7 +214,8 @@ fn tick(state: Weak<RefCell<State>>) {
     let more = matches!(next, Next::Progress(_));
     follow(&strong, next);
     if more {
-        set_timeout(move || tick(state), Duration::ZERO);
+        // Forgotten: the tick holds the state weakly and ends when the search is gone.
+        Timeout::new(0, move || tick(state)).forget();
     }
 }
 
@@ -280,19 +280,17 @@ fn spawn(
         follow(&strong, next);
     };
     let weak = state.clone();
-    let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |event: MessageEvent| {
-        let text = event.data().as_string().unwrap_or_default();
+    let on_message = EventListener::new(&worker, "message", move |event| {
+        let text = event.dyn_ref::<MessageEvent>().and_then(|m| m.data().as_string()).unwrap_or_default();
         let reply =
             serde_json::from_str(&text).unwrap_or_else(|err| Reply::Failed { message: err.to_string() });
         on_reply(&weak, reply);
     });
     // An error event: the script or the glue did not load, or something in the worker threw.
-    let on_error = Closure::<dyn FnMut(Event)>::new(move |event: Event| {
+    let on_error = EventListener::new(&worker, "error", move |event| {
         on_reply(&state, Reply::Failed { message: format!("{} event", event.type_()) });
     });
-    worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
-    worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
-    let spawned = Spawned { worker, _on_message: on_message, _on_error: on_error };
+    let spawned = Spawned { worker, _listeners: [on_message, on_error] };
     spawned.worker.post_message(&work(urls, plan, part, parts)?)?;
     Ok(spawned)
 }

@@ -1,7 +1,13 @@
 //! The browser's side of the page's state: the plan in the address and in localStorage, the
-//! interface language, the clipboard. Every call tolerates a browser that refuses (private mode,
-//! file://, no clipboard permission): the page loses a convenience, never the plan.
+//! interface language, the clipboard, a chosen file. Every call tolerates a browser that refuses
+//! (private mode, file://, a sandboxed frame, no clipboard permission): the page loses a
+//! convenience, never the plan.
+//!
+//! Storage goes through gloo-storage (JSON values by key) and file reading through gloo-file. gloo's
+//! storage throws where the browser refuses storage altogether, so every use first asks
+//! [`local`]/[`session`] whether it is there.
 
+use gloo_storage::{LocalStorage, SessionStorage, Storage};
 use wasm_bindgen::{JsCast, JsValue};
 
 use trainplan_core::Plan;
@@ -18,13 +24,27 @@ const PENDING_KEY: &str = "trainplan.pending-link";
 /// How many of the user's own models and devices are kept, newest first.
 pub const KEPT: usize = 12;
 
-fn local_storage() -> Option<web_sys::Storage> {
-    web_sys::window()?.local_storage().ok().flatten()
+/// Whether localStorage is there to use: `window.localStorage` throws where the browser refuses it
+/// (https://developer.mozilla.org/en-US/docs/Web/API/Window/localStorage#exceptions), and so would
+/// gloo's [`LocalStorage`].
+fn local() -> bool {
+    web_sys::window().is_some_and(|w| matches!(w.local_storage(), Ok(Some(_))))
+}
+
+/// Whether sessionStorage is there to use (as [`local`]).
+fn session() -> bool {
+    web_sys::window().is_some_and(|w| matches!(w.session_storage(), Ok(Some(_))))
+}
+
+/// The text stored under `key` as it is (not JSON: the language and the plan predate gloo's
+/// JSON values and stay readable as they were written).
+fn raw_text(key: &str) -> Option<String> {
+    local().then(|| LocalStorage::raw().get_item(key).ok().flatten()).flatten()
 }
 
 /// The language to start in: the one last chosen, else the browser's, else English.
 pub fn initial_lang() -> Lang {
-    let saved = local_storage().and_then(|s| s.get_item(LANG_KEY).ok().flatten());
+    let saved = raw_text(LANG_KEY);
     let browser = || web_sys::window().and_then(|w| w.navigator().language());
     match saved.or_else(browser) {
         Some(tag) => Lang::from_tag(&tag),
@@ -34,9 +54,9 @@ pub fn initial_lang() -> Lang {
 
 /// Remembers the chosen language and tells the document, so screen readers and fonts follow it.
 pub fn apply_lang(lang: Lang) {
-    if let Some(storage) = local_storage() {
-        // A full or refused storage only costs the preference, never the page.
-        let _ = storage.set_item(LANG_KEY, lang.tag());
+    if local() {
+        // A full storage only costs the preference, never the page.
+        let _ = LocalStorage::raw().set_item(LANG_KEY, lang.tag());
     }
     let root = web_sys::window().and_then(|w| w.document()).and_then(|d| d.document_element());
     if let Some(root) = root {
@@ -46,14 +66,13 @@ pub fn apply_lang(lang: Lang) {
 
 /// The last plan the user had, if one was saved and still reads.
 pub fn saved_plan() -> Option<Plan> {
-    let text = local_storage()?.get_item(PLAN_KEY).ok()??;
-    Plan::from_json(&text).ok()
+    Plan::from_json(&raw_text(PLAN_KEY)?).ok()
 }
 
 /// Saves a (valid) plan as the one to come back to.
 pub fn save_plan(plan: &Plan) {
-    if let Some(storage) = local_storage() {
-        let _ = storage.set_item(PLAN_KEY, &permalink::compact_json(&plan.to_file()));
+    if local() {
+        let _ = LocalStorage::raw().set_item(PLAN_KEY, &permalink::compact_json(&plan.to_file()));
     }
 }
 
@@ -62,9 +81,9 @@ pub fn save_plan(plan: &Plan) {
 /// [`take_pending_link`] then gives this link instead. In sessionStorage, which a reload keeps and
 /// another tab does not see.
 pub fn note_pending_link(fragment: &str) {
-    if let Some(storage) = web_sys::window().and_then(|w| w.session_storage().ok().flatten()) {
-        let note = serde_json::json!({ "at": js_sys::Date::now(), "link": fragment });
-        let _ = storage.set_item(PENDING_KEY, &note.to_string());
+    if session() {
+        let note = PendingLink { at: js_sys::Date::now(), link: fragment.to_owned() };
+        let _ = SessionStorage::set(PENDING_KEY, note);
     }
 }
 
@@ -74,13 +93,21 @@ pub fn note_pending_link(fragment: &str) {
 pub fn take_pending_link() -> Option<String> {
     /// A note older than this is an edit the address had long caught up with.
     const FRESH_MS: f64 = 3000.0;
-    let storage = web_sys::window()?.session_storage().ok()??;
-    let text = storage.get_item(PENDING_KEY).ok()??;
-    let _ = storage.remove_item(PENDING_KEY);
-    let note: serde_json::Value = serde_json::from_str(&text).ok()?;
-    let fresh = (js_sys::Date::now() - note["at"].as_f64()?).abs() < FRESH_MS;
-    let link = note["link"].as_str()?;
-    (fresh && link != location_hash()).then(|| link.to_owned())
+    if !session() {
+        return None;
+    }
+    let note = SessionStorage::get::<PendingLink>(PENDING_KEY);
+    SessionStorage::delete(PENDING_KEY);
+    let PendingLink { at, link } = note.ok()?;
+    let fresh = (js_sys::Date::now() - at).abs() < FRESH_MS;
+    (fresh && link != location_hash()).then_some(link)
+}
+
+/// The note [`note_pending_link`] leaves: when, in ms since the epoch, and the fragment.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct PendingLink {
+    at: f64,
+    link: String,
 }
 
 /// A model the user imported: its name and config.json.
@@ -93,9 +120,8 @@ pub struct SavedModel {
 }
 
 fn load_list<T: serde::de::DeserializeOwned>(key: &str) -> Vec<T> {
-    let text = local_storage().and_then(|s| s.get_item(key).ok().flatten());
     // A list that no longer reads (edited by hand, an older format) is skipped, not fatal.
-    text.and_then(|t| serde_json::from_str(&t).ok()).unwrap_or_default()
+    local().then(|| LocalStorage::get(key).ok()).flatten().unwrap_or_default()
 }
 
 /// Puts `item` first in the list under `key`, without repeats, keeping [`KEPT`].
@@ -107,8 +133,8 @@ fn remember<T: serde::Serialize + serde::de::DeserializeOwned + PartialEq>(key: 
     list.retain(|x| x != &item);
     list.insert(0, item);
     list.truncate(KEPT);
-    if let (Some(storage), Ok(text)) = (local_storage(), serde_json::to_string(&list)) {
-        let _ = storage.set_item(key, &text);
+    if local() {
+        let _ = LocalStorage::set(key, &list);
     }
 }
 
@@ -141,8 +167,8 @@ pub fn remember_device_of(plan: &Plan) {
 
 /// Forgets the saved plan (the user's models and devices stay).
 pub fn forget_plan() {
-    if let Some(storage) = local_storage() {
-        let _ = storage.remove_item(PLAN_KEY);
+    if local() {
+        LocalStorage::delete(PLAN_KEY);
     }
 }
 
@@ -179,7 +205,6 @@ pub async fn copy_text(text: &str) -> bool {
 
 /// The text of the first file chosen in a file input; `None` when none or unreadable.
 pub async fn read_chosen_file(input: &web_sys::HtmlInputElement) -> Option<String> {
-    let file = input.files()?.get(0)?;
-    let text = wasm_bindgen_futures::JsFuture::from(file.text()).await.ok()?;
-    text.as_string()
+    let file = gloo_file::File::from(input.files()?.get(0)?);
+    gloo_file::futures::read_as_text(&file).await.ok()
 }
