@@ -118,7 +118,50 @@ pub enum ImportError {
     /// Occurs when the text is none of the kinds above.
     Unrecognized,
     /// Occurs when a value has the wrong type or range: the key and what it must be.
-    BadValue(String, &'static str),
+    BadValue(String, Expected),
+}
+
+/// What a value must be, when it is not ([`ImportError::BadValue`]). The page words each in the
+/// user's language; `Display` gives the English.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Expected {
+    /// A count such as a parallel size.
+    WholeNumber,
+    /// A count of at least 1.
+    PositiveWholeNumber,
+    /// A flag that takes a value got none.
+    FollowedByValue,
+    /// `--recompute-granularity` / `recompute_granularity`.
+    FullOrSelective,
+    /// `--schedules-method`.
+    DualPipeV,
+    /// `--data-parallel-sharding-strategy`.
+    FsdpSharding,
+    /// A share such as `gpu_memory_utilization`.
+    FractionUpToOne,
+    /// `zero_optimization.stage`.
+    ZeroStage,
+    /// `--moe-token-dispatcher-type`.
+    MoeDispatcher,
+    /// Any number.
+    Number,
+}
+
+impl std::fmt::Display for Expected {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Expected::WholeNumber => "a whole number",
+            Expected::PositiveWholeNumber => "a positive whole number",
+            Expected::FollowedByValue => "followed by a value",
+            Expected::FullOrSelective => "full or selective",
+            Expected::DualPipeV => "dualpipev",
+            Expected::FsdpSharding => "optim, optim_grads or optim_grads_params",
+            Expected::FractionUpToOne => "a number in (0, 1]",
+            Expected::ZeroStage => "0, 1, 2 or 3",
+            Expected::MoeDispatcher => "allgather, alltoall or flex",
+            Expected::Number => "a number",
+        })
+    }
 }
 
 impl std::fmt::Display for ImportError {
@@ -742,13 +785,13 @@ fn built(
 
 /// The value after a flag, or what it lacks.
 fn need<'a>(value: Option<&'a str>, flag: &str) -> Result<&'a str, ImportError> {
-    value.ok_or_else(|| ImportError::BadValue(flag.to_owned(), "followed by a value"))
+    value.ok_or_else(|| ImportError::BadValue(flag.to_owned(), Expected::FollowedByValue))
 }
 
 fn num(key: &str, v: &str) -> Result<u32, ImportError> {
     v.trim_matches(['"', '\''])
         .parse::<u32>()
-        .map_err(|_| ImportError::BadValue(key.to_owned(), "a whole number"))
+        .map_err(|_| ImportError::BadValue(key.to_owned(), Expected::WholeNumber))
 }
 
 /// The words of a shell script, comments dropped; a line that does not split is skipped.
@@ -917,10 +960,7 @@ fn script(text: &str, ascend: bool, file: &mut PlanFile) -> Result<Reading, Impo
                     Some(&f) if f != crate::plan::Fsdp::Torch => f,
                     _ if v == "no_shard" => crate::plan::Fsdp::None,
                     _ => {
-                        return Err(ImportError::BadValue(
-                            w.to_owned(),
-                            "optim, optim_grads or optim_grads_params",
-                        ));
+                        return Err(ImportError::BadValue(w.to_owned(), Expected::FsdpSharding));
                     }
                 };
             }
@@ -938,7 +978,7 @@ fn script(text: &str, ascend: bool, file: &mut PlanFile) -> Result<Reading, Impo
             "--schedules-method" => {
                 p.schedule = match need(one, w)? {
                     "dualpipev" => PipelineSchedule::DualPipeV,
-                    _ => return Err(ImportError::BadValue(w.to_owned(), "dualpipev")),
+                    _ => return Err(ImportError::BadValue(w.to_owned(), Expected::DualPipeV)),
                 };
             }
             "--enable-zero-bubble" => p.schedule = PipelineSchedule::ZbH1,
@@ -949,7 +989,7 @@ fn script(text: &str, ascend: bool, file: &mut PlanFile) -> Result<Reading, Impo
                     "allgather" => crate::plan::MoeDispatcher::AllGather,
                     "alltoall" | "alltoall_seq" => crate::plan::MoeDispatcher::AllToAll,
                     "flex" => crate::plan::MoeDispatcher::Flex,
-                    _ => return Err(ImportError::BadValue(w.to_owned(), "allgather, alltoall or flex")),
+                    _ => return Err(ImportError::BadValue(w.to_owned(), Expected::MoeDispatcher)),
                 };
             }
             "--moe-permute-fusion" | "--use-fused-moe-token-permute-and-unpermute" => {
@@ -960,7 +1000,7 @@ fn script(text: &str, ascend: bool, file: &mut PlanFile) -> Result<Reading, Impo
             }
             "--moe-expert-capacity-factor" => {
                 let v = need(one, w)?;
-                let c: f64 = v.parse().map_err(|_| ImportError::BadValue(w.to_owned(), "a number"))?;
+                let c: f64 = v.parse().map_err(|_| ImportError::BadValue(w.to_owned(), Expected::Number))?;
                 // Megatron treats a negative factor as none (`TransformerConfig.__post_init__`).
                 file.moe.capacity_factor = (0.0 < c).then_some(c);
             }
@@ -972,7 +1012,7 @@ fn script(text: &str, ascend: bool, file: &mut PlanFile) -> Result<Reading, Impo
                 file.recompute.granularity = match need(one, w)? {
                     "full" => RecomputeGranularity::Full,
                     "selective" => RecomputeGranularity::Selective,
-                    _ => return Err(ImportError::BadValue(w.to_owned(), "full or selective")),
+                    _ => return Err(ImportError::BadValue(w.to_owned(), Expected::FullOrSelective)),
                 };
             }
             "--recompute-activations" => file.recompute.granularity = RecomputeGranularity::Selective,
@@ -1126,7 +1166,7 @@ fn llamafactory(map: &Hash, text: &str, file: &mut PlanFile) -> Result<Reading, 
         match get(k) {
             None => Ok(None),
             Some(Yaml::Integer(n)) if 0 < *n && *n <= i64::from(u32::MAX) => Ok(Some(*n as u32)),
-            Some(_) => Err(ImportError::BadValue(k.to_owned(), "a positive whole number")),
+            Some(_) => Err(ImportError::BadValue(k.to_owned(), Expected::PositiveWholeNumber)),
         }
     };
     let truthy = |k: &str| matches!(get(k), Some(Yaml::Boolean(true)));
@@ -1180,7 +1220,9 @@ fn llamafactory(map: &Hash, text: &str, file: &mut PlanFile) -> Result<Reading, 
             file.recompute.layers_ratio = ratio.parse().unwrap_or(1.0);
         }
         Some(Yaml::Integer(1)) => file.recompute.layers_ratio = 1.0,
-        Some(_) => return Err(ImportError::BadValue("recompute_layers_ratio".into(), "a number in (0, 1]")),
+        Some(_) => {
+            return Err(ImportError::BadValue("recompute_layers_ratio".into(), Expected::FractionUpToOne));
+        }
     }
     file.precision = match (truthy("bf16"), truthy("fp16"), truthy("fp8")) {
         (_, _, true) => Precision::Fp8,
@@ -1227,7 +1269,7 @@ fn deepspeed(v: &Value, file: &mut PlanFile) -> Result<Reading, ImportError> {
     let zero = &v["zero_optimization"];
     let stage = zero["stage"].as_u64().unwrap_or(0);
     if 3 < stage {
-        return Err(ImportError::BadValue("zero_optimization.stage".into(), "0, 1, 2 or 3"));
+        return Err(ImportError::BadValue("zero_optimization.stage".into(), Expected::ZeroStage));
     }
     file.parallel.zero_stage = stage as u8;
     file.parallel.overlap_grad_reduce = zero["overlap_comm"].as_bool().unwrap_or(false);
@@ -1324,8 +1366,9 @@ fn verl(text: &str, file: &mut PlanFile) -> Result<Reading, ImportError> {
             "actor_rollout_ref.rollout.tensor_model_parallel_size" => file.rl.rollout_tp = num(key, v)?,
             "actor_rollout_ref.rollout.max_num_seqs" => file.rl.max_num_seqs = num(key, v)?,
             "actor_rollout_ref.rollout.gpu_memory_utilization" => {
-                file.rl.gpu_memory_utilization =
-                    v.parse().map_err(|_| ImportError::BadValue(key.to_owned(), "a number in (0, 1]"))?;
+                file.rl.gpu_memory_utilization = v
+                    .parse()
+                    .map_err(|_| ImportError::BadValue(key.to_owned(), Expected::FractionUpToOne))?;
             }
             "actor_rollout_ref.model.enable_gradient_checkpointing" => {
                 file.recompute.granularity =
@@ -1571,7 +1614,7 @@ fn mindspeed_rl(map: &Hash, file: &mut PlanFile) -> Result<Reading, ImportError>
         match get(h, k) {
             None => Ok(None),
             Some(Yaml::Integer(n)) if 0 <= n && n <= i64::from(u32::MAX) => Ok(Some(n as u32)),
-            Some(_) => Err(ImportError::BadValue(format!("{sec}.{k}"), "a whole number")),
+            Some(_) => Err(ImportError::BadValue(format!("{sec}.{k}"), Expected::WholeNumber)),
         }
     };
     let flag = |h: &Hash, k: &str| matches!(get(h, k), Some(Yaml::Boolean(true)));
@@ -1598,7 +1641,7 @@ fn mindspeed_rl(map: &Hash, file: &mut PlanFile) -> Result<Reading, ImportError>
         Some(_) => {
             return Err(ImportError::BadValue(
                 "megatron_training.recompute_granularity".into(),
-                "full or selective",
+                Expected::FullOrSelective,
             ));
         }
     };
@@ -1673,7 +1716,7 @@ fn mindspeed_rl(map: &Hash, file: &mut PlanFile) -> Result<Reading, ImportError>
         Some(_) => {
             return Err(ImportError::BadValue(
                 "generate_config.gpu_memory_utilization".into(),
-                "a number in (0, 1]",
+                Expected::FractionUpToOne,
             ));
         }
     }
