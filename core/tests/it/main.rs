@@ -6,6 +6,7 @@ mod cli;
 mod compare;
 #[path = "../corpus/mod.rs"]
 mod corpus;
+mod cost;
 mod emit;
 mod flags;
 mod hardware;
