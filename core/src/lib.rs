@@ -37,6 +37,7 @@ pub mod report;
 pub mod rules;
 pub mod schedule;
 pub mod search;
+pub mod sweep;
 pub mod time;
 
 use std::collections::BTreeMap;

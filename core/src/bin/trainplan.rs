@@ -24,6 +24,9 @@ commands:
                          told and the keys not used or refused
   advise PLAN.json       tuning advice for a plan, each move with its computed effect, as JSON
   search PLAN.json       the fastest plans that fit, and the memory/speed Pareto front, as JSON
+  sweep PLAN.json [--max-nodes N]
+                         for 1, 2, 4, … N nodes (64 by default) and the plan's own: the longest
+                         sequence and the largest micro-batch that fit, with their speed, as JSON
   link PLAN.json         print the permalink fragment of a plan file
   import CONFIG.json     read an HF config.json; print the architecture and its parameter counts
   models                 list the model catalog as JSON
@@ -161,6 +164,26 @@ fn run() -> Result<(), String> {
             let path = one_path(&mut parser, "search needs a plan file (`-` for standard input)")?;
             let plan = read_plan(&path)?;
             print_json(&trainplan_core::search::search(&plan))
+        }
+        "sweep" => {
+            let (mut path, mut max_nodes) = (None, trainplan_core::sweep::DEFAULT_MAX_NODES);
+            while let Some(arg) = parser.next().map_err(|e| e.to_string())? {
+                match arg {
+                    Long("max-nodes") => {
+                        let text = parser.value().map_err(|e| e.to_string())?.string().map_err(|e| e.to_string())?;
+                        max_nodes = text
+                            .parse::<u32>()
+                            .ok()
+                            .filter(|n| (1..=trainplan_core::sweep::MAX_NODES_LIMIT).contains(n))
+                            .ok_or_else(|| format!("--max-nodes must be a whole number from 1 to 65536, not {text:?}"))?;
+                    }
+                    Value(v) if path.is_none() => path = Some(v.string().map_err(|e| e.to_string())?),
+                    arg => return Err(arg.unexpected().to_string()),
+                }
+            }
+            let path = path.ok_or("sweep needs a plan file (`-` for standard input)")?;
+            let plan = read_plan(&path)?;
+            print_json(&trainplan_core::sweep::sweep(&plan, max_nodes))
         }
         "link" => {
             let path = one_path(&mut parser, "link needs a plan file (`-` for standard input)")?;

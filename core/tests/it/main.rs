@@ -22,5 +22,6 @@ mod public;
 mod rules;
 mod schedule;
 mod search;
+mod sweep;
 mod tidy;
 mod time;
