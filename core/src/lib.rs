@@ -29,6 +29,7 @@ pub mod fixes;
 pub mod hardware;
 pub mod hf;
 pub mod layout;
+pub mod logparse;
 pub mod memory;
 pub mod model;
 pub mod permalink;

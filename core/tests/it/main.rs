@@ -13,6 +13,7 @@ mod hardware;
 mod hf;
 mod import_config;
 mod layout;
+mod logparse;
 mod memory;
 mod moe;
 mod params;
