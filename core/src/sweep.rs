@@ -46,6 +46,9 @@ pub struct SweepRow {
     /// Whether the plan's parallel sizes divide the devices (tp · pp · cp and pp · ep · etp); when
     /// not, nothing else is computed.
     pub layout_fits: bool,
+    /// Whether the global batch gives every data-parallel rank a sequence (global batch ≥ DP);
+    /// when not, nothing else is computed.
+    pub batch_fits: bool,
     /// The longest sequence that fits with the plan's micro-batch; `None` when not even one token
     /// does, or the sweep does not apply.
     pub seq_len: Option<Fit>,
@@ -84,9 +87,8 @@ pub enum Knob {
 pub fn sweep(plan: &Plan, max_nodes: u32) -> Sweep {
     let max_nodes = max_nodes.clamp(1, MAX_NODES_LIMIT);
     let own = plan.cluster.nodes.get();
-    let mut nodes: Vec<u32> = std::iter::successors(Some(1u32), |&n| n.checked_mul(2))
-        .take_while(|&n| n <= max_nodes)
-        .collect();
+    let mut nodes: Vec<u32> =
+        std::iter::successors(Some(1u32), |&n| n.checked_mul(2)).take_while(|&n| n <= max_nodes).collect();
     if !nodes.contains(&own) {
         nodes.push(own);
         nodes.sort_unstable();
@@ -109,14 +111,23 @@ fn row(plan: &Plan, facts: &ModelFacts, current: bool, seq_len_applies: bool) ->
     let layout = crate::layout::Layout::of(plan);
     let layout_fits = layout.tp * layout.pp * layout.cp * layout.dp == n_devices
         && layout.pp * layout.ep * layout.etp * layout.edp == n_devices;
-    let (seq_len, micro_batch) = match layout_fits {
+    let batch_fits = layout.dp <= u64::from(plan.batch.global_batch.get());
+    let (seq_len, micro_batch) = match layout_fits && batch_fits {
         true => (
             seq_len_applies.then(|| fit(plan, facts, Knob::SeqLen)).flatten(),
             fit(plan, facts, Knob::MicroBatch),
         ),
         false => (None, None),
     };
-    SweepRow { nodes: plan.cluster.nodes.get(), n_devices, current, layout_fits, seq_len, micro_batch }
+    SweepRow {
+        nodes: plan.cluster.nodes.get(),
+        n_devices,
+        current,
+        layout_fits,
+        batch_fits,
+        seq_len,
+        micro_batch,
+    }
 }
 
 /// The plan with `knob` set to `value`.

@@ -25,7 +25,9 @@ fn binary_search_equals_a_linear_scan() {
     let mut inside = 0;
     for text in PLANS {
         let p = plan(text);
-        for (knob, hi) in [(Knob::SeqLen, 4096), (Knob::MicroBatch, sweep::upper(&p, Knob::MicroBatch).min(64))] {
+        for (knob, hi) in
+            [(Knob::SeqLen, 4096), (Knob::MicroBatch, sweep::upper(&p, Knob::MicroBatch).min(64))]
+        {
             // The scan: every value from 1 to hi, in order; memory is monotone, so the fitting
             // values are a prefix.
             let fitting: Vec<bool> = (1..=hi).map(|v| sweep::fits(&p, knob, v)).collect();
@@ -93,4 +95,14 @@ fn rl_plans_sweep_the_micro_batch_only() {
     let s = sweep::sweep(&p, 2);
     assert!(!s.seq_len_applies);
     assert!(s.rows.iter().all(|r| r.seq_len.is_none()));
+}
+
+#[test]
+fn a_batch_smaller_than_the_data_parallel_size_is_marked() {
+    // 64 sequences a step: 8 nodes of 8 give each of the 64 ranks one; 16 nodes would leave half idle.
+    let p = plan(r#"{"model": "qwen2.5-7b"}"#);
+    for row in sweep::sweep(&p, 64).rows {
+        assert_eq!(row.batch_fits, row.n_devices <= 64, "{} devices", row.n_devices);
+        assert_eq!(row.micro_batch.is_some(), row.batch_fits, "{} devices", row.n_devices);
+    }
 }
