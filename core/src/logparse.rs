@@ -198,7 +198,8 @@ pub fn parse(text: &str) -> Result<LogSummary, LogError> {
     res.step_seconds = median(&samples[res.skipped..]);
     res.tflops_per_device = median(&tflops[warm_up(tflops.len())..]);
     res.peak_allocated_bytes = peak.map(|b| b.min(u64::MAX as f64 / 2.0) as u64);
-    let recognized = res.megatron_lines + res.memory_lines + res.hf_lines + res.progress_lines + res.verl_lines;
+    let recognized =
+        res.megatron_lines + res.memory_lines + res.hf_lines + res.progress_lines + res.verl_lines;
     match (recognized, res.step_seconds, res.peak_allocated_bytes) {
         (0, _, _) => Err(LogError::Unrecognized),
         (_, None, None) => Err(LogError::NothingToFit(res)),

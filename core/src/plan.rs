@@ -1118,7 +1118,13 @@ pub const BUDGET_TOKENS_MAX: u64 = 10_000_000_000_000_000;
 
 impl Default for BudgetFile {
     fn default() -> Self {
-        BudgetFile { tokens: 1_000_000_000_000, dataset_tokens: 0, epochs: 1.0, price_per_device_hour: 0.0, pue: 1.0 }
+        BudgetFile {
+            tokens: 1_000_000_000_000,
+            dataset_tokens: 0,
+            epochs: 1.0,
+            price_per_device_hour: 0.0,
+            pue: 1.0,
+        }
     }
 }
 
@@ -1142,10 +1148,16 @@ fn budget(b: &BudgetFile) -> Result<BudgetFile, PlanFileError> {
         return Err(PlanFileError::OutOfRange { field: "budget.tokens", expected: "from 1 to 10^16" });
     }
     if BUDGET_TOKENS_MAX < b.dataset_tokens {
-        return Err(PlanFileError::OutOfRange { field: "budget.dataset_tokens", expected: "from 0 to 10^16" });
+        return Err(PlanFileError::OutOfRange {
+            field: "budget.dataset_tokens",
+            expected: "from 0 to 10^16",
+        });
     }
     if !(b.epochs.is_finite() && 0.0 < b.epochs && b.epochs <= 10_000.0) {
-        return Err(PlanFileError::OutOfRange { field: "budget.epochs", expected: "more than 0 and at most 10000" });
+        return Err(PlanFileError::OutOfRange {
+            field: "budget.epochs",
+            expected: "more than 0 and at most 10000",
+        });
     }
     if !(b.price_per_device_hour.is_finite() && (0.0..=1e6).contains(&b.price_per_device_hour)) {
         return Err(PlanFileError::OutOfRange {

@@ -173,12 +173,15 @@ fn run() -> Result<(), String> {
             while let Some(arg) = parser.next().map_err(|e| e.to_string())? {
                 match arg {
                     Long("max-nodes") => {
-                        let text = parser.value().map_err(|e| e.to_string())?.string().map_err(|e| e.to_string())?;
+                        let text =
+                            parser.value().map_err(|e| e.to_string())?.string().map_err(|e| e.to_string())?;
                         max_nodes = text
                             .parse::<u32>()
                             .ok()
                             .filter(|n| (1..=trainplan_core::sweep::MAX_NODES_LIMIT).contains(n))
-                            .ok_or_else(|| format!("--max-nodes must be a whole number from 1 to 65536, not {text:?}"))?;
+                            .ok_or_else(|| {
+                                format!("--max-nodes must be a whole number from 1 to 65536, not {text:?}")
+                            })?;
                     }
                     Value(v) if path.is_none() => path = Some(v.string().map_err(|e| e.to_string())?),
                     arg => return Err(arg.unexpected().to_string()),
@@ -199,7 +202,9 @@ fn run() -> Result<(), String> {
             let [plan_path, log_path] = <[String; 2]>::try_from(paths)
                 .map_err(|_| "calibrate needs a plan file and a log file (`-` for standard input)")?;
             if plan_path == "-" && log_path == "-" {
-                return Err("calibrate reads at most one of the plan and the log from standard input".to_owned());
+                return Err(
+                    "calibrate reads at most one of the plan and the log from standard input".to_owned()
+                );
             }
             let plan = read_plan(&plan_path)?;
             let log = trainplan_core::logparse::parse(&read_input(&log_path)?)

@@ -51,7 +51,9 @@ fn pretraining_a_token_budget() {
         1.0,
         2.49,
     );
-    let r = evaluate(&plan(r#"{"model": "llama-3-8b", "cluster": {"nodes": 4}, "batch": {"global_batch": 512, "seq_len": 8192}}"#));
+    let r = evaluate(&plan(
+        r#"{"model": "llama-3-8b", "cluster": {"nodes": 4}, "batch": {"global_batch": 512, "seq_len": 8192}}"#,
+    ));
     assert_eq!(r.cost.steps, 238_419);
 }
 
@@ -143,7 +145,9 @@ fn the_budget_travels_in_the_file_and_the_link_and_is_checked() {
 #[test]
 fn the_extremes_stay_finite() {
     // The largest budget, price, PUE and power on the largest cluster, and the smallest budget.
-    for (budget, nodes, power) in [(r#""tokens": 10000000000000000"#, 65536, 100000), (r#""tokens": 1"#, 1, 0)] {
+    for (budget, nodes, power) in
+        [(r#""tokens": 10000000000000000"#, 65536, 100000), (r#""tokens": 1"#, 1, 0)]
+    {
         let text = format!(
             r#"{{"model": "gpt2", "cluster": {{"nodes": {nodes}}}, "budget": {{{budget}, "price_per_device_hour": 1000000, "pue": 5}},
                 "hardware": {{"custom": {{"memory_gb": 80, "bf16_tflops": 1000000, "memory_tb_per_s": 1000,
@@ -151,7 +155,9 @@ fn the_extremes_stay_finite() {
         );
         let c = evaluate(&plan(&text)).cost;
         assert!(1 <= c.steps, "{text}");
-        for x in [c.tokens_per_step, c.wall_seconds, c.device_hours, c.price.unwrap(), c.energy_kwh.unwrap_or(0.0)] {
+        for x in
+            [c.tokens_per_step, c.wall_seconds, c.device_hours, c.price.unwrap(), c.energy_kwh.unwrap_or(0.0)]
+        {
             assert!(x.is_finite() && 0.0 <= x, "{x}: {text}");
         }
     }

@@ -75,9 +75,8 @@ fn hf_trainer_progress_bar_and_summary() {
     let bar = [(1, "?it/s"), (2, "12.10s/it"), (3, "8.40s/it"), (4, "8.31s/it"), (5, "8.35s/it")]
         .map(|(i, rate)| format!("  {}%|██        | {i}/100 [00:{:02}<13:20, {rate}]", i, i * 8))
         .join("\r");
-    let log = format!(
-        "{bar}\n{{'loss': 1.4142, 'grad_norm': 0.7071, 'learning_rate': 1e-05, 'epoch': 0.05}}\n"
-    );
+    let log =
+        format!("{bar}\n{{'loss': 1.4142, 'grad_norm': 0.7071, 'learning_rate': 1e-05, 'epoch': 0.05}}\n");
     let s = logparse::parse(&log).unwrap();
     // Four rates (the first bar has none); the first left out; median of 8.40, 8.31, 8.35.
     assert_eq!((s.progress_lines, s.hf_lines, s.skipped), (4, 1, 1));
