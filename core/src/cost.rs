@@ -63,7 +63,7 @@ pub fn estimate(plan: &Plan, time: &StepTime) -> Cost {
         wall_seconds,
         device_hours,
         energy_kwh: (0.0 < watts).then(|| energy_kwh(device_hours, watts, budget.pue)),
-        price: (0.0 < budget.price_per_device_hour).then(|| device_hours * budget.price_per_device_hour),
+        price: (0.0 < budget.price_per_device_hour).then_some(device_hours * budget.price_per_device_hour),
     }
 }
 
