@@ -405,6 +405,7 @@ impl Default for CustomForm {
             devices_per_node: 8,
             scale_up_domain: None,
             gemm_efficiency_max: None,
+            board_power_w: None,
         })
     }
 }

@@ -68,6 +68,85 @@ fn significant(x: f64) -> String {
     }
 }
 
+/// A long duration in days (`12.3 days`, `12.3 天`) from two days on; shorter ones as [`seconds`].
+pub fn duration(x: f64, lang: Lang) -> String {
+    match x {
+        x if x.is_finite() && 2.0 * 86_400.0 <= x => {
+            let unit = match lang {
+                Lang::En => "days",
+                Lang::Zh => "天",
+            };
+            format!("{} {unit}", grouped(x / 86_400.0))
+        }
+        x => seconds(x),
+    }
+}
+
+/// Energy from kWh: `13.96 kWh`, `1.29 GWh`.
+pub fn energy_kwh(x: f64) -> String {
+    match x {
+        x if !x.is_finite() || x < 0.0 => "–".to_owned(),
+        x if x < 1e3 => format!("{} kWh", significant(x)),
+        x if x < 1e6 => format!("{} MWh", significant(x / 1e3)),
+        x => format!("{} GWh", grouped(x / 1e6)),
+    }
+}
+
+/// A non-negative amount (device-hours, a price) with three significant digits below 1,000 and
+/// separators above: `19.9`, `49.87` → `49.9`, `1234567.8` → `1,234,568`.
+pub fn amount(x: f64) -> String {
+    grouped(x)
+}
+
+/// Three significant digits below 1,000; a whole number with separators from there.
+fn grouped(x: f64) -> String {
+    match x {
+        x if !x.is_finite() || x < 0.0 => "–".to_owned(),
+        // The cast saturates (at 1.8 × 10^19, beyond any figure the core's limits allow).
+        x if 1000.0 <= x => count(x.round() as u64),
+        x => significant(x),
+    }
+}
+
+/// A count as short as it can be written exactly, for an input a user edits: `1000000000000` →
+/// `1T`, `2500000000` → `2.5B`, `1234` → `1234`; [`parse_count`] reads it back.
+pub fn count_typed(n: u64) -> String {
+    for (scale, unit) in [(1_000_000_000_000u64, "T"), (1_000_000_000, "B"), (1_000_000, "M")] {
+        if scale <= n && (unit == "T" || n / scale < 1000) && n.is_multiple_of(scale / 1000) {
+            let text = format!("{}.{:03}", n / scale, n % scale / (scale / 1000));
+            return format!("{}{unit}", text.trim_end_matches('0').trim_end_matches('.'));
+        }
+    }
+    n.to_string()
+}
+
+/// A count as people type it: `1T`, `1.5 T`, `300B`, `800M`, `20k`, `2e12`, `1,000,000`, `1 000`.
+/// `None` unless the result is a whole number from 1 to `max`.
+pub fn parse_count(text: &str, max: u64) -> Option<u64> {
+    let text: String = text.chars().filter(|c| !matches!(c, ',' | '_' | ' ' | '\u{a0}')).collect();
+    let (number, scale) = match text.char_indices().last() {
+        Some((i, c)) if c.is_ascii_alphabetic() && !text[..i].ends_with(['e', 'E']) => {
+            let scale = match c.to_ascii_uppercase() {
+                'K' => 1e3,
+                'M' => 1e6,
+                'B' | 'G' => 1e9,
+                'T' => 1e12,
+                'P' => 1e15,
+                _ => return None,
+            };
+            (&text[..i], scale)
+        }
+        _ => (text.as_str(), 1.0),
+    };
+    let x = number.parse::<f64>().ok()? * scale;
+    let n = x.round();
+    // Whole (to a part in 10^9, so `1.1T` is 1,100,000,000,000) and in range.
+    match x.is_finite() && 1.0 <= n && n <= max as f64 && (x - n).abs() <= 1e-9 * n.max(1.0) {
+        true => Some(n as u64),
+        false => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -106,5 +185,37 @@ mod tests {
         assert_eq!(seconds(5400.0), "1.5 h");
         assert_eq!(seconds(0.000_02), "20 µs");
         assert_eq!(seconds(f64::NAN), "–");
+    }
+
+    #[test]
+    fn durations_energies_amounts_and_typed_counts() {
+        assert_eq!(duration(3600.0, Lang::En), "1 h");
+        assert_eq!(duration(10.0 * 86_400.0, Lang::En), "10 days");
+        assert_eq!(duration(1234.5 * 86_400.0, Lang::Zh), "1,235 天");
+        assert_eq!(duration(f64::INFINITY, Lang::En), "–");
+        assert_eq!(energy_kwh(13.963), "14 kWh");
+        assert_eq!(energy_kwh(1_287_000.0), "1.29 GWh");
+        assert_eq!(energy_kwh(52_430.0), "52.4 MWh");
+        assert_eq!(amount(19.947), "19.9");
+        assert_eq!(amount(1_234_567.8), "1,234,568");
+        assert_eq!(amount(f64::NAN), "–");
+        assert_eq!(parse_count("1T", u64::MAX), Some(1_000_000_000_000));
+        assert_eq!(parse_count("1.5 t", u64::MAX), Some(1_500_000_000_000));
+        assert_eq!(parse_count("300B", u64::MAX), Some(300_000_000_000));
+        assert_eq!(parse_count("2e12", u64::MAX), Some(2_000_000_000_000));
+        assert_eq!(parse_count("1,000,000", u64::MAX), Some(1_000_000));
+        assert_eq!(parse_count("20k", u64::MAX), Some(20_000));
+        assert_eq!(parse_count("0.5", u64::MAX), None);
+        assert_eq!(parse_count("0", u64::MAX), None);
+        assert_eq!(parse_count("-3M", u64::MAX), None);
+        assert_eq!(parse_count("1x", u64::MAX), None);
+        assert_eq!(parse_count("", u64::MAX), None);
+        assert_eq!(parse_count("11", 10), None);
+        for n in [1_000_000_000_000, 2_500_000_000, 1_234, 40_000_000, 10_000_000_000_000_000, 1_000_001] {
+            assert_eq!(parse_count(&count_typed(n), u64::MAX), Some(n), "{}", count_typed(n));
+        }
+        assert_eq!(count_typed(1_000_000_000_000), "1T");
+        assert_eq!(count_typed(2_500_000_000), "2.5B");
+        assert_eq!(count_typed(1_000_001), "1000001");
     }
 }

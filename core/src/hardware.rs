@@ -53,6 +53,13 @@ pub struct Hardware {
     /// Links per device of a full-mesh scale-up fabric, where a group of n ranks reaches only n − 1
     /// of them (HCCS on Atlas 800T A2: 7); 0 where switches join the devices (NVSwitch, UB).
     pub mesh_links: u32,
+    /// Maximum board power (TDP), watts: what the device may draw at full load, the figure energy
+    /// estimates use (docs/cost.md); 0 when unknown (a custom device without one).
+    pub board_power_watts: f64,
+    /// Whether the board power is a public report or an estimate rather than the vendor's datasheet.
+    pub board_power_reported: bool,
+    /// Where the board power comes from.
+    pub board_power_source: String,
 }
 
 impl Hardware {
@@ -109,6 +116,25 @@ struct Row {
     reported: bool,
     source: &'static str,
     tuning: Tuning,
+    power: Power,
+}
+
+/// A device's maximum board power (TDP), watts, with its source: the vendor's datasheet, or a
+/// public report or estimate where the vendor publishes none.
+struct Power {
+    watts: f64,
+    reported: bool,
+    source: &'static str,
+}
+
+/// Board power from the vendor's datasheet.
+const fn datasheet(watts: f64, source: &'static str) -> Power {
+    Power { watts, reported: false, source }
+}
+
+/// Board power from a public report or an estimate (the page says so).
+const fn reported(watts: f64, source: &'static str) -> Power {
+    Power { watts, reported: true, source }
 }
 
 /// A device family's kernel and collective efficiencies (each figure's evidence is on its constant).
@@ -173,6 +199,10 @@ const ROWS: &[Row] = &[
         reported: false,
         source: "NVIDIA Tesla V100 datasheet (SXM2: 125 TFLOPS tensor, 900 GB/s HBM2, NVLink 300 GB/s); DGX-1 4 × 100 Gb/s IB; https://www.nvidia.com/en-us/data-center/v100/",
         tuning: NVIDIA,
+        power: datasheet(
+            300.0,
+            "NVIDIA Tesla V100 datasheet: SXM2 300 W max, https://www.nvidia.com/en-us/data-center/v100/",
+        ),
     },
     Row {
         id: "t4-16g",
@@ -191,6 +221,10 @@ const ROWS: &[Row] = &[
         reported: false,
         source: "NVIDIA T4 datasheet (65 TFLOPS FP16 mixed precision, 320 GB/s GDDR6, PCIe Gen3 x16 32 GB/s), https://www.nvidia.com/en-us/data-center/tesla-t4/",
         tuning: NVIDIA,
+        power: datasheet(
+            70.0,
+            "NVIDIA T4 datasheet: 70 W max, https://www.nvidia.com/en-us/data-center/tesla-t4/",
+        ),
     },
     Row {
         id: "a100-sxm-40g",
@@ -209,6 +243,10 @@ const ROWS: &[Row] = &[
         reported: false,
         source: "NVIDIA A100 datasheet, https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf; DGX A100 user guide (8 × 200 Gb/s HDR), https://docs.nvidia.com/dgx/dgxa100-user-guide/",
         tuning: NVIDIA,
+        power: datasheet(
+            400.0,
+            "NVIDIA A100 datasheet: SXM 400 W max TDP, https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf",
+        ),
     },
     Row {
         id: "a100-sxm-80g",
@@ -227,6 +265,10 @@ const ROWS: &[Row] = &[
         reported: false,
         source: "NVIDIA A100 datasheet, https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf; DGX A100 user guide (8 × 200 Gb/s HDR), https://docs.nvidia.com/dgx/dgxa100-user-guide/",
         tuning: NVIDIA,
+        power: datasheet(
+            400.0,
+            "NVIDIA A100 datasheet: SXM 400 W max TDP, https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf",
+        ),
     },
     Row {
         id: "a100-pcie-80g",
@@ -245,6 +287,10 @@ const ROWS: &[Row] = &[
         reported: false,
         source: "NVIDIA A100 datasheet (PCIe Gen4 x16 64 GB/s), https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf",
         tuning: NVIDIA,
+        power: datasheet(
+            300.0,
+            "NVIDIA A100 datasheet: PCIe 80GB 300 W max TDP, https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf",
+        ),
     },
     Row {
         id: "a800-sxm-80g",
@@ -263,6 +309,10 @@ const ROWS: &[Row] = &[
         reported: true,
         source: "A100 figures (https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf) with NVLink cut to 8 lanes, 400 GB/s (ArthurChiao, GPU 进阶笔记（一）, 2023, https://arthurchiao.art/blog/gpu-advanced-notes-1-zh/)",
         tuning: NVIDIA,
+        power: reported(
+            400.0,
+            "the A100 SXM figure (400 W, A100 datasheet); NVIDIA publishes no A800 datasheet",
+        ),
     },
     Row {
         id: "h100-sxm-80g",
@@ -281,6 +331,10 @@ const ROWS: &[Row] = &[
         reported: false,
         source: "NVIDIA H100 datasheet, https://resources.nvidia.com/en-us-tensor-core/nvidia-tensor-core-gpu-datasheet; DGX H100 user guide (8 × 400 Gb/s NDR), https://docs.nvidia.com/dgx/dgxh100-user-guide/",
         tuning: NVIDIA,
+        power: datasheet(
+            700.0,
+            "NVIDIA H100 datasheet: SXM up to 700 W max TDP, https://resources.nvidia.com/en-us-tensor-core/nvidia-tensor-core-gpu-datasheet",
+        ),
     },
     Row {
         id: "h100-pcie-80g",
@@ -299,6 +353,10 @@ const ROWS: &[Row] = &[
         reported: false,
         source: "NVIDIA H100 datasheet (PCIe Gen5 128 GB/s), https://resources.nvidia.com/en-us-tensor-core/nvidia-tensor-core-gpu-datasheet",
         tuning: NVIDIA,
+        power: datasheet(
+            350.0,
+            "NVIDIA H100 datasheet: PCIe 300–350 W max TDP (the upper figure), https://resources.nvidia.com/en-us-tensor-core/nvidia-tensor-core-gpu-datasheet",
+        ),
     },
     Row {
         id: "h800-sxm-80g",
@@ -317,6 +375,10 @@ const ROWS: &[Row] = &[
         reported: true,
         source: "H100 figures (https://resources.nvidia.com/en-us-tensor-core/nvidia-tensor-core-gpu-datasheet) with NVLink 400 GB/s, https://github.com/deepseek-ai/DeepSeek-V3/issues/28",
         tuning: NVIDIA,
+        power: reported(
+            700.0,
+            "the H100 SXM figure (700 W, H100 datasheet); NVIDIA publishes no H800 datasheet",
+        ),
     },
     Row {
         id: "h200-sxm-141g",
@@ -335,6 +397,10 @@ const ROWS: &[Row] = &[
         reported: false,
         source: "NVIDIA H200 product page, https://www.nvidia.com/en-us/data-center/h200/",
         tuning: NVIDIA,
+        power: datasheet(
+            700.0,
+            "NVIDIA H200 product page: SXM up to 700 W max TDP, https://www.nvidia.com/en-us/data-center/h200/",
+        ),
     },
     Row {
         id: "h20-96g",
@@ -353,6 +419,10 @@ const ROWS: &[Row] = &[
         reported: true,
         source: "public spec reports, e.g. https://willitrunai.com/gpus/h20-96gb (no NVIDIA datasheet); 400G × 8 RoCE, https://github.com/NVIDIA/nccl-tests/issues/367",
         tuning: NVIDIA,
+        power: reported(
+            400.0,
+            "public spec reports, e.g. https://willitrunai.com/gpus/h20-96gb (no NVIDIA datasheet)",
+        ),
     },
     Row {
         id: "b200-180g",
@@ -371,6 +441,10 @@ const ROWS: &[Row] = &[
         reported: true,
         source: "HGX B200 at 1000 W, https://www.glennklockwood.com/garden/processors/B200 (Vultr HGX B200 overview: 179 GB visible); DGX B200 user guide, https://docs.nvidia.com/dgx/dgxb200-user-guide/",
         tuning: NVIDIA,
+        power: reported(
+            1000.0,
+            "HGX B200 configured to 1000 W per GPU, https://www.glennklockwood.com/garden/processors/B200; DGX B200 user guide, https://docs.nvidia.com/dgx/dgxb200-user-guide/",
+        ),
     },
     Row {
         id: "gb200-186g",
@@ -389,6 +463,10 @@ const ROWS: &[Row] = &[
         reported: false,
         source: "NVIDIA GB200 NVL72 datasheet ÷ 72 GPUs (360 PF BF16 sparse, 13.4 TB HBM3e, 576 TB/s, NVLink 130 TB/s); 4 GPUs per compute tray; https://www.nvidia.com/en-us/data-center/gb200-nvl72/",
         tuning: NVIDIA,
+        power: reported(
+            1200.0,
+            "GB200 variant of B200 configured to 1200 W, https://www.glennklockwood.com/garden/processors/B200 (the NVL72 datasheet gives no per-GPU figure)",
+        ),
     },
     Row {
         id: "gb300-288g",
@@ -407,6 +485,10 @@ const ROWS: &[Row] = &[
         reported: false,
         source: "NVIDIA GB300 NVL72 datasheet ÷ 72 GPUs (360 PF BF16 sparse, 20.7 TB HBM3e, 576 TB/s, NVLink 130 TB/s, ConnectX-8 800 Gb/s), https://www.nvidia.com/en-us/data-center/gb300-nvl72/",
         tuning: NVIDIA,
+        power: reported(
+            1400.0,
+            "estimate: public reports of 1400 W per Blackwell Ultra GPU in GB300 NVL72 (the NVL72 datasheet gives no per-GPU figure), https://www.nvidia.com/en-us/data-center/gb300-nvl72/",
+        ),
     },
     Row {
         id: "l40s-48g",
@@ -425,6 +507,10 @@ const ROWS: &[Row] = &[
         reported: false,
         source: "NVIDIA L40S product page (no NVLink; PCIe Gen4 x16), https://www.nvidia.com/en-us/data-center/l40s/",
         tuning: NVIDIA,
+        power: datasheet(
+            350.0,
+            "NVIDIA L40S product page: 350 W max power, https://www.nvidia.com/en-us/data-center/l40s/",
+        ),
     },
     Row {
         id: "rtx-4090-24g",
@@ -443,6 +529,10 @@ const ROWS: &[Row] = &[
         reported: false,
         source: "NVIDIA Ada Lovelace architecture whitepaper (FP32 accumulate; no NVLink, P2P disabled), https://images.nvidia.com/aem-dam/Solutions/geforce/ada/nvidia-ada-gpu-architecture.pdf",
         tuning: NVIDIA,
+        power: datasheet(
+            450.0,
+            "NVIDIA GeForce RTX 4090 specifications: 450 W total graphics power, https://www.nvidia.com/en-us/geforce/graphics-cards/40-series/rtx-4090/",
+        ),
     },
     Row {
         id: "ascend-910a",
@@ -461,6 +551,10 @@ const ROWS: &[Row] = &[
         reported: true,
         source: "Huawei Ascend 910 launch, 2019-08-23 (256 TFLOPS FP16), and Hot Chips 31 talk DaVinci: A Scalable Architecture for Neural Network Computing (3 × 240 Gb/s HCCS, 2 × 100 GbE); no bf16, https://github.com/vllm-project/vllm-ascend/issues/9294",
         tuning: ASCEND_910A,
+        power: reported(
+            310.0,
+            "Huawei Ascend 910 launch, 2019-08-23: 310 W max power consumption (an announcement, no datasheet)",
+        ),
     },
     Row {
         id: "ascend-910b1",
@@ -479,6 +573,10 @@ const ROWS: &[Row] = &[
         reported: true,
         source: "community spec tables (ArthurChiao, GPU 进阶笔记（二）, 2023: HCCS 7 × 56 GB/s, https://arthurchiao.art/blog/gpu-advanced-notes-2-zh/); no Huawei datasheet",
         tuning: ASCEND_910B,
+        power: reported(
+            400.0,
+            "estimate: 400 W as commonly reported for the Atlas 800T A2's NPUs; no Huawei datasheet",
+        ),
     },
     Row {
         id: "ascend-910b2",
@@ -497,6 +595,10 @@ const ROWS: &[Row] = &[
         reported: true,
         source: "community spec tables, https://arthurchiao.art/blog/gpu-advanced-notes-2-zh/; measured 315 TFLOPS BF16 GEMM, https://github.com/zzc0721/torch-performance-test-data/issues/109; no Huawei datasheet",
         tuning: ASCEND_910B,
+        power: reported(
+            400.0,
+            "estimate: 400 W as commonly reported for the Atlas 800T A2's NPUs; no Huawei datasheet",
+        ),
     },
     Row {
         id: "ascend-910b3",
@@ -515,6 +617,10 @@ const ROWS: &[Row] = &[
         reported: true,
         source: "community spec tables, https://arthurchiao.art/blog/gpu-advanced-notes-2-zh/; no Huawei datasheet",
         tuning: ASCEND_910B,
+        power: reported(
+            400.0,
+            "estimate: 400 W as commonly reported for the Atlas 800T A2's NPUs; no Huawei datasheet",
+        ),
     },
     Row {
         id: "ascend-910b4",
@@ -533,6 +639,10 @@ const ROWS: &[Row] = &[
         reported: true,
         source: "32 GB: https://github.com/vllm-project/vllm-ascend/issues/129, https://github.com/vllm-project/vllm-ascend/issues/8746; community spec tables, https://arthurchiao.art/blog/gpu-advanced-notes-2-zh/; no Huawei datasheet",
         tuning: ASCEND_910B,
+        power: reported(
+            350.0,
+            "estimate: a 910B4 runs at a lower power than the B1–B3 (reported 350 W); no Huawei datasheet",
+        ),
     },
     Row {
         id: "ascend-910c",
@@ -551,6 +661,10 @@ const ROWS: &[Row] = &[
         reported: true,
         source: "CloudMatrix384 paper, https://arxiv.org/abs/2506.12708: 2 dies per package, 752 TFLOPS BF16 and 128 GB per package; 16 dies per node, https://www.hiascend.com/document/detail/en/mindcluster/730/clustersched/schedulingug/dl_affinity_0007.html",
         tuning: ASCEND_910C,
+        power: reported(
+            400.0,
+            "estimate: one die of a two-die package, taken at the 910B's reported 400 W; no Huawei datasheet gives the package's power",
+        ),
     },
 ];
 
@@ -585,5 +699,8 @@ fn from_row(r: &Row) -> Hardware {
         collective_eff: r.tuning.collective_eff,
         collective_latency_seconds: r.tuning.collective_latency_seconds,
         mesh_links: r.tuning.mesh_links,
+        board_power_watts: r.power.watts,
+        board_power_reported: r.power.reported,
+        board_power_source: r.power.source.to_owned(),
     }
 }

@@ -23,11 +23,13 @@
 pub mod advice;
 pub mod catalog;
 pub mod compare;
+pub mod cost;
 pub mod emit;
 pub mod fixes;
 pub mod hardware;
 pub mod hf;
 pub mod layout;
+pub mod logparse;
 pub mod memory;
 pub mod model;
 pub mod permalink;
@@ -36,6 +38,7 @@ pub mod report;
 pub mod rules;
 pub mod schedule;
 pub mod search;
+pub mod sweep;
 pub mod time;
 
 use std::collections::BTreeMap;
@@ -118,6 +121,7 @@ pub fn evaluate(plan: &Plan) -> Report {
             efficiency_scale: plan.calibration.efficiency(),
             memory_offset_mib: plan.calibration.memory_offset_mib.unwrap_or(0.0),
         },
+        cost: cost_report(plan, &time),
         findings: {
             let mut rules = rules::check(plan, &mem);
             fixes::converge(plan, &mut rules);
@@ -164,6 +168,24 @@ pub fn calibrate(
         res.memory_offset_mib = Some(offset_mib.clamp(-1e6, 1e6));
     }
     res
+}
+
+fn cost_report(plan: &Plan, time: &time::StepTime) -> report::CostReport {
+    let c = cost::estimate(plan, time);
+    let hw = &plan.hardware.hw;
+    report::CostReport {
+        budget_tokens: c.budget_tokens,
+        tokens_per_step: c.tokens_per_step,
+        steps: c.steps,
+        wall_seconds: c.wall_seconds,
+        device_hours: c.device_hours,
+        board_power_watts: hw.board_power_watts,
+        board_power_reported: hw.board_power_reported,
+        pue: plan.budget.pue,
+        energy_kwh: c.energy_kwh,
+        price_per_device_hour: plan.budget.price_per_device_hour,
+        price: c.price,
+    }
 }
 
 fn time_report(t: &time::StepTime) -> report::TimeReport {

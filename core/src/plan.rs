@@ -58,6 +58,8 @@ pub struct Plan {
     pub calibration: CalibrationFile,
     /// Paths and addresses the launch files name (validated: no control characters).
     pub launch: LaunchFile,
+    /// The run's token budget and prices, for the time and cost to train (validated; docs/cost.md).
+    pub budget: BudgetFile,
 }
 
 /// The model, as chosen and as read.
@@ -631,6 +633,10 @@ pub struct CustomDevice {
     /// 0.69 Ascend; docs/time.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gemm_efficiency_max: Option<f64>,
+    /// Maximum board power (TDP), W, for the energy estimate (docs/cost.md); unknown when omitted,
+    /// and then no energy is estimated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub board_power_w: Option<f64>,
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -693,6 +699,10 @@ pub struct PlanFile {
     /// Paths and addresses for the launch files; each framework's usual placeholder when empty.
     #[serde(default)]
     pub launch: LaunchFile,
+    /// The tokens to train and the prices, for the time and cost to train (docs/cost.md); 10^12
+    /// tokens, no price, when omitted (not written then).
+    #[serde(default, skip_serializing_if = "BudgetFile::is_default")]
+    pub budget: BudgetFile,
 }
 
 /// The model field: an id or a config.
@@ -1080,6 +1090,87 @@ pub struct LaunchFile {
     pub master_port: u16,
 }
 
+/// The run as a whole, as written: how many tokens it trains on, and what a device-hour and the
+/// facility cost (docs/cost.md). Each figure is documented with its default.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct BudgetFile {
+    /// Tokens to train on (pretraining: the corpus budget, 10^12 = 1T); used when
+    /// `dataset_tokens` is 0. 10^12 when omitted, from 1 to [`BUDGET_TOKENS_MAX`].
+    pub tokens: u64,
+    /// Tokens in one pass over the fine-tuning dataset; with it the budget is `epochs` ×
+    /// `dataset_tokens`. 0 (none) when omitted.
+    pub dataset_tokens: u64,
+    /// Passes over the dataset (HF `num_train_epochs`, fractions allowed), more than 0 and at
+    /// most 10,000; 1 when omitted.
+    pub epochs: f64,
+    /// Price of one device-hour, in any currency, from 0 to 10^6; 0 (no price, no cost shown)
+    /// when omitted.
+    pub price_per_device_hour: f64,
+    /// Power usage effectiveness: the facility's power over the IT equipment's, from 1 to 5; 1
+    /// (the devices' own power only) when omitted.
+    pub pue: f64,
+}
+
+/// The largest token budget a plan takes: 10^16, far beyond any published run (Llama 3 trained on
+/// some 1.5 × 10^13 tokens), and exact in f64.
+pub const BUDGET_TOKENS_MAX: u64 = 10_000_000_000_000_000;
+
+impl Default for BudgetFile {
+    fn default() -> Self {
+        BudgetFile {
+            tokens: 1_000_000_000_000,
+            dataset_tokens: 0,
+            epochs: 1.0,
+            price_per_device_hour: 0.0,
+            pue: 1.0,
+        }
+    }
+}
+
+impl BudgetFile {
+    /// Whether every setting is at its default (the plan file then leaves the section out).
+    pub fn is_default(&self) -> bool {
+        *self == BudgetFile::default()
+    }
+
+    /// The tokens the run trains on: `epochs` × `dataset_tokens` with a dataset size, else `tokens`.
+    pub fn budget_tokens(&self) -> f64 {
+        match self.dataset_tokens {
+            0 => self.tokens as f64,
+            n => self.epochs * n as f64,
+        }
+    }
+}
+
+fn budget(b: &BudgetFile) -> Result<BudgetFile, PlanFileError> {
+    if !(1..=BUDGET_TOKENS_MAX).contains(&b.tokens) {
+        return Err(PlanFileError::OutOfRange { field: "budget.tokens", expected: "from 1 to 10^16" });
+    }
+    if BUDGET_TOKENS_MAX < b.dataset_tokens {
+        return Err(PlanFileError::OutOfRange {
+            field: "budget.dataset_tokens",
+            expected: "from 0 to 10^16",
+        });
+    }
+    if !(b.epochs.is_finite() && 0.0 < b.epochs && b.epochs <= 10_000.0) {
+        return Err(PlanFileError::OutOfRange {
+            field: "budget.epochs",
+            expected: "more than 0 and at most 10000",
+        });
+    }
+    if !(b.price_per_device_hour.is_finite() && (0.0..=1e6).contains(&b.price_per_device_hour)) {
+        return Err(PlanFileError::OutOfRange {
+            field: "budget.price_per_device_hour",
+            expected: "from 0 to 1000000",
+        });
+    }
+    if !(b.pue.is_finite() && (1.0..=5.0).contains(&b.pue)) {
+        return Err(PlanFileError::OutOfRange { field: "budget.pue", expected: "from 1 to 5" });
+    }
+    Ok(*b)
+}
+
 /// Longest text a launch field takes.
 pub const LAUNCH_TEXT_MAX: usize = 4096;
 
@@ -1346,6 +1437,7 @@ impl Plan {
             overheads: *o,
             calibration: calibration(&file.calibration)?,
             launch: launch(&file.launch)?,
+            budget: budget(&file.budget)?,
         })
     }
 
@@ -1465,6 +1557,7 @@ impl Plan {
             overheads: self.overheads,
             calibration: self.calibration,
             launch: self.launch.clone(),
+            budget: self.budget,
         }
     }
 
@@ -1496,6 +1589,7 @@ impl PlanFile {
             overheads: OverheadsFile::default(),
             calibration: CalibrationFile::default(),
             launch: LaunchFile::default(),
+            budget: BudgetFile::default(),
         }
     }
 }
@@ -1774,6 +1868,12 @@ fn custom_hardware(c: &CustomDevice) -> Result<Hardware, PlanFileError> {
         collective_eff,
         collective_latency_seconds,
         mesh_links: 0,
+        board_power_watts: match c.board_power_w {
+            Some(x) => range(x, 0.0, 100_000.0, "hardware.custom.board_power_w", "from 0 to 100000 W")?,
+            None => 0.0,
+        },
+        board_power_reported: true,
+        board_power_source: "entered by the user".to_owned(),
     })
 }
 

@@ -29,6 +29,8 @@ pub struct Report {
     pub schedule: ScheduleReport,
     /// The calibration in effect (1 and 0 when none was fitted).
     pub calibration: CalibrationReport,
+    /// Time, device-hours, energy and price of training the plan's token budget (docs/cost.md).
+    pub cost: CostReport,
     /// What the plan should know: warnings from reading the model, and (later) every rule it breaks.
     pub findings: Vec<Finding>,
 }
@@ -214,6 +216,36 @@ pub struct CalibrationReport {
     pub efficiency_scale: f64,
     /// Added to each device's runtime overhead, MiB.
     pub memory_offset_mib: f64,
+}
+
+/// Training the plan's token budget (docs/cost.md; `crate::cost::estimate`).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CostReport {
+    /// Tokens trained: `budget.tokens`, or `budget.epochs` × `budget.dataset_tokens`.
+    pub budget_tokens: f64,
+    /// Tokens per optimizer step.
+    pub tokens_per_step: f64,
+    /// Optimizer steps: the budget over the tokens per step, rounded up.
+    pub steps: u64,
+    /// Wall-clock time of those steps, seconds.
+    pub wall_seconds: f64,
+    /// Devices × wall-clock hours.
+    pub device_hours: f64,
+    /// The device's maximum board power (TDP), W; 0 when unknown.
+    pub board_power_watts: f64,
+    /// Whether the board power is a public report or an estimate rather than a datasheet figure.
+    pub board_power_reported: bool,
+    /// The facility's power usage effectiveness applied to the energy.
+    pub pue: f64,
+    /// Energy at board power × PUE, kWh: the devices only (no hosts, network or storage); left out
+    /// when the board power is unknown.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub energy_kwh: Option<f64>,
+    /// Price per device-hour given by the plan (any currency); 0 when none.
+    pub price_per_device_hour: f64,
+    /// Device-hours × the price; left out when the plan gives no price.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub price: Option<f64>,
 }
 
 /// Step time and throughput (docs/time.md).

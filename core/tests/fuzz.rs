@@ -166,6 +166,11 @@ fn check_report(report: &Report, typed: &[String]) -> Result<(), TestCaseError> 
         report.schedule.bubble_fraction,
         report.calibration.efficiency_scale,
         report.calibration.memory_offset_mib,
+        report.cost.tokens_per_step,
+        report.cost.wall_seconds,
+        report.cost.device_hours,
+        report.cost.energy_kwh.unwrap_or(0.0),
+        report.cost.price.unwrap_or(0.0),
     ];
     if direct.iter().any(|x| !x.is_finite()) {
         bad.push(format!("a time figure is not finite: {direct:?}"));
@@ -678,6 +683,7 @@ fn hardware_field() -> BoxedStrategy<HardwareField> {
                     devices_per_node,
                     scale_up_domain: None,
                     gemm_efficiency_max: None,
+                    board_power_w: None,
                 },
             }
         });

@@ -4,16 +4,19 @@
 mod advice_panel;
 pub mod app;
 mod compare_panel;
+mod cost_panel;
 mod findings_panel;
 mod hardware_picker;
 mod header;
 mod launch_panel;
+mod log_calibration;
 mod memory_chart;
 mod model_picker;
 mod params_panel;
 mod plan_form;
 pub(crate) use plan_form::method_key;
 mod search_panel;
+mod sweep_panel;
 mod time_panel;
 
 use leptos::prelude::*;

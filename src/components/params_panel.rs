@@ -6,11 +6,13 @@ use trainplan_core::{Plan, Report};
 
 use crate::components::advice_panel::AdvicePanel;
 use crate::components::compare_panel::ComparePanel;
+use crate::components::cost_panel::CostPanel;
 use crate::components::findings_panel::FindingsPanel;
 use crate::components::launch_panel::LaunchPanel;
 use crate::components::memory_chart::MemoryPanel;
 use crate::components::plan_form::method_key;
 use crate::components::search_panel::SearchPanel;
+use crate::components::sweep_panel::SweepPanel;
 use crate::components::time_panel::TimePanel;
 use crate::components::{use_lang, use_tr};
 use crate::form::{FormError, PlanForm};
@@ -143,6 +145,7 @@ pub fn ParamsPanel(
                     <AdvicePanel form=form plan=settled />
                 </div>
                 <SearchPanel form=form plan=plan report=report />
+                <SweepPanel plan=plan />
                 <LaunchPanel form=form plan=settled report=settled_report />
                 <h2>{move || tr(Key::params_title)}</h2>
                 <div class="headline">
@@ -204,6 +207,7 @@ pub fn ParamsPanel(
                 </table>
 
                 <TimePanel report=report />
+                <CostPanel form=form report=report />
                 <MemoryPanel report=report />
                 <h2>{move || tr(Key::weights_title)}</h2>
                 <div class="headline">

@@ -351,6 +351,7 @@ pub fn PlanFormPanel(
                 </section>
             </Show>
             <CalibrationPanel form=form plan=plan />
+            <crate::components::log_calibration::LogCalibration form=form plan=plan />
         </div>
     }
 }

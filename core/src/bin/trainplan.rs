@@ -24,6 +24,12 @@ commands:
                          told and the keys not used or refused
   advise PLAN.json       tuning advice for a plan, each move with its computed effect, as JSON
   search PLAN.json       the fastest plans that fit, and the memory/speed Pareto front, as JSON
+  sweep PLAN.json [--max-nodes N]
+                         for 1, 2, 4, … N nodes (64 by default) and the plan's own: the longest
+                         sequence and the largest micro-batch that fit, with their speed, as JSON
+  calibrate PLAN.json LOG
+                         read a Megatron-LM, MindSpeed-LLM, HF Trainer or VeRL log (`-` for standard
+                         input) and print the plan's fitted `calibration` block as JSON
   link PLAN.json         print the permalink fragment of a plan file
   import CONFIG.json     read an HF config.json; print the architecture and its parameter counts
   models                 list the model catalog as JSON
@@ -161,6 +167,50 @@ fn run() -> Result<(), String> {
             let path = one_path(&mut parser, "search needs a plan file (`-` for standard input)")?;
             let plan = read_plan(&path)?;
             print_json(&trainplan_core::search::search(&plan))
+        }
+        "sweep" => {
+            let (mut path, mut max_nodes) = (None, trainplan_core::sweep::DEFAULT_MAX_NODES);
+            while let Some(arg) = parser.next().map_err(|e| e.to_string())? {
+                match arg {
+                    Long("max-nodes") => {
+                        let text =
+                            parser.value().map_err(|e| e.to_string())?.string().map_err(|e| e.to_string())?;
+                        max_nodes = text
+                            .parse::<u32>()
+                            .ok()
+                            .filter(|n| (1..=trainplan_core::sweep::MAX_NODES_LIMIT).contains(n))
+                            .ok_or_else(|| {
+                                format!("--max-nodes must be a whole number from 1 to 65536, not {text:?}")
+                            })?;
+                    }
+                    Value(v) if path.is_none() => path = Some(v.string().map_err(|e| e.to_string())?),
+                    arg => return Err(arg.unexpected().to_string()),
+                }
+            }
+            let path = path.ok_or("sweep needs a plan file (`-` for standard input)")?;
+            let plan = read_plan(&path)?;
+            print_json(&trainplan_core::sweep::sweep(&plan, max_nodes))
+        }
+        "calibrate" => {
+            let mut paths = Vec::new();
+            while let Some(arg) = parser.next().map_err(|e| e.to_string())? {
+                match arg {
+                    Value(v) if paths.len() < 2 => paths.push(v.string().map_err(|e| e.to_string())?),
+                    arg => return Err(arg.unexpected().to_string()),
+                }
+            }
+            let [plan_path, log_path] = <[String; 2]>::try_from(paths)
+                .map_err(|_| "calibrate needs a plan file and a log file (`-` for standard input)")?;
+            if plan_path == "-" && log_path == "-" {
+                return Err(
+                    "calibrate reads at most one of the plan and the log from standard input".to_owned()
+                );
+            }
+            let plan = read_plan(&plan_path)?;
+            let log = trainplan_core::logparse::parse(&read_input(&log_path)?)
+                .map_err(|e| format!("{log_path}: {e}"))?;
+            eprintln!("trainplan: {log_path}: {}", log.recognized());
+            print_json(&trainplan_core::logparse::calibrate(&plan, &log))
         }
         "link" => {
             let path = one_path(&mut parser, "link needs a plan file (`-` for standard input)")?;

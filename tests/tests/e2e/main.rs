@@ -4,6 +4,8 @@
 //! provides both. Screenshots land in `target/screenshots/`. A flow that grows its own helpers gets a
 //! module file beside this one.
 
+mod extras;
+
 use thirtyfour::prelude::*;
 use trainplan_e2e::{Chromedriver, Page, browser, browser_downloading_to, repo_root, serve_dir};
 

@@ -1,0 +1,277 @@
+//! Calibration from a pasted training log: the step times and peak memory a run printed, read from
+//! the lines Megatron-LM, MindSpeed-LLM, HF Trainer (and LLaMA-Factory, which prints through it) and
+//! VeRL write, then fitted with [`crate::calibrate`] (docs/time.md "Calibration").
+//!
+//! The first step times of a run include start-up work (CUDA/CANN context and kernel compilation,
+//! the allocator's first growth, NCCL/HCCL communicator set-up, the data loader's first batches), so
+//! the first tenth of the samples, and always the first, are left out when there are two or more;
+//! the median of the rest is the step time, robust to the odd slow step (a checkpoint save, an
+//! evaluation). The peak is the largest "max allocated" any rank printed.
+//!
+//! Each pattern names the framework file whose format string prints it.
+
+use std::fmt;
+
+use crate::plan::{CalibrationFile, Plan};
+
+/// What a pasted log gave.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LogSummary {
+    /// Megatron-LM / MindSpeed-LLM iteration lines.
+    pub megatron_lines: usize,
+    /// Memory reports (Megatron `report_memory`, MindSpeed-LLM FSDP2, VeRL `perf/max_memory_*`).
+    pub memory_lines: usize,
+    /// HF Trainer log dictionaries (`{'loss': …}`, `{'train_runtime': …}`).
+    pub hf_lines: usize,
+    /// Progress-bar rates (`2.50s/it`, `1.23it/s`).
+    pub progress_lines: usize,
+    /// VeRL metrics lines (`step:N - …`).
+    pub verl_lines: usize,
+    /// Step times found, warm-up included.
+    pub step_samples: usize,
+    /// Step times left out as warm-up.
+    pub skipped: usize,
+    /// The median step time after warm-up, seconds.
+    pub step_seconds: Option<f64>,
+    /// The largest peak allocation any rank printed, bytes (PyTorch's `max_memory_allocated`).
+    pub peak_allocated_bytes: Option<u64>,
+    /// Megatron's `throughput per GPU (TFLOP/s/GPU)`, median after warm-up, where printed.
+    pub tflops_per_device: Option<f64>,
+}
+
+/// Why a log gives nothing to fit.
+#[derive(Clone, Debug, PartialEq)]
+pub enum LogError {
+    /// Occurs when no line is one of the formats this reader knows.
+    Unrecognized,
+    /// Occurs when lines were recognized (say, HF loss lines) but none gives a step time or a peak
+    /// memory; the summary says what was found.
+    NothingToFit(LogSummary),
+}
+
+impl fmt::Display for LogError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LogError::Unrecognized => write!(
+                f,
+                "no training log lines recognized: paste Megatron-LM or MindSpeed-LLM `iteration … | elapsed time per iteration (ms): …` lines, HF Trainer or LLaMA-Factory output (`{{'train_runtime': …}}` or a progress bar's `s/it`), or VeRL `step:N - timing_s/step:…` lines"
+            ),
+            LogError::NothingToFit(s) => write!(
+                f,
+                "recognized {} but no step time or peak memory: paste the lines with `elapsed time per iteration`, `s/it`, `train_runtime`, `timing_s/step` or `max allocated`",
+                s.recognized()
+            ),
+        }
+    }
+}
+
+impl std::error::Error for LogError {}
+
+impl LogSummary {
+    /// What was recognized, in words: `3 Megatron iteration lines, 1 memory report`.
+    pub fn recognized(&self) -> String {
+        let parts: Vec<String> = [
+            (self.megatron_lines, "Megatron iteration line"),
+            (self.memory_lines, "memory report"),
+            (self.hf_lines, "HF Trainer log line"),
+            (self.progress_lines, "progress-bar rate"),
+            (self.verl_lines, "VeRL metrics line"),
+        ]
+        .into_iter()
+        .filter(|&(n, _)| 0 < n)
+        .map(|(n, what)| format!("{n} {what}{}", if n == 1 { "" } else { "s" }))
+        .collect();
+        match parts.is_empty() {
+            true => "nothing".to_owned(),
+            false => parts.join(", "),
+        }
+    }
+}
+
+/// Reads a pasted log.
+///
+/// # Errors
+///
+/// [`LogError::Unrecognized`] when no line is a known format; [`LogError::NothingToFit`] when
+/// the recognized lines give neither a step time nor a peak memory.
+///
+/// ```
+/// let log = "\
+///  [2025-01-01 10:00:00] iteration       10/     500 | consumed samples:          640 | elapsed time per iteration (ms): 9100.0 |
+///  [2025-01-01 10:01:00] iteration       20/     500 | consumed samples:         1280 | elapsed time per iteration (ms): 6200.0 |
+///  [2025-01-01 10:02:00] iteration       30/     500 | consumed samples:         1920 | elapsed time per iteration (ms): 6000.0 |";
+/// let s = trainplan_core::logparse::parse(log)?;
+/// // The first interval is warm-up; the median of the other two.
+/// assert_eq!((s.skipped, s.step_seconds), (1, Some(6.1)));
+/// # Ok::<(), trainplan_core::logparse::LogError>(())
+/// ```
+pub fn parse(text: &str) -> Result<LogSummary, LogError> {
+    let mut res = LogSummary::default();
+    // Per-step times (Megatron, VeRL), progress-bar rates, and HF's whole-run average.
+    let (mut steps, mut rates, mut run_average) = (Vec::new(), Vec::new(), None);
+    let mut tflops = Vec::new();
+    let mut peak: Option<f64> = None;
+    let mut note_peak = |bytes: f64| {
+        if bytes.is_finite() && 0.0 < bytes {
+            peak = Some(peak.map_or(bytes, |p: f64| p.max(bytes)));
+        }
+    };
+    // Progress bars redraw with carriage returns: each redraw is its own line.
+    for line in text.split(['\n', '\r']) {
+        // Megatron-LM `megatron/training/training.py` `training_log` (core_v0.19.0):
+        // ' iteration {:8d}/{:8d} |' … ' elapsed time per iteration (ms): {:.1f} |' and, with
+        // --log-throughput, ' throughput per GPU (TFLOP/s/GPU): {throughput:.1f} |'. MindSpeed-LLM
+        // prints the same (`mindspeed_llm/training/training.py` at c77308a1), its FSDP2 trainer with two
+        // decimals (`mindspeed_llm/fsdp2/utils/train_monitor.py`).
+        if line.contains("iteration")
+            && let Some(ms) = after(line, "elapsed time per iteration (ms):")
+        {
+            res.megatron_lines += 1;
+            steps.push(ms / 1000.0);
+            if let Some(t) = after(line, "throughput per GPU (TFLOP/s/GPU):") {
+                tflops.push(t);
+            }
+        }
+        // Megatron-LM `megatron/training/utils/common_utils.py` `report_memory` (core_v0.19.0):
+        // '[Rank {}] (after {n} iterations) memory (MB) | allocated: … | max allocated: … | …'.
+        if line.contains("memory (MB)")
+            && let Some(mib) = after(line, "max allocated:")
+        {
+            res.memory_lines += 1;
+            note_peak(mib * MIB);
+        }
+        // MindSpeed-LLM FSDP2 `train_monitor.py`: ' max_memory_allocated(GB): {:.2f} |' (bytes / 1024^3).
+        if let Some(gib) = after(line, "max_memory_allocated(GB):") {
+            res.memory_lines += 1;
+            note_peak(gib * GIB);
+        }
+        // HF transformers `trainer_callback.py` `ProgressCallback.on_log`: the logs dictionary as
+        // Python prints it, `{'loss': 1.23, 'grad_norm': …, 'learning_rate': …, 'epoch': …}`; at the
+        // end `Trainer.train`'s `speed_metrics("train", …)`: `{'train_runtime': …,
+        // 'train_samples_per_second': …, 'train_steps_per_second': …, …}`. LLaMA-Factory prints
+        // through the same callback.
+        if line.contains("{'") {
+            let loss = after(line, "'loss':").is_some();
+            let per_second = after(line, "'train_steps_per_second':");
+            if loss || per_second.is_some() || after(line, "'train_runtime':").is_some() {
+                res.hf_lines += 1;
+            }
+            if let Some(rate) = per_second.filter(|&r| 0.0 < r) {
+                run_average = Some(1.0 / rate);
+            }
+        }
+        // tqdm's progress bar (HF Trainer's `ProgressCallback`, one tick per optimizer step):
+        // `{rate_fmt}` is '{:5.2f}s/it' below one step per second, '{:5.2f}it/s' above.
+        if let Some(seconds) = progress_rate(line) {
+            res.progress_lines += 1;
+            rates.push(seconds);
+        }
+        // VeRL (at b178a3cd) `verl/utils/logger/aggregate_logger.py` `concat_dict_to_str`: 'step:{step}' then
+        // '{k}:{pprint.pformat(v)}' joined by ' - '; `timing_s/step` from
+        // `verl/trainer/ppo/metric_utils.py` `compute_timing_metrics`, the peak from
+        // `verl/workers/fsdp_workers.py` (`perf/max_memory_allocated_gb`, bytes / 1024^3).
+        if line.trim_start().starts_with("step:") && line.contains(" - ") {
+            res.verl_lines += 1;
+            for item in line.split(" - ") {
+                let Some((key, value)) = item.trim().split_once(':') else { continue };
+                match key {
+                    "timing_s/step" => steps.extend(number(value)),
+                    "perf/max_memory_allocated_gb" => {
+                        if let Some(gib) = number(value) {
+                            res.memory_lines += 1;
+                            note_peak(gib * GIB);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+    let samples = match (steps.is_empty(), rates.is_empty()) {
+        (false, _) => steps,
+        (true, false) => rates,
+        (true, true) => run_average.into_iter().collect(),
+    };
+    let samples: Vec<f64> = samples.into_iter().filter(|x| x.is_finite() && 0.0 < *x).collect();
+    res.step_samples = samples.len();
+    res.skipped = warm_up(samples.len());
+    res.step_seconds = median(&samples[res.skipped..]);
+    res.tflops_per_device = median(&tflops[warm_up(tflops.len())..]);
+    res.peak_allocated_bytes = peak.map(|b| b.min(u64::MAX as f64 / 2.0) as u64);
+    let recognized =
+        res.megatron_lines + res.memory_lines + res.hf_lines + res.progress_lines + res.verl_lines;
+    match (recognized, res.step_seconds, res.peak_allocated_bytes) {
+        (0, _, _) => Err(LogError::Unrecognized),
+        (_, None, None) => Err(LogError::NothingToFit(res)),
+        _ => Ok(res),
+    }
+}
+
+/// The plan's calibration fitted to the log: the efficiency that gives its step time, and the
+/// memory offset that gives its peak. PyTorch's `max_memory_allocated` does not count the CUDA or
+/// CANN context, which the plan's peak does (docs/memory.md, `overheads.runtime_context_mib`), so
+/// the plan's context is added to the log's peak before fitting.
+pub fn calibrate(plan: &Plan, log: &LogSummary) -> CalibrationFile {
+    let peak = log.peak_allocated_bytes.map(|b| b.saturating_add(plan.overheads().runtime_context_bytes));
+    crate::calibrate(plan, log.step_seconds, peak)
+}
+
+const MIB: f64 = (1u64 << 20) as f64;
+const GIB: f64 = (1u64 << 30) as f64;
+
+/// Step-time samples left out as warm-up: none of one, else the first tenth and at least the first.
+fn warm_up(n: usize) -> usize {
+    match n {
+        0 | 1 => 0,
+        n => (n / 10).max(1),
+    }
+}
+
+fn median(xs: &[f64]) -> Option<f64> {
+    let mut v = xs.to_vec();
+    v.sort_by(f64::total_cmp);
+    match v.len() {
+        0 => None,
+        n if n % 2 == 1 => Some(v[n / 2]),
+        n => Some(0.5 * (v[n / 2 - 1] + v[n / 2])),
+    }
+}
+
+/// The number after `key` in `line`.
+fn after(line: &str, key: &str) -> Option<f64> {
+    let start = line.find(key)? + key.len();
+    number(&line[start..])
+}
+
+/// The number a text starts with (after spaces), as Python prints it: `1234.5`, `1e-05`, and NumPy
+/// 2's `np.float64(1234.5)` from `pprint.pformat`.
+fn number(text: &str) -> Option<f64> {
+    let text = text.trim_start();
+    let text = match text.strip_prefix("np.") {
+        Some(rest) => &rest[rest.find('(')? + 1..],
+        None => text,
+    };
+    let end = text
+        .char_indices()
+        .find(|&(_, c)| !(c.is_ascii_digit() || matches!(c, '.' | 'e' | 'E' | '+' | '-')))
+        .map_or(text.len(), |(i, _)| i);
+    text[..end].parse::<f64>().ok().filter(|x| x.is_finite())
+}
+
+/// Seconds per step from a tqdm bar's rate (`…, 2.50s/it]`, `…,  1.23it/s]`), if the line has one.
+fn progress_rate(line: &str) -> Option<f64> {
+    for (unit, invert) in [("s/it", false), ("it/s", true)] {
+        let Some(end) = line.find(unit) else { continue };
+        let head = &line[..end];
+        let start = head
+            .char_indices()
+            .rev()
+            .find(|&(_, c)| !(c.is_ascii_digit() || c == '.'))
+            .map_or(0, |(i, c)| i + c.len_utf8());
+        let Some(x) = head[start..].parse::<f64>().ok().filter(|x| x.is_finite() && 0.0 < *x) else {
+            continue;
+        };
+        return Some(if invert { 1.0 / x } else { x });
+    }
+    None
+}

@@ -1,0 +1,166 @@
+//! Reading pasted training logs: lines written here with the frameworks' own format strings
+//! (cited in core/src/logparse.rs), and the calibration they give.
+
+use trainplan_core::logparse::{self, LogError};
+use trainplan_core::{Plan, evaluate};
+
+/// Megatron-LM `training_log`: `' iteration {:8d}/{:8d} |'`, `' consumed samples: {:12d} |'`,
+/// `' elapsed time per iteration (ms): {:.1f} |'`, `' throughput per GPU (TFLOP/s/GPU): {:.1f} |'`.
+fn megatron_line(iteration: u64, ms: f64, tflops: f64) -> String {
+    format!(
+        " [2025-06-01 12:00:00.000000] iteration {iteration:8}/{:8} | consumed samples: {:12} | elapsed time per iteration (ms): {ms:.1} | throughput per GPU (TFLOP/s/GPU): {tflops:.1} | learning rate: 3.000000E-04 | global batch size:   512 | lm loss: 2.345678E+00 | loss scale: 1.0 | grad norm: 0.812 | number of skipped iterations:   0 | number of nan iterations:   0 |",
+        500,
+        iteration * 512
+    )
+}
+
+/// Megatron-LM `report_memory`: `'[Rank {}] {}'` of `'(after {n} iterations) memory (MB)'` and
+/// `f" | allocated: {…:.2f}"` … for allocated, max allocated, reserved, max reserved.
+fn memory_line(rank: u32, max_allocated_mib: f64) -> String {
+    format!(
+        "[Rank {rank}] (after 10 iterations) memory (MB) | allocated: {:.2} | max allocated: {max_allocated_mib:.2} | reserved: {:.2} | max reserved: {:.2}",
+        max_allocated_mib * 0.6,
+        max_allocated_mib * 1.05,
+        max_allocated_mib * 1.08
+    )
+}
+
+#[test]
+fn megatron_lines_give_the_median_after_warm_up_and_the_largest_peak() {
+    let mut log = String::from("using world size: 64, data-parallel size: 8\n");
+    // The first interval carries start-up; the rest vary around 6.2 s.
+    for (i, ms) in [21_034.5, 6_250.1, 6_190.7, 6_201.3, 6_305.9, 6_188.2].into_iter().enumerate() {
+        log += &megatron_line(10 * (i as u64 + 1), ms, 180.0 + i as f64);
+        log.push('\n');
+        if i == 0 {
+            // Ranks of other pipeline stages print their own memory.
+            for (rank, mib) in [(0, 61_234.56), (8, 70_001.25), (16, 65_000.0)] {
+                log += &memory_line(rank, mib);
+                log.push('\n');
+            }
+        }
+    }
+    let s = logparse::parse(&log).unwrap();
+    assert_eq!((s.megatron_lines, s.memory_lines, s.step_samples, s.skipped), (6, 3, 6, 1));
+    // Median of 6250.1, 6190.7, 6201.3, 6305.9, 6188.2.
+    assert_eq!(s.step_seconds, Some(6.2013));
+    // The largest "max allocated", MiB (PyTorch's MB are 2^20 bytes).
+    assert_eq!(s.peak_allocated_bytes, Some((70_001.25 * (1u64 << 20) as f64) as u64));
+    assert_eq!(s.tflops_per_device, Some(183.0));
+}
+
+#[test]
+fn mindspeed_fsdp2_lines_are_read() {
+    // MindSpeed-LLM `fsdp2/utils/train_monitor.py`: '… elapsed time per iteration (ms): {:.2f} |' and
+    // ' max_memory_allocated(GB): {:.2f} | max_memory_reserved(GB): {:.2f} |'.
+    let log = [(1, 10_520.60, 19.07), (2, 1_879.90, 19.65), (3, 1_861.20, 19.65), (4, 1_870.00, 19.66)]
+        .map(|(i, ms, gb)| {
+            format!(
+                "INFO [2026-06-22 19:28:40] >>  iteration {i:8}/{:8} | consumed samples: {:10} | consumed tokens: {:10} | elapsed time per iteration (ms): {ms:.2} | learning rate: 9.999994E-06 | global batch size:     8 | lm loss: 1.304194E+00 | grad norm: 8.515 | max_memory_allocated(GB): {gb:.2} | max_memory_reserved(GB): {:.2} |",
+                2000,
+                i * 8,
+                i * 32768,
+                gb + 1.8
+            )
+        })
+        .join("\n");
+    let s = logparse::parse(&log).unwrap();
+    assert_eq!((s.skipped, s.step_seconds), (1, Some(1.8700)));
+    assert_eq!(s.peak_allocated_bytes, Some((19.66 * (1u64 << 30) as f64) as u64));
+}
+
+#[test]
+fn hf_trainer_progress_bar_and_summary() {
+    // tqdm redraws with carriage returns; HF prints its log dictionaries with `str(logs)`.
+    let bar = [(1, "?it/s"), (2, "12.10s/it"), (3, "8.40s/it"), (4, "8.31s/it"), (5, "8.35s/it")]
+        .map(|(i, rate)| format!("  {}%|██        | {i}/100 [00:{:02}<13:20, {rate}]", i, i * 8))
+        .join("\r");
+    let log =
+        format!("{bar}\n{{'loss': 1.4142, 'grad_norm': 0.7071, 'learning_rate': 1e-05, 'epoch': 0.05}}\n");
+    let s = logparse::parse(&log).unwrap();
+    // Four rates (the first bar has none); the first left out; median of 8.40, 8.31, 8.35.
+    assert_eq!((s.progress_lines, s.hf_lines, s.skipped), (4, 1, 1));
+    assert_eq!(s.step_seconds, Some(8.35));
+    // A fast run prints it/s: 2.5 it/s is 0.4 s a step. Without a bar, the summary's average.
+    let fast = logparse::parse(" 50%|█████     | 50/100 [00:20<00:20,  2.50it/s]").unwrap();
+    assert_eq!(fast.step_seconds, Some(0.4));
+    let summary = "{'train_runtime': 3601.2, 'train_samples_per_second': 17.77, 'train_steps_per_second': 0.278, 'train_loss': 1.02, 'epoch': 3.0}";
+    let s = logparse::parse(summary).unwrap();
+    assert_eq!(s.step_seconds, Some(1.0 / 0.278));
+}
+
+#[test]
+fn verl_metrics_lines() {
+    // VeRL `concat_dict_to_str`: 'step:{step}' and '{k}:{pprint.pformat(v)}' joined by ' - '; NumPy 2
+    // scalars print as `np.float64(…)`.
+    let log = [(1, "95.2", "40.5"), (2, "61.0", "52.25"), (3, "np.float64(60.0)", "np.float64(52.0)"), (4, "62.5", "51.0")]
+        .map(|(step, t, gb)| {
+            format!(
+                "step:{step} - actor/pg_loss:-0.0123 - actor/grad_norm:0.31 - timing_s/gen:30.1 - timing_s/step:{t} - perf/max_memory_allocated_gb:{gb} - perf/throughput:1520.3"
+            )
+        })
+        .join("\n");
+    let s = logparse::parse(&log).unwrap();
+    assert_eq!((s.verl_lines, s.memory_lines, s.skipped), (4, 4, 1));
+    assert_eq!(s.step_seconds, Some(61.0));
+    assert_eq!(s.peak_allocated_bytes, Some((52.25 * (1u64 << 30) as f64) as u64));
+}
+
+#[test]
+fn unknown_text_says_what_was_recognized() {
+    let err = logparse::parse("hello\nworld 42 | 3.14").unwrap_err();
+    assert_eq!(err, LogError::Unrecognized);
+    assert!(err.to_string().contains("elapsed time per iteration"), "{err}");
+    // Loss lines alone give neither a step time nor a peak, and the message says what was seen.
+    let err = logparse::parse("{'loss': 2.0, 'epoch': 0.1}\n{'loss': 1.9, 'epoch': 0.2}").unwrap_err();
+    match &err {
+        LogError::NothingToFit(s) => assert_eq!(s.hf_lines, 2),
+        other => panic!("{other:?}"),
+    }
+    assert!(err.to_string().contains("2 HF Trainer log lines"), "{err}");
+    assert_eq!(logparse::parse(""), Err(LogError::Unrecognized));
+}
+
+#[test]
+fn garbage_never_panics() {
+    for text in [
+        "iteration elapsed time per iteration (ms): nan |",
+        "elapsed time per iteration (ms): -5 iteration",
+        "step: - timing_s/step:np.float64( - x",
+        "s/it it/s 1e999s/it",
+        "memory (MB) | max allocated: 1e300",
+        "{'train_steps_per_second': 0}",
+        "\u{0}\r\r\n\u{feff}",
+    ] {
+        if let Ok(s) = logparse::parse(text) {
+            assert!(s.step_seconds.is_none_or(|x| x.is_finite() && 0.0 < x), "{text}");
+        }
+    }
+}
+
+#[test]
+fn a_pasted_log_calibrates_the_plan_to_its_figures() {
+    let plan = Plan::from_json(
+        r#"{"model": "llama-3-8b", "framework": "megatron", "method": "pretrain", "cluster": {"nodes": 4},
+            "parallel": {"tp": 2, "distributed_optimizer": true}, "batch": {"global_batch": 512, "seq_len": 8192}}"#,
+    )
+    .unwrap();
+    let before = evaluate(&plan);
+    // A run 30 % slower than predicted, with 3 GiB more memory than the plan counts.
+    let measured_seconds = before.time.step_seconds * 1.3;
+    let context = plan.overheads().runtime_context_bytes;
+    let measured_peak = before.memory.peak_bytes + (3 << 30);
+    let allocated_mib = (measured_peak - context) as f64 / (1u64 << 20) as f64;
+    let log = [10, 20, 30, 40]
+        .map(|i| megatron_line(i, measured_seconds * 1000.0 * if i == 10 { 3.0 } else { 1.0 }, 300.0))
+        .join("\n")
+        + "\n"
+        + &memory_line(0, allocated_mib);
+    let summary = logparse::parse(&log).unwrap();
+    let mut fitted = plan.clone();
+    fitted.calibration = logparse::calibrate(&plan, &summary);
+    let after = evaluate(&fitted);
+    // Megatron prints the step to 0.1 ms and the memory to 0.01 MiB.
+    assert!((after.time.step_seconds / measured_seconds - 1.0).abs() < 1e-3, "{}", after.time.step_seconds);
+    assert!((after.memory.peak_bytes as f64 / measured_peak as f64 - 1.0).abs() < 1e-6);
+}

@@ -1,0 +1,216 @@
+//! The cost panel, the sweep table and calibration from a pasted log, each checked against the
+//! core's own figures for the plan the page's address holds.
+
+use thirtyfour::prelude::*;
+use trainplan_core::sweep::{self, Knob};
+use trainplan_core::{Plan, evaluate, permalink};
+use trainplan_e2e::{Chromedriver, Page};
+
+use super::open;
+
+/// The plan the page shows, read back from its address once typing has paused.
+async fn plan_of(page: &Page) -> WebDriverResult<Plan> {
+    let url = page.settled_url().await?;
+    let fragment = url.split_once('#').map(|(_, f)| f).unwrap_or_default();
+    let link = permalink::decode_link(fragment).map_err(|e| WebDriverError::FatalError(e.to_string()))?;
+    Ok(link.plan)
+}
+
+/// A number as the page prints it (`1,234`, `19.9`), without its unit.
+fn number(text: &str) -> f64 {
+    let first = text
+        .trim_start_matches(|c: char| c == '≥' || c.is_whitespace())
+        .split_whitespace()
+        .next()
+        .unwrap_or_default()
+        .replace(',', "");
+    first.parse().unwrap_or_else(|_| panic!("not a number: {text:?}"))
+}
+
+/// kWh from the page's `14 kWh`, `52.4 MWh`, `1.29 GWh`.
+fn kwh(text: &str) -> f64 {
+    let scale = match text.split_whitespace().nth(1) {
+        Some("kWh") => 1.0,
+        Some("MWh") => 1e3,
+        Some("GWh") => 1e6,
+        other => panic!("no energy unit in {text:?}: {other:?}"),
+    };
+    number(text) * scale
+}
+
+#[track_caller]
+fn close(shown: f64, core: f64, what: &str) {
+    // The page prints three significant digits (or whole numbers above 1,000).
+    assert!((shown / core - 1.0).abs() < 0.006, "{what}: page {shown}, core {core}");
+}
+
+/// Puts text into a textarea at once (a long paste), as the browser's paste would.
+async fn paste(page: &Page, testid: &str, text: &str) -> WebDriverResult<()> {
+    let el = page.el(testid).await?;
+    page.driver
+        .execute(
+            "arguments[0].value = arguments[1]; arguments[0].dispatchEvent(new Event('input', {bubbles: true}));",
+            vec![el.to_json()?, serde_json::Value::String(text.to_owned())],
+        )
+        .await?;
+    Ok(())
+}
+
+/// Megatron-LM `training_log` lines (its format strings: `' iteration {:8d}/{:8d} |'`,
+/// `' elapsed time per iteration (ms): {:.1f} |'`) and a `report_memory` line.
+fn megatron_log(step_ms: f64) -> String {
+    let mut log = String::new();
+    for (i, ms) in [3.0 * step_ms, step_ms * 1.01, step_ms, step_ms * 0.99, step_ms].into_iter().enumerate() {
+        log += &format!(
+            " [2025-06-01 12:00:00.000000] iteration {:8}/{:8} | consumed samples: {:12} | elapsed time per iteration (ms): {ms:.1} | throughput per GPU (TFLOP/s/GPU): 301.5 | learning rate: 1.000000E-04 | global batch size:    64 | lm loss: 1.234567E+00 | loss scale: 1.0 | grad norm: 0.500 |\n",
+            10 * (i + 1),
+            1000,
+            640 * (i + 1)
+        );
+    }
+    log + "[Rank 0] (after 10 iterations) memory (MB) | allocated: 30000.00 | max allocated: 52345.67 | reserved: 54000.00 | max reserved: 56000.00\n"
+}
+
+/// A token budget and a price: the cost panel shows the core's steps, device-hours, energy and
+/// cost for the plan in the address; a refused budget keeps the last good one.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_cost_panel_shows_the_cores_figures() -> WebDriverResult<()> {
+    let chromedriver = Chromedriver::start();
+    let page = open(&chromedriver, 1280, 900).await?;
+    page.wait_text("params-total", |t| !t.is_empty()).await?;
+    page.type_into("cost-tokens", "2B").await?;
+    page.type_into("cost-price-input", "2.5").await?;
+    page.type_into("cost-pue", "1.2").await?;
+    page.wait_text("cost-price", |t| t.chars().next().is_some_and(|c| c.is_ascii_digit())).await?;
+    let plan = plan_of(&page).await?;
+    assert_eq!(
+        (plan.budget.tokens, plan.budget.price_per_device_hour, plan.budget.pue),
+        (2_000_000_000, 2.5, 1.2)
+    );
+    let c = evaluate(&plan).cost;
+    assert_eq!(page.text("cost-budget").await?, "2 B");
+    assert_eq!(number(&page.text("cost-steps").await?), c.steps as f64);
+    close(number(&page.text("cost-device-hours").await?), c.device_hours, "device-hours");
+    close(kwh(&page.text("cost-energy").await?), c.energy_kwh.unwrap(), "energy");
+    close(number(&page.text("cost-price").await?), c.price.unwrap(), "cost");
+    // H100 SXM: 700 W on its datasheet.
+    assert!(page.text("cost-power").await?.contains("700 W per device (datasheet)"));
+
+    // A budget the plan cannot take is named, and the figures stay those of the last good one.
+    page.type_into("cost-tokens", "lots").await?;
+    let error = page.wait_text("cost-panel", |_| true).await?;
+    assert!(page.driver.find(By::Css(".cost-inputs .field-error")).await?.text().await?.contains("10^16"));
+    assert_eq!(page.text("cost-budget").await?, "2 B", "{error}");
+    page.type_into("cost-tokens", "1T").await?;
+    page.wait_text("cost-budget", |t| t == "1 T").await?;
+    page.scroll_to("cost-title").await?;
+    page.screenshot("en-cost").await?;
+    page.el("lang-switch").await?.click().await?;
+    page.wait_text("cost-budget", |t| t == "1 万亿").await?;
+    page.scroll_to("cost-title").await?;
+    page.screenshot("zh-cost").await?;
+    page.driver.quit().await
+}
+
+/// The sweep table is computed on the button, its first row fits by the core's own memory check
+/// and one more does not, and it says when the plan has moved on.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_sweep_table_finds_what_fits() -> WebDriverResult<()> {
+    let chromedriver = Chromedriver::start();
+    let page = open(&chromedriver, 1280, 900).await?;
+    page.wait_text("params-total", |t| !t.is_empty()).await?;
+    assert!(!page.has("sweep-table").await?, "computed before it was asked for");
+    page.el("sweep-run").await?.click().await?;
+    let table = page.el("sweep-table").await?;
+    let first = table.find(By::Css("tbody tr")).await?;
+    let cells = first.find_all(By::Css("th, td")).await?;
+    assert_eq!(number(&cells[0].text().await?), 1.0);
+    assert_eq!(number(&cells[1].text().await?), 8.0);
+    let seq = number(&cells[2].find(By::Css("strong")).await?.text().await?) as u32;
+    let mbs = number(&cells[3].find(By::Css("strong")).await?.text().await?) as u32;
+    let plan = plan_of(&page).await?;
+    assert_eq!(plan.cluster.nodes.get(), 1);
+    assert!(sweep::fits(&plan, Knob::SeqLen, seq) && !sweep::fits(&plan, Knob::SeqLen, seq + 1), "{seq}");
+    assert!(sweep::fits(&plan, Knob::MicroBatch, mbs), "{mbs}");
+    assert_eq!(sweep::largest(&plan, Knob::MicroBatch, sweep::upper(&plan, Knob::MicroBatch)), Some(mbs));
+    // 1, 2, 4 … 64 nodes; from 16 nodes on, 128 data-parallel ranks outnumber the 64 sequences a step.
+    let rows = table.find_all(By::Css("tbody tr")).await?;
+    assert_eq!(rows.len(), 7);
+    assert!(rows[4].text().await?.contains("fewer sequences a step than data-parallel ranks"));
+    page.scroll_to("sweep-run").await?;
+    page.screenshot("en-sweep").await?;
+    page.el("lang-switch").await?.click().await?;
+    page.wait_text("sweep-run", |t| t == "计算").await?;
+    page.scroll_to("sweep-run").await?;
+    page.screenshot("zh-sweep").await?;
+    // Two nodes, typed over the selection (clearing the field first would leave no plan, and no
+    // results column, for a moment).
+    let nodes = page.el("nodes-input").await?;
+    nodes.send_keys(Key::Control + "a").await?;
+    nodes.send_keys("2").await?;
+    assert!(page.wait_text("sweep-stale", |t| !t.is_empty()).await?.contains("重新计算"));
+    page.driver.quit().await
+}
+
+/// A pasted Megatron log calibrates the plan: the step time shown moves to the log's; text that
+/// is no log is refused with what the box takes.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_pasted_megatron_log_calibrates_the_plan() -> WebDriverResult<()> {
+    let chromedriver = Chromedriver::start();
+    let page = open(&chromedriver, 1280, 900).await?;
+    page.wait_text("params-total", |t| !t.is_empty()).await?;
+    let before = evaluate(&plan_of(&page).await?).time.step_seconds;
+    // A run 1.5 × slower than predicted.
+    let measured = 1.5 * before;
+    paste(&page, "logcal-text", "just some words\nand numbers 1 2 3").await?;
+    page.el("logcal-fit").await?.click().await?;
+    let refused = page.wait_text("logcal-result", |t| !t.is_empty()).await?;
+    assert!(refused.contains("No training log lines recognized"), "{refused}");
+    paste(&page, "logcal-text", &megatron_log(measured * 1000.0)).await?;
+    page.el("logcal-fit").await?.click().await?;
+    let read = page.wait_text("logcal-result", |t| t.contains("Fitted")).await?;
+    assert!(read.contains("Megatron iteration lines: 5") && read.contains("memory reports: 1"), "{read}");
+    assert!(read.contains("1 warm-up steps left out"), "{read}");
+    let seconds = |t: &str| number(t);
+    let shown = seconds(&page.wait_text("step-time", |t| (seconds(t) / measured - 1.0).abs() < 0.01).await?);
+    assert!((shown / measured - 1.0).abs() < 0.01, "step {shown} s, the log's {measured} s");
+    let after = evaluate(&plan_of(&page).await?);
+    assert!((after.time.step_seconds / measured - 1.0).abs() < 1e-3);
+    page.scroll_to("logcal-title").await?;
+    page.screenshot("en-log-calibration").await?;
+    page.el("lang-switch").await?.click().await?;
+    page.wait_text("logcal-result", |t| t.contains("已拟合")).await?;
+    page.scroll_to("logcal-title").await?;
+    page.screenshot("zh-log-calibration").await?;
+    page.driver.quit().await
+}
+
+/// The three panels at a phone's width, in both languages: nothing wider than the screen.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_extras_fit_a_phone() -> WebDriverResult<()> {
+    let chromedriver = Chromedriver::start();
+    let page = open(&chromedriver, 390, 844).await?;
+    page.wait_text("params-total", |t| !t.is_empty()).await?;
+    page.type_into("cost-price-input", "2.5").await?;
+    paste(&page, "logcal-text", &megatron_log(5000.0)).await?;
+    page.el("logcal-fit").await?.click().await?;
+    page.wait_text("logcal-result", |t| t.contains("Fitted")).await?;
+    page.el("sweep-run").await?.click().await?;
+    page.el("sweep-table").await?;
+    let overflow = "const w = document.documentElement.clientWidth; \
+                    const over = [...document.querySelectorAll('.panel, .header, .layout')] \
+                      .map(e => Math.ceil(e.getBoundingClientRect().right - w)).filter(d => d > 0); \
+                    return Math.max(0, document.documentElement.scrollWidth - w, ...over);";
+    for lang in ["en", "zh"] {
+        if lang == "zh" {
+            page.el("lang-switch").await?.click().await?;
+            page.wait_text("sweep-run", |t| t == "计算").await?;
+        }
+        assert_eq!(page.driver.execute(overflow, vec![]).await?.json().as_i64(), Some(0), "{lang}");
+        for (testid, name) in [("logcal-title", "log"), ("cost-title", "cost"), ("sweep-run", "sweep")] {
+            page.scroll_to(testid).await?;
+            page.screenshot(&format!("{lang}-phone-{name}")).await?;
+        }
+    }
+    page.driver.quit().await
+}
