@@ -1,0 +1,128 @@
+//! A LLaMA-Factory training YAML.
+
+// The importer's shared types and helpers, and its imports (mod.rs).
+use super::*;
+
+/// A LLaMA-Factory YAML: method, LoRA, batch, recomputation, precision, attention, the DeepSpeed
+/// stage as the file's name gives it, and the paths.
+pub(super) fn llamafactory(map: &Hash, text: &str, file: &mut PlanFile) -> Result<Reading, ImportError> {
+    const APPLIED: &[&str] = &[
+        "model_name_or_path",
+        "dataset",
+        "output_dir",
+        "stage",
+        "finetuning_type",
+        "lora_rank",
+        "lora_alpha",
+        "lora_target",
+        "quantization_bit",
+        "cutoff_len",
+        "per_device_train_batch_size",
+        "gradient_accumulation_steps",
+        "disable_gradient_checkpointing",
+        "recompute_layers_ratio",
+        "bf16",
+        "fp16",
+        "fp8",
+        "flash_attn",
+        "deepspeed",
+    ];
+    file.framework = Framework::LlamaFactory;
+    let mut r = Reading::default();
+    let get = |k: &str| map.get(&Yaml::String(k.to_owned()));
+    let int = |k: &str| -> Result<Option<u32>, ImportError> {
+        match get(k) {
+            None => Ok(None),
+            Some(Yaml::Integer(n)) if 0 < *n && *n <= i64::from(u32::MAX) => Ok(Some(*n as u32)),
+            Some(_) => Err(ImportError::BadValue(k.to_owned(), Expected::PositiveWholeNumber)),
+        }
+    };
+    let truthy = |k: &str| matches!(get(k), Some(Yaml::Boolean(true)));
+    let finetuning = get("finetuning_type").and_then(Yaml::as_str).unwrap_or("lora");
+    file.method = match (get("stage").and_then(Yaml::as_str).unwrap_or("sft"), finetuning) {
+        ("pt", _) => Method::Pretrain,
+        ("dpo", _) => Method::Dpo,
+        ("ppo", _) => Method::Ppo,
+        (_, "lora") if int("quantization_bit")?.is_some() => Method::Qlora,
+        (_, "lora") => Method::Lora,
+        _ => Method::SftFull,
+    };
+    if let Some(rank) = int("lora_rank")? {
+        file.lora.rank = rank;
+    }
+    if let Some(a) = int("lora_alpha")? {
+        file.lora.alpha = a;
+    }
+    match get("lora_target") {
+        None => {}
+        Some(Yaml::String(t)) => file.lora.targets = TargetsField::Word(t.to_owned()),
+        Some(other) => r.rest.push(("lora_target".to_owned(), yaml_text(other))),
+    }
+    if let Some(n) = int("cutoff_len")? {
+        file.batch.seq_len = n;
+    }
+    let micro = int("per_device_train_batch_size")?.unwrap_or(1);
+    let gas = int("gradient_accumulation_steps")?.unwrap_or(1);
+    file.batch.micro_batch = micro;
+    // Global batch = per-device batch × accumulation × world (HF Trainer).
+    let world = file.cluster.nodes.saturating_mul(devices_per_node(file));
+    file.batch.global_batch = micro.saturating_mul(gas).saturating_mul(world.max(1));
+    file.recompute.granularity = match truthy("disable_gradient_checkpointing") {
+        true => RecomputeGranularity::None,
+        false => RecomputeGranularity::Full,
+    };
+    match get("recompute_layers_ratio") {
+        None => {
+            // The emitter writes the Ascend build's layers ratio as a comment (upstream refuses
+            // the key); read it back from there too.
+            let commented = text.lines().find_map(|l| l.trim().strip_prefix("# recompute_layers_ratio:"));
+            if let Some(ratio) =
+                commented.and_then(|c| c.split_whitespace().next()).and_then(|c| c.parse::<f64>().ok())
+                && 0.0 < ratio
+                && ratio <= 1.0
+            {
+                file.recompute.layers_ratio = ratio;
+            }
+        }
+        Some(Yaml::Real(ratio)) if ratio.parse::<f64>().is_ok_and(|x| 0.0 < x && x <= 1.0) => {
+            file.recompute.layers_ratio = ratio.parse().unwrap_or(1.0);
+        }
+        Some(Yaml::Integer(1)) => file.recompute.layers_ratio = 1.0,
+        Some(_) => {
+            return Err(ImportError::BadValue("recompute_layers_ratio".into(), Expected::FractionUpToOne));
+        }
+    }
+    file.precision = match (truthy("bf16"), truthy("fp16"), truthy("fp8")) {
+        (_, _, true) => Precision::Fp8,
+        (true, _, _) => Precision::Bf16,
+        (_, true, _) => Precision::Fp16,
+        _ => Precision::Fp32,
+    };
+    if let Some(f) = get("flash_attn").and_then(Yaml::as_str) {
+        file.attention = match f {
+            "fa2" | "fa3" | "auto" => crate::plan::AttentionImpl::Flash,
+            "sdpa" => crate::plan::AttentionImpl::Sdpa,
+            _ => crate::plan::AttentionImpl::Eager,
+        };
+    }
+    // The DeepSpeed file's stage is in its name as LLaMA-Factory ships them (`ds_z3_offload_config.json`).
+    if let Some(ds) = get("deepspeed").and_then(Yaml::as_str) {
+        if let Some(stage) =
+            ds.split("ds_z").nth(1).and_then(|r| r.chars().next()).and_then(|c| c.to_digit(10))
+        {
+            file.parallel.zero_stage = stage as u8;
+        }
+        file.parallel.offload_optimizer = ds.contains("offload");
+    }
+    let text_of = |k: &str| get(k).map(yaml_text);
+    r.model_path = text_of("model_name_or_path");
+    r.dataset = text_of("dataset");
+    r.output_dir = text_of("output_dir");
+    for (k, v) in map {
+        let key = k.as_str().map_or_else(|| yaml_text(k), str::to_owned);
+        if !APPLIED.contains(&key.as_str()) {
+            r.rest.push((key, yaml_text(v)));
+        }
+    }
+    Ok(r)
+}

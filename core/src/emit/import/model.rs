@@ -1,0 +1,417 @@
+//! Which model a launch file names: a Hugging Face id, a local directory's name, or the architecture
+//! flags of a script or a MindSpeed-RL model block (a catalog model they describe, else a model built
+//! from them).
+
+// The importer's shared types and helpers, and its imports (mod.rs).
+use super::*;
+
+/// The model the file tells, and how; the current plan's model when it tells none.
+pub(super) fn model(text: &str, reading: &Reading, current: &PlanFile) -> (ModelField, ModelOrigin) {
+    // Catalog models the file names, first the path's, then the other names.
+    let mut named: Vec<(&'static str, ModelOrigin)> = Vec::new();
+    if let Some(path) = &reading.model_path {
+        if let Some(id) = by_repo(path) {
+            named.push((id, ModelOrigin::Named(id.to_owned())));
+        } else if let Some(m) = crate::catalog::model_by_name(path) {
+            named.push((m.id, ModelOrigin::Matched { from: path.clone(), id: m.id.to_owned() }));
+        }
+    }
+    for name in &reading.names {
+        if let Some(m) = crate::catalog::model_by_name(name) {
+            named.push((m.id, ModelOrigin::Matched { from: name.clone(), id: m.id.to_owned() }));
+        }
+    }
+    let Some(shape) = Shape::parse(&reading.shape) else {
+        if let Some((id, origin)) = named.into_iter().next() {
+            return (ModelField::Id(id.to_owned()), origin);
+        }
+        // A Hugging Face id anywhere in the text (a comment, a variable), the longest match winning.
+        let anywhere = crate::catalog::CONFIGS
+            .iter()
+            .filter_map(|c| Some((c.id, crate::emit::hf_repo(c.source)?)))
+            .filter(|(_, repo)| text.contains(repo.as_str()))
+            .max_by_key(|(_, repo)| repo.len());
+        return match anywhere {
+            Some((id, _)) => (ModelField::Id(id.to_owned()), ModelOrigin::Named(id.to_owned())),
+            None => (current.model.clone(), ModelOrigin::Unknown),
+        };
+    };
+    // The flags decide: a named model only when it has their architecture.
+    let candidates: Vec<&'static str> =
+        catalog_shapes().iter().filter(|(_, s)| s.matches(&shape)).map(|(id, _)| *id).collect();
+    if let Some((id, origin)) = named.iter().find(|(id, _)| candidates.contains(id)) {
+        return (ModelField::Id((*id).to_owned()), origin.clone());
+    }
+    if let Some(id) = candidates.first() {
+        return (ModelField::Id((*id).to_owned()), ModelOrigin::Shape((*id).to_owned()));
+    }
+    let hint = named
+        .first()
+        .and_then(|(id, _)| crate::catalog::model(id))
+        .map(|m| (m.arch.family, m.arch.vocab_size));
+    let name = reading
+        .model_path
+        .iter()
+        .chain(&reading.names)
+        .find_map(|p| p.rsplit(['/', '\\']).find(|part| !part.is_empty()))
+        .map_or_else(|| "custom model".to_owned(), str::to_owned);
+    match built(&shape, &reading.shape, hint, &name) {
+        Some(field) => (field, ModelOrigin::Built { name }),
+        None => (current.model.clone(), ModelOrigin::Unknown),
+    }
+}
+
+/// The catalog model whose Hugging Face id `path` is, or a variant of (`Qwen/Qwen2.5-7B-Instruct`):
+/// the longest id matching.
+pub(super) fn by_repo(path: &str) -> Option<&'static str> {
+    let path = path.trim().trim_end_matches('/').to_ascii_lowercase();
+    crate::catalog::CONFIGS
+        .iter()
+        .filter_map(|c| Some((c.id, crate::emit::hf_repo(c.source)?.to_ascii_lowercase())))
+        .filter(|(_, repo)| path == *repo || path.starts_with(&format!("{repo}-")))
+        .max_by_key(|(_, repo)| repo.len())
+        .map(|(id, _)| id)
+}
+
+/// A model's architecture as Megatron builds it from its flags, each left out one at Megatron's
+/// default (`megatron/training/arguments.py`: `ffn_hidden_size` 4·h, or ⅔ of it rounded down to a
+/// multiple of 64 with SwiGLU; `kv_channels` h ÷ heads; one query group under
+/// `--group-query-attention`; biases on; LayerNorm; learned absolute positions; rotary base
+/// 10000; top-2 routing; the MLA ranks of `_add_mla_args`).
+#[derive(Clone, Debug, PartialEq)]
+pub(super) struct Shape {
+    layers: u64,
+    hidden: u64,
+    ffn: u64,
+    heads: u64,
+    groups: u64,
+    head_dim: u64,
+    qkv_bias: bool,
+    linear_bias: bool,
+    qk_norm: bool,
+    swiglu: bool,
+    tied: bool,
+    rms: bool,
+    rope: bool,
+    /// `None` where the file sets it outside (a `${…}` guard): any base matches.
+    rotary_base: Option<u64>,
+    /// Llama-3 frequency scaling's factor.
+    rope_scaling: Option<f64>,
+    /// Experts, top-k, expert FFN, shared-expert FFN.
+    moe: Option<[u64; 4]>,
+    /// q LoRA rank (0 = none), KV LoRA rank, q/k head dim, rotary head dim, v head dim.
+    mla: Option<[u64; 5]>,
+    /// `None` where the file does not give it (Megatron-LM reads it from the tokenizer): any matches.
+    vocab: Option<u64>,
+}
+
+/// The flags that describe the model: read for its architecture, compared with the file the plan
+/// writes like the rest.
+pub(super) const SHAPE_FLAGS: &[&str] = &[
+    "--num-layers",
+    "--hidden-size",
+    "--ffn-hidden-size",
+    "--num-attention-heads",
+    "--group-query-attention",
+    "--num-query-groups",
+    "--kv-channels",
+    "--add-qkv-bias",
+    "--qk-layernorm",
+    "--multi-latent-attention",
+    "--q-lora-rank",
+    "--kv-lora-rank",
+    "--qk-head-dim",
+    "--qk-pos-emb-head-dim",
+    "--v-head-dim",
+    "--position-embedding-type",
+    "--rotary-base",
+    "--use-rope-scaling",
+    "--rope-scaling-type",
+    "--rope-scaling-factor",
+    "--low-freq-factor",
+    "--high-freq-factor",
+    "--original-max-position-embeddings",
+    "--max-position-embeddings",
+    "--normalization",
+    "--norm-epsilon",
+    "--swiglu",
+    "--disable-bias-linear",
+    "--untie-embeddings-and-output-weights",
+    "--num-experts",
+    "--moe-router-topk",
+    "--moe-ffn-hidden-size",
+    "--moe-shared-expert-intermediate-size",
+    "--first-k-dense-replace",
+    "--padded-vocab-size",
+    "--vocab-size",
+];
+
+impl Shape {
+    /// The architecture the flags describe; `None` without layers, width and heads.
+    fn parse(flags: &[(String, String)]) -> Option<Shape> {
+        let map: HashMap<&str, &str> = flags.iter().map(|(f, v)| (f.as_str(), v.trim())).collect();
+        let has = |f: &str| map.contains_key(f);
+        let int = |f: &str| map.get(f).and_then(|v| v.parse::<u64>().ok());
+        let (layers, hidden, heads) =
+            (int("--num-layers")?, int("--hidden-size")?, int("--num-attention-heads")?);
+        if layers == 0 || hidden == 0 || heads == 0 {
+            return None;
+        }
+        let swiglu = has("--swiglu");
+        // Saturating: an edited script can name any width.
+        let ffn = int("--ffn-hidden-size").unwrap_or(if swiglu {
+            (hidden.saturating_mul(8) / 3) / 64 * 64
+        } else {
+            hidden.saturating_mul(4)
+        });
+        let mla = has("--multi-latent-attention").then(|| {
+            [
+                int("--q-lora-rank").unwrap_or(0),
+                int("--kv-lora-rank").unwrap_or(32),
+                int("--qk-head-dim").unwrap_or(128),
+                int("--qk-pos-emb-head-dim").unwrap_or(64),
+                int("--v-head-dim").unwrap_or(128),
+            ]
+        });
+        let (groups, head_dim) = match mla {
+            Some(_) => (heads, 0),
+            None => (
+                match has("--group-query-attention") {
+                    true => int("--num-query-groups").unwrap_or(1),
+                    false => heads,
+                },
+                int("--kv-channels").unwrap_or(hidden / heads),
+            ),
+        };
+        let linear_bias = !has("--disable-bias-linear");
+        let rope = map.get("--position-embedding-type") == Some(&"rope");
+        let rotary_base = match map.get("--rotary-base") {
+            _ if !rope => None,
+            None => Some(10000),
+            Some(v) => v.parse::<f64>().ok().filter(|x| x.is_finite() && 0.0 < *x).map(|x| x.round() as u64),
+        };
+        let llama3 = has("--use-rope-scaling") || map.get("--rope-scaling-type") == Some(&"llama3");
+        let rope_scaling = llama3
+            .then(|| map.get("--rope-scaling-factor").and_then(|v| v.parse::<f64>().ok()).unwrap_or(8.0));
+        let moe = int("--num-experts").map(|n| {
+            [
+                n,
+                int("--moe-router-topk").unwrap_or(2),
+                int("--moe-ffn-hidden-size").unwrap_or(ffn),
+                int("--moe-shared-expert-intermediate-size").unwrap_or(0),
+            ]
+        });
+        Some(Shape {
+            layers,
+            hidden,
+            ffn,
+            heads,
+            groups,
+            head_dim,
+            qkv_bias: linear_bias || has("--add-qkv-bias"),
+            linear_bias,
+            qk_norm: has("--qk-layernorm"),
+            swiglu,
+            tied: !has("--untie-embeddings-and-output-weights"),
+            rms: map.get("--normalization") == Some(&"RMSNorm"),
+            rope,
+            rotary_base,
+            rope_scaling,
+            moe,
+            mla,
+            vocab: int("--padded-vocab-size").or_else(|| int("--vocab-size")),
+        })
+    }
+
+    /// The same architecture, a vocabulary or rotary base one side leaves open matching any.
+    fn matches(&self, other: &Shape) -> bool {
+        let open = |a: Option<u64>, b: Option<u64>| a.is_none() || b.is_none() || a == b;
+        let closed = |s: &Shape| Shape { vocab: None, rotary_base: None, ..s.clone() };
+        open(self.vocab, other.vocab)
+            && open(self.rotary_base, other.rotary_base)
+            && closed(self) == closed(other)
+    }
+
+    /// The architecture of a plan's model, as its Megatron flags and vocabulary give it.
+    fn of(plan: &Plan) -> Option<Shape> {
+        let words = shell_words::split(&crate::emit::megatron::model_flags(plan, false).join(" ")).ok()?;
+        let mut shape = Shape::parse(&flag_pairs(&words))?;
+        shape.vocab = Some(plan.model.arch.vocab_size);
+        Some(shape)
+    }
+}
+
+/// `--flag value…` words as (flag, values joined) pairs, a switch's value empty.
+pub(super) fn flag_pairs(words: &[String]) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < words.len() {
+        let Some(_) = words[i].strip_prefix("--") else {
+            i += 1;
+            continue;
+        };
+        let flag = words[i].clone();
+        i += 1;
+        let mut values = Vec::new();
+        while i < words.len() && !words[i].starts_with("--") {
+            values.push(words[i].as_str());
+            i += 1;
+        }
+        out.push((flag, values.join(" ")));
+    }
+    out
+}
+
+/// Each catalog model's architecture, computed once.
+pub(super) fn catalog_shapes() -> &'static [(&'static str, Shape)] {
+    static SHAPES: OnceLock<Vec<(&'static str, Shape)>> = OnceLock::new();
+    SHAPES.get_or_init(|| {
+        crate::catalog::CONFIGS
+            .iter()
+            .filter_map(|c| {
+                let plan = Plan::from_file(&PlanFile::minimal(ModelField::Id(c.id.to_owned()))).ok()?;
+                Some((c.id, Shape::of(&plan)?))
+            })
+            .collect()
+    })
+}
+
+/// A model with `shape` as an HF config the planner reads, named `name`: GPT-2 for learned
+/// positions and LayerNorm; for RoPE, RMSNorm and SwiGLU, DeepSeek-V3 for MLA, Qwen3(-MoE) for
+/// q/k norms, Qwen2-MoE for a shared expert, Mixtral for other MoE, Qwen2 for biases on q/k/v only,
+/// Llama otherwise. `None` where no family has the shape, or the config read back has another.
+/// A vocabulary the flags do not give is `hint`'s (a named model's family and vocabulary) when the
+/// families agree, else the family's default.
+pub(super) fn built(
+    shape: &Shape,
+    flags: &[(String, String)],
+    hint: Option<(Family, u64)>,
+    name: &str,
+) -> Option<ModelField> {
+    let map: HashMap<&str, &str> = flags.iter().map(|(f, v)| (f.as_str(), v.trim())).collect();
+    let int = |f: &str| map.get(f).and_then(|v| v.parse::<u64>().ok());
+    let float = |f: &str| map.get(f).and_then(|v| v.parse::<f64>().ok()).filter(|x| x.is_finite());
+    let s = shape;
+    let max_positions = int("--max-position-embeddings").unwrap_or(4096);
+    let mut c = Map::new();
+    let mut set = |k: &str, v: Value| {
+        c.insert(k.to_owned(), v);
+    };
+    match (s.swiglu, s.rms, s.rope) {
+        (false, false, false) => {
+            let gpt2 = s.linear_bias && s.tied && s.moe.is_none() && s.mla.is_none() && !s.qk_norm;
+            if !gpt2 || s.groups != s.heads || s.head_dim.checked_mul(s.heads) != Some(s.hidden) {
+                return None;
+            }
+            set("model_type", json!("gpt2"));
+            set("n_embd", json!(s.hidden));
+            set("n_layer", json!(s.layers));
+            set("n_head", json!(s.heads));
+            set("n_positions", json!(max_positions));
+            set("n_inner", json!(s.ffn));
+            if let Some(eps) = float("--norm-epsilon") {
+                set("layer_norm_epsilon", json!(eps));
+            }
+        }
+        (true, true, true) => {
+            set("hidden_size", json!(s.hidden));
+            set("num_hidden_layers", json!(s.layers));
+            set("num_attention_heads", json!(s.heads));
+            set("intermediate_size", json!(s.ffn));
+            set("max_position_embeddings", json!(max_positions));
+            set("tie_word_embeddings", json!(s.tied));
+            if let Some(theta) = s.rotary_base {
+                set("rope_theta", json!(theta));
+            }
+            if let Some(eps) = float("--norm-epsilon") {
+                set("rms_norm_eps", json!(eps));
+            }
+            if let Some(factor) = s.rope_scaling {
+                set(
+                    "rope_scaling",
+                    json!({"rope_type": "llama3", "factor": factor,
+                        "low_freq_factor": float("--low-freq-factor").unwrap_or(1.0),
+                        "high_freq_factor": float("--high-freq-factor").unwrap_or(4.0),
+                        "original_max_position_embeddings": int("--original-max-position-embeddings").unwrap_or(8192)}),
+                );
+            }
+            if s.mla.is_none() {
+                set("num_key_value_heads", json!(s.groups));
+                set("head_dim", json!(s.head_dim));
+            }
+            // Biases: q/k/v only (Qwen2), everywhere (Llama's attention_bias and mlp_bias), none.
+            let qkv_only = s.qkv_bias && !s.linear_bias;
+            match (s.mla, s.moe) {
+                (Some([q, kv, qk, rope, v]), Some([n, k, expert, shared])) => {
+                    if s.qk_norm || s.qkv_bias || !shared.is_multiple_of(expert.max(1)) {
+                        return None;
+                    }
+                    set("model_type", json!("deepseek_v3"));
+                    set("num_key_value_heads", json!(s.heads));
+                    set("q_lora_rank", if q == 0 { Value::Null } else { json!(q) });
+                    set("kv_lora_rank", json!(kv));
+                    set("qk_nope_head_dim", json!(qk));
+                    set("qk_rope_head_dim", json!(rope));
+                    set("v_head_dim", json!(v));
+                    set("n_routed_experts", json!(n));
+                    set("num_experts_per_tok", json!(k));
+                    set("moe_intermediate_size", json!(expert));
+                    set("n_shared_experts", json!(shared / expert.max(1)));
+                    set("first_k_dense_replace", json!(int("--first-k-dense-replace").unwrap_or(0)));
+                    set("num_nextn_predict_layers", json!(0));
+                }
+                (Some(_), None) => return None,
+                (None, Some([n, k, expert, shared])) => {
+                    match (s.qk_norm, 0 < shared) {
+                        (true, false) if !s.qkv_bias => {
+                            set("model_type", json!("qwen3_moe"));
+                            set("attention_bias", json!(false));
+                            set("num_experts", json!(n));
+                        }
+                        (false, true) if !s.linear_bias => {
+                            set("model_type", json!("qwen2_moe"));
+                            set("qkv_bias", json!(s.qkv_bias));
+                            set("shared_expert_intermediate_size", json!(shared));
+                            set("num_experts", json!(n));
+                        }
+                        (false, false) if !s.qkv_bias && expert == s.ffn => {
+                            set("model_type", json!("mixtral"));
+                            set("num_local_experts", json!(n));
+                        }
+                        _ => return None,
+                    }
+                    set("num_experts_per_tok", json!(k));
+                    set("moe_intermediate_size", json!(expert));
+                    set("decoder_sparse_step", json!(1));
+                    set("mlp_only_layers", json!([]));
+                }
+                (None, None) if s.qk_norm => {
+                    if s.qkv_bias != s.linear_bias {
+                        return None;
+                    }
+                    set("model_type", json!("qwen3"));
+                    set("attention_bias", json!(s.qkv_bias));
+                }
+                (None, None) if qkv_only => set("model_type", json!("qwen2")),
+                (None, None) => {
+                    set("model_type", json!("llama"));
+                    set("attention_bias", json!(s.linear_bias));
+                    set("mlp_bias", json!(s.linear_bias));
+                }
+            }
+        }
+        _ => return None,
+    }
+    let family = c.get("model_type").and_then(Value::as_str).and_then(Family::from_model_type);
+    let vocab = s.vocab.or(hint.filter(|(f, _)| Some(*f) == family).map(|(_, v)| v));
+    if let Some(vocab) = vocab {
+        c.insert("vocab_size".to_owned(), json!(vocab));
+    }
+    let field = ModelField::Config { hf_config: Value::Object(c), name: Some(name.to_owned()) };
+    // The config read back must have the flags' architecture.
+    let plan = Plan::from_file(&PlanFile::minimal(field.clone())).ok()?;
+    Shape::of(&plan).filter(|back| back.matches(shape)).map(|_| field)
+}
+
+// ---------------------------------------------------------------------------------------------
+// The readers.

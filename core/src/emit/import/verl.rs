@@ -1,0 +1,86 @@
+//! A VeRL `main_ppo` Hydra override list.
+
+// The importer's shared types and helpers, and its imports (mod.rs).
+use super::*;
+
+/// VeRL's overrides: the RL loop, the FSDP actor (ZeRO-3's sharding), the vLLM engine, the cluster
+/// and the paths. Values the plan derives by itself come back as 0, "automatic".
+pub(super) fn verl(text: &str, file: &mut PlanFile) -> Result<Reading, ImportError> {
+    file.framework = Framework::Verl;
+    file.method = Method::Grpo;
+    // `actor.strategy=fsdp` shards parameters, gradients and optimizer states: ZeRO-3.
+    file.parallel.zero_stage = 3;
+    let mut r = Reading::default();
+    let vars = script_vars(text);
+    // Read as written; a value equal to what the plan derives by itself goes back to 0 (auto) below.
+    let (mut mini, mut model_len, mut batched, mut budget) = (None, None, None, None);
+    for w in words(text) {
+        let Some((key, value)) = w.split_once('=') else { continue };
+        if !key.contains('.') {
+            continue;
+        }
+        let written = value.trim_matches(['"', '\'']);
+        // A value set outside the script (`$HOME/data/…`) is not the plan's: compared as written.
+        let Some(v) = expand(written, &vars, &mut 64) else {
+            r.rest.push((key.to_owned(), written.to_owned()));
+            continue;
+        };
+        let v = v.trim_matches(['"', '\'']);
+        let flag = |v: &str| v.eq_ignore_ascii_case("true");
+        match key {
+            "algorithm.adv_estimator" => file.method = if v == "gae" { Method::Ppo } else { Method::Grpo },
+            "data.train_batch_size" => file.batch.global_batch = num(key, v)?,
+            "data.max_prompt_length" => file.rl.max_prompt_length = num(key, v)?,
+            "data.max_response_length" => file.rl.max_response_length = num(key, v)?,
+            "data.train_files" => r.dataset = Some(v.to_owned()),
+            "actor_rollout_ref.model.path" => r.model_path = Some(v.to_owned()),
+            "trainer.default_local_dir" => r.output_dir = Some(v.to_owned()),
+            "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu" => file.batch.micro_batch = num(key, v)?,
+            "actor_rollout_ref.actor.ppo_mini_batch_size" => mini = Some(num(key, v)?),
+            "actor_rollout_ref.actor.use_dynamic_bsz" => file.rl.dynamic_batch = flag(v),
+            "actor_rollout_ref.actor.ppo_max_token_len_per_gpu" => budget = Some(num(key, v)?),
+            "actor_rollout_ref.model.use_remove_padding" => file.rl.remove_padding = flag(v),
+            "actor_rollout_ref.rollout.enforce_eager" => file.rl.enforce_eager = flag(v),
+            "actor_rollout_ref.rollout.max_model_len" => model_len = Some(num(key, v)?),
+            "actor_rollout_ref.rollout.max_num_batched_tokens" => batched = Some(num(key, v)?),
+            "actor_rollout_ref.actor.ulysses_sequence_parallel_size" => file.parallel.cp = num(key, v)?,
+            "actor_rollout_ref.actor.fsdp_config.param_offload" => file.parallel.offload_params = flag(v),
+            "actor_rollout_ref.actor.fsdp_config.optimizer_offload" => {
+                file.parallel.offload_optimizer = flag(v)
+            }
+            "actor_rollout_ref.rollout.n" => file.rl.n_samples_per_prompt = num(key, v)?,
+            "actor_rollout_ref.rollout.tensor_model_parallel_size" => file.rl.rollout_tp = num(key, v)?,
+            "actor_rollout_ref.rollout.max_num_seqs" => file.rl.max_num_seqs = num(key, v)?,
+            "actor_rollout_ref.rollout.gpu_memory_utilization" => {
+                file.rl.gpu_memory_utilization = v
+                    .parse()
+                    .map_err(|_| ImportError::BadValue(key.to_owned(), Expected::FractionUpToOne))?;
+            }
+            "actor_rollout_ref.model.enable_gradient_checkpointing" => {
+                file.recompute.granularity =
+                    if flag(v) { RecomputeGranularity::Full } else { RecomputeGranularity::None };
+            }
+            "actor_rollout_ref.model.lora_rank" => {
+                let rank = num(key, v)?;
+                // 0 is VeRL's "no LoRA"; the plan's rank keeps its default then.
+                file.rl.lora = 0 < rank;
+                if 0 < rank {
+                    file.lora.rank = rank;
+                }
+            }
+            "actor_rollout_ref.model.target_modules" => {
+                let list = v.trim_matches(['[', ']']);
+                file.lora.targets = match list {
+                    "all-linear" => TargetsField::Word("all".to_owned()),
+                    names => TargetsField::List(names.split(',').map(|n| n.trim().to_owned()).collect()),
+                };
+            }
+            "actor_rollout_ref.model.lora_alpha" => file.lora.alpha = num(key, v)?,
+            "trainer.n_gpus_per_node" => file.cluster.devices_per_node = Some(num(key, v)?),
+            "trainer.nnodes" => file.cluster.nodes = num(key, v)?,
+            k => r.rest.push((k.to_owned(), v.to_owned())),
+        }
+    }
+    set_rl_autos(file, [mini, model_len, batched, budget]);
+    Ok(r)
+}
