@@ -11,6 +11,7 @@ mod flags;
 mod hardware;
 mod hf;
 mod import_config;
+mod knobs;
 mod layout;
 mod memory;
 mod moe;
