@@ -1,4 +1,4 @@
-//! The browser's side of the page's state: the plan in the address and in localStorage, the
+//! The browser's side of the page's state: the plan in localStorage (the address: `history`), the
 //! interface language, the clipboard. Every call tolerates a browser that refuses (private mode,
 //! file://, no clipboard permission): the page loses a convenience, never the plan.
 
@@ -80,7 +80,7 @@ pub fn take_pending_link() -> Option<String> {
     let note: serde_json::Value = serde_json::from_str(&text).ok()?;
     let fresh = (js_sys::Date::now() - note["at"].as_f64()?).abs() < FRESH_MS;
     let link = note["link"].as_str()?;
-    (fresh && link != location_hash()).then(|| link.to_owned())
+    (fresh && link != crate::history::fragment()).then(|| link.to_owned())
 }
 
 /// A model the user imported: its name and config.json.
@@ -143,20 +143,6 @@ pub fn remember_device_of(plan: &Plan) {
 pub fn forget_plan() {
     if let Some(storage) = local_storage() {
         let _ = storage.remove_item(PLAN_KEY);
-    }
-}
-
-/// The address's fragment without `#`; empty when there is none.
-pub fn location_hash() -> String {
-    let hash = web_sys::window().and_then(|w| w.location().hash().ok()).unwrap_or_default();
-    hash.trim_start_matches('#').to_owned()
-}
-
-/// Puts `fragment` in the address without adding a history entry or firing `hashchange`.
-pub fn replace_hash(fragment: &str) {
-    let Some(window) = web_sys::window() else { return };
-    if let Ok(history) = window.history() {
-        let _ = history.replace_state_with_url(&JsValue::NULL, "", Some(&format!("#{fragment}")));
     }
 }
 

@@ -14,6 +14,7 @@ mod params_panel;
 mod plan_form;
 pub(crate) use plan_form::method_key;
 mod search_panel;
+mod summary_bar;
 mod time_panel;
 
 use leptos::prelude::*;
