@@ -13,6 +13,7 @@ pub mod messages;
 pub mod search_parts;
 
 mod components;
+mod history;
 mod search_run;
 mod storage;
 

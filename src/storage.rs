@@ -1,4 +1,4 @@
-//! The browser's side of the page's state: the plan in the address and in localStorage, the
+//! The browser's side of the page's state: the plan in localStorage (the address: `history`), the
 //! interface language, the clipboard, a chosen file. Every call tolerates a browser that refuses
 //! (private mode, file://, a sandboxed frame, no clipboard permission): the page loses a
 //! convenience, never the plan.
@@ -100,7 +100,7 @@ pub fn take_pending_link() -> Option<String> {
     SessionStorage::delete(PENDING_KEY);
     let PendingLink { at, link } = note.ok()?;
     let fresh = (js_sys::Date::now() - at).abs() < FRESH_MS;
-    (fresh && link != location_hash()).then_some(link)
+    (fresh && link != crate::history::fragment()).then_some(link)
 }
 
 /// The note [`note_pending_link`] leaves: when, in ms since the epoch, and the fragment.
@@ -169,20 +169,6 @@ pub fn remember_device_of(plan: &Plan) {
 pub fn forget_plan() {
     if local() {
         LocalStorage::delete(PLAN_KEY);
-    }
-}
-
-/// The address's fragment without `#`; empty when there is none.
-pub fn location_hash() -> String {
-    let hash = web_sys::window().and_then(|w| w.location().hash().ok()).unwrap_or_default();
-    hash.trim_start_matches('#').to_owned()
-}
-
-/// Puts `fragment` in the address without adding a history entry or firing `hashchange`.
-pub fn replace_hash(fragment: &str) {
-    let Some(window) = web_sys::window() else { return };
-    if let Ok(history) = window.history() {
-        let _ = history.replace_state_with_url(&JsValue::NULL, "", Some(&format!("#{fragment}")));
     }
 }
 

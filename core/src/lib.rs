@@ -28,6 +28,7 @@ pub mod emit;
 pub mod fixes;
 pub mod hardware;
 pub mod hf;
+pub mod knobs;
 pub mod layout;
 pub mod logparse;
 pub mod memory;
@@ -59,7 +60,11 @@ pub fn evaluate(plan: &Plan) -> Report {
     let counts = &facts.summary().counts;
     let lora = match plan.trains_lora() {
         true => facts.lora_params(),
-        false => model::lora_params(arch, u64::from(plan.lora.rank.get()), &plan.lora.targets.list()),
+        // A rank the method does not use is the default's (`knobs::effective`).
+        false => {
+            let rank = crate::knobs::effective(plan).lora.rank.get();
+            model::lora_params(arch, u64::from(rank), &plan.lora.targets.list())
+        }
     };
     let trainable = match plan.trains_lora() {
         true => lora,

@@ -284,6 +284,8 @@ impl ModelFacts {
 /// [`estimate`] with the model's counts already made; `facts` must be [`ModelFacts::of`] a plan with
 /// the same model, method and LoRA settings.
 pub fn estimate_with(plan: &Plan, facts: &ModelFacts) -> Memory {
+    // Settings the plan's framework has no flag for play no part (`knobs::effective`).
+    let plan = &*crate::knobs::effective(plan);
     let arch = &plan.model.arch;
     let path = path(plan.framework);
     let layout = Layout::of(plan);

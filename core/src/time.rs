@@ -639,6 +639,8 @@ pub fn estimate(plan: &Plan, mem: &memory::Memory) -> StepTime {
 /// (every pass of the busiest rank back to back, plus the step's own terms) is checked before the
 /// schedule is simulated.
 pub fn estimate_within(plan: &Plan, mem: &memory::Memory, limit_seconds: Option<f64>) -> Option<StepTime> {
+    // Settings the plan's framework has no flag for play no part (`knobs::effective`).
+    let plan = &*crate::knobs::effective(plan);
     let arch = &plan.model.arch;
     let hw = &plan.hardware.hw;
     let p = &plan.parallel;

@@ -7,10 +7,12 @@ use leptos::prelude::*;
 use trainplan_core::{Plan, permalink};
 
 use crate::components::header::Header;
-use crate::components::params_panel::ParamsPanel;
+use crate::components::params_panel::{ParamsPanel, ResultsTop};
 use crate::components::plan_form::PlanFormPanel;
+use crate::components::summary_bar::{self, SummaryBar};
 use crate::components::{LangCtx, use_tr};
 use crate::form::PlanForm;
+use crate::history::{self, Entry};
 use crate::i18n::Key;
 use crate::{messages, storage};
 
@@ -25,6 +27,7 @@ const SETTLE_DELAY: Duration = Duration::from_millis(120);
 pub fn App() -> impl IntoView {
     let lang = RwSignal::new(storage::initial_lang());
     provide_context(LangCtx(lang));
+    let tr = use_tr();
     provide_context(crate::components::SearchCtx(RwSignal::new(None)));
     Effect::new(move |_| storage::apply_lang(lang.get()));
 
@@ -32,8 +35,8 @@ pub fn App() -> impl IntoView {
     // reported and leaves the saved plan as it was.
     // A link noted just before a reload that came too soon for the address to hold it stands in
     // for the address (storage::note_pending_link: this tab, the last few seconds).
-    let address = storage::take_pending_link().inspect(|link| storage::replace_hash(link));
-    let (start, start_pinned, link_error) = match address.unwrap_or_else(storage::location_hash) {
+    let address = storage::take_pending_link().inspect(|link| history::write(link, Entry::Replace));
+    let (start, start_pinned, link_error) = match address.unwrap_or_else(history::fragment) {
         hash if hash.is_empty() => (storage::saved_plan(), None, None),
         hash => match permalink::decode_link(&hash) {
             Ok(link) => (Some(link.plan), link.pinned, None),
@@ -70,14 +73,16 @@ pub fn App() -> impl IntoView {
         })
     });
 
-    // Every valid plan goes to the address and to localStorage: at once when the page opens, then
-    // once typing pauses (`history.replaceState` with a long address costs Chromium milliseconds per
-    // call, more than the whole redraw), and whatever is pending when the page goes away. The first
-    // run leaves a bad link in the address, so the user can still see and copy what failed.
+    // Every valid plan goes to the address and to localStorage: at once when the page opens (in
+    // place: opening the page adds no history entry), then once typing pauses, as a new history
+    // entry, so Back undoes the edit (`history.pushState` with a long address costs Chromium
+    // milliseconds per call, more than the whole redraw), and whatever is pending when the page
+    // goes away. The first run leaves a bad link in the address, so the user can still see and
+    // copy what failed.
     let pending = Debounce::new();
     let link = move |plan: &Plan| pinned.with_untracked(|p| permalink::encode_link(plan, p.as_ref()));
-    let write = move |plan: &Plan| {
-        storage::replace_hash(&link(plan));
+    let write = move |plan: &Plan, entry: Entry| {
+        history::write(&link(plan), entry);
         storage::save_plan(plan);
         // The user's own model outlives the plan that used it (devices: see `remember_device_of`).
         if let trainplan_core::plan::ModelSpec::HfConfig(config) = &plan.model.spec {
@@ -93,13 +98,13 @@ pub fn App() -> impl IntoView {
         pending.cancel();
         match first {
             None if link_error.get_untracked().is_some() => {}
-            None => write(&current),
+            None => write(&current, Entry::Replace),
             Some(()) => {
                 storage::note_pending_link(&link(&current));
                 pending.after(WRITE_DELAY, move || {
                     plan.with_untracked(|p| {
                         if let Ok(p) = p {
-                            write(p);
+                            write(p, Entry::Push);
                         }
                     })
                 });
@@ -122,23 +127,39 @@ pub fn App() -> impl IntoView {
             }
         })
     });
-    // A link pasted into the address bar of an open page.
-    let _ = window_event_listener(leptos::ev::hashchange, move |_| {
-        match permalink::decode_link(&storage::location_hash()) {
-            Ok(link) => {
-                if pinned.with_untracked(|p| p != &link.pinned) {
-                    pinned.set(link.pinned);
-                }
-                if plan.with_untracked(|p| p.as_ref() != Ok(&link.plan)) {
-                    link_error.set(None);
-                    form.set(PlanForm::from_plan(&link.plan));
-                }
+    // The address changed under the page: Back or Forward to another of its entries (`popstate`), or
+    // a link pasted into the address bar (`hashchange`; Back and Forward fire it too). The plan of
+    // that address comes back; it is already in the address, so writing it adds no entry. A
+    // damaged address says so and changes nothing.
+    let open_address = move || match permalink::decode_link(&history::fragment()) {
+        Ok(link) => {
+            if pinned.with_untracked(|p| p != &link.pinned) {
+                pinned.set(link.pinned);
             }
-            Err(err) => link_error.set(Some(err)),
+            if plan.with_untracked(|p| p.as_ref() != Ok(&link.plan)) {
+                link_error.set(None);
+                form.set(PlanForm::from_plan(&link.plan));
+            }
         }
-    });
+        Err(err) => link_error.set(Some(err)),
+    };
+    let _ = window_event_listener(leptos::ev::popstate, move |_| open_address());
+    let _ = window_event_listener(leptos::ev::hashchange, move |_| open_address());
 
     view! {
+        // The first Tab stop: past the header and the form, to the plan's results (it moves focus
+        // itself, so the address keeps the plan).
+        <a
+            class="skip-link"
+            href=format!("#{}", summary_bar::RESULTS_ID)
+            data-testid="skip-to-results"
+            on:click=move |ev| {
+                ev.prevent_default();
+                summary_bar::go_to_results();
+            }
+        >
+            {move || tr(Key::skip_to_results)}
+        </a>
         <Header on_reset=move || {
             // Back to the first visit's plan; the user's models and devices stay listed.
             pinned.set(None);
@@ -146,7 +167,11 @@ pub fn App() -> impl IntoView {
             form.set(PlanForm::first_visit());
         } />
         <LinkBanner error=link_error had_saved=had_saved />
+        // Results first: the summary bar (it stays on screen) and the charts, then the inputs, then
+        // the rest of the results. Two columns on a wide screen (inputs left), one on a phone.
         <main class="layout">
+            <SummaryBar plan=plan report=report />
+            <ResultsTop plan=plan report=report />
             <PlanFormPanel form=form plan=plan />
             <ParamsPanel form=form plan=plan report=report pinned=pinned settled=settled settled_report=settled_report />
         </main>

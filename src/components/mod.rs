@@ -16,6 +16,7 @@ mod params_panel;
 mod plan_form;
 pub(crate) use plan_form::method_key;
 mod search_panel;
+mod summary_bar;
 mod sweep_panel;
 mod time_panel;
 

@@ -1,5 +1,6 @@
-//! The report: exact parameter counts by component and layer, what the method trains, the weight
-//! bytes each device holds, and what the plan should know.
+//! The report: the charts first (`ResultsTop`), then what the plan should know, the advice, the
+//! launch files, exact parameter counts by component and layer, what the method trains and the
+//! weight bytes each device holds (`ParamsPanel`).
 
 use leptos::prelude::*;
 use trainplan_core::{Plan, Report};
@@ -13,13 +14,15 @@ use crate::components::memory_chart::MemoryPanel;
 use crate::components::plan_form::method_key;
 use crate::components::search_panel::SearchPanel;
 use crate::components::sweep_panel::SweepPanel;
+use crate::components::summary_bar::FINDINGS_ID;
 use crate::components::time_panel::TimePanel;
 use crate::components::{use_lang, use_tr};
 use crate::form::{FormError, PlanForm};
 use crate::i18n::{Key, fill};
 use crate::{format, messages};
 
-/// The results column.
+/// The results below the charts: the findings, advice, comparison, search, launch files and the
+/// parameter counts.
 #[component]
 pub fn ParamsPanel(
     /// The form, which a finding's fix rewrites.
@@ -43,12 +46,6 @@ pub fn ParamsPanel(
 ) -> impl IntoView {
     let lang = use_lang();
     let tr = use_tr();
-    let error_text = move || {
-        plan.with(|p| match p {
-            Err(FormError { plan: Some(err), .. }) => Some(messages::plan_error(lang.get(), err)),
-            _ => None,
-        })
-    };
     let value = move |pick: fn(&Report) -> u64| report.with(|r| r.as_ref().map(pick));
     let total = move || value(|r| r.params.total);
     let is_moe = move || report.with(|r| r.as_ref().is_some_and(|r| r.params.active != r.params.total));
@@ -126,26 +123,18 @@ pub fn ParamsPanel(
     };
 
     view! {
-        <section class="panel results" aria-live="polite">
-            <Show
-                when=move || report.with(Option::is_some)
-                fallback=move || {
-                    view! {
-                        <div class="error" data-testid="plan-error">
-                            <strong>{move || tr(Key::error_title)}</strong>
-                            <p>{error_text}</p>
-                        </div>
-                    }
-                }
-            >
-                <Summary report=report />
-                <ComparePanel form=form pinned=pinned plan=plan report=report />
-                <FindingsPanel form=form plan=plan report=report />
+        <Show when=move || report.with(Option::is_some)>
+            <section class="panel results results-more">
+                <div id=FINDINGS_ID class="findings-section" tabindex="-1">
+                    <FindingsPanel form=form plan=plan report=report />
+                </div>
                 <div class="deferred" class:updating=updating aria-busy=move || updating().to_string()>
                     <AdvicePanel form=form plan=settled />
                 </div>
+                <ComparePanel form=form pinned=pinned plan=plan report=report />
                 <SearchPanel form=form plan=plan report=report />
                 <SweepPanel plan=plan />
+                <CostPanel form=form report=report />
                 <LaunchPanel form=form plan=settled report=settled_report />
                 <h2>{move || tr(Key::params_title)}</h2>
                 <div class="headline">
@@ -206,9 +195,6 @@ pub fn ParamsPanel(
                     </Show>
                 </table>
 
-                <TimePanel report=report />
-                <CostPanel form=form report=report />
-                <MemoryPanel report=report />
                 <h2>{move || tr(Key::weights_title)}</h2>
                 <div class="headline">
                     <span class="label">{move || tr(Key::weights_zero3)}</span>
@@ -219,54 +205,46 @@ pub fn ParamsPanel(
                     <span class="short">{capacity_share}</span>
                 </div>
                 <p class="explain">{move || tr(Key::weights_explain)}</p>
-            </Show>
-        </section>
+            </section>
+        </Show>
     }
 }
 
-/// The plan at a glance, before the details: whether it fits, the step, throughput and MFU, and
-/// how many rules it breaks. Every figure is the core's report, formatted.
+/// The results read most, right below the summary bar: the memory chart and the step's timeline,
+/// or what stops the plan.
 #[component]
-fn Summary(
-    /// The current plan's report.
+pub fn ResultsTop(
+    /// The plan, or what stops it.
+    #[prop(into)]
+    plan: Signal<Result<Plan, FormError>>,
+    /// The core's report for the plan, when there is a plan.
     #[prop(into)]
     report: Signal<Option<Report>>,
 ) -> impl IntoView {
-    let tr = use_tr();
     let lang = use_lang();
-    move || {
-        report.with(|r| {
-            let r = r.as_ref()?;
-            let (class, fits) = crate::components::memory_chart::fits(tr, &r.memory);
-            use trainplan_core::report::Severity;
-            let count = |s: Severity| r.findings.iter().filter(|f| f.severity == s).count();
-            let (errors, warnings) = (count(Severity::Error), count(Severity::Warning));
-            let t = &r.time;
-            let speed = fill(
-                tr(Key::summary_speed),
-                &[
-                    ("step", &format::seconds(t.step_seconds)),
-                    ("tokens", &format::count_short(t.tokens_per_second as u64, lang.get())),
-                    ("mfu", &format::percent(t.mfu)),
-                ],
-            );
-            // Rules apart from memory, which has its own badge: the two never say the same thing
-            // twice, and neither can be green while the other reports an error.
-            let (rules, rules_class) = match (errors, warnings) {
-                (0, 0) => (tr(Key::summary_no_errors).to_owned(), "badge ok"),
-                (0, w) => (fill(tr(Key::summary_warnings), &[("w", &w.to_string())]), "badge warn"),
-                (e, w) => (
-                    fill(tr(Key::summary_errors), &[("n", &e.to_string()), ("w", &w.to_string())]),
-                    "badge bad",
-                ),
-            };
-            Some(view! {
-                <div class="summary" data-testid="summary">
-                    <span class=class>{fits}</span>
-                    <span class="summary-speed" data-testid="summary-speed">{speed}</span>
-                    <span class=rules_class data-testid="summary-rules">{rules}</span>
-                </div>
-            })
+    let tr = use_tr();
+    let error_text = move || {
+        plan.with(|p| match p {
+            Err(FormError { plan: Some(err), .. }) => Some(messages::plan_error(lang.get(), err)),
+            _ => None,
         })
+    };
+    view! {
+        <section class="panel results results-top">
+            <Show
+                when=move || report.with(Option::is_some)
+                fallback=move || {
+                    view! {
+                        <div class="error" data-testid="plan-error" role="alert">
+                            <strong>{move || tr(Key::error_title)}</strong>
+                            <p>{error_text}</p>
+                        </div>
+                    }
+                }
+            >
+                <MemoryPanel report=report />
+                <TimePanel report=report />
+            </Show>
+        </section>
     }
 }

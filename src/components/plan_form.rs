@@ -2,6 +2,7 @@
 
 use leptos::prelude::*;
 use trainplan_core::Plan;
+use trainplan_core::knobs::{self, Applies, Knob};
 use trainplan_core::plan::{
     AttentionImpl, Framework, Fsdp, Method, MoeDispatcher, PipelineSchedule, PlanFile, Precision,
     RecomputeGranularity,
@@ -9,9 +10,9 @@ use trainplan_core::plan::{
 
 use crate::components::hardware_picker::HardwarePicker;
 use crate::components::model_picker::ModelPicker;
-use crate::components::{TextField, use_tr};
+use crate::components::{TextField, use_lang, use_tr};
 use crate::form::{FormError, FormField, NumField, NumKind, PlanForm};
-use crate::i18n::{Key, fill};
+use crate::i18n::{Key, Lang, fill};
 
 /// The inputs column.
 #[component]
@@ -127,13 +128,26 @@ pub fn PlanFormPanel(
         })
     };
     let is_rl = move || form.with(|f| matches!(f.file.method, Method::Grpo | Method::Ppo));
-    let is_llamafactory = move || form.with(|f| f.file.framework == Framework::LlamaFactory);
-    let is_mindspeed_rl = move || form.with(|f| f.file.framework == Framework::MindSpeedRl);
-    let is_verl = move || form.with(|f| f.file.framework == Framework::Verl);
-    let megatron_path = move || form.with(|f| trainplan_core::layout::model_parallel(f.file.framework));
-    // The MoE settings matter to models with experts on the Megatron path.
-    let moe_megatron =
-        move || megatron_path() && plan.with(|p| p.as_ref().is_ok_and(|p| p.model.arch.moe.is_some()));
+    let is_moe = move || plan.with(|p| p.as_ref().is_ok_and(|p| p.model.arch.moe.is_some()));
+    // Every knob the form would show that the framework or method does not take: hidden unless the
+    // switch is on.
+    let show_all = RwSignal::new(false);
+    let n_hidden = move || {
+        form.with(|f| {
+            let (fw, m) = (f.file.framework, f.file.method);
+            let moe = is_moe();
+            Knob::ALL
+                .iter()
+                .filter(|&&k| !matches!(k, Knob::LoraRank | Knob::SeqLen | Knob::Rl | Knob::RlBlocking))
+                .filter(|&&k| moe || !k.path().starts_with("moe."))
+                .filter(|&&k| !knobs::applies(fw, m, k).yes())
+                .count()
+        })
+    };
+    let hidden_text = move || {
+        let framework = form.with(|f| f.file.framework.name());
+        fill(tr(Key::knobs_hidden), &[("n", &n_hidden().to_string()), ("framework", framework)])
+    };
     let auto = Some(Signal::derive(move || tr(Key::placeholder_auto).to_owned()));
     let all = Some(Signal::derive(move || tr(Key::placeholder_all).to_owned()));
 
@@ -196,84 +210,82 @@ pub fn PlanFormPanel(
             </section>
             <section class="panel" aria-labelledby="parallel-title">
                 <h2 id="parallel-title">{move || tr(Key::par_title)}</h2>
-                <div class="grid3">
-                    // What the chosen framework has: TP, PP, VPP and EP on the Megatron path, CP
-                    // there and in VeRL (Ulysses), ZeRO on the HF path.
-                    <Show when=megatron_path>
-                        {number(Key::par_tp, "tp-input", NumField::Tp, None)}
-                        {number(Key::par_pp, "pp-input", NumField::Pp, None)}
-                        {number(Key::par_vpp, "vpp-input", NumField::Vpp, None)}
-                    </Show>
-                    <Show when=move || megatron_path() || is_verl()>
-                        {number(Key::par_cp, "cp-input", NumField::Cp, None)}
-                    </Show>
-                    <Show when=megatron_path>
-                        {number(Key::par_ep, "ep-input", NumField::Ep, None)}
-                    </Show>
-                    <Show when=move || !megatron_path()>
-                    <label class="field">
-                        <span>{move || tr(Key::par_zero)}</span>
-                        <select data-testid="zero-select" on:change=move |ev| {
-                            if let Ok(stage) = event_target_value(&ev).parse::<u8>() {
-                                form.update(|f| f.file.parallel.zero_stage = stage);
-                            }
-                        }>
-                            {(0..=3u8).map(|z| view! {
-                                <option value=z.to_string() selected=move || form.with(|f| f.file.parallel.zero_stage == z)>{z}</option>
-                            }).collect_view()}
-                        </select>
-                    </label>
-                    </Show>
-                </div>
-                <Show when=megatron_path>
-                {enum_select(form, Key::par_schedule, "schedule-select", PipelineSchedule::ALL, PipelineSchedule::wire,
-                    |f| f.parallel.schedule, |f, k| f.parallel.schedule = k, Some((PipelineSchedule::Auto, Key::par_schedule_auto)))}
-                {enum_select(form, Key::par_fsdp, "fsdp-select", Fsdp::ALL, Fsdp::wire,
-                    |f| f.parallel.fsdp, |f, k| f.parallel.fsdp = k, Some((Fsdp::None, Key::par_fsdp_none)))}
-                {check(Key::par_dist_opt, "dist-opt-check", |f| f.parallel.distributed_optimizer, |f, v| f.parallel.distributed_optimizer = v)}
-                {check(Key::par_sp, "sp-check", |f| f.parallel.sequence_parallel, |f, v| f.parallel.sequence_parallel = v)}
-                </Show>
-                {check(Key::par_offload_opt, "offload-opt-check", |f| f.parallel.offload_optimizer, |f, v| f.parallel.offload_optimizer = v)}
-                {check(Key::par_offload_params, "offload-params-check", |f| f.parallel.offload_params, |f, v| f.parallel.offload_params = v)}
-                {check(Key::par_overlap_grad, "overlap-grad-check", |f| f.parallel.overlap_grad_reduce, |f, v| f.parallel.overlap_grad_reduce = v)}
-                <Show when=megatron_path>
-                {check(Key::par_overlap_param, "overlap-param-check", |f| f.parallel.overlap_param_gather, |f, v| f.parallel.overlap_param_gather = v)}
-                {check(Key::par_tp_overlap, "tp-overlap-check", |f| f.parallel.tp_comm_overlap, |f, v| f.parallel.tp_comm_overlap = v)}
-                {check(Key::par_swap_opt, "swap-opt-check", |f| f.parallel.swap_optimizer, |f, v| f.parallel.swap_optimizer = v)}
-                {check(Key::par_uneven, "uneven-check", |f| f.parallel.uneven_layers, |f, v| f.parallel.uneven_layers = v)}
-                {check(Key::par_account, "account-check", |f| f.parallel.account_embedding_loss, |f, v| f.parallel.account_embedding_loss = v)}
-                <div class="grid3">
-                    <TextField
-                        label=Signal::derive(move || tr(Key::par_layout).to_owned())
-                        testid="pipeline-layout-input"
-                        value=Signal::derive(move || form.with(|f| f.file.parallel.pipeline_layout.clone()))
-                        invalid=Signal::derive(move || is_bad(FormField::PipelineLayout))
-                        message=Signal::derive(move || tr(Key::par_layout_bad).to_owned())
-                        on_input=move |text: String| form.update(|f| f.file.parallel.pipeline_layout = text.trim().to_owned())
-                        placeholder="Et|(tt|)*30mL"
+                // Only what the framework and method take (knobs::applies); the switch shows the rest,
+                // disabled, each saying which frameworks or methods take it.
+                <label class="check knobs-switch">
+                    <input
+                        type="checkbox"
+                        data-testid="show-all-knobs"
+                        prop:checked=move || show_all.get()
+                        on:change=move |ev| show_all.set(event_target_checked(&ev))
                     />
-                    {number(Key::mtp_layers, "mtp-layers-input", NumField::MtpLayers, None)}
-                </div>
-                // MindSpeed's switch: shown on its frameworks, or wherever it is off so it can be
-                // turned back on (rule parallel.fused_kernels_framework).
-                <Show when=move || form.with(|f| {
-                    matches!(f.file.framework, Framework::MindSpeedLlm | Framework::MindSpeedRl)
-                        || !f.file.parallel.fused_kernels
-                })>
-                {check(Key::par_fused, "fused-check", |f| f.parallel.fused_kernels, |f, v| f.parallel.fused_kernels = v)}
+                    <span>{move || tr(Key::knobs_show_all)}</span>
+                </label>
+                <Show when=move || !show_all.get() && 0 < n_hidden()>
+                    <p class="muted knobs-hidden" data-testid="knobs-hidden">{hidden_text}</p>
                 </Show>
-                </Show>
-                <Show when=moe_megatron>
-                {enum_select(form, Key::moe_dispatcher, "moe-dispatcher-select", MoeDispatcher::ALL, MoeDispatcher::wire,
-                    |f| f.moe.dispatcher, |f, k| f.moe.dispatcher = k, None)}
-                {check(Key::moe_grouped_gemm, "moe-grouped-gemm-check", |f| f.moe.grouped_gemm, |f, v| f.moe.grouped_gemm = v)}
-                {check(Key::moe_permute_fusion, "moe-permute-fusion-check", |f| f.moe.permute_fusion, |f, v| f.moe.permute_fusion = v)}
-                {check(Key::moe_overlap_ep_comm, "moe-overlap-check", |f| f.moe.overlap_ep_comm, |f, v| f.moe.overlap_ep_comm = v)}
-                {check(Key::moe_pad_to_capacity, "moe-pad-check", |f| f.moe.pad_to_capacity, |f, v| f.moe.pad_to_capacity = v)}
                 <div class="grid3">
-                    {number(Key::moe_capacity, "moe-capacity-input", NumField::MoeCapacity, Some(Signal::derive(move || tr(Key::moe_dropless).to_owned())))}
-                    {number(Key::moe_imbalance, "moe-imbalance-input", NumField::MoeImbalance, None)}
+                    {knob_slot(form, show_all, Knob::Tp, move || number(Key::par_tp, "tp-input", NumField::Tp, None))}
+                    {knob_slot(form, show_all, Knob::Pp, move || number(Key::par_pp, "pp-input", NumField::Pp, None))}
+                    {knob_slot(form, show_all, Knob::Vpp, move || number(Key::par_vpp, "vpp-input", NumField::Vpp, None))}
+                    {knob_slot(form, show_all, Knob::Cp, move || number(Key::par_cp, "cp-input", NumField::Cp, None))}
+                    {knob_slot(form, show_all, Knob::Ep, move || number(Key::par_ep, "ep-input", NumField::Ep, None))}
+                    {knob_slot(form, show_all, Knob::ZeroStage, move || view! {
+                        <label class="field">
+                            <span>{move || tr(Key::par_zero)}</span>
+                            <select data-testid="zero-select" on:change=move |ev| {
+                                if let Ok(stage) = event_target_value(&ev).parse::<u8>() {
+                                    form.update(|f| f.file.parallel.zero_stage = stage);
+                                }
+                            }>
+                                {(0..=3u8).map(|z| view! {
+                                    <option value=z.to_string() selected=move || form.with(|f| f.file.parallel.zero_stage == z)>{z}</option>
+                                }).collect_view()}
+                            </select>
+                        </label>
+                    })}
                 </div>
+                {knob_slot(form, show_all, Knob::Schedule, move || enum_select(form, Key::par_schedule, "schedule-select", PipelineSchedule::ALL, PipelineSchedule::wire,
+                    |f| f.parallel.schedule, |f, k| f.parallel.schedule = k, Some((PipelineSchedule::Auto, Key::par_schedule_auto))))}
+                {knob_slot(form, show_all, Knob::Fsdp, move || enum_select(form, Key::par_fsdp, "fsdp-select", Fsdp::ALL, Fsdp::wire,
+                    |f| f.parallel.fsdp, |f, k| f.parallel.fsdp = k, Some((Fsdp::None, Key::par_fsdp_none))))}
+                {knob_slot(form, show_all, Knob::DistributedOptimizer, move || check(Key::par_dist_opt, "dist-opt-check", |f| f.parallel.distributed_optimizer, |f, v| f.parallel.distributed_optimizer = v))}
+                {knob_slot(form, show_all, Knob::SequenceParallel, move || check(Key::par_sp, "sp-check", |f| f.parallel.sequence_parallel, |f, v| f.parallel.sequence_parallel = v))}
+                {knob_slot(form, show_all, Knob::OffloadOptimizer, move || check(Key::par_offload_opt, "offload-opt-check", |f| f.parallel.offload_optimizer, |f, v| f.parallel.offload_optimizer = v))}
+                {knob_slot(form, show_all, Knob::OffloadParams, move || check(Key::par_offload_params, "offload-params-check", |f| f.parallel.offload_params, |f, v| f.parallel.offload_params = v))}
+                {knob_slot(form, show_all, Knob::OverlapGradReduce, move || check(Key::par_overlap_grad, "overlap-grad-check", |f| f.parallel.overlap_grad_reduce, |f, v| f.parallel.overlap_grad_reduce = v))}
+                {knob_slot(form, show_all, Knob::OverlapParamGather, move || check(Key::par_overlap_param, "overlap-param-check", |f| f.parallel.overlap_param_gather, |f, v| f.parallel.overlap_param_gather = v))}
+                {knob_slot(form, show_all, Knob::TpCommOverlap, move || check(Key::par_tp_overlap, "tp-overlap-check", |f| f.parallel.tp_comm_overlap, |f, v| f.parallel.tp_comm_overlap = v))}
+                {knob_slot(form, show_all, Knob::SwapOptimizer, move || check(Key::par_swap_opt, "swap-opt-check", |f| f.parallel.swap_optimizer, |f, v| f.parallel.swap_optimizer = v))}
+                {knob_slot(form, show_all, Knob::UnevenLayers, move || check(Key::par_uneven, "uneven-check", |f| f.parallel.uneven_layers, |f, v| f.parallel.uneven_layers = v))}
+                {knob_slot(form, show_all, Knob::AccountEmbeddingLoss, move || check(Key::par_account, "account-check", |f| f.parallel.account_embedding_loss, |f, v| f.parallel.account_embedding_loss = v))}
+                {knob_slot(form, show_all, Knob::FusedKernels, move || check(Key::par_fused, "fused-check", |f| f.parallel.fused_kernels, |f, v| f.parallel.fused_kernels = v))}
+                <div class="grid3">
+                    {knob_slot(form, show_all, Knob::PipelineLayout, move || view! {
+                        <TextField
+                            label=Signal::derive(move || tr(Key::par_layout).to_owned())
+                            testid="pipeline-layout-input"
+                            value=Signal::derive(move || form.with(|f| f.file.parallel.pipeline_layout.clone()))
+                            invalid=Signal::derive(move || is_bad(FormField::PipelineLayout))
+                            message=Signal::derive(move || tr(Key::par_layout_bad).to_owned())
+                            on_input=move |text: String| form.update(|f| f.file.parallel.pipeline_layout = text.trim().to_owned())
+                            placeholder="Et|(tt|)*30mL"
+                        />
+                    })}
+                    {knob_slot(form, show_all, Knob::MtpLayers, move || number(Key::mtp_layers, "mtp-layers-input", NumField::MtpLayers, None))}
+                </div>
+                // The MoE settings matter to models with experts.
+                <Show when=is_moe>
+                    {knob_slot(form, show_all, Knob::MoeDispatcher, move || enum_select(form, Key::moe_dispatcher, "moe-dispatcher-select", MoeDispatcher::ALL, MoeDispatcher::wire,
+                        |f| f.moe.dispatcher, |f, k| f.moe.dispatcher = k, None))}
+                    {knob_slot(form, show_all, Knob::MoeGroupedGemm, move || check(Key::moe_grouped_gemm, "moe-grouped-gemm-check", |f| f.moe.grouped_gemm, |f, v| f.moe.grouped_gemm = v))}
+                    {knob_slot(form, show_all, Knob::MoePermuteFusion, move || check(Key::moe_permute_fusion, "moe-permute-fusion-check", |f| f.moe.permute_fusion, |f, v| f.moe.permute_fusion = v))}
+                    {knob_slot(form, show_all, Knob::MoeOverlapEpComm, move || check(Key::moe_overlap_ep_comm, "moe-overlap-check", |f| f.moe.overlap_ep_comm, |f, v| f.moe.overlap_ep_comm = v))}
+                    {knob_slot(form, show_all, Knob::MoePadToCapacity, move || check(Key::moe_pad_to_capacity, "moe-pad-check", |f| f.moe.pad_to_capacity, |f, v| f.moe.pad_to_capacity = v))}
+                    <div class="grid3">
+                        {knob_slot(form, show_all, Knob::MoeCapacity, move || number(Key::moe_capacity, "moe-capacity-input", NumField::MoeCapacity, Some(Signal::derive(move || tr(Key::moe_dropless).to_owned()))))}
+                        {number(Key::moe_imbalance, "moe-imbalance-input", NumField::MoeImbalance, None)}
+                    </div>
                 </Show>
                 <div class="grid3">
                     <label class="field">
@@ -298,32 +310,34 @@ pub fn PlanFormPanel(
                             }).collect_view()}
                         </select>
                     </label>
-                    {number(Key::rc_layers, "recompute-layers-input", NumField::RecomputeLayers, None)}
-                    <label class="field">
-                        <span>{move || tr(Key::rc_attention)}</span>
-                        <select data-testid="attention-select" on:change=move |ev| {
-                            let wire = event_target_value(&ev);
-                            if let Some(&a) = AttentionImpl::ALL.iter().find(|a| a.wire() == wire) {
-                                form.update(|f| f.file.attention = a);
-                            }
-                        }>
-                            {AttentionImpl::ALL.iter().map(|&a| view! {
-                                <option value=a.wire() selected=move || form.with(|f| f.file.attention == a)>{a.wire()}</option>
-                            }).collect_view()}
-                        </select>
-                    </label>
+                    {knob_slot(form, show_all, Knob::RecomputeLayers, move || number(Key::rc_layers, "recompute-layers-input", NumField::RecomputeLayers, None))}
+                    {knob_slot(form, show_all, Knob::Attention, move || view! {
+                        <label class="field">
+                            <span>{move || tr(Key::rc_attention)}</span>
+                            <select data-testid="attention-select" on:change=move |ev| {
+                                let wire = event_target_value(&ev);
+                                if let Some(&a) = AttentionImpl::ALL.iter().find(|a| a.wire() == wire) {
+                                    form.update(|f| f.file.attention = a);
+                                }
+                            }>
+                                {AttentionImpl::ALL.iter().map(|&a| view! {
+                                    <option value=a.wire() selected=move || form.with(|f| f.file.attention == a)>{a.wire()}</option>
+                                }).collect_view()}
+                            </select>
+                        </label>
+                    })}
                 </div>
-                {check(Key::rc_act_fn, "act-fn-check", |f| f.recompute.activation_function, |f, v| f.recompute.activation_function = v)}
-                {check(Key::rc_swap_attn, "swap-attn-check", |f| f.recompute.swap_attention, |f, v| f.recompute.swap_attention = v)}
-                {check(Key::rc_modules_mlp, "rc-mlp-check", |f| module_on(f, "mlp"), |f, v| set_module(f, "mlp", v))}
-                {check(Key::rc_modules_layernorm, "rc-layernorm-check", |f| module_on(f, "layernorm"), |f, v| set_module(f, "layernorm", v))}
-                {check(Key::rc_modules_moe, "rc-moe-check", |f| module_on(f, "moe"), |f, v| set_module(f, "moe", v))}
+                {knob_slot(form, show_all, Knob::ActivationFunction, move || check(Key::rc_act_fn, "act-fn-check", |f| f.recompute.activation_function, |f, v| f.recompute.activation_function = v))}
+                {knob_slot(form, show_all, Knob::SwapAttention, move || check(Key::rc_swap_attn, "swap-attn-check", |f| f.recompute.swap_attention, |f, v| f.recompute.swap_attention = v))}
+                {knob_slot(form, show_all, Knob::RecomputeModules, move || view! {
+                    {check(Key::rc_modules_mlp, "rc-mlp-check", |f| module_on(f, "mlp"), |f, v| set_module(f, "mlp", v))}
+                    {check(Key::rc_modules_layernorm, "rc-layernorm-check", |f| module_on(f, "layernorm"), |f, v| set_module(f, "layernorm", v))}
+                    {check(Key::rc_modules_moe, "rc-moe-check", |f| module_on(f, "moe"), |f, v| set_module(f, "moe", v))}
+                })}
                 <div class="grid3">
-                    {number(Key::rc_act_fn_layers, "act-fn-layers-input", NumField::ActFnLayers, all)}
-                    {number(Key::rc_cpu_offload_layers, "cpu-offload-input", NumField::CpuOffloadLayers, None)}
-                    <Show when=is_llamafactory>
-                        {number(Key::rc_layers_ratio, "layers-ratio-input", NumField::LayersRatio, None)}
-                    </Show>
+                    {knob_slot(form, show_all, Knob::ActivationFunctionLayers, move || number(Key::rc_act_fn_layers, "act-fn-layers-input", NumField::ActFnLayers, all))}
+                    {knob_slot(form, show_all, Knob::CpuOffloadLayers, move || number(Key::rc_cpu_offload_layers, "cpu-offload-input", NumField::CpuOffloadLayers, None))}
+                    {knob_slot(form, show_all, Knob::LayersRatio, move || number(Key::rc_layers_ratio, "layers-ratio-input", NumField::LayersRatio, None))}
                 </div>
             </section>
             <Show when=is_rl>
@@ -345,9 +359,7 @@ pub fn PlanFormPanel(
                     {check(Key::rl_remove_padding, "remove-padding-check", |f| f.rl.remove_padding, |f, v| f.rl.remove_padding = v)}
                     {check(Key::rl_enforce_eager, "enforce-eager-check", |f| f.rl.enforce_eager, |f, v| f.rl.enforce_eager = v)}
                     {check(Key::rl_lora, "rl-lora-check", |f| f.rl.lora, |f, v| f.rl.lora = v)}
-                    <Show when=is_mindspeed_rl>
-                        {check(Key::rl_blocking, "blocking-check", |f| f.rl.blocking, |f, v| f.rl.blocking = v)}
-                    </Show>
+                    {knob_slot(form, show_all, Knob::RlBlocking, move || check(Key::rl_blocking, "blocking-check", |f| f.rl.blocking, |f, v| f.rl.blocking = v))}
                 </section>
             </Show>
             <CalibrationPanel form=form plan=plan />
@@ -443,6 +455,63 @@ fn CalibrationPanel(
             <p class="muted" data-testid="calibration-current">{current}</p>
         </section>
     }
+}
+
+/// A knob of the form, shown when the plan's framework and method take it (`knobs::applies`); with
+/// `show_all`, the others too, disabled, each saying who takes it.
+fn knob_slot<V, F>(form: RwSignal<PlanForm>, show_all: RwSignal<bool>, knob: Knob, control: F) -> AnyView
+where
+    V: IntoView + 'static,
+    F: Fn() -> V + Send + Sync + 'static,
+{
+    // The control's view type erased here, so what follows is built once for every knob (one
+    // copy in the wasm, not one per control).
+    knob_slot_erased(form, show_all, knob, std::sync::Arc::new(move || control().into_any()))
+}
+
+fn knob_slot_erased(
+    form: RwSignal<PlanForm>,
+    show_all: RwSignal<bool>,
+    knob: Knob,
+    control: std::sync::Arc<dyn Fn() -> AnyView + Send + Sync>,
+) -> AnyView {
+    let tr = use_tr();
+    let lang = use_lang();
+    let applies = move || form.with(|f| knobs::applies(f.file.framework, f.file.method, knob));
+    let why = move || {
+        let sep = match lang.get() {
+            Lang::En => ", ",
+            Lang::Zh => "、",
+        };
+        form.with(|f| match applies() {
+            Applies::Yes => String::new(),
+            Applies::Frameworks(list) => {
+                let names: Vec<_> = list.iter().map(|fw| fw.name()).collect();
+                fill(
+                    tr(Key::knobs_not_framework),
+                    &[("framework", f.file.framework.name()), ("frameworks", &names.join(sep))],
+                )
+            }
+            Applies::Methods(list) => {
+                let names: Vec<_> = list.iter().map(|&m| tr(method_key(m))).collect();
+                fill(
+                    tr(Key::knobs_not_method),
+                    &[("method", tr(method_key(f.file.method))), ("methods", &names.join(sep))],
+                )
+            }
+        })
+    };
+    view! {
+        <Show when=move || show_all.get() || applies().yes()>
+            <fieldset class="knob" disabled=move || !applies().yes() data-knob=knob.path()>
+                {control()}
+                <Show when=move || !applies().yes()>
+                    <p class="knob-why" data-testid=format!("knob-why-{}", knob.path())>{why}</p>
+                </Show>
+            </fieldset>
+        </Show>
+    }
+    .into_any()
 }
 
 /// Whether `recompute.modules` names `module`.

@@ -12,6 +12,7 @@ mod flags;
 mod hardware;
 mod hf;
 mod import_config;
+mod knobs;
 mod layout;
 mod logparse;
 mod memory;

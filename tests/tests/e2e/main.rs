@@ -5,6 +5,7 @@
 //! module file beside this one.
 
 mod extras;
+mod ux;
 
 use thirtyfour::prelude::*;
 use trainplan_e2e::{Chromedriver, Page, browser, browser_downloading_to, repo_root, serve_dir};
@@ -143,6 +144,9 @@ async fn editing_the_plan_updates_the_report() -> WebDriverResult<()> {
 
     // The search finds faster plans that fit; applying the fastest makes it the plan, whose step
     // time is then the one the search reported (no faster plan than it exists in the space).
+    // Below the summary bar, which stays at the top of the window (WebDriver scrolls a clicked
+    // element only to the window's edge).
+    scroll_to_middle(&page, "search-run").await?;
     page.el("search-run").await?.click().await?;
     let summary = page.wait_text("search-summary", |t| t.contains("plans tried")).await?;
     assert!(summary.contains("keep every rule"), "{summary}");
@@ -156,6 +160,7 @@ async fn editing_the_plan_updates_the_report() -> WebDriverResult<()> {
     assert!(applied < after, "{after} s → {applied} s");
     // The search ran from the old plan: its table is gone now that the plan changed.
     assert!(!page.has("search-results").await?);
+    scroll_to_middle(&page, "search-run").await?;
     page.el("search-run").await?.click().await?;
     page.wait_text("search-summary", |t| t.contains("plans tried")).await?;
     let best_again = page.el("search-row-0").await?.text().await?;
@@ -165,6 +170,7 @@ async fn editing_the_plan_updates_the_report() -> WebDriverResult<()> {
     page.type_into("nodes-input", "128").await?;
     page.type_into("global-batch-input", "1024").await?;
     page.wait_text("n-devices", |t| t == "1,024").await?;
+    scroll_to_middle(&page, "search-run").await?;
     page.el("search-run").await?.click().await?;
     let summary = page.wait_text("search-summary", |t| t.contains("plans tried")).await?;
     record_figure(&format!("search in this browser, 70B on 1,024 H100: {summary}"));
@@ -710,6 +716,13 @@ fn percent_decode(text: &str) -> String {
         }
     }
     String::from_utf8(out).unwrap()
+}
+
+/// Scrolls the element with this test id to the middle of the window, clear of the summary bar.
+async fn scroll_to_middle(page: &Page, testid: &str) -> WebDriverResult<()> {
+    let el = page.el(testid).await?;
+    page.driver.execute("arguments[0].scrollIntoView({block: 'center'});", vec![el.to_json()?]).await?;
+    Ok(())
 }
 
 /// Appends a measured figure to target/screenshots/figures.txt (test output is captured).

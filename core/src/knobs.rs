@@ -1,0 +1,412 @@
+//! Which plan settings a framework and a method take.
+//!
+//! A setting applies when the framework has a flag or key for it (the emitters in `emit/` write it)
+//! and the engine models it on that framework's path; the page shows those and keeps the rest out of
+//! sight. A setting that does not apply changes nothing the engine computes: at most a finding says
+//! it is ignored (or, where the framework would refuse or silently drop it, that it breaks a rule),
+//! with the fix that resets it. `core/tests/it/knobs.rs` sets each one that does not apply to a value
+//! off its default and finds the same report.
+//!
+//! Sources, per framework:
+//! - Megatron-LM and MindSpeed-LLM: the command-line flags their parsers declare at the pinned
+//!   commits (`core/data/flags/megatron-lm.tsv`: Megatron-LM core_v0.19.0, 5be9626;
+//!   `core/data/flags/mindspeed-llm.tsv`), which `emit::flags` checks every written flag against.
+//! - MindSpeed-RL: the keys of its config classes (`core/data/flags/mindspeed-rl.tsv`:
+//!   `MegatronConfig`, `RLConfig`, `GenerateConfig`).
+//! - DeepSpeed: the `zero_optimization` keys of `deepspeed/runtime/zero/config.py` (`stage`,
+//!   `overlap_comm`, `offload_optimizer`, `offload_param`).
+//! - LLaMA-Factory: the same DeepSpeed config through its `deepspeed:` key, `flash_attn`
+//!   (`src/llamafactory/hparams/model_args.py`), and Ascend's `recompute_layers_ratio`.
+//! - VeRL: the Hydra keys of `verl/trainer/config/ppo_trainer.yaml` it is launched with
+//!   (`actor_rollout_ref.actor.ulysses_sequence_parallel_size`, `fsdp_config.param_offload`,
+//!   `fsdp_config.optimizer_offload`).
+
+use std::borrow::Cow;
+use std::num::NonZeroU32;
+
+use crate::Plan;
+use crate::plan::{Framework, Fsdp, LoraFile, Method, MoeFile, PipelineSchedule, RecomputeModules};
+
+/// A setting of the plan that only some frameworks or methods take.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Knob {
+    /// `parallel.tp`.
+    Tp,
+    /// `parallel.pp`.
+    Pp,
+    /// `parallel.vpp`.
+    Vpp,
+    /// `parallel.cp`.
+    Cp,
+    /// `parallel.ep`.
+    Ep,
+    /// `parallel.zero_stage`.
+    ZeroStage,
+    /// `parallel.schedule`.
+    Schedule,
+    /// `parallel.fsdp`.
+    Fsdp,
+    /// `parallel.distributed_optimizer`.
+    DistributedOptimizer,
+    /// `parallel.sequence_parallel`.
+    SequenceParallel,
+    /// `parallel.offload_optimizer`.
+    OffloadOptimizer,
+    /// `parallel.offload_params`.
+    OffloadParams,
+    /// `parallel.overlap_grad_reduce`.
+    OverlapGradReduce,
+    /// `parallel.overlap_param_gather`.
+    OverlapParamGather,
+    /// `parallel.tp_comm_overlap`.
+    TpCommOverlap,
+    /// `parallel.swap_optimizer`.
+    SwapOptimizer,
+    /// `parallel.uneven_layers`.
+    UnevenLayers,
+    /// `parallel.account_embedding_loss`.
+    AccountEmbeddingLoss,
+    /// `parallel.pipeline_layout`.
+    PipelineLayout,
+    /// `mtp_layers`.
+    MtpLayers,
+    /// `parallel.fused_kernels`.
+    FusedKernels,
+    /// `moe.dispatcher`.
+    MoeDispatcher,
+    /// `moe.grouped_gemm`.
+    MoeGroupedGemm,
+    /// `moe.permute_fusion`.
+    MoePermuteFusion,
+    /// `moe.overlap_ep_comm`.
+    MoeOverlapEpComm,
+    /// `moe.pad_to_capacity`.
+    MoePadToCapacity,
+    /// `moe.capacity_factor`.
+    MoeCapacity,
+    /// `recompute.num_layers`.
+    RecomputeLayers,
+    /// `attention`.
+    Attention,
+    /// `recompute.activation_function`.
+    ActivationFunction,
+    /// `recompute.activation_function_layers`.
+    ActivationFunctionLayers,
+    /// `recompute.swap_attention`.
+    SwapAttention,
+    /// `recompute.modules`.
+    RecomputeModules,
+    /// `recompute.cpu_offload_layers`.
+    CpuOffloadLayers,
+    /// `recompute.layers_ratio`.
+    LayersRatio,
+    /// `lora.rank`.
+    LoraRank,
+    /// `batch.seq_len`.
+    SeqLen,
+    /// The `rl` section (rollout, lengths, engine).
+    Rl,
+    /// `rl.blocking`.
+    RlBlocking,
+}
+
+/// Whether a setting applies, and if not, who takes it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Applies {
+    /// The framework takes it and the method uses it.
+    Yes,
+    /// The framework has no flag or key for it; these frameworks have.
+    Frameworks(&'static [Framework]),
+    /// The method has no use for it; these methods have.
+    Methods(&'static [Method]),
+}
+
+impl Applies {
+    /// Whether the setting applies.
+    pub fn yes(self) -> bool {
+        self == Applies::Yes
+    }
+}
+
+/// The frameworks that split the model with Megatron's parallel state (`layout::model_parallel`).
+const MEGATRON_PATH: &[Framework] = &[Framework::Megatron, Framework::MindSpeedLlm, Framework::MindSpeedRl];
+/// The frameworks that run the model as Hugging Face transformers builds it.
+const HF_PATH: &[Framework] = &[Framework::DeepSpeed, Framework::LlamaFactory, Framework::Verl];
+/// Megatron-LM's own parser and MindSpeed-LLM's (core 0.12.1).
+const MEGATRON_PARSERS: &[Framework] = &[Framework::Megatron, Framework::MindSpeedLlm];
+/// Ascend's MindSpeed frameworks.
+const MINDSPEED: &[Framework] = &[Framework::MindSpeedLlm, Framework::MindSpeedRl];
+/// Methods that train LoRA adapters (RL with `rl.lora`).
+const LORA_METHODS: &[Method] = &[Method::Lora, Method::Qlora, Method::Grpo, Method::Ppo];
+/// Reinforcement-learning methods.
+const RL_METHODS: &[Method] = &[Method::Grpo, Method::Ppo];
+/// Methods that train on fixed-length sequences.
+const SEQUENCE_METHODS: &[Method] =
+    &[Method::Pretrain, Method::SftFull, Method::Lora, Method::Qlora, Method::Dpo];
+
+impl Knob {
+    /// Every knob, in the order the page shows them.
+    pub const ALL: &[Knob] = &[
+        Knob::Tp,
+        Knob::Pp,
+        Knob::Vpp,
+        Knob::Cp,
+        Knob::Ep,
+        Knob::ZeroStage,
+        Knob::Schedule,
+        Knob::Fsdp,
+        Knob::DistributedOptimizer,
+        Knob::SequenceParallel,
+        Knob::OffloadOptimizer,
+        Knob::OffloadParams,
+        Knob::OverlapGradReduce,
+        Knob::OverlapParamGather,
+        Knob::TpCommOverlap,
+        Knob::SwapOptimizer,
+        Knob::UnevenLayers,
+        Knob::AccountEmbeddingLoss,
+        Knob::PipelineLayout,
+        Knob::MtpLayers,
+        Knob::FusedKernels,
+        Knob::MoeDispatcher,
+        Knob::MoeGroupedGemm,
+        Knob::MoePermuteFusion,
+        Knob::MoeOverlapEpComm,
+        Knob::MoePadToCapacity,
+        Knob::MoeCapacity,
+        Knob::RecomputeLayers,
+        Knob::Attention,
+        Knob::ActivationFunction,
+        Knob::ActivationFunctionLayers,
+        Knob::SwapAttention,
+        Knob::RecomputeModules,
+        Knob::CpuOffloadLayers,
+        Knob::LayersRatio,
+        Knob::LoraRank,
+        Knob::SeqLen,
+        Knob::Rl,
+        Knob::RlBlocking,
+    ];
+
+    /// The plan file's dotted name of the setting (`rl` for the whole section).
+    pub fn path(self) -> &'static str {
+        match self {
+            Knob::Tp => "parallel.tp",
+            Knob::Pp => "parallel.pp",
+            Knob::Vpp => "parallel.vpp",
+            Knob::Cp => "parallel.cp",
+            Knob::Ep => "parallel.ep",
+            Knob::ZeroStage => "parallel.zero_stage",
+            Knob::Schedule => "parallel.schedule",
+            Knob::Fsdp => "parallel.fsdp",
+            Knob::DistributedOptimizer => "parallel.distributed_optimizer",
+            Knob::SequenceParallel => "parallel.sequence_parallel",
+            Knob::OffloadOptimizer => "parallel.offload_optimizer",
+            Knob::OffloadParams => "parallel.offload_params",
+            Knob::OverlapGradReduce => "parallel.overlap_grad_reduce",
+            Knob::OverlapParamGather => "parallel.overlap_param_gather",
+            Knob::TpCommOverlap => "parallel.tp_comm_overlap",
+            Knob::SwapOptimizer => "parallel.swap_optimizer",
+            Knob::UnevenLayers => "parallel.uneven_layers",
+            Knob::AccountEmbeddingLoss => "parallel.account_embedding_loss",
+            Knob::PipelineLayout => "parallel.pipeline_layout",
+            Knob::MtpLayers => "mtp_layers",
+            Knob::FusedKernels => "parallel.fused_kernels",
+            Knob::MoeDispatcher => "moe.dispatcher",
+            Knob::MoeGroupedGemm => "moe.grouped_gemm",
+            Knob::MoePermuteFusion => "moe.permute_fusion",
+            Knob::MoeOverlapEpComm => "moe.overlap_ep_comm",
+            Knob::MoePadToCapacity => "moe.pad_to_capacity",
+            Knob::MoeCapacity => "moe.capacity_factor",
+            Knob::RecomputeLayers => "recompute.num_layers",
+            Knob::Attention => "attention",
+            Knob::ActivationFunction => "recompute.activation_function",
+            Knob::ActivationFunctionLayers => "recompute.activation_function_layers",
+            Knob::SwapAttention => "recompute.swap_attention",
+            Knob::RecomputeModules => "recompute.modules",
+            Knob::CpuOffloadLayers => "recompute.cpu_offload_layers",
+            Knob::LayersRatio => "recompute.layers_ratio",
+            Knob::LoraRank => "lora.rank",
+            Knob::SeqLen => "batch.seq_len",
+            Knob::Rl => "rl",
+            Knob::RlBlocking => "rl.blocking",
+        }
+    }
+}
+
+/// Whether `knob` applies to a plan on `framework` training with `method`.
+///
+/// # Example
+///
+/// ```
+/// use trainplan_core::knobs::{Applies, Knob, applies};
+/// use trainplan_core::plan::{Framework, Method};
+///
+/// // LLaMA-Factory runs DeepSpeed ZeRO, not Megatron's distributed optimizer.
+/// assert!(applies(Framework::LlamaFactory, Method::Lora, Knob::ZeroStage).yes());
+/// assert!(!applies(Framework::LlamaFactory, Method::Lora, Knob::DistributedOptimizer).yes());
+/// ```
+pub fn applies(framework: Framework, method: Method, knob: Knob) -> Applies {
+    let only = |frameworks: &'static [Framework]| match frameworks.contains(&framework) {
+        true => Applies::Yes,
+        false => Applies::Frameworks(frameworks),
+    };
+    let for_methods = |methods: &'static [Method]| match methods.contains(&method) {
+        true => Applies::Yes,
+        false => Applies::Methods(methods),
+    };
+    match knob {
+        // `--tensor-model-parallel-size`, `--pipeline-model-parallel-size`,
+        // `--num-virtual-stages-per-pipeline-rank` (MindSpeed-LLM: `--num-layers-per-virtual-
+        // pipeline-stage`), `--expert-model-parallel-size`, `--use-distributed-optimizer`,
+        // `--sequence-parallel`, `--overlap-param-gather`, `--decoder-first/last-pipeline-num-layers`
+        // (MindSpeed: `--num-layer-list`), and the pipeline schedule: Megatron's parsers and
+        // MindSpeed-RL's `MegatronConfig` (`tensor_model_parallel_size`, `use_distributed_optimizer`,
+        // `overlap_param_gather`, …). The HF path has none (rule hf.no_model_parallel).
+        Knob::Tp
+        | Knob::Pp
+        | Knob::Vpp
+        | Knob::Ep
+        | Knob::Schedule
+        | Knob::DistributedOptimizer
+        | Knob::SequenceParallel
+        | Knob::OverlapParamGather
+        | Knob::UnevenLayers
+        | Knob::RecomputeLayers
+        | Knob::MoeDispatcher
+        | Knob::MoeGroupedGemm
+        | Knob::MoePermuteFusion
+        | Knob::MoeOverlapEpComm => only(MEGATRON_PATH),
+        // `--context-parallel-size` on the Megatron path; VeRL's FSDP actor splits sequences with
+        // Ulysses (`ulysses_sequence_parallel_size`).
+        Knob::Cp => {
+            only(&[Framework::Megatron, Framework::MindSpeedLlm, Framework::MindSpeedRl, Framework::Verl])
+        }
+        // DeepSpeed `zero_optimization.stage` (LLaMA-Factory's `deepspeed:` file; VeRL's FSDP
+        // actor shards as ZeRO-3 does, `fsdp_config.fsdp_size: -1`).
+        Knob::ZeroStage => only(HF_PATH),
+        // `--use-megatron-fsdp` is Megatron-LM's; MindSpeed-LLM's parser has `--use-torch-fsdp2`
+        // only (rule fsdp.framework).
+        Knob::Fsdp => only(MEGATRON_PARSERS),
+        // `--optimizer-cpu-offload` (Megatron-LM, MindSpeed-LLM), `offload_train_optimizer`
+        // (MindSpeed-RL), `zero_optimization.offload_optimizer` (DeepSpeed, LLaMA-Factory),
+        // `fsdp_config.optimizer_offload` (VeRL): every framework.
+        Knob::OffloadOptimizer => Applies::Yes,
+        // `zero_optimization.offload_param` (DeepSpeed, LLaMA-Factory) and
+        // `fsdp_config.param_offload` (VeRL); Megatron's parsers declare no parameter offload.
+        Knob::OffloadParams => only(HF_PATH),
+        // `--overlap-grad-reduce` (Megatron-LM, MindSpeed-LLM), `overlap_grad_reduce`
+        // (MindSpeed-RL's `MegatronConfig`), `zero_optimization.overlap_comm` (DeepSpeed,
+        // LLaMA-Factory). VeRL's FSDP actor has no such key.
+        Knob::OverlapGradReduce => only(&[
+            Framework::Megatron,
+            Framework::MindSpeedLlm,
+            Framework::MindSpeedRl,
+            Framework::DeepSpeed,
+            Framework::LlamaFactory,
+        ]),
+        // `--tp-comm-overlap` (Megatron-LM), `--use-ascend-coc` (MindSpeed-LLM), MindSpeed-RL's
+        // `use_ascend_coc`.
+        Knob::TpCommOverlap => only(MEGATRON_PATH),
+        // `--swap-optimizer`, `--recompute-activation-function(-num-layers)`, `--swap-attention`,
+        // `--use-fused-rmsnorm --use-fused-swiglu --use-fused-rotary-pos-emb`: MindSpeed's
+        // features (mindspeed-llm.tsv; MindSpeed-RL's `MegatronConfig`).
+        Knob::SwapOptimizer
+        | Knob::ActivationFunction
+        | Knob::ActivationFunctionLayers
+        | Knob::SwapAttention
+        | Knob::FusedKernels => only(MINDSPEED),
+        // `--account-for-embedding-in-pipeline-split`, `--pipeline-model-parallel-layout`,
+        // `--mtp-num-layers`, `--moe-expert-capacity-factor`, `--moe-pad-expert-input-to-capacity`,
+        // `--recompute-modules`: declared by Megatron-LM and MindSpeed-LLM, not by MindSpeed-RL's
+        // config classes.
+        Knob::AccountEmbeddingLoss
+        | Knob::PipelineLayout
+        | Knob::MtpLayers
+        | Knob::MoePadToCapacity
+        | Knob::MoeCapacity
+        | Knob::RecomputeModules => only(MEGATRON_PARSERS),
+        // `--cpu-offloading-num-layers`: Megatron-LM's parser only.
+        Knob::CpuOffloadLayers => only(&[Framework::Megatron]),
+        // Ascend's LLaMA-Factory `recompute_layers_ratio`.
+        Knob::LayersRatio => only(&[Framework::LlamaFactory]),
+        // Every framework picks its attention kernel: Megatron-LM and MindSpeed-LLM
+        // `--attention-backend` / `--use-flash-attn`, MindSpeed-RL `use_flash_attn`, the HF path
+        // transformers' `attn_implementation` (LLaMA-Factory `flash_attn`).
+        Knob::Attention => Applies::Yes,
+        // MindSpeed-RL `RLConfig.blocking`.
+        Knob::RlBlocking => match for_methods(RL_METHODS) {
+            Applies::Yes => only(&[Framework::MindSpeedRl]),
+            no => no,
+        },
+        Knob::LoraRank => for_methods(LORA_METHODS),
+        Knob::Rl => for_methods(RL_METHODS),
+        Knob::SeqLen => for_methods(SEQUENCE_METHODS),
+    }
+}
+
+/// The plan as its framework runs it: every setting that does not apply put back to the plan
+/// file's default (`PlanFile`, docs/plan-format.md). Memory and time are computed on it, so a
+/// setting the framework has no flag for changes no figure; the rules read the plan as written and
+/// name such a setting. Borrows the plan when nothing needs resetting (the usual case).
+pub fn effective(plan: &Plan) -> Cow<'_, Plan> {
+    let off = |knob| !applies(plan.framework, plan.method, knob).yes();
+    let (mut parallel, mut recompute, mut moe) = (plan.parallel.clone(), plan.recompute, plan.moe);
+    let (mut mtp_layers, mut lora_rank) = (plan.mtp_layers, plan.lora.rank);
+    let one = NonZeroU32::MIN;
+    let moe_default = MoeFile::default();
+    for &knob in Knob::ALL.iter().filter(|&&k| off(k)) {
+        match knob {
+            Knob::Tp => parallel.tp = one,
+            Knob::Pp => parallel.pp = one,
+            Knob::Vpp => parallel.vpp = one,
+            Knob::Cp => parallel.cp = one,
+            Knob::Ep => parallel.ep = one,
+            Knob::ZeroStage => parallel.zero_stage = 0,
+            Knob::Schedule => parallel.schedule = PipelineSchedule::Auto,
+            Knob::Fsdp => parallel.fsdp = Fsdp::None,
+            Knob::DistributedOptimizer => parallel.distributed_optimizer = false,
+            Knob::SequenceParallel => parallel.sequence_parallel = false,
+            Knob::OffloadOptimizer => parallel.offload_optimizer = false,
+            Knob::OffloadParams => parallel.offload_params = false,
+            Knob::OverlapGradReduce => parallel.overlap_grad_reduce = false,
+            Knob::OverlapParamGather => parallel.overlap_param_gather = false,
+            Knob::TpCommOverlap => parallel.tp_comm_overlap = false,
+            Knob::SwapOptimizer => parallel.swap_optimizer = false,
+            Knob::UnevenLayers => parallel.uneven_layers = false,
+            Knob::AccountEmbeddingLoss => parallel.account_embedding_loss = false,
+            Knob::PipelineLayout => parallel.pipeline_layout = None,
+            Knob::MtpLayers => mtp_layers = 0,
+            Knob::FusedKernels => parallel.fused_kernels = true,
+            Knob::MoeDispatcher => moe.dispatcher = moe_default.dispatcher,
+            Knob::MoeGroupedGemm => moe.grouped_gemm = moe_default.grouped_gemm,
+            Knob::MoePermuteFusion => moe.permute_fusion = moe_default.permute_fusion,
+            Knob::MoeOverlapEpComm => moe.overlap_ep_comm = moe_default.overlap_ep_comm,
+            Knob::MoePadToCapacity => moe.pad_to_capacity = moe_default.pad_to_capacity,
+            Knob::MoeCapacity => moe.capacity_factor = moe_default.capacity_factor,
+            Knob::RecomputeLayers => recompute.num_layers = one,
+            Knob::ActivationFunction => recompute.activation_function = false,
+            Knob::ActivationFunctionLayers => recompute.activation_function_layers = 0,
+            Knob::SwapAttention => recompute.swap_attention = false,
+            Knob::RecomputeModules => recompute.modules = RecomputeModules::DEFAULT,
+            Knob::CpuOffloadLayers => recompute.cpu_offload_layers = 0,
+            Knob::LayersRatio => recompute.layers_ratio_frac = 1.0,
+            Knob::LoraRank => lora_rank = NonZeroU32::new(LoraFile::default().rank).unwrap_or(one),
+            // Read by no figure of a method that does not use them (the test in
+            // core/tests/it/knobs.rs holds that).
+            Knob::Attention | Knob::SeqLen | Knob::Rl | Knob::RlBlocking => {}
+        }
+    }
+    let same = parallel == plan.parallel
+        && recompute == plan.recompute
+        && moe == plan.moe
+        && mtp_layers == plan.mtp_layers
+        && lora_rank == plan.lora.rank;
+    if same {
+        return Cow::Borrowed(plan);
+    }
+    let mut res = plan.clone();
+    (res.parallel, res.recompute, res.moe, res.mtp_layers, res.lora.rank) =
+        (parallel, recompute, moe, mtp_layers, lora_rank);
+    Cow::Owned(res)
+}
