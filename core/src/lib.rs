@@ -24,6 +24,7 @@ pub mod advice;
 pub mod catalog;
 pub mod compare;
 pub mod emit;
+pub mod export;
 pub mod fixes;
 pub mod hardware;
 pub mod hf;

@@ -7,6 +7,7 @@ mod compare;
 #[path = "../corpus/mod.rs"]
 mod corpus;
 mod emit;
+mod export;
 mod flags;
 mod hardware;
 mod hf;

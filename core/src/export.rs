@@ -1,0 +1,229 @@
+//! The report and the search's findings as files to keep: JSON (the report exactly as `trainplan
+//! eval` prints it) and CSV for spreadsheets. CSV follows RFC 4180 (https://www.rfc-editor.org/rfc/rfc4180):
+//! a header row, records ended by CRLF (§2.1), a field holding a comma, a double quote or a line break
+//! enclosed in double quotes (§2.6) with its double quotes doubled (§2.7).
+//!
+//! The page downloads these texts and the CLI prints them (`eval --csv`, `search --csv`); both get
+//! the same bytes from here.
+
+use std::borrow::Cow;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::plan::{Plan, PlanFile};
+use crate::report::{Report, Severity, StageReport};
+use crate::search::{Candidate, SearchResult};
+
+/// The header of [`report_csv`]: a figure (its path in the report's JSON), the pipeline stage it
+/// belongs to (empty for the plan's headline figures) and its value.
+pub const REPORT_CSV_HEADER: [&str; 3] = ["figure", "stage", "value"];
+
+/// The columns of [`search_csv`] before the settings: which list the plan is in (`best`: the fastest
+/// first; `pareto`: the memory/speed front, least memory first), its rank there, and its figures
+/// (the names of [`Candidate`]'s fields).
+pub const SEARCH_CSV_FIGURES: [&str; 7] =
+    ["list", "rank", "tokens_per_second", "step_seconds", "mfu_frac", "peak_bytes", "headroom_bytes"];
+
+/// A field as RFC 4180 writes it: enclosed in double quotes, inner ones doubled, when it holds a
+/// comma, a double quote, CR or LF; else as it is.
+///
+/// ```
+/// use trainplan_core::export::csv_field;
+/// assert_eq!(csv_field("plain"), "plain");
+/// assert_eq!(csv_field("a,b"), "\"a,b\"");
+/// assert_eq!(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
+/// ```
+pub fn csv_field(text: &str) -> Cow<'_, str> {
+    match text.contains([',', '"', '\r', '\n']) {
+        true => Cow::Owned(format!("\"{}\"", text.replace('"', "\"\""))),
+        false => Cow::Borrowed(text),
+    }
+}
+
+/// Text a user typed (a model's or device's name), as a CSV field that a spreadsheet shows and
+/// never runs: a leading `=`, `+`, `-`, `@`, tab or CR would start a formula, so it gets a `'`
+/// first (OWASP, "CSV Injection", https://owasp.org/www-community/attacks/CSV_Injection).
+pub fn csv_text(text: &str) -> String {
+    let inert = match text.starts_with(['=', '+', '-', '@', '\t', '\r']) {
+        true => format!("'{text}"),
+        false => text.to_owned(),
+    };
+    csv_field(&inert).into_owned()
+}
+
+/// One CSV record of already-escaped fields, with its CRLF.
+fn record<S: AsRef<str>>(fields: &[S]) -> String {
+    let mut line = fields.iter().map(AsRef::as_ref).collect::<Vec<_>>().join(",");
+    line.push_str("\r\n");
+    line
+}
+
+/// A number as CSV writes it: exact for integers, Rust's shortest round-trip form for the rest,
+/// empty where there is none (a report never holds NaN or ∞, but a CSV must not say "NaN" either).
+fn number(x: f64) -> String {
+    match x.is_finite() {
+        true => x.to_string(),
+        false => String::new(),
+    }
+}
+
+/// The report as JSON, exactly what `trainplan eval` prints (pretty, with a final newline).
+pub fn report_json(report: &Report) -> String {
+    let text = serde_json::to_string_pretty(report).expect("a report is always JSON");
+    format!("{text}\n")
+}
+
+/// The report as CSV ([`REPORT_CSV_HEADER`]): the headline figures, then each pipeline stage's
+/// memory by component, bytes. Figures are named by their path in [`report_json`]'s JSON.
+///
+/// ```
+/// use trainplan_core::{Plan, evaluate, export};
+/// let text = r#"{"model": "llama-3-8b", "framework": "megatron", "method": "pretrain", "parallel": {"pp": 2}}"#;
+/// let report = evaluate(&Plan::from_json(text)?);
+/// let csv = export::report_csv(&report);
+/// assert!(csv.starts_with("figure,stage,value\r\n"));
+/// assert!(csv.contains(&format!("\r\nmemory.peak_bytes,,{}\r\n", report.memory.peak_bytes)));
+/// assert!(csv.contains(&format!("\r\nmemory.stages.total,1,{}\r\n", report.memory.stages[1].total)));
+/// # Ok::<(), trainplan_core::plan::PlanFileError>(())
+/// ```
+pub fn report_csv(report: &Report) -> String {
+    let count = |s: Severity| report.findings.iter().filter(|f| f.severity == s).count().to_string();
+    let (m, t) = (&report.memory, &report.time);
+    let headline: [(&str, String); 16] = [
+        ("model.name", csv_text(&report.model.name)),
+        ("hardware.name", csv_text(&report.hardware.name)),
+        ("n_devices", report.n_devices.to_string()),
+        ("memory.peak_bytes", m.peak_bytes.to_string()),
+        ("memory.peak_stage", m.peak_stage.to_string()),
+        ("memory.usable_bytes", m.usable_bytes.to_string()),
+        ("memory.capacity_bytes", m.capacity_bytes.to_string()),
+        ("memory.fits", m.fits.to_string()),
+        ("memory.host_bytes_per_node", m.host_bytes_per_node.to_string()),
+        ("time.step_seconds", number(t.step_seconds)),
+        ("time.tokens_per_second", number(t.tokens_per_second)),
+        ("time.tokens_per_second_per_device", number(t.tokens_per_second_per_device)),
+        ("time.mfu", number(t.mfu)),
+        ("time.hfu", number(t.hfu)),
+        ("findings.errors", count(Severity::Error)),
+        ("findings.warnings", count(Severity::Warning)),
+    ];
+    let stage_figures: [(&str, fn(&StageReport) -> u64); 9] = [
+        ("memory.stages.n_layers", |s| s.n_layers),
+        ("memory.stages.weights", |s| s.weights),
+        ("memory.stages.gradients", |s| s.gradients),
+        ("memory.stages.optimizer", |s| s.optimizer),
+        ("memory.stages.activations", |s| s.activations),
+        ("memory.stages.logits", |s| s.logits),
+        ("memory.stages.buffers", |s| s.buffers),
+        ("memory.stages.overhead", |s| s.overhead),
+        ("memory.stages.total", |s| s.total),
+    ];
+    let mut out = record(&REPORT_CSV_HEADER);
+    for (figure, value) in headline {
+        out.push_str(&record(&[figure, "", &value]));
+    }
+    for stage in &m.stages {
+        let idx = stage.stage.to_string();
+        for (figure, of) in stage_figures {
+            out.push_str(&record(&[figure, &idx, &of(stage).to_string()]));
+        }
+    }
+    out
+}
+
+/// A plan the search found, with the plan file it makes.
+#[derive(Serialize)]
+struct FoundPlan<'a> {
+    #[serde(flatten)]
+    candidate: &'a Candidate,
+    /// The whole plan file: the plan searched from with the candidate's changes applied.
+    plan: Option<PlanFile>,
+}
+
+/// The search's findings, as exported.
+#[derive(Serialize)]
+struct SearchExport<'a> {
+    /// The plan searched from.
+    from: PlanFile,
+    considered: u64,
+    pruned: u64,
+    fit: u64,
+    feasible: u64,
+    simulated: u64,
+    best: Vec<FoundPlan<'a>>,
+    pareto: Vec<FoundPlan<'a>>,
+}
+
+/// The plan a candidate makes from the plan searched from (`None` only if its changes were refused,
+/// which the search never produces).
+fn found_plan(from: &Plan, candidate: &Candidate) -> Option<Plan> {
+    crate::rules::apply_all(from, &candidate.changes).ok()
+}
+
+/// The search's findings as JSON: the plan searched from, the counts, and each plan found (the
+/// fastest, then the memory/speed front) with its changes, figures and whole plan file.
+pub fn search_json(from: &Plan, result: &SearchResult) -> String {
+    fn found<'a>(from: &Plan, list: &'a [Candidate]) -> Vec<FoundPlan<'a>> {
+        list.iter()
+            .map(|c| FoundPlan { candidate: c, plan: found_plan(from, c).map(|p| p.to_file()) })
+            .collect()
+    }
+    let export = SearchExport {
+        from: from.to_file(),
+        considered: result.considered,
+        pruned: result.pruned,
+        fit: result.fit,
+        feasible: result.feasible,
+        simulated: result.simulated,
+        best: found(from, &result.best),
+        pareto: found(from, &result.pareto),
+    };
+    let text = serde_json::to_string_pretty(&export).expect("a search export is always JSON");
+    format!("{text}\n")
+}
+
+/// The search's findings as CSV: one record per plan found, the fastest list first, then the
+/// memory/speed front; [`SEARCH_CSV_FIGURES`], then one column per setting any plan found changes
+/// (its plan-file path, e.g. `parallel.tp`) holding that plan's value of it.
+pub fn search_csv(from: &Plan, result: &SearchResult) -> String {
+    let lists = [("best", &result.best), ("pareto", &result.pareto)];
+    let mut settings: Vec<&'static str> =
+        lists.iter().flat_map(|(_, l)| l.iter()).flat_map(|c| c.changes.iter().map(|f| f.field)).collect();
+    settings.sort_unstable();
+    settings.dedup();
+    let mut header: Vec<Cow<'_, str>> = SEARCH_CSV_FIGURES.iter().map(|&f| Cow::Borrowed(f)).collect();
+    header.extend(settings.iter().map(|s| csv_field(s)));
+    let mut out = record(&header);
+    for (list, candidates) in lists {
+        for (rank, c) in candidates.iter().enumerate() {
+            let leaves =
+                found_plan(from, c).map(|p| crate::compare::leaves(&p.to_file())).unwrap_or_default();
+            let mut fields = vec![
+                list.to_owned(),
+                (rank + 1).to_string(),
+                number(c.tokens_per_second),
+                number(c.step_seconds),
+                number(c.mfu_frac),
+                c.peak_bytes.to_string(),
+                c.headroom_bytes.to_string(),
+            ];
+            fields.extend(settings.iter().map(|field| {
+                let changed = c.changes.iter().find(|f| f.field == *field).map(|f| &f.value);
+                setting(changed.or_else(|| leaves.get(*field)))
+            }));
+            out.push_str(&record(&fields));
+        }
+    }
+    out
+}
+
+/// A plan-file value as a CSV field: text without JSON's quotes, numbers and booleans as JSON
+/// writes them, empty for none.
+fn setting(value: Option<&Value>) -> String {
+    match value {
+        None | Some(Value::Null) => String::new(),
+        Some(Value::String(s)) => csv_text(s),
+        Some(v) => csv_field(&v.to_string()).into_owned(),
+    }
+}
