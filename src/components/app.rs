@@ -34,17 +34,17 @@ pub fn App() -> impl IntoView {
     // for the address (storage::note_pending_link: this tab, the last few seconds).
     let address = storage::take_pending_link().inspect(|link| storage::replace_hash(link));
     let (start, start_pinned, link_error) = match address.unwrap_or_else(storage::location_hash) {
-        hash if hash.is_empty() => (storage::saved_plan(), None, None),
+        hash if hash.is_empty() => (storage::saved_plan(), Vec::new(), None),
         hash => match permalink::decode_link(&hash) {
-            Ok(link) => (Some(link.plan), link.pinned, None),
-            Err(err) => (storage::saved_plan(), None, Some(err)),
+            Ok(link) => (Some(link.plan), link.pins, None),
+            Err(err) => (storage::saved_plan(), Vec::new(), Some(err)),
         },
     };
     // What the banner says the page shows instead: the saved plan, or the default on a first visit.
     let had_saved = start.is_some();
     let form = RwSignal::new(start.as_ref().map(PlanForm::from_plan).unwrap_or_else(PlanForm::first_visit));
     let link_error = RwSignal::new(link_error);
-    // The plan pinned for comparison; it travels in the link after the current one.
+    // The plans pinned for comparison; they travel in the link after the current one.
     let pinned = RwSignal::new(start_pinned);
 
     let plan = Memo::new(move |_| form.with(PlanForm::to_plan));
@@ -75,7 +75,7 @@ pub fn App() -> impl IntoView {
     // call, more than the whole redraw), and whatever is pending when the page goes away. The first
     // run leaves a bad link in the address, so the user can still see and copy what failed.
     let pending = Debounce::new();
-    let link = move |plan: &Plan| pinned.with_untracked(|p| permalink::encode_link(plan, p.as_ref()));
+    let link = move |plan: &Plan| pinned.with_untracked(|pins| permalink::encode_link(plan, pins));
     let write = move |plan: &Plan| {
         storage::replace_hash(&link(plan));
         storage::save_plan(plan);
@@ -126,8 +126,8 @@ pub fn App() -> impl IntoView {
     let _ = window_event_listener(leptos::ev::hashchange, move |_| {
         match permalink::decode_link(&storage::location_hash()) {
             Ok(link) => {
-                if pinned.with_untracked(|p| p != &link.pinned) {
-                    pinned.set(link.pinned);
+                if pinned.with_untracked(|pins| pins != &link.pins) {
+                    pinned.set(link.pins);
                 }
                 if plan.with_untracked(|p| p.as_ref() != Ok(&link.plan)) {
                     link_error.set(None);
@@ -141,7 +141,7 @@ pub fn App() -> impl IntoView {
     view! {
         <Header on_reset=move || {
             // Back to the first visit's plan; the user's models and devices stay listed.
-            pinned.set(None);
+            pinned.set(Vec::new());
             link_error.set(None);
             form.set(PlanForm::first_visit());
         } />
