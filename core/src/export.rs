@@ -74,6 +74,9 @@ pub fn report_json(report: &Report) -> String {
     format!("{text}\n")
 }
 
+/// One of a stage's figures.
+type StageFigure = fn(&StageReport) -> u64;
+
 /// The report as CSV ([`REPORT_CSV_HEADER`]): the headline figures, then each pipeline stage's
 /// memory by component, bytes. Figures are named by their path in [`report_json`]'s JSON.
 ///
@@ -108,7 +111,7 @@ pub fn report_csv(report: &Report) -> String {
         ("findings.errors", count(Severity::Error)),
         ("findings.warnings", count(Severity::Warning)),
     ];
-    let stage_figures: [(&str, fn(&StageReport) -> u64); 9] = [
+    let stage_figures: [(&str, StageFigure); 9] = [
         ("memory.stages.n_layers", |s| s.n_layers),
         ("memory.stages.weights", |s| s.weights),
         ("memory.stages.gradients", |s| s.gradients),

@@ -122,8 +122,8 @@ async fn four_pinned_plans_are_compared_and_reopen_from_the_link() -> WebDriverR
     // The current plan first, then each pin as it showed while it was being edited.
     assert_eq!(page.text("compare-col-0").await?, "This plan");
     column_shows(&page, 0, &plans[4]).await?;
-    for pin in 0..4 {
-        column_shows(&page, pin + 1, &plans[pin]).await?;
+    for (pin, plan) in plans[..4].iter().enumerate() {
+        column_shows(&page, pin + 1, plan).await?;
     }
     // The settings that differ: TP and PP, one column per plan.
     assert_eq!(setting(&page, "parallel.tp").await?, ["2", "1", "2", "1", "1"]);
@@ -136,6 +136,8 @@ async fn four_pinned_plans_are_compared_and_reopen_from_the_link() -> WebDriverR
     assert_eq!(groups[3].find_all(By::Css("rect")).await?.len(), 1);
     page.scroll_to("compare").await?;
     page.screenshot("en-compare-four").await?;
+    page.scroll_to("compare-chart").await?;
+    page.screenshot("en-compare-four-settings").await?;
     page.el("lang-switch").await?.click().await?;
     page.wait_text("compare", |t| t.contains("固定 4")).await?;
     assert_eq!(page.text("compare-refused").await?, "最多只能固定 4 个方案，请先取消固定一个。");
