@@ -8,10 +8,9 @@
 
 use std::borrow::Cow;
 
-use serde::Serialize;
 use serde_json::Value;
 
-use crate::plan::{Plan, PlanFile};
+use crate::plan::Plan;
 use crate::report::{Report, Severity, StageReport};
 use crate::search::{Candidate, SearchResult};
 
@@ -68,10 +67,72 @@ fn number(x: f64) -> String {
     }
 }
 
-/// The report as JSON, exactly what `trainplan eval` prints (pretty, with a final newline).
+/// The report as JSON, exactly what `trainplan eval` prints: serde_json's pretty layout (the
+/// report's own key order, two spaces per level), with a final newline.
 pub fn report_json(report: &Report) -> String {
-    let text = serde_json::to_string_pretty(report).expect("a report is always JSON");
-    format!("{text}\n")
+    // Written compact and laid out here: the page's wasm already holds serde_json's compact writer
+    // (the search workers' messages), and a second, pretty one for the whole report would add more
+    // than this layout does. core/tests/it/export.rs holds it to `to_string_pretty` over the corpus.
+    let compact = serde_json::to_string(report).expect("a report is always JSON");
+    let mut text = pretty(&compact);
+    text.push('\n');
+    text
+}
+
+/// Compact JSON (no whitespace outside strings, as serde_json writes it) laid out as serde_json's
+/// `to_string_pretty` lays it out: a line per member and element, two spaces per level, `": "`
+/// after a key, `{}` and `[]` for empty ones.
+fn pretty(compact: &str) -> String {
+    fn newline(out: &mut String, depth: usize) {
+        out.push('\n');
+        for _ in 0..depth {
+            out.push_str("  ");
+        }
+    }
+    let mut out = String::with_capacity(compact.len() * 2);
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    let mut chars = compact.chars().peekable();
+    while let Some(ch) = chars.next() {
+        if in_string {
+            out.push(ch);
+            match (escaped, ch) {
+                (true, _) => escaped = false,
+                (false, '\\') => escaped = true,
+                (false, '"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match ch {
+            '"' => {
+                in_string = true;
+                out.push(ch);
+            }
+            '{' | '[' => {
+                let close = if ch == '{' { '}' } else { ']' };
+                out.push(ch);
+                match chars.peek() == Some(&close) {
+                    true => out.push(chars.next().unwrap_or(close)),
+                    false => {
+                        depth += 1;
+                        newline(&mut out, depth);
+                    }
+                }
+            }
+            '}' | ']' => {
+                depth = depth.saturating_sub(1);
+                newline(&mut out, depth);
+                out.push(ch);
+            }
+            ',' => {
+                out.push(',');
+                newline(&mut out, depth);
+            }
+            ':' => out.push_str(": "),
+            ch => out.push(ch),
+        }
+    }
+    out
 }
 
 /// One of a stage's figures.
@@ -135,55 +196,45 @@ pub fn report_csv(report: &Report) -> String {
     out
 }
 
-/// A plan the search found, with the plan file it makes.
-#[derive(Serialize)]
-struct FoundPlan<'a> {
-    #[serde(flatten)]
-    candidate: &'a Candidate,
-    /// The whole plan file: the plan searched from with the candidate's changes applied.
-    plan: Option<PlanFile>,
-}
-
-/// The search's findings, as exported.
-#[derive(Serialize)]
-struct SearchExport<'a> {
-    /// The plan searched from.
-    from: PlanFile,
-    considered: u64,
-    pruned: u64,
-    fit: u64,
-    feasible: u64,
-    simulated: u64,
-    best: Vec<FoundPlan<'a>>,
-    pareto: Vec<FoundPlan<'a>>,
-}
-
 /// The plan a candidate makes from the plan searched from (`None` only if its changes were refused,
 /// which the search never produces).
 fn found_plan(from: &Plan, candidate: &Candidate) -> Option<Plan> {
     crate::rules::apply_all(from, &candidate.changes).ok()
 }
 
-/// The search's findings as JSON: the plan searched from, the counts, and each plan found (the
-/// fastest, then the memory/speed front) with its changes, figures and whole plan file.
+/// The search's findings as JSON: the plan searched from (`from`), the counts, and each plan found
+/// (`best`: the fastest first; `pareto`: the memory/speed front) with its changes, its figures and
+/// its whole plan file (`plan`). Keys in alphabetical order.
 pub fn search_json(from: &Plan, result: &SearchResult) -> String {
-    fn found<'a>(from: &Plan, list: &'a [Candidate]) -> Vec<FoundPlan<'a>> {
+    // Built as a JSON value: the page already has the plan file's and the value's serializers, so
+    // this adds little to the wasm (a serializer of its own would add a second plan-file one).
+    let file = |p: &Plan| serde_json::to_value(p.to_file()).expect("a plan file is always JSON");
+    let found = |list: &[Candidate]| -> Value {
         list.iter()
-            .map(|c| FoundPlan { candidate: c, plan: found_plan(from, c).map(|p| p.to_file()) })
+            .map(|c| {
+                let mut entry = serde_json::to_value(c).expect("a candidate is always JSON");
+                if let Value::Object(map) = &mut entry {
+                    let plan = found_plan(from, c).map_or(Value::Null, |p| file(&p));
+                    map.insert("plan".to_owned(), plan);
+                }
+                entry
+            })
             .collect()
-    }
-    let export = SearchExport {
-        from: from.to_file(),
-        considered: result.considered,
-        pruned: result.pruned,
-        fit: result.fit,
-        feasible: result.feasible,
-        simulated: result.simulated,
-        best: found(from, &result.best),
-        pareto: found(from, &result.pareto),
     };
-    let text = serde_json::to_string_pretty(&export).expect("a search export is always JSON");
-    format!("{text}\n")
+    let mut export = serde_json::Map::new();
+    export.insert("from".to_owned(), file(from));
+    for (key, n) in [
+        ("considered", result.considered),
+        ("pruned", result.pruned),
+        ("fit", result.fit),
+        ("feasible", result.feasible),
+        ("simulated", result.simulated),
+    ] {
+        export.insert(key.to_owned(), Value::from(n));
+    }
+    export.insert("best".to_owned(), found(&result.best));
+    export.insert("pareto".to_owned(), found(&result.pareto));
+    format!("{:#}\n", Value::Object(export))
 }
 
 /// The search's findings as CSV: one record per plan found, the fastest list first, then the

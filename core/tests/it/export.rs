@@ -59,14 +59,20 @@ fn fields_are_escaped_as_rfc_4180_says() {
     assert_eq!(read_csv(&text), [["a,\"b\"\r\nc", "d"]]);
 }
 
+/// The report's JSON is serde_json's own pretty text of it, byte for byte, over the whole
+/// conformance corpus (every framework, method, dense and MoE, RL phases, findings with fixes), and
+/// for a model name that needs escaping.
 #[test]
 fn the_report_json_is_what_the_cli_prints() {
-    let p = plan(r#"{"model": "llama-3-8b", "parallel": {"pp": 2}}"#);
-    let report = evaluate(&p);
-    let json = export::report_json(&report);
-    assert!(json.ends_with("}\n"));
-    let back: Value = serde_json::from_str(&json).unwrap();
-    assert_eq!(back, serde_json::to_value(&report).unwrap());
+    let config = r#"{"model_type": "llama", "vocab_size": 32000, "hidden_size": 1024, "intermediate_size": 4096,
+        "num_hidden_layers": 8, "num_attention_heads": 16, "num_key_value_heads": 16}"#;
+    let odd = format!(r#"{{"model": {{"hf_config": {config}, "name": "a \"b\" {{c}}: [d], \\e"}}}}"#);
+    let plans = crate::corpus::all().into_iter().map(|e| e.plan).chain([odd]);
+    for text in plans {
+        let report = evaluate(&plan(&text));
+        let expected = format!("{}\n", serde_json::to_string_pretty(&report).unwrap());
+        assert_eq!(export::report_json(&report), expected, "{text}");
+    }
 }
 
 /// Every value of the report's CSV is the value at its figure's path in the report's JSON.
