@@ -387,14 +387,16 @@ fn stage_chart(
         .collect_view();
     view! {
         <figure class="chart compare-chart" data-testid="compare-chart">
-            <svg viewBox=format!("0 0 {W} {H}") role="img" aria-label=tr(Key::cmp_chart_label)>
-                <line class="axis-line" x1=LEFT y1=TOP x2=LEFT y2=H - BOTTOM />
-                <line class="axis-line" x1=LEFT y1=H - BOTTOM x2=W - RIGHT y2=H - BOTTOM />
-                <text class="axis" x=LEFT - 4.0 y=TOP + 8.0 text-anchor="end">{format::gib(bars.scale_bytes)}</text>
-                <text class="axis" x=LEFT - 4.0 y=H - BOTTOM text-anchor="end">"0"</text>
-                {groups}
-                {lines}
-            </svg>
+            <div class="chart-scroll">
+                <svg viewBox=format!("0 0 {W} {H}") role="img" aria-label=tr(Key::cmp_chart_label)>
+                    <line class="axis-line" x1=LEFT y1=TOP x2=LEFT y2=H - BOTTOM />
+                    <line class="axis-line" x1=LEFT y1=H - BOTTOM x2=W - RIGHT y2=H - BOTTOM />
+                    <text class="axis" x=LEFT - 4.0 y=TOP + 8.0 text-anchor="end">{format::gib(bars.scale_bytes)}</text>
+                    <text class="axis" x=LEFT - 4.0 y=H - BOTTOM text-anchor="end">"0"</text>
+                    {groups}
+                    {lines}
+                </svg>
+            </div>
             <ul class="legend">
                 {legend}
                 <li class="muted">{tr(Key::cmp_stage_axis)}</li>

@@ -180,6 +180,8 @@ async fn four_pinned_plans_are_compared_and_reopen_from_the_link() -> WebDriverR
     );
     phone.scroll_to("compare").await?;
     phone.screenshot("en-compare-four-phone").await?;
+    phone.scroll_to("compare-chart").await?;
+    phone.screenshot("en-compare-four-phone-chart").await?;
     phone.el("lang-switch").await?.click().await?;
     phone.wait_text("compare", |t| t.contains("固定 4")).await?;
     phone.scroll_to("compare").await?;
