@@ -216,13 +216,16 @@ pub fn ComparePanel(
                     .map(|col| {
                         let best = r.best[col];
                         let text = figure(tr, lang, r.metric, r.values[col]);
-                        let delta =
-                            (t.has_current && 0 < col).then(|| change(r.metric, r.changes[col])).flatten();
+                        let delta = (t.has_current && 0 < col)
+                            .then(|| change(r.metric, r.changes[col]))
+                            .flatten()
+                            .unwrap_or_default();
+                        let star = if best { "★ " } else { "" };
                         view! {
                             <td class="num" class:best=best>
-                                {best.then(|| view! { <span class="star">"★ "</span> })}
+                                {star}
                                 <span data-testid=format!("compare-{}-{col}", r.metric.name())>{text}</span>
-                                {delta.map(|d| view! { <br /><span class="muted delta">{d}</span> })}
+                                <span class="muted delta">{delta}</span>
                             </td>
                         }
                     })
