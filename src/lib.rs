@@ -5,6 +5,8 @@
 //! user's language ([`i18n`]).
 
 pub mod chart;
+pub mod compare_chart;
+pub mod export;
 pub mod form;
 pub mod format;
 pub mod highlight;

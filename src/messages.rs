@@ -69,6 +69,10 @@ pub fn link_error(lang: Lang, err: &PermalinkError) -> String {
         PermalinkError::Plan(err) => {
             fill(t(lang, Key::link_invalid_plan), &[("reason", &plan_error(lang, err))])
         }
+        PermalinkError::TooManyPins(n) => fill(
+            t(lang, Key::cmp_link_too_many),
+            &[("n", &n.to_string()), ("max", &trainplan_core::compare::MAX_PINS.to_string())],
+        ),
     }
 }
 
@@ -567,5 +571,11 @@ mod tests {
         assert_eq!(link_error(Lang::En, &err), "It was made by a newer version of trainplan (v9).");
         let err = trainplan_core::permalink::decode("v1=zz").unwrap_err();
         assert_eq!(link_error(Lang::Zh, &err), "链接已损坏：可能被截断或修改。");
+        // An edited link with five pins (the pins are counted before any is read).
+        let plan = trainplan_core::Plan::first_visit();
+        let link = format!("{}{}", trainplan_core::permalink::encode(&plan), "&pin=x".repeat(5));
+        let err = trainplan_core::permalink::decode_link(&link).unwrap_err();
+        assert_eq!(link_error(Lang::En, &err), "It pins 5 plans; at most 4 can be compared.");
+        assert_eq!(link_error(Lang::Zh, &err), "它固定了 5 个方案，最多只能对比 4 个。");
     }
 }

@@ -25,6 +25,7 @@ pub mod catalog;
 pub mod compare;
 pub mod cost;
 pub mod emit;
+pub mod export;
 pub mod fixes;
 pub mod hardware;
 pub mod hf;

@@ -3,7 +3,8 @@
 //! The payload is the plan file (docs/plan-format.md) with every field at its default left out,
 //! deflated and written in URL-safe base64. The plan file's keys are already the stable, versioned
 //! contract, so the permalink reuses them; deflate makes their length cheap. `v1` names this
-//! encoding: a later encoding gets a new prefix and this decoder keeps reading `v1` links.
+//! encoding: a later encoding gets a new prefix and this decoder keeps reading `v1` links. Plans
+//! pinned for comparison follow, each as `&pin=` and its own payload.
 
 use std::fmt;
 
@@ -31,6 +32,8 @@ pub enum PermalinkError {
     Corrupt(String),
     /// Occurs when the payload decodes but is not a valid plan.
     Plan(PlanFileError),
+    /// Occurs when a link pins more plans than can be compared (an edited link).
+    TooManyPins(usize),
 }
 
 impl fmt::Display for PermalinkError {
@@ -42,6 +45,9 @@ impl fmt::Display for PermalinkError {
             }
             PermalinkError::Corrupt(why) => write!(f, "the link is damaged ({why})"),
             PermalinkError::Plan(err) => write!(f, "the link holds an invalid plan: {err}"),
+            PermalinkError::TooManyPins(n) => {
+                write!(f, "the link pins {n} plans; at most {} can be compared", crate::compare::MAX_PINS)
+            }
         }
     }
 }
@@ -64,45 +70,59 @@ pub fn encode(plan: &Plan) -> String {
     format!("{PREFIX}{}", URL_SAFE_NO_PAD.encode(deflated))
 }
 
-/// Introduces a second, pinned plan after the first: `v1=…&pin=…` (base64url never holds `&`).
+/// Introduces a pinned plan after the plan to edit: `v1=…&pin=…&pin=…`, one per pin (base64url
+/// never holds `&`). A link with one pin reads as it always did.
 pub const PIN: &str = "&pin=";
 
-/// A link's plans: the one to edit and, when comparing, the pinned one.
+/// A link's plans: the one to edit and, when comparing, the pinned ones.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Link {
     /// The plan to show and edit.
     pub plan: Plan,
-    /// The plan pinned for comparison.
-    pub pinned: Option<Plan>,
+    /// The plans pinned for comparison, in the order they were pinned (at most
+    /// [`crate::compare::MAX_PINS`]).
+    pub pins: Vec<Plan>,
 }
 
-/// The fragment for a plan and, when comparing, the plan pinned beside it.
-pub fn encode_link(plan: &Plan, pinned: Option<&Plan>) -> String {
+/// The fragment for a plan and, when comparing, the plans pinned beside it.
+///
+/// ```
+/// use trainplan_core::{Plan, permalink};
+/// let plan = Plan::from_json(r#"{"model": "llama-3-8b", "cluster": {"nodes": 2}}"#)?;
+/// let pin = Plan::from_json(r#"{"model": "llama-3-8b"}"#)?;
+/// let link = permalink::encode_link(&plan, &[pin.clone(), pin.clone()]);
+/// assert_eq!(link.matches("&pin=").count(), 2);
+/// assert_eq!(permalink::decode_link(&link)?.pins, [pin.clone(), pin]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn encode_link(plan: &Plan, pins: &[Plan]) -> String {
     let mut link = encode(plan);
-    if let Some(pinned) = pinned {
+    for pin in pins {
         link.push_str(PIN);
-        link.push_str(&encode(pinned)[PREFIX.len()..]);
+        link.push_str(&encode(pin)[PREFIX.len()..]);
     }
     link
 }
 
-/// Reads a fragment with its pinned plan, if any.
+/// Reads a fragment with its pinned plans, if any.
 ///
 /// # Errors
 ///
-/// A [`PermalinkError`] for either plan; nothing is partly applied.
+/// A [`PermalinkError`] for any of its plans, or [`PermalinkError::TooManyPins`]; nothing is partly
+/// applied.
 pub fn decode_link(fragment: &str) -> Result<Link, PermalinkError> {
     let fragment = fragment.trim().trim_start_matches('#');
-    let (main, pin) = match fragment.split_once(PIN) {
-        Some((main, pin)) => (main, Some(pin)),
-        None => (fragment, None),
-    };
-    let plan = decode(main)?;
-    let pinned = pin.map(|p| decode(&format!("{PREFIX}{p}"))).transpose()?;
-    Ok(Link { plan, pinned })
+    let mut parts = fragment.split(PIN);
+    let plan = decode(parts.next().unwrap_or_default())?;
+    let pins: Vec<&str> = parts.collect();
+    if crate::compare::MAX_PINS < pins.len() {
+        return Err(PermalinkError::TooManyPins(pins.len()));
+    }
+    let pins = pins.into_iter().map(|p| decode(&format!("{PREFIX}{p}"))).collect::<Result<_, _>>()?;
+    Ok(Link { plan, pins })
 }
 
-/// Reads a fragment (with or without the leading `#`); a pinned plan after it is not read.
+/// Reads a fragment (with or without the leading `#`); pinned plans after it are not read.
 ///
 /// # Errors
 ///

@@ -37,17 +37,17 @@ pub fn App() -> impl IntoView {
     // for the address (storage::note_pending_link: this tab, the last few seconds).
     let address = storage::take_pending_link().inspect(|link| history::write(link, Entry::Replace));
     let (start, start_pinned, link_error) = match address.unwrap_or_else(history::fragment) {
-        hash if hash.is_empty() => (storage::saved_plan(), None, None),
+        hash if hash.is_empty() => (storage::saved_plan(), Vec::new(), None),
         hash => match permalink::decode_link(&hash) {
-            Ok(link) => (Some(link.plan), link.pinned, None),
-            Err(err) => (storage::saved_plan(), None, Some(err)),
+            Ok(link) => (Some(link.plan), link.pins, None),
+            Err(err) => (storage::saved_plan(), Vec::new(), Some(err)),
         },
     };
     // What the banner says the page shows instead: the saved plan, or the default on a first visit.
     let had_saved = start.is_some();
     let form = RwSignal::new(start.as_ref().map(PlanForm::from_plan).unwrap_or_else(PlanForm::first_visit));
     let link_error = RwSignal::new(link_error);
-    // The plan pinned for comparison; it travels in the link after the current one.
+    // The plans pinned for comparison; they travel in the link after the current one.
     let pinned = RwSignal::new(start_pinned);
 
     let plan = Memo::new(move |_| form.with(PlanForm::to_plan));
@@ -80,7 +80,7 @@ pub fn App() -> impl IntoView {
     // goes away. The first run leaves a bad link in the address, so the user can still see and
     // copy what failed.
     let pending = Debounce::new();
-    let link = move |plan: &Plan| pinned.with_untracked(|p| permalink::encode_link(plan, p.as_ref()));
+    let link = move |plan: &Plan| pinned.with_untracked(|pins| permalink::encode_link(plan, pins));
     let write = move |plan: &Plan, entry: Entry| {
         history::write(&link(plan), entry);
         storage::save_plan(plan);
@@ -133,8 +133,8 @@ pub fn App() -> impl IntoView {
     // damaged address says so and changes nothing.
     let open_address = move || match permalink::decode_link(&history::fragment()) {
         Ok(link) => {
-            if pinned.with_untracked(|p| p != &link.pinned) {
-                pinned.set(link.pinned);
+            if pinned.with_untracked(|pins| pins != &link.pins) {
+                pinned.set(link.pins);
             }
             if plan.with_untracked(|p| p.as_ref() != Ok(&link.plan)) {
                 link_error.set(None);
@@ -162,7 +162,7 @@ pub fn App() -> impl IntoView {
         </a>
         <Header on_reset=move || {
             // Back to the first visit's plan; the user's models and devices stay listed.
-            pinned.set(None);
+            pinned.set(Vec::new());
             link_error.set(None);
             form.set(PlanForm::first_visit());
         } />

@@ -1,23 +1,79 @@
-//! Pin the plan, keep editing, and see both side by side: the core's comparison of the pinned plan
-//! with the current one, rendered. The pinned plan travels in the link (`&pin=`).
+//! Pin up to four plans, keep editing, and see them all beside the current one: the core's
+//! comparison rendered as a table of the deciding figures with the best marked, memory per stage as
+//! grouped bars against device memory, the settings that differ and the findings not every plan
+//! has. The pins travel in the link (`&pin=` each); the report's export buttons sit beside "pin".
 
 use leptos::prelude::*;
-use trainplan_core::compare::{self, Better, Metric};
+use trainplan_core::compare::{self, Change, Comparison, MAX_PINS, Metric, PinRefused};
 use trainplan_core::{Plan, Report};
 
+use crate::compare_chart::{self, StageBars};
+use crate::components::export_panel::ExportPanel;
 use crate::components::{use_lang, use_tr};
 use crate::form::{FormError, PlanForm};
-use crate::i18n::Key;
+use crate::i18n::{Key, Lang, fill};
 use crate::{format, messages};
 
-/// A figure as the page writes it.
-fn figure(metric: Metric, x: f64) -> String {
+/// The chart's size and margins, in SVG units.
+const W: f64 = 640.0;
+const H: f64 = 220.0;
+const LEFT: f64 = 64.0;
+const RIGHT: f64 = 8.0;
+const TOP: f64 = 10.0;
+const BOTTOM: f64 = 22.0;
+
+/// The comparison on screen: the core's comparison, whether its first column is the current plan
+/// (else the current plan has an error and only the pins are compared), and each column's device
+/// and usable memory for the chart.
+#[derive(Clone, Debug, PartialEq)]
+struct Table {
+    comparison: Comparison,
+    has_current: bool,
+    capacity_bytes: Vec<u64>,
+    usable_bytes: Vec<u64>,
+}
+
+impl Table {
+    /// The pin a column shows, if it is one.
+    fn pin_of(&self, col: usize) -> Option<usize> {
+        match self.has_current {
+            true => col.checked_sub(1),
+            false => Some(col),
+        }
+    }
+
+    /// The colour of a column's plan: the current plan's own, each pin its own, whether or not the
+    /// current plan is shown.
+    fn tone(&self, col: usize) -> String {
+        format!("tone-{}", self.pin_of(col).map_or(0, |pin| pin + 1))
+    }
+
+    fn columns(&self) -> usize {
+        self.capacity_bytes.len()
+    }
+}
+
+/// A figure as the page writes it (throughput as the time panel and the search write it).
+fn figure(tr: impl Fn(Key) -> &'static str, lang: Lang, metric: Metric, x: f64) -> String {
     match metric {
         Metric::Devices | Metric::Errors | Metric::Warnings => format::count(x as u64),
+        Metric::Fits if x == 1.0 => tr(Key::cmp_yes).to_owned(),
+        Metric::Fits => tr(Key::cmp_no).to_owned(),
         Metric::PeakBytes => format::gib(x as u64),
         Metric::StepSeconds => format::seconds(x),
-        Metric::TokensPerSecond => format::count(x.round() as u64),
+        Metric::TokensPerSecond => format::count_short(x as u64, lang),
         Metric::Mfu => format::percent(x),
+    }
+}
+
+/// How a pin's figure differs from the current plan's, as the page writes it (`None`: not shown).
+fn change(metric: Metric, change: Change) -> Option<String> {
+    let sign = |d: f64| if 0.0 < d { "+" } else { "−" };
+    match (metric, change) {
+        (Metric::Fits, _) | (_, Change::Same) => None,
+        (_, Change::Times(x)) => Some(format!("×{x:.2}")),
+        (Metric::PeakBytes, Change::By(d)) => Some(format!("{}{}", sign(d), format::gib(d.abs() as u64))),
+        (_, Change::By(d)) => Some(format!("{}{}", sign(d), format::count(d.abs() as u64))),
     }
 }
 
@@ -25,6 +81,7 @@ fn metric_key(metric: Metric) -> Key {
     match metric {
         Metric::Devices => Key::cmp_devices,
         Metric::PeakBytes => Key::cmp_peak,
+        Metric::Fits => Key::cmp_fits,
         Metric::StepSeconds => Key::cmp_step,
         Metric::TokensPerSecond => Key::cmp_tokens,
         Metric::Mfu => Key::cmp_mfu,
@@ -33,13 +90,13 @@ fn metric_key(metric: Metric) -> Key {
     }
 }
 
-/// The pin button, and the comparison while a plan is pinned.
+/// The pin button and the report's export, and the comparison while plans are pinned.
 #[component]
 pub fn ComparePanel(
-    /// The form: "swap" loads the pinned plan into it.
+    /// The form: "make current" loads a pinned plan into it.
     form: RwSignal<PlanForm>,
-    /// The pinned plan.
-    pinned: RwSignal<Option<Plan>>,
+    /// The pinned plans, in the order they were pinned.
+    pinned: RwSignal<Vec<Plan>>,
     /// The current plan.
     #[prop(into)]
     plan: Signal<Result<Plan, FormError>>,
@@ -49,134 +106,305 @@ pub fn ComparePanel(
 ) -> impl IntoView {
     let tr = use_tr();
     let lang = use_lang();
-    let pinned_report = Memo::new(move |_| pinned.with(|p| p.as_ref().map(trainplan_core::evaluate)));
-    let comparison = Memo::new(move |_| {
-        let (Some(a), Some(ra)) = (pinned.get(), pinned_report.get()) else { return None };
-        let (Ok(b), Some(rb)) = (plan.get(), report.get()) else { return None };
-        Some(compare::compare((&a.to_file(), &ra), (&b.to_file(), &rb)))
+    // Why the last pin was refused, until the pins change.
+    let refused: RwSignal<Option<PinRefused>> = RwSignal::new(None);
+    // Each pin evaluated once, when the pins change (not per keystroke).
+    let pin_reports =
+        Memo::new(move |_| pinned.with(|pins| pins.iter().map(trainplan_core::evaluate).collect::<Vec<_>>()));
+    let table = Memo::new(move |_| {
+        if pinned.with(Vec::is_empty) {
+            return None;
+        }
+        let current = plan.with(|p| p.as_ref().ok().cloned()).zip(report.get());
+        let mut files = Vec::new();
+        let mut reports = Vec::new();
+        if let Some((p, r)) = &current {
+            files.push(p.to_file());
+            reports.push(r.clone());
+        }
+        pinned.with(|pins| files.extend(pins.iter().map(Plan::to_file)));
+        reports.extend(pin_reports.get());
+        let pairs: Vec<_> = files.iter().zip(&reports).collect();
+        Some(Table {
+            comparison: compare::compare(&pairs),
+            has_current: current.is_some(),
+            capacity_bytes: reports.iter().map(|r| r.memory.capacity_bytes).collect(),
+            usable_bytes: reports.iter().map(|r| r.memory.usable_bytes).collect(),
+        })
     });
+    let label = move |t: &Table, col: usize| match t.pin_of(col) {
+        None => tr(Key::cmp_current).to_owned(),
+        Some(pin) => fill(tr(Key::cmp_pin_n), &[("n", &(pin + 1).to_string())]),
+    };
+
     let pin = move |_| {
-        if let Ok(p) = plan.get_untracked() {
-            pinned.set(Some(p));
+        let Ok(p) = plan.get_untracked() else { return };
+        let mut pins = pinned.get_untracked();
+        match compare::pin(&mut pins, &p) {
+            Ok(()) => {
+                refused.set(None);
+                pinned.set(pins);
+            }
+            Err(why) => refused.set(Some(why)),
         }
     };
-    let swap = move |_| {
-        let (Some(old), Ok(now)) = (pinned.get_untracked(), plan.get_untracked()) else { return };
-        pinned.set(Some(now));
-        form.set(PlanForm::from_plan(&old));
+    let unpin = move |idx: usize| {
+        refused.set(None);
+        pinned.update(|pins| {
+            if idx < pins.len() {
+                pins.remove(idx);
+            }
+        });
+    };
+    // The current plan takes the pin's place; with an error it is no plan, and the pin stays.
+    let make_current = move |idx: usize| {
+        refused.set(None);
+        let mut pins = pinned.get_untracked();
+        let next = match plan.get_untracked() {
+            Ok(current) => compare::make_current(&mut pins, idx, &current),
+            Err(_) => pins.get(idx).cloned(),
+        };
+        if let Some(next) = next {
+            pinned.set(pins);
+            form.set(PlanForm::from_plan(&next));
+        }
+    };
+    let refusal = move || {
+        refused.get().map(|why| match why {
+            PinRefused::Full => fill(tr(Key::cmp_full), &[("n", &MAX_PINS.to_string())]),
+            PinRefused::AlreadyPinned => tr(Key::cmp_already).to_owned(),
+        })
+    };
+
+    let head = move || {
+        let t = table.get()?;
+        let cells = (0..t.columns())
+            .map(|col| {
+                let actions = t.pin_of(col).map(|idx| {
+                    view! {
+                        <span class="col-actions">
+                            <button class="secondary small" data-testid=format!("compare-make-current-{idx}")
+                                title=move || tr(Key::cmp_make_current_title) on:click=move |_| make_current(idx)>
+                                {move || tr(Key::cmp_make_current)}
+                            </button>
+                            <button class="secondary small" data-testid=format!("compare-unpin-{idx}")
+                                on:click=move |_| unpin(idx)>
+                                {move || tr(Key::cmp_unpin)}
+                            </button>
+                        </span>
+                    }
+                });
+                view! {
+                    <th scope="col" class="num" data-testid=format!("compare-col-{col}")>
+                        <span class=format!("swatch {}", t.tone(col))></span>
+                        {label(&t, col)}
+                        {actions}
+                    </th>
+                }
+            })
+            .collect_view();
+        Some(view! { <tr><th></th>{cells}</tr> })
     };
     let rows = move || {
-        let Some(c) = comparison.get() else { return Vec::new() };
-        c.rows
-            .into_iter()
+        let Some(t) = table.get() else { return Vec::new() };
+        let lang = lang.get();
+        t.comparison
+            .rows
+            .iter()
             .map(|r| {
-                let change = match r.change {
-                    compare::Change::Same => "=".to_owned(),
-                    compare::Change::Times(x) => format!("×{x:.2}"),
-                    compare::Change::By(d) if r.metric == Metric::PeakBytes => {
-                        format!("{}{}", if 0.0 < d { "+" } else { "−" }, format::gib(d.abs() as u64))
-                    }
-                    compare::Change::By(d) => format!("{}{}", if 0.0 < d { "+" } else { "−" }, d.abs()),
-                };
-                let (class_a, class_b) = match r.better {
-                    Better::Pinned => ("num better", "num"),
-                    Better::Current => ("num", "num better"),
-                    Better::Neither => ("num", "num"),
-                };
-                view! {
-                    <tr>
-                        <th scope="row">{tr(metric_key(r.metric))}</th>
-                        <td class=class_a>{figure(r.metric, r.pinned)}</td>
-                        <td class=class_b data-testid=format!("compare-current-{}", r.metric.name())>
-                            {figure(r.metric, r.current)}
-                        </td>
-                        <td class="num">{change}</td>
-                    </tr>
-                }
+                let cells = (0..t.columns())
+                    .map(|col| {
+                        let best = r.best[col];
+                        let text = figure(tr, lang, r.metric, r.values[col]);
+                        let delta = (t.has_current && 0 < col)
+                            .then(|| change(r.metric, r.changes[col]))
+                            .flatten()
+                            .unwrap_or_default();
+                        let star = if best { "★ " } else { "" };
+                        view! {
+                            <td class="num" class:best=best>
+                                {star}
+                                <span data-testid=format!("compare-{}-{col}", r.metric.name())>{text}</span>
+                                <span class="muted delta">{delta}</span>
+                            </td>
+                        }
+                    })
+                    .collect_view();
+                view! { <tr><th scope="row">{tr(metric_key(r.metric))}</th>{cells}</tr> }
             })
             .collect::<Vec<_>>()
     };
-    let stages = move || {
-        let Some(c) = comparison.get() else { return Vec::new() };
-        let cell = |b: Option<u64>| b.map(format::gib).unwrap_or_else(|| "–".to_owned());
-        c.stages
-            .into_iter()
-            .map(|s| {
-                view! {
-                    <tr>
-                        <th scope="row">{format!("{} {}", tr(Key::cmp_stage), s.stage)}</th>
-                        <td class="num">{cell(s.pinned)}</td>
-                        <td class="num">{cell(s.current)}</td>
-                        <td></td>
-                    </tr>
-                }
-            })
-            .collect::<Vec<_>>()
+    let best = move || {
+        let t = table.get()?;
+        Some(match t.comparison.best {
+            Some(col) => fill(tr(Key::cmp_best), &[("plan", &label(&t, col))]),
+            None => tr(Key::cmp_best_none).to_owned(),
+        })
+    };
+    let chart = move || {
+        let t = table.get()?;
+        let bars = compare_chart::stage_bars(&t.comparison, &t.capacity_bytes, &t.usable_bytes);
+        Some(stage_chart(tr, &t, &bars, label))
     };
     let differences = move || {
-        let Some(c) = comparison.get() else { return Vec::new() };
-        c.differences
-            .into_iter()
+        let Some(t) = table.get() else { return Vec::new() };
+        let show = |v: &serde_json::Value| match v {
+            serde_json::Value::Null => tr(Key::cmp_default).to_owned(),
+            serde_json::Value::Object(_) => tr(Key::cmp_custom).to_owned(),
+            serde_json::Value::String(s) => s.clone(),
+            v => v.to_string(),
+        };
+        t.comparison
+            .differences
+            .iter()
             .map(|d| {
-                let show = |v: &serde_json::Value| match v {
-                    serde_json::Value::Null => tr(Key::cmp_default).to_owned(),
-                    serde_json::Value::Object(_) => tr(Key::cmp_custom).to_owned(),
-                    v => v.to_string(),
-                };
-                view! { <li><code>{d.field.clone()}</code>": "{show(&d.pinned)}" → "{show(&d.current)}</li> }
+                let cells = d.values.iter().map(|v| view! { <td>{show(v)}</td> }).collect_view();
+                view! { <tr><th scope="row"><code>{d.field.clone()}</code></th>{cells}</tr> }
             })
             .collect::<Vec<_>>()
     };
-    let findings = move |only_pinned: bool| {
-        let Some(c) = comparison.get() else { return String::new() };
-        let found = if only_pinned { c.only_pinned } else { c.only_current };
+    let diff_head = move || {
+        let t = table.get()?;
+        let cells =
+            (0..t.columns()).map(|col| view! { <th scope="col">{label(&t, col)}</th> }).collect_view();
+        Some(view! { <tr><th scope="col">{tr(Key::cmp_setting)}</th>{cells}</tr> })
+    };
+    let distinct = move || {
+        let Some(t) = table.get() else { return Vec::new() };
         let lang = lang.get();
-        found.iter().map(|f| messages::finding(lang, f)).collect::<Vec<_>>().join(" ")
+        t.comparison
+            .distinct
+            .iter()
+            .enumerate()
+            .filter(|(_, found)| !found.is_empty())
+            .map(|(col, found)| {
+                let text = found.iter().map(|f| messages::finding(lang, f)).collect::<Vec<_>>().join(" ");
+                view! {
+                    <p class="muted" data-testid=format!("compare-distinct-{col}")>
+                        <strong>{label(&t, col)}</strong>": "{text}
+                    </p>
+                }
+            })
+            .collect::<Vec<_>>()
     };
 
     view! {
         <div class="compare" data-testid="compare">
-            <Show
-                when=move || pinned.with(Option::is_some)
-                fallback=move || view! {
-                    <button class="secondary" data-testid="compare-pin" on:click=pin>{move || tr(Key::cmp_pin)}</button>
-                }
-            >
+            <div class="launch-actions">
+                <button class="secondary" data-testid="compare-pin" on:click=pin disabled=move || plan.with(Result::is_err)>
+                    {move || tr(Key::cmp_pin)}
+                </button>
+                <ExportPanel plan=plan report=report />
+            </div>
+            <Show when=move || refused.with(Option::is_some)>
+                <p class="badge warn" role="status" data-testid="compare-refused">{refusal}</p>
+            </Show>
+            <Show when=move || table.with(Option::is_some)>
                 <h2>{move || tr(Key::cmp_title)}</h2>
-                <div class="launch-actions">
-                    <button class="secondary" data-testid="compare-swap" on:click=swap>{move || tr(Key::cmp_swap)}</button>
-                    <button class="secondary" data-testid="compare-repin" on:click=pin>{move || tr(Key::cmp_repin)}</button>
-                    <button class="secondary" data-testid="compare-unpin" on:click=move |_| pinned.set(None)>{move || tr(Key::cmp_unpin)}</button>
-                </div>
-                <Show when=move || comparison.with(Option::is_some) fallback=move || view! { <p class="muted">{move || tr(Key::cmp_no_plan)}</p> }>
-                    <p class="badge" data-testid="compare-better">
-                        {move || comparison.with(|c| match c.as_ref().map(|c| c.better) {
-                            Some(Better::Pinned) => tr(Key::cmp_better_pinned),
-                            Some(Better::Current) => tr(Key::cmp_better_current),
-                            _ => tr(Key::cmp_better_neither),
-                        })}
-                    </p>
+                <Show when=move || plan.with(Result::is_err)>
+                    <p class="muted">{move || tr(Key::cmp_no_plan)}</p>
+                </Show>
+                <p class="badge" data-testid="compare-best">{best}</p>
+                <div class="table-scroll">
                     <table class="compare-table" data-testid="compare-table">
-                        <thead>
-                            <tr>
-                                <th></th>
-                                <th scope="col">{move || tr(Key::cmp_pinned)}</th>
-                                <th scope="col">{move || tr(Key::cmp_current)}</th>
-                                <th scope="col">{move || tr(Key::cmp_change)}</th>
-                            </tr>
-                        </thead>
-                        <tbody>{rows}{stages}</tbody>
+                        <thead>{head}</thead>
+                        <tbody>{rows}</tbody>
                     </table>
+                </div>
+                <p class="legend muted">{move || tr(Key::cmp_best_mark)}</p>
+                <h3>{move || tr(Key::cmp_memory)}</h3>
+                {chart}
+                <Show when=move || table.with(|t| t.as_ref().is_some_and(|t| !t.comparison.differences.is_empty()))>
                     <h3>{move || tr(Key::cmp_differences)}</h3>
-                    <ul class="compare-diff" data-testid="compare-differences">{differences}</ul>
-                    <Show when=move || !findings(true).is_empty()>
-                        <p class="muted">{move || tr(Key::cmp_only_pinned)} ": " {move || findings(true)}</p>
-                    </Show>
-                    <Show when=move || !findings(false).is_empty()>
-                        <p class="muted" data-testid="compare-only-current">{move || tr(Key::cmp_only_current)} ": " {move || findings(false)}</p>
-                    </Show>
+                    <div class="table-scroll">
+                        <table class="compare-table compare-diff" data-testid="compare-differences">
+                            <thead>{diff_head}</thead>
+                            <tbody>{differences}</tbody>
+                        </table>
+                    </div>
+                </Show>
+                <Show when=move || table.with(|t| t.as_ref().is_some_and(|t| t.comparison.distinct.iter().any(|d| !d.is_empty())))>
+                    <h3>{move || tr(Key::cmp_distinct)}</h3>
+                    {distinct}
                 </Show>
             </Show>
         </div>
     }
+}
+
+/// Memory per stage: a group of bars per stage, one per plan in its colour, and a dashed line per
+/// device memory; exact figures on hover.
+fn stage_chart(
+    tr: impl Fn(Key) -> &'static str + Copy + 'static,
+    t: &Table,
+    bars: &StageBars,
+    label: impl Fn(&Table, usize) -> String,
+) -> AnyView {
+    let (plot_w, plot_h) = (W - LEFT - RIGHT, H - TOP - BOTTOM);
+    let x = move |frac: f64| LEFT + frac * plot_w;
+    let y = move |frac: f64| TOP + (1.0 - frac) * plot_h;
+    let groups = bars
+        .groups
+        .iter()
+        .map(|g| {
+            let stage = fill(tr(Key::cmp_stage_n), &[("n", &g.stage.to_string())]);
+            let rects = g
+                .bars
+                .iter()
+                .map(|b| {
+                    let title = format!("{} · {stage}: {}", label(t, b.plan), format::gib(b.bytes));
+                    view! {
+                        <rect class=format!("{}{}", t.tone(b.plan), if b.over { " over" } else { "" })
+                            x=format!("{:.1}", x(b.x_frac)) y=format!("{:.1}", y(b.height_frac))
+                            width=format!("{:.2}", b.width_frac * plot_w) height=format!("{:.2}", b.height_frac * plot_h)>
+                            <title>{title}</title>
+                        </rect>
+                    }
+                })
+                .collect_view();
+            let tick = g.labelled.then(|| {
+                view! {
+                    <text class="axis" x=format!("{:.1}", x(g.centre_frac)) y=H - 6.0 text-anchor="middle">
+                        {g.stage.to_string()}
+                    </text>
+                }
+            });
+            view! { <g data-testid="compare-stage">{rects}{tick}</g> }
+        })
+        .collect_view();
+    let lines = bars
+        .lines
+        .iter()
+        .map(|l| {
+            let text = fill(tr(Key::cmp_capacity), &[("bytes", &format::gib(l.bytes))]);
+            view! {
+                <g class="capacity">
+                    <line x1=LEFT x2=W - RIGHT y1=format!("{:.1}", y(l.y_frac)) y2=format!("{:.1}", y(l.y_frac)) />
+                    <text x=W - RIGHT - 2.0 y=format!("{:.1}", y(l.y_frac) - 4.0) text-anchor="end">{text}</text>
+                </g>
+            }
+        })
+        .collect_view();
+    let legend = (0..t.columns())
+        .map(|col| view! { <li><span class=format!("swatch {}", t.tone(col))></span>{label(t, col)}</li> })
+        .collect_view();
+    view! {
+        <figure class="chart compare-chart" data-testid="compare-chart">
+            <div class="chart-scroll">
+                <svg viewBox=format!("0 0 {W} {H}") role="img" aria-label=tr(Key::cmp_chart_label)>
+                    <line class="axis-line" x1=LEFT y1=TOP x2=LEFT y2=H - BOTTOM />
+                    <line class="axis-line" x1=LEFT y1=H - BOTTOM x2=W - RIGHT y2=H - BOTTOM />
+                    <text class="axis" x=LEFT - 4.0 y=TOP + 8.0 text-anchor="end">{format::gib(bars.scale_bytes)}</text>
+                    <text class="axis" x=LEFT - 4.0 y=H - BOTTOM text-anchor="end">"0"</text>
+                    {groups}
+                    {lines}
+                </svg>
+            </div>
+            <ul class="legend">
+                {legend}
+                <li class="muted">{tr(Key::cmp_stage_axis)}</li>
+            </ul>
+        </figure>
+    }
+    .into_any()
 }

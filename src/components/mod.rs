@@ -5,6 +5,7 @@ mod advice_panel;
 pub mod app;
 mod compare_panel;
 mod cost_panel;
+mod export_panel;
 mod findings_panel;
 mod hardware_picker;
 mod header;

@@ -33,8 +33,8 @@ pub fn ParamsPanel(
     /// The core's report for the plan, when there is a plan.
     #[prop(into)]
     report: Signal<Option<Report>>,
-    /// The plan pinned for comparison.
-    pinned: RwSignal<Option<Plan>>,
+    /// The plans pinned for comparison.
+    pinned: RwSignal<Vec<Plan>>,
     /// The plan once typing pauses, and its report: for the advice and the launch files, whose
     /// work (a changed plan evaluated per piece of advice; every file written out) need not hold up
     /// a keystroke's redraw.

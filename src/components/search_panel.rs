@@ -1,7 +1,8 @@
 //! The fastest plan that fits: the core's search over the parallel layout, memory knobs and
 //! micro-batch, run on request in Web Workers, one per core, or in the page where none can start
 //! (`crate::search_run`), with progress and a cancel button; the top plans in a table, the
-//! memory/throughput Pareto front in a chart, and each plan found one click away.
+//! memory/throughput Pareto front in a chart, and each plan found one click away; every plan found
+//! downloads as CSV or JSON.
 
 use leptos::prelude::*;
 use trainplan_core::search::SearchResult;
@@ -9,6 +10,7 @@ use trainplan_core::{Plan, Report, rules};
 
 use crate::chart;
 use crate::components::{use_lang, use_tr};
+use crate::export::{Export, download};
 use crate::form::{FormError, PlanForm};
 use crate::format;
 use crate::i18n::{Key, Lang, fill, t};
@@ -204,6 +206,15 @@ pub fn SearchPanel(
         })
     };
     let none_found = move || current().is_some_and(|f| f.result.best.is_empty());
+    // Written on the click only, from the search shown.
+    let save = move |kind: Export| {
+        let Some(f) = current() else { return };
+        let text = match kind {
+            Export::SearchCsv => trainplan_core::export::search_csv(&f.from, &f.result),
+            _ => trainplan_core::export::search_json(&f.from, &f.result),
+        };
+        download(&kind.file_name(&f.from), kind.mime(), &text);
+    };
     let percent = move || progress.get().map(|p| format!("{:.0}%", p * 100.0));
     view! {
         <h2>{move || tr(Key::search_title)}</h2>
@@ -245,6 +256,16 @@ pub fn SearchPanel(
                 </thead>
                 <tbody>{rows}</tbody>
             </table>
+            <div class="launch-actions" role="group" aria-label=move || tr(Key::search_export_title)>
+                <button class="secondary" data-testid="search-export-csv" title=move || tr(Key::search_export_title)
+                    on:click=move |_| save(Export::SearchCsv)>
+                    {move || tr(Key::search_export_csv)}
+                </button>
+                <button class="secondary" data-testid="search-export-json" title=move || tr(Key::search_export_title)
+                    on:click=move |_| save(Export::SearchJson)>
+                    {move || tr(Key::search_export_json)}
+                </button>
+            </div>
         </Show>
     }
 }

@@ -6,14 +6,16 @@ use std::process::ExitCode;
 
 use serde::Serialize;
 use trainplan_core::plan::{ModelField, PlanFile};
-use trainplan_core::{Plan, catalog, evaluate, hardware, model, permalink};
+use trainplan_core::{Plan, catalog, evaluate, export, hardware, model, permalink};
 
 const USAGE: &str = "\
 usage: trainplan <command> [args]
 
 commands:
-  eval PLAN.json         evaluate a plan file (`-` reads standard input); print the report as JSON
-  eval --link FRAGMENT   evaluate the plan in a permalink fragment (`v1=…`, with or without `#`)
+  eval PLAN.json [--csv] evaluate a plan file (`-` reads standard input); print the report as JSON,
+                         or with --csv its headline figures and memory per stage as CSV
+  eval --link FRAGMENT [--csv]
+                         evaluate the plan in a permalink fragment (`v1=…`, with or without `#`)
   emit PLAN.json --out DIR [--framework NAME] [--zip]
                          write the launch files (script, YAML, JSON) for the plan's framework
   import-config FILE [--onto PLAN.json]
@@ -23,7 +25,9 @@ commands:
                          the default plan; print the plan file, and on standard error how the model was
                          told and the keys not used or refused
   advise PLAN.json       tuning advice for a plan, each move with its computed effect, as JSON
-  search PLAN.json       the fastest plans that fit, and the memory/speed Pareto front, as JSON
+  search PLAN.json [--csv]
+                         the fastest plans that fit, and the memory/speed Pareto front, as JSON, or
+                         with --csv one row per plan found: its figures and settings
   sweep PLAN.json [--max-nodes N]
                          for 1, 2, 4, … N nodes (64 by default) and the plan's own: the longest
                          sequence and the largest micro-batch that fit, with their speed, as JSON
@@ -60,25 +64,28 @@ fn run() -> Result<(), String> {
     };
     match command.as_str() {
         "eval" => {
-            let plan = match parser.next().map_err(|e| e.to_string())? {
-                Some(Long("link")) => {
-                    let fragment =
-                        parser.value().map_err(|e| e.to_string())?.string().map_err(|e| e.to_string())?;
-                    permalink::decode(&fragment).map_err(|e| e.to_string())?
+            let (mut plan, mut csv) = (None, false);
+            while let Some(arg) = parser.next().map_err(|e| e.to_string())? {
+                match arg {
+                    Long("link") if plan.is_none() => {
+                        let fragment =
+                            parser.value().map_err(|e| e.to_string())?.string().map_err(|e| e.to_string())?;
+                        plan = Some(permalink::decode(&fragment).map_err(|e| e.to_string())?);
+                    }
+                    Long("csv") => csv = true,
+                    Value(path) if plan.is_none() => {
+                        let path = path.string().map_err(|e| e.to_string())?;
+                        plan = Some(read_plan(&path)?);
+                    }
+                    arg => return Err(arg.unexpected().to_string()),
                 }
-                Some(Value(path)) => {
-                    let path = path.string().map_err(|e| e.to_string())?;
-                    read_plan(&path)?
-                }
-                Some(arg) => return Err(arg.unexpected().to_string()),
-                None => {
-                    return Err(
-                        "eval needs a plan file (`-` for standard input) or --link FRAGMENT".to_owned()
-                    );
-                }
-            };
-            no_more_args(&mut parser)?;
-            print_json(&evaluate(&plan))
+            }
+            let plan = plan.ok_or("eval needs a plan file (`-` for standard input) or --link FRAGMENT")?;
+            let report = evaluate(&plan);
+            match csv {
+                true => print_text(&export::report_csv(&report)),
+                false => print_text(&export::report_json(&report)),
+            }
         }
         "emit" => {
             let (mut path, mut framework, mut out, mut zip) = (None, None, None, false);
@@ -164,9 +171,21 @@ fn run() -> Result<(), String> {
             print_json(&trainplan_core::advice::advise(&plan))
         }
         "search" => {
-            let path = one_path(&mut parser, "search needs a plan file (`-` for standard input)")?;
+            let (mut path, mut csv) = (None, false);
+            while let Some(arg) = parser.next().map_err(|e| e.to_string())? {
+                match arg {
+                    Long("csv") => csv = true,
+                    Value(v) if path.is_none() => path = Some(v.string().map_err(|e| e.to_string())?),
+                    arg => return Err(arg.unexpected().to_string()),
+                }
+            }
+            let path = path.ok_or("search needs a plan file (`-` for standard input)")?;
             let plan = read_plan(&path)?;
-            print_json(&trainplan_core::search::search(&plan))
+            let result = trainplan_core::search::search(&plan);
+            match csv {
+                true => print_text(&export::search_csv(&plan, &result)),
+                false => print_json(&result),
+            }
         }
         "sweep" => {
             let (mut path, mut max_nodes) = (None, trainplan_core::sweep::DEFAULT_MAX_NODES);

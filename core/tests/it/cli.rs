@@ -141,3 +141,24 @@ fn emit_writes_the_files_or_one_zip() {
     assert_eq!(archive.len(), 2);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `--csv` prints what the page's CSV downloads hold: the same bytes as the core's export.
+#[test]
+fn eval_and_search_print_csv_on_request() {
+    let plan = r#"{"model": "qwen2.5-7b"}"#;
+    let out = trainplan(&["eval", "-", "--csv"], plan);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let report = trainplan_core::evaluate(&trainplan_core::Plan::from_json(plan).unwrap());
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), trainplan_core::export::report_csv(&report));
+    let out = trainplan(&["search", "--csv", "-"], plan);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.starts_with("list,rank,tokens_per_second,step_seconds,mfu_frac,peak_bytes,headroom_bytes,"),
+        "{text}"
+    );
+    assert!(text.contains("\r\nbest,1,"), "{text}");
+    // Without a plan, as before.
+    let out = trainplan(&["eval", "--csv"], "");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("needs a plan file"));
+}

@@ -8,6 +8,7 @@ mod compare;
 mod corpus;
 mod cost;
 mod emit;
+mod export;
 mod flags;
 mod hardware;
 mod hf;

@@ -75,6 +75,22 @@ proptest! {
         prop_assert_eq!(permalink::decode(&format!("#{link}")).unwrap(), plan);
     }
 
+    /// A plan with up to four pins reads back exactly, pins in order; a damaged link with pins is
+    /// refused or read, never a panic.
+    #[test]
+    fn a_plan_and_its_pins_round_trip(
+        plan in plan_strategy(),
+        pins in prop::collection::vec(plan_strategy(), 0..=4),
+        cut in 0..4000_usize,
+    ) {
+        let link = permalink::encode_link(&plan, &pins);
+        prop_assert_eq!(link.matches("&pin=").count(), pins.len());
+        let back = permalink::decode_link(&link).unwrap();
+        prop_assert_eq!(back.plan, plan);
+        prop_assert_eq!(back.pins, pins);
+        let _ = permalink::decode_link(&link[..cut.min(link.len())]);
+    }
+
     /// Damaged links: a refusal, never a panic.
     #[test]
     fn damaged_links_are_refused(plan in plan_strategy(), cut in 0..200_usize, flip in 0..200_usize) {

@@ -4,6 +4,7 @@
 //! provides both. Screenshots land in `target/screenshots/`. A flow that grows its own helpers gets a
 //! module file beside this one.
 
+mod compare;
 mod extras;
 mod ux;
 
@@ -484,43 +485,6 @@ async fn the_permalink_survives_a_real_reload() -> WebDriverResult<()> {
     let banner = fresh.wait_text("link-error", |t| !t.is_empty()).await?;
     assert!(banner.contains("default plan") && !banner.contains("last plan"), "{banner}");
     fresh.driver.quit().await
-}
-
-/// Pin a plan, change the current one, and compare them; both plans travel in the link.
-#[tokio::test(flavor = "multi_thread")]
-async fn a_pinned_plan_is_compared_with_the_current_one() -> WebDriverResult<()> {
-    let chromedriver = Chromedriver::start();
-    let page = open(&chromedriver, 1280, 1100).await?;
-    page.wait_text("params-total", |t| !t.is_empty()).await?;
-    page.el("compare-pin").await?.click().await?;
-    // Two nodes instead of one: the comparison names the setting and the cluster's size.
-    page.type_into("nodes-input", "2").await?;
-    let devices = page.wait_text("compare-current-devices", |t| t == "16").await?;
-    assert_eq!(devices, "16");
-    let diff = page.wait_text("compare-differences", |t| t.contains("cluster.nodes")).await?;
-    assert!(diff.contains("cluster.nodes: 1 → 2"), "{diff}");
-    let url = page.settled_url().await?;
-    assert!(url.contains("&pin="), "{url}");
-    page.scroll_to("compare").await?;
-    page.screenshot("en-compare").await?;
-    page.el("lang-switch").await?.click().await?;
-    page.wait_text("compare", |t| t.contains("固定方案")).await?;
-    page.scroll_to("compare").await?;
-    page.screenshot("zh-compare").await?;
-    // A fresh browser opens both plans from the link.
-    let other = Page { driver: browser(&chromedriver, 1280, 1100).await? };
-    other.driver.goto(&url).await?;
-    assert_eq!(other.wait_text("compare-current-devices", |t| !t.is_empty()).await?, "16");
-    // Swap puts the pinned plan back in the form; unpin drops the pin from the link.
-    other.el("compare-swap").await?.click().await?;
-    assert_eq!(other.wait_text("n-devices", |t| t == "8").await?, "8");
-    other.el("compare-unpin").await?.click().await?;
-    other.wait_text("compare", |t| !t.contains("16")).await?;
-    assert!(other.has("compare-pin").await?);
-    let url = other.settled_url().await?;
-    assert!(!url.contains("&pin="), "{url}");
-    other.driver.quit().await?;
-    page.driver.quit().await
 }
 
 /// The launch files follow the plan, keep typed text quoted, and download as shown.
