@@ -269,6 +269,19 @@ impl Page {
         self.driver.query(By::Css(format!("[data-testid='{testid}']"))).first().await
     }
 
+    /// Clicks the element with this test id as a user would: scrolled to the middle of the window
+    /// first, clear of the summary bar that stays at its top (chromedriver clicks an element in
+    /// view where it is, even under that bar).
+    pub async fn click(&self, testid: &str) -> WebDriverResult<()> {
+        self.click_el(&self.el(testid).await?).await
+    }
+
+    /// Clicks an element, scrolled to the middle of the window first (see [`Page::click`]).
+    pub async fn click_el(&self, el: &WebElement) -> WebDriverResult<()> {
+        self.driver.execute("arguments[0].scrollIntoView({block: 'center'});", vec![el.to_json()?]).await?;
+        el.click().await
+    }
+
     /// The visible text of a test id.
     pub async fn text(&self, testid: &str) -> WebDriverResult<String> {
         self.el(testid).await?.text().await

@@ -70,7 +70,7 @@ async fn the_page_works_offline_after_the_first_visit() -> WebDriverResult<()> {
     page.type_into("nodes-input", "2").await?;
     assert_eq!(page.wait_text("n-devices", |t| t == "16").await?, "16");
     // The search's workers load their script, the glue and the wasm from the cache too.
-    page.el("search-run").await?.click().await?;
+    page.click("search-run").await?;
     let summary = page.wait_text("search-summary", |t| t.contains("plans tried")).await?;
     assert!(0 < page.search_workers().await?, "{summary}");
     page.screenshot("en-offline-reload").await?;
@@ -100,7 +100,7 @@ async fn the_single_file_runs_from_a_file_url() -> WebDriverResult<()> {
     page.choose("model-select", "llama-3-8b").await?;
     assert_eq!(page.wait_text("params-total", |t| t == "8,030,261,248").await?, "8,030,261,248");
     // No module worker starts from a file:// page: the search runs in the page itself, and finishes.
-    page.el("search-run").await?.click().await?;
+    page.click("search-run").await?;
     let summary = page.wait_text("search-summary", |t| t.contains("plans tried")).await?;
     assert!(summary.contains("in the page"), "{summary}");
     assert_eq!(page.search_workers().await?, 0);
@@ -156,17 +156,17 @@ async fn a_whole_session_asks_nothing_of_another_origin() -> WebDriverResult<()>
       "model_type": "mistral", "num_attention_heads": 32, "num_hidden_layers": 32, "num_key_value_heads": 8,
       "tie_word_embeddings": false, "vocab_size": 32000}"#;
     page.type_into("config-paste", mistral).await?;
-    page.el("config-apply").await?.click().await?;
+    page.click("config-apply").await?;
     assert_eq!(page.wait_text("params-total", |t| t == "7,241,732,096").await?, "7,241,732,096");
     let tagline = page.text("app-tagline").await?;
-    page.el("lang-switch").await?.click().await?;
+    page.click("lang-switch").await?;
     page.wait_text("app-tagline", |t| t != tagline).await?;
-    page.el("lang-switch").await?.click().await?;
+    page.click("lang-switch").await?;
     page.wait_text("app-tagline", |t| t == tagline).await?;
-    page.el("search-run").await?.click().await?;
+    page.click("search-run").await?;
     let summary = page.wait_text("search-summary", |t| t.contains("plans tried")).await?;
     assert!(0 < page.search_workers().await?, "the search ran in the page: {summary}");
-    page.el("launch-tab-launch.sh").await?.click().await?;
+    page.click("launch-tab-launch.sh").await?;
     let script = page.wait_text("launch-text", |t| t.contains("llamafactory-cli")).await?;
     assert!(script.contains("llamafactory-cli"), "{script}");
     page.driver.refresh().await?;

@@ -102,7 +102,7 @@ async fn four_pinned_plans_are_compared_and_reopen_from_the_link() -> WebDriverR
         before = plan.step.clone();
         plans.push(plan);
         if plans.len() <= 4 {
-            page.el("compare-pin").await?.click().await?;
+            page.click("compare-pin").await?;
             let n = plans.len();
             page.wait_text("compare-table", |_| true).await?;
             for _ in 0..100 {
@@ -115,7 +115,7 @@ async fn four_pinned_plans_are_compared_and_reopen_from_the_link() -> WebDriverR
         }
     }
     // The fifth pin is refused with the limit; the four stay.
-    page.el("compare-pin").await?.click().await?;
+    page.click("compare-pin").await?;
     let refused = page.wait_text("compare-refused", |t| !t.is_empty()).await?;
     assert_eq!(refused, "At most 4 plans can be pinned: unpin one first.");
     assert_eq!(columns(&page).await?, 5);
@@ -138,7 +138,7 @@ async fn four_pinned_plans_are_compared_and_reopen_from_the_link() -> WebDriverR
     page.screenshot("en-compare-four").await?;
     page.scroll_to("compare-chart").await?;
     page.screenshot("en-compare-four-settings").await?;
-    page.el("lang-switch").await?.click().await?;
+    page.click("lang-switch").await?;
     page.wait_text("compare", |t| t.contains("固定 4")).await?;
     assert_eq!(page.text("compare-refused").await?, "最多只能固定 4 个方案，请先取消固定一个。");
     page.scroll_to("compare").await?;
@@ -156,13 +156,13 @@ async fn four_pinned_plans_are_compared_and_reopen_from_the_link() -> WebDriverR
     }
     // "Make current" on pin 1 (TP 1 × PP 1): it is edited now, and the plan edited before takes
     // its place; unpinning pin 4 leaves three pins, in the link too.
-    other.el("compare-make-current-0").await?.click().await?;
+    other.click("compare-make-current-0").await?;
     other.wait_text("step-time", |t| t == plans[0].step).await?;
     assert_eq!(other.el("tp-input").await?.prop("value").await?.as_deref(), Some("1"));
     assert_eq!(other.el("pp-input").await?.prop("value").await?.as_deref(), Some("1"));
     column_shows(&other, 0, &plans[0]).await?;
     column_shows(&other, 1, &plans[4]).await?;
-    other.el("compare-unpin-3").await?.click().await?;
+    other.click("compare-unpin-3").await?;
     other.wait_text("compare-table", |_| true).await?;
     assert_eq!(columns(&other).await?, 4);
     let url = other.settled_url().await?;
@@ -182,7 +182,7 @@ async fn four_pinned_plans_are_compared_and_reopen_from_the_link() -> WebDriverR
     phone.screenshot("en-compare-four-phone").await?;
     phone.scroll_to("compare-chart").await?;
     phone.screenshot("en-compare-four-phone-chart").await?;
-    phone.el("lang-switch").await?.click().await?;
+    phone.click("lang-switch").await?;
     phone.wait_text("compare", |t| t.contains("固定 4")).await?;
     phone.scroll_to("compare").await?;
     phone.screenshot("zh-compare-four-phone").await?;
@@ -208,7 +208,7 @@ async fn a_link_with_one_pin_made_before_four_still_opens() -> WebDriverResult<(
     assert!(!page.has("link-error").await?);
     // Written back as it was; unpinning the one pin drops it from the link.
     assert!(page.settled_url().await?.ends_with(&format!("#{OLD}")));
-    page.el("compare-unpin-0").await?.click().await?;
+    page.click("compare-unpin-0").await?;
     for _ in 0..100 {
         if !page.has("compare-table").await? {
             break;
@@ -267,7 +267,7 @@ async fn the_report_and_the_search_export() -> WebDriverResult<()> {
     page.settled().await?;
 
     // The report's JSON: the figures the page shows, formatted as the page formats them.
-    page.el("export-report-json").await?.click().await?;
+    page.click("export-report-json").await?;
     let json: serde_json::Value =
         serde_json::from_str(&saved(&downloads, "qwen2.5-7b-llamafactory-report.json").await).unwrap();
     assert_eq!(json["n_devices"], 16);
@@ -280,7 +280,7 @@ async fn the_report_and_the_search_export() -> WebDriverResult<()> {
     assert_eq!(page.text("mfu").await?, format!("{:.1}%", mfu * 100.0));
 
     // The report's CSV: the header, the same figures as the JSON, each stage's memory.
-    page.el("export-report-csv").await?.click().await?;
+    page.click("export-report-csv").await?;
     let csv = saved(&downloads, "qwen2.5-7b-llamafactory-report.csv").await;
     let rows = records(&csv);
     assert_eq!(rows[0], ["figure", "stage", "value"]);
@@ -296,9 +296,9 @@ async fn the_report_and_the_search_export() -> WebDriverResult<()> {
     assert_eq!(totals, expected);
 
     // The search's plans.
-    page.el("search-run").await?.click().await?;
+    page.click("search-run").await?;
     page.wait_text("search-summary", |t| t.contains("plans tried")).await?;
-    page.el("search-export-json").await?.click().await?;
+    page.click("search-export-json").await?;
     let found: serde_json::Value =
         serde_json::from_str(&saved(&downloads, "qwen2.5-7b-llamafactory-search.json").await).unwrap();
     let best = found["best"].as_array().unwrap();
@@ -312,7 +312,7 @@ async fn the_report_and_the_search_export() -> WebDriverResult<()> {
         shown_peak.contains(&format!("{:.2} GiB", best_peak as f64 / (1u64 << 30) as f64)),
         "{shown_peak}"
     );
-    page.el("search-export-csv").await?.click().await?;
+    page.click("search-export-csv").await?;
     let csv = saved(&downloads, "qwen2.5-7b-llamafactory-search.csv").await;
     let rows = records(&csv);
     assert_eq!(

@@ -105,7 +105,7 @@ async fn the_cost_panel_shows_the_cores_figures() -> WebDriverResult<()> {
     page.wait_text("cost-budget", |t| t == "1 T").await?;
     page.scroll_to("cost-title").await?;
     page.screenshot("en-cost").await?;
-    page.el("lang-switch").await?.click().await?;
+    page.click("lang-switch").await?;
     page.wait_text("cost-budget", |t| t == "1 万亿").await?;
     page.scroll_to("cost-title").await?;
     page.screenshot("zh-cost").await?;
@@ -120,7 +120,7 @@ async fn the_sweep_table_finds_what_fits() -> WebDriverResult<()> {
     let page = open(&chromedriver, 1280, 900).await?;
     page.wait_text("params-total", |t| !t.is_empty()).await?;
     assert!(!page.has("sweep-table").await?, "computed before it was asked for");
-    page.el("sweep-run").await?.click().await?;
+    page.click("sweep-run").await?;
     let table = page.el("sweep-table").await?;
     let first = table.find(By::Css("tbody tr")).await?;
     let cells = first.find_all(By::Css("th, td")).await?;
@@ -139,7 +139,7 @@ async fn the_sweep_table_finds_what_fits() -> WebDriverResult<()> {
     assert!(rows[4].text().await?.contains("fewer sequences a step than data-parallel ranks"));
     page.scroll_to("sweep-run").await?;
     page.screenshot("en-sweep").await?;
-    page.el("lang-switch").await?.click().await?;
+    page.click("lang-switch").await?;
     page.wait_text("sweep-run", |t| t == "计算").await?;
     page.scroll_to("sweep-run").await?;
     page.screenshot("zh-sweep").await?;
@@ -163,11 +163,11 @@ async fn a_pasted_megatron_log_calibrates_the_plan() -> WebDriverResult<()> {
     // A run 1.5 × slower than predicted.
     let measured = 1.5 * before;
     paste(&page, "logcal-text", "just some words\nand numbers 1 2 3").await?;
-    page.el("logcal-fit").await?.click().await?;
+    page.click("logcal-fit").await?;
     let refused = page.wait_text("logcal-result", |t| !t.is_empty()).await?;
     assert!(refused.contains("No training log lines recognized"), "{refused}");
     paste(&page, "logcal-text", &megatron_log(measured * 1000.0)).await?;
-    page.el("logcal-fit").await?.click().await?;
+    page.click("logcal-fit").await?;
     let read = page.wait_text("logcal-result", |t| t.contains("Fitted")).await?;
     assert!(read.contains("Megatron iteration lines: 5") && read.contains("memory reports: 1"), "{read}");
     assert!(read.contains("1 warm-up steps left out"), "{read}");
@@ -178,7 +178,7 @@ async fn a_pasted_megatron_log_calibrates_the_plan() -> WebDriverResult<()> {
     assert!((after.time.step_seconds / measured - 1.0).abs() < 1e-3);
     page.scroll_to("logcal-title").await?;
     page.screenshot("en-log-calibration").await?;
-    page.el("lang-switch").await?.click().await?;
+    page.click("lang-switch").await?;
     page.wait_text("logcal-result", |t| t.contains("已拟合")).await?;
     page.scroll_to("logcal-title").await?;
     page.screenshot("zh-log-calibration").await?;
@@ -193,9 +193,9 @@ async fn the_extras_fit_a_phone() -> WebDriverResult<()> {
     page.wait_text("params-total", |t| !t.is_empty()).await?;
     page.type_into("cost-price-input", "2.5").await?;
     paste(&page, "logcal-text", &megatron_log(5000.0)).await?;
-    page.el("logcal-fit").await?.click().await?;
+    page.click("logcal-fit").await?;
     page.wait_text("logcal-result", |t| t.contains("Fitted")).await?;
-    page.el("sweep-run").await?.click().await?;
+    page.click("sweep-run").await?;
     page.el("sweep-table").await?;
     let overflow = "const w = document.documentElement.clientWidth; \
                     const over = [...document.querySelectorAll('.panel, .header, .layout')] \
@@ -203,7 +203,7 @@ async fn the_extras_fit_a_phone() -> WebDriverResult<()> {
                     return Math.max(0, document.documentElement.scrollWidth - w, ...over);";
     for lang in ["en", "zh"] {
         if lang == "zh" {
-            page.el("lang-switch").await?.click().await?;
+            page.click("lang-switch").await?;
             page.wait_text("sweep-run", |t| t == "计算").await?;
         }
         assert_eq!(page.driver.execute(overflow, vec![]).await?.json().as_i64(), Some(0), "{lang}");

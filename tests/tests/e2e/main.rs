@@ -82,7 +82,7 @@ async fn editing_the_plan_updates_the_report() -> WebDriverResult<()> {
     page.type_into("global-batch-input", "60").await?;
     let finding = page.wait_text("finding-batch.divisible", |t| t.contains("60")).await?;
     assert!(finding.contains("not a multiple of 16"), "{finding}");
-    page.el("fix-batch.divisible").await?.click().await?;
+    page.click("fix-batch.divisible").await?;
     assert_eq!(page.wait_text("findings-none", |t| !t.is_empty()).await?, "No framework rule is broken.");
     assert_eq!(page.el("global-batch-input").await?.prop("value").await?.as_deref(), Some("64"));
 
@@ -102,7 +102,7 @@ async fn editing_the_plan_updates_the_report() -> WebDriverResult<()> {
     first.find(By::Css("summary")).await?.click().await?;
     let why = first.find(By::Css(".why")).await?.text().await?;
     assert!(why.contains("host memory"), "{why}");
-    page.el("advice-apply-offload_optimizer").await?.click().await?;
+    page.click("advice-apply-offload_optimizer").await?;
     assert_eq!(page.el("zero-select").await?.prop("value").await?.as_deref(), Some("3"));
     assert_eq!(page.el("offload-opt-check").await?.prop("checked").await?.as_deref(), Some("true"));
     let verdict = page.wait_text("memory-fits", |t| t.starts_with("Memory fits")).await?;
@@ -119,8 +119,8 @@ async fn editing_the_plan_updates_the_report() -> WebDriverResult<()> {
     page.type_into("tp-input", "8").await?;
     page.type_into("pp-input", "4").await?;
     page.type_into("vpp-input", "2").await?;
-    page.el("dist-opt-check").await?.click().await?;
-    page.el("sp-check").await?.click().await?;
+    page.click("dist-opt-check").await?;
+    page.click("sp-check").await?;
     page.choose("recompute-select", "selective").await?;
     let title = page.wait_text("gantt-title", |t| t.contains("interleaved")).await?;
     assert!(title.contains("interleaved"), "{title}");
@@ -135,7 +135,7 @@ async fn editing_the_plan_updates_the_report() -> WebDriverResult<()> {
     let seconds = |text: &str| -> f64 { text.trim_end_matches(" s").parse().unwrap() };
     let before = seconds(&page.text("step-time").await?);
     page.type_into("calibration-step", &format!("{}", 2.0 * before)).await?;
-    page.el("calibration-fit").await?.click().await?;
+    page.click("calibration-fit").await?;
     let current = page.wait_text("calibration-current", |t| t.contains('×')).await?;
     assert!(current.contains("efficiency ×"), "{current}");
     let after = seconds(&page.wait_text("step-time", |t| (seconds(t) / before - 2.0).abs() < 0.02).await?);
@@ -148,7 +148,7 @@ async fn editing_the_plan_updates_the_report() -> WebDriverResult<()> {
     // Below the summary bar, which stays at the top of the window (WebDriver scrolls a clicked
     // element only to the window's edge).
     scroll_to_middle(&page, "search-run").await?;
-    page.el("search-run").await?.click().await?;
+    page.click("search-run").await?;
     let summary = page.wait_text("search-summary", |t| t.contains("plans tried")).await?;
     assert!(summary.contains("keep every rule"), "{summary}");
     // The wasm search's own timing, kept for the record beside the screenshots.
@@ -156,13 +156,13 @@ async fn editing_the_plan_updates_the_report() -> WebDriverResult<()> {
     assert!(page.has("search-chart").await?);
     page.scroll_to("search-summary").await?;
     page.screenshot("en-search").await?;
-    page.el("search-apply-0").await?.click().await?;
+    page.click("search-apply-0").await?;
     let applied = seconds(&page.wait_text("step-time", |t| seconds(t) != after).await?);
     assert!(applied < after, "{after} s → {applied} s");
     // The search ran from the old plan: its table is gone now that the plan changed.
     assert!(!page.has("search-results").await?);
     scroll_to_middle(&page, "search-run").await?;
-    page.el("search-run").await?.click().await?;
+    page.click("search-run").await?;
     page.wait_text("search-summary", |t| t.contains("plans tried")).await?;
     let best_again = page.el("search-row-0").await?.text().await?;
     assert!(best_again.contains("the current plan"), "{best_again}");
@@ -172,7 +172,7 @@ async fn editing_the_plan_updates_the_report() -> WebDriverResult<()> {
     page.type_into("global-batch-input", "1024").await?;
     page.wait_text("n-devices", |t| t == "1,024").await?;
     scroll_to_middle(&page, "search-run").await?;
-    page.el("search-run").await?.click().await?;
+    page.click("search-run").await?;
     let summary = page.wait_text("search-summary", |t| t.contains("plans tried")).await?;
     record_figure(&format!("search in this browser, 70B on 1,024 H100: {summary}"));
 
@@ -197,7 +197,7 @@ async fn the_search_runs_in_workers_and_cancels() -> WebDriverResult<()> {
     page.wait_text("n-devices", |t| t == "1,024").await?;
     let cores = page.driver.execute("return navigator.hardwareConcurrency;", vec![]).await?.json().as_u64();
 
-    page.el("search-run").await?.click().await?;
+    page.click("search-run").await?;
     let summary = page.wait_text("search-summary", |t| t.contains("plans tried")).await?;
     assert!(summary.contains("keep every rule") && summary.contains("28,884 plans"), "{summary}");
     let workers = page.search_workers().await?;
@@ -232,13 +232,13 @@ async fn the_search_runs_in_workers_and_cancels() -> WebDriverResult<()> {
     // The page is still usable, and the next search completes in workers.
     page.type_into("nodes-input", "64").await?;
     page.wait_text("n-devices", |t| t == "512").await?;
-    page.el("search-run").await?.click().await?;
+    page.click("search-run").await?;
     let summary = page.wait_text("search-summary", |t| t.contains("plans tried")).await?;
     assert!(0 < page.search_workers().await?, "{summary}");
     assert!(!page.has("search-cancelled").await?);
 
     // The Chinese panel: the summary says how many workers ran, and a cancelled search says so.
-    page.el("lang-switch").await?.click().await?;
+    page.click("lang-switch").await?;
     let summary = page.wait_text("search-summary", |t| t.contains("个方案")).await?;
     assert!(summary.contains("Worker"), "{summary}");
     page.scroll_to("search-run").await?;
@@ -260,7 +260,7 @@ async fn the_language_switch_translates_the_page() -> WebDriverResult<()> {
 
     let tagline_en = page.wait_text("app-tagline", |t| !t.is_empty()).await?;
     assert_eq!(tagline_en, "Plan a large-model training run before you queue it");
-    page.el("lang-switch").await?.click().await?;
+    page.click("lang-switch").await?;
     let tagline_zh = page.wait_text("app-tagline", |t| t != tagline_en).await?;
     assert_eq!(tagline_zh, "在排队之前，先把大模型训练规划清楚");
     assert_eq!(page.text("params-total-short").await?, "76.2 亿");
@@ -276,7 +276,7 @@ async fn the_language_switch_translates_the_page() -> WebDriverResult<()> {
 
     page.driver.refresh().await?;
     assert_eq!(page.wait_text("app-tagline", |t| !t.is_empty()).await?, tagline_zh);
-    page.el("lang-switch").await?.click().await?;
+    page.click("lang-switch").await?;
     assert_eq!(page.wait_text("app-tagline", |t| t == tagline_en).await?, tagline_en);
     assert_eq!(page.text("params-total-short").await?, "7.62 B");
 
@@ -299,7 +299,7 @@ async fn the_page_works_at_phone_width() -> WebDriverResult<()> {
     page.screenshot("en-phone").await?;
     page.scroll_to("launch-text").await?;
     page.screenshot("en-phone-results").await?;
-    page.el("lang-switch").await?.click().await?;
+    page.click("lang-switch").await?;
     page.wait_text("app-tagline", |t| t.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c))).await?;
     assert_eq!(page.driver.execute(overflow, vec![]).await?.json().as_i64(), Some(0));
     page.screenshot("zh-phone").await?;
@@ -379,7 +379,7 @@ async fn importing_a_config_counts_its_model() -> WebDriverResult<()> {
     page.driver.find(By::Css("details.import summary")).await?.click().await?;
     // An unknown model_type must give its shape: transformers defaults nothing for it.
     page.type_into("config-paste", r#"{"model_type": "my_decoder", "hidden_size": 4096}"#).await?;
-    page.el("config-apply").await?.click().await?;
+    page.click("config-apply").await?;
     let error = page.wait_text("config-error", |t| t.contains("num_hidden_layers")).await?;
     assert!(error.contains("config.json has no \"num_hidden_layers\""), "{error}");
     assert_eq!(page.text("params-total").await?, "7,615,616,512", "a refused config changes nothing");
@@ -390,7 +390,7 @@ async fn importing_a_config_counts_its_model() -> WebDriverResult<()> {
       "num_attention_heads": 32, "num_hidden_layers": 32, "num_key_value_heads": 8, "rms_norm_eps": 1e-05,
       "rope_theta": 10000.0, "sliding_window": 4096, "tie_word_embeddings": false, "vocab_size": 32000}"#;
     page.type_into("config-paste", mistral).await?;
-    page.el("config-apply").await?.click().await?;
+    page.click("config-apply").await?;
     assert_eq!(page.wait_text("params-total", |t| t == "7,241,732,096").await?, "7,241,732,096");
     assert!(page.text("model-imported").await?.contains("mistralai/Mistral-7B-v0.1"));
     assert!(!page.has("config-error").await?);
@@ -416,7 +416,7 @@ async fn importing_a_config_counts_its_model() -> WebDriverResult<()> {
     assert!(page.text("model-imported").await?.contains("Qwen/Qwen2.5-0.5B"));
 
     // Back to the catalog and a reload: the imported models stay listed (localStorage), newest first.
-    page.el("model-back-to-catalog").await?.click().await?;
+    page.click("model-back-to-catalog").await?;
     page.wait_text("params-total", |t| t == "7,615,616,512").await?;
     page.driver.refresh().await?;
     page.wait_text("params-total", |t| t == "7,615,616,512").await?;
@@ -428,7 +428,7 @@ async fn importing_a_config_counts_its_model() -> WebDriverResult<()> {
     // Reset: the first visit's plan again, and it stays after a reload; the saved models stay too.
     page.type_into("nodes-input", "3").await?;
     page.wait_text("n-devices", |t| t == "24").await?;
-    page.el("reset").await?.click().await?;
+    page.click("reset").await?;
     assert_eq!(page.wait_text("params-total", |t| t == "7,615,616,512").await?, "7,615,616,512");
     assert_eq!(page.text("n-devices").await?, "8");
     page.driver.refresh().await?;
@@ -517,7 +517,7 @@ async fn launch_files_follow_the_plan_and_download() -> WebDriverResult<()> {
     page.type_into("launch-master-addr", "10.0.0.1'; id").await?;
 
     // The launch script, and its download: the link holds exactly the text shown.
-    page.el("launch-tab-launch.sh").await?.click().await?;
+    page.click("launch-tab-launch.sh").await?;
     let script = page.wait_text("launch-text", |t| t.contains("llamafactory-cli train")).await?;
     assert!(script.contains("MASTER_ADDR=${MASTER_ADDR:-'10.0.0.1'\\''; id'}"), "{script}");
     let link = page.el("launch-download").await?;
@@ -527,7 +527,7 @@ async fn launch_files_follow_the_plan_and_download() -> WebDriverResult<()> {
     let shown = page.el("launch-text").await?.prop("textContent").await?.unwrap_or_default();
     assert_eq!(percent_decode(body), shown);
     // A real download through the browser: the saved file is the text shown.
-    link.click().await?;
+    page.click_el(&link).await?;
     let saved = downloads.join("launch.sh");
     let mut waited = 0;
     while !saved.exists() && waited < 100 {
@@ -539,7 +539,7 @@ async fn launch_files_follow_the_plan_and_download() -> WebDriverResult<()> {
     // Download all: one zip named after the model and framework, its entries stored as shown.
     let all = page.el("launch-download-all").await?;
     assert_eq!(all.attr("download").await?.as_deref(), Some("qwen2.5-7b-llamafactory.zip"));
-    all.click().await?;
+    page.click_el(&all).await?;
     let zip = downloads.join("qwen2.5-7b-llamafactory.zip");
     let mut waited = 0;
     while !zip.exists() && waited < 100 {
@@ -556,13 +556,12 @@ async fn launch_files_follow_the_plan_and_download() -> WebDriverResult<()> {
 
     // The reverse: a LLaMA-Factory YAML pasted in becomes the plan, and what it does not know is named.
     let summary = page.driver.find(By::Css(".launch-import summary")).await?;
-    summary.scroll_into_view().await?;
-    summary.click().await?;
+    page.click_el(&summary).await?;
     let yaml = "model_name_or_path: Qwen/Qwen2.5-14B-Instruct\nstage: sft\nfinetuning_type: full\n\
                 deepspeed: examples/deepspeed/ds_z3_config.json\nper_device_train_batch_size: 2\n\
                 gradient_accumulation_steps: 4\ncutoff_len: 2048\nbf16: true\nuse_badam: true\n";
     page.type_into("launch-import-text", yaml).await?;
-    page.el("launch-import-apply").await?.click().await?;
+    page.click("launch-import-apply").await?;
     let note = page.wait_text("launch-import-note", |t| !t.is_empty()).await?;
     assert!(note.contains("use_badam"), "{note}");
     assert_eq!(page.el("zero-select").await?.prop("value").await?.as_deref(), Some("3"));
@@ -589,7 +588,7 @@ async fn launch_files_follow_the_plan_and_download() -> WebDriverResult<()> {
     assert!(script.contains("data.train_files='/data/gsm8k/train.parquet'"), "{script}");
     // The RL knobs of the form reach VeRL's overrides.
     page.type_into("mini-batch-input", "32").await?;
-    page.el("dynamic-batch-check").await?.click().await?;
+    page.click("dynamic-batch-check").await?;
     let script = page.wait_text("launch-text", |t| t.contains("use_dynamic_bsz=True")).await?;
     assert!(script.contains("actor_rollout_ref.actor.ppo_mini_batch_size=32 "), "{script}");
     page.scroll_to("rl-panel").await?;
@@ -606,12 +605,11 @@ async fn an_imported_launch_file_finds_a_local_model_and_keeps_its_paths() -> We
     let page = open(&chromedriver, 1280, 1000).await?;
     assert_eq!(page.wait_text("params-total", |t| !t.is_empty()).await?, "7,615,616,512");
     let summary = page.driver.find(By::Css(".launch-import summary")).await?;
-    summary.scroll_into_view().await?;
-    summary.click().await?;
+    page.click_el(&summary).await?;
     let yaml = "model_name_or_path: /models/Qwen2.5-14B-Instruct\nstage: sft\nfinetuning_type: lora\n\
                 dataset: my_sft_data\ntemplate: qwen\noutput_dir: /output/qwen14b-lora\nbf16: true\n";
     page.type_into("launch-import-text", yaml).await?;
-    page.el("launch-import-apply").await?.click().await?;
+    page.click("launch-import-apply").await?;
     let model = page.wait_text("launch-import-model", |t| !t.is_empty()).await?;
     assert_eq!(model, "Model: Qwen2.5-14B, matched from the directory /models/Qwen2.5-14B-Instruct.");
     assert_eq!(page.text("launch-import-note").await?, "Read: every key understood.");
@@ -632,7 +630,7 @@ async fn an_imported_launch_file_finds_a_local_model_and_keeps_its_paths() -> We
     // A DeepSpeed JSON names no model: the plan keeps Qwen2.5-14B, and the note asks for a pick.
     page.type_into("launch-import-text", r#"{"train_batch_size": 64, "zero_optimization": {"stage": 3}}"#)
         .await?;
-    page.el("launch-import-apply").await?.click().await?;
+    page.click("launch-import-apply").await?;
     let model = page.wait_text("launch-import-model", |t| t.contains("not identified")).await?;
     assert_eq!(model, "Model not identified: kept Qwen2.5-14B — pick the model.");
     assert_eq!(page.el("model-select").await?.prop("value").await?.as_deref(), Some("qwen2.5-14b"));
@@ -646,17 +644,16 @@ async fn an_import_error_reads_in_chinese() -> WebDriverResult<()> {
     let chromedriver = Chromedriver::start();
     let page = open(&chromedriver, 1280, 1000).await?;
     let tagline = page.wait_text("app-tagline", |t| !t.is_empty()).await?;
-    page.el("lang-switch").await?.click().await?;
+    page.click("lang-switch").await?;
     page.wait_text("app-tagline", |t| t != tagline).await?;
     let summary = page.driver.find(By::Css(".launch-import summary")).await?;
-    summary.scroll_into_view().await?;
-    summary.click().await?;
+    page.click_el(&summary).await?;
     page.type_into("launch-import-text", "hello: world\n").await?;
-    page.el("launch-import-apply").await?.click().await?;
+    page.click("launch-import-apply").await?;
     let note = page.wait_text("launch-import-note", |t| !t.is_empty()).await?;
     assert!(note.starts_with("不是 trainplan 能读取的启动文件"), "{note}");
     page.type_into("launch-import-text", "stage: sft\ncutoff_len: -3\n").await?;
-    page.el("launch-import-apply").await?.click().await?;
+    page.click("launch-import-apply").await?;
     let note = page.wait_text("launch-import-note", |t| t.contains("cutoff_len")).await?;
     assert_eq!(note, "cutoff_len 必须为正整数。");
     assert_eq!(page.text("params-total").await?, "7,615,616,512", "a refused import changes nothing");
@@ -725,7 +722,7 @@ async fn an_rl_plan_charts_its_phases_and_downloads_carry_the_verdict() -> WebDr
     assert!(verdict.contains("does not run as written"), "{verdict}");
     let text = page.text("launch-text").await?;
     assert!(text.contains("WARNING: this plan does not run as written"), "{text}");
-    page.el("launch-download").await?.click().await?;
+    page.click("launch-download").await?;
     let asked = page.driver.get_alert_text().await?;
     assert!(asked.contains("Download anyway"), "{asked}");
     page.driver.dismiss_alert().await?;

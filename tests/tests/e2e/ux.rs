@@ -174,7 +174,7 @@ async fn a_llamafactory_plan_shows_only_its_knobs() -> WebDriverResult<()> {
     page.scroll_to("show-all-knobs").await?;
     page.screenshot("en-llamafactory-form").await?;
 
-    page.el("show-all-knobs").await?.click().await?;
+    page.click("show-all-knobs").await?;
     let disabled = "return document.querySelector(\"[data-testid='vpp-input']\").matches(':disabled');";
     assert_eq!(page.driver.execute(disabled, vec![]).await?.json().as_bool(), Some(true));
     let why = page.text("knob-why-parallel.vpp").await?;
@@ -182,11 +182,11 @@ async fn a_llamafactory_plan_shows_only_its_knobs() -> WebDriverResult<()> {
     assert!(page.has("dist-opt-check").await?);
     page.scroll_to("show-all-knobs").await?;
     page.screenshot("en-llamafactory-every-knob").await?;
-    page.el("lang-switch").await?.click().await?;
+    page.click("lang-switch").await?;
     page.wait_text("knob-why-parallel.vpp", |t| t.contains("没有此设置")).await?;
     page.scroll_to("show-all-knobs").await?;
     page.screenshot("zh-llamafactory-every-knob").await?;
-    page.el("show-all-knobs").await?.click().await?;
+    page.click("show-all-knobs").await?;
     assert!(page.wait_text("knobs-hidden", |t| t.contains("已隐藏")).await?.contains("LLaMA-Factory"));
     page.screenshot("zh-llamafactory-form").await?;
 
@@ -240,7 +240,7 @@ async fn the_summary_bar_stays_on_screen() -> WebDriverResult<()> {
             assert!(top.abs() < 2.0, "{name}, scrolled to {target}: the bar is at {top} px");
         }
         page.screenshot(&format!("en-{name}-scrolled")).await?;
-        page.el("lang-switch").await?.click().await?;
+        page.click("lang-switch").await?;
         page.wait_text("summary", |t| t.contains("有效")).await?;
         page.scroll_to("launch-text").await?;
         tokio::time::sleep(std::time::Duration::from_millis(200)).await;
@@ -248,7 +248,7 @@ async fn the_summary_bar_stays_on_screen() -> WebDriverResult<()> {
         page.screenshot(&format!("zh-{name}-scrolled")).await?;
         page.scroll_to("show-all-knobs").await?;
         page.screenshot(&format!("zh-{name}-form")).await?;
-        page.el("lang-switch").await?.click().await?;
+        page.click("lang-switch").await?;
         page.wait_text("summary", |t| t.contains("Valid")).await?;
         page.scroll_to("show-all-knobs").await?;
         page.screenshot(&format!("en-{name}-form")).await?;
