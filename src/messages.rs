@@ -233,6 +233,9 @@ pub fn zh(code: Code) -> &'static str {
         Code::ParallelLayersPp => "{layers} 层无法均分到 PP {pp}。",
         Code::ParallelMoeTpNeedsSp => "EP 与 TP > 1 同时使用时需要开启序列并行。",
         Code::ParallelParamGatherNeeds => "--overlap-param-gather 需要分布式优化器和 --overlap-grad-reduce。",
+        Code::ParallelOffloadNeedsDistributedOptimizer => {
+            "优化器卸载（--optimizer-cpu-offload）需要分布式优化器。"
+        }
         Code::ParallelSpWithoutTp => "TP 为 1 时序列并行不起作用（Megatron 会关闭它）。",
         Code::ParallelTpOverlapNeedsSp => "--tp-comm-overlap 需要 --sequence-parallel。",
         Code::ParallelVppLayers => "每个阶段 {layers_per_stage} 层无法分成 {vpp} 个虚拟块。",

@@ -401,6 +401,7 @@ codes! {
     ParallelLayersPp = "parallel.layers_pp" => "{layers} layers do not split evenly over PP {pp}.",
     ParallelMoeTpNeedsSp = "parallel.moe_tp_needs_sp" => "EP with TP > 1 needs sequence parallelism.",
     ParallelParamGatherNeeds = "parallel.param_gather_needs" => "--overlap-param-gather needs the distributed optimizer and --overlap-grad-reduce.",
+    ParallelOffloadNeedsDistributedOptimizer = "parallel.offload_needs_distributed_optimizer" => "Optimizer offload (--optimizer-cpu-offload) needs the distributed optimizer.",
     ParallelSpWithoutTp = "parallel.sp_without_tp" => "Sequence parallelism does nothing with TP 1 (Megatron turns it off).",
     ParallelTpOverlapNeedsSp = "parallel.tp_overlap_needs_sp" => "--tp-comm-overlap needs --sequence-parallel.",
     ParallelVppLayers = "parallel.vpp_layers" => "{layers_per_stage} layers per stage do not split into {vpp} virtual chunks.",

@@ -397,6 +397,17 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
             };
             acc.push(Error, Code::ParallelParamGatherNeeds, &[], Some((field, Value::from(value))));
         }
+        if p.offload_optimizer && !p.distributed_optimizer {
+            // Megatron-LM `validate_args` (megatron/training/arguments.py @5be9626): --optimizer-cpu-offload
+            // needs --use-precision-aware-optimizer, which `OptimizerConfig.__post_init__`
+            // (megatron/core/optimizer/optimizer_config.py) allows only with the distributed optimizer.
+            acc.push(
+                Error,
+                Code::ParallelOffloadNeedsDistributedOptimizer,
+                &[],
+                Some(("parallel.distributed_optimizer", Value::from(true))),
+            );
+        }
         let layers_per_stage = (arch.n_layers / pp.max(1)).max(1);
         if plan.recompute.granularity == RecomputeGranularity::Full
             && layers_per_stage < u64::from(plan.recompute.num_layers.get())

@@ -233,6 +233,13 @@ pub fn parallel_flags(plan: &Plan, ascend: bool) -> Vec<String> {
     if p.distributed_optimizer {
         switches.push("--use-distributed-optimizer");
     }
+    // Optimizer offload, with the precision-aware optimizer Megatron-LM requires for it
+    // (`validate_args`, megatron/training/arguments.py @5be9626; rule
+    // parallel.offload_needs_distributed_optimizer); `--optimizer-offload-fraction` keeps its default,
+    // 1.0: all of the optimizer on the host, as memory.rs counts it.
+    if p.offload_optimizer {
+        switches.push("--optimizer-cpu-offload --use-precision-aware-optimizer");
+    }
     let sharding = format!("--use-megatron-fsdp --data-parallel-sharding-strategy {}", p.fsdp.wire());
     match p.fsdp {
         Fsdp::None => {}

@@ -128,6 +128,10 @@ pub(super) fn script(text: &str, ascend: bool, file: &mut PlanFile) -> Result<Re
             "--expert-tensor-parallel-size" => p.etp = num(w, need(one, w)?)?,
             "--sequence-parallel" => p.sequence_parallel = true,
             "--use-distributed-optimizer" => p.distributed_optimizer = true,
+            // With the precision-aware optimizer it needs (emit::megatron::parallel_flags); that one
+            // alone changes nothing the plan models.
+            "--optimizer-cpu-offload" => p.offload_optimizer = true,
+            "--use-precision-aware-optimizer" => {}
             "--use-torch-fsdp2" => p.fsdp = crate::plan::Fsdp::Torch,
             "--account-for-embedding-in-pipeline-split" | "--account-for-loss-in-pipeline-split" => {
                 p.account_embedding_loss = true
