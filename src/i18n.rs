@@ -397,6 +397,7 @@ texts! {
     import_expected_recompute => "full or selective", "为 full 或 selective";
     import_expected_schedule => "dualpipev", "为 dualpipev";
     import_expected_sharding => "optim, optim_grads or optim_grads_params", "为 optim、optim_grads 或 optim_grads_params";
+    import_expected_attention_backend => "flash, fused, unfused, local or auto", "为 flash、fused、unfused、local 或 auto";
     import_expected_fraction => "a number in (0, 1]", "为 (0, 1] 内的数";
     import_expected_zero_stage => "0, 1, 2 or 3", "为 0、1、2 或 3";
     import_expected_dispatcher => "allgather, alltoall or flex", "为 allgather、alltoall 或 flex";

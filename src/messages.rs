@@ -94,6 +94,7 @@ pub fn import_error(lang: Lang, err: &ImportError) -> String {
                     Expected::ZeroStage => Key::import_expected_zero_stage,
                     Expected::MoeDispatcher => Key::import_expected_dispatcher,
                     Expected::Number => Key::import_expected_number,
+                    Expected::AttentionBackend => Key::import_expected_attention_backend,
                 },
             );
             fill(t(lang, Key::import_bad_value), &[("key", key), ("expected", expected)])

@@ -334,6 +334,18 @@ pub fn script(plan: &Plan, header: &[String]) -> EmittedFile {
     if !precision.is_empty() {
         training.push(precision);
     }
+    // The attention kernel the plan counts (`AttnBackend` in megatron/core/transformer/enums.py,
+    // `--attention-backend`): FlashAttention, cuDNN's fused attention where the plan says SDPA
+    // (PyTorch's SDPA runs the same fused kernels), or the unfused softmax(QKᵀ)V that keeps the
+    // score matrix, as memory.rs counts eager attention.
+    training.push(format!(
+        "--attention-backend {}",
+        match plan.attention {
+            crate::plan::AttentionImpl::Flash => "flash",
+            crate::plan::AttentionImpl::Sdpa => "fused",
+            crate::plan::AttentionImpl::Eager => "unfused",
+        }
+    ));
     if plan.method == Method::SftFull {
         // Megatron-LM's own SFT (`--sft`: pretrain_gpt.py builds an SFTDataset of packed
         // conversations; `_add_sft_args` in megatron/training/arguments.py), from the loaded

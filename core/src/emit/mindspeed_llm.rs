@@ -112,13 +112,14 @@ pub fn script(plan: &Plan, header: &[String]) -> EmittedFile {
         // (`SwapOptimizerFeature.validate_args`, swap_optimizer_feature.py).
         gpt.push("--reuse-fp32-param".to_owned());
     }
-    // MindSpeed's fused kernels (`mindspeed/features_manager/`), unless the plan turns them off.
-    gpt.push(match p.fused_kernels {
-        true => {
-            "--use-flash-attn --use-fused-rotary-pos-emb --use-fused-rmsnorm --use-fused-swiglu".to_owned()
-        }
-        false => "--use-flash-attn".to_owned(),
-    });
+    // The NPU's fused attention unless the plan counts eager attention (`--use-flash-attn`,
+    // mindspeed/features_manager/), and MindSpeed's other fused kernels unless the plan turns them off.
+    if plan.attention != crate::plan::AttentionImpl::Eager {
+        gpt.push("--use-flash-attn".to_owned());
+    }
+    if p.fused_kernels {
+        gpt.push("--use-fused-rotary-pos-emb --use-fused-rmsnorm --use-fused-swiglu".to_owned());
+    }
     gpt.push("--tokenizer-type PretrainedFromHF --tokenizer-name-or-path \"$TOKENIZER_PATH\"".to_owned());
     gpt.extend(model_flags(plan, true));
     // No padding of the vocabulary: the checkpoint's rows as they are (as the repo's

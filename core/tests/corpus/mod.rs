@@ -82,6 +82,23 @@ pub fn generated() -> Vec<Entry> {
                "recompute": {"granularity": "full", "method": "block", "num_layers": 4},
                "batch": {"micro_batch": 1, "global_batch": 64, "seq_len": 8192}}),
     );
+    // Each attention kernel Megatron-LM's `--attention-backend` names, and the optimizer offloaded to
+    // the host (with the distributed optimizer it needs).
+    for (attention, offload) in [("sdpa", false), ("eager", true)] {
+        add(
+            &format!("megatron-llama-3-8b-attention-{attention}"),
+            json!({"model": "llama-3-8b", "framework": "megatron", "method": "pretrain", "attention": attention,
+                   "parallel": {"tp": 2, "sequence_parallel": true, "distributed_optimizer": true,
+                                "offload_optimizer": offload},
+                   "batch": {"micro_batch": 1, "global_batch": 64, "seq_len": 4096}}),
+        );
+    }
+    add(
+        "mindspeed-llm-qwen2.5-7b-eager-attention",
+        json!({"model": "qwen2.5-7b", "hardware": "ascend-910b3", "framework": "mindspeed-llm", "method": "pretrain",
+               "attention": "eager", "parallel": {"tp": 2, "distributed_optimizer": true},
+               "batch": {"micro_batch": 1, "global_batch": 64, "seq_len": 4096}}),
+    );
     // Megatron FSDP (every sharding strategy) and PyTorch FSDP2, Llama-3-8B at 8K without recompute.
     for fsdp in ["optim", "optim_grads", "optim_grads_params", "torch_fsdp2"] {
         add(

@@ -29,8 +29,8 @@ use super::flags::{self, FlagError, Table};
 use crate::Plan;
 use crate::model::Family;
 use crate::plan::{
-    Framework, HardwareField, LaunchFile, Method, ModelField, PipelineSchedule, PlanFile, Precision,
-    RecomputeGranularity, RecomputeMethod, TargetsField,
+    AttentionImpl, Framework, HardwareField, LaunchFile, Method, ModelField, PipelineSchedule, PlanFile,
+    Precision, RecomputeGranularity, RecomputeMethod, TargetsField,
 };
 
 mod deepspeed;
@@ -158,6 +158,8 @@ pub enum Expected {
     MoeDispatcher,
     /// Any number.
     Number,
+    /// `--attention-backend`.
+    AttentionBackend,
 }
 
 impl std::fmt::Display for Expected {
@@ -173,6 +175,7 @@ impl std::fmt::Display for Expected {
             Expected::ZeroStage => "0, 1, 2 or 3",
             Expected::MoeDispatcher => "allgather, alltoall or flex",
             Expected::Number => "a number",
+            Expected::AttentionBackend => "flash, fused, unfused, local or auto",
         })
     }
 }

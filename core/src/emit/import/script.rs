@@ -100,6 +100,8 @@ pub(super) fn script(text: &str, ascend: bool, file: &mut PlanFile) -> Result<Re
     let (mut stage, mut lora, mut sft) = (None, false, false);
     // MindSpeed's fused RMSNorm, SwiGLU and rotary kernels: on when the script asks for any.
     let mut fused = false;
+    // FlashAttention on the NPU: MindSpeed-LLM runs eager attention without `--use-flash-attn`.
+    let mut flash = false;
     for FlagUse { flag, values, raw } in script_flags(text, &vars) {
         let Some(values) = values else {
             r.rest.push((flag, raw));
@@ -155,6 +157,17 @@ pub(super) fn script(text: &str, ascend: bool, file: &mut PlanFile) -> Result<Re
             "--overlap-param-gather" => p.overlap_param_gather = true,
             "--tp-comm-overlap" | "--use-ascend-coc" => p.tp_comm_overlap = true,
             "--use-fused-rmsnorm" | "--use-fused-swiglu" | "--use-fused-rotary-pos-emb" => fused = true,
+            "--use-flash-attn" => flash = true,
+            // Megatron-LM's `AttnBackend` (megatron/core/transformer/enums.py), as
+            // emit::megatron::script writes it; `auto` picks flash or fused, both memory-efficient.
+            "--attention-backend" => {
+                file.attention = match need(one, w)? {
+                    "flash" | "auto" => AttentionImpl::Flash,
+                    "fused" => AttentionImpl::Sdpa,
+                    "unfused" | "local" => AttentionImpl::Eager,
+                    _ => return Err(ImportError::BadValue(w.to_owned(), Expected::AttentionBackend)),
+                }
+            }
             "--swap-optimizer" => p.swap_optimizer = true,
             "--num-layer-list"
             | "--decoder-first-pipeline-num-layers"
@@ -285,6 +298,9 @@ pub(super) fn script(text: &str, ascend: bool, file: &mut PlanFile) -> Result<Re
     };
     if ascend {
         file.parallel.fused_kernels = fused;
+        if !flash {
+            file.attention = AttentionImpl::Eager;
+        }
     }
     // VPP = layers ÷ PP ÷ layers per virtual stage (Megatron `arguments.py`).
     if let (Some(per), Some(layers)) = (vpp_layers, layers) {

@@ -52,6 +52,7 @@ TRAINING_ARGS=(
   --train-iters 100000 --lr 1.5e-4 --min-lr 1.5e-5 --lr-decay-style cosine --lr-warmup-iters 2000
   --weight-decay 0.1 --adam-beta1 0.9 --adam-beta2 0.95 --clip-grad 1.0
   --bf16
+  --attention-backend flash
 )
 DATA_ARGS=(
   --data-path "$DATA_PATH" --split 99,1,0

@@ -40,7 +40,8 @@ GPT_ARGS=(
   --recompute-activation-function
   --swap-attention
   --reuse-fp32-param
-  --use-flash-attn --use-fused-rotary-pos-emb --use-fused-rmsnorm --use-fused-swiglu
+  --use-flash-attn
+  --use-fused-rotary-pos-emb --use-fused-rmsnorm --use-fused-swiglu
   --tokenizer-type PretrainedFromHF --tokenizer-name-or-path "$TOKENIZER_PATH"
   --num-layers 80
   --hidden-size 8192

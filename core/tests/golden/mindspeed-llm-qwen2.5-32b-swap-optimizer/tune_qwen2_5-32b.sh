@@ -40,7 +40,8 @@ GPT_ARGS=(
   --recompute-activation-function
   --recompute-activation-function-num-layers 8
   --swap-optimizer --swap-optimizer-times 16
-  --use-flash-attn --use-fused-rotary-pos-emb --use-fused-rmsnorm --use-fused-swiglu
+  --use-flash-attn
+  --use-fused-rotary-pos-emb --use-fused-rmsnorm --use-fused-swiglu
   --tokenizer-type PretrainedFromHF --tokenizer-name-or-path "$TOKENIZER_PATH"
   --num-layers 64
   --hidden-size 5120

@@ -36,7 +36,8 @@ GPT_ARGS=(
   --pipeline-model-parallel-size 1
   --context-parallel-size 1
   --recompute-granularity full --recompute-method uniform --recompute-num-layers 1
-  --use-flash-attn --use-fused-rotary-pos-emb --use-fused-rmsnorm --use-fused-swiglu
+  --use-flash-attn
+  --use-fused-rotary-pos-emb --use-fused-rmsnorm --use-fused-swiglu
   --tokenizer-type PretrainedFromHF --tokenizer-name-or-path "$TOKENIZER_PATH"
   --num-layers 28
   --hidden-size 3584
