@@ -23,3 +23,4 @@ mod schedule;
 mod search;
 mod tidy;
 mod time;
+mod timeline;
