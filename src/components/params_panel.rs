@@ -203,7 +203,7 @@ pub fn ParamsPanel(
                     </Show>
                 </table>
 
-                <TimePanel report=report />
+                <TimePanel report=report plan=plan />
                 <MemoryPanel report=report />
                 <h2>{move || tr(Key::weights_title)}</h2>
                 <div class="headline">
