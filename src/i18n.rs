@@ -493,6 +493,7 @@ texts! {
     mem_chart_col => "Stage or phase", "阶段";
     mem_chart_readout => "{what}: {parts}; total {total}", "{what}：{parts}；合计 {total}";
     mem_chart_over => "above the usable memory", "超出可用显存";
+    mem_chart_peak => "(peak)", "（峰值）";
     tl_lane_rollout => "Rollout", "生成";
     tl_lane_log_prob => "Log-prob", "算 log-prob";
     tl_lane_update => "Update", "更新";

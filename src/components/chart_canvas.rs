@@ -28,10 +28,10 @@ pub const LABEL_CSS_PX: f64 = 12.0;
 pub const MUTED: RGBColor = RGBColor(0x5b, 0x66, 0x75);
 
 /// About how wide `text` is at `size` CSS pixels, without asking the browser to lay it out (which
-/// would cost a layout of the whole page per label): Latin letters and digits some 0.6 em, CJK
+/// would cost a layout of the whole page per label): Latin letters and digits some 0.55 em, CJK
 /// characters 1 em.
 pub fn text_width_css(text: &str, size: f64) -> f64 {
-    text.chars().map(|c| if c.is_ascii() { 0.6 } else { 1.0 }).sum::<f64>() * size
+    text.chars().map(|c| if c.is_ascii() { 0.55 } else { 1.0 }).sum::<f64>() * size
 }
 
 /// One frame to draw: the canvas's root area and its scale.

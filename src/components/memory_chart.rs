@@ -283,6 +283,17 @@ fn bar_name(lang: Lang, label: BarLabel) -> String {
     }
 }
 
+/// A bar's name under the axis, short: its stage, or its RL phase as the timeline's lanes name it.
+fn axis_name(lang: Lang, label: BarLabel) -> String {
+    let key = match label {
+        BarLabel::Stage(_) => return bar_name(lang, label),
+        BarLabel::Phase("rollout") => Key::tl_lane_rollout,
+        BarLabel::Phase("log_prob") => Key::tl_lane_log_prob,
+        BarLabel::Phase(_) => Key::tl_lane_update,
+    };
+    t(lang, key).to_owned()
+}
+
 /// Draws the chart; returns the plot's box for the pointer.
 fn draw(
     frame: &Frame,
@@ -297,7 +308,7 @@ fn draw(
         .margin_top(frame.px(16.0))
         .margin_right(frame.px(6.0))
         .y_label_area_size(frame.px(36.0))
-        .x_label_area_size(frame.px(22.0))
+        .x_label_area_size(frame.px(36.0))
         .build_cartesian_2d(-0.5..n as f64 - 0.5, 0.0..top)
         .ok()?;
     let label_font = frame.font(LABEL_CSS_PX, MUTED);
@@ -364,18 +375,23 @@ fn draw(
         let _ = frame.root.draw(&Rectangle::new([(x1 - w - frame.px(3.0), y0), (x1, y0 + h)], ground));
         let _ = frame.root.draw(&Text::new(text, (px - frame.px(2.0), py + dy), style));
     }
-    // A name under each bar, as many as fit (every k-th when the stages are many).
+    // A name under each bar, the peak marked on a second line; as many names as fit side by side
+    // (every k-th when the stages are many).
     let (_, bottom) = area.map_coordinate(&(0.0, 0.0));
-    let every = (70.0 * frame.scale / slot_px.max(1.0)).ceil().max(1.0) as usize;
-    for (idx, bar) in c.bars.iter().enumerate().filter(|(i, _)| i % every == 0) {
+    let names: Vec<String> = c.bars.iter().map(|bar| axis_name(lang, bar.label)).collect();
+    let widest = names.iter().map(|n| text_width_css(n, LABEL_CSS_PX)).fold(0.0, f64::max);
+    let every = ((widest + 4.0) * frame.scale / slot_px.max(1.0)).ceil().max(1.0) as usize;
+    let ink = RGBColor(0x1b, 0x24, 0x30);
+    for (idx, (bar, name)) in c.bars.iter().zip(names).enumerate() {
         let (px, _) = area.map_coordinate(&(idx as f64, 0.0));
-        let mut label = bar_name(lang, bar.label);
-        if bar.peak && 1 < c.bars.len() {
-            label = fill(t(lang, Key::mem_peak_label), &[("what", &label)]);
+        let style = frame.font(LABEL_CSS_PX, ink).pos(Pos::new(HPos::Center, VPos::Top));
+        if idx % every == 0 {
+            let _ = frame.root.draw(&Text::new(name, (px, bottom + frame.px(5.0)), style.clone()));
         }
-        let style =
-            frame.font(LABEL_CSS_PX, RGBColor(0x1b, 0x24, 0x30)).pos(Pos::new(HPos::Center, VPos::Top));
-        let _ = frame.root.draw(&Text::new(label, (px, bottom + frame.px(5.0)), style));
+        if bar.peak && 1 < c.bars.len() {
+            let at = (px, bottom + frame.px(6.0 + LABEL_CSS_PX));
+            let _ = frame.root.draw(&Text::new(t(lang, Key::mem_chart_peak), at, style));
+        }
     }
     Some(PlotBox::of(frame, area.get_pixel_range()))
 }

@@ -14,6 +14,10 @@ use crate::i18n::{Key, Lang, fill, t};
 
 /// How far from a point the pointer still picks it, CSS pixels.
 const PICK_CSS: f64 = 16.0;
+/// The axes reach a little past the largest point, so that no dot is cut by the plot's edge.
+const ROOM_X: f64 = 1.03;
+/// The speed axis's room above the fastest plan.
+const ROOM_Y: f64 = 1.08;
 
 /// A point in words: its peak, its speed, and whether it is on the front or among the fastest.
 fn describe(lang: Lang, p: &ScatterPoint) -> String {
@@ -69,7 +73,8 @@ pub fn ParetoChart(
         let nearest = scatter.with_untracked(|s| {
             let s = s.as_ref()?;
             let distance = |p: &ScatterPoint| {
-                let (px, py) = (b.left + p.x_frac * b.width, b.top + (1.0 - p.y_frac) * b.height);
+                let (px, py) =
+                    (b.left + p.x_frac / ROOM_X * b.width, b.top + (1.0 - p.y_frac / ROOM_Y) * b.height);
                 ((px - x).powi(2) + (py - y).powi(2)).sqrt()
             };
             let (idx, d) = s.points.iter().map(distance).enumerate().min_by(|a, b| a.1.total_cmp(&b.1))?;
@@ -136,7 +141,7 @@ fn draw(frame: &Frame, s: &Scatter, lang: Lang) -> Option<PlotBox> {
         .margin_right(frame.px(14.0))
         .x_label_area_size(frame.px(40.0))
         .y_label_area_size(frame.px(58.0))
-        .build_cartesian_2d(0.0..max_x, 0.0..max_y)
+        .build_cartesian_2d(0.0..max_x * ROOM_X, 0.0..max_y * ROOM_Y)
         .ok()?;
     let font = frame.font(LABEL_CSS_PX, MUTED);
     let n_x = ((frame.width_css - 72.0) / 90.0).clamp(2.0, 8.0) as usize;
