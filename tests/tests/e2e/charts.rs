@@ -201,6 +201,13 @@ async fn the_timeline_spans_the_whole_step_and_zooms() -> WebDriverResult<()> {
     page.wait_text("timeline-window", |t| !t.starts_with("当前显示 0 s")).await?;
     page.scroll_to("gantt-title").await?;
     page.screenshot("zh-phone-timeline-zoomed").await?;
+    page.el("lang-switch").await?.click().await?;
+    page.wait_text("timeline-window", |t| t.starts_with("Shown")).await?;
+    page.scroll_to("gantt-title").await?;
+    page.screenshot("en-phone-timeline-zoomed").await?;
+    page.el("timeline-whole").await?.click().await?;
+    page.wait_text("timeline-window", |t| t.starts_with("Shown: 0 s")).await?;
+    page.screenshot("en-phone-timeline-whole").await?;
     page.driver.quit().await
 }
 
