@@ -1,5 +1,16 @@
 //! Chart geometry computed from the report, with no drawing: what each bar holds and where its
-//! segments sit, as fractions of the plot. The components only draw it; tests check it natively.
+//! segments sit, as fractions of the plot; the whole step's timeline as runs of device pixels per
+//! lane, its zoom window and what lies under a point; the step-time breakdown; the search's
+//! scatter; and the colours, one table for the canvas and the legends. The components only draw
+//! it; tests check it natively.
+
+/// A colour, red, green and blue.
+pub type Rgb = (u8, u8, u8);
+
+/// A colour as CSS writes it, for a legend's swatch: `(31, 78, 121)` → `#1f4e79`.
+pub fn css(rgb: Rgb) -> String {
+    format!("#{:02x}{:02x}{:02x}", rgb.0, rgb.1, rgb.2)
+}
 
 use trainplan_core::report::{MemoryReport, StageReport};
 
@@ -85,19 +96,19 @@ impl Term {
         })
     }
 
-    /// The CSS class that colours the term.
-    pub fn class(self) -> &'static str {
+    /// The term's colour.
+    pub fn rgb(self) -> Rgb {
         match self {
-            Term::Weights => "t-weights",
-            Term::Gradients => "t-gradients",
-            Term::Optimizer => "t-optimizer",
-            Term::Activations => "t-activations",
-            Term::Logits => "t-logits",
-            Term::Buffers => "t-buffers",
-            Term::Overhead => "t-overhead",
-            Term::Reference => "t-reference",
-            Term::Critic => "t-critic",
-            Term::Engine => "t-engine",
+            Term::Weights => (0x1f, 0x4e, 0x79),
+            Term::Gradients => (0x4f, 0x86, 0xc6),
+            Term::Optimizer => (0x9e, 0xcb, 0xf0),
+            Term::Activations => (0xe0, 0x8a, 0x2e),
+            Term::Logits => (0xf2, 0xc1, 0x4e),
+            Term::Buffers => (0x7a, 0x8c, 0x99),
+            Term::Overhead => (0xc5, 0xce, 0xd6),
+            Term::Reference => (0x8e, 0x6b, 0xb8),
+            Term::Critic => (0xc0, 0x50, 0x4d),
+            Term::Engine => (0x3a, 0x9e, 0x9a),
         }
     }
 }
@@ -261,147 +272,6 @@ mod tests {
     }
 }
 
-/// One pass in the Gantt chart, placed as fractions of the chart's width.
-#[derive(Clone, Debug, PartialEq)]
-pub struct GanttBar {
-    /// Pipeline rank (row).
-    pub row: u32,
-    /// Left edge.
-    pub x_frac: f64,
-    /// Width.
-    pub width_frac: f64,
-    /// `F`, `B` or `W`.
-    pub pass: &'static str,
-    /// Micro-batch.
-    pub microbatch: u32,
-    /// Model chunk.
-    pub chunk: u32,
-    /// Duration, seconds.
-    pub seconds: f64,
-}
-
-/// The Gantt chart of a simulated schedule: a row per rank, a bar per pass.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Gantt {
-    /// Ranks.
-    pub n_rows: u32,
-    /// Every pass.
-    pub bars: Vec<GanttBar>,
-    /// The time the chart spans, seconds.
-    pub span_seconds: f64,
-    /// Micro-batches shown.
-    pub n_microbatches_shown: u32,
-}
-
-/// The Gantt chart of a report's schedule.
-pub fn gantt(schedule: &trainplan_core::report::ScheduleReport) -> Gantt {
-    let span_seconds =
-        schedule.timeline.iter().map(|e| e.end_seconds).fold(0.0, f64::max).max(f64::MIN_POSITIVE);
-    let bars = schedule
-        .timeline
-        .iter()
-        .map(|e| GanttBar {
-            row: e.stage,
-            x_frac: e.start_seconds / span_seconds,
-            width_frac: (e.end_seconds - e.start_seconds) / span_seconds,
-            pass: e.pass,
-            microbatch: e.microbatch,
-            chunk: e.chunk,
-            seconds: e.end_seconds - e.start_seconds,
-        })
-        .collect();
-    Gantt {
-        n_rows: schedule.timeline.iter().map(|e| e.stage + 1).max().unwrap_or(0),
-        bars,
-        span_seconds,
-        n_microbatches_shown: schedule.timeline.iter().map(|e| e.microbatch + 1).max().unwrap_or(0),
-    }
-}
-
-/// The Gantt chart's bars drawn as one SVG path per pass kind (F, B, W), each bar a closed
-/// rectangle `M x y h w v h h −w z`, in a plot `plot` wide starting at `left`, rows `row` high:
-/// three elements however many passes (a 405B plan on 1,024 devices draws 4,000), so a keystroke's
-/// redraw does not rebuild thousands of DOM nodes.
-pub fn gantt_paths(g: &Gantt, left: f64, plot: f64, row: f64) -> [String; 3] {
-    use std::fmt::Write;
-    let mut paths = [String::new(), String::new(), String::new()];
-    for bar in &g.bars {
-        let path = match bar.pass {
-            "F" => &mut paths[0],
-            "B" => &mut paths[1],
-            _ => &mut paths[2],
-        };
-        let x = left + plot * bar.x_frac;
-        let w = (plot * bar.width_frac).max(0.5);
-        let y = f64::from(bar.row) * row + 2.0;
-        // Fixed point through integers: formatting 20,000 floats per redraw costs more than the
-        // rest of the chart.
-        let (x, y, w, h) = (fixed(x, 10), fixed(y, 10), fixed(w, 100), fixed(row - 4.0, 10));
-        let _ = write!(path, "M{x} {y}h{w}v{h}h-{w}z");
-    }
-    paths
-}
-
-/// `v` ≥ 0 rounded to 1/`scale` (10 or 100), written as a decimal: 12.25 at 10 is `12.3`
-/// (the rounding of `{:.1}`, but for ties), with no allocation.
-fn fixed(v: f64, scale: u32) -> Fixed {
-    Fixed((v.max(0.0) * f64::from(scale)).round() as u64, u64::from(scale))
-}
-
-/// A number in units of 1/scale.
-struct Fixed(u64, u64);
-
-impl std::fmt::Display for Fixed {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let (whole, part) = (self.0 / self.1, self.0 % self.1);
-        match self.1 {
-            100 => write!(f, "{whole}.{part:02}"),
-            _ => write!(f, "{whole}.{part}"),
-        }
-    }
-}
-
-/// The bar under a point of the chart (`x_frac` across the plot, `row` the rank), if any: the
-/// pointer's hit test that replaces a title per bar.
-pub fn gantt_bar_at(g: &Gantt, row: u32, x_frac: f64) -> Option<usize> {
-    g.bars.iter().position(|b| b.row == row && b.x_frac <= x_frac && x_frac <= b.x_frac + b.width_frac)
-}
-
-#[cfg(test)]
-mod gantt_tests {
-    use super::*;
-    use trainplan_core::{Plan, evaluate};
-
-    #[test]
-    fn bars_fill_the_span_without_overlapping_in_a_row() {
-        let text = r#"{"model": "llama-3-8b", "framework": "megatron", "method": "pretrain", "cluster": {"nodes": 2},
-            "parallel": {"tp": 2, "pp": 4, "vpp": 2}, "batch": {"global_batch": 64}}"#;
-        let report = evaluate(&Plan::from_json(text).unwrap());
-        let g = gantt(&report.schedule);
-        assert_eq!(g.n_rows, 4);
-        assert!(!g.bars.is_empty());
-        let right = g.bars.iter().map(|b| b.x_frac + b.width_frac).fold(0.0, f64::max);
-        assert!((right - 1.0).abs() < 1e-9);
-        // One rectangle per pass, each in its kind's path; the hit test finds the bar a point is on.
-        assert_eq!(
-            (fixed(12.34, 10).to_string(), fixed(0.5, 100).to_string(), fixed(3.0, 10).to_string()),
-            ("12.3".to_owned(), "0.50".to_owned(), "3.0".to_owned())
-        );
-        let paths = gantt_paths(&g, 56.0, 580.0, 18.0);
-        let rects: usize = paths.iter().map(|p| p.matches('M').count()).sum();
-        assert_eq!(rects, g.bars.len());
-        assert_eq!(paths[0].matches('M').count(), g.bars.iter().filter(|b| b.pass == "F").count());
-        let first = &g.bars[0];
-        assert_eq!(gantt_bar_at(&g, first.row, first.x_frac + first.width_frac / 2.0), Some(0));
-        assert_eq!(gantt_bar_at(&g, g.n_rows, 0.5), None);
-        for row in 0..g.n_rows {
-            let mut mine: Vec<_> = g.bars.iter().filter(|b| b.row == row).collect();
-            mine.sort_by(|a, b| a.x_frac.total_cmp(&b.x_frac));
-            assert!(mine.windows(2).all(|w| w[0].x_frac + w[0].width_frac <= w[1].x_frac + 1e-9));
-        }
-    }
-}
-
 /// One point of the search's scatter chart, as fractions of the plot (y up).
 #[derive(Clone, Debug, PartialEq)]
 pub struct ScatterPoint {
@@ -473,5 +343,553 @@ mod scatter_tests {
         assert!(s.points.iter().all(|p| (0.0..=1.0).contains(&p.x_frac) && (0.0..=1.0).contains(&p.y_frac)));
         let fastest = s.points.iter().find(|p| p.rank == Some(0)).unwrap();
         assert_eq!(fastest.y_frac, 1.0);
+    }
+}
+
+/// The part of the timeline shown, seconds from the step's start.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Window {
+    /// The left edge.
+    pub start_seconds: f64,
+    /// The right edge.
+    pub end_seconds: f64,
+}
+
+/// The narrowest window, as a share of the whole step: a millionth (a 100 s step zooms to 0.1 ms,
+/// below the shortest pass of a real plan).
+const MIN_WINDOW_FRAC: f64 = 1e-6;
+
+impl Window {
+    /// The whole step.
+    pub fn whole(step_seconds: f64) -> Window {
+        let end = match step_seconds.is_finite() && 0.0 < step_seconds {
+            true => step_seconds,
+            false => 1.0,
+        };
+        Window { start_seconds: 0.0, end_seconds: end }
+    }
+
+    /// Its length, seconds.
+    pub fn span_seconds(self) -> f64 {
+        self.end_seconds - self.start_seconds
+    }
+
+    /// The time at `frac` of the way across.
+    pub fn at(self, frac: f64) -> f64 {
+        self.start_seconds + frac * self.span_seconds()
+    }
+
+    /// This window moved and cut to lie inside `whole`, no narrower than its smallest share.
+    pub fn inside(self, whole: Window) -> Window {
+        let min = whole.span_seconds() * MIN_WINDOW_FRAC;
+        let span = match self.span_seconds() {
+            s if !s.is_finite() || whole.span_seconds() <= s => return whole,
+            s => s.max(min),
+        };
+        let start = match self.start_seconds {
+            s if !s.is_finite() => whole.start_seconds,
+            s => s.clamp(whole.start_seconds, whole.end_seconds - span),
+        };
+        Window { start_seconds: start, end_seconds: start + span }
+    }
+
+    /// Zoomed by `factor` (below 1 zooms in) about the point `anchor_frac` of the way across, which
+    /// stays where it is; kept inside `whole`.
+    pub fn zoom(self, factor: f64, anchor_frac: f64, whole: Window) -> Window {
+        let factor = if factor.is_finite() && 0.0 < factor { factor } else { 1.0 };
+        let anchor_frac = if anchor_frac.is_finite() { anchor_frac.clamp(0.0, 1.0) } else { 0.5 };
+        let anchor = self.at(anchor_frac);
+        let span = (self.span_seconds() * factor).max(whole.span_seconds() * MIN_WINDOW_FRAC);
+        let start = anchor - anchor_frac * span;
+        Window { start_seconds: start, end_seconds: start + span }.inside(whole)
+    }
+
+    /// Moved by `delta_frac` of its own width (positive: later in the step); kept inside `whole`.
+    pub fn pan(self, delta_frac: f64, whole: Window) -> Window {
+        let delta = if delta_frac.is_finite() { delta_frac * self.span_seconds() } else { 0.0 };
+        Window { start_seconds: self.start_seconds + delta, end_seconds: self.end_seconds + delta }
+            .inside(whole)
+    }
+}
+
+/// What a lane of the timeline shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LaneLabel {
+    /// RL: generating the responses.
+    Rollout,
+    /// RL: scoring them (log-probabilities).
+    LogProb,
+    /// RL: the actor's update (the pipeline and the step's tail).
+    Update,
+    /// Without RL: the step's parts (the pipeline and its tail).
+    Step,
+    /// A pipeline rank's passes.
+    Rank(u32),
+}
+
+/// A lane: its label and, for a phase lane, the step's parts it holds.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Lane {
+    /// What it shows.
+    pub label: LaneLabel,
+    /// The parts drawn in it (none in a rank's lane, whose passes are drawn instead).
+    pub parts: Vec<PartSpan>,
+}
+
+use trainplan_core::schedule::Pass;
+use trainplan_core::time::{PartSpan, StepPart, StepTimeline};
+
+/// Ranks drawn one lane each; a deeper pipeline shows its phase lanes only (its lanes would be
+/// under a pixel tall).
+pub const MAX_RANK_LANES: u32 = 128;
+
+/// A whole step prepared for drawing: the lanes, top to bottom, and where each rank's passes start
+/// in the timeline's events (they come rank by rank, each in time order).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TimelineChart {
+    /// The step, as the core simulated it.
+    pub timeline: StepTimeline,
+    /// The lanes: the step's phases first (with RL: rollout, log-prob, update; else the step), then a
+    /// lane per rank.
+    pub lanes: Vec<Lane>,
+    /// The first event of each rank, and the end: `events[rank_start[r]..rank_start[r + 1]]`.
+    pub rank_start: Vec<usize>,
+    /// The step, seconds: the end of its last part.
+    pub step_seconds: f64,
+}
+
+/// The lanes and the index of a step's timeline.
+pub fn timeline_chart(timeline: StepTimeline) -> TimelineChart {
+    let step_seconds = timeline.parts.last().map_or(0.0, |p| p.end_seconds);
+    let of = |wanted: &[StepPart]| -> Vec<PartSpan> {
+        timeline.parts.iter().filter(|p| wanted.contains(&p.part)).copied().collect()
+    };
+    let tail = [StepPart::Pipeline, StepPart::GradientSync, StepPart::Optimizer, StepPart::Offload];
+    let rl = timeline.parts.iter().any(|p| matches!(p.part, StepPart::Rollout | StepPart::LogProb));
+    let mut lanes = match rl {
+        true => vec![
+            Lane { label: LaneLabel::Rollout, parts: of(&[StepPart::Rollout]) },
+            Lane { label: LaneLabel::LogProb, parts: of(&[StepPart::LogProb]) },
+            Lane { label: LaneLabel::Update, parts: of(&tail) },
+        ],
+        false => vec![Lane { label: LaneLabel::Step, parts: of(&tail) }],
+    };
+    if timeline.n_ranks <= MAX_RANK_LANES {
+        lanes.extend((0..timeline.n_ranks).map(|r| Lane { label: LaneLabel::Rank(r), parts: Vec::new() }));
+    }
+    let mut rank_start = Vec::with_capacity(timeline.n_ranks as usize + 1);
+    for rank in 0..=timeline.n_ranks {
+        rank_start.push(timeline.events.partition_point(|e| e.stage < rank));
+    }
+    TimelineChart { timeline, lanes, rank_start, step_seconds }
+}
+
+/// How a run of passes is coloured: the pass and the model chunk.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct PassStyle {
+    /// Forward, backward or weight gradients.
+    pub pass: Pass,
+    /// The model chunk on its rank (VPP's, DualPipeV's).
+    pub chunk: u32,
+}
+
+impl PassStyle {
+    /// Blue forwards, orange backwards, green weight passes; each chunk a lighter shade than the one
+    /// before, so interleaved chunks tell apart.
+    pub fn rgb(self) -> Rgb {
+        const F: [Rgb; 4] = [(0x2b, 0x62, 0xa3), (0x4f, 0x86, 0xc6), (0x7c, 0xa7, 0xda), (0xa9, 0xc7, 0xea)];
+        const B: [Rgb; 4] = [(0xb8, 0x5f, 0x0e), (0xe0, 0x8a, 0x2e), (0xec, 0xaa, 0x62), (0xf4, 0xc9, 0x98)];
+        const W: [Rgb; 4] = [(0x35, 0x80, 0x46), (0x5a, 0xa4, 0x69), (0x85, 0xc1, 0x91), (0xb0, 0xd9, 0xb8)];
+        let shades = match self.pass {
+            Pass::F => &F,
+            Pass::B => &B,
+            Pass::W => &W,
+        };
+        shades[self.chunk as usize % shades.len()]
+    }
+}
+
+/// A part's colour in the phase lanes.
+pub fn part_rgb(part: StepPart) -> Rgb {
+    match part {
+        StepPart::Rollout => (0x3a, 0x9e, 0x9a),
+        StepPart::LogProb => (0x8e, 0x6b, 0xb8),
+        StepPart::Pipeline => (0x55, 0x62, 0x7a),
+        StepPart::GradientSync => (0xf2, 0xc1, 0x4e),
+        StepPart::Optimizer => (0x7a, 0x8c, 0x99),
+        StepPart::Offload => (0xc5, 0xce, 0xd6),
+    }
+}
+
+/// An empty lane's colour: idle time.
+pub const LANE_RGB: Rgb = (0xee, 0xf1, 0xf5);
+
+/// A run of device pixels in a rank's lane drawn in one colour.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PassRun {
+    /// The rank.
+    pub rank: u32,
+    /// First pixel column, from the plot's left edge.
+    pub x0: u32,
+    /// One past the last column.
+    pub x1: u32,
+    /// Its colour: a pass's own where one pass fills the columns, else the passes' colours mixed
+    /// by how much of the column each covers, over the empty lane's (so a column half idle is
+    /// half as strong: the bubble shows at any zoom).
+    pub rgb: Rgb,
+    /// How much of its columns passes cover, in [0, 1].
+    pub cover: f64,
+    /// The event, when the run is one pass's whole columns (for its micro-batch label).
+    pub event: Option<usize>,
+}
+
+/// The passes in `window` as runs of pixel columns, `width_px` columns across, drawn as an
+/// antialiased picture would be: a column one pass fills takes its colour; a column shared by
+/// several passes, or partly idle, mixes their colours and the empty lane's by the time each
+/// covers. Neighbouring columns of one colour make one run (a pass's own columns stay its run), so
+/// a zoomed-out step of 10^5 passes draws as fast as a few: at most a run per column and rank.
+pub fn pass_runs(chart: &TimelineChart, window: Window, width_px: u32) -> Vec<PassRun> {
+    let events = &chart.timeline.events;
+    let span = window.span_seconds();
+    let mut runs: Vec<PassRun> = Vec::new();
+    if !(span.is_finite() && 0.0 < span) || width_px == 0 || MAX_RANK_LANES < chart.timeline.n_ranks {
+        return runs;
+    }
+    let scale = f64::from(width_px) / span;
+    let width = f64::from(width_px);
+    let push = |runs: &mut Vec<PassRun>, run: PassRun| match runs.last_mut() {
+        Some(last)
+            if last.rank == run.rank
+                && last.x1 == run.x0
+                && last.rgb == run.rgb
+                && last.event == run.event =>
+        {
+            let (a, b) = (f64::from(last.x1 - last.x0), f64::from(run.x1 - run.x0));
+            last.cover = (last.cover * a + run.cover * b) / (a + b);
+            last.x1 = run.x1;
+        }
+        _ => runs.push(run),
+    };
+    // A shared column: its colour mixed from what covers it (quantized a little, so that the
+    // steady state's alike columns join into runs).
+    let flush = |runs: &mut Vec<PassRun>, rank: u32, col: u32, cover: &mut Vec<(Rgb, f64)>| {
+        let total = cover.iter().map(|c| c.1).sum::<f64>().min(1.0);
+        if 0.0 < total {
+            let mix = |channel: fn(Rgb) -> u8| {
+                let busy: f64 = cover.iter().map(|(rgb, c)| c * f64::from(channel(*rgb))).sum();
+                let value = busy + (1.0 - total) * f64::from(channel(LANE_RGB));
+                ((value / 4.0).round() * 4.0).clamp(0.0, 255.0) as u8
+            };
+            let rgb = (mix(|c| c.0), mix(|c| c.1), mix(|c| c.2));
+            push(runs, PassRun { rank, x0: col, x1: col + 1, rgb, cover: total, event: None });
+        }
+        cover.clear();
+    };
+    for rank in 0..chart.timeline.n_ranks {
+        let offset = chart.rank_start[rank as usize];
+        let mine = &events[offset..chart.rank_start[rank as usize + 1]];
+        let first = mine.partition_point(|e| e.end_seconds <= window.start_seconds);
+        // The column being filled, and each colour's cover of it.
+        let mut column: Option<u32> = None;
+        let mut cover: Vec<(Rgb, f64)> = Vec::new();
+        let add = |cover: &mut Vec<(Rgb, f64)>, rgb: Rgb, amount: f64| match cover
+            .iter_mut()
+            .find(|c| c.0 == rgb)
+        {
+            Some(c) => c.1 += amount,
+            None => cover.push((rgb, amount)),
+        };
+        for (idx, e) in mine.iter().enumerate().skip(first) {
+            if window.end_seconds <= e.start_seconds {
+                break;
+            }
+            let rgb = PassStyle { pass: e.pass, chunk: e.chunk }.rgb();
+            let x0 = ((e.start_seconds - window.start_seconds) * scale).clamp(0.0, width);
+            let x1 = ((e.end_seconds - window.start_seconds) * scale).clamp(0.0, width);
+            if x1 <= x0 {
+                continue;
+            }
+            let (c0, c1) = (x0.floor() as u32, (x1.ceil() as u32).clamp(1, width_px));
+            // The pass's first column may be the one being filled.
+            if let Some(col) = column.filter(|c| *c != c0) {
+                flush(&mut runs, rank, col, &mut cover);
+            }
+            column = Some(c0);
+            if c1 <= c0 + 1 {
+                add(&mut cover, rgb, x1 - x0);
+                continue;
+            }
+            add(&mut cover, rgb, f64::from(c0 + 1) - x0);
+            flush(&mut runs, rank, c0, &mut cover);
+            // The columns it fills, then its last column, which the next pass may share.
+            let last = c1 - 1;
+            if c0 + 1 < last {
+                let run = PassRun { rank, x0: c0 + 1, x1: last, rgb, cover: 1.0, event: Some(offset + idx) };
+                push(&mut runs, run);
+            }
+            column = Some(last);
+            add(&mut cover, rgb, x1 - f64::from(last));
+        }
+        if let Some(col) = column {
+            flush(&mut runs, rank, col, &mut cover);
+        }
+    }
+    runs
+}
+
+/// The pass of `rank` running at `seconds`, if any: the pointer's hit test.
+pub fn event_at(chart: &TimelineChart, rank: u32, seconds: f64) -> Option<usize> {
+    let (from, to) = (*chart.rank_start.get(rank as usize)?, *chart.rank_start.get(rank as usize + 1)?);
+    let mine = &chart.timeline.events[from..to];
+    let idx = mine.partition_point(|e| e.end_seconds <= seconds);
+    mine.get(idx).filter(|e| e.start_seconds <= seconds).map(|_| from + idx)
+}
+
+/// The part of a phase lane at `seconds`, if any.
+pub fn part_at(lane: &Lane, seconds: f64) -> Option<PartSpan> {
+    lane.parts.iter().find(|p| p.start_seconds <= seconds && seconds < p.end_seconds).copied()
+}
+
+/// What a cause of the step's time is, in the breakdown chart.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Cause {
+    /// GEMMs and attention.
+    Compute,
+    /// Recomputation's extra forward.
+    Recompute,
+    /// Memory-bound kernels.
+    Memory,
+    /// TP collectives.
+    Tp,
+    /// CP exchanges.
+    Cp,
+    /// EP all-to-alls.
+    Ep,
+    /// PP sends.
+    Pp,
+    /// The pipeline bubble.
+    Bubble,
+    /// DP gradient reduction.
+    Dp,
+    /// The optimizer step.
+    Optimizer,
+    /// Host transfers.
+    Offload,
+    /// RL generation.
+    Rollout,
+    /// RL scoring.
+    LogProb,
+}
+
+impl Cause {
+    /// The cause's colour.
+    pub fn rgb(self) -> Rgb {
+        match self {
+            Cause::Compute => (0x1f, 0x4e, 0x79),
+            Cause::Recompute => (0x4f, 0x86, 0xc6),
+            Cause::Memory => (0x9e, 0xcb, 0xf0),
+            Cause::Tp | Cause::Cp | Cause::Ep | Cause::Pp => (0xe0, 0x8a, 0x2e),
+            Cause::Bubble => (0xb4, 0xbc, 0xc7),
+            Cause::Dp => (0xf2, 0xc1, 0x4e),
+            Cause::Optimizer => (0x7a, 0x8c, 0x99),
+            Cause::Offload => (0xc5, 0xce, 0xd6),
+            Cause::Rollout => (0x3a, 0x9e, 0x9a),
+            Cause::LogProb => (0x8e, 0x6b, 0xb8),
+        }
+    }
+}
+
+/// One bar of the breakdown: a cause, its seconds and its share of the bars' sum.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CauseBar {
+    /// The cause.
+    pub cause: Cause,
+    /// Seconds per step.
+    pub seconds: f64,
+    /// Its share of the sum of all causes, in [0, 1].
+    pub frac: f64,
+}
+
+/// The step's causes that take time, in the report's order, with their shares; causes of no time
+/// are left out.
+pub fn breakdown(b: &trainplan_core::report::BreakdownReport) -> Vec<CauseBar> {
+    let all = [
+        (Cause::Compute, b.compute_seconds),
+        (Cause::Recompute, b.recompute_seconds),
+        (Cause::Memory, b.memory_bound_seconds),
+        (Cause::Tp, b.tp_comm_seconds),
+        (Cause::Cp, b.cp_comm_seconds),
+        (Cause::Ep, b.ep_comm_seconds),
+        (Cause::Pp, b.pp_comm_seconds),
+        (Cause::Bubble, b.bubble_seconds),
+        (Cause::Dp, b.dp_comm_seconds),
+        (Cause::Optimizer, b.optimizer_seconds),
+        (Cause::Offload, b.offload_seconds),
+        (Cause::Rollout, b.rollout_seconds),
+        (Cause::LogProb, b.log_prob_seconds),
+    ];
+    let shown = |s: f64| s.is_finite() && 0.0 < s;
+    let total: f64 = all.iter().map(|a| a.1).filter(|s| shown(*s)).sum();
+    all.into_iter()
+        .filter(|a| shown(a.1))
+        .map(|(cause, seconds)| CauseBar { cause, seconds, frac: seconds / total })
+        .collect()
+}
+
+/// The slot under `x` when `n` equal slots share `[left, left + width)`: a bar chart's hit test.
+pub fn slot_at(x: f64, left: f64, width: f64, n: usize) -> Option<usize> {
+    let frac = (x - left) / width;
+    ((0.0..1.0).contains(&frac) && 0 < n).then(|| ((frac * n as f64) as usize).min(n - 1))
+}
+
+/// The time axis's ticks over `window` in a plot `plot_width_css` wide: the finest step of 1, 2 or
+/// 5 × 10^k whose labels (as [`format::seconds_tick`] writes them, 12 CSS pixels, some 0.55 em a
+/// character) fit side by side with room between; the ticks and the step.
+pub fn time_ticks(window: Window, plot_width_css: f64) -> (Vec<f64>, f64) {
+    let span = window.span_seconds();
+    if !(span.is_finite() && 0.0 < span && 0.0 < plot_width_css) {
+        return (Vec::new(), 1.0);
+    }
+    // Steps 1, 2, 5 × 10^k from a fiftieth of the window up.
+    let mut exponent = (span / 50.0).log10().floor() as i32;
+    let mut mantissa = 0;
+    let mut step = 1.0;
+    for _ in 0..64 {
+        step = [1.0, 2.0, 5.0][mantissa] * 10f64.powi(exponent);
+        // A tick on the window's edge counts, whatever the rounding.
+        let first = (window.start_seconds / step - 1e-9).ceil() as i64;
+        let last = (window.end_seconds / step + 1e-9).floor() as i64;
+        let widest = [first, last]
+            .iter()
+            .map(|k| crate::format::seconds_tick(*k as f64 * step, step).chars().count())
+            .max()
+            .unwrap_or(0) as f64;
+        let slot_css = widest * 0.55 * 12.0 + 10.0;
+        if (span / step) * slot_css <= plot_width_css {
+            return ((first..=last).map(|k| k as f64 * step).collect(), step);
+        }
+        mantissa = (mantissa + 1) % 3;
+        if mantissa == 0 {
+            exponent += 1;
+        }
+    }
+    (Vec::new(), step)
+}
+
+#[cfg(test)]
+mod timeline_tests {
+    use super::*;
+    use trainplan_core::{Plan, evaluate, step_timeline};
+
+    const PLAN_405B: &str = r#"{"model": "llama-3.1-405b", "framework": "megatron", "method": "pretrain",
+        "cluster": {"nodes": 128}, "parallel": {"tp": 8, "pp": 16, "vpp": 4},
+        "batch": {"global_batch": 1024, "seq_len": 8192}}"#;
+
+    fn chart(text: &str) -> (TimelineChart, trainplan_core::Report) {
+        let plan = Plan::from_json(text).unwrap();
+        (timeline_chart(step_timeline(&plan)), evaluate(&plan))
+    }
+
+    /// The lanes: the step first, then one per rank of the 16; the chart's end is the report's step.
+    #[test]
+    fn lanes_are_the_step_then_each_rank() {
+        let (c, report) = chart(PLAN_405B);
+        assert_eq!(c.lanes.len(), 1 + 16);
+        assert_eq!(c.lanes[0].label, LaneLabel::Step);
+        assert_eq!(c.lanes[16].label, LaneLabel::Rank(15));
+        assert!((c.step_seconds - report.time.step_seconds).abs() <= 1e-12 * c.step_seconds);
+        // Each rank's slice of the events holds its 4 chunks × 128 micro-batches × 2 passes.
+        assert!(c.rank_start.windows(2).all(|w| w[1] - w[0] == 1024));
+    }
+
+    #[test]
+    fn rl_plans_get_a_lane_per_phase() {
+        let (c, _) = chart(r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo"}"#);
+        let labels: Vec<LaneLabel> = c.lanes.iter().take(3).map(|l| l.label).collect();
+        assert_eq!(labels, [LaneLabel::Rollout, LaneLabel::LogProb, LaneLabel::Update]);
+        assert_eq!(c.lanes[2].parts[0].part, StepPart::Pipeline);
+        // The phases follow each other along the step.
+        assert_eq!(c.lanes[0].parts[0].end_seconds, c.lanes[1].parts[0].start_seconds);
+        assert_eq!(c.lanes[1].parts[0].end_seconds, c.lanes[2].parts[0].start_seconds);
+    }
+
+    /// Zoomed out, every rank's runs stay inside the plot, never overlap, and fill the busy time:
+    /// 405B's bubble (the report's idle share) is the empty columns, within a column per pass edge.
+    #[test]
+    fn runs_cover_the_busy_columns_and_leave_the_bubble_empty() {
+        let (c, report) = chart(PLAN_405B);
+        let width = 1000;
+        let runs = pass_runs(&c, Window::whole(c.step_seconds), width);
+        // At most one run per column and rank, however many passes.
+        assert!(runs.len() <= 16 * width as usize);
+        for rank in 0..16 {
+            let mine: Vec<&PassRun> = runs.iter().filter(|r| r.rank == rank).collect();
+            assert!(mine.iter().all(|r| r.x0 < r.x1 && r.x1 <= width));
+            assert!(mine.windows(2).all(|w| w[0].x1 <= w[1].x0));
+        }
+        let pipeline = c.lanes[0].parts[0];
+        let pipeline_px = (pipeline.end_seconds - pipeline.start_seconds) / c.step_seconds * f64::from(width);
+        let busy: f64 = runs.iter().map(|r| f64::from(r.x1 - r.x0) * r.cover).sum();
+        let busy_frac = busy / (16.0 * pipeline_px);
+        let expected = 1.0 - report.schedule.bubble_fraction;
+        assert!((busy_frac - expected).abs() < 1e-3, "{busy_frac} vs {expected}");
+        // The warm-up's first column of the last stage is idle but for a sliver: nearly the lane's.
+        assert!(runs.iter().filter(|r| r.cover < 0.5).all(|r| r.event.is_none()));
+    }
+
+    /// Zoomed in on one pass, it is one run labelled with its event; the hit test finds it.
+    #[test]
+    fn zoomed_in_a_pass_is_one_run() {
+        let (c, _) = chart(PLAN_405B);
+        let e = c.timeline.events[c.rank_start[3] + 100];
+        let pad = (e.end_seconds - e.start_seconds) * 0.25;
+        let window = Window { start_seconds: e.start_seconds - pad, end_seconds: e.end_seconds + pad };
+        let runs = pass_runs(&c, window, 600);
+        let run = runs.iter().find(|r| r.rank == 3 && r.event == Some(c.rank_start[3] + 100)).unwrap();
+        assert_eq!((run.rgb, run.cover), (PassStyle { pass: e.pass, chunk: e.chunk }.rgb(), 1.0));
+        // 0.25 : 1 : 0.25 of 600 columns.
+        assert!((f64::from(run.x1 - run.x0) - 400.0).abs() <= 2.0, "{run:?}");
+        let mid = (e.start_seconds + e.end_seconds) / 2.0;
+        assert_eq!(event_at(&c, 3, mid), Some(c.rank_start[3] + 100));
+        assert_eq!(event_at(&c, 3, -1.0), None);
+        assert_eq!(event_at(&c, 99, mid), None);
+        assert_eq!(part_at(&c.lanes[0], mid).map(|p| p.part), Some(StepPart::Pipeline));
+    }
+
+    #[test]
+    fn the_window_zooms_about_its_anchor_and_stays_inside_the_step() {
+        let whole = Window::whole(10.0);
+        let w = whole.zoom(0.5, 0.25, whole);
+        assert_eq!((w.start_seconds, w.end_seconds), (1.25, 6.25));
+        // Zooming out past the whole gives the whole; panning stops at the ends.
+        assert_eq!(w.zoom(10.0, 0.5, whole), whole);
+        assert_eq!(w.pan(-5.0, whole).start_seconds, 0.0);
+        assert_eq!(w.pan(5.0, whole).end_seconds, 10.0);
+        // No narrower than a millionth of the step, and no NaN from bad input.
+        let tiny = whole.zoom(1e-12, 0.5, whole);
+        assert!((tiny.span_seconds() - 1e-5).abs() < 1e-12);
+        assert_eq!(whole.zoom(f64::NAN, f64::NAN, whole), whole);
+        assert_eq!(Window::whole(f64::NAN), Window::whole(1.0));
+    }
+
+    #[test]
+    fn the_breakdown_keeps_the_causes_that_take_time() {
+        let (_, report) = chart(PLAN_405B);
+        let bars = breakdown(&report.time.breakdown);
+        assert_eq!(bars[0].cause, Cause::Compute);
+        assert!(bars.iter().all(|b| 0.0 < b.seconds && b.frac <= 1.0));
+        assert!((bars.iter().map(|b| b.frac).sum::<f64>() - 1.0).abs() < 1e-12);
+        assert!(!bars.iter().any(|b| b.cause == Cause::Rollout));
+        assert_eq!(slot_at(55.0, 10.0, 100.0, 4), Some(1));
+        // A phone's 230 CSS pixels over 0.8 s: five ticks 0.2 s apart; a desktop's 620 over 54 s:
+        // every 5 s.
+        let phone = time_ticks(Window { start_seconds: 26.6, end_seconds: 27.4 }, 230.0);
+        assert_eq!(phone.0.len(), 5);
+        assert!((phone.1 - 0.2).abs() < 1e-12 && (phone.0[0] - 26.6).abs() < 1e-9);
+        let desktop = time_ticks(Window::whole(54.0), 620.0);
+        assert_eq!((desktop.0.len(), desktop.1), (11, 5.0));
+        assert_eq!(time_ticks(Window::whole(1.0), 0.0).0, Vec::<f64>::new());
+        assert_eq!(slot_at(5.0, 10.0, 100.0, 4), None);
+        assert_eq!(css(Term::Weights.rgb()), "#1f4e79");
     }
 }

@@ -33,14 +33,42 @@ pub fn gib(bytes: u64) -> String {
     format!("{:.2} GiB", bytes as f64 / (1u64 << 30) as f64)
 }
 
+/// Bytes as a number of GiB, for a chart's axis (whose ticks [`tick`] writes).
+pub fn in_gib(bytes: u64) -> f64 {
+    bytes as f64 / (1u64 << 30) as f64
+}
+
+/// An axis tick, its unit written once beside the axis: three significant digits, `20`, `0.25`.
+pub fn tick(x: f64) -> String {
+    match x {
+        x if !x.is_finite() => "–".to_owned(),
+        x if x.abs() < 1e-9 => "0".to_owned(),
+        x => significant(x),
+    }
+}
+
 /// Seconds the way people read durations: `0.0123` → `12.3 ms`, `4.56` → `4.56 s`, `5400` → `1.50 h`.
 pub fn seconds(x: f64) -> String {
     match x {
         x if !x.is_finite() || x < 0.0 => "–".to_owned(),
+        0.0 => "0 s".to_owned(),
         x if x < 1e-3 => format!("{:.0} µs", x * 1e6),
         x if x < 1.0 => format!("{} ms", significant(x * 1e3)),
         x if x < 3600.0 => format!("{} s", significant(x)),
         x => format!("{} h", significant(x / 3600.0)),
+    }
+}
+
+/// A time on an axis whose ticks are `step_seconds` apart, with the decimals that tell them apart:
+/// `26.85` at 0.05 apart → `26.85 s`, `20` at 10 apart → `20 s`.
+pub fn seconds_tick(x: f64, step_seconds: f64) -> String {
+    let decimals = match step_seconds {
+        s if !s.is_finite() || s <= 0.0 || 1.0 <= s => 0,
+        s => (-s.log10()).ceil().clamp(0.0, 9.0) as usize,
+    };
+    match x {
+        x if !x.is_finite() => "–".to_owned(),
+        x => format!("{:.decimals$} s", x.max(0.0)),
     }
 }
 
@@ -175,6 +203,11 @@ mod tests {
     fn bytes_and_fractions() {
         assert_eq!(gib(1_684_603_904), "1.57 GiB");
         assert_eq!(gib(80 << 30), "80.00 GiB");
+        assert_eq!((in_gib(20 << 30), in_gib(1 << 28)), (20.0, 0.25));
+        assert_eq!(
+            (tick(20.0), tick(0.25), tick(0.0), tick(f64::NAN)),
+            ("20".into(), "0.25".into(), "0".into(), "–".into())
+        );
         assert_eq!(percent(0.0389), "3.9%");
         assert_eq!(percent(f64::NAN), "–");
         assert_eq!(percent(0.0), "0.0%");
@@ -184,6 +217,12 @@ mod tests {
         assert_eq!(seconds(4.567), "4.57 s");
         assert_eq!(seconds(5400.0), "1.5 h");
         assert_eq!(seconds(0.000_02), "20 µs");
+        assert_eq!(seconds(0.0), "0 s");
+        assert_eq!((seconds_tick(26.85, 0.05), seconds_tick(20.0, 10.0)), ("26.85 s".into(), "20 s".into()));
+        assert_eq!(
+            (seconds_tick(26.8047, 0.002), seconds_tick(f64::NAN, 1.0)),
+            ("26.805 s".into(), "–".into())
+        );
         assert_eq!(seconds(f64::NAN), "–");
     }
 

@@ -337,11 +337,9 @@ texts! {
     bd_optimizer => "Optimizer step", "优化器更新";
     bd_offload => "Offload transfers", "卸载传输";
     gantt_title => "Pipeline schedule: {name}, bubble {bubble} of the step", "流水线调度：{name}，气泡占单步 {bubble}";
-    gantt_note => "The first {shown} of {total} micro-batches, as simulated.", "按模拟结果显示 {total} 个微批中的前 {shown} 个。";
     gantt_forward => "Forward", "前向";
     gantt_backward => "Backward", "反向";
     gantt_weight => "Weight gradients", "权重梯度";
-    gantt_hover => "stage {stage} · chunk {chunk} · micro-batch {mb} · {pass} · {ms} ms", "阶段 {stage} · 虚拟块 {chunk} · 微批 {mb} · {pass} · {ms} 毫秒";
     cal_title => "Calibrate from a measured run", "用实测结果校准";
     cal_hint => "Enter what one real run of this plan measured; the fitted factors then apply to every plan you make.", "填入此规划一次真实运行的测量值；拟合出的系数将用于之后的所有规划。";
     cal_step => "Measured step time (s)", "实测单步时间（秒）";
@@ -569,6 +567,42 @@ texts! {
     severity_error => "Error", "错误";
     severity_warning => "Warning", "警告";
     severity_note => "Note", "提示";
+    chart_data => "The figures as a table", "图表数据（表格）";
+    chart_hint => "Hover over or tap the chart for its figures.", "将鼠标悬停或轻触图表即可查看数值。";
+    mem_chart_caption => "Capacity {capacity}, usable {usable}", "容量 {capacity}，可用 {usable}";
+    mem_chart_col => "Stage or phase", "阶段";
+    mem_chart_readout => "{what}: {parts}; total {total}", "{what}：{parts}；合计 {total}";
+    mem_chart_over => "above the usable memory", "超出可用显存";
+    mem_chart_peak => "(peak)", "（峰值）";
+    tl_lane_rollout => "Rollout", "生成";
+    tl_lane_log_prob => "Log-prob", "算 log-prob";
+    tl_lane_update => "Update", "更新";
+    tl_lane_step => "Step", "单步";
+    tl_part_pipeline => "Forward and backward passes", "前向与反向计算";
+    tl_zoom_in => "Zoom in", "放大";
+    tl_zoom_out => "Zoom out", "缩小";
+    tl_whole => "Whole step", "整个单步";
+    tl_window => "Shown: {start} – {end} of a {step} step", "当前显示 {start} – {end}，单步共 {step}";
+    tl_hint => "Drag to pan; pinch, Ctrl + wheel or the buttons zoom; hover or tap a pass for its times.", "拖动可平移；双指捏合、Ctrl + 滚轮或按钮可缩放；悬停或轻触某次计算可查看其时间。";
+    tl_pass_readout => "Stage {stage} · chunk {chunk} · micro-batch {mb} · {pass} · {start} – {end} ({duration})", "阶段 {stage} · 虚拟块 {chunk} · 微批 {mb} · {pass} · {start} – {end}（{duration}）";
+    tl_idle_readout => "Stage {stage} is idle at {at} (the bubble)", "阶段 {stage} 在 {at} 空闲（气泡）";
+    tl_part_readout => "{part}: {start} – {end} ({duration})", "{part}：{start} – {end}（{duration}）";
+    tl_partial => "Passes drawn one by one for the first {shown} of {total} micro-batches; the rest of the pipeline is one block.", "前 {shown} 个微批（共 {total} 个）的计算逐次绘出；流水线其余部分画成一整块。";
+    tl_too_deep => "{n} pipeline stages are too many for a lane each: the step's parts are shown.", "流水线共 {n} 级，无法每级一条泳道：仅显示单步的各部分。";
+    tl_passes => "Stages 0–{last}: {passes} passes of {mbs} micro-batches", "阶段 0–{last}：{mbs} 个微批，共 {passes} 次计算";
+    tl_chunks => "Lighter shades: later model chunks", "颜色越浅：越靠后的模型块";
+    tl_col_lane => "Lane", "泳道";
+    tl_col_part => "Part", "部分";
+    tl_col_start => "Start", "开始";
+    tl_col_end => "End", "结束";
+    tl_col_duration => "Duration", "时长";
+    bd_title => "Where the step's time goes", "单步时间构成";
+    bd_col_cause => "Cause", "来源";
+    bd_col_share => "Share", "占比";
+    bd_readout => "{cause}: {time} ({share})", "{cause}：{time}（{share}）";
+    search_point => "Peak {peak} · {speed} tokens/s", "峰值 {peak} · 吞吐 {speed} tokens/s";
+    search_point_front => "on the Pareto front", "位于帕累托前沿";
+    search_point_rank => "fastest #{n}", "速度第 {n}";
 }
 
 /// A template with its `{name}` placeholders filled in.

@@ -136,6 +136,13 @@ pub fn evaluate(plan: &Plan) -> Report {
     }
 }
 
+/// The plan's whole step along its time axis, for drawing: every pass of every micro-batch and the
+/// step's other parts ([`time::StepTime::whole_timeline`]), ending at the report's step time. Kept
+/// out of [`evaluate`]: it simulates the whole schedule, which the step time does not need.
+pub fn step_timeline(plan: &Plan) -> time::StepTimeline {
+    time::estimate(plan, &memory::estimate(plan)).whole_timeline()
+}
+
 /// Fits the plan's calibration to a measured run of it: the efficiency multiplier that makes the
 /// predicted step time equal `measured_step_seconds`, and the memory offset that makes the predicted
 /// peak equal `measured_peak_bytes`. Either measurement may be absent; the result keeps the plan's

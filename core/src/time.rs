@@ -136,6 +136,10 @@ const SIMULATED_MICROBATCHES_PER_STAGE: u32 = 2;
 /// costs pp · 2pp · vpp passes: 128 stages take some 10^5, 4,096 stages would take 10^8 (seconds
 /// and gigabytes), so that bound keeps every evaluation fast.
 const SIMULATED_PASSES_MAX: u64 = 1 << 20;
+/// The most passes a whole step's drawn timeline ([`StepTime::whole_timeline`]) simulates: some
+/// 8 MB of passes, a few milliseconds. Llama 3.1 405B on 1,024 devices (PP 16, VPP 4, 128
+/// micro-batches) runs 16,384; a step with more draws its first micro-batches pass by pass.
+const DRAWN_PASSES_MAX: u64 = 1 << 18;
 
 /// Time of a plan.
 #[derive(Clone, Debug, PartialEq)]
@@ -179,6 +183,13 @@ pub struct Pipeline {
     /// Micro-batches the timeline runs: the step's, at most two per stage (the steady state
     /// beyond repeats).
     pub microbatches: u32,
+    /// Micro-batches the step's pipeline runs (with RL, one per response).
+    pub n_microbatches: u32,
+    /// The pipeline's time in the step: its makespan over all `n_microbatches`.
+    pub makespan_seconds: f64,
+    /// The step's host transfers after the pipeline (offloaded optimizer states and parameters;
+    /// offloaded activations are part of the passes).
+    pub offload_seconds: f64,
 }
 
 impl StepTime {
@@ -195,6 +206,136 @@ impl StepTime {
         let orders = schedule::orders(p.schedule, pp, vpp, p.microbatches);
         schedule::simulate(p.schedule, &orders, &p.costs).unwrap_or(empty)
     }
+
+    /// The whole step along its time axis, for drawing: with RL the generation and the scoring
+    /// first, then the pipeline running every micro-batch pass by pass, then the gradients'
+    /// reduction, the optimizer step and the host transfers, each where the step time adds it
+    /// ([`estimate`]); the parts end at [`StepTime::step_seconds`]. Built only when asked for (a
+    /// full simulation of the schedule; [`crate::evaluate`] runs only its first micro-batches).
+    /// Past [`DRAWN_PASSES_MAX`] passes, the first micro-batches that fit are simulated and
+    /// `microbatches_drawn` says how many.
+    ///
+    /// ```
+    /// use trainplan_core::{Plan, memory, time};
+    ///
+    /// let plan = Plan::from_json(r#"{"model": "llama-3.1-8b", "framework": "megatron", "method": "pretrain",
+    ///     "cluster": {"nodes": 2}, "parallel": {"tp": 4, "pp": 4}, "batch": {"global_batch": 64}}"#)?;
+    /// let t = time::estimate(&plan, &memory::estimate(&plan));
+    /// let whole = t.whole_timeline();
+    /// // 64 sequences over DP 1 at micro-batch 1: 64 micro-batches, a forward and a backward of
+    /// // each on each of the 4 ranks.
+    /// assert_eq!(whole.events.len(), 64 * 2 * 4);
+    /// assert_eq!(whole.parts.last().unwrap().end_seconds, t.step_seconds);
+    /// # Ok::<(), trainplan_core::plan::PlanFileError>(())
+    /// ```
+    pub fn whole_timeline(&self) -> StepTimeline {
+        let p = &self.pipeline;
+        let b = &self.breakdown;
+        let (pp, vpp, m) = (p.costs.pp, p.costs.vpp, p.n_microbatches.max(1));
+        // The micro-batches the drawn order holds (interleaving rounds up to groups of pp, as the
+        // step's own simulation does), or as many as the bound allows.
+        let per_microbatch = 3 * u64::from(pp) * u64::from(vpp);
+        let m_drawn = match simulated_passes(p.schedule, pp, vpp, m) <= DRAWN_PASSES_MAX {
+            true => m,
+            false => {
+                let fit = (DRAWN_PASSES_MAX / per_microbatch).min(u64::from(m)) as u32;
+                match p.schedule {
+                    Schedule::Interleaved => fit / pp * pp,
+                    _ => fit,
+                }
+            }
+        };
+        let simulated =
+            match (0 < m_drawn, simulated_passes(p.schedule, pp, vpp, m_drawn) <= DRAWN_PASSES_MAX) {
+                (true, true) => {
+                    schedule::simulate(p.schedule, &schedule::orders(p.schedule, pp, vpp, m_drawn), &p.costs)
+                }
+                _ => None,
+            };
+        let steps = [
+            (StepPart::Rollout, b.rollout_seconds),
+            (StepPart::LogProb, b.log_prob_seconds),
+            (StepPart::Pipeline, p.makespan_seconds),
+            (StepPart::GradientSync, b.dp_comm_seconds),
+            (StepPart::Optimizer, b.optimizer_seconds),
+            (StepPart::Offload, p.offload_seconds),
+        ];
+        let mut parts = Vec::with_capacity(steps.len());
+        let mut at = 0.0;
+        let mut pipeline_start = 0.0;
+        for (part, seconds) in steps {
+            if part == StepPart::Pipeline {
+                pipeline_start = at;
+            }
+            if 0.0 < seconds {
+                parts.push(PartSpan { part, start_seconds: at, end_seconds: at + seconds });
+                at += seconds;
+            }
+        }
+        let events = simulated
+            .map(|t| {
+                let shift = |e: schedule::Event| schedule::Event {
+                    start_seconds: e.start_seconds + pipeline_start,
+                    end_seconds: e.end_seconds + pipeline_start,
+                    ..e
+                };
+                t.events.into_iter().map(shift).collect()
+            })
+            .unwrap_or_default();
+        StepTimeline {
+            events,
+            parts,
+            n_ranks: pp,
+            n_chunks: vpp,
+            n_microbatches: m,
+            microbatches_drawn: m_drawn,
+        }
+    }
+}
+
+/// A whole step along its time axis ([`StepTime::whole_timeline`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct StepTimeline {
+    /// The pipeline's passes, rank by rank, at their times in the step.
+    pub events: Vec<schedule::Event>,
+    /// The step's parts in order, back to back from 0 to the step time; empty ones left out.
+    pub parts: Vec<PartSpan>,
+    /// Pipeline ranks.
+    pub n_ranks: u32,
+    /// Model chunks per rank (VPP's, DualPipeV's two).
+    pub n_chunks: u32,
+    /// Micro-batches the step's pipeline runs.
+    pub n_microbatches: u32,
+    /// Micro-batches drawn pass by pass: all of them, unless the step has too many passes.
+    pub microbatches_drawn: u32,
+}
+
+/// One part of a step, from its start to its end, seconds from the step's start.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PartSpan {
+    /// What runs.
+    pub part: StepPart,
+    /// Start, seconds.
+    pub start_seconds: f64,
+    /// End, seconds.
+    pub end_seconds: f64,
+}
+
+/// What a part of a step does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum StepPart {
+    /// RL: generating the responses.
+    Rollout,
+    /// RL: the actor's and the reference's log-probabilities of the responses.
+    LogProb,
+    /// The training pipeline's forward and backward passes (with RL, the actor's update).
+    Pipeline,
+    /// Data-parallel gradient reduction not hidden behind the backward.
+    GradientSync,
+    /// The optimizer step.
+    Optimizer,
+    /// Offloaded states crossing the host link.
+    Offload,
 }
 
 /// Seconds of a step by cause, on the slowest pipeline stage's critical path.
@@ -994,7 +1135,14 @@ pub fn estimate_within(plan: &Plan, mem: &memory::Memory, limit_seconds: Option<
         bubble_ratio: shape.bubble_ratio,
         schedule: schedule_kind,
         idle_frac: shape.idle_frac,
-        pipeline: Pipeline { schedule: schedule_kind, microbatches: shape.simulated_microbatches, costs },
+        pipeline: Pipeline {
+            schedule: schedule_kind,
+            microbatches: shape.simulated_microbatches,
+            n_microbatches: m,
+            makespan_seconds: makespan,
+            offload_seconds,
+            costs,
+        },
     })
 }
 

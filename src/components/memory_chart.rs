@@ -1,13 +1,20 @@
-//! Memory per device: a stacked bar per pipeline stage against the capacity line, a legend, exact
-//! figures on hover, whether it fits, host memory for offload, and RL phases.
+//! Memory per device: a stacked bar per pipeline stage (or per RL phase) against the capacity and
+//! usable lines, drawn on a canvas by plotters; a legend, the figures under the pointer, the same
+//! figures as a table, whether it fits, host memory for offload, and RL phases.
 
 use leptos::prelude::*;
 use trainplan_core::Report;
 
-use crate::chart::{self, Term};
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+use crate::chart::{self, BarLabel, Term};
+use crate::components::chart_canvas::{
+    Frame, LABEL_CSS_PX, MUTED, PlotBox, draw_on, pointer_at, text_width_css,
+};
 use crate::components::use_tr;
 use crate::format;
-use crate::i18n::{Key, fill};
+use crate::i18n::{Key, Lang, fill, t};
 
 /// Whether the plan fits, in words, and the badge class that colours it (the chart's badge and the
 /// results' summary line say it the same way).
@@ -22,12 +29,6 @@ pub fn fits(
         false => ("badge bad", fill(tr(Key::mem_does_not_fit), &args)),
     }
 }
-
-const WIDTH: f64 = 640.0;
-const HEIGHT: f64 = 240.0;
-const LEFT: f64 = 56.0;
-const BOTTOM: f64 = 22.0;
-const TOP: f64 = 8.0;
 
 /// The words for a term.
 fn term_key(term: Term) -> Key {
@@ -63,105 +64,121 @@ pub fn MemoryPanel(
 ) -> impl IntoView {
     let tr = use_tr();
     let memory = move || report.with(|r| r.as_ref().map(|r| r.memory.clone()));
-    let chart = move || memory().map(|m| chart::memory_chart(&m));
-    let plot_h = HEIGHT - BOTTOM - TOP;
-    let y = move |frac: f64| TOP + plot_h * (1.0 - frac);
-    let bars = move || {
-        let Some(chart) = chart() else { return Vec::new() };
-        let n = chart.bars.len().max(1) as f64;
-        let slot = (WIDTH - LEFT - 8.0) / n;
-        let bar_w = (slot * 0.7).min(90.0);
-        chart
-            .bars
-            .into_iter()
-            .enumerate()
-            .map(|(idx, bar)| {
-                let x = LEFT + slot * idx as f64 + (slot - bar_w) / 2.0;
-                let segments = bar
-                    .segments
-                    .into_iter()
-                    .map(|s| {
-                        let title = format!("{}: {}", tr(term_key(s.term)), format::gib(s.bytes));
-                        view! {
-                            <rect
-                                class=s.term.class()
-                                x=format!("{x:.1}")
-                                y=format!("{:.1}", y(s.bottom_frac + s.height_frac))
-                                width=format!("{bar_w:.1}")
-                                height=format!("{:.2}", plot_h * s.height_frac)
-                            >
-                                <title>{title}</title>
-                            </rect>
-                        }
-                    })
-                    .collect_view();
-                let mut label = match bar.label {
-                    chart::BarLabel::Stage(n) => fill(tr(Key::mem_stage), &[("n", &n.to_string())]),
-                    chart::BarLabel::Phase(phase) => tr(phase_key(phase)).to_owned(),
-                };
-                if bar.peak && 1 < n as usize {
-                    label = fill(tr(Key::mem_peak_label), &[("what", &label)]);
-                }
-                view! {
-                    <g class:over=bar.over class:peak=bar.peak data-testid="memory-bar">
-                        {segments}
-                        <text class="axis" x=format!("{:.1}", x + bar_w / 2.0) y=format!("{:.1}", HEIGHT - 6.0) text-anchor="middle">
-                            {label}
-                        </text>
-                    </g>
-                }
-            })
-            .collect::<Vec<_>>()
-    };
-    // The capacity label sits above its line, the usable label below its own, so they never overlap.
-    let line = move |frac: f64, class: &'static str, label: String, above: bool| {
-        let label_y = if above { y(frac) - 4.0 } else { y(frac) + 12.0 };
-        view! {
-            <g class=class>
-                <line x1=LEFT x2=WIDTH - 4.0 y1=format!("{:.1}", y(frac)) y2=format!("{:.1}", y(frac)) />
-                <text x=WIDTH - 6.0 y=format!("{label_y:.1}") text-anchor="end">{label}</text>
-            </g>
+    let canvas = NodeRef::<leptos::html::Canvas>::new();
+    // The plot's box, as last drawn, and the bar under the pointer.
+    let plot: StoredValue<PlotBox> = StoredValue::new(PlotBox::default());
+    let hovered: RwSignal<Option<usize>> = RwSignal::new(None);
+    let lang = crate::components::use_lang();
+    draw_on(
+        canvas,
+        move || {
+            report.track();
+            lang.track();
+        },
+        |width| if width < 480.0 { 220.0 } else { 260.0 },
+        move |frame| {
+            let drawn = report.with_untracked(|r| {
+                let m = &r.as_ref()?.memory;
+                draw(frame, &chart::memory_chart(m), m, lang.get_untracked())
+            });
+            if let Some(drawn) = drawn {
+                plot.set_value(drawn);
+            }
+        },
+    );
+    let bar_label = move |bar: &chart::Bar, n_bars: usize| {
+        let label = bar_name(lang.get_untracked(), bar.label);
+        match bar.peak && 1 < n_bars {
+            true => fill(t(lang.get_untracked(), Key::mem_peak_label), &[("what", &label)]),
+            false => label,
         }
     };
-    let lines = move || {
-        let (Some(chart), Some(m)) = (chart(), memory()) else { return None };
-        Some(view! {
-            {line(chart.capacity_frac, "capacity", fill(tr(Key::mem_capacity_line), &[("bytes", &format::gib(m.capacity_bytes))]), true)}
-            {line(chart.usable_frac, "usable", fill(tr(Key::mem_usable_line), &[("bytes", &format::gib(m.usable_bytes))]), false)}
-        })
+    let on_move = move |ev: leptos::ev::PointerEvent| {
+        let Some((x, _)) = pointer_at(&ev) else { return };
+        let n = report.with_untracked(|r| r.as_ref().map(|r| chart::memory_chart(&r.memory).bars.len()));
+        let b = plot.get_value();
+        hovered.set(chart::slot_at(x, b.left, b.width, n.unwrap_or(0)));
     };
-    let axis = move || {
-        chart().map(|c| {
-            (0..=4)
-                .map(|i| {
-                    let frac = i as f64 / 4.0;
-                    let bytes = (c.scale_bytes as f64 * frac) as u64;
-                    view! {
-                        <text class="axis" x=LEFT - 6.0 y=format!("{:.1}", y(frac) + 4.0) text-anchor="end">
-                            {format!("{:.0}", bytes as f64 / (1u64 << 30) as f64)}
-                        </text>
-                    }
-                })
-                .collect_view()
-        })
+    let readout = move || {
+        let idx = hovered.get()?;
+        let m = memory()?;
+        let c = chart::memory_chart(&m);
+        let bar = c.bars.get(idx)?;
+        let parts: Vec<String> = bar
+            .segments
+            .iter()
+            .map(|s| format!("{} {}", tr(term_key(s.term)), format::gib(s.bytes)))
+            .collect();
+        Some(fill(
+            tr(Key::mem_chart_readout),
+            &[
+                ("what", &bar_label(bar, c.bars.len())),
+                ("parts", &parts.join(" · ")),
+                ("total", &format::gib(bar.total)),
+            ],
+        ))
     };
     // The legend names what the bars hold: with RL phases, the reference, critic and engine too.
+    let terms = move || match memory().is_some_and(|m| !m.phases.is_empty()) {
+        true => Term::PHASE.to_vec(),
+        false => Term::ALL.to_vec(),
+    };
     let legend = move || {
-        let terms: Vec<Term> = match memory().is_some_and(|m| !m.phases.is_empty()) {
-            true => Term::PHASE.to_vec(),
-            false => Term::ALL.to_vec(),
-        };
-        terms
+        terms()
             .into_iter()
             .map(|term| {
                 view! {
                     <li>
-                        <span class=format!("swatch {}", term.class())></span>
+                        <span class="swatch" style=format!("background: {}", chart::css(term.rgb()))></span>
                         {move || tr(term_key(term))}
                     </li>
                 }
             })
             .collect_view()
+    };
+    // The chart's text: a row per bar, each term's bytes, the total, and whether it is over.
+    let data = move || {
+        let m = memory()?;
+        let c = chart::memory_chart(&m);
+        let terms = terms();
+        let heads = terms
+            .iter()
+            .map(|t| view! { <th scope="col" class="num">{tr(term_key(*t))}</th> })
+            .collect_view();
+        let n = c.bars.len();
+        let rows = c
+            .bars
+            .iter()
+            .map(|bar| {
+                let cells = terms
+                    .iter()
+                    .map(|term| {
+                        let bytes = bar.segments.iter().find(|s| s.term == *term).map_or(0, |s| s.bytes);
+                        view! { <td class="num">{format::gib(bytes)}</td> }
+                    })
+                    .collect_view();
+                let over = bar.over.then(|| tr(Key::mem_chart_over));
+                view! {
+                    <tr data-testid="memory-bar" class:peak=bar.peak data-total-bytes=bar.total.to_string()>
+                        <th scope="row">{bar_label(bar, n)}</th>
+                        {cells}
+                        <td class="num"><strong>{format::gib(bar.total)}</strong></td>
+                        <td>{over}</td>
+                    </tr>
+                }
+            })
+            .collect_view();
+        let caption = fill(
+            tr(Key::mem_chart_caption),
+            &[("capacity", &format::gib(m.capacity_bytes)), ("usable", &format::gib(m.usable_bytes))],
+        );
+        Some(view! {
+            <table class="breakdown stages" data-testid="memory-chart-data">
+                <caption data-testid="memory-chart-lines">{caption}</caption>
+                <thead><tr><th scope="col">{tr(Key::mem_chart_col)}</th>{heads}<th scope="col" class="num">{tr(Key::mem_total)}</th><th></th></tr></thead>
+                <tbody>{rows}</tbody>
+            </table>
+        })
     };
     let badge = move || {
         memory().map(|m| {
@@ -239,18 +256,142 @@ pub fn MemoryPanel(
     view! {
         <h2>{move || tr(Key::mem_title)}</h2>
         {badge}
-        <figure class="chart" data-testid="memory-chart">
-            <svg viewBox=format!("0 0 {WIDTH} {HEIGHT}") role="img" aria-label=move || tr(Key::mem_title)>
-                <text class="axis" x="4" y="12">"GiB"</text>
-                {axis}
-                {bars}
-                {lines}
-            </svg>
+        <figure class="chart canvas-chart" data-testid="memory-chart">
+            <canvas node_ref=canvas role="img" aria-label=move || tr(Key::mem_title)
+                on:pointermove=on_move on:pointerdown=on_move on:pointerleave=move |_| hovered.set(None)></canvas>
+            <p class="chart-readout muted" data-testid="memory-readout" aria-live="polite">
+                {move || readout().unwrap_or_else(|| tr(Key::chart_hint).to_owned())}
+            </p>
             <ul class="legend">{legend}</ul>
+            <details class="chart-data">
+                <summary>{move || tr(Key::chart_data)}</summary>
+                <div class="table-scroll">{data}</div>
+            </details>
         </figure>
         {host}
         {phases}
         {rollout}
         <div class="table-scroll">{table}</div>
     }
+}
+
+/// A bar's name: its stage, or its RL phase.
+fn bar_name(lang: Lang, label: BarLabel) -> String {
+    match label {
+        BarLabel::Stage(n) => fill(t(lang, Key::mem_stage), &[("n", &n.to_string())]),
+        BarLabel::Phase(phase) => t(lang, phase_key(phase)).to_owned(),
+    }
+}
+
+/// A bar's name under the axis, short: its stage, or its RL phase as the timeline's lanes name it.
+fn axis_name(lang: Lang, label: BarLabel) -> String {
+    let key = match label {
+        BarLabel::Stage(_) => return bar_name(lang, label),
+        BarLabel::Phase("rollout") => Key::tl_lane_rollout,
+        BarLabel::Phase("log_prob") => Key::tl_lane_log_prob,
+        BarLabel::Phase(_) => Key::tl_lane_update,
+    };
+    t(lang, key).to_owned()
+}
+
+/// Draws the chart; returns the plot's box for the pointer.
+fn draw(
+    frame: &Frame,
+    c: &chart::MemoryChart,
+    m: &trainplan_core::report::MemoryReport,
+    lang: Lang,
+) -> Option<PlotBox> {
+    let n = c.bars.len().max(1);
+    // The axis counts GiB; the bars' fractions scale to its top.
+    let top = format::in_gib(c.scale_bytes);
+    let mut plot = ChartBuilder::on(&frame.root)
+        .margin_top(frame.px(16.0))
+        .margin_right(frame.px(6.0))
+        .y_label_area_size(frame.px(36.0))
+        .x_label_area_size(frame.px(36.0))
+        .build_cartesian_2d(-0.5..n as f64 - 0.5, 0.0..top)
+        .ok()?;
+    let label_font = frame.font(LABEL_CSS_PX, MUTED);
+    plot.configure_mesh()
+        .disable_x_mesh()
+        .x_labels(0)
+        .y_labels(5)
+        .y_label_formatter(&|gib| format::tick(*gib))
+        .y_label_style(label_font.clone())
+        .bold_line_style(RGBColor(0xe4, 0xe8, 0xee))
+        .light_line_style(TRANSPARENT)
+        .axis_style(RGBColor(0x9a, 0xa5, 0xb1))
+        .draw()
+        .ok()?;
+    let area = plot.plotting_area();
+    let _ = frame.root.draw(&Text::new("GiB", (frame.px(4.0), frame.px(2.0)), label_font.clone()));
+    let (x_range, _) = area.get_pixel_range();
+    let slot_px = f64::from(x_range.end - x_range.start) / n as f64;
+    // Bars 70 % of their slot, at most 90 CSS pixels wide.
+    let half = (0.35_f64).min(45.0 * frame.scale / slot_px.max(1.0));
+    for (idx, bar) in c.bars.iter().enumerate() {
+        let x = idx as f64;
+        for s in &bar.segments {
+            let (bottom, height) = (s.bottom_frac * top, s.height_frac * top);
+            let (r, g, b) = s.term.rgb();
+            let rect =
+                Rectangle::new([(x - half, bottom), (x + half, bottom + height)], RGBColor(r, g, b).filled());
+            let _ = area.draw(&rect);
+        }
+        let total = format::in_gib(bar.total);
+        if bar.over || bar.peak {
+            let color = if bar.over { RGBColor(0xb4, 0x23, 0x18) } else { RGBColor(0x1b, 0x24, 0x30) };
+            let outline = Rectangle::new(
+                [(x - half, 0.0), (x + half, total)],
+                color.stroke_width(frame.px(1.5) as u32),
+            );
+            let _ = area.draw(&outline);
+        }
+    }
+    // Capacity (dashed, red) above its line, usable (dotted, amber) below its own: never overlapping.
+    let lines = [
+        (c.capacity_frac, m.capacity_bytes, Key::mem_capacity_line, RGBColor(0xb4, 0x23, 0x18), true),
+        (c.usable_frac, m.usable_bytes, Key::mem_usable_line, RGBColor(0x8a, 0x5a, 0x00), false),
+    ];
+    for (frac, bytes, key, color, above) in lines {
+        let y = frac * top;
+        let (dash, gap) = if above { (0.12, 0.06) } else { (0.05, 0.05) };
+        let mut x = -0.5;
+        while x < n as f64 - 0.5 {
+            let end = (x + dash * n as f64 / 4.0).min(n as f64 - 0.5);
+            let _ = area
+                .draw(&PathElement::new(vec![(x, y), (end, y)], color.stroke_width(frame.px(1.5) as u32)));
+            x = end + gap * n as f64 / 4.0;
+        }
+        let (px, py) = area.map_coordinate(&(n as f64 - 0.5, y));
+        let anchor = if above { VPos::Bottom } else { VPos::Top };
+        let style = frame.font(LABEL_CSS_PX, color).pos(Pos::new(HPos::Right, anchor));
+        let text = fill(t(lang, key), &[("bytes", &format::gib(bytes))]);
+        let dy = if above { -frame.px(2.0) } else { frame.px(2.0) };
+        // On a white ground, so that bars behind it do not cross it.
+        let (w, h) = (frame.px(text_width_css(&text, LABEL_CSS_PX)), frame.px(LABEL_CSS_PX + 3.0));
+        let (x1, y0) = (px - frame.px(1.0), if above { py + dy - h } else { py + dy });
+        let ground = RGBAColor(255, 255, 255, 0.85).filled();
+        let _ = frame.root.draw(&Rectangle::new([(x1 - w - frame.px(3.0), y0), (x1, y0 + h)], ground));
+        let _ = frame.root.draw(&Text::new(text, (px - frame.px(2.0), py + dy), style));
+    }
+    // A name under each bar, the peak marked on a second line; as many names as fit side by side
+    // (every k-th when the stages are many).
+    let (_, bottom) = area.map_coordinate(&(0.0, 0.0));
+    let names: Vec<String> = c.bars.iter().map(|bar| axis_name(lang, bar.label)).collect();
+    let widest = names.iter().map(|n| text_width_css(n, LABEL_CSS_PX)).fold(0.0, f64::max);
+    let every = ((widest + 4.0) * frame.scale / slot_px.max(1.0)).ceil().max(1.0) as usize;
+    let ink = RGBColor(0x1b, 0x24, 0x30);
+    for (idx, (bar, name)) in c.bars.iter().zip(names).enumerate() {
+        let (px, _) = area.map_coordinate(&(idx as f64, 0.0));
+        let style = frame.font(LABEL_CSS_PX, ink).pos(Pos::new(HPos::Center, VPos::Top));
+        if idx % every == 0 {
+            let _ = frame.root.draw(&Text::new(name, (px, bottom + frame.px(5.0)), style.clone()));
+        }
+        if bar.peak && 1 < c.bars.len() {
+            let at = (px, bottom + frame.px(6.0 + LABEL_CSS_PX));
+            let _ = frame.root.draw(&Text::new(t(lang, Key::mem_chart_peak), at, style));
+        }
+    }
+    Some(PlotBox::of(frame, area.get_pixel_range()))
 }

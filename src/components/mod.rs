@@ -3,6 +3,8 @@
 
 mod advice_panel;
 pub mod app;
+mod breakdown_chart;
+mod chart_canvas;
 mod compare_panel;
 mod cost_panel;
 mod export_panel;
@@ -16,10 +18,12 @@ mod model_picker;
 mod params_panel;
 mod plan_form;
 pub(crate) use plan_form::method_key;
+mod pareto_chart;
 mod search_panel;
 mod summary_bar;
 mod sweep_panel;
 mod time_panel;
+mod timeline_chart;
 
 use leptos::prelude::*;
 

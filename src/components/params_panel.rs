@@ -243,7 +243,7 @@ pub fn ResultsTop(
                 }
             >
                 <MemoryPanel report=report />
-                <TimePanel report=report />
+                <TimePanel report=report plan=plan />
             </Show>
         </section>
     }

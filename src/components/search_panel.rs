@@ -9,6 +9,7 @@ use trainplan_core::search::SearchResult;
 use trainplan_core::{Plan, Report, rules};
 
 use crate::chart;
+use crate::components::pareto_chart::ParetoChart;
 use crate::components::{use_lang, use_tr};
 use crate::export::{Export, download};
 use crate::form::{FormError, PlanForm};
@@ -18,13 +19,6 @@ use crate::search_run::{self, Hooks, Outcome, Running};
 
 /// Rows of the fastest plans shown.
 const SHOWN: usize = 5;
-/// The scatter chart's size and margins, in SVG units.
-const W: f64 = 600.0;
-const H: f64 = 240.0;
-const LEFT: f64 = 56.0;
-const BOTTOM: f64 = 34.0;
-const TOP_M: f64 = 10.0;
-const RIGHT_M: f64 = 12.0;
 
 /// A finished search: the plan it started from, its result, how long it took in this browser, and
 /// how many workers ran it (0: the page itself).
@@ -149,62 +143,11 @@ pub fn SearchPanel(
             })
             .collect::<Vec<_>>()
     };
-    let chart = move || {
+    let scatter = Signal::derive(move || {
         let f = current()?;
         let usable = report.with(|r| r.as_ref().map(|r| r.memory.usable_bytes))?;
-        let s = chart::scatter(&f.result, usable);
-        let (pw, ph) = (W - LEFT - RIGHT_M, H - TOP_M - BOTTOM);
-        let x = move |frac: f64| LEFT + frac * pw;
-        let y = move |frac: f64| TOP_M + (1.0 - frac) * ph;
-        let line = s
-            .points
-            .iter()
-            .filter(|p| p.front)
-            .map(|p| format!("{:.1},{:.1}", x(p.x_frac), y(p.y_frac)))
-            .collect::<Vec<_>>()
-            .join(" ");
-        let dots = s
-            .points
-            .iter()
-            .map(|p| {
-                let class = match (p.rank == Some(0), p.front) {
-                    (true, _) => "dot best",
-                    (false, true) => "dot front",
-                    (false, false) => "dot",
-                };
-                let title = format!(
-                    "{} · {} tokens/s",
-                    format::gib(p.peak_bytes),
-                    format::count_short(p.tokens_per_second as u64, lang.get())
-                );
-                view! {
-                    <circle class=class cx=format!("{:.1}", x(p.x_frac)) cy=format!("{:.1}", y(p.y_frac)) r="5">
-                        <title>{title}</title>
-                    </circle>
-                }
-            })
-            .collect::<Vec<_>>();
-        let x_end = format::gib(s.max_bytes);
-        let y_end = format::count_short(s.max_tokens_per_second as u64, lang.get());
-        Some(view! {
-            <svg class="scatter" data-testid="search-chart" viewBox=format!("0 0 {W} {H}") role="img"
-                aria-label=tr(Key::search_chart)>
-                <line class="axis" x1=LEFT y1=TOP_M x2=LEFT y2=H - BOTTOM />
-                <line class="axis" x1=LEFT y1=H - BOTTOM x2=W - RIGHT_M y2=H - BOTTOM />
-                <polyline class="front-line" points=line />
-                {dots}
-                <text class="tick" x=LEFT - 4.0 y=TOP_M + 8.0 text-anchor="end">{y_end}</text>
-                <text class="tick" x=LEFT - 4.0 y=H - BOTTOM text-anchor="end">"0"</text>
-                <text class="tick" x=W - RIGHT_M y=H - BOTTOM + 14.0 text-anchor="end">{x_end}</text>
-                <text class="tick" x=LEFT y=H - BOTTOM + 14.0>"0"</text>
-                <text class="label" x=LEFT + pw / 2.0 y=H - 4.0 text-anchor="middle">{tr(Key::search_axis_peak)}</text>
-                <text class="label" x=12.0 y=TOP_M + ph / 2.0 text-anchor="middle"
-                    transform=format!("rotate(-90 12 {:.1})", TOP_M + ph / 2.0)>
-                    {tr(Key::search_axis_speed)}
-                </text>
-            </svg>
-        })
-    };
+        Some(chart::scatter(&f.result, usable))
+    });
     let none_found = move || current().is_some_and(|f| f.result.best.is_empty());
     // Written on the click only, from the search shown.
     let save = move |kind: Export| {
@@ -242,7 +185,7 @@ pub fn SearchPanel(
             <p class="badge bad" data-testid="search-none">{move || tr(Key::search_none)}</p>
         </Show>
         <Show when=move || current().is_some_and(|f| !f.result.best.is_empty())>
-            {chart}
+            <ParetoChart scatter=scatter />
             <p class="legend muted">{move || tr(Key::search_chart_legend)}</p>
             <table class="search-table" data-testid="search-results">
                 <thead>

@@ -28,3 +28,4 @@ mod search;
 mod sweep;
 mod tidy;
 mod time;
+mod timeline;

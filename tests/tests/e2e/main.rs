@@ -11,6 +11,8 @@ mod ux;
 use thirtyfour::prelude::*;
 use trainplan_e2e::{Chromedriver, Page, browser, browser_downloading_to, repo_root, serve_dir};
 
+mod charts;
+
 async fn open(driver: &Chromedriver, width: u32, height: u32) -> WebDriverResult<Page> {
     let dist = std::env::var_os("TRAINPLAN_DIST").map(Into::into).unwrap_or_else(|| repo_root().join("dist"));
     let url = serve_dir(&dist);
@@ -711,7 +713,9 @@ async fn an_rl_plan_charts_its_phases_and_downloads_carry_the_verdict() -> WebDr
     assert_eq!(bars.len(), 3, "rollout, log-prob and update");
     let peaks = page.driver.find_all(By::Css("[data-testid='memory-bar'].peak")).await?;
     assert_eq!(peaks.len(), 1);
-    assert!(peaks[0].text().await?.contains("(peak)"));
+    // The chart's rows are its text alternative, in a closed <details>: read, not rendered.
+    let peak = peaks[0].prop("textContent").await?.unwrap_or_default();
+    assert!(peak.contains("(peak)"), "{peak}");
     // The sequence length plays no part in RL: the field is gone, prompt and response lengths stay.
     assert!(!page.has("seq-len-input").await?);
     assert!(page.has("prompt-len-input").await?);

@@ -1,0 +1,266 @@
+//! What every chart shares: a `<canvas>` whose backing store is its CSS box times the device's
+//! pixel ratio (crisp on any screen), drawn by plotters through plotters-canvas in the next
+//! animation frame after its inputs change (several changes in one frame draw once), and redrawn
+//! when the window is resized or zoomed. Sizes here are CSS pixels; [`Frame::px`] converts.
+
+use std::cell::Cell;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use leptos::html::Canvas;
+use leptos::prelude::*;
+use plotters::prelude::*;
+use plotters::style::{FontFamily, FontStyle};
+use plotters_backend::{BackendColor, BackendCoord, BackendStyle, BackendTextStyle, DrawingErrorKind};
+use plotters_canvas::CanvasBackend;
+
+/// plotters-canvas's error, which it does not name.
+type CanvasError = <CanvasBackend as DrawingBackend>::ErrorType;
+use wasm_bindgen::JsCast;
+
+/// The page's fonts, as the canvas's `font` names them: the same stack as style/main.css, so
+/// Chinese labels find the same CJK face.
+pub const FONT: &str = r#"system-ui, -apple-system, "Segoe UI", "Noto Sans", "Noto Sans CJK SC", "PingFang SC", "Microsoft YaHei", sans-serif"#;
+/// The labels' size, CSS pixels: readable on a phone (at least 11).
+pub const LABEL_CSS_PX: f64 = 12.0;
+/// Muted text and axes (`--muted` in style/main.css).
+pub const MUTED: RGBColor = RGBColor(0x5b, 0x66, 0x75);
+
+/// About how wide `text` is at `size` CSS pixels, without asking the browser to lay it out (which
+/// would cost a layout of the whole page per label): Latin letters and digits some 0.55 em, CJK
+/// characters 1 em.
+pub fn text_width_css(text: &str, size: f64) -> f64 {
+    text.chars().map(|c| if c.is_ascii() { 0.55 } else { 1.0 }).sum::<f64>() * size
+}
+
+/// One frame to draw: the canvas's root area and its scale.
+pub struct Frame {
+    /// The whole canvas, in device pixels.
+    pub root: DrawingArea<Canvas2d, plotters::coord::Shift>,
+    /// Device pixels per CSS pixel.
+    pub scale: f64,
+    /// The canvas's width, CSS pixels.
+    pub width_css: f64,
+}
+
+impl Frame {
+    /// A length in CSS pixels as device pixels.
+    pub fn px(&self, css: f64) -> i32 {
+        (css * self.scale).round() as i32
+    }
+
+    /// The label font at `css` pixels, in `color`.
+    pub fn font(&self, css: f64, color: RGBColor) -> TextStyle<'static> {
+        let mut res = TextStyle::from((FontFamily::Name(FONT), css * self.scale, FontStyle::Normal));
+        res.color = color.to_backend_color();
+        res
+    }
+}
+
+/// Draws on `canvas` whenever what `track` reads changes (and on resize), in the next animation
+/// frame: `height` gives the canvas's CSS height for its CSS width, `draw` the picture. `draw` runs
+/// untracked, so it reads signals with `with_untracked`.
+pub fn draw_on(
+    canvas: NodeRef<Canvas>,
+    track: impl Fn() + 'static,
+    height: impl Fn(f64) -> f64 + 'static,
+    draw: impl Fn(&Frame) + 'static,
+) {
+    let pending = Rc::new(Cell::new(false));
+    // A frame asked for just before the chart went away draws nothing.
+    let alive = Arc::new(AtomicBool::new(true));
+    let live = alive.clone();
+    on_cleanup(move || live.store(false, Ordering::Relaxed));
+    let paint = Rc::new(move || {
+        if !alive.load(Ordering::Relaxed) {
+            return;
+        }
+        let Some(canvas) = canvas.try_get_untracked().flatten() else { return };
+        let canvas: web_sys::HtmlCanvasElement = canvas.unchecked_into();
+        let width_css = f64::from(canvas.client_width());
+        if width_css <= 0.0 {
+            return;
+        }
+        let scale = window().device_pixel_ratio();
+        let scale = if scale.is_finite() && 0.0 < scale { scale.min(4.0) } else { 1.0 };
+        let height_css = height(width_css).clamp(1.0, 4000.0);
+        let _ = web_sys::HtmlElement::style(&canvas).set_property("height", &format!("{height_css}px"));
+        let (w, h) = ((width_css * scale).round() as u32, (height_css * scale).round() as u32);
+        // Setting a size clears the canvas; keeping it, the fill below clears it.
+        if canvas.width() != w {
+            canvas.set_width(w);
+        }
+        if canvas.height() != h {
+            canvas.set_height(h);
+        }
+        let Some(backend) = Canvas2d::new(canvas) else { return };
+        let root = backend.into_drawing_area();
+        let _ = root.fill(&WHITE);
+        draw(&Frame { root, scale, width_css });
+    });
+    let schedule = {
+        let pending = pending.clone();
+        move || {
+            if pending.replace(true) {
+                return;
+            }
+            let (pending, paint) = (pending.clone(), paint.clone());
+            request_animation_frame(move || {
+                pending.set(false);
+                untrack(|| paint());
+            });
+        }
+    };
+    let again = schedule.clone();
+    Effect::new(move |_| {
+        canvas.track();
+        track();
+        schedule();
+    });
+    let resize = window_event_listener(leptos::ev::resize, move |_| again());
+    on_cleanup(move || resize.remove());
+}
+
+/// Where a pointer event falls on its canvas, CSS pixels from the canvas's top left.
+pub fn pointer_at(ev: &web_sys::MouseEvent) -> Option<(f64, f64)> {
+    let target: web_sys::Element = ev.current_target()?.dyn_into().ok()?;
+    let rect = target.get_bounding_client_rect();
+    Some((f64::from(ev.client_x()) - rect.left(), f64::from(ev.client_y()) - rect.top()))
+}
+
+/// The plot's rectangle in CSS pixels: left, top, width, height (from a chart's plotting area), for
+/// the pointer's hit tests.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct PlotBox {
+    /// Left edge.
+    pub left: f64,
+    /// Top edge.
+    pub top: f64,
+    /// Width.
+    pub width: f64,
+    /// Height.
+    pub height: f64,
+}
+
+impl PlotBox {
+    /// The box of a plotting area drawn in `frame`.
+    pub fn of(frame: &Frame, (x, y): (std::ops::Range<i32>, std::ops::Range<i32>)) -> PlotBox {
+        let s = frame.scale;
+        PlotBox {
+            left: f64::from(x.start) / s,
+            top: f64::from(y.start) / s,
+            width: f64::from(x.end - x.start) / s,
+            height: f64::from(y.end - y.start) / s,
+        }
+    }
+}
+
+/// plotters-canvas's backend, but a filled rectangle in the colour of the one before it skips
+/// setting the canvas's fill style (the browser parses a colour string each time): a timeline's
+/// thousands of runs, drawn colour by colour, cost a call each.
+pub struct Canvas2d {
+    inner: CanvasBackend,
+    context: web_sys::CanvasRenderingContext2d,
+    /// The fill style last set, as colour and alpha.
+    fill: Option<((u8, u8, u8), f64)>,
+}
+
+impl Canvas2d {
+    fn new(canvas: web_sys::HtmlCanvasElement) -> Option<Canvas2d> {
+        let context = canvas.get_context("2d").ok()??.dyn_into().ok()?;
+        Some(Canvas2d { inner: CanvasBackend::with_canvas_object(canvas)?, context, fill: None })
+    }
+}
+
+impl DrawingBackend for Canvas2d {
+    type ErrorType = CanvasError;
+
+    fn get_size(&self) -> (u32, u32) {
+        self.inner.get_size()
+    }
+
+    fn ensure_prepared(&mut self) -> Result<(), DrawingErrorKind<CanvasError>> {
+        self.inner.ensure_prepared()
+    }
+
+    fn present(&mut self) -> Result<(), DrawingErrorKind<CanvasError>> {
+        self.inner.present()
+    }
+
+    fn draw_pixel(
+        &mut self,
+        point: BackendCoord,
+        color: BackendColor,
+    ) -> Result<(), DrawingErrorKind<CanvasError>> {
+        self.fill = None;
+        self.inner.draw_pixel(point, color)
+    }
+
+    fn draw_line<S: BackendStyle>(
+        &mut self,
+        from: BackendCoord,
+        to: BackendCoord,
+        style: &S,
+    ) -> Result<(), DrawingErrorKind<CanvasError>> {
+        self.inner.draw_line(from, to, style)
+    }
+
+    fn draw_rect<S: BackendStyle>(
+        &mut self,
+        upper_left: BackendCoord,
+        bottom_right: BackendCoord,
+        style: &S,
+        fill: bool,
+    ) -> Result<(), DrawingErrorKind<CanvasError>> {
+        let color = style.color();
+        let key = (color.rgb, color.alpha);
+        if !fill || color.alpha == 0.0 || self.fill != Some(key) {
+            self.fill = None;
+            self.inner.draw_rect(upper_left, bottom_right, style, fill)?;
+            self.fill = (fill && color.alpha != 0.0).then_some(key);
+            return Ok(());
+        }
+        let (x, y) = (f64::from(upper_left.0), f64::from(upper_left.1));
+        self.context.fill_rect(x, y, f64::from(bottom_right.0) - x, f64::from(bottom_right.1) - y);
+        Ok(())
+    }
+
+    fn draw_path<S: BackendStyle, I: IntoIterator<Item = BackendCoord>>(
+        &mut self,
+        path: I,
+        style: &S,
+    ) -> Result<(), DrawingErrorKind<CanvasError>> {
+        self.inner.draw_path(path, style)
+    }
+
+    fn draw_circle<S: BackendStyle>(
+        &mut self,
+        center: BackendCoord,
+        radius: u32,
+        style: &S,
+        fill: bool,
+    ) -> Result<(), DrawingErrorKind<CanvasError>> {
+        self.fill = None;
+        self.inner.draw_circle(center, radius, style, fill)
+    }
+
+    fn fill_polygon<S: BackendStyle, I: IntoIterator<Item = BackendCoord>>(
+        &mut self,
+        vert: I,
+        style: &S,
+    ) -> Result<(), DrawingErrorKind<CanvasError>> {
+        self.fill = None;
+        self.inner.fill_polygon(vert, style)
+    }
+
+    fn draw_text<S: BackendTextStyle>(
+        &mut self,
+        text: &str,
+        style: &S,
+        pos: BackendCoord,
+    ) -> Result<(), DrawingErrorKind<CanvasError>> {
+        self.fill = None;
+        self.inner.draw_text(text, style, pos)
+    }
+}

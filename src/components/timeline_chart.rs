@@ -1,0 +1,588 @@
+//! The whole step along its time axis (`trainplan_core::step_timeline`), on a canvas drawn by
+//! plotters: with RL a lane each for rollout, log-prob and update, else a lane for the step's parts;
+//! then a lane per pipeline stage with every pass of every micro-batch (forward, backward and
+//! weight passes in their colours, each model chunk a shade; idle time, the bubble, left empty).
+//! Zoom (buttons, Ctrl + wheel, pinch) and pan (drag, horizontal wheel) within the step; "whole
+//! step" resets. The pass or part under the pointer is read out below; the window shown and the
+//! step's parts are text too, for screen readers and tests.
+
+use std::sync::Arc;
+
+use leptos::prelude::*;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+use trainplan_core::schedule::Pass;
+use trainplan_core::time::StepPart;
+use trainplan_core::{Plan, step_timeline};
+
+use crate::chart::{self, LaneLabel, PassStyle, TimelineChart, Window};
+use crate::components::chart_canvas::{Frame, LABEL_CSS_PX, MUTED, PlotBox, draw_on, pointer_at};
+use crate::components::{use_lang, use_tr};
+use crate::form::FormError;
+use crate::format;
+use crate::i18n::{Key, Lang, fill, t};
+
+/// A phase lane's height, CSS pixels.
+const PHASE_LANE_CSS: f64 = 18.0;
+/// The labels' column, CSS pixels.
+const LABELS_CSS: f64 = 84.0;
+/// The time axis below the lanes, CSS pixels.
+const AXIS_CSS: f64 = 24.0;
+/// The gap between the phase lanes and the stages' lanes, and above the lanes.
+const GAP_CSS: f64 = 6.0;
+
+/// A stage lane's height for `n` stages: 16 CSS pixels, less for deep pipelines (at least 3).
+fn rank_lane_css(n: usize) -> f64 {
+    (288.0 / n.max(1) as f64).clamp(3.0, 16.0)
+}
+
+/// Each lane's top and bottom, CSS pixels from the canvas's top.
+fn lane_rows(chart: &TimelineChart) -> Vec<(f64, f64)> {
+    let n_ranks = chart.lanes.iter().filter(|l| matches!(l.label, LaneLabel::Rank(_))).count();
+    let rank_h = rank_lane_css(n_ranks);
+    let mut y = GAP_CSS;
+    let mut res = Vec::with_capacity(chart.lanes.len());
+    let mut after_phases = false;
+    for lane in &chart.lanes {
+        let h = match lane.label {
+            LaneLabel::Rank(_) => {
+                if !after_phases {
+                    y += GAP_CSS;
+                    after_phases = true;
+                }
+                rank_h
+            }
+            _ => PHASE_LANE_CSS,
+        };
+        res.push((y, y + h));
+        y += h;
+    }
+    res
+}
+
+/// The canvas's height for a chart.
+fn height_css(chart: &TimelineChart) -> f64 {
+    lane_rows(chart).last().map_or(0.0, |r| r.1) + AXIS_CSS
+}
+
+/// The words for a lane.
+fn lane_name(lang: Lang, label: LaneLabel) -> String {
+    match label {
+        LaneLabel::Rollout => t(lang, Key::tl_lane_rollout).to_owned(),
+        LaneLabel::LogProb => t(lang, Key::tl_lane_log_prob).to_owned(),
+        LaneLabel::Update => t(lang, Key::tl_lane_update).to_owned(),
+        LaneLabel::Step => t(lang, Key::tl_lane_step).to_owned(),
+        LaneLabel::Rank(n) => fill(t(lang, Key::mem_stage), &[("n", &n.to_string())]),
+    }
+}
+
+/// A lane's key in the text table (`data-lane`).
+fn lane_id(label: LaneLabel) -> &'static str {
+    match label {
+        LaneLabel::Rollout => "rollout",
+        LaneLabel::LogProb => "log_prob",
+        LaneLabel::Update => "update",
+        LaneLabel::Step => "step",
+        LaneLabel::Rank(_) => "stage",
+    }
+}
+
+/// The words for a part of the step.
+fn part_key(part: StepPart) -> Key {
+    match part {
+        StepPart::Rollout => Key::bd_rollout,
+        StepPart::LogProb => Key::bd_log_prob,
+        StepPart::Pipeline => Key::tl_part_pipeline,
+        StepPart::GradientSync => Key::bd_dp,
+        StepPart::Optimizer => Key::bd_optimizer,
+        StepPart::Offload => Key::bd_offload,
+    }
+}
+
+/// A part's key in the text table (`data-part`).
+fn part_id(part: StepPart) -> &'static str {
+    match part {
+        StepPart::Rollout => "rollout",
+        StepPart::LogProb => "log_prob",
+        StepPart::Pipeline => "pipeline",
+        StepPart::GradientSync => "gradient_sync",
+        StepPart::Optimizer => "optimizer",
+        StepPart::Offload => "offload",
+    }
+}
+
+/// The words for a pass.
+fn pass_key(pass: Pass) -> Key {
+    match pass {
+        Pass::F => Key::gantt_forward,
+        Pass::B => Key::gantt_backward,
+        Pass::W => Key::gantt_weight,
+    }
+}
+
+/// Pointers down on the chart (for drag and pinch): each pointer's id and x, and the window and
+/// positions when the gesture began.
+#[derive(Clone, Debug, Default)]
+struct Gesture {
+    pointers: Vec<(i32, f64)>,
+    start: Option<(Window, Vec<(i32, f64)>)>,
+    moved: bool,
+}
+
+/// The timeline chart.
+#[component]
+pub fn StepTimelineChart(
+    /// The plan, whose whole step is simulated for the chart.
+    #[prop(into)]
+    plan: Signal<Result<Plan, FormError>>,
+) -> impl IntoView {
+    let tr = use_tr();
+    let lang = use_lang();
+    // The whole step, simulated once per plan, when the chart is shown.
+    let whole = Memo::new(move |_| {
+        plan.with(|p| p.as_ref().ok().map(|p| Arc::new(chart::timeline_chart(step_timeline(p)))))
+    });
+    // The window shown; `None` is the whole step, whatever its length.
+    let zoom: RwSignal<Option<Window>> = RwSignal::new(None);
+    let window_of = move |c: &TimelineChart| {
+        let all = Window::whole(c.step_seconds);
+        zoom.get().map_or(all, |w| w.inside(all))
+    };
+    let window_untracked = move |c: &TimelineChart| {
+        let all = Window::whole(c.step_seconds);
+        zoom.get_untracked().map_or(all, |w| w.inside(all))
+    };
+    let canvas = NodeRef::<leptos::html::Canvas>::new();
+    let plot: StoredValue<PlotBox> = StoredValue::new(PlotBox::default());
+    let readout: RwSignal<Option<String>> = RwSignal::new(None);
+    let gesture: StoredValue<Gesture> = StoredValue::new(Gesture::default());
+
+    draw_on(
+        canvas,
+        move || {
+            whole.track();
+            zoom.track();
+            lang.track();
+        },
+        move |_| whole.with_untracked(|c| c.as_ref().map_or(60.0, |c| height_css(c))),
+        move |frame| {
+            let Some(c) = whole.get_untracked() else { return };
+            if let Some(drawn) = draw(frame, &c, window_untracked(&c), lang.get_untracked()) {
+                plot.set_value(drawn);
+            }
+        },
+    );
+
+    // What lies under a point: a pass, idle time, or a part of the step.
+    let describe = move |x: f64, y: f64| -> Option<String> {
+        let c = whole.get_untracked()?;
+        let b = plot.get_value();
+        let frac = (x - b.left) / b.width;
+        if !(0.0..=1.0).contains(&frac) {
+            return None;
+        }
+        let at = window_untracked(&c).at(frac);
+        let lane_idx = lane_rows(&c).iter().position(|(top, bottom)| *top <= y && y < *bottom)?;
+        let lane = &c.lanes[lane_idx];
+        let lang = lang.get_untracked();
+        let span = |start: f64, end: f64| {
+            [
+                ("start", format::seconds(start)),
+                ("end", format::seconds(end)),
+                ("duration", format::seconds(end - start)),
+            ]
+        };
+        match lane.label {
+            LaneLabel::Rank(rank) => match chart::event_at(&c, rank, at) {
+                Some(idx) => {
+                    let e = c.timeline.events[idx];
+                    let [s, en, d] = span(e.start_seconds, e.end_seconds);
+                    Some(fill(
+                        t(lang, Key::tl_pass_readout),
+                        &[
+                            ("stage", &rank.to_string()),
+                            ("chunk", &e.chunk.to_string()),
+                            ("mb", &e.microbatch.to_string()),
+                            ("pass", t(lang, pass_key(e.pass))),
+                            (s.0, &s.1),
+                            (en.0, &en.1),
+                            (d.0, &d.1),
+                        ],
+                    ))
+                }
+                None => Some(fill(
+                    t(lang, Key::tl_idle_readout),
+                    &[("stage", &rank.to_string()), ("at", &format::seconds(at))],
+                )),
+            },
+            _ => {
+                let part = chart::part_at(lane, at)?;
+                let [s, en, d] = span(part.start_seconds, part.end_seconds);
+                Some(fill(
+                    t(lang, Key::tl_part_readout),
+                    &[("part", t(lang, part_key(part.part))), (s.0, &s.1), (en.0, &en.1), (d.0, &d.1)],
+                ))
+            }
+        }
+    };
+    let whole_window = move || whole.with_untracked(|c| c.as_ref().map(|c| Window::whole(c.step_seconds)));
+    let zoom_by = move |factor: f64, anchor_frac: f64| {
+        let Some(all) = whole_window() else { return };
+        let current = zoom.get_untracked().map_or(all, |w| w.inside(all));
+        let next = current.zoom(factor, anchor_frac, all);
+        zoom.set((next != all).then_some(next));
+    };
+    let pan_by = move |delta_frac: f64, from: Window| {
+        let Some(all) = whole_window() else { return };
+        let next = from.pan(delta_frac, all);
+        zoom.set((next != all).then_some(next));
+    };
+    let on_down = move |ev: leptos::ev::PointerEvent| {
+        let Some((x, y)) = pointer_at(&ev) else { return };
+        if let Some(target) = ev.current_target() {
+            use wasm_bindgen::JsCast;
+            if let Ok(el) = target.dyn_into::<web_sys::Element>() {
+                let _ = el.set_pointer_capture(ev.pointer_id());
+            }
+        }
+        let current = whole.with_untracked(|c| c.as_ref().map(|c| window_untracked(c)));
+        gesture.update_value(|g| {
+            g.pointers.retain(|p| p.0 != ev.pointer_id());
+            g.pointers.push((ev.pointer_id(), x));
+            g.start = current.map(|w| (w, g.pointers.clone()));
+            g.moved = false;
+        });
+        readout.set(describe(x, y));
+    };
+    let on_move = move |ev: leptos::ev::PointerEvent| {
+        let Some((x, y)) = pointer_at(&ev) else { return };
+        let mut g = gesture.get_value();
+        let Some(p) = g.pointers.iter_mut().find(|p| p.0 == ev.pointer_id()) else {
+            readout.set(describe(x, y));
+            return;
+        };
+        p.1 = x;
+        let width = plot.get_value().width.max(1.0);
+        if let Some((from, at_start)) = g.start.clone() {
+            match (g.pointers.as_slice(), at_start.as_slice()) {
+                // Two fingers: the window scales by how far apart they moved, about their middle.
+                ([a, b], [a0, b0]) => {
+                    let (now, then) = ((a.1 - b.1).abs(), (a0.1 - b0.1).abs());
+                    if 8.0 < now && 8.0 < then {
+                        let left = plot.get_value().left;
+                        let mid = ((a0.1 + b0.1) / 2.0 - left) / width;
+                        let all = whole_window();
+                        if let Some(all) = all {
+                            let next = from.zoom(then / now, mid, all);
+                            zoom.set((next != all).then_some(next));
+                        }
+                        g.moved = true;
+                    }
+                }
+                // One: the step moves with it.
+                ([a], [a0]) => {
+                    let dx = a.1 - a0.1;
+                    if g.moved || 3.0 < dx.abs() {
+                        g.moved = true;
+                        pan_by(-dx / width, from);
+                    }
+                }
+                _ => {}
+            }
+        }
+        if !g.moved {
+            readout.set(describe(x, y));
+        }
+        gesture.set_value(g);
+    };
+    let on_up = move |ev: leptos::ev::PointerEvent| {
+        let current = whole.with_untracked(|c| c.as_ref().map(|c| window_untracked(c)));
+        gesture.update_value(|g| {
+            g.pointers.retain(|p| p.0 != ev.pointer_id());
+            g.start = current.map(|w| (w, g.pointers.clone()));
+        });
+    };
+    // Ctrl + wheel (a trackpad's pinch) zooms about the pointer; a sideways wheel pans; a plain
+    // wheel scrolls the page as everywhere else.
+    let on_wheel = move |ev: leptos::ev::WheelEvent| {
+        let Some((x, _)) = pointer_at(&ev) else { return };
+        let b = plot.get_value();
+        let (dx, dy) = (ev.delta_x(), ev.delta_y());
+        if ev.ctrl_key() || ev.meta_key() {
+            ev.prevent_default();
+            zoom_by((dy * 0.002).exp(), (x - b.left) / b.width.max(1.0));
+        } else if dy.abs() < dx.abs() {
+            ev.prevent_default();
+            if let Some(from) = whole.with_untracked(|c| c.as_ref().map(|c| window_untracked(c))) {
+                pan_by(dx / b.width.max(1.0), from);
+            }
+        }
+    };
+
+    let title_window = move || {
+        whole.with(|c| {
+            let c = c.as_ref()?;
+            let w = window_of(c);
+            Some((w, c.step_seconds))
+        })
+    };
+    let window_text = move || {
+        title_window().map(|(w, step)| {
+            fill(
+                tr(Key::tl_window),
+                &[
+                    ("start", &format::seconds(w.start_seconds)),
+                    ("end", &format::seconds(w.end_seconds)),
+                    ("step", &format::seconds(step)),
+                ],
+            )
+        })
+    };
+    let legend = move || {
+        whole.with(|c| {
+            let c = c.as_ref()?;
+            let passes: Vec<Pass> = [Pass::F, Pass::B, Pass::W]
+                .into_iter()
+                .filter(|p| c.timeline.events.iter().any(|e| e.pass == *p))
+                .collect();
+            let items = passes
+                .into_iter()
+                .map(|pass| {
+                    let rgb = PassStyle { pass, chunk: 0 }.rgb();
+                    view! { <li><span class="swatch" style=format!("background: {}", chart::css(rgb))></span>{tr(pass_key(pass))}</li> }
+                })
+                .collect_view();
+            let parts = c
+                .timeline
+                .parts
+                .iter()
+                .map(|p| {
+                    let rgb = chart::part_rgb(p.part);
+                    view! { <li><span class="swatch" style=format!("background: {}", chart::css(rgb))></span>{tr(part_key(p.part))}</li> }
+                })
+                .collect_view();
+            let chunks = (1 < c.timeline.n_chunks).then(|| view! { <li>{tr(Key::tl_chunks)}</li> });
+            Some(view! { {items} {chunks} {parts} })
+        })
+    };
+    let notes = move || {
+        whole.with(|c| {
+            let c = c.as_ref()?;
+            let tl = &c.timeline;
+            let deep = (chart::MAX_RANK_LANES < tl.n_ranks)
+                .then(|| fill(tr(Key::tl_too_deep), &[("n", &tl.n_ranks.to_string())]));
+            let partial = (tl.microbatches_drawn < tl.n_microbatches).then(|| {
+                fill(
+                    tr(Key::tl_partial),
+                    &[
+                        ("shown", &format::count(tl.microbatches_drawn.into())),
+                        ("total", &format::count(tl.n_microbatches.into())),
+                    ],
+                )
+            });
+            let text = [deep, partial].into_iter().flatten().collect::<Vec<_>>().join(" ");
+            (!text.is_empty()).then(|| view! { <p class="note" data-testid="timeline-note">{text}</p> })
+        })
+    };
+    // The step's parts as a table, lane by lane, and what the stages' lanes hold.
+    let table = move || {
+        whole.with(|c| {
+            let c = c.as_ref()?;
+            let lang = lang.get();
+            let rows = c
+                .lanes
+                .iter()
+                .filter(|l| !matches!(l.label, LaneLabel::Rank(_)))
+                .flat_map(|lane| lane.parts.iter().map(move |p| (lane.label, *p)))
+                .map(|(label, p)| {
+                    view! {
+                        <tr data-lane=lane_id(label) data-part=part_id(p.part)
+                            data-start-seconds=p.start_seconds.to_string() data-end-seconds=p.end_seconds.to_string()>
+                            <th scope="row">{lane_name(lang, label)}</th>
+                            <td>{t(lang, part_key(p.part))}</td>
+                            <td class="num">{format::seconds(p.start_seconds)}</td>
+                            <td class="num">{format::seconds(p.end_seconds)}</td>
+                            <td class="num">{format::seconds(p.end_seconds - p.start_seconds)}</td>
+                        </tr>
+                    }
+                })
+                .collect_view();
+            let tl = &c.timeline;
+            let passes = fill(
+                t(lang, Key::tl_passes),
+                &[
+                    ("last", &tl.n_ranks.saturating_sub(1).to_string()),
+                    ("passes", &format::count(tl.events.len() as u64)),
+                    ("mbs", &format::count(tl.n_microbatches.into())),
+                ],
+            );
+            Some(view! {
+                <table class="breakdown" data-testid="timeline-lanes">
+                    <thead>
+                        <tr>
+                            <th scope="col">{t(lang, Key::tl_col_lane)}</th>
+                            <th scope="col">{t(lang, Key::tl_col_part)}</th>
+                            <th scope="col" class="num">{t(lang, Key::tl_col_start)}</th>
+                            <th scope="col" class="num">{t(lang, Key::tl_col_end)}</th>
+                            <th scope="col" class="num">{t(lang, Key::tl_col_duration)}</th>
+                        </tr>
+                    </thead>
+                    <tbody>{rows}</tbody>
+                </table>
+                <p data-testid="timeline-passes" data-passes=tl.events.len().to_string()>{passes}</p>
+            })
+        })
+    };
+
+    view! {
+        <figure class="chart canvas-chart timeline" data-testid="gantt">
+            <div class="timeline-bar">
+                <p class="muted" data-testid="timeline-window" aria-live="polite"
+                    data-start-seconds=move || title_window().map(|(w, _)| w.start_seconds.to_string())
+                    data-end-seconds=move || title_window().map(|(w, _)| w.end_seconds.to_string())
+                    data-step-seconds=move || title_window().map(|(_, s)| s.to_string())>
+                    {window_text}
+                </p>
+                <div class="timeline-buttons">
+                    <button class="secondary" data-testid="timeline-zoom-out" aria-label=move || tr(Key::tl_zoom_out)
+                        title=move || tr(Key::tl_zoom_out) disabled=move || zoom.get().is_none()
+                        on:click=move |_| zoom_by(2.0, 0.5)>"−"</button>
+                    <button class="secondary" data-testid="timeline-zoom-in" aria-label=move || tr(Key::tl_zoom_in)
+                        title=move || tr(Key::tl_zoom_in) on:click=move |_| zoom_by(0.25, 0.5)>"+"</button>
+                    <button class="secondary" data-testid="timeline-whole" disabled=move || zoom.get().is_none()
+                        on:click=move |_| zoom.set(None)>{move || tr(Key::tl_whole)}</button>
+                </div>
+            </div>
+            <canvas node_ref=canvas role="img" aria-label=move || tr(Key::gantt_title)
+                on:pointerdown=on_down on:pointermove=on_move on:pointerup=on_up on:pointercancel=on_up
+                on:pointerleave=move |_| {
+                    if gesture.with_value(|g| g.pointers.is_empty()) {
+                        readout.set(None)
+                    }
+                }
+                on:wheel=on_wheel></canvas>
+            <p class="chart-readout muted" data-testid="gantt-hover" aria-live="polite">
+                {move || readout.get().unwrap_or_else(|| tr(Key::tl_hint).to_owned())}
+            </p>
+            <ul class="legend">{legend}</ul>
+            {notes}
+            <details class="chart-data">
+                <summary>{move || tr(Key::chart_data)}</summary>
+                <div class="table-scroll">{table}</div>
+            </details>
+        </figure>
+    }
+}
+
+/// Draws the lanes in `window`; returns the plot's box.
+fn draw(frame: &Frame, c: &TimelineChart, window: Window, lang: Lang) -> Option<PlotBox> {
+    let rows = lane_rows(c);
+    let lanes_bottom_css = rows.last().map_or(0.0, |r| r.1);
+    let (ticks, tick_step) = chart::time_ticks(window, frame.width_css - LABELS_CSS - 10.0);
+    let plot = ChartBuilder::on(&frame.root)
+        .margin_right(frame.px(10.0))
+        .x_label_area_size(frame.px(AXIS_CSS))
+        .y_label_area_size(frame.px(LABELS_CSS))
+        .build_cartesian_2d(window.start_seconds..window.end_seconds, 0.0..lanes_bottom_css)
+        .ok()?;
+    let area = plot.plotting_area().clone();
+    let pixels = area.strip_coord_spec();
+    let (x_range, y_range) = area.get_pixel_range();
+    let width_px = (x_range.end - x_range.start).max(1) as u32;
+    // The plot starts at the canvas's top: a lane's CSS offset is its offset in the plot.
+    let y_px = |css: f64| frame.px(css) - y_range.start;
+    // Lane backgrounds (faint: the empty stretches are idle time).
+    for (lane, (top, bottom)) in c.lanes.iter().zip(&rows) {
+        let pad = if matches!(lane.label, LaneLabel::Rank(_)) && 6.0 <= bottom - top { 1.0 } else { 0.0 };
+        let (y0, y1) = (y_px(top + pad), y_px(bottom - pad));
+        let (r, g, b) = chart::LANE_RGB;
+        let _ = pixels
+            .draw(&Rectangle::new([(0, y0), (width_px as i32, y1.max(y0 + 1))], RGBColor(r, g, b).filled()));
+    }
+    // The time axis: a grid line and a label per tick, the axis line below the lanes.
+    let grid = RGBColor(0xd9, 0xde, 0xe5);
+    let label = frame.font(LABEL_CSS_PX, MUTED).pos(Pos::new(HPos::Center, VPos::Top));
+    for tick in ticks {
+        let (x, _) = area.map_coordinate(&(tick, 0.0));
+        let x = x - x_range.start;
+        let _ = pixels.draw(&PathElement::new(vec![(x, 0), (x, y_range.end - y_range.start)], grid));
+        let at = (x + x_range.start, y_range.end + frame.px(4.0));
+        let _ = frame.root.draw(&Text::new(format::seconds_tick(tick, tick_step), at, label.clone()));
+    }
+    let axis = RGBColor(0x9a, 0xa5, 0xb1);
+    let _ = frame
+        .root
+        .draw(&PathElement::new(vec![(x_range.start, y_range.end), (x_range.end, y_range.end)], axis));
+    let scale = f64::from(width_px) / window.span_seconds();
+    let x_px = |seconds: f64| {
+        (((seconds - window.start_seconds) * scale).clamp(0.0, f64::from(width_px))).round() as i32
+    };
+    // The phase lanes: each part where it runs.
+    for (lane, (top, bottom)) in c.lanes.iter().zip(&rows) {
+        for part in &lane.parts {
+            let (x0, x1) = (x_px(part.start_seconds), x_px(part.end_seconds));
+            if x1 <= x0 {
+                continue;
+            }
+            let (r, g, b) = chart::part_rgb(part.part);
+            let _ = pixels.draw(&Rectangle::new(
+                [(x0, y_px(*top + 2.0)), (x1, y_px(*bottom - 2.0))],
+                RGBColor(r, g, b).filled(),
+            ));
+        }
+    }
+    // The stages' lanes: a run of columns per colour.
+    let rank_row = |rank: u32| c.lanes.iter().position(|l| l.label == LaneLabel::Rank(rank)).map(|i| rows[i]);
+    // Colour by colour: the backend then sets each colour once.
+    let mut runs = chart::pass_runs(c, window, width_px);
+    runs.sort_unstable_by_key(|r| r.rgb);
+    let mut labels = Vec::new();
+    for run in &runs {
+        let Some((top, bottom)) = rank_row(run.rank) else { continue };
+        let pad = if 6.0 <= bottom - top { 1.0 } else { 0.0 };
+        let (y0, y1) = (y_px(top + pad), y_px(bottom - pad).max(y_px(top + pad) + 1));
+        let (r, g, b) = run.rgb;
+        // A pass of its own columns, wide enough, ends a pixel early: neighbours stay apart.
+        let (x0, x1) = (run.x0 as i32, run.x1 as i32);
+        let x1 = if run.event.is_some() && 4 <= x1 - x0 { x1 - frame.px(1.0).max(1) } else { x1 };
+        let _ = pixels.draw(&Rectangle::new([(x0, y0), (x1, y1)], RGBColor(r, g, b).filled()));
+        // A pass wide and tall enough carries its micro-batch's number.
+        let fits = 11.0 <= bottom - top && 22.0 * frame.scale <= f64::from(x1 - x0) && labels.len() < 400;
+        if let Some(idx) = run.event.filter(|_| fits) {
+            labels.push((c.timeline.events[idx].microbatch, (x0 + x1) / 2, (y0 + y1) / 2));
+        }
+    }
+    let white = frame.font(11.0, WHITE).pos(Pos::new(HPos::Center, VPos::Center));
+    for (microbatch, x, y) in labels {
+        let _ = pixels.draw(&Text::new(microbatch.to_string(), (x, y), white.clone()));
+    }
+    // Where the passes were not all drawn, the rest of the pipeline as one block per stage.
+    let tl = &c.timeline;
+    if tl.microbatches_drawn < tl.n_microbatches {
+        let drawn_end = tl.events.iter().map(|e| e.end_seconds).fold(0.0, f64::max);
+        let pipeline_end =
+            tl.parts.iter().find(|p| p.part == StepPart::Pipeline).map_or(drawn_end, |p| p.end_seconds);
+        let (x0, x1) = (x_px(drawn_end.max(window.start_seconds)), x_px(pipeline_end));
+        for rank in 0..tl.n_ranks {
+            if let (Some((top, bottom)), true) = (rank_row(rank), x0 < x1) {
+                let style = RGBColor(0xb8, 0xc7, 0xdd).filled();
+                let _ =
+                    pixels.draw(&Rectangle::new([(x0, y_px(top + 1.0)), (x1, y_px(bottom - 1.0))], style));
+            }
+        }
+    }
+    // The lanes' names, as many as fit (every k-th stage when lanes are thin).
+    let ink = RGBColor(0x1b, 0x24, 0x30);
+    let every_rank = (13.0 / rank_lane_css(tl.n_ranks as usize)).ceil().max(1.0) as u32;
+    for (lane, (top, bottom)) in c.lanes.iter().zip(&rows) {
+        if let LaneLabel::Rank(r) = lane.label
+            && r % every_rank != 0
+        {
+            continue;
+        }
+        let style = frame.font(LABEL_CSS_PX, ink).pos(Pos::new(HPos::Right, VPos::Center));
+        let at = (x_range.start - frame.px(6.0), frame.px((top + bottom) / 2.0));
+        let _ = frame.root.draw(&Text::new(lane_name(lang, lane.label), at, style));
+    }
+    Some(PlotBox::of(frame, (x_range, y_range)))
+}

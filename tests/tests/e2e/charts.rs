@@ -1,0 +1,261 @@
+//! The charts, drawn on canvases: each read through its text alternative (the figures as a table,
+//! the window shown), which must say what the report says; the canvases sized by the device's
+//! pixel ratio; the timeline's zoom, pan and readout; screenshots at desktop and phone widths, in
+//! English and Chinese.
+
+use thirtyfour::prelude::*;
+use trainplan_e2e::{Chromedriver, Page};
+
+use super::open;
+
+/// The text of every element matching `css`, rendered or not (the tables sit in closed `<details>`).
+async fn texts(page: &Page, css: &str) -> WebDriverResult<Vec<String>> {
+    let script = "return [...document.querySelectorAll(arguments[0])].map(e => e.textContent.trim());";
+    let got = page.driver.execute(script, vec![serde_json::json!(css)]).await?;
+    Ok(got.json().as_array().into_iter().flatten().filter_map(|v| v.as_str().map(str::to_owned)).collect())
+}
+
+/// An attribute of a test id, as a number.
+async fn number(page: &Page, testid: &str, attr: &str) -> WebDriverResult<f64> {
+    let value = page.el(testid).await?.attr(attr).await?;
+    Ok(value.and_then(|v| v.parse().ok()).unwrap_or(f64::NAN))
+}
+
+/// Each canvas's backing store against its CSS box: `[width, height, css width, css height, ratio]`.
+async fn canvas_sizes(page: &Page) -> WebDriverResult<Vec<Vec<f64>>> {
+    let script = "return [...document.querySelectorAll('.canvas-chart canvas')]
+        .map(c => [c.width, c.height, c.clientWidth, c.clientHeight, window.devicePixelRatio]);";
+    let got = page.driver.execute(script, vec![]).await?;
+    let rows = got.json().as_array().cloned().unwrap_or_default();
+    Ok(rows.iter().map(|r| r.as_array().into_iter().flatten().filter_map(|v| v.as_f64()).collect()).collect())
+}
+
+/// Every canvas on the page is its CSS box times the device's pixel ratio (crisp), and drawn.
+#[track_caller]
+fn assert_crisp(sizes: &[Vec<f64>], ratio: f64) {
+    assert!(!sizes.is_empty());
+    for s in sizes {
+        let [w, h, cw, ch, r] = s[..] else { panic!("{s:?}") };
+        assert_eq!(r, ratio, "{s:?}");
+        assert!(0.0 < cw && 0.0 < ch, "{s:?}");
+        assert!((w - (cw * r).round()).abs() <= 1.0 && (h - (ch * r).round()).abs() <= 1.0, "{s:?}");
+    }
+}
+
+/// Emulates a phone: 390 × 844 CSS pixels at three device pixels each.
+async fn phone(page: &Page) -> WebDriverResult<()> {
+    let metrics = serde_json::json!({ "width": 390, "height": 844, "deviceScaleFactor": 3, "mobile": true });
+    page.driver.cdp().send_raw("Emulation.setDeviceMetricsOverride", metrics).await?;
+    // The charts redraw on the resize it causes.
+    tokio::time::sleep(std::time::Duration::from_millis(400)).await;
+    Ok(())
+}
+
+/// A Megatron plan with 4 pipeline stages: the memory chart's table has a row per stage whose
+/// total is the stage table's (the report's bytes), the peak row's total is the verdict's peak,
+/// and its caption the device's usable memory as the verdict says it. The pointer over a bar
+/// reads it out.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_memory_chart_reads_as_the_report() -> WebDriverResult<()> {
+    let chromedriver = Chromedriver::start();
+    let page = open(&chromedriver, 1280, 1000).await?;
+    page.wait_text("params-total", |t| !t.is_empty()).await?;
+    page.choose("framework-select", "megatron").await?;
+    page.choose("method-select", "pretrain").await?;
+    page.type_into("nodes-input", "2").await?;
+    page.type_into("tp-input", "4").await?;
+    page.type_into("pp-input", "4").await?;
+    page.wait_text("n-devices", |t| t == "16").await?;
+    let mut rows = Vec::new();
+    for _ in 0..100 {
+        rows = texts(&page, "[data-testid='memory-chart-data'] tbody tr td:nth-last-child(2)").await?;
+        if rows.len() == 4 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let stages = texts(&page, "[data-testid='memory-stages'] tbody tr td:last-child").await?;
+    assert_eq!(rows.len(), 4, "{rows:?}");
+    assert_eq!(rows, stages);
+    let peak = texts(&page, "[data-testid='memory-bar'].peak td:nth-last-child(2)").await?;
+    let verdict = page.text("memory-fits").await?;
+    // The verdict's figures, in its order: the peak, then the usable memory.
+    let words: Vec<&str> = verdict.split([' ', ',']).collect();
+    let gib: Vec<String> =
+        words.windows(2).filter(|w| w[1] == "GiB").map(|w| format!("{} GiB", w[0])).collect();
+    assert_eq!(gib.len(), 2, "{verdict}");
+    assert_eq!(peak, [gib[0].clone()], "{verdict}");
+    let caption = texts(&page, "[data-testid='memory-chart-lines']").await?.concat();
+    assert!(caption.ends_with(&format!("usable {}", gib[1])), "{caption} vs {verdict}");
+    assert_crisp(&canvas_sizes(&page).await?, 1.0);
+    // The pointer over the chart's middle: a bar read out, with the total its table row gives.
+    let canvas = page.el("memory-chart").await?.query(By::Css("canvas")).first().await?;
+    page.driver.action_chain().move_to_element_center(&canvas).perform().await?;
+    let readout = page.wait_text("memory-readout", |t| t.starts_with("Stage ")).await?;
+    let stage: usize = readout["Stage ".len()..].split(':').next().and_then(|n| n.parse().ok()).unwrap_or(99);
+    assert!(
+        readout.ends_with(&format!("; total {}", rows[stage.min(3)])) && stage < 4,
+        "{readout} vs {rows:?}"
+    );
+    page.scroll_to("memory-chart").await?;
+    page.screenshot("en-chart-memory").await?;
+    page.scroll_to("breakdown-chart").await?;
+    page.screenshot("en-chart-breakdown").await?;
+    page.el("lang-switch").await?.click().await?;
+    page.wait_text("memory-readout", |t| t.contains("悬停") || t.starts_with("阶段")).await?;
+    page.screenshot("zh-chart-memory").await?;
+    phone(&page).await?;
+    assert_crisp(&canvas_sizes(&page).await?, 3.0);
+    page.scroll_to("memory-chart").await?;
+    page.screenshot("zh-phone-chart-memory").await?;
+    page.scroll_to("breakdown-chart").await?;
+    page.screenshot("zh-phone-chart-breakdown").await?;
+    page.driver.quit().await
+}
+
+/// Llama 3.1 405B on 1,024 H100 (TP 8, PP 16, VPP 4, 1,024 sequences: 128 micro-batches): zoomed out
+/// the timeline shows the whole step, from 0 to the step time the speed panel shows, with all
+/// 16 · 4 · 128 · 2 = 16,384 passes (Megatron's interleaved 1F1B: a forward and a backward of every
+/// micro-batch on every chunk of every stage); zooming in narrows the window, a drag moves it, the
+/// pointer reads a pass out, and "whole step" comes back to the whole.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_timeline_spans_the_whole_step_and_zooms() -> WebDriverResult<()> {
+    let chromedriver = Chromedriver::start();
+    let page = open(&chromedriver, 1280, 1100).await?;
+    page.wait_text("params-total", |t| !t.is_empty()).await?;
+    page.choose("framework-select", "megatron").await?;
+    page.choose("method-select", "pretrain").await?;
+    page.choose("model-select", "llama-3.1-405b").await?;
+    page.wait_text("params-total", |t| t.starts_with("405,")).await?;
+    for (testid, value) in [
+        ("nodes-input", "128"),
+        ("tp-input", "8"),
+        ("pp-input", "16"),
+        ("vpp-input", "4"),
+        ("seq-len-input", "8192"),
+        ("global-batch-input", "1024"),
+    ] {
+        page.type_into(testid, value).await?;
+    }
+    page.wait_text("n-devices", |t| t == "1,024").await?;
+    page.wait_text("gantt-title", |t| t.contains("interleaved")).await?;
+    let step = page.text("step-time").await?;
+    let shown = page.wait_text("timeline-window", |t| t.ends_with(&format!("of a {step} step"))).await?;
+    assert_eq!(shown, format!("Shown: 0 s – {step} of a {step} step"));
+    let (start, end, whole) = (
+        number(&page, "timeline-window", "data-start-seconds").await?,
+        number(&page, "timeline-window", "data-end-seconds").await?,
+        number(&page, "timeline-window", "data-step-seconds").await?,
+    );
+    assert_eq!((start, end), (0.0, whole));
+    assert_eq!(number(&page, "timeline-passes", "data-passes").await?, 16_384.0);
+    // The step's parts: the pipeline from 0, then the gradients' sync and the optimizer, to the end.
+    let lanes = texts(&page, "[data-testid='timeline-lanes'] tbody tr td:first-of-type").await?;
+    assert_eq!(lanes, ["Forward and backward passes", "DP gradient sync", "Optimizer step"]);
+    assert_crisp(&canvas_sizes(&page).await?, 1.0);
+    page.scroll_to("gantt-title").await?;
+    page.screenshot("en-timeline-whole").await?;
+
+    // Zoom in twice about the middle: a sixteenth of the step, centred.
+    page.el("timeline-zoom-in").await?.click().await?;
+    page.el("timeline-zoom-in").await?.click().await?;
+    page.wait_text("timeline-window", |t| !t.starts_with("Shown: 0 s")).await?;
+    let (start, end) = (
+        number(&page, "timeline-window", "data-start-seconds").await?,
+        number(&page, "timeline-window", "data-end-seconds").await?,
+    );
+    assert!(((end - start) - whole / 16.0).abs() < 1e-9 * whole, "{start}–{end} of {whole}");
+    assert!(((start + end) / 2.0 - whole / 2.0).abs() < 1e-9 * whole);
+    // The pointer on a stage's lane in the steady state reads a pass out.
+    let canvas = page.el("gantt").await?.query(By::Css("canvas")).first().await?;
+    page.driver.action_chain().move_to_element_center(&canvas).perform().await?;
+    let readout = page.wait_text("gantt-hover", |t| t.starts_with("Stage ")).await?;
+    assert!(readout.contains("micro-batch") || readout.contains("idle"), "{readout}");
+    page.screenshot("en-timeline-zoomed").await?;
+    // A drag to the left moves the window later in the step.
+    page.driver
+        .action_chain()
+        .move_to_element_center(&canvas)
+        .click_and_hold()
+        .move_by_offset(-200, 0)
+        .release()
+        .perform()
+        .await?;
+    let moved = number(&page, "timeline-window", "data-start-seconds").await?;
+    assert!(start < moved, "{start} → {moved}");
+    page.el("timeline-whole").await?.click().await?;
+    page.wait_text("timeline-window", |t| t.starts_with("Shown: 0 s")).await?;
+    assert_eq!(number(&page, "timeline-window", "data-end-seconds").await?, whole);
+
+    page.el("lang-switch").await?.click().await?;
+    page.wait_text("timeline-window", |t| t.starts_with("当前显示")).await?;
+    page.scroll_to("gantt-title").await?;
+    page.screenshot("zh-timeline-whole").await?;
+    phone(&page).await?;
+    assert_crisp(&canvas_sizes(&page).await?, 3.0);
+    page.scroll_to("gantt-title").await?;
+    page.screenshot("zh-phone-timeline-whole").await?;
+    page.el("timeline-zoom-in").await?.click().await?;
+    page.el("timeline-zoom-in").await?.click().await?;
+    page.el("timeline-zoom-in").await?.click().await?;
+    page.wait_text("timeline-window", |t| !t.starts_with("当前显示 0 s")).await?;
+    page.scroll_to("gantt-title").await?;
+    page.screenshot("zh-phone-timeline-zoomed").await?;
+    page.el("lang-switch").await?.click().await?;
+    page.wait_text("timeline-window", |t| t.starts_with("Shown")).await?;
+    page.scroll_to("gantt-title").await?;
+    page.screenshot("en-phone-timeline-zoomed").await?;
+    page.el("timeline-whole").await?.click().await?;
+    page.wait_text("timeline-window", |t| t.starts_with("Shown: 0 s")).await?;
+    page.screenshot("en-phone-timeline-whole").await?;
+    page.driver.quit().await
+}
+
+/// GRPO on VeRL: the timeline's first lanes are rollout, log-prob and update, one after the other
+/// from 0, the update ending at the step time.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_rl_plan_shows_rollout_log_prob_and_update_lanes() -> WebDriverResult<()> {
+    let chromedriver = Chromedriver::start();
+    let page = open(&chromedriver, 1280, 1100).await?;
+    page.wait_text("params-total", |t| !t.is_empty()).await?;
+    page.choose("framework-select", "verl").await?;
+    page.choose("method-select", "grpo").await?;
+    page.wait_text("memory-phases", |t| !t.is_empty()).await?;
+    let script = "return [...document.querySelectorAll(\"[data-testid='timeline-lanes'] tbody tr\")]
+        .map(r => [r.dataset.lane, r.dataset.part, +r.dataset.startSeconds, +r.dataset.endSeconds]);";
+    let mut rows = Vec::new();
+    for _ in 0..100 {
+        rows = page.driver.execute(script, vec![]).await?.json().as_array().cloned().unwrap_or_default();
+        if rows.first().and_then(|r| r[0].as_str()) == Some("rollout") {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let lanes: Vec<&str> = rows.iter().filter_map(|r| r[0].as_str()).collect();
+    assert_eq!(&lanes[..3], ["rollout", "log_prob", "update"], "{rows:?}");
+    assert!(lanes[3..].iter().all(|l| *l == "update"), "{rows:?}");
+    assert_eq!(rows[2][1].as_str(), Some("pipeline"));
+    let at = |i: usize, j: usize| rows[i][j].as_f64().unwrap_or(f64::NAN);
+    assert_eq!(at(0, 2), 0.0);
+    assert_eq!(at(0, 3), at(1, 2));
+    assert_eq!(at(1, 3), at(2, 2));
+    let whole = number(&page, "timeline-window", "data-step-seconds").await?;
+    assert!((at(rows.len() - 1, 3) - whole).abs() <= 1e-9 * whole);
+    // The step the speed panel shows is the timeline's.
+    let step = page.text("step-time").await?;
+    assert!(page.text("timeline-window").await?.ends_with(&format!("of a {step} step")));
+    page.scroll_to("gantt-title").await?;
+    page.screenshot("en-timeline-rl").await?;
+    page.el("lang-switch").await?.click().await?;
+    page.wait_text("timeline-window", |t| t.starts_with("当前显示")).await?;
+    page.scroll_to("gantt-title").await?;
+    page.screenshot("zh-timeline-rl").await?;
+    phone(&page).await?;
+    page.scroll_to("gantt-title").await?;
+    page.screenshot("zh-phone-timeline-rl").await?;
+    page.el("lang-switch").await?.click().await?;
+    page.wait_text("timeline-window", |t| t.starts_with("Shown")).await?;
+    page.scroll_to("memory-chart").await?;
+    page.screenshot("en-phone-chart-memory-rl").await?;
+    page.driver.quit().await
+}
