@@ -510,6 +510,7 @@ texts! {
     advice_why_lora_all_targets => "Adapters on every linear layer (attention and MLP) come closer to full fine-tuning quality than q/v alone, for a small cost in memory and time shown here.", "在所有线性层（注意力和 MLP）上加适配器，效果比只加 q/v 更接近全参微调，显存和时间代价很小，如上所示。";
     advice_why_label => "Why", "为什么";
     cost_title => "Time and cost to train", "训练时间与成本";
+    cost_default_budget => "Fine-tuning on the default budget of 1T tokens: enter your dataset's tokens and epochs for the time and cost of this run.", "微调方案仍在使用默认的 1T token 预算：请填写数据集的 token 数和轮数，才能得到本次训练的时间与成本。";
     cost_hint => "The token budget below at this plan's step time. Energy counts the devices alone at full board power (TDP) × PUE: no hosts, network or storage.", "按当前方案的单步时间训练下方的 token 预算。能耗只计设备本身，按满载板卡功耗（TDP）× PUE 计算，不含主机、网络和存储。";
     cost_tokens => "Token budget (e.g. 1T, 300B)", "训练 token 预算（如 1T、300B）";
     cost_dataset => "Dataset tokens (fine-tuning, optional)", "数据集 token 数（微调用，可选）";

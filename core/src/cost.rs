@@ -89,3 +89,13 @@ pub fn device_hours(n_devices: u64, wall_seconds: f64) -> f64 {
 pub fn energy_kwh(device_hours: f64, watts: f64, pue: f64) -> f64 {
     device_hours * watts / 1000.0 * pue
 }
+
+/// Whether `plan` fine-tunes (every method but pretraining) on the budget a plan file gets when it
+/// gives none: 10^12 tokens and no dataset size ([`crate::plan::BudgetFile`]'s default), a
+/// pretraining corpus rather than a fine-tuning set, so its figures say little about the run.
+pub fn default_budget_for_fine_tuning(plan: &Plan) -> bool {
+    let default = crate::plan::BudgetFile::default();
+    plan.method != crate::plan::Method::Pretrain
+        && plan.budget.dataset_tokens == default.dataset_tokens
+        && plan.budget.tokens == default.tokens
+}

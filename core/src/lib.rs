@@ -188,6 +188,7 @@ fn cost_report(plan: &Plan, time: &time::StepTime) -> report::CostReport {
     let hw = &plan.hardware.hw;
     report::CostReport {
         budget_tokens: c.budget_tokens,
+        default_budget_for_fine_tuning: cost::default_budget_for_fine_tuning(plan),
         tokens_per_step: c.tokens_per_step,
         steps: c.steps,
         wall_seconds: c.wall_seconds,

@@ -223,6 +223,9 @@ pub struct CalibrationReport {
 pub struct CostReport {
     /// Tokens trained: `budget.tokens`, or `budget.epochs` × `budget.dataset_tokens`.
     pub budget_tokens: f64,
+    /// A fine-tuning plan whose budget is still the pretraining default (10^12 tokens, no dataset
+    /// size): the figures are for that default, not for the plan's own data.
+    pub default_budget_for_fine_tuning: bool,
     /// Tokens per optimizer step.
     pub tokens_per_step: f64,
     /// Optimizer steps: the budget over the tokens per step, rounded up.

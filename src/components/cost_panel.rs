@@ -42,7 +42,11 @@ pub fn CostPanel(
                 tr(Key::cost_per_step),
                 &[("tokens", &format::count_short(c.tokens_per_step as u64, lang.get()))],
             );
+            let default_budget = c.default_budget_for_fine_tuning.then(|| {
+                view! { <p class="badge warn" data-testid="cost-default-budget">{tr(Key::cost_default_budget)}</p> }
+            });
             Some(view! {
+                {default_budget}
                 <dl class="facts">
                     <div>
                         <dt>{tr(Key::cost_budget)}</dt>

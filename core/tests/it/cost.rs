@@ -162,3 +162,15 @@ fn the_extremes_stay_finite() {
         }
     }
 }
+
+#[test]
+fn fine_tuning_on_the_default_budget_says_so() {
+    // The plan file's default budget is a pretraining corpus (10^12 tokens, docs/plan-format.md);
+    // a fine-tuning plan that keeps it is flagged, one that names its data or budget is not.
+    let flagged = |text: &str| evaluate(&plan(text)).cost.default_budget_for_fine_tuning;
+    assert!(flagged(r#"{"model": "qwen2.5-7b", "method": "lora"}"#));
+    assert!(flagged(r#"{"model": "qwen2.5-7b", "method": "sft-full", "budget": {"epochs": 3}}"#));
+    assert!(!flagged(r#"{"model": "qwen2.5-7b", "method": "lora", "budget": {"dataset_tokens": 50000000}}"#));
+    assert!(!flagged(r#"{"model": "qwen2.5-7b", "method": "lora", "budget": {"tokens": 2000000000}}"#));
+    assert!(!flagged(r#"{"model": "qwen2.5-7b", "framework": "megatron", "method": "pretrain"}"#));
+}

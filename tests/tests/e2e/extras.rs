@@ -78,7 +78,17 @@ async fn the_cost_panel_shows_the_cores_figures() -> WebDriverResult<()> {
     let chromedriver = Chromedriver::start();
     let page = open(&chromedriver, 1280, 900).await?;
     page.wait_text("params-total", |t| !t.is_empty()).await?;
+    // The first visit's plan fine-tunes on the default budget of 10^12 tokens: the panel says so,
+    // and stops saying so once the plan has a budget of its own.
+    assert!(page.text("cost-default-budget").await?.contains("1T"));
     page.type_into("cost-tokens", "2B").await?;
+    for _ in 0..50 {
+        if !page.has("cost-default-budget").await? {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert!(!page.has("cost-default-budget").await?, "a budget of its own is not the default");
     page.type_into("cost-price-input", "2.5").await?;
     page.type_into("cost-pue", "1.2").await?;
     page.wait_text("cost-price", |t| t.chars().next().is_some_and(|c| c.is_ascii_digit())).await?;
