@@ -117,7 +117,7 @@ fn every_file_parses_in_its_own_syntax() {
             n += 1;
         }
     }
-    // The seed-knob plans: one MindSpeed-LLM script, one VeRL script, LLaMA-Factory YAML + DeepSpeed JSON + launch.
+    // The tuning-knob plans: one MindSpeed-LLM script, one VeRL script, LLaMA-Factory YAML + DeepSpeed JSON + launch.
     assert_eq!(n, 2 + 4 + 3 + 2 + 2 + 3 + 3 + 2 + 1 + 1 + 3, "files written");
 }
 
