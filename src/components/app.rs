@@ -74,11 +74,12 @@ pub fn App() -> impl IntoView {
     });
 
     // Every valid plan goes to the address and to localStorage: at once when the page opens (in
-    // place: opening the page adds no history entry), then once typing pauses, as a new history
-    // entry, so Back undoes the edit (`history.pushState` with a long address costs Chromium
-    // milliseconds per call, more than the whole redraw), and whatever is pending when the page
-    // goes away. The first run leaves a bad link in the address, so the user can still see and
-    // copy what failed.
+    // place: opening the page adds no history entry); on the first change after a pause, at once as
+    // a new history entry, so Back undoes the edit even before typing pauses; then, once typing
+    // pauses, in place (`history.pushState`/`replaceState` with a long address cost Chromium
+    // milliseconds per call, more than the whole redraw, so not on every keystroke); and whatever
+    // is pending when the page goes away. The first run leaves a bad link in the address, so the
+    // user can still see and copy what failed.
     let pending = Debounce::new();
     let link = move |plan: &Plan| pinned.with_untracked(|pins| permalink::encode_link(plan, pins));
     let write = move |plan: &Plan, entry: Entry| {
@@ -95,16 +96,19 @@ pub fn App() -> impl IntoView {
     Effect::new(move |first: Option<()>| {
         let Ok(current) = plan.get() else { return };
         pinned.track();
-        pending.cancel();
+        let typing = pending.cancel();
         match first {
             None if link_error.get_untracked().is_some() => {}
             None => write(&current, Entry::Replace),
             Some(()) => {
+                if !typing {
+                    write(&current, Entry::Push);
+                }
                 storage::note_pending_link(&link(&current));
                 pending.after(WRITE_DELAY, move || {
                     plan.with_untracked(|p| {
                         if let Ok(p) = p {
-                            write(p, Entry::Push);
+                            write(p, Entry::Replace);
                         }
                     })
                 });
