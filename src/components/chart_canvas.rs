@@ -26,6 +26,10 @@ pub const FONT: &str = r#"system-ui, -apple-system, "Segoe UI", "Noto Sans", "No
 pub const LABEL_CSS_PX: f64 = 12.0;
 /// Muted text and axes (`--muted` in style/main.css).
 pub const MUTED: RGBColor = RGBColor(0x5b, 0x66, 0x75);
+/// Grid lines behind every chart.
+pub const GRID: RGBColor = RGBColor(0xe4, 0xe8, 0xee);
+/// Axes of every chart.
+pub const AXIS: RGBColor = RGBColor(0x9a, 0xa5, 0xb1);
 
 /// About how wide `text` is at `size` CSS pixels, without asking the browser to lay it out (which
 /// would cost a layout of the whole page per label): Latin letters and digits some 0.55 em, CJK

@@ -10,7 +10,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use crate::chart::{self, BarLabel, Term};
 use crate::components::chart_canvas::{
-    Frame, LABEL_CSS_PX, MUTED, PlotBox, draw_on, pointer_at, text_width_css,
+    AXIS, Frame, GRID, LABEL_CSS_PX, MUTED, PlotBox, draw_on, pointer_at, text_width_css,
 };
 use crate::components::use_tr;
 use crate::format;
@@ -318,9 +318,9 @@ fn draw(
         .y_labels(5)
         .y_label_formatter(&|gib| format::tick(*gib))
         .y_label_style(label_font.clone())
-        .bold_line_style(RGBColor(0xe4, 0xe8, 0xee))
+        .bold_line_style(GRID)
         .light_line_style(TRANSPARENT)
-        .axis_style(RGBColor(0x9a, 0xa5, 0xb1))
+        .axis_style(AXIS)
         .draw()
         .ok()?;
     let area = plot.plotting_area();

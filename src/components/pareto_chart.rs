@@ -7,7 +7,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use crate::chart::{Scatter, ScatterPoint};
-use crate::components::chart_canvas::{Frame, LABEL_CSS_PX, MUTED, PlotBox, draw_on, pointer_at};
+use crate::components::chart_canvas::{AXIS, Frame, GRID, LABEL_CSS_PX, MUTED, PlotBox, draw_on, pointer_at};
 use crate::components::{use_lang, use_tr};
 use crate::format;
 use crate::i18n::{Key, Lang, fill, t};
@@ -154,9 +154,9 @@ fn draw(frame: &Frame, s: &Scatter, lang: Lang) -> Option<PlotBox> {
         .y_label_style(font.clone())
         .x_desc(format!("{} (GiB)", t(lang, Key::search_axis_peak)))
         .axis_desc_style(font.clone())
-        .bold_line_style(RGBColor(0xe4, 0xe8, 0xee))
+        .bold_line_style(GRID)
         .light_line_style(TRANSPARENT)
-        .axis_style(RGBColor(0x9a, 0xa5, 0xb1))
+        .axis_style(AXIS)
         .draw()
         .ok()?;
     let area = plot.plotting_area();

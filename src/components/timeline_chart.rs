@@ -16,7 +16,7 @@ use trainplan_core::time::StepPart;
 use trainplan_core::{Plan, step_timeline};
 
 use crate::chart::{self, LaneLabel, PassStyle, TimelineChart, Window};
-use crate::components::chart_canvas::{Frame, LABEL_CSS_PX, MUTED, PlotBox, draw_on, pointer_at};
+use crate::components::chart_canvas::{AXIS, Frame, LABEL_CSS_PX, MUTED, PlotBox, draw_on, pointer_at};
 use crate::components::{use_lang, use_tr};
 use crate::form::FormError;
 use crate::format;
@@ -509,7 +509,7 @@ fn draw(frame: &Frame, c: &TimelineChart, window: Window, lang: Lang) -> Option<
         let at = (x + x_range.start, y_range.end + frame.px(4.0));
         let _ = frame.root.draw(&Text::new(format::seconds_tick(tick, tick_step), at, label.clone()));
     }
-    let axis = RGBColor(0x9a, 0xa5, 0xb1);
+    let axis = AXIS;
     let _ = frame
         .root
         .draw(&PathElement::new(vec![(x_range.start, y_range.end), (x_range.end, y_range.end)], axis));

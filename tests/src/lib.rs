@@ -196,7 +196,18 @@ pub async fn browser_downloading_to(
     height: u32,
     downloads: Option<&std::path::Path>,
 ) -> WebDriverResult<WebDriver> {
-    start_browser(driver, width, height, downloads, false).await
+    let browser = start_browser(driver, width, height, downloads, false).await?;
+    if let Some(dir) = downloads {
+        // Headless Chromium saves downloads only when told where (DevTools `Browser.setDownloadBehavior`).
+        browser
+            .cdp()
+            .send_raw(
+                "Browser.setDownloadBehavior",
+                serde_json::json!({"behavior": "allow", "downloadPath": dir.display().to_string()}),
+            )
+            .await?;
+    }
+    Ok(browser)
 }
 
 /// [`browser`], keeping chromedriver's `performance` log (every request the page makes) and

@@ -6,7 +6,7 @@
 use thirtyfour::prelude::*;
 use trainplan_e2e::{Chromedriver, Page};
 
-use super::open;
+use super::{heaviest_plan, open};
 
 /// The text of every element matching `css`, rendered or not (the tables sit in closed `<details>`).
 async fn texts(page: &Page, css: &str) -> WebDriverResult<Vec<String>> {
@@ -122,22 +122,7 @@ async fn the_memory_chart_reads_as_the_report() -> WebDriverResult<()> {
 async fn the_timeline_spans_the_whole_step_and_zooms() -> WebDriverResult<()> {
     let chromedriver = Chromedriver::start();
     let page = open(&chromedriver, 1280, 1100).await?;
-    page.wait_text("params-total", |t| !t.is_empty()).await?;
-    page.choose("framework-select", "megatron").await?;
-    page.choose("method-select", "pretrain").await?;
-    page.choose("model-select", "llama-3.1-405b").await?;
-    page.wait_text("params-total", |t| t.starts_with("405,")).await?;
-    for (testid, value) in [
-        ("nodes-input", "128"),
-        ("tp-input", "8"),
-        ("pp-input", "16"),
-        ("vpp-input", "4"),
-        ("seq-len-input", "8192"),
-        ("global-batch-input", "1024"),
-    ] {
-        page.type_into(testid, value).await?;
-    }
-    page.wait_text("n-devices", |t| t == "1,024").await?;
+    heaviest_plan(&page).await?;
     page.wait_text("gantt-title", |t| t.contains("interleaved")).await?;
     let step = page.text("step-time").await?;
     let shown = page.wait_text("timeline-window", |t| t.ends_with(&format!("of a {step} step"))).await?;

@@ -253,14 +253,6 @@ async fn the_report_and_the_search_export() -> WebDriverResult<()> {
     let url = serve_dir(&dist());
     let page = Page { driver: browser_downloading_to(&chromedriver, 1280, 1100, Some(&downloads)).await? };
     page.driver.goto(&url).await?;
-    // Headless Chromium saves downloads only when told where (DevTools `Browser.setDownloadBehavior`).
-    page.driver
-        .cdp()
-        .send_raw(
-            "Browser.setDownloadBehavior",
-            serde_json::json!({"behavior": "allow", "downloadPath": downloads.display().to_string()}),
-        )
-        .await?;
     page.wait_text("params-total", |t| !t.is_empty()).await?;
     page.type_into("nodes-input", "2").await?;
     page.wait_text("n-devices", |t| t == "16").await?;

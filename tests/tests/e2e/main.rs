@@ -21,6 +21,28 @@ async fn open(driver: &Chromedriver, width: u32, height: u32) -> WebDriverResult
     Ok(page)
 }
 
+/// Types the heaviest plan the tests time and draw: Llama 3.1 405B pre-trained with Megatron-LM on
+/// 128 × 8 H100 at TP 8, PP 16, VPP 4, sequence 8,192, global batch 1,024.
+pub(crate) async fn heaviest_plan(page: &Page) -> WebDriverResult<()> {
+    page.wait_text("params-total", |t| !t.is_empty()).await?;
+    page.choose("framework-select", "megatron").await?;
+    page.choose("method-select", "pretrain").await?;
+    page.choose("model-select", "llama-3.1-405b").await?;
+    page.wait_text("params-total", |t| t.starts_with("405,")).await?;
+    for (testid, value) in [
+        ("nodes-input", "128"),
+        ("tp-input", "8"),
+        ("pp-input", "16"),
+        ("vpp-input", "4"),
+        ("seq-len-input", "8192"),
+        ("global-batch-input", "1024"),
+    ] {
+        page.type_into(testid, value).await?;
+    }
+    page.wait_text("n-devices", |t| t == "1,024").await?;
+    Ok(())
+}
+
 /// First visit: a complete plan at once; then editing the cluster and the model changes what the core computed.
 #[tokio::test(flavor = "multi_thread")]
 async fn editing_the_plan_updates_the_report() -> WebDriverResult<()> {
@@ -500,14 +522,6 @@ async fn launch_files_follow_the_plan_and_download() -> WebDriverResult<()> {
     let url = serve_dir(&dist);
     let page = Page { driver: browser_downloading_to(&chromedriver, 1280, 900, Some(&downloads)).await? };
     page.driver.goto(&url).await?;
-    // Headless Chromium saves downloads only when told where (DevTools `Browser.setDownloadBehavior`).
-    page.driver
-        .cdp()
-        .send_raw(
-            "Browser.setDownloadBehavior",
-            serde_json::json!({"behavior": "allow", "downloadPath": downloads.display().to_string()}),
-        )
-        .await?;
 
     // The default plan is a LLaMA-Factory LoRA run: its YAML first.
     let yaml = page.wait_text("launch-text", |t| t.contains("finetuning_type: lora")).await?;
@@ -744,22 +758,7 @@ async fn an_rl_plan_charts_its_phases_and_downloads_carry_the_verdict() -> WebDr
 async fn a_keystroke_redraws_the_heaviest_plan_quickly() -> WebDriverResult<()> {
     let chromedriver = Chromedriver::start();
     let page = open(&chromedriver, 1280, 1000).await?;
-    page.wait_text("params-total", |t| !t.is_empty()).await?;
-    page.choose("framework-select", "megatron").await?;
-    page.choose("method-select", "pretrain").await?;
-    page.choose("model-select", "llama-3.1-405b").await?;
-    page.wait_text("params-total", |t| t.starts_with("405,")).await?;
-    for (testid, value) in [
-        ("nodes-input", "128"),
-        ("tp-input", "8"),
-        ("pp-input", "16"),
-        ("vpp-input", "4"),
-        ("seq-len-input", "8192"),
-        ("global-batch-input", "1024"),
-    ] {
-        page.type_into(testid, value).await?;
-    }
-    page.wait_text("n-devices", |t| t == "1,024").await?;
+    heaviest_plan(&page).await?;
     let script = "const done = arguments[arguments.length - 1];
         (async () => {
           const el = document.querySelector('[data-testid=global-batch-input]');
