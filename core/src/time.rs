@@ -1182,7 +1182,7 @@ fn pipeline_makespan(kind: Schedule, m: u32, costs: &Costs) -> PipelineShape {
     let m_sim = if kind == Schedule::Interleaved { m_sim.div_ceil(pp) * pp } else { m_sim };
     let first = uniform_makespan(kind, m_sim, costs).unwrap_or_else(|| {
         let simulated = match simulated_passes(kind, pp, vpp, m_sim) <= SIMULATED_PASSES_MAX {
-            true => schedule::makespan(kind, &schedule::orders(kind, pp, vpp, m_sim), costs),
+            true => schedule::cached(kind, pp, vpp, m_sim).map(|program| program.makespan(costs)),
             false => None,
         };
         // Too many passes to simulate, or a malformed order deadlocked: every stage's work in

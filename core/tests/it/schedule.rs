@@ -214,3 +214,65 @@ fn the_makespan_alone_is_the_timelines() {
         );
     }
 }
+
+/// The compiled program runs every pass the moment it may: at the later of its rank's previous
+/// pass's end and its inputs' arrival (the forward of the virtual stage before it, a send later
+/// when that stage is on another rank; the backward of its own forward and of the stage after it;
+/// a weight pass its own backward), to the bit, on random costs, sends, depths and micro-batch
+/// counts. The inputs are looked up among the events themselves, apart from the program.
+#[test]
+fn every_pass_starts_as_soon_as_its_rank_and_inputs_allow() {
+    use std::collections::HashMap;
+    let mut rng = Xorshift(0x9E37_79B9_7F4A_7C15);
+    for trial in 0..400 {
+        let schedule =
+            [Schedule::GPipe, Schedule::OneFOneB, Schedule::Interleaved, Schedule::ZbH1][trial % 4];
+        let pp = 1 + rng.below(9);
+        let vpp = if schedule == Schedule::Interleaved { 1 + rng.below(4) } else { 1 };
+        let m = 1 + rng.below(3 * pp);
+        let n = (pp * vpp) as usize;
+        let mut draw = |scale: f64| (0..n).map(|_| 0.05 + scale * rng.unit()).collect::<Vec<f64>>();
+        let (forward_seconds, backward_seconds, weight_seconds) = (draw(1.0), draw(2.0), draw(1.0));
+        let costs = Costs {
+            pp,
+            vpp,
+            forward_seconds,
+            backward_seconds,
+            weight_seconds,
+            p2p_seconds: 0.1 * rng.unit(),
+        };
+        let t = run(schedule, pp, vpp, m, &costs);
+        // Megatron's placement: chunk c of rank r is virtual stage c·pp + r.
+        let vs = |e: &schedule::Event| e.chunk * pp + e.stage;
+        let end: HashMap<_, _> = t.events.iter().map(|e| ((e.pass, e.microbatch, vs(e)), e)).collect();
+        let arrival = |pass, mb, at: u32, rank: u32| {
+            let e = end[&(pass, mb, at)];
+            e.end_seconds + if e.stage == rank { 0.0 } else { costs.p2p_seconds }
+        };
+        let mut previous_end = vec![0.0f64; pp as usize];
+        for e in &t.events {
+            let v = vs(e);
+            let ready = match e.pass {
+                Pass::F if v == 0 => 0.0,
+                Pass::F => arrival(Pass::F, e.microbatch, v - 1, e.stage),
+                Pass::B if v + 1 == pp * vpp => arrival(Pass::F, e.microbatch, v, e.stage),
+                Pass::B => arrival(Pass::F, e.microbatch, v, e.stage).max(arrival(
+                    Pass::B,
+                    e.microbatch,
+                    v + 1,
+                    e.stage,
+                )),
+                Pass::W => arrival(Pass::B, e.microbatch, v, e.stage),
+            };
+            let expected = ready.max(previous_end[e.stage as usize]);
+            assert_eq!(
+                e.start_seconds.to_bits(),
+                expected.to_bits(),
+                "{schedule:?} p{pp} v{vpp} m{m}: {e:?} should start at {expected}"
+            );
+            previous_end[e.stage as usize] = e.end_seconds;
+        }
+        let last = t.events.iter().map(|e| e.end_seconds).fold(0.0, f64::max);
+        assert_eq!(t.makespan_seconds, last, "{schedule:?} p{pp} v{vpp} m{m}");
+    }
+}

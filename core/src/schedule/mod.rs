@@ -3,6 +3,10 @@
 //! inputs have arrived. The timeline, the step's makespan and the bubble come from running it.
 //! docs/pipeline.md derives the orders and the checks.
 
+mod program;
+
+pub use program::{Program, cached};
+
 /// A pipeline schedule.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Schedule {
@@ -113,20 +117,6 @@ impl Costs {
     pub fn total_seconds(&self) -> f64 {
         let passes = self.forward_seconds.iter().zip(&self.backward_seconds).zip(&self.weight_seconds);
         passes.map(|((f, b), w)| f + b + w).sum()
-    }
-
-    fn of(&self, op: &Op, rank: u32) -> f64 {
-        let idx = |chunk: u32| (rank * self.vpp + chunk) as usize;
-        let full_backward = |chunk: u32| self.backward_seconds[idx(chunk)] + self.weight_seconds[idx(chunk)];
-        match op.pass {
-            Pass::F => {
-                self.forward_seconds[idx(op.chunk)]
-                    + op.with_backward.map_or(0.0, |(_, chunk)| full_backward(chunk))
-            }
-            Pass::B if op.full => full_backward(op.chunk),
-            Pass::B => self.backward_seconds[idx(op.chunk)],
-            Pass::W => self.weight_seconds[idx(op.chunk)],
-        }
     }
 }
 
@@ -363,146 +353,22 @@ fn rank_of(layout: Layout, pp: u32, vs: u32) -> u32 {
 /// The makespan of a schedule's orders against the costs: [`simulate`] without keeping the
 /// passes (the same arithmetic, so the same makespan to the bit). `None` if the orders deadlock.
 pub fn makespan(schedule: Schedule, orders: &[Vec<Op>], costs: &Costs) -> Option<f64> {
-    run(schedule, orders, costs, None)
+    Some(Program::compile(schedule, orders, costs.vpp)?.makespan(costs))
 }
 
-/// Runs a schedule's orders against the costs.
+/// Runs a schedule's orders against the costs: each rank runs its next pass as soon as the pass's
+/// inputs have arrived ([`Program`]).
 ///
 /// Returns `None` if the orders deadlock, which only a malformed order can do.
 pub fn simulate(schedule: Schedule, orders: &[Vec<Op>], costs: &Costs) -> Option<Timeline> {
-    let pp = costs.pp;
-    // Events in one buffer, rank after rank, each rank's already in time order: no sort needed. A
-    // rank's share is its passes plus one more for each overlapped F&B (drawn as two).
-    let mut cursor = Vec::with_capacity(orders.len());
-    let mut n_events = 0;
-    for order in orders {
-        cursor.push(n_events);
-        n_events += order.len() + order.iter().filter(|op| op.with_backward.is_some()).count();
-    }
-    let placeholder =
-        Event { stage: 0, chunk: 0, microbatch: 0, pass: Pass::F, start_seconds: 0.0, end_seconds: 0.0 };
-    let mut events = vec![placeholder; n_events];
-    let makespan_seconds = run(schedule, orders, costs, Some((&mut events, &mut cursor)))?;
+    let (events, makespan_seconds) = Program::compile(schedule, orders, costs.vpp)?.events(costs);
     let busy: f64 = events.iter().map(|e| e.end_seconds - e.start_seconds).sum();
-    let idle = (makespan_seconds * f64::from(pp) - busy).max(0.0);
+    let idle = (makespan_seconds * f64::from(costs.pp) - busy).max(0.0);
     let (bubble_ratio, idle_frac) = match 0.0 < busy {
-        true => (idle / busy, idle / (makespan_seconds * f64::from(pp))),
+        true => (idle / busy, idle / (makespan_seconds * f64::from(costs.pp))),
         false => (0.0, 0.0),
     };
     Some(Timeline { events, makespan_seconds, bubble_ratio, idle_frac })
-}
-
-/// The simulation: each rank runs its next pass as soon as the pass's inputs have arrived, round
-/// after round over the ranks until every pass has run. Returns the makespan; writes each pass as
-/// an event into `record` (the buffer and each rank's next slot) when given.
-fn run(
-    schedule: Schedule,
-    orders: &[Vec<Op>],
-    costs: &Costs,
-    mut record: Option<(&mut Vec<Event>, &mut Vec<usize>)>,
-) -> Option<f64> {
-    let pp = costs.pp;
-    let (layout, n_vs) = match schedule {
-        Schedule::DualPipeV => (Layout::V, 2 * pp),
-        _ => (Layout::Interleaved, pp * costs.vpp),
-    };
-    let m = orders.iter().flatten().map(|op| op.microbatch + 1).max().unwrap_or(0) as usize;
-    // End times of each pass, by micro-batch and virtual stage; NaN while not run.
-    let slot = |mb: u32, vs: u32| mb as usize * n_vs as usize + vs as usize;
-    let mut f_end = vec![f64::NAN; m * n_vs as usize];
-    let mut b_end = vec![f64::NAN; m * n_vs as usize];
-    let mut next = vec![0usize; orders.len()];
-    let mut free = vec![0.0f64; orders.len()];
-    let total: usize = orders.iter().map(Vec::len).sum();
-    let mut done = 0;
-    let mut makespan = 0.0f64;
-    let p2p = costs.p2p_seconds;
-    let hop = |from_vs: u32, rank: u32| if rank_of(layout, pp, from_vs) == rank { 0.0 } else { p2p };
-    while done < total {
-        let mut progressed = false;
-        for (rank, order) in orders.iter().enumerate() {
-            let rank = rank as u32;
-            let mut push = |event: Event| {
-                if let Some((events, cursor)) = record.as_mut() {
-                    let at = &mut cursor[rank as usize];
-                    events[*at] = event;
-                    *at += 1;
-                }
-            };
-            while let Some(op) = order.get(next[rank as usize]) {
-                let vs = virtual_stage(layout, pp, rank, op.chunk);
-                let forward_ready = |mb: u32| match vs {
-                    0 => Some(0.0),
-                    _ => {
-                        let end = f_end[slot(mb, vs - 1)];
-                        (!end.is_nan()).then_some(end + hop(vs - 1, rank))
-                    }
-                };
-                let backward_ready = |mb: u32, vs: u32| {
-                    let own = f_end[slot(mb, vs)];
-                    if own.is_nan() {
-                        return None;
-                    }
-                    if vs + 1 == n_vs {
-                        return Some(own);
-                    }
-                    let end = b_end[slot(mb, vs + 1)];
-                    (!end.is_nan()).then_some((end + hop(vs + 1, rank)).max(own))
-                };
-                let ready = match (op.pass, op.with_backward) {
-                    (Pass::F, None) => forward_ready(op.microbatch),
-                    (Pass::F, Some((mb, chunk))) => {
-                        let b_vs = virtual_stage(layout, pp, rank, chunk);
-                        forward_ready(op.microbatch).zip(backward_ready(mb, b_vs)).map(|(a, b)| a.max(b))
-                    }
-                    (Pass::B, _) => backward_ready(op.microbatch, vs),
-                    (Pass::W, _) => {
-                        let end = b_end[slot(op.microbatch, vs)];
-                        (!end.is_nan()).then_some(end)
-                    }
-                };
-                let Some(ready) = ready else { break };
-                let start = ready.max(free[rank as usize]);
-                let end = start + costs.of(op, rank);
-                let event = |pass, microbatch, chunk, start_seconds, end_seconds| Event {
-                    stage: rank,
-                    chunk,
-                    microbatch,
-                    pass,
-                    start_seconds,
-                    end_seconds,
-                };
-                match (op.pass, op.with_backward) {
-                    (Pass::F, Some((mb, chunk))) => {
-                        // One overlapped op, drawn as its forward then its backward.
-                        let split = start + costs.forward_seconds[(rank * costs.vpp + op.chunk) as usize];
-                        f_end[slot(op.microbatch, vs)] = split;
-                        b_end[slot(mb, virtual_stage(layout, pp, rank, chunk))] = end;
-                        push(event(Pass::F, op.microbatch, op.chunk, start, split));
-                        push(event(Pass::B, mb, chunk, split, end));
-                    }
-                    (Pass::F, None) => {
-                        f_end[slot(op.microbatch, vs)] = end;
-                        push(event(Pass::F, op.microbatch, op.chunk, start, end));
-                    }
-                    (Pass::B, _) => {
-                        b_end[slot(op.microbatch, vs)] = end;
-                        push(event(Pass::B, op.microbatch, op.chunk, start, end));
-                    }
-                    (Pass::W, _) => push(event(Pass::W, op.microbatch, op.chunk, start, end)),
-                }
-                free[rank as usize] = end;
-                makespan = makespan.max(end);
-                next[rank as usize] += 1;
-                done += 1;
-                progressed = true;
-            }
-        }
-        if !progressed {
-            return None;
-        }
-    }
-    Some(makespan)
 }
 
 #[cfg(test)]
