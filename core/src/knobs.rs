@@ -345,12 +345,44 @@ pub fn applies(framework: Framework, method: Method, knob: Knob) -> Applies {
     }
 }
 
+/// A knob's bit in [`off_knobs`]' mask (there are fewer than 64 knobs).
+fn knob_bit(knob: Knob) -> u64 {
+    1 << knob as u32
+}
+
+const _: () = assert!(Knob::ALL.len() <= 64, "a knob's bit must fit the mask");
+
+/// The knobs `framework` and `method` do not take, one bit each ([`knob_bit`]): [`applies`] over
+/// every knob, worked out once per pair (memory and time ask for every plan they estimate).
+fn off_knobs(framework: Framework, method: Method) -> u64 {
+    const PAIRS: usize = Framework::ALL.len() * Method::ALL.len();
+    thread_local! {
+        static TABLE: std::cell::Cell<[Option<u64>; PAIRS]> = const { std::cell::Cell::new([None; PAIRS]) };
+    }
+    let at = framework as usize * Method::ALL.len() + method as usize;
+    TABLE.with(|table| {
+        let mut all = table.get();
+        let mask = *all[at].get_or_insert_with(|| {
+            Knob::ALL
+                .iter()
+                .filter(|&&knob| !applies(framework, method, knob).yes())
+                .fold(0, |mask, &knob| mask | knob_bit(knob))
+        });
+        table.set(all);
+        mask
+    })
+}
+
 /// The plan as its framework runs it: every setting that does not apply put back to the plan
 /// file's default (`PlanFile`, docs/plan-format.md). Memory and time are computed on it, so a
 /// setting the framework has no flag for changes no figure; the rules read the plan as written and
 /// name such a setting. Borrows the plan when nothing needs resetting (the usual case).
 pub fn effective(plan: &Plan) -> Cow<'_, Plan> {
-    let off = |knob| !applies(plan.framework, plan.method, knob).yes();
+    let off_mask = off_knobs(plan.framework, plan.method);
+    if off_mask == 0 {
+        return Cow::Borrowed(plan);
+    }
+    let off = |knob: Knob| off_mask & knob_bit(knob) != 0;
     let (mut parallel, mut recompute, mut moe) = (plan.parallel.clone(), plan.recompute, plan.moe);
     let (mut mtp_layers, mut lora_rank) = (plan.mtp_layers, plan.lora.rank);
     let one = NonZeroU32::MIN;

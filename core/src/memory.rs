@@ -248,7 +248,7 @@ struct Ctx<'a> {
 /// Estimates the memory of a plan. Never fails; degrees that do not divide the cluster are rounded
 /// down here and reported as findings by the rules.
 pub fn estimate(plan: &Plan) -> Memory {
-    estimate_with(plan, &ModelFacts::of(plan))
+    estimate_with(plan, &ModelFacts::recent(plan))
 }
 
 /// What memory needs from a plan's model and method, counted once: a search evaluates thousands of
@@ -268,6 +268,36 @@ impl ModelFacts {
             false => 0,
         };
         ModelFacts { summary: model::Summary::of(arch), lora_params }
+    }
+
+    /// [`ModelFacts::of`], kept for the next plan of the same model, method and adapters (a
+    /// page's edits and a search's plans change everything but those).
+    pub fn recent(plan: &Plan) -> std::rc::Rc<ModelFacts> {
+        type Key = (Architecture, bool, u32, crate::plan::LoraTargets);
+        thread_local! {
+            static RECENT: std::cell::RefCell<Option<(Key, std::rc::Rc<ModelFacts>)>> =
+                const { std::cell::RefCell::new(None) };
+        }
+        let lora = plan.trains_lora();
+        let same = |key: &Key| {
+            key.0 == plan.model.arch
+                && key.1 == lora
+                && key.2 == plan.lora.rank.get()
+                && key.3 == plan.lora.targets
+        };
+        RECENT.with(|recent| {
+            let mut recent = recent.borrow_mut();
+            match &*recent {
+                Some((key, facts)) if same(key) => std::rc::Rc::clone(facts),
+                _ => {
+                    let facts = std::rc::Rc::new(ModelFacts::of(plan));
+                    let key =
+                        (plan.model.arch.clone(), lora, plan.lora.rank.get(), plan.lora.targets.clone());
+                    *recent = Some((key, std::rc::Rc::clone(&facts)));
+                    facts
+                }
+            }
+        })
     }
 
     /// The model's parameter counts: whole, per layer kind, the final norm.
