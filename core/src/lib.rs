@@ -35,6 +35,7 @@ pub mod layout;
 pub mod logparse;
 pub mod memory;
 pub mod model;
+pub mod overheads;
 pub mod permalink;
 pub mod plan;
 pub mod report;
