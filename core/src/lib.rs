@@ -21,6 +21,7 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod advice;
+mod assemble;
 pub mod catalog;
 pub mod compare;
 pub mod cost;
@@ -34,6 +35,7 @@ pub mod layout;
 pub mod logparse;
 pub mod memory;
 pub mod model;
+pub mod overheads;
 pub mod permalink;
 pub mod plan;
 pub mod report;
@@ -43,104 +45,19 @@ pub mod search;
 pub mod sweep;
 pub mod time;
 
-use std::collections::BTreeMap;
-
 pub use plan::Plan;
 pub use report::Report;
 
-use crate::hf::ImportWarning;
-use crate::report::{Code, Finding, Severity};
-
 /// Evaluates a plan. Never fails: a well-typed plan always has a report.
 pub fn evaluate(plan: &Plan) -> Report {
-    // The model counted once, for memory and for the report.
-    let facts = memory::ModelFacts::of(plan);
-    let mem = memory::estimate_with(plan, &facts);
-    let time = time::estimate(plan, &mem);
-    let arch = &plan.model.arch;
-    let counts = &facts.summary().counts;
-    let lora = match plan.trains_lora() {
-        true => facts.lora_params(),
-        // A rank the method does not use is the default's (`knobs::effective`).
-        false => {
-            let rank = crate::knobs::effective(plan).lora.rank.get();
-            model::lora_params(arch, u64::from(rank), &plan.lora.targets.list())
-        }
-    };
-    let trainable = match plan.trains_lora() {
-        true => lora,
-        false => counts.total(),
-    };
-    let n_devices = plan.cluster.n_devices();
-    let layers = facts
-        .summary()
-        .layers
-        .iter()
-        .map(|l| report::LayerReport {
-            kind: if l.moe { "moe" } else { "dense" },
-            n_layers: l.n_layers,
-            params_per_layer: l.params_per_layer,
-        })
-        .collect();
-    let hw = &plan.hardware.hw;
-    Report {
-        version: report::REPORT_VERSION,
-        model: report::ModelReport {
-            name: plan.model.name.clone(),
-            model_type: arch.family.model_type(),
-            n_layers: arch.n_layers,
-            hidden_size: arch.hidden_size,
-            vocab_size: arch.vocab_size,
-            n_heads: arch.attention.n_heads(),
-            n_experts: arch.moe.as_ref().map_or(0, |m| m.n_experts),
-            top_k: arch.moe.as_ref().map_or(0, |m| m.top_k),
-            tied_embeddings: arch.tied_embeddings,
-            max_position_embeddings: arch.max_position_embeddings,
-        },
-        hardware: report::HardwareReport {
-            id: hw.id.clone(),
-            name: hw.name.clone(),
-            memory_bytes: hw.memory_bytes,
-            reported: hw.reported,
-        },
-        n_devices,
-        params: report::ParamsReport {
-            total: counts.total(),
-            active: counts.active,
-            trainable,
-            embedding: counts.embedding,
-            attention: counts.attention,
-            mlp: counts.mlp,
-            experts: counts.experts,
-            shared_experts: counts.shared_experts,
-            router: counts.router,
-            norms: counts.norms,
-            head: counts.head,
-            mtp: counts.mtp,
-            lora,
-            layers,
-        },
-        memory: memory_report(plan, &mem, n_devices),
-        time: time_report(&time),
-        schedule: schedule_report(&time, mem.n_microbatches),
-        calibration: report::CalibrationReport {
-            efficiency_scale: plan.calibration.efficiency(),
-            memory_offset_mib: plan.calibration.memory_offset_mib.unwrap_or(0.0),
-        },
-        cost: cost_report(plan, &time),
-        findings: {
-            let mut rules = rules::check(plan, &mem);
-            fixes::converge(plan, &mut rules);
-            plan.model.warnings.iter().map(import_finding).chain(rules).collect()
-        },
-    }
+    assemble::report(plan)
 }
 
 /// The plan's whole step along its time axis, for drawing: every pass of every micro-batch and the
 /// step's other parts ([`time::StepTime::whole_timeline`]), ending at the report's step time. Kept
 /// out of [`evaluate`]: it simulates the whole schedule, which the step time does not need.
 pub fn step_timeline(plan: &Plan) -> time::StepTimeline {
-    time::estimate(plan, &memory::estimate(plan)).whole_timeline()
+    assemble::step_timeline(plan)
 }
 
 /// Fits the plan's calibration to a measured run of it: the efficiency multiplier that makes the
@@ -152,192 +69,5 @@ pub fn calibrate(
     measured_step_seconds: Option<f64>,
     measured_peak_bytes: Option<u64>,
 ) -> plan::CalibrationFile {
-    let mut res = plan.calibration;
-    let with = |calibration: plan::CalibrationFile| {
-        let mut p = plan.clone();
-        p.calibration = calibration;
-        p
-    };
-    if let Some(measured) = measured_step_seconds.filter(|x| x.is_finite() && 0.0 < *x) {
-        // Step time falls as efficiency rises: bisect on the multiplier's logarithm.
-        let step = |scale: f64| {
-            let p = with(plan::CalibrationFile { efficiency_scale: Some(scale), ..res });
-            time::estimate(&p, &memory::estimate(&p)).step_seconds
-        };
-        let (mut lo, mut hi) = (0.05_f64.ln(), 5.0_f64.ln());
-        for _ in 0..60 {
-            let mid = 0.5 * (lo + hi);
-            match step(mid.exp()) < measured {
-                true => hi = mid,
-                false => lo = mid,
-            }
-        }
-        res.efficiency_scale = Some((0.5 * (lo + hi)).exp());
-    }
-    if let Some(measured) = measured_peak_bytes {
-        let without = with(plan::CalibrationFile { memory_offset_mib: None, ..res });
-        let predicted = memory::estimate(&without).peak_bytes as f64;
-        let offset_mib = (measured as f64 - predicted) / (1u64 << 20) as f64;
-        res.memory_offset_mib = Some(offset_mib.clamp(-1e6, 1e6));
-    }
-    res
-}
-
-fn cost_report(plan: &Plan, time: &time::StepTime) -> report::CostReport {
-    let c = cost::estimate(plan, time);
-    let hw = &plan.hardware.hw;
-    report::CostReport {
-        budget_tokens: c.budget_tokens,
-        default_budget_for_fine_tuning: cost::default_budget_for_fine_tuning(plan),
-        tokens_per_step: c.tokens_per_step,
-        steps: c.steps,
-        wall_seconds: c.wall_seconds,
-        device_hours: c.device_hours,
-        board_power_watts: hw.board_power_watts,
-        board_power_reported: hw.board_power_reported,
-        pue: plan.budget.pue,
-        energy_kwh: c.energy_kwh,
-        price_per_device_hour: plan.budget.price_per_device_hour,
-        price: c.price,
-    }
-}
-
-fn time_report(t: &time::StepTime) -> report::TimeReport {
-    let b = &t.breakdown;
-    report::TimeReport {
-        step_seconds: t.step_seconds,
-        tokens_per_second: t.tokens_per_second,
-        tokens_per_second_per_device: t.tokens_per_second_per_device,
-        samples_per_second: t.samples_per_second,
-        mfu: t.mfu_frac,
-        hfu: t.hfu_frac,
-        model_flops_per_step: t.model_flops_per_step,
-        hardware_flops_per_step: t.hardware_flops_per_step,
-        days_per_trillion_tokens: time::days_to_train(t, 1e12),
-        breakdown: report::BreakdownReport {
-            compute_seconds: b.compute_seconds,
-            memory_bound_seconds: b.memory_bound_seconds,
-            recompute_seconds: b.recompute_seconds,
-            tp_comm_seconds: b.tp_comm_seconds,
-            cp_comm_seconds: b.cp_comm_seconds,
-            ep_comm_seconds: b.ep_comm_seconds,
-            pp_comm_seconds: b.pp_comm_seconds,
-            bubble_seconds: b.bubble_seconds,
-            dp_comm_seconds: b.dp_comm_seconds,
-            optimizer_seconds: b.optimizer_seconds,
-            offload_seconds: b.offload_seconds,
-            rollout_seconds: b.rollout_seconds,
-            log_prob_seconds: b.log_prob_seconds,
-        },
-    }
-}
-
-fn schedule_report(t: &time::StepTime, n_microbatches: u64) -> report::ScheduleReport {
-    use schedule::{Pass, Schedule};
-    report::ScheduleReport {
-        name: match t.schedule {
-            Schedule::GPipe => "gpipe",
-            Schedule::OneFOneB => "1f1b",
-            Schedule::Interleaved => "interleaved",
-            Schedule::ZbH1 => "zb-h1",
-            Schedule::DualPipeV => "dualpipev",
-        },
-        bubble_fraction: t.idle_frac,
-        bubble_ratio: t.bubble_ratio,
-        n_microbatches,
-        timeline: t
-            .timeline()
-            .events
-            .iter()
-            .take(4000)
-            .map(|e| report::EventReport {
-                stage: e.stage,
-                chunk: e.chunk,
-                microbatch: e.microbatch,
-                pass: match e.pass {
-                    Pass::F => "F",
-                    Pass::B => "B",
-                    Pass::W => "W",
-                },
-                start_seconds: e.start_seconds,
-                end_seconds: e.end_seconds,
-            })
-            .collect(),
-    }
-}
-
-fn memory_report(plan: &Plan, mem: &memory::Memory, n_devices: u64) -> report::MemoryReport {
-    let stages: Vec<report::StageReport> = mem
-        .stages
-        .iter()
-        .enumerate()
-        .map(|(idx, s)| report::StageReport {
-            stage: idx as u64,
-            n_layers: s.n_layers,
-            weights: s.weights,
-            gradients: s.gradients,
-            optimizer: s.optimizer,
-            activations: s.activations,
-            logits: s.logits,
-            buffers: s.buffers,
-            overhead: s.overhead,
-            total: s.total(),
-        })
-        .collect();
-    let peak_stage = stages.iter().max_by_key(|s| s.total).map_or(0, |s| s.stage);
-    report::MemoryReport {
-        phases: {
-            let top = mem.phases.iter().map(|p| p.total).max().unwrap_or(0);
-            let first_top = mem.phases.iter().position(|p| p.total == top);
-            mem.phases
-                .iter()
-                .enumerate()
-                .map(|(i, p)| report::PhaseReport {
-                    phase: p.phase,
-                    total: p.total,
-                    parts: p.parts.iter().map(|&(part, bytes)| report::PhasePart { part, bytes }).collect(),
-                    peak: Some(i) == first_top && top == mem.peak_bytes,
-                })
-                .collect()
-        },
-        rollout: mem.rollout.as_ref().map(|r| report::RolloutReport {
-            engine_bytes: r.engine_bytes,
-            weights_bytes: r.weights_bytes,
-            kv_cache_bytes: r.kv_cache_bytes,
-            kv_cache_needed_bytes: r.kv_cache_needed_bytes,
-        }),
-        stages,
-        peak_bytes: mem.peak_bytes,
-        peak_stage,
-        capacity_bytes: mem.capacity_bytes,
-        usable_bytes: mem.usable_bytes,
-        fits: mem.peak_bytes <= mem.usable_bytes,
-        host_bytes_per_node: mem.host_bytes_per_node,
-        dp: mem.dp,
-        n_microbatches: mem.n_microbatches,
-        zero3_bf16_weight_bytes_per_device: memory::zero3_weight_bytes_per_device(
-            &plan.model.arch,
-            n_devices,
-            memory::BF16_BYTES,
-        ),
-    }
-}
-
-fn import_finding(warning: &ImportWarning) -> Finding {
-    let (code, args) = match warning {
-        ImportWarning::UnknownModelType(t) => {
-            (Code::ModelUnknownType, BTreeMap::from([("model_type", t.clone())]))
-        }
-        ImportWarning::MoeLayerFreq(n) => {
-            (Code::ModelMoeLayerFreq, BTreeMap::from([("moe_layer_freq", n.to_string())]))
-        }
-    };
-    Finding {
-        severity: Severity::Warning,
-        code,
-        message: code.message(&args),
-        args,
-        fix: None,
-        make_valid: false,
-    }
+    assemble::calibrate(plan, measured_step_seconds, measured_peak_bytes)
 }

@@ -52,7 +52,8 @@ pub struct Plan {
     pub rl: Rl,
     /// MoE layer settings (validated; used by models with experts).
     pub moe: MoeFile,
-    /// Runtime overheads as given (validated); [`Plan::overheads`] resolves the defaults.
+    /// Runtime overheads as given (validated); [`Plan::overheads`] (in `overheads.rs`) resolves the
+    /// defaults.
     pub overheads: OverheadsFile,
     /// Factors fitted to a measured run (validated), applied to this plan's estimates.
     pub calibration: CalibrationFile,
@@ -451,17 +452,6 @@ impl RecomputeModules {
         }
         Ok(res)
     }
-}
-
-/// Memory the runtime takes besides the model, as the user may calibrate it.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Overheads {
-    /// CUDA/CANN context and library workspaces, bytes.
-    pub runtime_context_bytes: u64,
-    /// NCCL/HCCL buffers per communication group, bytes.
-    pub comm_buffer_bytes: u64,
-    /// Share of device memory lost to the allocator, in [0, 0.5].
-    pub allocator_reserve_frac: f64,
 }
 
 /// Batch and sequence sizes.
@@ -1439,26 +1429,6 @@ impl Plan {
             launch: launch(&file.launch)?,
             budget: budget(&file.budget)?,
         })
-    }
-
-    /// The runtime overheads, defaults resolved for the device (docs/memory.md).
-    pub fn overheads(&self) -> Overheads {
-        let mib = |x: Option<f64>, default: u64| x.map_or(default, |x| (x * (1u64 << 20) as f64) as u64);
-        let comm_default = match self.hardware.hw.vendor {
-            Vendor::Ascend => crate::memory::HCCL_BUFFER_BYTES,
-            _ => crate::memory::NCCL_BUFFER_BYTES,
-        };
-        Overheads {
-            runtime_context_bytes: mib(
-                self.overheads.runtime_context_mib,
-                crate::memory::RUNTIME_CONTEXT_BYTES,
-            ),
-            comm_buffer_bytes: mib(self.overheads.comm_buffer_mib, comm_default),
-            allocator_reserve_frac: self
-                .overheads
-                .allocator_reserve
-                .unwrap_or(crate::memory::ALLOCATOR_RESERVE_FRAC),
-        }
     }
 
     /// The plan file that reads back as this plan. Fields equal to their defaults are written too;

@@ -1,0 +1,340 @@
+//! The tuning moves worth trying on a plan, before any is evaluated: each a [`Candidate`], its code
+//! and the plan-file changes that make it, from the frameworks' tuning docs and the parallelism
+//! papers (each family's source beside it; docs/advice.md gives each "why"). Which moves help is
+//! decided in [`super::rank`], on the changed plans.
+
+use serde_json::Value;
+
+use crate::hardware::Vendor;
+use crate::memory::Memory;
+use crate::plan::{AttentionImpl, Framework, Method, Plan, RecomputeGranularity};
+use crate::report::Fix;
+use crate::rules;
+
+/// A move to try: its stable code (one of [`super::CODES`]) and the plan-file changes, in order.
+pub(super) struct Candidate {
+    pub code: &'static str,
+    pub changes: Vec<Fix>,
+}
+
+/// What the families read: the plan, its memory, and the facts about it several families share.
+struct Ctx<'a> {
+    plan: &'a Plan,
+    mem: &'a Memory,
+    /// Whether the plan fits in memory now.
+    fits: bool,
+    /// Whether the plan runs on a Megatron-family framework (`layout::model_parallel`).
+    megatron: bool,
+    /// Whether the plan runs on MindSpeed-LLM or MindSpeed-RL.
+    mindspeed: bool,
+    /// Whether the method is RL (GRPO or PPO).
+    rl: bool,
+    tp: u64,
+    pp: u64,
+    mbs: u64,
+    per_node: u64,
+}
+
+fn fix(field: &'static str, value: impl Into<Value>) -> Fix {
+    Fix { field, value: value.into() }
+}
+
+fn candidate(code: &'static str, changes: Vec<Fix>) -> Candidate {
+    Candidate { code, changes }
+}
+
+/// Every move worth trying on `plan`, whose memory is `mem`, family by family. The order is the
+/// ranking's tie-break (its sort is stable): a move keeps its place among equals.
+pub(super) fn candidates(plan: &Plan, mem: &Memory, fits: bool) -> Vec<Candidate> {
+    let p = &plan.parallel;
+    let ctx = Ctx {
+        plan,
+        mem,
+        fits,
+        megatron: crate::layout::model_parallel(plan.framework),
+        mindspeed: matches!(plan.framework, Framework::MindSpeedLlm | Framework::MindSpeedRl),
+        rl: matches!(plan.method, Method::Grpo | Method::Ppo),
+        tp: u64::from(p.tp.get()),
+        pp: u64::from(p.pp.get()),
+        mbs: u64::from(plan.batch.micro_batch.get()),
+        per_node: u64::from(plan.cluster.devices_per_node.get()),
+    };
+    let mut res = megatron_switches(&ctx);
+    res.extend(zero_ladder(&ctx));
+    res.extend(activation_moves(&ctx));
+    res.extend(batch_moves(&ctx));
+    res.extend(layout_moves(&ctx));
+    res.extend(rl_moves(&ctx));
+    res.extend(fp8(&ctx));
+    res.extend(lora_all_targets(&ctx));
+    res.extend(megatron_fsdp(&ctx));
+    res.extend(cheap_together(&ctx, &res));
+    res
+}
+
+/// The Megatron family's switches that cost (almost) nothing: shard, overlap, fuse.
+fn megatron_switches(ctx: &Ctx) -> Vec<Candidate> {
+    let (plan, p, megatron, dp) = (ctx.plan, &ctx.plan.parallel, ctx.megatron, ctx.mem.dp);
+    let mut res = Vec::new();
+    // The distributed optimizer shards fp32 states over DP at almost no cost (Megatron-LM
+    // docs/api-guide/dist_optimizer.md; MindSpeed docs/zh/features/distributed-optimizer.md).
+    if megatron && !p.distributed_optimizer && 1 < dp {
+        res.push(candidate("distributed_optimizer", vec![fix("parallel.distributed_optimizer", true)]));
+    }
+    // Overlap the gradient reduction (and the parameter gather) with compute (MindSpeed
+    // docs/zh/features/async-ddp.md, async-ddp-param-gather.md).
+    if megatron && 1 < dp && !p.overlap_grad_reduce {
+        let mut changes = vec![fix("parallel.overlap_grad_reduce", true)];
+        if p.distributed_optimizer {
+            changes.push(fix("parallel.overlap_param_gather", true));
+        }
+        res.push(candidate("overlap_grad_reduce", changes));
+    }
+    // Sequence parallelism with TP divides the activations TP leaves whole (Korthikanti et al. 2022).
+    if megatron && 1 < ctx.tp && !p.sequence_parallel {
+        res.push(candidate("sequence_parallel", vec![fix("parallel.sequence_parallel", true)]));
+    }
+    // TP communication pipelined with GEMMs: Transformer Engine's userbuffers (Megatron
+    // `--tp-comm-overlap`), or Ascend CoC (MindSpeed docs/zh/features/communication-over-computation.md).
+    if megatron && 1 < ctx.tp && p.sequence_parallel && !p.tp_comm_overlap && plan.method != Method::Lora {
+        let code = if plan.hardware.hw.vendor == Vendor::Ascend { "ascend_coc" } else { "tp_comm_overlap" };
+        res.push(candidate(code, vec![fix("parallel.tp_comm_overlap", true)]));
+    }
+    // MindSpeed's fused RMSNorm, SwiGLU and RoPE kernels (docs/zh/features/rms_norm.md, swiglu.md,
+    // rotary-embedding.md), when the plan runs without them.
+    if ctx.mindspeed && !p.fused_kernels {
+        res.push(candidate("fused_kernels", vec![fix("parallel.fused_kernels", true)]));
+    }
+    res
+}
+
+/// The ZeRO ladder of the HF-path frameworks, cheapest first: 0 → 1 → 2 → 3 → 3 + offload
+/// (transformers docs/source/en/deepspeed.md, "Select a ZeRO stage").
+fn zero_ladder(ctx: &Ctx) -> Vec<Candidate> {
+    let (plan, p) = (ctx.plan, &ctx.plan.parallel);
+    let mut res = Vec::new();
+    if ctx.megatron {
+        return res;
+    }
+    match p.zero_stage {
+        // One rung up; when it does not fit, the lowest rung that does (no climbing 1 → 2 → 3
+        // through "still too big").
+        z if z < 3 => {
+            let fits_at = |stage: u8| {
+                super::rank::evaluate_change(plan, &[fix("parallel.zero_stage", stage)])
+                    .is_some_and(|(_, m, _)| m.peak_bytes <= m.usable_bytes)
+            };
+            let rung = match ctx.fits {
+                true => z + 1,
+                false => ((z + 1)..=3).find(|&s| fits_at(s)).unwrap_or(z + 1),
+            };
+            res.push(candidate("zero_stage", vec![fix("parallel.zero_stage", u64::from(rung))]));
+        }
+        _ if !p.offload_optimizer => {
+            res.push(candidate("offload_optimizer", vec![fix("parallel.offload_optimizer", true)]))
+        }
+        _ if !p.offload_params => {
+            res.push(candidate("offload_params", vec![fix("parallel.offload_params", true)]))
+        }
+        _ => {}
+    }
+    if !ctx.fits {
+        // Jump the ladder when one rung will not do: ZeRO-3, then offloading on top of it.
+        if 1 <= p.zero_stage && p.zero_stage < 2 {
+            res.push(candidate("zero_stage_3", vec![fix("parallel.zero_stage", 3)]));
+        }
+        if p.zero_stage < 3 {
+            res.push(candidate(
+                "offload_optimizer",
+                vec![fix("parallel.zero_stage", 3), fix("parallel.offload_optimizer", true)],
+            ));
+        }
+        if !p.offload_params && (p.zero_stage < 3 || !p.offload_optimizer) {
+            res.push(candidate(
+                "offload_params",
+                vec![
+                    fix("parallel.zero_stage", 3),
+                    fix("parallel.offload_optimizer", true),
+                    fix("parallel.offload_params", true),
+                ],
+            ));
+        }
+    }
+    // Fewer shards communicate less when memory allows it.
+    if ctx.fits && 0 < p.zero_stage && !p.offload_optimizer && !p.offload_params {
+        res.push(candidate("zero_stage_down", vec![fix("parallel.zero_stage", u64::from(p.zero_stage) - 1)]));
+    }
+    res
+}
+
+/// Activations: recompute them, swap them to the host, or never keep the score matrix.
+fn activation_moves(ctx: &Ctx) -> Vec<Candidate> {
+    let plan = ctx.plan;
+    let mut res = Vec::new();
+    // Recomputation: trade compute for memory when it does not fit, memory for speed when it does.
+    match (plan.recompute.granularity, ctx.fits) {
+        (RecomputeGranularity::None, false) => {
+            res.push(candidate("recompute_selective", vec![fix("recompute.granularity", "selective")]));
+            res.push(candidate("recompute_full", vec![fix("recompute.granularity", "full")]));
+        }
+        (RecomputeGranularity::Selective, false) => {
+            res.push(candidate("recompute_full", vec![fix("recompute.granularity", "full")]))
+        }
+        (RecomputeGranularity::Full, true) => res.push(candidate(
+            "recompute_less",
+            vec![fix("recompute.granularity", if ctx.megatron { "selective" } else { "none" })],
+        )),
+        _ => {}
+    }
+    // Swap attention activations to the host on Ascend (MindSpeed docs/zh/features/swap_attention.md).
+    if ctx.mindspeed && !ctx.fits && !plan.recompute.swap_attention && plan.method != Method::Lora {
+        res.push(candidate("swap_attention", vec![fix("recompute.swap_attention", true)]));
+    }
+    // Flash attention never keeps the score matrix.
+    if plan.attention == AttentionImpl::Eager {
+        res.push(candidate("flash_attention", vec![fix("attention", "flash")]));
+    }
+    res
+}
+
+/// The micro-batch, and the micro-batches a pipeline needs to keep its bubble small.
+fn batch_moves(ctx: &Ctx) -> Vec<Candidate> {
+    let (plan, mem, pp, mbs) = (ctx.plan, ctx.mem, ctx.pp, ctx.mbs);
+    let mut res = Vec::new();
+    // Micro-batch: larger GEMMs run faster while memory lasts; smaller saves activations
+    // (Narayanan et al. 2021, "Efficient Large-Scale Language Model Training on GPU Clusters Using
+    // Megatron-LM", §3.4).
+    let gbs = u64::from(plan.batch.global_batch.get());
+    if ctx.fits && (2 * mbs).saturating_mul(mem.dp) <= gbs {
+        res.push(candidate("micro_batch_up", vec![fix("batch.micro_batch", 2 * mbs)]));
+    }
+    if !ctx.fits && 1 < mbs {
+        res.push(candidate("micro_batch_down", vec![fix("batch.micro_batch", mbs / 2)]));
+    }
+    // Pipeline: at least 4 × PP micro-batches (GPipe, Huang et al. 2019 §2.3: the bubble is
+    // negligible when M ≥ 4 × K), or the interleaved schedule.
+    if ctx.megatron && 1 < pp && mem.n_microbatches < 4 * pp {
+        res.push(candidate(
+            "more_microbatches",
+            vec![fix("batch.global_batch", (4 * pp * mbs).saturating_mul(mem.dp))],
+        ));
+    }
+    if ctx.megatron
+        && 1 < pp
+        && plan.parallel.vpp.get() == 1
+        && (plan.model.arch.n_layers / pp).is_multiple_of(2)
+    {
+        res.push(candidate("interleave", vec![fix("parallel.vpp", 2)]));
+    }
+    res
+}
+
+/// Where the parallel groups sit, and which stack runs the plan.
+fn layout_moves(ctx: &Ctx) -> Vec<Candidate> {
+    let (plan, megatron, tp, pp, per_node) = (ctx.plan, ctx.megatron, ctx.tp, ctx.pp, ctx.per_node);
+    let mut res = Vec::new();
+    // TP stays inside a node (Narayanan et al. 2021 §3.2, takeaway #1). The cost order is
+    // pp < dp < ep < cp < tp: Megatron's default rank order tp-cp-ep-dp-pp (`initialize_model_parallel`,
+    // megatron/core/parallel_state.py) gives the most communicating groups the nearest ranks.
+    if megatron && per_node < tp {
+        res.push(candidate(
+            "tp_in_node",
+            vec![fix("parallel.tp", per_node), fix("parallel.pp", pp.saturating_mul(tp) / per_node)],
+        ));
+    }
+    if megatron && 2 < tp && !ctx.fits {
+        res.push(candidate("pp_over_tp", vec![fix("parallel.pp", pp.saturating_mul(2))]));
+    }
+    // The stack by cluster and model size: Megatron/MindSpeed from 32 devices and 100B parameters;
+    // LLaMA-Factory (with ZeRO-3 for 70B+) below. Megatron's TP/PP beat ZeRO-3 at 175B and 530B as
+    // devices are added (Narayanan et al. 2021 §5.2, Table 2); the thresholds are common practice,
+    // not a measured crossover.
+    let big = 100_000_000_000 <= ctx.mem.params_total && 32 <= plan.cluster.n_devices();
+    let full = matches!(plan.method, Method::Pretrain | Method::SftFull);
+    if big && full && !megatron {
+        let framework = if plan.hardware.hw.vendor == Vendor::Ascend { "mindspeed-llm" } else { "megatron" };
+        let tp_fix = rules::nearest_divisor(plan.model.arch.attention.n_heads(), per_node.min(8));
+        res.push(candidate(
+            "stack_megatron",
+            vec![
+                fix("framework", framework),
+                fix("parallel.tp", tp_fix),
+                fix("parallel.distributed_optimizer", true),
+            ],
+        ));
+    }
+    res
+}
+
+/// RL: split long sequences, size the rollout engine.
+fn rl_moves(ctx: &Ctx) -> Vec<Candidate> {
+    let plan = ctx.plan;
+    let mut res = Vec::new();
+    if !ctx.rl {
+        return res;
+    }
+    // VeRL long sequences: Ulysses sequence parallelism splits each sequence over `cp` devices
+    // (`ulysses_sequence_parallel_size`, VeRL docs/perf/perf_tuning.rst; each device's token budget
+    // then covers response / sp).
+    let rl_len = u64::from(plan.rl.max_prompt_length.get()) + u64::from(plan.rl.max_response_length.get());
+    if plan.framework == Framework::Verl && 8192 <= rl_len && plan.parallel.cp.get() == 1 {
+        res.push(candidate("verl_ulysses", vec![fix("parallel.cp", 2)]));
+    }
+    // Rollout engine: TP of the engine and the sequences it decodes at once (VeRL
+    // docs/perf/perf_tuning.rst, "Rollout Generation Tuning": a smaller tensor_parallel_size, a larger
+    // max_num_seqs).
+    let rollout_tp = u64::from(plan.rl.rollout_tp.get());
+    if 1 < rollout_tp {
+        res.push(candidate("rollout_tp_down", vec![fix("rl.rollout_tp", rollout_tp / 2)]));
+    }
+    if 2 * rollout_tp <= ctx.per_node {
+        res.push(candidate("rollout_tp_up", vec![fix("rl.rollout_tp", 2 * rollout_tp)]));
+    }
+    let seqs = u64::from(plan.rl.max_num_seqs.get());
+    res.push(candidate("max_num_seqs_up", vec![fix("rl.max_num_seqs", 2 * seqs)]));
+    res
+}
+
+/// fp8 GEMMs on devices that have them (Hopper, Ada, Blackwell), with Transformer Engine.
+fn fp8(ctx: &Ctx) -> Option<Candidate> {
+    let plan = ctx.plan;
+    let bf16 = plan.precision == crate::plan::Precision::Bf16;
+    (ctx.megatron && plan.hardware.hw.has_fp8() && bf16 && !ctx.rl)
+        .then(|| candidate("precision_fp8", vec![fix("precision", "fp8")]))
+}
+
+/// LoRA on every linear layer learns closer to full fine-tuning than q/v alone (QLoRA paper §4;
+/// LLaMA-Factory's default `lora_target: all`, src/llamafactory/hparams/finetuning_args.py); it
+/// costs a little memory and time, shown as computed.
+fn lora_all_targets(ctx: &Ctx) -> Option<Candidate> {
+    let plan = ctx.plan;
+    (plan.trains_lora() && plan.lora.targets != crate::plan::LoraTargets::All)
+        .then(|| candidate("lora_all_targets", vec![fix("lora.targets", "all")]))
+}
+
+/// Megatron FSDP: parameters and gradients sharded too, when the distributed optimizer alone
+/// leaves the plan too big (megatron/core/distributed/fsdp, `--use-megatron-fsdp`).
+fn megatron_fsdp(ctx: &Ctx) -> Option<Candidate> {
+    let plan = ctx.plan;
+    let unsharded = plan.parallel.fsdp == crate::plan::Fsdp::None;
+    (plan.framework == Framework::Megatron && !ctx.fits && 1 < ctx.mem.dp && unsharded).then(|| {
+        candidate(
+            "megatron_fsdp",
+            vec![fix("parallel.fsdp", "optim_grads_params"), fix("parallel.distributed_optimizer", true)],
+        )
+    })
+}
+
+/// When it does not fit, the moves among `so_far` that cost (almost) no time, all at once: often
+/// enough together where each alone is not.
+fn cheap_together(ctx: &Ctx, so_far: &[Candidate]) -> Option<Candidate> {
+    if ctx.fits {
+        return None;
+    }
+    let cheap: Vec<Fix> = so_far
+        .iter()
+        .filter(|c| matches!(c.code, "distributed_optimizer" | "sequence_parallel" | "swap_attention"))
+        .flat_map(|c| c.changes.iter().cloned())
+        .collect();
+    (2 <= cheap.len()).then(|| candidate("cheap_together", cheap))
+}
