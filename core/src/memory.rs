@@ -372,10 +372,15 @@ pub fn estimate_with(plan: &Plan, facts: &ModelFacts) -> Memory {
 /// the same embedding, loss and MTP layers.
 fn same_shape(arch: &Architecture, layout: &Layout, a: u64, b: u64) -> bool {
     let kinds = |rank: u64| layout.rank_layers(rank).map(|l| model::is_moe_layer(arch, l));
+    // Every layer of a dense model is of one kind: the counts decide.
+    let same_layers = match arch.moe {
+        None => layout.rank_layers(a).count() == layout.rank_layers(b).count(),
+        Some(_) => kinds(a).eq(kinds(b)),
+    };
     layout.holds_embedding(a) == layout.holds_embedding(b)
         && layout.holds_loss(a) == layout.holds_loss(b)
         && layout.rank_mtp(a) == layout.rank_mtp(b)
-        && kinds(a).eq(kinds(b))
+        && same_layers
 }
 
 /// A rank's bytes but for its activations, and the shape of those ([`ActivationShape::in_flight`]
@@ -910,13 +915,18 @@ fn activation_shape(ctx: &Ctx, layers: &[u64], embedding: bool, mtp: u64) -> Act
         activation_function: megatron && rc.activation_function && (act_fn_from..act_fn_to).contains(&pos),
         ..saved
     };
-    // A layer's bytes depend on its kind and what it saves, not on its position: each pair is
-    // computed once per stage (a stage holds dozens of layers of at most two kinds).
-    let memo: std::cell::RefCell<Vec<(bool, Saved, f64)>> = std::cell::RefCell::new(Vec::with_capacity(4));
+    // A layer's bytes depend on its kind and what it saves, not on its position: each is computed
+    // once per stage (a stage holds dozens of layers of at most two kinds). What a layer saves
+    // varies within a stage only by the activation-function window and swap-attention, so a
+    // layer's kind and those two bits index the memo.
+    let memo: [std::cell::Cell<Option<f64>>; 8] = Default::default();
     let layer_with = |pos: u64, saved: Saved| {
         let idx = layers.get(pos as usize).copied().unwrap_or(arch.n_layers.saturating_sub(1));
         let moe_layer = model::is_moe_layer(arch, idx);
-        if let Some(&(_, _, bytes)) = memo.borrow().iter().find(|(m, s, _)| *m == moe_layer && *s == saved) {
+        let slot = &memo[usize::from(moe_layer) * 4
+            + usize::from(saved.activation_function) * 2
+            + usize::from(saved.without_attention)];
+        if let Some(bytes) = slot.get() {
             return bytes;
         }
         let case = LayerCase {
@@ -934,7 +944,7 @@ fn activation_shape(ctx: &Ctx, layers: &[u64], embedding: bool, mtp: u64) -> Act
             false => 0.0,
         };
         let bytes = layer_activation_bytes(arch, moe_layer, &case) + padding;
-        memo.borrow_mut().push((moe_layer, saved, bytes));
+        slot.set(Some(bytes));
         bytes
     };
     // Swap-attention (MindSpeed) keeps the attention tensors of the layer being computed and the

@@ -203,8 +203,8 @@ impl StepTime {
         if SIMULATED_PASSES_MAX < simulated_passes(p.schedule, pp, vpp, p.microbatches) {
             return empty;
         }
-        let orders = schedule::orders(p.schedule, pp, vpp, p.microbatches);
-        schedule::simulate(p.schedule, &orders, &p.costs).unwrap_or(empty)
+        let program = schedule::cached(p.schedule, pp, vpp, p.microbatches);
+        program.map_or(empty, |program| program.timeline(&p.costs))
     }
 
     /// The whole step along its time axis, for drawing: with RL the generation and the scoring

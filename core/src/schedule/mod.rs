@@ -361,14 +361,7 @@ pub fn makespan(schedule: Schedule, orders: &[Vec<Op>], costs: &Costs) -> Option
 ///
 /// Returns `None` if the orders deadlock, which only a malformed order can do.
 pub fn simulate(schedule: Schedule, orders: &[Vec<Op>], costs: &Costs) -> Option<Timeline> {
-    let (events, makespan_seconds) = Program::compile(schedule, orders, costs.vpp)?.events(costs);
-    let busy: f64 = events.iter().map(|e| e.end_seconds - e.start_seconds).sum();
-    let idle = (makespan_seconds * f64::from(costs.pp) - busy).max(0.0);
-    let (bubble_ratio, idle_frac) = match 0.0 < busy {
-        true => (idle / busy, idle / (makespan_seconds * f64::from(costs.pp))),
-        false => (0.0, 0.0),
-    };
-    Some(Timeline { events, makespan_seconds, bubble_ratio, idle_frac })
+    Some(Program::compile(schedule, orders, costs.vpp)?.timeline(costs))
 }
 
 #[cfg(test)]

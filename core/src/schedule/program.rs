@@ -272,9 +272,21 @@ impl Program {
         })
     }
 
+    /// The run against `costs` pass by pass, with its bubble.
+    pub fn timeline(&self, costs: &Costs) -> super::Timeline {
+        let (events, makespan_seconds) = self.events(costs);
+        let busy: f64 = events.iter().map(|e| e.end_seconds - e.start_seconds).sum();
+        let idle = (makespan_seconds * f64::from(self.pp) - busy).max(0.0);
+        let (bubble_ratio, idle_frac) = match 0.0 < busy {
+            true => (idle / busy, idle / (makespan_seconds * f64::from(self.pp))),
+            false => (0.0, 0.0),
+        };
+        super::Timeline { events, makespan_seconds, bubble_ratio, idle_frac }
+    }
+
     /// Every pass as it ran against `costs`, rank after rank, each rank's in time order (an
     /// overlapped F&B as its forward then its backward), and the makespan.
-    pub fn events(&self, costs: &Costs) -> (Vec<super::Event>, f64) {
+    fn events(&self, costs: &Costs) -> (Vec<super::Event>, f64) {
         let (mut values, mut table) = (Vec::new(), Vec::new());
         let makespan = self.run(costs, &mut values, &mut table);
         let mut per_rank = vec![Vec::new(); self.pp as usize];
