@@ -14,10 +14,10 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use crate::hardware::Vendor;
+use crate::hardware::{Hardware, Vendor};
 use crate::memory::Memory;
-use crate::model::{Attention, Family};
-use crate::plan::{Framework, Method, PipelineSchedule, Plan, Precision, RecomputeGranularity};
+use crate::model::{Architecture, Attention, Family};
+use crate::plan::{Framework, Method, Parallel, PipelineSchedule, Plan, Precision, RecomputeGranularity};
 use crate::report::{Code, Finding, Fix, Severity};
 
 mod fix;
@@ -30,6 +30,71 @@ fn megatron_path(framework: Framework) -> bool {
     crate::layout::model_parallel(framework)
 }
 
+/// What the rule families read, computed once per check. The sizes are the plan's as written: a
+/// rule judges what the plan asks for (an HF-path plan asking for TP 2 is told it gets none), where
+/// `mem.layout` holds the sizes that take effect.
+struct Ctx<'a> {
+    plan: &'a Plan,
+    mem: &'a Memory,
+    arch: &'a Architecture,
+    hw: &'a Hardware,
+    p: &'a Parallel,
+    /// Devices in the cluster.
+    world: u64,
+    tp: u64,
+    pp: u64,
+    vpp: u64,
+    cp: u64,
+    ep: u64,
+    etp: u64,
+    mbs: u64,
+    gbs: u64,
+    seq: u64,
+    /// Attention heads, and the key/value heads (query groups; every head under MLA).
+    heads: u64,
+    kv_heads: u64,
+    /// The Megatron path: Megatron-LM, MindSpeed-LLM and MindSpeed-RL ([`megatron_path`]).
+    megatron: bool,
+    /// MindSpeed-LLM or MindSpeed-RL, whose features (swap-attention, fused kernels) MindSpeed adds.
+    mindspeed: bool,
+    /// An RL method (GRPO, PPO).
+    rl: bool,
+}
+
+impl<'a> Ctx<'a> {
+    fn new(plan: &'a Plan, mem: &'a Memory) -> Self {
+        let arch = &plan.model.arch;
+        let p = &plan.parallel;
+        Ctx {
+            plan,
+            mem,
+            arch,
+            hw: &plan.hardware.hw,
+            p,
+            world: plan.cluster.n_devices(),
+            tp: u64::from(p.tp.get()),
+            pp: u64::from(p.pp.get()),
+            vpp: u64::from(p.vpp.get()),
+            cp: u64::from(p.cp.get()),
+            ep: u64::from(p.ep.get()),
+            etp: u64::from(p.etp.get()),
+            mbs: u64::from(plan.batch.micro_batch.get()),
+            gbs: u64::from(plan.batch.global_batch.get()),
+            seq: u64::from(plan.batch.seq_len.get()),
+            heads: arch.attention.n_heads(),
+            kv_heads: match arch.attention {
+                Attention::Gqa { n_kv_heads, .. } => n_kv_heads,
+                Attention::Mla { n_heads, .. } => n_heads,
+            },
+            megatron: megatron_path(plan.framework),
+            mindspeed: matches!(plan.framework, Framework::MindSpeedLlm | Framework::MindSpeedRl),
+            rl: matches!(plan.method, Method::Grpo | Method::Ppo),
+        }
+    }
+}
+
+/// The findings in the order the rules produce them.
+#[derive(Default)]
 struct Acc {
     res: Vec<Finding>,
 }
@@ -52,33 +117,45 @@ impl Acc {
             make_valid: false,
         });
     }
+
+    /// The findings, errors first, then warnings and notes, each in the order they were found.
+    fn finish(mut self) -> Vec<Finding> {
+        self.res.sort_by_key(|f| match f.severity {
+            Severity::Error => 0,
+            Severity::Warning => 1,
+            Severity::Note => 2,
+        });
+        self.res
+    }
 }
 
 /// Every rule the plan breaks, errors first.
 pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
-    let mut acc = Acc { res: Vec::new() };
-    let arch = &plan.model.arch;
-    let hw = &plan.hardware.hw;
-    let p = &plan.parallel;
-    let world = plan.cluster.n_devices();
-    let (tp, pp, vpp, cp, ep, etp) = (
-        u64::from(p.tp.get()),
-        u64::from(p.pp.get()),
-        u64::from(p.vpp.get()),
-        u64::from(p.cp.get()),
-        u64::from(p.ep.get()),
-        u64::from(p.etp.get()),
-    );
-    let mbs = u64::from(plan.batch.micro_batch.get());
-    let gbs = u64::from(plan.batch.global_batch.get());
-    let seq = u64::from(plan.batch.seq_len.get());
-    let heads = arch.attention.n_heads();
-    let kv_heads = match arch.attention {
-        Attention::Gqa { n_kv_heads, .. } => n_kv_heads,
-        Attention::Mla { n_heads, .. } => n_heads,
-    };
-    let megatron = megatron_path(plan.framework);
-    let rl = matches!(plan.method, Method::Grpo | Method::Ppo);
+    let cx = &Ctx::new(plan, mem);
+    let mut acc = Acc::default();
+    let &Ctx {
+        plan,
+        mem,
+        arch,
+        hw,
+        p,
+        world,
+        tp,
+        pp,
+        vpp,
+        cp,
+        ep,
+        etp,
+        mbs,
+        gbs,
+        seq,
+        heads,
+        kv_heads,
+        megatron,
+        mindspeed,
+        rl,
+        ..
+    } = cx;
     use Severity::*;
 
     // ---------- hardware (the datasheets in hardware.rs) ----------
@@ -181,7 +258,6 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
         let to = if hw.vendor == Vendor::Ascend { "mindspeed-llm" } else { "llamafactory" };
         acc.push(Error, Code::MethodLoraMegatron, &[], Some(("framework", Value::from(to))));
     }
-    let mindspeed = matches!(plan.framework, Framework::MindSpeedLlm | Framework::MindSpeedRl);
     if mindspeed && hw.vendor == Vendor::Nvidia {
         acc.push(
             Warning,
@@ -201,7 +277,7 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
     }
 
     // ---------- Megatron path (Megatron-LM, MindSpeed-LLM, MindSpeed-RL) ----------
-    let layout_string = pipeline_layout_rules(plan, &mut acc);
+    let layout_string = pipeline_layout_rules(cx, &mut acc);
     if megatron {
         if !world.is_multiple_of(tp * pp * cp) {
             // `validate_args`, `initialize_model_parallel`: world % (TP·PP·CP) == 0.
@@ -404,7 +480,7 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
                 Some(("recompute.num_layers", Value::from(layers_per_stage))),
             );
         }
-        recompute_modules_and_offload(plan, &mut acc);
+        recompute_modules_and_offload(cx, &mut acc);
         if matches!(plan.method, Method::Lora) && plan.recompute.swap_attention && mindspeed {
             // MindSpeed `SwapAttentionFeature.validate_args` (features_manager/memory/swap_attention.py):
             // swap-attention is not for LoRA.
@@ -579,7 +655,7 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
     }
     // ---------- MoE kernels and routing (`moe` section) ----------
     if arch.moe.is_some() {
-        moe_rules(plan, &mut acc);
+        moe_rules(cx, &mut acc);
     }
 
     // ---------- FSDP on the Megatron path ----------
@@ -873,23 +949,16 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
         );
     }
 
-    acc.res.sort_by_key(|f| match f.severity {
-        Error => 0,
-        Warning => 1,
-        Note => 2,
-    });
-    acc.res
+    acc.finish()
 }
 
 /// Megatron's checks of a `--pipeline-model-parallel-layout` (megatron/training/arguments.py
 /// `validate_args` and megatron/core/transformer/pipeline_parallel_layer_layout.py
 /// `validate_layer_layout`, core_v0.19.0) and of MTP layers; whether the layout string takes the
 /// place of the other split rules.
-fn pipeline_layout_rules(plan: &Plan, acc: &mut Acc) -> bool {
+fn pipeline_layout_rules(cx: &Ctx, acc: &mut Acc) -> bool {
     use Severity::Error;
-    let p = &plan.parallel;
-    let arch = &plan.model.arch;
-    let pp = u64::from(p.pp.get());
+    let &Ctx { plan, arch, p, pp, .. } = cx;
     let framework = || vec![("framework", plan.framework.wire().to_owned())];
     let clear = || Some(("parallel.pipeline_layout", Value::from("")));
     // Megatron-LM and MindSpeed-LLM (its parser, mindspeed_llm/features_manager, has the flag and
@@ -988,10 +1057,11 @@ fn pipeline_layout_rules(plan: &Plan, acc: &mut Acc) -> bool {
 /// The `moe` section against the framework and the plan: what Megatron-LM checks
 /// (`TransformerConfig.__post_init__` in `megatron/core/transformer/transformer_config.py` at
 /// core_v0.19.0) and which frameworks have each flag (core/data/flags/*.tsv).
-fn moe_rules(plan: &Plan, acc: &mut Acc) {
+fn moe_rules(cx: &Ctx, acc: &mut Acc) {
     use crate::plan::MoeDispatcher;
     use Severity::*;
-    let (m, p) = (&plan.moe, &plan.parallel);
+    let &Ctx { plan, p, .. } = cx;
+    let m = &plan.moe;
     let framework = plan.framework;
     let off = |field: &'static str| Some((field, Value::from(false)));
     // The HF path (DeepSpeed, LLaMA-Factory, VeRL's FSDP actors) runs the model's own MoE block;
@@ -1050,10 +1120,10 @@ fn moe_rules(plan: &Plan, acc: &mut Acc) {
 
 /// Megatron's checks on `--recompute-modules` and `--cpu-offloading-num-layers`
 /// (megatron/core/transformer/transformer_config.py `__post_init__` at core_v0.19.0).
-fn recompute_modules_and_offload(plan: &Plan, acc: &mut Acc) {
+fn recompute_modules_and_offload(cx: &Ctx, acc: &mut Acc) {
     use Severity::{Error, Warning};
+    let &Ctx { plan, arch, .. } = cx;
     let rc = &plan.recompute;
-    let arch = &plan.model.arch;
     let writes_modules = matches!(plan.framework, Framework::Megatron | Framework::MindSpeedLlm);
     if writes_modules && rc.granularity == RecomputeGranularity::Selective {
         let names = |modules: crate::plan::RecomputeModules| {
