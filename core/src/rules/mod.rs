@@ -21,6 +21,8 @@ use crate::plan::{Framework, Method, Parallel, PipelineSchedule, Plan, Precision
 use crate::report::{Code, Finding, Fix, Severity};
 
 mod fix;
+mod hardware;
+mod method;
 
 pub use fix::{apply, apply_all, nearest_divisor, nearest_multiple};
 use fix::{divisors_of, gcd};
@@ -158,123 +160,8 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
     } = cx;
     use Severity::*;
 
-    // ---------- hardware (the datasheets in hardware.rs) ----------
-    if plan.precision == Precision::Bf16 && !hw.has_bf16() {
-        acc.push(
-            Error,
-            Code::HwNoBf16,
-            &[("device", hw.name.clone())],
-            Some(("precision", Value::from("fp16"))),
-        );
-    }
-    if plan.precision == Precision::Fp8 && !hw.has_fp8() {
-        acc.push(
-            Error,
-            Code::HwNoFp8,
-            &[("device", hw.name.clone())],
-            Some(("precision", Value::from(if hw.has_bf16() { "bf16" } else { "fp16" }))),
-        );
-    }
-    if matches!(plan.precision, Precision::Mxfp8 | Precision::Nvfp4) {
-        // MXFP8 and NVFP4 are Blackwell's tensor-core formats (NVIDIA Blackwell architecture
-        // technical brief), and Megatron-LM's recipes for them (`--fp8-recipe mxfp8`,
-        // `--fp4-recipe nvfp4`, megatron/core/transformer/transformer_config.py) are the only
-        // launch path here that runs them.
-        let fallback = if hw.has_fp8() {
-            "fp8"
-        } else if hw.has_bf16() {
-            "bf16"
-        } else {
-            "fp16"
-        };
-        if !hw.has_block_scaling() {
-            acc.push(
-                Error,
-                Code::HwNoBlockScaling,
-                &[("device", hw.name.clone())],
-                Some(("precision", Value::from(fallback))),
-            );
-        } else if plan.framework != Framework::Megatron {
-            acc.push(
-                Error,
-                Code::PrecisionFramework,
-                &[
-                    ("framework", plan.framework.wire().to_owned()),
-                    ("precision", plan.precision.wire().to_owned()),
-                ],
-                Some(("precision", Value::from(fallback))),
-            );
-        }
-    }
-    let per_node = u64::from(plan.cluster.devices_per_node.get());
-    if megatron && per_node < tp {
-        let fix = nearest_divisor(heads, per_node.min(tp)).min(per_node);
-        acc.push(
-            Warning,
-            Code::HwTpAcrossNodes,
-            &[("tp", tp.to_string()), ("devices_per_node", per_node.to_string())],
-            Some(("parallel.tp", Value::from(fix))),
-        );
-    }
-
-    // ---------- method and framework ----------
-    let method_fix = match hw.vendor {
-        Vendor::Ascend => "mindspeed-rl",
-        _ => "verl",
-    };
-    if rl && !matches!(plan.framework, Framework::Verl | Framework::MindSpeedRl) {
-        acc.push(
-            Error,
-            Code::MethodNeedsRlFramework,
-            &[("method", plan.method.wire().to_owned()), ("framework", plan.framework.wire().to_owned())],
-            Some(("framework", Value::from(method_fix))),
-        );
-    }
-    if !rl && matches!(plan.framework, Framework::Verl | Framework::MindSpeedRl) {
-        acc.push(
-            Error,
-            Code::FrameworkRlOnly,
-            &[("framework", plan.framework.wire().to_owned()), ("method", plan.method.wire().to_owned())],
-            Some(("method", Value::from("grpo"))),
-        );
-    }
-    if plan.method == Method::Dpo && plan.framework == Framework::Megatron {
-        acc.push(Error, Code::MethodDpoMegatron, &[], Some(("framework", Value::from("llamafactory"))));
-    }
-    if plan.method == Method::Qlora && megatron {
-        // Megatron-LM trains no 4-bit base; MindSpeed-LLM documents `--qlora`
-        // (docs/en/pytorch/training/finetune/mcore/qlora_finetune.md) but advises against it until
-        // a fix lands, and its parser (master c77308a) declares no such flag.
-        acc.push(
-            Error,
-            Code::MethodQloraMegatron,
-            &[("framework", plan.framework.wire().to_owned())],
-            Some(("framework", Value::from("llamafactory"))),
-        );
-    }
-    if plan.method == Method::Lora && plan.framework == Framework::Megatron {
-        // Megatron-LM's pretrain_gpt.py has no LoRA: every parameter would train. LoRA on
-        // Megatron models is Megatron-Bridge's PEFT, MindSpeed-LLM's --lora-r, or the HF path.
-        let to = if hw.vendor == Vendor::Ascend { "mindspeed-llm" } else { "llamafactory" };
-        acc.push(Error, Code::MethodLoraMegatron, &[], Some(("framework", Value::from(to))));
-    }
-    if mindspeed && hw.vendor == Vendor::Nvidia {
-        acc.push(
-            Warning,
-            Code::FrameworkMindspeedOnNvidia,
-            &[("framework", plan.framework.wire().to_owned())],
-            Some(("framework", Value::from(if rl { "verl" } else { "megatron" }))),
-        );
-    }
-    if plan.framework == Framework::MindSpeedRl && plan.precision != Precision::Bf16 {
-        // MindSpeed-RL `validate_rl_args`: bf16 training and bf16 generation.
-        acc.push(
-            Error,
-            Code::MindspeedRlBf16,
-            &[("precision", plan.precision.wire().to_owned())],
-            Some(("precision", Value::from("bf16"))),
-        );
-    }
+    hardware::check(cx, &mut acc);
+    method::check(cx, &mut acc);
 
     // ---------- Megatron path (Megatron-LM, MindSpeed-LLM, MindSpeed-RL) ----------
     let layout_string = pipeline_layout_rules(cx, &mut acc);
