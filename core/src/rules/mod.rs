@@ -22,9 +22,11 @@ use crate::report::{Code, Finding, Fix, Severity};
 
 mod fix;
 mod hardware;
+mod memory;
 mod method;
 mod parallel;
 mod pipeline;
+mod recompute;
 
 pub use fix::{apply, apply_all, nearest_divisor, nearest_multiple};
 use fix::{divisors_of, gcd};
@@ -171,43 +173,8 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
         parallel::megatron_world_and_heads(cx, &mut acc);
         pipeline::megatron_split(cx, layout_string, &mut acc);
         parallel::megatron_experts_and_sequence(cx, &mut acc);
-        if p.overlap_param_gather && !(p.distributed_optimizer && p.overlap_grad_reduce) {
-            // `validate_args`: the gather overlap needs both.
-            // With the distributed optimizer on, turning on --overlap-grad-reduce completes the set;
-            // otherwise the one switch that resolves it is the gather overlap itself.
-            let (field, value) = match p.distributed_optimizer {
-                true => ("parallel.overlap_grad_reduce", true),
-                false => ("parallel.overlap_param_gather", false),
-            };
-            acc.push(Error, Code::ParallelParamGatherNeeds, &[], Some((field, Value::from(value))));
-        }
-        if p.offload_optimizer && !p.distributed_optimizer {
-            // Megatron-LM `validate_args` (megatron/training/arguments.py @5be9626): --optimizer-cpu-offload
-            // needs --use-precision-aware-optimizer, which `OptimizerConfig.__post_init__`
-            // (megatron/core/optimizer/optimizer_config.py) allows only with the distributed optimizer.
-            acc.push(
-                Error,
-                Code::ParallelOffloadNeedsDistributedOptimizer,
-                &[],
-                Some(("parallel.distributed_optimizer", Value::from(true))),
-            );
-        }
-        let layers_per_stage = (arch.n_layers / pp.max(1)).max(1);
-        if plan.recompute.granularity == RecomputeGranularity::Full
-            && layers_per_stage < u64::from(plan.recompute.num_layers.get())
-        {
-            // `TransformerConfig.__post_init__`: recompute_num_layers in [1, layers / PP].
-            acc.push(
-                Error,
-                Code::RecomputeNumLayers,
-                &[
-                    ("num_layers", plan.recompute.num_layers.to_string()),
-                    ("per_stage", layers_per_stage.to_string()),
-                ],
-                Some(("recompute.num_layers", Value::from(layers_per_stage))),
-            );
-        }
-        recompute_modules_and_offload(cx, &mut acc);
+        memory::megatron_optimizer(cx, &mut acc);
+        recompute::megatron(cx, &mut acc);
         if matches!(plan.method, Method::Lora) && plan.recompute.swap_attention && mindspeed {
             // MindSpeed `SwapAttentionFeature.validate_args` (features_manager/memory/swap_attention.py):
             // swap-attention is not for LoRA.
@@ -326,47 +293,7 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
         moe_rules(cx, &mut acc);
     }
 
-    // ---------- FSDP on the Megatron path ----------
-    // Megatron-LM (core_v0.19.0) has Megatron FSDP and torch FSDP2; MindSpeed-LLM runs on core
-    // 0.12.1, whose parser has `--use-torch-fsdp2` but no `--use-megatron-fsdp`; MindSpeed-RL's
-    // actors neither; the HF path shards with ZeRO / FSDP of its own.
-    if p.fsdp != crate::plan::Fsdp::None {
-        let has = match plan.framework {
-            Framework::Megatron => true,
-            Framework::MindSpeedLlm => p.fsdp == crate::plan::Fsdp::Torch,
-            _ => false,
-        };
-        if !has {
-            let fix = match plan.framework {
-                Framework::MindSpeedLlm => Value::from("torch_fsdp2"),
-                _ => Value::from("none"),
-            };
-            acc.push(
-                Error,
-                Code::FsdpFramework,
-                &[("framework", plan.framework.wire().to_owned()), ("fsdp", p.fsdp.wire().to_owned())],
-                Some(("parallel.fsdp", fix)),
-            );
-        }
-    }
-    if megatron && p.fsdp == crate::plan::Fsdp::Torch {
-        // megatron/training/arguments.py `validate_args`: --use-torch-fsdp2 asserts PP 1, EP 1, no
-        // distributed optimizer and untied embeddings.
-        let conflict: Option<(&str, &'static str, Value)> = if 1 < pp {
-            Some(("pipeline parallelism", "parallel.fsdp", Value::from("optim_grads_params")))
-        } else if 1 < ep {
-            Some(("expert parallelism", "parallel.fsdp", Value::from("optim_grads_params")))
-        } else if p.distributed_optimizer {
-            Some(("the distributed optimizer", "parallel.distributed_optimizer", Value::from(false)))
-        } else if arch.tied_embeddings {
-            Some(("tied embeddings", "parallel.fsdp", Value::from("optim_grads_params")))
-        } else {
-            None
-        };
-        if let Some((what, field, value)) = conflict {
-            acc.push(Error, Code::FsdpTorch, &[("what", what.to_owned())], Some((field, value)));
-        }
-    }
+    memory::fsdp(cx, &mut acc);
 
     // ---------- HF path (DeepSpeed, LLaMA-Factory, VeRL FSDP) ----------
     if !megatron {
@@ -598,24 +525,7 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
         acc.push(Note, Code::MindspeedLoraMoeDispatcher, &[], None);
     }
 
-    // ---------- memory ----------
-    if !mem.stages.is_empty() && mem.usable_bytes < mem.peak_bytes {
-        let gib = |b: u64| format!("{:.1}", b as f64 / (1u64 << 30) as f64);
-        let fix = match (megatron, p.zero_stage, plan.recompute.granularity) {
-            (_, _, RecomputeGranularity::None) => Some(("recompute.granularity", Value::from("full"))),
-            (false, z, _) if z < 3 => Some(("parallel.zero_stage", Value::from(u64::from(z) + 1))),
-            (true, _, _) if !p.distributed_optimizer => {
-                Some(("parallel.distributed_optimizer", Value::from(true)))
-            }
-            _ => None,
-        };
-        acc.push(
-            Error,
-            Code::MemoryDoesNotFit,
-            &[("peak", gib(mem.peak_bytes)), ("usable", gib(mem.usable_bytes))],
-            fix,
-        );
-    }
+    memory::fits(cx, &mut acc);
 
     acc.finish()
 }
@@ -681,96 +591,5 @@ fn moe_rules(cx: &Ctx, acc: &mut Acc) {
         if let Some(what) = what {
             acc.push(Error, Code::MoeOverlap, &[("what", what.to_owned())], off("moe.overlap_ep_comm"));
         }
-    }
-}
-
-/// Megatron's checks on `--recompute-modules` and `--cpu-offloading-num-layers`
-/// (megatron/core/transformer/transformer_config.py `__post_init__` at core_v0.19.0).
-fn recompute_modules_and_offload(cx: &Ctx, acc: &mut Acc) {
-    use Severity::{Error, Warning};
-    let &Ctx { plan, arch, .. } = cx;
-    let rc = &plan.recompute;
-    let writes_modules = matches!(plan.framework, Framework::Megatron | Framework::MindSpeedLlm);
-    if writes_modules && rc.granularity == RecomputeGranularity::Selective {
-        let names = |modules: crate::plan::RecomputeModules| {
-            modules.list().into_iter().map(str::to_owned).collect::<Vec<String>>()
-        };
-        let mla = matches!(arch.attention, Attention::Mla { .. });
-        // "mla_up_proj in recompute_modules is only supported with multi_latent_attention";
-        // "moe_act in recompute_modules is only supported with moe_grouped_gemm", which a dense
-        // model has no use for.
-        for (on, module, needs, off) in [
-            (rc.modules.mla_up_proj && !mla, "mla_up_proj", "multi-latent attention", {
-                let mut m = rc.modules;
-                m.mla_up_proj = false;
-                m
-            }),
-            (rc.modules.moe_act && arch.moe.is_none(), "moe_act", "an MoE model (grouped GEMM)", {
-                let mut m = rc.modules;
-                m.moe_act = false;
-                m
-            }),
-        ] {
-            if on {
-                acc.push(
-                    Error,
-                    Code::RecomputeModulesModel,
-                    &[("module", module.to_owned()), ("needs", needs.to_owned())],
-                    Some(("recompute.modules", Value::from(names(off)))),
-                );
-            }
-        }
-        // "Delayed scaling does not support moe_act and layernorm recompute for fp8": the fp8
-        // plans are written with Megatron's default recipe, delayed.
-        if plan.precision == Precision::Fp8 && (rc.modules.layernorm || rc.modules.moe_act) {
-            let mut m = rc.modules;
-            m.layernorm = false;
-            m.moe_act = false;
-            acc.push(
-                Error,
-                Code::RecomputeModulesFp8,
-                &[],
-                Some(("recompute.modules", Value::from(names(m)))),
-            );
-        }
-    }
-    if rc.cpu_offload_layers == 0 {
-        return;
-    }
-    if plan.framework != Framework::Megatron {
-        acc.push(
-            Warning,
-            Code::RecomputeCpuOffloadFramework,
-            &[("framework", plan.framework.wire().to_owned())],
-            Some(("recompute.cpu_offload_layers", Value::from(0))),
-        );
-        return;
-    }
-    // "CPU offloading can be done only for layers less than {num_layers}".
-    if arch.n_layers <= u64::from(rc.cpu_offload_layers) {
-        acc.push(
-            Error,
-            Code::RecomputeCpuOffloadLayers,
-            &[("layers", rc.cpu_offload_layers.to_string()), ("n_layers", arch.n_layers.to_string())],
-            Some(("recompute.cpu_offload_layers", Value::from(arch.n_layers.saturating_sub(1)))),
-        );
-    }
-    // "Currently there is no support for Pipeline parallelism with CPU offloading".
-    if 1 < plan.parallel.pp.get() {
-        acc.push(
-            Error,
-            Code::RecomputeCpuOffloadPp,
-            &[],
-            Some(("recompute.cpu_offload_layers", Value::from(0))),
-        );
-    }
-    // "CPU offloading does not work when activation recomputation is enabled".
-    if rc.granularity != RecomputeGranularity::None {
-        acc.push(
-            Error,
-            Code::RecomputeCpuOffloadRecompute,
-            &[],
-            Some(("recompute.granularity", Value::from("none"))),
-        );
     }
 }
