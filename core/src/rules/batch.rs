@@ -1,0 +1,76 @@
+//! The batch against the parallel layout: the sequence within the model's context, the global
+//! batch a whole number of micro-batches × DP (Megatron `num_microbatches_calculator.py`, DeepSpeed
+//! `DeepSpeedConfig._batch_assertion`, HF `TrainingArguments`, VeRL `validate_config`), and enough
+//! micro-batches for the pipeline's schedule.
+
+use serde_json::Value;
+
+use super::{Acc, Ctx, gcd, nearest_multiple};
+use crate::plan::{Framework, PipelineSchedule};
+use crate::report::{Code, Severity};
+
+/// The sequence length, the batch identity and the micro-batches per step.
+pub(super) fn check(cx: &Ctx, acc: &mut Acc) {
+    use Severity::{Error, Warning};
+    let &Ctx { plan, mem, arch, p, world, pp, vpp, cp, mbs, gbs, seq, megatron, .. } = cx;
+    // `validate_args`: max_position_embeddings ≥ seq_length, the model's context.
+    if arch.max_position_embeddings < seq {
+        acc.push(
+            Warning,
+            Code::ModelSeqTooLong,
+            &[("seq_len", seq.to_string()), ("max", arch.max_position_embeddings.to_string())],
+            Some(("batch.seq_len", Value::from(arch.max_position_embeddings))),
+        );
+    }
+
+    // The batch identity: the sources are in the module's doc.
+    let dp = mem.dp;
+    let (batch_unit, what) = match plan.framework {
+        Framework::Verl => (world / cp.max(1), "devices ÷ Ulysses SP"),
+        _ => (mbs * dp, "micro-batch × DP"),
+    };
+    let samples = match plan.framework {
+        Framework::Verl => gbs * u64::from(plan.rl.n_samples_per_prompt.get()),
+        _ => gbs,
+    };
+    if !samples.is_multiple_of(batch_unit.max(1)) {
+        let fix = match plan.framework {
+            Framework::Verl => nearest_multiple(
+                gbs,
+                batch_unit / gcd(batch_unit, u64::from(plan.rl.n_samples_per_prompt.get())),
+            ),
+            _ => nearest_multiple(gbs, batch_unit),
+        };
+        acc.push(
+            Error,
+            Code::BatchDivisible,
+            &[("global_batch", gbs.to_string()), ("unit", batch_unit.to_string()), ("what", what.to_owned())],
+            Some(("batch.global_batch", Value::from(fix))),
+        );
+    } else if megatron && 1 < vpp && !mem.n_microbatches.is_multiple_of(pp) {
+        // `forward_backward_pipelining_with_interleaving` (schedules.py): the interleaved schedule
+        // needs micro-batches in groups of PP.
+        acc.push(
+            Error,
+            Code::BatchVppMicrobatches,
+            &[("microbatches", mem.n_microbatches.to_string()), ("pp", pp.to_string())],
+            Some(("batch.global_batch", Value::from(nearest_multiple(gbs, mbs * dp * pp)))),
+        );
+    }
+    if megatron && 1 < pp && mem.n_microbatches < pp {
+        acc.push(
+            Warning,
+            Code::BatchFewMicrobatches,
+            &[("microbatches", mem.n_microbatches.to_string()), ("pp", pp.to_string())],
+            Some(("batch.global_batch", Value::from(mbs * dp * 4 * pp))),
+        );
+    }
+    if megatron && p.schedule == PipelineSchedule::DualPipeV && mem.n_microbatches < 2 * pp {
+        acc.push(
+            Error,
+            Code::ScheduleDualpipevMicrobatches,
+            &[("microbatches", mem.n_microbatches.to_string()), ("pp", pp.to_string())],
+            Some(("batch.global_batch", Value::from(mbs * dp * 2 * pp))),
+        );
+    }
+}

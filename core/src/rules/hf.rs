@@ -1,0 +1,80 @@
+//! The HF path (DeepSpeed, LLaMA-Factory, VeRL's FSDP actors): model parallelism it does not have,
+//! ZeRO's parameter offload, the Megatron-only distributed optimizer, and LLaMA-Factory's
+//! recomputed-layer ratio.
+
+use serde_json::Value;
+
+use super::{Acc, Ctx};
+use crate::hardware::Vendor;
+use crate::plan::Framework;
+use crate::report::{Code, Severity};
+
+/// What the HF path has no flag for, or has only under ZeRO-3.
+pub(super) fn check(cx: &Ctx, acc: &mut Acc) {
+    use Severity::{Error, Note};
+    let &Ctx { plan, p, tp, pp, cp, ep, .. } = cx;
+    let model_parallel = [("parallel.tp", tp), ("parallel.pp", pp), ("parallel.ep", ep)];
+    // An error, not a hint: the launch file would silently train without the degree (VeRL's
+    // FSDP strategy, DeepSpeed and LLaMA-Factory have none; VeRL's Megatron strategy does).
+    for (field, degree) in model_parallel {
+        if 1 < degree {
+            acc.push(
+                Error,
+                Code::HfNoModelParallel,
+                &[("field", field.to_owned()), ("framework", plan.framework.wire().to_owned())],
+                Some((field, Value::from(1))),
+            );
+        }
+    }
+    if 1 < cp && plan.framework != Framework::Verl {
+        acc.push(
+            Error,
+            Code::HfNoModelParallel,
+            &[("field", "parallel.cp".to_owned()), ("framework", plan.framework.wire().to_owned())],
+            Some(("parallel.cp", Value::from(1))),
+        );
+    }
+    if p.offload_params && p.zero_stage != 3 {
+        // DeepSpeed `_configure_zero_optimizer` (runtime/engine.py): parameter offload is ZeRO-3 only.
+        acc.push(
+            Error,
+            Code::ZeroOffloadParamsNeeds3,
+            &[("zero_stage", p.zero_stage.to_string())],
+            Some(("parallel.zero_stage", Value::from(3))),
+        );
+    }
+    if p.distributed_optimizer {
+        acc.push(
+            Note,
+            Code::HfDistributedOptimizer,
+            &[("framework", plan.framework.wire().to_owned())],
+            Some(("parallel.distributed_optimizer", Value::from(false))),
+        );
+    }
+}
+
+/// LLaMA-Factory's `recompute_layers_ratio`: read by Ascend's packaged LLaMA-Factory only.
+pub(super) fn layers_ratio(cx: &Ctx, acc: &mut Acc) {
+    use Severity::{Note, Warning};
+    let &Ctx { plan, hw, .. } = cx;
+    if plan.recompute.layers_ratio_frac < 1.0 {
+        let ratio = format!("{}", plan.recompute.layers_ratio_frac);
+        if plan.framework != Framework::LlamaFactory {
+            acc.push(
+                Note,
+                Code::LlamafactoryLayersRatioIgnored,
+                &[("framework", plan.framework.wire().to_owned())],
+                Some(("recompute.layers_ratio", Value::from(1.0))),
+            );
+        } else if hw.vendor != Vendor::Ascend {
+            // Ascend's packaged LLaMA-Factory reads it (`backend_config.training`; no public source);
+            // upstream's `_parse_args` (src/llamafactory/hparams/parser.py) refuses keys it does not know.
+            acc.push(
+                Warning,
+                Code::LlamafactoryLayersRatioUpstream,
+                &[("ratio", ratio)],
+                Some(("recompute.layers_ratio", Value::from(1.0))),
+            );
+        }
+    }
+}

@@ -1,0 +1,105 @@
+//! The memory knobs against the framework and the fit: the distributed optimizer's overlaps and
+//! optimizer offload on the Megatron path, which FSDP each framework has, and a peak that exceeds
+//! the device (with the first memory knob that lowers it as the fix).
+
+use serde_json::Value;
+
+use super::{Acc, Ctx};
+use crate::plan::{Framework, RecomputeGranularity};
+use crate::report::{Code, Severity};
+
+/// The distributed optimizer's overlaps and optimizer offload on the Megatron path.
+pub(super) fn megatron_optimizer(cx: &Ctx, acc: &mut Acc) {
+    use Severity::Error;
+    let &Ctx { p, .. } = cx;
+    if p.overlap_param_gather && !(p.distributed_optimizer && p.overlap_grad_reduce) {
+        // `validate_args`: the gather overlap needs both.
+        // With the distributed optimizer on, turning on --overlap-grad-reduce completes the set;
+        // otherwise the one switch that resolves it is the gather overlap itself.
+        let (field, value) = match p.distributed_optimizer {
+            true => ("parallel.overlap_grad_reduce", true),
+            false => ("parallel.overlap_param_gather", false),
+        };
+        acc.push(Error, Code::ParallelParamGatherNeeds, &[], Some((field, Value::from(value))));
+    }
+    if p.offload_optimizer && !p.distributed_optimizer {
+        // Megatron-LM `validate_args` (megatron/training/arguments.py @5be9626): --optimizer-cpu-offload
+        // needs --use-precision-aware-optimizer, which `OptimizerConfig.__post_init__`
+        // (megatron/core/optimizer/optimizer_config.py) allows only with the distributed optimizer.
+        acc.push(
+            Error,
+            Code::ParallelOffloadNeedsDistributedOptimizer,
+            &[],
+            Some(("parallel.distributed_optimizer", Value::from(true))),
+        );
+    }
+}
+
+/// FSDP: which frameworks have which (Megatron-LM (core_v0.19.0) has Megatron FSDP and torch
+/// FSDP2; MindSpeed-LLM runs on core 0.12.1, whose parser has `--use-torch-fsdp2` but no
+/// `--use-megatron-fsdp`; MindSpeed-RL's actors neither; the HF path shards with ZeRO / FSDP of its
+/// own), and what torch FSDP2 excludes.
+pub(super) fn fsdp(cx: &Ctx, acc: &mut Acc) {
+    use Severity::Error;
+    let &Ctx { plan, arch, p, pp, ep, megatron, .. } = cx;
+    if p.fsdp != crate::plan::Fsdp::None {
+        let has = match plan.framework {
+            Framework::Megatron => true,
+            Framework::MindSpeedLlm => p.fsdp == crate::plan::Fsdp::Torch,
+            _ => false,
+        };
+        if !has {
+            let fix = match plan.framework {
+                Framework::MindSpeedLlm => Value::from("torch_fsdp2"),
+                _ => Value::from("none"),
+            };
+            acc.push(
+                Error,
+                Code::FsdpFramework,
+                &[("framework", plan.framework.wire().to_owned()), ("fsdp", p.fsdp.wire().to_owned())],
+                Some(("parallel.fsdp", fix)),
+            );
+        }
+    }
+    if megatron && p.fsdp == crate::plan::Fsdp::Torch {
+        // megatron/training/arguments.py `validate_args`: --use-torch-fsdp2 asserts PP 1, EP 1, no
+        // distributed optimizer and untied embeddings.
+        let conflict: Option<(&str, &'static str, Value)> = if 1 < pp {
+            Some(("pipeline parallelism", "parallel.fsdp", Value::from("optim_grads_params")))
+        } else if 1 < ep {
+            Some(("expert parallelism", "parallel.fsdp", Value::from("optim_grads_params")))
+        } else if p.distributed_optimizer {
+            Some(("the distributed optimizer", "parallel.distributed_optimizer", Value::from(false)))
+        } else if arch.tied_embeddings {
+            Some(("tied embeddings", "parallel.fsdp", Value::from("optim_grads_params")))
+        } else {
+            None
+        };
+        if let Some((what, field, value)) = conflict {
+            acc.push(Error, Code::FsdpTorch, &[("what", what.to_owned())], Some((field, value)));
+        }
+    }
+}
+
+/// The peak against the device's usable memory.
+pub(super) fn fits(cx: &Ctx, acc: &mut Acc) {
+    use Severity::Error;
+    let &Ctx { plan, mem, p, megatron, .. } = cx;
+    if !mem.stages.is_empty() && mem.usable_bytes < mem.peak_bytes {
+        let gib = |b: u64| format!("{:.1}", b as f64 / (1u64 << 30) as f64);
+        let fix = match (megatron, p.zero_stage, plan.recompute.granularity) {
+            (_, _, RecomputeGranularity::None) => Some(("recompute.granularity", Value::from("full"))),
+            (false, z, _) if z < 3 => Some(("parallel.zero_stage", Value::from(u64::from(z) + 1))),
+            (true, _, _) if !p.distributed_optimizer => {
+                Some(("parallel.distributed_optimizer", Value::from(true)))
+            }
+            _ => None,
+        };
+        acc.push(
+            Error,
+            Code::MemoryDoesNotFit,
+            &[("peak", gib(mem.peak_bytes)), ("usable", gib(mem.usable_bytes))],
+            fix,
+        );
+    }
+}

@@ -1,0 +1,73 @@
+//! The method against the framework: RL methods on the RL frameworks and only there, what the
+//! Megatron path does not train (DPO, QLoRA, LoRA on Megatron-LM), MindSpeed on its own devices and
+//! MindSpeed-RL in bf16.
+
+use serde_json::Value;
+
+use super::{Acc, Ctx};
+use crate::hardware::Vendor;
+use crate::plan::{Framework, Method, Precision};
+use crate::report::{Code, Severity};
+
+/// Whether the framework trains the method (and the method's fix, a framework that does).
+pub(super) fn check(cx: &Ctx, acc: &mut Acc) {
+    use Severity::{Error, Warning};
+    let &Ctx { plan, hw, megatron, mindspeed, rl, .. } = cx;
+    let method_fix = match hw.vendor {
+        Vendor::Ascend => "mindspeed-rl",
+        _ => "verl",
+    };
+    if rl && !matches!(plan.framework, Framework::Verl | Framework::MindSpeedRl) {
+        acc.push(
+            Error,
+            Code::MethodNeedsRlFramework,
+            &[("method", plan.method.wire().to_owned()), ("framework", plan.framework.wire().to_owned())],
+            Some(("framework", Value::from(method_fix))),
+        );
+    }
+    if !rl && matches!(plan.framework, Framework::Verl | Framework::MindSpeedRl) {
+        acc.push(
+            Error,
+            Code::FrameworkRlOnly,
+            &[("framework", plan.framework.wire().to_owned()), ("method", plan.method.wire().to_owned())],
+            Some(("method", Value::from("grpo"))),
+        );
+    }
+    if plan.method == Method::Dpo && plan.framework == Framework::Megatron {
+        acc.push(Error, Code::MethodDpoMegatron, &[], Some(("framework", Value::from("llamafactory"))));
+    }
+    if plan.method == Method::Qlora && megatron {
+        // Megatron-LM trains no 4-bit base; MindSpeed-LLM documents `--qlora`
+        // (docs/en/pytorch/training/finetune/mcore/qlora_finetune.md) but advises against it until
+        // a fix lands, and its parser (master c77308a) declares no such flag.
+        acc.push(
+            Error,
+            Code::MethodQloraMegatron,
+            &[("framework", plan.framework.wire().to_owned())],
+            Some(("framework", Value::from("llamafactory"))),
+        );
+    }
+    if plan.method == Method::Lora && plan.framework == Framework::Megatron {
+        // Megatron-LM's pretrain_gpt.py has no LoRA: every parameter would train. LoRA on
+        // Megatron models is Megatron-Bridge's PEFT, MindSpeed-LLM's --lora-r, or the HF path.
+        let to = if hw.vendor == Vendor::Ascend { "mindspeed-llm" } else { "llamafactory" };
+        acc.push(Error, Code::MethodLoraMegatron, &[], Some(("framework", Value::from(to))));
+    }
+    if mindspeed && hw.vendor == Vendor::Nvidia {
+        acc.push(
+            Warning,
+            Code::FrameworkMindspeedOnNvidia,
+            &[("framework", plan.framework.wire().to_owned())],
+            Some(("framework", Value::from(if rl { "verl" } else { "megatron" }))),
+        );
+    }
+    if plan.framework == Framework::MindSpeedRl && plan.precision != Precision::Bf16 {
+        // MindSpeed-RL `validate_rl_args`: bf16 training and bf16 generation.
+        acc.push(
+            Error,
+            Code::MindspeedRlBf16,
+            &[("precision", plan.precision.wire().to_owned())],
+            Some(("precision", Value::from("bf16"))),
+        );
+    }
+}

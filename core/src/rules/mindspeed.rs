@@ -1,0 +1,109 @@
+//! MindSpeed's own features (MindSpeed-LLM and MindSpeed-RL, each feature's `validate_args` under
+//! `features_manager/`): swap-attention, the optimizer swap, activation-function recomputation,
+//! fused kernels, Ascend's CoC and LoRA with them, and their switches on other frameworks.
+
+use serde_json::Value;
+
+use super::{Acc, Ctx};
+use crate::hardware::Vendor;
+use crate::model::Family;
+use crate::plan::{Framework, Method, RecomputeGranularity, RecomputeMethod};
+use crate::report::{Code, Severity};
+
+/// LoRA against swap-attention and CoC, on the Megatron path.
+pub(super) fn megatron_lora(cx: &Ctx, acc: &mut Acc) {
+    use Severity::Error;
+    let &Ctx { plan, hw, p, mindspeed, .. } = cx;
+    if matches!(plan.method, Method::Lora) && plan.recompute.swap_attention && mindspeed {
+        // MindSpeed `SwapAttentionFeature.validate_args` (features_manager/memory/swap_attention.py):
+        // swap-attention is not for LoRA.
+        acc.push(
+            Error,
+            Code::MindspeedSwapAttentionLora,
+            &[],
+            Some(("recompute.swap_attention", Value::from(false))),
+        );
+    }
+    if matches!(plan.method, Method::Lora) && p.tp_comm_overlap && hw.vendor == Vendor::Ascend && mindspeed {
+        // MindSpeed-LLM features_manager/tensor_parallel/coc.py: --use-ascend-coc is not for LoRA.
+        acc.push(Error, Code::MindspeedCocLora, &[], Some(("parallel.tp_comm_overlap", Value::from(false))));
+    }
+}
+
+/// The fused-kernel switch, which only MindSpeed has.
+pub(super) fn fused_kernels(cx: &Ctx, acc: &mut Acc) {
+    use Severity::Warning;
+    let &Ctx { plan, p, .. } = cx;
+    if !p.fused_kernels && !matches!(plan.framework, Framework::MindSpeedLlm | Framework::MindSpeedRl) {
+        // `--use-fused-rmsnorm --use-fused-swiglu --use-fused-rotary-pos-emb` are MindSpeed's
+        // (`mindspeed/features_manager/`); Megatron-LM fuses through Transformer Engine and the HF
+        // frameworks through their own kernels, with no such switch.
+        acc.push(
+            Warning,
+            Code::ParallelFusedKernelsFramework,
+            &[("framework", plan.framework.wire().to_owned())],
+            Some(("parallel.fused_kernels", Value::from(true))),
+        );
+    }
+}
+
+/// MindSpeed's memory switches: ignored elsewhere, and their own conditions.
+pub(super) fn knobs(cx: &Ctx, acc: &mut Acc) {
+    use Severity::{Error, Note};
+    let &Ctx { plan, arch, p, mindspeed, .. } = cx;
+    let mindspeed_knobs = [
+        (plan.recompute.activation_function, "recompute.activation_function"),
+        (plan.recompute.swap_attention, "recompute.swap_attention"),
+        (p.swap_optimizer, "parallel.swap_optimizer"),
+    ];
+    for (on, field) in mindspeed_knobs {
+        if on && !mindspeed {
+            acc.push(
+                Note,
+                Code::MindspeedKnobIgnored,
+                &[("field", field.to_owned()), ("framework", plan.framework.wire().to_owned())],
+                Some((field, Value::from(false))),
+            );
+        }
+    }
+    if mindspeed && p.swap_optimizer && !p.distributed_optimizer {
+        // MindSpeed `swap_optimizer_feature.py`: dependency_check(args, 'use_distributed_optimizer').
+        acc.push(
+            Error,
+            Code::MindspeedSwapOptimizer,
+            &[],
+            Some(("parallel.distributed_optimizer", Value::from(true))),
+        );
+    }
+    let act_fn_layers = u64::from(plan.recompute.activation_function_layers);
+    if mindspeed && plan.recompute.activation_function && arch.n_layers < act_fn_layers {
+        // MindSpeed `RecomputeActivationFeature.validate_args` (features_manager/recompute/
+        // activation_function.py): the count lies in [0, num_layers].
+        acc.push(
+            Error,
+            Code::MindspeedActFnLayers,
+            &[("layers", act_fn_layers.to_string()), ("n_layers", arch.n_layers.to_string())],
+            Some(("recompute.activation_function_layers", Value::from(arch.n_layers))),
+        );
+    }
+    if mindspeed
+        && plan.recompute.activation_function
+        && plan.recompute.granularity == RecomputeGranularity::Full
+        && plan.recompute.method != RecomputeMethod::Block
+    {
+        // MindSpeed docs/zh/features/activation-function-recompute.md: with full recompute only the block
+        // method is supported, each layer then does one kind of recompute.
+        acc.push(Error, Code::MindspeedActFnFullBlock, &[], Some(("recompute.method", Value::from("block"))));
+    }
+}
+
+/// LoRA on a DeepSeek-V3 MoE with EP: the dispatcher the launch file sets.
+pub(super) fn lora_moe_dispatcher(cx: &Ctx, acc: &mut Acc) {
+    use Severity::Note;
+    let &Ctx { plan, arch, ep, mindspeed, .. } = cx;
+    if arch.family == Family::DeepseekV3 && plan.method == Method::Lora && ep > 1 && mindspeed {
+        // MindSpeed-LLM features_manager/finetune/lora.py: LoRA on MoE needs the alltoall_seq
+        // dispatcher; the launch file sets it.
+        acc.push(Note, Code::MindspeedLoraMoeDispatcher, &[], None);
+    }
+}

@@ -1,0 +1,121 @@
+//! The parallel sizes on the Megatron path against the cluster and the model (`validate_args` in
+//! megatron/training/arguments.py, `initialize_model_parallel` in megatron/core/parallel_state.py,
+//! `TransformerConfig.__post_init__` in megatron/core/transformer/transformer_config.py): the world
+//! against TP·PP·CP, heads and query groups against TP, experts against EP, sequence parallelism and
+//! context parallelism against the sequence.
+
+use serde_json::Value;
+
+use super::{Acc, Ctx, nearest_divisor, nearest_multiple};
+use crate::plan::Framework;
+use crate::report::{Code, Severity};
+
+/// The world against TP·PP·CP, and the heads and query groups against TP.
+pub(super) fn megatron_world_and_heads(cx: &Ctx, acc: &mut Acc) {
+    use Severity::Error;
+    let &Ctx { world, tp, pp, cp, heads, kv_heads, .. } = cx;
+    if !world.is_multiple_of(tp * pp * cp) {
+        // `validate_args`, `initialize_model_parallel`: world % (TP·PP·CP) == 0.
+        let fix = nearest_divisor(world / (tp * cp).min(world).max(1), pp);
+        acc.push(
+            Error,
+            Code::ParallelWorld,
+            &[
+                ("world", world.to_string()),
+                ("tp", tp.to_string()),
+                ("pp", pp.to_string()),
+                ("cp", cp.to_string()),
+            ],
+            Some(("parallel.pp", Value::from(fix))),
+        );
+    }
+    if !heads.is_multiple_of(tp) {
+        // `TransformerConfig.__post_init__`: heads % TP == 0.
+        acc.push(
+            Error,
+            Code::ParallelHeadsTp,
+            &[("heads", heads.to_string()), ("tp", tp.to_string())],
+            Some(("parallel.tp", Value::from(nearest_divisor(heads, tp)))),
+        );
+    } else if !kv_heads.is_multiple_of(tp) && !tp.is_multiple_of(kv_heads) {
+        // `TransformerConfig.__post_init__`: query groups a multiple or a divisor of TP (core ≥ 0.16;
+        // MindSpeed, on core 0.12: a multiple).
+        acc.push(
+            Error,
+            Code::ParallelKvHeadsTp,
+            &[("kv_heads", kv_heads.to_string()), ("tp", tp.to_string())],
+            Some(("parallel.tp", Value::from(nearest_divisor(kv_heads, tp)))),
+        );
+    }
+}
+
+/// Expert parallelism against the model and the world, sequence parallelism with TP, and the
+/// sequence against CP.
+pub(super) fn megatron_experts_and_sequence(cx: &Ctx, acc: &mut Acc) {
+    use Severity::{Error, Note, Warning};
+    let &Ctx { plan, arch, p, world, tp, pp, cp, ep, etp, seq, .. } = cx;
+    if 1 < ep {
+        // `validate_args`, `TransformerConfig`: experts % EP == 0; `initialize_model_parallel`:
+        // world % (ETP·EP·PP) == 0.
+        match &arch.moe {
+            None => acc.push(
+                Error,
+                Code::ParallelEpDense,
+                &[("ep", ep.to_string())],
+                Some(("parallel.ep", Value::from(1))),
+            ),
+            Some(moe) if !moe.n_experts.is_multiple_of(ep) => acc.push(
+                Error,
+                Code::ParallelExpertsEp,
+                &[("experts", moe.n_experts.to_string()), ("ep", ep.to_string())],
+                Some(("parallel.ep", Value::from(nearest_divisor(moe.n_experts, ep)))),
+            ),
+            Some(_) if !world.is_multiple_of(etp * ep * pp) => acc.push(
+                Error,
+                Code::ParallelWorldEp,
+                &[
+                    ("world", world.to_string()),
+                    ("etp", etp.to_string()),
+                    ("ep", ep.to_string()),
+                    ("pp", pp.to_string()),
+                ],
+                Some(("parallel.ep", Value::from(nearest_divisor(world / (etp * pp).max(1), ep)))),
+            ),
+            Some(_) => {}
+        }
+        if 1 < tp && !p.sequence_parallel {
+            acc.push(
+                Warning,
+                Code::ParallelMoeTpNeedsSp,
+                &[],
+                Some(("parallel.sequence_parallel", Value::from(true))),
+            );
+        }
+    }
+    if p.sequence_parallel && tp == 1 {
+        // `validate_args`: SP without TP is dropped.
+        acc.push(
+            Note,
+            Code::ParallelSpWithoutTp,
+            &[],
+            Some(("parallel.sequence_parallel", Value::from(false))),
+        );
+    }
+    if p.tp_comm_overlap && !p.sequence_parallel && plan.framework == Framework::Megatron {
+        acc.push(
+            Error,
+            Code::ParallelTpOverlapNeedsSp,
+            &[],
+            Some(("parallel.sequence_parallel", Value::from(true))),
+        );
+    }
+    if 1 < cp && !seq.is_multiple_of(2 * cp) {
+        // `validate_args`: seq % (2·CP) == 0.
+        acc.push(
+            Error,
+            Code::ParallelCpSeq,
+            &[("seq_len", seq.to_string()), ("cp", cp.to_string())],
+            Some(("batch.seq_len", Value::from(nearest_multiple(seq, 2 * cp)))),
+        );
+    }
+}

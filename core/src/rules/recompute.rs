@@ -1,0 +1,131 @@
+//! Activation recomputation on the Megatron path against the model and the framework
+//! (`TransformerConfig.__post_init__` in megatron/core/transformer/transformer_config.py at
+//! core_v0.19.0): full recomputation's block count per stage, the modules selective recomputation
+//! names, and activation offload to the host.
+
+use serde_json::Value;
+
+use super::{Acc, Ctx};
+use crate::model::Attention;
+use crate::plan::{Framework, Precision, RecomputeGranularity};
+use crate::report::{Code, Severity};
+
+/// The Megatron path's recomputation: blocks per stage, then the modules, then activation offload.
+pub(super) fn megatron(cx: &Ctx, acc: &mut Acc) {
+    use Severity::Error;
+    let &Ctx { plan, arch, pp, .. } = cx;
+    let layers_per_stage = (arch.n_layers / pp.max(1)).max(1);
+    if plan.recompute.granularity == RecomputeGranularity::Full
+        && layers_per_stage < u64::from(plan.recompute.num_layers.get())
+    {
+        // `TransformerConfig.__post_init__`: recompute_num_layers in [1, layers / PP].
+        acc.push(
+            Error,
+            Code::RecomputeNumLayers,
+            &[
+                ("num_layers", plan.recompute.num_layers.to_string()),
+                ("per_stage", layers_per_stage.to_string()),
+            ],
+            Some(("recompute.num_layers", Value::from(layers_per_stage))),
+        );
+    }
+    modules(cx, acc);
+    cpu_offload(cx, acc);
+}
+
+/// Megatron's checks on `--recompute-modules` (`__post_init__`).
+fn modules(cx: &Ctx, acc: &mut Acc) {
+    use Severity::Error;
+    let &Ctx { plan, arch, .. } = cx;
+    let rc = &plan.recompute;
+    let writes_modules = matches!(plan.framework, Framework::Megatron | Framework::MindSpeedLlm);
+    if writes_modules && rc.granularity == RecomputeGranularity::Selective {
+        let names = |modules: crate::plan::RecomputeModules| {
+            modules.list().into_iter().map(str::to_owned).collect::<Vec<String>>()
+        };
+        let mla = matches!(arch.attention, Attention::Mla { .. });
+        // "mla_up_proj in recompute_modules is only supported with multi_latent_attention";
+        // "moe_act in recompute_modules is only supported with moe_grouped_gemm", which a dense
+        // model has no use for.
+        for (on, module, needs, off) in [
+            (rc.modules.mla_up_proj && !mla, "mla_up_proj", "multi-latent attention", {
+                let mut m = rc.modules;
+                m.mla_up_proj = false;
+                m
+            }),
+            (rc.modules.moe_act && arch.moe.is_none(), "moe_act", "an MoE model (grouped GEMM)", {
+                let mut m = rc.modules;
+                m.moe_act = false;
+                m
+            }),
+        ] {
+            if on {
+                acc.push(
+                    Error,
+                    Code::RecomputeModulesModel,
+                    &[("module", module.to_owned()), ("needs", needs.to_owned())],
+                    Some(("recompute.modules", Value::from(names(off)))),
+                );
+            }
+        }
+        // "Delayed scaling does not support moe_act and layernorm recompute for fp8": the fp8
+        // plans are written with Megatron's default recipe, delayed.
+        if plan.precision == Precision::Fp8 && (rc.modules.layernorm || rc.modules.moe_act) {
+            let mut m = rc.modules;
+            m.layernorm = false;
+            m.moe_act = false;
+            acc.push(
+                Error,
+                Code::RecomputeModulesFp8,
+                &[],
+                Some(("recompute.modules", Value::from(names(m)))),
+            );
+        }
+    }
+}
+
+/// Megatron's checks on `--cpu-offloading-num-layers` (`__post_init__`), a Megatron-LM flag only.
+fn cpu_offload(cx: &Ctx, acc: &mut Acc) {
+    use Severity::{Error, Warning};
+    let &Ctx { plan, arch, .. } = cx;
+    let rc = &plan.recompute;
+    if rc.cpu_offload_layers == 0 {
+        return;
+    }
+    if plan.framework != Framework::Megatron {
+        acc.push(
+            Warning,
+            Code::RecomputeCpuOffloadFramework,
+            &[("framework", plan.framework.wire().to_owned())],
+            Some(("recompute.cpu_offload_layers", Value::from(0))),
+        );
+        return;
+    }
+    // "CPU offloading can be done only for layers less than {num_layers}".
+    if arch.n_layers <= u64::from(rc.cpu_offload_layers) {
+        acc.push(
+            Error,
+            Code::RecomputeCpuOffloadLayers,
+            &[("layers", rc.cpu_offload_layers.to_string()), ("n_layers", arch.n_layers.to_string())],
+            Some(("recompute.cpu_offload_layers", Value::from(arch.n_layers.saturating_sub(1)))),
+        );
+    }
+    // "Currently there is no support for Pipeline parallelism with CPU offloading".
+    if 1 < plan.parallel.pp.get() {
+        acc.push(
+            Error,
+            Code::RecomputeCpuOffloadPp,
+            &[],
+            Some(("recompute.cpu_offload_layers", Value::from(0))),
+        );
+    }
+    // "CPU offloading does not work when activation recomputation is enabled".
+    if rc.granularity != RecomputeGranularity::None {
+        acc.push(
+            Error,
+            Code::RecomputeCpuOffloadRecompute,
+            &[],
+            Some(("recompute.granularity", Value::from("none"))),
+        );
+    }
+}
