@@ -248,7 +248,7 @@ impl StepTime {
         let simulated =
             match (0 < m_drawn, simulated_passes(p.schedule, pp, vpp, m_drawn) <= DRAWN_PASSES_MAX) {
                 (true, true) => {
-                    schedule::simulate(p.schedule, &schedule::orders(p.schedule, pp, vpp, m_drawn), &p.costs)
+                    schedule::cached(p.schedule, pp, vpp, m_drawn).map(|program| program.timeline(&p.costs))
                 }
                 _ => None,
             };

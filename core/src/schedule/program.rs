@@ -289,7 +289,23 @@ impl Program {
     fn events(&self, costs: &Costs) -> (Vec<super::Event>, f64) {
         let (mut values, mut table) = (Vec::new(), Vec::new());
         let makespan = self.run(costs, &mut values, &mut table);
-        let mut per_rank = vec![Vec::new(); self.pp as usize];
+        // Each rank's events start where the ranks before it end (an overlapped F&B is two).
+        let mut cursor = vec![0usize; self.pp as usize + 1];
+        for &(rank, op) in &self.ops {
+            cursor[rank as usize + 1] += 1 + usize::from(op.with_backward.is_some());
+        }
+        for r in 1..cursor.len() {
+            cursor[r] += cursor[r - 1];
+        }
+        let placeholder = super::Event {
+            stage: 0,
+            chunk: 0,
+            microbatch: 0,
+            pass: Pass::F,
+            start_seconds: 0.0,
+            end_seconds: 0.0,
+        };
+        let mut events = vec![placeholder; cursor[self.pp as usize]];
         let hops = [0.0, costs.p2p_seconds];
         for (ins, &(rank, op)) in self.instrs.iter().zip(&self.ops) {
             let end = values[ins.out as usize];
@@ -303,17 +319,21 @@ impl Program {
                 start_seconds,
                 end_seconds,
             };
-            let events = &mut per_rank[rank as usize];
+            let at = &mut cursor[rank as usize];
             match op.with_backward {
                 Some((mb, chunk)) => {
                     let split = values[ins.out as usize + 1];
-                    events.push(event(Pass::F, op.microbatch, op.chunk, start, split));
-                    events.push(event(Pass::B, mb, chunk, split, end));
+                    events[*at] = event(Pass::F, op.microbatch, op.chunk, start, split);
+                    events[*at + 1] = event(Pass::B, mb, chunk, split, end);
+                    *at += 2;
                 }
-                None => events.push(event(op.pass, op.microbatch, op.chunk, start, end)),
+                None => {
+                    events[*at] = event(op.pass, op.microbatch, op.chunk, start, end);
+                    *at += 1;
+                }
             }
         }
-        (per_rank.concat(), makespan)
+        (events, makespan)
     }
 }
 
