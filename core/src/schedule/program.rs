@@ -65,16 +65,109 @@ pub struct Program {
     last: Vec<u32>,
 }
 
-/// Where a pass's end is kept while compiling: slots by micro-batch and virtual stage.
-struct Slots {
-    n_vs: usize,
+/// Not yet computed, in [`Compiler`]'s slots.
+const UNSET: u32 = u32::MAX;
+
+/// A value slot and whether it arrives over a send.
+type Input = (u32, u8);
+
+/// What compiling needs beside the program: where each pass's end is kept (by micro-batch and
+/// virtual stage), each rank's last pass, and the shape.
+struct Compiler {
+    layout: Layout,
+    pp: u32,
+    vpp: u32,
+    n_vs: u32,
     f_end: Vec<u32>,
     b_end: Vec<u32>,
+    last: Vec<u32>,
 }
 
-impl Slots {
+impl Compiler {
     fn at(&self, mb: u32, vs: u32) -> usize {
-        mb as usize * self.n_vs + vs as usize
+        mb as usize * self.n_vs as usize + vs as usize
+    }
+
+    /// Whether a value made on virtual stage `from_vs` reaches `rank` over a send.
+    fn hop(&self, from_vs: u32, rank: u32) -> u8 {
+        u8::from(rank_of(self.layout, self.pp, from_vs) != rank)
+    }
+
+    /// A forward's input: the previous virtual stage's forward, or the step's start.
+    fn forward_in(&self, mb: u32, vs: u32, rank: u32) -> Option<Input> {
+        if vs == 0 {
+            return Some((ZERO, 0));
+        }
+        let end = self.f_end[self.at(mb, vs - 1)];
+        (end != UNSET).then(|| (end, self.hop(vs - 1, rank)))
+    }
+
+    /// A backward's inputs: the next virtual stage's backward (none on the last), and its own forward.
+    fn backward_in(&self, mb: u32, vs: u32, rank: u32) -> Option<(Input, u32)> {
+        let own = self.f_end[self.at(mb, vs)];
+        if own == UNSET {
+            return None;
+        }
+        if vs + 1 == self.n_vs {
+            return Some(((ZERO, 0), own));
+        }
+        let end = self.b_end[self.at(mb, vs + 1)];
+        (end != UNSET).then(|| ((end, self.hop(vs + 1, rank)), own))
+    }
+
+    /// `op`'s instruction on `rank` if its inputs are computed: its inputs, cost and split cost
+    /// indices (the cost table: forward, full backward, input backward, weight, then the pairs).
+    fn inputs(&self, program: &mut Program, rank: u32, op: &Op) -> Option<(Input, Input, u32, u32, u32)> {
+        let vs = virtual_stage(self.layout, self.pp, rank, op.chunk);
+        let n = self.pp * self.vpp;
+        let idx = rank * self.vpp + op.chunk;
+        Some(match (op.pass, op.with_backward) {
+            (Pass::F, None) => (self.forward_in(op.microbatch, vs, rank)?, (ZERO, 0), ZERO, idx, UNSET),
+            (Pass::F, Some((mb, chunk))) => {
+                let b_vs = virtual_stage(self.layout, self.pp, rank, chunk);
+                let a = self.forward_in(op.microbatch, vs, rank)?;
+                let (b, c) = self.backward_in(mb, b_vs, rank)?;
+                (a, b, c, 4 * n + program.pair(idx, rank * self.vpp + chunk), idx)
+            }
+            (Pass::B, _) => {
+                let (b, own) = self.backward_in(op.microbatch, vs, rank)?;
+                let cost = if op.full { n + idx } else { 2 * n + idx };
+                (b, (own, 0), ZERO, cost, UNSET)
+            }
+            (Pass::W, _) => {
+                let end = self.b_end[self.at(op.microbatch, vs)];
+                if end == UNSET {
+                    return None;
+                }
+                ((end, 0), (ZERO, 0), ZERO, 3 * n + idx, UNSET)
+            }
+        })
+    }
+
+    /// Appends `op` on `rank` to the program if its inputs are computed; whether it did.
+    fn issue(&mut self, program: &mut Program, rank: u32, op: &Op) -> bool {
+        let Some((a, b, c, cost, split)) = self.inputs(program, rank, op) else {
+            return false;
+        };
+        let out = program.n_values as u32;
+        program.n_values += if split == UNSET { 1 } else { 2 };
+        let prev = self.last[rank as usize];
+        program.instrs.push(Instr { a: a.0, ha: a.1, b: b.0, hb: b.1, c, prev, out, cost, split });
+        program.ops.push((rank, *op));
+        let vs = virtual_stage(self.layout, self.pp, rank, op.chunk);
+        let at = self.at(op.microbatch, vs);
+        match (op.pass, op.with_backward) {
+            (Pass::F, Some((mb, chunk))) => {
+                self.f_end[at] = out + 1;
+                let b_at = self.at(mb, virtual_stage(self.layout, self.pp, rank, chunk));
+                self.b_end[b_at] = out;
+            }
+            (Pass::F, None) => self.f_end[at] = out,
+            (Pass::B, _) => self.b_end[at] = out,
+            (Pass::W, _) => {}
+        }
+        self.last[rank as usize] = out;
+        true
     }
 }
 
@@ -88,11 +181,15 @@ impl Program {
             _ => (Layout::Interleaved, pp * vpp),
         };
         let m = orders.iter().flatten().map(|op| op.microbatch + 1).max().unwrap_or(0) as usize;
-        let unset = u32::MAX;
-        let mut slots = Slots {
-            n_vs: n_vs as usize,
-            f_end: vec![unset; m * n_vs as usize],
-            b_end: vec![unset; m * n_vs as usize],
+        let slots = m * n_vs as usize;
+        let mut compiler = Compiler {
+            layout,
+            pp,
+            vpp,
+            n_vs,
+            f_end: vec![UNSET; slots],
+            b_end: vec![UNSET; slots],
+            last: vec![ZERO; orders.len()],
         };
         let total: usize = orders.iter().map(Vec::len).sum();
         let mut program = Program {
@@ -105,121 +202,35 @@ impl Program {
             last: Vec::new(),
         };
         let mut next = vec![0usize; orders.len()];
-        let mut last = vec![ZERO; orders.len()];
-        let n = pp * vpp;
-        // Cost table: forward, full backward (B + W), input backward, weight, then the pairs.
-        let (full, input, weight) = (n, 2 * n, 3 * n);
-        let hop = |from_vs: u32, rank: u32| u8::from(rank_of(layout, pp, from_vs) != rank);
-        let mut done = 0;
-        while done < total {
-            let mut progressed = false;
+        while program.instrs.len() < total {
+            let before = program.instrs.len();
+            // One pass per rank per round: consecutive passes are then on different ranks and
+            // independent, so a run overlaps them instead of waiting on each in turn.
             for (rank, order) in orders.iter().enumerate() {
-                let r = rank as u32;
-                // One pass per rank per round: consecutive passes are then on different ranks
-                // and independent, so a run overlaps them instead of waiting on each in turn.
-                if let Some(op) = order.get(next[rank]) {
-                    let vs = virtual_stage(layout, pp, r, op.chunk);
-                    let idx = r * vpp + op.chunk;
-                    // The forward's input: the previous virtual stage's forward, or the step's start.
-                    let forward_in = |slots: &Slots, mb: u32| match vs {
-                        0 => Some((ZERO, 0)),
-                        _ => {
-                            let end = slots.f_end[slots.at(mb, vs - 1)];
-                            (end != unset).then(|| (end, hop(vs - 1, r)))
-                        }
-                    };
-                    // The backward's inputs: its own forward, and the next virtual stage's backward.
-                    let backward_in = |slots: &Slots, mb: u32, vs: u32| {
-                        let own = slots.f_end[slots.at(mb, vs)];
-                        if own == unset {
-                            return None;
-                        }
-                        if vs + 1 == n_vs {
-                            return Some(((ZERO, 0), own));
-                        }
-                        let end = slots.b_end[slots.at(mb, vs + 1)];
-                        (end != unset).then(|| ((end, hop(vs + 1, r)), own))
-                    };
-                    let (a, b, c, cost, split) = match (op.pass, op.with_backward) {
-                        (Pass::F, None) => match forward_in(&slots, op.microbatch) {
-                            Some(a) => (a, (ZERO, 0), ZERO, idx, u32::MAX),
-                            None => continue,
-                        },
-                        (Pass::F, Some((mb, chunk))) => {
-                            let b_vs = virtual_stage(layout, pp, r, chunk);
-                            match forward_in(&slots, op.microbatch).zip(backward_in(&slots, mb, b_vs)) {
-                                Some((a, (b, c))) => {
-                                    let pair = (idx, r * vpp + chunk);
-                                    let k = match program.pairs.iter().position(|&p| p == pair) {
-                                        Some(k) => k,
-                                        None => {
-                                            program.pairs.push(pair);
-                                            program.pairs.len() - 1
-                                        }
-                                    };
-                                    (a, b, c, 4 * n + k as u32, idx)
-                                }
-                                None => continue,
-                            }
-                        }
-                        (Pass::B, _) => match backward_in(&slots, op.microbatch, vs) {
-                            Some((b, own)) => {
-                                let cost = if op.full { full + idx } else { input + idx };
-                                (b, (own, 0), ZERO, cost, u32::MAX)
-                            }
-                            None => continue,
-                        },
-                        (Pass::W, _) => {
-                            let end = slots.b_end[slots.at(op.microbatch, vs)];
-                            if end == unset {
-                                continue;
-                            }
-                            ((end, 0), (ZERO, 0), ZERO, weight + idx, u32::MAX)
-                        }
-                    };
-                    let out = program.n_values as u32;
-                    program.n_values += if split == u32::MAX { 1 } else { 2 };
-                    program.instrs.push(Instr {
-                        a: a.0,
-                        ha: a.1,
-                        b: b.0,
-                        hb: b.1,
-                        c,
-                        prev: last[rank],
-                        out,
-                        cost,
-                        split,
-                    });
-                    program.ops.push((r, *op));
-                    match (op.pass, op.with_backward) {
-                        (Pass::F, Some((mb, chunk))) => {
-                            let at = slots.at(op.microbatch, vs);
-                            slots.f_end[at] = out + 1;
-                            let at = slots.at(mb, virtual_stage(layout, pp, r, chunk));
-                            slots.b_end[at] = out;
-                        }
-                        (Pass::F, None) => {
-                            let at = slots.at(op.microbatch, vs);
-                            slots.f_end[at] = out;
-                        }
-                        (Pass::B, _) => {
-                            let at = slots.at(op.microbatch, vs);
-                            slots.b_end[at] = out;
-                        }
-                        (Pass::W, _) => {}
-                    }
-                    last[rank] = out;
+                if let Some(op) = order.get(next[rank])
+                    && compiler.issue(&mut program, rank as u32, op)
+                {
                     next[rank] += 1;
-                    done += 1;
-                    progressed = true;
                 }
             }
-            if !progressed {
+            if program.instrs.len() == before {
                 return None;
             }
         }
-        program.last = last;
+        program.last = compiler.last;
         Some(program)
+    }
+
+    /// The cost-table slot of an overlapped forward `f` and full backward `b` (indices of both).
+    fn pair(&mut self, f: u32, b: u32) -> u32 {
+        let k = match self.pairs.iter().position(|&p| p == (f, b)) {
+            Some(k) => k,
+            None => {
+                self.pairs.push((f, b));
+                self.pairs.len() - 1
+            }
+        };
+        k as u32
     }
 
     /// Passes in the program.
