@@ -235,139 +235,139 @@ fn powers_of_two(max: u64) -> impl Iterator<Item = u32> {
     (0..20).map(|k| 1u32 << k).take_while(move |x| u64::from(*x) <= max)
 }
 
+/// What every part of the space shares: the plan's knobs as set, the cluster and the batch.
+struct Shape<'a> {
+    plan: &'a Plan,
+    base: Knobs,
+    world: u64,
+    gbs: u64,
+    seq: u64,
+    /// Sequences of 8K tokens or more: context parallelism is worth trying.
+    long: bool,
+}
+
+impl Shape<'_> {
+    /// Micro-batches over powers of two to 64 that the global batch holds at data parallelism `dp`.
+    fn micro_batches(&self, dp: u64) -> impl Iterator<Item = u32> + use<> {
+        let gbs = self.gbs;
+        powers_of_two(64).filter(move |b| (u64::from(*b) * dp) <= gbs)
+    }
+}
+
 /// Every knob setting the search walks for this plan's framework.
 fn space(plan: &Plan) -> Vec<Knobs> {
-    let base = Knobs::of(plan);
+    let seq = u64::from(plan.batch.seq_len.get());
+    let shape = Shape {
+        plan,
+        base: Knobs::of(plan),
+        world: plan.cluster.n_devices(),
+        gbs: u64::from(plan.batch.global_batch.get()),
+        seq,
+        long: 8192 <= seq,
+    };
+    let mut res = Vec::new();
+    match crate::layout::model_parallel(plan.framework) {
+        true => megatron_space(&shape, &mut res),
+        false => hf_space(&shape, &mut res),
+    }
+    res
+}
+
+/// The Megatron family's space: TP, PP, CP, EP, FSDP, VPP and the schedule, recomputation,
+/// swap-attention and the micro-batch.
+fn megatron_space(shape: &Shape, res: &mut Vec<Knobs>) {
+    let Shape { plan, base, world, seq, long, .. } = *shape;
     let arch = &plan.model.arch;
-    let world = plan.cluster.n_devices();
     let per_node = u64::from(plan.cluster.devices_per_node.get());
     let domain = u64::from(plan.cluster.scale_up_domain.get()).max(per_node);
-    let gbs = u64::from(plan.batch.global_batch.get());
-    let seq = u64::from(plan.batch.seq_len.get());
-    let long = 8192 <= seq;
     let experts = arch.moe.as_ref().map_or(1, |m| m.n_experts);
-    let megatron = crate::layout::model_parallel(plan.framework);
-    let mut res = Vec::new();
-    let micro_batches = |dp: u64| powers_of_two(64).filter(move |b| (u64::from(*b) * dp) <= gbs);
-    if megatron {
-        let n_layers = arch.n_layers;
-        // TP divides the attention heads (Megatron `validate_args`) and stays inside the scale-up
-        // domain, a node or an NVL72 rack (Narayanan et al. 2021 §3.2 takeaway #1: TP across the
-        // slower inter-node links costs more than it saves).
-        let tps: Vec<u32> = divisors(domain, domain)
-            .filter(|tp| arch.attention.n_heads().is_multiple_of(u64::from(*tp)))
-            .collect();
-        // PP over every count that divides the layers, or leaves the rest to the first and last
-        // stages (layout::uneven_sizes): DeepSeek-V3's 61 layers still get 2, 4, 8 and 16 stages.
-        let pps: Vec<u32> = (1..=n_layers.min(u64::from(u32::MAX)))
-            .filter(|&pp| n_layers.is_multiple_of(pp) || crate::layout::uneven_sizes(n_layers, pp).is_some())
-            .filter(|&pp| world.is_multiple_of(pp))
-            .map(|pp| pp as u32)
-            .collect();
-        // CP over powers of two to 16 on long sequences; Megatron cuts each sequence into 2 · CP
-        // chunks for load balance (megatron/core/utils.py `get_batch_on_this_cp_rank`).
-        let cps: Vec<u64> = [1, 2, 4, 8, 16]
-            .into_iter()
-            .filter(|&cp| cp == 1 || (long && seq.is_multiple_of(2 * cp)))
-            .collect();
-        for &tp in &tps {
-            for &pp in &pps {
-                let sizes = crate::layout::uneven_sizes(n_layers, u64::from(pp));
-                let uneven = sizes.is_some();
-                // Layers per stage: the most any stage holds.
-                let per_stage =
-                    sizes.as_ref().map_or(n_layers / u64::from(pp), |s| s.iter().copied().max().unwrap_or(1));
-                for &cp in &cps {
-                    let model = u64::from(tp) * u64::from(pp) * cp;
-                    if !world.is_multiple_of(model) {
-                        continue;
-                    }
-                    let dp = world / model;
-                    let eps: Vec<u32> = match 1 < experts {
-                        true => powers_of_two(dp.min(experts))
-                            .filter(|e| experts.is_multiple_of(u64::from(*e)))
-                            .collect(),
-                        false => vec![1],
-                    };
-                    // Megatron-LM's own FSDP beside the distributed optimizer (its sharding of
-                    // gradients and parameters, rule fsdp.framework: Megatron-LM only).
-                    let fsdps: &[crate::plan::Fsdp] = match plan.framework == Framework::Megatron && 1 < dp {
-                        true => &[crate::plan::Fsdp::None, crate::plan::Fsdp::OptimGradsParams],
-                        false => &[crate::plan::Fsdp::None],
-                    };
-                    // VPP over the divisors of each stage's layers (Megatron: the layers of a stage
-                    // divide by VPP); uneven stages take VPP on Megatron-LM only (rule
-                    // parallel.uneven_vpp), MindSpeed's layer list does not.
-                    let vpps: Vec<u32> = match (pp, &sizes) {
-                        (1, _) => vec![1],
-                        (_, None) => divisors(per_stage, per_stage).collect(),
-                        (_, Some(sizes)) => divisors(per_stage, per_stage)
-                            .filter(|&v| {
-                                v == 1
-                                    || (plan.framework == Framework::Megatron
-                                        && sizes.iter().all(|s| s.is_multiple_of(u64::from(v))))
-                            })
-                            .collect(),
-                    };
-                    // The schedules the framework has beyond 1F1B: MindSpeed-LLM's DualPipeV, with one
-                    // chunk per rank and no CP (rule schedule.dualpipev).
-                    let dualpipe = plan.framework == Framework::MindSpeedLlm && 1 < pp && cp == 1;
-                    // Recomputation: none, selective, full layer by layer, and full over a block of
-                    // the first ¼, ½ or ¾ of each stage's layers (Megatron `--recompute-method block`).
-                    let mut recomputes = vec![
-                        (RecomputeGranularity::None, base.recompute_method, base.recompute_layers),
-                        (RecomputeGranularity::Selective, base.recompute_method, base.recompute_layers),
-                        (RecomputeGranularity::Full, RecomputeMethod::Uniform, 1),
-                    ];
-                    let mut blocks: Vec<u32> = [1, 2, 3]
+    let n_layers = arch.n_layers;
+    // TP divides the attention heads (Megatron `validate_args`) and stays inside the scale-up
+    // domain, a node or an NVL72 rack (Narayanan et al. 2021 §3.2 takeaway #1: TP across the
+    // slower inter-node links costs more than it saves).
+    let tps: Vec<u32> = divisors(domain, domain)
+        .filter(|tp| arch.attention.n_heads().is_multiple_of(u64::from(*tp)))
+        .collect();
+    // PP over every count that divides the layers, or leaves the rest to the first and last
+    // stages (layout::uneven_sizes): DeepSeek-V3's 61 layers still get 2, 4, 8 and 16 stages.
+    let pps: Vec<u32> = (1..=n_layers.min(u64::from(u32::MAX)))
+        .filter(|&pp| n_layers.is_multiple_of(pp) || crate::layout::uneven_sizes(n_layers, pp).is_some())
+        .filter(|&pp| world.is_multiple_of(pp))
+        .map(|pp| pp as u32)
+        .collect();
+    // CP over powers of two to 16 on long sequences; Megatron cuts each sequence into 2 · CP
+    // chunks for load balance (megatron/core/utils.py `get_batch_on_this_cp_rank`).
+    let cps: Vec<u64> =
+        [1, 2, 4, 8, 16].into_iter().filter(|&cp| cp == 1 || (long && seq.is_multiple_of(2 * cp))).collect();
+    for &tp in &tps {
+        for &pp in &pps {
+            let sizes = crate::layout::uneven_sizes(n_layers, u64::from(pp));
+            let uneven = sizes.is_some();
+            // Layers per stage: the most any stage holds.
+            let per_stage =
+                sizes.as_ref().map_or(n_layers / u64::from(pp), |s| s.iter().copied().max().unwrap_or(1));
+            for &cp in &cps {
+                let model = u64::from(tp) * u64::from(pp) * cp;
+                if !world.is_multiple_of(model) {
+                    continue;
+                }
+                let dp = world / model;
+                let eps: Vec<u32> = match 1 < experts {
+                    true => powers_of_two(dp.min(experts))
+                        .filter(|e| experts.is_multiple_of(u64::from(*e)))
+                        .collect(),
+                    false => vec![1],
+                };
+                // Megatron-LM's own FSDP beside the distributed optimizer (its sharding of
+                // gradients and parameters, rule fsdp.framework: Megatron-LM only).
+                let fsdps: &[crate::plan::Fsdp] = match plan.framework == Framework::Megatron && 1 < dp {
+                    true => &[crate::plan::Fsdp::None, crate::plan::Fsdp::OptimGradsParams],
+                    false => &[crate::plan::Fsdp::None],
+                };
+                let vpps = vpp_options(plan, pp, per_stage, sizes.as_deref());
+                // The schedules the framework has beyond 1F1B: MindSpeed-LLM's DualPipeV, with one
+                // chunk per rank and no CP (rule schedule.dualpipev).
+                let dualpipe = plan.framework == Framework::MindSpeedLlm && 1 < pp && cp == 1;
+                let recomputes = recompute_options(&base, per_stage);
+                // MindSpeed's swap-attention moves attention activations to the host.
+                let swaps: &[bool] = match plan.framework == Framework::MindSpeedLlm {
+                    true => &[false, true],
+                    false => &[base.swap_attention],
+                };
+                for (ep, &fsdp) in eps.into_iter().flat_map(|ep| fsdps.iter().map(move |f| (ep, f))) {
+                    let schedules = vpps
                         .iter()
-                        .map(|q| (per_stage * q).div_ceil(4) as u32)
-                        .filter(|&k| u64::from(k) < per_stage)
-                        .collect();
-                    blocks.dedup();
-                    recomputes.extend(
-                        blocks.into_iter().map(|k| (RecomputeGranularity::Full, RecomputeMethod::Block, k)),
-                    );
-                    // MindSpeed's swap-attention moves attention activations to the host.
-                    let swaps: &[bool] = match plan.framework == Framework::MindSpeedLlm {
-                        true => &[false, true],
-                        false => &[base.swap_attention],
-                    };
-                    for (ep, &fsdp) in eps.into_iter().flat_map(|ep| fsdps.iter().map(move |f| (ep, f))) {
-                        let schedules = vpps
-                            .iter()
-                            .map(|&v| (v, PipelineSchedule::Auto))
-                            .chain(dualpipe.then_some((1, PipelineSchedule::DualPipeV)));
-                        for (vpp, schedule) in schedules {
-                            for &(recompute, recompute_method, recompute_layers) in &recomputes {
-                                for &swap_attention in swaps {
-                                    for micro_batch in micro_batches(dp) {
-                                        res.push(Knobs {
-                                            tp,
-                                            pp,
-                                            vpp,
-                                            cp: cp as u32,
-                                            ep,
-                                            // Knobs of the other family stay as the user left them.
-                                            zero_stage: base.zero_stage,
-                                            offload_optimizer: base.offload_optimizer,
-                                            offload_params: base.offload_params,
-                                            distributed_optimizer: 1 < dp,
-                                            sequence_parallel: 1 < tp,
-                                            // DualPipeV refuses the overlapped gradient reduction.
-                                            overlap_grad_reduce: 1 < dp
-                                                && schedule != PipelineSchedule::DualPipeV,
-                                            overlap_param_gather: 1 < dp,
-                                            recompute,
-                                            recompute_method,
-                                            recompute_layers,
-                                            swap_attention,
-                                            schedule,
-                                            micro_batch,
-                                            uneven_layers: uneven || base.uneven_layers,
-                                            fsdp,
-                                        });
-                                    }
+                        .map(|&v| (v, PipelineSchedule::Auto))
+                        .chain(dualpipe.then_some((1, PipelineSchedule::DualPipeV)));
+                    for (vpp, schedule) in schedules {
+                        for &(recompute, recompute_method, recompute_layers) in &recomputes {
+                            for &swap_attention in swaps {
+                                for micro_batch in shape.micro_batches(dp) {
+                                    res.push(Knobs {
+                                        tp,
+                                        pp,
+                                        vpp,
+                                        cp: cp as u32,
+                                        ep,
+                                        // Knobs of the other family stay as the user left them.
+                                        zero_stage: base.zero_stage,
+                                        offload_optimizer: base.offload_optimizer,
+                                        offload_params: base.offload_params,
+                                        distributed_optimizer: 1 < dp,
+                                        sequence_parallel: 1 < tp,
+                                        // DualPipeV refuses the overlapped gradient reduction.
+                                        overlap_grad_reduce: 1 < dp
+                                            && schedule != PipelineSchedule::DualPipeV,
+                                        overlap_param_gather: 1 < dp,
+                                        recompute,
+                                        recompute_method,
+                                        recompute_layers,
+                                        swap_attention,
+                                        schedule,
+                                        micro_batch,
+                                        uneven_layers: uneven || base.uneven_layers,
+                                        fsdp,
+                                    });
                                 }
                             }
                         }
@@ -375,45 +375,85 @@ fn space(plan: &Plan) -> Vec<Knobs> {
                 }
             }
         }
-    } else {
-        let cps: Vec<u32> = match plan.framework == Framework::Verl && long {
-            true => vec![1, 2, 4],
-            false => vec![base.cp],
-        };
-        for cp in cps {
-            if !world.is_multiple_of(u64::from(cp)) {
-                continue;
-            }
-            let dp = world / u64::from(cp);
-            for zero_stage in 0..=3u8 {
-                for (offload_optimizer, offload_params) in [(false, false), (true, false), (true, true)] {
-                    // DeepSpeed offloads the optimizer from stage 1 and parameters at stage 3 (`zero/config.py`).
-                    if (offload_optimizer && zero_stage < 1) || (offload_params && zero_stage < 3) {
-                        continue;
-                    }
-                    for recompute in [RecomputeGranularity::None, RecomputeGranularity::Full] {
-                        for micro_batch in micro_batches(dp) {
-                            res.push(Knobs {
-                                tp: 1,
-                                pp: 1,
-                                vpp: 1,
-                                ep: 1,
-                                cp,
-                                zero_stage,
-                                offload_optimizer,
-                                offload_params,
-                                overlap_grad_reduce: true,
-                                recompute,
-                                micro_batch,
-                                ..base
-                            });
-                        }
+    }
+}
+
+/// VPP over the divisors of each stage's layers (Megatron: the layers of a stage divide by VPP);
+/// uneven stages (`sizes`) take VPP on Megatron-LM only (rule parallel.uneven_vpp), MindSpeed's
+/// layer list does not.
+fn vpp_options(plan: &Plan, pp: u32, per_stage: u64, sizes: Option<&[u64]>) -> Vec<u32> {
+    match (pp, sizes) {
+        (1, _) => vec![1],
+        (_, None) => divisors(per_stage, per_stage).collect(),
+        (_, Some(sizes)) => divisors(per_stage, per_stage)
+            .filter(|&v| {
+                v == 1
+                    || (plan.framework == Framework::Megatron
+                        && sizes.iter().all(|s| s.is_multiple_of(u64::from(v))))
+            })
+            .collect(),
+    }
+}
+
+/// Recomputation: none, selective, full layer by layer, and full over a block of the first ¼, ½
+/// or ¾ of each stage's layers (Megatron `--recompute-method block`).
+fn recompute_options(base: &Knobs, per_stage: u64) -> Vec<(RecomputeGranularity, RecomputeMethod, u32)> {
+    let mut recomputes = vec![
+        (RecomputeGranularity::None, base.recompute_method, base.recompute_layers),
+        (RecomputeGranularity::Selective, base.recompute_method, base.recompute_layers),
+        (RecomputeGranularity::Full, RecomputeMethod::Uniform, 1),
+    ];
+    let mut blocks: Vec<u32> = [1, 2, 3]
+        .iter()
+        .map(|q| (per_stage * q).div_ceil(4) as u32)
+        .filter(|&k| u64::from(k) < per_stage)
+        .collect();
+    blocks.dedup();
+    recomputes.extend(blocks.into_iter().map(|k| (RecomputeGranularity::Full, RecomputeMethod::Block, k)));
+    recomputes
+}
+
+/// The HF family's space (DeepSpeed, LLaMA-Factory, VeRL): no model parallelism; ZeRO 0–3 with
+/// optimizer and parameter offload, gradient checkpointing on or off, Ulysses CP for VeRL, and the
+/// micro-batch.
+fn hf_space(shape: &Shape, res: &mut Vec<Knobs>) {
+    let Shape { plan, base, world, long, .. } = *shape;
+    let cps: Vec<u32> = match plan.framework == Framework::Verl && long {
+        true => vec![1, 2, 4],
+        false => vec![base.cp],
+    };
+    for cp in cps {
+        if !world.is_multiple_of(u64::from(cp)) {
+            continue;
+        }
+        let dp = world / u64::from(cp);
+        for zero_stage in 0..=3u8 {
+            for (offload_optimizer, offload_params) in [(false, false), (true, false), (true, true)] {
+                // DeepSpeed offloads the optimizer from stage 1 and parameters at stage 3 (`zero/config.py`).
+                if (offload_optimizer && zero_stage < 1) || (offload_params && zero_stage < 3) {
+                    continue;
+                }
+                for recompute in [RecomputeGranularity::None, RecomputeGranularity::Full] {
+                    for micro_batch in shape.micro_batches(dp) {
+                        res.push(Knobs {
+                            tp: 1,
+                            pp: 1,
+                            vpp: 1,
+                            ep: 1,
+                            cp,
+                            zero_stage,
+                            offload_optimizer,
+                            offload_params,
+                            overlap_grad_reduce: true,
+                            recompute,
+                            micro_batch,
+                            ..base
+                        });
                     }
                 }
             }
         }
     }
-    res
 }
 
 /// Searches the plan's space: the fastest plans that fit and keep every framework rule.
