@@ -869,6 +869,51 @@ impl ActivationShape {
     }
 }
 
+/// One micro-batch's saved bytes over a stage's `n` layers (`layer_bytes` by position), and the
+/// working set recomputation adds once, under full recomputation's `method` over groups of
+/// `group` layers (`None`: no full recomputation) with `hidden` bytes of a layer's input.
+fn recomputed_layers(
+    full_method: Option<RecomputeMethod>,
+    n: u64,
+    group: u64,
+    hidden: f64,
+    layer_bytes: &dyn Fn(u64) -> f64,
+) -> (f64, f64) {
+    match full_method {
+        None => ((0..n).map(layer_bytes).sum::<f64>(), 0.0),
+        // Uniform: each group of `num_layers` keeps its input; backward recomputes one group at a time.
+        Some(RecomputeMethod::Uniform) => {
+            let n_groups = n.div_ceil(group) as f64;
+            let one_group = (0..n.min(group)).map(layer_bytes).sum::<f64>();
+            (n_groups * hidden, one_group)
+        }
+        // Block: the first `num_layers` layers keep only their inputs, the rest everything.
+        Some(RecomputeMethod::Block) => {
+            let recomputed = n.min(group) as f64 * hidden;
+            let kept = (n.min(group)..n).map(layer_bytes).sum::<f64>();
+            let one = if 0 < n { layer_bytes(0) } else { 0.0 };
+            (recomputed + kept, one)
+        }
+    }
+}
+
+/// What every layer saves under the plan's selective recomputation: it reruns the modules
+/// `--recompute-modules` names.
+fn selectively_saved(plan: &Plan) -> Saved {
+    let selective = plan.recompute.granularity == RecomputeGranularity::Selective;
+    let modules = recompute_modules(plan);
+    Saved {
+        selective: selective && modules.core_attn,
+        mlp: selective && modules.mlp,
+        layernorm: selective && modules.layernorm,
+        moe_act: selective && modules.moe_act,
+        moe: selective && modules.moe,
+        shared_experts: selective && modules.shared_experts,
+        mla_up_proj: selective && modules.mla_up_proj,
+        ..Saved::default()
+    }
+}
+
 /// The activations of a stage holding `layers` (and the embedding, and `mtp` MTP layers).
 fn activation_shape(ctx: &Ctx, layers: &[u64], embedding: bool, mtp: u64) -> ActivationShape {
     let plan = ctx.plan;
@@ -886,19 +931,7 @@ fn activation_shape(ctx: &Ctx, layers: &[u64], embedding: bool, mtp: u64) -> Act
         true => (RecomputeMethod::Block, (rc.layers_ratio_frac * n as f64).ceil() as u64),
         false => (rc.method, u64::from(rc.num_layers.get()).clamp(1, n.max(1))),
     };
-    // Selective recomputation reruns the modules `--recompute-modules` names.
-    let selective = rc.granularity == RecomputeGranularity::Selective;
-    let modules = recompute_modules(plan);
-    let saved = Saved {
-        selective: selective && modules.core_attn,
-        mlp: selective && modules.mlp,
-        layernorm: selective && modules.layernorm,
-        moe_act: selective && modules.moe_act,
-        moe: selective && modules.moe,
-        shared_experts: selective && modules.shared_experts,
-        mla_up_proj: selective && modules.mla_up_proj,
-        ..Saved::default()
-    };
+    let saved = selectively_saved(plan);
     // MindSpeed's activation-function recompute (the Megatron path only) covers
     // `--recompute-activation-function-num-layers` layers of the stage, after the fully recomputed
     // ones of the block method: "no layer is both fully and activation-function recomputed".
@@ -970,23 +1003,8 @@ fn activation_shape(ctx: &Ctx, layers: &[u64], embedding: bool, mtp: u64) -> Act
     let offloaded = offloaded_layers(plan, n);
     let offload_window = if 0 < offloaded && 0 < n { layer_bytes(0) } else { 0.0 };
     let offloaded_bytes = (0..offloaded.min(n)).map(layer_bytes).sum::<f64>();
-    // One micro-batch's saved bytes on this stage, and the working set recomputation adds once.
-    let (per_microbatch, working) = match (full, method) {
-        (false, _) => ((0..n).map(layer_bytes).sum::<f64>(), 0.0),
-        // Uniform: each group of `num_layers` keeps its input; backward recomputes one group at a time.
-        (true, RecomputeMethod::Uniform) => {
-            let n_groups = n.div_ceil(group) as f64;
-            let one_group = (0..n.min(group)).map(layer_bytes).sum::<f64>();
-            (n_groups * hidden, one_group)
-        }
-        // Block: the first `num_layers` layers keep only their inputs, the rest everything.
-        (true, RecomputeMethod::Block) => {
-            let recomputed = n.min(group) as f64 * hidden;
-            let kept = (n.min(group)..n).map(layer_bytes).sum::<f64>();
-            let one = if 0 < n { layer_bytes(0) } else { 0.0 };
-            (recomputed + kept, one)
-        }
-    };
+    let full_method = full.then_some(method);
+    let (per_microbatch, working) = recomputed_layers(full_method, n, group, hidden, &layer_bytes);
     // The embedding's output (and its dropout mask) on the first stage.
     let embedding =
         if embedding { hidden * if megatron && has_dropout(arch) { 1.5 } else { 1.0 } } else { 0.0 };
