@@ -257,13 +257,21 @@ impl Program {
     }
 
     /// Runs the program into `values` (each pass's end by slot), returning the makespan.
-    fn run(&self, costs: &Costs, values: &mut Vec<f64>, table: &mut Vec<f64>) -> f64 {
+    /// `start` sees each pass's start in program order.
+    fn run(
+        &self,
+        costs: &Costs,
+        values: &mut Vec<f64>,
+        table: &mut Vec<f64>,
+        mut start_of: impl FnMut(f64),
+    ) -> f64 {
         self.costs_into(costs, table);
         values.clear();
         values.resize(self.n_values, 0.0);
         let hops = [0.0, costs.p2p_seconds];
         for ins in &self.instrs {
             let start = ins.start(values, &hops);
+            start_of(start);
             let end = start + table[ins.cost as usize];
             values[ins.out as usize] = end;
             if ins.split != u32::MAX {
@@ -279,7 +287,7 @@ impl Program {
     pub fn makespan(&self, costs: &Costs) -> f64 {
         SCRATCH.with(|scratch| {
             let (values, table) = &mut *scratch.borrow_mut();
-            self.run(costs, values, table)
+            self.run(costs, values, table, |_| {})
         })
     }
 
@@ -299,7 +307,8 @@ impl Program {
     /// overlapped F&B as its forward then its backward), and the makespan.
     fn events(&self, costs: &Costs) -> (Vec<super::Event>, f64) {
         let (mut values, mut table) = (Vec::new(), Vec::new());
-        let makespan = self.run(costs, &mut values, &mut table);
+        let mut starts = Vec::with_capacity(self.instrs.len());
+        let makespan = self.run(costs, &mut values, &mut table, |start| starts.push(start));
         // Each rank's events start where the ranks before it end (an overlapped F&B is two).
         let mut cursor = vec![0usize; self.pp as usize + 1];
         for &(rank, op) in &self.ops {
@@ -317,11 +326,8 @@ impl Program {
             end_seconds: 0.0,
         };
         let mut events = vec![placeholder; cursor[self.pp as usize]];
-        let hops = [0.0, costs.p2p_seconds];
-        for (ins, &(rank, op)) in self.instrs.iter().zip(&self.ops) {
+        for ((ins, &(rank, op)), &start) in self.instrs.iter().zip(&self.ops).zip(&starts) {
             let end = values[ins.out as usize];
-            // The start as the run computed it, from the same (now final) inputs.
-            let start = ins.start(&values, &hops);
             let event = |pass, microbatch, chunk, start_seconds, end_seconds| super::Event {
                 stage: rank,
                 chunk,
