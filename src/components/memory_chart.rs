@@ -324,7 +324,7 @@ fn draw(
         .draw()
         .ok()?;
     let area = plot.plotting_area();
-    let _ = frame.root.draw(&Text::new("GiB", (frame.px(4.0), frame.px(2.0)), label_font.clone()));
+    let _ = frame.root.draw(&Text::new(format::GIB, (frame.px(4.0), frame.px(2.0)), label_font.clone()));
     let (x_range, _) = area.get_pixel_range();
     let slot_px = f64::from(x_range.end - x_range.start) / n as f64;
     // Bars 70 % of their slot, at most 90 CSS pixels wide.

@@ -158,7 +158,7 @@ pub fn SearchPanel(
         };
         download(&kind.file_name(&f.from), kind.mime(), &text);
     };
-    let percent = move || progress.get().map(|p| format!("{:.0}%", p * 100.0));
+    let percent = move || progress.get().map(format::whole_percent);
     view! {
         <h2>{move || tr(Key::search_title)}</h2>
         <p class="muted">{move || tr(Key::search_hint)}</p>
