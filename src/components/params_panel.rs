@@ -11,7 +11,6 @@ use crate::components::cost_panel::CostPanel;
 use crate::components::findings_panel::FindingsPanel;
 use crate::components::launch_panel::LaunchPanel;
 use crate::components::memory_chart::MemoryPanel;
-use crate::components::plan_form::method_key;
 use crate::components::search_panel::SearchPanel;
 use crate::components::summary_bar::FINDINGS_ID;
 use crate::components::sweep_panel::SweepPanel;
@@ -158,7 +157,7 @@ pub fn ParamsPanel(
                     </Show>
                     <div>
                         <dt>
-                            {move || tr(Key::params_trainable)} " · " {move || method().map(|m| tr(method_key(m)))}
+                            {move || tr(Key::params_trainable)} " · " {move || method().map(|m| tr(messages::method_key(m)))}
                         </dt>
                         <dd data-testid="params-trainable">
                             {move || value(|r| r.params.trainable).map(format::count)}

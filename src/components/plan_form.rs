@@ -13,6 +13,7 @@ use crate::components::model_picker::ModelPicker;
 use crate::components::{TextField, use_lang, use_tr};
 use crate::form::{FormError, FormField, NumField, NumKind, PlanForm};
 use crate::i18n::{Key, Lang, fill};
+use crate::messages;
 
 /// The inputs column.
 #[component]
@@ -93,7 +94,7 @@ pub fn PlanFormPanel(
         .map(|&m| {
             view! {
                 <option value=m.wire() selected=move || form.with(|f| f.file.method == m)>
-                    {move || tr(method_key(m))}
+                    {move || tr(messages::method_key(m))}
                 </option>
             }
         })
@@ -368,19 +369,6 @@ pub fn PlanFormPanel(
     }
 }
 
-/// The words for a method.
-pub fn method_key(m: Method) -> Key {
-    match m {
-        Method::Pretrain => Key::method_pretrain,
-        Method::SftFull => Key::method_sft_full,
-        Method::Lora => Key::method_lora,
-        Method::Qlora => Key::method_qlora,
-        Method::Dpo => Key::method_dpo,
-        Method::Grpo => Key::method_grpo,
-        Method::Ppo => Key::method_ppo,
-    }
-}
-
 /// Fits the planner to a measured run: step time (and peak memory) in, factors into the plan.
 #[component]
 fn CalibrationPanel(
@@ -493,10 +481,10 @@ fn knob_slot_erased(
                 )
             }
             Applies::Methods(list) => {
-                let names: Vec<_> = list.iter().map(|&m| tr(method_key(m))).collect();
+                let names: Vec<_> = list.iter().map(|&m| tr(messages::method_key(m))).collect();
                 fill(
                     tr(Key::knobs_not_method),
-                    &[("method", tr(method_key(f.file.method))), ("methods", &names.join(sep))],
+                    &[("method", tr(messages::method_key(f.file.method))), ("methods", &names.join(sep))],
                 )
             }
         })
