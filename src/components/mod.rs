@@ -15,6 +15,7 @@ mod launch_panel;
 mod log_calibration;
 mod memory_chart;
 mod model_picker;
+mod param_counts;
 mod params_panel;
 mod pareto_chart;
 mod plan_form;
