@@ -1,8 +1,10 @@
 //! What a choice in a plan file brings with it, for a form that edits the file: the sharding a
-//! framework starts from when it is chosen, and whether the plan trains LoRA adapters (so a LoRA
-//! rank is asked for). The page calls these rather than deciding them in its views.
+//! framework starts from when it is chosen, whether the plan trains LoRA adapters (so a LoRA rank
+//! is asked for), and whether a budget is one the plan file takes. The page calls these rather than
+//! deciding them in its views.
 
-use crate::plan::{Framework, Method, PlanFile};
+use crate::Plan;
+use crate::plan::{BudgetFile, Framework, Method, PlanFile};
 
 /// Sets the plan file's framework. Choosing VeRL coming from another framework with ZeRO off
 /// (stage 0) sets ZeRO-3, the sharding VeRL's FSDP actor runs by default; any other stage the file
@@ -39,10 +41,19 @@ pub fn trains_lora(file: &PlanFile) -> bool {
     }
 }
 
+/// Whether a plan file takes `budget` as its `budget` section: the decoder's own checks
+/// (`Plan::from_file`: tokens from 1 to 10^16, epochs above 0 and at most 10,000, a price from 0
+/// to 10^6, a PUE from 1 to 5), asked of it on the first visit's plan with this budget, so a form
+/// can refuse a figure as it is typed and keep the last one taken.
+pub fn takes_budget(budget: &BudgetFile) -> bool {
+    let mut file = Plan::first_visit().to_file();
+    file.budget = *budget;
+    Plan::from_file(&file).is_ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Plan;
     use crate::plan::ModelField;
 
     fn file() -> PlanFile {
@@ -87,5 +98,26 @@ mod tests {
             choose_framework(&mut f, to);
             assert_eq!((f.framework, f.parallel.zero_stage), (to, after), "{from:?} {before} → {to:?}");
         }
+    }
+
+    /// The bounds docs/plan-format.md gives for the `budget` section, at and just past each edge.
+    #[test]
+    fn takes_budget_is_the_decoders_range() {
+        let with = |edit: fn(&mut BudgetFile)| {
+            let mut b = BudgetFile::default();
+            edit(&mut b);
+            takes_budget(&b)
+        };
+        assert!(with(|_| {}));
+        assert!(with(|b| b.epochs = 10_000.0) && !with(|b| b.epochs = 10_000.5));
+        assert!(!with(|b| b.epochs = 0.0) && !with(|b| b.epochs = f64::NAN));
+        assert!(
+            with(|b| b.price_per_device_hour = 1_000_000.0)
+                && !with(|b| b.price_per_device_hour = 1_000_001.0)
+        );
+        assert!(with(|b| b.price_per_device_hour = 0.0) && !with(|b| b.price_per_device_hour = -0.5));
+        assert!(with(|b| b.pue = 1.0) && with(|b| b.pue = 5.0));
+        assert!(!with(|b| b.pue = 0.99) && !with(|b| b.pue = 5.01) && !with(|b| b.pue = f64::INFINITY));
+        assert!(!with(|b| b.tokens = 0) && !with(|b| b.dataset_tokens = crate::plan::BUDGET_TOKENS_MAX + 1));
     }
 }
