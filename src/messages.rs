@@ -180,7 +180,8 @@ pub fn finding(lang: Lang, finding: &Finding) -> String {
     trainplan_core::report::fill(template, args.iter().map(|(k, v)| (*k, v.as_str())))
 }
 
-/// A finding's Chinese, `{name}` standing for its arguments.
+/// A finding's Chinese, `{name}` standing for its arguments. One arm per code, as the core lists
+/// them (the match must cover every code), so it is as long as the list of rules.
 pub fn zh(code: Code) -> &'static str {
     match code {
         Code::ParallelFusedKernelsFramework => {
