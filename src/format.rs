@@ -82,6 +82,72 @@ pub fn percent(frac: f64) -> String {
     }
 }
 
+/// A part of a whole as a percentage ([`percent`]): `share(1, 8)` → `12.5%`; a part of nothing is
+/// `–`.
+pub fn share(part: u64, whole: u64) -> String {
+    percent(part as f64 / whole as f64)
+}
+
+/// A fraction in [0, 1] as a whole percentage, for progress: `0.426` → `43%`.
+pub fn whole_percent(frac: f64) -> String {
+    match frac {
+        f if !f.is_finite() => "–".to_owned(),
+        f => format!("{:.0}%", f * 100.0),
+    }
+}
+
+/// A signed relative change, with a true minus sign: `+42.7%`, `−2.5%`.
+pub fn signed_percent(frac: f64) -> String {
+    let sign = if frac < 0.0 { "−" } else { "+" };
+    format!("{sign}{}", percent(frac.abs()))
+}
+
+/// A signed size change in bytes, with a true minus sign: `−24.64 GiB`, `+7.45 GiB`.
+pub fn signed_gib(delta_bytes: i64) -> String {
+    let sign = if delta_bytes < 0 { "−" } else { "+" };
+    format!("{sign}{}", gib(delta_bytes.unsigned_abs()))
+}
+
+/// A memory offset given in MiB (the plan file's unit), in GiB with its sign: `512` → `+0.50 GiB`,
+/// `-2048` → `-2.00 GiB`.
+pub fn signed_gib_of_mib(mib: f64) -> String {
+    match mib {
+        x if !x.is_finite() => "–".to_owned(),
+        x => format!("{:+.2} GiB", x / 1024.0),
+    }
+}
+
+/// GiB as a user types them (a measured peak) in bytes: `1.5` → 1,610,612,736. The cast saturates
+/// (a negative or NaN figure gives 0).
+pub fn bytes_of_gib(gib: f64) -> u64 {
+    (gib * (1u64 << 30) as f64) as u64
+}
+
+/// The unit written once beside a chart's axis of [`in_gib`] figures.
+pub const GIB: &str = "GiB";
+
+/// Device memory in whole GiB, rounded down, as datasheets count HBM: `80 << 30` → `80`.
+pub fn whole_gib(bytes: u64) -> String {
+    (bytes >> 30).to_string()
+}
+
+/// FLOP/s in whole TFLOPS, as datasheets give them: `989.4e12` → `989`.
+pub fn whole_tflops(flops_per_second: f64) -> String {
+    match flops_per_second {
+        x if !x.is_finite() => "–".to_owned(),
+        x => format!("{}", (x / 1e12).round()),
+    }
+}
+
+/// Bytes per second in TB/s with two decimals, as datasheets give memory bandwidth: `3.35e12` →
+/// `3.35`.
+pub fn tb_per_second(bytes_per_second: f64) -> String {
+    match bytes_per_second {
+        x if !x.is_finite() => "–".to_owned(),
+        x => format!("{:.2}", x / 1e12),
+    }
+}
+
 /// Three significant digits, without trailing zeros after the point.
 fn significant(x: f64) -> String {
     let decimals = match x {
@@ -224,6 +290,40 @@ mod tests {
             ("26.805 s".into(), "–".into())
         );
         assert_eq!(seconds(f64::NAN), "–");
+    }
+
+    /// The figures each helper is written for: exact binary multiples (2^30 bytes in a GiB, 2^20 in
+    /// a MiB) and decimal ones (10^12 in a tera), checked by hand.
+    #[test]
+    fn shares_signed_changes_and_datasheet_units() {
+        assert_eq!(share(1, 8), "12.5%");
+        assert_eq!(share(0, 8), "0.0%");
+        assert_eq!(share(1, 0), "–");
+        assert_eq!(share(0, 0), "–");
+        assert_eq!(
+            (whole_percent(0.426), whole_percent(1.0), whole_percent(f64::NAN)),
+            ("43%".into(), "100%".into(), "–".into())
+        );
+        assert_eq!((signed_percent(0.427), signed_percent(-0.025)), ("+42.7%".into(), "−2.5%".into()));
+        // 24.64 GiB = 26,456,715,592 bytes (24.64 × 2^30, rounded), written back to two decimals.
+        assert_eq!(
+            (signed_gib(-26_456_998_543), signed_gib(8_000_000_000)),
+            ("−24.64 GiB".into(), "+7.45 GiB".into())
+        );
+        assert_eq!(signed_gib(0), "+0.00 GiB");
+        assert_eq!(
+            (signed_gib_of_mib(512.0), signed_gib_of_mib(-2048.0)),
+            ("+0.50 GiB".into(), "-2.00 GiB".into())
+        );
+        assert_eq!(signed_gib_of_mib(f64::INFINITY), "–");
+        assert_eq!((bytes_of_gib(1.5), bytes_of_gib(80.0)), (1_610_612_736, 80 << 30));
+        assert_eq!((bytes_of_gib(-1.0), bytes_of_gib(f64::NAN)), (0, 0));
+        // H100 SXM's datasheet: 80 GB of HBM3 (80 GiB), 989 dense BF16 TFLOPS, 3.35 TB/s.
+        assert_eq!(whole_gib(80 << 30), "80");
+        assert_eq!(whole_gib((80 << 30) - 1), "79");
+        assert_eq!(whole_tflops(989.4e12), "989");
+        assert_eq!(tb_per_second(3.35e12), "3.35");
+        assert_eq!((whole_tflops(f64::NAN), tb_per_second(f64::INFINITY)), ("–".into(), "–".into()));
     }
 
     #[test]

@@ -5,10 +5,23 @@ use trainplan_core::emit::flags::{FlagError, ValueType};
 use trainplan_core::emit::import::{Expected, ImportError, ModelOrigin};
 use trainplan_core::hf::ConfigError;
 use trainplan_core::permalink::PermalinkError;
-use trainplan_core::plan::PlanFileError;
+use trainplan_core::plan::{Method, PlanFileError};
 use trainplan_core::report::{Code, Finding};
 
 use crate::i18n::{Key, Lang, fill, t};
+
+/// The words for a method.
+pub fn method_key(m: Method) -> Key {
+    match m {
+        Method::Pretrain => Key::method_pretrain,
+        Method::SftFull => Key::method_sft_full,
+        Method::Lora => Key::method_lora,
+        Method::Qlora => Key::method_qlora,
+        Method::Dpo => Key::method_dpo,
+        Method::Grpo => Key::method_grpo,
+        Method::Ppo => Key::method_ppo,
+    }
+}
 
 /// A refused config.json, in words.
 pub fn config_error(lang: Lang, err: &ConfigError) -> String {
@@ -167,7 +180,8 @@ pub fn finding(lang: Lang, finding: &Finding) -> String {
     trainplan_core::report::fill(template, args.iter().map(|(k, v)| (*k, v.as_str())))
 }
 
-/// A finding's Chinese, `{name}` standing for its arguments.
+/// A finding's Chinese, `{name}` standing for its arguments. One arm per code, as the core lists
+/// them (the match must cover every code), so it is as long as the list of rules.
 pub fn zh(code: Code) -> &'static str {
     match code {
         Code::ParallelFusedKernelsFramework => {
@@ -305,14 +319,14 @@ pub fn zh(code: Code) -> &'static str {
 /// An argument of a finding as the page says it: a framework by its name, a plan field by its
 /// label, a known phrase in the page's language; anything else as the core wrote it.
 fn arg(lang: Lang, name: &str, value: &str) -> String {
-    use trainplan_core::plan::{Framework, Method};
+    use trainplan_core::plan::Framework;
     match name {
         "framework" => match Framework::ALL.iter().find(|f| f.wire() == value) {
             Some(f) => f.name().to_owned(),
             None => value.to_owned(),
         },
         "method" => match Method::ALL.iter().find(|m| m.wire() == value) {
-            Some(m) => t(lang, crate::components::method_key(*m)).to_owned(),
+            Some(m) => t(lang, method_key(*m)).to_owned(),
             None => value.to_owned(),
         },
         "field" => field_label(lang, value),

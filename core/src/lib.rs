@@ -23,6 +23,7 @@
 pub mod advice;
 mod assemble;
 pub mod catalog;
+pub mod choices;
 pub mod compare;
 pub mod cost;
 pub mod emit;

@@ -9,18 +9,6 @@ use crate::form::{FormError, PlanForm};
 use crate::i18n::{Key, fill};
 use crate::{format, messages};
 
-/// A signed size change: `-24.64 GiB`, `+7.45 GiB`.
-fn signed_gib(delta: i64) -> String {
-    let sign = if delta < 0 { "−" } else { "+" };
-    format!("{sign}{}", format::gib(delta.unsigned_abs()))
-}
-
-/// A signed relative change: `+42.7%`, `−2.5%`.
-fn signed_percent(frac: f64) -> String {
-    let sign = if frac < 0.0 { "−" } else { "+" };
-    format!("{sign}{}", format::percent(frac.abs()))
-}
-
 /// The advice list.
 #[component]
 pub fn AdvicePanel(
@@ -56,9 +44,9 @@ pub fn AdvicePanel(
                 let (text, why) = messages::advice(lang.get(), a.code);
                 let peak = fill(tr(Key::advice_peak), &[
                     ("peak", &format::gib(a.peak_bytes)),
-                    ("delta", &signed_gib(a.peak_delta_bytes)),
+                    ("delta", &format::signed_gib(a.peak_delta_bytes)),
                 ]);
-                let speed = fill(tr(Key::advice_speed), &[("delta", &signed_percent(a.speed_delta_frac))]);
+                let speed = fill(tr(Key::advice_speed), &[("delta", &format::signed_percent(a.speed_delta_frac))]);
                 let (fit_class, fit_key) = match a.fits {
                     true => ("badge ok", Key::advice_fits),
                     false => ("badge bad", Key::advice_short),

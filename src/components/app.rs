@@ -11,7 +11,7 @@ use crate::components::params_panel::{ParamsPanel, ResultsTop};
 use crate::components::plan_form::PlanFormPanel;
 use crate::components::summary_bar::{self, SummaryBar};
 use crate::components::{LangCtx, use_tr};
-use crate::form::PlanForm;
+use crate::form::{FormError, PlanForm};
 use crate::history::{self, Entry};
 use crate::i18n::Key;
 use crate::{messages, storage};
@@ -52,8 +52,47 @@ pub fn App() -> impl IntoView {
 
     let plan = Memo::new(move |_| form.with(PlanForm::to_plan));
     let report = Memo::new(move |_| plan.with(|plan| plan.as_ref().ok().map(trainplan_core::evaluate)));
-    // The plan once typing pauses (the advice and the launch files follow it), with the report
-    // made for the keystroke's redraw when the plan has not moved on since.
+    let (settled, settled_report) = settle(plan, report);
+    keep_outside(Outside { form, plan, pinned, link_error });
+
+    view! {
+        // The first Tab stop: past the header and the form, to the plan's results (it moves focus
+        // itself, so the address keeps the plan).
+        <a
+            class="skip-link"
+            href=format!("#{}", summary_bar::RESULTS_ID)
+            data-testid="skip-to-results"
+            on:click=move |ev| {
+                ev.prevent_default();
+                summary_bar::go_to_results();
+            }
+        >
+            {move || tr(Key::skip_to_results)}
+        </a>
+        <Header on_reset=move || {
+            // Back to the first visit's plan; the user's models and devices stay listed.
+            pinned.set(Vec::new());
+            link_error.set(None);
+            form.set(PlanForm::first_visit());
+        } />
+        <LinkBanner error=link_error had_saved=had_saved />
+        // Results first: the summary bar (it stays on screen) and the charts, then the inputs, then
+        // the rest of the results. Two columns on a wide screen (inputs left), one on a phone.
+        <main class="layout">
+            <SummaryBar plan=plan report=report />
+            <ResultsTop plan=plan report=report />
+            <PlanFormPanel form=form plan=plan />
+            <ParamsPanel form=form plan=plan report=report pinned=pinned settled=settled settled_report=settled_report />
+        </main>
+    }
+}
+
+/// The plan once typing pauses (the advice and the launch files follow it), and its report: the
+/// report made for the keystroke's redraw when the plan has not moved on since.
+fn settle(
+    plan: Memo<Result<Plan, FormError>>,
+    report: Memo<Option<trainplan_core::Report>>,
+) -> (RwSignal<Result<Plan, FormError>>, Memo<Option<trainplan_core::Report>>) {
     let settled = RwSignal::new(plan.get_untracked());
     let settle = Debounce::new();
     Effect::new(move |first: Option<()>| {
@@ -72,7 +111,22 @@ pub fn App() -> impl IntoView {
             }
         })
     });
+    (settled, settled_report)
+}
 
+/// What the plan's life outside the page touches: the form, its plan, the pins and the link's
+/// error.
+#[derive(Clone, Copy)]
+struct Outside {
+    form: RwSignal<PlanForm>,
+    plan: Memo<Result<Plan, FormError>>,
+    pinned: RwSignal<Vec<Plan>>,
+    link_error: RwSignal<Option<permalink::PermalinkError>>,
+}
+
+/// Keeps the plan outside the page: in the address and its history entries, in localStorage, and
+/// back from the address when Back, Forward or a pasted link change it.
+fn keep_outside(Outside { form, plan, pinned, link_error }: Outside) {
     // Every valid plan goes to the address and to localStorage: at once when the page opens (in
     // place: opening the page adds no history entry); on the first change after a pause, at once as
     // a new history entry, so Back undoes the edit even before typing pauses; then, once typing
@@ -149,37 +203,6 @@ pub fn App() -> impl IntoView {
     };
     let _ = window_event_listener(leptos::ev::popstate, move |_| open_address());
     let _ = window_event_listener(leptos::ev::hashchange, move |_| open_address());
-
-    view! {
-        // The first Tab stop: past the header and the form, to the plan's results (it moves focus
-        // itself, so the address keeps the plan).
-        <a
-            class="skip-link"
-            href=format!("#{}", summary_bar::RESULTS_ID)
-            data-testid="skip-to-results"
-            on:click=move |ev| {
-                ev.prevent_default();
-                summary_bar::go_to_results();
-            }
-        >
-            {move || tr(Key::skip_to_results)}
-        </a>
-        <Header on_reset=move || {
-            // Back to the first visit's plan; the user's models and devices stay listed.
-            pinned.set(Vec::new());
-            link_error.set(None);
-            form.set(PlanForm::first_visit());
-        } />
-        <LinkBanner error=link_error had_saved=had_saved />
-        // Results first: the summary bar (it stays on screen) and the charts, then the inputs, then
-        // the rest of the results. Two columns on a wide screen (inputs left), one on a phone.
-        <main class="layout">
-            <SummaryBar plan=plan report=report />
-            <ResultsTop plan=plan report=report />
-            <PlanFormPanel form=form plan=plan />
-            <ParamsPanel form=form plan=plan report=report pinned=pinned settled=settled settled_report=settled_report />
-        </main>
-    }
 }
 
 /// Says why a link could not be opened, and that nothing was lost.

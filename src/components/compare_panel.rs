@@ -105,7 +105,6 @@ pub fn ComparePanel(
     report: Signal<Option<Report>>,
 ) -> impl IntoView {
     let tr = use_tr();
-    let lang = use_lang();
     // Why the last pin was refused, until the pins change.
     let refused: RwSignal<Option<PinRefused>> = RwSignal::new(None);
     // Each pin evaluated once, when the pins change (not per keystroke).
@@ -132,10 +131,7 @@ pub fn ComparePanel(
             usable_bytes: reports.iter().map(|r| r.memory.usable_bytes).collect(),
         })
     });
-    let label = move |t: &Table, col: usize| match t.pin_of(col) {
-        None => tr(Key::cmp_current).to_owned(),
-        Some(pin) => fill(tr(Key::cmp_pin_n), &[("n", &(pin + 1).to_string())]),
-    };
+    let label = move |t: &Table, col: usize| column_label(tr, t, col);
 
     let pin = move |_| {
         let Ok(p) = plan.get_untracked() else { return };
@@ -176,6 +172,69 @@ pub fn ComparePanel(
         })
     };
 
+    let best = move || {
+        let t = table.get()?;
+        Some(match t.comparison.best {
+            Some(col) => fill(tr(Key::cmp_best), &[("plan", &label(&t, col))]),
+            None => tr(Key::cmp_best_none).to_owned(),
+        })
+    };
+    let chart = move || {
+        let t = table.get()?;
+        let bars = compare_chart::stage_bars(&t.comparison, &t.capacity_bytes, &t.usable_bytes);
+        Some(stage_chart(tr, &t, &bars, label))
+    };
+
+    view! {
+        <div class="compare" data-testid="compare">
+            <div class="launch-actions">
+                <button class="secondary" data-testid="compare-pin" on:click=pin disabled=move || plan.with(Result::is_err)>
+                    {move || tr(Key::cmp_pin)}
+                </button>
+                <ExportPanel plan=plan report=report />
+            </div>
+            <Show when=move || refused.with(Option::is_some)>
+                <p class="badge warn" role="status" data-testid="compare-refused">{refusal}</p>
+            </Show>
+            <Show when=move || table.with(Option::is_some)>
+                <h2>{move || tr(Key::cmp_title)}</h2>
+                <Show when=move || plan.with(Result::is_err)>
+                    <p class="muted">{move || tr(Key::cmp_no_plan)}</p>
+                </Show>
+                <p class="badge" data-testid="compare-best">{best}</p>
+                <FiguresTable table=table make_current=Callback::new(make_current) unpin=Callback::new(unpin) />
+                <p class="legend muted">{move || tr(Key::cmp_best_mark)}</p>
+                <h3>{move || tr(Key::cmp_memory)}</h3>
+                {chart}
+                <Differences table=table />
+                <Distinct table=table />
+            </Show>
+        </div>
+    }
+}
+
+/// A column's name: the current plan, or pin n.
+fn column_label(tr: impl Fn(Key) -> &'static str, t: &Table, col: usize) -> String {
+    match t.pin_of(col) {
+        None => tr(Key::cmp_current).to_owned(),
+        Some(pin) => fill(tr(Key::cmp_pin_n), &[("n", &(pin + 1).to_string())]),
+    }
+}
+
+/// The deciding figures, a column per plan with the best marked and each pin's change from the
+/// current plan; each pin's column makes it current or unpins it.
+#[component]
+fn FiguresTable(
+    /// The comparison shown.
+    table: Memo<Option<Table>>,
+    /// Makes pin n the current plan.
+    make_current: Callback<usize>,
+    /// Unpins pin n.
+    unpin: Callback<usize>,
+) -> impl IntoView {
+    let tr = use_tr();
+    let lang = use_lang();
+    let label = move |t: &Table, col: usize| column_label(tr, t, col);
     let head = move || {
         let t = table.get()?;
         let cells = (0..t.columns())
@@ -184,11 +243,11 @@ pub fn ComparePanel(
                     view! {
                         <span class="col-actions">
                             <button class="secondary small" data-testid=format!("compare-make-current-{idx}")
-                                title=move || tr(Key::cmp_make_current_title) on:click=move |_| make_current(idx)>
+                                title=move || tr(Key::cmp_make_current_title) on:click=move |_| make_current.run(idx)>
                                 {move || tr(Key::cmp_make_current)}
                             </button>
                             <button class="secondary small" data-testid=format!("compare-unpin-{idx}")
-                                on:click=move |_| unpin(idx)>
+                                on:click=move |_| unpin.run(idx)>
                                 {move || tr(Key::cmp_unpin)}
                             </button>
                         </span>
@@ -234,18 +293,24 @@ pub fn ComparePanel(
             })
             .collect::<Vec<_>>()
     };
-    let best = move || {
-        let t = table.get()?;
-        Some(match t.comparison.best {
-            Some(col) => fill(tr(Key::cmp_best), &[("plan", &label(&t, col))]),
-            None => tr(Key::cmp_best_none).to_owned(),
-        })
-    };
-    let chart = move || {
-        let t = table.get()?;
-        let bars = compare_chart::stage_bars(&t.comparison, &t.capacity_bytes, &t.usable_bytes);
-        Some(stage_chart(tr, &t, &bars, label))
-    };
+    view! {
+        <div class="table-scroll">
+            <table class="compare-table" data-testid="compare-table">
+                <thead>{head}</thead>
+                <tbody>{rows}</tbody>
+            </table>
+        </div>
+    }
+}
+
+/// The settings that differ between the plans, a row each.
+#[component]
+fn Differences(
+    /// The comparison shown.
+    table: Memo<Option<Table>>,
+) -> impl IntoView {
+    let tr = use_tr();
+    let label = move |t: &Table, col: usize| column_label(tr, t, col);
     let differences = move || {
         let Some(t) = table.get() else { return Vec::new() };
         let show = |v: &serde_json::Value| match v {
@@ -269,6 +334,28 @@ pub fn ComparePanel(
             (0..t.columns()).map(|col| view! { <th scope="col">{label(&t, col)}</th> }).collect_view();
         Some(view! { <tr><th scope="col">{tr(Key::cmp_setting)}</th>{cells}</tr> })
     };
+    view! {
+        <Show when=move || table.with(|t| t.as_ref().is_some_and(|t| !t.comparison.differences.is_empty()))>
+            <h3>{move || tr(Key::cmp_differences)}</h3>
+            <div class="table-scroll">
+                <table class="compare-table compare-diff" data-testid="compare-differences">
+                    <thead>{diff_head}</thead>
+                    <tbody>{differences}</tbody>
+                </table>
+            </div>
+        </Show>
+    }
+}
+
+/// The findings not every plan has, a line per plan.
+#[component]
+fn Distinct(
+    /// The comparison shown.
+    table: Memo<Option<Table>>,
+) -> impl IntoView {
+    let tr = use_tr();
+    let lang = use_lang();
+    let label = move |t: &Table, col: usize| column_label(tr, t, col);
     let distinct = move || {
         let Some(t) = table.get() else { return Vec::new() };
         let lang = lang.get();
@@ -287,48 +374,11 @@ pub fn ComparePanel(
             })
             .collect::<Vec<_>>()
     };
-
     view! {
-        <div class="compare" data-testid="compare">
-            <div class="launch-actions">
-                <button class="secondary" data-testid="compare-pin" on:click=pin disabled=move || plan.with(Result::is_err)>
-                    {move || tr(Key::cmp_pin)}
-                </button>
-                <ExportPanel plan=plan report=report />
-            </div>
-            <Show when=move || refused.with(Option::is_some)>
-                <p class="badge warn" role="status" data-testid="compare-refused">{refusal}</p>
-            </Show>
-            <Show when=move || table.with(Option::is_some)>
-                <h2>{move || tr(Key::cmp_title)}</h2>
-                <Show when=move || plan.with(Result::is_err)>
-                    <p class="muted">{move || tr(Key::cmp_no_plan)}</p>
-                </Show>
-                <p class="badge" data-testid="compare-best">{best}</p>
-                <div class="table-scroll">
-                    <table class="compare-table" data-testid="compare-table">
-                        <thead>{head}</thead>
-                        <tbody>{rows}</tbody>
-                    </table>
-                </div>
-                <p class="legend muted">{move || tr(Key::cmp_best_mark)}</p>
-                <h3>{move || tr(Key::cmp_memory)}</h3>
-                {chart}
-                <Show when=move || table.with(|t| t.as_ref().is_some_and(|t| !t.comparison.differences.is_empty()))>
-                    <h3>{move || tr(Key::cmp_differences)}</h3>
-                    <div class="table-scroll">
-                        <table class="compare-table compare-diff" data-testid="compare-differences">
-                            <thead>{diff_head}</thead>
-                            <tbody>{differences}</tbody>
-                        </table>
-                    </div>
-                </Show>
-                <Show when=move || table.with(|t| t.as_ref().is_some_and(|t| t.comparison.distinct.iter().any(|d| !d.is_empty())))>
-                    <h3>{move || tr(Key::cmp_distinct)}</h3>
-                    {distinct}
-                </Show>
-            </Show>
-        </div>
+        <Show when=move || table.with(|t| t.as_ref().is_some_and(|t| t.comparison.distinct.iter().any(|d| !d.is_empty())))>
+            <h3>{move || tr(Key::cmp_distinct)}</h3>
+            {distinct}
+        </Show>
     }
 }
 

@@ -4,7 +4,8 @@
 
 use leptos::prelude::*;
 use trainplan_core::Report;
-use trainplan_core::plan::BUDGET_TOKENS_MAX;
+use trainplan_core::choices;
+use trainplan_core::plan::{BUDGET_TOKENS_MAX, BudgetFile};
 
 use crate::components::{TextField, use_lang, use_tr};
 use crate::form::PlanForm;
@@ -131,11 +132,10 @@ fn show_epochs(f: &PlanForm) -> String {
 }
 
 fn apply_epochs(f: &mut PlanForm, text: &str) -> bool {
-    let x = number(text).filter(|x| 0.0 < *x && *x <= 10_000.0);
-    if let Some(x) = x {
-        f.file.budget.epochs = x;
+    match number(text) {
+        Some(x) => take_budget(f, |b| b.epochs = x),
+        None => false,
     }
-    x.is_some()
 }
 
 fn show_price(f: &PlanForm) -> String {
@@ -146,12 +146,12 @@ fn show_price(f: &PlanForm) -> String {
 fn apply_price(f: &mut PlanForm, text: &str) -> bool {
     let x = match text.trim() {
         "" => Some(0.0),
-        text => number(text).filter(|x| (0.0..=1e6).contains(x)),
+        text => number(text),
     };
-    if let Some(x) = x {
-        f.file.budget.price_per_device_hour = x;
+    match x {
+        Some(x) => take_budget(f, |b| b.price_per_device_hour = x),
+        None => false,
     }
-    x.is_some()
 }
 
 fn show_pue(f: &PlanForm) -> String {
@@ -159,11 +159,10 @@ fn show_pue(f: &PlanForm) -> String {
 }
 
 fn apply_pue(f: &mut PlanForm, text: &str) -> bool {
-    let x = number(text).filter(|x| (1.0..=5.0).contains(x));
-    if let Some(x) = x {
-        f.file.budget.pue = x;
+    match number(text) {
+        Some(x) => take_budget(f, |b| b.pue = x),
+        None => false,
     }
-    x.is_some()
 }
 
 fn show_power(f: &PlanForm) -> String {
@@ -179,6 +178,18 @@ fn apply_power(f: &mut PlanForm, text: &str) -> bool {
         f.custom.base.board_power_w = x;
     }
     x.is_some()
+}
+
+/// The form's budget with `edit` made, kept when the plan file takes it (`choices::takes_budget`,
+/// the core's own bounds); whether it was kept.
+fn take_budget(f: &mut PlanForm, edit: impl FnOnce(&mut BudgetFile)) -> bool {
+    let mut budget = f.file.budget;
+    edit(&mut budget);
+    let takes = choices::takes_budget(&budget);
+    if takes {
+        f.file.budget = budget;
+    }
+    takes
 }
 
 /// A finite number as typed.

@@ -6,6 +6,7 @@ use trainplan_core::plan::HardwareField;
 
 use crate::components::{TextField, use_tr};
 use crate::form::{CustomField, CustomForm, FormField, PlanForm};
+use crate::format;
 use crate::i18n::{Key, fill};
 
 /// The value of the custom entry in the device list.
@@ -72,9 +73,9 @@ pub fn HardwarePicker(
     let current = move || form.with(|f| if f.custom_hardware { None } else { catalog_device(f) });
     let summary = move || {
         current().map(|d| {
-            let tflops = |x: f64| format!("{}", (x / 1e12).round());
-            let memory = format!("{}", d.memory_bytes >> 30);
-            let bandwidth = format!("{:.2}", d.memory_bytes_per_second / 1e12);
+            let tflops = format::whole_tflops;
+            let memory = format::whole_gib(d.memory_bytes);
+            let bandwidth = format::tb_per_second(d.memory_bytes_per_second);
             match d.has_bf16() {
                 true => fill(
                     tr(Key::hw_summary),

@@ -51,7 +51,6 @@ pub fn LaunchPanel(
     report: Signal<Option<Report>>,
 ) -> impl IntoView {
     let tr = use_tr();
-    let lang = use_lang();
     let files = Memo::new(move |_| {
         plan.with(|p| {
             let p = p.as_ref().ok()?;
@@ -82,28 +81,6 @@ pub fn LaunchPanel(
     };
     let selected = RwSignal::new(0usize);
     let copied = RwSignal::new(false);
-    // A text field bound to one launch setting of the plan file.
-    let field = move |label: Key,
-                      hint: Key,
-                      testid: &'static str,
-                      get: fn(&LaunchFile) -> String,
-                      set: fn(&mut LaunchFile, String)| {
-        view! {
-            <label class="field wide">
-                <span>{move || tr(label)}</span>
-                <input
-                    type="text"
-                    data-testid=testid
-                    placeholder=move || tr(hint)
-                    prop:value=move || form.with(|f| get(&f.file.launch))
-                    on:input=move |ev| {
-                        let text = event_target_value(&ev);
-                        form.update(|f: &mut PlanForm| set(&mut f.file.launch, text));
-                    }
-                />
-            </label>
-        }
-    };
     let current = move || -> Option<EmittedFile> {
         let files = files.get()?.ok()?;
         files.get(selected.get().min(files.len().saturating_sub(1))).cloned()
@@ -136,6 +113,102 @@ pub fn LaunchPanel(
         }
         _ => None,
     };
+    let target = move || {
+        plan.with(|p| {
+            p.as_ref().ok().map(|p| fill(tr(Key::launch_target), &[("target", &emit::target(p.framework))]))
+        })
+    };
+    view! {
+        <h2>{move || tr(Key::launch_title)}</h2>
+        <p class="muted" data-testid="launch-target">{target}</p>
+        <LaunchFields form=form />
+        <Show when=move || refused().is_some()>
+            <p class="badge bad" data-testid="launch-refused">{refused}</p>
+        </Show>
+        <Show when=move || current().is_some() && verdict.with(|v| !v.is_empty())>
+            <p class="badge bad" data-testid="launch-verdict">{move || tr(Key::launch_not_ready)}</p>
+        </Show>
+        <Show when=move || current().is_some()>
+            <div class="tabs" role="tablist">{tabs}</div>
+            <div class="launch-actions">
+                <button class="secondary" data-testid="launch-copy" on:click=copy>
+                    {move || if copied.get() { tr(Key::launch_copied) } else { tr(Key::launch_copy) }}
+                </button>
+                <a class="button secondary" data-testid="launch-download" on:click=confirm_download
+                    download=move || current().map(|f| f.name)
+                    href=move || current().map(|f| data_url(&f.text))>
+                    {move || tr(Key::launch_download)}
+                </a>
+                <a class="button secondary" data-testid="launch-download-all" on:click=confirm_download
+                    download=move || zip.get().map(|(_, name)| name)
+                    href=move || zip.get().map(|(url, _)| url)>
+                    {move || tr(Key::launch_download_all)}
+                </a>
+            </div>
+            <pre class="launch-text" data-testid="launch-text">
+                {move || {
+                    current()
+                        .map(|f| {
+                            highlight::spans(f.kind, &f.text)
+                                .into_iter()
+                                .map(|(class, piece)| view! { <span class=class.css()>{piece.to_owned()}</span> })
+                                .collect::<Vec<_>>()
+                        })
+                }}
+            </pre>
+        </Show>
+        <LaunchImport form=form />
+    }
+}
+
+/// The launch settings only the user knows (model path, dataset, output folder, master address),
+/// each a text field bound to the plan file's `launch` section.
+#[component]
+fn LaunchFields(
+    /// The form, whose launch settings the fields edit.
+    form: RwSignal<PlanForm>,
+) -> impl IntoView {
+    let tr = use_tr();
+    // A text field bound to one launch setting of the plan file.
+    let field = move |label: Key,
+                      hint: Key,
+                      testid: &'static str,
+                      get: fn(&LaunchFile) -> String,
+                      set: fn(&mut LaunchFile, String)| {
+        view! {
+            <label class="field wide">
+                <span>{move || tr(label)}</span>
+                <input
+                    type="text"
+                    data-testid=testid
+                    placeholder=move || tr(hint)
+                    prop:value=move || form.with(|f| get(&f.file.launch))
+                    on:input=move |ev| {
+                        let text = event_target_value(&ev);
+                        form.update(|f: &mut PlanForm| set(&mut f.file.launch, text));
+                    }
+                />
+            </label>
+        }
+    };
+    view! {
+        <div class="launch-fields">
+            {field(Key::launch_model_path, Key::launch_model_path_hint, "launch-model-path", |l| l.model_path.clone(), |l, v| l.model_path = v)}
+            {field(Key::launch_dataset, Key::launch_dataset_hint, "launch-dataset", |l| l.dataset.clone(), |l, v| l.dataset = v)}
+            {field(Key::launch_output_dir, Key::launch_output_dir_hint, "launch-output-dir", |l| l.output_dir.clone(), |l, v| l.output_dir = v)}
+            {field(Key::launch_master_addr, Key::launch_master_addr_hint, "launch-master-addr", |l| l.master_addr.clone(), |l, v| l.master_addr = v)}
+        </div>
+    }
+}
+
+/// The reverse: a launch file the user has, pasted and read into the plan.
+#[component]
+fn LaunchImport(
+    /// The form, which a launch file read becomes.
+    form: RwSignal<PlanForm>,
+) -> impl IntoView {
+    let tr = use_tr();
+    let lang = use_lang();
     // The reverse: a launch file the user has, read into a plan from the defaults; the current
     // plan gives only its hardware, its cluster where the file gives none, and its model where the
     // file tells none (which the note then says).
@@ -191,55 +264,7 @@ pub fn LaunchPanel(
             }
         }
     };
-    let target = move || {
-        plan.with(|p| {
-            p.as_ref().ok().map(|p| fill(tr(Key::launch_target), &[("target", &emit::target(p.framework))]))
-        })
-    };
     view! {
-        <h2>{move || tr(Key::launch_title)}</h2>
-        <p class="muted" data-testid="launch-target">{target}</p>
-        <div class="launch-fields">
-            {field(Key::launch_model_path, Key::launch_model_path_hint, "launch-model-path", |l| l.model_path.clone(), |l, v| l.model_path = v)}
-            {field(Key::launch_dataset, Key::launch_dataset_hint, "launch-dataset", |l| l.dataset.clone(), |l, v| l.dataset = v)}
-            {field(Key::launch_output_dir, Key::launch_output_dir_hint, "launch-output-dir", |l| l.output_dir.clone(), |l, v| l.output_dir = v)}
-            {field(Key::launch_master_addr, Key::launch_master_addr_hint, "launch-master-addr", |l| l.master_addr.clone(), |l, v| l.master_addr = v)}
-        </div>
-        <Show when=move || refused().is_some()>
-            <p class="badge bad" data-testid="launch-refused">{refused}</p>
-        </Show>
-        <Show when=move || current().is_some() && verdict.with(|v| !v.is_empty())>
-            <p class="badge bad" data-testid="launch-verdict">{move || tr(Key::launch_not_ready)}</p>
-        </Show>
-        <Show when=move || current().is_some()>
-            <div class="tabs" role="tablist">{tabs}</div>
-            <div class="launch-actions">
-                <button class="secondary" data-testid="launch-copy" on:click=copy>
-                    {move || if copied.get() { tr(Key::launch_copied) } else { tr(Key::launch_copy) }}
-                </button>
-                <a class="button secondary" data-testid="launch-download" on:click=confirm_download
-                    download=move || current().map(|f| f.name)
-                    href=move || current().map(|f| data_url(&f.text))>
-                    {move || tr(Key::launch_download)}
-                </a>
-                <a class="button secondary" data-testid="launch-download-all" on:click=confirm_download
-                    download=move || zip.get().map(|(_, name)| name)
-                    href=move || zip.get().map(|(url, _)| url)>
-                    {move || tr(Key::launch_download_all)}
-                </a>
-            </div>
-            <pre class="launch-text" data-testid="launch-text">
-                {move || {
-                    current()
-                        .map(|f| {
-                            highlight::spans(f.kind, &f.text)
-                                .into_iter()
-                                .map(|(class, piece)| view! { <span class=class.css()>{piece.to_owned()}</span> })
-                                .collect::<Vec<_>>()
-                        })
-                }}
-            </pre>
-        </Show>
         <details class="launch-import">
             <summary>{move || tr(Key::launch_import_title)}</summary>
             <p class="muted">{move || tr(Key::launch_import_hint)}</p>

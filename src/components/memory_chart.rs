@@ -86,13 +86,6 @@ pub fn MemoryPanel(
             }
         },
     );
-    let bar_label = move |bar: &chart::Bar, n_bars: usize| {
-        let label = bar_name(lang.get_untracked(), bar.label);
-        match bar.peak && 1 < n_bars {
-            true => fill(t(lang.get_untracked(), Key::mem_peak_label), &[("what", &label)]),
-            false => label,
-        }
-    };
     let on_move = move |ev: leptos::ev::PointerEvent| {
         let Some((x, _)) = pointer_at(&ev) else { return };
         let n = report.with_untracked(|r| r.as_ref().map(|r| chart::memory_chart(&r.memory).bars.len()));
@@ -112,21 +105,17 @@ pub fn MemoryPanel(
         Some(fill(
             tr(Key::mem_chart_readout),
             &[
-                ("what", &bar_label(bar, c.bars.len())),
+                ("what", &bar_label(lang.get_untracked(), bar, c.bars.len())),
                 ("parts", &parts.join(" · ")),
                 ("total", &format::gib(bar.total)),
             ],
         ))
     };
-    // The legend names what the bars hold: with RL phases, the reference, critic and engine too.
-    let terms = move || match memory().is_some_and(|m| !m.phases.is_empty()) {
-        true => Term::PHASE.to_vec(),
-        false => Term::ALL.to_vec(),
-    };
+    let shown_terms = move || memory().map_or(&Term::ALL[..], |m| terms(&m));
     let legend = move || {
-        terms()
-            .into_iter()
-            .map(|term| {
+        shown_terms()
+            .iter()
+            .map(|&term| {
                 view! {
                     <li>
                         <span class="swatch" style=format!("background: {}", chart::css(term.rgb()))></span>
@@ -136,11 +125,65 @@ pub fn MemoryPanel(
             })
             .collect_view()
     };
-    // The chart's text: a row per bar, each term's bytes, the total, and whether it is over.
-    let data = move || {
+    let badge = move || {
+        memory().map(|m| {
+            let (class, text) = fits(tr, &m);
+            view! { <p class=class data-testid="memory-fits">{text}</p> }
+        })
+    };
+
+    view! {
+        <h2>{move || tr(Key::mem_title)}</h2>
+        {badge}
+        <figure class="chart canvas-chart" data-testid="memory-chart">
+            <canvas node_ref=canvas role="img" aria-label=move || tr(Key::mem_title)
+                on:pointermove=on_move on:pointerdown=on_move on:pointerleave=move |_| hovered.set(None)></canvas>
+            <p class="chart-readout muted" data-testid="memory-readout" aria-live="polite">
+                {move || readout().unwrap_or_else(|| tr(Key::chart_hint).to_owned())}
+            </p>
+            <ul class="legend">{legend}</ul>
+            <details class="chart-data">
+                <summary>{move || tr(Key::chart_data)}</summary>
+                <div class="table-scroll"><BarTable report=report /></div>
+            </details>
+        </figure>
+        <MemoryNotes report=report />
+        <StageTable report=report />
+    }
+}
+
+/// What the bars hold, in words: with RL phases, the reference, critic and engine too.
+fn terms(m: &trainplan_core::report::MemoryReport) -> &'static [Term] {
+    match m.phases.is_empty() {
+        true => &Term::ALL,
+        false => &Term::PHASE,
+    }
+}
+
+/// A bar's name as the readout and the table give it: the peak's marked where there are several.
+fn bar_label(lang: Lang, bar: &chart::Bar, n_bars: usize) -> String {
+    let label = bar_name(lang, bar.label);
+    match bar.peak && 1 < n_bars {
+        true => fill(t(lang, Key::mem_peak_label), &[("what", &label)]),
+        false => label,
+    }
+}
+
+/// The chart's figures as a table: a row per bar, each term's bytes, the total, and whether it is
+/// over.
+#[component]
+fn BarTable(
+    /// The report.
+    #[prop(into)]
+    report: Signal<Option<Report>>,
+) -> impl IntoView {
+    let tr = use_tr();
+    let lang = crate::components::use_lang();
+    let memory = move || report.with(|r| r.as_ref().map(|r| r.memory.clone()));
+    move || {
         let m = memory()?;
         let c = chart::memory_chart(&m);
-        let terms = terms();
+        let terms = terms(&m);
         let heads = terms
             .iter()
             .map(|t| view! { <th scope="col" class="num">{tr(term_key(*t))}</th> })
@@ -160,7 +203,7 @@ pub fn MemoryPanel(
                 let over = bar.over.then(|| tr(Key::mem_chart_over));
                 view! {
                     <tr data-testid="memory-bar" class:peak=bar.peak data-total-bytes=bar.total.to_string()>
-                        <th scope="row">{bar_label(bar, n)}</th>
+                        <th scope="row">{bar_label(lang.get(), bar, n)}</th>
                         {cells}
                         <td class="num"><strong>{format::gib(bar.total)}</strong></td>
                         <td>{over}</td>
@@ -179,13 +222,18 @@ pub fn MemoryPanel(
                 <tbody>{rows}</tbody>
             </table>
         })
-    };
-    let badge = move || {
-        memory().map(|m| {
-            let (class, text) = fits(tr, &m);
-            view! { <p class=class data-testid="memory-fits">{text}</p> }
-        })
-    };
+    }
+}
+
+/// Below the chart: host memory for offload, the RL phases' peaks and the rollout engine's share.
+#[component]
+fn MemoryNotes(
+    /// The report.
+    #[prop(into)]
+    report: Signal<Option<Report>>,
+) -> impl IntoView {
+    let tr = use_tr();
+    let memory = move || report.with(|r| r.as_ref().map(|r| r.memory.clone()));
     let host = move || {
         memory().filter(|m| 0 < m.host_bytes_per_node).map(|m| {
             view! {
@@ -227,6 +275,22 @@ pub fn MemoryPanel(
             }
         })
     };
+    view! {
+        {host}
+        {phases}
+        {rollout}
+    }
+}
+
+/// Memory per stage by term, as a table.
+#[component]
+fn StageTable(
+    /// The report.
+    #[prop(into)]
+    report: Signal<Option<Report>>,
+) -> impl IntoView {
+    let tr = use_tr();
+    let memory = move || report.with(|r| r.as_ref().map(|r| r.memory.clone()));
     let table = move || {
         memory().map(|m| {
             let rows = m
@@ -252,27 +316,7 @@ pub fn MemoryPanel(
             }
         })
     };
-
-    view! {
-        <h2>{move || tr(Key::mem_title)}</h2>
-        {badge}
-        <figure class="chart canvas-chart" data-testid="memory-chart">
-            <canvas node_ref=canvas role="img" aria-label=move || tr(Key::mem_title)
-                on:pointermove=on_move on:pointerdown=on_move on:pointerleave=move |_| hovered.set(None)></canvas>
-            <p class="chart-readout muted" data-testid="memory-readout" aria-live="polite">
-                {move || readout().unwrap_or_else(|| tr(Key::chart_hint).to_owned())}
-            </p>
-            <ul class="legend">{legend}</ul>
-            <details class="chart-data">
-                <summary>{move || tr(Key::chart_data)}</summary>
-                <div class="table-scroll">{data}</div>
-            </details>
-        </figure>
-        {host}
-        {phases}
-        {rollout}
-        <div class="table-scroll">{table}</div>
-    }
+    view! { <div class="table-scroll">{table}</div> }
 }
 
 /// A bar's name: its stage, or its RL phase.
@@ -324,7 +368,7 @@ fn draw(
         .draw()
         .ok()?;
     let area = plot.plotting_area();
-    let _ = frame.root.draw(&Text::new("GiB", (frame.px(4.0), frame.px(2.0)), label_font.clone()));
+    let _ = frame.root.draw(&Text::new(format::GIB, (frame.px(4.0), frame.px(2.0)), label_font.clone()));
     let (x_range, _) = area.get_pixel_range();
     let slot_px = f64::from(x_range.end - x_range.start) / n as f64;
     // Bars 70 % of their slot, at most 90 CSS pixels wide.

@@ -71,36 +71,6 @@ pub fn ModelPicker(
         }
     };
 
-    // Import: the pasted text, and why it was refused.
-    let pasted = RwSignal::new(String::new());
-    let import_error = RwSignal::new(None::<hf::ConfigError>);
-    let apply_config = move |text: String| match serde_json::from_str::<serde_json::Value>(&text)
-        .map_err(|e| hf::ConfigError::NotJson(e.to_string()))
-        .and_then(|value| hf::import_value(&value).map(|_| value))
-    {
-        Ok(value) => {
-            import_error.set(None);
-            let name = value.get("_name_or_path").and_then(|v| v.as_str()).map(str::to_owned);
-            form.update(|f| {
-                f.file.model = ModelField::Config { hf_config: value.clone(), name: name.clone() }
-            });
-            let name = name.unwrap_or_else(|| "config.json".to_owned());
-            storage::remember_model(storage::SavedModel { name, config: value });
-            saved.set(storage::saved_models());
-        }
-        Err(err) => import_error.set(Some(err)),
-    };
-    let on_file = move |ev: leptos::ev::Event| {
-        let Some(input) = ev.target().and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok()) else {
-            return;
-        };
-        spawn_local(async move {
-            if let Some(text) = storage::read_chosen_file(&input).await {
-                pasted.set(text.clone());
-                apply_config(text);
-            }
-        });
-    };
     let imported_name = move || {
         form.with(|f| match &f.file.model {
             ModelField::Config { name, .. } => Some(name.clone().unwrap_or_else(|| "config.json".to_owned())),
@@ -161,35 +131,81 @@ pub fn ModelPicker(
                     {move || tr(Key::model_source)} ": " {source}
                 </p>
             </Show>
-            <details class="import">
-                <summary>{move || tr(Key::model_import)}</summary>
-                <p class="muted">{move || tr(Key::model_import_hint)}</p>
-                <textarea
-                    data-testid="config-paste"
-                    aria-label=move || tr(Key::model_import)
-                    rows="5"
-                    spellcheck="false"
-                    prop:value=move || pasted.get()
-                    on:input=move |ev| pasted.set(event_target_value(&ev))
-                ></textarea>
-                <div class="row">
-                    <button data-testid="config-apply" on:click=move |_| apply_config(pasted.get_untracked())>
-                        {move || tr(Key::model_import_apply)}
-                    </button>
-                    <label class="file">
-                        <span class="visually-hidden">{move || tr(Key::model_import_file)}</span>
-                        <input type="file" accept=".json,application/json" data-testid="config-file" on:change=on_file />
-                    </label>
-                </div>
-                <Show when=move || import_error.with(Option::is_some)>
-                    <p class="error" role="alert" data-testid="config-error">
-                        <strong>{move || tr(Key::model_import_error)}</strong>
-                        ": "
-                        {move || import_error.with(|e| e.as_ref().map(|e| messages::config_error(lang.get(), e)))}
-                    </p>
-                </Show>
-            </details>
+            <ConfigImport form=form saved=saved />
         </section>
+    }
+}
+
+/// Import a model from its config.json, pasted or from a file; a model read is remembered with the
+/// models imported before.
+#[component]
+fn ConfigImport(
+    /// The form state, whose model a config read becomes.
+    form: RwSignal<PlanForm>,
+    /// The models imported on earlier visits, which a config read joins.
+    saved: RwSignal<Vec<storage::SavedModel>>,
+) -> impl IntoView {
+    let tr = use_tr();
+    let lang = use_lang();
+    // Import: the pasted text, and why it was refused.
+    let pasted = RwSignal::new(String::new());
+    let import_error = RwSignal::new(None::<hf::ConfigError>);
+    let apply_config = move |text: String| match serde_json::from_str::<serde_json::Value>(&text)
+        .map_err(|e| hf::ConfigError::NotJson(e.to_string()))
+        .and_then(|value| hf::import_value(&value).map(|_| value))
+    {
+        Ok(value) => {
+            import_error.set(None);
+            let name = value.get("_name_or_path").and_then(|v| v.as_str()).map(str::to_owned);
+            form.update(|f| {
+                f.file.model = ModelField::Config { hf_config: value.clone(), name: name.clone() }
+            });
+            let name = name.unwrap_or_else(|| "config.json".to_owned());
+            storage::remember_model(storage::SavedModel { name, config: value });
+            saved.set(storage::saved_models());
+        }
+        Err(err) => import_error.set(Some(err)),
+    };
+    let on_file = move |ev: leptos::ev::Event| {
+        let Some(input) = ev.target().and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok()) else {
+            return;
+        };
+        spawn_local(async move {
+            if let Some(text) = storage::read_chosen_file(&input).await {
+                pasted.set(text.clone());
+                apply_config(text);
+            }
+        });
+    };
+    view! {
+            <details class="import">
+            <summary>{move || tr(Key::model_import)}</summary>
+            <p class="muted">{move || tr(Key::model_import_hint)}</p>
+            <textarea
+                data-testid="config-paste"
+                aria-label=move || tr(Key::model_import)
+                rows="5"
+                spellcheck="false"
+                prop:value=move || pasted.get()
+                on:input=move |ev| pasted.set(event_target_value(&ev))
+            ></textarea>
+            <div class="row">
+                <button data-testid="config-apply" on:click=move |_| apply_config(pasted.get_untracked())>
+                    {move || tr(Key::model_import_apply)}
+                </button>
+                <label class="file">
+                    <span class="visually-hidden">{move || tr(Key::model_import_file)}</span>
+                    <input type="file" accept=".json,application/json" data-testid="config-file" on:change=on_file />
+                </label>
+            </div>
+            <Show when=move || import_error.with(Option::is_some)>
+                <p class="error" role="alert" data-testid="config-error">
+                    <strong>{move || tr(Key::model_import_error)}</strong>
+                    ": "
+                    {move || import_error.with(|e| e.as_ref().map(|e| messages::config_error(lang.get(), e)))}
+                </p>
+            </Show>
+        </details>
     }
 }
 

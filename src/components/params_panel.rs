@@ -1,6 +1,6 @@
-//! The report: the charts first (`ResultsTop`), then what the plan should know, the advice, the
-//! launch files, exact parameter counts by component and layer, what the method trains and the
-//! weight bytes each device holds (`ParamsPanel`).
+//! The results column: the charts first (`ResultsTop`), then the rest of the report laid out
+//! (`ParamsPanel`): what the plan should know, the advice, comparison, search, sweep, cost, launch
+//! files, the parameter counts and the weights per device.
 
 use leptos::prelude::*;
 use trainplan_core::{Plan, Report};
@@ -11,18 +11,18 @@ use crate::components::cost_panel::CostPanel;
 use crate::components::findings_panel::FindingsPanel;
 use crate::components::launch_panel::LaunchPanel;
 use crate::components::memory_chart::MemoryPanel;
-use crate::components::plan_form::method_key;
+use crate::components::param_counts::{DeviceWeights, ParamCounts};
 use crate::components::search_panel::SearchPanel;
 use crate::components::summary_bar::FINDINGS_ID;
 use crate::components::sweep_panel::SweepPanel;
 use crate::components::time_panel::TimePanel;
 use crate::components::{use_lang, use_tr};
 use crate::form::{FormError, PlanForm};
-use crate::i18n::{Key, fill};
-use crate::{format, messages};
+use crate::i18n::Key;
+use crate::messages;
 
-/// The results below the charts: the findings, advice, comparison, search, launch files and the
-/// parameter counts.
+/// The results below the charts, laid out: the findings, advice, comparison, search, sweep, cost,
+/// launch files, parameter counts and the weights per device; each section is its own component.
 #[component]
 pub fn ParamsPanel(
     /// The form, which a finding's fix rewrites.
@@ -44,84 +44,10 @@ pub fn ParamsPanel(
     #[prop(into)]
     settled_report: Signal<Option<Report>>,
 ) -> impl IntoView {
-    let lang = use_lang();
-    let tr = use_tr();
-    let value = move |pick: fn(&Report) -> u64| report.with(|r| r.as_ref().map(pick));
-    let total = move || value(|r| r.params.total);
-    let is_moe = move || report.with(|r| r.as_ref().is_some_and(|r| r.params.active != r.params.total));
-    let method = move || plan.with(|p| p.as_ref().ok().map(|p| p.method));
     // The advice is about to follow the plan: shown dimmed and not clickable until it does, so no
     // advice about the plan before is applied. (The launch files follow it too; their own fields
     // stay usable meanwhile.)
     let updating = move || plan.with(|p| settled.with(|s| p != s));
-    let rows = move || {
-        let Some(r) = report.get() else { return Vec::new() };
-        let p = &r.params;
-        let share = |n: u64| format::percent(n as f64 / p.total as f64);
-        [
-            (Key::params_embedding, p.embedding, true),
-            (Key::params_attention, p.attention, true),
-            (Key::params_mlp, p.mlp, 0 < p.mlp),
-            (Key::params_experts, p.experts, 0 < p.experts),
-            (Key::params_shared_experts, p.shared_experts, 0 < p.shared_experts),
-            (Key::params_router, p.router, 0 < p.router),
-            (Key::params_norms, p.norms, true),
-            (Key::params_head, p.head, true),
-        ]
-        .into_iter()
-        .filter(|&(_, _, shown)| shown)
-        .map(|(key, n, _)| {
-            let (count, share) = match (key, n) {
-                (Key::params_head, 0) => (tr(Key::params_head_tied).to_owned(), String::new()),
-                _ => (format::count(n), share(n)),
-            };
-            view! {
-                <tr>
-                    <th scope="row">{tr(key)}</th>
-                    <td class="num">{count}</td>
-                    <td class="num">{share}</td>
-                </tr>
-            }
-        })
-        .collect::<Vec<_>>()
-    };
-    let layers = move || {
-        let Some(r) = report.get() else { return Vec::new() };
-        r.params
-            .layers
-            .iter()
-            .map(|l| {
-                let kind = if l.kind == "moe" { Key::params_moe_layer } else { Key::params_dense_layer };
-                let each = fill(
-                    tr(Key::params_each),
-                    &[("n", &l.n_layers.to_string()), ("params", &format::count(l.params_per_layer))],
-                );
-                view! {
-                    <tr>
-                        <th scope="row">{tr(kind)}</th>
-                        <td class="num" colspan="2">{each}</td>
-                    </tr>
-                }
-            })
-            .collect::<Vec<_>>()
-    };
-    let mtp = move || value(|r| r.params.mtp).filter(|&n| 0 < n);
-    let weights = move || value(|r| r.memory.zero3_bf16_weight_bytes_per_device);
-    let capacity_share = move || {
-        report.with(|r| {
-            r.as_ref().map(|r| {
-                let frac =
-                    r.memory.zero3_bf16_weight_bytes_per_device as f64 / r.hardware.memory_bytes as f64;
-                let capacity = format::gib(r.hardware.memory_bytes);
-                format!(
-                    "{} {}",
-                    format::percent(frac),
-                    fill(tr(Key::weights_of_capacity), &[("capacity", &capacity)])
-                )
-            })
-        })
-    };
-
     view! {
         <Show when=move || report.with(Option::is_some)>
             <section class="panel results results-more">
@@ -136,75 +62,8 @@ pub fn ParamsPanel(
                 <SweepPanel plan=plan />
                 <CostPanel form=form report=report />
                 <LaunchPanel form=form plan=settled report=settled_report />
-                <h2>{move || tr(Key::params_title)}</h2>
-                <div class="headline">
-                    <span class="label">{move || tr(Key::params_total)}</span>
-                    <span class="big" data-testid="params-total">{move || total().map(format::count)}</span>
-                    <span class="short" data-testid="params-total-short">
-                        {move || total().map(|n| format::count_short(n, lang.get()))}
-                    </span>
-                </div>
-                <dl class="facts">
-                    <Show when=is_moe>
-                        <div>
-                            <dt>{move || tr(Key::params_active)}</dt>
-                            <dd data-testid="params-active">
-                                {move || value(|r| r.params.active).map(format::count)}
-                                <span class="muted">
-                                    " · " {move || value(|r| r.params.active).map(|n| format::count_short(n, lang.get()))}
-                                </span>
-                            </dd>
-                        </div>
-                    </Show>
-                    <div>
-                        <dt>
-                            {move || tr(Key::params_trainable)} " · " {move || method().map(|m| tr(method_key(m)))}
-                        </dt>
-                        <dd data-testid="params-trainable">
-                            {move || value(|r| r.params.trainable).map(format::count)}
-                            <span class="muted">
-                                " · "
-                                {move || report.with(|r| r.as_ref().map(|r| format::percent(r.params.trainable as f64 / r.params.total as f64)))}
-                            </span>
-                        </dd>
-                    </div>
-                </dl>
-                <table class="breakdown" data-testid="params-breakdown">
-                    <thead>
-                        <tr>
-                            <th scope="col">{move || tr(Key::params_component)}</th>
-                            <th scope="col" class="num">{move || tr(Key::params_count)}</th>
-                            <th scope="col" class="num">{move || tr(Key::params_share)}</th>
-                        </tr>
-                    </thead>
-                    <tbody>{rows}</tbody>
-                    <tbody class="layers">
-                        <tr>
-                            <th scope="rowgroup" colspan="3" class="group">{move || tr(Key::params_layers)}</th>
-                        </tr>
-                        {layers}
-                    </tbody>
-                    <Show when=move || mtp().is_some()>
-                        <tfoot>
-                            <tr>
-                                <th scope="row">{move || tr(Key::params_mtp)}</th>
-                                <td class="num" data-testid="params-mtp">{move || mtp().map(format::count)}</td>
-                                <td></td>
-                            </tr>
-                        </tfoot>
-                    </Show>
-                </table>
-
-                <h2>{move || tr(Key::weights_title)}</h2>
-                <div class="headline">
-                    <span class="label">{move || tr(Key::weights_zero3)}</span>
-                    <span class="big" data-testid="weights-per-device">{move || weights().map(format::gib)}</span>
-                    <span class="short" data-testid="weights-per-device-bytes">
-                        {move || weights().map(format::count)} " " {move || tr(Key::weights_bytes)}
-                    </span>
-                    <span class="short">{capacity_share}</span>
-                </div>
-                <p class="explain">{move || tr(Key::weights_explain)}</p>
+                <ParamCounts plan=plan report=report />
+                <DeviceWeights report=report />
             </section>
         </Show>
     }

@@ -152,7 +152,7 @@ fn draw(frame: &Frame, s: &Scatter, lang: Lang) -> Option<PlotBox> {
         .y_label_formatter(&|tps| format::count_short(tps.max(0.0) as u64, lang))
         .x_label_style(font.clone())
         .y_label_style(font.clone())
-        .x_desc(format!("{} (GiB)", t(lang, Key::search_axis_peak)))
+        .x_desc(format!("{} ({})", t(lang, Key::search_axis_peak), format::GIB))
         .axis_desc_style(font.clone())
         .bold_line_style(GRID)
         .light_line_style(TRANSPARENT)

@@ -88,10 +88,11 @@ pub fn SearchPanel(
         cancelled.set(true);
     };
     // Shown only while the plan is still the one searched from.
-    let current = move || {
+    let shown = Signal::derive(move || {
         let f = found.get()?;
         plan.with(|p| p.as_ref().ok().is_some_and(|p| *p == f.from)).then_some(f)
-    };
+    });
+    let current = move || shown.get();
     let summary = move || {
         current().map(|f| {
             fill(
@@ -106,6 +107,52 @@ pub fn SearchPanel(
             )
         })
     };
+    let none_found = move || current().is_some_and(|f| f.result.best.is_empty());
+    let percent = move || progress.get().map(format::whole_percent);
+    view! {
+        <h2>{move || tr(Key::search_title)}</h2>
+        <p class="muted">{move || tr(Key::search_hint)}</p>
+        <div class="search-bar">
+            <button data-testid="search-run" on:click=run disabled=move || progress.get().is_some()>
+                {move || tr(Key::search_run)}
+            </button>
+            <Show when=move || progress.get().is_some()>
+                <progress data-testid="search-progress" max="1" value=move || progress.get().unwrap_or(0.0)
+                    aria-label=move || tr(Key::search_progress)></progress>
+                <span class="muted">{percent}</span>
+                <button class="secondary" data-testid="search-cancel" on:click=cancel>
+                    {move || tr(Key::search_cancel)}
+                </button>
+            </Show>
+        </div>
+        <Show when=move || cancelled.get()>
+            <p class="muted" data-testid="search-cancelled">{move || tr(Key::search_cancelled)}</p>
+        </Show>
+        <p class="muted" data-testid="search-summary" data-workers=move || current().map(|f| f.workers)>
+            {summary}
+        </p>
+        <Show when=none_found>
+            <p class="badge bad" data-testid="search-none">{move || tr(Key::search_none)}</p>
+        </Show>
+        <SearchResults form=form report=report found=shown />
+    }
+}
+
+/// The plans a search found, while the plan is still the one searched from: the Pareto chart, the
+/// fastest plans with a button each that applies one, and the downloads of every plan found.
+#[component]
+fn SearchResults(
+    /// The form, which applying a plan found rewrites.
+    form: RwSignal<PlanForm>,
+    /// The plan's report, for the device's usable memory.
+    #[prop(into)]
+    report: Signal<Option<Report>>,
+    /// The search shown.
+    found: Signal<Option<Found>>,
+) -> impl IntoView {
+    let tr = use_tr();
+    let lang = use_lang();
+    let current = move || found.get();
     let apply_changes = move |from: &Plan, changes: &[trainplan_core::report::Fix]| {
         if let Ok(next) = rules::apply_all(from, changes) {
             form.set(PlanForm::from_plan(&next));
@@ -148,7 +195,6 @@ pub fn SearchPanel(
         let usable = report.with(|r| r.as_ref().map(|r| r.memory.usable_bytes))?;
         Some(chart::scatter(&f.result, usable))
     });
-    let none_found = move || current().is_some_and(|f| f.result.best.is_empty());
     // Written on the click only, from the search shown.
     let save = move |kind: Export| {
         let Some(f) = current() else { return };
@@ -158,32 +204,7 @@ pub fn SearchPanel(
         };
         download(&kind.file_name(&f.from), kind.mime(), &text);
     };
-    let percent = move || progress.get().map(|p| format!("{:.0}%", p * 100.0));
     view! {
-        <h2>{move || tr(Key::search_title)}</h2>
-        <p class="muted">{move || tr(Key::search_hint)}</p>
-        <div class="search-bar">
-            <button data-testid="search-run" on:click=run disabled=move || progress.get().is_some()>
-                {move || tr(Key::search_run)}
-            </button>
-            <Show when=move || progress.get().is_some()>
-                <progress data-testid="search-progress" max="1" value=move || progress.get().unwrap_or(0.0)
-                    aria-label=move || tr(Key::search_progress)></progress>
-                <span class="muted">{percent}</span>
-                <button class="secondary" data-testid="search-cancel" on:click=cancel>
-                    {move || tr(Key::search_cancel)}
-                </button>
-            </Show>
-        </div>
-        <Show when=move || cancelled.get()>
-            <p class="muted" data-testid="search-cancelled">{move || tr(Key::search_cancelled)}</p>
-        </Show>
-        <p class="muted" data-testid="search-summary" data-workers=move || current().map(|f| f.workers)>
-            {summary}
-        </p>
-        <Show when=none_found>
-            <p class="badge bad" data-testid="search-none">{move || tr(Key::search_none)}</p>
-        </Show>
         <Show when=move || current().is_some_and(|f| !f.result.best.is_empty())>
             <ParetoChart scatter=scatter />
             <p class="legend muted">{move || tr(Key::search_chart_legend)}</p>

@@ -7,11 +7,10 @@ use trainplan_core::report::Severity;
 use trainplan_core::{Plan, Report};
 
 use crate::components::memory_chart::fits;
-use crate::components::plan_form::method_key;
 use crate::components::{use_lang, use_tr};
 use crate::form::FormError;
-use crate::format;
 use crate::i18n::{Key, fill};
+use crate::{format, messages};
 
 /// The id of the bar: the skip link moves focus here.
 pub const RESULTS_ID: &str = "results";
@@ -42,7 +41,7 @@ pub fn SummaryBar(
                 ("device", &report.hardware.name),
             ],
         );
-        let run = format!("{} · {}", plan.framework.name(), tr(method_key(plan.method)));
+        let run = format!("{} · {}", plan.framework.name(), tr(messages::method_key(plan.method)));
         Some(view! {
             <span class="summary-model" data-testid="summary-model">{report.model.name}</span>
             <span data-testid="summary-devices">{devices}</span>

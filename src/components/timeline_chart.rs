@@ -129,7 +129,9 @@ struct Gesture {
     moved: bool,
 }
 
-/// The timeline chart.
+/// The timeline chart. Its pointer handlers (drag, pinch, wheel and the readout under the pointer)
+/// share the gesture, the zoom and the plot's box as last drawn, so they stay together here; the
+/// zoom bar, legend, notes and table are components of their own.
 #[component]
 pub fn StepTimelineChart(
     /// The plan, whose whole step is simulated for the chart.
@@ -144,10 +146,6 @@ pub fn StepTimelineChart(
     });
     // The window shown; `None` is the whole step, whatever its length.
     let zoom: RwSignal<Option<Window>> = RwSignal::new(None);
-    let window_of = move |c: &TimelineChart| {
-        let all = Window::whole(c.step_seconds);
-        zoom.get().map_or(all, |w| w.inside(all))
-    };
     let window_untracked = move |c: &TimelineChart| {
         let all = Window::whole(c.step_seconds);
         zoom.get_untracked().map_or(all, |w| w.inside(all))
@@ -174,64 +172,11 @@ pub fn StepTimelineChart(
     );
 
     // What lies under a point: a pass, idle time, or a part of the step.
-    let describe = move |x: f64, y: f64| -> Option<String> {
+    let describe_at = move |x: f64, y: f64| {
         let c = whole.get_untracked()?;
-        let b = plot.get_value();
-        let frac = (x - b.left) / b.width;
-        if !(0.0..=1.0).contains(&frac) {
-            return None;
-        }
-        let at = window_untracked(&c).at(frac);
-        let lane_idx = lane_rows(&c).iter().position(|(top, bottom)| *top <= y && y < *bottom)?;
-        let lane = &c.lanes[lane_idx];
-        let lang = lang.get_untracked();
-        let span = |start: f64, end: f64| {
-            [
-                ("start", format::seconds(start)),
-                ("end", format::seconds(end)),
-                ("duration", format::seconds(end - start)),
-            ]
-        };
-        match lane.label {
-            LaneLabel::Rank(rank) => match chart::event_at(&c, rank, at) {
-                Some(idx) => {
-                    let e = c.timeline.events[idx];
-                    let [s, en, d] = span(e.start_seconds, e.end_seconds);
-                    Some(fill(
-                        t(lang, Key::tl_pass_readout),
-                        &[
-                            ("stage", &rank.to_string()),
-                            ("chunk", &e.chunk.to_string()),
-                            ("mb", &e.microbatch.to_string()),
-                            ("pass", t(lang, pass_key(e.pass))),
-                            (s.0, &s.1),
-                            (en.0, &en.1),
-                            (d.0, &d.1),
-                        ],
-                    ))
-                }
-                None => Some(fill(
-                    t(lang, Key::tl_idle_readout),
-                    &[("stage", &rank.to_string()), ("at", &format::seconds(at))],
-                )),
-            },
-            _ => {
-                let part = chart::part_at(lane, at)?;
-                let [s, en, d] = span(part.start_seconds, part.end_seconds);
-                Some(fill(
-                    t(lang, Key::tl_part_readout),
-                    &[("part", t(lang, part_key(part.part))), (s.0, &s.1), (en.0, &en.1), (d.0, &d.1)],
-                ))
-            }
-        }
+        describe(&c, plot.get_value(), window_untracked(&c), lang.get_untracked(), x, y)
     };
     let whole_window = move || whole.with_untracked(|c| c.as_ref().map(|c| Window::whole(c.step_seconds)));
-    let zoom_by = move |factor: f64, anchor_frac: f64| {
-        let Some(all) = whole_window() else { return };
-        let current = zoom.get_untracked().map_or(all, |w| w.inside(all));
-        let next = current.zoom(factor, anchor_frac, all);
-        zoom.set((next != all).then_some(next));
-    };
     let pan_by = move |delta_frac: f64, from: Window| {
         let Some(all) = whole_window() else { return };
         let next = from.pan(delta_frac, all);
@@ -252,13 +197,13 @@ pub fn StepTimelineChart(
             g.start = current.map(|w| (w, g.pointers.clone()));
             g.moved = false;
         });
-        readout.set(describe(x, y));
+        readout.set(describe_at(x, y));
     };
     let on_move = move |ev: leptos::ev::PointerEvent| {
         let Some((x, y)) = pointer_at(&ev) else { return };
         let mut g = gesture.get_value();
         let Some(p) = g.pointers.iter_mut().find(|p| p.0 == ev.pointer_id()) else {
-            readout.set(describe(x, y));
+            readout.set(describe_at(x, y));
             return;
         };
         p.1 = x;
@@ -291,7 +236,7 @@ pub fn StepTimelineChart(
             }
         }
         if !g.moved {
-            readout.set(describe(x, y));
+            readout.set(describe_at(x, y));
         }
         gesture.set_value(g);
     };
@@ -310,7 +255,7 @@ pub fn StepTimelineChart(
         let (dx, dy) = (ev.delta_x(), ev.delta_y());
         if ev.ctrl_key() || ev.meta_key() {
             ev.prevent_default();
-            zoom_by((dy * 0.002).exp(), (x - b.left) / b.width.max(1.0));
+            zoom_by(whole, zoom, (dy * 0.002).exp(), (x - b.left) / b.width.max(1.0));
         } else if dy.abs() < dx.abs() {
             ev.prevent_default();
             if let Some(from) = whole.with_untracked(|c| c.as_ref().map(|c| window_untracked(c))) {
@@ -319,10 +264,60 @@ pub fn StepTimelineChart(
         }
     };
 
+    view! {
+        <figure class="chart canvas-chart timeline" data-testid="gantt">
+            <ZoomBar whole=whole zoom=zoom />
+            <canvas node_ref=canvas role="img" aria-label=move || tr(Key::gantt_title)
+                on:pointerdown=on_down on:pointermove=on_move on:pointerup=on_up on:pointercancel=on_up
+                on:pointerleave=move |_| {
+                    if gesture.with_value(|g| g.pointers.is_empty()) {
+                        readout.set(None)
+                    }
+                }
+                on:wheel=on_wheel></canvas>
+            <p class="chart-readout muted" data-testid="gantt-hover" aria-live="polite">
+                {move || readout.get().unwrap_or_else(|| tr(Key::tl_hint).to_owned())}
+            </p>
+            <ul class="legend"><TimelineLegend whole=whole /></ul>
+            <TimelineNotes whole=whole />
+            <details class="chart-data">
+                <summary>{move || tr(Key::chart_data)}</summary>
+                <div class="table-scroll"><TimelineTable whole=whole /></div>
+            </details>
+        </figure>
+    }
+}
+
+/// Zooms the window shown by `factor` about `anchor_frac` of it (the whole step again when it would
+/// cover it).
+fn zoom_by(
+    whole: Memo<Option<Arc<TimelineChart>>>,
+    zoom: RwSignal<Option<Window>>,
+    factor: f64,
+    anchor_frac: f64,
+) {
+    let Some(all) = whole.with_untracked(|c| c.as_ref().map(|c| Window::whole(c.step_seconds))) else {
+        return;
+    };
+    let current = zoom.get_untracked().map_or(all, |w| w.inside(all));
+    let next = current.zoom(factor, anchor_frac, all);
+    zoom.set((next != all).then_some(next));
+}
+
+/// The window shown, in words and as figures, and the zoom buttons.
+#[component]
+fn ZoomBar(
+    /// The whole step's chart, once per plan.
+    whole: Memo<Option<Arc<TimelineChart>>>,
+    /// The window shown; `None` is the whole step.
+    zoom: RwSignal<Option<Window>>,
+) -> impl IntoView {
+    let tr = use_tr();
     let title_window = move || {
         whole.with(|c| {
             let c = c.as_ref()?;
-            let w = window_of(c);
+            let all = Window::whole(c.step_seconds);
+            let w = zoom.get().map_or(all, |w| w.inside(all));
             Some((w, c.step_seconds))
         })
     };
@@ -338,7 +333,35 @@ pub fn StepTimelineChart(
             )
         })
     };
-    let legend = move || {
+    view! {
+            <div class="timeline-bar">
+                <p class="muted" data-testid="timeline-window" aria-live="polite"
+                    data-start-seconds=move || title_window().map(|(w, _)| w.start_seconds.to_string())
+                    data-end-seconds=move || title_window().map(|(w, _)| w.end_seconds.to_string())
+                    data-step-seconds=move || title_window().map(|(_, s)| s.to_string())>
+                    {window_text}
+                </p>
+                <div class="timeline-buttons">
+                    <button class="secondary" data-testid="timeline-zoom-out" aria-label=move || tr(Key::tl_zoom_out)
+                        title=move || tr(Key::tl_zoom_out) disabled=move || zoom.get().is_none()
+                        on:click=move |_| zoom_by(whole, zoom, 2.0, 0.5)>"−"</button>
+                    <button class="secondary" data-testid="timeline-zoom-in" aria-label=move || tr(Key::tl_zoom_in)
+                        title=move || tr(Key::tl_zoom_in) on:click=move |_| zoom_by(whole, zoom, 0.25, 0.5)>"+"</button>
+                    <button class="secondary" data-testid="timeline-whole" disabled=move || zoom.get().is_none()
+                        on:click=move |_| zoom.set(None)>{move || tr(Key::tl_whole)}</button>
+                </div>
+            </div>
+    }
+}
+
+/// The legend: the passes drawn, model chunks, and the step's parts.
+#[component]
+fn TimelineLegend(
+    /// The whole step's chart, once per plan.
+    whole: Memo<Option<Arc<TimelineChart>>>,
+) -> impl IntoView {
+    let tr = use_tr();
+    move || {
         whole.with(|c| {
             let c = c.as_ref()?;
             let passes: Vec<Pass> = [Pass::F, Pass::B, Pass::W]
@@ -364,8 +387,17 @@ pub fn StepTimelineChart(
             let chunks = (1 < c.timeline.n_chunks).then(|| view! { <li>{tr(Key::tl_chunks)}</li> });
             Some(view! { {items} {chunks} {parts} })
         })
-    };
-    let notes = move || {
+    }
+}
+
+/// What the chart leaves out: stages beyond the lanes drawn, micro-batches beyond those simulated.
+#[component]
+fn TimelineNotes(
+    /// The whole step's chart, once per plan.
+    whole: Memo<Option<Arc<TimelineChart>>>,
+) -> impl IntoView {
+    let tr = use_tr();
+    move || {
         whole.with(|c| {
             let c = c.as_ref()?;
             let tl = &c.timeline;
@@ -383,9 +415,17 @@ pub fn StepTimelineChart(
             let text = [deep, partial].into_iter().flatten().collect::<Vec<_>>().join(" ");
             (!text.is_empty()).then(|| view! { <p class="note" data-testid="timeline-note">{text}</p> })
         })
-    };
-    // The step's parts as a table, lane by lane, and what the stages' lanes hold.
-    let table = move || {
+    }
+}
+
+/// The step's parts as a table, lane by lane, and what the stages' lanes hold.
+#[component]
+fn TimelineTable(
+    /// The whole step's chart, once per plan.
+    whole: Memo<Option<Arc<TimelineChart>>>,
+) -> impl IntoView {
+    let lang = use_lang();
+    move || {
         whole.with(|c| {
             let c = c.as_ref()?;
             let lang = lang.get();
@@ -432,45 +472,57 @@ pub fn StepTimelineChart(
                 <p data-testid="timeline-passes" data-passes=tl.events.len().to_string()>{passes}</p>
             })
         })
-    };
+    }
+}
 
-    view! {
-        <figure class="chart canvas-chart timeline" data-testid="gantt">
-            <div class="timeline-bar">
-                <p class="muted" data-testid="timeline-window" aria-live="polite"
-                    data-start-seconds=move || title_window().map(|(w, _)| w.start_seconds.to_string())
-                    data-end-seconds=move || title_window().map(|(w, _)| w.end_seconds.to_string())
-                    data-step-seconds=move || title_window().map(|(_, s)| s.to_string())>
-                    {window_text}
-                </p>
-                <div class="timeline-buttons">
-                    <button class="secondary" data-testid="timeline-zoom-out" aria-label=move || tr(Key::tl_zoom_out)
-                        title=move || tr(Key::tl_zoom_out) disabled=move || zoom.get().is_none()
-                        on:click=move |_| zoom_by(2.0, 0.5)>"−"</button>
-                    <button class="secondary" data-testid="timeline-zoom-in" aria-label=move || tr(Key::tl_zoom_in)
-                        title=move || tr(Key::tl_zoom_in) on:click=move |_| zoom_by(0.25, 0.5)>"+"</button>
-                    <button class="secondary" data-testid="timeline-whole" disabled=move || zoom.get().is_none()
-                        on:click=move |_| zoom.set(None)>{move || tr(Key::tl_whole)}</button>
-                </div>
-            </div>
-            <canvas node_ref=canvas role="img" aria-label=move || tr(Key::gantt_title)
-                on:pointerdown=on_down on:pointermove=on_move on:pointerup=on_up on:pointercancel=on_up
-                on:pointerleave=move |_| {
-                    if gesture.with_value(|g| g.pointers.is_empty()) {
-                        readout.set(None)
-                    }
-                }
-                on:wheel=on_wheel></canvas>
-            <p class="chart-readout muted" data-testid="gantt-hover" aria-live="polite">
-                {move || readout.get().unwrap_or_else(|| tr(Key::tl_hint).to_owned())}
-            </p>
-            <ul class="legend">{legend}</ul>
-            {notes}
-            <details class="chart-data">
-                <summary>{move || tr(Key::chart_data)}</summary>
-                <div class="table-scroll">{table}</div>
-            </details>
-        </figure>
+/// What lies under the point (`x`, `y`) of the chart drawn in `b` showing `window`: a pass, idle
+/// time, or a part of the step, in words.
+fn describe(c: &TimelineChart, b: PlotBox, window: Window, lang: Lang, x: f64, y: f64) -> Option<String> {
+    let frac = (x - b.left) / b.width;
+    if !(0.0..=1.0).contains(&frac) {
+        return None;
+    }
+    let at = window.at(frac);
+    let lane_idx = lane_rows(c).iter().position(|(top, bottom)| *top <= y && y < *bottom)?;
+    let lane = &c.lanes[lane_idx];
+    let span = |start: f64, end: f64| {
+        [
+            ("start", format::seconds(start)),
+            ("end", format::seconds(end)),
+            ("duration", format::seconds(end - start)),
+        ]
+    };
+    match lane.label {
+        LaneLabel::Rank(rank) => match chart::event_at(c, rank, at) {
+            Some(idx) => {
+                let e = c.timeline.events[idx];
+                let [s, en, d] = span(e.start_seconds, e.end_seconds);
+                Some(fill(
+                    t(lang, Key::tl_pass_readout),
+                    &[
+                        ("stage", &rank.to_string()),
+                        ("chunk", &e.chunk.to_string()),
+                        ("mb", &e.microbatch.to_string()),
+                        ("pass", t(lang, pass_key(e.pass))),
+                        (s.0, &s.1),
+                        (en.0, &en.1),
+                        (d.0, &d.1),
+                    ],
+                ))
+            }
+            None => Some(fill(
+                t(lang, Key::tl_idle_readout),
+                &[("stage", &rank.to_string()), ("at", &format::seconds(at))],
+            )),
+        },
+        _ => {
+            let part = chart::part_at(lane, at)?;
+            let [s, en, d] = span(part.start_seconds, part.end_seconds);
+            Some(fill(
+                t(lang, Key::tl_part_readout),
+                &[("part", t(lang, part_key(part.part))), (s.0, &s.1), (en.0, &en.1), (d.0, &d.1)],
+            ))
+        }
     }
 }
 

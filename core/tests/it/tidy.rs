@@ -167,3 +167,293 @@ fn cited_sources_are_public() {
     }
     assert!(hits.is_empty(), "cite the public source instead of these notes:\n{}", hits.join("\n"));
 }
+
+/// Pieces of source, each with the line it starts on.
+type Pieces = Vec<(usize, String)>;
+
+/// Rust source split into its code and its string literals, comments left out; each piece with the
+/// line it starts on. A small lexer: string, raw string, byte string and char literals, line and
+/// block comments, lifetimes.
+fn code_and_strings(text: &str) -> (Pieces, Pieces) {
+    let chars: Vec<char> = text.chars().collect();
+    let (mut code, mut strings) = (Vec::new(), Vec::new());
+    let (mut piece, mut line, mut idx) = (String::new(), 1, 0);
+    let at = |i: usize| chars.get(i).copied().unwrap_or('\0');
+    while idx < chars.len() {
+        let c = chars[idx];
+        if c == '/' && at(idx + 1) == '/' {
+            while idx < chars.len() && chars[idx] != '\n' {
+                idx += 1;
+            }
+        } else if c == '/' && at(idx + 1) == '*' {
+            idx += 2;
+            while idx < chars.len() && !(chars[idx] == '*' && at(idx + 1) == '/') {
+                line += usize::from(chars[idx] == '\n');
+                idx += 1;
+            }
+            idx += 2;
+        } else if c == '"'
+            || (c == 'r'
+                && (at(idx + 1) == '"' || at(idx + 1) == '#')
+                && !at(idx.wrapping_sub(1)).is_alphanumeric())
+        {
+            // A string: `"…"` with escapes, or raw `r#"…"#` with as many hashes.
+            let raw = c == 'r';
+            let mut hashes = 0;
+            if raw {
+                idx += 1;
+                while at(idx) == '#' {
+                    hashes += 1;
+                    idx += 1;
+                }
+                if at(idx) != '"' {
+                    // `r#ident`: a raw identifier, code.
+                    piece.push('r');
+                    continue;
+                }
+            }
+            code.push((line, std::mem::take(&mut piece)));
+            let start = line;
+            let mut literal = String::new();
+            idx += 1;
+            while let Some(&ch) = chars.get(idx) {
+                if !raw && ch == '\\' {
+                    literal.push(at(idx + 1));
+                    idx += 2;
+                    continue;
+                }
+                if ch == '"' && (0..hashes).all(|h| at(idx + 1 + h) == '#') {
+                    idx += 1 + hashes;
+                    break;
+                }
+                line += usize::from(ch == '\n');
+                literal.push(ch);
+                idx += 1;
+            }
+            strings.push((start, literal));
+        } else if c == '\''
+            && (at(idx + 2) == '\''
+                || (at(idx + 1) == '\\' && chars[idx + 1..].iter().take(12).any(|&x| x == '\'')))
+        {
+            // A char literal (`'"'`, `'\n'`, `'\u{a0}'`), not a lifetime.
+            idx += 1;
+            if at(idx) == '\\' {
+                idx += 1;
+            }
+            idx += 1;
+            while idx < chars.len() && chars[idx] != '\'' {
+                idx += 1;
+            }
+            idx += 1;
+            piece.push_str("' '");
+        } else {
+            if c == '\n' {
+                code.push((line, std::mem::take(&mut piece)));
+                line += 1;
+            } else {
+                piece.push(c);
+            }
+            idx += 1;
+        }
+    }
+    code.push((line, piece));
+    (code, strings)
+}
+
+/// A source's text before its `#[cfg(test)]` module: what ships.
+fn shipped(text: &str) -> &str {
+    text.find("#[cfg(test)]").map_or(text, |at| &text[..at])
+}
+
+/// Every unit conversion in Rust source (comments aside): a factor between units written as a
+/// number (10^3 to 10^15 and their inverses, 1024, 2^20, 2^30, 2^40, 3600 s, 86,400 s, a percentage's
+/// 100.0), a shift by 10, 20, 30 or 40 bits, a power of 2 or 10, or a byte unit's name in a string.
+fn unit_conversions(text: &str) -> Vec<String> {
+    let factors = [
+        1e3,
+        1e6,
+        1e9,
+        1e12,
+        1e15,
+        1e-3,
+        1e-6,
+        1e-9,
+        1e-12,
+        1024.0,
+        1048576.0,
+        1073741824.0,
+        1099511627776.0,
+        3600.0,
+        86400.0,
+    ];
+    let (code, strings) = code_and_strings(shipped(text));
+    let mut hits = Vec::new();
+    for (line, piece) in &code {
+        let chars: Vec<char> = piece.chars().collect();
+        let mut idx = 0;
+        while idx < chars.len() {
+            let starts_number = chars[idx].is_ascii_digit()
+                && !(0 < idx
+                    && (chars[idx - 1].is_alphanumeric() || chars[idx - 1] == '_' || chars[idx - 1] == '.'));
+            if !starts_number {
+                idx += 1;
+                continue;
+            }
+            // The literal: digits and `_`, a fraction, an exponent, then a type suffix.
+            let start = idx;
+            while idx < chars.len() && (chars[idx].is_ascii_digit() || chars[idx] == '_') {
+                idx += 1;
+            }
+            if chars.get(idx) == Some(&'.') && chars.get(idx + 1).is_some_and(|c| c.is_ascii_digit()) {
+                idx += 1;
+                while idx < chars.len() && (chars[idx].is_ascii_digit() || chars[idx] == '_') {
+                    idx += 1;
+                }
+            }
+            if matches!(chars.get(idx), Some('e' | 'E'))
+                && chars.get(idx + 1).is_some_and(|c| c.is_ascii_digit() || *c == '-' || *c == '+')
+            {
+                idx += 2;
+                while idx < chars.len() && chars[idx].is_ascii_digit() {
+                    idx += 1;
+                }
+            }
+            let number: String = chars[start..idx].iter().filter(|&&c| c != '_').collect();
+            let suffix_start = idx;
+            while idx < chars.len() && (chars[idx].is_alphanumeric() || chars[idx] == '_') {
+                idx += 1;
+            }
+            let suffix: String = chars[suffix_start..idx].iter().collect();
+            let Ok(value) = number.parse::<f64>() else { continue };
+            let float = number.contains(['.', 'e', 'E']) || suffix.contains('f');
+            let before: String = chars[..start].iter().collect::<String>().trim_end().to_owned();
+            let after: String = chars[idx..].iter().collect();
+            let factor = factors.iter().any(|f| (value - f).abs() <= 1e-9 * f.abs());
+            let percent = float && value == 100.0;
+            let shift = (before.ends_with("<<") || before.ends_with(">>"))
+                && [10.0, 20.0, 30.0, 40.0].contains(&value);
+            let power = (value == 2.0 || value == 10.0) && after.starts_with(".pow");
+            if factor || percent || shift || power {
+                hits.push(format!("{line}: {}", piece.trim()));
+            }
+        }
+    }
+    for (line, literal) in &strings {
+        if ["KiB", "MiB", "GiB", "TiB"].iter().any(|unit| literal.contains(unit)) {
+            hits.push(format!("{line}: \"{literal}\""));
+        }
+    }
+    hits
+}
+
+/// The page's `.rs` files under `dir` (relative to the root).
+fn page_files(dir: &str) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    rust_files(&repo_root().join(dir), &mut files);
+    files.sort();
+    files
+}
+
+/// Invariant: no component converts units for display; src/format.rs does (ARCHITECTURE.md).
+#[test]
+fn components_convert_no_units() {
+    // The checker finds each kind of conversion …
+    for bad in [
+        "let gib = bytes as f64 / (1u64 << 30) as f64;",
+        "let gib = bytes >> 30;",
+        "let offset = mib / 1024.0;",
+        "let tflops = x / 1e12;",
+        "let tflops = x / 1_000_000_000_000.0;",
+        "let ms = seconds * 1e3;",
+        "let ms = seconds * 1000.0;",
+        "let hours = seconds / 3600.0;",
+        "let text = format!(\"{:.0}%\", p * 100.0);",
+        "let text = format!(\"{x:.2} GiB\");",
+        "let scale = 2f64.powi(30);",
+        "let scale = 10f64.powi(9);",
+        "let label = r#\"(GiB)\"#;",
+    ] {
+        assert_eq!(unit_conversions(bad).len(), 1, "missed: {bad}");
+    }
+    // … and lets through what is not one: comments, counts, geometry, placeholders.
+    let fine = "// 1024 bytes, 1e9 in a comment\nlet n = items.len() * 2;\nlet px = (width - 72.0) / 90.0;\n\
+        let ok = \"Et|(tt|)*30mL\";\nlet lifetime: &'static str = \"1e9\";\nlet c = '\"'; let big = 10_000.0;\n\
+        /* 1 << 30 */ let d = (dx * dx).powi(2);";
+    assert_eq!(unit_conversions(fine), Vec::<String>::new());
+    // format.rs, where the conversions belong, holds them: the checker sees real code.
+    let format = std::fs::read_to_string(repo_root().join("src/format.rs")).unwrap();
+    for helper in [
+        "pub fn gib(",
+        "pub fn in_gib(",
+        "pub fn percent(",
+        "pub fn seconds(",
+        "pub fn share(",
+        "pub fn whole_tflops(",
+    ] {
+        assert!(format.contains(helper), "src/format.rs has no {helper}");
+    }
+    assert!(5 <= unit_conversions(&format).len(), "{:?}", unit_conversions(&format));
+    // The components hold none.
+    let files = page_files("src/components");
+    assert!(20 <= files.len(), "found only {files:?}");
+    let mut hits = Vec::new();
+    for path in &files {
+        let text = std::fs::read_to_string(path).unwrap();
+        let name = path.strip_prefix(repo_root()).unwrap().display().to_string();
+        hits.extend(unit_conversions(&text).into_iter().map(|hit| format!("{name}:{hit}")));
+    }
+    assert!(hits.is_empty(), "convert units in src/format.rs, not in a component:\n{}", hits.join("\n"));
+}
+
+/// Each place a component names one framework or method (`Framework::Verl`, `Method::Grpo`):
+/// listing them all (`::ALL`) and their functions (`Framework::name`) aside.
+fn framework_or_method_variants(text: &str) -> Vec<String> {
+    let (code, _) = code_and_strings(shipped(text));
+    let mut hits = Vec::new();
+    for (line, piece) in &code {
+        for enum_name in ["Framework::", "Method::"] {
+            for (at, _) in piece.match_indices(enum_name) {
+                let before = piece[..at].chars().next_back();
+                let name: String = piece[at + enum_name.len()..]
+                    .chars()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect();
+                let whole_word = !before.is_some_and(|c| c.is_alphanumeric() || c == '_');
+                if whole_word && name.starts_with(|c: char| c.is_ascii_uppercase()) && name != "ALL" {
+                    hits.push(format!("{line}: {}", piece.trim()));
+                }
+            }
+        }
+    }
+    hits
+}
+
+/// Invariant: no component decides what a framework or method brings or takes; it names no
+/// framework or method variant and asks the core (`knobs::applies`, `choices`) (ARCHITECTURE.md).
+#[test]
+fn components_name_no_framework_or_method() {
+    // The rule the form once held, VeRL forcing ZeRO-3, is caught; listing and naming are not.
+    let verl =
+        "if fw == Framework::Verl && f.file.parallel.zero_stage == 0 { f.file.parallel.zero_stage = 3; }";
+    assert_eq!(framework_or_method_variants(verl).len(), 1);
+    let rl = "let is_rl = matches!(f.file.method, Method::Grpo | Method::Ppo);";
+    assert_eq!(framework_or_method_variants(rl).len(), 2);
+    let fine = "// Framework::Verl in a comment\nlet all = Framework::ALL.iter().map(|&fw| Framework::name(fw));\n\
+        let m = Method::ALL; let s = \"Method::Grpo\"; let k = TrainingMethod::Dpo;";
+    assert_eq!(framework_or_method_variants(fine), Vec::<String>::new());
+    // The core holds the rule, and the form asks it.
+    let choices = std::fs::read_to_string(repo_root().join("core/src/choices.rs")).unwrap();
+    assert!(choices.contains("pub fn choose_framework(") && choices.contains("Framework::Verl"));
+    let files = page_files("src/components");
+    assert!(20 <= files.len(), "found only {files:?}");
+    let mut hits = Vec::new();
+    let mut asks = false;
+    for path in &files {
+        let text = std::fs::read_to_string(path).unwrap();
+        asks |= text.contains("choices::choose_framework");
+        let name = path.strip_prefix(repo_root()).unwrap().display().to_string();
+        hits.extend(framework_or_method_variants(&text).into_iter().map(|hit| format!("{name}:{hit}")));
+    }
+    assert!(asks, "no component calls choices::choose_framework");
+    assert!(hits.is_empty(), "ask the core what a framework or method brings:\n{}", hits.join("\n"));
+}

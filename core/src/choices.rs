@@ -1,0 +1,123 @@
+//! What a choice in a plan file brings with it, for a form that edits the file: the sharding a
+//! framework starts from when it is chosen, whether the plan trains LoRA adapters (so a LoRA rank
+//! is asked for), and whether a budget is one the plan file takes. The page calls these rather than
+//! deciding them in its views.
+
+use crate::Plan;
+use crate::plan::{BudgetFile, Framework, Method, PlanFile};
+
+/// Sets the plan file's framework. Choosing VeRL coming from another framework with ZeRO off
+/// (stage 0) sets ZeRO-3, the sharding VeRL's FSDP actor runs by default; any other stage the file
+/// holds is kept, and so is stage 0 chosen while on VeRL.
+///
+/// Source: volcengine/verl v0.4.1 `verl/trainer/config/ppo_trainer.yaml`,
+/// `actor_rollout_ref.actor.fsdp_config.fsdp_size: -1` (parameters, gradients and optimizer states
+/// sharded over every rank) with `reshard_after_forward: True`: ZeRO-3's memory.
+///
+/// ```
+/// use trainplan_core::choices::choose_framework;
+/// use trainplan_core::plan::{Framework, ModelField, PlanFile};
+///
+/// let mut file = PlanFile::minimal(ModelField::Id("qwen2.5-7b".to_owned()));
+/// file.parallel.zero_stage = 0;
+/// choose_framework(&mut file, Framework::Verl);
+/// assert_eq!((file.framework, file.parallel.zero_stage), (Framework::Verl, 3));
+/// ```
+pub fn choose_framework(file: &mut PlanFile, framework: Framework) {
+    if framework == Framework::Verl && file.framework != Framework::Verl && file.parallel.zero_stage == 0 {
+        file.parallel.zero_stage = 3;
+    }
+    file.framework = framework;
+}
+
+/// Whether the plan file trains LoRA adapters on a frozen base: the `lora` and `qlora` methods,
+/// and RL with `rl.lora`. The same answer as [`crate::Plan::trains_lora`] for the plan the file
+/// gives, also while another field of the file is still refused.
+pub fn trains_lora(file: &PlanFile) -> bool {
+    match file.method {
+        Method::Lora | Method::Qlora => true,
+        Method::Grpo | Method::Ppo => file.rl.lora,
+        Method::Pretrain | Method::SftFull | Method::Dpo => false,
+    }
+}
+
+/// Whether a plan file takes `budget` as its `budget` section: the decoder's own checks
+/// (`Plan::from_file`: tokens from 1 to 10^16, epochs above 0 and at most 10,000, a price from 0
+/// to 10^6, a PUE from 1 to 5), asked of it on the first visit's plan with this budget, so a form
+/// can refuse a figure as it is typed and keep the last one taken.
+pub fn takes_budget(budget: &BudgetFile) -> bool {
+    let mut file = Plan::first_visit().to_file();
+    file.budget = *budget;
+    Plan::from_file(&file).is_ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::ModelField;
+
+    fn file() -> PlanFile {
+        PlanFile::minimal(ModelField::Id("qwen2.5-7b".to_owned()))
+    }
+
+    /// Every method, with and without `rl.lora`: the file's answer is the plan's.
+    #[test]
+    fn trains_lora_agrees_with_the_plan() {
+        let mut seen = 0;
+        for &method in Method::ALL {
+            for lora in [false, true] {
+                let mut f = file();
+                f.method = method;
+                f.rl.lora = lora;
+                let plan = Plan::from_file(&f).expect("a minimal plan file with any method decodes");
+                assert_eq!(trains_lora(&f), plan.trains_lora(), "{method:?}, rl.lora {lora}");
+                seen += usize::from(trains_lora(&f));
+            }
+        }
+        // LoRA and QLoRA twice each, GRPO and PPO with rl.lora: the table in the doc above.
+        assert_eq!(seen, 6);
+    }
+
+    /// VeRL's default is ZeRO-3 (ppo_trainer.yaml, `fsdp_size: -1`); a stage the user chose stays.
+    #[test]
+    fn choosing_verl_shards_fully_only_from_zero_off() {
+        let cases = [
+            // (from, stage before, to, stage after)
+            (Framework::LlamaFactory, 0, Framework::Verl, 3),
+            (Framework::Megatron, 0, Framework::Verl, 3),
+            (Framework::LlamaFactory, 2, Framework::Verl, 2),
+            (Framework::LlamaFactory, 1, Framework::Verl, 1),
+            (Framework::Verl, 0, Framework::Verl, 0),
+            (Framework::Verl, 3, Framework::LlamaFactory, 3),
+            (Framework::LlamaFactory, 0, Framework::DeepSpeed, 0),
+        ];
+        for (from, before, to, after) in cases {
+            let mut f = file();
+            f.framework = from;
+            f.parallel.zero_stage = before;
+            choose_framework(&mut f, to);
+            assert_eq!((f.framework, f.parallel.zero_stage), (to, after), "{from:?} {before} → {to:?}");
+        }
+    }
+
+    /// The bounds docs/plan-format.md gives for the `budget` section, at and just past each edge.
+    #[test]
+    fn takes_budget_is_the_decoders_range() {
+        let with = |edit: fn(&mut BudgetFile)| {
+            let mut b = BudgetFile::default();
+            edit(&mut b);
+            takes_budget(&b)
+        };
+        assert!(with(|_| {}));
+        assert!(with(|b| b.epochs = 10_000.0) && !with(|b| b.epochs = 10_000.5));
+        assert!(!with(|b| b.epochs = 0.0) && !with(|b| b.epochs = f64::NAN));
+        assert!(
+            with(|b| b.price_per_device_hour = 1_000_000.0)
+                && !with(|b| b.price_per_device_hour = 1_000_001.0)
+        );
+        assert!(with(|b| b.price_per_device_hour = 0.0) && !with(|b| b.price_per_device_hour = -0.5));
+        assert!(with(|b| b.pue = 1.0) && with(|b| b.pue = 5.0));
+        assert!(!with(|b| b.pue = 0.99) && !with(|b| b.pue = 5.01) && !with(|b| b.pue = f64::INFINITY));
+        assert!(!with(|b| b.tokens = 0) && !with(|b| b.dataset_tokens = crate::plan::BUDGET_TOKENS_MAX + 1));
+    }
+}

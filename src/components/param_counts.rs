@@ -1,0 +1,177 @@
+//! Exact parameter counts by component and layer, what the method trains (`ParamCounts`), and the
+//! weight bytes each device holds under ZeRO-3 (`DeviceWeights`), all from the report.
+
+use leptos::prelude::*;
+use trainplan_core::{Plan, Report};
+
+use crate::components::{use_lang, use_tr};
+use crate::form::FormError;
+use crate::i18n::{Key, fill};
+use crate::{format, messages};
+
+/// The parameter counts: the total, active and trainable, the breakdown by component and the
+/// layers.
+#[component]
+pub fn ParamCounts(
+    /// The plan, for its method.
+    #[prop(into)]
+    plan: Signal<Result<Plan, FormError>>,
+    /// The core's report for the plan, when there is a plan.
+    #[prop(into)]
+    report: Signal<Option<Report>>,
+) -> impl IntoView {
+    let lang = use_lang();
+    let tr = use_tr();
+    let value = move |pick: fn(&Report) -> u64| report.with(|r| r.as_ref().map(pick));
+    let total = move || value(|r| r.params.total);
+    let is_moe = move || report.with(|r| r.as_ref().is_some_and(|r| r.params.active != r.params.total));
+    let method = move || plan.with(|p| p.as_ref().ok().map(|p| p.method));
+    let trainable_share =
+        move || report.with(|r| r.as_ref().map(|r| format::share(r.params.trainable, r.params.total)));
+    let mtp = move || value(|r| r.params.mtp).filter(|&n| 0 < n);
+    view! {
+        <h2>{move || tr(Key::params_title)}</h2>
+        <div class="headline">
+            <span class="label">{move || tr(Key::params_total)}</span>
+            <span class="big" data-testid="params-total">{move || total().map(format::count)}</span>
+            <span class="short" data-testid="params-total-short">
+                {move || total().map(|n| format::count_short(n, lang.get()))}
+            </span>
+        </div>
+        <dl class="facts">
+            <Show when=is_moe>
+                <div>
+                    <dt>{move || tr(Key::params_active)}</dt>
+                    <dd data-testid="params-active">
+                        {move || value(|r| r.params.active).map(format::count)}
+                        <span class="muted">
+                            " · " {move || value(|r| r.params.active).map(|n| format::count_short(n, lang.get()))}
+                        </span>
+                    </dd>
+                </div>
+            </Show>
+            <div>
+                <dt>
+                    {move || tr(Key::params_trainable)} " · " {move || method().map(|m| tr(messages::method_key(m)))}
+                </dt>
+                <dd data-testid="params-trainable">
+                    {move || value(|r| r.params.trainable).map(format::count)}
+                    <span class="muted">" · " {trainable_share}</span>
+                </dd>
+            </div>
+        </dl>
+        <table class="breakdown" data-testid="params-breakdown">
+            <thead>
+                <tr>
+                    <th scope="col">{move || tr(Key::params_component)}</th>
+                    <th scope="col" class="num">{move || tr(Key::params_count)}</th>
+                    <th scope="col" class="num">{move || tr(Key::params_share)}</th>
+                </tr>
+            </thead>
+            <tbody>{move || component_rows(report, tr)}</tbody>
+            <tbody class="layers">
+                <tr>
+                    <th scope="rowgroup" colspan="3" class="group">{move || tr(Key::params_layers)}</th>
+                </tr>
+                {move || layer_rows(report, tr)}
+            </tbody>
+            <Show when=move || mtp().is_some()>
+                <tfoot>
+                    <tr>
+                        <th scope="row">{move || tr(Key::params_mtp)}</th>
+                        <td class="num" data-testid="params-mtp">{move || mtp().map(format::count)}</td>
+                        <td></td>
+                    </tr>
+                </tfoot>
+            </Show>
+        </table>
+    }
+}
+
+/// A row per component the model has (embedding, attention, MLP or experts, …): its count and
+/// share of the total; a tied head says so.
+fn component_rows(report: Signal<Option<Report>>, tr: impl Fn(Key) -> &'static str) -> Vec<impl IntoView> {
+    let Some(r) = report.get() else { return Vec::new() };
+    let p = &r.params;
+    [
+        (Key::params_embedding, p.embedding, true),
+        (Key::params_attention, p.attention, true),
+        (Key::params_mlp, p.mlp, 0 < p.mlp),
+        (Key::params_experts, p.experts, 0 < p.experts),
+        (Key::params_shared_experts, p.shared_experts, 0 < p.shared_experts),
+        (Key::params_router, p.router, 0 < p.router),
+        (Key::params_norms, p.norms, true),
+        (Key::params_head, p.head, true),
+    ]
+    .into_iter()
+    .filter(|&(_, _, shown)| shown)
+    .map(|(key, n, _)| {
+        let (count, share) = match (key, n) {
+            (Key::params_head, 0) => (tr(Key::params_head_tied).to_owned(), String::new()),
+            _ => (format::count(n), format::share(n, p.total)),
+        };
+        view! {
+            <tr>
+                <th scope="row">{tr(key)}</th>
+                <td class="num">{count}</td>
+                <td class="num">{share}</td>
+            </tr>
+        }
+    })
+    .collect()
+}
+
+/// A row per kind of layer (dense, MoE): how many, and the parameters of each.
+fn layer_rows(report: Signal<Option<Report>>, tr: impl Fn(Key) -> &'static str) -> Vec<impl IntoView> {
+    let Some(r) = report.get() else { return Vec::new() };
+    r.params
+        .layers
+        .iter()
+        .map(|l| {
+            let kind = if l.kind == "moe" { Key::params_moe_layer } else { Key::params_dense_layer };
+            let each = fill(
+                tr(Key::params_each),
+                &[("n", &l.n_layers.to_string()), ("params", &format::count(l.params_per_layer))],
+            );
+            view! {
+                <tr>
+                    <th scope="row">{tr(kind)}</th>
+                    <td class="num" colspan="2">{each}</td>
+                </tr>
+            }
+        })
+        .collect()
+}
+
+/// The bf16 weights each device holds with ZeRO-3, in GiB and bytes, and their share of its memory.
+#[component]
+pub fn DeviceWeights(
+    /// The core's report for the plan, when there is a plan.
+    #[prop(into)]
+    report: Signal<Option<Report>>,
+) -> impl IntoView {
+    let tr = use_tr();
+    let weights = move || report.with(|r| r.as_ref().map(|r| r.memory.zero3_bf16_weight_bytes_per_device));
+    let capacity_share = move || {
+        report.with(|r| {
+            r.as_ref().map(|r| {
+                let share =
+                    format::share(r.memory.zero3_bf16_weight_bytes_per_device, r.hardware.memory_bytes);
+                let capacity = format::gib(r.hardware.memory_bytes);
+                format!("{share} {}", fill(tr(Key::weights_of_capacity), &[("capacity", &capacity)]))
+            })
+        })
+    };
+    view! {
+        <h2>{move || tr(Key::weights_title)}</h2>
+        <div class="headline">
+            <span class="label">{move || tr(Key::weights_zero3)}</span>
+            <span class="big" data-testid="weights-per-device">{move || weights().map(format::gib)}</span>
+            <span class="short" data-testid="weights-per-device-bytes">
+                {move || weights().map(format::count)} " " {move || tr(Key::weights_bytes)}
+            </span>
+            <span class="short">{capacity_share}</span>
+        </div>
+        <p class="explain">{move || tr(Key::weights_explain)}</p>
+    }
+}

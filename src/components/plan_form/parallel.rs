@@ -1,0 +1,168 @@
+//! The form's parallelism and memory knobs: the switch that shows every knob, then the parallel
+//! layout and sharding, the MoE settings (`moe.rs`) and recomputation (`recompute.rs`).
+
+use leptos::prelude::*;
+use trainplan_core::knobs::{self, Knob};
+use trainplan_core::plan::{Fsdp, PipelineSchedule};
+
+use super::FormCtx;
+use super::controls::{ReadBool, WriteBool, check, enum_select, knob_slot, number};
+use super::moe::MoeKnobs;
+use super::recompute::RecomputeKnobs;
+use crate::components::{TextField, use_tr};
+use crate::form::{FormField, NumField};
+use crate::i18n::{Key, fill, t};
+
+/// The parallelism section: only what the framework and method take (`knobs::applies`); the switch
+/// shows the rest, disabled, each saying which frameworks or methods take it.
+#[component]
+pub fn ParallelSection(
+    /// The form's shared state.
+    ctx: FormCtx,
+) -> impl IntoView {
+    let tr = use_tr();
+    let (form, show_all) = (ctx.form, ctx.show_all);
+    // Every knob this section would show that the framework or method does not take: hidden
+    // unless the switch is on. (The LoRA rank, the sequence length and the RL settings have
+    // sections of their own; the MoE settings show for models with experts.)
+    let n_hidden = move || {
+        let moe = ctx.is_moe();
+        form.with(|f| {
+            let (fw, m) = (f.file.framework, f.file.method);
+            Knob::ALL
+                .iter()
+                .filter(|&&k| !matches!(k, Knob::LoraRank | Knob::SeqLen | Knob::Rl | Knob::RlBlocking))
+                .filter(|&&k| moe || !k.path().starts_with("moe."))
+                .filter(|&&k| !knobs::applies(fw, m, k).yes())
+                .count()
+        })
+    };
+    let hidden_text = move || {
+        let framework = form.with(|f| f.file.framework.name());
+        fill(tr(Key::knobs_hidden), &[("n", &n_hidden().to_string()), ("framework", framework)])
+    };
+    view! {
+        <section class="panel" aria-labelledby="parallel-title">
+            <h2 id="parallel-title">{move || tr(Key::par_title)}</h2>
+            <label class="check knobs-switch">
+                <input
+                    type="checkbox"
+                    data-testid="show-all-knobs"
+                    prop:checked=move || show_all.get()
+                    on:change=move |ev| show_all.set(event_target_checked(&ev))
+                />
+                <span>{move || tr(Key::knobs_show_all)}</span>
+            </label>
+            <Show when=move || !show_all.get() && 0 < n_hidden()>
+                <p class="muted knobs-hidden" data-testid="knobs-hidden">{hidden_text}</p>
+            </Show>
+            <ParallelKnobs ctx=ctx />
+            // The MoE settings matter to models with experts.
+            <Show when=move || ctx.is_moe()>
+                <MoeKnobs ctx=ctx />
+            </Show>
+            <RecomputeKnobs ctx=ctx />
+        </section>
+    }
+}
+
+/// The parallel sizes, ZeRO, the schedule, sharding and overlap switches, the pipeline layout and
+/// the MTP layers.
+#[component]
+fn ParallelKnobs(
+    /// The form's shared state.
+    ctx: FormCtx,
+) -> impl IntoView {
+    let tr = use_tr();
+    let form = ctx.form;
+    let slot_number = move |knob: Knob, label: Key, testid: &'static str, field: NumField| {
+        knob_slot(ctx, knob, move || number(ctx, label, testid, field, None))
+    };
+    let slot_check = move |knob: Knob, label: Key, testid: &'static str, get: ReadBool, set: WriteBool| {
+        knob_slot(ctx, knob, move || check(ctx, label, testid, get, set))
+    };
+    let zero = move || {
+        view! {
+            <label class="field">
+                <span>{move || tr(Key::par_zero)}</span>
+                <select data-testid="zero-select" on:change=move |ev| {
+                    if let Ok(stage) = event_target_value(&ev).parse::<u8>() {
+                        form.update(|f| f.file.parallel.zero_stage = stage);
+                    }
+                }>
+                    {(0..=3u8).map(|z| view! {
+                        <option value=z.to_string() selected=move || form.with(|f| f.file.parallel.zero_stage == z)>{z}</option>
+                    }).collect_view()}
+                </select>
+            </label>
+        }
+    };
+    let schedule = move || {
+        enum_select(
+            ctx,
+            (Key::par_schedule, "schedule-select"),
+            PipelineSchedule::ALL,
+            PipelineSchedule::wire,
+            |k, lang| match k {
+                PipelineSchedule::Auto => t(lang, Key::par_schedule_auto),
+                k => k.wire(),
+            },
+            |f| f.parallel.schedule,
+            |f, k| f.parallel.schedule = k,
+        )
+    };
+    let fsdp = move || {
+        enum_select(
+            ctx,
+            (Key::par_fsdp, "fsdp-select"),
+            Fsdp::ALL,
+            Fsdp::wire,
+            |k, lang| match k {
+                Fsdp::None => t(lang, Key::par_fsdp_none),
+                k => k.wire(),
+            },
+            |f| f.parallel.fsdp,
+            |f, k| f.parallel.fsdp = k,
+        )
+    };
+    let layout = move || {
+        view! {
+            <TextField
+                label=Signal::derive(move || tr(Key::par_layout).to_owned())
+                testid="pipeline-layout-input"
+                value=Signal::derive(move || form.with(|f| f.file.parallel.pipeline_layout.clone()))
+                invalid=Signal::derive(move || ctx.is_bad(FormField::PipelineLayout))
+                message=Signal::derive(move || tr(Key::par_layout_bad).to_owned())
+                on_input=move |text: String| form.update(|f| f.file.parallel.pipeline_layout = text.trim().to_owned())
+                placeholder="Et|(tt|)*30mL"
+            />
+        }
+    };
+    view! {
+        <div class="grid3">
+            {slot_number(Knob::Tp, Key::par_tp, "tp-input", NumField::Tp)}
+            {slot_number(Knob::Pp, Key::par_pp, "pp-input", NumField::Pp)}
+            {slot_number(Knob::Vpp, Key::par_vpp, "vpp-input", NumField::Vpp)}
+            {slot_number(Knob::Cp, Key::par_cp, "cp-input", NumField::Cp)}
+            {slot_number(Knob::Ep, Key::par_ep, "ep-input", NumField::Ep)}
+            {knob_slot(ctx, Knob::ZeroStage, zero)}
+        </div>
+        {knob_slot(ctx, Knob::Schedule, schedule)}
+        {knob_slot(ctx, Knob::Fsdp, fsdp)}
+        {slot_check(Knob::DistributedOptimizer, Key::par_dist_opt, "dist-opt-check", |f| f.parallel.distributed_optimizer, |f, v| f.parallel.distributed_optimizer = v)}
+        {slot_check(Knob::SequenceParallel, Key::par_sp, "sp-check", |f| f.parallel.sequence_parallel, |f, v| f.parallel.sequence_parallel = v)}
+        {slot_check(Knob::OffloadOptimizer, Key::par_offload_opt, "offload-opt-check", |f| f.parallel.offload_optimizer, |f, v| f.parallel.offload_optimizer = v)}
+        {slot_check(Knob::OffloadParams, Key::par_offload_params, "offload-params-check", |f| f.parallel.offload_params, |f, v| f.parallel.offload_params = v)}
+        {slot_check(Knob::OverlapGradReduce, Key::par_overlap_grad, "overlap-grad-check", |f| f.parallel.overlap_grad_reduce, |f, v| f.parallel.overlap_grad_reduce = v)}
+        {slot_check(Knob::OverlapParamGather, Key::par_overlap_param, "overlap-param-check", |f| f.parallel.overlap_param_gather, |f, v| f.parallel.overlap_param_gather = v)}
+        {slot_check(Knob::TpCommOverlap, Key::par_tp_overlap, "tp-overlap-check", |f| f.parallel.tp_comm_overlap, |f, v| f.parallel.tp_comm_overlap = v)}
+        {slot_check(Knob::SwapOptimizer, Key::par_swap_opt, "swap-opt-check", |f| f.parallel.swap_optimizer, |f, v| f.parallel.swap_optimizer = v)}
+        {slot_check(Knob::UnevenLayers, Key::par_uneven, "uneven-check", |f| f.parallel.uneven_layers, |f, v| f.parallel.uneven_layers = v)}
+        {slot_check(Knob::AccountEmbeddingLoss, Key::par_account, "account-check", |f| f.parallel.account_embedding_loss, |f, v| f.parallel.account_embedding_loss = v)}
+        {slot_check(Knob::FusedKernels, Key::par_fused, "fused-check", |f| f.parallel.fused_kernels, |f, v| f.parallel.fused_kernels = v)}
+        <div class="grid3">
+            {knob_slot(ctx, Knob::PipelineLayout, layout)}
+            {slot_number(Knob::MtpLayers, Key::mtp_layers, "mtp-layers-input", NumField::MtpLayers)}
+        </div>
+    }
+}

@@ -1,0 +1,47 @@
+//! The form's RL settings, for GRPO and PPO: rollout parallelism and samples, prompt and response
+//! lengths, the rollout engine's memory and batching, and the switches.
+
+use leptos::prelude::*;
+use trainplan_core::knobs::Knob;
+
+use super::FormCtx;
+use super::controls::{check, knob_slot, number, placeholder};
+use crate::components::use_tr;
+use crate::form::NumField;
+use crate::i18n::Key;
+
+/// The RL section, shown where the method takes the `rl` settings (`knobs::applies`).
+#[component]
+pub fn RlSection(
+    /// The form's shared state.
+    ctx: FormCtx,
+) -> impl IntoView {
+    let tr = use_tr();
+    let (auto, all) = (placeholder(Key::placeholder_auto), placeholder(Key::placeholder_all));
+    let blocking =
+        move || check(ctx, Key::rl_blocking, "blocking-check", |f| f.rl.blocking, |f, v| f.rl.blocking = v);
+    view! {
+        <Show when=move || ctx.applies(Knob::Rl)>
+            <section class="panel" aria-labelledby="rl-title" data-testid="rl-panel">
+                <h2 id="rl-title">{move || tr(Key::rl_title)}</h2>
+                <div class="grid2">
+                    {number(ctx, Key::rl_rollout_tp, "rollout-tp-input", NumField::RolloutTp, None)}
+                    {number(ctx, Key::rl_samples, "samples-input", NumField::Samples, None)}
+                    {number(ctx, Key::rl_mini_batch, "mini-batch-input", NumField::MiniBatch, all)}
+                    {number(ctx, Key::rl_prompt_len, "prompt-len-input", NumField::PromptLen, None)}
+                    {number(ctx, Key::rl_response_len, "response-len-input", NumField::ResponseLen, None)}
+                    {number(ctx, Key::rl_token_budget, "token-budget-input", NumField::TokenBudget, auto)}
+                    {number(ctx, Key::rl_gpu_mem, "gpu-mem-input", NumField::GpuMemoryUtilization, None)}
+                    {number(ctx, Key::rl_max_num_seqs, "max-num-seqs-input", NumField::MaxNumSeqs, None)}
+                    {number(ctx, Key::rl_max_model_len, "max-model-len-input", NumField::MaxModelLen, auto)}
+                    {number(ctx, Key::rl_batched_tokens, "batched-tokens-input", NumField::BatchedTokens, auto)}
+                </div>
+                {check(ctx, Key::rl_dynamic_batch, "dynamic-batch-check", |f| f.rl.dynamic_batch, |f, v| f.rl.dynamic_batch = v)}
+                {check(ctx, Key::rl_remove_padding, "remove-padding-check", |f| f.rl.remove_padding, |f, v| f.rl.remove_padding = v)}
+                {check(ctx, Key::rl_enforce_eager, "enforce-eager-check", |f| f.rl.enforce_eager, |f, v| f.rl.enforce_eager = v)}
+                {check(ctx, Key::rl_lora, "rl-lora-check", |f| f.rl.lora, |f, v| f.rl.lora = v)}
+                {knob_slot(ctx, Knob::RlBlocking, blocking)}
+            </section>
+        </Show>
+    }
+}

@@ -1,0 +1,72 @@
+//! The form's training: framework, method, precision, the LoRA rank where the plan trains LoRA, and
+//! the batch.
+
+use leptos::prelude::*;
+use trainplan_core::choices;
+use trainplan_core::knobs::Knob;
+use trainplan_core::plan::{Framework, Method, Precision};
+
+use super::FormCtx;
+use super::controls::{enum_select, number};
+use crate::components::use_tr;
+use crate::form::NumField;
+use crate::i18n::{Key, t};
+use crate::messages::method_key;
+
+/// The training section.
+#[component]
+pub fn TrainingSection(
+    /// The form's shared state.
+    ctx: FormCtx,
+) -> impl IntoView {
+    let tr = use_tr();
+    let form = ctx.form;
+    // What a framework brings when chosen (VeRL's ZeRO-3) is the core's: choices::choose_framework.
+    let framework = enum_select(
+        ctx,
+        (Key::training_framework, "framework-select"),
+        Framework::ALL,
+        Framework::wire,
+        |fw, _| fw.name(),
+        |f| f.framework,
+        choices::choose_framework,
+    );
+    let method = enum_select(
+        ctx,
+        (Key::training_method, "method-select"),
+        Method::ALL,
+        Method::wire,
+        |m, lang| t(lang, method_key(m)),
+        |f| f.method,
+        |f, m| f.method = m,
+    );
+    let precision = enum_select(
+        ctx,
+        (Key::training_precision, "precision-select"),
+        Precision::ALL,
+        Precision::wire,
+        |k, _| k.wire(),
+        |f| f.precision,
+        |f, k| f.precision = k,
+    );
+    let trains_lora = move || form.with(|f| choices::trains_lora(&f.file));
+    view! {
+        <section class="panel" aria-labelledby="training-title">
+            <h2 id="training-title">{move || tr(Key::training_title)}</h2>
+            {framework}
+            {method}
+            {precision}
+            <Show when=trains_lora>
+                {number(ctx, Key::training_lora_rank, "lora-rank-input", NumField::LoraRank, None)}
+            </Show>
+            <div class="grid3">
+                {number(ctx, Key::batch_micro, "micro-batch-input", NumField::MicroBatch, None)}
+                {number(ctx, Key::batch_global, "global-batch-input", NumField::GlobalBatch, None)}
+                // RL sequences are the prompt and response lengths of the RL panel.
+                <Show when=move || ctx.applies(Knob::SeqLen)>
+                    {number(ctx, Key::batch_seq, "seq-len-input", NumField::SeqLen, None)}
+                </Show>
+            </div>
+        </section>
+    }
+}
