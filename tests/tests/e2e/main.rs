@@ -534,7 +534,10 @@ async fn launch_files_follow_the_plan_and_download() -> WebDriverResult<()> {
 
     // The launch script, and its download: the link holds exactly the text shown.
     page.click("launch-tab-launch.sh").await?;
-    let script = page.wait_text("launch-text", |t| t.contains("llamafactory-cli train")).await?;
+    // The files follow typing once it pauses: wait for the address typed, not just the script.
+    let script = page
+        .wait_text("launch-text", |t| t.contains("llamafactory-cli train") && t.contains("10.0.0.1"))
+        .await?;
     assert!(script.contains("MASTER_ADDR=${MASTER_ADDR:-'10.0.0.1'\\''; id'}"), "{script}");
     let link = page.el("launch-download").await?;
     assert_eq!(link.attr("download").await?.as_deref(), Some("launch.sh"));
