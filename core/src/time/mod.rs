@@ -10,24 +10,16 @@ use crate::plan::{
 };
 use crate::schedule::{self, Costs, Schedule, Timeline};
 
+mod comm;
+mod gemm;
 mod pipeline;
 
+pub use comm::ring_seconds_on;
+use comm::{group_bandwidth, link_bandwidth, mesh_share};
+use gemm::{efficiency, gemm, gemm_16bit};
+pub use gemm::{gemm_efficiency, gemm_efficiency_on, peak_flops};
 use pipeline::{SIMULATED_PASSES_MAX, pipeline_makespan, rank_seconds, simulated_passes};
 pub use pipeline::{schedule_of, uniform_makespan};
-
-/// The fraction of peak a GEMM of `flops` floating-point operations reaches: `max · f / (f + half)`.
-///
-/// The shape follows Calculon's matrix-efficiency tables (`systems/a100_80g.json`: larger GEMMs run
-/// closer to peak); see the two constants for their evidence.
-pub fn gemm_efficiency(flops: f64) -> f64 {
-    GEMM_EFF_MAX * flops / (flops + GEMM_HALF_FLOPS)
-}
-
-/// [`gemm_efficiency`] on a given device: its own asymptote (`Hardware::gemm_efficiency_max`:
-/// [`GEMM_EFF_MAX`] on NVIDIA, [`ASCEND_GEMM_EFF_MAX`] on Ascend), the same half-efficiency size.
-pub fn gemm_efficiency_on(hw: &Hardware, flops: f64) -> f64 {
-    hw.gemm_efficiency_max * flops / (flops + GEMM_HALF_FLOPS)
-}
 
 /// Asymptotic fraction of peak of a large GEMM, end to end in a training step.
 /// Tier: fitted, the one free constant of the time model: Narayanan et al. 2021 Table 1 with the
@@ -410,94 +402,6 @@ struct Ctx<'a> {
     ep: f64,
     tokens: f64,
     seq: f64,
-}
-
-/// Dense peak FLOP/s of the device's 16-bit units at the plan's precision (fp8 plans keep
-/// attention, norms, softmax, embedding and head in bf16, so this is also their MFU's peak).
-pub fn peak_flops(hw: &Hardware, precision: Precision) -> f64 {
-    match precision {
-        Precision::Fp16 => hw.fp16_flops_per_second,
-        Precision::Fp32 => hw.fp16_flops_per_second / 16.0,
-        _ if hw.has_bf16() => hw.bf16_flops_per_second,
-        _ => hw.fp16_flops_per_second,
-    }
-}
-
-/// Time for a ring collective moving `bytes` per device over `group` ranks at `link_bytes_per_second`
-/// (one direction): all-reduce moves 2(n − 1)/n of the buffer, all-gather and reduce-scatter
-/// (n − 1)/n; at the device's collective library's latency and bandwidth efficiency (NCCL's
-/// [`COLLECTIVE_EFF`] on NVIDIA, HCCL's [`HCCL_COLLECTIVE_EFF`] on Ascend).
-pub fn ring_seconds_on(
-    hw: &Hardware,
-    bytes: f64,
-    group: f64,
-    link_bytes_per_second: f64,
-    all_reduce: bool,
-) -> f64 {
-    if group <= 1.0 || bytes <= 0.0 {
-        return 0.0;
-    }
-    let factor = if all_reduce { 2.0 } else { 1.0 } * (group - 1.0) / group;
-    hw.collective_latency_seconds + factor * bytes / (link_bytes_per_second * hw.collective_eff)
-}
-
-/// The share of a device's scale-up links a group of `members` ranks in one domain drives: all of
-/// them behind a switch (NVSwitch, UB); n − 1 of `mesh_links` in a full mesh (HCCS on Atlas 800T
-/// A2: TP 2 uses one link of seven, TP 8 all seven; MindSpeed `auto_settings/module/communication/
-/// comm_hardware/comm_hardware_info.py` `calbandwidth`, which scales 910B bandwidth by n − 1).
-fn mesh_share(hw: &Hardware, members: u64) -> f64 {
-    match hw.mesh_links {
-        0 => 1.0,
-        _ if members <= 1 => 1.0,
-        links => (members - 1).min(u64::from(links)) as f64 / f64::from(links),
-    }
-}
-
-/// The bandwidth a ring collective gets per device for a group of `group` ranks placed `stride`
-/// ranks apart. Inside the scale-up domain (the plan's node, or a whole NVL72 rack or CloudMatrix
-/// supernode: `cluster.scale_up_domain`): NVLink/HCCS/UB, one direction (half the bidirectional
-/// figure). Across domains: each node's members of the group drive their own NICs in parallel (one NIC per device on
-/// DGX/HGX and Atlas nodes, "rail-optimized"), so a node with k members moves k NICs' worth, capped
-/// by the intra-node link (NCCL's hierarchical rings; nccl-tests on DGX A100: all-reduce bus
-/// bandwidth across nodes near 8 × 25 GB/s).
-fn group_bandwidth(hw: &Hardware, domain: u64, group: u64, stride: u64) -> f64 {
-    let nvlink = hw.intra_node_bytes_per_second / 2.0;
-    if group * stride <= domain {
-        return nvlink * mesh_share(hw, group);
-    }
-    let members = (domain / stride.max(1)).clamp(1, group);
-    let members_per_domain = members as f64;
-    (hw.inter_node_bytes_per_second * members_per_domain).min(nvlink * mesh_share(hw, members))
-}
-
-/// A group of consecutive ranks (TP, EP inside TP): its bandwidth.
-fn link_bandwidth(ctx: &Ctx, span: u64) -> f64 {
-    group_bandwidth(ctx.hw, u64::from(ctx.plan.cluster.scale_up_domain.get()), span, 1)
-}
-
-/// A linear layer's GEMM (m × k by k × n): in fp8 plans on the fp8 units, after casting its
-/// input and weight to fp8 (memory-bound: read 2 bytes, write 1, per element; Transformer
-/// Engine's `cast_to_fp8` before each `fp8_gemm`, its amax and scale update folded in).
-fn gemm(ctx: &Ctx, m: f64, k: f64, n: f64) -> (f64, f64) {
-    let flops = 2.0 * m * k * n;
-    let compute = flops / (ctx.linear_peak * efficiency(ctx, flops));
-    let cast = match ctx.fp8 {
-        true => 3.0 * (m * k + k * n) / (ctx.hw.memory_bytes_per_second * HBM_EFF),
-        false => 0.0,
-    };
-    (compute + cast, flops)
-}
-
-/// A GEMM that stays in 16-bit whatever the plan's precision (the head: Transformer Engine's fp8
-/// recipes keep the output layer in bf16).
-fn gemm_16bit(ctx: &Ctx, m: f64, k: f64, n: f64) -> (f64, f64) {
-    let flops = 2.0 * m * k * n;
-    (flops / (ctx.peak * efficiency(ctx, flops)), flops)
-}
-
-/// GEMM efficiency with the plan's calibration, never above peak.
-fn efficiency(ctx: &Ctx, flops: f64) -> f64 {
-    (gemm_efficiency_on(ctx.hw, flops) * ctx.plan.calibration.efficiency()).min(1.0)
 }
 
 /// One layer's forward on one device for one micro-batch.
