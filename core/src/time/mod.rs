@@ -2,22 +2,23 @@
 //! memory-bound work at HBM bandwidth, collectives by placement, the pipeline schedule simulated,
 //! the data-parallel tail and the optimizer step. docs/time.md derives every term.
 
-use crate::hardware::{Hardware, Vendor};
+use crate::hardware::Hardware;
 use crate::memory;
-use crate::model::{self, Architecture, Attention, MlpKind};
-use crate::plan::{
-    AttentionImpl, Framework, Method, MoeDispatcher, PipelineSchedule, Plan, Precision, RecomputeGranularity,
-};
+use crate::model::{self, Architecture};
+use crate::plan::{Framework, Method, Plan, Precision, RecomputeGranularity};
 use crate::schedule::{self, Costs, Schedule, Timeline};
 
 mod comm;
 mod gemm;
+mod layer;
+mod moe;
 mod pipeline;
 
 pub use comm::ring_seconds_on;
-use comm::{group_bandwidth, link_bandwidth, mesh_share};
-use gemm::{efficiency, gemm, gemm_16bit};
+use comm::{group_bandwidth, mesh_share};
+use gemm::{gemm, gemm_16bit};
 pub use gemm::{gemm_efficiency, gemm_efficiency_on, peak_flops};
+use layer::{LayerWork, layer_work};
 use pipeline::{SIMULATED_PASSES_MAX, pipeline_makespan, rank_seconds, simulated_passes};
 pub use pipeline::{schedule_of, uniform_makespan};
 
@@ -360,28 +361,6 @@ pub struct Breakdown {
     pub log_prob_seconds: f64,
 }
 
-/// Per-micro-batch work of one layer on one device, forward.
-#[derive(Clone, Copy, Debug, Default)]
-struct LayerWork {
-    gemm_seconds: f64,
-    attention_seconds: f64,
-    memory_seconds: f64,
-    tp_seconds: f64,
-    cp_seconds: f64,
-    ep_seconds: f64,
-    /// FLOPs as Megatron counts them (attention non-causal).
-    model_flops: f64,
-    /// Of which the attention core (scores and values).
-    attention_flops: f64,
-    /// The MLP's (or MoE layer's) GEMM seconds, part of `gemm_seconds`: what `--recompute-modules
-    /// mlp` or `moe` reruns.
-    mlp_gemm_seconds: f64,
-    /// The MLP's (or MoE layer's) FLOPs, part of `model_flops`.
-    mlp_flops: f64,
-    /// Whether this is an MoE layer.
-    moe_layer: bool,
-}
-
 struct Ctx<'a> {
     plan: &'a Plan,
     /// Parameters a token passes through.
@@ -402,276 +381,6 @@ struct Ctx<'a> {
     ep: f64,
     tokens: f64,
     seq: f64,
-}
-
-/// One layer's forward on one device for one micro-batch.
-fn layer_work(ctx: &Ctx, moe_layer: bool) -> LayerWork {
-    let arch = ctx.arch;
-    let (t, tokens, h) = (ctx.tp, ctx.tokens, arch.hidden_size as f64);
-    let mut w = LayerWork::default();
-    let add = |w: &mut LayerWork, (seconds, flops): (f64, f64)| {
-        w.gemm_seconds += seconds;
-        w.model_flops += flops;
-    };
-    // Heads, query and key/value widths, and the query and key units the rotary embedding turns.
-    let (heads, q, kv, rotated) = match arch.attention {
-        Attention::Gqa { n_heads, n_kv_heads, head_dim, .. } => {
-            let (q, kv) = ((n_heads * head_dim) as f64, (n_kv_heads * head_dim) as f64);
-            add(&mut w, gemm(ctx, tokens, h, (q + 2.0 * kv) / t));
-            add(&mut w, gemm(ctx, tokens, q / t, h));
-            (n_heads as f64, q, kv, q + kv)
-        }
-        Attention::Mla {
-            n_heads,
-            q_lora_rank,
-            kv_lora_rank,
-            qk_nope_head_dim,
-            qk_rope_head_dim,
-            v_head_dim,
-        } => {
-            let a = n_heads as f64;
-            let qd = a * (qk_nope_head_dim + qk_rope_head_dim) as f64;
-            match q_lora_rank {
-                Some(r) => {
-                    add(&mut w, gemm(ctx, tokens, h, r as f64));
-                    add(&mut w, gemm(ctx, tokens, r as f64, qd / t));
-                }
-                None => add(&mut w, gemm(ctx, tokens, h, qd / t)),
-            }
-            add(&mut w, gemm(ctx, tokens, h, (kv_lora_rank + qk_rope_head_dim) as f64));
-            add(
-                &mut w,
-                gemm(ctx, tokens, kv_lora_rank as f64, a * (qk_nope_head_dim + v_head_dim) as f64 / t),
-            );
-            add(&mut w, gemm(ctx, tokens, a * v_head_dim as f64 / t, h));
-            // MLA turns each head's rope part of the query and one shared rope key.
-            (a, qd, qd / 2.0, (a + 1.0) * qk_rope_head_dim as f64)
-        }
-    };
-    let (projection_seconds, projection_flops) = (w.gemm_seconds, w.model_flops);
-    // Attention scores and values: 2·2·b·s²·q per layer (Megatron counts it non-causal). Causal
-    // kernels skip the masked half; eager kernels also read and write the score matrix. Under
-    // context parallelism each rank scores its s ÷ cp queries against all s keys: `b`, the
-    // device's tokens over the sequence, is already the micro-batch ÷ cp.
-    let b = tokens / ctx.seq;
-    let attention_flops = 4.0 * b * ctx.seq * ctx.seq * q / t;
-    w.model_flops += attention_flops;
-    w.attention_flops = attention_flops;
-    let causal = if ctx.plan.attention == AttentionImpl::Eager { 1.0 } else { 0.5 };
-    w.attention_seconds = attention_flops * causal / (ctx.peak * efficiency(ctx, attention_flops));
-    if ctx.plan.attention == AttentionImpl::Eager {
-        // The score matrix goes through memory: written by QKᵀ, read and written by the masked
-        // softmax, read by the product with V (4 × 2 bytes), plus a dropout mask and output (3 bytes)
-        // where the model trains with attention dropout.
-        let scores = b * heads / t * ctx.seq * ctx.seq;
-        let bytes_per_score = if ctx.arch.family == crate::model::Family::Gpt2 { 11.0 } else { 8.0 };
-        w.attention_seconds += bytes_per_score * scores / (ctx.hw.memory_bytes_per_second * HBM_EFF);
-    }
-
-    match (&arch.moe, moe_layer) {
-        (Some(moe), true) => moe_feed_forward(ctx, moe, &mut w),
-        _ => {
-            let f = arch.mlp.intermediate_size as f64;
-            let n_up = if arch.mlp.kind == MlpKind::Gated { 2.0 } else { 1.0 };
-            add(&mut w, gemm(ctx, tokens, h, n_up * f / t));
-            add(&mut w, gemm(ctx, tokens, f / t, h));
-        }
-    }
-
-    // What the MLP (or MoE) arm added, for selective recomputation of those modules.
-    w.mlp_gemm_seconds = w.gemm_seconds - projection_seconds;
-    w.mlp_flops = w.model_flops - projection_flops - attention_flops;
-    w.moe_layer = moe_layer;
-    w.memory_seconds +=
-        ELEMENTWISE_BYTES_PER_TOKEN_HIDDEN * tokens * h / t / (ctx.hw.memory_bytes_per_second * HBM_EFF);
-    if !ctx.plan.parallel.fused_kernels && ctx.mindspeed {
-        // MindSpeed without its fused RMSNorm, SwiGLU and rotary kernels: each runs as eager
-        // operators, reading and writing its tensors several times (docs/time.md "Ascend").
-        // Routed experts' SwiGLU is the MoE arm's; GPT-2 has LayerNorm and learned positions.
-        let gated = !moe_layer && arch.mlp.kind == MlpKind::Gated;
-        let swiglu = match gated {
-            true => UNFUSED_SWIGLU_BYTES_PER_TOKEN_FFN * arch.mlp.intermediate_size as f64,
-            false => 0.0,
-        };
-        let norms_and_rope = match arch.family {
-            crate::model::Family::Gpt2 => 0.0,
-            _ => UNFUSED_RMSNORM_BYTES_PER_TOKEN_HIDDEN * h + UNFUSED_ROPE_BYTES_PER_TOKEN_QK * rotated,
-        };
-        let bytes = norms_and_rope + swiglu;
-        w.memory_seconds += bytes * tokens / t / (ctx.hw.memory_bytes_per_second * HBM_EFF);
-    }
-    // TP: two all-reduces per layer forward (after attention and MLP), or all-gather + reduce-scatter
-    // of the same volume with sequence parallelism (Korthikanti et al. 2022 §4.2.2).
-    if 1.0 < t {
-        let bytes = tokens * h * 2.0;
-        let bw = link_bandwidth(ctx, t as u64);
-        w.tp_seconds = 2.0 * ring_seconds_on(ctx.hw, bytes, t, bw, true);
-        if ctx.plan.parallel.tp_comm_overlap {
-            // Transformer Engine's userbuffers hide 70 %; on Ascend the flag is MindSpeed's CoC.
-            w.tp_seconds *= match ctx.hw.vendor {
-                Vendor::Ascend => ASCEND_COC_EXPOSED_FRAC,
-                _ => 0.3,
-            };
-        }
-    }
-    // CP ring attention: (c − 1) steps, each passing this rank's K and V chunk; mostly hidden
-    // behind the attention compute (Megatron's ring overlaps send with the local block).
-    if 1.0 < ctx.cp {
-        let kv_bytes = 2.0 * tokens * kv * 2.0 / t;
-        let bw = link_bandwidth(ctx, (ctx.cp * t) as u64);
-        let exchange =
-            (ctx.cp - 1.0) * (ctx.hw.collective_latency_seconds + kv_bytes / (bw * ctx.hw.collective_eff));
-        w.cp_seconds = (exchange - w.attention_seconds).max(0.0);
-    }
-    if moe_layer && 0.0 < w.ep_seconds && moe_ep_overlapped(ctx.plan) {
-        // Overlapped dispatch and combine (Megatron-LM `--overlap-moe-expert-parallel-comm`,
-        // `megatron/core/models/gpt/fine_grained_callables.py` at core_v0.19.0: one micro-batch's
-        // all-to-alls run beside another's attention and expert compute; DeepSeek-V3's DualPipe,
-        // arXiv 2412.19437 §3.2.1, the same inside its forward/backward chunk pairs). What exceeds
-        // the other micro-batch's compute of this layer shows; the hidden part still costs the SMs
-        // the communication kernels hold ([`MOE_COMM_SM_FRAC`]).
-        let hide = w.gemm_seconds + w.attention_seconds;
-        w.ep_seconds = (w.ep_seconds - hide).max(0.0) + w.ep_seconds.min(hide) * MOE_COMM_SM_FRAC;
-    }
-    w
-}
-
-/// Whether the plan hides the dispatch and combine all-to-alls behind compute: it asks for
-/// Megatron-LM's EP overlap (MindSpeed-LLM `--moe-alltoall-overlap-comm`), or runs DualPipeV,
-/// whose forward/backward chunk pairs overlap them (DeepSeek-V3, arXiv 2412.19437 §3.2.1).
-fn moe_ep_overlapped(plan: &Plan) -> bool {
-    plan.moe.overlap_ep_comm || plan.parallel.schedule == PipelineSchedule::DualPipeV
-}
-
-/// One MoE layer's feed-forward on one device for one micro-batch, forward (docs/time.md, "MoE
-/// layers"): the router, the routed experts on the busiest device, the shared experts, the token
-/// permutation and the dispatch and combine.
-fn moe_feed_forward(ctx: &Ctx, moe: &model::Moe, w: &mut LayerWork) {
-    let settings = &ctx.plan.moe;
-    let (t, tokens, h) = (ctx.tp, ctx.tokens, ctx.arch.hidden_size as f64);
-    // Routed tokens: top-k copies through experts of width f_e, spread over the EP group. With
-    // balanced routing each device processes as many token-slots as its own tokens send
-    // (tokens · k), spread over its E / ep local experts; the busiest device takes the load
-    // factor times that (imbalance, capacity, padding: `MoeFile::load_factor`). With EP 1 one
-    // device holds every expert, so the imbalance among them moves no work off it; padding still
-    // computes the padded rows.
-    let load = match (1.0 < ctx.ep, settings.pad_to_capacity) {
-        (false, false) => 1.0,
-        _ => settings.load_factor(),
-    };
-    let routed = tokens * moe.top_k as f64;
-    let f_e = moe.expert_intermediate_size as f64 / f64::from(ctx.plan.parallel.etp.get());
-    let local_experts = (moe.n_experts as f64 / ctx.ep).max(1.0);
-    let rows = routed / local_experts * load;
-    // Gate and up projections and the down projection: 3 GEMMs of rows × h × f_e per expert.
-    w.gemm_seconds += 3.0 * expert_gemm_seconds(ctx, rows, local_experts, h, f_e);
-    w.model_flops += 3.0 * 2.0 * routed * h * f_e;
-    // Router: the gating GEMM (`TopKRouter` keeps it in 16 bits or fp32, never fp8) and the
-    // memory-bound scoring and top-k over fp32 logits.
-    let (router_seconds, router_flops) = gemm_16bit(ctx, tokens, h, moe.n_experts as f64);
-    w.gemm_seconds += router_seconds;
-    w.model_flops += router_flops;
-    let hbm = ctx.hw.memory_bytes_per_second * HBM_EFF;
-    w.memory_seconds += ROUTER_BYTES_PER_LOGIT * tokens * moe.n_experts as f64 / hbm;
-    if 0 < moe.shared_intermediate_size {
-        for _ in 0..3 {
-            let (seconds, flops) = gemm(ctx, tokens, h, moe.shared_intermediate_size as f64 / t);
-            w.gemm_seconds += seconds;
-            w.model_flops += flops;
-        }
-    }
-    // Token permutation and unpermutation (memory-bound gathers and scatters of 16-bit rows),
-    // the backward the same again (`estimate_within` counts memory work both ways).
-    let passes = match settings.permute_fusion {
-        true => MOE_PERMUTE_PASSES_FUSED,
-        false => MOE_PERMUTE_PASSES_UNFUSED,
-    };
-    w.memory_seconds += (passes * routed * load + tokens) * h * 2.0 / t / hbm;
-    if 1.0 < ctx.ep {
-        w.ep_seconds += ep_dispatch_combine_seconds(ctx, routed, moe.top_k as f64);
-    }
-}
-
-/// Seconds of one of an MoE layer's expert GEMMs (`rows` tokens × `k` by `k` × `n`, per expert)
-/// over all `experts` local experts, forward. Each expert's GEMM is the slower of its FLOPs and
-/// its bytes (weights and activations read, output written: small expert batches are bound by
-/// memory); its efficiency loses the padding of each expert's rows to the grouped GEMM's block
-/// ([`GROUPED_GEMM_BLOCK_ROWS`]). A grouped GEMM (`--moe-grouped-gemm`) is one kernel as large as
-/// all experts together; a loop runs each expert's GEMM alone, at its own size's efficiency, and
-/// pays [`EXPERT_LOOP_SECONDS_PER_GEMM`] per expert.
-fn expert_gemm_seconds(ctx: &Ctx, rows: f64, experts: f64, k: f64, n: f64) -> f64 {
-    if rows <= 0.0 || k <= 0.0 || n <= 0.0 {
-        return 0.0;
-    }
-    let flops = 2.0 * rows * k * n;
-    let grouped = ctx.plan.moe.grouped_gemm;
-    let size_efficiency = match grouped {
-        true => efficiency(ctx, flops * experts),
-        false => efficiency(ctx, flops),
-    };
-    let padding = rows / (rows + GROUPED_GEMM_BLOCK_ROWS / 2.0);
-    let compute = flops / (ctx.linear_peak * size_efficiency * padding);
-    let element_bytes = if ctx.fp8 { 1.0 } else { 2.0 };
-    let hbm = ctx.hw.memory_bytes_per_second * HBM_EFF;
-    let traffic = (element_bytes * (k * n + rows * k) + 2.0 * rows * n) / hbm;
-    // fp8: the input and the weight cast first, as for the dense GEMMs (`gemm`).
-    let cast = match ctx.fp8 {
-        true => 3.0 * (rows * k + k * n) / hbm,
-        false => 0.0,
-    };
-    let launch = if grouped { 0.0 } else { EXPERT_LOOP_SECONDS_PER_GEMM };
-    experts * (compute.max(traffic) + cast + launch)
-}
-
-/// Seconds of an MoE layer's dispatch and combine, forward, on the busiest link, by dispatcher
-/// (docs/time.md, "MoE layers"). EP peers sit `tp` ranks apart (Megatron's order: TP innermost,
-/// then EP), so `domain ÷ tp` of them share a scale-up domain (NVLink/HCCS) and the rest sit
-/// behind the NICs, one per device.
-///
-/// - all-to-all: each device sends (ep − 1)/ep of its routed rows (k copies, 16-bit): the share
-///   bound for its own domain over the scale-up links, the rest over its NIC, both at once.
-///   Not a ring: each byte crosses one link once.
-/// - flex (DeepEP/HybridEP): a token crosses the network once per remote domain that holds one
-///   of its k experts, (d − 1)(1 − (1 − 1/d)^k) of d domains with uniform routing, then NVLink
-///   forwards it; fp8 plans dispatch in fp8 (DeepSeek-V3 §3.3, DeepEP's FP8 dispatch), combine
-///   in bf16.
-/// - all-gather: the EP × TP group gathers every token (ring all-gather) and reduce-scatters
-///   the outputs (`MoEAllGatherTokenDispatcher`).
-fn ep_dispatch_combine_seconds(ctx: &Ctx, routed: f64, top_k: f64) -> f64 {
-    let (ep, tp) = (ctx.ep, ctx.tp);
-    let h = ctx.arch.hidden_size as f64;
-    let hw = ctx.hw;
-    let domain = u64::from(ctx.plan.cluster.scale_up_domain.get());
-    let tokens = routed / top_k.max(1.0);
-    let dispatcher = ctx.plan.moe.dispatcher;
-    if dispatcher == MoeDispatcher::AllGather {
-        let group = ep * tp;
-        let gathered = tokens * h * 2.0 / tp * group;
-        let bw = link_bandwidth(ctx, group as u64);
-        return 2.0 * ring_seconds_on(hw, gathered, group, bw, false);
-    }
-    let nvlink = hw.intra_node_bytes_per_second / 2.0;
-    let nic = hw.inter_node_bytes_per_second;
-    let per_domain = ((domain as f64 / tp).floor()).clamp(1.0, ep);
-    let flex = dispatcher == MoeDispatcher::Flex;
-    // The device's collective library (NCCL or HCCL, `Hardware::collective_eff`), or DeepEP's.
-    let eff = if flex { FLEX_LINK_EFF } else { hw.collective_eff };
-    let rows_bytes = |bytes_per_element: f64| routed * h * bytes_per_element / tp;
-    let direction = |bytes_per_element: f64| {
-        let routed_bytes = rows_bytes(bytes_per_element);
-        let (intra, inter) = match flex {
-            false => (routed_bytes * (per_domain - 1.0) / ep, routed_bytes * (ep - per_domain) / ep),
-            true => {
-                let domains = (ep / per_domain).max(1.0);
-                let remote = (domains - 1.0) * (1.0 - (1.0 - 1.0 / domains).powf(top_k));
-                let token_bytes = tokens * h * bytes_per_element / tp;
-                (routed_bytes * (per_domain - 1.0) / per_domain, token_bytes * remote)
-            }
-        };
-        hw.collective_latency_seconds + (intra / (nvlink * eff)).max(inter / (nic * eff))
-    };
-    let dispatch_bytes = if flex && ctx.fp8 { 1.0 } else { 2.0 };
-    direction(dispatch_bytes) + direction(2.0)
 }
 
 /// Estimates a plan's step.
