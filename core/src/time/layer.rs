@@ -36,21 +36,53 @@ pub(super) struct LayerWork {
     pub(super) moe_layer: bool,
 }
 
+impl LayerWork {
+    /// Adds a GEMM's (seconds, FLOPs).
+    fn add(&mut self, (seconds, flops): (f64, f64)) {
+        self.gemm_seconds += seconds;
+        self.model_flops += flops;
+    }
+}
+
 /// One layer's forward on one device for one micro-batch.
 pub(super) fn layer_work(ctx: &Ctx, moe_layer: bool) -> LayerWork {
-    let arch = ctx.arch;
-    let (t, tokens, h) = (ctx.tp, ctx.tokens, arch.hidden_size as f64);
     let mut w = LayerWork::default();
-    let add = |w: &mut LayerWork, (seconds, flops): (f64, f64)| {
-        w.gemm_seconds += seconds;
-        w.model_flops += flops;
-    };
-    // Heads, query and key/value widths, and the query and key units the rotary embedding turns.
-    let (heads, q, kv, rotated) = match arch.attention {
+    let (heads, q, kv, rotated) = projections(ctx, &mut w);
+    let (projection_seconds, projection_flops) = (w.gemm_seconds, w.model_flops);
+    let attention_flops = attention_core(ctx, heads, q, &mut w);
+    match (&ctx.arch.moe, moe_layer) {
+        (Some(moe), true) => moe_feed_forward(ctx, moe, &mut w),
+        _ => dense_mlp(ctx, &mut w),
+    }
+    // What the MLP (or MoE) arm added, for selective recomputation of those modules.
+    w.mlp_gemm_seconds = w.gemm_seconds - projection_seconds;
+    w.mlp_flops = w.model_flops - projection_flops - attention_flops;
+    w.moe_layer = moe_layer;
+    elementwise(ctx, moe_layer, rotated, &mut w);
+    w.tp_seconds = tp_seconds(ctx);
+    w.cp_seconds = cp_seconds(ctx, kv, w.attention_seconds);
+    if moe_layer && 0.0 < w.ep_seconds && moe_ep_overlapped(ctx.plan) {
+        // Overlapped dispatch and combine (Megatron-LM `--overlap-moe-expert-parallel-comm`,
+        // `megatron/core/models/gpt/fine_grained_callables.py` at core_v0.19.0: one micro-batch's
+        // all-to-alls run beside another's attention and expert compute; DeepSeek-V3's DualPipe,
+        // arXiv 2412.19437 §3.2.1, the same inside its forward/backward chunk pairs). What exceeds
+        // the other micro-batch's compute of this layer shows; the hidden part still costs the SMs
+        // the communication kernels hold ([`MOE_COMM_SM_FRAC`]).
+        let hide = w.gemm_seconds + w.attention_seconds;
+        w.ep_seconds = (w.ep_seconds - hide).max(0.0) + w.ep_seconds.min(hide) * MOE_COMM_SM_FRAC;
+    }
+    w
+}
+
+/// The attention's projections added to `w`; returns the heads, the query and key/value widths,
+/// and the query and key units the rotary embedding turns.
+fn projections(ctx: &Ctx, w: &mut LayerWork) -> (f64, f64, f64, f64) {
+    let (t, tokens, h) = (ctx.tp, ctx.tokens, ctx.arch.hidden_size as f64);
+    match ctx.arch.attention {
         Attention::Gqa { n_heads, n_kv_heads, head_dim, .. } => {
             let (q, kv) = ((n_heads * head_dim) as f64, (n_kv_heads * head_dim) as f64);
-            add(&mut w, gemm(ctx, tokens, h, (q + 2.0 * kv) / t));
-            add(&mut w, gemm(ctx, tokens, q / t, h));
+            w.add(gemm(ctx, tokens, h, (q + 2.0 * kv) / t));
+            w.add(gemm(ctx, tokens, q / t, h));
             (n_heads as f64, q, kv, q + kv)
         }
         Attention::Mla {
@@ -65,22 +97,23 @@ pub(super) fn layer_work(ctx: &Ctx, moe_layer: bool) -> LayerWork {
             let qd = a * (qk_nope_head_dim + qk_rope_head_dim) as f64;
             match q_lora_rank {
                 Some(r) => {
-                    add(&mut w, gemm(ctx, tokens, h, r as f64));
-                    add(&mut w, gemm(ctx, tokens, r as f64, qd / t));
+                    w.add(gemm(ctx, tokens, h, r as f64));
+                    w.add(gemm(ctx, tokens, r as f64, qd / t));
                 }
-                None => add(&mut w, gemm(ctx, tokens, h, qd / t)),
+                None => w.add(gemm(ctx, tokens, h, qd / t)),
             }
-            add(&mut w, gemm(ctx, tokens, h, (kv_lora_rank + qk_rope_head_dim) as f64));
-            add(
-                &mut w,
-                gemm(ctx, tokens, kv_lora_rank as f64, a * (qk_nope_head_dim + v_head_dim) as f64 / t),
-            );
-            add(&mut w, gemm(ctx, tokens, a * v_head_dim as f64 / t, h));
+            w.add(gemm(ctx, tokens, h, (kv_lora_rank + qk_rope_head_dim) as f64));
+            w.add(gemm(ctx, tokens, kv_lora_rank as f64, a * (qk_nope_head_dim + v_head_dim) as f64 / t));
+            w.add(gemm(ctx, tokens, a * v_head_dim as f64 / t, h));
             // MLA turns each head's rope part of the query and one shared rope key.
             (a, qd, qd / 2.0, (a + 1.0) * qk_rope_head_dim as f64)
         }
-    };
-    let (projection_seconds, projection_flops) = (w.gemm_seconds, w.model_flops);
+    }
+}
+
+/// The attention core (scores and values) added to `w`; returns its FLOPs.
+fn attention_core(ctx: &Ctx, heads: f64, q: f64, w: &mut LayerWork) -> f64 {
+    let (t, tokens) = (ctx.tp, ctx.tokens);
     // Attention scores and values: 2·2·b·s²·q per layer (Megatron counts it non-causal). Causal
     // kernels skip the masked half; eager kernels also read and write the score matrix. Under
     // context parallelism each rank scores its s ÷ cp queries against all s keys: `b`, the
@@ -99,21 +132,23 @@ pub(super) fn layer_work(ctx: &Ctx, moe_layer: bool) -> LayerWork {
         let bytes_per_score = if ctx.arch.family == crate::model::Family::Gpt2 { 11.0 } else { 8.0 };
         w.attention_seconds += bytes_per_score * scores / (ctx.hw.memory_bytes_per_second * HBM_EFF);
     }
+    attention_flops
+}
 
-    match (&arch.moe, moe_layer) {
-        (Some(moe), true) => moe_feed_forward(ctx, moe, &mut w),
-        _ => {
-            let f = arch.mlp.intermediate_size as f64;
-            let n_up = if arch.mlp.kind == MlpKind::Gated { 2.0 } else { 1.0 };
-            add(&mut w, gemm(ctx, tokens, h, n_up * f / t));
-            add(&mut w, gemm(ctx, tokens, f / t, h));
-        }
-    }
+/// A dense layer's MLP GEMMs added to `w`.
+fn dense_mlp(ctx: &Ctx, w: &mut LayerWork) {
+    let (t, tokens, h) = (ctx.tp, ctx.tokens, ctx.arch.hidden_size as f64);
+    let f = ctx.arch.mlp.intermediate_size as f64;
+    let n_up = if ctx.arch.mlp.kind == MlpKind::Gated { 2.0 } else { 1.0 };
+    w.add(gemm(ctx, tokens, h, n_up * f / t));
+    w.add(gemm(ctx, tokens, f / t, h));
+}
 
-    // What the MLP (or MoE) arm added, for selective recomputation of those modules.
-    w.mlp_gemm_seconds = w.gemm_seconds - projection_seconds;
-    w.mlp_flops = w.model_flops - projection_flops - attention_flops;
-    w.moe_layer = moe_layer;
+/// The memory-bound elementwise kernels added to `w` (norms, residuals, activations, rotary; on
+/// MindSpeed without its fused kernels, their eager operators).
+fn elementwise(ctx: &Ctx, moe_layer: bool, rotated: f64, w: &mut LayerWork) {
+    let arch = ctx.arch;
+    let (t, tokens, h) = (ctx.tp, ctx.tokens, arch.hidden_size as f64);
     w.memory_seconds +=
         ELEMENTWISE_BYTES_PER_TOKEN_HIDDEN * tokens * h / t / (ctx.hw.memory_bytes_per_second * HBM_EFF);
     if !ctx.plan.parallel.fused_kernels && ctx.mindspeed {
@@ -132,38 +167,41 @@ pub(super) fn layer_work(ctx: &Ctx, moe_layer: bool) -> LayerWork {
         let bytes = norms_and_rope + swiglu;
         w.memory_seconds += bytes * tokens / t / (ctx.hw.memory_bytes_per_second * HBM_EFF);
     }
+}
+
+/// The tensor-parallel collectives of one layer's forward, as far as they show.
+fn tp_seconds(ctx: &Ctx) -> f64 {
+    let (t, tokens, h) = (ctx.tp, ctx.tokens, ctx.arch.hidden_size as f64);
+    if t <= 1.0 {
+        return 0.0;
+    }
     // TP: two all-reduces per layer forward (after attention and MLP), or all-gather + reduce-scatter
     // of the same volume with sequence parallelism (Korthikanti et al. 2022 §4.2.2).
-    if 1.0 < t {
-        let bytes = tokens * h * 2.0;
-        let bw = link_bandwidth(ctx, t as u64);
-        w.tp_seconds = 2.0 * ring_seconds_on(ctx.hw, bytes, t, bw, true);
-        if ctx.plan.parallel.tp_comm_overlap {
-            // Transformer Engine's userbuffers hide 70 %; on Ascend the flag is MindSpeed's CoC.
-            w.tp_seconds *= match ctx.hw.vendor {
-                Vendor::Ascend => ASCEND_COC_EXPOSED_FRAC,
-                _ => 0.3,
-            };
-        }
+    let bytes = tokens * h * 2.0;
+    let bw = link_bandwidth(ctx, t as u64);
+    let mut seconds = 2.0 * ring_seconds_on(ctx.hw, bytes, t, bw, true);
+    if ctx.plan.parallel.tp_comm_overlap {
+        // Transformer Engine's userbuffers hide 70 %; on Ascend the flag is MindSpeed's CoC.
+        seconds *= match ctx.hw.vendor {
+            Vendor::Ascend => ASCEND_COC_EXPOSED_FRAC,
+            _ => 0.3,
+        };
+    }
+    seconds
+}
+
+/// The context-parallel exchange of one layer's forward (keys and values of width `kv`) beyond
+/// the attention core's `attention_seconds`, which hide the rest.
+fn cp_seconds(ctx: &Ctx, kv: f64, attention_seconds: f64) -> f64 {
+    let (t, tokens) = (ctx.tp, ctx.tokens);
+    if ctx.cp <= 1.0 {
+        return 0.0;
     }
     // CP ring attention: (c − 1) steps, each passing this rank's K and V chunk; mostly hidden
     // behind the attention compute (Megatron's ring overlaps send with the local block).
-    if 1.0 < ctx.cp {
-        let kv_bytes = 2.0 * tokens * kv * 2.0 / t;
-        let bw = link_bandwidth(ctx, (ctx.cp * t) as u64);
-        let exchange =
-            (ctx.cp - 1.0) * (ctx.hw.collective_latency_seconds + kv_bytes / (bw * ctx.hw.collective_eff));
-        w.cp_seconds = (exchange - w.attention_seconds).max(0.0);
-    }
-    if moe_layer && 0.0 < w.ep_seconds && moe_ep_overlapped(ctx.plan) {
-        // Overlapped dispatch and combine (Megatron-LM `--overlap-moe-expert-parallel-comm`,
-        // `megatron/core/models/gpt/fine_grained_callables.py` at core_v0.19.0: one micro-batch's
-        // all-to-alls run beside another's attention and expert compute; DeepSeek-V3's DualPipe,
-        // arXiv 2412.19437 §3.2.1, the same inside its forward/backward chunk pairs). What exceeds
-        // the other micro-batch's compute of this layer shows; the hidden part still costs the SMs
-        // the communication kernels hold ([`MOE_COMM_SM_FRAC`]).
-        let hide = w.gemm_seconds + w.attention_seconds;
-        w.ep_seconds = (w.ep_seconds - hide).max(0.0) + w.ep_seconds.min(hide) * MOE_COMM_SM_FRAC;
-    }
-    w
+    let kv_bytes = 2.0 * tokens * kv * 2.0 / t;
+    let bw = link_bandwidth(ctx, (ctx.cp * t) as u64);
+    let exchange =
+        (ctx.cp - 1.0) * (ctx.hw.collective_latency_seconds + kv_bytes / (bw * ctx.hw.collective_eff));
+    (exchange - attention_seconds).max(0.0)
 }
