@@ -4,6 +4,7 @@
 
 use super::Ctx;
 use crate::hardware::Hardware;
+use crate::memory;
 
 /// Time for a ring collective moving `bytes` per device over `group` ranks at `link_bytes_per_second`
 /// (one direction): all-reduce moves 2(n − 1)/n of the buffer, all-gather and reduce-scatter
@@ -56,4 +57,28 @@ pub(super) fn group_bandwidth(hw: &Hardware, domain: u64, group: u64, stride: u6
 /// A group of consecutive ranks (TP, EP inside TP): its bandwidth.
 pub(super) fn link_bandwidth(ctx: &Ctx, span: u64) -> f64 {
     group_bandwidth(ctx.hw, u64::from(ctx.plan.cluster.scale_up_domain.get()), span, 1)
+}
+
+/// One send of a micro-batch's activations (or their gradients) between pipeline stages, seconds;
+/// none with one stage.
+pub(super) fn p2p_seconds(ctx: &Ctx, mem: &memory::Memory) -> f64 {
+    let (plan, hw, arch) = (ctx.plan, ctx.hw, ctx.arch);
+    let (tp, pp, cp) = (mem.layout.tp, mem.layout.pp, mem.layout.cp);
+    // Pipeline: send one micro-batch's activations (÷ t with scatter/gather) between stages, whose
+    // ranks sit tp · cp · dp apart (Megatron's order: PP outermost): over the scale-up fabric when
+    // both stages sit in one domain, else over the node's NICs together.
+    let p2p_bytes = ctx.tokens * arch.hidden_size as f64 * 2.0 / ctx.tp;
+    let domain = u64::from(plan.cluster.scale_up_domain.get());
+    let nvlink = hw.intra_node_bytes_per_second / 2.0;
+    let p2p_bw = match 2 * tp * cp * mem.dp.max(1) <= domain {
+        // One device to one device: a single link of a full mesh.
+        true => nvlink * mesh_share(hw, 2),
+        false => {
+            (hw.inter_node_bytes_per_second * f64::from(plan.cluster.devices_per_node.get())).min(nvlink)
+        }
+    };
+    match pp {
+        1 => 0.0,
+        _ => hw.collective_latency_seconds + p2p_bytes / (p2p_bw * hw.collective_eff),
+    }
 }

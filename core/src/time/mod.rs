@@ -4,25 +4,23 @@
 
 use crate::hardware::Hardware;
 use crate::memory;
-use crate::model::{self, Architecture};
-use crate::plan::{Framework, Method, Plan, Precision, RecomputeGranularity};
+use crate::model::Architecture;
+use crate::plan::{Framework, Method, Plan, Precision};
 use crate::schedule::{self, Costs, Schedule, Timeline};
 
 mod comm;
 mod gemm;
 mod layer;
 mod moe;
+mod passes;
 mod pipeline;
 mod rl;
+mod tail;
 
 pub use comm::ring_seconds_on;
-use comm::{group_bandwidth, mesh_share};
-use gemm::{gemm, gemm_16bit};
 pub use gemm::{gemm_efficiency, gemm_efficiency_on, peak_flops};
-use layer::{LayerWork, layer_work};
 use pipeline::{SIMULATED_PASSES_MAX, pipeline_makespan, rank_seconds, simulated_passes};
 pub use pipeline::{schedule_of, uniform_makespan};
-use rl::rl_phases;
 
 /// Asymptotic fraction of peak of a large GEMM, end to end in a training step.
 /// Tier: fitted, the one free constant of the time model: Narayanan et al. 2021 Table 1 with the
@@ -363,6 +361,8 @@ pub struct Breakdown {
     pub log_prob_seconds: f64,
 }
 
+/// What every phase of the estimate reads: the plan (its effective settings), the device, and the
+/// sizes one device works at.
 struct Ctx<'a> {
     plan: &'a Plan,
     /// Parameters a token passes through.
@@ -378,11 +378,57 @@ struct Ctx<'a> {
     fp8: bool,
     /// Whether MindSpeed runs the plan (MindSpeed-LLM, MindSpeed-RL): its fused-kernel switch counts.
     mindspeed: bool,
+    /// Whether the plan trains by RL (GRPO, PPO): generation first, every response trained on.
+    rl: bool,
     tp: f64,
     cp: f64,
     ep: f64,
+    /// Sequences per micro-batch.
+    micro_batch: f64,
+    /// Tokens one device holds of a micro-batch (its sequence share under CP).
     tokens: f64,
     seq: f64,
+}
+
+impl<'a> Ctx<'a> {
+    /// The context of `plan` (its effective settings) with its memory's layout.
+    fn new(plan: &'a Plan, mem: &memory::Memory) -> Self {
+        let hw = &plan.hardware.hw;
+        let layout = &mem.layout;
+        let (tp, cp, ep) = (layout.tp, layout.cp, layout.ep);
+        let b = f64::from(plan.batch.micro_batch.get());
+        let seq = match plan.method {
+            Method::Grpo | Method::Ppo => {
+                f64::from(plan.rl.max_prompt_length.get()) + f64::from(plan.rl.max_response_length.get())
+            }
+            _ => f64::from(plan.batch.seq_len.get()),
+        };
+        Ctx {
+            plan,
+            active_params: mem.params_active as f64,
+            arch: &plan.model.arch,
+            hw,
+            peak: peak_flops(hw, plan.precision),
+            // NVFP4 and MXFP8 as fp8 (TE casts, then the block-scaled GEMM); NVFP4 on the fp4 units.
+            // The fp8 relative efficiency stands in for fp4's, which no public pair measures yet.
+            linear_peak: match plan.precision {
+                Precision::Fp8 | Precision::Mxfp8 if hw.has_fp8() => {
+                    hw.fp8_flops_per_second * FP8_GEMM_RELATIVE_EFF
+                }
+                Precision::Nvfp4 if hw.has_block_scaling() => hw.fp4_flops_per_second * FP8_GEMM_RELATIVE_EFF,
+                _ => peak_flops(hw, plan.precision),
+            },
+            fp8: plan.precision.low_precision() && hw.has_fp8(),
+            mindspeed: matches!(plan.framework, Framework::MindSpeedLlm | Framework::MindSpeedRl),
+            rl: matches!(plan.method, Method::Grpo | Method::Ppo),
+            tp: tp as f64,
+            cp: cp as f64,
+            ep: ep as f64,
+            micro_batch: b,
+            tokens: b * seq / cp as f64,
+            seq,
+        }
+    }
 }
 
 /// Estimates a plan's step.
@@ -393,347 +439,64 @@ pub fn estimate(plan: &Plan, mem: &memory::Memory) -> StepTime {
 /// [`estimate`], or `None` when the step provably takes longer than `limit_seconds`: the bound
 /// (every pass of the busiest rank back to back, plus the step's own terms) is checked before the
 /// schedule is simulated.
+///
+/// The phases in turn: each virtual stage's passes for one micro-batch (`passes.rs`, from one
+/// layer's work in `layer.rs` and `moe.rs`), the sends between stages (`comm.rs`), the tail after
+/// the pipeline (`tail.rs`), the pipeline's makespan (`pipeline.rs`) and with RL the generation
+/// and scoring before it (`rl.rs`).
 pub fn estimate_within(plan: &Plan, mem: &memory::Memory, limit_seconds: Option<f64>) -> Option<StepTime> {
     // Settings the plan's framework has no flag for play no part (`knobs::effective`).
     let plan = &*crate::knobs::effective(plan);
-    let arch = &plan.model.arch;
-    let hw = &plan.hardware.hw;
-    let p = &plan.parallel;
+    let ctx = Ctx::new(plan, mem);
     let layout = &mem.layout;
-    let megatron = layout.model_parallel;
-    let (tp, pp, cp, ep) = (layout.tp, layout.pp, layout.cp, layout.ep);
-    let b = f64::from(plan.batch.micro_batch.get());
-    let seq = match plan.method {
-        Method::Grpo | Method::Ppo => {
-            f64::from(plan.rl.max_prompt_length.get()) + f64::from(plan.rl.max_response_length.get())
-        }
-        _ => f64::from(plan.batch.seq_len.get()),
+    let passes = passes::pass_costs(&ctx, mem);
+    let m = pipeline::microbatches(&ctx, mem);
+    let tail = tail::step_tail(&ctx, mem, &passes.backward, m);
+    let costs = Costs {
+        pp: layout.pp as u32,
+        vpp: layout.chunks as u32,
+        forward_seconds: passes.forward,
+        backward_seconds: passes.backward,
+        weight_seconds: passes.weight,
+        p2p_seconds: comm::p2p_seconds(&ctx, mem),
     };
-    let ctx = Ctx {
-        plan,
-        active_params: mem.params_active as f64,
-        arch,
-        hw,
-        peak: peak_flops(hw, plan.precision),
-        // NVFP4 and MXFP8 as fp8 (TE casts, then the block-scaled GEMM); NVFP4 on the fp4 units.
-        // The fp8 relative efficiency stands in for fp4's, which no public pair measures yet.
-        linear_peak: match plan.precision {
-            Precision::Fp8 | Precision::Mxfp8 if hw.has_fp8() => {
-                hw.fp8_flops_per_second * FP8_GEMM_RELATIVE_EFF
-            }
-            Precision::Nvfp4 if hw.has_block_scaling() => hw.fp4_flops_per_second * FP8_GEMM_RELATIVE_EFF,
-            _ => peak_flops(hw, plan.precision),
-        },
-        fp8: plan.precision.low_precision() && hw.has_fp8(),
-        mindspeed: matches!(plan.framework, Framework::MindSpeedLlm | Framework::MindSpeedRl),
-        tp: tp as f64,
-        cp: cp as f64,
-        ep: ep as f64,
-        tokens: b * seq / cp as f64,
-        seq,
-    };
-    let dense = layer_work(&ctx, false);
-    let moe = layer_work(&ctx, true);
-
-    // Head and loss on the last stage: the logits GEMM and a memory-bound softmax.
-    let v = arch.vocab_size as f64;
-    let (head_seconds, head_flops) = gemm_16bit(&ctx, ctx.tokens, arch.hidden_size as f64, v / ctx.tp);
-    let head_memory = 3.0 * 4.0 * ctx.tokens * v / ctx.tp / (hw.memory_bytes_per_second * HBM_EFF);
-
-    // Backward is twice the forward's GEMMs (input and weight gradients); recomputation reruns the
-    // forward (full) or the attention core (selective) before it.
-    let recompute = plan.recompute.granularity;
-    let schedule_kind = layout.schedule;
-    // Chunks per rank: VPP's, or DualPipeV's two (stage r and stage 2·pp − 1 − r).
-    let vpp = layout.chunks;
-    let n_chunks = (pp * vpp) as usize;
-    let chunks: Vec<&crate::layout::VirtualStage> =
-        (0..n_chunks as u64).map(|idx| layout.stage(idx / vpp, idx % vpp)).collect();
-    let mut forward = vec![0.0; n_chunks];
-    let mut backward = vec![0.0; n_chunks];
-    let mut weight = vec![0.0; n_chunks];
-    // Forward, input gradients and (unless the base is frozen) weight gradients: 3 GEMM passes, or 2.
-    let frozen = plan.trains_lora();
-    let passes = if frozen { 2.0 } else { 3.0 };
-    let rerun_share = if recompute == RecomputeGranularity::Full { 1.0 } else { 0.0 };
-    // Per rank, one micro-batch's seconds by cause, for the breakdown.
-    let mut per_rank = vec![Breakdown::default(); pp as usize];
-    // Each layer kind's passes and causes once (a dense and an MoE layer), then counted per chunk:
-    // the work is the same for every layer of a kind.
-    let per_kind = |l: &LayerWork| {
-        let comm = l.tp_seconds + l.cp_seconds + l.ep_seconds;
-        let fwd = l.gemm_seconds + l.attention_seconds + l.memory_seconds + comm;
-        let (rerun, rerun_flops) = match recompute {
-            RecomputeGranularity::Full => (fwd, l.model_flops),
-            RecomputeGranularity::Selective => selective_rerun(plan, l),
-            RecomputeGranularity::None => (0.0, 0.0),
-        };
-        // Input gradients: one GEMM per forward GEMM, attention twice, the collectives again,
-        // after the recomputed forward; weight gradients: one GEMM per forward GEMM. A frozen base
-        // (LoRA, QLoRA) needs no weight gradients; the adapters' are negligible.
-        let bwd = l.gemm_seconds + 2.0 * l.attention_seconds + l.memory_seconds + comm + rerun;
-        let wgt = if frozen { 0.0 } else { l.gemm_seconds };
-        let causes = Breakdown {
-            // Forward, input-gradient and (unless frozen) weight-gradient GEMMs; attention thrice.
-            compute_seconds: passes * l.gemm_seconds + 3.0 * l.attention_seconds,
-            memory_bound_seconds: (2.0 + rerun_share) * l.memory_seconds,
-            recompute_seconds: match recompute {
-                RecomputeGranularity::Full => l.gemm_seconds + l.attention_seconds,
-                _ => rerun,
-            },
-            tp_comm_seconds: (2.0 + rerun_share) * l.tp_seconds,
-            cp_comm_seconds: (2.0 + rerun_share) * l.cp_seconds,
-            ep_comm_seconds: (2.0 + rerun_share) * l.ep_seconds,
-            ..Breakdown::default()
-        };
-        (fwd, bwd, wgt, causes, rerun_flops)
-    };
-    let kinds = [per_kind(&dense), per_kind(&moe)];
-    let last_layer = arch.n_layers.saturating_sub(1);
-    for (idx, stage) in chunks.iter().enumerate() {
-        // Layers of each kind here; an MTP layer runs a decoder layer like the model's last (its
-        // head and loss are added below).
-        let mut count = [0.0_f64; 2];
-        for layer in stage.layers.clone() {
-            count[usize::from(model::is_moe_layer(arch, layer))] += 1.0;
-        }
-        count[usize::from(model::is_moe_layer(arch, last_layer))] += stage.mtp as f64;
-        let r = &mut per_rank[idx / vpp as usize];
-        for ((fwd, bwd, wgt, causes, _), n) in kinds.iter().zip(count) {
-            if n == 0.0 {
-                continue;
-            }
-            forward[idx] += n * fwd;
-            backward[idx] += n * bwd;
-            weight[idx] += n * wgt;
-            r.compute_seconds += n * causes.compute_seconds;
-            r.memory_bound_seconds += n * causes.memory_bound_seconds;
-            r.recompute_seconds += n * causes.recompute_seconds;
-            r.tp_comm_seconds += n * causes.tp_comm_seconds;
-            r.cp_comm_seconds += n * causes.cp_comm_seconds;
-            r.ep_comm_seconds += n * causes.ep_comm_seconds;
-        }
-    }
-    let mut model_flops_per_mb = 0.0;
-    let mut recompute_flops_per_mb = 0.0;
-    let n_moe = (0..arch.n_layers).filter(|&idx| model::is_moe_layer(arch, idx)).count() as f64;
-    for (l, kind, n) in [(&dense, &kinds[0], arch.n_layers as f64 - n_moe), (&moe, &kinds[1], n_moe)] {
-        model_flops_per_mb += n * passes * l.model_flops;
-        recompute_flops_per_mb += n * kind.4;
-    }
-    // The head and the loss on the stage that holds them, once more for each MTP layer (its own
-    // prediction through the shared head), and each MTP layer's projection of [h; embedding] to h.
-    let h = arch.hidden_size as f64;
-    let (proj_seconds, proj_flops) = gemm(&ctx, ctx.tokens, 2.0 * h, h / ctx.tp);
-    let n_mtp = plan.mtp_layers as f64 * f64::from(megatron);
-    let mtp_kind = usize::from(model::is_moe_layer(arch, last_layer));
-    model_flops_per_mb += n_mtp * passes * [&dense, &moe][mtp_kind].model_flops;
-    recompute_flops_per_mb += n_mtp * kinds[mtp_kind].4;
-    model_flops_per_mb += passes * (head_flops * (1.0 + n_mtp) + proj_flops * n_mtp);
-    // Activation offloading (Megatron `--cpu-offloading-num-layers`, PP 1 only): each offloaded
-    // layer's activations cross the host link after its forward and again before its backward,
-    // overlapped with the next layer's forward (and the previous one's backward): "offloaded to the
-    // CPU asynchronously" (megatron/core/model_parallel_config.py `cpu_offloading`; the context is
-    // Transformer Engine's `get_cpu_offload_context`, megatron/core/transformer/transformer_block.py);
-    // what does not fit behind it shows.
-    let mut activation_offload_seconds = 0.0;
-    let offloaded =
-        u64::from(plan.recompute.cpu_offload_layers).min(chunks[0].layers.end - chunks[0].layers.start);
-    let offloaded_bytes = mem.stages.first().map_or(0, |s| s.offloaded_activations) as f64;
-    if megatron && pp == 1 && 0 < offloaded && 0.0 < offloaded_bytes {
-        let transfer = offloaded_bytes / offloaded as f64 / HOST_LINK_BYTES_PER_SECOND;
-        let n = (chunks[0].layers.end - chunks[0].layers.start).max(1) as f64;
-        let (fwd_layer, bwd_layer) = (forward[0] / n, backward[0] / n);
-        let exposed = offloaded as f64 * ((transfer - fwd_layer).max(0.0) + (transfer - bwd_layer).max(0.0));
-        forward[0] += offloaded as f64 * (transfer - fwd_layer).max(0.0);
-        backward[0] += offloaded as f64 * (transfer - bwd_layer).max(0.0);
-        activation_offload_seconds = exposed;
-    }
-
-    for (idx, stage) in chunks.iter().enumerate() {
-        let heads = f64::from(u8::from(stage.loss)) + stage.mtp as f64;
-        let proj = stage.mtp as f64 * proj_seconds;
-        forward[idx] += heads * (head_seconds + head_memory) + proj;
-        backward[idx] += heads * (2.0 * head_seconds + head_memory) + 2.0 * proj;
-        let r = &mut per_rank[idx / vpp as usize];
-        r.compute_seconds += 3.0 * (heads * head_seconds + proj);
-        r.memory_bound_seconds += 2.0 * heads * head_memory;
-    }
-
-    // Pipeline: send one micro-batch's activations (÷ t with scatter/gather) between stages, whose
-    // ranks sit tp · cp · dp apart (Megatron's order: PP outermost): over the scale-up fabric when
-    // both stages sit in one domain, else over the node's NICs together.
-    let p2p_bytes = ctx.tokens * arch.hidden_size as f64 * 2.0 / ctx.tp;
-    let domain = u64::from(plan.cluster.scale_up_domain.get());
-    let nvlink = hw.intra_node_bytes_per_second / 2.0;
-    let p2p_bw = match 2 * tp * cp * mem.dp.max(1) <= domain {
-        // One device to one device: a single link of a full mesh.
-        true => nvlink * mesh_share(hw, 2),
-        false => {
-            (hw.inter_node_bytes_per_second * f64::from(plan.cluster.devices_per_node.get())).min(nvlink)
-        }
-    };
-    let p2p_seconds = match pp {
-        1 => 0.0,
-        _ => hw.collective_latency_seconds + p2p_bytes / (p2p_bw * hw.collective_eff),
-    };
-
-    // RL trains on every sampled response: VeRL's batch counts prompts, each with n responses.
-    let rl = matches!(plan.method, Method::Grpo | Method::Ppo);
-    let m = match rl {
-        true => mem.n_microbatches.saturating_mul(u64::from(plan.rl.n_samples_per_prompt.get())),
-        false => mem.n_microbatches,
-    };
-    // Saturated, not truncated: 2^32 micro-batches or more take as long as 2^32 − 1 would, near enough.
-    let m = u32::try_from(m).unwrap_or(u32::MAX);
-    // Data parallel: gradients reduced (reduce-scatter with the distributed optimizer or ZeRO, then
-    // parameters gathered), over the NIC unless the whole group sits in one node.
-    let dp = mem.dp as f64;
-    // Gradients are reduced, and optimizer states sharded, over the data- and context-parallel
-    // ranks together (Megatron's `dp_cp_group`, megatron/core/distributed/distributed_data_parallel.py;
-    // VeRL's FSDP mesh spans its Ulysses groups).
-    let dp_cp = (mem.dp * cp) as f64;
-    // Parameters this device computes with: ZeRO-3 shards (or offloads) what it stores, not what
-    // it gathers, reduces and updates, so there the count comes from the model (HF frameworks run
-    // without TP and PP, rule hf.no_model_parallel; the division keeps a stray plan sensible).
-    let shards_params = match megatron {
-        false => p.zero_stage == 3,
-        true => matches!(p.fsdp, crate::plan::Fsdp::OptimGradsParams | crate::plan::Fsdp::Torch),
-    };
-    let params_on_device = match shards_params {
-        true => mem.params_total as f64 / (tp * u64::from(p.pp.get())).max(1) as f64,
-        false => mem.stages.iter().map(|s| s.params).max().unwrap_or(0) as f64,
-    };
-    let trainable_share = match plan.trains_lora() {
-        true => mem.params_lora as f64 / mem.params_total.max(1) as f64,
-        false => 1.0,
-    };
-    // Megatron reduces fp32 main gradients in bf16 training (`accumulate_allreduce_grads_in_fp32`
-    // defaults on for bf16) and 16-bit gradients in fp16; DeepSpeed reduces 16-bit gradients.
-    let grad_dtype_bytes = match (megatron, plan.precision) {
-        (_, Precision::Fp32) => 4.0,
-        (true, Precision::Bf16 | Precision::Fp8 | Precision::Mxfp8 | Precision::Nvfp4) => 4.0,
-        _ => 2.0,
-    };
-    let grad_bytes = params_on_device * trainable_share * grad_dtype_bytes;
-    // The data- and context-parallel peers sit tp ranks apart (Megatron's rank order: TP innermost, then CP, DP, PP).
-    let dp_bw = group_bandwidth(hw, u64::from(plan.cluster.scale_up_domain.get()), mem.dp * cp, tp);
-    let mut dp_seconds = ring_seconds_on(hw, grad_bytes, dp_cp, dp_bw, true);
-    if shards_params {
-        // ZeRO-3 and FSDP's parameter sharding gather the parameters for forward and backward:
-        // 1.5× the all-reduce (ZeRO paper §7.2).
-        dp_seconds *= 1.5;
-    }
-    if p.distributed_optimizer && p.overlap_param_gather {
-        // The distributed optimizer reduce-scatters gradients and all-gathers parameters, half the
-        // volume each; `--overlap-param-gather` hides the gather behind the next forward.
-        dp_seconds *= 0.5;
-    }
-    if p.overlap_grad_reduce {
-        // Overlapped with the last micro-batch's backward; what does not fit behind it shows.
-        let last_backward = backward.iter().cloned().fold(0.0, f64::max);
-        dp_seconds = (dp_seconds - last_backward).max(0.1 * dp_seconds);
-    }
-    // Optimizer: Adam reads and writes fp32 master weights, two moments and gradients, and writes
-    // the 16-bit weights: about 18 bytes per parameter it owns (÷ dp when sharded).
-    let sharded = p.distributed_optimizer || (!megatron && 1 <= p.zero_stage);
-    let owned = params_on_device * trainable_share / if sharded { dp_cp } else { 1.0 };
-    let optimizer_seconds = 18.0 * owned / (hw.memory_bytes_per_second * HBM_EFF);
-    // Offload: optimizer states cross the host link twice a step.
-    let offload_seconds = match p.offload_optimizer {
-        true => 2.0 * 16.0 * owned / HOST_LINK_BYTES_PER_SECOND,
-        false => 0.0,
-    } + match crate::memory::swaps_optimizer(plan) {
-        // MindSpeed swap-optimizer: the optimizer states (fp32 master weights and both moments, 12
-        // bytes per owned parameter in bf16; memory::state_bytes) come in and go out once per step,
-        // slice by slice, while AdamW runs.
-        true => {
-            2.0 * crate::memory::state_bytes(true, plan.precision).optimizer * owned
-                / HOST_LINK_BYTES_PER_SECOND
-        }
-        false => 0.0,
-    } + match p.offload_params && !megatron {
-        // ZeRO-Infinity fetches each device's 16-bit parameter shard from the host for every
-        // micro-batch's forward and again for its backward (DeepSpeed `offload_param`).
-        true => 2.0 * 2.0 * params_on_device / dp_cp * m as f64 / HOST_LINK_BYTES_PER_SECOND,
-        false => 0.0,
-    };
-
-    // RL updates the actor once per mini-batch of prompts (VeRL `ppo_mini_batch_size`,
-    // MindSpeed-RL `mini_batch_size`): each update reduces gradients and steps the optimizer.
-    let updates = match rl {
-        true => {
-            let global = plan.batch.global_batch.get();
-            f64::from(global.div_ceil(plan.rl.mini_batch_prompts(global).clamp(1, global)))
-        }
-        false => 1.0,
-    };
-    let (dp_seconds, optimizer_seconds, offload_seconds) =
-        (dp_seconds * updates, optimizer_seconds * updates, offload_seconds * updates);
-
     // No schedule beats its busiest rank running all its passes back to back: a lower bound on the
     // step that lets a search skip the simulation of a plan that cannot win.
     if let Some(limit) = limit_seconds {
-        let slowest = (0..pp as usize)
-            .map(|r| rank_seconds(&forward, &backward, &weight, vpp as usize, r))
-            .fold(0.0, f64::max);
-        let lower = f64::from(m) * slowest + dp_seconds + optimizer_seconds + offload_seconds;
+        let lower = f64::from(m) * pipeline::slowest_rank_seconds(&costs)
+            + tail.dp_seconds
+            + tail.optimizer_seconds
+            + tail.offload_seconds;
         // A margin for rounding: the simulation adds the same durations in another order.
         if limit < lower * (1.0 - 1e-9) {
             return None;
         }
     }
-    let costs = Costs {
-        pp: pp as u32,
-        vpp: vpp as u32,
-        forward_seconds: forward,
-        backward_seconds: backward,
-        weight_seconds: weight,
-        p2p_seconds,
-    };
-    let (forward, backward, weight) =
-        (&costs.forward_seconds, &costs.backward_seconds, &costs.weight_seconds);
+    let schedule_kind = layout.schedule;
     let shape = pipeline_makespan(schedule_kind, m, &costs);
     let makespan = shape.makespan_seconds;
-    let (rollout_seconds, log_prob_seconds) = match rl {
-        true => rl_phases(&ctx, makespan),
+    let (rollout_seconds, log_prob_seconds) = match ctx.rl {
+        true => rl::rl_phases(&ctx, makespan),
         false => (0.0, 0.0),
     };
-    let step_seconds =
-        makespan + dp_seconds + optimizer_seconds + offload_seconds + rollout_seconds + log_prob_seconds;
+    let step_seconds = makespan
+        + tail.dp_seconds
+        + tail.optimizer_seconds
+        + tail.offload_seconds
+        + rollout_seconds
+        + log_prob_seconds;
     let n_devices = plan.cluster.n_devices() as f64;
+    let (b, dp) = (ctx.micro_batch, mem.dp as f64);
     let samples = (m as f64) * b * dp;
-    let tokens_per_step = samples * seq;
-    let model_flops_per_step = model_flops_per_mb * ctx.tp * ctx.cp * samples / b;
+    let tokens_per_step = samples * ctx.seq;
+    let model_flops_per_step = passes.model_flops_per_mb * ctx.tp * ctx.cp * samples / b;
     let hardware_flops_per_step =
-        (model_flops_per_mb + recompute_flops_per_mb) * ctx.tp * ctx.cp * samples / b;
+        (passes.model_flops_per_mb + passes.recompute_flops_per_mb) * ctx.tp * ctx.cp * samples / b;
     let peak_all = ctx.peak * n_devices;
-
-    // The busiest rank's causes over all micro-batches, then the step's own terms.
-    let rank_busy = |r: usize| rank_seconds(forward, backward, weight, vpp as usize, r);
-    let busiest = (0..pp as usize).max_by(|&a, &b| rank_busy(a).total_cmp(&rank_busy(b))).unwrap_or(0);
-    let mf = m as f64;
-    let r = &per_rank[busiest];
-    let busy = rank_busy(busiest);
-    // Sends and receives of each chunk's activations and gradients, as far as they lengthen the
-    // pipeline beyond the busiest rank's work (the schedule hides the rest behind other passes).
-    let idle = (makespan - busy * mf).max(0.0);
-    let pp_comm = if 1 < pp { (2.0 * f64::from(vpp as u32) * p2p_seconds * mf).min(idle) } else { 0.0 };
     let breakdown = Breakdown {
-        compute_seconds: r.compute_seconds * mf,
-        memory_bound_seconds: r.memory_bound_seconds * mf,
-        recompute_seconds: r.recompute_seconds * mf,
-        tp_comm_seconds: r.tp_comm_seconds * mf,
-        cp_comm_seconds: r.cp_comm_seconds * mf,
-        ep_comm_seconds: r.ep_comm_seconds * mf,
-        pp_comm_seconds: pp_comm,
-        // The rest of the makespan: idle time, the sends above counted apart.
-        bubble_seconds: idle - pp_comm,
-        dp_comm_seconds: dp_seconds,
-        optimizer_seconds,
-        offload_seconds: offload_seconds + activation_offload_seconds * mf,
         rollout_seconds,
         log_prob_seconds,
+        ..pipeline_breakdown(&costs, &passes.per_rank, passes.activation_offload_seconds, &tail, m, makespan)
     };
 
     Some(StepTime {
@@ -754,34 +517,50 @@ pub fn estimate_within(plan: &Plan, mem: &memory::Memory, limit_seconds: Option<
             microbatches: shape.simulated_microbatches,
             n_microbatches: m,
             makespan_seconds: makespan,
-            offload_seconds,
+            offload_seconds: tail.offload_seconds,
             costs,
         },
     })
 }
 
-/// What selective recomputation reruns in one layer's backward, as (seconds, FLOPs): each module
-/// `--recompute-modules` names reruns its forward (Megatron-LM core_v0.19.0
-/// `transformer_config.py` `recompute_modules`; Korthikanti et al. 2022 §5 for `core_attn`):
-/// `core_attn` the attention core, `mlp` a dense layer's MLP GEMMs, `moe` an MoE layer's expert
-/// GEMMs and its dispatch and combine, `layernorm` the two norms (a read and a write of h 16-bit
-/// values each: 8 of the layer's [`ELEMENTWISE_BYTES_PER_TOKEN_HIDDEN`]). `moe_act`, `mla_up_proj`
-/// and `shared_experts` rerun small or uncounted kernels and add nothing here (docs/time.md).
-fn selective_rerun(plan: &Plan, l: &LayerWork) -> (f64, f64) {
-    let modules = memory::recompute_modules(plan);
-    let mut res = (0.0, 0.0);
-    if modules.core_attn {
-        res = (l.attention_seconds, l.attention_flops);
+/// The step's time by cause but RL's phases: the busiest rank's causes over all `m` micro-batches
+/// (`per_rank`, one micro-batch's), the sends and the bubble of the pipeline's `makespan`, then
+/// the step's own terms.
+fn pipeline_breakdown(
+    costs: &Costs,
+    per_rank: &[Breakdown],
+    activation_offload_seconds: f64,
+    tail: &tail::StepTail,
+    m: u32,
+    makespan: f64,
+) -> Breakdown {
+    let (pp, vpp) = (costs.pp, costs.vpp);
+    let (forward, backward, weight) =
+        (&costs.forward_seconds, &costs.backward_seconds, &costs.weight_seconds);
+    let rank_busy = |r: usize| rank_seconds(forward, backward, weight, vpp as usize, r);
+    let busiest = (0..pp as usize).max_by(|&a, &b| rank_busy(a).total_cmp(&rank_busy(b))).unwrap_or(0);
+    let mf = m as f64;
+    let r = &per_rank[busiest];
+    let busy = rank_busy(busiest);
+    // Sends and receives of each chunk's activations and gradients, as far as they lengthen the
+    // pipeline beyond the busiest rank's work (the schedule hides the rest behind other passes).
+    let idle = (makespan - busy * mf).max(0.0);
+    let pp_comm = if 1 < pp { (2.0 * f64::from(vpp) * costs.p2p_seconds * mf).min(idle) } else { 0.0 };
+    Breakdown {
+        compute_seconds: r.compute_seconds * mf,
+        memory_bound_seconds: r.memory_bound_seconds * mf,
+        recompute_seconds: r.recompute_seconds * mf,
+        tp_comm_seconds: r.tp_comm_seconds * mf,
+        cp_comm_seconds: r.cp_comm_seconds * mf,
+        ep_comm_seconds: r.ep_comm_seconds * mf,
+        pp_comm_seconds: pp_comm,
+        // The rest of the makespan: idle time, the sends above counted apart.
+        bubble_seconds: idle - pp_comm,
+        dp_comm_seconds: tail.dp_seconds,
+        optimizer_seconds: tail.optimizer_seconds,
+        offload_seconds: tail.offload_seconds + activation_offload_seconds * mf,
+        ..Breakdown::default()
     }
-    let mlp = (!l.moe_layer && modules.mlp) || (l.moe_layer && modules.moe);
-    if mlp {
-        res.0 += l.mlp_gemm_seconds + l.ep_seconds;
-        res.1 += l.mlp_flops;
-    }
-    if modules.layernorm {
-        res.0 += l.memory_seconds * 8.0 / ELEMENTWISE_BYTES_PER_TOKEN_HIDDEN;
-    }
-    res
 }
 
 /// Days to train `tokens` at the plan's throughput.

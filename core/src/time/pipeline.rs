@@ -2,6 +2,8 @@
 //! closed form where the stages are even, else the schedule simulated for a few micro-batches per
 //! stage and the steady state extended), and one rank's work per micro-batch.
 
+use super::Ctx;
+use crate::memory;
 use crate::plan::{PipelineSchedule, Plan};
 use crate::schedule::{self, Costs, Schedule};
 
@@ -41,8 +43,6 @@ pub(super) fn simulated_passes(kind: Schedule, pp: u32, vpp: u32, m: u32) -> u64
 /// against the simulation).
 pub(super) fn pipeline_makespan(kind: Schedule, m: u32, costs: &Costs) -> PipelineShape {
     let (pp, vpp) = (costs.pp, costs.vpp);
-    let (forward, backward, weight) =
-        (&costs.forward_seconds, &costs.backward_seconds, &costs.weight_seconds);
     let m_sim = m.min(SIMULATED_MICROBATCHES_PER_STAGE * pp).max(1);
     // The micro-batches the order will hold: interleaving rounds up to groups of pp.
     let m_sim = if kind == Schedule::Interleaved { m_sim.div_ceil(pp) * pp } else { m_sim };
@@ -55,9 +55,7 @@ pub(super) fn pipeline_makespan(kind: Schedule, m: u32, costs: &Costs) -> Pipeli
         // turn, with the 1F1B bubble.
         simulated.unwrap_or_else(|| costs.total_seconds() / f64::from(pp) * f64::from(m_sim + pp - 1))
     });
-    let slowest = (0..pp as usize)
-        .map(|r| rank_seconds(forward, backward, weight, vpp as usize, r))
-        .fold(0.0, f64::max);
+    let slowest = slowest_rank_seconds(costs);
     let extra = f64::from(m.saturating_sub(m_sim)) * slowest;
     let makespan = first + extra;
     let busy_total = costs.total_seconds() * f64::from(m);
@@ -133,6 +131,27 @@ pub fn schedule_of(plan: &Plan, vpp: u64) -> Schedule {
         (PipelineSchedule::ZbH1, _) => Schedule::ZbH1,
         (PipelineSchedule::DualPipeV, _) => Schedule::DualPipeV,
     }
+}
+
+/// Micro-batches the step's pipeline runs: the plan's, with RL one per sampled response.
+pub(super) fn microbatches(ctx: &Ctx, mem: &memory::Memory) -> u32 {
+    let plan = ctx.plan;
+    // RL trains on every sampled response: VeRL's batch counts prompts, each with n responses.
+    let m = match ctx.rl {
+        true => mem.n_microbatches.saturating_mul(u64::from(plan.rl.n_samples_per_prompt.get())),
+        false => mem.n_microbatches,
+    };
+    // Saturated, not truncated: 2^32 micro-batches or more take as long as 2^32 − 1 would, near enough.
+    u32::try_from(m).unwrap_or(u32::MAX)
+}
+
+/// The busiest rank's seconds for one micro-batch, all its passes back to back.
+pub(super) fn slowest_rank_seconds(costs: &Costs) -> f64 {
+    let (forward, backward, weight) =
+        (&costs.forward_seconds, &costs.backward_seconds, &costs.weight_seconds);
+    (0..costs.pp as usize)
+        .map(|r| rank_seconds(forward, backward, weight, costs.vpp as usize, r))
+        .fold(0.0, f64::max)
 }
 
 /// One micro-batch's forward, backward and weight-gradient seconds on rank `r`, all its chunks.
