@@ -397,11 +397,10 @@ impl<'a> Ctx<'a> {
         let layout = &mem.layout;
         let (tp, cp, ep) = (layout.tp, layout.cp, layout.ep);
         let b = f64::from(plan.batch.micro_batch.get());
-        let seq = match plan.method {
-            Method::Grpo | Method::Ppo => {
-                f64::from(plan.rl.max_prompt_length.get()) + f64::from(plan.rl.max_response_length.get())
-            }
-            _ => f64::from(plan.batch.seq_len.get()),
+        let rl = matches!(plan.method, Method::Grpo | Method::Ppo);
+        let seq = match rl {
+            true => f64::from(plan.rl.max_prompt_length.get()) + f64::from(plan.rl.max_response_length.get()),
+            false => f64::from(plan.batch.seq_len.get()),
         };
         Ctx {
             plan,
@@ -420,7 +419,7 @@ impl<'a> Ctx<'a> {
             },
             fp8: plan.precision.low_precision() && hw.has_fp8(),
             mindspeed: matches!(plan.framework, Framework::MindSpeedLlm | Framework::MindSpeedRl),
-            rl: matches!(plan.method, Method::Grpo | Method::Ppo),
+            rl,
             tp: tp as f64,
             cp: cp as f64,
             ep: ep as f64,
