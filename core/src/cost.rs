@@ -48,7 +48,7 @@ pub struct Cost {
 pub fn estimate(plan: &Plan, time: &StepTime) -> Cost {
     let budget = &plan.budget;
     let budget_tokens = budget.budget_tokens();
-    // The step's tokens as time.rs counts them (samples × sequence length), recovered from its
+    // The step's tokens as `time` counts them (samples × sequence length), recovered from its
     // rates; they are whole numbers, so rounding removes the division's last-place error.
     let tokens_per_step = (time.tokens_per_second * time.step_seconds).round().max(1.0);
     let steps = (budget_tokens / tokens_per_step).ceil().max(1.0);

@@ -102,7 +102,10 @@ fn constants_list_matches_the_code() {
     let doc = std::fs::read_to_string(root.join("docs/constants.md")).unwrap();
     let mut found = 0;
     for module in ["memory", "time"] {
-        let code = std::fs::read_to_string(root.join(format!("core/src/{module}.rs"))).unwrap();
+        // A module is a file, or a directory whose `mod.rs` holds the constants.
+        let file = root.join(format!("core/src/{module}.rs"));
+        let file = if file.exists() { file } else { root.join(format!("core/src/{module}/mod.rs")) };
+        let code = std::fs::read_to_string(file).unwrap();
         for line in code.lines().filter(|l| l.starts_with("pub const ")) {
             let name = line["pub const ".len()..].split(':').next().unwrap().trim();
             let row = doc

@@ -31,7 +31,7 @@ fn check_spans(text: &str, report: &Report, t: &StepTimeline) {
     let first = t.events.iter().map(|e| e.start_seconds).fold(f64::INFINITY, f64::min);
     let last = t.events.iter().map(|e| e.end_seconds).fold(0.0, f64::max);
     assert!(pipeline.start_seconds <= first, "{text}");
-    // The step extends the simulated first micro-batches by the steady state (time.rs,
+    // The step extends the simulated first micro-batches by the steady state (time/pipeline.rs,
     // `pipeline_makespan`); the whole simulation agrees with it to 0.04 % on the plans below.
     let length = pipeline.end_seconds - pipeline.start_seconds;
     assert!((last - pipeline.end_seconds).abs() <= 1e-3 * length, "{text}: passes end {last}, {pipeline:?}");

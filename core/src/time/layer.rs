@@ -1,0 +1,207 @@
+//! One decoder layer's forward on one device for one micro-batch: its GEMMs, the attention core,
+//! the memory-bound kernels and the tensor- and context-parallel communication (the MoE
+//! feed-forward is `moe.rs`'s).
+
+use super::comm::{link_bandwidth, ring_seconds_on};
+use super::gemm::{efficiency, gemm};
+use super::moe::{moe_ep_overlapped, moe_feed_forward};
+use super::{
+    ASCEND_COC_EXPOSED_FRAC, Ctx, ELEMENTWISE_BYTES_PER_TOKEN_HIDDEN, HBM_EFF, MOE_COMM_SM_FRAC,
+    UNFUSED_RMSNORM_BYTES_PER_TOKEN_HIDDEN, UNFUSED_ROPE_BYTES_PER_TOKEN_QK,
+    UNFUSED_SWIGLU_BYTES_PER_TOKEN_FFN,
+};
+use crate::hardware::Vendor;
+use crate::model::{Attention, MlpKind};
+use crate::plan::AttentionImpl;
+
+/// Per-micro-batch work of one layer on one device, forward.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct LayerWork {
+    pub(super) gemm_seconds: f64,
+    pub(super) attention_seconds: f64,
+    pub(super) memory_seconds: f64,
+    pub(super) tp_seconds: f64,
+    pub(super) cp_seconds: f64,
+    pub(super) ep_seconds: f64,
+    /// FLOPs as Megatron counts them (attention non-causal).
+    pub(super) model_flops: f64,
+    /// Of which the attention core (scores and values).
+    pub(super) attention_flops: f64,
+    /// The MLP's (or MoE layer's) GEMM seconds, part of `gemm_seconds`: what `--recompute-modules
+    /// mlp` or `moe` reruns.
+    pub(super) mlp_gemm_seconds: f64,
+    /// The MLP's (or MoE layer's) FLOPs, part of `model_flops`.
+    pub(super) mlp_flops: f64,
+    /// Whether this is an MoE layer.
+    pub(super) moe_layer: bool,
+}
+
+impl LayerWork {
+    /// Adds a GEMM's (seconds, FLOPs).
+    fn add(&mut self, (seconds, flops): (f64, f64)) {
+        self.gemm_seconds += seconds;
+        self.model_flops += flops;
+    }
+}
+
+/// One layer's forward on one device for one micro-batch.
+pub(super) fn layer_work(ctx: &Ctx, moe_layer: bool) -> LayerWork {
+    let mut w = LayerWork::default();
+    let (heads, q, kv, rotated) = projections(ctx, &mut w);
+    let (projection_seconds, projection_flops) = (w.gemm_seconds, w.model_flops);
+    let attention_flops = attention_core(ctx, heads, q, &mut w);
+    match (&ctx.arch.moe, moe_layer) {
+        (Some(moe), true) => moe_feed_forward(ctx, moe, &mut w),
+        _ => dense_mlp(ctx, &mut w),
+    }
+    // What the MLP (or MoE) arm added, for selective recomputation of those modules.
+    w.mlp_gemm_seconds = w.gemm_seconds - projection_seconds;
+    w.mlp_flops = w.model_flops - projection_flops - attention_flops;
+    w.moe_layer = moe_layer;
+    elementwise(ctx, moe_layer, rotated, &mut w);
+    w.tp_seconds = tp_seconds(ctx);
+    w.cp_seconds = cp_seconds(ctx, kv, w.attention_seconds);
+    if moe_layer && 0.0 < w.ep_seconds && moe_ep_overlapped(ctx.plan) {
+        // Overlapped dispatch and combine (Megatron-LM `--overlap-moe-expert-parallel-comm`,
+        // `megatron/core/models/gpt/fine_grained_callables.py` at core_v0.19.0: one micro-batch's
+        // all-to-alls run beside another's attention and expert compute; DeepSeek-V3's DualPipe,
+        // arXiv 2412.19437 §3.2.1, the same inside its forward/backward chunk pairs). What exceeds
+        // the other micro-batch's compute of this layer shows; the hidden part still costs the SMs
+        // the communication kernels hold ([`MOE_COMM_SM_FRAC`]).
+        let hide = w.gemm_seconds + w.attention_seconds;
+        w.ep_seconds = (w.ep_seconds - hide).max(0.0) + w.ep_seconds.min(hide) * MOE_COMM_SM_FRAC;
+    }
+    w
+}
+
+/// The attention's projections added to `w`; returns the heads, the query and key/value widths,
+/// and the query and key units the rotary embedding turns.
+fn projections(ctx: &Ctx, w: &mut LayerWork) -> (f64, f64, f64, f64) {
+    let (t, tokens, h) = (ctx.tp, ctx.tokens, ctx.arch.hidden_size as f64);
+    match ctx.arch.attention {
+        Attention::Gqa { n_heads, n_kv_heads, head_dim, .. } => {
+            let (q, kv) = ((n_heads * head_dim) as f64, (n_kv_heads * head_dim) as f64);
+            w.add(gemm(ctx, tokens, h, (q + 2.0 * kv) / t));
+            w.add(gemm(ctx, tokens, q / t, h));
+            (n_heads as f64, q, kv, q + kv)
+        }
+        Attention::Mla {
+            n_heads,
+            q_lora_rank,
+            kv_lora_rank,
+            qk_nope_head_dim,
+            qk_rope_head_dim,
+            v_head_dim,
+        } => {
+            let a = n_heads as f64;
+            let qd = a * (qk_nope_head_dim + qk_rope_head_dim) as f64;
+            match q_lora_rank {
+                Some(r) => {
+                    w.add(gemm(ctx, tokens, h, r as f64));
+                    w.add(gemm(ctx, tokens, r as f64, qd / t));
+                }
+                None => w.add(gemm(ctx, tokens, h, qd / t)),
+            }
+            w.add(gemm(ctx, tokens, h, (kv_lora_rank + qk_rope_head_dim) as f64));
+            w.add(gemm(ctx, tokens, kv_lora_rank as f64, a * (qk_nope_head_dim + v_head_dim) as f64 / t));
+            w.add(gemm(ctx, tokens, a * v_head_dim as f64 / t, h));
+            // MLA turns each head's rope part of the query and one shared rope key.
+            (a, qd, qd / 2.0, (a + 1.0) * qk_rope_head_dim as f64)
+        }
+    }
+}
+
+/// The attention core (scores and values) added to `w`; returns its FLOPs.
+fn attention_core(ctx: &Ctx, heads: f64, q: f64, w: &mut LayerWork) -> f64 {
+    let (t, tokens) = (ctx.tp, ctx.tokens);
+    // Attention scores and values: 2·2·b·s²·q per layer (Megatron counts it non-causal). Causal
+    // kernels skip the masked half; eager kernels also read and write the score matrix. Under
+    // context parallelism each rank scores its s ÷ cp queries against all s keys: `b`, the
+    // device's tokens over the sequence, is already the micro-batch ÷ cp.
+    let b = tokens / ctx.seq;
+    let attention_flops = 4.0 * b * ctx.seq * ctx.seq * q / t;
+    w.model_flops += attention_flops;
+    w.attention_flops = attention_flops;
+    let causal = if ctx.plan.attention == AttentionImpl::Eager { 1.0 } else { 0.5 };
+    w.attention_seconds = attention_flops * causal / (ctx.peak * efficiency(ctx, attention_flops));
+    if ctx.plan.attention == AttentionImpl::Eager {
+        // The score matrix goes through memory: written by QKᵀ, read and written by the masked
+        // softmax, read by the product with V (4 × 2 bytes), plus a dropout mask and output (3 bytes)
+        // where the model trains with attention dropout.
+        let scores = b * heads / t * ctx.seq * ctx.seq;
+        let bytes_per_score = if ctx.arch.family == crate::model::Family::Gpt2 { 11.0 } else { 8.0 };
+        w.attention_seconds += bytes_per_score * scores / (ctx.hw.memory_bytes_per_second * HBM_EFF);
+    }
+    attention_flops
+}
+
+/// A dense layer's MLP GEMMs added to `w`.
+fn dense_mlp(ctx: &Ctx, w: &mut LayerWork) {
+    let (t, tokens, h) = (ctx.tp, ctx.tokens, ctx.arch.hidden_size as f64);
+    let f = ctx.arch.mlp.intermediate_size as f64;
+    let n_up = if ctx.arch.mlp.kind == MlpKind::Gated { 2.0 } else { 1.0 };
+    w.add(gemm(ctx, tokens, h, n_up * f / t));
+    w.add(gemm(ctx, tokens, f / t, h));
+}
+
+/// The memory-bound elementwise kernels added to `w` (norms, residuals, activations, rotary; on
+/// MindSpeed without its fused kernels, their eager operators).
+fn elementwise(ctx: &Ctx, moe_layer: bool, rotated: f64, w: &mut LayerWork) {
+    let arch = ctx.arch;
+    let (t, tokens, h) = (ctx.tp, ctx.tokens, arch.hidden_size as f64);
+    w.memory_seconds +=
+        ELEMENTWISE_BYTES_PER_TOKEN_HIDDEN * tokens * h / t / (ctx.hw.memory_bytes_per_second * HBM_EFF);
+    if !ctx.plan.parallel.fused_kernels && ctx.mindspeed {
+        // MindSpeed without its fused RMSNorm, SwiGLU and rotary kernels: each runs as eager
+        // operators, reading and writing its tensors several times (docs/time.md "Ascend").
+        // Routed experts' SwiGLU is the MoE arm's; GPT-2 has LayerNorm and learned positions.
+        let gated = !moe_layer && arch.mlp.kind == MlpKind::Gated;
+        let swiglu = match gated {
+            true => UNFUSED_SWIGLU_BYTES_PER_TOKEN_FFN * arch.mlp.intermediate_size as f64,
+            false => 0.0,
+        };
+        let norms_and_rope = match arch.family {
+            crate::model::Family::Gpt2 => 0.0,
+            _ => UNFUSED_RMSNORM_BYTES_PER_TOKEN_HIDDEN * h + UNFUSED_ROPE_BYTES_PER_TOKEN_QK * rotated,
+        };
+        let bytes = norms_and_rope + swiglu;
+        w.memory_seconds += bytes * tokens / t / (ctx.hw.memory_bytes_per_second * HBM_EFF);
+    }
+}
+
+/// The tensor-parallel collectives of one layer's forward, as far as they show.
+fn tp_seconds(ctx: &Ctx) -> f64 {
+    let (t, tokens, h) = (ctx.tp, ctx.tokens, ctx.arch.hidden_size as f64);
+    if t <= 1.0 {
+        return 0.0;
+    }
+    // TP: two all-reduces per layer forward (after attention and MLP), or all-gather + reduce-scatter
+    // of the same volume with sequence parallelism (Korthikanti et al. 2022 §4.2.2).
+    let bytes = tokens * h * 2.0;
+    let bw = link_bandwidth(ctx, t as u64);
+    let mut seconds = 2.0 * ring_seconds_on(ctx.hw, bytes, t, bw, true);
+    if ctx.plan.parallel.tp_comm_overlap {
+        // Transformer Engine's userbuffers hide 70 %; on Ascend the flag is MindSpeed's CoC.
+        seconds *= match ctx.hw.vendor {
+            Vendor::Ascend => ASCEND_COC_EXPOSED_FRAC,
+            _ => 0.3,
+        };
+    }
+    seconds
+}
+
+/// The context-parallel exchange of one layer's forward (keys and values of width `kv`) beyond
+/// the attention core's `attention_seconds`, which hide the rest.
+fn cp_seconds(ctx: &Ctx, kv: f64, attention_seconds: f64) -> f64 {
+    let (t, tokens) = (ctx.tp, ctx.tokens);
+    if ctx.cp <= 1.0 {
+        return 0.0;
+    }
+    // CP ring attention: (c − 1) steps, each passing this rank's K and V chunk; mostly hidden
+    // behind the attention compute (Megatron's ring overlaps send with the local block).
+    let kv_bytes = 2.0 * tokens * kv * 2.0 / t;
+    let bw = link_bandwidth(ctx, (ctx.cp * t) as u64);
+    let exchange =
+        (ctx.cp - 1.0) * (ctx.hw.collective_latency_seconds + kv_bytes / (bw * ctx.hw.collective_eff));
+    (exchange - attention_seconds).max(0.0)
+}

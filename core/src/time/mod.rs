@@ -1,0 +1,568 @@
+//! Step time, throughput and FLOPs utilization: per-layer FLOPs at a size-dependent efficiency,
+//! memory-bound work at HBM bandwidth, collectives by placement, the pipeline schedule simulated,
+//! the data-parallel tail and the optimizer step. docs/time.md derives every term.
+
+use crate::hardware::Hardware;
+use crate::memory;
+use crate::model::Architecture;
+use crate::plan::{Framework, Method, Plan, Precision};
+use crate::schedule::{self, Costs, Schedule, Timeline};
+
+mod comm;
+mod gemm;
+mod layer;
+mod moe;
+mod passes;
+mod pipeline;
+mod rl;
+mod tail;
+
+pub use comm::ring_seconds_on;
+pub use gemm::{gemm_efficiency, gemm_efficiency_on, peak_flops};
+use pipeline::{SIMULATED_PASSES_MAX, pipeline_makespan, rank_seconds, simulated_passes};
+pub use pipeline::{schedule_of, uniform_makespan};
+
+/// Asymptotic fraction of peak of a large GEMM, end to end in a training step.
+/// Tier: fitted, the one free constant of the time model: Narayanan et al. 2021 Table 1 with the
+/// authors' run settings gives mean error 2.3 %, worst 6.9 % (`core/tests/it/time.rs`).
+pub const GEMM_EFF_MAX: f64 = 0.66;
+/// GEMM size at which efficiency is half the asymptote, FLOPs.
+/// Tier: derived: LLMCompass's A100 matmul sweep (`ae/figure5/ab/real_hardware/matmul_A100.csv`)
+/// measures about 60 % of peak at 17–39 GFLOP, which this curve gives (53–60 %).
+pub const GEMM_HALF_FLOPS: f64 = 4e9;
+/// What fp8 GEMMs reach of the fp8 peak relative to what bf16 GEMMs of the same size reach of
+/// theirs: the fp8 tensor cores' doubled peak is not doubled in practice (scaling, E4M3/E5M2
+/// operand handling, smaller tiles). Tier: fitted on torchtitan `docs/performance.md` Table 1
+/// (Llama 3.1 8B on 8 × H100, FSDP, local batch 2, selective recompute: bf16 6,667 and fp8 8,532
+/// tokens/s per GPU, ×1.28 end to end); checked on its 405B pair (`core/tests/it/time.rs`).
+pub const FP8_GEMM_RELATIVE_EFF: f64 = 0.82;
+/// Fraction of HBM bandwidth elementwise kernels reach. Tier: derived (STREAM-like kernels reach
+/// 80–90 % of HBM bandwidth on A100/H100).
+pub const HBM_EFF: f64 = 0.8;
+/// Effective host↔device bandwidth for offloaded states, bytes/s. Tier: derived (PCIe 4.0 ×16 is
+/// 32 GB/s per direction, PCI-SIG; pinned-memory copies reach about 80 % of it).
+pub const HOST_LINK_BYTES_PER_SECOND: f64 = 25e9;
+/// Bytes of 16-bit elementwise traffic per token and hidden unit in one layer's forward (norms,
+/// residual adds, bias/activation/dropout kernels, rotary): each reads and writes h-wide tensors.
+/// Tier: derived from the kernels Megatron runs per layer (about 12 reads/writes of 2-byte tensors).
+pub const ELEMENTWISE_BYTES_PER_TOKEN_HIDDEN: f64 = 24.0;
+/// Fraction of link bandwidth a ring collective reaches. Tier: derived: nccl-tests on one 8 × A100
+/// node measure 229 GB/s all-reduce bus bandwidth at 1 GiB (stas00/ml-engineering
+/// `network/README.md`), 0.76 of NVLink's 300 GB/s in one direction.
+pub const COLLECTIVE_EFF: f64 = 0.75;
+/// Fixed cost of one collective or point-to-point call, seconds (launch and synchronization).
+/// Tier: derived (NCCL latencies of tens of microseconds).
+pub const COLLECTIVE_LATENCY_SECONDS: f64 = 20e-6;
+/// [`GEMM_EFF_MAX`] for Ascend 910B/910C (and 910A, unmeasured): NVIDIA's asymptote scaled by how
+/// much closer to its datasheet peak an Ascend GEMM gets in the same benchmark. Tier: derived:
+/// zzc0721/torch-performance-test-data's `torch.matmul` sweep measures 315.36 TFLOPS BF16 on a
+/// 910B2 (issue #109, 4096², 0.839 of 376) and 797.51 on an H100 SXM (issue #79, 8192², 0.806 of
+/// 989): 0.66 × 0.839 / 0.806 = 0.687. Checked on Pangu Ultra (`core/tests/it/ascend.rs`).
+pub const ASCEND_GEMM_EFF_MAX: f64 = 0.69;
+/// Fraction of link bandwidth an HCCL collective reaches (HCCS inside an Atlas 800T A2 node, RoCE
+/// across, UB in CloudMatrix384). Tier: derived: DeepEP-Ascend's normal kernels on CloudMatrix384
+/// (sgl-project/sgl-kernel-npu `README.md`, EP 8, DeepSeek-V3 pre-training shapes) move 146 GB/s
+/// dispatching and 125 GB/s combining over a 910C die's 196 GB/s one-way link: 0.74 and 0.64,
+/// mean 0.69. The only published HCCL bandwidth measurement found; HCCS and RoCE take it too.
+pub const HCCL_COLLECTIVE_EFF: f64 = 0.69;
+/// Fixed cost of one HCCL collective or send/receive, seconds. Tier: derived: HCCL kernels are
+/// launched like NCCL's (one task per call on the device's stream); no public small-message
+/// hccl_test figure was found, so NCCL's tens of microseconds stand.
+pub const HCCL_COLLECTIVE_LATENCY_SECONDS: f64 = 20e-6;
+/// Share of the TP communication MindSpeed's CoC (`--use-ascend-coc --coc-parallel-num 2`) leaves
+/// exposed. Tier: derived: CoC cuts each matmul and its all-reduce (or all-gather/reduce-scatter)
+/// into `coc-parallel-num` chunks and pipelines them, so one chunk's communication of 2 stays
+/// (MindSpeed `docs/zh/features/communication-over-computation.md`); the emitter writes 2.
+pub const ASCEND_COC_EXPOSED_FRAC: f64 = 0.5;
+/// Extra bytes per token and hidden unit, per layer's forward, that MindSpeed's two RMSNorms cost
+/// unfused (eager `pow`/`mean`/`rsqrt`/`mul` in fp32 instead of `npu_rms_norm`). Tier: fitted on
+/// MindSpeed `docs/zh/features/rms_norm.md` (Llama-2-7B: `--use-fused-rmsnorm` +2.7 % throughput)
+/// with MindSpeed-LLM's Llama-2-7B layout (`examples/mindspore/llama2/pretrain_llama2_7b_ms.sh`:
+/// 8 NPUs, TP 1, PP 2, micro-batch 1, batch 256, sequence 4096) on a 910B2.
+pub const UNFUSED_RMSNORM_BYTES_PER_TOKEN_HIDDEN: f64 = 23.4;
+/// Extra bytes per token and MLP intermediate unit, per gated MLP's forward, of an unfused SwiGLU
+/// (`silu` then `mul` instead of `npu_swiglu`). Tier: fitted on MindSpeed
+/// `docs/zh/features/swiglu.md` (Llama-2-7B: `--use-fused-swiglu` +4.7 %), same layout.
+pub const UNFUSED_SWIGLU_BYTES_PER_TOKEN_FFN: f64 = 15.2;
+/// Extra bytes per token and rotated query/key unit, per layer's forward, of an unfused rotary
+/// embedding (`rotate_half`, two products and a sum instead of `npu_rotary_mul`). Tier: fitted on
+/// MindSpeed `docs/zh/features/rotary-embedding.md` (Llama-2-7B: `--use-fused-rotary-pos-emb`
+/// +1 %), same layout.
+pub const UNFUSED_ROPE_BYTES_PER_TOKEN_QK: f64 = 4.34;
+/// The busiest device's routed tokens over the mean when the plan does not say (`moe.imbalance`).
+/// Tier: derived: Switch Transformer (Fedus et al., JMLR 2022, §2.2 and Table 1) trains with
+/// capacity factor 1.25, the headroom over the mean at which its auxiliary-loss-balanced experts
+/// drop almost no tokens, so the busiest expert carries about 1.25 × the mean; the Megatron MoE
+/// README's auxiliary-loss and aux-loss-free balancing aim at the same band.
+pub const MOE_IMBALANCE: f64 = 1.25;
+/// Rows of one expert's block in a grouped GEMM: each expert's tokens are padded up to a multiple
+/// of it, half a block wasted on average. Tier: spec: DeepGEMM's contiguous grouped layout aligns
+/// every expert's tokens to the GEMM M block (`get_mk_alignment_for_contiguous_layout()` = 128,
+/// deepseek-ai/DeepGEMM README), CUTLASS's Hopper grouped GEMMs tile M by 128 as well.
+pub const GROUPED_GEMM_BLOCK_ROWS: f64 = 128.0;
+/// Host-side cost of one expert GEMM when the experts run as a loop (Megatron `SequentialMLP`,
+/// no `--moe-grouped-gemm`), seconds: a kernel launch plus PyTorch's eager dispatch of the GEMM and
+/// its slicing. Tier: derived: NVIDIA's CUDA Graphs post (developer.nvidia.com/blog/cuda-graphs/)
+/// measures 3.8 µs per small kernel launched back to back, and an eager PyTorch op adds several µs
+/// of Python and dispatcher time.
+pub const EXPERT_LOOP_SECONDS_PER_GEMM: f64 = 10e-6;
+/// Passes over the routed rows (top-k copies of h-wide rows) in one direction of an MoE layer's
+/// token permutation with Transformer Engine's fused kernels (`--moe-permute-fusion`): permute
+/// (read, write), sort by local expert after the all-to-all (read, write), unsort (read, write),
+/// unpermute (read; it also writes the token rows, counted apart). Tier: derived from Megatron
+/// `token_dispatcher.py` (`MoEAlltoAllTokenDispatcher`) and `moe_utils.py` at core_v0.19.0.
+pub const MOE_PERMUTE_PASSES_FUSED: f64 = 7.0;
+/// The same without fusion: the unfused `unpermute` multiplies by the routing probabilities
+/// (read, write) and scatter-adds into zeroed token rows (read, and a read and write per copy),
+/// four passes more. Tier: derived from `moe_utils.py` `unpermute` at core_v0.19.0.
+pub const MOE_PERMUTE_PASSES_UNFUSED: f64 = 11.0;
+/// Bytes per router logit of one token: written in fp32 by the gating GEMM, read and written by
+/// the softmax or sigmoid, read by top-k (4 + 8 + 4). Tier: derived from Megatron `router.py`
+/// (`TopKRouter`, router logits in fp32) at core_v0.19.0.
+pub const ROUTER_BYTES_PER_LOGIT: f64 = 16.0;
+/// Fraction of link bandwidth DeepEP's normal (training) kernels reach. Tier: derived: DeepEP's
+/// table on H800 (deepseek-ai/DeepEP `docs/legacy.md`, "Normal kernels"): intranode EP 8 153 GB/s
+/// of NVLink's ~160 GB/s, internode EP 16/32/64 43/58/51 GB/s of CX7's 50 GB/s (mean 0.98).
+pub const FLEX_LINK_EFF: f64 = 0.96;
+/// Share of the compute the overlapped all-to-all kernels take away while they run (the SMs they
+/// hold). Tier: spec: DeepSeek-V3 (arXiv 2412.19437 §3.2.2) dedicates 20 of the H800's 132 SMs to
+/// communication.
+pub const MOE_COMM_SM_FRAC: f64 = 20.0 / 132.0;
+/// The most passes a whole step's drawn timeline ([`StepTime::whole_timeline`]) simulates: some
+/// 8 MB of passes, a few milliseconds. Llama 3.1 405B on 1,024 devices (PP 16, VPP 4, 128
+/// micro-batches) runs 16,384; a step with more draws its first micro-batches pass by pass.
+const DRAWN_PASSES_MAX: u64 = 1 << 18;
+
+/// Time of a plan.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StepTime {
+    /// One optimizer step.
+    pub step_seconds: f64,
+    /// Tokens trained per second, all devices.
+    pub tokens_per_second: f64,
+    /// Tokens per second per device.
+    pub tokens_per_second_per_device: f64,
+    /// Sequences trained per second.
+    pub samples_per_second: f64,
+    /// FLOPs of the model per step (forward and backward, no recomputation; Megatron's count).
+    pub model_flops_per_step: f64,
+    /// FLOPs the devices run per step, recomputation included.
+    pub hardware_flops_per_step: f64,
+    /// Model FLOPs per second over the devices' dense peak.
+    pub mfu_frac: f64,
+    /// Hardware FLOPs per second over the devices' dense peak.
+    pub hfu_frac: f64,
+    /// Where the step's time goes.
+    pub breakdown: Breakdown,
+    /// Bubble over busy time in the pipeline, as the schedule ran.
+    pub bubble_ratio: f64,
+    /// The schedule that ran.
+    pub schedule: Schedule,
+    /// Idle time as a share of ranks × the pipeline's makespan.
+    pub idle_frac: f64,
+    /// What the schedule ran on, to draw its timeline on demand ([`StepTime::timeline`]).
+    pub pipeline: Pipeline,
+}
+
+/// A plan's pipeline as the step time saw it: the schedule, each rank's and chunk's pass
+/// durations, and how many micro-batches a drawn timeline shows.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Pipeline {
+    /// The schedule.
+    pub schedule: Schedule,
+    /// Pass durations per rank and chunk, and the send time between ranks.
+    pub costs: Costs,
+    /// Micro-batches the timeline runs: the step's, at most two per stage (the steady state
+    /// beyond repeats).
+    pub microbatches: u32,
+    /// Micro-batches the step's pipeline runs (with RL, one per response).
+    pub n_microbatches: u32,
+    /// The pipeline's time in the step: its makespan over all `n_microbatches`.
+    pub makespan_seconds: f64,
+    /// The step's host transfers after the pipeline (offloaded optimizer states and parameters;
+    /// offloaded activations are part of the passes).
+    pub offload_seconds: f64,
+}
+
+impl StepTime {
+    /// The schedule's first micro-batches pass by pass, for drawing: built only when asked for,
+    /// since the step time itself comes from closed forms where the schedule allows
+    /// ([`uniform_makespan`]). Empty when the pipeline is too long to simulate.
+    pub fn timeline(&self) -> Timeline {
+        let p = &self.pipeline;
+        let (pp, vpp) = (p.costs.pp, p.costs.vpp);
+        let empty = Timeline { events: Vec::new(), makespan_seconds: 0.0, bubble_ratio: 0.0, idle_frac: 0.0 };
+        if SIMULATED_PASSES_MAX < simulated_passes(p.schedule, pp, vpp, p.microbatches) {
+            return empty;
+        }
+        let program = schedule::cached(p.schedule, pp, vpp, p.microbatches);
+        program.map_or(empty, |program| program.timeline(&p.costs))
+    }
+
+    /// The whole step along its time axis, for drawing: with RL the generation and the scoring
+    /// first, then the pipeline running every micro-batch pass by pass, then the gradients'
+    /// reduction, the optimizer step and the host transfers, each where the step time adds it
+    /// ([`estimate`]); the parts end at [`StepTime::step_seconds`]. Built only when asked for (a
+    /// full simulation of the schedule; [`crate::evaluate`] runs only its first micro-batches).
+    /// Past [`DRAWN_PASSES_MAX`] passes, the first micro-batches that fit are simulated and
+    /// `microbatches_drawn` says how many.
+    ///
+    /// ```
+    /// use trainplan_core::{Plan, memory, time};
+    ///
+    /// let plan = Plan::from_json(r#"{"model": "llama-3.1-8b", "framework": "megatron", "method": "pretrain",
+    ///     "cluster": {"nodes": 2}, "parallel": {"tp": 4, "pp": 4}, "batch": {"global_batch": 64}}"#)?;
+    /// let t = time::estimate(&plan, &memory::estimate(&plan));
+    /// let whole = t.whole_timeline();
+    /// // 64 sequences over DP 1 at micro-batch 1: 64 micro-batches, a forward and a backward of
+    /// // each on each of the 4 ranks.
+    /// assert_eq!(whole.events.len(), 64 * 2 * 4);
+    /// assert_eq!(whole.parts.last().unwrap().end_seconds, t.step_seconds);
+    /// # Ok::<(), trainplan_core::plan::PlanFileError>(())
+    /// ```
+    pub fn whole_timeline(&self) -> StepTimeline {
+        let p = &self.pipeline;
+        let b = &self.breakdown;
+        let (pp, vpp, m) = (p.costs.pp, p.costs.vpp, p.n_microbatches.max(1));
+        // The micro-batches the drawn order holds (interleaving rounds up to groups of pp, as the
+        // step's own simulation does), or as many as the bound allows.
+        let per_microbatch = 3 * u64::from(pp) * u64::from(vpp);
+        let m_drawn = match simulated_passes(p.schedule, pp, vpp, m) <= DRAWN_PASSES_MAX {
+            true => m,
+            false => {
+                let fit = (DRAWN_PASSES_MAX / per_microbatch).min(u64::from(m)) as u32;
+                match p.schedule {
+                    Schedule::Interleaved => fit / pp * pp,
+                    _ => fit,
+                }
+            }
+        };
+        let simulated =
+            match (0 < m_drawn, simulated_passes(p.schedule, pp, vpp, m_drawn) <= DRAWN_PASSES_MAX) {
+                (true, true) => {
+                    schedule::cached(p.schedule, pp, vpp, m_drawn).map(|program| program.timeline(&p.costs))
+                }
+                _ => None,
+            };
+        let steps = [
+            (StepPart::Rollout, b.rollout_seconds),
+            (StepPart::LogProb, b.log_prob_seconds),
+            (StepPart::Pipeline, p.makespan_seconds),
+            (StepPart::GradientSync, b.dp_comm_seconds),
+            (StepPart::Optimizer, b.optimizer_seconds),
+            (StepPart::Offload, p.offload_seconds),
+        ];
+        let mut parts = Vec::with_capacity(steps.len());
+        let mut at = 0.0;
+        let mut pipeline_start = 0.0;
+        for (part, seconds) in steps {
+            if part == StepPart::Pipeline {
+                pipeline_start = at;
+            }
+            if 0.0 < seconds {
+                parts.push(PartSpan { part, start_seconds: at, end_seconds: at + seconds });
+                at += seconds;
+            }
+        }
+        let events = simulated
+            .map(|t| {
+                let shift = |e: schedule::Event| schedule::Event {
+                    start_seconds: e.start_seconds + pipeline_start,
+                    end_seconds: e.end_seconds + pipeline_start,
+                    ..e
+                };
+                t.events.into_iter().map(shift).collect()
+            })
+            .unwrap_or_default();
+        StepTimeline {
+            events,
+            parts,
+            n_ranks: pp,
+            n_chunks: vpp,
+            n_microbatches: m,
+            microbatches_drawn: m_drawn,
+        }
+    }
+}
+
+/// A whole step along its time axis ([`StepTime::whole_timeline`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct StepTimeline {
+    /// The pipeline's passes, rank by rank, at their times in the step.
+    pub events: Vec<schedule::Event>,
+    /// The step's parts in order, back to back from 0 to the step time; empty ones left out.
+    pub parts: Vec<PartSpan>,
+    /// Pipeline ranks.
+    pub n_ranks: u32,
+    /// Model chunks per rank (VPP's, DualPipeV's two).
+    pub n_chunks: u32,
+    /// Micro-batches the step's pipeline runs.
+    pub n_microbatches: u32,
+    /// Micro-batches drawn pass by pass: all of them, unless the step has too many passes.
+    pub microbatches_drawn: u32,
+}
+
+/// One part of a step, from its start to its end, seconds from the step's start.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PartSpan {
+    /// What runs.
+    pub part: StepPart,
+    /// Start, seconds.
+    pub start_seconds: f64,
+    /// End, seconds.
+    pub end_seconds: f64,
+}
+
+/// What a part of a step does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum StepPart {
+    /// RL: generating the responses.
+    Rollout,
+    /// RL: the actor's and the reference's log-probabilities of the responses.
+    LogProb,
+    /// The training pipeline's forward and backward passes (with RL, the actor's update).
+    Pipeline,
+    /// Data-parallel gradient reduction not hidden behind the backward.
+    GradientSync,
+    /// The optimizer step.
+    Optimizer,
+    /// Offloaded states crossing the host link.
+    Offload,
+}
+
+/// Seconds of a step by cause, on the slowest pipeline stage's critical path.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Breakdown {
+    /// Matrix multiplications and attention.
+    pub compute_seconds: f64,
+    /// Elementwise kernels bound by memory bandwidth.
+    pub memory_bound_seconds: f64,
+    /// Recomputation's extra forward work.
+    pub recompute_seconds: f64,
+    /// Tensor-parallel collectives not hidden.
+    pub tp_comm_seconds: f64,
+    /// Context-parallel exchanges not hidden.
+    pub cp_comm_seconds: f64,
+    /// Expert-parallel all-to-alls not hidden.
+    pub ep_comm_seconds: f64,
+    /// Pipeline sends and receives on the critical path.
+    pub pp_comm_seconds: f64,
+    /// Pipeline bubble.
+    pub bubble_seconds: f64,
+    /// Data-parallel gradient reduction (and ZeRO-3 gathers) not hidden.
+    pub dp_comm_seconds: f64,
+    /// Optimizer step.
+    pub optimizer_seconds: f64,
+    /// Host transfers for offloaded states.
+    pub offload_seconds: f64,
+    /// RL: generating the responses (prefill and decode in the rollout engine).
+    pub rollout_seconds: f64,
+    /// RL: log-probabilities of the responses under the actor and the reference.
+    pub log_prob_seconds: f64,
+}
+
+/// What every phase of the estimate reads: the plan (its effective settings), the device, and the
+/// sizes one device works at.
+struct Ctx<'a> {
+    plan: &'a Plan,
+    /// Parameters a token passes through.
+    active_params: f64,
+    arch: &'a Architecture,
+    hw: &'a Hardware,
+    /// Dense peak of the 16-bit (or fp32) units: attention, the head, MFU's denominator.
+    peak: f64,
+    /// The linear layers' GEMMs: in fp8 plans the fp8 peak at what fp8 GEMMs reach of it
+    /// ([`FP8_GEMM_RELATIVE_EFF`]), else [`Ctx::peak`].
+    linear_peak: f64,
+    /// Whether the linear layers run in fp8 (Transformer Engine): their inputs are cast first.
+    fp8: bool,
+    /// Whether MindSpeed runs the plan (MindSpeed-LLM, MindSpeed-RL): its fused-kernel switch counts.
+    mindspeed: bool,
+    /// Whether the plan trains by RL (GRPO, PPO): generation first, every response trained on.
+    rl: bool,
+    tp: f64,
+    cp: f64,
+    ep: f64,
+    /// Sequences per micro-batch.
+    micro_batch: f64,
+    /// Tokens one device holds of a micro-batch (its sequence share under CP).
+    tokens: f64,
+    seq: f64,
+}
+
+impl<'a> Ctx<'a> {
+    /// The context of `plan` (its effective settings) with its memory's layout.
+    fn new(plan: &'a Plan, mem: &memory::Memory) -> Self {
+        let hw = &plan.hardware.hw;
+        let layout = &mem.layout;
+        let (tp, cp, ep) = (layout.tp, layout.cp, layout.ep);
+        let b = f64::from(plan.batch.micro_batch.get());
+        let rl = matches!(plan.method, Method::Grpo | Method::Ppo);
+        let seq = match rl {
+            true => f64::from(plan.rl.max_prompt_length.get()) + f64::from(plan.rl.max_response_length.get()),
+            false => f64::from(plan.batch.seq_len.get()),
+        };
+        Ctx {
+            plan,
+            active_params: mem.params_active as f64,
+            arch: &plan.model.arch,
+            hw,
+            peak: peak_flops(hw, plan.precision),
+            // NVFP4 and MXFP8 as fp8 (TE casts, then the block-scaled GEMM); NVFP4 on the fp4 units.
+            // The fp8 relative efficiency stands in for fp4's, which no public pair measures yet.
+            linear_peak: match plan.precision {
+                Precision::Fp8 | Precision::Mxfp8 if hw.has_fp8() => {
+                    hw.fp8_flops_per_second * FP8_GEMM_RELATIVE_EFF
+                }
+                Precision::Nvfp4 if hw.has_block_scaling() => hw.fp4_flops_per_second * FP8_GEMM_RELATIVE_EFF,
+                _ => peak_flops(hw, plan.precision),
+            },
+            fp8: plan.precision.low_precision() && hw.has_fp8(),
+            mindspeed: matches!(plan.framework, Framework::MindSpeedLlm | Framework::MindSpeedRl),
+            rl,
+            tp: tp as f64,
+            cp: cp as f64,
+            ep: ep as f64,
+            micro_batch: b,
+            tokens: b * seq / cp as f64,
+            seq,
+        }
+    }
+}
+
+/// Estimates a plan's step.
+pub fn estimate(plan: &Plan, mem: &memory::Memory) -> StepTime {
+    estimate_within(plan, mem, None).expect("without a limit there is always an estimate")
+}
+
+/// [`estimate`], or `None` when the step provably takes longer than `limit_seconds`: the bound
+/// (every pass of the busiest rank back to back, plus the step's own terms) is checked before the
+/// schedule is simulated.
+///
+/// The phases in turn: each virtual stage's passes for one micro-batch (`passes.rs`, from one
+/// layer's work in `layer.rs` and `moe.rs`), the sends between stages (`comm.rs`), the tail after
+/// the pipeline (`tail.rs`), the pipeline's makespan (`pipeline.rs`) and with RL the generation
+/// and scoring before it (`rl.rs`).
+pub fn estimate_within(plan: &Plan, mem: &memory::Memory, limit_seconds: Option<f64>) -> Option<StepTime> {
+    // Settings the plan's framework has no flag for play no part (`knobs::effective`).
+    let plan = &*crate::knobs::effective(plan);
+    let ctx = Ctx::new(plan, mem);
+    let layout = &mem.layout;
+    let passes = passes::pass_costs(&ctx, mem);
+    let m = pipeline::microbatches(&ctx, mem);
+    let tail = tail::step_tail(&ctx, mem, &passes.backward, m);
+    let costs = Costs {
+        pp: layout.pp as u32,
+        vpp: layout.chunks as u32,
+        forward_seconds: passes.forward,
+        backward_seconds: passes.backward,
+        weight_seconds: passes.weight,
+        p2p_seconds: comm::p2p_seconds(&ctx, mem),
+    };
+    // No schedule beats its busiest rank running all its passes back to back: a lower bound on the
+    // step that lets a search skip the simulation of a plan that cannot win.
+    if let Some(limit) = limit_seconds {
+        let lower = f64::from(m) * pipeline::slowest_rank_seconds(&costs)
+            + tail.dp_seconds
+            + tail.optimizer_seconds
+            + tail.offload_seconds;
+        // A margin for rounding: the simulation adds the same durations in another order.
+        if limit < lower * (1.0 - 1e-9) {
+            return None;
+        }
+    }
+    let schedule_kind = layout.schedule;
+    let shape = pipeline_makespan(schedule_kind, m, &costs);
+    let makespan = shape.makespan_seconds;
+    let (rollout_seconds, log_prob_seconds) = match ctx.rl {
+        true => rl::rl_phases(&ctx, makespan),
+        false => (0.0, 0.0),
+    };
+    let step_seconds = makespan
+        + tail.dp_seconds
+        + tail.optimizer_seconds
+        + tail.offload_seconds
+        + rollout_seconds
+        + log_prob_seconds;
+    let n_devices = plan.cluster.n_devices() as f64;
+    let (b, dp) = (ctx.micro_batch, mem.dp as f64);
+    let samples = (m as f64) * b * dp;
+    let tokens_per_step = samples * ctx.seq;
+    let model_flops_per_step = passes.model_flops_per_mb * ctx.tp * ctx.cp * samples / b;
+    let hardware_flops_per_step =
+        (passes.model_flops_per_mb + passes.recompute_flops_per_mb) * ctx.tp * ctx.cp * samples / b;
+    let peak_all = ctx.peak * n_devices;
+    let breakdown = Breakdown {
+        rollout_seconds,
+        log_prob_seconds,
+        ..pipeline_breakdown(&costs, &passes.per_rank, passes.activation_offload_seconds, &tail, m, makespan)
+    };
+
+    Some(StepTime {
+        step_seconds,
+        tokens_per_second: tokens_per_step / step_seconds,
+        tokens_per_second_per_device: tokens_per_step / step_seconds / n_devices,
+        samples_per_second: samples / step_seconds,
+        model_flops_per_step,
+        hardware_flops_per_step,
+        mfu_frac: model_flops_per_step / (step_seconds * peak_all),
+        hfu_frac: hardware_flops_per_step / (step_seconds * peak_all),
+        breakdown,
+        bubble_ratio: shape.bubble_ratio,
+        schedule: schedule_kind,
+        idle_frac: shape.idle_frac,
+        pipeline: Pipeline {
+            schedule: schedule_kind,
+            microbatches: shape.simulated_microbatches,
+            n_microbatches: m,
+            makespan_seconds: makespan,
+            offload_seconds: tail.offload_seconds,
+            costs,
+        },
+    })
+}
+
+/// The step's time by cause but RL's phases: the busiest rank's causes over all `m` micro-batches
+/// (`per_rank`, one micro-batch's), the sends and the bubble of the pipeline's `makespan`, then
+/// the step's own terms.
+fn pipeline_breakdown(
+    costs: &Costs,
+    per_rank: &[Breakdown],
+    activation_offload_seconds: f64,
+    tail: &tail::StepTail,
+    m: u32,
+    makespan: f64,
+) -> Breakdown {
+    let (pp, vpp) = (costs.pp, costs.vpp);
+    let (forward, backward, weight) =
+        (&costs.forward_seconds, &costs.backward_seconds, &costs.weight_seconds);
+    let rank_busy = |r: usize| rank_seconds(forward, backward, weight, vpp as usize, r);
+    let busiest = (0..pp as usize).max_by(|&a, &b| rank_busy(a).total_cmp(&rank_busy(b))).unwrap_or(0);
+    let mf = m as f64;
+    let r = &per_rank[busiest];
+    let busy = rank_busy(busiest);
+    // Sends and receives of each chunk's activations and gradients, as far as they lengthen the
+    // pipeline beyond the busiest rank's work (the schedule hides the rest behind other passes).
+    let idle = (makespan - busy * mf).max(0.0);
+    let pp_comm = if 1 < pp { (2.0 * f64::from(vpp) * costs.p2p_seconds * mf).min(idle) } else { 0.0 };
+    Breakdown {
+        compute_seconds: r.compute_seconds * mf,
+        memory_bound_seconds: r.memory_bound_seconds * mf,
+        recompute_seconds: r.recompute_seconds * mf,
+        tp_comm_seconds: r.tp_comm_seconds * mf,
+        cp_comm_seconds: r.cp_comm_seconds * mf,
+        ep_comm_seconds: r.ep_comm_seconds * mf,
+        pp_comm_seconds: pp_comm,
+        // The rest of the makespan: idle time, the sends above counted apart.
+        bubble_seconds: idle - pp_comm,
+        dp_comm_seconds: tail.dp_seconds,
+        optimizer_seconds: tail.optimizer_seconds,
+        offload_seconds: tail.offload_seconds + activation_offload_seconds * mf,
+        ..Breakdown::default()
+    }
+}
+
+/// Days to train `tokens` at the plan's throughput.
+pub fn days_to_train(time: &StepTime, tokens: f64) -> f64 {
+    tokens / time.tokens_per_second / 86_400.0
+}

@@ -1,0 +1,272 @@
+//! Each virtual stage's forward, backward and weight-gradient seconds for one micro-batch: its
+//! layers by kind (dense, MoE) with recomputation, the head and the loss, the MTP layers and
+//! activation offloading; the per-rank breakdown by cause, and the model's and recomputation's
+//! FLOPs per micro-batch.
+
+use super::gemm::{gemm, gemm_16bit};
+use super::layer::{LayerWork, layer_work};
+use super::{Breakdown, Ctx, ELEMENTWISE_BYTES_PER_TOKEN_HIDDEN, HBM_EFF, HOST_LINK_BYTES_PER_SECOND};
+use crate::layout::VirtualStage;
+use crate::memory;
+use crate::model::{self, Architecture};
+use crate::plan::{Plan, RecomputeGranularity};
+
+/// One micro-batch's passes on every virtual stage, in the schedule's order (rank by rank, each
+/// rank's chunks in turn), and what they add up to.
+pub(super) struct PassCosts {
+    /// Each virtual stage's forward seconds.
+    pub(super) forward: Vec<f64>,
+    /// Each virtual stage's backward (input-gradient) seconds, recomputation included.
+    pub(super) backward: Vec<f64>,
+    /// Each virtual stage's weight-gradient seconds.
+    pub(super) weight: Vec<f64>,
+    /// Per rank, one micro-batch's seconds by cause, for the breakdown.
+    pub(super) per_rank: Vec<Breakdown>,
+    /// The model's FLOPs per micro-batch on one device, as Megatron counts them.
+    pub(super) model_flops_per_mb: f64,
+    /// Recomputation's FLOPs per micro-batch on one device.
+    pub(super) recompute_flops_per_mb: f64,
+    /// Activation offloading's host transfers per micro-batch, as far as they show.
+    pub(super) activation_offload_seconds: f64,
+}
+
+/// One layer kind's (dense or MoE) passes for one micro-batch, and their seconds by cause.
+struct KindPasses {
+    forward: f64,
+    backward: f64,
+    weight: f64,
+    causes: Breakdown,
+    rerun_flops: f64,
+}
+
+/// Each virtual stage's passes for one micro-batch: its layers, then activation offloading on the
+/// first stage, then the head, the loss and the MTP layers' own work where a stage holds them.
+pub(super) fn pass_costs(ctx: &Ctx, mem: &memory::Memory) -> PassCosts {
+    let layout = &mem.layout;
+    let dense = layer_work(ctx, false);
+    let moe = layer_work(ctx, true);
+    // Each layer kind's passes and causes once (a dense and an MoE layer), then counted per chunk:
+    // the work is the same for every layer of a kind.
+    let kinds = [kind_passes(ctx.plan, &dense), kind_passes(ctx.plan, &moe)];
+    // Chunks per rank: VPP's, or DualPipeV's two (stage r and stage 2·pp − 1 − r).
+    let vpp = layout.chunks;
+    let n_chunks = (layout.pp * vpp) as usize;
+    let chunks: Vec<&VirtualStage> =
+        (0..n_chunks as u64).map(|idx| layout.stage(idx / vpp, idx % vpp)).collect();
+    let mut costs = PassCosts {
+        forward: vec![0.0; n_chunks],
+        backward: vec![0.0; n_chunks],
+        weight: vec![0.0; n_chunks],
+        per_rank: vec![Breakdown::default(); layout.pp as usize],
+        model_flops_per_mb: 0.0,
+        recompute_flops_per_mb: 0.0,
+        activation_offload_seconds: 0.0,
+    };
+    add_layers(ctx.arch, &chunks, vpp, &kinds, &mut costs);
+    let head = head(ctx);
+    // Each MTP layer's projection of [h; embedding] to h.
+    let h = ctx.arch.hidden_size as f64;
+    let (proj_seconds, proj_flops) = gemm(ctx, ctx.tokens, 2.0 * h, h / ctx.tp);
+    (costs.model_flops_per_mb, costs.recompute_flops_per_mb) =
+        flops_per_microbatch(ctx, layout.model_parallel, [&dense, &moe], &kinds, head.1, proj_flops);
+    costs.activation_offload_seconds =
+        offload_activations(ctx, mem, chunks[0], &mut costs.forward, &mut costs.backward);
+    add_heads(&chunks, vpp, head, proj_seconds, &mut costs);
+    costs
+}
+
+/// Forward, input gradients and (unless the base is frozen) weight gradients: 3 GEMM passes, or 2.
+fn gemm_passes(plan: &Plan) -> f64 {
+    if plan.trains_lora() { 2.0 } else { 3.0 }
+}
+
+/// One layer's passes from its forward work. Backward is twice the forward's GEMMs (input and
+/// weight gradients); recomputation reruns the forward (full) or the attention core (selective)
+/// before it.
+fn kind_passes(plan: &Plan, l: &LayerWork) -> KindPasses {
+    let recompute = plan.recompute.granularity;
+    let frozen = plan.trains_lora();
+    let passes = gemm_passes(plan);
+    let rerun_share = if recompute == RecomputeGranularity::Full { 1.0 } else { 0.0 };
+    let comm = l.tp_seconds + l.cp_seconds + l.ep_seconds;
+    let fwd = l.gemm_seconds + l.attention_seconds + l.memory_seconds + comm;
+    let (rerun, rerun_flops) = match recompute {
+        RecomputeGranularity::Full => (fwd, l.model_flops),
+        RecomputeGranularity::Selective => selective_rerun(plan, l),
+        RecomputeGranularity::None => (0.0, 0.0),
+    };
+    // Input gradients: one GEMM per forward GEMM, attention twice, the collectives again,
+    // after the recomputed forward; weight gradients: one GEMM per forward GEMM. A frozen base
+    // (LoRA, QLoRA) needs no weight gradients; the adapters' are negligible.
+    let bwd = l.gemm_seconds + 2.0 * l.attention_seconds + l.memory_seconds + comm + rerun;
+    let wgt = if frozen { 0.0 } else { l.gemm_seconds };
+    let causes = Breakdown {
+        // Forward, input-gradient and (unless frozen) weight-gradient GEMMs; attention thrice.
+        compute_seconds: passes * l.gemm_seconds + 3.0 * l.attention_seconds,
+        memory_bound_seconds: (2.0 + rerun_share) * l.memory_seconds,
+        recompute_seconds: match recompute {
+            RecomputeGranularity::Full => l.gemm_seconds + l.attention_seconds,
+            _ => rerun,
+        },
+        tp_comm_seconds: (2.0 + rerun_share) * l.tp_seconds,
+        cp_comm_seconds: (2.0 + rerun_share) * l.cp_seconds,
+        ep_comm_seconds: (2.0 + rerun_share) * l.ep_seconds,
+        ..Breakdown::default()
+    };
+    KindPasses { forward: fwd, backward: bwd, weight: wgt, causes, rerun_flops }
+}
+
+/// Each chunk's decoder layers (and MTP layers' decoder layer) counted by kind into its passes and
+/// its rank's causes.
+fn add_layers(
+    arch: &Architecture,
+    chunks: &[&VirtualStage],
+    vpp: u64,
+    kinds: &[KindPasses; 2],
+    costs: &mut PassCosts,
+) {
+    let last_layer = arch.n_layers.saturating_sub(1);
+    for (idx, stage) in chunks.iter().enumerate() {
+        // Layers of each kind here; an MTP layer runs a decoder layer like the model's last (its
+        // head and loss are added in `add_heads`).
+        let mut count = [0.0_f64; 2];
+        for layer in stage.layers.clone() {
+            count[usize::from(model::is_moe_layer(arch, layer))] += 1.0;
+        }
+        count[usize::from(model::is_moe_layer(arch, last_layer))] += stage.mtp as f64;
+        let r = &mut costs.per_rank[idx / vpp as usize];
+        for (kind, n) in kinds.iter().zip(count) {
+            if n == 0.0 {
+                continue;
+            }
+            let causes = &kind.causes;
+            costs.forward[idx] += n * kind.forward;
+            costs.backward[idx] += n * kind.backward;
+            costs.weight[idx] += n * kind.weight;
+            r.compute_seconds += n * causes.compute_seconds;
+            r.memory_bound_seconds += n * causes.memory_bound_seconds;
+            r.recompute_seconds += n * causes.recompute_seconds;
+            r.tp_comm_seconds += n * causes.tp_comm_seconds;
+            r.cp_comm_seconds += n * causes.cp_comm_seconds;
+            r.ep_comm_seconds += n * causes.ep_comm_seconds;
+        }
+    }
+}
+
+/// Head and loss on the last stage: the logits GEMM and a memory-bound softmax, as (GEMM seconds,
+/// GEMM FLOPs, memory-bound seconds).
+fn head(ctx: &Ctx) -> (f64, f64, f64) {
+    let arch = ctx.arch;
+    let v = arch.vocab_size as f64;
+    let (head_seconds, head_flops) = gemm_16bit(ctx, ctx.tokens, arch.hidden_size as f64, v / ctx.tp);
+    let head_memory = 3.0 * 4.0 * ctx.tokens * v / ctx.tp / (ctx.hw.memory_bytes_per_second * HBM_EFF);
+    (head_seconds, head_flops, head_memory)
+}
+
+/// The model's and recomputation's FLOPs per micro-batch on one device, as (model, recompute): the
+/// decoder layers, the MTP layers, the head once more for each MTP layer and their projections.
+fn flops_per_microbatch(
+    ctx: &Ctx,
+    megatron: bool,
+    layers: [&LayerWork; 2],
+    kinds: &[KindPasses; 2],
+    head_flops: f64,
+    proj_flops: f64,
+) -> (f64, f64) {
+    let (plan, arch) = (ctx.plan, ctx.arch);
+    let passes = gemm_passes(plan);
+    let [dense, moe] = layers;
+    let mut model_flops_per_mb = 0.0;
+    let mut recompute_flops_per_mb = 0.0;
+    let n_moe = (0..arch.n_layers).filter(|&idx| model::is_moe_layer(arch, idx)).count() as f64;
+    for (l, kind, n) in [(dense, &kinds[0], arch.n_layers as f64 - n_moe), (moe, &kinds[1], n_moe)] {
+        model_flops_per_mb += n * passes * l.model_flops;
+        recompute_flops_per_mb += n * kind.rerun_flops;
+    }
+    // The head and the loss on the stage that holds them, once more for each MTP layer (its own
+    // prediction through the shared head), and each MTP layer's projection of [h; embedding] to h.
+    let last_layer = arch.n_layers.saturating_sub(1);
+    let n_mtp = plan.mtp_layers as f64 * f64::from(megatron);
+    let mtp_kind = usize::from(model::is_moe_layer(arch, last_layer));
+    model_flops_per_mb += n_mtp * passes * [dense, moe][mtp_kind].model_flops;
+    recompute_flops_per_mb += n_mtp * kinds[mtp_kind].rerun_flops;
+    model_flops_per_mb += passes * (head_flops * (1.0 + n_mtp) + proj_flops * n_mtp);
+    (model_flops_per_mb, recompute_flops_per_mb)
+}
+
+/// Activation offloading on the first stage (`first`), added to its passes; returns the transfers'
+/// seconds that show, per micro-batch.
+///
+/// Megatron `--cpu-offloading-num-layers`, PP 1 only: each offloaded layer's activations cross the
+/// host link after its forward and again before its backward, overlapped with the next layer's
+/// forward (and the previous one's backward): "offloaded to the CPU asynchronously"
+/// (megatron/core/model_parallel_config.py `cpu_offloading`; the context is Transformer Engine's
+/// `get_cpu_offload_context`, megatron/core/transformer/transformer_block.py); what does not fit
+/// behind it shows.
+fn offload_activations(
+    ctx: &Ctx,
+    mem: &memory::Memory,
+    first: &VirtualStage,
+    forward: &mut [f64],
+    backward: &mut [f64],
+) -> f64 {
+    let (megatron, pp) = (mem.layout.model_parallel, mem.layout.pp);
+    let mut activation_offload_seconds = 0.0;
+    let offloaded =
+        u64::from(ctx.plan.recompute.cpu_offload_layers).min(first.layers.end - first.layers.start);
+    let offloaded_bytes = mem.stages.first().map_or(0, |s| s.offloaded_activations) as f64;
+    if megatron && pp == 1 && 0 < offloaded && 0.0 < offloaded_bytes {
+        let transfer = offloaded_bytes / offloaded as f64 / HOST_LINK_BYTES_PER_SECOND;
+        let n = (first.layers.end - first.layers.start).max(1) as f64;
+        let (fwd_layer, bwd_layer) = (forward[0] / n, backward[0] / n);
+        let exposed = offloaded as f64 * ((transfer - fwd_layer).max(0.0) + (transfer - bwd_layer).max(0.0));
+        forward[0] += offloaded as f64 * (transfer - fwd_layer).max(0.0);
+        backward[0] += offloaded as f64 * (transfer - bwd_layer).max(0.0);
+        activation_offload_seconds = exposed;
+    }
+    activation_offload_seconds
+}
+
+/// The head and the loss (from [`head`]) on the chunk that holds them, once more per MTP layer with
+/// its projection, added to the chunks' passes and their ranks' causes.
+fn add_heads(
+    chunks: &[&VirtualStage],
+    vpp: u64,
+    (head_seconds, _, head_memory): (f64, f64, f64),
+    proj_seconds: f64,
+    costs: &mut PassCosts,
+) {
+    for (idx, stage) in chunks.iter().enumerate() {
+        let heads = f64::from(u8::from(stage.loss)) + stage.mtp as f64;
+        let proj = stage.mtp as f64 * proj_seconds;
+        costs.forward[idx] += heads * (head_seconds + head_memory) + proj;
+        costs.backward[idx] += heads * (2.0 * head_seconds + head_memory) + 2.0 * proj;
+        let r = &mut costs.per_rank[idx / vpp as usize];
+        r.compute_seconds += 3.0 * (heads * head_seconds + proj);
+        r.memory_bound_seconds += 2.0 * heads * head_memory;
+    }
+}
+
+/// What selective recomputation reruns in one layer's backward, as (seconds, FLOPs): each module
+/// `--recompute-modules` names reruns its forward (Megatron-LM core_v0.19.0
+/// `transformer_config.py` `recompute_modules`; Korthikanti et al. 2022 §5 for `core_attn`):
+/// `core_attn` the attention core, `mlp` a dense layer's MLP GEMMs, `moe` an MoE layer's expert
+/// GEMMs and its dispatch and combine, `layernorm` the two norms (a read and a write of h 16-bit
+/// values each: 8 of the layer's [`ELEMENTWISE_BYTES_PER_TOKEN_HIDDEN`]). `moe_act`, `mla_up_proj`
+/// and `shared_experts` rerun small or uncounted kernels and add nothing here (docs/time.md).
+fn selective_rerun(plan: &Plan, l: &LayerWork) -> (f64, f64) {
+    let modules = memory::recompute_modules(plan);
+    let mut res = (0.0, 0.0);
+    if modules.core_attn {
+        res = (l.attention_seconds, l.attention_flops);
+    }
+    let mlp = (!l.moe_layer && modules.mlp) || (l.moe_layer && modules.moe);
+    if mlp {
+        res.0 += l.mlp_gemm_seconds + l.ep_seconds;
+        res.1 += l.mlp_flops;
+    }
+    if modules.layernorm {
+        res.0 += l.memory_seconds * 8.0 / ELEMENTWISE_BYTES_PER_TOKEN_HIDDEN;
+    }
+    res
+}

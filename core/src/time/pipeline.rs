@@ -1,0 +1,160 @@
+//! The pipeline's time: which schedule a plan runs, its makespan for a step's micro-batches (a
+//! closed form where the stages are even, else the schedule simulated for a few micro-batches per
+//! stage and the steady state extended), and one rank's work per micro-batch.
+
+use super::Ctx;
+use crate::memory;
+use crate::plan::{PipelineSchedule, Plan};
+use crate::schedule::{self, Costs, Schedule};
+
+/// Micro-batches the schedule simulates before extrapolating the steady state.
+const SIMULATED_MICROBATCHES_PER_STAGE: u32 = 2;
+/// The most passes the schedule simulation runs; past it the closed form stands in. A simulation
+/// costs pp · 2pp · vpp passes: 128 stages take some 10^5, 4,096 stages would take 10^8 (seconds
+/// and gigabytes), so that bound keeps every evaluation fast.
+pub(super) const SIMULATED_PASSES_MAX: u64 = 1 << 20;
+
+/// The pipeline's makespan for `m` micro-batches and its idle share.
+pub(super) struct PipelineShape {
+    pub(super) makespan_seconds: f64,
+    pub(super) bubble_ratio: f64,
+    pub(super) idle_frac: f64,
+    /// The micro-batches the first part stands for (the rest extend the steady state).
+    pub(super) simulated_microbatches: u32,
+}
+
+/// Passes a simulation of `m` micro-batches runs (interleaving rounds up to groups of pp,
+/// DualPipeV runs at least 2·pp: `schedule::orders`).
+pub(super) fn simulated_passes(kind: Schedule, pp: u32, vpp: u32, m: u32) -> u64 {
+    let m = match kind {
+        Schedule::Interleaved => m.div_ceil(pp) * pp,
+        Schedule::DualPipeV => m.max(2 * pp),
+        _ => m,
+    };
+    3 * u64::from(pp) * u64::from(vpp) * u64::from(m)
+}
+
+/// The pipeline's time for `m` micro-batches: the schedule for a few micro-batches per stage,
+/// then the steady state, where the slowest stage is busy all the time, extended to `m`.
+///
+/// The first part comes from [`uniform_makespan`]'s closed form when the stages allow it, else
+/// from simulating the schedule pass by pass (uneven stages, MTP, ZB-H1's and DualPipeV's weight
+/// passes); both give the same makespan (`core/tests/it/schedule.rs` checks the closed form
+/// against the simulation).
+pub(super) fn pipeline_makespan(kind: Schedule, m: u32, costs: &Costs) -> PipelineShape {
+    let (pp, vpp) = (costs.pp, costs.vpp);
+    let m_sim = m.min(SIMULATED_MICROBATCHES_PER_STAGE * pp).max(1);
+    // The micro-batches the order will hold: interleaving rounds up to groups of pp.
+    let m_sim = if kind == Schedule::Interleaved { m_sim.div_ceil(pp) * pp } else { m_sim };
+    let first = uniform_makespan(kind, m_sim, costs).unwrap_or_else(|| {
+        let simulated = match simulated_passes(kind, pp, vpp, m_sim) <= SIMULATED_PASSES_MAX {
+            true => schedule::cached(kind, pp, vpp, m_sim).map(|program| program.makespan(costs)),
+            false => None,
+        };
+        // Too many passes to simulate, or a malformed order deadlocked: every stage's work in
+        // turn, with the 1F1B bubble.
+        simulated.unwrap_or_else(|| costs.total_seconds() / f64::from(pp) * f64::from(m_sim + pp - 1))
+    });
+    let slowest = slowest_rank_seconds(costs);
+    let extra = f64::from(m.saturating_sub(m_sim)) * slowest;
+    let makespan = first + extra;
+    let busy_total = costs.total_seconds() * f64::from(m);
+    let idle = (makespan * f64::from(pp) - busy_total).max(0.0);
+    PipelineShape {
+        makespan_seconds: makespan,
+        bubble_ratio: idle / busy_total.max(f64::MIN_POSITIVE),
+        idle_frac: idle / (makespan * f64::from(pp)).max(f64::MIN_POSITIVE),
+        simulated_microbatches: m_sim,
+    }
+}
+
+/// The makespan of `m` micro-batches in closed form, when every virtual stage runs the same passes
+/// except the last (which holds the head and the loss) and the schedule is GPipe, 1F1B or
+/// interleaved 1F1B, or the pipeline has one stage; `None` otherwise.
+///
+/// With per-stage forward f, backward b and weight w (u = f + b + w), the last stage δ longer
+/// (δ_f + δ_b, its weight pass the same), a send taking c, p ranks and v chunks each:
+/// - one stage: every pass back to back, m · Σ u;
+/// - GPipe and 1F1B: (m + p − 1)·u + m·δ + 2(p − 1)·c (Narayanan et al. 2021 §2.2: the bubble
+///   (p − 1)·u; the last stage is busiest, so its extra δ counts on every micro-batch, and a
+///   micro-batch's sends to the last stage and back lie on the critical path once);
+/// - interleaved (m a multiple of p): (m·v + p − 1)·u + m·δ + 2(p·v − 1)·c with per-chunk u
+///   (§2.2.2: the bubble shrinks v-fold; sends cross every virtual stage).
+///
+/// These hold while the last stage paces the steady state: δ ≥ 2c (else a send's round trip
+/// between the last two stages does, and the simulation runs), and when interleaved, a send no
+/// longer than a chunk's forward or backward. `core/tests/it/schedule.rs` compares them with the
+/// simulation on random costs.
+pub fn uniform_makespan(kind: Schedule, m: u32, costs: &Costs) -> Option<f64> {
+    let (pp, vpp) = (costs.pp, costs.vpp);
+    let (forward, backward, weight) =
+        (&costs.forward_seconds, &costs.backward_seconds, &costs.weight_seconds);
+    let n = forward.len();
+    if n == 0 || n != (pp * vpp) as usize || backward.len() != n || weight.len() != n {
+        return None;
+    }
+    let mf = f64::from(m);
+    if pp == 1 && kind != Schedule::DualPipeV {
+        return Some(mf * costs.total_seconds());
+    }
+    // Interleaving runs whole groups of pp micro-batches (`schedule::orders` rounds up).
+    let whole_groups = kind != Schedule::Interleaved || m.is_multiple_of(pp);
+    if !whole_groups || !matches!(kind, Schedule::GPipe | Schedule::OneFOneB | Schedule::Interleaved) {
+        return None;
+    }
+    let (f, b, w) = (forward[0], backward[0], weight[0]);
+    let body_uniform = (1..n - 1).all(|i| forward[i] == f && backward[i] == b && weight[i] == w);
+    let (delta_f, delta_b) = (forward[n - 1] - f, backward[n - 1] - b);
+    let c = costs.p2p_seconds;
+    let last_paces = 0.0 <= delta_f && 0.0 <= delta_b && 2.0 * c <= delta_f + delta_b;
+    let sends_fit = vpp == 1 || (c <= f && c <= b);
+    if !(body_uniform && weight[n - 1] == w && last_paces && sends_fit) {
+        return None;
+    }
+    let (p, v) = (f64::from(pp), f64::from(vpp));
+    let u = f + b + w;
+    let delta = delta_f + delta_b;
+    Some(match kind {
+        Schedule::Interleaved => (mf * v + p - 1.0) * u + mf * delta + 2.0 * (p * v - 1.0) * c,
+        _ => (mf + p - 1.0) * u + mf * delta + 2.0 * (p - 1.0) * c,
+    })
+}
+
+/// The schedule a plan runs: the one it names, or 1F1B (interleaved when it has virtual chunks).
+pub fn schedule_of(plan: &Plan, vpp: u64) -> Schedule {
+    match (plan.parallel.schedule, vpp) {
+        (PipelineSchedule::Auto | PipelineSchedule::Interleaved, 2..) => Schedule::Interleaved,
+        (PipelineSchedule::Auto | PipelineSchedule::Interleaved | PipelineSchedule::OneFOneB, _) => {
+            Schedule::OneFOneB
+        }
+        (PipelineSchedule::GPipe, _) => Schedule::GPipe,
+        (PipelineSchedule::ZbH1, _) => Schedule::ZbH1,
+        (PipelineSchedule::DualPipeV, _) => Schedule::DualPipeV,
+    }
+}
+
+/// Micro-batches the step's pipeline runs: the plan's, with RL one per sampled response.
+pub(super) fn microbatches(ctx: &Ctx, mem: &memory::Memory) -> u32 {
+    let plan = ctx.plan;
+    // RL trains on every sampled response: VeRL's batch counts prompts, each with n responses.
+    let m = match ctx.rl {
+        true => mem.n_microbatches.saturating_mul(u64::from(plan.rl.n_samples_per_prompt.get())),
+        false => mem.n_microbatches,
+    };
+    // Saturated, not truncated: 2^32 micro-batches or more take as long as 2^32 − 1 would, near enough.
+    u32::try_from(m).unwrap_or(u32::MAX)
+}
+
+/// The busiest rank's seconds for one micro-batch, all its passes back to back.
+pub(super) fn slowest_rank_seconds(costs: &Costs) -> f64 {
+    let (forward, backward, weight) =
+        (&costs.forward_seconds, &costs.backward_seconds, &costs.weight_seconds);
+    (0..costs.pp as usize)
+        .map(|r| rank_seconds(forward, backward, weight, costs.vpp as usize, r))
+        .fold(0.0, f64::max)
+}
+
+/// One micro-batch's forward, backward and weight-gradient seconds on rank `r`, all its chunks.
+pub(super) fn rank_seconds(forward: &[f64], backward: &[f64], weight: &[f64], vpp: usize, r: usize) -> f64 {
+    (r * vpp..(r + 1) * vpp).map(|i| forward[i] + backward[i] + weight[i]).sum()
+}

@@ -1,0 +1,46 @@
+//! RL's phases before the actor's update: generating the responses in the rollout engine and
+//! scoring them (log-probabilities under the actor and the reference).
+
+use super::{Ctx, HBM_EFF, gemm_efficiency};
+use crate::memory;
+
+/// RL's generation and scoring, per step (VeRL's `ActorRolloutRefWorker` phases).
+///
+/// Rollout: every device group of `rollout_tp` runs an engine; each engine prefills its prompts
+/// (2 · N_active FLOPs per token, compute-bound) and decodes `max_response_length` tokens in waves
+/// of `max_num_seqs` sequences, each decode step bound by reading the weights and the KV cache from
+/// memory (Pope et al. 2022, "Efficiently Scaling Transformer Inference" §2) or by its FLOPs,
+/// whichever is slower. Log-probabilities: a forward pass of the actor and of the reference over
+/// every response, each a third of the update's pipeline time without recomputation.
+pub(super) fn rl_phases(ctx: &Ctx, update_makespan: f64) -> (f64, f64) {
+    let plan = ctx.plan;
+    let rl = &plan.rl;
+    let n_devices = plan.cluster.n_devices() as f64;
+    let rollout_tp = f64::from(rl.rollout_tp.get());
+    let engines = (n_devices / rollout_tp).max(1.0);
+    let prompts = f64::from(plan.batch.global_batch.get());
+    let sequences = prompts * f64::from(rl.n_samples_per_prompt.get()) / engines;
+    let (prompt, response) = (f64::from(rl.max_prompt_length.get()), f64::from(rl.max_response_length.get()));
+    let active = ctx.active_params;
+    let peak = ctx.peak * rollout_tp;
+    let prefill = 2.0 * active * sequences * prompt / (peak * gemm_efficiency(2.0 * active * prompt));
+    // Decode: per step, the weights (bf16) and the batch's KV cache so far cross the memory bus.
+    let batch = sequences.min(f64::from(rl.max_num_seqs.get())).max(1.0);
+    let waves = (sequences / batch).ceil();
+    let kv_per_token = memory::rollout_memory(plan).kv_cache_needed_bytes as f64
+        / (f64::from(rl.max_num_seqs.get()) * (prompt + response))
+        * rollout_tp;
+    let bandwidth = ctx.hw.memory_bytes_per_second * HBM_EFF * rollout_tp;
+    let mut decode = 0.0;
+    for step in [0.25, 0.75] {
+        // Two-point average over the response: the KV cache grows linearly.
+        let context = prompt + step * response;
+        let bytes = 2.0 * active + batch * context * kv_per_token;
+        let flops = 2.0 * active * batch;
+        decode += 0.5 * (bytes / bandwidth).max(flops / (peak * gemm_efficiency(flops)));
+    }
+    let rollout = prefill + waves * response * decode;
+    // The training pipeline's forward is about a third of its time without recomputation.
+    let log_prob = 2.0 * update_makespan / 3.0;
+    (rollout, log_prob)
+}

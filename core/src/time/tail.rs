@@ -1,0 +1,147 @@
+//! The step's tail after the pipeline: the data-parallel gradient reduction (and ZeRO-3/FSDP
+//! gathers) not hidden behind the backward, the optimizer step, the host transfers of offloaded
+//! states, each once per RL update.
+
+use super::comm::{group_bandwidth, ring_seconds_on};
+use super::{Ctx, HBM_EFF, HOST_LINK_BYTES_PER_SECOND};
+use crate::memory;
+use crate::plan::Precision;
+
+/// The step's terms after the pipeline, seconds.
+pub(super) struct StepTail {
+    /// Data-parallel gradient reduction (and ZeRO-3 gathers) not hidden.
+    pub(super) dp_seconds: f64,
+    /// The optimizer step.
+    pub(super) optimizer_seconds: f64,
+    /// Offloaded optimizer states and parameters crossing the host link.
+    pub(super) offload_seconds: f64,
+}
+
+/// What one device holds of the model, as the tail sees it.
+struct Share {
+    /// Data- and context-parallel ranks.
+    dp_cp: f64,
+    /// Whether ZeRO-3 or FSDP shards the parameters (gathered for forward and backward).
+    shards_params: bool,
+    /// Parameters this device computes with.
+    params_on_device: f64,
+    /// The share of them that trains: LoRA's adapters, else all.
+    trainable_share: f64,
+}
+
+/// The step's tail for `m` micro-batches whose last backward on each stage takes `backward`.
+pub(super) fn step_tail(ctx: &Ctx, mem: &memory::Memory, backward: &[f64], m: u32) -> StepTail {
+    let (plan, p, hw) = (ctx.plan, &ctx.plan.parallel, ctx.hw);
+    let megatron = mem.layout.model_parallel;
+    let share = share(ctx, mem);
+    let dp_seconds = gradient_sync_seconds(ctx, mem, &share, backward);
+    let (dp_cp, params_on_device, trainable_share) =
+        (share.dp_cp, share.params_on_device, share.trainable_share);
+    // Optimizer: Adam reads and writes fp32 master weights, two moments and gradients, and writes
+    // the 16-bit weights: about 18 bytes per parameter it owns (÷ dp when sharded).
+    let sharded = p.distributed_optimizer || (!megatron && 1 <= p.zero_stage);
+    let owned = params_on_device * trainable_share / if sharded { dp_cp } else { 1.0 };
+    let optimizer_seconds = 18.0 * owned / (hw.memory_bytes_per_second * HBM_EFF);
+    // Offload: optimizer states cross the host link twice a step.
+    let offload_seconds = match p.offload_optimizer {
+        true => 2.0 * 16.0 * owned / HOST_LINK_BYTES_PER_SECOND,
+        false => 0.0,
+    } + match crate::memory::swaps_optimizer(plan) {
+        // MindSpeed swap-optimizer: the optimizer states (fp32 master weights and both moments, 12
+        // bytes per owned parameter in bf16; memory::state_bytes) come in and go out once per step,
+        // slice by slice, while AdamW runs.
+        true => {
+            2.0 * crate::memory::state_bytes(true, plan.precision).optimizer * owned
+                / HOST_LINK_BYTES_PER_SECOND
+        }
+        false => 0.0,
+    } + match p.offload_params && !megatron {
+        // ZeRO-Infinity fetches each device's 16-bit parameter shard from the host for every
+        // micro-batch's forward and again for its backward (DeepSpeed `offload_param`).
+        true => 2.0 * 2.0 * params_on_device / dp_cp * m as f64 / HOST_LINK_BYTES_PER_SECOND,
+        false => 0.0,
+    };
+    let updates = updates(ctx);
+    StepTail {
+        dp_seconds: dp_seconds * updates,
+        optimizer_seconds: optimizer_seconds * updates,
+        offload_seconds: offload_seconds * updates,
+    }
+}
+
+/// The parameters one device computes with, and over how many ranks its gradients and optimizer
+/// states are shared.
+fn share(ctx: &Ctx, mem: &memory::Memory) -> Share {
+    let (plan, p) = (ctx.plan, &ctx.plan.parallel);
+    let (megatron, tp, cp) = (mem.layout.model_parallel, mem.layout.tp, mem.layout.cp);
+    // Gradients are reduced, and optimizer states sharded, over the data- and context-parallel
+    // ranks together (Megatron's `dp_cp_group`, megatron/core/distributed/distributed_data_parallel.py;
+    // VeRL's FSDP mesh spans its Ulysses groups).
+    let dp_cp = (mem.dp * cp) as f64;
+    // Parameters this device computes with: ZeRO-3 shards (or offloads) what it stores, not what
+    // it gathers, reduces and updates, so there the count comes from the model (HF frameworks run
+    // without TP and PP, rule hf.no_model_parallel; the division keeps a stray plan sensible).
+    let shards_params = match megatron {
+        false => p.zero_stage == 3,
+        true => matches!(p.fsdp, crate::plan::Fsdp::OptimGradsParams | crate::plan::Fsdp::Torch),
+    };
+    let params_on_device = match shards_params {
+        true => mem.params_total as f64 / (tp * u64::from(p.pp.get())).max(1) as f64,
+        false => mem.stages.iter().map(|s| s.params).max().unwrap_or(0) as f64,
+    };
+    let trainable_share = match plan.trains_lora() {
+        true => mem.params_lora as f64 / mem.params_total.max(1) as f64,
+        false => 1.0,
+    };
+    Share { dp_cp, shards_params, params_on_device, trainable_share }
+}
+
+/// Data parallel: gradients reduced (reduce-scatter with the distributed optimizer or ZeRO, then
+/// parameters gathered), over the NIC unless the whole group sits in one node; what the last
+/// micro-batch's backward (the longest of `backward`) does not hide when overlapped.
+fn gradient_sync_seconds(ctx: &Ctx, mem: &memory::Memory, share: &Share, backward: &[f64]) -> f64 {
+    let (plan, p, hw) = (ctx.plan, &ctx.plan.parallel, ctx.hw);
+    let (megatron, tp, cp) = (mem.layout.model_parallel, mem.layout.tp, mem.layout.cp);
+    // Megatron reduces fp32 main gradients in bf16 training (`accumulate_allreduce_grads_in_fp32`
+    // defaults on for bf16) and 16-bit gradients in fp16; DeepSpeed reduces 16-bit gradients.
+    let grad_dtype_bytes = match (megatron, plan.precision) {
+        (_, Precision::Fp32) => 4.0,
+        (true, Precision::Bf16 | Precision::Fp8 | Precision::Mxfp8 | Precision::Nvfp4) => 4.0,
+        _ => 2.0,
+    };
+    let grad_bytes = share.params_on_device * share.trainable_share * grad_dtype_bytes;
+    // The data- and context-parallel peers sit tp ranks apart (Megatron's rank order: TP
+    // innermost, then CP, DP, PP).
+    let dp_bw = group_bandwidth(hw, u64::from(plan.cluster.scale_up_domain.get()), mem.dp * cp, tp);
+    let mut dp_seconds = ring_seconds_on(hw, grad_bytes, share.dp_cp, dp_bw, true);
+    if share.shards_params {
+        // ZeRO-3 and FSDP's parameter sharding gather the parameters for forward and backward:
+        // 1.5× the all-reduce (ZeRO paper §7.2).
+        dp_seconds *= 1.5;
+    }
+    if p.distributed_optimizer && p.overlap_param_gather {
+        // The distributed optimizer reduce-scatters gradients and all-gathers parameters, half the
+        // volume each; `--overlap-param-gather` hides the gather behind the next forward.
+        dp_seconds *= 0.5;
+    }
+    if p.overlap_grad_reduce {
+        // Overlapped with the last micro-batch's backward; what does not fit behind it shows.
+        let last_backward = backward.iter().cloned().fold(0.0, f64::max);
+        dp_seconds = (dp_seconds - last_backward).max(0.1 * dp_seconds);
+    }
+    dp_seconds
+}
+
+/// Gradient reductions and optimizer steps per step: RL updates the actor once per mini-batch of
+/// prompts (VeRL `ppo_mini_batch_size`, MindSpeed-RL `mini_batch_size`), each reducing gradients
+/// and stepping the optimizer; else one.
+fn updates(ctx: &Ctx) -> f64 {
+    let plan = ctx.plan;
+    match ctx.rl {
+        true => {
+            let global = plan.batch.global_batch.get();
+            f64::from(global.div_ceil(plan.rl.mini_batch_prompts(global).clamp(1, global)))
+        }
+        false => 1.0,
+    }
+}
