@@ -84,6 +84,8 @@ pub enum Knob {
     MoePadToCapacity,
     /// `moe.capacity_factor`.
     MoeCapacity,
+    /// `moe.imbalance`.
+    MoeImbalance,
     /// `recompute.num_layers`.
     RecomputeLayers,
     /// `attention`.
@@ -174,6 +176,7 @@ impl Knob {
         Knob::MoeOverlapEpComm,
         Knob::MoePadToCapacity,
         Knob::MoeCapacity,
+        Knob::MoeImbalance,
         Knob::RecomputeLayers,
         Knob::Attention,
         Knob::ActivationFunction,
@@ -218,6 +221,7 @@ impl Knob {
             Knob::MoeOverlapEpComm => "moe.overlap_ep_comm",
             Knob::MoePadToCapacity => "moe.pad_to_capacity",
             Knob::MoeCapacity => "moe.capacity_factor",
+            Knob::MoeImbalance => "moe.imbalance",
             Knob::RecomputeLayers => "recompute.num_layers",
             Knob::Attention => "attention",
             Knob::ActivationFunction => "recompute.activation_function",
@@ -320,6 +324,11 @@ pub fn applies(framework: Framework, method: Method, knob: Knob) -> Applies {
         // `--mtp-num-layers`, `--moe-expert-capacity-factor`, `--moe-pad-expert-input-to-capacity`,
         // `--recompute-modules`: declared by Megatron-LM and MindSpeed-LLM, not by MindSpeed-RL's
         // config classes.
+        // The routed load on the busiest device (`moe.imbalance`) is no framework's flag: it
+        // describes the router, and it moves work between devices only where expert parallelism
+        // spreads the experts over them, which the HF path never does (`time::moe`: with EP 1 one
+        // device holds every expert).
+        Knob::MoeImbalance => only(MEGATRON_PATH),
         Knob::AccountEmbeddingLoss
         | Knob::PipelineLayout
         | Knob::MtpLayers
@@ -416,6 +425,7 @@ pub fn effective(plan: &Plan) -> Cow<'_, Plan> {
             Knob::MoeOverlapEpComm => moe.overlap_ep_comm = moe_default.overlap_ep_comm,
             Knob::MoePadToCapacity => moe.pad_to_capacity = moe_default.pad_to_capacity,
             Knob::MoeCapacity => moe.capacity_factor = moe_default.capacity_factor,
+            Knob::MoeImbalance => moe.imbalance = moe_default.imbalance,
             Knob::RecomputeLayers => recompute.num_layers = one,
             Knob::ActivationFunction => recompute.activation_function = false,
             Knob::ActivationFunctionLayers => recompute.activation_function_layers = 0,

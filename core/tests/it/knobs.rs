@@ -38,6 +38,7 @@ fn changed_value(knob: Knob) -> (&'static str, Value) {
         Knob::MtpLayers => json!(1),
         Knob::MoeDispatcher => json!("allgather"),
         Knob::MoeCapacity => json!(1.5),
+        Knob::MoeImbalance => json!(2.0),
         Knob::RecomputeLayers => json!(2),
         Knob::Attention => json!("eager"),
         Knob::ActivationFunctionLayers => json!(2),
@@ -179,6 +180,10 @@ fn the_same_settings_change_the_report_where_they_apply() {
         (
             Knob::Attention,
             json!({"model": "qwen2.5-7b", "framework": "llamafactory", "method": "sft-full", "recompute": {"granularity": "none"}}),
+        ),
+        (
+            Knob::MoeImbalance,
+            json!({"model": "qwen3-30b-a3b", "framework": "megatron", "method": "pretrain", "cluster": {"nodes": 2}, "parallel": {"ep": 8}}),
         ),
         (
             Knob::SwapAttention,

@@ -47,7 +47,7 @@ pub fn MoeKnobs(
         {slot_check(Knob::MoePadToCapacity, Key::moe_pad_to_capacity, "moe-pad-check", |f| f.moe.pad_to_capacity, |f, v| f.moe.pad_to_capacity = v)}
         <div class="grid3">
             {knob_slot(ctx, Knob::MoeCapacity, capacity)}
-            {number(ctx, Key::moe_imbalance, "moe-imbalance-input", NumField::MoeImbalance, None)}
+            {knob_slot(ctx, Knob::MoeImbalance, move || number(ctx, Key::moe_imbalance, "moe-imbalance-input", NumField::MoeImbalance, None))}
         </div>
     }
 }
