@@ -41,28 +41,36 @@ pub(super) struct FlagUse {
 pub(super) fn script_flags(text: &str, vars: &[(String, String)]) -> Vec<FlagUse> {
     let mut out = Vec::new();
     for words in script_lines(text) {
-        let mut i = 0;
-        while i < words.len() {
-            let word = &words[i];
-            i += 1;
-            let Some((flag, inline)) = flag_word(word) else { continue };
-            let mut raw: Vec<&str> = Vec::new();
-            match inline {
-                Some(v) => raw.push(v),
-                None => {
-                    while i < words.len()
-                        && !words[i].starts_with("--")
-                        && !ends_values(&words[i])
-                        && !words[i].ends_with(".py")
-                    {
-                        raw.push(&words[i]);
-                        i += 1;
-                    }
-                }
-            }
+        for (flag, raw) in flag_runs(&words, 0, true) {
             let values = raw.iter().map(|w| expand(w, vars, &mut 64)).collect::<Option<Vec<String>>>();
             out.push(FlagUse { flag: flag.to_owned(), values, raw: raw.join(" ") });
         }
+    }
+    out
+}
+
+/// The flags of a command line's words from `from` on, each with its values as written: the one
+/// joined to it by `=`, else the words after it up to the next flag, a shell operator, an array
+/// expansion or, where `entry`, a `*.py` entry script.
+fn flag_runs(words: &[String], from: usize, entry: bool) -> Vec<(&str, Vec<&str>)> {
+    let ends_run = |w: &str| w.starts_with("--") || ends_values(w) || (entry && w.ends_with(".py"));
+    let mut out = Vec::new();
+    let mut i = from;
+    while i < words.len() {
+        let word = &words[i];
+        i += 1;
+        let Some((flag, inline)) = flag_word(word) else { continue };
+        let mut raw: Vec<&str> = Vec::new();
+        match inline {
+            Some(v) => raw.push(v),
+            None => {
+                while i < words.len() && !ends_run(&words[i]) {
+                    raw.push(&words[i]);
+                    i += 1;
+                }
+            }
+        }
+        out.push((flag, raw));
     }
     out
 }
@@ -493,35 +501,20 @@ pub(super) fn refused_flags(text: &str, table: Table) -> Vec<FlagError> {
     let vars = script_vars(text);
     let mut out = Vec::new();
     for words in script_lines(text) {
-        let mut i = words.iter().position(|w| w.ends_with(".py")).map_or(0, |at| at + 1);
-        while i < words.len() {
-            let word = &words[i];
-            i += 1;
-            let Some((flag, inline)) = flag_word(word) else { continue };
+        let from = words.iter().position(|w| w.ends_with(".py")).map_or(0, |at| at + 1);
+        for (flag, raw) in flag_runs(&words, from, false) {
             if LAUNCHER.contains(&flag) {
                 continue;
-            }
-            let mut values = Vec::new();
-            let mut judged = true;
-            let mut take = |w: &str| match expand(w, &vars, &mut 64) {
-                Some(v) => values.push(v),
-                None => judged = false,
-            };
-            match inline {
-                Some(v) => take(v),
-                None => {
-                    while i < words.len() && !words[i].starts_with("--") && !ends_values(&words[i]) {
-                        take(&words[i]);
-                        i += 1;
-                    }
-                }
             }
             let Some(spec) = flags::lookup(table, flag) else {
                 out.push(FlagError::Unknown { flag: flag.to_owned(), framework: table.name() });
                 continue;
             };
-            let values: Vec<&str> = values.iter().map(String::as_str).collect();
-            if judged && let Err(e) = spec.check(&values) {
+            // A value set outside the script is not judged.
+            let values = raw.iter().map(|w| expand(w, &vars, &mut 64)).collect::<Option<Vec<String>>>();
+            if let Some(values) = values
+                && let Err(e) = spec.check(&values.iter().map(String::as_str).collect::<Vec<_>>())
+            {
                 out.push(e);
             }
         }
