@@ -166,6 +166,24 @@ pub fn parallel_flags(plan: &Plan, ascend: bool) -> Vec<String> {
         format!("--tensor-model-parallel-size {}", p.tp),
         format!("--pipeline-model-parallel-size {}", p.pp),
     ];
+    f.extend(pipeline_split_flags(plan, ascend));
+    f.push(format!("--context-parallel-size {}", p.cp));
+    if plan.model.arch.moe.is_some() {
+        f.extend(expert_flags(plan, ascend));
+    }
+    let switches = memory_switches(plan, ascend);
+    if !switches.is_empty() {
+        f.push(switches.join(" "));
+    }
+    f.extend(recompute_flags(plan, ascend));
+    f
+}
+
+/// How the layers split over the pipeline: VPP (as a layout string, chunks per rank or layers per
+/// chunk), MTP, the embedding and loss in the split, and uneven stages.
+fn pipeline_split_flags(plan: &Plan, ascend: bool) -> Vec<String> {
+    let p = &plan.parallel;
+    let mut f = Vec::new();
     // The embedding and the loss count as a layer each in the split (`arguments.py`).
     let accounted = plan.model.arch.n_layers + if p.account_embedding_loss { 2 } else { 0 };
     let layout = p.uneven_layers.then(|| uneven_layout(plan)).flatten();
@@ -206,61 +224,78 @@ pub fn parallel_flags(plan: &Plan, ascend: bool) -> Vec<String> {
             )),
         }
     }
-    f.push(format!("--context-parallel-size {}", p.cp));
-    if plan.model.arch.moe.is_some() {
-        f.push(format!("--expert-model-parallel-size {} --expert-tensor-parallel-size {}", p.ep, p.etp));
-        // Token dropping (`--moe-expert-capacity-factor`, `--moe-pad-expert-input-to-capacity`:
-        // Megatron-LM and MindSpeed-LLM's core 0.12.1 parser) and the flex backend (Megatron-LM only,
-        // rule moe.flex_framework).
-        let m = &plan.moe;
-        if let Some(c) = m.capacity_factor {
-            f.push(format!("--moe-expert-capacity-factor {c}"));
-        }
-        if m.pad_to_capacity {
-            f.push("--moe-pad-expert-input-to-capacity".to_owned());
-        }
-        if m.dispatcher == crate::plan::MoeDispatcher::Flex && !ascend {
-            f.push("--moe-flex-dispatcher-backend deepep".to_owned());
-        }
+    f
+}
+
+/// An MoE model's expert sizes, token dropping and the flex dispatcher's backend.
+fn expert_flags(plan: &Plan, ascend: bool) -> Vec<String> {
+    let p = &plan.parallel;
+    let mut f =
+        vec![format!("--expert-model-parallel-size {} --expert-tensor-parallel-size {}", p.ep, p.etp)];
+    // Token dropping (`--moe-expert-capacity-factor`, `--moe-pad-expert-input-to-capacity`:
+    // Megatron-LM and MindSpeed-LLM's core 0.12.1 parser) and the flex backend (Megatron-LM only,
+    // rule moe.flex_framework).
+    let m = &plan.moe;
+    if let Some(c) = m.capacity_factor {
+        f.push(format!("--moe-expert-capacity-factor {c}"));
     }
-    let mut switches = Vec::new();
-    if p.sequence_parallel {
-        switches.push("--sequence-parallel");
+    if m.pad_to_capacity {
+        f.push("--moe-pad-expert-input-to-capacity".to_owned());
     }
+    if m.dispatcher == crate::plan::MoeDispatcher::Flex && !ascend {
+        f.push("--moe-flex-dispatcher-backend deepep".to_owned());
+    }
+    f
+}
+
+/// The switches on one line: sequence parallelism, the distributed optimizer, optimizer offload,
+/// FSDP, and the communication overlaps.
+fn memory_switches(plan: &Plan, ascend: bool) -> Vec<String> {
     use crate::plan::Fsdp;
+    let p = &plan.parallel;
+    let mut switches = Vec::new();
+    let mut on = |s: &str| switches.push(s.to_owned());
+    if p.sequence_parallel {
+        on("--sequence-parallel");
+    }
     // Megatron FSDP runs on the distributed optimizer whether asked or not (`validate_args` turns
     // it on); FSDP2 refuses it (rule fsdp.torch).
     if p.distributed_optimizer {
-        switches.push("--use-distributed-optimizer");
+        on("--use-distributed-optimizer");
     }
     // Optimizer offload, with the precision-aware optimizer Megatron-LM requires for it
     // (`validate_args`, megatron/training/arguments.py @5be9626; rule
     // parallel.offload_needs_distributed_optimizer); `--optimizer-offload-fraction` keeps its default,
     // 1.0: all of the optimizer on the host, as memory.rs counts it.
     if p.offload_optimizer {
-        switches.push("--optimizer-cpu-offload --use-precision-aware-optimizer");
+        on("--optimizer-cpu-offload --use-precision-aware-optimizer");
     }
-    let sharding = format!("--use-megatron-fsdp --data-parallel-sharding-strategy {}", p.fsdp.wire());
     match p.fsdp {
         Fsdp::None => {}
-        Fsdp::Optim | Fsdp::OptimGrads | Fsdp::OptimGradsParams => switches.push(&sharding),
+        Fsdp::Optim | Fsdp::OptimGrads | Fsdp::OptimGradsParams => {
+            on(&format!("--use-megatron-fsdp --data-parallel-sharding-strategy {}", p.fsdp.wire()))
+        }
         // FSDP2 refuses gradient accumulation fusion, which is on by default.
-        Fsdp::Torch => switches.push("--use-torch-fsdp2 --no-gradient-accumulation-fusion"),
+        Fsdp::Torch => on("--use-torch-fsdp2 --no-gradient-accumulation-fusion"),
     }
     if p.overlap_grad_reduce {
-        switches.push("--overlap-grad-reduce");
+        on("--overlap-grad-reduce");
     }
     if p.overlap_param_gather {
-        switches.push("--overlap-param-gather");
+        on("--overlap-param-gather");
     }
     if p.tp_comm_overlap {
         // MindSpeed: `--use-ascend-coc --coc-parallel-num 2`
         // (MindSpeed docs/zh/features/communication-over-computation.md).
-        switches.push(if ascend { "--use-ascend-coc --coc-parallel-num 2" } else { "--tp-comm-overlap" });
+        on(if ascend { "--use-ascend-coc --coc-parallel-num 2" } else { "--tp-comm-overlap" });
     }
-    if !switches.is_empty() {
-        f.push(switches.join(" "));
-    }
+    switches
+}
+
+/// Recomputation (selective with its modules, or full with its method and layers) and Megatron-LM's
+/// activation offloading.
+fn recompute_flags(plan: &Plan, ascend: bool) -> Vec<String> {
+    let mut f = Vec::new();
     let r = &plan.recompute;
     match r.granularity {
         RecomputeGranularity::None => {}
