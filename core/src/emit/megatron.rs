@@ -5,7 +5,8 @@
 
 use super::shell::quote;
 use super::{
-    EmittedFile, FileKind, bash_array, hf_config, model_path, model_slug, node_vars, script_opening,
+    EmittedFile, FileKind, bash_array, distributed_args, hf_config, model_path, model_slug, node_vars,
+    script_opening,
 };
 use crate::Plan;
 use crate::model::{Attention, MlpKind, Norm};
@@ -408,14 +409,7 @@ pub fn script(plan: &Plan, header: &[String]) -> EmittedFile {
         "DATA_PATH={}   # prefix of .bin/.idx from tools/preprocess_data.py\n\n",
         quote(&data)
     ));
-    text.push_str(&bash_array(
-        "DISTRIBUTED_ARGS",
-        &[
-            "--nproc_per_node \"$GPUS_PER_NODE\" --nnodes \"$NUM_NODES\" --node_rank \"$NODE_RANK\""
-                .to_owned(),
-            "--master_addr \"$MASTER_ADDR\" --master_port \"$MASTER_PORT\"".to_owned(),
-        ],
-    ));
+    text.push_str(&distributed_args("NUM_NODES", "GPUS_PER_NODE"));
     text.push_str(&bash_array("MODEL_ARGS", &model_flags(plan, false)));
     text.push_str(&bash_array("PARALLEL_ARGS", &parallel_flags(plan, false)));
     text.push_str(&bash_array("TRAINING_ARGS", &training));

@@ -6,7 +6,9 @@
 
 use super::megatron::{model_flags, parallel_flags};
 use super::shell::quote;
-use super::{EmittedFile, FileKind, bash_array, model_path, model_slug, node_vars, script_opening};
+use super::{
+    EmittedFile, FileKind, bash_array, distributed_args, model_path, model_slug, node_vars, script_opening,
+};
 use crate::Plan;
 use crate::model::LoraTarget;
 use crate::plan::{LoraTargets, Method, PipelineSchedule, Precision};
@@ -41,13 +43,7 @@ pub fn script(plan: &Plan, header: &[String]) -> EmittedFile {
     text.push_str(&environment(plan));
     text.push_str(&node_vars(plan, false, "NNODES", "NPUS_PER_NODE", "localhost"));
     text.push_str(&path_vars(plan, &slug));
-    text.push_str(&bash_array(
-        "DISTRIBUTED_ARGS",
-        &[
-            "--nproc_per_node \"$NPUS_PER_NODE\" --nnodes \"$NNODES\" --node_rank \"$NODE_RANK\"".to_owned(),
-            "--master_addr \"$MASTER_ADDR\" --master_port \"$MASTER_PORT\"".to_owned(),
-        ],
-    ));
+    text.push_str(&distributed_args("NNODES", "NPUS_PER_NODE"));
     let mut gpt = vec!["--use-mcore-models".to_owned()];
     gpt.extend(parallel_flags(plan, true));
     gpt.extend(ascend_flags(plan));
