@@ -340,6 +340,44 @@ fn recompute_flags(plan: &Plan, ascend: bool) -> Vec<String> {
 /// The script.
 pub fn script(plan: &Plan, header: &[String]) -> EmittedFile {
     let slug = model_slug(plan);
+    let mut text = script_opening(
+        header,
+        "Run on every node with NODE_RANK set (0 … NUM_NODES − 1); MASTER_ADDR is node 0.",
+    );
+    let p = &plan.parallel;
+    // Required by Megatron's TP/CP communication ordering before Blackwell (`validate_args` in
+    // megatron/training/arguments.py asserts it).
+    // FSDP asserts CUDA_DEVICE_MAX_CONNECTIONS is not 1 (`validate_args`).
+    if (1 < p.tp.get() || 1 < p.cp.get()) && p.fsdp == crate::plan::Fsdp::None {
+        text.push_str("export CUDA_DEVICE_MAX_CONNECTIONS=1\n\n");
+    }
+    text.push_str(&node_vars(plan, false, "NUM_NODES", "GPUS_PER_NODE", "localhost"));
+    text.push_str(&path_vars(plan, &slug));
+    text.push_str(&distributed_args("NUM_NODES", "GPUS_PER_NODE"));
+    text.push_str(&bash_array("MODEL_ARGS", &model_flags(plan, false)));
+    text.push_str(&bash_array("PARALLEL_ARGS", &parallel_flags(plan, false)));
+    text.push_str(&bash_array("TRAINING_ARGS", &training_flags(plan)));
+    text.push_str(&bash_array(
+        "DATA_ARGS",
+        &[
+            "--data-path \"$DATA_PATH\" --split 99,1,0".to_owned(),
+            "--tokenizer-type HuggingFaceTokenizer --tokenizer-model \"$TOKENIZER_MODEL\"".to_owned(),
+        ],
+    ));
+    text.push_str(&bash_array(
+        "LOGGING_ARGS",
+        &[
+            "--log-interval 10 --log-throughput --eval-interval 1000 --eval-iters 10".to_owned(),
+            "--save-interval 1000 --save \"$CHECKPOINT_PATH\" --load \"$CHECKPOINT_PATH\" --ckpt-format torch_dist".to_owned(),
+        ],
+    ));
+    text.push_str("\ntorchrun \"${DISTRIBUTED_ARGS[@]}\" pretrain_gpt.py \\\n");
+    text.push_str("  \"${MODEL_ARGS[@]}\" \"${PARALLEL_ARGS[@]}\" \"${TRAINING_ARGS[@]}\" \"${DATA_ARGS[@]}\" \"${LOGGING_ARGS[@]}\"\n");
+    EmittedFile { name: format!("train_{}.sh", slug.replace('.', "_")), kind: FileKind::Shell, text }
+}
+
+/// The paths: the checkpoint, the tokenizer, the data.
+fn path_vars(plan: &Plan, slug: &str) -> String {
     let launch = &plan.launch;
     let checkpoint = match launch.output_dir.is_empty() {
         true => format!("/ckpt/{slug}"),
@@ -349,6 +387,20 @@ pub fn script(plan: &Plan, header: &[String]) -> EmittedFile {
         true => "/data/corpus_text_document".to_owned(),
         false => launch.dataset.clone(),
     };
+    let mut text = format!(
+        "CHECKPOINT_PATH={}   # Megatron (torch_dist) checkpoint, converted from HF\n",
+        quote(&checkpoint)
+    );
+    text.push_str(&format!("TOKENIZER_MODEL={}   # HF tokenizer\n", quote(&model_path(plan))));
+    text.push_str(&format!(
+        "DATA_PATH={}   # prefix of .bin/.idx from tools/preprocess_data.py\n\n",
+        quote(&data)
+    ));
+    text
+}
+
+/// The batch, the optimizer, the precision, the attention kernel and Megatron-LM's own SFT.
+fn training_flags(plan: &Plan) -> Vec<String> {
     let b = &plan.batch;
     let precision = match plan.precision {
         Precision::Bf16 => "--bf16".to_owned(),
@@ -388,46 +440,5 @@ pub fn script(plan: &Plan, header: &[String]) -> EmittedFile {
         // weights with a fresh optimizer and iteration count (`--finetune`).
         training.push("--sft --finetune".to_owned());
     }
-    let mut text = script_opening(
-        header,
-        "Run on every node with NODE_RANK set (0 … NUM_NODES − 1); MASTER_ADDR is node 0.",
-    );
-    let p = &plan.parallel;
-    // Required by Megatron's TP/CP communication ordering before Blackwell (`validate_args` in
-    // megatron/training/arguments.py asserts it).
-    // FSDP asserts CUDA_DEVICE_MAX_CONNECTIONS is not 1 (`validate_args`).
-    if (1 < p.tp.get() || 1 < p.cp.get()) && p.fsdp == crate::plan::Fsdp::None {
-        text.push_str("export CUDA_DEVICE_MAX_CONNECTIONS=1\n\n");
-    }
-    text.push_str(&node_vars(plan, false, "NUM_NODES", "GPUS_PER_NODE", "localhost"));
-    text.push_str(&format!(
-        "CHECKPOINT_PATH={}   # Megatron (torch_dist) checkpoint, converted from HF\n",
-        quote(&checkpoint)
-    ));
-    text.push_str(&format!("TOKENIZER_MODEL={}   # HF tokenizer\n", quote(&model_path(plan))));
-    text.push_str(&format!(
-        "DATA_PATH={}   # prefix of .bin/.idx from tools/preprocess_data.py\n\n",
-        quote(&data)
-    ));
-    text.push_str(&distributed_args("NUM_NODES", "GPUS_PER_NODE"));
-    text.push_str(&bash_array("MODEL_ARGS", &model_flags(plan, false)));
-    text.push_str(&bash_array("PARALLEL_ARGS", &parallel_flags(plan, false)));
-    text.push_str(&bash_array("TRAINING_ARGS", &training));
-    text.push_str(&bash_array(
-        "DATA_ARGS",
-        &[
-            "--data-path \"$DATA_PATH\" --split 99,1,0".to_owned(),
-            "--tokenizer-type HuggingFaceTokenizer --tokenizer-model \"$TOKENIZER_MODEL\"".to_owned(),
-        ],
-    ));
-    text.push_str(&bash_array(
-        "LOGGING_ARGS",
-        &[
-            "--log-interval 10 --log-throughput --eval-interval 1000 --eval-iters 10".to_owned(),
-            "--save-interval 1000 --save \"$CHECKPOINT_PATH\" --load \"$CHECKPOINT_PATH\" --ckpt-format torch_dist".to_owned(),
-        ],
-    ));
-    text.push_str("\ntorchrun \"${DISTRIBUTED_ARGS[@]}\" pretrain_gpt.py \\\n");
-    text.push_str("  \"${MODEL_ARGS[@]}\" \"${PARALLEL_ARGS[@]}\" \"${TRAINING_ARGS[@]}\" \"${DATA_ARGS[@]}\" \"${LOGGING_ARGS[@]}\"\n");
-    EmittedFile { name: format!("train_{}.sh", slug.replace('.', "_")), kind: FileKind::Shell, text }
+    training
 }
