@@ -26,62 +26,13 @@ pub fn model_flags(plan: &Plan, ascend: bool) -> Vec<String> {
         format!("--ffn-hidden-size {}", arch.mlp.intermediate_size),
         format!("--num-attention-heads {}", arch.attention.n_heads()),
     ];
-    match arch.attention {
-        Attention::Gqa { n_heads, n_kv_heads, head_dim, qkv_bias, qk_norm, .. } => {
-            if n_kv_heads != n_heads {
-                f.push(format!("--group-query-attention --num-query-groups {n_kv_heads}"));
-            }
-            f.push(format!("--kv-channels {head_dim}"));
-            if qkv_bias {
-                f.push("--add-qkv-bias".to_owned());
-            }
-            if qk_norm {
-                f.push("--qk-layernorm".to_owned());
-            }
-        }
-        Attention::Mla {
-            q_lora_rank, kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, v_head_dim, ..
-        } => {
-            f.push("--multi-latent-attention".to_owned());
-            if let Some(q) = q_lora_rank {
-                f.push(format!("--q-lora-rank {q}"));
-            }
-            f.push(format!("--kv-lora-rank {kv_lora_rank}"));
-            f.push(format!("--qk-head-dim {qk_nope_head_dim} --qk-pos-emb-head-dim {qk_rope_head_dim}"));
-            f.push(format!("--v-head-dim {v_head_dim}"));
-        }
-    }
+    f.extend(attention_flags(&arch.attention));
     f.push(format!(
         "--seq-length {} --max-position-embeddings {}",
         plan.batch.seq_len,
         arch.max_position_embeddings.max(u64::from(plan.batch.seq_len.get()))
     ));
-    match arch.learned_positions {
-        0 => {
-            // Unknown from the shape alone: the script refuses to run until it is set, rather than
-            // silently train with Megatron's default.
-            let theta = key("rope_theta").map(|v| rotary_base(&v)).unwrap_or_else(|| {
-                "\"${ROTARY_BASE:?set ROTARY_BASE to rope_theta from the model config.json}\"".to_owned()
-            });
-            f.push(format!("--position-embedding-type rope --rotary-base {theta}"));
-            // Llama-3.1/3.2 frequency scaling: Megatron's `--use-rope-scaling` (low/high frequency
-            // factors 1 and 4 and original length 8192 built in); MindSpeed-LLM names every value.
-            if let Some(scaling) = key("rope_scaling").filter(|r| r["rope_type"] == "llama3") {
-                let factor = scaling["factor"].as_f64().unwrap_or(8.0);
-                match ascend {
-                    false => f.push(format!("--use-rope-scaling --rope-scaling-factor {factor}")),
-                    true => f.push(format!(
-                        "--rope-scaling-type llama3 --rope-scaling-factor {factor} --low-freq-factor {} \
-                         --high-freq-factor {} --original-max-position-embeddings {}",
-                        scaling["low_freq_factor"].as_f64().unwrap_or(1.0),
-                        scaling["high_freq_factor"].as_f64().unwrap_or(4.0),
-                        scaling["original_max_position_embeddings"].as_u64().unwrap_or(8192),
-                    )),
-                }
-            }
-        }
-        _ => f.push("--position-embedding-type learned_absolute".to_owned()),
-    }
+    f.extend(position_flags(plan, ascend, &key));
     let eps = key("rms_norm_eps").or_else(|| key("layer_norm_epsilon")).map(|v| v.to_string());
     let eps = eps.unwrap_or_else(|| {
         "\"${NORM_EPSILON:?set NORM_EPSILON to rms_norm_eps (or layer_norm_epsilon) from the model config.json}\"".to_owned()
@@ -108,6 +59,72 @@ pub fn model_flags(plan: &Plan, ascend: bool) -> Vec<String> {
         f.extend(moe_kernel_flags(plan, ascend));
     }
     f.push("--attention-dropout 0.0 --hidden-dropout 0.0".to_owned());
+    f
+}
+
+/// The attention's flags: grouped queries, the head size, q/k/v biases and q/k norms (GQA), or
+/// MLA's ranks and head sizes.
+fn attention_flags(attention: &Attention) -> Vec<String> {
+    let mut f = Vec::new();
+    match *attention {
+        Attention::Gqa { n_heads, n_kv_heads, head_dim, qkv_bias, qk_norm, .. } => {
+            if n_kv_heads != n_heads {
+                f.push(format!("--group-query-attention --num-query-groups {n_kv_heads}"));
+            }
+            f.push(format!("--kv-channels {head_dim}"));
+            if qkv_bias {
+                f.push("--add-qkv-bias".to_owned());
+            }
+            if qk_norm {
+                f.push("--qk-layernorm".to_owned());
+            }
+        }
+        Attention::Mla {
+            q_lora_rank, kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, v_head_dim, ..
+        } => {
+            f.push("--multi-latent-attention".to_owned());
+            if let Some(q) = q_lora_rank {
+                f.push(format!("--q-lora-rank {q}"));
+            }
+            f.push(format!("--kv-lora-rank {kv_lora_rank}"));
+            f.push(format!("--qk-head-dim {qk_nope_head_dim} --qk-pos-emb-head-dim {qk_rope_head_dim}"));
+            f.push(format!("--v-head-dim {v_head_dim}"));
+        }
+    }
+    f
+}
+
+/// The positions: learned, or rotary with its base and Llama-3.1 frequency scaling. `key` reads the
+/// model's config.json.
+fn position_flags(plan: &Plan, ascend: bool, key: &dyn Fn(&str) -> Option<serde_json::Value>) -> Vec<String> {
+    let arch = &plan.model.arch;
+    let mut f = Vec::new();
+    match arch.learned_positions {
+        0 => {
+            // Unknown from the shape alone: the script refuses to run until it is set, rather than
+            // silently train with Megatron's default.
+            let theta = key("rope_theta").map(|v| rotary_base(&v)).unwrap_or_else(|| {
+                "\"${ROTARY_BASE:?set ROTARY_BASE to rope_theta from the model config.json}\"".to_owned()
+            });
+            f.push(format!("--position-embedding-type rope --rotary-base {theta}"));
+            // Llama-3.1/3.2 frequency scaling: Megatron's `--use-rope-scaling` (low/high frequency
+            // factors 1 and 4 and original length 8192 built in); MindSpeed-LLM names every value.
+            if let Some(scaling) = key("rope_scaling").filter(|r| r["rope_type"] == "llama3") {
+                let factor = scaling["factor"].as_f64().unwrap_or(8.0);
+                match ascend {
+                    false => f.push(format!("--use-rope-scaling --rope-scaling-factor {factor}")),
+                    true => f.push(format!(
+                        "--rope-scaling-type llama3 --rope-scaling-factor {factor} --low-freq-factor {} \
+                         --high-freq-factor {} --original-max-position-embeddings {}",
+                        scaling["low_freq_factor"].as_f64().unwrap_or(1.0),
+                        scaling["high_freq_factor"].as_f64().unwrap_or(4.0),
+                        scaling["original_max_position_embeddings"].as_u64().unwrap_or(8192),
+                    )),
+                }
+            }
+        }
+        _ => f.push("--position-embedding-type learned_absolute".to_owned()),
+    }
     f
 }
 
