@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use serde::Serialize;
 use trainplan_core::plan::{ModelField, PlanFile};
-use trainplan_core::{Plan, catalog, evaluate, export, hardware, model, permalink};
+use trainplan_core::{Plan, catalog, evaluate, export, model, permalink};
 
 const USAGE: &str = "\
 usage: trainplan <command> [args]
@@ -57,240 +57,261 @@ fn run() -> Result<(), String> {
     use lexopt::prelude::*;
 
     let mut parser = lexopt::Parser::from_env();
-    let command = match parser.next().map_err(|e| e.to_string())? {
-        Some(Value(cmd)) => cmd.string().map_err(|e| e.to_string())?,
+    let command = match next(&mut parser)? {
+        Some(Value(cmd)) => text(cmd)?,
         Some(Long("help") | Short('h')) | None => return print_text(USAGE),
         Some(arg) => return Err(arg.unexpected().to_string()),
     };
+    let parser = &mut parser;
     match command.as_str() {
-        "eval" => {
-            let (mut plan, mut csv) = (None, false);
-            while let Some(arg) = parser.next().map_err(|e| e.to_string())? {
-                match arg {
-                    Long("link") if plan.is_none() => {
-                        let fragment =
-                            parser.value().map_err(|e| e.to_string())?.string().map_err(|e| e.to_string())?;
-                        plan = Some(permalink::decode(&fragment).map_err(|e| e.to_string())?);
-                    }
-                    Long("csv") => csv = true,
-                    Value(path) if plan.is_none() => {
-                        let path = path.string().map_err(|e| e.to_string())?;
-                        plan = Some(read_plan(&path)?);
-                    }
-                    arg => return Err(arg.unexpected().to_string()),
-                }
-            }
-            let plan = plan.ok_or("eval needs a plan file (`-` for standard input) or --link FRAGMENT")?;
-            let report = evaluate(&plan);
-            match csv {
-                true => print_text(&export::report_csv(&report)),
-                false => print_text(&export::report_json(&report)),
-            }
-        }
-        "emit" => {
-            let (mut path, mut framework, mut out, mut zip) = (None, None, None, false);
-            while let Some(arg) = parser.next().map_err(|e| e.to_string())? {
-                match arg {
-                    Long("framework") => {
-                        framework = Some(
-                            parser.value().map_err(|e| e.to_string())?.string().map_err(|e| e.to_string())?,
-                        )
-                    }
-                    Long("out") => {
-                        out = Some(
-                            parser.value().map_err(|e| e.to_string())?.string().map_err(|e| e.to_string())?,
-                        )
-                    }
-                    Long("zip") => zip = true,
-                    Value(v) if path.is_none() => path = Some(v.string().map_err(|e| e.to_string())?),
-                    arg => return Err(arg.unexpected().to_string()),
-                }
-            }
-            let path = path.ok_or("emit needs a plan file (`-` for standard input)")?;
-            let out = out.ok_or("emit needs --out DIR")?;
-            let mut plan = read_plan(&path)?;
-            if let Some(name) = framework {
-                plan.framework = serde_json::from_value(serde_json::Value::String(name.clone())).map_err(|_| {
-                    format!("unknown framework {name:?}: megatron, deepspeed, llamafactory, mindspeed-llm, verl or mindspeed-rl")
-                })?;
-            }
-            let link = format!("#{}", permalink::encode(&plan));
-            let files = trainplan_core::emit::emit(&plan, &link).map_err(|e| e.to_string())?;
-            std::fs::create_dir_all(&out).map_err(|e| format!("{out}: {e}"))?;
-            if zip {
-                // One archive, as the page's "download all" gives it.
-                let folder = trainplan_core::emit::archive::folder(&plan);
-                let target = std::path::Path::new(&out).join(format!("{folder}.zip"));
-                let bytes = trainplan_core::emit::archive::zip(&folder, &files);
-                std::fs::write(&target, bytes).map_err(|e| format!("{}: {e}", target.display()))?;
-                println!("{}", target.display());
-                return Ok(());
-            }
-            for f in &files {
-                let target = std::path::Path::new(&out).join(&f.name);
-                std::fs::write(&target, &f.text).map_err(|e| format!("{}: {e}", target.display()))?;
-                println!("{}", target.display());
-            }
-            Ok(())
-        }
-        "import-config" => {
-            let (mut path, mut onto) = (None, None);
-            while let Some(arg) = parser.next().map_err(|e| e.to_string())? {
-                match arg {
-                    Long("onto") => {
-                        onto = Some(
-                            parser.value().map_err(|e| e.to_string())?.string().map_err(|e| e.to_string())?,
-                        )
-                    }
-                    Value(v) if path.is_none() => path = Some(v.string().map_err(|e| e.to_string())?),
-                    arg => return Err(arg.unexpected().to_string()),
-                }
-            }
-            let path = path.ok_or("import-config needs a launch file (`-` for standard input)")?;
-            // The import starts from the defaults; the plan it goes onto gives its hardware, its
-            // cluster where the file gives none, and its model where the file tells none.
-            let current = match onto {
-                Some(plan) => read_plan(&plan)?.to_file(),
-                None => Plan::first_visit().to_file(),
-            };
-            let text = read_input(&path)?;
-            let imported =
-                trainplan_core::emit::import::import(&text, &current).map_err(|e| format!("{path}: {e}"))?;
-            eprintln!("trainplan: {path}: model: {}", imported.model);
-            for key in &imported.unknown {
-                eprintln!("trainplan: {path}: not used, left out: {key}");
-            }
-            for err in &imported.refused {
-                eprintln!("trainplan: {path}: its framework would refuse: {err}");
-            }
-            print_json(&imported.file)
-        }
-        "advise" => {
-            let path = one_path(&mut parser, "advise needs a plan file (`-` for standard input)")?;
-            let plan = read_plan(&path)?;
-            print_json(&trainplan_core::advice::advise(&plan))
-        }
-        "search" => {
-            let (mut path, mut csv) = (None, false);
-            while let Some(arg) = parser.next().map_err(|e| e.to_string())? {
-                match arg {
-                    Long("csv") => csv = true,
-                    Value(v) if path.is_none() => path = Some(v.string().map_err(|e| e.to_string())?),
-                    arg => return Err(arg.unexpected().to_string()),
-                }
-            }
-            let path = path.ok_or("search needs a plan file (`-` for standard input)")?;
-            let plan = read_plan(&path)?;
-            let result = trainplan_core::search::search(&plan);
-            match csv {
-                true => print_text(&export::search_csv(&plan, &result)),
-                false => print_json(&result),
-            }
-        }
-        "sweep" => {
-            let (mut path, mut max_nodes) = (None, trainplan_core::sweep::DEFAULT_MAX_NODES);
-            while let Some(arg) = parser.next().map_err(|e| e.to_string())? {
-                match arg {
-                    Long("max-nodes") => {
-                        let text =
-                            parser.value().map_err(|e| e.to_string())?.string().map_err(|e| e.to_string())?;
-                        max_nodes = text
-                            .parse::<u32>()
-                            .ok()
-                            .filter(|n| (1..=trainplan_core::sweep::MAX_NODES_LIMIT).contains(n))
-                            .ok_or_else(|| {
-                                format!("--max-nodes must be a whole number from 1 to 65536, not {text:?}")
-                            })?;
-                    }
-                    Value(v) if path.is_none() => path = Some(v.string().map_err(|e| e.to_string())?),
-                    arg => return Err(arg.unexpected().to_string()),
-                }
-            }
-            let path = path.ok_or("sweep needs a plan file (`-` for standard input)")?;
-            let plan = read_plan(&path)?;
-            print_json(&trainplan_core::sweep::sweep(&plan, max_nodes))
-        }
-        "calibrate" => {
-            let mut paths = Vec::new();
-            while let Some(arg) = parser.next().map_err(|e| e.to_string())? {
-                match arg {
-                    Value(v) if paths.len() < 2 => paths.push(v.string().map_err(|e| e.to_string())?),
-                    arg => return Err(arg.unexpected().to_string()),
-                }
-            }
-            let [plan_path, log_path] = <[String; 2]>::try_from(paths)
-                .map_err(|_| "calibrate needs a plan file and a log file (`-` for standard input)")?;
-            if plan_path == "-" && log_path == "-" {
-                return Err(
-                    "calibrate reads at most one of the plan and the log from standard input".to_owned()
-                );
-            }
-            let plan = read_plan(&plan_path)?;
-            let log = trainplan_core::logparse::parse(&read_input(&log_path)?)
-                .map_err(|e| format!("{log_path}: {e}"))?;
-            eprintln!("trainplan: {log_path}: {}", log.recognized());
-            print_json(&trainplan_core::logparse::calibrate(&plan, &log))
-        }
-        "link" => {
-            let path = one_path(&mut parser, "link needs a plan file (`-` for standard input)")?;
-            let plan = read_plan(&path)?;
-            print_text(&format!("{}\n", permalink::encode(&plan)))
-        }
-        "import" => {
-            let path = one_path(&mut parser, "import needs a config.json (`-` for standard input)")?;
-            let text = read_input(&path)?;
-            let config: serde_json::Value = serde_json::from_str(&text)
-                .map_err(|e| format!("{path}: config.json is not valid JSON: {e}"))?;
-            let file = PlanFile::minimal(ModelField::Config { hf_config: config, name: None });
-            let plan = Plan::from_file(&file).map_err(|e| format!("{path}: {e}"))?;
-            let report = evaluate(&plan);
-            for finding in &report.findings {
-                eprintln!("trainplan: warning: {}", finding.message);
-            }
-            print_json(&Imported { model: &report.model, params: &report.params })
-        }
-        "models" => {
-            no_more_args(&mut parser)?;
-            let rows: Vec<ModelRow> = catalog::models()
-                .iter()
-                .map(|m| {
-                    let counts = model::count_params(&m.arch);
-                    ModelRow {
-                        id: m.id,
-                        name: m.name,
-                        model_type: m.arch.family.model_type(),
-                        params_total: counts.total(),
-                        params_active: counts.active,
-                        source: m.source,
-                    }
-                })
-                .collect();
-            print_json(&rows)
-        }
-        "hardware" => {
-            no_more_args(&mut parser)?;
-            let rows: Vec<HardwareRow> = hardware::devices()
-                .into_iter()
-                .map(|h| HardwareRow {
-                    memory_bytes: h.memory_bytes,
-                    bf16_flops_per_second: h.bf16_flops_per_second,
-                    fp16_flops_per_second: h.fp16_flops_per_second,
-                    fp8_flops_per_second: h.fp8_flops_per_second,
-                    memory_bytes_per_second: h.memory_bytes_per_second,
-                    intra_node_bytes_per_second: h.intra_node_bytes_per_second,
-                    inter_node_bytes_per_second: h.inter_node_bytes_per_second,
-                    devices_per_node: h.devices_per_node,
-                    reported: h.reported,
-                    id: h.id,
-                    name: h.name,
-                    source: h.source,
-                })
-                .collect();
-            print_json(&rows)
-        }
+        "eval" => eval(parser),
+        "emit" => emit(parser),
+        "import-config" => import_config(parser),
+        "advise" => advise(parser),
+        "search" => search(parser),
+        "sweep" => sweep(parser),
+        "calibrate" => calibrate(parser),
+        "link" => link(parser),
+        "import" => import(parser),
+        "models" => models(parser),
+        "hardware" => hardware(parser),
         "help" => print_text(USAGE),
         other => Err(format!("unknown command {other:?}\n\n{USAGE}")),
     }
+}
+
+/// `trainplan eval PLAN.json [--csv]`, `trainplan eval --link FRAGMENT [--csv]`.
+fn eval(parser: &mut lexopt::Parser) -> Result<(), String> {
+    use lexopt::prelude::*;
+    let (mut plan, mut csv) = (None, false);
+    while let Some(arg) = next(parser)? {
+        match arg {
+            Long("link") if plan.is_none() => {
+                let fragment = option_value(parser)?;
+                plan = Some(permalink::decode(&fragment).map_err(|e| e.to_string())?);
+            }
+            Long("csv") => csv = true,
+            Value(path) if plan.is_none() => plan = Some(read_plan(&text(path)?)?),
+            arg => return Err(arg.unexpected().to_string()),
+        }
+    }
+    let plan = plan.ok_or("eval needs a plan file (`-` for standard input) or --link FRAGMENT")?;
+    let report = evaluate(&plan);
+    match csv {
+        true => print_text(&export::report_csv(&report)),
+        false => print_text(&export::report_json(&report)),
+    }
+}
+
+/// `trainplan emit PLAN.json --out DIR [--framework NAME] [--zip]`.
+fn emit(parser: &mut lexopt::Parser) -> Result<(), String> {
+    use lexopt::prelude::*;
+    let (mut path, mut framework, mut out, mut zip) = (None, None, None, false);
+    while let Some(arg) = next(parser)? {
+        match arg {
+            Long("framework") => framework = Some(option_value(parser)?),
+            Long("out") => out = Some(option_value(parser)?),
+            Long("zip") => zip = true,
+            Value(v) if path.is_none() => path = Some(text(v)?),
+            arg => return Err(arg.unexpected().to_string()),
+        }
+    }
+    let path = path.ok_or("emit needs a plan file (`-` for standard input)")?;
+    let out = out.ok_or("emit needs --out DIR")?;
+    let mut plan = read_plan(&path)?;
+    if let Some(name) = framework {
+        plan.framework = serde_json::from_value(serde_json::Value::String(name.clone())).map_err(|_| {
+            format!("unknown framework {name:?}: megatron, deepspeed, llamafactory, mindspeed-llm, verl or mindspeed-rl")
+        })?;
+    }
+    let link = format!("#{}", permalink::encode(&plan));
+    let files = trainplan_core::emit::emit(&plan, &link).map_err(|e| e.to_string())?;
+    std::fs::create_dir_all(&out).map_err(|e| format!("{out}: {e}"))?;
+    if zip {
+        // One archive, as the page's "download all" gives it.
+        let folder = trainplan_core::emit::archive::folder(&plan);
+        let target = std::path::Path::new(&out).join(format!("{folder}.zip"));
+        let bytes = trainplan_core::emit::archive::zip(&folder, &files);
+        std::fs::write(&target, bytes).map_err(|e| format!("{}: {e}", target.display()))?;
+        println!("{}", target.display());
+        return Ok(());
+    }
+    for f in &files {
+        let target = std::path::Path::new(&out).join(&f.name);
+        std::fs::write(&target, &f.text).map_err(|e| format!("{}: {e}", target.display()))?;
+        println!("{}", target.display());
+    }
+    Ok(())
+}
+
+/// `trainplan import-config FILE [--onto PLAN.json]`.
+fn import_config(parser: &mut lexopt::Parser) -> Result<(), String> {
+    use lexopt::prelude::*;
+    let (mut path, mut onto) = (None, None);
+    while let Some(arg) = next(parser)? {
+        match arg {
+            Long("onto") => onto = Some(option_value(parser)?),
+            Value(v) if path.is_none() => path = Some(text(v)?),
+            arg => return Err(arg.unexpected().to_string()),
+        }
+    }
+    let path = path.ok_or("import-config needs a launch file (`-` for standard input)")?;
+    // The import starts from the defaults; the plan it goes onto gives its hardware, its
+    // cluster where the file gives none, and its model where the file tells none.
+    let current = match onto {
+        Some(plan) => read_plan(&plan)?.to_file(),
+        None => Plan::first_visit().to_file(),
+    };
+    let text = read_input(&path)?;
+    let imported =
+        trainplan_core::emit::import::import(&text, &current).map_err(|e| format!("{path}: {e}"))?;
+    eprintln!("trainplan: {path}: model: {}", imported.model);
+    for key in &imported.unknown {
+        eprintln!("trainplan: {path}: not used, left out: {key}");
+    }
+    for err in &imported.refused {
+        eprintln!("trainplan: {path}: its framework would refuse: {err}");
+    }
+    print_json(&imported.file)
+}
+
+/// `trainplan advise PLAN.json`.
+fn advise(parser: &mut lexopt::Parser) -> Result<(), String> {
+    let path = one_path(parser, "advise needs a plan file (`-` for standard input)")?;
+    let plan = read_plan(&path)?;
+    print_json(&trainplan_core::advice::advise(&plan))
+}
+
+/// `trainplan search PLAN.json [--csv]`.
+fn search(parser: &mut lexopt::Parser) -> Result<(), String> {
+    use lexopt::prelude::*;
+    let (mut path, mut csv) = (None, false);
+    while let Some(arg) = next(parser)? {
+        match arg {
+            Long("csv") => csv = true,
+            Value(v) if path.is_none() => path = Some(text(v)?),
+            arg => return Err(arg.unexpected().to_string()),
+        }
+    }
+    let path = path.ok_or("search needs a plan file (`-` for standard input)")?;
+    let plan = read_plan(&path)?;
+    let result = trainplan_core::search::search(&plan);
+    match csv {
+        true => print_text(&export::search_csv(&plan, &result)),
+        false => print_json(&result),
+    }
+}
+
+/// `trainplan sweep PLAN.json [--max-nodes N]`.
+fn sweep(parser: &mut lexopt::Parser) -> Result<(), String> {
+    use lexopt::prelude::*;
+    let (mut path, mut max_nodes) = (None, trainplan_core::sweep::DEFAULT_MAX_NODES);
+    while let Some(arg) = next(parser)? {
+        match arg {
+            Long("max-nodes") => {
+                let text = option_value(parser)?;
+                max_nodes = text
+                    .parse::<u32>()
+                    .ok()
+                    .filter(|n| (1..=trainplan_core::sweep::MAX_NODES_LIMIT).contains(n))
+                    .ok_or_else(|| {
+                        format!("--max-nodes must be a whole number from 1 to 65536, not {text:?}")
+                    })?;
+            }
+            Value(v) if path.is_none() => path = Some(text(v)?),
+            arg => return Err(arg.unexpected().to_string()),
+        }
+    }
+    let path = path.ok_or("sweep needs a plan file (`-` for standard input)")?;
+    let plan = read_plan(&path)?;
+    print_json(&trainplan_core::sweep::sweep(&plan, max_nodes))
+}
+
+/// `trainplan calibrate PLAN.json LOG`.
+fn calibrate(parser: &mut lexopt::Parser) -> Result<(), String> {
+    use lexopt::prelude::*;
+    let mut paths = Vec::new();
+    while let Some(arg) = next(parser)? {
+        match arg {
+            Value(v) if paths.len() < 2 => paths.push(text(v)?),
+            arg => return Err(arg.unexpected().to_string()),
+        }
+    }
+    let [plan_path, log_path] = <[String; 2]>::try_from(paths)
+        .map_err(|_| "calibrate needs a plan file and a log file (`-` for standard input)")?;
+    if plan_path == "-" && log_path == "-" {
+        return Err("calibrate reads at most one of the plan and the log from standard input".to_owned());
+    }
+    let plan = read_plan(&plan_path)?;
+    let log =
+        trainplan_core::logparse::parse(&read_input(&log_path)?).map_err(|e| format!("{log_path}: {e}"))?;
+    eprintln!("trainplan: {log_path}: {}", log.recognized());
+    print_json(&trainplan_core::logparse::calibrate(&plan, &log))
+}
+
+/// `trainplan link PLAN.json`.
+fn link(parser: &mut lexopt::Parser) -> Result<(), String> {
+    let path = one_path(parser, "link needs a plan file (`-` for standard input)")?;
+    let plan = read_plan(&path)?;
+    print_text(&format!("{}\n", permalink::encode(&plan)))
+}
+
+/// `trainplan import CONFIG.json`: an HF config's architecture and parameter counts.
+fn import(parser: &mut lexopt::Parser) -> Result<(), String> {
+    let path = one_path(parser, "import needs a config.json (`-` for standard input)")?;
+    let text = read_input(&path)?;
+    let config: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| format!("{path}: config.json is not valid JSON: {e}"))?;
+    let file = PlanFile::minimal(ModelField::Config { hf_config: config, name: None });
+    let plan = Plan::from_file(&file).map_err(|e| format!("{path}: {e}"))?;
+    let report = evaluate(&plan);
+    for finding in &report.findings {
+        eprintln!("trainplan: warning: {}", finding.message);
+    }
+    print_json(&Imported { model: &report.model, params: &report.params })
+}
+
+/// `trainplan models`: the model catalog.
+fn models(parser: &mut lexopt::Parser) -> Result<(), String> {
+    no_more_args(parser)?;
+    let rows: Vec<ModelRow> = catalog::models()
+        .iter()
+        .map(|m| {
+            let counts = model::count_params(&m.arch);
+            ModelRow {
+                id: m.id,
+                name: m.name,
+                model_type: m.arch.family.model_type(),
+                params_total: counts.total(),
+                params_active: counts.active,
+                source: m.source,
+            }
+        })
+        .collect();
+    print_json(&rows)
+}
+
+/// `trainplan hardware`: the hardware catalog.
+fn hardware(parser: &mut lexopt::Parser) -> Result<(), String> {
+    no_more_args(parser)?;
+    let rows: Vec<HardwareRow> = trainplan_core::hardware::devices()
+        .into_iter()
+        .map(|h| HardwareRow {
+            memory_bytes: h.memory_bytes,
+            bf16_flops_per_second: h.bf16_flops_per_second,
+            fp16_flops_per_second: h.fp16_flops_per_second,
+            fp8_flops_per_second: h.fp8_flops_per_second,
+            memory_bytes_per_second: h.memory_bytes_per_second,
+            intra_node_bytes_per_second: h.intra_node_bytes_per_second,
+            inter_node_bytes_per_second: h.inter_node_bytes_per_second,
+            devices_per_node: h.devices_per_node,
+            reported: h.reported,
+            id: h.id,
+            name: h.name,
+            source: h.source,
+        })
+        .collect();
+    print_json(&rows)
 }
 
 /// `trainplan import` output.
@@ -328,10 +349,26 @@ struct HardwareRow {
     source: String,
 }
 
+/// The parser's next argument, `None` past the last.
+fn next(parser: &mut lexopt::Parser) -> Result<Option<lexopt::Arg<'_>>, String> {
+    parser.next().map_err(|e| e.to_string())
+}
+
+/// An argument as text.
+fn text(value: std::ffi::OsString) -> Result<String, String> {
+    use lexopt::prelude::*;
+    value.string().map_err(|e| e.to_string())
+}
+
+/// The value an option takes (`--out DIR`), as text.
+fn option_value(parser: &mut lexopt::Parser) -> Result<String, String> {
+    text(parser.value().map_err(|e| e.to_string())?)
+}
+
 fn one_path(parser: &mut lexopt::Parser, missing: &str) -> Result<String, String> {
     use lexopt::prelude::*;
-    let path = match parser.next().map_err(|e| e.to_string())? {
-        Some(Value(path)) => path.string().map_err(|e| e.to_string())?,
+    let path = match next(parser)? {
+        Some(Value(path)) => text(path)?,
         Some(arg) => return Err(arg.unexpected().to_string()),
         None => return Err(missing.to_owned()),
     };
@@ -340,7 +377,7 @@ fn one_path(parser: &mut lexopt::Parser, missing: &str) -> Result<String, String
 }
 
 fn no_more_args(parser: &mut lexopt::Parser) -> Result<(), String> {
-    match parser.next().map_err(|e| e.to_string())? {
+    match next(parser)? {
         None => Ok(()),
         Some(arg) => Err(arg.unexpected().to_string()),
     }

@@ -48,67 +48,102 @@ fn ds_config(plan: &Plan) -> serde_json::Value {
     c
 }
 
-/// The YAML, as `key: value` lines in LLaMA-Factory's example order.
+/// The YAML, as `key: value` lines in LLaMA-Factory's example order: model, method, dataset, output,
+/// train.
 pub fn yaml(plan: &Plan, ds_name: Option<&str>) -> String {
-    let launch = &plan.launch;
+    let mut y = model_keys(plan);
+    y.push_str(&method_keys(plan, ds_name));
+    y.push_str(&dataset_keys(plan));
+    y.push_str(&output_keys(plan));
+    y.push_str(&train_keys(plan));
+    y
+}
+
+/// A `key: value` line.
+fn kv(y: &mut String, k: &str, v: &str) {
+    y.push_str(&format!("{k}: {v}\n"));
+}
+
+/// LLaMA-Factory's stage for the plan's method.
+fn stage(plan: &Plan) -> &'static str {
+    match plan.method {
+        Method::Pretrain => "pt",
+        Method::SftFull | Method::Lora | Method::Qlora => "sft",
+        Method::Dpo => "dpo",
+        Method::Grpo | Method::Ppo => "ppo",
+    }
+}
+
+/// The model and its attention kernel.
+fn model_keys(plan: &Plan) -> String {
     let mut y = String::new();
-    let mut kv = |k: &str, v: String| y.push_str(&format!("{k}: {v}\n"));
-    kv("model_name_or_path", yaml_str(&model_path(plan)));
-    kv("trust_remote_code", "true".to_owned());
+    kv(&mut y, "model_name_or_path", &yaml_str(&model_path(plan)));
+    kv(&mut y, "trust_remote_code", "true");
     let flash = match plan.attention {
         AttentionImpl::Flash => "fa2",
         AttentionImpl::Sdpa => "sdpa",
         AttentionImpl::Eager => "disabled",
     };
-    kv("flash_attn", flash.to_owned());
-    let stage = match plan.method {
-        Method::Pretrain => "pt",
-        Method::SftFull | Method::Lora | Method::Qlora => "sft",
-        Method::Dpo => "dpo",
-        Method::Grpo | Method::Ppo => "ppo",
-    };
-    kv("stage", stage.to_owned());
-    kv("do_train", "true".to_owned());
+    kv(&mut y, "flash_attn", flash);
+    y
+}
+
+/// The method: the stage, LoRA or full, QLoRA's quantization, DPO's loss, the reward model,
+/// gradient checkpointing, and the DeepSpeed file.
+fn method_keys(plan: &Plan, ds_name: Option<&str>) -> String {
+    let mut y = String::new();
+    kv(&mut y, "stage", stage(plan));
+    kv(&mut y, "do_train", "true");
     match plan.method {
         Method::Lora | Method::Qlora => {
-            kv("finetuning_type", "lora".to_owned());
-            kv("lora_rank", plan.lora.rank.to_string());
-            kv("lora_alpha", plan.lora.alpha.to_string());
+            kv(&mut y, "finetuning_type", "lora");
+            kv(&mut y, "lora_rank", &plan.lora.rank.to_string());
+            kv(&mut y, "lora_alpha", &plan.lora.alpha.to_string());
             let targets = match &plan.lora.targets {
                 LoraTargets::All => "all".to_owned(),
                 LoraTargets::Only(t) => t.iter().map(|t| t.name()).collect::<Vec<_>>().join(","),
             };
-            kv("lora_target", targets);
+            kv(&mut y, "lora_target", &targets);
         }
-        _ => kv("finetuning_type", "full".to_owned()),
+        _ => kv(&mut y, "finetuning_type", "full"),
     }
     if plan.method == Method::Qlora {
-        kv("quantization_bit", "4".to_owned());
+        kv(&mut y, "quantization_bit", "4");
         // LLaMA-Factory recommends fp32 layer norms for quantized training (`hparams/parser.py`
         // warns without it).
-        kv("upcast_layernorm", "true".to_owned());
+        kv(&mut y, "upcast_layernorm", "true");
     }
     if plan.method == Method::Dpo {
-        kv("pref_beta", "0.1".to_owned());
-        kv("pref_loss", "sigmoid".to_owned());
+        kv(&mut y, "pref_beta", "0.1");
+        kv(&mut y, "pref_loss", "sigmoid");
     }
     if matches!(plan.method, Method::Grpo | Method::Ppo) {
-        kv("reward_model", yaml_str("/path/to/reward_model"));
+        kv(&mut y, "reward_model", &yaml_str("/path/to/reward_model"));
     }
     if plan.recompute.granularity == RecomputeGranularity::None {
-        kv("disable_gradient_checkpointing", "true".to_owned());
+        kv(&mut y, "disable_gradient_checkpointing", "true");
     } else if plan.recompute.layers_ratio_frac < 1.0 {
         // Only Ascend's LLaMA-Factory build reads this key; upstream's HfArgumentParser refuses
         // it ("Some keys are not used"), so it is written as a comment to uncomment on that build
         // (rule llamafactory.layers_ratio_upstream).
         kv(
+            &mut y,
             "# recompute_layers_ratio",
-            format!("{}   # Ascend's build only; upstream refuses the key", plan.recompute.layers_ratio_frac),
+            &format!(
+                "{}   # Ascend's build only; upstream refuses the key",
+                plan.recompute.layers_ratio_frac
+            ),
         );
     }
     if let Some(name) = ds_name {
-        kv("deepspeed", yaml_str(name));
+        kv(&mut y, "deepspeed", &yaml_str(name));
     }
+    y
+}
+
+/// The dataset, its template and the sequence.
+fn dataset_keys(plan: &Plan) -> String {
+    let mut y = String::new();
     // LLaMA-Factory's demo datasets (`data/dataset_info.json`) by what the stage reads: plain
     // text for pre-training, preference pairs (`"ranking": true`) for DPO, instructions otherwise;
     // the DPO workflow refuses a dataset that is not a ranking one.
@@ -117,46 +152,58 @@ pub fn yaml(plan: &Plan, ds_name: Option<&str>) -> String {
         Method::Dpo => "dpo_en_demo",
         _ => "alpaca_en_demo",
     };
-    let dataset = if launch.dataset.is_empty() { demo } else { &launch.dataset };
-    kv("dataset", yaml_str(dataset));
-    kv("dataset_dir", yaml_str("data"));
-    kv("template", template(plan).to_owned());
-    kv("cutoff_len", plan.batch.seq_len.to_string());
-    kv("preprocessing_num_workers", "16".to_owned());
-    let output = match launch.output_dir.is_empty() {
-        true => format!("saves/{}/{}", model_slug(plan), stage),
-        false => launch.output_dir.clone(),
+    let dataset = if plan.launch.dataset.is_empty() { demo } else { &plan.launch.dataset };
+    kv(&mut y, "dataset", &yaml_str(dataset));
+    kv(&mut y, "dataset_dir", &yaml_str("data"));
+    kv(&mut y, "template", template(plan));
+    kv(&mut y, "cutoff_len", &plan.batch.seq_len.to_string());
+    kv(&mut y, "preprocessing_num_workers", "16");
+    y
+}
+
+/// Where the run saves and logs.
+fn output_keys(plan: &Plan) -> String {
+    let mut y = String::new();
+    let output = match plan.launch.output_dir.is_empty() {
+        true => format!("saves/{}/{}", model_slug(plan), stage(plan)),
+        false => plan.launch.output_dir.clone(),
     };
-    kv("output_dir", yaml_str(&output));
-    kv("logging_steps", "10".to_owned());
-    kv("save_steps", "500".to_owned());
-    kv("plot_loss", "true".to_owned());
-    kv("report_to", "tensorboard".to_owned());
-    kv("per_device_train_batch_size", plan.batch.micro_batch.to_string());
-    kv("gradient_accumulation_steps", accumulation(plan).to_string());
+    kv(&mut y, "output_dir", &yaml_str(&output));
+    kv(&mut y, "logging_steps", "10");
+    kv(&mut y, "save_steps", "500");
+    kv(&mut y, "plot_loss", "true");
+    kv(&mut y, "report_to", "tensorboard");
+    y
+}
+
+/// The batch, the schedule and the precision.
+fn train_keys(plan: &Plan) -> String {
+    let mut y = String::new();
+    kv(&mut y, "per_device_train_batch_size", &plan.batch.micro_batch.to_string());
+    kv(&mut y, "gradient_accumulation_steps", &accumulation(plan).to_string());
     let lr = match plan.method {
         Method::Lora | Method::Qlora => "1.0e-4",
         Method::Dpo => "5.0e-6",
         _ => "1.0e-5",
     };
-    kv("learning_rate", lr.to_owned());
-    kv("num_train_epochs", "3.0".to_owned());
-    kv("lr_scheduler_type", "cosine".to_owned());
+    kv(&mut y, "learning_rate", lr);
+    kv(&mut y, "num_train_epochs", "3.0");
+    kv(&mut y, "lr_scheduler_type", "cosine");
     // transformers 5 deprecates `warmup_ratio`; `warmup_steps` below 1 is read as the ratio
     // (`TrainingArguments.__post_init__`, transformers 5.6, which LLaMA-Factory 0.9.5 allows).
-    kv("warmup_steps", "0.1".to_owned());
+    kv(&mut y, "warmup_steps", "0.1");
     match plan.precision {
-        Precision::Bf16 => kv("bf16", "true".to_owned()),
-        Precision::Fp16 => kv("fp16", "true".to_owned()),
+        Precision::Bf16 => kv(&mut y, "bf16", "true"),
+        Precision::Fp16 => kv(&mut y, "fp16", "true"),
         Precision::Fp8 => {
-            kv("bf16", "true".to_owned());
-            kv("fp8", "true".to_owned());
+            kv(&mut y, "bf16", "true");
+            kv(&mut y, "fp8", "true");
         }
         Precision::Fp32 => {}
         // No block-scaled recipe in LLaMA-Factory (rule precision.framework): bf16, said in the header.
-        Precision::Mxfp8 | Precision::Nvfp4 => kv("bf16", "true".to_owned()),
+        Precision::Mxfp8 | Precision::Nvfp4 => kv(&mut y, "bf16", "true"),
     }
-    kv("ddp_timeout", "180000000".to_owned());
+    kv(&mut y, "ddp_timeout", "180000000");
     y
 }
 

@@ -5,7 +5,8 @@
 
 use super::shell::quote;
 use super::{
-    EmittedFile, FileKind, bash_array, hf_config, model_path, model_slug, node_vars, script_opening,
+    EmittedFile, FileKind, bash_array, distributed_args, hf_config, model_path, model_slug, node_vars,
+    script_opening,
 };
 use crate::Plan;
 use crate::model::{Attention, MlpKind, Norm};
@@ -25,62 +26,13 @@ pub fn model_flags(plan: &Plan, ascend: bool) -> Vec<String> {
         format!("--ffn-hidden-size {}", arch.mlp.intermediate_size),
         format!("--num-attention-heads {}", arch.attention.n_heads()),
     ];
-    match arch.attention {
-        Attention::Gqa { n_heads, n_kv_heads, head_dim, qkv_bias, qk_norm, .. } => {
-            if n_kv_heads != n_heads {
-                f.push(format!("--group-query-attention --num-query-groups {n_kv_heads}"));
-            }
-            f.push(format!("--kv-channels {head_dim}"));
-            if qkv_bias {
-                f.push("--add-qkv-bias".to_owned());
-            }
-            if qk_norm {
-                f.push("--qk-layernorm".to_owned());
-            }
-        }
-        Attention::Mla {
-            q_lora_rank, kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, v_head_dim, ..
-        } => {
-            f.push("--multi-latent-attention".to_owned());
-            if let Some(q) = q_lora_rank {
-                f.push(format!("--q-lora-rank {q}"));
-            }
-            f.push(format!("--kv-lora-rank {kv_lora_rank}"));
-            f.push(format!("--qk-head-dim {qk_nope_head_dim} --qk-pos-emb-head-dim {qk_rope_head_dim}"));
-            f.push(format!("--v-head-dim {v_head_dim}"));
-        }
-    }
+    f.extend(attention_flags(&arch.attention));
     f.push(format!(
         "--seq-length {} --max-position-embeddings {}",
         plan.batch.seq_len,
         arch.max_position_embeddings.max(u64::from(plan.batch.seq_len.get()))
     ));
-    match arch.learned_positions {
-        0 => {
-            // Unknown from the shape alone: the script refuses to run until it is set, rather than
-            // silently train with Megatron's default.
-            let theta = key("rope_theta").map(|v| rotary_base(&v)).unwrap_or_else(|| {
-                "\"${ROTARY_BASE:?set ROTARY_BASE to rope_theta from the model config.json}\"".to_owned()
-            });
-            f.push(format!("--position-embedding-type rope --rotary-base {theta}"));
-            // Llama-3.1/3.2 frequency scaling: Megatron's `--use-rope-scaling` (low/high frequency
-            // factors 1 and 4 and original length 8192 built in); MindSpeed-LLM names every value.
-            if let Some(scaling) = key("rope_scaling").filter(|r| r["rope_type"] == "llama3") {
-                let factor = scaling["factor"].as_f64().unwrap_or(8.0);
-                match ascend {
-                    false => f.push(format!("--use-rope-scaling --rope-scaling-factor {factor}")),
-                    true => f.push(format!(
-                        "--rope-scaling-type llama3 --rope-scaling-factor {factor} --low-freq-factor {} \
-                         --high-freq-factor {} --original-max-position-embeddings {}",
-                        scaling["low_freq_factor"].as_f64().unwrap_or(1.0),
-                        scaling["high_freq_factor"].as_f64().unwrap_or(4.0),
-                        scaling["original_max_position_embeddings"].as_u64().unwrap_or(8192),
-                    )),
-                }
-            }
-        }
-        _ => f.push("--position-embedding-type learned_absolute".to_owned()),
-    }
+    f.extend(position_flags(plan, ascend, &key));
     let eps = key("rms_norm_eps").or_else(|| key("layer_norm_epsilon")).map(|v| v.to_string());
     let eps = eps.unwrap_or_else(|| {
         "\"${NORM_EPSILON:?set NORM_EPSILON to rms_norm_eps (or layer_norm_epsilon) from the model config.json}\"".to_owned()
@@ -107,6 +59,72 @@ pub fn model_flags(plan: &Plan, ascend: bool) -> Vec<String> {
         f.extend(moe_kernel_flags(plan, ascend));
     }
     f.push("--attention-dropout 0.0 --hidden-dropout 0.0".to_owned());
+    f
+}
+
+/// The attention's flags: grouped queries, the head size, q/k/v biases and q/k norms (GQA), or
+/// MLA's ranks and head sizes.
+fn attention_flags(attention: &Attention) -> Vec<String> {
+    let mut f = Vec::new();
+    match *attention {
+        Attention::Gqa { n_heads, n_kv_heads, head_dim, qkv_bias, qk_norm, .. } => {
+            if n_kv_heads != n_heads {
+                f.push(format!("--group-query-attention --num-query-groups {n_kv_heads}"));
+            }
+            f.push(format!("--kv-channels {head_dim}"));
+            if qkv_bias {
+                f.push("--add-qkv-bias".to_owned());
+            }
+            if qk_norm {
+                f.push("--qk-layernorm".to_owned());
+            }
+        }
+        Attention::Mla {
+            q_lora_rank, kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, v_head_dim, ..
+        } => {
+            f.push("--multi-latent-attention".to_owned());
+            if let Some(q) = q_lora_rank {
+                f.push(format!("--q-lora-rank {q}"));
+            }
+            f.push(format!("--kv-lora-rank {kv_lora_rank}"));
+            f.push(format!("--qk-head-dim {qk_nope_head_dim} --qk-pos-emb-head-dim {qk_rope_head_dim}"));
+            f.push(format!("--v-head-dim {v_head_dim}"));
+        }
+    }
+    f
+}
+
+/// The positions: learned, or rotary with its base and Llama-3.1 frequency scaling. `key` reads the
+/// model's config.json.
+fn position_flags(plan: &Plan, ascend: bool, key: &dyn Fn(&str) -> Option<serde_json::Value>) -> Vec<String> {
+    let arch = &plan.model.arch;
+    let mut f = Vec::new();
+    match arch.learned_positions {
+        0 => {
+            // Unknown from the shape alone: the script refuses to run until it is set, rather than
+            // silently train with Megatron's default.
+            let theta = key("rope_theta").map(|v| rotary_base(&v)).unwrap_or_else(|| {
+                "\"${ROTARY_BASE:?set ROTARY_BASE to rope_theta from the model config.json}\"".to_owned()
+            });
+            f.push(format!("--position-embedding-type rope --rotary-base {theta}"));
+            // Llama-3.1/3.2 frequency scaling: Megatron's `--use-rope-scaling` (low/high frequency
+            // factors 1 and 4 and original length 8192 built in); MindSpeed-LLM names every value.
+            if let Some(scaling) = key("rope_scaling").filter(|r| r["rope_type"] == "llama3") {
+                let factor = scaling["factor"].as_f64().unwrap_or(8.0);
+                match ascend {
+                    false => f.push(format!("--use-rope-scaling --rope-scaling-factor {factor}")),
+                    true => f.push(format!(
+                        "--rope-scaling-type llama3 --rope-scaling-factor {factor} --low-freq-factor {} \
+                         --high-freq-factor {} --original-max-position-embeddings {}",
+                        scaling["low_freq_factor"].as_f64().unwrap_or(1.0),
+                        scaling["high_freq_factor"].as_f64().unwrap_or(4.0),
+                        scaling["original_max_position_embeddings"].as_u64().unwrap_or(8192),
+                    )),
+                }
+            }
+        }
+        _ => f.push("--position-embedding-type learned_absolute".to_owned()),
+    }
     f
 }
 
@@ -166,6 +184,24 @@ pub fn parallel_flags(plan: &Plan, ascend: bool) -> Vec<String> {
         format!("--tensor-model-parallel-size {}", p.tp),
         format!("--pipeline-model-parallel-size {}", p.pp),
     ];
+    f.extend(pipeline_split_flags(plan, ascend));
+    f.push(format!("--context-parallel-size {}", p.cp));
+    if plan.model.arch.moe.is_some() {
+        f.extend(expert_flags(plan, ascend));
+    }
+    let switches = memory_switches(plan, ascend);
+    if !switches.is_empty() {
+        f.push(switches.join(" "));
+    }
+    f.extend(recompute_flags(plan, ascend));
+    f
+}
+
+/// How the layers split over the pipeline: VPP (as a layout string, chunks per rank or layers per
+/// chunk), MTP, the embedding and loss in the split, and uneven stages.
+fn pipeline_split_flags(plan: &Plan, ascend: bool) -> Vec<String> {
+    let p = &plan.parallel;
+    let mut f = Vec::new();
     // The embedding and the loss count as a layer each in the split (`arguments.py`).
     let accounted = plan.model.arch.n_layers + if p.account_embedding_loss { 2 } else { 0 };
     let layout = p.uneven_layers.then(|| uneven_layout(plan)).flatten();
@@ -206,61 +242,78 @@ pub fn parallel_flags(plan: &Plan, ascend: bool) -> Vec<String> {
             )),
         }
     }
-    f.push(format!("--context-parallel-size {}", p.cp));
-    if plan.model.arch.moe.is_some() {
-        f.push(format!("--expert-model-parallel-size {} --expert-tensor-parallel-size {}", p.ep, p.etp));
-        // Token dropping (`--moe-expert-capacity-factor`, `--moe-pad-expert-input-to-capacity`:
-        // Megatron-LM and MindSpeed-LLM's core 0.12.1 parser) and the flex backend (Megatron-LM only,
-        // rule moe.flex_framework).
-        let m = &plan.moe;
-        if let Some(c) = m.capacity_factor {
-            f.push(format!("--moe-expert-capacity-factor {c}"));
-        }
-        if m.pad_to_capacity {
-            f.push("--moe-pad-expert-input-to-capacity".to_owned());
-        }
-        if m.dispatcher == crate::plan::MoeDispatcher::Flex && !ascend {
-            f.push("--moe-flex-dispatcher-backend deepep".to_owned());
-        }
+    f
+}
+
+/// An MoE model's expert sizes, token dropping and the flex dispatcher's backend.
+fn expert_flags(plan: &Plan, ascend: bool) -> Vec<String> {
+    let p = &plan.parallel;
+    let mut f =
+        vec![format!("--expert-model-parallel-size {} --expert-tensor-parallel-size {}", p.ep, p.etp)];
+    // Token dropping (`--moe-expert-capacity-factor`, `--moe-pad-expert-input-to-capacity`:
+    // Megatron-LM and MindSpeed-LLM's core 0.12.1 parser) and the flex backend (Megatron-LM only,
+    // rule moe.flex_framework).
+    let m = &plan.moe;
+    if let Some(c) = m.capacity_factor {
+        f.push(format!("--moe-expert-capacity-factor {c}"));
     }
-    let mut switches = Vec::new();
-    if p.sequence_parallel {
-        switches.push("--sequence-parallel");
+    if m.pad_to_capacity {
+        f.push("--moe-pad-expert-input-to-capacity".to_owned());
     }
+    if m.dispatcher == crate::plan::MoeDispatcher::Flex && !ascend {
+        f.push("--moe-flex-dispatcher-backend deepep".to_owned());
+    }
+    f
+}
+
+/// The switches on one line: sequence parallelism, the distributed optimizer, optimizer offload,
+/// FSDP, and the communication overlaps.
+fn memory_switches(plan: &Plan, ascend: bool) -> Vec<String> {
     use crate::plan::Fsdp;
+    let p = &plan.parallel;
+    let mut switches = Vec::new();
+    let mut on = |s: &str| switches.push(s.to_owned());
+    if p.sequence_parallel {
+        on("--sequence-parallel");
+    }
     // Megatron FSDP runs on the distributed optimizer whether asked or not (`validate_args` turns
     // it on); FSDP2 refuses it (rule fsdp.torch).
     if p.distributed_optimizer {
-        switches.push("--use-distributed-optimizer");
+        on("--use-distributed-optimizer");
     }
     // Optimizer offload, with the precision-aware optimizer Megatron-LM requires for it
     // (`validate_args`, megatron/training/arguments.py @5be9626; rule
     // parallel.offload_needs_distributed_optimizer); `--optimizer-offload-fraction` keeps its default,
     // 1.0: all of the optimizer on the host, as memory.rs counts it.
     if p.offload_optimizer {
-        switches.push("--optimizer-cpu-offload --use-precision-aware-optimizer");
+        on("--optimizer-cpu-offload --use-precision-aware-optimizer");
     }
-    let sharding = format!("--use-megatron-fsdp --data-parallel-sharding-strategy {}", p.fsdp.wire());
     match p.fsdp {
         Fsdp::None => {}
-        Fsdp::Optim | Fsdp::OptimGrads | Fsdp::OptimGradsParams => switches.push(&sharding),
+        Fsdp::Optim | Fsdp::OptimGrads | Fsdp::OptimGradsParams => {
+            on(&format!("--use-megatron-fsdp --data-parallel-sharding-strategy {}", p.fsdp.wire()))
+        }
         // FSDP2 refuses gradient accumulation fusion, which is on by default.
-        Fsdp::Torch => switches.push("--use-torch-fsdp2 --no-gradient-accumulation-fusion"),
+        Fsdp::Torch => on("--use-torch-fsdp2 --no-gradient-accumulation-fusion"),
     }
     if p.overlap_grad_reduce {
-        switches.push("--overlap-grad-reduce");
+        on("--overlap-grad-reduce");
     }
     if p.overlap_param_gather {
-        switches.push("--overlap-param-gather");
+        on("--overlap-param-gather");
     }
     if p.tp_comm_overlap {
         // MindSpeed: `--use-ascend-coc --coc-parallel-num 2`
         // (MindSpeed docs/zh/features/communication-over-computation.md).
-        switches.push(if ascend { "--use-ascend-coc --coc-parallel-num 2" } else { "--tp-comm-overlap" });
+        on(if ascend { "--use-ascend-coc --coc-parallel-num 2" } else { "--tp-comm-overlap" });
     }
-    if !switches.is_empty() {
-        f.push(switches.join(" "));
-    }
+    switches
+}
+
+/// Recomputation (selective with its modules, or full with its method and layers) and Megatron-LM's
+/// activation offloading.
+fn recompute_flags(plan: &Plan, ascend: bool) -> Vec<String> {
+    let mut f = Vec::new();
     let r = &plan.recompute;
     match r.granularity {
         RecomputeGranularity::None => {}
@@ -304,6 +357,44 @@ pub fn parallel_flags(plan: &Plan, ascend: bool) -> Vec<String> {
 /// The script.
 pub fn script(plan: &Plan, header: &[String]) -> EmittedFile {
     let slug = model_slug(plan);
+    let mut text = script_opening(
+        header,
+        "Run on every node with NODE_RANK set (0 … NUM_NODES − 1); MASTER_ADDR is node 0.",
+    );
+    let p = &plan.parallel;
+    // Required by Megatron's TP/CP communication ordering before Blackwell (`validate_args` in
+    // megatron/training/arguments.py asserts it).
+    // FSDP asserts CUDA_DEVICE_MAX_CONNECTIONS is not 1 (`validate_args`).
+    if (1 < p.tp.get() || 1 < p.cp.get()) && p.fsdp == crate::plan::Fsdp::None {
+        text.push_str("export CUDA_DEVICE_MAX_CONNECTIONS=1\n\n");
+    }
+    text.push_str(&node_vars(plan, false, "NUM_NODES", "GPUS_PER_NODE", "localhost"));
+    text.push_str(&path_vars(plan, &slug));
+    text.push_str(&distributed_args("NUM_NODES", "GPUS_PER_NODE"));
+    text.push_str(&bash_array("MODEL_ARGS", &model_flags(plan, false)));
+    text.push_str(&bash_array("PARALLEL_ARGS", &parallel_flags(plan, false)));
+    text.push_str(&bash_array("TRAINING_ARGS", &training_flags(plan)));
+    text.push_str(&bash_array(
+        "DATA_ARGS",
+        &[
+            "--data-path \"$DATA_PATH\" --split 99,1,0".to_owned(),
+            "--tokenizer-type HuggingFaceTokenizer --tokenizer-model \"$TOKENIZER_MODEL\"".to_owned(),
+        ],
+    ));
+    text.push_str(&bash_array(
+        "LOGGING_ARGS",
+        &[
+            "--log-interval 10 --log-throughput --eval-interval 1000 --eval-iters 10".to_owned(),
+            "--save-interval 1000 --save \"$CHECKPOINT_PATH\" --load \"$CHECKPOINT_PATH\" --ckpt-format torch_dist".to_owned(),
+        ],
+    ));
+    text.push_str("\ntorchrun \"${DISTRIBUTED_ARGS[@]}\" pretrain_gpt.py \\\n");
+    text.push_str("  \"${MODEL_ARGS[@]}\" \"${PARALLEL_ARGS[@]}\" \"${TRAINING_ARGS[@]}\" \"${DATA_ARGS[@]}\" \"${LOGGING_ARGS[@]}\"\n");
+    EmittedFile { name: format!("train_{}.sh", slug.replace('.', "_")), kind: FileKind::Shell, text }
+}
+
+/// The paths: the checkpoint, the tokenizer, the data.
+fn path_vars(plan: &Plan, slug: &str) -> String {
     let launch = &plan.launch;
     let checkpoint = match launch.output_dir.is_empty() {
         true => format!("/ckpt/{slug}"),
@@ -313,6 +404,20 @@ pub fn script(plan: &Plan, header: &[String]) -> EmittedFile {
         true => "/data/corpus_text_document".to_owned(),
         false => launch.dataset.clone(),
     };
+    let mut text = format!(
+        "CHECKPOINT_PATH={}   # Megatron (torch_dist) checkpoint, converted from HF\n",
+        quote(&checkpoint)
+    );
+    text.push_str(&format!("TOKENIZER_MODEL={}   # HF tokenizer\n", quote(&model_path(plan))));
+    text.push_str(&format!(
+        "DATA_PATH={}   # prefix of .bin/.idx from tools/preprocess_data.py\n\n",
+        quote(&data)
+    ));
+    text
+}
+
+/// The batch, the optimizer, the precision, the attention kernel and Megatron-LM's own SFT.
+fn training_flags(plan: &Plan) -> Vec<String> {
     let b = &plan.batch;
     let precision = match plan.precision {
         Precision::Bf16 => "--bf16".to_owned(),
@@ -352,53 +457,5 @@ pub fn script(plan: &Plan, header: &[String]) -> EmittedFile {
         // weights with a fresh optimizer and iteration count (`--finetune`).
         training.push("--sft --finetune".to_owned());
     }
-    let mut text = script_opening(
-        header,
-        "Run on every node with NODE_RANK set (0 … NUM_NODES − 1); MASTER_ADDR is node 0.",
-    );
-    let p = &plan.parallel;
-    // Required by Megatron's TP/CP communication ordering before Blackwell (`validate_args` in
-    // megatron/training/arguments.py asserts it).
-    // FSDP asserts CUDA_DEVICE_MAX_CONNECTIONS is not 1 (`validate_args`).
-    if (1 < p.tp.get() || 1 < p.cp.get()) && p.fsdp == crate::plan::Fsdp::None {
-        text.push_str("export CUDA_DEVICE_MAX_CONNECTIONS=1\n\n");
-    }
-    text.push_str(&node_vars(plan, false, "NUM_NODES", "GPUS_PER_NODE", "localhost"));
-    text.push_str(&format!(
-        "CHECKPOINT_PATH={}   # Megatron (torch_dist) checkpoint, converted from HF\n",
-        quote(&checkpoint)
-    ));
-    text.push_str(&format!("TOKENIZER_MODEL={}   # HF tokenizer\n", quote(&model_path(plan))));
-    text.push_str(&format!(
-        "DATA_PATH={}   # prefix of .bin/.idx from tools/preprocess_data.py\n\n",
-        quote(&data)
-    ));
-    text.push_str(&bash_array(
-        "DISTRIBUTED_ARGS",
-        &[
-            "--nproc_per_node \"$GPUS_PER_NODE\" --nnodes \"$NUM_NODES\" --node_rank \"$NODE_RANK\""
-                .to_owned(),
-            "--master_addr \"$MASTER_ADDR\" --master_port \"$MASTER_PORT\"".to_owned(),
-        ],
-    ));
-    text.push_str(&bash_array("MODEL_ARGS", &model_flags(plan, false)));
-    text.push_str(&bash_array("PARALLEL_ARGS", &parallel_flags(plan, false)));
-    text.push_str(&bash_array("TRAINING_ARGS", &training));
-    text.push_str(&bash_array(
-        "DATA_ARGS",
-        &[
-            "--data-path \"$DATA_PATH\" --split 99,1,0".to_owned(),
-            "--tokenizer-type HuggingFaceTokenizer --tokenizer-model \"$TOKENIZER_MODEL\"".to_owned(),
-        ],
-    ));
-    text.push_str(&bash_array(
-        "LOGGING_ARGS",
-        &[
-            "--log-interval 10 --log-throughput --eval-interval 1000 --eval-iters 10".to_owned(),
-            "--save-interval 1000 --save \"$CHECKPOINT_PATH\" --load \"$CHECKPOINT_PATH\" --ckpt-format torch_dist".to_owned(),
-        ],
-    ));
-    text.push_str("\ntorchrun \"${DISTRIBUTED_ARGS[@]}\" pretrain_gpt.py \\\n");
-    text.push_str("  \"${MODEL_ARGS[@]}\" \"${PARALLEL_ARGS[@]}\" \"${TRAINING_ARGS[@]}\" \"${DATA_ARGS[@]}\" \"${LOGGING_ARGS[@]}\"\n");
-    EmittedFile { name: format!("train_{}.sh", slug.replace('.', "_")), kind: FileKind::Shell, text }
+    training
 }

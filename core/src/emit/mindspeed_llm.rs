@@ -6,7 +6,9 @@
 
 use super::megatron::{model_flags, parallel_flags};
 use super::shell::quote;
-use super::{EmittedFile, FileKind, bash_array, model_path, model_slug, node_vars, script_opening};
+use super::{
+    EmittedFile, FileKind, bash_array, distributed_args, model_path, model_slug, node_vars, script_opening,
+};
 use crate::Plan;
 use crate::model::LoraTarget;
 use crate::plan::{LoraTargets, Method, PipelineSchedule, Precision};
@@ -34,7 +36,60 @@ pub(super) fn lora_modules(targets: &LoraTargets) -> String {
 /// The script.
 pub fn script(plan: &Plan, header: &[String]) -> EmittedFile {
     let slug = model_slug(plan);
+    let mut text = script_opening(
+        header,
+        "Run on every node with NODE_RANK set (0 … NNODES − 1); MASTER_ADDR is node 0.",
+    );
+    text.push_str(&environment(plan));
+    text.push_str(&node_vars(plan, false, "NNODES", "NPUS_PER_NODE", "localhost"));
+    text.push_str(&path_vars(plan, &slug));
+    text.push_str(&distributed_args("NNODES", "NPUS_PER_NODE"));
+    let mut gpt = vec!["--use-mcore-models".to_owned()];
+    gpt.extend(parallel_flags(plan, true));
+    gpt.extend(ascend_flags(plan));
+    gpt.extend(training_flags(plan));
+    text.push_str(&bash_array("GPT_ARGS", &gpt));
+    text.push_str(&bash_array("DATA_ARGS", &["--data-path \"$DATA_PATH\" --split 100,0,0".to_owned()]));
+    text.push_str(&bash_array(
+        "OUTPUT_ARGS",
+        &["--log-interval 1 --save-interval 2000 --eval-interval 2000 --eval-iters 0 --ckpt-format torch"
+            .to_owned()],
+    ));
+    let entry = if plan.method == Method::Pretrain { "pretrain_gpt.py" } else { "posttrain_gpt.py" };
+    text.push_str(&format!("\ntorchrun \"${{DISTRIBUTED_ARGS[@]}}\" {entry} \\\n"));
+    text.push_str("  \"${GPT_ARGS[@]}\" \"${DATA_ARGS[@]}\" \"${OUTPUT_ARGS[@]}\" \\\n");
+    text.push_str("  --distributed-backend nccl --transformer-impl local \\\n");
+    text.push_str("  --load \"$CKPT_LOAD_DIR\" --save \"$CKPT_SAVE_DIR\"\n");
+    EmittedFile {
+        name: format!(
+            "{}_{}.sh",
+            if plan.method == Method::Pretrain { "pretrain" } else { "tune" },
+            slug.replace('.', "_")
+        ),
+        kind: FileKind::Shell,
+        text,
+    }
+}
+
+/// CANN's environment, and the variables HCCL, the allocator and Megatron's ordering want.
+fn environment(plan: &Plan) -> String {
+    // CANN's environment script reads variables that may be unset: source it outside `set -u`.
+    let mut text =
+        "set +u\nsource \"${CANN_SET_ENV:-/usr/local/Ascend/ascend-toolkit/set_env.sh}\"\nset -u\n"
+            .to_owned();
+    // FSDP asserts CUDA_DEVICE_MAX_CONNECTIONS is not 1 (Megatron `validate_args`).
+    if plan.parallel.fsdp == crate::plan::Fsdp::None {
+        text.push_str("export CUDA_DEVICE_MAX_CONNECTIONS=1\n");
+    }
+    text.push_str("export HCCL_CONNECT_TIMEOUT=1800\n");
+    text.push_str("export PYTORCH_NPU_ALLOC_CONF=expandable_segments:True\n\n");
+    text
+}
+
+/// The paths: the HF model directory, the converted checkpoint, where to save, the data.
+fn path_vars(plan: &Plan, slug: &str) -> String {
     let launch = &plan.launch;
+    let p = &plan.parallel;
     let save =
         if launch.output_dir.is_empty() { format!("./ckpt/{slug}") } else { launch.output_dir.clone() };
     let data = if launch.dataset.is_empty() {
@@ -42,48 +97,30 @@ pub fn script(plan: &Plan, header: &[String]) -> EmittedFile {
     } else {
         launch.dataset.clone()
     };
-    let p = &plan.parallel;
-    let mut text = script_opening(
-        header,
-        "Run on every node with NODE_RANK set (0 … NNODES − 1); MASTER_ADDR is node 0.",
-    );
-    // CANN's environment script reads variables that may be unset: source it outside `set -u`.
-    text.push_str(
-        "set +u\nsource \"${CANN_SET_ENV:-/usr/local/Ascend/ascend-toolkit/set_env.sh}\"\nset -u\n",
-    );
-    // FSDP asserts CUDA_DEVICE_MAX_CONNECTIONS is not 1 (Megatron `validate_args`).
-    if p.fsdp == crate::plan::Fsdp::None {
-        text.push_str("export CUDA_DEVICE_MAX_CONNECTIONS=1\n");
-    }
-    text.push_str("export HCCL_CONNECT_TIMEOUT=1800\n");
-    text.push_str("export PYTORCH_NPU_ALLOC_CONF=expandable_segments:True\n\n");
-    text.push_str(&node_vars(plan, false, "NNODES", "NPUS_PER_NODE", "localhost"));
     // `--tokenizer-type PretrainedFromHF` loads a local directory (`build_tokenizer`), so the
     // default is the directory MindSpeed-LLM's examples download the HF model to, not a hub id.
     let hf_dir = match launch.model_path.is_empty() {
-        true => format!("./model_from_hf/{}", model_path(plan).rsplit('/').next().unwrap_or(&slug)),
+        true => format!("./model_from_hf/{}", model_path(plan).rsplit('/').next().unwrap_or(slug)),
         false => launch.model_path.clone(),
     };
     let mcore_dir = format!("./model_weights/{slug}-mcore-tp{}-pp{}", p.tp, p.pp);
-    text.push_str(&format!(
-        "TOKENIZER_PATH={}   # the HF model directory (config, tokenizer)\n",
-        quote(&hf_dir)
-    ));
+    let mut text =
+        format!("TOKENIZER_PATH={}   # the HF model directory (config, tokenizer)\n", quote(&hf_dir));
     text.push_str(&format!(
         "CKPT_LOAD_DIR={}   # convert_ckpt_v2.py of $TOKENIZER_PATH at this TP/PP\n",
         quote(&mcore_dir)
     ));
     text.push_str(&format!("CKPT_SAVE_DIR={}\n", quote(&save)));
     text.push_str(&format!("DATA_PATH={}   # prefix from preprocess_data.py\n\n", quote(&data)));
-    text.push_str(&bash_array(
-        "DISTRIBUTED_ARGS",
-        &[
-            "--nproc_per_node \"$NPUS_PER_NODE\" --nnodes \"$NNODES\" --node_rank \"$NODE_RANK\"".to_owned(),
-            "--master_addr \"$MASTER_ADDR\" --master_port \"$MASTER_PORT\"".to_owned(),
-        ],
-    ));
-    let mut gpt = vec!["--use-mcore-models".to_owned()];
-    gpt.extend(parallel_flags(plan, true));
+    text
+}
+
+/// MindSpeed's own features (`mindspeed/features_manager/`): the pipeline schedule,
+/// activation-function recomputation, swap-attention, the optimizer's swap or reuse, and the fused
+/// kernels.
+fn ascend_flags(plan: &Plan) -> Vec<String> {
+    let p = &plan.parallel;
+    let mut gpt = Vec::new();
     match p.schedule {
         // MindSpeed's DualPipeV (`--schedules-method dualpipev`, mindspeed/features_manager
         // pipeline-parallel features); without it the run is plain 1F1B.
@@ -120,7 +157,14 @@ pub fn script(plan: &Plan, header: &[String]) -> EmittedFile {
     if p.fused_kernels {
         gpt.push("--use-fused-rotary-pos-emb --use-fused-rmsnorm --use-fused-swiglu".to_owned());
     }
-    gpt.push("--tokenizer-type PretrainedFromHF --tokenizer-name-or-path \"$TOKENIZER_PATH\"".to_owned());
+    gpt
+}
+
+/// The tokenizer, the model, the batch, the optimizer, the precision, the fine-tuning stage and
+/// LoRA.
+fn training_flags(plan: &Plan) -> Vec<String> {
+    let mut gpt =
+        vec!["--tokenizer-type PretrainedFromHF --tokenizer-name-or-path \"$TOKENIZER_PATH\"".to_owned()];
     gpt.extend(model_flags(plan, true));
     // No padding of the vocabulary: the checkpoint's rows as they are (as the repo's
     // examples/mcore/*/pretrain_*.sh do).
@@ -145,36 +189,15 @@ pub fn script(plan: &Plan, header: &[String]) -> EmittedFile {
         Precision::Fp32 => {}
         _ => gpt.push("--bf16".to_owned()),
     }
-    let (entry, tune) = match plan.method {
-        Method::Pretrain => ("pretrain_gpt.py", Vec::new()),
-        Method::Dpo => {
-            ("posttrain_gpt.py", vec!["--finetune --stage dpo --is-instruction-dataset".to_owned()])
-        }
-        _ => ("posttrain_gpt.py", vec!["--finetune --stage sft --is-instruction-dataset".to_owned()]),
-    };
-    gpt.extend(tune);
+    // Fine-tuning runs `posttrain_gpt.py` at its stage.
+    match plan.method {
+        Method::Pretrain => {}
+        Method::Dpo => gpt.push("--finetune --stage dpo --is-instruction-dataset".to_owned()),
+        _ => gpt.push("--finetune --stage sft --is-instruction-dataset".to_owned()),
+    }
     if matches!(plan.method, Method::Lora | Method::Qlora) {
         gpt.push(format!("--lora-r {} --lora-alpha {}", plan.lora.rank, plan.lora.alpha));
         gpt.push(format!("--lora-target-modules {}", lora_modules(&plan.lora.targets)));
     }
-    text.push_str(&bash_array("GPT_ARGS", &gpt));
-    text.push_str(&bash_array("DATA_ARGS", &["--data-path \"$DATA_PATH\" --split 100,0,0".to_owned()]));
-    text.push_str(&bash_array(
-        "OUTPUT_ARGS",
-        &["--log-interval 1 --save-interval 2000 --eval-interval 2000 --eval-iters 0 --ckpt-format torch"
-            .to_owned()],
-    ));
-    text.push_str(&format!("\ntorchrun \"${{DISTRIBUTED_ARGS[@]}}\" {entry} \\\n"));
-    text.push_str("  \"${GPT_ARGS[@]}\" \"${DATA_ARGS[@]}\" \"${OUTPUT_ARGS[@]}\" \\\n");
-    text.push_str("  --distributed-backend nccl --transformer-impl local \\\n");
-    text.push_str("  --load \"$CKPT_LOAD_DIR\" --save \"$CKPT_SAVE_DIR\"\n");
-    EmittedFile {
-        name: format!(
-            "{}_{}.sh",
-            if plan.method == Method::Pretrain { "pretrain" } else { "tune" },
-            slug.replace('.', "_")
-        ),
-        kind: FileKind::Shell,
-        text,
-    }
+    gpt
 }

@@ -87,27 +87,44 @@ fn training_section(plan: &Plan, section: &str, name: &str, lr: &str, load: &str
 /// The run's YAML, the model block, and `launch.sh`.
 pub fn files(plan: &Plan, header: &[String]) -> Vec<EmittedFile> {
     let name = model_name(plan);
-    let slug = model_slug(plan);
-    let launch = &plan.launch;
-    let p = &plan.parallel;
-    let rl = &plan.rl;
     let ppo = plan.method == Method::Ppo;
     // PPO has its own entry point and stage (`cli/train_ppo.py`, `stage: ray_ppo`, a
     // `critic_config` section: `parse_training_config` reads it unconditionally).
     let algo = if ppo { "ppo" } else { "grpo" };
     let config_name = format!("{algo}_{name}_{}npu", plan.cluster.n_devices());
-    let data = if launch.dataset.is_empty() { "./dataset/math_17k/data" } else { &launch.dataset };
-    let save = if launch.output_dir.is_empty() {
-        format!("./ckpt/{slug}_{algo}")
-    } else {
-        launch.output_dir.clone()
-    };
-
     let mut y = comment(header);
     y.push_str(&format!("defaults:\n  - model:\n      - {name}\n\n"));
     y.push_str("megatron_training:\n");
+    y.push_str(&megatron_training(plan, &name, algo));
+    y.push_str(&megatron_memory(plan));
+    y.push_str(&trained_sections(plan, &name, algo));
+    y.push_str(&rl_config(plan, ppo));
+    y.push_str(&generate_config(plan));
+    vec![
+        EmittedFile { name: format!("{config_name}.yaml"), kind: FileKind::Yaml, text: y },
+        EmittedFile {
+            name: format!("{name}.yaml"),
+            kind: FileKind::Yaml,
+            text: model_yaml(plan, header, &name),
+        },
+        EmittedFile {
+            name: "launch.sh".to_owned(),
+            kind: FileKind::Shell,
+            text: launch(plan, header, algo, &config_name),
+        },
+    ]
+}
+
+/// `megatron_training`'s keys for the model, its kernels, precision, tokenizer, batch, sequence and
+/// data, as the repo's configs write them.
+fn megatron_training(plan: &Plan, name: &str, algo: &str) -> String {
+    let launch = &plan.launch;
+    let p = &plan.parallel;
+    let rl = &plan.rl;
+    let data = if launch.dataset.is_empty() { "./dataset/math_17k/data" } else { &launch.dataset };
+    let mut y = String::new();
     let mut m = |k: &str, v: String| y.push_str(&format!("  {k}: {v}\n"));
-    m("model", name.clone());
+    m("model", name.to_owned());
     m("use_mcore_models", "true".into());
     // MindSpeed's fused kernels follow the plan's switch; the rest as the repo's configs write them.
     let fused = p.fused_kernels.to_string();
@@ -141,6 +158,15 @@ pub fn files(plan: &Plan, header: &[String]) -> Vec<EmittedFile> {
     m("data_path", yaml_str(data));
     m("split", "100,0,0".into());
     m("seed", "1234".into());
+    y
+}
+
+/// `megatron_training`'s keys for the layout, recomputation, swapping, packing, CoC and LoRA, each
+/// only where the plan sets it.
+fn megatron_memory(plan: &Plan) -> String {
+    let p = &plan.parallel;
+    let mut y = String::new();
+    let mut m = |k: &str, v: String| y.push_str(&format!("  {k}: {v}\n"));
     if 1 < p.cp.get() {
         m("context_parallel_size", p.cp.to_string());
     }
@@ -169,7 +195,7 @@ pub fn files(plan: &Plan, header: &[String]) -> Vec<EmittedFile> {
     if p.swap_optimizer {
         m("swap_optimizer", "true".into());
     }
-    if rl.remove_padding {
+    if plan.rl.remove_padding {
         // validate_rl_args: use_remove_padding needs reset_attention_mask, and with PP > 1
         // no_pad_to_seq_lengths (mindspeed_rl/config_cls/validate_config.py).
         m("reset_attention_mask", "true".into());
@@ -189,13 +215,33 @@ pub fn files(plan: &Plan, header: &[String]) -> Vec<EmittedFile> {
         let list = modules.split(' ').map(yaml_str).collect::<Vec<_>>().join(", ");
         m("lora_target_modules", format!("[{list}]"));
     }
+    y
+}
+
+/// `actor_config`, and for PPO `critic_config`: the sections that train, from the converted
+/// weights to the plan's output directory.
+fn trained_sections(plan: &Plan, name: &str, algo: &str) -> String {
+    let p = &plan.parallel;
+    let launch = &plan.launch;
+    let save = if launch.output_dir.is_empty() {
+        format!("./ckpt/{}_{algo}", model_slug(plan))
+    } else {
+        launch.output_dir.clone()
+    };
     let load = format!("./model_weights/{name}_mcore_tp{}pp{}", p.tp, p.pp);
-    y.push_str(&training_section(plan, "actor_config", &name, "1e-6", &load, &save));
-    if ppo {
+    let mut y = training_section(plan, "actor_config", name, "1e-6", &load, &save);
+    if plan.method == Method::Ppo {
         // The critic: the actor's model and layout as a value model (configs/ppo_*_integrated.yaml).
-        y.push_str(&training_section(plan, "critic_config", &name, "5e-6", &load, &format!("{save}_critic")));
+        y.push_str(&training_section(plan, "critic_config", name, "5e-6", &load, &format!("{save}_critic")));
     }
-    y.push_str("\nrl_config:\n");
+    y
+}
+
+/// `rl_config`: the integrated worker, the advantage estimator and KL, the batches, packing, the
+/// rule reward, and the devices the actor (and critic) take.
+fn rl_config(plan: &Plan, ppo: bool) -> String {
+    let rl = &plan.rl;
+    let mut y = "\nrl_config:\n".to_owned();
     let mut r = |k: &str, v: String| y.push_str(&format!("  {k}: {v}\n"));
     r("use_integrated_worker", "true".into());
     r("blocking", rl.blocking.to_string());
@@ -221,7 +267,7 @@ pub fn files(plan: &Plan, header: &[String]) -> Vec<EmittedFile> {
     r("use_remove_padding", rl.remove_padding.to_string());
     r("use_dynamic_bsz", rl.dynamic_batch.to_string());
     // Read only with use_dynamic_bsz; written always, so the file carries the whole plan.
-    r("max_packing_token_size", rl.tokens_per_device(plan.framework, p.cp.get()).to_string());
+    r("max_packing_token_size", rl.tokens_per_device(plan.framework, plan.parallel.cp.get()).to_string());
     r("rule_reward", "true".into());
     r("verifier_function", if ppo { "[\"acc_for_ppo\"]" } else { "[\"math_17k_acc\"]" }.into());
     r("verifier_weight", "[1.0]".into());
@@ -230,7 +276,14 @@ pub fn files(plan: &Plan, header: &[String]) -> Vec<EmittedFile> {
     if ppo {
         y.push_str(&format!("  critic_resource:\n    num_npus: {}\n", plan.cluster.n_devices()));
     }
-    y.push_str("\ngenerate_config:\n");
+    y
+}
+
+/// `generate_config`: the vLLM engine (offloading the trained states while it runs, its TP, batch
+/// and memory) and the sampling.
+fn generate_config(plan: &Plan) -> String {
+    let rl = &plan.rl;
+    let mut y = "\ngenerate_config:\n".to_owned();
     let mut g = |k: &str, v: String| y.push_str(&format!("  {k}: {v}\n"));
     g("trust_remote_code", "true".into());
     g("offload_train_optimizer", "true".into());
@@ -249,8 +302,11 @@ pub fn files(plan: &Plan, header: &[String]) -> Vec<EmittedFile> {
         "  sampling_config:\n    logprobs: 1\n    max_tokens: {}\n    top_p: 1.0\n    top_k: -1\n    min_p: 0.0\n    temperature: 1.0\n    detokenize: false\n",
         rl.max_response_length
     ));
+    y
+}
 
-    // The model block (configs/model/<name>.yaml), from the model's config.json.
+/// The model block (configs/model/<name>.yaml), from the model's config.json.
+fn model_yaml(plan: &Plan, header: &[String], name: &str) -> String {
     let mut model = comment(header);
     model.push_str(&format!("{name}:\n"));
     model.push_str(&flags_to_yaml(&model_flags(plan, true), "  "));
@@ -258,7 +314,11 @@ pub fn files(plan: &Plan, header: &[String]) -> Vec<EmittedFile> {
         "  make_vocab_size_divisible_by: 1\n  padded_vocab_size: {}\n",
         plan.model.arch.vocab_size
     ));
+    model
+}
 
+/// `launch.sh`: Ray's head on node 0, which trains once every node has joined; the others join it.
+fn launch(plan: &Plan, header: &[String], algo: &str, config_name: &str) -> String {
     let mut sh = script_opening(
         header,
         "Copy the two YAML files to configs/ and configs/model/ in MindSpeed-RL, then run this on every node \
@@ -278,9 +338,5 @@ pub fn files(plan: &Plan, header: &[String]) -> Vec<EmittedFile> {
     sh.push_str("else\n");
     sh.push_str("  ray start --address=\"$MASTER_ADDR:6766\" --resources=\"{\\\"NPU\\\": $NPUS_PER_NODE}\" --node-ip-address=\"$CURRENT_IP\"\n");
     sh.push_str("fi\n");
-    vec![
-        EmittedFile { name: format!("{config_name}.yaml"), kind: FileKind::Yaml, text: y },
-        EmittedFile { name: format!("{name}.yaml"), kind: FileKind::Yaml, text: model },
-        EmittedFile { name: "launch.sh".to_owned(), kind: FileKind::Shell, text: sh },
-    ]
+    sh
 }

@@ -267,6 +267,18 @@ fn node_vars(plan: &Plan, export: bool, nodes: &str, per_node: &str, default_add
     )
 }
 
+/// torchrun's `DISTRIBUTED_ARGS` array over the node variables [`node_vars`] wrote (named `nodes`
+/// and `per_node`).
+fn distributed_args(nodes: &str, per_node: &str) -> String {
+    bash_array(
+        "DISTRIBUTED_ARGS",
+        &[
+            format!("--nproc_per_node \"${per_node}\" --nnodes \"${nodes}\" --node_rank \"$NODE_RANK\""),
+            "--master_addr \"$MASTER_ADDR\" --master_port \"$MASTER_PORT\"".to_owned(),
+        ],
+    )
+}
+
 /// A YAML double-quoted scalar: JSON's string escapes are YAML's (YAML 1.2 §7.3.1).
 fn yaml_str(text: &str) -> String {
     serde_json::to_string(text).expect("a string always serializes")

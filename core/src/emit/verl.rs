@@ -30,8 +30,48 @@ pub fn script(plan: &Plan, header: &[String]) -> Result<EmittedFile, EmitError> 
             return Err(EmitError::Unsafe { field, framework: plan.framework });
         }
     }
+    let estimator = if plan.method == Method::Ppo { "gae" } else { "grpo" };
+    let mut o = data_and_model(plan, estimator);
+    if plan.trains_lora() {
+        // VeRL's LoRA (`verl/workers/config/model.py`: lora_rank > 0 turns it on; the reference
+        // is the actor with its adapters off, and vLLM serves the adapters).
+        o.extend(lora(plan, "actor_rollout_ref.model"));
+    }
+    o.extend(actor_rollout_ref(plan));
+    o.extend(trainer(plan, estimator));
+    o.extend(critic(plan));
+    if plan.hardware.hw.vendor == Vendor::Ascend {
+        o.push("trainer.device=npu".to_owned());
+    }
+    if !launch.output_dir.is_empty() {
+        o.push(format!("trainer.default_local_dir={}", quote(&launch.output_dir)));
+    }
+    let how = match plan.cluster.nodes.get() {
+        1 => "Run on the node.".to_owned(),
+        n => format!(
+            "{n} nodes: `ray start --head --dashboard-host=0.0.0.0` on the head, \
+             `ray start --address=<head>:6379` on the others, then run this on the head."
+        ),
+    };
+    let mut text = script_opening(header, &how);
+    text.push_str("export VLLM_USE_V1=1\n\n");
+    text.push_str("python3 -m verl.trainer.main_ppo \\\n");
+    for line in &o {
+        text.push_str(&format!("    {line} \\\n"));
+    }
+    text.push_str("    \"$@\"\n");
+    Ok(EmittedFile {
+        name: format!("run_{}_{estimator}.sh", model_slug(plan).replace('.', "_")),
+        kind: FileKind::Shell,
+        text,
+    })
+}
+
+/// The algorithm, the data (files, prompts per step, lengths) and the model (path, padding removal,
+/// gradient checkpointing).
+fn data_and_model(plan: &Plan, estimator: &str) -> Vec<String> {
+    let launch = &plan.launch;
     let rl = &plan.rl;
-    let p = &plan.parallel;
     let dataset = match launch.dataset.is_empty() {
         true => "\"$HOME/data/gsm8k/train.parquet\"".to_owned(),
         false => quote(&launch.dataset),
@@ -40,17 +80,12 @@ pub fn script(plan: &Plan, header: &[String]) -> Result<EmittedFile, EmitError> 
         true => "\"$HOME/data/gsm8k/test.parquet\"".to_owned(),
         false => quote(&launch.dataset),
     };
-    let estimator = if plan.method == Method::Ppo { "gae" } else { "grpo" };
-    let prompts = plan.batch.global_batch.get();
-    let micro = plan.batch.micro_batch.get();
-    let mini = rl.mini_batch_prompts(prompts);
-    let token_budget = rl.tokens_per_device(plan.framework, p.cp.get());
-    let mut o: Vec<String> = vec![
+    vec![
         format!("algorithm.adv_estimator={estimator}"),
         "algorithm.use_kl_in_reward=False".to_owned(),
         format!("data.train_files={dataset}"),
         format!("data.val_files={val}"),
-        format!("data.train_batch_size={prompts}"),
+        format!("data.train_batch_size={}", plan.batch.global_batch.get()),
         format!("data.max_prompt_length={}", rl.max_prompt_length),
         format!("data.max_response_length={}", rl.max_response_length),
         "data.filter_overlong_prompts=True".to_owned(),
@@ -61,15 +96,27 @@ pub fn script(plan: &Plan, header: &[String]) -> Result<EmittedFile, EmitError> 
             "actor_rollout_ref.model.enable_gradient_checkpointing={}",
             if plan.recompute.granularity == RecomputeGranularity::None { "False" } else { "True" }
         ),
-    ];
-    if plan.trains_lora() {
-        // VeRL's LoRA (`verl/workers/config/model.py`: lora_rank > 0 turns it on; the reference
-        // is the actor with its adapters off, and vLLM serves the adapters).
-        o.push(format!("actor_rollout_ref.model.lora_rank={}", plan.lora.rank));
-        o.push(format!("actor_rollout_ref.model.lora_alpha={}", plan.lora.alpha));
-        o.push(format!("actor_rollout_ref.model.target_modules={}", target_modules(plan)));
-    }
-    o.extend([
+    ]
+}
+
+/// LoRA's rank, alpha and modules under `model` (the actor's, the critic's).
+fn lora(plan: &Plan, model: &str) -> [String; 3] {
+    [
+        format!("{model}.lora_rank={}", plan.lora.rank),
+        format!("{model}.lora_alpha={}", plan.lora.alpha),
+        format!("{model}.target_modules={}", target_modules(plan)),
+    ]
+}
+
+/// The FSDP actor, the vLLM rollout and the reference: batches, Ulysses, token budgets, offload
+/// and the engine's settings.
+fn actor_rollout_ref(plan: &Plan) -> Vec<String> {
+    let rl = &plan.rl;
+    let p = &plan.parallel;
+    let micro = plan.batch.micro_batch.get();
+    let mini = rl.mini_batch_prompts(plan.batch.global_batch.get());
+    let token_budget = rl.tokens_per_device(plan.framework, p.cp.get());
+    vec![
         "actor_rollout_ref.actor.strategy=fsdp".to_owned(),
         "actor_rollout_ref.actor.optim.lr=1e-6".to_owned(),
         // Prompts per update: the whole batch unless the plan sets a mini-batch.
@@ -101,6 +148,12 @@ pub fn script(plan: &Plan, header: &[String]) -> Result<EmittedFile, EmitError> 
         format!("actor_rollout_ref.ref.log_prob_use_dynamic_bsz={}", py_bool(rl.dynamic_batch)),
         format!("actor_rollout_ref.ref.log_prob_max_token_len_per_gpu={token_budget}"),
         "actor_rollout_ref.ref.fsdp_config.param_offload=True".to_owned(),
+    ]
+}
+
+/// The trainer: logging, the run's name, the cluster and the schedule of saves and tests.
+fn trainer(plan: &Plan, estimator: &str) -> Vec<String> {
+    vec![
         "trainer.critic_warmup=0".to_owned(),
         "trainer.logger='[\"console\",\"tensorboard\"]'".to_owned(),
         "trainer.project_name=trainplan".to_owned(),
@@ -110,54 +163,33 @@ pub fn script(plan: &Plan, header: &[String]) -> Result<EmittedFile, EmitError> 
         "trainer.save_freq=50".to_owned(),
         "trainer.test_freq=10".to_owned(),
         "trainer.total_epochs=15".to_owned(),
-    ]);
+    ]
+}
+
+/// The critic: none for GRPO; PPO's with the actor's batches.
+fn critic(plan: &Plan) -> Vec<String> {
     if plan.method != Method::Ppo {
         // GRPO trains no critic: said, or VeRL warns that it disabled one (`validate_config`).
-        o.push("critic.enable=False".to_owned());
+        return vec!["critic.enable=False".to_owned()];
     }
-    if plan.method == Method::Ppo {
-        // PPO's critic (GAE): the actor's model as a value model, the actor's batch keys
-        // (verl/workers/config/critic.py).
-        o.extend([
-            format!("critic.model.path={}", quote(&model_path(plan))),
-            "critic.optim.lr=1e-5".to_owned(),
-            format!("critic.ppo_mini_batch_size={mini}"),
-            format!("critic.ppo_micro_batch_size_per_gpu={micro}"),
-            format!("critic.ulysses_sequence_parallel_size={}", p.cp),
-            format!("critic.use_dynamic_bsz={}", py_bool(rl.dynamic_batch)),
-            format!("critic.ppo_max_token_len_per_gpu={token_budget}"),
-        ]);
-        if plan.trains_lora() {
-            o.push(format!("critic.model.lora_rank={}", plan.lora.rank));
-            o.push(format!("critic.model.lora_alpha={}", plan.lora.alpha));
-            o.push(format!("critic.model.target_modules={}", target_modules(plan)));
-        }
+    let rl = &plan.rl;
+    let mini = rl.mini_batch_prompts(plan.batch.global_batch.get());
+    let token_budget = rl.tokens_per_device(plan.framework, plan.parallel.cp.get());
+    // PPO's critic (GAE): the actor's model as a value model, the actor's batch keys
+    // (verl/workers/config/critic.py).
+    let mut o = vec![
+        format!("critic.model.path={}", quote(&model_path(plan))),
+        "critic.optim.lr=1e-5".to_owned(),
+        format!("critic.ppo_mini_batch_size={mini}"),
+        format!("critic.ppo_micro_batch_size_per_gpu={}", plan.batch.micro_batch.get()),
+        format!("critic.ulysses_sequence_parallel_size={}", plan.parallel.cp),
+        format!("critic.use_dynamic_bsz={}", py_bool(rl.dynamic_batch)),
+        format!("critic.ppo_max_token_len_per_gpu={token_budget}"),
+    ];
+    if plan.trains_lora() {
+        o.extend(lora(plan, "critic.model"));
     }
-    if plan.hardware.hw.vendor == Vendor::Ascend {
-        o.push("trainer.device=npu".to_owned());
-    }
-    if !launch.output_dir.is_empty() {
-        o.push(format!("trainer.default_local_dir={}", quote(&launch.output_dir)));
-    }
-    let how = match plan.cluster.nodes.get() {
-        1 => "Run on the node.".to_owned(),
-        n => format!(
-            "{n} nodes: `ray start --head --dashboard-host=0.0.0.0` on the head, \
-             `ray start --address=<head>:6379` on the others, then run this on the head."
-        ),
-    };
-    let mut text = script_opening(header, &how);
-    text.push_str("export VLLM_USE_V1=1\n\n");
-    text.push_str("python3 -m verl.trainer.main_ppo \\\n");
-    for line in &o {
-        text.push_str(&format!("    {line} \\\n"));
-    }
-    text.push_str("    \"$@\"\n");
-    Ok(EmittedFile {
-        name: format!("run_{}_{estimator}.sh", model_slug(plan).replace('.', "_")),
-        kind: FileKind::Shell,
-        text,
-    })
+    o
 }
 
 /// LoRA's modules as VeRL takes them: `all-linear` (PEFT's word for every linear layer but the

@@ -3,75 +3,118 @@
 // The importer's shared types and helpers, and its imports (mod.rs).
 use super::*;
 
+/// The keys the readers below apply.
+const APPLIED: &[&str] = &[
+    "model_name_or_path",
+    "dataset",
+    "output_dir",
+    "stage",
+    "finetuning_type",
+    "lora_rank",
+    "lora_alpha",
+    "lora_target",
+    "quantization_bit",
+    "cutoff_len",
+    "per_device_train_batch_size",
+    "gradient_accumulation_steps",
+    "disable_gradient_checkpointing",
+    "recompute_layers_ratio",
+    "bf16",
+    "fp16",
+    "fp8",
+    "flash_attn",
+    "deepspeed",
+];
+
 /// A LLaMA-Factory YAML: method, LoRA, batch, recomputation, precision, attention, the DeepSpeed
 /// stage as the file's name gives it, and the paths.
 pub(super) fn llamafactory(map: &Hash, text: &str, file: &mut PlanFile) -> Result<Reading, ImportError> {
-    const APPLIED: &[&str] = &[
-        "model_name_or_path",
-        "dataset",
-        "output_dir",
-        "stage",
-        "finetuning_type",
-        "lora_rank",
-        "lora_alpha",
-        "lora_target",
-        "quantization_bit",
-        "cutoff_len",
-        "per_device_train_batch_size",
-        "gradient_accumulation_steps",
-        "disable_gradient_checkpointing",
-        "recompute_layers_ratio",
-        "bf16",
-        "fp16",
-        "fp8",
-        "flash_attn",
-        "deepspeed",
-    ];
     file.framework = Framework::LlamaFactory;
     let mut r = Reading::default();
-    let get = |k: &str| map.get(&Yaml::String(k.to_owned()));
-    let int = |k: &str| -> Result<Option<u32>, ImportError> {
-        match get(k) {
-            None => Ok(None),
-            Some(Yaml::Integer(n)) if 0 < *n && *n <= i64::from(u32::MAX) => Ok(Some(*n as u32)),
-            Some(_) => Err(ImportError::BadValue(k.to_owned(), Expected::PositiveWholeNumber)),
-        }
+    let y = Section::top(map);
+    method_and_lora(&y, file, &mut r)?;
+    batch(&y, file)?;
+    recompute(&y, text, file)?;
+    file.precision = match (y.switch("bf16"), y.switch("fp16"), y.switch("fp8")) {
+        (_, _, true) => Precision::Fp8,
+        (true, _, _) => Precision::Bf16,
+        (_, true, _) => Precision::Fp16,
+        _ => Precision::Fp32,
     };
-    let truthy = |k: &str| matches!(get(k), Some(Yaml::Boolean(true)));
-    let finetuning = get("finetuning_type").and_then(Yaml::as_str).unwrap_or("lora");
-    file.method = match (get("stage").and_then(Yaml::as_str).unwrap_or("sft"), finetuning) {
+    if let Some(f) = y.str("flash_attn") {
+        file.attention = match f {
+            "fa2" | "fa3" | "auto" => crate::plan::AttentionImpl::Flash,
+            "sdpa" => crate::plan::AttentionImpl::Sdpa,
+            _ => crate::plan::AttentionImpl::Eager,
+        };
+    }
+    // The DeepSpeed file's stage is in its name as LLaMA-Factory ships them (`ds_z3_offload_config.json`).
+    if let Some(ds) = y.str("deepspeed") {
+        if let Some(stage) =
+            ds.split("ds_z").nth(1).and_then(|r| r.chars().next()).and_then(|c| c.to_digit(10))
+        {
+            file.parallel.zero_stage = stage as u8;
+        }
+        file.parallel.offload_optimizer = ds.contains("offload");
+    }
+    r.model_path = y.text("model_name_or_path");
+    r.dataset = y.text("dataset");
+    r.output_dir = y.text("output_dir");
+    for (k, v) in map {
+        let key = yaml_key(k);
+        if !APPLIED.contains(&key.as_str()) {
+            r.rest.push((key, yaml_text(v)));
+        }
+    }
+    Ok(r)
+}
+
+/// The method (`stage`, `finetuning_type`, `quantization_bit`) and LoRA's rank, alpha and targets.
+fn method_and_lora(y: &Section, file: &mut PlanFile, r: &mut Reading) -> Result<(), ImportError> {
+    let finetuning = y.str("finetuning_type").unwrap_or("lora");
+    file.method = match (y.str("stage").unwrap_or("sft"), finetuning) {
         ("pt", _) => Method::Pretrain,
         ("dpo", _) => Method::Dpo,
         ("ppo", _) => Method::Ppo,
-        (_, "lora") if int("quantization_bit")?.is_some() => Method::Qlora,
+        (_, "lora") if y.positive("quantization_bit")?.is_some() => Method::Qlora,
         (_, "lora") => Method::Lora,
         _ => Method::SftFull,
     };
-    if let Some(rank) = int("lora_rank")? {
+    if let Some(rank) = y.positive("lora_rank")? {
         file.lora.rank = rank;
     }
-    if let Some(a) = int("lora_alpha")? {
+    if let Some(a) = y.positive("lora_alpha")? {
         file.lora.alpha = a;
     }
-    match get("lora_target") {
+    match y.get("lora_target") {
         None => {}
         Some(Yaml::String(t)) => file.lora.targets = TargetsField::Word(t.to_owned()),
         Some(other) => r.rest.push(("lora_target".to_owned(), yaml_text(other))),
     }
-    if let Some(n) = int("cutoff_len")? {
+    Ok(())
+}
+
+/// The sequence, the per-device batch, and the global batch it makes.
+fn batch(y: &Section, file: &mut PlanFile) -> Result<(), ImportError> {
+    if let Some(n) = y.positive("cutoff_len")? {
         file.batch.seq_len = n;
     }
-    let micro = int("per_device_train_batch_size")?.unwrap_or(1);
-    let gas = int("gradient_accumulation_steps")?.unwrap_or(1);
+    let micro = y.positive("per_device_train_batch_size")?.unwrap_or(1);
+    let gas = y.positive("gradient_accumulation_steps")?.unwrap_or(1);
     file.batch.micro_batch = micro;
     // Global batch = per-device batch × accumulation × world (HF Trainer).
     let world = file.cluster.nodes.saturating_mul(devices_per_node(file));
     file.batch.global_batch = micro.saturating_mul(gas).saturating_mul(world.max(1));
-    file.recompute.granularity = match truthy("disable_gradient_checkpointing") {
+    Ok(())
+}
+
+/// Gradient checkpointing and the Ascend build's share of layers it recomputes.
+fn recompute(y: &Section, text: &str, file: &mut PlanFile) -> Result<(), ImportError> {
+    file.recompute.granularity = match y.switch("disable_gradient_checkpointing") {
         true => RecomputeGranularity::None,
         false => RecomputeGranularity::Full,
     };
-    match get("recompute_layers_ratio") {
+    match y.get("recompute_layers_ratio") {
         None => {
             // The emitter writes the Ascend build's layers ratio as a comment (upstream refuses
             // the key); read it back from there too.
@@ -92,37 +135,5 @@ pub(super) fn llamafactory(map: &Hash, text: &str, file: &mut PlanFile) -> Resul
             return Err(ImportError::BadValue("recompute_layers_ratio".into(), Expected::FractionUpToOne));
         }
     }
-    file.precision = match (truthy("bf16"), truthy("fp16"), truthy("fp8")) {
-        (_, _, true) => Precision::Fp8,
-        (true, _, _) => Precision::Bf16,
-        (_, true, _) => Precision::Fp16,
-        _ => Precision::Fp32,
-    };
-    if let Some(f) = get("flash_attn").and_then(Yaml::as_str) {
-        file.attention = match f {
-            "fa2" | "fa3" | "auto" => crate::plan::AttentionImpl::Flash,
-            "sdpa" => crate::plan::AttentionImpl::Sdpa,
-            _ => crate::plan::AttentionImpl::Eager,
-        };
-    }
-    // The DeepSpeed file's stage is in its name as LLaMA-Factory ships them (`ds_z3_offload_config.json`).
-    if let Some(ds) = get("deepspeed").and_then(Yaml::as_str) {
-        if let Some(stage) =
-            ds.split("ds_z").nth(1).and_then(|r| r.chars().next()).and_then(|c| c.to_digit(10))
-        {
-            file.parallel.zero_stage = stage as u8;
-        }
-        file.parallel.offload_optimizer = ds.contains("offload");
-    }
-    let text_of = |k: &str| get(k).map(yaml_text);
-    r.model_path = text_of("model_name_or_path");
-    r.dataset = text_of("dataset");
-    r.output_dir = text_of("output_dir");
-    for (k, v) in map {
-        let key = k.as_str().map_or_else(|| yaml_text(k), str::to_owned);
-        if !APPLIED.contains(&key.as_str()) {
-            r.rest.push((key, yaml_text(v)));
-        }
-    }
-    Ok(r)
+    Ok(())
 }

@@ -22,8 +22,8 @@ use std::collections::HashMap;
 use std::sync::OnceLock;
 
 use serde_json::{Map, Value, json};
+use yaml_rust2::Yaml;
 use yaml_rust2::yaml::Hash;
-use yaml_rust2::{Yaml, YamlLoader};
 
 use super::flags::{self, FlagError, Table};
 use crate::Plan;
@@ -39,12 +39,14 @@ mod mindspeed_rl;
 mod model;
 mod script;
 mod verl;
+mod yaml;
 use deepspeed::deepspeed;
 use llamafactory::llamafactory;
 use mindspeed_rl::{mindspeed_rl, model_block};
 use model::{SHAPE_FLAGS, model};
 use script::{expand, refused_flags, script, script_vars, words};
 use verl::verl;
+use yaml::{Section, yaml_key, yaml_map, yaml_text};
 
 /// What an import did.
 #[derive(Clone, Debug, PartialEq)]
@@ -291,23 +293,6 @@ fn read(kind: ConfigKind, text: &str, file: &mut PlanFile) -> Result<Reading, Im
     }
 }
 
-/// The YAML documents of `text`, their top-level keys merged (a run YAML and its model block may
-/// be pasted together).
-fn yaml_map(text: &str) -> Result<Hash, ImportError> {
-    let docs = YamlLoader::load_from_str(text).map_err(|_| ImportError::Unrecognized)?;
-    let mut map = Hash::new();
-    for doc in docs {
-        match doc {
-            Yaml::Hash(h) => map.extend(h),
-            _ => return Err(ImportError::Unrecognized),
-        }
-    }
-    match map.is_empty() {
-        true => Err(ImportError::Unrecognized),
-        false => Ok(map),
-    }
-}
-
 /// The main file `kind` the plan writes, with no header.
 fn written(kind: ConfigKind, plan: &Plan) -> Option<String> {
     match kind {
@@ -418,17 +403,6 @@ fn lora_targets_of_modules(modules: &[String]) -> Option<TargetsField> {
         names.extend(fused.iter().map(|n| (*n).to_owned()));
     }
     (!names.is_empty()).then_some(TargetsField::List(names))
-}
-
-/// A YAML value as text: a scalar as written, a list or map in one line.
-fn yaml_text(v: &Yaml) -> String {
-    match v {
-        Yaml::String(s) | Yaml::Real(s) => s.clone(),
-        Yaml::Integer(n) => n.to_string(),
-        Yaml::Boolean(b) => b.to_string(),
-        Yaml::Null => "null".to_owned(),
-        other => format!("{other:?}"),
-    }
 }
 
 /// The devices in each node: the file's, else the hardware's usual count.

@@ -146,12 +146,46 @@ pub(super) const SHAPE_FLAGS: &[&str] = &[
     "--vocab-size",
 ];
 
+/// Architecture flags by name, each with its values (the last of a flag given twice).
+struct FlagMap<'a>(HashMap<&'a str, &'a str>);
+
+impl<'a> FlagMap<'a> {
+    fn of(flags: &'a [(String, String)]) -> FlagMap<'a> {
+        FlagMap(flags.iter().map(|(f, v)| (f.as_str(), v.trim())).collect())
+    }
+
+    /// Whether the flag is given.
+    fn has(&self, flag: &str) -> bool {
+        self.0.contains_key(flag)
+    }
+
+    /// Whether the flag is given with this value.
+    fn is(&self, flag: &str, value: &str) -> bool {
+        self.0.get(flag) == Some(&value)
+    }
+
+    /// The flag's values as written.
+    fn get(&self, flag: &str) -> Option<&'a str> {
+        self.0.get(flag).copied()
+    }
+
+    /// The flag's value as a count.
+    fn int(&self, flag: &str) -> Option<u64> {
+        self.get(flag).and_then(|v| v.parse::<u64>().ok())
+    }
+
+    /// The flag's value as a finite number.
+    fn float(&self, flag: &str) -> Option<f64> {
+        self.get(flag).and_then(|v| v.parse::<f64>().ok()).filter(|x| x.is_finite())
+    }
+}
+
 impl Shape {
     /// The architecture the flags describe; `None` without layers, width and heads.
     fn parse(flags: &[(String, String)]) -> Option<Shape> {
-        let map: HashMap<&str, &str> = flags.iter().map(|(f, v)| (f.as_str(), v.trim())).collect();
-        let has = |f: &str| map.contains_key(f);
-        let int = |f: &str| map.get(f).and_then(|v| v.parse::<u64>().ok());
+        let map = FlagMap::of(flags);
+        let has = |f: &str| map.has(f);
+        let int = |f: &str| map.int(f);
         let (layers, hidden, heads) =
             (int("--num-layers")?, int("--hidden-size")?, int("--num-attention-heads")?);
         if layers == 0 || hidden == 0 || heads == 0 {
@@ -184,13 +218,13 @@ impl Shape {
             ),
         };
         let linear_bias = !has("--disable-bias-linear");
-        let rope = map.get("--position-embedding-type") == Some(&"rope");
+        let rope = map.is("--position-embedding-type", "rope");
         let rotary_base = match map.get("--rotary-base") {
             _ if !rope => None,
             None => Some(10000),
             Some(v) => v.parse::<f64>().ok().filter(|x| x.is_finite() && 0.0 < *x).map(|x| x.round() as u64),
         };
-        let llama3 = has("--use-rope-scaling") || map.get("--rope-scaling-type") == Some(&"llama3");
+        let llama3 = has("--use-rope-scaling") || map.is("--rope-scaling-type", "llama3");
         let rope_scaling = llama3
             .then(|| map.get("--rope-scaling-factor").and_then(|v| v.parse::<f64>().ok()).unwrap_or(8.0));
         let moe = int("--num-experts").map(|n| {
@@ -213,7 +247,7 @@ impl Shape {
             qk_norm: has("--qk-layernorm"),
             swiglu,
             tied: !has("--untie-embeddings-and-output-weights"),
-            rms: map.get("--normalization") == Some(&"RMSNorm"),
+            rms: map.is("--normalization", "RMSNorm"),
             rope,
             rotary_base,
             rope_scaling,
@@ -288,122 +322,18 @@ pub(super) fn built(
     hint: Option<(Family, u64)>,
     name: &str,
 ) -> Option<ModelField> {
-    let map: HashMap<&str, &str> = flags.iter().map(|(f, v)| (f.as_str(), v.trim())).collect();
-    let int = |f: &str| map.get(f).and_then(|v| v.parse::<u64>().ok());
-    let float = |f: &str| map.get(f).and_then(|v| v.parse::<f64>().ok()).filter(|x| x.is_finite());
-    let s = shape;
-    let max_positions = int("--max-position-embeddings").unwrap_or(4096);
-    let mut c = Map::new();
-    let mut set = |k: &str, v: Value| {
-        c.insert(k.to_owned(), v);
-    };
-    match (s.swiglu, s.rms, s.rope) {
-        (false, false, false) => {
-            let gpt2 = s.linear_bias && s.tied && s.moe.is_none() && s.mla.is_none() && !s.qk_norm;
-            if !gpt2 || s.groups != s.heads || s.head_dim.checked_mul(s.heads) != Some(s.hidden) {
-                return None;
-            }
-            set("model_type", json!("gpt2"));
-            set("n_embd", json!(s.hidden));
-            set("n_layer", json!(s.layers));
-            set("n_head", json!(s.heads));
-            set("n_positions", json!(max_positions));
-            set("n_inner", json!(s.ffn));
-            if let Some(eps) = float("--norm-epsilon") {
-                set("layer_norm_epsilon", json!(eps));
-            }
-        }
+    let map = FlagMap::of(flags);
+    let mut c = match (shape.swiglu, shape.rms, shape.rope) {
+        (false, false, false) => gpt2_config(shape, &map)?,
         (true, true, true) => {
-            set("hidden_size", json!(s.hidden));
-            set("num_hidden_layers", json!(s.layers));
-            set("num_attention_heads", json!(s.heads));
-            set("intermediate_size", json!(s.ffn));
-            set("max_position_embeddings", json!(max_positions));
-            set("tie_word_embeddings", json!(s.tied));
-            if let Some(theta) = s.rotary_base {
-                set("rope_theta", json!(theta));
-            }
-            if let Some(eps) = float("--norm-epsilon") {
-                set("rms_norm_eps", json!(eps));
-            }
-            if let Some(factor) = s.rope_scaling {
-                set(
-                    "rope_scaling",
-                    json!({"rope_type": "llama3", "factor": factor,
-                        "low_freq_factor": float("--low-freq-factor").unwrap_or(1.0),
-                        "high_freq_factor": float("--high-freq-factor").unwrap_or(4.0),
-                        "original_max_position_embeddings": int("--original-max-position-embeddings").unwrap_or(8192)}),
-                );
-            }
-            if s.mla.is_none() {
-                set("num_key_value_heads", json!(s.groups));
-                set("head_dim", json!(s.head_dim));
-            }
-            // Biases: q/k/v only (Qwen2), everywhere (Llama's attention_bias and mlp_bias), none.
-            let qkv_only = s.qkv_bias && !s.linear_bias;
-            match (s.mla, s.moe) {
-                (Some([q, kv, qk, rope, v]), Some([n, k, expert, shared])) => {
-                    if s.qk_norm || s.qkv_bias || !shared.is_multiple_of(expert.max(1)) {
-                        return None;
-                    }
-                    set("model_type", json!("deepseek_v3"));
-                    set("num_key_value_heads", json!(s.heads));
-                    set("q_lora_rank", if q == 0 { Value::Null } else { json!(q) });
-                    set("kv_lora_rank", json!(kv));
-                    set("qk_nope_head_dim", json!(qk));
-                    set("qk_rope_head_dim", json!(rope));
-                    set("v_head_dim", json!(v));
-                    set("n_routed_experts", json!(n));
-                    set("num_experts_per_tok", json!(k));
-                    set("moe_intermediate_size", json!(expert));
-                    set("n_shared_experts", json!(shared / expert.max(1)));
-                    set("first_k_dense_replace", json!(int("--first-k-dense-replace").unwrap_or(0)));
-                    set("num_nextn_predict_layers", json!(0));
-                }
-                (Some(_), None) => return None,
-                (None, Some([n, k, expert, shared])) => {
-                    match (s.qk_norm, 0 < shared) {
-                        (true, false) if !s.qkv_bias => {
-                            set("model_type", json!("qwen3_moe"));
-                            set("attention_bias", json!(false));
-                            set("num_experts", json!(n));
-                        }
-                        (false, true) if !s.linear_bias => {
-                            set("model_type", json!("qwen2_moe"));
-                            set("qkv_bias", json!(s.qkv_bias));
-                            set("shared_expert_intermediate_size", json!(shared));
-                            set("num_experts", json!(n));
-                        }
-                        (false, false) if !s.qkv_bias && expert == s.ffn => {
-                            set("model_type", json!("mixtral"));
-                            set("num_local_experts", json!(n));
-                        }
-                        _ => return None,
-                    }
-                    set("num_experts_per_tok", json!(k));
-                    set("moe_intermediate_size", json!(expert));
-                    set("decoder_sparse_step", json!(1));
-                    set("mlp_only_layers", json!([]));
-                }
-                (None, None) if s.qk_norm => {
-                    if s.qkv_bias != s.linear_bias {
-                        return None;
-                    }
-                    set("model_type", json!("qwen3"));
-                    set("attention_bias", json!(s.qkv_bias));
-                }
-                (None, None) if qkv_only => set("model_type", json!("qwen2")),
-                (None, None) => {
-                    set("model_type", json!("llama"));
-                    set("attention_bias", json!(s.linear_bias));
-                    set("mlp_bias", json!(s.linear_bias));
-                }
-            }
+            let mut c = rope_config(shape, &map);
+            rope_family(shape, &map, &mut c)?;
+            c
         }
         _ => return None,
-    }
+    };
     let family = c.get("model_type").and_then(Value::as_str).and_then(Family::from_model_type);
-    let vocab = s.vocab.or(hint.filter(|(f, _)| Some(*f) == family).map(|(_, v)| v));
+    let vocab = shape.vocab.or(hint.filter(|(f, _)| Some(*f) == family).map(|(_, v)| v));
     if let Some(vocab) = vocab {
         c.insert("vocab_size".to_owned(), json!(vocab));
     }
@@ -411,6 +341,147 @@ pub(super) fn built(
     // The config read back must have the flags' architecture.
     let plan = Plan::from_file(&PlanFile::minimal(field.clone())).ok()?;
     Shape::of(&plan).filter(|back| back.matches(shape)).map(|_| field)
+}
+
+/// The positions a model is built for: the flag's, else 4096.
+fn max_positions(map: &FlagMap) -> u64 {
+    map.int("--max-position-embeddings").unwrap_or(4096)
+}
+
+/// GPT-2's config (learned positions, LayerNorm, biases, tied embeddings, no GQA); `None` for a
+/// shape GPT-2 does not have.
+fn gpt2_config(s: &Shape, map: &FlagMap) -> Option<Map<String, Value>> {
+    let gpt2 = s.linear_bias && s.tied && s.moe.is_none() && s.mla.is_none() && !s.qk_norm;
+    if !gpt2 || s.groups != s.heads || s.head_dim.checked_mul(s.heads) != Some(s.hidden) {
+        return None;
+    }
+    let mut c = Map::new();
+    let mut set = |k: &str, v: Value| {
+        c.insert(k.to_owned(), v);
+    };
+    set("model_type", json!("gpt2"));
+    set("n_embd", json!(s.hidden));
+    set("n_layer", json!(s.layers));
+    set("n_head", json!(s.heads));
+    set("n_positions", json!(max_positions(map)));
+    set("n_inner", json!(s.ffn));
+    if let Some(eps) = map.float("--norm-epsilon") {
+        set("layer_norm_epsilon", json!(eps));
+    }
+    Some(c)
+}
+
+/// The keys every RoPE, RMSNorm and SwiGLU family shares: the sizes, the rotary base and Llama-3
+/// scaling, and the query groups and head size where the attention is not MLA.
+fn rope_config(s: &Shape, map: &FlagMap) -> Map<String, Value> {
+    let mut c = Map::new();
+    let mut set = |k: &str, v: Value| {
+        c.insert(k.to_owned(), v);
+    };
+    set("hidden_size", json!(s.hidden));
+    set("num_hidden_layers", json!(s.layers));
+    set("num_attention_heads", json!(s.heads));
+    set("intermediate_size", json!(s.ffn));
+    set("max_position_embeddings", json!(max_positions(map)));
+    set("tie_word_embeddings", json!(s.tied));
+    if let Some(theta) = s.rotary_base {
+        set("rope_theta", json!(theta));
+    }
+    if let Some(eps) = map.float("--norm-epsilon") {
+        set("rms_norm_eps", json!(eps));
+    }
+    if let Some(factor) = s.rope_scaling {
+        set(
+            "rope_scaling",
+            json!({"rope_type": "llama3", "factor": factor,
+                "low_freq_factor": map.float("--low-freq-factor").unwrap_or(1.0),
+                "high_freq_factor": map.float("--high-freq-factor").unwrap_or(4.0),
+                "original_max_position_embeddings": map.int("--original-max-position-embeddings").unwrap_or(8192)}),
+        );
+    }
+    if s.mla.is_none() {
+        set("num_key_value_heads", json!(s.groups));
+        set("head_dim", json!(s.head_dim));
+    }
+    c
+}
+
+/// The family of a RoPE, RMSNorm and SwiGLU shape and its own keys, into `c`: DeepSeek-V3 for MLA
+/// with MoE, an MoE family, else Qwen3, Qwen2 or Llama by their biases and q/k norms. `None` for a
+/// shape no family has.
+fn rope_family(s: &Shape, map: &FlagMap, c: &mut Map<String, Value>) -> Option<()> {
+    let mut set = |k: &str, v: Value| {
+        c.insert(k.to_owned(), v);
+    };
+    // Biases: q/k/v only (Qwen2), everywhere (Llama's attention_bias and mlp_bias), none.
+    let qkv_only = s.qkv_bias && !s.linear_bias;
+    match (s.mla, s.moe) {
+        (Some([q, kv, qk, rope, v]), Some([n, k, expert, shared])) => {
+            if s.qk_norm || s.qkv_bias || !shared.is_multiple_of(expert.max(1)) {
+                return None;
+            }
+            set("model_type", json!("deepseek_v3"));
+            set("num_key_value_heads", json!(s.heads));
+            set("q_lora_rank", if q == 0 { Value::Null } else { json!(q) });
+            set("kv_lora_rank", json!(kv));
+            set("qk_nope_head_dim", json!(qk));
+            set("qk_rope_head_dim", json!(rope));
+            set("v_head_dim", json!(v));
+            set("n_routed_experts", json!(n));
+            set("num_experts_per_tok", json!(k));
+            set("moe_intermediate_size", json!(expert));
+            set("n_shared_experts", json!(shared / expert.max(1)));
+            set("first_k_dense_replace", json!(map.int("--first-k-dense-replace").unwrap_or(0)));
+            set("num_nextn_predict_layers", json!(0));
+        }
+        (Some(_), None) => return None,
+        (None, Some(moe)) => moe_family(s, moe, c)?,
+        (None, None) if s.qk_norm => {
+            if s.qkv_bias != s.linear_bias {
+                return None;
+            }
+            set("model_type", json!("qwen3"));
+            set("attention_bias", json!(s.qkv_bias));
+        }
+        (None, None) if qkv_only => set("model_type", json!("qwen2")),
+        (None, None) => {
+            set("model_type", json!("llama"));
+            set("attention_bias", json!(s.linear_bias));
+            set("mlp_bias", json!(s.linear_bias));
+        }
+    }
+    Some(())
+}
+
+/// An MoE family without MLA and its keys, into `c`: Qwen3-MoE for q/k norms, Qwen2-MoE for a
+/// shared expert, Mixtral for experts as wide as the dense FFN. `None` for a shape none has.
+fn moe_family(s: &Shape, [n, k, expert, shared]: [u64; 4], c: &mut Map<String, Value>) -> Option<()> {
+    let mut set = |k: &str, v: Value| {
+        c.insert(k.to_owned(), v);
+    };
+    match (s.qk_norm, 0 < shared) {
+        (true, false) if !s.qkv_bias => {
+            set("model_type", json!("qwen3_moe"));
+            set("attention_bias", json!(false));
+            set("num_experts", json!(n));
+        }
+        (false, true) if !s.linear_bias => {
+            set("model_type", json!("qwen2_moe"));
+            set("qkv_bias", json!(s.qkv_bias));
+            set("shared_expert_intermediate_size", json!(shared));
+            set("num_experts", json!(n));
+        }
+        (false, false) if !s.qkv_bias && expert == s.ffn => {
+            set("model_type", json!("mixtral"));
+            set("num_local_experts", json!(n));
+        }
+        _ => return None,
+    }
+    set("num_experts_per_tok", json!(k));
+    set("moe_intermediate_size", json!(expert));
+    set("decoder_sparse_step", json!(1));
+    set("mlp_only_layers", json!([]));
+    Some(())
 }
 
 // ---------------------------------------------------------------------------------------------

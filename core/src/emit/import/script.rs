@@ -41,28 +41,36 @@ pub(super) struct FlagUse {
 pub(super) fn script_flags(text: &str, vars: &[(String, String)]) -> Vec<FlagUse> {
     let mut out = Vec::new();
     for words in script_lines(text) {
-        let mut i = 0;
-        while i < words.len() {
-            let word = &words[i];
-            i += 1;
-            let Some((flag, inline)) = flag_word(word) else { continue };
-            let mut raw: Vec<&str> = Vec::new();
-            match inline {
-                Some(v) => raw.push(v),
-                None => {
-                    while i < words.len()
-                        && !words[i].starts_with("--")
-                        && !ends_values(&words[i])
-                        && !words[i].ends_with(".py")
-                    {
-                        raw.push(&words[i]);
-                        i += 1;
-                    }
-                }
-            }
+        for (flag, raw) in flag_runs(&words, 0, true) {
             let values = raw.iter().map(|w| expand(w, vars, &mut 64)).collect::<Option<Vec<String>>>();
             out.push(FlagUse { flag: flag.to_owned(), values, raw: raw.join(" ") });
         }
+    }
+    out
+}
+
+/// The flags of a command line's words from `from` on, each with its values as written: the one
+/// joined to it by `=`, else the words after it up to the next flag, a shell operator, an array
+/// expansion or, where `entry`, a `*.py` entry script.
+fn flag_runs(words: &[String], from: usize, entry: bool) -> Vec<(&str, Vec<&str>)> {
+    let ends_run = |w: &str| w.starts_with("--") || ends_values(w) || (entry && w.ends_with(".py"));
+    let mut out = Vec::new();
+    let mut i = from;
+    while i < words.len() {
+        let word = &words[i];
+        i += 1;
+        let Some((flag, inline)) = flag_word(word) else { continue };
+        let mut raw: Vec<&str> = Vec::new();
+        match inline {
+            Some(v) => raw.push(v),
+            None => {
+                while i < words.len() && !ends_run(&words[i]) {
+                    raw.push(&words[i]);
+                    i += 1;
+                }
+            }
+        }
+        out.push((flag, raw));
     }
     out
 }
@@ -72,6 +80,61 @@ pub(super) fn var(vars: &[(String, String)], names: &[&str]) -> Option<String> {
     names.iter().find_map(|name| {
         vars.iter().any(|(n, _)| n == name).then(|| expand(&format!("${{{name}}}"), vars, &mut 64)).flatten()
     })
+}
+
+/// One flag of a script with its values read, as the readers below take it.
+struct Flag<'a> {
+    /// The flag, `--tensor-model-parallel-size`.
+    name: &'a str,
+    /// Its values with the script's `$NAME`s read.
+    values: &'a [String],
+}
+
+impl<'a> Flag<'a> {
+    /// The first value, if any.
+    fn one(&self) -> Option<&'a str> {
+        self.values.first().map(String::as_str)
+    }
+
+    /// The first value, or that the flag has none.
+    fn value(&self) -> Result<&'a str, ImportError> {
+        need(self.one(), self.name)
+    }
+
+    /// The first value as a count.
+    fn count(&self) -> Result<u32, ImportError> {
+        num(self.name, self.value()?)
+    }
+
+    /// The flag's value is not one of `expected`.
+    fn bad(&self, expected: Expected) -> ImportError {
+        ImportError::BadValue(self.name.to_owned(), expected)
+    }
+}
+
+/// What a script's flags say that settles only once all are read: the layers (for VPP from the
+/// layers per virtual stage), the precision flags, the method's flags and MindSpeed's kernels.
+#[derive(Default)]
+struct Seen {
+    /// `--num-layers-per-virtual-pipeline-stage`.
+    vpp_layers: Option<u32>,
+    /// `--num-layers`.
+    layers: Option<u32>,
+    bf16: bool,
+    fp16: bool,
+    fp8: bool,
+    /// A block-scaled recipe (MXFP8, NVFP4).
+    block: Option<Precision>,
+    /// MindSpeed-LLM's `--stage` (`sft`, `dpo`).
+    stage: Option<String>,
+    /// A LoRA rank above 0.
+    lora: bool,
+    /// Megatron-LM's `--sft`.
+    sft: bool,
+    /// MindSpeed's fused RMSNorm, SwiGLU and rotary kernels: on when the script asks for any.
+    fused: bool,
+    /// FlashAttention on the NPU: MindSpeed-LLM runs eager attention without `--use-flash-attn`.
+    flash: bool,
 }
 
 /// A Megatron-LM or MindSpeed-LLM script (`ascend`): the layout, memory and batch flags, the
@@ -88,186 +151,37 @@ pub(super) fn script(text: &str, ascend: bool, file: &mut PlanFile) -> Result<Re
     if let Some(n) = var(&vars, &["GPUS_PER_NODE", "NPUS_PER_NODE"]).and_then(|n| n.parse().ok()) {
         file.cluster.devices_per_node = Some(n);
     }
-    let (mut vpp_layers, mut layers) = (None, None);
     // An MoE script says which kernels it runs: Megatron's defaults stand where it does not
     // (no grouped GEMM, the allgather dispatcher; `TransformerConfig` at core_v0.19.0).
     if text.contains("--num-experts") {
         file.moe.grouped_gemm = false;
         file.moe.dispatcher = crate::plan::MoeDispatcher::AllGather;
     }
-    let (mut bf16, mut fp16, mut fp8) = (false, false, false);
-    let mut block: Option<Precision> = None;
-    let (mut stage, mut lora, mut sft) = (None, false, false);
-    // MindSpeed's fused RMSNorm, SwiGLU and rotary kernels: on when the script asks for any.
-    let mut fused = false;
-    // FlashAttention on the NPU: MindSpeed-LLM runs eager attention without `--use-flash-attn`.
-    let mut flash = false;
+    let mut seen = Seen::default();
     for FlagUse { flag, values, raw } in script_flags(text, &vars) {
         let Some(values) = values else {
             r.rest.push((flag, raw));
             continue;
         };
-        let w = flag.as_str();
-        let one = values.first().map(String::as_str);
-        if SHAPE_FLAGS.contains(&w) {
-            if w == "--num-layers" {
-                layers = Some(num(w, need(one, w)?)?);
+        let f = Flag { name: &flag, values: &values };
+        if SHAPE_FLAGS.contains(&f.name) {
+            if f.name == "--num-layers" {
+                seen.layers = Some(f.count()?);
             }
             r.shape.push((flag.clone(), values.join(" ")));
             r.rest.push((flag, values.join(" ")));
             continue;
         }
-        let p = &mut file.parallel;
-        match w {
-            "--tensor-model-parallel-size" => p.tp = num(w, need(one, w)?)?,
-            "--pipeline-model-parallel-size" => p.pp = num(w, need(one, w)?)?,
-            "--num-layers-per-virtual-pipeline-stage" => vpp_layers = Some(num(w, need(one, w)?)?),
-            "--num-virtual-stages-per-pipeline-rank" => p.vpp = num(w, need(one, w)?)?,
-            "--pipeline-model-parallel-layout" => p.pipeline_layout = need(one, w)?.to_owned(),
-            "--mtp-num-layers" => file.mtp_layers = num(w, need(one, w)?)?,
-            "--context-parallel-size" => p.cp = num(w, need(one, w)?)?,
-            "--expert-model-parallel-size" => p.ep = num(w, need(one, w)?)?,
-            "--expert-tensor-parallel-size" => p.etp = num(w, need(one, w)?)?,
-            "--sequence-parallel" => p.sequence_parallel = true,
-            "--use-distributed-optimizer" => p.distributed_optimizer = true,
-            // With the precision-aware optimizer it needs (emit::megatron::parallel_flags); that one
-            // alone changes nothing the plan models.
-            "--optimizer-cpu-offload" => p.offload_optimizer = true,
-            "--use-precision-aware-optimizer" => {}
-            "--use-torch-fsdp2" => p.fsdp = crate::plan::Fsdp::Torch,
-            "--account-for-embedding-in-pipeline-split" | "--account-for-loss-in-pipeline-split" => {
-                p.account_embedding_loss = true
-            }
-            "--use-megatron-fsdp" => {
-                if p.fsdp == crate::plan::Fsdp::None {
-                    p.fsdp = crate::plan::Fsdp::OptimGradsParams;
-                }
-            }
-            "--data-parallel-sharding-strategy" => {
-                let v = need(one, w)?;
-                p.fsdp = match crate::plan::Fsdp::ALL.iter().find(|f| f.wire() == v) {
-                    Some(&f) if f != crate::plan::Fsdp::Torch => f,
-                    _ if v == "no_shard" => crate::plan::Fsdp::None,
-                    _ => {
-                        return Err(ImportError::BadValue(w.to_owned(), Expected::FsdpSharding));
-                    }
-                };
-            }
-            "--overlap-grad-reduce" => p.overlap_grad_reduce = true,
-            "--overlap-param-gather" => p.overlap_param_gather = true,
-            "--tp-comm-overlap" | "--use-ascend-coc" => p.tp_comm_overlap = true,
-            "--use-fused-rmsnorm" | "--use-fused-swiglu" | "--use-fused-rotary-pos-emb" => fused = true,
-            "--use-flash-attn" => flash = true,
-            // Megatron-LM's `AttnBackend` (megatron/core/transformer/enums.py), as
-            // emit::megatron::script writes it; `auto` picks flash or fused, both memory-efficient.
-            "--attention-backend" => {
-                file.attention = match need(one, w)? {
-                    "flash" | "auto" => AttentionImpl::Flash,
-                    "fused" => AttentionImpl::Sdpa,
-                    "unfused" | "local" => AttentionImpl::Eager,
-                    _ => return Err(ImportError::BadValue(w.to_owned(), Expected::AttentionBackend)),
-                }
-            }
-            "--swap-optimizer" => p.swap_optimizer = true,
-            "--num-layer-list"
-            | "--decoder-first-pipeline-num-layers"
-            | "--decoder-last-pipeline-num-layers" => {
-                need(one, w)?;
-                p.uneven_layers = true;
-            }
-            "--schedules-method" => {
-                p.schedule = match need(one, w)? {
-                    "dualpipev" => PipelineSchedule::DualPipeV,
-                    _ => return Err(ImportError::BadValue(w.to_owned(), Expected::DualPipeV)),
-                };
-            }
-            "--enable-zero-bubble" => p.schedule = PipelineSchedule::ZbH1,
-            // The MoE kernels and routing (`moe` section, emit::megatron `moe_kernel_flags`).
-            "--moe-grouped-gemm" => file.moe.grouped_gemm = true,
-            "--moe-token-dispatcher-type" => {
-                file.moe.dispatcher = match need(one, w)? {
-                    "allgather" => crate::plan::MoeDispatcher::AllGather,
-                    "alltoall" | "alltoall_seq" => crate::plan::MoeDispatcher::AllToAll,
-                    "flex" => crate::plan::MoeDispatcher::Flex,
-                    _ => return Err(ImportError::BadValue(w.to_owned(), Expected::MoeDispatcher)),
-                };
-            }
-            "--moe-permute-fusion" | "--use-fused-moe-token-permute-and-unpermute" => {
-                file.moe.permute_fusion = true
-            }
-            "--overlap-moe-expert-parallel-comm" | "--moe-alltoall-overlap-comm" => {
-                file.moe.overlap_ep_comm = true
-            }
-            "--moe-expert-capacity-factor" => {
-                let v = need(one, w)?;
-                let c: f64 = v.parse().map_err(|_| ImportError::BadValue(w.to_owned(), Expected::Number))?;
-                // Megatron treats a negative factor as none (`TransformerConfig.__post_init__`).
-                file.moe.capacity_factor = (0.0 < c).then_some(c);
-            }
-            "--moe-pad-expert-input-to-capacity" => file.moe.pad_to_capacity = true,
-            "--moe-flex-dispatcher-backend" => {
-                need(one, w)?;
-            }
-            "--recompute-granularity" => {
-                file.recompute.granularity = match need(one, w)? {
-                    "full" => RecomputeGranularity::Full,
-                    "selective" => RecomputeGranularity::Selective,
-                    _ => return Err(ImportError::BadValue(w.to_owned(), Expected::FullOrSelective)),
-                };
-            }
-            "--recompute-activations" => file.recompute.granularity = RecomputeGranularity::Selective,
-            "--recompute-modules" => file.recompute.modules = values.clone(),
-            "--cpu-offloading-num-layers" => file.recompute.cpu_offload_layers = num(w, need(one, w)?)?,
-            "--recompute-method" => {
-                file.recompute.method = match need(one, w)? {
-                    "block" => RecomputeMethod::Block,
-                    _ => RecomputeMethod::Uniform,
-                };
-            }
-            "--recompute-num-layers" => file.recompute.num_layers = num(w, need(one, w)?)?,
-            "--recompute-activation-function" => file.recompute.activation_function = true,
-            "--recompute-activation-function-num-layers" => {
-                file.recompute.activation_function_layers = num(w, need(one, w)?)?
-            }
-            "--swap-attention" => file.recompute.swap_attention = true,
-            "--micro-batch-size" => file.batch.micro_batch = num(w, need(one, w)?)?,
-            "--global-batch-size" => file.batch.global_batch = num(w, need(one, w)?)?,
-            "--seq-length" => file.batch.seq_len = num(w, need(one, w)?)?,
-            "--bf16" => bf16 = true,
-            "--fp16" => fp16 = true,
-            "--fp8-format" => fp8 = true,
-            "--fp8-recipe" if one == Some("mxfp8") => block = Some(Precision::Mxfp8),
-            "--fp4-format" | "--fp4-recipe" => block = Some(Precision::Nvfp4),
-            "--lora-r" => {
-                file.lora.rank = num(w, need(one, w)?)?;
-                lora = 0 < file.lora.rank;
-            }
-            "--lora-alpha" => file.lora.alpha = num(w, need(one, w)?)?,
-            "--lora-target-modules" => match lora_targets_of_modules(&values) {
-                Some(targets) => file.lora.targets = targets,
-                None => r.rest.push((flag, values.join(" "))),
-            },
-            // MindSpeed-LLM's post-training stages the plan has (`posttrain_gpt.py --stage`).
-            "--stage" => match need(one, w)? {
-                v @ ("sft" | "dpo") => stage = Some(v.to_owned()),
-                _ => r.rest.push((flag, values.join(" "))),
-            },
-            // Megatron-LM's own SFT dataset (`--sft`, with `--finetune`).
-            "--sft" => sft = true,
-            "--tokenizer-model" | "--tokenizer-name-or-path" => r.model_path = Some(need(one, w)?.to_owned()),
-            "--data-path" => r.dataset = Some(need(one, w).map(|_| values.join(" "))?),
-            "--save" => r.output_dir = Some(need(one, w)?.to_owned()),
-            // torchrun's: the cluster and the rendezvous (a value such as `1:4` is not the plan's).
-            "--nnodes" | "--nproc_per_node" | "--nproc-per-node" => {
-                match one.and_then(|v| v.parse::<u32>().ok()) {
-                    Some(n) if w == "--nnodes" => file.cluster.nodes = n,
-                    Some(n) => file.cluster.devices_per_node = Some(n),
-                    None => r.rest.push((flag, values.join(" "))),
-                }
-            }
-            "--master_addr" | "--master-addr" => r.master_addr = Some(need(one, w)?.to_owned()),
-            "--master_port" | "--master-port" => r.master_port = Some(need(one, w)?.to_owned()),
-            _ => r.rest.push((flag, values.join(" "))),
+        let read = pipeline_flag(&f, file, &mut seen)?
+            || parallel_flag(&f, file)?
+            || kernel_flag(&f, file, &mut seen)?
+            || moe_flag(&f, file)?
+            || recompute_flag(&f, file)?
+            || batch_flag(&f, file, &mut seen)?
+            || method_flag(&f, file, &mut seen)?
+            || launch_flag(&f, file, &mut r)?;
+        if !read {
+            r.rest.push((flag.clone(), values.join(" ")));
         }
     }
     // The paths as variables where no flag names them.
@@ -283,13 +197,232 @@ pub(super) fn script(text: &str, ascend: bool, file: &mut PlanFile) -> Result<Re
             *field = var(&vars, names);
         }
     }
-    file.method = match (stage.as_deref(), lora, sft || text.contains("posttrain_gpt.py")) {
+    settle_flags(text, ascend, file, &seen);
+    Ok(r)
+}
+
+/// The pipeline: PP, VPP (as chunks, layers per chunk or a layout string), MTP, the embedding and
+/// loss in the split, uneven stages and the schedule. `Ok(false)` for a flag of another section.
+fn pipeline_flag(f: &Flag, file: &mut PlanFile, seen: &mut Seen) -> Result<bool, ImportError> {
+    let p = &mut file.parallel;
+    match f.name {
+        "--pipeline-model-parallel-size" => p.pp = f.count()?,
+        "--num-layers-per-virtual-pipeline-stage" => seen.vpp_layers = Some(f.count()?),
+        "--num-virtual-stages-per-pipeline-rank" => p.vpp = f.count()?,
+        "--pipeline-model-parallel-layout" => p.pipeline_layout = f.value()?.to_owned(),
+        "--mtp-num-layers" => file.mtp_layers = f.count()?,
+        "--account-for-embedding-in-pipeline-split" | "--account-for-loss-in-pipeline-split" => {
+            p.account_embedding_loss = true
+        }
+        "--num-layer-list" | "--decoder-first-pipeline-num-layers" | "--decoder-last-pipeline-num-layers" => {
+            f.value()?;
+            p.uneven_layers = true;
+        }
+        "--schedules-method" => {
+            p.schedule = match f.value()? {
+                "dualpipev" => PipelineSchedule::DualPipeV,
+                _ => return Err(f.bad(Expected::DualPipeV)),
+            };
+        }
+        "--enable-zero-bubble" => p.schedule = PipelineSchedule::ZbH1,
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
+/// The other parallel sizes, sharding (distributed optimizer, FSDP), offload and the
+/// communication overlaps. `Ok(false)` for a flag of another section.
+fn parallel_flag(f: &Flag, file: &mut PlanFile) -> Result<bool, ImportError> {
+    use crate::plan::Fsdp;
+    let p = &mut file.parallel;
+    match f.name {
+        "--tensor-model-parallel-size" => p.tp = f.count()?,
+        "--context-parallel-size" => p.cp = f.count()?,
+        "--expert-model-parallel-size" => p.ep = f.count()?,
+        "--expert-tensor-parallel-size" => p.etp = f.count()?,
+        "--sequence-parallel" => p.sequence_parallel = true,
+        "--use-distributed-optimizer" => p.distributed_optimizer = true,
+        // With the precision-aware optimizer it needs (emit::megatron::parallel_flags); that one
+        // alone changes nothing the plan models.
+        "--optimizer-cpu-offload" => p.offload_optimizer = true,
+        "--use-precision-aware-optimizer" => {}
+        "--use-torch-fsdp2" => p.fsdp = Fsdp::Torch,
+        "--use-megatron-fsdp" => {
+            if p.fsdp == Fsdp::None {
+                p.fsdp = Fsdp::OptimGradsParams;
+            }
+        }
+        "--data-parallel-sharding-strategy" => {
+            let v = f.value()?;
+            p.fsdp = match Fsdp::ALL.iter().find(|s| s.wire() == v) {
+                Some(&s) if s != Fsdp::Torch => s,
+                _ if v == "no_shard" => Fsdp::None,
+                _ => return Err(f.bad(Expected::FsdpSharding)),
+            };
+        }
+        "--overlap-grad-reduce" => p.overlap_grad_reduce = true,
+        "--overlap-param-gather" => p.overlap_param_gather = true,
+        "--tp-comm-overlap" | "--use-ascend-coc" => p.tp_comm_overlap = true,
+        "--swap-optimizer" => p.swap_optimizer = true,
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
+/// The attention kernel and MindSpeed's fused kernels. `Ok(false)` for a flag of another section.
+fn kernel_flag(f: &Flag, file: &mut PlanFile, seen: &mut Seen) -> Result<bool, ImportError> {
+    match f.name {
+        "--use-fused-rmsnorm" | "--use-fused-swiglu" | "--use-fused-rotary-pos-emb" => seen.fused = true,
+        "--use-flash-attn" => seen.flash = true,
+        // Megatron-LM's `AttnBackend` (megatron/core/transformer/enums.py), as
+        // emit::megatron::script writes it; `auto` picks flash or fused, both memory-efficient.
+        "--attention-backend" => {
+            file.attention = match f.value()? {
+                "flash" | "auto" => AttentionImpl::Flash,
+                "fused" => AttentionImpl::Sdpa,
+                "unfused" | "local" => AttentionImpl::Eager,
+                _ => return Err(f.bad(Expected::AttentionBackend)),
+            }
+        }
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
+/// The MoE kernels and routing (`moe` section, emit::megatron `moe_kernel_flags`). `Ok(false)` for
+/// a flag of another section.
+fn moe_flag(f: &Flag, file: &mut PlanFile) -> Result<bool, ImportError> {
+    use crate::plan::MoeDispatcher;
+    let moe = &mut file.moe;
+    match f.name {
+        "--moe-grouped-gemm" => moe.grouped_gemm = true,
+        "--moe-token-dispatcher-type" => {
+            moe.dispatcher = match f.value()? {
+                "allgather" => MoeDispatcher::AllGather,
+                "alltoall" | "alltoall_seq" => MoeDispatcher::AllToAll,
+                "flex" => MoeDispatcher::Flex,
+                _ => return Err(f.bad(Expected::MoeDispatcher)),
+            };
+        }
+        "--moe-permute-fusion" | "--use-fused-moe-token-permute-and-unpermute" => moe.permute_fusion = true,
+        "--overlap-moe-expert-parallel-comm" | "--moe-alltoall-overlap-comm" => moe.overlap_ep_comm = true,
+        "--moe-expert-capacity-factor" => {
+            let c: f64 = f.value()?.parse().map_err(|_| f.bad(Expected::Number))?;
+            // Megatron treats a negative factor as none (`TransformerConfig.__post_init__`).
+            moe.capacity_factor = (0.0 < c).then_some(c);
+        }
+        "--moe-pad-expert-input-to-capacity" => moe.pad_to_capacity = true,
+        "--moe-flex-dispatcher-backend" => {
+            f.value()?;
+        }
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
+/// Recomputation, activation offloading and swap-attention. `Ok(false)` for a flag of another
+/// section.
+fn recompute_flag(f: &Flag, file: &mut PlanFile) -> Result<bool, ImportError> {
+    let rc = &mut file.recompute;
+    match f.name {
+        "--recompute-granularity" => {
+            rc.granularity = match f.value()? {
+                "full" => RecomputeGranularity::Full,
+                "selective" => RecomputeGranularity::Selective,
+                _ => return Err(f.bad(Expected::FullOrSelective)),
+            };
+        }
+        "--recompute-activations" => rc.granularity = RecomputeGranularity::Selective,
+        "--recompute-modules" => rc.modules = f.values.to_vec(),
+        "--cpu-offloading-num-layers" => rc.cpu_offload_layers = f.count()?,
+        "--recompute-method" => {
+            rc.method = match f.value()? {
+                "block" => RecomputeMethod::Block,
+                _ => RecomputeMethod::Uniform,
+            };
+        }
+        "--recompute-num-layers" => rc.num_layers = f.count()?,
+        "--recompute-activation-function" => rc.activation_function = true,
+        "--recompute-activation-function-num-layers" => rc.activation_function_layers = f.count()?,
+        "--swap-attention" => rc.swap_attention = true,
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
+/// The batch, the sequence and the precision flags. `Ok(false)` for a flag of another section.
+fn batch_flag(f: &Flag, file: &mut PlanFile, seen: &mut Seen) -> Result<bool, ImportError> {
+    match f.name {
+        "--micro-batch-size" => file.batch.micro_batch = f.count()?,
+        "--global-batch-size" => file.batch.global_batch = f.count()?,
+        "--seq-length" => file.batch.seq_len = f.count()?,
+        "--bf16" => seen.bf16 = true,
+        "--fp16" => seen.fp16 = true,
+        "--fp8-format" => seen.fp8 = true,
+        "--fp8-recipe" if f.one() == Some("mxfp8") => seen.block = Some(Precision::Mxfp8),
+        "--fp4-format" | "--fp4-recipe" => seen.block = Some(Precision::Nvfp4),
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
+/// LoRA and the post-training stage. `Ok(false)` for a flag of another section, and for LoRA
+/// modules or a stage the plan does not have.
+fn method_flag(f: &Flag, file: &mut PlanFile, seen: &mut Seen) -> Result<bool, ImportError> {
+    match f.name {
+        "--lora-r" => {
+            file.lora.rank = f.count()?;
+            seen.lora = 0 < file.lora.rank;
+        }
+        "--lora-alpha" => file.lora.alpha = f.count()?,
+        "--lora-target-modules" => match lora_targets_of_modules(f.values) {
+            Some(targets) => file.lora.targets = targets,
+            None => return Ok(false),
+        },
+        // MindSpeed-LLM's post-training stages the plan has (`posttrain_gpt.py --stage`).
+        "--stage" => match f.value()? {
+            v @ ("sft" | "dpo") => seen.stage = Some(v.to_owned()),
+            _ => return Ok(false),
+        },
+        // Megatron-LM's own SFT dataset (`--sft`, with `--finetune`).
+        "--sft" => seen.sft = true,
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
+/// The paths, and torchrun's cluster and rendezvous. `Ok(false)` for a flag of another section, and
+/// for a cluster size that is not the plan's (`1:4`).
+fn launch_flag(f: &Flag, file: &mut PlanFile, r: &mut Reading) -> Result<bool, ImportError> {
+    match f.name {
+        "--tokenizer-model" | "--tokenizer-name-or-path" => r.model_path = Some(f.value()?.to_owned()),
+        "--data-path" => r.dataset = Some(f.value().map(|_| f.values.join(" "))?),
+        "--save" => r.output_dir = Some(f.value()?.to_owned()),
+        // torchrun's: the cluster and the rendezvous (a value such as `1:4` is not the plan's).
+        "--nnodes" | "--nproc_per_node" | "--nproc-per-node" => {
+            match f.one().and_then(|v| v.parse::<u32>().ok()) {
+                Some(n) if f.name == "--nnodes" => file.cluster.nodes = n,
+                Some(n) => file.cluster.devices_per_node = Some(n),
+                None => return Ok(false),
+            }
+        }
+        "--master_addr" | "--master-addr" => r.master_addr = Some(f.value()?.to_owned()),
+        "--master_port" | "--master-port" => r.master_port = Some(f.value()?.to_owned()),
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
+/// What several flags decide together, once all are read: the method, the precision, MindSpeed's
+/// kernels and VPP.
+fn settle_flags(text: &str, ascend: bool, file: &mut PlanFile, seen: &Seen) {
+    file.method = match (seen.stage.as_deref(), seen.lora, seen.sft || text.contains("posttrain_gpt.py")) {
         (Some("dpo"), _, _) => Method::Dpo,
         (_, true, _) => Method::Lora,
         (_, _, true) => Method::SftFull,
         _ => Method::Pretrain,
     };
-    file.precision = match (block, fp8, bf16, fp16) {
+    file.precision = match (seen.block, seen.fp8, seen.bf16, seen.fp16) {
         (Some(block), ..) => block,
         (None, true, _, _) => Precision::Fp8,
         (None, _, true, _) => Precision::Bf16,
@@ -297,13 +430,13 @@ pub(super) fn script(text: &str, ascend: bool, file: &mut PlanFile) -> Result<Re
         _ => Precision::Fp32,
     };
     if ascend {
-        file.parallel.fused_kernels = fused;
-        if !flash {
+        file.parallel.fused_kernels = seen.fused;
+        if !seen.flash {
             file.attention = AttentionImpl::Eager;
         }
     }
     // VPP = layers ÷ PP ÷ layers per virtual stage (Megatron `arguments.py`).
-    if let (Some(per), Some(layers)) = (vpp_layers, layers) {
+    if let (Some(per), Some(layers)) = (seen.vpp_layers, seen.layers) {
         let pp = file.parallel.pp.max(1);
         // The embedding and the loss count as a layer each when the script says so.
         let layers = layers + if file.parallel.account_embedding_loss { 2 } else { 0 };
@@ -316,7 +449,6 @@ pub(super) fn script(text: &str, ascend: bool, file: &mut PlanFile) -> Result<Re
             file.parallel.vpp = u32::try_from(stages.len() / pp).unwrap_or(u32::MAX).max(1);
         }
     }
-    Ok(r)
 }
 
 /// torchrun's own flags (`torch.distributed.run`): the launcher's, not the entry script's.
@@ -369,35 +501,20 @@ pub(super) fn refused_flags(text: &str, table: Table) -> Vec<FlagError> {
     let vars = script_vars(text);
     let mut out = Vec::new();
     for words in script_lines(text) {
-        let mut i = words.iter().position(|w| w.ends_with(".py")).map_or(0, |at| at + 1);
-        while i < words.len() {
-            let word = &words[i];
-            i += 1;
-            let Some((flag, inline)) = flag_word(word) else { continue };
+        let from = words.iter().position(|w| w.ends_with(".py")).map_or(0, |at| at + 1);
+        for (flag, raw) in flag_runs(&words, from, false) {
             if LAUNCHER.contains(&flag) {
                 continue;
-            }
-            let mut values = Vec::new();
-            let mut judged = true;
-            let mut take = |w: &str| match expand(w, &vars, &mut 64) {
-                Some(v) => values.push(v),
-                None => judged = false,
-            };
-            match inline {
-                Some(v) => take(v),
-                None => {
-                    while i < words.len() && !words[i].starts_with("--") && !ends_values(&words[i]) {
-                        take(&words[i]);
-                        i += 1;
-                    }
-                }
             }
             let Some(spec) = flags::lookup(table, flag) else {
                 out.push(FlagError::Unknown { flag: flag.to_owned(), framework: table.name() });
                 continue;
             };
-            let values: Vec<&str> = values.iter().map(String::as_str).collect();
-            if judged && let Err(e) = spec.check(&values) {
+            // A value set outside the script is not judged.
+            let values = raw.iter().map(|w| expand(w, &vars, &mut 64)).collect::<Option<Vec<String>>>();
+            if let Some(values) = values
+                && let Err(e) = spec.check(&values.iter().map(String::as_str).collect::<Vec<_>>())
+            {
                 out.push(e);
             }
         }
