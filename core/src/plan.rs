@@ -951,6 +951,155 @@ impl MoeFile {
     }
 }
 
+/// The cluster section: counts of at least 1; the node and the scale-up domain from the device
+/// where the file leaves them out.
+fn cluster(c: &ClusterFile, hw: &Hardware) -> Result<Cluster, PlanFileError> {
+    let devices_per_node = c.devices_per_node.unwrap_or(hw.devices_per_node);
+    let domain = c.scale_up_domain.unwrap_or(default_scale_up(hw, devices_per_node));
+    Ok(Cluster {
+        nodes: count(c.nodes, "cluster.nodes", Limit::Degree)?,
+        devices_per_node: count(devices_per_node, "cluster.devices_per_node", Limit::Node)?,
+        scale_up_domain: count(domain, "cluster.scale_up_domain", Limit::Degree)?,
+    })
+}
+
+/// The parallel section: degrees of at least 1, a ZeRO stage of 0 to 3, a pipeline layout that parses.
+fn parallel(p: &ParallelFile) -> Result<Parallel, PlanFileError> {
+    if 3 < p.zero_stage {
+        return Err(PlanFileError::OutOfRange { field: "parallel.zero_stage", expected: "0, 1, 2 or 3" });
+    }
+    Ok(Parallel {
+        tp: count(p.tp, "parallel.tp", Limit::Degree)?,
+        pp: count(p.pp, "parallel.pp", Limit::Degree)?,
+        vpp: count(p.vpp, "parallel.vpp", Limit::Degree)?,
+        cp: count(p.cp, "parallel.cp", Limit::Degree)?,
+        ep: count(p.ep, "parallel.ep", Limit::Degree)?,
+        etp: count(p.etp, "parallel.etp", Limit::Degree)?,
+        sequence_parallel: p.sequence_parallel,
+        zero_stage: p.zero_stage,
+        distributed_optimizer: p.distributed_optimizer,
+        offload_optimizer: p.offload_optimizer,
+        offload_params: p.offload_params,
+        overlap_grad_reduce: p.overlap_grad_reduce,
+        overlap_param_gather: p.overlap_param_gather,
+        tp_comm_overlap: p.tp_comm_overlap,
+        swap_optimizer: p.swap_optimizer,
+        uneven_layers: p.uneven_layers,
+        schedule: p.schedule,
+        fsdp: p.fsdp,
+        account_embedding_loss: p.account_embedding_loss,
+        pipeline_layout: pipeline_layout(&p.pipeline_layout)?,
+        fused_kernels: p.fused_kernels,
+    })
+}
+
+/// The recomputation section: a layer ratio in (0, 1], known module names.
+fn recompute(r: &RecomputeFile) -> Result<Recompute, PlanFileError> {
+    if !(r.layers_ratio.is_finite() && 0.0 < r.layers_ratio && r.layers_ratio <= 1.0) {
+        return Err(PlanFileError::OutOfRange {
+            field: "recompute.layers_ratio",
+            expected: "more than 0 and at most 1",
+        });
+    }
+    Ok(Recompute {
+        granularity: r.granularity,
+        method: r.method,
+        num_layers: count(r.num_layers, "recompute.num_layers", Limit::Degree)?,
+        activation_function: r.activation_function,
+        swap_attention: r.swap_attention,
+        activation_function_layers: count_or_zero(
+            r.activation_function_layers,
+            "recompute.activation_function_layers",
+            Limit::Degree,
+        )?,
+        layers_ratio_frac: r.layers_ratio,
+        modules: RecomputeModules::try_from_names(r.modules.iter().map(String::as_str)).map_err(|_| {
+            PlanFileError::OutOfRange {
+                field: "recompute.modules",
+                expected: "names from core_attn, moe_act, layernorm, mla_up_proj, mlp, moe, shared_experts",
+            }
+        })?,
+        cpu_offload_layers: count_or_zero(
+            r.cpu_offload_layers,
+            "recompute.cpu_offload_layers",
+            Limit::Degree,
+        )?,
+    })
+}
+
+/// The overheads section: memory terms from 0 to 1,000,000 MiB, an allocator reserve of at most half.
+fn check_overheads(o: &OverheadsFile) -> Result<(), PlanFileError> {
+    for (x, field) in [
+        (o.runtime_context_mib, "overheads.runtime_context_mib"),
+        (o.comm_buffer_mib, "overheads.comm_buffer_mib"),
+    ] {
+        if x.is_some_and(|x| !(x.is_finite() && (0.0..=1e6).contains(&x))) {
+            return Err(PlanFileError::OutOfRange { field, expected: "from 0 to 1000000 MiB" });
+        }
+    }
+    if o.allocator_reserve.is_some_and(|x| !(x.is_finite() && (0.0..=0.5).contains(&x))) {
+        return Err(PlanFileError::OutOfRange {
+            field: "overheads.allocator_reserve",
+            expected: "from 0 to 0.5",
+        });
+    }
+    Ok(())
+}
+
+/// The batch section: sizes of at least 1.
+fn batch(b: &BatchFile) -> Result<Batch, PlanFileError> {
+    Ok(Batch {
+        micro_batch: count(b.micro_batch, "batch.micro_batch", Limit::Size)?,
+        global_batch: count(b.global_batch, "batch.global_batch", Limit::Size)?,
+        seq_len: count(b.seq_len, "batch.seq_len", Limit::Size)?,
+    })
+}
+
+/// The LoRA section: a rank of at least 1, known target modules.
+fn lora(l: &LoraFile) -> Result<Lora, PlanFileError> {
+    let targets = match &l.targets {
+        TargetsField::Word(word) => lora_targets(word.split(','))?,
+        TargetsField::List(names) => lora_targets(names.iter().map(String::as_str))?,
+    };
+    Ok(Lora { rank: count(l.rank, "lora.rank", Limit::Degree)?, alpha: l.alpha, targets })
+}
+
+/// The RL section: counts in range, a memory utilization in (0, 1].
+fn rl(rl_file: &RlFile) -> Result<Rl, PlanFileError> {
+    let utilization = rl_file.gpu_memory_utilization;
+    if !(0.0 < utilization && utilization <= 1.0) {
+        return Err(PlanFileError::OutOfRange {
+            field: "rl.gpu_memory_utilization",
+            expected: "more than 0 and at most 1",
+        });
+    }
+    Ok(Rl {
+        rollout_tp: count(rl_file.rollout_tp, "rl.rollout_tp", Limit::Degree)?,
+        n_samples_per_prompt: count(rl_file.n_samples_per_prompt, "rl.n_samples_per_prompt", Limit::Samples)?,
+        max_prompt_length: count(rl_file.max_prompt_length, "rl.max_prompt_length", Limit::Size)?,
+        max_response_length: count(rl_file.max_response_length, "rl.max_response_length", Limit::Size)?,
+        gpu_memory_utilization_frac: utilization,
+        max_num_seqs: count(rl_file.max_num_seqs, "rl.max_num_seqs", Limit::Size)?,
+        mini_batch: count_or_zero(rl_file.mini_batch, "rl.mini_batch", Limit::Size)?,
+        dynamic_batch: rl_file.dynamic_batch,
+        max_tokens_per_device: count_or_zero(
+            rl_file.max_tokens_per_device,
+            "rl.max_tokens_per_device",
+            Limit::Size,
+        )?,
+        remove_padding: rl_file.remove_padding,
+        enforce_eager: rl_file.enforce_eager,
+        max_model_len: count_or_zero(rl_file.max_model_len, "rl.max_model_len", Limit::Size)?,
+        max_num_batched_tokens: count_or_zero(
+            rl_file.max_num_batched_tokens,
+            "rl.max_num_batched_tokens",
+            Limit::Size,
+        )?,
+        blocking: rl_file.blocking,
+        lora: rl_file.lora,
+    })
+}
+
 fn moe(m: &MoeFile) -> Result<MoeFile, PlanFileError> {
     if !(m.imbalance.is_finite() && (1.0..=64.0).contains(&m.imbalance)) {
         return Err(PlanFileError::OutOfRange { field: "moe.imbalance", expected: "from 1 to 64" });
@@ -1284,131 +1433,14 @@ impl Plan {
         }
         let model = model_choice(&file.model)?;
         let hardware = device_choice(&file.hardware)?;
-        let devices_per_node = file.cluster.devices_per_node.unwrap_or(hardware.hw.devices_per_node);
-        let domain = file.cluster.scale_up_domain.unwrap_or(default_scale_up(&hardware.hw, devices_per_node));
-        let cluster = Cluster {
-            nodes: count(file.cluster.nodes, "cluster.nodes", Limit::Degree)?,
-            devices_per_node: count(devices_per_node, "cluster.devices_per_node", Limit::Node)?,
-            scale_up_domain: count(domain, "cluster.scale_up_domain", Limit::Degree)?,
-        };
-        let p = &file.parallel;
-        if 3 < p.zero_stage {
-            return Err(PlanFileError::OutOfRange { field: "parallel.zero_stage", expected: "0, 1, 2 or 3" });
-        }
-        let parallel = Parallel {
-            tp: count(p.tp, "parallel.tp", Limit::Degree)?,
-            pp: count(p.pp, "parallel.pp", Limit::Degree)?,
-            vpp: count(p.vpp, "parallel.vpp", Limit::Degree)?,
-            cp: count(p.cp, "parallel.cp", Limit::Degree)?,
-            ep: count(p.ep, "parallel.ep", Limit::Degree)?,
-            etp: count(p.etp, "parallel.etp", Limit::Degree)?,
-            sequence_parallel: p.sequence_parallel,
-            zero_stage: p.zero_stage,
-            distributed_optimizer: p.distributed_optimizer,
-            offload_optimizer: p.offload_optimizer,
-            offload_params: p.offload_params,
-            overlap_grad_reduce: p.overlap_grad_reduce,
-            overlap_param_gather: p.overlap_param_gather,
-            tp_comm_overlap: p.tp_comm_overlap,
-            swap_optimizer: p.swap_optimizer,
-            uneven_layers: p.uneven_layers,
-            schedule: p.schedule,
-            fsdp: p.fsdp,
-            account_embedding_loss: p.account_embedding_loss,
-            pipeline_layout: pipeline_layout(&p.pipeline_layout)?,
-            fused_kernels: p.fused_kernels,
-        };
-        let r = &file.recompute;
-        if !(r.layers_ratio.is_finite() && 0.0 < r.layers_ratio && r.layers_ratio <= 1.0) {
-            return Err(PlanFileError::OutOfRange {
-                field: "recompute.layers_ratio",
-                expected: "more than 0 and at most 1",
-            });
-        }
-        let recompute = Recompute {
-            granularity: r.granularity,
-            method: r.method,
-            num_layers: count(r.num_layers, "recompute.num_layers", Limit::Degree)?,
-            activation_function: r.activation_function,
-            swap_attention: r.swap_attention,
-            activation_function_layers: count_or_zero(
-                r.activation_function_layers,
-                "recompute.activation_function_layers",
-                Limit::Degree,
-            )?,
-            layers_ratio_frac: r.layers_ratio,
-            modules: RecomputeModules::try_from_names(r.modules.iter().map(String::as_str)).map_err(|_| {
-                PlanFileError::OutOfRange {
-                    field: "recompute.modules",
-                    expected: "names from core_attn, moe_act, layernorm, mla_up_proj, mlp, moe, shared_experts",
-                }
-            })?,
-            cpu_offload_layers: count_or_zero(r.cpu_offload_layers, "recompute.cpu_offload_layers", Limit::Degree)?,
-        };
+        let cluster = cluster(&file.cluster, &hardware.hw)?;
+        let parallel = parallel(&file.parallel)?;
+        let recompute = recompute(&file.recompute)?;
         let o = &file.overheads;
-        for (x, field) in [
-            (o.runtime_context_mib, "overheads.runtime_context_mib"),
-            (o.comm_buffer_mib, "overheads.comm_buffer_mib"),
-        ] {
-            if x.is_some_and(|x| !(x.is_finite() && (0.0..=1e6).contains(&x))) {
-                return Err(PlanFileError::OutOfRange { field, expected: "from 0 to 1000000 MiB" });
-            }
-        }
-        if o.allocator_reserve.is_some_and(|x| !(x.is_finite() && (0.0..=0.5).contains(&x))) {
-            return Err(PlanFileError::OutOfRange {
-                field: "overheads.allocator_reserve",
-                expected: "from 0 to 0.5",
-            });
-        }
-        let b = &file.batch;
-        let batch = Batch {
-            micro_batch: count(b.micro_batch, "batch.micro_batch", Limit::Size)?,
-            global_batch: count(b.global_batch, "batch.global_batch", Limit::Size)?,
-            seq_len: count(b.seq_len, "batch.seq_len", Limit::Size)?,
-        };
-        let l = &file.lora;
-        let targets = match &l.targets {
-            TargetsField::Word(word) => lora_targets(word.split(','))?,
-            TargetsField::List(names) => lora_targets(names.iter().map(String::as_str))?,
-        };
-        let lora = Lora { rank: count(l.rank, "lora.rank", Limit::Degree)?, alpha: l.alpha, targets };
-        let rl_file = &file.rl;
-        let utilization = rl_file.gpu_memory_utilization;
-        if !(0.0 < utilization && utilization <= 1.0) {
-            return Err(PlanFileError::OutOfRange {
-                field: "rl.gpu_memory_utilization",
-                expected: "more than 0 and at most 1",
-            });
-        }
-        let rl = Rl {
-            rollout_tp: count(rl_file.rollout_tp, "rl.rollout_tp", Limit::Degree)?,
-            n_samples_per_prompt: count(
-                rl_file.n_samples_per_prompt,
-                "rl.n_samples_per_prompt",
-                Limit::Samples,
-            )?,
-            max_prompt_length: count(rl_file.max_prompt_length, "rl.max_prompt_length", Limit::Size)?,
-            max_response_length: count(rl_file.max_response_length, "rl.max_response_length", Limit::Size)?,
-            gpu_memory_utilization_frac: utilization,
-            max_num_seqs: count(rl_file.max_num_seqs, "rl.max_num_seqs", Limit::Size)?,
-            mini_batch: count_or_zero(rl_file.mini_batch, "rl.mini_batch", Limit::Size)?,
-            dynamic_batch: rl_file.dynamic_batch,
-            max_tokens_per_device: count_or_zero(
-                rl_file.max_tokens_per_device,
-                "rl.max_tokens_per_device",
-                Limit::Size,
-            )?,
-            remove_padding: rl_file.remove_padding,
-            enforce_eager: rl_file.enforce_eager,
-            max_model_len: count_or_zero(rl_file.max_model_len, "rl.max_model_len", Limit::Size)?,
-            max_num_batched_tokens: count_or_zero(
-                rl_file.max_num_batched_tokens,
-                "rl.max_num_batched_tokens",
-                Limit::Size,
-            )?,
-            blocking: rl_file.blocking,
-            lora: rl_file.lora,
-        };
+        check_overheads(o)?;
+        let batch = batch(&file.batch)?;
+        let lora = lora(&file.lora)?;
+        let rl = rl(&file.rl)?;
         Ok(Plan {
             model,
             hardware,
