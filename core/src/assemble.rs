@@ -237,13 +237,13 @@ fn memory_report(plan: &Plan, mem: &memory::Memory, n_devices: u64) -> report::M
         .map(|(idx, s)| report::StageReport {
             stage: idx as u64,
             n_layers: s.n_layers,
-            weights: s.weights,
-            gradients: s.gradients,
-            optimizer: s.optimizer,
-            activations: s.activations,
-            logits: s.logits,
-            buffers: s.buffers,
-            overhead: s.overhead,
+            weights: s.weights_bytes,
+            gradients: s.gradients_bytes,
+            optimizer: s.optimizer_bytes,
+            activations: s.activations_bytes,
+            logits: s.logits_bytes,
+            buffers: s.buffers_bytes,
+            overhead: s.overhead_bytes,
             total: s.total(),
         })
         .collect();

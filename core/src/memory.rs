@@ -83,36 +83,36 @@ pub struct StageMemory {
     /// sharding): what its gradients and optimizer step cover.
     pub params: u64,
     /// Parameters held on this device (after TP/EP/ZeRO sharding).
-    pub weights: u64,
+    pub weights_bytes: u64,
     /// Gradients.
-    pub gradients: u64,
+    pub gradients_bytes: u64,
     /// Optimizer states (fp32 master weights and Adam moments).
-    pub optimizer: u64,
+    pub optimizer_bytes: u64,
     /// Activations saved for backward, all micro-batches in flight.
-    pub activations: u64,
+    pub activations_bytes: u64,
     /// Logits and loss (last stage).
-    pub logits: u64,
+    pub logits_bytes: u64,
     /// Communication buffers and ZeRO-3 gathered parameters.
-    pub buffers: u64,
+    pub buffers_bytes: u64,
     /// Runtime context.
-    pub overhead: u64,
+    pub overhead_bytes: u64,
     /// Activations of one micro-batch that wait in host memory (Megatron
     /// `--cpu-offloading-num-layers`): sent after each offloaded layer's forward, fetched before
     /// its backward. Not part of the device's total.
-    pub offloaded_activations: u64,
+    pub offloaded_activations_bytes: u64,
 }
 
 impl StageMemory {
     /// Every term added up.
     pub fn total(&self) -> u64 {
         [
-            self.weights,
-            self.gradients,
-            self.optimizer,
-            self.activations,
-            self.logits,
-            self.buffers,
-            self.overhead,
+            self.weights_bytes,
+            self.gradients_bytes,
+            self.optimizer_bytes,
+            self.activations_bytes,
+            self.logits_bytes,
+            self.buffers_bytes,
+            self.overhead_bytes,
         ]
         .into_iter()
         .fold(0, u64::saturating_add)
@@ -147,12 +147,15 @@ pub struct RolloutMemory {
 
 /// Which allocation rules a framework follows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Path {
+pub enum Path {
+    /// Megatron-LM and the MindSpeed frameworks: fp32 main gradients in mixed precision.
     Megatron,
+    /// DeepSpeed and the frameworks over it (LLaMA-Factory, VeRL's FSDP): 16-bit gradients.
     Hf,
 }
 
-fn path(framework: Framework) -> Path {
+/// The allocation rules `framework` follows.
+pub fn path(framework: Framework) -> Path {
     match crate::layout::model_parallel(framework) {
         true => Path::Megatron,
         false => Path::Hf,
@@ -177,12 +180,14 @@ pub struct StateBytes {
 /// `docs/source/api-guide/dist_optimizer.md` table: bf16 weights with fp32 main gradients are
 /// 2 + 4 + 12 = 18 bytes; fp16 weights with fp16 gradients 2 + 2 + 16 = 20 (the optimizer also keeps
 /// fp32 main gradients); fp32 throughout 4 + 4 + 8 = 16.
-pub fn state_bytes(framework_is_megatron: bool, precision: Precision) -> StateBytes {
-    let (weights, gradients, optimizer) = match (framework_is_megatron, precision) {
+pub fn state_bytes(path: Path, precision: Precision) -> StateBytes {
+    let (weights, gradients, optimizer) = match (path, precision) {
         (_, Precision::Fp32) => (4.0, 4.0, 8.0),
-        (true, Precision::Bf16 | Precision::Fp8 | Precision::Mxfp8 | Precision::Nvfp4) => (2.0, 4.0, 12.0),
-        (true, Precision::Fp16) => (2.0, 2.0, 16.0),
-        (false, _) => (2.0, 2.0, 12.0),
+        (Path::Megatron, Precision::Bf16 | Precision::Fp8 | Precision::Mxfp8 | Precision::Nvfp4) => {
+            (2.0, 4.0, 12.0)
+        }
+        (Path::Megatron, Precision::Fp16) => (2.0, 2.0, 16.0),
+        (Path::Hf, _) => (2.0, 2.0, 12.0),
     };
     StateBytes { weights, gradients, optimizer }
 }
@@ -337,7 +342,7 @@ pub fn estimate_with(plan: &Plan, facts: &ModelFacts) -> Memory {
             (true, Some(prev)) => prev,
             _ => stage_shape(&ctx, &layout, rank),
         };
-        (stage.activations, stage.offloaded_activations) = act.in_flight(&ctx, rank);
+        (stage.activations_bytes, stage.offloaded_activations_bytes) = act.in_flight(&ctx, rank);
         stages.push(stage.clone());
         shape = Some((stage, act));
     }
@@ -349,7 +354,7 @@ pub fn estimate_with(plan: &Plan, facts: &ModelFacts) -> Memory {
     let rollout = matches!(plan.method, Method::Grpo | Method::Ppo).then(|| rollout_memory(plan));
     let peak_bytes = phases.iter().map(|p| p.total).max().unwrap_or(0).max(worst_stage);
     // Offloaded activations wait in pinned host memory, one micro-batch's per device.
-    let offloaded = stages.iter().map(|s| s.offloaded_activations).max().unwrap_or(0);
+    let offloaded = stages.iter().map(|s| s.offloaded_activations_bytes).max().unwrap_or(0);
     let offloaded_per_node = offloaded.saturating_mul(u64::from(plan.cluster.devices_per_node.get()));
     Memory {
         host_bytes_per_node: host_bytes_per_node(&ctx).saturating_add(offloaded_per_node),
@@ -439,18 +444,18 @@ fn stage_shape(ctx: &Ctx, layout: &Layout, stage_idx: u64) -> (StageMemory, Acti
         ..StageMemory::default()
     };
     model_states(ctx, dense, expert, &mut res);
-    res.weights += low_precision_weight_copies(ctx, linear_layers + mtp_linear(ctx, mtp)) as u64;
+    res.weights_bytes += low_precision_weight_copies(ctx, linear_layers + mtp_linear(ctx, mtp)) as u64;
     let act = activation_shape(ctx, &layers, first, mtp);
     if last || 0 < mtp {
         // The loss's logits, and each MTP layer's own (it predicts one more token, through the
         // shared head), on the stages that compute them.
-        res.logits = logits_bytes(ctx).saturating_mul(u64::from(last) + mtp);
+        res.logits_bytes = logits_bytes(ctx).saturating_mul(u64::from(last) + mtp);
     }
-    res.buffers = buffers(ctx);
+    res.buffers_bytes = buffers(ctx);
     // A calibration's offset (fitted to a measured peak) adjusts the runtime overhead.
     let overhead =
         ctx.plan.overheads().runtime_context_bytes as f64 + ctx.plan.calibration.memory_offset_bytes();
-    res.overhead = overhead.max(0.0) as u64;
+    res.overhead_bytes = overhead.max(0.0) as u64;
     (res, act)
 }
 
@@ -511,8 +516,7 @@ fn mtp_linear(ctx: &Ctx, mtp: u64) -> f64 {
 fn model_states(ctx: &Ctx, dense: f64, expert: f64, res: &mut StageMemory) {
     let plan = ctx.plan;
     let p = &plan.parallel;
-    let megatron = ctx.path == Path::Megatron;
-    let bytes = state_bytes(megatron, plan.precision);
+    let bytes = state_bytes(ctx.path, plan.precision);
     let on_device = |x: f64, offloaded: bool| if offloaded { 0 } else { x as u64 };
 
     if plan.trains_lora() {
@@ -538,9 +542,9 @@ fn model_states(ctx: &Ctx, dense: f64, expert: f64, res: &mut StageMemory) {
             zero_stage(ctx),
             ctx.dp * ctx.cp,
         );
-        res.weights = on_device(base.weights + sharded.weights, p.offload_params);
-        res.gradients = sharded.gradients as u64;
-        res.optimizer = on_device(sharded.optimizer, p.offload_optimizer);
+        res.weights_bytes = on_device(base.weights + sharded.weights, p.offload_params);
+        res.gradients_bytes = sharded.gradients as u64;
+        res.optimizer_bytes = on_device(sharded.optimizer, p.offload_optimizer);
         return;
     }
 
@@ -561,19 +565,19 @@ fn model_states(ctx: &Ctx, dense: f64, expert: f64, res: &mut StageMemory) {
             let opt_shard = |x: f64, group: u64| shard(x, group, sharded_optimizer);
             let layers = (ctx.arch.n_layers / ctx.pp).max(1) as f64;
             let gathered = (dense + expert) * 2.0_f64.min(layers) / layers;
-            res.weights = match sharded_params {
+            res.weights_bytes = match sharded_params {
                 true => {
                     (shard(dense, ctx.dp * ctx.cp, true) + shard(expert, ctx.edp, true) + gathered)
                         * bytes.weights
                 }
                 false => (dense + expert) * bytes.weights,
             } as u64;
-            res.gradients = ((shard(dense, ctx.dp * ctx.cp, sharded_grads)
+            res.gradients_bytes = ((shard(dense, ctx.dp * ctx.cp, sharded_grads)
                 + shard(expert, ctx.edp, sharded_grads))
                 * bytes.gradients) as u64;
             let optimizer = opt_shard(dense * bytes.optimizer, ctx.dp * ctx.cp)
                 + opt_shard(expert * bytes.optimizer, ctx.edp);
-            res.optimizer = match swaps_optimizer(plan) {
+            res.optimizer_bytes = match swaps_optimizer(plan) {
                 // The step copies one slice in while the previous one is updated and copied out:
                 // two slices live at once (MindSpeed swap-optimizer: h2d, AdamW, d2h per slice).
                 true => (optimizer * 2.0 / SWAP_OPTIMIZER_TIMES) as u64,
@@ -582,13 +586,13 @@ fn model_states(ctx: &Ctx, dense: f64, expert: f64, res: &mut StageMemory) {
         }
         Path::Hf => {
             let states = zero_model_states(dense + expert, bytes, zero_stage(ctx), ctx.dp * ctx.cp);
-            res.weights = on_device(states.weights, p.offload_params && p.zero_stage == 3);
+            res.weights_bytes = on_device(states.weights, p.offload_params && p.zero_stage == 3);
             // ZeRO-Offload keeps the gradient partitions with the optimizer on the host: the device
             // holds only the reduce buckets, counted with the buffers (DeepSpeed
             // `stage_1_and_2.py` / `stage3.py` with `offload_optimizer`: fp32 gradient partitions
             // in pinned CPU memory; ZeRO-Offload paper §4.1).
-            res.gradients = on_device(states.gradients, p.offload_optimizer && 1 <= p.zero_stage);
-            res.optimizer = on_device(states.optimizer, p.offload_optimizer);
+            res.gradients_bytes = on_device(states.gradients, p.offload_optimizer && 1 <= p.zero_stage);
+            res.optimizer_bytes = on_device(states.optimizer, p.offload_optimizer);
         }
     }
     // DPO keeps a frozen reference model beside the policy (TRL `DPOTrainer` ref_model); LoRA DPO
@@ -600,7 +604,7 @@ fn model_states(ctx: &Ctx, dense: f64, expert: f64, res: &mut StageMemory) {
             zero_stage(ctx),
             ctx.dp * ctx.cp,
         );
-        res.weights += reference.weights as u64;
+        res.weights_bytes += reference.weights as u64;
     }
 }
 
@@ -1158,7 +1162,7 @@ fn host_bytes_per_node(ctx: &Ctx) -> u64 {
         true => ctx.lora_params as f64,
         false => total,
     };
-    let bytes = state_bytes(ctx.path == Path::Megatron, ctx.plan.precision);
+    let bytes = state_bytes(ctx.path, ctx.plan.precision);
     let model_parallel = (ctx.tp * ctx.pp * ctx.cp) as f64;
     let per_device_share = 1.0 / (model_parallel * ctx.dp as f64);
     let mut per_device = 0.0;
@@ -1220,32 +1224,34 @@ fn rl_phases(ctx: &Ctx, stages: &[StageMemory]) -> Vec<PhaseMemory> {
     }
     let worst = stages.iter().max_by_key(|s| s.total()).cloned().unwrap_or_default();
     let critic = match plan.method {
-        Method::Ppo => worst.weights.saturating_add(worst.gradients).saturating_add(worst.optimizer),
+        Method::Ppo => {
+            worst.weights_bytes.saturating_add(worst.gradients_bytes).saturating_add(worst.optimizer_bytes)
+        }
         _ => 0,
     };
     // The reference model: frozen bf16 weights, sharded as the actor's; with LoRA it is the
     // actor's own base with the adapters disabled (VeRL `ref_in_actor` when lora_rank > 0).
-    let reference = if plan.rl.lora { 0 } else { worst.weights };
+    let reference = if plan.rl.lora { 0 } else { worst.weights_bytes };
     let capacity = plan.hardware.hw.memory_bytes as f64;
     let engine = (capacity * plan.rl.gpu_memory_utilization_frac) as u64;
     // Gradients are freed after each update (`zero_grad(set_to_none=True)`); the rest stays unless
     // offloaded. Rollout adds the engine, log-prob the logits, update the whole training stage.
     let persistent = [
-        ("weights", worst.weights),
-        ("optimizer", worst.optimizer),
-        ("buffers", worst.buffers),
-        ("overhead", worst.overhead),
+        ("weights", worst.weights_bytes),
+        ("optimizer", worst.optimizer_bytes),
+        ("buffers", worst.buffers_bytes),
+        ("overhead", worst.overhead_bytes),
         ("reference", reference),
         ("critic", critic),
     ];
     let update = [
-        ("weights", worst.weights),
-        ("gradients", worst.gradients),
-        ("optimizer", worst.optimizer),
-        ("activations", worst.activations),
-        ("logits", worst.logits),
-        ("buffers", worst.buffers),
-        ("overhead", worst.overhead),
+        ("weights", worst.weights_bytes),
+        ("gradients", worst.gradients_bytes),
+        ("optimizer", worst.optimizer_bytes),
+        ("activations", worst.activations_bytes),
+        ("logits", worst.logits_bytes),
+        ("buffers", worst.buffers_bytes),
+        ("overhead", worst.overhead_bytes),
         ("reference", reference),
         ("critic", critic),
     ];
@@ -1262,7 +1268,7 @@ fn rl_phases(ctx: &Ctx, stages: &[StageMemory]) -> Vec<PhaseMemory> {
     };
     vec![
         phase("rollout", &with(("engine", engine))),
-        phase("log_prob", &with(("logits", worst.logits))),
+        phase("log_prob", &with(("logits", worst.logits_bytes))),
         phase("update", &update),
     ]
 }

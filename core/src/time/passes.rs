@@ -214,7 +214,7 @@ fn offload_activations(
     let mut activation_offload_seconds = 0.0;
     let offloaded =
         u64::from(ctx.plan.recompute.cpu_offload_layers).min(first.layers.end - first.layers.start);
-    let offloaded_bytes = mem.stages.first().map_or(0, |s| s.offloaded_activations) as f64;
+    let offloaded_bytes = mem.stages.first().map_or(0, |s| s.offloaded_activations_bytes) as f64;
     if megatron && pp == 1 && 0 < offloaded && 0.0 < offloaded_bytes {
         let transfer = offloaded_bytes / offloaded as f64 / HOST_LINK_BYTES_PER_SECOND;
         let n = (first.layers.end - first.layers.start).max(1) as f64;

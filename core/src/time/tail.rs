@@ -51,7 +51,7 @@ pub(super) fn step_tail(ctx: &Ctx, mem: &memory::Memory, backward: &[f64], m: u3
         // bytes per owned parameter in bf16; memory::state_bytes) come in and go out once per step,
         // slice by slice, while AdamW runs.
         true => {
-            2.0 * crate::memory::state_bytes(true, plan.precision).optimizer * owned
+            2.0 * crate::memory::state_bytes(crate::memory::Path::Megatron, plan.precision).optimizer * owned
                 / HOST_LINK_BYTES_PER_SECOND
         }
         false => 0.0,

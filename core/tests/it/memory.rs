@@ -20,7 +20,7 @@ fn zero_paper_figure_1() {
         ((s.weights + s.gradients + s.optimizer) / GB * 10.0).round() / 10.0
     };
     assert_eq!([per_device(0), per_device(1), per_device(2), per_device(3)], [120.0, 31.4, 16.6, 1.9]);
-    assert_eq!(memory::state_bytes(false, trainplan_core::plan::Precision::Bf16), mixed);
+    assert_eq!(memory::state_bytes(memory::Path::Hf, trainplan_core::plan::Precision::Bf16), mixed);
 }
 
 #[test]
@@ -30,7 +30,7 @@ fn zero3_seventy_billion_on_eight_cards() {
     // per card. Figures of 17.5 GB seen in tuning guides divide by 8 a second time.
     let s = memory::zero_model_states(
         70e9,
-        memory::state_bytes(false, trainplan_core::plan::Precision::Bf16),
+        memory::state_bytes(memory::Path::Hf, trainplan_core::plan::Precision::Bf16),
         3,
         8,
     );
@@ -45,7 +45,7 @@ fn megatron_distributed_optimizer_table() {
     for (precision, plain, fixed, sharded) in
         [(Fp16, 20.0, 4.0, 16.0), (Bf16, 18.0, 6.0, 12.0), (Fp32, 16.0, 8.0, 8.0)]
     {
-        let b = memory::state_bytes(true, precision);
+        let b = memory::state_bytes(memory::Path::Megatron, precision);
         assert_eq!(b.weights + b.gradients + b.optimizer, plain, "{precision:?}");
         assert_eq!((b.weights + b.gradients, b.optimizer), (fixed, sharded), "{precision:?}");
     }

@@ -133,7 +133,7 @@ fn padding_to_capacity_grows_the_routed_activations() {
                 "moe": {moe}, "batch": {{"micro_batch": 1, "global_batch": 64, "seq_len": 4096}}}}"#
         );
         let plan = Plan::from_json(&text).unwrap();
-        trainplan_core::memory::estimate(&plan).stages[0].activations as f64
+        trainplan_core::memory::estimate(&plan).stages[0].activations_bytes as f64
     };
     let base = activations("{}");
     assert_eq!(base, activations(r#"{"capacity_factor": 2.0}"#));
