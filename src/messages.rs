@@ -5,7 +5,7 @@ use trainplan_core::emit::flags::{FlagError, ValueType};
 use trainplan_core::emit::import::{Expected, ImportError, ModelOrigin};
 use trainplan_core::hf::ConfigError;
 use trainplan_core::permalink::PermalinkError;
-use trainplan_core::plan::{Method, PlanFileError};
+use trainplan_core::plan::{Allowed, Method, PlanFileError, bound_text};
 use trainplan_core::report::{Code, Finding};
 
 use crate::i18n::{Key, Lang, fill, t};
@@ -59,17 +59,28 @@ pub fn plan_error(lang: Lang, err: &PlanFileError) -> String {
     }
 }
 
-/// The core's range phrases in Chinese; a phrase without a rule stays as the core words it.
-fn expected_zh(expected: &str) -> String {
-    if let Some(range) = expected.strip_prefix("from ")
-        && let Some((lo, hi)) = range.split_once(" to ")
-    {
-        return format!("在 {lo} 到 {hi} 之间");
-    }
-    match expected {
-        "more than 0 and at most 1" => "大于 0 且不超过 1".to_owned(),
-        "0, 1, 2 or 3" => "为 0、1、2 或 3".to_owned(),
-        other => format!("为 {other}"),
+/// What a plan field takes, in Chinese (the core's `Display` is the English).
+fn expected_zh(expected: &Allowed) -> String {
+    match *expected {
+        Allowed::Between { min, max, unit } => {
+            let unit = if unit.is_empty() { String::new() } else { format!(" {unit}") };
+            format!("在 {} 到 {}{unit} 之间", bound_text(min), bound_text(max))
+        }
+        Allowed::AboveZeroAtMost { max } => format!("大于 0 且不超过 {}", bound_text(max)),
+        Allowed::PeakOrFp16 => "大于 0（或填写 fp16_tflops）".to_owned(),
+        Allowed::ZeroStage => "为 0、1、2 或 3".to_owned(),
+        Allowed::RecomputeModules => {
+            "为以下模块名：core_attn、moe_act、layernorm、mla_up_proj、mlp、moe、shared_experts".to_owned()
+        }
+        Allowed::LoraTargets => "为 \"all\" 或至少一个模块".to_owned(),
+        Allowed::Vendor => "为 \"nvidia\"、\"ascend\" 或 \"other\"".to_owned(),
+        Allowed::Text { max_bytes } => {
+            format!("为不含控制字符（换行、制表符、NUL）的文本，最多 {max_bytes} 字节")
+        }
+        Allowed::Name { max_chars } => format!("不超过 {max_chars} 个字符"),
+        Allowed::LayoutSymbols { max_chars } => format!(
+            "只含 Megatron 的布局符号：E（嵌入）、t（层）、m（MTP 层）、L（损失）、| 分隔阶段、(…)*n 与 x*n 重复、逗号；最多 {max_chars} 个字符"
+        ),
     }
 }
 
@@ -473,6 +484,15 @@ mod tests {
             trainplan_core::Plan::from_json(r#"{"model": "gpt2", "rl": {"gpu_memory_utilization": 2}}"#)
                 .unwrap_err();
         assert_eq!(plan_error(Lang::Zh, &err), "rl.gpu_memory_utilization 必须大于 0 且不超过 1");
+        // Units and large bounds read as the core writes them, in either language.
+        let err =
+            trainplan_core::Plan::from_json(r#"{"model": "gpt2", "overheads": {"comm_buffer_mib": -1}}"#)
+                .unwrap_err();
+        assert_eq!(plan_error(Lang::En, &err), "overheads.comm_buffer_mib must be from 0 to 1000000 MiB");
+        assert_eq!(plan_error(Lang::Zh, &err), "overheads.comm_buffer_mib 必须在 0 到 1000000 MiB 之间");
+        let err =
+            trainplan_core::Plan::from_json(r#"{"model": "gpt2", "budget": {"tokens": 0}}"#).unwrap_err();
+        assert_eq!(plan_error(Lang::Zh, &err), "budget.tokens 必须在 1 到 10^16 之间");
     }
 
     #[test]

@@ -966,7 +966,7 @@ fn cluster(c: &ClusterFile, hw: &Hardware) -> Result<Cluster, PlanFileError> {
 /// The parallel section: degrees of at least 1, a ZeRO stage of 0 to 3, a pipeline layout that parses.
 fn parallel(p: &ParallelFile) -> Result<Parallel, PlanFileError> {
     if 3 < p.zero_stage {
-        return Err(PlanFileError::OutOfRange { field: "parallel.zero_stage", expected: "0, 1, 2 or 3" });
+        return Err(PlanFileError::OutOfRange { field: "parallel.zero_stage", expected: Allowed::ZeroStage });
     }
     Ok(Parallel {
         tp: count(p.tp, "parallel.tp", Limit::Degree)?,
@@ -998,7 +998,7 @@ fn recompute(r: &RecomputeFile) -> Result<Recompute, PlanFileError> {
     if !(r.layers_ratio.is_finite() && 0.0 < r.layers_ratio && r.layers_ratio <= 1.0) {
         return Err(PlanFileError::OutOfRange {
             field: "recompute.layers_ratio",
-            expected: "more than 0 and at most 1",
+            expected: Allowed::AboveZeroAtMost { max: 1.0 },
         });
     }
     Ok(Recompute {
@@ -1014,10 +1014,7 @@ fn recompute(r: &RecomputeFile) -> Result<Recompute, PlanFileError> {
         )?,
         layers_ratio_frac: r.layers_ratio,
         modules: RecomputeModules::try_from_names(r.modules.iter().map(String::as_str)).map_err(|_| {
-            PlanFileError::OutOfRange {
-                field: "recompute.modules",
-                expected: "names from core_attn, moe_act, layernorm, mla_up_proj, mlp, moe, shared_experts",
-            }
+            PlanFileError::OutOfRange { field: "recompute.modules", expected: Allowed::RecomputeModules }
         })?,
         cpu_offload_layers: count_or_zero(
             r.cpu_offload_layers,
@@ -1034,13 +1031,16 @@ fn check_overheads(o: &OverheadsFile) -> Result<(), PlanFileError> {
         (o.comm_buffer_mib, "overheads.comm_buffer_mib"),
     ] {
         if x.is_some_and(|x| !(x.is_finite() && (0.0..=1e6).contains(&x))) {
-            return Err(PlanFileError::OutOfRange { field, expected: "from 0 to 1000000 MiB" });
+            return Err(PlanFileError::OutOfRange {
+                field,
+                expected: Allowed::Between { min: 0.0, max: 1e6, unit: "MiB" },
+            });
         }
     }
     if o.allocator_reserve.is_some_and(|x| !(x.is_finite() && (0.0..=0.5).contains(&x))) {
         return Err(PlanFileError::OutOfRange {
             field: "overheads.allocator_reserve",
-            expected: "from 0 to 0.5",
+            expected: Allowed::between(0.0, 0.5),
         });
     }
     Ok(())
@@ -1070,7 +1070,7 @@ fn rl(rl_file: &RlFile) -> Result<Rl, PlanFileError> {
     if !(0.0 < utilization && utilization <= 1.0) {
         return Err(PlanFileError::OutOfRange {
             field: "rl.gpu_memory_utilization",
-            expected: "more than 0 and at most 1",
+            expected: Allowed::AboveZeroAtMost { max: 1.0 },
         });
     }
     Ok(Rl {
@@ -1102,14 +1102,17 @@ fn rl(rl_file: &RlFile) -> Result<Rl, PlanFileError> {
 
 fn moe(m: &MoeFile) -> Result<MoeFile, PlanFileError> {
     if !(m.imbalance.is_finite() && (1.0..=64.0).contains(&m.imbalance)) {
-        return Err(PlanFileError::OutOfRange { field: "moe.imbalance", expected: "from 1 to 64" });
+        return Err(PlanFileError::OutOfRange {
+            field: "moe.imbalance",
+            expected: Allowed::between(1.0, 64.0),
+        });
     }
     if let Some(c) = m.capacity_factor
         && !(c.is_finite() && 0.0 < c && c <= 64.0)
     {
         return Err(PlanFileError::OutOfRange {
             field: "moe.capacity_factor",
-            expected: "more than 0 and at most 64",
+            expected: Allowed::AboveZeroAtMost { max: 64.0 },
         });
     }
     Ok(*m)
@@ -1284,28 +1287,31 @@ impl BudgetFile {
 
 fn budget(b: &BudgetFile) -> Result<BudgetFile, PlanFileError> {
     if !(1..=BUDGET_TOKENS_MAX).contains(&b.tokens) {
-        return Err(PlanFileError::OutOfRange { field: "budget.tokens", expected: "from 1 to 10^16" });
+        return Err(PlanFileError::OutOfRange {
+            field: "budget.tokens",
+            expected: Allowed::between(1.0, 1e16),
+        });
     }
     if BUDGET_TOKENS_MAX < b.dataset_tokens {
         return Err(PlanFileError::OutOfRange {
             field: "budget.dataset_tokens",
-            expected: "from 0 to 10^16",
+            expected: Allowed::between(0.0, 1e16),
         });
     }
     if !(b.epochs.is_finite() && 0.0 < b.epochs && b.epochs <= 10_000.0) {
         return Err(PlanFileError::OutOfRange {
             field: "budget.epochs",
-            expected: "more than 0 and at most 10000",
+            expected: Allowed::AboveZeroAtMost { max: 10_000.0 },
         });
     }
     if !(b.price_per_device_hour.is_finite() && (0.0..=1e6).contains(&b.price_per_device_hour)) {
         return Err(PlanFileError::OutOfRange {
             field: "budget.price_per_device_hour",
-            expected: "from 0 to 1000000",
+            expected: Allowed::between(0.0, 1e6),
         });
     }
     if !(b.pue.is_finite() && (1.0..=5.0).contains(&b.pue)) {
-        return Err(PlanFileError::OutOfRange { field: "budget.pue", expected: "from 1 to 5" });
+        return Err(PlanFileError::OutOfRange { field: "budget.pue", expected: Allowed::between(1.0, 5.0) });
     }
     Ok(*b)
 }
@@ -1321,10 +1327,7 @@ fn launch(l: &LaunchFile) -> Result<LaunchFile, PlanFileError> {
         ("launch.master_addr", &l.master_addr),
     ] {
         if text.chars().any(char::is_control) || LAUNCH_TEXT_MAX < text.len() {
-            return Err(PlanFileError::OutOfRange {
-                field,
-                expected: "text without control characters (newline, tab, NUL), at most 4096 bytes",
-            });
+            return Err(PlanFileError::OutOfRange { field, expected: Allowed::Text { max_bytes: 4096 } });
         }
     }
     Ok(l.clone())
@@ -1340,6 +1343,97 @@ impl Framework {
             Framework::MindSpeedLlm => "MindSpeed-LLM",
             Framework::Verl => "VeRL",
             Framework::MindSpeedRl => "MindSpeed-RL",
+        }
+    }
+}
+
+/// What a field takes, in [`PlanFileError::OutOfRange`]: numbers and kinds, so each language words
+/// them itself (`Display` is the English).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Allowed {
+    /// From `min` to `max`, both included, in `unit` (empty for none).
+    Between {
+        /// The least accepted.
+        min: f64,
+        /// The most accepted.
+        max: f64,
+        /// The unit after the numbers, such as `MiB`.
+        unit: &'static str,
+    },
+    /// More than 0 and at most `max`.
+    AboveZeroAtMost {
+        /// The most accepted.
+        max: f64,
+    },
+    /// A device's peak: more than 0, or left out when `fp16_tflops` is given.
+    PeakOrFp16,
+    /// A ZeRO stage: 0, 1, 2 or 3.
+    ZeroStage,
+    /// Names of the modules selective recomputation reruns.
+    RecomputeModules,
+    /// `"all"` or at least one module.
+    LoraTargets,
+    /// `"nvidia"`, `"ascend"` or `"other"`.
+    Vendor,
+    /// Text without control characters, at most `max_bytes` bytes.
+    Text {
+        /// The longest accepted, bytes.
+        max_bytes: usize,
+    },
+    /// At most `max_chars` characters.
+    Name {
+        /// The longest accepted, characters.
+        max_chars: usize,
+    },
+    /// Megatron's pipeline layout symbols, at most `max_chars` characters.
+    LayoutSymbols {
+        /// The longest accepted, characters.
+        max_chars: usize,
+    },
+}
+
+impl Allowed {
+    /// From `min` to `max`, no unit.
+    pub const fn between(min: f64, max: f64) -> Allowed {
+        Allowed::Between { min, max, unit: "" }
+    }
+}
+
+/// A bound as plan files write it: whole numbers plainly, 10^16 as a power of ten.
+pub fn bound_text(x: f64) -> String {
+    match x {
+        1e16 => "10^16".to_owned(),
+        _ => x.to_string(),
+    }
+}
+
+impl fmt::Display for Allowed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Allowed::Between { min, max, unit } => {
+                write!(f, "from {} to {}", bound_text(min), bound_text(max))?;
+                match unit {
+                    "" => Ok(()),
+                    unit => write!(f, " {unit}"),
+                }
+            }
+            Allowed::AboveZeroAtMost { max } => write!(f, "more than 0 and at most {}", bound_text(max)),
+            Allowed::PeakOrFp16 => f.write_str("more than 0 (or give fp16_tflops)"),
+            Allowed::ZeroStage => f.write_str("0, 1, 2 or 3"),
+            Allowed::RecomputeModules => {
+                f.write_str("names from core_attn, moe_act, layernorm, mla_up_proj, mlp, moe, shared_experts")
+            }
+            Allowed::LoraTargets => f.write_str("\"all\" or at least one module"),
+            Allowed::Vendor => f.write_str("\"nvidia\", \"ascend\" or \"other\""),
+            Allowed::Text { max_bytes } => {
+                write!(f, "text without control characters (newline, tab, NUL), at most {max_bytes} bytes")
+            }
+            Allowed::Name { max_chars } => write!(f, "at most {max_chars} characters"),
+            Allowed::LayoutSymbols { max_chars } => write!(
+                f,
+                "Megatron's layout symbols only: E (embedding), t (layer), m (MTP layer), L (loss), | between \
+                 stages, (…)*n and x*n repeats, commas; at most {max_chars} characters"
+            ),
         }
     }
 }
@@ -1363,7 +1457,7 @@ pub enum PlanFileError {
         /// The field, dotted (`parallel.tp`).
         field: &'static str,
         /// What it must be.
-        expected: &'static str,
+        expected: Allowed,
     },
     /// Occurs when a LoRA target is not a module name the planner knows.
     UnknownLoraTarget(String),
@@ -1600,13 +1694,13 @@ fn calibration(c: &CalibrationFile) -> Result<CalibrationFile, PlanFileError> {
     if c.efficiency_scale.is_some_and(|x| !(x.is_finite() && (0.05..=5.0).contains(&x))) {
         return Err(PlanFileError::OutOfRange {
             field: "calibration.efficiency_scale",
-            expected: "from 0.05 to 5",
+            expected: Allowed::between(0.05, 5.0),
         });
     }
     if c.memory_offset_mib.is_some_and(|x| !(x.is_finite() && x.abs() <= 1e6)) {
         return Err(PlanFileError::OutOfRange {
             field: "calibration.memory_offset_mib",
-            expected: "from -1000000 to 1000000 MiB",
+            expected: Allowed::Between { min: -1e6, max: 1e6, unit: "MiB" },
         });
     }
     Ok(*c)
@@ -1636,14 +1730,8 @@ impl Limit {
         }
     }
 
-    fn words(self, zero: bool) -> &'static str {
-        match (self, zero) {
-            (Limit::Degree, false) => "from 1 to 65536",
-            (Limit::Degree, true) => "from 0 to 65536",
-            (Limit::Node | Limit::Samples, _) => "from 1 to 1024",
-            (Limit::Size, false) => "from 1 to 16777216",
-            (Limit::Size, true) => "from 0 to 16777216",
-        }
+    fn allowed(self, zero: bool) -> Allowed {
+        Allowed::between(f64::from(u8::from(!zero)), f64::from(self.max()))
     }
 }
 
@@ -1663,7 +1751,7 @@ fn pipeline_layout(text: &str) -> Result<Option<String>, PlanFileError> {
         true => Ok(Some(text.to_owned())),
         false => Err(PlanFileError::OutOfRange {
             field: "parallel.pipeline_layout",
-            expected: "Megatron's layout symbols only: E (embedding), t (layer), m (MTP layer), L (loss), | between stages, (…)*n and x*n repeats, commas; at most 4096 characters",
+            expected: Allowed::LayoutSymbols { max_chars: PIPELINE_LAYOUT_MAX },
         }),
     }
 }
@@ -1672,7 +1760,9 @@ fn pipeline_layout(text: &str) -> Result<Option<String>, PlanFileError> {
 fn mtp_layers(n: u32) -> Result<u32, PlanFileError> {
     match n <= MTP_LAYERS_MAX {
         true => Ok(n),
-        false => Err(PlanFileError::OutOfRange { field: "mtp_layers", expected: "from 0 to 16" }),
+        false => {
+            Err(PlanFileError::OutOfRange { field: "mtp_layers", expected: Allowed::between(0.0, 16.0) })
+        }
     }
 }
 
@@ -1683,7 +1773,7 @@ pub const MTP_LAYERS_MAX: u32 = 16;
 fn count(n: u32, field: &'static str, limit: Limit) -> Result<NonZeroU32, PlanFileError> {
     match NonZeroU32::new(n) {
         Some(n) if n.get() <= limit.max() => Ok(n),
-        _ => Err(PlanFileError::OutOfRange { field, expected: limit.words(false) }),
+        _ => Err(PlanFileError::OutOfRange { field, expected: limit.allowed(false) }),
     }
 }
 
@@ -1691,7 +1781,7 @@ fn count(n: u32, field: &'static str, limit: Limit) -> Result<NonZeroU32, PlanFi
 fn count_or_zero(n: u32, field: &'static str, limit: Limit) -> Result<u32, PlanFileError> {
     match n <= limit.max() {
         true => Ok(n),
-        false => Err(PlanFileError::OutOfRange { field, expected: limit.words(true) }),
+        false => Err(PlanFileError::OutOfRange { field, expected: limit.allowed(true) }),
     }
 }
 
@@ -1715,10 +1805,7 @@ fn lora_targets<'a>(names: impl Iterator<Item = &'a str>) -> Result<LoraTargets,
     res.sort();
     res.dedup();
     if res.is_empty() {
-        return Err(PlanFileError::OutOfRange {
-            field: "lora.targets",
-            expected: "\"all\" or at least one module",
-        });
+        return Err(PlanFileError::OutOfRange { field: "lora.targets", expected: Allowed::LoraTargets });
     }
     Ok(LoraTargets::Only(res))
 }
@@ -1776,49 +1863,29 @@ fn default_scale_up(hw: &Hardware, devices_per_node: u32) -> u32 {
 }
 
 fn custom_hardware(c: &CustomDevice) -> Result<Hardware, PlanFileError> {
-    fn range(
-        x: f64,
-        lo: f64,
-        hi: f64,
-        field: &'static str,
-        expected: &'static str,
-    ) -> Result<f64, PlanFileError> {
+    fn range(x: f64, lo: f64, hi: f64, field: &'static str) -> Result<f64, PlanFileError> {
         match x.is_finite() && lo <= x && x <= hi {
             true => Ok(x),
-            false => Err(PlanFileError::OutOfRange { field, expected }),
+            false => Err(PlanFileError::OutOfRange { field, expected: Allowed::between(lo, hi) }),
         }
     }
-    let memory_gb = range(c.memory_gb, 0.1, 100_000.0, "hardware.custom.memory_gb", "from 0.1 to 100000")?;
-    let bf16 = range(c.bf16_tflops, 0.0, 1e6, "hardware.custom.bf16_tflops", "from 0 to 1000000")?;
-    let fp16 =
-        range(c.fp16_tflops.unwrap_or(bf16), 0.0, 1e6, "hardware.custom.fp16_tflops", "from 0 to 1000000")?;
+    let memory_gb = range(c.memory_gb, 0.1, 100_000.0, "hardware.custom.memory_gb")?;
+    let bf16 = range(c.bf16_tflops, 0.0, 1e6, "hardware.custom.bf16_tflops")?;
+    let fp16 = range(c.fp16_tflops.unwrap_or(bf16), 0.0, 1e6, "hardware.custom.fp16_tflops")?;
     if bf16 == 0.0 && fp16 == 0.0 {
         return Err(PlanFileError::OutOfRange {
             field: "hardware.custom.bf16_tflops",
-            expected: "more than 0 (or give fp16_tflops)",
+            expected: Allowed::PeakOrFp16,
         });
     }
-    let fp8 = range(c.fp8_tflops, 0.0, 1e6, "hardware.custom.fp8_tflops", "from 0 to 1000000")?;
+    let fp8 = range(c.fp8_tflops, 0.0, 1e6, "hardware.custom.fp8_tflops")?;
     let fp4 = match c.fp4_tflops {
-        Some(x) => Some(range(x, 0.0, 1e6, "hardware.custom.fp4_tflops", "from 0 to 1000000")?),
+        Some(x) => Some(range(x, 0.0, 1e6, "hardware.custom.fp4_tflops")?),
         None => None,
     };
-    let memory_bw =
-        range(c.memory_tb_per_s, 0.001, 1000.0, "hardware.custom.memory_tb_per_s", "from 0.001 to 1000")?;
-    let intra = range(
-        c.intra_node_gb_per_s,
-        0.001,
-        1e6,
-        "hardware.custom.intra_node_gb_per_s",
-        "from 0.001 to 1000000",
-    )?;
-    let inter = range(
-        c.inter_node_gbit_per_s,
-        0.001,
-        1e7,
-        "hardware.custom.inter_node_gbit_per_s",
-        "from 0.001 to 10000000",
-    )?;
+    let memory_bw = range(c.memory_tb_per_s, 0.001, 1000.0, "hardware.custom.memory_tb_per_s")?;
+    let intra = range(c.intra_node_gb_per_s, 0.001, 1e6, "hardware.custom.intra_node_gb_per_s")?;
+    let inter = range(c.inter_node_gbit_per_s, 0.001, 1e7, "hardware.custom.inter_node_gbit_per_s")?;
     let vendor = match c.vendor.as_str() {
         "nvidia" => Vendor::Nvidia,
         "ascend" => Vendor::Ascend,
@@ -1826,12 +1893,12 @@ fn custom_hardware(c: &CustomDevice) -> Result<Hardware, PlanFileError> {
         _ => {
             return Err(PlanFileError::OutOfRange {
                 field: "hardware.custom.vendor",
-                expected: "\"nvidia\", \"ascend\" or \"other\"",
+                expected: Allowed::Vendor,
             });
         }
     };
     let gemm_efficiency_max = match c.gemm_efficiency_max {
-        Some(x) => range(x, 0.05, 1.0, "hardware.custom.gemm_efficiency_max", "from 0.05 to 1")?,
+        Some(x) => range(x, 0.05, 1.0, "hardware.custom.gemm_efficiency_max")?,
         None if vendor == Vendor::Ascend => crate::time::ASCEND_GEMM_EFF_MAX,
         None => crate::time::GEMM_EFF_MAX,
     };
@@ -1844,7 +1911,7 @@ fn custom_hardware(c: &CustomDevice) -> Result<Hardware, PlanFileError> {
     if c.name.chars().count() > 80 {
         return Err(PlanFileError::OutOfRange {
             field: "hardware.custom.name",
-            expected: "at most 80 characters",
+            expected: Allowed::Name { max_chars: 80 },
         });
     }
     Ok(Hardware {
@@ -1871,7 +1938,13 @@ fn custom_hardware(c: &CustomDevice) -> Result<Hardware, PlanFileError> {
         collective_latency_seconds,
         mesh_links: 0,
         board_power_watts: match c.board_power_w {
-            Some(x) => range(x, 0.0, 100_000.0, "hardware.custom.board_power_w", "from 0 to 100000 W")?,
+            Some(x) if x.is_finite() && (0.0..=100_000.0).contains(&x) => x,
+            Some(_) => {
+                return Err(PlanFileError::OutOfRange {
+                    field: "hardware.custom.board_power_w",
+                    expected: Allowed::Between { min: 0.0, max: 100_000.0, unit: "W" },
+                });
+            }
             None => 0.0,
         },
         board_power_reported: true,

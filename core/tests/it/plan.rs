@@ -1,7 +1,7 @@
 //! Reading plan files: defaults, round trip and clear errors.
 
 use trainplan_core::plan::{
-    Framework, HardwareSpec, LoraTargets, Method, ModelSpec, PLAN_FILE_VERSION, Plan, PlanFileError,
+    Allowed, Framework, HardwareSpec, LoraTargets, Method, ModelSpec, PLAN_FILE_VERSION, Plan, PlanFileError,
     Precision,
 };
 use trainplan_core::{evaluate, model::LoraTarget};
@@ -101,29 +101,23 @@ fn bad_plans_are_refused_with_a_reason() {
         r#"{"model": "gpt2", "hardware": "tpu-v9"}"#,
         &PlanFileError::UnknownHardware("tpu-v9".to_owned()),
     );
-    let zero = |field, expected| PlanFileError::OutOfRange { field, expected };
-    check_err(
-        r#"{"model": "llama-2-7b", "cluster": {"nodes": 0}}"#,
-        &zero("cluster.nodes", "from 1 to 65536"),
-    );
+    let zero = |field, max: f64| PlanFileError::OutOfRange { field, expected: Allowed::between(1.0, max) };
+    check_err(r#"{"model": "llama-2-7b", "cluster": {"nodes": 0}}"#, &zero("cluster.nodes", 65_536.0));
     check_err(
         r#"{"model": "llama-2-7b", "cluster": {"devices_per_node": 0}}"#,
-        &zero("cluster.devices_per_node", "from 1 to 1024"),
+        &zero("cluster.devices_per_node", 1_024.0),
     );
-    check_err(r#"{"model": "llama-2-7b", "parallel": {"tp": 0}}"#, &zero("parallel.tp", "from 1 to 65536"));
-    check_err(
-        r#"{"model": "llama-2-7b", "batch": {"seq_len": 0}}"#,
-        &zero("batch.seq_len", "from 1 to 16777216"),
-    );
+    check_err(r#"{"model": "llama-2-7b", "parallel": {"tp": 0}}"#, &zero("parallel.tp", 65_536.0));
+    check_err(r#"{"model": "llama-2-7b", "batch": {"seq_len": 0}}"#, &zero("batch.seq_len", 16_777_216.0));
     check_err(
         r#"{"model": "llama-2-7b", "parallel": {"zero_stage": 4}}"#,
-        &PlanFileError::OutOfRange { field: "parallel.zero_stage", expected: "0, 1, 2 or 3" },
+        &PlanFileError::OutOfRange { field: "parallel.zero_stage", expected: Allowed::ZeroStage },
     );
     check_err(
         r#"{"model": "llama-2-7b", "rl": {"gpu_memory_utilization": 1.5}}"#,
         &PlanFileError::OutOfRange {
             field: "rl.gpu_memory_utilization",
-            expected: "more than 0 and at most 1",
+            expected: Allowed::AboveZeroAtMost { max: 1.0 },
         },
     );
     check_err(
