@@ -1289,13 +1289,13 @@ fn budget(b: &BudgetFile) -> Result<BudgetFile, PlanFileError> {
     if !(1..=BUDGET_TOKENS_MAX).contains(&b.tokens) {
         return Err(PlanFileError::OutOfRange {
             field: "budget.tokens",
-            expected: Allowed::between(1.0, 1e16),
+            expected: Allowed::between(1.0, BUDGET_TOKENS_MAX as f64),
         });
     }
     if BUDGET_TOKENS_MAX < b.dataset_tokens {
         return Err(PlanFileError::OutOfRange {
             field: "budget.dataset_tokens",
-            expected: Allowed::between(0.0, 1e16),
+            expected: Allowed::between(0.0, BUDGET_TOKENS_MAX as f64),
         });
     }
     if !(b.epochs.is_finite() && 0.0 < b.epochs && b.epochs <= 10_000.0) {
@@ -1327,7 +1327,10 @@ fn launch(l: &LaunchFile) -> Result<LaunchFile, PlanFileError> {
         ("launch.master_addr", &l.master_addr),
     ] {
         if text.chars().any(char::is_control) || LAUNCH_TEXT_MAX < text.len() {
-            return Err(PlanFileError::OutOfRange { field, expected: Allowed::Text { max_bytes: 4096 } });
+            return Err(PlanFileError::OutOfRange {
+                field,
+                expected: Allowed::Text { max_bytes: LAUNCH_TEXT_MAX },
+            });
         }
     }
     Ok(l.clone())
@@ -1399,11 +1402,12 @@ impl Allowed {
     }
 }
 
-/// A bound as plan files write it: whole numbers plainly, 10^16 as a power of ten.
+/// A bound as plan files write it: plainly, but a power of ten from 10^10 up as one (10^16).
 pub fn bound_text(x: f64) -> String {
-    match x {
-        1e16 => "10^16".to_owned(),
-        _ => x.to_string(),
+    let exponent = x.log10().round();
+    match 10.0 <= exponent && 10f64.powf(exponent) == x {
+        true => format!("10^{exponent}"),
+        false => x.to_string(),
     }
 }
 
@@ -1760,9 +1764,10 @@ fn pipeline_layout(text: &str) -> Result<Option<String>, PlanFileError> {
 fn mtp_layers(n: u32) -> Result<u32, PlanFileError> {
     match n <= MTP_LAYERS_MAX {
         true => Ok(n),
-        false => {
-            Err(PlanFileError::OutOfRange { field: "mtp_layers", expected: Allowed::between(0.0, 16.0) })
-        }
+        false => Err(PlanFileError::OutOfRange {
+            field: "mtp_layers",
+            expected: Allowed::between(0.0, f64::from(MTP_LAYERS_MAX)),
+        }),
     }
 }
 
@@ -1862,11 +1867,26 @@ fn default_scale_up(hw: &Hardware, devices_per_node: u32) -> u32 {
     }
 }
 
+/// The longest name a custom device takes, characters.
+const CUSTOM_NAME_MAX: usize = 80;
+
 fn custom_hardware(c: &CustomDevice) -> Result<Hardware, PlanFileError> {
     fn range(x: f64, lo: f64, hi: f64, field: &'static str) -> Result<f64, PlanFileError> {
+        range_in(x, lo, hi, "", field)
+    }
+    fn range_in(
+        x: f64,
+        lo: f64,
+        hi: f64,
+        unit: &'static str,
+        field: &'static str,
+    ) -> Result<f64, PlanFileError> {
         match x.is_finite() && lo <= x && x <= hi {
             true => Ok(x),
-            false => Err(PlanFileError::OutOfRange { field, expected: Allowed::between(lo, hi) }),
+            false => Err(PlanFileError::OutOfRange {
+                field,
+                expected: Allowed::Between { min: lo, max: hi, unit },
+            }),
         }
     }
     let memory_gb = range(c.memory_gb, 0.1, 100_000.0, "hardware.custom.memory_gb")?;
@@ -1908,10 +1928,10 @@ fn custom_hardware(c: &CustomDevice) -> Result<Hardware, PlanFileError> {
         Vendor::Ascend => (crate::time::HCCL_COLLECTIVE_EFF, crate::time::HCCL_COLLECTIVE_LATENCY_SECONDS),
         _ => (crate::time::COLLECTIVE_EFF, crate::time::COLLECTIVE_LATENCY_SECONDS),
     };
-    if c.name.chars().count() > 80 {
+    if c.name.chars().count() > CUSTOM_NAME_MAX {
         return Err(PlanFileError::OutOfRange {
             field: "hardware.custom.name",
-            expected: Allowed::Name { max_chars: 80 },
+            expected: Allowed::Name { max_chars: CUSTOM_NAME_MAX },
         });
     }
     Ok(Hardware {
@@ -1938,13 +1958,7 @@ fn custom_hardware(c: &CustomDevice) -> Result<Hardware, PlanFileError> {
         collective_latency_seconds,
         mesh_links: 0,
         board_power_watts: match c.board_power_w {
-            Some(x) if x.is_finite() && (0.0..=100_000.0).contains(&x) => x,
-            Some(_) => {
-                return Err(PlanFileError::OutOfRange {
-                    field: "hardware.custom.board_power_w",
-                    expected: Allowed::Between { min: 0.0, max: 100_000.0, unit: "W" },
-                });
-            }
+            Some(x) => range_in(x, 0.0, 100_000.0, "W", "hardware.custom.board_power_w")?,
             None => 0.0,
         },
         board_power_reported: true,

@@ -370,24 +370,23 @@ fn TimelineLegend(
                 .collect();
             let items = passes
                 .into_iter()
-                .map(|pass| {
-                    let rgb = PassStyle { pass, chunk: 0 }.rgb();
-                    view! { <li><span class="swatch" style=format!("background: {}", chart::css(rgb))></span>{tr(pass_key(pass))}</li> }
-                })
+                .map(|pass| swatch(PassStyle { pass, chunk: 0 }.rgb(), tr(pass_key(pass))))
                 .collect_view();
             let parts = c
                 .timeline
                 .parts
                 .iter()
-                .map(|p| {
-                    let rgb = chart::part_rgb(p.part);
-                    view! { <li><span class="swatch" style=format!("background: {}", chart::css(rgb))></span>{tr(part_key(p.part))}</li> }
-                })
+                .map(|p| swatch(chart::part_rgb(p.part), tr(part_key(p.part))))
                 .collect_view();
             let chunks = (1 < c.timeline.n_chunks).then(|| view! { <li>{tr(Key::tl_chunks)}</li> });
             Some(view! { {items} {chunks} {parts} })
         })
     }
+}
+
+/// A legend entry: a colour and its name.
+fn swatch(rgb: chart::Rgb, label: &'static str) -> impl IntoView {
+    view! { <li><span class="swatch" style=format!("background: {}", chart::css(rgb))></span>{label}</li> }
 }
 
 /// What the chart leaves out: stages beyond the lanes drawn, micro-batches beyond those simulated.
