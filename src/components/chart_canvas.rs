@@ -46,6 +46,8 @@ pub struct Frame {
     pub scale: f64,
     /// The canvas's width, CSS pixels.
     pub width_css: f64,
+    /// The canvas's context, for pictures put as pixels ([`Frame::put`]).
+    context: web_sys::CanvasRenderingContext2d,
 }
 
 impl Frame {
@@ -59,6 +61,51 @@ impl Frame {
         let mut res = TextStyle::from((FontFamily::Name(FONT), css * self.scale, FontStyle::Normal));
         res.color = color.to_backend_color();
         res
+    }
+
+    /// Puts `raster`'s pixels with their top left at (`x`, `y`) device pixels, over whatever was
+    /// there: one call however many rectangles it holds.
+    pub fn put(&self, raster: &Raster, (x, y): (i32, i32)) {
+        let data = wasm_bindgen::Clamped(&raster.rgba[..]);
+        if let Ok(image) =
+            web_sys::ImageData::new_with_u8_clamped_array_and_sh(data, raster.width, raster.height)
+        {
+            let _ = self.context.put_image_data(&image, f64::from(x), f64::from(y));
+        }
+    }
+}
+
+/// A picture as opaque pixels, drawn in memory and put on the canvas at once ([`Frame::put`]): a
+/// timeline's thousands of rectangles cost the browser one image instead of a rasterised call each.
+pub struct Raster {
+    width: u32,
+    height: u32,
+    /// Red, green, blue and alpha per pixel, row by row.
+    rgba: Vec<u8>,
+}
+
+impl Raster {
+    /// `width` × `height` pixels of `rgb`.
+    pub fn new(width: u32, height: u32, (r, g, b): (u8, u8, u8)) -> Raster {
+        let rgba = [r, g, b, 0xff].repeat(width as usize * height as usize);
+        Raster { width, height, rgba }
+    }
+
+    /// Fills the pixels from (`x0`, `y0`) up to but not including (`x1`, `y1`), as a canvas's
+    /// `fillRect` does, clipped to the picture.
+    pub fn fill(&mut self, (x0, y0): (i32, i32), (x1, y1): (i32, i32), (r, g, b): (u8, u8, u8)) {
+        let clip = |v: i32, max: u32| v.clamp(0, max as i32) as usize;
+        let (x0, x1) = (clip(x0, self.width), clip(x1, self.width));
+        let (y0, y1) = (clip(y0, self.height), clip(y1, self.height));
+        if x1 <= x0 {
+            return;
+        }
+        let stride = self.width as usize * 4;
+        for row in self.rgba[y0 * stride..y1 * stride].chunks_exact_mut(stride) {
+            for px in row[x0 * 4..x1 * 4].chunks_exact_mut(4) {
+                px.copy_from_slice(&[r, g, b, 0xff]);
+            }
+        }
     }
 }
 
@@ -99,9 +146,10 @@ pub fn draw_on(
             canvas.set_height(h);
         }
         let Some(backend) = Canvas2d::new(canvas) else { return };
+        let context = backend.context.clone();
         let root = backend.into_drawing_area();
         let _ = root.fill(&WHITE);
-        draw(&Frame { root, scale, width_css });
+        draw(&Frame { root, scale, width_css, context });
     });
     let schedule = {
         let pending = pending.clone();

@@ -29,10 +29,11 @@ pub fn FindingsPanel(
         plan.track();
         no_valid.set(false);
     });
+    // The findings alone: a keystroke that leaves them as they were rebuilds nothing here.
+    let findings = Memo::new(move |_| report.with(|r| r.as_ref().map(|r| r.findings.clone())));
     let items = move || {
-        let Some(report) = report.get() else { return Vec::new() };
-        report
-            .findings
+        let Some(findings) = findings.get() else { return Vec::new() };
+        findings
             .into_iter()
             .map(|finding| {
                 let (class, key) = match finding.severity {

@@ -4,6 +4,7 @@
 
 use leptos::prelude::*;
 use trainplan_core::Report;
+use trainplan_core::report::MemoryReport;
 
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -63,7 +64,12 @@ pub fn MemoryPanel(
     report: Signal<Option<Report>>,
 ) -> impl IntoView {
     let tr = use_tr();
-    let memory = move || report.with(|r| r.as_ref().map(|r| r.memory.clone()));
+    // The memory section alone: a plan that changes only the step time (or only the micro-batch
+    // count, which this panel does not show) redraws nothing here.
+    let memory = Memo::new_with_compare(
+        move |_| report.with(|r| r.as_ref().map(|r| r.memory.clone())),
+        |old, new| !matches!((old, new), (Some(old), Some(new)) if same_shown(old, new)),
+    );
     let canvas = NodeRef::<leptos::html::Canvas>::new();
     // The plot's box, as last drawn, and the bar under the pointer.
     let plot: StoredValue<PlotBox> = StoredValue::new(PlotBox::default());
@@ -72,13 +78,13 @@ pub fn MemoryPanel(
     draw_on(
         canvas,
         move || {
-            report.track();
+            memory.track();
             lang.track();
         },
         |width| if width < 480.0 { 220.0 } else { 260.0 },
         move |frame| {
-            let drawn = report.with_untracked(|r| {
-                let m = &r.as_ref()?.memory;
+            let drawn = memory.with_untracked(|m| {
+                let m = m.as_ref()?;
                 draw(frame, &chart::memory_chart(m), m, lang.get_untracked())
             });
             if let Some(drawn) = drawn {
@@ -88,13 +94,13 @@ pub fn MemoryPanel(
     );
     let on_move = move |ev: leptos::ev::PointerEvent| {
         let Some((x, _)) = pointer_at(&ev) else { return };
-        let n = report.with_untracked(|r| r.as_ref().map(|r| chart::memory_chart(&r.memory).bars.len()));
+        let n = memory.with_untracked(|m| m.as_ref().map(|m| chart::memory_chart(m).bars.len()));
         let b = plot.get_value();
         hovered.set(chart::slot_at(x, b.left, b.width, n.unwrap_or(0)));
     };
     let readout = move || {
         let idx = hovered.get()?;
-        let m = memory()?;
+        let m = memory.get()?;
         let c = chart::memory_chart(&m);
         let bar = c.bars.get(idx)?;
         let parts: Vec<String> = bar
@@ -111,7 +117,7 @@ pub fn MemoryPanel(
             ],
         ))
     };
-    let shown_terms = move || memory().map_or(&Term::ALL[..], |m| terms(&m));
+    let shown_terms = move || memory.with(|m| m.as_ref().map_or(&Term::ALL[..], terms));
     let legend = move || {
         shown_terms()
             .iter()
@@ -126,9 +132,11 @@ pub fn MemoryPanel(
             .collect_view()
     };
     let badge = move || {
-        memory().map(|m| {
-            let (class, text) = fits(tr, &m);
-            view! { <p class=class data-testid="memory-fits">{text}</p> }
+        memory.with(|m| {
+            m.as_ref().map(|m| {
+                let (class, text) = fits(tr, m);
+                view! { <p class=class data-testid="memory-fits">{text}</p> }
+            })
         })
     };
 
@@ -144,11 +152,21 @@ pub fn MemoryPanel(
             <ul class="legend">{legend}</ul>
             <details class="chart-data">
                 <summary>{move || tr(Key::chart_data)}</summary>
-                <div class="table-scroll"><BarTable report=report /></div>
+                <div class="table-scroll"><BarTable memory=memory /></div>
             </details>
         </figure>
-        <MemoryNotes report=report />
-        <StageTable report=report />
+        <MemoryNotes memory=memory />
+        <StageTable memory=memory />
+    }
+}
+
+/// Whether two memory sections show alike here: equal but for the micro-batch count.
+fn same_shown(a: &Option<MemoryReport>, b: &Option<MemoryReport>) -> bool {
+    match (a, b) {
+        (Some(a), Some(b)) if a.n_microbatches == b.n_microbatches => a == b,
+        (Some(a), Some(b)) => MemoryReport { n_microbatches: b.n_microbatches, ..a.clone() } == *b,
+        (None, None) => true,
+        _ => false,
     }
 }
 
@@ -173,15 +191,13 @@ fn bar_label(lang: Lang, bar: &chart::Bar, n_bars: usize) -> String {
 /// over.
 #[component]
 fn BarTable(
-    /// The report.
-    #[prop(into)]
-    report: Signal<Option<Report>>,
+    /// The report's memory section.
+    memory: Memo<Option<MemoryReport>>,
 ) -> impl IntoView {
     let tr = use_tr();
     let lang = crate::components::use_lang();
-    let memory = move || report.with(|r| r.as_ref().map(|r| r.memory.clone()));
     move || {
-        let m = memory()?;
+        let m = memory.get()?;
         let c = chart::memory_chart(&m);
         let terms = terms(&m);
         let heads = terms
@@ -228,12 +244,11 @@ fn BarTable(
 /// Below the chart: host memory for offload, the RL phases' peaks and the rollout engine's share.
 #[component]
 fn MemoryNotes(
-    /// The report.
-    #[prop(into)]
-    report: Signal<Option<Report>>,
+    /// The report's memory section.
+    memory: Memo<Option<MemoryReport>>,
 ) -> impl IntoView {
     let tr = use_tr();
-    let memory = move || report.with(|r| r.as_ref().map(|r| r.memory.clone()));
+    let memory = move || memory.get();
     let host = move || {
         memory().filter(|m| 0 < m.host_bytes_per_node).map(|m| {
             view! {
@@ -285,12 +300,11 @@ fn MemoryNotes(
 /// Memory per stage by term, as a table.
 #[component]
 fn StageTable(
-    /// The report.
-    #[prop(into)]
-    report: Signal<Option<Report>>,
+    /// The report's memory section.
+    memory: Memo<Option<MemoryReport>>,
 ) -> impl IntoView {
     let tr = use_tr();
-    let memory = move || report.with(|r| r.as_ref().map(|r| r.memory.clone()));
+    let memory = move || memory.get();
     let table = move || {
         memory().map(|m| {
             let rows = m

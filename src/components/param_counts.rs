@@ -2,6 +2,7 @@
 //! weight bytes each device holds under ZeRO-3 (`DeviceWeights`), all from the report.
 
 use leptos::prelude::*;
+use trainplan_core::report::ParamsReport;
 use trainplan_core::{Plan, Report};
 
 use crate::components::{use_lang, use_tr};
@@ -22,13 +23,14 @@ pub fn ParamCounts(
 ) -> impl IntoView {
     let lang = use_lang();
     let tr = use_tr();
-    let value = move |pick: fn(&Report) -> u64| report.with(|r| r.as_ref().map(pick));
-    let total = move || value(|r| r.params.total);
-    let is_moe = move || report.with(|r| r.as_ref().is_some_and(|r| r.params.active != r.params.total));
+    // The counts alone: they change with the model and method, not with each keystroke.
+    let params = Memo::new(move |_| report.with(|r| r.as_ref().map(|r| r.params.clone())));
+    let value = move |pick: fn(&ParamsReport) -> u64| params.with(|p| p.as_ref().map(pick));
+    let total = move || value(|p| p.total);
+    let is_moe = move || params.with(|p| p.as_ref().is_some_and(|p| p.active != p.total));
     let method = move || plan.with(|p| p.as_ref().ok().map(|p| p.method));
-    let trainable_share =
-        move || report.with(|r| r.as_ref().map(|r| format::share(r.params.trainable, r.params.total)));
-    let mtp = move || value(|r| r.params.mtp).filter(|&n| 0 < n);
+    let trainable_share = move || params.with(|p| p.as_ref().map(|p| format::share(p.trainable, p.total)));
+    let mtp = move || value(|p| p.mtp).filter(|&n| 0 < n);
     view! {
         <h2>{move || tr(Key::params_title)}</h2>
         <div class="headline">
@@ -43,9 +45,9 @@ pub fn ParamCounts(
                 <div>
                     <dt>{move || tr(Key::params_active)}</dt>
                     <dd data-testid="params-active">
-                        {move || value(|r| r.params.active).map(format::count)}
+                        {move || value(|p| p.active).map(format::count)}
                         <span class="muted">
-                            " · " {move || value(|r| r.params.active).map(|n| format::count_short(n, lang.get()))}
+                            " · " {move || value(|p| p.active).map(|n| format::count_short(n, lang.get()))}
                         </span>
                     </dd>
                 </div>
@@ -55,7 +57,7 @@ pub fn ParamCounts(
                     {move || tr(Key::params_trainable)} " · " {move || method().map(|m| tr(messages::method_key(m)))}
                 </dt>
                 <dd data-testid="params-trainable">
-                    {move || value(|r| r.params.trainable).map(format::count)}
+                    {move || value(|p| p.trainable).map(format::count)}
                     <span class="muted">" · " {trainable_share}</span>
                 </dd>
             </div>
@@ -68,12 +70,12 @@ pub fn ParamCounts(
                     <th scope="col" class="num">{move || tr(Key::params_share)}</th>
                 </tr>
             </thead>
-            <tbody>{move || component_rows(report, tr)}</tbody>
+            <tbody>{move || component_rows(params, tr)}</tbody>
             <tbody class="layers">
                 <tr>
                     <th scope="rowgroup" colspan="3" class="group">{move || tr(Key::params_layers)}</th>
                 </tr>
-                {move || layer_rows(report, tr)}
+                {move || layer_rows(params, tr)}
             </tbody>
             <Show when=move || mtp().is_some()>
                 <tfoot>
@@ -90,9 +92,11 @@ pub fn ParamCounts(
 
 /// A row per component the model has (embedding, attention, MLP or experts, …): its count and
 /// share of the total; a tied head says so.
-fn component_rows(report: Signal<Option<Report>>, tr: impl Fn(Key) -> &'static str) -> Vec<impl IntoView> {
-    let Some(r) = report.get() else { return Vec::new() };
-    let p = &r.params;
+fn component_rows(
+    params: Memo<Option<ParamsReport>>,
+    tr: impl Fn(Key) -> &'static str,
+) -> Vec<impl IntoView> {
+    let Some(p) = params.get() else { return Vec::new() };
     [
         (Key::params_embedding, p.embedding, true),
         (Key::params_attention, p.attention, true),
@@ -122,10 +126,9 @@ fn component_rows(report: Signal<Option<Report>>, tr: impl Fn(Key) -> &'static s
 }
 
 /// A row per kind of layer (dense, MoE): how many, and the parameters of each.
-fn layer_rows(report: Signal<Option<Report>>, tr: impl Fn(Key) -> &'static str) -> Vec<impl IntoView> {
-    let Some(r) = report.get() else { return Vec::new() };
-    r.params
-        .layers
+fn layer_rows(params: Memo<Option<ParamsReport>>, tr: impl Fn(Key) -> &'static str) -> Vec<impl IntoView> {
+    let Some(p) = params.get() else { return Vec::new() };
+    p.layers
         .iter()
         .map(|l| {
             let kind = if l.kind == "moe" { Key::params_moe_layer } else { Key::params_dense_layer };

@@ -31,21 +31,31 @@ pub fn SummaryBar(
     let tr = use_tr();
     let lang = use_lang();
     // What runs where: the model, the cluster, the framework and method.
+    let context = Memo::new(move |_| {
+        let (name, device) =
+            report.with(|r| r.as_ref().map(|r| (r.model.name.clone(), r.hardware.name.clone())))?;
+        plan.with(|plan| {
+            let plan = plan.as_ref().ok()?;
+            let devices = fill(
+                tr(Key::summary_devices),
+                &[
+                    ("nodes", &format::count(u64::from(plan.cluster.nodes.get()))),
+                    ("per_node", &format::count(u64::from(plan.cluster.devices_per_node.get()))),
+                    ("device", &device),
+                ],
+            );
+            let run = format!("{} · {}", plan.framework.name(), tr(messages::method_key(plan.method)));
+            Some((name, devices, run))
+        })
+    });
+    // Rebuilt only when what it says changes, not with every keystroke.
     let context = move || {
-        let (plan, report) = (plan.get().ok()?, report.get()?);
-        let devices = fill(
-            tr(Key::summary_devices),
-            &[
-                ("nodes", &format::count(u64::from(plan.cluster.nodes.get()))),
-                ("per_node", &format::count(u64::from(plan.cluster.devices_per_node.get()))),
-                ("device", &report.hardware.name),
-            ],
-        );
-        let run = format!("{} · {}", plan.framework.name(), tr(messages::method_key(plan.method)));
-        Some(view! {
-            <span class="summary-model" data-testid="summary-model">{report.model.name}</span>
-            <span data-testid="summary-devices">{devices}</span>
-            <span data-testid="summary-run">{run}</span>
+        context.get().map(|(name, devices, run)| {
+            view! {
+                <span class="summary-model" data-testid="summary-model">{name}</span>
+                <span data-testid="summary-devices">{devices}</span>
+                <span data-testid="summary-run">{run}</span>
+            }
         })
     };
     let figures = move || {

@@ -16,7 +16,9 @@ use trainplan_core::time::StepPart;
 use trainplan_core::{Plan, step_timeline};
 
 use crate::chart::{self, LaneLabel, PassStyle, TimelineChart, Window};
-use crate::components::chart_canvas::{AXIS, Frame, LABEL_CSS_PX, MUTED, PlotBox, draw_on, pointer_at};
+use crate::components::chart_canvas::{
+    AXIS, Frame, LABEL_CSS_PX, MUTED, PlotBox, Raster, draw_on, pointer_at,
+};
 use crate::components::{use_lang, use_tr};
 use crate::form::FormError;
 use crate::format;
@@ -540,30 +542,28 @@ fn draw(frame: &Frame, c: &TimelineChart, window: Window, lang: Lang) -> Option<
     let pixels = area.strip_coord_spec();
     let (x_range, y_range) = area.get_pixel_range();
     let width_px = (x_range.end - x_range.start).max(1) as u32;
+    let height_px = (y_range.end - y_range.start).max(1) as u32;
     // The plot starts at the canvas's top: a lane's CSS offset is its offset in the plot.
     let y_px = |css: f64| frame.px(css) - y_range.start;
+    // Every rectangle goes into one picture put at once (thousands of passes cost the browser a
+    // single image); the text is drawn over it afterwards.
+    let mut raster = Raster::new(width_px, height_px, (0xff, 0xff, 0xff));
     // Lane backgrounds (faint: the empty stretches are idle time).
     for (lane, (top, bottom)) in c.lanes.iter().zip(&rows) {
         let pad = if matches!(lane.label, LaneLabel::Rank(_)) && 6.0 <= bottom - top { 1.0 } else { 0.0 };
         let (y0, y1) = (y_px(top + pad), y_px(bottom - pad));
-        let (r, g, b) = chart::LANE_RGB;
-        let _ = pixels
-            .draw(&Rectangle::new([(0, y0), (width_px as i32, y1.max(y0 + 1))], RGBColor(r, g, b).filled()));
+        raster.fill((0, y0), (width_px as i32, y1.max(y0 + 1)), chart::LANE_RGB);
     }
     // The time axis: a grid line and a label per tick, the axis line below the lanes.
-    let grid = RGBColor(0xd9, 0xde, 0xe5);
     let label = frame.font(LABEL_CSS_PX, MUTED).pos(Pos::new(HPos::Center, VPos::Top));
+    let mut tick_labels = Vec::new();
     for tick in ticks {
         let (x, _) = area.map_coordinate(&(tick, 0.0));
         let x = x - x_range.start;
-        let _ = pixels.draw(&PathElement::new(vec![(x, 0), (x, y_range.end - y_range.start)], grid));
-        let at = (x + x_range.start, y_range.end + frame.px(4.0));
-        let _ = frame.root.draw(&Text::new(format::seconds_tick(tick, tick_step), at, label.clone()));
+        raster.fill((x, 0), (x + 1, height_px as i32), (0xd9, 0xde, 0xe5));
+        tick_labels
+            .push((format::seconds_tick(tick, tick_step), (x + x_range.start, y_range.end + frame.px(4.0))));
     }
-    let axis = AXIS;
-    let _ = frame
-        .root
-        .draw(&PathElement::new(vec![(x_range.start, y_range.end), (x_range.end, y_range.end)], axis));
     let scale = f64::from(width_px) / window.span_seconds();
     let x_px = |seconds: f64| {
         (((seconds - window.start_seconds) * scale).clamp(0.0, f64::from(width_px))).round() as i32
@@ -572,40 +572,27 @@ fn draw(frame: &Frame, c: &TimelineChart, window: Window, lang: Lang) -> Option<
     for (lane, (top, bottom)) in c.lanes.iter().zip(&rows) {
         for part in &lane.parts {
             let (x0, x1) = (x_px(part.start_seconds), x_px(part.end_seconds));
-            if x1 <= x0 {
-                continue;
+            if x0 < x1 {
+                raster.fill((x0, y_px(*top + 2.0)), (x1, y_px(*bottom - 2.0)), chart::part_rgb(part.part));
             }
-            let (r, g, b) = chart::part_rgb(part.part);
-            let _ = pixels.draw(&Rectangle::new(
-                [(x0, y_px(*top + 2.0)), (x1, y_px(*bottom - 2.0))],
-                RGBColor(r, g, b).filled(),
-            ));
         }
     }
     // The stages' lanes: a run of columns per colour.
     let rank_row = |rank: u32| c.lanes.iter().position(|l| l.label == LaneLabel::Rank(rank)).map(|i| rows[i]);
-    // Colour by colour: the backend then sets each colour once.
-    let mut runs = chart::pass_runs(c, window, width_px);
-    runs.sort_unstable_by_key(|r| r.rgb);
     let mut labels = Vec::new();
-    for run in &runs {
+    for run in &chart::pass_runs(c, window, width_px) {
         let Some((top, bottom)) = rank_row(run.rank) else { continue };
         let pad = if 6.0 <= bottom - top { 1.0 } else { 0.0 };
         let (y0, y1) = (y_px(top + pad), y_px(bottom - pad).max(y_px(top + pad) + 1));
-        let (r, g, b) = run.rgb;
         // A pass of its own columns, wide enough, ends a pixel early: neighbours stay apart.
         let (x0, x1) = (run.x0 as i32, run.x1 as i32);
         let x1 = if run.event.is_some() && 4 <= x1 - x0 { x1 - frame.px(1.0).max(1) } else { x1 };
-        let _ = pixels.draw(&Rectangle::new([(x0, y0), (x1, y1)], RGBColor(r, g, b).filled()));
+        raster.fill((x0, y0), (x1, y1), run.rgb);
         // A pass wide and tall enough carries its micro-batch's number.
         let fits = 11.0 <= bottom - top && 22.0 * frame.scale <= f64::from(x1 - x0) && labels.len() < 400;
         if let Some(idx) = run.event.filter(|_| fits) {
             labels.push((c.timeline.events[idx].microbatch, (x0 + x1) / 2, (y0 + y1) / 2));
         }
-    }
-    let white = frame.font(11.0, WHITE).pos(Pos::new(HPos::Center, VPos::Center));
-    for (microbatch, x, y) in labels {
-        let _ = pixels.draw(&Text::new(microbatch.to_string(), (x, y), white.clone()));
     }
     // Where the passes were not all drawn, the rest of the pipeline as one block per stage.
     let tl = &c.timeline;
@@ -616,11 +603,20 @@ fn draw(frame: &Frame, c: &TimelineChart, window: Window, lang: Lang) -> Option<
         let (x0, x1) = (x_px(drawn_end.max(window.start_seconds)), x_px(pipeline_end));
         for rank in 0..tl.n_ranks {
             if let (Some((top, bottom)), true) = (rank_row(rank), x0 < x1) {
-                let style = RGBColor(0xb8, 0xc7, 0xdd).filled();
-                let _ =
-                    pixels.draw(&Rectangle::new([(x0, y_px(top + 1.0)), (x1, y_px(bottom - 1.0))], style));
+                raster.fill((x0, y_px(top + 1.0)), (x1, y_px(bottom - 1.0)), (0xb8, 0xc7, 0xdd));
             }
         }
+    }
+    frame.put(&raster, (x_range.start, y_range.start));
+    for (text, at) in tick_labels {
+        let _ = frame.root.draw(&Text::new(text, at, label.clone()));
+    }
+    let _ = frame
+        .root
+        .draw(&PathElement::new(vec![(x_range.start, y_range.end), (x_range.end, y_range.end)], AXIS));
+    let white = frame.font(11.0, WHITE).pos(Pos::new(HPos::Center, VPos::Center));
+    for (microbatch, x, y) in labels {
+        let _ = pixels.draw(&Text::new(microbatch.to_string(), (x, y), white.clone()));
     }
     // The lanes' names, as many as fit (every k-th stage when lanes are thin).
     let ink = RGBColor(0x1b, 0x24, 0x30);

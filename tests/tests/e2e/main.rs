@@ -754,9 +754,12 @@ async fn an_rl_plan_charts_its_phases_and_downloads_carry_the_verdict() -> WebDr
 /// A keystroke's redraw, the heaviest plan included: Llama 3.1 405B pretraining on 1,024 H100
 /// (TP 8, PP 16, VPP 4, uneven stages, so the schedule is simulated). Typing 2048 into the global
 /// batch, each edit is timed in the page from its input event to (1) the end of the work it set off
-/// (the report, the charts, the DOM updates: a task queued after them) and (2) the next painted
-/// frame (a task queued after the next animation frame). Timed by the page's own clock rather than
-/// through WebDriver, whose commands cost more than the redraw.
+/// (the report, the charts' data, the DOM updates: a task queued after them) and (2) the next painted
+/// frame (a task queued after the next animation frame). (2) waits for the screen's next refresh,
+/// so the main thread's own time is also given: (1) plus the frame's own work, from the frame's
+/// start (or the end of (1), whichever is later) to the task after it — the figure that must stay
+/// within a 60 Hz frame. Timed by the page's own clock rather than through WebDriver, whose
+/// commands cost more than the redraw.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_keystroke_redraws_the_heaviest_plan_quickly() -> WebDriverResult<()> {
     let chromedriver = Chromedriver::start();
@@ -772,32 +775,40 @@ async fn a_keystroke_redraws_the_heaviest_plan_quickly() -> WebDriverResult<()> 
             el.dispatchEvent(new Event('input', { bubbles: true }));
             await new Promise((r) => setTimeout(r, 0));
             const worked = performance.now() - t0;
-            await new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
-            out.push([worked, performance.now() - t0]);
+            const frame = await new Promise((r) => requestAnimationFrame((at) => setTimeout(() => r(at), 0)));
+            const painted = performance.now() - t0;
+            const framed = painted - Math.max(frame - t0, worked);
+            out.push([worked, painted, worked + framed]);
             await new Promise((r) => setTimeout(r, 40));
           }
           done(out);
         })();";
     let got = page.driver.execute_async(script, vec![]).await?.json().clone();
-    let pairs: Vec<(f64, f64)> =
-        got.as_array().into_iter().flatten().filter_map(|p| Some((p[0].as_f64()?, p[1].as_f64()?))).collect();
-    assert_eq!(pairs.len(), 11, "{got}");
+    let rows: Vec<[f64; 3]> = got
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|p| Some([p[0].as_f64()?, p[1].as_f64()?, p[2].as_f64()?]))
+        .collect();
+    assert_eq!(rows.len(), 11, "{got}");
     // The plan shown is the last one typed: 2,048 sequences a step.
     assert_eq!(page.el("global-batch-input").await?.prop("value").await?.as_deref(), Some("2048"));
-    let stats = |mut v: Vec<f64>| {
+    let stats = |k: usize| {
+        let mut v: Vec<f64> = rows.iter().map(|r| r[k]).collect();
         v.sort_by(f64::total_cmp);
         (v[v.len() / 2], v[v.len() - 1])
     };
-    let (work_median, work_worst) = stats(pairs.iter().map(|p| p.0).collect());
-    let (paint_median, paint_worst) = stats(pairs.iter().map(|p| p.1).collect());
+    let ((work_median, work_worst), (paint_median, paint_worst)) = (stats(0), stats(1));
+    let (busy_median, busy_worst) = stats(2);
     record_figure(&format!(
         "keystroke → redraw, Llama 3.1 405B on 1,024 H100 (PP 16, VPP 4), 11 edits of the global batch: \
-         work median {work_median:.1} ms, worst {work_worst:.1} ms; to the painted frame median \
-         {paint_median:.1} ms, worst {paint_worst:.1} ms"
+         work median {work_median:.1} ms, worst {work_worst:.1} ms; main thread with the frame median \
+         {busy_median:.1} ms, worst {busy_worst:.1} ms; to the painted frame median {paint_median:.1} ms, \
+         worst {paint_worst:.1} ms"
     ));
     // A regression guard well above today's figures, loose enough for a machine busy with the
     // other tests (the same edits took 250–550 ms each before the report stopped rebuilding a node
     // per pass and writing the address per keystroke).
-    assert!(paint_median < 120.0, "keystrokes took {paint_median:.0} ms (median) to paint: {pairs:?}");
+    assert!(paint_median < 120.0, "keystrokes took {paint_median:.0} ms (median) to paint: {rows:?}");
     page.driver.quit().await
 }
