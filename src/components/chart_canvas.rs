@@ -208,20 +208,32 @@ impl PlotBox {
     }
 }
 
-/// plotters-canvas's backend, but a filled rectangle in the colour of the one before it skips
-/// setting the canvas's fill style (the browser parses a colour string each time): a timeline's
-/// thousands of runs, drawn colour by colour, cost a call each.
+/// plotters-canvas's backend, but a fill colour, font, alignment or baseline the same as the last
+/// one set is not set again (the browser parses each colour and font string it is given): a
+/// chart's labels and rectangles, drawn style by style, cost a call each.
 pub struct Canvas2d {
     inner: CanvasBackend,
     context: web_sys::CanvasRenderingContext2d,
     /// The fill style last set, as colour and alpha.
     fill: Option<((u8, u8, u8), f64)>,
+    /// The text style last set: font, alignment and baseline.
+    text: Option<(String, &'static str, &'static str)>,
 }
 
 impl Canvas2d {
     fn new(canvas: web_sys::HtmlCanvasElement) -> Option<Canvas2d> {
         let context = canvas.get_context("2d").ok()??.dyn_into().ok()?;
-        Some(Canvas2d { inner: CanvasBackend::with_canvas_object(canvas)?, context, fill: None })
+        Some(Canvas2d { inner: CanvasBackend::with_canvas_object(canvas)?, context, fill: None, text: None })
+    }
+
+    /// Sets the fill colour unless it is the one set last.
+    fn set_fill(&mut self, color: BackendColor) {
+        let key = (color.rgb, color.alpha);
+        if self.fill != Some(key) {
+            let (r, g, b) = color.rgb;
+            self.context.set_fill_style_str(&format!("rgba({r},{g},{b},{})", color.alpha));
+            self.fill = Some(key);
+        }
     }
 }
 
@@ -312,7 +324,43 @@ impl DrawingBackend for Canvas2d {
         style: &S,
         pos: BackendCoord,
     ) -> Result<(), DrawingErrorKind<CanvasError>> {
-        self.fill = None;
-        self.inner.draw_text(text, style, pos)
+        let color = style.color();
+        if color.alpha == 0.0 {
+            return Ok(());
+        }
+        // Turned text (none of the page's charts) as plotters-canvas draws it, which sets every style.
+        if !matches!(style.transform(), plotters_backend::FontTransform::None) {
+            self.fill = None;
+            self.text = None;
+            return self.inner.draw_text(text, style, pos);
+        }
+        // As plotters-canvas sets them, each only when it changes.
+        let anchor = style.anchor();
+        let baseline = match anchor.v_pos {
+            plotters_backend::text_anchor::VPos::Top => "top",
+            plotters_backend::text_anchor::VPos::Center => "middle",
+            plotters_backend::text_anchor::VPos::Bottom => "bottom",
+        };
+        let align = match anchor.h_pos {
+            plotters_backend::text_anchor::HPos::Left => "start",
+            plotters_backend::text_anchor::HPos::Right => "end",
+            plotters_backend::text_anchor::HPos::Center => "center",
+        };
+        let font = format!("{} {}px {}", style.style().as_str(), style.size(), style.family().as_str());
+        let (font_was, align_was, baseline_was) = self.text.take().unwrap_or_default();
+        if baseline != baseline_was {
+            self.context.set_text_baseline(baseline);
+        }
+        if align != align_was {
+            self.context.set_text_align(align);
+        }
+        if font != font_was {
+            self.context.set_font(&font);
+        }
+        self.text = Some((font, align, baseline));
+        self.set_fill(color);
+        // A canvas that cannot draw text loses a label, not the chart.
+        let _ = self.context.fill_text(text, f64::from(pos.0), f64::from(pos.1));
+        Ok(())
     }
 }
