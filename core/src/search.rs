@@ -10,7 +10,8 @@
 //! rest to the first and last stages, VPP over the divisors of a stage's layers, CP over powers of
 //! two to 16 from 8K tokens, EP over powers of two for MoE models, MindSpeed-LLM's DualPipeV,
 //! recomputation none / selective / full (uniform, or a block of ¼, ½ or ¾ of a stage's layers),
-//! MindSpeed's swap-attention; with the distributed optimizer or Megatron FSDP, sequence parallelism
+//! MindSpeed's swap-attention, the optimizer's states on the device, offloaded to the host or (for
+//! MindSpeed) swapped there between steps; with the distributed optimizer or Megatron FSDP, sequence parallelism
 //! and overlapped gradient reduction on wherever they apply (each saves memory or hides communication
 //! without adding any: Megatron-LM docs/api-guide/dist_optimizer.md, Korthikanti et al. 2022 §4.2.2,
 //! MindSpeed docs/zh/features/async-ddp.md). For the HF family (DeepSpeed, LLaMA-Factory, VeRL) no
@@ -81,6 +82,7 @@ struct Knobs {
     zero_stage: u8,
     offload_optimizer: bool,
     offload_params: bool,
+    swap_optimizer: bool,
     distributed_optimizer: bool,
     sequence_parallel: bool,
     overlap_grad_reduce: bool,
@@ -107,6 +109,7 @@ impl Knobs {
             zero_stage: p.zero_stage,
             offload_optimizer: p.offload_optimizer,
             offload_params: p.offload_params,
+            swap_optimizer: p.swap_optimizer,
             distributed_optimizer: p.distributed_optimizer,
             sequence_parallel: p.sequence_parallel,
             overlap_grad_reduce: p.overlap_grad_reduce,
@@ -133,6 +136,7 @@ impl Knobs {
         p.zero_stage = self.zero_stage;
         p.offload_optimizer = self.offload_optimizer;
         p.offload_params = self.offload_params;
+        p.swap_optimizer = self.swap_optimizer;
         p.distributed_optimizer = self.distributed_optimizer;
         p.sequence_parallel = self.sequence_parallel;
         p.overlap_grad_reduce = self.overlap_grad_reduce;
@@ -171,6 +175,11 @@ impl Knobs {
             "parallel.offload_params",
             self.offload_params != from.offload_params,
             self.offload_params.into(),
+        );
+        push(
+            "parallel.swap_optimizer",
+            self.swap_optimizer != from.swap_optimizer,
+            self.swap_optimizer.into(),
         );
         push(
             "parallel.distributed_optimizer",
@@ -334,6 +343,7 @@ fn megatron_space(shape: &Shape, res: &mut Vec<Knobs>) {
                     true => &[false, true],
                     false => &[base.swap_attention],
                 };
+                let host_states = host_state_options(plan.framework, dp);
                 for (ep, &fsdp) in eps.into_iter().flat_map(|ep| fsdps.iter().map(move |f| (ep, f))) {
                     let schedules = vpps
                         .iter()
@@ -341,7 +351,9 @@ fn megatron_space(shape: &Shape, res: &mut Vec<Knobs>) {
                         .chain(dualpipe.then_some((1, PipelineSchedule::DualPipeV)));
                     for (vpp, schedule) in schedules {
                         for &(recompute, recompute_method, recompute_layers) in &recomputes {
-                            for &swap_attention in swaps {
+                            for (&swap_attention, &(offload_optimizer, swap_optimizer)) in
+                                swaps.iter().flat_map(|s| host_states.iter().map(move |h| (s, h)))
+                            {
                                 for micro_batch in shape.micro_batches(dp) {
                                     res.push(Knobs {
                                         tp,
@@ -351,7 +363,8 @@ fn megatron_space(shape: &Shape, res: &mut Vec<Knobs>) {
                                         ep,
                                         // Knobs of the other family stay as the user left them.
                                         zero_stage: base.zero_stage,
-                                        offload_optimizer: base.offload_optimizer,
+                                        offload_optimizer,
+                                        swap_optimizer,
                                         offload_params: base.offload_params,
                                         distributed_optimizer: 1 < dp,
                                         sequence_parallel: 1 < tp,
@@ -393,6 +406,22 @@ fn vpp_options(plan: &Plan, pp: u32, per_stage: u64, sizes: Option<&[u64]>) -> V
             })
             .collect(),
     }
+}
+
+/// Where the optimizer's states live between steps, as (offload, swap): on the device; computed on
+/// the host (`--optimizer-cpu-offload`, which needs the distributed optimizer: Megatron-LM
+/// `validate_args`, so only with data parallelism); and for MindSpeed, swapped to the host and back
+/// around each step (`--swap-optimizer`, swap_optimizer_feature.py, also over the distributed
+/// optimizer).
+fn host_state_options(framework: Framework, dp: u64) -> Vec<(bool, bool)> {
+    let mut res = vec![(false, false)];
+    if 1 < dp {
+        res.push((true, false));
+        if matches!(framework, Framework::MindSpeedLlm | Framework::MindSpeedRl) {
+            res.push((false, true));
+        }
+    }
+    res
 }
 
 /// Recomputation: none, selective, full layer by layer, and full over a block of the first ¼, ½
