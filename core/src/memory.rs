@@ -392,7 +392,9 @@ fn same_shape(arch: &Architecture, layout: &Layout, a: u64, b: u64) -> bool {
 /// gives them for the rank's micro-batches in flight).
 fn stage_shape(ctx: &Ctx, layout: &Layout, stage_idx: u64) -> (StageMemory, ActivationShape) {
     let arch = ctx.arch;
-    let layers: Vec<u64> = layout.rank_layers(stage_idx).collect();
+    // Sized first: the chunks' chained ranges give no exact length, and growing costs more than the rest.
+    let mut layers: Vec<u64> = Vec::with_capacity(layout.rank_n_layers(stage_idx) as usize);
+    layers.extend(layout.rank_layers(stage_idx));
     let first = layout.holds_embedding(stage_idx);
     let last = layout.holds_loss(stage_idx);
     let mtp = layout.rank_mtp(stage_idx);

@@ -517,10 +517,11 @@ pub struct Search {
     fit: u64,
     feasible: u64,
     pruned: u64,
-    /// Plans that fit and keep every rule, waiting for pass 2 (sorted by peak when it starts), with
-    /// their place in `space`.
+    /// Plans that fit and keep every rule, waiting for pass 2, with their place in `space`.
     kept: Vec<(usize, memory::Memory)>,
-    /// Pass 2's position in `kept`; `None` during pass 1.
+    /// Pass 2's order of `kept`: least peak memory first, then space order (set when it starts).
+    order: Vec<u32>,
+    /// Pass 2's position in `order`; `None` during pass 1.
     timed: Option<usize>,
     simulated: u64,
     fastest_step: f64,
@@ -590,6 +591,7 @@ impl Search {
             feasible: 0,
             pruned: 0,
             kept: Vec::new(),
+            order: Vec::new(),
             timed: None,
             simulated: 0,
             fastest_step: f64::INFINITY,
@@ -645,18 +647,20 @@ impl Search {
         let start = match self.timed {
             Some(i) => i,
             None => {
-                self.kept.sort_by_key(|(_, mem)| mem.peak_bytes);
+                // Indices sorted rather than the plans' memory moved about.
+                self.order = (0..self.kept.len() as u32).collect();
+                self.order.sort_unstable_by_key(|&k| (self.kept[k as usize].1.peak_bytes, k));
                 0
             }
         };
         let mut i = start;
-        while i < self.kept.len() {
+        while i < self.order.len() {
             if budget == 0 {
                 self.timed = Some(i);
                 return false;
             }
             budget -= 1;
-            let (at, ref mem) = self.kept[i];
+            let (at, ref mem) = self.kept[self.order[i] as usize];
             i += 1;
             self.space[at].set(&mut self.work);
             let tenth = if self.top_steps.len() < TOP { f64::INFINITY } else { self.top_steps[TOP - 1] };
