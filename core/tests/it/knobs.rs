@@ -227,7 +227,10 @@ fn the_page_shows_what_each_framework_takes() {
     // Ulysses in VeRL is its context parallelism, all-to-all with no other choice; the Megatron
     // path picks ring or all-to-all. RL settings belong to RL methods.
     assert!(applies(Verl, Method::Grpo, Knob::Cp).yes());
-    assert_eq!(applies(Verl, Method::Grpo, Knob::CpAlgo), Applies::Frameworks(&[Megatron, MindSpeedLlm, MindSpeedRl]));
+    assert_eq!(
+        applies(Verl, Method::Grpo, Knob::CpAlgo),
+        Applies::Frameworks(&[Megatron, MindSpeedLlm, MindSpeedRl])
+    );
     assert_eq!(trainplan_core::knobs::framework_cp_algo(Verl), trainplan_core::plan::CpAlgo::AllToAll);
     for framework in [Megatron, MindSpeedLlm, MindSpeedRl] {
         assert!(applies(framework, Method::Pretrain, Knob::CpAlgo).yes(), "{framework:?}");

@@ -72,7 +72,8 @@ fn the_context_parallel_algorithm_defaults_to_ring_and_is_left_out_when_ring() {
     let text = serde_json::to_string(&plan.to_file()).unwrap();
     assert!(!text.contains("cp_algo"), "{text}");
     let all_to_all =
-        Plan::from_json(r#"{"model": "llama-3.1-8b", "parallel": {"cp": 2, "cp_algo": "alltoall"}}"#).unwrap();
+        Plan::from_json(r#"{"model": "llama-3.1-8b", "parallel": {"cp": 2, "cp_algo": "alltoall"}}"#)
+            .unwrap();
     assert_eq!(all_to_all.parallel.cp_algo, CpAlgo::AllToAll);
 }
 

@@ -459,7 +459,8 @@ fn ulysses_layer_seconds(plan: &Plan, held_bytes: f64) -> f64 {
     let hw = &plan.hardware.hw;
     let c = f64::from(plan.parallel.cp.get());
     let sent_bytes = held_bytes * (c - 1.0) / c;
-    4.0 * hw.collective_latency_seconds + sent_bytes / (hw.intra_node_bytes_per_second / 2.0 * hw.collective_eff)
+    4.0 * hw.collective_latency_seconds
+        + sent_bytes / (hw.intra_node_bytes_per_second / 2.0 * hw.collective_eff)
 }
 
 /// A plan on one node of eight H100s (DP 1 where TP × CP fill it), one sequence a step, no
@@ -490,7 +491,12 @@ fn all_to_all_context_parallelism_costs_its_four_all_to_alls_and_loses_to_a_hidd
     let got = all_to_all.breakdown.cp_comm_seconds;
     assert!((got / expected - 1.0).abs() < 1e-9, "{got} vs {expected}");
     assert_eq!(ring.breakdown.cp_comm_seconds, 0.0);
-    assert!(ring.step_seconds < all_to_all.step_seconds, "{} vs {}", ring.step_seconds, all_to_all.step_seconds);
+    assert!(
+        ring.step_seconds < all_to_all.step_seconds,
+        "{} vs {}",
+        ring.step_seconds,
+        all_to_all.step_seconds
+    );
 }
 
 /// All-to-all is faster than the ring on a short sequence with multi-head attention. Llama-2-7B
@@ -508,7 +514,12 @@ fn all_to_all_context_parallelism_beats_an_exposed_ring() {
     let got = all_to_all.breakdown.cp_comm_seconds;
     assert!((got / expected - 1.0).abs() < 1e-9, "{got} vs {expected}");
     assert!(got < ring.breakdown.cp_comm_seconds, "{got} vs {}", ring.breakdown.cp_comm_seconds);
-    assert!(all_to_all.step_seconds < ring.step_seconds, "{} vs {}", all_to_all.step_seconds, ring.step_seconds);
+    assert!(
+        all_to_all.step_seconds < ring.step_seconds,
+        "{} vs {}",
+        all_to_all.step_seconds,
+        ring.step_seconds
+    );
 }
 
 /// With fewer key/value heads per TP rank than CP ranks, MindSpeed repeats K and V to the query
