@@ -5,6 +5,7 @@
 //! module file beside this one.
 
 mod compare;
+mod cp_algo;
 mod extras;
 mod ux;
 
