@@ -299,6 +299,9 @@ texts! {
     par_pp => "PP (pipeline)", "PP（流水线并行）";
     par_vpp => "VPP chunks", "VPP 虚拟阶段数";
     par_cp => "CP (context)", "CP（上下文并行）";
+    par_cp_algo => "CP exchange", "CP 通信方式";
+    par_cp_algo_ring => "ring (P2P, overlapped with attention)", "环形（P2P，与注意力计算重叠）";
+    par_cp_algo_alltoall => "all-to-all (Ulysses, splits the heads)", "all-to-all（Ulysses，按注意力头切分）";
     par_ep => "EP (experts)", "EP（专家并行）";
     par_zero => "ZeRO stage", "ZeRO 阶段";
     par_dist_opt => "Distributed optimizer", "分布式优化器";

@@ -252,6 +252,13 @@ pub fn zh(code: Code) -> &'static str {
         Code::MindspeedRlBf16 => "MindSpeed-RL 只支持 bf16 训练。",
         Code::ModelSeqTooLong => "序列长度 {seq_len} 超过了模型的 {max} 个位置。",
         Code::ParallelCpSeq => "序列长度 {seq_len} 不是 2 × CP {cp} 的整数倍。",
+        Code::ParallelCpA2aSeq => "序列长度 {seq_len} 不是 CP {cp} 的整数倍（all-to-all 上下文并行）。",
+        Code::ParallelCpA2aHeads => {
+            "all-to-all 上下文并行按注意力头切分：{heads} 个注意力头不能被 TP {tp} × CP {cp} 整除。"
+        }
+        Code::ParallelCpA2aKvHeads => {
+            "Megatron-LM 的 all-to-all 上下文并行也切分 KV 头：{kv_heads} 个 KV 头不能被 TP {tp} × CP {cp} 整除。"
+        }
         Code::ParallelEpDense => "EP {ep} 需要 MoE 模型。",
         Code::ParallelExpertsEp => "{experts} 个专家不能被 EP {ep} 整除。",
         Code::ParallelHeadsTp => "{heads} 个注意力头不能被 TP {tp} 整除。",

@@ -20,12 +20,15 @@
 //! - VeRL: the Hydra keys of `verl/trainer/config/ppo_trainer.yaml` it is launched with
 //!   (`actor_rollout_ref.actor.ulysses_sequence_parallel_size`, `fsdp_config.param_offload`,
 //!   `fsdp_config.optimizer_offload`).
+//!
+//! A setting a framework has no choice over is put at the one value it runs: VeRL's context
+//! parallelism is Ulysses, all-to-all ([`framework_cp_algo`]).
 
 use std::borrow::Cow;
 use std::num::NonZeroU32;
 
 use crate::Plan;
-use crate::plan::{Framework, Fsdp, LoraFile, Method, MoeFile, PipelineSchedule, RecomputeModules};
+use crate::plan::{CpAlgo, Framework, Fsdp, LoraFile, Method, MoeFile, PipelineSchedule, RecomputeModules};
 
 /// A setting of the plan that only some frameworks or methods take.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -38,6 +41,8 @@ pub enum Knob {
     Vpp,
     /// `parallel.cp`.
     Cp,
+    /// `parallel.cp_algo`.
+    CpAlgo,
     /// `parallel.ep`.
     Ep,
     /// `parallel.zero_stage`.
@@ -153,6 +158,7 @@ impl Knob {
         Knob::Pp,
         Knob::Vpp,
         Knob::Cp,
+        Knob::CpAlgo,
         Knob::Ep,
         Knob::ZeroStage,
         Knob::Schedule,
@@ -198,6 +204,7 @@ impl Knob {
             Knob::Pp => "parallel.pp",
             Knob::Vpp => "parallel.vpp",
             Knob::Cp => "parallel.cp",
+            Knob::CpAlgo => "parallel.cp_algo",
             Knob::Ep => "parallel.ep",
             Knob::ZeroStage => "parallel.zero_stage",
             Knob::Schedule => "parallel.schedule",
@@ -286,6 +293,12 @@ pub fn applies(framework: Framework, method: Method, knob: Knob) -> Applies {
         Knob::Cp => {
             only(&[Framework::Megatron, Framework::MindSpeedLlm, Framework::MindSpeedRl, Framework::Verl])
         }
+        // How CP exchanges: Megatron-LM `--cp-comm-type` (megatron-lm.tsv), MindSpeed-LLM
+        // `--context-parallel-algo` (mindspeed-llm.tsv), MindSpeed-RL `context_parallel_algo`
+        // (mindspeed-rl.tsv, `MegatronConfig`). VeRL's FSDP actor has Ulysses only
+        // (`ulysses_sequence_parallel_size`, verl/models/transformers/monkey_patch.py), DeepSpeed's
+        // sequence parallelism is Ulysses too and LLaMA-Factory's YAML has no CP: no choice there.
+        Knob::CpAlgo => only(MEGATRON_PATH),
         // DeepSpeed `zero_optimization.stage` (LLaMA-Factory's `deepspeed:` file; VeRL's FSDP
         // actor shards as ZeRO-3 does, `fsdp_config.fsdp_size: -1`).
         Knob::ZeroStage => only(HF_PATH),
@@ -382,10 +395,22 @@ fn off_knobs(framework: Framework, method: Method) -> u64 {
     })
 }
 
+/// The context-parallel algorithm a framework without the choice runs: VeRL's Ulysses is
+/// all-to-all (verl/models/transformers/monkey_patch.py at b178a3c, `_ulysses_flash_attention_forward`:
+/// `gather_seq_scatter_heads` on Q, K and V, `gather_heads_scatter_seq` on the output); the others
+/// have no CP at all ([`Knob::Cp`]), so the plan file's default stands.
+pub fn framework_cp_algo(framework: Framework) -> CpAlgo {
+    match framework {
+        Framework::Verl => CpAlgo::AllToAll,
+        _ => CpAlgo::Ring,
+    }
+}
+
 /// The plan as its framework runs it: every setting that does not apply put back to the plan
-/// file's default (`PlanFile`, docs/plan-format.md). Memory and time are computed on it, so a
-/// setting the framework has no flag for changes no figure; the rules read the plan as written and
-/// name such a setting. Borrows the plan when nothing needs resetting (the usual case).
+/// file's default (`PlanFile`, docs/plan-format.md), or to the one value the framework runs where
+/// it has no choice ([`framework_cp_algo`]). Memory and time are computed on it, so a setting the
+/// framework has no flag for changes no figure; the rules read the plan as written and name such
+/// a setting. Borrows the plan when nothing needs resetting (the usual case).
 pub fn effective(plan: &Plan) -> Cow<'_, Plan> {
     let off_mask = off_knobs(plan.framework, plan.method);
     if off_mask == 0 {
@@ -402,6 +427,7 @@ pub fn effective(plan: &Plan) -> Cow<'_, Plan> {
             Knob::Pp => parallel.pp = one,
             Knob::Vpp => parallel.vpp = one,
             Knob::Cp => parallel.cp = one,
+            Knob::CpAlgo => parallel.cp_algo = framework_cp_algo(plan.framework),
             Knob::Ep => parallel.ep = one,
             Knob::ZeroStage => parallel.zero_stage = 0,
             Knob::Schedule => parallel.schedule = PipelineSchedule::Auto,

@@ -286,6 +286,23 @@ wire_enum! {
     }
 }
 
+wire_enum! {
+    /// How context parallelism exchanges the sequence inside attention. Megatron-LM
+    /// `--cp-comm-type p2p | a2a` (megatron/training/arguments.py at core_v0.19.0, 5be9626; Transformer
+    /// Engine `attn_forward_func_with_cp`), MindSpeed-LLM and MindSpeed-RL `--context-parallel-algo
+    /// megatron_cp_algo | ulysses_cp_algo` (Ascend/MindSpeed `mindspeed/features_manager/
+    /// context_parallel/`); VeRL's FSDP actor has only Ulysses (`ulysses_sequence_parallel_size`).
+    /// The hybrid forms (`a2a+p2p`, `hybrid_cp_algo`) and the all-gather of K/V are not modeled.
+    CpAlgo {
+        /// Ring attention: each rank passes its K/V chunk around the ring, overlapped with the
+        /// attention core (Megatron `p2p`, MindSpeed `megatron_cp_algo`; both frameworks' default).
+        Ring = "ring",
+        /// DeepSpeed-Ulysses: all-to-alls trade the sequence split for a head split before the
+        /// attention core and back after it (Megatron `a2a`, MindSpeed `ulysses_cp_algo`).
+        AllToAll = "alltoall",
+    }
+}
+
 /// Parallel degrees and sharding. Data parallelism is derived: devices ÷ (tp · pp · cp).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Parallel {
@@ -297,6 +314,8 @@ pub struct Parallel {
     pub vpp: NonZeroU32,
     /// Context parallel size.
     pub cp: NonZeroU32,
+    /// How context parallelism exchanges the sequence (with `cp` > 1).
+    pub cp_algo: CpAlgo,
     /// Expert parallel size.
     pub ep: NonZeroU32,
     /// Expert tensor parallel size.
@@ -756,6 +775,9 @@ pub struct ParallelFile {
     pub pp: u32,
     pub vpp: u32,
     pub cp: u32,
+    /// `ring` when omitted (and then left out).
+    #[serde(skip_serializing_if = "is_ring")]
+    pub cp_algo: CpAlgo,
     pub ep: u32,
     pub etp: u32,
     pub sequence_parallel: bool,
@@ -784,6 +806,7 @@ impl Default for ParallelFile {
             pp: 1,
             vpp: 1,
             cp: 1,
+            cp_algo: CpAlgo::Ring,
             ep: 1,
             etp: 1,
             sequence_parallel: false,
@@ -833,6 +856,10 @@ fn is_default_modules(modules: &[String]) -> bool {
 
 fn is_zero(n: &u32) -> bool {
     *n == 0
+}
+
+fn is_ring(algo: &CpAlgo) -> bool {
+    *algo == CpAlgo::Ring
 }
 
 impl Default for RecomputeFile {
@@ -973,6 +1000,7 @@ fn parallel(p: &ParallelFile) -> Result<Parallel, PlanFileError> {
         pp: count(p.pp, "parallel.pp", Limit::Degree)?,
         vpp: count(p.vpp, "parallel.vpp", Limit::Degree)?,
         cp: count(p.cp, "parallel.cp", Limit::Degree)?,
+        cp_algo: p.cp_algo,
         ep: count(p.ep, "parallel.ep", Limit::Degree)?,
         etp: count(p.etp, "parallel.etp", Limit::Degree)?,
         sequence_parallel: p.sequence_parallel,
@@ -1599,6 +1627,7 @@ impl Plan {
                 pp: p.pp.get(),
                 vpp: p.vpp.get(),
                 cp: p.cp.get(),
+                cp_algo: p.cp_algo,
                 ep: p.ep.get(),
                 etp: p.etp.get(),
                 sequence_parallel: p.sequence_parallel,

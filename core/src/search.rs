@@ -25,7 +25,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::plan::{Framework, PipelineSchedule, Plan, RecomputeGranularity, RecomputeMethod};
+use crate::plan::{CpAlgo, Framework, PipelineSchedule, Plan, RecomputeGranularity, RecomputeMethod};
 use crate::report::{Fix, Severity};
 use crate::{memory, rules, time};
 
@@ -78,6 +78,7 @@ struct Knobs {
     pp: u32,
     vpp: u32,
     cp: u32,
+    cp_algo: CpAlgo,
     ep: u32,
     zero_stage: u8,
     offload_optimizer: bool,
@@ -105,6 +106,7 @@ impl Knobs {
             pp: p.pp.get(),
             vpp: p.vpp.get(),
             cp: p.cp.get(),
+            cp_algo: p.cp_algo,
             ep: p.ep.get(),
             zero_stage: p.zero_stage,
             offload_optimizer: p.offload_optimizer,
@@ -132,6 +134,7 @@ impl Knobs {
         p.pp = nz(self.pp);
         p.vpp = nz(self.vpp);
         p.cp = nz(self.cp);
+        p.cp_algo = self.cp_algo;
         p.ep = nz(self.ep);
         p.zero_stage = self.zero_stage;
         p.offload_optimizer = self.offload_optimizer;
@@ -164,6 +167,7 @@ impl Knobs {
         push("parallel.pp", self.pp != from.pp, self.pp.into());
         push("parallel.vpp", self.vpp != from.vpp, self.vpp.into());
         push("parallel.cp", self.cp != from.cp, self.cp.into());
+        push("parallel.cp_algo", self.cp_algo != from.cp_algo, self.cp_algo.wire().into());
         push("parallel.ep", self.ep != from.ep, self.ep.into());
         push("parallel.zero_stage", self.zero_stage != from.zero_stage, self.zero_stage.into());
         push(
@@ -282,8 +286,8 @@ fn space(plan: &Plan) -> Vec<Knobs> {
     res
 }
 
-/// The Megatron family's space: TP, PP, CP, EP, FSDP, VPP and the schedule, recomputation,
-/// swap-attention and the micro-batch.
+/// The Megatron family's space: TP, PP, CP and how it exchanges, EP, FSDP, VPP and the schedule,
+/// recomputation, swap-attention and the micro-batch.
 fn megatron_space(shape: &Shape, res: &mut Vec<Knobs>) {
     let Shape { plan, base, world, seq, long, .. } = *shape;
     let arch = &plan.model.arch;
@@ -338,13 +342,17 @@ fn megatron_space(shape: &Shape, res: &mut Vec<Knobs>) {
                 // chunk per rank and no CP (rule schedule.dualpipev).
                 let dualpipe = plan.framework == Framework::MindSpeedLlm && 1 < pp && cp == 1;
                 let recomputes = recompute_options(&base, per_stage);
+                let cp_algos = cp_algo_options(plan, &base, tp, cp);
                 // MindSpeed's swap-attention moves attention activations to the host.
                 let swaps: &[bool] = match plan.framework == Framework::MindSpeedLlm {
                     true => &[false, true],
                     false => &[base.swap_attention],
                 };
                 let host_states = host_state_options(plan.framework, dp);
-                for (ep, &fsdp) in eps.into_iter().flat_map(|ep| fsdps.iter().map(move |f| (ep, f))) {
+                let layouts = eps.into_iter().flat_map(|ep| fsdps.iter().map(move |&f| (ep, f)));
+                for (ep, fsdp, &cp_algo) in
+                    layouts.flat_map(|(ep, f)| cp_algos.iter().map(move |a| (ep, f, a)))
+                {
                     let schedules = vpps
                         .iter()
                         .map(|&v| (v, PipelineSchedule::Auto))
@@ -360,6 +368,7 @@ fn megatron_space(shape: &Shape, res: &mut Vec<Knobs>) {
                                         pp,
                                         vpp,
                                         cp: cp as u32,
+                                        cp_algo,
                                         ep,
                                         // Knobs of the other family stay as the user left them.
                                         zero_stage: base.zero_stage,
@@ -388,6 +397,31 @@ fn megatron_space(shape: &Shape, res: &mut Vec<Knobs>) {
                 }
             }
         }
+    }
+}
+
+/// How CP exchanges, where it splits the sequence (CP > 1) on a framework that takes the choice
+/// (`knobs::applies`): the ring, and all-to-all where the heads split over TP × CP (the rules
+/// parallel.cp_a2a_heads and, on Megatron-LM, parallel.cp_a2a_kv_heads: MindSpeed's
+/// `UlyssesContextParallelFeature.validate_args`, Transformer Engine's `AttnFuncWithCPAndQKVOA2A`).
+/// Elsewhere the plan's own. The CP sizes come from the ring's rule (seq % 2·CP), so MindSpeed's
+/// all-to-all at a CP that divides the sequence only once is not walked.
+fn cp_algo_options(plan: &Plan, base: &Knobs, tp: u32, cp: u64) -> Vec<CpAlgo> {
+    let takes = crate::knobs::applies(plan.framework, plan.method, crate::knobs::Knob::CpAlgo).yes();
+    if cp <= 1 || !takes {
+        return vec![base.cp_algo];
+    }
+    let split = u64::from(tp) * cp;
+    let attention = &plan.model.arch.attention;
+    let kv_heads = match attention {
+        crate::model::Attention::Gqa { n_kv_heads, .. } => *n_kv_heads,
+        crate::model::Attention::Mla { n_heads, .. } => *n_heads,
+    };
+    let heads_split = attention.n_heads().is_multiple_of(split);
+    let kv_split = plan.framework != Framework::Megatron || kv_heads.is_multiple_of(split);
+    match heads_split && kv_split {
+        true => vec![CpAlgo::Ring, CpAlgo::AllToAll],
+        false => vec![CpAlgo::Ring],
     }
 }
 

@@ -741,7 +741,7 @@ fn plan_file() -> BoxedStrategy<PlanFile> {
         )
             .boxed(),
         (
-            any::<[bool; 6]>(),
+            any::<[bool; 7]>(),
             prop_oneof![Just(0_u32), count_u32(64, 1 << 16)],
             prop_oneof![Just(1.0_f64), Just(5e-324), 1e-6..=1.0_f64],
             prop_oneof![Just(0_u32), count_u32(1 << 10, 1 << 24)],
@@ -794,8 +794,11 @@ fn plan_file() -> BoxedStrategy<PlanFile> {
             f.rl.gpu_memory_utilization = utilization;
             f.rl.max_num_seqs = seqs;
             // The tuning knobs: MindSpeed's swap-optimizer and activation-function layers, the
-            // Ascend LLaMA-Factory layers ratio, and the RL engine and batching settings.
+            // Ascend LLaMA-Factory layers ratio, the RL engine and batching settings, and the
+            // context-parallel algorithm.
             let (switches, act_fn_layers, ratio, mini, budget, model_len, batched) = seed_knobs;
+            let [swap_optimizer, dynamic_batch, remove_padding, enforce_eager, blocking, uneven, all_to_all] =
+                switches;
             [
                 f.parallel.swap_optimizer,
                 f.rl.dynamic_batch,
@@ -803,7 +806,10 @@ fn plan_file() -> BoxedStrategy<PlanFile> {
                 f.rl.enforce_eager,
                 f.rl.blocking,
                 f.parallel.uneven_layers,
-            ] = switches;
+            ] = [swap_optimizer, dynamic_batch, remove_padding, enforce_eager, blocking, uneven];
+            if all_to_all {
+                f.parallel.cp_algo = trainplan_core::plan::CpAlgo::AllToAll;
+            }
             f.recompute.activation_function_layers = act_fn_layers;
             f.recompute.layers_ratio = ratio;
             (f.rl.mini_batch, f.rl.max_tokens_per_device, f.rl.max_model_len, f.rl.max_num_batched_tokens) =

@@ -10,7 +10,7 @@ use super::{
 };
 use crate::Plan;
 use crate::model::{Attention, MlpKind, Norm};
-use crate::plan::{Method, Precision, RecomputeGranularity, RecomputeMethod};
+use crate::plan::{CpAlgo, Method, Precision, RecomputeGranularity, RecomputeMethod};
 
 /// The model's shape as Megatron flags (`megatron/training/arguments.py`, generated from the
 /// `TransformerConfig` fields).
@@ -186,6 +186,7 @@ pub fn parallel_flags(plan: &Plan, ascend: bool) -> Vec<String> {
     ];
     f.extend(pipeline_split_flags(plan, ascend));
     f.push(format!("--context-parallel-size {}", p.cp));
+    f.extend(cp_algo_flag(plan, ascend));
     if plan.model.arch.moe.is_some() {
         f.extend(expert_flags(plan, ascend));
     }
@@ -195,6 +196,18 @@ pub fn parallel_flags(plan: &Plan, ascend: bool) -> Vec<String> {
     }
     f.extend(recompute_flags(plan, ascend));
     f
+}
+
+/// How context parallelism exchanges, where the plan differs from the framework's default ring:
+/// Megatron-LM `--cp-comm-type a2a` (megatron/training/arguments.py at core_v0.19.0; one type for
+/// every layer), MindSpeed-LLM `--context-parallel-algo ulysses_cp_algo`
+/// (mindspeed/features_manager/context_parallel/ulysses_context_parallel.py).
+fn cp_algo_flag(plan: &Plan, ascend: bool) -> Option<String> {
+    match (plan.parallel.cp_algo, ascend) {
+        (CpAlgo::Ring, _) => None,
+        (CpAlgo::AllToAll, false) => Some("--cp-comm-type a2a".to_owned()),
+        (CpAlgo::AllToAll, true) => Some("--context-parallel-algo ulysses_cp_algo".to_owned()),
+    }
 }
 
 /// How the layers split over the pipeline: VPP (as a layout string, chunks per rank or layers per

@@ -7,7 +7,7 @@
 use super::megatron::model_flags;
 use super::{EmittedFile, FileKind, comment, model_path, model_slug, node_vars, script_opening, yaml_str};
 use crate::Plan;
-use crate::plan::{Method, Precision, RecomputeGranularity};
+use crate::plan::{CpAlgo, Method, Precision, RecomputeGranularity};
 
 /// MindSpeed-RL's model name: `qwen2.5-7b` → `qwen25_7b` (the shipped `configs/model/` names).
 fn model_name(plan: &Plan) -> String {
@@ -169,6 +169,11 @@ fn megatron_memory(plan: &Plan) -> String {
     let mut m = |k: &str, v: String| y.push_str(&format!("  {k}: {v}\n"));
     if 1 < p.cp.get() {
         m("context_parallel_size", p.cp.to_string());
+    }
+    if p.cp_algo == CpAlgo::AllToAll {
+        // MindSpeed's Ulysses (`MegatronConfig.context_parallel_algo`, mindspeed-rl.tsv); the ring
+        // `megatron_cp_algo` is the default.
+        m("context_parallel_algo", "ulysses_cp_algo".into());
     }
     if let Some(sizes) = p.uneven_layers.then(|| super::megatron::uneven_layout(plan)).flatten() {
         let list = sizes.iter().map(u64::to_string).collect::<Vec<_>>().join(",");

@@ -139,11 +139,15 @@ fn header(plan: &Plan, report: &crate::Report, link: &str) -> Vec<String> {
     let (mem, t) = (&report.memory, &report.time);
     let layout = match plan.framework {
         Framework::Megatron | Framework::MindSpeedLlm | Framework::MindSpeedRl => format!(
-            "TP {}, PP {}, VPP {}, CP {}, EP {}, DP {}{}",
+            "TP {}, PP {}, VPP {}, CP {}{}, EP {}, DP {}{}",
             p.tp,
             p.pp,
             p.vpp,
             p.cp,
+            match (p.cp_algo, 1 < p.cp.get()) {
+                (crate::plan::CpAlgo::AllToAll, true) => " (all-to-all)",
+                _ => "",
+            },
             p.ep,
             mem.dp,
             match (p.fsdp, p.distributed_optimizer) {

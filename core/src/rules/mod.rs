@@ -160,6 +160,7 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
         parallel::megatron_world_and_heads(cx, &mut acc);
         pipeline::megatron_split(cx, layout_string, &mut acc);
         parallel::megatron_experts_and_sequence(cx, &mut acc);
+        parallel::megatron_context_parallel(cx, &mut acc);
         memory::megatron_optimizer(cx, &mut acc);
         recompute::megatron(cx, &mut acc);
         mindspeed::megatron_lora(cx, &mut acc);

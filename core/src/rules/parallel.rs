@@ -2,12 +2,13 @@
 //! megatron/training/arguments.py, `initialize_model_parallel` in megatron/core/parallel_state.py,
 //! `TransformerConfig.__post_init__` in megatron/core/transformer/transformer_config.py): the world
 //! against TP·PP·CP, heads and query groups against TP, experts against EP, sequence parallelism and
-//! context parallelism against the sequence.
+//! context parallelism against the sequence and, by all-to-all, the heads (MindSpeed's
+//! `mindspeed/features_manager/context_parallel/` where it replaces Megatron's check).
 
 use serde_json::Value;
 
 use super::{Acc, Ctx, nearest_divisor, nearest_multiple};
-use crate::plan::Framework;
+use crate::plan::{CpAlgo, Framework};
 use crate::report::{Code, Severity};
 
 /// The world against TP·PP·CP, and the heads and query groups against TP.
@@ -49,11 +50,10 @@ pub(super) fn megatron_world_and_heads(cx: &Ctx, acc: &mut Acc) {
     }
 }
 
-/// Expert parallelism against the model and the world, sequence parallelism with TP, and the
-/// sequence against CP.
+/// Expert parallelism against the model and the world, and sequence parallelism with TP.
 pub(super) fn megatron_experts_and_sequence(cx: &Ctx, acc: &mut Acc) {
     use Severity::{Error, Note, Warning};
-    let &Ctx { plan, arch, p, world, tp, pp, cp, ep, etp, seq, .. } = cx;
+    let &Ctx { plan, arch, p, world, tp, pp, ep, etp, .. } = cx;
     if 1 < ep {
         // `validate_args`, `TransformerConfig`: experts % EP == 0; `initialize_model_parallel`:
         // world % (ETP·EP·PP) == 0.
@@ -109,13 +109,63 @@ pub(super) fn megatron_experts_and_sequence(cx: &Ctx, acc: &mut Acc) {
             Some(("parallel.sequence_parallel", Value::from(true))),
         );
     }
-    if 1 < cp && !seq.is_multiple_of(2 * cp) {
-        // `validate_args`: seq % (2·CP) == 0.
+}
+
+/// Context parallelism against the sequence, and by all-to-all against the heads: what each
+/// algorithm splits must divide by CP.
+pub(super) fn megatron_context_parallel(cx: &Ctx, acc: &mut Acc) {
+    use Severity::Error;
+    let &Ctx { p, tp, cp, seq, heads, kv_heads, mindspeed, .. } = cx;
+    if cp <= 1 {
+        return;
+    }
+    let all_to_all = p.cp_algo == CpAlgo::AllToAll;
+    if all_to_all && mindspeed {
+        // MindSpeed runs Megatron's `validate_args` with CP 1 (mindspeed/arguments.py at 028de58)
+        // and checks Ulysses itself: seq % CP == 0 (`UlyssesContextParallelFeature.validate_args`,
+        // mindspeed/features_manager/context_parallel/ulysses_context_parallel.py).
+        if !seq.is_multiple_of(cp) {
+            acc.push(
+                Error,
+                Code::ParallelCpA2aSeq,
+                &[("seq_len", seq.to_string()), ("cp", cp.to_string())],
+                Some(("batch.seq_len", Value::from(nearest_multiple(seq, cp)))),
+            );
+        }
+    } else if !seq.is_multiple_of(2 * cp) {
+        // Megatron-LM `validate_args`: seq % (2·CP) == 0 whatever `--cp-comm-type`; MindSpeed's ring
+        // the same (`ContextParallelFeature.validate_args`, `megatron_cp_algo`).
         acc.push(
             Error,
             Code::ParallelCpSeq,
             &[("seq_len", seq.to_string()), ("cp", cp.to_string())],
             Some(("batch.seq_len", Value::from(nearest_multiple(seq, 2 * cp)))),
+        );
+    }
+    if !all_to_all {
+        return;
+    }
+    // All-to-all hands each CP rank heads ÷ CP of its TP rank's heads: MindSpeed checks
+    // heads % (CP·TP) == 0 (`UlyssesContextParallelFeature.validate_args`); Transformer Engine
+    // asserts the query heads and the key/value heads of the rank divide by CP
+    // (`AttnFuncWithCPAndQKVOA2A.forward`, transformer_engine/pytorch/attention/
+    // dot_product_attention/context_parallel.py at v2.18: "cp_comm_type='a2a' requires num_heads %
+    // cp_size == 0 for Q, K, V"), a rank holding at least one key/value head (Megatron-LM
+    // `Attention.__init__`, megatron/core/transformer/attention.py at core_v0.19.0). MindSpeed
+    // repeats too few key/value heads instead (`UlyssesContextAttention.forward`).
+    if !heads.is_multiple_of(tp * cp) {
+        acc.push(
+            Error,
+            Code::ParallelCpA2aHeads,
+            &[("heads", heads.to_string()), ("tp", tp.to_string()), ("cp", cp.to_string())],
+            Some(("parallel.cp_algo", Value::from(CpAlgo::Ring.wire()))),
+        );
+    } else if !mindspeed && !kv_heads.is_multiple_of(tp * cp) {
+        acc.push(
+            Error,
+            Code::ParallelCpA2aKvHeads,
+            &[("kv_heads", kv_heads.to_string()), ("tp", tp.to_string()), ("cp", cp.to_string())],
+            Some(("parallel.cp_algo", Value::from(CpAlgo::Ring.wire()))),
         );
     }
 }

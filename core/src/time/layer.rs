@@ -5,6 +5,7 @@
 use super::comm::{link_bandwidth, ring_seconds_on};
 use super::gemm::{efficiency, gemm};
 use super::moe::{moe_ep_overlapped, moe_feed_forward};
+use super::ulysses::all_to_all_seconds;
 use super::{
     ASCEND_COC_EXPOSED_FRAC, Ctx, ELEMENTWISE_BYTES_PER_TOKEN_HIDDEN, HBM_EFF, MOE_COMM_SM_FRAC,
     UNFUSED_RMSNORM_BYTES_PER_TOKEN_HIDDEN, UNFUSED_ROPE_BYTES_PER_TOKEN_QK,
@@ -12,7 +13,7 @@ use super::{
 };
 use crate::hardware::Vendor;
 use crate::model::{Attention, MlpKind};
-use crate::plan::AttentionImpl;
+use crate::plan::{AttentionImpl, CpAlgo};
 
 /// Per-micro-batch work of one layer on one device, forward.
 #[derive(Clone, Copy, Debug, Default)]
@@ -60,7 +61,10 @@ pub(super) fn layer_work(ctx: &Ctx, moe_layer: bool) -> LayerWork {
     w.moe_layer = moe_layer;
     elementwise(ctx, moe_layer, rotated, &mut w);
     w.tp_seconds = tp_seconds(ctx);
-    w.cp_seconds = cp_seconds(ctx, kv, w.attention_seconds);
+    w.cp_seconds = match ctx.plan.parallel.cp_algo {
+        CpAlgo::Ring => cp_seconds(ctx, kv, w.attention_seconds),
+        CpAlgo::AllToAll => all_to_all_seconds(ctx),
+    };
     if moe_layer && 0.0 < w.ep_seconds && moe_ep_overlapped(ctx.plan) {
         // Overlapped dispatch and combine (Megatron-LM `--overlap-moe-expert-parallel-comm`,
         // `megatron/core/models/gpt/fine_grained_callables.py` at core_v0.19.0: one micro-batch's
@@ -190,8 +194,9 @@ fn tp_seconds(ctx: &Ctx) -> f64 {
     seconds
 }
 
-/// The context-parallel exchange of one layer's forward (keys and values of width `kv`) beyond
-/// the attention core's `attention_seconds`, which hide the rest.
+/// The ring's context-parallel exchange of one layer's forward (keys and values of width `kv`)
+/// beyond the attention core's `attention_seconds`, which hide the rest; all-to-all is
+/// `ulysses.rs`'s.
 fn cp_seconds(ctx: &Ctx, kv: f64, attention_seconds: f64) -> f64 {
     let (t, tokens) = (ctx.tp, ctx.tokens);
     if ctx.cp <= 1.0 {

@@ -16,6 +16,7 @@ mod passes;
 mod pipeline;
 mod rl;
 mod tail;
+mod ulysses;
 
 pub use comm::ring_seconds_on;
 pub use gemm::{gemm_efficiency, gemm_efficiency_on, peak_flops};

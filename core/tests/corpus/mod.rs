@@ -82,6 +82,22 @@ pub fn generated() -> Vec<Entry> {
                "recompute": {"granularity": "full", "method": "block", "num_layers": 4},
                "batch": {"micro_batch": 1, "global_batch": 64, "seq_len": 8192}}),
     );
+    // All-to-all context parallelism (`parallel.cp_algo`): Megatron-LM's `--cp-comm-type a2a` on
+    // Llama-3-8B at 32K (8 key/value heads over TP 2 × CP 4), MindSpeed-LLM's `ulysses_cp_algo` on
+    // Qwen2.5-7B (28 heads over CP 4, its 4 key/value heads repeated as MindSpeed does).
+    add(
+        "megatron-llama-3-8b-cp-alltoall",
+        json!({"model": "llama-3-8b", "framework": "megatron", "method": "pretrain",
+               "parallel": {"tp": 2, "cp": 4, "cp_algo": "alltoall", "sequence_parallel": true,
+                            "distributed_optimizer": true},
+               "batch": {"micro_batch": 1, "global_batch": 64, "seq_len": 32768}}),
+    );
+    add(
+        "mindspeed-llm-qwen2.5-7b-cp-alltoall",
+        json!({"model": "qwen2.5-7b", "hardware": "ascend-910b2", "framework": "mindspeed-llm", "method": "pretrain",
+               "parallel": {"cp": 4, "cp_algo": "alltoall", "distributed_optimizer": true},
+               "batch": {"micro_batch": 1, "global_batch": 64, "seq_len": 32768}}),
+    );
     // Each attention kernel Megatron-LM's `--attention-backend` names, and the optimizer offloaded to
     // the host (with the distributed optimizer it needs).
     for (attention, offload) in [("sdpa", false), ("eager", true)] {
@@ -353,6 +369,13 @@ pub fn generated() -> Vec<Entry> {
             "qwen2.5-7b",
             1,
             json!({"tp": 4, "distributed_optimizer": true, "fused_kernels": false}),
+        ),
+        (
+            "grpo-qwen2.5-7b-cp-alltoall",
+            "grpo",
+            "qwen2.5-7b",
+            1,
+            json!({"tp": 2, "cp": 2, "cp_algo": "alltoall", "distributed_optimizer": true}),
         ),
     ] {
         add(

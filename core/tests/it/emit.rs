@@ -570,6 +570,43 @@ fn uneven_stages_are_written_as_each_framework_names_them() {
     }
 }
 
+/// All-to-all context parallelism is written as each framework names it: Megatron-LM
+/// `--cp-comm-type a2a` (megatron/training/arguments.py at core_v0.19.0), MindSpeed-LLM
+/// `--context-parallel-algo ulysses_cp_algo` and MindSpeed-RL's `context_parallel_algo` key
+/// (mindspeed/features_manager/context_parallel/ulysses_context_parallel.py); the ring, every
+/// framework's default, is written as nothing, and the header names the algorithm.
+#[test]
+fn the_context_parallel_algorithm_is_written_as_each_framework_names_it() {
+    let plan = |framework: &str, hardware: &str, algo: &str| {
+        format!(
+            r#"{{"model": "qwen2.5-7b", "hardware": "{hardware}", "framework": "{framework}", "method": "pretrain",
+                "parallel": {{"cp": 4, "cp_algo": "{algo}", "distributed_optimizer": true}},
+                "batch": {{"global_batch": 64, "seq_len": 32768}}}}"#
+        )
+    };
+    let megatron = &files(&plan("megatron", "h100-sxm-80g", "alltoall"))[0].text;
+    assert_eq!(flag_value(megatron, "--cp-comm-type"), Some("a2a"));
+    assert!(megatron.contains("CP 4 (all-to-all)"));
+    let mindspeed = &files(&plan("mindspeed-llm", "ascend-910b2", "alltoall"))[0].text;
+    assert_eq!(flag_value(mindspeed, "--context-parallel-algo"), Some("ulysses_cp_algo"));
+    assert!(!mindspeed.contains("--cp-comm-type"));
+    for (framework, hardware) in [("megatron", "h100-sxm-80g"), ("mindspeed-llm", "ascend-910b2")] {
+        let ring = &files(&plan(framework, hardware, "ring"))[0].text;
+        assert!(!ring.contains("--cp-comm-type") && !ring.contains("--context-parallel-algo"), "{framework}");
+        assert!(!ring.contains("all-to-all"), "{framework}");
+    }
+    let rl = |algo: &str| {
+        let text = format!(
+            r#"{{"model": "qwen2.5-7b", "hardware": "ascend-910b2", "framework": "mindspeed-rl", "method": "grpo",
+                "parallel": {{"tp": 2, "cp": 2, "cp_algo": "{algo}"}}}}"#
+        );
+        let run = YamlLoader::load_from_str(&files(&text)[0].text).unwrap().remove(0);
+        run["megatron_training"]["context_parallel_algo"].as_str().map(str::to_owned)
+    };
+    assert_eq!(rl("alltoall").as_deref(), Some("ulysses_cp_algo"));
+    assert_eq!(rl("ring"), None);
+}
+
 /// A file of a plan that does not run says so in its header, with the peak against what is usable
 /// and each broken rule; a clean plan's files carry no warning.
 #[test]

@@ -34,7 +34,11 @@ fn assert_carried(original: &PlanFile, back: &PlanFile, kind: ConfigKind) {
     match kind {
         ConfigKind::Megatron | ConfigKind::MindSpeedLlm => {
             assert_eq!(back.method, original.method, "{kind:?}");
-            assert_eq!((b.tp, b.pp, b.vpp, b.cp), (o.tp, o.pp, o.vpp, o.cp), "{kind:?}");
+            assert_eq!(
+                (b.tp, b.pp, b.vpp, b.cp, b.cp_algo),
+                (o.tp, o.pp, o.vpp, o.cp, o.cp_algo),
+                "{kind:?}"
+            );
             assert_eq!(
                 (b.sequence_parallel, b.distributed_optimizer),
                 (o.sequence_parallel, o.distributed_optimizer)
@@ -81,7 +85,7 @@ fn assert_carried(original: &PlanFile, back: &PlanFile, kind: ConfigKind) {
         }
         ConfigKind::MindSpeedRl => {
             assert_eq!(back.method, original.method);
-            assert_eq!((b.tp, b.pp, b.cp), (o.tp, o.pp, o.cp));
+            assert_eq!((b.tp, b.pp, b.cp, b.cp_algo), (o.tp, o.pp, o.cp, o.cp_algo));
             assert_eq!(
                 (b.sequence_parallel, b.distributed_optimizer, b.swap_optimizer, b.tp_comm_overlap),
                 (o.sequence_parallel, o.distributed_optimizer, o.swap_optimizer, o.tp_comm_overlap)
@@ -178,6 +182,7 @@ proptest! {
         ascend in any::<bool>(), tp in 0usize..4, pp in 0usize..3, vpp2 in any::<bool>(), sp in any::<bool>(),
         dist in any::<bool>(), overlap in any::<bool>(), recompute in 0usize..3, micro in 1u32..5, gbs_mult in 1u32..9,
         seq in prop::sample::select(vec![2048u32, 4096, 8192]), swap_opt in any::<bool>(), act_fn in 0u32..4,
+        cp in prop::sample::select(vec![1u32, 2]), all_to_all in any::<bool>(),
     ) {
         let tp = [1, 2, 4, 8][tp];
         let pp = [1, 2, 4][pp];
@@ -187,9 +192,10 @@ proptest! {
         // MindSpeed's own knobs: swap-optimizer and activation-function recompute over 0 (= all) to 3 layers.
         let swap_opt = ascend && swap_opt;
         let act = if ascend && 0 < act_fn { format!(r#", "activation_function": true, "activation_function_layers": {}"#, act_fn - 1) } else { String::new() };
+        let cp_algo = if all_to_all { "alltoall" } else { "ring" };
         let text = format!(
             r#"{{"model": "llama-3-8b", "hardware": "{hardware}", "cluster": {{"nodes": 2}}, "framework": "{framework}",
-                "method": "pretrain", "parallel": {{"tp": {tp}, "pp": {pp}, "vpp": {vpp}, "sequence_parallel": {sp},
+                "method": "pretrain", "parallel": {{"tp": {tp}, "pp": {pp}, "vpp": {vpp}, "cp": {cp}, "cp_algo": "{cp_algo}", "sequence_parallel": {sp},
                 "distributed_optimizer": {dist}, "overlap_grad_reduce": {overlap}, "swap_optimizer": {swap_opt}}},
                 "recompute": {{"granularity": "{granularity}"{act}}},
                 "batch": {{"micro_batch": {micro}, "global_batch": {}, "seq_len": {seq}}}}}"#,
@@ -250,6 +256,43 @@ proptest! {
     }
 }
 
+/// The context-parallel algorithm each framework writes reads back, and one the plan cannot hold
+/// (Megatron-LM's `allgather` and `a2a+p2p`, a type per layer, MindSpeed's `hybrid_cp_algo`) is
+/// read as the ring and listed as not kept.
+#[test]
+fn the_context_parallel_algorithm_reads_back_or_is_listed() {
+    use trainplan_core::plan::CpAlgo;
+    let base = PlanFile::minimal(trainplan_core::plan::ModelField::Id("llama-3-8b".into()));
+    let read = |text: &str| {
+        let got = import(text, &base).unwrap_or_else(|e| panic!("{text}: {e}"));
+        (got.file.parallel.cp_algo, got.unknown)
+    };
+    let megatron =
+        |types: &str| format!("torchrun pretrain_gpt.py --context-parallel-size 2 --cp-comm-type {types}\n");
+    assert_eq!(read(&megatron("a2a")), (CpAlgo::AllToAll, vec![]));
+    assert_eq!(read(&megatron("p2p")), (CpAlgo::Ring, vec![]));
+    assert_eq!(read(&megatron("a2a a2a a2a")), (CpAlgo::AllToAll, vec![]));
+    for unmodeled in ["allgather", "a2a+p2p", "p2p a2a"] {
+        assert_eq!(
+            read(&megatron(unmodeled)),
+            (CpAlgo::Ring, vec!["--cp-comm-type".to_owned()]),
+            "{unmodeled}"
+        );
+    }
+    // MindSpeed-LLM: its pretrain script (the Ascend CANN environment marks it).
+    let mindspeed = |algo: &str| {
+        format!(
+            "source /usr/local/Ascend/ascend-toolkit/set_env.sh\ntorchrun pretrain_gpt.py --context-parallel-size 2 --context-parallel-algo {algo}\n"
+        )
+    };
+    assert_eq!(read(&mindspeed("ulysses_cp_algo")), (CpAlgo::AllToAll, vec![]));
+    assert_eq!(read(&mindspeed("megatron_cp_algo")), (CpAlgo::Ring, vec![]));
+    assert_eq!(
+        read(&mindspeed("hybrid_cp_algo")),
+        (CpAlgo::Ring, vec!["--context-parallel-algo".to_owned()])
+    );
+}
+
 #[test]
 fn what_is_not_understood_is_listed() {
     let base = PlanFile::minimal(trainplan_core::plan::ModelField::Id("llama-3-8b".into()));
@@ -294,12 +337,14 @@ proptest! {
         budget in prop::sample::select(vec![0u32, 8192]), padding in any::<bool>(), eager in any::<bool>(),
         blocking in any::<bool>(), model_len in prop::sample::select(vec![0u32, 4096]),
         batched in prop::sample::select(vec![0u32, 16384]), rollout_tp in prop::sample::select(vec![1u32, 2, 4]),
+        cp in prop::sample::select(vec![1u32, 2]), all_to_all in any::<bool>(),
     ) {
         let method = if ppo { "ppo" } else { "grpo" };
         let granularity = ["none", "selective", "full"][recompute];
+        let cp_algo = if all_to_all { "alltoall" } else { "ring" };
         let text = format!(
             r#"{{"model": "qwen2.5-7b", "hardware": "ascend-910b2", "cluster": {{"nodes": 2}}, "framework": "mindspeed-rl",
-                "method": "{method}", "parallel": {{"tp": {tp}, "pp": {pp}, "distributed_optimizer": true,
+                "method": "{method}", "parallel": {{"tp": {tp}, "pp": {pp}, "cp": {cp}, "cp_algo": "{cp_algo}", "distributed_optimizer": true,
                 "swap_optimizer": {swap}, "tp_comm_overlap": {coc}}}, "recompute": {{"granularity": "{granularity}"}},
                 "batch": {{"micro_batch": 2, "global_batch": 128}},
                 "rl": {{"rollout_tp": {rollout_tp}, "n_samples_per_prompt": {n}, "mini_batch": {mini}, "dynamic_batch": {dynamic},

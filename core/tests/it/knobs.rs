@@ -17,6 +17,7 @@ fn changed_value(knob: Knob) -> (&'static str, Value) {
         Knob::Tp | Knob::Pp | Knob::Vpp | Knob::Cp | Knob::Ep => json!(2),
         Knob::ZeroStage => json!(2),
         Knob::Schedule => json!("gpipe"),
+        Knob::CpAlgo => json!("alltoall"),
         Knob::Fsdp => json!("optim_grads_params"),
         Knob::DistributedOptimizer
         | Knob::SequenceParallel
@@ -189,6 +190,10 @@ fn the_same_settings_change_the_report_where_they_apply() {
             Knob::SwapAttention,
             json!({"model": "qwen2.5-7b", "hardware": "ascend-910b2", "framework": "mindspeed-llm", "method": "pretrain", "recompute": {"granularity": "none"}}),
         ),
+        (
+            Knob::CpAlgo,
+            json!({"model": "llama-3.1-8b", "framework": "megatron", "method": "pretrain", "parallel": {"cp": 2}, "batch": {"seq_len": 32768}}),
+        ),
     ];
     for (knob, text) in cases {
         let plan = plan(text);
@@ -219,8 +224,17 @@ fn the_page_shows_what_each_framework_takes() {
         Applies::Frameworks(&[MindSpeedLlm, MindSpeedRl])
     );
     assert!(!applies(MindSpeedLlm, Method::Pretrain, Knob::CpuOffloadLayers).yes());
-    // Ulysses in VeRL is its context parallelism; RL settings belong to RL methods.
+    // Ulysses in VeRL is its context parallelism, all-to-all with no other choice; the Megatron
+    // path picks ring or all-to-all. RL settings belong to RL methods.
     assert!(applies(Verl, Method::Grpo, Knob::Cp).yes());
+    assert_eq!(
+        applies(Verl, Method::Grpo, Knob::CpAlgo),
+        Applies::Frameworks(&[Megatron, MindSpeedLlm, MindSpeedRl])
+    );
+    assert_eq!(trainplan_core::knobs::framework_cp_algo(Verl), trainplan_core::plan::CpAlgo::AllToAll);
+    for framework in [Megatron, MindSpeedLlm, MindSpeedRl] {
+        assert!(applies(framework, Method::Pretrain, Knob::CpAlgo).yes(), "{framework:?}");
+    }
     assert!(matches!(applies(Megatron, Method::Pretrain, Knob::Rl), Applies::Methods(_)));
     assert!(applies(MindSpeedRl, Method::Grpo, Knob::RlBlocking).yes());
     assert!(!applies(Verl, Method::Grpo, Knob::RlBlocking).yes());

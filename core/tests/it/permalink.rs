@@ -18,7 +18,7 @@ fn plan_strategy() -> impl Strategy<Value = Plan> {
             prop::option::of(1..=64_u32),
         ),
         (prop::sample::select(Framework::ALL.to_vec()), prop::sample::select(Method::ALL.to_vec())),
-        (1..=64_u32, 1..=64_u32, 1..=8_u32, 1..=16_u32, 1..=256_u32, 0..=3_u8, any::<[bool; 4]>()),
+        (1..=64_u32, 1..=64_u32, 1..=8_u32, 1..=16_u32, 1..=256_u32, 0..=3_u8, any::<[bool; 5]>()),
         (
             prop::sample::select(RecomputeGranularity::ALL.to_vec()),
             prop::sample::select(RecomputeMethod::ALL.to_vec()),
@@ -48,7 +48,8 @@ fn plan_strategy() -> impl Strategy<Value = Plan> {
                 "framework": fw.0.wire(), "method": fw.1.wire(),
                 "parallel": {"tp": tp, "pp": pp, "vpp": vpp, "cp": cp, "ep": ep, "etp": 1, "zero_stage": zero,
                     "sequence_parallel": flags[0], "distributed_optimizer": flags[1],
-                    "offload_optimizer": flags[2], "offload_params": flags[3]},
+                    "offload_optimizer": flags[2], "offload_params": flags[3],
+                    "cp_algo": if flags[4] { "alltoall" } else { "ring" }},
                 "recompute": {"granularity": rc.0.wire(), "method": rc.1.wire(), "num_layers": rc.2},
                 "batch": {"micro_batch": batch.0, "global_batch": batch.1, "seq_len": batch.2},
                 "precision": prec.0.wire(), "attention": prec.1.wire(),
@@ -146,7 +147,8 @@ fn bad_links_say_why() {
 }
 
 /// This release's knobs travel in a link: the pipeline layout string and MTP layers, the `moe`
-/// section, the recompute modules and activation offloading, MindSpeed's fused kernels.
+/// section, the recompute modules and activation offloading, MindSpeed's fused kernels, the
+/// context-parallel algorithm.
 #[test]
 fn the_layout_moe_and_recompute_knobs_round_trip() {
     for text in [
@@ -159,6 +161,8 @@ fn the_layout_moe_and_recompute_knobs_round_trip() {
             "recompute": {"granularity": "none", "cpu_offload_layers": 8}}"#,
         r#"{"model": "qwen2.5-7b", "hardware": "ascend-910b2", "framework": "mindspeed-llm", "method": "sft-full",
             "parallel": {"tp": 4, "fused_kernels": false}}"#,
+        r#"{"model": "llama-3.1-8b", "framework": "megatron", "method": "pretrain",
+            "parallel": {"cp": 4, "cp_algo": "alltoall"}, "batch": {"seq_len": 32768}}"#,
     ] {
         let plan = Plan::from_json(text).unwrap_or_else(|e| panic!("{text}: {e}"));
         let back = permalink::decode(&permalink::encode(&plan)).unwrap();

@@ -48,7 +48,7 @@ fn devices_per_node_defaults_to_the_hardware() {
 fn every_field_round_trips_through_the_file() {
     let text = r#"{"version": 1, "model": "qwen3-30b-a3b", "hardware": "ascend-910b2",
       "cluster": {"nodes": 4, "devices_per_node": 8}, "framework": "mindspeed-llm", "method": "sft-full",
-      "parallel": {"tp": 2, "pp": 2, "vpp": 3, "cp": 2, "ep": 4, "etp": 1, "sequence_parallel": true,
+      "parallel": {"tp": 2, "pp": 2, "vpp": 3, "cp": 2, "cp_algo": "alltoall", "ep": 4, "etp": 1, "sequence_parallel": true,
         "zero_stage": 1, "distributed_optimizer": true, "offload_optimizer": false, "offload_params": false},
       "recompute": {"granularity": "selective", "method": "block", "num_layers": 4},
       "batch": {"micro_batch": 2, "global_batch": 512, "seq_len": 8192}, "precision": "bf16",
@@ -59,6 +59,22 @@ fn every_field_round_trips_through_the_file() {
     assert_eq!(plan.lora.targets, LoraTargets::Only(vec![LoraTarget::Q, LoraTarget::V]));
     let again = serde_json::to_string(&plan.to_file()).unwrap();
     assert_eq!(Plan::from_json(&again).unwrap(), plan);
+    assert!(again.contains(r#""cp_algo":"alltoall""#), "{again}");
+}
+
+/// The context-parallel algorithm is ring when the file leaves it out, and a ring plan's file
+/// leaves it out again, so files written before the setting existed read and write as before.
+#[test]
+fn the_context_parallel_algorithm_defaults_to_ring_and_is_left_out_when_ring() {
+    use trainplan_core::plan::CpAlgo;
+    let plan = Plan::from_json(r#"{"model": "llama-3.1-8b", "parallel": {"cp": 2}}"#).unwrap();
+    assert_eq!(plan.parallel.cp_algo, CpAlgo::Ring);
+    let text = serde_json::to_string(&plan.to_file()).unwrap();
+    assert!(!text.contains("cp_algo"), "{text}");
+    let all_to_all =
+        Plan::from_json(r#"{"model": "llama-3.1-8b", "parallel": {"cp": 2, "cp_algo": "alltoall"}}"#)
+            .unwrap();
+    assert_eq!(all_to_all.parallel.cp_algo, CpAlgo::AllToAll);
 }
 
 #[test]
@@ -158,6 +174,7 @@ fn bad_plans_are_refused_with_a_reason() {
         r#"{"model": "llama-2-7b", "colour": "blue"}"#,
         r#"{"model": "llama-2-7b", "framework": "jax"}"#,
         r#"{"model": "llama-2-7b", "precision": "fp4"}"#,
+        r#"{"model": "llama-2-7b", "parallel": {"cp_algo": "a2a"}}"#,
     ] {
         match Plan::from_json(text) {
             Err(PlanFileError::Json(msg)) => assert!(!msg.is_empty()),

@@ -130,6 +130,43 @@ const CASES: &[(&str, &str, &str)] = &[
         r#"{"model": "llama-3-8b", "framework": "megatron", "method": "pretrain", "parallel": {"cp": 2}, "batch": {"seq_len": 4098}}"#,
         r#"{"model": "llama-3-8b", "framework": "megatron", "method": "pretrain", "parallel": {"cp": 2}, "batch": {"seq_len": 4096}}"#,
     ),
+    // All-to-all context parallelism (MindSpeed `UlyssesContextParallelFeature.validate_args`;
+    // Transformer Engine `AttnFuncWithCPAndQKVOA2A`): Qwen2.5-7B has 28 heads and 4 key/value
+    // heads, Llama-3-8B 32 and 8 (their config.json). MindSpeed's Ulysses needs seq % CP only:
+    // 4,100 tokens split over CP 4, not over its ring's 2 × CP.
+    (
+        "parallel.cp_a2a_seq",
+        r#"{"model": "qwen2.5-7b", "hardware": "ascend-910b2", "framework": "mindspeed-llm", "method": "pretrain", "parallel": {"cp": 4, "cp_algo": "alltoall"}, "batch": {"seq_len": 4098}}"#,
+        r#"{"model": "qwen2.5-7b", "hardware": "ascend-910b2", "framework": "mindspeed-llm", "method": "pretrain", "parallel": {"cp": 4, "cp_algo": "alltoall"}, "batch": {"seq_len": 4100}}"#,
+    ),
+    (
+        "parallel.cp_seq",
+        r#"{"model": "qwen2.5-7b", "hardware": "ascend-910b2", "framework": "mindspeed-llm", "method": "pretrain", "parallel": {"cp": 4}, "batch": {"seq_len": 4100}}"#,
+        r#"{"model": "qwen2.5-7b", "hardware": "ascend-910b2", "framework": "mindspeed-llm", "method": "pretrain", "parallel": {"cp": 4, "cp_algo": "alltoall"}, "batch": {"seq_len": 4100}}"#,
+    ),
+    // Megatron-LM checks 2 × CP whatever the algorithm (`validate_args`).
+    (
+        "parallel.cp_seq",
+        r#"{"model": "llama-3-8b", "framework": "megatron", "method": "pretrain", "parallel": {"cp": 4, "cp_algo": "alltoall"}, "batch": {"seq_len": 4100}}"#,
+        r#"{"model": "llama-3-8b", "framework": "megatron", "method": "pretrain", "parallel": {"cp": 4, "cp_algo": "alltoall"}, "batch": {"seq_len": 4104}}"#,
+    ),
+    (
+        "parallel.cp_a2a_heads",
+        r#"{"model": "qwen2.5-7b", "hardware": "ascend-910b2", "framework": "mindspeed-llm", "method": "pretrain", "parallel": {"tp": 2, "cp": 4, "cp_algo": "alltoall"}}"#,
+        r#"{"model": "qwen2.5-7b", "hardware": "ascend-910b2", "framework": "mindspeed-llm", "method": "pretrain", "parallel": {"tp": 1, "cp": 4, "cp_algo": "alltoall"}}"#,
+    ),
+    (
+        "parallel.cp_a2a_kv_heads",
+        r#"{"model": "llama-3-8b", "framework": "megatron", "method": "pretrain", "cluster": {"nodes": 2}, "parallel": {"tp": 4, "cp": 4, "cp_algo": "alltoall"}}"#,
+        r#"{"model": "llama-3-8b", "framework": "megatron", "method": "pretrain", "cluster": {"nodes": 2}, "parallel": {"tp": 2, "cp": 4, "cp_algo": "alltoall"}}"#,
+    ),
+    // Llama-3.1-70B's 8 key/value heads leave one per rank at TP 8, which CP 2 cannot split;
+    // MindSpeed repeats it to the query heads instead.
+    (
+        "parallel.cp_a2a_kv_heads",
+        r#"{"model": "llama-3.1-70b", "framework": "megatron", "method": "pretrain", "cluster": {"nodes": 2}, "parallel": {"tp": 8, "cp": 2, "cp_algo": "alltoall"}}"#,
+        r#"{"model": "llama-3.1-70b", "hardware": "ascend-910b2", "framework": "mindspeed-llm", "method": "pretrain", "cluster": {"nodes": 2}, "parallel": {"tp": 8, "cp": 2, "cp_algo": "alltoall"}}"#,
+    ),
     // `validate_args`: Llama-2 has 4096 positions.
     (
         "model.seq_too_long",
@@ -509,14 +546,19 @@ fn grid() -> Vec<String> {
     ] {
         for framework in ["megatron", "deepspeed", "llamafactory", "mindspeed-llm", "verl", "mindspeed-rl"] {
             for method in ["pretrain", "lora", "dpo", "grpo"] {
-                for (tp, pp, vpp, cp) in
-                    [(1, 1, 1, 1), (3, 1, 1, 1), (2, 3, 1, 1), (2, 4, 3, 1), (8, 16, 4, 2)]
-                {
+                for (tp, pp, vpp, cp, cp_algo) in [
+                    (1, 1, 1, 1, "ring"),
+                    (3, 1, 1, 1, "ring"),
+                    (2, 3, 1, 1, "ring"),
+                    (2, 4, 3, 1, "ring"),
+                    (8, 16, 4, 2, "ring"),
+                    (2, 1, 1, 4, "alltoall"),
+                ] {
                     for gbs in [7, 64] {
                         plans.push(format!(
                             r#"{{"model": "{model}", "hardware": "{hw}", "cluster": {{"nodes": {nodes}}},
                                 "framework": "{framework}", "method": "{method}",
-                                "parallel": {{"tp": {tp}, "pp": {pp}, "vpp": {vpp}, "cp": {cp}}},
+                                "parallel": {{"tp": {tp}, "pp": {pp}, "vpp": {vpp}, "cp": {cp}, "cp_algo": "{cp_algo}"}},
                                 "batch": {{"global_batch": {gbs}}}}}"#
                         ));
                     }

@@ -225,3 +225,34 @@ fn a_search_split_in_parts_merges_into_the_exhaustive_search() {
         assert!(merge(&p, &[one]).is_err());
     }
 }
+
+#[test]
+fn context_parallelism_is_searched_by_ring_and_by_all_to_all() {
+    // Llama-3-8B (32 layers, 32 heads, 8 key/value heads) on one node of 2 at 8K tokens (CP worth
+    // trying), global batch 64: TP · PP · CP divides 2, so (1,1,1), (2,1,1), (1,2,1) and (1,1,2).
+    // Counted by hand as ways of sharding and placing the optimizer's states (DDP or FSDP, each on
+    // the device or offloaded, where DP > 1) · VPP · 6 recomputations · micro-batches (· CP
+    // algorithms): (1,1,1) DP 2: 4·1·6·6 = 144; (2,1,1): 1·1·6·7 = 42; (1,2,1): VPP over the 16
+    // layers of a stage (1, 2, 4, 8, 16): 1·5·6·7 = 210; (1,1,2): 1·1·6·7 = 42 by ring and 42 more
+    // by all-to-all (32 heads and 8 key/value heads split over TP 1 × CP 2): 438 + 42 = 480.
+    let p = plan(
+        r#"{"model": "llama-3-8b", "framework": "megatron", "method": "pretrain", "cluster": {"devices_per_node": 2},
+            "batch": {"micro_batch": 1, "global_batch": 64, "seq_len": 8192}}"#,
+    );
+    let result = search(&p);
+    assert_eq!(result.considered, 480);
+    // The plans found carry the algorithm they were evaluated with.
+    for found in result.best.iter().chain(&result.pareto) {
+        let fixed = rules::apply_all(&p, &found.changes).unwrap();
+        assert_eq!(evaluate(&fixed).time.step_seconds, found.step_seconds);
+    }
+    // VeRL has no choice: its space is the same whatever the plan says.
+    let verl = |algo: &str| {
+        let text = format!(
+            r#"{{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "parallel": {{"cp_algo": "{algo}"}},
+                "rl": {{"max_prompt_length": 1024, "max_response_length": 8192}}}}"#
+        );
+        search(&plan(&text)).considered
+    };
+    assert_eq!(verl("ring"), verl("alltoall"));
+}

@@ -449,3 +449,108 @@ fn even_plans_take_the_closed_form_the_simulation_confirms() {
         assert!((closed - simulated).abs() <= 1e-9 * simulated, "{text}: {closed} vs {simulated}");
     }
 }
+
+/// One layer's forward all-to-alls under Ulysses context parallelism, by the count of Jacobs et al.
+/// 2023 ("DeepSpeed Ulysses", arXiv:2309.14509 §3): four all-to-alls (Q, K, V, the output), each
+/// device keeping 1/c of the `held_bytes` it holds of them and sending the rest, here all inside
+/// one NVLink domain (one direction of the device's NVLink bandwidth, its datasheet's figure), at
+/// the collective library's latency and efficiency.
+fn ulysses_layer_seconds(plan: &Plan, held_bytes: f64) -> f64 {
+    let hw = &plan.hardware.hw;
+    let c = f64::from(plan.parallel.cp.get());
+    let sent_bytes = held_bytes * (c - 1.0) / c;
+    4.0 * hw.collective_latency_seconds
+        + sent_bytes / (hw.intra_node_bytes_per_second / 2.0 * hw.collective_eff)
+}
+
+/// A plan on one node of eight H100s (DP 1 where TP × CP fill it), one sequence a step, no
+/// recomputation: the step runs each of the model's layers forward once and backward once.
+fn cp_plan(model: &str, framework: &str, tp: u32, cp: u32, algo: &str, seq_len: u32) -> Plan {
+    let text = format!(
+        r#"{{"model": "{model}", "framework": "{framework}", "method": "pretrain",
+            "parallel": {{"tp": {tp}, "cp": {cp}, "cp_algo": "{algo}"}}, "recompute": {{"granularity": "none"}},
+            "batch": {{"micro_batch": 1, "global_batch": 1, "seq_len": {seq_len}}}}}"#
+    );
+    Plan::from_json(&text).unwrap_or_else(|e| panic!("{text}: {e}"))
+}
+
+/// All-to-all is slower than the ring on a long sequence with grouped-query attention. Llama-3.1-8B
+/// (32 layers; 32 query and 8 key/value heads of 128, its config.json) at 65,536 tokens over CP 8:
+/// each device holds 8,192 tokens of Q, K, V and the output, 8,192 × (32 + 8 + 8 + 32) × 128
+/// elements of 2 bytes = 167,772,160 B, and sends 7/8 of it, all of it on the critical path. The
+/// ring sends 7 chunks of K and V (8,192 × 2 × 8 × 128 × 2 B = 33,554,432 B each) during the
+/// attention core, whose work grows with the square of the sequence (4 · s² · q FLOPs): at 65,536
+/// tokens it hides them whole, so the ring shows no CP time at all.
+#[test]
+fn all_to_all_context_parallelism_costs_its_four_all_to_alls_and_loses_to_a_hidden_ring() {
+    let ring = evaluate(&cp_plan("llama-3.1-8b", "megatron", 1, 8, "ring", 65_536)).time;
+    let plan = cp_plan("llama-3.1-8b", "megatron", 1, 8, "alltoall", 65_536);
+    let all_to_all = evaluate(&plan).time;
+    // Forward and backward (the same four on the gradients) of each of the 32 layers.
+    let expected = 32.0 * 2.0 * ulysses_layer_seconds(&plan, 167_772_160.0);
+    let got = all_to_all.breakdown.cp_comm_seconds;
+    assert!((got / expected - 1.0).abs() < 1e-9, "{got} vs {expected}");
+    assert_eq!(ring.breakdown.cp_comm_seconds, 0.0);
+    assert!(
+        ring.step_seconds < all_to_all.step_seconds,
+        "{} vs {}",
+        ring.step_seconds,
+        all_to_all.step_seconds
+    );
+}
+
+/// All-to-all is faster than the ring on a short sequence with multi-head attention. Llama-2-7B
+/// (32 layers, 32 heads of 128 for queries, keys and values alike) at 4,096 tokens over CP 8:
+/// each device holds 512 tokens × 4 × 4,096 elements × 2 B = 16,777,216 B of Q, K, V and the
+/// output and sends 7/8 of it, 14,680,064 B; the ring sends 7 chunks of K and V, 7 × 512 × 2 ×
+/// 4,096 × 2 B = 58,720,256 B, four times as much (2/c in general for multi-head attention), and a
+/// 4,096-token attention core is too short to hide it.
+#[test]
+fn all_to_all_context_parallelism_beats_an_exposed_ring() {
+    let ring = evaluate(&cp_plan("llama-2-7b", "megatron", 1, 8, "ring", 4096)).time;
+    let plan = cp_plan("llama-2-7b", "megatron", 1, 8, "alltoall", 4096);
+    let all_to_all = evaluate(&plan).time;
+    let expected = 32.0 * 2.0 * ulysses_layer_seconds(&plan, 16_777_216.0);
+    let got = all_to_all.breakdown.cp_comm_seconds;
+    assert!((got / expected - 1.0).abs() < 1e-9, "{got} vs {expected}");
+    assert!(got < ring.breakdown.cp_comm_seconds, "{got} vs {}", ring.breakdown.cp_comm_seconds);
+    assert!(
+        all_to_all.step_seconds < ring.step_seconds,
+        "{} vs {}",
+        all_to_all.step_seconds,
+        ring.step_seconds
+    );
+}
+
+/// With fewer key/value heads per TP rank than CP ranks, MindSpeed repeats K and V to the query
+/// heads before its all-to-alls (`UlyssesContextAttention.forward`). Qwen2.5-7B (28 layers; 28
+/// query and 4 key/value heads of 128, its config.json) at TP 2 × CP 4: 2 key/value heads per rank
+/// against 4 CP ranks, so K and V move 14 heads each like Q and the output: 1,024 tokens × 4 × 14
+/// × 128 elements × 2 B = 14,680,064 B held. TP 2 puts the four CP peers two ranks apart, all in
+/// the node.
+#[test]
+fn mindspeed_repeats_too_few_key_value_heads_to_the_query_heads() {
+    let plan = cp_plan("qwen2.5-7b", "mindspeed-llm", 2, 4, "alltoall", 4096);
+    let got = evaluate(&plan).time.breakdown.cp_comm_seconds;
+    let expected = 28.0 * 2.0 * ulysses_layer_seconds(&plan, 14_680_064.0);
+    assert!((got / expected - 1.0).abs() < 1e-9, "{got} vs {expected}");
+}
+
+/// VeRL's only context parallelism is Ulysses: its plans cost the all-to-alls whatever
+/// `parallel.cp_algo` says (VeRL has no such choice), and a 9,216-token sequence that a ring hides
+/// behind the attention (the same model on Megatron-LM) still shows CP time.
+#[test]
+fn verl_context_parallelism_is_all_to_all() {
+    let plan = |algo: &str| {
+        let text = format!(
+            r#"{{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "parallel": {{"zero_stage": 3, "cp": 2, "cp_algo": "{algo}"}},
+                "rl": {{"max_prompt_length": 1024, "max_response_length": 8192}}, "batch": {{"global_batch": 64}}}}"#
+        );
+        evaluate(&Plan::from_json(&text).unwrap()).time
+    };
+    let (ring, all_to_all) = (plan("ring"), plan("alltoall"));
+    assert_eq!(ring, all_to_all);
+    assert!(0.0 < ring.breakdown.cp_comm_seconds);
+    let megatron_ring = evaluate(&cp_plan("qwen2.5-7b", "megatron", 1, 2, "ring", 9216)).time;
+    assert_eq!(megatron_ring.breakdown.cp_comm_seconds, 0.0);
+}

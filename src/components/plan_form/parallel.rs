@@ -3,7 +3,7 @@
 
 use leptos::prelude::*;
 use trainplan_core::knobs::{self, Knob};
-use trainplan_core::plan::{Fsdp, PipelineSchedule};
+use trainplan_core::plan::{CpAlgo, Fsdp, PipelineSchedule};
 
 use super::FormCtx;
 use super::controls::{ReadBool, WriteBool, check, enum_select, knob_slot, number};
@@ -111,6 +111,22 @@ fn ParallelKnobs(
             |f, k| f.parallel.schedule = k,
         )
     };
+    // How CP exchanges: it matters only where the plan splits the sequence (CP above 1).
+    let cp_algo = move || {
+        enum_select(
+            ctx,
+            (Key::par_cp_algo, "cp-algo-select"),
+            CpAlgo::ALL,
+            CpAlgo::wire,
+            |k, lang| match k {
+                CpAlgo::Ring => t(lang, Key::par_cp_algo_ring),
+                CpAlgo::AllToAll => t(lang, Key::par_cp_algo_alltoall),
+            },
+            |f| f.parallel.cp_algo,
+            |f, k| f.parallel.cp_algo = k,
+        )
+    };
+    let splits_sequence = move || ctx.plan.with(|p| p.as_ref().is_ok_and(|p| 1 < p.parallel.cp.get()));
     let fsdp = move || {
         enum_select(
             ctx,
@@ -147,6 +163,9 @@ fn ParallelKnobs(
             {slot_number(Knob::Ep, Key::par_ep, "ep-input", NumField::Ep)}
             {knob_slot(ctx, Knob::ZeroStage, zero)}
         </div>
+        <Show when=splits_sequence>
+            {knob_slot(ctx, Knob::CpAlgo, cp_algo)}
+        </Show>
         {knob_slot(ctx, Knob::Schedule, schedule)}
         {knob_slot(ctx, Knob::Fsdp, fsdp)}
         {slot_check(Knob::DistributedOptimizer, Key::par_dist_opt, "dist-opt-check", |f| f.parallel.distributed_optimizer, |f, v| f.parallel.distributed_optimizer = v)}

@@ -5,6 +5,7 @@
 //! module file beside this one.
 
 mod compare;
+mod cp_algo;
 mod extras;
 mod ux;
 
@@ -214,7 +215,7 @@ async fn the_search_runs_in_workers_and_cancels() -> WebDriverResult<()> {
     page.choose("model-select", "llama-3.1-70b").await?;
     page.choose("framework-select", "megatron").await?;
     page.choose("method-select", "pretrain").await?;
-    // The benchmark's full space (cargo bench: 28,884 plans): 8K tokens, global batch 1,024.
+    // The benchmark's full space (cargo bench: 73,128 plans): 8K tokens, global batch 1,024.
     page.type_into("nodes-input", "128").await?;
     page.type_into("seq-len-input", "8192").await?;
     page.type_into("global-batch-input", "1024").await?;
@@ -223,7 +224,7 @@ async fn the_search_runs_in_workers_and_cancels() -> WebDriverResult<()> {
 
     page.click("search-run").await?;
     let summary = page.wait_text("search-summary", |t| t.contains("plans tried")).await?;
-    assert!(summary.contains("keep every rule") && summary.contains("28,884 plans"), "{summary}");
+    assert!(summary.contains("keep every rule") && summary.contains("73,128 plans"), "{summary}");
     let workers = page.search_workers().await?;
     assert!(0 < workers, "the search ran in the page: {summary}");
     assert_eq!(Some(u64::from(workers)), cores.map(|c| c.clamp(1, 16)), "one worker per core, at most 16");

@@ -79,6 +79,12 @@ fn parallel(s: &Sections, file: &mut PlanFile) -> Result<(), ImportError> {
     p.fused_kernels =
         ["use_fused_rmsnorm", "use_fused_swiglu", "use_fused_rotary_pos_emb"].iter().any(|k| mt.switch(k));
     p.cp = mt.whole("context_parallel_size")?.unwrap_or(1);
+    // emit::mindspeed_rl writes MindSpeed's Ulysses; the ring is the default, any other algorithm
+    // is not modeled and left as not kept (`unused`).
+    p.cp_algo = match mt.str("context_parallel_algo") {
+        Some("ulysses_cp_algo") => CpAlgo::AllToAll,
+        _ => CpAlgo::Ring,
+    };
     p.ep = mt.whole("expert_model_parallel_size")?.unwrap_or(1);
     p.tp = s.actor.whole("tensor_model_parallel_size")?.unwrap_or(1);
     p.pp = s.actor.whole("pipeline_model_parallel_size")?.unwrap_or(1);
@@ -203,6 +209,7 @@ const APPLIED: &[&str] = &[
     "megatron_training.use_fused_swiglu",
     "megatron_training.use_fused_rotary_pos_emb",
     "megatron_training.context_parallel_size",
+    "megatron_training.context_parallel_algo",
     "megatron_training.expert_model_parallel_size",
     "megatron_training.bf16",
     "megatron_training.fp16",
@@ -258,7 +265,7 @@ fn unused(map: &Hash, r: &mut Reading) {
         }
         for (k, v) in h {
             let key = format!("{top}.{}", yaml_text(k));
-            if APPLIED.contains(&key.as_str()) {
+            if APPLIED.contains(&key.as_str()) && !unmodeled(&key, v) {
                 continue;
             }
             // The sampling settings and the actor's resources one level down: some are the plan's.
@@ -275,6 +282,13 @@ fn unused(map: &Hash, r: &mut Reading) {
             }
         }
     }
+}
+
+/// Whether an applied key holds a value the plan has no place for: a context-parallel algorithm
+/// other than the ring and Ulysses (`hybrid_cp_algo`, `mamba_cp_algo`), read as the ring.
+fn unmodeled(key: &str, value: &Yaml) -> bool {
+    key == "megatron_training.context_parallel_algo"
+        && !matches!(value.as_str(), Some("megatron_cp_algo" | "ulysses_cp_algo"))
 }
 
 /// The model block: its keys are the model's flags (`num_layers: 28` is `--num-layers 28`).

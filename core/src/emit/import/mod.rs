@@ -29,8 +29,8 @@ use super::flags::{self, FlagError, Table};
 use crate::Plan;
 use crate::model::Family;
 use crate::plan::{
-    AttentionImpl, Framework, HardwareField, LaunchFile, Method, ModelField, PipelineSchedule, PlanFile,
-    Precision, RecomputeGranularity, RecomputeMethod, TargetsField,
+    AttentionImpl, CpAlgo, Framework, HardwareField, LaunchFile, Method, ModelField, PipelineSchedule,
+    PlanFile, Precision, RecomputeGranularity, RecomputeMethod, TargetsField,
 };
 
 mod deepspeed;

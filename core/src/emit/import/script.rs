@@ -234,10 +234,25 @@ fn pipeline_flag(f: &Flag, file: &mut PlanFile, seen: &mut Seen) -> Result<bool,
 /// communication overlaps. `Ok(false)` for a flag of another section.
 fn parallel_flag(f: &Flag, file: &mut PlanFile) -> Result<bool, ImportError> {
     use crate::plan::Fsdp;
+    let framework = file.framework;
     let p = &mut file.parallel;
     match f.name {
         "--tensor-model-parallel-size" => p.tp = f.count()?,
         "--context-parallel-size" => p.cp = f.count()?,
+        // How CP exchanges (emit::megatron `cp_algo_flag`): Megatron-LM's `--cp-comm-type`, one
+        // type for every layer; MindSpeed's `--context-parallel-algo`. The all-gather and hybrid
+        // forms are not modeled: such a flag is listed as not kept.
+        "--cp-comm-type" if framework == Framework::Megatron => match cp_comm_type(f.values) {
+            Some(algo) => p.cp_algo = algo,
+            None => return Ok(false),
+        },
+        "--context-parallel-algo" if framework == Framework::MindSpeedLlm => {
+            p.cp_algo = match f.value()? {
+                "megatron_cp_algo" => CpAlgo::Ring,
+                "ulysses_cp_algo" => CpAlgo::AllToAll,
+                _ => return Ok(false),
+            }
+        }
         "--expert-model-parallel-size" => p.ep = f.count()?,
         "--expert-tensor-parallel-size" => p.etp = f.count()?,
         "--sequence-parallel" => p.sequence_parallel = true,
@@ -267,6 +282,17 @@ fn parallel_flag(f: &Flag, file: &mut PlanFile) -> Result<bool, ImportError> {
         _ => return Ok(false),
     }
     Ok(true)
+}
+
+/// Megatron-LM's `--cp-comm-type`, one type or one per layer (megatron/training/arguments.py at
+/// core_v0.19.0): `p2p` the ring, `a2a` all-to-all, the same for every layer; `None` otherwise.
+fn cp_comm_type(values: &[String]) -> Option<CpAlgo> {
+    let algo = match values.first()?.as_str() {
+        "p2p" => CpAlgo::Ring,
+        "a2a" => CpAlgo::AllToAll,
+        _ => return None,
+    };
+    values.iter().all(|v| *v == values[0]).then_some(algo)
 }
 
 /// The attention kernel and MindSpeed's fused kernels. `Ok(false)` for a flag of another section.
