@@ -364,3 +364,37 @@ impl DrawingBackend for Canvas2d {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Raster;
+
+    /// The pixel at (`x`, `y`) as red, green, blue.
+    fn at(r: &Raster, x: usize, y: usize) -> (u8, u8, u8) {
+        let i = (y * r.width as usize + x) * 4;
+        (r.rgba[i], r.rgba[i + 1], r.rgba[i + 2])
+    }
+
+    #[test]
+    fn a_raster_fills_as_fill_rect_does_and_clips_to_itself() {
+        let (white, red) = ((255, 255, 255), (200, 0, 0));
+        let mut r = Raster::new(4, 3, white);
+        assert_eq!(r.rgba.len(), 4 * 3 * 4);
+        assert!(r.rgba.chunks(4).all(|p| p == [255, 255, 255, 255]));
+        // From (1, 1) up to, not including, (3, 2): two pixels of row 1.
+        r.fill((1, 1), (3, 2), red);
+        let filled: Vec<(usize, usize)> =
+            (0..3).flat_map(|y| (0..4).map(move |x| (x, y))).filter(|&(x, y)| at(&r, x, y) == red).collect();
+        assert_eq!(filled, [(1, 1), (2, 1)]);
+        // Past every edge: clipped to the picture, nothing written outside it, opaque.
+        r.fill((-5, -5), (99, 1), red);
+        assert!((0..4).all(|x| at(&r, x, 0) == red));
+        assert_eq!(at(&r, 0, 2), white);
+        assert!(r.rgba.chunks(4).all(|p| p[3] == 255));
+        // Empty and reversed rectangles draw nothing.
+        let before = r.rgba.clone();
+        r.fill((3, 2), (3, 3), red);
+        r.fill((3, 2), (1, 3), red);
+        assert_eq!(r.rgba, before);
+    }
+}
