@@ -121,13 +121,12 @@ fn path_vars(plan: &Plan, slug: &str) -> String {
 fn ascend_flags(plan: &Plan) -> Vec<String> {
     let p = &plan.parallel;
     let mut gpt = Vec::new();
-    match p.schedule {
-        // MindSpeed's DualPipeV (`--schedules-method dualpipev`, mindspeed/features_manager
-        // pipeline-parallel features); without it the run is plain 1F1B.
-        PipelineSchedule::DualPipeV => gpt.push("--schedules-method dualpipev".to_owned()),
-        // MindSpeed's zero-bubble pipeline (ZB-H1).
-        PipelineSchedule::ZbH1 => gpt.push("--enable-zero-bubble".to_owned()),
-        _ => {}
+    // MindSpeed's DualPipeV (`--schedules-method dualpipev`, mindspeed/features_manager
+    // pipeline-parallel features); without it the run is plain 1F1B. Neither MindSpeed (028de58)
+    // nor MindSpeed-LLM (c77308a) declares a zero-bubble schedule, so ZB-H1 writes no flag (rule
+    // schedule.framework refuses it, and the file's header says so); GPipe likewise.
+    if p.schedule == PipelineSchedule::DualPipeV {
+        gpt.push("--schedules-method dualpipev".to_owned());
     }
     let r = &plan.recompute;
     if r.activation_function {

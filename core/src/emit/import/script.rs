@@ -224,6 +224,8 @@ fn pipeline_flag(f: &Flag, file: &mut PlanFile, seen: &mut Seen) -> Result<bool,
                 _ => return Err(f.bad(Expected::DualPipeV)),
             };
         }
+        // The zero-bubble fork's flag (sail-sg/zero-bubble-pipeline-parallelism, a Megatron-LM fork):
+        // read as ZB-H1, which rule schedule.framework then says upstream does not run.
         "--enable-zero-bubble" => p.schedule = PipelineSchedule::ZbH1,
         _ => return Ok(false),
     }
