@@ -473,6 +473,7 @@ texts! {
     advice_interleave => "Interleaved schedule (VPP 2): the bubble shrinks by the number of chunks.", "交错调度（VPP 2）：气泡按虚拟阶段数缩小。";
     advice_tp_in_node => "Keep TP inside a node and move the rest to PP: TP traffic needs NVLink/HCCS.", "TP 限制在节点内，其余转为 PP：TP 通信需要 NVLink/HCCS。";
     advice_pp_over_tp => "Double PP: each device holds half the layers.", "PP 加倍：每张卡只放一半的层。";
+    advice_cp_algo => "The other context-parallel exchange (ring ↔ all-to-all) runs faster here.", "换用另一种 CP 通信方式（环形 ↔ all-to-all），这里更快。";
     advice_stack_megatron => "A model this size on this many devices trains fastest on Megatron/MindSpeed with TP and the distributed optimizer.", "这个规模的模型和集群，用 Megatron/MindSpeed 的 TP 加分布式优化器训练最快。";
     advice_cheap_together => "The nearly free memory moves together: distributed optimizer, sequence parallelism, swap attention.", "几乎不耗时的省显存手段一起用：分布式优化器、序列并行、swap attention。";
     advice_verl_ulysses => "Ulysses sequence parallelism for long VeRL sequences (SP 2).", "长序列 VeRL 用 Ulysses 序列并行（SP 2）。";
@@ -502,6 +503,7 @@ texts! {
     advice_why_more_microbatches => "The pipeline bubble is (p − 1)/m of the step for p stages and m micro-batches; at least 4 × p micro-batches keep it under a fifth.", "p 个流水线阶段、m 个微批时，气泡占 (p − 1)/m；微批数至少 4 × p 可把它压到五分之一以下。";
     advice_why_interleave => "Giving each device v non-adjacent chunks of layers divides the bubble by v, at the cost of v times more pipeline messages.", "每张卡分到 v 段不相邻的层，气泡缩小为 1/v，代价是流水线消息多 v 倍。";
     advice_why_tp_in_node => "TP communicates inside every layer and needs NVLink/HCCS bandwidth; across nodes it runs at network speed. Cost order of the parallelisms: pp < dp < ep < cp < tp.", "TP 每层都要通信，需要 NVLink/HCCS 带宽；跨节点只能走网络。各并行方式的通信代价：pp < dp < ep < cp < tp。";
+    advice_why_cp_algo => "The ring passes K and V around the CP ranks behind the attention compute; all-to-all moves Q, K, V and the output once per layer with nothing to hide it. Short sequences and many key/value heads favour all-to-all, long sequences favour the ring: the figure is computed for this plan.", "环形把 K、V 在 CP 各卡间轮转传递，藏在注意力计算之后；all-to-all 每层把 Q、K、V 和输出各交换一次，无法隐藏。序列短、KV 头多时 all-to-all 占优，序列长时环形占优：这里的数字按本方案算出。";
     advice_why_pp_over_tp => "Pipeline stages exchange only activations at their boundaries, the cheapest traffic of all parallelisms; more stages hold fewer layers each.", "流水线各阶段只在边界传激活，是所有并行方式中通信最少的；阶段越多，每张卡上的层越少。";
     advice_why_stack_megatron => "From about 100B parameters on 32+ devices, ZeRO's per-layer gathers cost more than Megatron's TP/PP with the distributed optimizer (Megatron-LM paper, Narayanan et al. 2021 §5.2; the threshold itself is common practice).", "约 100B 参数、32 卡以上时，ZeRO 逐层聚合参数的开销超过 Megatron 的 TP/PP 加分布式优化器（Megatron-LM 论文，Narayanan 等 2021 §5.2；阈值本身为常见经验）。";
     advice_why_cheap_together => "Each of these saves memory without adding compute; when none alone is enough, together they may be.", "这几项都只省显存不加计算；单项不够时，合起来可能就够了。";

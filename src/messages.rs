@@ -439,6 +439,7 @@ pub fn advice(lang: Lang, code: &str) -> (String, String) {
         "interleave" => (Key::advice_interleave, Key::advice_why_interleave),
         "tp_in_node" => (Key::advice_tp_in_node, Key::advice_why_tp_in_node),
         "pp_over_tp" => (Key::advice_pp_over_tp, Key::advice_why_pp_over_tp),
+        "cp_algo" => (Key::advice_cp_algo, Key::advice_why_cp_algo),
         "stack_megatron" => (Key::advice_stack_megatron, Key::advice_why_stack_megatron),
         "cheap_together" => (Key::advice_cheap_together, Key::advice_why_cheap_together),
         "verl_ulysses" => (Key::advice_verl_ulysses, Key::advice_why_verl_ulysses),

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use crate::hardware::Vendor;
 use crate::memory::Memory;
-use crate::plan::{AttentionImpl, Framework, Method, Plan, RecomputeGranularity};
+use crate::plan::{AttentionImpl, CpAlgo, Framework, Method, Plan, RecomputeGranularity};
 use crate::report::Fix;
 use crate::rules;
 
@@ -244,6 +244,18 @@ fn layout_moves(ctx: &Ctx) -> Vec<Candidate> {
     }
     if megatron && 2 < tp && !ctx.fits {
         res.push(candidate("pp_over_tp", vec![fix("parallel.pp", pp.saturating_mul(2))]));
+    }
+    // Context parallelism's other exchange: the ring hides its K/V passes behind the attention core,
+    // all-to-all moves Q, K, V and the output once with nothing to hide them (Jacobs et al. 2023
+    // §3), so which is faster depends on the heads, the sequence and the links; the figure decides.
+    let takes_algo = crate::knobs::applies(plan.framework, plan.method, crate::knobs::Knob::CpAlgo)
+        == crate::knobs::Applies::Yes;
+    if takes_algo && 1 < plan.parallel.cp.get() {
+        let other = match plan.parallel.cp_algo {
+            CpAlgo::Ring => CpAlgo::AllToAll,
+            CpAlgo::AllToAll => CpAlgo::Ring,
+        };
+        res.push(candidate("cp_algo", vec![fix("parallel.cp_algo", other.wire())]));
     }
     // The stack by cluster and model size: Megatron/MindSpeed from 32 devices and 100B parameters;
     // LLaMA-Factory (with ZeRO-3 for 70B+) below. Megatron's TP/PP beat ZeRO-3 at 175B and 530B as

@@ -229,3 +229,33 @@ fn the_searched_plan_is_advice() {
     let again = trainplan_core::search::search(&applied);
     assert!(trainplan_core::advice::from_search(&applied, &again).is_none_or(|a| a.speed_delta_frac < 0.05));
 }
+
+/// Context parallelism's other exchange is offered where it is faster, in either direction. On
+/// Llama-2-7B (32 heads, 32 key/value heads: multi-head) at 4,096 tokens over CP 8, the ring's K/V
+/// passes outlast the short attention core they hide behind, and all-to-all moves each device's
+/// share once (time.rs `all_to_all_context_parallelism_beats_an_exposed_ring`); at 65,536 tokens
+/// the attention core is long enough to hide the ring, which all-to-all cannot match. Each move
+/// is offered only with a computed speed-up and with the other algorithm as its one change.
+#[test]
+fn the_other_context_parallel_exchange_is_offered_where_it_is_faster() {
+    let cp_plan = |algo: &str, seq_len: u32| {
+        plan(&format!(
+            r#"{{"model": "llama-2-7b", "framework": "megatron", "method": "pretrain", "cluster": {{"nodes": 4}},
+                "parallel": {{"cp": 8, "cp_algo": "{algo}", "distributed_optimizer": true}},
+                "batch": {{"micro_batch": 1, "global_batch": 32, "seq_len": {seq_len}}}}}"#
+        ))
+    };
+    for (from, to, seq_len) in [("ring", "alltoall", 4096), ("alltoall", "ring", 65536)] {
+        let p = cp_plan(from, seq_len);
+        let offered = advice::advise(&p).into_iter().find(|a| a.code == "cp_algo");
+        let offered = offered.unwrap_or_else(|| panic!("{from} at {seq_len} tokens: no cp_algo advice"));
+        assert_eq!(offered.changes.len(), 1);
+        assert_eq!(
+            (offered.changes[0].field, offered.changes[0].value.as_str()),
+            ("parallel.cp_algo", Some(to))
+        );
+        assert!(0.01 < offered.speed_delta_frac, "{from} → {to}: {}", offered.speed_delta_frac);
+        let other = evaluate(&cp_plan(to, seq_len)).time.step_seconds;
+        assert!(other < evaluate(&p).time.step_seconds, "{from} → {to} at {seq_len}");
+    }
+}
