@@ -287,9 +287,14 @@ impl Page {
         self.click_el(&self.el(testid).await?).await
     }
 
-    /// Clicks an element, scrolled to the middle of the window first (see [`Page::click`]).
+    /// Clicks an element, scrolled to the middle of the window first (see [`Page::click`]), and
+    /// again two frames later: sections below the fold render (`content-visibility: auto`) as they
+    /// come into view and can move the element back under the summary bar.
     pub async fn click_el(&self, el: &WebElement) -> WebDriverResult<()> {
-        self.driver.execute("arguments[0].scrollIntoView({block: 'center'});", vec![el.to_json()?]).await?;
+        let settle = "const [el, done] = arguments; el.scrollIntoView({block: 'center'}); \
+                      requestAnimationFrame(() => requestAnimationFrame(() => { \
+                        el.scrollIntoView({block: 'center'}); done(); }));";
+        self.driver.execute_async(settle, vec![el.to_json()?]).await?;
         el.click().await
     }
 
