@@ -83,8 +83,8 @@ fn memory_moves(plan: &Plan) -> Vec<Fix> {
             }
         }
         _ => {
-            for z in (p.zero_stage + 1)..=3 {
-                moves.push(fix("parallel.zero_stage", Value::from(z)));
+            for z in crate::plan::ZeroStage::ALL.into_iter().filter(|&z| p.zero_stage < z) {
+                moves.push(fix("parallel.zero_stage", Value::from(z.get())));
             }
             if !p.offload_optimizer {
                 moves.push(fix("parallel.offload_optimizer", Value::from(true)));

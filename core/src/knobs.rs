@@ -28,7 +28,9 @@ use std::borrow::Cow;
 use std::num::NonZeroU32;
 
 use crate::Plan;
-use crate::plan::{CpAlgo, Framework, Fsdp, LoraFile, Method, MoeFile, PipelineSchedule, RecomputeModules};
+use crate::plan::{
+    CpAlgo, Framework, Fsdp, LoraFile, Method, MoeFile, PipelineSchedule, RecomputeModules, ZeroStage,
+};
 
 /// A setting of the plan that only some frameworks or methods take.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -429,7 +431,7 @@ pub fn effective(plan: &Plan) -> Cow<'_, Plan> {
             Knob::Cp => parallel.cp = one,
             Knob::CpAlgo => parallel.cp_algo = framework_cp_algo(plan.framework),
             Knob::Ep => parallel.ep = one,
-            Knob::ZeroStage => parallel.zero_stage = 0,
+            Knob::ZeroStage => parallel.zero_stage = ZeroStage::NONE,
             Knob::Schedule => parallel.schedule = PipelineSchedule::Auto,
             Knob::Fsdp => parallel.fsdp = Fsdp::None,
             Knob::DistributedOptimizer => parallel.distributed_optimizer = false,

@@ -10,7 +10,9 @@
 
 use crate::layout::Layout;
 use crate::model::{self, Architecture, MlpKind};
-use crate::plan::{AttentionImpl, Framework, Method, Plan, Precision, RecomputeGranularity, RecomputeMethod};
+use crate::plan::{
+    AttentionImpl, Framework, Method, Plan, Precision, RecomputeGranularity, RecomputeMethod, ZeroStage,
+};
 
 /// Bytes per element of a bf16 (or fp16) tensor.
 pub const BF16_BYTES: u64 = 2;
@@ -194,13 +196,13 @@ pub fn state_bytes(path: Path, precision: Precision) -> StateBytes {
 
 /// Model-state bytes per device for `n_params` parameters under DeepSpeed ZeRO over `dp` ranks
 /// (ZeRO paper Fig. 1: baseline (2 + 2 + K)Ψ; P_os 4Ψ + KΨ/N; P_os+g 2Ψ + (2 + K)Ψ/N; P_os+g+p (2 + 2 + K)Ψ/N).
-pub fn zero_model_states(n_params: f64, bytes: StateBytes, zero_stage: u8, dp: u64) -> StateBytes {
+pub fn zero_model_states(n_params: f64, bytes: StateBytes, zero_stage: ZeroStage, dp: u64) -> StateBytes {
     let dp = dp.max(1) as f64;
-    let shard = |stage: u8, x: f64| if stage <= zero_stage { x / dp } else { x };
+    let shard = |sharded: bool, x: f64| if sharded { x / dp } else { x };
     StateBytes {
-        weights: shard(3, n_params * bytes.weights),
-        gradients: shard(2, n_params * bytes.gradients),
-        optimizer: shard(1, n_params * bytes.optimizer),
+        weights: shard(zero_stage.shards_params(), n_params * bytes.weights),
+        gradients: shard(zero_stage.shards_gradients(), n_params * bytes.gradients),
+        optimizer: shard(zero_stage.shards_optimizer(), n_params * bytes.optimizer),
     }
 }
 
@@ -588,12 +590,13 @@ fn model_states(ctx: &Ctx, dense: f64, expert: f64, res: &mut StageMemory) {
         }
         Path::Hf => {
             let states = zero_model_states(dense + expert, bytes, zero_stage(ctx), ctx.dp * ctx.cp);
-            res.weights_bytes = on_device(states.weights, p.offload_params && p.zero_stage == 3);
+            res.weights_bytes = on_device(states.weights, p.offload_params && p.zero_stage.shards_params());
             // ZeRO-Offload keeps the gradient partitions with the optimizer on the host: the device
             // holds only the reduce buckets, counted with the buffers (DeepSpeed
             // `stage_1_and_2.py` / `stage3.py` with `offload_optimizer`: fp32 gradient partitions
             // in pinned CPU memory; ZeRO-Offload paper §4.1).
-            res.gradients_bytes = on_device(states.gradients, p.offload_optimizer && 1 <= p.zero_stage);
+            res.gradients_bytes =
+                on_device(states.gradients, p.offload_optimizer && p.zero_stage.shards_optimizer());
             res.optimizer_bytes = on_device(states.optimizer, p.offload_optimizer);
         }
     }
@@ -610,9 +613,11 @@ fn model_states(ctx: &Ctx, dense: f64, expert: f64, res: &mut StageMemory) {
     }
 }
 
-fn zero_stage(ctx: &Ctx) -> u8 {
-    match ctx.path {
-        Path::Hf => ctx.plan.parallel.zero_stage,
+/// The ZeRO stage whose sharding the plan's states follow: the HF path's own, or on the Megatron
+/// path the one its FSDP or distributed optimizer matches.
+fn zero_stage(ctx: &Ctx) -> ZeroStage {
+    let stage = match ctx.path {
+        Path::Hf => return ctx.plan.parallel.zero_stage,
         Path::Megatron => match ctx.plan.parallel.fsdp {
             crate::plan::Fsdp::OptimGradsParams | crate::plan::Fsdp::Torch => 3,
             crate::plan::Fsdp::OptimGrads => 2,
@@ -620,7 +625,8 @@ fn zero_stage(ctx: &Ctx) -> u8 {
             crate::plan::Fsdp::None if ctx.plan.parallel.distributed_optimizer => 1,
             crate::plan::Fsdp::None => 0,
         },
-    }
+    };
+    ZeroStage::new(stage).unwrap_or(ZeroStage::NONE)
 }
 
 /// Attention dropout and hidden dropout as the family trains: GPT-2 style models with 0.1
@@ -1128,7 +1134,7 @@ fn buffers(ctx: &Ctx) -> u64 {
     let groups =
         [ctx.tp, ctx.pp, ctx.dp, ctx.cp, ctx.ep * ctx.etp].into_iter().filter(|&g| 1 < g).count() as u64;
     let mut res = groups * per_group;
-    if ctx.path == Path::Hf && ctx.plan.parallel.zero_stage == 3 && 1 < ctx.dp {
+    if ctx.path == Path::Hf && ctx.plan.parallel.zero_stage.shards_params() && 1 < ctx.dp {
         // ZeRO-3 gathers a layer's full parameters to compute it, and prefetches the next:
         // two layers in bf16 (`stage3_prefetch_bucket_size`, `stage3_max_live_parameters`).
         let layers = &ctx.summary.layers;
@@ -1171,7 +1177,7 @@ fn host_bytes_per_node(ctx: &Ctx) -> u64 {
     if p.offload_optimizer || swapped {
         per_device += trainable * bytes.optimizer * per_device_share;
         // The fp32 gradient partitions ZeRO-Offload keeps beside the optimizer (above).
-        if ctx.path == Path::Hf && 1 <= p.zero_stage {
+        if ctx.path == Path::Hf && p.zero_stage.shards_optimizer() {
             per_device += trainable * 4.0 * per_device_share;
         }
     }

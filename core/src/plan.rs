@@ -303,6 +303,68 @@ wire_enum! {
     }
 }
 
+/// A DeepSpeed ZeRO stage, 0 to 3 (Rajbhandari et al. 2020, "ZeRO", §5: stage 1 shards the
+/// optimizer states over the data-parallel ranks, stage 2 also the gradients, stage 3 also the
+/// parameters). Each stage shards what the one below it does, so stages compare in order.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ZeroStage(u8);
+
+impl ZeroStage {
+    /// No sharding: plain data parallelism.
+    pub const NONE: ZeroStage = ZeroStage(0);
+    /// Every model state sharded.
+    pub const THREE: ZeroStage = ZeroStage(3);
+    /// Every stage, lowest first.
+    pub const ALL: [ZeroStage; 4] = [ZeroStage(0), ZeroStage(1), ZeroStage(2), ZeroStage(3)];
+
+    /// The stage numbered `stage`; `None` above 3.
+    pub const fn new(stage: u8) -> Option<ZeroStage> {
+        match stage {
+            0..=3 => Some(ZeroStage(stage)),
+            _ => None,
+        }
+    }
+
+    /// The stage's number, as DeepSpeed's `zero_optimization.stage` writes it.
+    pub const fn get(self) -> u8 {
+        self.0
+    }
+
+    /// Whether the optimizer states are sharded (stage 1 and up).
+    pub const fn shards_optimizer(self) -> bool {
+        1 <= self.0
+    }
+
+    /// Whether the gradients are sharded too (stage 2 and up).
+    pub const fn shards_gradients(self) -> bool {
+        2 <= self.0
+    }
+
+    /// Whether the parameters are sharded too (stage 3).
+    pub const fn shards_params(self) -> bool {
+        self.0 == 3
+    }
+
+    /// The stage above, if any.
+    pub const fn up(self) -> Option<ZeroStage> {
+        ZeroStage::new(self.0 + 1)
+    }
+
+    /// The stage below, if any.
+    pub const fn down(self) -> Option<ZeroStage> {
+        match self.0 {
+            0 => None,
+            n => Some(ZeroStage(n - 1)),
+        }
+    }
+}
+
+impl std::fmt::Display for ZeroStage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
 /// Parallel degrees and sharding. Data parallelism is derived: devices ÷ (tp · pp · cp).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Parallel {
@@ -322,8 +384,8 @@ pub struct Parallel {
     pub etp: NonZeroU32,
     /// Megatron sequence parallelism (with tp > 1).
     pub sequence_parallel: bool,
-    /// DeepSpeed ZeRO stage, 0 to 3.
-    pub zero_stage: u8,
+    /// DeepSpeed ZeRO stage.
+    pub zero_stage: ZeroStage,
     /// Megatron's distributed optimizer.
     pub distributed_optimizer: bool,
     /// Optimizer states in host memory.
@@ -992,9 +1054,9 @@ fn cluster(c: &ClusterFile, hw: &Hardware) -> Result<Cluster, PlanFileError> {
 
 /// The parallel section: degrees of at least 1, a ZeRO stage of 0 to 3, a pipeline layout that parses.
 fn parallel(p: &ParallelFile) -> Result<Parallel, PlanFileError> {
-    if 3 < p.zero_stage {
+    let Some(zero_stage) = ZeroStage::new(p.zero_stage) else {
         return Err(PlanFileError::OutOfRange { field: "parallel.zero_stage", expected: Allowed::ZeroStage });
-    }
+    };
     Ok(Parallel {
         tp: count(p.tp, "parallel.tp", Limit::Degree)?,
         pp: count(p.pp, "parallel.pp", Limit::Degree)?,
@@ -1004,7 +1066,7 @@ fn parallel(p: &ParallelFile) -> Result<Parallel, PlanFileError> {
         ep: count(p.ep, "parallel.ep", Limit::Degree)?,
         etp: count(p.etp, "parallel.etp", Limit::Degree)?,
         sequence_parallel: p.sequence_parallel,
-        zero_stage: p.zero_stage,
+        zero_stage,
         distributed_optimizer: p.distributed_optimizer,
         offload_optimizer: p.offload_optimizer,
         offload_params: p.offload_params,
@@ -1631,7 +1693,7 @@ impl Plan {
                 ep: p.ep.get(),
                 etp: p.etp.get(),
                 sequence_parallel: p.sequence_parallel,
-                zero_stage: p.zero_stage,
+                zero_stage: p.zero_stage.get(),
                 distributed_optimizer: p.distributed_optimizer,
                 offload_optimizer: p.offload_optimizer,
                 offload_params: p.offload_params,

@@ -25,7 +25,9 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::plan::{CpAlgo, Framework, PipelineSchedule, Plan, RecomputeGranularity, RecomputeMethod};
+use crate::plan::{
+    CpAlgo, Framework, PipelineSchedule, Plan, RecomputeGranularity, RecomputeMethod, ZeroStage,
+};
 use crate::report::{Fix, Severity};
 use crate::{memory, rules, time};
 
@@ -80,7 +82,7 @@ struct Knobs {
     cp: u32,
     cp_algo: CpAlgo,
     ep: u32,
-    zero_stage: u8,
+    zero_stage: ZeroStage,
     offload_optimizer: bool,
     offload_params: bool,
     swap_optimizer: bool,
@@ -169,7 +171,7 @@ impl Knobs {
         push("parallel.cp", self.cp != from.cp, self.cp.into());
         push("parallel.cp_algo", self.cp_algo != from.cp_algo, self.cp_algo.wire().into());
         push("parallel.ep", self.ep != from.ep, self.ep.into());
-        push("parallel.zero_stage", self.zero_stage != from.zero_stage, self.zero_stage.into());
+        push("parallel.zero_stage", self.zero_stage != from.zero_stage, self.zero_stage.get().into());
         push(
             "parallel.offload_optimizer",
             self.offload_optimizer != from.offload_optimizer,
@@ -490,10 +492,12 @@ fn hf_space(shape: &Shape, res: &mut Vec<Knobs>) {
             continue;
         }
         let dp = world / u64::from(cp);
-        for zero_stage in 0..=3u8 {
+        for zero_stage in ZeroStage::ALL {
             for (offload_optimizer, offload_params) in [(false, false), (true, false), (true, true)] {
                 // DeepSpeed offloads the optimizer from stage 1 and parameters at stage 3 (`zero/config.py`).
-                if (offload_optimizer && zero_stage < 1) || (offload_params && zero_stage < 3) {
+                if (offload_optimizer && !zero_stage.shards_optimizer())
+                    || (offload_params && !zero_stage.shards_params())
+                {
                     continue;
                 }
                 for recompute in [RecomputeGranularity::None, RecomputeGranularity::Full] {

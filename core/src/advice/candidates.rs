@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use crate::hardware::Vendor;
 use crate::memory::Memory;
-use crate::plan::{AttentionImpl, CpAlgo, Framework, Method, Plan, RecomputeGranularity};
+use crate::plan::{AttentionImpl, CpAlgo, Framework, Method, Plan, RecomputeGranularity, ZeroStage};
 use crate::report::Fix;
 use crate::rules;
 
@@ -116,19 +116,19 @@ fn zero_ladder(ctx: &Ctx) -> Vec<Candidate> {
     if ctx.megatron {
         return res;
     }
-    match p.zero_stage {
+    match p.zero_stage.up() {
         // One rung up; when it does not fit, the lowest rung that does (no climbing 1 → 2 → 3
         // through "still too big").
-        z if z < 3 => {
-            let fits_at = |stage: u8| {
-                super::rank::evaluate_change(plan, &[fix("parallel.zero_stage", stage)])
+        Some(up) => {
+            let fits_at = |stage: ZeroStage| {
+                super::rank::evaluate_change(plan, &[fix("parallel.zero_stage", stage.get())])
                     .is_some_and(|(_, m, _)| m.peak_bytes <= m.usable_bytes)
             };
             let rung = match ctx.fits {
-                true => z + 1,
-                false => ((z + 1)..=3).find(|&s| fits_at(s)).unwrap_or(z + 1),
+                true => up,
+                false => ZeroStage::ALL.into_iter().filter(|&s| up <= s).find(|&s| fits_at(s)).unwrap_or(up),
             };
-            res.push(candidate("zero_stage", vec![fix("parallel.zero_stage", u64::from(rung))]));
+            res.push(candidate("zero_stage", vec![fix("parallel.zero_stage", rung.get())]));
         }
         _ if !p.offload_optimizer => {
             res.push(candidate("offload_optimizer", vec![fix("parallel.offload_optimizer", true)]))
@@ -140,16 +140,16 @@ fn zero_ladder(ctx: &Ctx) -> Vec<Candidate> {
     }
     if !ctx.fits {
         // Jump the ladder when one rung will not do: ZeRO-3, then offloading on top of it.
-        if 1 <= p.zero_stage && p.zero_stage < 2 {
+        if p.zero_stage.shards_optimizer() && !p.zero_stage.shards_gradients() {
             res.push(candidate("zero_stage_3", vec![fix("parallel.zero_stage", 3)]));
         }
-        if p.zero_stage < 3 {
+        if !p.zero_stage.shards_params() {
             res.push(candidate(
                 "offload_optimizer",
                 vec![fix("parallel.zero_stage", 3), fix("parallel.offload_optimizer", true)],
             ));
         }
-        if !p.offload_params && (p.zero_stage < 3 || !p.offload_optimizer) {
+        if !p.offload_params && (!p.zero_stage.shards_params() || !p.offload_optimizer) {
             res.push(candidate(
                 "offload_params",
                 vec![
@@ -161,8 +161,9 @@ fn zero_ladder(ctx: &Ctx) -> Vec<Candidate> {
         }
     }
     // Fewer shards communicate less when memory allows it.
-    if ctx.fits && 0 < p.zero_stage && !p.offload_optimizer && !p.offload_params {
-        res.push(candidate("zero_stage_down", vec![fix("parallel.zero_stage", u64::from(p.zero_stage) - 1)]));
+    if let Some(down) = p.zero_stage.down().filter(|_| ctx.fits && !p.offload_optimizer && !p.offload_params)
+    {
+        res.push(candidate("zero_stage_down", vec![fix("parallel.zero_stage", down.get())]));
     }
     res
 }

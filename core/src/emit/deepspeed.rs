@@ -15,12 +15,12 @@ pub fn zero_block(plan: &Plan, hf_auto: bool) -> Value {
     let p = &plan.parallel;
     let bucket = if hf_auto { json!("auto") } else { json!(500_000_000u64) };
     let mut zero = json!({
-        "stage": p.zero_stage,
+        "stage": p.zero_stage.get(),
         "overlap_comm": p.overlap_grad_reduce,
         "contiguous_gradients": true,
         "reduce_bucket_size": bucket,
     });
-    if p.zero_stage == 3 {
+    if p.zero_stage.shards_params() {
         zero["stage3_prefetch_bucket_size"] = bucket.clone();
         zero["stage3_param_persistence_threshold"] =
             if hf_auto { json!("auto") } else { json!(1_000_000u64) };
@@ -29,10 +29,10 @@ pub fn zero_block(plan: &Plan, hf_auto: bool) -> Value {
         zero["sub_group_size"] = json!(1_000_000_000u64);
         zero["stage3_gather_16bit_weights_on_model_save"] = json!(true);
     }
-    if p.offload_optimizer && 1 <= p.zero_stage {
+    if p.offload_optimizer && p.zero_stage.shards_optimizer() {
         zero["offload_optimizer"] = json!({"device": "cpu", "pin_memory": true});
     }
-    if p.offload_params && p.zero_stage == 3 {
+    if p.offload_params && p.zero_stage.shards_params() {
         zero["offload_param"] = json!({"device": "cpu", "pin_memory": true});
     }
     zero

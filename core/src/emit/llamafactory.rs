@@ -210,7 +210,7 @@ fn train_keys(plan: &Plan) -> String {
 /// `train.yaml`, the DeepSpeed JSON when ZeRO is on, and `launch.sh`.
 pub fn files(plan: &Plan, header: &[String]) -> Vec<EmittedFile> {
     let p = &plan.parallel;
-    let ds_name = (0 < p.zero_stage || p.offload_optimizer).then(|| {
+    let ds_name = (p.zero_stage.shards_optimizer() || p.offload_optimizer).then(|| {
         let offload = if p.offload_optimizer || p.offload_params { "_offload" } else { "" };
         format!("ds_z{}{offload}_config.json", p.zero_stage)
     });

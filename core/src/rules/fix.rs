@@ -89,7 +89,9 @@ fn apply_direct(plan: &Plan, fix: &Fix) -> Option<Plan> {
         "parallel.cp" => p.cp = degree()?,
         "parallel.ep" => p.ep = degree()?,
         "parallel.etp" => p.etp = degree()?,
-        "parallel.zero_stage" => p.zero_stage = fix.value.as_u64().filter(|&z| z <= 3)? as u8,
+        "parallel.zero_stage" => {
+            p.zero_stage = crate::plan::ZeroStage::new(u8::try_from(fix.value.as_u64()?).ok()?)?
+        }
         "parallel.sequence_parallel" => p.sequence_parallel = switch()?,
         "parallel.distributed_optimizer" => p.distributed_optimizer = switch()?,
         "parallel.offload_optimizer" => p.offload_optimizer = switch()?,

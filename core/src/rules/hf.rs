@@ -34,7 +34,7 @@ pub(super) fn check(cx: &Ctx, acc: &mut Acc) {
             Some(("parallel.cp", Value::from(1))),
         );
     }
-    if p.offload_params && p.zero_stage != 3 {
+    if p.offload_params && !p.zero_stage.shards_params() {
         // DeepSpeed `_configure_zero_optimizer` (runtime/engine.py): parameter offload is ZeRO-3 only.
         acc.push(
             Error,

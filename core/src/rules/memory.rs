@@ -87,9 +87,9 @@ pub(super) fn fits(cx: &Ctx, acc: &mut Acc) {
     let &Ctx { plan, mem, p, megatron, .. } = cx;
     if !mem.stages.is_empty() && mem.usable_bytes < mem.peak_bytes {
         let gib = |b: u64| format!("{:.1}", b as f64 / (1u64 << 30) as f64);
-        let fix = match (megatron, p.zero_stage, plan.recompute.granularity) {
+        let fix = match (megatron, p.zero_stage.up(), plan.recompute.granularity) {
             (_, _, RecomputeGranularity::None) => Some(("recompute.granularity", Value::from("full"))),
-            (false, z, _) if z < 3 => Some(("parallel.zero_stage", Value::from(u64::from(z) + 1))),
+            (false, Some(up), _) => Some(("parallel.zero_stage", Value::from(up.get()))),
             (true, _, _) if !p.distributed_optimizer => {
                 Some(("parallel.distributed_optimizer", Value::from(true)))
             }

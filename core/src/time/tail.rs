@@ -39,7 +39,7 @@ pub(super) fn step_tail(ctx: &Ctx, mem: &memory::Memory, backward: &[f64], m: u3
         (share.dp_cp, share.params_on_device, share.trainable_share);
     // Optimizer: Adam reads and writes fp32 master weights, two moments and gradients, and writes
     // the 16-bit weights: about 18 bytes per parameter it owns (÷ dp when sharded).
-    let sharded = p.distributed_optimizer || (!megatron && 1 <= p.zero_stage);
+    let sharded = p.distributed_optimizer || (!megatron && p.zero_stage.shards_optimizer());
     let owned = params_on_device * trainable_share / if sharded { dp_cp } else { 1.0 };
     let optimizer_seconds = 18.0 * owned / (hw.memory_bytes_per_second * HBM_EFF);
     // Offload: optimizer states cross the host link twice a step.
@@ -82,7 +82,7 @@ fn share(ctx: &Ctx, mem: &memory::Memory) -> Share {
     // it gathers, reduces and updates, so there the count comes from the model (HF frameworks run
     // without TP and PP, rule hf.no_model_parallel; the division keeps a stray plan sensible).
     let shards_params = match megatron {
-        false => p.zero_stage == 3,
+        false => p.zero_stage.shards_params(),
         true => matches!(p.fsdp, crate::plan::Fsdp::OptimGradsParams | crate::plan::Fsdp::Torch),
     };
     let params_on_device = match shards_params {

@@ -183,7 +183,7 @@ fn deepspeed_batch_identity_holds() {
         // DeepSpeed `runtime/config.py::_batch_assertion`: train_batch_size = micro × GAS × world.
         assert_eq!(tbs, micro * gas * world, "{text}");
         assert_eq!(tbs, u64::from(p.batch.global_batch.get()));
-        assert_eq!(config["zero_optimization"]["stage"], p.parallel.zero_stage);
+        assert_eq!(config["zero_optimization"]["stage"], p.parallel.zero_stage.get());
     }
     let offload: serde_json::Value = serde_json::from_str(&files(GOLDEN[3].1)[0].text).unwrap();
     assert_eq!(offload["zero_optimization"]["offload_optimizer"]["device"], "cpu");

@@ -4,7 +4,7 @@
 
 use trainplan_core::memory::{self, StateBytes};
 use trainplan_core::model::Architecture;
-use trainplan_core::plan::{AttentionImpl, Plan};
+use trainplan_core::plan::{AttentionImpl, Plan, ZeroStage};
 use trainplan_core::{catalog, evaluate, hf, layout};
 
 const GB: f64 = 1e9;
@@ -16,7 +16,7 @@ fn zero_paper_figure_1() {
     let psi = 7.5e9;
     let mixed = StateBytes { weights: 2.0, gradients: 2.0, optimizer: 12.0 };
     let per_device = |stage| {
-        let s = memory::zero_model_states(psi, mixed, stage, 64);
+        let s = memory::zero_model_states(psi, mixed, ZeroStage::new(stage).unwrap(), 64);
         ((s.weights + s.gradients + s.optimizer) / GB * 10.0).round() / 10.0
     };
     assert_eq!([per_device(0), per_device(1), per_device(2), per_device(3)], [120.0, 31.4, 16.6, 1.9]);
@@ -31,7 +31,7 @@ fn zero3_seventy_billion_on_eight_cards() {
     let s = memory::zero_model_states(
         70e9,
         memory::state_bytes(memory::Path::Hf, trainplan_core::plan::Precision::Bf16),
-        3,
+        ZeroStage::THREE,
         8,
     );
     assert_eq!((s.weights + s.gradients + s.optimizer) / GB, 140.0);

@@ -210,3 +210,25 @@ fn counts_beyond_their_limits_are_refused_with_the_limit_named() {
         assert_eq!(err.to_string(), format!("{path} must be {words}"));
     }
 }
+
+/// A ZeRO stage is 0 to 3, each sharding what the one below does and one state more (Rajbhandari
+/// et al. 2020 §5: P_os, P_os+g, P_os+g+p); a plan file's 4 is refused with the range.
+#[test]
+fn a_zero_stage_is_zero_to_three_and_each_shards_more() {
+    use trainplan_core::plan::ZeroStage;
+    assert_eq!(ZeroStage::ALL.map(ZeroStage::get), [0, 1, 2, 3]);
+    assert_eq!(ZeroStage::new(4), None);
+    let shards = ZeroStage::ALL.map(|z| (z.shards_optimizer(), z.shards_gradients(), z.shards_params()));
+    assert_eq!(
+        shards,
+        [(false, false, false), (true, false, false), (true, true, false), (true, true, true)]
+    );
+    assert!(
+        ZeroStage::ALL
+            .windows(2)
+            .all(|w| w[0] < w[1] && w[0].up() == Some(w[1]) && w[1].down() == Some(w[0]))
+    );
+    assert_eq!((ZeroStage::THREE.up(), ZeroStage::NONE.down()), (None, None));
+    let err = Plan::from_json(r#"{"model": "qwen2.5-7b", "parallel": {"zero_stage": 4}}"#).unwrap_err();
+    assert!(err.to_string().contains("parallel.zero_stage"), "{err}");
+}
