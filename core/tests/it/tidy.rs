@@ -460,3 +460,104 @@ fn components_name_no_framework_or_method() {
     assert!(asks, "no component calls choices::choose_framework");
     assert!(hits.is_empty(), "ask the core what a framework or method brings:\n{}", hits.join("\n"));
 }
+
+/// The plan-file fields docs/plan-format.md documents: the first cell of each row of its tables
+/// (`parallel.tp`, `.pp` expanding to `parallel.pp`), and custom hardware's keys (in backticks in
+/// its section) as `hardware.custom.*`.
+fn documented_fields() -> std::collections::BTreeSet<String> {
+    let doc = std::fs::read_to_string(repo_root().join("docs/plan-format.md")).unwrap();
+    let ticked =
+        |text: &str| -> Vec<String> { text.split('`').skip(1).step_by(2).map(str::to_owned).collect() };
+    let mut res = std::collections::BTreeSet::new();
+    for row in doc.lines().filter(|l| l.starts_with("| `")) {
+        let mut prefix = String::new();
+        for name in ticked(row.split('|').nth(1).unwrap_or("")) {
+            match name.strip_prefix('.') {
+                Some(rest) => res.insert(format!("{prefix}.{rest}")),
+                None => {
+                    prefix = name.rsplit_once('.').map_or(String::new(), |(p, _)| p.to_owned());
+                    res.insert(name)
+                }
+            };
+        }
+    }
+    let custom = doc.split("### Custom hardware").nth(1).and_then(|s| s.split("\n## ").next()).unwrap_or("");
+    for word in custom.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')) {
+        if !word.is_empty() && word.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+        {
+            res.insert(format!("hardware.custom.{word}"));
+        }
+    }
+    res
+}
+
+/// The dotted plan-file fields a Rust source names in its strings that `documented` lacks, as
+/// (line, field): strings made of a section, a dot and a key (`"parallel.tp"`), finding `codes`
+/// aside (`parallel.layers_pp` looks alike).
+fn undocumented_fields(
+    text: &str,
+    documented: &std::collections::BTreeSet<String>,
+    codes: &std::collections::BTreeSet<&str>,
+) -> Vec<(usize, String)> {
+    const SECTIONS: [&str; 10] = [
+        "parallel",
+        "recompute",
+        "batch",
+        "lora",
+        "moe",
+        "rl",
+        "cluster",
+        "calibration",
+        "budget",
+        "overheads",
+    ];
+    let is_field = |piece: &str| {
+        let chars_ok =
+            piece.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '.');
+        let section = piece.split_once('.').filter(|(_, key)| !key.is_empty()).map(|(s, _)| s);
+        chars_ok
+            && (section.is_some_and(|s| SECTIONS.contains(&s)) || piece.starts_with("hardware.custom."))
+            && !piece.ends_with('.')
+    };
+    code_and_strings(text)
+        .1
+        .into_iter()
+        .filter(|(_, piece)| {
+            is_field(piece) && !codes.contains(piece.as_str()) && !documented.contains(piece)
+        })
+        .collect()
+}
+
+/// Invariant: every plan-file field the code names (a fix's field, a knob's path, a range error's
+/// field, a form field, a search change) is a field docs/plan-format.md documents.
+#[test]
+fn every_field_the_code_names_is_documented() {
+    let documented = documented_fields();
+    // The documentation is read as expected: a field of each kind of row.
+    for field in ["parallel.tp", "parallel.etp", "rl.max_response_length", "hardware.custom.fp4_tflops"] {
+        assert!(documented.contains(field), "{field} not read from docs/plan-format.md");
+    }
+    let report = std::fs::read_to_string(repo_root().join("core/src/report.rs")).unwrap();
+    let codes: std::collections::BTreeSet<&str> =
+        report.split("= \"").skip(1).filter_map(|s| s.split_once("\" =>").map(|(code, _)| code)).collect();
+    assert!(codes.contains("parallel.layers_pp") && codes.contains("memory.does_not_fit"));
+    // The checker first, on a snippet it must catch (a misspelt field) and ones it must pass.
+    let snippet =
+        r#"fix("parallel.tpp", 2); fix("parallel.tp", 2); code("parallel.layers_pp"); starts("moe."); "a.b""#;
+    assert_eq!(undocumented_fields(snippet, &documented, &codes), [(1, "parallel.tpp".to_owned())]);
+    let mut files = Vec::new();
+    rust_files(&repo_root().join("core/src"), &mut files);
+    rust_files(&repo_root().join("src"), &mut files);
+    let mut undocumented = Vec::new();
+    for path in files {
+        let text = std::fs::read_to_string(&path).unwrap();
+        for (line, field) in undocumented_fields(&text, &documented, &codes) {
+            undocumented.push(format!("{}:{line} {field}", path.display()));
+        }
+    }
+    assert!(
+        undocumented.is_empty(),
+        "fields named in code but not in docs/plan-format.md:\n{}",
+        undocumented.join("\n")
+    );
+}
