@@ -3,6 +3,7 @@
 
 use trainplan_core::emit::flags::{FlagError, ValueType};
 use trainplan_core::emit::import::{Expected, ImportError, ModelOrigin};
+use trainplan_core::field::Field;
 use trainplan_core::hf::ConfigError;
 use trainplan_core::permalink::PermalinkError;
 use trainplan_core::plan::{Allowed, Method, PlanFileError, bound_text};
@@ -347,7 +348,7 @@ fn arg(lang: Lang, name: &str, value: &str) -> String {
             Some(m) => t(lang, method_key(*m)).to_owned(),
             None => value.to_owned(),
         },
-        "field" => field_label(lang, value),
+        "field" => Field::from_path(value).map_or_else(|| value.to_owned(), |f| field_label(lang, f)),
         _ => match (lang, value) {
             (Lang::Zh, "micro-batch × DP") => "微批 × DP".to_owned(),
             (Lang::Zh, "devices ÷ Ulysses SP") => "卡数 ÷ Ulysses SP".to_owned(),
@@ -372,44 +373,44 @@ pub fn changes(lang: Lang, fixes: &[trainplan_core::report::Fix]) -> String {
 
 /// A plan-file field (`parallel.tp`) by the label the form gives it; a field the form does not
 /// show keeps its plan-file name.
-pub fn field_label(lang: Lang, field: &str) -> String {
-    if let Some(f) = crate::form::NumField::ALL.iter().find(|f| f.dotted() == field) {
+pub fn field_label(lang: Lang, field: Field) -> String {
+    if let Some(f) = crate::form::NumField::ALL.iter().find(|f| f.dotted() == field.path()) {
         return t(lang, f.label()).to_owned();
     }
     let key = match field {
-        "parallel.distributed_optimizer" => Key::par_dist_opt,
-        "parallel.sequence_parallel" => Key::par_sp,
-        "parallel.offload_optimizer" => Key::par_offload_opt,
-        "parallel.offload_params" => Key::par_offload_params,
-        "parallel.overlap_grad_reduce" => Key::par_overlap_grad,
-        "parallel.overlap_param_gather" => Key::par_overlap_param,
-        "parallel.tp_comm_overlap" => Key::par_tp_overlap,
-        "parallel.swap_optimizer" => Key::par_swap_opt,
-        "parallel.uneven_layers" => Key::par_uneven,
-        "recompute.activation_function" => Key::rc_act_fn,
-        "recompute.swap_attention" => Key::rc_swap_attn,
-        "rl.dynamic_batch" => Key::rl_dynamic_batch,
-        "rl.remove_padding" => Key::rl_remove_padding,
-        "rl.enforce_eager" => Key::rl_enforce_eager,
-        "rl.lora" => Key::rl_lora,
-        "rl.blocking" => Key::rl_blocking,
-        "recompute.granularity" => Key::rc_granularity,
-        "parallel.zero_stage" => Key::par_zero,
-        "parallel.schedule" => Key::par_schedule,
-        "parallel.fsdp" => Key::par_fsdp,
-        "parallel.account_embedding_loss" => Key::par_account,
-        "parallel.pipeline_layout" => Key::par_layout,
-        "mtp_layers" => Key::mtp_layers,
-        "parallel.fused_kernels" => Key::par_fused,
-        "moe.dispatcher" => Key::moe_dispatcher,
-        "moe.grouped_gemm" => Key::moe_grouped_gemm,
-        "moe.permute_fusion" => Key::moe_permute_fusion,
-        "moe.overlap_ep_comm" => Key::moe_overlap_ep_comm,
-        "moe.pad_to_capacity" => Key::moe_pad_to_capacity,
-        "framework" => Key::training_framework,
-        "method" => Key::training_method,
-        "precision" => Key::training_precision,
-        _ => return field.to_owned(),
+        Field::ParallelDistributedOptimizer => Key::par_dist_opt,
+        Field::ParallelSequenceParallel => Key::par_sp,
+        Field::ParallelOffloadOptimizer => Key::par_offload_opt,
+        Field::ParallelOffloadParams => Key::par_offload_params,
+        Field::ParallelOverlapGradReduce => Key::par_overlap_grad,
+        Field::ParallelOverlapParamGather => Key::par_overlap_param,
+        Field::ParallelTpCommOverlap => Key::par_tp_overlap,
+        Field::ParallelSwapOptimizer => Key::par_swap_opt,
+        Field::ParallelUnevenLayers => Key::par_uneven,
+        Field::RecomputeActivationFunction => Key::rc_act_fn,
+        Field::RecomputeSwapAttention => Key::rc_swap_attn,
+        Field::RlDynamicBatch => Key::rl_dynamic_batch,
+        Field::RlRemovePadding => Key::rl_remove_padding,
+        Field::RlEnforceEager => Key::rl_enforce_eager,
+        Field::RlLora => Key::rl_lora,
+        Field::RlBlocking => Key::rl_blocking,
+        Field::RecomputeGranularity => Key::rc_granularity,
+        Field::ParallelZeroStage => Key::par_zero,
+        Field::ParallelSchedule => Key::par_schedule,
+        Field::ParallelFsdp => Key::par_fsdp,
+        Field::ParallelAccountEmbeddingLoss => Key::par_account,
+        Field::ParallelPipelineLayout => Key::par_layout,
+        Field::MtpLayers => Key::mtp_layers,
+        Field::ParallelFusedKernels => Key::par_fused,
+        Field::MoeDispatcher => Key::moe_dispatcher,
+        Field::MoeGroupedGemm => Key::moe_grouped_gemm,
+        Field::MoePermuteFusion => Key::moe_permute_fusion,
+        Field::MoeOverlapEpComm => Key::moe_overlap_ep_comm,
+        Field::MoePadToCapacity => Key::moe_pad_to_capacity,
+        Field::Framework => Key::training_framework,
+        Field::Method => Key::training_method,
+        Field::Precision => Key::training_precision,
+        _ => return field.path().to_owned(),
     };
     t(lang, key).to_owned()
 }
@@ -506,9 +507,9 @@ mod tests {
     #[test]
     fn changes_read_as_the_page_labels_them() {
         let fixes = [
-            trainplan_core::report::Fix { field: "parallel.tp", value: 4.into() },
-            trainplan_core::report::Fix { field: "parallel.distributed_optimizer", value: true.into() },
-            trainplan_core::report::Fix { field: "recompute.granularity", value: "none".into() },
+            trainplan_core::report::Fix { field: Field::ParallelTp, value: 4.into() },
+            trainplan_core::report::Fix { field: Field::ParallelDistributedOptimizer, value: true.into() },
+            trainplan_core::report::Fix { field: Field::RecomputeGranularity, value: "none".into() },
         ];
         assert_eq!(
             changes(Lang::En, &fixes),

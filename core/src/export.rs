@@ -242,8 +242,11 @@ pub fn search_json(from: &Plan, result: &SearchResult) -> String {
 /// (its plan-file path, e.g. `parallel.tp`) holding that plan's value of it.
 pub fn search_csv(from: &Plan, result: &SearchResult) -> String {
     let lists = [("best", &result.best), ("pareto", &result.pareto)];
-    let mut settings: Vec<&'static str> =
-        lists.iter().flat_map(|(_, l)| l.iter()).flat_map(|c| c.changes.iter().map(|f| f.field)).collect();
+    let mut settings: Vec<&'static str> = lists
+        .iter()
+        .flat_map(|(_, l)| l.iter())
+        .flat_map(|c| c.changes.iter().map(|f| f.field.path()))
+        .collect();
     settings.sort_unstable();
     settings.dedup();
     let mut header: Vec<Cow<'_, str>> = SEARCH_CSV_FIGURES.iter().map(|&f| Cow::Borrowed(f)).collect();

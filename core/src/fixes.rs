@@ -6,6 +6,7 @@
 //! where no value of that one field works, the finding is marked [`Finding::make_valid`] and
 //! [`make_valid`] finds the nearest plan the search says fits and keeps every rule.
 
+use crate::field::Field;
 use serde_json::Value;
 
 use crate::plan::{Framework, Method, PipelineSchedule, Plan, Precision, RecomputeGranularity};
@@ -30,9 +31,9 @@ fn converges(plan: &Plan, fix: &Fix, finding: &Finding, before: &[Code]) -> bool
 const MAX_TRIES: usize = 24;
 
 /// The value of a dotted plan-file field.
-fn current(plan: &Plan, field: &str) -> Value {
+fn current(plan: &Plan, field: Field) -> Value {
     let file = serde_json::to_value(plan.to_file()).unwrap_or(Value::Null);
-    field.split('.').fold(&file, |v, k| &v[k]).clone()
+    field.path().split('.').fold(&file, |v, k| &v[k]).clone()
 }
 
 /// Other values of a field to try, nearest to the plan's own first, the rule's suggestion first
@@ -49,11 +50,11 @@ fn candidates(plan: &Plan, fix: &Fix) -> Vec<Value> {
         return values.into_iter().take(MAX_TRIES).map(Value::from).collect();
     }
     let wires: Vec<&'static str> = match fix.field {
-        "framework" => Framework::ALL.iter().map(|x| x.wire()).collect(),
-        "method" => Method::ALL.iter().map(|x| x.wire()).collect(),
-        "precision" => Precision::ALL.iter().map(|x| x.wire()).collect(),
-        "parallel.schedule" => PipelineSchedule::ALL.iter().map(|x| x.wire()).collect(),
-        "recompute.granularity" => RecomputeGranularity::ALL.iter().map(|x| x.wire()).collect(),
+        Field::Framework => Framework::ALL.iter().map(|x| x.wire()).collect(),
+        Field::Method => Method::ALL.iter().map(|x| x.wire()).collect(),
+        Field::Precision => Precision::ALL.iter().map(|x| x.wire()).collect(),
+        Field::ParallelSchedule => PipelineSchedule::ALL.iter().map(|x| x.wire()).collect(),
+        Field::RecomputeGranularity => RecomputeGranularity::ALL.iter().map(|x| x.wire()).collect(),
         _ => return vec![fix.value.clone()],
     };
     let now = current(plan, fix.field);
@@ -67,32 +68,32 @@ fn candidates(plan: &Plan, fix: &Fix) -> Vec<Value> {
 /// offload).
 fn memory_moves(plan: &Plan) -> Vec<Fix> {
     let p = &plan.parallel;
-    let fix = |field: &'static str, value: Value| Fix { field, value };
+    let fix = |field: Field, value: Value| Fix { field, value };
     let mut moves = Vec::new();
     if plan.recompute.granularity != RecomputeGranularity::Full {
-        moves.push(fix("recompute.granularity", Value::from("full")));
+        moves.push(fix(Field::RecomputeGranularity, Value::from("full")));
     }
     match plan.framework {
         Framework::Megatron | Framework::MindSpeedLlm | Framework::MindSpeedRl => {
             if !p.distributed_optimizer {
-                moves.push(fix("parallel.distributed_optimizer", Value::from(true)));
+                moves.push(fix(Field::ParallelDistributedOptimizer, Value::from(true)));
             }
             // Megatron-LM's own FSDP shards gradients and parameters too (as advice offers it).
             if plan.framework == Framework::Megatron && p.fsdp == crate::plan::Fsdp::None {
-                moves.push(fix("parallel.fsdp", Value::from("optim_grads_params")));
+                moves.push(fix(Field::ParallelFsdp, Value::from("optim_grads_params")));
             }
         }
         _ => {
             for z in crate::plan::ZeroStage::ALL.into_iter().filter(|&z| p.zero_stage < z) {
-                moves.push(fix("parallel.zero_stage", Value::from(z.get())));
+                moves.push(fix(Field::ParallelZeroStage, Value::from(z.get())));
             }
             if !p.offload_optimizer {
-                moves.push(fix("parallel.offload_optimizer", Value::from(true)));
+                moves.push(fix(Field::ParallelOffloadOptimizer, Value::from(true)));
             }
         }
     }
     if 1 < plan.batch.micro_batch.get() {
-        moves.push(fix("batch.micro_batch", Value::from(1)));
+        moves.push(fix(Field::BatchMicroBatch, Value::from(1)));
     }
     moves
 }

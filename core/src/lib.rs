@@ -28,6 +28,7 @@ pub mod compare;
 pub mod cost;
 pub mod emit;
 pub mod export;
+pub mod field;
 pub mod fixes;
 pub mod hardware;
 pub mod hf;

@@ -530,8 +530,8 @@ pub struct Finding {
 /// One field of the plan file set to a value: the nearest valid value or the switch to turn.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Fix {
-    /// The plan-file field, dotted (`parallel.tp`).
-    pub field: &'static str,
+    /// The plan-file field (written dotted, `parallel.tp`).
+    pub field: crate::field::Field,
     /// Its new value.
     pub value: serde_json::Value,
 }

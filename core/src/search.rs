@@ -22,6 +22,7 @@
 //! [`merge`] into exactly the whole search's; `core/tests/it/search.rs` checks both the pruning and
 //! the merge against evaluating every plan.
 
+use crate::field::Field;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -159,85 +160,89 @@ impl Knobs {
     /// The plan-file changes from `from` to `self`, in an order each step of which parses.
     fn changes(self, from: Knobs) -> Vec<Fix> {
         let mut res = Vec::new();
-        let mut push = |field: &'static str, changed: bool, value: Value| {
+        let mut push = |field: Field, changed: bool, value: Value| {
             if changed {
                 res.push(Fix { field, value });
             }
         };
-        push("parallel.tp", self.tp != from.tp, self.tp.into());
-        push("parallel.uneven_layers", self.uneven_layers != from.uneven_layers, self.uneven_layers.into());
-        push("parallel.pp", self.pp != from.pp, self.pp.into());
-        push("parallel.vpp", self.vpp != from.vpp, self.vpp.into());
-        push("parallel.cp", self.cp != from.cp, self.cp.into());
-        push("parallel.cp_algo", self.cp_algo != from.cp_algo, self.cp_algo.wire().into());
-        push("parallel.ep", self.ep != from.ep, self.ep.into());
-        push("parallel.zero_stage", self.zero_stage != from.zero_stage, self.zero_stage.get().into());
+        push(Field::ParallelTp, self.tp != from.tp, self.tp.into());
         push(
-            "parallel.offload_optimizer",
+            Field::ParallelUnevenLayers,
+            self.uneven_layers != from.uneven_layers,
+            self.uneven_layers.into(),
+        );
+        push(Field::ParallelPp, self.pp != from.pp, self.pp.into());
+        push(Field::ParallelVpp, self.vpp != from.vpp, self.vpp.into());
+        push(Field::ParallelCp, self.cp != from.cp, self.cp.into());
+        push(Field::ParallelCpAlgo, self.cp_algo != from.cp_algo, self.cp_algo.wire().into());
+        push(Field::ParallelEp, self.ep != from.ep, self.ep.into());
+        push(Field::ParallelZeroStage, self.zero_stage != from.zero_stage, self.zero_stage.get().into());
+        push(
+            Field::ParallelOffloadOptimizer,
             self.offload_optimizer != from.offload_optimizer,
             self.offload_optimizer.into(),
         );
         push(
-            "parallel.offload_params",
+            Field::ParallelOffloadParams,
             self.offload_params != from.offload_params,
             self.offload_params.into(),
         );
         push(
-            "parallel.swap_optimizer",
+            Field::ParallelSwapOptimizer,
             self.swap_optimizer != from.swap_optimizer,
             self.swap_optimizer.into(),
         );
         push(
-            "parallel.distributed_optimizer",
+            Field::ParallelDistributedOptimizer,
             self.distributed_optimizer != from.distributed_optimizer,
             self.distributed_optimizer.into(),
         );
         push(
-            "parallel.sequence_parallel",
+            Field::ParallelSequenceParallel,
             self.sequence_parallel != from.sequence_parallel,
             self.sequence_parallel.into(),
         );
         push(
-            "parallel.overlap_grad_reduce",
+            Field::ParallelOverlapGradReduce,
             self.overlap_grad_reduce != from.overlap_grad_reduce,
             self.overlap_grad_reduce.into(),
         );
         push(
-            "parallel.overlap_param_gather",
+            Field::ParallelOverlapParamGather,
             self.overlap_param_gather != from.overlap_param_gather,
             self.overlap_param_gather.into(),
         );
         push(
-            "recompute.granularity",
+            Field::RecomputeGranularity,
             self.recompute != from.recompute,
             serde_json::to_value(self.recompute).expect("an enum always serializes"),
         );
         push(
-            "recompute.method",
+            Field::RecomputeMethod,
             self.recompute_method != from.recompute_method,
             serde_json::to_value(self.recompute_method).expect("an enum always serializes"),
         );
         push(
-            "recompute.num_layers",
+            Field::RecomputeNumLayers,
             self.recompute_layers != from.recompute_layers,
             self.recompute_layers.into(),
         );
         push(
-            "recompute.swap_attention",
+            Field::RecomputeSwapAttention,
             self.swap_attention != from.swap_attention,
             self.swap_attention.into(),
         );
         push(
-            "parallel.schedule",
+            Field::ParallelSchedule,
             self.schedule != from.schedule,
             serde_json::to_value(self.schedule).expect("an enum always serializes"),
         );
         push(
-            "parallel.fsdp",
+            Field::ParallelFsdp,
             self.fsdp != from.fsdp,
             serde_json::to_value(self.fsdp).expect("an enum always serializes"),
         );
-        push("batch.micro_batch", self.micro_batch != from.micro_batch, self.micro_batch.into());
+        push(Field::BatchMicroBatch, self.micro_batch != from.micro_batch, self.micro_batch.into());
         res
     }
 }

@@ -3,6 +3,7 @@
 //! `DeepSpeedConfig._batch_assertion`, HF `TrainingArguments`, VeRL `validate_config`), and enough
 //! micro-batches for the pipeline's schedule.
 
+use crate::field::Field;
 use serde_json::Value;
 
 use super::{Acc, Ctx, gcd, nearest_multiple};
@@ -19,7 +20,7 @@ pub(super) fn check(cx: &Ctx, acc: &mut Acc) {
             Warning,
             Code::ModelSeqTooLong,
             &[("seq_len", seq.to_string()), ("max", arch.max_position_embeddings.to_string())],
-            Some(("batch.seq_len", Value::from(arch.max_position_embeddings))),
+            Some((Field::BatchSeqLen, Value::from(arch.max_position_embeddings))),
         );
     }
 
@@ -45,7 +46,7 @@ pub(super) fn check(cx: &Ctx, acc: &mut Acc) {
             Error,
             Code::BatchDivisible,
             &[("global_batch", gbs.to_string()), ("unit", batch_unit.to_string()), ("what", what.to_owned())],
-            Some(("batch.global_batch", Value::from(fix))),
+            Some((Field::BatchGlobalBatch, Value::from(fix))),
         );
     } else if megatron && 1 < vpp && !mem.n_microbatches.is_multiple_of(pp) {
         // `forward_backward_pipelining_with_interleaving` (schedules.py): the interleaved schedule
@@ -54,7 +55,7 @@ pub(super) fn check(cx: &Ctx, acc: &mut Acc) {
             Error,
             Code::BatchVppMicrobatches,
             &[("microbatches", mem.n_microbatches.to_string()), ("pp", pp.to_string())],
-            Some(("batch.global_batch", Value::from(nearest_multiple(gbs, mbs * dp * pp)))),
+            Some((Field::BatchGlobalBatch, Value::from(nearest_multiple(gbs, mbs * dp * pp)))),
         );
     }
     if megatron && 1 < pp && mem.n_microbatches < pp {
@@ -62,7 +63,7 @@ pub(super) fn check(cx: &Ctx, acc: &mut Acc) {
             Warning,
             Code::BatchFewMicrobatches,
             &[("microbatches", mem.n_microbatches.to_string()), ("pp", pp.to_string())],
-            Some(("batch.global_batch", Value::from(mbs * dp * 4 * pp))),
+            Some((Field::BatchGlobalBatch, Value::from(mbs * dp * 4 * pp))),
         );
     }
     if megatron && p.schedule == PipelineSchedule::DualPipeV && mem.n_microbatches < 2 * pp {
@@ -70,7 +71,7 @@ pub(super) fn check(cx: &Ctx, acc: &mut Acc) {
             Error,
             Code::ScheduleDualpipevMicrobatches,
             &[("microbatches", mem.n_microbatches.to_string()), ("pp", pp.to_string())],
-            Some(("batch.global_batch", Value::from(mbs * dp * 2 * pp))),
+            Some((Field::BatchGlobalBatch, Value::from(mbs * dp * 2 * pp))),
         );
     }
 }

@@ -2,6 +2,7 @@
 //! arithmetic), and `apply`, which edits a plan through its file form (or directly for the fields
 //! fixes set most) and reads it back, so a fixed plan is checked as a typed one is.
 
+use crate::field::Field;
 use crate::plan::Plan;
 use crate::report::Fix;
 
@@ -61,7 +62,7 @@ pub fn apply(plan: &Plan, fix: &Fix) -> Result<Plan, crate::plan::PlanFileError>
     }
     let mut value = serde_json::to_value(plan.to_file()).expect("a plan file is always JSON");
     let mut slot = &mut value;
-    for key in fix.field.split('.') {
+    for key in fix.field.path().split('.') {
         slot = &mut slot[key];
     }
     *slot = fix.value.clone();
@@ -83,24 +84,24 @@ fn apply_direct(plan: &Plan, fix: &Fix) -> Option<Plan> {
     let mut res = plan.clone();
     let p = &mut res.parallel;
     match fix.field {
-        "parallel.tp" => p.tp = degree()?,
-        "parallel.pp" => p.pp = degree()?,
-        "parallel.vpp" => p.vpp = degree()?,
-        "parallel.cp" => p.cp = degree()?,
-        "parallel.ep" => p.ep = degree()?,
-        "parallel.etp" => p.etp = degree()?,
-        "parallel.zero_stage" => {
+        Field::ParallelTp => p.tp = degree()?,
+        Field::ParallelPp => p.pp = degree()?,
+        Field::ParallelVpp => p.vpp = degree()?,
+        Field::ParallelCp => p.cp = degree()?,
+        Field::ParallelEp => p.ep = degree()?,
+        Field::ParallelEtp => p.etp = degree()?,
+        Field::ParallelZeroStage => {
             p.zero_stage = crate::plan::ZeroStage::new(u8::try_from(fix.value.as_u64()?).ok()?)?
         }
-        "parallel.sequence_parallel" => p.sequence_parallel = switch()?,
-        "parallel.distributed_optimizer" => p.distributed_optimizer = switch()?,
-        "parallel.offload_optimizer" => p.offload_optimizer = switch()?,
-        "parallel.offload_params" => p.offload_params = switch()?,
-        "parallel.overlap_grad_reduce" => p.overlap_grad_reduce = switch()?,
-        "parallel.overlap_param_gather" => p.overlap_param_gather = switch()?,
-        "parallel.uneven_layers" => p.uneven_layers = switch()?,
-        "batch.micro_batch" => res.batch.micro_batch = size()?,
-        "batch.global_batch" => res.batch.global_batch = size()?,
+        Field::ParallelSequenceParallel => p.sequence_parallel = switch()?,
+        Field::ParallelDistributedOptimizer => p.distributed_optimizer = switch()?,
+        Field::ParallelOffloadOptimizer => p.offload_optimizer = switch()?,
+        Field::ParallelOffloadParams => p.offload_params = switch()?,
+        Field::ParallelOverlapGradReduce => p.overlap_grad_reduce = switch()?,
+        Field::ParallelOverlapParamGather => p.overlap_param_gather = switch()?,
+        Field::ParallelUnevenLayers => p.uneven_layers = switch()?,
+        Field::BatchMicroBatch => res.batch.micro_batch = size()?,
+        Field::BatchGlobalBatch => res.batch.global_batch = size()?,
         _ => return None,
     }
     Some(res)

@@ -2,6 +2,7 @@
 //! block-scaled MXFP8 and NVFP4; the vendors' datasheets in `hardware.rs`) and the one framework
 //! that trains the block-scaled ones, and tensor parallelism kept within a node.
 
+use crate::field::Field;
 use serde_json::Value;
 
 use super::{Acc, Ctx, nearest_divisor};
@@ -17,7 +18,7 @@ pub(super) fn check(cx: &Ctx, acc: &mut Acc) {
             Error,
             Code::HwNoBf16,
             &[("device", hw.name.clone())],
-            Some(("precision", Value::from("fp16"))),
+            Some((Field::Precision, Value::from("fp16"))),
         );
     }
     if plan.precision == Precision::Fp8 && !hw.has_fp8() {
@@ -25,7 +26,7 @@ pub(super) fn check(cx: &Ctx, acc: &mut Acc) {
             Error,
             Code::HwNoFp8,
             &[("device", hw.name.clone())],
-            Some(("precision", Value::from(if hw.has_bf16() { "bf16" } else { "fp16" }))),
+            Some((Field::Precision, Value::from(if hw.has_bf16() { "bf16" } else { "fp16" }))),
         );
     }
     if matches!(plan.precision, Precision::Mxfp8 | Precision::Nvfp4) {
@@ -45,7 +46,7 @@ pub(super) fn check(cx: &Ctx, acc: &mut Acc) {
                 Error,
                 Code::HwNoBlockScaling,
                 &[("device", hw.name.clone())],
-                Some(("precision", Value::from(fallback))),
+                Some((Field::Precision, Value::from(fallback))),
             );
         } else if plan.framework != Framework::Megatron {
             acc.push(
@@ -55,7 +56,7 @@ pub(super) fn check(cx: &Ctx, acc: &mut Acc) {
                     ("framework", plan.framework.wire().to_owned()),
                     ("precision", plan.precision.wire().to_owned()),
                 ],
-                Some(("precision", Value::from(fallback))),
+                Some((Field::Precision, Value::from(fallback))),
             );
         }
     }
@@ -66,7 +67,7 @@ pub(super) fn check(cx: &Ctx, acc: &mut Acc) {
             Warning,
             Code::HwTpAcrossNodes,
             &[("tp", tp.to_string()), ("devices_per_node", per_node.to_string())],
-            Some(("parallel.tp", Value::from(fix))),
+            Some((Field::ParallelTp, Value::from(fix))),
         );
     }
 }

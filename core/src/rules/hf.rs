@@ -2,6 +2,7 @@
 //! ZeRO's parameter offload, the Megatron-only distributed optimizer, and LLaMA-Factory's
 //! recomputed-layer ratio.
 
+use crate::field::Field;
 use serde_json::Value;
 
 use super::{Acc, Ctx};
@@ -13,7 +14,7 @@ use crate::report::{Code, Severity};
 pub(super) fn check(cx: &Ctx, acc: &mut Acc) {
     use Severity::{Error, Note};
     let &Ctx { plan, p, tp, pp, cp, ep, .. } = cx;
-    let model_parallel = [("parallel.tp", tp), ("parallel.pp", pp), ("parallel.ep", ep)];
+    let model_parallel = [(Field::ParallelTp, tp), (Field::ParallelPp, pp), (Field::ParallelEp, ep)];
     // An error, not a hint: the launch file would silently train without the degree (VeRL's
     // FSDP strategy, DeepSpeed and LLaMA-Factory have none; VeRL's Megatron strategy does).
     for (field, degree) in model_parallel {
@@ -21,7 +22,7 @@ pub(super) fn check(cx: &Ctx, acc: &mut Acc) {
             acc.push(
                 Error,
                 Code::HfNoModelParallel,
-                &[("field", field.to_owned()), ("framework", plan.framework.wire().to_owned())],
+                &[("field", field.path().to_owned()), ("framework", plan.framework.wire().to_owned())],
                 Some((field, Value::from(1))),
             );
         }
@@ -30,8 +31,11 @@ pub(super) fn check(cx: &Ctx, acc: &mut Acc) {
         acc.push(
             Error,
             Code::HfNoModelParallel,
-            &[("field", "parallel.cp".to_owned()), ("framework", plan.framework.wire().to_owned())],
-            Some(("parallel.cp", Value::from(1))),
+            &[
+                ("field", Field::ParallelCp.path().to_owned()),
+                ("framework", plan.framework.wire().to_owned()),
+            ],
+            Some((Field::ParallelCp, Value::from(1))),
         );
     }
     if p.offload_params && !p.zero_stage.shards_params() {
@@ -40,7 +44,7 @@ pub(super) fn check(cx: &Ctx, acc: &mut Acc) {
             Error,
             Code::ZeroOffloadParamsNeeds3,
             &[("zero_stage", p.zero_stage.to_string())],
-            Some(("parallel.zero_stage", Value::from(3))),
+            Some((Field::ParallelZeroStage, Value::from(3))),
         );
     }
     if p.distributed_optimizer {
@@ -48,7 +52,7 @@ pub(super) fn check(cx: &Ctx, acc: &mut Acc) {
             Note,
             Code::HfDistributedOptimizer,
             &[("framework", plan.framework.wire().to_owned())],
-            Some(("parallel.distributed_optimizer", Value::from(false))),
+            Some((Field::ParallelDistributedOptimizer, Value::from(false))),
         );
     }
 }
@@ -64,7 +68,7 @@ pub(super) fn layers_ratio(cx: &Ctx, acc: &mut Acc) {
                 Note,
                 Code::LlamafactoryLayersRatioIgnored,
                 &[("framework", plan.framework.wire().to_owned())],
-                Some(("recompute.layers_ratio", Value::from(1.0))),
+                Some((Field::RecomputeLayersRatio, Value::from(1.0))),
             );
         } else if hw.vendor != Vendor::Ascend {
             // Ascend's packaged LLaMA-Factory reads it (`backend_config.training`; no public source);
@@ -73,7 +77,7 @@ pub(super) fn layers_ratio(cx: &Ctx, acc: &mut Acc) {
                 Warning,
                 Code::LlamafactoryLayersRatioUpstream,
                 &[("ratio", ratio)],
-                Some(("recompute.layers_ratio", Value::from(1.0))),
+                Some((Field::RecomputeLayersRatio, Value::from(1.0))),
             );
         }
     }

@@ -2,6 +2,7 @@
 //! optimizer offload on the Megatron path, which FSDP each framework has, and a peak that exceeds
 //! the device (with the first memory knob that lowers it as the fix).
 
+use crate::field::Field;
 use serde_json::Value;
 
 use super::{Acc, Ctx};
@@ -17,8 +18,8 @@ pub(super) fn megatron_optimizer(cx: &Ctx, acc: &mut Acc) {
         // With the distributed optimizer on, turning on --overlap-grad-reduce completes the set;
         // otherwise the one switch that resolves it is the gather overlap itself.
         let (field, value) = match p.distributed_optimizer {
-            true => ("parallel.overlap_grad_reduce", true),
-            false => ("parallel.overlap_param_gather", false),
+            true => (Field::ParallelOverlapGradReduce, true),
+            false => (Field::ParallelOverlapParamGather, false),
         };
         acc.push(Error, Code::ParallelParamGatherNeeds, &[], Some((field, Value::from(value))));
     }
@@ -30,7 +31,7 @@ pub(super) fn megatron_optimizer(cx: &Ctx, acc: &mut Acc) {
             Error,
             Code::ParallelOffloadNeedsDistributedOptimizer,
             &[],
-            Some(("parallel.distributed_optimizer", Value::from(true))),
+            Some((Field::ParallelDistributedOptimizer, Value::from(true))),
         );
     }
 }
@@ -57,21 +58,21 @@ pub(super) fn fsdp(cx: &Ctx, acc: &mut Acc) {
                 Error,
                 Code::FsdpFramework,
                 &[("framework", plan.framework.wire().to_owned()), ("fsdp", p.fsdp.wire().to_owned())],
-                Some(("parallel.fsdp", fix)),
+                Some((Field::ParallelFsdp, fix)),
             );
         }
     }
     if megatron && p.fsdp == crate::plan::Fsdp::Torch {
         // megatron/training/arguments.py `validate_args`: --use-torch-fsdp2 asserts PP 1, EP 1, no
         // distributed optimizer and untied embeddings.
-        let conflict: Option<(&str, &'static str, Value)> = if 1 < pp {
-            Some(("pipeline parallelism", "parallel.fsdp", Value::from("optim_grads_params")))
+        let conflict: Option<(&str, Field, Value)> = if 1 < pp {
+            Some(("pipeline parallelism", Field::ParallelFsdp, Value::from("optim_grads_params")))
         } else if 1 < ep {
-            Some(("expert parallelism", "parallel.fsdp", Value::from("optim_grads_params")))
+            Some(("expert parallelism", Field::ParallelFsdp, Value::from("optim_grads_params")))
         } else if p.distributed_optimizer {
-            Some(("the distributed optimizer", "parallel.distributed_optimizer", Value::from(false)))
+            Some(("the distributed optimizer", Field::ParallelDistributedOptimizer, Value::from(false)))
         } else if arch.tied_embeddings {
-            Some(("tied embeddings", "parallel.fsdp", Value::from("optim_grads_params")))
+            Some(("tied embeddings", Field::ParallelFsdp, Value::from("optim_grads_params")))
         } else {
             None
         };
@@ -88,10 +89,10 @@ pub(super) fn fits(cx: &Ctx, acc: &mut Acc) {
     if !mem.stages.is_empty() && mem.usable_bytes < mem.peak_bytes {
         let gib = |b: u64| format!("{:.1}", b as f64 / (1u64 << 30) as f64);
         let fix = match (megatron, p.zero_stage.up(), plan.recompute.granularity) {
-            (_, _, RecomputeGranularity::None) => Some(("recompute.granularity", Value::from("full"))),
-            (false, Some(up), _) => Some(("parallel.zero_stage", Value::from(up.get()))),
+            (_, _, RecomputeGranularity::None) => Some((Field::RecomputeGranularity, Value::from("full"))),
+            (false, Some(up), _) => Some((Field::ParallelZeroStage, Value::from(up.get()))),
             (true, _, _) if !p.distributed_optimizer => {
-                Some(("parallel.distributed_optimizer", Value::from(true)))
+                Some((Field::ParallelDistributedOptimizer, Value::from(true)))
             }
             _ => None,
         };

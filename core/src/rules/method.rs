@@ -2,6 +2,7 @@
 //! Megatron path does not train (DPO, QLoRA, LoRA on Megatron-LM), MindSpeed on its own devices and
 //! MindSpeed-RL in bf16.
 
+use crate::field::Field;
 use serde_json::Value;
 
 use super::{Acc, Ctx};
@@ -22,7 +23,7 @@ pub(super) fn check(cx: &Ctx, acc: &mut Acc) {
             Error,
             Code::MethodNeedsRlFramework,
             &[("method", plan.method.wire().to_owned()), ("framework", plan.framework.wire().to_owned())],
-            Some(("framework", Value::from(method_fix))),
+            Some((Field::Framework, Value::from(method_fix))),
         );
     }
     if !rl && matches!(plan.framework, Framework::Verl | Framework::MindSpeedRl) {
@@ -30,11 +31,11 @@ pub(super) fn check(cx: &Ctx, acc: &mut Acc) {
             Error,
             Code::FrameworkRlOnly,
             &[("framework", plan.framework.wire().to_owned()), ("method", plan.method.wire().to_owned())],
-            Some(("method", Value::from("grpo"))),
+            Some((Field::Method, Value::from("grpo"))),
         );
     }
     if plan.method == Method::Dpo && plan.framework == Framework::Megatron {
-        acc.push(Error, Code::MethodDpoMegatron, &[], Some(("framework", Value::from("llamafactory"))));
+        acc.push(Error, Code::MethodDpoMegatron, &[], Some((Field::Framework, Value::from("llamafactory"))));
     }
     if plan.method == Method::Qlora && megatron {
         // Megatron-LM trains no 4-bit base; MindSpeed-LLM documents `--qlora`
@@ -44,21 +45,21 @@ pub(super) fn check(cx: &Ctx, acc: &mut Acc) {
             Error,
             Code::MethodQloraMegatron,
             &[("framework", plan.framework.wire().to_owned())],
-            Some(("framework", Value::from("llamafactory"))),
+            Some((Field::Framework, Value::from("llamafactory"))),
         );
     }
     if plan.method == Method::Lora && plan.framework == Framework::Megatron {
         // Megatron-LM's pretrain_gpt.py has no LoRA: every parameter would train. LoRA on
         // Megatron models is Megatron-Bridge's PEFT, MindSpeed-LLM's --lora-r, or the HF path.
         let to = if hw.vendor == Vendor::Ascend { "mindspeed-llm" } else { "llamafactory" };
-        acc.push(Error, Code::MethodLoraMegatron, &[], Some(("framework", Value::from(to))));
+        acc.push(Error, Code::MethodLoraMegatron, &[], Some((Field::Framework, Value::from(to))));
     }
     if mindspeed && hw.vendor == Vendor::Nvidia {
         acc.push(
             Warning,
             Code::FrameworkMindspeedOnNvidia,
             &[("framework", plan.framework.wire().to_owned())],
-            Some(("framework", Value::from(if rl { "verl" } else { "megatron" }))),
+            Some((Field::Framework, Value::from(if rl { "verl" } else { "megatron" }))),
         );
     }
     if plan.framework == Framework::MindSpeedRl && plan.precision != Precision::Bf16 {
@@ -67,7 +68,7 @@ pub(super) fn check(cx: &Ctx, acc: &mut Acc) {
             Error,
             Code::MindspeedRlBf16,
             &[("precision", plan.precision.wire().to_owned())],
-            Some(("precision", Value::from("bf16"))),
+            Some((Field::Precision, Value::from("bf16"))),
         );
     }
 }

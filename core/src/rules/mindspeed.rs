@@ -2,6 +2,7 @@
 //! `features_manager/`): swap-attention, the optimizer swap, activation-function recomputation,
 //! fused kernels, Ascend's CoC and LoRA with them, and their switches on other frameworks.
 
+use crate::field::Field;
 use serde_json::Value;
 
 use super::{Acc, Ctx};
@@ -21,12 +22,17 @@ pub(super) fn megatron_lora(cx: &Ctx, acc: &mut Acc) {
             Error,
             Code::MindspeedSwapAttentionLora,
             &[],
-            Some(("recompute.swap_attention", Value::from(false))),
+            Some((Field::RecomputeSwapAttention, Value::from(false))),
         );
     }
     if matches!(plan.method, Method::Lora) && p.tp_comm_overlap && hw.vendor == Vendor::Ascend && mindspeed {
         // MindSpeed-LLM features_manager/tensor_parallel/coc.py: --use-ascend-coc is not for LoRA.
-        acc.push(Error, Code::MindspeedCocLora, &[], Some(("parallel.tp_comm_overlap", Value::from(false))));
+        acc.push(
+            Error,
+            Code::MindspeedCocLora,
+            &[],
+            Some((Field::ParallelTpCommOverlap, Value::from(false))),
+        );
     }
 }
 
@@ -42,7 +48,7 @@ pub(super) fn fused_kernels(cx: &Ctx, acc: &mut Acc) {
             Warning,
             Code::ParallelFusedKernelsFramework,
             &[("framework", plan.framework.wire().to_owned())],
-            Some(("parallel.fused_kernels", Value::from(true))),
+            Some((Field::ParallelFusedKernels, Value::from(true))),
         );
     }
 }
@@ -52,16 +58,16 @@ pub(super) fn knobs(cx: &Ctx, acc: &mut Acc) {
     use Severity::{Error, Note};
     let &Ctx { plan, arch, p, mindspeed, .. } = cx;
     let mindspeed_knobs = [
-        (plan.recompute.activation_function, "recompute.activation_function"),
-        (plan.recompute.swap_attention, "recompute.swap_attention"),
-        (p.swap_optimizer, "parallel.swap_optimizer"),
+        (plan.recompute.activation_function, Field::RecomputeActivationFunction),
+        (plan.recompute.swap_attention, Field::RecomputeSwapAttention),
+        (p.swap_optimizer, Field::ParallelSwapOptimizer),
     ];
     for (on, field) in mindspeed_knobs {
         if on && !mindspeed {
             acc.push(
                 Note,
                 Code::MindspeedKnobIgnored,
-                &[("field", field.to_owned()), ("framework", plan.framework.wire().to_owned())],
+                &[("field", field.path().to_owned()), ("framework", plan.framework.wire().to_owned())],
                 Some((field, Value::from(false))),
             );
         }
@@ -72,7 +78,7 @@ pub(super) fn knobs(cx: &Ctx, acc: &mut Acc) {
             Error,
             Code::MindspeedSwapOptimizer,
             &[],
-            Some(("parallel.distributed_optimizer", Value::from(true))),
+            Some((Field::ParallelDistributedOptimizer, Value::from(true))),
         );
     }
     let act_fn_layers = u64::from(plan.recompute.activation_function_layers);
@@ -83,7 +89,7 @@ pub(super) fn knobs(cx: &Ctx, acc: &mut Acc) {
             Error,
             Code::MindspeedActFnLayers,
             &[("layers", act_fn_layers.to_string()), ("n_layers", arch.n_layers.to_string())],
-            Some(("recompute.activation_function_layers", Value::from(arch.n_layers))),
+            Some((Field::RecomputeActivationFunctionLayers, Value::from(arch.n_layers))),
         );
     }
     if mindspeed
@@ -93,7 +99,12 @@ pub(super) fn knobs(cx: &Ctx, acc: &mut Acc) {
     {
         // MindSpeed docs/zh/features/activation-function-recompute.md: with full recompute only the block
         // method is supported, each layer then does one kind of recompute.
-        acc.push(Error, Code::MindspeedActFnFullBlock, &[], Some(("recompute.method", Value::from("block"))));
+        acc.push(
+            Error,
+            Code::MindspeedActFnFullBlock,
+            &[],
+            Some((Field::RecomputeMethod, Value::from("block"))),
+        );
     }
 }
 

@@ -123,7 +123,7 @@ impl Acc {
         severity: Severity,
         code: Code,
         args: &[(&'static str, String)],
-        fix: Option<(&'static str, Value)>,
+        fix: Option<(crate::field::Field, Value)>,
     ) {
         let args = args.iter().cloned().collect::<BTreeMap<_, _>>();
         self.res.push(Finding {

@@ -1,6 +1,7 @@
 //! The `moe` section (kernels, token dispatch, capacity, overlap of the expert-parallel
 //! communication) against the framework and the rest of the plan.
 
+use crate::field::Field;
 use serde_json::Value;
 
 use super::{Acc, Ctx};
@@ -16,7 +17,7 @@ pub(super) fn check(cx: &Ctx, acc: &mut Acc) {
     let &Ctx { plan, p, .. } = cx;
     let m = &plan.moe;
     let framework = plan.framework;
-    let off = |field: &'static str| Some((field, Value::from(false)));
+    let off = |field: Field| Some((field, Value::from(false)));
     // The HF path (DeepSpeed, LLaMA-Factory, VeRL's FSDP actors) runs the model's own MoE block;
     // MindSpeed-RL's config classes have no capacity flags.
     let written = match framework {
@@ -34,20 +35,20 @@ pub(super) fn check(cx: &Ctx, acc: &mut Acc) {
             Error,
             Code::MoeFlexFramework,
             &[("framework", framework.wire().to_owned())],
-            Some(("moe.dispatcher", Value::from("alltoall"))),
+            Some((Field::MoeDispatcher, Value::from("alltoall"))),
         );
     }
     if m.dispatcher == MoeDispatcher::Flex && p.tp.get() * p.ep.get() <= 1 {
         // `MoEFlexTokenDispatcher.__init__` (`token_dispatcher.py`): "DeepEP dispatcher requires
         // TPxEP > 1".
-        acc.push(Error, Code::MoeFlexParallel, &[], Some(("moe.dispatcher", Value::from("alltoall"))));
+        acc.push(Error, Code::MoeFlexParallel, &[], Some((Field::MoeDispatcher, Value::from("alltoall"))));
     }
     if m.pad_to_capacity && m.capacity_factor.is_none() {
         // "moe_expert_capacity_factor must be set to use moe_pad_expert_input_to_capacity".
-        acc.push(Error, Code::MoePadNeedsCapacity, &[], off("moe.pad_to_capacity"));
+        acc.push(Error, Code::MoePadNeedsCapacity, &[], off(Field::MoePadToCapacity));
     } else if m.pad_to_capacity && m.dispatcher == MoeDispatcher::Flex {
         // "Flex token dispatcher with deepep backend does not support moe_pad_expert_input_to_capacity".
-        acc.push(Error, Code::MoeFlexPad, &[], off("moe.pad_to_capacity"));
+        acc.push(Error, Code::MoeFlexPad, &[], off(Field::MoePadToCapacity));
     }
     if m.overlap_ep_comm {
         // `overlap_moe_expert_parallel_comm` asserts EP > 1, the alltoall or flex dispatcher, no full
@@ -66,7 +67,7 @@ pub(super) fn check(cx: &Ctx, acc: &mut Acc) {
             _ => None,
         };
         if let Some(what) = what {
-            acc.push(Error, Code::MoeOverlap, &[("what", what.to_owned())], off("moe.overlap_ep_comm"));
+            acc.push(Error, Code::MoeOverlap, &[("what", what.to_owned())], off(Field::MoeOverlapEpComm));
         }
     }
 }

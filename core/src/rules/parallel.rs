@@ -5,6 +5,7 @@
 //! context parallelism against the sequence and, by all-to-all, the heads (MindSpeed's
 //! `mindspeed/features_manager/context_parallel/` where it replaces Megatron's check).
 
+use crate::field::Field;
 use serde_json::Value;
 
 use super::{Acc, Ctx, nearest_divisor, nearest_multiple};
@@ -27,7 +28,7 @@ pub(super) fn megatron_world_and_heads(cx: &Ctx, acc: &mut Acc) {
                 ("pp", pp.to_string()),
                 ("cp", cp.to_string()),
             ],
-            Some(("parallel.pp", Value::from(fix))),
+            Some((Field::ParallelPp, Value::from(fix))),
         );
     }
     if !heads.is_multiple_of(tp) {
@@ -36,7 +37,7 @@ pub(super) fn megatron_world_and_heads(cx: &Ctx, acc: &mut Acc) {
             Error,
             Code::ParallelHeadsTp,
             &[("heads", heads.to_string()), ("tp", tp.to_string())],
-            Some(("parallel.tp", Value::from(nearest_divisor(heads, tp)))),
+            Some((Field::ParallelTp, Value::from(nearest_divisor(heads, tp)))),
         );
     } else if !kv_heads.is_multiple_of(tp) && !tp.is_multiple_of(kv_heads) {
         // `TransformerConfig.__post_init__`: query groups a multiple or a divisor of TP (core ≥ 0.16;
@@ -45,7 +46,7 @@ pub(super) fn megatron_world_and_heads(cx: &Ctx, acc: &mut Acc) {
             Error,
             Code::ParallelKvHeadsTp,
             &[("kv_heads", kv_heads.to_string()), ("tp", tp.to_string())],
-            Some(("parallel.tp", Value::from(nearest_divisor(kv_heads, tp)))),
+            Some((Field::ParallelTp, Value::from(nearest_divisor(kv_heads, tp)))),
         );
     }
 }
@@ -62,13 +63,13 @@ pub(super) fn megatron_experts_and_sequence(cx: &Ctx, acc: &mut Acc) {
                 Error,
                 Code::ParallelEpDense,
                 &[("ep", ep.to_string())],
-                Some(("parallel.ep", Value::from(1))),
+                Some((Field::ParallelEp, Value::from(1))),
             ),
             Some(moe) if !moe.n_experts.is_multiple_of(ep) => acc.push(
                 Error,
                 Code::ParallelExpertsEp,
                 &[("experts", moe.n_experts.to_string()), ("ep", ep.to_string())],
-                Some(("parallel.ep", Value::from(nearest_divisor(moe.n_experts, ep)))),
+                Some((Field::ParallelEp, Value::from(nearest_divisor(moe.n_experts, ep)))),
             ),
             Some(_) if !world.is_multiple_of(etp * ep * pp) => acc.push(
                 Error,
@@ -79,7 +80,7 @@ pub(super) fn megatron_experts_and_sequence(cx: &Ctx, acc: &mut Acc) {
                     ("ep", ep.to_string()),
                     ("pp", pp.to_string()),
                 ],
-                Some(("parallel.ep", Value::from(nearest_divisor(world / (etp * pp).max(1), ep)))),
+                Some((Field::ParallelEp, Value::from(nearest_divisor(world / (etp * pp).max(1), ep)))),
             ),
             Some(_) => {}
         }
@@ -88,7 +89,7 @@ pub(super) fn megatron_experts_and_sequence(cx: &Ctx, acc: &mut Acc) {
                 Warning,
                 Code::ParallelMoeTpNeedsSp,
                 &[],
-                Some(("parallel.sequence_parallel", Value::from(true))),
+                Some((Field::ParallelSequenceParallel, Value::from(true))),
             );
         }
     }
@@ -98,7 +99,7 @@ pub(super) fn megatron_experts_and_sequence(cx: &Ctx, acc: &mut Acc) {
             Note,
             Code::ParallelSpWithoutTp,
             &[],
-            Some(("parallel.sequence_parallel", Value::from(false))),
+            Some((Field::ParallelSequenceParallel, Value::from(false))),
         );
     }
     if p.tp_comm_overlap && !p.sequence_parallel && plan.framework == Framework::Megatron {
@@ -106,7 +107,7 @@ pub(super) fn megatron_experts_and_sequence(cx: &Ctx, acc: &mut Acc) {
             Error,
             Code::ParallelTpOverlapNeedsSp,
             &[],
-            Some(("parallel.sequence_parallel", Value::from(true))),
+            Some((Field::ParallelSequenceParallel, Value::from(true))),
         );
     }
 }
@@ -129,7 +130,7 @@ pub(super) fn megatron_context_parallel(cx: &Ctx, acc: &mut Acc) {
                 Error,
                 Code::ParallelCpA2aSeq,
                 &[("seq_len", seq.to_string()), ("cp", cp.to_string())],
-                Some(("batch.seq_len", Value::from(nearest_multiple(seq, cp)))),
+                Some((Field::BatchSeqLen, Value::from(nearest_multiple(seq, cp)))),
             );
         }
     } else if !seq.is_multiple_of(2 * cp) {
@@ -139,7 +140,7 @@ pub(super) fn megatron_context_parallel(cx: &Ctx, acc: &mut Acc) {
             Error,
             Code::ParallelCpSeq,
             &[("seq_len", seq.to_string()), ("cp", cp.to_string())],
-            Some(("batch.seq_len", Value::from(nearest_multiple(seq, 2 * cp)))),
+            Some((Field::BatchSeqLen, Value::from(nearest_multiple(seq, 2 * cp)))),
         );
     }
     if !all_to_all {
@@ -158,14 +159,14 @@ pub(super) fn megatron_context_parallel(cx: &Ctx, acc: &mut Acc) {
             Error,
             Code::ParallelCpA2aHeads,
             &[("heads", heads.to_string()), ("tp", tp.to_string()), ("cp", cp.to_string())],
-            Some(("parallel.cp_algo", Value::from(CpAlgo::Ring.wire()))),
+            Some((Field::ParallelCpAlgo, Value::from(CpAlgo::Ring.wire()))),
         );
     } else if !mindspeed && !kv_heads.is_multiple_of(tp * cp) {
         acc.push(
             Error,
             Code::ParallelCpA2aKvHeads,
             &[("kv_heads", kv_heads.to_string()), ("tp", tp.to_string()), ("cp", cp.to_string())],
-            Some(("parallel.cp_algo", Value::from(CpAlgo::Ring.wire()))),
+            Some((Field::ParallelCpAlgo, Value::from(CpAlgo::Ring.wire()))),
         );
     }
 }

@@ -3,6 +3,7 @@
 //! megatron/training/arguments.py), uneven stages (Megatron-LM's first/last-stage sizes,
 //! MindSpeed's `--num-layer-list`), the schedules each framework has and DualPipeV's conflicts.
 
+use crate::field::Field;
 use serde_json::Value;
 
 use super::{Acc, Ctx, nearest_divisor};
@@ -17,12 +18,12 @@ pub(super) fn layout_string(cx: &Ctx, acc: &mut Acc) -> bool {
     use Severity::Error;
     let &Ctx { plan, arch, p, pp, .. } = cx;
     let framework = || vec![("framework", plan.framework.wire().to_owned())];
-    let clear = || Some(("parallel.pipeline_layout", Value::from("")));
+    let clear = || Some((Field::ParallelPipelineLayout, Value::from("")));
     // Megatron-LM and MindSpeed-LLM (its parser, mindspeed_llm/features_manager, has the flag and
     // `--mtp-num-layers`); MindSpeed-RL's config classes and the HF path have neither.
     let has = matches!(plan.framework, Framework::Megatron | Framework::MindSpeedLlm);
     if 0 < plan.mtp_layers && !has {
-        acc.push(Error, Code::MtpFramework, &framework(), Some(("mtp_layers", Value::from(0))));
+        acc.push(Error, Code::MtpFramework, &framework(), Some((Field::MtpLayers, Value::from(0))));
     }
     let Some(text) = p.pipeline_layout.as_deref() else { return false };
     if !has {
@@ -57,16 +58,16 @@ pub(super) fn layout_string(cx: &Ctx, acc: &mut Acc) -> bool {
             Error,
             Code::ParallelLayoutVpp,
             &[("vpp", vpp.to_string()), ("plan_vpp", p.vpp.to_string())],
-            Some(("parallel.vpp", Value::from(vpp))),
+            Some((Field::ParallelVpp, Value::from(vpp))),
         );
     }
     if p.account_embedding_loss || p.uneven_layers {
         // `TransformerConfig.__post_init__`: "pipeline_model_parallel_layout cannot be set with
         // other pipeline layout arguments".
         let field = if p.account_embedding_loss {
-            "parallel.account_embedding_loss"
+            Field::ParallelAccountEmbeddingLoss
         } else {
-            "parallel.uneven_layers"
+            Field::ParallelUnevenLayers
         };
         acc.push(Error, Code::ParallelLayoutConflict, &[], Some((field, Value::from(false))));
     }
@@ -98,8 +99,8 @@ pub(super) fn layout_string(cx: &Ctx, acc: &mut Acc) -> bool {
     };
     if m != u64::from(plan.mtp_layers) || !placed {
         let fix = match placed {
-            true => ("mtp_layers", Value::from(m)),
-            false => ("parallel.pipeline_layout", Value::from("")),
+            true => (Field::MtpLayers, Value::from(m)),
+            false => (Field::ParallelPipelineLayout, Value::from("")),
         };
         acc.push(
             Error,
@@ -135,10 +136,10 @@ pub(super) fn megatron_split(cx: &Ctx, layout_string: bool, acc: &mut Acc) {
                 && !p.account_embedding_loss
                 && (arch.n_layers + 2).is_multiple_of(pp) =>
             {
-                ("parallel.account_embedding_loss", Value::from(true))
+                (Field::ParallelAccountEmbeddingLoss, Value::from(true))
             }
-            (Some(_), false) => ("parallel.uneven_layers", Value::from(true)),
-            _ => ("parallel.pp", Value::from(nearest_divisor(arch.n_layers, pp))),
+            (Some(_), false) => (Field::ParallelUnevenLayers, Value::from(true)),
+            _ => (Field::ParallelPp, Value::from(nearest_divisor(arch.n_layers, pp))),
         };
         acc.push(
             Error,
@@ -157,8 +158,8 @@ pub(super) fn megatron_split(cx: &Ctx, layout_string: bool, acc: &mut Acc) {
             Code::ParallelUnevenVpp,
             &[("vpp", vpp.to_string())],
             Some(match dualpipe {
-                true => ("parallel.schedule", Value::from("auto")),
-                false => ("parallel.vpp", Value::from(1)),
+                true => (Field::ParallelSchedule, Value::from("auto")),
+                false => (Field::ParallelVpp, Value::from(1)),
             }),
         );
     }
@@ -169,7 +170,7 @@ pub(super) fn megatron_split(cx: &Ctx, layout_string: bool, acc: &mut Acc) {
                 Error,
                 Code::ParallelVppNeedsPp,
                 &[("vpp", vpp.to_string())],
-                Some(("parallel.vpp", Value::from(1))),
+                Some((Field::ParallelVpp, Value::from(1))),
             );
         } else if !(layout_string || p.uneven_layers && uneven_chunks || (accounted / pp).is_multiple_of(vpp))
         {
@@ -178,7 +179,7 @@ pub(super) fn megatron_split(cx: &Ctx, layout_string: bool, acc: &mut Acc) {
                 Error,
                 Code::ParallelVppLayers,
                 &[("layers_per_stage", per_stage.to_string()), ("vpp", vpp.to_string())],
-                Some(("parallel.vpp", Value::from(nearest_divisor(per_stage.max(1), vpp).max(1)))),
+                Some((Field::ParallelVpp, Value::from(nearest_divisor(per_stage.max(1), vpp).max(1)))),
             );
         }
     }
@@ -207,27 +208,27 @@ pub(super) fn schedule(cx: &Ctx, acc: &mut Acc) {
                     ("schedule", p.schedule.wire().to_owned()),
                     ("framework", plan.framework.wire().to_owned()),
                 ],
-                Some(("parallel.schedule", Value::from("auto"))),
+                Some((Field::ParallelSchedule, Value::from("auto"))),
             );
         }
     }
     if plan.framework == Framework::MindSpeedLlm && p.schedule == PipelineSchedule::DualPipeV {
         // MindSpeed `DualpipeVFeature.validate_args` (dualpipev_feature.py at 028de58): each
         // conflict raises at start-up. One finding, the first conflict, with its fix.
-        let conflict: Option<(&str, &str, Value)> = if p.overlap_grad_reduce {
-            Some(("overlap_grad_reduce", "parallel.overlap_grad_reduce", Value::from(false)))
+        let conflict: Option<(&str, Field, Value)> = if p.overlap_grad_reduce {
+            Some(("overlap_grad_reduce", Field::ParallelOverlapGradReduce, Value::from(false)))
         } else if plan.recompute.swap_attention {
-            Some(("swap_attention", "recompute.swap_attention", Value::from(false)))
+            Some(("swap_attention", Field::RecomputeSwapAttention, Value::from(false)))
         } else if 1 < cp {
-            Some(("context_parallel", "parallel.cp", Value::from(1)))
+            Some(("context_parallel", Field::ParallelCp, Value::from(1)))
         } else if 1 < vpp {
-            Some(("virtual_pipeline", "parallel.vpp", Value::from(1)))
+            Some(("virtual_pipeline", Field::ParallelVpp, Value::from(1)))
         } else if pp == 1 {
-            Some(("pipeline_model_parallel_size = 1", "parallel.schedule", Value::from("auto")))
+            Some(("pipeline_model_parallel_size = 1", Field::ParallelSchedule, Value::from("auto")))
         } else if arch.tied_embeddings {
-            Some(("tied embeddings", "parallel.schedule", Value::from("auto")))
+            Some(("tied embeddings", Field::ParallelSchedule, Value::from("auto")))
         } else if arch.n_layers < 2 * pp {
-            Some(("fewer than 2 × PP layers", "parallel.schedule", Value::from("auto")))
+            Some(("fewer than 2 × PP layers", Field::ParallelSchedule, Value::from("auto")))
         } else {
             None
         };
@@ -253,7 +254,7 @@ pub(super) fn account_framework(cx: &Ctx, acc: &mut Acc) {
             Error,
             Code::ParallelAccountFramework,
             &[("framework", plan.framework.wire().to_owned())],
-            Some(("parallel.account_embedding_loss", Value::from(false))),
+            Some((Field::ParallelAccountEmbeddingLoss, Value::from(false))),
         );
     }
 }

@@ -3,6 +3,7 @@
 //! core_v0.19.0): full recomputation's block count per stage, the modules selective recomputation
 //! names, and activation offload to the host.
 
+use crate::field::Field;
 use serde_json::Value;
 
 use super::{Acc, Ctx};
@@ -26,7 +27,7 @@ pub(super) fn megatron(cx: &Ctx, acc: &mut Acc) {
                 ("num_layers", plan.recompute.num_layers.to_string()),
                 ("per_stage", layers_per_stage.to_string()),
             ],
-            Some(("recompute.num_layers", Value::from(layers_per_stage))),
+            Some((Field::RecomputeNumLayers, Value::from(layers_per_stage))),
         );
     }
     modules(cx, acc);
@@ -64,7 +65,7 @@ fn modules(cx: &Ctx, acc: &mut Acc) {
                     Error,
                     Code::RecomputeModulesModel,
                     &[("module", module.to_owned()), ("needs", needs.to_owned())],
-                    Some(("recompute.modules", Value::from(names(off)))),
+                    Some((Field::RecomputeModules, Value::from(names(off)))),
                 );
             }
         }
@@ -78,7 +79,7 @@ fn modules(cx: &Ctx, acc: &mut Acc) {
                 Error,
                 Code::RecomputeModulesFp8,
                 &[],
-                Some(("recompute.modules", Value::from(names(m)))),
+                Some((Field::RecomputeModules, Value::from(names(m)))),
             );
         }
     }
@@ -97,7 +98,7 @@ fn cpu_offload(cx: &Ctx, acc: &mut Acc) {
             Warning,
             Code::RecomputeCpuOffloadFramework,
             &[("framework", plan.framework.wire().to_owned())],
-            Some(("recompute.cpu_offload_layers", Value::from(0))),
+            Some((Field::RecomputeCpuOffloadLayers, Value::from(0))),
         );
         return;
     }
@@ -107,7 +108,7 @@ fn cpu_offload(cx: &Ctx, acc: &mut Acc) {
             Error,
             Code::RecomputeCpuOffloadLayers,
             &[("layers", rc.cpu_offload_layers.to_string()), ("n_layers", arch.n_layers.to_string())],
-            Some(("recompute.cpu_offload_layers", Value::from(arch.n_layers.saturating_sub(1)))),
+            Some((Field::RecomputeCpuOffloadLayers, Value::from(arch.n_layers.saturating_sub(1)))),
         );
     }
     // "Currently there is no support for Pipeline parallelism with CPU offloading".
@@ -116,7 +117,7 @@ fn cpu_offload(cx: &Ctx, acc: &mut Acc) {
             Error,
             Code::RecomputeCpuOffloadPp,
             &[],
-            Some(("recompute.cpu_offload_layers", Value::from(0))),
+            Some((Field::RecomputeCpuOffloadLayers, Value::from(0))),
         );
     }
     // "CPU offloading does not work when activation recomputation is enabled".
@@ -125,7 +126,7 @@ fn cpu_offload(cx: &Ctx, acc: &mut Acc) {
             Error,
             Code::RecomputeCpuOffloadRecompute,
             &[],
-            Some(("recompute.granularity", Value::from("none"))),
+            Some((Field::RecomputeGranularity, Value::from("none"))),
         );
     }
 }

@@ -2,6 +2,7 @@
 //! split over the actors, sequence and token budgets, the rollout's TP and memory, VeRL's Ulysses
 //! sequence parallelism and LoRA rank.
 
+use crate::field::Field;
 use serde_json::Value;
 
 use super::{Acc, Ctx, divisors_of, gcd, nearest_divisor};
@@ -20,7 +21,7 @@ pub(super) fn verl_lora_rank(cx: &Ctx, acc: &mut Acc) {
             Error,
             Code::VerlLoraRank,
             &[("rank", plan.lora.rank.to_string())],
-            Some(("lora.rank", Value::from(512))),
+            Some((Field::LoraRank, Value::from(512))),
         );
     }
 }
@@ -39,7 +40,7 @@ pub(super) fn batches(cx: &Ctx, acc: &mut Acc) {
             Error,
             Code::RlMiniBatch,
             &[("mini", mini.to_string()), ("prompts", prompts.to_string())],
-            Some(("rl.mini_batch", Value::from(nearest_divisor(prompts, mini)))),
+            Some((Field::RlMiniBatch, Value::from(nearest_divisor(prompts, mini)))),
         );
     }
     let n = u64::from(plan.rl.n_samples_per_prompt.get());
@@ -59,7 +60,7 @@ pub(super) fn batches(cx: &Ctx, acc: &mut Acc) {
             Error,
             Code::VerlMiniBatchSplit,
             &[("mini", mini.to_string()), ("n", n.to_string()), ("split", split.to_string())],
-            fix.map(|d| ("rl.mini_batch", Value::from(d))),
+            fix.map(|d| (Field::RlMiniBatch, Value::from(d))),
         );
     }
     let sequence = u64::from(plan.rl.sequence_tokens());
@@ -71,7 +72,7 @@ pub(super) fn batches(cx: &Ctx, acc: &mut Acc) {
             Error,
             Code::RlMaxModelLen,
             &[("max_model_len", model_len.to_string()), ("tokens", sequence.to_string())],
-            Some(("rl.max_model_len", Value::from(0))),
+            Some((Field::RlMaxModelLen, Value::from(0))),
         );
     }
     let batched = u64::from(plan.rl.batched_tokens());
@@ -82,7 +83,7 @@ pub(super) fn batches(cx: &Ctx, acc: &mut Acc) {
             Error,
             Code::RlMaxNumBatchedTokens,
             &[("batched", batched.to_string()), ("max_model_len", model_len.to_string())],
-            Some(("rl.max_num_batched_tokens", Value::from(model_len))),
+            Some((Field::RlMaxNumBatchedTokens, Value::from(model_len))),
         );
     }
     let per_device = u64::from(plan.rl.tokens_per_device(plan.framework, cp as u32));
@@ -93,7 +94,7 @@ pub(super) fn batches(cx: &Ctx, acc: &mut Acc) {
             Error,
             Code::RlTokenBudget,
             &[("budget", per_device.to_string()), ("tokens", sequence.to_string())],
-            Some(("rl.max_tokens_per_device", Value::from(sequence.div_ceil(cp.max(1))))),
+            Some((Field::RlMaxTokensPerDevice, Value::from(sequence.div_ceil(cp.max(1))))),
         );
     }
 }
@@ -108,7 +109,7 @@ pub(super) fn rollout(cx: &Ctx, acc: &mut Acc) {
             Error,
             Code::RlRolloutTp,
             &[("world", world.to_string()), ("rollout_tp", rollout_tp.to_string())],
-            Some(("rl.rollout_tp", Value::from(nearest_divisor(world, rollout_tp)))),
+            Some((Field::RlRolloutTp, Value::from(nearest_divisor(world, rollout_tp)))),
         );
     }
     if !heads.is_multiple_of(rollout_tp) {
@@ -116,7 +117,7 @@ pub(super) fn rollout(cx: &Ctx, acc: &mut Acc) {
             Error,
             Code::RlRolloutTpHeads,
             &[("heads", heads.to_string()), ("rollout_tp", rollout_tp.to_string())],
-            Some(("rl.rollout_tp", Value::from(nearest_divisor(heads, rollout_tp)))),
+            Some((Field::RlRolloutTp, Value::from(nearest_divisor(heads, rollout_tp)))),
         );
     }
     if plan.rl.gpu_memory_utilization_frac >= 1.0 {
@@ -124,7 +125,7 @@ pub(super) fn rollout(cx: &Ctx, acc: &mut Acc) {
             Error,
             Code::RlGpuMemoryUtilization,
             &[],
-            Some(("rl.gpu_memory_utilization", Value::from(0.6))),
+            Some((Field::RlGpuMemoryUtilization, Value::from(0.6))),
         );
     }
     if let Some(r) = &mem.rollout
@@ -135,7 +136,7 @@ pub(super) fn rollout(cx: &Ctx, acc: &mut Acc) {
         let fit = (1..=gcd(heads, world))
             .filter(|d| heads.is_multiple_of(*d) && world.is_multiple_of(*d))
             .find(|d| (all_weights / d) as f64 <= 0.8 * r.engine_bytes as f64);
-        acc.push(Error, Code::RlEngineTooSmall, &[], fit.map(|d| ("rl.rollout_tp", Value::from(d))));
+        acc.push(Error, Code::RlEngineTooSmall, &[], fit.map(|d| (Field::RlRolloutTp, Value::from(d))));
     }
     if plan.framework == Framework::Verl && 1 < cp && (!world.is_multiple_of(cp) || !heads.is_multiple_of(cp))
     {
@@ -145,7 +146,7 @@ pub(super) fn rollout(cx: &Ctx, acc: &mut Acc) {
             Error,
             Code::VerlUlysses,
             &[("cp", cp.to_string()), ("heads", heads.to_string()), ("world", world.to_string())],
-            Some(("parallel.cp", Value::from(nearest_divisor(gcd(world, heads), cp)))),
+            Some((Field::ParallelCp, Value::from(nearest_divisor(gcd(world, heads), cp)))),
         );
     }
 }

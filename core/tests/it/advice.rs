@@ -251,7 +251,7 @@ fn the_other_context_parallel_exchange_is_offered_where_it_is_faster() {
         let offered = offered.unwrap_or_else(|| panic!("{from} at {seq_len} tokens: no cp_algo advice"));
         assert_eq!(offered.changes.len(), 1);
         assert_eq!(
-            (offered.changes[0].field, offered.changes[0].value.as_str()),
+            (offered.changes[0].field.path(), offered.changes[0].value.as_str()),
             ("parallel.cp_algo", Some(to))
         );
         assert!(0.01 < offered.speed_delta_frac, "{from} → {to}: {}", offered.speed_delta_frac);

@@ -5,6 +5,7 @@
 //! in core/data/flags/, DeepSpeed's and VeRL's config keys).
 
 use serde_json::{Value, json};
+use trainplan_core::field::Field;
 use trainplan_core::knobs::{Applies, Knob, applies};
 use trainplan_core::plan::{Framework, Method, Plan};
 use trainplan_core::report::{Fix, Report};
@@ -93,6 +94,7 @@ fn grid() -> Vec<(Framework, Method, Plan)> {
 /// The plan with one knob set off its default.
 fn with_knob(plan: &Plan, knob: Knob) -> Plan {
     let (field, value) = changed_value(knob);
+    let field = Field::from_path(field).unwrap_or_else(|| panic!("{field} is no plan-file field"));
     rules::apply(plan, &Fix { field, value }).unwrap_or_else(|e| panic!("{field}: {e}"))
 }
 

@@ -564,7 +564,7 @@ fn the_embedding_and_the_loss_can_count_as_layers() {
         .iter()
         .find(|f| f.code == "parallel.layers_pp")
         .expect("126 layers do not split over 16");
-    assert_eq!(f.fix.as_ref().map(|x| x.field), Some("parallel.account_embedding_loss"));
+    assert_eq!(f.fix.as_ref().map(|x| x.field.path()), Some("parallel.account_embedding_loss"));
 }
 
 /// fp8 training keeps quantized copies of every linear weight beside the bf16 weights: row-wise

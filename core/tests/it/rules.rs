@@ -1,6 +1,7 @@
 //! Every rule fires on a plan that breaks it, stays silent on one that keeps it, and its fix
 //! resolves it (each rule's framework file is in docs/validation.md).
 
+use trainplan_core::field::Field;
 use trainplan_core::plan::Plan;
 use trainplan_core::{evaluate, rules};
 
@@ -673,7 +674,7 @@ fn direct_and_round_trip_fixes_agree() {
         "batch.global_batch",
     ] {
         for v in [0u64, 1, 2, 3, 4, 7, 65536, 65537, 1 << 24, (1 << 24) + 1] {
-            let fix = Fix { field, value: serde_json::Value::from(v) };
+            let fix = Fix { field: Field::from_path(field).unwrap(), value: serde_json::Value::from(v) };
             let direct = rules::apply(&base, &fix);
             let mut file = serde_json::to_value(base.to_file()).unwrap();
             let (section, key) = field.split_once('.').unwrap();
@@ -694,7 +695,7 @@ fn direct_and_round_trip_fixes_agree() {
         "parallel.uneven_layers",
     ] {
         for v in [true, false] {
-            let fix = Fix { field, value: serde_json::Value::from(v) };
+            let fix = Fix { field: Field::from_path(field).unwrap(), value: serde_json::Value::from(v) };
             let mut file = serde_json::to_value(base.to_file()).unwrap();
             let (section, key) = field.split_once('.').unwrap();
             file[section][key] = serde_json::Value::from(v);

@@ -561,3 +561,18 @@ fn every_field_the_code_names_is_documented() {
         undocumented.join("\n")
     );
 }
+
+/// Invariant: the field registry (`trainplan_core::field::Field`) is docs/plan-format.md's table of
+/// fields, no more and no fewer, and each path reads back as its field.
+#[test]
+fn the_field_registry_is_the_documented_table() {
+    use trainplan_core::field::Field;
+    let documented: std::collections::BTreeSet<String> =
+        documented_fields().into_iter().filter(|f| !f.starts_with("hardware.custom.")).collect();
+    let registered: std::collections::BTreeSet<String> =
+        Field::ALL.iter().map(|f| f.path().to_owned()).collect();
+    assert_eq!(registered, documented);
+    assert!(Field::ALL.iter().all(|&f| Field::from_path(f.path()) == Some(f)));
+    assert_eq!(Field::from_path("parallel.tpp"), None);
+    assert_eq!(serde_json::to_value(Field::ParallelTp).unwrap(), "parallel.tp");
+}
