@@ -221,16 +221,9 @@ async fn a_link_with_one_pin_made_before_four_still_opens() -> WebDriverResult<(
     page.driver.quit().await
 }
 
-/// Waits for the browser to save `name` in `dir` and returns its text.
+/// Waits for the browser to save `name` in `dir` (written in full) and returns its text.
 async fn saved(dir: &Path, name: &str) -> String {
-    let path = dir.join(name);
-    for _ in 0..100 {
-        if let Ok(text) = std::fs::read_to_string(&path) {
-            return text;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("the browser did not save {name}");
+    String::from_utf8(super::downloaded(&dir.join(name)).await).expect("UTF-8 text")
 }
 
 /// The records of a CSV text whose fields hold no comma or quote (what this test reads).

@@ -549,25 +549,13 @@ async fn launch_files_follow_the_plan_and_download() -> WebDriverResult<()> {
     assert_eq!(percent_decode(body), shown);
     // A real download through the browser: the saved file is the text shown.
     page.click_el(&link).await?;
-    let saved = downloads.join("launch.sh");
-    let mut waited = 0;
-    while !saved.exists() && waited < 100 {
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-        waited += 1;
-    }
-    let saved = std::fs::read_to_string(&saved).expect("the browser saved launch.sh");
+    let saved = String::from_utf8(downloaded(&downloads.join("launch.sh")).await).unwrap();
     assert_eq!(saved, shown);
     // Download all: one zip named after the model and framework, its entries stored as shown.
     let all = page.el("launch-download-all").await?;
     assert_eq!(all.attr("download").await?.as_deref(), Some("qwen2.5-7b-llamafactory.zip"));
     page.click_el(&all).await?;
-    let zip = downloads.join("qwen2.5-7b-llamafactory.zip");
-    let mut waited = 0;
-    while !zip.exists() && waited < 100 {
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-        waited += 1;
-    }
-    let zip = std::fs::read(&zip).expect("the browser saved the zip");
+    let zip = downloaded(&downloads.join("qwen2.5-7b-llamafactory.zip")).await;
     assert!(zip.starts_with(b"PK\x03\x04"), "a zip's local file header");
     let holds = |needle: &[u8]| zip.windows(needle.len()).any(|w| w == needle);
     assert!(holds(shown.as_bytes()), "the zip stores launch.sh as shown");
@@ -705,6 +693,21 @@ async fn scroll_to_middle(page: &Page, testid: &str) -> WebDriverResult<()> {
     let el = page.el(testid).await?;
     page.driver.execute("arguments[0].scrollIntoView({block: 'center'});", vec![el.to_json()?]).await?;
     Ok(())
+}
+
+/// A file the browser downloads to `path`, once written: it exists, is not empty, and has kept its
+/// size for a poll (the browser may create the file before writing it). Waits up to 10 s.
+async fn downloaded(path: &std::path::Path) -> Vec<u8> {
+    let mut last = None;
+    for _ in 0..100 {
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        let size = std::fs::metadata(path).ok().map(|m| m.len()).filter(|&n| 0 < n);
+        if size.is_some() && size == last {
+            break;
+        }
+        last = size;
+    }
+    std::fs::read(path).unwrap_or_else(|e| panic!("the browser saved {}: {e}", path.display()))
 }
 
 /// Appends a measured figure to target/screenshots/figures.txt (test output is captured).
