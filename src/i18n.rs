@@ -340,6 +340,7 @@ texts! {
     bd_optimizer => "Optimizer step", "优化器更新";
     bd_offload => "Offload transfers", "卸载传输";
     gantt_title => "Pipeline schedule: {name}, bubble {bubble} of the step", "流水线调度：{name}，气泡占单步 {bubble}";
+    sched_interleaved => "interleaved 1F1B", "交错式 1F1B（interleaved）";
     gantt_forward => "Forward", "前向";
     gantt_backward => "Backward", "反向";
     gantt_weight => "Weight gradients", "权重梯度";

@@ -11,6 +11,19 @@ use trainplan_core::report::{Code, Finding};
 
 use crate::i18n::{Key, Lang, fill, t};
 
+/// A pipeline schedule by the name its paper or framework gives it (the report writes `1f1b`,
+/// `interleaved`, `gpipe`, `zb-h1` or `dualpipev`); another name shows as itself.
+pub fn schedule_name(lang: Lang, wire: &str) -> String {
+    match wire {
+        "1f1b" => "1F1B".to_owned(),
+        "interleaved" => t(lang, Key::sched_interleaved).to_owned(),
+        "gpipe" => "GPipe".to_owned(),
+        "zb-h1" => "ZB-H1".to_owned(),
+        "dualpipev" => "DualPipeV".to_owned(),
+        other => other.to_owned(),
+    }
+}
+
 /// The words for a method.
 pub fn method_key(m: Method) -> Key {
     match m {
@@ -502,6 +515,20 @@ mod tests {
         let err =
             trainplan_core::Plan::from_json(r#"{"model": "gpt2", "budget": {"tokens": 0}}"#).unwrap_err();
         assert_eq!(plan_error(Lang::Zh, &err), "budget.tokens 必须在 1 到 10^16 之间");
+    }
+
+    /// Every schedule the report names has its proper name in both languages (the report's names:
+    /// `report::ScheduleReport::name`), and the interleaved one keeps its English word in Chinese.
+    #[test]
+    fn schedules_read_by_their_names() {
+        let names: Vec<String> =
+            ["1f1b", "interleaved", "gpipe", "zb-h1", "dualpipev"].map(|w| schedule_name(Lang::En, w)).into();
+        assert_eq!(names, ["1F1B", "interleaved 1F1B", "GPipe", "ZB-H1", "DualPipeV"]);
+        assert!(
+            schedule_name(Lang::Zh, "interleaved").contains("交错")
+                && schedule_name(Lang::Zh, "interleaved").contains("interleaved")
+        );
+        assert_eq!(schedule_name(Lang::Zh, "something-new"), "something-new");
     }
 
     #[test]

@@ -50,9 +50,10 @@ pub fn TimePanel(
     let title = move || {
         report.with(|r| {
             r.as_ref().map(|r| {
+                let name = crate::messages::schedule_name(lang.get(), r.schedule.name);
                 fill(
                     tr(Key::gantt_title),
-                    &[("name", r.schedule.name), ("bubble", &format::percent(r.schedule.bubble_fraction))],
+                    &[("name", &name), ("bubble", &format::percent(r.schedule.bubble_fraction))],
                 )
             })
         })
