@@ -592,9 +592,12 @@ async fn launch_files_follow_the_plan_and_download() -> WebDriverResult<()> {
     page.choose("method-select", "grpo").await?;
     let note = page.wait_text("launch-refused", |t| !t.is_empty()).await?;
     assert!(note.contains("launch.dataset") && note.contains("VeRL"), "{note}");
+    // Clearing the field shows the default path first: wait for the typed one (the files follow
+    // the settled plan).
     page.type_into("launch-dataset", "/data/gsm8k/train.parquet").await?;
-    let script = page.wait_text("launch-text", |t| t.contains("verl.trainer.main_ppo")).await?;
-    assert!(script.contains("data.train_files='/data/gsm8k/train.parquet'"), "{script}");
+    let typed = "data.train_files='/data/gsm8k/train.parquet'";
+    let script = page.wait_text("launch-text", |t| t.contains(typed)).await?;
+    assert!(script.contains("verl.trainer.main_ppo"), "{script}");
     // The RL knobs of the form reach VeRL's overrides.
     page.type_into("mini-batch-input", "32").await?;
     page.click("dynamic-batch-check").await?;
