@@ -626,7 +626,7 @@ fn zero_stage(ctx: &Ctx) -> ZeroStage {
             crate::plan::Fsdp::None => 0,
         },
     };
-    ZeroStage::new(stage).unwrap_or(ZeroStage::NONE)
+    ZeroStage::ALL[stage]
 }
 
 /// Attention dropout and hidden dropout as the family trains: GPT-2 style models with 0.1

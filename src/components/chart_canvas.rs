@@ -278,13 +278,11 @@ impl DrawingBackend for Canvas2d {
         fill: bool,
     ) -> Result<(), DrawingErrorKind<CanvasError>> {
         let color = style.color();
-        let key = (color.rgb, color.alpha);
-        if !fill || color.alpha == 0.0 || self.fill != Some(key) {
-            self.fill = None;
-            self.inner.draw_rect(upper_left, bottom_right, style, fill)?;
-            self.fill = (fill && color.alpha != 0.0).then_some(key);
-            return Ok(());
+        if !fill || color.alpha == 0.0 {
+            // An outline (or nothing) as plotters-canvas draws it: it sets only the stroke style.
+            return self.inner.draw_rect(upper_left, bottom_right, style, fill);
         }
+        self.set_fill(color);
         let (x, y) = (f64::from(upper_left.0), f64::from(upper_left.1));
         self.context.fill_rect(x, y, f64::from(bottom_right.0) - x, f64::from(bottom_right.1) - y);
         Ok(())

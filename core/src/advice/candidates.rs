@@ -250,8 +250,7 @@ fn layout_moves(ctx: &Ctx) -> Vec<Candidate> {
     // Context parallelism's other exchange: the ring hides its K/V passes behind the attention core,
     // all-to-all moves Q, K, V and the output once with nothing to hide them (Jacobs et al. 2023
     // §3), so which is faster depends on the heads, the sequence and the links; the figure decides.
-    let takes_algo = crate::knobs::applies(plan.framework, plan.method, crate::knobs::Knob::CpAlgo)
-        == crate::knobs::Applies::Yes;
+    let takes_algo = crate::knobs::applies(plan.framework, plan.method, crate::knobs::Knob::CpAlgo).yes();
     if takes_algo && 1 < plan.parallel.cp.get() {
         let other = match plan.parallel.cp_algo {
             CpAlgo::Ring => CpAlgo::AllToAll,
