@@ -166,7 +166,6 @@ fn cost_report(plan: &Plan, time: &time::StepTime) -> report::CostReport {
 }
 
 fn time_report(t: &time::StepTime) -> report::TimeReport {
-    let b = &t.breakdown;
     report::TimeReport {
         step_seconds: t.step_seconds,
         tokens_per_second: t.tokens_per_second,
@@ -177,21 +176,7 @@ fn time_report(t: &time::StepTime) -> report::TimeReport {
         model_flops_per_step: t.model_flops_per_step,
         hardware_flops_per_step: t.hardware_flops_per_step,
         days_per_trillion_tokens: time::days_to_train(t, 1e12),
-        breakdown: report::BreakdownReport {
-            compute_seconds: b.compute_seconds,
-            memory_bound_seconds: b.memory_bound_seconds,
-            recompute_seconds: b.recompute_seconds,
-            tp_comm_seconds: b.tp_comm_seconds,
-            cp_comm_seconds: b.cp_comm_seconds,
-            ep_comm_seconds: b.ep_comm_seconds,
-            pp_comm_seconds: b.pp_comm_seconds,
-            bubble_seconds: b.bubble_seconds,
-            dp_comm_seconds: b.dp_comm_seconds,
-            optimizer_seconds: b.optimizer_seconds,
-            offload_seconds: b.offload_seconds,
-            rollout_seconds: b.rollout_seconds,
-            log_prob_seconds: b.log_prob_seconds,
-        },
+        breakdown: t.breakdown.clone(),
     }
 }
 

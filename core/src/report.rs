@@ -277,24 +277,8 @@ pub struct TimeReport {
     pub breakdown: BreakdownReport,
 }
 
-/// Seconds per step by cause (the busiest stage's view).
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[allow(missing_docs)]
-pub struct BreakdownReport {
-    pub compute_seconds: f64,
-    pub memory_bound_seconds: f64,
-    pub recompute_seconds: f64,
-    pub tp_comm_seconds: f64,
-    pub cp_comm_seconds: f64,
-    pub ep_comm_seconds: f64,
-    pub pp_comm_seconds: f64,
-    pub bubble_seconds: f64,
-    pub dp_comm_seconds: f64,
-    pub optimizer_seconds: f64,
-    pub offload_seconds: f64,
-    pub rollout_seconds: f64,
-    pub log_prob_seconds: f64,
-}
+/// Seconds per step by cause (the busiest stage's view): the time model's own breakdown.
+pub type BreakdownReport = crate::time::Breakdown;
 
 /// The pipeline schedule.
 #[derive(Clone, Debug, PartialEq, Serialize)]

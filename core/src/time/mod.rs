@@ -331,8 +331,8 @@ pub enum StepPart {
     Offload,
 }
 
-/// Seconds of a step by cause, on the slowest pipeline stage's critical path.
-#[derive(Clone, Debug, Default, PartialEq)]
+/// Seconds of a step by cause, on the slowest pipeline stage's critical path (the report's `time.breakdown`).
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
 pub struct Breakdown {
     /// Matrix multiplications and attention.
     pub compute_seconds: f64,
