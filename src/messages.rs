@@ -91,7 +91,9 @@ fn expected_zh(expected: &Allowed) -> String {
         Allowed::Text { max_bytes } => {
             format!("为不含控制字符（换行、制表符、NUL）的文本，最多 {max_bytes} 字节")
         }
-        Allowed::Name { max_chars } => format!("不超过 {max_chars} 个字符"),
+        Allowed::Name { max_chars } => {
+            format!("不超过 {max_chars} 个字符，且不含控制字符（换行、制表符、NUL）")
+        }
         Allowed::LayoutSymbols { max_chars } => format!(
             "只含 Megatron 的布局符号：E（嵌入）、t（层）、m（MTP 层）、L（损失）、| 分隔阶段、(…)*n 与 x*n 重复、逗号；最多 {max_chars} 个字符"
         ),

@@ -1522,7 +1522,9 @@ impl fmt::Display for Allowed {
             Allowed::Text { max_bytes } => {
                 write!(f, "text without control characters (newline, tab, NUL), at most {max_bytes} bytes")
             }
-            Allowed::Name { max_chars } => write!(f, "at most {max_chars} characters"),
+            Allowed::Name { max_chars } => {
+                write!(f, "at most {max_chars} characters, none a control character (newline, tab, NUL)")
+            }
             Allowed::LayoutSymbols { max_chars } => write!(
                 f,
                 "Megatron's layout symbols only: E (embedding), t (layer), m (MTP layer), L (loss), | between \
@@ -1926,6 +1928,13 @@ fn model_choice(field: &ModelField) -> Result<ModelChoice, PlanFileError> {
                     _ => "custom model".to_owned(),
                 },
             };
+            // The name is written into launch files' comments: a newline would end the comment.
+            if name.chars().any(char::is_control) || LAUNCH_TEXT_MAX < name.len() {
+                return Err(PlanFileError::OutOfRange {
+                    field: "model",
+                    expected: Allowed::Text { max_bytes: LAUNCH_TEXT_MAX },
+                });
+            }
             Ok(ModelChoice {
                 spec: ModelSpec::HfConfig(hf_config.clone()),
                 name,
@@ -2019,7 +2028,8 @@ fn custom_hardware(c: &CustomDevice) -> Result<Hardware, PlanFileError> {
         Vendor::Ascend => (crate::time::HCCL_COLLECTIVE_EFF, crate::time::HCCL_COLLECTIVE_LATENCY_SECONDS),
         _ => (crate::time::COLLECTIVE_EFF, crate::time::COLLECTIVE_LATENCY_SECONDS),
     };
-    if c.name.chars().count() > CUSTOM_NAME_MAX {
+    // The name is written into launch files' comments: a newline would end the comment.
+    if c.name.chars().count() > CUSTOM_NAME_MAX || c.name.chars().any(char::is_control) {
         return Err(PlanFileError::OutOfRange {
             field: "hardware.custom.name",
             expected: Allowed::Name { max_chars: CUSTOM_NAME_MAX },

@@ -298,9 +298,10 @@ fn bash_array(name: &str, flags: &[String]) -> String {
     res
 }
 
-/// The header as `# ` comment lines.
+/// The header as `# ` comment lines. Plans refuse control characters in the names the header
+/// carries; a line break that got in anyway would end the comment, so each becomes a space.
 fn comment(header: &[String]) -> String {
-    header.iter().map(|l| format!("# {l}\n")).collect()
+    header.iter().map(|l| format!("# {}\n", l.replace(char::is_control, " "))).collect()
 }
 
 /// The model's own `config.json` keys, when the plan has them (catalog or import).

@@ -397,6 +397,44 @@ fn control_characters_are_refused_with_the_field_named() {
     }
 }
 
+#[test]
+fn names_the_header_carries_refuse_control_characters() {
+    let custom = |name: &str| {
+        format!(
+            r#"{{"model": "llama-3-8b", "framework": "megatron", "method": "pretrain",
+            "hardware": {{"custom": {{"name": {}, "memory_gb": 80,
+            "bf16_tflops": 989, "fp8_tflops": 1979, "memory_tb_per_s": 3.35, "intra_node_gb_per_s": 900,
+            "inter_node_gbit_per_s": 400, "devices_per_node": 8}}}}}}"#,
+            serde_json::to_string(name).unwrap()
+        )
+    };
+    let imported = |name: &str| {
+        format!(
+            r#"{{"model": {{"name": {}, "hf_config": {{"model_type": "llama", "hidden_size": 512,
+            "intermediate_size": 1024, "num_hidden_layers": 2, "num_attention_heads": 8,
+            "num_key_value_heads": 8, "vocab_size": 1000, "max_position_embeddings": 2048}}}}}}"#,
+            serde_json::to_string(name).unwrap()
+        )
+    };
+    assert!(Plan::from_json(&custom("lab card")).is_ok());
+    assert!(Plan::from_json(&imported("lab model")).is_ok());
+    for bad in ["lab\nrm -rf ~ #", "a\rb", "nul\u{0}"] {
+        let err = Plan::from_json(&custom(bad)).unwrap_err().to_string();
+        assert!(err.contains("hardware.custom.name") && err.contains("control character"), "{err}");
+        let err = Plan::from_json(&imported(bad)).unwrap_err().to_string();
+        assert!(err.starts_with("model must be") && err.contains("control characters"), "{err}");
+    }
+    // Should one get into a plan all the same, the header stays a comment: every line of the
+    // script before the strict-mode line is a shebang or a comment.
+    let mut plan = Plan::from_json(&custom("lab card")).unwrap();
+    plan.hardware.hw.name = "lab\nrm -rf ~ #".to_owned();
+    plan.model.name = "evil\r\ntouch pwned".to_owned();
+    let script = &emit(&plan, "").unwrap()[0].text;
+    let opening = script.split("set -euo pipefail").next().unwrap();
+    assert!(opening.lines().all(|l| l.starts_with('#')), "{opening}");
+    assert!(opening.contains("lab rm -rf ~ #") && opening.contains("evil  touch pwned"), "{opening}");
+}
+
 /// The value of a Hydra override `key=value` in a script.
 fn override_value<'a>(text: &'a str, key: &str) -> Option<&'a str> {
     text.split_whitespace().find_map(|w| w.strip_prefix(key)?.strip_prefix('='))
