@@ -28,6 +28,7 @@ use std::borrow::Cow;
 use std::num::NonZeroU32;
 
 use crate::Plan;
+use crate::field::Field;
 use crate::plan::{
     CpAlgo, Framework, Fsdp, LoraFile, Method, MoeFile, PipelineSchedule, RecomputeModules, ZeroStage,
 };
@@ -201,49 +202,54 @@ impl Knob {
 
     /// The plan file's dotted name of the setting (`rl` for the whole section).
     pub fn path(self) -> &'static str {
-        match self {
-            Knob::Tp => "parallel.tp",
-            Knob::Pp => "parallel.pp",
-            Knob::Vpp => "parallel.vpp",
-            Knob::Cp => "parallel.cp",
-            Knob::CpAlgo => "parallel.cp_algo",
-            Knob::Ep => "parallel.ep",
-            Knob::ZeroStage => "parallel.zero_stage",
-            Knob::Schedule => "parallel.schedule",
-            Knob::Fsdp => "parallel.fsdp",
-            Knob::DistributedOptimizer => "parallel.distributed_optimizer",
-            Knob::SequenceParallel => "parallel.sequence_parallel",
-            Knob::OffloadOptimizer => "parallel.offload_optimizer",
-            Knob::OffloadParams => "parallel.offload_params",
-            Knob::OverlapGradReduce => "parallel.overlap_grad_reduce",
-            Knob::OverlapParamGather => "parallel.overlap_param_gather",
-            Knob::TpCommOverlap => "parallel.tp_comm_overlap",
-            Knob::SwapOptimizer => "parallel.swap_optimizer",
-            Knob::UnevenLayers => "parallel.uneven_layers",
-            Knob::AccountEmbeddingLoss => "parallel.account_embedding_loss",
-            Knob::PipelineLayout => "parallel.pipeline_layout",
-            Knob::MtpLayers => "mtp_layers",
-            Knob::FusedKernels => "parallel.fused_kernels",
-            Knob::MoeDispatcher => "moe.dispatcher",
-            Knob::MoeGroupedGemm => "moe.grouped_gemm",
-            Knob::MoePermuteFusion => "moe.permute_fusion",
-            Knob::MoeOverlapEpComm => "moe.overlap_ep_comm",
-            Knob::MoePadToCapacity => "moe.pad_to_capacity",
-            Knob::MoeCapacity => "moe.capacity_factor",
-            Knob::MoeImbalance => "moe.imbalance",
-            Knob::RecomputeLayers => "recompute.num_layers",
-            Knob::Attention => "attention",
-            Knob::ActivationFunction => "recompute.activation_function",
-            Knob::ActivationFunctionLayers => "recompute.activation_function_layers",
-            Knob::SwapAttention => "recompute.swap_attention",
-            Knob::RecomputeModules => "recompute.modules",
-            Knob::CpuOffloadLayers => "recompute.cpu_offload_layers",
-            Knob::LayersRatio => "recompute.layers_ratio",
-            Knob::LoraRank => "lora.rank",
-            Knob::SeqLen => "batch.seq_len",
-            Knob::Rl => "rl",
-            Knob::RlBlocking => "rl.blocking",
-        }
+        self.field().map_or("rl", Field::path)
+    }
+
+    /// The plan file's field the setting is; `None` for [`Knob::Rl`], the whole `rl` section.
+    pub fn field(self) -> Option<Field> {
+        Some(match self {
+            Knob::Tp => Field::ParallelTp,
+            Knob::Pp => Field::ParallelPp,
+            Knob::Vpp => Field::ParallelVpp,
+            Knob::Cp => Field::ParallelCp,
+            Knob::CpAlgo => Field::ParallelCpAlgo,
+            Knob::Ep => Field::ParallelEp,
+            Knob::ZeroStage => Field::ParallelZeroStage,
+            Knob::Schedule => Field::ParallelSchedule,
+            Knob::Fsdp => Field::ParallelFsdp,
+            Knob::DistributedOptimizer => Field::ParallelDistributedOptimizer,
+            Knob::SequenceParallel => Field::ParallelSequenceParallel,
+            Knob::OffloadOptimizer => Field::ParallelOffloadOptimizer,
+            Knob::OffloadParams => Field::ParallelOffloadParams,
+            Knob::OverlapGradReduce => Field::ParallelOverlapGradReduce,
+            Knob::OverlapParamGather => Field::ParallelOverlapParamGather,
+            Knob::TpCommOverlap => Field::ParallelTpCommOverlap,
+            Knob::SwapOptimizer => Field::ParallelSwapOptimizer,
+            Knob::UnevenLayers => Field::ParallelUnevenLayers,
+            Knob::AccountEmbeddingLoss => Field::ParallelAccountEmbeddingLoss,
+            Knob::PipelineLayout => Field::ParallelPipelineLayout,
+            Knob::MtpLayers => Field::MtpLayers,
+            Knob::FusedKernels => Field::ParallelFusedKernels,
+            Knob::MoeDispatcher => Field::MoeDispatcher,
+            Knob::MoeGroupedGemm => Field::MoeGroupedGemm,
+            Knob::MoePermuteFusion => Field::MoePermuteFusion,
+            Knob::MoeOverlapEpComm => Field::MoeOverlapEpComm,
+            Knob::MoePadToCapacity => Field::MoePadToCapacity,
+            Knob::MoeCapacity => Field::MoeCapacityFactor,
+            Knob::MoeImbalance => Field::MoeImbalance,
+            Knob::RecomputeLayers => Field::RecomputeNumLayers,
+            Knob::Attention => Field::Attention,
+            Knob::ActivationFunction => Field::RecomputeActivationFunction,
+            Knob::ActivationFunctionLayers => Field::RecomputeActivationFunctionLayers,
+            Knob::SwapAttention => Field::RecomputeSwapAttention,
+            Knob::RecomputeModules => Field::RecomputeModules,
+            Knob::CpuOffloadLayers => Field::RecomputeCpuOffloadLayers,
+            Knob::LayersRatio => Field::RecomputeLayersRatio,
+            Knob::LoraRank => Field::LoraRank,
+            Knob::SeqLen => Field::BatchSeqLen,
+            Knob::Rl => return None,
+            Knob::RlBlocking => Field::RlBlocking,
+        })
     }
 }
 
