@@ -5,6 +5,7 @@
 //! message instead of being lost. [`PlanForm::to_plan`] is the only place the two meet.
 
 use trainplan_core::Plan;
+use trainplan_core::field::Field;
 use trainplan_core::plan::{CustomDevice, HardwareField, HardwareSpec, ModelField, PlanFile, PlanFileError};
 
 /// The page's inputs.
@@ -290,11 +291,6 @@ impl NumField {
         }
     }
 
-    /// The plan file's dotted name of the field (`parallel.tp`).
-    pub fn dotted(self) -> &'static str {
-        self.path()
-    }
-
     /// The field's label on the page.
     pub fn label(self) -> crate::i18n::Key {
         use crate::i18n::Key;
@@ -332,39 +328,39 @@ impl NumField {
         }
     }
 
-    /// The plan file's dotted name of the field, as core errors name it.
-    fn path(self) -> &'static str {
+    /// The plan file's field, as core errors and fixes name it.
+    pub fn field(self) -> Field {
         match self {
-            NumField::Nodes => "cluster.nodes",
-            NumField::DevicesPerNode => "cluster.devices_per_node",
-            NumField::LoraRank => "lora.rank",
-            NumField::Tp => "parallel.tp",
-            NumField::Pp => "parallel.pp",
-            NumField::Vpp => "parallel.vpp",
-            NumField::Cp => "parallel.cp",
-            NumField::Ep => "parallel.ep",
-            NumField::MicroBatch => "batch.micro_batch",
-            NumField::GlobalBatch => "batch.global_batch",
-            NumField::SeqLen => "batch.seq_len",
-            NumField::RecomputeLayers => "recompute.num_layers",
-            NumField::ActFnLayers => "recompute.activation_function_layers",
-            NumField::CpuOffloadLayers => "recompute.cpu_offload_layers",
-            NumField::LayersRatio => "recompute.layers_ratio",
-            NumField::RolloutTp => "rl.rollout_tp",
-            NumField::Samples => "rl.n_samples_per_prompt",
-            NumField::PromptLen => "rl.max_prompt_length",
-            NumField::ResponseLen => "rl.max_response_length",
-            NumField::MiniBatch => "rl.mini_batch",
-            NumField::TokenBudget => "rl.max_tokens_per_device",
-            NumField::GpuMemoryUtilization => "rl.gpu_memory_utilization",
-            NumField::MaxNumSeqs => "rl.max_num_seqs",
-            NumField::MaxModelLen => "rl.max_model_len",
-            NumField::BatchedTokens => "rl.max_num_batched_tokens",
-            NumField::MemoryMargin => "overheads.allocator_reserve",
-            NumField::ScaleUp => "cluster.scale_up_domain",
-            NumField::MtpLayers => "mtp_layers",
-            NumField::MoeImbalance => "moe.imbalance",
-            NumField::MoeCapacity => "moe.capacity_factor",
+            NumField::Nodes => Field::ClusterNodes,
+            NumField::DevicesPerNode => Field::ClusterDevicesPerNode,
+            NumField::LoraRank => Field::LoraRank,
+            NumField::Tp => Field::ParallelTp,
+            NumField::Pp => Field::ParallelPp,
+            NumField::Vpp => Field::ParallelVpp,
+            NumField::Cp => Field::ParallelCp,
+            NumField::Ep => Field::ParallelEp,
+            NumField::MicroBatch => Field::BatchMicroBatch,
+            NumField::GlobalBatch => Field::BatchGlobalBatch,
+            NumField::SeqLen => Field::BatchSeqLen,
+            NumField::RecomputeLayers => Field::RecomputeNumLayers,
+            NumField::ActFnLayers => Field::RecomputeActivationFunctionLayers,
+            NumField::CpuOffloadLayers => Field::RecomputeCpuOffloadLayers,
+            NumField::LayersRatio => Field::RecomputeLayersRatio,
+            NumField::RolloutTp => Field::RlRolloutTp,
+            NumField::Samples => Field::RlNSamplesPerPrompt,
+            NumField::PromptLen => Field::RlMaxPromptLength,
+            NumField::ResponseLen => Field::RlMaxResponseLength,
+            NumField::MiniBatch => Field::RlMiniBatch,
+            NumField::TokenBudget => Field::RlMaxTokensPerDevice,
+            NumField::GpuMemoryUtilization => Field::RlGpuMemoryUtilization,
+            NumField::MaxNumSeqs => Field::RlMaxNumSeqs,
+            NumField::MaxModelLen => Field::RlMaxModelLen,
+            NumField::BatchedTokens => Field::RlMaxNumBatchedTokens,
+            NumField::MemoryMargin => Field::OverheadsAllocatorReserve,
+            NumField::ScaleUp => Field::ClusterScaleUpDomain,
+            NumField::MtpLayers => Field::MtpLayers,
+            NumField::MoeImbalance => Field::MoeImbalance,
+            NumField::MoeCapacity => Field::MoeCapacityFactor,
         }
     }
 }
@@ -562,19 +558,27 @@ fn field_of(err: &PlanFileError) -> FormField {
         PlanFileError::UnknownModel(_) | PlanFileError::Config(_) => FormField::Model,
         PlanFileError::UnknownHardware(_) => FormField::Hardware,
         PlanFileError::OutOfRange { field, .. } => {
-            if let Some(&num) = NumField::ALL.iter().find(|f| f.path() == *field) {
+            if let Some(&num) = NumField::ALL.iter().find(|f| f.field() == *field) {
                 return FormField::Number(num);
             }
-            match *field {
-                "hardware.custom.name" => FormField::Custom(CustomField::Name),
-                "hardware.custom.memory_gb" => FormField::Custom(CustomField::MemoryGb),
-                "hardware.custom.bf16_tflops" | "hardware.custom.fp16_tflops" => {
+            match field {
+                Field::HardwareCustomName => FormField::Custom(CustomField::Name),
+                Field::HardwareCustomMemoryGb => FormField::Custom(CustomField::MemoryGb),
+                Field::HardwareCustomBf16Tflops | Field::HardwareCustomFp16Tflops => {
                     FormField::Custom(CustomField::Bf16Tflops)
                 }
-                "hardware.custom.memory_tb_per_s" => FormField::Custom(CustomField::MemoryTbPerS),
-                "hardware.custom.intra_node_gb_per_s" => FormField::Custom(CustomField::IntraNodeGbPerS),
-                "hardware.custom.inter_node_gbit_per_s" => FormField::Custom(CustomField::InterNodeGbitPerS),
-                "parallel.pipeline_layout" => FormField::PipelineLayout,
+                Field::HardwareCustomMemoryTbPerS => FormField::Custom(CustomField::MemoryTbPerS),
+                Field::HardwareCustomIntraNodeGbPerS => FormField::Custom(CustomField::IntraNodeGbPerS),
+                Field::HardwareCustomInterNodeGbitPerS => FormField::Custom(CustomField::InterNodeGbitPerS),
+                Field::ParallelPipelineLayout => FormField::PipelineLayout,
+                // The custom device's figures the form has no box for (they come from a file).
+                Field::HardwareCustomVendor
+                | Field::HardwareCustomFp8Tflops
+                | Field::HardwareCustomFp4Tflops
+                | Field::HardwareCustomDevicesPerNode
+                | Field::HardwareCustomScaleUpDomain
+                | Field::HardwareCustomBoardPowerW
+                | Field::HardwareCustomGemmEfficiencyMax => FormField::Hardware,
                 _ => FormField::Model,
             }
         }

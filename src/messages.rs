@@ -387,14 +387,32 @@ pub fn changes(lang: Lang, fixes: &[trainplan_core::report::Fix]) -> String {
 }
 
 /// A plan-file field (`parallel.tp`) by the label the form gives it; a field the form does not
-/// show keeps its plan-file name.
+/// label keeps its plan-file name.
 pub fn field_label(lang: Lang, field: Field) -> String {
-    if let Some(f) = crate::form::NumField::ALL.iter().find(|f| f.dotted() == field.path()) {
+    if let Some(f) = crate::form::NumField::ALL.iter().find(|f| f.field() == field) {
         return t(lang, f.label()).to_owned();
     }
-    let key = match field {
-        Field::ParallelDistributedOptimizer => Key::par_dist_opt,
+    match field_key(field) {
+        Some(key) => t(lang, key).to_owned(),
+        None => field.path().to_owned(),
+    }
+}
+
+/// The label of a field the form shows other than as a typed number ([`crate::form::NumField`]);
+/// every field is named, so a new one cannot be forgotten.
+fn field_key(field: Field) -> Option<Key> {
+    Some(match field {
+        Field::Model => Key::model_title,
+        Field::Hardware => Key::hw_device,
+        Field::Framework => Key::training_framework,
+        Field::Method => Key::training_method,
+        Field::Precision => Key::training_precision,
+        Field::Attention => Key::rc_attention,
+        Field::MtpLayers => Key::mtp_layers,
+        Field::ParallelCpAlgo => Key::par_cp_algo,
         Field::ParallelSequenceParallel => Key::par_sp,
+        Field::ParallelZeroStage => Key::par_zero,
+        Field::ParallelDistributedOptimizer => Key::par_dist_opt,
         Field::ParallelOffloadOptimizer => Key::par_offload_opt,
         Field::ParallelOffloadParams => Key::par_offload_params,
         Field::ParallelOverlapGradReduce => Key::par_overlap_grad,
@@ -402,32 +420,90 @@ pub fn field_label(lang: Lang, field: Field) -> String {
         Field::ParallelTpCommOverlap => Key::par_tp_overlap,
         Field::ParallelSwapOptimizer => Key::par_swap_opt,
         Field::ParallelUnevenLayers => Key::par_uneven,
-        Field::RecomputeActivationFunction => Key::rc_act_fn,
-        Field::RecomputeSwapAttention => Key::rc_swap_attn,
-        Field::RlDynamicBatch => Key::rl_dynamic_batch,
-        Field::RlRemovePadding => Key::rl_remove_padding,
-        Field::RlEnforceEager => Key::rl_enforce_eager,
-        Field::RlLora => Key::rl_lora,
-        Field::RlBlocking => Key::rl_blocking,
-        Field::RecomputeGranularity => Key::rc_granularity,
-        Field::ParallelZeroStage => Key::par_zero,
         Field::ParallelSchedule => Key::par_schedule,
-        Field::ParallelFsdp => Key::par_fsdp,
         Field::ParallelAccountEmbeddingLoss => Key::par_account,
         Field::ParallelPipelineLayout => Key::par_layout,
-        Field::MtpLayers => Key::mtp_layers,
         Field::ParallelFusedKernels => Key::par_fused,
+        Field::ParallelFsdp => Key::par_fsdp,
         Field::MoeDispatcher => Key::moe_dispatcher,
         Field::MoeGroupedGemm => Key::moe_grouped_gemm,
         Field::MoePermuteFusion => Key::moe_permute_fusion,
         Field::MoeOverlapEpComm => Key::moe_overlap_ep_comm,
         Field::MoePadToCapacity => Key::moe_pad_to_capacity,
-        Field::Framework => Key::training_framework,
-        Field::Method => Key::training_method,
-        Field::Precision => Key::training_precision,
-        _ => return field.path().to_owned(),
-    };
-    t(lang, key).to_owned()
+        Field::RecomputeGranularity => Key::rc_granularity,
+        Field::RecomputeActivationFunction => Key::rc_act_fn,
+        Field::RecomputeSwapAttention => Key::rc_swap_attn,
+        Field::RlDynamicBatch => Key::rl_dynamic_batch,
+        Field::RlRemovePadding => Key::rl_remove_padding,
+        Field::RlEnforceEager => Key::rl_enforce_eager,
+        Field::RlBlocking => Key::rl_blocking,
+        Field::RlLora => Key::rl_lora,
+        Field::LaunchModelPath => Key::launch_model_path,
+        Field::LaunchDataset => Key::launch_dataset,
+        Field::LaunchOutputDir => Key::launch_output_dir,
+        Field::LaunchMasterAddr => Key::launch_master_addr,
+        Field::BudgetTokens => Key::cost_tokens,
+        Field::BudgetDatasetTokens => Key::cost_dataset,
+        Field::BudgetEpochs => Key::cost_epochs,
+        Field::BudgetPricePerDeviceHour => Key::cost_price,
+        Field::BudgetPue => Key::cost_pue,
+        Field::HardwareCustomName => Key::hw_name,
+        Field::HardwareCustomMemoryGb => Key::hw_memory_gb,
+        Field::HardwareCustomBf16Tflops => Key::hw_bf16_tflops,
+        Field::HardwareCustomMemoryTbPerS => Key::hw_memory_bw,
+        Field::HardwareCustomIntraNodeGbPerS => Key::hw_intra,
+        Field::HardwareCustomInterNodeGbitPerS => Key::hw_inter,
+        Field::HardwareCustomBoardPowerW => Key::cost_power,
+        Field::CalibrationEfficiencyScale => Key::cal_step,
+        Field::CalibrationMemoryOffsetMib => Key::cal_peak,
+        // Typed numbers: labelled through `NumField` above.
+        Field::ClusterNodes
+        | Field::ClusterDevicesPerNode
+        | Field::ClusterScaleUpDomain
+        | Field::ParallelTp
+        | Field::ParallelPp
+        | Field::ParallelVpp
+        | Field::ParallelCp
+        | Field::ParallelEp
+        | Field::MoeCapacityFactor
+        | Field::MoeImbalance
+        | Field::RecomputeNumLayers
+        | Field::RecomputeActivationFunctionLayers
+        | Field::RecomputeLayersRatio
+        | Field::RecomputeCpuOffloadLayers
+        | Field::BatchMicroBatch
+        | Field::BatchGlobalBatch
+        | Field::BatchSeqLen
+        | Field::LoraRank
+        | Field::RlRolloutTp
+        | Field::RlNSamplesPerPrompt
+        | Field::RlMaxPromptLength
+        | Field::RlMaxResponseLength
+        | Field::RlGpuMemoryUtilization
+        | Field::RlMaxNumSeqs
+        | Field::RlMiniBatch
+        | Field::RlMaxTokensPerDevice
+        | Field::RlMaxModelLen
+        | Field::RlMaxNumBatchedTokens
+        | Field::OverheadsAllocatorReserve => return None,
+        // Only in a plan file: the form has no control for these; they read as their names.
+        Field::Version
+        | Field::ParallelEtp
+        | Field::RecomputeMethod
+        | Field::RecomputeModules
+        | Field::LoraAlpha
+        | Field::LoraTargets
+        | Field::LaunchMasterPort
+        | Field::OverheadsRuntimeContextMib
+        | Field::OverheadsCommBufferMib
+        | Field::HardwareCustomVendor
+        | Field::HardwareCustomFp16Tflops
+        | Field::HardwareCustomFp8Tflops
+        | Field::HardwareCustomFp4Tflops
+        | Field::HardwareCustomDevicesPerNode
+        | Field::HardwareCustomScaleUpDomain
+        | Field::HardwareCustomGemmEfficiencyMax => return None,
+    })
 }
 
 /// What a piece of advice does, and why; a code this page has no words for shows as itself.

@@ -123,6 +123,20 @@ fields! {
     OverheadsAllocatorReserve = "overheads.allocator_reserve",
     CalibrationEfficiencyScale = "calibration.efficiency_scale",
     CalibrationMemoryOffsetMib = "calibration.memory_offset_mib",
+    HardwareCustomName = "hardware.custom.name",
+    HardwareCustomVendor = "hardware.custom.vendor",
+    HardwareCustomMemoryGb = "hardware.custom.memory_gb",
+    HardwareCustomBf16Tflops = "hardware.custom.bf16_tflops",
+    HardwareCustomFp16Tflops = "hardware.custom.fp16_tflops",
+    HardwareCustomFp8Tflops = "hardware.custom.fp8_tflops",
+    HardwareCustomFp4Tflops = "hardware.custom.fp4_tflops",
+    HardwareCustomMemoryTbPerS = "hardware.custom.memory_tb_per_s",
+    HardwareCustomIntraNodeGbPerS = "hardware.custom.intra_node_gb_per_s",
+    HardwareCustomInterNodeGbitPerS = "hardware.custom.inter_node_gbit_per_s",
+    HardwareCustomDevicesPerNode = "hardware.custom.devices_per_node",
+    HardwareCustomScaleUpDomain = "hardware.custom.scale_up_domain",
+    HardwareCustomBoardPowerW = "hardware.custom.board_power_w",
+    HardwareCustomGemmEfficiencyMax = "hardware.custom.gemm_efficiency_max",
 }
 
 impl std::fmt::Display for Field {

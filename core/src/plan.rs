@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::catalog;
+use crate::field::Field;
 use crate::hardware::{self, Hardware, Vendor};
 use crate::hf::{self, ConfigError, ImportWarning};
 use crate::model::{Architecture, LoraTarget};
@@ -1046,25 +1047,28 @@ fn cluster(c: &ClusterFile, hw: &Hardware) -> Result<Cluster, PlanFileError> {
     let devices_per_node = c.devices_per_node.unwrap_or(hw.devices_per_node);
     let domain = c.scale_up_domain.unwrap_or(default_scale_up(hw, devices_per_node));
     Ok(Cluster {
-        nodes: count(c.nodes, "cluster.nodes", Limit::Degree)?,
-        devices_per_node: count(devices_per_node, "cluster.devices_per_node", Limit::Node)?,
-        scale_up_domain: count(domain, "cluster.scale_up_domain", Limit::Degree)?,
+        nodes: count(c.nodes, Field::ClusterNodes, Limit::Degree)?,
+        devices_per_node: count(devices_per_node, Field::ClusterDevicesPerNode, Limit::Node)?,
+        scale_up_domain: count(domain, Field::ClusterScaleUpDomain, Limit::Degree)?,
     })
 }
 
 /// The parallel section: degrees of at least 1, a ZeRO stage of 0 to 3, a pipeline layout that parses.
 fn parallel(p: &ParallelFile) -> Result<Parallel, PlanFileError> {
     let Some(zero_stage) = ZeroStage::new(p.zero_stage) else {
-        return Err(PlanFileError::OutOfRange { field: "parallel.zero_stage", expected: Allowed::ZeroStage });
+        return Err(PlanFileError::OutOfRange {
+            field: Field::ParallelZeroStage,
+            expected: Allowed::ZeroStage,
+        });
     };
     Ok(Parallel {
-        tp: count(p.tp, "parallel.tp", Limit::Degree)?,
-        pp: count(p.pp, "parallel.pp", Limit::Degree)?,
-        vpp: count(p.vpp, "parallel.vpp", Limit::Degree)?,
-        cp: count(p.cp, "parallel.cp", Limit::Degree)?,
+        tp: count(p.tp, Field::ParallelTp, Limit::Degree)?,
+        pp: count(p.pp, Field::ParallelPp, Limit::Degree)?,
+        vpp: count(p.vpp, Field::ParallelVpp, Limit::Degree)?,
+        cp: count(p.cp, Field::ParallelCp, Limit::Degree)?,
         cp_algo: p.cp_algo,
-        ep: count(p.ep, "parallel.ep", Limit::Degree)?,
-        etp: count(p.etp, "parallel.etp", Limit::Degree)?,
+        ep: count(p.ep, Field::ParallelEp, Limit::Degree)?,
+        etp: count(p.etp, Field::ParallelEtp, Limit::Degree)?,
         sequence_parallel: p.sequence_parallel,
         zero_stage,
         distributed_optimizer: p.distributed_optimizer,
@@ -1087,28 +1091,28 @@ fn parallel(p: &ParallelFile) -> Result<Parallel, PlanFileError> {
 fn recompute(r: &RecomputeFile) -> Result<Recompute, PlanFileError> {
     if !(r.layers_ratio.is_finite() && 0.0 < r.layers_ratio && r.layers_ratio <= 1.0) {
         return Err(PlanFileError::OutOfRange {
-            field: "recompute.layers_ratio",
+            field: Field::RecomputeLayersRatio,
             expected: Allowed::AboveZeroAtMost { max: 1.0 },
         });
     }
     Ok(Recompute {
         granularity: r.granularity,
         method: r.method,
-        num_layers: count(r.num_layers, "recompute.num_layers", Limit::Degree)?,
+        num_layers: count(r.num_layers, Field::RecomputeNumLayers, Limit::Degree)?,
         activation_function: r.activation_function,
         swap_attention: r.swap_attention,
         activation_function_layers: count_or_zero(
             r.activation_function_layers,
-            "recompute.activation_function_layers",
+            Field::RecomputeActivationFunctionLayers,
             Limit::Degree,
         )?,
         layers_ratio_frac: r.layers_ratio,
         modules: RecomputeModules::try_from_names(r.modules.iter().map(String::as_str)).map_err(|_| {
-            PlanFileError::OutOfRange { field: "recompute.modules", expected: Allowed::RecomputeModules }
+            PlanFileError::OutOfRange { field: Field::RecomputeModules, expected: Allowed::RecomputeModules }
         })?,
         cpu_offload_layers: count_or_zero(
             r.cpu_offload_layers,
-            "recompute.cpu_offload_layers",
+            Field::RecomputeCpuOffloadLayers,
             Limit::Degree,
         )?,
     })
@@ -1117,8 +1121,8 @@ fn recompute(r: &RecomputeFile) -> Result<Recompute, PlanFileError> {
 /// The overheads section: memory terms from 0 to 1,000,000 MiB, an allocator reserve of at most half.
 fn check_overheads(o: &OverheadsFile) -> Result<(), PlanFileError> {
     for (x, field) in [
-        (o.runtime_context_mib, "overheads.runtime_context_mib"),
-        (o.comm_buffer_mib, "overheads.comm_buffer_mib"),
+        (o.runtime_context_mib, Field::OverheadsRuntimeContextMib),
+        (o.comm_buffer_mib, Field::OverheadsCommBufferMib),
     ] {
         if x.is_some_and(|x| !(x.is_finite() && (0.0..=1e6).contains(&x))) {
             return Err(PlanFileError::OutOfRange {
@@ -1129,7 +1133,7 @@ fn check_overheads(o: &OverheadsFile) -> Result<(), PlanFileError> {
     }
     if o.allocator_reserve.is_some_and(|x| !(x.is_finite() && (0.0..=0.5).contains(&x))) {
         return Err(PlanFileError::OutOfRange {
-            field: "overheads.allocator_reserve",
+            field: Field::OverheadsAllocatorReserve,
             expected: Allowed::between(0.0, 0.5),
         });
     }
@@ -1139,9 +1143,9 @@ fn check_overheads(o: &OverheadsFile) -> Result<(), PlanFileError> {
 /// The batch section: sizes of at least 1.
 fn batch(b: &BatchFile) -> Result<Batch, PlanFileError> {
     Ok(Batch {
-        micro_batch: count(b.micro_batch, "batch.micro_batch", Limit::Size)?,
-        global_batch: count(b.global_batch, "batch.global_batch", Limit::Size)?,
-        seq_len: count(b.seq_len, "batch.seq_len", Limit::Size)?,
+        micro_batch: count(b.micro_batch, Field::BatchMicroBatch, Limit::Size)?,
+        global_batch: count(b.global_batch, Field::BatchGlobalBatch, Limit::Size)?,
+        seq_len: count(b.seq_len, Field::BatchSeqLen, Limit::Size)?,
     })
 }
 
@@ -1151,7 +1155,7 @@ fn lora(l: &LoraFile) -> Result<Lora, PlanFileError> {
         TargetsField::Word(word) => lora_targets(word.split(','))?,
         TargetsField::List(names) => lora_targets(names.iter().map(String::as_str))?,
     };
-    Ok(Lora { rank: count(l.rank, "lora.rank", Limit::Degree)?, alpha: l.alpha, targets })
+    Ok(Lora { rank: count(l.rank, Field::LoraRank, Limit::Degree)?, alpha: l.alpha, targets })
 }
 
 /// The RL section: counts in range, a memory utilization in (0, 1].
@@ -1159,30 +1163,34 @@ fn rl(rl_file: &RlFile) -> Result<Rl, PlanFileError> {
     let utilization = rl_file.gpu_memory_utilization;
     if !(0.0 < utilization && utilization <= 1.0) {
         return Err(PlanFileError::OutOfRange {
-            field: "rl.gpu_memory_utilization",
+            field: Field::RlGpuMemoryUtilization,
             expected: Allowed::AboveZeroAtMost { max: 1.0 },
         });
     }
     Ok(Rl {
-        rollout_tp: count(rl_file.rollout_tp, "rl.rollout_tp", Limit::Degree)?,
-        n_samples_per_prompt: count(rl_file.n_samples_per_prompt, "rl.n_samples_per_prompt", Limit::Samples)?,
-        max_prompt_length: count(rl_file.max_prompt_length, "rl.max_prompt_length", Limit::Size)?,
-        max_response_length: count(rl_file.max_response_length, "rl.max_response_length", Limit::Size)?,
+        rollout_tp: count(rl_file.rollout_tp, Field::RlRolloutTp, Limit::Degree)?,
+        n_samples_per_prompt: count(
+            rl_file.n_samples_per_prompt,
+            Field::RlNSamplesPerPrompt,
+            Limit::Samples,
+        )?,
+        max_prompt_length: count(rl_file.max_prompt_length, Field::RlMaxPromptLength, Limit::Size)?,
+        max_response_length: count(rl_file.max_response_length, Field::RlMaxResponseLength, Limit::Size)?,
         gpu_memory_utilization_frac: utilization,
-        max_num_seqs: count(rl_file.max_num_seqs, "rl.max_num_seqs", Limit::Size)?,
-        mini_batch: count_or_zero(rl_file.mini_batch, "rl.mini_batch", Limit::Size)?,
+        max_num_seqs: count(rl_file.max_num_seqs, Field::RlMaxNumSeqs, Limit::Size)?,
+        mini_batch: count_or_zero(rl_file.mini_batch, Field::RlMiniBatch, Limit::Size)?,
         dynamic_batch: rl_file.dynamic_batch,
         max_tokens_per_device: count_or_zero(
             rl_file.max_tokens_per_device,
-            "rl.max_tokens_per_device",
+            Field::RlMaxTokensPerDevice,
             Limit::Size,
         )?,
         remove_padding: rl_file.remove_padding,
         enforce_eager: rl_file.enforce_eager,
-        max_model_len: count_or_zero(rl_file.max_model_len, "rl.max_model_len", Limit::Size)?,
+        max_model_len: count_or_zero(rl_file.max_model_len, Field::RlMaxModelLen, Limit::Size)?,
         max_num_batched_tokens: count_or_zero(
             rl_file.max_num_batched_tokens,
-            "rl.max_num_batched_tokens",
+            Field::RlMaxNumBatchedTokens,
             Limit::Size,
         )?,
         blocking: rl_file.blocking,
@@ -1193,7 +1201,7 @@ fn rl(rl_file: &RlFile) -> Result<Rl, PlanFileError> {
 fn moe(m: &MoeFile) -> Result<MoeFile, PlanFileError> {
     if !(m.imbalance.is_finite() && (1.0..=64.0).contains(&m.imbalance)) {
         return Err(PlanFileError::OutOfRange {
-            field: "moe.imbalance",
+            field: Field::MoeImbalance,
             expected: Allowed::between(1.0, 64.0),
         });
     }
@@ -1201,7 +1209,7 @@ fn moe(m: &MoeFile) -> Result<MoeFile, PlanFileError> {
         && !(c.is_finite() && 0.0 < c && c <= 64.0)
     {
         return Err(PlanFileError::OutOfRange {
-            field: "moe.capacity_factor",
+            field: Field::MoeCapacityFactor,
             expected: Allowed::AboveZeroAtMost { max: 64.0 },
         });
     }
@@ -1378,30 +1386,33 @@ impl BudgetFile {
 fn budget(b: &BudgetFile) -> Result<BudgetFile, PlanFileError> {
     if !(1..=BUDGET_TOKENS_MAX).contains(&b.tokens) {
         return Err(PlanFileError::OutOfRange {
-            field: "budget.tokens",
+            field: Field::BudgetTokens,
             expected: Allowed::between(1.0, BUDGET_TOKENS_MAX as f64),
         });
     }
     if BUDGET_TOKENS_MAX < b.dataset_tokens {
         return Err(PlanFileError::OutOfRange {
-            field: "budget.dataset_tokens",
+            field: Field::BudgetDatasetTokens,
             expected: Allowed::between(0.0, BUDGET_TOKENS_MAX as f64),
         });
     }
     if !(b.epochs.is_finite() && 0.0 < b.epochs && b.epochs <= 10_000.0) {
         return Err(PlanFileError::OutOfRange {
-            field: "budget.epochs",
+            field: Field::BudgetEpochs,
             expected: Allowed::AboveZeroAtMost { max: 10_000.0 },
         });
     }
     if !(b.price_per_device_hour.is_finite() && (0.0..=1e6).contains(&b.price_per_device_hour)) {
         return Err(PlanFileError::OutOfRange {
-            field: "budget.price_per_device_hour",
+            field: Field::BudgetPricePerDeviceHour,
             expected: Allowed::between(0.0, 1e6),
         });
     }
     if !(b.pue.is_finite() && (1.0..=5.0).contains(&b.pue)) {
-        return Err(PlanFileError::OutOfRange { field: "budget.pue", expected: Allowed::between(1.0, 5.0) });
+        return Err(PlanFileError::OutOfRange {
+            field: Field::BudgetPue,
+            expected: Allowed::between(1.0, 5.0),
+        });
     }
     Ok(*b)
 }
@@ -1411,10 +1422,10 @@ pub const LAUNCH_TEXT_MAX: usize = 4096;
 
 fn launch(l: &LaunchFile) -> Result<LaunchFile, PlanFileError> {
     for (field, text) in [
-        ("launch.model_path", &l.model_path),
-        ("launch.dataset", &l.dataset),
-        ("launch.output_dir", &l.output_dir),
-        ("launch.master_addr", &l.master_addr),
+        (Field::LaunchModelPath, &l.model_path),
+        (Field::LaunchDataset, &l.dataset),
+        (Field::LaunchOutputDir, &l.output_dir),
+        (Field::LaunchMasterAddr, &l.master_addr),
     ] {
         if text.chars().any(char::is_control) || LAUNCH_TEXT_MAX < text.len() {
             return Err(PlanFileError::OutOfRange {
@@ -1550,8 +1561,8 @@ pub enum PlanFileError {
     Config(ConfigError),
     /// Occurs when a value is outside its range (a zero count, a ZeRO stage of 4, a utilization above 1).
     OutOfRange {
-        /// The field, dotted (`parallel.tp`).
-        field: &'static str,
+        /// The field.
+        field: Field,
         /// What it must be.
         expected: Allowed,
     },
@@ -1790,13 +1801,13 @@ impl PlanFile {
 fn calibration(c: &CalibrationFile) -> Result<CalibrationFile, PlanFileError> {
     if c.efficiency_scale.is_some_and(|x| !(x.is_finite() && (0.05..=5.0).contains(&x))) {
         return Err(PlanFileError::OutOfRange {
-            field: "calibration.efficiency_scale",
+            field: Field::CalibrationEfficiencyScale,
             expected: Allowed::between(0.05, 5.0),
         });
     }
     if c.memory_offset_mib.is_some_and(|x| !(x.is_finite() && x.abs() <= 1e6)) {
         return Err(PlanFileError::OutOfRange {
-            field: "calibration.memory_offset_mib",
+            field: Field::CalibrationMemoryOffsetMib,
             expected: Allowed::Between { min: -1e6, max: 1e6, unit: "MiB" },
         });
     }
@@ -1847,7 +1858,7 @@ fn pipeline_layout(text: &str) -> Result<Option<String>, PlanFileError> {
         true if text.is_empty() => Ok(None),
         true => Ok(Some(text.to_owned())),
         false => Err(PlanFileError::OutOfRange {
-            field: "parallel.pipeline_layout",
+            field: Field::ParallelPipelineLayout,
             expected: Allowed::LayoutSymbols { max_chars: PIPELINE_LAYOUT_MAX },
         }),
     }
@@ -1858,7 +1869,7 @@ fn mtp_layers(n: u32) -> Result<u32, PlanFileError> {
     match n <= MTP_LAYERS_MAX {
         true => Ok(n),
         false => Err(PlanFileError::OutOfRange {
-            field: "mtp_layers",
+            field: Field::MtpLayers,
             expected: Allowed::between(0.0, f64::from(MTP_LAYERS_MAX)),
         }),
     }
@@ -1868,7 +1879,7 @@ fn mtp_layers(n: u32) -> Result<u32, PlanFileError> {
 /// modules, and no published run uses more than a few).
 pub const MTP_LAYERS_MAX: u32 = 16;
 
-fn count(n: u32, field: &'static str, limit: Limit) -> Result<NonZeroU32, PlanFileError> {
+fn count(n: u32, field: Field, limit: Limit) -> Result<NonZeroU32, PlanFileError> {
     match NonZeroU32::new(n) {
         Some(n) if n.get() <= limit.max() => Ok(n),
         _ => Err(PlanFileError::OutOfRange { field, expected: limit.allowed(false) }),
@@ -1876,7 +1887,7 @@ fn count(n: u32, field: &'static str, limit: Limit) -> Result<NonZeroU32, PlanFi
 }
 
 /// A count where 0 means "automatic" or "all".
-fn count_or_zero(n: u32, field: &'static str, limit: Limit) -> Result<u32, PlanFileError> {
+fn count_or_zero(n: u32, field: Field, limit: Limit) -> Result<u32, PlanFileError> {
     match n <= limit.max() {
         true => Ok(n),
         false => Err(PlanFileError::OutOfRange { field, expected: limit.allowed(true) }),
@@ -1903,7 +1914,7 @@ fn lora_targets<'a>(names: impl Iterator<Item = &'a str>) -> Result<LoraTargets,
     res.sort();
     res.dedup();
     if res.is_empty() {
-        return Err(PlanFileError::OutOfRange { field: "lora.targets", expected: Allowed::LoraTargets });
+        return Err(PlanFileError::OutOfRange { field: Field::LoraTargets, expected: Allowed::LoraTargets });
     }
     Ok(LoraTargets::Only(res))
 }
@@ -1931,7 +1942,7 @@ fn model_choice(field: &ModelField) -> Result<ModelChoice, PlanFileError> {
             // The name is written into launch files' comments: a newline would end the comment.
             if name.chars().any(char::is_control) || LAUNCH_TEXT_MAX < name.len() {
                 return Err(PlanFileError::OutOfRange {
-                    field: "model",
+                    field: Field::Model,
                     expected: Allowed::Text { max_bytes: LAUNCH_TEXT_MAX },
                 });
             }
@@ -1971,16 +1982,10 @@ fn default_scale_up(hw: &Hardware, devices_per_node: u32) -> u32 {
 const CUSTOM_NAME_MAX: usize = 80;
 
 fn custom_hardware(c: &CustomDevice) -> Result<Hardware, PlanFileError> {
-    fn range(x: f64, lo: f64, hi: f64, field: &'static str) -> Result<f64, PlanFileError> {
+    fn range(x: f64, lo: f64, hi: f64, field: Field) -> Result<f64, PlanFileError> {
         range_in(x, lo, hi, "", field)
     }
-    fn range_in(
-        x: f64,
-        lo: f64,
-        hi: f64,
-        unit: &'static str,
-        field: &'static str,
-    ) -> Result<f64, PlanFileError> {
+    fn range_in(x: f64, lo: f64, hi: f64, unit: &'static str, field: Field) -> Result<f64, PlanFileError> {
         match x.is_finite() && lo <= x && x <= hi {
             true => Ok(x),
             false => Err(PlanFileError::OutOfRange {
@@ -1989,36 +1994,36 @@ fn custom_hardware(c: &CustomDevice) -> Result<Hardware, PlanFileError> {
             }),
         }
     }
-    let memory_gb = range(c.memory_gb, 0.1, 100_000.0, "hardware.custom.memory_gb")?;
-    let bf16 = range(c.bf16_tflops, 0.0, 1e6, "hardware.custom.bf16_tflops")?;
-    let fp16 = range(c.fp16_tflops.unwrap_or(bf16), 0.0, 1e6, "hardware.custom.fp16_tflops")?;
+    let memory_gb = range(c.memory_gb, 0.1, 100_000.0, Field::HardwareCustomMemoryGb)?;
+    let bf16 = range(c.bf16_tflops, 0.0, 1e6, Field::HardwareCustomBf16Tflops)?;
+    let fp16 = range(c.fp16_tflops.unwrap_or(bf16), 0.0, 1e6, Field::HardwareCustomFp16Tflops)?;
     if bf16 == 0.0 && fp16 == 0.0 {
         return Err(PlanFileError::OutOfRange {
-            field: "hardware.custom.bf16_tflops",
+            field: Field::HardwareCustomBf16Tflops,
             expected: Allowed::PeakOrFp16,
         });
     }
-    let fp8 = range(c.fp8_tflops, 0.0, 1e6, "hardware.custom.fp8_tflops")?;
+    let fp8 = range(c.fp8_tflops, 0.0, 1e6, Field::HardwareCustomFp8Tflops)?;
     let fp4 = match c.fp4_tflops {
-        Some(x) => Some(range(x, 0.0, 1e6, "hardware.custom.fp4_tflops")?),
+        Some(x) => Some(range(x, 0.0, 1e6, Field::HardwareCustomFp4Tflops)?),
         None => None,
     };
-    let memory_bw = range(c.memory_tb_per_s, 0.001, 1000.0, "hardware.custom.memory_tb_per_s")?;
-    let intra = range(c.intra_node_gb_per_s, 0.001, 1e6, "hardware.custom.intra_node_gb_per_s")?;
-    let inter = range(c.inter_node_gbit_per_s, 0.001, 1e7, "hardware.custom.inter_node_gbit_per_s")?;
+    let memory_bw = range(c.memory_tb_per_s, 0.001, 1000.0, Field::HardwareCustomMemoryTbPerS)?;
+    let intra = range(c.intra_node_gb_per_s, 0.001, 1e6, Field::HardwareCustomIntraNodeGbPerS)?;
+    let inter = range(c.inter_node_gbit_per_s, 0.001, 1e7, Field::HardwareCustomInterNodeGbitPerS)?;
     let vendor = match c.vendor.as_str() {
         "nvidia" => Vendor::Nvidia,
         "ascend" => Vendor::Ascend,
         "other" => Vendor::Other,
         _ => {
             return Err(PlanFileError::OutOfRange {
-                field: "hardware.custom.vendor",
+                field: Field::HardwareCustomVendor,
                 expected: Allowed::Vendor,
             });
         }
     };
     let gemm_efficiency_max = match c.gemm_efficiency_max {
-        Some(x) => range(x, 0.05, 1.0, "hardware.custom.gemm_efficiency_max")?,
+        Some(x) => range(x, 0.05, 1.0, Field::HardwareCustomGemmEfficiencyMax)?,
         None if vendor == Vendor::Ascend => crate::time::ASCEND_GEMM_EFF_MAX,
         None => crate::time::GEMM_EFF_MAX,
     };
@@ -2031,7 +2036,7 @@ fn custom_hardware(c: &CustomDevice) -> Result<Hardware, PlanFileError> {
     // The name is written into launch files' comments: a newline would end the comment.
     if c.name.chars().count() > CUSTOM_NAME_MAX || c.name.chars().any(char::is_control) {
         return Err(PlanFileError::OutOfRange {
-            field: "hardware.custom.name",
+            field: Field::HardwareCustomName,
             expected: Allowed::Name { max_chars: CUSTOM_NAME_MAX },
         });
     }
@@ -2047,10 +2052,10 @@ fn custom_hardware(c: &CustomDevice) -> Result<Hardware, PlanFileError> {
         memory_bytes_per_second: memory_bw * 1e12,
         intra_node_bytes_per_second: intra * 1e9,
         inter_node_bytes_per_second: inter * 1e9 / 8.0,
-        devices_per_node: count(c.devices_per_node, "hardware.custom.devices_per_node", Limit::Node)?.get(),
+        devices_per_node: count(c.devices_per_node, Field::HardwareCustomDevicesPerNode, Limit::Node)?.get(),
         scale_up_domain: match c.scale_up_domain {
-            Some(n) => count(n, "hardware.custom.scale_up_domain", Limit::Degree)?.get(),
-            None => count(c.devices_per_node, "hardware.custom.devices_per_node", Limit::Node)?.get(),
+            Some(n) => count(n, Field::HardwareCustomScaleUpDomain, Limit::Degree)?.get(),
+            None => count(c.devices_per_node, Field::HardwareCustomDevicesPerNode, Limit::Node)?.get(),
         },
         reported: true,
         source: "entered by the user".to_owned(),
@@ -2059,7 +2064,7 @@ fn custom_hardware(c: &CustomDevice) -> Result<Hardware, PlanFileError> {
         collective_latency_seconds,
         mesh_links: 0,
         board_power_watts: match c.board_power_w {
-            Some(x) => range_in(x, 0.0, 100_000.0, "W", "hardware.custom.board_power_w")?,
+            Some(x) => range_in(x, 0.0, 100_000.0, "W", Field::HardwareCustomBoardPowerW)?,
             None => 0.0,
         },
         board_power_reported: true,

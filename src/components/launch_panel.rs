@@ -51,6 +51,7 @@ pub fn LaunchPanel(
     report: Signal<Option<Report>>,
 ) -> impl IntoView {
     let tr = use_tr();
+    let lang = use_lang();
     let files = Memo::new(move |_| {
         plan.with(|p| {
             let p = p.as_ref().ok()?;
@@ -109,7 +110,8 @@ pub fn LaunchPanel(
     };
     let refused = move || match files.get() {
         Some(Err(emit::EmitError::Unsafe { field, framework })) => {
-            Some(fill(tr(Key::launch_unsafe), &[("field", field), ("framework", framework.name())]))
+            let field = messages::field_label(lang.get(), field);
+            Some(fill(tr(Key::launch_unsafe), &[("field", &field), ("framework", framework.name())]))
         }
         _ => None,
     };

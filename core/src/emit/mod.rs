@@ -51,8 +51,8 @@ pub enum EmitError {
     /// Occurs when a typed text holds characters the framework's own parser would read as syntax
     /// (VeRL's Hydra overrides): the file is refused rather than written wrong.
     Unsafe {
-        /// The plan field, dotted.
-        field: &'static str,
+        /// The plan field.
+        field: crate::field::Field,
         /// The framework.
         framework: Framework,
     },

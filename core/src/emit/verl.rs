@@ -10,6 +10,7 @@
 use super::shell::quote;
 use super::{EmitError, EmittedFile, FileKind, model_path, model_slug, script_opening};
 use crate::Plan;
+use crate::field::Field;
 use crate::hardware::Vendor;
 use crate::plan::{LoraTargets, Method, RecomputeGranularity};
 
@@ -22,9 +23,9 @@ fn hydra_plain(text: &str) -> bool {
 pub fn script(plan: &Plan, header: &[String]) -> Result<EmittedFile, EmitError> {
     let launch = &plan.launch;
     for (field, text) in [
-        ("launch.model_path", &launch.model_path),
-        ("launch.dataset", &launch.dataset),
-        ("launch.output_dir", &launch.output_dir),
+        (Field::LaunchModelPath, &launch.model_path),
+        (Field::LaunchDataset, &launch.dataset),
+        (Field::LaunchOutputDir, &launch.output_dir),
     ] {
         if !hydra_plain(text) {
             return Err(EmitError::Unsafe { field, framework: plan.framework });

@@ -117,22 +117,23 @@ fn bad_plans_are_refused_with_a_reason() {
         r#"{"model": "gpt2", "hardware": "tpu-v9"}"#,
         &PlanFileError::UnknownHardware("tpu-v9".to_owned()),
     );
+    use trainplan_core::field::Field;
     let zero = |field, max: f64| PlanFileError::OutOfRange { field, expected: Allowed::between(1.0, max) };
-    check_err(r#"{"model": "llama-2-7b", "cluster": {"nodes": 0}}"#, &zero("cluster.nodes", 65_536.0));
+    check_err(r#"{"model": "llama-2-7b", "cluster": {"nodes": 0}}"#, &zero(Field::ClusterNodes, 65_536.0));
     check_err(
         r#"{"model": "llama-2-7b", "cluster": {"devices_per_node": 0}}"#,
-        &zero("cluster.devices_per_node", 1_024.0),
+        &zero(Field::ClusterDevicesPerNode, 1_024.0),
     );
-    check_err(r#"{"model": "llama-2-7b", "parallel": {"tp": 0}}"#, &zero("parallel.tp", 65_536.0));
-    check_err(r#"{"model": "llama-2-7b", "batch": {"seq_len": 0}}"#, &zero("batch.seq_len", 16_777_216.0));
+    check_err(r#"{"model": "llama-2-7b", "parallel": {"tp": 0}}"#, &zero(Field::ParallelTp, 65_536.0));
+    check_err(r#"{"model": "llama-2-7b", "batch": {"seq_len": 0}}"#, &zero(Field::BatchSeqLen, 16_777_216.0));
     check_err(
         r#"{"model": "llama-2-7b", "parallel": {"zero_stage": 4}}"#,
-        &PlanFileError::OutOfRange { field: "parallel.zero_stage", expected: Allowed::ZeroStage },
+        &PlanFileError::OutOfRange { field: Field::ParallelZeroStage, expected: Allowed::ZeroStage },
     );
     check_err(
         r#"{"model": "llama-2-7b", "rl": {"gpu_memory_utilization": 1.5}}"#,
         &PlanFileError::OutOfRange {
-            field: "rl.gpu_memory_utilization",
+            field: Field::RlGpuMemoryUtilization,
             expected: Allowed::AboveZeroAtMost { max: 1.0 },
         },
     );
@@ -157,11 +158,11 @@ fn bad_plans_are_refused_with_a_reason() {
     assert!(Plan::from_json(&custom("")).is_ok());
     assert!(matches!(
         Plan::from_json(&custom(r#", "vendor": "amd""#)),
-        Err(PlanFileError::OutOfRange { field: "hardware.custom.vendor", .. })
+        Err(PlanFileError::OutOfRange { field: Field::HardwareCustomVendor, .. })
     ));
     assert!(matches!(
         Plan::from_json(&custom(r#", "fp8_tflops": -1"#)),
-        Err(PlanFileError::OutOfRange { field: "hardware.custom.fp8_tflops", .. })
+        Err(PlanFileError::OutOfRange { field: Field::HardwareCustomFp8Tflops, .. })
     ));
     for text in [
         "",
