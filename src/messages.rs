@@ -1,6 +1,7 @@
 //! Core errors and findings in the user's language. The core names what is wrong as data (an enum
 //! variant, a finding code with arguments); this module puts it in words.
 
+use trainplan_core::advice::Move;
 use trainplan_core::emit::flags::{FlagError, ValueType};
 use trainplan_core::emit::import::{Expected, ImportError, ModelOrigin};
 use trainplan_core::field::Field;
@@ -506,43 +507,44 @@ fn field_key(field: Field) -> Option<Key> {
     })
 }
 
-/// What a piece of advice does, and why; a code this page has no words for shows as itself.
-pub fn advice(lang: Lang, code: &str) -> (String, String) {
+/// What a piece of advice does, and why.
+pub fn advice(lang: Lang, code: Move) -> (String, String) {
     let (what, why) = match code {
-        "distributed_optimizer" => (Key::advice_distributed_optimizer, Key::advice_why_distributed_optimizer),
-        "overlap_grad_reduce" => (Key::advice_overlap_grad_reduce, Key::advice_why_overlap_grad_reduce),
-        "sequence_parallel" => (Key::advice_sequence_parallel, Key::advice_why_sequence_parallel),
-        "tp_comm_overlap" => (Key::advice_tp_comm_overlap, Key::advice_why_tp_comm_overlap),
-        "ascend_coc" => (Key::advice_ascend_coc, Key::advice_why_ascend_coc),
-        "fused_kernels" => (Key::advice_fused_kernels, Key::advice_why_fused_kernels),
-        "zero_stage" => (Key::advice_zero_stage, Key::advice_why_zero_stage),
-        "zero_stage_down" => (Key::advice_zero_stage_down, Key::advice_why_zero_stage_down),
-        "zero_stage_3" => (Key::advice_zero_stage_3, Key::advice_why_zero_stage_3),
-        "offload_optimizer" => (Key::advice_offload_optimizer, Key::advice_why_offload_optimizer),
-        "offload_params" => (Key::advice_offload_params, Key::advice_why_offload_params),
-        "recompute_selective" => (Key::advice_recompute_selective, Key::advice_why_recompute_selective),
-        "recompute_full" => (Key::advice_recompute_full, Key::advice_why_recompute_full),
-        "recompute_less" => (Key::advice_recompute_less, Key::advice_why_recompute_less),
-        "swap_attention" => (Key::advice_swap_attention, Key::advice_why_swap_attention),
-        "flash_attention" => (Key::advice_flash_attention, Key::advice_why_flash_attention),
-        "micro_batch_up" => (Key::advice_micro_batch_up, Key::advice_why_micro_batch_up),
-        "micro_batch_down" => (Key::advice_micro_batch_down, Key::advice_why_micro_batch_down),
-        "more_microbatches" => (Key::advice_more_microbatches, Key::advice_why_more_microbatches),
-        "interleave" => (Key::advice_interleave, Key::advice_why_interleave),
-        "tp_in_node" => (Key::advice_tp_in_node, Key::advice_why_tp_in_node),
-        "pp_over_tp" => (Key::advice_pp_over_tp, Key::advice_why_pp_over_tp),
-        "cp_algo" => (Key::advice_cp_algo, Key::advice_why_cp_algo),
-        "stack_megatron" => (Key::advice_stack_megatron, Key::advice_why_stack_megatron),
-        "cheap_together" => (Key::advice_cheap_together, Key::advice_why_cheap_together),
-        "verl_ulysses" => (Key::advice_verl_ulysses, Key::advice_why_verl_ulysses),
-        "rollout_tp_down" => (Key::advice_rollout_tp_down, Key::advice_why_rollout_tp_down),
-        "rollout_tp_up" => (Key::advice_rollout_tp_up, Key::advice_why_rollout_tp_up),
-        "max_num_seqs_up" => (Key::advice_max_num_seqs_up, Key::advice_why_max_num_seqs_up),
-        "precision_fp8" => (Key::advice_precision_fp8, Key::advice_why_precision_fp8),
-        "lora_all_targets" => (Key::advice_lora_all_targets, Key::advice_why_lora_all_targets),
-        "search_best" => (Key::advice_search_best, Key::advice_why_search_best),
-        "megatron_fsdp" => (Key::advice_megatron_fsdp, Key::advice_why_megatron_fsdp),
-        _ => return (code.to_owned(), String::new()),
+        Move::DistributedOptimizer => {
+            (Key::advice_distributed_optimizer, Key::advice_why_distributed_optimizer)
+        }
+        Move::OverlapGradReduce => (Key::advice_overlap_grad_reduce, Key::advice_why_overlap_grad_reduce),
+        Move::SequenceParallel => (Key::advice_sequence_parallel, Key::advice_why_sequence_parallel),
+        Move::TpCommOverlap => (Key::advice_tp_comm_overlap, Key::advice_why_tp_comm_overlap),
+        Move::AscendCoc => (Key::advice_ascend_coc, Key::advice_why_ascend_coc),
+        Move::FusedKernels => (Key::advice_fused_kernels, Key::advice_why_fused_kernels),
+        Move::ZeroStage => (Key::advice_zero_stage, Key::advice_why_zero_stage),
+        Move::ZeroStageDown => (Key::advice_zero_stage_down, Key::advice_why_zero_stage_down),
+        Move::ZeroStage3 => (Key::advice_zero_stage_3, Key::advice_why_zero_stage_3),
+        Move::OffloadOptimizer => (Key::advice_offload_optimizer, Key::advice_why_offload_optimizer),
+        Move::OffloadParams => (Key::advice_offload_params, Key::advice_why_offload_params),
+        Move::RecomputeSelective => (Key::advice_recompute_selective, Key::advice_why_recompute_selective),
+        Move::RecomputeFull => (Key::advice_recompute_full, Key::advice_why_recompute_full),
+        Move::RecomputeLess => (Key::advice_recompute_less, Key::advice_why_recompute_less),
+        Move::SwapAttention => (Key::advice_swap_attention, Key::advice_why_swap_attention),
+        Move::FlashAttention => (Key::advice_flash_attention, Key::advice_why_flash_attention),
+        Move::MicroBatchUp => (Key::advice_micro_batch_up, Key::advice_why_micro_batch_up),
+        Move::MicroBatchDown => (Key::advice_micro_batch_down, Key::advice_why_micro_batch_down),
+        Move::MoreMicrobatches => (Key::advice_more_microbatches, Key::advice_why_more_microbatches),
+        Move::Interleave => (Key::advice_interleave, Key::advice_why_interleave),
+        Move::TpInNode => (Key::advice_tp_in_node, Key::advice_why_tp_in_node),
+        Move::PpOverTp => (Key::advice_pp_over_tp, Key::advice_why_pp_over_tp),
+        Move::CpAlgo => (Key::advice_cp_algo, Key::advice_why_cp_algo),
+        Move::StackMegatron => (Key::advice_stack_megatron, Key::advice_why_stack_megatron),
+        Move::CheapTogether => (Key::advice_cheap_together, Key::advice_why_cheap_together),
+        Move::VerlUlysses => (Key::advice_verl_ulysses, Key::advice_why_verl_ulysses),
+        Move::RolloutTpDown => (Key::advice_rollout_tp_down, Key::advice_why_rollout_tp_down),
+        Move::RolloutTpUp => (Key::advice_rollout_tp_up, Key::advice_why_rollout_tp_up),
+        Move::MaxNumSeqsUp => (Key::advice_max_num_seqs_up, Key::advice_why_max_num_seqs_up),
+        Move::PrecisionFp8 => (Key::advice_precision_fp8, Key::advice_why_precision_fp8),
+        Move::LoraAllTargets => (Key::advice_lora_all_targets, Key::advice_why_lora_all_targets),
+        Move::SearchBest => (Key::advice_search_best, Key::advice_why_search_best),
+        Move::MegatronFsdp => (Key::advice_megatron_fsdp, Key::advice_why_megatron_fsdp),
     };
     (t(lang, what).to_owned(), t(lang, why).to_owned())
 }
@@ -660,10 +662,10 @@ mod tests {
 
     #[test]
     fn every_advice_of_the_core_has_words() {
-        for code in trainplan_core::advice::CODES {
+        for &code in trainplan_core::advice::Move::ALL {
             for lang in Lang::ALL {
                 let (what, why) = advice(lang, code);
-                assert_ne!(what, *code, "{code} has no words");
+                assert!(!what.is_empty() && what != code.code(), "{code} has no words");
                 assert!(!why.is_empty(), "{code} has no why");
             }
         }

@@ -6,15 +6,16 @@
 use crate::field::Field;
 use serde_json::Value;
 
+use super::Move;
 use crate::hardware::Vendor;
 use crate::memory::Memory;
 use crate::plan::{AttentionImpl, CpAlgo, Framework, Method, Plan, RecomputeGranularity, ZeroStage};
 use crate::report::Fix;
 use crate::rules;
 
-/// A move to try: its stable code (one of [`super::CODES`]) and the plan-file changes, in order.
+/// A move to try and the plan-file changes, in order.
 pub(super) struct Candidate {
-    pub code: &'static str,
+    pub code: Move,
     pub changes: Vec<Fix>,
 }
 
@@ -40,7 +41,7 @@ fn fix(field: Field, value: impl Into<Value>) -> Fix {
     Fix { field, value: value.into() }
 }
 
-fn candidate(code: &'static str, changes: Vec<Fix>) -> Candidate {
+fn candidate(code: Move, changes: Vec<Fix>) -> Candidate {
     Candidate { code, changes }
 }
 
@@ -80,7 +81,7 @@ fn megatron_switches(ctx: &Ctx) -> Vec<Candidate> {
     // The distributed optimizer shards fp32 states over DP at almost no cost (Megatron-LM
     // docs/api-guide/dist_optimizer.md; MindSpeed docs/zh/features/distributed-optimizer.md).
     if megatron && !p.distributed_optimizer && 1 < dp {
-        res.push(candidate("distributed_optimizer", vec![fix(Field::ParallelDistributedOptimizer, true)]));
+        res.push(candidate(Move::DistributedOptimizer, vec![fix(Field::ParallelDistributedOptimizer, true)]));
     }
     // Overlap the gradient reduction (and the parameter gather) with compute (MindSpeed
     // docs/zh/features/async-ddp.md, async-ddp-param-gather.md).
@@ -89,22 +90,23 @@ fn megatron_switches(ctx: &Ctx) -> Vec<Candidate> {
         if p.distributed_optimizer {
             changes.push(fix(Field::ParallelOverlapParamGather, true));
         }
-        res.push(candidate("overlap_grad_reduce", changes));
+        res.push(candidate(Move::OverlapGradReduce, changes));
     }
     // Sequence parallelism with TP divides the activations TP leaves whole (Korthikanti et al. 2022).
     if megatron && 1 < ctx.tp && !p.sequence_parallel {
-        res.push(candidate("sequence_parallel", vec![fix(Field::ParallelSequenceParallel, true)]));
+        res.push(candidate(Move::SequenceParallel, vec![fix(Field::ParallelSequenceParallel, true)]));
     }
     // TP communication pipelined with GEMMs: Transformer Engine's userbuffers (Megatron
     // `--tp-comm-overlap`), or Ascend CoC (MindSpeed docs/zh/features/communication-over-computation.md).
     if megatron && 1 < ctx.tp && p.sequence_parallel && !p.tp_comm_overlap && plan.method != Method::Lora {
-        let code = if plan.hardware.hw.vendor == Vendor::Ascend { "ascend_coc" } else { "tp_comm_overlap" };
+        let code =
+            if plan.hardware.hw.vendor == Vendor::Ascend { Move::AscendCoc } else { Move::TpCommOverlap };
         res.push(candidate(code, vec![fix(Field::ParallelTpCommOverlap, true)]));
     }
     // MindSpeed's fused RMSNorm, SwiGLU and RoPE kernels (docs/zh/features/rms_norm.md, swiglu.md,
     // rotary-embedding.md), when the plan runs without them.
     if ctx.mindspeed && !p.fused_kernels {
-        res.push(candidate("fused_kernels", vec![fix(Field::ParallelFusedKernels, true)]));
+        res.push(candidate(Move::FusedKernels, vec![fix(Field::ParallelFusedKernels, true)]));
     }
     res
 }
@@ -129,30 +131,30 @@ fn zero_ladder(ctx: &Ctx) -> Vec<Candidate> {
                 true => up,
                 false => ZeroStage::ALL.into_iter().filter(|&s| up <= s).find(|&s| fits_at(s)).unwrap_or(up),
             };
-            res.push(candidate("zero_stage", vec![fix(Field::ParallelZeroStage, rung.get())]));
+            res.push(candidate(Move::ZeroStage, vec![fix(Field::ParallelZeroStage, rung.get())]));
         }
         _ if !p.offload_optimizer => {
-            res.push(candidate("offload_optimizer", vec![fix(Field::ParallelOffloadOptimizer, true)]))
+            res.push(candidate(Move::OffloadOptimizer, vec![fix(Field::ParallelOffloadOptimizer, true)]))
         }
         _ if !p.offload_params => {
-            res.push(candidate("offload_params", vec![fix(Field::ParallelOffloadParams, true)]))
+            res.push(candidate(Move::OffloadParams, vec![fix(Field::ParallelOffloadParams, true)]))
         }
         _ => {}
     }
     if !ctx.fits {
         // Jump the ladder when one rung will not do: ZeRO-3, then offloading on top of it.
         if p.zero_stage.shards_optimizer() && !p.zero_stage.shards_gradients() {
-            res.push(candidate("zero_stage_3", vec![fix(Field::ParallelZeroStage, 3)]));
+            res.push(candidate(Move::ZeroStage3, vec![fix(Field::ParallelZeroStage, 3)]));
         }
         if !p.zero_stage.shards_params() {
             res.push(candidate(
-                "offload_optimizer",
+                Move::OffloadOptimizer,
                 vec![fix(Field::ParallelZeroStage, 3), fix(Field::ParallelOffloadOptimizer, true)],
             ));
         }
         if !p.offload_params && (!p.zero_stage.shards_params() || !p.offload_optimizer) {
             res.push(candidate(
-                "offload_params",
+                Move::OffloadParams,
                 vec![
                     fix(Field::ParallelZeroStage, 3),
                     fix(Field::ParallelOffloadOptimizer, true),
@@ -164,7 +166,7 @@ fn zero_ladder(ctx: &Ctx) -> Vec<Candidate> {
     // Fewer shards communicate less when memory allows it.
     if let Some(down) = p.zero_stage.down().filter(|_| ctx.fits && !p.offload_optimizer && !p.offload_params)
     {
-        res.push(candidate("zero_stage_down", vec![fix(Field::ParallelZeroStage, down.get())]));
+        res.push(candidate(Move::ZeroStageDown, vec![fix(Field::ParallelZeroStage, down.get())]));
     }
     res
 }
@@ -176,25 +178,28 @@ fn activation_moves(ctx: &Ctx) -> Vec<Candidate> {
     // Recomputation: trade compute for memory when it does not fit, memory for speed when it does.
     match (plan.recompute.granularity, ctx.fits) {
         (RecomputeGranularity::None, false) => {
-            res.push(candidate("recompute_selective", vec![fix(Field::RecomputeGranularity, "selective")]));
-            res.push(candidate("recompute_full", vec![fix(Field::RecomputeGranularity, "full")]));
+            res.push(candidate(
+                Move::RecomputeSelective,
+                vec![fix(Field::RecomputeGranularity, "selective")],
+            ));
+            res.push(candidate(Move::RecomputeFull, vec![fix(Field::RecomputeGranularity, "full")]));
         }
         (RecomputeGranularity::Selective, false) => {
-            res.push(candidate("recompute_full", vec![fix(Field::RecomputeGranularity, "full")]))
+            res.push(candidate(Move::RecomputeFull, vec![fix(Field::RecomputeGranularity, "full")]))
         }
         (RecomputeGranularity::Full, true) => res.push(candidate(
-            "recompute_less",
+            Move::RecomputeLess,
             vec![fix(Field::RecomputeGranularity, if ctx.megatron { "selective" } else { "none" })],
         )),
         _ => {}
     }
     // Swap attention activations to the host on Ascend (MindSpeed docs/zh/features/swap_attention.md).
     if ctx.mindspeed && !ctx.fits && !plan.recompute.swap_attention && plan.method != Method::Lora {
-        res.push(candidate("swap_attention", vec![fix(Field::RecomputeSwapAttention, true)]));
+        res.push(candidate(Move::SwapAttention, vec![fix(Field::RecomputeSwapAttention, true)]));
     }
     // Flash attention never keeps the score matrix.
     if plan.attention == AttentionImpl::Eager {
-        res.push(candidate("flash_attention", vec![fix(Field::Attention, "flash")]));
+        res.push(candidate(Move::FlashAttention, vec![fix(Field::Attention, "flash")]));
     }
     res
 }
@@ -208,16 +213,16 @@ fn batch_moves(ctx: &Ctx) -> Vec<Candidate> {
     // Megatron-LM", §3.4).
     let gbs = u64::from(plan.batch.global_batch.get());
     if ctx.fits && (2 * mbs).saturating_mul(mem.dp) <= gbs {
-        res.push(candidate("micro_batch_up", vec![fix(Field::BatchMicroBatch, 2 * mbs)]));
+        res.push(candidate(Move::MicroBatchUp, vec![fix(Field::BatchMicroBatch, 2 * mbs)]));
     }
     if !ctx.fits && 1 < mbs {
-        res.push(candidate("micro_batch_down", vec![fix(Field::BatchMicroBatch, mbs / 2)]));
+        res.push(candidate(Move::MicroBatchDown, vec![fix(Field::BatchMicroBatch, mbs / 2)]));
     }
     // Pipeline: at least 4 × PP micro-batches (GPipe, Huang et al. 2019 §2.3: the bubble is
     // negligible when M ≥ 4 × K), or the interleaved schedule.
     if ctx.megatron && 1 < pp && mem.n_microbatches < 4 * pp {
         res.push(candidate(
-            "more_microbatches",
+            Move::MoreMicrobatches,
             vec![fix(Field::BatchGlobalBatch, (4 * pp * mbs).saturating_mul(mem.dp))],
         ));
     }
@@ -226,7 +231,7 @@ fn batch_moves(ctx: &Ctx) -> Vec<Candidate> {
         && plan.parallel.vpp.get() == 1
         && (plan.model.arch.n_layers / pp).is_multiple_of(2)
     {
-        res.push(candidate("interleave", vec![fix(Field::ParallelVpp, 2)]));
+        res.push(candidate(Move::Interleave, vec![fix(Field::ParallelVpp, 2)]));
     }
     res
 }
@@ -240,12 +245,12 @@ fn layout_moves(ctx: &Ctx) -> Vec<Candidate> {
     // megatron/core/parallel_state.py) gives the most communicating groups the nearest ranks.
     if megatron && per_node < tp {
         res.push(candidate(
-            "tp_in_node",
+            Move::TpInNode,
             vec![fix(Field::ParallelTp, per_node), fix(Field::ParallelPp, pp.saturating_mul(tp) / per_node)],
         ));
     }
     if megatron && 2 < tp && !ctx.fits {
-        res.push(candidate("pp_over_tp", vec![fix(Field::ParallelPp, pp.saturating_mul(2))]));
+        res.push(candidate(Move::PpOverTp, vec![fix(Field::ParallelPp, pp.saturating_mul(2))]));
     }
     // Context parallelism's other exchange: the ring hides its K/V passes behind the attention core,
     // all-to-all moves Q, K, V and the output once with nothing to hide them (Jacobs et al. 2023
@@ -256,7 +261,7 @@ fn layout_moves(ctx: &Ctx) -> Vec<Candidate> {
             CpAlgo::Ring => CpAlgo::AllToAll,
             CpAlgo::AllToAll => CpAlgo::Ring,
         };
-        res.push(candidate("cp_algo", vec![fix(Field::ParallelCpAlgo, other.wire())]));
+        res.push(candidate(Move::CpAlgo, vec![fix(Field::ParallelCpAlgo, other.wire())]));
     }
     // The stack by cluster and model size: Megatron/MindSpeed from 32 devices and 100B parameters;
     // LLaMA-Factory (with ZeRO-3 for 70B+) below. Megatron's TP/PP beat ZeRO-3 at 175B and 530B as
@@ -268,7 +273,7 @@ fn layout_moves(ctx: &Ctx) -> Vec<Candidate> {
         let framework = if plan.hardware.hw.vendor == Vendor::Ascend { "mindspeed-llm" } else { "megatron" };
         let tp_fix = rules::nearest_divisor(plan.model.arch.attention.n_heads(), per_node.min(8));
         res.push(candidate(
-            "stack_megatron",
+            Move::StackMegatron,
             vec![
                 fix(Field::Framework, framework),
                 fix(Field::ParallelTp, tp_fix),
@@ -291,20 +296,20 @@ fn rl_moves(ctx: &Ctx) -> Vec<Candidate> {
     // then covers response / sp).
     let rl_len = u64::from(plan.rl.max_prompt_length.get()) + u64::from(plan.rl.max_response_length.get());
     if plan.framework == Framework::Verl && 8192 <= rl_len && plan.parallel.cp.get() == 1 {
-        res.push(candidate("verl_ulysses", vec![fix(Field::ParallelCp, 2)]));
+        res.push(candidate(Move::VerlUlysses, vec![fix(Field::ParallelCp, 2)]));
     }
     // Rollout engine: TP of the engine and the sequences it decodes at once (VeRL
     // docs/perf/perf_tuning.rst, "Rollout Generation Tuning": a smaller tensor_parallel_size, a larger
     // max_num_seqs).
     let rollout_tp = u64::from(plan.rl.rollout_tp.get());
     if 1 < rollout_tp {
-        res.push(candidate("rollout_tp_down", vec![fix(Field::RlRolloutTp, rollout_tp / 2)]));
+        res.push(candidate(Move::RolloutTpDown, vec![fix(Field::RlRolloutTp, rollout_tp / 2)]));
     }
     if 2 * rollout_tp <= ctx.per_node {
-        res.push(candidate("rollout_tp_up", vec![fix(Field::RlRolloutTp, 2 * rollout_tp)]));
+        res.push(candidate(Move::RolloutTpUp, vec![fix(Field::RlRolloutTp, 2 * rollout_tp)]));
     }
     let seqs = u64::from(plan.rl.max_num_seqs.get());
-    res.push(candidate("max_num_seqs_up", vec![fix(Field::RlMaxNumSeqs, 2 * seqs)]));
+    res.push(candidate(Move::MaxNumSeqsUp, vec![fix(Field::RlMaxNumSeqs, 2 * seqs)]));
     res
 }
 
@@ -313,7 +318,7 @@ fn fp8(ctx: &Ctx) -> Option<Candidate> {
     let plan = ctx.plan;
     let bf16 = plan.precision == crate::plan::Precision::Bf16;
     (ctx.megatron && plan.hardware.hw.has_fp8() && bf16 && !ctx.rl)
-        .then(|| candidate("precision_fp8", vec![fix(Field::Precision, "fp8")]))
+        .then(|| candidate(Move::PrecisionFp8, vec![fix(Field::Precision, "fp8")]))
 }
 
 /// LoRA on every linear layer learns closer to full fine-tuning than q/v alone (QLoRA paper §4;
@@ -322,7 +327,7 @@ fn fp8(ctx: &Ctx) -> Option<Candidate> {
 fn lora_all_targets(ctx: &Ctx) -> Option<Candidate> {
     let plan = ctx.plan;
     (plan.trains_lora() && plan.lora.targets != crate::plan::LoraTargets::All)
-        .then(|| candidate("lora_all_targets", vec![fix(Field::LoraTargets, "all")]))
+        .then(|| candidate(Move::LoraAllTargets, vec![fix(Field::LoraTargets, "all")]))
 }
 
 /// Megatron FSDP: parameters and gradients sharded too, when the distributed optimizer alone
@@ -332,7 +337,7 @@ fn megatron_fsdp(ctx: &Ctx) -> Option<Candidate> {
     let unsharded = plan.parallel.fsdp == crate::plan::Fsdp::None;
     (plan.framework == Framework::Megatron && !ctx.fits && 1 < ctx.mem.dp && unsharded).then(|| {
         candidate(
-            "megatron_fsdp",
+            Move::MegatronFsdp,
             vec![
                 fix(Field::ParallelFsdp, "optim_grads_params"),
                 fix(Field::ParallelDistributedOptimizer, true),
@@ -349,8 +354,10 @@ fn cheap_together(ctx: &Ctx, so_far: &[Candidate]) -> Option<Candidate> {
     }
     let cheap: Vec<Fix> = so_far
         .iter()
-        .filter(|c| matches!(c.code, "distributed_optimizer" | "sequence_parallel" | "swap_attention"))
+        .filter(|c| {
+            matches!(c.code, Move::DistributedOptimizer | Move::SequenceParallel | Move::SwapAttention)
+        })
         .flat_map(|c| c.changes.iter().cloned())
         .collect();
-    (2 <= cheap.len()).then(|| candidate("cheap_together", cheap))
+    (2 <= cheap.len()).then(|| candidate(Move::CheapTogether, cheap))
 }

@@ -18,8 +18,8 @@ use crate::{memory, time};
 /// One piece of advice with its computed effect.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct Advice {
-    /// Stable code, e.g. `distributed_optimizer` (the page translates it and its "why").
-    pub code: &'static str,
+    /// The move, written as its stable code (`distributed_optimizer`).
+    pub code: Move,
     /// The plan-file changes, applied in order.
     pub changes: Vec<Fix>,
     /// Peak memory per device after the change, bytes.
@@ -37,69 +37,114 @@ pub struct Advice {
     pub fits: bool,
 }
 
-/// Every code [`advise`] can give, for the page's translations.
-pub const CODES: &[&str] = &[
-    "distributed_optimizer",
-    "overlap_grad_reduce",
-    "sequence_parallel",
-    "tp_comm_overlap",
-    "ascend_coc",
-    "fused_kernels",
-    "zero_stage",
-    "zero_stage_down",
-    "zero_stage_3",
-    "offload_optimizer",
-    "offload_params",
-    "recompute_selective",
-    "recompute_full",
-    "recompute_less",
-    "swap_attention",
-    "flash_attention",
-    "micro_batch_up",
-    "micro_batch_down",
-    "more_microbatches",
-    "interleave",
-    "tp_in_node",
-    "pp_over_tp",
-    "cp_algo",
-    "stack_megatron",
-    "cheap_together",
-    "verl_ulysses",
-    "rollout_tp_down",
-    "rollout_tp_up",
-    "max_num_seqs_up",
-    "precision_fp8",
-    "lora_all_targets",
-    "search_best",
-    "megatron_fsdp",
-];
+macro_rules! moves {
+    ($($variant:ident = $code:literal,)*) => {
+        /// A move [`advise`] can propose, by its stable code (`distributed_optimizer`): the page
+        /// words each one and its "why", docs/advice.md explains it.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub enum Move {
+            $(
+                #[doc = concat!("`", $code, "`.")]
+                $variant,
+            )*
+        }
 
-/// Moves offered for what they buy besides speed or memory (model quality), shown with their
-/// computed cost whenever the changed plan still fits.
-pub const QUALITY: &[&str] = &["lora_all_targets"];
+        impl Move {
+            /// Every move, in the order candidates are generated.
+            pub const ALL: &'static [Move] = &[$(Move::$variant,)*];
 
-/// Moves whose words promise speed ("runs faster", "trains fastest", "shrinks the bubble"): shown
-/// only when the computed figure agrees, so text and figure never contradict.
-pub const SPEED: &[&str] = &[
-    "overlap_grad_reduce",
-    "tp_comm_overlap",
-    "ascend_coc",
-    "fused_kernels",
-    "zero_stage_down",
-    "recompute_less",
-    "flash_attention",
-    "micro_batch_up",
-    "more_microbatches",
-    "interleave",
-    "tp_in_node",
-    "cp_algo",
-    "stack_megatron",
-    "rollout_tp_down",
-    "rollout_tp_up",
-    "max_num_seqs_up",
-    "precision_fp8",
-    "search_best",
-];
+            /// The stable code the report writes.
+            pub const fn code(self) -> &'static str {
+                match self {
+                    $(Move::$variant => $code,)*
+                }
+            }
+        }
+    };
+}
+
+moves! {
+    DistributedOptimizer = "distributed_optimizer",
+    OverlapGradReduce = "overlap_grad_reduce",
+    SequenceParallel = "sequence_parallel",
+    TpCommOverlap = "tp_comm_overlap",
+    AscendCoc = "ascend_coc",
+    FusedKernels = "fused_kernels",
+    ZeroStage = "zero_stage",
+    ZeroStageDown = "zero_stage_down",
+    ZeroStage3 = "zero_stage_3",
+    OffloadOptimizer = "offload_optimizer",
+    OffloadParams = "offload_params",
+    RecomputeSelective = "recompute_selective",
+    RecomputeFull = "recompute_full",
+    RecomputeLess = "recompute_less",
+    SwapAttention = "swap_attention",
+    FlashAttention = "flash_attention",
+    MicroBatchUp = "micro_batch_up",
+    MicroBatchDown = "micro_batch_down",
+    MoreMicrobatches = "more_microbatches",
+    Interleave = "interleave",
+    TpInNode = "tp_in_node",
+    PpOverTp = "pp_over_tp",
+    CpAlgo = "cp_algo",
+    StackMegatron = "stack_megatron",
+    CheapTogether = "cheap_together",
+    VerlUlysses = "verl_ulysses",
+    RolloutTpDown = "rollout_tp_down",
+    RolloutTpUp = "rollout_tp_up",
+    MaxNumSeqsUp = "max_num_seqs_up",
+    PrecisionFp8 = "precision_fp8",
+    LoraAllTargets = "lora_all_targets",
+    SearchBest = "search_best",
+    MegatronFsdp = "megatron_fsdp",
+}
+
+impl Move {
+    /// Offered for what it buys besides speed or memory (model quality): shown with its computed
+    /// cost whenever the changed plan still fits.
+    pub fn for_quality(self) -> bool {
+        matches!(self, Move::LoraAllTargets)
+    }
+
+    /// Its words promise speed ("runs faster", "trains fastest", "shrinks the bubble"): shown only
+    /// when the computed figure agrees, so text and figure never contradict.
+    pub fn promises_speed(self) -> bool {
+        matches!(
+            self,
+            Move::OverlapGradReduce
+                | Move::TpCommOverlap
+                | Move::AscendCoc
+                | Move::FusedKernels
+                | Move::ZeroStageDown
+                | Move::RecomputeLess
+                | Move::FlashAttention
+                | Move::MicroBatchUp
+                | Move::MoreMicrobatches
+                | Move::Interleave
+                | Move::TpInNode
+                | Move::CpAlgo
+                | Move::StackMegatron
+                | Move::RolloutTpDown
+                | Move::RolloutTpUp
+                | Move::MaxNumSeqsUp
+                | Move::PrecisionFp8
+                | Move::SearchBest
+        )
+    }
+}
+
+impl std::fmt::Display for Move {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.code())
+    }
+}
+
+/// Written as its code.
+impl serde::Serialize for Move {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.code())
+    }
+}
 
 /// Ranked advice for a plan: when it does not fit, what saves the most memory first; when it fits,
 /// what makes the step fastest while still fitting. A move is offered only if its plan breaks no
@@ -128,7 +173,7 @@ pub fn from_search(plan: &Plan, result: &crate::search::SearchResult) -> Option<
         return None;
     }
     Some(Advice {
-        code: "search_best",
+        code: Move::SearchBest,
         changes: best.changes.clone(),
         peak_bytes: best.peak_bytes,
         peak_delta_bytes: rank::peak_delta_bytes(best.peak_bytes, mem.peak_bytes),

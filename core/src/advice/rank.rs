@@ -2,8 +2,8 @@
 //! breaks no framework rule the plan keeps, and the kept ones ordered: what makes the plan fit, or
 //! what makes it fastest.
 
+use super::Advice;
 use super::candidates::Candidate;
-use super::{Advice, QUALITY, SPEED};
 use crate::plan::Plan;
 use crate::report::{Code, Fix, Severity};
 use crate::{memory, rules, time};
@@ -77,8 +77,8 @@ pub(super) fn evaluate(plan: &Plan, base: &Base, candidate: Candidate) -> Option
 /// must be faster by that much, fitting or not.
 fn worth_making(base: &Base, a: &Advice) -> bool {
     match base.fits {
-        _ if SPEED.contains(&a.code) && a.speed_delta_frac <= 0.01 => false,
-        _ if QUALITY.contains(&a.code) => a.fits,
+        _ if a.code.promises_speed() && a.speed_delta_frac <= 0.01 => false,
+        _ if a.code.for_quality() => a.fits,
         false => a.peak_delta_bytes < 0,
         true => a.fits && 0.01 < a.speed_delta_frac,
     }

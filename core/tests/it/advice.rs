@@ -50,7 +50,7 @@ fn every_advice_is_the_report_of_the_plan_it_leads_to() {
         let plan = plan(text);
         let report = evaluate(&plan);
         for a in &advice::advise(&plan) {
-            assert!(advice::CODES.contains(&a.code), "{} is not listed in CODES", a.code);
+            assert!(advice::Move::ALL.contains(&a.code), "{} is not listed in CODES", a.code);
             let mut changed = plan.clone();
             for fix in &a.changes {
                 changed = rules::apply(&changed, fix).unwrap();
@@ -66,7 +66,7 @@ fn every_advice_is_the_report_of_the_plan_it_leads_to() {
             assert!(errors(&changed) <= errors(&plan), "{text}: {} breaks a rule", a.code);
             // The right direction.
             match report.memory.fits {
-                _ if advice::QUALITY.contains(&a.code) => assert!(a.fits, "{text}: {}", a.code),
+                _ if a.code.for_quality() => assert!(a.fits, "{text}: {}", a.code),
                 true => assert!(a.fits && 0.0 < a.speed_delta_frac, "{text}: {}", a.code),
                 false => assert!(a.peak_delta_bytes < 0, "{text}: {}", a.code),
             }
@@ -97,7 +97,7 @@ fn the_default_plan_is_told_to_recompute_less() {
     // default): turning it off is the first move, and it still fits.
     let plan = plan(PLANS[0]);
     assert!(evaluate(&plan).memory.fits);
-    assert_eq!(advice::advise(&plan).first().map(|a| a.code), Some("recompute_less"));
+    assert_eq!(advice::advise(&plan).first().map(|a| a.code), Some(advice::Move::RecomputeLess));
 }
 
 #[test]
@@ -109,7 +109,7 @@ fn the_distributed_optimizer_saves_what_megatrons_table_says() {
     let report = evaluate(&plan);
     assert_eq!(report.memory.dp, 2);
     let advice = advice::advise(&plan);
-    let a = advice.iter().find(|a| a.code == "distributed_optimizer").expect("offered");
+    let a = advice.iter().find(|a| a.code == advice::Move::DistributedOptimizer).expect("offered");
     let stage = &report.memory.stages[report.memory.peak_stage as usize];
     let params = stage.weights / 2;
     assert_eq!(a.peak_delta_bytes, -(6 * params as i64));
@@ -125,10 +125,10 @@ fn a_70b_full_sft_on_one_node_is_told_to_offload() {
     let advice = advice::advise(&plan);
     let first = &advice[0];
     assert!(first.fits);
-    assert_eq!(first.code, "offload_optimizer");
+    assert_eq!(first.code, advice::Move::OffloadOptimizer);
     // ZeRO-3 alone does not fit, and a move that fits exists: only moves that fit are offered.
     assert!(advice.iter().all(|a| a.fits));
-    assert!(!advice.iter().any(|a| a.code == "zero_stage"));
+    assert!(!advice.iter().any(|a| a.code == advice::Move::ZeroStage));
 }
 
 #[test]
@@ -138,7 +138,7 @@ fn most_codes_are_reached_by_these_plans() {
     for text in PLANS {
         seen.extend(advice::advise(&plan(text)).iter().map(|a| a.code));
     }
-    assert!(advice::CODES.len() / 2 <= seen.len(), "only {seen:?} offered");
+    assert!(advice::Move::ALL.len() / 2 <= seen.len(), "only {seen:?} offered");
 }
 
 #[test]
@@ -149,7 +149,7 @@ fn long_verl_sequences_are_told_to_use_ulysses() {
     let plan = plan(PLANS[7]);
     assert!(!evaluate(&plan).memory.fits);
     let advice = advice::advise(&plan);
-    let ulysses = advice.iter().find(|a| a.code == "verl_ulysses").expect("offered");
+    let ulysses = advice.iter().find(|a| a.code == advice::Move::VerlUlysses).expect("offered");
     assert!(ulysses.peak_delta_bytes < 0);
     assert_eq!(ulysses.changes[0].field, "parallel.cp");
 }
@@ -172,7 +172,7 @@ fn a_plan_that_does_not_fit_is_offered_moves_that_fit() {
         "{:?}",
         advice.iter().map(|a| (a.code, a.fits)).collect::<Vec<_>>()
     );
-    if let Some(zero) = advice.iter().find(|a| a.code == "zero_stage") {
+    if let Some(zero) = advice.iter().find(|a| a.code == advice::Move::ZeroStage) {
         let stage = zero.changes[0].value.as_u64().unwrap();
         let at = |z: u64| {
             let mut file = plan.to_file();
@@ -197,7 +197,7 @@ fn moves_that_promise_speed_are_faster() {
     ] {
         let plan = Plan::from_json(text).unwrap();
         for a in advice::advise(&plan) {
-            if trainplan_core::advice::SPEED.contains(&a.code) {
+            if a.code.promises_speed() {
                 assert!(
                     0.01 < a.speed_delta_frac,
                     "{} promises speed at {:+.3} on {text}",
@@ -247,7 +247,7 @@ fn the_other_context_parallel_exchange_is_offered_where_it_is_faster() {
     };
     for (from, to, seq_len) in [("ring", "alltoall", 4096), ("alltoall", "ring", 65536)] {
         let p = cp_plan(from, seq_len);
-        let offered = advice::advise(&p).into_iter().find(|a| a.code == "cp_algo");
+        let offered = advice::advise(&p).into_iter().find(|a| a.code == advice::Move::CpAlgo);
         let offered = offered.unwrap_or_else(|| panic!("{from} at {seq_len} tokens: no cp_algo advice"));
         assert_eq!(offered.changes.len(), 1);
         assert_eq!(

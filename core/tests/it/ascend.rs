@@ -96,9 +96,16 @@ fn mindspeed_fused_kernels_reproduce_their_measured_gains() {
     assert!((gain - expected).abs() < 0.005, "{gain}");
     // The advice to turn them on carries that gain.
     let advice = trainplan_core::advice::advise(&llama(false));
-    let fused = advice.iter().find(|a| a.code == "fused_kernels").expect("fused_kernels offered");
+    let fused = advice
+        .iter()
+        .find(|a| a.code == trainplan_core::advice::Move::FusedKernels)
+        .expect("fused_kernels offered");
     assert!((fused.speed_delta_frac - (gain - 1.0)).abs() < 1e-9, "{}", fused.speed_delta_frac);
-    assert!(trainplan_core::advice::advise(&llama(true)).iter().all(|a| a.code != "fused_kernels"));
+    assert!(
+        trainplan_core::advice::advise(&llama(true))
+            .iter()
+            .all(|a| a.code != trainplan_core::advice::Move::FusedKernels)
+    );
     // No effect outside MindSpeed: Megatron-LM fuses through Transformer Engine.
     let megatron = |fused: bool| {
         let text = format!(
