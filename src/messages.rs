@@ -309,6 +309,9 @@ pub fn zh(code: Code) -> &'static str {
         Code::RlRolloutTpHeads => "{heads} 个注意力头不能被推理 TP {rollout_tp} 整除。",
         Code::ScheduleDualpipevMicrobatches => "DualPipeV 至少需要 2 × PP 个微批，而不是 {microbatches} 个。",
         Code::VerlUlysses => "Ulysses SP {cp} 必须同时整除 {world} 张卡和 {heads} 个头。",
+        Code::VerlUlyssesKvHeads => {
+            "Ulysses SP {cp} 与 {kv_heads} 个 KV 头必须能互相整除（KV 头少于 SP 时会被复制）。"
+        }
         Code::ParallelUnevenVpp => "非均匀流水线划分不能与 VPP 或 DualPipeV 同时使用。",
         Code::ParallelLayoutFramework => {
             "{framework} 没有流水线布局字符串（--pipeline-model-parallel-layout）。"

@@ -411,6 +411,7 @@ codes! {
     RlRolloutTpHeads = "rl.rollout_tp_heads" => "{heads} attention heads do not divide by rollout TP {rollout_tp}.",
     ScheduleDualpipevMicrobatches = "schedule.dualpipev_microbatches" => "DualPipeV needs at least 2 × PP micro-batches, not {microbatches}.",
     VerlUlysses = "verl.ulysses" => "Ulysses SP {cp} must divide both the {world} devices and the {heads} heads.",
+    VerlUlyssesKvHeads = "verl.ulysses_kv_heads" => "Ulysses SP {cp} and the {kv_heads} key/value heads must divide one another (fewer key/value heads than SP are repeated).",
     ParallelUnevenVpp = "parallel.uneven_vpp" => "Uneven pipeline stages cannot be combined with VPP or DualPipeV.",
     ParallelLayoutFramework = "parallel.layout_framework" => "{framework} has no pipeline layout string (--pipeline-model-parallel-layout).",
     ParallelLayoutSyntax = "parallel.layout_syntax" => "The pipeline layout cannot be read at {char}: E embedding, t layer, m MTP layer, L loss, | between stages, (…)*n and x*n repeats.",

@@ -102,7 +102,7 @@ pub(super) fn batches(cx: &Ctx, acc: &mut Acc) {
 /// The rollout engine: its TP against the devices and heads, its memory, and VeRL's Ulysses.
 pub(super) fn rollout(cx: &Ctx, acc: &mut Acc) {
     use Severity::Error;
-    let &Ctx { plan, mem, world, cp, heads, .. } = cx;
+    let &Ctx { plan, mem, world, cp, heads, kv_heads, .. } = cx;
     let rollout_tp = u64::from(plan.rl.rollout_tp.get());
     if !world.is_multiple_of(rollout_tp) {
         acc.push(
@@ -138,15 +138,32 @@ pub(super) fn rollout(cx: &Ctx, acc: &mut Acc) {
             .find(|d| (all_weights / d) as f64 <= 0.8 * r.engine_bytes as f64);
         acc.push(Error, Code::RlEngineTooSmall, &[], fit.map(|d| (Field::RlRolloutTp, Value::from(d))));
     }
-    if plan.framework == Framework::Verl && 1 < cp && (!world.is_multiple_of(cp) || !heads.is_multiple_of(cp))
-    {
-        // VeRL: Ulysses needs the devices (the FSDP device mesh) and the heads (`apply_monkey_patch`,
-        // verl/models/transformers/monkey_patch.py) to divide.
-        acc.push(
-            Error,
-            Code::VerlUlysses,
-            &[("cp", cp.to_string()), ("heads", heads.to_string()), ("world", world.to_string())],
-            Some((Field::ParallelCp, Value::from(nearest_divisor(gcd(world, heads), cp)))),
-        );
+    if plan.framework == Framework::Verl && 1 < cp {
+        // VeRL's `apply_monkey_patch` (verl/models/transformers/monkey_patch.py) asserts
+        // `num_attention_heads % ulysses_sp_size == 0` and `num_key_value_heads % ulysses_sp_size == 0
+        // or ulysses_sp_size % num_key_value_heads == 0` (fewer key/value heads are repeated); the
+        // FSDP device mesh needs the devices to divide.
+        let kv_fits = |d: u64| kv_heads.is_multiple_of(d) || d.is_multiple_of(kv_heads);
+        let nearest = || {
+            super::divisors_of(gcd(world, heads))
+                .filter(|&d| kv_fits(d))
+                .min_by_key(|d| (d.abs_diff(cp), *d))
+                .unwrap_or(1)
+        };
+        if !world.is_multiple_of(cp) || !heads.is_multiple_of(cp) {
+            acc.push(
+                Error,
+                Code::VerlUlysses,
+                &[("cp", cp.to_string()), ("heads", heads.to_string()), ("world", world.to_string())],
+                Some((Field::ParallelCp, Value::from(nearest()))),
+            );
+        } else if !kv_fits(cp) {
+            acc.push(
+                Error,
+                Code::VerlUlyssesKvHeads,
+                &[("cp", cp.to_string()), ("kv_heads", kv_heads.to_string())],
+                Some((Field::ParallelCp, Value::from(nearest()))),
+            );
+        }
     }
 }

@@ -362,6 +362,13 @@ const CASES: &[(&str, &str, &str)] = &[
         r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "parallel": {"cp": 3}}"#,
         r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "parallel": {"cp": 4}}"#,
     ),
+    // Qwen2.5-14B: 40 heads, 8 key/value heads (its config.json); on 40 devices SP 5 divides both
+    // the heads and the devices, but 5 and 8 divide neither way.
+    (
+        "verl.ulysses_kv_heads",
+        r#"{"model": "qwen2.5-14b", "framework": "verl", "method": "grpo", "cluster": {"nodes": 5}, "parallel": {"cp": 5}}"#,
+        r#"{"model": "qwen2.5-14b", "framework": "verl", "method": "grpo", "cluster": {"nodes": 5}, "parallel": {"cp": 4}}"#,
+    ),
     // Uneven stages: DeepSeek-V3's 61 layers on 8 stages need them; they do not combine with VPP.
     (
         "parallel.layers_pp",
