@@ -7,7 +7,7 @@ use trainplan_core::emit::import::{Expected, ImportError, ModelOrigin};
 use trainplan_core::field::Field;
 use trainplan_core::hf::ConfigError;
 use trainplan_core::permalink::PermalinkError;
-use trainplan_core::plan::{Allowed, Method, PlanFileError, bound_text};
+use trainplan_core::plan::{Allowed, Method, PipelineSchedule, PlanFileError, bound_text};
 use trainplan_core::report::{Code, Finding};
 
 use crate::i18n::{Key, Lang, fill, t};
@@ -15,13 +15,21 @@ use crate::i18n::{Key, Lang, fill, t};
 /// A pipeline schedule by the name its paper or framework gives it (the report writes `1f1b`,
 /// `interleaved`, `gpipe`, `zb-h1` or `dualpipev`); another name shows as itself.
 pub fn schedule_name(lang: Lang, wire: &str) -> String {
-    match wire {
-        "1f1b" => "1F1B".to_owned(),
-        "interleaved" => t(lang, Key::sched_interleaved).to_owned(),
-        "gpipe" => "GPipe".to_owned(),
-        "zb-h1" => "ZB-H1".to_owned(),
-        "dualpipev" => "DualPipeV".to_owned(),
-        other => other.to_owned(),
+    match PipelineSchedule::ALL.iter().find(|s| s.wire() == wire) {
+        Some(&schedule) => schedule_choice(lang, schedule).to_owned(),
+        None => wire.to_owned(),
+    }
+}
+
+/// A schedule a plan can ask for, by its proper name ("automatic" for Megatron's own choice).
+pub fn schedule_choice(lang: Lang, schedule: PipelineSchedule) -> &'static str {
+    match schedule {
+        PipelineSchedule::Auto => t(lang, Key::par_schedule_auto),
+        PipelineSchedule::OneFOneB => "1F1B",
+        PipelineSchedule::Interleaved => t(lang, Key::sched_interleaved),
+        PipelineSchedule::GPipe => "GPipe",
+        PipelineSchedule::ZbH1 => "ZB-H1",
+        PipelineSchedule::DualPipeV => "DualPipeV",
     }
 }
 

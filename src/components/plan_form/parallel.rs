@@ -12,6 +12,7 @@ use super::recompute::RecomputeKnobs;
 use crate::components::{TextField, use_tr};
 use crate::form::{FormField, NumField};
 use crate::i18n::{Key, fill, t};
+use crate::messages;
 
 /// The parallelism section: only what the framework and method take (`knobs::applies`); the switch
 /// shows the rest, disabled, each saying which frameworks or methods take it.
@@ -103,10 +104,7 @@ fn ParallelKnobs(
             (Key::par_schedule, "schedule-select"),
             PipelineSchedule::ALL,
             PipelineSchedule::wire,
-            |k, lang| match k {
-                PipelineSchedule::Auto => t(lang, Key::par_schedule_auto),
-                k => k.wire(),
-            },
+            |k, lang| messages::schedule_choice(lang, k),
             |f| f.parallel.schedule,
             |f, k| f.parallel.schedule = k,
         )
