@@ -380,26 +380,36 @@ fn knob_bit(knob: Knob) -> u64 {
     1 << knob as u32
 }
 
-const _: () = assert!(Knob::ALL.len() <= 64, "a knob's bit must fit the mask");
+const _: () = {
+    assert!(Knob::ALL.len() < 64, "a knob's bit must fit the mask, all ones left free");
+    // `Knob::ALL[i]` has bit i, so a mask's set bits index the list.
+    let mut i = 0;
+    while i < Knob::ALL.len() {
+        assert!(Knob::ALL[i] as usize == i, "Knob::ALL is in declaration order");
+        i += 1;
+    }
+};
 
 /// The knobs `framework` and `method` do not take, one bit each ([`knob_bit`]): [`applies`] over
 /// every knob, worked out once per pair (memory and time ask for every plan they estimate).
 fn off_knobs(framework: Framework, method: Method) -> u64 {
     const PAIRS: usize = Framework::ALL.len() * Method::ALL.len();
+    // A mask has a bit per knob only, so all ones marks a pair not worked out yet.
+    const UNKNOWN: u64 = u64::MAX;
     thread_local! {
-        static TABLE: std::cell::Cell<[Option<u64>; PAIRS]> = const { std::cell::Cell::new([None; PAIRS]) };
+        static TABLE: [std::cell::Cell<u64>; PAIRS] = const { [const { std::cell::Cell::new(UNKNOWN) }; PAIRS] };
     }
     let at = framework as usize * Method::ALL.len() + method as usize;
     TABLE.with(|table| {
-        let mut all = table.get();
-        let mask = *all[at].get_or_insert_with(|| {
-            Knob::ALL
+        let cell = &table[at];
+        if cell.get() == UNKNOWN {
+            let mask = Knob::ALL
                 .iter()
                 .filter(|&&knob| !applies(framework, method, knob).yes())
-                .fold(0, |mask, &knob| mask | knob_bit(knob))
-        });
-        table.set(all);
-        mask
+                .fold(0, |mask, &knob| mask | knob_bit(knob));
+            cell.set(mask);
+        }
+        cell.get()
     })
 }
 
@@ -424,12 +434,14 @@ pub fn effective(plan: &Plan) -> Cow<'_, Plan> {
     if off_mask == 0 {
         return Cow::Borrowed(plan);
     }
-    let off = |knob: Knob| off_mask & knob_bit(knob) != 0;
     let (mut parallel, mut recompute, mut moe) = (plan.parallel.clone(), plan.recompute, plan.moe);
     let (mut mtp_layers, mut lora_rank) = (plan.mtp_layers, plan.lora.rank);
     let one = NonZeroU32::MIN;
     let moe_default = MoeFile::default();
-    for &knob in Knob::ALL.iter().filter(|&&k| off(k)) {
+    let mut rest = off_mask;
+    while rest != 0 {
+        let knob = Knob::ALL[rest.trailing_zeros() as usize];
+        rest &= rest - 1;
         match knob {
             Knob::Tp => parallel.tp = one,
             Knob::Pp => parallel.pp = one,
@@ -467,7 +479,7 @@ pub fn effective(plan: &Plan) -> Cow<'_, Plan> {
             Knob::RecomputeModules => recompute.modules = RecomputeModules::DEFAULT,
             Knob::CpuOffloadLayers => recompute.cpu_offload_layers = 0,
             Knob::LayersRatio => recompute.layers_ratio_frac = 1.0,
-            Knob::LoraRank => lora_rank = NonZeroU32::new(LoraFile::default().rank).unwrap_or(one),
+            Knob::LoraRank => lora_rank = NonZeroU32::new(LoraFile::DEFAULT_RANK).unwrap_or(one),
             // Read by no figure of a method that does not use them (the test in
             // core/tests/it/knobs.rs holds that).
             Knob::Attention | Knob::SeqLen | Knob::Rl | Knob::RlBlocking => {}

@@ -1243,9 +1243,14 @@ pub struct LoraFile {
     pub targets: TargetsField,
 }
 
+impl LoraFile {
+    /// The rank a plan file that names none trains (LLaMA-Factory's `lora_rank` default, 8).
+    pub const DEFAULT_RANK: u32 = 8;
+}
+
 impl Default for LoraFile {
     fn default() -> Self {
-        LoraFile { rank: 8, alpha: 16, targets: TargetsField::Word("all".to_owned()) }
+        LoraFile { rank: LoraFile::DEFAULT_RANK, alpha: 16, targets: TargetsField::Word("all".to_owned()) }
     }
 }
 
