@@ -203,6 +203,7 @@ texts! {
     rl_lora => "Actor trains LoRA adapters (rank and targets from LoRA)", "Actor 训练 LoRA 适配器（秩与目标模块取自 LoRA 设置）";
     rc_act_fn_layers => "Activation-function recompute layers", "激活函数重计算层数";
     rc_cpu_offload_layers => "Layers offloading activations to CPU (Megatron)", "激活值卸载到 CPU 的层数（Megatron）";
+    rc_distribute => "Split checkpoints over TP (full recompute, no SP)", "检查点切分到 TP 各卡（完全重计算、无 SP）";
     rc_modules_mlp => "Selective: recompute the MLP (Megatron --recompute-modules mlp)", "选择性：重计算 MLP（Megatron --recompute-modules mlp）";
     rc_modules_layernorm => "Selective: recompute the norms (layernorm)", "选择性：重计算归一化层（layernorm）";
     rc_modules_moe => "Selective: recompute the MoE layer (moe)", "选择性：重计算 MoE 层（moe）";

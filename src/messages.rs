@@ -308,6 +308,16 @@ pub fn zh(code: Code) -> &'static str {
         }
         Code::RecomputeCpuOffloadPp => "Megatron 在流水线并行（PP > 1）下不支持激活值卸载。",
         Code::RecomputeCpuOffloadRecompute => "Megatron 在开启激活重计算时不支持激活值卸载。",
+        Code::RecomputeDistributeFramework => {
+            "{framework} 没有 --distribute-saved-activations（仅 Megatron-LM 与 MindSpeed-LLM 支持）：每个检查点保留完整输入。"
+        }
+        Code::RecomputeDistributeTp => {
+            "--distribute-saved-activations 需要 TP 大于 1：它把检查点切分到张量并行的各卡上。"
+        }
+        Code::RecomputeDistributeFull => "--distribute-saved-activations 只能与完全重计算一起使用。",
+        Code::RecomputeDistributeSp => {
+            "开启序列并行时必须关闭 --distribute-saved-activations：序列并行已经切分了检查点。"
+        }
         Code::RecomputeModulesFp8 => "延迟缩放（delayed scaling）的 fp8 不能重计算 layernorm 或 moe_act。",
         Code::RecomputeModulesModel => "--recompute-modules {module} 需要{needs}。",
         Code::RecomputeNumLayers => "--recompute-num-layers {num_layers} 超过了每阶段的 {per_stage} 层。",
@@ -445,6 +455,7 @@ fn field_key(field: Field) -> Option<Key> {
         Field::RecomputeGranularity => Key::rc_granularity,
         Field::RecomputeActivationFunction => Key::rc_act_fn,
         Field::RecomputeSwapAttention => Key::rc_swap_attn,
+        Field::RecomputeDistributeSavedActivations => Key::rc_distribute,
         Field::RlDynamicBatch => Key::rl_dynamic_batch,
         Field::RlRemovePadding => Key::rl_remove_padding,
         Field::RlEnforceEager => Key::rl_enforce_eager,

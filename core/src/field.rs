@@ -85,6 +85,7 @@ fields! {
     RecomputeLayersRatio = "recompute.layers_ratio",
     RecomputeModules = "recompute.modules",
     RecomputeCpuOffloadLayers = "recompute.cpu_offload_layers",
+    RecomputeDistributeSavedActivations = "recompute.distribute_saved_activations",
     BatchMicroBatch = "batch.micro_batch",
     BatchGlobalBatch = "batch.global_batch",
     BatchSeqLen = "batch.seq_len",

@@ -108,6 +108,8 @@ pub enum Knob {
     RecomputeModules,
     /// `recompute.cpu_offload_layers`.
     CpuOffloadLayers,
+    /// `recompute.distribute_saved_activations`.
+    DistributeSavedActivations,
     /// `recompute.layers_ratio`.
     LayersRatio,
     /// `lora.rank`.
@@ -193,6 +195,7 @@ impl Knob {
         Knob::SwapAttention,
         Knob::RecomputeModules,
         Knob::CpuOffloadLayers,
+        Knob::DistributeSavedActivations,
         Knob::LayersRatio,
         Knob::LoraRank,
         Knob::SeqLen,
@@ -244,6 +247,7 @@ impl Knob {
             Knob::SwapAttention => Field::RecomputeSwapAttention,
             Knob::RecomputeModules => Field::RecomputeModules,
             Knob::CpuOffloadLayers => Field::RecomputeCpuOffloadLayers,
+            Knob::DistributeSavedActivations => Field::RecomputeDistributeSavedActivations,
             Knob::LayersRatio => Field::RecomputeLayersRatio,
             Knob::LoraRank => Field::LoraRank,
             Knob::SeqLen => Field::BatchSeqLen,
@@ -343,8 +347,8 @@ pub fn applies(framework: Framework, method: Method, knob: Knob) -> Applies {
         | Knob::FusedKernels => only(MINDSPEED),
         // `--account-for-embedding-in-pipeline-split`, `--pipeline-model-parallel-layout`,
         // `--mtp-num-layers`, `--moe-expert-capacity-factor`, `--moe-pad-expert-input-to-capacity`,
-        // `--recompute-modules`: declared by Megatron-LM and MindSpeed-LLM, not by MindSpeed-RL's
-        // config classes.
+        // `--recompute-modules`, `--distribute-saved-activations`: declared by Megatron-LM and
+        // MindSpeed-LLM, not by MindSpeed-RL's config classes.
         // The routed load on the busiest device (`moe.imbalance`) is no framework's flag: it
         // describes the router, and it moves work between devices only where expert parallelism
         // spreads the experts over them, which the HF path never does (`time::moe`: with EP 1 one
@@ -355,7 +359,8 @@ pub fn applies(framework: Framework, method: Method, knob: Knob) -> Applies {
         | Knob::MtpLayers
         | Knob::MoePadToCapacity
         | Knob::MoeCapacity
-        | Knob::RecomputeModules => only(MEGATRON_PARSERS),
+        | Knob::RecomputeModules
+        | Knob::DistributeSavedActivations => only(MEGATRON_PARSERS),
         // `--cpu-offloading-num-layers`: Megatron-LM's parser only.
         Knob::CpuOffloadLayers => only(&[Framework::Megatron]),
         // Ascend's LLaMA-Factory `recompute_layers_ratio`.
@@ -478,6 +483,7 @@ pub fn effective(plan: &Plan) -> Cow<'_, Plan> {
             Knob::SwapAttention => recompute.swap_attention = false,
             Knob::RecomputeModules => recompute.modules = RecomputeModules::DEFAULT,
             Knob::CpuOffloadLayers => recompute.cpu_offload_layers = 0,
+            Knob::DistributeSavedActivations => recompute.distribute_saved_activations = false,
             Knob::LayersRatio => recompute.layers_ratio_frac = 1.0,
             Knob::LoraRank => lora_rank = NonZeroU32::new(LoraFile::DEFAULT_RANK).unwrap_or(one),
             // Read by no figure of a method that does not use them (the test in

@@ -1006,7 +1006,12 @@ fn activation_shape(ctx: &Ctx, layers: &[u64], embedding: bool, mtp: u64) -> Act
         }
         _ => 0.0,
     };
-    let hidden = (2 * seq * b * arch.hidden_size) as f64 / if sp { ctx.tp as f64 } else { 1.0 };
+    // A checkpoint keeps its input: sequence parallelism leaves each TP rank its share of it, and
+    // so does Megatron's `--distribute-saved-activations` under full recomputation
+    // (`split_tensor_into_1d_equal_chunks` in `CheckpointFunction.forward`,
+    // megatron/core/tensor_parallel/random.py at core_v0.19.0).
+    let split = sp || (megatron && full && rc.distribute_saved_activations);
+    let hidden = (2 * seq * b * arch.hidden_size) as f64 / if split { ctx.tp as f64 } else { 1.0 };
 
     // Megatron's activation offloading (`--cpu-offloading-num-layers N`: Transformer Engine's
     // `get_cpu_offload_context` in megatron/core/transformer/transformer_block.py): the first N

@@ -450,6 +450,10 @@ pub struct Recompute {
     /// Megatron `--cpu-offloading-num-layers`: the activations of this many layers wait in host
     /// memory between their forward and backward; 0 = none.
     pub cpu_offload_layers: u32,
+    /// Megatron `--distribute-saved-activations`: with full recomputation and TP but no sequence
+    /// parallelism, each checkpoint's input is split over the TP ranks and gathered again in
+    /// backward (megatron/core/tensor_parallel/random.py, `CheckpointFunction`).
+    pub distribute_saved_activations: bool,
 }
 
 /// The submodules Megatron's selective recomputation checkpoints (`--recompute-modules`,
@@ -911,6 +915,9 @@ pub struct RecomputeFile {
     /// Megatron `--cpu-offloading-num-layers`; 0 when omitted.
     #[serde(skip_serializing_if = "is_zero")]
     pub cpu_offload_layers: u32,
+    /// Megatron `--distribute-saved-activations`; left out when `false`.
+    #[serde(skip_serializing_if = "is_false")]
+    pub distribute_saved_activations: bool,
 }
 
 fn is_default_modules(modules: &[String]) -> bool {
@@ -919,6 +926,10 @@ fn is_default_modules(modules: &[String]) -> bool {
 
 fn is_zero(n: &u32) -> bool {
     *n == 0
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 fn is_ring(algo: &CpAlgo) -> bool {
@@ -937,6 +948,7 @@ impl Default for RecomputeFile {
             layers_ratio: 1.0,
             modules: vec!["core_attn".to_owned()],
             cpu_offload_layers: 0,
+            distribute_saved_activations: false,
         }
     }
 }
@@ -1115,6 +1127,7 @@ fn recompute(r: &RecomputeFile) -> Result<Recompute, PlanFileError> {
             Field::RecomputeCpuOffloadLayers,
             Limit::Degree,
         )?,
+        distribute_saved_activations: r.distribute_saved_activations,
     })
 }
 
@@ -1736,6 +1749,7 @@ impl Plan {
                 layers_ratio: self.recompute.layers_ratio_frac,
                 modules: self.recompute.modules.list().into_iter().map(str::to_owned).collect(),
                 cpu_offload_layers: self.recompute.cpu_offload_layers,
+                distribute_saved_activations: self.recompute.distribute_saved_activations,
             },
             batch: BatchFile {
                 micro_batch: self.batch.micro_batch.get(),

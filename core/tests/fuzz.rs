@@ -729,7 +729,7 @@ fn plan_file() -> BoxedStrategy<PlanFile> {
             prop::sample::select(RecomputeGranularity::ALL.to_vec()),
             prop::sample::select(RecomputeMethod::ALL.to_vec()),
             count_u32(128, 1 << 16),
-            any::<[bool; 2]>(),
+            any::<[bool; 3]>(),
         )
             .boxed(),
         (count_u32(64, 1 << 16), count_u32(1 << 20, 1 << 24), count_u32(1 << 17, 1 << 24)).boxed(),
@@ -778,7 +778,12 @@ fn plan_file() -> BoxedStrategy<PlanFile> {
                 p.tp_comm_overlap,
             ] = flags;
             let r = &mut f.recompute;
-            (r.granularity, r.method, r.num_layers, [r.activation_function, r.swap_attention]) = rc;
+            (
+                r.granularity,
+                r.method,
+                r.num_layers,
+                [r.activation_function, r.swap_attention, r.distribute_saved_activations],
+            ) = rc;
             (f.batch.micro_batch, f.batch.global_batch, f.batch.seq_len) = batch;
             f.lora.rank = lora.0;
             f.lora.alpha = lora.1;

@@ -323,8 +323,8 @@ fn memory_switches(plan: &Plan, ascend: bool) -> Vec<String> {
     switches
 }
 
-/// Recomputation (selective with its modules, or full with its method and layers) and Megatron-LM's
-/// activation offloading.
+/// Recomputation (selective with its modules, or full with its method, layers and whether the
+/// checkpoints are split over TP) and Megatron-LM's activation offloading.
 fn recompute_flags(plan: &Plan, ascend: bool) -> Vec<String> {
     let mut f = Vec::new();
     let r = &plan.recompute;
@@ -358,6 +358,10 @@ fn recompute_flags(plan: &Plan, ascend: bool) -> Vec<String> {
                 "--recompute-granularity full --recompute-method {method} --recompute-num-layers {}",
                 r.num_layers
             ));
+            // Each checkpoint's input split over the TP ranks (validate_args: full granularity only).
+            if r.distribute_saved_activations {
+                f.push("--distribute-saved-activations".to_owned());
+            }
         }
     }
     // Activation offloading: Megatron-LM only (`--cpu-offloading-num-layers`, arguments.py).

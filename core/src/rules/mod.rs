@@ -169,6 +169,7 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
     pipeline::schedule(cx, &mut acc);
     rl::verl_lora_rank(cx, &mut acc);
     pipeline::account_framework(cx, &mut acc);
+    recompute::distribute_saved_activations(cx, &mut acc);
     mindspeed::fused_kernels(cx, &mut acc);
     if cx.arch.moe.is_some() {
         moe::check(cx, &mut acc);

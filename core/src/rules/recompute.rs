@@ -1,7 +1,7 @@
 //! Activation recomputation on the Megatron path against the model and the framework
 //! (`TransformerConfig.__post_init__` in megatron/core/transformer/transformer_config.py at
 //! core_v0.19.0): full recomputation's block count per stage, the modules selective recomputation
-//! names, and activation offload to the host.
+//! names, activation offload to the host, and checkpoints split over TP.
 
 use crate::field::Field;
 use serde_json::Value;
@@ -128,5 +128,34 @@ fn cpu_offload(cx: &Ctx, acc: &mut Acc) {
             &[],
             Some((Field::RecomputeGranularity, Value::from("none"))),
         );
+    }
+}
+
+/// `--distribute-saved-activations`: Megatron's `validate_args` (megatron/training/arguments.py)
+/// asserts TP above 1 and full recomputation, and `TransformerConfig.__post_init__` refuses it with
+/// sequence parallelism (both at core_v0.19.0 and core_v0.12.1, which MindSpeed-LLM runs on).
+pub(super) fn distribute_saved_activations(cx: &Ctx, acc: &mut Acc) {
+    use Severity::{Error, Warning};
+    let &Ctx { plan, tp, .. } = cx;
+    if !plan.recompute.distribute_saved_activations {
+        return;
+    }
+    let off = Some((Field::RecomputeDistributeSavedActivations, Value::from(false)));
+    if !matches!(plan.framework, Framework::Megatron | Framework::MindSpeedLlm) {
+        let framework = [("framework", plan.framework.wire().to_owned())];
+        acc.push(Warning, Code::RecomputeDistributeFramework, &framework, off);
+        return;
+    }
+    // "can distribute recomputed activations only across tensor model parallel groups".
+    if tp <= 1 {
+        acc.push(Error, Code::RecomputeDistributeTp, &[], off.clone());
+    }
+    // "distributed recompute activations is only application to full recompute granularity".
+    if plan.recompute.granularity != RecomputeGranularity::Full {
+        acc.push(Error, Code::RecomputeDistributeFull, &[], off.clone());
+    }
+    // "distribute_saved_activations: … must be false when sequence parallel is enabled".
+    if plan.parallel.sequence_parallel {
+        acc.push(Error, Code::RecomputeDistributeSp, &[], off);
     }
 }

@@ -13,7 +13,7 @@ use super::{
 };
 use crate::hardware::Vendor;
 use crate::model::{Attention, MlpKind};
-use crate::plan::{AttentionImpl, CpAlgo};
+use crate::plan::{AttentionImpl, CpAlgo, RecomputeGranularity};
 
 /// Per-micro-batch work of one layer on one device, forward.
 #[derive(Clone, Copy, Debug, Default)]
@@ -24,6 +24,9 @@ pub(super) struct LayerWork {
     pub(super) tp_seconds: f64,
     pub(super) cp_seconds: f64,
     pub(super) ep_seconds: f64,
+    /// Backward only: the all-gather of the checkpoint's input that `--distribute-saved-activations`
+    /// split over the TP ranks.
+    pub(super) checkpoint_gather_seconds: f64,
     /// FLOPs as Megatron counts them (attention non-causal).
     pub(super) model_flops: f64,
     /// Of which the attention core (scores and values).
@@ -61,6 +64,7 @@ pub(super) fn layer_work(ctx: &Ctx, moe_layer: bool) -> LayerWork {
     w.moe_layer = moe_layer;
     elementwise(ctx, moe_layer, rotated, &mut w);
     w.tp_seconds = tp_seconds(ctx);
+    w.checkpoint_gather_seconds = checkpoint_gather_seconds(ctx);
     w.cp_seconds = match ctx.plan.parallel.cp_algo {
         CpAlgo::Ring => cp_seconds(ctx, kv, w.attention_seconds),
         CpAlgo::AllToAll => all_to_all_seconds(ctx),
@@ -192,6 +196,23 @@ fn tp_seconds(ctx: &Ctx) -> f64 {
         };
     }
     seconds
+}
+
+/// Megatron `--distribute-saved-activations` under full recomputation without sequence parallelism:
+/// each checkpoint's input (the layer's hidden states, 2 bytes an element) is split over the TP
+/// ranks after forward and all-gathered before the recomputed forward (`CheckpointFunction`,
+/// megatron/core/tensor_parallel/random.py at core_v0.19.0: `split_tensor_into_1d_equal_chunks`,
+/// `gather_split_1d_tensor`). Counted once per layer, as with one layer per checkpoint.
+fn checkpoint_gather_seconds(ctx: &Ctx) -> f64 {
+    let (plan, t) = (ctx.plan, ctx.tp);
+    let distributed = plan.recompute.distribute_saved_activations
+        && plan.recompute.granularity == RecomputeGranularity::Full
+        && !plan.parallel.sequence_parallel;
+    if !distributed || t <= 1.0 {
+        return 0.0;
+    }
+    let bytes = ctx.tokens * ctx.arch.hidden_size as f64 * 2.0;
+    ring_seconds_on(ctx.hw, bytes, t, link_bandwidth(ctx, t as u64), false)
 }
 
 /// The ring's context-parallel exchange of one layer's forward (keys and values of width `kv`)

@@ -98,7 +98,8 @@ fn kind_passes(plan: &Plan, l: &LayerWork) -> KindPasses {
     // Input gradients: one GEMM per forward GEMM, attention twice, the collectives again,
     // after the recomputed forward; weight gradients: one GEMM per forward GEMM. A frozen base
     // (LoRA, QLoRA) needs no weight gradients; the adapters' are negligible.
-    let bwd = l.gemm_seconds + 2.0 * l.attention_seconds + l.memory_seconds + comm + rerun;
+    let gather = l.checkpoint_gather_seconds;
+    let bwd = l.gemm_seconds + 2.0 * l.attention_seconds + l.memory_seconds + comm + rerun + gather;
     let wgt = if frozen { 0.0 } else { l.gemm_seconds };
     let causes = Breakdown {
         // Forward, input-gradient and (unless frozen) weight-gradient GEMMs; attention thrice.
@@ -108,7 +109,7 @@ fn kind_passes(plan: &Plan, l: &LayerWork) -> KindPasses {
             RecomputeGranularity::Full => l.gemm_seconds + l.attention_seconds,
             _ => rerun,
         },
-        tp_comm_seconds: (2.0 + rerun_share) * l.tp_seconds,
+        tp_comm_seconds: (2.0 + rerun_share) * l.tp_seconds + gather,
         cp_comm_seconds: (2.0 + rerun_share) * l.cp_seconds,
         ep_comm_seconds: (2.0 + rerun_share) * l.ep_seconds,
         ..Breakdown::default()

@@ -83,6 +83,17 @@ pub fn generated() -> Vec<Entry> {
                "batch": {"micro_batch": 1, "global_batch": 64, "seq_len": 8192}}),
     );
     // All-to-all context parallelism (`parallel.cp_algo`): Megatron-LM's `--cp-comm-type a2a` on
+    // Full recomputation with each checkpoint's input split over TP 4 (no sequence parallelism).
+    for (framework, hardware) in [("megatron", "h100-sxm-80g"), ("mindspeed-llm", "ascend-910b2")] {
+        add(
+            &format!("{framework}-llama-3-8b-distribute-saved-activations"),
+            json!({"model": "llama-3-8b", "hardware": hardware, "framework": framework, "method": "pretrain",
+                   "parallel": {"tp": 4, "distributed_optimizer": true},
+                   "recompute": {"granularity": "full", "method": "uniform", "num_layers": 1,
+                                 "distribute_saved_activations": true},
+                   "batch": {"micro_batch": 1, "global_batch": 64, "seq_len": 4096}}),
+        );
+    }
     // Llama-3-8B at 32K (8 key/value heads over TP 2 × CP 4), MindSpeed-LLM's `ulysses_cp_algo` on
     // Qwen2.5-7B (28 heads over CP 4, its 4 key/value heads repeated as MindSpeed does).
     add(

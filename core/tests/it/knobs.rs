@@ -34,7 +34,8 @@ fn changed_value(knob: Knob) -> (&'static str, Value) {
         | Knob::MoeOverlapEpComm
         | Knob::MoePadToCapacity
         | Knob::ActivationFunction
-        | Knob::SwapAttention => json!(true),
+        | Knob::SwapAttention
+        | Knob::DistributeSavedActivations => json!(true),
         Knob::FusedKernels | Knob::MoeGroupedGemm | Knob::RlBlocking => json!(false),
         Knob::PipelineLayout => json!("Et*27|tL"),
         Knob::MtpLayers => json!(1),
@@ -195,6 +196,10 @@ fn the_same_settings_change_the_report_where_they_apply() {
         (
             Knob::CpAlgo,
             json!({"model": "llama-3.1-8b", "framework": "megatron", "method": "pretrain", "parallel": {"cp": 2}, "batch": {"seq_len": 32768}}),
+        ),
+        (
+            Knob::DistributeSavedActivations,
+            json!({"model": "qwen2.5-7b", "framework": "megatron", "method": "pretrain", "parallel": {"tp": 4}}),
         ),
     ];
     for (knob, text) in cases {

@@ -666,3 +666,34 @@ fn fp8_layers_keep_their_linear_inputs_in_one_byte() {
     };
     assert_eq!(bytes(false) - bytes(true), 26_624.0 * 4096.0);
 }
+
+#[test]
+fn distributed_checkpoints_keep_a_tp_share_of_each_input() {
+    // Qwen2.5-7B (hidden 3,584, 28 layers; its config.json), Megatron TP 4 without sequence
+    // parallelism, full recomputation one layer per checkpoint, 4,096 tokens a micro-batch: each
+    // checkpoint keeps its 2 × 4,096 × 3,584-byte input, split four ways with
+    // `--distribute-saved-activations` (Megatron `CheckpointFunction`'s 1-D split over TP), and so
+    // is the embedding's output on this first stage, the first checkpoint's input tensor itself.
+    let plan = |distribute: bool| {
+        let text = format!(
+            r#"{{"model": "qwen2.5-7b", "framework": "megatron", "method": "pretrain", "parallel": {{"tp": 4}},
+                "recompute": {{"granularity": "full", "distribute_saved_activations": {distribute}}},
+                "batch": {{"micro_batch": 1, "seq_len": 4096}}}}"#
+        );
+        evaluate(&Plan::from_json(&text).unwrap())
+    };
+    let (kept, split) = (plan(false), plan(true));
+    let input = 2 * 4096 * 3584;
+    let saved = kept.memory.stages[0].activations - split.memory.stages[0].activations;
+    assert!(saved.abs_diff((28 + 1) * input * 3 / 4) <= 29, "{saved}");
+    // Only the activations move. The step grows by the all-gather before each recomputed forward,
+    // on the critical path as TP time: one all-gather of the input per layer beside the six
+    // all-reduces of the same bytes (forward, backward, recomputed forward), so less than a sixth.
+    assert_eq!(kept.memory.stages[0].weights, split.memory.stages[0].weights);
+    let (kept_tp, split_tp) = (kept.time.breakdown.tp_comm_seconds, split.time.breakdown.tp_comm_seconds);
+    let step_grew = split.time.step_seconds - kept.time.step_seconds;
+    assert!(0.0 < step_grew && (step_grew - (split_tp - kept_tp)).abs() < 1e-9 * kept.time.step_seconds);
+    assert!(split_tp - kept_tp < kept_tp / 6.0);
+    assert!(kept.findings.iter().all(|f| !f.code.as_str().starts_with("recompute.distribute")));
+    assert!(split.findings.iter().all(|f| !f.code.as_str().starts_with("recompute.distribute")));
+}

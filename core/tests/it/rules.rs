@@ -362,6 +362,28 @@ const CASES: &[(&str, &str, &str)] = &[
         r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "parallel": {"cp": 3}}"#,
         r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "parallel": {"cp": 4}}"#,
     ),
+    // Megatron's checks on `--distribute-saved-activations` (validate_args, __post_init__); the
+    // setting is off in each good plan, as the fix turns it.
+    (
+        "recompute.distribute_tp",
+        r#"{"model": "llama-3.1-8b", "framework": "megatron", "method": "pretrain", "recompute": {"granularity": "full", "distribute_saved_activations": true}}"#,
+        r#"{"model": "llama-3.1-8b", "framework": "megatron", "method": "pretrain", "recompute": {"granularity": "full"}}"#,
+    ),
+    (
+        "recompute.distribute_full",
+        r#"{"model": "llama-3.1-8b", "framework": "megatron", "method": "pretrain", "parallel": {"tp": 2}, "recompute": {"granularity": "selective", "distribute_saved_activations": true}}"#,
+        r#"{"model": "llama-3.1-8b", "framework": "megatron", "method": "pretrain", "parallel": {"tp": 2}, "recompute": {"granularity": "selective"}}"#,
+    ),
+    (
+        "recompute.distribute_sp",
+        r#"{"model": "llama-3.1-8b", "framework": "megatron", "method": "pretrain", "parallel": {"tp": 2, "sequence_parallel": true}, "recompute": {"granularity": "full", "distribute_saved_activations": true}}"#,
+        r#"{"model": "llama-3.1-8b", "framework": "megatron", "method": "pretrain", "parallel": {"tp": 2, "sequence_parallel": true}, "recompute": {"granularity": "full"}}"#,
+    ),
+    (
+        "recompute.distribute_framework",
+        r#"{"model": "qwen2.5-7b", "framework": "deepspeed", "method": "sft-full", "recompute": {"granularity": "full", "distribute_saved_activations": true}}"#,
+        r#"{"model": "qwen2.5-7b", "framework": "deepspeed", "method": "sft-full", "recompute": {"granularity": "full"}}"#,
+    ),
     // Qwen2.5-14B: 40 heads, 8 key/value heads (its config.json); on 40 devices SP 5 divides both
     // the heads and the devices, but 5 and 8 divide neither way.
     (

@@ -1,6 +1,6 @@
 //! The form's recomputation and activation-memory knobs: granularity and layers, the attention
-//! kernel, activation-function recomputation, swap-attention, the modules recomputed, CPU offload
-//! of layers and LLaMA-Factory's layer ratio.
+//! kernel, activation-function recomputation, swap-attention, checkpoints split over TP, the
+//! modules recomputed, CPU offload of layers and LLaMA-Factory's layer ratio.
 
 use leptos::prelude::*;
 use trainplan_core::knobs::Knob;
@@ -76,6 +76,7 @@ pub fn RecomputeKnobs(
         </div>
         {slot_check(Knob::ActivationFunction, Key::rc_act_fn, "act-fn-check", |f| f.recompute.activation_function, |f, v| f.recompute.activation_function = v)}
         {slot_check(Knob::SwapAttention, Key::rc_swap_attn, "swap-attn-check", |f| f.recompute.swap_attention, |f, v| f.recompute.swap_attention = v)}
+        {slot_check(Knob::DistributeSavedActivations, Key::rc_distribute, "distribute-saved-check", |f| f.recompute.distribute_saved_activations, |f, v| f.recompute.distribute_saved_activations = v)}
         {knob_slot(ctx, Knob::RecomputeModules, modules)}
         <div class="grid3">
             {knob_slot(ctx, Knob::ActivationFunctionLayers, act_fn_layers)}

@@ -363,6 +363,7 @@ fn recompute_flag(f: &Flag, file: &mut PlanFile) -> Result<bool, ImportError> {
         "--recompute-activations" => rc.granularity = RecomputeGranularity::Selective,
         "--recompute-modules" => rc.modules = f.values.to_vec(),
         "--cpu-offloading-num-layers" => rc.cpu_offload_layers = f.count()?,
+        "--distribute-saved-activations" => rc.distribute_saved_activations = true,
         "--recompute-method" => {
             rc.method = match f.value()? {
                 "block" => RecomputeMethod::Block,
