@@ -6,6 +6,7 @@
 
 mod compare;
 mod cp_algo;
+mod distribute;
 mod extras;
 mod ux;
 
