@@ -5,11 +5,10 @@
 use leptos::prelude::*;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
-use trainplan_core::Report;
 
 use crate::chart::{self, Cause, CauseBar};
 use crate::components::chart_canvas::{Frame, LABEL_CSS_PX, PlotBox, draw_on, pointer_at};
-use crate::components::{use_lang, use_tr};
+use crate::components::results::use_results;
 use crate::format;
 use crate::i18n::{Key, Lang, fill, t};
 
@@ -42,32 +41,29 @@ fn figures(bar: &CauseBar) -> String {
 
 /// The breakdown chart.
 #[component]
-pub fn BreakdownChart(
-    /// The report.
-    #[prop(into)]
-    report: Signal<Option<Report>>,
-) -> impl IntoView {
-    let tr = use_tr();
-    let lang = use_lang();
-    let bars =
-        move || report.with(|r| r.as_ref().map(|r| chart::breakdown(&r.time.breakdown)).unwrap_or_default());
+pub fn BreakdownChart() -> impl IntoView {
+    let ctx = use_results();
+    let bars = move || {
+        ctx.report.with(|r| r.as_ref().map(|r| chart::breakdown(&r.time.breakdown)).unwrap_or_default())
+    };
     let canvas = NodeRef::<leptos::html::Canvas>::new();
     let plot: StoredValue<PlotBox> = StoredValue::new(PlotBox::default());
     let hovered: RwSignal<Option<usize>> = RwSignal::new(None);
     draw_on(
         canvas,
         move || {
-            report.track();
-            lang.track();
+            ctx.report.track();
+            ctx.lang.track();
         },
         move |_| {
-            let n = report
+            let n = ctx
+                .report
                 .with_untracked(|r| r.as_ref().map_or(0, |r| chart::breakdown(&r.time.breakdown).len()));
             n as f64 * ROW_CSS + 8.0
         },
         move |frame| {
-            let bars = report.with_untracked(|r| r.as_ref().map(|r| chart::breakdown(&r.time.breakdown)));
-            if let Some(drawn) = bars.and_then(|bars| draw(frame, &bars, lang.get_untracked())) {
+            let bars = ctx.report.with_untracked(|r| r.as_ref().map(|r| chart::breakdown(&r.time.breakdown)));
+            if let Some(drawn) = bars.and_then(|bars| draw(frame, &bars, ctx.lang.get_untracked())) {
                 plot.set_value(drawn);
             }
         },
@@ -75,17 +71,18 @@ pub fn BreakdownChart(
     let on_move = move |ev: leptos::ev::PointerEvent| {
         let Some((_, y)) = pointer_at(&ev) else { return };
         let b = plot.get_value();
-        let n =
-            report.with_untracked(|r| r.as_ref().map_or(0, |r| chart::breakdown(&r.time.breakdown).len()));
+        let n = ctx
+            .report
+            .with_untracked(|r| r.as_ref().map_or(0, |r| chart::breakdown(&r.time.breakdown).len()));
         hovered.set(chart::slot_at(y, b.top, b.height, n));
     };
     let readout = move || {
         let bars = bars();
         let bar = bars.get(hovered.get()?)?;
         Some(fill(
-            tr(Key::bd_readout),
+            ctx.tr(Key::bd_readout),
             &[
-                ("cause", tr(cause_key(bar.cause))),
+                ("cause", ctx.tr(cause_key(bar.cause))),
                 ("time", &format::seconds(bar.seconds)),
                 ("share", &format::percent(bar.frac)),
             ],
@@ -97,7 +94,7 @@ pub fn BreakdownChart(
             .map(|bar| {
                 view! {
                     <tr>
-                        <th scope="row">{tr(cause_key(bar.cause))}</th>
+                        <th scope="row">{ctx.tr(cause_key(bar.cause))}</th>
                         <td class="num">{format::seconds(bar.seconds)}</td>
                         <td class="num">{format::percent(bar.frac)}</td>
                     </tr>
@@ -106,21 +103,21 @@ pub fn BreakdownChart(
             .collect_view()
     };
     view! {
-        <h3>{move || tr(Key::bd_title)}</h3>
+        <h3>{move || ctx.tr(Key::bd_title)}</h3>
         <figure class="chart canvas-chart" data-testid="breakdown-chart">
-            <canvas node_ref=canvas role="img" aria-label=move || tr(Key::bd_title)
+            <canvas node_ref=canvas role="img" aria-label=move || ctx.tr(Key::bd_title)
                 on:pointermove=on_move on:pointerdown=on_move on:pointerleave=move |_| hovered.set(None)></canvas>
             <p class="chart-readout muted" data-testid="breakdown-readout" aria-live="polite">
-                {move || readout().unwrap_or_else(|| tr(Key::chart_hint).to_owned())}
+                {move || readout().unwrap_or_else(|| ctx.tr(Key::chart_hint).to_owned())}
             </p>
             <details class="chart-data">
-                <summary>{move || tr(Key::chart_data)}</summary>
+                <summary>{move || ctx.tr(Key::chart_data)}</summary>
                 <table class="breakdown" data-testid="time-breakdown">
                     <thead>
                         <tr>
-                            <th scope="col">{move || tr(Key::bd_col_cause)}</th>
-                            <th scope="col" class="num">{move || tr(Key::tl_col_duration)}</th>
-                            <th scope="col" class="num">{move || tr(Key::bd_col_share)}</th>
+                            <th scope="col">{move || ctx.tr(Key::bd_col_cause)}</th>
+                            <th scope="col" class="num">{move || ctx.tr(Key::tl_col_duration)}</th>
+                            <th scope="col" class="num">{move || ctx.tr(Key::bd_col_share)}</th>
                         </tr>
                     </thead>
                     <tbody>{rows}</tbody>

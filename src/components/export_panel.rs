@@ -2,28 +2,20 @@
 //! figures and memory per stage, downloaded as files named after the plan.
 
 use leptos::prelude::*;
-use trainplan_core::{Plan, Report, export};
+use trainplan_core::export;
 
-use crate::components::use_tr;
+use crate::components::results::use_results;
 use crate::export::{Export, download};
-use crate::form::FormError;
 use crate::i18n::Key;
 
 /// The report's download buttons; shown while there is a report.
 #[component]
-pub fn ExportPanel(
-    /// The plan, for the files' names.
-    #[prop(into)]
-    plan: Signal<Result<Plan, FormError>>,
-    /// The plan's report, exported as it is shown.
-    #[prop(into)]
-    report: Signal<Option<Report>>,
-) -> impl IntoView {
-    let tr = use_tr();
+pub fn ExportPanel() -> impl IntoView {
+    let ctx = use_results();
     // Written on the click only: a keystroke never serializes the report.
     let save = move |kind: Export| {
-        let Ok(plan) = plan.get_untracked() else { return };
-        report.with_untracked(|r| {
+        let Ok(plan) = ctx.plan.get_untracked() else { return };
+        ctx.report.with_untracked(|r| {
             let Some(r) = r else { return };
             let text = match kind {
                 Export::ReportCsv => export::report_csv(r),
@@ -33,15 +25,15 @@ pub fn ExportPanel(
         });
     };
     view! {
-        <Show when=move || report.with(Option::is_some)>
-            <span class="export" role="group" aria-label=move || tr(Key::export_title)>
-                <button class="secondary" data-testid="export-report-json" title=move || tr(Key::export_title)
+        <Show when=move || ctx.report.with(Option::is_some)>
+            <span class="export" role="group" aria-label=move || ctx.tr(Key::export_title)>
+                <button class="secondary" data-testid="export-report-json" title=move || ctx.tr(Key::export_title)
                     on:click=move |_| save(Export::ReportJson)>
-                    {move || tr(Key::export_report_json)}
+                    {move || ctx.tr(Key::export_report_json)}
                 </button>
-                <button class="secondary" data-testid="export-report-csv" title=move || tr(Key::export_title)
+                <button class="secondary" data-testid="export-report-csv" title=move || ctx.tr(Key::export_title)
                     on:click=move |_| save(Export::ReportCsv)>
-                    {move || tr(Key::export_report_csv)}
+                    {move || ctx.tr(Key::export_report_csv)}
                 </button>
             </span>
         </Show>

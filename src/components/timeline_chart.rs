@@ -12,15 +12,15 @@ use leptos::prelude::*;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use trainplan_core::schedule::Pass;
+use trainplan_core::step_timeline;
 use trainplan_core::time::StepPart;
-use trainplan_core::{Plan, step_timeline};
 
 use crate::chart::{self, LaneLabel, PassStyle, TimelineChart, Window};
 use crate::components::chart_canvas::{
     AXIS, Frame, LABEL_CSS_PX, MUTED, PlotBox, Raster, draw_on, pointer_at,
 };
+use crate::components::results::use_results;
 use crate::components::{use_lang, use_tr};
-use crate::form::FormError;
 use crate::format;
 use crate::i18n::{Key, Lang, fill, t};
 
@@ -135,16 +135,12 @@ struct Gesture {
 /// share the gesture, the zoom and the plot's box as last drawn, so they stay together here; the
 /// zoom bar, legend, notes and table are components of their own.
 #[component]
-pub fn StepTimelineChart(
-    /// The plan, whose whole step is simulated for the chart.
-    #[prop(into)]
-    plan: Signal<Result<Plan, FormError>>,
-) -> impl IntoView {
-    let tr = use_tr();
-    let lang = use_lang();
+pub fn StepTimelineChart() -> impl IntoView {
+    let ctx = use_results();
+    let (tr, lang) = (use_tr(), ctx.lang);
     // The whole step, simulated once per plan, when the chart is shown.
     let whole = Memo::new(move |_| {
-        plan.with(|p| p.as_ref().ok().map(|p| Arc::new(chart::timeline_chart(step_timeline(p)))))
+        ctx.plan.with(|p| p.as_ref().ok().map(|p| Arc::new(chart::timeline_chart(step_timeline(p)))))
     });
     // The window shown; `None` is the whole step, whatever its length.
     let zoom: RwSignal<Option<Window>> = RwSignal::new(None);
