@@ -9,9 +9,10 @@ use trainplan_core::search::SearchResult;
 use trainplan_core::{Plan, rules};
 
 use crate::chart;
+use crate::components::export_panel::Downloads;
 use crate::components::pareto_chart::ParetoChart;
 use crate::components::results::use_results;
-use crate::export::{Export, download};
+use crate::export::Export;
 use crate::form::PlanForm;
 use crate::format;
 use crate::i18n::{Key, Lang, fill, t};
@@ -179,13 +180,13 @@ fn SearchResults(
         Some(chart::scatter(&f.result, usable))
     });
     // Written on the click only, from the search shown.
-    let save = move |kind: Export| {
-        let Some(f) = current() else { return };
+    let write = move |kind: Export| {
+        let f = current()?;
         let text = match kind {
             Export::SearchCsv => trainplan_core::export::search_csv(&f.from, &f.result),
             _ => trainplan_core::export::search_json(&f.from, &f.result),
         };
-        download(&kind.file_name(&f.from), kind.mime(), &text);
+        Some((f.from, text))
     };
     view! {
         <Show when=move || current().is_some_and(|f| !f.result.best.is_empty())>
@@ -203,16 +204,8 @@ fn SearchResults(
                 </thead>
                 <tbody>{rows}</tbody>
             </table>
-            <div class="launch-actions" role="group" aria-label=move || ctx.tr(Key::search_export_title)>
-                <button class="secondary" data-testid="search-export-csv" title=move || ctx.tr(Key::search_export_title)
-                    on:click=move |_| save(Export::SearchCsv)>
-                    {move || ctx.tr(Key::search_export_csv)}
-                </button>
-                <button class="secondary" data-testid="search-export-json" title=move || ctx.tr(Key::search_export_title)
-                    on:click=move |_| save(Export::SearchJson)>
-                    {move || ctx.tr(Key::search_export_json)}
-                </button>
-            </div>
+            <Downloads class="launch-actions" title=Key::search_export_title
+                kinds=&[Export::SearchCsv, Export::SearchJson] write=write />
         </Show>
     }
 }
