@@ -8,6 +8,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use crate::chart::{self, Cause, CauseBar};
 use crate::components::chart_canvas::{Frame, LABEL_CSS_PX, PlotBox, draw_on, pointer_at};
+use crate::components::chart_figure::{ChartData, Hover, HoverCanvas};
 use crate::components::results::use_results;
 use crate::format;
 use crate::i18n::{Key, Lang, fill, t};
@@ -46,11 +47,9 @@ pub fn BreakdownChart() -> impl IntoView {
     let bars = move || {
         ctx.report.with(|r| r.as_ref().map(|r| chart::breakdown(&r.time.breakdown)).unwrap_or_default())
     };
-    let canvas = NodeRef::<leptos::html::Canvas>::new();
-    let plot: StoredValue<PlotBox> = StoredValue::new(PlotBox::default());
-    let hovered: RwSignal<Option<usize>> = RwSignal::new(None);
+    let hover = Hover::default();
     draw_on(
-        canvas,
+        hover.canvas,
         move || {
             ctx.report.track();
             ctx.lang.track();
@@ -64,21 +63,21 @@ pub fn BreakdownChart() -> impl IntoView {
         move |frame| {
             let bars = ctx.report.with_untracked(|r| r.as_ref().map(|r| chart::breakdown(&r.time.breakdown)));
             if let Some(drawn) = bars.and_then(|bars| draw(frame, &bars, ctx.lang.get_untracked())) {
-                plot.set_value(drawn);
+                hover.plot.set_value(drawn);
             }
         },
     );
     let on_move = move |ev: leptos::ev::PointerEvent| {
         let Some((_, y)) = pointer_at(&ev) else { return };
-        let b = plot.get_value();
+        let b = hover.plot.get_value();
         let n = ctx
             .report
             .with_untracked(|r| r.as_ref().map_or(0, |r| chart::breakdown(&r.time.breakdown).len()));
-        hovered.set(chart::slot_at(y, b.top, b.height, n));
+        hover.hovered.set(chart::slot_at(y, b.top, b.height, n));
     };
     let readout = move || {
         let bars = bars();
-        let bar = bars.get(hovered.get()?)?;
+        let bar = bars.get(hover.hovered.get()?)?;
         Some(fill(
             ctx.tr(Key::bd_readout),
             &[
@@ -105,13 +104,8 @@ pub fn BreakdownChart() -> impl IntoView {
     view! {
         <h3>{move || ctx.tr(Key::bd_title)}</h3>
         <figure class="chart canvas-chart" data-testid="breakdown-chart">
-            <canvas node_ref=canvas role="img" aria-label=move || ctx.tr(Key::bd_title)
-                on:pointermove=on_move on:pointerdown=on_move on:pointerleave=move |_| hovered.set(None)></canvas>
-            <p class="chart-readout muted" data-testid="breakdown-readout" aria-live="polite">
-                {move || readout().unwrap_or_else(|| ctx.tr(Key::chart_hint).to_owned())}
-            </p>
-            <details class="chart-data">
-                <summary>{move || ctx.tr(Key::chart_data)}</summary>
+            <HoverCanvas hover=hover label=Key::bd_title on_move=on_move readout_testid="breakdown-readout" readout=readout />
+            <ChartData>
                 <table class="breakdown" data-testid="time-breakdown">
                     <thead>
                         <tr>
@@ -122,7 +116,7 @@ pub fn BreakdownChart() -> impl IntoView {
                     </thead>
                     <tbody>{rows}</tbody>
                 </table>
-            </details>
+            </ChartData>
         </figure>
     }
 }

@@ -12,6 +12,7 @@ use crate::chart::{self, BarLabel, Term};
 use crate::components::chart_canvas::{
     AXIS, Frame, GRID, LABEL_CSS_PX, MUTED, PlotBox, draw_on, pointer_at, text_width_css,
 };
+use crate::components::chart_figure::{ChartData, Hover, HoverCanvas};
 use crate::components::results::use_results;
 use crate::format;
 use crate::i18n::{Key, Lang, fill, t};
@@ -62,12 +63,9 @@ pub fn MemoryPanel() -> impl IntoView {
         move |_| ctx.report.with(|r| r.as_ref().map(|r| r.memory.clone())),
         |old, new| !matches!((old, new), (Some(old), Some(new)) if same_shown(old, new)),
     );
-    let canvas = NodeRef::<leptos::html::Canvas>::new();
-    // The plot's box, as last drawn, and the bar under the pointer.
-    let plot: StoredValue<PlotBox> = StoredValue::new(PlotBox::default());
-    let hovered: RwSignal<Option<usize>> = RwSignal::new(None);
+    let hover = Hover::default();
     draw_on(
-        canvas,
+        hover.canvas,
         move || {
             memory.track();
             ctx.lang.track();
@@ -79,18 +77,18 @@ pub fn MemoryPanel() -> impl IntoView {
                 draw(frame, &chart::memory_chart(m), m, ctx.lang.get_untracked())
             });
             if let Some(drawn) = drawn {
-                plot.set_value(drawn);
+                hover.plot.set_value(drawn);
             }
         },
     );
     let on_move = move |ev: leptos::ev::PointerEvent| {
         let Some((x, _)) = pointer_at(&ev) else { return };
         let n = memory.with_untracked(|m| m.as_ref().map(|m| chart::memory_chart(m).bars.len()));
-        let b = plot.get_value();
-        hovered.set(chart::slot_at(x, b.left, b.width, n.unwrap_or(0)));
+        let b = hover.plot.get_value();
+        hover.hovered.set(chart::slot_at(x, b.left, b.width, n.unwrap_or(0)));
     };
     let readout = move || {
-        let idx = hovered.get()?;
+        let idx = hover.hovered.get()?;
         let m = memory.get()?;
         let c = chart::memory_chart(&m);
         let bar = c.bars.get(idx)?;
@@ -135,16 +133,9 @@ pub fn MemoryPanel() -> impl IntoView {
         <h2>{move || ctx.tr(Key::mem_title)}</h2>
         {badge}
         <figure class="chart canvas-chart" data-testid="memory-chart">
-            <canvas node_ref=canvas role="img" aria-label=move || ctx.tr(Key::mem_title)
-                on:pointermove=on_move on:pointerdown=on_move on:pointerleave=move |_| hovered.set(None)></canvas>
-            <p class="chart-readout muted" data-testid="memory-readout" aria-live="polite">
-                {move || readout().unwrap_or_else(|| ctx.tr(Key::chart_hint).to_owned())}
-            </p>
+            <HoverCanvas hover=hover label=Key::mem_title on_move=on_move readout_testid="memory-readout" readout=readout />
             <ul class="legend">{legend}</ul>
-            <details class="chart-data">
-                <summary>{move || ctx.tr(Key::chart_data)}</summary>
-                <div class="table-scroll"><BarTable memory=memory /></div>
-            </details>
+            <ChartData><div class="table-scroll"><BarTable memory=memory /></div></ChartData>
         </figure>
         <MemoryNotes memory=memory />
         <StageTable memory=memory />

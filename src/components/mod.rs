@@ -5,6 +5,7 @@ mod advice_panel;
 pub mod app;
 mod breakdown_chart;
 mod chart_canvas;
+mod chart_figure;
 mod compare_panel;
 mod cost_panel;
 mod export_panel;
