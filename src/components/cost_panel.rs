@@ -125,10 +125,7 @@ fn show_epochs(f: &PlanForm) -> String {
 }
 
 fn apply_epochs(f: &mut PlanForm, text: &str) -> bool {
-    match number(text) {
-        Some(x) => take_budget(f, |b| b.epochs = x),
-        None => false,
-    }
+    budget_number(f, text, None, |b, x| b.epochs = x)
 }
 
 fn show_price(f: &PlanForm) -> String {
@@ -137,14 +134,7 @@ fn show_price(f: &PlanForm) -> String {
 }
 
 fn apply_price(f: &mut PlanForm, text: &str) -> bool {
-    let x = match text.trim() {
-        "" => Some(0.0),
-        text => number(text),
-    };
-    match x {
-        Some(x) => take_budget(f, |b| b.price_per_device_hour = x),
-        None => false,
-    }
+    budget_number(f, text, Some(0.0), |b, x| b.price_per_device_hour = x)
 }
 
 fn show_pue(f: &PlanForm) -> String {
@@ -152,10 +142,7 @@ fn show_pue(f: &PlanForm) -> String {
 }
 
 fn apply_pue(f: &mut PlanForm, text: &str) -> bool {
-    match number(text) {
-        Some(x) => take_budget(f, |b| b.pue = x),
-        None => false,
-    }
+    budget_number(f, text, None, |b, x| b.pue = x)
 }
 
 fn show_power(f: &PlanForm) -> String {
@@ -171,6 +158,16 @@ fn apply_power(f: &mut PlanForm, text: &str) -> bool {
         f.custom.base.board_power_w = x;
     }
     x.is_some()
+}
+
+/// The typed number (`empty` for empty text) set into the form's budget by `set`, kept when the plan
+/// file takes it; whether it was kept.
+fn budget_number(f: &mut PlanForm, text: &str, empty: Option<f64>, set: fn(&mut BudgetFile, f64)) -> bool {
+    let x = match text.trim() {
+        "" => empty,
+        text => number(text),
+    };
+    x.is_some_and(|x| take_budget(f, |b| set(b, x)))
 }
 
 /// The form's budget with `edit` made, kept when the plan file takes it (`choices::takes_budget`,
