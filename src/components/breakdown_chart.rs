@@ -7,7 +7,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use crate::chart::{self, Cause, CauseBar};
-use crate::components::chart_canvas::{Frame, LABEL_CSS_PX, PlotBox, draw_on, pointer_at};
+use crate::components::chart_canvas::{Frame, INK, LABEL_CSS_PX, MUTED, PlotBox, color, draw_on, pointer_at};
 use crate::components::chart_figure::{ChartData, Hover, HoverCanvas};
 use crate::components::results::use_results;
 use crate::format;
@@ -135,19 +135,16 @@ fn draw(frame: &Frame, bars: &[CauseBar], lang: Lang) -> Option<PlotBox> {
         .build_cartesian_2d(0.0..max, 0.0..n as f64)
         .ok()?;
     let area = plot.plotting_area();
-    let ink = RGBColor(0x1b, 0x24, 0x30);
     for (idx, bar) in bars.iter().enumerate() {
         // Row 0 at the top.
         let y = (n - 1 - idx) as f64;
-        let (r, g, b) = bar.cause.rgb();
-        let _ =
-            area.draw(&Rectangle::new([(0.0, y + 0.2), (bar.seconds, y + 0.8)], RGBColor(r, g, b).filled()));
+        let _ = area
+            .draw(&Rectangle::new([(0.0, y + 0.2), (bar.seconds, y + 0.8)], color(bar.cause.rgb()).filled()));
         let (x_end, y_mid) = area.map_coordinate(&(bar.seconds, y + 0.5));
         let (x0, _) = area.map_coordinate(&(0.0, y + 0.5));
-        let name = frame.font(LABEL_CSS_PX, ink).pos(Pos::new(HPos::Right, VPos::Center));
+        let name = frame.font(LABEL_CSS_PX, INK).pos(Pos::new(HPos::Right, VPos::Center));
         let _ = frame.root.draw(&Text::new(t(lang, cause_key(bar.cause)), (x0 - frame.px(6.0), y_mid), name));
-        let value =
-            frame.font(LABEL_CSS_PX, RGBColor(0x5b, 0x66, 0x75)).pos(Pos::new(HPos::Left, VPos::Center));
+        let value = frame.font(LABEL_CSS_PX, MUTED).pos(Pos::new(HPos::Left, VPos::Center));
         let _ = frame.root.draw(&Text::new(figures(bar), (x_end + frame.px(5.0), y_mid), value));
     }
     Some(PlotBox::of(frame, area.get_pixel_range()))

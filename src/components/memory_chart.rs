@@ -8,9 +8,9 @@ use trainplan_core::report::MemoryReport;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use crate::chart::{self, BarLabel, Term};
+use crate::chart::{self, BarLabel, Term, palette};
 use crate::components::chart_canvas::{
-    AXIS, Frame, GRID, LABEL_CSS_PX, MUTED, PlotBox, draw_on, pointer_at, text_width_css,
+    AXIS, Frame, GRID, INK, LABEL_CSS_PX, MUTED, PlotBox, color, draw_on, pointer_at, text_width_css,
 };
 use crate::components::chart_figure::{ChartData, Hover, HoverCanvas};
 use crate::components::results::use_results;
@@ -367,39 +367,40 @@ fn draw(frame: &Frame, c: &chart::MemoryChart, m: &MemoryReport, lang: Lang) -> 
         let x = idx as f64;
         for s in &bar.segments {
             let (bottom, height) = (s.bottom_frac * top, s.height_frac * top);
-            let (r, g, b) = s.term.rgb();
-            let rect =
-                Rectangle::new([(x - half, bottom), (x + half, bottom + height)], RGBColor(r, g, b).filled());
+            let rect = Rectangle::new(
+                [(x - half, bottom), (x + half, bottom + height)],
+                color(s.term.rgb()).filled(),
+            );
             let _ = area.draw(&rect);
         }
         let total = format::in_gib(bar.total);
         if bar.over || bar.peak {
-            let color = if bar.over { RGBColor(0xb4, 0x23, 0x18) } else { RGBColor(0x1b, 0x24, 0x30) };
-            let outline = Rectangle::new(
-                [(x - half, 0.0), (x + half, total)],
-                color.stroke_width(frame.px(1.5) as u32),
-            );
+            let edge = color(if bar.over { palette::RED } else { palette::INK });
+            let outline =
+                Rectangle::new([(x - half, 0.0), (x + half, total)], edge.stroke_width(frame.px(1.5) as u32));
             let _ = area.draw(&outline);
         }
     }
     // Capacity (dashed, red) above its line, usable (dotted, amber) below its own: never overlapping.
     let lines = [
-        (c.capacity_frac, m.capacity_bytes, Key::mem_capacity_line, RGBColor(0xb4, 0x23, 0x18), true),
-        (c.usable_frac, m.usable_bytes, Key::mem_usable_line, RGBColor(0x8a, 0x5a, 0x00), false),
+        (c.capacity_frac, m.capacity_bytes, Key::mem_capacity_line, color(palette::RED), true),
+        (c.usable_frac, m.usable_bytes, Key::mem_usable_line, color(palette::AMBER), false),
     ];
-    for (frac, bytes, key, color, above) in lines {
+    for (frac, bytes, key, line_color, above) in lines {
         let y = frac * top;
         let (dash, gap) = if above { (0.12, 0.06) } else { (0.05, 0.05) };
         let mut x = -0.5;
         while x < n as f64 - 0.5 {
             let end = (x + dash * n as f64 / 4.0).min(n as f64 - 0.5);
-            let _ = area
-                .draw(&PathElement::new(vec![(x, y), (end, y)], color.stroke_width(frame.px(1.5) as u32)));
+            let _ = area.draw(&PathElement::new(
+                vec![(x, y), (end, y)],
+                line_color.stroke_width(frame.px(1.5) as u32),
+            ));
             x = end + gap * n as f64 / 4.0;
         }
         let (px, py) = area.map_coordinate(&(n as f64 - 0.5, y));
         let anchor = if above { VPos::Bottom } else { VPos::Top };
-        let style = frame.font(LABEL_CSS_PX, color).pos(Pos::new(HPos::Right, anchor));
+        let style = frame.font(LABEL_CSS_PX, line_color).pos(Pos::new(HPos::Right, anchor));
         let text = fill(t(lang, key), &[("bytes", &format::gib(bytes))]);
         let dy = if above { -frame.px(2.0) } else { frame.px(2.0) };
         // On a white ground, so that bars behind it do not cross it.
@@ -415,10 +416,9 @@ fn draw(frame: &Frame, c: &chart::MemoryChart, m: &MemoryReport, lang: Lang) -> 
     let names: Vec<String> = c.bars.iter().map(|bar| axis_name(lang, bar.label)).collect();
     let widest = names.iter().map(|n| text_width_css(n, LABEL_CSS_PX)).fold(0.0, f64::max);
     let every = ((widest + 4.0) * frame.scale / slot_px.max(1.0)).ceil().max(1.0) as usize;
-    let ink = RGBColor(0x1b, 0x24, 0x30);
     for (idx, (bar, name)) in c.bars.iter().zip(names).enumerate() {
         let (px, _) = area.map_coordinate(&(idx as f64, 0.0));
-        let style = frame.font(LABEL_CSS_PX, ink).pos(Pos::new(HPos::Center, VPos::Top));
+        let style = frame.font(LABEL_CSS_PX, INK).pos(Pos::new(HPos::Center, VPos::Top));
         if idx % every == 0 {
             let _ = frame.root.draw(&Text::new(name, (px, bottom + frame.px(5.0)), style.clone()));
         }

@@ -6,8 +6,11 @@ use leptos::prelude::*;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+use crate::chart::palette;
 use crate::chart::{Scatter, ScatterPoint};
-use crate::components::chart_canvas::{AXIS, Frame, GRID, LABEL_CSS_PX, MUTED, PlotBox, draw_on, pointer_at};
+use crate::components::chart_canvas::{
+    AXIS, Frame, GRID, LABEL_CSS_PX, MUTED, PlotBox, color, draw_on, pointer_at,
+};
 use crate::components::chart_figure::{ChartData, Hover, HoverCanvas};
 use crate::components::{use_lang, use_tr};
 use crate::format;
@@ -155,15 +158,15 @@ fn draw(frame: &Frame, s: &Scatter, lang: Lang) -> Option<PlotBox> {
         .ok()?;
     let area = plot.plotting_area();
     let point = |p: &ScatterPoint| (p.x_frac * max_x, p.y_frac * max_y);
-    let blue = RGBColor(0x3f, 0x6f, 0xb5);
+    let blue = color(palette::FRONT);
     let front: Vec<(f64, f64)> = s.points.iter().filter(|p| p.front).map(point).collect();
     let _ = area.draw(&PathElement::new(front, blue.stroke_width(frame.px(1.5) as u32)));
     let radius = frame.px(5.0).max(2) as u32;
     for p in &s.points {
         let fill = match (p.rank == Some(0), p.front) {
-            (true, _) => RGBColor(0x1d, 0x3f, 0x73),
-            (false, true) => RGBColor(0x7f, 0xa2, 0xd6),
-            (false, false) => RGBColor(0xb8, 0xc7, 0xdd),
+            (true, _) => color(palette::DEEP),
+            (false, true) => color(palette::LIGHT),
+            (false, false) => color(palette::PALE),
         };
         let _ = area.draw(&Circle::new(point(p), radius, fill.filled()));
         let _ = area.draw(&Circle::new(point(p), radius, blue.stroke_width(frame.px(1.0) as u32)));

@@ -15,9 +15,9 @@ use trainplan_core::schedule::Pass;
 use trainplan_core::step_timeline;
 use trainplan_core::time::StepPart;
 
-use crate::chart::{self, LaneLabel, PassStyle, TimelineChart, Window};
+use crate::chart::{self, LaneLabel, PassStyle, TimelineChart, Window, palette};
 use crate::components::chart_canvas::{
-    AXIS, Frame, LABEL_CSS_PX, MUTED, PlotBox, Raster, draw_on, pointer_at,
+    AXIS, Frame, INK, LABEL_CSS_PX, MUTED, PlotBox, Raster, draw_on, pointer_at,
 };
 use crate::components::chart_figure::ChartData;
 use crate::components::results::use_results;
@@ -562,12 +562,12 @@ fn draw(frame: &Frame, c: &TimelineChart, window: Window, lang: Lang) -> Option<
     let y_px = |css: f64| frame.px(css) - y_range.start;
     // Every rectangle goes into one picture put at once (thousands of passes cost the browser a
     // single image); the text is drawn over it afterwards.
-    let mut raster = Raster::new(width_px, height_px, (0xff, 0xff, 0xff));
+    let mut raster = Raster::new(width_px, height_px, palette::WHITE);
     // Lane backgrounds (faint: the empty stretches are idle time).
     for (lane, (top, bottom)) in c.lanes.iter().zip(&rows) {
         let pad = if matches!(lane.label, LaneLabel::Rank(_)) && 6.0 <= bottom - top { 1.0 } else { 0.0 };
         let (y0, y1) = (y_px(top + pad), y_px(bottom - pad));
-        raster.fill((0, y0), (width_px as i32, y1.max(y0 + 1)), chart::LANE_RGB);
+        raster.fill((0, y0), (width_px as i32, y1.max(y0 + 1)), palette::LANE);
     }
     // The time axis: a grid line and a label per tick, the axis line below the lanes.
     let label = frame.font(LABEL_CSS_PX, MUTED).pos(Pos::new(HPos::Center, VPos::Top));
@@ -575,7 +575,7 @@ fn draw(frame: &Frame, c: &TimelineChart, window: Window, lang: Lang) -> Option<
     for tick in ticks {
         let (x, _) = area.map_coordinate(&(tick, 0.0));
         let x = x - x_range.start;
-        raster.fill((x, 0), (x + 1, height_px as i32), (0xd9, 0xde, 0xe5));
+        raster.fill((x, 0), (x + 1, height_px as i32), palette::TICK);
         tick_labels
             .push((format::seconds_tick(tick, tick_step), (x + x_range.start, y_range.end + frame.px(4.0))));
     }
@@ -618,7 +618,7 @@ fn draw(frame: &Frame, c: &TimelineChart, window: Window, lang: Lang) -> Option<
         let (x0, x1) = (x_px(drawn_end.max(window.start_seconds)), x_px(pipeline_end));
         for rank in 0..tl.n_ranks {
             if let (Some((top, bottom)), true) = (rank_row(rank), x0 < x1) {
-                raster.fill((x0, y_px(top + 1.0)), (x1, y_px(bottom - 1.0)), (0xb8, 0xc7, 0xdd));
+                raster.fill((x0, y_px(top + 1.0)), (x1, y_px(bottom - 1.0)), palette::PALE);
             }
         }
     }
@@ -634,7 +634,6 @@ fn draw(frame: &Frame, c: &TimelineChart, window: Window, lang: Lang) -> Option<
         let _ = pixels.draw(&Text::new(microbatch.to_string(), (x, y), white.clone()));
     }
     // The lanes' names, as many as fit (every k-th stage when lanes are thin).
-    let ink = RGBColor(0x1b, 0x24, 0x30);
     let every_rank = (13.0 / rank_lane_css(tl.n_ranks as usize)).ceil().max(1.0) as u32;
     for (lane, (top, bottom)) in c.lanes.iter().zip(&rows) {
         if let LaneLabel::Rank(r) = lane.label
@@ -642,7 +641,7 @@ fn draw(frame: &Frame, c: &TimelineChart, window: Window, lang: Lang) -> Option<
         {
             continue;
         }
-        let style = frame.font(LABEL_CSS_PX, ink).pos(Pos::new(HPos::Right, VPos::Center));
+        let style = frame.font(LABEL_CSS_PX, INK).pos(Pos::new(HPos::Right, VPos::Center));
         let at = (x_range.start - frame.px(6.0), frame.px((top + bottom) / 2.0));
         let _ = frame.root.draw(&Text::new(lane_name(lang, lane.label), at, style));
     }
