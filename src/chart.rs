@@ -12,6 +12,65 @@ pub fn css(rgb: Rgb) -> String {
     format!("#{:02x}{:02x}{:02x}", rgb.0, rgb.1, rgb.2)
 }
 
+/// Every colour the charts draw with, by name. A colour means alike across charts: the memory
+/// terms and the step's time causes share the blues of the model's own work (weights and compute,
+/// gradients and recomputation, optimizer states and memory-bound kernels), the orange of
+/// activations and communication, and the RL phases' teal and purple.
+pub mod palette {
+    use super::Rgb;
+
+    /// Weights; compute.
+    pub const NAVY: Rgb = (0x1f, 0x4e, 0x79);
+    /// Gradients; recomputation.
+    pub const BLUE: Rgb = (0x4f, 0x86, 0xc6);
+    /// Optimizer states; memory-bound kernels.
+    pub const SKY: Rgb = (0x9e, 0xcb, 0xf0);
+    /// Activations; communication within a step.
+    pub const ORANGE: Rgb = (0xe0, 0x8a, 0x2e);
+    /// Logits; gradient synchronisation.
+    pub const GOLD: Rgb = (0xf2, 0xc1, 0x4e);
+    /// Buffers; the optimizer step.
+    pub const SLATE: Rgb = (0x7a, 0x8c, 0x99);
+    /// Runtime overhead; host transfers.
+    pub const SILVER: Rgb = (0xc5, 0xce, 0xd6);
+    /// The reference model; RL scoring (log-probabilities).
+    pub const PURPLE: Rgb = (0x8e, 0x6b, 0xb8);
+    /// The critic.
+    pub const BRICK: Rgb = (0xc0, 0x50, 0x4d);
+    /// The rollout engine; RL generation.
+    pub const TEAL: Rgb = (0x3a, 0x9e, 0x9a);
+    /// The pipeline bubble.
+    pub const HAZE: Rgb = (0xb4, 0xbc, 0xc7);
+    /// The pipeline as one part of the step.
+    pub const STEEL: Rgb = (0x55, 0x62, 0x7a);
+    /// An empty lane: idle time.
+    pub const LANE: Rgb = (0xee, 0xf1, 0xf5);
+    /// A time tick's grid line across the lanes.
+    pub const TICK: Rgb = (0xd9, 0xde, 0xe5);
+    /// Passes not drawn one by one; plans neither fastest nor on the Pareto front.
+    pub const PALE: Rgb = (0xb8, 0xc7, 0xdd);
+    /// The search's front and the outline of its points.
+    pub const FRONT: Rgb = (0x3f, 0x6f, 0xb5);
+    /// The fastest plan found.
+    pub const DEEP: Rgb = (0x1d, 0x3f, 0x73);
+    /// The other plans on the front.
+    pub const LIGHT: Rgb = (0x7f, 0xa2, 0xd6);
+    /// Names and the peak's outline (`--ink` in style/main.css).
+    pub const INK: Rgb = (0x1b, 0x24, 0x30);
+    /// Muted text and figures (`--muted` in style/main.css).
+    pub const MUTED: Rgb = (0x5b, 0x66, 0x75);
+    /// Grid lines behind every chart.
+    pub const GRID: Rgb = (0xe4, 0xe8, 0xee);
+    /// Axes of every chart.
+    pub const AXIS: Rgb = (0x9a, 0xa5, 0xb1);
+    /// Device memory, and what goes over it.
+    pub const RED: Rgb = (0xb4, 0x23, 0x18);
+    /// Usable memory.
+    pub const AMBER: Rgb = (0x8a, 0x5a, 0x00);
+    /// The ground.
+    pub const WHITE: Rgb = (0xff, 0xff, 0xff);
+}
+
 use trainplan_core::report::{MemoryReport, StageReport};
 
 /// The terms a stage's memory is made of, bottom to top.
@@ -99,16 +158,16 @@ impl Term {
     /// The term's colour.
     pub fn rgb(self) -> Rgb {
         match self {
-            Term::Weights => (0x1f, 0x4e, 0x79),
-            Term::Gradients => (0x4f, 0x86, 0xc6),
-            Term::Optimizer => (0x9e, 0xcb, 0xf0),
-            Term::Activations => (0xe0, 0x8a, 0x2e),
-            Term::Logits => (0xf2, 0xc1, 0x4e),
-            Term::Buffers => (0x7a, 0x8c, 0x99),
-            Term::Overhead => (0xc5, 0xce, 0xd6),
-            Term::Reference => (0x8e, 0x6b, 0xb8),
-            Term::Critic => (0xc0, 0x50, 0x4d),
-            Term::Engine => (0x3a, 0x9e, 0x9a),
+            Term::Weights => palette::NAVY,
+            Term::Gradients => palette::BLUE,
+            Term::Optimizer => palette::SKY,
+            Term::Activations => palette::ORANGE,
+            Term::Logits => palette::GOLD,
+            Term::Buffers => palette::SLATE,
+            Term::Overhead => palette::SILVER,
+            Term::Reference => palette::PURPLE,
+            Term::Critic => palette::BRICK,
+            Term::Engine => palette::TEAL,
         }
     }
 }
@@ -497,8 +556,8 @@ impl PassStyle {
     /// Blue forwards, orange backwards, green weight passes; each chunk a lighter shade than the one
     /// before, so interleaved chunks tell apart.
     pub fn rgb(self) -> Rgb {
-        const F: [Rgb; 4] = [(0x2b, 0x62, 0xa3), (0x4f, 0x86, 0xc6), (0x7c, 0xa7, 0xda), (0xa9, 0xc7, 0xea)];
-        const B: [Rgb; 4] = [(0xb8, 0x5f, 0x0e), (0xe0, 0x8a, 0x2e), (0xec, 0xaa, 0x62), (0xf4, 0xc9, 0x98)];
+        const F: [Rgb; 4] = [(0x2b, 0x62, 0xa3), palette::BLUE, (0x7c, 0xa7, 0xda), (0xa9, 0xc7, 0xea)];
+        const B: [Rgb; 4] = [(0xb8, 0x5f, 0x0e), palette::ORANGE, (0xec, 0xaa, 0x62), (0xf4, 0xc9, 0x98)];
         const W: [Rgb; 4] = [(0x35, 0x80, 0x46), (0x5a, 0xa4, 0x69), (0x85, 0xc1, 0x91), (0xb0, 0xd9, 0xb8)];
         let shades = match self.pass {
             Pass::F => &F,
@@ -512,17 +571,14 @@ impl PassStyle {
 /// A part's colour in the phase lanes.
 pub fn part_rgb(part: StepPart) -> Rgb {
     match part {
-        StepPart::Rollout => (0x3a, 0x9e, 0x9a),
-        StepPart::LogProb => (0x8e, 0x6b, 0xb8),
-        StepPart::Pipeline => (0x55, 0x62, 0x7a),
-        StepPart::GradientSync => (0xf2, 0xc1, 0x4e),
-        StepPart::Optimizer => (0x7a, 0x8c, 0x99),
-        StepPart::Offload => (0xc5, 0xce, 0xd6),
+        StepPart::Rollout => palette::TEAL,
+        StepPart::LogProb => palette::PURPLE,
+        StepPart::Pipeline => palette::STEEL,
+        StepPart::GradientSync => palette::GOLD,
+        StepPart::Optimizer => palette::SLATE,
+        StepPart::Offload => palette::SILVER,
     }
 }
-
-/// An empty lane's colour: idle time.
-pub const LANE_RGB: Rgb = (0xee, 0xf1, 0xf5);
 
 /// A run of device pixels in a rank's lane drawn in one colour.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -577,7 +633,7 @@ pub fn pass_runs(chart: &TimelineChart, window: Window, width_px: u32) -> Vec<Pa
         if 0.0 < total {
             let mix = |channel: fn(Rgb) -> u8| {
                 let busy: f64 = cover.iter().map(|(rgb, c)| c * f64::from(channel(*rgb))).sum();
-                let value = busy + (1.0 - total) * f64::from(channel(LANE_RGB));
+                let value = busy + (1.0 - total) * f64::from(channel(palette::LANE));
                 ((value / 4.0).round() * 4.0).clamp(0.0, 255.0) as u8
             };
             let rgb = (mix(|c| c.0), mix(|c| c.1), mix(|c| c.2));
@@ -685,16 +741,16 @@ impl Cause {
     /// The cause's colour.
     pub fn rgb(self) -> Rgb {
         match self {
-            Cause::Compute => (0x1f, 0x4e, 0x79),
-            Cause::Recompute => (0x4f, 0x86, 0xc6),
-            Cause::Memory => (0x9e, 0xcb, 0xf0),
-            Cause::Tp | Cause::Cp | Cause::Ep | Cause::Pp => (0xe0, 0x8a, 0x2e),
-            Cause::Bubble => (0xb4, 0xbc, 0xc7),
-            Cause::Dp => (0xf2, 0xc1, 0x4e),
-            Cause::Optimizer => (0x7a, 0x8c, 0x99),
-            Cause::Offload => (0xc5, 0xce, 0xd6),
-            Cause::Rollout => (0x3a, 0x9e, 0x9a),
-            Cause::LogProb => (0x8e, 0x6b, 0xb8),
+            Cause::Compute => palette::NAVY,
+            Cause::Recompute => palette::BLUE,
+            Cause::Memory => palette::SKY,
+            Cause::Tp | Cause::Cp | Cause::Ep | Cause::Pp => palette::ORANGE,
+            Cause::Bubble => palette::HAZE,
+            Cause::Dp => palette::GOLD,
+            Cause::Optimizer => palette::SLATE,
+            Cause::Offload => palette::SILVER,
+            Cause::Rollout => palette::TEAL,
+            Cause::LogProb => palette::PURPLE,
         }
     }
 }

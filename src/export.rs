@@ -8,6 +8,8 @@ use trainplan_core::Plan;
 use trainplan_core::emit::archive;
 use wasm_bindgen::JsCast;
 
+use crate::i18n::Key;
+
 /// How long an object URL outlives its click: the browser has read the Blob long before.
 const REVOKE_AFTER: Duration = Duration::from_secs(60);
 
@@ -44,6 +46,26 @@ impl Export {
             Export::SearchCsv => ("search", "csv"),
         };
         format!("{}-{what}.{ext}", archive::folder(plan))
+    }
+
+    /// The `data-testid` of its download button.
+    pub fn testid(self) -> &'static str {
+        match self {
+            Export::ReportJson => "export-report-json",
+            Export::ReportCsv => "export-report-csv",
+            Export::SearchJson => "search-export-json",
+            Export::SearchCsv => "search-export-csv",
+        }
+    }
+
+    /// The words on its download button.
+    pub fn label(self) -> Key {
+        match self {
+            Export::ReportJson => Key::export_report_json,
+            Export::ReportCsv => Key::export_report_csv,
+            Export::SearchJson => Key::search_export_json,
+            Export::SearchCsv => Key::search_export_csv,
+        }
     }
 }
 

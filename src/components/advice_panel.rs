@@ -2,32 +2,24 @@
 //! and the speed, and a button that applies it.
 
 use leptos::prelude::*;
-use trainplan_core::{Plan, advice, rules};
+use trainplan_core::{advice, rules};
 
-use crate::components::{use_lang, use_tr};
-use crate::form::{FormError, PlanForm};
+use crate::components::results::use_results;
+use crate::form::PlanForm;
 use crate::i18n::{Key, fill};
 use crate::{format, messages};
 
-/// The advice list.
+/// The advice list, about the settled plan (the plan once typing pauses).
 #[component]
-pub fn AdvicePanel(
-    /// The form, which applying a piece of advice rewrites.
-    form: RwSignal<PlanForm>,
-    /// The plan the advice is about.
-    #[prop(into)]
-    plan: Signal<Result<Plan, FormError>>,
-) -> impl IntoView {
-    let tr = use_tr();
-    let lang = use_lang();
+pub fn AdvicePanel() -> impl IntoView {
+    let ctx = use_results();
     // Its own memo: each piece of advice evaluates a changed plan, work the report does not need.
-    let searched = crate::components::use_search();
     let advice = Memo::new(move |_| {
-        plan.with(|p| {
+        ctx.settled.with(|p| {
             let p = p.as_ref().ok()?;
             let mut list = advice::advise(p);
             // The search's fastest plan first, while the plan is the one it searched from.
-            let best = searched.with(|s| {
+            let best = ctx.searched.with(|s| {
                 s.as_ref().filter(|(from, _)| from == p).and_then(|(_, r)| advice::from_search(p, r))
             });
             if let Some(best) = best {
@@ -41,35 +33,35 @@ pub fn AdvicePanel(
         advice
             .into_iter()
             .map(|a| {
-                let (text, why) = messages::advice(lang.get(), a.code);
-                let peak = fill(tr(Key::advice_peak), &[
+                let (text, why) = messages::advice(ctx.lang(), a.code);
+                let peak = fill(ctx.tr(Key::advice_peak), &[
                     ("peak", &format::gib(a.peak_bytes)),
                     ("delta", &format::signed_gib(a.peak_delta_bytes)),
                 ]);
-                let speed = fill(tr(Key::advice_speed), &[("delta", &format::signed_percent(a.speed_delta_frac))]);
+                let speed = fill(ctx.tr(Key::advice_speed), &[("delta", &format::signed_percent(a.speed_delta_frac))]);
                 let (fit_class, fit_key) = match a.fits {
                     true => ("badge ok", Key::advice_fits),
                     false => ("badge bad", Key::advice_short),
                 };
-                let changes = messages::changes(lang.get(), &a.changes);
+                let changes = messages::changes(ctx.lang(), &a.changes);
                 let code = a.code;
                 let apply = move |_| {
-                    let Ok(current) = plan.get_untracked() else { return };
+                    let Ok(current) = ctx.settled.get_untracked() else { return };
                     if let Ok(next) = rules::apply_all(&current, &a.changes) {
-                        form.set(PlanForm::from_plan(&next));
+                        ctx.form.set(PlanForm::from_plan(&next));
                     }
                 };
                 view! {
                     <li class="advice" data-testid=format!("advice-{code}")>
                         <details class="text">
                             <summary>{text}</summary>
-                            <p class="why"><strong>{tr(Key::advice_why_label)}" "</strong>{why}</p>
+                            <p class="why"><strong>{ctx.tr(Key::advice_why_label)}" "</strong>{why}</p>
                         </details>
                         <code class="changes">{changes}</code>
                         <span class="effect">{peak}" · "{speed}</span>
-                        <span class=fit_class>{tr(fit_key)}</span>
+                        <span class=fit_class>{ctx.tr(fit_key)}</span>
                         <button class="secondary fix" data-testid=format!("advice-apply-{code}") on:click=apply>
-                            {tr(Key::advice_apply)}
+                            {ctx.tr(Key::advice_apply)}
                         </button>
                     </li>
                 }
@@ -78,9 +70,9 @@ pub fn AdvicePanel(
     };
     let none = move || advice.with(|a| a.as_ref().is_some_and(Vec::is_empty));
     view! {
-        <h2>{move || tr(Key::advice_title)}</h2>
+        <h2>{move || ctx.tr(Key::advice_title)}</h2>
         <Show when=none fallback=move || view! { <ul class="advice-list" data-testid="advice">{items}</ul> }>
-            <p class="muted" data-testid="advice-none">{move || tr(Key::advice_none)}</p>
+            <p class="muted" data-testid="advice-none">{move || ctx.tr(Key::advice_none)}</p>
         </Show>
     }
 }

@@ -9,6 +9,7 @@ use trainplan_core::{Plan, permalink};
 use crate::components::header::Header;
 use crate::components::params_panel::{ParamsPanel, ResultsTop};
 use crate::components::plan_form::PlanFormPanel;
+use crate::components::results::ResultsCtx;
 use crate::components::summary_bar::{self, SummaryBar};
 use crate::components::{LangCtx, use_tr};
 use crate::form::{FormError, PlanForm};
@@ -28,7 +29,6 @@ pub fn App() -> impl IntoView {
     let lang = RwSignal::new(storage::initial_lang());
     provide_context(LangCtx(lang));
     let tr = use_tr();
-    provide_context(crate::components::SearchCtx(RwSignal::new(None)));
     Effect::new(move |_| storage::apply_lang(lang.get()));
 
     // The plan to start from: the link, else the last plan, else the default. A bad link is
@@ -54,6 +54,16 @@ pub fn App() -> impl IntoView {
     let report = Memo::new(move |_| plan.with(|plan| plan.as_ref().ok().map(trainplan_core::evaluate)));
     let (settled, settled_report) = settle(plan, report);
     keep_outside(Outside { form, plan, pinned, link_error });
+    provide_context(ResultsCtx {
+        form,
+        plan: plan.into(),
+        report: report.into(),
+        settled: settled.into(),
+        settled_report: settled_report.into(),
+        pinned,
+        searched: RwSignal::new(None),
+        lang,
+    });
 
     view! {
         // The first Tab stop: past the header and the form, to the plan's results (it moves focus
@@ -79,10 +89,10 @@ pub fn App() -> impl IntoView {
         // Results first: the summary bar (it stays on screen) and the charts, then the inputs, then
         // the rest of the results. Two columns on a wide screen (inputs left), one on a phone.
         <main class="layout">
-            <SummaryBar plan=plan report=report />
-            <ResultsTop plan=plan report=report />
+            <SummaryBar />
+            <ResultsTop />
             <PlanFormPanel form=form plan=plan />
-            <ParamsPanel form=form plan=plan report=report pinned=pinned settled=settled settled_report=settled_report />
+            <ParamsPanel />
         </main>
     }
 }

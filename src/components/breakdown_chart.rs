@@ -5,11 +5,11 @@
 use leptos::prelude::*;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
-use trainplan_core::Report;
 
 use crate::chart::{self, Cause, CauseBar};
-use crate::components::chart_canvas::{Frame, LABEL_CSS_PX, PlotBox, draw_on, pointer_at};
-use crate::components::{use_lang, use_tr};
+use crate::components::chart_canvas::{Frame, INK, LABEL_CSS_PX, MUTED, PlotBox, color, draw_on, pointer_at};
+use crate::components::chart_figure::{ChartData, Hover, HoverCanvas};
+use crate::components::results::use_results;
 use crate::format;
 use crate::i18n::{Key, Lang, fill, t};
 
@@ -42,50 +42,46 @@ fn figures(bar: &CauseBar) -> String {
 
 /// The breakdown chart.
 #[component]
-pub fn BreakdownChart(
-    /// The report.
-    #[prop(into)]
-    report: Signal<Option<Report>>,
-) -> impl IntoView {
-    let tr = use_tr();
-    let lang = use_lang();
-    let bars =
-        move || report.with(|r| r.as_ref().map(|r| chart::breakdown(&r.time.breakdown)).unwrap_or_default());
-    let canvas = NodeRef::<leptos::html::Canvas>::new();
-    let plot: StoredValue<PlotBox> = StoredValue::new(PlotBox::default());
-    let hovered: RwSignal<Option<usize>> = RwSignal::new(None);
+pub fn BreakdownChart() -> impl IntoView {
+    let ctx = use_results();
+    let bars = move || {
+        ctx.report.with(|r| r.as_ref().map(|r| chart::breakdown(&r.time.breakdown)).unwrap_or_default())
+    };
+    let hover = Hover::default();
     draw_on(
-        canvas,
+        hover.canvas,
         move || {
-            report.track();
-            lang.track();
+            ctx.report.track();
+            ctx.lang.track();
         },
         move |_| {
-            let n = report
+            let n = ctx
+                .report
                 .with_untracked(|r| r.as_ref().map_or(0, |r| chart::breakdown(&r.time.breakdown).len()));
             n as f64 * ROW_CSS + 8.0
         },
         move |frame| {
-            let bars = report.with_untracked(|r| r.as_ref().map(|r| chart::breakdown(&r.time.breakdown)));
-            if let Some(drawn) = bars.and_then(|bars| draw(frame, &bars, lang.get_untracked())) {
-                plot.set_value(drawn);
+            let bars = ctx.report.with_untracked(|r| r.as_ref().map(|r| chart::breakdown(&r.time.breakdown)));
+            if let Some(drawn) = bars.and_then(|bars| draw(frame, &bars, ctx.lang.get_untracked())) {
+                hover.plot.set_value(drawn);
             }
         },
     );
     let on_move = move |ev: leptos::ev::PointerEvent| {
         let Some((_, y)) = pointer_at(&ev) else { return };
-        let b = plot.get_value();
-        let n =
-            report.with_untracked(|r| r.as_ref().map_or(0, |r| chart::breakdown(&r.time.breakdown).len()));
-        hovered.set(chart::slot_at(y, b.top, b.height, n));
+        let b = hover.plot.get_value();
+        let n = ctx
+            .report
+            .with_untracked(|r| r.as_ref().map_or(0, |r| chart::breakdown(&r.time.breakdown).len()));
+        hover.hovered.set(chart::slot_at(y, b.top, b.height, n));
     };
     let readout = move || {
         let bars = bars();
-        let bar = bars.get(hovered.get()?)?;
+        let bar = bars.get(hover.hovered.get()?)?;
         Some(fill(
-            tr(Key::bd_readout),
+            ctx.tr(Key::bd_readout),
             &[
-                ("cause", tr(cause_key(bar.cause))),
+                ("cause", ctx.tr(cause_key(bar.cause))),
                 ("time", &format::seconds(bar.seconds)),
                 ("share", &format::percent(bar.frac)),
             ],
@@ -97,7 +93,7 @@ pub fn BreakdownChart(
             .map(|bar| {
                 view! {
                     <tr>
-                        <th scope="row">{tr(cause_key(bar.cause))}</th>
+                        <th scope="row">{ctx.tr(cause_key(bar.cause))}</th>
                         <td class="num">{format::seconds(bar.seconds)}</td>
                         <td class="num">{format::percent(bar.frac)}</td>
                     </tr>
@@ -106,26 +102,21 @@ pub fn BreakdownChart(
             .collect_view()
     };
     view! {
-        <h3>{move || tr(Key::bd_title)}</h3>
+        <h3>{move || ctx.tr(Key::bd_title)}</h3>
         <figure class="chart canvas-chart" data-testid="breakdown-chart">
-            <canvas node_ref=canvas role="img" aria-label=move || tr(Key::bd_title)
-                on:pointermove=on_move on:pointerdown=on_move on:pointerleave=move |_| hovered.set(None)></canvas>
-            <p class="chart-readout muted" data-testid="breakdown-readout" aria-live="polite">
-                {move || readout().unwrap_or_else(|| tr(Key::chart_hint).to_owned())}
-            </p>
-            <details class="chart-data">
-                <summary>{move || tr(Key::chart_data)}</summary>
+            <HoverCanvas hover=hover label=Key::bd_title on_move=on_move readout_testid="breakdown-readout" readout=readout />
+            <ChartData>
                 <table class="breakdown" data-testid="time-breakdown">
                     <thead>
                         <tr>
-                            <th scope="col">{move || tr(Key::bd_col_cause)}</th>
-                            <th scope="col" class="num">{move || tr(Key::tl_col_duration)}</th>
-                            <th scope="col" class="num">{move || tr(Key::bd_col_share)}</th>
+                            <th scope="col">{move || ctx.tr(Key::bd_col_cause)}</th>
+                            <th scope="col" class="num">{move || ctx.tr(Key::tl_col_duration)}</th>
+                            <th scope="col" class="num">{move || ctx.tr(Key::bd_col_share)}</th>
                         </tr>
                     </thead>
                     <tbody>{rows}</tbody>
                 </table>
-            </details>
+            </ChartData>
         </figure>
     }
 }
@@ -144,19 +135,16 @@ fn draw(frame: &Frame, bars: &[CauseBar], lang: Lang) -> Option<PlotBox> {
         .build_cartesian_2d(0.0..max, 0.0..n as f64)
         .ok()?;
     let area = plot.plotting_area();
-    let ink = RGBColor(0x1b, 0x24, 0x30);
     for (idx, bar) in bars.iter().enumerate() {
         // Row 0 at the top.
         let y = (n - 1 - idx) as f64;
-        let (r, g, b) = bar.cause.rgb();
-        let _ =
-            area.draw(&Rectangle::new([(0.0, y + 0.2), (bar.seconds, y + 0.8)], RGBColor(r, g, b).filled()));
+        let _ = area
+            .draw(&Rectangle::new([(0.0, y + 0.2), (bar.seconds, y + 0.8)], color(bar.cause.rgb()).filled()));
         let (x_end, y_mid) = area.map_coordinate(&(bar.seconds, y + 0.5));
         let (x0, _) = area.map_coordinate(&(0.0, y + 0.5));
-        let name = frame.font(LABEL_CSS_PX, ink).pos(Pos::new(HPos::Right, VPos::Center));
+        let name = frame.font(LABEL_CSS_PX, INK).pos(Pos::new(HPos::Right, VPos::Center));
         let _ = frame.root.draw(&Text::new(t(lang, cause_key(bar.cause)), (x0 - frame.px(6.0), y_mid), name));
-        let value =
-            frame.font(LABEL_CSS_PX, RGBColor(0x5b, 0x66, 0x75)).pos(Pos::new(HPos::Left, VPos::Center));
+        let value = frame.font(LABEL_CSS_PX, MUTED).pos(Pos::new(HPos::Left, VPos::Center));
         let _ = frame.root.draw(&Text::new(figures(bar), (x_end + frame.px(5.0), y_mid), value));
     }
     Some(PlotBox::of(frame, area.get_pixel_range()))

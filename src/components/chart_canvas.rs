@@ -19,17 +19,26 @@ use plotters_canvas::CanvasBackend;
 type CanvasError = <CanvasBackend as DrawingBackend>::ErrorType;
 use wasm_bindgen::JsCast;
 
+use crate::chart::{Rgb, palette};
+
 /// The page's fonts, as the canvas's `font` names them: the same stack as style/main.css, so
 /// Chinese labels find the same CJK face.
 pub const FONT: &str = r#"system-ui, -apple-system, "Segoe UI", "Noto Sans", "Noto Sans CJK SC", "PingFang SC", "Microsoft YaHei", sans-serif"#;
 /// The labels' size, CSS pixels: readable on a phone (at least 11).
 pub const LABEL_CSS_PX: f64 = 12.0;
 /// Muted text and axes (`--muted` in style/main.css).
-pub const MUTED: RGBColor = RGBColor(0x5b, 0x66, 0x75);
+pub const MUTED: RGBColor = color(palette::MUTED);
 /// Grid lines behind every chart.
-pub const GRID: RGBColor = RGBColor(0xe4, 0xe8, 0xee);
+pub const GRID: RGBColor = color(palette::GRID);
 /// Axes of every chart.
-pub const AXIS: RGBColor = RGBColor(0x9a, 0xa5, 0xb1);
+pub const AXIS: RGBColor = color(palette::AXIS);
+/// Names and outlines.
+pub const INK: RGBColor = color(palette::INK);
+
+/// A colour of the palette as plotters takes it.
+pub const fn color(rgb: Rgb) -> RGBColor {
+    RGBColor(rgb.0, rgb.1, rgb.2)
+}
 
 /// About how wide `text` is at `size` CSS pixels, without asking the browser to lay it out (which
 /// would cost a layout of the whole page per label): Latin letters and digits some 0.55 em, CJK

@@ -4,14 +4,14 @@
 //! has. The pins travel in the link (`&pin=` each); the report's export buttons sit beside "pin".
 
 use leptos::prelude::*;
+use trainplan_core::Plan;
 use trainplan_core::compare::{self, Change, Comparison, MAX_PINS, Metric, PinRefused};
-use trainplan_core::{Plan, Report};
 
 use crate::compare_chart::{self, StageBars};
 use crate::components::export_panel::ExportPanel;
-use crate::components::{use_lang, use_tr};
-use crate::form::{FormError, PlanForm};
-use crate::i18n::{Key, Lang, fill};
+use crate::components::results::{ResultsCtx, use_results};
+use crate::form::PlanForm;
+use crate::i18n::{self, Key, Lang, fill};
 use crate::{format, messages};
 
 /// The chart's size and margins, in SVG units.
@@ -51,14 +51,22 @@ impl Table {
     fn columns(&self) -> usize {
         self.capacity_bytes.len()
     }
+
+    /// A column's name: the current plan, or pin n.
+    fn label(&self, lang: Lang, col: usize) -> String {
+        match self.pin_of(col) {
+            None => i18n::t(lang, Key::cmp_current).to_owned(),
+            Some(pin) => fill(i18n::t(lang, Key::cmp_pin_n), &[("n", &(pin + 1).to_string())]),
+        }
+    }
 }
 
 /// A figure as the page writes it (throughput as the time panel and the search write it).
-fn figure(tr: impl Fn(Key) -> &'static str, lang: Lang, metric: Metric, x: f64) -> String {
+fn figure(lang: Lang, metric: Metric, x: f64) -> String {
     match metric {
         Metric::Devices | Metric::Errors | Metric::Warnings => format::count(x as u64),
-        Metric::Fits if x == 1.0 => tr(Key::cmp_yes).to_owned(),
-        Metric::Fits => tr(Key::cmp_no).to_owned(),
+        Metric::Fits if x == 1.0 => i18n::t(lang, Key::cmp_yes).to_owned(),
+        Metric::Fits => i18n::t(lang, Key::cmp_no).to_owned(),
         Metric::PeakBytes => format::gib(x as u64),
         Metric::StepSeconds => format::seconds(x),
         Metric::TokensPerSecond => format::count_short(x as u64, lang),
@@ -92,36 +100,26 @@ fn metric_key(metric: Metric) -> Key {
 
 /// The pin button and the report's export, and the comparison while plans are pinned.
 #[component]
-pub fn ComparePanel(
-    /// The form: "make current" loads a pinned plan into it.
-    form: RwSignal<PlanForm>,
-    /// The pinned plans, in the order they were pinned.
-    pinned: RwSignal<Vec<Plan>>,
-    /// The current plan.
-    #[prop(into)]
-    plan: Signal<Result<Plan, FormError>>,
-    /// The current plan's report.
-    #[prop(into)]
-    report: Signal<Option<Report>>,
-) -> impl IntoView {
-    let tr = use_tr();
+pub fn ComparePanel() -> impl IntoView {
+    let ctx = use_results();
     // Why the last pin was refused, until the pins change.
     let refused: RwSignal<Option<PinRefused>> = RwSignal::new(None);
     // Each pin evaluated once, when the pins change (not per keystroke).
-    let pin_reports =
-        Memo::new(move |_| pinned.with(|pins| pins.iter().map(trainplan_core::evaluate).collect::<Vec<_>>()));
+    let pin_reports = Memo::new(move |_| {
+        ctx.pinned.with(|pins| pins.iter().map(trainplan_core::evaluate).collect::<Vec<_>>())
+    });
     let table = Memo::new(move |_| {
-        if pinned.with(Vec::is_empty) {
+        if ctx.pinned.with(Vec::is_empty) {
             return None;
         }
-        let current = plan.with(|p| p.as_ref().ok().cloned()).zip(report.get());
+        let current = ctx.plan.with(|p| p.as_ref().ok().cloned()).zip(ctx.report.get());
         let mut files = Vec::new();
         let mut reports = Vec::new();
         if let Some((p, r)) = &current {
             files.push(p.to_file());
             reports.push(r.clone());
         }
-        pinned.with(|pins| files.extend(pins.iter().map(Plan::to_file)));
+        ctx.pinned.with(|pins| files.extend(pins.iter().map(Plan::to_file)));
         reports.extend(pin_reports.get());
         let pairs: Vec<_> = files.iter().zip(&reports).collect();
         Some(Table {
@@ -131,22 +129,21 @@ pub fn ComparePanel(
             usable_bytes: reports.iter().map(|r| r.memory.usable_bytes).collect(),
         })
     });
-    let label = move |t: &Table, col: usize| column_label(tr, t, col);
 
     let pin = move |_| {
-        let Ok(p) = plan.get_untracked() else { return };
-        let mut pins = pinned.get_untracked();
+        let Ok(p) = ctx.plan.get_untracked() else { return };
+        let mut pins = ctx.pinned.get_untracked();
         match compare::pin(&mut pins, &p) {
             Ok(()) => {
                 refused.set(None);
-                pinned.set(pins);
+                ctx.pinned.set(pins);
             }
             Err(why) => refused.set(Some(why)),
         }
     };
     let unpin = move |idx: usize| {
         refused.set(None);
-        pinned.update(|pins| {
+        ctx.pinned.update(|pins| {
             if idx < pins.len() {
                 pins.remove(idx);
             }
@@ -155,69 +152,61 @@ pub fn ComparePanel(
     // The current plan takes the pin's place; with an error it is no plan, and the pin stays.
     let make_current = move |idx: usize| {
         refused.set(None);
-        let mut pins = pinned.get_untracked();
-        let next = match plan.get_untracked() {
+        let mut pins = ctx.pinned.get_untracked();
+        let next = match ctx.plan.get_untracked() {
             Ok(current) => compare::make_current(&mut pins, idx, &current),
             Err(_) => pins.get(idx).cloned(),
         };
         if let Some(next) = next {
-            pinned.set(pins);
-            form.set(PlanForm::from_plan(&next));
+            ctx.pinned.set(pins);
+            ctx.form.set(PlanForm::from_plan(&next));
         }
     };
     let refusal = move || {
         refused.get().map(|why| match why {
-            PinRefused::Full => fill(tr(Key::cmp_full), &[("n", &MAX_PINS.to_string())]),
-            PinRefused::AlreadyPinned => tr(Key::cmp_already).to_owned(),
+            PinRefused::Full => fill(ctx.tr(Key::cmp_full), &[("n", &MAX_PINS.to_string())]),
+            PinRefused::AlreadyPinned => ctx.tr(Key::cmp_already).to_owned(),
         })
     };
 
     let best = move || {
         let t = table.get()?;
         Some(match t.comparison.best {
-            Some(col) => fill(tr(Key::cmp_best), &[("plan", &label(&t, col))]),
-            None => tr(Key::cmp_best_none).to_owned(),
+            Some(col) => fill(ctx.tr(Key::cmp_best), &[("plan", &t.label(ctx.lang(), col))]),
+            None => ctx.tr(Key::cmp_best_none).to_owned(),
         })
     };
     let chart = move || {
         let t = table.get()?;
         let bars = compare_chart::stage_bars(&t.comparison, &t.capacity_bytes, &t.usable_bytes);
-        Some(stage_chart(tr, &t, &bars, label))
+        Some(stage_chart(ctx, &t, &bars))
     };
 
     view! {
         <div class="compare" data-testid="compare">
             <div class="launch-actions">
-                <button class="secondary" data-testid="compare-pin" on:click=pin disabled=move || plan.with(Result::is_err)>
-                    {move || tr(Key::cmp_pin)}
+                <button class="secondary" data-testid="compare-pin" on:click=pin disabled=move || ctx.plan.with(Result::is_err)>
+                    {move || ctx.tr(Key::cmp_pin)}
                 </button>
-                <ExportPanel plan=plan report=report />
+                <ExportPanel />
             </div>
             <Show when=move || refused.with(Option::is_some)>
                 <p class="badge warn" role="status" data-testid="compare-refused">{refusal}</p>
             </Show>
             <Show when=move || table.with(Option::is_some)>
-                <h2>{move || tr(Key::cmp_title)}</h2>
-                <Show when=move || plan.with(Result::is_err)>
-                    <p class="muted">{move || tr(Key::cmp_no_plan)}</p>
+                <h2>{move || ctx.tr(Key::cmp_title)}</h2>
+                <Show when=move || ctx.plan.with(Result::is_err)>
+                    <p class="muted">{move || ctx.tr(Key::cmp_no_plan)}</p>
                 </Show>
                 <p class="badge" data-testid="compare-best">{best}</p>
                 <FiguresTable table=table make_current=Callback::new(make_current) unpin=Callback::new(unpin) />
-                <p class="legend muted">{move || tr(Key::cmp_best_mark)}</p>
-                <h3>{move || tr(Key::cmp_memory)}</h3>
+                <p class="legend muted">{move || ctx.tr(Key::cmp_best_mark)}</p>
+                <h3>{move || ctx.tr(Key::cmp_memory)}</h3>
                 {chart}
                 <Differences table=table />
                 <Distinct table=table />
             </Show>
         </div>
-    }
-}
-
-/// A column's name: the current plan, or pin n.
-fn column_label(tr: impl Fn(Key) -> &'static str, t: &Table, col: usize) -> String {
-    match t.pin_of(col) {
-        None => tr(Key::cmp_current).to_owned(),
-        Some(pin) => fill(tr(Key::cmp_pin_n), &[("n", &(pin + 1).to_string())]),
     }
 }
 
@@ -232,9 +221,7 @@ fn FiguresTable(
     /// Unpins pin n.
     unpin: Callback<usize>,
 ) -> impl IntoView {
-    let tr = use_tr();
-    let lang = use_lang();
-    let label = move |t: &Table, col: usize| column_label(tr, t, col);
+    let ctx = use_results();
     let head = move || {
         let t = table.get()?;
         let cells = (0..t.columns())
@@ -243,12 +230,12 @@ fn FiguresTable(
                     view! {
                         <span class="col-actions">
                             <button class="secondary small" data-testid=format!("compare-make-current-{idx}")
-                                title=move || tr(Key::cmp_make_current_title) on:click=move |_| make_current.run(idx)>
-                                {move || tr(Key::cmp_make_current)}
+                                title=move || ctx.tr(Key::cmp_make_current_title) on:click=move |_| make_current.run(idx)>
+                                {move || ctx.tr(Key::cmp_make_current)}
                             </button>
                             <button class="secondary small" data-testid=format!("compare-unpin-{idx}")
                                 on:click=move |_| unpin.run(idx)>
-                                {move || tr(Key::cmp_unpin)}
+                                {move || ctx.tr(Key::cmp_unpin)}
                             </button>
                         </span>
                     }
@@ -256,7 +243,7 @@ fn FiguresTable(
                 view! {
                     <th scope="col" class="num" data-testid=format!("compare-col-{col}")>
                         <span class=format!("swatch {}", t.tone(col))></span>
-                        {label(&t, col)}
+                        {t.label(ctx.lang(), col)}
                         {actions}
                     </th>
                 }
@@ -266,7 +253,7 @@ fn FiguresTable(
     };
     let rows = move || {
         let Some(t) = table.get() else { return Vec::new() };
-        let lang = lang.get();
+        let lang = ctx.lang();
         t.comparison
             .rows
             .iter()
@@ -274,7 +261,7 @@ fn FiguresTable(
                 let cells = (0..t.columns())
                     .map(|col| {
                         let best = r.best[col];
-                        let text = figure(tr, lang, r.metric, r.values[col]);
+                        let text = figure(lang, r.metric, r.values[col]);
                         let delta = (t.has_current && 0 < col)
                             .then(|| change(r.metric, r.changes[col]))
                             .flatten()
@@ -289,7 +276,7 @@ fn FiguresTable(
                         }
                     })
                     .collect_view();
-                view! { <tr><th scope="row">{tr(metric_key(r.metric))}</th>{cells}</tr> }
+                view! { <tr><th scope="row">{ctx.tr(metric_key(r.metric))}</th>{cells}</tr> }
             })
             .collect::<Vec<_>>()
     };
@@ -309,13 +296,12 @@ fn Differences(
     /// The comparison shown.
     table: Memo<Option<Table>>,
 ) -> impl IntoView {
-    let tr = use_tr();
-    let label = move |t: &Table, col: usize| column_label(tr, t, col);
+    let ctx = use_results();
     let differences = move || {
         let Some(t) = table.get() else { return Vec::new() };
         let show = |v: &serde_json::Value| match v {
-            serde_json::Value::Null => tr(Key::cmp_default).to_owned(),
-            serde_json::Value::Object(_) => tr(Key::cmp_custom).to_owned(),
+            serde_json::Value::Null => ctx.tr(Key::cmp_default).to_owned(),
+            serde_json::Value::Object(_) => ctx.tr(Key::cmp_custom).to_owned(),
             serde_json::Value::String(s) => s.clone(),
             v => v.to_string(),
         };
@@ -330,13 +316,14 @@ fn Differences(
     };
     let diff_head = move || {
         let t = table.get()?;
-        let cells =
-            (0..t.columns()).map(|col| view! { <th scope="col">{label(&t, col)}</th> }).collect_view();
-        Some(view! { <tr><th scope="col">{tr(Key::cmp_setting)}</th>{cells}</tr> })
+        let cells = (0..t.columns())
+            .map(|col| view! { <th scope="col">{t.label(ctx.lang(), col)}</th> })
+            .collect_view();
+        Some(view! { <tr><th scope="col">{ctx.tr(Key::cmp_setting)}</th>{cells}</tr> })
     };
     view! {
         <Show when=move || table.with(|t| t.as_ref().is_some_and(|t| !t.comparison.differences.is_empty()))>
-            <h3>{move || tr(Key::cmp_differences)}</h3>
+            <h3>{move || ctx.tr(Key::cmp_differences)}</h3>
             <div class="table-scroll">
                 <table class="compare-table compare-diff" data-testid="compare-differences">
                     <thead>{diff_head}</thead>
@@ -353,12 +340,10 @@ fn Distinct(
     /// The comparison shown.
     table: Memo<Option<Table>>,
 ) -> impl IntoView {
-    let tr = use_tr();
-    let lang = use_lang();
-    let label = move |t: &Table, col: usize| column_label(tr, t, col);
+    let ctx = use_results();
     let distinct = move || {
         let Some(t) = table.get() else { return Vec::new() };
-        let lang = lang.get();
+        let lang = ctx.lang();
         t.comparison
             .distinct
             .iter()
@@ -368,7 +353,7 @@ fn Distinct(
                 let text = found.iter().map(|f| messages::finding(lang, f)).collect::<Vec<_>>().join(" ");
                 view! {
                     <p class="muted" data-testid=format!("compare-distinct-{col}")>
-                        <strong>{label(&t, col)}</strong>": "{text}
+                        <strong>{t.label(ctx.lang(), col)}</strong>": "{text}
                     </p>
                 }
             })
@@ -376,7 +361,7 @@ fn Distinct(
     };
     view! {
         <Show when=move || table.with(|t| t.as_ref().is_some_and(|t| t.comparison.distinct.iter().any(|d| !d.is_empty())))>
-            <h3>{move || tr(Key::cmp_distinct)}</h3>
+            <h3>{move || ctx.tr(Key::cmp_distinct)}</h3>
             {distinct}
         </Show>
     }
@@ -384,12 +369,7 @@ fn Distinct(
 
 /// Memory per stage: a group of bars per stage, one per plan in its colour, and a dashed line per
 /// device memory; exact figures on hover.
-fn stage_chart(
-    tr: impl Fn(Key) -> &'static str + Copy + 'static,
-    t: &Table,
-    bars: &StageBars,
-    label: impl Fn(&Table, usize) -> String,
-) -> AnyView {
+fn stage_chart(ctx: ResultsCtx, t: &Table, bars: &StageBars) -> AnyView {
     let (plot_w, plot_h) = (W - LEFT - RIGHT, H - TOP - BOTTOM);
     let x = move |frac: f64| LEFT + frac * plot_w;
     let y = move |frac: f64| TOP + (1.0 - frac) * plot_h;
@@ -397,12 +377,12 @@ fn stage_chart(
         .groups
         .iter()
         .map(|g| {
-            let stage = fill(tr(Key::cmp_stage_n), &[("n", &g.stage.to_string())]);
+            let stage = fill(ctx.tr(Key::cmp_stage_n), &[("n", &g.stage.to_string())]);
             let rects = g
                 .bars
                 .iter()
                 .map(|b| {
-                    let title = format!("{} · {stage}: {}", label(t, b.plan), format::gib(b.bytes));
+                    let title = format!("{} · {stage}: {}", t.label(ctx.lang(), b.plan), format::gib(b.bytes));
                     view! {
                         <rect class=format!("{}{}", t.tone(b.plan), if b.over { " over" } else { "" })
                             x=format!("{:.1}", x(b.x_frac)) y=format!("{:.1}", y(b.height_frac))
@@ -426,7 +406,7 @@ fn stage_chart(
         .lines
         .iter()
         .map(|l| {
-            let text = fill(tr(Key::cmp_capacity), &[("bytes", &format::gib(l.bytes))]);
+            let text = fill(ctx.tr(Key::cmp_capacity), &[("bytes", &format::gib(l.bytes))]);
             view! {
                 <g class="capacity">
                     <line x1=LEFT x2=W - RIGHT y1=format!("{:.1}", y(l.y_frac)) y2=format!("{:.1}", y(l.y_frac)) />
@@ -436,12 +416,12 @@ fn stage_chart(
         })
         .collect_view();
     let legend = (0..t.columns())
-        .map(|col| view! { <li><span class=format!("swatch {}", t.tone(col))></span>{label(t, col)}</li> })
+        .map(|col| view! { <li><span class=format!("swatch {}", t.tone(col))></span>{t.label(ctx.lang(), col)}</li> })
         .collect_view();
     view! {
         <figure class="chart compare-chart" data-testid="compare-chart">
             <div class="chart-scroll">
-                <svg viewBox=format!("0 0 {W} {H}") role="img" aria-label=tr(Key::cmp_chart_label)>
+                <svg viewBox=format!("0 0 {W} {H}") role="img" aria-label=ctx.tr(Key::cmp_chart_label)>
                     <line class="axis-line" x1=LEFT y1=TOP x2=LEFT y2=H - BOTTOM />
                     <line class="axis-line" x1=LEFT y1=H - BOTTOM x2=W - RIGHT y2=H - BOTTOM />
                     <text class="axis" x=LEFT - 4.0 y=TOP + 8.0 text-anchor="end">{format::gib(bars.scale_bytes)}</text>
@@ -452,7 +432,7 @@ fn stage_chart(
             </div>
             <ul class="legend">
                 {legend}
-                <li class="muted">{tr(Key::cmp_stage_axis)}</li>
+                <li class="muted">{ctx.tr(Key::cmp_stage_axis)}</li>
             </ul>
         </figure>
     }

@@ -5,10 +5,10 @@ use leptos::prelude::*;
 use trainplan_core::emit::import::{ImportError, Imported, ModelOrigin};
 use trainplan_core::emit::{self, EmittedFile};
 use trainplan_core::plan::{LaunchFile, PlanFileError};
-use trainplan_core::{Plan, Report, permalink};
+use trainplan_core::{Plan, permalink};
 
-use crate::components::{use_lang, use_tr};
-use crate::form::{FormError, PlanForm};
+use crate::components::results::use_results;
+use crate::form::PlanForm;
 use crate::i18n::{Key, fill, t};
 use crate::{highlight, messages, storage};
 
@@ -38,20 +38,12 @@ enum ImportNote {
     Read(Box<Imported>, String),
 }
 
-/// The launch panel.
+/// The launch panel: files for the settled plan (the plan once typing pauses), whose report the
+/// files' headers quote.
 #[component]
-pub fn LaunchPanel(
-    /// The form, whose launch settings the text fields edit.
-    form: RwSignal<PlanForm>,
-    /// The plan to write files for.
-    #[prop(into)]
-    plan: Signal<Result<Plan, FormError>>,
-    /// The plan's report, which the files' headers quote.
-    #[prop(into)]
-    report: Signal<Option<Report>>,
-) -> impl IntoView {
-    let tr = use_tr();
-    let lang = use_lang();
+pub fn LaunchPanel() -> impl IntoView {
+    let ctx = use_results();
+    let (plan, report) = (ctx.settled, ctx.settled_report);
     let files = Memo::new(move |_| {
         plan.with(|p| {
             let p = p.as_ref().ok()?;
@@ -74,7 +66,7 @@ pub fn LaunchPanel(
             return;
         }
         let ok = web_sys::window()
-            .and_then(|w| w.confirm_with_message(tr(Key::launch_confirm_download)).ok())
+            .and_then(|w| w.confirm_with_message(ctx.tr(Key::launch_confirm_download)).ok())
             .unwrap_or(true);
         if !ok {
             ev.prevent_default();
@@ -110,41 +102,43 @@ pub fn LaunchPanel(
     };
     let refused = move || match files.get() {
         Some(Err(emit::EmitError::Unsafe { field, framework })) => {
-            let field = messages::field_label(lang.get(), field);
-            Some(fill(tr(Key::launch_unsafe), &[("field", &field), ("framework", framework.name())]))
+            let field = messages::field_label(ctx.lang(), field);
+            Some(fill(ctx.tr(Key::launch_unsafe), &[("field", &field), ("framework", framework.name())]))
         }
         _ => None,
     };
     let target = move || {
         plan.with(|p| {
-            p.as_ref().ok().map(|p| fill(tr(Key::launch_target), &[("target", &emit::target(p.framework))]))
+            p.as_ref()
+                .ok()
+                .map(|p| fill(ctx.tr(Key::launch_target), &[("target", &emit::target(p.framework))]))
         })
     };
     view! {
-        <h2>{move || tr(Key::launch_title)}</h2>
+        <h2>{move || ctx.tr(Key::launch_title)}</h2>
         <p class="muted" data-testid="launch-target">{target}</p>
-        <LaunchFields form=form />
+        <LaunchFields />
         <Show when=move || refused().is_some()>
             <p class="badge bad" data-testid="launch-refused">{refused}</p>
         </Show>
         <Show when=move || current().is_some() && verdict.with(|v| !v.is_empty())>
-            <p class="badge bad" data-testid="launch-verdict">{move || tr(Key::launch_not_ready)}</p>
+            <p class="badge bad" data-testid="launch-verdict">{move || ctx.tr(Key::launch_not_ready)}</p>
         </Show>
         <Show when=move || current().is_some()>
             <div class="tabs" role="tablist">{tabs}</div>
             <div class="launch-actions">
                 <button class="secondary" data-testid="launch-copy" on:click=copy>
-                    {move || if copied.get() { tr(Key::launch_copied) } else { tr(Key::launch_copy) }}
+                    {move || if copied.get() { ctx.tr(Key::launch_copied) } else { ctx.tr(Key::launch_copy) }}
                 </button>
                 <a class="button secondary" data-testid="launch-download" on:click=confirm_download
                     download=move || current().map(|f| f.name)
                     href=move || current().map(|f| data_url(&f.text))>
-                    {move || tr(Key::launch_download)}
+                    {move || ctx.tr(Key::launch_download)}
                 </a>
                 <a class="button secondary" data-testid="launch-download-all" on:click=confirm_download
                     download=move || zip.get().map(|(_, name)| name)
                     href=move || zip.get().map(|(url, _)| url)>
-                    {move || tr(Key::launch_download_all)}
+                    {move || ctx.tr(Key::launch_download_all)}
                 </a>
             </div>
             <pre class="launch-text" data-testid="launch-text">
@@ -159,18 +153,15 @@ pub fn LaunchPanel(
                 }}
             </pre>
         </Show>
-        <LaunchImport form=form />
+        <LaunchImport />
     }
 }
 
 /// The launch settings only the user knows (model path, dataset, output folder, master address),
 /// each a text field bound to the plan file's `launch` section.
 #[component]
-fn LaunchFields(
-    /// The form, whose launch settings the fields edit.
-    form: RwSignal<PlanForm>,
-) -> impl IntoView {
-    let tr = use_tr();
+fn LaunchFields() -> impl IntoView {
+    let ctx = use_results();
     // A text field bound to one launch setting of the plan file.
     let field = move |label: Key,
                       hint: Key,
@@ -179,15 +170,15 @@ fn LaunchFields(
                       set: fn(&mut LaunchFile, String)| {
         view! {
             <label class="field wide">
-                <span>{move || tr(label)}</span>
+                <span>{move || ctx.tr(label)}</span>
                 <input
                     type="text"
                     data-testid=testid
-                    placeholder=move || tr(hint)
-                    prop:value=move || form.with(|f| get(&f.file.launch))
+                    placeholder=move || ctx.tr(hint)
+                    prop:value=move || ctx.form.with(|f| get(&f.file.launch))
                     on:input=move |ev| {
                         let text = event_target_value(&ev);
-                        form.update(|f: &mut PlanForm| set(&mut f.file.launch, text));
+                        ctx.form.update(|f: &mut PlanForm| set(&mut f.file.launch, text));
                     }
                 />
             </label>
@@ -205,25 +196,21 @@ fn LaunchFields(
 
 /// The reverse: a launch file the user has, pasted and read into the plan.
 #[component]
-fn LaunchImport(
-    /// The form, which a launch file read becomes.
-    form: RwSignal<PlanForm>,
-) -> impl IntoView {
-    let tr = use_tr();
-    let lang = use_lang();
+fn LaunchImport() -> impl IntoView {
+    let ctx = use_results();
     // The reverse: a launch file the user has, read into a plan from the defaults; the current
     // plan gives only its hardware, its cluster where the file gives none, and its model where the
     // file tells none (which the note then says).
     let pasted = RwSignal::new(String::new());
     let import_note: RwSignal<Option<ImportNote>> = RwSignal::new(None);
     let import = move |_| {
-        let current = form.with_untracked(|f| f.file.clone());
+        let current = ctx.form.with_untracked(|f| f.file.clone());
         let note = match emit::import::import(&pasted.get_untracked(), &current) {
             Err(err) => ImportNote::Unread(err),
             Ok(got) => match Plan::from_file(&got.file) {
                 Err(err) => ImportNote::Invalid(err),
                 Ok(plan) => {
-                    form.set(PlanForm::from_plan(&plan));
+                    ctx.form.set(PlanForm::from_plan(&plan));
                     ImportNote::Read(Box::new(got), plan.model.name.clone())
                 }
             },
@@ -232,7 +219,7 @@ fn LaunchImport(
     };
     // The note's lines in the page's language: (look, test id, text).
     let import_lines = move || -> Vec<(&'static str, &'static str, String)> {
-        let lang = lang.get();
+        let lang = ctx.lang();
         match import_note.get() {
             None => Vec::new(),
             Some(ImportNote::Unread(err)) => {
@@ -268,12 +255,12 @@ fn LaunchImport(
     };
     view! {
         <details class="launch-import">
-            <summary>{move || tr(Key::launch_import_title)}</summary>
-            <p class="muted">{move || tr(Key::launch_import_hint)}</p>
-            <textarea rows="6" data-testid="launch-import-text" aria-label=move || tr(Key::launch_import_title)
+            <summary>{move || ctx.tr(Key::launch_import_title)}</summary>
+            <p class="muted">{move || ctx.tr(Key::launch_import_hint)}</p>
+            <textarea rows="6" data-testid="launch-import-text" aria-label=move || ctx.tr(Key::launch_import_title)
                 prop:value=move || pasted.get()
                 on:input=move |ev| pasted.set(event_target_value(&ev))></textarea>
-            <button data-testid="launch-import-apply" on:click=import>{move || tr(Key::launch_import_apply)}</button>
+            <button data-testid="launch-import-apply" on:click=import>{move || ctx.tr(Key::launch_import_apply)}</button>
             {move || import_lines().into_iter().map(|(class, testid, text)| {
                 view! { <p class=class data-testid=testid>{text}</p> }
             }).collect::<Vec<_>>()}

@@ -2,11 +2,9 @@
 //! printed (`logparse`) and fits the plan's calibration to them; the page says what it read.
 
 use leptos::prelude::*;
-use trainplan_core::Plan;
 use trainplan_core::logparse::{self, LogError, LogSummary};
 
-use crate::components::{use_lang, use_tr};
-use crate::form::{FormError, PlanForm};
+use crate::components::results::use_results;
 use crate::format;
 use crate::i18n::{Key, Lang, fill};
 
@@ -23,19 +21,12 @@ enum Outcome {
 
 /// The paste box and what it read.
 #[component]
-pub fn LogCalibration(
-    /// The form state; the fitted factors go into its plan file.
-    form: RwSignal<PlanForm>,
-    /// The current plan.
-    #[prop(into)]
-    plan: Signal<Result<Plan, FormError>>,
-) -> impl IntoView {
-    let tr = use_tr();
-    let lang = use_lang();
+pub fn LogCalibration() -> impl IntoView {
+    let ctx = use_results();
     let text = RwSignal::new(String::new());
     let outcome: RwSignal<Option<Outcome>> = RwSignal::new(None);
     let fit = move |_| {
-        let Ok(plan) = plan.get_untracked() else {
+        let Ok(plan) = ctx.plan.get_untracked() else {
             outcome.set(Some(Outcome::NoPlan));
             return;
         };
@@ -43,14 +34,14 @@ pub fn LogCalibration(
         outcome.set(Some(match res {
             Ok(summary) => {
                 let fitted = logparse::calibrate(&plan, &summary);
-                form.update(|f| f.file.calibration = fitted);
+                ctx.form.update(|f| f.file.calibration = fitted);
                 Outcome::Fitted(summary)
             }
             Err(err) => Outcome::Refused(err),
         }));
     };
     let recognized = move |s: &LogSummary| {
-        let sep = match lang.get() {
+        let sep = match ctx.lang() {
             Lang::En => ", ",
             Lang::Zh => "、",
         };
@@ -63,27 +54,28 @@ pub fn LogCalibration(
         ]
         .into_iter()
         .filter(|&(n, _)| 0 < n)
-        .map(|(n, key)| fill(tr(key), &[("n", &format::count(n as u64))]))
+        .map(|(n, key)| fill(ctx.tr(key), &[("n", &format::count(n as u64))]))
         .collect::<Vec<_>>()
         .join(sep)
     };
     let message = move || {
         outcome.with(|o| {
             let lines: Vec<(String, bool)> = match o.as_ref()? {
-                Outcome::NoPlan => vec![(tr(Key::logcal_no_plan).to_owned(), true)],
+                Outcome::NoPlan => vec![(ctx.tr(Key::logcal_no_plan).to_owned(), true)],
                 Outcome::Refused(LogError::Unrecognized) => {
-                    vec![(tr(Key::logcal_unrecognized).to_owned(), true)]
+                    vec![(ctx.tr(Key::logcal_unrecognized).to_owned(), true)]
                 }
                 Outcome::Refused(LogError::NothingToFit(s)) => {
-                    vec![(fill(tr(Key::logcal_nothing), &[("what", &recognized(s))]), true)]
+                    vec![(fill(ctx.tr(Key::logcal_nothing), &[("what", &recognized(s))]), true)]
                 }
                 Outcome::Fitted(s) => {
-                    let mut lines = vec![(fill(tr(Key::logcal_found), &[("what", &recognized(s))]), false)];
+                    let mut lines =
+                        vec![(fill(ctx.tr(Key::logcal_found), &[("what", &recognized(s))]), false)];
                     if let Some(step) = s.step_seconds {
                         let used = s.step_samples - s.skipped;
                         lines.push((
                             fill(
-                                tr(Key::logcal_step),
+                                ctx.tr(Key::logcal_step),
                                 &[
                                     ("step", &format::seconds(step)),
                                     ("used", &format::count(used as u64)),
@@ -94,9 +86,9 @@ pub fn LogCalibration(
                         ));
                     }
                     if let Some(peak) = s.peak_allocated_bytes {
-                        lines.push((fill(tr(Key::logcal_peak), &[("peak", &format::gib(peak))]), false));
+                        lines.push((fill(ctx.tr(Key::logcal_peak), &[("peak", &format::gib(peak))]), false));
                     }
-                    lines.push((tr(Key::logcal_fitted).to_owned(), false));
+                    lines.push((ctx.tr(Key::logcal_fitted).to_owned(), false));
                     lines
                 }
             };
@@ -110,20 +102,20 @@ pub fn LogCalibration(
     };
     view! {
         <section class="panel log-calibration" aria-labelledby="logcal-title">
-            <h2 id="logcal-title" data-testid="logcal-title">{move || tr(Key::logcal_title)}</h2>
-            <p class="muted">{move || tr(Key::logcal_hint)}</p>
+            <h2 id="logcal-title" data-testid="logcal-title">{move || ctx.tr(Key::logcal_title)}</h2>
+            <p class="muted">{move || ctx.tr(Key::logcal_hint)}</p>
             <textarea
                 rows="6"
                 wrap="off"
                 spellcheck="false"
                 data-testid="logcal-text"
-                aria-label=move || tr(Key::logcal_label)
+                aria-label=move || ctx.tr(Key::logcal_label)
                 prop:value=move || text.get()
                 on:input=move |ev| text.set(event_target_value(&ev))
             ></textarea>
             <div class="row">
                 <button data-testid="logcal-fit" disabled=move || text.with(|t| t.trim().is_empty()) on:click=fit>
-                    {move || tr(Key::logcal_fit)}
+                    {move || ctx.tr(Key::logcal_fit)}
                 </button>
             </div>
             <div data-testid="logcal-result" role="status">{message}</div>

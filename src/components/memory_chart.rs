@@ -3,31 +3,28 @@
 //! figures as a table, whether it fits, host memory for offload, and RL phases.
 
 use leptos::prelude::*;
-use trainplan_core::Report;
 use trainplan_core::report::MemoryReport;
 
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use crate::chart::{self, BarLabel, Term};
+use crate::chart::{self, BarLabel, Term, palette};
 use crate::components::chart_canvas::{
-    AXIS, Frame, GRID, LABEL_CSS_PX, MUTED, PlotBox, draw_on, pointer_at, text_width_css,
+    AXIS, Frame, GRID, INK, LABEL_CSS_PX, MUTED, PlotBox, color, draw_on, pointer_at, text_width_css,
 };
-use crate::components::use_tr;
+use crate::components::chart_figure::{ChartData, Hover, HoverCanvas};
+use crate::components::results::use_results;
 use crate::format;
 use crate::i18n::{Key, Lang, fill, t};
 
 /// Whether the plan fits, in words, and the badge class that colours it (the chart's badge and the
 /// results' summary line say it the same way).
-pub fn fits(
-    tr: impl Fn(Key) -> &'static str,
-    m: &trainplan_core::report::MemoryReport,
-) -> (&'static str, String) {
+pub fn fits(lang: Lang, m: &MemoryReport) -> (&'static str, String) {
     let (peak, usable) = (format::gib(m.peak_bytes), format::gib(m.usable_bytes));
     let args = [("peak", peak.as_str()), ("usable", usable.as_str())];
     match m.fits {
-        true => ("badge ok", fill(tr(Key::mem_fits), &args)),
-        false => ("badge bad", fill(tr(Key::mem_does_not_fit), &args)),
+        true => ("badge ok", fill(t(lang, Key::mem_fits), &args)),
+        false => ("badge bad", fill(t(lang, Key::mem_does_not_fit), &args)),
     }
 }
 
@@ -58,60 +55,52 @@ fn phase_key(phase: &str) -> Key {
 
 /// The memory panel.
 #[component]
-pub fn MemoryPanel(
-    /// The report.
-    #[prop(into)]
-    report: Signal<Option<Report>>,
-) -> impl IntoView {
-    let tr = use_tr();
+pub fn MemoryPanel() -> impl IntoView {
+    let ctx = use_results();
     // The memory section alone: a plan that changes only the step time (or only the micro-batch
     // count, which this panel does not show) redraws nothing here.
     let memory = Memo::new_with_compare(
-        move |_| report.with(|r| r.as_ref().map(|r| r.memory.clone())),
+        move |_| ctx.report.with(|r| r.as_ref().map(|r| r.memory.clone())),
         |old, new| !matches!((old, new), (Some(old), Some(new)) if same_shown(old, new)),
     );
-    let canvas = NodeRef::<leptos::html::Canvas>::new();
-    // The plot's box, as last drawn, and the bar under the pointer.
-    let plot: StoredValue<PlotBox> = StoredValue::new(PlotBox::default());
-    let hovered: RwSignal<Option<usize>> = RwSignal::new(None);
-    let lang = crate::components::use_lang();
+    let hover = Hover::default();
     draw_on(
-        canvas,
+        hover.canvas,
         move || {
             memory.track();
-            lang.track();
+            ctx.lang.track();
         },
         |width| if width < 480.0 { 220.0 } else { 260.0 },
         move |frame| {
             let drawn = memory.with_untracked(|m| {
                 let m = m.as_ref()?;
-                draw(frame, &chart::memory_chart(m), m, lang.get_untracked())
+                draw(frame, &chart::memory_chart(m), m, ctx.lang.get_untracked())
             });
             if let Some(drawn) = drawn {
-                plot.set_value(drawn);
+                hover.plot.set_value(drawn);
             }
         },
     );
     let on_move = move |ev: leptos::ev::PointerEvent| {
         let Some((x, _)) = pointer_at(&ev) else { return };
         let n = memory.with_untracked(|m| m.as_ref().map(|m| chart::memory_chart(m).bars.len()));
-        let b = plot.get_value();
-        hovered.set(chart::slot_at(x, b.left, b.width, n.unwrap_or(0)));
+        let b = hover.plot.get_value();
+        hover.hovered.set(chart::slot_at(x, b.left, b.width, n.unwrap_or(0)));
     };
     let readout = move || {
-        let idx = hovered.get()?;
+        let idx = hover.hovered.get()?;
         let m = memory.get()?;
         let c = chart::memory_chart(&m);
         let bar = c.bars.get(idx)?;
         let parts: Vec<String> = bar
             .segments
             .iter()
-            .map(|s| format!("{} {}", tr(term_key(s.term)), format::gib(s.bytes)))
+            .map(|s| format!("{} {}", ctx.tr(term_key(s.term)), format::gib(s.bytes)))
             .collect();
         Some(fill(
-            tr(Key::mem_chart_readout),
+            ctx.tr(Key::mem_chart_readout),
             &[
-                ("what", &bar_label(lang.get_untracked(), bar, c.bars.len())),
+                ("what", &bar_label(ctx.lang.get_untracked(), bar, c.bars.len())),
                 ("parts", &parts.join(" · ")),
                 ("total", &format::gib(bar.total)),
             ],
@@ -125,7 +114,7 @@ pub fn MemoryPanel(
                 view! {
                     <li>
                         <span class="swatch" style=format!("background: {}", chart::css(term.rgb()))></span>
-                        {move || tr(term_key(term))}
+                        {move || ctx.tr(term_key(term))}
                     </li>
                 }
             })
@@ -134,26 +123,19 @@ pub fn MemoryPanel(
     let badge = move || {
         memory.with(|m| {
             m.as_ref().map(|m| {
-                let (class, text) = fits(tr, m);
+                let (class, text) = fits(ctx.lang(), m);
                 view! { <p class=class data-testid="memory-fits">{text}</p> }
             })
         })
     };
 
     view! {
-        <h2>{move || tr(Key::mem_title)}</h2>
+        <h2>{move || ctx.tr(Key::mem_title)}</h2>
         {badge}
         <figure class="chart canvas-chart" data-testid="memory-chart">
-            <canvas node_ref=canvas role="img" aria-label=move || tr(Key::mem_title)
-                on:pointermove=on_move on:pointerdown=on_move on:pointerleave=move |_| hovered.set(None)></canvas>
-            <p class="chart-readout muted" data-testid="memory-readout" aria-live="polite">
-                {move || readout().unwrap_or_else(|| tr(Key::chart_hint).to_owned())}
-            </p>
+            <HoverCanvas hover=hover label=Key::mem_title on_move=on_move readout_testid="memory-readout" readout=readout />
             <ul class="legend">{legend}</ul>
-            <details class="chart-data">
-                <summary>{move || tr(Key::chart_data)}</summary>
-                <div class="table-scroll"><BarTable memory=memory /></div>
-            </details>
+            <ChartData><div class="table-scroll"><BarTable memory=memory /></div></ChartData>
         </figure>
         <MemoryNotes memory=memory />
         <StageTable memory=memory />
@@ -171,7 +153,7 @@ fn same_shown(a: &Option<MemoryReport>, b: &Option<MemoryReport>) -> bool {
 }
 
 /// What the bars hold, in words: with RL phases, the reference, critic and engine too.
-fn terms(m: &trainplan_core::report::MemoryReport) -> &'static [Term] {
+fn terms(m: &MemoryReport) -> &'static [Term] {
     match m.phases.is_empty() {
         true => &Term::ALL,
         false => &Term::PHASE,
@@ -194,15 +176,14 @@ fn BarTable(
     /// The report's memory section.
     memory: Memo<Option<MemoryReport>>,
 ) -> impl IntoView {
-    let tr = use_tr();
-    let lang = crate::components::use_lang();
+    let ctx = use_results();
     move || {
         let m = memory.get()?;
         let c = chart::memory_chart(&m);
         let terms = terms(&m);
         let heads = terms
             .iter()
-            .map(|t| view! { <th scope="col" class="num">{tr(term_key(*t))}</th> })
+            .map(|t| view! { <th scope="col" class="num">{ctx.tr(term_key(*t))}</th> })
             .collect_view();
         let n = c.bars.len();
         let rows = c
@@ -216,10 +197,10 @@ fn BarTable(
                         view! { <td class="num">{format::gib(bytes)}</td> }
                     })
                     .collect_view();
-                let over = bar.over.then(|| tr(Key::mem_chart_over));
+                let over = bar.over.then(|| ctx.tr(Key::mem_chart_over));
                 view! {
                     <tr data-testid="memory-bar" class:peak=bar.peak data-total-bytes=bar.total.to_string()>
-                        <th scope="row">{bar_label(lang.get(), bar, n)}</th>
+                        <th scope="row">{bar_label(ctx.lang(), bar, n)}</th>
                         {cells}
                         <td class="num"><strong>{format::gib(bar.total)}</strong></td>
                         <td>{over}</td>
@@ -228,13 +209,13 @@ fn BarTable(
             })
             .collect_view();
         let caption = fill(
-            tr(Key::mem_chart_caption),
+            ctx.tr(Key::mem_chart_caption),
             &[("capacity", &format::gib(m.capacity_bytes)), ("usable", &format::gib(m.usable_bytes))],
         );
         Some(view! {
             <table class="breakdown stages" data-testid="memory-chart-data">
                 <caption data-testid="memory-chart-lines">{caption}</caption>
-                <thead><tr><th scope="col">{tr(Key::mem_chart_col)}</th>{heads}<th scope="col" class="num">{tr(Key::mem_total)}</th><th></th></tr></thead>
+                <thead><tr><th scope="col">{ctx.tr(Key::mem_chart_col)}</th>{heads}<th scope="col" class="num">{ctx.tr(Key::mem_total)}</th><th></th></tr></thead>
                 <tbody>{rows}</tbody>
             </table>
         })
@@ -247,13 +228,13 @@ fn MemoryNotes(
     /// The report's memory section.
     memory: Memo<Option<MemoryReport>>,
 ) -> impl IntoView {
-    let tr = use_tr();
+    let ctx = use_results();
     let memory = move || memory.get();
     let host = move || {
         memory().filter(|m| 0 < m.host_bytes_per_node).map(|m| {
             view! {
                 <p class="muted" data-testid="memory-host">
-                    {fill(tr(Key::mem_host), &[("bytes", &format::gib(m.host_bytes_per_node))])}
+                    {fill(ctx.tr(Key::mem_host), &[("bytes", &format::gib(m.host_bytes_per_node))])}
                 </p>
             }
         })
@@ -265,8 +246,8 @@ fn MemoryNotes(
                 .iter()
                 .map(|p| {
                     let key = phase_key(p.phase);
-                    let peak = p.peak.then(|| tr(Key::mem_peak_phase));
-                    view! { <li class:peak=p.peak>{tr(key)} ": " <strong>{format::gib(p.total)}</strong> " " {peak}</li> }
+                    let peak = p.peak.then(|| ctx.tr(Key::mem_peak_phase));
+                    view! { <li class:peak=p.peak>{ctx.tr(key)} ": " <strong>{format::gib(p.total)}</strong> " " {peak}</li> }
                 })
                 .collect_view();
             view! { <ul class="phases" data-testid="memory-phases">{items}</ul> }
@@ -283,9 +264,9 @@ fn MemoryNotes(
             let args: Vec<(&str, &str)> = args.iter().map(|(k, v)| (*k, v.as_str())).collect();
             let short = r.kv_cache_bytes < r.kv_cache_needed_bytes;
             view! {
-                <p class="muted" data-testid="memory-rollout">{fill(tr(Key::mem_rollout), &args)}</p>
+                <p class="muted" data-testid="memory-rollout">{fill(ctx.tr(Key::mem_rollout), &args)}</p>
                 <Show when=move || short>
-                    <p class="note">{move || tr(Key::mem_rollout_short)}</p>
+                    <p class="note">{move || ctx.tr(Key::mem_rollout_short)}</p>
                 </Show>
             }
         })
@@ -303,7 +284,7 @@ fn StageTable(
     /// The report's memory section.
     memory: Memo<Option<MemoryReport>>,
 ) -> impl IntoView {
-    let tr = use_tr();
+    let ctx = use_results();
     let memory = move || memory.get();
     let table = move || {
         memory().map(|m| {
@@ -314,17 +295,17 @@ fn StageTable(
                     let cells = Term::ALL.into_iter().map(|t| view! { <td class="num">{format::gib(t.of(s))}</td> }).collect_view();
                     view! {
                         <tr>
-                            <th scope="row">{fill(tr(Key::mem_stage), &[("n", &s.stage.to_string())])}</th>
+                            <th scope="row">{fill(ctx.tr(Key::mem_stage), &[("n", &s.stage.to_string())])}</th>
                             {cells}
                             <td class="num"><strong>{format::gib(s.total)}</strong></td>
                         </tr>
                     }
                 })
                 .collect_view();
-            let heads = Term::ALL.into_iter().map(|t| view! { <th scope="col" class="num">{tr(term_key(t))}</th> }).collect_view();
+            let heads = Term::ALL.into_iter().map(|t| view! { <th scope="col" class="num">{ctx.tr(term_key(t))}</th> }).collect_view();
             view! {
                 <table class="breakdown stages" data-testid="memory-stages">
-                    <thead><tr><th></th>{heads}<th scope="col" class="num">{tr(Key::mem_total)}</th></tr></thead>
+                    <thead><tr><th></th>{heads}<th scope="col" class="num">{ctx.tr(Key::mem_total)}</th></tr></thead>
                     <tbody>{rows}</tbody>
                 </table>
             }
@@ -353,12 +334,7 @@ fn axis_name(lang: Lang, label: BarLabel) -> String {
 }
 
 /// Draws the chart; returns the plot's box for the pointer.
-fn draw(
-    frame: &Frame,
-    c: &chart::MemoryChart,
-    m: &trainplan_core::report::MemoryReport,
-    lang: Lang,
-) -> Option<PlotBox> {
+fn draw(frame: &Frame, c: &chart::MemoryChart, m: &MemoryReport, lang: Lang) -> Option<PlotBox> {
     let n = c.bars.len().max(1);
     // The axis counts GiB; the bars' fractions scale to its top.
     let top = format::in_gib(c.scale_bytes);
@@ -391,39 +367,40 @@ fn draw(
         let x = idx as f64;
         for s in &bar.segments {
             let (bottom, height) = (s.bottom_frac * top, s.height_frac * top);
-            let (r, g, b) = s.term.rgb();
-            let rect =
-                Rectangle::new([(x - half, bottom), (x + half, bottom + height)], RGBColor(r, g, b).filled());
+            let rect = Rectangle::new(
+                [(x - half, bottom), (x + half, bottom + height)],
+                color(s.term.rgb()).filled(),
+            );
             let _ = area.draw(&rect);
         }
         let total = format::in_gib(bar.total);
         if bar.over || bar.peak {
-            let color = if bar.over { RGBColor(0xb4, 0x23, 0x18) } else { RGBColor(0x1b, 0x24, 0x30) };
-            let outline = Rectangle::new(
-                [(x - half, 0.0), (x + half, total)],
-                color.stroke_width(frame.px(1.5) as u32),
-            );
+            let edge = color(if bar.over { palette::RED } else { palette::INK });
+            let outline =
+                Rectangle::new([(x - half, 0.0), (x + half, total)], edge.stroke_width(frame.px(1.5) as u32));
             let _ = area.draw(&outline);
         }
     }
     // Capacity (dashed, red) above its line, usable (dotted, amber) below its own: never overlapping.
     let lines = [
-        (c.capacity_frac, m.capacity_bytes, Key::mem_capacity_line, RGBColor(0xb4, 0x23, 0x18), true),
-        (c.usable_frac, m.usable_bytes, Key::mem_usable_line, RGBColor(0x8a, 0x5a, 0x00), false),
+        (c.capacity_frac, m.capacity_bytes, Key::mem_capacity_line, color(palette::RED), true),
+        (c.usable_frac, m.usable_bytes, Key::mem_usable_line, color(palette::AMBER), false),
     ];
-    for (frac, bytes, key, color, above) in lines {
+    for (frac, bytes, key, line_color, above) in lines {
         let y = frac * top;
         let (dash, gap) = if above { (0.12, 0.06) } else { (0.05, 0.05) };
         let mut x = -0.5;
         while x < n as f64 - 0.5 {
             let end = (x + dash * n as f64 / 4.0).min(n as f64 - 0.5);
-            let _ = area
-                .draw(&PathElement::new(vec![(x, y), (end, y)], color.stroke_width(frame.px(1.5) as u32)));
+            let _ = area.draw(&PathElement::new(
+                vec![(x, y), (end, y)],
+                line_color.stroke_width(frame.px(1.5) as u32),
+            ));
             x = end + gap * n as f64 / 4.0;
         }
         let (px, py) = area.map_coordinate(&(n as f64 - 0.5, y));
         let anchor = if above { VPos::Bottom } else { VPos::Top };
-        let style = frame.font(LABEL_CSS_PX, color).pos(Pos::new(HPos::Right, anchor));
+        let style = frame.font(LABEL_CSS_PX, line_color).pos(Pos::new(HPos::Right, anchor));
         let text = fill(t(lang, key), &[("bytes", &format::gib(bytes))]);
         let dy = if above { -frame.px(2.0) } else { frame.px(2.0) };
         // On a white ground, so that bars behind it do not cross it.
@@ -439,10 +416,9 @@ fn draw(
     let names: Vec<String> = c.bars.iter().map(|bar| axis_name(lang, bar.label)).collect();
     let widest = names.iter().map(|n| text_width_css(n, LABEL_CSS_PX)).fold(0.0, f64::max);
     let every = ((widest + 4.0) * frame.scale / slot_px.max(1.0)).ceil().max(1.0) as usize;
-    let ink = RGBColor(0x1b, 0x24, 0x30);
     for (idx, (bar, name)) in c.bars.iter().zip(names).enumerate() {
         let (px, _) = area.map_coordinate(&(idx as f64, 0.0));
-        let style = frame.font(LABEL_CSS_PX, ink).pos(Pos::new(HPos::Center, VPos::Top));
+        let style = frame.font(LABEL_CSS_PX, INK).pos(Pos::new(HPos::Center, VPos::Top));
         if idx % every == 0 {
             let _ = frame.root.draw(&Text::new(name, (px, bottom + frame.px(5.0)), style.clone()));
         }

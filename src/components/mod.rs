@@ -1,10 +1,11 @@
 //! The page's components, one file each, and what they share: the language context and a labelled
-//! number field.
+//! number field (the results column's shared state is `results`).
 
 mod advice_panel;
 pub mod app;
 mod breakdown_chart;
 mod chart_canvas;
+mod chart_figure;
 mod compare_panel;
 mod cost_panel;
 mod export_panel;
@@ -19,6 +20,7 @@ mod param_counts;
 mod params_panel;
 mod pareto_chart;
 mod plan_form;
+mod results;
 mod search_panel;
 mod summary_bar;
 mod sweep_panel;
@@ -32,16 +34,6 @@ use crate::i18n::{self, Key, Lang};
 /// The interface language, provided by [`app::App`] to every component.
 #[derive(Clone, Copy)]
 pub struct LangCtx(pub RwSignal<Lang>);
-
-/// The last finished search: the plan it started from and what it found. The search panel writes
-/// it; the advice panel offers its fastest plan while the plan is still that one.
-#[derive(Clone, Copy)]
-pub struct SearchCtx(pub RwSignal<Option<(trainplan_core::Plan, trainplan_core::search::SearchResult)>>);
-
-/// The last finished search, shared by [`app::App`].
-pub fn use_search() -> RwSignal<Option<(trainplan_core::Plan, trainplan_core::search::SearchResult)>> {
-    expect_context::<SearchCtx>().0
-}
 
 /// The current language signal.
 pub fn use_lang() -> RwSignal<Lang> {

@@ -3,58 +3,48 @@
 
 use leptos::prelude::*;
 use trainplan_core::report::ParamsReport;
-use trainplan_core::{Plan, Report};
 
-use crate::components::{use_lang, use_tr};
-use crate::form::FormError;
+use crate::components::results::{ResultsCtx, use_results};
 use crate::i18n::{Key, fill};
 use crate::{format, messages};
 
 /// The parameter counts: the total, active and trainable, the breakdown by component and the
 /// layers.
 #[component]
-pub fn ParamCounts(
-    /// The plan, for its method.
-    #[prop(into)]
-    plan: Signal<Result<Plan, FormError>>,
-    /// The core's report for the plan, when there is a plan.
-    #[prop(into)]
-    report: Signal<Option<Report>>,
-) -> impl IntoView {
-    let lang = use_lang();
-    let tr = use_tr();
+pub fn ParamCounts() -> impl IntoView {
+    let ctx = use_results();
     // The counts alone: they change with the model and method, not with each keystroke.
-    let params = Memo::new(move |_| report.with(|r| r.as_ref().map(|r| r.params.clone())));
+    let params = Memo::new(move |_| ctx.report.with(|r| r.as_ref().map(|r| r.params.clone())));
     let value = move |pick: fn(&ParamsReport) -> u64| params.with(|p| p.as_ref().map(pick));
     let total = move || value(|p| p.total);
     let is_moe = move || params.with(|p| p.as_ref().is_some_and(|p| p.active != p.total));
-    let method = move || plan.with(|p| p.as_ref().ok().map(|p| p.method));
+    let method = move || ctx.plan.with(|p| p.as_ref().ok().map(|p| p.method));
     let trainable_share = move || params.with(|p| p.as_ref().map(|p| format::share(p.trainable, p.total)));
     let mtp = move || value(|p| p.mtp).filter(|&n| 0 < n);
     view! {
-        <h2>{move || tr(Key::params_title)}</h2>
+        <h2>{move || ctx.tr(Key::params_title)}</h2>
         <div class="headline">
-            <span class="label">{move || tr(Key::params_total)}</span>
+            <span class="label">{move || ctx.tr(Key::params_total)}</span>
             <span class="big" data-testid="params-total">{move || total().map(format::count)}</span>
             <span class="short" data-testid="params-total-short">
-                {move || total().map(|n| format::count_short(n, lang.get()))}
+                {move || total().map(|n| format::count_short(n, ctx.lang()))}
             </span>
         </div>
         <dl class="facts">
             <Show when=is_moe>
                 <div>
-                    <dt>{move || tr(Key::params_active)}</dt>
+                    <dt>{move || ctx.tr(Key::params_active)}</dt>
                     <dd data-testid="params-active">
                         {move || value(|p| p.active).map(format::count)}
                         <span class="muted">
-                            " · " {move || value(|p| p.active).map(|n| format::count_short(n, lang.get()))}
+                            " · " {move || value(|p| p.active).map(|n| format::count_short(n, ctx.lang()))}
                         </span>
                     </dd>
                 </div>
             </Show>
             <div>
                 <dt>
-                    {move || tr(Key::params_trainable)} " · " {move || method().map(|m| tr(messages::method_key(m)))}
+                    {move || ctx.tr(Key::params_trainable)} " · " {move || method().map(|m| ctx.tr(messages::method_key(m)))}
                 </dt>
                 <dd data-testid="params-trainable">
                     {move || value(|p| p.trainable).map(format::count)}
@@ -65,22 +55,22 @@ pub fn ParamCounts(
         <table class="breakdown" data-testid="params-breakdown">
             <thead>
                 <tr>
-                    <th scope="col">{move || tr(Key::params_component)}</th>
-                    <th scope="col" class="num">{move || tr(Key::params_count)}</th>
-                    <th scope="col" class="num">{move || tr(Key::params_share)}</th>
+                    <th scope="col">{move || ctx.tr(Key::params_component)}</th>
+                    <th scope="col" class="num">{move || ctx.tr(Key::params_count)}</th>
+                    <th scope="col" class="num">{move || ctx.tr(Key::params_share)}</th>
                 </tr>
             </thead>
-            <tbody>{move || component_rows(params, tr)}</tbody>
+            <tbody>{move || component_rows(ctx, params)}</tbody>
             <tbody class="layers">
                 <tr>
-                    <th scope="rowgroup" colspan="3" class="group">{move || tr(Key::params_layers)}</th>
+                    <th scope="rowgroup" colspan="3" class="group">{move || ctx.tr(Key::params_layers)}</th>
                 </tr>
-                {move || layer_rows(params, tr)}
+                {move || layer_rows(ctx, params)}
             </tbody>
             <Show when=move || mtp().is_some()>
                 <tfoot>
                     <tr>
-                        <th scope="row">{move || tr(Key::params_mtp)}</th>
+                        <th scope="row">{move || ctx.tr(Key::params_mtp)}</th>
                         <td class="num" data-testid="params-mtp">{move || mtp().map(format::count)}</td>
                         <td></td>
                     </tr>
@@ -92,10 +82,7 @@ pub fn ParamCounts(
 
 /// A row per component the model has (embedding, attention, MLP or experts, …): its count and
 /// share of the total; a tied head says so.
-fn component_rows(
-    params: Memo<Option<ParamsReport>>,
-    tr: impl Fn(Key) -> &'static str,
-) -> Vec<impl IntoView> {
+fn component_rows(ctx: ResultsCtx, params: Memo<Option<ParamsReport>>) -> Vec<impl IntoView> {
     let Some(p) = params.get() else { return Vec::new() };
     [
         (Key::params_embedding, p.embedding, true),
@@ -111,12 +98,12 @@ fn component_rows(
     .filter(|&(_, _, shown)| shown)
     .map(|(key, n, _)| {
         let (count, share) = match (key, n) {
-            (Key::params_head, 0) => (tr(Key::params_head_tied).to_owned(), String::new()),
+            (Key::params_head, 0) => (ctx.tr(Key::params_head_tied).to_owned(), String::new()),
             _ => (format::count(n), format::share(n, p.total)),
         };
         view! {
             <tr>
-                <th scope="row">{tr(key)}</th>
+                <th scope="row">{ctx.tr(key)}</th>
                 <td class="num">{count}</td>
                 <td class="num">{share}</td>
             </tr>
@@ -126,19 +113,19 @@ fn component_rows(
 }
 
 /// A row per kind of layer (dense, MoE): how many, and the parameters of each.
-fn layer_rows(params: Memo<Option<ParamsReport>>, tr: impl Fn(Key) -> &'static str) -> Vec<impl IntoView> {
+fn layer_rows(ctx: ResultsCtx, params: Memo<Option<ParamsReport>>) -> Vec<impl IntoView> {
     let Some(p) = params.get() else { return Vec::new() };
     p.layers
         .iter()
         .map(|l| {
             let kind = if l.kind == "moe" { Key::params_moe_layer } else { Key::params_dense_layer };
             let each = fill(
-                tr(Key::params_each),
+                ctx.tr(Key::params_each),
                 &[("n", &l.n_layers.to_string()), ("params", &format::count(l.params_per_layer))],
             );
             view! {
                 <tr>
-                    <th scope="row">{tr(kind)}</th>
+                    <th scope="row">{ctx.tr(kind)}</th>
                     <td class="num" colspan="2">{each}</td>
                 </tr>
             }
@@ -148,33 +135,30 @@ fn layer_rows(params: Memo<Option<ParamsReport>>, tr: impl Fn(Key) -> &'static s
 
 /// The bf16 weights each device holds with ZeRO-3, in GiB and bytes, and their share of its memory.
 #[component]
-pub fn DeviceWeights(
-    /// The core's report for the plan, when there is a plan.
-    #[prop(into)]
-    report: Signal<Option<Report>>,
-) -> impl IntoView {
-    let tr = use_tr();
-    let weights = move || report.with(|r| r.as_ref().map(|r| r.memory.zero3_bf16_weight_bytes_per_device));
+pub fn DeviceWeights() -> impl IntoView {
+    let ctx = use_results();
+    let weights =
+        move || ctx.report.with(|r| r.as_ref().map(|r| r.memory.zero3_bf16_weight_bytes_per_device));
     let capacity_share = move || {
-        report.with(|r| {
+        ctx.report.with(|r| {
             r.as_ref().map(|r| {
                 let share =
                     format::share(r.memory.zero3_bf16_weight_bytes_per_device, r.hardware.memory_bytes);
                 let capacity = format::gib(r.hardware.memory_bytes);
-                format!("{share} {}", fill(tr(Key::weights_of_capacity), &[("capacity", &capacity)]))
+                format!("{share} {}", fill(ctx.tr(Key::weights_of_capacity), &[("capacity", &capacity)]))
             })
         })
     };
     view! {
-        <h2>{move || tr(Key::weights_title)}</h2>
+        <h2>{move || ctx.tr(Key::weights_title)}</h2>
         <div class="headline">
-            <span class="label">{move || tr(Key::weights_zero3)}</span>
+            <span class="label">{move || ctx.tr(Key::weights_zero3)}</span>
             <span class="big" data-testid="weights-per-device">{move || weights().map(format::gib)}</span>
             <span class="short" data-testid="weights-per-device-bytes">
-                {move || weights().map(format::count)} " " {move || tr(Key::weights_bytes)}
+                {move || weights().map(format::count)} " " {move || ctx.tr(Key::weights_bytes)}
             </span>
             <span class="short">{capacity_share}</span>
         </div>
-        <p class="explain">{move || tr(Key::weights_explain)}</p>
+        <p class="explain">{move || ctx.tr(Key::weights_explain)}</p>
     }
 }

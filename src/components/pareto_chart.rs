@@ -6,8 +6,12 @@ use leptos::prelude::*;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+use crate::chart::palette;
 use crate::chart::{Scatter, ScatterPoint};
-use crate::components::chart_canvas::{AXIS, Frame, GRID, LABEL_CSS_PX, MUTED, PlotBox, draw_on, pointer_at};
+use crate::components::chart_canvas::{
+    AXIS, Frame, GRID, LABEL_CSS_PX, MUTED, PlotBox, color, draw_on, pointer_at,
+};
+use crate::components::chart_figure::{ChartData, Hover, HoverCanvas};
 use crate::components::{use_lang, use_tr};
 use crate::format;
 use crate::i18n::{Key, Lang, fill, t};
@@ -48,11 +52,9 @@ pub fn ParetoChart(
 ) -> impl IntoView {
     let tr = use_tr();
     let lang = use_lang();
-    let canvas = NodeRef::<leptos::html::Canvas>::new();
-    let plot: StoredValue<PlotBox> = StoredValue::new(PlotBox::default());
-    let hovered: RwSignal<Option<usize>> = RwSignal::new(None);
+    let hover = Hover::default();
     draw_on(
-        canvas,
+        hover.canvas,
         move || {
             scatter.track();
             lang.track();
@@ -62,14 +64,14 @@ pub fn ParetoChart(
             let drawn =
                 scatter.with_untracked(|s| s.as_ref().and_then(|s| draw(frame, s, lang.get_untracked())));
             if let Some(drawn) = drawn {
-                plot.set_value(drawn);
+                hover.plot.set_value(drawn);
             }
         },
     );
     // The point nearest the pointer, if near enough.
     let on_move = move |ev: leptos::ev::PointerEvent| {
         let Some((x, y)) = pointer_at(&ev) else { return };
-        let b = plot.get_value();
+        let b = hover.plot.get_value();
         let nearest = scatter.with_untracked(|s| {
             let s = s.as_ref()?;
             let distance = |p: &ScatterPoint| {
@@ -80,10 +82,10 @@ pub fn ParetoChart(
             let (idx, d) = s.points.iter().map(distance).enumerate().min_by(|a, b| a.1.total_cmp(&b.1))?;
             (d <= PICK_CSS).then_some(idx)
         });
-        hovered.set(nearest);
+        hover.hovered.set(nearest);
     };
     let readout = move || {
-        let idx = hovered.get()?;
+        let idx = hover.hovered.get()?;
         scatter.with(|s| s.as_ref()?.points.get(idx).map(|p| describe(lang.get(), p)))
     };
     let rows = move || {
@@ -109,13 +111,8 @@ pub fn ParetoChart(
     };
     view! {
         <figure class="chart canvas-chart" data-testid="search-chart">
-            <canvas node_ref=canvas role="img" aria-label=move || tr(Key::search_chart)
-                on:pointermove=on_move on:pointerdown=on_move on:pointerleave=move |_| hovered.set(None)></canvas>
-            <p class="chart-readout muted" data-testid="search-readout" aria-live="polite">
-                {move || readout().unwrap_or_else(|| tr(Key::chart_hint).to_owned())}
-            </p>
-            <details class="chart-data">
-                <summary>{move || tr(Key::chart_data)}</summary>
+            <HoverCanvas hover=hover label=Key::search_chart on_move=on_move readout_testid="search-readout" readout=readout />
+            <ChartData>
                 <table class="breakdown" data-testid="search-chart-data">
                     <thead>
                         <tr>
@@ -127,7 +124,7 @@ pub fn ParetoChart(
                     </thead>
                     <tbody>{rows}</tbody>
                 </table>
-            </details>
+            </ChartData>
         </figure>
     }
 }
@@ -161,15 +158,15 @@ fn draw(frame: &Frame, s: &Scatter, lang: Lang) -> Option<PlotBox> {
         .ok()?;
     let area = plot.plotting_area();
     let point = |p: &ScatterPoint| (p.x_frac * max_x, p.y_frac * max_y);
-    let blue = RGBColor(0x3f, 0x6f, 0xb5);
+    let blue = color(palette::FRONT);
     let front: Vec<(f64, f64)> = s.points.iter().filter(|p| p.front).map(point).collect();
     let _ = area.draw(&PathElement::new(front, blue.stroke_width(frame.px(1.5) as u32)));
     let radius = frame.px(5.0).max(2) as u32;
     for p in &s.points {
         let fill = match (p.rank == Some(0), p.front) {
-            (true, _) => RGBColor(0x1d, 0x3f, 0x73),
-            (false, true) => RGBColor(0x7f, 0xa2, 0xd6),
-            (false, false) => RGBColor(0xb8, 0xc7, 0xdd),
+            (true, _) => color(palette::DEEP),
+            (false, true) => color(palette::LIGHT),
+            (false, false) => color(palette::PALE),
         };
         let _ = area.draw(&Circle::new(point(p), radius, fill.filled()));
         let _ = area.draw(&Circle::new(point(p), radius, blue.stroke_width(frame.px(1.0) as u32)));

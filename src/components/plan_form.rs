@@ -75,7 +75,7 @@ pub fn PlanFormPanel(
             <ParallelSection ctx=ctx />
             <RlSection ctx=ctx />
             <CalibrationPanel ctx=ctx />
-            <LogCalibration form=form plan=plan />
+            <LogCalibration />
         </div>
     }
 }

@@ -6,13 +6,14 @@
 
 use leptos::prelude::*;
 use trainplan_core::search::SearchResult;
-use trainplan_core::{Plan, Report, rules};
+use trainplan_core::{Plan, rules};
 
 use crate::chart;
+use crate::components::export_panel::Downloads;
 use crate::components::pareto_chart::ParetoChart;
-use crate::components::{use_lang, use_tr};
-use crate::export::{Export, download};
-use crate::form::{FormError, PlanForm};
+use crate::components::results::use_results;
+use crate::export::Export;
+use crate::form::PlanForm;
 use crate::format;
 use crate::i18n::{Key, Lang, fill, t};
 use crate::search_run::{self, Hooks, Outcome, Running};
@@ -41,22 +42,11 @@ fn ran_on(lang: Lang, workers: u32) -> String {
 
 /// The search panel.
 #[component]
-pub fn SearchPanel(
-    /// The form, which applying a plan found rewrites.
-    form: RwSignal<PlanForm>,
-    /// The plan to search from.
-    #[prop(into)]
-    plan: Signal<Result<Plan, FormError>>,
-    /// The plan's report, for the device's usable memory.
-    #[prop(into)]
-    report: Signal<Option<Report>>,
-) -> impl IntoView {
-    let tr = use_tr();
-    let lang = use_lang();
+pub fn SearchPanel() -> impl IntoView {
+    let ctx = use_results();
     let found: RwSignal<Option<Found>> = RwSignal::new(None);
     let progress: RwSignal<Option<f64>> = RwSignal::new(None);
     let cancelled = RwSignal::new(false);
-    let shared = crate::components::use_search();
     // The search under way; replacing or dropping it stops it (workers terminated). Owned by this
     // panel, so it goes with the panel.
     let running: StoredValue<Option<Running>, LocalStorage> = StoredValue::new_local(None);
@@ -64,7 +54,7 @@ pub fn SearchPanel(
         if progress.get_untracked().is_some() {
             return;
         }
-        let Ok(p) = plan.get_untracked() else { return };
+        let Ok(p) = ctx.plan.get_untracked() else { return };
         progress.set(Some(0.0));
         cancelled.set(false);
         let started = js_sys::Date::now();
@@ -75,7 +65,7 @@ pub fn SearchPanel(
             progress: Box::new(move |fraction| progress.set(Some(fraction))),
             done: Box::new(move |Outcome { result, workers }| {
                 progress.set(None);
-                shared.set(Some((from.clone(), result.clone())));
+                ctx.searched.set(Some((from.clone(), result.clone())));
                 let millis = js_sys::Date::now() - started;
                 found.set(Some(Found { from: from.clone(), result, millis, workers }));
             }),
@@ -90,19 +80,19 @@ pub fn SearchPanel(
     // Shown only while the plan is still the one searched from.
     let shown = Signal::derive(move || {
         let f = found.get()?;
-        plan.with(|p| p.as_ref().ok().is_some_and(|p| *p == f.from)).then_some(f)
+        ctx.plan.with(|p| p.as_ref().ok().is_some_and(|p| *p == f.from)).then_some(f)
     });
     let current = move || shown.get();
     let summary = move || {
         current().map(|f| {
             fill(
-                tr(Key::search_summary),
+                ctx.tr(Key::search_summary),
                 &[
                     ("considered", &format::count(f.result.considered)),
                     ("fit", &format::count(f.result.fit)),
                     ("feasible", &format::count(f.result.feasible)),
                     ("millis", &format!("{:.0}", f.millis)),
-                    ("ran", &ran_on(lang.get(), f.workers)),
+                    ("ran", &ran_on(ctx.lang(), f.workers)),
                 ],
             )
         })
@@ -110,31 +100,31 @@ pub fn SearchPanel(
     let none_found = move || current().is_some_and(|f| f.result.best.is_empty());
     let percent = move || progress.get().map(format::whole_percent);
     view! {
-        <h2>{move || tr(Key::search_title)}</h2>
-        <p class="muted">{move || tr(Key::search_hint)}</p>
+        <h2>{move || ctx.tr(Key::search_title)}</h2>
+        <p class="muted">{move || ctx.tr(Key::search_hint)}</p>
         <div class="search-bar">
             <button data-testid="search-run" on:click=run disabled=move || progress.get().is_some()>
-                {move || tr(Key::search_run)}
+                {move || ctx.tr(Key::search_run)}
             </button>
             <Show when=move || progress.get().is_some()>
                 <progress data-testid="search-progress" max="1" value=move || progress.get().unwrap_or(0.0)
-                    aria-label=move || tr(Key::search_progress)></progress>
+                    aria-label=move || ctx.tr(Key::search_progress)></progress>
                 <span class="muted">{percent}</span>
                 <button class="secondary" data-testid="search-cancel" on:click=cancel>
-                    {move || tr(Key::search_cancel)}
+                    {move || ctx.tr(Key::search_cancel)}
                 </button>
             </Show>
         </div>
         <Show when=move || cancelled.get()>
-            <p class="muted" data-testid="search-cancelled">{move || tr(Key::search_cancelled)}</p>
+            <p class="muted" data-testid="search-cancelled">{move || ctx.tr(Key::search_cancelled)}</p>
         </Show>
         <p class="muted" data-testid="search-summary" data-workers=move || current().map(|f| f.workers)>
             {summary}
         </p>
         <Show when=none_found>
-            <p class="badge bad" data-testid="search-none">{move || tr(Key::search_none)}</p>
+            <p class="badge bad" data-testid="search-none">{move || ctx.tr(Key::search_none)}</p>
         </Show>
-        <SearchResults form=form report=report found=shown />
+        <SearchResults found=shown />
     }
 }
 
@@ -142,20 +132,14 @@ pub fn SearchPanel(
 /// fastest plans with a button each that applies one, and the downloads of every plan found.
 #[component]
 fn SearchResults(
-    /// The form, which applying a plan found rewrites.
-    form: RwSignal<PlanForm>,
-    /// The plan's report, for the device's usable memory.
-    #[prop(into)]
-    report: Signal<Option<Report>>,
     /// The search shown.
     found: Signal<Option<Found>>,
 ) -> impl IntoView {
-    let tr = use_tr();
-    let lang = use_lang();
+    let ctx = use_results();
     let current = move || found.get();
     let apply_changes = move |from: &Plan, changes: &[trainplan_core::report::Fix]| {
         if let Ok(next) = rules::apply_all(from, changes) {
-            form.set(PlanForm::from_plan(&next));
+            ctx.form.set(PlanForm::from_plan(&next));
         }
     };
     let rows = move || {
@@ -167,22 +151,22 @@ fn SearchResults(
             .enumerate()
             .map(|(i, c)| {
                 let changes = match c.changes.is_empty() {
-                    true => tr(Key::search_unchanged).to_owned(),
-                    false => crate::messages::changes(lang.get(), &c.changes),
+                    true => ctx.tr(Key::search_unchanged).to_owned(),
+                    false => crate::messages::changes(ctx.lang(), &c.changes),
                 };
                 let from = f.from.clone();
                 let (tps, mfu, peak) = (c.tokens_per_second, c.mfu_frac, c.peak_bytes);
-                let headroom = fill(tr(Key::search_headroom), &[("free", &format::gib(c.headroom_bytes))]);
+                let headroom = fill(ctx.tr(Key::search_headroom), &[("free", &format::gib(c.headroom_bytes))]);
                 let apply = move |_| apply_changes(&from, &c.changes);
                 view! {
                     <tr data-testid=format!("search-row-{i}")>
-                        <td class="num">{format::count_short(tps as u64, lang.get())}</td>
+                        <td class="num">{format::count_short(tps as u64, ctx.lang())}</td>
                         <td class="num">{format::percent(mfu)}</td>
                         <td class="num">{format::gib(peak)}<br /><span class="muted">{headroom}</span></td>
                         <td><code class="changes">{changes}</code></td>
                         <td>
                             <button class="secondary fix" data-testid=format!("search-apply-{i}") on:click=apply>
-                                {tr(Key::advice_apply)}
+                                {ctx.tr(Key::advice_apply)}
                             </button>
                         </td>
                     </tr>
@@ -192,44 +176,36 @@ fn SearchResults(
     };
     let scatter = Signal::derive(move || {
         let f = current()?;
-        let usable = report.with(|r| r.as_ref().map(|r| r.memory.usable_bytes))?;
+        let usable = ctx.report.with(|r| r.as_ref().map(|r| r.memory.usable_bytes))?;
         Some(chart::scatter(&f.result, usable))
     });
     // Written on the click only, from the search shown.
-    let save = move |kind: Export| {
-        let Some(f) = current() else { return };
+    let write = move |kind: Export| {
+        let f = current()?;
         let text = match kind {
             Export::SearchCsv => trainplan_core::export::search_csv(&f.from, &f.result),
             _ => trainplan_core::export::search_json(&f.from, &f.result),
         };
-        download(&kind.file_name(&f.from), kind.mime(), &text);
+        Some((f.from, text))
     };
     view! {
         <Show when=move || current().is_some_and(|f| !f.result.best.is_empty())>
             <ParetoChart scatter=scatter />
-            <p class="legend muted">{move || tr(Key::search_chart_legend)}</p>
+            <p class="legend muted">{move || ctx.tr(Key::search_chart_legend)}</p>
             <table class="search-table" data-testid="search-results">
                 <thead>
                     <tr>
-                        <th class="num">{move || tr(Key::search_col_speed)}</th>
-                        <th class="num">{move || tr(Key::search_col_mfu)}</th>
-                        <th class="num">{move || tr(Key::search_col_peak)}</th>
-                        <th>{move || tr(Key::search_col_changes)}</th>
+                        <th class="num">{move || ctx.tr(Key::search_col_speed)}</th>
+                        <th class="num">{move || ctx.tr(Key::search_col_mfu)}</th>
+                        <th class="num">{move || ctx.tr(Key::search_col_peak)}</th>
+                        <th>{move || ctx.tr(Key::search_col_changes)}</th>
                         <th></th>
                     </tr>
                 </thead>
                 <tbody>{rows}</tbody>
             </table>
-            <div class="launch-actions" role="group" aria-label=move || tr(Key::search_export_title)>
-                <button class="secondary" data-testid="search-export-csv" title=move || tr(Key::search_export_title)
-                    on:click=move |_| save(Export::SearchCsv)>
-                    {move || tr(Key::search_export_csv)}
-                </button>
-                <button class="secondary" data-testid="search-export-json" title=move || tr(Key::search_export_title)
-                    on:click=move |_| save(Export::SearchJson)>
-                    {move || tr(Key::search_export_json)}
-                </button>
-            </div>
+            <Downloads class="launch-actions" title=Key::search_export_title
+                kinds=&[Export::SearchCsv, Export::SearchJson] write=write />
         </Show>
     }
 }

@@ -4,11 +4,9 @@
 
 use leptos::prelude::*;
 use trainplan_core::report::Severity;
-use trainplan_core::{Plan, Report};
 
 use crate::components::memory_chart::fits;
-use crate::components::{use_lang, use_tr};
-use crate::form::FormError;
+use crate::components::results::use_results;
 use crate::i18n::{Key, fill};
 use crate::{format, messages};
 
@@ -20,31 +18,23 @@ pub const FINDINGS_ID: &str = "findings-section";
 
 /// The summary bar at the top of the results.
 #[component]
-pub fn SummaryBar(
-    /// The plan, or what stops it.
-    #[prop(into)]
-    plan: Signal<Result<Plan, FormError>>,
-    /// The core's report for the plan, when there is a plan.
-    #[prop(into)]
-    report: Signal<Option<Report>>,
-) -> impl IntoView {
-    let tr = use_tr();
-    let lang = use_lang();
+pub fn SummaryBar() -> impl IntoView {
+    let ctx = use_results();
     // What runs where: the model, the cluster, the framework and method.
     let context = Memo::new(move |_| {
         let (name, device) =
-            report.with(|r| r.as_ref().map(|r| (r.model.name.clone(), r.hardware.name.clone())))?;
-        plan.with(|plan| {
+            ctx.report.with(|r| r.as_ref().map(|r| (r.model.name.clone(), r.hardware.name.clone())))?;
+        ctx.plan.with(|plan| {
             let plan = plan.as_ref().ok()?;
             let devices = fill(
-                tr(Key::summary_devices),
+                ctx.tr(Key::summary_devices),
                 &[
                     ("nodes", &format::count(u64::from(plan.cluster.nodes.get()))),
                     ("per_node", &format::count(u64::from(plan.cluster.devices_per_node.get()))),
                     ("device", &device),
                 ],
             );
-            let run = format!("{} · {}", plan.framework.name(), tr(messages::method_key(plan.method)));
+            let run = format!("{} · {}", plan.framework.name(), ctx.tr(messages::method_key(plan.method)));
             Some((name, devices, run))
         })
     });
@@ -59,16 +49,16 @@ pub fn SummaryBar(
         })
     };
     let figures = move || {
-        report.with(|r| {
+        ctx.report.with(|r| {
             let r = r.as_ref()?;
-            let (fits_class, fits_text) = fits(tr, &r.memory);
+            let (fits_class, fits_text) = fits(ctx.lang(), &r.memory);
             let count = |s: Severity| r.findings.iter().filter(|f| f.severity == s).count();
             let (errors, warnings) = (count(Severity::Error), count(Severity::Warning));
             let (rules, rules_class) = match (errors, warnings) {
-                (0, 0) => (tr(Key::summary_valid).to_owned(), "badge ok"),
-                (0, w) => (fill(tr(Key::summary_valid_warnings), &[("w", &w.to_string())]), "badge warn"),
+                (0, 0) => (ctx.tr(Key::summary_valid).to_owned(), "badge ok"),
+                (0, w) => (fill(ctx.tr(Key::summary_valid_warnings), &[("w", &w.to_string())]), "badge warn"),
                 (e, w) => (
-                    fill(tr(Key::summary_invalid), &[("n", &e.to_string()), ("w", &w.to_string())]),
+                    fill(ctx.tr(Key::summary_invalid), &[("n", &e.to_string()), ("w", &w.to_string())]),
                     "badge bad",
                 ),
             };
@@ -76,7 +66,7 @@ pub fn SummaryBar(
             let figure = |key: Key, testid: &'static str, value: String| {
                 view! {
                     <span class="summary-figure">
-                        <span class="summary-label">{tr(key)}</span>
+                        <span class="summary-label">{ctx.tr(key)}</span>
                         <strong data-testid=testid>{value}</strong>
                     </span>
                 }
@@ -87,13 +77,13 @@ pub fn SummaryBar(
                 {figure(
                     Key::summary_tokens,
                     "summary-tokens",
-                    format::count_short(t.tokens_per_second as u64, lang.get()),
+                    format::count_short(t.tokens_per_second as u64, ctx.lang()),
                 )}
                 {figure(Key::search_col_mfu, "summary-mfu", format::percent(t.mfu))}
                 <button
                     class=format!("summary-rules {rules_class}")
                     data-testid="summary-rules"
-                    title=tr(Key::summary_to_findings)
+                    title=ctx.tr(Key::summary_to_findings)
                     on:click=move |_| go_to_findings()
                 >
                     {rules}
@@ -106,7 +96,7 @@ pub fn SummaryBar(
             id=RESULTS_ID
             class="summary-bar"
             tabindex="-1"
-            aria-label=move || tr(Key::summary_label)
+            aria-label=move || ctx.tr(Key::summary_label)
             data-testid="summary"
         >
             <p class="summary-context">{context}</p>

@@ -2,57 +2,47 @@
 //! along its time axis, pass by pass (the timeline chart).
 
 use leptos::prelude::*;
-use trainplan_core::{Plan, Report};
 
 use crate::components::breakdown_chart::BreakdownChart;
+use crate::components::results::use_results;
 use crate::components::timeline_chart::StepTimelineChart;
-use crate::components::{use_lang, use_tr};
-use crate::form::FormError;
 use crate::format;
 use crate::i18n::{Key, fill};
 
 /// The speed panel.
 #[component]
-pub fn TimePanel(
-    /// The report.
-    #[prop(into)]
-    report: Signal<Option<Report>>,
-    /// The plan, for the timeline (the whole step is simulated apart from the report).
-    #[prop(into)]
-    plan: Signal<Result<Plan, FormError>>,
-) -> impl IntoView {
-    let tr = use_tr();
-    let lang = use_lang();
-    let time = move || report.with(|r| r.as_ref().map(|r| r.time.clone()));
+pub fn TimePanel() -> impl IntoView {
+    let ctx = use_results();
+    let time = move || ctx.report.with(|r| r.as_ref().map(|r| r.time.clone()));
     let facts = move || {
         time().map(|t| {
             let per_device = fill(
-                tr(Key::time_per_device),
-                &[("n", &format::count_short(t.tokens_per_second_per_device as u64, lang.get()))],
+                ctx.tr(Key::time_per_device),
+                &[("n", &format::count_short(t.tokens_per_second_per_device as u64, ctx.lang()))],
             );
             view! {
                 <dl class="facts">
-                    <div><dt>{tr(Key::time_step)}</dt><dd data-testid="step-time">{format::seconds(t.step_seconds)}</dd></div>
+                    <div><dt>{ctx.tr(Key::time_step)}</dt><dd data-testid="step-time">{format::seconds(t.step_seconds)}</dd></div>
                     <div>
-                        <dt>{tr(Key::time_tokens)}</dt>
+                        <dt>{ctx.tr(Key::time_tokens)}</dt>
                         <dd data-testid="tokens-per-second">
-                            {format::count_short(t.tokens_per_second as u64, lang.get())}
+                            {format::count_short(t.tokens_per_second as u64, ctx.lang())}
                             <span class="muted">" · " {per_device}</span>
                         </dd>
                     </div>
-                    <div><dt>{tr(Key::time_mfu)}</dt><dd data-testid="mfu">{format::percent(t.mfu)}</dd></div>
-                    <div><dt>{tr(Key::time_hfu)}</dt><dd data-testid="hfu">{format::percent(t.hfu)}</dd></div>
-                    <div><dt>{tr(Key::time_days)}</dt><dd>{format!("{:.1}", t.days_per_trillion_tokens)}</dd></div>
+                    <div><dt>{ctx.tr(Key::time_mfu)}</dt><dd data-testid="mfu">{format::percent(t.mfu)}</dd></div>
+                    <div><dt>{ctx.tr(Key::time_hfu)}</dt><dd data-testid="hfu">{format::percent(t.hfu)}</dd></div>
+                    <div><dt>{ctx.tr(Key::time_days)}</dt><dd>{format!("{:.1}", t.days_per_trillion_tokens)}</dd></div>
                 </dl>
             }
         })
     };
     let title = move || {
-        report.with(|r| {
+        ctx.report.with(|r| {
             r.as_ref().map(|r| {
-                let name = crate::messages::schedule_name(lang.get(), r.schedule.name);
+                let name = crate::messages::schedule_name(ctx.lang(), r.schedule.name);
                 fill(
-                    tr(Key::gantt_title),
+                    ctx.tr(Key::gantt_title),
                     &[("name", &name), ("bubble", &format::percent(r.schedule.bubble_fraction))],
                 )
             })
@@ -60,10 +50,10 @@ pub fn TimePanel(
     };
 
     view! {
-        <h2>{move || tr(Key::time_title)}</h2>
+        <h2>{move || ctx.tr(Key::time_title)}</h2>
         {facts}
-        <BreakdownChart report=report />
+        <BreakdownChart />
         <h3 data-testid="gantt-title">{title}</h3>
-        <StepTimelineChart plan=plan />
+        <StepTimelineChart />
     }
 }

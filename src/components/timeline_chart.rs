@@ -12,15 +12,15 @@ use leptos::prelude::*;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use trainplan_core::schedule::Pass;
+use trainplan_core::step_timeline;
 use trainplan_core::time::StepPart;
-use trainplan_core::{Plan, step_timeline};
 
-use crate::chart::{self, LaneLabel, PassStyle, TimelineChart, Window};
+use crate::chart::{self, LaneLabel, PassStyle, TimelineChart, Window, palette};
 use crate::components::chart_canvas::{
-    AXIS, Frame, LABEL_CSS_PX, MUTED, PlotBox, Raster, draw_on, pointer_at,
+    AXIS, Frame, INK, LABEL_CSS_PX, MUTED, PlotBox, Raster, draw_on, pointer_at,
 };
-use crate::components::{use_lang, use_tr};
-use crate::form::FormError;
+use crate::components::chart_figure::ChartData;
+use crate::components::results::use_results;
 use crate::format;
 use crate::i18n::{Key, Lang, fill, t};
 
@@ -122,6 +122,115 @@ fn pass_key(pass: Pass) -> Key {
     }
 }
 
+/// The timeline chart: the canvas, the zoom bar above it, the readout, legend, notes and table below.
+#[component]
+pub fn StepTimelineChart() -> impl IntoView {
+    let ctx = use_results();
+    // The whole step, simulated once per plan, when the chart is shown.
+    let whole = Memo::new(move |_| {
+        ctx.plan.with(|p| p.as_ref().ok().map(|p| Arc::new(chart::timeline_chart(step_timeline(p)))))
+    });
+    let step = Step { whole, zoom: RwSignal::new(None), lang: ctx.lang };
+    let pointer = Pointer {
+        step,
+        plot: StoredValue::new(PlotBox::default()),
+        gesture: StoredValue::new(Gesture::default()),
+        readout: RwSignal::new(None),
+    };
+    let canvas = NodeRef::<leptos::html::Canvas>::new();
+    draw_on(
+        canvas,
+        move || {
+            whole.track();
+            step.zoom.track();
+            ctx.lang.track();
+        },
+        move |_| whole.with_untracked(|c| c.as_ref().map_or(60.0, |c| height_css(c))),
+        move |frame| {
+            let Some(c) = whole.get_untracked() else { return };
+            if let Some(drawn) = draw(frame, &c, step.window_of(&c), ctx.lang.get_untracked()) {
+                pointer.plot.set_value(drawn);
+            }
+        },
+    );
+    view! {
+        <figure class="chart canvas-chart timeline" data-testid="gantt">
+            <ZoomBar step=step />
+            <canvas node_ref=canvas role="img" aria-label=move || ctx.tr(Key::gantt_title)
+                on:pointerdown=move |ev| pointer.down(&ev) on:pointermove=move |ev| pointer.moved(&ev)
+                on:pointerup=move |ev| pointer.up(&ev) on:pointercancel=move |ev| pointer.up(&ev)
+                on:pointerleave=move |_| pointer.leave() on:wheel=move |ev| pointer.wheel(&ev)></canvas>
+            <p class="chart-readout muted" data-testid="gantt-hover" aria-live="polite">
+                {move || pointer.readout.get().unwrap_or_else(|| ctx.tr(Key::tl_hint).to_owned())}
+            </p>
+            <ul class="legend">{step.view(legend)}</ul>
+            {step.view(notes)}
+            <ChartData><div class="table-scroll">{step.view(table)}</div></ChartData>
+        </figure>
+    }
+}
+
+/// The whole step and the window of it shown.
+#[derive(Clone, Copy)]
+struct Step {
+    /// The whole step's chart, once per plan.
+    whole: Memo<Option<Arc<TimelineChart>>>,
+    /// The window shown; `None` is the whole step, whatever its length.
+    zoom: RwSignal<Option<Window>>,
+    /// The language its words are in.
+    lang: RwSignal<Lang>,
+}
+
+impl Step {
+    /// The window of `c` shown, untracked.
+    fn window_of(self, c: &TimelineChart) -> Window {
+        let all = Window::whole(c.step_seconds);
+        self.zoom.get_untracked().map_or(all, |w| w.inside(all))
+    }
+
+    /// The window shown, untracked; `None` without a plan.
+    fn window_untracked(self) -> Option<Window> {
+        self.whole.with_untracked(|c| c.as_ref().map(|c| self.window_of(c)))
+    }
+
+    /// Shows `from` zoomed by `factor` about `anchor_frac` of it (the whole step again when that
+    /// covers it).
+    fn zoom_from(self, from: Window, factor: f64, anchor_frac: f64) {
+        let Some(all) = self.whole.with_untracked(|c| c.as_ref().map(|c| Window::whole(c.step_seconds)))
+        else {
+            return;
+        };
+        let next = from.zoom(factor, anchor_frac, all);
+        self.zoom.set((next != all).then_some(next));
+    }
+
+    /// Zooms the window shown by `factor` about `anchor_frac` of it.
+    fn zoom_by(self, factor: f64, anchor_frac: f64) {
+        if let Some(from) = self.window_untracked() {
+            self.zoom_from(from, factor, anchor_frac);
+        }
+    }
+
+    /// Shows `from` moved by `delta_frac` of its span, within the step.
+    fn pan_from(self, from: Window, delta_frac: f64) {
+        let Some(all) = self.whole.with_untracked(|c| c.as_ref().map(|c| Window::whole(c.step_seconds)))
+        else {
+            return;
+        };
+        let next = from.pan(delta_frac, all);
+        self.zoom.set((next != all).then_some(next));
+    }
+
+    /// A view of the whole step in the page's language, rebuilt when either changes (nothing
+    /// without a plan).
+    fn view<V>(
+        self,
+        part: impl Fn(&TimelineChart, Lang) -> Option<V> + Copy + Send + Sync + 'static,
+    ) -> impl Fn() -> Option<V> + Copy + Send + Sync + 'static {
+        move || self.whole.with(|c| part(c.as_ref()?, self.lang.get()))
+    }
+}
+
 /// Pointers down on the chart (for drag and pinch): each pointer's id and x, and the window and
 /// positions when the gesture began.
 #[derive(Clone, Debug, Default)]
@@ -131,98 +240,65 @@ struct Gesture {
     moved: bool,
 }
 
-/// The timeline chart. Its pointer handlers (drag, pinch, wheel and the readout under the pointer)
-/// share the gesture, the zoom and the plot's box as last drawn, so they stay together here; the
-/// zoom bar, legend, notes and table are components of their own.
-#[component]
-pub fn StepTimelineChart(
-    /// The plan, whose whole step is simulated for the chart.
-    #[prop(into)]
-    plan: Signal<Result<Plan, FormError>>,
-) -> impl IntoView {
-    let tr = use_tr();
-    let lang = use_lang();
-    // The whole step, simulated once per plan, when the chart is shown.
-    let whole = Memo::new(move |_| {
-        plan.with(|p| p.as_ref().ok().map(|p| Arc::new(chart::timeline_chart(step_timeline(p)))))
-    });
-    // The window shown; `None` is the whole step, whatever its length.
-    let zoom: RwSignal<Option<Window>> = RwSignal::new(None);
-    let window_untracked = move |c: &TimelineChart| {
-        let all = Window::whole(c.step_seconds);
-        zoom.get_untracked().map_or(all, |w| w.inside(all))
-    };
-    let canvas = NodeRef::<leptos::html::Canvas>::new();
-    let plot: StoredValue<PlotBox> = StoredValue::new(PlotBox::default());
-    let readout: RwSignal<Option<String>> = RwSignal::new(None);
-    let gesture: StoredValue<Gesture> = StoredValue::new(Gesture::default());
+/// What the canvas's pointer handlers share: the step and its zoom, the plot's box as last drawn,
+/// the gesture under way (drag, pinch) and the readout of what lies under the pointer.
+#[derive(Clone, Copy)]
+struct Pointer {
+    step: Step,
+    plot: StoredValue<PlotBox>,
+    gesture: StoredValue<Gesture>,
+    readout: RwSignal<Option<String>>,
+}
 
-    draw_on(
-        canvas,
-        move || {
-            whole.track();
-            zoom.track();
-            lang.track();
-        },
-        move |_| whole.with_untracked(|c| c.as_ref().map_or(60.0, |c| height_css(c))),
-        move |frame| {
-            let Some(c) = whole.get_untracked() else { return };
-            if let Some(drawn) = draw(frame, &c, window_untracked(&c), lang.get_untracked()) {
-                plot.set_value(drawn);
-            }
-        },
-    );
+impl Pointer {
+    /// Reads out what lies under a point: a pass, idle time, or a part of the step.
+    fn read_out(self, x: f64, y: f64) {
+        let text = self.step.whole.get_untracked().and_then(|c| {
+            let window = self.step.window_of(&c);
+            describe(&c, self.plot.get_value(), window, self.step.lang.get_untracked(), x, y)
+        });
+        self.readout.set(text);
+    }
 
-    // What lies under a point: a pass, idle time, or a part of the step.
-    let describe_at = move |x: f64, y: f64| {
-        let c = whole.get_untracked()?;
-        describe(&c, plot.get_value(), window_untracked(&c), lang.get_untracked(), x, y)
-    };
-    let whole_window = move || whole.with_untracked(|c| c.as_ref().map(|c| Window::whole(c.step_seconds)));
-    let pan_by = move |delta_frac: f64, from: Window| {
-        let Some(all) = whole_window() else { return };
-        let next = from.pan(delta_frac, all);
-        zoom.set((next != all).then_some(next));
-    };
-    let on_down = move |ev: leptos::ev::PointerEvent| {
-        let Some((x, y)) = pointer_at(&ev) else { return };
+    /// A pointer down: held by the canvas until it is up, and a gesture starting from the window
+    /// shown.
+    fn down(self, ev: &leptos::ev::PointerEvent) {
+        let Some((x, y)) = pointer_at(ev) else { return };
         if let Some(target) = ev.current_target() {
             use wasm_bindgen::JsCast;
             if let Ok(el) = target.dyn_into::<web_sys::Element>() {
                 let _ = el.set_pointer_capture(ev.pointer_id());
             }
         }
-        let current = whole.with_untracked(|c| c.as_ref().map(|c| window_untracked(c)));
-        gesture.update_value(|g| {
+        let current = self.step.window_untracked();
+        self.gesture.update_value(|g| {
             g.pointers.retain(|p| p.0 != ev.pointer_id());
             g.pointers.push((ev.pointer_id(), x));
             g.start = current.map(|w| (w, g.pointers.clone()));
             g.moved = false;
         });
-        readout.set(describe_at(x, y));
-    };
-    let on_move = move |ev: leptos::ev::PointerEvent| {
-        let Some((x, y)) = pointer_at(&ev) else { return };
-        let mut g = gesture.get_value();
+        self.read_out(x, y);
+    }
+
+    /// A pointer moved: two fingers down pinch, one drags, none reads out what is under it.
+    fn moved(self, ev: &leptos::ev::PointerEvent) {
+        let Some((x, y)) = pointer_at(ev) else { return };
+        let mut g = self.gesture.get_value();
         let Some(p) = g.pointers.iter_mut().find(|p| p.0 == ev.pointer_id()) else {
-            readout.set(describe_at(x, y));
+            self.read_out(x, y);
             return;
         };
         p.1 = x;
-        let width = plot.get_value().width.max(1.0);
+        let plot = self.plot.get_value();
+        let width = plot.width.max(1.0);
         if let Some((from, at_start)) = g.start.clone() {
             match (g.pointers.as_slice(), at_start.as_slice()) {
                 // Two fingers: the window scales by how far apart they moved, about their middle.
                 ([a, b], [a0, b0]) => {
                     let (now, then) = ((a.1 - b.1).abs(), (a0.1 - b0.1).abs());
                     if 8.0 < now && 8.0 < then {
-                        let left = plot.get_value().left;
-                        let mid = ((a0.1 + b0.1) / 2.0 - left) / width;
-                        let all = whole_window();
-                        if let Some(all) = all {
-                            let next = from.zoom(then / now, mid, all);
-                            zoom.set((next != all).then_some(next));
-                        }
+                        let mid = ((a0.1 + b0.1) / 2.0 - plot.left) / width;
+                        self.step.zoom_from(from, then / now, mid);
                         g.moved = true;
                     }
                 }
@@ -231,102 +307,71 @@ pub fn StepTimelineChart(
                     let dx = a.1 - a0.1;
                     if g.moved || 3.0 < dx.abs() {
                         g.moved = true;
-                        pan_by(-dx / width, from);
+                        self.step.pan_from(from, -dx / width);
                     }
                 }
                 _ => {}
             }
         }
         if !g.moved {
-            readout.set(describe_at(x, y));
+            self.read_out(x, y);
         }
-        gesture.set_value(g);
-    };
-    let on_up = move |ev: leptos::ev::PointerEvent| {
-        let current = whole.with_untracked(|c| c.as_ref().map(|c| window_untracked(c)));
-        gesture.update_value(|g| {
+        self.gesture.set_value(g);
+    }
+
+    /// A pointer up (or cancelled): the gesture goes on from here with the pointers left.
+    fn up(self, ev: &leptos::ev::PointerEvent) {
+        let current = self.step.window_untracked();
+        self.gesture.update_value(|g| {
             g.pointers.retain(|p| p.0 != ev.pointer_id());
             g.start = current.map(|w| (w, g.pointers.clone()));
         });
-    };
-    // Ctrl + wheel (a trackpad's pinch) zooms about the pointer; a sideways wheel pans; a plain
-    // wheel scrolls the page as everywhere else.
-    let on_wheel = move |ev: leptos::ev::WheelEvent| {
-        let Some((x, _)) = pointer_at(&ev) else { return };
-        let b = plot.get_value();
+    }
+
+    /// The pointer left the canvas: the readout goes, unless a gesture holds it.
+    fn leave(self) {
+        if self.gesture.with_value(|g| g.pointers.is_empty()) {
+            self.readout.set(None)
+        }
+    }
+
+    /// Ctrl + wheel (a trackpad's pinch) zooms about the pointer; a sideways wheel pans; a plain
+    /// wheel scrolls the page as everywhere else.
+    fn wheel(self, ev: &leptos::ev::WheelEvent) {
+        let Some((x, _)) = pointer_at(ev) else { return };
+        let b = self.plot.get_value();
         let (dx, dy) = (ev.delta_x(), ev.delta_y());
         if ev.ctrl_key() || ev.meta_key() {
             ev.prevent_default();
-            zoom_by(whole, zoom, (dy * 0.002).exp(), (x - b.left) / b.width.max(1.0));
+            self.step.zoom_by((dy * 0.002).exp(), (x - b.left) / b.width.max(1.0));
         } else if dy.abs() < dx.abs() {
             ev.prevent_default();
-            if let Some(from) = whole.with_untracked(|c| c.as_ref().map(|c| window_untracked(c))) {
-                pan_by(dx / b.width.max(1.0), from);
+            if let Some(from) = self.step.window_untracked() {
+                self.step.pan_from(from, dx / b.width.max(1.0));
             }
         }
-    };
-
-    view! {
-        <figure class="chart canvas-chart timeline" data-testid="gantt">
-            <ZoomBar whole=whole zoom=zoom />
-            <canvas node_ref=canvas role="img" aria-label=move || tr(Key::gantt_title)
-                on:pointerdown=on_down on:pointermove=on_move on:pointerup=on_up on:pointercancel=on_up
-                on:pointerleave=move |_| {
-                    if gesture.with_value(|g| g.pointers.is_empty()) {
-                        readout.set(None)
-                    }
-                }
-                on:wheel=on_wheel></canvas>
-            <p class="chart-readout muted" data-testid="gantt-hover" aria-live="polite">
-                {move || readout.get().unwrap_or_else(|| tr(Key::tl_hint).to_owned())}
-            </p>
-            <ul class="legend"><TimelineLegend whole=whole /></ul>
-            <TimelineNotes whole=whole />
-            <details class="chart-data">
-                <summary>{move || tr(Key::chart_data)}</summary>
-                <div class="table-scroll"><TimelineTable whole=whole /></div>
-            </details>
-        </figure>
     }
-}
-
-/// Zooms the window shown by `factor` about `anchor_frac` of it (the whole step again when it would
-/// cover it).
-fn zoom_by(
-    whole: Memo<Option<Arc<TimelineChart>>>,
-    zoom: RwSignal<Option<Window>>,
-    factor: f64,
-    anchor_frac: f64,
-) {
-    let Some(all) = whole.with_untracked(|c| c.as_ref().map(|c| Window::whole(c.step_seconds))) else {
-        return;
-    };
-    let current = zoom.get_untracked().map_or(all, |w| w.inside(all));
-    let next = current.zoom(factor, anchor_frac, all);
-    zoom.set((next != all).then_some(next));
 }
 
 /// The window shown, in words and as figures, and the zoom buttons.
 #[component]
 fn ZoomBar(
-    /// The whole step's chart, once per plan.
-    whole: Memo<Option<Arc<TimelineChart>>>,
-    /// The window shown; `None` is the whole step.
-    zoom: RwSignal<Option<Window>>,
+    /// The whole step and the window of it shown.
+    step: Step,
 ) -> impl IntoView {
-    let tr = use_tr();
+    let ctx = use_results();
     let title_window = move || {
-        whole.with(|c| {
+        step.whole.with(|c| {
             let c = c.as_ref()?;
             let all = Window::whole(c.step_seconds);
-            let w = zoom.get().map_or(all, |w| w.inside(all));
+            let w = step.zoom.get().map_or(all, |w| w.inside(all));
             Some((w, c.step_seconds))
         })
     };
     let window_text = move || {
         title_window().map(|(w, step)| {
             fill(
-                tr(Key::tl_window),
+                ctx.tr(Key::tl_window),
                 &[
                     ("start", &format::seconds(w.start_seconds)),
                     ("end", &format::seconds(w.end_seconds)),
@@ -335,55 +380,46 @@ fn ZoomBar(
             )
         })
     };
+    let whole_shown = move || step.zoom.get().is_none();
     view! {
-            <div class="timeline-bar">
-                <p class="muted" data-testid="timeline-window" aria-live="polite"
-                    data-start-seconds=move || title_window().map(|(w, _)| w.start_seconds.to_string())
-                    data-end-seconds=move || title_window().map(|(w, _)| w.end_seconds.to_string())
-                    data-step-seconds=move || title_window().map(|(_, s)| s.to_string())>
-                    {window_text}
-                </p>
-                <div class="timeline-buttons">
-                    <button class="secondary" data-testid="timeline-zoom-out" aria-label=move || tr(Key::tl_zoom_out)
-                        title=move || tr(Key::tl_zoom_out) disabled=move || zoom.get().is_none()
-                        on:click=move |_| zoom_by(whole, zoom, 2.0, 0.5)>"−"</button>
-                    <button class="secondary" data-testid="timeline-zoom-in" aria-label=move || tr(Key::tl_zoom_in)
-                        title=move || tr(Key::tl_zoom_in) on:click=move |_| zoom_by(whole, zoom, 0.25, 0.5)>"+"</button>
-                    <button class="secondary" data-testid="timeline-whole" disabled=move || zoom.get().is_none()
-                        on:click=move |_| zoom.set(None)>{move || tr(Key::tl_whole)}</button>
-                </div>
+        <div class="timeline-bar">
+            <p class="muted" data-testid="timeline-window" aria-live="polite"
+                data-start-seconds=move || title_window().map(|(w, _)| w.start_seconds.to_string())
+                data-end-seconds=move || title_window().map(|(w, _)| w.end_seconds.to_string())
+                data-step-seconds=move || title_window().map(|(_, s)| s.to_string())>
+                {window_text}
+            </p>
+            <div class="timeline-buttons">
+                <button class="secondary" data-testid="timeline-zoom-out" aria-label=move || ctx.tr(Key::tl_zoom_out)
+                    title=move || ctx.tr(Key::tl_zoom_out) disabled=whole_shown
+                    on:click=move |_| step.zoom_by(2.0, 0.5)>"−"</button>
+                <button class="secondary" data-testid="timeline-zoom-in" aria-label=move || ctx.tr(Key::tl_zoom_in)
+                    title=move || ctx.tr(Key::tl_zoom_in) on:click=move |_| step.zoom_by(0.25, 0.5)>"+"</button>
+                <button class="secondary" data-testid="timeline-whole" disabled=whole_shown
+                    on:click=move |_| step.zoom.set(None)>{move || ctx.tr(Key::tl_whole)}</button>
             </div>
+        </div>
     }
 }
 
 /// The legend: the passes drawn, model chunks, and the step's parts.
-#[component]
-fn TimelineLegend(
-    /// The whole step's chart, once per plan.
-    whole: Memo<Option<Arc<TimelineChart>>>,
-) -> impl IntoView {
-    let tr = use_tr();
-    move || {
-        whole.with(|c| {
-            let c = c.as_ref()?;
-            let passes: Vec<Pass> = [Pass::F, Pass::B, Pass::W]
-                .into_iter()
-                .filter(|p| c.timeline.events.iter().any(|e| e.pass == *p))
-                .collect();
-            let items = passes
-                .into_iter()
-                .map(|pass| swatch(PassStyle { pass, chunk: 0 }.rgb(), tr(pass_key(pass))))
-                .collect_view();
-            let parts = c
-                .timeline
-                .parts
-                .iter()
-                .map(|p| swatch(chart::part_rgb(p.part), tr(part_key(p.part))))
-                .collect_view();
-            let chunks = (1 < c.timeline.n_chunks).then(|| view! { <li>{tr(Key::tl_chunks)}</li> });
-            Some(view! { {items} {chunks} {parts} })
-        })
-    }
+fn legend(c: &TimelineChart, lang: Lang) -> Option<impl IntoView + use<>> {
+    let passes: Vec<Pass> = [Pass::F, Pass::B, Pass::W]
+        .into_iter()
+        .filter(|p| c.timeline.events.iter().any(|e| e.pass == *p))
+        .collect();
+    let items = passes
+        .into_iter()
+        .map(|pass| swatch(PassStyle { pass, chunk: 0 }.rgb(), t(lang, pass_key(pass))))
+        .collect_view();
+    let parts = c
+        .timeline
+        .parts
+        .iter()
+        .map(|p| swatch(chart::part_rgb(p.part), t(lang, part_key(p.part))))
+        .collect_view();
+    let chunks = (1 < c.timeline.n_chunks).then(|| view! { <li>{t(lang, Key::tl_chunks)}</li> });
+    Some(view! { {items} {chunks} {parts} })
 }
 
 /// A legend entry: a colour and its name.
@@ -392,88 +428,67 @@ fn swatch(rgb: chart::Rgb, label: &'static str) -> impl IntoView {
 }
 
 /// What the chart leaves out: stages beyond the lanes drawn, micro-batches beyond those simulated.
-#[component]
-fn TimelineNotes(
-    /// The whole step's chart, once per plan.
-    whole: Memo<Option<Arc<TimelineChart>>>,
-) -> impl IntoView {
-    let tr = use_tr();
-    move || {
-        whole.with(|c| {
-            let c = c.as_ref()?;
-            let tl = &c.timeline;
-            let deep = (chart::MAX_RANK_LANES < tl.n_ranks)
-                .then(|| fill(tr(Key::tl_too_deep), &[("n", &tl.n_ranks.to_string())]));
-            let partial = (tl.microbatches_drawn < tl.n_microbatches).then(|| {
-                fill(
-                    tr(Key::tl_partial),
-                    &[
-                        ("shown", &format::count(tl.microbatches_drawn.into())),
-                        ("total", &format::count(tl.n_microbatches.into())),
-                    ],
-                )
-            });
-            let text = [deep, partial].into_iter().flatten().collect::<Vec<_>>().join(" ");
-            (!text.is_empty()).then(|| view! { <p class="note" data-testid="timeline-note">{text}</p> })
-        })
-    }
+fn notes(c: &TimelineChart, lang: Lang) -> Option<impl IntoView + use<>> {
+    let tl = &c.timeline;
+    let deep = (chart::MAX_RANK_LANES < tl.n_ranks)
+        .then(|| fill(t(lang, Key::tl_too_deep), &[("n", &tl.n_ranks.to_string())]));
+    let partial = (tl.microbatches_drawn < tl.n_microbatches).then(|| {
+        fill(
+            t(lang, Key::tl_partial),
+            &[
+                ("shown", &format::count(tl.microbatches_drawn.into())),
+                ("total", &format::count(tl.n_microbatches.into())),
+            ],
+        )
+    });
+    let text = [deep, partial].into_iter().flatten().collect::<Vec<_>>().join(" ");
+    (!text.is_empty()).then(|| view! { <p class="note" data-testid="timeline-note">{text}</p> })
 }
 
 /// The step's parts as a table, lane by lane, and what the stages' lanes hold.
-#[component]
-fn TimelineTable(
-    /// The whole step's chart, once per plan.
-    whole: Memo<Option<Arc<TimelineChart>>>,
-) -> impl IntoView {
-    let lang = use_lang();
-    move || {
-        whole.with(|c| {
-            let c = c.as_ref()?;
-            let lang = lang.get();
-            let rows = c
-                .lanes
-                .iter()
-                .filter(|l| !matches!(l.label, LaneLabel::Rank(_)))
-                .flat_map(|lane| lane.parts.iter().map(move |p| (lane.label, *p)))
-                .map(|(label, p)| {
-                    view! {
-                        <tr data-lane=lane_id(label) data-part=part_id(p.part)
-                            data-start-seconds=p.start_seconds.to_string() data-end-seconds=p.end_seconds.to_string()>
-                            <th scope="row">{lane_name(lang, label)}</th>
-                            <td>{t(lang, part_key(p.part))}</td>
-                            <td class="num">{format::seconds(p.start_seconds)}</td>
-                            <td class="num">{format::seconds(p.end_seconds)}</td>
-                            <td class="num">{format::seconds(p.end_seconds - p.start_seconds)}</td>
-                        </tr>
-                    }
-                })
-                .collect_view();
-            let tl = &c.timeline;
-            let passes = fill(
-                t(lang, Key::tl_passes),
-                &[
-                    ("last", &tl.n_ranks.saturating_sub(1).to_string()),
-                    ("passes", &format::count(tl.events.len() as u64)),
-                    ("mbs", &format::count(tl.n_microbatches.into())),
-                ],
-            );
-            Some(view! {
-                <table class="breakdown" data-testid="timeline-lanes">
-                    <thead>
-                        <tr>
-                            <th scope="col">{t(lang, Key::tl_col_lane)}</th>
-                            <th scope="col">{t(lang, Key::tl_col_part)}</th>
-                            <th scope="col" class="num">{t(lang, Key::tl_col_start)}</th>
-                            <th scope="col" class="num">{t(lang, Key::tl_col_end)}</th>
-                            <th scope="col" class="num">{t(lang, Key::tl_col_duration)}</th>
-                        </tr>
-                    </thead>
-                    <tbody>{rows}</tbody>
-                </table>
-                <p data-testid="timeline-passes" data-passes=tl.events.len().to_string()>{passes}</p>
-            })
+fn table(c: &TimelineChart, lang: Lang) -> Option<impl IntoView + use<>> {
+    let rows = c
+        .lanes
+        .iter()
+        .filter(|l| !matches!(l.label, LaneLabel::Rank(_)))
+        .flat_map(|lane| lane.parts.iter().map(move |p| (lane.label, *p)))
+        .map(|(label, p)| {
+            view! {
+                <tr data-lane=lane_id(label) data-part=part_id(p.part)
+                    data-start-seconds=p.start_seconds.to_string() data-end-seconds=p.end_seconds.to_string()>
+                    <th scope="row">{lane_name(lang, label)}</th>
+                    <td>{t(lang, part_key(p.part))}</td>
+                    <td class="num">{format::seconds(p.start_seconds)}</td>
+                    <td class="num">{format::seconds(p.end_seconds)}</td>
+                    <td class="num">{format::seconds(p.end_seconds - p.start_seconds)}</td>
+                </tr>
+            }
         })
-    }
+        .collect_view();
+    let tl = &c.timeline;
+    let passes = fill(
+        t(lang, Key::tl_passes),
+        &[
+            ("last", &tl.n_ranks.saturating_sub(1).to_string()),
+            ("passes", &format::count(tl.events.len() as u64)),
+            ("mbs", &format::count(tl.n_microbatches.into())),
+        ],
+    );
+    Some(view! {
+        <table class="breakdown" data-testid="timeline-lanes">
+            <thead>
+                <tr>
+                    <th scope="col">{t(lang, Key::tl_col_lane)}</th>
+                    <th scope="col">{t(lang, Key::tl_col_part)}</th>
+                    <th scope="col" class="num">{t(lang, Key::tl_col_start)}</th>
+                    <th scope="col" class="num">{t(lang, Key::tl_col_end)}</th>
+                    <th scope="col" class="num">{t(lang, Key::tl_col_duration)}</th>
+                </tr>
+            </thead>
+            <tbody>{rows}</tbody>
+        </table>
+        <p data-testid="timeline-passes" data-passes=tl.events.len().to_string()>{passes}</p>
+    })
 }
 
 /// What lies under the point (`x`, `y`) of the chart drawn in `b` showing `window`: a pass, idle
@@ -547,12 +562,12 @@ fn draw(frame: &Frame, c: &TimelineChart, window: Window, lang: Lang) -> Option<
     let y_px = |css: f64| frame.px(css) - y_range.start;
     // Every rectangle goes into one picture put at once (thousands of passes cost the browser a
     // single image); the text is drawn over it afterwards.
-    let mut raster = Raster::new(width_px, height_px, (0xff, 0xff, 0xff));
+    let mut raster = Raster::new(width_px, height_px, palette::WHITE);
     // Lane backgrounds (faint: the empty stretches are idle time).
     for (lane, (top, bottom)) in c.lanes.iter().zip(&rows) {
         let pad = if matches!(lane.label, LaneLabel::Rank(_)) && 6.0 <= bottom - top { 1.0 } else { 0.0 };
         let (y0, y1) = (y_px(top + pad), y_px(bottom - pad));
-        raster.fill((0, y0), (width_px as i32, y1.max(y0 + 1)), chart::LANE_RGB);
+        raster.fill((0, y0), (width_px as i32, y1.max(y0 + 1)), palette::LANE);
     }
     // The time axis: a grid line and a label per tick, the axis line below the lanes.
     let label = frame.font(LABEL_CSS_PX, MUTED).pos(Pos::new(HPos::Center, VPos::Top));
@@ -560,7 +575,7 @@ fn draw(frame: &Frame, c: &TimelineChart, window: Window, lang: Lang) -> Option<
     for tick in ticks {
         let (x, _) = area.map_coordinate(&(tick, 0.0));
         let x = x - x_range.start;
-        raster.fill((x, 0), (x + 1, height_px as i32), (0xd9, 0xde, 0xe5));
+        raster.fill((x, 0), (x + 1, height_px as i32), palette::TICK);
         tick_labels
             .push((format::seconds_tick(tick, tick_step), (x + x_range.start, y_range.end + frame.px(4.0))));
     }
@@ -603,7 +618,7 @@ fn draw(frame: &Frame, c: &TimelineChart, window: Window, lang: Lang) -> Option<
         let (x0, x1) = (x_px(drawn_end.max(window.start_seconds)), x_px(pipeline_end));
         for rank in 0..tl.n_ranks {
             if let (Some((top, bottom)), true) = (rank_row(rank), x0 < x1) {
-                raster.fill((x0, y_px(top + 1.0)), (x1, y_px(bottom - 1.0)), (0xb8, 0xc7, 0xdd));
+                raster.fill((x0, y_px(top + 1.0)), (x1, y_px(bottom - 1.0)), palette::PALE);
             }
         }
     }
@@ -619,7 +634,6 @@ fn draw(frame: &Frame, c: &TimelineChart, window: Window, lang: Lang) -> Option<
         let _ = pixels.draw(&Text::new(microbatch.to_string(), (x, y), white.clone()));
     }
     // The lanes' names, as many as fit (every k-th stage when lanes are thin).
-    let ink = RGBColor(0x1b, 0x24, 0x30);
     let every_rank = (13.0 / rank_lane_css(tl.n_ranks as usize)).ceil().max(1.0) as u32;
     for (lane, (top, bottom)) in c.lanes.iter().zip(&rows) {
         if let LaneLabel::Rank(r) = lane.label
@@ -627,7 +641,7 @@ fn draw(frame: &Frame, c: &TimelineChart, window: Window, lang: Lang) -> Option<
         {
             continue;
         }
-        let style = frame.font(LABEL_CSS_PX, ink).pos(Pos::new(HPos::Right, VPos::Center));
+        let style = frame.font(LABEL_CSS_PX, INK).pos(Pos::new(HPos::Right, VPos::Center));
         let at = (x_range.start - frame.px(6.0), frame.px((top + bottom) / 2.0));
         let _ = frame.root.draw(&Text::new(lane_name(lang, lane.label), at, style));
     }
