@@ -13,6 +13,7 @@ mod flags;
 mod hardware;
 mod hf;
 mod import_config;
+mod invariants;
 mod knobs;
 mod layout;
 mod logparse;

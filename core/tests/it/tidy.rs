@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn repo_root() -> PathBuf {
+pub(crate) fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
 }
 
@@ -60,7 +60,7 @@ fn wasm_bindgen_versions_agree() {
     );
 }
 
-fn rust_files(dir: &Path, acc: &mut Vec<PathBuf>) {
+pub(crate) fn rust_files(dir: &Path, acc: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else { return };
     for entry in entries {
         let path = entry.unwrap().path();
