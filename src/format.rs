@@ -202,6 +202,22 @@ fn grouped(x: f64) -> String {
     }
 }
 
+/// How many times another figure this one is: `1.234` → `×1.23`.
+pub fn factor(x: f64) -> String {
+    match x.is_finite() {
+        true => format!("×{x:.2}"),
+        false => "–".to_owned(),
+    }
+}
+
+/// A scale factor fitted to a measurement, to three decimals: `0.87349` → `0.873`.
+pub fn scale(x: f64) -> String {
+    match x.is_finite() {
+        true => format!("{x:.3}"),
+        false => "–".to_owned(),
+    }
+}
+
 /// A count as short as it can be written exactly, for an input a user edits: `1000000000000` →
 /// `1T`, `2500000000` → `2.5B`, `1234` → `1234`; [`parse_count`] reads it back.
 pub fn count_typed(n: u64) -> String {
@@ -338,6 +354,10 @@ mod tests {
         assert_eq!(amount(19.947), "19.9");
         assert_eq!(amount(1_234_567.8), "1,234,568");
         assert_eq!(amount(f64::NAN), "–");
+        assert_eq!(factor(1.234), "×1.23");
+        assert_eq!(factor(f64::INFINITY), "–");
+        assert_eq!(scale(0.87349), "0.873");
+        assert_eq!(scale(f64::NAN), "–");
         assert_eq!(parse_count("1T", u64::MAX), Some(1_000_000_000_000));
         assert_eq!(parse_count("1.5 t", u64::MAX), Some(1_500_000_000_000));
         assert_eq!(parse_count("300B", u64::MAX), Some(300_000_000_000));

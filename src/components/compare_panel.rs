@@ -79,7 +79,7 @@ fn change(metric: Metric, change: Change) -> Option<String> {
     let sign = |d: f64| if 0.0 < d { "+" } else { "−" };
     match (metric, change) {
         (Metric::Fits, _) | (_, Change::Same) => None,
-        (_, Change::Times(x)) => Some(format!("×{x:.2}")),
+        (_, Change::Times(x)) => Some(format::factor(x)),
         (Metric::PeakBytes, Change::By(d)) => Some(format!("{}{}", sign(d), format::gib(d.abs() as u64))),
         (_, Change::By(d)) => Some(format!("{}{}", sign(d), format::count(d.abs() as u64))),
     }

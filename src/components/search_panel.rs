@@ -91,7 +91,7 @@ pub fn SearchPanel() -> impl IntoView {
                     ("considered", &format::count(f.result.considered)),
                     ("fit", &format::count(f.result.fit)),
                     ("feasible", &format::count(f.result.feasible)),
-                    ("millis", &format!("{:.0}", f.millis)),
+                    ("millis", &format::amount(f.millis)),
                     ("ran", &ran_on(ctx.lang(), f.workers)),
                 ],
             )

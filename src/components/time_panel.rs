@@ -32,7 +32,7 @@ pub fn TimePanel() -> impl IntoView {
                     </div>
                     <div><dt>{ctx.tr(Key::time_mfu)}</dt><dd data-testid="mfu">{format::percent(t.mfu)}</dd></div>
                     <div><dt>{ctx.tr(Key::time_hfu)}</dt><dd data-testid="hfu">{format::percent(t.hfu)}</dd></div>
-                    <div><dt>{ctx.tr(Key::time_days)}</dt><dd>{format!("{:.1}", t.days_per_trillion_tokens)}</dd></div>
+                    <div><dt>{ctx.tr(Key::time_days)}</dt><dd>{format::amount(t.days_per_trillion_tokens)}</dd></div>
                 </dl>
             }
         })

@@ -354,3 +354,51 @@ fn views_write_no_words_of_their_own() {
     }
     assert!(hits.is_empty(), "write these through i18n::t:\n{}", hits.join("\n"));
 }
+
+/// Numbers a component formats itself for reading, as (line, call): a `format!` with a precision
+/// (`{:.2}`, `{x:.1}`) that is not an SVG coordinate or size (`x=`, `y=`, `width=`, … `=format!`).
+fn own_number_formats(text: &str) -> Vec<(usize, String)> {
+    const GEOMETRY: [&str; 11] = ["x", "y", "x1", "x2", "y1", "y2", "cx", "cy", "r", "width", "height"];
+    let code = masked(text, true);
+    let code = code.find("#[cfg(test)]").map_or(code.as_str(), |at| &code[..at]);
+    let mut res = Vec::new();
+    for (idx, line) in code.lines().enumerate() {
+        let mut from = 0;
+        while let Some(pos) = line[from..].find("format!(\"") {
+            let start = from + pos;
+            let literal: String =
+                line[start + "format!(\"".len()..].chars().take_while(|&c| c != '"').collect();
+            let before = line[..start].trim_end();
+            let attribute = before.strip_suffix('=').is_some_and(|b| {
+                let name = b.rsplit(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).next().unwrap_or("");
+                GEOMETRY.contains(&name)
+            });
+            if literal.contains(":.") && !attribute {
+                res.push((idx + 1, format!("format!(\"{literal}\")")));
+            }
+            from = start + 1;
+        }
+    }
+    res
+}
+
+/// Invariant: a number a component shows for reading is written by src/format.rs, so each kind of
+/// figure reads the same everywhere; components format only SVG geometry themselves.
+#[test]
+fn components_format_numbers_through_format_rs() {
+    let snippet = "let a = format!(\"{:.1}\", x);\n<rect x=format!(\"{:.1}\", x0) width=format!(\"{:.2}\", w)/>\nlet b = format!(\"{x:.2} s\");\nlet c = format!(\"{name}\");\n";
+    let found: Vec<usize> = own_number_formats(snippet).iter().map(|(l, _)| *l).collect();
+    assert_eq!(found, [1, 3]);
+    let mut hits = Vec::new();
+    for path in
+        source_files(&["src"]).into_iter().filter(|p| p.components().any(|c| c.as_os_str() == "components"))
+    {
+        let text = std::fs::read_to_string(&path).unwrap();
+        hits.extend(
+            own_number_formats(&text)
+                .into_iter()
+                .map(|(line, call)| format!("{}:{line} {call}", path.display())),
+        );
+    }
+    assert!(hits.is_empty(), "write these through src/format.rs:\n{}", hits.join("\n"));
+}

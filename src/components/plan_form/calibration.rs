@@ -36,7 +36,7 @@ pub fn CalibrationPanel(
                 _ => fill(
                     tr(Key::cal_current),
                     &[
-                        ("scale", &format!("{:.3}", c.efficiency())),
+                        ("scale", &format::scale(c.efficiency())),
                         ("offset", &format::signed_gib_of_mib(c.memory_offset_mib.unwrap_or(0.0))),
                     ],
                 ),
