@@ -390,24 +390,70 @@ fn same_shape(arch: &Architecture, layout: &Layout, a: u64, b: u64) -> bool {
         && same_layers
 }
 
+/// A rank's decoder layers by position, as far as their bytes differ: every layer of a dense model
+/// is alike, so only an MoE model's stage lists which positions hold MoE layers.
+struct StageLayers {
+    /// How many layers the rank holds.
+    n: u64,
+    /// For an MoE model, whether each position holds an MoE layer; empty for a dense model.
+    moe: Vec<bool>,
+    /// Whether the model's last layer is an MoE layer: what an MTP layer repeats.
+    last_moe: bool,
+}
+
+impl StageLayers {
+    fn of(arch: &Architecture, layout: &Layout, rank: u64) -> StageLayers {
+        let moe = match arch.moe {
+            None => Vec::new(),
+            Some(_) => layout.rank_layers(rank).map(|l| model::is_moe_layer(arch, l)).collect(),
+        };
+        StageLayers {
+            n: layout.rank_n_layers(rank),
+            moe,
+            last_moe: model::is_moe_layer(arch, arch.n_layers.saturating_sub(1)),
+        }
+    }
+
+    /// Whether position `pos` holds an MoE layer; past the stage's layers, a layer like the model's
+    /// last (an MTP layer's decoder layer).
+    fn moe_at(&self, pos: u64) -> bool {
+        match pos < self.n {
+            true => self.moe.get(pos as usize).copied().unwrap_or(false),
+            false => self.last_moe,
+        }
+    }
+
+    /// The MoE layers among positions `from..to` of the stage.
+    fn moe_in(&self, from: u64, to: u64) -> u64 {
+        match self.moe.get(from as usize..to as usize) {
+            Some(slice) => slice.iter().filter(|&&m| m).count() as u64,
+            None => 0,
+        }
+    }
+}
+
 /// A rank's bytes but for its activations, and the shape of those ([`ActivationShape::in_flight`]
 /// gives them for the rank's micro-batches in flight).
 fn stage_shape(ctx: &Ctx, layout: &Layout, stage_idx: u64) -> (StageMemory, ActivationShape) {
     let arch = ctx.arch;
-    // Sized first: the chunks' chained ranges give no exact length, and growing costs more than the rest.
-    let mut layers: Vec<u64> = Vec::with_capacity(layout.rank_n_layers(stage_idx) as usize);
-    layers.extend(layout.rank_layers(stage_idx));
+    let layers = StageLayers::of(arch, layout, stage_idx);
     let first = layout.holds_embedding(stage_idx);
     let last = layout.holds_loss(stage_idx);
     let mtp = layout.rank_mtp(stage_idx);
 
-    // Parameters on this device, dense and expert apart (they shard over different groups).
+    // Parameters on this device, dense and expert apart (they shard over different groups): the
+    // stage's layers counted by kind.
     let (mut dense, mut expert, mut norms_router) = (0.0, 0.0, 0.0);
-    for &layer_idx in &layers {
-        let counts = ctx.summary.layer(arch, layer_idx);
-        dense += (counts.attention + counts.mlp + counts.shared_experts) as f64 / ctx.tp as f64;
-        norms_router += (counts.norms + counts.router) as f64;
-        expert += counts.experts as f64 / (ctx.ep * ctx.etp) as f64;
+    let n_moe = layers.moe_in(0, layers.n);
+    for (moe_layer, count) in [(false, layers.n - n_moe), (true, n_moe)] {
+        if count == 0 {
+            continue;
+        }
+        let counts = if moe_layer { &ctx.summary.moe_layer } else { &ctx.summary.dense_layer };
+        let count = count as f64;
+        dense += count * (counts.attention + counts.mlp + counts.shared_experts) as f64 / ctx.tp as f64;
+        norms_router += count * (counts.norms + counts.router) as f64;
+        expert += count * counts.experts as f64 / (ctx.ep * ctx.etp) as f64;
     }
     // The layers' linear weights (all but norms and routers), for low-precision weight copies.
     let linear_layers = dense + expert;
@@ -442,11 +488,8 @@ fn stage_shape(ctx: &Ctx, layout: &Layout, stage_idx: u64) -> (StageMemory, Acti
         dense += head / ctx.tp as f64;
     }
 
-    let mut res = StageMemory {
-        n_layers: layers.len() as u64,
-        params: (dense + expert) as u64,
-        ..StageMemory::default()
-    };
+    let mut res =
+        StageMemory { n_layers: layers.n, params: (dense + expert) as u64, ..StageMemory::default() };
     model_states(ctx, dense, expert, &mut res);
     res.weights_bytes += low_precision_weight_copies(ctx, linear_layers + mtp_linear(ctx, mtp)) as u64;
     let act = activation_shape(ctx, &layers, first, mtp);
@@ -881,7 +924,7 @@ impl ActivationShape {
     }
 }
 
-/// One micro-batch's saved bytes over a stage's `n` layers (`layer_bytes` by position), and the
+/// One micro-batch's saved bytes over a stage's `n` layers (`sum_bytes` over a range of positions), and the
 /// working set recomputation adds once, under full recomputation's `method` over groups of
 /// `group` layers (`None`: no full recomputation) with `hidden` bytes of a layer's input.
 fn recomputed_layers(
@@ -889,21 +932,21 @@ fn recomputed_layers(
     n: u64,
     group: u64,
     hidden: f64,
-    layer_bytes: &dyn Fn(u64) -> f64,
+    sum_bytes: &dyn Fn(u64, u64) -> f64,
 ) -> (f64, f64) {
     match full_method {
-        None => ((0..n).map(layer_bytes).sum::<f64>(), 0.0),
+        None => (sum_bytes(0, n), 0.0),
         // Uniform: each group of `num_layers` keeps its input; backward recomputes one group at a time.
         Some(RecomputeMethod::Uniform) => {
             let n_groups = n.div_ceil(group) as f64;
-            let one_group = (0..n.min(group)).map(layer_bytes).sum::<f64>();
+            let one_group = sum_bytes(0, n.min(group));
             (n_groups * hidden, one_group)
         }
         // Block: the first `num_layers` layers keep only their inputs, the rest everything.
         Some(RecomputeMethod::Block) => {
             let recomputed = n.min(group) as f64 * hidden;
-            let kept = (n.min(group)..n).map(layer_bytes).sum::<f64>();
-            let one = if 0 < n { layer_bytes(0) } else { 0.0 };
+            let kept = sum_bytes(n.min(group), n);
+            let one = sum_bytes(0, n.min(1));
             (recomputed + kept, one)
         }
     }
@@ -926,8 +969,40 @@ fn selectively_saved(plan: &Plan) -> Saved {
     }
 }
 
+/// One layer's activation bytes by its kind and what it saves, each worked out once per stage: a
+/// layer's bytes depend on those, not on its position, and a stage holds dozens of layers of at
+/// most two kinds. What a layer saves varies within a stage only by the activation-function window
+/// and swap-attention, so a layer's kind and those two bits index the memo.
+struct KindBytes<'a> {
+    ctx: &'a Ctx<'a>,
+    /// The stage's shape of a layer; `saved` is set per call.
+    case: LayerCase,
+    memo: [std::cell::Cell<Option<f64>>; 8],
+}
+
+impl KindBytes<'_> {
+    fn bytes(&self, moe_layer: bool, saved: Saved) -> f64 {
+        let slot = &self.memo[usize::from(moe_layer) * 4
+            + usize::from(saved.activation_function) * 2
+            + usize::from(saved.without_attention)];
+        if let Some(bytes) = slot.get() {
+            return bytes;
+        }
+        let case = LayerCase { saved, ..self.case };
+        let padding = match moe_layer && case.megatron {
+            true => {
+                moe_padding_bytes(self.ctx.plan, (case.seq_len * case.micro_batch) as f64, self.ctx.tp as f64)
+            }
+            false => 0.0,
+        };
+        let bytes = layer_activation_bytes(self.ctx.arch, moe_layer, &case) + padding;
+        slot.set(Some(bytes));
+        bytes
+    }
+}
+
 /// The activations of a stage holding `layers` (and the embedding, and `mtp` MTP layers).
-fn activation_shape(ctx: &Ctx, layers: &[u64], embedding: bool, mtp: u64) -> ActivationShape {
+fn activation_shape(ctx: &Ctx, layers: &StageLayers, embedding: bool, mtp: u64) -> ActivationShape {
     let plan = ctx.plan;
     let arch = ctx.arch;
     let megatron = ctx.path == Path::Megatron;
@@ -935,7 +1010,7 @@ fn activation_shape(ctx: &Ctx, layers: &[u64], embedding: bool, mtp: u64) -> Act
     let sp = megatron && plan.parallel.sequence_parallel && 1 < ctx.tp;
     let rc = &plan.recompute;
     let full = rc.granularity == RecomputeGranularity::Full;
-    let n = layers.len() as u64;
+    let n = layers.n;
     // LLaMA-Factory on Ascend checkpoints the first `recompute_layers_ratio` of the layers and keeps
     // the rest: the block method over that many layers.
     let ratio = plan.framework == Framework::LlamaFactory && rc.layers_ratio_frac < 1.0;
@@ -955,26 +1030,9 @@ fn activation_shape(ctx: &Ctx, layers: &[u64], embedding: bool, mtp: u64) -> Act
         0 => n,
         k => act_fn_from + u64::from(k),
     };
-    // By position in the stage (`pos`), the layer being `layers[pos]`.
-    let saved_at = |pos: u64| Saved {
-        activation_function: megatron && rc.activation_function && (act_fn_from..act_fn_to).contains(&pos),
-        ..saved
-    };
-    // A layer's bytes depend on its kind and what it saves, not on its position: each is computed
-    // once per stage (a stage holds dozens of layers of at most two kinds). What a layer saves
-    // varies within a stage only by the activation-function window and swap-attention, so a
-    // layer's kind and those two bits index the memo.
-    let memo: [std::cell::Cell<Option<f64>>; 8] = Default::default();
-    let layer_with = |pos: u64, saved: Saved| {
-        let idx = layers.get(pos as usize).copied().unwrap_or(arch.n_layers.saturating_sub(1));
-        let moe_layer = model::is_moe_layer(arch, idx);
-        let slot = &memo[usize::from(moe_layer) * 4
-            + usize::from(saved.activation_function) * 2
-            + usize::from(saved.without_attention)];
-        if let Some(bytes) = slot.get() {
-            return bytes;
-        }
-        let case = LayerCase {
+    let kinds = KindBytes {
+        ctx,
+        case: LayerCase {
             megatron,
             attention: plan.attention,
             seq_len: seq,
@@ -983,26 +1041,46 @@ fn activation_shape(ctx: &Ctx, layers: &[u64], embedding: bool, mtp: u64) -> Act
             sequence_parallel: sp,
             saved,
             fp8_inputs: fp8_linear(plan),
-        };
-        let padding = match moe_layer && megatron {
-            true => moe_padding_bytes(plan, (seq * b) as f64, ctx.tp as f64),
-            false => 0.0,
-        };
-        let bytes = layer_activation_bytes(arch, moe_layer, &case) + padding;
-        slot.set(Some(bytes));
-        bytes
+        },
+        memo: Default::default(),
     };
-    // Swap-attention (MindSpeed) keeps the attention tensors of the layer being computed and the
-    // one being prefetched on the device; the others wait in host memory.
+    let bytes_of = |moe_layer: bool, saved: Saved| kinds.bytes(moe_layer, saved);
+    // What the layer at a position saves: the activation-function window, and swap-attention
+    // (MindSpeed), which keeps the attention tensors of the layer being computed and the one being
+    // prefetched on the device while the others wait in host memory.
+    let act_fn = megatron && rc.activation_function;
     let swap = megatron && rc.swap_attention;
-    let layer_bytes = |pos: u64| match swap {
-        true => layer_with(pos, Saved { without_attention: true, ..saved_at(pos) }),
-        false => layer_with(pos, saved_at(pos)),
+    let saved_in =
+        |window: bool| Saved { activation_function: act_fn && window, without_attention: swap, ..saved };
+    let layer_with = |pos: u64, saved: Saved| bytes_of(layers.moe_at(pos), saved);
+    let in_window = |pos: u64| (act_fn_from..act_fn_to).contains(&pos);
+    let layer_bytes = |pos: u64| layer_with(pos, saved_in(in_window(pos)));
+    // The layers at positions `from..to`, counted by kind inside and outside the window.
+    let sum_bytes = |from: u64, to: u64| -> f64 {
+        let inside = (from.max(act_fn_from), to.min(act_fn_to));
+        let parts = [
+            (from, to.min(act_fn_from), false),
+            (inside.0, inside.1.max(inside.0), true),
+            (from.max(act_fn_to), to, false),
+        ];
+        parts
+            .into_iter()
+            .filter(|&(a, z, _)| a < z)
+            .map(|(a, z, window)| {
+                let moe = layers.moe_in(a, z);
+                let dense = z - a - moe;
+                let of = |moe_layer: bool, count: u64| match count {
+                    0 => 0.0,
+                    k => k as f64 * bytes_of(moe_layer, saved_in(window)),
+                };
+                of(false, dense) + of(true, moe)
+            })
+            .sum()
     };
     let swap_window = match (swap, n) {
         (true, 1..) => {
-            2.0 * (layer_with(0, saved_at(0))
-                - layer_with(0, Saved { without_attention: true, ..saved_at(0) }))
+            let at_0 = Saved { activation_function: act_fn && in_window(0), ..saved };
+            2.0 * (layer_with(0, at_0) - layer_with(0, Saved { without_attention: true, ..at_0 }))
         }
         _ => 0.0,
     };
@@ -1019,9 +1097,9 @@ fn activation_shape(ctx: &Ctx, layers: &[u64], embedding: bool, mtp: u64) -> Act
     // backward; the layer being copied stays on the device.
     let offloaded = offloaded_layers(plan, n);
     let offload_window = if 0 < offloaded && 0 < n { layer_bytes(0) } else { 0.0 };
-    let offloaded_bytes = (0..offloaded.min(n)).map(layer_bytes).sum::<f64>();
+    let offloaded_bytes = sum_bytes(0, offloaded.min(n));
     let full_method = full.then_some(method);
-    let (per_microbatch, working) = recomputed_layers(full_method, n, group, hidden, &layer_bytes);
+    let (per_microbatch, working) = recomputed_layers(full_method, n, group, hidden, &sum_bytes);
     // The embedding's output (and its dropout mask) on the first stage.
     let embedding =
         if embedding { hidden * if megatron && has_dropout(arch) { 1.5 } else { 1.0 } } else { 0.0 };
