@@ -588,11 +588,12 @@ async fn launch_files_follow_the_plan_and_download() -> WebDriverResult<()> {
     page.choose("method-select", "pretrain").await?;
     let script = page.wait_text("launch-text", |t| t.contains("pretrain_gpt.py")).await?;
     assert!(script.contains("--tokenizer-model \"$TOKENIZER_MODEL\""), "{script}");
-    // VeRL's Hydra overrides refuse the hostile dataset name typed above, and say why.
+    // VeRL's Hydra overrides refuse the hostile dataset name typed above, and say why, naming the
+    // field by its label in the form.
     page.choose("framework-select", "verl").await?;
     page.choose("method-select", "grpo").await?;
     let note = page.wait_text("launch-refused", |t| !t.is_empty()).await?;
-    assert!(note.contains("launch.dataset") && note.contains("VeRL"), "{note}");
+    assert!(note.starts_with("Dataset may hold only") && note.contains("VeRL"), "{note}");
     // Clearing the field shows the default path first: wait for the typed one (the files follow
     // the settled plan).
     page.type_into("launch-dataset", "/data/gsm8k/train.parquet").await?;
