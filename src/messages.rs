@@ -688,7 +688,7 @@ mod tests {
         for &code in trainplan_core::advice::Move::ALL {
             for lang in Lang::ALL {
                 let (what, why) = advice(lang, code);
-                assert!(!what.is_empty() && what != code.code(), "{code} has no words");
+                assert!(!what.is_empty() && what != code.name(), "{code} has no words");
                 assert!(!why.is_empty(), "{code} has no why");
             }
         }

@@ -20,6 +20,9 @@
 #![deny(missing_docs)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+#[macro_use]
+mod named;
+
 pub mod advice;
 mod assemble;
 pub mod catalog;

@@ -37,66 +37,44 @@ pub struct Advice {
     pub fits: bool,
 }
 
-macro_rules! moves {
-    ($($variant:ident = $code:literal,)*) => {
-        /// A move [`advise`] can propose, by its stable code (`distributed_optimizer`): the page
-        /// words each one and its "why", docs/advice.md explains it.
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-        pub enum Move {
-            $(
-                #[doc = concat!("`", $code, "`.")]
-                $variant,
-            )*
-        }
-
-        impl Move {
-            /// Every move, in the order candidates are generated.
-            pub const ALL: &'static [Move] = &[$(Move::$variant,)*];
-
-            /// The stable code the report writes.
-            pub const fn code(self) -> &'static str {
-                match self {
-                    $(Move::$variant => $code,)*
-                }
-            }
-        }
-    };
-}
-
-moves! {
-    DistributedOptimizer = "distributed_optimizer",
-    OverlapGradReduce = "overlap_grad_reduce",
-    SequenceParallel = "sequence_parallel",
-    TpCommOverlap = "tp_comm_overlap",
-    AscendCoc = "ascend_coc",
-    FusedKernels = "fused_kernels",
-    ZeroStage = "zero_stage",
-    ZeroStageDown = "zero_stage_down",
-    ZeroStage3 = "zero_stage_3",
-    OffloadOptimizer = "offload_optimizer",
-    OffloadParams = "offload_params",
-    RecomputeSelective = "recompute_selective",
-    RecomputeFull = "recompute_full",
-    RecomputeLess = "recompute_less",
-    SwapAttention = "swap_attention",
-    FlashAttention = "flash_attention",
-    MicroBatchUp = "micro_batch_up",
-    MicroBatchDown = "micro_batch_down",
-    MoreMicrobatches = "more_microbatches",
-    Interleave = "interleave",
-    TpInNode = "tp_in_node",
-    PpOverTp = "pp_over_tp",
-    CpAlgo = "cp_algo",
-    StackMegatron = "stack_megatron",
-    CheapTogether = "cheap_together",
-    VerlUlysses = "verl_ulysses",
-    RolloutTpDown = "rollout_tp_down",
-    RolloutTpUp = "rollout_tp_up",
-    MaxNumSeqsUp = "max_num_seqs_up",
-    PrecisionFp8 = "precision_fp8",
-    LoraAllTargets = "lora_all_targets",
-    SearchBest = "search_best",
-    MegatronFsdp = "megatron_fsdp",
+named_enum! {
+    /// A move [`advise`] can propose, by its stable code (`distributed_optimizer`): the page words
+    /// each one and its "why", docs/advice.md explains it.
+    pub enum Move ("Every move, in the order candidates are generated.") {
+        DistributedOptimizer = "distributed_optimizer",
+        OverlapGradReduce = "overlap_grad_reduce",
+        SequenceParallel = "sequence_parallel",
+        TpCommOverlap = "tp_comm_overlap",
+        AscendCoc = "ascend_coc",
+        FusedKernels = "fused_kernels",
+        ZeroStage = "zero_stage",
+        ZeroStageDown = "zero_stage_down",
+        ZeroStage3 = "zero_stage_3",
+        OffloadOptimizer = "offload_optimizer",
+        OffloadParams = "offload_params",
+        RecomputeSelective = "recompute_selective",
+        RecomputeFull = "recompute_full",
+        RecomputeLess = "recompute_less",
+        SwapAttention = "swap_attention",
+        FlashAttention = "flash_attention",
+        MicroBatchUp = "micro_batch_up",
+        MicroBatchDown = "micro_batch_down",
+        MoreMicrobatches = "more_microbatches",
+        Interleave = "interleave",
+        TpInNode = "tp_in_node",
+        PpOverTp = "pp_over_tp",
+        CpAlgo = "cp_algo",
+        StackMegatron = "stack_megatron",
+        CheapTogether = "cheap_together",
+        VerlUlysses = "verl_ulysses",
+        RolloutTpDown = "rollout_tp_down",
+        RolloutTpUp = "rollout_tp_up",
+        MaxNumSeqsUp = "max_num_seqs_up",
+        PrecisionFp8 = "precision_fp8",
+        LoraAllTargets = "lora_all_targets",
+        SearchBest = "search_best",
+        MegatronFsdp = "megatron_fsdp",
+    }
 }
 
 impl Move {
@@ -130,19 +108,6 @@ impl Move {
                 | Move::PrecisionFp8
                 | Move::SearchBest
         )
-    }
-}
-
-impl std::fmt::Display for Move {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.code())
-    }
-}
-
-/// Written as its code.
-impl serde::Serialize for Move {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(self.code())
     }
 }
 
