@@ -390,44 +390,47 @@ fn same_shape(arch: &Architecture, layout: &Layout, a: u64, b: u64) -> bool {
         && same_layers
 }
 
-/// A rank's decoder layers by position, as far as their bytes differ: every layer of a dense model
-/// is alike, so only an MoE model's stage lists which positions hold MoE layers.
-struct StageLayers {
+/// A rank's decoder layers by position (its chunks' layers in order), as far as their bytes differ:
+/// which positions hold MoE layers, counted from the chunks' ranges without walking the layers.
+struct StageLayers<'a> {
+    arch: &'a Architecture,
+    layout: &'a Layout,
+    rank: u64,
     /// How many layers the rank holds.
     n: u64,
-    /// For an MoE model, whether each position holds an MoE layer; empty for a dense model.
-    moe: Vec<bool>,
-    /// Whether the model's last layer is an MoE layer: what an MTP layer repeats.
-    last_moe: bool,
 }
 
-impl StageLayers {
-    fn of(arch: &Architecture, layout: &Layout, rank: u64) -> StageLayers {
-        let moe = match arch.moe {
-            None => Vec::new(),
-            Some(_) => layout.rank_layers(rank).map(|l| model::is_moe_layer(arch, l)).collect(),
-        };
-        StageLayers {
-            n: layout.rank_n_layers(rank),
-            moe,
-            last_moe: model::is_moe_layer(arch, arch.n_layers.saturating_sub(1)),
-        }
+impl<'a> StageLayers<'a> {
+    fn of(arch: &'a Architecture, layout: &'a Layout, rank: u64) -> StageLayers<'a> {
+        StageLayers { arch, layout, rank, n: layout.rank_n_layers(rank) }
+    }
+
+    /// The layer indices at positions `from..to`, chunk by chunk.
+    fn ranges(&self, from: u64, to: u64) -> impl Iterator<Item = std::ops::Range<u64>> + '_ {
+        let mut start = 0;
+        self.layout.rank_stages(self.rank).filter_map(move |stage| {
+            let len = stage.layers.end.saturating_sub(stage.layers.start);
+            let (lo, hi) = (from.max(start), to.min(start + len));
+            let offset = stage.layers.start.wrapping_sub(start);
+            start += len;
+            (lo < hi).then(|| lo.wrapping_add(offset)..hi.wrapping_add(offset))
+        })
     }
 
     /// Whether position `pos` holds an MoE layer; past the stage's layers, a layer like the model's
     /// last (an MTP layer's decoder layer).
     fn moe_at(&self, pos: u64) -> bool {
         match pos < self.n {
-            true => self.moe.get(pos as usize).copied().unwrap_or(false),
-            false => self.last_moe,
+            true => self.moe_in(pos, pos + 1) == 1,
+            false => model::is_moe_layer(self.arch, self.arch.n_layers.saturating_sub(1)),
         }
     }
 
     /// The MoE layers among positions `from..to` of the stage.
     fn moe_in(&self, from: u64, to: u64) -> u64 {
-        match self.moe.get(from as usize..to as usize) {
-            Some(slice) => slice.iter().filter(|&&m| m).count() as u64,
+        match self.arch.moe {
             None => 0,
+            Some(_) => self.ranges(from, to).map(|r| model::moe_layers_in(self.arch, r)).sum(),
         }
     }
 }

@@ -680,6 +680,32 @@ pub fn is_moe_layer(arch: &Architecture, layer_idx: u64) -> bool {
     arch.moe.as_ref().is_some_and(|m| m.is_moe_layer(layer_idx))
 }
 
+/// How many of the decoder layers `layers` (a range of indices) hold experts, counted without
+/// walking them: as [`is_moe_layer`] says of each.
+pub fn moe_layers_in(arch: &Architecture, layers: std::ops::Range<u64>) -> u64 {
+    let Some(moe) = &arch.moe else { return 0 };
+    if layers.end <= layers.start {
+        return 0;
+    }
+    match &moe.layers {
+        MoeLayers::FromLayer(first) => layers.end.saturating_sub(layers.start.max(*first)),
+        MoeLayers::Step { step: 0, .. } => 0,
+        MoeLayers::Step { step, dense } => {
+            // Indices i with (i + 1) a multiple of `step`: the multiples in start + 1 ..= end.
+            let sparse = layers.end / step - layers.start / step;
+            // Less the listed dense ones among them, each counted once.
+            let listed = dense
+                .iter()
+                .enumerate()
+                .filter(|&(k, &i)| {
+                    layers.contains(&i) && (i + 1).is_multiple_of(*step) && !dense[..k].contains(&i)
+                })
+                .count() as u64;
+            sparse - listed
+        }
+    }
+}
+
 /// Parameters by component of some tensor groups (`active` and `mtp` left at 0).
 pub fn sum_by_component(groups: &[TensorGroup]) -> ParamCounts {
     let mut res = ParamCounts::default();

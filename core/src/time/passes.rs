@@ -130,10 +130,8 @@ fn add_layers(
     for (idx, stage) in chunks.iter().enumerate() {
         // Layers of each kind here; an MTP layer runs a decoder layer like the model's last (its
         // head and loss are added in `add_heads`).
-        let mut count = [0.0_f64; 2];
-        for layer in stage.layers.clone() {
-            count[usize::from(model::is_moe_layer(arch, layer))] += 1.0;
-        }
+        let moe = model::moe_layers_in(arch, stage.layers.clone());
+        let mut count = [(stage.layers.end - stage.layers.start - moe) as f64, moe as f64];
         count[usize::from(model::is_moe_layer(arch, last_layer))] += stage.mtp as f64;
         let r = &mut costs.per_rank[idx / vpp as usize];
         for (kind, n) in kinds.iter().zip(count) {
@@ -179,7 +177,7 @@ fn flops_per_microbatch(
     let [dense, moe] = layers;
     let mut model_flops_per_mb = 0.0;
     let mut recompute_flops_per_mb = 0.0;
-    let n_moe = (0..arch.n_layers).filter(|&idx| model::is_moe_layer(arch, idx)).count() as f64;
+    let n_moe = model::moe_layers_in(arch, 0..arch.n_layers) as f64;
     for (l, kind, n) in [(dense, &kinds[0], arch.n_layers as f64 - n_moe), (moe, &kinds[1], n_moe)] {
         model_flops_per_mb += n * passes * l.model_flops;
         recompute_flops_per_mb += n * kind.rerun_flops;

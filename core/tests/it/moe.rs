@@ -144,3 +144,34 @@ fn padding_to_capacity_grows_the_routed_activations() {
     let extra = padded - base;
     assert!((extra / (32.0 * per_layer) - 1.0).abs() < 1e-3, "{extra} vs {}", 32.0 * per_layer);
 }
+
+/// The count of MoE layers in a range of indices, worked out from the layout of the experts (every
+/// layer from the k-th, or each step-th but the listed dense ones), is the count layer by layer.
+#[test]
+fn moe_layers_are_counted_without_walking_them() {
+    use trainplan_core::model::{MoeLayers, is_moe_layer, moe_layers_in};
+    let mut arch = Plan::from_json(r#"{"model": "qwen3-30b-a3b"}"#).unwrap().model.arch;
+    let n = arch.n_layers;
+    let layouts = [
+        MoeLayers::FromLayer(0),
+        MoeLayers::FromLayer(1),
+        MoeLayers::FromLayer(3),
+        MoeLayers::FromLayer(n + 5),
+        MoeLayers::Step { step: 1, dense: vec![] },
+        MoeLayers::Step { step: 2, dense: vec![] },
+        // Listed twice, listed but dense anyway (index 0 with step 3), and past the last layer.
+        MoeLayers::Step { step: 3, dense: vec![2, 5, 5, 0, n + 1] },
+        MoeLayers::Step { step: 0, dense: vec![] },
+    ];
+    for layout in layouts {
+        arch.moe.as_mut().unwrap().layers = layout.clone();
+        for from in 0..=n + 2 {
+            for to in 0..=n + 2 {
+                let walked = (from..to).filter(|&i| is_moe_layer(&arch, i)).count() as u64;
+                assert_eq!(moe_layers_in(&arch, from..to), walked, "{layout:?} {from}..{to}");
+            }
+        }
+    }
+    let dense = Plan::from_json(r#"{"model": "qwen2.5-7b"}"#).unwrap().model.arch;
+    assert_eq!(moe_layers_in(&dense, 0..dense.n_layers), 0);
+}
