@@ -381,7 +381,7 @@ fn same_shape(arch: &Architecture, layout: &Layout, a: u64, b: u64) -> bool {
     let kinds = |rank: u64| layout.rank_layers(rank).map(|l| model::is_moe_layer(arch, l));
     // Every layer of a dense model is of one kind: the counts decide.
     let same_layers = match arch.moe {
-        None => layout.rank_layers(a).count() == layout.rank_layers(b).count(),
+        None => layout.rank_n_layers(a) == layout.rank_n_layers(b),
         Some(_) => kinds(a).eq(kinds(b)),
     };
     layout.holds_embedding(a) == layout.holds_embedding(b)
