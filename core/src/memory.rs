@@ -407,13 +407,13 @@ impl<'a> StageLayers<'a> {
 
     /// The layer indices at positions `from..to`, chunk by chunk.
     fn ranges(&self, from: u64, to: u64) -> impl Iterator<Item = std::ops::Range<u64>> + '_ {
-        let mut start = 0;
+        // The chunk's first position in the rank; its layers follow from `stage.layers.start`.
+        let mut next = 0;
         self.layout.rank_stages(self.rank).filter_map(move |stage| {
-            let len = stage.layers.end.saturating_sub(stage.layers.start);
-            let (lo, hi) = (from.max(start), to.min(start + len));
-            let offset = stage.layers.start.wrapping_sub(start);
-            start += len;
-            (lo < hi).then(|| lo.wrapping_add(offset)..hi.wrapping_add(offset))
+            let first = next;
+            next += stage.layers.end.saturating_sub(stage.layers.start);
+            let (lo, hi) = (from.max(first), to.min(next));
+            (lo < hi).then(|| stage.layers.start + (lo - first)..stage.layers.start + (hi - first))
         })
     }
 

@@ -13,7 +13,7 @@ use super::{
 };
 use crate::hardware::Vendor;
 use crate::model::{Attention, MlpKind};
-use crate::plan::{AttentionImpl, CpAlgo, RecomputeGranularity};
+use crate::plan::{AttentionImpl, CpAlgo, RecomputeGranularity, RecomputeMethod};
 
 /// Per-micro-batch work of one layer on one device, forward.
 #[derive(Clone, Copy, Debug, Default)]
@@ -202,7 +202,9 @@ fn tp_seconds(ctx: &Ctx) -> f64 {
 /// each checkpoint's input (the layer's hidden states, 2 bytes an element) is split over the TP
 /// ranks after forward and all-gathered before the recomputed forward (`CheckpointFunction`,
 /// megatron/core/tensor_parallel/random.py at core_v0.19.0: `split_tensor_into_1d_equal_chunks`,
-/// `gather_split_1d_tensor`). Counted once per layer, as with one layer per checkpoint.
+/// `gather_split_1d_tensor`). Per layer: one gather per checkpoint, so a uniform checkpoint of
+/// `recompute.num_layers` layers shares its gather among them; the block method checkpoints each
+/// of its layers alone.
 fn checkpoint_gather_seconds(ctx: &Ctx) -> f64 {
     let (plan, t) = (ctx.plan, ctx.tp);
     let distributed = plan.recompute.distribute_saved_activations
@@ -212,7 +214,11 @@ fn checkpoint_gather_seconds(ctx: &Ctx) -> f64 {
         return 0.0;
     }
     let bytes = ctx.tokens * ctx.arch.hidden_size as f64 * 2.0;
-    ring_seconds_on(ctx.hw, bytes, t, link_bandwidth(ctx, t as u64), false)
+    let layers_per_gather = match plan.recompute.method {
+        RecomputeMethod::Uniform => f64::from(plan.recompute.num_layers.get()),
+        RecomputeMethod::Block => 1.0,
+    };
+    ring_seconds_on(ctx.hw, bytes, t, link_bandwidth(ctx, t as u64), false) / layers_per_gather
 }
 
 /// The ring's context-parallel exchange of one layer's forward (keys and values of width `kv`)

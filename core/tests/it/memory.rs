@@ -674,14 +674,16 @@ fn distributed_checkpoints_keep_a_tp_share_of_each_input() {
     // checkpoint keeps its 2 × 4,096 × 3,584-byte input, split four ways with
     // `--distribute-saved-activations` (Megatron `CheckpointFunction`'s 1-D split over TP), and so
     // is the embedding's output on this first stage, the first checkpoint's input tensor itself.
-    let plan = |distribute: bool| {
+    let plan_of = |distribute: bool, num_layers: u32| {
         let text = format!(
             r#"{{"model": "qwen2.5-7b", "framework": "megatron", "method": "pretrain", "parallel": {{"tp": 4}},
-                "recompute": {{"granularity": "full", "distribute_saved_activations": {distribute}}},
+                "recompute": {{"granularity": "full", "num_layers": {num_layers},
+                               "distribute_saved_activations": {distribute}}},
                 "batch": {{"micro_batch": 1, "seq_len": 4096}}}}"#
         );
         evaluate(&Plan::from_json(&text).unwrap())
     };
+    let plan = |distribute: bool| plan_of(distribute, 1);
     let (kept, split) = (plan(false), plan(true));
     let input = 2 * 4096 * 3584;
     let saved = kept.memory.stages[0].activations - split.memory.stages[0].activations;
@@ -694,6 +696,10 @@ fn distributed_checkpoints_keep_a_tp_share_of_each_input() {
     let step_grew = split.time.step_seconds - kept.time.step_seconds;
     assert!(0.0 < step_grew && (step_grew - (split_tp - kept_tp)).abs() < 1e-9 * kept.time.step_seconds);
     assert!(split_tp - kept_tp < kept_tp / 6.0);
+    // Uniform checkpoints of two layers gather once per two layers: half the added TP time.
+    let tp_of = |distribute| plan_of(distribute, 2).time.breakdown.tp_comm_seconds;
+    let added_by_pairs = tp_of(true) - tp_of(false);
+    assert!((added_by_pairs / (split_tp - kept_tp) - 0.5).abs() < 1e-9, "{added_by_pairs}");
     assert!(kept.findings.iter().all(|f| !f.code.as_str().starts_with("recompute.distribute")));
     assert!(split.findings.iter().all(|f| !f.code.as_str().starts_with("recompute.distribute")));
 }
