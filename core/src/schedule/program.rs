@@ -206,8 +206,8 @@ impl Program {
         let mut next = vec![0usize; orders.len()];
         while program.instrs.len() < total {
             let before = program.instrs.len();
-            // One pass per rank per round: consecutive passes are then on different ranks and
-            // independent, so a run overlaps them instead of waiting on each in turn.
+            // One pass per rank per round, each as soon as its inputs are computed; neighbours
+            // often depend on each other here, which `by_wavefront` undoes below.
             for (rank, order) in orders.iter().enumerate() {
                 if let Some(op) = order.get(next[rank])
                     && compiler.issue(&mut program, rank as u32, op)
@@ -220,7 +220,36 @@ impl Program {
             }
         }
         program.last = compiler.last;
+        program.by_wavefront();
         Some(program)
+    }
+
+    /// Reorders the passes by wavefront: each pass after every pass it waits on, passes with as
+    /// long a chain of inputs behind them together. Issued rank by rank, each pass waits on the one
+    /// just before it (the previous rank's forward of the same micro-batch), so a run is one long
+    /// chain of dependent loads and stores; by wavefront, neighbouring passes are independent and
+    /// the processor overlaps them. Every pass still comes after its inputs, each rank's passes stay
+    /// in their order (each waits on the one before), and every pass's arithmetic is the same, so
+    /// the makespan is the same to the bit.
+    fn by_wavefront(&mut self) {
+        let mut depth = vec![0u32; self.n_values];
+        let depths: Vec<u32> = self
+            .instrs
+            .iter()
+            .map(|ins| {
+                let d =
+                    1 + [ins.a, ins.b, ins.c, ins.prev].iter().map(|&v| depth[v as usize]).max().unwrap_or(0);
+                depth[ins.out as usize] = d;
+                if ins.split != u32::MAX {
+                    depth[ins.out as usize + 1] = d;
+                }
+                d
+            })
+            .collect();
+        let mut order: Vec<usize> = (0..self.instrs.len()).collect();
+        order.sort_by_key(|&i| depths[i]);
+        self.instrs = order.iter().map(|&i| self.instrs[i]).collect();
+        self.ops = order.iter().map(|&i| self.ops[i]).collect();
     }
 
     /// The cost-table slot of an overlapped forward `f` and full backward `b` (indices of both).
@@ -273,6 +302,9 @@ impl Program {
         values.resize(values.len().max(self.n_values), 0.0);
         values[ZERO as usize] = 0.0;
         let hops = [0.0, costs.p2p_seconds];
+        // Plain slices: through the buffers' `Vec`s, every store could move them and each pass
+        // would load their addresses again.
+        let (values, table) = (&mut values[..], &table[..]);
         for ins in &self.instrs {
             let start = ins.start(values, &hops);
             start_of(start);
