@@ -7,7 +7,9 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use crate::chart::{self, Cause, CauseBar};
-use crate::components::chart_canvas::{Frame, INK, LABEL_CSS_PX, MUTED, PlotBox, color, draw_on, pointer_at};
+use crate::components::chart_canvas::{
+    Frame, INK, LABEL_CSS_PX, MUTED, PlotBox, color, draw_on, on_screen, pointer_at,
+};
 use crate::components::chart_figure::{ChartData, Hover, HoverCanvas};
 use crate::components::results::use_results;
 use crate::format;
@@ -50,6 +52,7 @@ pub fn BreakdownChart() -> impl IntoView {
     let hover = Hover::default();
     draw_on(
         hover.canvas,
+        on_screen(hover.canvas),
         move || {
             ctx.report.track();
             ctx.lang.track();

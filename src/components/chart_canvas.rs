@@ -17,7 +17,9 @@ use plotters_canvas::CanvasBackend;
 
 /// plotters-canvas's error, which it does not name.
 type CanvasError = <CanvasBackend as DrawingBackend>::ErrorType;
+use send_wrapper::SendWrapper;
 use wasm_bindgen::JsCast;
+use wasm_bindgen::closure::Closure;
 
 use crate::chart::{Rgb, palette};
 
@@ -118,11 +120,45 @@ impl Raster {
     }
 }
 
+/// Whether `canvas` is on screen or within half a screen of it, as an `IntersectionObserver`
+/// reports it; `true` until the first report. A chart off screen need not be redrawn per keystroke:
+/// [`draw_on`] paints it when it comes near, and a chart whose data costs more than its picture
+/// (the timeline) computes it then.
+pub fn on_screen(canvas: NodeRef<Canvas>) -> Signal<bool> {
+    let shown = RwSignal::new(true);
+    Effect::new(move |_| {
+        let Some(canvas) = canvas.get() else { return };
+        let report = Closure::<dyn Fn(js_sys::Array)>::new(move |entries: js_sys::Array| {
+            // Several reports in one batch: the last is the latest.
+            let latest =
+                entries.iter().last().and_then(|e| e.dyn_into::<web_sys::IntersectionObserverEntry>().ok());
+            if let Some(entry) = latest {
+                shown.set(entry.is_intersecting());
+            }
+        });
+        let options = web_sys::IntersectionObserverInit::new();
+        options.set_root_margin("50% 0px");
+        let Ok(observer) =
+            web_sys::IntersectionObserver::new_with_options(report.as_ref().unchecked_ref(), &options)
+        else {
+            return;
+        };
+        observer.observe(&canvas);
+        let kept = SendWrapper::new((observer, report));
+        on_cleanup(move || {
+            let (observer, _report) = kept.take();
+            observer.disconnect();
+        });
+    });
+    shown.into()
+}
+
 /// Draws on `canvas` whenever what `track` reads changes (and on resize), in the next animation
-/// frame: `height` gives the canvas's CSS height for its CSS width, `draw` the picture. `draw` runs
-/// untracked, so it reads signals with `with_untracked`.
+/// frame, while `shown` (else when it comes on screen): `height` gives the canvas's CSS height for
+/// its CSS width, `draw` the picture. `draw` runs untracked, so it reads signals with `with_untracked`.
 pub fn draw_on(
     canvas: NodeRef<Canvas>,
+    shown: Signal<bool>,
     track: impl Fn() + 'static,
     height: impl Fn(f64) -> f64 + 'static,
     draw: impl Fn(&Frame) + 'static,
@@ -177,9 +213,15 @@ pub fn draw_on(
     Effect::new(move |_| {
         canvas.track();
         track();
-        schedule();
+        if shown.get() {
+            schedule();
+        }
     });
-    let resize = window_event_listener(leptos::ev::resize, move |_| again());
+    let resize = window_event_listener(leptos::ev::resize, move |_| {
+        if shown.get_untracked() {
+            again();
+        }
+    });
     on_cleanup(move || resize.remove());
 }
 

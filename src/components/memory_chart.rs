@@ -10,7 +10,8 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use crate::chart::{self, BarLabel, Term, palette};
 use crate::components::chart_canvas::{
-    AXIS, Frame, GRID, INK, LABEL_CSS_PX, MUTED, PlotBox, color, draw_on, pointer_at, text_width_css,
+    AXIS, Frame, GRID, INK, LABEL_CSS_PX, MUTED, PlotBox, color, draw_on, on_screen, pointer_at,
+    text_width_css,
 };
 use crate::components::chart_figure::{ChartData, Hover, HoverCanvas};
 use crate::components::results::use_results;
@@ -66,6 +67,7 @@ pub fn MemoryPanel() -> impl IntoView {
     let hover = Hover::default();
     draw_on(
         hover.canvas,
+        on_screen(hover.canvas),
         move || {
             memory.track();
             ctx.lang.track();

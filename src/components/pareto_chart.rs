@@ -9,7 +9,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use crate::chart::palette;
 use crate::chart::{Scatter, ScatterPoint};
 use crate::components::chart_canvas::{
-    AXIS, Frame, GRID, LABEL_CSS_PX, MUTED, PlotBox, color, draw_on, pointer_at,
+    AXIS, Frame, GRID, LABEL_CSS_PX, MUTED, PlotBox, color, draw_on, on_screen, pointer_at,
 };
 use crate::components::chart_figure::{ChartData, Hover, HoverCanvas};
 use crate::components::{use_lang, use_tr};
@@ -55,6 +55,7 @@ pub fn ParetoChart(
     let hover = Hover::default();
     draw_on(
         hover.canvas,
+        on_screen(hover.canvas),
         move || {
             scatter.track();
             lang.track();

@@ -17,7 +17,7 @@ use trainplan_core::time::StepPart;
 
 use crate::chart::{self, LaneLabel, PassStyle, TimelineChart, Window, palette};
 use crate::components::chart_canvas::{
-    AXIS, Frame, INK, LABEL_CSS_PX, MUTED, PlotBox, Raster, draw_on, pointer_at,
+    AXIS, Frame, INK, LABEL_CSS_PX, MUTED, PlotBox, Raster, draw_on, on_screen, pointer_at,
 };
 use crate::components::chart_figure::ChartData;
 use crate::components::results::use_results;
@@ -126,9 +126,14 @@ fn pass_key(pass: Pass) -> Key {
 #[component]
 pub fn StepTimelineChart() -> impl IntoView {
     let ctx = use_results();
-    // The whole step, simulated once per plan, when the chart is shown.
-    let whole = Memo::new(move |_| {
-        ctx.plan.with(|p| p.as_ref().ok().map(|p| Arc::new(chart::timeline_chart(step_timeline(p)))))
+    let canvas = NodeRef::<leptos::html::Canvas>::new();
+    let shown = on_screen(canvas);
+    // The whole step, simulated once per plan while the chart is on screen or near it (the pass by
+    // pass simulation of a large plan costs more than the rest of a keystroke's redraw); off screen
+    // it keeps the last, and catches up when it comes near.
+    let whole = Memo::new(move |last: Option<&Option<Arc<TimelineChart>>>| match (shown.get(), last) {
+        (false, Some(last)) => last.clone(),
+        _ => ctx.plan.with(|p| p.as_ref().ok().map(|p| Arc::new(chart::timeline_chart(step_timeline(p))))),
     });
     let step = Step { whole, zoom: RwSignal::new(None), lang: ctx.lang };
     let pointer = Pointer {
@@ -137,9 +142,9 @@ pub fn StepTimelineChart() -> impl IntoView {
         gesture: StoredValue::new(Gesture::default()),
         readout: RwSignal::new(None),
     };
-    let canvas = NodeRef::<leptos::html::Canvas>::new();
     draw_on(
         canvas,
+        shown,
         move || {
             whole.track();
             step.zoom.track();

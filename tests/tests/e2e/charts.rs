@@ -21,11 +21,21 @@ async fn number(page: &Page, testid: &str, attr: &str) -> WebDriverResult<f64> {
     Ok(value.and_then(|v| v.parse().ok()).unwrap_or(f64::NAN))
 }
 
-/// Each canvas's backing store against its CSS box: `[width, height, css width, css height, ratio]`.
+/// Each canvas's backing store against its CSS box: `[width, height, css width, css height, ratio]`,
+/// each read once it has been scrolled into view (a chart off screen is drawn when it comes near).
 async fn canvas_sizes(page: &Page) -> WebDriverResult<Vec<Vec<f64>>> {
-    let script = "return [...document.querySelectorAll('.canvas-chart canvas')]
-        .map(c => [c.width, c.height, c.clientWidth, c.clientHeight, window.devicePixelRatio]);";
-    let got = page.driver.execute(script, vec![]).await?;
+    let script = "const done = arguments[arguments.length - 1];
+        const frames = (n) => new Promise((r) => { const f = (k) => k ? requestAnimationFrame(() => f(k - 1)) : r(); f(n); });
+        (async () => {
+          const res = [];
+          for (const c of document.querySelectorAll('.canvas-chart canvas')) {
+            c.scrollIntoView({ block: 'center' });
+            await frames(3);
+            res.push([c.width, c.height, c.clientWidth, c.clientHeight, window.devicePixelRatio]);
+          }
+          done(res);
+        })();";
+    let got = page.driver.execute_async(script, vec![]).await?;
     let rows = got.json().as_array().cloned().unwrap_or_default();
     Ok(rows.iter().map(|r| r.as_array().into_iter().flatten().filter_map(|v| v.as_f64()).collect()).collect())
 }
