@@ -436,9 +436,10 @@ pub fn estimate(plan: &Plan, mem: &memory::Memory) -> StepTime {
     estimate_within(plan, mem, None).expect("without a limit there is always an estimate")
 }
 
-/// [`estimate`], or `None` when the step provably takes longer than `limit_seconds`: the bound
-/// (every pass of the busiest rank back to back, plus the step's own terms) is checked before the
-/// schedule is simulated.
+/// [`estimate`], or `None` when the step provably takes longer than `limit_seconds`: two bounds,
+/// the average rank's decoder layers back to back (before each stage's passes are worked out) and
+/// every pass of the busiest rank back to back plus the step's own terms (before the schedule is
+/// simulated).
 ///
 /// The phases in turn: each virtual stage's passes for one micro-batch (`passes.rs`, from one
 /// layer's work in `layer.rs` and `moe.rs`), the sends between stages (`comm.rs`), the tail after
@@ -449,8 +450,14 @@ pub fn estimate_within(plan: &Plan, mem: &memory::Memory, limit_seconds: Option<
     let plan = &*crate::knobs::effective(plan);
     let ctx = Ctx::new(plan, mem);
     let layout = &mem.layout;
-    let passes = passes::pass_costs(&ctx, mem);
     let m = pipeline::microbatches(&ctx, mem);
+    // A first bound, before each stage's passes are worked out: the average rank's layers.
+    if let Some(limit) = limit_seconds
+        && limit < f64::from(m) * passes::mean_rank_layer_seconds(&ctx, mem) * (1.0 - 1e-9)
+    {
+        return None;
+    }
+    let passes = passes::pass_costs(&ctx, mem);
     let tail = tail::step_tail(&ctx, mem, &passes.backward, m);
     let costs = Costs {
         pp: layout.pp as u32,

@@ -75,6 +75,29 @@ pub(super) fn pass_costs(ctx: &Ctx, mem: &memory::Memory) -> PassCosts {
     costs
 }
 
+/// One micro-batch's decoder-layer passes on an average rank: every virtual stage's layers by kind,
+/// at [`kind_passes`]' seconds each, over the ranks. The busiest rank's passes take at least as
+/// long, so a pipeline of `m` micro-batches takes at least `m` times this: a bound a search checks
+/// before working out each stage's passes. The head, the MTP layers and offloading only add.
+pub(super) fn mean_rank_layer_seconds(ctx: &Ctx, mem: &memory::Memory) -> f64 {
+    let stages = &mem.layout.stages;
+    let n_layers: u64 = stages.iter().map(|s| s.layers.end - s.layers.start).sum();
+    // The split and a layout string number the layers in order from the first: one range.
+    let contiguous = stages.last().is_some_and(|s| s.layers.end == n_layers);
+    let n_moe = match contiguous {
+        true => model::moe_layers_in(ctx.arch, 0..n_layers),
+        false => stages.iter().map(|s| model::moe_layers_in(ctx.arch, s.layers.clone())).sum(),
+    };
+    let mut total = 0.0;
+    for (n, moe) in [(n_layers - n_moe, false), (n_moe, true)] {
+        if 0 < n {
+            let kind = kind_passes(ctx.plan, &layer_work(ctx, moe));
+            total += n as f64 * (kind.forward + kind.backward + kind.weight);
+        }
+    }
+    total / mem.layout.pp.max(1) as f64
+}
+
 /// Forward, input gradients and (unless the base is frozen) weight gradients: 3 GEMM passes, or 2.
 fn gemm_passes(plan: &Plan) -> f64 {
     if plan.trains_lora() { 2.0 } else { 3.0 }

@@ -554,3 +554,28 @@ fn verl_context_parallelism_is_all_to_all() {
     let megatron_ring = evaluate(&cp_plan("qwen2.5-7b", "megatron", 1, 2, "ring", 9216)).time;
     assert_eq!(megatron_ring.breakdown.cp_comm_seconds, 0.0);
 }
+
+/// The bounds a search prunes by never cut a plan whose step is within the limit: for every plan of
+/// the corpus (every framework and method) and each search-sized variant of its parallelism,
+/// `time::estimate_within` with the plan's own step as the limit still answers, with the same step.
+#[test]
+fn pruning_bounds_never_exceed_the_step() {
+    use trainplan_core::{memory, time};
+    let mut checked = 0;
+    for entry in crate::corpus::all() {
+        for (pp, vpp) in [(None, None), (Some(4), Some(2)), (Some(8), None)] {
+            let mut plan = Plan::from_json(&entry.plan).expect("corpus plans parse");
+            if let (Some(pp), true) = (pp, trainplan_core::layout::model_parallel(plan.framework)) {
+                plan.parallel.pp = std::num::NonZeroU32::new(pp).expect("non-zero");
+                plan.parallel.vpp = std::num::NonZeroU32::new(vpp.unwrap_or(1)).expect("non-zero");
+            }
+            let mem = memory::estimate(&plan);
+            let step = time::estimate(&plan, &mem).step_seconds;
+            let within = time::estimate_within(&plan, &mem, Some(step))
+                .unwrap_or_else(|| panic!("{}: pruned at its own step {step}", entry.name));
+            assert_eq!(within.step_seconds, step, "{}", entry.name);
+            checked += 1;
+        }
+    }
+    assert!(100 < checked, "{checked} plans");
+}

@@ -22,7 +22,8 @@ async fn number(page: &Page, testid: &str, attr: &str) -> WebDriverResult<f64> {
 }
 
 /// Each canvas's backing store against its CSS box: `[width, height, css width, css height, ratio]`,
-/// each read once it has been scrolled into view (a chart off screen is drawn when it comes near).
+/// each read once it has been scrolled into view (a chart off screen is drawn when it comes near)
+/// and has matched its box, or after a second of frames.
 async fn canvas_sizes(page: &Page) -> WebDriverResult<Vec<Vec<f64>>> {
     let script = "const done = arguments[arguments.length - 1];
         const frames = (n) => new Promise((r) => { const f = (k) => k ? requestAnimationFrame(() => f(k - 1)) : r(); f(n); });
@@ -30,7 +31,10 @@ async fn canvas_sizes(page: &Page) -> WebDriverResult<Vec<Vec<f64>>> {
           const res = [];
           for (const c of document.querySelectorAll('.canvas-chart canvas')) {
             c.scrollIntoView({ block: 'center' });
-            await frames(3);
+            const fits = () => c.width === Math.round(c.clientWidth * devicePixelRatio)
+              && c.height === Math.round(c.clientHeight * devicePixelRatio);
+            for (let k = 0; k < 60 && !fits(); k++) await frames(1);
+            await frames(1);
             res.push([c.width, c.height, c.clientWidth, c.clientHeight, window.devicePixelRatio]);
           }
           done(res);
