@@ -76,9 +76,9 @@ pub fn save_plan(plan: &Plan) {
     }
 }
 
-/// Notes at once, for this tab, the link the address is about to get (the address itself is written
-/// once typing pauses), and when: a reload in between opens the old address, and
-/// [`take_pending_link`] then gives this link instead. In sessionStorage, which a reload keeps and
+/// Notes, for this tab, the link the address was about to get when the page went away before
+/// typing paused (the address itself is written then), and when: the reload opens the old address,
+/// and [`take_pending_link`] then gives this link instead. In sessionStorage, which a reload keeps and
 /// another tab does not see.
 pub fn note_pending_link(fragment: &str) {
     if session() {

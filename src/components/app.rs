@@ -168,7 +168,6 @@ fn keep_outside(Outside { form, plan, pinned, link_error }: Outside) {
                 if !typing {
                     write(&current, Entry::Push);
                 }
-                storage::note_pending_link(&link(&current));
                 pending.after(WRITE_DELAY, move || {
                     plan.with_untracked(|p| {
                         if let Ok(p) = p {
@@ -180,16 +179,18 @@ fn keep_outside(Outside { form, plan, pinned, link_error }: Outside) {
         }
     });
     // When the page goes away with a write still waiting for typing to pause, the plan is saved
-    // (the address may be the old one still: a reload opens the link noted for it,
-    // storage::note_pending_link, which stays); a custom device is kept then too (not per
-    // keystroke, which would keep every half-typed name; the hardware picker keeps it too when the
-    // user switches to another device).
+    // and its link noted for this tab (the address is the old one still: a reload opens the noted
+    // link instead, storage::note_pending_link; noted here rather than per keystroke, where
+    // writing the link cost more than a keystroke's redraw of the charts); a custom device is kept
+    // then too (not per keystroke, which would keep every half-typed name; the hardware picker
+    // keeps it too when the user switches to another device).
     let _ = window_event_listener(leptos::ev::pagehide, move |_| {
         let waiting = pending.cancel();
         plan.with_untracked(|p| {
             if let Ok(p) = p {
                 if waiting {
                     storage::save_plan(p);
+                    storage::note_pending_link(&link(p));
                 }
                 storage::remember_device_of(p);
             }
