@@ -33,7 +33,8 @@ pub fn number(
         <TextField
             label=Signal::derive(move || tr(label).to_owned())
             testid=testid
-            value=Signal::derive(move || form.with(|f| f.number(field).to_owned()))
+            // A memo: every keystroke changes the form, but only this field's own edits its text.
+            value=Memo::new(move |_| form.with(|f| f.number(field).to_owned()))
             invalid=Signal::derive(move || ctx.is_bad(FormField::Number(field)))
             message=Signal::derive(move || tr(message).to_owned())
             on_input=move |text| form.update(|f| f.set_number(field, text))
