@@ -37,6 +37,8 @@ pub fn ModelPicker(
         let n = shown.with(Vec::len).to_string();
         fill(tr(Key::model_count), &[("shown", &n), ("total", &total)])
     };
+    // The chosen model, memoised: each option's `selected` follows it, not every keystroke's form.
+    let chosen = Memo::new(move |_| form.with(|f| f.model_id().map(str::to_owned)));
     let options = move || {
         shown
             .get()
@@ -46,7 +48,7 @@ pub fn ModelPicker(
                 let total = trainplan_core::model::count_params(&m.arch).total();
                 let label = format!("{} · {}", m.name, format::count_short(total, lang.get()));
                 view! {
-                    <option value=id selected=move || form.with(|f| f.model_id() == Some(id))>
+                    <option value=id selected=move || chosen.with(|c| c.as_deref() == Some(id))>
                         {label}
                     </option>
                 }

@@ -60,12 +60,14 @@ pub type WriteBool = fn(&mut PlanFile, bool);
 pub fn check(ctx: FormCtx, label: Key, testid: &'static str, get: ReadBool, set: WriteBool) -> impl IntoView {
     let tr = use_tr();
     let form = ctx.form;
+    // Memoised: the box is set again only when its own value changes, not on every keystroke.
+    let checked = Memo::new(move |_| form.with(|f| get(&f.file)));
     view! {
         <label class="check">
             <input
                 type="checkbox"
                 data-testid=testid
-                prop:checked=move || form.with(|f| get(&f.file))
+                prop:checked=checked
                 on:change=move |ev| {
                     let on = event_target_checked(&ev);
                     form.update(|f| set(&mut f.file, on));
@@ -90,6 +92,8 @@ pub fn enum_select<T: Copy + PartialEq + Send + Sync + 'static>(
     let tr = use_tr();
     let lang = use_lang();
     let form = ctx.form;
+    // The chosen value, memoised: each option's `selected` follows it, not every keystroke's form.
+    let chosen = Memo::new(move |_| form.with(|f| get(&f.file)));
     view! {
         <label class="field">
             <span>{move || tr(label)}</span>
@@ -100,7 +104,7 @@ pub fn enum_select<T: Copy + PartialEq + Send + Sync + 'static>(
                 }
             }>
                 {all.iter().map(|&k| view! {
-                    <option value=wire(k) selected=move || form.with(|f| get(&f.file) == k)>
+                    <option value=wire(k) selected=move || chosen.get() == k>
                         {move || shown(k, lang.get())}
                     </option>
                 }).collect_view()}

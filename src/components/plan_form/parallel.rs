@@ -83,6 +83,7 @@ fn ParallelKnobs(
         knob_slot(ctx, knob, move || check(ctx, label, testid, get, set))
     };
     let zero = move || {
+        let stage = Memo::new(move |_| form.with(|f| f.file.parallel.zero_stage));
         view! {
             <label class="field">
                 <span>{move || tr(Key::par_zero)}</span>
@@ -92,7 +93,7 @@ fn ParallelKnobs(
                     }
                 }>
                     {(0..=3u8).map(|z| view! {
-                        <option value=z.to_string() selected=move || form.with(|f| f.file.parallel.zero_stage == z)>{z}</option>
+                        <option value=z.to_string() selected=move || stage.get() == z>{z}</option>
                     }).collect_view()}
                 </select>
             </label>
