@@ -81,13 +81,12 @@ pub(super) fn pass_costs(ctx: &Ctx, mem: &memory::Memory) -> PassCosts {
 /// before working out each stage's passes. The head, the MTP layers and offloading only add.
 pub(super) fn mean_rank_layer_seconds(ctx: &Ctx, mem: &memory::Memory) -> f64 {
     let stages = &mem.layout.stages;
-    let n_layers: u64 = stages.iter().map(|s| s.layers.end - s.layers.start).sum();
-    // The split and a layout string number the layers in order from the first: one range.
-    let contiguous = stages.last().is_some_and(|s| s.layers.end == n_layers);
-    let n_moe = match contiguous {
-        true => model::moe_layers_in(ctx.arch, 0..n_layers),
-        false => stages.iter().map(|s| model::moe_layers_in(ctx.arch, s.layers.clone())).sum(),
-    };
+    // The split and a layout string number the layers in order from the first, so the last stage
+    // ends where they all do: no walk over the stages (a search reads this layout cold, long after
+    // it was made, and the walk cost more than the rest of the bound).
+    let n_layers = stages.last().map_or(0, |s| s.layers.end);
+    debug_assert_eq!(n_layers, stages.iter().map(|s| s.layers.end - s.layers.start).sum::<u64>());
+    let n_moe = model::moe_layers_in(ctx.arch, 0..n_layers);
     let mut total = 0.0;
     for (n, moe) in [(n_layers - n_moe, false), (n_moe, true)] {
         if 0 < n {
