@@ -121,13 +121,13 @@ impl Raster {
 }
 
 /// Whether `canvas` is on screen or within half a screen of it, as an `IntersectionObserver`
-/// reports it (it reports once as soon as it observes, so a chart mounted in view is drawn in the
-/// next frame); `false` until then, so a chart mounted off screen (the results come back after a
-/// field is cleared and typed again) does no work either. A chart off screen need not be redrawn per keystroke:
+/// reports it; `true` until the first report, so every chart is drawn, and takes its height, when
+/// it is mounted (a chart sized only once scrolled near would move what lies below it under the
+/// reader). A chart off screen need not be redrawn per keystroke:
 /// [`draw_on`] paints it when it comes near, and a chart whose data costs more than its picture
 /// (the timeline) computes it then.
 pub fn on_screen(canvas: NodeRef<Canvas>) -> Signal<bool> {
-    let shown = RwSignal::new(false);
+    let shown = RwSignal::new(true);
     Effect::new(move |_| {
         let Some(canvas) = canvas.get() else { return };
         let report = Closure::<dyn Fn(js_sys::Array)>::new(move |entries: js_sys::Array| {

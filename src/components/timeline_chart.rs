@@ -130,10 +130,10 @@ pub fn StepTimelineChart() -> impl IntoView {
     let shown = on_screen(canvas);
     // The whole step, simulated once per plan while the chart is on screen or near it (the pass by
     // pass simulation of a large plan costs more than the rest of a keystroke's redraw); off screen
-    // it keeps the last (none before it was first shown), and catches up when it comes near.
-    let whole = Memo::new(move |last: Option<&Option<Arc<TimelineChart>>>| match shown.get() {
-        false => last.cloned().flatten(),
-        true => ctx.plan.with(|p| p.as_ref().ok().map(|p| Arc::new(chart::timeline_chart(step_timeline(p))))),
+    // it keeps the last, and catches up when it comes near.
+    let whole = Memo::new(move |last: Option<&Option<Arc<TimelineChart>>>| match (shown.get(), last) {
+        (false, Some(last)) => last.clone(),
+        _ => ctx.plan.with(|p| p.as_ref().ok().map(|p| Arc::new(chart::timeline_chart(step_timeline(p))))),
     });
     let step = Step { whole, zoom: RwSignal::new(None), lang: ctx.lang };
     let pointer = Pointer {
