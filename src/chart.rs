@@ -495,12 +495,31 @@ pub struct Lane {
     pub parts: Vec<PartSpan>,
 }
 
+use trainplan_core::Report;
 use trainplan_core::schedule::Pass;
 use trainplan_core::time::{PartSpan, StepPart, StepTimeline};
 
 /// Ranks drawn one lane each; a deeper pipeline shows its phase lanes only (its lanes would be
 /// under a pixel tall).
 pub const MAX_RANK_LANES: u32 = 128;
+
+/// A whole step's lanes, top to bottom: with RL (`rl`) a lane each for rollout, log-prob and update,
+/// else one for the step; then one per pipeline rank, up to [`MAX_RANK_LANES`].
+pub fn lane_labels(rl: bool, n_ranks: u32) -> impl Iterator<Item = LaneLabel> + Clone {
+    let phases: &[LaneLabel] = match rl {
+        true => &[LaneLabel::Rollout, LaneLabel::LogProb, LaneLabel::Update],
+        false => &[LaneLabel::Step],
+    };
+    let ranks = if n_ranks <= MAX_RANK_LANES { n_ranks } else { 0 };
+    phases.iter().copied().chain((0..ranks).map(LaneLabel::Rank))
+}
+
+/// The lanes a report's whole step has ([`lane_labels`]), known without simulating it: the chart
+/// takes its height from them while it waits off screen.
+pub fn report_lanes(report: &Report) -> impl Iterator<Item = LaneLabel> + Clone {
+    let b = &report.time.breakdown;
+    lane_labels(0.0 < b.rollout_seconds || 0.0 < b.log_prob_seconds, report.schedule.n_ranks)
+}
 
 /// A whole step prepared for drawing: the lanes, top to bottom, and where each rank's passes start
 /// in the timeline's events (they come rank by rank, each in time order).
@@ -525,17 +544,17 @@ pub fn timeline_chart(timeline: StepTimeline) -> TimelineChart {
     };
     let tail = [StepPart::Pipeline, StepPart::GradientSync, StepPart::Optimizer, StepPart::Offload];
     let rl = timeline.parts.iter().any(|p| matches!(p.part, StepPart::Rollout | StepPart::LogProb));
-    let mut lanes = match rl {
-        true => vec![
-            Lane { label: LaneLabel::Rollout, parts: of(&[StepPart::Rollout]) },
-            Lane { label: LaneLabel::LogProb, parts: of(&[StepPart::LogProb]) },
-            Lane { label: LaneLabel::Update, parts: of(&tail) },
-        ],
-        false => vec![Lane { label: LaneLabel::Step, parts: of(&tail) }],
-    };
-    if timeline.n_ranks <= MAX_RANK_LANES {
-        lanes.extend((0..timeline.n_ranks).map(|r| Lane { label: LaneLabel::Rank(r), parts: Vec::new() }));
-    }
+    let lanes = lane_labels(rl, timeline.n_ranks)
+        .map(|label| {
+            let parts = match label {
+                LaneLabel::Rollout => of(&[StepPart::Rollout]),
+                LaneLabel::LogProb => of(&[StepPart::LogProb]),
+                LaneLabel::Update | LaneLabel::Step => of(&tail),
+                LaneLabel::Rank(_) => Vec::new(),
+            };
+            Lane { label, parts }
+        })
+        .collect();
     let mut rank_start = Vec::with_capacity(timeline.n_ranks as usize + 1);
     for rank in 0..=timeline.n_ranks {
         rank_start.push(timeline.events.partition_point(|e| e.stage < rank));
@@ -856,6 +875,37 @@ mod timeline_tests {
         assert!((c.step_seconds - report.time.step_seconds).abs() <= 1e-12 * c.step_seconds);
         // Each rank's slice of the events holds its 4 chunks × 128 micro-batches × 2 passes.
         assert!(c.rank_start.windows(2).all(|w| w[1] - w[0] == 1024));
+    }
+
+    /// The lanes the report alone gives (the chart's height while it waits off screen) are the
+    /// simulated chart's, for a plain, an interleaved, a DualPipeV, an RL plan (VeRL's, MindSpeed-RL's
+    /// with a pipeline) and one too deep for a lane per rank (256 one-layer stages).
+    #[test]
+    fn the_report_knows_the_lanes_before_the_simulation() {
+        let plans = [
+            r#"{"model": "qwen2.5-7b"}"#,
+            PLAN_405B,
+            r#"{"model": "deepseek-v3", "framework": "megatron", "method": "pretrain", "cluster": {"nodes": 64},
+                "parallel": {"tp": 1, "pp": 8, "ep": 64, "schedule": "dualpipev"}, "batch": {"global_batch": 512}}"#,
+            r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo"}"#,
+            r#"{"model": "qwen2.5-32b", "framework": "mindspeed-rl", "method": "grpo", "hardware": "ascend-910b2",
+                "cluster": {"nodes": 4}, "parallel": {"tp": 4, "pp": 2}}"#,
+            r#"{"model": {"name": "deep", "hf_config": {"model_type": "llama", "hidden_size": 1024,
+                "intermediate_size": 4096, "num_hidden_layers": 256, "num_attention_heads": 16, "vocab_size": 32000}},
+                "framework": "megatron", "method": "pretrain", "cluster": {"nodes": 32},
+                "parallel": {"tp": 1, "pp": 256}, "batch": {"global_batch": 256}}"#,
+        ];
+        let mut too_deep = 0;
+        for text in plans {
+            let (c, report) = chart(text);
+            if MAX_RANK_LANES < report.schedule.n_ranks {
+                too_deep += 1;
+                assert_eq!(c.lanes.len(), 1, "{text}");
+            }
+            let simulated: Vec<LaneLabel> = c.lanes.iter().map(|l| l.label).collect();
+            assert_eq!(report_lanes(&report).collect::<Vec<_>>(), simulated, "{text}");
+        }
+        assert_eq!(too_deep, 1);
     }
 
     #[test]

@@ -193,6 +193,7 @@ fn schedule_report(t: &time::StepTime, n_microbatches: u64) -> report::ScheduleR
         bubble_fraction: t.idle_frac,
         bubble_ratio: t.bubble_ratio,
         n_microbatches,
+        n_ranks: t.pipeline_ranks(),
         timeline: t
             .timeline()
             .events

@@ -293,6 +293,8 @@ pub struct ScheduleReport {
     pub bubble_ratio: f64,
     /// Micro-batches per step.
     pub n_microbatches: u64,
+    /// Pipeline ranks the schedule runs on.
+    pub n_ranks: u32,
     /// The first micro-batches' passes, as simulated (at most 4000).
     pub timeline: Vec<EventReport>,
 }

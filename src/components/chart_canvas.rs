@@ -156,7 +156,7 @@ pub fn on_screen(canvas: NodeRef<Canvas>) -> Signal<bool> {
 }
 
 /// Draws on `canvas` whenever what `track` reads changes (and on resize), in the next animation
-/// frame, while `shown` (else when it comes on screen): `height` gives the canvas's CSS height for
+/// frame, while `shown` (else sizes it only, and draws it when it comes on screen): `height` gives the canvas's CSS height for
 /// its CSS width, `draw` the picture. `draw` runs untracked, so it reads signals with `with_untracked`.
 pub fn draw_on(
     canvas: NodeRef<Canvas>,
@@ -170,20 +170,34 @@ pub fn draw_on(
     let alive = Arc::new(AtomicBool::new(true));
     let live = alive.clone();
     on_cleanup(move || live.store(false, Ordering::Relaxed));
+    // The canvas's CSS height for what it shows now, set on its style; with its width. Cheap, so
+    // kept up to date off screen too (in the animation frame, not drawn): a chart that took its
+    // height only when scrolled near would move the page under the reader.
+    let size = move || {
+        let canvas: web_sys::HtmlCanvasElement = canvas.try_get_untracked().flatten()?.unchecked_into();
+        let width_css = f64::from(canvas.client_width());
+        if width_css <= 0.0 {
+            return None;
+        }
+        let height_css = height(width_css).clamp(1.0, 4000.0);
+        // Setting the same height again would still make the browser lay the page out again.
+        let style = web_sys::HtmlElement::style(&canvas);
+        let css = format!("{height_css}px");
+        if style.get_property_value("height").ok().as_deref() != Some(css.as_str()) {
+            let _ = style.set_property("height", &css);
+        }
+        Some((canvas, width_css, height_css))
+    };
     let paint = Rc::new(move || {
         if !alive.load(Ordering::Relaxed) {
             return;
         }
-        let Some(canvas) = canvas.try_get_untracked().flatten() else { return };
-        let canvas: web_sys::HtmlCanvasElement = canvas.unchecked_into();
-        let width_css = f64::from(canvas.client_width());
-        if width_css <= 0.0 {
+        let Some((canvas, width_css, height_css)) = size() else { return };
+        if !shown.get_untracked() {
             return;
         }
         let scale = window().device_pixel_ratio();
         let scale = if scale.is_finite() && 0.0 < scale { scale.min(4.0) } else { 1.0 };
-        let height_css = height(width_css).clamp(1.0, 4000.0);
-        let _ = web_sys::HtmlElement::style(&canvas).set_property("height", &format!("{height_css}px"));
         let (w, h) = ((width_css * scale).round() as u32, (height_css * scale).round() as u32);
         // Setting a size clears the canvas; keeping it, the fill below clears it.
         if canvas.width() != w {
@@ -215,15 +229,11 @@ pub fn draw_on(
     Effect::new(move |_| {
         canvas.track();
         track();
-        if shown.get() {
-            schedule();
-        }
+        // On screen it is drawn; off screen only sized, and drawn when it comes near.
+        shown.track();
+        schedule();
     });
-    let resize = window_event_listener(leptos::ev::resize, move |_| {
-        if shown.get_untracked() {
-            again();
-        }
-    });
+    let resize = window_event_listener(leptos::ev::resize, move |_| again());
     on_cleanup(move || resize.remove());
 }
 

@@ -39,14 +39,14 @@ fn rank_lane_css(n: usize) -> f64 {
 }
 
 /// Each lane's top and bottom, CSS pixels from the canvas's top.
-fn lane_rows(chart: &TimelineChart) -> Vec<(f64, f64)> {
-    let n_ranks = chart.lanes.iter().filter(|l| matches!(l.label, LaneLabel::Rank(_))).count();
+fn lane_rows(labels: impl Iterator<Item = LaneLabel> + Clone) -> Vec<(f64, f64)> {
+    let n_ranks = labels.clone().filter(|l| matches!(l, LaneLabel::Rank(_))).count();
     let rank_h = rank_lane_css(n_ranks);
     let mut y = GAP_CSS;
-    let mut res = Vec::with_capacity(chart.lanes.len());
+    let mut res = Vec::new();
     let mut after_phases = false;
-    for lane in &chart.lanes {
-        let h = match lane.label {
+    for label in labels {
+        let h = match label {
             LaneLabel::Rank(_) => {
                 if !after_phases {
                     y += GAP_CSS;
@@ -62,9 +62,14 @@ fn lane_rows(chart: &TimelineChart) -> Vec<(f64, f64)> {
     res
 }
 
-/// The canvas's height for a chart.
-fn height_css(chart: &TimelineChart) -> f64 {
-    lane_rows(chart).last().map_or(0.0, |r| r.1) + AXIS_CSS
+/// The lanes of a chart.
+fn labels(chart: &TimelineChart) -> impl Iterator<Item = LaneLabel> + Clone + '_ {
+    chart.lanes.iter().map(|l| l.label)
+}
+
+/// The canvas's height for these lanes.
+fn height_css(labels: impl Iterator<Item = LaneLabel> + Clone) -> f64 {
+    lane_rows(labels).last().map_or(0.0, |r| r.1) + AXIS_CSS
 }
 
 /// The words for a lane.
@@ -135,6 +140,9 @@ pub fn StepTimelineChart() -> impl IntoView {
         (false, Some(last)) => last.clone(),
         _ => ctx.plan.with(|p| p.as_ref().ok().map(|p| Arc::new(chart::timeline_chart(step_timeline(p))))),
     });
+    let lanes = Memo::new(move |_| {
+        ctx.report.with(|r| r.as_ref().map(|r| chart::report_lanes(r).collect::<Vec<_>>()))
+    });
     let step = Step { whole, zoom: RwSignal::new(None), lang: ctx.lang };
     let pointer = Pointer {
         step,
@@ -147,10 +155,12 @@ pub fn StepTimelineChart() -> impl IntoView {
         shown,
         move || {
             whole.track();
+            lanes.track();
             step.zoom.track();
             ctx.lang.track();
         },
-        move |_| whole.with_untracked(|c| c.as_ref().map_or(60.0, |c| height_css(c))),
+        // The lanes of the plan now, drawn or not: off screen the chart keeps its place in the page.
+        move |_| lanes.with_untracked(|l| l.as_ref().map_or(60.0, |l| height_css(l.iter().copied()))),
         move |frame| {
             let Some(c) = whole.get_untracked() else { return };
             if let Some(drawn) = draw(frame, &c, step.window_of(&c), ctx.lang.get_untracked()) {
@@ -504,7 +514,7 @@ fn describe(c: &TimelineChart, b: PlotBox, window: Window, lang: Lang, x: f64, y
         return None;
     }
     let at = window.at(frac);
-    let lane_idx = lane_rows(c).iter().position(|(top, bottom)| *top <= y && y < *bottom)?;
+    let lane_idx = lane_rows(labels(c)).iter().position(|(top, bottom)| *top <= y && y < *bottom)?;
     let lane = &c.lanes[lane_idx];
     let span = |start: f64, end: f64| {
         [
@@ -549,7 +559,7 @@ fn describe(c: &TimelineChart, b: PlotBox, window: Window, lang: Lang, x: f64, y
 
 /// Draws the lanes in `window`; returns the plot's box.
 fn draw(frame: &Frame, c: &TimelineChart, window: Window, lang: Lang) -> Option<PlotBox> {
-    let rows = lane_rows(c);
+    let rows = lane_rows(labels(c));
     let lanes_bottom_css = rows.last().map_or(0.0, |r| r.1);
     let (ticks, tick_step) = chart::time_ticks(window, frame.width_css - LABELS_CSS - 10.0);
     let plot = ChartBuilder::on(&frame.root)

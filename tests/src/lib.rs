@@ -10,6 +10,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use thirtyfour::LoggingPrefsLogLevel;
+use thirtyfour::error::WebDriverErrorInner;
 use thirtyfour::prelude::*;
 
 /// The workspace root (the parent of this crate).
@@ -287,15 +288,33 @@ impl Page {
         self.click_el(&self.el(testid).await?).await
     }
 
-    /// Clicks an element, scrolled to the middle of the window first (see [`Page::click`]), and
-    /// again two frames later: sections below the fold render (`content-visibility: auto`) as they
-    /// come into view and can move the element back under the summary bar.
+    /// Clicks an element, scrolled to the middle of the window first (see [`Page::click`]) and held
+    /// there until it has kept its place for two frames: sections below the fold render
+    /// (`content-visibility: auto`) and charts take their height as they come into view, and can
+    /// move the element back under the summary bar. A click the bar still takes (the page moved
+    /// between the check and the click) is tried again, at most three times.
     pub async fn click_el(&self, el: &WebElement) -> WebDriverResult<()> {
-        let settle = "const [el, done] = arguments; el.scrollIntoView({block: 'center'}); \
-                      requestAnimationFrame(() => requestAnimationFrame(() => { \
-                        el.scrollIntoView({block: 'center'}); done(); }));";
-        self.driver.execute_async(settle, vec![el.to_json()?]).await?;
-        el.click().await
+        let settle = "const [el, done] = arguments; let last = null, still = 0, frames = 0; \
+                      const tick = () => { \
+                        const top = el.getBoundingClientRect().top; \
+                        still = top === last ? still + 1 : 0; last = top; \
+                        if (2 <= still || 60 <= ++frames) { done(); return; } \
+                        if (still === 0) el.scrollIntoView({block: 'center'}); \
+                        requestAnimationFrame(tick); }; \
+                      el.scrollIntoView({block: 'center'}); requestAnimationFrame(tick);";
+        let mut tries = 0;
+        loop {
+            self.driver.execute_async(settle, vec![el.to_json()?]).await?;
+            match el.click().await {
+                Err(e)
+                    if tries < 3
+                        && matches!(e.as_inner(), WebDriverErrorInner::ElementClickIntercepted(_)) =>
+                {
+                    tries += 1;
+                }
+                done => return done,
+            }
+        }
     }
 
     /// The visible text of a test id.

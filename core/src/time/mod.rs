@@ -186,6 +186,11 @@ pub struct Pipeline {
 }
 
 impl StepTime {
+    /// Pipeline ranks the schedule runs on (the whole timeline's lanes).
+    pub fn pipeline_ranks(&self) -> u32 {
+        self.pipeline.costs.pp
+    }
+
     /// The schedule's first micro-batches pass by pass, for drawing: built only when asked for,
     /// since the step time itself comes from closed forms where the schedule allows
     /// ([`uniform_makespan`]). Empty when the pipeline is too long to simulate.

@@ -270,16 +270,8 @@ async fn an_off_screen_timeline_catches_up_when_shown() -> WebDriverResult<()> {
     page.scroll_to("gantt-title").await?;
     let step = page.text("step-time").await?;
     page.wait_text("timeline-window", |t| t.ends_with(&format!("of a {step} step"))).await?;
-    // Four times the batch: a longer step, typed with the timeline out of view, a few frames after
-    // scrolling to the field (so the observer has reported it gone), as one edit (clearing the field
-    // first would take the results away and mount them again, drawn once where they are).
-    page.scroll_to("global-batch-input").await?;
-    let edit = "const done = arguments[0]; let k = 5;
-        const f = () => { if (k--) return requestAnimationFrame(f);
-          const el = document.querySelector('[data-testid=global-batch-input]');
-          el.value = '256'; el.dispatchEvent(new Event('input', { bubbles: true })); done(); };
-        f();";
-    page.driver.execute_async(edit, vec![]).await?;
+    // Four times the batch: a longer step, typed with the timeline out of view.
+    edit_out_of_view(&page, "global-batch-input", "256").await?;
     let longer = page.wait_text("step-time", |t| *t != step).await?;
     let window = page.text("timeline-window").await?;
     assert!(window.ends_with(&format!("of a {step} step")), "redrawn off screen: {window}");
@@ -287,4 +279,51 @@ async fn an_off_screen_timeline_catches_up_when_shown() -> WebDriverResult<()> {
     let shown = page.wait_text("timeline-window", |t| t.ends_with(&format!("of a {longer} step"))).await?;
     assert!(shown.starts_with("Shown: 0 s"), "{shown}");
     page.driver.quit().await
+}
+
+/// A chart off screen keeps its place in the page: on a phone, a 4-stage pipeline typed with the
+/// timeline out of view gives its canvas the 4 stages' height at once, before it is drawn, so
+/// scrolling to it moves nothing above the reader; drawn, it keeps that height.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_off_screen_chart_takes_its_new_height_at_once() -> WebDriverResult<()> {
+    let chromedriver = Chromedriver::start();
+    let page = open(&chromedriver, 390, 844).await?;
+    page.wait_text("params-total", |t| !t.is_empty()).await?;
+    page.choose("framework-select", "megatron").await?;
+    page.choose("method-select", "pretrain").await?;
+    let height =
+        "return document.querySelector('[data-testid=gantt] canvas').getBoundingClientRect().height;";
+    let canvas_height =
+        || async { page.driver.execute(height, vec![]).await.map(|r| r.json().as_f64().unwrap()) };
+    page.scroll_to("gantt-title").await?;
+    let step = page.text("step-time").await?;
+    page.wait_text("timeline-window", |t| t.ends_with(&format!("of a {step} step"))).await?;
+    let one_stage = canvas_height().await?;
+    edit_out_of_view(&page, "pp-input", "4").await?;
+    let piped = page.wait_text("step-time", |t| *t != step).await?;
+    // A frame for the sizing, then: not drawn (the old step), but already the new height.
+    page.driver
+        .execute_async("requestAnimationFrame(() => requestAnimationFrame(arguments[0]));", vec![])
+        .await?;
+    let window = page.text("timeline-window").await?;
+    assert!(window.ends_with(&format!("of a {step} step")), "redrawn off screen: {window}");
+    let four_stages = canvas_height().await?;
+    assert!(one_stage < four_stages, "{one_stage} px → {four_stages} px off screen");
+    page.scroll_to("gantt-title").await?;
+    page.wait_text("timeline-window", |t| t.ends_with(&format!("of a {piped} step"))).await?;
+    assert_eq!(canvas_height().await?, four_stages);
+    page.driver.quit().await
+}
+
+/// Scrolls to a field and, a few frames later (so an observer has reported what left the screen),
+/// sets its value in one edit (clearing it first would take the results away and mount them again).
+async fn edit_out_of_view(page: &Page, testid: &str, value: &str) -> WebDriverResult<()> {
+    page.scroll_to(testid).await?;
+    let edit = "const [testid, value, done] = arguments; let k = 5;
+        const f = () => { if (k--) return requestAnimationFrame(f);
+          const el = document.querySelector(`[data-testid=${testid}]`);
+          el.value = value; el.dispatchEvent(new Event('input', { bubbles: true })); done(); };
+        f();";
+    page.driver.execute_async(edit, vec![testid.into(), value.into()]).await?;
+    Ok(())
 }
