@@ -379,11 +379,21 @@ pub fn estimate_with(plan: &Plan, facts: &ModelFacts) -> Memory {
 /// the same embedding, loss and MTP layers.
 fn same_shape(arch: &Architecture, layout: &Layout, a: u64, b: u64) -> bool {
     let kinds = |rank: u64| layout.rank_layers(rank).map(|l| model::is_moe_layer(arch, l));
-    // Every layer of a dense model is of one kind: the counts decide.
-    let same_layers = match arch.moe {
-        None => layout.rank_n_layers(a) == layout.rank_n_layers(b),
-        Some(_) => kinds(a).eq(kinds(b)),
+    let n = layout.rank_n_layers(a);
+    let moe = |rank: u64| {
+        layout.rank_stages(rank).map(|s| model::moe_layers_in(arch, s.layers.clone())).sum::<u64>()
     };
+    // Ranks whose layers are all of one kind (every layer of a dense model; every layer past the
+    // first dense ones of most MoE models): the counts decide, without walking the layers.
+    let same_layers = n == layout.rank_n_layers(b)
+        && match arch.moe {
+            None => true,
+            Some(_) => match (moe(a), moe(b)) {
+                (x, y) if x != y => false,
+                (x, _) if x == 0 || x == n => true,
+                _ => kinds(a).eq(kinds(b)),
+            },
+        };
     layout.holds_embedding(a) == layout.holds_embedding(b)
         && layout.holds_loss(a) == layout.holds_loss(b)
         && layout.rank_mtp(a) == layout.rank_mtp(b)
@@ -1365,4 +1375,54 @@ fn rl_phases(ctx: &Ctx, stages: &[StageMemory]) -> Vec<PhaseMemory> {
         phase("log_prob", &with(("logits", worst.logits_bytes))),
         phase("update", &update),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The counting shortcut of [`same_shape`] agrees with walking both ranks' layers by kind, for
+    /// MoE layouts of every pattern: DeepSeek-V3's first dense layers, Qwen3's all-MoE stack,
+    /// and Qwen2-MoE's every other layer with listed dense ones (split evenly, unevenly, interleaved).
+    #[test]
+    fn ranks_compare_by_counts_as_by_walking_their_layers() {
+        let qwen2_moe = r#"{"name": "q", "hf_config": {"model_type": "qwen2_moe", "num_hidden_layers": 24,
+            "decoder_sparse_step": 2, "mlp_only_layers": [5, 13], "num_experts": 8, "num_experts_per_tok": 2,
+            "moe_intermediate_size": 512, "hidden_size": 1024, "intermediate_size": 2048,
+            "num_attention_heads": 8, "num_key_value_heads": 8, "vocab_size": 32000}}"#;
+        let plans = [
+            (r#""deepseek-v3""#, "\"pp\": 16"),
+            (r#""deepseek-v3""#, "\"pp\": 8, \"vpp\": 2"),
+            (r#""qwen3-235b-a22b""#, "\"pp\": 4, \"vpp\": 2"),
+            (r#""qwen3-235b-a22b""#, "\"pp\": 16"),
+            (qwen2_moe, "\"pp\": 4"),
+            (qwen2_moe, "\"pp\": 3, \"vpp\": 2"),
+            (qwen2_moe, "\"pp\": 5"),
+        ];
+        let mut compared = [0; 2];
+        for (model, parallel) in plans {
+            let text = format!(
+                r#"{{"model": {model}, "framework": "megatron", "method": "pretrain", "cluster": {{"nodes": 32}},
+                    "parallel": {{{parallel}, "uneven_layers": true}}, "batch": {{"global_batch": 512}}}}"#
+            );
+            let plan = Plan::from_json(&text).unwrap_or_else(|e| panic!("{text}: {e}"));
+            let (arch, layout) = (&plan.model.arch, Layout::of(&plan));
+            let kinds = |rank: u64| layout.rank_layers(rank).map(|l| model::is_moe_layer(arch, l));
+            for rank in 1..layout.pp {
+                let walked = kinds(rank - 1).eq(kinds(rank))
+                    && layout.holds_embedding(rank - 1) == layout.holds_embedding(rank)
+                    && layout.holds_loss(rank - 1) == layout.holds_loss(rank)
+                    && layout.rank_mtp(rank - 1) == layout.rank_mtp(rank);
+                assert_eq!(
+                    same_shape(arch, &layout, rank - 1, rank),
+                    walked,
+                    "{text}: ranks {} and {rank}",
+                    rank - 1
+                );
+                compared[usize::from(walked)] += 1;
+            }
+        }
+        // Both answers occur.
+        assert!(compared.iter().all(|&n| 0 < n), "{compared:?}");
+    }
 }
