@@ -4,6 +4,7 @@
 //! memory/throughput Pareto front in a chart, and each plan found one click away; every plan found
 //! downloads as CSV or JSON.
 
+use gloo_timers::callback::Timeout;
 use leptos::prelude::*;
 use trainplan_core::search::SearchResult;
 use trainplan_core::{Plan, rules};
@@ -20,6 +21,9 @@ use crate::search_run::{self, Hooks, Outcome, Running};
 
 /// Rows of the fastest plans shown.
 const SHOWN: usize = 5;
+/// Milliseconds after the panel is shown before the search's workers start loading: the first
+/// paint and the first edits come first.
+const WARM_UP_MS: u32 = 1500;
 
 /// A finished search: the plan it started from, its result, how long it took in this browser, and
 /// how many workers ran it (0: the page itself).
@@ -76,7 +80,11 @@ pub fn SearchPanel() -> impl IntoView {
         running.set_value(None);
         progress.set(None);
         cancelled.set(true);
+        // Its workers were terminated: new ones load for the next search.
+        search_run::warm_up();
     };
+    // The workers load once the page has settled, ahead of the first search.
+    Timeout::new(WARM_UP_MS, search_run::warm_up).forget();
     // Shown only while the plan is still the one searched from.
     let shown = Signal::derive(move || {
         let f = found.get()?;

@@ -15,8 +15,13 @@ use trainplan_e2e::{Chromedriver, Page, browser, browser_downloading_to, repo_ro
 
 mod charts;
 
+/// The built page the tests open: `TRAINPLAN_DIST`, else `dist/`.
+fn dist_dir() -> std::path::PathBuf {
+    std::env::var_os("TRAINPLAN_DIST").map(Into::into).unwrap_or_else(|| repo_root().join("dist"))
+}
+
 async fn open(driver: &Chromedriver, width: u32, height: u32) -> WebDriverResult<Page> {
-    let dist = std::env::var_os("TRAINPLAN_DIST").map(Into::into).unwrap_or_else(|| repo_root().join("dist"));
+    let dist = dist_dir();
     let url = serve_dir(&dist);
     let page = Page { driver: browser(driver, width, height).await? };
     page.driver.goto(&url).await?;
@@ -207,11 +212,23 @@ async fn editing_the_plan_updates_the_report() -> WebDriverResult<()> {
 
 /// The search runs in Web Workers, one per core, off the page's thread: on the benchmark plan (a 70B
 /// model pretrained with Megatron-LM on 1,024 H100) it finishes through workers; a search cancelled
-/// mid-way leaves the page idle with no result, and the next one completes.
+/// mid-way leaves the page idle with no result, and the next one completes. The workers are kept
+/// between searches: only a cancelled search's are replaced.
 #[tokio::test(flavor = "multi_thread")]
 async fn the_search_runs_in_workers_and_cancels() -> WebDriverResult<()> {
     let chromedriver = Chromedriver::start();
-    let page = open(&chromedriver, 1280, 1100).await?;
+    let page = Page { driver: browser(&chromedriver, 1280, 1100).await? };
+    // Every worker the page makes, counted from before its first script runs.
+    let count = "const made = window.Worker; window.workersMade = 0;
+        window.Worker = function (...args) { window.workersMade += 1; return new made(...args); };";
+    page.driver
+        .cdp()
+        .send_raw("Page.addScriptToEvaluateOnNewDocument", serde_json::json!({"source": count}))
+        .await?;
+    page.driver.goto(&serve_dir(&dist_dir())).await?;
+    let made = || async {
+        page.driver.execute("return window.workersMade;", vec![]).await.map(|v| v.json().as_u64())
+    };
     page.wait_text("params-total", |t| !t.is_empty()).await?;
     page.choose("model-select", "llama-3.1-70b").await?;
     page.choose("framework-select", "megatron").await?;
@@ -237,9 +254,10 @@ async fn the_search_runs_in_workers_and_cancels() -> WebDriverResult<()> {
     ));
     page.scroll_to("search-run").await?;
     page.screenshot("en-search-workers").await?;
+    assert_eq!(made().await?, Some(u64::from(workers)), "one worker per part, started once");
 
-    // Another plan, then a search cancelled as soon as it shows its progress: the workers need
-    // tens of milliseconds to start, so it is still running when the cancel button is clicked.
+    // Another plan, then a search cancelled as soon as it shows its progress: the search takes
+    // about a hundred milliseconds, so it is still running when the cancel button is clicked.
     page.type_into("global-batch-input", "512").await?;
     page.wait_text("search-summary", |t| t.is_empty()).await?;
     let cancel = "const q = (id) => document.querySelector(`[data-testid='${id}']`); \
@@ -263,6 +281,8 @@ async fn the_search_runs_in_workers_and_cancels() -> WebDriverResult<()> {
     let summary = page.wait_text("search-summary", |t| t.contains("plans tried")).await?;
     assert!(0 < page.search_workers().await?, "{summary}");
     assert!(!page.has("search-cancelled").await?);
+    // The cancelled search's workers were terminated and replaced once; this search used those.
+    assert_eq!(made().await?, Some(2 * u64::from(workers)));
 
     // The Chinese panel: the summary says how many workers ran, and a cancelled search says so.
     page.click("lang-switch").await?;
@@ -521,7 +541,7 @@ async fn launch_files_follow_the_plan_and_download() -> WebDriverResult<()> {
     let downloads = std::env::temp_dir().join(format!("trainplan-e2e-downloads-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&downloads);
     std::fs::create_dir_all(&downloads).unwrap();
-    let dist = std::env::var_os("TRAINPLAN_DIST").map(Into::into).unwrap_or_else(|| repo_root().join("dist"));
+    let dist = dist_dir();
     let url = serve_dir(&dist);
     let page = Page { driver: browser_downloading_to(&chromedriver, 1280, 900, Some(&downloads)).await? };
     page.driver.goto(&url).await?;
