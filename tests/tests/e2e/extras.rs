@@ -217,6 +217,10 @@ async fn the_extras_fit_a_phone() -> WebDriverResult<()> {
             page.wait_text("sweep-run", |t| t == "计算").await?;
         }
         assert_eq!(page.driver.execute(overflow, vec![]).await?.json().as_i64(), Some(0), "{lang}");
+        // The sweep's figures fit without scrolling the table sideways.
+        let sideways =
+            "const s = document.querySelector('.sweep-scroll'); return s.scrollWidth - s.clientWidth;";
+        assert_eq!(page.driver.execute(sideways, vec![]).await?.json().as_i64(), Some(0), "{lang}");
         for (testid, name) in [("logcal-title", "log"), ("cost-title", "cost"), ("sweep-run", "sweep")] {
             page.scroll_to(testid).await?;
             page.screenshot(&format!("{lang}-phone-{name}")).await?;
