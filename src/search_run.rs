@@ -99,18 +99,31 @@ enum Engine {
     InPage(Box<Search>),
 }
 
-/// A worker and its listeners. Dropped, it stops the worker and removes its listeners (gloo's
-/// [`EventListener`] does on drop), so a message already on its way finds nothing to call.
+/// A worker that is terminated when dropped, unless taken out first: a search's and an idle one
+/// go with what holds them.
+struct Held(Option<Worker>);
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        // Stops it mid-part, at once (https://developer.mozilla.org/en-US/docs/Web/API/Worker/terminate).
+        if let Some(worker) = &self.0 {
+            worker.terminate();
+        }
+    }
+}
+
+/// A worker running a part, and its listeners. Dropped, it stops the worker, removes its
+/// listeners (gloo's [`EventListener`] does on drop), so a message already on its way finds
+/// nothing to call, and no longer counts as busy.
 struct Spawned {
-    /// `None` once handed back to the idle ones ([`Spawned::idle`]).
-    worker: Option<Worker>,
+    worker: Held,
     _listeners: [EventListener; 2],
 }
 
 impl Spawned {
     /// The worker, its part done, back among the idle ones; its listeners go.
     fn idle(mut self) {
-        if let Some(worker) = self.worker.take() {
+        if let Some(worker) = self.worker.0.take() {
             keep_idle(worker);
         }
     }
@@ -118,28 +131,16 @@ impl Spawned {
 
 impl Drop for Spawned {
     fn drop(&mut self) {
-        // Stops it mid-part, at once (https://developer.mozilla.org/en-US/docs/Web/API/Worker/terminate).
-        if let Some(worker) = &self.worker {
-            worker.terminate();
-        }
         BUSY.with(|busy| busy.set(busy.get().saturating_sub(1)));
     }
 }
 
 /// A worker waiting for a part, its glue and module loaded or loading. An error event (its script
-/// did not load) marks it dead, so that no search waits on it. Dropped, it is terminated.
+/// did not load) marks it dead, so that no search waits on it.
 struct Idle {
-    worker: Option<Worker>,
+    worker: Held,
     dead: Rc<Cell<bool>>,
     _on_error: EventListener,
-}
-
-impl Drop for Idle {
-    fn drop(&mut self) {
-        if let Some(worker) = &self.worker {
-            worker.terminate();
-        }
-    }
 }
 
 thread_local! {
@@ -154,7 +155,7 @@ fn keep_idle(worker: Worker) {
     let dead = Rc::new(Cell::new(false));
     let marked = Rc::clone(&dead);
     let on_error = EventListener::new(&worker, "error", move |_| marked.set(true));
-    let idle = Idle { worker: Some(worker), dead, _on_error: on_error };
+    let idle = Idle { worker: Held(Some(worker)), dead, _on_error: on_error };
     IDLE.with(|all| {
         let mut all = all.borrow_mut();
         all.retain(|w| !w.dead.get());
@@ -170,7 +171,7 @@ fn take_idle() -> Option<Worker> {
         let mut all = all.borrow_mut();
         while let Some(mut idle) = all.pop() {
             if !idle.dead.get() {
-                return idle.worker.take();
+                return idle.worker.0.take();
             }
         }
         None
@@ -407,17 +408,15 @@ fn spawn(
     let on_error = EventListener::new(&worker, "error", move |event| {
         on_reply(&state, Reply::Failed { message: format!("{} event", event.type_()) });
     });
-    // Kept before its work is posted, so that an error terminates the worker (on drop).
-    BUSY.with(|busy| busy.set(busy.get() + 1));
-    let spawned = Spawned { worker: Some(worker), _listeners: [on_message, on_error] };
+    // Held before its work is posted, so that an error terminates the worker (on drop).
+    let held = Held(Some(worker.clone()));
     let message = load(urls)?;
     for (key, value) in [("plan", plan.into()), ("part", part.into()), ("parts", parts.into())] {
         js_sys::Reflect::set(&message, &JsValue::from_str(key), &value)?;
     }
-    if let Some(worker) = &spawned.worker {
-        worker.post_message(&message)?;
-    }
-    Ok(spawned)
+    worker.post_message(&message)?;
+    BUSY.with(|busy| busy.set(busy.get() + 1));
+    Ok(Spawned { worker: held, _listeners: [on_message, on_error] })
 }
 
 /// The message that has a worker load the glue and the module (public/search-worker.js reads it;

@@ -121,11 +121,9 @@ impl Raster {
 }
 
 /// Whether `canvas` is on screen or within half a screen of it, as an `IntersectionObserver`
-/// reports it; `true` until the first report, so every chart is drawn, and takes its height, when
-/// it is mounted (a chart sized only once scrolled near would move what lies below it under the
-/// reader). A chart off screen need not be redrawn per keystroke:
-/// [`draw_on`] paints it when it comes near, and a chart whose data costs more than its picture
-/// (the timeline) computes it then.
+/// reports it; `true` until the first report, so every chart is drawn when it is mounted. A chart
+/// off screen need not be redrawn per keystroke: [`draw_on`] keeps its height and paints it when it
+/// comes near, and a chart whose data costs more than its picture (the timeline) computes it then.
 pub fn on_screen(canvas: NodeRef<Canvas>) -> Signal<bool> {
     let shown = RwSignal::new(true);
     Effect::new(move |_| {
@@ -156,8 +154,9 @@ pub fn on_screen(canvas: NodeRef<Canvas>) -> Signal<bool> {
 }
 
 /// Draws on `canvas` whenever what `track` reads changes (and on resize), in the next animation
-/// frame, while `shown` (else sizes it only, and draws it when it comes on screen): `height` gives the canvas's CSS height for
-/// its CSS width, `draw` the picture. `draw` runs untracked, so it reads signals with `with_untracked`.
+/// frame, while `shown` (else sizes it only, and draws it when it comes on screen): `height` gives
+/// the canvas's CSS height for its CSS width, `draw` the picture. `draw` runs untracked, so it
+/// reads signals with `with_untracked`.
 pub fn draw_on(
     canvas: NodeRef<Canvas>,
     shown: Signal<bool>,

@@ -290,8 +290,8 @@ impl Page {
 
     /// Clicks an element, scrolled to the middle of the window first (see [`Page::click`]) and held
     /// there until it has kept its place for two frames: sections below the fold render
-    /// (`content-visibility: auto`) and charts take their height as they come into view, and can
-    /// move the element back under the summary bar. A click the bar still takes (the page moved
+    /// (`content-visibility: auto`) as they come into view, and can move the element back under
+    /// the summary bar. A click the bar still takes (the page moved
     /// between the check and the click) is tried again, at most three times.
     pub async fn click_el(&self, el: &WebElement) -> WebDriverResult<()> {
         let settle = "const [el, done] = arguments; let last = null, still = 0, frames = 0; \
