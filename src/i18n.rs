@@ -129,8 +129,8 @@ texts! {
     summary_step => "Step", "单步";
     summary_tokens => "Tokens/s", "每秒 token";
     summary_valid => "Valid: no rule broken", "有效：未违反规则";
-    summary_valid_warnings => "Valid: {w} warnings", "有效：{w} 条警告";
-    summary_invalid => "Not valid: {n} errors, {w} warnings", "无效：{n} 个错误，{w} 条警告";
+    summary_valid_warnings => "Valid: warnings {w}", "有效：{w} 条警告";
+    summary_invalid => "Not valid: errors {n}, warnings {w}", "无效：{n} 个错误，{w} 条警告";
     summary_to_findings => "Go to the findings", "查看问题详情";
     knobs_show_all => "Show every knob", "显示全部设置项";
     knobs_hidden => "{n} settings {framework} does not take are hidden.", "已隐藏 {n} 项 {framework} 不支持的设置。";
