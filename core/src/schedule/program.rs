@@ -6,9 +6,9 @@
 //! nanoseconds per pass after that: no order is built, no readiness is tested, nothing is
 //! allocated.
 //!
-//! A step's makespan runs a compact form of the same program where it gives the same ends
-//! ([`Program::compact`]): three numbers per pass instead of nine, so a deep pipeline's run reads a
-//! third of the memory (PP 64 over 128 micro-batches: 44–69 µs → 24 µs per plan).
+//! Every schedule but DualPipeV runs in a compact form of the same program, which gives the same
+//! ends ([`Program::compact`]): three numbers per pass instead of nine, so a deep pipeline's run
+//! reads a third of the memory (PP 64 over 128 micro-batches: 44–69 µs → 24 µs per plan).
 //!
 //! The arithmetic is the event simulation's, term for term (the same additions in the same order;
 //! `max` is exact in any order), so both give the same makespan to the bit (`core/tests/it/schedule.rs`).
@@ -379,13 +379,19 @@ impl Program {
             let (values, table) = &mut *scratch.borrow_mut();
             match self.steps.is_empty() && !self.instrs.is_empty() {
                 true => self.run(costs, values, table, |_| {}),
-                false => self.run_compact(costs, values, table),
+                false => self.run_compact(costs, values, table, |_| {}),
             }
         })
     }
 
     /// [`Program::run`] over the compact form: the same ends, the same makespan.
-    fn run_compact(&self, costs: &Costs, values: &mut Vec<f64>, table: &mut Vec<f64>) -> f64 {
+    fn run_compact(
+        &self,
+        costs: &Costs,
+        values: &mut Vec<f64>,
+        table: &mut Vec<f64>,
+        mut start_of: impl FnMut(f64),
+    ) -> f64 {
         self.costs_into(costs, table);
         values.resize(values.len().max(self.steps.len() + 1), 0.0);
         values[ZERO as usize] = 0.0;
@@ -395,6 +401,7 @@ impl Program {
         for (step, out) in self.steps.iter().zip(&values[1..]) {
             let arrived = values[(step.input & !SENT) as usize].get() + hops[(step.input >> 31) as usize];
             let start = later(arrived, values[step.prev as usize].get());
+            start_of(start);
             out.set(start + table[step.cost as usize]);
         }
         self.steps_last.iter().fold(0.0, |makespan, &slot| later(makespan, values[slot as usize].get()))
@@ -417,7 +424,11 @@ impl Program {
     fn events(&self, costs: &Costs) -> (Vec<super::Event>, f64) {
         let (mut values, mut table) = (Vec::new(), Vec::new());
         let mut starts = Vec::with_capacity(self.instrs.len());
-        let makespan = self.run(costs, &mut values, &mut table, |start| starts.push(start));
+        let compact = !self.steps.is_empty() || self.instrs.is_empty();
+        let makespan = match compact {
+            true => self.run_compact(costs, &mut values, &mut table, |start| starts.push(start)),
+            false => self.run(costs, &mut values, &mut table, |start| starts.push(start)),
+        };
         // Each rank's events start where the ranks before it end (an overlapped F&B is two).
         let mut cursor = vec![0usize; self.pp as usize + 1];
         for &(rank, op) in &self.ops {
@@ -435,8 +446,10 @@ impl Program {
             end_seconds: 0.0,
         };
         let mut events = vec![placeholder; cursor[self.pp as usize]];
-        for ((ins, &(rank, op)), &start) in self.instrs.iter().zip(&self.ops).zip(&starts) {
-            let end = values[ins.out as usize];
+        for (i, (&(rank, op), &start)) in self.ops.iter().zip(&starts).enumerate() {
+            // The compact form keeps the i-th pass's end in slot i + 1.
+            let out = if compact { i + 1 } else { self.instrs[i].out as usize };
+            let end = values[out];
             let event = |pass, microbatch, chunk, start_seconds, end_seconds| super::Event {
                 stage: rank,
                 chunk,
@@ -448,7 +461,7 @@ impl Program {
             let at = &mut cursor[rank as usize];
             match op.with_backward {
                 Some((mb, chunk)) => {
-                    let split = values[ins.out as usize + 1];
+                    let split = values[out + 1];
                     events[*at] = event(Pass::F, op.microbatch, op.chunk, start, split);
                     events[*at + 1] = event(Pass::B, mb, chunk, split, end);
                     *at += 2;

@@ -179,9 +179,8 @@ fn closed_form_makespan_equals_the_simulation() {
     assert!(uniform_makespan(Schedule::Interleaved, 6, &costs).is_none());
 }
 
-/// The makespan the step time takes from the simulation without keeping its passes (the program's
-/// compact form, DualPipeV's wide one) is the drawn timeline's, to the bit, for every schedule and
-/// uneven random costs.
+/// The makespan the step time takes from the simulation without keeping its passes is the drawn
+/// timeline's, to the bit, for every schedule and uneven random costs.
 #[test]
 fn the_makespan_alone_is_the_timelines() {
     let mut rng = Xorshift(0x2545_F491_4F6C_DD1D);
