@@ -77,9 +77,10 @@ fn later(a: f64, b: f64) -> f64 {
 pub struct Program {
     pp: u32,
     vpp: u32,
+    /// The passes in wide form; empty once the compact form holds them.
     instrs: Vec<Instr>,
-    /// The same passes in compact form, when every pass has one input besides its rank's previous
-    /// pass (see [`Program::compact`]); empty otherwise.
+    /// The passes in compact form, when every pass has one input besides its rank's previous pass
+    /// (see [`Program::compact`]); empty otherwise.
     steps: Vec<Step>,
     /// Each rank's last pass's slot in the compact form.
     steps_last: Vec<u32>,
@@ -256,7 +257,8 @@ impl Program {
     /// overlapped F&B and each pass's second input is nothing or an earlier pass on its own rank (a
     /// backward's own forward). Such an input has ended by the time the rank's previous pass has
     /// (a rank's passes end in order: each starts after the one before ends, and no duration is
-    /// negative), so leaving it out of the `max` changes no end, to the bit.
+    /// negative), so leaving it out of the `max` changes no end, to the bit. The wide form is then
+    /// dropped: a cached program keeps 40 bytes a pass (the step and its op, for drawing), not 60.
     fn compact(&mut self) {
         let mut slot = vec![0u32; self.n_values];
         let mut rank_of_slot = vec![u32::MAX; self.n_values];
@@ -276,6 +278,7 @@ impl Program {
         }
         self.steps_last = self.last.iter().map(|&v| slot[v as usize]).collect();
         self.steps = steps;
+        self.instrs = Vec::new();
     }
 
     /// Reorders the passes by wavefront: each pass after every pass it waits on, passes with as
@@ -320,11 +323,16 @@ impl Program {
 
     /// Passes in the program.
     pub fn len(&self) -> usize {
-        self.instrs.len()
+        self.ops.len()
     }
 
     /// Whether the program runs no pass.
     pub fn is_empty(&self) -> bool {
+        self.ops.is_empty()
+    }
+
+    /// Whether the compact form holds the passes (always, but for overlapped F&B).
+    fn is_compact(&self) -> bool {
         self.instrs.is_empty()
     }
 
@@ -377,9 +385,9 @@ impl Program {
     pub fn makespan(&self, costs: &Costs) -> f64 {
         SCRATCH.with(|scratch| {
             let (values, table) = &mut *scratch.borrow_mut();
-            match self.steps.is_empty() && !self.instrs.is_empty() {
-                true => self.run(costs, values, table, |_| {}),
-                false => self.run_compact(costs, values, table, |_| {}),
+            match self.is_compact() {
+                true => self.run_compact(costs, values, table, |_| {}),
+                false => self.run(costs, values, table, |_| {}),
             }
         })
     }
@@ -423,8 +431,8 @@ impl Program {
     /// overlapped F&B as its forward then its backward), and the makespan.
     fn events(&self, costs: &Costs) -> (Vec<super::Event>, f64) {
         let (mut values, mut table) = (Vec::new(), Vec::new());
-        let mut starts = Vec::with_capacity(self.instrs.len());
-        let compact = !self.steps.is_empty() || self.instrs.is_empty();
+        let mut starts = Vec::with_capacity(self.len());
+        let compact = self.is_compact();
         let makespan = match compact {
             true => self.run_compact(costs, &mut values, &mut table, |start| starts.push(start)),
             false => self.run(costs, &mut values, &mut table, |start| starts.push(start)),
@@ -537,11 +545,9 @@ mod tests {
             (Schedule::DualPipeV, 2),
         ] {
             let program = cached(schedule, 4, vpp, 8).expect("no deadlock");
-            let compact = !program.steps.is_empty();
-            assert_eq!(compact, schedule != Schedule::DualPipeV, "{schedule:?}");
-            if compact {
-                assert_eq!(program.steps.len(), program.instrs.len(), "{schedule:?}");
-            }
+            assert_eq!(program.is_compact(), schedule != Schedule::DualPipeV, "{schedule:?}");
+            let (compact, wide) = (program.steps.len(), program.instrs.len());
+            assert_eq!(compact + wide, program.len(), "{schedule:?}: one form holds every pass");
         }
     }
 }
