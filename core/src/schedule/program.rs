@@ -8,7 +8,8 @@
 //!
 //! Every schedule but DualPipeV runs in a compact form of the same program, which gives the same
 //! ends ([`Program::compact`]): three numbers per pass instead of nine, so a deep pipeline's run
-//! reads a third of the memory (PP 64 over 128 micro-batches: 44–69 µs → 24 µs per plan).
+//! reads a third of the memory and takes half the time (the benchmark grid's slowest plans, PP 64
+//! over 128 micro-batches: 57–68 µs → 28–32 µs, timed alternately on one machine).
 //!
 //! The arithmetic is the event simulation's, term for term (the same additions in the same order;
 //! `max` is exact in any order), so both give the same makespan to the bit (`core/tests/it/schedule.rs`).
