@@ -350,8 +350,8 @@ impl Program {
         table.extend(self.pairs.iter().map(|&(fi, bi)| f[fi as usize] + (b[bi as usize] + w[bi as usize])));
     }
 
-    /// Runs the program into `values` (each pass's end by slot), returning the makespan.
-    /// `start` sees each pass's start in program order.
+    /// Runs the program into `values` (each pass's end by slot: the compact form's `i`-th pass in
+    /// slot `i + 1`), returning the makespan. `start_of` sees each pass's start in program order.
     fn run(
         &self,
         costs: &Costs,
@@ -362,58 +362,39 @@ impl Program {
         self.costs_into(costs, table);
         // Every slot is written before it is read (the order is topological) but the step's
         // start: no need to clear the rest.
-        values.resize(values.len().max(self.n_values), 0.0);
+        let n_values = if self.is_compact() { self.steps.len() + 1 } else { self.n_values };
+        values.resize(values.len().max(n_values), 0.0);
         values[ZERO as usize] = 0.0;
         let hops = [0.0, costs.p2p_seconds];
         // Plain slices: through the buffers' `Vec`s, every store could move them and each pass
         // would load their addresses again.
         let (values, table) = (&mut values[..], &table[..]);
+        for (i, step) in self.steps.iter().enumerate() {
+            let arrived = values[(step.input & !SENT) as usize] + hops[(step.input >> 31) as usize];
+            let start = later(arrived, values[step.prev as usize]);
+            start_of(start);
+            values[i + 1] = start + table[step.cost as usize];
+        }
         for ins in &self.instrs {
             let start = ins.start(values, &hops);
             start_of(start);
-            let end = start + table[ins.cost as usize];
-            values[ins.out as usize] = end;
+            values[ins.out as usize] = start + table[ins.cost as usize];
             if ins.split != u32::MAX {
                 values[ins.out as usize + 1] = start + table[ins.split as usize];
             }
         }
         // Each rank's passes end in order (durations are never negative), so the step ends with
         // the latest of the ranks' last passes.
-        self.last.iter().fold(0.0, |makespan, &slot| later(makespan, values[slot as usize]))
+        let last = if self.is_compact() { &self.steps_last } else { &self.last };
+        last.iter().fold(0.0, |makespan, &slot| later(makespan, values[slot as usize]))
     }
 
     /// The makespan against `costs` (which must have this program's pp and vpp).
     pub fn makespan(&self, costs: &Costs) -> f64 {
         SCRATCH.with(|scratch| {
             let (values, table) = &mut *scratch.borrow_mut();
-            match self.is_compact() {
-                true => self.run_compact(costs, values, table, |_| {}),
-                false => self.run(costs, values, table, |_| {}),
-            }
+            self.run(costs, values, table, |_| {})
         })
-    }
-
-    /// [`Program::run`] over the compact form: the same ends, the same makespan.
-    fn run_compact(
-        &self,
-        costs: &Costs,
-        values: &mut Vec<f64>,
-        table: &mut Vec<f64>,
-        mut start_of: impl FnMut(f64),
-    ) -> f64 {
-        self.costs_into(costs, table);
-        values.resize(values.len().max(self.steps.len() + 1), 0.0);
-        values[ZERO as usize] = 0.0;
-        let hops = [0.0, costs.p2p_seconds];
-        // Cells: each step writes the next slot in turn (no index to check) while reading earlier ones.
-        let (values, table) = (std::cell::Cell::from_mut(&mut values[..]).as_slice_of_cells(), &table[..]);
-        for (step, out) in self.steps.iter().zip(&values[1..]) {
-            let arrived = values[(step.input & !SENT) as usize].get() + hops[(step.input >> 31) as usize];
-            let start = later(arrived, values[step.prev as usize].get());
-            start_of(start);
-            out.set(start + table[step.cost as usize]);
-        }
-        self.steps_last.iter().fold(0.0, |makespan, &slot| later(makespan, values[slot as usize].get()))
     }
 
     /// The run against `costs` pass by pass, with its bubble.
@@ -434,10 +415,7 @@ impl Program {
         let (mut values, mut table) = (Vec::new(), Vec::new());
         let mut starts = Vec::with_capacity(self.len());
         let compact = self.is_compact();
-        let makespan = match compact {
-            true => self.run_compact(costs, &mut values, &mut table, |start| starts.push(start)),
-            false => self.run(costs, &mut values, &mut table, |start| starts.push(start)),
-        };
+        let makespan = self.run(costs, &mut values, &mut table, |start| starts.push(start));
         // Each rank's events start where the ranks before it end (an overlapped F&B is two).
         let mut cursor = vec![0usize; self.pp as usize + 1];
         for &(rank, op) in &self.ops {
