@@ -431,7 +431,8 @@ pub fn framework_cp_algo(framework: Framework) -> CpAlgo {
 
 /// The plan as its framework runs it: every setting that does not apply put back to the plan
 /// file's default (`PlanFile`, docs/plan-format.md), or to the one value the framework runs where
-/// it has no choice ([`framework_cp_algo`]). Memory and time are computed on it, so a setting the
+/// it has no choice ([`framework_cp_algo`], where the context is split). Memory and time are
+/// computed on it, so a setting the
 /// framework has no flag for changes no figure; the rules read the plan as written and name such
 /// a setting. Borrows the plan when nothing needs resetting (the usual case).
 pub fn effective(plan: &Plan) -> Cow<'_, Plan> {
@@ -443,64 +444,80 @@ pub fn effective(plan: &Plan) -> Cow<'_, Plan> {
     let (mut mtp_layers, mut lora_rank) = (plan.mtp_layers, plan.lora.rank);
     let one = NonZeroU32::MIN;
     let moe_default = MoeFile::default();
+    // Whether a setting was off its reset value; most plans leave them all there.
+    let mut changed = false;
     let mut rest = off_mask;
     while rest != 0 {
         let knob = Knob::ALL[rest.trailing_zeros() as usize];
         rest &= rest - 1;
         match knob {
-            Knob::Tp => parallel.tp = one,
-            Knob::Pp => parallel.pp = one,
-            Knob::Vpp => parallel.vpp = one,
-            Knob::Cp => parallel.cp = one,
-            Knob::CpAlgo => parallel.cp_algo = framework_cp_algo(plan.framework),
-            Knob::Ep => parallel.ep = one,
-            Knob::ZeroStage => parallel.zero_stage = ZeroStage::NONE,
-            Knob::Schedule => parallel.schedule = PipelineSchedule::Auto,
-            Knob::Fsdp => parallel.fsdp = Fsdp::None,
-            Knob::DistributedOptimizer => parallel.distributed_optimizer = false,
-            Knob::SequenceParallel => parallel.sequence_parallel = false,
-            Knob::OffloadOptimizer => parallel.offload_optimizer = false,
-            Knob::OffloadParams => parallel.offload_params = false,
-            Knob::OverlapGradReduce => parallel.overlap_grad_reduce = false,
-            Knob::OverlapParamGather => parallel.overlap_param_gather = false,
-            Knob::TpCommOverlap => parallel.tp_comm_overlap = false,
-            Knob::SwapOptimizer => parallel.swap_optimizer = false,
-            Knob::UnevenLayers => parallel.uneven_layers = false,
-            Knob::AccountEmbeddingLoss => parallel.account_embedding_loss = false,
-            Knob::PipelineLayout => parallel.pipeline_layout = None,
-            Knob::MtpLayers => mtp_layers = 0,
-            Knob::FusedKernels => parallel.fused_kernels = true,
-            Knob::MoeDispatcher => moe.dispatcher = moe_default.dispatcher,
-            Knob::MoeGroupedGemm => moe.grouped_gemm = moe_default.grouped_gemm,
-            Knob::MoePermuteFusion => moe.permute_fusion = moe_default.permute_fusion,
-            Knob::MoeOverlapEpComm => moe.overlap_ep_comm = moe_default.overlap_ep_comm,
-            Knob::MoePadToCapacity => moe.pad_to_capacity = moe_default.pad_to_capacity,
-            Knob::MoeCapacity => moe.capacity_factor = moe_default.capacity_factor,
-            Knob::MoeImbalance => moe.imbalance = moe_default.imbalance,
-            Knob::RecomputeLayers => recompute.num_layers = one,
-            Knob::ActivationFunction => recompute.activation_function = false,
-            Knob::ActivationFunctionLayers => recompute.activation_function_layers = 0,
-            Knob::SwapAttention => recompute.swap_attention = false,
-            Knob::RecomputeModules => recompute.modules = RecomputeModules::DEFAULT,
-            Knob::CpuOffloadLayers => recompute.cpu_offload_layers = 0,
-            Knob::DistributeSavedActivations => recompute.distribute_saved_activations = false,
-            Knob::LayersRatio => recompute.layers_ratio_frac = 1.0,
-            Knob::LoraRank => lora_rank = NonZeroU32::new(LoraFile::DEFAULT_RANK).unwrap_or(one),
+            Knob::Tp => set(&mut parallel.tp, one, &mut changed),
+            Knob::Pp => set(&mut parallel.pp, one, &mut changed),
+            Knob::Vpp => set(&mut parallel.vpp, one, &mut changed),
+            Knob::Cp => set(&mut parallel.cp, one, &mut changed),
+            // Inert without a context split (no exchange either way), and left as it is there: a
+            // VeRL plan's default ring would otherwise copy the whole plan on every estimate.
+            Knob::CpAlgo if parallel.cp.get() <= 1 => {}
+            Knob::CpAlgo => set(&mut parallel.cp_algo, framework_cp_algo(plan.framework), &mut changed),
+            Knob::Ep => set(&mut parallel.ep, one, &mut changed),
+            Knob::ZeroStage => set(&mut parallel.zero_stage, ZeroStage::NONE, &mut changed),
+            Knob::Schedule => set(&mut parallel.schedule, PipelineSchedule::Auto, &mut changed),
+            Knob::Fsdp => set(&mut parallel.fsdp, Fsdp::None, &mut changed),
+            Knob::DistributedOptimizer => set(&mut parallel.distributed_optimizer, false, &mut changed),
+            Knob::SequenceParallel => set(&mut parallel.sequence_parallel, false, &mut changed),
+            Knob::OffloadOptimizer => set(&mut parallel.offload_optimizer, false, &mut changed),
+            Knob::OffloadParams => set(&mut parallel.offload_params, false, &mut changed),
+            Knob::OverlapGradReduce => set(&mut parallel.overlap_grad_reduce, false, &mut changed),
+            Knob::OverlapParamGather => set(&mut parallel.overlap_param_gather, false, &mut changed),
+            Knob::TpCommOverlap => set(&mut parallel.tp_comm_overlap, false, &mut changed),
+            Knob::SwapOptimizer => set(&mut parallel.swap_optimizer, false, &mut changed),
+            Knob::UnevenLayers => set(&mut parallel.uneven_layers, false, &mut changed),
+            Knob::AccountEmbeddingLoss => set(&mut parallel.account_embedding_loss, false, &mut changed),
+            Knob::PipelineLayout => set(&mut parallel.pipeline_layout, None, &mut changed),
+            Knob::MtpLayers => set(&mut mtp_layers, 0, &mut changed),
+            Knob::FusedKernels => set(&mut parallel.fused_kernels, true, &mut changed),
+            Knob::MoeDispatcher => set(&mut moe.dispatcher, moe_default.dispatcher, &mut changed),
+            Knob::MoeGroupedGemm => set(&mut moe.grouped_gemm, moe_default.grouped_gemm, &mut changed),
+            Knob::MoePermuteFusion => set(&mut moe.permute_fusion, moe_default.permute_fusion, &mut changed),
+            Knob::MoeOverlapEpComm => {
+                set(&mut moe.overlap_ep_comm, moe_default.overlap_ep_comm, &mut changed)
+            }
+            Knob::MoePadToCapacity => {
+                set(&mut moe.pad_to_capacity, moe_default.pad_to_capacity, &mut changed)
+            }
+            Knob::MoeCapacity => set(&mut moe.capacity_factor, moe_default.capacity_factor, &mut changed),
+            Knob::MoeImbalance => set(&mut moe.imbalance, moe_default.imbalance, &mut changed),
+            Knob::RecomputeLayers => set(&mut recompute.num_layers, one, &mut changed),
+            Knob::ActivationFunction => set(&mut recompute.activation_function, false, &mut changed),
+            Knob::ActivationFunctionLayers => set(&mut recompute.activation_function_layers, 0, &mut changed),
+            Knob::SwapAttention => set(&mut recompute.swap_attention, false, &mut changed),
+            Knob::RecomputeModules => set(&mut recompute.modules, RecomputeModules::DEFAULT, &mut changed),
+            Knob::CpuOffloadLayers => set(&mut recompute.cpu_offload_layers, 0, &mut changed),
+            Knob::DistributeSavedActivations => {
+                set(&mut recompute.distribute_saved_activations, false, &mut changed)
+            }
+            Knob::LayersRatio => set(&mut recompute.layers_ratio_frac, 1.0, &mut changed),
+            Knob::LoraRank => {
+                set(&mut lora_rank, NonZeroU32::new(LoraFile::DEFAULT_RANK).unwrap_or(one), &mut changed)
+            }
             // Read by no figure of a method that does not use them (the test in
             // core/tests/it/knobs.rs holds that).
             Knob::Attention | Knob::SeqLen | Knob::Rl | Knob::RlBlocking => {}
         }
     }
-    let same = parallel == plan.parallel
-        && recompute == plan.recompute
-        && moe == plan.moe
-        && mtp_layers == plan.mtp_layers
-        && lora_rank == plan.lora.rank;
-    if same {
+    if !changed {
         return Cow::Borrowed(plan);
     }
     let mut res = plan.clone();
     (res.parallel, res.recompute, res.moe, res.mtp_layers, res.lora.rank) =
         (parallel, recompute, moe, mtp_layers, lora_rank);
     Cow::Owned(res)
+}
+
+/// Puts `value` in `field`, noting in `changed` whether that changed it.
+fn set<T: PartialEq>(field: &mut T, value: T, changed: &mut bool) {
+    if *field != value {
+        *field = value;
+        *changed = true;
+    }
 }

@@ -127,7 +127,11 @@ impl Layout {
 
     /// The virtual stage of `rank`'s chunk `chunk`.
     pub fn stage(&self, rank: u64, chunk: u64) -> &VirtualStage {
-        let vs = schedule::position(self.schedule, self.pp as u32, rank as u32, chunk as u32);
+        // Every layout puts a rank's first chunk at the rank's own position.
+        let vs = match chunk {
+            0 => rank,
+            _ => u64::from(schedule::position(self.schedule, self.pp as u32, rank as u32, chunk as u32)),
+        };
         &self.stages[vs as usize]
     }
 
@@ -173,43 +177,71 @@ fn split(
 ) -> Vec<VirtualStage> {
     let p = &plan.parallel;
     let n = pp * chunks;
-    let uneven = match uneven_sizes(n_layers, pp) {
+    let interleaved_uneven = match uneven_ends(n_layers, pp) {
         // Megatron splits each uneven rank's layers evenly over its chunks; rank r's chunk c is
         // virtual stage c · pp + r.
-        Some(sizes) if p.uneven_layers && 1 < chunks && schedule == Schedule::Interleaved => sizes
-            .iter()
-            .all(|s| s.is_multiple_of(chunks) && chunks <= *s)
-            .then(|| (0..n).map(|vs| sizes[(vs % pp) as usize] / chunks).collect::<Vec<_>>()),
+        Some(ends) if p.uneven_layers && 1 < chunks && schedule == Schedule::Interleaved => {
+            let (first, middle, last) = ends;
+            [first, middle, last].iter().all(|s| s.is_multiple_of(chunks) && chunks <= *s).then_some(ends)
+        }
         _ => None,
     };
-    let ranges = match uneven {
-        Some(sizes) => {
-            let mut start = 0;
-            sizes
-                .into_iter()
-                .map(|len| {
-                    start += len;
-                    start - len..start
-                })
-                .collect()
+    let (sizes, count) = match interleaved_uneven {
+        // Stage idx holds what its rank's share gives stage idx mod pp.
+        Some((first, middle, last)) => {
+            (Sizes::Ends { n: pp, first: first / chunks, middle: middle / chunks, last: last / chunks }, n)
         }
-        None => split_layers(n_layers, n, p.account_embedding_loss),
+        None => split_sizes(n_layers, n, p.account_embedding_loss),
     };
     // More stages than layers (DualPipeV's 2·pp over a shallow model): the rest hold none.
-    let end = ranges.last().map_or(0, |r| r.end);
-    let padding = (n as usize).saturating_sub(ranges.len());
-    let last = n.saturating_sub(1) as usize;
-    ranges
-        .into_iter()
-        .chain(std::iter::repeat_n(end..end, padding))
-        .enumerate()
-        .map(|(idx, layers)| VirtualStage {
-            layers,
-            embedding: idx == 0,
-            loss: idx == last,
-            mtp: if idx == last { mtp } else { 0 },
+    let last = n.saturating_sub(1);
+    let mut start = 0;
+    (0..n)
+        .map(|idx| {
+            let len = if idx < count { sizes.at(idx) } else { 0 };
+            start += len;
+            VirtualStage {
+                layers: start - len..start,
+                embedding: idx == 0,
+                loss: idx == last,
+                mtp: if idx == last { mtp } else { 0 },
+            }
         })
         .collect()
+}
+
+/// How many layers each of a run of stages holds, worked out per stage rather than listed.
+#[derive(Clone, Copy)]
+enum Sizes {
+    /// `first`, then `middle` each, and `last` for the last of `n`; past `n`, again from the first.
+    Ends { n: u64, first: u64, middle: u64, last: u64 },
+    /// `base` each, one more for the first `extra`.
+    Spread { base: u64, extra: u64 },
+}
+
+impl Sizes {
+    fn at(&self, idx: u64) -> u64 {
+        match self {
+            Sizes::Ends { n, first, middle, last } => match idx % n {
+                0 => *first,
+                i if i + 1 == *n => *last,
+                _ => *middle,
+            },
+            Sizes::Spread { base, extra } => base + u64::from(idx < *extra),
+        }
+    }
+
+    /// The ranges of the first `count` stages, in order from layer 0.
+    fn ranges(&self, count: u64) -> Vec<std::ops::Range<u64>> {
+        let mut start = 0;
+        (0..count)
+            .map(|idx| {
+                let len = self.at(idx);
+                start += len;
+                start - len..start
+            })
+            .collect()
+    }
 }
 
 /// The decoder layers of each stage. When they divide, every stage takes n ÷ pp. When not, the
@@ -220,20 +252,18 @@ fn split(
 /// 6, 8 × 6, 7. Where no such layout exists (the rest would leave a stage empty), the first stages
 /// take one layer more than the others.
 pub fn stage_layers(n_layers: u64, pp: u64) -> Vec<std::ops::Range<u64>> {
+    let (sizes, count) = stage_sizes(n_layers, pp);
+    sizes.ranges(count)
+}
+
+/// [`stage_layers`]' sizes, and how many stages have them (pp, at most one per layer).
+fn stage_sizes(n_layers: u64, pp: u64) -> (Sizes, u64) {
     let pp = pp.clamp(1, n_layers.max(1));
-    let sizes = match uneven_sizes(n_layers, pp) {
-        Some(sizes) => sizes,
-        None => (0..pp).map(|idx| n_layers / pp + u64::from(idx < n_layers % pp)).collect(),
+    let sizes = match uneven_ends(n_layers, pp) {
+        Some((first, middle, last)) => Sizes::Ends { n: pp, first, middle, last },
+        None => Sizes::Spread { base: n_layers / pp, extra: n_layers % pp },
     };
-    let mut start = 0;
-    sizes
-        .into_iter()
-        .map(|len| {
-            let res = start..start + len;
-            start += len;
-            res
-        })
-        .collect()
+    (sizes, pp)
 }
 
 /// The decoder layers of each of `chunks` pipeline stages (or virtual chunks), as Megatron splits
@@ -242,26 +272,33 @@ pub fn stage_layers(n_layers: u64, pp: u64) -> Vec<std::ops::Range<u64>> {
 /// loss count as a layer each: n + 2 divide evenly, and the first and last chunks hold one
 /// transformer layer fewer. Otherwise, or when n + 2 does not divide, [`stage_layers`].
 pub fn split_layers(n_layers: u64, chunks: u64, account_embedding_loss: bool) -> Vec<std::ops::Range<u64>> {
+    let (sizes, count) = split_sizes(n_layers, chunks, account_embedding_loss);
+    sizes.ranges(count)
+}
+
+/// [`split_layers`]' sizes, and how many stages have them.
+fn split_sizes(n_layers: u64, chunks: u64, account_embedding_loss: bool) -> (Sizes, u64) {
     let accounted = n_layers + 2;
     if !(account_embedding_loss && 2 <= chunks && accounted.is_multiple_of(chunks) && 1 <= accounted / chunks)
     {
-        return stage_layers(n_layers, chunks);
+        return stage_sizes(n_layers, chunks);
     }
     let per = accounted / chunks;
-    let mut start = 0;
-    (0..chunks)
-        .map(|idx| {
-            let len = if idx == 0 || idx + 1 == chunks { per - 1 } else { per };
-            let res = start..start + len;
-            start += len;
-            res
-        })
-        .collect()
+    (Sizes::Ends { n: chunks, first: per - 1, middle: per, last: per - 1 }, chunks)
 }
 
 /// The first/last-stage layout of [`stage_layers`] for layers that do not divide by `pp` (≥ 2), or
 /// `None` when they divide or no stage could keep a layer.
 pub fn uneven_sizes(n_layers: u64, pp: u64) -> Option<Vec<u64>> {
+    let (first, middle, last) = uneven_ends(n_layers, pp)?;
+    let mut sizes = vec![middle; pp as usize];
+    sizes[0] = first;
+    sizes[pp as usize - 1] = last;
+    Some(sizes)
+}
+
+/// [`uneven_sizes`] as (first, each middle stage, last).
+fn uneven_ends(n_layers: u64, pp: u64) -> Option<(u64, u64, u64)> {
     if pp < 2 || n_layers.is_multiple_of(pp) {
         return None;
     }
@@ -269,12 +306,7 @@ pub fn uneven_sizes(n_layers: u64, pp: u64) -> Option<Vec<u64>> {
     let rest = n_layers.checked_sub((pp - 2) * middle)?;
     let first = rest / 2;
     let last = rest - first;
-    (1 <= first).then(|| {
-        let mut sizes = vec![middle; pp as usize];
-        sizes[0] = first;
-        sizes[pp as usize - 1] = last;
-        sizes
-    })
+    (1 <= first).then_some((first, middle, last))
 }
 
 /// Why a layout string is not one Megatron accepts.
@@ -426,5 +458,45 @@ mod tests {
         assert_eq!(unroll("t*3|L"), "ttt|L");
         assert_eq!(parse("Ex|L"), Err(LayoutError::Character('x')));
         assert_eq!(parse("Et*99999999999999999999|L"), Err(LayoutError::TooLong));
+    }
+
+    /// The split worked out stage by stage is the one the docs of [`stage_layers`] and
+    /// [`split_layers`] describe, for every layer count up to 130 over up to 40 stages: contiguous
+    /// from layer 0, every layer once; Megatron's first/last layout where [`uneven_sizes`] gives
+    /// one, else sizes within one of each other, the larger first; with the embedding and the loss
+    /// accounted, the first and last one layer short of the rest.
+    #[test]
+    fn splits_stage_by_stage_as_documented() {
+        for n_layers in 1..=130u64 {
+            for pp in 1..=40u64 {
+                let lens = |ranges: &[Range<u64>]| -> Vec<u64> {
+                    let mut end = 0;
+                    for r in ranges {
+                        assert_eq!(r.start, end, "{n_layers} layers, {pp} stages: contiguous");
+                        end = r.end;
+                    }
+                    assert_eq!(end, n_layers, "{n_layers} layers, {pp} stages: every layer");
+                    ranges.iter().map(|r| r.end - r.start).collect()
+                };
+                let sizes = lens(&stage_layers(n_layers, pp));
+                assert_eq!(sizes.len() as u64, pp.min(n_layers));
+                match uneven_sizes(n_layers, pp) {
+                    Some(listed) => assert_eq!(sizes, listed),
+                    None => assert!(
+                        sizes.windows(2).all(|w| w[0] == w[1] || w[0] == w[1] + 1),
+                        "{n_layers} layers, {pp} stages: {sizes:?}"
+                    ),
+                }
+                let accounted = lens(&split_layers(n_layers, pp, true));
+                if 2 <= pp && (n_layers + 2).is_multiple_of(pp) {
+                    let per = (n_layers + 2) / pp;
+                    assert_eq!(accounted[0], per - 1);
+                    assert_eq!(accounted[pp as usize - 1], per - 1);
+                    assert!(accounted[1..pp as usize - 1].iter().all(|&l| l == per));
+                } else {
+                    assert_eq!(accounted, sizes);
+                }
+            }
+        }
     }
 }

@@ -336,24 +336,32 @@ pub fn estimate_with(plan: &Plan, facts: &ModelFacts) -> Memory {
     // A rank shaped like the one before it (the same layers by kind, the same embedding, loss and
     // MTP layers: every middle rank of an even split) holds the same bytes but for the micro-batches
     // in flight, so its shape is worked out once.
+    // A layer's activation bytes by kind, worked out once for every rank.
+    let kinds = KindBytes::new(&ctx);
     let mut stages: Vec<StageMemory> = Vec::with_capacity(pp as usize);
-    let mut shape: Option<(StageMemory, ActivationShape)> = None;
+    let mut shape: Option<(RankShape, StageMemory, ActivationShape)> = None;
     for rank in 0..pp {
-        let same = 0 < rank && same_shape(arch, &layout, rank - 1, rank);
-        let (mut stage, act) = match (same, shape.take()) {
-            (true, Some(prev)) => prev,
-            _ => stage_shape(&ctx, &layout, rank),
+        let this = RankShape::of(arch, &layout, rank);
+        let same = match &shape {
+            Some((prev, ..)) => prev.same_as(&this, || same_kinds(arch, &layout, rank - 1, rank)),
+            None => false,
         };
+        if !same {
+            let (stage, act) = stage_shape(&ctx, &kinds, &layout, rank);
+            shape = Some((this, stage, act));
+        }
+        let Some((_, stage, act)) = &shape else { unreachable!("set above") };
+        let mut stage = stage.clone();
         (stage.activations_bytes, stage.offloaded_activations_bytes) = act.in_flight(&ctx, rank);
-        stages.push(stage.clone());
-        shape = Some((stage, act));
+        stages.push(stage);
     }
     let hw = &plan.hardware.hw;
     let capacity_bytes = hw.memory_bytes;
     let usable_bytes = (capacity_bytes as f64 * (1.0 - plan.overheads().allocator_reserve_frac)) as u64;
     let worst_stage = stages.iter().map(StageMemory::total).max().unwrap_or(0);
     let phases = rl_phases(&ctx, &stages);
-    let rollout = matches!(plan.method, Method::Grpo | Method::Ppo).then(|| rollout_memory(plan));
+    let rollout = matches!(plan.method, Method::Grpo | Method::Ppo)
+        .then(|| rollout_memory_of(plan, ctx.summary.counts.total()));
     let peak_bytes = phases.iter().map(|p| p.total).max().unwrap_or(0).max(worst_stage);
     // Offloaded activations wait in pinned host memory, one micro-batch's per device.
     let offloaded = stages.iter().map(|s| s.offloaded_activations_bytes).max().unwrap_or(0);
@@ -375,29 +383,49 @@ pub fn estimate_with(plan: &Plan, facts: &ModelFacts) -> Memory {
     }
 }
 
+/// What decides whether two ranks hold the same bytes, gathered in one walk over a rank's chunks:
+/// its layers by kind, and its embedding, loss and MTP layers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct RankShape {
+    n_layers: u64,
+    n_moe: u64,
+    embedding: bool,
+    loss: bool,
+    mtp: u64,
+}
+
+impl RankShape {
+    fn of(arch: &Architecture, layout: &Layout, rank: u64) -> RankShape {
+        let mut shape = RankShape { n_layers: 0, n_moe: 0, embedding: false, loss: false, mtp: 0 };
+        for stage in layout.rank_stages(rank) {
+            shape.n_layers += stage.layers.end.saturating_sub(stage.layers.start);
+            shape.n_moe += model::moe_layers_in(arch, stage.layers.clone());
+            shape.embedding |= stage.embedding;
+            shape.loss |= stage.loss;
+            shape.mtp += stage.mtp;
+        }
+        shape
+    }
+
+    /// Whether a rank of this shape holds what one of `other`'s does. Ranks whose layers are all of
+    /// one kind (every layer of a dense model; every layer past the first dense ones of most MoE
+    /// models) compare by counts; mixed ones ask `same_kinds` for the layers' order.
+    fn same_as(&self, other: &RankShape, same_kinds: impl FnOnce() -> bool) -> bool {
+        self == other && (self.n_moe == 0 || self.n_moe == self.n_layers || same_kinds())
+    }
+}
+
+/// Whether ranks `a` and `b` hold layers of the same kinds in the same order.
+fn same_kinds(arch: &Architecture, layout: &Layout, a: u64, b: u64) -> bool {
+    let kinds = |rank: u64| layout.rank_layers(rank).map(|l| model::is_moe_layer(arch, l));
+    kinds(a).eq(kinds(b))
+}
+
 /// Whether ranks `a` and `b` hold the same: as many layers of each kind in the same order, and
 /// the same embedding, loss and MTP layers.
+#[cfg(test)]
 fn same_shape(arch: &Architecture, layout: &Layout, a: u64, b: u64) -> bool {
-    let kinds = |rank: u64| layout.rank_layers(rank).map(|l| model::is_moe_layer(arch, l));
-    let n = layout.rank_n_layers(a);
-    let moe = |rank: u64| {
-        layout.rank_stages(rank).map(|s| model::moe_layers_in(arch, s.layers.clone())).sum::<u64>()
-    };
-    // Ranks whose layers are all of one kind (every layer of a dense model; every layer past the
-    // first dense ones of most MoE models): the counts decide, without walking the layers.
-    let same_layers = n == layout.rank_n_layers(b)
-        && match arch.moe {
-            None => true,
-            Some(_) => match (moe(a), moe(b)) {
-                (x, y) if x != y => false,
-                (x, _) if x == 0 || x == n => true,
-                _ => kinds(a).eq(kinds(b)),
-            },
-        };
-    layout.holds_embedding(a) == layout.holds_embedding(b)
-        && layout.holds_loss(a) == layout.holds_loss(b)
-        && layout.rank_mtp(a) == layout.rank_mtp(b)
-        && same_layers
+    RankShape::of(arch, layout, a).same_as(&RankShape::of(arch, layout, b), || same_kinds(arch, layout, a, b))
 }
 
 /// A rank's decoder layers by position (its chunks' layers in order), as far as their bytes differ:
@@ -447,7 +475,12 @@ impl<'a> StageLayers<'a> {
 
 /// A rank's bytes but for its activations, and the shape of those ([`ActivationShape::in_flight`]
 /// gives them for the rank's micro-batches in flight).
-fn stage_shape(ctx: &Ctx, layout: &Layout, stage_idx: u64) -> (StageMemory, ActivationShape) {
+fn stage_shape(
+    ctx: &Ctx,
+    kinds: &KindBytes,
+    layout: &Layout,
+    stage_idx: u64,
+) -> (StageMemory, ActivationShape) {
     let arch = ctx.arch;
     let layers = StageLayers::of(arch, layout, stage_idx);
     let first = layout.holds_embedding(stage_idx);
@@ -505,7 +538,7 @@ fn stage_shape(ctx: &Ctx, layout: &Layout, stage_idx: u64) -> (StageMemory, Acti
         StageMemory { n_layers: layers.n, params: (dense + expert) as u64, ..StageMemory::default() };
     model_states(ctx, dense, expert, &mut res);
     res.weights_bytes += low_precision_weight_copies(ctx, linear_layers + mtp_linear(ctx, mtp)) as u64;
-    let act = activation_shape(ctx, &layers, first, mtp);
+    let act = activation_shape(ctx, kinds, &layers, first, mtp);
     if last || 0 < mtp {
         // The loss's logits, and each MTP layer's own (it predicts one more token, through the
         // shared head), on the stages that compute them.
@@ -982,9 +1015,9 @@ fn selectively_saved(plan: &Plan) -> Saved {
     }
 }
 
-/// One layer's activation bytes by its kind and what it saves, each worked out once per stage: a
-/// layer's bytes depend on those, not on its position, and a stage holds dozens of layers of at
-/// most two kinds. What a layer saves varies within a stage only by the activation-function window
+/// One layer's activation bytes by its kind and what it saves, each worked out once per plan: a
+/// layer's bytes depend on those, not on its position or its stage, and a stage holds dozens of
+/// layers of at most two kinds. What a layer saves varies within a stage only by the activation-function window
 /// and swap-attention, so a layer's kind and those two bits index the memo.
 struct KindBytes<'a> {
     ctx: &'a Ctx<'a>,
@@ -993,7 +1026,28 @@ struct KindBytes<'a> {
     memo: [std::cell::Cell<Option<f64>>; 8],
 }
 
-impl KindBytes<'_> {
+impl<'a> KindBytes<'a> {
+    /// The plan's layer shape, no kind worked out yet.
+    fn new(ctx: &'a Ctx<'a>) -> KindBytes<'a> {
+        let plan = ctx.plan;
+        let megatron = ctx.path == Path::Megatron;
+        let (b, seq) = micro_batch_shape(ctx);
+        KindBytes {
+            ctx,
+            case: LayerCase {
+                megatron,
+                attention: plan.attention,
+                seq_len: seq,
+                micro_batch: b,
+                tp: ctx.tp,
+                sequence_parallel: megatron && plan.parallel.sequence_parallel && 1 < ctx.tp,
+                saved: selectively_saved(plan),
+                fp8_inputs: fp8_linear(plan),
+            },
+            memo: Default::default(),
+        }
+    }
+
     fn bytes(&self, moe_layer: bool, saved: Saved) -> f64 {
         let slot = &self.memo[usize::from(moe_layer) * 4
             + usize::from(saved.activation_function) * 2
@@ -1015,7 +1069,13 @@ impl KindBytes<'_> {
 }
 
 /// The activations of a stage holding `layers` (and the embedding, and `mtp` MTP layers).
-fn activation_shape(ctx: &Ctx, layers: &StageLayers, embedding: bool, mtp: u64) -> ActivationShape {
+fn activation_shape(
+    ctx: &Ctx,
+    kinds: &KindBytes,
+    layers: &StageLayers,
+    embedding: bool,
+    mtp: u64,
+) -> ActivationShape {
     let plan = ctx.plan;
     let arch = ctx.arch;
     let megatron = ctx.path == Path::Megatron;
@@ -1031,7 +1091,7 @@ fn activation_shape(ctx: &Ctx, layers: &StageLayers, embedding: bool, mtp: u64) 
         true => (RecomputeMethod::Block, (rc.layers_ratio_frac * n as f64).ceil() as u64),
         false => (rc.method, u64::from(rc.num_layers.get()).clamp(1, n.max(1))),
     };
-    let saved = selectively_saved(plan);
+    let saved = kinds.case.saved;
     // MindSpeed's activation-function recompute (the Megatron path only) covers
     // `--recompute-activation-function-num-layers` layers of the stage, after the fully recomputed
     // ones of the block method: "no layer is both fully and activation-function recomputed".
@@ -1042,20 +1102,6 @@ fn activation_shape(ctx: &Ctx, layers: &StageLayers, embedding: bool, mtp: u64) 
     let act_fn_to = match rc.activation_function_layers {
         0 => n,
         k => act_fn_from + u64::from(k),
-    };
-    let kinds = KindBytes {
-        ctx,
-        case: LayerCase {
-            megatron,
-            attention: plan.attention,
-            seq_len: seq,
-            micro_batch: b,
-            tp: ctx.tp,
-            sequence_parallel: sp,
-            saved,
-            fp8_inputs: fp8_linear(plan),
-        },
-        memo: Default::default(),
     };
     let bytes_of = |moe_layer: bool, saved: Saved| kinds.bytes(moe_layer, saved);
     // What the layer at a position saves: the activation-function window, and swap-attention
@@ -1290,11 +1336,29 @@ fn host_bytes_per_node(ctx: &Ctx) -> u64 {
 /// (MLA: the compressed latent, `kv_lora_rank + qk_rope_head_dim`, as vLLM's MLA backends cache it),
 /// sharded over the rollout TP.
 pub fn rollout_memory(plan: &Plan) -> RolloutMemory {
-    let arch = &plan.model.arch;
+    rollout_memory_of(plan, model::count_params(&plan.model.arch).total())
+}
+
+/// [`rollout_memory`] of a model of `params` parameters (counted once, [`ModelFacts`]).
+fn rollout_memory_of(plan: &Plan, params: u64) -> RolloutMemory {
     let rl = &plan.rl;
     let tp = u64::from(rl.rollout_tp.get());
     let engine_bytes = (plan.hardware.hw.memory_bytes as f64 * rl.gpu_memory_utilization_frac) as u64;
-    let weights_bytes = model::count_params(arch).total() * BF16_BYTES / tp;
+    let weights_bytes = params * BF16_BYTES / tp;
+    RolloutMemory {
+        engine_bytes,
+        weights_bytes,
+        kv_cache_bytes: engine_bytes.saturating_sub(weights_bytes),
+        kv_cache_needed_bytes: kv_cache_needed_bytes(plan),
+    }
+}
+
+/// The KV cache the rollout engine needs for `max_num_seqs` sequences of the longest prompt and
+/// response, at the rollout's TP.
+pub fn kv_cache_needed_bytes(plan: &Plan) -> u64 {
+    let arch = &plan.model.arch;
+    let rl = &plan.rl;
+    let tp = u64::from(rl.rollout_tp.get());
     let per_token_layer = match arch.attention {
         model::Attention::Gqa { n_kv_heads, head_dim, .. } => {
             2 * n_kv_heads * head_dim * BF16_BYTES / tp.min(n_kv_heads)
@@ -1305,16 +1369,10 @@ pub fn rollout_memory(plan: &Plan) -> RolloutMemory {
     };
     let max_model_len = u64::from(rl.max_prompt_length.get()) + u64::from(rl.max_response_length.get());
     // Saturating: u32 sequence counts and lengths can ask for more than 2^64 bytes.
-    let kv_cache_needed_bytes = u64::from(rl.max_num_seqs.get())
+    u64::from(rl.max_num_seqs.get())
         .saturating_mul(max_model_len)
         .saturating_mul(arch.n_layers)
-        .saturating_mul(per_token_layer);
-    RolloutMemory {
-        engine_bytes,
-        weights_bytes,
-        kv_cache_bytes: engine_bytes.saturating_sub(weights_bytes),
-        kv_cache_needed_bytes,
-    }
+        .saturating_mul(per_token_layer)
 }
 
 /// RL (GRPO, PPO): the actor, its frozen reference and (PPO) a critic of the same size share the

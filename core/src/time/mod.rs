@@ -20,7 +20,7 @@ mod ulysses;
 
 pub use comm::ring_seconds_on;
 pub use gemm::{gemm_efficiency, gemm_efficiency_on, peak_flops};
-use pipeline::{SIMULATED_PASSES_MAX, pipeline_makespan, rank_seconds, simulated_passes};
+use pipeline::{SIMULATED_PASSES_MAX, busiest_rank, pipeline_makespan, simulated_passes};
 pub use pipeline::{schedule_of, uniform_makespan};
 
 /// Asymptotic fraction of peak of a large GEMM, end to end in a training step.
@@ -472,20 +472,18 @@ pub fn estimate_within(plan: &Plan, mem: &memory::Memory, limit_seconds: Option<
         weight_seconds: passes.weight,
         p2p_seconds: comm::p2p_seconds(&ctx, mem),
     };
+    let (busiest, slowest) = busiest_rank(&costs);
     // No schedule beats its busiest rank running all its passes back to back: a lower bound on the
     // step that lets a search skip the simulation of a plan that cannot win.
     if let Some(limit) = limit_seconds {
-        let lower = f64::from(m) * pipeline::slowest_rank_seconds(&costs)
-            + tail.dp_seconds
-            + tail.optimizer_seconds
-            + tail.offload_seconds;
+        let lower = f64::from(m) * slowest + tail.dp_seconds + tail.optimizer_seconds + tail.offload_seconds;
         // A margin for rounding: the simulation adds the same durations in another order.
         if limit < lower * (1.0 - 1e-9) {
             return None;
         }
     }
     let schedule_kind = layout.schedule;
-    let shape = pipeline_makespan(schedule_kind, m, &costs);
+    let shape = pipeline_makespan(schedule_kind, m, &costs, slowest);
     let makespan = shape.makespan_seconds;
     let (rollout_seconds, log_prob_seconds) = match ctx.rl {
         true => rl::rl_phases(&ctx, makespan),
@@ -508,7 +506,15 @@ pub fn estimate_within(plan: &Plan, mem: &memory::Memory, limit_seconds: Option<
     let breakdown = Breakdown {
         rollout_seconds,
         log_prob_seconds,
-        ..pipeline_breakdown(&costs, &passes.per_rank, passes.activation_offload_seconds, &tail, m, makespan)
+        ..pipeline_breakdown(
+            &costs,
+            (busiest, slowest),
+            |rank| passes.causes.of_rank(ctx.arch, layout, rank),
+            passes.activation_offload_seconds,
+            &tail,
+            m,
+            makespan,
+        )
     };
 
     Some(StepTime {
@@ -536,24 +542,20 @@ pub fn estimate_within(plan: &Plan, mem: &memory::Memory, limit_seconds: Option<
 }
 
 /// The step's time by cause but RL's phases: the busiest rank's causes over all `m` micro-batches
-/// (`per_rank`, one micro-batch's), the sends and the bubble of the pipeline's `makespan`, then
-/// the step's own terms.
+/// (`busiest`, its seconds and `rank_causes` for one micro-batch), the sends and the bubble of the
+/// pipeline's `makespan`, then the step's own terms.
 fn pipeline_breakdown(
     costs: &Costs,
-    per_rank: &[Breakdown],
+    (busiest, busy): (usize, f64),
+    rank_causes: impl FnOnce(u64) -> Breakdown,
     activation_offload_seconds: f64,
     tail: &tail::StepTail,
     m: u32,
     makespan: f64,
 ) -> Breakdown {
     let (pp, vpp) = (costs.pp, costs.vpp);
-    let (forward, backward, weight) =
-        (&costs.forward_seconds, &costs.backward_seconds, &costs.weight_seconds);
-    let rank_busy = |r: usize| rank_seconds(forward, backward, weight, vpp as usize, r);
-    let busiest = (0..pp as usize).max_by(|&a, &b| rank_busy(a).total_cmp(&rank_busy(b))).unwrap_or(0);
     let mf = m as f64;
-    let r = &per_rank[busiest];
-    let busy = rank_busy(busiest);
+    let r = &rank_causes(busiest as u64);
     // Sends and receives of each chunk's activations and gradients, as far as they lengthen the
     // pipeline beyond the busiest rank's work (the schedule hides the rest behind other passes).
     let idle = (makespan - busy * mf).max(0.0);

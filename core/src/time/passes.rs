@@ -20,14 +20,22 @@ pub(super) struct PassCosts {
     pub(super) backward: Vec<f64>,
     /// Each virtual stage's weight-gradient seconds.
     pub(super) weight: Vec<f64>,
-    /// Per rank, one micro-batch's seconds by cause, for the breakdown.
-    pub(super) per_rank: Vec<Breakdown>,
     /// The model's FLOPs per micro-batch on one device, as Megatron counts them.
     pub(super) model_flops_per_mb: f64,
     /// Recomputation's FLOPs per micro-batch on one device.
     pub(super) recompute_flops_per_mb: f64,
     /// Activation offloading's host transfers per micro-batch, as far as they show.
     pub(super) activation_offload_seconds: f64,
+    /// What a rank's causes are counted from ([`Causes::of_rank`]).
+    pub(super) causes: Causes,
+}
+
+/// Each layer kind's passes and the head's and the MTP projection's seconds: what a rank's
+/// breakdown by cause is counted from, for the one rank the breakdown shows.
+pub(super) struct Causes {
+    kinds: [KindPasses; 2],
+    head: (f64, f64, f64),
+    proj_seconds: f64,
 }
 
 /// One layer kind's (dense or MoE) passes for one micro-batch, and their seconds by cause.
@@ -48,31 +56,98 @@ pub(super) fn pass_costs(ctx: &Ctx, mem: &memory::Memory) -> PassCosts {
     // Each layer kind's passes and causes once (a dense and an MoE layer), then counted per chunk:
     // the work is the same for every layer of a kind.
     let kinds = [kind_passes(ctx.plan, &dense), kind_passes(ctx.plan, &moe)];
-    // Chunks per rank: VPP's, or DualPipeV's two (stage r and stage 2·pp − 1 − r).
-    let vpp = layout.chunks;
-    let n_chunks = (layout.pp * vpp) as usize;
-    let chunks: Vec<&VirtualStage> =
-        (0..n_chunks as u64).map(|idx| layout.stage(idx / vpp, idx % vpp)).collect();
-    let mut costs = PassCosts {
-        forward: vec![0.0; n_chunks],
-        backward: vec![0.0; n_chunks],
-        weight: vec![0.0; n_chunks],
-        per_rank: vec![Breakdown::default(); layout.pp as usize],
-        model_flops_per_mb: 0.0,
-        recompute_flops_per_mb: 0.0,
-        activation_offload_seconds: 0.0,
-    };
-    add_layers(ctx.arch, &chunks, vpp, &kinds, &mut costs);
+    let n_chunks = (layout.pp * layout.chunks) as usize;
+    let (mut forward, mut backward, mut weight) =
+        (Vec::with_capacity(n_chunks), Vec::with_capacity(n_chunks), Vec::with_capacity(n_chunks));
+    for idx in 0..n_chunks {
+        let (mut f, mut b, mut w) = (0.0, 0.0, 0.0);
+        for (kind, (n, any)) in kinds.iter().zip(layer_counts(ctx.arch, chunk(layout, idx))) {
+            if any {
+                f += n * kind.forward;
+                b += n * kind.backward;
+                w += n * kind.weight;
+            }
+        }
+        forward.push(f);
+        backward.push(b);
+        weight.push(w);
+    }
     let head = head(ctx);
     // Each MTP layer's projection of [h; embedding] to h.
     let h = ctx.arch.hidden_size as f64;
     let (proj_seconds, proj_flops) = gemm(ctx, ctx.tokens, 2.0 * h, h / ctx.tp);
-    (costs.model_flops_per_mb, costs.recompute_flops_per_mb) =
+    let (model_flops_per_mb, recompute_flops_per_mb) =
         flops_per_microbatch(ctx, layout.model_parallel, [&dense, &moe], &kinds, head.1, proj_flops);
-    costs.activation_offload_seconds =
-        offload_activations(ctx, mem, chunks[0], &mut costs.forward, &mut costs.backward);
-    add_heads(&chunks, vpp, head, proj_seconds, &mut costs);
-    costs
+    let activation_offload_seconds =
+        offload_activations(ctx, mem, chunk(layout, 0), &mut forward, &mut backward);
+    add_heads(layout, head, proj_seconds, &mut forward, &mut backward);
+    PassCosts {
+        forward,
+        backward,
+        weight,
+        model_flops_per_mb,
+        recompute_flops_per_mb,
+        activation_offload_seconds,
+        causes: Causes { kinds, head, proj_seconds },
+    }
+}
+
+/// Virtual stage `idx` in the schedule's order: rank `idx ÷ chunks`'s chunk `idx mod chunks`.
+fn chunk(layout: &crate::layout::Layout, idx: usize) -> &VirtualStage {
+    let idx = idx as u64;
+    layout.stage(idx / layout.chunks, idx % layout.chunks)
+}
+
+/// A chunk's decoder layers by kind, (dense, MoE), each with whether there are any: an MTP layer
+/// runs a decoder layer like the model's last (its head and loss are added in [`add_heads`]).
+fn layer_counts(arch: &Architecture, stage: &VirtualStage) -> [(f64, bool); 2] {
+    let n = stage.layers.end - stage.layers.start;
+    if arch.moe.is_none() && stage.mtp == 0 {
+        return [(n as f64, n != 0), (0.0, false)];
+    }
+    let moe = model::moe_layers_in(arch, stage.layers.clone());
+    let mut count = [(n - moe) as f64, moe as f64];
+    if 0 < stage.mtp {
+        count[usize::from(model::is_moe_layer(arch, arch.n_layers.saturating_sub(1)))] += stage.mtp as f64;
+    }
+    count.map(|n| (n, n != 0.0))
+}
+
+impl Causes {
+    /// Rank `rank`'s seconds for one micro-batch by cause: each chunk's layers by kind, then the
+    /// heads and MTP projections of the chunks that hold them.
+    pub(super) fn of_rank(
+        &self,
+        arch: &Architecture,
+        layout: &crate::layout::Layout,
+        rank: u64,
+    ) -> Breakdown {
+        let Causes { kinds, head: (head_seconds, _, head_memory), proj_seconds } = self;
+        let mut r = Breakdown::default();
+        let chunks =
+            (rank * layout.chunks..(rank + 1) * layout.chunks).map(|idx| chunk(layout, idx as usize));
+        for stage in chunks.clone() {
+            for (kind, (n, any)) in kinds.iter().zip(layer_counts(arch, stage)) {
+                if !any {
+                    continue;
+                }
+                let causes = &kind.causes;
+                r.compute_seconds += n * causes.compute_seconds;
+                r.memory_bound_seconds += n * causes.memory_bound_seconds;
+                r.recompute_seconds += n * causes.recompute_seconds;
+                r.tp_comm_seconds += n * causes.tp_comm_seconds;
+                r.cp_comm_seconds += n * causes.cp_comm_seconds;
+                r.ep_comm_seconds += n * causes.ep_comm_seconds;
+            }
+        }
+        for stage in chunks {
+            let heads = f64::from(u8::from(stage.loss)) + stage.mtp as f64;
+            let proj = stage.mtp as f64 * proj_seconds;
+            r.compute_seconds += 3.0 * (heads * head_seconds + proj);
+            r.memory_bound_seconds += 2.0 * heads * head_memory;
+        }
+        r
+    }
 }
 
 /// One micro-batch's decoder-layer passes on an average rank: every virtual stage's layers by kind,
@@ -137,41 +212,6 @@ fn kind_passes(plan: &Plan, l: &LayerWork) -> KindPasses {
         ..Breakdown::default()
     };
     KindPasses { forward: fwd, backward: bwd, weight: wgt, causes, rerun_flops }
-}
-
-/// Each chunk's decoder layers (and MTP layers' decoder layer) counted by kind into its passes and
-/// its rank's causes.
-fn add_layers(
-    arch: &Architecture,
-    chunks: &[&VirtualStage],
-    vpp: u64,
-    kinds: &[KindPasses; 2],
-    costs: &mut PassCosts,
-) {
-    let last_layer = arch.n_layers.saturating_sub(1);
-    for (idx, stage) in chunks.iter().enumerate() {
-        // Layers of each kind here; an MTP layer runs a decoder layer like the model's last (its
-        // head and loss are added in `add_heads`).
-        let moe = model::moe_layers_in(arch, stage.layers.clone());
-        let mut count = [(stage.layers.end - stage.layers.start - moe) as f64, moe as f64];
-        count[usize::from(model::is_moe_layer(arch, last_layer))] += stage.mtp as f64;
-        let r = &mut costs.per_rank[idx / vpp as usize];
-        for (kind, n) in kinds.iter().zip(count) {
-            if n == 0.0 {
-                continue;
-            }
-            let causes = &kind.causes;
-            costs.forward[idx] += n * kind.forward;
-            costs.backward[idx] += n * kind.backward;
-            costs.weight[idx] += n * kind.weight;
-            r.compute_seconds += n * causes.compute_seconds;
-            r.memory_bound_seconds += n * causes.memory_bound_seconds;
-            r.recompute_seconds += n * causes.recompute_seconds;
-            r.tp_comm_seconds += n * causes.tp_comm_seconds;
-            r.cp_comm_seconds += n * causes.cp_comm_seconds;
-            r.ep_comm_seconds += n * causes.ep_comm_seconds;
-        }
-    }
 }
 
 /// Head and loss on the last stage: the logits GEMM and a memory-bound softmax, as (GEMM seconds,
@@ -249,22 +289,23 @@ fn offload_activations(
 }
 
 /// The head and the loss (from [`head`]) on the chunk that holds them, once more per MTP layer with
-/// its projection, added to the chunks' passes and their ranks' causes.
+/// its projection, added to the chunks' passes.
 fn add_heads(
-    chunks: &[&VirtualStage],
-    vpp: u64,
+    layout: &crate::layout::Layout,
     (head_seconds, _, head_memory): (f64, f64, f64),
     proj_seconds: f64,
-    costs: &mut PassCosts,
+    forward: &mut [f64],
+    backward: &mut [f64],
 ) {
-    for (idx, stage) in chunks.iter().enumerate() {
+    for (idx, (forward, backward)) in forward.iter_mut().zip(backward.iter_mut()).enumerate() {
+        let stage = chunk(layout, idx);
+        if !stage.loss && stage.mtp == 0 {
+            continue;
+        }
         let heads = f64::from(u8::from(stage.loss)) + stage.mtp as f64;
         let proj = stage.mtp as f64 * proj_seconds;
-        costs.forward[idx] += heads * (head_seconds + head_memory) + proj;
-        costs.backward[idx] += heads * (2.0 * head_seconds + head_memory) + 2.0 * proj;
-        let r = &mut costs.per_rank[idx / vpp as usize];
-        r.compute_seconds += 3.0 * (heads * head_seconds + proj);
-        r.memory_bound_seconds += 2.0 * heads * head_memory;
+        *forward += heads * (head_seconds + head_memory) + proj;
+        *backward += heads * (2.0 * head_seconds + head_memory) + 2.0 * proj;
     }
 }
 

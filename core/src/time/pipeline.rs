@@ -41,7 +41,9 @@ pub(super) fn simulated_passes(kind: Schedule, pp: u32, vpp: u32, m: u32) -> u64
 /// from simulating the schedule pass by pass (uneven stages, MTP, ZB-H1's and DualPipeV's weight
 /// passes); both give the same makespan (`core/tests/it/schedule.rs` checks the closed form
 /// against the simulation).
-pub(super) fn pipeline_makespan(kind: Schedule, m: u32, costs: &Costs) -> PipelineShape {
+///
+/// `slowest` is the busiest rank's seconds per micro-batch ([`busiest_rank`]).
+pub(super) fn pipeline_makespan(kind: Schedule, m: u32, costs: &Costs, slowest: f64) -> PipelineShape {
     let (pp, vpp) = (costs.pp, costs.vpp);
     let m_sim = m.min(SIMULATED_MICROBATCHES_PER_STAGE * pp).max(1);
     // The micro-batches the order will hold: interleaving rounds up to groups of pp.
@@ -55,7 +57,6 @@ pub(super) fn pipeline_makespan(kind: Schedule, m: u32, costs: &Costs) -> Pipeli
         // turn, with the 1F1B bubble.
         simulated.unwrap_or_else(|| costs.total_seconds() / f64::from(pp) * f64::from(m_sim + pp - 1))
     });
-    let slowest = slowest_rank_seconds(costs);
     let extra = f64::from(m.saturating_sub(m_sim)) * slowest;
     let makespan = first + extra;
     let busy_total = costs.total_seconds() * f64::from(m);
@@ -145,13 +146,15 @@ pub(super) fn microbatches(ctx: &Ctx, mem: &memory::Memory) -> u32 {
     u32::try_from(m).unwrap_or(u32::MAX)
 }
 
-/// The busiest rank's seconds for one micro-batch, all its passes back to back.
-pub(super) fn slowest_rank_seconds(costs: &Costs) -> f64 {
+/// The busiest rank (the last of equals) and its seconds for one micro-batch, all its passes back
+/// to back.
+pub(super) fn busiest_rank(costs: &Costs) -> (usize, f64) {
     let (forward, backward, weight) =
         (&costs.forward_seconds, &costs.backward_seconds, &costs.weight_seconds);
     (0..costs.pp as usize)
-        .map(|r| rank_seconds(forward, backward, weight, costs.vpp as usize, r))
-        .fold(0.0, f64::max)
+        .map(|r| (r, rank_seconds(forward, backward, weight, costs.vpp as usize, r)))
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+        .unwrap_or((0, 0.0))
 }
 
 /// One micro-batch's forward, backward and weight-gradient seconds on rank `r`, all its chunks.

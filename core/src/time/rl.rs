@@ -27,7 +27,7 @@ pub(super) fn rl_phases(ctx: &Ctx, update_makespan: f64) -> (f64, f64) {
     // Decode: per step, the weights (bf16) and the batch's KV cache so far cross the memory bus.
     let batch = sequences.min(f64::from(rl.max_num_seqs.get())).max(1.0);
     let waves = (sequences / batch).ceil();
-    let kv_per_token = memory::rollout_memory(plan).kv_cache_needed_bytes as f64
+    let kv_per_token = memory::kv_cache_needed_bytes(plan) as f64
         / (f64::from(rl.max_num_seqs.get()) * (prompt + response))
         * rollout_tp;
     let bandwidth = ctx.hw.memory_bytes_per_second * HBM_EFF * rollout_tp;
