@@ -399,7 +399,9 @@ impl RankShape {
         let mut shape = RankShape { n_layers: 0, n_moe: 0, embedding: false, loss: false, mtp: 0 };
         for stage in layout.rank_stages(rank) {
             shape.n_layers += stage.layers.end.saturating_sub(stage.layers.start);
-            shape.n_moe += model::moe_layers_in(arch, stage.layers.clone());
+            if arch.moe.is_some() {
+                shape.n_moe += model::moe_layers_in(arch, stage.layers.clone());
+            }
             shape.embedding |= stage.embedding;
             shape.loss |= stage.loss;
             shape.mtp += stage.mtp;

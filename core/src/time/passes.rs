@@ -39,6 +39,7 @@ pub(super) struct Causes {
 }
 
 /// One layer kind's (dense or MoE) passes for one micro-batch, and their seconds by cause.
+#[derive(Clone)]
 struct KindPasses {
     forward: f64,
     backward: f64,
@@ -52,10 +53,18 @@ struct KindPasses {
 pub(super) fn pass_costs(ctx: &Ctx, mem: &memory::Memory) -> PassCosts {
     let layout = &mem.layout;
     let dense = layer_work(ctx, false);
-    let moe = layer_work(ctx, true);
+    // A dense model counts no MoE layer anywhere (every count of that kind is 0), so its dense
+    // layer stands in rather than an MoE one being worked out.
+    let moe_work = ctx.arch.moe.is_some().then(|| layer_work(ctx, true));
+    let moe = moe_work.as_ref().unwrap_or(&dense);
     // Each layer kind's passes and causes once (a dense and an MoE layer), then counted per chunk:
     // the work is the same for every layer of a kind.
-    let kinds = [kind_passes(ctx.plan, &dense), kind_passes(ctx.plan, &moe)];
+    let dense_passes = kind_passes(ctx.plan, &dense);
+    let moe_passes = match &moe_work {
+        Some(moe) => kind_passes(ctx.plan, moe),
+        None => dense_passes.clone(),
+    };
+    let kinds = [dense_passes, moe_passes];
     let n_chunks = (layout.pp * layout.chunks) as usize;
     let (mut forward, mut backward, mut weight) =
         (Vec::with_capacity(n_chunks), Vec::with_capacity(n_chunks), Vec::with_capacity(n_chunks));
@@ -77,7 +86,7 @@ pub(super) fn pass_costs(ctx: &Ctx, mem: &memory::Memory) -> PassCosts {
     let h = ctx.arch.hidden_size as f64;
     let (proj_seconds, proj_flops) = gemm(ctx, ctx.tokens, 2.0 * h, h / ctx.tp);
     let (model_flops_per_mb, recompute_flops_per_mb) =
-        flops_per_microbatch(ctx, layout.model_parallel, [&dense, &moe], &kinds, head.1, proj_flops);
+        flops_per_microbatch(ctx, layout.model_parallel, [&dense, moe], &kinds, head.1, proj_flops);
     let activation_offload_seconds =
         offload_activations(ctx, mem, chunk(layout, 0), &mut forward, &mut backward);
     add_heads(layout, head, proj_seconds, &mut forward, &mut backward);
