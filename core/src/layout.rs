@@ -222,7 +222,8 @@ enum Sizes {
 impl Sizes {
     fn at(&self, idx: u64) -> u64 {
         match self {
-            Sizes::Ends { n, first, middle, last } => match idx % n {
+            // Past `n` only when cycling (interleaved chunks): no division for the others.
+            Sizes::Ends { n, first, middle, last } => match if idx < *n { idx } else { idx % n } {
                 0 => *first,
                 i if i + 1 == *n => *last,
                 _ => *middle,
