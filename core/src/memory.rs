@@ -335,36 +335,44 @@ pub fn estimate_with(plan: &Plan, facts: &ModelFacts) -> Memory {
 
     // A rank shaped like the one before it (the same layers by kind, the same embedding, loss and
     // MTP layers: every middle rank of an even split) holds the same bytes but for the micro-batches
-    // in flight, so its shape is worked out once.
+    // in flight, so its shape is worked out once: its bytes, their total, and its activations'
+    // shape, each rank adding only its activations in flight.
     // A layer's activation bytes by kind, worked out once for every rank.
     let kinds = KindBytes::new(&ctx);
     let mut stages: Vec<StageMemory> = Vec::with_capacity(pp as usize);
-    let mut shape: Option<(RankShape, StageMemory, ActivationShape)> = None;
+    let (mut worst_stage, mut offloaded) = (0, 0);
+    let mut shape: Option<Shaped> = None;
     for rank in 0..pp {
         let this = RankShape::of(arch, &layout, rank);
         let same = match &shape {
-            Some((prev, ..)) => prev.same_as(&this, || same_kinds(arch, &layout, rank - 1, rank)),
+            Some(s) => s.rank.same_as(&this, || same_kinds(arch, &layout, rank - 1, rank)),
             None => false,
         };
         if !same {
             let (stage, act) = stage_shape(&ctx, &kinds, &layout, rank);
-            shape = Some((this, stage, act));
+            // The terms but the activations (none yet): saturating sums add in any order.
+            let rest = stage.total();
+            let offloaded = act.offloaded as u64;
+            shape = Some(Shaped { rank: this, stage, act, rest, offloaded });
         }
-        let Some((_, stage, act)) = &shape else { unreachable!("set above") };
-        let mut stage = stage.clone();
-        (stage.activations_bytes, stage.offloaded_activations_bytes) = act.in_flight(&ctx, rank);
-        stages.push(stage);
+        let Some(s) = &shape else { unreachable!("set above") };
+        let activations_bytes = s.act.on_device(&ctx, rank);
+        worst_stage = worst_stage.max(s.rest.saturating_add(activations_bytes));
+        offloaded = offloaded.max(s.offloaded);
+        stages.push(StageMemory {
+            activations_bytes,
+            offloaded_activations_bytes: s.offloaded,
+            ..s.stage.clone()
+        });
     }
     let hw = &plan.hardware.hw;
     let capacity_bytes = hw.memory_bytes;
     let usable_bytes = (capacity_bytes as f64 * (1.0 - plan.overheads().allocator_reserve_frac)) as u64;
-    let worst_stage = stages.iter().map(StageMemory::total).max().unwrap_or(0);
     let phases = rl_phases(&ctx, &stages);
     let rollout = matches!(plan.method, Method::Grpo | Method::Ppo)
         .then(|| rollout_memory_of(plan, ctx.summary.counts.total()));
     let peak_bytes = phases.iter().map(|p| p.total).max().unwrap_or(0).max(worst_stage);
     // Offloaded activations wait in pinned host memory, one micro-batch's per device.
-    let offloaded = stages.iter().map(|s| s.offloaded_activations_bytes).max().unwrap_or(0);
     let offloaded_per_node = offloaded.saturating_mul(u64::from(plan.cluster.devices_per_node.get()));
     Memory {
         host_bytes_per_node: host_bytes_per_node(&ctx).saturating_add(offloaded_per_node),
@@ -961,15 +969,24 @@ struct ActivationShape {
 }
 
 impl ActivationShape {
-    /// Activations of stage `stage_idx`: every micro-batch in flight, with recomputation; and one
-    /// micro-batch's bytes offloaded to the host.
-    fn in_flight(&self, ctx: &Ctx, stage_idx: u64) -> (u64, u64) {
-        let on_device = self.per_microbatch * in_flight(ctx, stage_idx)
+    /// Activations of stage `stage_idx` on the device: every micro-batch in flight, with
+    /// recomputation.
+    fn on_device(&self, ctx: &Ctx, stage_idx: u64) -> u64 {
+        (self.per_microbatch * in_flight(ctx, stage_idx)
             + self.working
             + self.swap_window
-            + self.offload_window;
-        (on_device as u64, self.offloaded as u64)
+            + self.offload_window) as u64
     }
+}
+
+/// A run of ranks' shape ([`RankShape`]) and what it holds: its bytes but for the activations in
+/// flight, their total, the activations' shape and one micro-batch's bytes offloaded to the host.
+struct Shaped {
+    rank: RankShape,
+    stage: StageMemory,
+    act: ActivationShape,
+    rest: u64,
+    offloaded: u64,
 }
 
 /// One micro-batch's saved bytes over a stage's `n` layers (`sum_bytes` over a range of positions), and the

@@ -103,8 +103,11 @@ pub(super) fn pass_costs(ctx: &Ctx, mem: &memory::Memory) -> PassCosts {
 
 /// Virtual stage `idx` in the schedule's order: rank `idx ÷ chunks`'s chunk `idx mod chunks`.
 fn chunk(layout: &crate::layout::Layout, idx: usize) -> &VirtualStage {
-    let idx = idx as u64;
-    layout.stage(idx / layout.chunks, idx % layout.chunks)
+    match layout.chunks {
+        // One chunk a rank: the schedule's order is the model's, and no division is needed.
+        1 => &layout.stages[idx],
+        chunks => layout.stage(idx as u64 / chunks, idx as u64 % chunks),
+    }
 }
 
 /// A chunk's decoder layers by kind, (dense, MoE), each with whether there are any: an MTP layer

@@ -151,13 +151,21 @@ pub(super) fn microbatches(ctx: &Ctx, mem: &memory::Memory) -> u32 {
 pub(super) fn busiest_rank(costs: &Costs) -> (usize, f64) {
     let (forward, backward, weight) =
         (&costs.forward_seconds, &costs.backward_seconds, &costs.weight_seconds);
-    (0..costs.pp as usize)
-        .map(|r| (r, rank_seconds(forward, backward, weight, costs.vpp as usize, r)))
-        .max_by(|a, b| a.1.total_cmp(&b.1))
-        .unwrap_or((0, 0.0))
+    let vpp = costs.vpp as usize;
+    let mut busiest = (0usize, 0.0f64);
+    for r in 0..costs.pp as usize {
+        let seconds = rank_seconds(forward, backward, weight, vpp, r);
+        // The last of equals, as `Iterator::max_by` keeps.
+        if busiest.1.total_cmp(&seconds).is_le() || r == 0 {
+            busiest = (r, seconds);
+        }
+    }
+    busiest
 }
 
 /// One micro-batch's forward, backward and weight-gradient seconds on rank `r`, all its chunks.
 pub(super) fn rank_seconds(forward: &[f64], backward: &[f64], weight: &[f64], vpp: usize, r: usize) -> f64 {
-    (r * vpp..(r + 1) * vpp).map(|i| forward[i] + backward[i] + weight[i]).sum()
+    let range = r * vpp..(r + 1) * vpp;
+    let chunks = forward[range.clone()].iter().zip(&backward[range.clone()]).zip(&weight[range]);
+    chunks.map(|((f, b), w)| f + b + w).sum()
 }
