@@ -432,9 +432,8 @@ pub fn framework_cp_algo(framework: Framework) -> CpAlgo {
 /// The plan as its framework runs it: every setting that does not apply put back to the plan
 /// file's default (`PlanFile`, docs/plan-format.md), or to the one value the framework runs where
 /// it has no choice ([`framework_cp_algo`], where the context is split). Memory and time are
-/// computed on it, so a setting the
-/// framework has no flag for changes no figure; the rules read the plan as written and name such
-/// a setting. Borrows the plan when nothing needs resetting (the usual case).
+/// computed on it, so a setting the framework has no flag for changes no figure; the rules read
+/// the plan as written and name such a setting. Borrows the plan when nothing needs resetting (the usual case).
 pub fn effective(plan: &Plan) -> Cow<'_, Plan> {
     let off_mask = off_knobs(plan.framework, plan.method);
     if off_mask == 0 {

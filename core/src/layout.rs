@@ -195,17 +195,14 @@ fn split(
     };
     // More stages than layers (DualPipeV's 2·pp over a shallow model): the rest hold none.
     let last = n.saturating_sub(1);
-    let mut start = 0;
-    (0..n)
-        .map(|idx| {
-            let len = if idx < count { sizes.at(idx) } else { 0 };
-            start += len;
-            VirtualStage {
-                layers: start - len..start,
-                embedding: idx == 0,
-                loss: idx == last,
-                mtp: if idx == last { mtp } else { 0 },
-            }
+    sizes
+        .ranges(count, n)
+        .zip(0..)
+        .map(|(layers, idx)| VirtualStage {
+            layers,
+            embedding: idx == 0,
+            loss: idx == last,
+            mtp: if idx == last { mtp } else { 0 },
         })
         .collect()
 }
@@ -232,16 +229,14 @@ impl Sizes {
         }
     }
 
-    /// The ranges of the first `count` stages, in order from layer 0.
-    fn ranges(&self, count: u64) -> Vec<std::ops::Range<u64>> {
+    /// The ranges of `n` stages in order from layer 0, of which the first `count` hold layers.
+    fn ranges(self, count: u64, n: u64) -> impl Iterator<Item = std::ops::Range<u64>> {
         let mut start = 0;
-        (0..count)
-            .map(|idx| {
-                let len = self.at(idx);
-                start += len;
-                start - len..start
-            })
-            .collect()
+        (0..n).map(move |idx| {
+            let len = if idx < count { self.at(idx) } else { 0 };
+            start += len;
+            start - len..start
+        })
     }
 }
 
@@ -254,7 +249,7 @@ impl Sizes {
 /// take one layer more than the others.
 pub fn stage_layers(n_layers: u64, pp: u64) -> Vec<std::ops::Range<u64>> {
     let (sizes, count) = stage_sizes(n_layers, pp);
-    sizes.ranges(count)
+    sizes.ranges(count, count).collect()
 }
 
 /// [`stage_layers`]' sizes, and how many stages have them (pp, at most one per layer).
@@ -274,7 +269,7 @@ fn stage_sizes(n_layers: u64, pp: u64) -> (Sizes, u64) {
 /// transformer layer fewer. Otherwise, or when n + 2 does not divide, [`stage_layers`].
 pub fn split_layers(n_layers: u64, chunks: u64, account_embedding_loss: bool) -> Vec<std::ops::Range<u64>> {
     let (sizes, count) = split_sizes(n_layers, chunks, account_embedding_loss);
-    sizes.ranges(count)
+    sizes.ranges(count, count).collect()
 }
 
 /// [`split_layers`]' sizes, and how many stages have them.

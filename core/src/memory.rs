@@ -336,8 +336,8 @@ pub fn estimate_with(plan: &Plan, facts: &ModelFacts) -> Memory {
     // A rank shaped like the one before it (the same layers by kind, the same embedding, loss and
     // MTP layers: every middle rank of an even split) holds the same bytes but for the micro-batches
     // in flight, so its shape is worked out once: its bytes, their total, and its activations'
-    // shape, each rank adding only its activations in flight.
-    // A layer's activation bytes by kind, worked out once for every rank.
+    // shape, each rank adding only its activations in flight. A layer's activation bytes by kind
+    // are worked out once for every rank.
     let kinds = KindBytes::new(&ctx);
     let mut stages: Vec<StageMemory> = Vec::with_capacity(pp as usize);
     let (mut worst_stage, mut offloaded) = (0, 0);
@@ -1097,9 +1097,8 @@ fn activation_shape(
 ) -> ActivationShape {
     let plan = ctx.plan;
     let arch = ctx.arch;
-    let megatron = ctx.path == Path::Megatron;
-    let (b, seq) = micro_batch_shape(ctx);
-    let sp = megatron && plan.parallel.sequence_parallel && 1 < ctx.tp;
+    // The plan's layer shape, as the layers' bytes were worked out for.
+    let LayerCase { megatron, micro_batch: b, seq_len: seq, sequence_parallel: sp, saved, .. } = kinds.case;
     let rc = &plan.recompute;
     let full = rc.granularity == RecomputeGranularity::Full;
     let n = layers.n;
@@ -1110,7 +1109,6 @@ fn activation_shape(
         true => (RecomputeMethod::Block, (rc.layers_ratio_frac * n as f64).ceil() as u64),
         false => (rc.method, u64::from(rc.num_layers.get()).clamp(1, n.max(1))),
     };
-    let saved = kinds.case.saved;
     // MindSpeed's activation-function recompute (the Megatron path only) covers
     // `--recompute-activation-function-num-layers` layers of the stage, after the fully recomputed
     // ones of the block method: "no layer is both fully and activation-function recomputed".

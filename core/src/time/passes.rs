@@ -70,8 +70,8 @@ pub(super) fn pass_costs(ctx: &Ctx, mem: &memory::Memory) -> PassCosts {
         (Vec::with_capacity(n_chunks), Vec::with_capacity(n_chunks), Vec::with_capacity(n_chunks));
     for idx in 0..n_chunks {
         let (mut f, mut b, mut w) = (0.0, 0.0, 0.0);
-        for (kind, (n, any)) in kinds.iter().zip(layer_counts(ctx.arch, chunk(layout, idx))) {
-            if any {
+        for (kind, n) in kinds.iter().zip(layer_counts(ctx.arch, chunk(layout, idx))) {
+            if n != 0.0 {
                 f += n * kind.forward;
                 b += n * kind.backward;
                 w += n * kind.weight;
@@ -110,19 +110,19 @@ fn chunk(layout: &crate::layout::Layout, idx: usize) -> &VirtualStage {
     }
 }
 
-/// A chunk's decoder layers by kind, (dense, MoE), each with whether there are any: an MTP layer
-/// runs a decoder layer like the model's last (its head and loss are added in [`add_heads`]).
-fn layer_counts(arch: &Architecture, stage: &VirtualStage) -> [(f64, bool); 2] {
+/// A chunk's decoder layers by kind, (dense, MoE): an MTP layer runs a decoder layer like the
+/// model's last (its head and loss are added in [`add_heads`]).
+fn layer_counts(arch: &Architecture, stage: &VirtualStage) -> [f64; 2] {
     let n = stage.layers.end - stage.layers.start;
     if arch.moe.is_none() && stage.mtp == 0 {
-        return [(n as f64, n != 0), (0.0, false)];
+        return [n as f64, 0.0];
     }
     let moe = model::moe_layers_in(arch, stage.layers.clone());
     let mut count = [(n - moe) as f64, moe as f64];
     if 0 < stage.mtp {
         count[usize::from(model::is_moe_layer(arch, arch.n_layers.saturating_sub(1)))] += stage.mtp as f64;
     }
-    count.map(|n| (n, n != 0.0))
+    count
 }
 
 impl Causes {
@@ -139,8 +139,8 @@ impl Causes {
         let chunks =
             (rank * layout.chunks..(rank + 1) * layout.chunks).map(|idx| chunk(layout, idx as usize));
         for stage in chunks.clone() {
-            for (kind, (n, any)) in kinds.iter().zip(layer_counts(arch, stage)) {
-                if !any {
+            for (kind, n) in kinds.iter().zip(layer_counts(arch, stage)) {
+                if n == 0.0 {
                     continue;
                 }
                 let causes = &kind.causes;
