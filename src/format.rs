@@ -30,7 +30,12 @@ pub fn count_short(n: u64, lang: Lang) -> String {
 
 /// Bytes in binary gigabytes, as `nvidia-smi` and `npu-smi` count them: `1684603904` → `1.57 GiB`.
 pub fn gib(bytes: u64) -> String {
-    format!("{:.2} GiB", bytes as f64 / (1u64 << 30) as f64)
+    format!("{} GiB", gib_figure(bytes))
+}
+
+/// Bytes in GiB without the unit, for a table whose caption names it: `23.04`.
+pub fn gib_figure(bytes: u64) -> String {
+    format!("{:.2}", bytes as f64 / (1u64 << 30) as f64)
 }
 
 /// Bytes as a number of GiB, for a chart's axis (whose ticks [`tick`] writes).

@@ -282,6 +282,7 @@ texts! {
     mem_overhead => "Runtime", "运行时开销";
     mem_total => "Total", "合计";
     mem_stage => "Stage {n}", "阶段 {n}";
+    mem_stages_caption => "Per device by pipeline stage, GiB", "每卡显存，按流水线阶段，单位 GiB";
     mem_capacity_line => "capacity {bytes}", "容量 {bytes}";
     mem_usable_line => "usable {bytes}", "可用 {bytes}";
     mem_fits => "Memory fits: peak {peak} of {usable} usable", "显存放得下：峰值 {peak}，可用 {usable}";

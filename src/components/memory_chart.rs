@@ -280,7 +280,8 @@ fn MemoryNotes(
     }
 }
 
-/// Memory per stage by term, as a table.
+/// Memory per stage by term, as a table: figures in GiB, the unit in its caption, so that every
+/// term and the total fit beside the chart at 1,280 px.
 #[component]
 fn StageTable(
     /// The report's memory section.
@@ -294,12 +295,12 @@ fn StageTable(
                 .stages
                 .iter()
                 .map(|s| {
-                    let cells = Term::ALL.into_iter().map(|t| view! { <td class="num">{format::gib(t.of(s))}</td> }).collect_view();
+                    let cells = Term::ALL.into_iter().map(|t| view! { <td class="num">{format::gib_figure(t.of(s))}</td> }).collect_view();
                     view! {
                         <tr>
                             <th scope="row">{fill(ctx.tr(Key::mem_stage), &[("n", &s.stage.to_string())])}</th>
                             {cells}
-                            <td class="num"><strong>{format::gib(s.total)}</strong></td>
+                            <td class="num"><strong>{format::gib_figure(s.total)}</strong></td>
                         </tr>
                     }
                 })
@@ -307,6 +308,7 @@ fn StageTable(
             let heads = Term::ALL.into_iter().map(|t| view! { <th scope="col" class="num">{ctx.tr(term_key(t))}</th> }).collect_view();
             view! {
                 <table class="breakdown stages" data-testid="memory-stages">
+                    <caption>{ctx.tr(Key::mem_stages_caption)}</caption>
                     <thead><tr><th></th>{heads}<th scope="col" class="num">{ctx.tr(Key::mem_total)}</th></tr></thead>
                     <tbody>{rows}</tbody>
                 </table>

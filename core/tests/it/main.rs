@@ -23,6 +23,7 @@ mod params;
 mod permalink;
 mod plan;
 mod public;
+mod robust;
 mod rules;
 mod schedule;
 mod search;

@@ -7,7 +7,7 @@ use trainplan_core::plan::{
 };
 use trainplan_core::{catalog, hardware};
 
-fn plan_strategy() -> impl Strategy<Value = Plan> {
+pub(crate) fn plan_strategy() -> impl Strategy<Value = Plan> {
     let models: Vec<&str> = catalog::models().iter().map(|m| m.id).collect();
     let devices: Vec<String> = hardware::devices().into_iter().map(|d| d.id).collect();
     (

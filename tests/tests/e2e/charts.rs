@@ -88,9 +88,12 @@ async fn the_memory_chart_reads_as_the_report() -> WebDriverResult<()> {
         }
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
+    // The stage table gives the same totals, its unit in its caption.
     let stages = texts(&page, "[data-testid='memory-stages'] tbody tr td:last-child").await?;
     assert_eq!(rows.len(), 4, "{rows:?}");
-    assert_eq!(rows, stages);
+    assert_eq!(rows, stages.iter().map(|s| format!("{s} GiB")).collect::<Vec<_>>());
+    let caption = texts(&page, "[data-testid='memory-stages'] caption").await?.concat();
+    assert!(caption.ends_with("GiB"), "{caption}");
     let peak = texts(&page, "[data-testid='memory-bar'].peak td:nth-last-child(2)").await?;
     let verdict = page.text("memory-fits").await?;
     // The verdict's figures, in its order: the peak, then the usable memory.

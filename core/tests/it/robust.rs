@@ -1,0 +1,129 @@
+//! Any plan the format can hold, however odd: the report, the timeline, the launch files and the
+//! exports are made without a panic, every figure in them is finite, and every fix the report
+//! offers resolves its finding without an error the plan did not have.
+
+use proptest::prelude::*;
+use trainplan_core::plan::{Fsdp, MoeDispatcher, PipelineSchedule};
+use trainplan_core::report::Severity;
+use trainplan_core::{Plan, emit, evaluate, export, rules, step_timeline};
+
+use crate::permalink::plan_strategy;
+
+/// The words of a value's `Debug` text that a non-finite float prints (`NaN`, `inf`).
+fn non_finite(debug: &str) -> Vec<&str> {
+    debug.split(|c: char| !c.is_ascii_alphanumeric()).filter(|w| matches!(*w, "NaN" | "inf")).collect()
+}
+
+/// The permalink's random plans, with the schedule, sharding, MoE and offload knobs drawn too.
+fn any_plan() -> impl Strategy<Value = Plan> {
+    (
+        plan_strategy(),
+        (prop::sample::select(PipelineSchedule::ALL.to_vec()), prop::sample::select(Fsdp::ALL.to_vec())),
+        (prop::sample::select(MoeDispatcher::ALL.to_vec()), prop::option::of(0.5..=4.0_f64), 1.0..=3.0_f64),
+        (0..=64_u32, 0..=64_u32, 0.0..=1.0_f64, 1..=8_u32),
+        any::<[bool; 12]>(),
+    )
+        .prop_map(
+            |(
+                plan,
+                (schedule, fsdp),
+                (dispatcher, capacity, imbalance),
+                (offload, act_layers, ratio, etp),
+                b,
+            )| {
+                let mut file = serde_json::to_value(plan.to_file()).expect("a plan file serializes");
+                let parallel = &mut file["parallel"];
+                parallel["schedule"] = schedule.wire().into();
+                parallel["fsdp"] = fsdp.wire().into();
+                parallel["etp"] = etp.into();
+                for (key, on) in [
+                    ("overlap_grad_reduce", b[0]),
+                    ("overlap_param_gather", b[1]),
+                    ("tp_comm_overlap", b[2]),
+                    ("swap_optimizer", b[3]),
+                    ("uneven_layers", b[4]),
+                    ("account_embedding_loss", b[5]),
+                    ("fused_kernels", b[6]),
+                ] {
+                    parallel[key] = on.into();
+                }
+                file["moe"] = serde_json::json!({
+                    "dispatcher": dispatcher.wire(), "grouped_gemm": b[7], "overlap_ep_comm": b[8],
+                    "capacity_factor": capacity, "pad_to_capacity": b[9], "imbalance": imbalance,
+                });
+                let recompute = &mut file["recompute"];
+                recompute["swap_attention"] = b[10].into();
+                recompute["activation_function"] = b[11].into();
+                recompute["activation_function_layers"] = act_layers.into();
+                recompute["layers_ratio"] = ratio.into();
+                recompute["cpu_offload_layers"] = offload.into();
+                // Knobs the format refuses together stay as the permalink's plan had them.
+                Plan::from_json(&file.to_string()).unwrap_or(plan)
+            },
+        )
+}
+
+/// The plan as its file's JSON, for a failure's message.
+fn text(plan: &Plan) -> String {
+    serde_json::to_string(&plan.to_file()).unwrap_or_default()
+}
+
+/// The error findings of a plan, by code and the field they name.
+fn errors(plan: &Plan) -> Vec<(String, Option<String>)> {
+    evaluate(plan)
+        .findings
+        .iter()
+        .filter(|f| f.severity == Severity::Error)
+        .map(|f| (f.code.to_string(), f.args.get("field").cloned()))
+        .collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+
+    #[test]
+    fn every_plan_has_a_finite_report_and_files(plan in any_plan()) {
+        let report = evaluate(&plan);
+        let debug = format!("{report:?}");
+        prop_assert!(non_finite(&debug).is_empty(), "{:?} in the report of {}", non_finite(&debug), text(&plan));
+        // Every pass and part of the timeline starts and ends at a finite time, in order.
+        let timeline = step_timeline(&plan);
+        let spans = timeline.events.iter().map(|e| (e.start_seconds, e.end_seconds));
+        let parts = timeline.parts.iter().map(|p| (p.start_seconds, p.end_seconds));
+        let bad = spans.chain(parts).find(|(start, end)| !(start.is_finite() && end.is_finite() && start <= end));
+        prop_assert!(bad.is_none(), "{bad:?} in the timeline of {}", text(&plan));
+        // The launch files: written, or refused with a reason; never a panic.
+        let _ = emit::emit(&plan, "https://example.invalid/#p");
+        let json = export::report_json(&report);
+        prop_assert!(serde_json::from_str::<serde_json::Value>(&json).is_ok(), "{json}");
+        prop_assert!(!export::report_csv(&report).is_empty());
+    }
+
+    #[test]
+    fn every_fix_resolves_its_finding(plan in any_plan()) {
+        let report = evaluate(&plan);
+        let before = errors(&plan);
+        for f in &report.findings {
+            let Some(fix) = &f.fix else { continue };
+            let fixed = rules::apply(&plan, fix);
+            prop_assert!(fixed.is_ok(), "{}: {fix:?} gives an invalid plan on {}", f.code, text(&plan));
+            let fixed = fixed.unwrap();
+            let after = errors(&fixed);
+            let new: Vec<_> = after.iter().filter(|e| !before.contains(e)).collect();
+            prop_assert!(new.is_empty(), "{}: {fix:?} brings {new:?} on {}", f.code, text(&plan));
+            let left = evaluate(&fixed)
+                .findings
+                .iter()
+                .any(|g| g.code == f.code && g.args.get("field") == f.args.get("field"));
+            prop_assert!(!left, "{}: {fix:?} leaves it on {}", f.code, text(&plan));
+        }
+    }
+}
+
+/// The check above sees what a non-finite figure prints, and nothing else.
+#[test]
+fn non_finite_figures_are_seen() {
+    let debug = format!("{:?}", (1.5_f64, f64::NAN, -f64::INFINITY, "info", 2e300_f64));
+    assert_eq!(non_finite(&debug), ["NaN", "inf"]);
+    assert!(non_finite(&format!("{:?}", trainplan_core::evaluate(&Plan::first_visit()))).is_empty());
+}
