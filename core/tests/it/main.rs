@@ -23,7 +23,7 @@ mod params;
 mod permalink;
 mod plan;
 mod public;
-mod robust;
+mod random_plans;
 mod rules;
 mod schedule;
 mod search;

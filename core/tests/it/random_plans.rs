@@ -1,18 +1,13 @@
-//! Any plan the format can hold, however odd: the report, the timeline, the launch files and the
-//! exports are made without a panic, every figure in them is finite, and every fix the report
-//! offers resolves its finding without an error the plan did not have.
+//! Random plans of every knob, for what `tests/fuzz.rs` (reports, links, launch files) leaves out:
+//! the whole step's timeline is finite and in order, the exports are well formed, and every fix the
+//! report offers resolves its finding without an error the plan did not have.
 
 use proptest::prelude::*;
 use trainplan_core::plan::{Fsdp, MoeDispatcher, PipelineSchedule};
 use trainplan_core::report::Severity;
-use trainplan_core::{Plan, emit, evaluate, export, rules, step_timeline};
+use trainplan_core::{Plan, evaluate, export, rules, step_timeline};
 
 use crate::permalink::plan_strategy;
-
-/// The words of a value's `Debug` text that a non-finite float prints (`NaN`, `inf`).
-fn non_finite(debug: &str) -> Vec<&str> {
-    debug.split(|c: char| !c.is_ascii_alphanumeric()).filter(|w| matches!(*w, "NaN" | "inf")).collect()
-}
 
 /// The permalink's random plans, with the schedule, sharding, MoE and offload knobs drawn too.
 fn any_plan() -> impl Strategy<Value = Plan> {
@@ -79,21 +74,17 @@ fn errors(plan: &Plan) -> Vec<(String, Option<String>)> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
 
     #[test]
-    fn every_plan_has_a_finite_report_and_files(plan in any_plan()) {
-        let report = evaluate(&plan);
-        let debug = format!("{report:?}");
-        prop_assert!(non_finite(&debug).is_empty(), "{:?} in the report of {}", non_finite(&debug), text(&plan));
+    fn every_plan_has_a_finite_timeline_and_exports(plan in any_plan()) {
         // Every pass and part of the timeline starts and ends at a finite time, in order.
         let timeline = step_timeline(&plan);
         let spans = timeline.events.iter().map(|e| (e.start_seconds, e.end_seconds));
         let parts = timeline.parts.iter().map(|p| (p.start_seconds, p.end_seconds));
         let bad = spans.chain(parts).find(|(start, end)| !(start.is_finite() && end.is_finite() && start <= end));
         prop_assert!(bad.is_none(), "{bad:?} in the timeline of {}", text(&plan));
-        // The launch files: written, or refused with a reason; never a panic.
-        let _ = emit::emit(&plan, "https://example.invalid/#p");
+        let report = evaluate(&plan);
         let json = export::report_json(&report);
         prop_assert!(serde_json::from_str::<serde_json::Value>(&json).is_ok(), "{json}");
         prop_assert!(!export::report_csv(&report).is_empty());
@@ -118,12 +109,4 @@ proptest! {
             prop_assert!(!left, "{}: {fix:?} leaves it on {}", f.code, text(&plan));
         }
     }
-}
-
-/// The check above sees what a non-finite figure prints, and nothing else.
-#[test]
-fn non_finite_figures_are_seen() {
-    let debug = format!("{:?}", (1.5_f64, f64::NAN, -f64::INFINITY, "info", 2e300_f64));
-    assert_eq!(non_finite(&debug), ["NaN", "inf"]);
-    assert!(non_finite(&format!("{:?}", trainplan_core::evaluate(&Plan::first_visit()))).is_empty());
 }
