@@ -117,7 +117,7 @@ texts! {
     plan_form_nodes => "Nodes", "节点数";
     plan_form_scale_up => "Scale-up domain (devices on one NVLink/HCCS fabric)", "超节点域（同一 NVLink/HCCS 互联的卡数）";
     plan_form_margin => "Memory margin kept free (share of the device)", "预留显存余量（占单卡比例）";
-    plan_form_margin_default => "{frac} (allocator default)", "{frac}（分配器默认）";
+    plan_form_margin_default => "default {frac}", "默认 {frac}";
     plan_form_devices_per_node => "Devices per node", "每节点设备数";
     plan_form_devices_default => "default {n}", "默认 {n}";
     plan_form_n_devices => "Devices in all", "设备总数";

@@ -39,7 +39,7 @@ pub fn ClusterSection(
     view! {
         <section class="panel" aria-labelledby="cluster-title">
             <h2 id="cluster-title">{move || tr(Key::cluster_title)}</h2>
-            <div class="row">
+            <div class="row cluster-row">
                 {number(ctx, Key::plan_form_nodes, "nodes-input", NumField::Nodes, None)}
                 <span class="times" aria-hidden="true">"×"</span>
                 {number(ctx, Key::plan_form_devices_per_node, "devices-input", NumField::DevicesPerNode, Some(Signal::derive(default_devices)))}
