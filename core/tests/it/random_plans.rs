@@ -84,10 +84,15 @@ proptest! {
         let parts = timeline.parts.iter().map(|p| (p.start_seconds, p.end_seconds));
         let bad = spans.chain(parts).find(|(start, end)| !(start.is_finite() && end.is_finite() && start <= end));
         prop_assert!(bad.is_none(), "{bad:?} in the timeline of {}", text(&plan));
+        // The JSON export reads back as the report; the CSV holds the header, the 16 headline
+        // figures and 9 figures per stage.
         let report = evaluate(&plan);
         let json = export::report_json(&report);
-        prop_assert!(serde_json::from_str::<serde_json::Value>(&json).is_ok(), "{json}");
-        prop_assert!(!export::report_csv(&report).is_empty());
+        let back: Result<serde_json::Value, _> = serde_json::from_str(&json);
+        prop_assert_eq!(back.ok(), serde_json::to_value(&report).ok(), "{}", json);
+        let csv = export::report_csv(&report);
+        let records = csv.split("\r\n").filter(|r| !r.is_empty()).count();
+        prop_assert_eq!(records, 1 + 16 + 9 * report.memory.stages.len(), "{}", csv);
     }
 
     #[test]
