@@ -1,11 +1,12 @@
 //! Random plans of every knob, for what `tests/fuzz.rs` (reports, links, launch files) leaves out:
-//! the whole step's timeline is finite and in order, the exports are well formed, and every fix the
-//! report offers resolves its finding without an error the plan did not have.
+//! the whole step's timeline is finite and in order, the exports are well formed, every fix the
+//! report offers resolves its finding without an error the plan did not have, and every piece of
+//! advice is the report of the plan it leads to.
 
 use proptest::prelude::*;
 use trainplan_core::plan::{Fsdp, MoeDispatcher, PipelineSchedule};
 use trainplan_core::report::Severity;
-use trainplan_core::{Plan, evaluate, export, rules, step_timeline};
+use trainplan_core::{Plan, advice, evaluate, export, rules, step_timeline};
 
 use crate::permalink::plan_strategy;
 
@@ -112,6 +113,34 @@ proptest! {
                 .iter()
                 .any(|g| g.code == f.code && g.args.get("field") == f.args.get("field"));
             prop_assert!(!left, "{}: {fix:?} leaves it on {}", f.code, text(&plan));
+        }
+    }
+
+    #[test]
+    fn every_advice_is_the_report_of_the_plan_it_leads_to(plan in any_plan()) {
+        let report = evaluate(&plan);
+        let errors = |p: &Plan| errors(p).into_iter().filter(|(code, _)| code != "memory.does_not_fit").count();
+        for a in &advice::advise(&plan) {
+            let mut changed = plan.clone();
+            for fix in &a.changes {
+                let next = rules::apply(&changed, fix);
+                prop_assert!(next.is_ok(), "{}: {fix:?} gives an invalid plan on {}", a.code, text(&plan));
+                changed = next.unwrap();
+            }
+            let after = evaluate(&changed);
+            prop_assert_eq!(a.peak_bytes, after.memory.peak_bytes, "{} on {}", a.code, text(&plan));
+            prop_assert_eq!(a.step_seconds, after.time.step_seconds, "{} on {}", a.code, text(&plan));
+            prop_assert_eq!(a.fits, after.memory.fits, "{} on {}", a.code, text(&plan));
+            let speed = after.time.tokens_per_second / report.time.tokens_per_second - 1.0;
+            prop_assert!((a.speed_delta_frac - speed).abs() < 1e-12, "{} on {}", a.code, text(&plan));
+            // Never trades one broken rule for another, and moves the way it says.
+            prop_assert!(errors(&changed) <= errors(&plan), "{} breaks a rule on {}", a.code, text(&plan));
+            let direction = match report.memory.fits {
+                _ if a.code.for_quality() => a.fits,
+                true => a.fits && 0.0 < a.speed_delta_frac,
+                false => a.peak_delta_bytes < 0,
+            };
+            prop_assert!(direction, "{} moves the wrong way on {}", a.code, text(&plan));
         }
     }
 }
