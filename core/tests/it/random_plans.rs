@@ -1,12 +1,12 @@
 //! Random plans of every knob, for what `tests/fuzz.rs` (reports, links, launch files) leaves out:
 //! the whole step's timeline is finite and in order, the exports are well formed, every fix the
-//! report offers resolves its finding without an error the plan did not have, and every piece of
-//! advice is the report of the plan it leads to.
+//! report offers resolves its finding without an error the plan did not have, every piece of
+//! advice is the report of the plan it leads to, and the sweep finds the largest value that fits.
 
 use proptest::prelude::*;
 use trainplan_core::plan::{Fsdp, MoeDispatcher, PipelineSchedule};
 use trainplan_core::report::Severity;
-use trainplan_core::{Plan, advice, evaluate, export, rules, step_timeline};
+use trainplan_core::{Plan, advice, evaluate, export, rules, step_timeline, sweep};
 
 use crate::permalink::plan_strategy;
 
@@ -142,5 +142,20 @@ proptest! {
             };
             prop_assert!(direction, "{} moves the wrong way on {}", a.code, text(&plan));
         }
+    }
+
+    /// The sweep's "largest value that fits" is a binary search that holds memory monotone in the
+    /// knob: it agrees with a linear scan of the micro-batch, and a sequence length that fits never
+    /// follows one that does not.
+    #[test]
+    fn the_sweep_finds_the_largest_value_that_fits(plan in any_plan(), lengths in prop::collection::vec(1..=sweep::VALUE_MAX, 24)) {
+        let hi = sweep::upper(&plan, sweep::Knob::MicroBatch).min(48);
+        let linear = (1..=hi).rev().find(|&v| sweep::fits(&plan, sweep::Knob::MicroBatch, v));
+        prop_assert_eq!(sweep::largest(&plan, sweep::Knob::MicroBatch, hi), linear, "{}", text(&plan));
+        let mut lengths = lengths;
+        lengths.sort_unstable();
+        let fits: Vec<bool> = lengths.iter().map(|&v| sweep::fits(&plan, sweep::Knob::SeqLen, v)).collect();
+        let regain = (1..fits.len()).find(|&i| fits[i] && !fits[i - 1]);
+        prop_assert!(regain.is_none(), "{:?} on {}", regain.map(|i| (lengths[i - 1], lengths[i])), text(&plan));
     }
 }
