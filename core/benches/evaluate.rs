@@ -26,7 +26,16 @@ fn time_it(mut f: impl FnMut()) -> (f64, u64) {
     (start.elapsed().as_secs_f64() * 1e6 / n as f64, n)
 }
 
+/// Whether `name` is run: `cargo bench -p trainplan-core -- FILTER` runs only the lines whose name
+/// contains FILTER (cargo passes `--bench` too).
+fn wanted(name: &str) -> bool {
+    std::env::args().skip(1).find(|a| !a.starts_with("--")).is_none_or(|filter| name.contains(&filter))
+}
+
 fn bench(name: &str, text: &str) {
+    if !wanted(name) {
+        return;
+    }
     let plan = Plan::from_json(text).expect("benchmark plans are valid");
     let (whole, n) = time_it(|| {
         black_box(evaluate(black_box(&plan)));
@@ -44,6 +53,9 @@ fn bench(name: &str, text: &str) {
 /// A whole search: plans considered per second, and the share the memory check prunes before the
 /// rules and the step-time simulation run.
 fn bench_search(name: &str, text: &str) {
+    if !wanted(name) {
+        return;
+    }
     let plan = Plan::from_json(text).expect("benchmark plans are valid");
     let result = trainplan_core::search::search(&plan);
     let (us, n) = time_it(|| {
@@ -71,8 +83,12 @@ fn grid() {
 }
 
 fn main() {
-    simulate_only();
-    grid();
+    if wanted("simulation alone") {
+        simulate_only();
+    }
+    if wanted("grid") {
+        grid();
+    }
     bench_search(
         "search: llama-3.1-70b pretrain, 32 × H100",
         r#"{"model": "llama-3.1-70b", "framework": "megatron", "method": "pretrain", "cluster": {"nodes": 4},
