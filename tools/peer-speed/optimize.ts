@@ -12,39 +12,32 @@ interface Problem {
   config: SimulationConfig;
 }
 
-// Each starts from a plan an engineer would try first; the optimizer then fixes, climbs and explores.
+// Each starts from the plan an engineer would try first (TP 8, PP 4, selective recompute, FSDP);
+// the optimizer then fixes, climbs and explores.
+function llama3_70b(nodes: number, globalBatchSize: number, sequenceLength: number): SimulationConfig {
+  return {
+    clusterConfig: createMultiNodeCluster('h100-sxm', 8, nodes)!,
+    modelId: 'llama3-70b',
+    globalBatchSize,
+    microBatchSize: 1,
+    sequenceLength,
+    strategyType: 'fsdp-tp-pp',
+    strategyConfig: { tp: 8, pp: 4, sequenceParallel: true, pipelineSchedule: '1f1b' },
+    activationCheckpointing: true,
+    checkpointingGranularity: 'selective',
+    flashAttention: true,
+    mixedPrecision: 'bf16',
+  };
+}
+
 const problems: Problem[] = [
   {
     name: 'llama-3-70b pretrain, 1,024 x H100, global batch 1,024, sequence 8,192',
-    config: {
-      clusterConfig: createMultiNodeCluster('h100-sxm', 8, 128)!,
-      modelId: 'llama3-70b',
-      globalBatchSize: 1024,
-      microBatchSize: 1,
-      sequenceLength: 8192,
-      strategyType: 'fsdp-tp-pp',
-      strategyConfig: { tp: 8, pp: 4, sequenceParallel: true, pipelineSchedule: '1f1b' },
-      activationCheckpointing: true,
-      checkpointingGranularity: 'selective',
-      flashAttention: true,
-      mixedPrecision: 'bf16',
-    },
+    config: llama3_70b(128, 1024, 8192),
   },
   {
     name: 'llama-3-70b pretrain, 32 x H100, global batch 64, sequence 4,096',
-    config: {
-      clusterConfig: createMultiNodeCluster('h100-sxm', 8, 4)!,
-      modelId: 'llama3-70b',
-      globalBatchSize: 64,
-      microBatchSize: 1,
-      sequenceLength: 4096,
-      strategyType: 'fsdp-tp-pp',
-      strategyConfig: { tp: 8, pp: 4, sequenceParallel: true, pipelineSchedule: '1f1b' },
-      activationCheckpointing: true,
-      checkpointingGranularity: 'selective',
-      flashAttention: true,
-      mixedPrecision: 'bf16',
-    },
+    config: llama3_70b(4, 64, 4096),
   },
 ];
 
