@@ -71,13 +71,6 @@ pub struct SearchResult {
     pub pareto: Vec<Candidate>,
 }
 
-/// Frees what a kept plan's memory holds beyond its figures: its stages, phases and layout.
-fn release(mem: &mut memory::Memory) {
-    drop(std::mem::take(&mut mem.stages));
-    drop(std::mem::take(&mut mem.phases));
-    drop(std::mem::take(&mut mem.layout.stages));
-}
-
 /// How many of the fastest plans [`search`] returns.
 pub const TOP: usize = 10;
 
@@ -567,8 +560,8 @@ pub struct Search {
     fit: u64,
     feasible: u64,
     pruned: u64,
-    /// Plans that fit and keep every rule, waiting for pass 2, with their place in `space`.
-    kept: Vec<(usize, memory::Memory)>,
+    /// Plans that fit and keep every rule, waiting for pass 2.
+    kept: Vec<Kept>,
     /// Pass 2's order of `kept`: least peak memory first, then space order (set when it starts).
     order: Vec<u32>,
     /// Pass 2's position in `order`; `None` during pass 1.
@@ -577,6 +570,16 @@ pub struct Search {
     fastest_step: f64,
     top_steps: Vec<f64>,
     found: Vec<Found>,
+}
+
+/// A plan pass 1 kept for pass 2: its place in `space`, [`time::layer_bound_seconds`] and its
+/// memory's figures.
+#[derive(Clone, Copy, Debug)]
+struct Kept {
+    at: usize,
+    layer_bound_seconds: f64,
+    peak_bytes: u64,
+    usable_bytes: u64,
 }
 
 /// A plan one part of a search found: its place in the whole space and its figures.
@@ -689,7 +692,14 @@ impl Search {
                 continue;
             }
             self.feasible += 1;
-            self.kept.push((self.next - 1, mem));
+            // Only its figures are kept: pass 2 works the memory out again for the few plans its
+            // bound does not stop, rather than holding every plan's stages until then.
+            self.kept.push(Kept {
+                at: self.next - 1,
+                layer_bound_seconds: time::layer_bound_seconds(&self.work, &mem),
+                peak_bytes: mem.peak_bytes,
+                usable_bytes: mem.usable_bytes,
+            });
         }
         // Pass 2: step time, least memory first. A plan whose step provably takes longer than both
         // the tenth fastest so far and the fastest plan with no more memory can be neither among
@@ -697,9 +707,12 @@ impl Search {
         let start = match self.timed {
             Some(i) => i,
             None => {
-                // Indices sorted rather than the plans' memory moved about.
-                self.order = (0..self.kept.len() as u32).collect();
-                self.order.sort_unstable_by_key(|&k| (self.kept[k as usize].1.peak_bytes, k));
+                // Indices sorted rather than the plans' memory moved about, by keys gathered
+                // first: reading each plan's memory per comparison wandered over all of it.
+                let mut keyed: Vec<(u64, u32)> =
+                    self.kept.iter().enumerate().map(|(k, kept)| (kept.peak_bytes, k as u32)).collect();
+                keyed.sort_unstable();
+                self.order = keyed.into_iter().map(|(_, k)| k).collect();
                 0
             }
         };
@@ -711,19 +724,19 @@ impl Search {
             }
             budget -= 1;
             let k = self.order[i] as usize;
-            let (at, ref mem) = self.kept[k];
+            let Kept { at, layer_bound_seconds, peak_bytes, usable_bytes } = self.kept[k];
             i += 1;
-            self.space[at].set(&mut self.work);
             let tenth = if self.top_steps.len() < TOP { f64::INFINITY } else { self.top_steps[TOP - 1] };
             // Strictly slower than the tenth can be dropped; a tie with the fastest leaves the front too.
             let limit = self.prune.then(|| self.fastest_step.max(tenth)).filter(|l| l.is_finite());
-            let estimate = time::estimate_within(&self.work, mem, limit);
-            let (peak_bytes, usable_bytes) = (mem.peak_bytes, mem.usable_bytes);
-            // Its stages are not read again: freed now, while in cache, rather than all together
-            // when the search ends (6% of a large search's samples in a profile); a worker's
-            // memory also stops growing with the plans timed.
-            release(&mut self.kept[k].1);
-            let Some(t) = estimate else { continue };
+            // `estimate_within`'s first bound, worked out in pass 1: most plans stop here, before
+            // the plan is set up again (70B on 1,024 H100: 33,554 plans reach pass 2).
+            if limit.is_some_and(|limit| limit < layer_bound_seconds * (1.0 - 1e-9)) {
+                continue;
+            }
+            self.space[at].set(&mut self.work);
+            let mem = memory::estimate_with(&self.work, &self.facts);
+            let Some(t) = time::estimate_within(&self.work, &mem, limit) else { continue };
             self.simulated += 1;
             if !t.tokens_per_second.is_finite() {
                 continue;

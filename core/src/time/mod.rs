@@ -436,6 +436,15 @@ impl<'a> Ctx<'a> {
     }
 }
 
+/// The first bound [`estimate_within`] checks: every micro-batch's decoder layers on the average
+/// rank, back to back. No step is shorter; a search works it out while the plan's memory is fresh
+/// and compares it with its limit before reading the plan again.
+pub fn layer_bound_seconds(plan: &Plan, mem: &memory::Memory) -> f64 {
+    let plan = &*crate::knobs::effective(plan);
+    let ctx = Ctx::new(plan, mem);
+    f64::from(pipeline::microbatches(&ctx, mem)) * passes::mean_rank_layer_seconds(&ctx, mem)
+}
+
 /// Estimates a plan's step.
 pub fn estimate(plan: &Plan, mem: &memory::Memory) -> StepTime {
     estimate_within(plan, mem, None).expect("without a limit there is always an estimate")

@@ -557,7 +557,8 @@ fn verl_context_parallelism_is_all_to_all() {
 
 /// The bounds a search prunes by never cut a plan whose step is within the limit: for every plan of
 /// the corpus (every framework and method) and each search-sized variant of its parallelism,
-/// `time::estimate_within` with the plan's own step as the limit still answers, with the same step.
+/// `time::estimate_within` with the plan's own step as the limit still answers, with the same step,
+/// and `time::layer_bound_seconds` (the first bound, which a search works out ahead) is under it.
 #[test]
 fn pruning_bounds_never_exceed_the_step() {
     use trainplan_core::{memory, time};
@@ -574,6 +575,12 @@ fn pruning_bounds_never_exceed_the_step() {
             let within = time::estimate_within(&plan, &mem, Some(step))
                 .unwrap_or_else(|| panic!("{}: pruned at its own step {step}", entry.name));
             assert_eq!(within.step_seconds, step, "{}", entry.name);
+            let bound = time::layer_bound_seconds(&plan, &mem);
+            assert!(
+                0.0 < bound && bound * (1.0 - 1e-9) <= step,
+                "{}: bound {bound} over step {step}",
+                entry.name
+            );
             checked += 1;
         }
     }
