@@ -1396,60 +1396,74 @@ pub fn kv_cache_needed_bytes(plan: &Plan) -> u64 {
 /// devices with the rollout engine. Phases, after VeRL's `ActorRolloutRefWorker` colocation:
 /// rollout holds the engine (its `gpu_memory_utilization` share: weights at rollout TP and KV cache)
 /// beside the training weights; log-prob adds inference activations; update is the training step.
+///
+/// Every rank goes through every phase, so each phase is taken at the rank where it peaks: with
+/// pipeline stages, the rank holding the embedding or the head peaks in rollout (the most weights)
+/// while a middle rank with more activations in flight may peak in the update.
 fn rl_phases(ctx: &Ctx, stages: &[StageMemory]) -> Vec<PhaseMemory> {
     let plan = ctx.plan;
     if !matches!(plan.method, Method::Grpo | Method::Ppo) {
         return Vec::new();
     }
-    let worst = stages.iter().max_by_key(|s| s.total()).cloned().unwrap_or_default();
-    let critic = match plan.method {
-        Method::Ppo => {
-            worst.weights_bytes.saturating_add(worst.gradients_bytes).saturating_add(worst.optimizer_bytes)
-        }
-        _ => 0,
-    };
-    // The reference model: frozen bf16 weights, sharded as the actor's; with LoRA it is the
-    // actor's own base with the adapters disabled (VeRL `ref_in_actor` when lora_rank > 0).
-    let reference = if plan.rl.lora { 0 } else { worst.weights_bytes };
     let capacity = plan.hardware.hw.memory_bytes as f64;
     let engine = (capacity * plan.rl.gpu_memory_utilization_frac) as u64;
-    // Gradients are freed after each update (`zero_grad(set_to_none=True)`); the rest stays unless
-    // offloaded. Rollout adds the engine, log-prob the logits, update the whole training stage.
-    let persistent = [
-        ("weights", worst.weights_bytes),
-        ("optimizer", worst.optimizer_bytes),
-        ("buffers", worst.buffers_bytes),
-        ("overhead", worst.overhead_bytes),
-        ("reference", reference),
-        ("critic", critic),
-    ];
-    let update = [
-        ("weights", worst.weights_bytes),
-        ("gradients", worst.gradients_bytes),
-        ("optimizer", worst.optimizer_bytes),
-        ("activations", worst.activations_bytes),
-        ("logits", worst.logits_bytes),
-        ("buffers", worst.buffers_bytes),
-        ("overhead", worst.overhead_bytes),
-        ("reference", reference),
-        ("critic", critic),
-    ];
-    let phase = |phase: &'static str, parts: &[(&'static str, u64)]| {
-        let parts: Vec<(&'static str, u64)> = parts.iter().copied().filter(|&(_, b)| 0 < b).collect();
-        // Saturating, as `StageMemory::total`: an absurd plan's terms can each be near 2^64.
-        let total = parts.iter().fold(0u64, |acc, &(_, b)| acc.saturating_add(b));
-        PhaseMemory { phase, total, parts }
-    };
-    let with = |extra: (&'static str, u64)| {
-        let mut parts = persistent.to_vec();
-        parts.push(extra);
+    // One stage's parts in each phase.
+    let parts_of = |stage: &StageMemory, phase: &'static str| -> Vec<(&'static str, u64)> {
+        let critic = match plan.method {
+            Method::Ppo => stage
+                .weights_bytes
+                .saturating_add(stage.gradients_bytes)
+                .saturating_add(stage.optimizer_bytes),
+            _ => 0,
+        };
+        // The reference model: frozen bf16 weights, sharded as the actor's; with LoRA it is the
+        // actor's own base with the adapters disabled (VeRL `ref_in_actor` when lora_rank > 0).
+        let reference = if plan.rl.lora { 0 } else { stage.weights_bytes };
+        // Gradients are freed after each update (`zero_grad(set_to_none=True)`); the rest stays
+        // unless offloaded. Rollout adds the engine, log-prob the logits, update the whole
+        // training stage.
+        let (w, o, b, h) =
+            (stage.weights_bytes, stage.optimizer_bytes, stage.buffers_bytes, stage.overhead_bytes);
+        let mut parts = match phase {
+            "rollout" => {
+                vec![("weights", w), ("optimizer", o), ("buffers", b), ("overhead", h), ("engine", engine)]
+            }
+            "log_prob" => {
+                vec![
+                    ("weights", w),
+                    ("optimizer", o),
+                    ("buffers", b),
+                    ("overhead", h),
+                    ("logits", stage.logits_bytes),
+                ]
+            }
+            _ => vec![
+                ("weights", w),
+                ("gradients", stage.gradients_bytes),
+                ("optimizer", o),
+                ("activations", stage.activations_bytes),
+                ("logits", stage.logits_bytes),
+                ("buffers", b),
+                ("overhead", h),
+            ],
+        };
+        parts.extend([("reference", reference), ("critic", critic)]);
+        parts.retain(|&(_, b)| 0 < b);
         parts
     };
-    vec![
-        phase("rollout", &with(("engine", engine))),
-        phase("log_prob", &with(("logits", worst.logits_bytes))),
-        phase("update", &update),
-    ]
+    // Saturating, as `StageMemory::total`: an absurd plan's terms can each be near 2^64.
+    let total = |parts: &[(&'static str, u64)]| parts.iter().fold(0u64, |acc, &(_, b)| acc.saturating_add(b));
+    ["rollout", "log_prob", "update"]
+        .into_iter()
+        .map(|phase| {
+            let parts = stages
+                .iter()
+                .map(|stage| parts_of(stage, phase))
+                .max_by_key(|parts| total(parts))
+                .unwrap_or_else(|| parts_of(&StageMemory::default(), phase));
+            PhaseMemory { phase, total: total(&parts), parts }
+        })
+        .collect()
 }
 
 #[cfg(test)]

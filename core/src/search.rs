@@ -57,7 +57,8 @@ pub struct SearchResult {
     /// Plans in the space.
     pub considered: u64,
     /// Of those, plans known not to fit without evaluating them: the same layout and knobs did not
-    /// fit with a smaller micro-batch (the peak never falls as the micro-batch grows).
+    /// fit with a smaller micro-batch, and the global batch is a whole number of this micro-batch
+    /// × DP (the peak then never falls as the micro-batch grows).
     pub pruned: u64,
     /// Plans that fit in memory.
     pub fit: u64,
@@ -556,7 +557,7 @@ pub struct Search {
     /// Pass 1's position in `space`.
     next: usize,
     /// The last plan that did not fit.
-    unfit: Option<Knobs>,
+    unfit: Option<(Knobs, u64)>,
     fit: u64,
     feasible: u64,
     pruned: u64,
@@ -673,9 +674,18 @@ impl Search {
             let knobs = self.space[self.next];
             self.next += 1;
             // The space lists micro-batches in ascending order last, so a plan that differs from
-            // the last unfit one only by a larger micro-batch cannot fit either.
-            let larger_than_unfit = self.unfit.is_some_and(|u| {
-                u.micro_batch < knobs.micro_batch && Knobs { micro_batch: knobs.micro_batch, ..u } == knobs
+            // the last unfit one (of DP `dp`) only by a larger micro-batch cannot fit either, as
+            // long as the global batch is a whole number of its micro-batch × DP (so of the smaller
+            // one's too): both then hold the same samples per step, a larger share of them in
+            // flight. Where the micro-batches per step round down (a plan the batch rule refuses),
+            // fewer samples may be in flight, and a larger micro-batch can fit (Qwen2.5-7B on 8
+            // H100, PP 4 VPP 2, global batch 48, DP 2: micro-batch 8 runs 3 micro-batches and does
+            // not fit, micro-batch 16 runs 1 and does), so it is evaluated.
+            let global_batch = u64::from(self.work.batch.global_batch.get());
+            let larger_than_unfit = self.unfit.is_some_and(|(u, dp)| {
+                u.micro_batch < knobs.micro_batch
+                    && Knobs { micro_batch: knobs.micro_batch, ..u } == knobs
+                    && global_batch.is_multiple_of(u64::from(knobs.micro_batch) * dp)
             });
             if self.prune && larger_than_unfit {
                 self.pruned += 1;
@@ -684,7 +694,7 @@ impl Search {
             knobs.set(&mut self.work);
             let mem = memory::estimate_with(&self.work, &self.facts);
             if mem.usable_bytes < mem.peak_bytes {
-                self.unfit = Some(knobs);
+                self.unfit = Some((knobs, mem.dp));
                 continue;
             }
             self.fit += 1;

@@ -1,12 +1,13 @@
 //! Random plans of every knob, for what `tests/fuzz.rs` (reports, links, launch files) leaves out:
 //! the whole step's timeline is finite and in order, the exports are well formed, every fix the
 //! report offers resolves its finding without an error the plan did not have, every piece of
-//! advice is the report of the plan it leads to, and the sweep finds the largest value that fits.
+//! advice is the report of the plan it leads to, the sweep finds the largest value that fits, and
+//! the search's prunings change nothing it returns.
 
 use proptest::prelude::*;
-use trainplan_core::plan::{Fsdp, MoeDispatcher, PipelineSchedule};
+use trainplan_core::plan::{Framework, Fsdp, Method, MoeDispatcher, PipelineSchedule};
 use trainplan_core::report::Severity;
-use trainplan_core::{Plan, advice, evaluate, export, rules, step_timeline, sweep};
+use trainplan_core::{Plan, advice, evaluate, export, rules, search, step_timeline, sweep};
 
 use crate::permalink::plan_strategy;
 
@@ -157,5 +158,50 @@ proptest! {
         let fits: Vec<bool> = lengths.iter().map(|&v| sweep::fits(&plan, sweep::Knob::SeqLen, v)).collect();
         let regain = (1..fits.len()).find(|&i| fits[i] && !fits[i - 1]);
         prop_assert!(regain.is_none(), "{:?} on {}", regain.map(|i| (lengths[i - 1], lengths[i])), text(&plan));
+    }
+}
+
+/// Plans of every framework and method with a model of up to 30 B parameters (dense and MoE) on one
+/// or two nodes of at most 8 devices at up to 8K tokens: spaces small enough to search with every
+/// plan evaluated, and plans that fit, so both of the search's passes run.
+fn small_plan() -> impl Strategy<Value = Plan> {
+    let models =
+        vec!["qwen2.5-0.5b", "llama-3.2-1b", "qwen3-4b", "qwen2.5-7b", "llama-3.1-8b", "qwen3-30b-a3b"];
+    (
+        (prop::sample::select(Framework::ALL.to_vec()), prop::sample::select(Method::ALL.to_vec())),
+        prop::sample::select(models),
+        (1..=2_u32, prop::sample::select(vec![1_u32, 2, 4, 8])),
+        (prop::sample::select(vec![1024_u32, 2048, 4096, 8192]), 1..=32_u32),
+    )
+        .prop_filter_map(
+            "the format refuses the plan",
+            |((framework, method), model, (nodes, per_node), (seq_len, batch))| {
+                let file = serde_json::json!({
+                    "model": model, "framework": framework.wire(), "method": method.wire(),
+                    "cluster": {"nodes": nodes, "devices_per_node": per_node},
+                    "batch": {"seq_len": seq_len, "global_batch": batch * nodes * per_node},
+                });
+                Plan::from_json(&file.to_string()).ok()
+            },
+        )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
+
+    /// The search's prunings (a larger micro-batch after one that does not fit; the step-time
+    /// bounds, worked out in its first pass) are exact: the pruned search returns what evaluating
+    /// every plan returns.
+    #[test]
+    fn the_pruned_search_is_the_exhaustive_one(plan in small_plan()) {
+        let (fast, slow) = (search::search(&plan), search::search_unpruned(&plan));
+        prop_assert_eq!(&fast.best, &slow.best, "{}", text(&plan));
+        prop_assert_eq!(&fast.pareto, &slow.pareto, "{}", text(&plan));
+        prop_assert_eq!(
+            (fast.considered, fast.fit, fast.feasible),
+            (slow.considered, slow.fit, slow.feasible),
+            "{}",
+            text(&plan)
+        );
     }
 }
