@@ -5,8 +5,12 @@
 //! Memory grows with the sequence length and with the micro-batch (docs/memory.md: activations,
 //! logits and the micro-batches in flight all scale with them; nothing shrinks), so "fits" is
 //! monotone and a binary search finds the largest fitting value exactly; a test holds it to a linear
-//! scan. Only memory decides: the framework rules (divisibility by CP or TP, a batch the DP size
-//! divides) are the plan's findings once a value is taken.
+//! scan. Micro-batches are those that divide the global batch ÷ DP, the ones every framework runs
+//! (the global batch a whole number of micro-batch × DP): with another, the micro-batches per step
+//! round down, fewer samples may be in flight, and memory is no longer monotone (Qwen2.5-7B on 8
+//! H100, PP 4 VPP 2, DP 2, global batch 48: 9 fits where 6 and 8 do not). Otherwise only memory
+//! decides: the framework rules (divisibility by CP or TP) are the plan's findings once a value is
+//! taken.
 
 use serde::Serialize;
 
@@ -52,8 +56,8 @@ pub struct SweepRow {
     /// The longest sequence that fits with the plan's micro-batch; `None` when not even one token
     /// does, or the sweep does not apply.
     pub seq_len: Option<Fit>,
-    /// The largest micro-batch that fits with the plan's sequence length, up to the global batch ÷
-    /// DP; `None` when not even one sequence does.
+    /// The largest micro-batch that fits with the plan's sequence length among those that divide
+    /// the global batch ÷ DP; `None` when not even one sequence does.
     pub micro_batch: Option<Fit>,
 }
 
@@ -161,8 +165,34 @@ pub fn fits(plan: &Plan, knob: Knob, value: u32) -> bool {
     mem.peak_bytes <= mem.usable_bytes
 }
 
-/// The largest value of `knob` in 1 ..= `hi` with which the plan fits, by binary search on the
-/// monotone memory; `None` when 1 does not fit.
+/// The values the sweep tries for `knob` up to `hi`, ascending: every sequence length; the
+/// micro-batches that divide the global batch ÷ DP ([`upper`]).
+pub fn candidates(plan: &Plan, knob: Knob, hi: u32) -> Vec<u32> {
+    match knob {
+        Knob::SeqLen => (1..=hi).collect(),
+        Knob::MicroBatch => {
+            let per_rank = upper(plan, Knob::MicroBatch);
+            let mut small = Vec::new();
+            let mut large = Vec::new();
+            let mut d = 1u32;
+            while u64::from(d) * u64::from(d) <= u64::from(per_rank) {
+                if per_rank.is_multiple_of(d) {
+                    small.push(d);
+                    if d != per_rank / d {
+                        large.push(per_rank / d);
+                    }
+                }
+                d += 1;
+            }
+            small.extend(large.into_iter().rev());
+            small.retain(|&v| v <= hi);
+            small
+        }
+    }
+}
+
+/// The largest of `knob`'s [`candidates`] up to `hi` with which the plan fits, by binary search on
+/// the monotone memory; `None` when the smallest does not fit.
 pub fn largest(plan: &Plan, knob: Knob, hi: u32) -> Option<u32> {
     largest_with(plan, &ModelFacts::of(plan), knob, hi)
 }
@@ -172,19 +202,26 @@ fn largest_with(plan: &Plan, facts: &ModelFacts, knob: Knob, hi: u32) -> Option<
         let mem = memory::estimate_with(&with(plan, knob, value), facts);
         mem.peak_bytes <= mem.usable_bytes
     };
-    if hi == 0 || !fits(1) {
+    // The sequence lengths run to 2^24: indexed, not listed.
+    let divisors = match knob {
+        Knob::SeqLen => None,
+        Knob::MicroBatch => Some(candidates(plan, knob, hi)),
+    };
+    let n = divisors.as_ref().map_or(hi as usize, Vec::len);
+    let value = |i: usize| divisors.as_ref().map_or(i as u32 + 1, |d| d[i]);
+    if n == 0 || !fits(value(0)) {
         return None;
     }
-    // Invariant: `lo` fits; every value above `hi` is out of range or does not fit.
-    let (mut lo, mut hi) = (1u32, hi);
+    // Invariant: candidate `lo` fits; every candidate above `hi` does not.
+    let (mut lo, mut hi) = (0usize, n - 1);
     while lo < hi {
         let mid = lo + (hi - lo).div_ceil(2);
-        match fits(mid) {
+        match fits(value(mid)) {
             true => lo = mid,
             false => hi = mid - 1,
         }
     }
-    Some(lo)
+    Some(value(lo))
 }
 
 fn fit(plan: &Plan, facts: &ModelFacts, knob: Knob) -> Option<Fit> {

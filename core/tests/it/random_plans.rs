@@ -146,12 +146,17 @@ proptest! {
     }
 
     /// The sweep's "largest value that fits" is a binary search that holds memory monotone in the
-    /// knob: it agrees with a linear scan of the micro-batch, and a sequence length that fits never
-    /// follows one that does not.
+    /// knob: it agrees with a linear scan of the micro-batches that divide the global batch ÷ DP,
+    /// and a sequence length that fits never follows one that does not.
     #[test]
     fn the_sweep_finds_the_largest_value_that_fits(plan in any_plan(), lengths in prop::collection::vec(1..=sweep::VALUE_MAX, 24)) {
-        let hi = sweep::upper(&plan, sweep::Knob::MicroBatch).min(48);
-        let linear = (1..=hi).rev().find(|&v| sweep::fits(&plan, sweep::Knob::MicroBatch, v));
+        let per_rank = sweep::upper(&plan, sweep::Knob::MicroBatch);
+        let hi = per_rank.min(48);
+        // Among the micro-batches that divide the global batch ÷ DP, the largest that fits.
+        let linear = (1..=hi)
+            .rev()
+            .filter(|v| per_rank.is_multiple_of(*v))
+            .find(|&v| sweep::fits(&plan, sweep::Knob::MicroBatch, v));
         prop_assert_eq!(sweep::largest(&plan, sweep::Knob::MicroBatch, hi), linear, "{}", text(&plan));
         let mut lengths = lengths;
         lengths.sort_unstable();

@@ -18,6 +18,11 @@ const PLANS: &[&str] = &[
         "batch": {"global_batch": 256}}"#,
     r#"{"model": "gpt2", "hardware": "t4-16g", "method": "sft-full", "precision": "fp16", "attention": "eager",
         "recompute": {"granularity": "none"}, "batch": {"global_batch": 512, "seq_len": 1024}}"#,
+    // DP 2, global batch 48: over every micro-batch memory is not monotone (9 fits where 6 and 8 do
+    // not: the micro-batches per step round down); over the divisors of 24 it is.
+    r#"{"model": "qwen2.5-7b", "framework": "mindspeed-llm", "method": "pretrain",
+        "parallel": {"tp": 1, "pp": 4, "vpp": 2, "fsdp": "optim_grads_params"}, "recompute": {"granularity": "none"},
+        "batch": {"micro_batch": 1, "global_batch": 48, "seq_len": 2048}}"#,
 ];
 
 #[test]
@@ -28,14 +33,18 @@ fn binary_search_equals_a_linear_scan() {
         for (knob, hi) in
             [(Knob::SeqLen, 4096), (Knob::MicroBatch, sweep::upper(&p, Knob::MicroBatch).min(64))]
         {
-            // The scan: every value from 1 to hi, in order; memory is monotone, so the fitting
-            // values are a prefix.
-            let fitting: Vec<bool> = (1..=hi).map(|v| sweep::fits(&p, knob, v)).collect();
-            let prefix = fitting.iter().take_while(|&&f| f).count() as u32;
-            assert!(fitting[prefix as usize..].iter().all(|&f| !f), "{text} {knob:?}: not monotone");
-            let expected = (0 < prefix).then_some(prefix);
+            // The scan: every value from 1 to hi, in order (micro-batches: those dividing the
+            // global batch ÷ DP); memory is monotone, so the fitting values are a prefix.
+            let values: Vec<u32> = (1..=hi)
+                .filter(|v| knob == Knob::SeqLen || sweep::upper(&p, knob).is_multiple_of(*v))
+                .collect();
+            assert_eq!(sweep::candidates(&p, knob, hi), values, "{text} {knob:?}");
+            let fitting: Vec<bool> = values.iter().map(|&v| sweep::fits(&p, knob, v)).collect();
+            let prefix = fitting.iter().take_while(|&&f| f).count();
+            assert!(fitting[prefix..].iter().all(|&f| !f), "{text} {knob:?}: not monotone");
+            let expected = prefix.checked_sub(1).map(|i| values[i]);
             assert_eq!(sweep::largest(&p, knob, hi), expected, "{text} {knob:?}");
-            if 1 < prefix && prefix < hi {
+            if 1 < prefix && prefix < values.len() {
                 inside += 1;
             }
         }
@@ -63,7 +72,12 @@ fn each_row_fits_and_one_more_does_not() {
             assert!(sweep::fits(&at, knob, fit.value), "{} nodes {knob:?}", row.nodes);
             assert_eq!(fit.capped, fit.value == sweep::upper(&at, knob));
             if !fit.capped {
-                assert!(!sweep::fits(&at, knob, fit.value + 1), "{} nodes {knob:?}", row.nodes);
+                // The next value the sweep tries (micro-batches: the next that divides the global
+                // batch ÷ DP) does not fit.
+                let next = (fit.value + 1..=sweep::upper(&at, knob))
+                    .find(|v| knob == Knob::SeqLen || sweep::upper(&at, knob).is_multiple_of(*v))
+                    .expect("below the upper end");
+                assert!(!sweep::fits(&at, knob, next), "{} nodes {knob:?}", row.nodes);
             }
             assert!(0.0 < fit.step_seconds && 0.0 < fit.tokens_per_second);
         }
