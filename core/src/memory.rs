@@ -1407,8 +1407,8 @@ fn rl_phases(ctx: &Ctx, stages: &[StageMemory]) -> Vec<PhaseMemory> {
     }
     let capacity = plan.hardware.hw.memory_bytes as f64;
     let engine = (capacity * plan.rl.gpu_memory_utilization_frac) as u64;
-    // One stage's parts in each phase.
-    let parts_of = |stage: &StageMemory, phase: &'static str| -> Vec<(&'static str, u64)> {
+    // One stage's parts in a phase, in the order they are listed; a zero part is left out at the end.
+    let parts_of = |stage: &StageMemory, phase: &'static str| -> [(&'static str, u64); 9] {
         let critic = match plan.method {
             Method::Ppo => stage
                 .weights_bytes
@@ -1424,20 +1424,23 @@ fn rl_phases(ctx: &Ctx, stages: &[StageMemory]) -> Vec<PhaseMemory> {
         // training stage.
         let (w, o, b, h) =
             (stage.weights_bytes, stage.optimizer_bytes, stage.buffers_bytes, stage.overhead_bytes);
-        let mut parts = match phase {
-            "rollout" => {
-                vec![("weights", w), ("optimizer", o), ("buffers", b), ("overhead", h), ("engine", engine)]
-            }
-            "log_prob" => {
-                vec![
-                    ("weights", w),
-                    ("optimizer", o),
-                    ("buffers", b),
-                    ("overhead", h),
-                    ("logits", stage.logits_bytes),
-                ]
-            }
-            _ => vec![
+        let persistent = |extra| {
+            [
+                ("weights", w),
+                ("optimizer", o),
+                ("buffers", b),
+                ("overhead", h),
+                ("reference", reference),
+                ("critic", critic),
+                extra,
+                ("", 0),
+                ("", 0),
+            ]
+        };
+        match phase {
+            "rollout" => persistent(("engine", engine)),
+            "log_prob" => persistent(("logits", stage.logits_bytes)),
+            _ => [
                 ("weights", w),
                 ("gradients", stage.gradients_bytes),
                 ("optimizer", o),
@@ -1445,22 +1448,24 @@ fn rl_phases(ctx: &Ctx, stages: &[StageMemory]) -> Vec<PhaseMemory> {
                 ("logits", stage.logits_bytes),
                 ("buffers", b),
                 ("overhead", h),
+                ("reference", reference),
+                ("critic", critic),
             ],
-        };
-        parts.extend([("reference", reference), ("critic", critic)]);
-        parts.retain(|&(_, b)| 0 < b);
-        parts
+        }
     };
     // Saturating, as `StageMemory::total`: an absurd plan's terms can each be near 2^64.
     let total = |parts: &[(&'static str, u64)]| parts.iter().fold(0u64, |acc, &(_, b)| acc.saturating_add(b));
     ["rollout", "log_prob", "update"]
         .into_iter()
         .map(|phase| {
+            // Worked out on the stack for every rank (a pipeline may have thousands); the parts
+            // listed are the highest rank's.
             let parts = stages
                 .iter()
                 .map(|stage| parts_of(stage, phase))
                 .max_by_key(|parts| total(parts))
                 .unwrap_or_else(|| parts_of(&StageMemory::default(), phase));
+            let parts: Vec<(&'static str, u64)> = parts.into_iter().filter(|&(_, b)| 0 < b).collect();
             PhaseMemory { phase, total: total(&parts), parts }
         })
         .collect()
