@@ -741,7 +741,7 @@ impl Search {
             let limit = self.prune.then(|| self.fastest_step.max(tenth)).filter(|l| l.is_finite());
             // `estimate_within`'s first bound, worked out in pass 1: most plans stop here, before
             // the plan is set up again (70B on 1,024 H100: 33,554 plans reach pass 2).
-            if limit.is_some_and(|limit| limit < layer_bound_seconds * (1.0 - 1e-9)) {
+            if limit.is_some_and(|limit| time::rules_out(limit, layer_bound_seconds)) {
                 continue;
             }
             self.space[at].set(&mut self.work);

@@ -165,34 +165,20 @@ pub fn fits(plan: &Plan, knob: Knob, value: u32) -> bool {
     mem.peak_bytes <= mem.usable_bytes
 }
 
-/// The values the sweep tries for `knob` up to `hi`, ascending: every sequence length; the
-/// micro-batches that divide the global batch ÷ DP ([`upper`]).
-pub fn candidates(plan: &Plan, knob: Knob, hi: u32) -> Vec<u32> {
-    match knob {
-        Knob::SeqLen => (1..=hi).collect(),
-        Knob::MicroBatch => {
-            let per_rank = upper(plan, Knob::MicroBatch);
-            let mut small = Vec::new();
-            let mut large = Vec::new();
-            let mut d = 1u32;
-            while u64::from(d) * u64::from(d) <= u64::from(per_rank) {
-                if per_rank.is_multiple_of(d) {
-                    small.push(d);
-                    if d != per_rank / d {
-                        large.push(per_rank / d);
-                    }
-                }
-                d += 1;
-            }
-            small.extend(large.into_iter().rev());
-            small.retain(|&v| v <= hi);
-            small
-        }
-    }
+/// The micro-batches the sweep tries up to `hi`, ascending: those that divide the global batch ÷ DP
+/// ([`upper`]).
+pub fn micro_batches(plan: &Plan, hi: u32) -> Vec<u32> {
+    let per_rank = u64::from(upper(plan, Knob::MicroBatch));
+    let mut values: Vec<u32> =
+        crate::rules::divisors_of(per_rank).filter(|&d| d <= u64::from(hi)).map(|d| d as u32).collect();
+    values.sort_unstable();
+    values.dedup();
+    values
 }
 
-/// The largest of `knob`'s [`candidates`] up to `hi` with which the plan fits, by binary search on
-/// the monotone memory; `None` when the smallest does not fit.
+/// The largest value of `knob` up to `hi` with which the plan fits (a sequence length from 1, a
+/// micro-batch among [`micro_batches`]), by binary search on the monotone memory; `None` when the
+/// smallest does not fit.
 pub fn largest(plan: &Plan, knob: Knob, hi: u32) -> Option<u32> {
     largest_with(plan, &ModelFacts::of(plan), knob, hi)
 }
@@ -205,7 +191,7 @@ fn largest_with(plan: &Plan, facts: &ModelFacts, knob: Knob, hi: u32) -> Option<
     // The sequence lengths run to 2^24: indexed, not listed.
     let divisors = match knob {
         Knob::SeqLen => None,
-        Knob::MicroBatch => Some(candidates(plan, knob, hi)),
+        Knob::MicroBatch => Some(micro_batches(plan, hi)),
     };
     let n = divisors.as_ref().map_or(hi as usize, Vec::len);
     let value = |i: usize| divisors.as_ref().map_or(i as u32 + 1, |d| d[i]);

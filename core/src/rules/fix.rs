@@ -13,7 +13,7 @@ pub fn nearest_divisor(n: u64, target: u64) -> u64 {
 
 /// Every divisor of `n` (n ≥ 1), found in √n steps: a 67-million-device cluster has its divisors
 /// listed in 8,192 steps, not 67 million.
-pub(super) fn divisors_of(n: u64) -> impl Iterator<Item = u64> {
+pub(crate) fn divisors_of(n: u64) -> impl Iterator<Item = u64> {
     let n = n.max(1);
     (1..).take_while(move |d| d * d <= n).filter(move |d| n.is_multiple_of(*d)).flat_map(move |d| [d, n / d])
 }

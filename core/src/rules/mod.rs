@@ -40,8 +40,9 @@ mod pipeline;
 mod recompute;
 mod rl;
 
+pub(crate) use fix::divisors_of;
+use fix::gcd;
 pub use fix::{apply, apply_all, nearest_divisor, nearest_multiple};
-use fix::{divisors_of, gcd};
 
 /// Which rules a framework follows.
 fn megatron_path(framework: Framework) -> bool {

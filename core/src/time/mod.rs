@@ -438,11 +438,22 @@ impl<'a> Ctx<'a> {
 
 /// The first bound [`estimate_within`] checks: every micro-batch's decoder layers on the average
 /// rank, back to back. No step is shorter; a search works it out while the plan's memory is fresh
-/// and compares it with its limit before reading the plan again.
+/// and compares it with its limit ([`rules_out`]) before reading the plan again.
 pub fn layer_bound_seconds(plan: &Plan, mem: &memory::Memory) -> f64 {
     let plan = &*crate::knobs::effective(plan);
     let ctx = Ctx::new(plan, mem);
-    f64::from(pipeline::microbatches(&ctx, mem)) * passes::mean_rank_layer_seconds(&ctx, mem)
+    layer_bound(&ctx, mem, pipeline::microbatches(&ctx, mem))
+}
+
+/// [`layer_bound_seconds`] for `m` micro-batches.
+fn layer_bound(ctx: &Ctx, mem: &memory::Memory, m: u32) -> f64 {
+    f64::from(m) * passes::mean_rank_layer_seconds(ctx, mem)
+}
+
+/// Whether a lower bound on a step rules it out under `limit`: with a margin for rounding, as the
+/// simulation adds the same durations in another order.
+pub fn rules_out(limit: f64, bound_seconds: f64) -> bool {
+    limit < bound_seconds * (1.0 - 1e-9)
 }
 
 /// Estimates a plan's step.
@@ -466,9 +477,7 @@ pub fn estimate_within(plan: &Plan, mem: &memory::Memory, limit_seconds: Option<
     let layout = &mem.layout;
     let m = pipeline::microbatches(&ctx, mem);
     // A first bound, before each stage's passes are worked out: the average rank's layers.
-    if let Some(limit) = limit_seconds
-        && limit < f64::from(m) * passes::mean_rank_layer_seconds(&ctx, mem) * (1.0 - 1e-9)
-    {
+    if limit_seconds.is_some_and(|limit| rules_out(limit, layer_bound(&ctx, mem, m))) {
         return None;
     }
     let passes = passes::pass_costs(&ctx, mem);
@@ -486,8 +495,7 @@ pub fn estimate_within(plan: &Plan, mem: &memory::Memory, limit_seconds: Option<
     // step that lets a search skip the simulation of a plan that cannot win.
     if let Some(limit) = limit_seconds {
         let lower = f64::from(m) * slowest + tail.dp_seconds + tail.optimizer_seconds + tail.offload_seconds;
-        // A margin for rounding: the simulation adds the same durations in another order.
-        if limit < lower * (1.0 - 1e-9) {
+        if rules_out(limit, lower) {
             return None;
         }
     }
