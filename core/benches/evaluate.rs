@@ -53,13 +53,23 @@ fn bench(name: &str, text: &str) {
 /// A whole search: plans considered per second, and the share the memory check prunes before the
 /// rules and the step-time simulation run.
 fn bench_search(name: &str, text: &str) {
+    bench_search_with(name, text, trainplan_core::search::search);
+    // The same on every core, as the command line runs it (`search_on_threads`).
+    let threads = std::thread::available_parallelism().map_or(1, usize::from);
+    if 1 < threads {
+        let name = format!("{name}, {threads} threads");
+        bench_search_with(&name, text, |plan| trainplan_core::search::search_on_threads(plan, threads));
+    }
+}
+
+fn bench_search_with(name: &str, text: &str, search: impl Fn(&Plan) -> trainplan_core::search::SearchResult) {
     if !wanted(name) {
         return;
     }
     let plan = Plan::from_json(text).expect("benchmark plans are valid");
-    let result = trainplan_core::search::search(&plan);
+    let result = search(&plan);
     let (us, n) = time_it(|| {
-        black_box(trainplan_core::search::search(black_box(&plan)));
+        black_box(search(black_box(&plan)));
     });
     let per_second = result.considered as f64 / (us * 1e-6);
     println!(

@@ -536,6 +536,34 @@ pub fn search(plan: &Plan) -> SearchResult {
     search.finish()
 }
 
+/// [`search`] on `threads` threads (the command line; a page runs its parts in Web Workers): the
+/// space cut into as many parts ([`Search::part`]), each run on its own thread, and [`merge`]d. The
+/// same result as [`search`] but for `simulated`, which counts more: each part prunes by its own
+/// fastest plans, never by fewer than the whole search does. On one thread, or where there are no
+/// threads (wasm), it is [`search`].
+pub fn search_on_threads(plan: &Plan, threads: usize) -> SearchResult {
+    if threads <= 1 || cfg!(target_arch = "wasm32") {
+        return search(plan);
+    }
+    let all = space(plan);
+    let parts = u32::try_from(threads.min(64)).unwrap_or(64);
+    let partials: Vec<Partial> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..parts)
+            .map(|part| {
+                let all = &all;
+                scope.spawn(move || {
+                    let mut search = Search::of_share(plan, all, part, parts);
+                    while !search.step(usize::MAX) {}
+                    search.finish_part()
+                })
+            })
+            .collect();
+        // A part's panic is a bug; it surfaces here as it would have on one thread.
+        handles.into_iter().map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))).collect()
+    });
+    assemble(Knobs::of(plan), &partials, |f| all[f.index as usize])
+}
+
 /// [`search`] evaluating every plan, pruning none: the reference the pruned search must equal.
 pub fn search_unpruned(plan: &Plan) -> SearchResult {
     let mut search = Search::new(plan);
@@ -629,8 +657,12 @@ impl Search {
     /// only the micro-batch would change (so a part prunes as the whole search would). Run every
     /// part (in any order, anywhere) and [`merge`] them: the result is the whole search's.
     pub fn part(plan: &Plan, part: u32, parts: u32) -> Search {
-        let all = space(plan);
-        let (lo, hi) = share(&all, part, parts);
+        Search::of_share(plan, &space(plan), part, parts)
+    }
+
+    /// Part `part` of `parts` of `all`, the space of the search from `plan`.
+    fn of_share(plan: &Plan, all: &[Knobs], part: u32, parts: u32) -> Search {
+        let (lo, hi) = share(all, part, parts);
         Search {
             prune: true,
             base: Knobs::of(plan),

@@ -25,9 +25,10 @@ commands:
                          the default plan; print the plan file, and on standard error how the model was
                          told and the keys not used or refused
   advise PLAN.json       tuning advice for a plan, each move with its computed effect, as JSON
-  search PLAN.json [--csv]
+  search PLAN.json [--csv] [--threads N]
                          the fastest plans that fit, and the memory/speed Pareto front, as JSON, or
-                         with --csv one row per plan found: its figures and settings
+                         with --csv one row per plan found: its figures and settings; on N threads
+                         (every core by default), the same plans found but more counted `simulated`
   sweep PLAN.json [--max-nodes N]
                          for 1, 2, 4, … N nodes (64 by default) and the plan's own: the longest
                          sequence and the largest micro-batch that fit, with their speed, as JSON
@@ -182,20 +183,29 @@ fn advise(parser: &mut lexopt::Parser) -> Result<(), String> {
     print_json(&trainplan_core::advice::advise(&plan))
 }
 
-/// `trainplan search PLAN.json [--csv]`.
+/// `trainplan search PLAN.json [--csv] [--threads N]`.
 fn search(parser: &mut lexopt::Parser) -> Result<(), String> {
     use lexopt::prelude::*;
     let (mut path, mut csv) = (None, false);
+    let mut threads = std::thread::available_parallelism().map_or(1, usize::from);
     while let Some(arg) = next(parser)? {
         match arg {
             Long("csv") => csv = true,
+            Long("threads") => {
+                let text = option_value(parser)?;
+                threads = text
+                    .parse::<usize>()
+                    .ok()
+                    .filter(|n| (1..=64).contains(n))
+                    .ok_or_else(|| format!("--threads takes a count of 1 to 64, not {text:?}"))?;
+            }
             Value(v) if path.is_none() => path = Some(text(v)?),
             arg => return Err(arg.unexpected().to_string()),
         }
     }
     let path = path.ok_or("search needs a plan file (`-` for standard input)")?;
     let plan = read_plan(&path)?;
-    let result = trainplan_core::search::search(&plan);
+    let result = trainplan_core::search::search_on_threads(&plan, threads);
     match csv {
         true => print_text(&export::search_csv(&plan, &result)),
         false => print_json(&result),

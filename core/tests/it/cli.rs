@@ -158,6 +158,14 @@ fn eval_and_search_print_csv_on_request() {
         "{text}"
     );
     assert!(text.contains("\r\nbest,1,"), "{text}");
+    // On any number of threads, the same plans (the CSV lists what was found, not the counts).
+    let two = trainplan(&["search", "--csv", "--threads", "2", "-"], plan);
+    assert_eq!(String::from_utf8(two.stdout).unwrap(), text);
+    for bad in ["0", "65", "many"] {
+        let out = trainplan(&["search", "--threads", bad, "-"], plan);
+        assert_eq!(out.status.code(), Some(2), "--threads {bad}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("--threads takes a count of 1 to 64"), "{bad}");
+    }
     // Without a plan, as before.
     let out = trainplan(&["eval", "--csv"], "");
     assert!(String::from_utf8_lossy(&out.stderr).contains("needs a plan file"));

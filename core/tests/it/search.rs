@@ -3,7 +3,7 @@
 
 use trainplan_core::plan::Plan;
 use trainplan_core::report::Severity;
-use trainplan_core::search::{search, search_unpruned};
+use trainplan_core::search::{SearchResult, search, search_unpruned};
 use trainplan_core::{evaluate, rules};
 
 fn plan(text: &str) -> Plan {
@@ -192,6 +192,18 @@ fn a_search_in_slices_is_the_search_at_once() {
     }
 }
 
+/// Whether `got` found `found`'s fastest plans and front, having considered, pruned, fitted and kept
+/// as many plans as `counted` (the plans simulated may differ).
+fn assert_finds(got: &SearchResult, found: &SearchResult, counted: &SearchResult, what: &str) {
+    assert_eq!(got.best, found.best, "{what}");
+    assert_eq!(got.pareto, found.pareto, "{what}");
+    assert_eq!(
+        (got.considered, got.pruned, got.fit, got.feasible),
+        (counted.considered, counted.pruned, counted.fit, counted.feasible),
+        "{what}"
+    );
+}
+
 #[test]
 fn a_search_split_in_parts_merges_into_the_exhaustive_search() {
     // The page splits the space between Web Workers, one per core; merged, the parts must return
@@ -212,17 +224,30 @@ fn a_search_split_in_parts_merges_into_the_exhaustive_search() {
                 })
                 .collect();
             let merged = merge(&p, &partials).unwrap();
-            assert_eq!(merged.best, exhaustive.best, "{text}: {parts} parts");
-            assert_eq!(merged.pareto, exhaustive.pareto, "{text}: {parts} parts");
-            assert_eq!(
-                (merged.considered, merged.pruned, merged.fit, merged.feasible),
-                (whole.considered, whole.pruned, whole.fit, whole.feasible),
-                "{text}: {parts} parts"
-            );
+            assert_finds(&merged, &exhaustive, &whole, &format!("{text}: {parts} parts"));
         }
         // Parts of another plan's search, or too few of them, are refused, not merged.
         let one = Search::part(&p, 0, 2).finish_part();
         assert!(merge(&p, &[one]).is_err());
+    }
+}
+
+#[test]
+fn a_search_on_threads_finds_what_the_search_on_one_does() {
+    // The command line runs the parts on every core; only the count of schedules simulated may
+    // differ (each part prunes by its own fastest plans).
+    use trainplan_core::search::search_on_threads;
+    for text in [MEGATRON_70B, HF_70B, r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo"}"#] {
+        let p = plan(text);
+        let one = search(&p);
+        for threads in [1, 2, 3, 8] {
+            let many = search_on_threads(&p, threads);
+            assert_finds(&many, &one, &one, &format!("{text}: {threads} threads"));
+            assert!(one.simulated <= many.simulated, "{text}: {threads} threads");
+            if threads == 1 {
+                assert_eq!(many, one, "{text}: one thread is the search itself");
+            }
+        }
     }
 }
 
