@@ -31,6 +31,7 @@ use crate::plan::{
 };
 use crate::report::{Fix, Severity};
 use crate::{memory, rules, time};
+use std::sync::atomic::Ordering::Relaxed;
 
 /// A plan the search found, as changes to the plan it started from.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -537,30 +538,47 @@ pub fn search(plan: &Plan) -> SearchResult {
 }
 
 /// [`search`] on `threads` threads (the command line; a page runs its parts in Web Workers): the
-/// space cut into as many parts ([`Search::part`]), each run on its own thread, and [`merge`]d. The
-/// same result as [`search`] but for `simulated`, which counts more: each part prunes by its own
-/// fastest plans, never by fewer than the whole search does. On one thread, or where there are no
-/// threads (wasm), it is [`search`].
+/// space cut into parts ([`Search::part`]), four per thread so that no thread waits long on a
+/// slower share, each thread taking the next part left, and the parts [`merge`]d. The parts share
+/// the tenth fastest step any of them has found, a bound as sound as a part's own (ten plans are
+/// faster either way). The same plans as [`search`]; `simulated` differs (each part prunes by its
+/// own fastest plans and by what the others found so far) and varies between runs. On one
+/// thread, or where there are no threads (wasm), it is [`search`].
 pub fn search_on_threads(plan: &Plan, threads: usize) -> SearchResult {
     if threads <= 1 || cfg!(target_arch = "wasm32") {
         return search(plan);
     }
     let all = space(plan);
-    let parts = u32::try_from(threads.min(64)).unwrap_or(64);
-    let partials: Vec<Partial> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..parts)
-            .map(|part| {
-                let all = &all;
+    let threads = threads.min(64);
+    let parts = u32::try_from(4 * threads).unwrap_or(u32::MAX);
+    let next = std::sync::atomic::AtomicU32::new(0);
+    let tenth = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(f64::INFINITY.to_bits()));
+    let mut partials: Vec<(u32, Partial)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|_| {
+                let (all, next, tenth) = (&all, &next, &tenth);
                 scope.spawn(move || {
-                    let mut search = Search::of_share(plan, all, part, parts);
-                    while !search.step(usize::MAX) {}
-                    search.finish_part()
+                    let mut done = Vec::new();
+                    loop {
+                        let part = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        if parts <= part {
+                            break done;
+                        }
+                        let mut search = Search::of_share(plan, all, part, parts);
+                        search.shared_tenth = Some(tenth.clone());
+                        while !search.step(usize::MAX) {}
+                        done.push((part, search.finish_part()));
+                    }
                 })
             })
             .collect();
         // A part's panic is a bug; it surfaces here as it would have on one thread.
-        handles.into_iter().map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))).collect()
+        let joined = handles.into_iter().map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));
+        joined.flatten().collect()
     });
+    // In part order, as `merge` takes them: ties between equally fast plans go by place in the space.
+    partials.sort_unstable_by_key(|(part, _)| *part);
+    let partials: Vec<Partial> = partials.into_iter().map(|(_, p)| p).collect();
     assemble(Knobs::of(plan), &partials, |f| all[f.index as usize])
 }
 
@@ -598,6 +616,9 @@ pub struct Search {
     simulated: u64,
     fastest_step: f64,
     top_steps: Vec<f64>,
+    /// The tenth fastest step any part running beside this one has found (as `f64` bits; positive
+    /// floats order as their bits), when parts run at once ([`search_on_threads`]).
+    shared_tenth: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
     found: Vec<Found>,
 }
 
@@ -682,6 +703,7 @@ impl Search {
             simulated: 0,
             fastest_step: f64::INFINITY,
             top_steps: Vec::new(),
+            shared_tenth: None,
             found: Vec::new(),
         }
     }
@@ -768,7 +790,12 @@ impl Search {
             let k = self.order[i] as usize;
             let Kept { at, layer_bound_seconds, peak_bytes, usable_bytes } = self.kept[k];
             i += 1;
-            let tenth = if self.top_steps.len() < TOP { f64::INFINITY } else { self.top_steps[TOP - 1] };
+            let own_tenth = if self.top_steps.len() < TOP { f64::INFINITY } else { self.top_steps[TOP - 1] };
+            // Ten plans found by another part are as many as ten of this part's: a plan slower than
+            // them is not among the fastest either.
+            let others =
+                self.shared_tenth.as_ref().map_or(f64::INFINITY, |t| f64::from_bits(t.load(Relaxed)));
+            let tenth = own_tenth.min(others);
             // Strictly slower than the tenth can be dropped; a tie with the fastest leaves the front too.
             let limit = self.prune.then(|| self.fastest_step.max(tenth)).filter(|l| l.is_finite());
             // `estimate_within`'s first bound, worked out in pass 1: most plans stop here, before
@@ -787,6 +814,9 @@ impl Search {
             let rank = self.top_steps.partition_point(|s| *s <= t.step_seconds);
             self.top_steps.insert(rank, t.step_seconds);
             self.top_steps.truncate(TOP);
+            if let (Some(shared), Some(tenth)) = (&self.shared_tenth, self.top_steps.get(TOP - 1)) {
+                shared.fetch_min(tenth.to_bits(), Relaxed);
+            }
             self.found.push(Found {
                 index: (self.offset + at) as u64,
                 peak_bytes,

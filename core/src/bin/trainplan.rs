@@ -28,7 +28,7 @@ commands:
   search PLAN.json [--csv] [--threads N]
                          the fastest plans that fit, and the memory/speed Pareto front, as JSON, or
                          with --csv one row per plan found: its figures and settings; on N threads
-                         (every core by default), the same plans found but more counted `simulated`
+                         (every core by default): the same plans, a different count `simulated`
   sweep PLAN.json [--max-nodes N]
                          for 1, 2, 4, … N nodes (64 by default) and the plan's own: the longest
                          sequence and the largest micro-batch that fit, with their speed, as JSON

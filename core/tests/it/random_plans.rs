@@ -208,5 +208,10 @@ proptest! {
             "{}",
             text(&plan)
         );
+        // On threads, parts sharing their tenth fastest step: the same plans found.
+        let threaded = search::search_on_threads(&plan, 3);
+        prop_assert_eq!(&threaded.best, &slow.best, "{}", text(&plan));
+        prop_assert_eq!(&threaded.pareto, &slow.pareto, "{}", text(&plan));
+        prop_assert_eq!((threaded.considered, threaded.fit), (slow.considered, slow.fit), "{}", text(&plan));
     }
 }

@@ -243,7 +243,7 @@ fn a_search_on_threads_finds_what_the_search_on_one_does() {
         for threads in [1, 2, 3, 8] {
             let many = search_on_threads(&p, threads);
             assert_finds(&many, &one, &one, &format!("{text}: {threads} threads"));
-            assert!(one.simulated <= many.simulated, "{text}: {threads} threads");
+
             if threads == 1 {
                 assert_eq!(many, one, "{text}: one thread is the search itself");
             }
