@@ -3,7 +3,7 @@
 //! parts' progress and results into the whole search's result ([`Gather`]). The page's in-page
 //! search (where no worker can start) goes through the same [`Gather`], as one part.
 //!
-//! The core guarantees the merge: `search::merge` of every part, in part order, equals the whole
+//! The core guarantees the merge: `search::merge` of every part equals the whole
 //! search (`core/tests/it/search.rs`).
 
 use serde::{Deserialize, Serialize};

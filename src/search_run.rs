@@ -1,7 +1,7 @@
 //! The search, run off the page's thread: one Web Worker per core (`public/search-worker.js`), each
-//! running a contiguous part of the space with this same wasm module (the bin's `search_part`
-//! export, [`crate::search_parts::run_part`]), while the page sums their progress and merges their
-//! parts ([`Gather`]). So the page never blocks, and editing the plan never waits for a search.
+//! running a part of the space (`Search::part`) with this same wasm module (the bin's
+//! `search_part` export, [`crate::search_parts::run_part`]), while the page sums their progress
+//! and merges their parts ([`Gather`]). So the page never blocks, and editing the plan never waits for a search.
 //! The workers are started ahead of the first search ([`warm_up`]) and kept between searches, so a
 //! search does not wait for each to load the glue and the module (35–65 ms on a 2-core machine, a
 //! quarter of a 70B search on 1,024 devices) nor for the browser to compile the engine to speed (a
