@@ -18,7 +18,8 @@
 //! model parallelism, ZeRO 0–3 with optimizer and parameter offload, gradient checkpointing on or
 //! off, and Ulysses CP for VeRL. Micro-batch over powers of two for all.
 //!
-//! A search can run in parts ([`Search::part`], one per Web Worker in the page) whose results
+//! A search can run in parts ([`Search::part`], one per Web Worker in the page, four per thread on
+//! the command line: [`search_on_threads`]) whose results
 //! [`merge`] into exactly the whole search's; `core/tests/it/search.rs` checks both the pruning and
 //! the merge against evaluating every plan.
 
@@ -31,7 +32,8 @@ use crate::plan::{
 };
 use crate::report::{Fix, Severity};
 use crate::{memory, rules, time};
-use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
 
 /// A plan the search found, as changes to the plan it started from.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -551,23 +553,23 @@ pub fn search_on_threads(plan: &Plan, threads: usize) -> SearchResult {
     let all = space(plan);
     let threads = threads.min(64);
     let parts = u32::try_from(4 * threads).unwrap_or(u32::MAX);
-    let next = std::sync::atomic::AtomicU32::new(0);
-    let tenth = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(f64::INFINITY.to_bits()));
-    let partials: Vec<(u32, Partial)> = std::thread::scope(|scope| {
+    let next = AtomicU32::new(0);
+    let tenth = Arc::new(AtomicU64::new(f64::INFINITY.to_bits()));
+    let partials: Vec<Partial> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..threads)
             .map(|_| {
                 let (all, next, tenth) = (&all, &next, &tenth);
                 scope.spawn(move || {
                     let mut done = Vec::new();
                     loop {
-                        let part = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let part = next.fetch_add(1, Relaxed);
                         if parts <= part {
                             break done;
                         }
                         let mut search = Search::of_share(plan, all, part, parts);
                         search.shared_tenth = Some(tenth.clone());
                         while !search.step(usize::MAX) {}
-                        done.push((part, search.finish_part()));
+                        done.push(search.finish_part());
                     }
                 })
             })
@@ -576,7 +578,7 @@ pub fn search_on_threads(plan: &Plan, threads: usize) -> SearchResult {
         let joined = handles.into_iter().map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));
         joined.flatten().collect()
     });
-    let partials: Vec<Partial> = partials.into_iter().map(|(_, p)| p).collect();
+    // `assemble` puts the found plans back in space order, whichever thread ran which part.
     assemble(Knobs::of(plan), &partials, |f| all[f.index as usize])
 }
 
@@ -616,7 +618,7 @@ pub struct Search {
     top_steps: Vec<f64>,
     /// The tenth fastest step any part running beside this one has found (as `f64` bits; positive
     /// floats order as their bits), when parts run at once ([`search_on_threads`]).
-    shared_tenth: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
+    shared_tenth: Option<Arc<AtomicU64>>,
     found: Vec<Found>,
 }
 
