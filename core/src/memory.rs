@@ -64,7 +64,8 @@ pub struct Memory {
     pub host_bytes_per_node: u64,
     /// Data parallel size: devices ÷ (tp · pp · cp).
     pub dp: u64,
-    /// Micro-batches per step and pipeline: global batch ÷ (micro batch · dp).
+    /// Micro-batches per step and pipeline: the step's samples ÷ (micro batch · dp), the samples
+    /// being the global batch, or with RL its prompts × responses per prompt ([`step_samples`]).
     pub n_microbatches: u64,
     /// The model's parameters, for callers that need them with the memory.
     pub params_total: u64,
@@ -252,6 +253,19 @@ struct Ctx<'a> {
     m: u64,
 }
 
+/// The samples a step trains on: the global batch, or with RL (GRPO, PPO) every response sampled for
+/// its prompts, which the actor's update splits over DP in micro-batches: VeRL normalizes
+/// `ppo_mini_batch_size × n` by the data-parallel size (`verl/workers/fsdp_workers.py`,
+/// `ActorRolloutRefWorker.__init__`), MindSpeed-RL takes `global_batch_size // dp × n_samples` per
+/// rank in micro-batches (`mindspeed_rl/config_cls/validate_config.py`, `_validate_data_parallel`).
+pub fn step_samples(plan: &Plan) -> u64 {
+    let prompts = u64::from(plan.batch.global_batch.get());
+    match matches!(plan.method, Method::Grpo | Method::Ppo) {
+        true => prompts.saturating_mul(u64::from(plan.rl.n_samples_per_prompt.get())),
+        false => prompts,
+    }
+}
+
 /// Estimates the memory of a plan. Never fails; degrees that do not divide the cluster are rounded
 /// down here and reported as findings by the rules.
 pub fn estimate(plan: &Plan) -> Memory {
@@ -329,7 +343,7 @@ pub fn estimate_with(plan: &Plan, facts: &ModelFacts) -> Memory {
     let (tp, pp, vpp, cp, ep, etp, dp, edp) =
         (layout.tp, layout.pp, layout.vpp, layout.cp, layout.ep, layout.etp, layout.dp, layout.edp);
     let b = u64::from(plan.batch.micro_batch.get());
-    let m = (u64::from(plan.batch.global_batch.get()) / (b * dp)).max(1);
+    let m = (step_samples(plan) / (b * dp)).max(1);
     let (summary, lora_params) = (&facts.summary, facts.lora_params);
     let ctx = Ctx { plan, arch, summary, lora_params, path, tp, pp, vpp, cp, ep, etp, dp, edp, m };
 

@@ -381,6 +381,8 @@ codes! {
     MindspeedLoraMoeDispatcher = "mindspeed.lora_moe_dispatcher" => "LoRA on MoE in MindSpeed needs --moe-token-dispatcher-type alltoall_seq (the launch file sets it).",
     MindspeedSwapAttentionLora = "mindspeed.swap_attention_lora" => "MindSpeed's --swap-attention does not support LoRA.",
     MindspeedRlBf16 = "mindspeed_rl.bf16" => "MindSpeed-RL trains in bf16 only.",
+    MindspeedRlGenerationDp = "mindspeed_rl.generation_dp" => "The {prompts} prompts of a step do not divide over the rollout's {engines} engines ({world} devices ÷ rollout TP {rollout_tp}).",
+    MindspeedRlMicroBatch = "mindspeed_rl.micro_batch" => "The {samples} responses per DP rank ({prompts} prompts ÷ DP {dp} × {n}) are not a multiple of micro-batch {micro_batch}.",
     ModelSeqTooLong = "model.seq_too_long" => "Sequence length {seq_len} is longer than the model's {max} positions.",
     ParallelCpSeq = "parallel.cp_seq" => "Sequence length {seq_len} is not a multiple of 2 × CP {cp}.",
     ParallelCpA2aSeq = "parallel.cp_a2a_seq" => "Sequence length {seq_len} is not a multiple of CP {cp} (all-to-all context parallelism).",

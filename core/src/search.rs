@@ -16,7 +16,10 @@
 //! without adding any: Megatron-LM docs/api-guide/dist_optimizer.md, Korthikanti et al. 2022 §4.2.2,
 //! MindSpeed docs/zh/features/async-ddp.md). For the HF family (DeepSpeed, LLaMA-Factory, VeRL) no
 //! model parallelism, ZeRO 0–3 with optimizer and parameter offload, gradient checkpointing on or
-//! off, and Ulysses CP for VeRL. Micro-batch over powers of two for all.
+//! off, and Ulysses CP for VeRL. RL (GRPO, PPO) also walks the rollout engine's TP over the divisors
+//! of the scale-up domain that divide the heads: at the default TP 1 a 32B model's weights alone
+//! fill the engine's share of an 80 GB device, and every plan would break rl.engine_too_small.
+//! Micro-batch over powers of two for all.
 //!
 //! A search can run in parts ([`Search::part`], one per Web Worker in the page, four per thread on
 //! the command line: [`search_on_threads`]) whose results
@@ -103,6 +106,7 @@ struct Knobs {
     micro_batch: u32,
     uneven_layers: bool,
     fsdp: crate::plan::Fsdp,
+    rollout_tp: u32,
 }
 
 impl Knobs {
@@ -131,6 +135,7 @@ impl Knobs {
             micro_batch: plan.batch.micro_batch.get(),
             uneven_layers: p.uneven_layers,
             fsdp: p.fsdp,
+            rollout_tp: plan.rl.rollout_tp.get(),
         }
     }
 
@@ -159,6 +164,7 @@ impl Knobs {
         plan.recompute.num_layers = nz(self.recompute_layers);
         plan.recompute.swap_attention = self.swap_attention;
         plan.batch.micro_batch = nz(self.micro_batch);
+        plan.rl.rollout_tp = nz(self.rollout_tp);
     }
 
     /// The plan-file changes from `from` to `self`, in an order each step of which parses.
@@ -246,6 +252,7 @@ impl Knobs {
             self.fsdp != from.fsdp,
             serde_json::to_value(self.fsdp).expect("an enum always serializes"),
         );
+        push(Field::RlRolloutTp, self.rollout_tp != from.rollout_tp, self.rollout_tp.into());
         push(Field::BatchMicroBatch, self.micro_batch != from.micro_batch, self.micro_batch.into());
         res
     }
@@ -264,17 +271,18 @@ struct Shape<'a> {
     plan: &'a Plan,
     base: Knobs,
     world: u64,
-    gbs: u64,
+    /// The samples a step trains on ([`memory::step_samples`]: with RL, every response).
+    samples: u64,
     seq: u64,
     /// Sequences of 8K tokens or more: context parallelism is worth trying.
     long: bool,
 }
 
 impl Shape<'_> {
-    /// Micro-batches over powers of two to 64 that the global batch holds at data parallelism `dp`.
+    /// Micro-batches over powers of two to 64 that the step's samples hold at data parallelism `dp`.
     fn micro_batches(&self, dp: u64) -> impl Iterator<Item = u32> + use<> {
-        let gbs = self.gbs;
-        powers_of_two(64).filter(move |b| (u64::from(*b) * dp) <= gbs)
+        let samples = self.samples;
+        powers_of_two(64).filter(move |b| (u64::from(*b) * dp) <= samples)
     }
 }
 
@@ -285,7 +293,7 @@ fn space(plan: &Plan) -> Vec<Knobs> {
         plan,
         base: Knobs::of(plan),
         world: plan.cluster.n_devices(),
-        gbs: u64::from(plan.batch.global_batch.get()),
+        samples: memory::step_samples(plan),
         seq,
         long: 8192 <= seq,
     };
@@ -360,6 +368,7 @@ fn megatron_space(shape: &Shape, res: &mut Vec<Knobs>) {
                     false => &[base.swap_attention],
                 };
                 let host_states = host_state_options(plan.framework, dp);
+                let rollout_tps = rollout_tp_options(plan, &base, world, domain);
                 let layouts = eps.into_iter().flat_map(|ep| fsdps.iter().map(move |&f| (ep, f)));
                 for (ep, fsdp, &cp_algo) in
                     layouts.flat_map(|(ep, f)| cp_algos.iter().map(move |a| (ep, f, a)))
@@ -370,8 +379,9 @@ fn megatron_space(shape: &Shape, res: &mut Vec<Knobs>) {
                         .chain(dualpipe.then_some((1, PipelineSchedule::DualPipeV)));
                     for (vpp, schedule) in schedules {
                         for &(recompute, recompute_method, recompute_layers) in &recomputes {
-                            for (&swap_attention, &(offload_optimizer, swap_optimizer)) in
-                                swaps.iter().flat_map(|s| host_states.iter().map(move |h| (s, h)))
+                            let host = swaps.iter().flat_map(|s| host_states.iter().map(move |h| (s, h)));
+                            for ((&swap_attention, &(offload_optimizer, swap_optimizer)), &rollout_tp) in
+                                host.flat_map(|h| rollout_tps.iter().map(move |r| (h, r)))
                             {
                                 for micro_batch in shape.micro_batches(dp) {
                                     res.push(Knobs {
@@ -400,6 +410,7 @@ fn megatron_space(shape: &Shape, res: &mut Vec<Knobs>) {
                                         micro_batch,
                                         uneven_layers: uneven || base.uneven_layers,
                                         fsdp,
+                                        rollout_tp,
                                     });
                                 }
                             }
@@ -469,6 +480,21 @@ fn host_state_options(framework: Framework, dp: u64) -> Vec<(bool, bool)> {
     res
 }
 
+/// The rollout engine's TP, for RL (GRPO, PPO): every divisor of the scale-up domain that divides
+/// the attention heads and the devices (vLLM's `verify_with_parallel_config`, rule
+/// rl.rollout_tp_heads; the rollout's device mesh, rule rl.rollout_tp), as training TP stays on the
+/// fast links. A larger TP shards the engine's weights, leaving room for the KV cache, and runs
+/// fewer engines. Elsewhere the plan's own, which plays no part.
+fn rollout_tp_options(plan: &Plan, base: &Knobs, world: u64, domain: u64) -> Vec<u32> {
+    if !matches!(plan.method, crate::plan::Method::Grpo | crate::plan::Method::Ppo) {
+        return vec![base.rollout_tp];
+    }
+    let heads = plan.model.arch.attention.n_heads();
+    divisors(domain, domain)
+        .filter(|&tp| heads.is_multiple_of(u64::from(tp)) && world.is_multiple_of(u64::from(tp)))
+        .collect()
+}
+
 /// Recomputation: none, selective, full layer by layer, and full over a block of the first ¼, ½
 /// or ¾ of each stage's layers (Megatron `--recompute-method block`).
 fn recompute_options(base: &Knobs, per_stage: u64) -> Vec<(RecomputeGranularity, RecomputeMethod, u32)> {
@@ -492,6 +518,9 @@ fn recompute_options(base: &Knobs, per_stage: u64) -> Vec<(RecomputeGranularity,
 /// micro-batch.
 fn hf_space(shape: &Shape, res: &mut Vec<Knobs>) {
     let Shape { plan, base, world, long, .. } = *shape;
+    let per_node = u64::from(plan.cluster.devices_per_node.get());
+    let domain = u64::from(plan.cluster.scale_up_domain.get()).max(per_node);
+    let rollout_tps = rollout_tp_options(plan, &base, world, domain);
     let cps: Vec<u32> = match plan.framework == Framework::Verl && long {
         true => vec![1, 2, 4],
         false => vec![base.cp],
@@ -509,7 +538,10 @@ fn hf_space(shape: &Shape, res: &mut Vec<Knobs>) {
                 {
                     continue;
                 }
-                for recompute in [RecomputeGranularity::None, RecomputeGranularity::Full] {
+                let settings = [RecomputeGranularity::None, RecomputeGranularity::Full]
+                    .into_iter()
+                    .flat_map(|r| rollout_tps.iter().map(move |&t| (r, t)));
+                for (recompute, rollout_tp) in settings {
                     for micro_batch in shape.micro_batches(dp) {
                         res.push(Knobs {
                             tp: 1,
@@ -523,6 +555,7 @@ fn hf_space(shape: &Shape, res: &mut Vec<Knobs>) {
                             overlap_grad_reduce: true,
                             recompute,
                             micro_batch,
+                            rollout_tp,
                             ..base
                         });
                     }
@@ -730,17 +763,18 @@ impl Search {
             self.next += 1;
             // The space lists micro-batches in ascending order last, so a plan that differs from
             // the last unfit one (of DP `dp`) only by a larger micro-batch cannot fit either, as
-            // long as the global batch is a whole number of its micro-batch × DP (so of the smaller
-            // one's too): both then hold the same samples per step, a larger share of them in
-            // flight. Where the micro-batches per step round down (a plan the batch rule refuses),
+            // long as the step's samples (the global batch, with RL every response) are a whole
+            // number of its micro-batch × DP (so of the smaller one's too): both then hold the same
+            // samples per step, a larger share of them in flight. Where the micro-batches per step
+            // round down (a plan the batch rule refuses),
             // fewer samples may be in flight, and a larger micro-batch can fit (Qwen2.5-7B on 8
             // H100, PP 4 VPP 2, global batch 48, DP 2: micro-batch 8 runs 3 micro-batches and does
             // not fit, micro-batch 16 runs 1 and does), so it is evaluated.
-            let global_batch = u64::from(self.work.batch.global_batch.get());
+            let samples = memory::step_samples(&self.work);
             let larger_than_unfit = self.unfit.is_some_and(|(u, dp)| {
                 u.micro_batch < knobs.micro_batch
                     && Knobs { micro_batch: knobs.micro_batch, ..u } == knobs
-                    && global_batch.is_multiple_of(u64::from(knobs.micro_batch) * dp)
+                    && samples.is_multiple_of(u64::from(knobs.micro_batch) * dp)
             });
             if self.prune && larger_than_unfit {
                 self.pruned += 1;

@@ -6,7 +6,7 @@
 use crate::field::Field;
 use serde_json::Value;
 
-use super::{Acc, Ctx, gcd, nearest_multiple};
+use super::{Acc, Ctx, gcd, nearest_divisor, nearest_multiple};
 use crate::plan::{Framework, PipelineSchedule};
 use crate::report::{Code, Severity};
 
@@ -26,14 +26,19 @@ pub(super) fn check(cx: &Ctx, acc: &mut Acc) {
 
     // The batch identity: the sources are in the module's doc.
     let dp = mem.dp;
+    let n = u64::from(plan.rl.n_samples_per_prompt.get());
     let (batch_unit, what) = match plan.framework {
         Framework::Verl => (world / cp.max(1), "devices ÷ Ulysses SP"),
+        // MindSpeed-RL `_validate_data_parallel` (mindspeed_rl/config_cls/validate_config.py): the
+        // prompts divide over the actor's DP, and each rank's responses into micro-batches (below).
+        Framework::MindSpeedRl => (dp, "DP"),
         _ => (mbs * dp, "micro-batch × DP"),
     };
     let samples = match plan.framework {
-        Framework::Verl => gbs * u64::from(plan.rl.n_samples_per_prompt.get()),
+        Framework::Verl => gbs * n,
         _ => gbs,
     };
+    let rank_samples = (gbs / dp.max(1)).saturating_mul(n);
     if !samples.is_multiple_of(batch_unit.max(1)) {
         let fix = match plan.framework {
             Framework::Verl => nearest_multiple(
@@ -47,6 +52,20 @@ pub(super) fn check(cx: &Ctx, acc: &mut Acc) {
             Code::BatchDivisible,
             &[("global_batch", gbs.to_string()), ("unit", batch_unit.to_string()), ("what", what.to_owned())],
             Some((Field::BatchGlobalBatch, Value::from(fix))),
+        );
+    } else if plan.framework == Framework::MindSpeedRl && !rank_samples.is_multiple_of(mbs.max(1)) {
+        // `(global_batch_size // data_parallel * n_samples) % micro_batch_size` (the same check).
+        acc.push(
+            Error,
+            Code::MindspeedRlMicroBatch,
+            &[
+                ("samples", rank_samples.to_string()),
+                ("prompts", gbs.to_string()),
+                ("dp", dp.to_string()),
+                ("n", n.to_string()),
+                ("micro_batch", mbs.to_string()),
+            ],
+            Some((Field::BatchMicroBatch, Value::from(nearest_divisor(rank_samples, mbs)))),
         );
     } else if megatron && 1 < vpp && !mem.n_microbatches.is_multiple_of(pp) {
         // `forward_backward_pipelining_with_interleaving` (schedules.py): the interleaved schedule

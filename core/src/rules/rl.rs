@@ -5,7 +5,7 @@
 use crate::field::Field;
 use serde_json::Value;
 
-use super::{Acc, Ctx, divisors_of, gcd, nearest_divisor};
+use super::{Acc, Ctx, divisors_of, gcd, nearest_divisor, nearest_multiple};
 use crate::plan::Framework;
 use crate::report::{Code, Severity};
 
@@ -102,7 +102,7 @@ pub(super) fn batches(cx: &Ctx, acc: &mut Acc) {
 /// The rollout engine: its TP against the devices and heads, its memory, and VeRL's Ulysses.
 pub(super) fn rollout(cx: &Ctx, acc: &mut Acc) {
     use Severity::Error;
-    let &Ctx { plan, mem, world, cp, heads, kv_heads, .. } = cx;
+    let &Ctx { plan, mem, world, cp, gbs, heads, kv_heads, .. } = cx;
     let rollout_tp = u64::from(plan.rl.rollout_tp.get());
     if !world.is_multiple_of(rollout_tp) {
         acc.push(
@@ -119,6 +119,34 @@ pub(super) fn rollout(cx: &Ctx, acc: &mut Acc) {
             &[("heads", heads.to_string()), ("rollout_tp", rollout_tp.to_string())],
             Some((Field::RlRolloutTp, Value::from(nearest_divisor(heads, rollout_tp)))),
         );
+    }
+    if plan.framework == Framework::MindSpeedRl && world.is_multiple_of(rollout_tp) {
+        // MindSpeed-RL `validate_rl_args` (mindspeed_rl/config_cls/validate_config.py): the
+        // generation's data parallel size is the actor's devices ÷ (infer TP · infer PP), and
+        // `_validate_data_parallel(global_batch_size, generate_config.data_parallel_size, …,
+        // "Generation")` needs the step's prompts to divide by it.
+        let engines = world / rollout_tp;
+        if !gbs.is_multiple_of(engines) {
+            // The nearest rollout TP that keeps the other rollout rules, else the batch.
+            let tp = divisors_of(gcd(heads, world))
+                .filter(|&d| gbs.is_multiple_of(world / d))
+                .min_by_key(|d| (d.abs_diff(rollout_tp), *d));
+            let fix = match tp {
+                Some(d) => (Field::RlRolloutTp, Value::from(d)),
+                None => (Field::BatchGlobalBatch, Value::from(nearest_multiple(gbs, engines))),
+            };
+            acc.push(
+                Error,
+                Code::MindspeedRlGenerationDp,
+                &[
+                    ("prompts", gbs.to_string()),
+                    ("engines", engines.to_string()),
+                    ("world", world.to_string()),
+                    ("rollout_tp", rollout_tp.to_string()),
+                ],
+                Some(fix),
+            );
+        }
     }
     if plan.rl.gpu_memory_utilization_frac >= 1.0 {
         acc.push(

@@ -442,7 +442,7 @@ impl<'a> Ctx<'a> {
 pub fn layer_bound_seconds(plan: &Plan, mem: &memory::Memory) -> f64 {
     let plan = &*crate::knobs::effective(plan);
     let ctx = Ctx::new(plan, mem);
-    layer_bound(&ctx, mem, pipeline::microbatches(&ctx, mem))
+    layer_bound(&ctx, mem, pipeline::microbatches(mem))
 }
 
 /// [`layer_bound_seconds`] for `m` micro-batches.
@@ -475,7 +475,7 @@ pub fn estimate_within(plan: &Plan, mem: &memory::Memory, limit_seconds: Option<
     let plan = &*crate::knobs::effective(plan);
     let ctx = Ctx::new(plan, mem);
     let layout = &mem.layout;
-    let m = pipeline::microbatches(&ctx, mem);
+    let m = pipeline::microbatches(mem);
     // A first bound, before each stage's passes are worked out: the average rank's layers.
     if limit_seconds.is_some_and(|limit| rules_out(limit, layer_bound(&ctx, mem, m))) {
         return None;

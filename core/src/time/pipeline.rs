@@ -2,7 +2,6 @@
 //! closed form where the stages are even, else the schedule simulated for a few micro-batches per
 //! stage and the steady state extended), and one rank's work per micro-batch.
 
-use super::Ctx;
 use crate::memory;
 use crate::plan::{PipelineSchedule, Plan};
 use crate::schedule::{self, Costs, Schedule};
@@ -134,16 +133,11 @@ pub fn schedule_of(plan: &Plan, vpp: u64) -> Schedule {
     }
 }
 
-/// Micro-batches the step's pipeline runs: the plan's, with RL one per sampled response.
-pub(super) fn microbatches(ctx: &Ctx, mem: &memory::Memory) -> u32 {
-    let plan = ctx.plan;
-    // RL trains on every sampled response: VeRL's batch counts prompts, each with n responses.
-    let m = match ctx.rl {
-        true => mem.n_microbatches.saturating_mul(u64::from(plan.rl.n_samples_per_prompt.get())),
-        false => mem.n_microbatches,
-    };
+/// Micro-batches the step's pipeline runs: the memory's count (with RL, of every sampled response:
+/// [`memory::step_samples`]).
+pub(super) fn microbatches(mem: &memory::Memory) -> u32 {
     // Saturated, not truncated: 2^32 micro-batches or more take as long as 2^32 − 1 would, near enough.
-    u32::try_from(m).unwrap_or(u32::MAX)
+    u32::try_from(mem.n_microbatches).unwrap_or(u32::MAX)
 }
 
 /// The busiest rank (the last of equals) and its seconds for one micro-batch, all its passes back

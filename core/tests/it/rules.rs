@@ -52,6 +52,19 @@ const CASES: &[(&str, &str, &str)] = &[
         r#"{"model": "qwen2.5-0.5b", "framework": "mindspeed-llm", "method": "pretrain"}"#,
         r#"{"model": "qwen2.5-0.5b", "framework": "mindspeed-llm", "method": "pretrain", "hardware": "ascend-910b2"}"#,
     ),
+    // Prompts 12 over 8 engines (rollout TP 1); TP 2 runs 4, which divide them.
+    (
+        "mindspeed_rl.generation_dp",
+        r#"{"model": "qwen2.5-7b", "framework": "mindspeed-rl", "hardware": "ascend-910b2", "method": "grpo", "batch": {"global_batch": 12}, "rl": {"rollout_tp": 1}}"#,
+        r#"{"model": "qwen2.5-7b", "framework": "mindspeed-rl", "hardware": "ascend-910b2", "method": "grpo", "batch": {"global_batch": 12}, "rl": {"rollout_tp": 2}}"#,
+    ),
+    // 2 prompts over DP 2 (TP 4 on 8 devices), 5 responses each: 5 per rank, in micro-batches of 4
+    // (broken) or 1 (kept); rollout TP 4 runs 2 engines, which the prompts divide.
+    (
+        "mindspeed_rl.micro_batch",
+        r#"{"model": "qwen2.5-7b", "framework": "mindspeed-rl", "hardware": "ascend-910b2", "method": "grpo", "parallel": {"tp": 4}, "batch": {"global_batch": 2, "micro_batch": 4}, "rl": {"rollout_tp": 4}}"#,
+        r#"{"model": "qwen2.5-7b", "framework": "mindspeed-rl", "hardware": "ascend-910b2", "method": "grpo", "parallel": {"tp": 4}, "batch": {"global_batch": 2, "micro_batch": 1}, "rl": {"rollout_tp": 4}}"#,
+    ),
     (
         "mindspeed_rl.bf16",
         r#"{"model": "qwen2.5-0.5b", "framework": "mindspeed-rl", "hardware": "ascend-910b2", "method": "grpo", "precision": "fp16"}"#,
@@ -784,4 +797,23 @@ fn recompute_modules_and_cpu_offload_follow_megatron() {
         "recompute": {"granularity": "none", "cpu_offload_layers": 4}}"#;
     let report = trainplan_core::evaluate(&Plan::from_json(ms).unwrap());
     assert!(report.findings.iter().any(|f| f.code.as_str() == "recompute.cpu_offload_framework"));
+}
+
+#[test]
+fn rl_batches_count_responses_not_prompts() {
+    // MindSpeed-RL's own checks (`validate_rl_args`, mindspeed_rl/config_cls/validate_config.py):
+    // 2 prompts % DP 2 = 0, and 2 ÷ 2 × 8 responses = 8 per rank, a multiple of micro-batch 4. So the
+    // update runs 8 ÷ 4 = 2 micro-batches per rank, though 2 prompts are fewer than micro-batch × DP.
+    let text = r#"{"model": "qwen2.5-7b", "framework": "mindspeed-rl", "hardware": "ascend-910b2", "method": "grpo",
+        "parallel": {"tp": 4}, "batch": {"global_batch": 2, "micro_batch": 4}, "rl": {"rollout_tp": 4, "n_samples_per_prompt": 8}}"#;
+    let report = evaluate(&Plan::from_json(text).expect("a valid plan"));
+    let codes: Vec<&str> = report.findings.iter().map(|f| f.code.as_str()).collect();
+    assert!(!codes.iter().any(|c| c.starts_with("batch.") || c.starts_with("mindspeed_rl.")), "{codes:?}");
+    assert_eq!((report.memory.dp, report.memory.n_microbatches), (2, 2));
+    assert_eq!(report.schedule.n_microbatches, 2);
+    // VeRL: 4 prompts × 8 responses over 8 devices (FSDP, DP 8) are 4 per device: 4 micro-batches of 1.
+    let text = r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "batch": {"global_batch": 4, "micro_batch": 1},
+        "rl": {"n_samples_per_prompt": 8, "mini_batch": 4}}"#;
+    let report = evaluate(&Plan::from_json(text).expect("a valid plan"));
+    assert_eq!((report.memory.dp, report.memory.n_microbatches), (8, 4));
 }

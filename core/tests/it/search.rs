@@ -281,3 +281,29 @@ fn context_parallelism_is_searched_by_ring_and_by_all_to_all() {
     };
     assert_eq!(verl("ring"), verl("alltoall"));
 }
+
+#[test]
+fn rl_searches_the_rollout_engines_tp() {
+    // Qwen2.5-32B GRPO on VeRL, one node of 8 H100: its bf16 weights (32.8 B parameters × 2 B =
+    // 65.5 GB) overflow the engine's share of a device at rollout TP 1 (gpu_memory_utilization 0.6 ×
+    // 80 GB = 48 GB), so every plan that kept TP 1 would break rl.engine_too_small.
+    let p = plan(r#"{"model": "qwen2.5-32b", "framework": "verl", "method": "grpo"}"#);
+    let codes: Vec<String> = evaluate(&p).findings.iter().map(|f| f.code.to_string()).collect();
+    assert!(codes.iter().any(|c| c == "rl.engine_too_small"), "{codes:?}");
+    let result = search(&p);
+    // The VeRL space on 8 devices, global batch 64, 4K tokens (no Ulysses): ZeRO 0 with nothing
+    // offloaded, 1 and 2 with or without the optimizer offloaded, 3 with neither, the optimizer or
+    // both (8 ways); checkpointing on or off; rollout TP over the divisors of 8 that divide the 40
+    // heads (1, 2, 4, 8); micro-batch over powers of two to 32, b · DP ≤ the step's 64 prompts × 5
+    // responses (320): 8 · 2 · 4 · 6 = 384.
+    assert_eq!(result.considered, 384);
+    for c in result.best.iter().chain(&result.pareto) {
+        let tp = c.changes.iter().find(|f| f.field == "rl.rollout_tp").and_then(|f| f.value.as_u64());
+        assert!(tp.is_some_and(|tp| 2 <= tp), "{:?}", c.changes);
+        let changed = rules::apply_all(&p, &c.changes).expect("the changes apply");
+        let report = evaluate(&changed);
+        assert!(report.findings.iter().all(|f| f.severity != Severity::Error), "{:?}", report.findings);
+        assert_eq!(report.time.step_seconds, c.step_seconds);
+    }
+    assert!(!result.best.is_empty());
+}

@@ -73,7 +73,7 @@ fn zero_bubble_steps_draw_their_weight_passes() {
 }
 
 /// GRPO: the responses are generated, then scored, then the actor trains on every response (VeRL
-/// counts prompts, each with n responses): the pipeline runs n times the prompts' micro-batches.
+/// counts prompts, each with n responses): the pipeline runs the responses' micro-batches.
 #[test]
 fn rl_steps_generate_score_then_update() {
     let text =
@@ -82,8 +82,11 @@ fn rl_steps_generate_score_then_update() {
     let parts: Vec<StepPart> = t.parts.iter().map(|p| p.part).collect();
     assert_eq!(&parts[..3], [StepPart::Rollout, StepPart::LogProb, StepPart::Pipeline]);
     assert_eq!(t.parts[0].end_seconds, report.time.breakdown.rollout_seconds);
+    // 64 prompts × 5 responses over DP 8 at micro-batch 1: 40 micro-batches, as the report says.
     let n = u64::from(plan.rl.n_samples_per_prompt.get());
-    assert_eq!(u64::from(t.n_microbatches), report.schedule.n_microbatches * n);
+    assert_eq!((plan.batch.global_batch.get(), n, report.memory.dp), (64, 5, 8));
+    assert_eq!(u64::from(t.n_microbatches), 64 * 5 / 8);
+    assert_eq!(u64::from(t.n_microbatches), report.schedule.n_microbatches);
     let update = t.parts[2].start_seconds;
     assert!(t.events.iter().all(|e| update <= e.start_seconds));
     check_spans(text, &report, &t);
