@@ -367,6 +367,9 @@ pub fn zh(code: Code) -> &'static str {
             "recompute_layers_ratio 只有昇腾版 LLaMA-Factory 识别；上游 LLaMA-Factory 会因未知参数报错。"
         }
         Code::RlMiniBatch => "mini-batch {mini} 必须整除每步的 {prompts} 条 prompt。",
+        Code::VerlMicroBatch => {
+            "每张卡每个 mini-batch 的 {per_device} 条回答（{mini} 条 prompt × {n} ÷ {split} 张卡 ÷ Ulysses SP）无法按微批 {micro_batch} 划分。"
+        }
         Code::VerlMiniBatchSplit => {
             "mini-batch {mini} × {n} 条回答无法均分到 {split} 张卡（卡数 ÷ Ulysses SP）。"
         }

@@ -436,6 +436,7 @@ codes! {
     LlamafactoryLayersRatioIgnored = "llamafactory.layers_ratio_ignored" => "The recompute layers ratio is a key of LLaMA-Factory on Ascend; {framework} ignores it.",
     LlamafactoryLayersRatioUpstream = "llamafactory.layers_ratio_upstream" => "recompute_layers_ratio is read by Ascend's LLaMA-Factory build; upstream LLaMA-Factory rejects the key.",
     RlMiniBatch = "rl.mini_batch" => "Mini-batch {mini} must divide the {prompts} prompts of a step.",
+    VerlMicroBatch = "verl.micro_batch" => "A device's {per_device} responses per mini-batch ({mini} prompts × {n} ÷ {split} devices ÷ Ulysses SP) do not divide into micro-batches of {micro_batch}.",
     VerlMiniBatchSplit = "verl.mini_batch_split" => "Mini-batch {mini} × {n} responses does not split over {split} devices ÷ Ulysses SP.",
     RlMaxModelLen = "rl.max_model_len" => "vLLM max_model_len {max_model_len} is shorter than a prompt and its response ({tokens}).",
     RlMaxNumBatchedTokens = "rl.max_num_batched_tokens" => "vLLM max_num_batched_tokens {batched} is smaller than max_model_len {max_model_len}.",

@@ -30,7 +30,7 @@ pub(super) fn verl_lora_rank(cx: &Ctx, acc: &mut Acc) {
 /// engine's and the packer's token budgets.
 pub(super) fn batches(cx: &Ctx, acc: &mut Acc) {
     use Severity::Error;
-    let &Ctx { plan, world, cp, gbs, .. } = cx;
+    let &Ctx { plan, world, cp, gbs, mbs, .. } = cx;
     let prompts = gbs;
     let mini = u64::from(plan.rl.mini_batch);
     if mini != 0 && (prompts < mini || !prompts.is_multiple_of(mini)) {
@@ -61,6 +61,25 @@ pub(super) fn batches(cx: &Ctx, acc: &mut Acc) {
             Code::VerlMiniBatchSplit,
             &[("mini", mini.to_string()), ("n", n.to_string()), ("split", split.to_string())],
             fix.map(|d| (Field::RlMiniBatch, Value::from(d))),
+        );
+    }
+    // VeRL's FSDP worker takes each device's share of a mini-batch's responses in micro-batches of
+    // `ppo_micro_batch_size_per_gpu` (which the launch file sets to the plan's micro-batch), and
+    // asserts they divide: "normalized ppo_mini_batch_size … should be divisible by
+    // ppo_micro_batch_size_per_gpu" (`ActorRolloutRefWorker.__init__`, verl/workers/fsdp_workers.py).
+    let per_device = u64::from(plan.rl.mini_batch_prompts(plan.batch.global_batch.get())) * n / split.max(1);
+    if plan.framework == Framework::Verl && 0 < per_device && !per_device.is_multiple_of(mbs.max(1)) {
+        acc.push(
+            Error,
+            Code::VerlMicroBatch,
+            &[
+                ("per_device", per_device.to_string()),
+                ("mini", plan.rl.mini_batch_prompts(plan.batch.global_batch.get()).to_string()),
+                ("n", n.to_string()),
+                ("split", split.to_string()),
+                ("micro_batch", mbs.to_string()),
+            ],
+            Some((Field::BatchMicroBatch, Value::from(nearest_divisor(per_device, mbs)))),
         );
     }
     let sequence = u64::from(plan.rl.sequence_tokens());

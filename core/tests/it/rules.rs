@@ -452,6 +452,13 @@ const CASES: &[(&str, &str, &str)] = &[
         r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "batch": {"global_batch": 64}, "rl": {"mini_batch": 4}}"#,
         r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "batch": {"global_batch": 64}, "rl": {"mini_batch": 8}}"#,
     ),
+    // V: each device's share of a mini-batch in micro-batches: 64 prompts × 5 ÷ 8 devices = 40, not a
+    // multiple of 16 (broken) but of 8 (kept).
+    (
+        "verl.micro_batch",
+        r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "batch": {"global_batch": 64, "micro_batch": 16}}"#,
+        r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "batch": {"global_batch": 64, "micro_batch": 8}}"#,
+    ),
     (
         "rl.max_model_len",
         r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "rl": {"max_model_len": 1024}}"#,
