@@ -426,7 +426,7 @@ texts! {
     launch_download_all => "Download all (.zip)", "全部下载（.zip）";
     launch_unsafe => "{field} may hold only letters, digits and _ - . / : @ + ~ for {framework}: its override parser reads other characters as syntax.", "{framework} 的 {field} 只能包含字母、数字和 _ - . / : @ + ~：它的参数解析器会把其他字符当作语法。";
     search_title => "Fastest plan that fits", "放得下的最快方案";
-    search_hint => "Tries every parallel layout, memory knob and micro-batch for this framework, keeping the model, method, batch and cluster.", "在当前框架下遍历所有并行划分、显存选项和微批，模型、方法、批大小和集群保持不变。";
+    search_hint => "Tries every parallel layout, memory knob and micro-batch for this framework (with RL, the rollout engine's TP too), keeping the model, method, batch and cluster.", "在当前框架下遍历所有并行划分、显存选项和微批（RL 还包括推理引擎的 TP），模型、方法、批大小和集群保持不变。";
     search_run => "Search", "搜索";
     search_headroom => "{free} to spare", "余 {free}";
     search_summary => "{considered} plans tried, {fit} fit in memory, {feasible} keep every rule ({millis} ms in this browser, {ran}).", "尝试 {considered} 个方案，{fit} 个放得下，{feasible} 个符合全部规则（本浏览器用时 {millis} ms，{ran}）。";
