@@ -766,10 +766,10 @@ impl Search {
             // long as the step's samples (the global batch, with RL every response) are a whole
             // number of its micro-batch × DP (so of the smaller one's too): both then hold the same
             // samples per step, a larger share of them in flight. Where the micro-batches per step
-            // round down (a plan the batch rule refuses),
-            // fewer samples may be in flight, and a larger micro-batch can fit (Qwen2.5-7B on 8
-            // H100, PP 4 VPP 2, global batch 48, DP 2: micro-batch 8 runs 3 micro-batches and does
-            // not fit, micro-batch 16 runs 1 and does), so it is evaluated.
+            // round down (a plan the batch rule refuses), fewer samples may be in flight, and a
+            // larger micro-batch can fit (Qwen2.5-7B on 8 H100, PP 4 VPP 2, global batch 48, DP 2:
+            // micro-batch 8 runs 3 micro-batches and does not fit, micro-batch 16 runs 1 and does),
+            // so it is evaluated.
             let samples = memory::step_samples(&self.work);
             let larger_than_unfit = self.unfit.is_some_and(|(u, dp)| {
                 u.micro_batch < knobs.micro_batch

@@ -67,19 +67,21 @@ pub(super) fn batches(cx: &Ctx, acc: &mut Acc) {
     // `ppo_micro_batch_size_per_gpu` (which the launch file sets to the plan's micro-batch), and
     // asserts they divide: "normalized ppo_mini_batch_size … should be divisible by
     // ppo_micro_batch_size_per_gpu" (`ActorRolloutRefWorker.__init__`, verl/workers/fsdp_workers.py).
-    let per_device = u64::from(plan.rl.mini_batch_prompts(plan.batch.global_batch.get())) * n / split.max(1);
-    if plan.framework == Framework::Verl && 0 < per_device && !per_device.is_multiple_of(mbs.max(1)) {
+    let mini_prompts = u64::from(plan.rl.mini_batch_prompts(plan.batch.global_batch.get()));
+    let mini_per_device = mini_prompts * n / split.max(1);
+    if plan.framework == Framework::Verl && 0 < mini_per_device && !mini_per_device.is_multiple_of(mbs.max(1))
+    {
         acc.push(
             Error,
             Code::VerlMicroBatch,
             &[
-                ("per_device", per_device.to_string()),
-                ("mini", plan.rl.mini_batch_prompts(plan.batch.global_batch.get()).to_string()),
+                ("per_device", mini_per_device.to_string()),
+                ("mini", mini_prompts.to_string()),
                 ("n", n.to_string()),
                 ("split", split.to_string()),
                 ("micro_batch", mbs.to_string()),
             ],
-            Some((Field::BatchMicroBatch, Value::from(nearest_divisor(per_device, mbs)))),
+            Some((Field::BatchMicroBatch, Value::from(nearest_divisor(mini_per_device, mbs)))),
         );
     }
     let sequence = u64::from(plan.rl.sequence_tokens());
