@@ -282,6 +282,9 @@ pub fn zh(code: Code) -> &'static str {
         Code::MindspeedRlMicroBatch => {
             "每个 DP rank 的 {samples} 条回复（{prompts} 条 prompt ÷ DP {dp} × {n}）不是微批 {micro_batch} 的整数倍。"
         }
+        Code::MindspeedRlRewardNodes => {
+            "每步 {prompts} 条 prompt 无法均分给用规则奖励打分的 {nodes} 个节点。"
+        }
         Code::ModelSeqTooLong => "序列长度 {seq_len} 超过了模型的 {max} 个位置。",
         Code::ParallelCpSeq => "序列长度 {seq_len} 不是 2 × CP {cp} 的整数倍。",
         Code::ParallelCpA2aSeq => "序列长度 {seq_len} 不是 CP {cp} 的整数倍（all-to-all 上下文并行）。",

@@ -383,6 +383,7 @@ codes! {
     MindspeedRlBf16 = "mindspeed_rl.bf16" => "MindSpeed-RL trains in bf16 only.",
     MindspeedRlGenerationDp = "mindspeed_rl.generation_dp" => "The {prompts} prompts of a step do not divide over the rollout's {engines} engines ({world} devices ÷ rollout TP {rollout_tp}).",
     MindspeedRlMicroBatch = "mindspeed_rl.micro_batch" => "The {samples} responses per DP rank ({prompts} prompts ÷ DP {dp} × {n}) are not a multiple of micro-batch {micro_batch}.",
+    MindspeedRlRewardNodes = "mindspeed_rl.reward_nodes" => "The {prompts} prompts of a step do not divide over the {nodes} nodes that score them with the rule reward.",
     ModelSeqTooLong = "model.seq_too_long" => "Sequence length {seq_len} is longer than the model's {max} positions.",
     ParallelCpSeq = "parallel.cp_seq" => "Sequence length {seq_len} is not a multiple of 2 × CP {cp}.",
     ParallelCpA2aSeq = "parallel.cp_a2a_seq" => "Sequence length {seq_len} is not a multiple of CP {cp} (all-to-all context parallelism).",

@@ -169,6 +169,18 @@ pub(super) fn rollout(cx: &Ctx, acc: &mut Acc) {
             );
         }
     }
+    let nodes = u64::from(plan.cluster.nodes.get());
+    if plan.framework == Framework::MindSpeedRl && !gbs.is_multiple_of(nodes) {
+        // MindSpeed-RL scores with the rule reward (the launch file sets `rule_reward: true`, no
+        // reward model) one share of the step's prompts per Ray node, and `validate_rl_args`
+        // raises "global_batch_size … must be divisible by the number of nodes in the ray cluster".
+        acc.push(
+            Error,
+            Code::MindspeedRlRewardNodes,
+            &[("prompts", gbs.to_string()), ("nodes", nodes.to_string())],
+            Some((Field::BatchGlobalBatch, Value::from(nearest_multiple(gbs, nodes)))),
+        );
+    }
     if plan.rl.gpu_memory_utilization_frac >= 1.0 {
         acc.push(
             Error,

@@ -65,6 +65,12 @@ const CASES: &[(&str, &str, &str)] = &[
         r#"{"model": "qwen2.5-7b", "framework": "mindspeed-rl", "hardware": "ascend-910b2", "method": "grpo", "parallel": {"tp": 4}, "batch": {"global_batch": 2, "micro_batch": 4}, "rl": {"rollout_tp": 4}}"#,
         r#"{"model": "qwen2.5-7b", "framework": "mindspeed-rl", "hardware": "ascend-910b2", "method": "grpo", "parallel": {"tp": 4}, "batch": {"global_batch": 2, "micro_batch": 1}, "rl": {"rollout_tp": 4}}"#,
     ),
+    // The rule reward scores a share of the prompts per node: 36 do not divide over 8 nodes, 64 do.
+    (
+        "mindspeed_rl.reward_nodes",
+        r#"{"model": "qwen2.5-7b", "framework": "mindspeed-rl", "hardware": "ascend-910b2", "method": "grpo", "cluster": {"nodes": 8}, "batch": {"global_batch": 36}}"#,
+        r#"{"model": "qwen2.5-7b", "framework": "mindspeed-rl", "hardware": "ascend-910b2", "method": "grpo", "cluster": {"nodes": 8}, "batch": {"global_batch": 64}}"#,
+    ),
     (
         "mindspeed_rl.bf16",
         r#"{"model": "qwen2.5-0.5b", "framework": "mindspeed-rl", "hardware": "ascend-910b2", "method": "grpo", "precision": "fp16"}"#,
