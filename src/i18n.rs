@@ -441,6 +441,7 @@ texts! {
     search_axis_peak => "Peak memory per device", "单卡峰值显存";
     search_axis_speed => "Tokens/s", "吞吐 tokens/s";
     search_none => "No plan fits on this cluster: more devices, a smaller model or LoRA.", "该集群上没有放得下的方案：增加卡数、换小模型或用 LoRA。";
+    search_blocked => "{fit} plans fit, but each breaks a rule of the framework. Most often ({plans} plans): {finding}", "有 {fit} 个方案放得下，但每个都违反框架规则。最常见（{plans} 个方案）：{finding}";
     search_unchanged => "the current plan", "当前方案";
     search_col_speed => "Tokens/s", "吞吐 (tokens/s)";
     search_col_mfu => "MFU", "MFU";

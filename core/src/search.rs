@@ -33,7 +33,7 @@ use serde_json::Value;
 use crate::plan::{
     CpAlgo, Framework, PipelineSchedule, Plan, RecomputeGranularity, RecomputeMethod, ZeroStage,
 };
-use crate::report::{Fix, Severity};
+use crate::report::{Code, Fix, Severity};
 use crate::{memory, rules, time};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
@@ -76,6 +76,33 @@ pub struct SearchResult {
     pub best: Vec<Candidate>,
     /// The feasible plans no other beats in both memory and speed, least memory first.
     pub pareto: Vec<Candidate>,
+    /// The framework's rules the plans that fit broke, most often broken first: why a search that
+    /// found plans that fit found none that runs.
+    pub blocked: Vec<Blocking>,
+}
+
+/// A rule that plans which fit broke.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Blocking {
+    /// The rule.
+    pub code: Code,
+    /// How many plans that fit broke it.
+    pub plans: u64,
+    /// The first of them in the space, as changes to the plan searched from (so its finding can be
+    /// shown with its values).
+    pub changes: Vec<Fix>,
+}
+
+/// A rule plans of one part of a search broke: its code's dotted name, how many plans that fit broke
+/// it, and the first of them's place in the whole space.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Blocked {
+    /// [`Code::as_str`].
+    pub code: String,
+    /// Plans that fit and broke it.
+    pub plans: u64,
+    /// The first such plan's place in the whole space.
+    pub first: u64,
 }
 
 /// How many of the fastest plans [`search`] returns.
@@ -612,7 +639,7 @@ pub fn search_on_threads(plan: &Plan, threads: usize) -> SearchResult {
         joined.flatten().collect()
     });
     // `assemble` puts the found plans back in space order, whichever thread ran which part.
-    assemble(Knobs::of(plan), &partials, |f| all[f.index as usize])
+    assemble(Knobs::of(plan), &partials, |index| all[index as usize])
 }
 
 /// [`search`] evaluating every plan, pruning none: the reference the pruned search must equal.
@@ -653,6 +680,9 @@ pub struct Search {
     /// floats order as their bits), when parts run at once ([`search_on_threads`]).
     shared_tenth: Option<Arc<AtomicU64>>,
     found: Vec<Found>,
+    /// Each rule plans that fit broke: its code, how many, the first's place, and the last plan
+    /// counted (a plan counts once per rule however many findings it has of it).
+    blocked: Vec<(Code, u64, u32, usize)>,
 }
 
 /// A plan pass 1 kept for pass 2: its place in `space`, [`time::layer_bound_seconds`] and its
@@ -699,6 +729,8 @@ pub struct Partial {
     pub simulated: u64,
     /// This part's fastest [`TOP`] and its Pareto front, in space order.
     pub found: Vec<Found>,
+    /// The rules its plans that fit broke.
+    pub blocked: Vec<Blocked>,
 }
 
 impl Search {
@@ -739,6 +771,7 @@ impl Search {
             top_steps: Vec::new(),
             shared_tenth: None,
             found: Vec::new(),
+            blocked: Vec::new(),
         }
     }
 
@@ -787,7 +820,17 @@ impl Search {
                 continue;
             }
             self.fit += 1;
-            if rules::check(&self.work, &mem).iter().any(|f| f.severity == Severity::Error) {
+            let at = self.next - 1;
+            let mut broken = false;
+            for f in rules::check(&self.work, &mem).iter().filter(|f| f.severity == Severity::Error) {
+                broken = true;
+                match self.blocked.iter_mut().find(|b| b.0 == f.code) {
+                    Some(b) if b.3 == at => {}
+                    Some(b) => (b.1, b.3) = (b.1 + 1, at),
+                    None => self.blocked.push((f.code, 1, self.places[at], at)),
+                }
+            }
+            if broken {
                 continue;
             }
             self.feasible += 1;
@@ -882,6 +925,15 @@ impl Search {
             feasible: self.feasible,
             simulated: self.simulated,
             found,
+            blocked: self
+                .blocked
+                .iter()
+                .map(|&(code, plans, first, _)| Blocked {
+                    code: code.as_str().to_owned(),
+                    plans,
+                    first: u64::from(first),
+                })
+                .collect(),
         }
     }
 
@@ -891,7 +943,7 @@ impl Search {
         let (space, places) = (self.space.clone(), self.places.clone());
         let partial = self.finish_part();
         // Places ascend: a found plan's is looked up.
-        let knobs = |f: &Found| space[places.partition_point(|&p| u64::from(p) < f.index)];
+        let knobs = |index: u64| space[places.partition_point(|&p| u64::from(p) < index)];
         assemble(base, &[partial], knobs)
     }
 }
@@ -964,18 +1016,49 @@ pub fn merge(plan: &Plan, parts: &[Partial]) -> Result<SearchResult, String> {
     if let Some(f) = parts.iter().flat_map(|p| &p.found).find(|f| space.len() as u64 <= f.index) {
         return Err(format!("plan {} is outside the search's {} plans", f.index, space.len()));
     }
-    Ok(assemble(Knobs::of(plan), parts, |f| space[f.index as usize]))
+    let places = parts.iter().flat_map(|p| &p.blocked).map(|b| b.first);
+    if let Some(first) = places.clone().find(|&first| space.len() as u64 <= first) {
+        return Err(format!("plan {first} is outside the search's {} plans", space.len()));
+    }
+    if let Some(b) = parts.iter().flat_map(|p| &p.blocked).find(|b| code_of(&b.code).is_none()) {
+        return Err(format!("no rule is called {}", b.code));
+    }
+    Ok(assemble(Knobs::of(plan), parts, |index| space[index as usize]))
 }
 
-/// The result from the parts' counts and found plans, each plan's knobs given by `knobs`.
-fn assemble(base: Knobs, parts: &[Partial], knobs: impl Fn(&Found) -> Knobs) -> SearchResult {
+/// The rule whose dotted name is `name`.
+fn code_of(name: &str) -> Option<Code> {
+    Code::ALL.iter().copied().find(|c| c.as_str() == name)
+}
+
+/// The rules the parts' plans that fit broke, merged: plans added up, the first place the least;
+/// most often broken first, then by name.
+fn blocking(base: Knobs, parts: &[Partial], knobs: &impl Fn(u64) -> Knobs) -> Vec<Blocking> {
+    let mut merged: Vec<(Code, u64, u64)> = Vec::new();
+    for b in parts.iter().flat_map(|p| &p.blocked) {
+        let Some(code) = code_of(&b.code) else { continue };
+        match merged.iter_mut().find(|m| m.0 == code) {
+            Some(m) => (m.1, m.2) = (m.1 + b.plans, m.2.min(b.first)),
+            None => merged.push((code, b.plans, b.first)),
+        }
+    }
+    merged.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.as_str().cmp(b.0.as_str())));
+    merged
+        .into_iter()
+        .map(|(code, plans, first)| Blocking { code, plans, changes: knobs(first).changes(base) })
+        .collect()
+}
+
+/// The result from the parts' counts and found plans, each plan's knobs given by `knobs` from its
+/// place in the space.
+fn assemble(base: Knobs, parts: &[Partial], knobs: impl Fn(u64) -> Knobs) -> SearchResult {
     // In space order, whatever share each part held: ties between equally fast plans go by place.
     let mut found: Vec<Found> = parts.iter().flat_map(|p| p.found.iter().copied()).collect();
     found.sort_unstable_by_key(|f| f.index);
     let candidate = |index: u64| {
         let f = found.iter().find(|f| f.index == index).expect("an index from the list");
         Candidate {
-            changes: knobs(f).changes(base),
+            changes: knobs(f.index).changes(base),
             peak_bytes: f.peak_bytes,
             headroom_bytes: f.headroom_bytes,
             step_seconds: f.step_seconds,
@@ -991,5 +1074,6 @@ fn assemble(base: Knobs, parts: &[Partial], knobs: impl Fn(&Found) -> Knobs) -> 
         simulated: parts.iter().map(|p| p.simulated).sum(),
         best: fastest(&found).into_iter().map(candidate).collect(),
         pareto: pareto(&found).into_iter().map(candidate).collect(),
+        blocked: blocking(base, parts, &knobs),
     }
 }

@@ -105,7 +105,24 @@ pub fn SearchPanel() -> impl IntoView {
             )
         })
     };
-    let none_found = move || current().is_some_and(|f| f.result.best.is_empty());
+    // Nothing fits, or plans fit and each breaks a rule: then the rule most of them broke, as its
+    // first plan's finding says it (with that plan's values).
+    let none_fit = move || current().is_some_and(|f| f.result.best.is_empty() && f.result.fit == 0);
+    let blocked = move || {
+        let f = current().filter(|f| f.result.best.is_empty())?;
+        let b = f.result.blocked.first()?;
+        let plan = rules::apply_all(&f.from, &b.changes).ok()?;
+        let report = trainplan_core::evaluate(&plan);
+        let finding = report.findings.iter().find(|x| x.code == b.code)?;
+        Some(fill(
+            ctx.tr(Key::search_blocked),
+            &[
+                ("fit", &format::count(f.result.fit)),
+                ("plans", &format::count(b.plans)),
+                ("finding", &crate::messages::finding(ctx.lang(), finding)),
+            ],
+        ))
+    };
     let percent = move || progress.get().map(format::whole_percent);
     view! {
         <h2>{move || ctx.tr(Key::search_title)}</h2>
@@ -129,9 +146,10 @@ pub fn SearchPanel() -> impl IntoView {
         <p class="muted" data-testid="search-summary" data-workers=move || current().map(|f| f.workers)>
             {summary}
         </p>
-        <Show when=none_found>
+        <Show when=none_fit>
             <p class="badge bad" data-testid="search-none">{move || ctx.tr(Key::search_none)}</p>
         </Show>
+        {move || blocked().map(|text| view! { <p class="badge bad" data-testid="search-blocked">{text}</p> })}
         <SearchResults found=shown />
     }
 }

@@ -202,6 +202,7 @@ proptest! {
         let (fast, slow) = (search::search(&plan), search::search_unpruned(&plan));
         prop_assert_eq!(&fast.best, &slow.best, "{}", text(&plan));
         prop_assert_eq!(&fast.pareto, &slow.pareto, "{}", text(&plan));
+        prop_assert_eq!(&fast.blocked, &slow.blocked, "{}", text(&plan));
         prop_assert_eq!(
             (fast.considered, fast.fit, fast.feasible),
             (slow.considered, slow.fit, slow.feasible),

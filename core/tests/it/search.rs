@@ -16,6 +16,10 @@ const MEGATRON_70B: &str = r#"{"model": "llama-3.1-70b", "hardware": "h100-sxm-8
 const HF_70B: &str = r#"{"model": "llama-3.1-70b", "hardware": "h100-sxm-80g", "framework": "llamafactory",
     "method": "sft-full", "parallel": {"zero_stage": 2}, "batch": {"micro_batch": 2, "global_batch": 64, "seq_len": 4096}}"#;
 
+/// Llama 3.1 405B GRPO on VeRL, 8 nodes of 8 H100: plans fit, but none runs (below).
+const VERL_405B: &str =
+    r#"{"model": "llama-3.1-405b", "framework": "verl", "method": "grpo", "cluster": {"nodes": 8}}"#;
+
 #[test]
 fn the_megatron_space_is_the_documented_one() {
     // Llama-3-8B (32 layers, 32 heads), one node of 8, 4K tokens (no CP), global batch 64: (TP, PP)
@@ -193,10 +197,11 @@ fn a_search_in_slices_is_the_search_at_once() {
 }
 
 /// Whether `got` found `found`'s fastest plans and front, having considered, pruned, fitted and kept
-/// as many plans as `counted` (the plans simulated may differ).
+/// as many plans as `counted` and seen the same rules broken (the plans simulated may differ).
 fn assert_finds(got: &SearchResult, found: &SearchResult, counted: &SearchResult, what: &str) {
     assert_eq!(got.best, found.best, "{what}");
     assert_eq!(got.pareto, found.pareto, "{what}");
+    assert_eq!(got.blocked, counted.blocked, "{what}");
     assert_eq!(
         (got.considered, got.pruned, got.fit, got.feasible),
         (counted.considered, counted.pruned, counted.fit, counted.feasible),
@@ -209,7 +214,9 @@ fn a_search_split_in_parts_merges_into_the_exhaustive_search() {
     // The page splits the space between Web Workers, one per core; merged, the parts must return
     // exactly what evaluating every plan in one piece returns, whatever the number of parts.
     use trainplan_core::search::{Search, merge};
-    for text in [MEGATRON_70B, HF_70B, r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo"}"#] {
+    for text in
+        [MEGATRON_70B, HF_70B, r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo"}"#, VERL_405B]
+    {
         let p = plan(text);
         let exhaustive = search_unpruned(&p);
         let whole = search(&p);
@@ -237,7 +244,9 @@ fn a_search_on_threads_finds_what_the_search_on_one_does() {
     // The command line runs the parts on every core; only the count of schedules simulated may
     // differ (each part prunes by its own fastest plans).
     use trainplan_core::search::search_on_threads;
-    for text in [MEGATRON_70B, HF_70B, r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo"}"#] {
+    for text in
+        [MEGATRON_70B, HF_70B, r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo"}"#, VERL_405B]
+    {
         let p = plan(text);
         let one = search(&p);
         for threads in [1, 2, 3, 8] {
@@ -306,4 +315,28 @@ fn rl_searches_the_rollout_engines_tp() {
         assert_eq!(report.time.step_seconds, c.step_seconds);
     }
     assert!(!result.best.is_empty());
+}
+
+#[test]
+fn a_search_whose_plans_fit_but_break_rules_says_which() {
+    // 405B's bf16 weights are 811 GB: 101 GB per device even at the largest rollout TP within a
+    // node (8), against the engine's 0.6 × 80 GB = 48 GB, so every plan that fits breaks
+    // rl.engine_too_small.
+    let p = plan(VERL_405B);
+    let result = search(&p);
+    assert!(0 < result.fit && result.feasible == 0 && result.best.is_empty(), "{result:?}");
+    let first = &result.blocked[0];
+    assert_eq!((first.code.as_str(), first.plans), ("rl.engine_too_small", result.fit));
+    assert!(result.blocked.windows(2).all(|w| w[1].plans <= w[0].plans));
+    // Its example is a plan that fits and breaks it.
+    let report = evaluate(&rules::apply_all(&p, &first.changes).expect("the changes apply"));
+    assert!(report.memory.fits);
+    assert!(report.findings.iter().any(|f| f.code == first.code && f.severity == Severity::Error));
+    // A search that finds plans also says what the others broke (each of them at least one rule),
+    // and nothing when every plan that fits keeps every rule.
+    let megatron = search(&plan(MEGATRON_70B));
+    assert!(megatron.feasible < megatron.fit);
+    assert!(megatron.blocked.iter().map(|b| b.plans).sum::<u64>() >= megatron.fit - megatron.feasible);
+    let lora = search(&plan(r#"{"model": "qwen2.5-7b"}"#));
+    assert_eq!((lora.fit, lora.blocked.len()), (lora.feasible, 0));
 }

@@ -228,3 +228,41 @@ async fn the_extras_fit_a_phone() -> WebDriverResult<()> {
     }
     page.driver.quit().await
 }
+
+/// A search whose plans fit but each break a rule says which rule, with the values of the first plan
+/// that broke it, not that nothing fits: Llama 3.1 405B GRPO on VeRL, 8 nodes of 8 H100, where no
+/// rollout engine within a node holds the weights (core/tests/it/search.rs has the arithmetic).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_search_that_finds_no_valid_plan_names_the_rule() -> WebDriverResult<()> {
+    let chromedriver = Chromedriver::start();
+    let page = open(&chromedriver, 1280, 900).await?;
+    page.wait_text("params-total", |t| !t.is_empty()).await?;
+    page.choose("framework-select", "verl").await?;
+    page.choose("method-select", "grpo").await?;
+    page.choose("model-select", "llama-3.1-405b").await?;
+    page.wait_text("params-total", |t| t.starts_with("405,")).await?;
+    page.type_into("nodes-input", "8").await?;
+    page.wait_text("n-devices", |t| t == "64").await?;
+    page.scroll_to("search-run").await?;
+    page.click("search-run").await?;
+    let summary = page.wait_text("search-summary", |t| t.contains("plans tried")).await?;
+    assert!(summary.contains(", 0 keep every rule"), "{summary}");
+    let blocked = page.wait_text("search-blocked", |t| !t.is_empty()).await?;
+    assert!(blocked.contains("plans fit, but each breaks a rule"), "{blocked}");
+    assert!(blocked.contains("does not even hold its weights"), "{blocked}");
+    assert!(!page.has("search-none").await?, "the page said nothing fits");
+    // The plan shown is the core's: its fit count and rule.
+    let plan = plan_of(&page).await?;
+    let result = trainplan_core::search::search(&plan);
+    assert!(blocked.starts_with(&format!("{} plans fit", result.fit)), "{blocked}");
+    page.scroll_to("search-summary").await?;
+    page.screenshot("en-search-blocked").await?;
+    page.click("lang-switch").await?;
+    let zh = page.wait_text("search-blocked", |t| t.contains("放得下")).await?;
+    assert!(zh.contains("违反框架规则"), "{zh}");
+    page.scroll_to("search-summary").await?;
+    // The panels below the fold are painted when they come into view: a frame or two after.
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    page.screenshot("zh-search-blocked").await?;
+    page.driver.quit().await
+}
