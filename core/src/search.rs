@@ -820,17 +820,7 @@ impl Search {
                 continue;
             }
             self.fit += 1;
-            let at = self.next - 1;
-            let mut broken = false;
-            for f in rules::check(&self.work, &mem).iter().filter(|f| f.severity == Severity::Error) {
-                broken = true;
-                match self.blocked.iter_mut().find(|b| b.0 == f.code) {
-                    Some(b) if b.3 == at => {}
-                    Some(b) => (b.1, b.3) = (b.1 + 1, at),
-                    None => self.blocked.push((f.code, 1, self.places[at], at)),
-                }
-            }
-            if broken {
+            if self.breaks_a_rule(self.next - 1, &rules::check(&self.work, &mem)) {
                 continue;
             }
             self.feasible += 1;
@@ -906,6 +896,21 @@ impl Search {
         }
         self.timed = Some(i);
         true
+    }
+
+    /// Whether the plan that fits at `at` breaks a rule (an error among its `findings`); each rule it
+    /// breaks counts it once in `blocked`.
+    fn breaks_a_rule(&mut self, at: usize, findings: &[crate::report::Finding]) -> bool {
+        let mut broken = false;
+        for f in findings.iter().filter(|f| f.severity == Severity::Error) {
+            broken = true;
+            match self.blocked.iter_mut().find(|b| b.0 == f.code) {
+                Some(b) if b.3 == at => {}
+                Some(b) => (b.1, b.3) = (b.1 + 1, at),
+                None => self.blocked.push((f.code, 1, self.places[at], at)),
+            }
+        }
+        broken
     }
 
     /// This part's result, to [`merge`] with the other parts'; plans not yet evaluated (if
