@@ -545,7 +545,7 @@ texts! {
     cost_power_datasheet => "{watts} W per device (datasheet), PUE {pue}", "每卡 {watts} W（官方规格），PUE {pue}";
     cost_power_reported => "{watts} W per device (a reported or estimated figure, not a datasheet's), PUE {pue}", "每卡 {watts} W（公开报道或估计值，非官方规格），PUE {pue}";
     sweep_title => "Longest sequence and largest micro-batch by cluster size", "不同集群规模下放得下的最长序列与最大微批";
-    sweep_hint => "For 1, 2, 4 … 64 nodes and this plan's own: the largest value that fits in memory with every other setting kept, and its speed; micro-batches that divide the global batch ÷ DP only. Otherwise memory alone decides; check the rules once you use a value.", "针对 1、2、4……64 个节点及当前节点数：其余设置不变时显存放得下的最大值及对应速度；微批只取能整除“全局批 ÷ DP”的值。其余只看显存，采用某个值后请再检查规则。";
+    sweep_hint => "For 1, 2, 4 … 64 nodes and this plan's own: the largest value that fits in memory with every other setting kept, and its speed; micro-batches that divide the global batch (with RL, its responses) ÷ DP only. Otherwise memory alone decides; check the rules once you use a value.", "针对 1、2、4……64 个节点及当前节点数：其余设置不变时显存放得下的最大值及对应速度；微批只取能整除“全局批（RL 为回答数）÷ DP”的值。其余只看显存，采用某个值后请再检查规则。";
     sweep_run => "Compute", "计算";
     sweep_stale => "The plan has changed since this table was computed: compute again.", "该表计算后方案已修改，请重新计算。";
     sweep_col_nodes => "Nodes", "节点数";

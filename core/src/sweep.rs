@@ -5,8 +5,9 @@
 //! Memory grows with the sequence length and with the micro-batch (docs/memory.md: activations,
 //! logits and the micro-batches in flight all scale with them; nothing shrinks), so "fits" is
 //! monotone and a binary search finds the largest fitting value exactly; a test holds it to a linear
-//! scan. Micro-batches are those that divide the global batch ÷ DP, the ones every framework runs
-//! (the global batch a whole number of micro-batch × DP): with another, the micro-batches per step
+//! scan. Micro-batches are those that divide the step's samples ÷ DP (the global batch, with RL every
+//! response: `memory::step_samples`), the ones every framework runs (the samples a whole number of
+//! micro-batch × DP): with another, the micro-batches per step
 //! round down, fewer samples may be in flight, and memory is no longer monotone (Qwen2.5-7B on 8
 //! H100, PP 4 VPP 2, DP 2, global batch 48: 9 fits where 6 and 8 do not). Otherwise only memory
 //! decides: the framework rules (divisibility by CP or TP) are the plan's findings once a value is
@@ -115,7 +116,7 @@ fn row(plan: &Plan, facts: &ModelFacts, current: bool, seq_len_applies: bool) ->
     let layout = crate::layout::Layout::of(plan);
     let layout_fits = layout.tp * layout.pp * layout.cp * layout.dp == n_devices
         && layout.pp * layout.ep * layout.etp * layout.edp == n_devices;
-    let batch_fits = layout.dp <= u64::from(plan.batch.global_batch.get());
+    let batch_fits = layout.dp <= memory::step_samples(plan);
     let (seq_len, micro_batch) = match layout_fits && batch_fits {
         true => (
             seq_len_applies.then(|| fit(plan, facts, Knob::SeqLen)).flatten(),
@@ -145,14 +146,14 @@ fn with(plan: &Plan, knob: Knob, value: u32) -> Plan {
     p
 }
 
-/// The search's upper end for `knob`: [`VALUE_MAX`], and for a micro-batch the global batch ÷ DP
+/// The search's upper end for `knob`: [`VALUE_MAX`], and for a micro-batch the step's samples ÷ DP
 /// (a larger one leaves a step less than one micro-batch per rank), at least 1.
 pub fn upper(plan: &Plan, knob: Knob) -> u32 {
     match knob {
         Knob::SeqLen => VALUE_MAX,
         Knob::MicroBatch => {
             let dp = crate::layout::Layout::of(plan).dp.max(1);
-            let per_rank = u64::from(plan.batch.global_batch.get()) / dp;
+            let per_rank = memory::step_samples(plan) / dp;
             per_rank.clamp(1, u64::from(VALUE_MAX)) as u32
         }
     }
@@ -165,7 +166,7 @@ pub fn fits(plan: &Plan, knob: Knob, value: u32) -> bool {
     mem.peak_bytes <= mem.usable_bytes
 }
 
-/// The micro-batches the sweep tries up to `hi`, ascending: those that divide the global batch ÷ DP
+/// The micro-batches the sweep tries up to `hi`, ascending: those that divide the step's samples ÷ DP
 /// ([`upper`]).
 pub fn micro_batches(plan: &Plan, hi: u32) -> Vec<u32> {
     let per_rank = u64::from(upper(plan, Knob::MicroBatch));

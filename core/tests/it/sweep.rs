@@ -111,6 +111,9 @@ fn rl_plans_sweep_the_micro_batch_only() {
     let s = sweep::sweep(&p, 2);
     assert!(!s.seq_len_applies);
     assert!(s.rows.iter().all(|r| r.seq_len.is_none()));
+    // Its micro-batches split each device's responses, not its prompts: 64 prompts × 5 ÷ 8 devices.
+    assert_eq!(sweep::upper(&p, Knob::MicroBatch), 40);
+    assert_eq!(sweep::micro_batches(&p, 64), [1, 2, 4, 5, 8, 10, 20, 40]);
 }
 
 #[test]
