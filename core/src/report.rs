@@ -464,6 +464,18 @@ impl Serialize for Code {
     }
 }
 
+/// A code from its dotted name (a search's parts send theirs between workers as JSON).
+impl<'de> serde::Deserialize<'de> for Code {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let name = <std::borrow::Cow<'de, str>>::deserialize(deserializer)?;
+        Code::ALL
+            .iter()
+            .copied()
+            .find(|c| c.as_str() == name)
+            .ok_or_else(|| serde::de::Error::custom(format!("no rule is called {name}")))
+    }
+}
+
 impl PartialEq<&str> for Code {
     fn eq(&self, other: &&str) -> bool {
         self.as_str() == *other

@@ -93,12 +93,12 @@ pub struct Blocking {
     pub changes: Vec<Fix>,
 }
 
-/// A rule plans of one part of a search broke: its code's dotted name, how many plans that fit broke
-/// it, and the first of them's place in the whole space.
+/// A rule plans of one part of a search broke: its code, how many plans that fit broke it, and the
+/// first of them's place in the whole space.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Blocked {
-    /// [`Code::as_str`].
-    pub code: String,
+    /// The rule.
+    pub code: Code,
     /// Plans that fit and broke it.
     pub plans: u64,
     /// The first such plan's place in the whole space.
@@ -298,6 +298,8 @@ struct Shape<'a> {
     plan: &'a Plan,
     base: Knobs,
     world: u64,
+    /// The scale-up domain: a node, or an NVL72 rack (TP and the rollout's TP stay within it).
+    domain: u64,
     /// The samples a step trains on ([`memory::step_samples`]: with RL, every response).
     samples: u64,
     seq: u64,
@@ -320,6 +322,8 @@ fn space(plan: &Plan) -> Vec<Knobs> {
         plan,
         base: Knobs::of(plan),
         world: plan.cluster.n_devices(),
+        domain: u64::from(plan.cluster.scale_up_domain.get())
+            .max(u64::from(plan.cluster.devices_per_node.get())),
         samples: memory::step_samples(plan),
         seq,
         long: 8192 <= seq,
@@ -335,10 +339,8 @@ fn space(plan: &Plan) -> Vec<Knobs> {
 /// The Megatron family's space: TP, PP, CP and how it exchanges, EP, FSDP, VPP and the schedule,
 /// recomputation, swap-attention and the micro-batch.
 fn megatron_space(shape: &Shape, res: &mut Vec<Knobs>) {
-    let Shape { plan, base, world, seq, long, .. } = *shape;
+    let Shape { plan, base, world, domain, seq, long, .. } = *shape;
     let arch = &plan.model.arch;
-    let per_node = u64::from(plan.cluster.devices_per_node.get());
-    let domain = u64::from(plan.cluster.scale_up_domain.get()).max(per_node);
     let experts = arch.moe.as_ref().map_or(1, |m| m.n_experts);
     let n_layers = arch.n_layers;
     // TP divides the attention heads (Megatron `validate_args`) and stays inside the scale-up
@@ -544,9 +546,7 @@ fn recompute_options(base: &Knobs, per_stage: u64) -> Vec<(RecomputeGranularity,
 /// optimizer and parameter offload, gradient checkpointing on or off, Ulysses CP for VeRL, and the
 /// micro-batch.
 fn hf_space(shape: &Shape, res: &mut Vec<Knobs>) {
-    let Shape { plan, base, world, long, .. } = *shape;
-    let per_node = u64::from(plan.cluster.devices_per_node.get());
-    let domain = u64::from(plan.cluster.scale_up_domain.get()).max(per_node);
+    let Shape { plan, base, world, domain, long, .. } = *shape;
     let rollout_tps = rollout_tp_options(plan, &base, world, domain);
     let cps: Vec<u32> = match plan.framework == Framework::Verl && long {
         true => vec![1, 2, 4],
@@ -933,11 +933,7 @@ impl Search {
             blocked: self
                 .blocked
                 .iter()
-                .map(|&(code, plans, first, _)| Blocked {
-                    code: code.as_str().to_owned(),
-                    plans,
-                    first: u64::from(first),
-                })
+                .map(|&(code, plans, first, _)| Blocked { code, plans, first: u64::from(first) })
                 .collect(),
         }
     }
@@ -1021,19 +1017,10 @@ pub fn merge(plan: &Plan, parts: &[Partial]) -> Result<SearchResult, String> {
     if let Some(f) = parts.iter().flat_map(|p| &p.found).find(|f| space.len() as u64 <= f.index) {
         return Err(format!("plan {} is outside the search's {} plans", f.index, space.len()));
     }
-    let places = parts.iter().flat_map(|p| &p.blocked).map(|b| b.first);
-    if let Some(first) = places.clone().find(|&first| space.len() as u64 <= first) {
-        return Err(format!("plan {first} is outside the search's {} plans", space.len()));
-    }
-    if let Some(b) = parts.iter().flat_map(|p| &p.blocked).find(|b| code_of(&b.code).is_none()) {
-        return Err(format!("no rule is called {}", b.code));
+    if let Some(b) = parts.iter().flat_map(|p| &p.blocked).find(|b| space.len() as u64 <= b.first) {
+        return Err(format!("plan {} is outside the search's {} plans", b.first, space.len()));
     }
     Ok(assemble(Knobs::of(plan), parts, |index| space[index as usize]))
-}
-
-/// The rule whose dotted name is `name`.
-fn code_of(name: &str) -> Option<Code> {
-    Code::ALL.iter().copied().find(|c| c.as_str() == name)
 }
 
 /// The rules the parts' plans that fit broke, merged: plans added up, the first place the least;
@@ -1041,10 +1028,9 @@ fn code_of(name: &str) -> Option<Code> {
 fn blocking(base: Knobs, parts: &[Partial], knobs: &impl Fn(u64) -> Knobs) -> Vec<Blocking> {
     let mut merged: Vec<(Code, u64, u64)> = Vec::new();
     for b in parts.iter().flat_map(|p| &p.blocked) {
-        let Some(code) = code_of(&b.code) else { continue };
-        match merged.iter_mut().find(|m| m.0 == code) {
+        match merged.iter_mut().find(|m| m.0 == b.code) {
             Some(m) => (m.1, m.2) = (m.1 + b.plans, m.2.min(b.first)),
-            None => merged.push((code, b.plans, b.first)),
+            None => merged.push((b.code, b.plans, b.first)),
         }
     }
     merged.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.as_str().cmp(b.0.as_str())));

@@ -196,6 +196,11 @@ fn a_search_in_slices_is_the_search_at_once() {
     }
 }
 
+/// The plans the split searches (parts, threads) are checked on: Megatron, HF, RL, and RL where every
+/// plan that fits breaks a rule.
+const SPLIT: [&str; 4] =
+    [MEGATRON_70B, HF_70B, r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo"}"#, VERL_405B];
+
 /// Whether `got` found `found`'s fastest plans and front, having considered, pruned, fitted and kept
 /// as many plans as `counted` and seen the same rules broken (the plans simulated may differ).
 fn assert_finds(got: &SearchResult, found: &SearchResult, counted: &SearchResult, what: &str) {
@@ -214,9 +219,7 @@ fn a_search_split_in_parts_merges_into_the_exhaustive_search() {
     // The page splits the space between Web Workers, one per core; merged, the parts must return
     // exactly what evaluating every plan in one piece returns, whatever the number of parts.
     use trainplan_core::search::{Search, merge};
-    for text in
-        [MEGATRON_70B, HF_70B, r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo"}"#, VERL_405B]
-    {
+    for text in SPLIT {
         let p = plan(text);
         let exhaustive = search_unpruned(&p);
         let whole = search(&p);
@@ -244,9 +247,7 @@ fn a_search_on_threads_finds_what_the_search_on_one_does() {
     // The command line runs the parts on every core; only the count of schedules simulated may
     // differ (each part prunes by its own fastest plans).
     use trainplan_core::search::search_on_threads;
-    for text in
-        [MEGATRON_70B, HF_70B, r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo"}"#, VERL_405B]
-    {
+    for text in SPLIT {
         let p = plan(text);
         let one = search(&p);
         for threads in [1, 2, 3, 8] {
@@ -332,6 +333,14 @@ fn a_search_whose_plans_fit_but_break_rules_says_which() {
     let report = evaluate(&rules::apply_all(&p, &first.changes).expect("the changes apply"));
     assert!(report.memory.fits);
     assert!(report.findings.iter().any(|f| f.code == first.code && f.severity == Severity::Error));
+    // A part names its rules by their dotted names, as a worker sends them; a name no rule has is
+    // refused when read back.
+    let mut part = trainplan_core::search::Search::part(&p, 0, 1);
+    while !part.step(usize::MAX) {}
+    let json = serde_json::to_string(&part.finish_part()).unwrap();
+    assert!(json.contains("\"rl.engine_too_small\""), "{json}");
+    let renamed = json.replace("rl.engine_too_small", "rl.no_such_rule");
+    assert!(serde_json::from_str::<trainplan_core::search::Partial>(&renamed).is_err());
     // A search that finds plans also says what the others broke (each of them at least one rule),
     // and nothing when every plan that fits keeps every rule.
     let megatron = search(&plan(MEGATRON_70B));
