@@ -105,7 +105,12 @@ def stand_in_model(folder: Path, model: dict | None) -> Path:
     config.save_pretrained(folder)
     tok = Tokenizer(models.WordLevel({"<unk>": 0, "<|endoftext|>": 1}, unk_token="<unk>"))
     tok.pre_tokenizer = pre_tokenizers.Whitespace()
-    PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="<unk>", eos_token="<|endoftext|>").save_pretrained(folder)
+    # A pad token as Qwen's own tokenizers name it (`"pad_token": "<|endoftext|>"` in their
+    # tokenizer_config.json): without one verl warns that it set one, about the stand-in, not the file
+    # (transformers maps only some model types to a tokenizer class that has a default).
+    PreTrainedTokenizerFast(
+        tokenizer_object=tok, unk_token="<unk>", eos_token="<|endoftext|>", pad_token="<|endoftext|>"
+    ).save_pretrained(folder)
     return folder
 
 

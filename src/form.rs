@@ -56,6 +56,8 @@ pub enum NumField {
     CpuOffloadLayers,
     /// `rl.rollout_tp`.
     RolloutTp,
+    /// `rl.rollout_ep`.
+    RolloutEp,
     /// `rl.n_samples_per_prompt`.
     Samples,
     /// `rl.max_prompt_length`.
@@ -102,7 +104,7 @@ pub enum NumKind {
 
 impl NumField {
     /// Every field, in form order; the index is the field's slot in [`PlanForm::numbers`].
-    pub const ALL: [NumField; 30] = [
+    pub const ALL: [NumField; 31] = [
         NumField::Nodes,
         NumField::DevicesPerNode,
         NumField::LoraRank,
@@ -119,6 +121,7 @@ impl NumField {
         NumField::LayersRatio,
         NumField::CpuOffloadLayers,
         NumField::RolloutTp,
+        NumField::RolloutEp,
         NumField::Samples,
         NumField::PromptLen,
         NumField::ResponseLen,
@@ -238,6 +241,7 @@ impl NumField {
             NumField::ActFnLayers => file.recompute.activation_function_layers,
             NumField::CpuOffloadLayers => file.recompute.cpu_offload_layers,
             NumField::RolloutTp => file.rl.rollout_tp,
+            NumField::RolloutEp => file.rl.rollout_ep,
             NumField::Samples => file.rl.n_samples_per_prompt,
             NumField::PromptLen => file.rl.max_prompt_length,
             NumField::ResponseLen => file.rl.max_response_length,
@@ -274,6 +278,7 @@ impl NumField {
             NumField::ActFnLayers => file.recompute.activation_function_layers = value.unwrap_or(0),
             NumField::CpuOffloadLayers => file.recompute.cpu_offload_layers = value.unwrap_or(0),
             NumField::RolloutTp => file.rl.rollout_tp = n,
+            NumField::RolloutEp => file.rl.rollout_ep = n,
             NumField::Samples => file.rl.n_samples_per_prompt = n,
             NumField::PromptLen => file.rl.max_prompt_length = n,
             NumField::ResponseLen => file.rl.max_response_length = n,
@@ -314,6 +319,7 @@ impl NumField {
             NumField::CpuOffloadLayers => Key::rc_cpu_offload_layers,
             NumField::LayersRatio => Key::rc_layers_ratio,
             NumField::RolloutTp => Key::rl_rollout_tp,
+            NumField::RolloutEp => Key::rl_rollout_ep,
             NumField::Samples => Key::rl_samples,
             NumField::MiniBatch => Key::rl_mini_batch,
             NumField::PromptLen => Key::rl_prompt_len,
@@ -347,6 +353,7 @@ impl NumField {
             NumField::CpuOffloadLayers => Field::RecomputeCpuOffloadLayers,
             NumField::LayersRatio => Field::RecomputeLayersRatio,
             NumField::RolloutTp => Field::RlRolloutTp,
+            NumField::RolloutEp => Field::RlRolloutEp,
             NumField::Samples => Field::RlNSamplesPerPrompt,
             NumField::PromptLen => Field::RlMaxPromptLength,
             NumField::ResponseLen => Field::RlMaxResponseLength,

@@ -187,6 +187,7 @@ texts! {
     placeholder_all => "all", "全部";
     rl_title => "RL: rollout and update", "强化学习：推理与更新";
     rl_rollout_tp => "Rollout TP", "推理 TP";
+    rl_rollout_ep => "Rollout EP", "推理 EP";
     rl_samples => "Responses per prompt (n)", "每条 prompt 的回答数（n）";
     rl_prompt_len => "Max prompt length", "最大 prompt 长度";
     rl_response_len => "Max response length", "最大回答长度";
@@ -426,7 +427,7 @@ texts! {
     launch_download_all => "Download all (.zip)", "全部下载（.zip）";
     launch_unsafe => "{field} may hold only letters, digits and _ - . / : @ + ~ for {framework}: its override parser reads other characters as syntax.", "{framework} 的 {field} 只能包含字母、数字和 _ - . / : @ + ~：它的参数解析器会把其他字符当作语法。";
     search_title => "Fastest plan that fits", "放得下的最快方案";
-    search_hint => "Tries every parallel layout, memory knob and micro-batch for this framework (with RL, the rollout engine's TP too), keeping the model, method, batch and cluster.", "在当前框架下遍历所有并行划分、显存选项和微批（RL 还包括推理引擎的 TP），模型、方法、批大小和集群保持不变。";
+    search_hint => "Tries every parallel layout, memory knob and micro-batch for this framework (with RL, the rollout engine's TP too, and with experts its EP), keeping the model, method, batch and cluster.", "在当前框架下遍历所有并行划分、显存选项和微批（RL 还包括推理引擎的 TP，MoE 模型还包括推理 EP），模型、方法、批大小和集群保持不变。";
     search_run => "Search", "搜索";
     search_headroom => "{free} to spare", "余 {free}";
     search_summary => "{considered} plans tried, {fit} fit in memory, {feasible} keep every rule ({millis} ms in this browser, {ran}).", "尝试 {considered} 个方案，{fit} 个放得下，{feasible} 个符合全部规则（本浏览器用时 {millis} ms，{ran}）。";
@@ -483,6 +484,7 @@ texts! {
     advice_verl_ulysses => "Ulysses sequence parallelism for long VeRL sequences (SP 2).", "长序列 VeRL 用 Ulysses 序列并行（SP 2）。";
     advice_rollout_tp_down => "Halve the rollout engine's TP.", "推理引擎 TP 减半。";
     advice_rollout_tp_up => "Double the rollout engine's TP.", "推理引擎 TP 加倍。";
+    advice_rollout_ep_up => "Spread the rollout engine's experts over more devices (rollout EP).", "把推理引擎的专家分到更多卡上（推理 EP）。";
     advice_max_num_seqs_up => "Decode twice as many sequences per rollout wave.", "每轮推理解码的序列数加倍。";
     advice_precision_fp8 => "fp8 training with Transformer Engine.", "用 Transformer Engine 做 fp8 训练。";
     advice_lora_all_targets => "LoRA on every linear layer, not only q/v.", "LoRA 加到所有线性层，而非只有 q/v。";
@@ -514,6 +516,7 @@ texts! {
     advice_why_verl_ulysses => "Ulysses splits each sequence over sp devices with all-to-all around attention; set ppo_max_token_len_per_gpu to about max_response_length / sp so each device's token budget follows.", "Ulysses 把每条序列切到 sp 张卡上，注意力前后做 all-to-all；ppo_max_token_len_per_gpu 相应设为约 max_response_length / sp。";
     advice_why_rollout_tp_down => "Decoding is bound by reading weights and KV cache; fewer TP ranks per engine mean more engines in parallel and less communication per token.", "解码受限于读取权重和 KV cache；每个推理引擎的 TP 越小，并行的引擎越多，每个 token 的通信越少。";
     advice_why_rollout_tp_up => "More TP per engine splits the weights and leaves more memory per device for the KV cache, so more sequences decode at once.", "每个推理引擎的 TP 越大，权重越分散，每卡留给 KV cache 的显存越多，能同时解码更多序列。";
+    advice_why_rollout_ep_up => "Each device then holds fewer whole experts, leaving more of the engine's memory to the KV cache, so more sequences decode at once.", "每张卡持有的完整专家更少，推理引擎留给 KV cache 的显存更多，能同时解码更多序列。";
     advice_why_max_num_seqs_up => "The rollout engine decodes max_num_seqs sequences per wave; more per wave means fewer waves while the KV cache has room.", "推理引擎每轮解码 max_num_seqs 条序列；KV cache 有余量时，每轮更多则轮数更少。";
     advice_why_precision_fp8 => "Hopper, Ada and Blackwell run fp8 GEMMs at twice the bf16 rate; Transformer Engine keeps scaling factors per tensor. The gain shown assumes the GEMMs reach that rate; real runs gain less.", "Hopper、Ada、Blackwell 的 fp8 矩阵乘速度是 bf16 的两倍；Transformer Engine 按张量维护缩放因子。所示收益假设矩阵乘达到该速度，实际会少一些。";
     advice_why_lora_all_targets => "Adapters on every linear layer (attention and MLP) come closer to full fine-tuning quality than q/v alone, for a small cost in memory and time shown here.", "在所有线性层（注意力和 MLP）上加适配器，效果比只加 q/v 更接近全参微调，显存和时间代价很小，如上所示。";

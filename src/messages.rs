@@ -282,6 +282,9 @@ pub fn zh(code: Code) -> &'static str {
         Code::MindspeedRlMicroBatch => {
             "每个 DP rank 的 {samples} 条回复（{prompts} 条 prompt ÷ DP {dp} × {n}）不是微批 {micro_batch} 的整数倍。"
         }
+        Code::MindspeedRlRolloutEp => {
+            "推理把专家分到 {rollout} 张卡上（TP × EP），这不是 actor 的 EP {ep} 的倍数。"
+        }
         Code::MindspeedRlRewardNodes => {
             "每步 {prompts} 条 prompt 无法均分给用规则奖励打分的 {nodes} 个节点。"
         }
@@ -335,6 +338,10 @@ pub fn zh(code: Code) -> &'static str {
         Code::RlGpuMemoryUtilization => "gpu_memory_utilization 必须小于 1：训练也需要显存。",
         Code::RlRolloutTp => "{world} 张卡无法按推理 TP {rollout_tp} 划分。",
         Code::RlRolloutTpHeads => "{heads} 个注意力头不能被推理 TP {rollout_tp} 整除。",
+        Code::RlRolloutEp => {
+            "推理 EP {rollout_ep} 必须是推理 TP {rollout_tp} 的倍数（引擎的 TP × DP 个 rank），并能整除 {world} 张卡。"
+        }
+        Code::RlRolloutEpDense => "推理 EP {rollout_ep} 没有可切分的对象：模型没有路由专家。",
         Code::ScheduleDualpipevMicrobatches => "DualPipeV 至少需要 2 × PP 个微批，而不是 {microbatches} 个。",
         Code::VerlUlysses => "Ulysses SP {cp} 必须同时整除 {world} 张卡和 {heads} 个头。",
         Code::VerlUlyssesKvHeads => {
@@ -370,6 +377,9 @@ pub fn zh(code: Code) -> &'static str {
             "recompute_layers_ratio 只有昇腾版 LLaMA-Factory 识别；上游 LLaMA-Factory 会因未知参数报错。"
         }
         Code::RlMiniBatch => "mini-batch {mini} 必须整除每步的 {prompts} 条 prompt。",
+        Code::VerlRolloutEpNodes => {
+            "开启专家并行时，VeRL 的 vLLM 引擎占满整个节点：推理 EP {rollout_ep} 不是每节点 {per_node} 张卡的倍数。"
+        }
         Code::VerlMicroBatch => {
             "每张卡每个 mini-batch 的 {per_device} 条回答（{mini} 条 prompt × {n} ÷ {split} 张卡 ÷ Ulysses SP）无法按微批 {micro_batch} 划分。"
         }
@@ -512,6 +522,7 @@ fn field_key(field: Field) -> Option<Key> {
         | Field::BatchSeqLen
         | Field::LoraRank
         | Field::RlRolloutTp
+        | Field::RlRolloutEp
         | Field::RlNSamplesPerPrompt
         | Field::RlMaxPromptLength
         | Field::RlMaxResponseLength
@@ -575,6 +586,7 @@ pub fn advice(lang: Lang, code: Move) -> (String, String) {
         Move::VerlUlysses => (Key::advice_verl_ulysses, Key::advice_why_verl_ulysses),
         Move::RolloutTpDown => (Key::advice_rollout_tp_down, Key::advice_why_rollout_tp_down),
         Move::RolloutTpUp => (Key::advice_rollout_tp_up, Key::advice_why_rollout_tp_up),
+        Move::RolloutEpUp => (Key::advice_rollout_ep_up, Key::advice_why_rollout_ep_up),
         Move::MaxNumSeqsUp => (Key::advice_max_num_seqs_up, Key::advice_why_max_num_seqs_up),
         Move::PrecisionFp8 => (Key::advice_precision_fp8, Key::advice_why_precision_fp8),
         Move::LoraAllTargets => (Key::advice_lora_all_targets, Key::advice_why_lora_all_targets),

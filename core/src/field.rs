@@ -62,6 +62,7 @@ named_enum! {
         LoraAlpha = "lora.alpha",
         LoraTargets = "lora.targets",
         RlRolloutTp = "rl.rollout_tp",
+        RlRolloutEp = "rl.rollout_ep",
         RlNSamplesPerPrompt = "rl.n_samples_per_prompt",
         RlMaxPromptLength = "rl.max_prompt_length",
         RlMaxResponseLength = "rl.max_response_length",

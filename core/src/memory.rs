@@ -384,7 +384,7 @@ pub fn estimate_with(plan: &Plan, facts: &ModelFacts) -> Memory {
     let usable_bytes = (capacity_bytes as f64 * (1.0 - plan.overheads().allocator_reserve_frac)) as u64;
     let phases = rl_phases(&ctx, &stages);
     let rollout = matches!(plan.method, Method::Grpo | Method::Ppo)
-        .then(|| rollout_memory_of(plan, ctx.summary.counts.total()));
+        .then(|| rollout_memory_of(plan, &ctx.summary.counts));
     let peak_bytes = phases.iter().map(|p| p.total).max().unwrap_or(0).max(worst_stage);
     // Offloaded activations wait in pinned host memory, one micro-batch's per device.
     let offloaded_per_node = offloaded.saturating_mul(u64::from(plan.cluster.devices_per_node.get()));
@@ -1365,23 +1365,42 @@ fn host_bytes_per_node(ctx: &Ctx) -> u64 {
 /// cache (vLLM `gpu_memory_utilization`: "the fraction of GPU memory to be used for the model executor").
 /// The KV cache a full batch needs: per token and layer, K and V of the key/value heads in bf16
 /// (MLA: the compressed latent, `kv_lora_rank + qk_rope_head_dim`, as vLLM's MLA backends cache it),
-/// sharded over the rollout TP.
+/// sharded over the rollout TP. The weights are bf16: the routed experts spread over the rollout's
+/// expert parallelism when it is on, the rest split by its TP ([`rollout_weights_bytes`]).
 pub fn rollout_memory(plan: &Plan) -> RolloutMemory {
-    rollout_memory_of(plan, model::count_params(&plan.model.arch).total())
+    rollout_memory_of(plan, &model::count_params(&plan.model.arch))
 }
 
-/// [`rollout_memory`] of a model of `params` parameters (counted once, [`ModelFacts`]).
-fn rollout_memory_of(plan: &Plan, params: u64) -> RolloutMemory {
-    let rl = &plan.rl;
-    let tp = u64::from(rl.rollout_tp.get());
-    let engine_bytes = (plan.hardware.hw.memory_bytes as f64 * rl.gpu_memory_utilization_frac) as u64;
-    let weights_bytes = params * BF16_BYTES / tp;
+/// [`rollout_memory`] of a model of `counts` parameters (counted once, [`ModelFacts`]).
+fn rollout_memory_of(plan: &Plan, counts: &model::ParamCounts) -> RolloutMemory {
+    let engine_bytes = (plan.hardware.hw.memory_bytes as f64 * plan.rl.gpu_memory_utilization_frac) as u64;
+    let weights_bytes = rollout_weights_bytes(plan, counts);
     RolloutMemory {
         engine_bytes,
         weights_bytes,
         kv_cache_bytes: engine_bytes.saturating_sub(weights_bytes),
         kv_cache_needed_bytes: kv_cache_needed_bytes(plan),
     }
+}
+
+/// The rollout engine's bf16 weights on its fullest device. Without expert parallelism vLLM splits
+/// every layer, experts included, by the TP. With it (`enable_expert_parallel`), each of the
+/// `rollout_ep` ranks holds whole experts, the first ranks one more when they do not divide evenly
+/// (vLLM `determine_expert_map`, `vllm/model_executor/layers/fused_moe/layer.py`), and the rest
+/// stays split by the TP; MindSpeed-RL's engine spreads the experts over its TP × EP ranks the same
+/// way (`vllm_weight_container.py`: `_infer_ep_size * _infer_tp_size`).
+pub fn rollout_weights_bytes(plan: &Plan, counts: &model::ParamCounts) -> u64 {
+    let rl = &plan.rl;
+    let tp = u64::from(rl.rollout_tp.get());
+    let ep = u64::from(rl.rollout_ep.get());
+    let n_experts = plan.model.arch.moe.as_ref().map_or(0, |moe| moe.n_experts);
+    if ep == 1 || n_experts == 0 {
+        return counts.total().saturating_mul(BF16_BYTES) / tp;
+    }
+    let rest = counts.total().saturating_sub(counts.experts).saturating_mul(BF16_BYTES) / tp;
+    let experts =
+        (counts.experts / n_experts).saturating_mul(n_experts.div_ceil(ep)).saturating_mul(BF16_BYTES);
+    rest.saturating_add(experts)
 }
 
 /// The KV cache the rollout engine needs for `max_num_seqs` sequences of the longest prompt and

@@ -586,6 +586,10 @@ impl LoraTargets {
 pub struct Rl {
     /// Tensor parallel size of the rollout engine.
     pub rollout_tp: NonZeroU32,
+    /// Devices the rollout engine's routed experts are spread over (vLLM's expert parallelism: the
+    /// engine's TP × DP ranks, VeRL `rollout.expert_parallel_size`, MindSpeed-RL
+    /// `infer_expert_parallel_size` × the rollout TP); 1 = off, the experts split by the TP.
+    pub rollout_ep: NonZeroU32,
     /// Responses sampled per prompt (`rollout.n`, `n_samples_per_prompt`).
     pub n_samples_per_prompt: NonZeroU32,
     /// Longest prompt, tokens.
@@ -1182,6 +1186,7 @@ fn rl(rl_file: &RlFile) -> Result<Rl, PlanFileError> {
     }
     Ok(Rl {
         rollout_tp: count(rl_file.rollout_tp, Field::RlRolloutTp, Limit::Degree)?,
+        rollout_ep: count(rl_file.rollout_ep, Field::RlRolloutEp, Limit::Degree)?,
         n_samples_per_prompt: count(
             rl_file.n_samples_per_prompt,
             Field::RlNSamplesPerPrompt,
@@ -1282,6 +1287,8 @@ pub enum TargetsField {
 #[allow(missing_docs)]
 pub struct RlFile {
     pub rollout_tp: u32,
+    /// 1 = no expert parallelism in the rollout engine.
+    pub rollout_ep: u32,
     pub n_samples_per_prompt: u32,
     pub max_prompt_length: u32,
     pub max_response_length: u32,
@@ -1309,6 +1316,7 @@ impl Default for RlFile {
         // responses 1024, gpu_memory_utilization 0.6; vLLM's default max_num_seqs 256.
         RlFile {
             rollout_tp: 1,
+            rollout_ep: 1,
             n_samples_per_prompt: 5,
             max_prompt_length: 512,
             max_response_length: 1024,
@@ -1761,6 +1769,7 @@ impl Plan {
             lora: LoraFile { rank: self.lora.rank.get(), alpha: self.lora.alpha, targets },
             rl: RlFile {
                 rollout_tp: self.rl.rollout_tp.get(),
+                rollout_ep: self.rl.rollout_ep.get(),
                 n_samples_per_prompt: self.rl.n_samples_per_prompt.get(),
                 max_prompt_length: self.rl.max_prompt_length.get(),
                 max_response_length: self.rl.max_response_length.get(),

@@ -18,7 +18,8 @@
 //! model parallelism, ZeRO 0–3 with optimizer and parameter offload, gradient checkpointing on or
 //! off, and Ulysses CP for VeRL. RL (GRPO, PPO) also walks the rollout engine's TP over the divisors
 //! of the scale-up domain that divide the heads: at the default TP 1 a 32B model's weights alone
-//! fill the engine's share of an 80 GB device, and every plan would break rl.engine_too_small.
+//! fill the engine's share of an 80 GB device, and every plan would break rl.engine_too_small; with
+//! routed experts, also the rollout's expert parallelism over larger multiples of that TP.
 //! Micro-batch over powers of two for all.
 //!
 //! A search can run in parts ([`Search::part`], one per Web Worker in the page, four per thread on
@@ -134,6 +135,7 @@ struct Knobs {
     uneven_layers: bool,
     fsdp: crate::plan::Fsdp,
     rollout_tp: u32,
+    rollout_ep: u32,
 }
 
 impl Knobs {
@@ -163,6 +165,7 @@ impl Knobs {
             uneven_layers: p.uneven_layers,
             fsdp: p.fsdp,
             rollout_tp: plan.rl.rollout_tp.get(),
+            rollout_ep: plan.rl.rollout_ep.get(),
         }
     }
 
@@ -192,6 +195,7 @@ impl Knobs {
         plan.recompute.swap_attention = self.swap_attention;
         plan.batch.micro_batch = nz(self.micro_batch);
         plan.rl.rollout_tp = nz(self.rollout_tp);
+        plan.rl.rollout_ep = nz(self.rollout_ep);
     }
 
     /// The plan-file changes from `from` to `self`, in an order each step of which parses.
@@ -280,6 +284,7 @@ impl Knobs {
             serde_json::to_value(self.fsdp).expect("an enum always serializes"),
         );
         push(Field::RlRolloutTp, self.rollout_tp != from.rollout_tp, self.rollout_tp.into());
+        push(Field::RlRolloutEp, self.rollout_ep != from.rollout_ep, self.rollout_ep.into());
         push(Field::BatchMicroBatch, self.micro_batch != from.micro_batch, self.micro_batch.into());
         res
     }
@@ -397,7 +402,7 @@ fn megatron_space(shape: &Shape, res: &mut Vec<Knobs>) {
                     false => &[base.swap_attention],
                 };
                 let host_states = host_state_options(plan.framework, dp);
-                let rollout_tps = rollout_tp_options(plan, &base, world, domain);
+                let rollouts = rollout_options(plan, &base, world, domain);
                 let layouts = eps.into_iter().flat_map(|ep| fsdps.iter().map(move |&f| (ep, f)));
                 for (ep, fsdp, &cp_algo) in
                     layouts.flat_map(|(ep, f)| cp_algos.iter().map(move |a| (ep, f, a)))
@@ -409,8 +414,10 @@ fn megatron_space(shape: &Shape, res: &mut Vec<Knobs>) {
                     for (vpp, schedule) in schedules {
                         for &(recompute, recompute_method, recompute_layers) in &recomputes {
                             let host = swaps.iter().flat_map(|s| host_states.iter().map(move |h| (s, h)));
-                            for ((&swap_attention, &(offload_optimizer, swap_optimizer)), &rollout_tp) in
-                                host.flat_map(|h| rollout_tps.iter().map(move |r| (h, r)))
+                            for (
+                                (&swap_attention, &(offload_optimizer, swap_optimizer)),
+                                &(rollout_tp, rollout_ep),
+                            ) in host.flat_map(|h| rollouts.iter().map(move |r| (h, r)))
                             {
                                 for micro_batch in shape.micro_batches(dp) {
                                     res.push(Knobs {
@@ -440,6 +447,7 @@ fn megatron_space(shape: &Shape, res: &mut Vec<Knobs>) {
                                         uneven_layers: uneven || base.uneven_layers,
                                         fsdp,
                                         rollout_tp,
+                                        rollout_ep,
                                     });
                                 }
                             }
@@ -509,19 +517,38 @@ fn host_state_options(framework: Framework, dp: u64) -> Vec<(bool, bool)> {
     res
 }
 
-/// The rollout engine's TP, for RL (GRPO, PPO): every divisor of the scale-up domain that divides
-/// the attention heads and the devices (vLLM's `verify_with_parallel_config`, rule
-/// rl.rollout_tp_heads; the rollout's device mesh, rule rl.rollout_tp), as training TP stays on the
-/// fast links. A larger TP shards the engine's weights, leaving room for the KV cache, and runs
-/// fewer engines. Elsewhere the plan's own, which plays no part.
-fn rollout_tp_options(plan: &Plan, base: &Knobs, world: u64, domain: u64) -> Vec<u32> {
+/// The rollout engine's TP and expert parallelism, for RL (GRPO, PPO). TP: every divisor of the
+/// scale-up domain that divides the attention heads and the devices (vLLM's
+/// `verify_with_parallel_config`, rule rl.rollout_tp_heads; the rollout's device mesh, rule
+/// rl.rollout_tp), as training TP stays on the fast links. A larger TP shards the engine's weights,
+/// leaving room for the KV cache, and runs fewer engines. With routed experts, each TP also with
+/// the experts spread over every larger multiple of it that divides the devices, up to one expert
+/// a rank (rule rl.rollout_ep; on VeRL whole nodes, rule verl.rollout_ep_nodes): a model whose
+/// experts outweigh one engine's share of a device needs it. Elsewhere the plan's own, which plays
+/// no part.
+fn rollout_options(plan: &Plan, base: &Knobs, world: u64, domain: u64) -> Vec<(u32, u32)> {
     if !matches!(plan.method, crate::plan::Method::Grpo | crate::plan::Method::Ppo) {
-        return vec![base.rollout_tp];
+        return vec![(base.rollout_tp, base.rollout_ep)];
     }
     let heads = plan.model.arch.attention.n_heads();
-    divisors(domain, domain)
-        .filter(|&tp| heads.is_multiple_of(u64::from(tp)) && world.is_multiple_of(u64::from(tp)))
-        .collect()
+    let experts = plan.model.arch.moe.as_ref().map_or(0, |moe| moe.n_experts);
+    let per_node = u64::from(plan.cluster.devices_per_node.get());
+    let mut res = Vec::new();
+    for tp in divisors(domain, domain) {
+        let tp64 = u64::from(tp);
+        if !(heads.is_multiple_of(tp64) && world.is_multiple_of(tp64)) {
+            continue;
+        }
+        res.push((tp, 1));
+        let eps = divisors(world, experts.min(world)).filter(|&ep| {
+            let ep = u64::from(ep);
+            tp64 < ep
+                && ep.is_multiple_of(tp64)
+                && (plan.framework != Framework::Verl || ep.is_multiple_of(per_node))
+        });
+        res.extend(eps.map(|ep| (tp, ep)));
+    }
+    res
 }
 
 /// Recomputation: none, selective, full layer by layer, and full over a block of the first ¼, ½
@@ -547,7 +574,7 @@ fn recompute_options(base: &Knobs, per_stage: u64) -> Vec<(RecomputeGranularity,
 /// micro-batch.
 fn hf_space(shape: &Shape, res: &mut Vec<Knobs>) {
     let Shape { plan, base, world, domain, long, .. } = *shape;
-    let rollout_tps = rollout_tp_options(plan, &base, world, domain);
+    let rollouts = rollout_options(plan, &base, world, domain);
     let cps: Vec<u32> = match plan.framework == Framework::Verl && long {
         true => vec![1, 2, 4],
         false => vec![base.cp],
@@ -567,8 +594,8 @@ fn hf_space(shape: &Shape, res: &mut Vec<Knobs>) {
                 }
                 let settings = [RecomputeGranularity::None, RecomputeGranularity::Full]
                     .into_iter()
-                    .flat_map(|r| rollout_tps.iter().map(move |&t| (r, t)));
-                for (recompute, rollout_tp) in settings {
+                    .flat_map(|r| rollouts.iter().map(move |&t| (r, t)));
+                for (recompute, (rollout_tp, rollout_ep)) in settings {
                     for micro_batch in shape.micro_batches(dp) {
                         res.push(Knobs {
                             tp: 1,
@@ -583,6 +610,7 @@ fn hf_space(shape: &Shape, res: &mut Vec<Knobs>) {
                             recompute,
                             micro_batch,
                             rollout_tp,
+                            rollout_ep,
                             ..base
                         });
                     }

@@ -308,6 +308,20 @@ fn rl_moves(ctx: &Ctx) -> Vec<Candidate> {
     if 2 * rollout_tp <= ctx.per_node {
         res.push(candidate(Move::RolloutTpUp, vec![fix(Field::RlRolloutTp, 2 * rollout_tp)]));
     }
+    // With routed experts, the next rollout EP: whole experts over more of the engine's ranks leave
+    // more of its memory to the KV cache (vLLM `enable_expert_parallel`; on VeRL whole nodes, rule
+    // verl.rollout_ep_nodes).
+    if let Some(moe) = &plan.model.arch.moe {
+        let world = plan.cluster.n_devices();
+        let spread = u64::from(plan.rl.rollout_ep.get()).max(rollout_tp);
+        let step = if plan.framework == Framework::Verl { ctx.per_node } else { 1 };
+        let next = (spread + 1..=world.min(moe.n_experts)).find(|&d| {
+            world.is_multiple_of(d) && d.is_multiple_of(rollout_tp) && d.is_multiple_of(step.max(1))
+        });
+        if let Some(ep) = next {
+            res.push(candidate(Move::RolloutEpUp, vec![fix(Field::RlRolloutEp, ep)]));
+        }
+    }
     let seqs = u64::from(plan.rl.max_num_seqs.get());
     res.push(candidate(Move::MaxNumSeqsUp, vec![fix(Field::RlMaxNumSeqs, 2 * seqs)]));
     res

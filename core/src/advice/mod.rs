@@ -69,6 +69,7 @@ named_enum! {
         VerlUlysses = "verl_ulysses",
         RolloutTpDown = "rollout_tp_down",
         RolloutTpUp = "rollout_tp_up",
+        RolloutEpUp = "rollout_ep_up",
         MaxNumSeqsUp = "max_num_seqs_up",
         PrecisionFp8 = "precision_fp8",
         LoraAllTargets = "lora_all_targets",
@@ -104,6 +105,7 @@ impl Move {
                 | Move::StackMegatron
                 | Move::RolloutTpDown
                 | Move::RolloutTpUp
+                | Move::RolloutEpUp
                 | Move::MaxNumSeqsUp
                 | Move::PrecisionFp8
                 | Move::SearchBest

@@ -296,7 +296,14 @@ fn generate_config(plan: &Plan) -> String {
     g("offload_train_param", "true".into());
     g("infer_tensor_parallel_size", rl.rollout_tp.to_string());
     g("infer_pipeline_parallel_size", "1".into());
-    g("infer_expert_parallel_size", "1".into());
+    // The engine spreads the experts over its TP × `infer_expert_parallel_size` ranks
+    // (`vllm_weight_container.py`); `enable_expert_parallel` switches vLLM's expert parallelism on
+    // (and `cli/train_grpo.py` sets `VLLM_DP_SIZE` from the EP).
+    let ep = (rl.rollout_ep.get() / rl.rollout_tp.get()).max(1);
+    g("infer_expert_parallel_size", ep.to_string());
+    if 1 < ep {
+        g("enable_expert_parallel", "true".into());
+    }
     g("max_num_seqs", rl.max_num_seqs.to_string());
     g("max_model_len", rl.model_len().to_string());
     g("max_num_batched_tokens", rl.batched_tokens().to_string());

@@ -117,7 +117,7 @@ fn actor_rollout_ref(plan: &Plan) -> Vec<String> {
     let micro = plan.batch.micro_batch.get();
     let mini = rl.mini_batch_prompts(plan.batch.global_batch.get());
     let token_budget = rl.tokens_per_device(plan.framework, p.cp.get());
-    vec![
+    let mut args = vec![
         "actor_rollout_ref.actor.strategy=fsdp".to_owned(),
         "actor_rollout_ref.actor.optim.lr=1e-6".to_owned(),
         // Prompts per update: the whole batch unless the plan sets a mini-batch.
@@ -149,7 +149,15 @@ fn actor_rollout_ref(plan: &Plan) -> Vec<String> {
         format!("actor_rollout_ref.ref.log_prob_use_dynamic_bsz={}", py_bool(rl.dynamic_batch)),
         format!("actor_rollout_ref.ref.log_prob_max_token_len_per_gpu={token_budget}"),
         "actor_rollout_ref.ref.fsdp_config.param_offload=True".to_owned(),
-    ]
+    ];
+    if 1 < rl.rollout_ep.get() {
+        // vLLM's expert parallelism over the engine's TP × DP ranks (`RolloutConfig`: EP must equal
+        // TP × DP, verl/workers/config/rollout.py).
+        let dp = rl.rollout_ep.get() / rl.rollout_tp.get();
+        args.push(format!("actor_rollout_ref.rollout.data_parallel_size={dp}"));
+        args.push(format!("actor_rollout_ref.rollout.expert_parallel_size={}", rl.rollout_ep));
+    }
+    args
 }
 
 /// The trainer: logging, the run's name, the cluster and the schedule of saves and tests.

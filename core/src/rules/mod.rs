@@ -184,6 +184,7 @@ pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
     if cx.rl {
         rl::batches(cx, &mut acc);
         rl::rollout(cx, &mut acc);
+        rl::rollout_ep(cx, &mut acc);
     }
     mindspeed::lora_moe_dispatcher(cx, &mut acc);
     memory::fits(cx, &mut acc);

@@ -120,6 +120,114 @@ pub(super) fn batches(cx: &Ctx, acc: &mut Acc) {
     }
 }
 
+/// A degree as the plan holds it (every caller passes 1 or more).
+fn nz(n: u64) -> std::num::NonZeroU32 {
+    std::num::NonZeroU32::new(u32::try_from(n).unwrap_or(u32::MAX)).unwrap_or(std::num::NonZeroU32::MIN)
+}
+
+/// The smallest rollout TP within the scale-up domain whose weights leave a fifth of the engine for
+/// KV cache, its expert parallelism kept; failing that, with routed experts, the smallest rollout
+/// EP that does; failing that, a TP across the domain (vLLM's TP spans nodes, over slower links).
+fn engine_fix(cx: &Ctx, engine_bytes: u64) -> Option<(Field, Value)> {
+    let &Ctx { plan, world, heads, .. } = cx;
+    let counts = crate::model::count_params(&plan.model.arch);
+    let fits = |tp: u64, ep: u64| {
+        let mut trial = plan.clone();
+        trial.rl.rollout_tp = nz(tp);
+        trial.rl.rollout_ep = nz(ep);
+        crate::memory::rollout_weights_bytes(&trial, &counts) as f64 <= 0.8 * engine_bytes as f64
+    };
+    let (tp, ep) = (u64::from(plan.rl.rollout_tp.get()), u64::from(plan.rl.rollout_ep.get()));
+    let domain = u64::from(plan.cluster.scale_up_domain.get());
+    let tps = || {
+        (1..=gcd(heads, world))
+            .filter(move |d| {
+                heads.is_multiple_of(*d) && world.is_multiple_of(*d) && (ep == 1 || ep.is_multiple_of(*d))
+            })
+            .filter(|&d| fits(d, ep))
+    };
+    // On VeRL over whole nodes (rule verl.rollout_ep_nodes).
+    let step = match plan.framework {
+        Framework::Verl => u64::from(plan.cluster.devices_per_node.get()),
+        _ => 1,
+    };
+    let experts = plan.model.arch.moe.is_some();
+    let spread = || {
+        divisors_of(world)
+            .filter(|d| experts && tp < *d && d.is_multiple_of(tp) && d.is_multiple_of(step))
+            .filter(|&d| fits(tp, d))
+            .min()
+            .map(|d| (Field::RlRolloutEp, d))
+    };
+    let within = tps().find(|&d| d <= domain).map(|d| (Field::RlRolloutTp, d));
+    let across = || tps().next().map(|d| (Field::RlRolloutTp, d));
+    within.or_else(spread).or_else(across).map(|(field, d)| (field, Value::from(d)))
+}
+
+/// The rollout engine's expert parallelism: on a model with routed experts, over whole TP × DP
+/// groups of the devices (VeRL `RolloutConfig.__post_init__`: "expert_parallel_size must be equal
+/// to tensor_model_parallel_size * data_parallel_size", verl/workers/config/rollout.py), over whole
+/// nodes on VeRL, and a multiple of the actor's EP on MindSpeed-RL.
+pub(super) fn rollout_ep(cx: &Ctx, acc: &mut Acc) {
+    use Severity::{Error, Warning};
+    let &Ctx { plan, world, ep, .. } = cx;
+    let (tp, rollout_ep) = (u64::from(plan.rl.rollout_tp.get()), u64::from(plan.rl.rollout_ep.get()));
+    let experts = plan.model.arch.moe.is_some();
+    let args = |extra: &[(&'static str, String)]| {
+        let mut args = vec![("rollout_ep", rollout_ep.to_string()), ("rollout_tp", tp.to_string())];
+        args.extend_from_slice(extra);
+        args
+    };
+    // The valid rollout EP nearest to `want` that is also a multiple of `step`; 1 when none.
+    let nearest = |step: u64| {
+        divisors_of(world)
+            .filter(|d| d.is_multiple_of(tp) && d.is_multiple_of(step.max(1)))
+            .min_by_key(|d| (d.abs_diff(rollout_ep), *d))
+            .unwrap_or(1)
+    };
+    if 1 < rollout_ep && !experts {
+        acc.push(Warning, Code::RlRolloutEpDense, &args(&[]), Some((Field::RlRolloutEp, Value::from(1))));
+        return;
+    }
+    if 1 < rollout_ep && (!rollout_ep.is_multiple_of(tp) || !world.is_multiple_of(rollout_ep)) {
+        acc.push(
+            Error,
+            Code::RlRolloutEp,
+            &args(&[("world", world.to_string())]),
+            Some((Field::RlRolloutEp, Value::from(nearest(1)))),
+        );
+        return;
+    }
+    let per_node = u64::from(plan.cluster.devices_per_node.get());
+    if plan.framework == Framework::Verl && 1 < rollout_ep && !rollout_ep.is_multiple_of(per_node) {
+        // With expert parallelism, a replica's workers on a node must be all of the node's
+        // devices (`vLLMHttpServer.launch_server` asserts `len(self.workers) ==
+        // data_parallel_size_local * tensor_model_parallel_size` with `data_parallel_size_local =
+        // gpus_per_node // tensor_model_parallel_size`, verl/workers/rollout/vllm_rollout/
+        // vllm_async_server.py), while a replica is TP × DP devices (verl/workers/rollout/replica.py).
+        acc.push(
+            Error,
+            Code::VerlRolloutEpNodes,
+            &args(&[("per_node", per_node.to_string())]),
+            Some((Field::RlRolloutEp, Value::from(nearest(per_node)))),
+        );
+    }
+    // MindSpeed-RL always spreads the engine's experts over its TP × `infer_expert_parallel_size`
+    // ranks, and its weight resharding refuses a count the training EP does not divide ("The
+    // training expert size should be divisibled by the inference expert size",
+    // `MegatronStyleVllmWeightContainer._validate_parallel_config`,
+    // mindspeed_rl/workers/resharding/vllm_weight_container.py).
+    let spread = rollout_ep.max(tp);
+    if plan.framework == Framework::MindSpeedRl && experts && !spread.is_multiple_of(ep.max(1)) {
+        acc.push(
+            Error,
+            Code::MindspeedRlRolloutEp,
+            &[("rollout", spread.to_string()), ("ep", ep.to_string())],
+            Some((Field::RlRolloutEp, Value::from(nearest(ep)))),
+        );
+    }
+}
+
 /// The rollout engine: its TP against the devices and heads, its memory, and VeRL's Ulysses.
 pub(super) fn rollout(cx: &Ctx, acc: &mut Acc) {
     use Severity::Error;
@@ -192,12 +300,7 @@ pub(super) fn rollout(cx: &Ctx, acc: &mut Acc) {
     if let Some(r) = &mem.rollout
         && r.kv_cache_bytes == 0
     {
-        // The smallest rollout TP whose weight shard leaves a fifth of the engine for KV cache.
-        let all_weights = r.weights_bytes * rollout_tp;
-        let fit = (1..=gcd(heads, world))
-            .filter(|d| heads.is_multiple_of(*d) && world.is_multiple_of(*d))
-            .find(|d| (all_weights / d) as f64 <= 0.8 * r.engine_bytes as f64);
-        acc.push(Error, Code::RlEngineTooSmall, &[], fit.map(|d| (Field::RlRolloutTp, Value::from(d))));
+        acc.push(Error, Code::RlEngineTooSmall, &[], engine_fix(cx, r.engine_bytes));
     }
     if plan.framework == Framework::Verl && 1 < cp {
         // VeRL's `apply_monkey_patch` (verl/models/transformers/monkey_patch.py) asserts

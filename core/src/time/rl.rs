@@ -8,11 +8,15 @@ use crate::memory;
 ///
 /// Rollout: every device group of `rollout_tp` runs an engine; each engine prefills its prompts
 /// (2 · N_active FLOPs per token, compute-bound) and decodes `max_response_length` tokens in waves
-/// of `max_num_seqs` sequences, each decode step bound by reading the weights and the KV cache from
+/// of `max_num_seqs` sequences (fewer when its KV cache cannot hold them), each decode step bound by reading the weights and the KV cache from
 /// memory (Pope et al. 2022, "Efficiently Scaling Transformer Inference" §2) or by its FLOPs,
 /// whichever is slower. Log-probabilities: a forward pass of the actor and of the reference over
 /// every response, each a third of the update's pipeline time without recomputation.
-pub(super) fn rl_phases(ctx: &Ctx, update_makespan: f64) -> (f64, f64) {
+pub(super) fn rl_phases(
+    ctx: &Ctx,
+    update_makespan: f64,
+    engine: Option<&memory::RolloutMemory>,
+) -> (f64, f64) {
     let plan = ctx.plan;
     let rl = &plan.rl;
     let n_devices = plan.cluster.n_devices() as f64;
@@ -24,12 +28,22 @@ pub(super) fn rl_phases(ctx: &Ctx, update_makespan: f64) -> (f64, f64) {
     let active = ctx.active_params;
     let peak = ctx.peak * rollout_tp;
     let prefill = 2.0 * active * sequences * prompt / (peak * gemm_efficiency(2.0 * active * prompt));
+    // One token's KV cache on one device of an engine.
+    let kv_per_token_device =
+        memory::kv_cache_needed_bytes(plan) as f64 / (f64::from(rl.max_num_seqs.get()) * (prompt + response));
+    // The sequences an engine decodes at once: `max_num_seqs`, or fewer where the KV cache left
+    // beside its weights cannot hold them at their average context (the prompt and half the
+    // response). vLLM's scheduler admits a sequence only while free KV blocks remain and preempts
+    // one when they run out (`vllm/v1/core/sched/scheduler.py`), so a short cache decodes in more
+    // waves (VeRL `docs/perf/perf_tuning.rst`: raise `gpu_memory_utilization` or the rollout's TP
+    // for a larger cache).
+    let held = engine.map_or(f64::INFINITY, |r| {
+        (r.kv_cache_bytes as f64 / (kv_per_token_device * (prompt + 0.5 * response))).floor()
+    });
     // Decode: per step, the weights (bf16) and the batch's KV cache so far cross the memory bus.
-    let batch = sequences.min(f64::from(rl.max_num_seqs.get())).max(1.0);
+    let batch = sequences.min(f64::from(rl.max_num_seqs.get())).min(held).max(1.0);
     let waves = (sequences / batch).ceil();
-    let kv_per_token = memory::kv_cache_needed_bytes(plan) as f64
-        / (f64::from(rl.max_num_seqs.get()) * (prompt + response))
-        * rollout_tp;
+    let kv_per_token = kv_per_token_device * rollout_tp;
     let bandwidth = ctx.hw.memory_bytes_per_second * HBM_EFF * rollout_tp;
     let mut decode = 0.0;
     for step in [0.25, 0.75] {

@@ -338,6 +338,7 @@ pub fn generated() -> Vec<Entry> {
             json!({"offload_optimizer": true, "offload_params": true}),
         ),
         ("grpo-ulysses", "grpo", "qwen2.5-7b", "h200-sxm-141g", json!({"cp": 2})),
+        ("grpo-moe-rollout-ep", "grpo", "qwen3-30b-a3b", "h100-sxm-80g", json!({"offload_optimizer": true})),
     ] {
         let mut par = json!({"zero_stage": 3});
         for (k, v) in extra.as_object().unwrap() {
@@ -351,6 +352,10 @@ pub fn generated() -> Vec<Entry> {
         if lora {
             plan["lora"] = json!({"rank": 32, "alpha": 64});
             plan["rl"]["lora"] = json!(true);
+        }
+        if name.ends_with("rollout-ep") {
+            // vLLM's expert parallelism over the rollout's TP 2 × DP 4 ranks.
+            plan["rl"]["rollout_ep"] = json!(8);
         }
         add(&format!("verl-{name}"), plan);
     }
@@ -389,11 +394,14 @@ pub fn generated() -> Vec<Entry> {
             json!({"tp": 2, "cp": 2, "cp_algo": "alltoall", "distributed_optimizer": true}),
         ),
     ] {
+        // With experts, the rollout spreads them over 8 ranks (TP 2 × EP 4), a multiple of the
+        // actor's EP as MindSpeed-RL's resharding needs (rule mindspeed_rl.rollout_ep).
+        let rollout_ep = if par.get("ep").is_some() { 8 } else { 1 };
         add(
             &format!("mindspeed-rl-{name}"),
             json!({"model": model, "hardware": "ascend-910b2", "cluster": {"nodes": nodes},
                    "framework": "mindspeed-rl", "method": method, "parallel": par,
-                   "rl": {"rollout_tp": 2, "n_samples_per_prompt": 8, "max_prompt_length": 1024,
+                   "rl": {"rollout_tp": 2, "rollout_ep": rollout_ep, "n_samples_per_prompt": 8, "max_prompt_length": 1024,
                           "max_response_length": 2048},
                    "batch": {"micro_batch": 1, "global_batch": 32}}),
         );

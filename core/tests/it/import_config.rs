@@ -99,8 +99,16 @@ fn assert_carried(original: &PlanFile, back: &PlanFile, kind: ConfigKind) {
                 let plan = Plan::from_file(f).unwrap();
                 let (r, g) = (&plan.rl, plan.batch.global_batch.get());
                 let budget = r.tokens_per_device(plan.framework, plan.parallel.cp.get());
-                let engine =
-                    (r.rollout_tp, r.enforce_eager, r.model_len(), r.batched_tokens(), r.max_num_seqs);
+                // MindSpeed-RL spreads the experts over TP × EP ranks: rollout EP 1 and EP = TP are one.
+                let spread = r.rollout_ep.max(r.rollout_tp);
+                let engine = (
+                    r.rollout_tp,
+                    spread,
+                    r.enforce_eager,
+                    r.model_len(),
+                    r.batched_tokens(),
+                    r.max_num_seqs,
+                );
                 let lengths = (r.max_prompt_length, r.max_response_length, r.n_samples_per_prompt);
                 (
                     r.mini_batch_prompts(g),
@@ -138,7 +146,14 @@ fn assert_carried(original: &PlanFile, back: &PlanFile, kind: ConfigKind) {
                 let plan = Plan::from_file(f).unwrap();
                 let (r, g) = (&plan.rl, plan.batch.global_batch.get());
                 let budget = r.tokens_per_device(plan.framework, plan.parallel.cp.get());
-                let engine = (r.enforce_eager, r.model_len(), r.batched_tokens(), r.max_num_seqs);
+                let engine = (
+                    r.rollout_tp,
+                    r.rollout_ep,
+                    r.enforce_eager,
+                    r.model_len(),
+                    r.batched_tokens(),
+                    r.max_num_seqs,
+                );
                 (r.mini_batch_prompts(g), r.dynamic_batch, budget, r.remove_padding, engine)
             };
             assert_eq!(effective(back), effective(original));
@@ -165,6 +180,11 @@ fn emitted_files_import_back_to_their_plan() {
             "batch": {"micro_batch": 1, "global_batch": 64, "seq_len": 4096}}"#,
         r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "parallel": {"zero_stage": 3, "cp": 2},
             "rl": {"rollout_tp": 2, "n_samples_per_prompt": 8}, "batch": {"micro_batch": 16, "global_batch": 512}}"#,
+        // The rollout's expert parallelism: VeRL's EP and DP, MindSpeed-RL's EP over its TP.
+        r#"{"model": "qwen3-30b-a3b", "framework": "verl", "method": "grpo", "cluster": {"nodes": 2}, "parallel": {"zero_stage": 3},
+            "rl": {"rollout_tp": 2, "rollout_ep": 16}}"#,
+        r#"{"model": "qwen3-30b-a3b", "hardware": "ascend-910b2", "framework": "mindspeed-rl", "method": "grpo",
+            "cluster": {"nodes": 2}, "parallel": {"tp": 2, "ep": 4}, "rl": {"rollout_tp": 4, "rollout_ep": 8}}"#,
     ];
     for text in plans {
         let plan = Plan::from_json(text).unwrap();

@@ -738,3 +738,30 @@ fn rl_phases_peak_on_their_own_rank() {
     }
     assert!(peaks.is_sorted(), "the peak fell as the micro-batch grew: {peaks:?}");
 }
+
+#[test]
+fn the_rollout_engine_spreads_whole_experts_over_its_ep() {
+    // Qwen3-235B-A22B (config.json): 94 layers of 128 routed experts, each a gated MLP of hidden
+    // 4096 and moe_intermediate_size 1536, so 3 × 4096 × 1536 parameters an expert in a layer.
+    let expert = 3 * 4096 * 1536u64;
+    let experts = 94 * 128 * expert;
+    let at = |tp: u32, ep: u32| {
+        let text = format!(
+            r#"{{"model": "qwen3-235b-a22b", "framework": "verl", "method": "grpo", "cluster": {{"nodes": 8}},
+                "rl": {{"rollout_tp": {tp}, "rollout_ep": {ep}}}}}"#
+        );
+        memory::rollout_memory(&Plan::from_json(&text).unwrap()).weights_bytes
+    };
+    let total = trainplan_core::model::count_params(
+        &Plan::from_json(r#"{"model": "qwen3-235b-a22b"}"#).unwrap().model.arch,
+    )
+    .total();
+    // Without EP the TP splits everything; with EP 64, each rank holds ⌈128 ÷ 64⌉ = 2 whole experts
+    // a layer and an 8th of the rest; EP 48 leaves some ranks ⌈128 ÷ 48⌉ = 3.
+    assert_eq!(at(8, 1), total * 2 / 8);
+    assert_eq!(at(8, 64), (total - experts) * 2 / 8 + 2 * 94 * expert * 2);
+    assert_eq!(at(8, 48), (total - experts) * 2 / 8 + 3 * 94 * expert * 2);
+    assert_eq!(at(1, 64), (total - experts) * 2 + 2 * 94 * expert * 2);
+    // The engine's 48 GB of an 80 GB H100 (0.6) cannot hold 58.8 GB; with EP 64 the weights take 9.1 GB.
+    assert!(48e9 < at(8, 1) as f64 && (at(8, 64) as f64) < 9.2e9);
+}

@@ -371,6 +371,31 @@ const CASES: &[(&str, &str, &str)] = &[
         r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "rl": {"gpu_memory_utilization": 1.0}}"#,
         r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "rl": {"gpu_memory_utilization": 0.6}}"#,
     ),
+    // vLLM's expert parallelism runs over the engine's TP × DP ranks (VeRL `RolloutConfig`): EP 3
+    // is no multiple of TP 2, EP 8 is (and divides the 8 devices).
+    (
+        "rl.rollout_ep",
+        r#"{"model": "qwen3-30b-a3b", "framework": "verl", "method": "grpo", "rl": {"rollout_tp": 2, "rollout_ep": 3}}"#,
+        r#"{"model": "qwen3-30b-a3b", "framework": "verl", "method": "grpo", "rl": {"rollout_tp": 2, "rollout_ep": 8}}"#,
+    ),
+    (
+        "rl.rollout_ep_dense",
+        r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "rl": {"rollout_ep": 8}}"#,
+        r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "rl": {"rollout_ep": 1}}"#,
+    ),
+    // With EP, VeRL's replica holds every device of its nodes: EP 4 on nodes of 8 does not, EP 8 does.
+    (
+        "verl.rollout_ep_nodes",
+        r#"{"model": "qwen3-30b-a3b", "framework": "verl", "method": "grpo", "cluster": {"nodes": 2}, "rl": {"rollout_tp": 2, "rollout_ep": 4}}"#,
+        r#"{"model": "qwen3-30b-a3b", "framework": "verl", "method": "grpo", "cluster": {"nodes": 2}, "rl": {"rollout_tp": 2, "rollout_ep": 8}}"#,
+    ),
+    // MindSpeed-RL's resharding spreads the experts over infer TP × infer EP ranks, which the
+    // actor's EP must divide: TP 2 alone is 2 (broken for EP 4), EP 8 is 8 (kept).
+    (
+        "mindspeed_rl.rollout_ep",
+        r#"{"model": "qwen3-30b-a3b", "framework": "mindspeed-rl", "hardware": "ascend-910b2", "method": "grpo", "parallel": {"ep": 4}, "rl": {"rollout_tp": 2}}"#,
+        r#"{"model": "qwen3-30b-a3b", "framework": "mindspeed-rl", "hardware": "ascend-910b2", "method": "grpo", "parallel": {"ep": 4}, "rl": {"rollout_tp": 2, "rollout_ep": 8}}"#,
+    ),
     (
         "rl.engine_too_small",
         r#"{"model": "qwen2.5-72b", "framework": "verl", "method": "grpo", "parallel": {"zero_stage": 3}, "rl": {"gpu_memory_utilization": 0.3}}"#,

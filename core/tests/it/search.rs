@@ -319,6 +319,40 @@ fn rl_searches_the_rollout_engines_tp() {
 }
 
 #[test]
+fn moe_rl_searches_the_rollout_engines_ep() {
+    // Qwen3-235B-A22B GRPO on VeRL, 8 nodes of 8 H100: its bf16 weights (470 GB) are 58.8 GB a
+    // device even at rollout TP 8, over the engine's 0.6 × 80 GB = 48 GB, so without the rollout's
+    // expert parallelism every plan breaks rl.engine_too_small.
+    let p = plan(
+        r#"{"model": "qwen3-235b-a22b", "framework": "verl", "method": "grpo", "cluster": {"nodes": 8}}"#,
+    );
+    let tp8 = plan(
+        r#"{"model": "qwen3-235b-a22b", "framework": "verl", "method": "grpo", "cluster": {"nodes": 8}, "rl": {"rollout_tp": 8}}"#,
+    );
+    let report = evaluate(&tp8);
+    let too_small =
+        report.findings.iter().find(|f| f.code == "rl.engine_too_small").expect("too small at TP 8");
+    // The fix the rule offers spreads the experts: the smallest EP (a multiple of the 8 devices of a
+    // node, rule verl.rollout_ep_nodes, and above TP 8) whose weights fit.
+    let fix = too_small.fix.as_ref().expect("a fix");
+    assert_eq!((fix.field.to_string(), fix.value.as_u64()), ("rl.rollout_ep".to_owned(), Some(16)));
+    let result = search(&p);
+    // ZeRO and offload (8 ways) × checkpointing (2) × micro-batches 1, 2, 4 (b · DP 64 ≤ 64 prompts ×
+    // 5 responses) × the rollout's (TP, EP): TP 1, 2, 4, 8 (dividing the 64 heads) each alone and
+    // with EP 8, 16, 32, 64 above it (multiples of the node's 8 that divide the 64 devices, at most
+    // the 128 experts): 4 + 4 + 4 + 4 + 3 = 19 pairs: 8 · 2 · 3 · 19 = 912.
+    assert_eq!(result.considered, 912);
+    assert!(!result.best.is_empty(), "{:?}", result.blocked);
+    for c in result.best.iter().chain(&result.pareto) {
+        let ep = c.changes.iter().find(|f| f.field == "rl.rollout_ep").and_then(|f| f.value.as_u64());
+        assert!(ep.is_some_and(|ep| 16 <= ep), "{:?}", c.changes);
+        let report = evaluate(&rules::apply_all(&p, &c.changes).expect("the changes apply"));
+        assert!(report.findings.iter().all(|f| f.severity != Severity::Error), "{:?}", report.findings);
+        assert_eq!(report.time.step_seconds, c.step_seconds);
+    }
+}
+
+#[test]
 fn a_search_whose_plans_fit_but_break_rules_says_which() {
     // 405B's bf16 weights are 811 GB: 101 GB per device even at the largest rollout TP within a
     // node (8), against the engine's 0.6 × 80 GB = 48 GB, so every plan that fits breaks

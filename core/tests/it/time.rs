@@ -192,6 +192,29 @@ fn rl_steps_add_generation_and_scoring() {
 }
 
 #[test]
+fn a_rollout_engine_short_of_kv_cache_decodes_in_more_waves() {
+    // Qwen2.5-32B GRPO on VeRL, 8 H100, rollout TP 2: 64 prompts × 5 responses over 4 engines = 80
+    // sequences an engine. Its bf16 weights are 32.8 GB a device (65.5 GB ÷ 2). One token's K and V:
+    // 64 layers × 8 key/value heads × 128 × 2 × 2 bytes = 262,144 bytes (config.json), 131,072 a device.
+    let rollout = |utilization: f64, response: u32| {
+        let text = format!(
+            r#"{{"model": "qwen2.5-32b", "framework": "verl", "method": "grpo", "parallel": {{"zero_stage": 3}},
+                "rl": {{"rollout_tp": 2, "gpu_memory_utilization": {utilization}, "max_response_length": {response}}}}}"#
+        );
+        evaluate(&Plan::from_json(&text).unwrap()).time.breakdown.rollout_seconds
+    };
+    // The engine: 0.6 of 80 GiB is 51.5 GB, 18.8 GB of it left beside the weights; 0.8 leaves 35.9 GB.
+    // Responses of 1,024 tokens: at their average context (512 + 512 tokens, 134 MB a sequence) 0.6
+    // holds 140 sequences, more than the 80: the engine's share changes nothing.
+    assert_eq!(rollout(0.6, 1024), rollout(0.8, 1024));
+    // Responses of 8,192 tokens (average 4,608, 604 MB a sequence): 0.6 holds 31 sequences, 3 waves
+    // of the 80; 0.8 holds 59, 2 waves. The third wave reads the 65.5 GB of weights again at each of
+    // its 8,192 decode steps.
+    let (short, roomy) = (rollout(0.6, 8192), rollout(0.8, 8192));
+    assert!(1.1 * roomy < short, "{short} s against {roomy} s");
+}
+
+#[test]
 fn the_schedule_a_plan_names_runs_and_zero_bubble_schedules_bubble_less() {
     let run = |schedule: &str| {
         let text = format!(

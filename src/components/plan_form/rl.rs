@@ -1,4 +1,4 @@
-//! The form's RL settings, for GRPO and PPO: rollout parallelism and samples, prompt and response
+//! The form's RL settings, for GRPO and PPO: rollout parallelism (TP, and EP for routed experts) and samples, prompt and response
 //! lengths, the rollout engine's memory and batching, and the switches.
 
 use leptos::prelude::*;
@@ -26,6 +26,7 @@ pub fn RlSection(
                 <h2 id="rl-title">{move || tr(Key::rl_title)}</h2>
                 <div class="grid2">
                     {number(ctx, Key::rl_rollout_tp, "rollout-tp-input", NumField::RolloutTp, None)}
+                    {number(ctx, Key::rl_rollout_ep, "rollout-ep-input", NumField::RolloutEp, None)}
                     {number(ctx, Key::rl_samples, "samples-input", NumField::Samples, None)}
                     {number(ctx, Key::rl_mini_batch, "mini-batch-input", NumField::MiniBatch, all)}
                     {number(ctx, Key::rl_prompt_len, "prompt-len-input", NumField::PromptLen, None)}

@@ -164,6 +164,14 @@ fn engine(generate: &Section, file: &mut PlanFile) -> Result<(), ImportError> {
     if let Some(tp) = generate.whole("infer_tensor_parallel_size")? {
         rl.rollout_tp = tp;
     }
+    // The experts spread over TP × EP ranks (the plan's rollout EP) once vLLM's expert
+    // parallelism is on; off, the TP alone splits them.
+    if let Some(ep) = generate.whole("infer_expert_parallel_size")?
+        && 1 < ep
+        && generate.switch("enable_expert_parallel")
+    {
+        rl.rollout_ep = ep.saturating_mul(rl.rollout_tp);
+    }
     if let Some(n) = generate.whole("max_num_seqs")? {
         rl.max_num_seqs = n;
     }
@@ -235,6 +243,8 @@ const APPLIED: &[&str] = &[
     "rl_config.max_packing_token_size",
     "generate_config.enforce_eager",
     "generate_config.infer_tensor_parallel_size",
+    "generate_config.infer_expert_parallel_size",
+    "generate_config.enable_expert_parallel",
     "generate_config.max_num_seqs",
     "generate_config.gpu_memory_utilization",
     "generate_config.max_model_len",

@@ -14,6 +14,8 @@ pub(super) fn verl(text: &str, file: &mut PlanFile) -> Result<Reading, ImportErr
     let vars = script_vars(text);
     // Read as written; a value equal to what the plan derives by itself goes back to 0 (auto) below.
     let (mut mini, mut model_len, mut batched, mut budget) = (None, None, None, None);
+    // The rollout's DP: with expert parallelism, EP ÷ TP (which the plan derives); else not the plan's.
+    let mut rollout_dp: Option<(String, u32)> = None;
     for w in words(text) {
         let Some((key, value)) = w.split_once('=') else { continue };
         if !key.contains('.') {
@@ -50,6 +52,8 @@ pub(super) fn verl(text: &str, file: &mut PlanFile) -> Result<Reading, ImportErr
             }
             "actor_rollout_ref.rollout.n" => file.rl.n_samples_per_prompt = num(key, v)?,
             "actor_rollout_ref.rollout.tensor_model_parallel_size" => file.rl.rollout_tp = num(key, v)?,
+            "actor_rollout_ref.rollout.expert_parallel_size" => file.rl.rollout_ep = num(key, v)?,
+            "actor_rollout_ref.rollout.data_parallel_size" => rollout_dp = Some((v.to_owned(), num(key, v)?)),
             "actor_rollout_ref.rollout.max_num_seqs" => file.rl.max_num_seqs = num(key, v)?,
             "actor_rollout_ref.rollout.gpu_memory_utilization" => {
                 file.rl.gpu_memory_utilization = v
@@ -79,6 +83,12 @@ pub(super) fn verl(text: &str, file: &mut PlanFile) -> Result<Reading, ImportErr
             "trainer.n_gpus_per_node" => file.cluster.devices_per_node = Some(num(key, v)?),
             "trainer.nnodes" => file.cluster.nodes = num(key, v)?,
             k => r.rest.push((k.to_owned(), v.to_owned())),
+        }
+    }
+    if let Some((written, dp)) = rollout_dp {
+        let (tp, ep) = (file.rl.rollout_tp, file.rl.rollout_ep);
+        if !(1 < ep && u64::from(dp) * u64::from(tp) == u64::from(ep)) {
+            r.rest.push(("actor_rollout_ref.rollout.data_parallel_size".to_owned(), written));
         }
     }
     set_rl_autos(file, [mini, model_len, batched, budget]);
