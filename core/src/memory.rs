@@ -71,6 +71,8 @@ pub struct Memory {
     pub params_total: u64,
     /// Parameters a token passes through.
     pub params_active: u64,
+    /// The routed experts' parameters, all layers (0 for a dense model).
+    pub params_experts: u64,
     /// LoRA adapter parameters the method trains (0 unless LoRA or QLoRA).
     pub params_lora: u64,
     /// Where every layer runs, as memory counted it (time reads the same).
@@ -400,6 +402,7 @@ pub fn estimate_with(plan: &Plan, facts: &ModelFacts) -> Memory {
         n_microbatches: m,
         params_total: ctx.summary.counts.total(),
         params_active: ctx.summary.counts.active,
+        params_experts: ctx.summary.counts.experts,
         params_lora: ctx.lora_params,
         layout,
     }

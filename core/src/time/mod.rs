@@ -503,7 +503,7 @@ pub fn estimate_within(plan: &Plan, mem: &memory::Memory, limit_seconds: Option<
     let shape = pipeline_makespan(schedule_kind, m, &costs, slowest);
     let makespan = shape.makespan_seconds;
     let (rollout_seconds, log_prob_seconds) = match ctx.rl {
-        true => rl::rl_phases(&ctx, makespan, mem.rollout.as_ref()),
+        true => rl::rl_phases(&ctx, makespan, mem),
         false => (0.0, 0.0),
     };
     let step_seconds = makespan

@@ -12,11 +12,7 @@ use crate::memory;
 /// memory (Pope et al. 2022, "Efficiently Scaling Transformer Inference" §2) or by its FLOPs,
 /// whichever is slower. Log-probabilities: a forward pass of the actor and of the reference over
 /// every response, each a third of the update's pipeline time without recomputation.
-pub(super) fn rl_phases(
-    ctx: &Ctx,
-    update_makespan: f64,
-    engine: Option<&memory::RolloutMemory>,
-) -> (f64, f64) {
+pub(super) fn rl_phases(ctx: &Ctx, update_makespan: f64, mem: &memory::Memory) -> (f64, f64) {
     let plan = ctx.plan;
     let rl = &plan.rl;
     let n_devices = plan.cluster.n_devices() as f64;
@@ -37,7 +33,7 @@ pub(super) fn rl_phases(
     // one when they run out (`vllm/v1/core/sched/scheduler.py`), so a short cache decodes in more
     // waves (VeRL `docs/perf/perf_tuning.rst`: raise `gpu_memory_utilization` or the rollout's TP
     // for a larger cache).
-    let held = engine.map_or(f64::INFINITY, |r| {
+    let held = mem.rollout.as_ref().map_or(f64::INFINITY, |r| {
         (r.kv_cache_bytes as f64 / (kv_per_token_device * (prompt + 0.5 * response))).floor()
     });
     // Decode: per step, the weights (bf16) and the batch's KV cache so far cross the memory bus.
@@ -45,11 +41,12 @@ pub(super) fn rl_phases(
     let waves = (sequences / batch).ceil();
     let kv_per_token = kv_per_token_device * rollout_tp;
     let bandwidth = ctx.hw.memory_bytes_per_second * HBM_EFF * rollout_tp;
+    let weights = decoded_weights_bytes(ctx, mem, batch);
     let mut decode = 0.0;
     for step in [0.25, 0.75] {
         // Two-point average over the response: the KV cache grows linearly.
         let context = prompt + step * response;
-        let bytes = 2.0 * active + batch * context * kv_per_token;
+        let bytes = weights + batch * context * kv_per_token;
         let flops = 2.0 * active * batch;
         decode += 0.5 * (bytes / bandwidth).max(flops / (peak * gemm_efficiency(flops)));
     }
@@ -57,4 +54,27 @@ pub(super) fn rl_phases(
     // The training pipeline's forward is about a third of its time without recomputation.
     let log_prob = 2.0 * update_makespan / 3.0;
     (rollout, log_prob)
+}
+
+/// The weights one engine reads from memory per decode step, bf16, over all its devices. A dense
+/// model: every weight a token passes through. A MoE layer reads each expert any token of the step
+/// routes to: of E experts, with top-k routing spread evenly, B tokens leave an expert untouched
+/// with probability (1 − k/E)^B, so a step reads 1 − (1 − k/E)^B of the experts' weights (k/E for a
+/// single sequence, the active parameters; nearly all of them for a batch of hundreds, why MoE
+/// decoding is bound by the whole model's weights: DeepSpeed-MoE, Rajbhandari et al. 2022 §5).
+/// With the rollout's expert parallelism the experts are spread over its TP × DP ranks, which route
+/// all their engines' tokens together: each device reads its own experts' share (the all-to-all
+/// between them is not counted).
+fn decoded_weights_bytes(ctx: &Ctx, mem: &memory::Memory, batch: f64) -> f64 {
+    let rl = &ctx.plan.rl;
+    let experts = mem.params_experts as f64;
+    let Some(moe) = ctx.plan.model.arch.moe.as_ref().filter(|_| 0.0 < experts) else {
+        return 2.0 * ctx.active_params;
+    };
+    let tp = f64::from(rl.rollout_tp.get());
+    let spread = f64::from(rl.rollout_ep.get()).max(tp);
+    let (e, k) = (moe.n_experts as f64, (moe.top_k as f64).min(moe.n_experts as f64));
+    let touched = 1.0 - (1.0 - k / e).powf(batch * spread / tp);
+    let rest = mem.params_total as f64 - experts;
+    2.0 * (rest + touched * experts * tp / spread)
 }
