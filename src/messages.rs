@@ -283,7 +283,13 @@ pub fn zh(code: Code) -> &'static str {
             "每个 DP rank 的 {samples} 条回复（{prompts} 条 prompt ÷ DP {dp} × {n}）不是微批 {micro_batch} 的整数倍。"
         }
         Code::MindspeedRlRolloutEp => {
-            "推理把专家分到 {rollout} 张卡上（TP × EP），这不是 actor 的 EP {ep} 的倍数。"
+            "推理把专家分到 {rollout} 张卡上（TP × EP），这不是 actor 分布专家的 {ep} 个 rank（TP × EP）的倍数。"
+        }
+        Code::MindspeedRlTpExtendEp => {
+            "actor 的 {experts} 个专家无法均分到 TP {tp} × EP {ep} 上，而 MindSpeed-RL 训练时按整个专家分布（moe_tp_extend_ep）。"
+        }
+        Code::MindspeedRlTpExtendEpDispatcher => {
+            "MindSpeed-RL 的专家并行（moe_tp_extend_ep）只支持 alltoall 分发。"
         }
         Code::MindspeedRlRewardNodes => {
             "每步 {prompts} 条 prompt 无法均分给用规则奖励打分的 {nodes} 个节点。"

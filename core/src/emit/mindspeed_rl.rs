@@ -181,6 +181,14 @@ fn megatron_memory(plan: &Plan) -> String {
     }
     if plan.model.arch.moe.is_some() {
         m("expert_model_parallel_size", p.ep.to_string());
+        if 1 < p.ep.get() {
+            // Resharding to the rollout needs the experts whole on the TP × EP ranks ("To enable
+            // training EP, you need to enable moe_tp_extend_ep and use GroupedMLP",
+            // `vllm_weight_container.py`), which MindSpeed runs with the permutation's async
+            // all-gathers (`MoETpExtendEpFeature.validate_args`); as in configs/grpo_qwen3_235b_a22b_A2.yaml.
+            m("moe_tp_extend_ep", "true".into());
+            m("moe_permutation_async_comm", "true".into());
+        }
     }
     match plan.recompute.granularity {
         RecomputeGranularity::None => {}

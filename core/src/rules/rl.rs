@@ -213,18 +213,50 @@ pub(super) fn rollout_ep(cx: &Ctx, acc: &mut Acc) {
         );
     }
     // MindSpeed-RL always spreads the engine's experts over its TP × `infer_expert_parallel_size`
-    // ranks, and its weight resharding refuses a count the training EP does not divide ("The
-    // training expert size should be divisibled by the inference expert size",
+    // ranks, and its weight resharding refuses a count the training's expert ranks do not divide
+    // ("The training expert size should be divisibled by the inference expert size",
     // `MegatronStyleVllmWeightContainer._validate_parallel_config`,
-    // mindspeed_rl/workers/resharding/vllm_weight_container.py).
+    // mindspeed_rl/workers/resharding/vllm_weight_container.py): with EP above 1 the training
+    // spreads its experts over TP × EP (`moe_tp_extend_ep`, which the launch file sets, rule
+    // mindspeed_rl.tp_extend_ep).
     let spread = rollout_ep.max(tp);
-    if plan.framework == Framework::MindSpeedRl && experts && !spread.is_multiple_of(ep.max(1)) {
+    let trained = if 1 < ep { cx.tp * ep } else { 1 };
+    if plan.framework == Framework::MindSpeedRl && experts && !spread.is_multiple_of(trained) {
         acc.push(
             Error,
             Code::MindspeedRlRolloutEp,
-            &[("rollout", spread.to_string()), ("ep", ep.to_string())],
-            Some((Field::RlRolloutEp, Value::from(nearest(ep)))),
+            &[("rollout", spread.to_string()), ("ep", trained.to_string())],
+            Some((Field::RlRolloutEp, Value::from(nearest(trained)))),
         );
+    }
+    if let Some(moe) =
+        plan.model.arch.moe.as_ref().filter(|_| plan.framework == Framework::MindSpeedRl && 1 < ep)
+    {
+        // `--moe-tp-extend-ep` (`MoETpExtendEpFeature.validate_args`,
+        // mindspeed/features_manager/moe/tp_extend_ep.py): "only support when num_experts % ( tp * ep ) == 0"
+        // (its need for no capacity factor holds: MindSpeed-RL's configs have no capacity flag), and
+        // the all-to-all dispatcher.
+        if !moe.n_experts.is_multiple_of(cx.tp * ep) {
+            let fix = divisors_of(moe.n_experts / gcd(moe.n_experts, cx.tp).max(1))
+                .filter(|d| cx.world.is_multiple_of(cx.tp * d))
+                .min_by_key(|d| (d.abs_diff(ep), *d));
+            acc.push(
+                Error,
+                Code::MindspeedRlTpExtendEp,
+                &[("experts", moe.n_experts.to_string()), ("tp", cx.tp.to_string()), ("ep", ep.to_string())],
+                fix.map(|d| (Field::ParallelEp, Value::from(d))),
+            );
+        }
+        if plan.moe.dispatcher == crate::plan::MoeDispatcher::AllGather {
+            // MindSpeed docs/features/megatron_moe/megatron-moe-tp-extend-ep.md: "当前仅支持alltoall
+            // dispatcher" (the all-to-all dispatcher only).
+            acc.push(
+                Error,
+                Code::MindspeedRlTpExtendEpDispatcher,
+                &[],
+                Some((Field::MoeDispatcher, Value::from("alltoall"))),
+            );
+        }
     }
 }
 

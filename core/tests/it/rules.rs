@@ -390,11 +390,23 @@ const CASES: &[(&str, &str, &str)] = &[
         r#"{"model": "qwen3-30b-a3b", "framework": "verl", "method": "grpo", "cluster": {"nodes": 2}, "rl": {"rollout_tp": 2, "rollout_ep": 8}}"#,
     ),
     // MindSpeed-RL's resharding spreads the experts over infer TP × infer EP ranks, which the
-    // actor's EP must divide: TP 2 alone is 2 (broken for EP 4), EP 8 is 8 (kept).
+    // actor's TP × EP must divide: TP 2 alone is 2 (broken for TP 1 × EP 4), EP 8 is 8 (kept).
     (
         "mindspeed_rl.rollout_ep",
         r#"{"model": "qwen3-30b-a3b", "framework": "mindspeed-rl", "hardware": "ascend-910b2", "method": "grpo", "parallel": {"ep": 4}, "rl": {"rollout_tp": 2}}"#,
         r#"{"model": "qwen3-30b-a3b", "framework": "mindspeed-rl", "hardware": "ascend-910b2", "method": "grpo", "parallel": {"ep": 4}, "rl": {"rollout_tp": 2, "rollout_ep": 8}}"#,
+    ),
+    // With EP, MindSpeed-RL's training spreads whole experts over TP × EP (moe_tp_extend_ep):
+    // Mixtral's 8 experts over TP 4 × EP 4 do not divide, over TP 2 × EP 4 they do.
+    (
+        "mindspeed_rl.tp_extend_ep",
+        r#"{"model": "mixtral-8x7b", "framework": "mindspeed-rl", "hardware": "ascend-910b2", "method": "grpo", "cluster": {"nodes": 2}, "parallel": {"tp": 4, "ep": 4}}"#,
+        r#"{"model": "mixtral-8x7b", "framework": "mindspeed-rl", "hardware": "ascend-910b2", "method": "grpo", "cluster": {"nodes": 2}, "parallel": {"tp": 2, "ep": 4}}"#,
+    ),
+    (
+        "mindspeed_rl.tp_extend_ep_dispatcher",
+        r#"{"model": "qwen3-30b-a3b", "framework": "mindspeed-rl", "hardware": "ascend-910b2", "method": "grpo", "parallel": {"ep": 4}, "moe": {"dispatcher": "allgather"}}"#,
+        r#"{"model": "qwen3-30b-a3b", "framework": "mindspeed-rl", "hardware": "ascend-910b2", "method": "grpo", "parallel": {"ep": 4}, "moe": {"dispatcher": "alltoall"}}"#,
     ),
     (
         "rl.engine_too_small",

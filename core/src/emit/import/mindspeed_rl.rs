@@ -219,6 +219,8 @@ const APPLIED: &[&str] = &[
     "megatron_training.context_parallel_size",
     "megatron_training.context_parallel_algo",
     "megatron_training.expert_model_parallel_size",
+    "megatron_training.moe_tp_extend_ep",
+    "megatron_training.moe_permutation_async_comm",
     "megatron_training.bf16",
     "megatron_training.fp16",
     "megatron_training.recompute_granularity",
