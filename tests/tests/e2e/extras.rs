@@ -1,5 +1,6 @@
-//! The cost panel, the sweep table and calibration from a pasted log, each checked against the
-//! core's own figures for the plan the page's address holds.
+//! The cost panel, the sweep table, calibration from a pasted log, a search blocked by a rule and a
+//! MoE rollout's expert parallelism, each checked against the core's own figures for the plan the
+//! page's address holds.
 
 use thirtyfour::prelude::*;
 use trainplan_core::sweep::{self, Knob};
@@ -264,5 +265,47 @@ async fn a_search_that_finds_no_valid_plan_names_the_rule() -> WebDriverResult<(
     // The panels below the fold are painted when they come into view: a frame or two after.
     tokio::time::sleep(std::time::Duration::from_millis(300)).await;
     page.screenshot("zh-search-blocked").await?;
+    page.driver.quit().await
+}
+
+/// A MoE model whose weights overflow the rollout engine at any TP within a node: Qwen3-235B-A22B
+/// GRPO on VeRL, 64 H100, rollout TP 8 (58.8 GB of weights a device against a 48 GB engine). The
+/// rule's fix spreads the experts over the rollout's EP, the launch script carries it as VeRL's
+/// EP = TP × DP, and an EP that is no multiple of the TP is refused, in English and Chinese.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_moe_rollout_too_large_for_its_engine_spreads_its_experts() -> WebDriverResult<()> {
+    let chromedriver = Chromedriver::start();
+    let page = open(&chromedriver, 1280, 900).await?;
+    page.wait_text("params-total", |t| !t.is_empty()).await?;
+    page.choose("framework-select", "verl").await?;
+    page.choose("method-select", "grpo").await?;
+    page.choose("model-select", "qwen3-235b-a22b").await?;
+    page.wait_text("params-total", |t| t.starts_with("235,")).await?;
+    page.type_into("nodes-input", "8").await?;
+    page.type_into("rollout-tp-input", "8").await?;
+    let finding = page.wait_text("finding-rl.engine_too_small", |t| !t.is_empty()).await?;
+    assert!(finding.contains("does not even hold its weights"), "{finding}");
+    page.scroll_to("finding-rl.engine_too_small").await?;
+    page.click("fix-rl.engine_too_small").await?;
+    page.wait_text("n-devices", |t| t == "64").await?;
+    assert_eq!(page.el("rollout-ep-input").await?.prop("value").await?.as_deref(), Some("16"));
+    let plan = plan_of(&page).await?;
+    assert_eq!((plan.rl.rollout_tp.get(), plan.rl.rollout_ep.get()), (8, 16));
+    assert!(!page.has("finding-rl.engine_too_small").await?, "the fix left it");
+    page.scroll_to("launch-text").await?;
+    let script = page.wait_text("launch-text", |t| t.contains("expert_parallel_size=16")).await?;
+    assert!(script.contains("actor_rollout_ref.rollout.data_parallel_size=2"), "{script}");
+    // EP 12 is no multiple of TP 8.
+    page.type_into("rollout-ep-input", "12").await?;
+    let refused = page.wait_text("finding-rl.rollout_ep", |t| !t.is_empty()).await?;
+    assert!(refused.contains("Rollout EP 12 must be a multiple of rollout TP 8"), "{refused}");
+    page.scroll_to("finding-rl.rollout_ep").await?;
+    page.screenshot("en-rollout-ep").await?;
+    page.click("lang-switch").await?;
+    let zh = page.wait_text("finding-rl.rollout_ep", |t| t.contains("推理 EP 12")).await?;
+    assert!(zh.contains("推理 TP 8 的倍数"), "{zh}");
+    page.scroll_to("finding-rl.rollout_ep").await?;
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    page.screenshot("zh-rollout-ep").await?;
     page.driver.quit().await
 }
