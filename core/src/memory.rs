@@ -71,8 +71,6 @@ pub struct Memory {
     pub params_total: u64,
     /// Parameters a token passes through.
     pub params_active: u64,
-    /// The routed experts' parameters, all layers (0 for a dense model).
-    pub params_experts: u64,
     /// LoRA adapter parameters the method trains (0 unless LoRA or QLoRA).
     pub params_lora: u64,
     /// Where every layer runs, as memory counted it (time reads the same).
@@ -142,8 +140,10 @@ pub struct PhaseMemory {
 pub struct RolloutMemory {
     /// What the engine reserves: `gpu_memory_utilization` of the device.
     pub engine_bytes: u64,
-    /// Its copy of the weights, bf16, sharded over the rollout TP.
+    /// Its copy of the weights, bf16, sharded over the rollout TP (the routed experts over its EP).
     pub weights_bytes: u64,
+    /// Of which the routed experts' (0 for a dense model).
+    pub experts_bytes: u64,
     /// What is left of the reservation for the KV cache.
     pub kv_cache_bytes: u64,
     /// The KV cache `max_num_seqs` sequences of `max_prompt_length + max_response_length` need.
@@ -402,7 +402,6 @@ pub fn estimate_with(plan: &Plan, facts: &ModelFacts) -> Memory {
         n_microbatches: m,
         params_total: ctx.summary.counts.total(),
         params_active: ctx.summary.counts.active,
-        params_experts: ctx.summary.counts.experts,
         params_lora: ctx.lora_params,
         layout,
     }
@@ -1377,33 +1376,38 @@ pub fn rollout_memory(plan: &Plan) -> RolloutMemory {
 /// [`rollout_memory`] of a model of `counts` parameters (counted once, [`ModelFacts`]).
 fn rollout_memory_of(plan: &Plan, counts: &model::ParamCounts) -> RolloutMemory {
     let engine_bytes = (plan.hardware.hw.memory_bytes as f64 * plan.rl.gpu_memory_utilization_frac) as u64;
-    let weights_bytes = rollout_weights_bytes(plan, counts);
+    let (rest_bytes, experts_bytes) = rollout_weights_bytes(plan, counts);
+    let weights_bytes = rest_bytes.saturating_add(experts_bytes);
     RolloutMemory {
         engine_bytes,
         weights_bytes,
+        experts_bytes,
         kv_cache_bytes: engine_bytes.saturating_sub(weights_bytes),
         kv_cache_needed_bytes: kv_cache_needed_bytes(plan),
     }
 }
 
-/// The rollout engine's bf16 weights on its fullest device. Without expert parallelism vLLM splits
-/// every layer, experts included, by the TP. With it (`enable_expert_parallel`), each of the
-/// `rollout_ep` ranks holds whole experts, the first ranks one more when they do not divide evenly
-/// (vLLM `determine_expert_map`, `vllm/model_executor/layers/fused_moe/layer.py`), and the rest
-/// stays split by the TP; MindSpeed-RL's engine spreads the experts over its TP × EP ranks the same
-/// way (`vllm_weight_container.py`: `_infer_ep_size * _infer_tp_size`).
-pub fn rollout_weights_bytes(plan: &Plan, counts: &model::ParamCounts) -> u64 {
+/// The rollout engine's bf16 weights on its fullest device: the rest and the routed experts.
+/// Without expert parallelism vLLM splits every layer, experts included, by the TP. With it
+/// (`enable_expert_parallel`), each of the `rollout_ep` ranks holds whole experts, the first ranks
+/// one more when they do not divide evenly (vLLM `determine_expert_map`,
+/// `vllm/model_executor/layers/fused_moe/layer.py`), and the rest stays split by the TP;
+/// MindSpeed-RL's engine spreads the experts over its TP × EP ranks the same way
+/// (`vllm_weight_container.py`: `_infer_ep_size * _infer_tp_size`).
+pub fn rollout_weights_bytes(plan: &Plan, counts: &model::ParamCounts) -> (u64, u64) {
     let rl = &plan.rl;
     let tp = u64::from(rl.rollout_tp.get());
     let ep = u64::from(rl.rollout_ep.get());
     let n_experts = plan.model.arch.moe.as_ref().map_or(0, |moe| moe.n_experts);
     if ep == 1 || n_experts == 0 {
-        return counts.total().saturating_mul(BF16_BYTES) / tp;
+        let all = counts.total().saturating_mul(BF16_BYTES) / tp;
+        let experts = counts.experts.saturating_mul(BF16_BYTES) / tp;
+        return (all - experts.min(all), experts.min(all));
     }
     let rest = counts.total().saturating_sub(counts.experts).saturating_mul(BF16_BYTES) / tp;
     let experts =
         (counts.experts / n_experts).saturating_mul(n_experts.div_ceil(ep)).saturating_mul(BF16_BYTES);
-    rest.saturating_add(experts)
+    (rest, experts)
 }
 
 /// The KV cache the rollout engine needs for `max_num_seqs` sequences of the longest prompt and

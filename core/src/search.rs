@@ -532,7 +532,6 @@ fn rollout_options(plan: &Plan, base: &Knobs, world: u64, domain: u64) -> Vec<(u
     }
     let heads = plan.model.arch.attention.n_heads();
     let experts = plan.model.arch.moe.as_ref().map_or(0, |moe| moe.n_experts);
-    let per_node = u64::from(plan.cluster.devices_per_node.get());
     let mut res = Vec::new();
     for tp in divisors(domain, domain) {
         let tp64 = u64::from(tp);
@@ -540,12 +539,8 @@ fn rollout_options(plan: &Plan, base: &Knobs, world: u64, domain: u64) -> Vec<(u
             continue;
         }
         res.push((tp, 1));
-        let eps = divisors(world, experts.min(world)).filter(|&ep| {
-            let ep = u64::from(ep);
-            tp64 < ep
-                && ep.is_multiple_of(tp64)
-                && (plan.framework != Framework::Verl || ep.is_multiple_of(per_node))
-        });
+        let eps = divisors(world, experts.min(world))
+            .filter(|&ep| tp64 < u64::from(ep) && crate::rules::rollout_ep_layout(plan, tp64, ep.into()));
         res.extend(eps.map(|ep| (tp, ep)));
     }
     res

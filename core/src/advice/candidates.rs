@@ -309,15 +309,12 @@ fn rl_moves(ctx: &Ctx) -> Vec<Candidate> {
         res.push(candidate(Move::RolloutTpUp, vec![fix(Field::RlRolloutTp, 2 * rollout_tp)]));
     }
     // With routed experts, the next rollout EP: whole experts over more of the engine's ranks leave
-    // more of its memory to the KV cache (vLLM `enable_expert_parallel`; on VeRL whole nodes, rule
-    // verl.rollout_ep_nodes).
+    // more of its memory to the KV cache and each device fewer to read (vLLM `enable_expert_parallel`).
     if let Some(moe) = &plan.model.arch.moe {
         let world = plan.cluster.n_devices();
         let spread = u64::from(plan.rl.rollout_ep.get()).max(rollout_tp);
-        let step = if plan.framework == Framework::Verl { ctx.per_node } else { 1 };
-        let next = (spread + 1..=world.min(moe.n_experts)).find(|&d| {
-            world.is_multiple_of(d) && d.is_multiple_of(rollout_tp) && d.is_multiple_of(step.max(1))
-        });
+        let next = (spread + 1..=world.min(moe.n_experts))
+            .find(|&d| crate::rules::rollout_ep_layout(plan, rollout_tp, d));
         if let Some(ep) = next {
             res.push(candidate(Move::RolloutEpUp, vec![fix(Field::RlRolloutEp, ep)]));
         }

@@ -43,6 +43,7 @@ mod rl;
 pub(crate) use fix::divisors_of;
 use fix::gcd;
 pub use fix::{apply, apply_all, nearest_divisor, nearest_multiple};
+pub(crate) use rl::rollout_ep_layout;
 
 /// Which rules a framework follows.
 fn megatron_path(framework: Framework) -> bool {

@@ -6,7 +6,7 @@ use crate::field::Field;
 use serde_json::Value;
 
 use super::{Acc, Ctx, divisors_of, gcd, nearest_divisor, nearest_multiple};
-use crate::plan::Framework;
+use crate::plan::{Framework, Plan};
 use crate::report::{Code, Severity};
 
 /// LoRA's rank against what vLLM serves, on VeRL.
@@ -120,6 +120,16 @@ pub(super) fn batches(cx: &Ctx, acc: &mut Acc) {
     }
 }
 
+/// Whether the rollout can spread its experts over `ep` devices at rollout TP `tp`: whole TP × DP
+/// groups that divide the devices (rule rl.rollout_ep) and, on VeRL, whole nodes (rule
+/// verl.rollout_ep_nodes). What the search, the advice and the engine's fix walk.
+pub(crate) fn rollout_ep_layout(plan: &Plan, tp: u64, ep: u64) -> bool {
+    let per_node = u64::from(plan.cluster.devices_per_node.get());
+    ep.is_multiple_of(tp.max(1))
+        && plan.cluster.n_devices().is_multiple_of(ep.max(1))
+        && (plan.framework != Framework::Verl || ep.is_multiple_of(per_node))
+}
+
 /// A degree as the plan holds it (every caller passes 1 or more).
 fn nz(n: u64) -> std::num::NonZeroU32 {
     std::num::NonZeroU32::new(u32::try_from(n).unwrap_or(u32::MAX)).unwrap_or(std::num::NonZeroU32::MIN)
@@ -135,7 +145,8 @@ fn engine_fix(cx: &Ctx, engine_bytes: u64) -> Option<(Field, Value)> {
         let mut trial = plan.clone();
         trial.rl.rollout_tp = nz(tp);
         trial.rl.rollout_ep = nz(ep);
-        crate::memory::rollout_weights_bytes(&trial, &counts) as f64 <= 0.8 * engine_bytes as f64
+        let (rest, experts) = crate::memory::rollout_weights_bytes(&trial, &counts);
+        (rest + experts) as f64 <= 0.8 * engine_bytes as f64
     };
     let (tp, ep) = (u64::from(plan.rl.rollout_tp.get()), u64::from(plan.rl.rollout_ep.get()));
     let domain = u64::from(plan.cluster.scale_up_domain.get());
@@ -146,15 +157,10 @@ fn engine_fix(cx: &Ctx, engine_bytes: u64) -> Option<(Field, Value)> {
             })
             .filter(|&d| fits(d, ep))
     };
-    // On VeRL over whole nodes (rule verl.rollout_ep_nodes).
-    let step = match plan.framework {
-        Framework::Verl => u64::from(plan.cluster.devices_per_node.get()),
-        _ => 1,
-    };
     let experts = plan.model.arch.moe.is_some();
     let spread = || {
         divisors_of(world)
-            .filter(|d| experts && tp < *d && d.is_multiple_of(tp) && d.is_multiple_of(step))
+            .filter(|d| experts && tp < *d && rollout_ep_layout(plan, tp, *d))
             .filter(|&d| fits(tp, d))
             .min()
             .map(|d| (Field::RlRolloutEp, d))
@@ -167,7 +173,8 @@ fn engine_fix(cx: &Ctx, engine_bytes: u64) -> Option<(Field, Value)> {
 /// The rollout engine's expert parallelism: on a model with routed experts, over whole TP × DP
 /// groups of the devices (VeRL `RolloutConfig.__post_init__`: "expert_parallel_size must be equal
 /// to tensor_model_parallel_size * data_parallel_size", verl/workers/config/rollout.py), over whole
-/// nodes on VeRL, and a multiple of the actor's EP on MindSpeed-RL.
+/// nodes on VeRL, and on MindSpeed-RL a multiple of the actor's TP × EP, over which its training
+/// spreads the experts.
 pub(super) fn rollout_ep(cx: &Ctx, acc: &mut Acc) {
     use Severity::{Error, Warning};
     let &Ctx { plan, world, ep, .. } = cx;
@@ -178,7 +185,8 @@ pub(super) fn rollout_ep(cx: &Ctx, acc: &mut Acc) {
         args.extend_from_slice(extra);
         args
     };
-    // The valid rollout EP nearest to `want` that is also a multiple of `step`; 1 when none.
+    // The rollout EP nearest the plan's that divides the devices and is a multiple of the TP and of
+    // `step`; 1 when none.
     let nearest = |step: u64| {
         divisors_of(world)
             .filter(|d| d.is_multiple_of(tp) && d.is_multiple_of(step.max(1)))

@@ -8,9 +8,9 @@ use crate::memory;
 ///
 /// Rollout: every device group of `rollout_tp` runs an engine; each engine prefills its prompts
 /// (2 · N_active FLOPs per token, compute-bound) and decodes `max_response_length` tokens in waves
-/// of `max_num_seqs` sequences (fewer when its KV cache cannot hold them), each decode step bound by reading the weights and the KV cache from
-/// memory (Pope et al. 2022, "Efficiently Scaling Transformer Inference" §2) or by its FLOPs,
-/// whichever is slower. Log-probabilities: a forward pass of the actor and of the reference over
+/// of `max_num_seqs` sequences (fewer when its KV cache cannot hold them), each decode step bound
+/// by reading the weights and the KV cache from memory (Pope et al. 2022, "Efficiently Scaling
+/// Transformer Inference" §2) or by its FLOPs, whichever is slower. Log-probabilities: a forward pass of the actor and of the reference over
 /// every response, each a third of the update's pipeline time without recomputation.
 pub(super) fn rl_phases(ctx: &Ctx, update_makespan: f64, mem: &memory::Memory) -> (f64, f64) {
     let plan = ctx.plan;
@@ -63,18 +63,19 @@ pub(super) fn rl_phases(ctx: &Ctx, update_makespan: f64, mem: &memory::Memory) -
 /// single sequence, the active parameters; nearly all of them for a batch of hundreds, why MoE
 /// decoding is bound by the whole model's weights: DeepSpeed-MoE, Rajbhandari et al. 2022 §5).
 /// With the rollout's expert parallelism the experts are spread over its TP × DP ranks, which route
-/// all their engines' tokens together: each device reads its own experts' share (the all-to-all
+/// all their engines' tokens together: each device reads its own experts' share, the fullest
+/// device's as the engine's memory holds them ([`memory::rollout_weights_bytes`]; the all-to-all
 /// between them is not counted).
 fn decoded_weights_bytes(ctx: &Ctx, mem: &memory::Memory, batch: f64) -> f64 {
     let rl = &ctx.plan.rl;
-    let experts = mem.params_experts as f64;
-    let Some(moe) = ctx.plan.model.arch.moe.as_ref().filter(|_| 0.0 < experts) else {
+    let moe = ctx.plan.model.arch.moe.as_ref();
+    let (Some(moe), Some(engine)) = (moe, mem.rollout.as_ref().filter(|r| 0 < r.experts_bytes)) else {
         return 2.0 * ctx.active_params;
     };
     let tp = f64::from(rl.rollout_tp.get());
     let spread = f64::from(rl.rollout_ep.get()).max(tp);
     let (e, k) = (moe.n_experts as f64, (moe.top_k as f64).min(moe.n_experts as f64));
     let touched = 1.0 - (1.0 - k / e).powf(batch * spread / tp);
-    let rest = mem.params_total as f64 - experts;
-    2.0 * (rest + touched * experts * tp / spread)
+    let (experts, rest) = (engine.experts_bytes as f64, (engine.weights_bytes - engine.experts_bytes) as f64);
+    tp * (rest + touched * experts)
 }
