@@ -1,4 +1,5 @@
-//! The form's RL settings, for GRPO and PPO: rollout parallelism (TP, and EP for routed experts) and samples, prompt and response
+//! The form's RL settings, for GRPO and PPO: rollout parallelism (TP, and EP for routed experts)
+//! and samples, prompt and response
 //! lengths, the rollout engine's memory and batching, and the switches.
 
 use leptos::prelude::*;
