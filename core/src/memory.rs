@@ -1376,7 +1376,12 @@ pub fn rollout_memory(plan: &Plan) -> RolloutMemory {
 /// [`rollout_memory`] of a model of `counts` parameters (counted once, [`ModelFacts`]).
 fn rollout_memory_of(plan: &Plan, counts: &model::ParamCounts) -> RolloutMemory {
     let engine_bytes = (plan.hardware.hw.memory_bytes as f64 * plan.rl.gpu_memory_utilization_frac) as u64;
-    let (rest_bytes, experts_bytes) = rollout_weights_bytes(plan, counts);
+    let (rest_bytes, experts_bytes) = rollout_weights_bytes(
+        plan,
+        counts,
+        u64::from(plan.rl.rollout_tp.get()),
+        u64::from(plan.rl.rollout_ep.get()),
+    );
     let weights_bytes = rest_bytes.saturating_add(experts_bytes);
     RolloutMemory {
         engine_bytes,
@@ -1387,17 +1392,16 @@ fn rollout_memory_of(plan: &Plan, counts: &model::ParamCounts) -> RolloutMemory 
     }
 }
 
-/// The rollout engine's bf16 weights on its fullest device: the rest and the routed experts.
+/// The bf16 weights on the fullest device of a rollout engine at TP `tp` and EP `ep`: the rest and
+/// the routed experts.
 /// Without expert parallelism vLLM splits every layer, experts included, by the TP. With it
 /// (`enable_expert_parallel`), each of the `rollout_ep` ranks holds whole experts, the first ranks
 /// one more when they do not divide evenly (vLLM `determine_expert_map`,
 /// `vllm/model_executor/layers/fused_moe/layer.py`), and the rest stays split by the TP;
 /// MindSpeed-RL's engine spreads the experts over its TP × EP ranks the same way
 /// (`vllm_weight_container.py`: `_infer_ep_size * _infer_tp_size`).
-pub fn rollout_weights_bytes(plan: &Plan, counts: &model::ParamCounts) -> (u64, u64) {
-    let rl = &plan.rl;
-    let tp = u64::from(rl.rollout_tp.get());
-    let ep = u64::from(rl.rollout_ep.get());
+pub fn rollout_weights_bytes(plan: &Plan, counts: &model::ParamCounts, tp: u64, ep: u64) -> (u64, u64) {
+    let (tp, ep) = (tp.max(1), ep.max(1));
     let n_experts = plan.model.arch.moe.as_ref().map_or(0, |moe| moe.n_experts);
     if ep == 1 || n_experts == 0 {
         let all = counts.total().saturating_mul(BF16_BYTES) / tp;

@@ -11,16 +11,18 @@
 //! two to 16 from 8K tokens, EP over powers of two for MoE models, MindSpeed-LLM's DualPipeV,
 //! recomputation none / selective / full (uniform, or a block of ¼, ½ or ¾ of a stage's layers),
 //! MindSpeed's swap-attention, the optimizer's states on the device, offloaded to the host or (for
-//! MindSpeed) swapped there between steps; with the distributed optimizer or Megatron FSDP, sequence parallelism
-//! and overlapped gradient reduction on wherever they apply (each saves memory or hides communication
-//! without adding any: Megatron-LM docs/api-guide/dist_optimizer.md, Korthikanti et al. 2022 §4.2.2,
-//! MindSpeed docs/zh/features/async-ddp.md). For the HF family (DeepSpeed, LLaMA-Factory, VeRL) no
+//! MindSpeed) swapped there between steps; with the distributed optimizer or Megatron FSDP,
+//! sequence parallelism and overlapped gradient reduction on wherever they apply (each saves memory
+//! or hides communication without adding any: Megatron-LM docs/api-guide/dist_optimizer.md,
+//! Korthikanti et al. 2022 §4.2.2, MindSpeed docs/zh/features/async-ddp.md). For the HF family (DeepSpeed, LLaMA-Factory, VeRL) no
 //! model parallelism, ZeRO 0–3 with optimizer and parameter offload, gradient checkpointing on or
 //! off, and Ulysses CP for VeRL. RL (GRPO, PPO) also walks the rollout engine's TP over the divisors
 //! of the scale-up domain that divide the heads: at the default TP 1 a 32B model's weights alone
 //! fill the engine's share of an 80 GB device, and every plan would break rl.engine_too_small; with
 //! routed experts, also the rollout's expert parallelism over larger multiples of that TP.
-//! Micro-batch over powers of two for all.
+//! Micro-batch over powers of two for all. A method the framework cannot train (PPO on
+//! MindSpeed-LLM) leaves the plan alone in the space: no knob walked changes that verdict.
+//! The rules are checked for their verdict alone ([`rules::errors`]), no message or fix worked out.
 //!
 //! A search can run in parts ([`Search::part`], one per Web Worker in the page, four per thread on
 //! the command line: [`search_on_threads`]) whose results
@@ -322,6 +324,11 @@ impl Shape<'_> {
 
 /// Every knob setting the search walks for this plan's framework.
 fn space(plan: &Plan) -> Vec<Knobs> {
+    // No layout trains a method its framework does not: the space is the plan alone, whose
+    // finding (with its fix, another framework) the search then reports, at once.
+    if rules::method_unsupported(plan, &memory::estimate(plan)) {
+        return vec![Knobs::of(plan)];
+    }
     let seq = u64::from(plan.batch.seq_len.get());
     let shape = Shape {
         plan,
@@ -662,7 +669,7 @@ pub fn search_on_threads(plan: &Plan, threads: usize) -> SearchResult {
         joined.flatten().collect()
     });
     // `assemble` puts the found plans back in space order, whichever thread ran which part.
-    assemble(Knobs::of(plan), &partials, |index| all[index as usize])
+    assemble(plan, &partials, |index| all[index as usize])
 }
 
 /// [`search`] evaluating every plan, pruning none: the reference the pruned search must equal.
@@ -843,7 +850,7 @@ impl Search {
                 continue;
             }
             self.fit += 1;
-            if self.breaks_a_rule(self.next - 1, &rules::check(&self.work, &mem)) {
+            if self.breaks_a_rule(self.next - 1, &rules::errors(&self.work, &mem)) {
                 continue;
             }
             self.feasible += 1;
@@ -963,12 +970,13 @@ impl Search {
 
     /// The result; plans not yet evaluated (if [`Search::step`] has not finished) are left out.
     pub fn finish(self) -> SearchResult {
-        let base = self.base;
+        let mut plan = self.work.clone();
+        self.base.set(&mut plan);
         let (space, places) = (self.space.clone(), self.places.clone());
         let partial = self.finish_part();
         // Places ascend: a found plan's is looked up.
         let knobs = |index: u64| space[places.partition_point(|&p| u64::from(p) < index)];
-        assemble(base, &[partial], knobs)
+        assemble(&plan, &[partial], knobs)
     }
 }
 
@@ -1043,12 +1051,14 @@ pub fn merge(plan: &Plan, parts: &[Partial]) -> Result<SearchResult, String> {
     if let Some(b) = parts.iter().flat_map(|p| &p.blocked).find(|b| space.len() as u64 <= b.first) {
         return Err(format!("plan {} is outside the search's {} plans", b.first, space.len()));
     }
-    Ok(assemble(Knobs::of(plan), parts, |index| space[index as usize]))
+    Ok(assemble(plan, parts, |index| space[index as usize]))
 }
 
 /// The rules the parts' plans that fit broke, merged: plans added up, the first place the least;
-/// most often broken first, then by name.
-fn blocking(base: Knobs, parts: &[Partial], knobs: &impl Fn(u64) -> Knobs) -> Vec<Blocking> {
+/// most often broken first, then the one broken earliest in the space, then in the order the rules
+/// list them on that plan (the method before the batch: a plan alone in the space breaks both).
+fn blocking(plan: &Plan, parts: &[Partial], knobs: &impl Fn(u64) -> Knobs) -> Vec<Blocking> {
+    let base = Knobs::of(plan);
     let mut merged: Vec<(Code, u64, u64)> = Vec::new();
     for b in parts.iter().flat_map(|p| &p.blocked) {
         match merged.iter_mut().find(|m| m.0 == b.code) {
@@ -1056,16 +1066,25 @@ fn blocking(base: Knobs, parts: &[Partial], knobs: &impl Fn(u64) -> Knobs) -> Ve
             None => merged.push((b.code, b.plans, b.first)),
         }
     }
-    merged.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.as_str().cmp(b.0.as_str())));
-    merged
+    let mut work = plan.clone();
+    let mut listed = |code: Code, first: u64| {
+        knobs(first).set(&mut work);
+        let errors = rules::errors(&work, &memory::estimate(&work));
+        errors.iter().position(|f| f.code == code).unwrap_or(usize::MAX)
+    };
+    let mut keyed: Vec<_> =
+        merged.into_iter().map(|(code, plans, first)| (code, plans, first, listed(code, first))).collect();
+    keyed.sort_by(|a, b| b.1.cmp(&a.1).then(a.2.cmp(&b.2)).then(a.3.cmp(&b.3)));
+    keyed
         .into_iter()
-        .map(|(code, plans, first)| Blocking { code, plans, changes: knobs(first).changes(base) })
+        .map(|(code, plans, first, _)| Blocking { code, plans, changes: knobs(first).changes(base) })
         .collect()
 }
 
 /// The result from the parts' counts and found plans, each plan's knobs given by `knobs` from its
 /// place in the space.
-fn assemble(base: Knobs, parts: &[Partial], knobs: impl Fn(u64) -> Knobs) -> SearchResult {
+fn assemble(plan: &Plan, parts: &[Partial], knobs: impl Fn(u64) -> Knobs) -> SearchResult {
+    let base = Knobs::of(plan);
     // In space order, whatever share each part held: ties between equally fast plans go by place.
     let mut found: Vec<Found> = parts.iter().flat_map(|p| p.found.iter().copied()).collect();
     found.sort_unstable_by_key(|f| f.index);
@@ -1088,6 +1107,6 @@ fn assemble(base: Knobs, parts: &[Partial], knobs: impl Fn(u64) -> Knobs) -> Sea
         simulated: parts.iter().map(|p| p.simulated).sum(),
         best: fastest(&found).into_iter().map(candidate).collect(),
         pareto: pareto(&found).into_iter().map(candidate).collect(),
-        blocked: blocking(base, parts, &knobs),
+        blocked: blocking(plan, parts, &knobs),
     }
 }

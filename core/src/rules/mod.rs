@@ -79,10 +79,12 @@ struct Ctx<'a> {
     mindspeed: bool,
     /// An RL method (GRPO, PPO).
     rl: bool,
+    /// Only whether a rule is broken matters (the search): no message, no fix worked out.
+    lean: bool,
 }
 
 impl<'a> Ctx<'a> {
-    fn new(plan: &'a Plan, mem: &'a Memory) -> Self {
+    fn new(plan: &'a Plan, mem: &'a Memory, lean: bool) -> Self {
         let arch = &plan.model.arch;
         let p = &plan.parallel;
         Ctx {
@@ -109,14 +111,16 @@ impl<'a> Ctx<'a> {
             megatron: megatron_path(plan.framework),
             mindspeed: matches!(plan.framework, Framework::MindSpeedLlm | Framework::MindSpeedRl),
             rl: matches!(plan.method, Method::Grpo | Method::Ppo),
+            lean,
         }
     }
 }
 
 /// The findings in the order the rules produce them.
-#[derive(Default)]
 struct Acc {
     res: Vec<Finding>,
+    /// Errors only, by code: no arguments, message or fix ([`errors`]).
+    lean: bool,
 }
 
 impl Acc {
@@ -127,6 +131,13 @@ impl Acc {
         args: &[(&'static str, String)],
         fix: Option<(crate::field::Field, Value)>,
     ) {
+        if self.lean {
+            if severity == Severity::Error {
+                let (args, message) = (BTreeMap::new(), String::new());
+                self.res.push(Finding { severity, code, message, args, fix: None, make_valid: false });
+            }
+            return;
+        }
         let args = args.iter().cloned().collect::<BTreeMap<_, _>>();
         self.res.push(Finding {
             severity,
@@ -151,8 +162,27 @@ impl Acc {
 
 /// Every rule the plan breaks, errors first.
 pub fn check(plan: &Plan, mem: &Memory) -> Vec<Finding> {
-    let cx = &Ctx::new(plan, mem);
-    let mut acc = Acc::default();
+    check_as(plan, mem, false)
+}
+
+/// The rules the plan breaks outright (errors), by code alone: a finding's arguments, message and
+/// fix are left empty and unworked, as the search needs none of them.
+pub fn errors(plan: &Plan, mem: &Memory) -> Vec<Finding> {
+    check_as(plan, mem, true)
+}
+
+/// Whether the framework cannot train the plan's method at all (an error of the `method` family):
+/// that depends on the framework, the method, the precision and the device's maker, none of which
+/// a layout or a memory knob changes.
+pub fn method_unsupported(plan: &Plan, mem: &Memory) -> bool {
+    let mut acc = Acc { res: Vec::new(), lean: true };
+    method::check(&Ctx::new(plan, mem, true), &mut acc);
+    !acc.res.is_empty()
+}
+
+fn check_as(plan: &Plan, mem: &Memory, lean: bool) -> Vec<Finding> {
+    let cx = &Ctx::new(plan, mem, lean);
+    let mut acc = Acc { res: Vec::new(), lean };
     // The families in the order their findings are listed within a severity (the report, the page
     // and the golden files keep it): a family's calls are not grouped where that would reorder them.
     hardware::check(cx, &mut acc);

@@ -130,11 +130,6 @@ pub(crate) fn rollout_ep_layout(plan: &Plan, tp: u64, ep: u64) -> bool {
         && (plan.framework != Framework::Verl || ep.is_multiple_of(per_node))
 }
 
-/// A degree as the plan holds it (every caller passes 1 or more).
-fn nz(n: u64) -> std::num::NonZeroU32 {
-    std::num::NonZeroU32::new(u32::try_from(n).unwrap_or(u32::MAX)).unwrap_or(std::num::NonZeroU32::MIN)
-}
-
 /// The smallest rollout TP within the scale-up domain whose weights leave a fifth of the engine for
 /// KV cache, its expert parallelism kept; failing that, with routed experts, the smallest rollout
 /// EP that does; failing that, a TP across the domain (vLLM's TP spans nodes, over slower links).
@@ -142,10 +137,7 @@ fn engine_fix(cx: &Ctx, engine_bytes: u64) -> Option<(Field, Value)> {
     let &Ctx { plan, world, heads, .. } = cx;
     let counts = crate::model::count_params(&plan.model.arch);
     let fits = |tp: u64, ep: u64| {
-        let mut trial = plan.clone();
-        trial.rl.rollout_tp = nz(tp);
-        trial.rl.rollout_ep = nz(ep);
-        let (rest, experts) = crate::memory::rollout_weights_bytes(&trial, &counts);
+        let (rest, experts) = crate::memory::rollout_weights_bytes(plan, &counts, tp, ep);
         (rest + experts) as f64 <= 0.8 * engine_bytes as f64
     };
     let (tp, ep) = (u64::from(plan.rl.rollout_tp.get()), u64::from(plan.rl.rollout_ep.get()));
@@ -340,7 +332,12 @@ pub(super) fn rollout(cx: &Ctx, acc: &mut Acc) {
     if let Some(r) = &mem.rollout
         && r.kv_cache_bytes == 0
     {
-        acc.push(Error, Code::RlEngineTooSmall, &[], engine_fix(cx, r.engine_bytes));
+        acc.push(
+            Error,
+            Code::RlEngineTooSmall,
+            &[],
+            if cx.lean { None } else { engine_fix(cx, r.engine_bytes) },
+        );
     }
     if plan.framework == Framework::Verl && 1 < cp {
         // VeRL's `apply_monkey_patch` (verl/models/transformers/monkey_patch.py) asserts

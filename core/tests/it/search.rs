@@ -383,3 +383,26 @@ fn a_search_whose_plans_fit_but_break_rules_says_which() {
     let lora = search(&plan(r#"{"model": "qwen2.5-7b"}"#));
     assert_eq!((lora.fit, lora.blocked.len()), (lora.feasible, 0));
 }
+
+#[test]
+fn a_method_the_framework_cannot_train_is_searched_no_further_than_the_plan() {
+    // PPO on MindSpeed-LLM: no layout or memory knob makes MindSpeed-LLM an RL framework, so the
+    // space is the plan alone (1), and the rule it breaks comes first, with its fix, before the
+    // other rules that plan breaks (here the batch: 1,001 prompts × 6 responses = 6,006 samples,
+    // not a multiple of DP 16 × micro-batch 1).
+    let p = plan(
+        r#"{"model": "qwen2.5-0.5b", "cluster": {"nodes": 2}, "framework": "mindspeed-llm",
+            "method": "ppo", "rl": {"n_samples_per_prompt": 6},
+            "batch": {"micro_batch": 1, "global_batch": 1001, "seq_len": 1024}}"#,
+    );
+    let result = search(&p);
+    assert_eq!((result.considered, result.fit, result.feasible), (1, 1, 0), "{result:?}");
+    let codes: Vec<&str> = result.blocked.iter().map(|b| b.code.as_str()).collect();
+    assert_eq!(codes.first(), Some(&"method.needs_rl_framework"), "{codes:?}");
+    assert!(codes.contains(&"batch.divisible"), "{codes:?}");
+    let finding = evaluate(&p).findings.into_iter().find(|f| f.code.as_str() == "method.needs_rl_framework");
+    let fix = finding.and_then(|f| f.fix).expect("the rule's fix");
+    // On the framework the fix names, the search walks the whole space again.
+    let fixed = rules::apply(&p, &fix).expect("the fix applies");
+    assert!(1 < search(&fixed).considered);
+}
