@@ -47,6 +47,11 @@ pub const HOST_LINK_BYTES_PER_SECOND: f64 = 25e9;
 /// residual adds, bias/activation/dropout kernels, rotary): each reads and writes h-wide tensors.
 /// Tier: derived from the kernels Megatron runs per layer (about 12 reads/writes of 2-byte tensors).
 pub const ELEMENTWISE_BYTES_PER_TOKEN_HIDDEN: f64 = 24.0;
+/// Fixed cost of one all-reduce of a decode step inside an NVIDIA node, seconds (vLLM's custom
+/// all-reduce for TP, latency-bound at decode's small messages). Tier: derived: the mean of vLLM's
+/// six measurements at 512 B and 4 KiB over TP 2, 4 and 8 on H100 (9.5, 9.1, 10.1, 8.8, 8.5 and
+/// 9.3 µs; sgl-project/sglang pull request 2904, without CUDA graphs).
+pub const DECODE_ALL_REDUCE_LATENCY_SECONDS: f64 = 9.2e-6;
 /// Fraction of link bandwidth a ring collective reaches. Tier: derived: nccl-tests on one 8 × A100
 /// node measure 229 GB/s all-reduce bus bandwidth at 1 GiB (stas00/ml-engineering
 /// `network/README.md`), 0.76 of NVLink's 300 GB/s in one direction.
