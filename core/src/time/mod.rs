@@ -442,17 +442,28 @@ impl<'a> Ctx<'a> {
 }
 
 /// The first bound [`estimate_within`] checks: every micro-batch's decoder layers on the average
-/// rank, back to back. No step is shorter; a search works it out while the plan's memory is fresh
-/// and compares it with its limit ([`rules_out`]) before reading the plan again.
+/// rank, back to back, and with RL the rollout and the scoring that pipeline implies. No step is
+/// shorter; a search works it out while the plan's memory is fresh and compares it with its limit
+/// ([`rules_out`]) before reading the plan again.
 pub fn layer_bound_seconds(plan: &Plan, mem: &memory::Memory) -> f64 {
     let plan = &*crate::knobs::effective(plan);
     let ctx = Ctx::new(plan, mem);
-    layer_bound(&ctx, mem, pipeline::microbatches(mem))
+    let rollout = if ctx.rl { rl::rollout_seconds(&ctx, mem) } else { 0.0 };
+    step_bound(&ctx, layer_bound(&ctx, mem, pipeline::microbatches(mem)), rollout)
 }
 
-/// [`layer_bound_seconds`] for `m` micro-batches.
+/// The average rank's decoder layers for `m` micro-batches, back to back: no pipeline is shorter.
 fn layer_bound(ctx: &Ctx, mem: &memory::Memory, m: u32) -> f64 {
     f64::from(m) * passes::mean_rank_layer_seconds(ctx, mem)
+}
+
+/// A step no shorter than a pipeline of `makespan_bound` seconds, with RL after its `rollout` and
+/// the scoring such a pipeline implies ([`rl::log_prob_seconds`] grows with the makespan).
+fn step_bound(ctx: &Ctx, makespan_bound: f64, rollout: f64) -> f64 {
+    match ctx.rl {
+        true => makespan_bound + rollout + rl::log_prob_seconds(makespan_bound),
+        false => makespan_bound,
+    }
 }
 
 /// Whether a lower bound on a step rules it out under `limit`: with a margin for rounding, as the
@@ -469,7 +480,7 @@ pub fn estimate(plan: &Plan, mem: &memory::Memory) -> StepTime {
 /// [`estimate`], or `None` when the step provably takes longer than `limit_seconds`: two bounds,
 /// the average rank's decoder layers back to back (before each stage's passes are worked out) and
 /// every pass of the busiest rank back to back plus the step's own terms (before the schedule is
-/// simulated).
+/// simulated), each with RL's rollout and the scoring it implies ([`step_bound`]).
 ///
 /// The phases in turn: each virtual stage's passes for one micro-batch (`passes.rs`, from one
 /// layer's work in `layer.rs` and `moe.rs`), the sends between stages (`comm.rs`), the tail after
@@ -481,8 +492,12 @@ pub fn estimate_within(plan: &Plan, mem: &memory::Memory, limit_seconds: Option<
     let ctx = Ctx::new(plan, mem);
     let layout = &mem.layout;
     let m = pipeline::microbatches(mem);
+    // RL's generation first: it does not depend on the training's pipeline, and bounds the step.
+    let rollout_seconds = if ctx.rl { rl::rollout_seconds(&ctx, mem) } else { 0.0 };
     // A first bound, before each stage's passes are worked out: the average rank's layers.
-    if limit_seconds.is_some_and(|limit| rules_out(limit, layer_bound(&ctx, mem, m))) {
+    if limit_seconds
+        .is_some_and(|limit| rules_out(limit, step_bound(&ctx, layer_bound(&ctx, mem, m), rollout_seconds)))
+    {
         return None;
     }
     let passes = passes::pass_costs(&ctx, mem);
@@ -499,7 +514,8 @@ pub fn estimate_within(plan: &Plan, mem: &memory::Memory, limit_seconds: Option<
     // No schedule beats its busiest rank running all its passes back to back: a lower bound on the
     // step that lets a search skip the simulation of a plan that cannot win.
     if let Some(limit) = limit_seconds {
-        let lower = f64::from(m) * slowest + tail.dp_seconds + tail.optimizer_seconds + tail.offload_seconds;
+        let tail_seconds = tail.dp_seconds + tail.optimizer_seconds + tail.offload_seconds;
+        let lower = step_bound(&ctx, f64::from(m) * slowest, rollout_seconds) + tail_seconds;
         if rules_out(limit, lower) {
             return None;
         }
@@ -507,10 +523,7 @@ pub fn estimate_within(plan: &Plan, mem: &memory::Memory, limit_seconds: Option<
     let schedule_kind = layout.schedule;
     let shape = pipeline_makespan(schedule_kind, m, &costs, slowest);
     let makespan = shape.makespan_seconds;
-    let (rollout_seconds, log_prob_seconds) = match ctx.rl {
-        true => rl::rl_phases(&ctx, makespan, mem),
-        false => (0.0, 0.0),
-    };
+    let log_prob_seconds = if ctx.rl { rl::log_prob_seconds(makespan) } else { 0.0 };
     let step_seconds = makespan
         + tail.dp_seconds
         + tail.optimizer_seconds

@@ -4,17 +4,14 @@
 use super::{Ctx, HBM_EFF, gemm_efficiency};
 use crate::memory;
 
-/// RL's generation and scoring, per step (VeRL's `ActorRolloutRefWorker` phases).
-///
-/// Rollout: every device group of `rollout_tp` runs an engine; each engine prefills its prompts
-/// (2 · N_active FLOPs per token, compute-bound) and decodes `max_response_length` tokens in waves
-/// of `max_num_seqs` sequences (fewer when its KV cache cannot hold them), each decode step bound
-/// by reading the weights and the KV cache from memory (Pope et al. 2022, "Efficiently Scaling
-/// Transformer Inference" §2) or by its FLOPs, whichever is slower, then its collectives
-/// ([`decode_collectives_seconds`]). Log-probabilities: a forward pass of the actor and of the
-/// reference over every response, each a third of the update's pipeline time without
-/// recomputation.
-pub(super) fn rl_phases(ctx: &Ctx, update_makespan: f64, mem: &memory::Memory) -> (f64, f64) {
+/// RL's generation, per step (VeRL's `ActorRolloutRefWorker` phases): every device group of
+/// `rollout_tp` runs an engine; each engine prefills its prompts (2 · N_active FLOPs per token,
+/// compute-bound) and decodes `max_response_length` tokens in waves of `max_num_seqs` sequences
+/// (fewer when its KV cache cannot hold them), each decode step bound by reading the weights and
+/// the KV cache from memory (Pope et al. 2022, "Efficiently Scaling Transformer Inference" §2) or
+/// by its FLOPs, whichever is slower, then its collectives ([`decode_collectives_seconds`]). It
+/// depends on the rollout's settings and the engine's memory alone, not on the training's layout.
+pub(super) fn rollout_seconds(ctx: &Ctx, mem: &memory::Memory) -> f64 {
     let plan = ctx.plan;
     let rl = &plan.rl;
     let n_devices = plan.cluster.n_devices() as f64;
@@ -52,10 +49,14 @@ pub(super) fn rl_phases(ctx: &Ctx, update_makespan: f64, mem: &memory::Memory) -
         let flops = 2.0 * active * batch;
         decode += 0.5 * (bytes / bandwidth).max(flops / (peak * gemm_efficiency(flops)));
     }
-    let rollout = prefill + waves * response * decode;
-    // The training pipeline's forward is about a third of its time without recomputation.
-    let log_prob = 2.0 * update_makespan / 3.0;
-    (rollout, log_prob)
+    prefill + waves * response * decode
+}
+
+/// Scoring the responses: a forward pass of the actor and of the reference over every response,
+/// each about a third of the update's pipeline time without recomputation. It grows with the
+/// update's makespan, so a bound on that bounds it.
+pub(super) fn log_prob_seconds(update_makespan: f64) -> f64 {
+    2.0 * update_makespan / 3.0
 }
 
 /// The weights one engine reads from memory per decode step, bf16, over all its devices. A dense
