@@ -14,15 +14,16 @@
 //! MindSpeed) swapped there between steps; with the distributed optimizer or Megatron FSDP,
 //! sequence parallelism and overlapped gradient reduction on wherever they apply (each saves memory
 //! or hides communication without adding any: Megatron-LM docs/api-guide/dist_optimizer.md,
-//! Korthikanti et al. 2022 §4.2.2, MindSpeed docs/zh/features/async-ddp.md). For the HF family (DeepSpeed, LLaMA-Factory, VeRL) no
-//! model parallelism, ZeRO 0–3 with optimizer and parameter offload, gradient checkpointing on or
-//! off, and Ulysses CP for VeRL. RL (GRPO, PPO) also walks the rollout engine's TP over the divisors
-//! of the scale-up domain that divide the heads: at the default TP 1 a 32B model's weights alone
-//! fill the engine's share of an 80 GB device, and every plan would break rl.engine_too_small; with
-//! routed experts, also the rollout's expert parallelism over larger multiples of that TP.
-//! Micro-batch over powers of two for all. A method the framework cannot train (PPO on
-//! MindSpeed-LLM) leaves the plan alone in the space: no knob walked changes that verdict.
-//! The rules are checked for their verdict alone ([`rules::errors`]), no message or fix worked out.
+//! Korthikanti et al. 2022 §4.2.2, MindSpeed docs/zh/features/async-ddp.md). For the HF family
+//! (DeepSpeed, LLaMA-Factory, VeRL) no model parallelism, ZeRO 0–3 with optimizer and parameter
+//! offload, gradient checkpointing on or off, and Ulysses CP for VeRL. RL (GRPO, PPO) also walks the
+//! rollout engine's TP over the divisors of the scale-up domain that divide the heads: at the
+//! default TP 1 a 32B model's weights alone fill the engine's share of an 80 GB device, and every
+//! plan would break rl.engine_too_small; with routed experts, also the rollout's expert parallelism
+//! over larger multiples of that TP. Micro-batch over powers of two for all. A method the framework
+//! cannot train (PPO on MindSpeed-LLM) leaves the plan alone in the space: no knob walked changes
+//! that verdict. The rules are checked for their verdict alone ([`rules::errors`]), no message or
+//! fix worked out.
 //!
 //! A search can run in parts ([`Search::part`], one per Web Worker in the page, four per thread on
 //! the command line: [`search_on_threads`]) whose results

@@ -18,11 +18,24 @@ pub fn ring_seconds_on(
     link_bytes_per_second: f64,
     all_reduce: bool,
 ) -> f64 {
+    ring_seconds_at(hw.collective_latency_seconds, hw, bytes, group, link_bytes_per_second, all_reduce)
+}
+
+/// [`ring_seconds_on`] at a fixed cost per call of `latency_seconds` (a kernel of its own, as
+/// vLLM's custom all-reduce at decode).
+pub(super) fn ring_seconds_at(
+    latency_seconds: f64,
+    hw: &Hardware,
+    bytes: f64,
+    group: f64,
+    link_bytes_per_second: f64,
+    all_reduce: bool,
+) -> f64 {
     if group <= 1.0 || bytes <= 0.0 {
         return 0.0;
     }
     let factor = if all_reduce { 2.0 } else { 1.0 } * (group - 1.0) / group;
-    hw.collective_latency_seconds + factor * bytes / (link_bytes_per_second * hw.collective_eff)
+    latency_seconds + factor * bytes / (link_bytes_per_second * hw.collective_eff)
 }
 
 /// The share of a device's scale-up links a group of `members` ranks in one domain drives: all of

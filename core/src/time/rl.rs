@@ -68,7 +68,7 @@ pub(super) fn log_prob_seconds(update_makespan: f64) -> f64 {
 /// With the rollout's expert parallelism the experts are spread over its TP × DP ranks, which route
 /// all their engines' tokens together: each device reads its own experts' share, the fullest
 /// device's as the engine's memory holds them ([`memory::rollout_weights_bytes`]; the all-to-all
-/// between them is not counted).
+/// between them: [`decode_collectives_seconds`]).
 fn decoded_weights_bytes(ctx: &Ctx, mem: &memory::Memory, batch: f64) -> f64 {
     let rl = &ctx.plan.rl;
     let moe = ctx.plan.model.arch.moe.as_ref();
@@ -100,17 +100,13 @@ fn decode_collectives_seconds(ctx: &Ctx, batch: f64) -> f64 {
     let layers = arch.n_layers as f64;
     // The TP all-reduce, a ring's bytes over the group's links: inside an NVIDIA node at the fixed
     // cost of vLLM's own kernel as measured, elsewhere at the training's.
-    let all_reduce = match tp {
-        ..=1 => 0.0,
-        tp => {
-            let g = tp as f64;
-            let bw = super::comm::group_bandwidth(hw, domain, tp, 1);
-            let fixed = match hw.vendor == crate::hardware::Vendor::Nvidia && tp <= domain {
-                true => super::DECODE_ALL_REDUCE_LATENCY_SECONDS,
-                false => hw.collective_latency_seconds,
-            };
-            fixed + 2.0 * (g - 1.0) / g * hidden_bytes / (bw * hw.collective_eff)
-        }
+    let all_reduce = {
+        let bw = super::comm::group_bandwidth(hw, domain, tp, 1);
+        let latency = match hw.vendor == crate::hardware::Vendor::Nvidia && tp <= domain {
+            true => super::DECODE_ALL_REDUCE_LATENCY_SECONDS,
+            false => hw.collective_latency_seconds,
+        };
+        super::comm::ring_seconds_at(latency, hw, hidden_bytes, tp as f64, bw, true)
     };
     let (moe_layers, all_to_all) = match (arch.moe.as_ref(), 1 < ep) {
         (Some(moe), true) => {

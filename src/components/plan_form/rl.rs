@@ -1,6 +1,6 @@
 //! The form's RL settings, for GRPO and PPO: rollout parallelism (TP, and EP for routed experts)
-//! and samples, prompt and response
-//! lengths, the rollout engine's memory and batching, and the switches.
+//! and samples, prompt and response lengths, the rollout engine's memory and batching, and the
+//! switches.
 
 use leptos::prelude::*;
 use trainplan_core::knobs::Knob;
