@@ -407,6 +407,17 @@ pub fn estimate_with(plan: &Plan, facts: &ModelFacts) -> Memory {
     }
 }
 
+/// Sets `mem`, the memory of a plan that differs from `plan` at most in the rollout's TP and EP, to
+/// `plan`'s: the rollout engine is the only part of a plan's memory those settings change (the
+/// engine's share of the device is `gpu_memory_utilization`'s, whatever it holds), so a search
+/// walking the rollout's settings works each training layout's memory out once.
+/// `facts` must be [`ModelFacts::of`] `plan`.
+pub fn set_rollout(mem: &mut Memory, plan: &Plan, facts: &ModelFacts) {
+    if mem.rollout.is_some() {
+        mem.rollout = Some(rollout_memory_of(plan, &facts.summary.counts));
+    }
+}
+
 /// What decides whether two ranks hold the same bytes, gathered in one walk over a rank's chunks:
 /// its layers by kind, and its embedding, loss and MTP layers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -691,8 +691,12 @@ pub fn moe_layers_in(arch: &Architecture, layers: std::ops::Range<u64>) -> u64 {
         MoeLayers::FromLayer(first) => layers.end.saturating_sub(layers.start.max(*first)),
         MoeLayers::Step { step: 0, .. } => 0,
         MoeLayers::Step { step, dense } => {
-            // Indices i with (i + 1) a multiple of `step`: the multiples in start + 1 ..= end.
-            let sparse = layers.end / step - layers.start / step;
+            // Indices i with (i + 1) a multiple of `step`: the multiples in start + 1 ..= end (every
+            // index at step 1, Qwen3's MoE models, without the division: a search counts often).
+            let sparse = match step {
+                1 => layers.end - layers.start,
+                _ => layers.end / step - layers.start / step,
+            };
             // Less the listed dense ones among them, each counted once.
             let listed = dense
                 .iter()

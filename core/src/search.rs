@@ -325,10 +325,19 @@ impl Shape<'_> {
 
 /// Every knob setting the search walks for this plan's framework.
 fn space(plan: &Plan) -> Vec<Knobs> {
+    let mut res = Vec::new();
+    walk_space(plan, &mut |knobs| res.push(knobs));
+    res
+}
+
+/// Hands `visit` every knob setting of the plan's [`space`] in turn, none of them kept: a part
+/// keeps its share alone ([`Search::part`]; 2.9 M plans of an MoE RL search are 150 MB).
+fn walk_space(plan: &Plan, visit: &mut impl FnMut(Knobs)) {
     // No layout trains a method its framework does not: the space is the plan alone, whose
     // finding (with its fix, another framework) the search then reports, at once.
     if rules::method_unsupported(plan, &memory::estimate(plan)) {
-        return vec![Knobs::of(plan)];
+        visit(Knobs::of(plan));
+        return;
     }
     let seq = u64::from(plan.batch.seq_len.get());
     let shape = Shape {
@@ -341,17 +350,15 @@ fn space(plan: &Plan) -> Vec<Knobs> {
         seq,
         long: 8192 <= seq,
     };
-    let mut res = Vec::new();
     match crate::layout::model_parallel(plan.framework) {
-        true => megatron_space(&shape, &mut res),
-        false => hf_space(&shape, &mut res),
+        true => megatron_space(&shape, visit),
+        false => hf_space(&shape, visit),
     }
-    res
 }
 
 /// The Megatron family's space: TP, PP, CP and how it exchanges, EP, FSDP, VPP and the schedule,
 /// recomputation, swap-attention and the micro-batch.
-fn megatron_space(shape: &Shape, res: &mut Vec<Knobs>) {
+fn megatron_space(shape: &Shape, visit: &mut impl FnMut(Knobs)) {
     let Shape { plan, base, world, domain, seq, long, .. } = *shape;
     let arch = &plan.model.arch;
     let experts = arch.moe.as_ref().map_or(1, |m| m.n_experts);
@@ -428,7 +435,7 @@ fn megatron_space(shape: &Shape, res: &mut Vec<Knobs>) {
                             ) in host.flat_map(|h| rollouts.iter().map(move |r| (h, r)))
                             {
                                 for micro_batch in shape.micro_batches(dp) {
-                                    res.push(Knobs {
+                                    visit(Knobs {
                                         tp,
                                         pp,
                                         vpp,
@@ -575,7 +582,7 @@ fn recompute_options(base: &Knobs, per_stage: u64) -> Vec<(RecomputeGranularity,
 /// The HF family's space (DeepSpeed, LLaMA-Factory, VeRL): no model parallelism; ZeRO 0–3 with
 /// optimizer and parameter offload, gradient checkpointing on or off, Ulysses CP for VeRL, and the
 /// micro-batch.
-fn hf_space(shape: &Shape, res: &mut Vec<Knobs>) {
+fn hf_space(shape: &Shape, visit: &mut impl FnMut(Knobs)) {
     let Shape { plan, base, world, domain, long, .. } = *shape;
     let rollouts = rollout_options(plan, &base, world, domain);
     let cps: Vec<u32> = match plan.framework == Framework::Verl && long {
@@ -600,7 +607,7 @@ fn hf_space(shape: &Shape, res: &mut Vec<Knobs>) {
                     .flat_map(|r| rollouts.iter().map(move |&t| (r, t)));
                 for (recompute, (rollout_tp, rollout_ep)) in settings {
                     for micro_batch in shape.micro_batches(dp) {
-                        res.push(Knobs {
+                        visit(Knobs {
                             tp: 1,
                             pp: 1,
                             vpp: 1,
@@ -714,7 +721,15 @@ pub struct Search {
     /// Each rule plans that fit broke: its code, how many, the first's place, and the last plan
     /// counted (a plan counts once per rule however many findings it has of it).
     blocked: Vec<(Code, u64, u32, usize)>,
+    /// Whether the plan trains with RL (and the space walks the rollout's settings).
+    rl: bool,
+    /// Pass 1's last memory (with RL, of each micro-batch) and the knobs it is of, the rollout's
+    /// left out ([`Search::memory`]).
+    memo: [Option<(Knobs, memory::Memory)>; MEMO_SLOTS],
 }
+
+/// Micro-batches whose memory [`Search::memory`] keeps at once: the space's are powers of two to 64.
+const MEMO_SLOTS: usize = 8;
 
 /// A plan pass 1 kept for pass 2: its place in `space`, [`time::layer_bound_seconds`] and its
 /// memory's figures.
@@ -771,20 +786,44 @@ impl Search {
     }
 
     /// Part `part` of `parts` of the search from `plan`: its share of the runs of plans that differ
-    /// only in the micro-batch (so a part prunes as the whole search would), spread over the space
-    /// so that the parts share alike in the plans that fit, which cost the most. Run every
-    /// part (in any order, anywhere) and [`merge`] them: the result is the whole search's.
+    /// only in the micro-batch and the rollout's settings (so a part prunes as the whole search
+    /// would, and works each training layout's memory out once), spread over the space so that the
+    /// parts share alike in the plans that fit, which cost the most. Run every part (in any order,
+    /// anywhere) and [`merge`] them: the result is the whole search's.
     pub fn part(plan: &Plan, part: u32, parts: u32) -> Search {
-        Search::of_share(plan, &space(plan), part, parts)
+        match parts {
+            // The whole space, moved rather than copied (3 M plans of an MoE RL search are 150 MB).
+            0 | 1 => {
+                let all = space(plan);
+                let places = (0..all.len() as u32).collect();
+                Search::of(plan, all, places)
+            }
+            // Only this part's share is kept, the space walked once.
+            _ => {
+                let (mut share, mut knobs, mut places) = (Share::new(part, parts), Vec::new(), Vec::new());
+                walk_space(plan, &mut |k| {
+                    if let Some(place) = share.place_of(k) {
+                        knobs.push(k);
+                        places.push(place);
+                    }
+                });
+                Search::of(plan, knobs, places)
+            }
+        }
     }
 
     /// Part `part` of `parts` of `all`, the space of the search from `plan`.
     fn of_share(plan: &Plan, all: &[Knobs], part: u32, parts: u32) -> Search {
         let places = share(all, part, parts);
+        Search::of(plan, places.iter().map(|&i| all[i as usize]).collect(), places)
+    }
+
+    /// A search of the plans `space` from `plan`, at `places` in the whole space.
+    fn of(plan: &Plan, space: Vec<Knobs>, places: Vec<u32>) -> Search {
         Search {
             prune: true,
             base: Knobs::of(plan),
-            space: places.iter().map(|&i| all[i as usize]).collect(),
+            space,
             places,
             work: plan.clone(),
             // The search changes no model, method or LoRA setting: count the model once.
@@ -803,6 +842,8 @@ impl Search {
             shared_tenth: None,
             found: Vec::new(),
             blocked: Vec::new(),
+            rl: matches!(plan.method, crate::plan::Method::Grpo | crate::plan::Method::Ppo),
+            memo: Default::default(),
         }
     }
 
@@ -845,24 +886,27 @@ impl Search {
                 continue;
             }
             knobs.set(&mut self.work);
-            let mem = memory::estimate_with(&self.work, &self.facts);
+            let at = self.memory(knobs);
+            let Some((_, mem)) = &self.memo[at] else { unreachable!("Search::memory keeps it") };
             if mem.usable_bytes < mem.peak_bytes {
                 self.unfit = Some((knobs, mem.dp));
                 continue;
             }
-            self.fit += 1;
-            if self.breaks_a_rule(self.next - 1, &rules::errors(&self.work, &mem)) {
-                continue;
-            }
-            self.feasible += 1;
+            let errors = rules::errors(&self.work, mem);
             // Only its figures are kept: pass 2 works the memory out again for the few plans its
             // bound does not stop, rather than holding every plan's stages until then.
-            self.kept.push(Kept {
+            let kept = errors.is_empty().then(|| Kept {
                 at: self.next - 1,
-                layer_bound_seconds: time::layer_bound_seconds(&self.work, &mem),
+                layer_bound_seconds: time::layer_bound_seconds(&self.work, mem),
                 peak_bytes: mem.peak_bytes,
                 usable_bytes: mem.usable_bytes,
             });
+            self.fit += 1;
+            if self.breaks_a_rule(self.next - 1, &errors) {
+                continue;
+            }
+            self.feasible += 1;
+            self.kept.extend(kept);
         }
         // Pass 2: step time, least memory first. A plan whose step provably takes longer than both
         // the tenth fastest so far and the fastest plan with no more memory can be neither among
@@ -929,6 +973,30 @@ impl Search {
         true
     }
 
+    /// Works out the memory of the working plan, set to `knobs`, and says where it is kept. The
+    /// space walks the rollout's settings just outside the micro-batch, so with RL a training layout
+    /// comes back once for every rollout setting a few plans later (as many as it has
+    /// micro-batches): its memory is kept per micro-batch and only the rollout engine's part is
+    /// worked out again ([`memory::set_rollout`]).
+    fn memory(&mut self, knobs: Knobs) -> usize {
+        let (training, at) = match self.rl {
+            true => (
+                Knobs { rollout_tp: 0, rollout_ep: 0, ..knobs },
+                knobs.micro_batch.trailing_zeros() as usize % MEMO_SLOTS,
+            ),
+            false => (knobs, 0),
+        };
+        let slot = &mut self.memo[at];
+        match slot {
+            // Not when evaluating every plan in full ([`search_unpruned`]), which tests this against.
+            Some((key, mem)) if self.prune && self.rl && *key == training => {
+                memory::set_rollout(mem, &self.work, &self.facts)
+            }
+            _ => *slot = Some((training, memory::estimate_with(&self.work, &self.facts))),
+        }
+        at
+    }
+
     /// Whether the plan that fits at `at` breaks a rule (an error among its `findings`); each rule it
     /// breaks counts it once in `blocked`.
     fn breaks_a_rule(&mut self, at: usize, findings: &[crate::report::Finding]) -> bool {
@@ -946,10 +1014,15 @@ impl Search {
 
     /// This part's result, to [`merge`] with the other parts'; plans not yet evaluated (if
     /// [`Search::step`] has not finished) are left out.
-    pub fn finish_part(self) -> Partial {
+    pub fn finish_part(mut self) -> Partial {
+        self.partial()
+    }
+
+    /// [`Search::finish_part`], leaving the space to look the found plans up in.
+    fn partial(&mut self) -> Partial {
         // Only a part's own fastest TOP can be among the merged fastest, and only a plan on its own
         // front can be on the merged front (a plan beaten within its part is beaten overall).
-        let mut found = self.found;
+        let mut found = std::mem::take(&mut self.found);
         found.sort_by_key(|f| f.index);
         let best = fastest(&found);
         let front = pareto(&found);
@@ -970,36 +1043,59 @@ impl Search {
     }
 
     /// The result; plans not yet evaluated (if [`Search::step`] has not finished) are left out.
-    pub fn finish(self) -> SearchResult {
+    pub fn finish(mut self) -> SearchResult {
         let mut plan = self.work.clone();
         self.base.set(&mut plan);
-        let (space, places) = (self.space.clone(), self.places.clone());
-        let partial = self.finish_part();
+        let partial = self.partial();
+        let (space, places) = (&self.space, &self.places);
         // Places ascend: a found plan's is looked up.
         let knobs = |index: u64| space[places.partition_point(|&p| u64::from(p) < index)];
         assemble(&plan, &[partial], knobs)
     }
 }
 
-/// The places in `space` that part `part` of `parts` runs, ascending: the space cut into runs of
-/// plans that differ only in the micro-batch, and the runs spread over the parts ([`part_of`]). Cut
-/// into contiguous shares instead, the shares of larger TP held more plans that fit and took longer
-/// (70B on 1,024 H100 in halves: 28.5 and 39.5 ms, against 35.0 and 34.4 spread; medians of 15
-/// alternated rounds).
+/// The places in `space` that part `part` of `parts` runs, ascending ([`Share`]).
 fn share(space: &[Knobs], part: u32, parts: u32) -> Vec<u32> {
-    let (part, parts) = (part as usize, parts.max(1) as usize);
-    let same_layout = |a: &Knobs, b: &Knobs| Knobs { micro_batch: b.micro_batch, ..*a } == *b;
-    let mut run = 0u64;
-    let mut places = Vec::with_capacity(space.len() / parts + 1);
-    for (i, knobs) in space.iter().enumerate() {
-        if 0 < i && !same_layout(&space[i - 1], knobs) {
-            run += 1;
-        }
-        if part_of(run, parts) == part {
-            places.push(i as u32);
-        }
+    let mut share = Share::new(part, parts);
+    space.iter().filter_map(|&knobs| share.place_of(knobs)).collect()
+}
+
+/// Which plans of the space, met in order, part `part` of `parts` runs: the space cut into runs of
+/// plans that differ only in the micro-batch and the rollout's settings (one training layout's,
+/// whose memory [`Search::memory`] then reuses; were those spread over the parts too, a layout's
+/// rollout settings would meet in one part in eight on two threads), and the runs spread over the
+/// parts ([`part_of`]). Cut into contiguous shares instead, the shares of larger TP held more plans
+/// that fit and took longer (70B on 1,024 H100 in halves: 28.5 and 39.5 ms, against 35.0 and 34.4
+/// spread; medians of 15 alternated rounds).
+struct Share {
+    part: usize,
+    parts: usize,
+    /// The last plan met, its place, and its run.
+    last: Option<(Knobs, u32, u64)>,
+}
+
+impl Share {
+    fn new(part: u32, parts: u32) -> Share {
+        Share { part: part as usize, parts: parts.max(1) as usize, last: None }
     }
-    places
+
+    /// The place of `knobs`, the next plan of the space, if this part runs it.
+    fn place_of(&mut self, knobs: Knobs) -> Option<u32> {
+        let same_layout = |a: &Knobs| {
+            Knobs {
+                micro_batch: knobs.micro_batch,
+                rollout_tp: knobs.rollout_tp,
+                rollout_ep: knobs.rollout_ep,
+                ..*a
+            } == knobs
+        };
+        let (place, run) = match self.last {
+            None => (0, 0),
+            Some((last, place, run)) => (place + 1, run + u64::from(!same_layout(&last))),
+        };
+        self.last = Some((knobs, place, run));
+        (part_of(run, self.parts) == self.part).then_some(place)
+    }
 }
 
 /// The part that run `run` of the space goes to, of `parts`: spread by a multiplicative hash

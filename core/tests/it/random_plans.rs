@@ -7,7 +7,7 @@
 use proptest::prelude::*;
 use trainplan_core::plan::{Framework, Fsdp, Method, MoeDispatcher, PipelineSchedule};
 use trainplan_core::report::Severity;
-use trainplan_core::{Plan, advice, evaluate, export, rules, search, step_timeline, sweep};
+use trainplan_core::{Plan, advice, evaluate, export, memory, rules, search, step_timeline, sweep};
 
 use crate::permalink::plan_strategy;
 
@@ -77,6 +77,33 @@ fn errors(plan: &Plan) -> Vec<(String, Option<String>)> {
 
 proptest! {
     #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    /// The rollout's TP and EP change a plan's memory in the rollout engine alone, as the search
+    /// takes them to (`memory::set_rollout`, which it applies to a training layout's memory
+    /// instead of working it out again for each rollout setting): any plan trained with GRPO,
+    /// from one rollout setting to another, holds every figure the estimate of the other gives.
+    #[test]
+    fn the_rollout_settings_change_only_the_rollout_engines_memory(
+        plan in any_plan(),
+        ppo in any::<bool>(),
+        (from, to) in ((1..=16_u32, 1..=16_u32), (1..=16_u32, 1..=16_u32)),
+    ) {
+        let mut plan = plan;
+        plan.method = if ppo { Method::Ppo } else { Method::Grpo };
+        let at = |(tp, ep): (u32, u32)| {
+            let mut plan = plan.clone();
+            plan.rl.rollout_tp = std::num::NonZeroU32::new(tp).expect("drawn from 1");
+            plan.rl.rollout_ep = std::num::NonZeroU32::new(ep).expect("drawn from 1");
+            plan
+        };
+        let (first, second) = (at(from), at(to));
+        let facts = memory::ModelFacts::of(&second);
+        let mut mem = memory::estimate_with(&first, &facts);
+        memory::set_rollout(&mut mem, &second, &facts);
+        let whole = memory::estimate_with(&second, &facts);
+        prop_assert!(whole.rollout.is_some(), "{}", text(&second));
+        prop_assert_eq!(mem, whole, "{}", text(&second));
+    }
 
     #[test]
     fn every_plan_has_a_finite_timeline_and_exports(plan in any_plan()) {
