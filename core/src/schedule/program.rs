@@ -92,6 +92,8 @@ pub struct Program {
     n_values: usize,
     /// Each rank's last pass's end slot.
     last: Vec<u32>,
+    /// Each micro-batch's backward on the last virtual stage: its end's slot.
+    last_backward: Vec<u32>,
 }
 
 /// Not yet computed, in [`Compiler`]'s slots.
@@ -231,6 +233,7 @@ impl Program {
             pairs: Vec::new(),
             n_values: 1,
             last: Vec::new(),
+            last_backward: Vec::new(),
         };
         let mut next = vec![0usize; orders.len()];
         while program.instrs.len() < total {
@@ -248,6 +251,7 @@ impl Program {
                 return None;
             }
         }
+        program.last_backward = (0..m as u32).map(|mb| compiler.b_end[compiler.at(mb, n_vs - 1)]).collect();
         program.last = compiler.last;
         program.by_wavefront();
         program.compact();
@@ -278,6 +282,9 @@ impl Program {
             rank_of_slot[ins.out as usize] = rank;
         }
         self.steps_last = self.last.iter().map(|&v| slot[v as usize]).collect();
+        for v in &mut self.last_backward {
+            *v = slot[*v as usize];
+        }
         self.steps = steps;
         self.instrs = Vec::new();
     }
@@ -394,6 +401,26 @@ impl Program {
         SCRATCH.with(|scratch| {
             let (values, table) = &mut *scratch.borrow_mut();
             self.run(costs, values, table, |_| {})
+        })
+    }
+
+    /// The makespan against `costs`, and what each of the last `span` micro-batches added to the
+    /// end of the last virtual stage's backward (the step's last pass but for the drain behind it):
+    /// in the steady state of a schedule that alternates forwards and backwards (1F1B, interleaved,
+    /// ZB-H1, DualPipeV), the period each further micro-batch adds to the step; not GPipe's, whose
+    /// last backwards follow each other at the backward's pace alone. `None` for the period when
+    /// the program holds no more than `span` micro-batches.
+    pub fn makespan_and_period(&self, costs: &Costs, span: u32) -> (f64, Option<f64>) {
+        SCRATCH.with(|scratch| {
+            let (values, table) = &mut *scratch.borrow_mut();
+            let makespan = self.run(costs, values, table, |_| {});
+            let ends = &self.last_backward;
+            let period = (span as usize) < ends.len() && 0 < span;
+            let period = period.then(|| {
+                let (last, before) = (ends[ends.len() - 1], ends[ends.len() - 1 - span as usize]);
+                (values[last as usize] - values[before as usize]) / f64::from(span)
+            });
+            (makespan, period)
         })
     }
 

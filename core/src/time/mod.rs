@@ -178,8 +178,8 @@ pub struct Pipeline {
     pub schedule: Schedule,
     /// Pass durations per rank and chunk, and the send time between ranks.
     pub costs: Costs,
-    /// Micro-batches the timeline runs: the step's, at most two per stage (the steady state
-    /// beyond repeats).
+    /// Micro-batches the timeline runs: the step's, at most two per stage where the closed form
+    /// holds and three where the schedule is simulated (the steady state beyond repeats).
     pub microbatches: u32,
     /// Micro-batches the step's pipeline runs (with RL, one per response).
     pub n_microbatches: u32,

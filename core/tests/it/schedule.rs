@@ -276,3 +276,54 @@ fn every_pass_starts_as_soon_as_its_rank_and_inputs_allow() {
         assert_eq!(t.makespan_seconds, last, "{schedule:?} p{pp} v{vpp} m{m}");
     }
 }
+
+/// The period a run reports is what each further micro-batch adds to the whole schedule. With
+/// equal stages and no send time the makespan grows by one micro-batch's passes on a rank per
+/// micro-batch (1F1B: (m + p − 1)·(F + B), Narayanan et al. 2021 §2.2.1; per chunk for
+/// interleaving, §2.2.2), so the period is F + B (× v chunks). With uneven stages the
+/// period measured over the last pp micro-batches of a run of 3·pp is what the makespan gains from
+/// each micro-batch beyond it, for every schedule the simulation runs.
+#[test]
+fn the_period_is_what_each_further_microbatch_adds() {
+    for (schedule, pp, vpp) in [(Schedule::OneFOneB, 4, 1), (Schedule::Interleaved, 4, 2)] {
+        let costs = Costs::uniform(pp, vpp, 1.0, 2.0, 0.0, 0.0);
+        let program = schedule::cached(schedule, pp, vpp, 3 * pp).expect("no deadlock");
+        let (_, period) = program.makespan_and_period(&costs, pp);
+        let expected = 3.0 * f64::from(vpp);
+        assert!(
+            (period.expect("more than pp micro-batches") - expected).abs() < 1e-12,
+            "{schedule:?}: {period:?}"
+        );
+    }
+    // Uneven stages, the first of each rank's two chunks twice the second (Qwen3-235B's 94 layers
+    // over 64 chunks: 2 and 1 layers), and a send: the makespan of 3·pp, 4·pp and 5·pp micro-batches.
+    let (pp, vpp) = (8, 2);
+    let mut costs = Costs::uniform(pp, vpp, 1.0, 2.0, 0.0, 0.05);
+    for i in (0..(pp * vpp) as usize).step_by(2) {
+        costs.forward_seconds[i] *= 2.0;
+        costs.backward_seconds[i] *= 2.0;
+    }
+    for schedule in [Schedule::OneFOneB, Schedule::Interleaved, Schedule::ZbH1] {
+        let vpp = if schedule == Schedule::Interleaved { vpp } else { 1 };
+        let costs = Costs {
+            pp,
+            vpp,
+            forward_seconds: costs.forward_seconds[..(pp * vpp) as usize].to_vec(),
+            backward_seconds: costs.backward_seconds[..(pp * vpp) as usize].to_vec(),
+            weight_seconds: vec![0.5; (pp * vpp) as usize],
+            p2p_seconds: 0.05,
+        };
+        let makespan = |m: u32| schedule::cached(schedule, pp, vpp, m).expect("no deadlock").makespan(&costs);
+        let (three, period) =
+            schedule::cached(schedule, pp, vpp, 3 * pp).unwrap().makespan_and_period(&costs, pp);
+        let period = period.expect("more than pp micro-batches");
+        for groups in [4, 5] {
+            let extended = three + f64::from((groups - 3) * pp) * period;
+            let simulated = makespan(groups * pp);
+            assert!(
+                (extended - simulated).abs() <= 1e-9 * simulated,
+                "{schedule:?} {groups}·pp: {extended} vs {simulated}"
+            );
+        }
+    }
+}
