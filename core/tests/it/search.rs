@@ -198,8 +198,15 @@ fn a_search_in_slices_is_the_search_at_once() {
 
 /// The plans the split searches (parts, threads) are checked on: Megatron, HF, RL, and RL where every
 /// plan that fits breaks a rule.
-const SPLIT: [&str; 4] =
-    [MEGATRON_70B, HF_70B, r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo"}"#, VERL_405B];
+const SPLIT: [&str; 5] = [
+    MEGATRON_70B,
+    HF_70B,
+    r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo"}"#,
+    VERL_405B,
+    // MoE RL: the rollout's TP and EP walked over each training layout, whose memory a part works
+    // out once for all of them (84,120 plans).
+    r#"{"model": "qwen3-30b-a3b", "framework": "mindspeed-rl", "method": "grpo"}"#,
+];
 
 /// Whether `got` found `found`'s fastest plans and front, having considered, pruned, fitted and kept
 /// as many plans as `counted` and seen the same rules broken (the plans simulated may differ).
