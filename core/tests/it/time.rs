@@ -544,6 +544,55 @@ fn uneven_stages_take_the_period_of_their_whole_schedule() {
     }
 }
 
+/// Over every catalog model, each schedule the simulation runs (1F1B and interleaved, ZB-H1,
+/// DualPipeV, GPipe) and stages split unevenly where the layers do not divide, the step's pipeline
+/// stays within 2 % of its whole schedule simulated pass by pass (before the steady state was
+/// extended by its own period, 66 of these 2,420 plans were off by more than 1 %, up to 15 %:
+/// Qwen3-0.6B's 28 layers in 16 chunks; now 4, at most 1.5 %, where the busiest rank takes hundreds
+/// of micro-batches to settle).
+#[test]
+fn every_uneven_schedule_keeps_to_its_whole_simulation() {
+    use trainplan_core::time::StepPart;
+    let (mut compared, mut worst) = (0, (0.0_f64, String::new()));
+    for model in trainplan_core::catalog::models() {
+        for (framework, schedule) in [
+            ("megatron", "auto"),
+            ("megatron", "zb-h1"),
+            ("mindspeed-llm", "dualpipev"),
+            ("megatron", "gpipe"),
+        ] {
+            for (pp, vpp) in
+                [(2, 1), (3, 1), (4, 1), (4, 2), (6, 1), (8, 1), (8, 2), (8, 3), (16, 1), (16, 2)]
+            {
+                for global_batch in [256, 1024] {
+                    let text = format!(
+                        r#"{{"model": "{}", "framework": "{framework}", "method": "pretrain", "cluster": {{"nodes": 64}},
+                            "parallel": {{"tp": 8, "pp": {pp}, "vpp": {vpp}, "schedule": "{schedule}", "uneven_layers": true,
+                            "distributed_optimizer": true}}, "batch": {{"micro_batch": 1, "global_batch": {global_batch}, "seq_len": 4096}}}}"#,
+                        model.id
+                    );
+                    let Ok(plan) = Plan::from_json(&text) else { continue };
+                    let t = trainplan_core::time::estimate(&plan, &trainplan_core::memory::estimate(&plan));
+                    let whole = t.whole_timeline();
+                    if whole.microbatches_drawn != whole.n_microbatches || whole.events.is_empty() {
+                        continue;
+                    }
+                    let part = whole.parts.iter().find(|p| p.part == StepPart::Pipeline).unwrap();
+                    let simulated =
+                        whole.events.iter().map(|e| e.end_seconds).fold(0.0, f64::max) - part.start_seconds;
+                    let off = (part.end_seconds - part.start_seconds) / simulated - 1.0;
+                    compared += 1;
+                    if worst.0.abs() < off.abs() {
+                        worst = (off, text);
+                    }
+                }
+            }
+        }
+    }
+    assert!(2_000 < compared, "{compared} plans compared");
+    assert!(worst.0.abs() <= 0.02, "{:+.2} % off: {}", 100.0 * worst.0, worst.1);
+}
+
 /// One layer's forward all-to-alls under Ulysses context parallelism, by the count of Jacobs et al.
 /// 2023 ("DeepSpeed Ulysses", arXiv:2309.14509 §3): four all-to-alls (Q, K, V, the output), each
 /// device keeping 1/c of the `held_bytes` it holds of them and sending the rest, here all inside
