@@ -332,7 +332,7 @@ fn space(plan: &Plan) -> Vec<Knobs> {
 
 /// Hands `visit` every knob setting of the plan's [`space`] in turn, none of them kept: a part
 /// keeps its share alone ([`Search::part`]; 2.9 M plans of an MoE RL search are 150 MB).
-fn walk_space(plan: &Plan, visit: &mut impl FnMut(Knobs)) {
+fn walk_space(plan: &Plan, visit: &mut dyn FnMut(Knobs)) {
     // No layout trains a method its framework does not: the space is the plan alone, whose
     // finding (with its fix, another framework) the search then reports, at once.
     if rules::method_unsupported(plan, &memory::estimate(plan)) {
@@ -358,7 +358,7 @@ fn walk_space(plan: &Plan, visit: &mut impl FnMut(Knobs)) {
 
 /// The Megatron family's space: TP, PP, CP and how it exchanges, EP, FSDP, VPP and the schedule,
 /// recomputation, swap-attention and the micro-batch.
-fn megatron_space(shape: &Shape, visit: &mut impl FnMut(Knobs)) {
+fn megatron_space(shape: &Shape, visit: &mut dyn FnMut(Knobs)) {
     let Shape { plan, base, world, domain, seq, long, .. } = *shape;
     let arch = &plan.model.arch;
     let experts = arch.moe.as_ref().map_or(1, |m| m.n_experts);
@@ -582,7 +582,7 @@ fn recompute_options(base: &Knobs, per_stage: u64) -> Vec<(RecomputeGranularity,
 /// The HF family's space (DeepSpeed, LLaMA-Factory, VeRL): no model parallelism; ZeRO 0–3 with
 /// optimizer and parameter offload, gradient checkpointing on or off, Ulysses CP for VeRL, and the
 /// micro-batch.
-fn hf_space(shape: &Shape, visit: &mut impl FnMut(Knobs)) {
+fn hf_space(shape: &Shape, visit: &mut dyn FnMut(Knobs)) {
     let Shape { plan, base, world, domain, long, .. } = *shape;
     let rollouts = rollout_options(plan, &base, world, domain);
     let cps: Vec<u32> = match plan.framework == Framework::Verl && long {
