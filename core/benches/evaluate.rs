@@ -10,18 +10,23 @@ use trainplan_core::{Plan, evaluate};
 #[path = "grid.rs"]
 mod grid;
 
-/// Microseconds per call of `f`, timed over at least 0.5 s after a warm-up.
+/// Microseconds per call of `f`, timed over at least 0.5 s after a warm-up: 100 calls and batches
+/// of 100, fewer where a call takes over a millisecond (a whole MoE RL search takes a quarter of a
+/// second).
 fn time_it(mut f: impl FnMut()) -> (f64, u64) {
-    for _ in 0..100 {
+    let once = Instant::now();
+    f();
+    let calls = ((1e-3 / once.elapsed().as_secs_f64().max(1e-9)) as u64).clamp(1, 100);
+    for _ in 0..calls {
         f();
     }
     let mut n = 0u64;
     let start = Instant::now();
     while start.elapsed().as_secs_f64() < 0.5 {
-        for _ in 0..100 {
+        for _ in 0..calls {
             f();
         }
-        n += 100;
+        n += calls;
     }
     (start.elapsed().as_secs_f64() * 1e6 / n as f64, n)
 }
@@ -110,6 +115,12 @@ fn main() {
             "batch": {"global_batch": 1024, "seq_len": 8192}}"#,
     );
     bench_search("search: qwen2.5-7b lora, 8 × H100", r#"{"model": "qwen2.5-7b"}"#);
+    // MoE RL: the rollout's TP and EP over every training layout (656,392 plans).
+    bench_search(
+        "search: qwen3-30b-a3b grpo (MindSpeed-RL), 64 × 910B",
+        r#"{"model": "qwen3-30b-a3b", "hardware": "ascend-910b2", "framework": "mindspeed-rl", "method": "grpo",
+            "cluster": {"nodes": 8}}"#,
+    );
     bench("qwen2.5-7b lora, 8 × H100", r#"{"model": "qwen2.5-7b"}"#);
     bench(
         "llama-3.1-70b pretrain, 1,024 × H100, tp8 pp8 vpp2",
