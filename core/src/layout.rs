@@ -113,6 +113,12 @@ impl Layout {
         let dp = (n_devices / (tp * pp * cp).max(1)).max(1);
         let edp = (n_devices / (pp * ep * etp).max(1)).max(1);
         let schedule = crate::time::schedule_of(plan, vpp);
+        // GPipe's and ZB-H1's orders run one chunk a rank (`schedule::orders`): virtual chunks would
+        // wait for passes no rank runs.
+        let vpp = match schedule {
+            Schedule::GPipe | Schedule::ZbH1 => 1,
+            _ => vpp,
+        };
         let chunks = if schedule == Schedule::DualPipeV { 2 } else { vpp };
         let mtp = match mp {
             true => u64::from(plan.mtp_layers),

@@ -155,10 +155,15 @@ pub fn uniform_makespan(kind: Schedule, m: u32, costs: &Costs) -> Option<f64> {
     })
 }
 
-/// The schedule a plan runs: the one it names, or 1F1B (interleaved when it has virtual chunks).
+/// The schedule a plan runs: the one it names, or 1F1B, interleaved whenever it has virtual chunks
+/// (1F1B named too: Megatron interleaves whenever VPP is set, `get_forward_backward_func` in
+/// megatron/core/pipeline_parallel/schedules.py, and the launch file sets it). GPipe and ZB-H1,
+/// drawn for comparison, run one chunk a rank ([`crate::layout::Layout::of`]).
 pub fn schedule_of(plan: &Plan, vpp: u64) -> Schedule {
     match (plan.parallel.schedule, vpp) {
-        (PipelineSchedule::Auto | PipelineSchedule::Interleaved, 2..) => Schedule::Interleaved,
+        (PipelineSchedule::Auto | PipelineSchedule::Interleaved | PipelineSchedule::OneFOneB, 2..) => {
+            Schedule::Interleaved
+        }
         (PipelineSchedule::Auto | PipelineSchedule::Interleaved | PipelineSchedule::OneFOneB, _) => {
             Schedule::OneFOneB
         }

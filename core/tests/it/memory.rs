@@ -166,6 +166,61 @@ fn hf_saved_tensors_match_the_measurements() {
     assert!(worst < 0.02);
 }
 
+/// The micro-batches whose activations a rank holds at its peak, as memory counts them, are what
+/// the simulated schedule keeps: on each rank, the most (micro-batch, chunk) pairs whose forward
+/// has ended and whose backward has not, in units of the rank's layers (÷ chunks). 1F1B,
+/// interleaved over even and uneven chunks, ZB-H1 (its deferred weight passes keep no more) and
+/// DualPipeV (pp + ½ on every rank: the DualPipe README's PP + 1 of the 2·pp stages).
+#[test]
+fn in_flight_micro_batches_are_what_the_schedule_keeps() {
+    use trainplan_core::schedule::Pass;
+    let mut compared = 0;
+    for model in ["llama-3.1-70b", "qwen3-0.6b", "deepseek-v3"] {
+        for (framework, schedule) in
+            [("megatron", "auto"), ("megatron", "zb-h1"), ("mindspeed-llm", "dualpipev")]
+        {
+            for (pp, vpp) in [(2, 1), (4, 1), (4, 2), (8, 1), (8, 2), (8, 4), (16, 1)] {
+                let text = format!(
+                    r#"{{"model": "{model}", "framework": "{framework}", "method": "pretrain", "cluster": {{"nodes": 64}},
+                        "parallel": {{"tp": 8, "pp": {pp}, "vpp": {vpp}, "schedule": "{schedule}", "uneven_layers": true,
+                        "distributed_optimizer": true}}, "batch": {{"micro_batch": 1, "global_batch": 512, "seq_len": 4096}}}}"#
+                );
+                let Ok(plan) = Plan::from_json(&text) else { continue };
+                let mem = memory::estimate(&plan);
+                let whole = trainplan_core::time::estimate(&plan, &mem).whole_timeline();
+                assert_eq!(whole.microbatches_drawn, whole.n_microbatches, "{text}");
+                let (ranks, chunks) = (u64::from(whole.n_ranks), u64::from(whole.n_chunks));
+                for rank in 0..ranks {
+                    // Each forward's end adds a pair, each backward's end frees one (first, at a tie).
+                    let mut ends: Vec<(f64, i32)> = whole
+                        .events
+                        .iter()
+                        .filter(|e| u64::from(e.stage) == rank)
+                        .filter_map(|e| match e.pass {
+                            Pass::F => Some((e.end_seconds, 1)),
+                            Pass::B => Some((e.end_seconds, -1)),
+                            Pass::W => None,
+                        })
+                        .collect();
+                    ends.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+                    let peak = ends.iter().scan(0, |held, &(_, d)| {
+                        *held += d;
+                        Some(*held)
+                    });
+                    let simulated = f64::from(peak.max().unwrap_or(0)) / chunks as f64;
+                    let counted = match schedule {
+                        "dualpipev" => ranks as f64 + 0.5,
+                        _ => memory::in_flight_microbatches(ranks, chunks, rank, mem.n_microbatches),
+                    };
+                    assert_eq!(simulated, counted, "{text}: rank {rank}");
+                    compared += 1;
+                }
+            }
+        }
+    }
+    assert!(300 < compared, "{compared} ranks compared");
+}
+
 #[test]
 fn in_flight_micro_batches_follow_the_schedules() {
     // 1F1B: stage i holds min(p − i, m) (Narayanan et al. 2021 §2.2).
