@@ -79,12 +79,10 @@ struct Ctx<'a> {
     mindspeed: bool,
     /// An RL method (GRPO, PPO).
     rl: bool,
-    /// Only whether a rule is broken matters (the search): no message, no fix worked out.
-    lean: bool,
 }
 
 impl<'a> Ctx<'a> {
-    fn new(plan: &'a Plan, mem: &'a Memory, lean: bool) -> Self {
+    fn new(plan: &'a Plan, mem: &'a Memory) -> Self {
         let arch = &plan.model.arch;
         let p = &plan.parallel;
         Ctx {
@@ -111,7 +109,6 @@ impl<'a> Ctx<'a> {
             megatron: megatron_path(plan.framework),
             mindspeed: matches!(plan.framework, Framework::MindSpeedLlm | Framework::MindSpeedRl),
             rl: matches!(plan.method, Method::Grpo | Method::Ppo),
-            lean,
         }
     }
 }
@@ -176,12 +173,12 @@ pub fn errors(plan: &Plan, mem: &Memory) -> Vec<Finding> {
 /// a layout or a memory knob changes.
 pub fn method_unsupported(plan: &Plan, mem: &Memory) -> bool {
     let mut acc = Acc { res: Vec::new(), lean: true };
-    method::check(&Ctx::new(plan, mem, true), &mut acc);
+    method::check(&Ctx::new(plan, mem), &mut acc);
     !acc.res.is_empty()
 }
 
 fn check_as(plan: &Plan, mem: &Memory, lean: bool) -> Vec<Finding> {
-    let cx = &Ctx::new(plan, mem, lean);
+    let cx = &Ctx::new(plan, mem);
     let mut acc = Acc { res: Vec::new(), lean };
     // The families in the order their findings are listed within a severity (the report, the page
     // and the golden files keep it): a family's calls are not grouped where that would reorder them.

@@ -336,7 +336,7 @@ pub(super) fn rollout(cx: &Ctx, acc: &mut Acc) {
             Error,
             Code::RlEngineTooSmall,
             &[],
-            if cx.lean { None } else { engine_fix(cx, r.engine_bytes) },
+            if acc.lean { None } else { engine_fix(cx, r.engine_bytes) },
         );
     }
     if plan.framework == Framework::Verl && 1 < cp {

@@ -83,15 +83,6 @@ fn decoded_weights_bytes(ctx: &Ctx, mem: &memory::Memory, batch: f64) -> f64 {
     tp * (rest + touched * experts)
 }
 
-/// The collectives of one decode step of an engine holding `batch` sequences, seconds: with the
-/// rollout's TP, an all-reduce of the step's hidden states after each layer's attention and after
-/// each MLP (Megatron's split, which vLLM's `RowParallelLinear` keeps: Shoeybi et al. 2019 §3);
-/// with its EP, each MoE layer's tokens dispatched to their experts' ranks and combined back (two
-/// all-to-alls, timed as the training's collectives) instead of the MLP's all-reduce. At
-/// decode's small messages an all-reduce costs mostly its fixed latency, and a step makes two a
-/// layer: Llama 3.1 8B at TP 8 makes 64, 0.6 ms at one sequence, nearly as long as reading its
-/// 16 GB of weights over eight H100s at 80 % of 3.35 TB/s (0.75 ms). Prefill's collectives (large
-/// messages, a few calls per prompt) are not counted.
 /// One all-reduce of a decode step's `bytes` over the rollout's `tp` ranks: a ring's bytes over
 /// the group's links, inside an NVIDIA node at the fixed cost of vLLM's own kernel as measured,
 /// elsewhere at the training's. Against vLLM's all-reduce on H100 today (the fastest of its
@@ -106,6 +97,15 @@ fn decode_all_reduce_seconds(hw: &crate::hardware::Hardware, domain: u64, tp: u6
     super::comm::ring_seconds_at(latency, hw, bytes, tp as f64, bw, true)
 }
 
+/// The collectives of one decode step of an engine holding `batch` sequences, seconds: with the
+/// rollout's TP, an all-reduce of the step's hidden states after each layer's attention and after
+/// each MLP (Megatron's split, which vLLM's `RowParallelLinear` keeps: Shoeybi et al. 2019 §3);
+/// with its EP, each MoE layer's tokens dispatched to their experts' ranks and combined back (two
+/// all-to-alls, timed as the training's collectives) instead of the MLP's all-reduce. At
+/// decode's small messages an all-reduce costs mostly its fixed latency, and a step makes two a
+/// layer: Llama 3.1 8B at TP 8 makes 64, 0.6 ms at one sequence, nearly as long as reading its
+/// 16 GB of weights over eight H100s at 80 % of 3.35 TB/s (0.75 ms). Prefill's collectives (large
+/// messages, a few calls per prompt) are not counted.
 fn decode_collectives_seconds(ctx: &Ctx, batch: f64) -> f64 {
     let (plan, hw, arch) = (ctx.plan, ctx.hw, ctx.arch);
     let (tp, ep) = (u64::from(plan.rl.rollout_tp.get()), u64::from(plan.rl.rollout_ep.get()));
@@ -115,12 +115,12 @@ fn decode_collectives_seconds(ctx: &Ctx, batch: f64) -> f64 {
     let all_reduce = decode_all_reduce_seconds(hw, domain, tp, hidden_bytes);
     let (moe_layers, all_to_all) = match (arch.moe.as_ref(), 1 < ep) {
         (Some(moe), true) => {
-            // Each of the EP group's ranks sends the others their share of its tokens' k copies
-            // (the engine's tokens spread over its TP ranks), each way.
-            let (g, top_k) = (ep as f64, moe.top_k as f64);
-            let bytes = hidden_bytes * top_k / tp as f64 * (g - 1.0) / g;
+            // Each of the EP group's ranks sends the others their share ((g − 1)/g, the ring's
+            // one-way factor) of its tokens' k copies (the engine's tokens spread over its TP
+            // ranks), each way.
+            let bytes = hidden_bytes * moe.top_k as f64 / tp as f64;
             let bw = super::comm::group_bandwidth(hw, domain, ep, 1);
-            let call = hw.collective_latency_seconds + bytes / (bw * hw.collective_eff);
+            let call = super::comm::ring_seconds_on(hw, bytes, ep as f64, bw, false);
             (crate::model::moe_layers_in(arch, 0..arch.n_layers) as f64, 2.0 * call)
         }
         _ => (0.0, 0.0),
