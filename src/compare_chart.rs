@@ -109,7 +109,7 @@ pub fn stage_bars(comparison: &Comparison, capacity_bytes: &[u64], usable_bytes:
             None => lines.push(Line { bytes, y_frac: frac(bytes), plans: vec![plan] }),
         }
     }
-    lines.sort_by_key(|l| l.bytes);
+    trainplan_core::sort::sort_by_key(&mut lines, |l| l.bytes);
     StageBars { groups, lines, scale_bytes }
 }
 

@@ -266,7 +266,7 @@ fn overall(reports: &[&Report]) -> Option<usize> {
         return None;
     }
     let mut order: Vec<usize> = (0..reports.len()).collect();
-    order.sort_by(|&a, &b| {
+    crate::sort::sort_by(&mut order, |&a, &b| {
         let ((ra, ta), (rb, tb)) = (key(a), key(b));
         rb.cmp(&ra).then(tb.total_cmp(&ta))
     });
@@ -283,7 +283,7 @@ fn overall(reports: &[&Report]) -> Option<usize> {
 pub fn differences(files: &[&PlanFile]) -> Vec<Difference> {
     let leaves: Vec<BTreeMap<String, Value>> = files.iter().map(|f| leaves(f)).collect();
     let mut fields: Vec<&String> = leaves.iter().flat_map(|l| l.keys()).collect();
-    fields.sort();
+    crate::sort::sort(&mut fields);
     fields.dedup();
     fields
         .into_iter()

@@ -247,7 +247,7 @@ pub fn search_csv(from: &Plan, result: &SearchResult) -> String {
         .flat_map(|(_, l)| l.iter())
         .flat_map(|c| c.changes.iter().map(|f| f.field.path()))
         .collect();
-    settings.sort_unstable();
+    crate::sort::sort(&mut settings);
     settings.dedup();
     let mut header: Vec<Cow<'_, str>> = SEARCH_CSV_FIGURES.iter().map(|&f| Cow::Borrowed(f)).collect();
     header.extend(settings.iter().map(|s| csv_field(s)));

@@ -45,7 +45,7 @@ fn candidates(plan: &Plan, fix: &Fix) -> Vec<Value> {
         let mut values: Vec<u64> = (1..=64).chain((0..=16).map(|k| 1u64 << k)).collect();
         values.extend((1..=16).map(|k| suggested.saturating_mul(k)));
         values.retain(|&v| 0 < v && v != now);
-        values.sort_by_key(|&v| (v.abs_diff(now), v != suggested, v));
+        crate::sort::sort_by_key(&mut values, |&v| (v.abs_diff(now), v != suggested, v));
         values.dedup();
         return values.into_iter().take(MAX_TRIES).map(Value::from).collect();
     }

@@ -47,6 +47,7 @@ pub mod report;
 pub mod rules;
 pub mod schedule;
 pub mod search;
+pub mod sort;
 pub mod sweep;
 pub mod time;
 

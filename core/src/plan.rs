@@ -1939,7 +1939,7 @@ fn lora_targets<'a>(names: impl Iterator<Item = &'a str>) -> Result<LoraTargets,
     if all {
         return Ok(LoraTargets::All);
     }
-    res.sort();
+    crate::sort::sort(&mut res);
     res.dedup();
     if res.is_empty() {
         return Err(PlanFileError::OutOfRange { field: Field::LoraTargets, expected: Allowed::LoraTargets });

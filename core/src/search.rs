@@ -1023,7 +1023,7 @@ impl Search {
         // Only a part's own fastest TOP can be among the merged fastest, and only a plan on its own
         // front can be on the merged front (a plan beaten within its part is beaten overall).
         let mut found = std::mem::take(&mut self.found);
-        found.sort_by_key(|f| f.index);
+        in_space_order(&mut found);
         let best = fastest(&found);
         let front = pareto(&found);
         found.retain(|f| best.contains(&f.index) || front.contains(&f.index));
@@ -1107,10 +1107,16 @@ fn part_of(run: u64, parts: usize) -> usize {
     ((run.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) % parts as u64) as usize
 }
 
+/// Sorts found plans by their place in the space (each place holds one plan, so no order is left
+/// to ties). One sort for both callers: a search may find plans by the hundred thousand.
+fn in_space_order(found: &mut [Found]) {
+    found.sort_unstable_by_key(|f| f.index);
+}
+
 /// Indices of the fastest [`TOP`] of `found` (space order breaks ties).
 fn fastest(found: &[Found]) -> Vec<u64> {
     let mut by_speed: Vec<&Found> = found.iter().collect();
-    by_speed.sort_by(|a, b| {
+    crate::sort::sort_by(&mut by_speed, |a, b| {
         b.tokens_per_second.total_cmp(&a.tokens_per_second).then(a.peak_bytes.cmp(&b.peak_bytes))
     });
     by_speed.iter().take(TOP).map(|f| f.index).collect()
@@ -1120,7 +1126,7 @@ fn fastest(found: &[Found]) -> Vec<u64> {
 /// is faster than every plan with less memory.
 fn pareto(found: &[Found]) -> Vec<u64> {
     let mut by_peak: Vec<&Found> = found.iter().collect();
-    by_peak.sort_by(|a, b| {
+    crate::sort::sort_by(&mut by_peak, |a, b| {
         a.peak_bytes.cmp(&b.peak_bytes).then(b.tokens_per_second.total_cmp(&a.tokens_per_second))
     });
     let mut res = Vec::new();
@@ -1171,7 +1177,7 @@ fn blocking(plan: &Plan, parts: &[Partial], knobs: &impl Fn(u64) -> Knobs) -> Ve
     };
     let mut keyed: Vec<_> =
         merged.into_iter().map(|(code, plans, first)| (code, plans, first, listed(code, first))).collect();
-    keyed.sort_by(|a, b| b.1.cmp(&a.1).then(a.2.cmp(&b.2)).then(a.3.cmp(&b.3)));
+    crate::sort::sort_by(&mut keyed, |a, b| b.1.cmp(&a.1).then(a.2.cmp(&b.2)).then(a.3.cmp(&b.3)));
     keyed
         .into_iter()
         .map(|(code, plans, first, _)| Blocking { code, plans, changes: knobs(first).changes(base) })
@@ -1184,7 +1190,7 @@ fn assemble(plan: &Plan, parts: &[Partial], knobs: impl Fn(u64) -> Knobs) -> Sea
     let base = Knobs::of(plan);
     // In space order, whatever share each part held: ties between equally fast plans go by place.
     let mut found: Vec<Found> = parts.iter().flat_map(|p| p.found.iter().copied()).collect();
-    found.sort_unstable_by_key(|f| f.index);
+    in_space_order(&mut found);
     let candidate = |index: u64| {
         let f = found.iter().find(|f| f.index == index).expect("an index from the list");
         Candidate {

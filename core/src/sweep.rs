@@ -96,7 +96,7 @@ pub fn sweep(plan: &Plan, max_nodes: u32) -> Sweep {
         std::iter::successors(Some(1u32), |&n| n.checked_mul(2)).take_while(|&n| n <= max_nodes).collect();
     if !nodes.contains(&own) {
         nodes.push(own);
-        nodes.sort_unstable();
+        crate::sort::sort(&mut nodes);
     }
     let facts = ModelFacts::of(plan);
     let seq_len_applies = !matches!(plan.method, Method::Grpo | Method::Ppo);
@@ -172,7 +172,7 @@ pub fn micro_batches(plan: &Plan, hi: u32) -> Vec<u32> {
     let per_rank = u64::from(upper(plan, Knob::MicroBatch));
     let mut values: Vec<u32> =
         crate::rules::divisors_of(per_rank).filter(|&d| d <= u64::from(hi)).map(|d| d as u32).collect();
-    values.sort_unstable();
+    crate::sort::sort(&mut values);
     values.dedup();
     values
 }

@@ -93,12 +93,12 @@ pub(super) fn rank(base: &Base, mut res: Vec<Advice>) -> Vec<Advice> {
     }
     match base.fits {
         // Moves that make it fit first, the fastest of them first; then what saves the most.
-        false => res.sort_by(|a, b| match (a.fits, b.fits) {
+        false => crate::sort::sort_by(&mut res, |a, b| match (a.fits, b.fits) {
             (true, true) => b.tokens_per_second.total_cmp(&a.tokens_per_second),
             (false, false) => a.peak_bytes.cmp(&b.peak_bytes),
             (fits, _) => (!fits).cmp(&fits),
         }),
-        true => res.sort_by(|a, b| b.tokens_per_second.total_cmp(&a.tokens_per_second)),
+        true => crate::sort::sort_by(&mut res, |a, b| b.tokens_per_second.total_cmp(&a.tokens_per_second)),
     }
     res
 }

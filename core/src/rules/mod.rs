@@ -148,7 +148,7 @@ impl Acc {
 
     /// The findings, errors first, then warnings and notes, each in the order they were found.
     fn finish(mut self) -> Vec<Finding> {
-        self.res.sort_by_key(|f| match f.severity {
+        crate::sort::sort_by_key(&mut self.res, |f| match f.severity {
             Severity::Error => 0,
             Severity::Warning => 1,
             Severity::Note => 2,

@@ -312,7 +312,7 @@ impl Program {
             })
             .collect();
         let mut order: Vec<usize> = (0..self.instrs.len()).collect();
-        order.sort_by_key(|&i| depths[i]);
+        crate::sort::sort_by_key(&mut order, |&i| depths[i]);
         self.instrs = order.iter().map(|&i| self.instrs[i]).collect();
         self.ops = order.iter().map(|&i| self.ops[i]).collect();
     }
