@@ -3,6 +3,23 @@
 // A file rather than trunk's inline loader, so the page's Content-Security-Policy needs no hash
 // that changes with every build (index.html).
 const tag = document.querySelector("script[data-js][data-wasm]");
+
+// The launch-file reader (reader/, src/reader.rs): a second wasm module, loaded the first time a file
+// is read; trainplan-bundle writes its hashed names onto the tag (data-reader-js, data-reader-wasm).
+// A failed load is forgotten, so the next read tries again.
+let reader = null;
+globalThis.trainplanReadLaunch = async (text, current) => {
+  reader ??= (async () => {
+    const glue = await import(tag.dataset.readerJs);
+    await glue.default({ module_or_path: tag.dataset.readerWasm });
+    return glue;
+  })().catch((err) => {
+    reader = null;
+    throw err;
+  });
+  return (await reader).read_launch(text, current);
+};
+
 const { default: init } = await import(tag.dataset.js);
 await init({ module_or_path: tag.dataset.wasm });
 

@@ -12,6 +12,7 @@ pub mod format;
 pub mod highlight;
 pub mod i18n;
 pub mod messages;
+pub mod reader;
 pub mod search_parts;
 
 mod components;

@@ -10,7 +10,7 @@ use trainplan_core::{Plan, permalink};
 use crate::components::results::use_results;
 use crate::form::PlanForm;
 use crate::i18n::{Key, fill, t};
-use crate::{highlight, messages, storage};
+use crate::{highlight, messages, reader, storage};
 
 /// A `data:` address holding `text`, for a download link (no object URL to revoke).
 fn data_url(text: &str) -> String {
@@ -36,6 +36,8 @@ enum ImportNote {
     Invalid(PlanFileError),
     /// It became the plan: the import, and the name of the model the plan had before.
     Read(Box<Imported>, String),
+    /// The launch-file reader could not be loaded or did not answer: why.
+    NoReader(String),
 }
 
 /// The launch panel: files for the settled plan (the plan once typing pauses), whose report the
@@ -203,19 +205,26 @@ fn LaunchImport() -> impl IntoView {
     // file tells none (which the note then says).
     let pasted = RwSignal::new(String::new());
     let import_note: RwSignal<Option<ImportNote>> = RwSignal::new(None);
+    // The reader is a module of its own, fetched on the first read (crate::reader): the note
+    // clears at once and comes back with the answer.
     let import = move |_| {
         let current = ctx.form.with_untracked(|f| f.file.clone());
-        let note = match emit::import::import(&pasted.get_untracked(), &current) {
-            Err(err) => ImportNote::Unread(err),
-            Ok(got) => match Plan::from_file(&got.file) {
-                Err(err) => ImportNote::Invalid(err),
-                Ok(plan) => {
-                    ctx.form.set(PlanForm::from_plan(&plan));
-                    ImportNote::Read(Box::new(got), plan.model.name.clone())
-                }
-            },
-        };
-        import_note.set(Some(note));
+        let text = pasted.get_untracked();
+        import_note.set(None);
+        leptos::task::spawn_local(async move {
+            let note = match reader::read_launch(&text, &current).await {
+                Err(why) => ImportNote::NoReader(why),
+                Ok(Err(err)) => ImportNote::Unread(err),
+                Ok(Ok(got)) => match Plan::from_file(&got.file) {
+                    Err(err) => ImportNote::Invalid(err),
+                    Ok(plan) => {
+                        ctx.form.set(PlanForm::from_plan(&plan));
+                        ImportNote::Read(Box::new(got), plan.model.name.clone())
+                    }
+                },
+            };
+            import_note.set(Some(note));
+        });
     };
     // The note's lines in the page's language: (look, test id, text).
     let import_lines = move || -> Vec<(&'static str, &'static str, String)> {
@@ -227,6 +236,13 @@ fn LaunchImport() -> impl IntoView {
             }
             Some(ImportNote::Invalid(err)) => {
                 vec![("badge bad", "launch-import-note", messages::plan_error(lang, &err))]
+            }
+            Some(ImportNote::NoReader(why)) => {
+                vec![(
+                    "badge bad",
+                    "launch-import-note",
+                    fill(t(lang, Key::launch_import_no_reader), &[("why", &why)]),
+                )]
             }
             Some(ImportNote::Read(got, kept)) => {
                 let unknown = got.model == ModelOrigin::Unknown;

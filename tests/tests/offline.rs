@@ -26,6 +26,20 @@ async fn eval(page: &Page, script: &str) -> WebDriverResult<serde_json::Value> {
     Ok(page.driver.execute(script, vec![]).await?.json().clone())
 }
 
+/// Reads a LLaMA-Factory YAML back into the plan, in the launch-file reader (a second wasm module,
+/// loaded on first use): the plan becomes Qwen2.5-14B, matched from the model's directory.
+async fn read_a_launch_file(page: &Page) -> WebDriverResult<()> {
+    let summary = page.driver.find(By::Css(".launch-import summary")).await?;
+    page.click_el(&summary).await?;
+    let yaml = "model_name_or_path: /models/Qwen2.5-14B-Instruct\nstage: sft\nfinetuning_type: lora\n";
+    page.type_into("launch-import-text", yaml).await?;
+    page.click("launch-import-apply").await?;
+    let model = page.wait_text("launch-import-model", |t| !t.is_empty()).await?;
+    assert_eq!(model, "Model: Qwen2.5-14B, matched from the directory /models/Qwen2.5-14B-Instruct.");
+    assert_eq!(page.el("model-select").await?.prop("value").await?.as_deref(), Some("qwen2.5-14b"));
+    Ok(())
+}
+
 /// Whether the page's Content-Security-Policy is enforced: an inline script added now does not run
 /// (no 'unsafe-inline'). Leaves a violation in the console, so it runs after the console is read.
 async fn inline_script_runs(page: &Page) -> WebDriverResult<bool> {
@@ -73,6 +87,8 @@ async fn the_page_works_offline_after_the_first_visit() -> WebDriverResult<()> {
     page.click("search-run").await?;
     let summary = page.wait_text("search-summary", |t| t.contains("plans tried")).await?;
     assert!(0 < page.search_workers().await?, "{summary}");
+    // The launch-file reader, never loaded in this visit before, comes from the cache too.
+    read_a_launch_file(&page).await?;
     page.screenshot("en-offline-reload").await?;
     page.driver.quit().await
 }
@@ -107,6 +123,8 @@ async fn the_single_file_runs_from_a_file_url() -> WebDriverResult<()> {
     page.screenshot("en-single-file").await?;
     page.scroll_to("search-run").await?;
     page.screenshot("en-single-file-search").await?;
+    // The launch-file reader is inlined too, instantiated on first use.
+    read_a_launch_file(&page).await?;
 
     let urls = requested_urls(&page.driver).await?;
     assert!(urls.contains(&url), "the log has no request for the file itself: {urls:?}");
@@ -120,8 +138,8 @@ async fn the_single_file_runs_from_a_file_url() -> WebDriverResult<()> {
 }
 
 /// A whole session — edits, another model, a pasted config, the language switch, the search, the
-/// launch files, a reload — requests nothing outside the page's origin, under the page's CSP, which
-/// blocks nothing the page does.
+/// launch files, a launch file read back, a reload — requests nothing outside the page's origin,
+/// under the page's CSP, which blocks nothing the page does.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_whole_session_asks_nothing_of_another_origin() -> WebDriverResult<()> {
     let chromedriver = Chromedriver::start();
@@ -169,10 +187,19 @@ async fn a_whole_session_asks_nothing_of_another_origin() -> WebDriverResult<()>
     page.click("launch-tab-launch.sh").await?;
     let script = page.wait_text("launch-text", |t| t.contains("llamafactory-cli")).await?;
     assert!(script.contains("llamafactory-cli"), "{script}");
+    // The launch-file reader is fetched only when a file is read (reading the log empties it).
+    let reader =
+        |urls: &[String]| urls.iter().any(|u| u.contains("trainplan-reader-") && u.ends_with("_bg.wasm"));
+    let mut urls = requested_urls(&page.driver).await?;
+    assert!(!reader(&urls), "the reader was fetched before any file was read");
+    read_a_launch_file(&page).await?;
     page.driver.refresh().await?;
-    assert_eq!(page.wait_text("params-total", |t| !t.is_empty()).await?, "7,241,732,096");
+    // The imported plan was kept: Qwen2.5-14B.
+    assert!(page.wait_text("params-total", |t| t.starts_with("14,")).await?.starts_with("14,"));
 
-    let urls = requested_urls(&page.driver).await?;
+    let later = requested_urls(&page.driver).await?;
+    assert!(reader(&later), "the reader was not fetched from the page's origin: {later:?}");
+    urls.extend(later);
     assert!(urls.iter().any(|u| u.ends_with("_bg.wasm")), "the log missed the page's own requests: {urls:?}");
     let outside: Vec<&String> = urls
         .iter()

@@ -32,6 +32,8 @@
 use std::borrow::Cow;
 use std::sync::OnceLock;
 
+use serde::{Deserialize, Serialize};
+
 /// A framework's repository at the commit a table was read from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Target {
@@ -172,7 +174,7 @@ pub enum Arity {
 }
 
 /// The declared `type=` of a flag's values.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum ValueType {
     /// `int`: Python's `int()` must accept the text.
     Int,
@@ -181,7 +183,7 @@ pub enum ValueType {
     /// `str` or no type: any text.
     Str,
     /// Another callable (a lambda, an Enum lookup, …), named as the source writes it; not checked.
-    Other(&'static str),
+    Other(Cow<'static, str>),
 }
 
 /// One flag as a table records it.
@@ -246,14 +248,14 @@ impl FlagSpec {
                 return Err(FlagError::BadType {
                     flag: flag(),
                     value: (*value).to_owned(),
-                    value_type: self.value_type,
+                    value_type: self.value_type.clone(),
                 });
             }
-            if !self.choices.is_empty() && !self.choices().any(|c| same_value(self.value_type, c, value)) {
+            if !self.choices.is_empty() && !self.choices().any(|c| same_value(&self.value_type, c, value)) {
                 return Err(FlagError::NotAChoice {
                     flag: flag(),
                     value: (*value).to_owned(),
-                    choices: self.choices,
+                    choices: Cow::Borrowed(self.choices),
                 });
             }
         }
@@ -262,14 +264,14 @@ impl FlagSpec {
 }
 
 /// Why a framework's parser would refuse a flag.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum FlagError {
     /// Occurs when the framework version declares no such flag (argparse: "unrecognized arguments").
     Unknown {
         /// The flag as written.
         flag: String,
         /// The framework version ([`Table::name`]).
-        framework: &'static str,
+        framework: Cow<'static, str>,
     },
     /// Occurs when a switch is followed by a value: argparse reads the value as a stray argument.
     SwitchWithValue {
@@ -303,7 +305,7 @@ pub enum FlagError {
         /// The value.
         value: String,
         /// The choices, `|` separated.
-        choices: &'static str,
+        choices: Cow<'static, str>,
     },
 }
 
@@ -368,7 +370,7 @@ pub fn check(table: Table, flag: &str, value: Option<&str>) -> Result<(), FlagEr
 /// As [`check`].
 pub fn check_values(table: Table, flag: &str, values: &[&str]) -> Result<(), FlagError> {
     match lookup(table, flag) {
-        None => Err(FlagError::Unknown { flag: flag.to_owned(), framework: table.name() }),
+        None => Err(FlagError::Unknown { flag: flag.to_owned(), framework: Cow::Borrowed(table.name()) }),
         Some(spec) => spec.check(values),
     }
 }
@@ -523,8 +525,8 @@ fn parse(table: Table) -> Parsed {
             }
         }
     }
-    p.flags.sort_by(|a, b| a.name.cmp(&b.name));
-    p.rl_keys.sort_by(|a, b| (a.class, a.key).cmp(&(b.class, b.key)));
+    crate::sort::sort_by(&mut p.flags, |a, b| a.name.cmp(&b.name));
+    crate::sort::sort_by_key(&mut p.rl_keys, |k| (k.class, k.key));
     p
 }
 
@@ -552,7 +554,7 @@ fn spec(
         "int" => ValueType::Int,
         "float" => ValueType::Float,
         "str" | "" => ValueType::Str,
-        other => ValueType::Other(other),
+        other => ValueType::Other(Cow::Borrowed(other)),
     };
     FlagSpec { name, action, arity, value_type, choices, dest, conditional: cond == "if", declared_at }
 }
@@ -598,7 +600,7 @@ fn python_digits(text: &str) -> Option<String> {
 
 /// Whether `value` converted with the flag's type equals choice `choice` (argparse compares the
 /// converted values).
-fn same_value(value_type: ValueType, choice: &str, value: &str) -> bool {
+fn same_value(value_type: &ValueType, choice: &str, value: &str) -> bool {
     match value_type {
         ValueType::Int => python_int(choice).is_some() && python_int(choice) == python_int(value),
         ValueType::Float => python_float(choice).is_some() && python_float(choice) == python_float(value),

@@ -137,7 +137,7 @@ fn check_script(table: Table, text: &str) -> Result<Vec<FlagError>, String> {
     let mut errors = Vec::new();
     for (flag, values) in flag_groups(&entry_args(text)?)? {
         let Some(spec) = flags::lookup(table, &flag) else {
-            errors.push(FlagError::Unknown { flag, framework: table.name() });
+            errors.push(FlagError::Unknown { flag, framework: table.name().into() });
             continue;
         };
         let stand_in = spec.choices().next().unwrap_or("0");

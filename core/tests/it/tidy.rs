@@ -36,8 +36,9 @@ fn core_depends_on_no_web_crate() {
     }
 }
 
-/// The wasm-bindgen crate in Cargo.lock, the exact pin in Cargo.toml and trunk's tool version must
-/// be one version, or trunk refuses to build offline (scripts/setup installs the CLI of that version).
+/// The wasm-bindgen crate in Cargo.lock, the exact pins of both wasm modules (the page's Cargo.toml
+/// and reader/Cargo.toml) and trunk's tool version must be one version, or trunk refuses to build
+/// offline (scripts/setup installs the CLI of that version).
 #[test]
 fn wasm_bindgen_versions_agree() {
     let root = repo_root();
@@ -48,11 +49,13 @@ fn wasm_bindgen_versions_agree() {
         .and_then(|block| block.lines().find_map(|l| l.strip_prefix("version = \"")))
         .map(|v| v.trim_end_matches('"').to_owned())
         .expect("wasm-bindgen is in Cargo.lock");
-    let manifest = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
-    assert!(
-        manifest.contains(&format!("wasm-bindgen = \"={locked}\"")),
-        "Cargo.toml pins wasm-bindgen ={locked}"
-    );
+    for manifest in ["Cargo.toml", "reader/Cargo.toml"] {
+        let text = std::fs::read_to_string(root.join(manifest)).unwrap();
+        assert!(
+            text.contains(&format!("wasm-bindgen = \"={locked}\"")),
+            "{manifest} pins wasm-bindgen ={locked}"
+        );
+    }
     let trunk = std::fs::read_to_string(root.join("Trunk.toml")).unwrap();
     assert!(
         trunk.contains(&format!("wasm_bindgen = \"{locked}\"")),
@@ -76,7 +79,7 @@ pub(crate) fn rust_files(dir: &Path, acc: &mut Vec<PathBuf>) {
 fn every_rust_file_has_a_module_doc_and_clean_lines() {
     let root = repo_root();
     let mut files = Vec::new();
-    for dir in ["src", "tests", "core/src", "core/tests"] {
+    for dir in ["src", "tests", "core/src", "core/tests", "reader/src", "tools/bundle/src"] {
         rust_files(&root.join(dir), &mut files);
     }
     assert!(10 <= files.len(), "found only {files:?}");

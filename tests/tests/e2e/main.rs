@@ -672,7 +672,8 @@ async fn an_imported_launch_file_finds_a_local_model_and_keeps_its_paths() -> We
     page.driver.quit().await
 }
 
-/// In the Chinese interface an import error reads in Chinese, and the plan stays as it was.
+/// In the Chinese interface an import error reads in Chinese, and the plan stays as it was; so does a
+/// launch-file reader that cannot be loaded, which the next read loads.
 #[tokio::test(flavor = "multi_thread")]
 async fn an_import_error_reads_in_chinese() -> WebDriverResult<()> {
     let chromedriver = Chromedriver::start();
@@ -682,9 +683,32 @@ async fn an_import_error_reads_in_chinese() -> WebDriverResult<()> {
     page.wait_text("app-tagline", |t| t != tagline).await?;
     let summary = page.driver.find(By::Css(".launch-import summary")).await?;
     page.click_el(&summary).await?;
-    page.type_into("launch-import-text", "hello: world\n").await?;
+    // The reader (a module of its own, loaded on the first read) cannot be fetched: the note says
+    // so and the plan is kept; the next read loads it.
+    let wasm = page
+        .driver
+        .execute(
+            "const tag = document.querySelector('script[data-reader-wasm]'); const was = tag.dataset.readerWasm; \
+             tag.dataset.readerWasm = '/no-such-reader_bg.wasm'; return was;",
+            vec![],
+        )
+        .await?
+        .json()
+        .clone();
+    page.type_into("launch-import-text", "stage: sft\nfinetuning_type: full\n").await?;
     page.click("launch-import-apply").await?;
     let note = page.wait_text("launch-import-note", |t| !t.is_empty()).await?;
+    assert!(note.starts_with("无法加载启动文件读取模块"), "{note}");
+    assert_eq!(page.text("params-total").await?, "7,615,616,512", "an unread file changes nothing");
+    page.driver
+        .execute(
+            "document.querySelector('script[data-reader-wasm]').dataset.readerWasm = arguments[0];",
+            vec![wasm],
+        )
+        .await?;
+    page.type_into("launch-import-text", "hello: world\n").await?;
+    page.click("launch-import-apply").await?;
+    let note = page.wait_text("launch-import-note", |t| t.starts_with("不是")).await?;
     assert!(note.starts_with("不是 trainplan 能读取的启动文件"), "{note}");
     page.type_into("launch-import-text", "stage: sft\ncutoff_len: -3\n").await?;
     page.click("launch-import-apply").await?;

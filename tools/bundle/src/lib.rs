@@ -36,6 +36,32 @@ const SINGLE_FILE_LOADER: &str = r#"
 }
 "#;
 
+/// Defines the page's `trainplanReadLaunch` in the single file (public/start.js does in the served
+/// page): inflates and instantiates the launch-file reader's inlined wasm the first time a file is
+/// read (src/reader.rs). `{{INIT}}` is the reader glue's default export, `{{WASM}}` its wasm as
+/// [`SINGLE_FILE_LOADER`] has the page's; `read_launch` is the glue's export.
+const SINGLE_FILE_READER: &str = r#"
+// trainplan-bundle: the launch-file reader's wasm as raw DEFLATE in base64, instantiated on first use.
+{
+  const packed = "{{WASM}}";
+  let loaded = null;
+  globalThis.trainplanReadLaunch = async (text, current) => {
+    loaded ??= (async () => {
+      const bytes = Uint8Array.from(atob(packed), (c) => c.charCodeAt(0));
+      const inflated = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("deflate-raw"));
+      await {{INIT}}({ module_or_path: await new Response(inflated).arrayBuffer() });
+    })();
+    await loaded;
+    return read_launch(text, current);
+  };
+}
+"#;
+
+/// The name of the launch-file reader's module (`reader/`). Trunk writes a worker's files unhashed,
+/// `trainplan-reader.js` and `trainplan-reader_bg.wasm`, for a worker script to name; this step
+/// renames them as trunk names the page's files ([`reader_names`]).
+pub const READER: &str = "trainplan-reader";
+
 /// One file of the build.
 pub struct Asset {
     /// Its path relative to `dist/`, with `/` between folders.
@@ -51,6 +77,8 @@ pub enum BundleError {
     NoCsp,
     /// Occurs when `index.html` has no `<script data-js=… data-wasm=…>` (Trunk.toml's `pattern_script`).
     NoLoader,
+    /// Occurs when the build has no launch-file reader module to name on the loader's tag.
+    NoReader,
     /// Occurs when the wasm-bindgen glue is not the self-contained ES module this step inlines.
     Glue(&'static str),
     /// Occurs when a reference would still leave the file: a link, script or CSS `url()` not inlined.
@@ -67,6 +95,12 @@ impl fmt::Display for BundleError {
             BundleError::NoCsp => write!(f, "index.html has no Content-Security-Policy meta element"),
             BundleError::NoLoader => {
                 write!(f, "index.html has no script with data-js and data-wasm (Trunk.toml pattern_script)")
+            }
+            BundleError::NoReader => {
+                write!(
+                    f,
+                    "the build has no launch-file reader ({READER}.js and {READER}_bg.wasm; index.html builds it)"
+                )
             }
             BundleError::Glue(what) => write!(f, "the wasm-bindgen glue {what}"),
             BundleError::External(what) => write!(f, "{what} would stay a reference outside the file"),
@@ -104,6 +138,43 @@ pub fn service_worker(assets: &[Asset]) -> String {
             && SERVICE_WORKER_TEMPLATE.contains("[/* {{PRECACHE}} */]")
     );
     SERVICE_WORKER_TEMPLATE.replace("{{VERSION}}", &version).replace("[/* {{PRECACHE}} */]", &list)
+}
+
+/// `index.html` with the launch-file reader's module named on the loader's tag, `data-reader-js` and
+/// `data-reader-wasm` (references as the page makes them), which public/start.js loads on first use.
+///
+/// # Errors
+///
+/// [`BundleError::NoLoader`] when there is no loader tag to write them on.
+pub fn with_reader(index_html: &str, js: &str, wasm: &str) -> Result<String, BundleError> {
+    let script = elements(index_html, "script")
+        .into_iter()
+        .find(|s| s.attr("data-js").is_some() && s.attr("data-wasm").is_some())
+        .ok_or(BundleError::NoLoader)?;
+    if script.attr("data-reader-js").is_some() {
+        return Ok(index_html.to_owned());
+    }
+    let at = script.start + "<script".len();
+    let attrs = format!(r#" data-reader-js="{js}" data-reader-wasm="{wasm}""#);
+    Ok(format!("{}{attrs}{}", &index_html[..at], &index_html[at..]))
+}
+
+/// The reader's files as trunk writes them: its glue and its wasm.
+pub fn reader_files() -> (String, String) {
+    (format!("{READER}.js"), format!("{READER}_bg.wasm"))
+}
+
+/// The names the reader's glue and wasm are renamed to: with a hash of both (`trainplan-reader-
+/// <16 hex>.js`, `…_bg.wasm`), so that a new build is never served an old reader from a cache, as
+/// trunk's hashes do for the page's own files. The glue names no file itself: the loader hands it
+/// the wasm's address.
+pub fn reader_names(glue: &[u8], wasm: &[u8]) -> (String, String) {
+    let mut hasher = Sha256::new();
+    hasher.update((glue.len() as u64).to_le_bytes());
+    hasher.update(glue);
+    hasher.update(wasm);
+    let hash: String = hasher.finalize()[..8].iter().map(|b| format!("{b:02x}")).collect();
+    (format!("{READER}-{hash}.js"), format!("{READER}-{hash}_bg.wasm"))
 }
 
 /// The single self-contained page from trunk's `index.html`. `read` gives the bytes of a file the page
@@ -171,9 +242,16 @@ pub fn single_file(index_html: &str, read: &dyn Fn(&str) -> Option<Vec<u8>>) -> 
             continue;
         };
         let glue = String::from_utf8(read_ref(js)?).map_err(|_| BundleError::Glue("is not UTF-8"))?;
-        let body = inline_module(&glue, &read_ref(wasm)?)?;
+        let body = inline_module(&glue, &read_ref(wasm)?, SINGLE_FILE_LOADER)?;
         script_hashes.push(hash_source(&body));
-        edits.push((script.start, script.end, format!(r#"<script type="module">{body}</script>"#)));
+        let mut scripts = format!(r#"<script type="module">{body}</script>"#);
+        if let (Some(js), Some(wasm)) = (script.attr("data-reader-js"), script.attr("data-reader-wasm")) {
+            let glue = String::from_utf8(read_ref(js)?).map_err(|_| BundleError::Glue("is not UTF-8"))?;
+            let body = inline_module(&glue, &read_ref(wasm)?, SINGLE_FILE_READER)?;
+            script_hashes.push(hash_source(&body));
+            scripts.push_str(&format!(r#"<script type="module">{body}</script>"#));
+        }
+        edits.push((script.start, script.end, scripts));
         loaded = true;
     }
     if !loaded {
@@ -227,9 +305,10 @@ fn single_file_csp(script_hashes: &[String], style_hashes: &[String]) -> String 
     )
 }
 
-/// The inline module: the glue as it is (an inline module may keep its `export`s), then the loader
-/// calling the glue's default export with the wasm's bytes.
-fn inline_module(glue: &str, wasm: &[u8]) -> Result<String, BundleError> {
+/// The inline module: the glue as it is (an inline module may keep its `export`s), then `loader`
+/// ([`SINGLE_FILE_LOADER`] or [`SINGLE_FILE_READER`]) calling the glue's default export with the
+/// wasm's bytes.
+fn inline_module(glue: &str, wasm: &[u8], loader: &str) -> Result<String, BundleError> {
     let glue = glue.replace("\r\n", "\n");
     if glue.lines().any(|line| line.starts_with("import ") || line.starts_with("import{")) {
         return Err(BundleError::Glue(
@@ -239,7 +318,7 @@ fn inline_module(glue: &str, wasm: &[u8]) -> Result<String, BundleError> {
     let init = default_export(&glue).ok_or(BundleError::Glue("has no default export (its init function)"))?;
     check_closing(&glue, "</script")?;
     let packed = STANDARD.encode(miniz_oxide::deflate::compress_to_vec(wasm, 10));
-    let loader = SINGLE_FILE_LOADER.replace("{{INIT}}", init).replace("{{WASM}}", &packed);
+    let loader = loader.replace("{{INIT}}", init).replace("{{WASM}}", &packed);
     Ok(format!("\n{glue}{loader}"))
 }
 

@@ -1,4 +1,5 @@
-//! `trainplan-bundle [DIR]`: writes `sw.js` and `trainplan.html` into a built `dist/`.
+//! `trainplan-bundle [DIR]`: names the launch-file reader in `index.html`, and writes `sw.js` and
+//! `trainplan.html` into a built `dist/`.
 //!
 //! Trunk runs it as a `post_build` hook (Trunk.toml) on its staging folder, `TRUNK_STAGING_DIR`,
 //! before that folder becomes `dist/`; so every `trunk build` and `trunk serve` produces both.
@@ -7,7 +8,10 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use trainplan_bundle::{Asset, SERVICE_WORKER, SINGLE_FILE, service_worker, single_file};
+use trainplan_bundle::{
+    Asset, BundleError, SERVICE_WORKER, SINGLE_FILE, reader_files, reader_names, service_worker, single_file,
+    with_reader,
+};
 
 fn main() -> ExitCode {
     match run() {
@@ -36,6 +40,18 @@ fn run() -> Result<String, String> {
 
     let index_path = dir.join("index.html");
     let index = std::fs::read_to_string(&index_path).map_err(|err| io(&index_path, err))?;
+    // The launch-file reader: renamed with its hash, and named on the loader's tag for public/start.js.
+    let (js, wasm) = reader_files();
+    let (js_path, wasm_path) = (dir.join(&js), dir.join(&wasm));
+    let (Ok(glue), Ok(module)) = (std::fs::read(&js_path), std::fs::read(&wasm_path)) else {
+        return Err(BundleError::NoReader.to_string());
+    };
+    let (js, wasm) = reader_names(&glue, &module);
+    std::fs::rename(&js_path, dir.join(&js)).map_err(|err| io(&js_path, err))?;
+    std::fs::rename(&wasm_path, dir.join(&wasm)).map_err(|err| io(&wasm_path, err))?;
+    let index = with_reader(&index, &format!("{public_url}{js}"), &format!("{public_url}{wasm}"))
+        .map_err(|err| err.to_string())?;
+    std::fs::write(&index_path, &index).map_err(|err| io(&index_path, err))?;
     let read =
         |reference: &str| resolve(&dir, &public_url, reference).and_then(|path| std::fs::read(path).ok());
     let page = single_file(&index, &read).map_err(|err| err.to_string())?;

@@ -164,3 +164,74 @@ fn attributes_are_read_as_trunk_writes_them() {
     let pairs: Vec<(&str, &str)> = attrs.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
     assert_eq!(pairs, [("rel", "icon"), ("href", "/a.svg"), ("crossorigin", ""), ("defer", "x")]);
 }
+
+/// The launch-file reader's glue, shaped as wasm-bindgen writes it (a `read_launch` export).
+const READER_GLUE: &str = "export function read_launch(text, current) { return text; }\n\
+                           async function __wbg_init(module_or_path) { return module_or_path; }\n\
+                           export { initSync, __wbg_init as default };\n";
+
+fn reader_wasm() -> Vec<u8> {
+    (0..3000u32).flat_map(|i| (i % 97).to_le_bytes()).collect()
+}
+
+#[test]
+fn the_reader_is_named_on_the_loader_under_a_hash_of_its_bytes() {
+    let (js, wasm) = reader_names(READER_GLUE.as_bytes(), &reader_wasm());
+    let hash = js.strip_prefix("trainplan-reader-").and_then(|r| r.strip_suffix(".js")).unwrap();
+    assert!(hash.len() == 16 && hash.chars().all(|c| c.is_ascii_hexdigit()), "{js}");
+    assert_eq!(wasm, format!("trainplan-reader-{hash}_bg.wasm"));
+    // Another byte in either file: another name, so no cache serves an old reader to a new page.
+    let (js2, _) = reader_names(READER_GLUE.as_bytes(), &[reader_wasm(), vec![0]].concat());
+    let (js3, _) = reader_names(format!("{READER_GLUE} ").as_bytes(), &reader_wasm());
+    assert!(js2 != js && js3 != js && js2 != js3);
+    assert_eq!(reader_files(), ("trainplan-reader.js".to_owned(), "trainplan-reader_bg.wasm".to_owned()));
+
+    let named = with_reader(INDEX, "/r-1.js", "/r-1_bg.wasm").unwrap();
+    let loader = elements(&named, "script").into_iter().next().unwrap();
+    assert_eq!(loader.attr("data-reader-js"), Some("/r-1.js"));
+    assert_eq!(loader.attr("data-reader-wasm"), Some("/r-1_bg.wasm"));
+    assert_eq!(loader.attr("data-js"), Some("/trainplan-web-2881.js"));
+    assert_eq!(with_reader(&named, "/r-2.js", "/r-2_bg.wasm").unwrap(), named, "named once");
+    assert_eq!(named.replace(r#" data-reader-js="/r-1.js" data-reader-wasm="/r-1_bg.wasm""#, ""), INDEX);
+    let no_loader = INDEX.replace("data-js=", "data-other=");
+    assert_eq!(with_reader(&no_loader, "/r.js", "/r_bg.wasm"), Err(BundleError::NoLoader));
+}
+
+#[test]
+fn the_single_file_inlines_the_reader_for_its_first_use() {
+    let index = with_reader(INDEX, "/trainplan-reader-77.js", "/trainplan-reader-77_bg.wasm").unwrap();
+    let read = |reference: &str| match reference {
+        "/trainplan-reader-77.js" => Some(READER_GLUE.as_bytes().to_vec()),
+        "/trainplan-reader-77_bg.wasm" => Some(reader_wasm()),
+        other => files(other),
+    };
+    let page = single_file(&index, &read).unwrap();
+    let scripts: Vec<&str> = elements(&page, "script").into_iter().map(|s| &page[s.body.clone()]).collect();
+    assert_eq!(scripts.len(), 2, "{page}");
+    // The page's module as before; then the reader's glue with a loader that defines the function
+    // the page calls, instantiating the inflated wasm only when it is first called.
+    assert!(scripts[0].starts_with(&format!("\n{GLUE}")), "{}", scripts[0]);
+    let reader = scripts[1];
+    assert!(reader.starts_with(&format!("\n{READER_GLUE}")), "{reader}");
+    let defined = reader.find("globalThis.trainplanReadLaunch = async").unwrap();
+    assert!(defined < reader.find("await __wbg_init(").unwrap(), "{reader}");
+    assert!(reader.contains("return read_launch(text, current);"), "{reader}");
+    let packed = between(reader, "const packed = \"", "\"");
+    let deflated = STANDARD.decode(packed).unwrap();
+    assert_eq!(miniz_oxide::inflate::decompress_to_vec(&deflated).unwrap(), reader_wasm());
+    // Both run under the CSP, by hash; nothing is left to fetch.
+    let csp = between(&page, "content=\"", "\"");
+    for script in &scripts {
+        assert!(csp.contains(&hash_source(script)), "{csp}");
+    }
+    assert!(!page.contains("data-reader-js") && !page.contains("/trainplan-reader-77"), "{page}");
+
+    let missing = |reference: &str| match reference {
+        "/trainplan-reader-77_bg.wasm" => None,
+        other => read(other),
+    };
+    assert_eq!(
+        single_file(&index, &missing),
+        Err(BundleError::Missing("/trainplan-reader-77_bg.wasm".to_owned()))
+    );
+}

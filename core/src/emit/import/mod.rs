@@ -21,6 +21,7 @@
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use yaml_rust2::Yaml;
 use yaml_rust2::yaml::Hash;
@@ -49,7 +50,7 @@ use verl::verl;
 use yaml::{Section, yaml_key, yaml_map, yaml_text};
 
 /// What an import did.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Imported {
     /// The plan file: the defaults with the launch file's settings, and the current plan's
     /// hardware (and cluster, and model) where the file does not give them.
@@ -72,7 +73,7 @@ pub struct Imported {
 }
 
 /// How an import told the model.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum ModelOrigin {
     /// The catalog model with this id, named by its Hugging Face id (or a variant of it, such as
     /// `Qwen/Qwen2.5-7B-Instruct`).
@@ -110,7 +111,7 @@ impl std::fmt::Display for ModelOrigin {
 }
 
 /// The kinds of launch file the import reads.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum ConfigKind {
     /// A Megatron-LM launch script (flags).
     Megatron,
@@ -128,7 +129,7 @@ pub enum ConfigKind {
 }
 
 /// Why a text could not be read.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum ImportError {
     /// Occurs when the text is none of the kinds above.
     Unrecognized,
@@ -138,7 +139,7 @@ pub enum ImportError {
 
 /// What a value must be, when it is not ([`ImportError::BadValue`]). The page words each in the
 /// user's language; `Display` gives the English.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Expected {
     /// A count such as a parallel size.
     WholeNumber,

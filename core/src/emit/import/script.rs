@@ -536,7 +536,7 @@ pub(super) fn refused_flags(text: &str, table: Table) -> Vec<FlagError> {
                 continue;
             }
             let Some(spec) = flags::lookup(table, flag) else {
-                out.push(FlagError::Unknown { flag: flag.to_owned(), framework: table.name() });
+                out.push(FlagError::Unknown { flag: flag.to_owned(), framework: table.name().into() });
                 continue;
             };
             // A value set outside the script is not judged.
