@@ -389,6 +389,7 @@ texts! {
     launch_import_ok => "Read: every key understood.", "已读入：所有参数均已识别。";
     launch_import_unknown => "Read. Not used, left out of the plan (no place for them, another value than the files written from it, or set outside the file): {keys}", "已读入。未使用、未纳入方案（方案中没有对应设置、与据此生成的文件取值不同，或其值在文件之外设置）：{keys}";
     launch_import_refused => "Its framework would refuse: {flags}", "其框架本身会拒绝：{flags}";
+    launch_import_reading => "Reading…", "正在读取…";
     launch_import_no_reader => "The launch-file reader could not be loaded ({why}): reload the page and read again.", "无法加载启动文件读取模块（{why}）：请刷新页面后重新读入。";
     launch_import_model_named => "Model: {model}, named by its Hugging Face id.", "模型：{model}，由其 Hugging Face ID 确定。";
     launch_import_model_matched => "Model: {model}, matched from the directory {path}.", "模型：{model}，由目录 {path} 匹配。";

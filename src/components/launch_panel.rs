@@ -38,6 +38,8 @@ enum ImportNote {
     Read(Box<Imported>, String),
     /// The launch-file reader could not be loaded or did not answer: why.
     NoReader(String),
+    /// The text is being read (the reader may still be loading).
+    Reading,
 }
 
 /// The launch panel: files for the settled plan (the plan once typing pauses), whose report the
@@ -205,12 +207,12 @@ fn LaunchImport() -> impl IntoView {
     // file tells none (which the note then says).
     let pasted = RwSignal::new(String::new());
     let import_note: RwSignal<Option<ImportNote>> = RwSignal::new(None);
-    // The reader is a module of its own, fetched on the first read (crate::reader): the note
-    // clears at once and comes back with the answer.
+    // The reader is a module of its own, fetched on the first read (crate::reader): the note says
+    // the file is being read until the answer comes.
     let import = move |_| {
         let current = ctx.form.with_untracked(|f| f.file.clone());
         let text = pasted.get_untracked();
-        import_note.set(None);
+        import_note.set(Some(ImportNote::Reading));
         leptos::task::spawn_local(async move {
             let note = match reader::read_launch(&text, &current).await {
                 Err(why) => ImportNote::NoReader(why),
@@ -236,6 +238,9 @@ fn LaunchImport() -> impl IntoView {
             }
             Some(ImportNote::Invalid(err)) => {
                 vec![("badge bad", "launch-import-note", messages::plan_error(lang, &err))]
+            }
+            Some(ImportNote::Reading) => {
+                vec![("muted", "launch-import-reading", t(lang, Key::launch_import_reading).to_owned())]
             }
             Some(ImportNote::NoReader(why)) => {
                 vec![(

@@ -700,16 +700,27 @@ async fn an_import_error_reads_in_chinese() -> WebDriverResult<()> {
     let note = page.wait_text("launch-import-note", |t| !t.is_empty()).await?;
     assert!(note.starts_with("无法加载启动文件读取模块"), "{note}");
     assert_eq!(page.text("params-total").await?, "7,615,616,512", "an unread file changes nothing");
+    page.scroll_to("launch-import-apply").await?;
+    page.screenshot("zh-launch-import-no-reader").await?;
+    assert!(page.driver.find(By::Css("[data-testid=launch-import-reading]")).await.is_err());
+    // Restored, and held back until released: the note says the file is being read meanwhile.
     page.driver
         .execute(
-            "document.querySelector('script[data-reader-wasm]').dataset.readerWasm = arguments[0];",
+            "document.querySelector('script[data-reader-wasm]').dataset.readerWasm = arguments[0]; \
+             const read = globalThis.trainplanReadLaunch; \
+             globalThis.trainplanReadLaunch = (text, current) => new Promise((done) => { \
+               globalThis.releaseRead = () => { globalThis.trainplanReadLaunch = read; done(read(text, current)); }; \
+             });",
             vec![wasm],
         )
         .await?;
     page.type_into("launch-import-text", "hello: world\n").await?;
     page.click("launch-import-apply").await?;
+    assert_eq!(page.wait_text("launch-import-reading", |t| !t.is_empty()).await?, "正在读取…");
+    page.driver.execute("globalThis.releaseRead();", vec![]).await?;
     let note = page.wait_text("launch-import-note", |t| t.starts_with("不是")).await?;
     assert!(note.starts_with("不是 trainplan 能读取的启动文件"), "{note}");
+    assert!(page.driver.find(By::Css("[data-testid=launch-import-reading]")).await.is_err());
     page.type_into("launch-import-text", "stage: sft\ncutoff_len: -3\n").await?;
     page.click("launch-import-apply").await?;
     let note = page.wait_text("launch-import-note", |t| t.contains("cutoff_len")).await?;
