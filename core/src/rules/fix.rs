@@ -66,7 +66,10 @@ pub fn apply(plan: &Plan, fix: &Fix) -> Result<Plan, crate::plan::PlanFileError>
         slot = &mut slot[key];
     }
     *slot = fix.value.clone();
-    let file = serde_json::from_value(value).map_err(|e| crate::plan::PlanFileError::Json(e.to_string()))?;
+    // Read back from text, as every plan file is: a second reader of `Value`s would compile the whole
+    // plan file's deserializer again (some 40 KB of the page's wasm) for these rare fields.
+    let file = serde_json::from_str(&value.to_string())
+        .map_err(|e| crate::plan::PlanFileError::Json(e.to_string()))?;
     Plan::from_file(&file)
 }
 
