@@ -3,7 +3,7 @@
 //! fixes set most) and reads it back, so a fixed plan is checked as a typed one is.
 
 use crate::field::Field;
-use crate::plan::Plan;
+use crate::plan::{Fsdp, PipelineSchedule, Plan, RecomputeGranularity};
 use crate::report::Fix;
 
 /// The divisor of `n` nearest to `target` (the smaller one on a tie).
@@ -84,6 +84,10 @@ fn apply_direct(plan: &Plan, fix: &Fix) -> Option<Plan> {
     let degree = || count(1 << 16);
     let size = || count(1 << 24);
     let switch = || fix.value.as_bool();
+    // A choice by the name plan files give it (`wire_enum!`): the serde name, so the same parse.
+    fn named<T: Copy>(all: &[T], wire: fn(T) -> &'static str, value: &serde_json::Value) -> Option<T> {
+        all.iter().copied().find(|&v| value.as_str() == Some(wire(v)))
+    }
     let mut res = plan.clone();
     let p = &mut res.parallel;
     match fix.field {
@@ -103,6 +107,15 @@ fn apply_direct(plan: &Plan, fix: &Fix) -> Option<Plan> {
         Field::ParallelOverlapGradReduce => p.overlap_grad_reduce = switch()?,
         Field::ParallelOverlapParamGather => p.overlap_param_gather = switch()?,
         Field::ParallelUnevenLayers => p.uneven_layers = switch()?,
+        Field::ParallelAccountEmbeddingLoss => p.account_embedding_loss = switch()?,
+        Field::ParallelFsdp => p.fsdp = named(Fsdp::ALL, Fsdp::wire, &fix.value)?,
+        Field::ParallelSchedule => {
+            p.schedule = named(PipelineSchedule::ALL, PipelineSchedule::wire, &fix.value)?
+        }
+        Field::RecomputeGranularity => {
+            res.recompute.granularity =
+                named(RecomputeGranularity::ALL, RecomputeGranularity::wire, &fix.value)?
+        }
         Field::BatchMicroBatch => res.batch.micro_batch = size()?,
         Field::BatchGlobalBatch => res.batch.global_batch = size()?,
         _ => return None,

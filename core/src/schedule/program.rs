@@ -311,8 +311,21 @@ impl Program {
                 d
             })
             .collect();
-        let mut order: Vec<usize> = (0..self.instrs.len()).collect();
-        crate::sort::sort_by_key(&mut order, |&i| depths[i]);
+        // Stable by depth, counted rather than compared (depths are small whole numbers, and a
+        // whole step's timeline compiles tens of thousands of passes on a keystroke).
+        let mut next = vec![0usize; depths.iter().max().map_or(0, |&d| d as usize + 1)];
+        for &d in &depths {
+            next[d as usize] += 1;
+        }
+        let mut at = 0;
+        for slot in &mut next {
+            (*slot, at) = (at, at + *slot);
+        }
+        let mut order = vec![0usize; depths.len()];
+        for (i, &d) in depths.iter().enumerate() {
+            order[next[d as usize]] = i;
+            next[d as usize] += 1;
+        }
         self.instrs = order.iter().map(|&i| self.instrs[i]).collect();
         self.ops = order.iter().map(|&i| self.ops[i]).collect();
     }

@@ -751,9 +751,23 @@ fn the_405b_fixes_do_not_loop() {
 /// them the plan is the one the round trip gives, and values out of range are refused the same way.
 #[test]
 fn direct_and_round_trip_fixes_agree() {
+    use trainplan_core::plan::{Fsdp, PipelineSchedule, RecomputeGranularity};
     use trainplan_core::report::Fix;
     let base =
         Plan::from_json(r#"{"model": "llama-3-8b", "framework": "megatron", "method": "pretrain"}"#).unwrap();
+    // `field` set to `value` both ways: the plans must be the same, or both refused.
+    let agree = |field: &str, value: serde_json::Value| {
+        let fix = Fix { field: Field::from_path(field).unwrap(), value: value.clone() };
+        let direct = rules::apply(&base, &fix);
+        let mut file = serde_json::to_value(base.to_file()).unwrap();
+        let (section, key) = field.split_once('.').unwrap();
+        file[section][key] = value.clone();
+        let round = serde_json::from_value(file)
+            .map_err(|e| e.to_string())
+            .and_then(|f| Plan::from_file(&f).map_err(|e| e.to_string()));
+        assert_eq!(direct.as_ref().ok(), round.as_ref().ok(), "{field} = {value}");
+        assert_eq!(direct.is_err(), round.is_err(), "{field} = {value}");
+    };
     for field in [
         "parallel.tp",
         "parallel.pp",
@@ -766,15 +780,7 @@ fn direct_and_round_trip_fixes_agree() {
         "batch.global_batch",
     ] {
         for v in [0u64, 1, 2, 3, 4, 7, 65536, 65537, 1 << 24, (1 << 24) + 1] {
-            let fix = Fix { field: Field::from_path(field).unwrap(), value: serde_json::Value::from(v) };
-            let direct = rules::apply(&base, &fix);
-            let mut file = serde_json::to_value(base.to_file()).unwrap();
-            let (section, key) = field.split_once('.').unwrap();
-            file[section][key] = serde_json::Value::from(v);
-            let round = serde_json::from_value(file)
-                .map_err(|e| e.to_string())
-                .and_then(|f| Plan::from_file(&f).map_err(|e| e.to_string()));
-            assert_eq!(direct.as_ref().ok(), round.as_ref().ok(), "{field} = {v}");
+            agree(field, v.into());
         }
     }
     for field in [
@@ -785,14 +791,25 @@ fn direct_and_round_trip_fixes_agree() {
         "parallel.overlap_grad_reduce",
         "parallel.overlap_param_gather",
         "parallel.uneven_layers",
+        "parallel.account_embedding_loss",
     ] {
         for v in [true, false] {
-            let fix = Fix { field: Field::from_path(field).unwrap(), value: serde_json::Value::from(v) };
-            let mut file = serde_json::to_value(base.to_file()).unwrap();
-            let (section, key) = field.split_once('.').unwrap();
-            file[section][key] = serde_json::Value::from(v);
-            let round = Plan::from_file(&serde_json::from_value(file).unwrap()).unwrap();
-            assert_eq!(rules::apply(&base, &fix).unwrap(), round, "{field} = {v}");
+            agree(field, v.into());
+            assert!(
+                rules::apply(&base, &Fix { field: Field::from_path(field).unwrap(), value: v.into() })
+                    .is_ok()
+            );
+        }
+    }
+    // Choices by name: every name each takes, and names it does not (refused both ways alike).
+    let wrong = ["", "Full", "none ", "gpipe2"];
+    for (field, names) in [
+        ("parallel.fsdp", Fsdp::ALL.iter().map(|v| v.wire()).collect::<Vec<_>>()),
+        ("parallel.schedule", PipelineSchedule::ALL.iter().map(|v| v.wire()).collect()),
+        ("recompute.granularity", RecomputeGranularity::ALL.iter().map(|v| v.wire()).collect()),
+    ] {
+        for name in names.into_iter().chain(wrong) {
+            agree(field, name.into());
         }
     }
 }
