@@ -446,6 +446,15 @@ mod tests {
         let filled: Vec<(usize, usize)> =
             (0..3).flat_map(|y| (0..4).map(move |x| (x, y))).filter(|&(x, y)| at(&r, x, y) == red).collect();
         assert_eq!(filled, [(1, 1), (2, 1)]);
+        // Several rows: each row of the rectangle, and nothing beside it.
+        let blue = (0, 0, 200);
+        r.fill((2, 0), (4, 3), blue);
+        let filled: Vec<(usize, usize)> =
+            (0..3).flat_map(|y| (0..4).map(move |x| (x, y))).filter(|&(x, y)| at(&r, x, y) == blue).collect();
+        assert_eq!(filled, [(2, 0), (3, 0), (2, 1), (3, 1), (2, 2), (3, 2)]);
+        assert_eq!((at(&r, 1, 1), at(&r, 1, 2), at(&r, 0, 0)), (red, white, white));
+        r = Raster::new(4, 3, white);
+        r.fill((1, 1), (3, 2), red);
         // Past every edge: clipped to the picture, nothing written outside it, opaque.
         r.fill((-5, -5), (99, 1), red);
         assert!((0..4).all(|x| at(&r, x, 0) == red));
