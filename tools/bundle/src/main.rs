@@ -40,18 +40,23 @@ fn run() -> Result<String, String> {
 
     let index_path = dir.join("index.html");
     let index = std::fs::read_to_string(&index_path).map_err(|err| io(&index_path, err))?;
-    // The launch-file reader: renamed with its hash, and named on the loader's tag for public/start.js.
+    // The launch-file reader: renamed with its hash, and named on the loader's tag for public/start.js
+    // (already done when this runs again on a built `dist/`).
     let (js, wasm) = reader_files();
     let (js_path, wasm_path) = (dir.join(&js), dir.join(&wasm));
-    let (Ok(glue), Ok(module)) = (std::fs::read(&js_path), std::fs::read(&wasm_path)) else {
-        return Err(BundleError::NoReader.to_string());
+    let index = match (std::fs::read(&js_path), std::fs::read(&wasm_path)) {
+        (Ok(glue), Ok(module)) => {
+            let (js, wasm) = reader_names(&glue, &module);
+            std::fs::rename(&js_path, dir.join(&js)).map_err(|err| io(&js_path, err))?;
+            std::fs::rename(&wasm_path, dir.join(&wasm)).map_err(|err| io(&wasm_path, err))?;
+            let index = with_reader(&index, &format!("{public_url}{js}"), &format!("{public_url}{wasm}"))
+                .map_err(|err| err.to_string())?;
+            std::fs::write(&index_path, &index).map_err(|err| io(&index_path, err))?;
+            index
+        }
+        _ if index.contains("data-reader-js=") => index,
+        _ => return Err(BundleError::NoReader.to_string()),
     };
-    let (js, wasm) = reader_names(&glue, &module);
-    std::fs::rename(&js_path, dir.join(&js)).map_err(|err| io(&js_path, err))?;
-    std::fs::rename(&wasm_path, dir.join(&wasm)).map_err(|err| io(&wasm_path, err))?;
-    let index = with_reader(&index, &format!("{public_url}{js}"), &format!("{public_url}{wasm}"))
-        .map_err(|err| err.to_string())?;
-    std::fs::write(&index_path, &index).map_err(|err| io(&index_path, err))?;
     let read =
         |reference: &str| resolve(&dir, &public_url, reference).and_then(|path| std::fs::read(path).ok());
     let page = single_file(&index, &read).map_err(|err| err.to_string())?;
