@@ -29,6 +29,7 @@ mod tests {
     use super::*;
     use trainplan_core::Plan;
     use trainplan_core::emit;
+    use trainplan_core::emit::import::ModelOrigin;
 
     /// Every file the emitters write for a plan of each framework reads back through the JSON the
     /// page gets exactly as [`import::import`] reads it in place: nothing is lost on the way.
@@ -61,6 +62,18 @@ mod tests {
             }
         }
         assert!(read >= 6, "only {read} files read");
+        // A model built from a script's architecture flags (no catalog model has 20 of Qwen2.5-7B's
+        // layers) crosses as the whole config it becomes.
+        let plan = Plan::from_json(plans[2]).unwrap();
+        let script = &emit::emit(&plan, "#v1=x").unwrap()[0].text;
+        assert!(script.contains("--num-layers 28"), "{script}");
+        let built = script.replace("--num-layers 28", "--num-layers 20");
+        let current = plan.to_file();
+        let direct = import::import(&built, &current);
+        assert!(matches!(direct, Ok(Imported { model: ModelOrigin::Built { .. }, .. })), "{direct:?}");
+        let crossed: Reply =
+            serde_json::from_str(&read_launch(&built, &serde_json::to_string(&current).unwrap())).unwrap();
+        assert_eq!(crossed, direct);
         // A refusal crosses too, with what the value must be.
         let bad = "stage: sft\ncutoff_len: -3\n";
         let crossed: Reply = serde_json::from_str(&read_launch(bad, &first)).unwrap();
