@@ -15,8 +15,8 @@ use crate::i18n::{Key, Lang, fill, t};
 /// A pipeline schedule by the name its paper or framework gives it (the report writes `1f1b`,
 /// `interleaved`, `gpipe`, `zb-h1` or `dualpipev`); another name shows as itself.
 pub fn schedule_name(lang: Lang, wire: &str) -> String {
-    match PipelineSchedule::ALL.iter().find(|s| s.wire() == wire) {
-        Some(&schedule) => schedule_choice(lang, schedule).to_owned(),
+    match PipelineSchedule::from_wire(wire) {
+        Some(schedule) => schedule_choice(lang, schedule).to_owned(),
         None => wire.to_owned(),
     }
 }
@@ -406,12 +406,12 @@ pub fn zh(code: Code) -> &'static str {
 fn arg(lang: Lang, name: &str, value: &str) -> String {
     use trainplan_core::plan::Framework;
     match name {
-        "framework" => match Framework::ALL.iter().find(|f| f.wire() == value) {
+        "framework" => match Framework::from_wire(value) {
             Some(f) => f.name().to_owned(),
             None => value.to_owned(),
         },
-        "method" => match Method::ALL.iter().find(|m| m.wire() == value) {
-            Some(m) => t(lang, method_key(*m)).to_owned(),
+        "method" => match Method::from_wire(value) {
+            Some(m) => t(lang, method_key(m)).to_owned(),
             None => value.to_owned(),
         },
         "field" => Field::from_path(value).map_or_else(|| value.to_owned(), |f| field_label(lang, f)),

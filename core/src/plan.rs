@@ -139,6 +139,11 @@ macro_rules! wire_enum {
             pub fn wire(self) -> &'static str {
                 match self { $($name::$variant => $wire,)* }
             }
+
+            /// The value [`Self::wire`] names, as a plan file reads it; `None` for another name.
+            pub fn from_wire(name: &str) -> Option<$name> {
+                Self::ALL.iter().copied().find(|v| v.wire() == name)
+            }
         }
     };
 }

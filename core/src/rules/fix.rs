@@ -84,10 +84,8 @@ fn apply_direct(plan: &Plan, fix: &Fix) -> Option<Plan> {
     let degree = || count(1 << 16);
     let size = || count(1 << 24);
     let switch = || fix.value.as_bool();
-    // A choice by the name plan files give it (`wire_enum!`): the serde name, so the same parse.
-    fn named<T: Copy>(all: &[T], wire: fn(T) -> &'static str, value: &serde_json::Value) -> Option<T> {
-        all.iter().copied().find(|&v| value.as_str() == Some(wire(v)))
-    }
+    // A choice by the name plan files give it: the serde name, so the same parse.
+    let name = || fix.value.as_str();
     let mut res = plan.clone();
     let p = &mut res.parallel;
     match fix.field {
@@ -108,14 +106,9 @@ fn apply_direct(plan: &Plan, fix: &Fix) -> Option<Plan> {
         Field::ParallelOverlapParamGather => p.overlap_param_gather = switch()?,
         Field::ParallelUnevenLayers => p.uneven_layers = switch()?,
         Field::ParallelAccountEmbeddingLoss => p.account_embedding_loss = switch()?,
-        Field::ParallelFsdp => p.fsdp = named(Fsdp::ALL, Fsdp::wire, &fix.value)?,
-        Field::ParallelSchedule => {
-            p.schedule = named(PipelineSchedule::ALL, PipelineSchedule::wire, &fix.value)?
-        }
-        Field::RecomputeGranularity => {
-            res.recompute.granularity =
-                named(RecomputeGranularity::ALL, RecomputeGranularity::wire, &fix.value)?
-        }
+        Field::ParallelFsdp => p.fsdp = Fsdp::from_wire(name()?)?,
+        Field::ParallelSchedule => p.schedule = PipelineSchedule::from_wire(name()?)?,
+        Field::RecomputeGranularity => res.recompute.granularity = RecomputeGranularity::from_wire(name()?)?,
         Field::BatchMicroBatch => res.batch.micro_batch = size()?,
         Field::BatchGlobalBatch => res.batch.global_batch = size()?,
         _ => return None,

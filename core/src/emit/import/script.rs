@@ -271,8 +271,8 @@ fn parallel_flag(f: &Flag, file: &mut PlanFile) -> Result<bool, ImportError> {
         }
         "--data-parallel-sharding-strategy" => {
             let v = f.value()?;
-            p.fsdp = match Fsdp::ALL.iter().find(|s| s.wire() == v) {
-                Some(&s) if s != Fsdp::Torch => s,
+            p.fsdp = match Fsdp::from_wire(v) {
+                Some(s) if s != Fsdp::Torch => s,
                 _ if v == "no_shard" => Fsdp::None,
                 _ => return Err(f.bad(Expected::FsdpSharding)),
             };
