@@ -6,12 +6,9 @@
 //! inline loader does): it loads the module once and gives back its JSON reply, which this module
 //! decodes into the core's types.
 
-use trainplan_core::emit::import::{ImportError, Imported};
+use trainplan_core::emit::import::Reply;
 use trainplan_core::plan::PlanFile;
 use wasm_bindgen::{JsCast, JsValue};
-
-/// The reader's answer: the import, or why the text was not read.
-pub type Reply = Result<Imported, ImportError>;
 
 /// The global the page's loader defines.
 const READ_LAUNCH: &str = "trainplanReadLaunch";

@@ -6,12 +6,9 @@
 //!
 //! The page and this module speak JSON text: the current plan file in, [`Reply`] out.
 
-use trainplan_core::emit::import::{self, ImportError, Imported};
+use trainplan_core::emit::import::{self, Reply};
 use trainplan_core::plan::PlanFile;
 use wasm_bindgen::prelude::wasm_bindgen;
-
-/// What a read gives back: the import, or why the text was not read.
-pub type Reply = Result<Imported, ImportError>;
 
 /// Reads `text` (a launch file) against `current` (the current plan file, JSON) and gives back the
 /// [`Reply`] as JSON; `null` when `current` is no plan file (the page sends its own, so never).
@@ -29,7 +26,7 @@ mod tests {
     use super::*;
     use trainplan_core::Plan;
     use trainplan_core::emit;
-    use trainplan_core::emit::import::ModelOrigin;
+    use trainplan_core::emit::import::{ImportError, Imported, ModelOrigin};
 
     /// Every file the emitters write for a plan of each framework reads back through the JSON the
     /// page gets exactly as [`import::import`] reads it in place: nothing is lost on the way.

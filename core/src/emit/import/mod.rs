@@ -128,6 +128,10 @@ pub enum ConfigKind {
     MindSpeedRl,
 }
 
+/// What reading a text gives: the import, or why the text was not read (the page's launch-file
+/// reader hands it to the page as JSON).
+pub type Reply = Result<Imported, ImportError>;
+
 /// Why a text could not be read.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum ImportError {
