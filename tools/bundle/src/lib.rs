@@ -127,7 +127,7 @@ pub fn service_worker(assets: &[Asset]) -> String {
         hasher.update((asset.bytes.len() as u64).to_le_bytes());
         hasher.update(&asset.bytes);
     }
-    let version: String = hasher.finalize()[..8].iter().map(|b| format!("{b:02x}")).collect();
+    let version = short_hash(hasher);
     let urls: Vec<String> = std::iter::once("./".to_owned())
         .chain(sorted.iter().map(|asset| asset.path.clone()))
         .map(|url| json_string(&url))
@@ -159,6 +159,11 @@ pub fn with_reader(index_html: &str, js: &str, wasm: &str) -> Result<String, Bun
     Ok(format!("{}{attrs}{}", &index_html[..at], &index_html[at..]))
 }
 
+/// The first 8 bytes of a SHA-256 as 16 hex digits: the service worker's version, the reader's name.
+fn short_hash(hasher: Sha256) -> String {
+    hasher.finalize()[..8].iter().map(|b| format!("{b:02x}")).collect()
+}
+
 /// The reader's files as trunk writes them: its glue and its wasm.
 pub fn reader_files() -> (String, String) {
     (format!("{READER}.js"), format!("{READER}_bg.wasm"))
@@ -173,7 +178,7 @@ pub fn reader_names(glue: &[u8], wasm: &[u8]) -> (String, String) {
     hasher.update((glue.len() as u64).to_le_bytes());
     hasher.update(glue);
     hasher.update(wasm);
-    let hash: String = hasher.finalize()[..8].iter().map(|b| format!("{b:02x}")).collect();
+    let hash = short_hash(hasher);
     (format!("{READER}-{hash}.js"), format!("{READER}-{hash}_bg.wasm"))
 }
 
