@@ -439,84 +439,76 @@ pub fn effective(plan: &Plan) -> Cow<'_, Plan> {
     if off_mask == 0 {
         return Cow::Borrowed(plan);
     }
-    let (mut parallel, mut recompute, mut moe) = (plan.parallel.clone(), plan.recompute, plan.moe);
-    let (mut mtp_layers, mut lora_rank) = (plan.mtp_layers, plan.lora.rank);
+    // The plan is copied at the first setting that is off its reset value; most plans leave them
+    // all there and are only read. Each knob resets fields no other knob does, so each is compared
+    // with the plan as written.
+    let mut owned: Option<Plan> = None;
+    macro_rules! reset {
+        ($($field:ident).+, $value:expr) => {{
+            let value = $value;
+            if plan.$($field).+ != value {
+                owned.get_or_insert_with(|| plan.clone()).$($field).+ = value;
+            }
+        }};
+    }
     let one = NonZeroU32::MIN;
     let moe_default = MoeFile::default();
-    // Whether a setting was off its reset value; most plans leave them all there.
-    let mut changed = false;
     let mut rest = off_mask;
     while rest != 0 {
         let knob = Knob::ALL[rest.trailing_zeros() as usize];
         rest &= rest - 1;
         match knob {
-            Knob::Tp => set(&mut parallel.tp, one, &mut changed),
-            Knob::Pp => set(&mut parallel.pp, one, &mut changed),
-            Knob::Vpp => set(&mut parallel.vpp, one, &mut changed),
-            Knob::Cp => set(&mut parallel.cp, one, &mut changed),
-            // Inert without a context split (no exchange either way), and left as it is there: a
-            // VeRL plan's default ring would otherwise copy the whole plan on every estimate.
-            Knob::CpAlgo if parallel.cp.get() <= 1 => {}
-            Knob::CpAlgo => set(&mut parallel.cp_algo, framework_cp_algo(plan.framework), &mut changed),
-            Knob::Ep => set(&mut parallel.ep, one, &mut changed),
-            Knob::ZeroStage => set(&mut parallel.zero_stage, ZeroStage::NONE, &mut changed),
-            Knob::Schedule => set(&mut parallel.schedule, PipelineSchedule::Auto, &mut changed),
-            Knob::Fsdp => set(&mut parallel.fsdp, Fsdp::None, &mut changed),
-            Knob::DistributedOptimizer => set(&mut parallel.distributed_optimizer, false, &mut changed),
-            Knob::SequenceParallel => set(&mut parallel.sequence_parallel, false, &mut changed),
-            Knob::OffloadOptimizer => set(&mut parallel.offload_optimizer, false, &mut changed),
-            Knob::OffloadParams => set(&mut parallel.offload_params, false, &mut changed),
-            Knob::OverlapGradReduce => set(&mut parallel.overlap_grad_reduce, false, &mut changed),
-            Knob::OverlapParamGather => set(&mut parallel.overlap_param_gather, false, &mut changed),
-            Knob::TpCommOverlap => set(&mut parallel.tp_comm_overlap, false, &mut changed),
-            Knob::SwapOptimizer => set(&mut parallel.swap_optimizer, false, &mut changed),
-            Knob::UnevenLayers => set(&mut parallel.uneven_layers, false, &mut changed),
-            Knob::AccountEmbeddingLoss => set(&mut parallel.account_embedding_loss, false, &mut changed),
-            Knob::PipelineLayout => set(&mut parallel.pipeline_layout, None, &mut changed),
-            Knob::MtpLayers => set(&mut mtp_layers, 0, &mut changed),
-            Knob::FusedKernels => set(&mut parallel.fused_kernels, true, &mut changed),
-            Knob::MoeDispatcher => set(&mut moe.dispatcher, moe_default.dispatcher, &mut changed),
-            Knob::MoeGroupedGemm => set(&mut moe.grouped_gemm, moe_default.grouped_gemm, &mut changed),
-            Knob::MoePermuteFusion => set(&mut moe.permute_fusion, moe_default.permute_fusion, &mut changed),
-            Knob::MoeOverlapEpComm => {
-                set(&mut moe.overlap_ep_comm, moe_default.overlap_ep_comm, &mut changed)
-            }
-            Knob::MoePadToCapacity => {
-                set(&mut moe.pad_to_capacity, moe_default.pad_to_capacity, &mut changed)
-            }
-            Knob::MoeCapacity => set(&mut moe.capacity_factor, moe_default.capacity_factor, &mut changed),
-            Knob::MoeImbalance => set(&mut moe.imbalance, moe_default.imbalance, &mut changed),
-            Knob::RecomputeLayers => set(&mut recompute.num_layers, one, &mut changed),
-            Knob::ActivationFunction => set(&mut recompute.activation_function, false, &mut changed),
-            Knob::ActivationFunctionLayers => set(&mut recompute.activation_function_layers, 0, &mut changed),
-            Knob::SwapAttention => set(&mut recompute.swap_attention, false, &mut changed),
-            Knob::RecomputeModules => set(&mut recompute.modules, RecomputeModules::DEFAULT, &mut changed),
-            Knob::CpuOffloadLayers => set(&mut recompute.cpu_offload_layers, 0, &mut changed),
-            Knob::DistributeSavedActivations => {
-                set(&mut recompute.distribute_saved_activations, false, &mut changed)
-            }
-            Knob::LayersRatio => set(&mut recompute.layers_ratio_frac, 1.0, &mut changed),
+            Knob::Tp => reset!(parallel.tp, one),
+            Knob::Pp => reset!(parallel.pp, one),
+            Knob::Vpp => reset!(parallel.vpp, one),
+            Knob::Cp => reset!(parallel.cp, one),
+            // Inert without a context split (no exchange either way, and CP reset above when it
+            // does not apply), and left as it is there: a VeRL plan's default ring would otherwise
+            // copy the whole plan on every estimate.
+            Knob::CpAlgo if owned.as_ref().unwrap_or(plan).parallel.cp.get() <= 1 => {}
+            Knob::CpAlgo => reset!(parallel.cp_algo, framework_cp_algo(plan.framework)),
+            Knob::Ep => reset!(parallel.ep, one),
+            Knob::ZeroStage => reset!(parallel.zero_stage, ZeroStage::NONE),
+            Knob::Schedule => reset!(parallel.schedule, PipelineSchedule::Auto),
+            Knob::Fsdp => reset!(parallel.fsdp, Fsdp::None),
+            Knob::DistributedOptimizer => reset!(parallel.distributed_optimizer, false),
+            Knob::SequenceParallel => reset!(parallel.sequence_parallel, false),
+            Knob::OffloadOptimizer => reset!(parallel.offload_optimizer, false),
+            Knob::OffloadParams => reset!(parallel.offload_params, false),
+            Knob::OverlapGradReduce => reset!(parallel.overlap_grad_reduce, false),
+            Knob::OverlapParamGather => reset!(parallel.overlap_param_gather, false),
+            Knob::TpCommOverlap => reset!(parallel.tp_comm_overlap, false),
+            Knob::SwapOptimizer => reset!(parallel.swap_optimizer, false),
+            Knob::UnevenLayers => reset!(parallel.uneven_layers, false),
+            Knob::AccountEmbeddingLoss => reset!(parallel.account_embedding_loss, false),
+            Knob::PipelineLayout => reset!(parallel.pipeline_layout, None),
+            Knob::MtpLayers => reset!(mtp_layers, 0),
+            Knob::FusedKernels => reset!(parallel.fused_kernels, true),
+            Knob::MoeDispatcher => reset!(moe.dispatcher, moe_default.dispatcher),
+            Knob::MoeGroupedGemm => reset!(moe.grouped_gemm, moe_default.grouped_gemm),
+            Knob::MoePermuteFusion => reset!(moe.permute_fusion, moe_default.permute_fusion),
+            Knob::MoeOverlapEpComm => reset!(moe.overlap_ep_comm, moe_default.overlap_ep_comm),
+            Knob::MoePadToCapacity => reset!(moe.pad_to_capacity, moe_default.pad_to_capacity),
+            Knob::MoeCapacity => reset!(moe.capacity_factor, moe_default.capacity_factor),
+            Knob::MoeImbalance => reset!(moe.imbalance, moe_default.imbalance),
+            Knob::RecomputeLayers => reset!(recompute.num_layers, one),
+            Knob::ActivationFunction => reset!(recompute.activation_function, false),
+            Knob::ActivationFunctionLayers => reset!(recompute.activation_function_layers, 0),
+            Knob::SwapAttention => reset!(recompute.swap_attention, false),
+            Knob::RecomputeModules => reset!(recompute.modules, RecomputeModules::DEFAULT),
+            Knob::CpuOffloadLayers => reset!(recompute.cpu_offload_layers, 0),
+            Knob::DistributeSavedActivations => reset!(recompute.distribute_saved_activations, false),
+            Knob::LayersRatio => reset!(recompute.layers_ratio_frac, 1.0),
             Knob::LoraRank => {
-                set(&mut lora_rank, NonZeroU32::new(LoraFile::DEFAULT_RANK).unwrap_or(one), &mut changed)
+                reset!(lora.rank, NonZeroU32::new(LoraFile::DEFAULT_RANK).unwrap_or(one))
             }
             // Read by no figure of a method that does not use them (the test in
             // core/tests/it/knobs.rs holds that).
             Knob::Attention | Knob::SeqLen | Knob::Rl | Knob::RlBlocking => {}
         }
     }
-    if !changed {
-        return Cow::Borrowed(plan);
-    }
-    let mut res = plan.clone();
-    (res.parallel, res.recompute, res.moe, res.mtp_layers, res.lora.rank) =
-        (parallel, recompute, moe, mtp_layers, lora_rank);
-    Cow::Owned(res)
-}
-
-/// Puts `value` in `field`, noting in `changed` whether that changed it.
-fn set<T: PartialEq>(field: &mut T, value: T, changed: &mut bool) {
-    if *field != value {
-        *field = value;
-        *changed = true;
+    match owned {
+        Some(owned) => Cow::Owned(owned),
+        None => Cow::Borrowed(plan),
     }
 }

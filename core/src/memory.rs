@@ -418,8 +418,8 @@ pub fn set_rollout(mem: &mut Memory, plan: &Plan, facts: &ModelFacts) {
     }
 }
 
-/// What decides whether two ranks hold the same bytes, gathered in one walk over a rank's chunks:
-/// its layers by kind, and its embedding, loss and MTP layers.
+/// What decides whether two ranks hold the same bytes: its layers by kind, and its embedding, loss
+/// and MTP layers (the layout's sums per rank; MoE layers counted over its chunks).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct RankShape {
     n_layers: u64,
@@ -431,17 +431,18 @@ struct RankShape {
 
 impl RankShape {
     fn of(arch: &Architecture, layout: &Layout, rank: u64) -> RankShape {
-        let mut shape = RankShape { n_layers: 0, n_moe: 0, embedding: false, loss: false, mtp: 0 };
-        for stage in layout.rank_stages(rank) {
-            shape.n_layers += stage.layers.end.saturating_sub(stage.layers.start);
-            if arch.moe.is_some() {
-                shape.n_moe += model::moe_layers_in(arch, stage.layers.clone());
-            }
-            shape.embedding |= stage.embedding;
-            shape.loss |= stage.loss;
-            shape.mtp += stage.mtp;
+        let holds = layout.rank(rank);
+        let n_moe = match arch.moe {
+            Some(_) => layout.rank_stages(rank).map(|s| model::moe_layers_in(arch, s.layers.clone())).sum(),
+            None => 0,
+        };
+        RankShape {
+            n_layers: holds.n_layers,
+            n_moe,
+            embedding: holds.embedding,
+            loss: holds.loss,
+            mtp: holds.mtp,
         }
-        shape
     }
 
     /// Whether a rank of this shape holds what one of `other`'s does. Ranks whose layers are all of
