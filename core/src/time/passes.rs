@@ -68,9 +68,9 @@ pub(super) fn pass_costs(ctx: &Ctx, mem: &memory::Memory) -> PassCosts {
     let n_chunks = (layout.pp * layout.chunks) as usize;
     let (mut forward, mut backward, mut weight) =
         (Vec::with_capacity(n_chunks), Vec::with_capacity(n_chunks), Vec::with_capacity(n_chunks));
-    for idx in 0..n_chunks {
+    for stage in layout.in_schedule_order() {
         let (mut f, mut b, mut w) = (0.0, 0.0, 0.0);
-        for (kind, n) in kinds.iter().zip(layer_counts(ctx.arch, chunk(layout, idx))) {
+        for (kind, n) in kinds.iter().zip(layer_counts(ctx.arch, stage)) {
             if n != 0.0 {
                 f += n * kind.forward;
                 b += n * kind.backward;
@@ -88,7 +88,7 @@ pub(super) fn pass_costs(ctx: &Ctx, mem: &memory::Memory) -> PassCosts {
     let (model_flops_per_mb, recompute_flops_per_mb) =
         flops_per_microbatch(ctx, layout.model_parallel, [&dense, moe], &kinds, head.1, proj_flops);
     let activation_offload_seconds =
-        offload_activations(ctx, mem, chunk(layout, 0), &mut forward, &mut backward);
+        offload_activations(ctx, mem, layout.stage(0, 0), &mut forward, &mut backward);
     add_heads(layout, head, proj_seconds, &mut forward, &mut backward);
     PassCosts {
         forward,
@@ -98,15 +98,6 @@ pub(super) fn pass_costs(ctx: &Ctx, mem: &memory::Memory) -> PassCosts {
         recompute_flops_per_mb,
         activation_offload_seconds,
         causes: Causes { kinds, head, proj_seconds },
-    }
-}
-
-/// Virtual stage `idx` in the schedule's order: rank `idx ÷ chunks`'s chunk `idx mod chunks`.
-fn chunk(layout: &crate::layout::Layout, idx: usize) -> &VirtualStage {
-    match layout.chunks {
-        // One chunk a rank: the schedule's order is the model's, and no division is needed.
-        1 => &layout.stages[idx],
-        chunks => layout.stage(idx as u64 / chunks, idx as u64 % chunks),
     }
 }
 
@@ -136,8 +127,7 @@ impl Causes {
     ) -> Breakdown {
         let Causes { kinds, head: (head_seconds, _, head_memory), proj_seconds } = self;
         let mut r = Breakdown::default();
-        let chunks =
-            (rank * layout.chunks..(rank + 1) * layout.chunks).map(|idx| chunk(layout, idx as usize));
+        let chunks = layout.rank_stages(rank);
         for stage in chunks.clone() {
             for (kind, n) in kinds.iter().zip(layer_counts(arch, stage)) {
                 if n == 0.0 {
@@ -309,8 +299,9 @@ fn add_heads(
     forward: &mut [f64],
     backward: &mut [f64],
 ) {
-    for (idx, (forward, backward)) in forward.iter_mut().zip(backward.iter_mut()).enumerate() {
-        let stage = chunk(layout, idx);
+    for ((forward, backward), stage) in
+        forward.iter_mut().zip(backward.iter_mut()).zip(layout.in_schedule_order())
+    {
         if !stage.loss && stage.mtp == 0 {
             continue;
         }
