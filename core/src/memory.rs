@@ -337,11 +337,26 @@ impl ModelFacts {
 /// [`estimate`] with the model's counts already made; `facts` must be [`ModelFacts::of`] a plan with
 /// the same model, method and LoRA settings.
 pub fn estimate_with(plan: &Plan, facts: &ModelFacts) -> Memory {
+    estimate_from(plan, facts, None)
+}
+
+/// [`estimate_with`] for a plan that differs from the one `same_but_micro_batch` is the memory of
+/// only in its micro-batch: the layout and each rank's bytes that the micro-batch does not change
+/// (parameters, their states, buffers, overhead) are taken from it, the rest worked out, to the
+/// same bytes. A search walks the micro-batch innermost and estimates most of its plans this way.
+pub fn estimate_rebatched(plan: &Plan, facts: &ModelFacts, same_but_micro_batch: &Memory) -> Memory {
+    estimate_from(plan, facts, Some(same_but_micro_batch))
+}
+
+fn estimate_from(plan: &Plan, facts: &ModelFacts, previous: Option<&Memory>) -> Memory {
     // Settings the plan's framework has no flag for play no part (`knobs::effective`).
     let plan = &*crate::knobs::effective(plan);
     let arch = &plan.model.arch;
     let path = path(plan.framework);
-    let layout = Layout::of(plan);
+    let layout = match previous {
+        Some(previous) => previous.layout.clone(),
+        None => Layout::of(plan),
+    };
     let (tp, pp, vpp, cp, ep, etp, dp, edp) =
         (layout.tp, layout.pp, layout.vpp, layout.cp, layout.ep, layout.etp, layout.dp, layout.edp);
     let b = u64::from(plan.batch.micro_batch.get());
@@ -365,7 +380,8 @@ pub fn estimate_with(plan: &Plan, facts: &ModelFacts) -> Memory {
             None => false,
         };
         if !same {
-            let (stage, act) = stage_shape(&ctx, &kinds, &layout, rank);
+            let states = previous.and_then(|p| p.stages.get(rank as usize));
+            let (stage, act) = stage_shape(&ctx, &kinds, &layout, rank, states);
             // The terms but the activations (none yet): saturating sums add in any order.
             let rest = stage.total();
             let offloaded = act.offloaded as u64;
@@ -512,19 +528,41 @@ impl<'a> StageLayers<'a> {
 }
 
 /// A rank's bytes but for its activations, and the shape of those ([`ActivationShape::in_flight`]
-/// gives them for the rank's micro-batches in flight).
+/// gives them for the rank's micro-batches in flight). The bytes that do not depend on the
+/// micro-batch come from `states` when given: the same rank's of a plan that differs only in it.
 fn stage_shape(
     ctx: &Ctx,
     kinds: &KindBytes,
     layout: &Layout,
     stage_idx: u64,
+    states: Option<&StageMemory>,
 ) -> (StageMemory, ActivationShape) {
-    let arch = ctx.arch;
-    let layers = StageLayers::of(arch, layout, stage_idx);
+    let layers = StageLayers::of(ctx.arch, layout, stage_idx);
     let first = layout.holds_embedding(stage_idx);
     let last = layout.holds_loss(stage_idx);
     let mtp = layout.rank_mtp(stage_idx);
+    let mut res = match states {
+        Some(states) => StageMemory {
+            activations_bytes: 0,
+            offloaded_activations_bytes: 0,
+            logits_bytes: 0,
+            ..states.clone()
+        },
+        None => stage_states(ctx, &layers, first, last, mtp),
+    };
+    let act = activation_shape(ctx, kinds, &layers, first, mtp);
+    if last || 0 < mtp {
+        // The loss's logits, and each MTP layer's own (it predicts one more token, through the
+        // shared head), on the stages that compute them.
+        res.logits_bytes = logits_bytes(ctx).saturating_mul(u64::from(last) + mtp);
+    }
+    (res, act)
+}
 
+/// A rank's bytes that the micro-batch does not change: its parameters, their weights, gradients
+/// and optimizer states, the buffers and the runtime's overhead.
+fn stage_states(ctx: &Ctx, layers: &StageLayers, first: bool, last: bool, mtp: u64) -> StageMemory {
+    let arch = ctx.arch;
     // Parameters on this device, dense and expert apart (they shard over different groups): the
     // stage's layers counted by kind.
     let (mut dense, mut expert, mut norms_router) = (0.0, 0.0, 0.0);
@@ -576,18 +614,12 @@ fn stage_shape(
         StageMemory { n_layers: layers.n, params: (dense + expert) as u64, ..StageMemory::default() };
     model_states(ctx, dense, expert, &mut res);
     res.weights_bytes += low_precision_weight_copies(ctx, linear_layers + mtp_linear(ctx, mtp)) as u64;
-    let act = activation_shape(ctx, kinds, &layers, first, mtp);
-    if last || 0 < mtp {
-        // The loss's logits, and each MTP layer's own (it predicts one more token, through the
-        // shared head), on the stages that compute them.
-        res.logits_bytes = logits_bytes(ctx).saturating_mul(u64::from(last) + mtp);
-    }
     res.buffers_bytes = buffers(ctx);
     // A calibration's offset (fitted to a measured peak) adjusts the runtime overhead.
     let overhead =
         ctx.plan.overheads().runtime_context_bytes as f64 + ctx.plan.calibration.memory_offset_bytes();
     res.overhead_bytes = overhead.max(0.0) as u64;
-    (res, act)
+    res
 }
 
 /// Whether the plan's linear layers run in fp8 or fp4 on its device.

@@ -977,7 +977,9 @@ impl Search {
     /// space walks the rollout's settings just outside the micro-batch, so with RL a training layout
     /// comes back once for every rollout setting a few plans later (as many as it has
     /// micro-batches): its memory is kept per micro-batch and only the rollout engine's part is
-    /// worked out again ([`memory::set_rollout`]).
+    /// worked out again ([`memory::set_rollout`]). A plan that differs from a kept one only in the
+    /// micro-batch takes the bytes the micro-batch does not change from it
+    /// ([`memory::estimate_rebatched`]).
     fn memory(&mut self, knobs: Knobs) -> usize {
         let (training, at) = match self.rl {
             true => (
@@ -986,13 +988,23 @@ impl Search {
             ),
             false => (knobs, 0),
         };
-        let slot = &mut self.memo[at];
-        match slot {
+        match &mut self.memo[at] {
             // Not when evaluating every plan in full ([`search_unpruned`]), which tests this against.
             Some((key, mem)) if self.prune && self.rl && *key == training => {
                 memory::set_rollout(mem, &self.work, &self.facts)
             }
-            _ => *slot = Some((training, memory::estimate_with(&self.work, &self.facts))),
+            _ => {
+                // The micro-batch is walked innermost: the plan before (kept in its own slot with
+                // RL) most often differs from this one in it alone.
+                let same_but_micro_batch = |(key, _): &&(Knobs, memory::Memory)| {
+                    Knobs { micro_batch: training.micro_batch, ..*key } == training
+                };
+                let mem = match self.memo.iter().flatten().find(same_but_micro_batch) {
+                    Some((_, base)) if self.prune => memory::estimate_rebatched(&self.work, &self.facts, base),
+                    _ => memory::estimate_with(&self.work, &self.facts),
+                };
+                self.memo[at] = Some((training, mem));
+            }
         }
         at
     }

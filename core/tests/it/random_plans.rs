@@ -105,6 +105,27 @@ proptest! {
         prop_assert_eq!(mem, whole, "{}", text(&second));
     }
 
+    /// The micro-batch changes no byte of a plan's memory that does not scale with it (its layout,
+    /// parameters, their states, buffers, overhead), as the search takes it to
+    /// (`memory::estimate_rebatched`, which it uses for a plan that differs from the last only in
+    /// its micro-batch): any plan, from one micro-batch to another, has every figure the full
+    /// estimate gives, RL and dynamic batching included.
+    #[test]
+    fn the_micro_batch_changes_only_what_scales_with_it(
+        plan in any_plan(),
+        (from, to) in (0..=6_u32, 0..=6_u32),
+    ) {
+        let at = |k: u32| {
+            let mut plan = plan.clone();
+            plan.batch.micro_batch = std::num::NonZeroU32::new(1 << k).expect("a power of two");
+            plan
+        };
+        let (first, second) = (at(from), at(to));
+        let facts = memory::ModelFacts::of(&second);
+        let rebatched = memory::estimate_rebatched(&second, &facts, &memory::estimate_with(&first, &facts));
+        prop_assert_eq!(rebatched, memory::estimate_with(&second, &facts), "{} from micro-batch {}", text(&second), 1 << from);
+    }
+
     #[test]
     fn every_plan_has_a_finite_timeline_and_exports(plan in any_plan()) {
         // Every pass and part of the timeline starts and ends at a finite time, in order.
