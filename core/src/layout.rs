@@ -167,11 +167,6 @@ impl Layout {
         (0..self.chunks).map(move |chunk| self.stage(rank, chunk))
     }
 
-    /// Every virtual stage in the schedule's order: rank by rank, each rank's chunks in turn.
-    pub fn in_schedule_order(&self) -> impl Iterator<Item = &VirtualStage> + Clone {
-        (0..self.pp).flat_map(move |rank| self.rank_stages(rank))
-    }
-
     /// The decoder layers `rank` holds, chunk by chunk.
     pub fn rank_layers(&self, rank: u64) -> impl Iterator<Item = u64> + Clone + '_ {
         self.rank_stages(rank).flat_map(|s| s.layers.clone())

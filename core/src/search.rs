@@ -1000,7 +1000,9 @@ impl Search {
                     Knobs { micro_batch: training.micro_batch, ..*key } == training
                 };
                 let mem = match self.memo.iter().flatten().find(same_but_micro_batch) {
-                    Some((_, base)) if self.prune => memory::estimate_rebatched(&self.work, &self.facts, base),
+                    Some((_, base)) if self.prune => {
+                        memory::estimate_rebatched(&self.work, &self.facts, base)
+                    }
                     _ => memory::estimate_with(&self.work, &self.facts),
                 };
                 self.memo[at] = Some((training, mem));

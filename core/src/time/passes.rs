@@ -67,19 +67,21 @@ pub(super) fn pass_costs(ctx: &Ctx, mem: &memory::Memory) -> PassCosts {
     let kinds = [dense_passes, moe_passes];
     let n_chunks = (layout.pp * layout.chunks) as usize;
     let (mut forward, mut backward, mut weight) =
-        (Vec::with_capacity(n_chunks), Vec::with_capacity(n_chunks), Vec::with_capacity(n_chunks));
-    for stage in layout.in_schedule_order() {
-        let (mut f, mut b, mut w) = (0.0, 0.0, 0.0);
-        for (kind, n) in kinds.iter().zip(layer_counts(ctx.arch, stage)) {
-            if n != 0.0 {
-                f += n * kind.forward;
-                b += n * kind.backward;
-                w += n * kind.weight;
+        (vec![0.0; n_chunks], vec![0.0; n_chunks], vec![0.0; n_chunks]);
+    let mut idx = 0;
+    for rank in 0..layout.pp {
+        for chunk in 0..layout.chunks {
+            let (mut f, mut b, mut w) = (0.0, 0.0, 0.0);
+            for (kind, n) in kinds.iter().zip(layer_counts(ctx.arch, layout.stage(rank, chunk))) {
+                if n != 0.0 {
+                    f += n * kind.forward;
+                    b += n * kind.backward;
+                    w += n * kind.weight;
+                }
             }
+            (forward[idx], backward[idx], weight[idx]) = (f, b, w);
+            idx += 1;
         }
-        forward.push(f);
-        backward.push(b);
-        weight.push(w);
     }
     let head = head(ctx);
     // Each MTP layer's projection of [h; embedding] to h.
@@ -299,17 +301,24 @@ fn add_heads(
     forward: &mut [f64],
     backward: &mut [f64],
 ) {
-    for ((forward, backward), stage) in
-        forward.iter_mut().zip(backward.iter_mut()).zip(layout.in_schedule_order())
-    {
+    for (idx, stage) in in_schedule_order(layout) {
         if !stage.loss && stage.mtp == 0 {
             continue;
         }
         let heads = f64::from(u8::from(stage.loss)) + stage.mtp as f64;
         let proj = stage.mtp as f64 * proj_seconds;
-        *forward += heads * (head_seconds + head_memory) + proj;
-        *backward += heads * (2.0 * head_seconds + head_memory) + 2.0 * proj;
+        forward[idx] += heads * (head_seconds + head_memory) + proj;
+        backward[idx] += heads * (2.0 * head_seconds + head_memory) + 2.0 * proj;
     }
+}
+
+/// Every virtual stage with its index in the schedule's order: rank by rank, each rank's chunks in
+/// turn (rank `r`'s chunk `c` at `r · chunks + c`).
+fn in_schedule_order(layout: &crate::layout::Layout) -> impl Iterator<Item = (usize, &VirtualStage)> {
+    let chunks = layout.chunks;
+    (0..layout.pp).flat_map(move |rank| {
+        (0..chunks).map(move |chunk| ((rank * chunks + chunk) as usize, layout.stage(rank, chunk)))
+    })
 }
 
 /// What selective recomputation reruns in one layer's backward, as (seconds, FLOPs): each module
