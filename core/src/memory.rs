@@ -354,7 +354,10 @@ fn estimate_from(plan: &Plan, facts: &ModelFacts, previous: Option<&Memory>) -> 
     let arch = &plan.model.arch;
     let path = path(plan.framework);
     let layout = match previous {
-        Some(previous) => previous.layout.clone(),
+        Some(previous) => {
+            debug_assert_eq!(previous.layout, Layout::of(plan), "re-batched from another layout");
+            previous.layout.clone()
+        }
         None => Layout::of(plan),
     };
     let (tp, pp, vpp, cp, ep, etp, dp, edp) =
