@@ -68,21 +68,17 @@ pub(super) fn pass_costs(ctx: &Ctx, mem: &memory::Memory) -> PassCosts {
     let n_chunks = (layout.pp * layout.chunks) as usize;
     let (mut forward, mut backward, mut weight) =
         (vec![0.0; n_chunks], vec![0.0; n_chunks], vec![0.0; n_chunks]);
-    let mut idx = 0;
-    for rank in 0..layout.pp {
-        for chunk in 0..layout.chunks {
-            let (mut f, mut b, mut w) = (0.0, 0.0, 0.0);
-            for (kind, n) in kinds.iter().zip(layer_counts(ctx.arch, layout.stage(rank, chunk))) {
-                if n != 0.0 {
-                    f += n * kind.forward;
-                    b += n * kind.backward;
-                    w += n * kind.weight;
-                }
+    in_schedule_order(layout, |idx, stage| {
+        let (mut f, mut b, mut w) = (0.0, 0.0, 0.0);
+        for (kind, n) in kinds.iter().zip(layer_counts(ctx.arch, stage)) {
+            if n != 0.0 {
+                f += n * kind.forward;
+                b += n * kind.backward;
+                w += n * kind.weight;
             }
-            (forward[idx], backward[idx], weight[idx]) = (f, b, w);
-            idx += 1;
         }
-    }
+        (forward[idx], backward[idx], weight[idx]) = (f, b, w);
+    });
     let head = head(ctx);
     // Each MTP layer's projection of [h; embedding] to h.
     let h = ctx.arch.hidden_size as f64;
@@ -301,24 +297,27 @@ fn add_heads(
     forward: &mut [f64],
     backward: &mut [f64],
 ) {
-    for (idx, stage) in in_schedule_order(layout) {
-        if !stage.loss && stage.mtp == 0 {
-            continue;
+    in_schedule_order(layout, |idx, stage| {
+        if stage.loss || 0 < stage.mtp {
+            let heads = f64::from(u8::from(stage.loss)) + stage.mtp as f64;
+            let proj = stage.mtp as f64 * proj_seconds;
+            forward[idx] += heads * (head_seconds + head_memory) + proj;
+            backward[idx] += heads * (2.0 * head_seconds + head_memory) + 2.0 * proj;
         }
-        let heads = f64::from(u8::from(stage.loss)) + stage.mtp as f64;
-        let proj = stage.mtp as f64 * proj_seconds;
-        forward[idx] += heads * (head_seconds + head_memory) + proj;
-        backward[idx] += heads * (2.0 * head_seconds + head_memory) + 2.0 * proj;
-    }
+    });
 }
 
-/// Every virtual stage with its index in the schedule's order: rank by rank, each rank's chunks in
-/// turn (rank `r`'s chunk `c` at `r · chunks + c`).
-fn in_schedule_order(layout: &crate::layout::Layout) -> impl Iterator<Item = (usize, &VirtualStage)> {
-    let chunks = layout.chunks;
-    (0..layout.pp).flat_map(move |rank| {
-        (0..chunks).map(move |chunk| ((rank * chunks + chunk) as usize, layout.stage(rank, chunk)))
-    })
+/// Hands `visit` every virtual stage with its index in the schedule's order: rank by rank, each
+/// rank's chunks in turn (rank `r`'s chunk `c` at `r · chunks + c`). Plain loops: no division per
+/// stage, and none of an iterator adapter's bookkeeping on this per-plan path.
+fn in_schedule_order<'a>(layout: &'a crate::layout::Layout, mut visit: impl FnMut(usize, &'a VirtualStage)) {
+    let mut idx = 0;
+    for rank in 0..layout.pp {
+        for chunk in 0..layout.chunks {
+            visit(idx, layout.stage(rank, chunk));
+            idx += 1;
+        }
+    }
 }
 
 /// What selective recomputation reruns in one layer's backward, as (seconds, FLOPs): each module
