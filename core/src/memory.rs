@@ -373,6 +373,7 @@ fn estimate_from(plan: &Plan, facts: &ModelFacts, previous: Option<&Memory>) -> 
     // shape, each rank adding only its activations in flight. A layer's activation bytes by kind
     // are worked out once for every rank.
     let kinds = KindBytes::new(&ctx);
+    let in_flight = InFlight::of(&ctx);
     let mut stages: Vec<StageMemory> = Vec::with_capacity(pp as usize);
     let (mut worst_stage, mut offloaded) = (0, 0);
     let mut shape: Option<Shaped> = None;
@@ -391,7 +392,7 @@ fn estimate_from(plan: &Plan, facts: &ModelFacts, previous: Option<&Memory>) -> 
             shape = Some(Shaped { rank: this, stage, act, rest, offloaded });
         }
         let Some(s) = &shape else { unreachable!("set above") };
-        let activations_bytes = s.act.on_device(&ctx, rank);
+        let activations_bytes = s.act.on_device(in_flight.at(rank));
         worst_stage = worst_stage.max(s.rest.saturating_add(activations_bytes));
         offloaded = offloaded.max(s.offloaded);
         stages.push(StageMemory {
@@ -1032,13 +1033,10 @@ struct ActivationShape {
 }
 
 impl ActivationShape {
-    /// Activations of stage `stage_idx` on the device: every micro-batch in flight, with
-    /// recomputation.
-    fn on_device(&self, ctx: &Ctx, stage_idx: u64) -> u64 {
-        (self.per_microbatch * in_flight(ctx, stage_idx)
-            + self.working
-            + self.swap_window
-            + self.offload_window) as u64
+    /// Activations on the device of a rank with `in_flight` micro-batches in flight
+    /// ([`InFlight::at`]), with recomputation.
+    fn on_device(&self, in_flight: f64) -> u64 {
+        (self.per_microbatch * in_flight + self.working + self.swap_window + self.offload_window) as u64
     }
 }
 
@@ -1320,17 +1318,48 @@ pub fn in_flight_microbatches(pp: u64, vpp: u64, stage_idx: u64, n_microbatches:
     chunks.min(n_microbatches * vpp) as f64 / vpp as f64
 }
 
-fn in_flight(ctx: &Ctx, stage_idx: u64) -> f64 {
-    use crate::plan::PipelineSchedule;
-    let m = ctx.m as f64;
-    match ctx.plan.parallel.schedule {
-        _ if ctx.pp <= 1 => 1.0,
-        // GPipe runs every forward before any backward.
-        PipelineSchedule::GPipe => m,
-        // DualPipeV (deepseek-ai/DualPipe README): PP + 1 micro-batches of one of the 2·pp stages,
-        // i.e. pp + ½ micro-batches of this rank's layers, on every rank.
-        PipelineSchedule::DualPipeV => (ctx.pp as f64 + 0.5).min(m),
-        _ => in_flight_microbatches(ctx.pp, ctx.vpp, stage_idx, ctx.m),
+/// Micro-batches in flight on each rank of a plan ([`in_flight_microbatches`], and GPipe's and
+/// DualPipeV's), its terms worked out once: each rank's count is then `(first − per_rank · rank)`
+/// capped at `most`, over `chunks`. Every term is a whole number below 2^53 (exact as a float) or
+/// DualPipeV's half, and converting to a float is monotone (it commutes with `min`), so each count
+/// is the integer formula's to the bit (`tests::in_flight_is_the_formula_per_rank`).
+#[derive(Clone, Copy, Debug)]
+struct InFlight {
+    first: f64,
+    per_rank: f64,
+    most: f64,
+    chunks: f64,
+}
+
+impl InFlight {
+    fn of(ctx: &Ctx) -> InFlight {
+        InFlight::new(ctx.plan.parallel.schedule, ctx.pp, ctx.vpp, ctx.m)
+    }
+
+    /// `schedule` over `pp` ranks of `vpp` chunks each, `m` micro-batches a step.
+    fn new(schedule: crate::plan::PipelineSchedule, pp: u64, vpp: u64, m: u64) -> InFlight {
+        use crate::plan::PipelineSchedule;
+        let flat = |n: f64, most: f64| InFlight { first: n, per_rank: 0.0, most, chunks: 1.0 };
+        match schedule {
+            _ if pp <= 1 => flat(1.0, f64::INFINITY),
+            // GPipe runs every forward before any backward.
+            PipelineSchedule::GPipe => flat(m as f64, f64::INFINITY),
+            // DualPipeV (deepseek-ai/DualPipe README): PP + 1 micro-batches of one of the 2·pp
+            // stages, i.e. pp + ½ micro-batches of this rank's layers, on every rank.
+            PipelineSchedule::DualPipeV => flat(pp as f64 + 0.5, m as f64),
+            _ if vpp <= 1 => InFlight { first: pp as f64, per_rank: 1.0, most: m as f64, chunks: 1.0 },
+            _ => InFlight {
+                first: ((pp - 1) * 2 + (vpp - 1) * pp + 1) as f64,
+                per_rank: 2.0,
+                most: (m * vpp) as f64,
+                chunks: vpp as f64,
+            },
+        }
+    }
+
+    /// Micro-batches in flight on `rank`.
+    fn at(&self, rank: u64) -> f64 {
+        (self.first - self.per_rank * rank as f64).min(self.most) / self.chunks
     }
 }
 
@@ -1565,6 +1594,38 @@ fn rl_phases(ctx: &Ctx, stages: &[StageMemory]) -> Vec<PhaseMemory> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Each rank's count from [`InFlight`] is the integer formula's to the bit: Megatron's warm-up
+    /// count ([`in_flight_microbatches`]) for 1F1B, interleaved (which `Auto`, `OneFOneB` and
+    /// `Interleaved` run) and ZB-H1, every micro-batch for GPipe, pp + ½ capped at m for DualPipeV.
+    #[test]
+    fn in_flight_is_the_formula_per_rank() {
+        use crate::plan::PipelineSchedule;
+        let mut checked = 0;
+        for &schedule in PipelineSchedule::ALL {
+            for (pp, vpp, m) in
+                [(1, 1, 1), (1, 3, 8), (2, 1, 1), (4, 1, 3), (4, 2, 64), (8, 3, 5), (64, 4, 1024), (7, 5, 2)]
+            {
+                let in_flight = InFlight::new(schedule, pp, vpp, m);
+                for rank in 0..pp {
+                    let expected = match schedule {
+                        _ if pp <= 1 => 1.0,
+                        PipelineSchedule::GPipe => m as f64,
+                        PipelineSchedule::DualPipeV => (pp as f64 + 0.5).min(m as f64),
+                        _ => in_flight_microbatches(pp, vpp, rank, m),
+                    };
+                    assert_eq!(
+                        in_flight.at(rank).to_bits(),
+                        expected.to_bits(),
+                        "{schedule:?} pp {pp} vpp {vpp} m {m} rank {rank}"
+                    );
+                    checked += 1;
+                }
+            }
+        }
+        // Every rank of every shape: 91 ranks a schedule.
+        assert_eq!(checked, 91 * PipelineSchedule::ALL.len());
+    }
 
     /// The counting shortcut of [`same_shape`] agrees with walking both ranks' layers by kind, for
     /// MoE layouts of every pattern: DeepSeek-V3's first dense layers, Qwen3's all-MoE stack,

@@ -6,7 +6,7 @@
 use super::gemm::{gemm, gemm_16bit};
 use super::layer::{LayerWork, layer_work};
 use super::{Breakdown, Ctx, ELEMENTWISE_BYTES_PER_TOKEN_HIDDEN, HBM_EFF, HOST_LINK_BYTES_PER_SECOND};
-use crate::layout::VirtualStage;
+use crate::layout::{Layout, RankHolds, VirtualStage};
 use crate::memory;
 use crate::model::{self, Architecture};
 use crate::plan::{Plan, RecomputeGranularity};
@@ -66,19 +66,28 @@ pub(super) fn pass_costs(ctx: &Ctx, mem: &memory::Memory) -> PassCosts {
     };
     let kinds = [dense_passes, moe_passes];
     let n_chunks = (layout.pp * layout.chunks) as usize;
+    // Filled in order rather than zeroed first: a zeroed allocation bypasses the allocator's cache
+    // of recently freed blocks, and a search's plans free and take these three every evaluation.
     let (mut forward, mut backward, mut weight) =
-        (vec![0.0; n_chunks], vec![0.0; n_chunks], vec![0.0; n_chunks]);
-    in_schedule_order(layout, |idx, stage| {
-        let (mut f, mut b, mut w) = (0.0, 0.0, 0.0);
-        for (kind, n) in kinds.iter().zip(layer_counts(ctx.arch, stage)) {
-            if n != 0.0 {
-                f += n * kind.forward;
-                b += n * kind.backward;
-                w += n * kind.weight;
+        (Vec::with_capacity(n_chunks), Vec::with_capacity(n_chunks), Vec::with_capacity(n_chunks));
+    in_schedule_order(
+        layout,
+        |_| true,
+        |idx, stage| {
+            let (mut f, mut b, mut w) = (0.0, 0.0, 0.0);
+            for (kind, n) in kinds.iter().zip(layer_counts(ctx.arch, stage)) {
+                if n != 0.0 {
+                    f += n * kind.forward;
+                    b += n * kind.backward;
+                    w += n * kind.weight;
+                }
             }
-        }
-        (forward[idx], backward[idx], weight[idx]) = (f, b, w);
-    });
+            debug_assert_eq!(idx, forward.len(), "visited in index order");
+            forward.push(f);
+            backward.push(b);
+            weight.push(w);
+        },
+    );
     let head = head(ctx);
     // Each MTP layer's projection of [h; embedding] to h.
     let h = ctx.arch.hidden_size as f64;
@@ -117,12 +126,7 @@ fn layer_counts(arch: &Architecture, stage: &VirtualStage) -> [f64; 2] {
 impl Causes {
     /// Rank `rank`'s seconds for one micro-batch by cause: each chunk's layers by kind, then the
     /// heads and MTP projections of the chunks that hold them.
-    pub(super) fn of_rank(
-        &self,
-        arch: &Architecture,
-        layout: &crate::layout::Layout,
-        rank: u64,
-    ) -> Breakdown {
+    pub(super) fn of_rank(&self, arch: &Architecture, layout: &Layout, rank: u64) -> Breakdown {
         let Causes { kinds, head: (head_seconds, _, head_memory), proj_seconds } = self;
         let mut r = Breakdown::default();
         let chunks = layout.rank_stages(rank);
@@ -291,13 +295,15 @@ fn offload_activations(
 /// The head and the loss (from [`head`]) on the chunk that holds them, once more per MTP layer with
 /// its projection, added to the chunks' passes.
 fn add_heads(
-    layout: &crate::layout::Layout,
+    layout: &Layout,
     (head_seconds, _, head_memory): (f64, f64, f64),
     proj_seconds: f64,
     forward: &mut [f64],
     backward: &mut [f64],
 ) {
-    in_schedule_order(layout, |idx, stage| {
+    // Only the ranks that hold a head have a chunk that does.
+    let with_heads = |holds: RankHolds| holds.loss || 0 < holds.mtp;
+    in_schedule_order(layout, with_heads, |idx, stage| {
         if stage.loss || 0 < stage.mtp {
             let heads = f64::from(u8::from(stage.loss)) + stage.mtp as f64;
             let proj = stage.mtp as f64 * proj_seconds;
@@ -307,15 +313,21 @@ fn add_heads(
     });
 }
 
-/// Hands `visit` every virtual stage with its index in the schedule's order: rank by rank, each
-/// rank's chunks in turn (rank `r`'s chunk `c` at `r · chunks + c`). Plain loops: no division per
-/// stage, and none of an iterator adapter's bookkeeping on this per-plan path.
-fn in_schedule_order<'a>(layout: &'a crate::layout::Layout, mut visit: impl FnMut(usize, &'a VirtualStage)) {
-    let mut idx = 0;
+/// Hands `visit` every virtual stage of the ranks `wanted` takes (by what each holds over its
+/// chunks, [`Layout::rank`]) with its index in the schedule's order: rank by rank, each rank's
+/// chunks in turn (rank `r`'s chunk `c` at `r · chunks + c`). Plain loops: no division per stage,
+/// and none of an iterator adapter's bookkeeping on this per-plan path.
+fn in_schedule_order<'a>(
+    layout: &'a Layout,
+    wanted: impl Fn(RankHolds) -> bool,
+    mut visit: impl FnMut(usize, &'a VirtualStage),
+) {
     for rank in 0..layout.pp {
-        for chunk in 0..layout.chunks {
-            visit(idx, layout.stage(rank, chunk));
-            idx += 1;
+        if wanted(layout.rank(rank)) {
+            let first = (rank * layout.chunks) as usize;
+            for chunk in 0..layout.chunks {
+                visit(first + chunk as usize, layout.stage(rank, chunk));
+            }
         }
     }
 }

@@ -138,7 +138,11 @@ pub fn uniform_makespan(kind: Schedule, m: u32, costs: &Costs) -> Option<f64> {
         return None;
     }
     let (f, b, w) = (forward[0], backward[0], weight[0]);
-    let body_uniform = (1..n - 1).all(|i| forward[i] == f && backward[i] == b && weight[i] == w);
+    // Every middle stage compared, without stopping at the first that differs: most plans asked
+    // have even stages, and a loop without an exit runs several stages at once.
+    let body = 1..n - 1;
+    let passes = forward[body.clone()].iter().zip(&backward[body.clone()]).zip(&weight[body]);
+    let body_uniform = passes.fold(true, |same, ((&fi, &bi), &wi)| same & (fi == f) & (bi == b) & (wi == w));
     let (delta_f, delta_b) = (forward[n - 1] - f, backward[n - 1] - b);
     let c = costs.p2p_seconds;
     let last_paces = 0.0 <= delta_f && 0.0 <= delta_b && 2.0 * c <= delta_f + delta_b;
@@ -185,21 +189,16 @@ pub(super) fn microbatches(mem: &memory::Memory) -> u32 {
 pub(super) fn busiest_rank(costs: &Costs) -> (usize, f64) {
     let (forward, backward, weight) =
         (&costs.forward_seconds, &costs.backward_seconds, &costs.weight_seconds);
-    let vpp = costs.vpp as usize;
+    // Each rank's chunks are `vpp` consecutive entries, summed in order.
+    let vpp = (costs.vpp as usize).max(1);
+    let ranks = forward.chunks_exact(vpp).zip(backward.chunks_exact(vpp)).zip(weight.chunks_exact(vpp));
     let mut busiest = (0usize, 0.0f64);
-    for r in 0..costs.pp as usize {
-        let seconds = rank_seconds(forward, backward, weight, vpp, r);
+    for (r, ((f, b), w)) in ranks.take(costs.pp as usize).enumerate() {
+        let seconds: f64 = f.iter().zip(b).zip(w).map(|((f, b), w)| f + b + w).sum();
         // The last of equals, as `Iterator::max_by` keeps.
         if busiest.1.total_cmp(&seconds).is_le() || r == 0 {
             busiest = (r, seconds);
         }
     }
     busiest
-}
-
-/// One micro-batch's forward, backward and weight-gradient seconds on rank `r`, all its chunks.
-pub(super) fn rank_seconds(forward: &[f64], backward: &[f64], weight: &[f64], vpp: usize, r: usize) -> f64 {
-    let range = r * vpp..(r + 1) * vpp;
-    let chunks = forward[range.clone()].iter().zip(&backward[range.clone()]).zip(&weight[range]);
-    chunks.map(|((f, b), w)| f + b + w).sum()
 }
