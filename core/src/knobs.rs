@@ -453,59 +453,66 @@ pub fn effective(plan: &Plan) -> Cow<'_, Plan> {
     }
     let one = NonZeroU32::MIN;
     let moe_default = MoeFile::default();
-    let mut rest = off_mask;
-    while rest != 0 {
-        let knob = Knob::ALL[rest.trailing_zeros() as usize];
-        rest &= rest - 1;
-        match knob {
-            Knob::Tp => reset!(parallel.tp, one),
-            Knob::Pp => reset!(parallel.pp, one),
-            Knob::Vpp => reset!(parallel.vpp, one),
-            Knob::Cp => reset!(parallel.cp, one),
-            // Inert without a context split (no exchange either way, and CP reset above when it
-            // does not apply), and left as it is there: a VeRL plan's default ring would otherwise
-            // copy the whole plan on every estimate.
-            Knob::CpAlgo if owned.as_ref().unwrap_or(plan).parallel.cp.get() <= 1 => {}
-            Knob::CpAlgo => reset!(parallel.cp_algo, framework_cp_algo(plan.framework)),
-            Knob::Ep => reset!(parallel.ep, one),
-            Knob::ZeroStage => reset!(parallel.zero_stage, ZeroStage::NONE),
-            Knob::Schedule => reset!(parallel.schedule, PipelineSchedule::Auto),
-            Knob::Fsdp => reset!(parallel.fsdp, Fsdp::None),
-            Knob::DistributedOptimizer => reset!(parallel.distributed_optimizer, false),
-            Knob::SequenceParallel => reset!(parallel.sequence_parallel, false),
-            Knob::OffloadOptimizer => reset!(parallel.offload_optimizer, false),
-            Knob::OffloadParams => reset!(parallel.offload_params, false),
-            Knob::OverlapGradReduce => reset!(parallel.overlap_grad_reduce, false),
-            Knob::OverlapParamGather => reset!(parallel.overlap_param_gather, false),
-            Knob::TpCommOverlap => reset!(parallel.tp_comm_overlap, false),
-            Knob::SwapOptimizer => reset!(parallel.swap_optimizer, false),
-            Knob::UnevenLayers => reset!(parallel.uneven_layers, false),
-            Knob::AccountEmbeddingLoss => reset!(parallel.account_embedding_loss, false),
-            Knob::PipelineLayout => reset!(parallel.pipeline_layout, None),
-            Knob::MtpLayers => reset!(mtp_layers, 0),
-            Knob::FusedKernels => reset!(parallel.fused_kernels, true),
-            Knob::MoeDispatcher => reset!(moe.dispatcher, moe_default.dispatcher),
-            Knob::MoeGroupedGemm => reset!(moe.grouped_gemm, moe_default.grouped_gemm),
-            Knob::MoePermuteFusion => reset!(moe.permute_fusion, moe_default.permute_fusion),
-            Knob::MoeOverlapEpComm => reset!(moe.overlap_ep_comm, moe_default.overlap_ep_comm),
-            Knob::MoePadToCapacity => reset!(moe.pad_to_capacity, moe_default.pad_to_capacity),
-            Knob::MoeCapacity => reset!(moe.capacity_factor, moe_default.capacity_factor),
-            Knob::MoeImbalance => reset!(moe.imbalance, moe_default.imbalance),
-            Knob::RecomputeLayers => reset!(recompute.num_layers, one),
-            Knob::ActivationFunction => reset!(recompute.activation_function, false),
-            Knob::ActivationFunctionLayers => reset!(recompute.activation_function_layers, 0),
-            Knob::SwapAttention => reset!(recompute.swap_attention, false),
-            Knob::RecomputeModules => reset!(recompute.modules, RecomputeModules::DEFAULT),
-            Knob::CpuOffloadLayers => reset!(recompute.cpu_offload_layers, 0),
-            Knob::DistributeSavedActivations => reset!(recompute.distribute_saved_activations, false),
-            Knob::LayersRatio => reset!(recompute.layers_ratio_frac, 1.0),
-            Knob::LoraRank => {
-                reset!(lora.rank, NonZeroU32::new(LoraFile::DEFAULT_RANK).unwrap_or(one))
-            }
-            // Read by no figure of a method that does not use them (the test in
-            // core/tests/it/knobs.rs holds that).
-            Knob::Attention | Knob::SeqLen | Knob::Rl | Knob::RlBlocking => {}
-        }
+    // Each knob's reset, in declaration order (`CpAlgo` reads CP after CP's reset), tested bit by
+    // bit in one straight run: a loop over the set bits paid a dispatch per knob, and most
+    // frameworks leave thirty and more off.
+    macro_rules! resets {
+        ($($knob:ident => $reset:expr;)*) => {{
+            // Every knob named once: this match fails to compile if one is missing.
+            const _: fn(Knob) = |knob| match knob { $(Knob::$knob => {})* };
+            $(if off_mask & knob_bit(Knob::$knob) != 0 { $reset })*
+        }};
+    }
+    resets! {
+        Tp => reset!(parallel.tp, one);
+        Pp => reset!(parallel.pp, one);
+        Vpp => reset!(parallel.vpp, one);
+        Cp => reset!(parallel.cp, one);
+        // Inert without a context split (no exchange either way, and CP reset above when it does
+        // not apply), and left as it is there: a VeRL plan's default ring would otherwise copy the
+        // whole plan on every estimate.
+        CpAlgo => if 1 < owned.as_ref().unwrap_or(plan).parallel.cp.get() {
+            reset!(parallel.cp_algo, framework_cp_algo(plan.framework))
+        };
+        Ep => reset!(parallel.ep, one);
+        ZeroStage => reset!(parallel.zero_stage, ZeroStage::NONE);
+        Schedule => reset!(parallel.schedule, PipelineSchedule::Auto);
+        Fsdp => reset!(parallel.fsdp, Fsdp::None);
+        DistributedOptimizer => reset!(parallel.distributed_optimizer, false);
+        SequenceParallel => reset!(parallel.sequence_parallel, false);
+        OffloadOptimizer => reset!(parallel.offload_optimizer, false);
+        OffloadParams => reset!(parallel.offload_params, false);
+        OverlapGradReduce => reset!(parallel.overlap_grad_reduce, false);
+        OverlapParamGather => reset!(parallel.overlap_param_gather, false);
+        TpCommOverlap => reset!(parallel.tp_comm_overlap, false);
+        SwapOptimizer => reset!(parallel.swap_optimizer, false);
+        UnevenLayers => reset!(parallel.uneven_layers, false);
+        AccountEmbeddingLoss => reset!(parallel.account_embedding_loss, false);
+        PipelineLayout => reset!(parallel.pipeline_layout, None);
+        MtpLayers => reset!(mtp_layers, 0);
+        FusedKernels => reset!(parallel.fused_kernels, true);
+        MoeDispatcher => reset!(moe.dispatcher, moe_default.dispatcher);
+        MoeGroupedGemm => reset!(moe.grouped_gemm, moe_default.grouped_gemm);
+        MoePermuteFusion => reset!(moe.permute_fusion, moe_default.permute_fusion);
+        MoeOverlapEpComm => reset!(moe.overlap_ep_comm, moe_default.overlap_ep_comm);
+        MoePadToCapacity => reset!(moe.pad_to_capacity, moe_default.pad_to_capacity);
+        MoeCapacity => reset!(moe.capacity_factor, moe_default.capacity_factor);
+        MoeImbalance => reset!(moe.imbalance, moe_default.imbalance);
+        RecomputeLayers => reset!(recompute.num_layers, one);
+        ActivationFunction => reset!(recompute.activation_function, false);
+        ActivationFunctionLayers => reset!(recompute.activation_function_layers, 0);
+        SwapAttention => reset!(recompute.swap_attention, false);
+        RecomputeModules => reset!(recompute.modules, RecomputeModules::DEFAULT);
+        CpuOffloadLayers => reset!(recompute.cpu_offload_layers, 0);
+        DistributeSavedActivations => reset!(recompute.distribute_saved_activations, false);
+        LayersRatio => reset!(recompute.layers_ratio_frac, 1.0);
+        LoraRank => reset!(lora.rank, NonZeroU32::new(LoraFile::DEFAULT_RANK).unwrap_or(one));
+        // Read by no figure of a method that does not use them (the test in
+        // core/tests/it/knobs.rs holds that).
+        Attention => {};
+        SeqLen => {};
+        Rl => {};
+        RlBlocking => {};
     }
     match owned {
         Some(owned) => Cow::Owned(owned),
