@@ -104,23 +104,9 @@ fn main() {
     if wanted("grid") {
         grid();
     }
-    bench_search(
-        "search: llama-3.1-70b pretrain, 32 × H100",
-        r#"{"model": "llama-3.1-70b", "framework": "megatron", "method": "pretrain", "cluster": {"nodes": 4},
-            "batch": {"global_batch": 64, "seq_len": 4096}}"#,
-    );
-    bench_search(
-        "search: llama-3.1-70b pretrain, 1,024 × H100",
-        r#"{"model": "llama-3.1-70b", "framework": "megatron", "method": "pretrain", "cluster": {"nodes": 128},
-            "batch": {"global_batch": 1024, "seq_len": 8192}}"#,
-    );
-    bench_search("search: qwen2.5-7b lora, 8 × H100", r#"{"model": "qwen2.5-7b"}"#);
-    // MoE RL: the rollout's TP and EP over every training layout (656,392 plans).
-    bench_search(
-        "search: qwen3-30b-a3b grpo (MindSpeed-RL), 64 × 910B",
-        r#"{"model": "qwen3-30b-a3b", "hardware": "ascend-910b2", "framework": "mindspeed-rl", "method": "grpo",
-            "cluster": {"nodes": 8}}"#,
-    );
+    for (name, text) in grid::SEARCHES {
+        bench_search(name, text);
+    }
     bench("qwen2.5-7b lora, 8 × H100", r#"{"model": "qwen2.5-7b"}"#);
     bench(
         "llama-3.1-70b pretrain, 1,024 × H100, tp8 pp8 vpp2",

@@ -62,6 +62,27 @@ pub fn plans() -> Vec<(String, Plan)> {
         .collect()
 }
 
+/// The searches both benchmarks time, named: each from its plan file, over its whole space.
+pub const SEARCHES: [(&str, &str); 4] = [
+    (
+        "search: llama-3.1-70b pretrain, 32 × H100",
+        r#"{"model": "llama-3.1-70b", "framework": "megatron", "method": "pretrain", "cluster": {"nodes": 4},
+            "batch": {"global_batch": 64, "seq_len": 4096}}"#,
+    ),
+    (
+        "search: llama-3.1-70b pretrain, 1,024 × H100",
+        r#"{"model": "llama-3.1-70b", "framework": "megatron", "method": "pretrain", "cluster": {"nodes": 128},
+            "batch": {"global_batch": 1024, "seq_len": 8192}}"#,
+    ),
+    ("search: qwen2.5-7b lora, 8 × H100", r#"{"model": "qwen2.5-7b"}"#),
+    // MoE RL: the rollout's TP and EP over every training layout (656,392 plans).
+    (
+        "search: qwen3-30b-a3b grpo (MindSpeed-RL), 64 × 910B",
+        r#"{"model": "qwen3-30b-a3b", "hardware": "ascend-910b2", "framework": "mindspeed-rl", "method": "grpo",
+            "cluster": {"nodes": 8}}"#,
+    ),
+];
+
 /// A level of evaluation: its name and what it runs.
 pub type Level = (&'static str, fn(&Plan));
 
@@ -119,6 +140,35 @@ pub fn run(clock: &dyn Fn() -> f64, min_seconds: f64) -> Vec<String> {
                 worst.0,
                 worst.1,
                 times.len()
+            )
+        })
+        .collect()
+}
+
+/// Milliseconds per search of each of [`SEARCHES`] on one thread (each repeated for at least
+/// `min_seconds` after one run that warms it up), a line each. `clock` gives seconds from any
+/// fixed start.
+#[cfg_attr(
+    not(target_arch = "wasm32"),
+    expect(dead_code, reason = "the native benchmark times these searches itself, on every core too")
+)]
+pub fn run_searches(clock: &dyn Fn() -> f64, min_seconds: f64) -> Vec<String> {
+    SEARCHES
+        .iter()
+        .map(|(name, text)| {
+            let plan = Plan::from_json(text).unwrap_or_else(|e| panic!("{name}: {e}"));
+            let result = trainplan_core::search::search(&plan);
+            let mut n = 0u32;
+            let start = clock();
+            while n < 1 || clock() - start < min_seconds {
+                black_box(trainplan_core::search::search(black_box(&plan)));
+                n += 1;
+            }
+            format!(
+                "{name:52} {:8.2} ms per search, one thread: {} plans, {} feasible ({n} runs)",
+                (clock() - start) * 1e3 / f64::from(n),
+                result.considered,
+                result.feasible
             )
         })
         .collect()

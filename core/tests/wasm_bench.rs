@@ -1,6 +1,7 @@
 //! The benchmark grid (benches/grid.rs) in the page's wasm build, in headless Chromium: the same
 //! plans and levels as `cargo bench`, built with the page's release profile and timed with the
-//! browser's clock. `scripts/test` runs it through wasm-bindgen-test-runner and prints the lines.
+//! browser's clock, and the same searches on one thread. `scripts/test` runs it through
+//! wasm-bindgen-test-runner and prints the lines.
 #![cfg(target_arch = "wasm32")]
 
 use wasm_bindgen_test::{console_log, wasm_bindgen_test, wasm_bindgen_test_configure};
@@ -25,6 +26,17 @@ fn grid_in_the_browser() {
     // runs for at least 20 ms so the clock's step stays under 0.5 % of a measurement.
     let lines = grid::run(&now_seconds, 0.02);
     assert_eq!(lines.len(), grid::LEVELS.len());
+    for line in lines {
+        console_log!("wasm {line}");
+    }
+}
+
+/// The benchmark's searches (benches/grid.rs) on the page's one thread, as a search worker runs
+/// its part: the native benchmark's `search:` lines, in wasm.
+#[wasm_bindgen_test]
+fn searches_in_the_browser() {
+    let lines = grid::run_searches(&now_seconds, 0.5);
+    assert_eq!(lines.len(), grid::SEARCHES.len());
     for line in lines {
         console_log!("wasm {line}");
     }
