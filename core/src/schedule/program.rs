@@ -14,7 +14,7 @@
 //! The arithmetic is the event simulation's, term for term (the same additions in the same order;
 //! `max` is exact in any order), so both give the same makespan to the bit (`core/tests/it/schedule.rs`).
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use super::{Costs, Layout, Op, Pass, Schedule, rank_of, virtual_stage};
@@ -389,11 +389,14 @@ impl Program {
         // Plain slices: through the buffers' `Vec`s, every store could move them and each pass
         // would load their addresses again.
         let (values, table) = (&mut values[..], &table[..]);
-        for (i, step) in self.steps.iter().enumerate() {
-            let arrived = values[(step.input & !SENT) as usize] + hops[(step.input >> 31) as usize];
-            let start = later(arrived, values[step.prev as usize]);
+        // Cells, so that each pass's slot comes from an iterator beside its step (no bounds check
+        // on the store) while the passes before it are read by index.
+        let cells = Cell::from_mut(&mut values[..n_values]).as_slice_of_cells();
+        for (step, out) in self.steps.iter().zip(&cells[1..]) {
+            let arrived = cells[(step.input & !SENT) as usize].get() + hops[(step.input >> 31) as usize];
+            let start = later(arrived, cells[step.prev as usize].get());
             start_of(start);
-            values[i + 1] = start + table[step.cost as usize];
+            out.set(start + table[step.cost as usize]);
         }
         for ins in &self.instrs {
             let start = ins.start(values, &hops);
