@@ -82,41 +82,91 @@ pub struct Event {
     pub end_seconds: f64,
 }
 
-/// The durations the simulation needs, per rank and chunk, seconds.
-#[derive(Clone, Debug, PartialEq)]
+/// The durations the simulation needs, per rank and chunk, seconds: a list per kind of pass, chunk
+/// `c` of rank `r` at `[r * vpp + c]` of each ([`Costs::forward`], [`Costs::backward`],
+/// [`Costs::weight`]), the three in one allocation.
+#[derive(Clone, PartialEq)]
 pub struct Costs {
     /// Ranks.
     pub pp: u32,
     /// Chunks per rank.
     pub vpp: u32,
-    /// Forward time of chunk `c` on rank `r` at `[r * vpp + c]`.
-    pub forward_seconds: Vec<f64>,
-    /// Backward time for input gradients.
-    pub backward_seconds: Vec<f64>,
-    /// Weight-gradient time: a W pass, or part of a full backward.
-    pub weight_seconds: Vec<f64>,
+    /// The forward, input-backward and weight-gradient lists, one after the other.
+    lists: Vec<f64>,
     /// Time to send an activation or gradient to the next rank.
     pub p2p_seconds: f64,
 }
 
 impl Costs {
+    /// `forward`, input-`backward` and `weight`-gradient seconds (a W pass, or part of a full
+    /// backward) per rank and chunk, as many of each.
+    pub fn new(pp: u32, vpp: u32, forward: &[f64], backward: &[f64], weight: &[f64], p2p: f64) -> Costs {
+        assert!(
+            forward.len() == backward.len() && backward.len() == weight.len(),
+            "one duration of each pass per rank and chunk"
+        );
+        Costs { pp, vpp, lists: [forward, backward, weight].concat(), p2p_seconds: p2p }
+    }
+
+    /// From the three lists already laid one after the other, as [`Costs`] keeps them.
+    pub(crate) fn from_lists(pp: u32, vpp: u32, lists: Vec<f64>, p2p: f64) -> Costs {
+        debug_assert!(lists.len().is_multiple_of(3), "three lists as long as each other");
+        Costs { pp, vpp, lists, p2p_seconds: p2p }
+    }
+
     /// Every rank and chunk the same: `forward`, input-`backward` and `weight` seconds.
     pub fn uniform(pp: u32, vpp: u32, forward: f64, backward: f64, weight: f64, p2p: f64) -> Costs {
         let n = (pp * vpp) as usize;
-        Costs {
-            pp,
-            vpp,
-            forward_seconds: vec![forward; n],
-            backward_seconds: vec![backward; n],
-            weight_seconds: vec![weight; n],
-            p2p_seconds: p2p,
-        }
+        let lists = [forward, backward, weight].into_iter().flat_map(|s| std::iter::repeat_n(s, n)).collect();
+        Costs { pp, vpp, lists, p2p_seconds: p2p }
+    }
+
+    /// Durations in each list.
+    fn len(&self) -> usize {
+        self.lists.len() / 3
+    }
+
+    /// Forward seconds.
+    pub fn forward(&self) -> &[f64] {
+        &self.lists[..self.len()]
+    }
+
+    /// Backward seconds for input gradients.
+    pub fn backward(&self) -> &[f64] {
+        let n = self.len();
+        &self.lists[n..2 * n]
+    }
+
+    /// Weight-gradient seconds: a W pass, or part of a full backward.
+    pub fn weight(&self) -> &[f64] {
+        &self.lists[2 * self.len()..]
+    }
+
+    /// The forward, input-backward and weight-gradient lists, to change.
+    pub fn lists_mut(&mut self) -> (&mut [f64], &mut [f64], &mut [f64]) {
+        let n = self.len();
+        let (forward, rest) = self.lists.split_at_mut(n);
+        let (backward, weight) = rest.split_at_mut(n);
+        (forward, backward, weight)
     }
 
     /// Every rank's and chunk's passes for one micro-batch, added up.
     pub fn total_seconds(&self) -> f64 {
-        let passes = self.forward_seconds.iter().zip(&self.backward_seconds).zip(&self.weight_seconds);
+        let passes = self.forward().iter().zip(self.backward()).zip(self.weight());
         passes.map(|((f, b), w)| f + b + w).sum()
+    }
+}
+
+impl std::fmt::Debug for Costs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Costs")
+            .field("pp", &self.pp)
+            .field("vpp", &self.vpp)
+            .field("forward_seconds", &self.forward())
+            .field("backward_seconds", &self.backward())
+            .field("weight_seconds", &self.weight())
+            .field("p2p_seconds", &self.p2p_seconds)
+            .finish()
     }
 }
 

@@ -361,7 +361,7 @@ impl Program {
     /// input backward and the weight pass, then each overlapped pair's forward + full backward.
     fn costs_into(&self, costs: &Costs, table: &mut Vec<f64>) {
         let n = (self.pp * self.vpp) as usize;
-        let (f, b, w) = (&costs.forward_seconds, &costs.backward_seconds, &costs.weight_seconds);
+        let (f, b, w) = (costs.forward(), costs.backward(), costs.weight());
         table.clear();
         table.extend_from_slice(&f[..n]);
         table.extend((0..n).map(|i| b[i] + w[i]));

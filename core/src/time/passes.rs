@@ -14,12 +14,10 @@ use crate::plan::{Plan, RecomputeGranularity};
 /// One micro-batch's passes on every virtual stage, in the schedule's order (rank by rank, each
 /// rank's chunks in turn), and what they add up to.
 pub(super) struct PassCosts {
-    /// Each virtual stage's forward seconds.
-    pub(super) forward: Vec<f64>,
-    /// Each virtual stage's backward (input-gradient) seconds, recomputation included.
-    pub(super) backward: Vec<f64>,
-    /// Each virtual stage's weight-gradient seconds.
-    pub(super) weight: Vec<f64>,
+    /// Each virtual stage's forward seconds, then its backward (input-gradient) seconds,
+    /// recomputation included, then its weight-gradient seconds: [`Costs`](crate::schedule::Costs)'
+    /// three lists.
+    pub(super) lists: Vec<f64>,
     /// The model's FLOPs per micro-batch on one device, as Megatron counts them.
     pub(super) model_flops_per_mb: f64,
     /// Recomputation's FLOPs per micro-batch on one device.
@@ -28,6 +26,14 @@ pub(super) struct PassCosts {
     pub(super) activation_offload_seconds: f64,
     /// What a rank's causes are counted from ([`Causes::of_rank`]).
     pub(super) causes: Causes,
+}
+
+impl PassCosts {
+    /// Each virtual stage's backward (input-gradient) seconds.
+    pub(super) fn backward(&self) -> &[f64] {
+        let n = self.lists.len() / 3;
+        &self.lists[n..2 * n]
+    }
 }
 
 /// Each layer kind's passes and the head's and the MTP projection's seconds: what a rank's
@@ -66,10 +72,13 @@ pub(super) fn pass_costs(ctx: &Ctx, mem: &memory::Memory) -> PassCosts {
     };
     let kinds = [dense_passes, moe_passes];
     let n_chunks = (layout.pp * layout.chunks) as usize;
-    // Filled in order rather than zeroed first: a zeroed allocation bypasses the allocator's cache
-    // of recently freed blocks, and a search's plans free and take these three every evaluation.
-    let (mut forward, mut backward, mut weight) =
-        (Vec::with_capacity(n_chunks), Vec::with_capacity(n_chunks), Vec::with_capacity(n_chunks));
+    // The three lists in one allocation, zeroed here rather than by the allocator (a zeroed
+    // allocation bypasses its cache of recently freed blocks, and a search takes and frees one per
+    // plan it times).
+    let mut lists = Vec::with_capacity(3 * n_chunks);
+    lists.resize(3 * n_chunks, 0.0);
+    let (forward, rest) = lists.split_at_mut(n_chunks);
+    let (backward, weight) = rest.split_at_mut(n_chunks);
     in_schedule_order(
         layout,
         |_| true,
@@ -82,10 +91,7 @@ pub(super) fn pass_costs(ctx: &Ctx, mem: &memory::Memory) -> PassCosts {
                     w += n * kind.weight;
                 }
             }
-            debug_assert_eq!(idx, forward.len(), "visited in index order");
-            forward.push(f);
-            backward.push(b);
-            weight.push(w);
+            (forward[idx], backward[idx], weight[idx]) = (f, b, w);
         },
     );
     let head = head(ctx);
@@ -94,13 +100,10 @@ pub(super) fn pass_costs(ctx: &Ctx, mem: &memory::Memory) -> PassCosts {
     let (proj_seconds, proj_flops) = gemm(ctx, ctx.tokens, 2.0 * h, h / ctx.tp);
     let (model_flops_per_mb, recompute_flops_per_mb) =
         flops_per_microbatch(ctx, layout.model_parallel, [&dense, moe], &kinds, head.1, proj_flops);
-    let activation_offload_seconds =
-        offload_activations(ctx, mem, layout.stage(0, 0), &mut forward, &mut backward);
-    add_heads(layout, head, proj_seconds, &mut forward, &mut backward);
+    let activation_offload_seconds = offload_activations(ctx, mem, layout.stage(0, 0), forward, backward);
+    add_heads(layout, head, proj_seconds, forward, backward);
     PassCosts {
-        forward,
-        backward,
-        weight,
+        lists,
         model_flops_per_mb,
         recompute_flops_per_mb,
         activation_offload_seconds,

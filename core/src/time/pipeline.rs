@@ -122,8 +122,7 @@ fn simulated_makespan(kind: Schedule, m: u32, costs: &Costs, span: u32) -> (f64,
 /// simulation on random costs.
 pub fn uniform_makespan(kind: Schedule, m: u32, costs: &Costs) -> Option<f64> {
     let (pp, vpp) = (costs.pp, costs.vpp);
-    let (forward, backward, weight) =
-        (&costs.forward_seconds, &costs.backward_seconds, &costs.weight_seconds);
+    let (forward, backward, weight) = (costs.forward(), costs.backward(), costs.weight());
     let n = forward.len();
     if n == 0 || n != (pp * vpp) as usize || backward.len() != n || weight.len() != n {
         return None;
@@ -187,8 +186,7 @@ pub(super) fn microbatches(mem: &memory::Memory) -> u32 {
 /// The busiest rank (the last of equals) and its seconds for one micro-batch, all its passes back
 /// to back.
 pub(super) fn busiest_rank(costs: &Costs) -> (usize, f64) {
-    let (forward, backward, weight) =
-        (&costs.forward_seconds, &costs.backward_seconds, &costs.weight_seconds);
+    let (forward, backward, weight) = (costs.forward(), costs.backward(), costs.weight());
     // Each rank's chunks are `vpp` consecutive entries, summed in order.
     let vpp = (costs.vpp as usize).max(1);
     let ranks = forward.chunks_exact(vpp).zip(backward.chunks_exact(vpp)).zip(weight.chunks_exact(vpp));

@@ -55,8 +55,8 @@ fn zb_h1_leaves_a_third_of_the_one_f_one_b_bubble() {
 fn uneven_stages_and_p2p_shift_the_bubble() {
     // The last stage also computes the head and loss: every micro-batch waits for it.
     let mut costs = Costs::uniform(4, 1, 1.0, 2.0, 0.0, 0.0);
-    costs.forward_seconds[3] = 1.5;
-    costs.backward_seconds[3] = 3.0;
+    let (forward, backward, _) = costs.lists_mut();
+    (forward[3], backward[3]) = (1.5, 3.0);
     let uneven = run(Schedule::OneFOneB, 4, 1, 16, &costs);
     let even = run(Schedule::OneFOneB, 4, 1, 16, &Costs::uniform(4, 1, 1.0, 2.0, 0.0, 0.0));
     assert!(even.makespan_seconds < uneven.makespan_seconds);
@@ -145,11 +145,12 @@ fn closed_form_makespan_equals_the_simulation() {
         let (f, b, w) = (0.1 + rng.unit(), 0.1 + rng.unit(), if trial % 3 == 0 { 0.0 } else { rng.unit() });
         let mut costs = Costs::uniform(pp, vpp, f, b, w, rng.unit() * rng.unit() * 0.4);
         let last = (pp * vpp - 1) as usize;
-        costs.forward_seconds[last] += rng.unit() * 0.6;
-        costs.backward_seconds[last] += rng.unit() * 0.6;
+        let (forward, backward, _) = costs.lists_mut();
+        forward[last] += rng.unit() * 0.6;
+        backward[last] += rng.unit() * 0.6;
         if trial % 7 == 0 {
             // An uneven stage: the closed form must decline.
-            costs.forward_seconds[rng.below(pp * vpp) as usize] += 0.25;
+            forward[rng.below(pp * vpp) as usize] += 0.25;
         }
         let simulated = run(schedule, pp, vpp, m, &costs).makespan_seconds;
         match uniform_makespan(schedule, m, &costs) {
@@ -169,8 +170,9 @@ fn closed_form_makespan_equals_the_simulation() {
         [(Schedule::OneFOneB, 8, 1), (Schedule::Interleaved, 8, 4), (Schedule::GPipe, 4, 1)]
     {
         let mut costs = Costs::uniform(pp, vpp, 1.0, 2.0, 0.0, 0.01);
-        costs.forward_seconds[(pp * vpp - 1) as usize] += 0.1;
-        costs.backward_seconds[(pp * vpp - 1) as usize] += 0.2;
+        let (forward, backward, _) = costs.lists_mut();
+        forward[(pp * vpp - 1) as usize] += 0.1;
+        backward[(pp * vpp - 1) as usize] += 0.2;
         assert!(uniform_makespan(schedule, 2 * pp, &costs).is_some(), "{schedule:?}");
     }
     // Interleaving runs whole groups of p micro-batches: another count has no closed form here.
@@ -197,14 +199,8 @@ fn the_makespan_alone_is_the_timelines() {
         let m = 1 + rng.below(3 * pp);
         let n = (pp * vpp) as usize;
         let mut draw = |scale: f64| (0..n).map(|_| 0.05 + scale * rng.unit()).collect::<Vec<f64>>();
-        let costs = Costs {
-            pp,
-            vpp,
-            forward_seconds: draw(1.0),
-            backward_seconds: draw(2.0),
-            weight_seconds: draw(1.0),
-            p2p_seconds: 0.1,
-        };
+        let (forward, backward, weight) = (draw(1.0), draw(2.0), draw(1.0));
+        let costs = Costs::new(pp, vpp, &forward, &backward, &weight, 0.1);
         let orders = schedule::orders(schedule, pp, vpp, m);
         let timeline = schedule::simulate(schedule, &orders, &costs).expect("no deadlock");
         assert_eq!(
@@ -232,15 +228,8 @@ fn every_pass_starts_as_soon_as_its_rank_and_inputs_allow() {
         let m = 1 + rng.below(3 * pp);
         let n = (pp * vpp) as usize;
         let mut draw = |scale: f64| (0..n).map(|_| 0.05 + scale * rng.unit()).collect::<Vec<f64>>();
-        let (forward_seconds, backward_seconds, weight_seconds) = (draw(1.0), draw(2.0), draw(1.0));
-        let costs = Costs {
-            pp,
-            vpp,
-            forward_seconds,
-            backward_seconds,
-            weight_seconds,
-            p2p_seconds: 0.1 * rng.unit(),
-        };
+        let (forward, backward, weight) = (draw(1.0), draw(2.0), draw(1.0));
+        let costs = Costs::new(pp, vpp, &forward, &backward, &weight, 0.1 * rng.unit());
         let t = run(schedule, pp, vpp, m, &costs);
         // Megatron's placement: chunk c of rank r is virtual stage c·pp + r.
         let vs = |e: &schedule::Event| e.chunk * pp + e.stage;
@@ -299,20 +288,15 @@ fn the_period_is_what_each_further_microbatch_adds() {
     // over 64 chunks: 2 and 1 layers), and a send: the makespan of 3·pp, 4·pp and 5·pp micro-batches.
     let (pp, vpp) = (8, 2);
     let mut costs = Costs::uniform(pp, vpp, 1.0, 2.0, 0.0, 0.05);
+    let (forward, backward, _) = costs.lists_mut();
     for i in (0..(pp * vpp) as usize).step_by(2) {
-        costs.forward_seconds[i] *= 2.0;
-        costs.backward_seconds[i] *= 2.0;
+        forward[i] *= 2.0;
+        backward[i] *= 2.0;
     }
     for schedule in [Schedule::OneFOneB, Schedule::Interleaved, Schedule::ZbH1] {
         let vpp = if schedule == Schedule::Interleaved { vpp } else { 1 };
-        let costs = Costs {
-            pp,
-            vpp,
-            forward_seconds: costs.forward_seconds[..(pp * vpp) as usize].to_vec(),
-            backward_seconds: costs.backward_seconds[..(pp * vpp) as usize].to_vec(),
-            weight_seconds: vec![0.5; (pp * vpp) as usize],
-            p2p_seconds: 0.05,
-        };
+        let n = (pp * vpp) as usize;
+        let costs = Costs::new(pp, vpp, &costs.forward()[..n], &costs.backward()[..n], &vec![0.5; n], 0.05);
         let makespan = |m: u32| schedule::cached(schedule, pp, vpp, m).expect("no deadlock").makespan(&costs);
         let (three, period) =
             schedule::cached(schedule, pp, vpp, 3 * pp).unwrap().makespan_and_period(&costs, pp);
