@@ -187,15 +187,29 @@ pub(super) fn microbatches(mem: &memory::Memory) -> u32 {
 /// to back.
 pub(super) fn busiest_rank(costs: &Costs) -> (usize, f64) {
     let (forward, backward, weight) = (costs.forward(), costs.backward(), costs.weight());
-    // Each rank's chunks are `vpp` consecutive entries, summed in order.
-    let vpp = (costs.vpp as usize).max(1);
-    let ranks = forward.chunks_exact(vpp).zip(backward.chunks_exact(vpp)).zip(weight.chunks_exact(vpp));
     let mut busiest = (0usize, 0.0f64);
-    for (r, ((f, b), w)) in ranks.take(costs.pp as usize).enumerate() {
-        let seconds: f64 = f.iter().zip(b).zip(w).map(|((f, b), w)| f + b + w).sum();
+    let mut keep = |r: usize, seconds: f64| {
         // The last of equals, as `Iterator::max_by` keeps.
         if busiest.1.total_cmp(&seconds).is_le() || r == 0 {
             busiest = (r, seconds);
+        }
+    };
+    let pp = costs.pp as usize;
+    match costs.vpp as usize {
+        // One chunk a rank (most plans): its passes alone, what a sum of one gives to the bit.
+        0 | 1 => {
+            let ranks = forward.iter().zip(backward).zip(weight).take(pp);
+            for (r, ((f, b), w)) in ranks.enumerate() {
+                keep(r, f + b + w);
+            }
+        }
+        // Each rank's chunks are `vpp` consecutive entries, summed in order.
+        vpp => {
+            let ranks =
+                forward.chunks_exact(vpp).zip(backward.chunks_exact(vpp)).zip(weight.chunks_exact(vpp));
+            for (r, ((f, b), w)) in ranks.take(pp).enumerate() {
+                keep(r, f.iter().zip(b).zip(w).map(|((f, b), w)| f + b + w).sum());
+            }
         }
     }
     busiest
