@@ -387,7 +387,7 @@ fn knob_bit(knob: Knob) -> u64 {
 
 const _: () = {
     assert!(Knob::ALL.len() < 64, "a knob's bit must fit the mask, all ones left free");
-    // `Knob::ALL[i]` has bit i, so a mask's set bits index the list.
+    // `Knob::ALL[i]` has bit i: the list and a mask name the knobs alike.
     let mut i = 0;
     while i < Knob::ALL.len() {
         assert!(Knob::ALL[i] as usize == i, "Knob::ALL is in declaration order");
