@@ -100,6 +100,10 @@ pub struct Costs {
 impl Costs {
     /// `forward`, input-`backward` and `weight`-gradient seconds (a W pass, or part of a full
     /// backward) per rank and chunk, as many of each.
+    ///
+    /// # Panics
+    ///
+    /// When the three lists differ in length.
     pub fn new(pp: u32, vpp: u32, forward: &[f64], backward: &[f64], weight: &[f64], p2p: f64) -> Costs {
         assert!(
             forward.len() == backward.len() && backward.len() == weight.len(),
