@@ -24,19 +24,19 @@ fn now_seconds() -> f64 {
 fn grid_in_the_browser() {
     // performance.now() is coarsened (to 0.1 ms or more) outside cross-origin isolation: each plan
     // runs for at least 20 ms so the clock's step stays under 0.5 % of a measurement.
-    let lines = grid::run(&now_seconds, 0.02);
-    assert_eq!(lines.len(), grid::LEVELS.len());
-    for line in lines {
-        console_log!("wasm {line}");
-    }
+    print(grid::run(&now_seconds, 0.02), grid::LEVELS.len());
 }
 
 /// The benchmark's searches (benches/grid.rs) on the page's one thread, as a search worker runs
 /// its part: the native benchmark's `search:` lines, in wasm.
 #[wasm_bindgen_test]
 fn searches_in_the_browser() {
-    let lines = grid::run_searches(&now_seconds, 0.5);
-    assert_eq!(lines.len(), grid::SEARCHES.len());
+    print(grid::run_searches(&now_seconds, 0.5), grid::SEARCHES.len());
+}
+
+/// Prints each of `lines`, which must be `expected` many, marked as the wasm build's.
+fn print(lines: Vec<String>, expected: usize) {
+    assert_eq!(lines.len(), expected);
     for line in lines {
         console_log!("wasm {line}");
     }

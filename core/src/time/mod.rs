@@ -501,9 +501,9 @@ pub fn estimate_within(plan: &Plan, mem: &memory::Memory, limit_seconds: Option<
         return None;
     }
     let passes = passes::pass_costs(&ctx, mem);
-    let tail = tail::step_tail(&ctx, mem, passes.backward(), m);
     let costs =
         Costs::from_lists(layout.pp as u32, layout.chunks as u32, passes.lists, comm::p2p_seconds(&ctx, mem));
+    let tail = tail::step_tail(&ctx, mem, costs.backward(), m);
     let (busiest, slowest) = busiest_rank(&costs);
     // No schedule beats its busiest rank running all its passes back to back: a lower bound on the
     // step that lets a search skip the simulation of a plan that cannot win.

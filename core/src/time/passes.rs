@@ -28,14 +28,6 @@ pub(super) struct PassCosts {
     pub(super) causes: Causes,
 }
 
-impl PassCosts {
-    /// Each virtual stage's backward (input-gradient) seconds.
-    pub(super) fn backward(&self) -> &[f64] {
-        let n = self.lists.len() / 3;
-        &self.lists[n..2 * n]
-    }
-}
-
 /// Each layer kind's passes and the head's and the MTP projection's seconds: what a rank's
 /// breakdown by cause is counted from, for the one rank the breakdown shows.
 pub(super) struct Causes {
