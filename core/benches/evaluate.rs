@@ -59,6 +59,9 @@ fn bench(name: &str, text: &str) {
 /// rules and the step-time simulation run.
 fn bench_search(name: &str, text: &str) {
     bench_search_with(name, text, trainplan_core::search::search);
+    // The same in two parts, one after the other, each through JSON, then merged: a two-core
+    // page's work (one part per Web Worker), so what splitting the space costs.
+    bench_search_with(&format!("{name}, in 2 parts"), text, |plan| grid::search_in_parts(plan, 2));
     // The same on every core, as the command line runs it (`search_on_threads`).
     let threads = std::thread::available_parallelism().map_or(1, usize::from);
     if 1 < threads {

@@ -153,23 +153,48 @@ pub fn run(clock: &dyn Fn() -> f64, min_seconds: f64) -> Vec<String> {
     expect(dead_code, reason = "the native benchmark times these searches itself, on every core too")
 )]
 pub fn run_searches(clock: &dyn Fn() -> f64, min_seconds: f64) -> Vec<String> {
+    let time = |search: &dyn Fn()| {
+        let mut n = 0u32;
+        let start = clock();
+        while n < 1 || clock() - start < min_seconds {
+            search();
+            n += 1;
+        }
+        ((clock() - start) * 1e3 / f64::from(n), n)
+    };
     SEARCHES
         .iter()
-        .map(|(name, text)| {
+        .flat_map(|(name, text)| {
             let plan = Plan::from_json(text).unwrap_or_else(|e| panic!("{name}: {e}"));
             let result = trainplan_core::search::search(&plan);
-            let mut n = 0u32;
-            let start = clock();
-            while n < 1 || clock() - start < min_seconds {
+            let (whole, n) = time(&|| {
                 black_box(trainplan_core::search::search(black_box(&plan)));
-                n += 1;
-            }
-            format!(
-                "{name:52} {:8.2} ms per search, one thread: {} plans, {} feasible ({n} runs)",
-                (clock() - start) * 1e3 / f64::from(n),
-                result.considered,
-                result.feasible
-            )
+            });
+            let (parted, m) = time(&|| {
+                black_box(search_in_parts(black_box(&plan), 2));
+            });
+            [
+                format!(
+                    "{name:52} {whole:8.2} ms per search, one thread: {} plans, {} feasible ({n} runs)",
+                    result.considered, result.feasible
+                ),
+                format!("{:52} {parted:8.2} ms per search ({m} runs)", format!("{name}, in 2 parts")),
+            ]
         })
         .collect()
+}
+
+/// The search from `plan` as the page runs it: in `parts` parts (here one after the other, in the
+/// page one per Web Worker), each sent back as JSON, then merged.
+pub fn search_in_parts(plan: &Plan, parts: u32) -> trainplan_core::search::SearchResult {
+    use trainplan_core::search::{Partial, Search};
+    let partials: Vec<Partial> = (0..parts)
+        .map(|part| {
+            let mut search = Search::part(plan, part, parts);
+            while !search.step(usize::MAX) {}
+            let json = serde_json::to_string(&search.finish_part()).expect("a part is JSON");
+            serde_json::from_str(&json).expect("a part reads back")
+        })
+        .collect();
+    trainplan_core::search::merge(plan, &partials).expect("the parts are the whole search")
 }

@@ -326,17 +326,19 @@ impl Shape<'_> {
 /// Every knob setting the search walks for this plan's framework.
 fn space(plan: &Plan) -> Vec<Knobs> {
     let mut res = Vec::new();
-    walk_space(plan, &mut |knobs| res.push(knobs));
+    walk_space(plan, &mut |knobs, _| res.push(knobs));
     res
 }
 
-/// Hands `visit` every knob setting of the plan's [`space`] in turn, none of them kept: a part
-/// keeps its share alone ([`Search::part`]; 2.9 M plans of an MoE RL search are 150 MB).
-fn walk_space(plan: &Plan, visit: &mut dyn FnMut(Knobs)) {
+/// Hands `visit` every knob setting of the plan's [`space`] in turn, none of them kept (a part
+/// keeps its share alone, [`Search::part`]; 2.9 M plans of an MoE RL search are 150 MB), with
+/// whether it starts a run ([`starts_run`]): the loops know it, where comparing each plan with the
+/// one before cost more than walking the space.
+fn walk_space(plan: &Plan, visit: &mut dyn FnMut(Knobs, bool)) {
     // No layout trains a method its framework does not: the space is the plan alone, whose
     // finding (with its fix, another framework) the search then reports, at once.
     if rules::method_unsupported(plan, &memory::estimate(plan)) {
-        visit(Knobs::of(plan));
+        visit(Knobs::of(plan), true);
         return;
     }
     let seq = u64::from(plan.batch.seq_len.get());
@@ -358,7 +360,7 @@ fn walk_space(plan: &Plan, visit: &mut dyn FnMut(Knobs)) {
 
 /// The Megatron family's space: TP, PP, CP and how it exchanges, EP, FSDP, VPP and the schedule,
 /// recomputation, swap-attention and the micro-batch.
-fn megatron_space(shape: &Shape, visit: &mut dyn FnMut(Knobs)) {
+fn megatron_space(shape: &Shape, visit: &mut dyn FnMut(Knobs, bool)) {
     let Shape { plan, base, world, domain, seq, long, .. } = *shape;
     let arch = &plan.model.arch;
     let experts = arch.moe.as_ref().map_or(1, |m| m.n_experts);
@@ -431,11 +433,14 @@ fn megatron_space(shape: &Shape, visit: &mut dyn FnMut(Knobs)) {
                             let host = swaps.iter().flat_map(|s| host_states.iter().map(move |h| (s, h)));
                             for (
                                 (&swap_attention, &(offload_optimizer, swap_optimizer)),
-                                &(rollout_tp, rollout_ep),
-                            ) in host.flat_map(|h| rollouts.iter().map(move |r| (h, r)))
+                                (rollout, &(rollout_tp, rollout_ep)),
+                            ) in host.flat_map(|h| rollouts.iter().enumerate().map(move |r| (h, r)))
                             {
+                                // A run starts with the first rollout setting (the micro-batches
+                                // are the same for every one).
+                                let mut starts = rollout == 0;
                                 for micro_batch in shape.micro_batches(dp) {
-                                    visit(Knobs {
+                                    let knobs = Knobs {
                                         tp,
                                         pp,
                                         vpp,
@@ -463,7 +468,8 @@ fn megatron_space(shape: &Shape, visit: &mut dyn FnMut(Knobs)) {
                                         fsdp,
                                         rollout_tp,
                                         rollout_ep,
-                                    });
+                                    };
+                                    visit(knobs, std::mem::take(&mut starts));
                                 }
                             }
                         }
@@ -582,7 +588,7 @@ fn recompute_options(base: &Knobs, per_stage: u64) -> Vec<(RecomputeGranularity,
 /// The HF family's space (DeepSpeed, LLaMA-Factory, VeRL): no model parallelism; ZeRO 0–3 with
 /// optimizer and parameter offload, gradient checkpointing on or off, Ulysses CP for VeRL, and the
 /// micro-batch.
-fn hf_space(shape: &Shape, visit: &mut dyn FnMut(Knobs)) {
+fn hf_space(shape: &Shape, visit: &mut dyn FnMut(Knobs, bool)) {
     let Shape { plan, base, world, domain, long, .. } = *shape;
     let rollouts = rollout_options(plan, &base, world, domain);
     let cps: Vec<u32> = match plan.framework == Framework::Verl && long {
@@ -604,10 +610,12 @@ fn hf_space(shape: &Shape, visit: &mut dyn FnMut(Knobs)) {
                 }
                 let settings = [RecomputeGranularity::None, RecomputeGranularity::Full]
                     .into_iter()
-                    .flat_map(|r| rollouts.iter().map(move |&t| (r, t)));
-                for (recompute, (rollout_tp, rollout_ep)) in settings {
+                    .flat_map(|r| rollouts.iter().enumerate().map(move |(i, &t)| (r, i, t)));
+                for (recompute, rollout, (rollout_tp, rollout_ep)) in settings {
+                    // A run starts with the first rollout setting, as in `megatron_space`.
+                    let mut starts = rollout == 0;
                     for micro_batch in shape.micro_batches(dp) {
-                        visit(Knobs {
+                        let knobs = Knobs {
                             tp: 1,
                             pp: 1,
                             vpp: 1,
@@ -622,7 +630,8 @@ fn hf_space(shape: &Shape, visit: &mut dyn FnMut(Knobs)) {
                             rollout_tp,
                             rollout_ep,
                             ..base
-                        });
+                        };
+                        visit(knobs, std::mem::take(&mut starts));
                     }
                 }
             }
@@ -801,8 +810,8 @@ impl Search {
             // Only this part's share is kept, the space walked once.
             _ => {
                 let (mut share, mut knobs, mut places) = (Share::new(part, parts), Vec::new(), Vec::new());
-                walk_space(plan, &mut |k| {
-                    if let Some(place) = share.place_of(k) {
+                walk_space(plan, &mut |k, starts| {
+                    if let Some(place) = share.place_of(starts) {
                         knobs.push(k);
                         places.push(place);
                     }
@@ -1071,7 +1080,21 @@ impl Search {
 /// The places in `space` that part `part` of `parts` runs, ascending ([`Share`]).
 fn share(space: &[Knobs], part: u32, parts: u32) -> Vec<u32> {
     let mut share = Share::new(part, parts);
-    space.iter().filter_map(|&knobs| share.place_of(knobs)).collect()
+    let mut before = None;
+    space.iter().filter_map(|knobs| share.place_of(starts_run(before.replace(knobs), knobs))).collect()
+}
+
+/// Whether `knobs`, the plan after `before` in the space (if any), starts a run: differs from it in
+/// more than the micro-batch and the rollout's settings ([`Share`]).
+fn starts_run(before: Option<&Knobs>, knobs: &Knobs) -> bool {
+    before.is_none_or(|b| {
+        Knobs {
+            micro_batch: knobs.micro_batch,
+            rollout_tp: knobs.rollout_tp,
+            rollout_ep: knobs.rollout_ep,
+            ..*b
+        } != *knobs
+    })
 }
 
 /// Which plans of the space, met in order, part `part` of `parts` runs: the space cut into runs of
@@ -1084,8 +1107,8 @@ fn share(space: &[Knobs], part: u32, parts: u32) -> Vec<u32> {
 struct Share {
     part: usize,
     parts: usize,
-    /// The last plan met, its place, and its run.
-    last: Option<(Knobs, u32, u64)>,
+    /// The last plan met: its place and its run.
+    last: Option<(u32, u64)>,
 }
 
 impl Share {
@@ -1093,21 +1116,14 @@ impl Share {
         Share { part: part as usize, parts: parts.max(1) as usize, last: None }
     }
 
-    /// The place of `knobs`, the next plan of the space, if this part runs it.
-    fn place_of(&mut self, knobs: Knobs) -> Option<u32> {
-        let same_layout = |a: &Knobs| {
-            Knobs {
-                micro_batch: knobs.micro_batch,
-                rollout_tp: knobs.rollout_tp,
-                rollout_ep: knobs.rollout_ep,
-                ..*a
-            } == knobs
-        };
+    /// The place of the next plan of the space, if this part runs it; `starts_run` says whether
+    /// that plan starts a run ([`starts_run`]).
+    fn place_of(&mut self, starts_run: bool) -> Option<u32> {
         let (place, run) = match self.last {
             None => (0, 0),
-            Some((last, place, run)) => (place + 1, run + u64::from(!same_layout(&last))),
+            Some((place, run)) => (place + 1, run + u64::from(starts_run)),
         };
-        self.last = Some((knobs, place, run));
+        self.last = Some((place, run));
         (part_of(run, self.parts) == self.part).then_some(place)
     }
 }
@@ -1167,18 +1183,33 @@ fn pareto(found: &[Found]) -> Vec<u64> {
 /// Merges the parts of a search from `plan` ([`Search::part`], all of them, in any order) into the
 /// whole search's result. Parts that do not belong to this plan's space are refused.
 pub fn merge(plan: &Plan, parts: &[Partial]) -> Result<SearchResult, String> {
-    let space = space(plan);
+    // The space is walked once, keeping only the settings of the plans the parts name (their
+    // found plans and each broken rule's first plan): listing all of it cost more than the walk.
+    let mut named: Vec<u64> = parts.iter().flat_map(|p| p.found.iter().map(|f| f.index)).collect();
+    named.extend(parts.iter().flat_map(|p| p.blocked.iter().map(|b| b.first)));
+    crate::sort::sort_by(&mut named, u64::cmp);
+    named.dedup();
+    let (mut size, mut settings) = (0u64, Vec::with_capacity(named.len()));
+    walk_space(plan, &mut |knobs, _| {
+        if named.get(settings.len()) == Some(&size) {
+            settings.push(knobs);
+        }
+        size += 1;
+    });
     let considered: u64 = parts.iter().map(|p| p.considered).sum();
-    if considered != space.len() as u64 {
-        return Err(format!("the parts hold {considered} plans, the search {}", space.len()));
+    if considered != size {
+        return Err(format!("the parts hold {considered} plans, the search {size}"));
     }
-    if let Some(f) = parts.iter().flat_map(|p| &p.found).find(|f| space.len() as u64 <= f.index) {
-        return Err(format!("plan {} is outside the search's {} plans", f.index, space.len()));
+    if let Some(f) = parts.iter().flat_map(|p| &p.found).find(|f| size <= f.index) {
+        return Err(format!("plan {} is outside the search's {size} plans", f.index));
     }
-    if let Some(b) = parts.iter().flat_map(|p| &p.blocked).find(|b| space.len() as u64 <= b.first) {
-        return Err(format!("plan {} is outside the search's {} plans", b.first, space.len()));
+    if let Some(b) = parts.iter().flat_map(|p| &p.blocked).find(|b| size <= b.first) {
+        return Err(format!("plan {} is outside the search's {size} plans", b.first));
     }
-    Ok(assemble(plan, parts, |index| space[index as usize]))
+    Ok(assemble(plan, parts, |index| {
+        let at = named.binary_search(&index).expect("an index the parts name");
+        settings[at]
+    }))
 }
 
 /// The rules the parts' plans that fit broke, merged: plans added up, the first place the least;
@@ -1241,6 +1272,40 @@ fn assemble(plan: &Plan, parts: &[Partial], knobs: impl Fn(u64) -> Knobs) -> Sea
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The runs the walk marks are the runs comparing each plan with the one before finds, so a
+    /// part in a Web Worker (marks) holds the plans a part on a thread (comparisons) does: over
+    /// both families, MindSpeed-LLM's DualPipeV and swaps, and the rollout's settings of RL.
+    #[test]
+    fn the_walk_marks_the_runs_the_settings_show() {
+        for text in [
+            r#"{"model": "llama-3.1-70b", "framework": "megatron", "method": "pretrain", "cluster": {"nodes": 4}}"#,
+            r#"{"model": "qwen2.5-7b", "framework": "mindspeed-llm", "method": "sft-full", "cluster": {"nodes": 2}}"#,
+            r#"{"model": "qwen3-30b-a3b", "framework": "mindspeed-rl", "method": "grpo"}"#,
+            r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "batch": {"seq_len": 8192}}"#,
+            r#"{"model": "qwen2.5-7b", "framework": "deepspeed", "method": "sft-full"}"#,
+            r#"{"model": "qwen2.5-7b", "framework": "mindspeed-llm", "method": "ppo"}"#,
+        ] {
+            let plan = Plan::from_json(text).expect("the plan reads");
+            let (mut marked, mut compared, mut before) = (Vec::new(), Vec::new(), None);
+            walk_space(&plan, &mut |knobs, starts| {
+                marked.push(starts);
+                compared.push(starts_run(before.as_ref(), &knobs));
+                before = Some(knobs);
+            });
+            let runs = marked.iter().filter(|&&s| s).count();
+            assert!(
+                runs < marked.len() || marked.len() == 1,
+                "{text}: {runs} runs of {} plans",
+                marked.len()
+            );
+            assert_eq!(marked, compared, "{text}");
+            let all = space(&plan);
+            for part in 0..3 {
+                assert_eq!(Search::part(&plan, part, 3).places, share(&all, part, 3), "{text}: part {part}");
+            }
+        }
+    }
 
     /// The one-pass selection keeps what a stable sort's first [`TOP`] would: over lists full of
     /// ties in speed and in memory, of every length around [`TOP`].
