@@ -146,8 +146,8 @@ pub fn run(clock: &dyn Fn() -> f64, min_seconds: f64) -> Vec<String> {
 }
 
 /// Milliseconds per search of each of [`SEARCHES`] on one thread (each repeated for at least
-/// `min_seconds` after one run that warms it up), a line each. `clock` gives seconds from any
-/// fixed start.
+/// `min_seconds` after one run that warms it up), two lines each: the whole search, then
+/// [`search_in_parts`] in two. `clock` gives seconds from any fixed start.
 #[cfg_attr(
     not(target_arch = "wasm32"),
     expect(dead_code, reason = "the native benchmark times these searches itself, on every core too")

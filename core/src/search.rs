@@ -341,7 +341,7 @@ struct Plans {
 }
 
 impl Plans {
-    /// Settings per block (48 bytes each): 196 KB.
+    /// Settings per block (52 bytes each): 208 KB.
     const BLOCK: usize = 4096;
 
     #[inline]
