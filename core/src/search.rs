@@ -113,7 +113,7 @@ pub struct Blocked {
 pub const TOP: usize = 10;
 
 /// The knobs the search sets, all `Copy`, applied to a working plan in place.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 struct Knobs {
     tp: u32,
     pp: u32,
@@ -121,6 +121,7 @@ struct Knobs {
     cp: u32,
     cp_algo: CpAlgo,
     ep: u32,
+    #[serde(with = "zero_stage_number")]
     zero_stage: ZeroStage,
     offload_optimizer: bool,
     offload_params: bool,
@@ -320,6 +321,21 @@ impl Shape<'_> {
     fn micro_batches(&self, dp: u64) -> impl Iterator<Item = u32> + use<> {
         let samples = self.samples;
         powers_of_two(64).filter(move |b| (u64::from(*b) * dp) <= samples)
+    }
+}
+
+/// A ZeRO stage in a part's JSON ([`Partial`]): its number, as the plan file writes it.
+mod zero_stage_number {
+    use crate::plan::ZeroStage;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(stage: &ZeroStage, to: S) -> Result<S::Ok, S::Error> {
+        to.serialize_u8(stage.get())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(from: D) -> Result<ZeroStage, D::Error> {
+        let stage = u8::deserialize(from)?;
+        ZeroStage::new(stage).ok_or_else(|| serde::de::Error::custom(format!("no ZeRO stage {stage}")))
     }
 }
 
@@ -756,6 +772,8 @@ pub struct Search {
     prune: bool,
     base: Knobs,
     space: Plans,
+    /// Plans in the whole space.
+    whole: u64,
     /// Each plan's place in the whole space (a part holds a share of it, [`Search::part`]).
     places: Vec<u32>,
     work: Plan,
@@ -839,6 +857,12 @@ pub struct Partial {
     pub found: Vec<Found>,
     /// The rules its plans that fit broke.
     pub blocked: Vec<Blocked>,
+    /// Plans in the whole space (each part walks all of it to find its share).
+    pub space: u64,
+    /// The settings of the plans it names (its found plans, each broken rule's first), by place
+    /// and ascending, so that [`merge`] need not walk the space again: in a page, that walk held
+    /// the page's own thread up for 0.1 s after an MoE RL search (656,392 plans).
+    settings: Vec<(u64, Knobs)>,
 }
 
 impl Search {
@@ -858,19 +882,22 @@ impl Search {
             0 | 1 => {
                 let all = space(plan);
                 let places = (0..all.len() as u32).collect();
-                Search::of(plan, all, places)
+                let whole = all.len() as u64;
+                Search::of(plan, all, places, whole)
             }
             // Only this part's share is kept, the space walked once.
             _ => {
                 let (mut share, mut knobs, mut places) =
                     (Share::new(part, parts), Plans::default(), Vec::new());
+                let mut whole = 0;
                 walk_space(plan, &mut |k, starts| {
                     if let Some(place) = share.place_of(starts) {
                         knobs.push(k);
                         places.push(place);
                     }
+                    whole += 1;
                 });
-                Search::of(plan, knobs, places)
+                Search::of(plan, knobs, places, whole)
             }
         }
     }
@@ -878,15 +905,16 @@ impl Search {
     /// Part `part` of `parts` of `all`, the space of the search from `plan`.
     fn of_share(plan: &Plan, all: &Plans, part: u32, parts: u32) -> Search {
         let places = share(all, part, parts);
-        Search::of(plan, places.iter().map(|&i| all[i as usize]).collect(), places)
+        Search::of(plan, places.iter().map(|&i| all[i as usize]).collect(), places, all.len() as u64)
     }
 
     /// A search of the plans `space` from `plan`, at `places` in the whole space.
-    fn of(plan: &Plan, space: Plans, places: Vec<u32>) -> Search {
+    fn of(plan: &Plan, space: Plans, places: Vec<u32>, whole: u64) -> Search {
         Search {
             prune: true,
             base: Knobs::of(plan),
             space,
+            whole,
             places,
             work: plan.clone(),
             // The search changes no model, method or LoRA setting: count the model once.
@@ -1104,6 +1132,16 @@ impl Search {
         let best = fastest(&found);
         let front = pareto(&found);
         found.retain(|f| best.contains(&f.index) || front.contains(&f.index));
+        let blocked: Vec<Blocked> = self
+            .blocked
+            .iter()
+            .map(|&(code, plans, first, _)| Blocked { code, plans, first: u64::from(first) })
+            .collect();
+        let mut named: Vec<u64> =
+            found.iter().map(|f| f.index).chain(blocked.iter().map(|b| b.first)).collect();
+        crate::sort::sort_by(&mut named, u64::cmp);
+        named.dedup();
+        let settings = named.into_iter().map(|index| (index, self.knobs_at(index))).collect();
         Partial {
             considered: self.space.len() as u64,
             pruned: self.pruned,
@@ -1111,12 +1149,16 @@ impl Search {
             feasible: self.feasible,
             simulated: self.simulated,
             found,
-            blocked: self
-                .blocked
-                .iter()
-                .map(|&(code, plans, first, _)| Blocked { code, plans, first: u64::from(first) })
-                .collect(),
+            blocked,
+            space: self.whole,
+            settings,
         }
+    }
+
+    /// The settings of the plan at `index` in the whole space, one of this search's.
+    fn knobs_at(&self, index: u64) -> Knobs {
+        // Places ascend.
+        self.space[self.places.partition_point(|&p| u64::from(p) < index)]
     }
 
     /// The result; plans not yet evaluated (if [`Search::step`] has not finished) are left out.
@@ -1124,10 +1166,7 @@ impl Search {
         let mut plan = self.work.clone();
         self.base.set(&mut plan);
         let partial = self.partial();
-        let (space, places) = (&self.space, &self.places);
-        // Places ascend: a found plan's is looked up.
-        let knobs = |index: u64| space[places.partition_point(|&p| u64::from(p) < index)];
-        assemble(&plan, &[partial], knobs)
+        assemble(&plan, &[partial], |index| self.knobs_at(index))
     }
 }
 
@@ -1235,21 +1274,14 @@ fn pareto(found: &[Found]) -> Vec<u64> {
 }
 
 /// Merges the parts of a search from `plan` ([`Search::part`], all of them, in any order) into the
-/// whole search's result. Parts that do not belong to this plan's space are refused.
+/// whole search's result. Parts that are not together one whole search (too few, of searches of
+/// different sizes, or naming plans outside it or without their settings) are refused; that they
+/// are `plan`'s is the caller's to know (the page checks the plan each worker read).
 pub fn merge(plan: &Plan, parts: &[Partial]) -> Result<SearchResult, String> {
-    // The space is walked once, keeping only the settings of the plans the parts name (their
-    // found plans and each broken rule's first plan): listing all of it cost more than the walk.
-    let mut named: Vec<u64> = parts.iter().flat_map(|p| p.found.iter().map(|f| f.index)).collect();
-    named.extend(parts.iter().flat_map(|p| p.blocked.iter().map(|b| b.first)));
-    crate::sort::sort_by(&mut named, u64::cmp);
-    named.dedup();
-    let (mut size, mut settings) = (0u64, Vec::with_capacity(named.len()));
-    walk_space(plan, &mut |knobs, _| {
-        if named.get(settings.len()) == Some(&size) {
-            settings.push(knobs);
-        }
-        size += 1;
-    });
+    let Some(size) = parts.first().map(|p| p.space) else { return Err("no part to merge".into()) };
+    if let Some(p) = parts.iter().find(|p| p.space != size) {
+        return Err(format!("the parts are of searches of {size} and {} plans", p.space));
+    }
     let considered: u64 = parts.iter().map(|p| p.considered).sum();
     if considered != size {
         return Err(format!("the parts hold {considered} plans, the search {size}"));
@@ -1260,9 +1292,16 @@ pub fn merge(plan: &Plan, parts: &[Partial]) -> Result<SearchResult, String> {
     if let Some(b) = parts.iter().flat_map(|p| &p.blocked).find(|b| size <= b.first) {
         return Err(format!("plan {} is outside the search's {size} plans", b.first));
     }
+    let mut settings: Vec<(u64, Knobs)> = parts.iter().flat_map(|p| p.settings.iter().copied()).collect();
+    crate::sort::sort_by(&mut settings, |a, b| a.0.cmp(&b.0));
+    let named =
+        parts.iter().flat_map(|p| p.found.iter().map(|f| f.index).chain(p.blocked.iter().map(|b| b.first)));
+    if let Some(index) = named.into_iter().find(|i| settings.binary_search_by_key(i, |s| s.0).is_err()) {
+        return Err(format!("plan {index} comes without its settings"));
+    }
     Ok(assemble(plan, parts, |index| {
-        let at = named.binary_search(&index).expect("an index the parts name");
-        settings[at]
+        let at = settings.binary_search_by_key(&index, |s| s.0).expect("checked above");
+        settings[at].1
     }))
 }
 

@@ -225,7 +225,7 @@ fn assert_finds(got: &SearchResult, found: &SearchResult, counted: &SearchResult
 fn a_search_split_in_parts_merges_into_the_exhaustive_search() {
     // The page splits the space between Web Workers, one per core; merged, the parts must return
     // exactly what evaluating every plan in one piece returns, whatever the number of parts.
-    use trainplan_core::search::{Search, merge};
+    use trainplan_core::search::{Partial, Search, merge};
     for text in SPLIT {
         let p = plan(text);
         let exhaustive = search_unpruned(&p);
@@ -243,10 +243,27 @@ fn a_search_split_in_parts_merges_into_the_exhaustive_search() {
             let merged = merge(&p, &partials).unwrap();
             assert_finds(&merged, &exhaustive, &whole, &format!("{text}: {parts} parts"));
         }
-        // Parts of another plan's search, or too few of them, are refused, not merged.
-        let one = Search::part(&p, 0, 2).finish_part();
-        assert!(merge(&p, &[one]).is_err());
+        // Too few parts, none, or parts that name plans without their settings are refused, not
+        // merged.
+        let halves: Vec<_> = (0..2)
+            .map(|part| {
+                let mut s = Search::part(&p, part, 2);
+                while !s.step(usize::MAX) {}
+                s.finish_part()
+            })
+            .collect();
+        assert!(merge(&p, &halves[..1]).is_err());
+        assert!(merge(&p, &[]).is_err());
+        let mut bare = serde_json::to_value(&halves[0]).unwrap();
+        bare["settings"] = serde_json::json!([]);
+        let bare: Partial = serde_json::from_value(bare).unwrap();
+        assert!(merge(&p, &[bare, halves[1].clone()]).is_err(), "{text}: a part without its settings");
     }
+    // Halves of two searches of different sizes do not make one.
+    let (a, b) = (plan(SPLIT[0]), plan(SPLIT[1]));
+    let halves = [Search::part(&a, 0, 2).finish_part(), Search::part(&b, 1, 2).finish_part()];
+    assert_ne!(halves[0].space, halves[1].space);
+    assert!(merge(&a, &halves).is_err());
 }
 
 #[test]
