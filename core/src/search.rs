@@ -1294,9 +1294,9 @@ pub fn merge(plan: &Plan, parts: &[Partial]) -> Result<SearchResult, String> {
     }
     let mut settings: Vec<(u64, Knobs)> = parts.iter().flat_map(|p| p.settings.iter().copied()).collect();
     crate::sort::sort_by(&mut settings, |a, b| a.0.cmp(&b.0));
-    let named =
+    let mut named =
         parts.iter().flat_map(|p| p.found.iter().map(|f| f.index).chain(p.blocked.iter().map(|b| b.first)));
-    if let Some(index) = named.into_iter().find(|i| settings.binary_search_by_key(i, |s| s.0).is_err()) {
+    if let Some(index) = named.find(|i| settings.binary_search_by_key(i, |s| s.0).is_err()) {
         return Err(format!("plan {index} comes without its settings"));
     }
     Ok(assemble(plan, parts, |index| {
