@@ -865,6 +865,13 @@ pub struct Partial {
     settings: Vec<(u64, Knobs)>,
 }
 
+impl Partial {
+    /// The places of the plans it names: its found plans, then each broken rule's first.
+    fn named(&self) -> impl Iterator<Item = u64> + '_ {
+        self.found.iter().map(|f| f.index).chain(self.blocked.iter().map(|b| b.first))
+    }
+}
+
 impl Search {
     /// A search from `plan`; nothing is evaluated yet.
     pub fn new(plan: &Plan) -> Search {
@@ -1132,27 +1139,26 @@ impl Search {
         let best = fastest(&found);
         let front = pareto(&found);
         found.retain(|f| best.contains(&f.index) || front.contains(&f.index));
-        let blocked: Vec<Blocked> = self
-            .blocked
-            .iter()
-            .map(|&(code, plans, first, _)| Blocked { code, plans, first: u64::from(first) })
-            .collect();
-        let mut named: Vec<u64> =
-            found.iter().map(|f| f.index).chain(blocked.iter().map(|b| b.first)).collect();
-        crate::sort::sort_by(&mut named, u64::cmp);
-        named.dedup();
-        let settings = named.into_iter().map(|index| (index, self.knobs_at(index))).collect();
-        Partial {
+        let mut res = Partial {
             considered: self.space.len() as u64,
             pruned: self.pruned,
             fit: self.fit,
             feasible: self.feasible,
             simulated: self.simulated,
             found,
-            blocked,
+            blocked: self
+                .blocked
+                .iter()
+                .map(|&(code, plans, first, _)| Blocked { code, plans, first: u64::from(first) })
+                .collect(),
             space: self.whole,
-            settings,
-        }
+            settings: Vec::new(),
+        };
+        let mut named: Vec<u64> = res.named().collect();
+        crate::sort::sort_by(&mut named, u64::cmp);
+        named.dedup();
+        res.settings = named.into_iter().map(|index| (index, self.knobs_at(index))).collect();
+        res
     }
 
     /// The settings of the plan at `index` in the whole space, one of this search's.
@@ -1294,9 +1300,9 @@ pub fn merge(plan: &Plan, parts: &[Partial]) -> Result<SearchResult, String> {
     }
     let mut settings: Vec<(u64, Knobs)> = parts.iter().flat_map(|p| p.settings.iter().copied()).collect();
     crate::sort::sort_by(&mut settings, |a, b| a.0.cmp(&b.0));
-    let mut named =
-        parts.iter().flat_map(|p| p.found.iter().map(|f| f.index).chain(p.blocked.iter().map(|b| b.first)));
-    if let Some(index) = named.find(|i| settings.binary_search_by_key(i, |s| s.0).is_err()) {
+    if let Some(index) =
+        parts.iter().flat_map(Partial::named).find(|i| settings.binary_search_by_key(i, |s| s.0).is_err())
+    {
         return Err(format!("plan {index} comes without its settings"));
     }
     Ok(assemble(plan, parts, |index| {
