@@ -130,7 +130,7 @@ async fn editing_the_plan_updates_the_report() -> WebDriverResult<()> {
     assert_eq!(first.attr("data-testid").await?.as_deref(), Some("advice-offload_optimizer"));
     assert!(first.text().await?.contains("fits"));
     // Each piece of advice opens to its reason.
-    first.find(By::Css("summary")).await?.click().await?;
+    page.click_el(&first.find(By::Css("summary")).await?).await?;
     let why = first.find(By::Css(".why")).await?.text().await?;
     assert!(why.contains("host memory"), "{why}");
     page.click("advice-apply-offload_optimizer").await?;
