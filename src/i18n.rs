@@ -288,6 +288,9 @@ texts! {
     mem_usable_line => "usable {bytes}", "可用 {bytes}";
     mem_fits => "Memory fits: peak {peak} of {usable} usable", "显存放得下：峰值 {peak}，可用 {usable}";
     mem_does_not_fit => "Memory does not fit: peak {peak}, only {usable} usable", "显存放不下：峰值 {peak}，可用仅 {usable}";
+    mem_moment_forward => "Peak at the loss in the forward pass: 16-bit copies of the weights for autocast, saved activations and the logits; no gradients yet.", "峰值出现在前向的损失处：autocast 的 16 位权重副本、保存的激活和 logits；此时尚无梯度。";
+    mem_moment_loss_backward => "Peak in the loss's backward: saved activations, the saved log-softmax and its gradients; no weight gradients yet.", "峰值出现在损失的反向：保存的激活、保存的 log-softmax 及其梯度；此时尚无权重梯度。";
+    mem_moment_backward_end => "Peak at the end of the backward pass: every gradient, and the first layer's activations.", "峰值出现在反向结束时：全部梯度，以及第一层的激活。";
     mem_host => "Host memory per node for offloaded states: {bytes}", "卸载所需的每节点主机内存：{bytes}";
     mem_reference => "Reference model", "参考模型";
     mem_critic => "Critic", "Critic 模型";

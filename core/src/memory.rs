@@ -7,6 +7,10 @@
 //!   distributed optimizer, TP/SP/CP/EP/PP sharding, fused kernels;
 //! - the HF path (LLaMA-Factory, DeepSpeed, the VeRL FSDP actor): DeepSpeed ZeRO 0–3, HF modules
 //!   whose saved tensors were measured (tools/hf_activations).
+//!
+//! Both add each term at its own peak. LLaMA-Factory without DeepSpeed (plain PyTorch) is known
+//! moment by moment instead: its terms are those of the step's highest moment (`plain_torch_peak`,
+//! measured on an H200 by tools/gpu_peak).
 
 use crate::layout::Layout;
 use crate::model::{self, Architecture, MlpKind};
@@ -54,6 +58,10 @@ pub struct Memory {
     pub phases: Vec<PhaseMemory>,
     /// RL only: the rollout engine's share of the device.
     pub rollout: Option<RolloutMemory>,
+    /// Where the step peaks when its terms are those of one moment (`plain_torch_peak`):
+    /// `forward` (at the loss), `loss_backward` or `backward_end`; `None` where each term is
+    /// counted at its own peak and the terms added.
+    pub peak_moment: Option<&'static str>,
     /// The largest total of any stage or phase.
     pub peak_bytes: u64,
     /// Device memory.
@@ -253,6 +261,8 @@ struct Ctx<'a> {
     dp: u64,
     edp: u64,
     m: u64,
+    /// The step runs under plain PyTorch ([`plain_torch`]): its terms are its peak moment's.
+    plain_torch: bool,
 }
 
 /// The samples a step trains on: the global batch, or with RL (GRPO, PPO) every response sampled for
@@ -365,7 +375,9 @@ fn estimate_from(plan: &Plan, facts: &ModelFacts, previous: Option<&Memory>) -> 
     let b = u64::from(plan.batch.micro_batch.get());
     let m = (step_samples(plan) / (b * dp)).max(1);
     let (summary, lora_params) = (&facts.summary, facts.lora_params);
-    let ctx = Ctx { plan, arch, summary, lora_params, path, tp, pp, vpp, cp, ep, etp, dp, edp, m };
+    let plain_torch = plain_torch(plan);
+    let ctx =
+        Ctx { plan, arch, summary, lora_params, path, tp, pp, vpp, cp, ep, etp, dp, edp, m, plain_torch };
 
     // A rank shaped like the one before it (the same layers by kind, the same embedding, loss and
     // MTP layers: every middle rank of an even split) holds the same bytes but for the micro-batches
@@ -377,6 +389,7 @@ fn estimate_from(plan: &Plan, facts: &ModelFacts, previous: Option<&Memory>) -> 
     let mut stages: Vec<StageMemory> = Vec::with_capacity(pp as usize);
     let (mut worst_stage, mut offloaded) = (0, 0);
     let mut shape: Option<Shaped> = None;
+    let mut peak_moment = None;
     for rank in 0..pp {
         let this = RankShape::of(arch, &layout, rank);
         let same = match &shape {
@@ -384,7 +397,9 @@ fn estimate_from(plan: &Plan, facts: &ModelFacts, previous: Option<&Memory>) -> 
             None => false,
         };
         if !same {
-            let states = previous.and_then(|p| p.stages.get(rank as usize));
+            // A plain PyTorch step's terms are those of its peak moment, which the micro-batch
+            // picks: nothing carries over from another micro-batch's.
+            let states = previous.filter(|_| !ctx.plain_torch).and_then(|p| p.stages.get(rank as usize));
             let (stage, act) = stage_shape(&ctx, &kinds, &layout, rank, states);
             // The terms but the activations (none yet): saturating sums add in any order.
             let rest = stage.total();
@@ -393,13 +408,22 @@ fn estimate_from(plan: &Plan, facts: &ModelFacts, previous: Option<&Memory>) -> 
         }
         let Some(s) = &shape else { unreachable!("set above") };
         let activations_bytes = s.act.on_device(in_flight.at(rank));
-        worst_stage = worst_stage.max(s.rest.saturating_add(activations_bytes));
         offloaded = offloaded.max(s.offloaded);
-        stages.push(StageMemory {
-            activations_bytes,
-            offloaded_activations_bytes: s.offloaded,
-            ..s.stage.clone()
-        });
+        let stage = match ctx.plain_torch {
+            true => {
+                let (peak, moment) = plain_torch_peak(&ctx, &s.stage, &s.act);
+                if worst_stage < peak.total() {
+                    worst_stage = peak.total();
+                    peak_moment = Some(moment);
+                }
+                peak
+            }
+            false => {
+                worst_stage = worst_stage.max(s.rest.saturating_add(activations_bytes));
+                StageMemory { activations_bytes, offloaded_activations_bytes: s.offloaded, ..s.stage.clone() }
+            }
+        };
+        stages.push(stage);
     }
     let hw = &plan.hardware.hw;
     let capacity_bytes = hw.memory_bytes;
@@ -415,6 +439,7 @@ fn estimate_from(plan: &Plan, facts: &ModelFacts, previous: Option<&Memory>) -> 
         stages,
         phases,
         rollout,
+        peak_moment,
         peak_bytes,
         capacity_bytes,
         usable_bytes,
@@ -619,6 +644,19 @@ fn stage_states(ctx: &Ctx, layers: &StageLayers, first: bool, last: bool, mtp: u
     model_states(ctx, dense, expert, &mut res);
     res.weights_bytes += low_precision_weight_copies(ctx, linear_layers + mtp_linear(ctx, mtp)) as u64;
     res.buffers_bytes = buffers(ctx);
+    if ctx.plain_torch && 1 < ctx.dp {
+        // PyTorch DDP copies every gradient into its all-reduce buckets, which live as long as the
+        // model: `gradient_as_bucket_view` (off by default, and transformers' `Trainer` sets only
+        // `find_unused_parameters`, `bucket_cap_mb` and `broadcast_buffers`) would make the
+        // gradients views of them instead ("the saved memory size will be equal to the total
+        // gradients size": `torch.nn.parallel.DistributedDataParallel`'s documentation). The
+        // buckets take the gradients' dtype, fp32 here.
+        let trainable = match ctx.plan.trains_lora() {
+            true => ctx.lora_params,
+            false => res.params,
+        };
+        res.buffers_bytes = res.buffers_bytes.saturating_add(trainable.saturating_mul(4));
+    }
     // A calibration's offset (fitted to a measured peak) adjusts the runtime overhead.
     let overhead =
         ctx.plan.overheads().runtime_context_bytes as f64 + ctx.plan.calibration.memory_offset_bytes();
@@ -715,6 +753,21 @@ fn model_states(ctx: &Ctx, dense: f64, expert: f64, res: &mut StageMemory) {
         return;
     }
 
+    if ctx.plain_torch {
+        // LLaMA-Factory casts the trainable parameters to fp32 unless `pure_bf16` or ZeRO-3
+        // (`model/adapter.py` `_setup_full_tuning`, `cast_trainable_params_to_fp32`) and trains them
+        // under autocast: fp32 weights that are their own master copy, fp32 gradients and AdamW's
+        // two fp32 moments, 4 + 4 + 8 bytes (measured: tools/gpu_peak, 12 bytes a parameter
+        // between steps).
+        let n = dense + expert;
+        res.weights_bytes = (n * 4.0) as u64;
+        res.gradients_bytes = (n * 4.0) as u64;
+        res.optimizer_bytes = (n * 8.0) as u64;
+        if plan.method == Method::Dpo {
+            res.weights_bytes += (n * 2.0) as u64;
+        }
+        return;
+    }
     match ctx.path {
         Path::Megatron => {
             // Distributed optimizer: optimizer states sharded over dp (dense) and expert-dp (experts);
@@ -1030,6 +1083,9 @@ struct ActivationShape {
     offload_window: f64,
     /// One micro-batch's bytes offloaded to the host.
     offloaded: f64,
+    /// The stage's first layer's activations, as its forward saves them: what the end of a
+    /// backward still holds, recomputed or kept.
+    first_layer: f64,
 }
 
 impl ActivationShape {
@@ -1253,6 +1309,7 @@ fn activation_shape(
         swap_window,
         offload_window,
         offloaded: offloaded_bytes,
+        first_layer: sum_bytes(0, n.min(1)),
     }
 }
 
@@ -1367,16 +1424,91 @@ impl InFlight {
 ///
 /// Megatron: the output layer's bf16 logits (2sbV/t) and the vocab-parallel cross entropy's fp32
 /// softmax (4sbV/t) (`tensor_parallel/cross_entropy.py` saves `exp_logits`). HF path: bf16 logits,
-/// their fp32 upcast and the fp32 log-softmax the loss saves (measured: 4sbV saved; 10sbV at the
-/// loss's peak).
+/// their fp32 upcast and the fp32 log-softmax the loss saves, 10sbV in forward (4sbV saved:
+/// tools/hf_activations); the HF `Trainer`'s loss peaks higher in its backward, 12sbV: the saved
+/// log-softmax and the two fp32 gradients the autograd engine makes of it (tools/gpu_peak traced
+/// it on an H200), which is LLaMA-Factory's. Other HF-path trainers (a DeepSpeed `train.py`,
+/// VeRL's log-probabilities) compute their own loss: 10sbV.
 fn logits_bytes(ctx: &Ctx) -> u64 {
-    let (b, seq) = micro_batch_shape(ctx);
-    // Saturating: 65,536 sequences of 10^7 tokens over a 10^7 vocabulary pass 2^64 bytes.
-    let tokens_v = b.saturating_mul(seq).saturating_mul(ctx.arch.vocab_size);
+    let tokens_v = tokens_v(ctx);
     match ctx.path {
         Path::Megatron => tokens_v.saturating_mul(6) / ctx.tp,
+        Path::Hf if ctx.plan.framework == Framework::LlamaFactory => tokens_v.saturating_mul(12),
         Path::Hf => tokens_v.saturating_mul(10),
     }
+}
+
+/// Tokens times the vocabulary of one micro-batch: the logits' elements.
+fn tokens_v(ctx: &Ctx) -> u64 {
+    let (b, seq) = micro_batch_shape(ctx);
+    // Saturating: 65,536 sequences of 10^7 tokens over a 10^7 vocabulary pass 2^64 bytes.
+    b.saturating_mul(seq).saturating_mul(ctx.arch.vocab_size)
+}
+
+/// Whether the step runs under plain PyTorch, its allocations known moment by moment: LLaMA-Factory
+/// without DeepSpeed (ZeRO 0, nothing offloaded; PyTorch DDP over several devices), fine-tuning or
+/// pre-training with its HF `Trainer`. tools/gpu_peak measured it on one device.
+pub(crate) fn plain_torch(plan: &Plan) -> bool {
+    plan.framework == Framework::LlamaFactory
+        && !plan.parallel.zero_stage.shards_optimizer()
+        && !plan.parallel.offload_optimizer
+        && !plan.parallel.offload_params
+        && matches!(plan.method, Method::Pretrain | Method::SftFull | Method::Lora | Method::Qlora)
+}
+
+/// A plain PyTorch step's bytes at its peak moment, from `states` (weights, every gradient,
+/// optimizer states, buffers and overhead, as `stage_states` gives them for this path), the
+/// activations' shape and the logits.
+///
+/// The terms of the additive paths peak at different moments; here each term is what is allocated
+/// at the step's highest moment of three (tools/gpu_peak traced the allocator through a step of
+/// eight runs and found each run's peak at the moment this picks):
+/// - the loss in forward: autocast's bf16 copies of every fp32 weight it cast (held until the
+///   forward leaves autocast; `torch.autocast` caches casts of leaf tensors that require grad), the
+///   saved activations, and the loss's bf16 logits, their fp32 upcast and its fp32 log-softmax
+///   (10sbV);
+/// - the loss's backward: the saved activations, the saved log-softmax (4sbV) and the two fp32
+///   gradients the autograd engine makes of it (8sbV); without checkpointing the cast weights
+///   are still saved for backward;
+/// - the end of backward: every gradient, and the first layer's activations (recomputed, or kept
+///   without checkpointing).
+///
+/// Gradients are set to `None` between steps (`Trainer` zeroes with `set_to_none`), so the first
+/// two moments hold none.
+fn plain_torch_peak(ctx: &Ctx, states: &StageMemory, act: &ActivationShape) -> (StageMemory, &'static str) {
+    let plan = ctx.plan;
+    let tokens_v = tokens_v(ctx);
+    // In-flight is one micro-batch: the HF path has no pipeline.
+    let saved = act.per_microbatch as u64;
+    let checkpointed = plan.recompute.granularity != RecomputeGranularity::None;
+    // Autocast casts the weights of the linear layers and the output head (not the input
+    // embedding's lookup) to 16 bits; fp32 training casts nothing. Norm weights, a few thousand a
+    // layer, are counted with them.
+    let cast = match plan.precision {
+        Precision::Fp32 => 0,
+        _ if plan.trains_lora() => ctx.lora_params.saturating_mul(2),
+        _ => {
+            let embedding = if ctx.arch.tied_embeddings { 0 } else { ctx.summary.counts.embedding };
+            states.params.saturating_sub(embedding).saturating_mul(2)
+        }
+    };
+    let at = |weights: u64, gradients: u64, activations: u64, logits: u64| StageMemory {
+        weights_bytes: weights,
+        gradients_bytes: gradients,
+        activations_bytes: activations,
+        logits_bytes: logits,
+        offloaded_activations_bytes: 0,
+        ..states.clone()
+    };
+    let w = states.weights_bytes;
+    let forward = at(w.saturating_add(cast), 0, saved, tokens_v.saturating_mul(10));
+    let loss_backward =
+        at(w.saturating_add(if checkpointed { 0 } else { cast }), 0, saved, tokens_v.saturating_mul(12));
+    let backward_end = at(w, states.gradients_bytes, act.first_layer as u64, 0);
+    [(forward, "forward"), (loss_backward, "loss_backward"), (backward_end, "backward_end")]
+        .into_iter()
+        .reduce(|a, b| if b.0.total() > a.0.total() { b } else { a })
+        .expect("three moments")
 }
 
 /// Communication buffers, and the gathered parameters ZeRO-3 keeps live.

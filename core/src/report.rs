@@ -127,6 +127,10 @@ pub struct MemoryReport {
     /// RL only: the rollout engine's reservation, its weights, the KV cache left and the KV cache a
     /// full batch needs.
     pub rollout: Option<RolloutReport>,
+    /// Where the step peaks when the terms are one moment's (LLaMA-Factory without DeepSpeed:
+    /// `forward`, at the loss; `loss_backward`; `backward_end`); `null` where each term is counted
+    /// at its own peak and the terms added.
+    pub peak_moment: Option<&'static str>,
     /// The highest total of any stage or phase: what must fit.
     pub peak_bytes: u64,
     /// The stage with the highest total.

@@ -110,7 +110,9 @@ fn timed<T>(what: &str, bound: Duration, f: impl FnOnce() -> T) -> Result<T, Tes
 /// Where a report's JSON may hold `null`: the `Option` fields, when absent. serde_json writes a
 /// NaN or ∞ as `null`, so a `null` anywhere else is a number that was not finite.
 fn null_allowed(path: &str) -> bool {
-    path == "memory.rollout" || (path.starts_with("findings[") && path.ends_with("].fix"))
+    path == "memory.rollout"
+        || path == "memory.peak_moment"
+        || (path.starts_with("findings[") && path.ends_with("].fix"))
 }
 
 /// The words of a text that spell a non-finite number as Rust formats it.

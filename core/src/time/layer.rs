@@ -7,7 +7,9 @@ use super::gemm::{efficiency, gemm};
 use super::moe::{moe_ep_overlapped, moe_feed_forward};
 use super::ulysses::all_to_all_seconds;
 use super::{
-    ASCEND_COC_EXPOSED_FRAC, Ctx, ELEMENTWISE_BYTES_PER_TOKEN_HIDDEN, HBM_EFF, MOE_COMM_SM_FRAC,
+    ASCEND_COC_EXPOSED_FRAC, AUTOCAST_CAST_BYTES_PER_PARAM, Ctx, ELEMENTWISE_BYTES_PER_TOKEN_HIDDEN, HBM_EFF,
+    HF_EAGER_BYTES_PER_TOKEN_FFN, HF_EAGER_BYTES_PER_TOKEN_HIDDEN, HF_EAGER_BYTES_PER_TOKEN_Q,
+    HF_EAGER_BYTES_PER_TOKEN_QK, HF_RMSNORM_BYTES_PER_TOKEN_UNIT, MOE_COMM_SM_FRAC,
     UNFUSED_RMSNORM_BYTES_PER_TOKEN_HIDDEN, UNFUSED_ROPE_BYTES_PER_TOKEN_QK,
     UNFUSED_SWIGLU_BYTES_PER_TOKEN_FFN,
 };
@@ -21,6 +23,8 @@ pub(super) struct LayerWork {
     pub(super) gemm_seconds: f64,
     pub(super) attention_seconds: f64,
     pub(super) memory_seconds: f64,
+    /// Eager HF operators' forward traffic (LLaMA-Factory): their backward moves twice it.
+    pub(super) eager_seconds: f64,
     pub(super) tp_seconds: f64,
     pub(super) cp_seconds: f64,
     pub(super) ep_seconds: f64,
@@ -62,7 +66,15 @@ pub(super) fn layer_work(ctx: &Ctx, moe_layer: bool) -> LayerWork {
     w.mlp_gemm_seconds = w.gemm_seconds - projection_seconds;
     w.mlp_flops = w.model_flops - projection_flops - attention_flops;
     w.moe_layer = moe_layer;
-    elementwise(ctx, moe_layer, rotated, &mut w);
+    elementwise(ctx, moe_layer, q, rotated, &mut w);
+    if ctx.hf_eager.is_some_and(|e| e.casts_weights) {
+        // Autocast gives each forward (and a recomputed one) 16-bit copies of the fp32 linear
+        // weights, and casts their 16-bit gradients back: the layer's linear parameters, from its
+        // GEMMs' FLOPs (2 · tokens · weights each), each pass.
+        let weights = (w.model_flops - attention_flops) / (2.0 * ctx.tokens);
+        w.memory_seconds +=
+            AUTOCAST_CAST_BYTES_PER_PARAM * weights / (ctx.hw.memory_bytes_per_second * HBM_EFF);
+    }
     w.tp_seconds = tp_seconds(ctx);
     w.checkpoint_gather_seconds = checkpoint_gather_seconds(ctx);
     w.cp_seconds = match ctx.plan.parallel.cp_algo {
@@ -154,7 +166,7 @@ fn dense_mlp(ctx: &Ctx, w: &mut LayerWork) {
 
 /// The memory-bound elementwise kernels added to `w` (norms, residuals, activations, rotary; on
 /// MindSpeed without its fused kernels, their eager operators).
-fn elementwise(ctx: &Ctx, moe_layer: bool, rotated: f64, w: &mut LayerWork) {
+fn elementwise(ctx: &Ctx, moe_layer: bool, q: f64, rotated: f64, w: &mut LayerWork) {
     let arch = ctx.arch;
     let (t, tokens, h) = (ctx.tp, ctx.tokens, arch.hidden_size as f64);
     w.memory_seconds +=
@@ -174,6 +186,25 @@ fn elementwise(ctx: &Ctx, moe_layer: bool, rotated: f64, w: &mut LayerWork) {
         };
         let bytes = norms_and_rope + swiglu;
         w.memory_seconds += bytes * tokens / t / (ctx.hw.memory_bytes_per_second * HBM_EFF);
+    }
+    if let Some(eager) = ctx.hf_eager {
+        // LLaMA-Factory's HF modules run eager operators: norms, residual adds, rotary and the
+        // attention output's copy, SwiGLU (the routed experts' is the MoE arm's), beyond the
+        // fused-kernel traffic counted above; under plain PyTorch, PEFT's adapters too. Each
+        // elementwise operator's backward reads its saved operands and the incoming gradient and
+        // writes a gradient per input: about twice its forward's bytes (`kind_passes`).
+        let gated = !moe_layer && arch.mlp.kind == MlpKind::Gated;
+        let qk_norm = matches!(arch.attention, Attention::Gqa { qk_norm: true, .. });
+        let ffn = if gated { arch.mlp.intermediate_size as f64 } else { 0.0 };
+        let bytes = (HF_EAGER_BYTES_PER_TOKEN_HIDDEN - ELEMENTWISE_BYTES_PER_TOKEN_HIDDEN) * h
+            + HF_EAGER_BYTES_PER_TOKEN_QK * rotated
+            + HF_EAGER_BYTES_PER_TOKEN_Q * q
+            // Qwen3's `q_norm` and `k_norm` normalize every query and key head: RMSNorms over the
+            // rotated units.
+            + if qk_norm { HF_RMSNORM_BYTES_PER_TOKEN_UNIT * rotated } else { 0.0 }
+            + HF_EAGER_BYTES_PER_TOKEN_FFN * ffn
+            + eager.lora_bytes_per_unit * eager.lora_units_per_layer;
+        w.eager_seconds += bytes * tokens / t / (ctx.hw.memory_bytes_per_second * HBM_EFF);
     }
 }
 

@@ -95,6 +95,39 @@ pub const UNFUSED_SWIGLU_BYTES_PER_TOKEN_FFN: f64 = 15.2;
 /// MindSpeed `docs/zh/features/rotary-embedding.md` (Llama-2-7B: `--use-fused-rotary-pos-emb`
 /// +1 %), same layout.
 pub const UNFUSED_ROPE_BYTES_PER_TOKEN_QK: f64 = 4.34;
+/// Bytes per token and normalized unit of HF's eager RMSNorm. Tier: derived: counted from
+/// transformers' `LlamaRMSNorm.forward`: `to(float32)` 2 + 4, `pow` 4 + 4, `mean` 4, the product
+/// with `rsqrt` 4 + 4, `to(input_dtype)` 4 + 2, the weight's product 2 + 2.
+pub const HF_RMSNORM_BYTES_PER_TOKEN_UNIT: f64 = 36.0;
+/// Bytes per token and hidden unit of one layer's forward through HF's eager modules, where a
+/// fused-kernel layer moves [`ELEMENTWISE_BYTES_PER_TOKEN_HIDDEN`]: two RMSNorms and two residual
+/// adds (2 + 2 + 2 each): 2 · 36 + 2 · 6. Tier: derived: counted from transformers'
+/// `LlamaDecoderLayer.forward`.
+pub const HF_EAGER_BYTES_PER_TOKEN_HIDDEN: f64 = 84.0;
+/// Bytes per token and rotated query/key unit of HF's eager rotary embedding (`q * cos +
+/// rotate_half(q) * sin`: 2 + 2, the half negated 1 + 1 and concatenated 2 + 2, 2 + 2, the sum
+/// 4 + 2). Tier: derived: counted from `apply_rotary_pos_emb` in transformers' `modeling_llama.py`.
+pub const HF_EAGER_BYTES_PER_TOKEN_QK: f64 = 20.0;
+/// Bytes per token and query unit of the attention's output made contiguous for `o_proj`
+/// (`attn_output.transpose(1, 2).contiguous()`: 2 + 2). Tier: derived: transformers'
+/// `sdpa_attention_forward`.
+pub const HF_EAGER_BYTES_PER_TOKEN_Q: f64 = 4.0;
+/// Bytes per token and MLP intermediate unit of HF's eager SwiGLU (`act_fn(gate) * up`: `silu`
+/// 2 + 2, the product 4 + 2). Tier: derived: counted from `LlamaMLP.forward`.
+pub const HF_EAGER_BYTES_PER_TOKEN_FFN: f64 = 10.0;
+/// Bytes per token and unit of (in + out) of a LoRA-wrapped linear layer's forward under PEFT:
+/// `lora_B`'s output scaled (2 + 2) and added to the base's (4 + 2), 10 per output unit, the
+/// outputs being about half the units: 5. Tier: derived: counted from PEFT `tuners/lora/layer.py`
+/// `Linear.forward`.
+pub const LORA_BYTES_PER_TOKEN_UNIT: f64 = 5.0;
+/// The same with fp32 adapters under autocast (plain PyTorch: LLaMA-Factory casts trainable
+/// parameters to fp32; DeepSpeed casts the whole module to 16 bits): the input is also cast to the
+/// adapter's dtype (2 + 4) and back to 16 bits by autocast (4 + 2), 12 per input unit; 11 per unit
+/// of the two together. Tier: derived: PEFT `Linear.forward` (`_cast_input_dtype`).
+pub const LORA_FP32_BYTES_PER_TOKEN_UNIT: f64 = 11.0;
+/// Bytes per fp32 parameter autocast moves to give a forward its 16-bit copy (4 read, 2 written),
+/// and the backward its gradient's fp32 cast (2 read, 4 written). Tier: spec (the dtypes).
+pub const AUTOCAST_CAST_BYTES_PER_PARAM: f64 = 6.0;
 /// The busiest device's routed tokens over the mean when the plan does not say (`moe.imbalance`).
 /// Tier: derived: Switch Transformer (Fedus et al., JMLR 2022, §2.2 and Table 1) trains with
 /// capacity factor 1.25, the headroom over the mean at which its auxiliary-loss-balanced experts
@@ -391,6 +424,8 @@ struct Ctx<'a> {
     mindspeed: bool,
     /// Whether the plan trains by RL (GRPO, PPO): generation first, every response trained on.
     rl: bool,
+    /// LLaMA-Factory's HF modules, eager: their elementwise traffic ([`HfEager`]), `None` elsewhere.
+    hf_eager: Option<HfEager>,
     tp: f64,
     cp: f64,
     ep: f64,
@@ -431,6 +466,7 @@ impl<'a> Ctx<'a> {
             fp8: plan.precision.low_precision() && hw.has_fp8(),
             mindspeed: matches!(plan.framework, Framework::MindSpeedLlm | Framework::MindSpeedRl),
             rl,
+            hf_eager: HfEager::of(plan, mem),
             tp: tp as f64,
             cp: cp as f64,
             ep: ep as f64,
@@ -438,6 +474,43 @@ impl<'a> Ctx<'a> {
             tokens: b * seq / cp as f64,
             seq,
         }
+    }
+}
+
+/// What LLaMA-Factory's HF modules move through memory beyond fused kernels' traffic: they run as
+/// eager PyTorch operators (transformers' `modeling_llama.py` and its copies: `LlamaRMSNorm`,
+/// `apply_rotary_pos_emb`, `act_fn(gate_proj(x)) * up_proj(x)`), and without DeepSpeed (plain
+/// PyTorch, `memory::plain_torch`) PEFT's adapters and autocast's weight casts add their own.
+#[derive(Clone, Copy, Debug)]
+struct HfEager {
+    /// Σ (in + out) of the linear layers one layer's LoRA adapters wrap (adapter parameters ÷
+    /// rank); 0 without LoRA.
+    lora_units_per_layer: f64,
+    /// Bytes per token and unit of them: [`LORA_FP32_BYTES_PER_TOKEN_UNIT`] under plain PyTorch
+    /// (fp32 adapters), else [`LORA_BYTES_PER_TOKEN_UNIT`].
+    lora_bytes_per_unit: f64,
+    /// Whether autocast casts fp32 weights to 16 bits each forward (plain PyTorch full
+    /// fine-tuning in bf16 or fp16).
+    casts_weights: bool,
+}
+
+impl HfEager {
+    fn of(plan: &Plan, mem: &memory::Memory) -> Option<HfEager> {
+        if plan.framework != Framework::LlamaFactory {
+            return None;
+        }
+        let plain = memory::plain_torch(plan);
+        let lora_units_per_layer = match plan.trains_lora() {
+            true => {
+                mem.params_lora as f64
+                    / (f64::from(plan.lora.rank.get()) * plan.model.arch.n_layers.max(1) as f64)
+            }
+            false => 0.0,
+        };
+        let casts_weights = plain && !plan.trains_lora() && plan.precision != Precision::Fp32;
+        let lora_bytes_per_unit =
+            if plain { LORA_FP32_BYTES_PER_TOKEN_UNIT } else { LORA_BYTES_PER_TOKEN_UNIT };
+        Some(HfEager { lora_units_per_layer, lora_bytes_per_unit, casts_weights })
     }
 }
 

@@ -185,7 +185,7 @@ fn kind_passes(plan: &Plan, l: &LayerWork) -> KindPasses {
     let passes = gemm_passes(plan);
     let rerun_share = if recompute == RecomputeGranularity::Full { 1.0 } else { 0.0 };
     let comm = l.tp_seconds + l.cp_seconds + l.ep_seconds;
-    let fwd = l.gemm_seconds + l.attention_seconds + l.memory_seconds + comm;
+    let fwd = l.gemm_seconds + l.attention_seconds + l.memory_seconds + l.eager_seconds + comm;
     let (rerun, rerun_flops) = match recompute {
         RecomputeGranularity::Full => (fwd, l.model_flops),
         RecomputeGranularity::Selective => selective_rerun(plan, l),
@@ -195,12 +195,18 @@ fn kind_passes(plan: &Plan, l: &LayerWork) -> KindPasses {
     // after the recomputed forward; weight gradients: one GEMM per forward GEMM. A frozen base
     // (LoRA, QLoRA) needs no weight gradients; the adapters' are negligible.
     let gather = l.checkpoint_gather_seconds;
-    let bwd = l.gemm_seconds + 2.0 * l.attention_seconds + l.memory_seconds + comm + rerun + gather;
+    let bwd = l.gemm_seconds
+        + 2.0 * l.attention_seconds
+        + l.memory_seconds
+        + 2.0 * l.eager_seconds
+        + comm
+        + rerun
+        + gather;
     let wgt = if frozen { 0.0 } else { l.gemm_seconds };
     let causes = Breakdown {
         // Forward, input-gradient and (unless frozen) weight-gradient GEMMs; attention thrice.
         compute_seconds: passes * l.gemm_seconds + 3.0 * l.attention_seconds,
-        memory_bound_seconds: (2.0 + rerun_share) * l.memory_seconds,
+        memory_bound_seconds: (2.0 + rerun_share) * l.memory_seconds + (3.0 + rerun_share) * l.eager_seconds,
         recompute_seconds: match recompute {
             RecomputeGranularity::Full => l.gemm_seconds + l.attention_seconds,
             _ => rerun,
@@ -219,7 +225,13 @@ fn head(ctx: &Ctx) -> (f64, f64, f64) {
     let arch = ctx.arch;
     let v = arch.vocab_size as f64;
     let (head_seconds, head_flops) = gemm_16bit(ctx, ctx.tokens, arch.hidden_size as f64, v / ctx.tp);
-    let head_memory = 3.0 * 4.0 * ctx.tokens * v / ctx.tp / (ctx.hw.memory_bytes_per_second * HBM_EFF);
+    // An fp32 softmax read and written, per pass. The HF `Trainer`'s loss (LLaMA-Factory) first
+    // copies the 16-bit logits to fp32 (`logits.float()` in transformers' `ForCausalLMLoss`: 2 + 4),
+    // and PyTorch's log-softmax reads its input twice (maximum, sum) before reading it again to
+    // write (16); its backward zero-fills the gradient (4), reads gradient, output and gradient
+    // again to write (16) and casts back (4 + 2): 48 bytes a logit, 24 a pass.
+    let bytes = if ctx.hf_eager.is_some() { 24.0 } else { 3.0 * 4.0 };
+    let head_memory = bytes * ctx.tokens * v / ctx.tp / (ctx.hw.memory_bytes_per_second * HBM_EFF);
     (head_seconds, head_flops, head_memory)
 }
 

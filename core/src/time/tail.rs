@@ -41,7 +41,12 @@ pub(super) fn step_tail(ctx: &Ctx, mem: &memory::Memory, backward: &[f64], m: u3
     // the 16-bit weights: about 18 bytes per parameter it owns (÷ dp when sharded).
     let sharded = p.distributed_optimizer || (!megatron && p.zero_stage.shards_optimizer());
     let owned = params_on_device * trainable_share / if sharded { dp_cp } else { 1.0 };
-    let optimizer_seconds = 18.0 * owned / (hw.memory_bytes_per_second * HBM_EFF);
+    // Under plain PyTorch (LLaMA-Factory without DeepSpeed) the parameters are fp32 and their own
+    // master copy: fused AdamW reads the parameter, gradient and both moments and writes three of
+    // them back (28 bytes), and gradient clipping reads the gradients for their norm and scales them
+    // in place (12 more; `torch.nn.utils.clip_grad_norm_`, the `Trainer`'s `max_grad_norm`).
+    let bytes_per_param = if crate::memory::plain_torch(plan) { 40.0 } else { 18.0 };
+    let optimizer_seconds = bytes_per_param * owned / (hw.memory_bytes_per_second * HBM_EFF);
     // Offload: optimizer states cross the host link twice a step.
     let offload_seconds = match p.offload_optimizer {
         true => 2.0 * 16.0 * owned / HOST_LINK_BYTES_PER_SECOND,

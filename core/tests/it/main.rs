@@ -10,6 +10,7 @@ mod cost;
 mod emit;
 mod export;
 mod flags;
+mod gpu_peak;
 mod hardware;
 mod hf;
 mod import_config;

@@ -1,8 +1,8 @@
 #!/bin/bash
 # Written by trainplan for LLaMA-Factory 0.9.5 + DeepSpeed 0.19.8.
 # Qwen2.5-7B LoRA SFT with LLaMA-Factory on 1 × 8 NVIDIA H100 SXM5 80GB (8 devices): DP 8, ZeRO
-# 0; micro-batch 1, global batch 64, sequence 4096; bf16. Planned peak 23.0 GiB per device, step
-# 2.45 s.
+# 0; micro-batch 1, global batch 64, sequence 4096; bf16. Planned peak 23.3 GiB per device, step
+# 4.54 s.
 # Reopen the plan: #v1=q1bKzU9JzVGyUiosT80z0jPVNU9SqgUA
 # Run on every node with NODE_RANK set (0 … NNODES − 1); MASTER_ADDR is node 0.
 set -euo pipefail
