@@ -116,6 +116,10 @@ async fn editing_the_plan_updates_the_report() -> WebDriverResult<()> {
     page.click("fix-batch.divisible").await?;
     assert_eq!(page.wait_text("findings-none", |t| !t.is_empty()).await?, "No framework rule is broken.");
     assert_eq!(page.el("global-batch-input").await?.prop("value").await?.as_deref(), Some("64"));
+    // LLaMA-Factory without DeepSpeed is plain PyTorch: the memory panel says at which moment of
+    // the step its terms are taken (a LoRA step peaks in the loss's backward).
+    let moment = page.text("memory-moment").await?;
+    assert!(moment.contains("loss's backward"), "{moment}");
 
     // Memory: a full fine-tune of Llama-3.1-70B on one 8 × H100 node does not fit unsharded (16 bytes
     // × 70.6B per device, ZeRO paper); ZeRO-3 with the optimizer on the host leaves 4 bytes × 70.6B ÷ 8.
@@ -139,6 +143,8 @@ async fn editing_the_plan_updates_the_report() -> WebDriverResult<()> {
     let verdict = page.wait_text("memory-fits", |t| t.starts_with("Memory fits")).await?;
     assert!(verdict.starts_with("Memory fits"), "{verdict}");
     assert!(page.text("memory-host").await?.contains("GiB"));
+    // With DeepSpeed each term is counted at its own peak: no moment is named.
+    assert!(!page.has("memory-moment").await?);
     assert!(page.has("memory-chart").await?);
     page.screenshot("en-memory").await?;
 
