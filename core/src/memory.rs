@@ -1478,9 +1478,19 @@ pub(crate) fn plain_torch(plan: &Plan) -> bool {
 fn plain_torch_peak(ctx: &Ctx, states: &StageMemory, act: &ActivationShape) -> (StageMemory, &'static str) {
     let plan = ctx.plan;
     let tokens_v = tokens_v(ctx);
+    // Checkpointing as the activations count it: every layer keeps only its input under full
+    // recomputation; selective keeps the layers' tensors less the attention's.
+    let checkpointed = plan.recompute.granularity == RecomputeGranularity::Full;
+    // Full fine-tuning casts the embedding to fp32 too, and its lookup is no autocast operator: the
+    // residual stream is fp32 (each block's 16-bit output promotes to it in the residual add), so
+    // every checkpoint keeps 4sbh, not 2sbh (traced: twice the hidden bytes a layer in the three
+    // checkpointed full fine-tuning runs, once in the LoRA ones).
+    let every_layer_checkpointed = checkpointed
+        && plan.recompute.method == RecomputeMethod::Uniform
+        && 1.0 <= plan.recompute.layers_ratio_frac;
+    let fp32_stream = every_layer_checkpointed && !plan.trains_lora() && plan.precision != Precision::Fp32;
     // In-flight is one micro-batch: the HF path has no pipeline.
-    let saved = act.per_microbatch as u64;
-    let checkpointed = plan.recompute.granularity != RecomputeGranularity::None;
+    let saved = (act.per_microbatch * if fp32_stream { 2.0 } else { 1.0 }) as u64;
     // Autocast casts the weights of the linear layers and the output head (not the input
     // embedding's lookup) to 16 bits; fp32 training casts nothing. Norm weights, a few thousand a
     // layer, are counted with them.
