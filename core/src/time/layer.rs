@@ -188,9 +188,9 @@ fn elementwise(ctx: &Ctx, moe_layer: bool, q: f64, rotated: f64, w: &mut LayerWo
         w.memory_seconds += bytes * tokens / t / (ctx.hw.memory_bytes_per_second * HBM_EFF);
     }
     if let Some(eager) = ctx.hf_eager {
-        // LLaMA-Factory's HF modules run eager operators: norms, residual adds, rotary and the
-        // attention output's copy, SwiGLU (the routed experts' is the MoE arm's), beyond the
-        // fused-kernel traffic counted above; under plain PyTorch, PEFT's adapters too. Each
+        // HF's modules (LLaMA-Factory, VeRL's actor) run eager operators: norms, residual adds,
+        // rotary and the attention output's copy, SwiGLU (the routed experts' is the MoE arm's),
+        // beyond the fused-kernel traffic counted above; PEFT's adapters add theirs. Each
         // elementwise operator's backward reads its saved operands and the incoming gradient and
         // writes a gradient per input: about twice its forward's bytes (`kind_passes`).
         let gated = !moe_layer && arch.mlp.kind == MlpKind::Gated;

@@ -424,7 +424,8 @@ struct Ctx<'a> {
     mindspeed: bool,
     /// Whether the plan trains by RL (GRPO, PPO): generation first, every response trained on.
     rl: bool,
-    /// LLaMA-Factory's HF modules, eager: their elementwise traffic ([`HfEager`]), `None` elsewhere.
+    /// LLaMA-Factory's and VeRL's HF modules, eager: their elementwise traffic ([`HfEager`]), `None`
+    /// elsewhere.
     hf_eager: Option<HfEager>,
     tp: f64,
     cp: f64,
@@ -477,10 +478,12 @@ impl<'a> Ctx<'a> {
     }
 }
 
-/// What LLaMA-Factory's HF modules move through memory beyond fused kernels' traffic: they run as
-/// eager PyTorch operators (transformers' `modeling_llama.py` and its copies: `LlamaRMSNorm`,
-/// `apply_rotary_pos_emb`, `act_fn(gate_proj(x)) * up_proj(x)`), and without DeepSpeed (plain
-/// PyTorch, `memory::plain_torch`) PEFT's adapters and autocast's weight casts add their own.
+/// What HF's modules move through memory beyond fused kernels' traffic, in LLaMA-Factory and in
+/// VeRL's FSDP actor (neither fuses them unless told: LLaMA-Factory `enable_liger_kernel`, VeRL
+/// `use_liger`, both off by default): they run as eager PyTorch operators (transformers'
+/// `modeling_llama.py` and its copies: `LlamaRMSNorm`, `apply_rotary_pos_emb`,
+/// `act_fn(gate_proj(x)) * up_proj(x)`), PEFT's adapters add theirs, and without DeepSpeed (plain
+/// PyTorch, `memory::plain_torch`) so do autocast's weight casts.
 #[derive(Clone, Copy, Debug)]
 struct HfEager {
     /// Σ (in + out) of the linear layers one layer's LoRA adapters wrap (adapter parameters ÷
@@ -496,7 +499,7 @@ struct HfEager {
 
 impl HfEager {
     fn of(plan: &Plan, mem: &memory::Memory) -> Option<HfEager> {
-        if plan.framework != Framework::LlamaFactory {
+        if !matches!(plan.framework, Framework::LlamaFactory | Framework::Verl) {
             return None;
         }
         let plain = memory::plain_torch(plan);
