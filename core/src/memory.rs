@@ -763,9 +763,6 @@ fn model_states(ctx: &Ctx, dense: f64, expert: f64, res: &mut StageMemory) {
         res.weights_bytes = (n * 4.0) as u64;
         res.gradients_bytes = (n * 4.0) as u64;
         res.optimizer_bytes = (n * 8.0) as u64;
-        if plan.method == Method::Dpo {
-            res.weights_bytes += (n * 2.0) as u64;
-        }
         return;
     }
     match ctx.path {

@@ -23,7 +23,7 @@ pub(super) struct LayerWork {
     pub(super) gemm_seconds: f64,
     pub(super) attention_seconds: f64,
     pub(super) memory_seconds: f64,
-    /// Eager HF operators' forward traffic (LLaMA-Factory): their backward moves twice it.
+    /// Eager HF operators' forward traffic (LLaMA-Factory, VeRL's actor): their backward moves twice it.
     pub(super) eager_seconds: f64,
     pub(super) tp_seconds: f64,
     pub(super) cp_seconds: f64,
