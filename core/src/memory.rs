@@ -1486,8 +1486,32 @@ fn plain_torch_peak(ctx: &Ctx, states: &StageMemory, act: &ActivationShape) -> (
         && plan.recompute.method == RecomputeMethod::Uniform
         && 1.0 <= plan.recompute.layers_ratio_frac;
     let fp32_stream = every_layer_checkpointed && !plan.trains_lora() && plan.precision != Precision::Fp32;
+    // With fp32 weights under autocast (full fine-tuning in 16 bits) a norm's output is fp32, and
+    // each linear layer that reads it casts and saves its own 16-bit copy where a 16-bit model
+    // saves one shared input: 2 bytes per token and hidden unit more for each (tools/hf_activations
+    // `autocast.py` on Llama shapes: 10h a layer more, for q, k, v, gate and up).
+    let casts_inputs = !plan.trains_lora() && plan.precision != Precision::Fp32;
+    let cast_inputs = match casts_inputs {
+        true => {
+            let (b, seq) = micro_batch_shape(ctx);
+            let arch = ctx.arch;
+            let attention = match arch.attention {
+                model::Attention::Gqa { fused_qkv: true, .. } => 1,
+                model::Attention::Gqa { .. } => 3,
+                // MLA's query and compressed key/value projections.
+                model::Attention::Mla { .. } => 2,
+            };
+            let mlp = if arch.mlp.kind == MlpKind::Gated { 2 } else { 1 };
+            (2 * (attention + mlp) * arch.hidden_size).saturating_mul(b.saturating_mul(seq))
+        }
+        false => 0,
+    };
     // In-flight is one micro-batch: the HF path has no pipeline.
-    let saved = (act.per_microbatch * if fp32_stream { 2.0 } else { 1.0 }) as u64;
+    let saved = match checkpointed {
+        true => (act.per_microbatch * if fp32_stream { 2.0 } else { 1.0 }) as u64,
+        false => (act.per_microbatch as u64).saturating_add(cast_inputs.saturating_mul(states.n_layers)),
+    };
+    let first_layer = (act.first_layer as u64).saturating_add(cast_inputs);
     // Autocast casts the weights of the linear layers and the output head (not the input
     // embedding's lookup) to 16 bits; fp32 training casts nothing. Norm weights, a few thousand a
     // layer, are counted with them.
@@ -1511,7 +1535,7 @@ fn plain_torch_peak(ctx: &Ctx, states: &StageMemory, act: &ActivationShape) -> (
     let forward = at(w.saturating_add(cast), 0, saved, tokens_v.saturating_mul(10));
     let loss_backward =
         at(w.saturating_add(if checkpointed { 0 } else { cast }), 0, saved, tokens_v.saturating_mul(12));
-    let backward_end = at(w, states.gradients_bytes, act.first_layer as u64, 0);
+    let backward_end = at(w, states.gradients_bytes, first_layer, 0);
     [(forward, "forward"), (loss_backward, "loss_backward"), (backward_end, "backward_end")]
         .into_iter()
         .reduce(|a, b| if b.0.total() > a.0.total() { b } else { a })

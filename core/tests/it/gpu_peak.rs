@@ -54,19 +54,19 @@ fn the_catalog_counts_the_parameters_the_models_have() {
 }
 
 #[test]
-fn plain_torch_peaks_are_within_one_percent_of_the_measured_with_checkpointing() {
+fn plain_torch_peaks_are_within_one_percent_of_the_measured_but_lora_without_checkpointing() {
     // The device's peak less what the allocator does not count: the runtime context and the
     // communication buffers (none on one device). The measured peak is `max_memory_allocated`.
-    // With checkpointing every run is within 1 % (largest miss −0.8 %); without, within 5 %
-    // (Llama-3.2-1B −4.6 %, Llama-3.1-8B LoRA −4.3 %: the saved tensors of every layer, whose
-    // count comes from tools/hf_activations' small models). Before the peak-moment model the same
-    // runs missed by −11.7 % to +9.8 %.
+    // Every run is within 1 % (largest miss −0.8 %) but LoRA without checkpointing (Llama-3.1-8B,
+    // −4.3 %: PEFT's adapters save their own input copies where the frozen base saves less, not
+    // counted). Before the peak-moment model the same runs missed by −11.7 % to +9.8 %.
     for (run, plan) in runs() {
         let stage = &evaluate(&plan).memory.stages[0];
         let planned = (stage.total - stage.overhead - stage.buffers) as f64;
         let measured = steady_peak(&run) as f64;
         let miss = planned / measured - 1.0;
-        let bound = if run["gradient_checkpointing"] == true { 0.01 } else { 0.05 };
+        let lora_kept = run["method"] == "lora" && run["gradient_checkpointing"] == false;
+        let bound = if lora_kept { 0.05 } else { 0.01 };
         assert!(
             miss.abs() <= bound,
             "{}: planned {planned:.3e}, measured {measured:.3e} ({miss:+.3})",
