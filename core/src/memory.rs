@@ -251,6 +251,8 @@ struct Ctx<'a> {
     summary: &'a model::Summary,
     /// LoRA adapter parameters of the whole model for the plan's rank and targets.
     lora_params: u64,
+    /// The adapted linear modules outside the routed experts: (Σ input widths, count).
+    lora_inputs: (u64, u64),
     path: Path,
     tp: u64,
     pp: u64,
@@ -290,17 +292,23 @@ pub fn estimate(plan: &Plan) -> Memory {
 pub struct ModelFacts {
     summary: model::Summary,
     lora_params: u64,
+    /// The adapted linear modules outside the routed experts: (Σ input widths, count).
+    lora_inputs: (u64, u64),
 }
 
 impl ModelFacts {
     /// Counts the plan's model (and its LoRA adapters when the method trains them).
     pub fn of(plan: &Plan) -> ModelFacts {
         let arch = &plan.model.arch;
-        let lora_params = match plan.trains_lora() {
-            true => model::lora_params(arch, u64::from(plan.lora.rank.get()), &plan.lora.targets.list()),
-            false => 0,
+        let (lora_params, lora_inputs) = match plan.trains_lora() {
+            true => {
+                let targets = plan.lora.targets.list();
+                let rank = u64::from(plan.lora.rank.get());
+                (model::lora_params(arch, rank, &targets), model::lora_dense_inputs(arch, &targets))
+            }
+            false => (0, (0, 0)),
         };
-        ModelFacts { summary: model::Summary::of(arch), lora_params }
+        ModelFacts { summary: model::Summary::of(arch), lora_params, lora_inputs }
     }
 
     /// [`ModelFacts::of`], kept for the next plan of the same model, method and adapters (a
@@ -374,10 +382,26 @@ fn estimate_from(plan: &Plan, facts: &ModelFacts, previous: Option<&Memory>) -> 
         (layout.tp, layout.pp, layout.vpp, layout.cp, layout.ep, layout.etp, layout.dp, layout.edp);
     let b = u64::from(plan.batch.micro_batch.get());
     let m = (step_samples(plan) / (b * dp)).max(1);
-    let (summary, lora_params) = (&facts.summary, facts.lora_params);
+    let (summary, lora_params, lora_inputs) = (&facts.summary, facts.lora_params, facts.lora_inputs);
     let plain_torch = plain_torch(plan);
-    let ctx =
-        Ctx { plan, arch, summary, lora_params, path, tp, pp, vpp, cp, ep, etp, dp, edp, m, plain_torch };
+    let ctx = Ctx {
+        plan,
+        arch,
+        summary,
+        lora_params,
+        lora_inputs,
+        path,
+        tp,
+        pp,
+        vpp,
+        cp,
+        ep,
+        etp,
+        dp,
+        edp,
+        m,
+        plain_torch,
+    };
 
     // A rank shaped like the one before it (the same layers by kind, the same embedding, loss and
     // MTP layers: every middle rank of an even split) holds the same bytes but for the micro-batches
@@ -1491,6 +1515,29 @@ fn plain_torch_peak(ctx: &Ctx, states: &StageMemory, act: &ActivationShape) -> (
     // saves one shared input: 2 bytes per token and hidden unit more for each (tools/hf_activations
     // `autocast.py` on Llama shapes: 10h a layer more, for q, k, v, gate and up).
     let casts_inputs = !plan.trains_lora() && plan.precision != Precision::Fp32;
+    // LoRA under autocast (fp32 adapters on a frozen 16-bit base) saves differently from a trained
+    // 16-bit layer: each adapter keeps its own 16-bit copy of its input for `lora_A`'s gradient (2
+    // bytes per input unit) and its rank-wide output, while the frozen base keeps no norm output
+    // (the norms' weights are frozen: 2 · 4h) and no input of the down projection (2f). Counted
+    // for LoRA (QLoRA's 4-bit base runs bitsandbytes' own matmul) on the Llama layout (separate
+    // q, k, v; gated MLP; no routed experts), where
+    // tools/hf_activations `autocast.py` measures it: 5.4h a layer more at Llama-3.2-1B's widths,
+    // of which 1.4h the adapters' weight copies at 256 tokens.
+    let arch = ctx.arch;
+    let llama_layout = arch.moe.is_none()
+        && matches!(arch.attention, model::Attention::Gqa { fused_qkv: false, .. })
+        && arch.mlp.kind == MlpKind::Gated;
+    let lora_saved_per_token_layer =
+        match plan.method == Method::Lora && plan.precision != Precision::Fp32 && llama_layout {
+            true => {
+                let layers = arch.n_layers.max(1) as f64;
+                let (inputs, modules) = ctx.lora_inputs;
+                let rank = f64::from(plan.lora.rank.get());
+                let (h, f) = (arch.hidden_size as f64, arch.mlp.intermediate_size as f64);
+                (2.0 * inputs as f64 + 2.0 * rank * modules as f64) / layers - 8.0 * h - 2.0 * f
+            }
+            false => 0.0,
+        };
     let cast_inputs = match casts_inputs {
         true => {
             let (b, seq) = micro_batch_shape(ctx);
@@ -1507,11 +1554,16 @@ fn plain_torch_peak(ctx: &Ctx, states: &StageMemory, act: &ActivationShape) -> (
         false => 0,
     };
     // In-flight is one micro-batch: the HF path has no pipeline.
+    let lora_layer = {
+        let (b, seq) = micro_batch_shape(ctx);
+        lora_saved_per_token_layer * (b as f64 * seq as f64)
+    };
     let saved = match checkpointed {
         true => (act.per_microbatch * if fp32_stream { 2.0 } else { 1.0 }) as u64,
-        false => (act.per_microbatch as u64).saturating_add(cast_inputs.saturating_mul(states.n_layers)),
+        false => ((act.per_microbatch + lora_layer * states.n_layers as f64).max(0.0) as u64)
+            .saturating_add(cast_inputs.saturating_mul(states.n_layers)),
     };
-    let first_layer = (act.first_layer as u64).saturating_add(cast_inputs);
+    let first_layer = ((act.first_layer + lora_layer).max(0.0) as u64).saturating_add(cast_inputs);
     // Autocast casts the weights of the linear layers and the output head (not the input
     // embedding's lookup) to 16 bits; fp32 training casts nothing. Norm weights, a few thousand a
     // layer, are counted with them.

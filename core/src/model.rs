@@ -749,6 +749,20 @@ pub fn layer_counts(arch: &Architecture) -> Vec<LayerCounts> {
         .collect()
 }
 
+/// The linear modules LoRA wraps for `targets` outside the routed experts (which transformers
+/// holds as fused tensors, not linear modules) and the MTP layers: (Σ input widths, count), over
+/// the whole model.
+pub fn lora_dense_inputs(arch: &Architecture, targets: &[LoraTarget]) -> (u64, u64) {
+    tensors(arch)
+        .iter()
+        .filter(|t| !t.mtp && !t.routed)
+        .filter_map(|t| t.linear.map(|lin| (lin, t.count)))
+        .filter(|((target, _, _), _)| targets.contains(target))
+        .fold((0, 0), |(inputs, modules), ((_, d_in, _), count)| {
+            (inputs.saturating_add(d_in.saturating_mul(count)), modules.saturating_add(count))
+        })
+}
+
 /// LoRA's trainable parameters: `rank × (in + out)` for every adapted linear module (PEFT
 /// `LoraLayer.update_layer`: `lora_A` is `Linear(in, r)`, `lora_B` is `Linear(r, out)`, no bias).
 ///
