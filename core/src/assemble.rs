@@ -256,7 +256,7 @@ fn memory_report(plan: &Plan, mem: &memory::Memory, n_devices: u64) -> report::M
             kv_cache_needed_bytes: r.kv_cache_needed_bytes,
         }),
         stages,
-        peak_moment: mem.peak_moment,
+        peak_moment: mem.peak_moment.map(memory::PeakMoment::name),
         peak_bytes: mem.peak_bytes,
         peak_stage,
         capacity_bytes: mem.capacity_bytes,

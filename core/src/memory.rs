@@ -58,10 +58,9 @@ pub struct Memory {
     pub phases: Vec<PhaseMemory>,
     /// RL only: the rollout engine's share of the device.
     pub rollout: Option<RolloutMemory>,
-    /// Where the step peaks when its terms are those of one moment (`plain_torch_peak`):
-    /// `forward` (at the loss), `loss_backward` or `backward_end`; `None` where each term is
-    /// counted at its own peak and the terms added.
-    pub peak_moment: Option<&'static str>,
+    /// Where the step peaks when its terms are those of one moment (`plain_torch_peak`); `None`
+    /// where each term is counted at its own peak and the terms added.
+    pub peak_moment: Option<PeakMoment>,
     /// The largest total of any stage or phase.
     pub peak_bytes: u64,
     /// Device memory.
@@ -127,6 +126,28 @@ impl StageMemory {
         ]
         .into_iter()
         .fold(0, u64::saturating_add)
+    }
+}
+
+/// The moment of a plain PyTorch step whose allocations a stage's terms are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PeakMoment {
+    /// The loss in forward: autocast's weight copies, the saved activations, the logits.
+    Forward,
+    /// The loss's backward: the saved activations, the log-softmax and its gradients.
+    LossBackward,
+    /// The end of backward: every gradient.
+    BackwardEnd,
+}
+
+impl PeakMoment {
+    /// The moment's name as the report writes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            PeakMoment::Forward => "forward",
+            PeakMoment::LossBackward => "loss_backward",
+            PeakMoment::BackwardEnd => "backward_end",
+        }
     }
 }
 
@@ -1454,9 +1475,15 @@ fn logits_bytes(ctx: &Ctx) -> u64 {
     let tokens_v = tokens_v(ctx);
     match ctx.path {
         Path::Megatron => tokens_v.saturating_mul(6) / ctx.tp,
-        Path::Hf if ctx.plan.framework == Framework::LlamaFactory => tokens_v.saturating_mul(12),
+        Path::Hf if hf_trainer_loss(ctx.plan) => tokens_v.saturating_mul(12),
         Path::Hf => tokens_v.saturating_mul(10),
     }
+}
+
+/// Whether the plan's loss is the HF `Trainer`'s (transformers' `ForCausalLMLoss`): LLaMA-Factory's.
+/// Memory (its backward's 12sbV) and time (its fp32 passes) both read it.
+pub(crate) fn hf_trainer_loss(plan: &Plan) -> bool {
+    plan.framework == Framework::LlamaFactory
 }
 
 /// Tokens times the vocabulary of one micro-batch: the logits' elements.
@@ -1496,9 +1523,15 @@ pub(crate) fn plain_torch(plan: &Plan) -> bool {
 ///
 /// Gradients are set to `None` between steps (`Trainer` zeroes with `set_to_none`), so the first
 /// two moments hold none.
-fn plain_torch_peak(ctx: &Ctx, states: &StageMemory, act: &ActivationShape) -> (StageMemory, &'static str) {
-    let plan = ctx.plan;
+fn plain_torch_peak(ctx: &Ctx, states: &StageMemory, act: &ActivationShape) -> (StageMemory, PeakMoment) {
+    let (plan, arch) = (ctx.plan, ctx.arch);
+    // One micro-batch in flight: the HF path has no pipeline.
+    let (b, seq) = micro_batch_shape(ctx);
+    let tokens = b.saturating_mul(seq);
     let tokens_v = tokens_v(ctx);
+    let (h, layers) = (arch.hidden_size, states.n_layers);
+    let autocast = plan.precision != Precision::Fp32;
+    let full = !plan.trains_lora();
     // Checkpointing as the activations count it: every layer keeps only its input under full
     // recomputation; selective keeps the layers' tensors less the attention's.
     let checkpointed = plan.recompute.granularity == RecomputeGranularity::Full;
@@ -1506,42 +1539,17 @@ fn plain_torch_peak(ctx: &Ctx, states: &StageMemory, act: &ActivationShape) -> (
     // residual stream is fp32 (each block's 16-bit output promotes to it in the residual add), so
     // every checkpoint keeps 4sbh, not 2sbh (traced: twice the hidden bytes a layer in the three
     // checkpointed full fine-tuning runs, once in the LoRA ones).
-    let every_layer_checkpointed = checkpointed
+    let fp32_stream = checkpointed
         && plan.recompute.method == RecomputeMethod::Uniform
-        && 1.0 <= plan.recompute.layers_ratio_frac;
-    let fp32_stream = every_layer_checkpointed && !plan.trains_lora() && plan.precision != Precision::Fp32;
+        && 1.0 <= plan.recompute.layers_ratio_frac
+        && full
+        && autocast;
     // With fp32 weights under autocast (full fine-tuning in 16 bits) a norm's output is fp32, and
     // each linear layer that reads it casts and saves its own 16-bit copy where a 16-bit model
     // saves one shared input: 2 bytes per token and hidden unit more for each (tools/hf_activations
     // `autocast.py` on Llama shapes: 10h a layer more, for q, k, v, gate and up).
-    let casts_inputs = !plan.trains_lora() && plan.precision != Precision::Fp32;
-    // LoRA under autocast (fp32 adapters on a frozen 16-bit base) saves differently from a trained
-    // 16-bit layer: each adapter keeps its own 16-bit copy of its input for `lora_A`'s gradient (2
-    // bytes per input unit) and its rank-wide output, while the frozen base keeps no norm output
-    // (the norms' weights are frozen: 2 · 4h) and no input of the down projection (2f). Counted
-    // for LoRA (QLoRA's 4-bit base runs bitsandbytes' own matmul) on the Llama layout (separate
-    // q, k, v; gated MLP; no routed experts), where
-    // tools/hf_activations `autocast.py` measures it: 5.4h a layer more at Llama-3.2-1B's widths,
-    // of which 1.4h the adapters' weight copies at 256 tokens.
-    let arch = ctx.arch;
-    let llama_layout = arch.moe.is_none()
-        && matches!(arch.attention, model::Attention::Gqa { fused_qkv: false, .. })
-        && arch.mlp.kind == MlpKind::Gated;
-    let lora_saved_per_token_layer =
-        match plan.method == Method::Lora && plan.precision != Precision::Fp32 && llama_layout {
-            true => {
-                let layers = arch.n_layers.max(1) as f64;
-                let (inputs, modules) = ctx.lora_inputs;
-                let rank = f64::from(plan.lora.rank.get());
-                let (h, f) = (arch.hidden_size as f64, arch.mlp.intermediate_size as f64);
-                (2.0 * inputs as f64 + 2.0 * rank * modules as f64) / layers - 8.0 * h - 2.0 * f
-            }
-            false => 0.0,
-        };
-    let cast_inputs = match casts_inputs {
+    let cast_inputs = match full && autocast {
         true => {
-            let (b, seq) = micro_batch_shape(ctx);
-            let arch = ctx.arch;
             let attention = match arch.attention {
                 model::Attention::Gqa { fused_qkv: true, .. } => 1,
                 model::Attention::Gqa { .. } => 3,
@@ -1549,29 +1557,46 @@ fn plain_torch_peak(ctx: &Ctx, states: &StageMemory, act: &ActivationShape) -> (
                 model::Attention::Mla { .. } => 2,
             };
             let mlp = if arch.mlp.kind == MlpKind::Gated { 2 } else { 1 };
-            (2 * (attention + mlp) * arch.hidden_size).saturating_mul(b.saturating_mul(seq))
+            (2 * (attention + mlp) * h).saturating_mul(tokens)
         }
         false => 0,
     };
-    // In-flight is one micro-batch: the HF path has no pipeline.
-    let lora_layer = {
-        let (b, seq) = micro_batch_shape(ctx);
-        lora_saved_per_token_layer * (b as f64 * seq as f64)
+    // LoRA under autocast (fp32 adapters on a frozen 16-bit base) saves differently from a trained
+    // 16-bit layer: each adapter keeps its own 16-bit copy of its input for `lora_A`'s gradient (2
+    // bytes per input unit) and its rank-wide output, while the frozen base keeps no norm output
+    // (the norms' weights are frozen: 2 · 4h) and no input of the down projection (2f). Counted
+    // for LoRA (QLoRA's 4-bit base runs bitsandbytes' own matmul) on the Llama layout (separate
+    // q, k, v; gated MLP; no routed experts), where tools/hf_activations `autocast.py` measures
+    // it: 5.4h a layer more at Llama-3.2-1B's widths, of which 1.4h the adapters' weight copies at
+    // 256 tokens. It may be negative: adapters on a few modules save less than the base trained.
+    let llama_layout = arch.moe.is_none()
+        && matches!(arch.attention, model::Attention::Gqa { fused_qkv: false, .. })
+        && arch.mlp.kind == MlpKind::Gated;
+    let lora_layer = match plan.method == Method::Lora && autocast && llama_layout {
+        true => {
+            let (inputs, modules) = ctx.lora_inputs;
+            let rank = f64::from(plan.lora.rank.get());
+            let per_token = (2.0 * inputs as f64 + 2.0 * rank * modules as f64) / arch.n_layers.max(1) as f64
+                - 8.0 * h as f64
+                - 2.0 * arch.mlp.intermediate_size as f64;
+            per_token * tokens as f64
+        }
+        false => 0.0,
     };
     let saved = match checkpointed {
         true => (act.per_microbatch * if fp32_stream { 2.0 } else { 1.0 }) as u64,
-        false => ((act.per_microbatch + lora_layer * states.n_layers as f64).max(0.0) as u64)
-            .saturating_add(cast_inputs.saturating_mul(states.n_layers)),
+        false => ((act.per_microbatch + lora_layer * layers as f64).max(0.0) as u64)
+            .saturating_add(cast_inputs.saturating_mul(layers)),
     };
     let first_layer = ((act.first_layer + lora_layer).max(0.0) as u64).saturating_add(cast_inputs);
     // Autocast casts the weights of the linear layers and the output head (not the input
     // embedding's lookup) to 16 bits; fp32 training casts nothing. Norm weights, a few thousand a
     // layer, are counted with them.
-    let cast = match plan.precision {
-        Precision::Fp32 => 0,
-        _ if plan.trains_lora() => ctx.lora_params.saturating_mul(2),
-        _ => {
-            let embedding = if ctx.arch.tied_embeddings { 0 } else { ctx.summary.counts.embedding };
+    let cast = match (autocast, full) {
+        (false, _) => 0,
+        (true, false) => ctx.lora_params.saturating_mul(2),
+        (true, true) => {
+            let embedding = if arch.tied_embeddings { 0 } else { ctx.summary.counts.embedding };
             states.params.saturating_sub(embedding).saturating_mul(2)
         }
     };
@@ -1588,10 +1613,14 @@ fn plain_torch_peak(ctx: &Ctx, states: &StageMemory, act: &ActivationShape) -> (
     let loss_backward =
         at(w.saturating_add(if checkpointed { 0 } else { cast }), 0, saved, tokens_v.saturating_mul(12));
     let backward_end = at(w, states.gradients_bytes, first_layer, 0);
-    [(forward, "forward"), (loss_backward, "loss_backward"), (backward_end, "backward_end")]
-        .into_iter()
-        .reduce(|a, b| if b.0.total() > a.0.total() { b } else { a })
-        .expect("three moments")
+    [
+        (forward, PeakMoment::Forward),
+        (loss_backward, PeakMoment::LossBackward),
+        (backward_end, PeakMoment::BackwardEnd),
+    ]
+    .into_iter()
+    .reduce(|a, b| if b.0.total() > a.0.total() { b } else { a })
+    .expect("three moments")
 }
 
 /// Communication buffers, and the gathered parameters ZeRO-3 keeps live.

@@ -753,14 +753,28 @@ pub fn layer_counts(arch: &Architecture) -> Vec<LayerCounts> {
 /// holds as fused tensors, not linear modules) and the MTP layers: (Σ input widths, count), over
 /// the whole model.
 pub fn lora_dense_inputs(arch: &Architecture, targets: &[LoraTarget]) -> (u64, u64) {
+    adapted(arch, targets).into_iter().filter(|a| !a.routed).fold((0, 0), |(inputs, modules), a| {
+        (inputs.saturating_add(a.d_in.saturating_mul(a.count)), modules.saturating_add(a.count))
+    })
+}
+
+/// A linear module LoRA wraps: its widths, how many the model holds, and whether a routed expert's.
+struct Adapted {
+    d_in: u64,
+    d_out: u64,
+    count: u64,
+    routed: bool,
+}
+
+/// The linear modules `targets` name, outside the MTP layers (which are not adapted).
+fn adapted(arch: &Architecture, targets: &[LoraTarget]) -> Vec<Adapted> {
     tensors(arch)
         .iter()
-        .filter(|t| !t.mtp && !t.routed)
-        .filter_map(|t| t.linear.map(|lin| (lin, t.count)))
-        .filter(|((target, _, _), _)| targets.contains(target))
-        .fold((0, 0), |(inputs, modules), ((_, d_in, _), count)| {
-            (inputs.saturating_add(d_in.saturating_mul(count)), modules.saturating_add(count))
-        })
+        .filter(|t| !t.mtp)
+        .filter_map(|t| t.linear.map(|lin| (lin, t.count, t.routed)))
+        .filter(|((target, _, _), _, _)| targets.contains(target))
+        .map(|((_, d_in, d_out), count, routed)| Adapted { d_in, d_out, count, routed })
+        .collect()
 }
 
 /// LoRA's trainable parameters: `rank × (in + out)` for every adapted linear module (PEFT
@@ -770,11 +784,8 @@ pub fn lora_dense_inputs(arch: &Architecture, targets: &[LoraTarget]) -> (u64, u
 /// expert gets its own adapter when `gate_proj`/`up_proj`/`down_proj` are targets. MTP layers are
 /// not adapted. The output head and embedding are never targets.
 pub fn lora_params(arch: &Architecture, rank: u64, targets: &[LoraTarget]) -> u64 {
-    tensors(arch)
-        .iter()
-        .filter(|t| !t.mtp)
-        .filter_map(|t| t.linear.map(|lin| (lin, t.count)))
-        .filter(|((target, _, _), _)| targets.contains(target))
-        .map(|((_, d_in, d_out), count)| rank.saturating_mul(d_in + d_out).saturating_mul(count))
+    adapted(arch, targets)
+        .into_iter()
+        .map(|a| rank.saturating_mul(a.d_in + a.d_out).saturating_mul(a.count))
         .fold(0, u64::saturating_add)
 }

@@ -276,12 +276,13 @@ fn MemoryNotes(
     // Where the terms were taken, when the step's allocations are known moment by moment: the
     // gradients and logits shown are that moment's.
     let moment = move || {
-        memory().and_then(|m| m.peak_moment).map(|moment| {
-            let key = match moment {
-                "forward" => Key::mem_moment_forward,
-                "loss_backward" => Key::mem_moment_loss_backward,
-                _ => Key::mem_moment_backward_end,
-            };
+        let key = memory().and_then(|m| m.peak_moment).and_then(|moment| match moment {
+            "forward" => Some(Key::mem_moment_forward),
+            "loss_backward" => Some(Key::mem_moment_loss_backward),
+            "backward_end" => Some(Key::mem_moment_backward_end),
+            _ => None,
+        });
+        key.map(|key| {
             view! { <p class="muted" data-testid="memory-moment">{ctx.tr(key)}</p> }
         })
     };
