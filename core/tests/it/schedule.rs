@@ -211,6 +211,50 @@ fn the_makespan_alone_is_the_timelines() {
     }
 }
 
+/// Deep pipelines, whose wavefronts the compiled program runs dozens of passes at a time (runs of
+/// evenly spaced inputs and costs, in vector instructions): the makespan and the period it
+/// measures are the timeline's, to the bit, on uneven random costs, the shapes of the benchmark
+/// grid's slowest plans included (PP 64 over 3·pp micro-batches; PP 32 × 3 chunks).
+#[test]
+fn deep_pipelines_run_to_the_timelines_bit() {
+    let mut rng = Xorshift(0x9E37_79B9_7F4A_7C15);
+    for (schedule, pp, vpp, m) in [
+        (Schedule::OneFOneB, 64, 1, 192),
+        (Schedule::OneFOneB, 37, 1, 50),
+        (Schedule::Interleaved, 32, 3, 96),
+        (Schedule::Interleaved, 16, 4, 32),
+        (Schedule::ZbH1, 32, 1, 96),
+        (Schedule::GPipe, 24, 1, 72),
+    ] {
+        let n = (pp * vpp) as usize;
+        // Two sizes of stage, as an uneven split makes, each with its own noise, and a send.
+        let mut draw = |scale: f64| {
+            (0..n)
+                .map(|i| scale * (1.0 + f64::from(u8::from(i % 3 == 0)) + 0.1 * rng.unit()))
+                .collect::<Vec<f64>>()
+        };
+        let (forward, backward, weight) = (draw(1.0), draw(1.5), draw(0.5));
+        let costs = Costs::new(pp, vpp, &forward, &backward, &weight, 0.07);
+        let timeline = run(schedule, pp, vpp, m, &costs);
+        let program = schedule::cached(schedule, pp, vpp, m).expect("no deadlock");
+        let (makespan, period) = program.makespan_and_period(&costs, pp);
+        assert_eq!(makespan.to_bits(), timeline.makespan_seconds.to_bits(), "{schedule:?} p{pp} v{vpp} m{m}");
+        // The period: what each of the last pp micro-batches added to the last virtual stage's backward.
+        let last_stage_backward_end = |mb: u32| {
+            let (stage, chunk) = (pp - 1, vpp - 1);
+            timeline
+                .events
+                .iter()
+                .filter(|e| e.stage == stage && e.chunk == chunk && e.microbatch == mb && e.pass == Pass::B)
+                .map(|e| e.end_seconds)
+                .next()
+                .expect("every micro-batch runs a backward on the last stage")
+        };
+        let expected = (last_stage_backward_end(m - 1) - last_stage_backward_end(m - 1 - pp)) / f64::from(pp);
+        assert_eq!(period.map(f64::to_bits), Some(expected.to_bits()), "{schedule:?} p{pp} v{vpp} m{m}");
+    }
+}
+
 /// The compiled program runs every pass the moment it may: at the later of its rank's previous
 /// pass's end and its inputs' arrival (the forward of the virtual stage before it, a send later
 /// when that stage is on another rank; the backward of its own forward and of the stage after it;
