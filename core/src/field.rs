@@ -58,6 +58,7 @@ named_enum! {
         BatchSeqLen = "batch.seq_len",
         Precision = "precision",
         Attention = "attention",
+        LigerKernel = "liger_kernel",
         LoraRank = "lora.rank",
         LoraAlpha = "lora.alpha",
         LoraTargets = "lora.targets",

@@ -15,7 +15,8 @@
 //!   `MegatronConfig`, `RLConfig`, `GenerateConfig`).
 //! - DeepSpeed: the `zero_optimization` keys of `deepspeed/runtime/zero/config.py` (`stage`,
 //!   `overlap_comm`, `offload_optimizer`, `offload_param`).
-//! - LLaMA-Factory: the same DeepSpeed config through its `deepspeed:` key, `flash_attn`
+//! - LLaMA-Factory: the same DeepSpeed config through its `deepspeed:` key, `flash_attn` and
+//!   `enable_liger_kernel`
 //!   (`src/llamafactory/hparams/model_args.py`), and Ascend's `recompute_layers_ratio`.
 //! - VeRL: the Hydra keys of `verl/trainer/config/ppo_trainer.yaml` it is launched with
 //!   (`actor_rollout_ref.actor.ulysses_sequence_parallel_size`, `fsdp_config.param_offload`,
@@ -98,6 +99,8 @@ pub enum Knob {
     RecomputeLayers,
     /// `attention`.
     Attention,
+    /// `liger_kernel`.
+    LigerKernel,
     /// `recompute.activation_function`.
     ActivationFunction,
     /// `recompute.activation_function_layers`.
@@ -190,6 +193,7 @@ impl Knob {
         Knob::MoeImbalance,
         Knob::RecomputeLayers,
         Knob::Attention,
+        Knob::LigerKernel,
         Knob::ActivationFunction,
         Knob::ActivationFunctionLayers,
         Knob::SwapAttention,
@@ -242,6 +246,7 @@ impl Knob {
             Knob::MoeImbalance => Field::MoeImbalance,
             Knob::RecomputeLayers => Field::RecomputeNumLayers,
             Knob::Attention => Field::Attention,
+            Knob::LigerKernel => Field::LigerKernel,
             Knob::ActivationFunction => Field::RecomputeActivationFunction,
             Knob::ActivationFunctionLayers => Field::RecomputeActivationFunctionLayers,
             Knob::SwapAttention => Field::RecomputeSwapAttention,
@@ -369,6 +374,10 @@ pub fn applies(framework: Framework, method: Method, knob: Knob) -> Applies {
         // `--attention-backend` / `--use-flash-attn`, MindSpeed-RL `use_flash_attn`, the HF path
         // transformers' `attn_implementation` (LLaMA-Factory `flash_attn`).
         Knob::Attention => Applies::Yes,
+        // LLaMA-Factory `enable_liger_kernel` (`src/llamafactory/hparams/model_args.py`). VeRL's
+        // `actor_rollout_ref.model.use_liger` is not modelled: its actor computes log-probabilities
+        // from whole logits, so Liger's fused loss never runs there.
+        Knob::LigerKernel => only(&[Framework::LlamaFactory]),
         // MindSpeed-RL `RLConfig.blocking`.
         Knob::RlBlocking => match for_methods(RL_METHODS) {
             Applies::Yes => only(&[Framework::MindSpeedRl]),
@@ -510,6 +519,7 @@ pub fn effective(plan: &Plan) -> Cow<'_, Plan> {
         // Read by no figure of a method that does not use them (the test in
         // core/tests/it/knobs.rs holds that).
         Attention => {};
+        LigerKernel => reset!(liger_kernel, false);
         SeqLen => {};
         Rl => {};
         RlBlocking => {};

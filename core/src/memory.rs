@@ -138,6 +138,9 @@ pub enum PeakMoment {
     LossBackward,
     /// The end of backward: every gradient.
     BackwardEnd,
+    /// The last layer's backward behind Liger's fused loss: the saved activations, that layer
+    /// recomputed and the hidden state's gradient the loss left; no logits.
+    LayerBackward,
 }
 
 impl PeakMoment {
@@ -147,6 +150,7 @@ impl PeakMoment {
             PeakMoment::Forward => "forward",
             PeakMoment::LossBackward => "loss_backward",
             PeakMoment::BackwardEnd => "backward_end",
+            PeakMoment::LayerBackward => "layer_backward",
         }
     }
 }
@@ -1471,12 +1475,104 @@ impl InFlight {
 /// log-softmax and the two fp32 gradients the autograd engine makes of it (tools/gpu_peak traced
 /// it on an H200), which is LLaMA-Factory's. Other HF-path trainers (a DeepSpeed `train.py`,
 /// VeRL's log-probabilities) compute their own loss: 10sbV.
+///
+/// Liger's fused linear cross entropy (LLaMA-Factory with `enable_liger_kernel`, pre-training and
+/// SFT) never holds the logits: [`liger_loss_bytes`].
 fn logits_bytes(ctx: &Ctx) -> u64 {
     let tokens_v = tokens_v(ctx);
     match ctx.path {
         Path::Megatron => tokens_v.saturating_mul(6) / ctx.tp,
+        Path::Hf if liger_fused_loss(ctx.plan) => liger_loss_bytes(ctx, 2).total(),
         Path::Hf if hf_trainer_loss(ctx.plan) => tokens_v.saturating_mul(12),
         Path::Hf => tokens_v.saturating_mul(10),
+    }
+}
+
+/// The HF `model_type`s whose modules LLaMA-Factory patches with Liger's kernels
+/// (`src/llamafactory/model/model_utils/liger_kernel.py`, `apply_liger_kernel`); on any other it
+/// warns and trains unpatched.
+const LIGER_MODEL_TYPES: &[&str] = &[
+    "gemma",
+    "gemma2",
+    "gemma3",
+    "gemma3_text",
+    "glm",
+    "glm4",
+    "glm4v",
+    "granite",
+    "llama",
+    "llava",
+    "mistral",
+    "mixtral",
+    "mllama",
+    "olmo2",
+    "paligemma",
+    "phi3",
+    "qwen2",
+    "qwen2_vl",
+    "qwen2_5_vl",
+    "qwen3",
+    "qwen3_moe",
+    "qwen3_next",
+    "qwen3_5",
+    "qwen3_5_moe",
+    "gpt_oss",
+];
+
+/// Whether the plan's HF modules run Liger's kernels: LLaMA-Factory with `enable_liger_kernel` on
+/// a model type it patches ([`LIGER_MODEL_TYPES`]): fused RMSNorm, SwiGLU and rotary embedding.
+pub(crate) fn liger(plan: &Plan) -> bool {
+    plan.liger_kernel && plan.framework == Framework::LlamaFactory && liger_patches(plan.model.arch.family)
+}
+
+/// Whether LLaMA-Factory patches a model of `family` with Liger's kernels ([`LIGER_MODEL_TYPES`]).
+pub(crate) fn liger_patches(family: model::Family) -> bool {
+    LIGER_MODEL_TYPES.contains(&family.model_type())
+}
+
+/// Whether the loss is also Liger's fused linear cross entropy: LLaMA-Factory asks for whole logits
+/// (`require_logits`) in every stage but pre-training and SFT (`src/llamafactory/model/loader.py`:
+/// `finetuning_args.stage not in ["pt", "sft"]`), and then applies Liger's plain cross entropy,
+/// which DPO's and PPO's own losses do not call.
+pub(crate) fn liger_fused_loss(plan: &Plan) -> bool {
+    liger(plan) && matches!(plan.method, Method::Pretrain | Method::SftFull | Method::Lora | Method::Qlora)
+}
+
+/// What Liger's fused linear cross entropy holds for one micro-batch of `b·s` tokens
+/// (`liger_kernel/ops/fused_linear_cross_entropy.py`, `fused_linear_cross_entropy_forward`): it
+/// runs the head and the loss chunk by chunk in forward, each chunk's logits (`chunk_size` tokens ×
+/// V, in the matmul's 16-bit output) turned into their gradient in place, and keeps only the
+/// hidden state's gradient (`grad_input`, the input's dtype: `hidden_bytes` a unit) and the fp32
+/// loss per token for backward. The chunk holds about as many logits as the hidden state has
+/// units: `inc_factor = ⌈V / h⌉`, `chunk_size = next_power_of_2(⌈b·s / inc_factor⌉)`, at most b·s.
+fn liger_loss_bytes(ctx: &Ctx, hidden_bytes: u64) -> LigerLoss {
+    let (b, seq) = micro_batch_shape(ctx);
+    let tokens = b.saturating_mul(seq);
+    let (v, h) = (ctx.arch.vocab_size, ctx.arch.hidden_size.max(1));
+    let inc_factor = v.div_ceil(h).max(1);
+    let chunk = tokens.div_ceil(inc_factor).checked_next_power_of_two().unwrap_or(u64::MAX).min(tokens);
+    let logit_bytes = if ctx.plan.precision == Precision::Fp32 { 4 } else { 2 };
+    LigerLoss {
+        chunk_logits: chunk.saturating_mul(v).saturating_mul(logit_bytes),
+        grad_input: tokens.saturating_mul(h).saturating_mul(hidden_bytes),
+        loss: tokens.saturating_mul(4),
+    }
+}
+
+/// The fused loss's buffers ([`liger_loss_bytes`]).
+struct LigerLoss {
+    /// One chunk's logits, their gradient written over them.
+    chunk_logits: u64,
+    /// The gradient of the hidden state the head reads, kept for backward.
+    grad_input: u64,
+    /// The fp32 loss of each token.
+    loss: u64,
+}
+
+impl LigerLoss {
+    /// Everything held at once in forward.
+    fn total(&self) -> u64 {
+        self.chunk_logits.saturating_add(self.grad_input).saturating_add(self.loss)
     }
 }
 
@@ -1609,13 +1705,53 @@ fn plain_torch_peak(ctx: &Ctx, states: &StageMemory, act: &ActivationShape) -> (
         ..states.clone()
     };
     let w = states.weights_bytes;
-    let forward = at(w.saturating_add(cast), 0, saved, tokens_v.saturating_mul(10));
-    let loss_backward =
-        at(w.saturating_add(if checkpointed { 0 } else { cast }), 0, saved, tokens_v.saturating_mul(12));
     let backward_end = at(w, states.gradients_bytes, first_layer, 0);
+    let kept_casts = if checkpointed { 0 } else { cast };
+    if liger_fused_loss(plan) {
+        let head_gradient = if full { arch.vocab_size.saturating_mul(h).saturating_mul(4) } else { 0 };
+        let recomputed = if checkpointed { first_layer } else { 0 };
+        let loss = liger_loss_bytes(ctx, if full && autocast { 4 } else { 2 });
+        return liger_peak(
+            |weights, activations, logits| at(w.saturating_add(weights), head_gradient, activations, logits),
+            (cast, kept_casts),
+            (saved, recomputed),
+            &loss,
+            backward_end,
+        );
+    }
+    let forward = at(w.saturating_add(cast), 0, saved, tokens_v.saturating_mul(10));
+    let loss_backward = at(w.saturating_add(kept_casts), 0, saved, tokens_v.saturating_mul(12));
     [
         (forward, PeakMoment::Forward),
         (loss_backward, PeakMoment::LossBackward),
+        (backward_end, PeakMoment::BackwardEnd),
+    ]
+    .into_iter()
+    .reduce(|a, b| if b.0.total() > a.0.total() { b } else { a })
+    .expect("three moments")
+}
+
+/// A plain PyTorch step's peak behind Liger's fused loss, from `at` (a moment's bytes from its extra
+/// weights, activations and loss buffers), autocast's copies in forward and those kept for backward,
+/// the saved activations and the last layer recomputed, the loss's buffers and the end of backward.
+///
+/// In forward the fused loss holds a chunk of logits, the hidden state's gradient (fp32 where the
+/// residual stream is: full fine-tuning under autocast) and, when the head is trained, its weight's
+/// gradient made in forward (`grad_weight`, the weight's fp32), kept until backward hands it to the
+/// parameter (`at` adds that to every moment but the last). Its backward only scales what it kept;
+/// the last layer's backward (recomputed under checkpointing) comes next.
+fn liger_peak(
+    at: impl Fn(u64, u64, u64) -> StageMemory,
+    (cast, kept_casts): (u64, u64),
+    (saved, recomputed): (u64, u64),
+    loss: &LigerLoss,
+    backward_end: StageMemory,
+) -> (StageMemory, PeakMoment) {
+    let forward = at(cast, saved, loss.total());
+    let layer_backward = at(kept_casts, saved.saturating_add(recomputed), loss.grad_input);
+    [
+        (forward, PeakMoment::Forward),
+        (layer_backward, PeakMoment::LayerBackward),
         (backward_end, PeakMoment::BackwardEnd),
     ]
     .into_iter()

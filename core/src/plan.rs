@@ -47,6 +47,11 @@ pub struct Plan {
     pub precision: Precision,
     /// Attention implementation (HF path).
     pub attention: AttentionImpl,
+    /// Liger's Triton kernels for HF models (LLaMA-Factory `enable_liger_kernel`,
+    /// `llamafactory/model/model_utils/liger_kernel.py`): fused RMSNorm, SwiGLU and rotary
+    /// embedding, and for pre-training and SFT the fused linear cross entropy, which never holds a
+    /// whole micro-batch's logits (docs/memory.md "Liger's kernels").
+    pub liger_kernel: bool,
     /// LoRA settings (used by `lora` and `qlora`).
     pub lora: Lora,
     /// RL settings (used by `grpo` and `ppo`).
@@ -766,6 +771,9 @@ pub struct PlanFile {
     /// `flash` when omitted.
     #[serde(default = "default_attention")]
     pub attention: AttentionImpl,
+    /// Liger's kernels (LLaMA-Factory `enable_liger_kernel`); off when omitted, as in LLaMA-Factory.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub liger_kernel: bool,
     /// LoRA settings.
     #[serde(default)]
     pub lora: LoraFile,
@@ -1685,6 +1693,7 @@ impl Plan {
             batch,
             precision: file.precision,
             attention: file.attention,
+            liger_kernel: file.liger_kernel,
             lora,
             rl,
             moe: moe(&file.moe)?,
@@ -1771,6 +1780,7 @@ impl Plan {
             },
             precision: self.precision,
             attention: self.attention,
+            liger_kernel: self.liger_kernel,
             lora: LoraFile { rank: self.lora.rank.get(), alpha: self.lora.alpha, targets },
             rl: RlFile {
                 rollout_tp: self.rl.rollout_tp.get(),
@@ -1820,6 +1830,7 @@ impl PlanFile {
             batch: BatchFile::default(),
             precision: default_precision(),
             attention: default_attention(),
+            liger_kernel: false,
             lora: LoraFile::default(),
             rl: RlFile::default(),
             moe: MoeFile::default(),

@@ -128,7 +128,8 @@ pub struct MemoryReport {
     /// full batch needs.
     pub rollout: Option<RolloutReport>,
     /// Where the step peaks when the terms are one moment's (LLaMA-Factory without DeepSpeed:
-    /// `forward`, at the loss; `loss_backward`; `backward_end`); `null` where each term is counted
+    /// `forward`, at the loss; `loss_backward`; `backward_end`; with Liger's fused loss
+    /// `layer_backward`); `null` where each term is counted
     /// at its own peak and the terms added.
     pub peak_moment: Option<&'static str>,
     /// The highest total of any stage or phase: what must fit.

@@ -280,6 +280,7 @@ fn MemoryNotes(
             "forward" => Some(Key::mem_moment_forward),
             "loss_backward" => Some(Key::mem_moment_loss_backward),
             "backward_end" => Some(Key::mem_moment_backward_end),
+            "layer_backward" => Some(Key::mem_moment_layer_backward),
             _ => None,
         });
         key.map(|key| {

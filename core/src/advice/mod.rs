@@ -57,6 +57,7 @@ named_enum! {
         RecomputeLess = "recompute_less",
         SwapAttention = "swap_attention",
         FlashAttention = "flash_attention",
+        LigerKernel = "liger_kernel",
         MicroBatchUp = "micro_batch_up",
         MicroBatchDown = "micro_batch_down",
         MoreMicrobatches = "more_microbatches",
@@ -97,6 +98,7 @@ impl Move {
                 | Move::ZeroStageDown
                 | Move::RecomputeLess
                 | Move::FlashAttention
+                | Move::LigerKernel
                 | Move::MicroBatchUp
                 | Move::MoreMicrobatches
                 | Move::Interleave

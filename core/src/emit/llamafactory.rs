@@ -74,7 +74,7 @@ fn stage(plan: &Plan) -> &'static str {
     }
 }
 
-/// The model and its attention kernel.
+/// The model, its attention kernel and Liger's kernels.
 fn model_keys(plan: &Plan) -> String {
     let mut y = String::new();
     kv(&mut y, "model_name_or_path", &yaml_str(&model_path(plan)));
@@ -85,6 +85,10 @@ fn model_keys(plan: &Plan) -> String {
         AttentionImpl::Eager => "disabled",
     };
     kv(&mut y, "flash_attn", flash);
+    // Liger's kernels, off unless asked (`enable_liger_kernel`, LLaMA-Factory's `ModelArguments`).
+    if plan.liger_kernel {
+        kv(&mut y, "enable_liger_kernel", "true");
+    }
     y
 }
 

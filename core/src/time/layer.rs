@@ -9,7 +9,8 @@ use super::ulysses::all_to_all_seconds;
 use super::{
     ASCEND_COC_EXPOSED_FRAC, AUTOCAST_CAST_BYTES_PER_PARAM, Ctx, ELEMENTWISE_BYTES_PER_TOKEN_HIDDEN, HBM_EFF,
     HF_EAGER_BYTES_PER_TOKEN_FFN, HF_EAGER_BYTES_PER_TOKEN_HIDDEN, HF_EAGER_BYTES_PER_TOKEN_Q,
-    HF_EAGER_BYTES_PER_TOKEN_QK, HF_RMSNORM_BYTES_PER_TOKEN_UNIT, MOE_COMM_SM_FRAC,
+    HF_EAGER_BYTES_PER_TOKEN_QK, HF_RMSNORM_BYTES_PER_TOKEN_UNIT, LIGER_RMSNORM_BYTES_PER_TOKEN_UNIT,
+    LIGER_ROPE_BYTES_PER_TOKEN_QK, LIGER_SWIGLU_BYTES_PER_TOKEN_FFN, MOE_COMM_SM_FRAC,
     UNFUSED_RMSNORM_BYTES_PER_TOKEN_HIDDEN, UNFUSED_ROPE_BYTES_PER_TOKEN_QK,
     UNFUSED_SWIGLU_BYTES_PER_TOKEN_FFN,
 };
@@ -196,13 +197,27 @@ fn elementwise(ctx: &Ctx, moe_layer: bool, q: f64, rotated: f64, w: &mut LayerWo
         let gated = !moe_layer && arch.mlp.kind == MlpKind::Gated;
         let qk_norm = matches!(arch.attention, Attention::Gqa { qk_norm: true, .. });
         let ffn = if gated { arch.mlp.intermediate_size as f64 } else { 0.0 };
-        let bytes = (HF_EAGER_BYTES_PER_TOKEN_HIDDEN - ELEMENTWISE_BYTES_PER_TOKEN_HIDDEN) * h
-            + HF_EAGER_BYTES_PER_TOKEN_QK * rotated
+        // Liger's kernels (LLaMA-Factory `enable_liger_kernel`) run each norm, the rotary
+        // embedding and SwiGLU as one kernel; the residual adds and the output's copy stay eager.
+        let (norm, rope, swiglu) = match eager.liger {
+            true => (
+                LIGER_RMSNORM_BYTES_PER_TOKEN_UNIT,
+                LIGER_ROPE_BYTES_PER_TOKEN_QK,
+                LIGER_SWIGLU_BYTES_PER_TOKEN_FFN,
+            ),
+            false => {
+                (HF_RMSNORM_BYTES_PER_TOKEN_UNIT, HF_EAGER_BYTES_PER_TOKEN_QK, HF_EAGER_BYTES_PER_TOKEN_FFN)
+            }
+        };
+        // Two norms and two residual adds a layer: HF_EAGER_BYTES_PER_TOKEN_HIDDEN with eager norms.
+        let hidden = HF_EAGER_BYTES_PER_TOKEN_HIDDEN - 2.0 * (HF_RMSNORM_BYTES_PER_TOKEN_UNIT - norm);
+        let bytes = (hidden - ELEMENTWISE_BYTES_PER_TOKEN_HIDDEN).max(0.0) * h
+            + rope * rotated
             + HF_EAGER_BYTES_PER_TOKEN_Q * q
             // Qwen3's `q_norm` and `k_norm` normalize every query and key head: RMSNorms over the
             // rotated units.
-            + if qk_norm { HF_RMSNORM_BYTES_PER_TOKEN_UNIT * rotated } else { 0.0 }
-            + HF_EAGER_BYTES_PER_TOKEN_FFN * ffn
+            + if qk_norm { norm * rotated } else { 0.0 }
+            + swiglu * ffn
             + eager.lora_bytes_per_unit * eager.lora_units_per_layer;
         w.eager_seconds += bytes * tokens / t / (ctx.hw.memory_bytes_per_second * HBM_EFF);
     }

@@ -125,6 +125,22 @@ pub const LORA_BYTES_PER_TOKEN_UNIT: f64 = 5.0;
 /// adapter's dtype (2 + 4) and back to 16 bits by autocast (4 + 2), 12 per input unit; 11 per unit
 /// of the two together. Tier: derived: PEFT `Linear.forward` (`_cast_input_dtype`).
 pub const LORA_FP32_BYTES_PER_TOKEN_UNIT: f64 = 11.0;
+/// Bytes per token and normalized unit of Liger's fused RMSNorm (`liger_kernel/ops/rms_norm.py`:
+/// one kernel reads the 16-bit input and writes the output, 2 + 2; the per-row `rstd` it caches is
+/// negligible). Tier: derived: counted from the kernel.
+pub const LIGER_RMSNORM_BYTES_PER_TOKEN_UNIT: f64 = 4.0;
+/// Bytes per token and rotated query/key unit of Liger's rotary embedding
+/// (`liger_kernel/ops/rope.py`: q and k read and written in place, 2 + 2). Tier: derived.
+pub const LIGER_ROPE_BYTES_PER_TOKEN_QK: f64 = 4.0;
+/// Bytes per token and MLP intermediate unit of Liger's SwiGLU (`liger_kernel/ops/swiglu.py`:
+/// gate and up read, the product written, 2 + 2 + 2). Tier: derived.
+pub const LIGER_SWIGLU_BYTES_PER_TOKEN_FFN: f64 = 6.0;
+/// Bytes per logit and pass of Liger's fused linear cross entropy
+/// (`liger_kernel/ops/fused_linear_cross_entropy.py`): each chunk's 16-bit logits written by the
+/// matmul (2), read by the cross-entropy kernel's online softmax (2), then read and overwritten with
+/// their gradient (2 + 2), all in forward; backward reads no logit: 8 a logit, 4 a pass. Tier:
+/// derived: counted from `liger_cross_entropy_kernel`.
+pub const LIGER_FLCE_BYTES_PER_LOGIT_PASS: f64 = 4.0;
 /// Bytes per fp32 parameter autocast moves to give a forward its 16-bit copy (4 read, 2 written),
 /// and the backward its gradient's fp32 cast (2 read, 4 written). Tier: spec (the dtypes).
 pub const AUTOCAST_CAST_BYTES_PER_PARAM: f64 = 6.0;
@@ -479,8 +495,9 @@ impl<'a> Ctx<'a> {
 }
 
 /// What HF's modules move through memory beyond fused kernels' traffic, in LLaMA-Factory and in
-/// VeRL's FSDP actor (neither fuses them unless told: LLaMA-Factory `enable_liger_kernel`, VeRL
-/// `use_liger`, both off by default): they run as eager PyTorch operators (transformers'
+/// VeRL's FSDP actor (neither fuses them unless told: LLaMA-Factory `enable_liger_kernel`, which
+/// the plan's `liger_kernel` sets, VeRL `use_liger`, both off by default): they run as eager
+/// PyTorch operators (transformers'
 /// `modeling_llama.py` and its copies: `LlamaRMSNorm`, `apply_rotary_pos_emb`,
 /// `act_fn(gate_proj(x)) * up_proj(x)`), PEFT's adapters add theirs, and without DeepSpeed (plain
 /// PyTorch, `memory::plain_torch`) so do autocast's weight casts.
@@ -495,6 +512,9 @@ struct HfEager {
     /// Whether autocast casts fp32 weights to 16 bits each forward (plain PyTorch full
     /// fine-tuning in bf16 or fp16).
     casts_weights: bool,
+    /// Whether Liger's kernels replace the norms, the rotary embedding and SwiGLU
+    /// ([`memory::liger`]).
+    liger: bool,
 }
 
 impl HfEager {
@@ -513,7 +533,7 @@ impl HfEager {
         let casts_weights = plain && !plan.trains_lora() && plan.precision != Precision::Fp32;
         let lora_bytes_per_unit =
             if plain { LORA_FP32_BYTES_PER_TOKEN_UNIT } else { LORA_BYTES_PER_TOKEN_UNIT };
-        Some(HfEager { lora_units_per_layer, lora_bytes_per_unit, casts_weights })
+        Some(HfEager { lora_units_per_layer, lora_bytes_per_unit, casts_weights, liger: memory::liger(plan) })
     }
 }
 

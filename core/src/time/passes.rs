@@ -230,7 +230,15 @@ fn head(ctx: &Ctx) -> (f64, f64, f64) {
     // and PyTorch's log-softmax reads its input twice (maximum, sum) before reading it again to
     // write (16); its backward zero-fills the gradient (4), reads gradient, output and gradient
     // again to write (16) and casts back (4 + 2): 48 bytes a logit, 24 a pass.
-    let bytes = if crate::memory::hf_trainer_loss(ctx.plan) { 24.0 } else { 3.0 * 4.0 };
+    // Liger's fused linear cross entropy moves each chunk's 16-bit logits a few times in forward
+    // and none in backward ([`super::LIGER_FLCE_BYTES_PER_LOGIT_PASS`]); its GEMMs are the head's.
+    let bytes = if crate::memory::liger_fused_loss(ctx.plan) {
+        super::LIGER_FLCE_BYTES_PER_LOGIT_PASS
+    } else if crate::memory::hf_trainer_loss(ctx.plan) {
+        24.0
+    } else {
+        3.0 * 4.0
+    };
     let head_memory = bytes * ctx.tokens * v / ctx.tp / (ctx.hw.memory_bytes_per_second * HBM_EFF);
     (head_seconds, head_flops, head_memory)
 }

@@ -257,6 +257,12 @@ pub fn generated() -> Vec<Entry> {
                    "batch": {"micro_batch": 1, "global_batch": 32, "seq_len": 2048}}),
         );
     }
+    // Liger's kernels (`enable_liger_kernel`, LLaMA-Factory's `ModelArguments`).
+    add(
+        "llamafactory-lora-liger-qwen2.5-7b",
+        json!({"model": "qwen2.5-7b", "framework": "llamafactory", "method": "lora", "liger_kernel": true,
+               "batch": {"micro_batch": 2, "global_batch": 16, "seq_len": 4096}}),
+    );
     add(
         "llamafactory-dpo-lora-qwen2.5-7b",
         json!({"model": "qwen2.5-7b", "framework": "llamafactory", "method": "dpo",

@@ -79,6 +79,7 @@ fn assert_carried(original: &PlanFile, back: &PlanFile, kind: ConfigKind) {
             assert_eq!(back.recompute.granularity, original.recompute.granularity);
             assert_eq!(back.lora.rank, original.lora.rank);
             assert_eq!(back.precision, original.precision);
+            assert_eq!(back.liger_kernel, original.liger_kernel);
             if original.recompute.granularity != trainplan_core::plan::RecomputeGranularity::None {
                 assert_eq!(back.recompute.layers_ratio, original.recompute.layers_ratio);
             }
@@ -226,11 +227,12 @@ proptest! {
         assert_carried(&original, &back, kind);
     }
 
-    /// Random ZeRO, offload, batch and precision survive DeepSpeed and LLaMA-Factory emit → import.
+    /// Random ZeRO, offload, batch, precision and Liger survive DeepSpeed and LLaMA-Factory emit → import.
     #[test]
     fn hf_family_round_trips(
         lf in any::<bool>(), zero in 0u8..4, offload in any::<bool>(), micro in 1u32..5, gas in 1u32..5,
         checkpointing in any::<bool>(), fp16 in any::<bool>(), ratio in prop::sample::select(vec![0.25f64, 0.5, 1.0]),
+        liger in any::<bool>(),
     ) {
         let offload = offload && 1 <= zero;
         let framework = if lf { "llamafactory" } else { "deepspeed" };
@@ -239,7 +241,7 @@ proptest! {
         let granularity = if checkpointing { "full" } else { "none" };
         let text = format!(
             r#"{{"model": "qwen2.5-7b", "framework": "{framework}", "method": "{method}", "precision": "{precision}",
-                "parallel": {{"zero_stage": {zero}, "offload_optimizer": {offload}}},
+                "liger_kernel": {liger}, "parallel": {{"zero_stage": {zero}, "offload_optimizer": {offload}}},
                 "recompute": {{"granularity": "{granularity}", "layers_ratio": {ratio}}},
                 "batch": {{"micro_batch": {micro}, "global_batch": {}}}}}"#,
             micro * gas * 8

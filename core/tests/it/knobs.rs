@@ -35,7 +35,8 @@ fn changed_value(knob: Knob) -> (&'static str, Value) {
         | Knob::MoePadToCapacity
         | Knob::ActivationFunction
         | Knob::SwapAttention
-        | Knob::DistributeSavedActivations => json!(true),
+        | Knob::DistributeSavedActivations
+        | Knob::LigerKernel => json!(true),
         Knob::FusedKernels | Knob::MoeGroupedGemm | Knob::RlBlocking => json!(false),
         Knob::PipelineLayout => json!("Et*27|tL"),
         Knob::MtpLayers => json!(1),

@@ -862,3 +862,57 @@ fn ddp_buckets_hold_a_second_copy_of_the_gradients() {
     let (zero1, _) = stage(2, 1);
     assert_eq!(zero1.buffers, 128 << 20);
 }
+
+#[test]
+fn liger_fused_loss_holds_a_chunk_of_logits_not_the_micro_batch() {
+    // LLaMA-Factory's `enable_liger_kernel` patches Liger's fused linear cross entropy into SFT
+    // (`require_logits` is false for stages `pt` and `sft`, src/llamafactory/model/loader.py). It
+    // runs the head and the loss in chunks of next_power_of_2(⌈b·s / ⌈V / h⌉⌉) tokens and keeps
+    // the hidden state's gradient and an fp32 loss per token
+    // (liger_kernel/ops/fused_linear_cross_entropy.py). Qwen2.5-7B (V 152,064, h 3,584) at 2 × 4,096
+    // tokens: ⌈152,064 / 3,584⌉ = 43, ⌈8,192 / 43⌉ = 191 → chunks of 256 tokens.
+    let stage = |liger: bool, zero: u8, method: &str| {
+        let text = format!(
+            r#"{{"model": "qwen2.5-7b", "framework": "llamafactory", "method": "{method}", "liger_kernel": {liger},
+                "parallel": {{"zero_stage": {zero}}}, "batch": {{"micro_batch": 2, "global_batch": 64, "seq_len": 4096}}}}"#
+        );
+        let report = evaluate(&Plan::from_json(&text).unwrap());
+        (report.memory.stages[0].clone(), report.memory.peak_moment)
+    };
+    let (tokens, v, h) = (2 * 4096u64, 152_064u64, 3_584u64);
+    let (chunk_logits, grad_input, loss) = (256 * v * 2, tokens * h * 2, tokens * 4);
+    // DeepSpeed's additive terms: the fused loss's buffers, where the HF Trainer's loss held 12 bytes
+    // a logit.
+    let (with, _) = stage(true, 2, "lora");
+    let (without, _) = stage(false, 2, "lora");
+    assert_eq!(with.logits, chunk_logits + grad_input + loss);
+    assert_eq!(without.logits, 12 * tokens * v);
+    // Plain PyTorch: the loss's backward no longer peaks; the last layer's backward does, holding the
+    // hidden state's gradient and no logit.
+    let (with, moment) = stage(true, 0, "lora");
+    let (without, before) = stage(false, 0, "lora");
+    assert_eq!((moment, before), (Some("layer_backward"), Some("loss_backward")));
+    assert_eq!(with.logits, grad_input);
+    assert!(with.total + 12 * tokens * v / 2 < without.total, "{} vs {}", with.total, without.total);
+    // DPO asks for whole logits: Liger's plain cross entropy, which its loss never calls.
+    let (dpo_with, _) = stage(true, 2, "dpo");
+    let (dpo_without, _) = stage(false, 2, "dpo");
+    assert_eq!(dpo_with, dpo_without);
+}
+
+#[test]
+fn liger_changes_nothing_where_llamafactory_does_not_patch() {
+    // DeepSeek-V2's `deepseek_v2` is not among the model types LLaMA-Factory hands to Liger
+    // (src/llamafactory/model/model_utils/liger_kernel.py warns and trains unpatched), and no
+    // other framework has the key.
+    for (model, framework) in [("deepseek-v2-lite", "llamafactory"), ("qwen2.5-7b", "megatron")] {
+        let report = |liger: bool| {
+            let text = format!(
+                r#"{{"model": "{model}", "framework": "{framework}", "method": "sft-full", "liger_kernel": {liger}}}"#
+            );
+            let r = evaluate(&Plan::from_json(&text).unwrap());
+            (r.memory.stages.clone(), r.time.step_seconds)
+        };
+        assert_eq!(report(true), report(false), "{model} on {framework}");
+    }
+}

@@ -1,5 +1,5 @@
 //! The form's recomputation and activation-memory knobs: granularity and layers, the attention
-//! kernel, activation-function recomputation, swap-attention, checkpoints split over TP, the
+//! kernel, Liger's kernels (LLaMA-Factory), activation-function recomputation, swap-attention, checkpoints split over TP, the
 //! modules recomputed, CPU offload of layers and LLaMA-Factory's layer ratio.
 
 use leptos::prelude::*;
@@ -74,6 +74,7 @@ pub fn RecomputeKnobs(
             {slot_number(Knob::RecomputeLayers, Key::rc_layers, "recompute-layers-input", NumField::RecomputeLayers)}
             {knob_slot(ctx, Knob::Attention, attention)}
         </div>
+        {slot_check(Knob::LigerKernel, Key::rc_liger, "liger-check", |f| f.liger_kernel, |f, v| f.liger_kernel = v)}
         {slot_check(Knob::ActivationFunction, Key::rc_act_fn, "act-fn-check", |f| f.recompute.activation_function, |f, v| f.recompute.activation_function = v)}
         {slot_check(Knob::SwapAttention, Key::rc_swap_attn, "swap-attn-check", |f| f.recompute.swap_attention, |f, v| f.recompute.swap_attention = v)}
         {slot_check(Knob::DistributeSavedActivations, Key::rc_distribute, "distribute-saved-check", |f| f.recompute.distribute_saved_activations, |f, v| f.recompute.distribute_saved_activations = v)}

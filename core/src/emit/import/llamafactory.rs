@@ -23,10 +23,11 @@ const APPLIED: &[&str] = &[
     "fp16",
     "fp8",
     "flash_attn",
+    "enable_liger_kernel",
     "deepspeed",
 ];
 
-/// A LLaMA-Factory YAML: method, LoRA, batch, recomputation, precision, attention, the DeepSpeed
+/// A LLaMA-Factory YAML: method, LoRA, batch, recomputation, precision, attention, Liger, the DeepSpeed
 /// stage as the file's name gives it, and the paths.
 pub(super) fn llamafactory(map: &Hash, text: &str, file: &mut PlanFile) -> Result<Reading, ImportError> {
     file.framework = Framework::LlamaFactory;
@@ -48,6 +49,7 @@ pub(super) fn llamafactory(map: &Hash, text: &str, file: &mut PlanFile) -> Resul
             _ => crate::plan::AttentionImpl::Eager,
         };
     }
+    file.liger_kernel = y.switch("enable_liger_kernel");
     // The DeepSpeed file's stage is in its name as LLaMA-Factory ships them (`ds_z3_offload_config.json`).
     if let Some(ds) = y.str("deepspeed") {
         if let Some(stage) =
