@@ -1721,14 +1721,11 @@ fn plain_torch_peak(ctx: &Ctx, states: &StageMemory, act: &ActivationShape) -> (
     }
     let forward = at(w.saturating_add(cast), 0, saved, tokens_v.saturating_mul(10));
     let loss_backward = at(w.saturating_add(kept_casts), 0, saved, tokens_v.saturating_mul(12));
-    [
+    highest([
         (forward, PeakMoment::Forward),
         (loss_backward, PeakMoment::LossBackward),
         (backward_end, PeakMoment::BackwardEnd),
-    ]
-    .into_iter()
-    .reduce(|a, b| if b.0.total() > a.0.total() { b } else { a })
-    .expect("three moments")
+    ])
 }
 
 /// A plain PyTorch step's peak behind Liger's fused loss, from `at` (a moment's bytes from its extra
@@ -1749,14 +1746,17 @@ fn liger_peak(
 ) -> (StageMemory, PeakMoment) {
     let forward = at(cast, saved, loss.total());
     let layer_backward = at(kept_casts, saved.saturating_add(recomputed), loss.grad_input);
-    [
+    highest([
         (forward, PeakMoment::Forward),
         (layer_backward, PeakMoment::LayerBackward),
         (backward_end, PeakMoment::BackwardEnd),
-    ]
-    .into_iter()
-    .reduce(|a, b| if b.0.total() > a.0.total() { b } else { a })
-    .expect("three moments")
+    ])
+}
+
+/// The moment with the most bytes (the first of equals).
+fn highest(moments: [(StageMemory, PeakMoment); 3]) -> (StageMemory, PeakMoment) {
+    let [first, rest @ ..] = moments;
+    rest.into_iter().fold(first, |a, b| if b.0.total() > a.0.total() { b } else { a })
 }
 
 /// Communication buffers, and the gathered parameters ZeRO-3 keeps live.
