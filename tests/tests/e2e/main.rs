@@ -120,6 +120,14 @@ async fn editing_the_plan_updates_the_report() -> WebDriverResult<()> {
     // the step its terms are taken (a LoRA step peaks in the loss's backward).
     let moment = page.text("memory-moment").await?;
     assert!(moment.contains("loss's backward"), "{moment}");
+    // Liger's fused loss keeps no logits: the step then peaks in the last layer's backward, and the
+    // YAML turns it on.
+    page.click("liger-check").await?;
+    let moment = page.wait_text("memory-moment", |t| t.contains("last layer's backward")).await?;
+    assert!(moment.contains("Liger"), "{moment}");
+    page.click("liger-check").await?;
+    let moment = page.wait_text("memory-moment", |t| t.contains("loss's backward")).await?;
+    assert!(moment.contains("loss's backward"), "{moment}");
 
     // Memory: a full fine-tune of Llama-3.1-70B on one 8 × H100 node does not fit unsharded (16 bytes
     // × 70.6B per device, ZeRO paper); ZeRO-3 with the optimizer on the host leaves 4 bytes × 70.6B ÷ 8.
