@@ -120,8 +120,7 @@ async fn editing_the_plan_updates_the_report() -> WebDriverResult<()> {
     // the step its terms are taken (a LoRA step peaks in the loss's backward).
     let moment = page.text("memory-moment").await?;
     assert!(moment.contains("loss's backward"), "{moment}");
-    // Liger's fused loss keeps no logits: the step then peaks in the last layer's backward, and the
-    // YAML turns it on.
+    // Liger's fused loss keeps no logits: the step then peaks in the last layer's backward.
     page.click("liger-check").await?;
     let moment = page.wait_text("memory-moment", |t| t.contains("last layer's backward")).await?;
     assert!(moment.contains("Liger"), "{moment}");
