@@ -16,6 +16,8 @@ Choice of pins, from each package's own metadata at that version:
   datasets<=4.0.0 and torch>=2.4.0 (setup metadata; `llamafactory/extras/misc.py::check_dependencies` checks
   the same ranges at import); transformers 5.6.0 is the newest it accepts. DeepSpeed comes in because
   transformers' DeepSpeed integration (which fills the `"auto"` values of the JSON it names) needs it.
+  liger-kernel 0.8.5 (torch>=2.1.2, triton>=2.3.1) is there because `get_train_args` requires the package
+  when a YAML sets `enable_liger_kernel` (`hparams/parser.py`).
   torchvision and torchaudio are the releases built against torch 2.11.0 (torchaudio 2.11.1, which pip
   picks otherwise, fails to load its library against it).
 - verl 0.9.1 requires transformers>=5.5.3,<5.11,!=5.6.0 and its `cpu`/`vllm`/`sglang`/`fsdp` extras pin
@@ -38,6 +40,7 @@ TOP = {
         "llamafactory==0.9.5",
         "transformers==5.6.0",
         "deepspeed==0.19.8",
+        "liger-kernel==0.8.5",
         TORCH,
         "torchvision==0.26.0",
         "torchaudio==2.11.0",
