@@ -379,6 +379,9 @@ pub fn zh(code: Code) -> &'static str {
         Code::LlamafactoryLayersRatioIgnored => {
             "recompute.layers_ratio 是 LLaMA-Factory（昇腾版）的参数；{framework} 会忽略它。"
         }
+        Code::LlamafactoryLigerZero3 => {
+            "Liger 的融合损失在输出层的前向之外读取其权重：ZeRO-3 下它可能是空分片，反向会因尺寸不匹配而失败。用 ZeRO-2，或把 stage3_param_persistence_threshold 设得足以保留整个输出层，可以避免。"
+        }
         Code::LlamafactoryLayersRatioUpstream => {
             "recompute_layers_ratio 只有昇腾版 LLaMA-Factory 识别；上游 LLaMA-Factory 会因未知参数报错。"
         }

@@ -445,6 +445,7 @@ codes! {
     MindspeedActFnLayers = "mindspeed.act_fn_layers" => "--recompute-activation-function-num-layers {layers} exceeds the model's {n_layers} layers.",
     MindspeedActFnFullBlock = "mindspeed.act_fn_full_block" => "Activation-function recompute with full recompute needs --recompute-method block.",
     LlamafactoryLayersRatioIgnored = "llamafactory.layers_ratio_ignored" => "The recompute layers ratio is a key of LLaMA-Factory on Ascend; {framework} ignores it.",
+    LlamafactoryLigerZero3 = "llamafactory.liger_zero3" => "Liger's fused loss reads the output layer's weight outside that layer's forward: under ZeRO-3 it can be an empty shard, and backward fails on a size mismatch. ZeRO-2, or a stage3_param_persistence_threshold that keeps the head whole, avoids it.",
     LlamafactoryLayersRatioUpstream = "llamafactory.layers_ratio_upstream" => "recompute_layers_ratio is read by Ascend's LLaMA-Factory build; upstream LLaMA-Factory rejects the key.",
     RlMiniBatch = "rl.mini_batch" => "Mini-batch {mini} must divide the {prompts} prompts of a step.",
     VerlRolloutEpNodes = "verl.rollout_ep_nodes" => "With expert parallelism VeRL's vLLM engine spans whole nodes: rollout EP {rollout_ep} is not a multiple of the {per_node} devices per node.",

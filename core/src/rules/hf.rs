@@ -1,6 +1,6 @@
 //! The HF path (DeepSpeed, LLaMA-Factory, VeRL's FSDP actors): model parallelism it does not have,
 //! ZeRO's parameter offload, the Megatron-only distributed optimizer, and LLaMA-Factory's
-//! recomputed-layer ratio.
+//! recomputed-layer ratio and Liger's fused loss under ZeRO-3.
 
 use crate::field::Field;
 use serde_json::Value;
@@ -80,5 +80,23 @@ pub(super) fn layers_ratio(cx: &Ctx, acc: &mut Acc) {
                 Some((Field::RecomputeLayersRatio, Value::from(1.0))),
             );
         }
+    }
+}
+
+/// Liger's fused linear cross entropy under ZeRO-3: Liger's patched forward hands the output
+/// layer's weight to the fused loss by attribute, never calling that layer, so ZeRO-3's gather hook
+/// may not run and the weight is an empty shard (Liger-Kernel `fused_linear_cross_entropy.py`
+/// asserts on exactly that; linkedin/Liger-Kernel issue #1048 fails in backward on Qwen3-8B and
+/// passes at ZeRO-2 or with `stage3_param_persistence_threshold` raised). A warning: whether the
+/// head stays whole depends on DeepSpeed's persistence threshold and the model.
+pub(super) fn liger_zero3(cx: &Ctx, acc: &mut Acc) {
+    let plan = cx.plan;
+    if crate::memory::liger_fused_loss(plan) && plan.parallel.zero_stage.shards_params() {
+        acc.push(
+            Severity::Warning,
+            Code::LlamafactoryLigerZero3,
+            &[],
+            Some((Field::ParallelZeroStage, Value::from(2))),
+        );
     }
 }

@@ -13,6 +13,11 @@ fn codes(text: &str) -> Vec<&'static str> {
 /// (code, a plan that breaks the rule, a plan that keeps it)
 const CASES: &[(&str, &str, &str)] = &[
     (
+        "llamafactory.liger_zero3",
+        r#"{"model": "qwen2.5-7b", "liger_kernel": true, "parallel": {"zero_stage": 3}}"#,
+        r#"{"model": "qwen2.5-7b", "liger_kernel": true, "parallel": {"zero_stage": 2}}"#,
+    ),
+    (
         "hw.no_bf16",
         r#"{"model": "qwen2.5-0.5b", "hardware": "v100-sxm-32g"}"#,
         r#"{"model": "qwen2.5-0.5b", "hardware": "v100-sxm-32g", "precision": "fp16"}"#,
