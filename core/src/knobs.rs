@@ -19,7 +19,7 @@
 //!   `enable_liger_kernel`
 //!   (`src/llamafactory/hparams/model_args.py`), and Ascend's `recompute_layers_ratio`.
 //! - VeRL: the Hydra keys of `verl/trainer/config/ppo_trainer.yaml` it is launched with
-//!   (`actor_rollout_ref.actor.ulysses_sequence_parallel_size`, `fsdp_config.param_offload`,
+//!   (`actor_rollout_ref.actor.ulysses_sequence_parallel_size`, `model.use_liger`, `fsdp_config.param_offload`,
 //!   `fsdp_config.optimizer_offload`).
 //!
 //! A setting a framework has no choice over is put at the one value it runs: VeRL's context
@@ -374,10 +374,9 @@ pub fn applies(framework: Framework, method: Method, knob: Knob) -> Applies {
         // `--attention-backend` / `--use-flash-attn`, MindSpeed-RL `use_flash_attn`, the HF path
         // transformers' `attn_implementation` (LLaMA-Factory `flash_attn`).
         Knob::Attention => Applies::Yes,
-        // LLaMA-Factory `enable_liger_kernel` (`src/llamafactory/hparams/model_args.py`). VeRL's
-        // `actor_rollout_ref.model.use_liger` is not modelled: its actor computes log-probabilities
-        // from whole logits, so Liger's fused loss never runs there.
-        Knob::LigerKernel => only(&[Framework::LlamaFactory]),
+        // LLaMA-Factory `enable_liger_kernel` (`src/llamafactory/hparams/model_args.py`), VeRL
+        // `actor_rollout_ref.model.use_liger` (`verl/workers/config/model.py`).
+        Knob::LigerKernel => only(&[Framework::LlamaFactory, Framework::Verl]),
         // MindSpeed-RL `RLConfig.blocking`.
         Knob::RlBlocking => match for_methods(RL_METHODS) {
             Applies::Yes => only(&[Framework::MindSpeedRl]),

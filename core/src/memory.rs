@@ -1519,23 +1519,42 @@ const LIGER_MODEL_TYPES: &[&str] = &[
     "gpt_oss",
 ];
 
-/// Whether the plan's HF modules run Liger's kernels: LLaMA-Factory with `enable_liger_kernel` on
-/// a model type it patches ([`LIGER_MODEL_TYPES`]): fused RMSNorm, SwiGLU and rotary embedding.
+/// The HF `model_type`s Liger patches a model instance of, as VeRL's `use_liger` asks
+/// (`_apply_liger_kernel_to_instance`, `MODEL_TYPE_TO_APPLY_LIGER_FN` in
+/// `liger_kernel/transformers/monkey_patch.py`, liger-kernel 0.8.5), those of this planner's
+/// families; any other is left unpatched.
+const LIGER_INSTANCE_MODEL_TYPES: &[&str] =
+    &["deepseek_v2", "deepseek_v3", "glm4", "llama", "mistral", "mixtral", "qwen2", "qwen3", "qwen3_moe"];
+
+/// Whether the plan's HF modules run Liger's kernels: LLaMA-Factory's `enable_liger_kernel` or
+/// VeRL's `use_liger` on a model type it patches ([`liger_patches`]): fused RMSNorm, SwiGLU and
+/// rotary embedding.
 pub(crate) fn liger(plan: &Plan) -> bool {
-    plan.liger_kernel && plan.framework == Framework::LlamaFactory && liger_patches(plan.model.arch.family)
+    plan.liger_kernel && liger_patches(plan.framework, plan.model.arch.family)
 }
 
-/// Whether LLaMA-Factory patches a model of `family` with Liger's kernels ([`LIGER_MODEL_TYPES`]).
-pub(crate) fn liger_patches(family: model::Family) -> bool {
-    LIGER_MODEL_TYPES.contains(&family.model_type())
+/// Whether `framework` patches a model of `family` with Liger's kernels: LLaMA-Factory's list
+/// ([`LIGER_MODEL_TYPES`]), Liger's own for VeRL ([`LIGER_INSTANCE_MODEL_TYPES`]).
+pub(crate) fn liger_patches(framework: Framework, family: model::Family) -> bool {
+    let types = match framework {
+        Framework::LlamaFactory => LIGER_MODEL_TYPES,
+        Framework::Verl => LIGER_INSTANCE_MODEL_TYPES,
+        _ => return false,
+    };
+    types.contains(&family.model_type())
 }
 
 /// Whether the loss is also Liger's fused linear cross entropy: LLaMA-Factory asks for whole logits
 /// (`require_logits`) in every stage but pre-training and SFT (`src/llamafactory/model/loader.py`:
 /// `finetuning_args.stage not in ["pt", "sft"]`), and then applies Liger's plain cross entropy,
 /// which DPO's and PPO's own losses do not call.
+///
+/// VeRL's actor calls the patched forward without labels, so Liger computes the whole logits there
+/// (`lce_forward` skips them only when it has labels to train on): its loss is unchanged.
 pub(crate) fn liger_fused_loss(plan: &Plan) -> bool {
-    liger(plan) && matches!(plan.method, Method::Pretrain | Method::SftFull | Method::Lora | Method::Qlora)
+    liger(plan)
+        && plan.framework == Framework::LlamaFactory
+        && matches!(plan.method, Method::Pretrain | Method::SftFull | Method::Lora | Method::Qlora)
 }
 
 /// What Liger's fused linear cross entropy holds for one micro-batch of `b·s` tokens

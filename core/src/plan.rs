@@ -48,9 +48,10 @@ pub struct Plan {
     /// Attention implementation (HF path).
     pub attention: AttentionImpl,
     /// Liger's Triton kernels for HF models (LLaMA-Factory `enable_liger_kernel`,
-    /// `llamafactory/model/model_utils/liger_kernel.py`): fused RMSNorm, SwiGLU and rotary
-    /// embedding, and for pre-training and SFT the fused linear cross entropy, which never holds a
-    /// whole micro-batch's logits (docs/memory.md "Liger's kernels").
+    /// `llamafactory/model/model_utils/liger_kernel.py`; VeRL `actor_rollout_ref.model.use_liger`):
+    /// fused RMSNorm, SwiGLU and rotary embedding, and for LLaMA-Factory's pre-training and SFT the
+    /// fused linear cross entropy, which never holds a whole micro-batch's logits (docs/memory.md
+    /// "Liger's kernels").
     pub liger_kernel: bool,
     /// LoRA settings (used by `lora` and `qlora`).
     pub lora: Lora,
@@ -771,7 +772,8 @@ pub struct PlanFile {
     /// `flash` when omitted.
     #[serde(default = "default_attention")]
     pub attention: AttentionImpl,
-    /// Liger's kernels (LLaMA-Factory `enable_liger_kernel`); off when omitted, as in LLaMA-Factory.
+    /// Liger's kernels (LLaMA-Factory `enable_liger_kernel`, VeRL `use_liger`); off when omitted,
+    /// as in both.
     #[serde(default, skip_serializing_if = "is_false")]
     pub liger_kernel: bool,
     /// LoRA settings.

@@ -201,12 +201,10 @@ fn activation_moves(ctx: &Ctx) -> Vec<Candidate> {
     if plan.attention == AttentionImpl::Eager {
         res.push(candidate(Move::FlashAttention, vec![fix(Field::Attention, "flash")]));
     }
-    // Liger's kernels on LLaMA-Factory (`enable_liger_kernel`), on the models it patches: fused
-    // norms, SwiGLU and rotary embedding, and for pre-training and SFT a loss that keeps no logits.
-    if plan.framework == Framework::LlamaFactory
-        && !plan.liger_kernel
-        && crate::memory::liger_patches(plan.model.arch.family)
-    {
+    // Liger's kernels (LLaMA-Factory `enable_liger_kernel`, VeRL `use_liger`), on the models they
+    // patch: fused norms, SwiGLU and rotary embedding, and for LLaMA-Factory's pre-training and SFT
+    // a loss that keeps no logits.
+    if !plan.liger_kernel && crate::memory::liger_patches(plan.framework, plan.model.arch.family) {
         res.push(candidate(Move::LigerKernel, vec![fix(Field::LigerKernel, true)]));
     }
     res

@@ -38,6 +38,10 @@ pub fn script(plan: &Plan, header: &[String]) -> Result<EmittedFile, EmitError> 
         // is the actor with its adapters off, and vLLM serves the adapters).
         o.extend(lora(plan, "actor_rollout_ref.model"));
     }
+    if plan.liger_kernel {
+        // Liger's kernels on the actor's HF modules (`verl/workers/config/model.py`, `use_liger`).
+        o.push("actor_rollout_ref.model.use_liger=True".to_owned());
+    }
     o.extend(actor_rollout_ref(plan));
     o.extend(trainer(plan, estimator));
     o.extend(critic(plan));

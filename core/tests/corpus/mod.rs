@@ -363,6 +363,10 @@ pub fn generated() -> Vec<Entry> {
             // vLLM's expert parallelism over the rollout's TP 2 × DP 4 ranks.
             plan["rl"]["rollout_ep"] = json!(8);
         }
+        if name == "grpo-ulysses" {
+            // Liger's kernels on the actor (`actor_rollout_ref.model.use_liger`).
+            plan["liger_kernel"] = json!(true);
+        }
         add(&format!("verl-{name}"), plan);
     }
 

@@ -125,6 +125,7 @@ fn assert_carried(original: &PlanFile, back: &PlanFile, kind: ConfigKind) {
         }
         ConfigKind::Verl => {
             assert_eq!(back.method, original.method);
+            assert_eq!(back.liger_kernel, original.liger_kernel);
             assert_eq!(
                 (b.cp, b.offload_optimizer, b.offload_params),
                 (o.cp, o.offload_optimizer, o.offload_params)
@@ -179,7 +180,7 @@ fn emitted_files_import_back_to_their_plan() {
         r#"{"model": "qwen2.5-72b", "cluster": {"nodes": 2}, "framework": "llamafactory", "method": "sft-full",
             "parallel": {"zero_stage": 3, "offload_optimizer": true}, "recompute": {"granularity": "none"},
             "batch": {"micro_batch": 1, "global_batch": 64, "seq_len": 4096}}"#,
-        r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "parallel": {"zero_stage": 3, "cp": 2},
+        r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "liger_kernel": true, "parallel": {"zero_stage": 3, "cp": 2},
             "rl": {"rollout_tp": 2, "n_samples_per_prompt": 8}, "batch": {"micro_batch": 16, "global_batch": 512}}"#,
         // The rollout's expert parallelism: VeRL's EP and DP, MindSpeed-RL's EP over its TP.
         r#"{"model": "qwen3-30b-a3b", "framework": "verl", "method": "grpo", "cluster": {"nodes": 2}, "parallel": {"zero_stage": 3},

@@ -903,12 +903,17 @@ fn liger_fused_loss_holds_a_chunk_of_logits_not_the_micro_batch() {
 #[test]
 fn liger_changes_nothing_where_llamafactory_does_not_patch() {
     // DeepSeek-V2's `deepseek_v2` is not among the model types LLaMA-Factory hands to Liger
-    // (src/llamafactory/model/model_utils/liger_kernel.py warns and trains unpatched), and no
-    // other framework has the key.
-    for (model, framework) in [("deepseek-v2-lite", "llamafactory"), ("qwen2.5-7b", "megatron")] {
+    // (src/llamafactory/model/model_utils/liger_kernel.py warns and trains unpatched), GLM-4-9B's
+    // `glm` not among those Liger patches an instance of for VeRL (`MODEL_TYPE_TO_APPLY_LIGER_FN`),
+    // and Megatron has no such key.
+    for (model, framework, method) in [
+        ("deepseek-v2-lite", "llamafactory", "sft-full"),
+        ("glm-4-9b", "verl", "grpo"),
+        ("qwen2.5-7b", "megatron", "sft-full"),
+    ] {
         let report = |liger: bool| {
             let text = format!(
-                r#"{{"model": "{model}", "framework": "{framework}", "method": "sft-full", "liger_kernel": {liger}}}"#
+                r#"{{"model": "{model}", "framework": "{framework}", "method": "{method}", "liger_kernel": {liger}}}"#
             );
             let r = evaluate(&Plan::from_json(&text).unwrap());
             (r.memory.stages.clone(), r.time.step_seconds)

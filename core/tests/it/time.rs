@@ -792,15 +792,18 @@ fn each_decode_step_all_reduces_twice_a_layer_over_the_rollouts_tp() {
     assert!(bound < rollout, "{rollout} s, at least {bound} s");
 }
 
-/// Liger's kernels (LLaMA-Factory `enable_liger_kernel`) fuse the norms, the rotary embedding and
-/// SwiGLU, and for SFT the loss: the same GEMMs (the fused loss runs the head's three products in
-/// forward), less memory-bound traffic. For DPO only the fused modules apply, and still less.
+/// Liger's kernels (LLaMA-Factory `enable_liger_kernel`, VeRL `use_liger`) fuse the norms, the
+/// rotary embedding and SwiGLU, and for LLaMA-Factory's SFT the loss: the same GEMMs (the fused loss
+/// runs the head's three products in forward), less memory-bound traffic. For DPO and VeRL's GRPO
+/// actor only the fused modules apply, and still less.
 #[test]
 fn liger_kernels_cut_the_eager_traffic_not_the_gemms() {
-    for method in ["lora", "sft-full", "dpo"] {
+    for (framework, method) in
+        [("llamafactory", "lora"), ("llamafactory", "sft-full"), ("llamafactory", "dpo"), ("verl", "grpo")]
+    {
         let breakdown = |liger: bool| {
             let text = format!(
-                r#"{{"model": "qwen2.5-7b", "framework": "llamafactory", "method": "{method}", "liger_kernel": {liger},
+                r#"{{"model": "qwen2.5-7b", "framework": "{framework}", "method": "{method}", "liger_kernel": {liger},
                     "parallel": {{"zero_stage": 3}}}}"#
             );
             trainplan_core::evaluate(&Plan::from_json(&text).unwrap()).time.breakdown
