@@ -16,7 +16,8 @@
 //! or hides communication without adding any: Megatron-LM docs/api-guide/dist_optimizer.md,
 //! Korthikanti et al. 2022 §4.2.2, MindSpeed docs/zh/features/async-ddp.md). For the HF family
 //! (DeepSpeed, LLaMA-Factory, VeRL) no model parallelism, ZeRO 0–3 with optimizer and parameter
-//! offload, gradient checkpointing on or off, and Ulysses CP for VeRL. RL (GRPO, PPO) also walks the
+//! offload, Liger's kernels off and on (LLaMA-Factory, VeRL, on the models they patch), gradient
+//! checkpointing on or off, and Ulysses CP for VeRL. RL (GRPO, PPO) also walks the
 //! rollout engine's TP over the divisors of the scale-up domain that divide the heads: at the
 //! default TP 1 a 32B model's weights alone fill the engine's share of an 80 GB device, and every
 //! plan would break rl.engine_too_small; with routed experts, also the rollout's expert parallelism
@@ -140,6 +141,7 @@ struct Knobs {
     fsdp: crate::plan::Fsdp,
     rollout_tp: u32,
     rollout_ep: u32,
+    liger_kernel: bool,
 }
 
 impl Knobs {
@@ -170,6 +172,7 @@ impl Knobs {
             fsdp: p.fsdp,
             rollout_tp: plan.rl.rollout_tp.get(),
             rollout_ep: plan.rl.rollout_ep.get(),
+            liger_kernel: plan.liger_kernel,
         }
     }
 
@@ -200,6 +203,7 @@ impl Knobs {
         plan.batch.micro_batch = nz(self.micro_batch);
         plan.rl.rollout_tp = nz(self.rollout_tp);
         plan.rl.rollout_ep = nz(self.rollout_ep);
+        plan.liger_kernel = self.liger_kernel;
     }
 
     /// The plan-file changes from `from` to `self`, in an order each step of which parses.
@@ -290,6 +294,7 @@ impl Knobs {
         push(Field::RlRolloutTp, self.rollout_tp != from.rollout_tp, self.rollout_tp.into());
         push(Field::RlRolloutEp, self.rollout_ep != from.rollout_ep, self.rollout_ep.into());
         push(Field::BatchMicroBatch, self.micro_batch != from.micro_batch, self.micro_batch.into());
+        push(Field::LigerKernel, self.liger_kernel != from.liger_kernel, self.liger_kernel.into());
         res
     }
 }
@@ -537,6 +542,7 @@ fn megatron_space(shape: &Shape, visit: &mut dyn FnMut(Knobs, bool)) {
                                         fsdp,
                                         rollout_tp,
                                         rollout_ep,
+                                        liger_kernel: base.liger_kernel,
                                     };
                                     visit(knobs, std::mem::take(&mut starts));
                                 }
@@ -655,11 +661,16 @@ fn recompute_options(base: &Knobs, per_stage: u64) -> Vec<(RecomputeGranularity,
 }
 
 /// The HF family's space (DeepSpeed, LLaMA-Factory, VeRL): no model parallelism; ZeRO 0–3 with
-/// optimizer and parameter offload, gradient checkpointing on or off, Ulysses CP for VeRL, and the
-/// micro-batch.
+/// optimizer and parameter offload, Liger's kernels off and on where the framework patches the
+/// model, gradient checkpointing on or off, Ulysses CP for VeRL, and the micro-batch.
 fn hf_space(shape: &Shape, visit: &mut dyn FnMut(Knobs, bool)) {
     let Shape { plan, base, world, domain, long, .. } = *shape;
     let rollouts = rollout_options(plan, &base, world, domain);
+    // Liger's kernels off and on where the framework patches the model with them.
+    let ligers: &[bool] = match crate::memory::liger_patches(plan.framework, plan.model.arch.family) {
+        true => &[false, true],
+        false => &[false],
+    };
     let cps: Vec<u32> = match plan.framework == Framework::Verl && long {
         true => vec![1, 2, 4],
         false => vec![base.cp],
@@ -669,7 +680,9 @@ fn hf_space(shape: &Shape, visit: &mut dyn FnMut(Knobs, bool)) {
             continue;
         }
         let dp = world / u64::from(cp);
-        for zero_stage in ZeroStage::ALL {
+        for (zero_stage, liger_kernel) in
+            ZeroStage::ALL.into_iter().flat_map(|z| ligers.iter().map(move |&l| (z, l)))
+        {
             for (offload_optimizer, offload_params) in [(false, false), (true, false), (true, true)] {
                 // DeepSpeed offloads the optimizer from stage 1 and parameters at stage 3 (`zero/config.py`).
                 if (offload_optimizer && !zero_stage.shards_optimizer())
@@ -698,6 +711,7 @@ fn hf_space(shape: &Shape, visit: &mut dyn FnMut(Knobs, bool)) {
                             micro_batch,
                             rollout_tp,
                             rollout_ep,
+                            liger_kernel,
                             ..base
                         };
                         visit(knobs, std::mem::take(&mut starts));
