@@ -1482,7 +1482,10 @@ fn logits_bytes(ctx: &Ctx) -> u64 {
     let tokens_v = tokens_v(ctx);
     match ctx.path {
         Path::Megatron => tokens_v.saturating_mul(6) / ctx.tp,
-        Path::Hf if liger_fused_loss(ctx.plan) => liger_loss_bytes(ctx, 2).total(),
+        // DeepSpeed runs the module in its 16-bit dtype; fp32 training keeps fp32.
+        Path::Hf if liger_fused_loss(ctx.plan) => {
+            liger_loss_bytes(ctx, if ctx.plan.precision == Precision::Fp32 { 4 } else { 2 }).total()
+        }
         Path::Hf if hf_trainer_loss(ctx.plan) => tokens_v.saturating_mul(12),
         Path::Hf => tokens_v.saturating_mul(10),
     }
@@ -1729,7 +1732,10 @@ fn plain_torch_peak(ctx: &Ctx, states: &StageMemory, act: &ActivationShape) -> (
     if liger_fused_loss(plan) {
         let head_gradient = if full { arch.vocab_size.saturating_mul(h).saturating_mul(4) } else { 0 };
         let recomputed = if checkpointed { first_layer } else { 0 };
-        let loss = liger_loss_bytes(ctx, if full && autocast { 4 } else { 2 });
+        // The hidden state is fp32 where the residual stream is: fp32 training, or full fine-tuning
+        // under autocast (fp32 weights).
+        let hidden_fp32 = plan.precision == Precision::Fp32 || (full && autocast);
+        let loss = liger_loss_bytes(ctx, if hidden_fp32 { 4 } else { 2 });
         return liger_peak(
             |weights, activations, logits| at(w.saturating_add(weights), head_gradient, activations, logits),
             (cast, kept_casts),
