@@ -25,7 +25,11 @@ pub(crate) fn plan_strategy() -> impl Strategy<Value = Plan> {
             1..=100_u32,
         ),
         (1..=64_u32, 1..=1_000_000_u32, 1..=1_048_576_u32),
-        (prop::sample::select(Precision::ALL.to_vec()), prop::sample::select(AttentionImpl::ALL.to_vec())),
+        (
+            prop::sample::select(Precision::ALL.to_vec()),
+            prop::sample::select(AttentionImpl::ALL.to_vec()),
+            any::<bool>(),
+        ),
         (
             1..=1024_u32,
             0..=4096_u32,
@@ -52,7 +56,7 @@ pub(crate) fn plan_strategy() -> impl Strategy<Value = Plan> {
                     "cp_algo": if flags[4] { "alltoall" } else { "ring" }},
                 "recompute": {"granularity": rc.0.wire(), "method": rc.1.wire(), "num_layers": rc.2},
                 "batch": {"micro_batch": batch.0, "global_batch": batch.1, "seq_len": batch.2},
-                "precision": prec.0.wire(), "attention": prec.1.wire(),
+                "precision": prec.0.wire(), "attention": prec.1.wire(), "liger_kernel": prec.2,
                 "lora": {"rank": lora.0, "alpha": lora.1, "targets": targets},
                 "rl": {"rollout_tp": rl.0, "n_samples_per_prompt": rl.1, "max_prompt_length": rl.2,
                     "max_response_length": rl.3, "gpu_memory_utilization": rl.4, "max_num_seqs": rl.5},

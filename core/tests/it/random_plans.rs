@@ -18,7 +18,7 @@ fn any_plan() -> impl Strategy<Value = Plan> {
         (prop::sample::select(PipelineSchedule::ALL.to_vec()), prop::sample::select(Fsdp::ALL.to_vec())),
         (prop::sample::select(MoeDispatcher::ALL.to_vec()), prop::option::of(0.5..=4.0_f64), 1.0..=3.0_f64),
         (0..=64_u32, 0..=64_u32, 0.0..=1.0_f64, 1..=8_u32),
-        any::<[bool; 12]>(),
+        any::<[bool; 13]>(),
     )
         .prop_map(
             |(
@@ -54,6 +54,7 @@ fn any_plan() -> impl Strategy<Value = Plan> {
                 recompute["activation_function_layers"] = act_layers.into();
                 recompute["layers_ratio"] = ratio.into();
                 recompute["cpu_offload_layers"] = offload.into();
+                file["liger_kernel"] = b[12].into();
                 // Knobs the format refuses together stay as the permalink's plan had them.
                 Plan::from_json(&file.to_string()).unwrap_or(plan)
             },
