@@ -1491,43 +1491,36 @@ fn logits_bytes(ctx: &Ctx) -> u64 {
     }
 }
 
-/// The HF `model_type`s whose modules LLaMA-Factory patches with Liger's kernels
-/// (`src/llamafactory/model/model_utils/liger_kernel.py`, `apply_liger_kernel`); on any other it
-/// warns and trains unpatched.
-const LIGER_MODEL_TYPES: &[&str] = &[
-    "gemma",
-    "gemma2",
-    "gemma3",
-    "gemma3_text",
-    "glm",
-    "glm4",
-    "glm4v",
-    "granite",
-    "llama",
-    "llava",
-    "mistral",
-    "mixtral",
-    "mllama",
-    "olmo2",
-    "paligemma",
-    "phi3",
-    "qwen2",
-    "qwen2_vl",
-    "qwen2_5_vl",
-    "qwen3",
-    "qwen3_moe",
-    "qwen3_next",
-    "qwen3_5",
-    "qwen3_5_moe",
-    "gpt_oss",
+/// The planner's families whose modules LLaMA-Factory patches with Liger's kernels
+/// (`src/llamafactory/model/model_utils/liger_kernel.py`, `apply_liger_kernel`: `glm` and `glm4`,
+/// `llama`, `mistral`, `mixtral`, `qwen2`, `qwen3`, `qwen3_moe` among the `model_type`s it lists);
+/// on any other it warns and trains unpatched.
+const LIGER_LLAMAFACTORY: &[model::Family] = &[
+    model::Family::Glm,
+    model::Family::Glm4,
+    model::Family::Llama,
+    model::Family::Mistral,
+    model::Family::Mixtral,
+    model::Family::Qwen2,
+    model::Family::Qwen3,
+    model::Family::Qwen3Moe,
 ];
 
-/// The HF `model_type`s Liger patches a model instance of, as VeRL's `use_liger` asks
+/// The planner's families Liger patches a model instance of, as VeRL's `use_liger` asks
 /// (`_apply_liger_kernel_to_instance`, `MODEL_TYPE_TO_APPLY_LIGER_FN` in
-/// `liger_kernel/transformers/monkey_patch.py`, liger-kernel 0.8.5), those of this planner's
-/// families; any other is left unpatched.
-const LIGER_INSTANCE_MODEL_TYPES: &[&str] =
-    &["deepseek_v2", "deepseek_v3", "glm4", "llama", "mistral", "mixtral", "qwen2", "qwen3", "qwen3_moe"];
+/// `liger_kernel/transformers/monkey_patch.py`, liger-kernel 0.8.5: no `glm`, but DeepSeek's);
+/// any other is left unpatched.
+const LIGER_VERL: &[model::Family] = &[
+    model::Family::DeepseekV2,
+    model::Family::DeepseekV3,
+    model::Family::Glm4,
+    model::Family::Llama,
+    model::Family::Mistral,
+    model::Family::Mixtral,
+    model::Family::Qwen2,
+    model::Family::Qwen3,
+    model::Family::Qwen3Moe,
+];
 
 /// Whether the plan's HF modules run Liger's kernels: LLaMA-Factory's `enable_liger_kernel` or
 /// VeRL's `use_liger` on a model type it patches ([`liger_patches`]): fused RMSNorm, SwiGLU and
@@ -1537,14 +1530,13 @@ pub(crate) fn liger(plan: &Plan) -> bool {
 }
 
 /// Whether `framework` patches a model of `family` with Liger's kernels: LLaMA-Factory's list
-/// ([`LIGER_MODEL_TYPES`]), Liger's own for VeRL ([`LIGER_INSTANCE_MODEL_TYPES`]).
+/// ([`LIGER_LLAMAFACTORY`]), Liger's own for VeRL ([`LIGER_VERL`]).
 pub(crate) fn liger_patches(framework: Framework, family: model::Family) -> bool {
-    let types = match framework {
-        Framework::LlamaFactory => LIGER_MODEL_TYPES,
-        Framework::Verl => LIGER_INSTANCE_MODEL_TYPES,
-        _ => return false,
-    };
-    types.contains(&family.model_type())
+    match framework {
+        Framework::LlamaFactory => LIGER_LLAMAFACTORY.contains(&family),
+        Framework::Verl => LIGER_VERL.contains(&family),
+        _ => false,
+    }
 }
 
 /// Whether the loss is also Liger's fused linear cross entropy: LLaMA-Factory asks for whole logits

@@ -197,8 +197,9 @@ fn elementwise(ctx: &Ctx, moe_layer: bool, q: f64, rotated: f64, w: &mut LayerWo
         let gated = !moe_layer && arch.mlp.kind == MlpKind::Gated;
         let qk_norm = matches!(arch.attention, Attention::Gqa { qk_norm: true, .. });
         let ffn = if gated { arch.mlp.intermediate_size as f64 } else { 0.0 };
-        // Liger's kernels (LLaMA-Factory `enable_liger_kernel`) run each norm, the rotary
-        // embedding and SwiGLU as one kernel; the residual adds and the output's copy stay eager.
+        // Liger's kernels (LLaMA-Factory `enable_liger_kernel`, VeRL `use_liger`) run each norm,
+        // the rotary embedding and SwiGLU as one kernel; the residual adds and the output's copy
+        // stay eager.
         let (norm, rope, swiglu) = match eager.liger {
             true => (
                 LIGER_RMSNORM_BYTES_PER_TOKEN_UNIT,
