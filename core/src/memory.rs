@@ -1491,35 +1491,24 @@ fn logits_bytes(ctx: &Ctx) -> u64 {
     }
 }
 
-/// The planner's families whose modules LLaMA-Factory patches with Liger's kernels
-/// (`src/llamafactory/model/model_utils/liger_kernel.py`, `apply_liger_kernel`: `glm` and `glm4`,
-/// `llama`, `mistral`, `mixtral`, `qwen2`, `qwen3`, `qwen3_moe` among the `model_type`s it lists);
-/// on any other it warns and trains unpatched.
-const LIGER_LLAMAFACTORY: &[model::Family] = &[
-    model::Family::Glm,
-    model::Family::Glm4,
-    model::Family::Llama,
-    model::Family::Mistral,
-    model::Family::Mixtral,
-    model::Family::Qwen2,
-    model::Family::Qwen3,
-    model::Family::Qwen3Moe,
-];
-
-/// The planner's families Liger patches a model instance of, as VeRL's `use_liger` asks
-/// (`_apply_liger_kernel_to_instance`, `MODEL_TYPE_TO_APPLY_LIGER_FN` in
-/// `liger_kernel/transformers/monkey_patch.py`, liger-kernel 0.8.5: no `glm`, but DeepSeek's);
-/// any other is left unpatched.
-const LIGER_VERL: &[model::Family] = &[
-    model::Family::DeepseekV2,
-    model::Family::DeepseekV3,
-    model::Family::Glm4,
-    model::Family::Llama,
-    model::Family::Mistral,
-    model::Family::Mixtral,
-    model::Family::Qwen2,
-    model::Family::Qwen3,
-    model::Family::Qwen3Moe,
+/// The planner's families Liger's kernels patch, as (family, by LLaMA-Factory, by VeRL).
+/// LLaMA-Factory picks an `apply_liger_kernel_to_*` by `model_type`
+/// (`src/llamafactory/model/model_utils/liger_kernel.py`: `glm` and `glm4`, `llama`, `mistral`,
+/// `mixtral`, `qwen2`, `qwen3`, `qwen3_moe` among the types it lists); VeRL's `use_liger` asks
+/// Liger to patch the model instance (`_apply_liger_kernel_to_instance`,
+/// `MODEL_TYPE_TO_APPLY_LIGER_FN` in `liger_kernel/transformers/monkey_patch.py`, liger-kernel
+/// 0.8.5: no `glm`, but DeepSeek's). Any other model trains unpatched.
+const LIGER_PATCHED: &[(model::Family, bool, bool)] = &[
+    (model::Family::Glm, true, false),
+    (model::Family::Glm4, true, true),
+    (model::Family::Llama, true, true),
+    (model::Family::Mistral, true, true),
+    (model::Family::Mixtral, true, true),
+    (model::Family::Qwen2, true, true),
+    (model::Family::Qwen3, true, true),
+    (model::Family::Qwen3Moe, true, true),
+    (model::Family::DeepseekV2, false, true),
+    (model::Family::DeepseekV3, false, true),
 ];
 
 /// Whether the plan's HF modules run Liger's kernels: LLaMA-Factory's `enable_liger_kernel` or
@@ -1529,14 +1518,16 @@ pub(crate) fn liger(plan: &Plan) -> bool {
     plan.liger_kernel && liger_patches(plan.framework, plan.model.arch.family)
 }
 
-/// Whether `framework` patches a model of `family` with Liger's kernels: LLaMA-Factory's list
-/// ([`LIGER_LLAMAFACTORY`]), Liger's own for VeRL ([`LIGER_VERL`]).
+/// Whether `framework` patches a model of `family` with Liger's kernels ([`LIGER_PATCHED`]).
 pub(crate) fn liger_patches(framework: Framework, family: model::Family) -> bool {
-    match framework {
-        Framework::LlamaFactory => LIGER_LLAMAFACTORY.contains(&family),
-        Framework::Verl => LIGER_VERL.contains(&family),
-        _ => false,
-    }
+    LIGER_PATCHED.iter().any(|&(f, llamafactory, verl)| {
+        f == family
+            && match framework {
+                Framework::LlamaFactory => llamafactory,
+                Framework::Verl => verl,
+                _ => false,
+            }
+    })
 }
 
 /// Whether the loss is also Liger's fused linear cross entropy: LLaMA-Factory asks for whole logits
