@@ -4,6 +4,7 @@
 
 use leptos::html::Canvas;
 use leptos::prelude::*;
+use wasm_bindgen::JsCast;
 
 use crate::components::chart_canvas::PlotBox;
 use crate::components::use_tr;
@@ -56,14 +57,22 @@ pub fn HoverCanvas(
     }
 }
 
-/// A chart's figures as a table, folded away under "Chart data" (where the browser tests read them).
+/// A chart's figures as a table, folded away under "Chart data" (where the browser tests read them,
+/// unfolded). The table is built while it is unfolded only: folded, an edit would rebuild it
+/// unseen, and the tables are most of what an edit changes in the page (Llama 3.1 405B on PP 16,
+/// a keystroke in the global batch: some 365 of the 600 attributes it set again, docs/DESIGN.md).
 #[component]
-pub fn ChartData(children: Children) -> impl IntoView {
+pub fn ChartData(children: ChildrenFn) -> impl IntoView {
     let tr = use_tr();
+    let open = RwSignal::new(false);
+    let toggled = move |ev: leptos::ev::Event| {
+        let details = ev.target().and_then(|t| t.dyn_into::<web_sys::Element>().ok());
+        open.set(details.is_some_and(|d| d.has_attribute("open")));
+    };
     view! {
-        <details class="chart-data">
+        <details class="chart-data" on:toggle=toggled>
             <summary>{move || tr(Key::chart_data)}</summary>
-            {children()}
+            {move || open.get().then(|| children())}
         </details>
     }
 }

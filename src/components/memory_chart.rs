@@ -108,9 +108,11 @@ pub fn MemoryPanel() -> impl IntoView {
             ],
         ))
     };
-    let shown_terms = move || memory.with(|m| m.as_ref().map_or(&Term::ALL[..], terms));
+    // A memo, so that the legend is built again only when its terms change, not on every edit.
+    let shown_terms = Memo::new(move |_| memory.with(|m| m.as_ref().map_or(&Term::ALL[..], terms)));
     let legend = move || {
-        shown_terms()
+        shown_terms
+            .get()
             .iter()
             .map(|&term| {
                 view! {
@@ -310,21 +312,23 @@ fn StageTable(
                 .stages
                 .iter()
                 .map(|s| {
-                    let cells = Term::ALL.into_iter().map(|t| view! { <td class="num">{format::gib_figure(t.of(s))}</td> }).collect_view();
+                    // No attribute on the cells (the table's class aligns them): a rebuilt
+                    // element sets every attribute again, and this table is rebuilt on every edit.
+                    let cells = Term::ALL.into_iter().map(|t| view! { <td>{format::gib_figure(t.of(s))}</td> }).collect_view();
                     view! {
                         <tr>
                             <th scope="row">{fill(ctx.tr(Key::mem_stage), &[("n", &s.stage.to_string())])}</th>
                             {cells}
-                            <td class="num"><strong>{format::gib_figure(s.total)}</strong></td>
+                            <td><strong>{format::gib_figure(s.total)}</strong></td>
                         </tr>
                     }
                 })
                 .collect_view();
-            let heads = Term::ALL.into_iter().map(|t| view! { <th scope="col" class="num">{ctx.tr(term_key(t))}</th> }).collect_view();
+            let heads = Term::ALL.into_iter().map(|t| view! { <th scope="col">{ctx.tr(term_key(t))}</th> }).collect_view();
             view! {
-                <table class="breakdown stages" data-testid="memory-stages">
+                <table class="breakdown stages figures" data-testid="memory-stages">
                     <caption>{ctx.tr(Key::mem_stages_caption)}</caption>
-                    <thead><tr><th></th>{heads}<th scope="col" class="num">{ctx.tr(Key::mem_total)}</th></tr></thead>
+                    <thead><tr><th></th>{heads}<th scope="col">{ctx.tr(Key::mem_total)}</th></tr></thead>
                     <tbody>{rows}</tbody>
                 </table>
             }

@@ -368,6 +368,24 @@ impl Page {
         }
     }
 
+    /// Unfolds every chart's figures ("Chart data"), which the page builds only while unfolded, and
+    /// waits until each holds its table.
+    pub async fn open_chart_data(&self) -> WebDriverResult<()> {
+        let script = "const all = [...document.querySelectorAll('details.chart-data')];
+            all.forEach((d) => { d.open = true; });
+            return all.length;";
+        let n = self.driver.execute(script, vec![]).await?.json().as_u64().unwrap_or(0);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let built =
+                self.driver.find_all(By::Css("details.chart-data[open] > :not(summary)")).await?.len();
+            if n as usize <= built || deadline <= Instant::now() {
+                return Ok(());
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
     /// Whether an element with this test id is on the page now (no waiting).
     pub async fn has(&self, testid: &str) -> WebDriverResult<bool> {
         Ok(!self.driver.find_all(By::Css(format!("[data-testid='{testid}']"))).await?.is_empty())

@@ -80,6 +80,7 @@ async fn the_memory_chart_reads_as_the_report() -> WebDriverResult<()> {
     page.type_into("tp-input", "4").await?;
     page.type_into("pp-input", "4").await?;
     page.wait_text("n-devices", |t| t == "16").await?;
+    page.open_chart_data().await?;
     let mut rows = Vec::new();
     for _ in 0..100 {
         rows = texts(&page, "[data-testid='memory-chart-data'] tbody tr td:nth-last-child(2)").await?;
@@ -150,6 +151,7 @@ async fn the_timeline_spans_the_whole_step_and_zooms() -> WebDriverResult<()> {
         number(&page, "timeline-window", "data-step-seconds").await?,
     );
     assert_eq!((start, end), (0.0, whole));
+    page.open_chart_data().await?;
     assert_eq!(number(&page, "timeline-passes", "data-passes").await?, 16_384.0);
     // The step's parts: the pipeline from 0, then the gradients' sync and the optimizer, to the end.
     let lanes = texts(&page, "[data-testid='timeline-lanes'] tbody tr td:first-of-type").await?;
@@ -223,6 +225,7 @@ async fn an_rl_plan_shows_rollout_log_prob_and_update_lanes() -> WebDriverResult
     page.choose("framework-select", "verl").await?;
     page.choose("method-select", "grpo").await?;
     page.wait_text("memory-phases", |t| !t.is_empty()).await?;
+    page.open_chart_data().await?;
     let script = "return [...document.querySelectorAll(\"[data-testid='timeline-lanes'] tbody tr\")]
         .map(r => [r.dataset.lane, r.dataset.part, +r.dataset.startSeconds, +r.dataset.endSeconds]);";
     let mut rows = Vec::new();

@@ -804,11 +804,12 @@ async fn an_rl_plan_charts_its_phases_and_downloads_carry_the_verdict() -> WebDr
     page.choose("framework-select", "verl").await?;
     page.choose("method-select", "grpo").await?;
     page.wait_text("memory-phases", |t| !t.is_empty()).await?;
+    page.open_chart_data().await?;
     let bars = page.driver.find_all(By::Css("[data-testid='memory-bar']")).await?;
     assert_eq!(bars.len(), 3, "rollout, log-prob and update");
     let peaks = page.driver.find_all(By::Css("[data-testid='memory-bar'].peak")).await?;
     assert_eq!(peaks.len(), 1);
-    // The chart's rows are its text alternative, in a closed <details>: read, not rendered.
+    // The chart's rows are its text alternative, under "Chart data".
     let peak = peaks[0].prop("textContent").await?.unwrap_or_default();
     assert!(peak.contains("(peak)"), "{peak}");
     // The sequence length plays no part in RL: the field is gone, prompt and response lengths stay.
