@@ -838,7 +838,10 @@ async fn an_rl_plan_charts_its_phases_and_downloads_carry_the_verdict() -> WebDr
 /// so the main thread's own time is also given: (1) plus the frame's own work, from the frame's
 /// start (or the end of (1), whichever is later) to the task after it — the figure that must stay
 /// within a 60 Hz frame. Timed by the page's own clock rather than through WebDriver, whose
-/// commands cost more than the redraw.
+/// commands cost more than the redraw. The 11 edits run twice, and each pass has its figures: the
+/// first takes every path for the first time (the browser compiles a wasm function when it is
+/// first called; each new micro-batch count compiles its pipeline programs), the second is an
+/// engineer's edits once the page has been used.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_keystroke_redraws_the_heaviest_plan_quickly() -> WebDriverResult<()> {
     let chromedriver = Chromedriver::start();
@@ -848,6 +851,7 @@ async fn a_keystroke_redraws_the_heaviest_plan_quickly() -> WebDriverResult<()> 
         (async () => {
           const el = document.querySelector('[data-testid=global-batch-input]');
           const out = [];
+          for (let pass = 0; pass < 2; pass++)
           for (const v of ['2', '20', '204', '2048', '204', '2048', '20', '2', '20', '204', '2048']) {
             const t0 = performance.now();
             el.value = v;
@@ -869,25 +873,29 @@ async fn a_keystroke_redraws_the_heaviest_plan_quickly() -> WebDriverResult<()> 
         .flatten()
         .filter_map(|p| Some([p[0].as_f64()?, p[1].as_f64()?, p[2].as_f64()?]))
         .collect();
-    assert_eq!(rows.len(), 11, "{got}");
+    assert_eq!(rows.len(), 22, "{got}");
     // The plan shown is the last one typed: 2,048 sequences a step.
     assert_eq!(page.el("global-batch-input").await?.prop("value").await?.as_deref(), Some("2048"));
-    let stats = |k: usize| {
-        let mut v: Vec<f64> = rows.iter().map(|r| r[k]).collect();
+    // Median and worst of figure `k` over one pass's edits.
+    let stats = |edits: &[[f64; 3]], k: usize| {
+        let mut v: Vec<f64> = edits.iter().map(|r| r[k]).collect();
         v.sort_by(f64::total_cmp);
         (v[v.len() / 2], v[v.len() - 1])
     };
-    let ((work_median, work_worst), (paint_median, paint_worst)) = (stats(0), stats(1));
-    let (busy_median, busy_worst) = stats(2);
-    record_figure(&format!(
-        "keystroke → redraw, Llama 3.1 405B on 1,024 H100 (PP 16, VPP 4), 11 edits of the global batch: \
-         work median {work_median:.1} ms, worst {work_worst:.1} ms; main thread with the frame median \
-         {busy_median:.1} ms, worst {busy_worst:.1} ms; to the painted frame median {paint_median:.1} ms, \
-         worst {paint_worst:.1} ms"
-    ));
+    for (pass, edits) in ["first time through", "again"].into_iter().zip(rows.chunks(11)) {
+        let ((work_median, work_worst), (paint_median, paint_worst)) = (stats(edits, 0), stats(edits, 1));
+        let (busy_median, busy_worst) = stats(edits, 2);
+        record_figure(&format!(
+            "keystroke → redraw, Llama 3.1 405B on 1,024 H100 (PP 16, VPP 4), 11 edits of the global batch, \
+             {pass}: work median {work_median:.1} ms, worst {work_worst:.1} ms; main thread with the frame \
+             median {busy_median:.1} ms, worst {busy_worst:.1} ms; to the painted frame median \
+             {paint_median:.1} ms, worst {paint_worst:.1} ms"
+        ));
+    }
     // A regression guard well above today's figures, loose enough for a machine busy with the
     // other tests (the same edits took 250–550 ms each before the report stopped rebuilding a node
     // per pass and writing the address per keystroke).
+    let (paint_median, _) = stats(&rows, 1);
     assert!(paint_median < 120.0, "keystrokes took {paint_median:.0} ms (median) to paint: {rows:?}");
     page.driver.quit().await
 }
