@@ -5,7 +5,7 @@
 
 mod program;
 
-pub use program::{Program, cached};
+pub use program::{Program, cached, cached_to_draw};
 
 /// A pipeline schedule.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -415,7 +415,7 @@ pub fn makespan(schedule: Schedule, orders: &[Vec<Op>], costs: &Costs) -> Option
 ///
 /// Returns `None` if the orders deadlock, which only a malformed order can do.
 pub fn simulate(schedule: Schedule, orders: &[Vec<Op>], costs: &Costs) -> Option<Timeline> {
-    Some(Program::compile(schedule, orders, costs.vpp)?.timeline(costs))
+    Some(Program::compile_to_draw(schedule, orders, costs.vpp)?.timeline(costs))
 }
 
 #[cfg(test)]

@@ -16,7 +16,9 @@
 //! forwards (or backwards) on consecutive stages read consecutive slots and costs, and each run
 //! is one loop over slices that the compiler turns into vector instructions. The same arithmetic
 //! pass for pass, so the same ends to the bit; the benchmark grid's slowest plans, PP 64 over 192
-//! micro-batches, 19–20 µs → 9–9.5 µs. Drawing a timeline runs it pass by pass, for each start.
+//! micro-batches, 19–20 µs → 9–9.5 µs. Drawing a timeline runs it pass by pass, for each start;
+//! a program compiled only to draw ([`Program::compile_to_draw`], [`cached_to_draw`]) is neither
+//! reordered nor joined into runs.
 //!
 //! The arithmetic is the event simulation's, term for term (the same additions in the same order;
 //! `max` is exact in any order), so both give the same makespan to the bit (`core/tests/it/schedule.rs`).
@@ -282,6 +284,21 @@ impl Program {
     /// Compiles `orders` (one per rank) for `vpp` chunks per rank; `None` if they deadlock, which
     /// only a malformed order can do.
     pub fn compile(schedule: Schedule, orders: &[Vec<Op>], vpp: u32) -> Option<Program> {
+        Program::compile_as(schedule, orders, vpp, true)
+    }
+
+    /// [`Program::compile`] for drawing alone ([`Program::timeline`]): the passes left in the
+    /// order they were issued, neither reordered by wavefront nor joined into runs, which only a
+    /// makespan's run ([`Program::makespan`]) needs, and which take half or more of compiling
+    /// (PP 16, VPP 4, as Llama 3.1 405B on 1,024 H100 runs, 256 micro-batches: 2.2 → 1.3 ms
+    /// natively, 1.98 → 0.54 ms in the page's wasm; docs/pipeline.md). The same
+    /// arithmetic on every pass in an order where every input still comes first, so the same
+    /// events to the bit (`core/tests/it/schedule.rs`). A makespan asked of it runs pass by pass.
+    pub fn compile_to_draw(schedule: Schedule, orders: &[Vec<Op>], vpp: u32) -> Option<Program> {
+        Program::compile_as(schedule, orders, vpp, false)
+    }
+
+    fn compile_as(schedule: Schedule, orders: &[Vec<Op>], vpp: u32, to_run: bool) -> Option<Program> {
         let pp = orders.len() as u32;
         let (layout, n_vs) = match schedule {
             Schedule::DualPipeV => (Layout::V, 2 * pp),
@@ -331,8 +348,13 @@ impl Program {
         }
         program.last_backward = (0..m as u32).map(|mb| compiler.b_end[compiler.at(mb, n_vs - 1)]).collect();
         program.last = compiler.last;
-        program.by_wavefront();
+        if to_run {
+            program.by_wavefront();
+        }
         program.compact();
+        if to_run && program.is_compact() {
+            program.join_runs();
+        }
         Some(program)
     }
 
@@ -365,7 +387,6 @@ impl Program {
         }
         self.steps = steps;
         self.instrs = Vec::new();
-        self.join_runs();
     }
 
     /// Joins the compact form's steps into [`Run`]s: a step extends the run before it when its
@@ -565,7 +586,8 @@ impl Program {
     /// Runs the program into `values` as [`Program::run`] does, run by run ([`Run`]) where the
     /// compact form holds it: the same arithmetic for every pass, so the same ends to the bit.
     fn run_fast(&self, costs: &Costs, values: &mut Vec<f64>, table: &mut Vec<f64>) -> f64 {
-        if !self.is_compact() {
+        // The wide form, and a program compiled to draw, which has no runs.
+        if !self.is_compact() || (self.runs.is_empty() && !self.steps.is_empty()) {
             return self.run(costs, values, table, |_| {});
         }
         self.costs_into(costs, table);
@@ -696,8 +718,9 @@ thread_local! {
     static CACHE: RefCell<Vec<(Key, Rc<Program>)>> = const { RefCell::new(Vec::new()) };
 }
 
-/// What a program depends on.
-type Key = (Schedule, u32, u32, u32);
+/// What a program depends on, and whether it was compiled to run makespans ([`Program::compile`])
+/// or to draw alone ([`Program::compile_to_draw`]).
+type Key = (Schedule, u32, u32, u32, bool);
 
 /// Programs kept: a search's plans share a few shapes, the page's edits one or two.
 const CACHED_PROGRAMS: usize = 16;
@@ -708,10 +731,21 @@ const CACHED_PASSES_MAX: usize = 1 << 16;
 /// orders of [`super::orders`]), from the cache when it was compiled recently. `None` if the
 /// orders deadlock.
 pub fn cached(schedule: Schedule, pp: u32, vpp: u32, m: u32) -> Option<Rc<Program>> {
-    let key = (schedule, pp, vpp, m);
+    kept(schedule, pp, vpp, m, true)
+}
+
+/// [`cached`] for drawing alone: a program compiled to run makespans if one is kept, else one
+/// compiled to draw ([`Program::compile_to_draw`]), in half the time.
+pub fn cached_to_draw(schedule: Schedule, pp: u32, vpp: u32, m: u32) -> Option<Rc<Program>> {
+    kept(schedule, pp, vpp, m, false)
+}
+
+fn kept(schedule: Schedule, pp: u32, vpp: u32, m: u32, to_run: bool) -> Option<Rc<Program>> {
+    // A program compiled to run also draws.
+    let usable = |k: &Key| (k.0, k.1, k.2, k.3) == (schedule, pp, vpp, m) && (k.4 || !to_run);
     let hit = CACHE.with(|cache| {
         let mut cache = cache.borrow_mut();
-        let at = cache.iter().position(|(k, _)| *k == key)?;
+        let at = cache.iter().position(|(k, _)| usable(k))?;
         let entry = cache.remove(at);
         let program = Rc::clone(&entry.1);
         cache.push(entry);
@@ -720,14 +754,17 @@ pub fn cached(schedule: Schedule, pp: u32, vpp: u32, m: u32) -> Option<Rc<Progra
     if let Some(program) = hit {
         return Some(program);
     }
-    let program = Rc::new(Program::compile(schedule, &super::orders(schedule, pp, vpp, m), vpp)?);
+    let orders = super::orders(schedule, pp, vpp, m);
+    let program = Rc::new(Program::compile_as(schedule, &orders, vpp, to_run)?);
     if program.len() <= CACHED_PASSES_MAX {
         CACHE.with(|cache| {
             let mut cache = cache.borrow_mut();
+            // A program compiled to run replaces one of the same shape compiled to draw.
+            cache.retain(|(k, _)| (k.0, k.1, k.2, k.3) != (schedule, pp, vpp, m));
             if CACHED_PROGRAMS <= cache.len() {
                 cache.remove(0);
             }
-            cache.push((key, Rc::clone(&program)));
+            cache.push(((schedule, pp, vpp, m, to_run), Rc::clone(&program)));
         });
     }
     Some(program)
@@ -754,6 +791,42 @@ mod tests {
             let (compact, wide) = (program.steps.len(), program.instrs.len());
             assert_eq!(compact + wide, program.len(), "{schedule:?}: one form holds every pass");
         }
+    }
+
+    /// A program compiled to draw gives every event a program compiled to run gives, to the bit
+    /// (f64 equality on every start and end), and the same makespan run pass by pass; the cache
+    /// hands a program compiled to run to a drawing, and replaces one compiled to draw when a
+    /// makespan asks for its shape.
+    #[test]
+    fn a_program_compiled_to_draw_draws_and_runs_alike() {
+        for (schedule, pp, vpp, m) in [
+            (Schedule::OneFOneB, 8, 1, 24),
+            (Schedule::Interleaved, 4, 3, 8),
+            (Schedule::ZbH1, 6, 1, 18),
+            (Schedule::GPipe, 5, 1, 10),
+            (Schedule::DualPipeV, 4, 2, 8),
+        ] {
+            let n = (pp * vpp) as usize;
+            // Uneven costs, so that no two passes end alike by accident.
+            let cost =
+                |scale: f64| (0..n).map(|i| scale * (1.0 + (i % 3) as f64 * 0.37)).collect::<Vec<f64>>();
+            let costs = Costs::new(pp, vpp, &cost(1.0), &cost(1.9), &cost(0.6), 0.05);
+            let orders = super::super::orders(schedule, pp, vpp, m);
+            let to_run = Program::compile(schedule, &orders, vpp).expect("no deadlock");
+            let to_draw = Program::compile_to_draw(schedule, &orders, vpp).expect("no deadlock");
+            assert!(to_draw.runs.is_empty(), "{schedule:?}");
+            let (ran, drawn) = (to_run.timeline(&costs), to_draw.timeline(&costs));
+            assert_eq!(ran.events, drawn.events, "{schedule:?}");
+            assert_eq!(ran.makespan_seconds.to_bits(), drawn.makespan_seconds.to_bits(), "{schedule:?}");
+            assert_eq!(to_run.makespan(&costs).to_bits(), to_draw.makespan(&costs).to_bits(), "{schedule:?}");
+        }
+        let shape = (Schedule::OneFOneB, 7, 1, 29);
+        let drawing = cached_to_draw(shape.0, shape.1, shape.2, shape.3).expect("no deadlock");
+        assert!(drawing.runs.is_empty());
+        let running = cached(shape.0, shape.1, shape.2, shape.3).expect("no deadlock");
+        assert!(!running.runs.is_empty());
+        let drawing_again = cached_to_draw(shape.0, shape.1, shape.2, shape.3).expect("no deadlock");
+        assert!(Rc::ptr_eq(&running, &drawing_again), "a drawing takes the program compiled to run");
     }
 
     /// The runs hold every step of the compact form once, in order, each step's input and previous

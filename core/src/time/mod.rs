@@ -299,9 +299,8 @@ impl StepTime {
         };
         let simulated =
             match (0 < m_drawn, simulated_passes(p.schedule, pp, vpp, m_drawn) <= DRAWN_PASSES_MAX) {
-                (true, true) => {
-                    schedule::cached(p.schedule, pp, vpp, m_drawn).map(|program| program.timeline(&p.costs))
-                }
+                (true, true) => schedule::cached_to_draw(p.schedule, pp, vpp, m_drawn)
+                    .map(|program| program.timeline(&p.costs)),
                 _ => None,
             };
         let steps = [
