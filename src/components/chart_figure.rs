@@ -60,7 +60,7 @@ pub fn HoverCanvas(
 /// A chart's figures as a table, folded away under "Chart data" (where the browser tests read them,
 /// unfolded). The table is built while it is unfolded only: folded, an edit would rebuild it
 /// unseen, and the tables are most of what an edit changes in the page (Llama 3.1 405B on PP 16,
-/// a keystroke in the global batch: some 365 of the 600 attributes it set again, docs/DESIGN.md).
+/// a keystroke in the global batch: some 365 of the 650 attributes it set again, docs/DESIGN.md).
 #[component]
 pub fn ChartData(children: ChildrenFn) -> impl IntoView {
     let tr = use_tr();

@@ -293,7 +293,9 @@ impl Program {
     /// (PP 16, VPP 4, as Llama 3.1 405B on 1,024 H100 runs, 256 micro-batches: 2.2 → 1.3 ms
     /// natively, 1.98 → 0.54 ms in the page's wasm; docs/pipeline.md). The same
     /// arithmetic on every pass in an order where every input still comes first, so the same
-    /// events to the bit (`core/tests/it/schedule.rs`). A makespan asked of it runs pass by pass.
+    /// events to the bit (`tests::a_program_compiled_to_draw_draws_and_runs_alike`; and
+    /// `core/tests/it/schedule.rs`, whose reference timelines [`super::simulate`] draws this way).
+    /// A makespan asked of it runs pass by pass.
     pub fn compile_to_draw(schedule: Schedule, orders: &[Vec<Op>], vpp: u32) -> Option<Program> {
         Program::compile_as(schedule, orders, vpp, false)
     }
