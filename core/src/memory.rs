@@ -943,6 +943,9 @@ pub struct LayerCase {
     /// (transformer_engine/pytorch/module/linear.py: the quantized input is saved with only its
     /// column-wise data). Dense layers only; the MoE experts' inputs are counted at 2 bytes.
     pub fp8_inputs: bool,
+    /// The HF path's RMSNorm and gated MLP run Liger's kernels ([`liger`]), which keep less for
+    /// backward than HF's modules (see [`layer_activation_bytes`]).
+    pub liger: bool,
 }
 
 /// Bytes saved for backward by one decoder layer for one micro-batch, on one device.
@@ -957,9 +960,23 @@ pub struct LayerCase {
 /// HF path (measured with tools/hf_activations, transformers 5.24, bf16): per token, each RMSNorm
 /// 8h + 4 (fp32 upcast, normalized, weighted), Q/K/V 2(q + 2kv) and output 2q with an fp32 log-sum-exp
 /// 4a (sdpa/flash) or, eager, K/V repeated to all heads and the softmax 6as (fp32 + bf16 copy), MLP 8f.
+/// With Liger's kernels (liger-kernel 0.8.5, `liger_kernel/ops/`): each RMSNorm keeps its input and
+/// an fp32 factor a row (`LigerRMSNormFunction`: `save_for_backward(X, W, RSTD)`) beside its output,
+/// the next linear's input: 4h + 4; a dense gated MLP keeps the gate's and the up projection's
+/// outputs (`LigerSiLUMulFunction`, and GeGLU's alike: `save_for_backward(a, b)`) and the product,
+/// the down projection's input: 6f. The routed experts are counted as HF's.
 pub fn layer_activation_bytes(arch: &Architecture, moe_layer: bool, case: &LayerCase) -> f64 {
-    let LayerCase { megatron, attention, seq_len, micro_batch, tp, sequence_parallel, saved, fp8_inputs } =
-        *case;
+    let LayerCase {
+        megatron,
+        attention,
+        seq_len,
+        micro_batch,
+        tp,
+        sequence_parallel,
+        saved,
+        fp8_inputs,
+        liger,
+    } = *case;
     // Bytes per element of a saved linear input: the QKV, output-projection, MLP and FC2 inputs.
     let input = if megatron && fp8_inputs { 1.0 } else { 2.0 };
     let (s, b, h) = (seq_len as f64, micro_batch as f64, arch.hidden_size as f64);
@@ -1010,7 +1027,7 @@ pub fn layer_activation_bytes(arch: &Architecture, moe_layer: bool, case: &Layer
         let per_token = if sequence_parallel { (whole + split) / t } else { whole + split / t };
         return per_token * tokens;
     } else {
-        whole = 2.0 * (8.0 * h + 4.0);
+        whole = 2.0 * ((if liger { 4.0 } else { 8.0 }) * h + 4.0);
         split = if flash {
             2.0 * (q + 2.0 * kv) + 2.0 * q + 4.0 * a
         } else {
@@ -1022,7 +1039,7 @@ pub fn layer_activation_bytes(arch: &Architecture, moe_layer: bool, case: &Layer
         split += match moe {
             Some(_) => 0.0,
             None => match arch.mlp.kind {
-                MlpKind::Gated => 8.0 * arch.mlp.intermediate_size as f64,
+                MlpKind::Gated => (if liger { 6.0 } else { 8.0 }) * arch.mlp.intermediate_size as f64,
                 MlpKind::Plain => 4.0 * arch.mlp.intermediate_size as f64,
             },
         };
@@ -1225,6 +1242,7 @@ impl<'a> KindBytes<'a> {
                 sequence_parallel: megatron && plan.parallel.sequence_parallel && 1 < ctx.tp,
                 saved: selectively_saved(plan),
                 fp8_inputs: fp8_linear(plan),
+                liger: !megatron && liger(plan),
             },
             memo: Default::default(),
         }

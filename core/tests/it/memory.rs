@@ -86,6 +86,7 @@ fn korthikanti_activation_formulas() {
             sequence_parallel: sp,
             saved,
             fp8_inputs: false,
+            liger: false,
         };
         memory::layer_activation_bytes(&arch, false, &case)
     };
@@ -145,6 +146,7 @@ fn hf_saved_tensors_match_the_measurements() {
                     sequence_parallel: false,
                     saved: memory::Saved::default(),
                     fp8_inputs: false,
+                    liger: false,
                 };
                 memory::layer_activation_bytes(&arch, family == "mixtral", &case)
             }
@@ -735,6 +737,7 @@ fn fp8_layers_keep_their_linear_inputs_in_one_byte() {
             sequence_parallel: false,
             saved: memory::Saved::default(),
             fp8_inputs,
+            liger: false,
         };
         memory::layer_activation_bytes(&arch, false, &case)
     };
@@ -897,7 +900,42 @@ fn liger_fused_loss_holds_a_chunk_of_logits_not_the_micro_batch() {
     // DPO asks for whole logits: Liger's plain cross entropy, which its loss never calls.
     let (dpo_with, _) = stage(true, 2, "dpo");
     let (dpo_without, _) = stage(false, 2, "dpo");
-    assert_eq!(dpo_with, dpo_without);
+    assert_eq!(dpo_with.logits, dpo_without.logits);
+}
+
+#[test]
+fn liger_rms_norm_and_swiglu_keep_less_for_backward() {
+    // Per token, HF's RMSNorm keeps an fp32 upcast, the normalized and the weighted outputs and an
+    // fp32 factor (8h + 4, measured); Liger's keeps its input and the factor
+    // (`LigerRMSNormFunction.forward`: `save_for_backward(X, W, RSTD)`) beside the weighted output,
+    // which the next linear keeps: 4h + 4. HF's gated MLP keeps the gate's output, the
+    // activation's, the up projection's and the product (8f); Liger's keeps the gate's and the up
+    // projection's (`LigerSiLUMulFunction.forward`: `save_for_backward(a, b)`) and the product:
+    // 6f (liger-kernel 0.8.5, `ops/rms_norm.py`, `ops/swiglu.py`). Two norms a layer: 8h + 2f
+    // less. Qwen2.5-7B (h 3,584, f 18,944, 28 layers), LoRA on LLaMA-Factory without
+    // recomputation, 2 × 4,096 tokens a micro-batch; DPO alike, since only its loss differs.
+    let (h, f, layers, tokens) = (3_584u64, 18_944u64, 28u64, 2 * 4_096u64);
+    for method in ["lora", "dpo"] {
+        let stage = |liger: bool| {
+            let text = format!(
+                r#"{{"model": "qwen2.5-7b", "framework": "llamafactory", "method": "{method}", "liger_kernel": {liger},
+                    "recompute": {{"granularity": "none"}}, "batch": {{"micro_batch": 2, "global_batch": 64, "seq_len": 4096}}}}"#
+            );
+            evaluate(&Plan::from_json(&text).unwrap()).memory.stages[0].clone()
+        };
+        let (with, without) = (stage(true), stage(false));
+        assert_eq!(without.activations - with.activations, layers * tokens * (8 * h + 2 * f), "{method}");
+    }
+    // With the layers recomputed, only the one being recomputed keeps its tensors: one layer's less
+    // (under DeepSpeed, whose terms add up; plain PyTorch's peak moves to another moment).
+    let recomputed = |liger: bool| {
+        let text = format!(
+            r#"{{"model": "qwen2.5-7b", "framework": "llamafactory", "method": "lora", "liger_kernel": {liger},
+                "parallel": {{"zero_stage": 2}}, "batch": {{"micro_batch": 2, "global_batch": 64, "seq_len": 4096}}}}"#
+        );
+        evaluate(&Plan::from_json(&text).unwrap()).memory.stages[0].activations
+    };
+    assert_eq!(recomputed(false) - recomputed(true), tokens * (8 * h + 2 * f));
 }
 
 #[test]
