@@ -964,7 +964,8 @@ pub struct LayerCase {
 /// an fp32 factor a row (`LigerRMSNormFunction`: `save_for_backward(X, W, RSTD)`) beside its output,
 /// the next linear's input: 4h + 4; a dense gated MLP keeps the gate's and the up projection's
 /// outputs (`LigerSiLUMulFunction`, and GeGLU's alike: `save_for_backward(a, b)`) and the product,
-/// the down projection's input: 6f. The routed experts are counted as HF's.
+/// the down projection's input: 6f. Its fused experts (transformers 5's `*Experts` modules) keep,
+/// per routed copy, the gate and up outputs, the routing weight and three indices: 4f_e + 16.
 pub fn layer_activation_bytes(arch: &Architecture, moe_layer: bool, case: &LayerCase) -> f64 {
     let LayerCase {
         megatron,
@@ -1051,10 +1052,22 @@ pub fn layer_activation_bytes(arch: &Architecture, moe_layer: bool, case: &Layer
         // on the HF path).
         let k = moe.top_k as f64;
         let f_e = moe.expert_intermediate_size as f64;
-        let inner = if megatron { 6.0 * f_e } else { 8.0 * f_e };
-        split += k * (4.0 * h + inner) + 8.0 * moe.n_experts as f64;
+        let routed = match (megatron, liger) {
+            (true, _) => k * (4.0 * h + 6.0 * f_e),
+            // Liger's fused experts (`LigerExperts`, `LigerFusedMoEFunction.forward` in
+            // `liger_kernel/ops/fused_moe.py`) gather the tokens inside the kernel and recompute
+            // the down projection's output in backward: per routed copy they keep the gate and up
+            // outputs (`pre_act`, 2f_e in the input's dtype), the fp32 routing weight and three
+            // int32 indices (`x_gather_idx`, `s_scatter_idx`, `s_reverse_scatter_idx`); the
+            // input is the layer's, kept by the norm's count.
+            (false, true) => k * (4.0 * f_e + 4.0 + 3.0 * 4.0),
+            (false, false) => k * (4.0 * h + 8.0 * f_e),
+        };
+        split += routed + 8.0 * moe.n_experts as f64;
+        // Liger replaces the shared expert with its SwiGLU MLP (`LigerQwen3MoeSwiGLUMLP`): 6f_s.
         if 0 < moe.shared_intermediate_size {
-            split += if megatron { 6.0 } else { 8.0 } * moe.shared_intermediate_size as f64 + 2.0 * h;
+            split +=
+                (if megatron || liger { 6.0 } else { 8.0 }) * moe.shared_intermediate_size as f64 + 2.0 * h;
         }
     }
     let per_token = if sequence_parallel { (whole + split) / t } else { whole + split / t };

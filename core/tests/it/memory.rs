@@ -939,6 +939,28 @@ fn liger_rms_norm_and_swiglu_keep_less_for_backward() {
 }
 
 #[test]
+fn liger_fused_experts_keep_their_gate_and_up_outputs_alone() {
+    // Under transformers 5 Liger replaces the batched experts with its fused MoE
+    // (`LigerExperts`, liger-kernel 0.8.5 `ops/fused_moe.py`, `LigerFusedMoEFunction.forward`),
+    // which gathers the tokens inside the kernel and recomputes the down projection's output:
+    // per routed copy it keeps the gate and up outputs (`pre_act`, 2 × 2f_e), the fp32 routing
+    // weight and three int32 indices, 4f_e + 16, where HF's experts keep a gathered input, an
+    // output (2h each) and 8f_e. Qwen3-30B-A3B (h 2,048, f_e 768, top-8 of 128 experts, 48 MoE
+    // layers), LoRA on LLaMA-Factory without recomputation, 2 × 4,096 tokens: with the norms'
+    // 8h, 8h + 8(4h + 8f_e) − 8(4f_e + 16) less a layer and token.
+    let (h, f_e, k, layers, tokens) = (2_048u64, 768u64, 8u64, 48u64, 2 * 4_096u64);
+    let stage = |liger: bool| {
+        let text = format!(
+            r#"{{"model": "qwen3-30b-a3b", "framework": "llamafactory", "method": "lora", "liger_kernel": {liger},
+                "recompute": {{"granularity": "none"}}, "batch": {{"micro_batch": 2, "global_batch": 64, "seq_len": 4096}}}}"#
+        );
+        evaluate(&Plan::from_json(&text).unwrap()).memory.stages[0].clone()
+    };
+    let per_token = 8 * h + k * (4 * h + 8 * f_e) - k * (4 * f_e + 16);
+    assert_eq!(stage(false).activations - stage(true).activations, layers * tokens * per_token);
+}
+
+#[test]
 fn liger_changes_nothing_where_llamafactory_does_not_patch() {
     // DeepSeek-V2's `deepseek_v2` is not among the model types LLaMA-Factory hands to Liger
     // (src/llamafactory/model/model_utils/liger_kernel.py warns and trains unpatched), GLM-4-9B's
