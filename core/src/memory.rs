@@ -943,8 +943,8 @@ pub struct LayerCase {
     /// (transformer_engine/pytorch/module/linear.py: the quantized input is saved with only its
     /// column-wise data). Dense layers only; the MoE experts' inputs are counted at 2 bytes.
     pub fp8_inputs: bool,
-    /// The HF path's RMSNorm and gated MLP run Liger's kernels ([`liger`]), which keep less for
-    /// backward than HF's modules (see [`layer_activation_bytes`]).
+    /// The HF path's RMSNorm, gated MLP and routed experts run Liger's kernels ([`liger`]), which
+    /// keep less for backward than HF's modules (see [`layer_activation_bytes`]).
     pub liger: bool,
 }
 
@@ -1543,8 +1543,8 @@ const LIGER_PATCHED: &[(model::Family, bool, bool)] = &[
 ];
 
 /// Whether the plan's HF modules run Liger's kernels: LLaMA-Factory's `enable_liger_kernel` or
-/// VeRL's `use_liger` on a model type it patches ([`liger_patches`]): fused RMSNorm, SwiGLU and
-/// rotary embedding.
+/// VeRL's `use_liger` on a model type it patches ([`liger_patches`]): fused RMSNorm, SwiGLU, rotary
+/// embedding and, under transformers 5, MoE experts.
 pub(crate) fn liger(plan: &Plan) -> bool {
     plan.liger_kernel && liger_patches(plan.framework, plan.model.arch.family)
 }

@@ -1,6 +1,7 @@
 //! The form's recomputation and activation-memory knobs: granularity and layers, the attention
-//! kernel, Liger's kernels (LLaMA-Factory), activation-function recomputation, swap-attention, checkpoints split over TP, the
-//! modules recomputed, CPU offload of layers and LLaMA-Factory's layer ratio.
+//! kernel, Liger's kernels (LLaMA-Factory, VeRL), activation-function recomputation,
+//! swap-attention, checkpoints split over TP, the modules recomputed, CPU offload of layers and
+//! LLaMA-Factory's layer ratio.
 
 use leptos::prelude::*;
 use trainplan_core::knobs::Knob;
