@@ -241,6 +241,13 @@ pub fn zh(code: Code) -> &'static str {
         Code::ModelMoeLayerFreq => {
             "不支持 moe_layer_freq {moe_layer_freq}：稠密层之后的每一层都按 MoE 层计算。"
         }
+        Code::ModelExpertsRead => {
+            "从 {key} 读到 {n_experts} 个路由专家，每个 token 选 {top_k} 个（按 Mixtral 和 DeepSeek 配置的写法）：请对照模型卡核对参数量。"
+        }
+        Code::ModelLayerTypes => "layer_types 列出 {layers} 个非注意力层（{kind}）：每层都按全注意力层计算。",
+        Code::ModelTextConfig => {
+            "语言模型取自 \"{model_type}\" 的 text_config：其他部分（视觉编码器、投影层）不计入。"
+        }
         Code::BatchDivisible => "全局批大小 {global_batch} 不是 {unit}（{what}）的整数倍。",
         Code::BatchFewMicrobatches => "PP {pp} 只有 {microbatches} 个微批：流水线大部分时间空闲。",
         Code::BatchVppMicrobatches => "{microbatches} 个微批不是 PP {pp} 的整数倍（交错调度要求）。",

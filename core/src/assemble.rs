@@ -281,6 +281,18 @@ fn import_finding(warning: &ImportWarning) -> Finding {
         ImportWarning::MoeLayerFreq(n) => {
             (Code::ModelMoeLayerFreq, BTreeMap::from([("moe_layer_freq", n.to_string())]))
         }
+        ImportWarning::ExpertsRead { key, n_experts, top_k } => (
+            Code::ModelExpertsRead,
+            BTreeMap::from([
+                ("key", (*key).to_owned()),
+                ("n_experts", n_experts.to_string()),
+                ("top_k", top_k.to_string()),
+            ]),
+        ),
+        ImportWarning::OtherLayerTypes { kind, layers } => {
+            (Code::ModelLayerTypes, BTreeMap::from([("kind", kind.clone()), ("layers", layers.to_string())]))
+        }
+        ImportWarning::TextConfig(t) => (Code::ModelTextConfig, BTreeMap::from([("model_type", t.clone())])),
     };
     Finding {
         severity: Severity::Warning,

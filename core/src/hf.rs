@@ -2,7 +2,9 @@
 //!
 //! Every `model_type` of [`Family`] is read with the defaults its transformers configuration class
 //! uses (`__init__`, transformers 4.57.1), so a key the class defaults may be left out; an unknown
-//! `model_type` is read as a Llama-like decoder with a warning, its shape keys required. Values that cannot
+//! `model_type` is read as a Llama-like decoder with a warning, its shape keys required, its routed experts
+//! read under the known families' keys ([`generic_moe`]); a multimodal wrapper's language model is read
+//! from its `text_config`. Values that cannot
 //! describe a real model (zero, negative, fractional, absurdly large, inconsistent) are refused with a
 //! message naming the key. Nothing here panics on any input (fuzzed in tests).
 
@@ -32,6 +34,29 @@ pub enum ImportWarning {
     /// Occurs when a MoE config sets `moe_layer_freq` other than 1; every layer past
     /// `first_k_dense_replace` was taken as MoE, as in every published DeepSeek config.
     MoeLayerFreq(u64),
+    /// Occurs when an unknown `model_type` names routed experts: they were read under the keys
+    /// Mixtral's, Qwen-MoE's and DeepSeek's configs use ([`generic_moe`]), where a Llama-like
+    /// reading alone would count a dense model a tenth of the size (gpt-oss-20b: 2.4 B for 20.9 B).
+    ExpertsRead {
+        /// The key the expert count came from.
+        key: &'static str,
+        /// Routed experts per MoE layer.
+        n_experts: u64,
+        /// Experts per token.
+        top_k: u64,
+    },
+    /// Occurs when `layer_types` lists layers other than attention (linear attention, convolution,
+    /// state-space): each was counted as a full-attention layer.
+    OtherLayerTypes {
+        /// The first such kind, as written.
+        kind: String,
+        /// How many layers are not attention layers.
+        layers: u64,
+    },
+    /// Occurs when the shape is in `text_config` (a multimodal wrapper: Llama 4, Gemma 3, Mistral 3):
+    /// the language model was read from it, and the other towers (vision encoder, projector) are not
+    /// counted. Holds the wrapper's `model_type`.
+    TextConfig(String),
 }
 
 impl fmt::Display for ImportWarning {
@@ -47,6 +72,22 @@ impl fmt::Display for ImportWarning {
                 write!(
                     f,
                     "moe_layer_freq {n} is not supported: every layer after the dense ones taken as MoE"
+                )
+            }
+            ImportWarning::ExpertsRead { key, n_experts, top_k } => write!(
+                f,
+                "{n_experts} routed experts ({top_k} per token) read from {key:?} as Mixtral's and DeepSeek's configs write them; check the parameter count against the model card"
+            ),
+            ImportWarning::OtherLayerTypes { kind, layers } => {
+                write!(
+                    f,
+                    "layer_types lists {layers} layers that are not attention ({kind:?}): each counted as a full-attention layer"
+                )
+            }
+            ImportWarning::TextConfig(t) => {
+                write!(
+                    f,
+                    "the language model read from the text_config of {t:?}: its other parts (a vision encoder, a projector) are not counted"
                 )
             }
         }
@@ -122,13 +163,16 @@ pub fn import(text: &str) -> Result<Imported, ConfigError> {
 ///
 /// A [`ConfigError`] naming the key that cannot be used.
 pub fn import_value(value: &Value) -> Result<Imported, ConfigError> {
-    let obj = value.as_object().ok_or(ConfigError::NotObject)?;
-    let model_type = match obj.get("model_type") {
-        Some(Value::String(t)) => t.as_str(),
-        None | Some(Value::Null) => "",
-        Some(_) => return Err(ConfigError::WrongType { key: "model_type", expected: "a string" }),
-    };
+    let outer = value.as_object().ok_or(ConfigError::NotObject)?;
     let mut warnings = Vec::new();
+    let obj = match language_model(outer) {
+        Some(text) => {
+            warnings.push(ImportWarning::TextConfig(model_type_of(outer)?.to_owned()));
+            text
+        }
+        None => outer,
+    };
+    let model_type = model_type_of(obj)?;
     let known = Family::from_model_type(model_type);
     let cfg = Cfg::new(obj, known);
     let family = match known {
@@ -140,14 +184,45 @@ pub fn import_value(value: &Value) -> Result<Imported, ConfigError> {
     };
     let arch = match family {
         Family::Gpt2 => gpt2(&cfg)?,
-        _ => decoder(&cfg, family, &mut warnings)?,
+        _ => decoder(&cfg, family, known.is_none(), &mut warnings)?,
     };
+    warnings.extend(other_layer_types(obj));
     check_consistent(&arch)?;
     let counts = model::count_params(&arch);
     if MAX_PARAMS < counts.total().saturating_add(counts.mtp) {
         return Err(ConfigError::TooLarge);
     }
     Ok(Imported { arch, warnings })
+}
+
+/// The config's `model_type`, `""` when it has none.
+fn model_type_of(obj: &Map<String, Value>) -> Result<&str, ConfigError> {
+    match obj.get("model_type") {
+        Some(Value::String(t)) => Ok(t.as_str()),
+        None | Some(Value::Null) => Ok(""),
+        Some(_) => Err(ConfigError::WrongType { key: "model_type", expected: "a string" }),
+    }
+}
+
+/// The language model's config inside a multimodal wrapper that writes no shape of its own (no
+/// `hidden_size`, nor GPT-2's `n_embd`): its `text_config`, as transformers' `get_text_config()`
+/// finds it (Llama 4, Gemma 3, Mistral 3; Qwen2-VL wrote its shape at the top, and is read there).
+fn language_model(obj: &Map<String, Value>) -> Option<&Map<String, Value>> {
+    if obj.contains_key("hidden_size") || obj.contains_key("n_embd") {
+        return None;
+    }
+    obj.get("text_config")?.as_object()
+}
+
+/// The layers `layer_types` lists that are not attention layers (Qwen3-Next's `linear_attention`,
+/// LFM2's `conv`), which every family here counts as attention layers: the first such kind and how
+/// many. Full and sliding-window attention hold the same parameters.
+fn other_layer_types(obj: &Map<String, Value>) -> Option<ImportWarning> {
+    let kinds = obj.get("layer_types")?.as_array()?;
+    let attention = |kind: &str| matches!(kind, "full_attention" | "sliding_attention" | "attention");
+    let mut others = kinds.iter().filter_map(Value::as_str).filter(|kind| !attention(kind));
+    let first = others.next()?;
+    Some(ImportWarning::OtherLayerTypes { kind: first.to_owned(), layers: 1 + others.count() as u64 })
 }
 
 // Ranges wide enough for every published model and narrow enough that no product overflows.
@@ -368,7 +443,8 @@ impl<'a> Cfg<'a> {
 /// assert_eq!(trainplan_core::hf::config_value(&config, "rms_norm_eps"), Some(serde_json::json!(1e-05)));
 /// ```
 pub fn config_value(config: &Value, key: &str) -> Option<Value> {
-    let obj = config.as_object()?;
+    let outer = config.as_object()?;
+    let obj = language_model(outer).unwrap_or(outer);
     let family = obj.get("model_type").and_then(Value::as_str).and_then(Family::from_model_type);
     let cfg = Cfg::new(obj, family);
     let own =
@@ -431,6 +507,7 @@ fn gpt2(cfg: &Cfg) -> Result<Architecture, ConfigError> {
 fn decoder(
     cfg: &Cfg,
     family: Family,
+    unknown: bool,
     warnings: &mut Vec<ImportWarning>,
 ) -> Result<Architecture, ConfigError> {
     let hidden_size = cfg.req("hidden_size", 1, MAX_WIDTH)?;
@@ -485,10 +562,17 @@ fn decoder(
         }
     };
 
-    let moe = moe(cfg, family, n_layers, warnings)?;
-    // Mixtral has no dense layer; its `intermediate_size` is the expert width.
+    let moe = match unknown {
+        true => generic_moe(cfg, n_layers, warnings)?,
+        false => moe(cfg, family, n_layers, warnings)?,
+    };
+    // Mixtral has no dense layer; its `intermediate_size` is the expert width. Nor has an unknown
+    // model whose every layer holds experts, which may leave the key out.
     let intermediate_size = match (&moe, family) {
         (Some(m), Family::Mixtral) => m.expert_intermediate_size,
+        (Some(m), _) if unknown && m.layers == MoeLayers::FromLayer(0) => {
+            cfg.opt("intermediate_size", 1, MAX_WIDTH)?.unwrap_or(m.expert_intermediate_size)
+        }
         _ => cfg.req("intermediate_size", 1, MAX_WIDTH)?,
     };
     let mlp = Mlp {
@@ -579,6 +663,73 @@ fn moe(
         _ => return Ok(None),
     };
     Ok(Some(res))
+}
+
+/// The routed experts of an unknown `model_type`, under the keys the known families' configs write
+/// them with (transformers 4.57.1, `MixtralConfig`, `Qwen2MoeConfig`, `DeepseekV3Config`): the
+/// count as `num_local_experts` (Mixtral; gpt-oss too), `num_experts` (Qwen-MoE) or
+/// `n_routed_experts` (DeepSeek; GLM-4.5 too); the experts per token as `num_experts_per_tok` (or
+/// gpt-oss's `experts_per_token`); an expert's width as `moe_intermediate_size`, else
+/// `intermediate_size` (Mixtral's way); shared experts as DeepSeek's `n_shared_experts` experts of
+/// that width or Qwen2-MoE's `shared_expert_intermediate_size`; the layers holding experts as
+/// DeepSeek's `first_k_dense_replace`, or Qwen-MoE's `decoder_sparse_step` (Llama 4's
+/// `interleave_moe_layer_step` picks the same layers) and `mlp_only_layers`, else every layer.
+/// `None` when no count is written, or it is 0. What a model does beyond these (Llama 4's shared
+/// expert, gpt-oss's expert biases and attention sinks) is not counted: the warning says to check
+/// the count against the model card.
+fn generic_moe(
+    cfg: &Cfg,
+    n_layers: u64,
+    warnings: &mut Vec<ImportWarning>,
+) -> Result<Option<Moe>, ConfigError> {
+    let mut counted = None;
+    for key in ["num_local_experts", "num_experts", "n_routed_experts"] {
+        if let Some(n) = cfg.opt(key, 0, MAX_EXPERTS)? {
+            counted = Some((key, n));
+            break;
+        }
+    }
+    let Some((key, n_experts)) = counted.filter(|&(_, n)| 0 < n) else { return Ok(None) };
+    let top_k = match cfg.opt("num_experts_per_tok", 1, MAX_EXPERTS)? {
+        Some(k) => k,
+        None => cfg
+            .opt("experts_per_token", 1, MAX_EXPERTS)?
+            .ok_or(ConfigError::Missing("num_experts_per_tok"))?,
+    };
+    let expert_intermediate_size = match cfg.opt("moe_intermediate_size", 1, MAX_WIDTH)? {
+        Some(width) => width,
+        None => cfg.req("intermediate_size", 1, MAX_WIDTH)?,
+    };
+    let shared_intermediate_size = match cfg.opt("n_shared_experts", 0, MAX_EXPERTS)? {
+        Some(n) => n * expert_intermediate_size,
+        None => cfg.opt("shared_expert_intermediate_size", 0, MAX_WIDTH)?.unwrap_or(0),
+    };
+    let freq = cfg.opt("moe_layer_freq", 1, MAX_LAYERS)?.unwrap_or(1);
+    if freq != 1 {
+        warnings.push(ImportWarning::MoeLayerFreq(freq));
+    }
+    let layers = match cfg.opt("first_k_dense_replace", 0, MAX_LAYERS)? {
+        Some(first) => MoeLayers::FromLayer(first.min(n_layers)),
+        None => {
+            let step = match cfg.opt("decoder_sparse_step", 1, MAX_LAYERS)? {
+                Some(step) => step,
+                None => cfg.opt("interleave_moe_layer_step", 1, MAX_LAYERS)?.unwrap_or(1),
+            };
+            match (step, cfg.list("mlp_only_layers")?) {
+                (1, dense) if dense.is_empty() => MoeLayers::FromLayer(0),
+                (step, dense) => MoeLayers::Step { step, dense },
+            }
+        }
+    };
+    warnings.push(ImportWarning::ExpertsRead { key, n_experts, top_k });
+    Ok(Some(Moe {
+        n_experts,
+        top_k,
+        expert_intermediate_size,
+        shared_intermediate_size,
+        shared_expert_gate: false,
+        layers,
+    }))
 }
 
 fn check_consistent(arch: &Architecture) -> Result<(), ConfigError> {

@@ -1546,7 +1546,16 @@ const LIGER_PATCHED: &[(model::Family, bool, bool)] = &[
 /// VeRL's `use_liger` on a model type it patches ([`liger_patches`]): fused RMSNorm, SwiGLU, rotary
 /// embedding and, under transformers 5, MoE experts.
 pub(crate) fn liger(plan: &Plan) -> bool {
-    plan.liger_kernel && liger_patches(plan.framework, plan.model.arch.family)
+    plan.liger_kernel && liger_patches_model(plan)
+}
+
+/// Whether the plan's framework patches its model with Liger's kernels ([`liger_patches`]). Both
+/// pick the patch by `model_type`, so a config whose `model_type` is unknown (read Llama-like) is
+/// not patched: LLaMA-Factory logs that the model does not support Liger and trains on.
+pub(crate) fn liger_patches_model(plan: &Plan) -> bool {
+    let unknown =
+        plan.model.warnings.iter().any(|w| matches!(w, crate::hf::ImportWarning::UnknownModelType(_)));
+    !unknown && liger_patches(plan.framework, plan.model.arch.family)
 }
 
 /// Whether `framework` patches a model of `family` with Liger's kernels ([`LIGER_PATCHED`]).

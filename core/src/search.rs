@@ -667,7 +667,7 @@ fn hf_space(shape: &Shape, visit: &mut dyn FnMut(Knobs, bool)) {
     let Shape { plan, base, world, domain, long, .. } = *shape;
     let rollouts = rollout_options(plan, &base, world, domain);
     // Liger's kernels off and on where the framework patches the model with them.
-    let ligers: &[bool] = match crate::memory::liger_patches(plan.framework, plan.model.arch.family) {
+    let ligers: &[bool] = match crate::memory::liger_patches_model(plan) {
         true => &[false, true],
         false => &[false],
     };

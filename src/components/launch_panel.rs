@@ -64,17 +64,11 @@ pub fn LaunchPanel() -> impl IntoView {
     });
     // The core's verdict on the plan, which every file's header carries too: empty when it runs.
     let verdict = Memo::new(move |_| report.with(|r| r.as_ref().map(emit::verdict_of).unwrap_or_default()));
-    // A download of a plan that does not run asks first; cancelling keeps the page as it is.
+    // Until the plan settles, the files are the plan before's: shown dimmed, not to be taken.
+    let settling = Memo::new(move |_| ctx.settling());
     let confirm_download = move |ev: leptos::ev::MouseEvent| {
-        if verdict.with_untracked(Vec::is_empty) {
-            return;
-        }
-        let ok = web_sys::window()
-            .and_then(|w| w.confirm_with_message(ctx.tr(Key::launch_confirm_download)).ok())
-            .unwrap_or(true);
-        if !ok {
-            ev.prevent_default();
-        }
+        let runs = verdict.with_untracked(Vec::is_empty);
+        confirm_download(&ev, settling.get_untracked(), runs, ctx.tr(Key::launch_confirm_download));
     };
     let selected = RwSignal::new(0usize);
     let copied = RwSignal::new(false);
@@ -99,6 +93,9 @@ pub fn LaunchPanel() -> impl IntoView {
             .collect::<Vec<_>>()
     };
     let copy = move |_| {
+        if settling.get_untracked() {
+            return;
+        }
         let Some(f) = current() else { return };
         leptos::task::spawn_local(async move {
             copied.set(storage::copy_text(&f.text).await);
@@ -130,7 +127,7 @@ pub fn LaunchPanel() -> impl IntoView {
         </Show>
         <Show when=move || current().is_some()>
             <div class="tabs" role="tablist">{tabs}</div>
-            <div class="launch-actions">
+            <div class="launch-actions" class:settling=settling aria-busy=move || settling.get().to_string()>
                 <button class="secondary" data-testid="launch-copy" on:click=copy>
                     {move || if copied.get() { ctx.tr(Key::launch_copied) } else { ctx.tr(Key::launch_copy) }}
                 </button>
@@ -145,7 +142,7 @@ pub fn LaunchPanel() -> impl IntoView {
                     {move || ctx.tr(Key::launch_download_all)}
                 </a>
             </div>
-            <pre class="launch-text" data-testid="launch-text">
+            <pre class="launch-text" class:settling=settling data-testid="launch-text">
                 {move || {
                     current()
                         .map(|f| {
@@ -158,6 +155,16 @@ pub fn LaunchPanel() -> impl IntoView {
             </pre>
         </Show>
         <LaunchImport />
+    }
+}
+
+/// A download's click: refused while the files are the plan before's (typing has not paused); for a
+/// plan that does not run, asked first (`question`), cancelling keeps the page as it is.
+fn confirm_download(ev: &leptos::ev::MouseEvent, settling: bool, runs: bool, question: &str) {
+    let ok = !settling
+        && (runs || web_sys::window().and_then(|w| w.confirm_with_message(question).ok()).unwrap_or(true));
+    if !ok {
+        ev.prevent_default();
     }
 }
 

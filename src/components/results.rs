@@ -48,6 +48,13 @@ impl ResultsCtx {
     pub fn lang(self) -> Lang {
         self.lang.get()
     }
+
+    /// Whether the plan has moved on from the settled one, tracked: what follows the settled plan
+    /// (the advice, the launch files) then still shows the plan before, until typing pauses. A
+    /// panel keeps it in a `Memo`, so that only its turning over redraws.
+    pub fn settling(self) -> bool {
+        self.plan.with(|p| self.settled.with(|s| p.as_ref().ok() != s.as_ref().ok()))
+    }
 }
 
 /// The results' shared state, as [`super::app::App`] provided it.

@@ -204,7 +204,7 @@ fn activation_moves(ctx: &Ctx) -> Vec<Candidate> {
     // Liger's kernels (LLaMA-Factory `enable_liger_kernel`, VeRL `use_liger`), on the models they
     // patch: fused norms, SwiGLU and rotary embedding, and for LLaMA-Factory's pre-training and SFT
     // a loss that keeps no logits.
-    if !plan.liger_kernel && crate::memory::liger_patches(plan.framework, plan.model.arch.family) {
+    if !plan.liger_kernel && crate::memory::liger_patches_model(plan) {
         res.push(candidate(Move::LigerKernel, vec![fix(Field::LigerKernel, true)]));
     }
     res

@@ -40,6 +40,131 @@ fn an_unknown_model_type_reads_as_llama_with_a_warning() {
     assert_eq!(hf::import(&without).unwrap().warnings, vec![ImportWarning::UnknownModelType(String::new())]);
 }
 
+fn catalog_config(id: &str) -> &'static str {
+    trainplan_core::catalog::CONFIGS.iter().find(|c| c.id == id).unwrap().config
+}
+
+fn with_model_type(config: &str, model_type: &str) -> serde_json::Value {
+    let mut value: serde_json::Value = serde_json::from_str(config).unwrap();
+    value["model_type"] = serde_json::json!(model_type);
+    value
+}
+
+/// openai/gpt-oss-20b's config.json (huggingface.co/openai/gpt-oss-20b/blob/main/config.json),
+/// `layer_types` and `quantization_config` left out: transformers 4.55 knows `gpt_oss`, the planner
+/// does not, and a Llama-like reading alone had counted a dense 2.39 B model.
+const GPT_OSS_20B: &str = r#"{"architectures": ["GptOssForCausalLM"], "attention_bias": true,
+  "attention_dropout": 0.0, "eos_token_id": 200002, "experts_per_token": 4, "head_dim": 64,
+  "hidden_act": "silu", "hidden_size": 2880, "initial_context_length": 4096, "initializer_range": 0.02,
+  "intermediate_size": 2880, "max_position_embeddings": 131072, "model_type": "gpt_oss",
+  "num_attention_heads": 64, "num_experts_per_tok": 4, "num_hidden_layers": 24, "num_key_value_heads": 8,
+  "num_local_experts": 32, "output_router_logits": false, "pad_token_id": 199999, "rms_norm_eps": 1e-05,
+  "rope_theta": 150000, "router_aux_loss_coef": 0.9, "sliding_window": 128, "swiglu_limit": 7.0,
+  "tie_word_embeddings": false, "transformers_version": "4.55.0.dev0", "use_cache": true,
+  "vocab_size": 201088}"#;
+
+#[test]
+fn an_unknown_model_type_with_experts_counts_them() {
+    let imported = hf::import(GPT_OSS_20B).unwrap();
+    assert_eq!(
+        imported.warnings,
+        vec![
+            ImportWarning::UnknownModelType("gpt_oss".to_owned()),
+            ImportWarning::ExpertsRead { key: "num_local_experts", n_experts: 32, top_k: 4 },
+        ]
+    );
+    // Every tensor of transformers' `modeling_gpt_oss.py` (4.55), counted by hand from its shapes:
+    // embedding and untied head V·h each; per layer q, k, v, o with bias (attention_bias), 64
+    // attention sinks, two RMSNorms, the router Linear(h, 32) with bias, and the experts'
+    // gate_up_proj [32, h, 2f] with its bias [32, 2f] and down_proj [32, f, h] with its bias [32, h];
+    // the final norm.
+    let (v, h, f, e, layers, heads, kv, d) = (201_088u64, 2880u64, 2880u64, 32u64, 24u64, 64u64, 8u64, 64u64);
+    let attention = (h * heads * d + heads * d) + 2 * (h * kv * d + kv * d) + (heads * d * h + h);
+    let (sinks, router_bias, expert_biases) = (heads, e, e * 2 * f + e * h);
+    let experts = e * (h * 2 * f + f * h);
+    let per_layer = attention + sinks + 2 * h + (e * h + router_bias) + experts + expert_biases;
+    let exact = 2 * v * h + layers * per_layer + h;
+    assert_eq!(exact, 20_914_757_184);
+    // The sinks and the biases of the router and the experts are not counted: 0.03 %.
+    let counts = model::count_params(&imported.arch);
+    assert_eq!(counts.total(), exact - layers * (sinks + router_bias + expert_biases));
+    assert_eq!(counts.experts, layers * experts);
+}
+
+#[test]
+fn unknown_model_types_read_experts_as_the_known_families_write_them() {
+    // Mixtral's keys under another name: the same model.
+    let mixtral = hf::import(catalog_config("mixtral-8x7b")).unwrap();
+    let renamed = hf::import_value(&with_model_type(catalog_config("mixtral-8x7b"), "my_moe")).unwrap();
+    assert_eq!(
+        renamed.warnings[1],
+        ImportWarning::ExpertsRead { key: "num_local_experts", n_experts: 8, top_k: 2 }
+    );
+    assert_eq!(model::count_params(&renamed.arch), model::count_params(&mixtral.arch));
+    // Qwen3-MoE's (`num_experts`, `moe_intermediate_size`, `decoder_sparse_step`) and DeepSeek-V3's
+    // (`n_routed_experts`, `n_shared_experts`, `first_k_dense_replace`): the same experts, shared
+    // experts and routers; their attention (Qwen3's q/k norms, DeepSeek's MLA) is another matter.
+    for (id, key) in [("qwen3-30b-a3b", "num_experts"), ("deepseek-v3", "n_routed_experts")] {
+        let known = model::count_params(&hf::import(catalog_config(id)).unwrap().arch);
+        let mut config = with_model_type(catalog_config(id), "my_moe");
+        config["num_key_value_heads"] = config["num_attention_heads"].clone();
+        let renamed = hf::import_value(&config).unwrap();
+        assert!(matches!(renamed.warnings[1], ImportWarning::ExpertsRead { key: k, .. } if k == key), "{id}");
+        let counts = model::count_params(&renamed.arch);
+        assert_eq!(
+            (counts.experts, counts.shared_experts, counts.router, counts.mlp),
+            (known.experts, known.shared_experts, known.router, known.mlp),
+            "{id}"
+        );
+        assert!(0 < counts.experts && counts.active < counts.total(), "{id}");
+    }
+    // An expert count of 0 is a dense model; experts without a count per token are refused.
+    let mut dense = with_model_type(catalog_config("mixtral-8x7b"), "my_moe");
+    dense["num_local_experts"] = serde_json::json!(0);
+    assert_eq!(hf::import_value(&dense).unwrap().arch.moe, None);
+    let mut no_top_k = with_model_type(catalog_config("mixtral-8x7b"), "my_moe");
+    no_top_k.as_object_mut().unwrap().remove("num_experts_per_tok");
+    assert_eq!(hf::import_value(&no_top_k), Err(ConfigError::Missing("num_experts_per_tok")));
+}
+
+#[test]
+fn layers_that_are_not_attention_are_named() {
+    // Qwen3-Next's layer_types: three linear-attention layers to each full-attention one.
+    let mut config: serde_json::Value =
+        serde_json::from_str(&LLAMA.replace("\"llama\"", "\"qwen3_next\"")).unwrap();
+    let kinds: Vec<&str> =
+        (0..32).map(|i| if i % 4 == 3 { "full_attention" } else { "linear_attention" }).collect();
+    config["layer_types"] = serde_json::json!(kinds);
+    let warnings = hf::import_value(&config).unwrap().warnings;
+    assert_eq!(
+        warnings[1],
+        ImportWarning::OtherLayerTypes { kind: "linear_attention".to_owned(), layers: 24 }
+    );
+    // Sliding-window layers hold the parameters full ones do.
+    config["layer_types"] = serde_json::json!(["sliding_attention", "full_attention"]);
+    assert_eq!(hf::import_value(&config).unwrap().warnings.len(), 1);
+}
+
+#[test]
+fn a_multimodal_wrapper_is_read_from_its_text_config() {
+    // Mistral 3's layout (mistralai/Mistral-Small-3.1-24B-Instruct-2503): the language model's
+    // config under text_config, the vision tower's under vision_config, no shape at the top.
+    let text: serde_json::Value = serde_json::from_str(catalog_config("mistral-7b-v0.3")).unwrap();
+    let wrapper = serde_json::json!({
+        "model_type": "mistral3", "text_config": text,
+        "vision_config": {"model_type": "pixtral", "hidden_size": 1024, "num_hidden_layers": 24},
+        "image_token_index": 10,
+    });
+    let imported = hf::import_value(&wrapper).unwrap();
+    assert_eq!(imported.warnings, vec![ImportWarning::TextConfig("mistral3".to_owned())]);
+    assert_eq!(imported.arch, hf::import_value(&text).unwrap().arch);
+    assert_eq!(hf::config_value(&wrapper, "rope_theta"), hf::config_value(&text, "rope_theta"));
+    // A config with its own shape is read at the top, whatever else it holds.
+    let mut top = text.clone();
+    top["text_config"] = serde_json::json!({"hidden_size": 8});
+    assert!(hf::import_value(&top).unwrap().warnings.is_empty());
+}
+
 #[test]
 fn missing_and_wrong_values_name_the_key() {
     assert_eq!(refused("not json"), ConfigError::NotJson("expected ident at line 1 column 2".to_owned()));
@@ -396,7 +521,8 @@ proptest! {
     /// Llama-like configs with random values in and beyond the accepted ranges: a count or a refusal.
     #[test]
     fn random_configs_count_or_refuse(
-        family in prop::sample::select(Family::ALL.to_vec()),
+        // Every family, and an unknown type read Llama-like with its experts.
+        model_type in prop::sample::select(Family::ALL.iter().map(|f| f.model_type()).chain(["my_moe"]).collect::<Vec<_>>()),
         hidden in prop_oneof![Just(0_i64), 1..=8192_i64, Just(-1), Just(i64::MAX)],
         layers in prop_oneof![Just(0_i64), 1..=200_i64, Just(1 << 40)],
         heads in 1..=128_i64,
@@ -407,7 +533,7 @@ proptest! {
         tied in any::<bool>(),
     ) {
         let config = serde_json::json!({
-            "model_type": family.model_type(),
+            "model_type": model_type,
             "vocab_size": vocab, "hidden_size": hidden, "n_embd": hidden,
             "intermediate_size": hidden.saturating_mul(3), "moe_intermediate_size": 512,
             "num_hidden_layers": layers, "n_layer": layers,

@@ -939,6 +939,25 @@ fn liger_rms_norm_and_swiglu_keep_less_for_backward() {
 }
 
 #[test]
+fn liger_patches_no_model_of_an_unknown_type() {
+    // LLaMA-Factory and VeRL pick Liger's patch by model_type: a config of a type Liger does not know
+    // trains unpatched, though the planner reads it Llama-like. Qwen2.5-7B's config as "llama" and
+    // as a type nobody knows, LoRA with Liger asked for and not.
+    let config = trainplan_core::catalog::CONFIGS.iter().find(|c| c.id == "qwen2.5-7b").unwrap().config;
+    let peak = |model_type: &str, liger: bool| {
+        let mut value: serde_json::Value = serde_json::from_str(config).unwrap();
+        value["model_type"] = serde_json::json!(model_type);
+        let text = format!(
+            r#"{{"model": {{"hf_config": {value}}}, "framework": "llamafactory", "method": "lora", "liger_kernel": {liger}}}"#
+        );
+        evaluate(&Plan::from_json(&text).unwrap()).memory.peak_bytes
+    };
+    assert!(peak("llama", true) < peak("llama", false));
+    assert_eq!(peak("my_decoder", true), peak("my_decoder", false));
+    assert_eq!(peak("my_decoder", false), peak("llama", false));
+}
+
+#[test]
 fn liger_fused_experts_keep_their_gate_and_up_outputs_alone() {
     // Under transformers 5 Liger replaces the batched experts with its fused MoE
     // (`LigerExperts`, liger-kernel 0.8.5 `ops/fused_moe.py`, `LigerFusedMoEFunction.forward`),

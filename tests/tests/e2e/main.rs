@@ -494,6 +494,37 @@ async fn importing_a_config_counts_its_model() -> WebDriverResult<()> {
     page.driver.refresh().await?;
     assert_eq!(page.wait_text("n-devices", |t| !t.is_empty()).await?, "8");
     assert!(page.has("saved-model-select").await?);
+
+    // A model_type the planner does not know, with routed experts: openai/gpt-oss-20b's config.json
+    // (huggingface.co/openai/gpt-oss-20b, its layer_types and quantization left out). Its experts are
+    // counted, 20.91 B parameters (20,914,757,184 by hand from transformers' modeling_gpt_oss.py, less
+    // the 6,637,824 of its attention sinks and its router's and experts' biases), not a dense 2.39 B,
+    // and the findings say how it was read.
+    let gpt_oss = r#"{"_name_or_path": "openai/gpt-oss-20b", "attention_bias": true, "experts_per_token": 4,
+      "head_dim": 64, "hidden_size": 2880, "intermediate_size": 2880, "max_position_embeddings": 131072,
+      "model_type": "gpt_oss", "num_attention_heads": 64, "num_experts_per_tok": 4, "num_hidden_layers": 24,
+      "num_key_value_heads": 8, "num_local_experts": 32, "rms_norm_eps": 1e-05, "rope_theta": 150000,
+      "sliding_window": 128, "tie_word_embeddings": false, "vocab_size": 201088}"#;
+    page.driver.find(By::Css("details.import summary")).await?.click().await?;
+    page.type_into("config-paste", gpt_oss).await?;
+    page.click("config-apply").await?;
+    assert_eq!(page.wait_text("params-total", |t| t == "20,908,119,360").await?, "20,908,119,360");
+    let experts = page.wait_text("finding-model.experts_read", |t| !t.is_empty()).await?;
+    assert!(experts.contains("32 routed experts, 4 per token"), "{experts}");
+    assert!(page.has("finding-model.unknown_type").await?);
+    // The advice follows once the plan settles, and until then shows itself as the plan before's:
+    // busy, its buttons off. Liger patches no model of an unknown type, so it advises no Liger.
+    let busy = |page: &'static str| {
+        format!("return document.querySelector(\"[data-testid='{page}']\").getAttribute('aria-busy')")
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while page.driver.execute(&busy("advice"), vec![]).await?.json().as_str() != Some("false") {
+        assert!(std::time::Instant::now() < deadline, "the advice never settled");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(!page.has("advice-liger_kernel").await?, "no Liger advice for an unknown model_type");
+    page.scroll_to("finding-model.experts_read").await?;
+    page.screenshot("en-imported-moe").await?;
     page.driver.quit().await
 }
 
