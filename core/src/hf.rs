@@ -216,8 +216,17 @@ fn language_model(obj: &Map<String, Value>) -> Option<&Map<String, Value>> {
 
 /// The layers `layer_types` lists that are not attention layers (Qwen3-Next's `linear_attention`,
 /// LFM2's `conv`), which every family here counts as attention layers: the first such kind and how
-/// many. Full and sliding-window attention hold the same parameters.
+/// many. Full and sliding-window attention hold the same parameters. Without the list, Qwen3-Next's
+/// `full_attention_interval` says the same: every layer but each interval's last is linear
+/// attention (transformers `Qwen3NextConfig.__init__`).
 fn other_layer_types(obj: &Map<String, Value>) -> Option<ImportWarning> {
+    let interval = obj.get("full_attention_interval").and_then(Value::as_u64).filter(|&k| 1 < k);
+    let layers = obj.get("num_hidden_layers").and_then(Value::as_u64);
+    if let (None, Some(k), Some(n)) = (obj.get("layer_types"), interval, layers) {
+        let linear = n - n / k;
+        return (0 < linear)
+            .then(|| ImportWarning::OtherLayerTypes { kind: "linear_attention".to_owned(), layers: linear });
+    }
     let kinds = obj.get("layer_types")?.as_array()?;
     let attention = |kind: &str| matches!(kind, "full_attention" | "sliding_attention" | "attention");
     let mut others = kinds.iter().filter_map(Value::as_str).filter(|kind| !attention(kind));

@@ -140,6 +140,15 @@ fn layers_that_are_not_attention_are_named() {
         warnings[1],
         ImportWarning::OtherLayerTypes { kind: "linear_attention".to_owned(), layers: 24 }
     );
+    // Qwen3-Next's own config.json writes the interval instead (Qwen/Qwen3-Next-80B-A3B-Instruct).
+    let mut interval = config.clone();
+    interval.as_object_mut().unwrap().remove("layer_types");
+    interval["full_attention_interval"] = serde_json::json!(4);
+    let warnings = hf::import_value(&interval).unwrap().warnings;
+    assert_eq!(
+        warnings[1],
+        ImportWarning::OtherLayerTypes { kind: "linear_attention".to_owned(), layers: 24 }
+    );
     // Sliding-window layers hold the parameters full ones do.
     config["layer_types"] = serde_json::json!(["sliding_attention", "full_attention"]);
     assert_eq!(hf::import_value(&config).unwrap().warnings.len(), 1);
