@@ -69,7 +69,8 @@ fn params_report(plan: &Plan, facts: &memory::ModelFacts) -> report::ParamsRepor
         // A rank the method does not use is the default's (`knobs::effective`).
         false => {
             let rank = crate::knobs::effective(plan).lora.rank.get();
-            model::lora_params(&plan.model.arch, u64::from(rank), &plan.lora.targets.list())
+            let scope = memory::lora_scope(plan.framework);
+            model::lora_params(&plan.model.arch, u64::from(rank), &plan.lora.targets.list(), scope)
         }
     };
     let trainable = match plan.trains_lora() {

@@ -192,6 +192,15 @@ pub enum Path {
     Hf,
 }
 
+/// Which linear modules the framework's LoRA wraps: Megatron's every one, PEFT's over HF's
+/// modules no routed expert ([`model::LoraScope`]).
+pub fn lora_scope(framework: Framework) -> model::LoraScope {
+    match path(framework) {
+        Path::Megatron => model::LoraScope::Megatron,
+        Path::Hf => model::LoraScope::Hf,
+    }
+}
+
 /// The allocation rules `framework` follows.
 pub fn path(framework: Framework) -> Path {
     match crate::layout::model_parallel(framework) {
@@ -327,19 +336,22 @@ impl ModelFacts {
         let arch = &plan.model.arch;
         let (lora_params, lora_inputs) = match plan.trains_lora() {
             true => {
-                let targets = plan.lora.targets.list();
+                let (targets, scope) = (plan.lora.targets.list(), lora_scope(plan.framework));
                 let rank = u64::from(plan.lora.rank.get());
-                (model::lora_params(arch, rank, &targets), model::lora_dense_inputs(arch, &targets))
+                (
+                    model::lora_params(arch, rank, &targets, scope),
+                    model::lora_dense_inputs(arch, &targets, scope),
+                )
             }
             false => (0, (0, 0)),
         };
         ModelFacts { summary: model::Summary::of(arch), lora_params, lora_inputs }
     }
 
-    /// [`ModelFacts::of`], kept for the next plan of the same model, method and adapters (a
-    /// page's edits and a search's plans change everything but those).
+    /// [`ModelFacts::of`], kept for the next plan of the same model, method, adapters and LoRA scope
+    /// (a page's edits and a search's plans change everything but those).
     pub fn recent(plan: &Plan) -> std::rc::Rc<ModelFacts> {
-        type Key = (Architecture, bool, u32, crate::plan::LoraTargets);
+        type Key = (Architecture, bool, u32, crate::plan::LoraTargets, model::LoraScope);
         thread_local! {
             static RECENT: std::cell::RefCell<Option<(Key, std::rc::Rc<ModelFacts>)>> =
                 const { std::cell::RefCell::new(None) };
@@ -350,6 +362,7 @@ impl ModelFacts {
                 && key.1 == lora
                 && key.2 == plan.lora.rank.get()
                 && key.3 == plan.lora.targets
+                && key.4 == lora_scope(plan.framework)
         };
         RECENT.with(|recent| {
             let mut recent = recent.borrow_mut();
@@ -357,8 +370,13 @@ impl ModelFacts {
                 Some((key, facts)) if same(key) => std::rc::Rc::clone(facts),
                 _ => {
                     let facts = std::rc::Rc::new(ModelFacts::of(plan));
-                    let key =
-                        (plan.model.arch.clone(), lora, plan.lora.rank.get(), plan.lora.targets.clone());
+                    let key = (
+                        plan.model.arch.clone(),
+                        lora,
+                        plan.lora.rank.get(),
+                        plan.lora.targets.clone(),
+                        lora_scope(plan.framework),
+                    );
                     *recent = Some((key, std::rc::Rc::clone(&facts)));
                     facts
                 }

@@ -749,11 +749,27 @@ pub fn layer_counts(arch: &Architecture) -> Vec<LayerCounts> {
         .collect()
 }
 
-/// The linear modules LoRA wraps for `targets` outside the routed experts (which transformers
-/// holds as fused tensors, not linear modules) and the MTP layers: (Σ input widths, count), over
-/// the whole model.
-pub fn lora_dense_inputs(arch: &Architecture, targets: &[LoraTarget]) -> (u64, u64) {
-    adapted(arch, targets).into_iter().filter(|a| !a.routed).fold((0, 0), |(inputs, modules), a| {
+/// Which linear modules a framework's LoRA wraps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum LoraScope {
+    /// Megatron's LoRA (MindSpeed-LLM): every linear layer its targets name, each routed expert's
+    /// and the router's among them.
+    Megatron,
+    /// PEFT over transformers 5's modules, as LLaMA-Factory's `lora_target: all`
+    /// (`find_all_linear_modules`: modules whose class name holds `Linear`) and PEFT's `all-linear`
+    /// find them: routed experts are fused 3-D parameters (`Qwen3MoeExperts.gate_up_proj`), and
+    /// every router but DeepSeek-V2's a `TopKRouter` holding its own weight, so neither is wrapped.
+    /// Seen by instantiating each MoE family in transformers 5.6.0 under LLaMA-Factory 0.9.5 and
+    /// PEFT 0.18.1: Mixtral's and Qwen3-MoE's targets are q, k, v and o alone; Qwen2-MoE's add its
+    /// shared expert and `shared_expert_gate` (both `Linear`), DeepSeek's its dense layers and
+    /// shared experts, DeepSeek-V2's its `Linear` router `gate`.
+    Hf,
+}
+
+/// The linear modules LoRA wraps for `targets` outside the routed experts and the MTP layers:
+/// (Σ input widths, count), over the whole model.
+pub fn lora_dense_inputs(arch: &Architecture, targets: &[LoraTarget], scope: LoraScope) -> (u64, u64) {
+    adapted(arch, targets, scope).into_iter().filter(|a| !a.routed).fold((0, 0), |(inputs, modules), a| {
         (inputs.saturating_add(a.d_in.saturating_mul(a.count)), modules.saturating_add(a.count))
     })
 }
@@ -761,8 +777,8 @@ pub fn lora_dense_inputs(arch: &Architecture, targets: &[LoraTarget]) -> (u64, u
 /// Σ (in + out) of the linear modules LoRA wraps for `targets`, outside the MTP layers: (outside the
 /// routed experts, in them), over the whole model. LoRA's parameters are these times the rank
 /// ([`lora_params`]).
-pub fn lora_units(arch: &Architecture, targets: &[LoraTarget]) -> (u64, u64) {
-    adapted(arch, targets).into_iter().fold((0, 0), |(dense, routed), a| {
+pub fn lora_units(arch: &Architecture, targets: &[LoraTarget], scope: LoraScope) -> (u64, u64) {
+    adapted(arch, targets, scope).into_iter().fold((0, 0), |(dense, routed), a| {
         let units = (a.d_in + a.d_out).saturating_mul(a.count);
         match a.routed {
             true => (dense, routed.saturating_add(units)),
@@ -779,25 +795,31 @@ struct Adapted {
     routed: bool,
 }
 
-/// The linear modules `targets` name, outside the MTP layers (which are not adapted).
-fn adapted(arch: &Architecture, targets: &[LoraTarget]) -> Vec<Adapted> {
+/// The linear modules `targets` name that `scope` wraps, outside the MTP layers (which are not
+/// adapted).
+fn adapted(arch: &Architecture, targets: &[LoraTarget], scope: LoraScope) -> Vec<Adapted> {
+    let wrapped = |t: &&TensorGroup| match scope {
+        LoraScope::Megatron => true,
+        LoraScope::Hf => !t.routed && (t.component != Component::Router || arch.family == Family::DeepseekV2),
+    };
     tensors(arch)
         .iter()
         .filter(|t| !t.mtp)
+        .filter(wrapped)
         .filter_map(|t| t.linear.map(|lin| (lin, t.count, t.routed)))
         .filter(|((target, _, _), _, _)| targets.contains(target))
         .map(|((_, d_in, d_out), count, routed)| Adapted { d_in, d_out, count, routed })
         .collect()
 }
 
-/// LoRA's trainable parameters: `rank × (in + out)` for every adapted linear module (PEFT
+/// LoRA's trainable parameters: `rank × (in + out)` for every linear module `scope` wraps (PEFT
 /// `LoraLayer.update_layer`: `lora_A` is `Linear(in, r)`, `lora_B` is `Linear(r, out)`, no bias).
 ///
-/// Routed experts are separate linear modules in transformers 4.x (`experts.{i}.gate_proj`), so each
-/// expert gets its own adapter when `gate_proj`/`up_proj`/`down_proj` are targets. MTP layers are
-/// not adapted. The output head and embedding are never targets.
-pub fn lora_params(arch: &Architecture, rank: u64, targets: &[LoraTarget]) -> u64 {
-    adapted(arch, targets)
+/// Under Megatron each routed expert gets its own adapter when its projections are targets; under
+/// PEFT no routed expert does ([`LoraScope::Hf`]). MTP layers are not adapted. The output head and
+/// embedding are never targets.
+pub fn lora_params(arch: &Architecture, rank: u64, targets: &[LoraTarget], scope: LoraScope) -> u64 {
+    adapted(arch, targets, scope)
         .into_iter()
         .map(|a| rank.saturating_mul(a.d_in + a.d_out).saturating_mul(a.count))
         .fold(0, u64::saturating_add)

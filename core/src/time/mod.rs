@@ -502,9 +502,8 @@ impl<'a> Ctx<'a> {
 /// PyTorch, `memory::plain_torch`) so do autocast's weight casts.
 #[derive(Clone, Copy, Debug)]
 struct HfEager {
-    /// Σ (in + out) of the linear layers one token passes through LoRA adapters of, per layer: every
-    /// adapter outside the routed experts, and of the routed experts' adapters the share of its
-    /// top-k experts ([`HfEager::of`]); 0 without LoRA.
+    /// Σ (in + out) of the linear layers LoRA adapters wrap, per layer (none in the routed experts,
+    /// [`HfEager::of`]); 0 without LoRA.
     lora_units_per_layer: f64,
     /// Bytes per token and unit of them: [`LORA_FP32_BYTES_PER_TOKEN_UNIT`] under plain PyTorch
     /// (fp32 adapters), else [`LORA_BYTES_PER_TOKEN_UNIT`].
@@ -523,16 +522,14 @@ impl HfEager {
             return None;
         }
         let plain = memory::plain_torch(plan);
-        // An expert runs on the tokens routed to it alone (transformers 4.x `MixtralSparseMoeBlock.forward`:
-        // `expert_layer(hidden_states[None, top_x])`), its adapters with it: a token passes through
-        // the adapters of its top-k experts, k ÷ E of the routed experts' adapters.
+        // PEFT wraps no routed expert over transformers 5's fused experts ([`model::LoraScope::Hf`]):
+        // every adapter it holds sees every token.
         let lora_units_per_layer = match plan.trains_lora() {
             true => {
                 let arch = &plan.model.arch;
-                let (dense, routed) = model::lora_units(arch, &plan.lora.targets.list());
-                let routed_share =
-                    arch.moe.as_ref().map_or(0.0, |m| m.top_k as f64 / m.n_experts.max(1) as f64);
-                (dense as f64 + routed as f64 * routed_share) / arch.n_layers.max(1) as f64
+                let scope = memory::lora_scope(plan.framework);
+                let (dense, _) = model::lora_units(arch, &plan.lora.targets.list(), scope);
+                dense as f64 / arch.n_layers.max(1) as f64
             }
             false => 0.0,
         };
@@ -717,19 +714,16 @@ pub fn days_to_train(time: &StepTime, tokens: f64) -> f64 {
 mod tests {
     use super::*;
 
-    /// A token passes through the adapters outside the experts and through those of its top-k
-    /// experts alone. Qwen3-30B-A3B (its config.json: hidden 2,048; 32 query and 4 key/value heads
-    /// of 128; 128 experts of width 768, 8 a token), every module adapted, Σ (in + out) a layer:
-    /// q 2,048 + 4,096, k and v 2,048 + 512 each, o 4,096 + 2,048, the router's `gate` 2,048 + 128
-    /// (a `Linear`, which LLaMA-Factory's `find_all_linear_modules` targets), and 8 experts' gate and
-    /// up (2,048 + 768 each) and down (768 + 2,048). Counting every expert's adapters made it 13
-    /// times more (1,100,928).
+    /// PEFT wraps q, k, v and o of Qwen3-30B-A3B under LLaMA-Factory (transformers 5 holds the
+    /// experts fused, the router as a `TopKRouter`: [`model::LoraScope::Hf`]), and each sees every
+    /// token. Its config.json: hidden 2,048; 32 query and 4 key/value heads of 128. Σ (in + out) a
+    /// layer: q 2,048 + 4,096, k and v 2,048 + 512 each, o 4,096 + 2,048. Counting every expert's
+    /// and the router's adapters for every token had made it 63 times more (1,100,928).
     #[test]
-    fn lora_traffic_counts_a_tokens_own_experts() {
+    fn lora_traffic_counts_the_adapters_peft_wraps() {
         let plan = Plan::from_json(r#"{"model": "qwen3-30b-a3b", "method": "lora"}"#).unwrap();
         let eager = HfEager::of(&plan).expect("LLaMA-Factory runs HF's modules");
-        let per_layer =
-            (2_048 + 4_096) + 2 * (2_048 + 512) + (4_096 + 2_048) + (2_048 + 128) + 8 * 3 * (2_048 + 768);
+        let per_layer = (2_048 + 4_096) + 2 * (2_048 + 512) + (4_096 + 2_048);
         assert_eq!(eager.lora_units_per_layer, f64::from(per_layer));
     }
 }

@@ -1,6 +1,7 @@
 //! Exact parameter counts against values published by others, for every catalog model.
 
-use trainplan_core::model::{self, LoraTarget};
+use LoraScope::{Hf, Megatron};
+use trainplan_core::model::{self, LoraScope, LoraTarget};
 use trainplan_core::{catalog, hf};
 
 /// One catalog model's expected counts and where they come from.
@@ -235,9 +236,13 @@ fn llama_2_7b_layer_by_hand() {
 }
 
 #[track_caller]
-fn check_lora(id: &str, rank: u64, targets: &[LoraTarget], expected: u64) {
+fn check_lora(id: &str, rank: u64, targets: &[LoraTarget], scope: LoraScope, expected: u64) {
     let arch = &catalog::model(id).unwrap().arch;
-    assert_eq!(model::lora_params(arch, rank, targets), expected, "{id} r={rank} {targets:?}");
+    assert_eq!(
+        model::lora_params(arch, rank, targets, scope),
+        expected,
+        "{id} r={rank} {targets:?} {scope:?}"
+    );
 }
 
 #[test]
@@ -246,33 +251,57 @@ fn lora_trainable_parameters_match_peft_printouts() {
     let all = LoraTarget::ALL;
     // Qwen2.5-3B, lora_target all, r 8: 36 layers × 8 × (q 2048+2048, k 2048+256, v 2048+256, o 2048+2048,
     // gate/up/down 3 × (2048+11008)) = 14,966,784, PEFT's "trainable params" over keras-hub's 3,085,938,688.
-    check_lora("qwen2.5-3b", 8, &all, 14_966_784);
+    check_lora("qwen2.5-3b", 8, &all, Hf, 14_966_784);
     // LLaMA-Factory logs, Llama-3-8B, r 8, "Found linear modules: q_proj,v_proj,k_proj,down_proj,up_proj,
     // o_proj,gate_proj": "trainable params: 20,971,520 || all params: 8,051,232,768".
-    check_lora("llama-3-8b", 8, &all, 20_971_520);
-    check_lora("llama-3-8b", 8, &[Q, K, V, O, Gate, Up, Down], 20_971_520);
+    check_lora("llama-3-8b", 8, &all, Hf, 20_971_520);
+    check_lora("llama-3-8b", 8, &[Q, K, V, O, Gate, Up, Down], Hf, 20_971_520);
     // PEFT's classic example, Llama-2-7B, r 8, q_proj and v_proj:
     // "trainable params: 4,194,304 || all params: 6,742,609,920".
-    check_lora("llama-2-7b", 8, &[Q, V], 4_194_304);
+    check_lora("llama-2-7b", 8, &[Q, V], Hf, 4_194_304);
     // PEFT printouts, Llama-2-7B, r 8, all seven projections: "all params: 6,758,404,096".
-    check_lora("llama-2-7b", 8, &all, 6_758_404_096 - 6_738_415_616);
+    check_lora("llama-2-7b", 8, &all, Hf, 6_758_404_096 - 6_738_415_616);
     // GPT-2 with c_attn, r 8: one fused adapter per layer, 12 × 8 × (768 + 2304) (exact count).
-    check_lora("gpt2", 8, &[Qkv], 12 * 8 * (768 + 2304));
+    check_lora("gpt2", 8, &[Qkv], Hf, 12 * 8 * (768 + 2304));
     // LoRA scales linearly with the rank.
-    check_lora("qwen2.5-3b", 16, &all, 2 * 14_966_784);
+    check_lora("qwen2.5-3b", 16, &all, Hf, 2 * 14_966_784);
 }
 
 #[test]
-fn lora_on_moe_adapts_every_expert() {
+fn lora_on_moe_adapts_every_expert_under_megatron() {
     // Mixtral-8x7B, r 8, experts' gate/up/down: 32 layers × 8 experts × 3 adapters × 8 × (4096 + 14336)
-    // (exact count: each expert is its own module in transformers 4.x); the router adds 32 × 8 × (4096 + 8).
+    // (exact count: Megatron's LoRA wraps each expert's projections); the router adds 32 × 8 × (4096 + 8).
     use LoraTarget::*;
     let experts = 32 * 8 * 3 * 8 * (4096 + 14336);
-    check_lora("mixtral-8x7b", 8, &[Gate, Up, Down], experts);
-    check_lora("mixtral-8x7b", 8, &[Gate, Up, Down, Router], experts + 32 * 8 * (4096 + 8));
+    check_lora("mixtral-8x7b", 8, &[Gate, Up, Down], Megatron, experts);
+    check_lora("mixtral-8x7b", 8, &[Gate, Up, Down, Router], Megatron, experts + 32 * 8 * (4096 + 8));
     // MLA targets exist only where MLA is.
-    check_lora("llama-3-8b", 8, &[QA, QB, KvA, KvB], 0);
-    assert!(0 < model::lora_params(&catalog::model("deepseek-v3").unwrap().arch, 8, &[QA, QB, KvA, KvB]));
+    check_lora("llama-3-8b", 8, &[QA, QB, KvA, KvB], Megatron, 0);
+    let v3 = &catalog::model("deepseek-v3").unwrap().arch;
+    assert!(0 < model::lora_params(v3, 8, &[QA, QB, KvA, KvB], Megatron));
+}
+
+#[test]
+fn lora_under_peft_wraps_no_routed_expert() {
+    // Each MoE family instantiated in transformers 5.6.0, LLaMA-Factory 0.9.5's
+    // `find_all_linear_modules` (the modules `lora_target: all` wraps) found: Mixtral and Qwen3-MoE
+    // q_proj, k_proj, v_proj, o_proj (the experts fused 3-D parameters, the router a `TopKRouter`);
+    // DeepSeek-V2 also its `Linear` router `gate`. Exact counts from the catalog's widths.
+    use LoraTarget::*;
+    let all = LoraTarget::ALL;
+    check_lora("mixtral-8x7b", 8, &[Gate, Up, Down, Router], Hf, 0);
+    // Mixtral-8x7B: 32 layers × 8 × (q 4096 + 4096, k and v 4096 + 1024, o 4096 + 4096).
+    check_lora("mixtral-8x7b", 8, &all, Hf, 32 * 8 * (2 * 8192 + 2 * 5120));
+    // Qwen3-30B-A3B: 48 layers × 8 × (q 2048 + 4096, k and v 2048 + 512, o 4096 + 2048).
+    check_lora("qwen3-30b-a3b", 8, &all, Hf, 48 * 8 * (6144 + 2 * 2560 + 6144));
+    // DeepSeek-V2-Lite (27 layers, the first dense; h 2048, 16 heads; 64 experts of 1408, 2
+    // shared): its router Linear(2048, 64) in the 26 MoE layers is wrapped, its experts are not.
+    let lite = &catalog::model("deepseek-v2-lite").unwrap().arch;
+    let with_router = model::lora_params(lite, 8, &all, Hf);
+    let without =
+        model::lora_params(lite, 8, &all.iter().copied().filter(|t| *t != Router).collect::<Vec<_>>(), Hf);
+    assert_eq!(with_router - without, 26 * 8 * (2048 + 64));
+    assert!(without < model::lora_params(lite, 8, &all, Megatron));
 }
 
 #[test]
