@@ -579,9 +579,14 @@ fn decoder(
     // model whose every layer holds experts, which may leave the key out.
     let intermediate_size = match (&moe, family) {
         (Some(m), Family::Mixtral) => m.expert_intermediate_size,
-        (Some(m), _) if unknown && m.layers == MoeLayers::FromLayer(0) => {
-            cfg.opt("intermediate_size", 1, MAX_WIDTH)?.unwrap_or(m.expert_intermediate_size)
-        }
+        (Some(m), _) if unknown => match cfg.opt("intermediate_size_mlp", 1, MAX_WIDTH)? {
+            // Llama 4's dense layers ([`generic_moe`]).
+            Some(width) => width,
+            None if m.layers == MoeLayers::FromLayer(0) => {
+                cfg.opt("intermediate_size", 1, MAX_WIDTH)?.unwrap_or(m.expert_intermediate_size)
+            }
+            None => cfg.req("intermediate_size", 1, MAX_WIDTH)?,
+        },
         _ => cfg.req("intermediate_size", 1, MAX_WIDTH)?,
     };
     let mlp = Mlp {
@@ -683,9 +688,9 @@ fn moe(
 /// that width or Qwen2-MoE's `shared_expert_intermediate_size`; the layers holding experts as
 /// DeepSeek's `first_k_dense_replace`, or Qwen-MoE's `decoder_sparse_step` (Llama 4's
 /// `interleave_moe_layer_step` picks the same layers) and `mlp_only_layers`, else every layer.
-/// `None` when no count is written, or it is 0. What a model does beyond these (Llama 4's shared
-/// expert, gpt-oss's expert biases and attention sinks) is not counted: the warning says to check
-/// the count against the model card.
+/// Llama 4's `intermediate_size_mlp` says its MoE layers also hold a shared expert. `None` when no
+/// count is written, or it is 0. What a model does beyond these (gpt-oss's expert biases and
+/// attention sinks) is not counted: the warning says to check the count against the model card.
 fn generic_moe(
     cfg: &Cfg,
     n_layers: u64,
@@ -709,8 +714,13 @@ fn generic_moe(
         Some(width) => width,
         None => cfg.req("intermediate_size", 1, MAX_WIDTH)?,
     };
+    // Llama 4 writes its dense layers' width as `intermediate_size_mlp`, and each of its MoE layers
+    // holds a shared expert of `intermediate_size` beside the routed ones (transformers 4.57.1
+    // `Llama4TextMoe.shared_expert`, `Llama4TextDecoderLayer`).
+    let llama4 = cfg.opt("intermediate_size_mlp", 1, MAX_WIDTH)?.is_some();
     let shared_intermediate_size = match cfg.opt("n_shared_experts", 0, MAX_EXPERTS)? {
         Some(n) => n * expert_intermediate_size,
+        None if llama4 => expert_intermediate_size,
         None => cfg.opt("shared_expert_intermediate_size", 0, MAX_WIDTH)?.unwrap_or(0),
     };
     let freq = cfg.opt("moe_layer_freq", 1, MAX_LAYERS)?.unwrap_or(1);

@@ -127,6 +127,47 @@ fn unknown_model_types_read_experts_as_the_known_families_write_them() {
     assert_eq!(hf::import_value(&no_top_k), Err(ConfigError::Missing("num_experts_per_tok")));
 }
 
+/// meta-llama/Llama-4-Scout-17B-16E's config.json, its text_config's shape keys and the wrapper's
+/// model_type (the vision_config cut to two keys).
+const LLAMA_4_SCOUT: &str = r#"{"architectures": ["Llama4ForConditionalGeneration"], "model_type": "llama4",
+  "text_config": {"attention_bias": false, "head_dim": 128, "hidden_size": 5120, "interleave_moe_layer_step": 1,
+    "intermediate_size": 8192, "intermediate_size_mlp": 16384, "max_position_embeddings": 10485760,
+    "model_type": "llama4_text", "num_attention_heads": 40, "num_experts_per_tok": 1, "num_hidden_layers": 48,
+    "num_key_value_heads": 8, "num_local_experts": 16, "rms_norm_eps": 1e-05, "rope_theta": 500000.0,
+    "tie_word_embeddings": false, "use_qk_norm": true, "vocab_size": 202048},
+  "vision_config": {"hidden_size": 1408, "model_type": "llama4_vision_model"}}"#;
+
+#[test]
+fn llama_4_reads_its_shared_expert_and_dense_width() {
+    let imported = hf::import(LLAMA_4_SCOUT).unwrap();
+    assert_eq!(
+        imported.warnings,
+        vec![
+            ImportWarning::TextConfig("llama4".to_owned()),
+            ImportWarning::UnknownModelType("llama4_text".to_owned()),
+            ImportWarning::ExpertsRead { key: "num_local_experts", n_experts: 16, top_k: 1 },
+        ]
+    );
+    // Every tensor of transformers' `modeling_llama4.py` (4.57.1) for the text model, counted by
+    // hand: embedding and untied head V·h each; per layer q and o h·h, k and v h·1,024 (no bias;
+    // the q/k L2 norm has no weight), two RMSNorms, the router Linear(h, 16), the experts'
+    // gate_up_proj [16, h, 2·8,192] and down_proj [16, 8,192, h], the shared expert's three
+    // h × 8,192 projections; the final norm. 17.2 B of it active, as the model's name says.
+    let (v, h, f, e, layers) = (202_048u64, 5_120u64, 8_192u64, 16u64, 48u64);
+    let per_layer = 2 * h * h + 2 * h * 1_024 + 2 * h + h * e + e * 3 * h * f + 3 * h * f;
+    let counts = model::count_params(&imported.arch);
+    assert_eq!(counts.total(), 2 * v * h + layers * per_layer + h);
+    assert_eq!(counts.total(), 107_769_861_120);
+    assert_eq!(counts.active / 100_000_000, 171);
+    // Maverick's layout: every other layer MoE (interleave_moe_layer_step 2), the others dense MLPs
+    // of intermediate_size_mlp.
+    let mut maverick: serde_json::Value = serde_json::from_str(LLAMA_4_SCOUT).unwrap();
+    maverick["text_config"]["interleave_moe_layer_step"] = serde_json::json!(2);
+    let counts = model::count_params(&hf::import_value(&maverick).unwrap().arch);
+    assert_eq!(counts.mlp, 24 * 3 * h * 16_384);
+    assert_eq!(counts.experts, 24 * e * 3 * h * f);
+}
+
 #[test]
 fn layers_that_are_not_attention_are_named() {
     // Qwen3-Next's layer_types: three linear-attention layers to each full-attention one.
