@@ -525,6 +525,11 @@ async fn importing_a_config_counts_its_model() -> WebDriverResult<()> {
     assert!(!page.has("advice-liger_kernel").await?, "no Liger advice for an unknown model_type");
     page.scroll_to("finding-model.experts_read").await?;
     page.screenshot("en-imported-moe").await?;
+    page.el("lang-switch").await?.click().await?;
+    let experts = page.wait_text("finding-model.experts_read", |t| t.contains("路由专家")).await?;
+    assert!(experts.contains("读到 32 个路由专家，每个 token 选 4 个"), "{experts}");
+    page.scroll_to("finding-model.experts_read").await?;
+    page.screenshot("zh-imported-moe").await?;
     page.driver.quit().await
 }
 
