@@ -245,6 +245,9 @@ pub fn zh(code: Code) -> &'static str {
             "从 {key} 读到 {n_experts} 个路由专家，每个 token 选 {top_k} 个（按 Mixtral 和 DeepSeek 配置的写法）：请对照模型卡核对参数量。"
         }
         Code::ModelLayerTypes => "layer_types 列出 {layers} 个非注意力层（{kind}）：每层都按全注意力层计算。",
+        Code::ModelVisionConfig => {
+            "\"{model_type}\" 还包含视觉编码器（vision_config），未计入：只规划语言模型。"
+        }
         Code::ModelTextConfig => {
             "语言模型取自 \"{model_type}\" 的 text_config：其他部分（视觉编码器、投影层）不计入。"
         }

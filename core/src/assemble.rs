@@ -294,6 +294,9 @@ fn import_finding(warning: &ImportWarning) -> Finding {
             (Code::ModelLayerTypes, BTreeMap::from([("kind", kind.clone()), ("layers", layers.to_string())]))
         }
         ImportWarning::TextConfig(t) => (Code::ModelTextConfig, BTreeMap::from([("model_type", t.clone())])),
+        ImportWarning::VisionConfig(t) => {
+            (Code::ModelVisionConfig, BTreeMap::from([("model_type", t.clone())]))
+        }
     };
     Finding {
         severity: Severity::Warning,

@@ -57,6 +57,10 @@ pub enum ImportWarning {
     /// the language model was read from it, and the other towers (vision encoder, projector) are not
     /// counted. Holds the wrapper's `model_type`.
     TextConfig(String),
+    /// Occurs when a config with its own shape also holds a `vision_config` (Qwen2-VL and
+    /// Qwen2.5-VL write their language model at the top): the vision encoder is not counted. Holds
+    /// the config's `model_type`.
+    VisionConfig(String),
 }
 
 impl fmt::Display for ImportWarning {
@@ -83,6 +87,9 @@ impl fmt::Display for ImportWarning {
                     f,
                     "layer_types lists {layers} layers that are not attention ({kind:?}): each counted as a full-attention layer"
                 )
+            }
+            ImportWarning::VisionConfig(t) => {
+                write!(f, "{t:?} also holds a vision encoder (vision_config), which is not counted")
             }
             ImportWarning::TextConfig(t) => {
                 write!(
@@ -169,6 +176,10 @@ pub fn import_value(value: &Value) -> Result<Imported, ConfigError> {
         Some(text) => {
             warnings.push(ImportWarning::TextConfig(model_type_of(outer)?.to_owned()));
             text
+        }
+        None if outer.get("vision_config").is_some_and(Value::is_object) => {
+            warnings.push(ImportWarning::VisionConfig(model_type_of(outer)?.to_owned()));
+            outer
         }
         None => outer,
     };

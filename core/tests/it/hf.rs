@@ -209,10 +209,16 @@ fn a_multimodal_wrapper_is_read_from_its_text_config() {
     assert_eq!(imported.warnings, vec![ImportWarning::TextConfig("mistral3".to_owned())]);
     assert_eq!(imported.arch, hf::import_value(&text).unwrap().arch);
     assert_eq!(hf::config_value(&wrapper, "rope_theta"), hf::config_value(&text, "rope_theta"));
-    // A config with its own shape is read at the top, whatever else it holds.
+    // A config with its own shape is read at the top, whatever else it holds; a vision tower beside
+    // it (Qwen2.5-VL's layout) is named.
     let mut top = text.clone();
     top["text_config"] = serde_json::json!({"hidden_size": 8});
     assert!(hf::import_value(&top).unwrap().warnings.is_empty());
+    top["vision_config"] = serde_json::json!({"depth": 32, "hidden_size": 1280});
+    assert_eq!(
+        hf::import_value(&top).unwrap().warnings,
+        vec![ImportWarning::VisionConfig("mistral".to_owned())]
+    );
 }
 
 #[test]
