@@ -708,7 +708,7 @@ fn stage_states(ctx: &Ctx, layers: &StageLayers, first: bool, last: bool, mtp: u
 
     let mut res =
         StageMemory { n_layers: layers.n, params: (dense + expert) as u64, ..StageMemory::default() };
-    model_states(ctx, dense, expert, &mut res);
+    model_states(ctx, dense, expert, linear_layers, &mut res);
     res.weights_bytes += low_precision_weight_copies(ctx, linear_layers + mtp_linear(ctx, mtp)) as u64;
     res.buffers_bytes = buffers(ctx);
     if ctx.plain_torch && 1 < ctx.dp {
@@ -784,21 +784,29 @@ fn mtp_linear(ctx: &Ctx, mtp: u64) -> f64 {
             + counts.experts as f64 / (ctx.ep * ctx.etp) as f64)
 }
 
-/// Weights, gradients and optimizer states for `dense` and `expert` parameters on this device.
-fn model_states(ctx: &Ctx, dense: f64, expert: f64, res: &mut StageMemory) {
+/// Weights, gradients and optimizer states for `dense` and `expert` parameters on this device, of
+/// which `linear_layers` are the layers' linear weights.
+fn model_states(ctx: &Ctx, dense: f64, expert: f64, linear_layers: f64, res: &mut StageMemory) {
     let plan = ctx.plan;
     let p = &plan.parallel;
     let bytes = state_bytes(ctx.path, plan.precision);
     let on_device = |x: f64, offloaded: bool| if offloaded { 0 } else { x as u64 };
 
     if plan.trains_lora() {
-        // Frozen base: bf16 weights (QLoRA: NF4 for the linear weights of the layers). Trainable LoRA
-        // weights are fp32 (LLaMA-Factory casts trainable parameters to fp32), so 4 + 4 + 8 bytes.
+        // Frozen base: bf16 weights. QLoRA's NF4 holds the layers' linear weights alone:
+        // bitsandbytes replaces `nn.Linear` modules only, and transformers keeps the output head
+        // out of it (`integrations/bitsandbytes.py`, `replace_with_bnb_linear`;
+        // `get_keys_to_not_convert`), so the embedding, the head, the norms and the routers stay
+        // 16-bit. Trainable LoRA weights are fp32 (LLaMA-Factory casts trainable parameters to
+        // fp32), so 4 + 4 + 8 bytes.
+        let total_params = dense + expert;
         let base_bytes = match plan.method {
-            Method::Qlora => NF4_BYTES_PER_PARAM,
+            Method::Qlora if 0.0 < total_params => {
+                let quantized = linear_layers.min(total_params);
+                (NF4_BYTES_PER_PARAM * quantized + bytes.weights * (total_params - quantized)) / total_params
+            }
             _ => bytes.weights,
         };
-        let total_params = dense + expert;
         // Adapters follow their base weights: this device holds the same share of both.
         let share = total_params / ctx.summary.counts.total().max(1) as f64;
         let lora_params = ctx.lora_params as f64 * share;

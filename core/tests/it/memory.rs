@@ -939,6 +939,23 @@ fn liger_rms_norm_and_swiglu_keep_less_for_backward() {
 }
 
 #[test]
+fn qlora_quantizes_the_layers_linear_weights_alone() {
+    // bitsandbytes replaces `nn.Linear` modules and transformers keeps the output head out of it:
+    // Qwen2.5-7B's embedding and head (152,064 × 3,584 each, untied) and its RMSNorms (28 × 2 + 1
+    // of 3,584) stay bf16, the other 6,525,417,472 parameters of its 7,615,616,512 take NF4
+    // (4.127 bits with double quantization; the q, k, v biases among them, 129,024, stay 16-bit in
+    // bitsandbytes' `Linear4bit`, 0.2 MB not counted), and the fp32 adapters 4 bytes each.
+    let report = evaluate(&Plan::from_json(r#"{"model": "qwen2.5-7b", "method": "qlora"}"#).unwrap());
+    let (embedding, norms) = (152_064u64 * 3_584, (28 * 2 + 1) * 3_584u64);
+    let layers = 7_615_616_512 - 2 * embedding - norms;
+    assert_eq!(layers, 6_525_417_472);
+    let expected =
+        4.127 / 8.0 * layers as f64 + 2.0 * (2 * embedding + norms) as f64 + 4.0 * report.params.lora as f64;
+    let weights = report.memory.stages[0].weights as f64;
+    assert!((weights - expected).abs() < 16.0, "{weights} against {expected}");
+}
+
+#[test]
 fn liger_patches_no_model_of_an_unknown_type() {
     // LLaMA-Factory and VeRL pick Liger's patch by model_type: a config of a type Liger does not know
     // trains unpatched, though the planner reads it Llama-like. Qwen2.5-7B's config as "llama" and
