@@ -245,6 +245,9 @@ pub fn zh(code: Code) -> &'static str {
             "从 {key} 读到 {n_experts} 个路由专家，每个 token 选 {top_k} 个（按 Mixtral 和 DeepSeek 配置的写法）：请对照模型卡核对参数量。"
         }
         Code::ModelLayerTypes => "layer_types 列出 {layers} 个非注意力层（{kind}）：每层都按全注意力层计算。",
+        Code::HfQloraExperts => {
+            "QLoRA 不量化路由专家（占模型 {share}%），它们仍为 16 位：bitsandbytes 只量化 nn.Linear 模块，而 transformers 5 把专家存为融合张量。4 位基座只为其余层省显存。"
+        }
         Code::ModelVisionConfig => {
             "\"{model_type}\" 还包含视觉编码器（vision_config），未计入：只规划语言模型。"
         }

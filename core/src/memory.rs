@@ -793,16 +793,18 @@ fn model_states(ctx: &Ctx, dense: f64, expert: f64, linear_layers: f64, res: &mu
     let on_device = |x: f64, offloaded: bool| if offloaded { 0 } else { x as u64 };
 
     if plan.trains_lora() {
-        // Frozen base: bf16 weights. QLoRA's NF4 holds the layers' linear weights alone:
-        // bitsandbytes replaces `nn.Linear` modules only, and transformers keeps the output head
-        // out of it (`integrations/bitsandbytes.py`, `replace_with_bnb_linear`;
-        // `get_keys_to_not_convert`), so the embedding, the head, the norms and the routers stay
-        // 16-bit. Trainable LoRA weights are fp32 (LLaMA-Factory casts trainable parameters to
-        // fp32), so 4 + 4 + 8 bytes.
+        // Frozen base: bf16 weights. QLoRA's NF4 holds the layers' linear weights outside the
+        // routed experts alone: bitsandbytes replaces `nn.Linear` modules only, and transformers
+        // keeps the output head out of it (transformers 5.6.0 `integrations/bitsandbytes.py`
+        // `replace_with_bnb_linear`, `quantizers/base.py` `get_keys_to_not_convert`), so the
+        // embedding, the head, the norms, the routers (`TopKRouter` modules) and the routed experts
+        // (fused 3-D parameters: Qwen3-MoE's stay `Qwen3MoeExperts` under bitsandbytes 0.50.2)
+        // stay 16-bit. Trainable LoRA weights are fp32 (LLaMA-Factory casts trainable parameters
+        // to fp32), so 4 + 4 + 8 bytes.
         let total_params = dense + expert;
         let base_bytes = match plan.method {
             Method::Qlora if 0.0 < total_params => {
-                let quantized = linear_layers.min(total_params);
+                let quantized = (linear_layers - expert).clamp(0.0, total_params);
                 (NF4_BYTES_PER_PARAM * quantized + bytes.weights * (total_params - quantized)) / total_params
             }
             _ => bytes.weights,

@@ -365,6 +365,7 @@ codes! {
     ModelMoeLayerFreq = "model.moe_layer_freq" => "moe_layer_freq {moe_layer_freq} is not supported: every layer after the dense ones is taken as MoE.",
     ModelExpertsRead = "model.experts_read" => "{n_experts} routed experts, {top_k} per token, read from {key} as Mixtral's and DeepSeek's configs write them: check the parameter count against the model card.",
     ModelLayerTypes = "model.layer_types" => "layer_types lists {layers} layers that are not attention ({kind}): each is counted as a full-attention layer.",
+    HfQloraExperts = "hf.qlora_experts" => "QLoRA leaves the routed experts, {share} % of the model, 16-bit: bitsandbytes quantizes nn.Linear modules, and transformers 5 holds the experts as fused tensors. The 4-bit base saves memory on the other layers alone.",
     ModelVisionConfig = "model.vision_config" => "\"{model_type}\" also holds a vision encoder (vision_config), which is not counted: the language model alone is planned.",
     ModelTextConfig = "model.text_config" => "The language model is read from the text_config of \"{model_type}\": its other parts (a vision encoder, a projector) are not counted.",
     BatchDivisible = "batch.divisible" => "Global batch {global_batch} is not a multiple of {unit} ({what}).",

@@ -100,3 +100,17 @@ pub(super) fn liger_zero3(cx: &Ctx, acc: &mut Acc) {
         );
     }
 }
+
+/// QLoRA on a model with routed experts: bitsandbytes replaces `nn.Linear` modules alone, and
+/// transformers 5 holds the experts as fused 3-D parameters, so they stay 16-bit (transformers
+/// 5.6.0 with bitsandbytes 0.50.2: Qwen3-MoE's `Qwen3MoeExperts` unconverted; the memory counts
+/// them so, docs/memory.md). A note: the 4-bit base saves memory on the other layers alone.
+pub(super) fn qlora_experts(cx: &Ctx, acc: &mut Acc) {
+    let plan = cx.plan;
+    if plan.method != crate::plan::Method::Qlora || cx.megatron || cx.arch.moe.is_none() {
+        return;
+    }
+    let counts = crate::model::count_params(cx.arch);
+    let share = counts.experts as f64 / counts.total().max(1) as f64;
+    acc.push(Severity::Note, Code::HfQloraExperts, &[("share", format!("{:.0}", 100.0 * share))], None);
+}

@@ -956,6 +956,22 @@ fn qlora_quantizes_the_layers_linear_weights_alone() {
 }
 
 #[test]
+fn qlora_leaves_fused_experts_16_bit() {
+    // Under transformers 5 the routed experts are fused 3-D parameters and the router a
+    // `TopKRouter`, neither an `nn.Linear`: bitsandbytes 0.50.2 leaves both bf16 (seen on
+    // Qwen3-MoE in transformers 5.6.0: `Qwen3MoeExperts`, `Qwen3MoeTopKRouter` unconverted, every
+    // projection of the attention `Linear4bit`). Qwen3-30B-A3B QLoRA: NF4 for the attention, bf16
+    // for the rest, fp32 adapters.
+    let report = evaluate(&Plan::from_json(r#"{"model": "qwen3-30b-a3b", "method": "qlora"}"#).unwrap());
+    let p = &report.params;
+    let bf16 = p.experts + p.router + p.norms + p.embedding + p.head;
+    assert_eq!(p.attention + bf16, p.total);
+    let expected = 4.127 / 8.0 * p.attention as f64 + 2.0 * bf16 as f64 + 4.0 * p.lora as f64;
+    let weights = report.memory.stages[0].weights as f64;
+    assert!((weights - expected).abs() < 16.0, "{weights} against {expected}");
+}
+
+#[test]
 fn liger_patches_no_model_of_an_unknown_type() {
     // LLaMA-Factory and VeRL pick Liger's patch by model_type: a config of a type Liger does not know
     // trains unpatched, though the planner reads it Llama-like. Qwen2.5-7B's config as "llama" and

@@ -13,6 +13,11 @@ fn codes(text: &str) -> Vec<&'static str> {
 /// (code, a plan that breaks the rule, a plan that keeps it)
 const CASES: &[(&str, &str, &str)] = &[
     (
+        "hf.qlora_experts",
+        r#"{"model": "qwen3-30b-a3b", "method": "qlora"}"#,
+        r#"{"model": "qwen3-30b-a3b", "method": "lora"}"#,
+    ),
+    (
         "llamafactory.liger_zero3",
         r#"{"model": "qwen2.5-7b", "liger_kernel": true, "parallel": {"zero_stage": 3}}"#,
         r#"{"model": "qwen2.5-7b", "liger_kernel": true, "parallel": {"zero_stage": 2}}"#,
