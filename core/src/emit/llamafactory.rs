@@ -12,9 +12,42 @@ use crate::Plan;
 use crate::model::Family;
 use crate::plan::{AttentionImpl, LoraTargets, Method, Precision, RecomputeGranularity};
 
+/// LLaMA-Factory's templates for `model_type`s the planner reads Llama-like: each type's models'
+/// template in LLaMA-Factory 0.9.5's `DEFAULT_TEMPLATE` (`src/llamafactory/extras/constants.py`:
+/// GPT-OSS-20B-Thinking `gpt_oss`, Llama-4-Scout-17B-16E-Instruct `llama4`, Gemma-3-27B-Instruct
+/// `gemma3`, GLM-4.5-Air-Thinking `glm4_moe`, Qwen2.5-VL-7B-Instruct `qwen2_vl`,
+/// Qwen3-Next-80B-A3B-Instruct `qwen3_nothink`, Seed-OSS-36B-Instruct `seed_oss`), a wrapper's
+/// type and its language model's alike.
+const TEMPLATE_OF_TYPE: [(&str, &str); 11] = [
+    ("gpt_oss", "gpt_oss"),
+    ("llama4", "llama4"),
+    ("llama4_text", "llama4"),
+    ("gemma3", "gemma3"),
+    ("gemma3_text", "gemma3"),
+    ("glm4_moe", "glm4_moe"),
+    ("qwen2_vl", "qwen2_vl"),
+    ("qwen2_5_vl", "qwen2_vl"),
+    ("qwen2_5_vl_text", "qwen2_vl"),
+    ("qwen3_next", "qwen3_nothink"),
+    ("seed_oss", "seed_oss"),
+];
+
 /// LLaMA-Factory's chat template for the model (`src/llamafactory/data/template.py` names).
 fn template(plan: &Plan) -> &'static str {
     let name = plan.model.name.to_ascii_lowercase();
+    // An imported config of a type the planner does not know: its own template, where LLaMA-Factory
+    // has one.
+    if let crate::plan::ModelSpec::HfConfig(config) = &plan.model.spec {
+        let types = [Some(config), config.get("text_config")]
+            .into_iter()
+            .flatten()
+            .filter_map(|c| c.get("model_type").and_then(serde_json::Value::as_str));
+        for model_type in types {
+            if let Some((_, t)) = TEMPLATE_OF_TYPE.iter().find(|(ty, _)| *ty == model_type) {
+                return t;
+            }
+        }
+    }
     match plan.model.arch.family {
         Family::Qwen2 | Family::Qwen2Moe => "qwen",
         Family::Qwen3 | Family::Qwen3Moe => "qwen3",

@@ -677,3 +677,25 @@ fn headers_carry_the_verdict() {
         }
     }
 }
+
+/// An imported config of a type the planner reads Llama-like gets its own chat template in
+/// LLaMA-Factory's YAML where LLaMA-Factory has one (0.9.5 `DEFAULT_TEMPLATE`: GPT-OSS-20B-Thinking
+/// `gpt_oss`, Llama-4-Scout-17B-16E-Instruct `llama4`), the wrapper's type or its language
+/// model's; an unknown type LLaMA-Factory has no template for keeps `default`.
+#[test]
+fn an_imported_model_type_keeps_its_own_chat_template() {
+    let shape = r#""hidden_size": 512, "intermediate_size": 1024, "num_hidden_layers": 2,
+        "num_attention_heads": 8, "vocab_size": 1000, "max_position_embeddings": 4096"#;
+    for (config, expected) in [
+        (format!(r#"{{"model_type": "gpt_oss", {shape}}}"#), "gpt_oss"),
+        (
+            format!(r#"{{"model_type": "llama4", "text_config": {{"model_type": "llama4_text", {shape}}}}}"#),
+            "llama4",
+        ),
+        (format!(r#"{{"model_type": "my_decoder", {shape}}}"#), "default"),
+    ] {
+        let files = files(&format!(r#"{{"model": {{"hf_config": {config}}}}}"#));
+        let yaml = &files.iter().find(|f| f.name == "train.yaml").unwrap().text;
+        assert!(yaml.contains(&format!("\ntemplate: {expected}\n")), "{config}: {yaml}");
+    }
+}
