@@ -537,7 +537,10 @@ fn decoder(
     let max_position_embeddings = cfg.req("max_position_embeddings", 1, MAX_POSITIONS)?;
     let tied_embeddings = cfg.flag("tie_word_embeddings")?;
 
-    let is_mla = matches!(family, Family::DeepseekV2 | Family::DeepseekV3);
+    // An unknown type that writes MLA's ranks (DeepSeek-V3.2's `deepseek_v32`) takes DeepSeek's
+    // attention, as its configuration class does.
+    let is_mla = matches!(family, Family::DeepseekV2 | Family::DeepseekV3)
+        || unknown && cfg.opt("kv_lora_rank", 1, MAX_WIDTH)?.is_some();
     let attention = if is_mla {
         Attention::Mla {
             n_heads,

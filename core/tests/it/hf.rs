@@ -118,6 +118,16 @@ fn unknown_model_types_read_experts_as_the_known_families_write_them() {
         );
         assert!(0 < counts.experts && counts.active < counts.total(), "{id}");
     }
+    // DeepSeek-V3's keys under another name (DeepSeek-V3.2's `deepseek_v32`): MLA's ranks read
+    // as DeepSeek's attention, the same attention parameters.
+    let known = model::count_params(&hf::import(catalog_config("deepseek-v3")).unwrap().arch);
+    let renamed = hf::import_value(&with_model_type(catalog_config("deepseek-v3"), "deepseek_v32")).unwrap();
+    let counts = model::count_params(&renamed.arch);
+    assert!(matches!(renamed.arch.attention, model::Attention::Mla { .. }));
+    assert_eq!(
+        (counts.attention, counts.experts, counts.total()),
+        (known.attention, known.experts, known.total())
+    );
     // An expert count of 0 is a dense model; experts without a count per token are refused.
     let mut dense = with_model_type(catalog_config("mixtral-8x7b"), "my_moe");
     dense["num_local_experts"] = serde_json::json!(0);
