@@ -774,19 +774,6 @@ pub fn lora_dense_inputs(arch: &Architecture, targets: &[LoraTarget], scope: Lor
     })
 }
 
-/// Σ (in + out) of the linear modules LoRA wraps for `targets`, outside the MTP layers: (outside the
-/// routed experts, in them), over the whole model. LoRA's parameters are these times the rank
-/// ([`lora_params`]).
-pub fn lora_units(arch: &Architecture, targets: &[LoraTarget], scope: LoraScope) -> (u64, u64) {
-    adapted(arch, targets, scope).into_iter().fold((0, 0), |(dense, routed), a| {
-        let units = (a.d_in + a.d_out).saturating_mul(a.count);
-        match a.routed {
-            true => (dense, routed.saturating_add(units)),
-            false => (dense.saturating_add(units), routed),
-        }
-    })
-}
-
 /// A linear module LoRA wraps: its widths, how many the model holds, and whether a routed expert's.
 struct Adapted {
     d_in: u64,

@@ -4,7 +4,7 @@
 
 use crate::hardware::Hardware;
 use crate::memory;
-use crate::model::{self, Architecture};
+use crate::model::Architecture;
 use crate::plan::{Framework, Method, Plan, Precision};
 use crate::schedule::{self, Costs, Schedule, Timeline};
 
@@ -482,7 +482,7 @@ impl<'a> Ctx<'a> {
             fp8: plan.precision.low_precision() && hw.has_fp8(),
             mindspeed: matches!(plan.framework, Framework::MindSpeedLlm | Framework::MindSpeedRl),
             rl,
-            hf_eager: HfEager::of(plan),
+            hf_eager: HfEager::of(plan, mem),
             tp: tp as f64,
             cp: cp as f64,
             ep: ep as f64,
@@ -517,19 +517,17 @@ struct HfEager {
 }
 
 impl HfEager {
-    fn of(plan: &Plan) -> Option<HfEager> {
+    fn of(plan: &Plan, mem: &memory::Memory) -> Option<HfEager> {
         if !matches!(plan.framework, Framework::LlamaFactory | Framework::Verl) {
             return None;
         }
         let plain = memory::plain_torch(plan);
-        // PEFT wraps no routed expert over transformers 5's fused experts ([`model::LoraScope::Hf`]):
-        // every adapter it holds sees every token.
+        // LoRA's parameters over its rank: Σ (in + out) of the layers PEFT wraps, none a routed
+        // expert under transformers 5 ([`model::LoraScope::Hf`]), so every adapter sees every token.
         let lora_units_per_layer = match plan.trains_lora() {
             true => {
-                let arch = &plan.model.arch;
-                let scope = memory::lora_scope(plan.framework);
-                let (dense, _) = model::lora_units(arch, &plan.lora.targets.list(), scope);
-                dense as f64 / arch.n_layers.max(1) as f64
+                mem.params_lora as f64
+                    / (f64::from(plan.lora.rank.get()) * plan.model.arch.n_layers.max(1) as f64)
             }
             false => 0.0,
         };
@@ -722,7 +720,7 @@ mod tests {
     #[test]
     fn lora_traffic_counts_the_adapters_peft_wraps() {
         let plan = Plan::from_json(r#"{"model": "qwen3-30b-a3b", "method": "lora"}"#).unwrap();
-        let eager = HfEager::of(&plan).expect("LLaMA-Factory runs HF's modules");
+        let eager = HfEager::of(&plan, &memory::estimate(&plan)).expect("LLaMA-Factory runs HF's modules");
         let per_layer = (2_048 + 4_096) + 2 * (2_048 + 512) + (4_096 + 2_048);
         assert_eq!(eager.lora_units_per_layer, f64::from(per_layer));
     }
