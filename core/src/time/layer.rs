@@ -7,16 +7,17 @@ use super::gemm::{efficiency, gemm};
 use super::moe::{moe_ep_overlapped, moe_feed_forward};
 use super::ulysses::all_to_all_seconds;
 use super::{
-    ASCEND_COC_EXPOSED_FRAC, AUTOCAST_CAST_BYTES_PER_PARAM, Ctx, ELEMENTWISE_BYTES_PER_TOKEN_HIDDEN, HBM_EFF,
-    HF_EAGER_BYTES_PER_TOKEN_FFN, HF_EAGER_BYTES_PER_TOKEN_HIDDEN, HF_EAGER_BYTES_PER_TOKEN_Q,
-    HF_EAGER_BYTES_PER_TOKEN_QK, HF_RMSNORM_BYTES_PER_TOKEN_UNIT, LIGER_RMSNORM_BYTES_PER_TOKEN_UNIT,
-    LIGER_ROPE_BYTES_PER_TOKEN_QK, LIGER_SWIGLU_BYTES_PER_TOKEN_FFN, MOE_COMM_SM_FRAC,
-    UNFUSED_RMSNORM_BYTES_PER_TOKEN_HIDDEN, UNFUSED_ROPE_BYTES_PER_TOKEN_QK,
-    UNFUSED_SWIGLU_BYTES_PER_TOKEN_FFN,
+    ASCEND_COC_EXPOSED_FRAC, AUTOCAST_CAST_BYTES_PER_PARAM, Ctx, DEQUANT_4BIT_BYTES_PER_PARAM,
+    ELEMENTWISE_BYTES_PER_TOKEN_HIDDEN, HBM_EFF, HF_EAGER_BYTES_PER_TOKEN_FFN,
+    HF_EAGER_BYTES_PER_TOKEN_HIDDEN, HF_EAGER_BYTES_PER_TOKEN_Q, HF_EAGER_BYTES_PER_TOKEN_QK,
+    HF_RMSNORM_BYTES_PER_TOKEN_UNIT, LIGER_RMSNORM_BYTES_PER_TOKEN_UNIT, LIGER_ROPE_BYTES_PER_TOKEN_QK,
+    LIGER_SWIGLU_BYTES_PER_TOKEN_FFN, MOE_COMM_SM_FRAC, UNFUSED_RMSNORM_BYTES_PER_TOKEN_HIDDEN,
+    UNFUSED_ROPE_BYTES_PER_TOKEN_QK, UNFUSED_SWIGLU_BYTES_PER_TOKEN_FFN,
 };
 use crate::hardware::Vendor;
+use crate::memory;
 use crate::model::{Attention, MlpKind};
-use crate::plan::{AttentionImpl, CpAlgo, RecomputeGranularity, RecomputeMethod};
+use crate::plan::{AttentionImpl, CpAlgo, Method, RecomputeGranularity, RecomputeMethod};
 
 /// Per-micro-batch work of one layer on one device, forward.
 #[derive(Clone, Copy, Debug, Default)]
@@ -75,6 +76,15 @@ pub(super) fn layer_work(ctx: &Ctx, moe_layer: bool) -> LayerWork {
         let weights = (w.model_flops - attention_flops) / (2.0 * ctx.tokens);
         w.memory_seconds +=
             AUTOCAST_CAST_BYTES_PER_PARAM * weights / (ctx.hw.memory_bytes_per_second * HBM_EFF);
+    }
+    if ctx.plan.method == Method::Qlora && memory::path(ctx.plan.framework) == memory::Path::Hf {
+        // QLoRA's base dequantized each pass: the layer's linear weights outside the MoE block
+        // (the routed experts stay 16-bit, as memory counts them; a shared expert's 4-bit weights
+        // are left out with them).
+        let moe = if moe_layer { w.mlp_flops } else { 0.0 };
+        let quantized = (w.model_flops - attention_flops - moe) / (2.0 * ctx.tokens);
+        w.memory_seconds +=
+            DEQUANT_4BIT_BYTES_PER_PARAM * quantized / (ctx.hw.memory_bytes_per_second * HBM_EFF);
     }
     w.tp_seconds = tp_seconds(ctx);
     w.checkpoint_gather_seconds = checkpoint_gather_seconds(ctx);

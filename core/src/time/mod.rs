@@ -144,6 +144,13 @@ pub const LIGER_FLCE_BYTES_PER_LOGIT_PASS: f64 = 4.0;
 /// Bytes per fp32 parameter autocast moves to give a forward its 16-bit copy (4 read, 2 written),
 /// and the backward its gradient's fp32 cast (2 read, 4 written). Tier: spec (the dtypes).
 pub const AUTOCAST_CAST_BYTES_PER_PARAM: f64 = 6.0;
+/// Bytes per 4-bit parameter bitsandbytes moves to dequantize a QLoRA base weight for one pass: the
+/// packed NF4 read (0.5) and its 16-bit copy written (2), the block scales (one 8-bit scale per 64
+/// parameters under double quantization) left out. Training takes this path in forward and in
+/// backward (bitsandbytes 0.50.2 `MatMul4Bit`: `F.dequantize_4bit` then a 16-bit matmul for the
+/// input gradient; the forward's `gemm_4bit` dequantizes and calls `F.linear` past a few hundred
+/// tokens a micro-batch, `backends/cuda/ops.py` `_gemm_4bit_use_custom_cuda`). Tier: derived.
+pub const DEQUANT_4BIT_BYTES_PER_PARAM: f64 = 2.5;
 /// The busiest device's routed tokens over the mean when the plan does not say (`moe.imbalance`).
 /// Tier: derived: Switch Transformer (Fedus et al., JMLR 2022, §2.2 and Table 1) trains with
 /// capacity factor 1.25, the headroom over the mean at which its auxiliary-loss-balanced experts

@@ -816,3 +816,21 @@ fn liger_kernels_cut_the_eager_traffic_not_the_gemms() {
         );
     }
 }
+
+#[test]
+fn qlora_dequantizes_its_base_each_pass() {
+    // bitsandbytes dequantizes each 4-bit weight to 16 bits in forward and again in backward (and
+    // in the recomputed forward): 2.5 bytes a parameter a pass (`time::DEQUANT_4BIT_BYTES_PER_PARAM`),
+    // memory-bound. Qwen2.5-7B (h 3,584; q and o 3,584 wide, k and v 512; MLP 18,944), 28 layers of
+    // 233,046,016 linear weights, LoRA and QLoRA alike on 8 × H100 (3.35 TB/s): 8 micro-batches a
+    // step, gradient checkpointing (three passes).
+    let bound = |method: &str| {
+        let plan = Plan::from_json(&format!(r#"{{"model": "qwen2.5-7b", "method": "{method}"}}"#)).unwrap();
+        evaluate(&plan).time.breakdown.memory_bound_seconds
+    };
+    let weights = 3_584.0 * (3_584.0 + 512.0 + 512.0 + 3_584.0) + 3.0 * 3_584.0 * 18_944.0;
+    assert_eq!(weights, 233_046_016.0);
+    let expected = 2.5 * weights * 28.0 * 3.0 * 8.0 / (3.35e12 * trainplan_core::time::HBM_EFF);
+    let added = bound("qlora") - bound("lora");
+    assert!((added - expected).abs() < 1e-9 * expected, "{added} against {expected}");
+}
