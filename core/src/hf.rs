@@ -717,7 +717,17 @@ fn generic_moe(
             break;
         }
     }
-    let Some((key, n_experts)) = counted.filter(|&(_, n)| 0 < n) else { return Ok(None) };
+    let Some((key, n_experts)) = counted.filter(|&(_, n)| 0 < n) else {
+        // Experts named under other keys (ERNIE-4.5's `moe_num_experts`, `moe_k`) would be read as
+        // a dense model a fraction of the size: refused, saying how to write them.
+        let other = cfg.obj.iter().find(|(k, v)| k.contains("expert") && v.as_u64().is_some_and(|n| 1 < n));
+        if let (None, Some((other, value))) = (counted, other) {
+            return Err(ConfigError::Inconsistent(format!(
+                "{other} ({value}) names experts under a key this reader does not take: write their count as num_local_experts, num_experts or n_routed_experts and the experts per token as num_experts_per_tok"
+            )));
+        }
+        return Ok(None);
+    };
     let top_k = match cfg.opt("num_experts_per_tok", 1, MAX_EXPERTS)? {
         Some(k) => k,
         None => cfg

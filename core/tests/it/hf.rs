@@ -132,6 +132,16 @@ fn unknown_model_types_read_experts_as_the_known_families_write_them() {
     let mut dense = with_model_type(catalog_config("mixtral-8x7b"), "my_moe");
     dense["num_local_experts"] = serde_json::json!(0);
     assert_eq!(hf::import_value(&dense).unwrap().arch.moe, None);
+    // Experts under keys the reader does not take (ERNIE-4.5's) are refused, not read dense.
+    let mut ernie = with_model_type(catalog_config("mixtral-8x7b"), "ernie4_5_moe");
+    let obj = ernie.as_object_mut().unwrap();
+    obj.remove("num_local_experts");
+    obj.remove("num_experts_per_tok");
+    obj.insert("moe_num_experts".to_owned(), serde_json::json!(64));
+    match hf::import_value(&ernie) {
+        Err(ConfigError::Inconsistent(msg)) => assert!(msg.starts_with("moe_num_experts (64)"), "{msg}"),
+        other => panic!("read as {other:?}"),
+    }
     let mut no_top_k = with_model_type(catalog_config("mixtral-8x7b"), "my_moe");
     no_top_k.as_object_mut().unwrap().remove("num_experts_per_tok");
     assert_eq!(hf::import_value(&no_top_k), Err(ConfigError::Missing("num_experts_per_tok")));
