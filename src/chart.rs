@@ -818,7 +818,7 @@ pub fn slot_at(x: f64, left: f64, width: f64, n: usize) -> Option<usize> {
 }
 
 /// The time axis's ticks over `window` in a plot `plot_width_css` wide: the finest step of 1, 2 or
-/// 5 × 10^k whose labels (as [`format::seconds_tick`] writes them, 12 CSS pixels, some 0.55 em a
+/// 5 × 10^k whose labels (as [`crate::format::seconds_tick`] writes them, 12 CSS pixels, some 0.55 em a
 /// character) fit side by side with room between; the ticks and the step.
 pub fn time_ticks(window: Window, plot_width_css: f64) -> (Vec<f64>, f64) {
     let span = window.span_seconds();

@@ -1,7 +1,7 @@
 //! The trainplan page: a Leptos (CSR) view over `trainplan_core`.
 //!
 //! The page holds no formula. It keeps what the user typed ([`form::PlanForm`]), turns it into a
-//! core `Plan`, asks the core for a `Report`, and formats the report's numbers ([`format`]) in the
+//! core `Plan`, asks the core for a `Report`, and formats the report's numbers ([`mod@format`]) in the
 //! user's language ([`i18n`]).
 
 pub mod chart;

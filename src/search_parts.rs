@@ -20,7 +20,7 @@ pub const SLICE: usize = 32;
 pub const PROGRESS_MS: f64 = 50.0;
 
 /// How many workers to start for a browser that reports `hardware_concurrency` logical cores
-/// (`navigator.hardwareConcurrency`, https://developer.mozilla.org/en-US/docs/Web/API/Navigator/hardwareConcurrency):
+/// (`navigator.hardwareConcurrency`, <https://developer.mozilla.org/en-US/docs/Web/API/Navigator/hardwareConcurrency>):
 /// one per core, at least 1 and at most [`MAX_WORKERS`]. A value the browser leaves out or
 /// garbles counts as 1.
 pub fn worker_count(hardware_concurrency: f64) -> u32 {

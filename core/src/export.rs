@@ -1,5 +1,5 @@
 //! The report and the search's findings as files to keep: JSON (the report exactly as `trainplan
-//! eval` prints it) and CSV for spreadsheets. CSV follows RFC 4180 (https://www.rfc-editor.org/rfc/rfc4180):
+//! eval` prints it) and CSV for spreadsheets. CSV follows RFC 4180 (<https://www.rfc-editor.org/rfc/rfc4180>):
 //! a header row, records ended by CRLF (§2.1), a field holding a comma, a double quote or a line break
 //! enclosed in double quotes (§2.6) with its double quotes doubled (§2.7).
 //!
@@ -42,7 +42,7 @@ pub fn csv_field(text: &str) -> Cow<'_, str> {
 
 /// Text a user typed (a model's or device's name), as a CSV field that a spreadsheet shows and
 /// never runs: a leading `=`, `+`, `-`, `@`, tab or CR would start a formula, so it gets a `'`
-/// first (OWASP, "CSV Injection", https://owasp.org/www-community/attacks/CSV_Injection).
+/// first (OWASP, "CSV Injection", <https://owasp.org/www-community/attacks/CSV_Injection>).
 pub fn csv_text(text: &str) -> String {
     let inert = match text.starts_with(['=', '+', '-', '@', '\t', '\r']) {
         true => format!("'{text}"),

@@ -3,7 +3,7 @@
 //! Every `model_type` of [`Family`] is read with the defaults its transformers configuration class
 //! uses (`__init__`, transformers 4.57.1), so a key the class defaults may be left out; an unknown
 //! `model_type` is read as a Llama-like decoder with a warning, its shape keys required, its routed experts
-//! read under the known families' keys ([`generic_moe`]); a multimodal wrapper's language model is read
+//! read under the known families' keys (`generic_moe`); a multimodal wrapper's language model is read
 //! from its `text_config`. Values that cannot
 //! describe a real model (zero, negative, fractional, absurdly large, inconsistent) are refused with a
 //! message naming the key. Nothing here panics on any input (fuzzed in tests).
@@ -35,7 +35,7 @@ pub enum ImportWarning {
     /// `first_k_dense_replace` was taken as MoE, as in every published DeepSeek config.
     MoeLayerFreq(u64),
     /// Occurs when an unknown `model_type` names routed experts: they were read under the keys
-    /// Mixtral's, Qwen-MoE's and DeepSeek's configs use ([`generic_moe`]), where a Llama-like
+    /// Mixtral's, Qwen-MoE's and DeepSeek's configs use (`generic_moe`), where a Llama-like
     /// reading alone would count a dense model a tenth of the size (gpt-oss-20b: 2.4 B for 20.9 B).
     ExpertsRead {
         /// The key the expert count came from.

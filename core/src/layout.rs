@@ -58,7 +58,7 @@ pub struct Layout {
     /// Model chunks per rank: `vpp`, or 2 under DualPipeV.
     pub chunks: u64,
     /// The virtual stages in model order: `pp · chunks` of them. Shared: plans that split their
-    /// layers alike share one list ([`split_shared`]).
+    /// layers alike share one list (`split_shared`).
     pub stages: Arc<[VirtualStage]>,
     /// What each rank holds over its chunks, summed once per split ([`Layout::rank`]).
     ranks: Arc<[RankHolds]>,

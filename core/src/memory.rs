@@ -28,7 +28,7 @@ pub const RUNTIME_CONTEXT_BYTES: u64 = 1000 << 20;
 
 /// HCCL's buffer per communication group on Ascend, bytes: `HCCL_BUFFSIZE` defaults to 200 MB.
 /// Tier: spec (CANN environment variable reference, `HCCL_BUFFSIZE`,
-/// https://www.hiascend.com/document/detail/zh/canncommercial/81RC1/apiref/envvar/envref_07_0080.html).
+/// <https://www.hiascend.com/document/detail/zh/canncommercial/81RC1/apiref/envvar/envref_07_0080.html>).
 pub const HCCL_BUFFER_BYTES: u64 = 200 << 20;
 
 /// NCCL's buffers per communication group, bytes: `NCCL_BUFFSIZE` 4 MiB per channel, up to 32
@@ -971,7 +971,7 @@ pub struct LayerCase {
     /// (transformer_engine/pytorch/module/linear.py: the quantized input is saved with only its
     /// column-wise data). Dense layers only; the MoE experts' inputs are counted at 2 bytes.
     pub fp8_inputs: bool,
-    /// The HF path's RMSNorm, gated MLP and routed experts run Liger's kernels ([`liger`]), which
+    /// The HF path's RMSNorm, gated MLP and routed experts run Liger's kernels (`liger`), which
     /// keep less for backward than HF's modules (see [`layer_activation_bytes`]).
     pub liger: bool,
 }

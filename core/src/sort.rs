@@ -4,7 +4,7 @@
 //! with its own closure compiles its own copy of driftsort (or ipnsort), some 4 KB of wasm each.
 //! The engine and the page sort short lists in a score of places (fixes' values, findings,
 //! advice, search results, compare fields), so each place here sorts indices instead, through the
-//! one copy in [`sort_indices`] that calls the comparison behind a `dyn`, then moves the elements
+//! one copy in `sort_indices` that calls the comparison behind a `dyn`, then moves the elements
 //! into place. The hot sorts (the search's pass over every plan's memory) keep the standard ones.
 
 use std::cmp::Ordering;

@@ -144,7 +144,7 @@ fn later(a: f64, b: f64) -> f64 {
 }
 
 /// A compiled schedule. Built by [`Program::compile`], run by [`Program::makespan`] and
-/// [`Program::events`].
+/// `Program::events`.
 #[derive(Debug)]
 pub struct Program {
     pp: u32,

@@ -271,7 +271,7 @@ impl StepTime {
     /// reduction, the optimizer step and the host transfers, each where the step time adds it
     /// ([`estimate`]); the parts end at [`StepTime::step_seconds`]. Built only when asked for (a
     /// full simulation of the schedule; [`crate::evaluate`] runs only its first micro-batches).
-    /// Past [`DRAWN_PASSES_MAX`] passes, the first micro-batches that fit are simulated and
+    /// Past `DRAWN_PASSES_MAX` passes, the first micro-batches that fit are simulated and
     /// `microbatches_drawn` says how many.
     ///
     /// ```
@@ -584,7 +584,7 @@ pub fn estimate(plan: &Plan, mem: &memory::Memory) -> StepTime {
 /// [`estimate`], or `None` when the step provably takes longer than `limit_seconds`: two bounds,
 /// the average rank's decoder layers back to back (before each stage's passes are worked out) and
 /// every pass of the busiest rank back to back plus the step's own terms (before the schedule is
-/// simulated), each with RL's rollout and the scoring it implies ([`step_bound`]).
+/// simulated), each with RL's rollout and the scoring it implies (`step_bound`).
 ///
 /// The phases in turn: each virtual stage's passes for one micro-batch (`passes.rs`, from one
 /// layer's work in `layer.rs` and `moe.rs`), the sends between stages (`comm.rs`), the tail after
