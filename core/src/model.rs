@@ -753,7 +753,9 @@ pub fn layer_counts(arch: &Architecture) -> Vec<LayerCounts> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum LoraScope {
     /// Megatron's LoRA (MindSpeed-LLM): every linear layer its targets name, each routed expert's
-    /// and the router's among them.
+    /// and the router's among them. Its grouped experts carry an adapter pair per expert
+    /// (`mindspeed_llm/tasks/posttrain/lora/moe/experts.py`, `LoraParallelGroupedMlp…`: `weights1_a`,
+    /// `weights1_b`, `weights2_a`, `weights2_b` run through the same grouped GEMM as the experts).
     Megatron,
     /// PEFT over transformers 5's modules, as LLaMA-Factory's `lora_target: all`
     /// (`find_all_linear_modules`: modules whose class name holds `Linear`) and PEFT's `all-linear`
