@@ -28,7 +28,8 @@ pub fn AdvicePanel() -> impl IntoView {
             Some(list)
         })
     });
-    // Until the plan settles, the advice is the plan before's: shown dimmed, its buttons off.
+    // Until the plan settles the advice is the plan before's: its panel is dimmed and takes no
+    // pointer (`ParamsPanel`), and its buttons are off for the keyboard too.
     let settling = Memo::new(move |_| ctx.settling());
     let items = move || {
         let Some(advice) = advice.get() else { return Vec::new() };
@@ -48,9 +49,6 @@ pub fn AdvicePanel() -> impl IntoView {
                 let changes = messages::changes(ctx.lang(), &a.changes);
                 let code = a.code;
                 let apply = move |_| {
-                    if settling.get_untracked() {
-                        return;
-                    }
                     let Ok(current) = ctx.settled.get_untracked() else { return };
                     if let Ok(next) = rules::apply_all(&current, &a.changes) {
                         ctx.form.set(PlanForm::from_plan(&next));
@@ -77,10 +75,7 @@ pub fn AdvicePanel() -> impl IntoView {
     let none = move || advice.with(|a| a.as_ref().is_some_and(Vec::is_empty));
     view! {
         <h2>{move || ctx.tr(Key::advice_title)}</h2>
-        <Show when=none fallback=move || view! {
-            <ul class="advice-list" class:settling=settling aria-busy=move || settling.get().to_string()
-                data-testid="advice">{items}</ul>
-        }>
+        <Show when=none fallback=move || view! { <ul class="advice-list" data-testid="advice">{items}</ul> }>
             <p class="muted" data-testid="advice-none">{move || ctx.tr(Key::advice_none)}</p>
         </Show>
     }

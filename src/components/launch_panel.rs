@@ -64,7 +64,8 @@ pub fn LaunchPanel() -> impl IntoView {
     });
     // The core's verdict on the plan, which every file's header carries too: empty when it runs.
     let verdict = Memo::new(move |_| report.with(|r| r.as_ref().map(emit::verdict_of).unwrap_or_default()));
-    // Until the plan settles, the files are the plan before's: shown dimmed, not to be taken.
+    // Until the plan settles the files are the plan before's: dimmed and deferred as the advice is
+    // (`.deferred.updating`), and refused to the keyboard too.
     let settling = Memo::new(move |_| ctx.settling());
     let confirm_download = move |ev: leptos::ev::MouseEvent| {
         let runs = verdict.with_untracked(Vec::is_empty);
@@ -93,9 +94,6 @@ pub fn LaunchPanel() -> impl IntoView {
             .collect::<Vec<_>>()
     };
     let copy = move |_| {
-        if settling.get_untracked() {
-            return;
-        }
         let Some(f) = current() else { return };
         leptos::task::spawn_local(async move {
             copied.set(storage::copy_text(&f.text).await);
@@ -127,8 +125,8 @@ pub fn LaunchPanel() -> impl IntoView {
         </Show>
         <Show when=move || current().is_some()>
             <div class="tabs" role="tablist">{tabs}</div>
-            <div class="launch-actions" class:settling=settling aria-busy=move || settling.get().to_string()>
-                <button class="secondary" data-testid="launch-copy" on:click=copy>
+            <div class="launch-actions deferred" class:updating=settling aria-busy=move || settling.get().to_string()>
+                <button class="secondary" data-testid="launch-copy" on:click=copy disabled=settling>
                     {move || if copied.get() { ctx.tr(Key::launch_copied) } else { ctx.tr(Key::launch_copy) }}
                 </button>
                 <a class="button secondary" data-testid="launch-download" on:click=confirm_download
@@ -142,7 +140,7 @@ pub fn LaunchPanel() -> impl IntoView {
                     {move || ctx.tr(Key::launch_download_all)}
                 </a>
             </div>
-            <pre class="launch-text" class:settling=settling data-testid="launch-text">
+            <pre class="launch-text deferred" class:updating=settling data-testid="launch-text">
                 {move || {
                     current()
                         .map(|f| {

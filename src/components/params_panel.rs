@@ -26,16 +26,16 @@ use crate::messages;
 pub fn ParamsPanel() -> impl IntoView {
     let ctx = use_results();
     // The advice is about to follow the plan: shown dimmed and not clickable until it does, so no
-    // advice about the plan before is applied. (The launch files follow it too; their own fields
-    // stay usable meanwhile.)
-    let updating = move || ctx.plan.with(|p| ctx.settled.with(|s| p != s));
+    // advice about the plan before is applied. (The launch files follow it too: their actions and
+    // text are deferred alike, their own fields stay usable meanwhile.)
+    let updating = Memo::new(move |_| ctx.settling());
     view! {
         <Show when=move || ctx.report.with(Option::is_some)>
             <section class="panel results results-more">
                 <div id=FINDINGS_ID class="findings-section" tabindex="-1">
                     <FindingsPanel />
                 </div>
-                <div class="deferred" class:updating=updating aria-busy=move || updating().to_string()>
+                <div class="deferred" class:updating=updating aria-busy=move || updating.get().to_string()>
                     <AdvicePanel />
                 </div>
                 <ComparePanel />

@@ -512,16 +512,8 @@ async fn importing_a_config_counts_its_model() -> WebDriverResult<()> {
     let experts = page.wait_text("finding-model.experts_read", |t| !t.is_empty()).await?;
     assert!(experts.contains("32 routed experts, 4 per token"), "{experts}");
     assert!(page.has("finding-model.unknown_type").await?);
-    // The advice follows once the plan settles, and until then shows itself as the plan before's:
-    // busy, its buttons off. Liger patches no model of an unknown type, so it advises no Liger.
-    let busy = |page: &'static str| {
-        format!("return document.querySelector(\"[data-testid='{page}']\").getAttribute('aria-busy')")
-    };
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while page.driver.execute(&busy("advice"), vec![]).await?.json().as_str() != Some("false") {
-        assert!(std::time::Instant::now() < deadline, "the advice never settled");
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
+    // Once the plan settles the advice is the new plan's: Liger patches no model of an unknown type.
+    page.settled().await?;
     assert!(!page.has("advice-liger_kernel").await?, "no Liger advice for an unknown model_type");
     page.scroll_to("finding-model.experts_read").await?;
     page.screenshot("en-imported-moe").await?;
