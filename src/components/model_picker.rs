@@ -12,10 +12,11 @@ use crate::form::PlanForm;
 use crate::i18n::{Key, fill};
 use crate::{format, messages, storage};
 
-/// Whether a catalog model matches every word of a search.
+/// Whether a catalog model matches every word of a search, ASCII letters in either case. Model
+/// names and ids are ASCII; `str::to_lowercase` would also link Unicode's case tables into the page.
 pub fn matches_search(id: &str, name: &str, query: &str) -> bool {
-    let haystack = format!("{} {}", id.to_lowercase(), name.to_lowercase());
-    query.split_whitespace().all(|word| haystack.contains(&word.to_lowercase()))
+    let haystack = format!("{} {}", id.to_ascii_lowercase(), name.to_ascii_lowercase());
+    query.split_whitespace().all(|word| haystack.contains(&word.to_ascii_lowercase()))
 }
 
 /// The model panel.
@@ -222,5 +223,14 @@ mod tests {
         assert!(matches_search("llama-3-8b", "Llama-3-8B", ""));
         assert!(!matches_search("llama-3-8b", "Llama-3-8B", "qwen"));
         assert!(!matches_search("qwen2.5-7b", "Qwen2.5-7B", "qwen 70b"));
+        // The search folds ASCII case alone: every catalog model is found by its name and its id
+        // typed in either case.
+        for m in trainplan_core::catalog::models() {
+            assert!(m.id.is_ascii() && m.name.is_ascii(), "{}: {}", m.id, m.name);
+            for typed in [m.name.to_ascii_uppercase(), m.id.to_ascii_uppercase(), m.name.to_ascii_lowercase()]
+            {
+                assert!(matches_search(m.id, m.name, &typed), "{typed}");
+            }
+        }
     }
 }
