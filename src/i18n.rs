@@ -432,7 +432,8 @@ texts! {
     launch_target => "Written for, and checked against the parsers of: {target}.", "按以下版本编写，并经其参数解析器校验：{target}。";
     launch_download => "Download", "下载";
     launch_download_all => "Download all (.zip)", "全部下载（.zip）";
-    launch_unsafe => "{field} may hold only letters, digits and _ - . / : @ + ~ for {framework}: its override parser reads other characters as syntax.", "{framework} 的 {field} 只能包含字母、数字和 _ - . / : @ + ~：它的参数解析器会把其他字符当作语法。";
+    launch_unsafe => "{field} cannot hold a double quote, a backslash or ${ for {framework}: no quoting keeps them text for its override parser (Hydra).", "{framework} 的 {field} 不能包含双引号、反斜杠或 ${：任何引号都无法让它的参数解析器（Hydra）把它们当作普通文本。";
+    launch_unsafe_interpolation => "{field} cannot hold ${ for {framework}: OmegaConf, which reads its YAML, takes it for an interpolation.", "{framework} 的 {field} 不能包含 ${：读取其 YAML 的 OmegaConf 会把它当作插值。";
     search_title => "Fastest plan that fits", "放得下的最快方案";
     search_hint => "Tries every parallel layout, memory knob and micro-batch for this framework (with RL, the rollout engine's TP too, and with experts its EP), keeping the model, method, batch and cluster.", "在当前框架下遍历所有并行划分、显存选项和微批（RL 还包括推理引擎的 TP，MoE 模型还包括推理 EP），模型、方法、批大小和集群保持不变。";
     search_run => "Search", "搜索";

@@ -100,9 +100,15 @@ pub fn LaunchPanel() -> impl IntoView {
         });
     };
     let refused = move || match files.get() {
-        Some(Err(emit::EmitError::Unsafe { field, framework })) => {
+        Some(Err(error)) => {
+            let (key, field, framework) = match error {
+                emit::EmitError::Unsafe { field, framework } => (Key::launch_unsafe, field, framework),
+                emit::EmitError::Interpolation { field, framework } => {
+                    (Key::launch_unsafe_interpolation, field, framework)
+                }
+            };
             let field = messages::field_label(ctx.lang(), field);
-            Some(fill(ctx.tr(Key::launch_unsafe), &[("field", &field), ("framework", framework.name())]))
+            Some(fill(ctx.tr(key), &[("field", &field), ("framework", framework.name())]))
         }
         _ => None,
     };

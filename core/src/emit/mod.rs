@@ -20,6 +20,7 @@ pub mod verl;
 use serde::Serialize;
 
 use crate::Plan;
+use crate::field::Field;
 use crate::plan::{Framework, Method, ModelSpec};
 
 /// The syntax of an emitted file.
@@ -48,9 +49,18 @@ pub struct EmittedFile {
 /// Why no files were written.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum EmitError {
-    /// Occurs when a typed text holds characters the framework's own parser would read as syntax
-    /// (VeRL's Hydra overrides): the file is refused rather than written wrong.
+    /// Occurs when a typed text holds characters VeRL's override parser (Hydra) reads as syntax
+    /// however the text is quoted (a double quote, a backslash, `${`): the file is refused rather
+    /// than written wrong.
     Unsafe {
+        /// The plan field.
+        field: crate::field::Field,
+        /// The framework.
+        framework: Framework,
+    },
+    /// Occurs when a typed text holds `${`, which OmegaConf, loading the YAML of LLaMA-Factory and
+    /// MindSpeed-RL, takes for an interpolation however it is quoted.
+    Interpolation {
         /// The plan field.
         field: crate::field::Field,
         /// The framework.
@@ -63,7 +73,12 @@ impl std::fmt::Display for EmitError {
         match self {
             EmitError::Unsafe { field, framework } => write!(
                 f,
-                "{field} may hold only letters, digits and _ - . / : @ + ~ for {}: its override parser reads the rest as syntax",
+                "{field} cannot hold a double quote, a backslash or ${{ for {}: no quoting keeps them text for its override parser (Hydra)",
+                framework.name()
+            ),
+            EmitError::Interpolation { field, framework } => write!(
+                f,
+                "{field} cannot hold ${{ for {}: OmegaConf, which reads its YAML, takes it for an interpolation",
                 framework.name()
             ),
         }
@@ -111,6 +126,18 @@ pub fn emit(plan: &Plan, link: &str) -> Result<Vec<EmittedFile>, EmitError> {
 /// the page has it, and evaluating a plan is most of the work.
 pub fn emit_with(plan: &Plan, report: &crate::Report, link: &str) -> Result<Vec<EmittedFile>, EmitError> {
     let header = header(plan, report, link);
+    if matches!(plan.framework, Framework::LlamaFactory | Framework::MindSpeedRl) {
+        let launch = &plan.launch;
+        for (field, text) in [
+            (Field::LaunchModelPath, &launch.model_path),
+            (Field::LaunchDataset, &launch.dataset),
+            (Field::LaunchOutputDir, &launch.output_dir),
+        ] {
+            if omegaconf_interpolates(text) {
+                return Err(EmitError::Interpolation { field, framework: plan.framework });
+            }
+        }
+    }
     match plan.framework {
         Framework::Megatron => Ok(vec![megatron::script(plan, &header)]),
         Framework::DeepSpeed => Ok(deepspeed::files(plan, &header)),
@@ -119,6 +146,16 @@ pub fn emit_with(plan: &Plan, report: &crate::Report, link: &str) -> Result<Vec<
         Framework::Verl => Ok(vec![verl::script(plan, &header)?]),
         Framework::MindSpeedRl => Ok(mindspeed_rl::files(plan, &header)),
     }
+}
+
+/// Whether OmegaConf, which loads LLaMA-Factory's and MindSpeed-RL's YAML, reads `text` as holding
+/// an interpolation (`${…}`) rather than as the text it is, however it is quoted: MindSpeed-RL
+/// resolves it where it reads its sections (`{**config.get("megatron_training"), …}` in
+/// `cli/train_grpo.py`: "InterpolationKeyError: Interpolation key 'PATH' not found", omegaconf
+/// 2.3.1), and LLaMA-Factory 0.9.5's `read_args` fails at load where it does not close
+/// ("GrammarParseError", omegaconf 2.4.0).
+fn omegaconf_interpolates(text: &str) -> bool {
+    text.contains("${")
 }
 
 fn method_name(method: Method) -> &'static str {

@@ -3,9 +3,12 @@
 //! with a vLLM rollout.
 //! Batch sizes count prompts, as VeRL does (`data.train_batch_size`, `ppo_mini_batch_size`).
 //!
-//! Typed text reaches Hydra, which gives `${…}`, quotes, brackets and commas their own meaning
-//! after the shell: so VeRL's file takes typed text only from a conservative character set
-//! (letters, digits, `_ - . / : @ + ~`) and refuses the rest, naming the field.
+//! Typed text reaches Hydra's override parser after the shell, so it is written for both
+//! (`hydra_value`): bare where Hydra reads it back as the same string, in Hydra's double quotes
+//! where it would read commas, brackets, `=`, spaces, `~` or non-ASCII letters as syntax (or refuse
+//! them), and refused, naming the field, only where no quoting keeps it text.
+
+use std::borrow::Cow;
 
 use super::shell::quote;
 use super::{EmitError, EmittedFile, FileKind, model_path, model_slug, script_opening};
@@ -14,9 +17,33 @@ use crate::field::Field;
 use crate::hardware::Vendor;
 use crate::plan::{LoraTargets, Method, RecomputeGranularity};
 
-/// Whether Hydra reads `text` as the plain string it is.
-fn hydra_plain(text: &str) -> bool {
-    text.chars().all(|c| c.is_alphanumeric() || "_-./:@+~".contains(c))
+/// `text` as an override's value that Hydra reads back as that very string, before the shell's
+/// quoting; `None` where none does. From hydra-core 1.3.8's override grammar
+/// (`hydra/grammar/OverrideLexer.g4`, `OverrideParser.g4`, the release VeRL 0.9.1 runs):
+/// - Bare when it is ASCII letters and digits and `_ - . / : @ +` (Hydra's `ID`, `UNQUOTED_CHAR`
+///   and `COLON` tokens) and not a number, `true`, `false` or `null`, which Hydra types. Any other
+///   character ends the lexer (`~`, a Chinese path: "LexerNoViableAltException") or is syntax (`,`
+///   makes a sweep, `[` a list, `=` a dict's key).
+/// - Otherwise in double quotes (a `QUOTED_VALUE`, which holds any character as text).
+/// - `None` for a double quote or a backslash (escapes inside the quotes) and for `${`, an
+///   interpolation OmegaConf resolves even in a quoted string.
+fn hydra_value(text: &str) -> Option<Cow<'_, str>> {
+    let bare = text.bytes().all(|b| b.is_ascii_alphanumeric() || b"_-./:@+".contains(&b));
+    // Hydra's INT and FLOAT (`1_000`, `+1`, `1e3`, `inf`, `nan`), BOOL and NULL. Rust's float
+    // syntax takes each of them (and a few Hydra reads as text, which quotes leave unchanged).
+    let typed = text.replace('_', "").parse::<f64>().is_ok()
+        || ["true", "false", "null"].iter().any(|word| text.eq_ignore_ascii_case(word));
+    match (bare && !text.is_empty() && !typed, text.contains(['"', '\\']) || text.contains("${")) {
+        (true, _) => Some(Cow::Borrowed(text)),
+        (false, false) => Some(Cow::Owned(format!("\"{text}\""))),
+        (false, true) => None,
+    }
+}
+
+/// `text` as an override's value for Hydra ([`hydra_value`]), quoted for the shell; the script
+/// refused text [`hydra_value`] cannot write first.
+fn hydra_word(text: &str) -> String {
+    quote(&hydra_value(text).unwrap_or(Cow::Borrowed(text)))
 }
 
 /// The script, or the field whose text Hydra would misread.
@@ -27,7 +54,7 @@ pub fn script(plan: &Plan, header: &[String]) -> Result<EmittedFile, EmitError> 
         (Field::LaunchDataset, &launch.dataset),
         (Field::LaunchOutputDir, &launch.output_dir),
     ] {
-        if !hydra_plain(text) {
+        if hydra_value(text).is_none() {
             return Err(EmitError::Unsafe { field, framework: plan.framework });
         }
     }
@@ -49,7 +76,7 @@ pub fn script(plan: &Plan, header: &[String]) -> Result<EmittedFile, EmitError> 
         o.push("trainer.device=npu".to_owned());
     }
     if !launch.output_dir.is_empty() {
-        o.push(format!("trainer.default_local_dir={}", quote(&launch.output_dir)));
+        o.push(format!("trainer.default_local_dir={}", hydra_word(&launch.output_dir)));
     }
     let how = match plan.cluster.nodes.get() {
         1 => "Run on the node.".to_owned(),
@@ -79,11 +106,11 @@ fn data_and_model(plan: &Plan, estimator: &str) -> Vec<String> {
     let rl = &plan.rl;
     let dataset = match launch.dataset.is_empty() {
         true => "\"$HOME/data/gsm8k/train.parquet\"".to_owned(),
-        false => quote(&launch.dataset),
+        false => hydra_word(&launch.dataset),
     };
     let val = match launch.dataset.is_empty() {
         true => "\"$HOME/data/gsm8k/test.parquet\"".to_owned(),
-        false => quote(&launch.dataset),
+        false => hydra_word(&launch.dataset),
     };
     vec![
         format!("algorithm.adv_estimator={estimator}"),
@@ -95,7 +122,7 @@ fn data_and_model(plan: &Plan, estimator: &str) -> Vec<String> {
         format!("data.max_response_length={}", rl.max_response_length),
         "data.filter_overlong_prompts=True".to_owned(),
         "data.truncation='error'".to_owned(),
-        format!("actor_rollout_ref.model.path={}", quote(&model_path(plan))),
+        format!("actor_rollout_ref.model.path={}", hydra_word(&model_path(plan))),
         format!("actor_rollout_ref.model.use_remove_padding={}", py_bool(rl.remove_padding)),
         format!(
             "actor_rollout_ref.model.enable_gradient_checkpointing={}",
@@ -191,7 +218,7 @@ fn critic(plan: &Plan) -> Vec<String> {
     // PPO's critic (GAE): the actor's model as a value model, the actor's batch keys
     // (verl/workers/config/critic.py).
     let mut o = vec![
-        format!("critic.model.path={}", quote(&model_path(plan))),
+        format!("critic.model.path={}", hydra_word(&model_path(plan))),
         "critic.optim.lr=1e-5".to_owned(),
         format!("critic.ppo_mini_batch_size={mini}"),
         format!("critic.ppo_micro_batch_size_per_gpu={}", plan.batch.micro_batch.get()),

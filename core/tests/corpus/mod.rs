@@ -363,6 +363,12 @@ pub fn generated() -> Vec<Entry> {
             // vLLM's expert parallelism over the rollout's TP 2 × DP 4 ranks.
             plan["rl"]["rollout_ep"] = json!(8);
         }
+        if name == "ppo" {
+            // Typed paths Hydra would read as syntax or stop at (a comma, a space, `~`, Chinese):
+            // written in Hydra's quotes (`emit::verl::hydra_value`).
+            plan["launch"] =
+                json!({"dataset": "/数据/gsm8k/train,v2.parquet", "output_dir": "~/checkpoints/qwen 3b"});
+        }
         if name == "grpo-ulysses" {
             // Liger's kernels on the actor (`actor_rollout_ref.model.use_liger`).
             plan["liger_kernel"] = json!(true);

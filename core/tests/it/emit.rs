@@ -281,8 +281,8 @@ const HOSTILE: &[&str] = &[
     "' ; touch SENTINEL ; '",
 ];
 
-/// Runs `script` with fake `torchrun` and `llamafactory-cli` first on PATH; they record their
-/// arguments and MASTER_ADDR, NUL-separated. Returns (arguments, environment's MASTER_ADDR).
+/// Runs `script` with fake `torchrun`, `llamafactory-cli` and `python3` first on PATH; they record
+/// their arguments and MASTER_ADDR, NUL-separated. Returns (arguments, environment's MASTER_ADDR).
 fn run_with_fakes(script: &str, dir: &Path) -> (Vec<String>, String) {
     let bin = dir.join("bin");
     std::fs::create_dir_all(&bin).unwrap();
@@ -294,7 +294,7 @@ fn run_with_fakes(script: &str, dir: &Path) -> (Vec<String>, String) {
         record.display(),
         record.display()
     );
-    for name in ["torchrun", "llamafactory-cli"] {
+    for name in ["torchrun", "llamafactory-cli", "python3"] {
         let path = bin.join(name);
         std::fs::write(&path, &fake).unwrap();
         Command::new("chmod").arg("+x").arg(&path).status().unwrap();
@@ -355,25 +355,6 @@ fn typed_text_reaches_the_framework_verbatim_and_never_runs() {
             assert_eq!(args[at + 1], hostile, "{flag}");
         }
         assert!(args.iter().any(|a| a == "posttrain_gpt.py"));
-        // MindSpeed-RL's YAML holds the texts as they are.
-        let text = format!(
-            r#"{{"model": "qwen2.5-7b", "hardware": "ascend-910b2", "framework": "mindspeed-rl", "method": "grpo", "launch": {launch}}}"#
-        );
-        let run = &YamlLoader::load_from_str(&files(&text)[0].text).unwrap()[0];
-        assert_eq!(run["megatron_training"]["data_path"].as_str(), Some(hostile.as_str()));
-        assert_eq!(run["megatron_training"]["tokenizer_name_or_path"].as_str(), Some(hostile.as_str()));
-        assert_eq!(run["actor_config"]["save"].as_str(), Some(hostile.as_str()));
-        // LLaMA-Factory: the address reaches the launcher's environment; the YAML holds the rest.
-        let text = format!(r#"{{"model": "llama-3-8b", "launch": {launch}}}"#);
-        let out = files(&text);
-        let yaml = &YamlLoader::load_from_str(&out[0].text).unwrap()[0];
-        for key in ["model_name_or_path", "dataset", "output_dir"] {
-            assert_eq!(yaml[key].as_str(), Some(hostile.as_str()), "{key}");
-        }
-        let launch_sh = &out.last().unwrap().text;
-        let (args, env) = run_with_fakes(launch_sh, &dir);
-        assert_eq!(args, ["train", "train.yaml"]);
-        assert_eq!(env, hostile);
         // DeepSpeed's launch line.
         let text = format!(
             r#"{{"model": "llama-3-8b", "framework": "deepspeed", "method": "sft-full", "launch": {launch}}}"#
@@ -381,6 +362,34 @@ fn typed_text_reaches_the_framework_verbatim_and_never_runs() {
         let (args, _) = run_with_fakes(&files(&text)[1].text, &dir);
         let at = args.iter().position(|a| a == "--master_addr").unwrap();
         assert_eq!(args[at + 1], hostile);
+        // MindSpeed-RL's and LLaMA-Factory's YAML hold the texts as they are; OmegaConf, which
+        // loads both, would take `${` for an interpolation, so a text holding one is refused, with
+        // the first field named.
+        let mindspeed_rl = format!(
+            r#"{{"model": "qwen2.5-7b", "hardware": "ascend-910b2", "framework": "mindspeed-rl", "method": "grpo", "launch": {launch}}}"#
+        );
+        let llamafactory = format!(r#"{{"model": "llama-3-8b", "launch": {launch}}}"#);
+        if hostile.contains("${") {
+            for text in [&mindspeed_rl, &llamafactory] {
+                let err = emit(&plan(text), "#v1=x").unwrap_err().to_string();
+                assert!(err.starts_with("launch.model_path cannot hold ${"), "{err}");
+            }
+        } else {
+            let run = &YamlLoader::load_from_str(&files(&mindspeed_rl)[0].text).unwrap()[0];
+            assert_eq!(run["megatron_training"]["data_path"].as_str(), Some(hostile.as_str()));
+            assert_eq!(run["megatron_training"]["tokenizer_name_or_path"].as_str(), Some(hostile.as_str()));
+            assert_eq!(run["actor_config"]["save"].as_str(), Some(hostile.as_str()));
+            // LLaMA-Factory: the address reaches the launcher's environment; the YAML holds the rest.
+            let out = files(&llamafactory);
+            let yaml = &YamlLoader::load_from_str(&out[0].text).unwrap()[0];
+            for key in ["model_name_or_path", "dataset", "output_dir"] {
+                assert_eq!(yaml[key].as_str(), Some(hostile.as_str()), "{key}");
+            }
+            let launch_sh = &out.last().unwrap().text;
+            let (args, env) = run_with_fakes(launch_sh, &dir);
+            assert_eq!(args, ["train", "train.yaml"]);
+            assert_eq!(env, hostile);
+        }
         assert!(!sentinel.exists(), "{hostile:?} ran");
     }
 }
@@ -472,15 +481,67 @@ fn verl_scripts_count_prompts_and_carry_the_rollout() {
     }
 }
 
+/// VeRL's Hydra overrides hold typed text as Hydra reads it back, unchanged: bare where its grammar
+/// reads a plain string, in its double quotes where it would read syntax, a number, a boolean or
+/// null, or stop at a character (`~`, a Chinese path). Each expectation follows hydra-core 1.3.8's
+/// override grammar (`hydra/grammar/OverrideLexer.g4`, the release VeRL 0.9.1 runs), as its own
+/// `OverridesParser` read each text here; `scripts/conformance` runs the corpus's quoted paths
+/// through Hydra and VeRL themselves. The script runs with a fake `python3`, so the arguments are
+/// what bash hands to VeRL, and the importer reads the same text back.
 #[test]
-fn verl_refuses_text_its_override_parser_would_misread() {
-    for hostile in HOSTILE.iter().chain(&["a,b", "${oc.env:HOME}", "x=y", "[1]"]) {
-        let launch = serde_json::json!({ "dataset": hostile });
-        let p = plan(&format!(
+fn verl_writes_typed_text_as_hydra_reads_it_back() {
+    let plan_with = |text: &str| {
+        let launch = serde_json::json!({ "dataset": text, "output_dir": text });
+        plan(&format!(
             r#"{{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "launch": {launch}}}"#
-        ));
-        let err = emit(&p, "#v1=x").unwrap_err().to_string();
-        assert!(err.starts_with("launch.dataset may hold only"), "{hostile:?}: {err}");
+        ))
+    };
+    let bare = ["/data/gsm8k/train.parquet", "hf:Qwen/Qwen2.5-7B", "a.b-c_d:e@f+g", "v1.0", "1.5.2", "-x"];
+    let quoted = [
+        "~/data/gsm8k/train.parquet",
+        "/数据/gsm8k/train.parquet",
+        "a,b",
+        "x=y",
+        "[1]",
+        "my data/x",
+        "null",
+        "True",
+        "1e3",
+        "1_000",
+        "-1",
+        "inf",
+    ];
+    // The hostile texts a shell must not run; those holding `"`, `\` or `${` are refused below.
+    let hostile = HOSTILE.iter().filter(|h| !h.contains(['"', '\\']));
+    let cases = bare.iter().map(|t| (t.to_string(), false));
+    let cases = cases.chain(quoted.iter().chain(hostile).map(|t| (t.to_string(), true)));
+    let base =
+        trainplan_core::plan::PlanFile::minimal(trainplan_core::plan::ModelField::Id("qwen2.5-7b".into()));
+    for (text, in_quotes) in cases {
+        let dir = tempdir("hydra");
+        let sentinel = dir.join("pwned");
+        let text = text.replace("SENTINEL", &sentinel.display().to_string());
+        let script = &emit(&plan_with(&text), "#v1=x").unwrap()[0].text;
+        bash_n(script);
+        let (args, _) = run_with_fakes(script, &dir);
+        let hydra = if in_quotes { format!("\"{text}\"") } else { text.clone() };
+        for key in ["data.train_files", "data.val_files", "trainer.default_local_dir"] {
+            assert!(args.contains(&format!("{key}={hydra}")), "{text:?} as {key}: {args:?}");
+        }
+        assert!(!sentinel.exists(), "{text:?} ran");
+        // Read back (a `$` reads as a variable the script does not set: not the plan's text).
+        if !text.contains('$') {
+            let back = trainplan_core::emit::import::import(script, &base).unwrap();
+            assert_eq!(back.file.launch.dataset, text, "{text:?}");
+            assert_eq!(back.file.launch.output_dir, text, "{text:?}");
+        }
+    }
+    // No quoting keeps these text: a quote or a backslash escapes, `${` interpolates.
+    for refused in
+        HOSTILE.iter().filter(|h| h.contains(['"', '\\'])).chain(&["${oc.env:HOME}", "a\\b", "say \"hi\""])
+    {
+        let err = emit(&plan_with(refused), "#v1=x").unwrap_err().to_string();
+        assert!(err.starts_with("launch.dataset cannot hold a double quote"), "{refused:?}: {err}");
     }
 }
 

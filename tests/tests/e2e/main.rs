@@ -642,19 +642,23 @@ async fn launch_files_follow_the_plan_and_download() -> WebDriverResult<()> {
     assert!(page.text("params-total").await?.starts_with("14,"));
     // The import started from the defaults: the dataset typed before it is gone. Type it again.
     assert_eq!(page.el("launch-dataset").await?.prop("value").await?.as_deref(), Some(""));
-    page.type_into("launch-dataset", "x; rm -rf ~ $(id) `id`").await?;
+    page.type_into("launch-dataset", "x\"; rm -rf ~ $(id) `id`").await?;
 
     // Megatron writes its script.
     page.choose("framework-select", "megatron").await?;
     page.choose("method-select", "pretrain").await?;
     let script = page.wait_text("launch-text", |t| t.contains("pretrain_gpt.py")).await?;
     assert!(script.contains("--tokenizer-model \"$TOKENIZER_MODEL\""), "{script}");
-    // VeRL's Hydra overrides refuse the hostile dataset name typed above, and say why, naming the
-    // field by its label in the form.
+    // VeRL's Hydra overrides refuse the dataset name typed above, whose double quote no quoting
+    // keeps text for Hydra, and say why, naming the field by its label in the form.
     page.choose("framework-select", "verl").await?;
     page.choose("method-select", "grpo").await?;
     let note = page.wait_text("launch-refused", |t| !t.is_empty()).await?;
-    assert!(note.starts_with("Dataset may hold only") && note.contains("VeRL"), "{note}");
+    assert!(note.starts_with("Dataset cannot hold a double quote") && note.contains("VeRL"), "{note}");
+    // A Chinese path with a comma is written in Hydra's quotes, inside the shell's.
+    page.type_into("launch-dataset", "/数据/gsm8k/train,v2.parquet").await?;
+    let typed = "data.train_files='\"/数据/gsm8k/train,v2.parquet\"'";
+    page.wait_text("launch-text", |t| t.contains(typed)).await?;
     // Clearing the field shows the default path first: wait for the typed one (the files follow
     // the settled plan).
     page.type_into("launch-dataset", "/data/gsm8k/train.parquet").await?;

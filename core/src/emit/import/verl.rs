@@ -21,13 +21,17 @@ pub(super) fn verl(text: &str, file: &mut PlanFile) -> Result<Reading, ImportErr
         if !key.contains('.') {
             continue;
         }
-        let written = value.trim_matches(['"', '\'']);
+        let written = hydra_unquoted(value);
         // A value set outside the script (`$HOME/data/…`) is not the plan's: compared as written.
         let Some(v) = expand(written, &vars, &mut 64) else {
             r.rest.push((key.to_owned(), written.to_owned()));
             continue;
         };
-        let v = v.trim_matches(['"', '\'']);
+        // A script variable's value may hold the quotes in turn (`FILES="'a,b'"`).
+        let v = match v == written {
+            true => written,
+            false => hydra_unquoted(&v),
+        };
         let flag = |v: &str| v.eq_ignore_ascii_case("true");
         match key {
             "algorithm.adv_estimator" => file.method = if v == "gae" { Method::Ppo } else { Method::Grpo },
@@ -94,4 +98,15 @@ pub(super) fn verl(text: &str, file: &mut PlanFile) -> Result<Reading, ImportErr
     }
     set_rl_autos(file, [mini, model_len, batched, budget]);
     Ok(r)
+}
+
+/// A Hydra value without the one pair of quotes around it (`"a,b"` and `'a,b'` are `a,b`), which the
+/// VeRL emitter writes around text Hydra would otherwise read as syntax; the text inside stays as
+/// it is, quotes included.
+fn hydra_unquoted(value: &str) -> &str {
+    let quoted = |q: char| value.len() >= 2 && value.starts_with(q) && value.ends_with(q);
+    match quoted('"') || quoted('\'') {
+        true => &value[1..value.len() - 1],
+        false => value,
+    }
 }
