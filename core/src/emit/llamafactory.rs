@@ -224,7 +224,8 @@ fn train_keys(plan: &Plan) -> String {
         _ => "1.0e-5",
     };
     kv(&mut y, "learning_rate", lr);
-    kv(&mut y, "num_train_epochs", "3.0");
+    // The budget's passes over the dataset (the cost panel's), written as a float as HF's are.
+    kv(&mut y, "num_train_epochs", &format!("{:?}", plan.budget.epochs));
     kv(&mut y, "lr_scheduler_type", "cosine");
     // transformers 5 deprecates `warmup_ratio`; `warmup_steps` below 1 is read as the ratio
     // (`TrainingArguments.__post_init__`, transformers 5.6, which LLaMA-Factory 0.9.5 allows).

@@ -82,7 +82,10 @@ fn attention_flags(attention: &Attention) -> Vec<String> {
         Attention::Mla {
             q_lora_rank, kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, v_head_dim, ..
         } => {
-            f.push("--multi-latent-attention".to_owned());
+            // DeepSeek's latent norms (`q_a_layernorm`, `kv_a_layernorm`): Megatron's MLA layer spec
+            // builds `q_layernorm` and `kv_layernorm` only with `--qk-layernorm`
+            // (megatron/core/models/gpt/gpt_layer_specs.py), as MindSpeed-LLM's DeepSeek-V3 scripts set it.
+            f.push("--multi-latent-attention --qk-layernorm".to_owned());
             if let Some(q) = q_lora_rank {
                 f.push(format!("--q-lora-rank {q}"));
             }

@@ -709,3 +709,127 @@ fn the_cli_says_how_the_model_was_told_and_what_was_not_used() {
     assert!(said.contains("not used, left out: --my-flag"), "{said}");
     assert!(said.contains("its framework would refuse: --my-flag is not a flag of Megatron-LM"), "{said}");
 }
+
+/// Scripts as the frameworks' own examples write them, each construct from one of them (the
+/// scripts here are written for the test, the constructs and their values taken from the files
+/// named): what bash would run is what the import reads.
+#[test]
+fn scripts_read_as_the_frameworks_own_examples_write_them() {
+    let base = PlanFile::minimal(ModelField::Id("qwen2.5-7b".into()));
+    // Megatron-LM's examples/llama/train_llama3_8b_h100_fp8.sh: `--use-mcore-models` (a Megatron-LM
+    // flag, not a sign of MindSpeed-LLM), and flags with their values as quoted array items,
+    // which bash splits when it expands the array unquoted.
+    let megatron = r#"#!/bin/bash
+GPUS_PER_NODE=8
+NUM_NODES=1
+WORLD_SIZE=$(($GPUS_PER_NODE*$NUM_NODES))
+MODEL_ARGS=(
+    --use-mcore-models
+    --num-layers 32
+    --hidden-size 4096
+    --ffn-hidden-size 14336
+    --num-attention-heads 32
+    --group-query-attention
+    --num-query-groups 8
+    --kv-channels 128
+    --seq-length 8192
+    --max-position-embeddings 8192
+    --position-embedding-type rope
+    --rotary-base 500000
+    --swiglu
+    --normalization RMSNorm
+    --disable-bias-linear
+    --untie-embeddings-and-output-weights
+)
+DTYPE_ARGS=(
+    "--fp8-format hybrid"
+    "--fp8-amax-history-len 1024"
+    "--bf16"
+)
+DATA_ARGS_LIST=(
+    "--tokenizer-type HuggingFaceTokenizer"
+    "--vocab-size 128256"
+)
+torchrun --nproc_per_node $GPUS_PER_NODE pretrain_gpt.py ${MODEL_ARGS[@]} ${DTYPE_ARGS[@]} ${DATA_ARGS_LIST[@]} \
+    --micro-batch-size 1 --global-batch-size 128
+"#;
+    let got = import(megatron, &base).unwrap();
+    assert_eq!(got.kind, ConfigKind::Megatron);
+    assert_eq!(got.file.precision, trainplan_core::plan::Precision::Fp8);
+    // Llama 3 8B's shape with its 128,256-token vocabulary.
+    assert_eq!(got.file.model, ModelField::Id("llama-3-8b".into()), "{:?}", got.model);
+    assert!(got.refused.is_empty(), "{:?}", got.refused);
+
+    // VeRL's examples/gmpo_trainer/test_dapo_qwen3_30b_math.sh: lengths in shell arithmetic and a
+    // default path built from another variable's default.
+    let verl = r#"#!/usr/bin/env bash
+max_prompt_length=$((1024 * 2))
+max_response_length=$((1024 * 8))
+n_resp_per_prompt=16
+RAY_DATA_HOME=${RAY_DATA_HOME:-"${HOME}/verl"}
+MODEL_PATH=${MODEL_PATH:-"${RAY_DATA_HOME}/models/Qwen3-30B-A3B-Base"}
+actor_ppo_max_token_len=$(((max_prompt_length + max_response_length) * 2))
+python3 -m verl.trainer.main_ppo \
+    data.max_prompt_length=${max_prompt_length} \
+    data.max_response_length=${max_response_length} \
+    actor_rollout_ref.rollout.n=${n_resp_per_prompt} \
+    actor_rollout_ref.actor.use_dynamic_bsz=True \
+    actor_rollout_ref.actor.ppo_max_token_len_per_gpu=${actor_ppo_max_token_len} \
+    actor_rollout_ref.model.path="${MODEL_PATH}"
+"#;
+    let got = import(verl, &base).unwrap();
+    assert_eq!((got.file.rl.max_prompt_length, got.file.rl.max_response_length), (2048, 8192));
+    assert_eq!(got.file.rl.max_tokens_per_device, (2048 + 8192) * 2);
+    assert_eq!(got.file.rl.n_samples_per_prompt, 16);
+    // The directory names the model though $HOME is the machine's.
+    assert_eq!(got.file.model, ModelField::Id("qwen3-30b-a3b".into()), "{:?}", got.model);
+    assert_eq!(got.file.launch.model_path, "", "a path set outside the script is not the plan's");
+    // VeRL's own default is one response a prompt (`n: 1`, verl/trainer/config/rollout/rollout.yaml),
+    // as its PPO examples leave it (examples/ppo_trainer/run_deepseek7b_llm.sh).
+    let ppo = "python3 -m verl.trainer.main_ppo algorithm.adv_estimator=gae data.train_batch_size=1024\n";
+    let got = import(ppo, &base).unwrap();
+    assert_eq!(got.file.rl.n_samples_per_prompt, 1);
+
+    // MindSpeed-LLM's examples/mcore/deepseek3/tune_deepseek3_671b_4k_lora_ptd.sh: shared experts
+    // counted (`--n-shared-experts`, of the routed experts' width) and MLA's latent norms
+    // (`--qk-layernorm`) with DeepSeek-V3's shape.
+    let mindspeed = r#"source /usr/local/Ascend/ascend-toolkit/set_env.sh
+torchrun posttrain_gpt.py --multi-latent-attention --qk-pos-emb-head-dim 64 --qk-head-dim 128 \
+    --q-lora-rank 1536 --kv-lora-rank 512 --v-head-dim 128 --qk-layernorm \
+    --first-k-dense-replace 3 --moe-layer-freq 1 --n-shared-experts 1 --num-experts 256 \
+    --moe-router-topk 8 --moe-ffn-hidden-size 2048 --num-layers 61 --hidden-size 7168 \
+    --ffn-hidden-size 18432 --num-attention-heads 128 --position-embedding-type rope \
+    --normalization RMSNorm --swiglu --disable-bias-linear --untie-embeddings-and-output-weights \
+    --vocab-size 129280 --padded-vocab-size 129280 --rotary-base 10000 --norm-epsilon 1e-6 \
+    --tokenizer-type PretrainedFromHF --lora-r 8 --lora-alpha 16
+"#;
+    let got = import(mindspeed, &base).unwrap();
+    assert_eq!(got.kind, ConfigKind::MindSpeedLlm);
+    assert_eq!(got.file.model, ModelField::Id("deepseek-v3".into()), "{:?}", got.model);
+}
+
+/// LLaMA-Factory's YAML: the passes over the dataset reach the budget (and the file the plan writes
+/// carries the budget's), and LoRA where the plan trains full weights (DPO, pre-training; its
+/// examples/train_lora/qwen3_lora_dpo.yaml) is listed as not used rather than dropped unsaid.
+#[test]
+fn llamafactory_epochs_and_lora_outside_sft_are_read_or_listed() {
+    let base = PlanFile::minimal(ModelField::Id("qwen2.5-7b".into()));
+    let dpo = "model_name_or_path: Qwen/Qwen3-4B-Instruct-2507\nstage: dpo\ndo_train: true\n\
+               finetuning_type: lora\nlora_rank: 8\nlora_target: all\npref_beta: 0.1\n\
+               num_train_epochs: 3.0\nbf16: true\n";
+    let got = import(dpo, &base).unwrap();
+    assert_eq!(got.file.method, trainplan_core::plan::Method::Dpo);
+    assert!(got.unknown.contains(&"finetuning_type".to_owned()), "{:?}", got.unknown);
+    assert_eq!(got.file.budget.epochs, 3.0);
+    let sft = dpo.replace("stage: dpo", "stage: sft").replace("num_train_epochs: 3.0", "num_train_epochs: 2");
+    let got = import(&sft, &base).unwrap();
+    assert_eq!(got.file.method, trainplan_core::plan::Method::Lora);
+    assert!(!got.unknown.contains(&"finetuning_type".to_owned()), "{:?}", got.unknown);
+    assert_eq!(got.file.budget.epochs, 2.0);
+    // Written back: the plan's budget is the file's `num_train_epochs`.
+    let mut file = got.file.clone();
+    file.budget.epochs = 1.5;
+    let plan = Plan::from_file(&file).unwrap();
+    let yaml = &emit(&plan, "#x").unwrap()[0].text;
+    assert!(yaml.lines().any(|l| l == "num_train_epochs: 1.5"), "{yaml}");
+}

@@ -22,6 +22,7 @@ const APPLIED: &[&str] = &[
     "bf16",
     "fp16",
     "fp8",
+    "num_train_epochs",
     "flash_attn",
     "enable_liger_kernel",
     "deepspeed",
@@ -50,6 +51,18 @@ pub(super) fn llamafactory(map: &Hash, text: &str, file: &mut PlanFile) -> Resul
         };
     }
     file.liger_kernel = y.switch("enable_liger_kernel");
+    // The passes the cost panel's budget counts; one the plan cannot hold is listed as not used.
+    if let Some(value) = y.get("num_train_epochs") {
+        let epochs = match value {
+            Yaml::Real(x) => x.parse::<f64>().ok(),
+            Yaml::Integer(n) => Some(*n as f64),
+            _ => None,
+        };
+        match epochs.filter(|e| 0.0 < *e && *e <= 10_000.0) {
+            Some(epochs) => file.budget.epochs = epochs,
+            None => r.rest.push(("num_train_epochs".to_owned(), yaml_text(value))),
+        }
+    }
     // The DeepSpeed file's stage is in its name as LLaMA-Factory ships them (`ds_z3_offload_config.json`).
     if let Some(ds) = y.str("deepspeed") {
         if let Some(stage) =
@@ -82,6 +95,11 @@ fn method_and_lora(y: &Section, file: &mut PlanFile, r: &mut Reading) -> Result<
         (_, "lora") => Method::Lora,
         _ => Method::SftFull,
     };
+    // The plan trains adapters in SFT alone: LoRA pre-training or DPO (`qwen3_lora_dpo.yaml` among
+    // LLaMA-Factory's examples) is read as full training, and the key is listed as not used.
+    if finetuning != "full" && matches!(file.method, Method::Pretrain | Method::Dpo | Method::Ppo) {
+        r.rest.push(("finetuning_type".to_owned(), finetuning.to_owned()));
+    }
     if let Some(rank) = y.positive("lora_rank")? {
         file.lora.rank = rank;
     }

@@ -45,7 +45,7 @@ use deepspeed::deepspeed;
 use llamafactory::llamafactory;
 use mindspeed_rl::{mindspeed_rl, model_block};
 use model::{SHAPE_FLAGS, model};
-use script::{expand, refused_flags, script, script_vars, words};
+use script::{expand, expand_leniently, refused_flags, script, script_vars, words};
 use verl::verl;
 use yaml::{Section, yaml_key, yaml_map, yaml_text};
 
@@ -265,9 +265,10 @@ fn kind_of(text: &str) -> Result<ConfigKind, ImportError> {
         || text.contains("pretrain_gpt.py")
         || text.contains("posttrain_gpt.py")
     {
-        let ascend = text.contains("--use-mcore-models")
-            || text.contains("set_env.sh")
-            || text.contains("PretrainedFromHF");
+        // MindSpeed-LLM's scripts source CANN's environment and load HF tokenizers as
+        // `PretrainedFromHF`. Not `--use-mcore-models`: Megatron-LM's own examples write it too
+        // (`examples/llama/train_llama3_8b_h100_fp8.sh`).
+        let ascend = text.contains("set_env.sh") || text.contains("PretrainedFromHF");
         return Ok(if ascend { ConfigKind::MindSpeedLlm } else { ConfigKind::Megatron });
     }
     let map = yaml_map(text)?;

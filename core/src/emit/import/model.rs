@@ -141,6 +141,7 @@ pub(super) const SHAPE_FLAGS: &[&str] = &[
     "--moe-router-topk",
     "--moe-ffn-hidden-size",
     "--moe-shared-expert-intermediate-size",
+    "--n-shared-experts",
     "--first-k-dense-replace",
     "--padded-vocab-size",
     "--vocab-size",
@@ -228,12 +229,13 @@ impl Shape {
         let rope_scaling = llama3
             .then(|| map.get("--rope-scaling-factor").and_then(|v| v.parse::<f64>().ok()).unwrap_or(8.0));
         let moe = int("--num-experts").map(|n| {
-            [
-                n,
-                int("--moe-router-topk").unwrap_or(2),
-                int("--moe-ffn-hidden-size").unwrap_or(ffn),
-                int("--moe-shared-expert-intermediate-size").unwrap_or(0),
-            ]
+            let expert_ffn = int("--moe-ffn-hidden-size").unwrap_or(ffn);
+            // MindSpeed-LLM counts shared experts of the routed experts' width (`--n-shared-experts`,
+            // its DeepSeek-V3 scripts); Megatron-LM gives their summed width.
+            let shared = int("--moe-shared-expert-intermediate-size")
+                .or_else(|| int("--n-shared-experts").map(|k| k.saturating_mul(expert_ffn)))
+                .unwrap_or(0);
+            [n, int("--moe-router-topk").unwrap_or(2), expert_ffn, shared]
         });
         Some(Shape {
             layers,
@@ -244,7 +246,9 @@ impl Shape {
             head_dim,
             qkv_bias: linear_bias || has("--add-qkv-bias"),
             linear_bias,
-            qk_norm: has("--qk-layernorm"),
+            // With MLA, `--qk-layernorm` is the latent norms every DeepSeek MLA model has (Megatron's
+            // MLA spec builds `q_layernorm`, `kv_layernorm` with it), not a model's own choice.
+            qk_norm: has("--qk-layernorm") && mla.is_none(),
             swiglu,
             tied: !has("--untie-embeddings-and-output-weights"),
             rms: map.is("--normalization", "RMSNorm"),

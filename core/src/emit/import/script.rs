@@ -8,9 +8,42 @@ use super::*;
 pub(super) fn words(text: &str) -> Vec<String> {
     text.lines()
         .filter(|l| !l.trim_start().starts_with('#'))
-        .filter_map(|l| shell_words::split(l.trim_end_matches('\\')).ok())
+        .filter_map(|l| shell_words::split(&arithmetic_joined(l.trim_end_matches('\\'))).ok())
         .flatten()
         .collect()
+}
+
+/// `line` with the blanks inside each `$((…))` taken out, so that it stays one word
+/// (`max_prompt_length=$((1024 * 2))`, as VeRL's example scripts write).
+fn arithmetic_joined(line: &str) -> std::borrow::Cow<'_, str> {
+    if !line.contains("$((") {
+        return line.into();
+    }
+    let mut res = String::with_capacity(line.len());
+    let mut rest = line;
+    while let Some(at) = rest.find("$((") {
+        res.push_str(&rest[..at + 3]);
+        let inner = &rest[at + 3..];
+        let end = arithmetic_end(inner).unwrap_or(inner.len());
+        res.extend(inner[..end].chars().filter(|c| !c.is_whitespace()));
+        rest = &inner[end..];
+    }
+    res.push_str(rest);
+    res.into()
+}
+
+/// Where the `))` closing a `$((` whose body `inner` starts lies, past the parentheses nested in it.
+fn arithmetic_end(inner: &str) -> Option<usize> {
+    let mut depth = 0u32;
+    for (i, b) in inner.bytes().enumerate() {
+        match b {
+            b'(' => depth += 1,
+            b')' if depth == 0 => return inner[i..].starts_with("))").then_some(i),
+            b')' => depth -= 1,
+            _ => {}
+        }
+    }
+    None
 }
 
 /// The script's assignments (`NAME=value`, `export NAME=value`), in order.
@@ -552,8 +585,31 @@ pub(super) fn refused_flags(text: &str, table: Table) -> Vec<FlagError> {
 }
 
 /// The words of each command line of a script: continuation lines joined (each physical line on
-/// its own where the joined one does not split), comments dropped.
+/// its own where the joined one does not split), comments dropped. A quoted word that is a flag and
+/// its value (`"--fp8-format hybrid"`, an array item as Megatron-LM's own example scripts write
+/// them, `examples/llama/train_llama3_8b_h100_fp8.sh`) is split as bash splits the array's
+/// unquoted expansion (`${DTYPE_ARGS[@]}`).
 pub(super) fn script_lines(text: &str) -> Vec<Vec<String>> {
+    script_lines_as_written(text).into_iter().map(split_flag_items).collect()
+}
+
+/// `words` with each `--flag value` word split at its blanks (a flag written `--flag=value` keeps
+/// its value whole).
+fn split_flag_items(words: Vec<String>) -> Vec<String> {
+    let item = |w: &str| w.starts_with("--") && !w.contains('=') && w.contains(char::is_whitespace);
+    match words.iter().any(|w| item(w)) {
+        false => words,
+        true => words
+            .into_iter()
+            .flat_map(|w| match item(&w) {
+                true => w.split_whitespace().map(str::to_owned).collect(),
+                false => vec![w],
+            })
+            .collect(),
+    }
+}
+
+fn script_lines_as_written(text: &str) -> Vec<Vec<String>> {
     let mut out = Vec::new();
     let mut lines = text.lines();
     while let Some(first) = lines.next() {
@@ -586,19 +642,42 @@ pub(super) fn ends_values(word: &str) -> bool {
         || word.contains("[*]")
 }
 
-/// `word` with `$NAME`, `${NAME}`, `${NAME:-default}` and `${NAME:?message}` replaced from the
-/// script's assignments (the last one of each name); `None` where a value is not in the script, or
-/// past `budget` expansions (pasted text may nest them without end).
+/// `word` with `$NAME`, `${NAME}`, `${NAME:-default}` (the default expanded in turn, nested braces
+/// and all: `${MODEL:-"${HOME}/models/Qwen3-8B"}`, as VeRL's example scripts write), `${NAME:?message}`
+/// and integer arithmetic `$((…))` replaced from the script's assignments (the last one of each
+/// name); `None` where a value is not in the script, or past `budget` expansions (pasted text may
+/// nest them without end).
 pub(super) fn expand(word: &str, vars: &[(String, String)], budget: &mut u32) -> Option<String> {
+    expand_as(word, vars, budget, false)
+}
+
+/// [`expand`], leaving a value not in the script as written (`${HOME}/models/Qwen3-8B`): for naming
+/// the model, never for a value the plan keeps.
+pub(super) fn expand_leniently(word: &str, vars: &[(String, String)]) -> String {
+    expand_as(word, vars, &mut 64, true).unwrap_or_else(|| word.to_owned())
+}
+
+fn expand_as(word: &str, vars: &[(String, String)], budget: &mut u32, lenient: bool) -> Option<String> {
     let mut res = String::new();
     let mut rest = word;
     while let Some(at) = rest.find('$') {
         *budget = budget.checked_sub(1)?;
         res.push_str(&rest[..at]);
         let after = &rest[at + 1..];
+        if let Some(inner) = after.strip_prefix("((") {
+            let end = arithmetic_end(inner)?;
+            let value = arithmetic(&inner[..end], vars, budget);
+            match (value, lenient) {
+                (Some(v), _) => res.push_str(&v.to_string()),
+                (None, true) => res.push_str(&rest[at..at + 3 + end + 2]),
+                (None, false) => return None,
+            }
+            rest = &inner[end + 2..];
+            continue;
+        }
         let (name, default, tail) = match after.strip_prefix('{') {
             Some(inner) => {
-                let end = inner.find('}')?;
+                let end = closing_brace(inner)?;
                 let body = &inner[..end];
                 let (name, default) = match body.split_once(":-") {
                     Some((name, default)) => (name, Some(default)),
@@ -617,15 +696,120 @@ pub(super) fn expand(word: &str, vars: &[(String, String)], budget: &mut u32) ->
         }
         // An assignment sees only the ones before it (`NODE_RANK=${NODE_RANK:-0}` reads the
         // environment's).
-        match (vars.iter().rposition(|(n, _)| n == name), default) {
-            (Some(pos), _) => res.push_str(&expand(&vars[pos].1, &vars[..pos], budget)?),
-            (None, Some(default)) => res.push_str(default),
-            (None, None) => return None,
+        let value = match (vars.iter().rposition(|(n, _)| n == name), default) {
+            (Some(pos), _) => expand_as(&vars[pos].1, &vars[..pos], budget, lenient),
+            (None, Some(default)) => expand_as(default.trim_matches('"'), vars, budget, lenient),
+            (None, None) => None,
+        };
+        match (value, lenient) {
+            (Some(value), _) => res.push_str(&value),
+            (None, true) => res.push_str(&rest[at..rest.len() - tail.len()]),
+            (None, false) => return None,
         }
         rest = tail;
     }
     res.push_str(rest);
     Some(res)
+}
+
+/// Where the `}` closing a `${` whose body `inner` starts lies, past the braces nested in it.
+fn closing_brace(inner: &str) -> Option<usize> {
+    let mut depth = 0u32;
+    for (i, b) in inner.bytes().enumerate() {
+        match b {
+            b'{' => depth += 1,
+            b'}' if depth == 0 => return Some(i),
+            b'}' => depth -= 1,
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Bash's integer arithmetic over `+ - * / %` and parentheses, its operands numbers or variables
+/// (`$NAME`, `${NAME}` or a bare `NAME`, as `$((GPUS_PER_NODE*NNODES))` reads them); `None` for
+/// anything else, a division by zero or an overflow.
+fn arithmetic(expr: &str, vars: &[(String, String)], budget: &mut u32) -> Option<i64> {
+    // Operands replaced by their values first, then the expression's tokens.
+    let mut text = String::new();
+    let mut rest = expr;
+    while let Some(at) = rest.find(|c: char| c == '$' || c.is_ascii_alphabetic() || c == '_') {
+        text.push_str(&rest[..at]);
+        let after = &rest[at..];
+        let word_end =
+            |s: &str| s.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(s.len());
+        let (word, tail) = match after.strip_prefix("${") {
+            Some(inner) => {
+                let end = closing_brace(inner)?;
+                (&after[..end + 3], &inner[end + 1..])
+            }
+            None if after.starts_with('$') => {
+                let end = 1 + word_end(&after[1..]);
+                (&after[..end], &after[end..])
+            }
+            None => {
+                let end = word_end(after);
+                (&after[..end], &after[end..])
+            }
+        };
+        let word = if word.starts_with('$') { word.to_owned() } else { format!("${word}") };
+        text.push_str(expand_as(&word, vars, budget, false)?.trim());
+        rest = tail;
+    }
+    text.push_str(rest);
+    let tokens: Vec<char> = text.chars().filter(|c| !c.is_whitespace()).collect();
+    let mut at = 0;
+    let value = sum(&tokens, &mut at)?;
+    (at == tokens.len()).then_some(value)
+}
+
+fn sum(t: &[char], at: &mut usize) -> Option<i64> {
+    let mut value = product(t, at)?;
+    while let Some(&op @ ('+' | '-')) = t.get(*at) {
+        *at += 1;
+        let rhs = product(t, at)?;
+        value = if op == '+' { value.checked_add(rhs)? } else { value.checked_sub(rhs)? };
+    }
+    Some(value)
+}
+
+fn product(t: &[char], at: &mut usize) -> Option<i64> {
+    let mut value = unary(t, at)?;
+    while let Some(&op @ ('*' | '/' | '%')) = t.get(*at) {
+        *at += 1;
+        let rhs = unary(t, at)?;
+        value = match op {
+            '*' => value.checked_mul(rhs)?,
+            '/' => value.checked_div(rhs)?,
+            _ => value.checked_rem(rhs)?,
+        };
+    }
+    Some(value)
+}
+
+fn unary(t: &[char], at: &mut usize) -> Option<i64> {
+    match t.get(*at)? {
+        '-' => {
+            *at += 1;
+            unary(t, at)?.checked_neg()
+        }
+        '+' => {
+            *at += 1;
+            unary(t, at)
+        }
+        '(' => {
+            *at += 1;
+            let value = sum(t, at)?;
+            (t.get(*at) == Some(&')')).then(|| *at += 1)?;
+            Some(value)
+        }
+        _ => {
+            let digits = t[*at..].iter().take_while(|c| c.is_ascii_digit()).count();
+            let value = t[*at..*at + digits].iter().collect::<String>().parse().ok()?;
+            *at += digits;
+            Some(value)
+        }
+    }
 }
 
 /// A word that is a flag: its name and the value joined to it by `=`, if any; `None` for a word

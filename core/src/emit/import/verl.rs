@@ -10,6 +10,9 @@ pub(super) fn verl(text: &str, file: &mut PlanFile) -> Result<Reading, ImportErr
     file.method = Method::Grpo;
     // `actor.strategy=fsdp` shards parameters, gradients and optimizer states: ZeRO-3.
     file.parallel.zero_stage = 3;
+    // VeRL samples one response per prompt unless told otherwise (`n: 1`,
+    // verl/trainer/config/rollout/rollout.yaml in verl 0.9.1), not the plan's default of five.
+    file.rl.n_samples_per_prompt = 1;
     let mut r = Reading::default();
     let vars = script_vars(text);
     // Read as written; a value equal to what the plan derives by itself goes back to 0 (auto) below.
@@ -25,6 +28,10 @@ pub(super) fn verl(text: &str, file: &mut PlanFile) -> Result<Reading, ImportErr
         // A value set outside the script (`$HOME/data/…`) is not the plan's: compared as written.
         let Some(v) = expand(written, &vars, &mut 64) else {
             r.rest.push((key.to_owned(), written.to_owned()));
+            // The model's directory still names it (`${HOME}/verl/models/Qwen3-8B`).
+            if key == "actor_rollout_ref.model.path" {
+                r.names.push(expand_leniently(written, &vars));
+            }
             continue;
         };
         // A script variable's value may hold the quotes in turn (`FILES="'a,b'"`).
