@@ -789,6 +789,12 @@ python3 -m verl.trainer.main_ppo \
     let ppo = "python3 -m verl.trainer.main_ppo algorithm.adv_estimator=gae data.train_batch_size=1024\n";
     let got = import(ppo, &base).unwrap();
     assert_eq!(got.file.rl.n_samples_per_prompt, 1);
+    assert!(got.unknown.is_empty(), "{:?}", got.unknown);
+    // Its Megatron backend (examples/ppo_trainer/run_qwen2-7b_math_gsm8k_megatron.sh) is another
+    // config, which the plan (FSDP's) does not model: said.
+    let megatron_backend = ppo.replace("main_ppo ", "main_ppo --config-name='ppo_megatron_trainer' ");
+    let got = import(&megatron_backend, &base).unwrap();
+    assert_eq!(got.unknown, ["--config-name"]);
 
     // MindSpeed-LLM's examples/mcore/deepseek3/tune_deepseek3_671b_4k_lora_ptd.sh: shared experts
     // counted (`--n-shared-experts`, of the routed experts' width) and MLA's latent norms

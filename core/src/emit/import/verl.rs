@@ -22,6 +22,11 @@ pub(super) fn verl(text: &str, file: &mut PlanFile) -> Result<Reading, ImportErr
     for w in words(text) {
         let Some((key, value)) = w.split_once('=') else { continue };
         if !key.contains('.') {
+            // Hydra's own options: a config other than `ppo_trainer` (`ppo_megatron_trainer`, the
+            // Megatron backend the plan does not model) is said, not passed over.
+            if key == "--config-name" && hydra_unquoted(value).trim_end_matches(".yaml") != "ppo_trainer" {
+                r.rest.push((key.to_owned(), value.to_owned()));
+            }
             continue;
         }
         let written = hydra_unquoted(value);
