@@ -718,7 +718,8 @@ fn scripts_read_as_the_frameworks_own_examples_write_them() {
     let base = PlanFile::minimal(ModelField::Id("qwen2.5-7b".into()));
     // Megatron-LM's examples/llama/train_llama3_8b_h100_fp8.sh: `--use-mcore-models` (a Megatron-LM
     // flag, not a sign of MindSpeed-LLM), and flags with their values as quoted array items,
-    // which bash splits when it expands the array unquoted.
+    // which bash splits when it expands the array unquoted; its FSDP sibling's profiler command
+    // in an array before the launcher, whose flags are nsys's (none is refused as Megatron's).
     let megatron = r#"#!/bin/bash
 GPUS_PER_NODE=8
 NUM_NODES=1
@@ -750,8 +751,13 @@ DATA_ARGS_LIST=(
     "--tokenizer-type HuggingFaceTokenizer"
     "--vocab-size 128256"
 )
-torchrun --nproc_per_node $GPUS_PER_NODE pretrain_gpt.py ${MODEL_ARGS[@]} ${DTYPE_ARGS[@]} ${DATA_ARGS_LIST[@]} \
-    --micro-batch-size 1 --global-batch-size 128
+PROFILE_CMD=(
+    nsys profile
+    --sample=none --cpuctxsw=none
+    --trace=cuda,nvtx,cublas,cudnn
+)
+"${PROFILE_CMD[@]}" torchrun --nproc_per_node $GPUS_PER_NODE pretrain_gpt.py ${MODEL_ARGS[@]} ${DTYPE_ARGS[@]} \
+    ${DATA_ARGS_LIST[@]} --micro-batch-size 1 --global-batch-size 128
 "#;
     let got = import(megatron, &base).unwrap();
     assert_eq!(got.kind, ConfigKind::Megatron);

@@ -611,6 +611,7 @@ fn split_flag_items(words: Vec<String>) -> Vec<String> {
 
 fn script_lines_as_written(text: &str) -> Vec<Vec<String>> {
     let mut out = Vec::new();
+    let text = without_command_arrays(text);
     let mut lines = text.lines();
     while let Some(first) = lines.next() {
         let mut physical = vec![first];
@@ -628,6 +629,57 @@ fn script_lines_as_written(text: &str) -> Vec<Vec<String>> {
         }
     }
     out
+}
+
+/// The elements after `NAME=(` (or `NAME+=(`) where `line` opens an array.
+fn array_opening(line: &str) -> Option<&str> {
+    let (name, rest) = line.trim_start().split_once("=(")?;
+    let name = name.strip_suffix('+').unwrap_or(name);
+    let is_name = !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+    is_name.then_some(rest)
+}
+
+/// `text` with the elements of each array that holds a command rather than arguments left out: an
+/// array whose first element is a program (`PROFILE_CMD=( nsys profile --sample=none … )`, before
+/// the launcher in Megatron-LM's `examples/llama/train_llama3_8b_fsdp_h100_fp8.sh`), whose flags
+/// are the program's, not the training script's. An array of arguments starts with a flag or an
+/// expansion.
+fn without_command_arrays(text: &str) -> std::borrow::Cow<'_, str> {
+    let program = |word: &str| {
+        !word.is_empty()
+            && !word.starts_with(['-', '$', '"', '\'', '#', ')'])
+            && word.bytes().all(|b| b.is_ascii_alphanumeric() || b"_./-".contains(&b))
+    };
+    let lines: Vec<&str> = text.lines().collect();
+    let mut skip = vec![false; lines.len()];
+    let mut i = 0;
+    while i < lines.len() {
+        let Some(rest) = array_opening(lines[i]) else {
+            i += 1;
+            continue;
+        };
+        // The array's lines: to the one that closes it (a `)` outside the elements' quotes is
+        // taken as the close, as these scripts write them).
+        let mut end = i;
+        while !lines[end].trim_end().ends_with(')') && end + 1 < lines.len() {
+            end += 1;
+        }
+        let first = std::iter::once(rest)
+            .chain(lines[i + 1..=end].iter().copied())
+            .filter_map(|l| l.split_whitespace().next())
+            .find(|w| !w.starts_with('#'));
+        if first.is_some_and(program) {
+            skip[i..=end].iter_mut().for_each(|s| *s = true);
+        }
+        i = end + 1;
+    }
+    match skip.contains(&true) {
+        false => text.into(),
+        true => {
+            let kept = lines.iter().zip(&skip).map(|(l, &s)| if s { "" } else { *l });
+            kept.collect::<Vec<_>>().join("\n").into()
+        }
+    }
 }
 
 /// Whether a word ends a flag's values: a shell operator or redirection, a bracket, or an array
