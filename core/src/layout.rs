@@ -431,6 +431,31 @@ pub fn parse(layout: &str) -> Result<Vec<VirtualStage>, LayoutError> {
     Ok(stages)
 }
 
+/// The layout string of one stage per rank holding `sizes` decoder layers in turn, the embedding
+/// on the first and the loss on the last (`Et*17|t*20|t*22|t*21L`): what MindSpeed-LLM's
+/// `--num-layer-list 17,20,22,21` lays out.
+pub fn of_stage_sizes(sizes: &[u64]) -> String {
+    let last = sizes.len().saturating_sub(1);
+    let stage = |(i, n): (usize, &u64)| {
+        format!("{}t*{n}{}", if i == 0 { "E" } else { "" }, if i == last { "L" } else { "" })
+    };
+    sizes.iter().enumerate().map(stage).collect::<Vec<_>>().join("|")
+}
+
+/// The decoder layers per stage of a layout [`of_stage_sizes`] could have written (one stage per
+/// rank, the embedding on the first alone, the loss on the last alone, no MTP); `None` for any
+/// other layout, and for one that does not parse.
+pub fn listed_stage_sizes(layout: &str, pp: u64) -> Option<Vec<u64>> {
+    let stages = parse(layout).ok()?;
+    let last = stages.len().checked_sub(1)?;
+    let plain = stages.len() as u64 == pp
+        && stages
+            .iter()
+            .enumerate()
+            .all(|(i, s)| s.embedding == (i == 0) && s.loss == (i == last) && s.mtp == 0);
+    plain.then(|| stages.iter().map(|s| s.layers.end - s.layers.start).collect())
+}
+
 /// The layout's symbols per virtual stage as Megatron validates them: (embeddings, losses,
 /// decoders, MTP) counted over every stage, for the rules.
 pub fn counts(stages: &[VirtualStage]) -> (u64, u64, u64, u64) {
@@ -536,6 +561,14 @@ mod tests {
         assert_eq!(unroll("Et,(tt|)*2"), "Ettt|tt|");
         assert_eq!(unroll("(|Et)*2,tL"), "|Et|EttL");
         assert_eq!(unroll("t*3|L"), "ttt|L");
+        // MindSpeed-LLM's list of layers per stage as a layout and back; a layout with VPP, MTP or
+        // the embedding elsewhere is no such list.
+        assert_eq!(of_stage_sizes(&[17, 20, 22, 21]), "Et*17|t*20|t*22|t*21L");
+        assert_eq!(listed_stage_sizes("Et*17|t*20|t*22|t*21L", 4), Some(vec![17, 20, 22, 21]));
+        assert_eq!(listed_stage_sizes("Et*17|t*20|t*22|t*21L", 2), None);
+        assert_eq!(listed_stage_sizes("Et*3|t*3|t*3|tmL", 4), None);
+        assert_eq!(listed_stage_sizes("t*3|Et*3|t*3|t*3L", 4), None);
+        assert_eq!(of_stage_sizes(&[5]), "Et*5L");
         assert_eq!(parse("Ex|L"), Err(LayoutError::Character('x')));
         assert_eq!(parse("Et*99999999999999999999|L"), Err(LayoutError::TooLong));
     }

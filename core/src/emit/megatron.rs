@@ -221,7 +221,13 @@ fn pipeline_split_flags(plan: &Plan, ascend: bool) -> Vec<String> {
     // The embedding and the loss count as a layer each in the split (`arguments.py`).
     let accounted = plan.model.arch.n_layers + if p.account_embedding_loss { 2 } else { 0 };
     let layout = p.uneven_layers.then(|| uneven_layout(plan)).flatten();
-    if let Some(text) = &p.pipeline_layout {
+    let listed = p.pipeline_layout.as_deref().filter(|_| ascend);
+    let listed = listed.and_then(|text| crate::layout::listed_stage_sizes(text, u64::from(p.pp.get())));
+    if let Some(sizes) = listed {
+        // A layout of one stage per rank is MindSpeed-LLM's own list of layers per stage.
+        let sizes: Vec<String> = sizes.iter().map(u64::to_string).collect();
+        f.push(format!("--num-layer-list {}", sizes.join(",")));
+    } else if let Some(text) = &p.pipeline_layout {
         // The layout names every stage and so VPP; no other split flag may join it (`arguments.py`,
         // `TransformerConfig.__post_init__`). Its `|`, `(` and `*` need quotes.
         f.push(format!("--pipeline-model-parallel-layout {}", super::shell::quote(text)));

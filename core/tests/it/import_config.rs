@@ -818,6 +818,23 @@ torchrun posttrain_gpt.py --multi-latent-attention --qk-pos-emb-head-dim 64 --qk
     let got = import(mindspeed, &base).unwrap();
     assert_eq!(got.kind, ConfigKind::MindSpeedLlm);
     assert_eq!(got.file.model, ModelField::Id("deepseek-v3".into()), "{:?}", got.model);
+
+    // MindSpeed-LLM's examples/mcore/qwen25/pretrain_qwen25_72b_32k_ptd.sh: its own split of
+    // Qwen2.5-72B's 80 layers over 4 stages, kept as the plan's layout (the planner alone would
+    // split them evenly), and written back as the same list.
+    let split = "source /usr/local/Ascend/ascend-toolkit/set_env.sh
+        torchrun pretrain_gpt.py --tensor-model-parallel-size 8 --pipeline-model-parallel-size 4         --num-layer-list 17,20,22,21 --tokenizer-type PretrainedFromHF         --tokenizer-name-or-path /models/Qwen2.5-72B --num-layers 80 --seq-length 32768
+";
+    let got = import(split, &base).unwrap();
+    assert_eq!(got.file.model, ModelField::Id("qwen2.5-72b".into()), "{:?}", got.model);
+    assert_eq!(got.file.parallel.pipeline_layout, "Et*17|t*20|t*22|t*21L");
+    let plan = Plan::from_file(&got.file).unwrap();
+    let report = trainplan_core::evaluate(&plan);
+    let layers: Vec<u64> = report.memory.stages.iter().map(|s| s.n_layers).collect();
+    assert_eq!(layers, [17, 20, 22, 21]);
+    let script = &emit(&plan, "#x").unwrap()[0].text;
+    assert!(script.contains("--num-layer-list 17,20,22,21"), "{script}");
+    assert!(!script.contains("--pipeline-model-parallel-layout"), "{script}");
 }
 
 /// LLaMA-Factory's YAML: the passes over the dataset reach the budget (and the file the plan writes

@@ -164,6 +164,8 @@ struct Seen {
     lora: bool,
     /// Megatron-LM's `--sft`.
     sft: bool,
+    /// MindSpeed-LLM's `--num-layer-list`: the layers of each stage.
+    layer_list: Option<Vec<u64>>,
     /// MindSpeed's fused RMSNorm, SwiGLU and rotary kernels: on when the script asks for any.
     fused: bool,
     /// FlashAttention on the NPU: MindSpeed-LLM runs eager attention without `--use-flash-attn`.
@@ -247,7 +249,12 @@ fn pipeline_flag(f: &Flag, file: &mut PlanFile, seen: &mut Seen) -> Result<bool,
         "--account-for-embedding-in-pipeline-split" | "--account-for-loss-in-pipeline-split" => {
             p.account_embedding_loss = true
         }
-        "--num-layer-list" | "--decoder-first-pipeline-num-layers" | "--decoder-last-pipeline-num-layers" => {
+        "--num-layer-list" => {
+            let list: Option<Vec<u64>> = f.value()?.split(',').map(|n| n.trim().parse().ok()).collect();
+            seen.layer_list = list.filter(|l| l.iter().all(|&n| 0 < n));
+            p.uneven_layers = true;
+        }
+        "--decoder-first-pipeline-num-layers" | "--decoder-last-pipeline-num-layers" => {
             f.value()?;
             p.uneven_layers = true;
         }
@@ -503,6 +510,16 @@ fn settle_flags(text: &str, ascend: bool, file: &mut PlanFile, seen: &Seen) {
         // The embedding and the loss count as a layer each when the script says so.
         let layers = layers + if file.parallel.account_embedding_loss { 2 } else { 0 };
         file.parallel.vpp = (layers / pp / per.max(1)).max(1);
+    }
+    // A list of layers per stage other than the planner's own uneven split is the plan's layout
+    // (one stage per rank, the embedding on the first, the loss on the last).
+    let pp = u64::from(file.parallel.pp.max(1));
+    if let Some(list) = seen.layer_list.as_ref().filter(|l| l.len() as u64 == pp && file.parallel.vpp <= 1) {
+        let own = seen.layers.and_then(|n| crate::layout::uneven_sizes(u64::from(n), pp));
+        if own.as_ref() != Some(list) && file.parallel.pipeline_layout.is_empty() {
+            file.parallel.pipeline_layout = crate::layout::of_stage_sizes(list);
+            file.parallel.uneven_layers = false;
+        }
     }
     // A layout string names VPP: its stages ÷ PP (`arguments.py`).
     if let Ok(stages) = crate::layout::parse(&file.parallel.pipeline_layout) {
