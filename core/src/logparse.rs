@@ -68,6 +68,23 @@ impl fmt::Display for LogError {
 impl std::error::Error for LogError {}
 
 impl LogSummary {
+    /// The figures read, in words: `step 6.100 s (the median of 2, 1 left out as warm-up), peak
+    /// allocated 61.88 GiB, 231.4 TFLOP/s per device`.
+    pub fn figures(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(t) = self.step_seconds {
+            let used = self.step_samples - self.skipped;
+            parts.push(format!("step {t:.3} s (the median of {used}, {} left out as warm-up)", self.skipped));
+        }
+        if let Some(bytes) = self.peak_allocated_bytes {
+            parts.push(format!("peak allocated {:.2} GiB", bytes as f64 / GIB));
+        }
+        if let Some(t) = self.tflops_per_device {
+            parts.push(format!("{t:.1} TFLOP/s per device"));
+        }
+        parts.join(", ")
+    }
+
     /// What was recognized, in words: `3 Megatron iteration lines, 1 memory report`.
     pub fn recognized(&self) -> String {
         let parts: Vec<String> = [
@@ -170,13 +187,16 @@ pub fn parse(text: &str) -> Result<LogSummary, LogError> {
         // '{k}:{pprint.pformat(v)}' joined by ' - '; `timing_s/step` from
         // `verl/trainer/ppo/metric_utils.py` `compute_timing_metrics`, the peak from
         // `verl/workers/fsdp_workers.py` (`perf/max_memory_allocated_gb`, bytes / 1024^3).
-        if line.trim_start().starts_with("step:") && line.contains(" - ") {
+        // Under Ray each line comes after its actor's name (`(TaskRunner pid=16292) step:2 - …`,
+        // verl-project/verl#1208), and newer releases name the role before the peak's key
+        // (`actor/perf/max_memory_allocated_gb`, verl-project/verl#7412).
+        if let Some(metrics) = verl_metrics(line) {
             res.verl_lines += 1;
-            for item in line.split(" - ") {
+            for item in metrics.split(" - ") {
                 let Some((key, value)) = item.trim().split_once(':') else { continue };
                 match key {
                     "timing_s/step" => steps.extend(number(value)),
-                    "perf/max_memory_allocated_gb" => {
+                    key if key.ends_with("perf/max_memory_allocated_gb") => {
                         if let Some(gib) = number(value) {
                             res.memory_lines += 1;
                             note_peak(gib * GIB);
@@ -243,10 +263,12 @@ fn after(line: &str, key: &str) -> Option<f64> {
     number(&line[start..])
 }
 
-/// The number a text starts with (after spaces), as Python prints it: `1234.5`, `1e-05`, and NumPy
-/// 2's `np.float64(1234.5)` from `pprint.pformat`.
+/// The number a text starts with (after spaces), as Python prints it: `1234.5`, `1e-05`, NumPy 2's
+/// `np.float64(1234.5)` from `pprint.pformat`, and a number in quotes.
 fn number(text: &str) -> Option<f64> {
+    // transformers 5's `ProgressCallback.on_log` prints floats as strings (`'train_runtime': '2219'`).
     let text = text.trim_start();
+    let text = text.strip_prefix(['\'', '"']).unwrap_or(text);
     let text = match text.strip_prefix("np.") {
         Some(rest) => &rest[rest.find('(')? + 1..],
         None => text,
@@ -258,8 +280,29 @@ fn number(text: &str) -> Option<f64> {
     text[..end].parse::<f64>().ok().filter(|x| x.is_finite())
 }
 
+/// A VeRL metrics line from its `step:N - ` on, whatever comes before it (a Ray actor's name, its
+/// colour codes); `None` for any other line.
+fn verl_metrics(line: &str) -> Option<&str> {
+    let at = line.match_indices("step:").map(|(i, _)| i).find(|&i| {
+        let before = line[..i].chars().next_back();
+        let starts_word = before.is_none_or(|c| c.is_whitespace() || c == ')');
+        starts_word && line[i + 5..].starts_with(|c: char| c.is_ascii_digit())
+    })?;
+    let metrics = &line[at..];
+    metrics.contains(" - ").then_some(metrics)
+}
+
 /// Seconds per step from a tqdm bar's rate (`…, 2.50s/it]`, `…,  1.23it/s]`), if the line has one.
+/// A bar with a description is not the Trainer's (which has none): loading the checkpoint's shards
+/// (`Loading checkpoint shards:  29%|██▉ | 5/17 [00:17<00:43,  3.65s/it]`, hiyouga/LlamaFactory#8439),
+/// writing them, mapping the dataset; a log prefix such as `[rank0]:` is no description.
 fn progress_rate(line: &str) -> Option<f64> {
+    if let Some(bar) = line.find("%|") {
+        let head = line[..bar].trim_end_matches(|c: char| c.is_ascii_digit() || c == '.').trim_end();
+        if head.ends_with(':') && !head.ends_with("]:") {
+            return None;
+        }
+    }
     for (unit, invert) in [("s/it", false), ("it/s", true)] {
         let Some(end) = line.find(unit) else { continue };
         let head = &line[..end];

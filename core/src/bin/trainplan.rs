@@ -256,6 +256,7 @@ fn calibrate(parser: &mut lexopt::Parser) -> Result<(), String> {
     let log =
         trainplan_core::logparse::parse(&read_input(&log_path)?).map_err(|e| format!("{log_path}: {e}"))?;
     eprintln!("trainplan: {log_path}: {}", log.recognized());
+    eprintln!("trainplan: {log_path}: read {}", log.figures());
     print_json(&trainplan_core::logparse::calibrate(&plan, &log))
 }
 

@@ -106,6 +106,51 @@ fn verl_metrics_lines() {
     assert_eq!(s.peak_allocated_bytes, Some((52.25 * (1u64 << 30) as f64) as u64));
 }
 
+/// Lines as today's releases print them (the values here are the test's, the formats the logs'
+/// quoted in the frameworks' issues): VeRL under Ray, with the actor's name before each line
+/// (verl-project/verl#1208) and the role before the peak's key (verl-project/verl#7412);
+/// transformers 5's log dictionaries, floats printed as strings (`ProgressCallback.on_log`:
+/// `f"{v:.4g}"`, as LLaMA-Factory shows them today); and the bars of loading and writing a
+/// checkpoint's shards beside the Trainer's own (hiyouga/LlamaFactory#8439), which are no steps.
+#[test]
+fn lines_as_todays_releases_print_them() {
+    let ray = (1..=4)
+        .map(|step| {
+            format!(
+                "\u{1b}[36m(TaskRunner pid=16292)\u{1b}[0m step:{step} - actor/pg_loss:-0.01 - timing_s/gen:30.1 - \
+                 timing_s/step:{} - actor/perf/max_memory_allocated_gb:{} - perf/throughput:1520.3",
+                [96.5, 61.0, 60.0, 62.5][step - 1],
+                [24.5, 25.0, 25.5, 25.25][step - 1]
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    let s = logparse::parse(&ray).unwrap();
+    assert_eq!((s.verl_lines, s.memory_lines, s.skipped), (4, 4, 1));
+    assert_eq!(s.step_seconds, Some(61.0));
+    assert_eq!(s.peak_allocated_bytes, Some((25.5 * (1u64 << 30) as f64) as u64));
+    // A key ending in `step:` is not a line's step (`timing_s/step:` alone is no VeRL line).
+    assert!(logparse::parse("timing_s/step:96.5 - x:1").is_err());
+
+    let quoted = "{'loss': '1.414', 'grad_norm': '0.7071', 'learning_rate': '1e-05', 'epoch': '0.05'}\n\
+                  {'train_runtime': '2219', 'train_samples_per_second': '1.474', 'train_steps_per_second': '0.185', 'train_loss': '0.7228', 'epoch': '3'}";
+    let s = logparse::parse(quoted).unwrap();
+    assert_eq!(s.hf_lines, 2);
+    assert_eq!(s.step_seconds, Some(1.0 / 0.185));
+
+    let shards = (1..=17).map(|i| {
+        format!("Loading checkpoint shards:  {}%|██▉ | {i}/17 [00:17<00:43,  3.65s/it]", i * 100 / 17)
+    });
+    let mapped = " Map (num_proc=16): 100%|██████████| 1000/1000 [00:02<00:00, 412.50it/s]".to_owned();
+    let training = [(56, "8.70s/it"), (57, "7.95s/it"), (58, "8.27s/it"), (59, "8.31s/it"), (60, "8.20s/it")]
+        .map(|(i, rate)| format!("[rank0]:   0%|          | {i}/13080 [08:13<28:44:51, {rate}]"));
+    let log = shards.chain([mapped]).chain(training).collect::<Vec<_>>().join("\n");
+    let s = logparse::parse(&log).unwrap();
+    // The Trainer's five rates alone, the first left out: the median of 7.95, 8.27, 8.31, 8.20.
+    assert_eq!((s.progress_lines, s.skipped), (5, 1));
+    assert_eq!(s.step_seconds, Some(0.5 * (8.20 + 8.27)));
+}
+
 #[test]
 fn unknown_text_says_what_was_recognized() {
     let err = logparse::parse("hello\nworld 42 | 3.14").unwrap_err();
@@ -157,6 +202,9 @@ fn a_pasted_log_calibrates_the_plan_to_its_figures() {
         + "\n"
         + &memory_line(0, allocated_mib);
     let summary = logparse::parse(&log).unwrap();
+    // The figures read, as the command line prints them: three steps after the first.
+    assert!(summary.figures().contains("(the median of 3, 1 left out as warm-up)"), "{}", summary.figures());
+    assert!(summary.figures().ends_with("300.0 TFLOP/s per device"), "{}", summary.figures());
     let mut fitted = plan.clone();
     fitted.calibration = logparse::calibrate(&plan, &summary);
     let after = evaluate(&fitted);
