@@ -1460,7 +1460,21 @@ fn micro_batch_shape(ctx: &Ctx) -> (u64, u64) {
             let tokens = plan.rl.tokens_per_device(plan.framework, ctx.cp as u32);
             (1, u64::from(tokens).max(train_seq_len(plan).div_ceil(ctx.cp)))
         }
-        false => (u64::from(plan.batch.micro_batch.get()), train_seq_len(plan).div_ceil(ctx.cp)),
+        false => (
+            u64::from(plan.batch.micro_batch.get()) * sequences_per_sample(plan.method),
+            train_seq_len(plan).div_ceil(ctx.cp),
+        ),
+    }
+}
+
+/// Sequences a sample puts through the model: DPO's pair, its chosen and its rejected response in
+/// one batch, twice the micro-batch (LLaMA-Factory `PairwiseDataCollatorWithPadding`:
+/// "2 * n examples where the first n examples represent chosen examples"; MindSpeed-LLM's
+/// `DPOTrainer` splits its logits in chosen and rejected halves), else one.
+pub fn sequences_per_sample(method: Method) -> u64 {
+    match method {
+        Method::Dpo => 2,
+        _ => 1,
     }
 }
 

@@ -423,7 +423,8 @@ pub struct Breakdown {
     pub offload_seconds: f64,
     /// RL: generating the responses (prefill and decode in the rollout engine).
     pub rollout_seconds: f64,
-    /// RL: log-probabilities of the responses under the actor and the reference.
+    /// RL: log-probabilities of the responses under the actor and the reference; DPO: under the
+    /// frozen reference.
     pub log_prob_seconds: f64,
 }
 
@@ -452,8 +453,10 @@ struct Ctx<'a> {
     tp: f64,
     cp: f64,
     ep: f64,
-    /// Sequences per micro-batch.
+    /// Sequences per micro-batch (DPO's pairs two each: [`memory::sequences_per_sample`]).
     micro_batch: f64,
+    /// Whether the plan trains by DPO: a forward of the frozen reference over each micro-batch.
+    dpo: bool,
     /// Tokens one device holds of a micro-batch (its sequence share under CP).
     tokens: f64,
     seq: f64,
@@ -465,7 +468,7 @@ impl<'a> Ctx<'a> {
         let hw = &plan.hardware.hw;
         let layout = &mem.layout;
         let (tp, cp, ep) = (layout.tp, layout.cp, layout.ep);
-        let b = f64::from(plan.batch.micro_batch.get());
+        let b = f64::from(plan.batch.micro_batch.get()) * memory::sequences_per_sample(plan.method) as f64;
         let rl = matches!(plan.method, Method::Grpo | Method::Ppo);
         let seq = match rl {
             true => f64::from(plan.rl.max_prompt_length.get()) + f64::from(plan.rl.max_response_length.get()),
@@ -494,6 +497,7 @@ impl<'a> Ctx<'a> {
             cp: cp as f64,
             ep: ep as f64,
             micro_batch: b,
+            dpo: plan.method == Method::Dpo,
             tokens: b * seq / cp as f64,
             seq,
         }
@@ -564,9 +568,19 @@ fn layer_bound(ctx: &Ctx, mem: &memory::Memory, m: u32) -> f64 {
 /// A step no shorter than a pipeline of `makespan_bound` seconds, with RL after its `rollout` and
 /// the scoring such a pipeline implies ([`rl::log_prob_seconds`] grows with the makespan).
 fn step_bound(ctx: &Ctx, makespan_bound: f64, rollout: f64) -> f64 {
-    match ctx.rl {
-        true => makespan_bound + rollout + rl::log_prob_seconds(makespan_bound),
-        false => makespan_bound,
+    makespan_bound + rollout + scoring_seconds(ctx, makespan_bound)
+}
+
+/// The log-probability passes beside the training's pipeline of `makespan` seconds: RL's actor and
+/// reference ([`rl::log_prob_seconds`]); DPO's frozen reference over the same chosen and rejected
+/// sequences, one forward, about a third of their training passes (LLaMA-Factory
+/// `CustomDPOTrainer.compute_reference_log_probs`, under `torch.no_grad()`; MindSpeed-LLM's
+/// `DPOModel` runs the reference beside the policy); none otherwise.
+fn scoring_seconds(ctx: &Ctx, makespan: f64) -> f64 {
+    match (ctx.rl, ctx.dpo) {
+        (true, _) => rl::log_prob_seconds(makespan),
+        (false, true) => makespan / 3.0,
+        (false, false) => 0.0,
     }
 }
 
@@ -621,7 +635,7 @@ pub fn estimate_within(plan: &Plan, mem: &memory::Memory, limit_seconds: Option<
     let schedule_kind = layout.schedule;
     let shape = pipeline_makespan(schedule_kind, m, &costs, slowest);
     let makespan = shape.makespan_seconds;
-    let log_prob_seconds = if ctx.rl { rl::log_prob_seconds(makespan) } else { 0.0 };
+    let log_prob_seconds = scoring_seconds(&ctx, makespan);
     let step_seconds = makespan
         + tail.dp_seconds
         + tail.optimizer_seconds
@@ -629,12 +643,14 @@ pub fn estimate_within(plan: &Plan, mem: &memory::Memory, limit_seconds: Option<
         + rollout_seconds
         + log_prob_seconds;
     let n_devices = plan.cluster.n_devices() as f64;
-    let (b, dp) = (ctx.micro_batch, mem.dp as f64);
-    let samples = (m as f64) * b * dp;
-    let tokens_per_step = samples * ctx.seq;
-    let model_flops_per_step = passes.model_flops_per_mb * ctx.tp * ctx.cp * samples / b;
+    // Every device's micro-batches, each of `micro_batch` sequences: a sample is a prompt, a
+    // response, or DPO's pair of two; the tokens are every sequence's.
+    let microbatches = f64::from(m) * mem.dp as f64;
+    let samples = microbatches * ctx.micro_batch / memory::sequences_per_sample(plan.method) as f64;
+    let tokens_per_step = microbatches * ctx.micro_batch * ctx.seq;
+    let model_flops_per_step = passes.model_flops_per_mb * ctx.tp * ctx.cp * microbatches;
     let hardware_flops_per_step =
-        (passes.model_flops_per_mb + passes.recompute_flops_per_mb) * ctx.tp * ctx.cp * samples / b;
+        (passes.model_flops_per_mb + passes.recompute_flops_per_mb) * ctx.tp * ctx.cp * microbatches;
     let peak_all = ctx.peak * n_devices;
     let breakdown = Breakdown {
         rollout_seconds,

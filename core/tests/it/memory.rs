@@ -913,9 +913,11 @@ fn liger_rms_norm_and_swiglu_keep_less_for_backward() {
     // projection's (`LigerSiLUMulFunction.forward`: `save_for_backward(a, b)`) and the product:
     // 6f (liger-kernel 0.8.5, `ops/rms_norm.py`, `ops/swiglu.py`). Two norms a layer: 8h + 2f
     // less. Qwen2.5-7B (h 3,584, f 18,944, 28 layers), LoRA on LLaMA-Factory without
-    // recomputation, 2 × 4,096 tokens a micro-batch; DPO alike, since only its loss differs.
-    let (h, f, layers, tokens) = (3_584u64, 18_944u64, 28u64, 2 * 4_096u64);
-    for method in ["lora", "dpo"] {
+    // recomputation, 2 × 4,096 tokens a micro-batch; DPO alike, since only its loss differs, over
+    // twice the sequences: each pair's chosen and rejected response (LLaMA-Factory
+    // `PairwiseDataCollatorWithPadding`).
+    let (h, f, layers) = (3_584u64, 18_944u64, 28u64);
+    for (method, tokens) in [("lora", 2 * 4_096u64), ("dpo", 2 * 2 * 4_096)] {
         let stage = |liger: bool| {
             let text = format!(
                 r#"{{"model": "qwen2.5-7b", "framework": "llamafactory", "method": "{method}", "liger_kernel": {liger},
@@ -935,7 +937,7 @@ fn liger_rms_norm_and_swiglu_keep_less_for_backward() {
         );
         evaluate(&Plan::from_json(&text).unwrap()).memory.stages[0].activations
     };
-    assert_eq!(recomputed(false) - recomputed(true), tokens * (8 * h + 2 * f));
+    assert_eq!(recomputed(false) - recomputed(true), 2 * 4_096 * (8 * h + 2 * f));
 }
 
 #[test]

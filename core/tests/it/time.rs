@@ -834,3 +834,34 @@ fn qlora_dequantizes_its_base_each_pass() {
     let added = bound("qlora") - bound("lora");
     assert!((added - expected).abs() < 1e-9 * expected, "{added} against {expected}");
 }
+
+/// DPO puts each pair's chosen and rejected responses through the policy as one batch, and the
+/// frozen reference forward over both under `no_grad` (LLaMA-Factory 0.9.5
+/// `PairwiseDataCollatorWithPadding`: "2 * n examples where the first n examples represent chosen
+/// examples", `CustomDPOTrainer.compute_reference_log_probs`). Against full SFT of the same plan:
+/// twice the sequences a micro-batch (activations and logits), the reference's bf16 weights beside
+/// the policy's, and the reference's forward, a third of the training passes, in the step's
+/// log-probability part. Samples count pairs, tokens both responses'.
+#[test]
+fn dpo_trains_both_responses_and_scores_them_with_the_reference() {
+    let eval = |method: &str| {
+        let text = format!(
+            r#"{{"model": "qwen2.5-7b", "framework": "llamafactory", "method": "{method}", "parallel": {{"zero_stage": 3}},
+                "recompute": {{"granularity": "none"}}, "batch": {{"micro_batch": 1, "global_batch": 64, "seq_len": 2048}}}}"#
+        );
+        evaluate(&Plan::from_json(&text).unwrap())
+    };
+    let (dpo, sft) = (eval("dpo"), eval("sft-full"));
+    let (d, s) = (&dpo.memory.stages[0], &sft.memory.stages[0]);
+    assert_eq!(d.activations, 2 * s.activations);
+    assert_eq!(d.logits, 2 * s.logits);
+    assert_eq!(d.weights, 2 * s.weights, "the reference's bf16 copy, sharded as the policy's");
+    let t = &dpo.time;
+    let b = &t.breakdown;
+    let makespan =
+        t.step_seconds - b.log_prob_seconds - b.dp_comm_seconds - b.optimizer_seconds - b.offload_seconds;
+    assert!((b.log_prob_seconds * 3.0 / makespan - 1.0).abs() < 1e-9, "{} of {makespan}", b.log_prob_seconds);
+    assert_eq!(sft.time.breakdown.log_prob_seconds, 0.0);
+    assert!((t.samples_per_second * t.step_seconds - 64.0).abs() < 1e-6);
+    assert!((t.tokens_per_second * t.step_seconds - 2.0 * 64.0 * 2048.0).abs() < 1e-3);
+}
