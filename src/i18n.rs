@@ -233,6 +233,7 @@ texts! {
     method_lora => "LoRA SFT", "LoRA 微调";
     method_qlora => "QLoRA SFT", "QLoRA 微调";
     method_dpo => "DPO", "DPO 偏好优化";
+    method_dpo_lora => "LoRA DPO", "LoRA DPO 偏好优化";
     method_grpo => "GRPO (RL)", "GRPO 强化学习";
     method_ppo => "PPO (RL)", "PPO 强化学习";
     params_title => "Parameters", "参数量";

@@ -41,6 +41,7 @@ pub fn method_key(m: Method) -> Key {
         Method::Lora => Key::method_lora,
         Method::Qlora => Key::method_qlora,
         Method::Dpo => Key::method_dpo,
+        Method::DpoLora => Key::method_dpo_lora,
         Method::Grpo => Key::method_grpo,
         Method::Ppo => Key::method_ppo,
     }

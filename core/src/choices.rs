@@ -30,12 +30,12 @@ pub fn choose_framework(file: &mut PlanFile, framework: Framework) {
     file.framework = framework;
 }
 
-/// Whether the plan file trains LoRA adapters on a frozen base: the `lora` and `qlora` methods,
-/// and RL with `rl.lora`. The same answer as [`crate::Plan::trains_lora`] for the plan the file
+/// Whether the plan file trains LoRA adapters on a frozen base: the `lora`, `qlora` and `dpo-lora`
+/// methods, and RL with `rl.lora`. The same answer as [`crate::Plan::trains_lora`] for the plan the file
 /// gives, also while another field of the file is still refused.
 pub fn trains_lora(file: &PlanFile) -> bool {
     match file.method {
-        Method::Lora | Method::Qlora => true,
+        Method::Lora | Method::Qlora | Method::DpoLora => true,
         Method::Grpo | Method::Ppo => file.rl.lora,
         Method::Pretrain | Method::SftFull | Method::Dpo => false,
     }
@@ -74,8 +74,8 @@ mod tests {
                 seen += usize::from(trains_lora(&f));
             }
         }
-        // LoRA and QLoRA twice each, GRPO and PPO with rl.lora: the table in the doc above.
-        assert_eq!(seen, 6);
+        // LoRA, QLoRA and LoRA DPO twice each, GRPO and PPO with rl.lora: the table in the doc above.
+        assert_eq!(seen, 8);
     }
 
     /// VeRL's default is ZeRO-3 (ppo_trainer.yaml, `fsdp_size: -1`); a stage the user chose stays.

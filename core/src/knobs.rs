@@ -152,12 +152,12 @@ const MEGATRON_PARSERS: &[Framework] = &[Framework::Megatron, Framework::MindSpe
 /// Ascend's MindSpeed frameworks.
 const MINDSPEED: &[Framework] = &[Framework::MindSpeedLlm, Framework::MindSpeedRl];
 /// Methods that train LoRA adapters (RL with `rl.lora`).
-const LORA_METHODS: &[Method] = &[Method::Lora, Method::Qlora, Method::Grpo, Method::Ppo];
+const LORA_METHODS: &[Method] = &[Method::Lora, Method::Qlora, Method::DpoLora, Method::Grpo, Method::Ppo];
 /// Reinforcement-learning methods.
 const RL_METHODS: &[Method] = &[Method::Grpo, Method::Ppo];
 /// Methods that train on fixed-length sequences.
 const SEQUENCE_METHODS: &[Method] =
-    &[Method::Pretrain, Method::SftFull, Method::Lora, Method::Qlora, Method::Dpo];
+    &[Method::Pretrain, Method::SftFull, Method::Lora, Method::Qlora, Method::Dpo, Method::DpoLora];
 
 impl Knob {
     /// Every knob, in the order the page shows them.

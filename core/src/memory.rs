@@ -1473,7 +1473,7 @@ fn micro_batch_shape(ctx: &Ctx) -> (u64, u64) {
 /// `DPOTrainer` splits its logits in chosen and rejected halves), else one.
 pub fn sequences_per_sample(method: Method) -> u64 {
     match method {
-        Method::Dpo => 2,
+        Method::Dpo | Method::DpoLora => 2,
         _ => 1,
     }
 }

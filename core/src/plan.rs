@@ -185,6 +185,9 @@ wire_enum! {
         Qlora = "qlora",
         /// Direct preference optimization (policy and frozen reference).
         Dpo = "dpo",
+        /// DPO training LoRA adapters on a frozen base, the base with adapters off as the
+        /// reference (LLaMA-Factory `finetuning_type: lora` with `stage: dpo`).
+        DpoLora = "dpo-lora",
         /// Group relative policy optimization.
         Grpo = "grpo",
         /// Proximal policy optimization (with a critic).
@@ -1644,11 +1647,11 @@ impl Precision {
 }
 
 impl Plan {
-    /// Whether the trained weights are LoRA adapters on a frozen base: the `lora` and `qlora`
-    /// methods, and RL with `rl.lora`.
+    /// Whether the trained weights are LoRA adapters on a frozen base: the `lora`, `qlora` and
+    /// `dpo-lora` methods, and RL with `rl.lora`.
     pub fn trains_lora(&self) -> bool {
         match self.method {
-            Method::Lora | Method::Qlora => true,
+            Method::Lora | Method::Qlora | Method::DpoLora => true,
             Method::Grpo | Method::Ppo => self.rl.lora,
             _ => false,
         }

@@ -102,7 +102,7 @@ fn stage(plan: &Plan) -> &'static str {
     match plan.method {
         Method::Pretrain => "pt",
         Method::SftFull | Method::Lora | Method::Qlora => "sft",
-        Method::Dpo => "dpo",
+        Method::Dpo | Method::DpoLora => "dpo",
         Method::Grpo | Method::Ppo => "ppo",
     }
 }
@@ -132,7 +132,7 @@ fn method_keys(plan: &Plan, ds_name: Option<&str>) -> String {
     kv(&mut y, "stage", stage(plan));
     kv(&mut y, "do_train", "true");
     match plan.method {
-        Method::Lora | Method::Qlora => {
+        Method::Lora | Method::Qlora | Method::DpoLora => {
             kv(&mut y, "finetuning_type", "lora");
             kv(&mut y, "lora_rank", &plan.lora.rank.to_string());
             kv(&mut y, "lora_alpha", &plan.lora.alpha.to_string());
@@ -150,7 +150,7 @@ fn method_keys(plan: &Plan, ds_name: Option<&str>) -> String {
         // warns without it).
         kv(&mut y, "upcast_layernorm", "true");
     }
-    if plan.method == Method::Dpo {
+    if matches!(plan.method, Method::Dpo | Method::DpoLora) {
         kv(&mut y, "pref_beta", "0.1");
         kv(&mut y, "pref_loss", "sigmoid");
     }
@@ -186,7 +186,7 @@ fn dataset_keys(plan: &Plan) -> String {
     // the DPO workflow refuses a dataset that is not a ranking one.
     let demo = match plan.method {
         Method::Pretrain => "c4_demo",
-        Method::Dpo => "dpo_en_demo",
+        Method::Dpo | Method::DpoLora => "dpo_en_demo",
         _ => "alpaca_en_demo",
     };
     let dataset = if plan.launch.dataset.is_empty() { demo } else { &plan.launch.dataset };
@@ -220,7 +220,7 @@ fn train_keys(plan: &Plan) -> String {
     kv(&mut y, "gradient_accumulation_steps", &accumulation(plan).to_string());
     let lr = match plan.method {
         Method::Lora | Method::Qlora => "1.0e-4",
-        Method::Dpo => "5.0e-6",
+        Method::Dpo | Method::DpoLora => "5.0e-6",
         _ => "1.0e-5",
     };
     kv(&mut y, "learning_rate", lr);

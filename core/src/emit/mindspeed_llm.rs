@@ -191,10 +191,12 @@ fn training_flags(plan: &Plan) -> Vec<String> {
     // Fine-tuning runs `posttrain_gpt.py` at its stage.
     match plan.method {
         Method::Pretrain => {}
-        Method::Dpo => gpt.push("--finetune --stage dpo --is-instruction-dataset".to_owned()),
+        Method::Dpo | Method::DpoLora => {
+            gpt.push("--finetune --stage dpo --is-instruction-dataset".to_owned())
+        }
         _ => gpt.push("--finetune --stage sft --is-instruction-dataset".to_owned()),
     }
-    if matches!(plan.method, Method::Lora | Method::Qlora) {
+    if matches!(plan.method, Method::Lora | Method::Qlora | Method::DpoLora) {
         gpt.push(format!("--lora-r {} --lora-alpha {}", plan.lora.rank, plan.lora.alpha));
         gpt.push(format!("--lora-target-modules {}", lora_modules(&plan.lora.targets)));
     }

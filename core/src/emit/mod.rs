@@ -165,6 +165,7 @@ fn method_name(method: Method) -> &'static str {
         Method::Lora => "LoRA SFT",
         Method::Qlora => "QLoRA SFT",
         Method::Dpo => "DPO",
+        Method::DpoLora => "LoRA DPO",
         Method::Grpo => "GRPO",
         Method::Ppo => "PPO",
     }

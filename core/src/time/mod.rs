@@ -497,7 +497,7 @@ impl<'a> Ctx<'a> {
             cp: cp as f64,
             ep: ep as f64,
             micro_batch: b,
-            dpo: plan.method == Method::Dpo,
+            dpo: matches!(plan.method, Method::Dpo | Method::DpoLora),
             tokens: b * seq / cp as f64,
             seq,
         }

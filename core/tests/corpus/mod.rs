@@ -265,7 +265,7 @@ pub fn generated() -> Vec<Entry> {
     );
     add(
         "llamafactory-dpo-lora-qwen2.5-7b",
-        json!({"model": "qwen2.5-7b", "framework": "llamafactory", "method": "dpo",
+        json!({"model": "qwen2.5-7b", "framework": "llamafactory", "method": "dpo-lora",
                "lora": {"rank": 8}, "parallel": {"zero_stage": 2},
                "batch": {"micro_batch": 1, "global_batch": 16, "seq_len": 2048}}),
     );

@@ -838,8 +838,9 @@ torchrun posttrain_gpt.py --multi-latent-attention --qk-pos-emb-head-dim 64 --qk
 }
 
 /// LLaMA-Factory's YAML: the passes over the dataset reach the budget (and the file the plan writes
-/// carries the budget's), and LoRA where the plan trains full weights (DPO, pre-training; its
-/// examples/train_lora/qwen3_lora_dpo.yaml) is listed as not used rather than dropped unsaid.
+/// carries the budget's); LoRA DPO (its examples/train_lora/qwen3_lora_dpo.yaml) is the plan's
+/// `dpo-lora`, and LoRA where the plan trains full weights (pre-training) is listed as not used
+/// rather than dropped unsaid.
 #[test]
 fn llamafactory_epochs_and_lora_outside_sft_are_read_or_listed() {
     let base = PlanFile::minimal(ModelField::Id("qwen2.5-7b".into()));
@@ -847,9 +848,15 @@ fn llamafactory_epochs_and_lora_outside_sft_are_read_or_listed() {
                finetuning_type: lora\nlora_rank: 8\nlora_target: all\npref_beta: 0.1\n\
                num_train_epochs: 3.0\nbf16: true\n";
     let got = import(dpo, &base).unwrap();
-    assert_eq!(got.file.method, trainplan_core::plan::Method::Dpo);
-    assert!(got.unknown.contains(&"finetuning_type".to_owned()), "{:?}", got.unknown);
+    assert_eq!(got.file.method, trainplan_core::plan::Method::DpoLora);
+    assert!(!got.unknown.contains(&"finetuning_type".to_owned()), "{:?}", got.unknown);
     assert_eq!(got.file.budget.epochs, 3.0);
+    let full_dpo = dpo.replace("finetuning_type: lora", "finetuning_type: full");
+    assert_eq!(import(&full_dpo, &base).unwrap().file.method, trainplan_core::plan::Method::Dpo);
+    let pretrain = dpo.replace("stage: dpo", "stage: pt");
+    let got = import(&pretrain, &base).unwrap();
+    assert_eq!(got.file.method, trainplan_core::plan::Method::Pretrain);
+    assert!(got.unknown.contains(&"finetuning_type".to_owned()), "{:?}", got.unknown);
     let sft = dpo.replace("stage: dpo", "stage: sft").replace("num_train_epochs: 3.0", "num_train_epochs: 2");
     let got = import(&sft, &base).unwrap();
     assert_eq!(got.file.method, trainplan_core::plan::Method::Lora);

@@ -864,4 +864,19 @@ fn dpo_trains_both_responses_and_scores_them_with_the_reference() {
     assert_eq!(sft.time.breakdown.log_prob_seconds, 0.0);
     assert!((t.samples_per_second * t.step_seconds - 64.0).abs() < 1e-6);
     assert!((t.tokens_per_second * t.step_seconds - 2.0 * 64.0 * 2048.0).abs() < 1e-3);
+    // LoRA DPO: the reference is the base with the adapters off (`disable_adapter()` in
+    // `compute_reference_log_probs`), so no weights beyond LoRA SFT's; the pairs and the
+    // reference's forward as in full DPO.
+    let (dpo_lora, lora) = (eval("dpo-lora"), eval("lora"));
+    let (d, s) = (&dpo_lora.memory.stages[0], &lora.memory.stages[0]);
+    assert_eq!(d.weights, s.weights);
+    assert_eq!((d.gradients, d.optimizer), (s.gradients, s.optimizer));
+    assert_eq!(d.activations, 2 * s.activations);
+    let b = &dpo_lora.time.breakdown;
+    let makespan = dpo_lora.time.step_seconds
+        - b.log_prob_seconds
+        - b.dp_comm_seconds
+        - b.optimizer_seconds
+        - b.offload_seconds;
+    assert!((b.log_prob_seconds * 3.0 / makespan - 1.0).abs() < 1e-9);
 }

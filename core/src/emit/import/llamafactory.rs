@@ -89,15 +89,16 @@ fn method_and_lora(y: &Section, file: &mut PlanFile, r: &mut Reading) -> Result<
     let finetuning = y.str("finetuning_type").unwrap_or("lora");
     file.method = match (y.str("stage").unwrap_or("sft"), finetuning) {
         ("pt", _) => Method::Pretrain,
+        ("dpo", "lora") => Method::DpoLora,
         ("dpo", _) => Method::Dpo,
         ("ppo", _) => Method::Ppo,
         (_, "lora") if y.positive("quantization_bit")?.is_some() => Method::Qlora,
         (_, "lora") => Method::Lora,
         _ => Method::SftFull,
     };
-    // The plan trains adapters in SFT alone: LoRA pre-training or DPO (`qwen3_lora_dpo.yaml` among
-    // LLaMA-Factory's examples) is read as full training, and the key is listed as not used.
-    if finetuning != "full" && matches!(file.method, Method::Pretrain | Method::Dpo | Method::Ppo) {
+    // The plan trains adapters in SFT and DPO alone: LoRA pre-training or PPO is read as full
+    // training, and the key is listed as not used.
+    if finetuning != "full" && matches!(file.method, Method::Pretrain | Method::Ppo) {
         r.rest.push(("finetuning_type".to_owned(), finetuning.to_owned()));
     }
     if let Some(rank) = y.positive("lora_rank")? {

@@ -486,7 +486,8 @@ fn launch_flag(f: &Flag, file: &mut PlanFile, r: &mut Reading) -> Result<bool, I
 /// kernels and VPP.
 fn settle_flags(text: &str, ascend: bool, file: &mut PlanFile, seen: &Seen) {
     file.method = match (seen.stage.as_deref(), seen.lora, seen.sft || text.contains("posttrain_gpt.py")) {
-        (Some("dpo"), _, _) => Method::Dpo,
+        (Some("dpo"), true, _) => Method::DpoLora,
+        (Some("dpo"), false, _) => Method::Dpo,
         (_, true, _) => Method::Lora,
         (_, _, true) => Method::SftFull,
         _ => Method::Pretrain,
