@@ -503,12 +503,14 @@ use trainplan_core::time::{PartSpan, StepPart, StepTimeline};
 /// under a pixel tall).
 pub const MAX_RANK_LANES: u32 = 128;
 
-/// A whole step's lanes, top to bottom: with RL (`rl`) a lane each for rollout, log-prob and update,
-/// else one for the step; then one per pipeline rank, up to [`MAX_RANK_LANES`].
-pub fn lane_labels(rl: bool, n_ranks: u32) -> impl Iterator<Item = LaneLabel> + Clone {
-    let phases: &[LaneLabel] = match rl {
-        true => &[LaneLabel::Rollout, LaneLabel::LogProb, LaneLabel::Update],
-        false => &[LaneLabel::Step],
+/// A whole step's lanes, top to bottom: with RL a lane each for rollout, log-prob and update, with
+/// DPO (log-prob passes alone: its reference's) for log-prob and update, else one for the step; then
+/// one per pipeline rank, up to [`MAX_RANK_LANES`].
+pub fn lane_labels(rollout: bool, log_prob: bool, n_ranks: u32) -> impl Iterator<Item = LaneLabel> + Clone {
+    let phases: &[LaneLabel] = match (rollout, log_prob) {
+        (true, _) => &[LaneLabel::Rollout, LaneLabel::LogProb, LaneLabel::Update],
+        (false, true) => &[LaneLabel::LogProb, LaneLabel::Update],
+        (false, false) => &[LaneLabel::Step],
     };
     let ranks = if n_ranks <= MAX_RANK_LANES { n_ranks } else { 0 };
     phases.iter().copied().chain((0..ranks).map(LaneLabel::Rank))
@@ -518,7 +520,7 @@ pub fn lane_labels(rl: bool, n_ranks: u32) -> impl Iterator<Item = LaneLabel> + 
 /// takes its height from them while it waits off screen.
 pub fn report_lanes(report: &Report) -> impl Iterator<Item = LaneLabel> + Clone {
     let b = &report.time.breakdown;
-    lane_labels(0.0 < b.rollout_seconds || 0.0 < b.log_prob_seconds, report.schedule.n_ranks)
+    lane_labels(0.0 < b.rollout_seconds, 0.0 < b.log_prob_seconds, report.schedule.n_ranks)
 }
 
 /// A whole step prepared for drawing: the lanes, top to bottom, and where each rank's passes start
@@ -543,8 +545,8 @@ pub fn timeline_chart(timeline: StepTimeline) -> TimelineChart {
         timeline.parts.iter().filter(|p| wanted.contains(&p.part)).copied().collect()
     };
     let tail = [StepPart::Pipeline, StepPart::GradientSync, StepPart::Optimizer, StepPart::Offload];
-    let rl = timeline.parts.iter().any(|p| matches!(p.part, StepPart::Rollout | StepPart::LogProb));
-    let lanes = lane_labels(rl, timeline.n_ranks)
+    let has = |part: StepPart| timeline.parts.iter().any(|p| p.part == part);
+    let lanes = lane_labels(has(StepPart::Rollout), has(StepPart::LogProb), timeline.n_ranks)
         .map(|label| {
             let parts = match label {
                 LaneLabel::Rollout => of(&[StepPart::Rollout]),
@@ -917,6 +919,15 @@ mod timeline_tests {
         // The phases follow each other along the step.
         assert_eq!(c.lanes[0].parts[0].end_seconds, c.lanes[1].parts[0].start_seconds);
         assert_eq!(c.lanes[1].parts[0].end_seconds, c.lanes[2].parts[0].start_seconds);
+        // DPO scores with its reference and generates nothing: no rollout lane.
+        let (c, report) = chart(r#"{"model": "qwen2.5-7b", "method": "dpo-lora"}"#);
+        let labels: Vec<LaneLabel> = c.lanes.iter().take(2).map(|l| l.label).collect();
+        assert_eq!(labels, [LaneLabel::LogProb, LaneLabel::Update]);
+        assert!(c.lanes.iter().all(|l| l.label != LaneLabel::Rollout));
+        assert_eq!(
+            report_lanes(&report).collect::<Vec<_>>(),
+            c.lanes.iter().map(|l| l.label).collect::<Vec<_>>()
+        );
     }
 
     /// Zoomed out, every rank's runs stay inside the plot, never overlap, and fill the busy time:
