@@ -762,6 +762,10 @@ PROFILE_CMD=(
     let got = import(megatron, &base).unwrap();
     assert_eq!(got.kind, ConfigKind::Megatron);
     assert_eq!(got.file.precision, trainplan_core::plan::Precision::Fp8);
+    // A command array that runs the training script keeps its flags.
+    let in_array =
+        "CMD=(\n    python pretrain_gpt.py\n    --tensor-model-parallel-size 4\n)\n\"${CMD[@]}\"\n";
+    assert_eq!(import(in_array, &base).unwrap().file.parallel.tp, 4);
     // Llama 3 8B's shape with its 128,256-token vocabulary.
     assert_eq!(got.file.model, ModelField::Id("llama-3-8b".into()), "{:?}", got.model);
     assert!(got.refused.is_empty(), "{:?}", got.refused);

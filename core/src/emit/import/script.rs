@@ -682,11 +682,13 @@ fn without_command_arrays(text: &str) -> std::borrow::Cow<'_, str> {
         while !lines[end].trim_end().ends_with(')') && end + 1 < lines.len() {
             end += 1;
         }
-        let first = std::iter::once(rest)
-            .chain(lines[i + 1..=end].iter().copied())
-            .filter_map(|l| l.split_whitespace().next())
-            .find(|w| !w.starts_with('#'));
-        if first.is_some_and(program) {
+        let elements = || std::iter::once(rest).chain(lines[i + 1..=end].iter().copied());
+        let first = elements().filter_map(|l| l.split_whitespace().next()).find(|w| !w.starts_with('#'));
+        // A command that runs the training script itself (`CMD=( python pretrain_gpt.py … )`) keeps
+        // its flags.
+        let trains =
+            elements().flat_map(str::split_whitespace).any(|w| w.trim_matches(['"', '\'']).ends_with(".py"));
+        if first.is_some_and(program) && !trains {
             skip[i..=end].iter_mut().for_each(|s| *s = true);
         }
         i = end + 1;
