@@ -309,13 +309,13 @@ pub const CONFIGS: &[CatalogConfig] = &[
         id: "qwen3-30b-a3b",
         name: "Qwen3-30B-A3B",
         source: "huggingface.co/Qwen/Qwen3-30B-A3B/blob/main/config.json",
-        config: r#"{"model_type": "qwen3_moe", "vocab_size": 151936, "hidden_size": 2048, "intermediate_size": 6144, "moe_intermediate_size": 768, "num_hidden_layers": 48, "num_attention_heads": 32, "num_key_value_heads": 4, "head_dim": 128, "num_experts": 128, "num_experts_per_tok": 8, "decoder_sparse_step": 1, "mlp_only_layers": [], "max_position_embeddings": 40960, "tie_word_embeddings": false, "attention_bias": false, "rope_theta": 1000000.0, "rms_norm_eps": 1e-06}"#,
+        config: r#"{"model_type": "qwen3_moe", "vocab_size": 151936, "hidden_size": 2048, "intermediate_size": 6144, "moe_intermediate_size": 768, "num_hidden_layers": 48, "num_attention_heads": 32, "num_key_value_heads": 4, "head_dim": 128, "num_experts": 128, "num_experts_per_tok": 8, "norm_topk_prob": true, "decoder_sparse_step": 1, "mlp_only_layers": [], "max_position_embeddings": 40960, "tie_word_embeddings": false, "attention_bias": false, "rope_theta": 1000000.0, "rms_norm_eps": 1e-06}"#,
     },
     CatalogConfig {
         id: "qwen3-235b-a22b",
         name: "Qwen3-235B-A22B",
         source: "huggingface.co/Qwen/Qwen3-235B-A22B/blob/main/config.json",
-        config: r#"{"model_type": "qwen3_moe", "vocab_size": 151936, "hidden_size": 4096, "intermediate_size": 12288, "moe_intermediate_size": 1536, "num_hidden_layers": 94, "num_attention_heads": 64, "num_key_value_heads": 4, "head_dim": 128, "num_experts": 128, "num_experts_per_tok": 8, "decoder_sparse_step": 1, "mlp_only_layers": [], "max_position_embeddings": 40960, "tie_word_embeddings": false, "attention_bias": false, "rope_theta": 1000000.0, "rms_norm_eps": 1e-06}"#,
+        config: r#"{"model_type": "qwen3_moe", "vocab_size": 151936, "hidden_size": 4096, "intermediate_size": 12288, "moe_intermediate_size": 1536, "num_hidden_layers": 94, "num_attention_heads": 64, "num_key_value_heads": 4, "head_dim": 128, "num_experts": 128, "num_experts_per_tok": 8, "norm_topk_prob": true, "decoder_sparse_step": 1, "mlp_only_layers": [], "max_position_embeddings": 40960, "tie_word_embeddings": false, "attention_bias": false, "rope_theta": 1000000.0, "rms_norm_eps": 1e-06}"#,
     },
     CatalogConfig {
         id: "deepseek-v2-lite",

@@ -56,6 +56,7 @@ pub fn model_flags(plan: &Plan, ascend: bool) -> Vec<String> {
         if 0 < moe.shared_intermediate_size {
             f.push(format!("--moe-shared-expert-intermediate-size {}", moe.shared_intermediate_size));
         }
+        f.extend(router_weights_flag(ascend, &key));
         f.extend(moe_kernel_flags(plan, ascend));
     }
     f.push("--attention-dropout 0.0 --hidden-dropout 0.0".to_owned());
@@ -95,6 +96,23 @@ fn attention_flags(attention: &Attention) -> Vec<String> {
         }
     }
     f
+}
+
+/// How the router weighs the k experts a token goes to, as the config's `norm_topk_prob` says
+/// (transformers' Qwen2-MoE and Qwen3-MoE: the top k probabilities renormalized, or their share of
+/// the softmax over every expert). Megatron-LM renormalizes unless told `--moe-router-pre-softmax`
+/// (softmax over every expert, then the top k: `topk_softmax_with_capacity`,
+/// megatron/core/transformer/moe/moe_utils.py); MindSpeed-LLM keeps the share unless told
+/// `--norm-topk-prob`, as its DeepSeek-V3 scripts and MindSpeed-RL's `configs/model/qwen3_30b_a3b.yaml`
+/// set it. A sigmoid router (DeepSeek-V3's `scoring_func`) has no softmax to move on Megatron-LM.
+fn router_weights_flag(ascend: bool, key: &dyn Fn(&str) -> Option<serde_json::Value>) -> Option<String> {
+    let renormalized = key("norm_topk_prob")?.as_bool()?;
+    let sigmoid = key("scoring_func").is_some_and(|v| v.as_str() == Some("sigmoid"));
+    match (ascend, renormalized) {
+        (true, true) => Some("--norm-topk-prob".to_owned()),
+        (false, false) if !sigmoid => Some("--moe-router-pre-softmax".to_owned()),
+        _ => None,
+    }
 }
 
 /// The positions: learned, or rotary with its base and Llama-3.1 frequency scaling. `key` reads the

@@ -760,3 +760,34 @@ fn an_imported_model_type_keeps_its_own_chat_template() {
         assert!(yaml.contains(&format!("\ntemplate: {expected}\n")), "{config}: {yaml}");
     }
 }
+
+/// How the router weighs a token's k experts follows the model's `norm_topk_prob`: Qwen3-MoE
+/// renormalizes them (its config.json: `"norm_topk_prob": true`), Qwen1.5-MoE keeps their share of
+/// the softmax over every expert (`false`). Megatron-LM renormalizes unless told
+/// `--moe-router-pre-softmax` (`topk_softmax_with_capacity`: softmax over the top k logits, or top
+/// k of the softmax with it); MindSpeed-LLM and MindSpeed-RL keep the share unless told
+/// `--norm-topk-prob` (MindSpeed-RL's own `configs/model/qwen3_30b_a3b.yaml` sets
+/// `norm_topk_prob: true`). DeepSeek-V3's sigmoid router renormalizes too: MindSpeed-LLM's scripts
+/// set the flag, and Megatron-LM has no softmax to move.
+#[test]
+fn the_router_weighs_its_experts_as_the_model_does() {
+    let script = |model: &str, framework: &str, hardware: &str| {
+        let text = format!(
+            r#"{{"model": "{model}", "framework": "{framework}", "method": "pretrain", "hardware": "{hardware}",
+                "parallel": {{"ep": 8, "distributed_optimizer": true}}}}"#
+        );
+        files(&text).into_iter().map(|f| f.text).collect::<Vec<_>>().join("\n")
+    };
+    let has = |text: &str, flag: &str| text.split_whitespace().any(|w| w == flag);
+    for (model, renormalized) in [("qwen3-30b-a3b", true), ("qwen1.5-moe-a2.7b", false)] {
+        let megatron = script(model, "megatron", "h100-sxm-80g");
+        assert_eq!(has(&megatron, "--moe-router-pre-softmax"), !renormalized, "{model}");
+        let mindspeed = script(model, "mindspeed-llm", "ascend-910b2");
+        assert_eq!(has(&mindspeed, "--norm-topk-prob"), renormalized, "{model}");
+    }
+    let rl = r#"{"model": "qwen3-30b-a3b", "framework": "mindspeed-rl", "method": "grpo", "hardware": "ascend-910b2"}"#;
+    let model_yaml = files(rl).into_iter().find(|f| f.name == "qwen3_30b_a3b.yaml").unwrap().text;
+    assert!(model_yaml.lines().any(|l| l.trim() == "norm_topk_prob: true"), "{model_yaml}");
+    assert!(!has(&script("deepseek-v3", "megatron", "h800-sxm-80g"), "--moe-router-pre-softmax"));
+    assert!(has(&script("deepseek-v3", "mindspeed-llm", "ascend-910c"), "--norm-topk-prob"));
+}
