@@ -331,7 +331,8 @@ fn class_defaults(family: Family) -> Value {
             "num_hidden_layers": 61, "num_attention_heads": 128, "num_key_value_heads": 128,
             "n_shared_experts": 1, "n_routed_experts": 256, "kv_lora_rank": 512, "q_lora_rank": 1536,
             "qk_rope_head_dim": 64, "v_head_dim": 128, "qk_nope_head_dim": 128, "num_experts_per_tok": 8,
-            "first_k_dense_replace": 3, "norm_topk_prob": true, "max_position_embeddings": 4096,
+            "first_k_dense_replace": 3, "norm_topk_prob": true, "routed_scaling_factor": 2.5, "n_group": 8,
+            "topk_group": 4, "max_position_embeddings": 4096,
             "rms_norm_eps": 1e-06, "rope_theta": 10000.0, "tie_word_embeddings": false, "attention_bias": false,
         }),
     }

@@ -9,7 +9,7 @@ use super::{
     script_opening,
 };
 use crate::Plan;
-use crate::model::{Attention, MlpKind, Norm};
+use crate::model::{Attention, Family, MlpKind, Norm};
 use crate::plan::{CpAlgo, Method, Precision, RecomputeGranularity, RecomputeMethod};
 
 /// The model's shape as Megatron flags (`megatron/training/arguments.py`, generated from the
@@ -57,6 +57,9 @@ pub fn model_flags(plan: &Plan, ascend: bool) -> Vec<String> {
             f.push(format!("--moe-shared-expert-intermediate-size {}", moe.shared_intermediate_size));
         }
         f.extend(router_weights_flag(ascend, &key));
+        if arch.family == Family::DeepseekV3 {
+            f.push(deepseek_v3_router_flags(&key));
+        }
         f.extend(moe_kernel_flags(plan, ascend));
     }
     f.push("--attention-dropout 0.0 --hidden-dropout 0.0".to_owned());
@@ -113,6 +116,22 @@ fn router_weights_flag(ascend: bool, key: &dyn Fn(&str) -> Option<serde_json::Va
         (false, false) if !sigmoid => Some("--moe-router-pre-softmax".to_owned()),
         _ => None,
     }
+}
+
+/// DeepSeek-V3's router (transformers' `DeepseekV3TopkRouter`, 5.6.0): sigmoid scores, a bias per
+/// expert added for choosing them (`e_score_correction_bias`), the best `topk_group` of `n_group`
+/// groups, weights scaled by `routed_scaling_factor` (8, 4 and 2.5 in `DeepseekV3Config`): the
+/// Megatron-LM and MindSpeed-LLM flags of those names, as MindSpeed-LLM's DeepSeek-V3 scripts set
+/// them (`examples/mcore/deepseek3/pretrain_deepseek3_671b_4k_ptd.sh`).
+fn deepseek_v3_router_flags(key: &dyn Fn(&str) -> Option<serde_json::Value>) -> String {
+    let number = |k: &str, default: f64| key(k).and_then(|v| v.as_f64()).unwrap_or(default);
+    format!(
+        "--moe-router-score-function sigmoid --moe-router-enable-expert-bias --moe-router-num-groups {} \
+         --moe-router-group-topk {} --moe-router-topk-scaling-factor {}",
+        number("n_group", 8.0),
+        number("topk_group", 4.0),
+        number("routed_scaling_factor", 2.5)
+    )
 }
 
 /// The positions: learned, or rotary with its base and Llama-3.1 frequency scaling. `key` reads the

@@ -790,4 +790,20 @@ fn the_router_weighs_its_experts_as_the_model_does() {
     assert!(model_yaml.lines().any(|l| l.trim() == "norm_topk_prob: true"), "{model_yaml}");
     assert!(!has(&script("deepseek-v3", "megatron", "h800-sxm-80g"), "--moe-router-pre-softmax"));
     assert!(has(&script("deepseek-v3", "mindspeed-llm", "ascend-910c"), "--norm-topk-prob"));
+    // DeepSeek-V3's router itself (transformers 5.6.0 `DeepseekV3TopkRouter` and `DeepseekV3Config`:
+    // sigmoid scores with a bias per expert, 4 of 8 groups, weights × 2.5), as MindSpeed-LLM's
+    // DeepSeek-V3 scripts write it; a softmax router writes none of it.
+    let value = |text: &str, flag: &str| {
+        let words: Vec<&str> = text.split_whitespace().collect();
+        words.iter().position(|w| *w == flag).map(|at| words[at + 1].to_owned())
+    };
+    for (framework, hardware) in [("megatron", "h800-sxm-80g"), ("mindspeed-llm", "ascend-910c")] {
+        let text = script("deepseek-v3", framework, hardware);
+        assert_eq!(value(&text, "--moe-router-score-function").as_deref(), Some("sigmoid"), "{framework}");
+        assert_eq!(value(&text, "--moe-router-num-groups").as_deref(), Some("8"), "{framework}");
+        assert_eq!(value(&text, "--moe-router-group-topk").as_deref(), Some("4"), "{framework}");
+        assert_eq!(value(&text, "--moe-router-topk-scaling-factor").as_deref(), Some("2.5"), "{framework}");
+        assert!(has(&text, "--moe-router-enable-expert-bias"), "{framework}");
+        assert!(!has(&script("qwen3-30b-a3b", framework, hardware), "--moe-router-score-function"));
+    }
 }
