@@ -1472,10 +1472,7 @@ fn micro_batch_shape(ctx: &Ctx) -> (u64, u64) {
 /// "2 * n examples where the first n examples represent chosen examples"; MindSpeed-LLM's
 /// `DPOTrainer` splits its logits in chosen and rejected halves), else one.
 pub fn sequences_per_sample(method: Method) -> u64 {
-    match method {
-        Method::Dpo | Method::DpoLora => 2,
-        _ => 1,
-    }
+    if method.is_dpo() { 2 } else { 1 }
 }
 
 /// Micro-batches whose activations stage `stage_idx` holds at its peak.

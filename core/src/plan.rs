@@ -195,6 +195,13 @@ wire_enum! {
     }
 }
 
+impl Method {
+    /// Whether the method is DPO, full or LoRA: preference pairs, and a frozen reference scoring them.
+    pub fn is_dpo(self) -> bool {
+        matches!(self, Method::Dpo | Method::DpoLora)
+    }
+}
+
 wire_enum! {
     /// Compute precision.
     Precision {

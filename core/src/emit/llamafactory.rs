@@ -150,7 +150,7 @@ fn method_keys(plan: &Plan, ds_name: Option<&str>) -> String {
         // warns without it).
         kv(&mut y, "upcast_layernorm", "true");
     }
-    if matches!(plan.method, Method::Dpo | Method::DpoLora) {
+    if plan.method.is_dpo() {
         kv(&mut y, "pref_beta", "0.1");
         kv(&mut y, "pref_loss", "sigmoid");
     }

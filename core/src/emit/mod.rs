@@ -127,12 +127,7 @@ pub fn emit(plan: &Plan, link: &str) -> Result<Vec<EmittedFile>, EmitError> {
 pub fn emit_with(plan: &Plan, report: &crate::Report, link: &str) -> Result<Vec<EmittedFile>, EmitError> {
     let header = header(plan, report, link);
     if matches!(plan.framework, Framework::LlamaFactory | Framework::MindSpeedRl) {
-        let launch = &plan.launch;
-        for (field, text) in [
-            (Field::LaunchModelPath, &launch.model_path),
-            (Field::LaunchDataset, &launch.dataset),
-            (Field::LaunchOutputDir, &launch.output_dir),
-        ] {
+        for (field, text) in typed_texts(plan) {
             if omegaconf_interpolates(text) {
                 return Err(EmitError::Interpolation { field, framework: plan.framework });
             }
@@ -146,6 +141,16 @@ pub fn emit_with(plan: &Plan, report: &crate::Report, link: &str) -> Result<Vec<
         Framework::Verl => Ok(vec![verl::script(plan, &header)?]),
         Framework::MindSpeedRl => Ok(mindspeed_rl::files(plan, &header)),
     }
+}
+
+/// The texts a user types that the files carry into a framework's own parser, with their fields.
+fn typed_texts(plan: &Plan) -> [(Field, &str); 3] {
+    let launch = &plan.launch;
+    [
+        (Field::LaunchModelPath, &launch.model_path),
+        (Field::LaunchDataset, &launch.dataset),
+        (Field::LaunchOutputDir, &launch.output_dir),
+    ]
 }
 
 /// Whether OmegaConf, which loads LLaMA-Factory's and MindSpeed-RL's YAML, reads `text` as holding

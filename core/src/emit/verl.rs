@@ -11,9 +11,8 @@
 use std::borrow::Cow;
 
 use super::shell::quote;
-use super::{EmitError, EmittedFile, FileKind, model_path, model_slug, script_opening};
+use super::{EmitError, EmittedFile, FileKind, model_path, model_slug, script_opening, typed_texts};
 use crate::Plan;
-use crate::field::Field;
 use crate::hardware::Vendor;
 use crate::plan::{LoraTargets, Method, RecomputeGranularity};
 
@@ -49,11 +48,7 @@ fn hydra_word(text: &str) -> String {
 /// The script, or the field whose text Hydra would misread.
 pub fn script(plan: &Plan, header: &[String]) -> Result<EmittedFile, EmitError> {
     let launch = &plan.launch;
-    for (field, text) in [
-        (Field::LaunchModelPath, &launch.model_path),
-        (Field::LaunchDataset, &launch.dataset),
-        (Field::LaunchOutputDir, &launch.output_dir),
-    ] {
+    for (field, text) in typed_texts(plan) {
         if hydra_value(text).is_none() {
             return Err(EmitError::Unsafe { field, framework: plan.framework });
         }

@@ -34,7 +34,7 @@ pub(super) fn check(cx: &Ctx, acc: &mut Acc) {
             Some((Field::Method, Value::from("grpo"))),
         );
     }
-    if matches!(plan.method, Method::Dpo | Method::DpoLora) && plan.framework == Framework::Megatron {
+    if plan.method.is_dpo() && plan.framework == Framework::Megatron {
         acc.push(Error, Code::MethodDpoMegatron, &[], Some((Field::Framework, Value::from("llamafactory"))));
     }
     if plan.method == Method::Qlora && megatron {

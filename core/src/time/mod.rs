@@ -497,7 +497,7 @@ impl<'a> Ctx<'a> {
             cp: cp as f64,
             ep: ep as f64,
             micro_batch: b,
-            dpo: matches!(plan.method, Method::Dpo | Method::DpoLora),
+            dpo: plan.method.is_dpo(),
             tokens: b * seq / cp as f64,
             seq,
         }
