@@ -384,6 +384,9 @@ pub fn zh(code: Code) -> &'static str {
         }
         Code::MtpFramework => "{framework} 不训练 MTP 层（--mtp-num-layers）。",
         Code::MindspeedSwapOptimizer => "--swap-optimizer 需要开启 --use-distributed-optimizer。",
+        Code::MindspeedGroupLimitedEp => {
+            "MindSpeed-LLM 的分组限制路由（DeepSeek-V2 的路由，每个 token 取 {top_groups} 组）要求专家并行大于 {top_groups}；当前计划 EP 为 {ep}。"
+        }
         Code::MindspeedActFnLayers => {
             "--recompute-activation-function-num-layers {layers} 超过模型的 {n_layers} 层。"
         }

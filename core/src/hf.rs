@@ -12,7 +12,7 @@ use std::fmt;
 
 use serde_json::{Map, Value, json};
 
-use crate::model::{self, Architecture, Attention, Family, Mlp, MlpKind, Moe, MoeLayers, Norm};
+use crate::model::{self, Architecture, Attention, Family, GroupLimit, Mlp, MlpKind, Moe, MoeLayers, Norm};
 
 /// The largest model the planner accepts: 10^15 parameters, a thousand times the largest trained today.
 pub const MAX_PARAMS: u64 = 1_000_000_000_000_000;
@@ -324,7 +324,8 @@ fn class_defaults(family: Family) -> Value {
             "attention_bias": false, "mlp_bias": false, "first_k_dense_replace": 0, "kv_lora_rank": 512,
             "q_lora_rank": 1536, "n_routed_experts": 64, "n_shared_experts": 2, "qk_nope_head_dim": 128,
             "qk_rope_head_dim": 64, "v_head_dim": 128, "num_experts_per_tok": null, "norm_topk_prob": false,
-            "moe_intermediate_size": 1407,
+            "moe_intermediate_size": 1407, "topk_method": "greedy", "n_group": null, "topk_group": null,
+            "routed_scaling_factor": 1.0,
         }),
         Family::DeepseekV3 => json!({
             "vocab_size": 129280, "hidden_size": 7168, "intermediate_size": 18432, "moe_intermediate_size": 2048,
@@ -646,6 +647,7 @@ fn moe(
             shared_intermediate_size: 0,
             shared_expert_gate: false,
             layers: MoeLayers::FromLayer(0),
+            group_limited: None,
         },
         Family::Qwen2Moe | Family::Qwen3Moe => {
             // `Qwen2MoeDecoderLayer`: a layer is sparse only when `config.num_experts > 0`.
@@ -667,6 +669,7 @@ fn moe(
                     step: cfg.req("decoder_sparse_step", 1, MAX_LAYERS)?,
                     dense: cfg.list("mlp_only_layers")?,
                 },
+                group_limited: None,
             }
         }
         Family::DeepseekV2 | Family::DeepseekV3 => {
@@ -687,6 +690,10 @@ fn moe(
                 shared_expert_gate: false,
                 // `DeepseekV3DecoderLayer`: MoE where `layer_idx >= first_k_dense_replace`, none past the last.
                 layers: MoeLayers::FromLayer(cfg.req("first_k_dense_replace", 0, MAX_LAYERS)?.min(n_layers)),
+                group_limited: match family {
+                    Family::DeepseekV2 => group_limit(cfg, n_experts)?,
+                    _ => None,
+                },
             }
         }
         _ => return Ok(None),
@@ -773,7 +780,25 @@ fn generic_moe(
         shared_intermediate_size,
         shared_expert_gate: false,
         layers,
+        group_limited: None,
     }))
+}
+
+/// DeepSeek-V2's groups (`DeepseekV2Config`): with `topk_method` `group_limited_greedy`, `n_group`
+/// groups of the experts and `topk_group` of them kept per token; `view(…, n_group, -1)` needs the
+/// groups to divide the experts. The greedy router (the class default) has none.
+fn group_limit(cfg: &Cfg, n_experts: u64) -> Result<Option<GroupLimit>, ConfigError> {
+    if !matches!(cfg.get("topk_method"), (_, Some(Value::String(m))) if m == "group_limited_greedy") {
+        return Ok(None);
+    }
+    let groups = cfg.req("n_group", 1, n_experts)?;
+    let top_groups = cfg.req("topk_group", 1, groups)?;
+    if !n_experts.is_multiple_of(groups) {
+        return Err(ConfigError::Inconsistent(format!(
+            "n_group ({groups}) does not divide n_routed_experts ({n_experts})"
+        )));
+    }
+    Ok(Some(GroupLimit { groups, top_groups }))
 }
 
 fn check_consistent(arch: &Architecture) -> Result<(), ConfigError> {

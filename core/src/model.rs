@@ -210,6 +210,20 @@ pub struct Moe {
     pub shared_expert_gate: bool,
     /// Which layers are MoE layers; the others use the dense [`Mlp`].
     pub layers: MoeLayers,
+    /// DeepSeek-V2's `group_limited_greedy` router: a token's experts come from its best groups
+    /// only. `None`: from every expert (greedy), or as another router picks them.
+    pub group_limited: Option<GroupLimit>,
+}
+
+/// The groups a group-limited router picks from (transformers 5.6.0 `DeepseekV2Moe.route_tokens_to_experts`:
+/// the experts split into `n_group` equal groups, each scored by its best expert, the top
+/// `topk_group` groups kept).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GroupLimit {
+    /// Expert groups (`n_group`); they divide the experts.
+    pub groups: u64,
+    /// Groups a token's experts come from (`topk_group`), at most `groups`.
+    pub top_groups: u64,
 }
 
 /// Which decoder layers hold experts.

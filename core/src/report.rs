@@ -390,6 +390,7 @@ codes! {
     MindspeedKnobIgnored = "mindspeed.knob_ignored" => "{field} is a MindSpeed option; {framework} ignores it.",
     MindspeedLoraMoeDispatcher = "mindspeed.lora_moe_dispatcher" => "LoRA on MoE in MindSpeed needs --moe-token-dispatcher-type alltoall_seq (the launch file sets it).",
     MindspeedSwapAttentionLora = "mindspeed.swap_attention_lora" => "MindSpeed's --swap-attention does not support LoRA.",
+    MindspeedGroupLimitedEp = "mindspeed.group_limited_ep" => "MindSpeed-LLM's group-limited router (DeepSeek-V2's, {top_groups} groups a token) needs expert parallelism above {top_groups}; the plan has EP {ep}.",
     MindspeedRlBf16 = "mindspeed_rl.bf16" => "MindSpeed-RL trains in bf16 only.",
     MindspeedRlGenerationDp = "mindspeed_rl.generation_dp" => "The {prompts} prompts of a step do not divide over the rollout's {engines} engines ({world} devices ÷ rollout TP {rollout_tp}).",
     MindspeedRlMicroBatch = "mindspeed_rl.micro_batch" => "The {samples} responses per DP rank ({prompts} prompts ÷ DP {dp} × {n}) are not a multiple of micro-batch {micro_batch}.",

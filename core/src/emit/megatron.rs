@@ -9,7 +9,7 @@ use super::{
     script_opening,
 };
 use crate::Plan;
-use crate::model::{Attention, Family, MlpKind, Norm};
+use crate::model::{Attention, Family, GroupLimit, MlpKind, Norm};
 use crate::plan::{CpAlgo, Method, Precision, RecomputeGranularity, RecomputeMethod};
 
 /// The model's shape as Megatron flags (`megatron/training/arguments.py`, generated from the
@@ -57,8 +57,10 @@ pub fn model_flags(plan: &Plan, ascend: bool) -> Vec<String> {
             f.push(format!("--moe-shared-expert-intermediate-size {}", moe.shared_intermediate_size));
         }
         f.extend(router_weights_flag(ascend, &key));
-        if arch.family == Family::DeepseekV3 {
-            f.push(deepseek_v3_router_flags(&key));
+        match arch.family {
+            Family::DeepseekV3 => f.push(deepseek_v3_router_flags(&key)),
+            Family::DeepseekV2 => f.extend(deepseek_v2_router_flags(ascend, moe.group_limited, &key)),
+            _ => {}
         }
         f.extend(moe_kernel_flags(plan, ascend));
     }
@@ -134,6 +136,70 @@ fn deepseek_v3_router_flags(key: &dyn Fn(&str) -> Option<serde_json::Value>) -> 
     )
 }
 
+/// DeepSeek-V2's router (transformers 5.6.0 `DeepseekV2Moe.route_tokens_to_experts`): a softmax
+/// over every expert, with `group_limited_greedy` the best `topk_group` of `n_group` groups by
+/// their best expert, the top k of those; weights × `routed_scaling_factor` (16 on DeepSeek-V2, 1
+/// on V2-Lite). MindSpeed-LLM has that router by name (`--moe-router-load-balancing-type
+/// group_limited_greedy`, `group_limited_greedy_topKgating` in `mindspeed_llm/core/transformer/moe/router.py`),
+/// as its DeepSeek-V2 script sets it (`tests/pipeline/legacy/deepseek2/deepseek_v2_mcore_tp1_pp1_ep8.sh`:
+/// 3 of 8 groups, × 16). Megatron-LM scores a group by the sum of its best topk ÷ group_topk
+/// experts rather than its best one (`group_limited_topk`, megatron/core/transformer/moe/moe_utils.py,
+/// core_v0.19.0): the nearest it has, from the same groups.
+fn deepseek_v2_router_flags(
+    ascend: bool,
+    groups: Option<GroupLimit>,
+    key: &dyn Fn(&str) -> Option<serde_json::Value>,
+) -> Vec<String> {
+    let mut f = Vec::new();
+    if let Some(GroupLimit { groups, top_groups }) = groups {
+        if ascend {
+            f.push("--moe-router-load-balancing-type group_limited_greedy".to_owned());
+        }
+        f.push(format!("--moe-router-num-groups {groups} --moe-router-group-topk {top_groups}"));
+    }
+    let scaling = key("routed_scaling_factor").and_then(|v| v.as_f64()).filter(|s| *s != 1.0);
+    // MindSpeed's group-limited router asks for the factor even at 1 (`_validate_group_limited_greedy`).
+    if let Some(s) = scaling.or(groups.and(ascend.then_some(1.0))) {
+        f.push(format!("--moe-router-topk-scaling-factor {s}"));
+    }
+    f
+}
+
+/// DeepSeek's YaRN (its config's `rope_scaling`, `"type": "yarn"`: frequencies stretched 40-fold past
+/// 4,096 positions, attention scaled by `mscale_all_dim`), for MLA models: Megatron-LM's MLA reads
+/// `--rotary-scaling-factor`, `--mscale` and `--mscale-all-dim`, and takes 4,096 positions and betas
+/// 32 and 1 from `MLATransformerConfig` (core_v0.19.0; its own argparse defaults, factor 1 and
+/// mscale-all-dim 0, would train DeepSeek without it), as Megatron-LM's
+/// `examples/post_training/modelopt/conf/deepseek-ai/DeepSeek-V2-Lite.sh` and
+/// `examples/megatron_fsdp/sbatch_mfsdp_deepseek_v3.sh` write them; MindSpeed-LLM names every
+/// value, as its DeepSeek scripts do (`examples/mcore/deepseek3/pretrain_deepseek3_671b_4k_ptd.sh`).
+fn yarn_flags(ascend: bool, key: &dyn Fn(&str) -> Option<serde_json::Value>) -> Option<String> {
+    let scaling = key("rope_scaling")?;
+    let kind = scaling.get("rope_type").or_else(|| scaling.get("type"))?;
+    if kind != "yarn" {
+        return None;
+    }
+    let number = |k: &str| scaling.get(k).and_then(serde_json::Value::as_f64);
+    let factor = number("factor")?;
+    // transformers' `yarn_get_mscale` defaults: mscale 1, mscale_all_dim 0.
+    let (mscale, all_dim) = (number("mscale").unwrap_or(1.0), number("mscale_all_dim").unwrap_or(0.0));
+    Some(match ascend {
+        false => format!("--rotary-scaling-factor {factor} --mscale {mscale} --mscale-all-dim {all_dim}"),
+        // `--beta-fast`, `--beta-slow` and the positions are whole numbers (`type=int`).
+        true => format!(
+            "--rope-scaling-type yarn --rope-scaling-factor {factor} --rope-scaling-mscale {mscale} \
+             --rope-scaling-mscale-all-dim {all_dim} --rope-scaling-original-max-position-embeddings {} \
+             --beta-fast {} --beta-slow {}",
+            scaling
+                .get("original_max_position_embeddings")
+                .and_then(serde_json::Value::as_u64)
+                .unwrap_or(4096),
+            number("beta_fast").map_or(32, |b| b.round() as i64),
+            number("beta_slow").map_or(1, |b| b.round() as i64),
+        ),
+    })
+}
+
 /// The positions: learned, or rotary with its base and Llama-3.1 frequency scaling. `key` reads the
 /// model's config.json.
 fn position_flags(plan: &Plan, ascend: bool, key: &dyn Fn(&str) -> Option<serde_json::Value>) -> Vec<String> {
@@ -147,6 +213,9 @@ fn position_flags(plan: &Plan, ascend: bool, key: &dyn Fn(&str) -> Option<serde_
                 "\"${ROTARY_BASE:?set ROTARY_BASE to rope_theta from the model config.json}\"".to_owned()
             });
             f.push(format!("--position-embedding-type rope --rotary-base {theta}"));
+            if matches!(arch.attention, Attention::Mla { .. }) {
+                f.extend(yarn_flags(ascend, key));
+            }
             // Llama-3.1/3.2 frequency scaling: Megatron's `--use-rope-scaling` (low/high frequency
             // factors 1 and 4 and original length 8192 built in); MindSpeed-LLM names every value.
             if let Some(scaling) = key("rope_scaling").filter(|r| r["rope_type"] == "llama3") {

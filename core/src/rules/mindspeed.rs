@@ -118,3 +118,27 @@ pub(super) fn lora_moe_dispatcher(cx: &Ctx, acc: &mut Acc) {
         acc.push(Note, Code::MindspeedLoraMoeDispatcher, &[], None);
     }
 }
+
+/// MindSpeed-LLM's group-limited router (DeepSeek-V2's `group_limited_greedy`, which the launch file
+/// writes) against EP: `MoERouter._validate_group_limited_greedy`
+/// (`mindspeed_llm/features_manager/moe/moe_router.py`) asserts "The topk group ({top_groups})
+/// should be less than n-group(EP)", comparing it with the expert parallelism, not the groups. The
+/// fix is the least EP above it that divides the experts and the devices left by TP (experts) × PP.
+pub(super) fn group_limited_ep(cx: &Ctx, acc: &mut Acc) {
+    use Severity::Error;
+    let &Ctx { arch, ep, etp, pp, world, mindspeed, .. } = cx;
+    let Some(moe) = arch.moe.as_ref().filter(|_| mindspeed) else { return };
+    let Some(limit) = moe.group_limited.filter(|g| ep <= g.top_groups) else { return };
+    let room = gcd(moe.n_experts, world / (etp * pp).max(1));
+    let fix = super::fix::divisors_of(room).filter(|d| limit.top_groups < *d).min();
+    acc.push(
+        Error,
+        Code::MindspeedGroupLimitedEp,
+        &[("top_groups", limit.top_groups.to_string()), ("ep", ep.to_string())],
+        fix.map(|d| (Field::ParallelEp, Value::from(d))),
+    );
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 { a } else { gcd(b, a % b) }
+}

@@ -217,6 +217,7 @@ fn check_as(plan: &Plan, mem: &Memory, lean: bool) -> Vec<Finding> {
         rl::rollout_ep(cx, &mut acc);
     }
     mindspeed::lora_moe_dispatcher(cx, &mut acc);
+    mindspeed::group_limited_ep(cx, &mut acc);
     memory::fits(cx, &mut acc);
     acc.finish()
 }

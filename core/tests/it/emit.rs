@@ -807,3 +807,64 @@ fn the_router_weighs_its_experts_as_the_model_does() {
         assert!(!has(&script("qwen3-30b-a3b", framework, hardware), "--moe-router-score-function"));
     }
 }
+
+/// DeepSeek's positions and DeepSeek-V2's router as the frameworks' own DeepSeek scripts write them,
+/// from the models' config.json (`rope_scaling`: YaRN, factor 40 past 4,096 positions, mscale 0.707 on
+/// V2 and V2-Lite, 1.0 on V3; V2's `group_limited_greedy` over 3 of 8 groups, weights × 16).
+/// Megatron-LM: `examples/post_training/modelopt/conf/deepseek-ai/DeepSeek-V2-Lite.sh` and
+/// `examples/megatron_fsdp/sbatch_mfsdp_deepseek_v3.sh` (`--rotary-scaling-factor 40 --mscale …
+/// --mscale-all-dim …`). MindSpeed-LLM: `examples/mcore/deepseek2_lite/pretrain_deepseek2_lite_16b_ptd_8p.sh`,
+/// `examples/mcore/deepseek3/pretrain_deepseek3_671b_4k_ptd.sh` (`ROPE_ARGS`) and
+/// `tests/pipeline/legacy/deepseek2/deepseek_v2_mcore_tp1_pp1_ep8.sh` (the router). Without them
+/// Megatron-LM's MLA takes factor 1 and mscale-all-dim 0: plain RoPE and an attention scale 1.59×
+/// (V2) to 1.87× (V3) below the checkpoint's, and V2's experts a sixteenth of their weight.
+#[test]
+fn deepseek_positions_and_router_follow_the_model() {
+    let script = |model: &str, framework: &str, hardware: &str| {
+        let text = format!(
+            r#"{{"model": "{model}", "framework": "{framework}", "method": "pretrain", "hardware": "{hardware}",
+                "cluster": {{"nodes": 8}}, "parallel": {{"pp": 4, "ep": 8, "distributed_optimizer": true}}}}"#
+        );
+        files(&text).into_iter().map(|f| f.text).collect::<Vec<_>>().join("\n")
+    };
+    let value = |text: &str, flag: &str| {
+        let words: Vec<&str> = text.split_whitespace().collect();
+        words.iter().position(|w| *w == flag).map(|at| words[at + 1].to_owned())
+    };
+    let number = |text: &str, flag: &str| value(text, flag).and_then(|v| v.parse::<f64>().ok());
+    for (model, mscale) in [("deepseek-v2-lite", 0.707), ("deepseek-v2", 0.707), ("deepseek-v3", 1.0)] {
+        let megatron = script(model, "megatron", "h800-sxm-80g");
+        assert_eq!(number(&megatron, "--rotary-scaling-factor"), Some(40.0), "{model}");
+        assert_eq!(number(&megatron, "--mscale"), Some(mscale), "{model}");
+        assert_eq!(number(&megatron, "--mscale-all-dim"), Some(mscale), "{model}");
+        let mindspeed = script(model, "mindspeed-llm", "ascend-910b2");
+        assert_eq!(value(&mindspeed, "--rope-scaling-type").as_deref(), Some("yarn"), "{model}");
+        for (flag, expected) in [
+            ("--rope-scaling-factor", 40.0),
+            ("--rope-scaling-mscale", mscale),
+            ("--rope-scaling-mscale-all-dim", mscale),
+            ("--rope-scaling-original-max-position-embeddings", 4096.0),
+            ("--beta-fast", 32.0),
+            ("--beta-slow", 1.0),
+        ] {
+            assert_eq!(number(&mindspeed, flag), Some(expected), "{model} {flag}");
+        }
+    }
+    // Llama's own RoPE takes none of it.
+    assert_eq!(value(&script("mixtral-8x7b", "megatron", "h100-sxm-80g"), "--rotary-scaling-factor"), None);
+    // DeepSeek-V2's group-limited router; V2-Lite routes greedily over every expert, unscaled.
+    let v2 = script("deepseek-v2", "mindspeed-llm", "ascend-910b2");
+    assert_eq!(value(&v2, "--moe-router-load-balancing-type").as_deref(), Some("group_limited_greedy"));
+    let megatron_v2 = script("deepseek-v2", "megatron", "h800-sxm-80g");
+    for text in [&v2, &megatron_v2] {
+        assert_eq!(number(text, "--moe-router-num-groups"), Some(8.0));
+        assert_eq!(number(text, "--moe-router-group-topk"), Some(3.0));
+        assert_eq!(number(text, "--moe-router-topk-scaling-factor"), Some(16.0));
+    }
+    assert_eq!(value(&megatron_v2, "--moe-router-load-balancing-type"), None);
+    for framework in ["megatron", "mindspeed-llm"] {
+        let lite = script("deepseek-v2-lite", framework, "h800-sxm-80g");
+        assert_eq!(value(&lite, "--moe-router-num-groups"), None, "{framework}");
+        assert_eq!(value(&lite, "--moe-router-topk-scaling-factor"), None, "{framework}");
+    }
+}

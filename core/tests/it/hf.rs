@@ -626,3 +626,25 @@ proptest! {
         }
     }
 }
+
+/// DeepSeek-V2's router picks a token's experts from 3 of 8 groups (its config.json:
+/// `"topk_method": "group_limited_greedy", "n_group": 8, "topk_group": 3`); V2-Lite's greedily from
+/// all 64 (`"greedy"`, as `DeepseekV2Config` defaults it). Groups that do not divide the experts
+/// cannot be built (`route_tokens_to_experts` views the scores as `n_group` equal groups) and are
+/// refused, naming both.
+#[test]
+fn deepseek_v2_reads_its_router_groups() {
+    let limit = |id: &str| hf::import(catalog_config(id)).unwrap().arch.moe.unwrap().group_limited;
+    assert_eq!(limit("deepseek-v2"), Some(model::GroupLimit { groups: 8, top_groups: 3 }));
+    assert_eq!(limit("deepseek-v2-lite"), None);
+    // DeepSeek-V3's groups belong to its own router (`noaux_tc`), which the launch files write apart.
+    assert_eq!(limit("deepseek-v3"), None);
+    let v2 = catalog_config("deepseek-v2");
+    assert_eq!(
+        refused(&v2.replace("\"n_group\": 8", "\"n_group\": 7")),
+        ConfigError::Inconsistent("n_group (7) does not divide n_routed_experts (160)".to_owned())
+    );
+    assert_eq!(refused(&v2.replace("\"n_group\": 8, ", "")), ConfigError::Missing("n_group"));
+    let without_method = v2.replace("\"topk_method\": \"group_limited_greedy\", ", "");
+    assert_eq!(hf::import(&without_method).unwrap().arch.moe.unwrap().group_limited, None);
+}

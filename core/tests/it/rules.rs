@@ -469,6 +469,13 @@ const CASES: &[(&str, &str, &str)] = &[
         r#"{"model": "deepseek-v3", "framework": "megatron", "method": "pretrain", "cluster": {"nodes": 64}, "parallel": {"tp": 8, "pp": 8, "ep": 8, "uneven_layers": true}}"#,
     ),
     // MindSpeed and Ascend LLaMA-Factory knobs
+    // DeepSeek-V2 routes each token within 3 of 8 groups (its config.json: `topk_group` 3); MindSpeed-LLM
+    // asserts EP above that (`_validate_group_limited_greedy`), its DeepSeek-V2 script runs EP 8.
+    (
+        "mindspeed.group_limited_ep",
+        r#"{"model": "deepseek-v2", "framework": "mindspeed-llm", "hardware": "ascend-910b2", "method": "pretrain", "cluster": {"nodes": 8}, "parallel": {"pp": 4, "ep": 2}}"#,
+        r#"{"model": "deepseek-v2", "framework": "mindspeed-llm", "hardware": "ascend-910b2", "method": "pretrain", "cluster": {"nodes": 8}, "parallel": {"pp": 4, "ep": 4}}"#,
+    ),
     (
         "mindspeed.swap_optimizer",
         r#"{"model": "qwen2.5-7b", "framework": "mindspeed-llm", "hardware": "ascend-910b2", "method": "sft-full", "parallel": {"tp": 2, "swap_optimizer": true}}"#,
