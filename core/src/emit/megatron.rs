@@ -165,15 +165,20 @@ fn deepseek_v2_router_flags(
     f
 }
 
-/// DeepSeek's YaRN (its config's `rope_scaling`, `"type": "yarn"`: frequencies stretched 40-fold past
-/// 4,096 positions, attention scaled by `mscale_all_dim`), for MLA models: Megatron-LM's MLA reads
-/// `--rotary-scaling-factor`, `--mscale` and `--mscale-all-dim`, and takes 4,096 positions and betas
-/// 32 and 1 from `MLATransformerConfig` (core_v0.19.0; its own argparse defaults, factor 1 and
-/// mscale-all-dim 0, would train DeepSeek without it), as Megatron-LM's
+/// YaRN (the config's `rope_scaling` of `"type"` or `"rope_type"` `"yarn"`: frequencies stretched
+/// `factor`-fold past `original_max_position_embeddings`, attention scaled by the ratio of
+/// `yarn_get_mscale(factor, mscale)` to `yarn_get_mscale(factor, mscale_all_dim)`, defaults 1 and 0
+/// as transformers' `_compute_yarn_parameters` takes them), as the launch file's flags.
+///
+/// Megatron-LM (core_v0.19.0): MLA reads `--rotary-scaling-factor`, `--mscale` and
+/// `--mscale-all-dim` and takes 4,096 positions and betas 32 and 1 from `MLATransformerConfig`,
+/// whose own defaults argparse's (factor 1, mscale-all-dim 0) replace, as Megatron-LM's
 /// `examples/post_training/modelopt/conf/deepseek-ai/DeepSeek-V2-Lite.sh` and
-/// `examples/megatron_fsdp/sbatch_mfsdp_deepseek_v3.sh` write them; MindSpeed-LLM names every
-/// value, as its DeepSeek scripts do (`examples/mcore/deepseek3/pretrain_deepseek3_671b_4k_ptd.sh`).
-fn yarn_flags(ascend: bool, key: &dyn Fn(&str) -> Option<serde_json::Value>) -> Option<String> {
+/// `examples/megatron_fsdp/sbatch_mfsdp_deepseek_v3.sh` write them; other attention takes
+/// `--position-embedding-type yarn` and the `--yarn-*` flags besides (`_apply_yarn_config_from_args`,
+/// `megatron/training/argument_utils.py`). MindSpeed-LLM names every value for any attention, as its
+/// DeepSeek scripts do (`examples/mcore/deepseek3/pretrain_deepseek3_671b_4k_ptd.sh`, `ROPE_ARGS`).
+fn yarn_flags(ascend: bool, mla: bool, key: &dyn Fn(&str) -> Option<serde_json::Value>) -> Option<String> {
     let scaling = key("rope_scaling")?;
     let kind = scaling.get("rope_type").or_else(|| scaling.get("type"))?;
     if kind != "yarn" {
@@ -181,21 +186,25 @@ fn yarn_flags(ascend: bool, key: &dyn Fn(&str) -> Option<serde_json::Value>) -> 
     }
     let number = |k: &str| scaling.get(k).and_then(serde_json::Value::as_f64);
     let factor = number("factor")?;
-    // transformers' `yarn_get_mscale` defaults: mscale 1, mscale_all_dim 0.
     let (mscale, all_dim) = (number("mscale").unwrap_or(1.0), number("mscale_all_dim").unwrap_or(0.0));
-    Some(match ascend {
-        false => format!("--rotary-scaling-factor {factor} --mscale {mscale} --mscale-all-dim {all_dim}"),
+    let original = scaling.get("original_max_position_embeddings").and_then(serde_json::Value::as_u64);
+    let (original, beta_fast, beta_slow) =
+        (original.unwrap_or(4096), number("beta_fast").unwrap_or(32.0), number("beta_slow").unwrap_or(1.0));
+    Some(match (ascend, mla) {
+        (false, true) => {
+            format!("--rotary-scaling-factor {factor} --mscale {mscale} --mscale-all-dim {all_dim}")
+        }
+        (false, false) => format!(
+            "--rotary-scaling-factor {factor} --yarn-original-max-position-embeddings {original} \
+             --yarn-beta-fast {beta_fast} --yarn-beta-slow {beta_slow} --mscale {mscale} --mscale-all-dim {all_dim}"
+        ),
         // `--beta-fast`, `--beta-slow` and the positions are whole numbers (`type=int`).
-        true => format!(
+        (true, _) => format!(
             "--rope-scaling-type yarn --rope-scaling-factor {factor} --rope-scaling-mscale {mscale} \
-             --rope-scaling-mscale-all-dim {all_dim} --rope-scaling-original-max-position-embeddings {} \
+             --rope-scaling-mscale-all-dim {all_dim} --rope-scaling-original-max-position-embeddings {original} \
              --beta-fast {} --beta-slow {}",
-            scaling
-                .get("original_max_position_embeddings")
-                .and_then(serde_json::Value::as_u64)
-                .unwrap_or(4096),
-            number("beta_fast").map_or(32, |b| b.round() as i64),
-            number("beta_slow").map_or(1, |b| b.round() as i64),
+            beta_fast.round() as i64,
+            beta_slow.round() as i64,
         ),
     })
 }
@@ -212,10 +221,12 @@ fn position_flags(plan: &Plan, ascend: bool, key: &dyn Fn(&str) -> Option<serde_
             let theta = key("rope_theta").map(|v| rotary_base(&v)).unwrap_or_else(|| {
                 "\"${ROTARY_BASE:?set ROTARY_BASE to rope_theta from the model config.json}\"".to_owned()
             });
-            f.push(format!("--position-embedding-type rope --rotary-base {theta}"));
-            if matches!(arch.attention, Attention::Mla { .. }) {
-                f.extend(yarn_flags(ascend, key));
-            }
+            let mla = matches!(arch.attention, Attention::Mla { .. });
+            let yarn = yarn_flags(ascend, mla, key);
+            // Megatron-LM's YaRN outside MLA is a position type of its own.
+            let kind = if yarn.is_some() && !ascend && !mla { "yarn" } else { "rope" };
+            f.push(format!("--position-embedding-type {kind} --rotary-base {theta}"));
+            f.extend(yarn);
             // Llama-3.1/3.2 frequency scaling: Megatron's `--use-rope-scaling` (low/high frequency
             // factors 1 and 4 and original length 8192 built in); MindSpeed-LLM names every value.
             if let Some(scaling) = key("rope_scaling").filter(|r| r["rope_type"] == "llama3") {

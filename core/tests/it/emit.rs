@@ -852,6 +852,41 @@ fn deepseek_positions_and_router_follow_the_model() {
     }
     // Llama's own RoPE takes none of it.
     assert_eq!(value(&script("mixtral-8x7b", "megatron", "h100-sxm-80g"), "--rotary-scaling-factor"), None);
+    // YaRN on grouped-query attention, as Qwen2.5's model cards tell to add it for long context
+    // (`"rope_scaling": {"factor": 4.0, "original_max_position_embeddings": 32768, "type": "yarn"}`):
+    // Megatron-LM's own position type with its `--yarn-*` flags, mscale 1 and 0 giving transformers'
+    // default attention factor; MindSpeed-LLM the flags it gives DeepSeek.
+    let mut qwen: serde_json::Value = serde_json::from_str(
+        trainplan_core::catalog::CONFIGS.iter().find(|c| c.id == "qwen2.5-7b").unwrap().config,
+    )
+    .unwrap();
+    qwen["rope_scaling"] =
+        serde_json::json!({"factor": 4.0, "original_max_position_embeddings": 32768, "type": "yarn"});
+    for (framework, hardware) in [("megatron", "h100-sxm-80g"), ("mindspeed-llm", "ascend-910b2")] {
+        let plan = format!(
+            r#"{{"model": {{"hf_config": {qwen}}}, "framework": "{framework}", "method": "pretrain", "hardware": "{hardware}"}}"#
+        );
+        let text = files(&plan).into_iter().map(|f| f.text).collect::<Vec<_>>().join("\n");
+        let expected: &[(&str, f64)] = match framework {
+            "megatron" => &[
+                ("--rotary-scaling-factor", 4.0),
+                ("--yarn-original-max-position-embeddings", 32768.0),
+                ("--yarn-beta-fast", 32.0),
+                ("--yarn-beta-slow", 1.0),
+                ("--mscale", 1.0),
+                ("--mscale-all-dim", 0.0),
+            ],
+            _ => &[
+                ("--rope-scaling-factor", 4.0),
+                ("--rope-scaling-original-max-position-embeddings", 32768.0),
+            ],
+        };
+        for &(flag, want) in expected {
+            assert_eq!(number(&text, flag), Some(want), "{framework} {flag}");
+        }
+        let kind = if framework == "megatron" { "yarn" } else { "rope" };
+        assert_eq!(value(&text, "--position-embedding-type").as_deref(), Some(kind), "{framework}");
+    }
     // DeepSeek-V2's group-limited router; V2-Lite routes greedily over every expert, unscaled.
     let v2 = script("deepseek-v2", "mindspeed-llm", "ascend-910b2");
     assert_eq!(value(&v2, "--moe-router-load-balancing-type").as_deref(), Some("group_limited_greedy"));

@@ -219,7 +219,8 @@ impl Shape {
             ),
         };
         let linear_bias = !has("--disable-bias-linear");
-        let rope = map.is("--position-embedding-type", "rope");
+        // Megatron-LM's YaRN outside MLA is a rotary type of its own.
+        let rope = map.is("--position-embedding-type", "rope") || map.is("--position-embedding-type", "yarn");
         let rotary_base = match map.get("--rotary-base") {
             _ if !rope => None,
             None => Some(10000),
