@@ -279,6 +279,9 @@ pub fn zh(code: Code) -> &'static str {
         Code::ScheduleFramework => "{framework} 没有 {schedule} 流水线调度。",
         Code::MindspeedDualpipevConflict => "MindSpeed 的 DualPipeV 不能与 {what} 同时使用。",
         Code::VerlLoraRank => "vLLM 支持的 LoRA 秩最大为 512，而不是 {rank}。",
+        Code::VerlZeroStage => {
+            "VeRL 的 FSDP 要么连同参数一起切分（ZeRO-3），要么只切分梯度和优化器状态（ZeRO-2），要么不切分（ZeRO-0），不能只切分优化器状态（ZeRO-1）。"
+        }
         Code::MethodNeedsRlFramework => {
             "{method} 是强化学习：需要 VeRL 或 MindSpeed-RL，而不是 {framework}。"
         }

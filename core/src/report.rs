@@ -384,6 +384,7 @@ codes! {
     ScheduleFramework = "schedule.framework" => "{framework} has no {schedule} pipeline schedule.",
     MindspeedDualpipevConflict = "mindspeed.dualpipev_conflict" => "MindSpeed's DualPipeV cannot run with {what}.",
     VerlLoraRank = "verl.lora_rank" => "vLLM serves LoRA ranks up to 512, not {rank}.",
+    VerlZeroStage = "verl.zero_stage" => "VeRL's FSDP shards the parameters with the rest (ZeRO-3), the gradients and optimizer states (ZeRO-2) or nothing (ZeRO-0), never the optimizer states alone (ZeRO-1).",
     MethodNeedsRlFramework = "method.needs_rl_framework" => "{method} is RL: it runs on VeRL or MindSpeed-RL, not {framework}.",
     MethodQloraMegatron = "method.qlora_megatron" => "{framework} has no 4-bit QLoRA: use LLaMA-Factory.",
     MindspeedCocLora = "mindspeed.coc_lora" => "MindSpeed's --use-ascend-coc does not support LoRA.",

@@ -176,6 +176,8 @@ fn actor_rollout_ref(plan: &Plan) -> Vec<String> {
         format!("actor_rollout_ref.ref.log_prob_max_token_len_per_gpu={token_budget}"),
         "actor_rollout_ref.ref.fsdp_config.param_offload=True".to_owned(),
     ];
+    args.extend(sharding(plan, "actor_rollout_ref.actor.fsdp_config"));
+    args.extend(sharding(plan, "actor_rollout_ref.ref.fsdp_config"));
     if 1 < rl.rollout_ep.get() {
         // vLLM's expert parallelism over the engine's TP × DP ranks (`RolloutConfig`: EP must equal
         // TP × DP, verl/workers/config/rollout.py).
@@ -201,6 +203,20 @@ fn trainer(plan: &Plan, estimator: &str) -> Vec<String> {
     ]
 }
 
+/// The plan's ZeRO stage as VeRL's FSDP engine shards (verl 0.9.1 `verl/workers/engine/fsdp/utils.py`):
+/// `fsdp_size` −1 (its default) shards over every rank and 1 over none (`create_device_mesh`: a
+/// replicated mesh of groups of one); `reshard_after_forward: False` keeps the parameters gathered
+/// from forward to backward, sharding the gradients and optimizer states alone (`get_sharding_strategy`:
+/// `SHARD_GRAD_OP`). ZeRO-3 is VeRL's default and writes nothing; ZeRO-1 has no setting (rule
+/// verl.zero_stage).
+fn sharding(plan: &Plan, section: &str) -> Vec<String> {
+    match plan.parallel.zero_stage.get() {
+        0 => vec![format!("{section}.fsdp_size=1")],
+        1 | 2 => vec![format!("{section}.reshard_after_forward=False")],
+        _ => Vec::new(),
+    }
+}
+
 /// The critic: none for GRPO; PPO's with the actor's batches.
 fn critic(plan: &Plan) -> Vec<String> {
     if plan.method != Method::Ppo {
@@ -221,6 +237,8 @@ fn critic(plan: &Plan) -> Vec<String> {
         format!("critic.use_dynamic_bsz={}", py_bool(rl.dynamic_batch)),
         format!("critic.ppo_max_token_len_per_gpu={token_budget}"),
     ];
+    // verl 0.9.1 keeps the critic's engine config under `critic.fsdp`.
+    o.extend(sharding(plan, "critic.fsdp"));
     if plan.trains_lora() {
         o.extend(lora(plan, "critic.model"));
     }

@@ -26,6 +26,19 @@ pub(super) fn verl_lora_rank(cx: &Ctx, acc: &mut Acc) {
     }
 }
 
+/// ZeRO-1 on VeRL: its FSDP engine shards the parameters with everything else (ZeRO-3, its
+/// default), the gradients and optimizer states alone (`reshard_after_forward: False`, ZeRO-2), or
+/// nothing (`fsdp_size: 1`), never the optimizer states alone (verl 0.9.1
+/// `verl/workers/engine/fsdp/utils.py`: `create_device_mesh`, `get_sharding_strategy`). The
+/// launch file writes ZeRO-2's setting, which the fix names.
+pub(super) fn verl_zero_stage(cx: &Ctx, acc: &mut Acc) {
+    use Severity::Error;
+    let &Ctx { plan, p, .. } = cx;
+    if plan.framework == Framework::Verl && p.zero_stage.get() == 1 {
+        acc.push(Error, Code::VerlZeroStage, &[], Some((Field::ParallelZeroStage, Value::from(2))));
+    }
+}
+
 /// The prompts per update and their samples over the actors, and the sequence against the
 /// engine's and the packer's token budgets.
 pub(super) fn batches(cx: &Ctx, acc: &mut Acc) {

@@ -345,6 +345,10 @@ pub fn generated() -> Vec<Entry> {
         ),
         ("grpo-ulysses", "grpo", "qwen2.5-7b", "h200-sxm-141g", json!({"cp": 2})),
         ("grpo-moe-rollout-ep", "grpo", "qwen3-30b-a3b", "h100-sxm-80g", json!({"offload_optimizer": true})),
+        // VeRL's other shardings: none (`fsdp_size=1`, actor, reference and critic) and ZeRO-2's
+        // (`reshard_after_forward=False`).
+        ("ppo-replicated", "ppo", "qwen2.5-0.5b", "h100-sxm-80g", json!({"zero_stage": 0})),
+        ("grpo-zero2", "grpo", "qwen2.5-1.5b", "h100-sxm-80g", json!({"zero_stage": 2})),
     ] {
         let mut par = json!({"zero_stage": 3});
         for (k, v) in extra.as_object().unwrap() {

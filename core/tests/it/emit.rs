@@ -903,3 +903,43 @@ fn deepseek_positions_and_router_follow_the_model() {
         assert_eq!(value(&lite, "--moe-router-topk-scaling-factor"), None, "{framework}");
     }
 }
+
+/// VeRL runs the plan's ZeRO stage as its FSDP engine shards (verl 0.9.1
+/// `verl/workers/engine/fsdp/utils.py`): every rank (`fsdp_size` −1 with `reshard_after_forward`, the
+/// defaults: ZeRO-3, written as nothing), no rank (`fsdp_size: 1`, a replicated mesh: ZeRO-0), or the
+/// gradients and optimizer states alone (`reshard_after_forward: False`, `SHARD_GRAD_OP`: ZeRO-2); for
+/// the actor, its reference and PPO's critic (`critic.fsdp` in 0.9.1's `ppo_trainer`). Before, every
+/// file ran ZeRO-3 whatever the memory panel counted.
+#[test]
+fn verl_shards_as_the_plan_counts() {
+    let overrides = |zero: u8| {
+        let text = format!(
+            r#"{{"model": "qwen2.5-0.5b", "framework": "verl", "method": "ppo", "parallel": {{"zero_stage": {zero}}}}}"#
+        );
+        let script = files(&text).into_iter().next().unwrap().text;
+        let mut keys: Vec<String> = script
+            .split_whitespace()
+            .filter(|w| w.contains("fsdp_size=") || w.contains("reshard_after_forward="))
+            .map(str::to_owned)
+            .collect();
+        keys.sort();
+        keys
+    };
+    assert_eq!(
+        overrides(0),
+        [
+            "actor_rollout_ref.actor.fsdp_config.fsdp_size=1",
+            "actor_rollout_ref.ref.fsdp_config.fsdp_size=1",
+            "critic.fsdp.fsdp_size=1"
+        ]
+    );
+    assert_eq!(
+        overrides(2),
+        [
+            "actor_rollout_ref.actor.fsdp_config.reshard_after_forward=False",
+            "actor_rollout_ref.ref.fsdp_config.reshard_after_forward=False",
+            "critic.fsdp.reshard_after_forward=False"
+        ]
+    );
+    assert!(overrides(3).is_empty());
+}

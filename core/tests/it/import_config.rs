@@ -127,8 +127,8 @@ fn assert_carried(original: &PlanFile, back: &PlanFile, kind: ConfigKind) {
             assert_eq!(back.method, original.method);
             assert_eq!(back.liger_kernel, original.liger_kernel);
             assert_eq!(
-                (b.cp, b.offload_optimizer, b.offload_params),
-                (o.cp, o.offload_optimizer, o.offload_params)
+                (b.cp, b.offload_optimizer, b.offload_params, b.zero_stage),
+                (o.cp, o.offload_optimizer, o.offload_params, o.zero_stage)
             );
             assert_eq!(
                 (back.batch.micro_batch, back.batch.global_batch),
@@ -182,6 +182,10 @@ fn emitted_files_import_back_to_their_plan() {
             "batch": {"micro_batch": 1, "global_batch": 64, "seq_len": 4096}}"#,
         r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "liger_kernel": true, "parallel": {"zero_stage": 3, "cp": 2},
             "rl": {"rollout_tp": 2, "n_samples_per_prompt": 8}, "batch": {"micro_batch": 16, "global_batch": 512}}"#,
+        // VeRL's FSDP over no rank (`fsdp_size=1`) and sharding gradients and optimizer states alone
+        // (`reshard_after_forward=False`), PPO's critic alike.
+        r#"{"model": "qwen2.5-0.5b", "framework": "verl", "method": "ppo", "parallel": {"zero_stage": 0}}"#,
+        r#"{"model": "qwen2.5-1.5b", "framework": "verl", "method": "grpo", "parallel": {"zero_stage": 2}}"#,
         // The rollout's expert parallelism: VeRL's EP and DP, MindSpeed-RL's EP over its TP.
         r#"{"model": "qwen3-30b-a3b", "framework": "verl", "method": "grpo", "cluster": {"nodes": 2}, "parallel": {"zero_stage": 3},
             "rl": {"rollout_tp": 2, "rollout_ep": 16}}"#,

@@ -344,6 +344,12 @@ const CASES: &[(&str, &str, &str)] = &[
         r#"{"model": "qwen2.5-0.5b", "framework": "mindspeed-llm", "hardware": "ascend-910b2", "method": "lora"}"#,
     ),
     // VeRL get_vllm_max_lora_rank: ranks above 512 are refused.
+    // VeRL's FSDP has no ZeRO-1 (verl/workers/engine/fsdp/utils.py); ZeRO-2 is `reshard_after_forward: False`.
+    (
+        "verl.zero_stage",
+        r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "parallel": {"zero_stage": 1}}"#,
+        r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "parallel": {"zero_stage": 2}}"#,
+    ),
     (
         "verl.lora_rank",
         r#"{"model": "qwen2.5-0.5b", "framework": "verl", "method": "grpo", "rl": {"lora": true}, "lora": {"rank": 1024}}"#,

@@ -3,13 +3,11 @@
 // The importer's shared types and helpers, and its imports (mod.rs).
 use super::*;
 
-/// VeRL's overrides: the RL loop, the FSDP actor (ZeRO-3's sharding), the vLLM engine, the cluster
+/// VeRL's overrides: the RL loop, the FSDP actor (by default ZeRO-3's sharding), the vLLM engine, the cluster
 /// and the paths. Values the plan derives by itself come back as 0, "automatic".
 pub(super) fn verl(text: &str, file: &mut PlanFile) -> Result<Reading, ImportError> {
     file.framework = Framework::Verl;
     file.method = Method::Grpo;
-    // `actor.strategy=fsdp` shards parameters, gradients and optimizer states: ZeRO-3.
-    file.parallel.zero_stage = 3;
     // VeRL samples one response per prompt unless told otherwise (`n: 1`,
     // verl/trainer/config/rollout/rollout.yaml in verl 0.9.1), not the plan's default of five.
     file.rl.n_samples_per_prompt = 1;
@@ -19,6 +17,7 @@ pub(super) fn verl(text: &str, file: &mut PlanFile) -> Result<Reading, ImportErr
     let (mut mini, mut model_len, mut batched, mut budget) = (None, None, None, None);
     // The rollout's DP: with expert parallelism, EP ÷ TP (which the plan derives); else not the plan's.
     let mut rollout_dp: Option<(String, u32)> = None;
+    let (mut unsharded, mut resharded) = (false, true);
     for w in words(text) {
         let Some((key, value)) = w.split_once('=') else { continue };
         if !key.contains('.') {
@@ -67,6 +66,14 @@ pub(super) fn verl(text: &str, file: &mut PlanFile) -> Result<Reading, ImportErr
             "actor_rollout_ref.actor.fsdp_config.optimizer_offload" => {
                 file.parallel.offload_optimizer = flag(v)
             }
+            // The sharding (`sharding` in emit/verl.rs): over no rank, or the gradients and
+            // optimizer states alone; a group of other ranks (HSDP) is no ZeRO stage.
+            "actor_rollout_ref.actor.fsdp_config.fsdp_size" => match v.trim() {
+                "1" => unsharded = true,
+                "-1" => {}
+                _ => r.rest.push((key.to_owned(), v.to_owned())),
+            },
+            "actor_rollout_ref.actor.fsdp_config.reshard_after_forward" => resharded = flag(v),
             "actor_rollout_ref.rollout.n" => file.rl.n_samples_per_prompt = num(key, v)?,
             "actor_rollout_ref.rollout.tensor_model_parallel_size" => file.rl.rollout_tp = num(key, v)?,
             "actor_rollout_ref.rollout.expert_parallel_size" => file.rl.rollout_ep = num(key, v)?,
@@ -102,6 +109,11 @@ pub(super) fn verl(text: &str, file: &mut PlanFile) -> Result<Reading, ImportErr
             k => r.rest.push((k.to_owned(), v.to_owned())),
         }
     }
+    file.parallel.zero_stage = match (unsharded, resharded) {
+        (true, _) => 0,
+        (false, false) => 2,
+        (false, true) => 3,
+    };
     if let Some((written, dp)) = rollout_dp {
         let (tp, ep) = (file.rl.rollout_tp, file.rl.rollout_ep);
         if !(1 < ep && u64::from(dp) * u64::from(tp) == u64::from(ep)) {
