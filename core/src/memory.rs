@@ -2005,7 +2005,11 @@ fn rl_phases(ctx: &Ctx, stages: &[StageMemory]) -> Vec<PhaseMemory> {
         };
         // The reference model: frozen bf16 weights, sharded as the actor's; with LoRA it is the
         // actor's own base with the adapters disabled (VeRL `ref_in_actor` when lora_rank > 0).
-        let reference = if plan.rl.lora { 0 } else { stage.weights_bytes };
+        // VeRL's launch file offloads it (`ref.fsdp_config.param_offload=True`): its engine loads
+        // the weights on the device for its log-probabilities alone and offloads them after
+        // (verl 0.9.1 `BaseEngineCtx._context_switch`, verl/workers/engine/base.py).
+        let offloaded_reference = plan.framework == crate::plan::Framework::Verl && phase != "log_prob";
+        let reference = if plan.rl.lora || offloaded_reference { 0 } else { stage.weights_bytes };
         // Gradients are freed after each update (`zero_grad(set_to_none=True)`); the rest stays
         // unless offloaded. Rollout adds the engine, log-prob the logits, update the whole
         // training stage.

@@ -382,6 +382,35 @@ fn rl_reports_each_phase() {
     assert!(mem.peak_bytes < evaluate(&ppo).memory.peak_bytes, "PPO adds a critic");
 }
 
+/// VeRL's launch file offloads the reference (`ref.fsdp_config.param_offload=True`), and its engine
+/// holds the weights on the device for their log-probabilities alone (verl 0.9.1
+/// `BaseEngineCtx._context_switch`: loaded on entering eval mode, offloaded on leaving it): the
+/// reference is a part of the log-prob phase only, as large as the actor's weights. MindSpeed-RL
+/// keeps it beside the actor throughout.
+#[test]
+fn verl_holds_its_reference_for_its_log_probabilities_alone() {
+    let reference = |framework: &str, hardware: &str| {
+        let plan = Plan::from_json(&format!(
+            r#"{{"model": "qwen2.5-7b", "framework": "{framework}", "method": "grpo", "hardware": "{hardware}",
+                "parallel": {{"zero_stage": 3}}}}"#
+        ))
+        .unwrap();
+        let mem = evaluate(&plan).memory;
+        let weights = mem.stages[0].weights;
+        let parts: Vec<(&str, u64)> = mem
+            .phases
+            .iter()
+            .map(|p| (p.phase, p.parts.iter().find(|x| x.part == "reference").map_or(0, |x| x.bytes)))
+            .collect();
+        (weights, parts)
+    };
+    let (weights, verl) = reference("verl", "h100-sxm-80g");
+    assert!(0 < weights);
+    assert_eq!(verl, [("rollout", 0), ("log_prob", weights), ("update", 0)]);
+    let (weights, mindspeed) = reference("mindspeed-rl", "ascend-910b2");
+    assert!(mindspeed.iter().all(|&(_, bytes)| bytes == weights), "{mindspeed:?}");
+}
+
 #[test]
 fn mindspeed_knobs_save_activations_on_the_megatron_path_only() {
     let base = r#""model": "llama-3-8b", "framework": "mindspeed-llm", "method": "pretrain", "hardware": "ascend-910b2",
