@@ -1543,8 +1543,11 @@ impl InFlight {
 /// their fp32 upcast and the fp32 log-softmax the loss saves, 10sbV in forward (4sbV saved:
 /// tools/hf_activations); the HF `Trainer`'s loss peaks higher in its backward, 12sbV: the saved
 /// log-softmax and the two fp32 gradients the autograd engine makes of it (tools/gpu_peak traced
-/// it on an H200), which is LLaMA-Factory's. Other HF-path trainers (a DeepSpeed `train.py`,
-/// VeRL's log-probabilities) compute their own loss: 10sbV.
+/// it on an H200), which is LLaMA-Factory's. Other HF-path trainers (a DeepSpeed `train.py`)
+/// compute their own loss: 10sbV. VeRL takes its log-probabilities through a fused cross entropy,
+/// flash-attn's Triton kernel on NVIDIA (`cross_entropy_loss` with `inplace_backward`, which writes
+/// the gradient over the logits it keeps) or torch_npu's `npu_cross_entropy_loss` on Ascend
+/// (verl 0.9.1 `logprobs_from_logits`, verl/utils/torch_functional.py): the bf16 logits alone, 2sbV.
 ///
 /// Liger's fused linear cross entropy (LLaMA-Factory with `enable_liger_kernel`, pre-training and
 /// SFT) never holds the logits: [`liger_loss_bytes`].
@@ -1557,6 +1560,7 @@ fn logits_bytes(ctx: &Ctx) -> u64 {
             liger_loss_bytes(ctx, if ctx.plan.precision == Precision::Fp32 { 4 } else { 2 }).total()
         }
         Path::Hf if hf_trainer_loss(ctx.plan) => tokens_v.saturating_mul(12),
+        Path::Hf if ctx.plan.framework == Framework::Verl => tokens_v.saturating_mul(2),
         Path::Hf => tokens_v.saturating_mul(10),
     }
 }
@@ -2030,6 +2034,12 @@ fn rl_phases(ctx: &Ctx, stages: &[StageMemory]) -> Vec<PhaseMemory> {
         };
         match phase {
             "rollout" => persistent(("engine", engine)),
+            // VeRL takes the entropy with the old log-probabilities (`_compute_old_log_prob`:
+            // `calculate_entropy=True`, verl/trainer/ppo/ray_trainer.py), through the logits'
+            // softmax and its product with them (`entropy_from_logits`): three bf16 copies.
+            "log_prob" if plan.framework == crate::plan::Framework::Verl => {
+                persistent(("logits", stage.logits_bytes.saturating_mul(3)))
+            }
             "log_prob" => persistent(("logits", stage.logits_bytes)),
             _ => [
                 ("weights", w),

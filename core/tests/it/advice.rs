@@ -23,9 +23,9 @@ const PLANS: &[&str] = &[
     // VeRL GRPO with 16K-token responses under FSDP full sharding (ZeRO-3).
     r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "parallel": {"zero_stage": 3},
         "rl": {"rollout_tp": 2, "max_response_length": 16384}, "batch": {"global_batch": 32}}"#,
-    // The same with 32K-token responses and two sequences per micro-batch: it does not fit.
+    // The same with 32K-token responses and four sequences per micro-batch: it does not fit.
     r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "parallel": {"zero_stage": 3},
-        "rl": {"rollout_tp": 2, "max_response_length": 32768}, "batch": {"global_batch": 32, "micro_batch": 2}}"#,
+        "rl": {"rollout_tp": 2, "max_response_length": 32768}, "batch": {"global_batch": 32, "micro_batch": 4}}"#,
     // LoRA on q and v only.
     r#"{"model": "llama-3-8b", "lora": {"targets": ["q_proj", "v_proj"]}}"#,
     // Megatron bf16 on H100: fp8 is on offer.

@@ -1064,3 +1064,26 @@ fn liger_changes_nothing_where_llamafactory_does_not_patch() {
         assert_eq!(report(true), report(false), "{model} on {framework}");
     }
 }
+
+/// VeRL's log-probabilities go through a fused cross entropy that keeps the bf16 logits alone
+/// (verl 0.9.1 `logprobs_from_logits`: flash-attn's `cross_entropy_loss` with `inplace_backward`,
+/// torch_npu's `npu_cross_entropy_loss`): 2 bytes per token and vocabulary entry in the update,
+/// and three bf16 copies in the log-prob phase, where the old log-probabilities take the entropy
+/// (`entropy_from_logits`: the softmax and its product with the logits). The counts are exact:
+/// a micro-batch of 16 sequences × (1,024 + 2,048) tokens × Qwen2.5-7B's 152,064 entries.
+#[test]
+fn verl_keeps_its_logits_in_bf16_alone() {
+    let plan = Plan::from_json(
+        r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "parallel": {"zero_stage": 3},
+            "rl": {"max_prompt_length": 1024, "max_response_length": 2048}, "batch": {"micro_batch": 16}}"#,
+    )
+    .unwrap();
+    let mem = evaluate(&plan).memory;
+    let elements = 16 * (1024 + 2048) * 152_064u64;
+    let logits = |phase: &str| {
+        let parts = &mem.phases.iter().find(|p| p.phase == phase).unwrap().parts;
+        parts.iter().find(|x| x.part == "logits").map_or(0, |x| x.bytes)
+    };
+    assert_eq!(logits("update"), 2 * elements);
+    assert_eq!(logits("log_prob"), 6 * elements);
+}
