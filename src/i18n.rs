@@ -211,6 +211,8 @@ texts! {
     rc_layers_ratio => "Recompute layers ratio (Ascend LLaMA-Factory)", "重计算层比例（昇腾 LLaMA-Factory）";
     par_swap_opt => "Swap optimizer to host (MindSpeed)", "优化器换出到主机（MindSpeed）";
     par_fused => "Fused RMSNorm, SwiGLU and RoPE kernels (MindSpeed)", "RMSNorm、SwiGLU、RoPE 融合算子（MindSpeed）";
+    par_grad_bf16 => "Keep and reduce gradients in bf16 (Megatron --grad-reduce-in-bf16)", "梯度以 bf16 保存和归约（Megatron --grad-reduce-in-bf16）";
+    par_fp8_params => "Keep linear weights in fp8 and gather them in fp8 (Megatron --fp8-param-gather)", "线性层权重以 fp8 保存并以 fp8 收集（Megatron --fp8-param-gather）";
     par_account => "Count the embedding and the loss as layers in the pipeline split (Megatron)", "流水线切分时把词嵌入和损失各算作一层（Megatron）";
     par_layout => "Pipeline layout (Megatron: E embedding, t layer, m MTP, L loss, | between stages)", "流水线布局（Megatron：E 词嵌入，t 层，m MTP，L 损失，| 分隔各段）";
     par_layout_bad => "Only E, t, m, L, |, commas and (…)*n / x*n repeats", "只能使用 E、t、m、L、|、逗号和 (…)*n / x*n 重复";

@@ -386,6 +386,15 @@ pub fn zh(code: Code) -> &'static str {
             "流水线布局含 {count} 个 MTP 层，而计划训练 {mtp} 个；MTP 层须位于所有解码层之后，同在某个 rank 的最后一个虚拟段中。"
         }
         Code::MtpFramework => "{framework} 不训练 MTP 层（--mtp-num-layers）。",
+        Code::PrecisionFp8ParamGather => {
+            "--fp8-param-gather 以 fp8 保存权重：需要 fp8 或 MXFP8 训练，而不是 {precision}。"
+        }
+        Code::PrecisionGradReduceBf16 => {
+            "--grad-reduce-in-bf16 只在 bf16 训练中生效；{precision} 训练会忽略它。"
+        }
+        Code::ParallelFp8ParamGather => {
+            "--fp8-param-gather 需要分布式优化器或 Megatron FSDP；在 torch FSDP2 下 Megatron-LM 会将其关闭。"
+        }
         Code::MindspeedSwapOptimizer => "--swap-optimizer 需要开启 --use-distributed-optimizer。",
         Code::MindspeedGroupLimitedEp => {
             "MindSpeed-LLM 的分组限制路由（DeepSeek-V2 的路由，每个 token 取 {top_groups} 组）要求专家并行大于 {top_groups}；当前计划 EP 为 {ep}。"
@@ -497,6 +506,8 @@ fn field_key(field: Field) -> Option<Key> {
         Field::ParallelUnevenLayers => Key::par_uneven,
         Field::ParallelSchedule => Key::par_schedule,
         Field::ParallelAccountEmbeddingLoss => Key::par_account,
+        Field::ParallelGradReduceBf16 => Key::par_grad_bf16,
+        Field::ParallelFp8ParamGather => Key::par_fp8_params,
         Field::ParallelPipelineLayout => Key::par_layout,
         Field::ParallelFusedKernels => Key::par_fused,
         Field::ParallelFsdp => Key::par_fsdp,

@@ -33,6 +33,8 @@ named_enum! {
         ParallelUnevenLayers = "parallel.uneven_layers",
         ParallelSchedule = "parallel.schedule",
         ParallelAccountEmbeddingLoss = "parallel.account_embedding_loss",
+        ParallelGradReduceBf16 = "parallel.grad_reduce_bf16",
+        ParallelFp8ParamGather = "parallel.fp8_param_gather",
         ParallelPipelineLayout = "parallel.pipeline_layout",
         ParallelFusedKernels = "parallel.fused_kernels",
         ParallelFsdp = "parallel.fsdp",

@@ -67,6 +67,10 @@ pub enum Knob {
     OverlapGradReduce,
     /// `parallel.overlap_param_gather`.
     OverlapParamGather,
+    /// `parallel.grad_reduce_bf16`.
+    GradReduceBf16,
+    /// `parallel.fp8_param_gather`.
+    Fp8ParamGather,
     /// `parallel.tp_comm_overlap`.
     TpCommOverlap,
     /// `parallel.swap_optimizer`.
@@ -177,6 +181,8 @@ impl Knob {
         Knob::OffloadParams,
         Knob::OverlapGradReduce,
         Knob::OverlapParamGather,
+        Knob::GradReduceBf16,
+        Knob::Fp8ParamGather,
         Knob::TpCommOverlap,
         Knob::SwapOptimizer,
         Knob::UnevenLayers,
@@ -230,6 +236,8 @@ impl Knob {
             Knob::OffloadParams => Field::ParallelOffloadParams,
             Knob::OverlapGradReduce => Field::ParallelOverlapGradReduce,
             Knob::OverlapParamGather => Field::ParallelOverlapParamGather,
+            Knob::GradReduceBf16 => Field::ParallelGradReduceBf16,
+            Knob::Fp8ParamGather => Field::ParallelFp8ParamGather,
             Knob::TpCommOverlap => Field::ParallelTpCommOverlap,
             Knob::SwapOptimizer => Field::ParallelSwapOptimizer,
             Knob::UnevenLayers => Field::ParallelUnevenLayers,
@@ -350,7 +358,8 @@ pub fn applies(framework: Framework, method: Method, knob: Knob) -> Applies {
         | Knob::ActivationFunctionLayers
         | Knob::SwapAttention
         | Knob::FusedKernels => only(MINDSPEED),
-        // `--account-for-embedding-in-pipeline-split`, `--pipeline-model-parallel-layout`,
+        // `--account-for-embedding-in-pipeline-split`, `--grad-reduce-in-bf16`, `--fp8-param-gather`,
+        // `--pipeline-model-parallel-layout`,
         // `--mtp-num-layers`, `--moe-expert-capacity-factor`, `--moe-pad-expert-input-to-capacity`,
         // `--recompute-modules`, `--distribute-saved-activations`: declared by Megatron-LM and
         // MindSpeed-LLM, not by MindSpeed-RL's config classes.
@@ -360,6 +369,8 @@ pub fn applies(framework: Framework, method: Method, knob: Knob) -> Applies {
         // device holds every expert).
         Knob::MoeImbalance => only(MEGATRON_PATH),
         Knob::AccountEmbeddingLoss
+        | Knob::GradReduceBf16
+        | Knob::Fp8ParamGather
         | Knob::PipelineLayout
         | Knob::MtpLayers
         | Knob::MoePadToCapacity
@@ -492,6 +503,8 @@ pub fn effective(plan: &Plan) -> Cow<'_, Plan> {
         OffloadParams => reset!(parallel.offload_params, false);
         OverlapGradReduce => reset!(parallel.overlap_grad_reduce, false);
         OverlapParamGather => reset!(parallel.overlap_param_gather, false);
+        GradReduceBf16 => reset!(parallel.grad_reduce_bf16, false);
+        Fp8ParamGather => reset!(parallel.fp8_param_gather, false);
         TpCommOverlap => reset!(parallel.tp_comm_overlap, false);
         SwapOptimizer => reset!(parallel.swap_optimizer, false);
         UnevenLayers => reset!(parallel.uneven_layers, false);

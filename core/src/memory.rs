@@ -239,6 +239,16 @@ pub fn state_bytes(path: Path, precision: Precision) -> StateBytes {
     StateBytes { weights, gradients, optimizer }
 }
 
+/// Whether Megatron keeps and reduces its gradients in bf16 (`--grad-reduce-in-bf16`): only in bf16
+/// training (fp8 and fp4 among it), where it turns `accumulate_allreduce_grads_in_fp32` off
+/// (megatron/training/arguments.py at core_v0.19.0), so the main-gradient buffer takes the
+/// parameters' bf16 (`DistributedDataParallelConfig.grad_reduce_in_fp32`), 2 bytes instead of 4.
+pub(crate) fn bf16_gradients(plan: &Plan) -> bool {
+    path(plan.framework) == Path::Megatron
+        && plan.parallel.grad_reduce_bf16
+        && matches!(plan.precision, Precision::Bf16 | Precision::Fp8 | Precision::Mxfp8 | Precision::Nvfp4)
+}
+
 /// Model-state bytes per device for `n_params` parameters under DeepSpeed ZeRO over `dp` ranks
 /// (ZeRO paper Fig. 1: baseline (2 + 2 + K)Ψ; P_os 4Ψ + KΨ/N; P_os+g 2Ψ + (2 + K)Ψ/N; P_os+g+p (2 + 2 + K)Ψ/N).
 pub fn zero_model_states(n_params: f64, bytes: StateBytes, zero_stage: ZeroStage, dp: u64) -> StateBytes {
@@ -709,7 +719,13 @@ fn stage_states(ctx: &Ctx, layers: &StageLayers, first: bool, last: bool, mtp: u
     let mut res =
         StageMemory { n_layers: layers.n, params: (dense + expert) as u64, ..StageMemory::default() };
     model_states(ctx, dense, expert, linear_layers, &mut res);
-    res.weights_bytes += low_precision_weight_copies(ctx, linear_layers + mtp_linear(ctx, mtp)) as u64;
+    let linear = linear_layers + mtp_linear(ctx, mtp);
+    res.weights_bytes += low_precision_weight_copies(ctx, linear) as u64;
+    if fp8_parameters(ctx) {
+        // The quantized copies are the weights: no 16-bit copy beside them.
+        let sixteen_bit = linear * state_bytes(ctx.path, ctx.plan.precision).weights;
+        res.weights_bytes = res.weights_bytes.saturating_sub(sixteen_bit as u64);
+    }
     res.buffers_bytes = buffers(ctx);
     if ctx.plain_torch && 1 < ctx.dp {
         // PyTorch DDP copies every gradient into its all-reduce buckets, which live as long as the
@@ -771,6 +787,23 @@ fn low_precision_weight_copies(ctx: &Ctx, linear: f64) -> f64 {
     2.0 * per_copy * linear * gathered
 }
 
+/// Whether the linear layers' weights are Transformer Engine's fp8 parameters
+/// (`--fp8-param-gather`: `fp8_model_init`, megatron/core/transformer/transformer_config.py
+/// `fp8_param`): the row-wise and column-wise fp8 data [`low_precision_weight_copies`] counts are then
+/// the weights themselves, and the distributed optimizer's fp32 master copy (counted with the
+/// optimizer) is the only other. Megatron-LM asks for the distributed optimizer or its FSDP
+/// (rule fp8.param_gather); sharded parameters (`optim_grads_params`) are not modelled this way.
+fn fp8_parameters(ctx: &Ctx) -> bool {
+    use crate::plan::Fsdp;
+    let (plan, p) = (ctx.plan, &ctx.plan.parallel);
+    ctx.path == Path::Megatron
+        && p.fp8_param_gather
+        && matches!(plan.precision, Precision::Fp8 | Precision::Mxfp8)
+        && quantized_element_bytes(plan).is_some()
+        && !plan.trains_lora()
+        && matches!(p.fsdp, Fsdp::None | Fsdp::Optim | Fsdp::OptimGrads)
+}
+
 /// The linear parameters of `mtp` MTP layers on the device (as [`stage_memory`] counts them).
 fn mtp_linear(ctx: &Ctx, mtp: u64) -> f64 {
     if mtp == 0 {
@@ -789,7 +822,10 @@ fn mtp_linear(ctx: &Ctx, mtp: u64) -> f64 {
 fn model_states(ctx: &Ctx, dense: f64, expert: f64, linear_layers: f64, res: &mut StageMemory) {
     let plan = ctx.plan;
     let p = &plan.parallel;
-    let bytes = state_bytes(ctx.path, plan.precision);
+    let mut bytes = state_bytes(ctx.path, plan.precision);
+    if bf16_gradients(plan) {
+        bytes.gradients = 2.0;
+    }
     let on_device = |x: f64, offloaded: bool| if offloaded { 0 } else { x as u64 };
 
     if plan.trains_lora() {

@@ -418,6 +418,12 @@ pub struct Parallel {
     pub overlap_grad_reduce: bool,
     /// Megatron `--overlap-param-gather`: the distributed optimizer's gather overlaps forward.
     pub overlap_param_gather: bool,
+    /// Megatron `--grad-reduce-in-bf16`: the gradient buffer and its data-parallel reduction in
+    /// bf16 rather than fp32 (`accumulate_allreduce_grads_in_fp32` off).
+    pub grad_reduce_bf16: bool,
+    /// Megatron `--fp8-param-gather`: fp8 training keeps the linear layers' weights in fp8 alone
+    /// (Transformer Engine's fp8 parameters, no 16-bit copy) and gathers them in fp8.
+    pub fp8_param_gather: bool,
     /// Megatron `--tp-comm-overlap` (Transformer Engine) / MindSpeed `--use-ascend-coc`: TP collectives
     /// pipelined with the GEMMs around them.
     pub tp_comm_overlap: bool,
@@ -883,6 +889,12 @@ pub struct ParallelFile {
     pub offload_params: bool,
     pub overlap_grad_reduce: bool,
     pub overlap_param_gather: bool,
+    /// Off when omitted (and then left out).
+    #[serde(skip_serializing_if = "is_false")]
+    pub grad_reduce_bf16: bool,
+    /// Off when omitted (and then left out).
+    #[serde(skip_serializing_if = "is_false")]
+    pub fp8_param_gather: bool,
     pub tp_comm_overlap: bool,
     pub swap_optimizer: bool,
     pub uneven_layers: bool,
@@ -912,6 +924,8 @@ impl Default for ParallelFile {
             offload_params: false,
             overlap_grad_reduce: false,
             overlap_param_gather: false,
+            grad_reduce_bf16: false,
+            fp8_param_gather: false,
             tp_comm_overlap: false,
             swap_optimizer: false,
             uneven_layers: false,
@@ -1117,6 +1131,8 @@ fn parallel(p: &ParallelFile) -> Result<Parallel, PlanFileError> {
         offload_params: p.offload_params,
         overlap_grad_reduce: p.overlap_grad_reduce,
         overlap_param_gather: p.overlap_param_gather,
+        grad_reduce_bf16: p.grad_reduce_bf16,
+        fp8_param_gather: p.fp8_param_gather,
         tp_comm_overlap: p.tp_comm_overlap,
         swap_optimizer: p.swap_optimizer,
         uneven_layers: p.uneven_layers,
@@ -1764,6 +1780,8 @@ impl Plan {
                 offload_params: p.offload_params,
                 overlap_grad_reduce: p.overlap_grad_reduce,
                 overlap_param_gather: p.overlap_param_gather,
+                grad_reduce_bf16: p.grad_reduce_bf16,
+                fp8_param_gather: p.fp8_param_gather,
                 tp_comm_overlap: p.tp_comm_overlap,
                 swap_optimizer: p.swap_optimizer,
                 uneven_layers: p.uneven_layers,

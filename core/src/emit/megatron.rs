@@ -406,7 +406,7 @@ fn expert_flags(plan: &Plan, ascend: bool) -> Vec<String> {
 }
 
 /// The switches on one line: sequence parallelism, the distributed optimizer, optimizer offload,
-/// FSDP, and the communication overlaps.
+/// FSDP, the communication overlaps, bf16 gradients and fp8 parameters.
 fn memory_switches(plan: &Plan, ascend: bool) -> Vec<String> {
     use crate::plan::Fsdp;
     let p = &plan.parallel;
@@ -440,6 +440,12 @@ fn memory_switches(plan: &Plan, ascend: bool) -> Vec<String> {
     }
     if p.overlap_param_gather {
         on("--overlap-param-gather");
+    }
+    if p.grad_reduce_bf16 {
+        on("--grad-reduce-in-bf16");
+    }
+    if p.fp8_param_gather {
+        on("--fp8-param-gather");
     }
     if p.tp_comm_overlap {
         // MindSpeed: `--use-ascend-coc --coc-parallel-num 2`

@@ -11,8 +11,40 @@ use crate::report::{Code, Severity};
 
 /// The distributed optimizer's overlaps and optimizer offload on the Megatron path.
 pub(super) fn megatron_optimizer(cx: &Ctx, acc: &mut Acc) {
-    use Severity::Error;
-    let &Ctx { p, .. } = cx;
+    use crate::plan::{Fsdp, Precision};
+    use Severity::{Error, Warning};
+    let &Ctx { plan, p, .. } = cx;
+    if p.fp8_param_gather {
+        if !matches!(plan.precision, Precision::Fp8 | Precision::Mxfp8) {
+            // Transformer Engine's fp8 parameters exist in fp8 training alone (`fp8_model_init`
+            // under `--fp8-format`; `--fp4-param-gather` is NVFP4's own).
+            acc.push(
+                Error,
+                Code::PrecisionFp8ParamGather,
+                &[("precision", plan.precision.wire().to_owned())],
+                Some((Field::ParallelFp8ParamGather, Value::from(false))),
+            );
+        } else if p.fsdp == Fsdp::Torch || (!p.distributed_optimizer && p.fsdp == Fsdp::None) {
+            // `validate_args` (megatron/training/arguments.py at core_v0.19.0): "--fp8-param-gather
+            // only supported with distributed optimizer, torch fsdp2, megatron fsdp", and under
+            // torch FSDP2 with Transformer Engine 2.0 or later it turns it off ("will fallback to
+            // bf16 all_gather").
+            let fix = match p.fsdp == Fsdp::Torch {
+                true => (Field::ParallelFp8ParamGather, false),
+                false => (Field::ParallelDistributedOptimizer, true),
+            };
+            acc.push(Error, Code::ParallelFp8ParamGather, &[], Some((fix.0, Value::from(fix.1))));
+        }
+    }
+    if p.grad_reduce_bf16 && matches!(plan.precision, Precision::Fp16 | Precision::Fp32) {
+        // `validate_args` reads `--grad-reduce-in-bf16` in bf16 training alone.
+        acc.push(
+            Warning,
+            Code::PrecisionGradReduceBf16,
+            &[("precision", plan.precision.wire().to_owned())],
+            Some((Field::ParallelGradReduceBf16, Value::from(false))),
+        );
+    }
     if p.overlap_param_gather && !(p.distributed_optimizer && p.overlap_grad_reduce) {
         // `validate_args`: the gather overlap needs both.
         // With the distributed optimizer on, turning on --overlap-grad-reduce completes the set;

@@ -109,7 +109,9 @@ fn gradient_sync_seconds(ctx: &Ctx, mem: &memory::Memory, share: &Share, backwar
     let (megatron, tp, cp) = (mem.layout.model_parallel, mem.layout.tp, mem.layout.cp);
     // Megatron reduces fp32 main gradients in bf16 training (`accumulate_allreduce_grads_in_fp32`
     // defaults on for bf16) and 16-bit gradients in fp16; DeepSpeed reduces 16-bit gradients.
+    // `--grad-reduce-in-bf16` reduces bf16 gradients ([`memory::bf16_gradients`]).
     let grad_dtype_bytes = match (megatron, plan.precision) {
+        _ if memory::bf16_gradients(plan) => 2.0,
         (_, Precision::Fp32) => 4.0,
         (true, Precision::Bf16 | Precision::Fp8 | Precision::Mxfp8 | Precision::Nvfp4) => 4.0,
         _ => 2.0,

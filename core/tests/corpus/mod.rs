@@ -82,6 +82,16 @@ pub fn generated() -> Vec<Entry> {
                "recompute": {"granularity": "full", "method": "block", "num_layers": 4},
                "batch": {"micro_batch": 1, "global_batch": 64, "seq_len": 8192}}),
     );
+    // Megatron-LM's own Llama 3 8B fp8 example's layout: bf16 gradients and fp8 parameters
+    // (`examples/llama/train_llama3_8b_h100_fp8.sh`: `--grad-reduce-in-bf16`, `--fp8-param-gather`).
+    add(
+        "megatron-llama-3.1-8b-fp8-params",
+        json!({"model": "llama-3.1-8b", "framework": "megatron", "method": "pretrain", "precision": "fp8",
+               "parallel": {"distributed_optimizer": true, "overlap_grad_reduce": true, "overlap_param_gather": true,
+                            "grad_reduce_bf16": true, "fp8_param_gather": true},
+               "recompute": {"granularity": "none"},
+               "batch": {"micro_batch": 1, "global_batch": 128, "seq_len": 8192}}),
+    );
     // All-to-all context parallelism (`parallel.cp_algo`): Megatron-LM's `--cp-comm-type a2a` on
     // Full recomputation with each checkpoint's input split over TP 4 (no sequence parallelism).
     for (framework, hardware) in [("megatron", "h100-sxm-80g"), ("mindspeed-llm", "ascend-910b2")] {

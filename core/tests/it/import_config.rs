@@ -47,6 +47,7 @@ fn assert_carried(original: &PlanFile, back: &PlanFile, kind: ConfigKind) {
                 (b.overlap_grad_reduce, b.overlap_param_gather, b.tp_comm_overlap),
                 (o.overlap_grad_reduce, o.overlap_param_gather, o.tp_comm_overlap)
             );
+            assert_eq!((b.grad_reduce_bf16, b.fp8_param_gather), (o.grad_reduce_bf16, o.fp8_param_gather));
             assert_eq!(back.recompute.granularity, original.recompute.granularity);
             assert_eq!(back.batch, original.batch);
             assert_eq!(back.precision, original.precision);
@@ -166,6 +167,10 @@ fn assert_carried(original: &PlanFile, back: &PlanFile, kind: ConfigKind) {
 #[test]
 fn emitted_files_import_back_to_their_plan() {
     let plans = [
+        // Megatron-LM's fp8 example's memory switches (`examples/llama/train_llama3_8b_h100_fp8.sh`).
+        r#"{"model": "llama-3.1-8b", "framework": "megatron", "method": "pretrain", "precision": "fp8",
+            "parallel": {"distributed_optimizer": true, "grad_reduce_bf16": true, "fp8_param_gather": true},
+            "batch": {"global_batch": 128, "seq_len": 8192}}"#,
         r#"{"model": "llama-3.1-70b", "cluster": {"nodes": 4}, "framework": "megatron", "method": "pretrain",
             "parallel": {"tp": 8, "pp": 4, "vpp": 2, "sequence_parallel": true, "distributed_optimizer": true,
             "overlap_grad_reduce": true, "overlap_param_gather": true}, "recompute": {"granularity": "selective"},

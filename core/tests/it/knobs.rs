@@ -26,6 +26,8 @@ fn changed_value(knob: Knob) -> (&'static str, Value) {
         | Knob::OffloadParams
         | Knob::OverlapGradReduce
         | Knob::OverlapParamGather
+        | Knob::GradReduceBf16
+        | Knob::Fp8ParamGather
         | Knob::TpCommOverlap
         | Knob::SwapOptimizer
         | Knob::UnevenLayers

@@ -1087,3 +1087,39 @@ fn verl_keeps_its_logits_in_bf16_alone() {
     assert_eq!(logits("update"), 2 * elements);
     assert_eq!(logits("log_prob"), 6 * elements);
 }
+
+/// Megatron-LM's own Llama 3 8B fp8 example (`examples/llama/train_llama3_8b_h100_fp8.sh`) sets
+/// `--grad-reduce-in-bf16` and `--fp8-param-gather`. The first keeps the main gradients in bf16
+/// (`grad_reduce_in_fp32` off: 2 bytes a parameter, not 4); the second keeps the linear layers'
+/// weights as Transformer Engine's fp8 parameters, whose row-wise and column-wise fp8 data are the
+/// weights, without the bf16 copy (2 bytes a linear parameter fewer). Exact counts: Llama 3.1 8B's
+/// 8,030,261,248 parameters (its config.json) and its layers' linear weights, 32 × (2 · 4096² +
+/// 2 · 4096 · 1024 + 3 · 4096 · 14336) = 6,979,321,856. Off, they change nothing.
+#[test]
+fn bf16_gradients_and_fp8_weights_drop_their_bytes() {
+    let stage = |extra: &str| {
+        let plan = Plan::from_json(&format!(
+            r#"{{"model": "llama-3.1-8b", "framework": "megatron", "method": "pretrain", "precision": "fp8",
+                "parallel": {{"distributed_optimizer": true{extra}}}, "batch": {{"global_batch": 128, "seq_len": 8192}}}}"#
+        ))
+        .unwrap();
+        evaluate(&plan).memory.stages[0].clone()
+    };
+    let base = stage("");
+    let bf16 = stage(r#", "grad_reduce_bf16": true"#);
+    let fp8 = stage(r#", "fp8_param_gather": true"#);
+    assert_eq!(base.gradients - bf16.gradients, 2 * 8_030_261_248);
+    assert_eq!(base.weights - fp8.weights, 2 * 6_979_321_856);
+    assert_eq!((bf16.weights, fp8.gradients), (base.weights, base.gradients));
+    // In bf16 training the fp8 parameters do not exist (rule precision.fp8_param_gather).
+    let plan = Plan::from_json(
+        r#"{"model": "llama-3.1-8b", "framework": "megatron", "method": "pretrain",
+            "parallel": {"distributed_optimizer": true, "fp8_param_gather": true}}"#,
+    )
+    .unwrap();
+    let bf16_plan = Plan::from_json(
+        r#"{"model": "llama-3.1-8b", "framework": "megatron", "method": "pretrain", "parallel": {"distributed_optimizer": true}}"#,
+    )
+    .unwrap();
+    assert_eq!(evaluate(&plan).memory.stages[0].weights, evaluate(&bf16_plan).memory.stages[0].weights);
+}

@@ -475,6 +475,22 @@ const CASES: &[(&str, &str, &str)] = &[
         r#"{"model": "deepseek-v3", "framework": "megatron", "method": "pretrain", "cluster": {"nodes": 64}, "parallel": {"tp": 8, "pp": 8, "ep": 8, "uneven_layers": true}}"#,
     ),
     // MindSpeed and Ascend LLaMA-Factory knobs
+    // Megatron-LM's fp8 parameters and bf16 gradients (`validate_args`, core_v0.19.0).
+    (
+        "precision.fp8_param_gather",
+        r#"{"model": "llama-3.1-8b", "framework": "megatron", "method": "pretrain", "parallel": {"distributed_optimizer": true, "fp8_param_gather": true}}"#,
+        r#"{"model": "llama-3.1-8b", "framework": "megatron", "method": "pretrain", "precision": "fp8", "parallel": {"distributed_optimizer": true, "fp8_param_gather": true}}"#,
+    ),
+    (
+        "parallel.fp8_param_gather",
+        r#"{"model": "llama-3.1-8b", "framework": "megatron", "method": "pretrain", "precision": "fp8", "parallel": {"fp8_param_gather": true}}"#,
+        r#"{"model": "llama-3.1-8b", "framework": "megatron", "method": "pretrain", "precision": "fp8", "parallel": {"fsdp": "optim_grads", "fp8_param_gather": true}}"#,
+    ),
+    (
+        "precision.grad_reduce_bf16",
+        r#"{"model": "llama-3.1-8b", "framework": "megatron", "method": "pretrain", "precision": "fp16", "parallel": {"grad_reduce_bf16": true}}"#,
+        r#"{"model": "llama-3.1-8b", "framework": "megatron", "method": "pretrain", "parallel": {"grad_reduce_bf16": true}}"#,
+    ),
     // DeepSeek-V2 routes each token within 3 of 8 groups (its config.json: `topk_group` 3); MindSpeed-LLM
     // asserts EP above that (`_validate_group_limited_greedy`), its DeepSeek-V2 script runs EP 8.
     (

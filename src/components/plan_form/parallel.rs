@@ -173,6 +173,8 @@ fn ParallelKnobs(
         {slot_check(Knob::OffloadParams, Key::par_offload_params, "offload-params-check", |f| f.parallel.offload_params, |f, v| f.parallel.offload_params = v)}
         {slot_check(Knob::OverlapGradReduce, Key::par_overlap_grad, "overlap-grad-check", |f| f.parallel.overlap_grad_reduce, |f, v| f.parallel.overlap_grad_reduce = v)}
         {slot_check(Knob::OverlapParamGather, Key::par_overlap_param, "overlap-param-check", |f| f.parallel.overlap_param_gather, |f, v| f.parallel.overlap_param_gather = v)}
+        {slot_check(Knob::GradReduceBf16, Key::par_grad_bf16, "grad-bf16-check", |f| f.parallel.grad_reduce_bf16, |f, v| f.parallel.grad_reduce_bf16 = v)}
+        {slot_check(Knob::Fp8ParamGather, Key::par_fp8_params, "fp8-params-check", |f| f.parallel.fp8_param_gather, |f, v| f.parallel.fp8_param_gather = v)}
         {slot_check(Knob::TpCommOverlap, Key::par_tp_overlap, "tp-overlap-check", |f| f.parallel.tp_comm_overlap, |f, v| f.parallel.tp_comm_overlap = v)}
         {slot_check(Knob::SwapOptimizer, Key::par_swap_opt, "swap-opt-check", |f| f.parallel.swap_optimizer, |f, v| f.parallel.swap_optimizer = v)}
         {slot_check(Knob::UnevenLayers, Key::par_uneven, "uneven-check", |f| f.parallel.uneven_layers, |f, v| f.parallel.uneven_layers = v)}

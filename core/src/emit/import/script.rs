@@ -319,6 +319,8 @@ fn parallel_flag(f: &Flag, file: &mut PlanFile) -> Result<bool, ImportError> {
         }
         "--overlap-grad-reduce" => p.overlap_grad_reduce = true,
         "--overlap-param-gather" => p.overlap_param_gather = true,
+        "--grad-reduce-in-bf16" => p.grad_reduce_bf16 = true,
+        "--fp8-param-gather" => p.fp8_param_gather = true,
         "--tp-comm-overlap" | "--use-ascend-coc" => p.tp_comm_overlap = true,
         "--swap-optimizer" => p.swap_optimizer = true,
         _ => return Ok(false),
