@@ -316,9 +316,11 @@ mod tests {
         for (bar, phase) in chart.bars.iter().zip(&memory.phases) {
             assert_eq!(bar.segments.iter().map(|s| s.bytes).sum::<u64>(), phase.total);
         }
-        let rollout = &chart.bars[0];
+        let (rollout, log_prob) = (&chart.bars[0], &chart.bars[1]);
         assert!(rollout.segments.iter().any(|s| s.term == Term::Engine));
-        assert!(rollout.segments.iter().any(|s| s.term == Term::Reference));
+        // VeRL's reference is on the device for its log-probabilities alone (docs/memory.md).
+        assert!(log_prob.segments.iter().any(|s| s.term == Term::Reference));
+        assert!(!rollout.segments.iter().any(|s| s.term == Term::Reference));
     }
 
     #[test]
