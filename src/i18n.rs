@@ -368,7 +368,11 @@ texts! {
     bd_log_prob => "Log-prob passes", "log-prob 计算";
     par_fsdp => "FSDP (Megatron path: Megatron FSDP sharding, or torch FSDP2)", "FSDP（Megatron 路径：Megatron FSDP 切分策略，或 torch FSDP2）";
     par_fsdp_none => "none (DDP / distributed optimizer)", "不用（DDP / 分布式优化器）";
+    advice_grad_reduce_bf16 => "Keep and reduce gradients in bf16 (--grad-reduce-in-bf16).", "梯度以 bf16 保存和归约（--grad-reduce-in-bf16）。";
+    advice_fp8_param_gather => "Keep the linear weights in fp8 alone (--fp8-param-gather).", "线性层权重只以 fp8 保存（--fp8-param-gather）。";
     advice_megatron_fsdp => "Megatron FSDP (optim_grads_params): shard parameters and gradients too, gathered a layer at a time.", "Megatron FSDP（optim_grads_params）：参数和梯度也切分，逐层聚合。";
+    advice_why_grad_reduce_bf16 => "Megatron keeps fp32 main gradients by default; in bf16 they take 2 bytes a parameter instead of 4 and the data-parallel reduction moves half the bytes. Megatron-LM's own fp8 example runs so; the sums lose fp32's precision.", "Megatron 默认以 fp32 保存主梯度；改为 bf16 后每个参数占 2 字节而非 4 字节，数据并行归约的数据量减半。Megatron-LM 自带的 fp8 示例就这样运行；代价是累加失去 fp32 的精度。";
+    advice_why_fp8_param_gather => "Transformer Engine then keeps each linear weight as fp8 data alone, without the bf16 copy beside its fp8 copies: 2 bytes a linear parameter fewer; the distributed optimizer keeps the fp32 master weights.", "Transformer Engine 此时只以 fp8 数据保存线性层权重，不再在 fp8 副本旁保留 bf16 副本：每个线性层参数少 2 字节；fp32 主权重仍由分布式优化器保存。";
     advice_why_megatron_fsdp => "Sharding parameters and gradients over the data-parallel ranks leaves each device 1/DP of the model states plus two layers in flight, at the cost of gathering each layer's weights in forward and backward.", "把参数和梯度也按数据并行切分，每卡只留 1/DP 的模型状态和两层在途权重，代价是前向和反向都要逐层聚合权重。";
     par_schedule => "Pipeline schedule", "流水线调度";
     par_schedule_auto => "auto (1F1B, interleaved with VPP)", "自动（1F1B，有 VPP 时交错）";

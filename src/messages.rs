@@ -634,6 +634,8 @@ pub fn advice(lang: Lang, code: Move) -> (String, String) {
         Move::LoraAllTargets => (Key::advice_lora_all_targets, Key::advice_why_lora_all_targets),
         Move::SearchBest => (Key::advice_search_best, Key::advice_why_search_best),
         Move::MegatronFsdp => (Key::advice_megatron_fsdp, Key::advice_why_megatron_fsdp),
+        Move::GradReduceBf16 => (Key::advice_grad_reduce_bf16, Key::advice_why_grad_reduce_bf16),
+        Move::Fp8ParamGather => (Key::advice_fp8_param_gather, Key::advice_why_fp8_param_gather),
     };
     (t(lang, what).to_owned(), t(lang, why).to_owned())
 }

@@ -70,6 +70,7 @@ pub(super) fn candidates(plan: &Plan, mem: &Memory, fits: bool) -> Vec<Candidate
     res.extend(fp8(&ctx));
     res.extend(lora_all_targets(&ctx));
     res.extend(megatron_fsdp(&ctx));
+    res.extend(megatron_low_precision_states(&ctx));
     res.extend(cheap_together(&ctx, &res));
     res
 }
@@ -363,6 +364,33 @@ fn megatron_fsdp(ctx: &Ctx) -> Option<Candidate> {
     })
 }
 
+/// Megatron's low-precision states, as Megatron-LM's own fp8 example runs them
+/// (`examples/llama/train_llama3_8b_h100_fp8.sh`): gradients kept and reduced in bf16
+/// (`--grad-reduce-in-bf16`, bf16 training) and, in fp8 training with the distributed optimizer or
+/// Megatron FSDP, the linear weights kept in fp8 alone (`--fp8-param-gather`). Full training on
+/// Megatron-LM and MindSpeed-LLM, whose parsers have both.
+fn megatron_low_precision_states(ctx: &Ctx) -> Vec<Candidate> {
+    use crate::plan::{Fsdp, Precision};
+    let (plan, p) = (ctx.plan, &ctx.plan.parallel);
+    let parsers = matches!(plan.framework, Framework::Megatron | Framework::MindSpeedLlm);
+    if !parsers || plan.trains_lora() {
+        return Vec::new();
+    }
+    let mut res = Vec::new();
+    let bf16_family =
+        matches!(plan.precision, Precision::Bf16 | Precision::Fp8 | Precision::Mxfp8 | Precision::Nvfp4);
+    if bf16_family && !p.grad_reduce_bf16 {
+        res.push(candidate(Move::GradReduceBf16, vec![fix(Field::ParallelGradReduceBf16, true)]));
+    }
+    let fp8 = matches!(plan.precision, Precision::Fp8 | Precision::Mxfp8);
+    let sharded =
+        p.distributed_optimizer && p.fsdp == Fsdp::None || matches!(p.fsdp, Fsdp::Optim | Fsdp::OptimGrads);
+    if fp8 && sharded && !p.fp8_param_gather {
+        res.push(candidate(Move::Fp8ParamGather, vec![fix(Field::ParallelFp8ParamGather, true)]));
+    }
+    res
+}
+
 /// When it does not fit, the moves among `so_far` that cost (almost) no time, all at once: often
 /// enough together where each alone is not.
 fn cheap_together(ctx: &Ctx, so_far: &[Candidate]) -> Option<Candidate> {
@@ -372,7 +400,14 @@ fn cheap_together(ctx: &Ctx, so_far: &[Candidate]) -> Option<Candidate> {
     let cheap: Vec<Fix> = so_far
         .iter()
         .filter(|c| {
-            matches!(c.code, Move::DistributedOptimizer | Move::SequenceParallel | Move::SwapAttention)
+            matches!(
+                c.code,
+                Move::DistributedOptimizer
+                    | Move::SequenceParallel
+                    | Move::SwapAttention
+                    | Move::GradReduceBf16
+                    | Move::Fp8ParamGather
+            )
         })
         .flat_map(|c| c.changes.iter().cloned())
         .collect();

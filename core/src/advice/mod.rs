@@ -76,6 +76,8 @@ named_enum! {
         LoraAllTargets = "lora_all_targets",
         SearchBest = "search_best",
         MegatronFsdp = "megatron_fsdp",
+        GradReduceBf16 = "grad_reduce_bf16",
+        Fp8ParamGather = "fp8_param_gather",
     }
 }
 

@@ -259,3 +259,24 @@ fn the_other_context_parallel_exchange_is_offered_where_it_is_faster() {
         assert!(other < evaluate(&p).time.step_seconds, "{from} → {to} at {seq_len}");
     }
 }
+
+/// Megatron-LM's own Llama 3 8B fp8 example runs with bf16 gradients and fp8 parameters
+/// (`examples/llama/train_llama3_8b_h100_fp8.sh`); without them the plan does not fit, neither
+/// alone makes it fit, and the two together are offered with their exact saving: 2 bytes for each
+/// of Llama 3.1 8B's 8,030,261,248 parameters (gradients) and for each of its 6,979,321,856 linear
+/// weights (the bf16 copy).
+#[test]
+fn megatron_fp8_is_told_its_low_precision_states() {
+    let plan = plan(
+        r#"{"model": "llama-3.1-8b", "framework": "megatron", "method": "pretrain", "precision": "fp8",
+            "parallel": {"distributed_optimizer": true}, "recompute": {"granularity": "none"},
+            "batch": {"global_batch": 128, "seq_len": 8192}}"#,
+    );
+    assert!(!evaluate(&plan).memory.fits);
+    let advice = advice::advise(&plan);
+    let together = advice.iter().find(|a| a.code == advice::Move::CheapTogether).expect("offered");
+    assert!(together.fits);
+    let fields: Vec<&str> = together.changes.iter().map(|c| c.field.path()).collect();
+    assert_eq!(fields, ["parallel.grad_reduce_bf16", "parallel.fp8_param_gather"]);
+    assert_eq!(together.peak_delta_bytes, -2 * (8_030_261_248 + 6_979_321_856));
+}
