@@ -847,8 +847,9 @@ async fn an_rl_plan_charts_its_phases_and_downloads_carry_the_verdict() -> WebDr
     // The sequence length plays no part in RL: the field is gone, prompt and response lengths stay.
     assert!(!page.has("seq-len-input").await?);
     assert!(page.has("prompt-len-input").await?);
-    // A long response that does not fit: the verdict shows above the files and a download asks.
-    page.type_into("response-len-input", "65536").await?;
+    // A long response that does not fit (98,304 tokens: the actor's bf16 logits alone, 2 bytes a token
+    // and vocabulary entry, take 28 GiB): the verdict shows above the files and a download asks.
+    page.type_into("response-len-input", "98304").await?;
     page.wait_text("memory-fits", |t| t.starts_with("Memory does not fit")).await?;
     let verdict = page.wait_text("launch-verdict", |t| !t.is_empty()).await?;
     assert!(verdict.contains("does not run as written"), "{verdict}");
