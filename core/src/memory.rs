@@ -2045,16 +2045,28 @@ fn rl_phases(ctx: &Ctx, stages: &[StageMemory]) -> Vec<PhaseMemory> {
         };
         // The reference model: frozen bf16 weights, sharded as the actor's; with LoRA it is the
         // actor's own base with the adapters disabled (VeRL `ref_in_actor` when lora_rank > 0).
-        // VeRL's launch file offloads it (`ref.fsdp_config.param_offload=True`): its engine loads
-        // the weights on the device for its log-probabilities alone and offloads them after
-        // (verl 0.9.1 `BaseEngineCtx._context_switch`, verl/workers/engine/base.py).
-        let offloaded_reference = plan.framework == crate::plan::Framework::Verl && phase != "log_prob";
+        // Both launch files keep it on the host but for its log-probabilities: VeRL's offloads it
+        // (`ref.fsdp_config.param_offload=True`), and its engine loads the weights for that pass
+        // and offloads them after (verl 0.9.1 `BaseEngineCtx._context_switch`,
+        // verl/workers/engine/base.py); MindSpeed-RL's integrated worker loads and offloads its
+        // reference around `compute_ref_log_prob` (mindspeed_rl/workers/integrated_worker.py).
+        let offloaded_reference = phase != "log_prob";
         let reference = if plan.rl.lora || offloaded_reference { 0 } else { stage.weights_bytes };
+        // MindSpeed-RL's launch file offloads the actor's parameters, gradients and optimizer
+        // states while the engine generates (`generate_config.offload_train_param`, `_grad`,
+        // `_optimizer`: `MegatronShardingManager.enter_infer_mode`), and between updates keeps
+        // the parameters alone (`exit_train_mode` offloads the optimizer states and gradients,
+        // `enter_forward_mode` loads the parameters), mindspeed_rl/workers/resharding/megatron_sharding_manager.py.
+        let mindspeed_rl = plan.framework == crate::plan::Framework::MindSpeedRl;
+        let (w, o) = match phase {
+            "rollout" if mindspeed_rl => (0, 0),
+            "log_prob" if mindspeed_rl => (stage.weights_bytes, 0),
+            _ => (stage.weights_bytes, stage.optimizer_bytes),
+        };
         // Gradients are freed after each update (`zero_grad(set_to_none=True)`); the rest stays
         // unless offloaded. Rollout adds the engine, log-prob the logits, update the whole
         // training stage.
-        let (w, o, b, h) =
-            (stage.weights_bytes, stage.optimizer_bytes, stage.buffers_bytes, stage.overhead_bytes);
+        let (b, h) = (stage.buffers_bytes, stage.overhead_bytes);
         let persistent = |extra| {
             [
                 ("weights", w),

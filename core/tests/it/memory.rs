@@ -382,33 +382,38 @@ fn rl_reports_each_phase() {
     assert!(mem.peak_bytes < evaluate(&ppo).memory.peak_bytes, "PPO adds a critic");
 }
 
-/// VeRL's launch file offloads the reference (`ref.fsdp_config.param_offload=True`), and its engine
-/// holds the weights on the device for their log-probabilities alone (verl 0.9.1
-/// `BaseEngineCtx._context_switch`: loaded on entering eval mode, offloaded on leaving it): the
-/// reference is a part of the log-prob phase only, as large as the actor's weights. MindSpeed-RL
-/// keeps it beside the actor throughout.
+/// Both RL launch files keep the reference on the host but for its log-probabilities: VeRL's
+/// (`ref.fsdp_config.param_offload=True`; verl 0.9.1 `BaseEngineCtx._context_switch` loads the
+/// weights on entering eval mode and offloads them on leaving it) and MindSpeed-RL's integrated
+/// worker (onloaded and offloaded around `compute_ref_log_prob`). MindSpeed-RL's file also offloads
+/// the actor's parameters and optimizer states while the engine generates, and its optimizer states
+/// between updates (`offload_train_param`, `offload_train_optimizer`, `offload_train_grad`:
+/// `MegatronShardingManager`). So the reference is a part of the log-prob phase alone, as large as
+/// the actor's weights, and MindSpeed-RL's rollout holds the engine without the actor.
 #[test]
-fn verl_holds_its_reference_for_its_log_probabilities_alone() {
-    let reference = |framework: &str, hardware: &str| {
+fn rl_launch_files_offload_what_each_phase_does_not_use() {
+    let phases = |framework: &str, hardware: &str| {
         let plan = Plan::from_json(&format!(
             r#"{{"model": "qwen2.5-7b", "framework": "{framework}", "method": "grpo", "hardware": "{hardware}",
                 "parallel": {{"zero_stage": 3}}}}"#
         ))
         .unwrap();
         let mem = evaluate(&plan).memory;
-        let weights = mem.stages[0].weights;
-        let parts: Vec<(&str, u64)> = mem
-            .phases
+        let part = |phase: &str, part: &str| {
+            let parts = &mem.phases.iter().find(|p| p.phase == phase).unwrap().parts;
+            parts.iter().find(|x| x.part == part).map_or(0, |x| x.bytes)
+        };
+        let got: Vec<[u64; 3]> = ["rollout", "log_prob", "update"]
             .iter()
-            .map(|p| (p.phase, p.parts.iter().find(|x| x.part == "reference").map_or(0, |x| x.bytes)))
+            .map(|phase| [part(phase, "reference"), part(phase, "weights"), part(phase, "optimizer")])
             .collect();
-        (weights, parts)
+        (mem.stages[0].weights, mem.stages[0].optimizer, got)
     };
-    let (weights, verl) = reference("verl", "h100-sxm-80g");
-    assert!(0 < weights);
-    assert_eq!(verl, [("rollout", 0), ("log_prob", weights), ("update", 0)]);
-    let (weights, mindspeed) = reference("mindspeed-rl", "ascend-910b2");
-    assert!(mindspeed.iter().all(|&(_, bytes)| bytes == weights), "{mindspeed:?}");
+    let (w, o, verl) = phases("verl", "h100-sxm-80g");
+    assert!(0 < w && 0 < o);
+    assert_eq!(verl, [[0, w, o], [w, w, o], [0, w, o]]);
+    let (w, o, mindspeed) = phases("mindspeed-rl", "ascend-910b2");
+    assert_eq!(mindspeed, [[0, 0, 0], [w, w, 0], [0, w, o]]);
 }
 
 #[test]
