@@ -882,3 +882,34 @@ fn llamafactory_epochs_and_lora_outside_sft_are_read_or_listed() {
     let yaml = &emit(&plan, "#x").unwrap()[0].text;
     assert!(yaml.lines().any(|l| l == "num_train_epochs: 1.5"), "{yaml}");
 }
+
+/// MindSpeed-RL builds the actor's Megatron settings from `megatron_training` with
+/// `actor_config`'s keys winning (`cli/train_grpo.py`: `MegatronConfig({**megatron_training,
+/// **actor_config}, model)`), and its own configs set the actor's expert parallelism and
+/// recomputation there (`configs/grpo_qwen3_235b_a22b_A2.yaml`: `expert_model_parallel_size: 4`,
+/// `recompute_granularity: full`, `recompute_method: block`, `recompute_num_layers: 6` under
+/// `actor_config`). Read as such, and not listed as unused; a key only `megatron_training` gives
+/// is still read.
+#[test]
+fn mindspeed_rl_reads_the_actors_settings_over_the_megatron_ones() {
+    let current = Plan::first_visit().to_file();
+    let run = golden("mindspeed-rl-qwen3-30b-a3b-grpo/grpo_qwen3_30b_a3b_32npu.yaml");
+    let actor = "actor_config:\n  expert_model_parallel_size: 2\n  recompute_granularity: full\n  recompute_method: block\n  recompute_num_layers: 3\n";
+    let overridden = run.replacen("actor_config:\n", actor, 1);
+    assert_ne!(overridden, run, "the golden run YAML has an actor_config section");
+    let got = import(&overridden, &current).unwrap();
+    assert_eq!(got.file.parallel.ep, 2);
+    let rc = &got.file.recompute;
+    use trainplan_core::plan::{RecomputeGranularity, RecomputeMethod};
+    assert_eq!(
+        (rc.granularity, rc.method, rc.num_layers),
+        (RecomputeGranularity::Full, RecomputeMethod::Block, 3)
+    );
+    for key in
+        ["expert_model_parallel_size", "recompute_granularity", "recompute_method", "recompute_num_layers"]
+    {
+        assert!(!got.unknown.iter().any(|u| u.ends_with(key)), "{key}: {:?}", got.unknown);
+    }
+    // The Megatron settings alone (this golden file writes EP 4 there), as before.
+    assert_eq!(import(&run, &current).unwrap().file.parallel.ep, 4);
+}

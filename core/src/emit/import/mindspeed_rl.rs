@@ -12,7 +12,8 @@ pub(super) fn model_block(v: &Yaml) -> bool {
 
 /// The run YAML's sections the plan reads (`mindspeed_rl/config_cls/*.py`).
 struct Sections<'a> {
-    /// `megatron_training`: the Megatron settings.
+    /// The actor's Megatron settings: `megatron_training`, with `actor_config`'s keys winning
+    /// (MindSpeed-RL `cli/train_grpo.py`: `MegatronConfig({**megatron_training, **actor_config}, model)`).
     mt: Section<'a>,
     /// `actor_config`: the actor's layout and micro-batch.
     actor: Section<'a>,
@@ -31,9 +32,10 @@ pub(super) fn mindspeed_rl(map: &Hash, file: &mut PlanFile) -> Result<Reading, I
     file.method = Method::Grpo;
     let mut r = Reading::default();
     let top = Section::top(map);
+    let actor = top.section("actor_config");
     let s = Sections {
-        mt: top.section("megatron_training"),
-        actor: top.section("actor_config"),
+        mt: top.section("megatron_training").overridden_by(&actor),
+        actor,
         rl: top.section("rl_config"),
         generate: top.section("generate_config"),
     };
@@ -277,7 +279,13 @@ fn unused(map: &Hash, r: &mut Reading) {
         }
         for (k, v) in h {
             let key = format!("{top}.{}", yaml_text(k));
-            if APPLIED.contains(&key.as_str()) && !unmodeled(&key, v) {
+            // The actor's keys override the Megatron settings of the same name, read as those.
+            let as_megatron = match top.as_str() {
+                "actor_config" => format!("megatron_training.{}", yaml_text(k)),
+                _ => key.clone(),
+            };
+            let applied = APPLIED.contains(&key.as_str()) || APPLIED.contains(&as_megatron.as_str());
+            if applied && !unmodeled(&as_megatron, v) {
                 continue;
             }
             // The sampling settings and the actor's resources one level down: some are the plan's.

@@ -45,12 +45,20 @@ pub(super) fn yaml_key(k: &Yaml) -> String {
 pub(super) struct Section<'a> {
     name: String,
     map: Option<&'a Hash>,
+    /// A mapping whose keys win over this one's, and its name ([`Section::overridden_by`]).
+    over: Option<(String, &'a Hash)>,
 }
 
 impl<'a> Section<'a> {
     /// The file's top level.
     pub(super) fn top(map: &'a Hash) -> Section<'a> {
-        Section { name: String::new(), map: Some(map) }
+        Section { name: String::new(), map: Some(map), over: None }
+    }
+
+    /// This section with `over`'s keys winning over its own, as Python's `{**self, **over}` merges
+    /// them; a key is named where it was found.
+    pub(super) fn overridden_by(self, over: &Section<'a>) -> Section<'a> {
+        Section { over: over.map.map(|m| (over.name.clone(), m)), ..self }
     }
 
     /// The mapping under `key`.
@@ -59,20 +67,25 @@ impl<'a> Section<'a> {
             Some(Yaml::Hash(h)) => Some(h),
             _ => None,
         };
-        Section { name: self.path(key), map }
+        Section { name: self.path(key), map, over: None }
     }
 
     /// `key`'s dotted path.
     pub(super) fn path(&self, key: &str) -> String {
-        match self.name.is_empty() {
+        let name = match &self.over {
+            Some((name, over)) if over.contains_key(&Yaml::String(key.to_owned())) => name,
+            _ => &self.name,
+        };
+        match name.is_empty() {
             true => key.to_owned(),
-            false => format!("{}.{key}", self.name),
+            false => format!("{name}.{key}"),
         }
     }
 
     /// The value of `key`.
     pub(super) fn get(&self, key: &str) -> Option<&'a Yaml> {
-        self.map?.get(&Yaml::String(key.to_owned()))
+        let key = Yaml::String(key.to_owned());
+        self.over.as_ref().and_then(|(_, over)| over.get(&key)).or_else(|| self.map?.get(&key))
     }
 
     /// Whether the section has `key`, whatever its value.
