@@ -368,10 +368,12 @@ pub fn applies(framework: Framework, method: Method, knob: Knob) -> Applies {
         // spreads the experts over them, which the HF path never does (`time::moe`: with EP 1 one
         // device holds every expert).
         Knob::MoeImbalance => only(MEGATRON_PATH),
+        // MindSpeed-RL's `num_layer_list` carries a layout of one stage per rank (rule
+        // parallel.layout_framework for any other).
+        Knob::PipelineLayout => only(MEGATRON_PATH),
         Knob::AccountEmbeddingLoss
         | Knob::GradReduceBf16
         | Knob::Fp8ParamGather
-        | Knob::PipelineLayout
         | Knob::MtpLayers
         | Knob::MoePadToCapacity
         | Knob::MoeCapacity

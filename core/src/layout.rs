@@ -432,19 +432,50 @@ pub fn parse(layout: &str) -> Result<Vec<VirtualStage>, LayoutError> {
 }
 
 /// The layout string of one stage per rank holding `sizes` decoder layers in turn, the embedding
-/// on the first and the loss on the last (`Et*17|t*20|t*22|t*21L`): what MindSpeed-LLM's
-/// `--num-layer-list 17,20,22,21` lays out.
-pub fn of_stage_sizes(sizes: &[u64]) -> String {
+/// on the first, `mtp` MTP layers and the loss on the last (`Et*17|t*20|t*22|t*21L`): what
+/// MindSpeed-LLM's `--num-layer-list 17,20,22,21` (with `--mtp-num-layers`, whose layers follow the
+/// last stage's) lays out.
+pub fn of_stage_sizes(sizes: &[u64], mtp: u64) -> String {
     let last = sizes.len().saturating_sub(1);
+    let mtp = match mtp {
+        0 => String::new(),
+        1 => "m".to_owned(),
+        n => format!("m*{n}"),
+    };
     let stage = |(i, n): (usize, &u64)| {
-        format!("{}t*{n}{}", if i == 0 { "E" } else { "" }, if i == last { "L" } else { "" })
+        let end = if i == last { format!("{mtp}L") } else { String::new() };
+        format!("{}t*{n}{end}", if i == 0 { "E" } else { "" })
     };
     sizes.iter().enumerate().map(stage).collect::<Vec<_>>().join("|")
 }
 
+/// The decoder layers each of `stages` virtual stages holds (in model order) when `padded` layer
+/// slots split evenly over them and the slots `noop` name hold no layer: MindSpeed's
+/// `--noop-layers` (mindspeed/core/transformer/transformer_block.py `NoopTransformerLayer`, which
+/// returns its input and has no parameters), which pads a model's layers to a count the pipeline
+/// divides (MindSpeed-RL's `configs/grpo_qwen3_235b_a22b_A2.yaml`: Qwen3-235B's 94 layers as 96,
+/// slots 5 and 95 empty, over 16 stages). `None` when the slots do not split evenly, a slot is
+/// out of range or named twice, or a stage would hold no layer.
+pub fn noop_stage_sizes(padded: u64, stages: u64, noop: &[u64]) -> Option<Vec<u64>> {
+    if stages == 0 || !padded.is_multiple_of(stages) || noop.iter().any(|&i| padded <= i) {
+        return None;
+    }
+    let mut sorted = noop.to_vec();
+    sorted.sort_unstable();
+    sorted.dedup();
+    if sorted.len() != noop.len() {
+        return None;
+    }
+    let per = padded / stages;
+    let sizes: Vec<u64> = (0..stages)
+        .map(|k| per - sorted.iter().filter(|&&i| (k * per..(k + 1) * per).contains(&i)).count() as u64)
+        .collect();
+    sizes.iter().all(|&n| 0 < n).then_some(sizes)
+}
+
 /// The decoder layers per stage of a layout [`of_stage_sizes`] could have written (one stage per
-/// rank, the embedding on the first alone, the loss on the last alone, no MTP); `None` for any
-/// other layout, and for one that does not parse.
+/// rank, the embedding on the first alone, the loss and any MTP layers on the last alone); `None`
+/// for any other layout, and for one that does not parse.
 pub fn listed_stage_sizes(layout: &str, pp: u64) -> Option<Vec<u64>> {
     let stages = parse(layout).ok()?;
     let last = stages.len().checked_sub(1)?;
@@ -452,7 +483,7 @@ pub fn listed_stage_sizes(layout: &str, pp: u64) -> Option<Vec<u64>> {
         && stages
             .iter()
             .enumerate()
-            .all(|(i, s)| s.embedding == (i == 0) && s.loss == (i == last) && s.mtp == 0);
+            .all(|(i, s)| s.embedding == (i == 0) && s.loss == (i == last) && (s.mtp == 0 || i == last));
     plain.then(|| stages.iter().map(|s| s.layers.end - s.layers.start).collect())
 }
 
@@ -561,16 +592,33 @@ mod tests {
         assert_eq!(unroll("Et,(tt|)*2"), "Ettt|tt|");
         assert_eq!(unroll("(|Et)*2,tL"), "|Et|EttL");
         assert_eq!(unroll("t*3|L"), "ttt|L");
-        // MindSpeed-LLM's list of layers per stage as a layout and back; a layout with VPP, MTP or
-        // the embedding elsewhere is no such list.
-        assert_eq!(of_stage_sizes(&[17, 20, 22, 21]), "Et*17|t*20|t*22|t*21L");
+        // MindSpeed-LLM's list of layers per stage as a layout and back; MTP layers follow the
+        // last stage's (`--mtp-num-layers`); a layout with VPP, MTP elsewhere or the embedding
+        // elsewhere is no such list.
+        assert_eq!(of_stage_sizes(&[17, 20, 22, 21], 0), "Et*17|t*20|t*22|t*21L");
         assert_eq!(listed_stage_sizes("Et*17|t*20|t*22|t*21L", 4), Some(vec![17, 20, 22, 21]));
         assert_eq!(listed_stage_sizes("Et*17|t*20|t*22|t*21L", 2), None);
-        assert_eq!(listed_stage_sizes("Et*3|t*3|t*3|tmL", 4), None);
+        assert_eq!(of_stage_sizes(&[3, 3, 3, 1], 1), "Et*3|t*3|t*3|t*1mL");
+        assert_eq!(listed_stage_sizes("Et*3|t*3|t*3|tmL", 4), Some(vec![3, 3, 3, 1]));
+        assert_eq!(listed_stage_sizes("Et*3|t*3|tm|t*3L", 4), None);
         assert_eq!(listed_stage_sizes("t*3|Et*3|t*3|t*3L", 4), None);
-        assert_eq!(of_stage_sizes(&[5]), "Et*5L");
+        assert_eq!(of_stage_sizes(&[5], 2), "Et*5m*2L");
         assert_eq!(parse("Ex|L"), Err(LayoutError::Character('x')));
         assert_eq!(parse("Et*99999999999999999999|L"), Err(LayoutError::TooLong));
+    }
+
+    /// MindSpeed's empty slots: MindSpeed-RL's Qwen3-235B config (94 layers as 96, slots 5 and 95
+    /// empty, PP 16) and MindSpeed-LLM's DeepSeek-V3 scripts (61 as 64, slots 61–63, PP 8).
+    #[test]
+    fn empty_slots_leave_their_stages_a_layer_fewer() {
+        let mut qwen = vec![6; 16];
+        (qwen[0], qwen[15]) = (5, 5);
+        assert_eq!(noop_stage_sizes(96, 16, &[5, 95]), Some(qwen));
+        assert_eq!(noop_stage_sizes(64, 8, &[61, 62, 63]), Some(vec![8, 8, 8, 8, 8, 8, 8, 5]));
+        assert_eq!(noop_stage_sizes(64, 8, &[64]), None);
+        assert_eq!(noop_stage_sizes(64, 8, &[1, 1]), None);
+        assert_eq!(noop_stage_sizes(65, 8, &[]), None);
+        assert_eq!(noop_stage_sizes(16, 8, &[0, 1]), None);
     }
 
     /// The split worked out stage by stage is the one the docs of [`stage_layers`] and

@@ -175,7 +175,12 @@ fn megatron_memory(plan: &Plan) -> String {
         // `megatron_cp_algo` is the default.
         m("context_parallel_algo", "ulysses_cp_algo".into());
     }
-    if let Some(sizes) = p.uneven_layers.then(|| super::megatron::uneven_layout(plan)).flatten() {
+    let listed = p
+        .pipeline_layout
+        .as_deref()
+        .and_then(|t| crate::layout::listed_stage_sizes(t, u64::from(p.pp.get())));
+    let uneven = p.uneven_layers.then(|| super::megatron::uneven_layout(plan)).flatten();
+    if let Some(sizes) = listed.or(uneven) {
         let list = sizes.iter().map(u64::to_string).collect::<Vec<_>>().join(",");
         m("num_layer_list", yaml_str(&list));
     }

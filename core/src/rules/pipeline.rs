@@ -26,7 +26,11 @@ pub(super) fn layout_string(cx: &Ctx, acc: &mut Acc) -> bool {
         acc.push(Error, Code::MtpFramework, &framework(), Some((Field::MtpLayers, Value::from(0))));
     }
     let Some(text) = p.pipeline_layout.as_deref() else { return false };
-    if !has {
+    // MindSpeed-RL lists each stage's layers (`num_layer_list`, mindspeed-rl.tsv): a layout of one
+    // stage per rank, the embedding on the first and the loss on the last.
+    let listed =
+        plan.framework == Framework::MindSpeedRl && crate::layout::listed_stage_sizes(text, pp).is_some();
+    if !has && !listed {
         acc.push(Error, Code::ParallelLayoutFramework, &framework(), clear());
         return false;
     }

@@ -14,8 +14,15 @@ use crate::report::{Code, Severity};
 /// The Megatron path's recomputation: blocks per stage, then the modules, then activation offload.
 pub(super) fn megatron(cx: &Ctx, acc: &mut Acc) {
     use Severity::Error;
-    let &Ctx { plan, arch, pp, .. } = cx;
-    let layers_per_stage = (arch.n_layers / pp.max(1)).max(1);
+    let &Ctx { plan, arch, pp, mem, .. } = cx;
+    // Uneven stages (a layout, or the planner's own split): the fullest stage's count stands for
+    // layers ÷ PP (a MindSpeed config padding its layers with empty slots counts the padded layers,
+    // which its fullest stage holds: Qwen3-235B's 94 as 96 over PP 16 with 6 recomputed).
+    let uneven = plan.parallel.pipeline_layout.is_some() || plan.parallel.uneven_layers;
+    let layers_per_stage = match uneven {
+        true => (0..pp).map(|rank| mem.layout.rank_n_layers(rank)).max().unwrap_or(1).max(1),
+        false => (arch.n_layers / pp.max(1)).max(1),
+    };
     if plan.recompute.granularity == RecomputeGranularity::Full
         && layers_per_stage < u64::from(plan.recompute.num_layers.get())
     {

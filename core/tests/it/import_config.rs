@@ -913,3 +913,57 @@ fn mindspeed_rl_reads_the_actors_settings_over_the_megatron_ones() {
     // The Megatron settings alone (this golden file writes EP 4 there), as before.
     assert_eq!(import(&run, &current).unwrap().file.parallel.ep, 4);
 }
+
+/// MindSpeed's empty layer slots (`--noop-layers`, `noop_layers`: `NoopTransformerLayer`s that pad
+/// a model's layers to a count the pipeline divides) are read as the layers each stage really
+/// holds: MindSpeed-LLM's DeepSeek-V3 scripts (`examples/mcore/deepseek3/pretrain_deepseek3_671b_4k_ptd.sh`:
+/// `--num-layers 64 --noop-layers 61,62,63` over PP 8, one MTP layer) are DeepSeek-V3's 61 layers,
+/// the last stage holding 5 and the MTP layer; MindSpeed-RL's Qwen3-235B config pads 94 layers to
+/// 96 (`actor_config`: `num_layers: 96`, `noop_layers: "5,95"`), here two slots of Qwen3-30B-A3B's
+/// 48 as 50 over PP 2. The padded count is no model's, so it is not listed as unused, and the
+/// files written back list the stages' layers.
+#[test]
+fn empty_layer_slots_are_read_as_each_stages_layers() {
+    let current = Plan::first_visit().to_file();
+    let plan = Plan::from_json(
+        r#"{"model": "deepseek-v3", "hardware": "ascend-910b2", "framework": "mindspeed-llm", "method": "pretrain",
+            "cluster": {"nodes": 32}, "mtp_layers": 1, "parallel": {"pp": 8, "ep": 32, "distributed_optimizer": true}}"#,
+    )
+    .unwrap();
+    let files = emit(&plan, "#v1=x").unwrap();
+    let script = &files[0].text;
+    assert!(script.contains("--num-layers 61\n"), "{script}");
+    let padded = script.replace("--num-layers 61\n", "--num-layers 64 --noop-layers 61,62,63\n");
+    let got = import(&padded, &current).unwrap();
+    assert_eq!(got.file.model, ModelField::Id("deepseek-v3".into()));
+    assert_eq!(got.file.parallel.pipeline_layout, "Et*8|t*8|t*8|t*8|t*8|t*8|t*8|t*5mL");
+    assert!(
+        got.unknown.iter().all(|u| !u.contains("num-layers") && !u.contains("noop")),
+        "{:?}",
+        got.unknown
+    );
+    let back = Plan::from_file(&got.file).unwrap();
+    let written = emit(&back, "#v1=x").unwrap()[0].text.clone();
+    assert!(written.contains("--num-layer-list 8,8,8,8,8,8,8,5"), "{written}");
+    // MindSpeed-RL: the actor's padded count and its empty slots.
+    let run = golden("mindspeed-rl-qwen3-30b-a3b-grpo/grpo_qwen3_30b_a3b_32npu.yaml").replacen(
+        "actor_config:\n",
+        "actor_config:\n  num_layers: 50\n  noop_layers: \"0,1\"\n",
+        1,
+    );
+    let got = import(&run, &current).unwrap();
+    assert_eq!(got.file.parallel.pipeline_layout, "Et*23|t*25L");
+    assert!(
+        got.unknown.iter().all(|u| !u.contains("num_layers") && !u.contains("noop")),
+        "{:?}",
+        got.unknown
+    );
+    let report = trainplan_core::evaluate(&Plan::from_file(&got.file).unwrap());
+    assert!(
+        report.findings.iter().all(|f| f.severity != trainplan_core::report::Severity::Error),
+        "{:?}",
+        report.findings
+    );
+    let back = emit(&Plan::from_file(&got.file).unwrap(), "#v1=x").unwrap();
+    assert!(back.iter().any(|f| f.text.contains("num_layer_list: \"23,25\"")));
+}

@@ -90,6 +90,25 @@ fn parallel(s: &Sections, file: &mut PlanFile) -> Result<(), ImportError> {
     p.ep = mt.whole("expert_model_parallel_size")?.unwrap_or(1);
     p.tp = s.actor.whole("tensor_model_parallel_size")?.unwrap_or(1);
     p.pp = s.actor.whole("pipeline_model_parallel_size")?.unwrap_or(1);
+    // The layers per stage, listed or left by empty slots (`noop_layers` over `num_layers` padded
+    // slots): the plan's layout, one stage per rank, unless it is the planner's own uneven split.
+    let pp = u64::from(p.pp.max(1));
+    let list = |key: &str| -> Option<Vec<u64>> {
+        mt.text(key)?.trim_matches(['"', '\'', '[', ']']).split(',').map(|n| n.trim().parse().ok()).collect()
+    };
+    let sizes = match (list("noop_layers"), mt.whole("num_layers")?) {
+        (Some(noop), Some(padded)) => crate::layout::noop_stage_sizes(u64::from(padded), pp, &noop),
+        _ => list("num_layer_list").filter(|l| l.len() as u64 == pp && l.iter().all(|&n| 0 < n)),
+    };
+    if let Some(sizes) = sizes {
+        match crate::layout::uneven_sizes(sizes.iter().sum(), pp) == Some(sizes.clone()) {
+            true => p.uneven_layers = true,
+            false => {
+                p.pipeline_layout = crate::layout::of_stage_sizes(&sizes, 0);
+                p.uneven_layers = false;
+            }
+        }
+    }
     Ok(())
 }
 
@@ -214,6 +233,7 @@ const APPLIED: &[&str] = &[
     "megatron_training.use_distributed_optimizer",
     "megatron_training.swap_optimizer",
     "megatron_training.num_layer_list",
+    "megatron_training.noop_layers",
     "megatron_training.use_ascend_coc",
     "megatron_training.use_fused_rmsnorm",
     "megatron_training.use_fused_swiglu",
@@ -261,6 +281,11 @@ const APPLIED: &[&str] = &[
 /// Every key, by section, that is neither applied above nor known as information; a model block's
 /// keys as the model's flags.
 fn unused(map: &Hash, r: &mut Reading) {
+    // The padded layer count the empty slots go with is read with them (`parallel`).
+    let padded = |top: &str, h: &Hash| {
+        matches!(top, "megatron_training" | "actor_config")
+            && h.contains_key(&Yaml::String("noop_layers".to_owned()))
+    };
     for (key, value) in map {
         let top = yaml_key(key);
         if model_block(value) {
@@ -284,7 +309,9 @@ fn unused(map: &Hash, r: &mut Reading) {
                 "actor_config" => format!("megatron_training.{}", yaml_text(k)),
                 _ => key.clone(),
             };
-            let applied = APPLIED.contains(&key.as_str()) || APPLIED.contains(&as_megatron.as_str());
+            let applied = APPLIED.contains(&key.as_str())
+                || APPLIED.contains(&as_megatron.as_str())
+                || (yaml_text(k) == "num_layers" && padded(&top, h));
             if applied && !unmodeled(&as_megatron, v) {
                 continue;
             }

@@ -166,6 +166,8 @@ struct Seen {
     sft: bool,
     /// MindSpeed-LLM's `--num-layer-list`: the layers of each stage.
     layer_list: Option<Vec<u64>>,
+    /// MindSpeed's `--noop-layers`: the empty slots of the padded layers.
+    noop: Option<Vec<u64>>,
     /// MindSpeed's fused RMSNorm, SwiGLU and rotary kernels: on when the script asks for any.
     fused: bool,
     /// FlashAttention on the NPU: MindSpeed-LLM runs eager attention without `--use-flash-attn`.
@@ -232,7 +234,7 @@ pub(super) fn script(text: &str, ascend: bool, file: &mut PlanFile) -> Result<Re
             *field = var(&vars, names);
         }
     }
-    settle_flags(text, ascend, file, &seen);
+    settle_flags(text, ascend, file, &seen, &mut r);
     Ok(r)
 }
 
@@ -253,6 +255,10 @@ fn pipeline_flag(f: &Flag, file: &mut PlanFile, seen: &mut Seen) -> Result<bool,
             let list: Option<Vec<u64>> = f.value()?.split(',').map(|n| n.trim().parse().ok()).collect();
             seen.layer_list = list.filter(|l| l.iter().all(|&n| 0 < n));
             p.uneven_layers = true;
+        }
+        "--noop-layers" => {
+            let list: Option<Vec<u64>> = f.value()?.split(',').map(|n| n.trim().parse().ok()).collect();
+            seen.noop = list;
         }
         "--decoder-first-pipeline-num-layers" | "--decoder-last-pipeline-num-layers" => {
             f.value()?;
@@ -485,8 +491,8 @@ fn launch_flag(f: &Flag, file: &mut PlanFile, r: &mut Reading) -> Result<bool, I
 }
 
 /// What several flags decide together, once all are read: the method, the precision, MindSpeed's
-/// kernels and VPP.
-fn settle_flags(text: &str, ascend: bool, file: &mut PlanFile, seen: &Seen) {
+/// kernels, VPP and the layers per stage (a list, or empty slots).
+fn settle_flags(text: &str, ascend: bool, file: &mut PlanFile, seen: &Seen, r: &mut Reading) {
     file.method = match (seen.stage.as_deref(), seen.lora, seen.sft || text.contains("posttrain_gpt.py")) {
         (Some("dpo"), true, _) => Method::DpoLora,
         (Some("dpo"), false, _) => Method::Dpo,
@@ -520,8 +526,36 @@ fn settle_flags(text: &str, ascend: bool, file: &mut PlanFile, seen: &Seen) {
     if let Some(list) = seen.layer_list.as_ref().filter(|l| l.len() as u64 == pp && file.parallel.vpp <= 1) {
         let own = seen.layers.and_then(|n| crate::layout::uneven_sizes(u64::from(n), pp));
         if own.as_ref() != Some(list) && file.parallel.pipeline_layout.is_empty() {
-            file.parallel.pipeline_layout = crate::layout::of_stage_sizes(list);
+            file.parallel.pipeline_layout = crate::layout::of_stage_sizes(list, u64::from(file.mtp_layers));
             file.parallel.uneven_layers = false;
+        }
+    }
+    // MindSpeed's empty layer slots: the model has that many layers fewer, and each stage holds its
+    // slots' layers (`layout::noop_stage_sizes`), the plan's layout.
+    if let (Some(noop), Some(padded)) = (seen.noop.as_ref(), seen.layers) {
+        let stages = pp * u64::from(file.parallel.vpp.max(1));
+        if let Some(sizes) = crate::layout::noop_stage_sizes(u64::from(padded), stages, noop) {
+            let real_layers: u64 = sizes.iter().sum();
+            match stages == pp && crate::layout::uneven_sizes(real_layers, pp) == Some(sizes.clone()) {
+                // The planner's own uneven split.
+                true => file.parallel.uneven_layers = true,
+                false => {
+                    file.parallel.pipeline_layout =
+                        crate::layout::of_stage_sizes(&sizes, u64::from(file.mtp_layers));
+                    file.parallel.uneven_layers = false;
+                }
+            }
+            let real = (u64::from(padded) - noop.len() as u64).to_string();
+            for (flag, value) in r.shape.iter_mut().chain(r.rest.iter_mut()) {
+                if flag == "--num-layers" {
+                    *value = real.clone();
+                }
+            }
+        } else {
+            r.rest.push((
+                "--noop-layers".to_owned(),
+                noop.iter().map(u64::to_string).collect::<Vec<_>>().join(","),
+            ));
         }
     }
     // A layout string names VPP: its stages ÷ PP (`arguments.py`).
