@@ -113,14 +113,16 @@ impl Layout {
                         u64::from(p.vpp.get()).min((slots / pp).max(1))
                     }
                 };
-                (
-                    u64::from(p.tp.get()),
-                    pp,
-                    vpp,
-                    u64::from(p.cp.get()),
-                    u64::from(p.ep.get()),
-                    u64::from(p.etp.get()),
-                )
+                let (tp, ep) = (u64::from(p.tp.get()), u64::from(p.ep.get()));
+                // MindSpeed-RL's launch file trains EP with `moe_tp_extend_ep` (its resharding needs
+                // it): each device holds experts ÷ (TP × EP) whole (MindSpeed
+                // `mindspeed/features_manager/moe/tp_extend_ep.py`), the bytes of experts ÷ EP split
+                // over TP, over expert-data-parallel groups of devices ÷ (PP × TP × EP).
+                let etp = match plan.framework == Framework::MindSpeedRl && 1 < ep {
+                    true => tp,
+                    false => u64::from(p.etp.get()),
+                };
+                (tp, pp, vpp, u64::from(p.cp.get()), ep, etp)
             }
             // VeRL's FSDP actor splits sequences with Ulysses (`ulysses_sequence_parallel_size`), which
             // the plan calls cp; the other HF frameworks have no such split.

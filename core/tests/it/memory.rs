@@ -1128,3 +1128,23 @@ fn bf16_gradients_and_fp8_weights_drop_their_bytes() {
     .unwrap();
     assert_eq!(evaluate(&plan).memory.stages[0].weights, evaluate(&bf16_plan).memory.stages[0].weights);
 }
+
+/// MindSpeed-RL trains EP with `moe_tp_extend_ep`, which its launch file sets (its resharding to
+/// the rollout needs it): each device holds experts ÷ (TP × EP) whole (MindSpeed
+/// `features_manager/moe/tp_extend_ep.py`), where Megatron-LM at ETP 1 holds experts ÷ EP. Exact
+/// count: Qwen3-30B-A3B's routed experts, 48 layers × 128 × 3 · 2048 · 768 = 28,991,029,248
+/// parameters, at TP 2 and EP 4: an eighth on each device rather than a quarter.
+#[test]
+fn mindspeed_rl_spreads_whole_experts_over_tp_times_ep() {
+    let params = |framework: &str, hardware: &str, method: &str| {
+        let plan = Plan::from_json(&format!(
+            r#"{{"model": "qwen3-30b-a3b", "framework": "{framework}", "method": "{method}", "hardware": "{hardware}",
+                "cluster": {{"nodes": 4}}, "parallel": {{"tp": 2, "ep": 4, "sequence_parallel": true, "distributed_optimizer": true}}}}"#
+        ))
+        .unwrap();
+        trainplan_core::memory::estimate(&plan).stages[0].params
+    };
+    let megatron = params("megatron", "h100-sxm-80g", "pretrain");
+    let mindspeed_rl = params("mindspeed-rl", "ascend-910b2", "grpo");
+    assert_eq!(megatron - mindspeed_rl, 28_991_029_248 / 4 - 28_991_029_248 / 8);
+}
