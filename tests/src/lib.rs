@@ -391,13 +391,20 @@ impl Page {
         Ok(!self.driver.find_all(By::Css(format!("[data-testid='{testid}']"))).await?.is_empty())
     }
 
-    /// Waits until the text of `testid` satisfies `pred` (the page updates asynchronously), and returns it.
+    /// Waits until the text of `testid` satisfies `pred` (the page updates asynchronously), and
+    /// returns it; an error naming the last text when it never does within 10 s, so a test whose
+    /// premise no longer holds fails there rather than at a later assertion.
     pub async fn wait_text(&self, testid: &str, pred: impl Fn(&str) -> bool) -> WebDriverResult<String> {
         let deadline = Instant::now() + Duration::from_secs(10);
         loop {
             let text = self.text(testid).await?;
-            if pred(&text) || deadline <= Instant::now() {
+            if pred(&text) {
                 return Ok(text);
+            }
+            if deadline <= Instant::now() {
+                return Err(WebDriverError::FatalError(format!(
+                    "{testid} never showed the text waited for; it shows {text:?}"
+                )));
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
