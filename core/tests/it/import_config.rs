@@ -967,3 +967,36 @@ fn empty_layer_slots_are_read_as_each_stages_layers() {
     let back = emit(&Plan::from_file(&got.file).unwrap(), "#v1=x").unwrap();
     assert!(back.iter().any(|f| f.text.contains("num_layer_list: \"23,25\"")));
 }
+
+/// YaRN read back: a Qwen2.5 config with the YaRN its model card tells to add for long context
+/// (`"rope_scaling": {"factor": 4.0, "original_max_position_embeddings": 32768, "type": "yarn"}`)
+/// writes Megatron-LM's yarn flags, and the script reads back as that config, not as the catalog's
+/// Qwen2.5-7B without it; a DeepSeek-V3 script that leaves YaRN to the framework is still DeepSeek-V3.
+#[test]
+fn yarn_reads_back_as_the_models_rope_scaling() {
+    let current = Plan::first_visit().to_file();
+    let mut qwen: serde_json::Value = serde_json::from_str(
+        trainplan_core::catalog::CONFIGS.iter().find(|c| c.id == "qwen2.5-7b").unwrap().config,
+    )
+    .unwrap();
+    qwen["rope_scaling"] =
+        serde_json::json!({"factor": 4.0, "original_max_position_embeddings": 32768, "type": "yarn"});
+    let plan = Plan::from_json(&format!(
+        r#"{{"model": {{"hf_config": {qwen}}}, "framework": "megatron", "method": "pretrain"}}"#
+    ))
+    .unwrap();
+    let script = emit(&plan, "#v1=x").unwrap()[0].text.clone();
+    let got = import(&script, &current).unwrap();
+    let ModelField::Config { hf_config, .. } = &got.file.model else { panic!("{:?}", got.file.model) };
+    let scaling = &hf_config["rope_scaling"];
+    assert_eq!((scaling["type"].as_str(), scaling["factor"].as_f64()), (Some("yarn"), Some(4.0)));
+    assert_eq!(scaling["original_max_position_embeddings"].as_u64(), Some(32768));
+    assert!(got.unknown.is_empty(), "{:?}", got.unknown);
+    let deepseek = Plan::from_json(r#"{"model": "deepseek-v3", "framework": "megatron", "method": "pretrain", "cluster": {"nodes": 32}, "parallel": {"pp": 8, "ep": 32}}"#).unwrap();
+    let script = emit(&deepseek, "#v1=x").unwrap()[0]
+        .text
+        .replace("--rotary-scaling-factor 40 --mscale 1 --mscale-all-dim 1", "");
+    assert!(!script.contains("--rotary-scaling-factor"));
+    let got = import(&script, &current).unwrap();
+    assert_eq!(got.file.model, ModelField::Id("deepseek-v3".into()));
+}

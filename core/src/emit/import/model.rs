@@ -97,6 +97,9 @@ pub(super) struct Shape {
     rotary_base: Option<u64>,
     /// Llama-3 frequency scaling's factor.
     rope_scaling: Option<f64>,
+    /// YaRN: factor, original positions, mscale, mscale over every dimension, betas fast and
+    /// slow (`emit::megatron::yarn_flags` writes them). `None` where the file gives none.
+    yarn: Option<[f64; 6]>,
     /// Experts, top-k, expert FFN, shared-expert FFN.
     moe: Option<[u64; 4]>,
     /// q LoRA rank (0 = none), KV LoRA rank, q/k head dim, rotary head dim, v head dim.
@@ -128,6 +131,17 @@ pub(super) const SHAPE_FLAGS: &[&str] = &[
     "--use-rope-scaling",
     "--rope-scaling-type",
     "--rope-scaling-factor",
+    "--rope-scaling-mscale",
+    "--rope-scaling-mscale-all-dim",
+    "--rope-scaling-original-max-position-embeddings",
+    "--beta-fast",
+    "--beta-slow",
+    "--rotary-scaling-factor",
+    "--mscale",
+    "--mscale-all-dim",
+    "--yarn-original-max-position-embeddings",
+    "--yarn-beta-fast",
+    "--yarn-beta-slow",
     "--low-freq-factor",
     "--high-freq-factor",
     "--original-max-position-embeddings",
@@ -229,6 +243,29 @@ impl Shape {
         let llama3 = has("--use-rope-scaling") || map.is("--rope-scaling-type", "llama3");
         let rope_scaling = llama3
             .then(|| map.get("--rope-scaling-factor").and_then(|v| v.parse::<f64>().ok()).unwrap_or(8.0));
+        // YaRN as Megatron-LM writes it (`--rotary-scaling-factor` with MLA or the yarn position
+        // type, its defaults argparse's and `MLATransformerConfig`'s) or MindSpeed-LLM
+        // (`--rope-scaling-type yarn`).
+        let float = |f: &str, default: f64| map.float(f).unwrap_or(default);
+        let yarn = match (map.is("--rope-scaling-type", "yarn"), map.float("--rotary-scaling-factor")) {
+            (true, _) => Some([
+                float("--rope-scaling-factor", 1.0),
+                float("--rope-scaling-original-max-position-embeddings", 4096.0),
+                float("--rope-scaling-mscale", 1.0),
+                float("--rope-scaling-mscale-all-dim", 0.0),
+                float("--beta-fast", 32.0),
+                float("--beta-slow", 1.0),
+            ]),
+            (false, Some(factor)) if mla.is_some() || map.is("--position-embedding-type", "yarn") => Some([
+                factor,
+                float("--yarn-original-max-position-embeddings", 4096.0),
+                float("--mscale", 1.0),
+                float("--mscale-all-dim", 0.0),
+                float("--yarn-beta-fast", 32.0),
+                float("--yarn-beta-slow", 1.0),
+            ]),
+            _ => None,
+        };
         let moe = int("--num-experts").map(|n| {
             let expert_ffn = int("--moe-ffn-hidden-size").unwrap_or(ffn);
             // MindSpeed-LLM counts shared experts of the routed experts' width (`--n-shared-experts`,
@@ -256,18 +293,23 @@ impl Shape {
             rope,
             rotary_base,
             rope_scaling,
+            yarn,
             moe,
             mla,
             vocab: int("--padded-vocab-size").or_else(|| int("--vocab-size")),
         })
     }
 
-    /// The same architecture, a vocabulary or rotary base one side leaves open matching any.
+    /// The same architecture as `other`, a file's: a vocabulary or rotary base one side leaves open
+    /// matching any, and YaRN the file leaves out matching any.
     fn matches(&self, other: &Shape) -> bool {
         let open = |a: Option<u64>, b: Option<u64>| a.is_none() || b.is_none() || a == b;
-        let closed = |s: &Shape| Shape { vocab: None, rotary_base: None, ..s.clone() };
+        let closed = |s: &Shape| Shape { vocab: None, rotary_base: None, yarn: None, ..s.clone() };
+        // YaRN the file (`other`) gives must be the model's; a file without leaves it open.
+        let yarn_open = other.yarn.is_none() || self.yarn == other.yarn;
         open(self.vocab, other.vocab)
             && open(self.rotary_base, other.rotary_base)
+            && yarn_open
             && closed(self) == closed(other)
     }
 
@@ -394,6 +436,13 @@ fn rope_config(s: &Shape, map: &FlagMap) -> Map<String, Value> {
     }
     if let Some(eps) = map.float("--norm-epsilon") {
         set("rms_norm_eps", json!(eps));
+    }
+    if let Some([factor, original, mscale, mscale_all_dim, beta_fast, beta_slow]) = s.yarn {
+        set(
+            "rope_scaling",
+            json!({"type": "yarn", "factor": factor, "original_max_position_embeddings": original as u64,
+                "mscale": mscale, "mscale_all_dim": mscale_all_dim, "beta_fast": beta_fast, "beta_slow": beta_slow}),
+        );
     }
     if let Some(factor) = s.rope_scaling {
         set(
