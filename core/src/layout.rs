@@ -459,7 +459,9 @@ pub fn of_stage_sizes(sizes: &[u64], mtp: u64) -> String {
 /// slots 5 and 95 empty, over 16 stages). `None` when the slots do not split evenly, a slot is
 /// out of range or named twice, or a stage would hold no layer.
 pub fn noop_stage_sizes(padded: u64, stages: u64, noop: &[u64]) -> Option<Vec<u64>> {
-    if stages == 0 || !padded.is_multiple_of(stages) || noop.iter().any(|&i| padded <= i) {
+    // A stage holds at least one slot, and no model has more layers than a plan file takes.
+    let fits = 0 < stages && stages <= padded && padded <= MAX_LAYER_SLOTS && padded.is_multiple_of(stages);
+    if !fits || noop.iter().any(|&i| padded <= i) {
         return None;
     }
     let mut sorted = noop.to_vec();
@@ -469,11 +471,16 @@ pub fn noop_stage_sizes(padded: u64, stages: u64, noop: &[u64]) -> Option<Vec<u6
         return None;
     }
     let per = padded / stages;
-    let sizes: Vec<u64> = (0..stages)
-        .map(|k| per - sorted.iter().filter(|&&i| (k * per..(k + 1) * per).contains(&i)).count() as u64)
-        .collect();
+    let mut sizes = vec![per; stages as usize];
+    for i in sorted {
+        sizes[(i / per) as usize] -= 1;
+    }
     sizes.iter().all(|&n| 0 < n).then_some(sizes)
 }
+
+/// The most layer slots [`noop_stage_sizes`] lays out: far above any model (DeepSeek-V3 has 61),
+/// and a bound on the work an imported file can ask for.
+const MAX_LAYER_SLOTS: u64 = 1 << 16;
 
 /// The decoder layers per stage of a layout [`of_stage_sizes`] could have written (one stage per
 /// rank, the embedding on the first alone, the loss and any MTP layers on the last alone); `None`

@@ -1274,6 +1274,29 @@ fn recomputed_layers(
     }
 }
 
+/// [`recomputed_layers`] chunk by chunk: with virtual stages every model chunk is a
+/// `TransformerBlock` of its own, whose `_checkpointed_forward` counts `recompute_num_layers` over
+/// its own layers (megatron/core/transformer/transformer_block.py at core_v0.19.0), so the block
+/// method recomputes the first ones of each chunk and the uniform one groups each chunk's. The
+/// chunks' saved bytes add up; their working sets do not (one chunk recomputes at a time).
+fn recomputed_by_chunk(
+    layers: &StageLayers,
+    full_method: Option<RecomputeMethod>,
+    num_layers: u64,
+    hidden: f64,
+    sum_bytes: &dyn Fn(u64, u64) -> f64,
+) -> (f64, f64) {
+    let mut from = 0;
+    layers.layout.rank_stages(layers.rank).fold((0.0, 0.0f64), |(kept, working), stage| {
+        let c = stage.layers.end.saturating_sub(stage.layers.start);
+        let at = from;
+        from += c;
+        let chunk_sum = |a: u64, b: u64| sum_bytes(at + a, at + b);
+        let (k, w) = recomputed_layers(full_method, c, num_layers.clamp(1, c.max(1)), hidden, &chunk_sum);
+        (kept + k, working.max(w))
+    })
+}
+
 /// What every layer saves under the plan's selective recomputation: it reruns the modules
 /// `--recompute-modules` names.
 fn selectively_saved(plan: &Plan) -> Saved {
@@ -1433,7 +1456,12 @@ fn activation_shape(
     let offload_window = if 0 < offloaded && 0 < n { layer_bytes(0) } else { 0.0 };
     let offloaded_bytes = sum_bytes(0, offloaded.min(n));
     let full_method = full.then_some(method);
-    let (per_microbatch, working) = recomputed_layers(full_method, n, group, hidden, &sum_bytes);
+    let (per_microbatch, working) = match layers.layout.chunks {
+        2.. if full_method.is_some() => {
+            recomputed_by_chunk(layers, full_method, u64::from(rc.num_layers.get()), hidden, &sum_bytes)
+        }
+        _ => recomputed_layers(full_method, n, group, hidden, &sum_bytes),
+    };
     // The embedding's output (and its dropout mask) on the first stage.
     let embedding =
         if embedding { hidden * if megatron && has_dropout(arch) { 1.5 } else { 1.0 } } else { 0.0 };

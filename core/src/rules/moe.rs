@@ -51,19 +51,23 @@ pub(super) fn check(cx: &Ctx, acc: &mut Acc) {
         acc.push(Error, Code::MoeFlexPad, &[], off(Field::MoePadToCapacity));
     }
     if m.overlap_ep_comm {
-        // `overlap_moe_expert_parallel_comm` asserts EP > 1, the alltoall or flex dispatcher, no full
-        // recomputation, VPP when PP > 1, and a bf16 or fp16 model; MindSpeed's
-        // `--moe-alltoall-overlap-comm` also needs grouped GEMM (moe_alltoall_overlap.py).
+        // Megatron-LM's `overlap_moe_expert_parallel_comm` asserts EP > 1, the alltoall or flex
+        // dispatcher, no full recomputation, VPP when PP > 1, and a bf16 or fp16 model. MindSpeed's
+        // own `--moe-alltoall-overlap-comm` asks for EP > 1, an all-to-all dispatcher and grouped
+        // GEMM alone (`MoEAlltoAllOverlapFeature.validate_args`,
+        // mindspeed/features_manager/moe/moe_alltoall_overlap.py at 028de58): MindSpeed-LLM's own
+        // Qwen3-235B script runs it with full recomputation and no virtual stages.
         let ascend = matches!(framework, Framework::MindSpeedLlm | Framework::MindSpeedRl);
         let what = match () {
             _ if p.ep.get() <= 1 => Some("expert parallelism 1"),
             _ if m.dispatcher == MoeDispatcher::AllGather => Some("the allgather dispatcher"),
+            _ if ascend && !m.grouped_gemm => Some("experts without grouped GEMM"),
+            _ if ascend => None,
             _ if plan.recompute.granularity == RecomputeGranularity::Full => Some("full recomputation"),
             _ if 1 < p.pp.get() && p.vpp.get() <= 1 && p.schedule != PipelineSchedule::DualPipeV => {
                 Some("pipeline parallelism without virtual stages")
             }
             _ if plan.precision == Precision::Fp32 => Some("fp32"),
-            _ if ascend && !m.grouped_gemm => Some("experts without grouped GEMM"),
             _ => None,
         };
         if let Some(what) = what {

@@ -1148,3 +1148,25 @@ fn mindspeed_rl_spreads_whole_experts_over_tp_times_ep() {
     let mindspeed_rl = params("mindspeed-rl", "ascend-910b2", "grpo");
     assert_eq!(megatron - mindspeed_rl, 28_991_029_248 / 4 - 28_991_029_248 / 8);
 }
+
+/// Megatron recomputes within each model chunk: with virtual stages each chunk is a
+/// `TransformerBlock` of its own, and `_checkpointed_forward` counts `recompute_num_layers` over
+/// that block's layers (megatron/core/transformer/transformer_block.py at core_v0.19.0). Llama 3.1
+/// 8B over PP 2 × VPP 2 holds two chunks of 8 layers a rank: the block method at 8 recomputes every
+/// layer, as at 16; at 4 it keeps half of each chunk. Counted over the rank's 16 layers instead, 8
+/// would have kept 8 whole layers.
+#[test]
+fn block_recomputation_counts_each_chunks_layers() {
+    let activations = |layers: u32| {
+        let plan = Plan::from_json(&format!(
+            r#"{{"model": "llama-3.1-8b", "framework": "megatron", "method": "pretrain", "cluster": {{"nodes": 2}},
+                "parallel": {{"pp": 2, "vpp": 2, "distributed_optimizer": true}},
+                "recompute": {{"granularity": "full", "method": "block", "num_layers": {layers}}},
+                "batch": {{"global_batch": 64, "seq_len": 4096}}}}"#
+        ))
+        .unwrap();
+        evaluate(&plan).memory.stages[0].activations
+    };
+    assert_eq!(activations(8), activations(16));
+    assert!(activations(8) < activations(4));
+}

@@ -923,3 +923,23 @@ fn rl_batches_count_responses_not_prompts() {
     let report = evaluate(&Plan::from_json(text).expect("a valid plan"));
     assert_eq!((report.memory.dp, report.memory.n_microbatches), (8, 4));
 }
+
+/// MindSpeed's own `--moe-alltoall-overlap-comm` asks for EP > 1, an all-to-all dispatcher and grouped
+/// GEMM alone (`MoEAlltoAllOverlapFeature.validate_args`, mindspeed/features_manager/moe/moe_alltoall_overlap.py),
+/// and MindSpeed-LLM's own Qwen3-235B script (`examples/mcore/qwen3_moe/pretrain_qwen3_235b_a22b_4k_A3_ptd.sh`)
+/// runs it with full recomputation: Megatron-LM's conditions on its own overlap do not apply there.
+#[test]
+fn mindspeeds_all_to_all_overlap_keeps_its_own_conditions() {
+    let plan = |framework: &str, hardware: &str, moe: &str| {
+        format!(
+            r#"{{"model": "qwen3-30b-a3b", "framework": "{framework}", "method": "pretrain", "hardware": "{hardware}",
+                "cluster": {{"nodes": 2}}, "parallel": {{"pp": 2, "ep": 8, "distributed_optimizer": true}},
+                "recompute": {{"granularity": "full"}}, "moe": {{"overlap_ep_comm": true{moe}}}}}"#
+        )
+    };
+    assert!(codes(&plan("megatron", "h100-sxm-80g", "")).contains(&"moe.overlap"));
+    assert!(!codes(&plan("mindspeed-llm", "ascend-910b2", "")).contains(&"moe.overlap"));
+    assert!(
+        codes(&plan("mindspeed-llm", "ascend-910b2", r#", "grouped_gemm": false"#)).contains(&"moe.overlap")
+    );
+}
