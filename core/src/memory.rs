@@ -1282,17 +1282,28 @@ fn recomputed_layers(
 fn recomputed_by_chunk(
     layers: &StageLayers,
     full_method: Option<RecomputeMethod>,
-    num_layers: u64,
-    hidden: f64,
+    (num_layers, hidden, no_window): (u64, f64, bool),
     sum_bytes: &dyn Fn(u64, u64) -> f64,
 ) -> (f64, f64) {
     let mut from = 0;
+    // Every layer saving alike (one kind, no activation-function window), a chunk's figures depend
+    // on its length alone: the last length's are kept.
+    let alike = no_window && layers.arch.moe.is_none();
+    let mut last: Option<(u64, (f64, f64))> = None;
     layers.layout.rank_stages(layers.rank).fold((0.0, 0.0f64), |(kept, working), stage| {
         let c = stage.layers.end.saturating_sub(stage.layers.start);
         let at = from;
         from += c;
-        let chunk_sum = |a: u64, b: u64| sum_bytes(at + a, at + b);
-        let (k, w) = recomputed_layers(full_method, c, num_layers.clamp(1, c.max(1)), hidden, &chunk_sum);
+        let (k, w) = match last {
+            Some((length, figures)) if alike && length == c => figures,
+            _ => {
+                let chunk_sum = |a: u64, b: u64| sum_bytes(at + a, at + b);
+                let figures =
+                    recomputed_layers(full_method, c, num_layers.clamp(1, c.max(1)), hidden, &chunk_sum);
+                last = Some((c, figures));
+                figures
+            }
+        };
         (kept + k, working.max(w))
     })
 }
@@ -1458,7 +1469,8 @@ fn activation_shape(
     let full_method = full.then_some(method);
     let (per_microbatch, working) = match layers.layout.chunks {
         2.. if full_method.is_some() => {
-            recomputed_by_chunk(layers, full_method, u64::from(rc.num_layers.get()), hidden, &sum_bytes)
+            let chunks = (u64::from(rc.num_layers.get()), hidden, !act_fn);
+            recomputed_by_chunk(layers, full_method, chunks, &sum_bytes)
         }
         _ => recomputed_layers(full_method, n, group, hidden, &sum_bytes),
     };
