@@ -1286,24 +1286,27 @@ fn recomputed_by_chunk(
     sum_bytes: &dyn Fn(u64, u64) -> f64,
 ) -> (f64, f64) {
     let mut from = 0;
-    // Every layer saving alike (one kind, no activation-function window), a chunk's figures depend
-    // on its length alone: the last length's are kept.
-    let alike = no_window && layers.arch.moe.is_none();
-    let mut last: Option<(u64, (f64, f64))> = None;
+    // A chunk whose layers all save alike (one kind, no activation-function window) has figures
+    // that depend on its length and kind alone: worked out once for each, so that a rank of many
+    // chunks costs one pass over them (each `sum_bytes` walks the rank's chunks).
+    let mut seen: Vec<((u64, bool), (f64, f64))> = Vec::new();
     layers.layout.rank_stages(layers.rank).fold((0.0, 0.0f64), |(kept, working), stage| {
         let c = stage.layers.end.saturating_sub(stage.layers.start);
+        let moe = model::moe_layers_in(layers.arch, stage.layers.clone());
+        let key = (c, 0 < moe);
+        let alike = no_window && (moe == 0 || moe == c);
         let at = from;
         from += c;
-        let (k, w) = match last {
-            Some((length, figures)) if alike && length == c => figures,
-            _ => {
-                let chunk_sum = |a: u64, b: u64| sum_bytes(at + a, at + b);
-                let figures =
-                    recomputed_layers(full_method, c, num_layers.clamp(1, c.max(1)), hidden, &chunk_sum);
-                last = Some((c, figures));
-                figures
+        let known = seen.iter().find(|(k, _)| alike && *k == key).map(|(_, figures)| *figures);
+        let (k, w) = known.unwrap_or_else(|| {
+            let chunk_sum = |a: u64, b: u64| sum_bytes(at + a, at + b);
+            let figures =
+                recomputed_layers(full_method, c, num_layers.clamp(1, c.max(1)), hidden, &chunk_sum);
+            if alike {
+                seen.push((key, figures));
             }
-        };
+            figures
+        });
         (kept + k, working.max(w))
     })
 }
