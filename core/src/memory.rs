@@ -244,9 +244,26 @@ pub fn state_bytes(path: Path, precision: Precision) -> StateBytes {
 /// (megatron/training/arguments.py at core_v0.19.0), so the main-gradient buffer takes the
 /// parameters' bf16 (`DistributedDataParallelConfig.grad_reduce_in_fp32`), 2 bytes instead of 4.
 pub(crate) fn bf16_gradients(plan: &Plan) -> bool {
-    path(plan.framework) == Path::Megatron
-        && plan.parallel.grad_reduce_bf16
-        && matches!(plan.precision, Precision::Bf16 | Precision::Fp8 | Precision::Mxfp8 | Precision::Nvfp4)
+    path(plan.framework) == Path::Megatron && plan.parallel.grad_reduce_bf16 && bf16_training(plan.precision)
+}
+
+/// Training on bf16 parameters: bf16 itself, and fp8 and fp4, whose Megatron recipes run beside
+/// `--bf16` (`emit::megatron`'s precision flags).
+pub(crate) fn bf16_training(precision: Precision) -> bool {
+    matches!(precision, Precision::Bf16 | Precision::Fp8 | Precision::Mxfp8 | Precision::Nvfp4)
+}
+
+/// Whether `plan` can keep Transformer Engine's fp8 parameters as [`fp8_parameters`] counts them:
+/// fp8 or MXFP8 training (`--fp4-param-gather` is NVFP4's own), with the distributed optimizer or
+/// a Megatron FSDP that leaves the parameters whole (Megatron-LM `validate_args` at core_v0.19.0
+/// asks for one of them, and turns the gather off under torch FSDP2; parameter-sharded FSDP is not
+/// modelled this way).
+pub(crate) fn fp8_parameters_fit(plan: &Plan) -> bool {
+    use crate::plan::Fsdp;
+    let p = &plan.parallel;
+    let sharded =
+        (p.distributed_optimizer && p.fsdp == Fsdp::None) || matches!(p.fsdp, Fsdp::Optim | Fsdp::OptimGrads);
+    matches!(plan.precision, Precision::Fp8 | Precision::Mxfp8) && sharded
 }
 
 /// Model-state bytes per device for `n_params` parameters under DeepSpeed ZeRO over `dp` ranks
@@ -791,17 +808,15 @@ fn low_precision_weight_copies(ctx: &Ctx, linear: f64) -> f64 {
 /// (`--fp8-param-gather`: `fp8_model_init`, megatron/core/transformer/transformer_config.py
 /// `fp8_param`): the row-wise and column-wise fp8 data [`low_precision_weight_copies`] counts are then
 /// the weights themselves, and the distributed optimizer's fp32 master copy (counted with the
-/// optimizer) is the only other. Megatron-LM asks for the distributed optimizer or its FSDP
-/// (rule fp8.param_gather); sharded parameters (`optim_grads_params`) are not modelled this way.
+/// optimizer) is the only other. Where the plan's layout cannot keep them ([`fp8_parameters_fit`];
+/// rules precision.fp8_param_gather and parallel.fp8_param_gather) the weights stay as counted.
 fn fp8_parameters(ctx: &Ctx) -> bool {
-    use crate::plan::Fsdp;
-    let (plan, p) = (ctx.plan, &ctx.plan.parallel);
+    let plan = ctx.plan;
     ctx.path == Path::Megatron
-        && p.fp8_param_gather
-        && matches!(plan.precision, Precision::Fp8 | Precision::Mxfp8)
+        && plan.parallel.fp8_param_gather
+        && fp8_parameters_fit(plan)
         && quantized_element_bytes(plan).is_some()
         && !plan.trains_lora()
-        && matches!(p.fsdp, Fsdp::None | Fsdp::Optim | Fsdp::OptimGrads)
 }
 
 /// The linear parameters of `mtp` MTP layers on the device (as [`stage_memory`] counts them).

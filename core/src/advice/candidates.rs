@@ -370,22 +370,16 @@ fn megatron_fsdp(ctx: &Ctx) -> Option<Candidate> {
 /// Megatron FSDP, the linear weights kept in fp8 alone (`--fp8-param-gather`). Full training on
 /// Megatron-LM and MindSpeed-LLM, whose parsers have both.
 fn megatron_low_precision_states(ctx: &Ctx) -> Vec<Candidate> {
-    use crate::plan::{Fsdp, Precision};
     let (plan, p) = (ctx.plan, &ctx.plan.parallel);
     let parsers = matches!(plan.framework, Framework::Megatron | Framework::MindSpeedLlm);
     if !parsers || plan.trains_lora() {
         return Vec::new();
     }
     let mut res = Vec::new();
-    let bf16_family =
-        matches!(plan.precision, Precision::Bf16 | Precision::Fp8 | Precision::Mxfp8 | Precision::Nvfp4);
-    if bf16_family && !p.grad_reduce_bf16 {
+    if crate::memory::bf16_training(plan.precision) && !p.grad_reduce_bf16 {
         res.push(candidate(Move::GradReduceBf16, vec![fix(Field::ParallelGradReduceBf16, true)]));
     }
-    let fp8 = matches!(plan.precision, Precision::Fp8 | Precision::Mxfp8);
-    let sharded =
-        p.distributed_optimizer && p.fsdp == Fsdp::None || matches!(p.fsdp, Fsdp::Optim | Fsdp::OptimGrads);
-    if fp8 && sharded && !p.fp8_param_gather {
+    if crate::memory::fp8_parameters_fit(plan) && !p.fp8_param_gather {
         res.push(candidate(Move::Fp8ParamGather, vec![fix(Field::ParallelFp8ParamGather, true)]));
     }
     res

@@ -36,7 +36,7 @@ pub(super) fn megatron_optimizer(cx: &Ctx, acc: &mut Acc) {
             acc.push(Error, Code::ParallelFp8ParamGather, &[], Some((fix.0, Value::from(fix.1))));
         }
     }
-    if p.grad_reduce_bf16 && matches!(plan.precision, Precision::Fp16 | Precision::Fp32) {
+    if p.grad_reduce_bf16 && !crate::memory::bf16_training(plan.precision) {
         // `validate_args` reads `--grad-reduce-in-bf16` in bf16 training alone.
         acc.push(
             Warning,

@@ -5,7 +5,7 @@
 use crate::field::Field;
 use serde_json::Value;
 
-use super::{Acc, Ctx};
+use super::{Acc, Ctx, divisors_of, gcd};
 use crate::hardware::Vendor;
 use crate::model::Family;
 use crate::plan::{Framework, Method, RecomputeGranularity, RecomputeMethod};
@@ -130,15 +130,11 @@ pub(super) fn group_limited_ep(cx: &Ctx, acc: &mut Acc) {
     let Some(moe) = arch.moe.as_ref().filter(|_| mindspeed) else { return };
     let Some(limit) = moe.group_limited.filter(|g| ep <= g.top_groups) else { return };
     let room = gcd(moe.n_experts, world / (etp * pp).max(1));
-    let fix = super::fix::divisors_of(room).filter(|d| limit.top_groups < *d).min();
+    let fix = divisors_of(room).filter(|d| limit.top_groups < *d).min();
     acc.push(
         Error,
         Code::MindspeedGroupLimitedEp,
         &[("top_groups", limit.top_groups.to_string()), ("ep", ep.to_string())],
         fix.map(|d| (Field::ParallelEp, Value::from(d))),
     );
-}
-
-fn gcd(a: u64, b: u64) -> u64 {
-    if b == 0 { a } else { gcd(b, a % b) }
 }

@@ -101,13 +101,7 @@ fn parallel(s: &Sections, file: &mut PlanFile) -> Result<(), ImportError> {
         _ => list("num_layer_list").filter(|l| l.len() as u64 == pp && l.iter().all(|&n| 0 < n)),
     };
     if let Some(sizes) = sizes {
-        match crate::layout::uneven_sizes(sizes.iter().sum(), pp) == Some(sizes.clone()) {
-            true => p.uneven_layers = true,
-            false => {
-                p.pipeline_layout = crate::layout::of_stage_sizes(&sizes, 0);
-                p.uneven_layers = false;
-            }
-        }
+        set_stage_sizes(file, &sizes, pp);
     }
     Ok(())
 }

@@ -412,6 +412,23 @@ fn lora_targets_of_modules(modules: &[String]) -> Option<TargetsField> {
 }
 
 /// The devices in each node: the file's, else the hardware's usual count.
+/// Sets the layers of each pipeline stage a file gives (MindSpeed's layer lists, or what its empty
+/// slots leave), with `ranks` pipeline ranks: the planner's own uneven split where they are that
+/// (`layout::uneven_sizes`), else the plan's layout (`layout::of_stage_sizes`), the plan's MTP
+/// layers after the last stage's.
+fn set_stage_sizes(file: &mut PlanFile, sizes: &[u64], ranks: u64) {
+    let p = &mut file.parallel;
+    let one_per_rank = sizes.len() as u64 == ranks;
+    let own = one_per_rank.then(|| crate::layout::uneven_sizes(sizes.iter().sum(), ranks)).flatten();
+    match own.as_deref() == Some(sizes) {
+        true => p.uneven_layers = true,
+        false => {
+            p.pipeline_layout = crate::layout::of_stage_sizes(sizes, u64::from(file.mtp_layers));
+            p.uneven_layers = false;
+        }
+    }
+}
+
 fn devices_per_node(file: &PlanFile) -> u32 {
     file.cluster.devices_per_node.unwrap_or_else(|| match &file.hardware {
         HardwareField::Id(id) => crate::hardware::device(id).map_or(8, |hw| hw.devices_per_node),

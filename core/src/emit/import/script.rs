@@ -523,28 +523,16 @@ fn settle_flags(text: &str, ascend: bool, file: &mut PlanFile, seen: &Seen, r: &
     // A list of layers per stage other than the planner's own uneven split is the plan's layout
     // (one stage per rank, the embedding on the first, the loss on the last).
     let pp = u64::from(file.parallel.pp.max(1));
-    if let Some(list) = seen.layer_list.as_ref().filter(|l| l.len() as u64 == pp && file.parallel.vpp <= 1) {
-        let own = seen.layers.and_then(|n| crate::layout::uneven_sizes(u64::from(n), pp));
-        if own.as_ref() != Some(list) && file.parallel.pipeline_layout.is_empty() {
-            file.parallel.pipeline_layout = crate::layout::of_stage_sizes(list, u64::from(file.mtp_layers));
-            file.parallel.uneven_layers = false;
-        }
+    let listed = seen.layer_list.as_ref().filter(|l| l.len() as u64 == pp && file.parallel.vpp <= 1);
+    if let Some(list) = listed.filter(|_| file.parallel.pipeline_layout.is_empty()) {
+        set_stage_sizes(file, list, pp);
     }
     // MindSpeed's empty layer slots: the model has that many layers fewer, and each stage holds its
     // slots' layers (`layout::noop_stage_sizes`), the plan's layout.
     if let (Some(noop), Some(padded)) = (seen.noop.as_ref(), seen.layers) {
         let stages = pp * u64::from(file.parallel.vpp.max(1));
         if let Some(sizes) = crate::layout::noop_stage_sizes(u64::from(padded), stages, noop) {
-            let real_layers: u64 = sizes.iter().sum();
-            match stages == pp && crate::layout::uneven_sizes(real_layers, pp) == Some(sizes.clone()) {
-                // The planner's own uneven split.
-                true => file.parallel.uneven_layers = true,
-                false => {
-                    file.parallel.pipeline_layout =
-                        crate::layout::of_stage_sizes(&sizes, u64::from(file.mtp_layers));
-                    file.parallel.uneven_layers = false;
-                }
-            }
+            set_stage_sizes(file, &sizes, pp);
             let real = (u64::from(padded) - noop.len() as u64).to_string();
             for (flag, value) in r.shape.iter_mut().chain(r.rest.iter_mut()) {
                 if flag == "--num-layers" {
