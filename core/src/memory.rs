@@ -1297,20 +1297,25 @@ fn recomputed_layers(
 fn recomputed_by_chunk(
     layers: &StageLayers,
     full_method: Option<RecomputeMethod>,
-    (num_layers, hidden, no_window): (u64, f64, bool),
+    (num_layers, hidden, window): (u64, f64, std::ops::Range<u64>),
     sum_bytes: &dyn Fn(u64, u64) -> f64,
 ) -> (f64, f64) {
     let mut from = 0;
-    // A chunk whose layers all save alike (one kind, no activation-function window) has figures
-    // that depend on its length and kind alone: worked out once for each, so that a rank of many
-    // chunks costs one pass over them (each `sum_bytes` walks the rank's chunks).
-    let mut seen: Vec<((u64, bool), (f64, f64))> = Vec::new();
+    // A chunk whose layers all save alike (one kind, all inside or all outside the
+    // activation-function window) has figures that depend on its length, kind and side alone:
+    // worked out once for each, so that a rank of many chunks costs one pass over them (each
+    // `sum_bytes` walks the rank's chunks). At most two chunks straddle the window's ends.
+    // Key: the chunk's length, whether its layers are MoE, whether they are inside the window.
+    type Key = (u64, bool, bool);
+    let mut seen: Vec<(Key, (f64, f64))> = Vec::new();
     layers.layout.rank_stages(layers.rank).fold((0.0, 0.0f64), |(kept, working), stage| {
         let c = stage.layers.end.saturating_sub(stage.layers.start);
         let moe = model::moe_layers_in(layers.arch, stage.layers.clone());
-        let key = (c, 0 < moe);
-        let alike = no_window && (moe == 0 || moe == c);
         let at = from;
+        let inside = window.start <= at && at + c <= window.end;
+        let outside = window.is_empty() || at + c <= window.start || window.end <= at;
+        let key = (c, 0 < moe, inside);
+        let alike = (inside || outside) && (moe == 0 || moe == c);
         from += c;
         let known = seen.iter().find(|(k, _)| alike && *k == key).map(|(_, figures)| *figures);
         let (k, w) = known.unwrap_or_else(|| {
@@ -1487,7 +1492,8 @@ fn activation_shape(
     let full_method = full.then_some(method);
     let (per_microbatch, working) = match layers.layout.chunks {
         2.. if full_method.is_some() => {
-            let chunks = (u64::from(rc.num_layers.get()), hidden, !act_fn);
+            let window = if act_fn { act_fn_from..act_fn_to } else { 0..0 };
+            let chunks = (u64::from(rc.num_layers.get()), hidden, window);
             recomputed_by_chunk(layers, full_method, chunks, &sum_bytes)
         }
         _ => recomputed_layers(full_method, n, group, hidden, &sum_bytes),
