@@ -249,6 +249,22 @@ pub fn zh(code: Code) -> &'static str {
         Code::HfQloraExperts => {
             "QLoRA 不量化路由专家（占模型 {share}%），它们仍为 16 位：bitsandbytes 只量化 nn.Linear 模块，而 transformers 5 把专家存为融合张量。4 位基座只为其余层省显存。"
         }
+        Code::ModelQuantizationUnread => {
+            "quantization_config 的 quant_method \"{method}\" 无法读取：权重按 16 位计算。"
+        }
+        Code::LlamafactoryPtqBase => {
+            "该检查点以 {format} {bits} 位存储，LLaMA-Factory 直接在其上训练 LoRA：各层线性权重每个按 {bytes} 字节计算，而不是 2 字节。"
+        }
+        Code::LlamafactoryPtqLoraOnly => {
+            "LLaMA-Factory 只能用 LoRA 训练 {format} 量化的检查点：冻结的打包权重不能做全参数训练。"
+        }
+        Code::LlamafactoryPtqZero3 => "LLaMA-Factory 不允许 {format} 量化的检查点使用 ZeRO-3。",
+        Code::LlamafactoryPtqQuantizationBit => {
+            "该检查点已是 {format} {bits} 位：LLaMA-Factory 忽略 quantization_bit，直接在其上训练 LoRA，规划也按此计算。"
+        }
+        Code::ModelPtq16bit => {
+            "该检查点以 {format} {bits} 位存储，只有 LLaMA-Factory 能在训练 LoRA 时保持打包：在 {framework} 上按 16 位模型计算。"
+        }
         Code::ModelVisionConfig => {
             "\"{model_type}\" 还包含视觉编码器（vision_config），未计入：只规划语言模型。"
         }

@@ -293,6 +293,9 @@ fn import_finding(warning: &ImportWarning) -> Finding {
         ImportWarning::OtherLayerTypes { kind, layers } => {
             (Code::ModelLayerTypes, BTreeMap::from([("kind", kind.clone()), ("layers", layers.to_string())]))
         }
+        ImportWarning::QuantizationUnread(method) => {
+            (Code::ModelQuantizationUnread, BTreeMap::from([("method", method.clone())]))
+        }
         ImportWarning::TextConfig(t) => (Code::ModelTextConfig, BTreeMap::from([("model_type", t.clone())])),
         ImportWarning::VisionConfig(t) => {
             (Code::ModelVisionConfig, BTreeMap::from([("model_type", t.clone())]))

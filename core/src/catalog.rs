@@ -71,10 +71,14 @@ fn model_by_dir_name(name: &str) -> Option<&'static ModelEntry> {
             r.starts_with(|c: char| c.is_ascii_digit()) && r.bytes().all(|b| b.is_ascii_digit() || b == b'.')
         })
     };
+    // A GPTQ or AWQ checkpoint keeps its model's architecture (`-GPTQ-Int4`, `-AWQ`:
+    // `crate::quantized::from_name` reads its format).
+    let packed = crate::quantized::from_name(name).is_some();
+    let quantization = |w: &str| packed && matches!(w, "gptq" | "awq" | "int2" | "int3" | "int4" | "int8");
     let words: Vec<String> = name
         .split(['-', '_', ' '])
         .map(str::to_ascii_lowercase)
-        .filter(|w| !w.is_empty() && !VARIANTS.contains(&w.as_str()) && !is_date(w))
+        .filter(|w| !w.is_empty() && !VARIANTS.contains(&w.as_str()) && !is_date(w) && !quantization(w))
         .collect();
     if words.is_empty() {
         return None;

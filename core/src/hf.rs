@@ -13,6 +13,7 @@ use std::fmt;
 use serde_json::{Map, Value, json};
 
 use crate::model::{self, Architecture, Attention, Family, GroupLimit, Mlp, MlpKind, Moe, MoeLayers, Norm};
+use crate::quantized::{self, Prequantized, Stored};
 
 /// The largest model the planner accepts: 10^15 parameters, a thousand times the largest trained today.
 pub const MAX_PARAMS: u64 = 1_000_000_000_000_000;
@@ -24,6 +25,8 @@ pub struct Imported {
     pub arch: Architecture,
     /// Assumptions the user should know about.
     pub warnings: Vec<ImportWarning>,
+    /// Weights stored packed (GPTQ, AWQ, bitsandbytes: `quantization_config`).
+    pub prequantized: Option<Prequantized>,
 }
 
 /// Something the reader assumed.
@@ -57,6 +60,9 @@ pub enum ImportWarning {
     /// the language model was read from it, and the other towers (vision encoder, projector) are not
     /// counted. Holds the wrapper's `model_type`.
     TextConfig(String),
+    /// Occurs when `quantization_config` names a `quant_method` the planner does not read (AQLM,
+    /// HQQ, compressed-tensors, …): the weights were counted as 16-bit. Holds the method.
+    QuantizationUnread(String),
     /// Occurs when a config with its own shape also holds a `vision_config` (Qwen2-VL and
     /// Qwen2.5-VL write their language model at the top): the vision encoder is not counted. Holds
     /// the config's `model_type`.
@@ -88,6 +94,10 @@ impl fmt::Display for ImportWarning {
                     "layer_types lists {layers} layers that are not attention ({kind:?}): each counted as a full-attention layer"
                 )
             }
+            ImportWarning::QuantizationUnread(method) => write!(
+                f,
+                "quantization_config's quant_method {method:?} is not read: the weights are counted as 16-bit"
+            ),
             ImportWarning::VisionConfig(t) => {
                 write!(f, "{t:?} also holds a vision encoder (vision_config), which is not counted")
             }
@@ -199,11 +209,20 @@ pub fn import_value(value: &Value) -> Result<Imported, ConfigError> {
     };
     warnings.extend(other_layer_types(obj));
     check_consistent(&arch)?;
+    // The wrapper's own config holds it where there is one (transformers saves it at the top).
+    let prequantized = match quantized::read(outer)? {
+        Some(Stored::Packed(q)) => Some(q),
+        Some(Stored::Unknown(method)) => {
+            warnings.push(ImportWarning::QuantizationUnread(method));
+            None
+        }
+        Some(Stored::Dequantized) | None => None,
+    };
     let counts = model::count_params(&arch);
     if MAX_PARAMS < counts.total().saturating_add(counts.mtp) {
         return Err(ConfigError::TooLarge);
     }
-    Ok(Imported { arch, warnings })
+    Ok(Imported { arch, warnings, prequantized })
 }
 
 /// The config's `model_type`, `""` when it has none.

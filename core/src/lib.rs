@@ -43,6 +43,7 @@ pub mod model;
 pub mod overheads;
 pub mod permalink;
 pub mod plan;
+pub mod quantized;
 pub mod report;
 pub mod rules;
 pub mod schedule;

@@ -832,6 +832,33 @@ fn mtp_linear(ctx: &Ctx, mtp: u64) -> f64 {
             + counts.experts as f64 / (ctx.ep * ctx.etp) as f64)
 }
 
+/// Bytes per parameter of a frozen LoRA base of `total` parameters (`expert` of them routed
+/// experts, `linear` the layers' linear weights), whose 16-bit weights take `sixteen_bit`.
+///
+/// QLoRA's NF4 holds the layers' linear weights outside the routed experts alone: bitsandbytes
+/// replaces `nn.Linear` modules only, and transformers keeps the output head out of it
+/// (transformers 5.6.0 `integrations/bitsandbytes.py` `replace_with_bnb_linear`,
+/// `quantizers/base.py` `get_keys_to_not_convert`), so the embedding, the head, the norms, the
+/// routers (`TopKRouter` modules) and the routed experts (fused 3-D parameters: Qwen3-MoE's stay
+/// `Qwen3MoeExperts` under bitsandbytes 0.50.2) stay 16-bit. A checkpoint stored packed (GPTQ,
+/// AWQ) keeps its layers' linear weights so, the experts' too, and takes precedence over QLoRA's
+/// quantization ([`crate::quantized::kept`]).
+fn frozen_base_bytes(plan: &Plan, sixteen_bit: f64, total: f64, expert: f64, linear: f64) -> f64 {
+    let packed = match (crate::quantized::kept(plan), plan.method) {
+        (Some(q), _) if q.experts_16bit() => Some((q.bytes_per_param(), linear - expert)),
+        (Some(q), _) => Some((q.bytes_per_param(), linear)),
+        (None, Method::Qlora) => Some((NF4_BYTES_PER_PARAM, linear - expert)),
+        (None, _) => None,
+    };
+    match packed {
+        Some((packed_bytes, quantized)) if 0.0 < total => {
+            let quantized = quantized.clamp(0.0, total);
+            (packed_bytes * quantized + sixteen_bit * (total - quantized)) / total
+        }
+        _ => sixteen_bit,
+    }
+}
+
 /// Weights, gradients and optimizer states for `dense` and `expert` parameters on this device, of
 /// which `linear_layers` are the layers' linear weights.
 fn model_states(ctx: &Ctx, dense: f64, expert: f64, linear_layers: f64, res: &mut StageMemory) {
@@ -844,22 +871,10 @@ fn model_states(ctx: &Ctx, dense: f64, expert: f64, linear_layers: f64, res: &mu
     let on_device = |x: f64, offloaded: bool| if offloaded { 0 } else { x as u64 };
 
     if plan.trains_lora() {
-        // Frozen base: bf16 weights. QLoRA's NF4 holds the layers' linear weights outside the
-        // routed experts alone: bitsandbytes replaces `nn.Linear` modules only, and transformers
-        // keeps the output head out of it (transformers 5.6.0 `integrations/bitsandbytes.py`
-        // `replace_with_bnb_linear`, `quantizers/base.py` `get_keys_to_not_convert`), so the
-        // embedding, the head, the norms, the routers (`TopKRouter` modules) and the routed experts
-        // (fused 3-D parameters: Qwen3-MoE's stay `Qwen3MoeExperts` under bitsandbytes 0.50.2)
-        // stay 16-bit. Trainable LoRA weights are fp32 (LLaMA-Factory casts trainable parameters
-        // to fp32), so 4 + 4 + 8 bytes.
+        // Frozen base: bf16 weights, or packed ones ([`frozen_base_bytes`]). Trainable LoRA
+        // weights are fp32 (LLaMA-Factory casts trainable parameters to fp32), so 4 + 4 + 8 bytes.
         let total_params = dense + expert;
-        let base_bytes = match plan.method {
-            Method::Qlora if 0.0 < total_params => {
-                let quantized = (linear_layers - expert).clamp(0.0, total_params);
-                (NF4_BYTES_PER_PARAM * quantized + bytes.weights * (total_params - quantized)) / total_params
-            }
-            _ => bytes.weights,
-        };
+        let base_bytes = frozen_base_bytes(plan, bytes.weights, total_params, expert, linear_layers);
         // Adapters follow their base weights: this device holds the same share of both.
         let share = total_params / ctx.summary.counts.total().max(1) as f64;
         let lora_params = ctx.lora_params as f64 * share;

@@ -16,6 +16,7 @@ use crate::field::Field;
 use crate::hardware::{self, Hardware, Vendor};
 use crate::hf::{self, ConfigError, ImportWarning};
 use crate::model::{Architecture, LoraTarget};
+use crate::quantized::Prequantized;
 
 /// The version of the plan file format this build reads and writes.
 pub const PLAN_FILE_VERSION: u32 = 1;
@@ -81,6 +82,8 @@ pub struct ModelChoice {
     pub arch: Architecture,
     /// What the config reader assumed (imported configs only).
     pub warnings: Vec<ImportWarning>,
+    /// How the checkpoint stores its weights, when packed (imported configs only).
+    pub prequantized: Option<Prequantized>,
 }
 
 /// Where the model comes from.
@@ -2002,6 +2005,7 @@ fn model_choice(field: &ModelField) -> Result<ModelChoice, PlanFileError> {
                 name: entry.name.to_owned(),
                 arch: entry.arch.clone(),
                 warnings: Vec::new(),
+                prequantized: None,
             })
         }
         ModelField::Config { hf_config, name } => {
@@ -2025,6 +2029,7 @@ fn model_choice(field: &ModelField) -> Result<ModelChoice, PlanFileError> {
                 name,
                 arch: imported.arch,
                 warnings: imported.warnings,
+                prequantized: imported.prequantized,
             })
         }
     }

@@ -107,10 +107,49 @@ pub(super) fn liger_zero3(cx: &Ctx, acc: &mut Acc) {
 /// them so, docs/memory.md). A note: the 4-bit base saves memory on the other layers alone.
 pub(super) fn qlora_experts(cx: &Ctx, acc: &mut Acc) {
     let plan = cx.plan;
-    if plan.method != crate::plan::Method::Qlora || cx.megatron || cx.arch.moe.is_none() {
+    let packed_base = crate::quantized::kept(plan).is_some();
+    if plan.method != crate::plan::Method::Qlora || cx.megatron || cx.arch.moe.is_none() || packed_base {
         return;
     }
     let counts = crate::model::count_params(cx.arch);
     let share = counts.experts as f64 / counts.total().max(1) as f64;
     acc.push(Severity::Note, Code::HfQloraExperts, &[("share", format!("{:.0}", 100.0 * share))], None);
+}
+
+/// A checkpoint stored quantized (GPTQ, AWQ, bitsandbytes). LLaMA-Factory v0.9.5 trains LoRA over
+/// it as stored and checks: no ZeRO-3 (`model/model_utils/quantization.py`
+/// `configure_quantization`: "DeepSpeed ZeRO-3 or FSDP is incompatible with PTQ-quantized
+/// models."), LoRA only (`model/adapter.py` `init_adapter`: "Quantized models can only be used
+/// for the LoRA or OFT tuning."), and `quantization_bit` ignored ("`quantization_bit` will not
+/// affect on the PTQ-quantized models."). Elsewhere a note: the plan counts the 16-bit model
+/// ([`crate::quantized::kept`]).
+pub(super) fn prequantized(cx: &Ctx, acc: &mut Acc) {
+    use crate::plan::Method;
+    let plan = cx.plan;
+    let Some(q) = plan.model.prequantized else {
+        return;
+    };
+    let format = || ("format", q.name().to_owned());
+    let bits = || ("bits", q.bits.to_string());
+    if plan.framework != Framework::LlamaFactory {
+        let framework = ("framework", plan.framework.wire().to_owned());
+        acc.push(Severity::Note, Code::ModelPtq16bit, &[format(), bits(), framework], None);
+        return;
+    }
+    if !plan.trains_lora() {
+        let lora = if plan.method == Method::Dpo { Method::DpoLora } else { Method::Lora };
+        let fix = (Field::Method, Value::from(lora.wire()));
+        acc.push(Severity::Error, Code::LlamafactoryPtqLoraOnly, &[format()], Some(fix));
+        return;
+    }
+    if plan.parallel.zero_stage.shards_params() {
+        let fix = (Field::ParallelZeroStage, Value::from(2));
+        acc.push(Severity::Error, Code::LlamafactoryPtqZero3, &[format()], Some(fix));
+    }
+    if plan.method == Method::Qlora {
+        let fix = (Field::Method, Value::from(Method::Lora.wire()));
+        acc.push(Severity::Warning, Code::LlamafactoryPtqQuantizationBit, &[format(), bits()], Some(fix));
+    }
+    let bytes = ("bytes", format!("{:.3}", q.bytes_per_param()));
+    acc.push(Severity::Note, Code::LlamafactoryPtqBase, &[format(), bits(), bytes], None);
 }

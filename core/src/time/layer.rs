@@ -17,7 +17,7 @@ use super::{
 use crate::hardware::Vendor;
 use crate::memory;
 use crate::model::{Attention, MlpKind};
-use crate::plan::{AttentionImpl, CpAlgo, Method, RecomputeGranularity, RecomputeMethod};
+use crate::plan::{AttentionImpl, CpAlgo, Method, Plan, RecomputeGranularity, RecomputeMethod};
 
 /// Per-micro-batch work of one layer on one device, forward.
 #[derive(Clone, Copy, Debug, Default)]
@@ -77,14 +77,13 @@ pub(super) fn layer_work(ctx: &Ctx, moe_layer: bool) -> LayerWork {
         w.memory_seconds +=
             AUTOCAST_CAST_BYTES_PER_PARAM * weights / (ctx.hw.memory_bytes_per_second * HBM_EFF);
     }
-    if ctx.plan.method == Method::Qlora && memory::path(ctx.plan.framework) == memory::Path::Hf {
-        // QLoRA's base dequantized each pass: the layer's linear weights outside the MoE block
-        // (the routed experts stay 16-bit, as memory counts them; a shared expert's 4-bit weights
-        // are left out with them).
-        let moe = if moe_layer { w.mlp_flops } else { 0.0 };
+    if let Some((bytes, experts)) = dequantized_base(ctx.plan) {
+        // The packed base dequantized each pass: the layer's linear weights, outside the MoE block
+        // where the routed experts stay 16-bit, as memory counts them (a shared expert's packed
+        // weights are left out with them).
+        let moe = if moe_layer && !experts { w.mlp_flops } else { 0.0 };
         let quantized = (w.model_flops - attention_flops - moe) / (2.0 * ctx.tokens);
-        w.memory_seconds +=
-            DEQUANT_4BIT_BYTES_PER_PARAM * quantized / (ctx.hw.memory_bytes_per_second * HBM_EFF);
+        w.memory_seconds += bytes * quantized / (ctx.hw.memory_bytes_per_second * HBM_EFF);
     }
     w.tp_seconds = tp_seconds(ctx);
     w.checkpoint_gather_seconds = checkpoint_gather_seconds(ctx);
@@ -293,4 +292,20 @@ fn cp_seconds(ctx: &Ctx, kv: f64, attention_seconds: f64) -> f64 {
     let exchange =
         (ctx.cp - 1.0) * (ctx.hw.collective_latency_seconds + kv_bytes / (bw * ctx.hw.collective_eff));
     (exchange - attention_seconds).max(0.0)
+}
+
+/// Bytes a packed base weight moves to be dequantized for a pass, and whether the routed experts
+/// are packed too; `None` for a 16-bit base. QLoRA: bitsandbytes' `MatMul4Bit`
+/// ([`DEQUANT_4BIT_BYTES_PER_PARAM`]). A checkpoint stored packed, under LLaMA-Factory: the
+/// packed weight read and its 16-bit copy written, as gptqmodel's training kernel does
+/// (`TorchQuantLinear._forward`: `dequantize_weight`, then `torch.matmul`; LLaMA-Factory turns
+/// the exllama kernels off); the scales and zero points left out.
+fn dequantized_base(plan: &Plan) -> Option<(f64, bool)> {
+    match crate::quantized::kept(plan) {
+        Some(q) => Some((f64::from(q.bits) / 8.0 + 2.0, !q.experts_16bit())),
+        None if plan.method == Method::Qlora && memory::path(plan.framework) == memory::Path::Hf => {
+            Some((DEQUANT_4BIT_BYTES_PER_PARAM, false))
+        }
+        None => None,
+    }
 }

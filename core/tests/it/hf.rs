@@ -648,3 +648,70 @@ fn deepseek_v2_reads_its_router_groups() {
     let without_method = v2.replace("\"topk_method\": \"group_limited_greedy\", ", "");
     assert_eq!(hf::import(&without_method).unwrap().arch.moe.unwrap().group_limited, None);
 }
+
+#[test]
+fn a_quantization_config_reads_as_its_format_stores_it() {
+    use trainplan_core::quantized::{Format, Prequantized};
+    // The `quantization_config` blocks of Qwen/Qwen2.5-7B-Instruct-GPTQ-Int4, -AWQ, a bitsandbytes
+    // 4-bit save (transformers `BitsAndBytesConfig.to_dict`), Qwen/Qwen3-8B-FP8, and an AQLM model.
+    let read = |q: &str| {
+        let mut config: serde_json::Value = serde_json::from_str(LLAMA).unwrap();
+        config["quantization_config"] = serde_json::from_str(q).unwrap();
+        hf::import(&config.to_string())
+    };
+    let gptq = r#"{"bits": 4, "damp_percent": 0.01, "desc_act": false, "group_size": 128,
+      "model_file_base_name": "model", "model_name_or_path": null, "quant_method": "gptq",
+      "static_groups": false, "sym": true, "true_sequential": true}"#;
+    let awq = r#"{"bits": 4, "group_size": 128, "modules_to_not_convert": null, "quant_method": "awq",
+      "version": "gemm", "zero_point": true}"#;
+    let nf4 = r#"{"quant_method": "bitsandbytes", "load_in_4bit": true, "load_in_8bit": false,
+      "bnb_4bit_quant_type": "nf4", "bnb_4bit_use_double_quant": true, "bnb_4bit_compute_dtype": "bfloat16"}"#;
+    let fp8 = r#"{"activation_scheme": "dynamic", "fmt": "e4m3", "quant_method": "fp8", "weight_block_size": [128, 128]}"#;
+    let packed = |format, bits, group_size| Some(Prequantized { format, bits, group_size });
+    assert_eq!(read(gptq).unwrap().prequantized, packed(Format::Gptq, 4, Some(128)));
+    assert_eq!(read(awq).unwrap().prequantized, packed(Format::Awq, 4, Some(128)));
+    assert_eq!(read(nf4).unwrap().prequantized, packed(Format::Nf4 { double_quant: true }, 4, None));
+    // AutoAWQ's own key names, and GPTQ's one group per column.
+    let autoawq =
+        r#"{"quant_method": "awq", "w_bit": 4, "q_group_size": 64, "zero_point": true, "version": "GEMM"}"#;
+    assert_eq!(read(autoawq).unwrap().prequantized, packed(Format::Awq, 4, Some(64)));
+    let column = r#"{"quant_method": "gptq", "bits": 8, "group_size": -1}"#;
+    assert_eq!(read(column).unwrap().prequantized, packed(Format::Gptq, 8, None));
+    // fp8 loads dequantized under LLaMA-Factory: a 16-bit model, nothing to say.
+    let fp8 = read(fp8).unwrap();
+    assert_eq!((fp8.prequantized, fp8.warnings.len()), (None, 0));
+    // A method the planner does not read is named, and the model counted 16-bit.
+    let aqlm = read(r#"{"quant_method": "aqlm", "nbits_per_codebook": 16, "num_codebooks": 1}"#).unwrap();
+    assert_eq!(aqlm.prequantized, None);
+    assert_eq!(aqlm.warnings, [ImportWarning::QuantizationUnread("aqlm".to_owned())]);
+    // Bits no format has, or a group size that is not one, are refused by key.
+    assert!(matches!(
+        read(r#"{"quant_method": "gptq", "bits": 16}"#),
+        Err(ConfigError::OutOfRange { key: "quantization_config.bits", .. })
+    ));
+    assert!(matches!(
+        read(r#"{"quant_method": "awq", "bits": 4, "group_size": "128"}"#),
+        Err(ConfigError::WrongType { key: "quantization_config.group_size", .. })
+    ));
+    assert!(matches!(
+        read(r#"{"quant_method": "gptq", "bits": 4, "group_size": 0}"#),
+        Err(ConfigError::OutOfRange { key: "quantization_config.group_size", .. })
+    ));
+}
+
+#[test]
+fn packed_weights_take_their_formats_bytes() {
+    use trainplan_core::quantized::{Format, Prequantized};
+    // GPTQ and AWQ: the packed integers, then an fp16 scale and a packed zero point per group of
+    // input weights (gptqmodel `PackableQuantLinear` buffers `qweight`, `qzeros`, `scales`).
+    let q = |format, bits, group_size| Prequantized { format, bits, group_size }.bytes_per_param();
+    assert_eq!(q(Format::Gptq, 4, Some(128)), 0.5 + 2.5 / 128.0);
+    assert_eq!(q(Format::Awq, 4, Some(64)), 0.5 + 2.5 / 64.0);
+    assert_eq!(q(Format::Gptq, 8, Some(128)), 1.0 + 3.0 / 128.0);
+    assert_eq!(q(Format::Gptq, 3, None), 0.375);
+    // bitsandbytes: NF4 with double quantization 4.127 bits (Dettmers et al. 2023 §2), without it
+    // a 4-byte absmax per 64; LLM.int8() a byte.
+    assert_eq!(q(Format::Nf4 { double_quant: true }, 4, None), 4.127 / 8.0);
+    assert_eq!(q(Format::Nf4 { double_quant: false }, 4, None), 0.5625);
+    assert_eq!(q(Format::Int8, 8, None), 1.0);
+}

@@ -5,6 +5,7 @@ use proptest::prelude::*;
 use trainplan_core::emit::import::{ConfigKind, ModelOrigin, import};
 use trainplan_core::emit::{FileKind, emit};
 use trainplan_core::plan::{Framework, ModelField, Plan, PlanFile};
+use trainplan_core::quantized::{Format, Prequantized};
 
 use crate::corpus;
 
@@ -999,4 +1000,34 @@ fn yarn_reads_back_as_the_models_rope_scaling() {
     assert!(!script.contains("--rotary-scaling-factor"));
     let got = import(&script, &current).unwrap();
     assert_eq!(got.file.model, ModelField::Id("deepseek-v3".into()));
+}
+
+#[test]
+fn a_gptq_or_awq_checkpoint_named_by_the_file_keeps_its_format() {
+    // LLaMA-Factory's examples train LoRA over a GPTQ checkpoint by its Hugging Face id
+    // (examples/train_qlora/llama3_lora_sft_gptq.yaml and _awq.yaml:
+    // `TechxGenus/Meta-Llama-3-8B-Instruct-GPTQ`, `-AWQ`);
+    // Qwen publishes `-GPTQ-Int4`, `-GPTQ-Int8` and `-AWQ` releases of each model.
+    let base = PlanFile::minimal(ModelField::Id("llama-2-7b".to_owned()));
+    let read = |path: &str| {
+        let yaml = format!("model_name_or_path: {path}\nstage: sft\nfinetuning_type: lora\n");
+        let imported = import(&yaml, &base).unwrap();
+        let plan = Plan::from_file(&imported.file).unwrap();
+        (plan.model.arch.clone(), plan.model.prequantized, imported.model)
+    };
+    for (path, id, bits, format) in [
+        ("TechxGenus/Meta-Llama-3-8B-Instruct-GPTQ", "llama-3-8b", 4, Format::Gptq),
+        ("TechxGenus/Meta-Llama-3-8B-Instruct-AWQ", "llama-3-8b", 4, Format::Awq),
+        ("Qwen/Qwen2.5-7B-Instruct-GPTQ-Int4", "qwen2.5-7b", 4, Format::Gptq),
+        ("Qwen/Qwen2.5-7B-Instruct-GPTQ-Int8", "qwen2.5-7b", 8, Format::Gptq),
+        ("/data/models/Qwen2.5-7B-Instruct-AWQ", "qwen2.5-7b", 4, Format::Awq),
+    ] {
+        let (arch, stored, origin) = read(path);
+        assert_eq!(arch, trainplan_core::catalog::model(id).unwrap().arch, "{path}");
+        assert_eq!(stored, Some(Prequantized { format, bits, group_size: Some(128) }), "{path}");
+        assert!(matches!(origin, ModelOrigin::Named(_) | ModelOrigin::Matched { .. }), "{path}: {origin:?}");
+    }
+    // A 16-bit release stays the catalog model.
+    let (_, stored, origin) = read("Qwen/Qwen2.5-7B-Instruct");
+    assert_eq!((stored, origin), (None, ModelOrigin::Named("qwen2.5-7b".to_owned())));
 }

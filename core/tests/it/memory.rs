@@ -1170,3 +1170,60 @@ fn block_recomputation_counts_each_chunks_layers() {
     assert_eq!(activations(8), activations(16));
     assert!(activations(8) < activations(4));
 }
+
+/// A catalog model's config with a `quantization_config`, as a plan's model.
+fn stored(id: &str, quantization: &str, rest: &str) -> Plan {
+    let config = catalog::CONFIGS.iter().find(|c| c.id == id).unwrap().config;
+    let mut value: serde_json::Value = serde_json::from_str(config).unwrap();
+    value["quantization_config"] = serde_json::from_str(quantization).unwrap();
+    Plan::from_json(&format!(r#"{{"model": {{"hf_config": {value}}}, {rest}}}"#)).unwrap()
+}
+
+const GPTQ_INT4: &str =
+    r#"{"quant_method": "gptq", "bits": 4, "group_size": 128, "desc_act": false, "sym": true}"#;
+
+#[test]
+fn a_gptq_checkpoint_keeps_its_packed_weights_under_llamafactory() {
+    // Qwen2.5-7B-Instruct-GPTQ-Int4 under LLaMA-Factory LoRA: the layers' 6,525,417,472 linear
+    // parameters (as QLoRA's test counts them) take 0.5 + 2.5/128 bytes; the embedding, the head
+    // and the norms stay bf16; the adapters are fp32. The q, k, v biases among them (129,024, fp16
+    // beside the packed weights) are counted at the packed bytes, 0.2 MB short.
+    let report =
+        evaluate(&stored("qwen2.5-7b", GPTQ_INT4, r#""framework": "llamafactory", "method": "lora""#));
+    let (embedding, norms) = (152_064u64 * 3_584, (28 * 2 + 1) * 3_584u64);
+    let layers = 6_525_417_472u64;
+    let expected = (0.5 + 2.5 / 128.0) * layers as f64
+        + 2.0 * (2 * embedding + norms) as f64
+        + 4.0 * report.params.lora as f64;
+    let weights = report.memory.stages[0].weights as f64;
+    assert!((weights - expected).abs() < 16.0, "{weights} against {expected}");
+    // QLoRA asked of it changes nothing: the stored format wins.
+    let qlora =
+        evaluate(&stored("qwen2.5-7b", GPTQ_INT4, r#""framework": "llamafactory", "method": "qlora""#));
+    assert_eq!(qlora.memory.stages[0].weights, report.memory.stages[0].weights);
+    // Elsewhere the 16-bit model is counted: MindSpeed-LLM's LoRA over the same config.
+    let megatron =
+        evaluate(&stored("qwen2.5-7b", GPTQ_INT4, r#""framework": "mindspeed-llm", "method": "lora""#));
+    let plain = evaluate(
+        &Plan::from_json(r#"{"model": "qwen2.5-7b", "method": "lora", "framework": "mindspeed-llm"}"#)
+            .unwrap(),
+    );
+    assert_eq!(megatron.memory.stages[0].weights, plain.memory.stages[0].weights);
+}
+
+#[test]
+fn a_gptq_moe_checkpoint_packs_its_experts_too() {
+    // GPTQ checkpoints of MoE models store every expert's projections packed
+    // (Qwen/Qwen3-30B-A3B-GPTQ-Int4: `mlp.experts.N.gate_proj.qweight`), where bitsandbytes leaves
+    // transformers 5's fused experts 16-bit: the attention and the experts at GPTQ's bytes, the
+    // router, norms, embedding and head bf16.
+    let report =
+        evaluate(&stored("qwen3-30b-a3b", GPTQ_INT4, r#""framework": "llamafactory", "method": "lora""#));
+    let p = &report.params;
+    let bf16 = p.router + p.norms + p.embedding + p.head;
+    assert_eq!(p.attention + p.experts + bf16, p.total);
+    let expected =
+        (0.5 + 2.5 / 128.0) * (p.attention + p.experts) as f64 + 2.0 * bf16 as f64 + 4.0 * p.lora as f64;
+    let weights = report.memory.stages[0].weights as f64;
+    assert!((weights - expected).abs() < 1e3, "{weights} against {expected}");
+}

@@ -943,3 +943,49 @@ fn mindspeeds_all_to_all_overlap_keeps_its_own_conditions() {
         codes(&plan("mindspeed-llm", "ascend-910b2", r#", "grouped_gemm": false"#)).contains(&"moe.overlap")
     );
 }
+
+#[test]
+fn a_packed_checkpoint_meets_llamafactorys_own_checks() {
+    // Qwen2.5-7B's config stored as GPTQ 4-bit (Qwen/Qwen2.5-7B-Instruct-GPTQ-Int4). Each case:
+    // the code, the plan's other settings that break it, the ones that keep it.
+    let plan = |rest: &str| {
+        let config = trainplan_core::catalog::CONFIGS.iter().find(|c| c.id == "qwen2.5-7b").unwrap().config;
+        let mut value: serde_json::Value = serde_json::from_str(config).unwrap();
+        value["quantization_config"] =
+            serde_json::json!({"quant_method": "gptq", "bits": 4, "group_size": 128});
+        Plan::from_json(&format!(r#"{{"model": {{"hf_config": {value}}}, {rest}}}"#)).unwrap()
+    };
+    let lf = r#""framework": "llamafactory", "#;
+    let cases = [
+        // model/adapter.py `init_adapter`: LoRA or OFT only.
+        ("llamafactory.ptq_lora_only", r#""method": "sft-full""#, r#""method": "lora""#),
+        ("llamafactory.ptq_lora_only", r#""method": "dpo""#, r#""method": "dpo-lora""#),
+        // quantization.py `configure_quantization`: no ZeRO-3, quantization_bit ignored.
+        (
+            "llamafactory.ptq_zero3",
+            r#""method": "lora", "parallel": {"zero_stage": 3}"#,
+            r#""method": "lora""#,
+        ),
+        ("llamafactory.ptq_quantization_bit", r#""method": "qlora""#, r#""method": "lora""#),
+        ("llamafactory.ptq_base", r#""method": "lora""#, r#""method": "sft-full""#),
+    ];
+    let others = [(
+        "model.ptq_16bit",
+        r#""framework": "megatron", "method": "lora""#,
+        r#""framework": "llamafactory", "method": "lora""#,
+    )];
+    let cases = cases.map(|(code, broken, kept)| (code, format!("{lf}{broken}"), format!("{lf}{kept}")));
+    let others = others.map(|(code, broken, kept)| (code, broken.to_owned(), kept.to_owned()));
+    for (code, broken, kept) in cases.into_iter().chain(others) {
+        let (broken, kept) = (plan(&broken), plan(&kept));
+        let codes = |plan: &Plan| evaluate(plan).findings.iter().map(|f| f.code.as_str()).collect::<Vec<_>>();
+        assert!(codes(&broken).contains(&code), "{code} did not fire: {:?}", codes(&broken));
+        assert!(!codes(&kept).contains(&code), "{code} fired on the plan that keeps it: {:?}", codes(&kept));
+        // Each fix resolves its finding.
+        let report = evaluate(&broken);
+        if let Some(fix) = &report.findings.iter().find(|f| f.code == code).unwrap().fix {
+            let fixed = rules::apply(&broken, fix).unwrap();
+            assert!(!codes(&fixed).contains(&code), "{code}: {fix:?} left it");
+        }
+    }
+}

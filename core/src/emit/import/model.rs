@@ -5,8 +5,27 @@
 // The importer's shared types and helpers, and its imports (mod.rs).
 use super::*;
 
-/// The model the file tells, and how; the current plan's model when it tells none.
+/// The model the file tells, and how; the current plan's model when it tells none. A catalog model
+/// whose path names a GPTQ or AWQ checkpoint of it (`Qwen/Qwen2.5-7B-Instruct-GPTQ-Int4`) is its
+/// config with that `quantization_config` ([`crate::quantized::from_name`]).
 pub(super) fn model(text: &str, reading: &Reading, current: &PlanFile) -> (ModelField, ModelOrigin) {
+    let (field, origin) = model_as_told(text, reading, current);
+    let path = reading.model_path.as_deref().unwrap_or("");
+    let (ModelField::Id(id), Some(stored)) = (&field, crate::quantized::from_name(path)) else {
+        return (field, origin);
+    };
+    let Some(config) = crate::catalog::CONFIGS.iter().find(|c| c.id == id) else {
+        return (field, origin);
+    };
+    let Ok(mut hf_config) = serde_json::from_str::<serde_json::Value>(config.config) else {
+        return (field, origin);
+    };
+    hf_config["quantization_config"] = stored;
+    let name = path.rsplit(['/', '\\']).find(|part| !part.is_empty()).unwrap_or(path).to_owned();
+    (ModelField::Config { hf_config, name: Some(name) }, origin)
+}
+
+fn model_as_told(text: &str, reading: &Reading, current: &PlanFile) -> (ModelField, ModelOrigin) {
     // Catalog models the file names, first the path's, then the other names.
     let mut named: Vec<(&'static str, ModelOrigin)> = Vec::new();
     if let Some(path) = &reading.model_path {
