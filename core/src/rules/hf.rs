@@ -136,15 +136,17 @@ pub(super) fn prequantized(cx: &Ctx, acc: &mut Acc) {
         acc.push(Severity::Note, Code::ModelPtq16bit, &[format(), bits(), framework], None);
         return;
     }
+    // Loading the checkpoint refuses ZeRO-3 whatever the method; the adapters' setup then refuses
+    // full-parameter training.
+    if plan.parallel.zero_stage.shards_params() {
+        let fix = (Field::ParallelZeroStage, Value::from(2));
+        acc.push(Severity::Error, Code::LlamafactoryPtqZero3, &[format()], Some(fix));
+    }
     if !plan.trains_lora() {
         let lora = if plan.method == Method::Dpo { Method::DpoLora } else { Method::Lora };
         let fix = (Field::Method, Value::from(lora.wire()));
         acc.push(Severity::Error, Code::LlamafactoryPtqLoraOnly, &[format()], Some(fix));
         return;
-    }
-    if plan.parallel.zero_stage.shards_params() {
-        let fix = (Field::ParallelZeroStage, Value::from(2));
-        acc.push(Severity::Error, Code::LlamafactoryPtqZero3, &[format()], Some(fix));
     }
     if plan.method == Method::Qlora {
         let fix = (Field::Method, Value::from(Method::Lora.wire()));

@@ -966,6 +966,12 @@ fn a_packed_checkpoint_meets_llamafactorys_own_checks() {
             r#""method": "lora", "parallel": {"zero_stage": 3}"#,
             r#""method": "lora""#,
         ),
+        // The load refuses ZeRO-3 before the adapters refuse full training.
+        (
+            "llamafactory.ptq_zero3",
+            r#""method": "sft-full", "parallel": {"zero_stage": 3}"#,
+            r#""method": "sft-full""#,
+        ),
         ("llamafactory.ptq_quantization_bit", r#""method": "qlora""#, r#""method": "lora""#),
         ("llamafactory.ptq_base", r#""method": "lora""#, r#""method": "sft-full""#),
     ];

@@ -309,3 +309,55 @@ async fn a_moe_rollout_too_large_for_its_engine_spreads_its_experts() -> WebDriv
     page.screenshot("zh-rollout-ep").await?;
     page.driver.quit().await
 }
+
+/// Qwen/Qwen2.5-7B-Instruct-GPTQ-Int4's config.json: the keys that shape the model and its
+/// `quantization_config` as Qwen publishes it.
+const QWEN_GPTQ: &str = r#"{"_name_or_path": "Qwen/Qwen2.5-7B-Instruct-GPTQ-Int4", "architectures": ["Qwen2ForCausalLM"],
+  "hidden_size": 3584, "intermediate_size": 18944, "max_position_embeddings": 32768, "model_type": "qwen2",
+  "num_attention_heads": 28, "num_hidden_layers": 28, "num_key_value_heads": 4, "rms_norm_eps": 1e-06,
+  "rope_theta": 1000000.0, "tie_word_embeddings": false, "torch_dtype": "float16", "vocab_size": 152064,
+  "quantization_config": {"batch_size": 1, "bits": 4, "block_name_to_quantize": null, "cache_block_outputs": true,
+    "damp_percent": 0.01, "dataset": null, "desc_act": false, "exllama_config": {"version": 1}, "group_size": 128,
+    "max_input_length": null, "model_seqlen": null, "module_name_preceding_first_block": null,
+    "modules_in_block_to_quantize": null, "pad_token_id": null, "quant_method": "gptq", "sym": true,
+    "tokenizer": null, "true_sequential": true, "use_cuda_fp16": false, "use_exllama": true}}"#;
+
+/// A GPTQ checkpoint pasted as its config.json: LLaMA-Factory's LoRA counts its packed base, the
+/// peak the core gives for the plan in the address, and says so; full SFT over it is refused, in
+/// both languages, and the fix goes back to LoRA.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_gptq_checkpoint_trains_lora_over_its_packed_base() -> WebDriverResult<()> {
+    let chromedriver = Chromedriver::start();
+    let page = open(&chromedriver, 1280, 1000).await?;
+    page.wait_text("params-total", |t| !t.is_empty()).await?;
+    let sixteen_bit = evaluate(&plan_of(&page).await?).memory.peak_bytes;
+    page.driver.find(By::Css("details.import summary")).await?.click().await?;
+    paste(&page, "config-paste", QWEN_GPTQ).await?;
+    page.click("config-apply").await?;
+    let note = page.wait_text("finding-llamafactory.ptq_base", |t| !t.is_empty()).await?;
+    assert!(note.contains("GPTQ 4-bit") && note.contains("0.520 bytes"), "{note}");
+    // Its layers' 6,525,417,472 linear weights (Qwen2.5-7B's, as the core's QLoRA test counts
+    // them) take 0.5 + 2.5/128 bytes instead of 2: the peak drops by that much.
+    let report = evaluate(&plan_of(&page).await?);
+    let saved = 6_525_417_472.0 * (2.0 - (0.5 + 2.5 / 128.0));
+    let dropped = sixteen_bit as f64 - report.memory.peak_bytes as f64;
+    assert!((dropped - saved).abs() < 1e6, "the peak dropped {dropped} B, not {saved}");
+    let gib = format!("{:.2} GiB", report.memory.peak_bytes as f64 / (1u64 << 30) as f64);
+    assert!(page.text("memory-fits").await?.contains(&gib), "{gib}");
+
+    page.choose("method-select", "sft-full").await?;
+    let refused = page.wait_text("finding-llamafactory.ptq_lora_only", |t| !t.is_empty()).await?;
+    assert!(refused.contains("LoRA only"), "{refused}");
+    page.click("lang-switch").await?;
+    let refused = page.wait_text("finding-llamafactory.ptq_lora_only", |t| t.contains("只能用 LoRA")).await?;
+    assert!(refused.contains("GPTQ"), "{refused}");
+    page.scroll_to("finding-llamafactory.ptq_lora_only").await?;
+    page.screenshot("zh-gptq-refused").await?;
+    page.click("fix-llamafactory.ptq_lora_only").await?;
+    page.wait_text("finding-llamafactory.ptq_base", |t| t.contains("GPTQ 4 位")).await?;
+    assert!(!page.has("finding-llamafactory.ptq_lora_only").await?, "the fix left it");
+    assert_eq!(plan_of(&page).await?.method, trainplan_core::plan::Method::Lora);
+    page.scroll_to("finding-llamafactory.ptq_base").await?;
+    page.screenshot("zh-gptq").await?;
+    page.driver.quit().await
+}
