@@ -64,6 +64,8 @@ pub enum NumField {
     PromptLen,
     /// `rl.max_response_length`.
     ResponseLen,
+    /// `rl.mean_response_length`; empty means every response at the longest.
+    MeanResponseLen,
     /// `rl.mini_batch`; empty means the whole batch.
     MiniBatch,
     /// `rl.max_tokens_per_device`; empty means the framework's default.
@@ -104,7 +106,7 @@ pub enum NumKind {
 
 impl NumField {
     /// Every field, in form order; the index is the field's slot in [`PlanForm::numbers`].
-    pub const ALL: [NumField; 31] = [
+    pub const ALL: [NumField; 32] = [
         NumField::Nodes,
         NumField::DevicesPerNode,
         NumField::LoraRank,
@@ -125,6 +127,7 @@ impl NumField {
         NumField::Samples,
         NumField::PromptLen,
         NumField::ResponseLen,
+        NumField::MeanResponseLen,
         NumField::MiniBatch,
         NumField::TokenBudget,
         NumField::GpuMemoryUtilization,
@@ -144,6 +147,7 @@ impl NumField {
             NumField::ActFnLayers
             | NumField::CpuOffloadLayers
             | NumField::MiniBatch
+            | NumField::MeanResponseLen
             | NumField::TokenBudget
             | NumField::MaxModelLen
             | NumField::BatchedTokens
@@ -245,6 +249,7 @@ impl NumField {
             NumField::Samples => file.rl.n_samples_per_prompt,
             NumField::PromptLen => file.rl.max_prompt_length,
             NumField::ResponseLen => file.rl.max_response_length,
+            NumField::MeanResponseLen => file.rl.mean_response_length,
             NumField::MiniBatch => file.rl.mini_batch,
             NumField::TokenBudget => file.rl.max_tokens_per_device,
             NumField::MaxNumSeqs => file.rl.max_num_seqs,
@@ -282,6 +287,7 @@ impl NumField {
             NumField::Samples => file.rl.n_samples_per_prompt = n,
             NumField::PromptLen => file.rl.max_prompt_length = n,
             NumField::ResponseLen => file.rl.max_response_length = n,
+            NumField::MeanResponseLen => file.rl.mean_response_length = value.unwrap_or(0),
             NumField::MiniBatch => file.rl.mini_batch = value.unwrap_or(0),
             NumField::TokenBudget => file.rl.max_tokens_per_device = value.unwrap_or(0),
             NumField::MaxNumSeqs => file.rl.max_num_seqs = n,
@@ -324,6 +330,7 @@ impl NumField {
             NumField::MiniBatch => Key::rl_mini_batch,
             NumField::PromptLen => Key::rl_prompt_len,
             NumField::ResponseLen => Key::rl_response_len,
+            NumField::MeanResponseLen => Key::rl_mean_response_len,
             NumField::TokenBudget => Key::rl_token_budget,
             NumField::GpuMemoryUtilization => Key::rl_gpu_mem,
             NumField::MaxNumSeqs => Key::rl_max_num_seqs,
@@ -357,6 +364,7 @@ impl NumField {
             NumField::Samples => Field::RlNSamplesPerPrompt,
             NumField::PromptLen => Field::RlMaxPromptLength,
             NumField::ResponseLen => Field::RlMaxResponseLength,
+            NumField::MeanResponseLen => Field::RlMeanResponseLength,
             NumField::MiniBatch => Field::RlMiniBatch,
             NumField::TokenBudget => Field::RlMaxTokensPerDevice,
             NumField::GpuMemoryUtilization => Field::RlGpuMemoryUtilization,

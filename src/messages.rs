@@ -440,6 +440,7 @@ pub fn zh(code: Code) -> &'static str {
         Code::VerlMiniBatchSplit => {
             "mini-batch {mini} × {n} 条回答无法均分到 {split} 张卡（卡数 ÷ Ulysses SP）。"
         }
+        Code::RlMeanResponseLength => "平均回答长度 {mean} 个 token 超过最长回答 {max}：按 {max} 计算。",
         Code::RlMaxModelLen => "vLLM max_model_len {max_model_len} 短于 prompt 加回答的长度（{tokens}）。",
         Code::RlMaxNumBatchedTokens => {
             "vLLM max_num_batched_tokens {batched} 小于 max_model_len {max_model_len}。"
@@ -583,6 +584,7 @@ fn field_key(field: Field) -> Option<Key> {
         | Field::RlNSamplesPerPrompt
         | Field::RlMaxPromptLength
         | Field::RlMaxResponseLength
+        | Field::RlMeanResponseLength
         | Field::RlGpuMemoryUtilization
         | Field::RlMaxNumSeqs
         | Field::RlMiniBatch

@@ -37,6 +37,9 @@ pub struct LogSummary {
     pub peak_allocated_bytes: Option<u64>,
     /// Megatron's `throughput per GPU (TFLOP/s/GPU)`, median after warm-up, where printed.
     pub tflops_per_device: Option<f64>,
+    /// The RL responses' mean length, tokens (VeRL's `response_length/mean`), the median over the
+    /// steps printed.
+    pub mean_response_tokens: Option<f64>,
 }
 
 /// Why a log gives nothing to fit.
@@ -82,6 +85,9 @@ impl LogSummary {
         if let Some(t) = self.tflops_per_device {
             parts.push(format!("{t:.1} TFLOP/s per device"));
         }
+        if let Some(n) = self.mean_response_tokens {
+            parts.push(format!("responses of {n:.0} tokens on average"));
+        }
         parts.join(", ")
     }
 
@@ -126,7 +132,7 @@ pub fn parse(text: &str) -> Result<LogSummary, LogError> {
     let mut res = LogSummary::default();
     // Per-step times (Megatron, VeRL), progress-bar rates, and HF's whole-run average.
     let (mut steps, mut rates, mut run_average) = (Vec::new(), Vec::new(), None);
-    let mut tflops = Vec::new();
+    let (mut tflops, mut responses) = (Vec::new(), Vec::new());
     let mut peak: Option<f64> = None;
     let mut note_peak = |bytes: f64| {
         if bytes.is_finite() && 0.0 < bytes {
@@ -196,6 +202,8 @@ pub fn parse(text: &str) -> Result<LogSummary, LogError> {
                 let Some((key, value)) = item.trim().split_once(':') else { continue };
                 match key {
                     "timing_s/step" => steps.extend(number(value)),
+                    // `metric_utils.py` `compute_data_metrics`: the step's responses, their mean length.
+                    "response_length/mean" => responses.extend(number(value)),
                     key if key.ends_with("perf/max_memory_allocated_gb") => {
                         if let Some(gib) = number(value) {
                             res.memory_lines += 1;
@@ -217,6 +225,7 @@ pub fn parse(text: &str) -> Result<LogSummary, LogError> {
     res.skipped = warm_up(samples.len());
     res.step_seconds = median(&samples[res.skipped..]);
     res.tflops_per_device = median(&tflops[warm_up(tflops.len())..]);
+    res.mean_response_tokens = median(&responses).filter(|&n| 0.0 < n);
     res.peak_allocated_bytes = peak.map(|b| b.min(u64::MAX as f64 / 2.0) as u64);
     let recognized =
         res.megatron_lines + res.memory_lines + res.hf_lines + res.progress_lines + res.verl_lines;
@@ -230,10 +239,27 @@ pub fn parse(text: &str) -> Result<LogSummary, LogError> {
 /// The plan's calibration fitted to the log: the efficiency that gives its step time, and the
 /// memory offset that gives its peak. PyTorch's `max_memory_allocated` does not count the CUDA or
 /// CANN context, which the plan's peak does (docs/memory.md, `overheads.runtime_context_mib`), so
-/// the plan's context is added to the log's peak before fitting.
+/// the plan's context is added to the log's peak before fitting. An RL plan is fitted with the
+/// responses' mean length the log gives ([`logged_mean_response`]), which the plan should take
+/// with it: the step's length is the data's, not the hardware's efficiency.
 pub fn calibrate(plan: &Plan, log: &LogSummary) -> CalibrationFile {
     let peak = log.peak_allocated_bytes.map(|b| b.saturating_add(plan.overheads().runtime_context_bytes));
-    crate::calibrate(plan, log.step_seconds, peak)
+    match logged_mean_response(plan, log) {
+        Some(mean) => {
+            let mut logged = plan.clone();
+            logged.rl.mean_response_length = mean;
+            crate::calibrate(&logged, log.step_seconds, peak)
+        }
+        None => crate::calibrate(plan, log.step_seconds, peak),
+    }
+}
+
+/// The responses' mean length, whole tokens, that an RL plan takes from the log; `None` for a plan
+/// that is not RL or a log without it.
+pub fn logged_mean_response(plan: &Plan, log: &LogSummary) -> Option<u32> {
+    let rl = matches!(plan.method, crate::plan::Method::Grpo | crate::plan::Method::Ppo);
+    let mean = log.mean_response_tokens.filter(|_| rl)?;
+    Some(mean.round().clamp(1.0, f64::from(u32::MAX)) as u32)
 }
 
 const MIB: f64 = (1u64 << 20) as f64;

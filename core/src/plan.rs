@@ -626,6 +626,11 @@ pub struct Rl {
     pub max_prompt_length: NonZeroU32,
     /// Longest response, tokens.
     pub max_response_length: NonZeroU32,
+    /// The responses' mean length, tokens, as the framework logs it (VeRL `response_length/mean`,
+    /// MindSpeed-RL `response_length/mean`); 0 = every response runs to the longest. Sets the
+    /// rollout's decode steps and, without padding, the tokens each update trains on; the memory
+    /// stays at the longest, which any batch may reach.
+    pub mean_response_length: u32,
     /// Share of device memory the rollout engine may take, in (0, 1].
     pub gpu_memory_utilization_frac: f64,
     /// Sequences the rollout engine decodes at once.
@@ -657,6 +662,25 @@ impl Rl {
     /// Tokens of one prompt and its response.
     pub fn sequence_tokens(&self) -> u32 {
         self.max_prompt_length.get().saturating_add(self.max_response_length.get())
+    }
+
+    /// The responses' mean length in effect: the plan's, at most the longest; the longest when
+    /// the plan leaves it at 0.
+    pub fn mean_response_tokens(&self) -> u32 {
+        match self.mean_response_length {
+            0 => self.max_response_length.get(),
+            n => n.min(self.max_response_length.get()),
+        }
+    }
+
+    /// Tokens the update trains on per sequence, on average: the prompt and the mean response once
+    /// padding is removed (VeRL `use_remove_padding`: the batch's sequences concatenated without
+    /// their pads), else the prompt and the longest response, every response padded to it (VeRL's
+    /// rollout returns `max_response_length` columns).
+    pub fn trained_sequence_tokens(&self) -> u32 {
+        let response =
+            if self.remove_padding { self.mean_response_tokens() } else { self.max_response_length.get() };
+        self.max_prompt_length.get().saturating_add(response)
     }
 
     /// Prompts per actor update: the mini-batch, or the whole batch when it is 0.
@@ -1238,6 +1262,11 @@ fn rl(rl_file: &RlFile) -> Result<Rl, PlanFileError> {
         )?,
         max_prompt_length: count(rl_file.max_prompt_length, Field::RlMaxPromptLength, Limit::Size)?,
         max_response_length: count(rl_file.max_response_length, Field::RlMaxResponseLength, Limit::Size)?,
+        mean_response_length: count_or_zero(
+            rl_file.mean_response_length,
+            Field::RlMeanResponseLength,
+            Limit::Size,
+        )?,
         gpu_memory_utilization_frac: utilization,
         max_num_seqs: count(rl_file.max_num_seqs, Field::RlMaxNumSeqs, Limit::Size)?,
         mini_batch: count_or_zero(rl_file.mini_batch, Field::RlMiniBatch, Limit::Size)?,
@@ -1336,6 +1365,8 @@ pub struct RlFile {
     pub n_samples_per_prompt: u32,
     pub max_prompt_length: u32,
     pub max_response_length: u32,
+    /// 0 = every response runs to `max_response_length`.
+    pub mean_response_length: u32,
     pub gpu_memory_utilization: f64,
     pub max_num_seqs: u32,
     /// Prompts per actor update; 0 = the whole batch.
@@ -1364,6 +1395,7 @@ impl Default for RlFile {
             n_samples_per_prompt: 5,
             max_prompt_length: 512,
             max_response_length: 1024,
+            mean_response_length: 0,
             gpu_memory_utilization: 0.6,
             max_num_seqs: 256,
             mini_batch: 0,
@@ -1821,6 +1853,7 @@ impl Plan {
                 n_samples_per_prompt: self.rl.n_samples_per_prompt.get(),
                 max_prompt_length: self.rl.max_prompt_length.get(),
                 max_response_length: self.rl.max_response_length.get(),
+                mean_response_length: self.rl.mean_response_length,
                 gpu_memory_utilization: self.rl.gpu_memory_utilization_frac,
                 max_num_seqs: self.rl.max_num_seqs.get(),
                 mini_batch: self.rl.mini_batch,

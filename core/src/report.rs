@@ -467,6 +467,7 @@ codes! {
     VerlRolloutEpNodes = "verl.rollout_ep_nodes" => "With expert parallelism VeRL's vLLM engine spans whole nodes: rollout EP {rollout_ep} is not a multiple of the {per_node} devices per node.",
     VerlMicroBatch = "verl.micro_batch" => "A device's {per_device} responses per mini-batch ({mini} prompts × {n} ÷ {split} devices ÷ Ulysses SP) do not divide into micro-batches of {micro_batch}.",
     VerlMiniBatchSplit = "verl.mini_batch_split" => "Mini-batch {mini} × {n} responses does not split over {split} devices ÷ Ulysses SP.",
+    RlMeanResponseLength = "rl.mean_response_length" => "A mean response of {mean} tokens is longer than the longest response, {max}: counted as {max}.",
     RlMaxModelLen = "rl.max_model_len" => "vLLM max_model_len {max_model_len} is shorter than a prompt and its response ({tokens}).",
     RlMaxNumBatchedTokens = "rl.max_num_batched_tokens" => "vLLM max_num_batched_tokens {batched} is smaller than max_model_len {max_model_len}.",
     RlTokenBudget = "rl.token_budget" => "A device's token budget {budget} (× SP) cannot hold one sequence of {tokens} tokens.",

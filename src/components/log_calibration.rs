@@ -11,8 +11,8 @@ use crate::i18n::{Key, Lang, fill};
 /// What the last fit said.
 #[derive(Clone, Debug, PartialEq)]
 enum Outcome {
-    /// The log was read and the plan calibrated to it.
-    Fitted(LogSummary),
+    /// The log was read and the plan calibrated to it, with the RL responses' mean length it took.
+    Fitted(LogSummary, Option<u32>),
     /// The log gave nothing to fit.
     Refused(LogError),
     /// The plan is not valid.
@@ -34,8 +34,14 @@ pub fn LogCalibration() -> impl IntoView {
         outcome.set(Some(match res {
             Ok(summary) => {
                 let fitted = logparse::calibrate(&plan, &summary);
-                ctx.form.update(|f| f.file.calibration = fitted);
-                Outcome::Fitted(summary)
+                let mean = logparse::logged_mean_response(&plan, &summary);
+                ctx.form.update(|f| {
+                    f.file.calibration = fitted;
+                    if let Some(mean) = mean {
+                        f.file.rl.mean_response_length = mean;
+                    }
+                });
+                Outcome::Fitted(summary, mean)
             }
             Err(err) => Outcome::Refused(err),
         }));
@@ -68,7 +74,7 @@ pub fn LogCalibration() -> impl IntoView {
                 Outcome::Refused(LogError::NothingToFit(s)) => {
                     vec![(fill(ctx.tr(Key::logcal_nothing), &[("what", &recognized(s))]), true)]
                 }
-                Outcome::Fitted(s) => {
+                Outcome::Fitted(s, mean) => {
                     let mut lines =
                         vec![(fill(ctx.tr(Key::logcal_found), &[("what", &recognized(s))]), false)];
                     if let Some(step) = s.step_seconds {
@@ -87,6 +93,10 @@ pub fn LogCalibration() -> impl IntoView {
                     }
                     if let Some(peak) = s.peak_allocated_bytes {
                         lines.push((fill(ctx.tr(Key::logcal_peak), &[("peak", &format::gib(peak))]), false));
+                    }
+                    if let Some(mean) = mean {
+                        let n = format::count(u64::from(*mean));
+                        lines.push((fill(ctx.tr(Key::logcal_mean_response), &[("n", &n)]), false));
                     }
                     lines.push((ctx.tr(Key::logcal_fitted).to_owned(), false));
                     lines

@@ -97,6 +97,17 @@ pub(super) fn batches(cx: &Ctx, acc: &mut Acc) {
             Some((Field::BatchMicroBatch, Value::from(nearest_divisor(mini_per_device, mbs)))),
         );
     }
+    let (mean, longest) = (plan.rl.mean_response_length, plan.rl.max_response_length.get());
+    if longest < mean {
+        // No response runs past `max_response_length` (vLLM's `max_tokens` for each): a mean above
+        // it is counted as it.
+        acc.push(
+            Severity::Warning,
+            Code::RlMeanResponseLength,
+            &[("mean", mean.to_string()), ("max", longest.to_string())],
+            Some((Field::RlMeanResponseLength, Value::from(longest))),
+        );
+    }
     let sequence = u64::from(plan.rl.sequence_tokens());
     let model_len = u64::from(plan.rl.model_len());
     if model_len < sequence {

@@ -470,8 +470,10 @@ impl<'a> Ctx<'a> {
         let (tp, cp, ep) = (layout.tp, layout.cp, layout.ep);
         let b = f64::from(plan.batch.micro_batch.get()) * memory::sequences_per_sample(plan.method) as f64;
         let rl = matches!(plan.method, Method::Grpo | Method::Ppo);
+        // RL trains on each prompt and its response: at their mean length once padding is removed
+        // (`Rl::trained_sequence_tokens`); memory keeps the longest, which any batch may reach.
         let seq = match rl {
-            true => f64::from(plan.rl.max_prompt_length.get()) + f64::from(plan.rl.max_response_length.get()),
+            true => f64::from(plan.rl.trained_sequence_tokens()),
             false => f64::from(plan.batch.seq_len.get()),
         };
         Ctx {

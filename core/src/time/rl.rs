@@ -6,11 +6,16 @@ use crate::memory;
 
 /// RL's generation, per step (VeRL's `ActorRolloutRefWorker` phases): every device group of
 /// `rollout_tp` runs an engine; each engine prefills its prompts (2 · N_active FLOPs per token,
-/// compute-bound) and decodes `max_response_length` tokens in waves of `max_num_seqs` sequences
-/// (fewer when its KV cache cannot hold them), each decode step bound by reading the weights and
-/// the KV cache from memory (Pope et al. 2022, "Efficiently Scaling Transformer Inference" §2) or
-/// by its FLOPs, whichever is slower, then its collectives ([`decode_collectives_seconds`]). It
-/// depends on the rollout's settings and the engine's memory alone, not on the training's layout.
+/// compute-bound) and decodes its responses `max_num_seqs` at a time (fewer when its KV cache
+/// cannot hold them), each decode step bound by reading the weights and the KV cache from memory
+/// (Pope et al. 2022, "Efficiently Scaling Transformer Inference" §2) or by its FLOPs, whichever
+/// is slower, then its collectives ([`decode_collectives_seconds`]). It depends on the rollout's
+/// settings and the engine's memory alone, not on the training's layout.
+///
+/// Every response `max_response_length` long, the engine decodes in waves, each that many steps.
+/// Given a shorter mean length, vLLM's continuous batching admits a waiting sequence as soon as one
+/// finishes (`vllm/v1/core/sched/scheduler.py`): the steps are the engine's tokens over the
+/// sequences it holds at once, and never fewer than the longest response takes.
 pub(super) fn rollout_seconds(ctx: &Ctx, mem: &memory::Memory) -> f64 {
     let plan = ctx.plan;
     let rl = &plan.rl;
@@ -19,13 +24,14 @@ pub(super) fn rollout_seconds(ctx: &Ctx, mem: &memory::Memory) -> f64 {
     let engines = (n_devices / rollout_tp).max(1.0);
     let prompts = f64::from(plan.batch.global_batch.get());
     let sequences = prompts * f64::from(rl.n_samples_per_prompt.get()) / engines;
-    let (prompt, response) = (f64::from(rl.max_prompt_length.get()), f64::from(rl.max_response_length.get()));
+    let (prompt, longest) = (f64::from(rl.max_prompt_length.get()), f64::from(rl.max_response_length.get()));
+    let response = f64::from(rl.mean_response_tokens());
     let active = ctx.active_params;
     let peak = ctx.peak * rollout_tp;
     let prefill = 2.0 * active * sequences * prompt / (peak * gemm_efficiency(2.0 * active * prompt));
     // One token's KV cache on one device of an engine.
     let kv_per_token_device =
-        memory::kv_cache_needed_bytes(plan) as f64 / (f64::from(rl.max_num_seqs.get()) * (prompt + response));
+        memory::kv_cache_needed_bytes(plan) as f64 / (f64::from(rl.max_num_seqs.get()) * (prompt + longest));
     // The sequences an engine decodes at once: `max_num_seqs`, or fewer where the KV cache left
     // beside its weights cannot hold them at their average context (the prompt and half the
     // response). vLLM's scheduler admits a sequence only while free KV blocks remain and preempts
@@ -37,7 +43,12 @@ pub(super) fn rollout_seconds(ctx: &Ctx, mem: &memory::Memory) -> f64 {
     });
     // Decode: per step, the weights (bf16) and the batch's KV cache so far cross the memory bus.
     let batch = sequences.min(f64::from(rl.max_num_seqs.get())).min(held).max(1.0);
-    let waves = (sequences / batch).ceil();
+    // Responses all as long as the longest run in whole waves; shorter on average, as many steps
+    // as the tokens take at `batch` a step, and the longest's at least.
+    let steps = match response < longest {
+        true => (sequences * response / batch).max(longest),
+        false => (sequences / batch).ceil() * longest,
+    };
     let kv_per_token = kv_per_token_device * rollout_tp;
     let bandwidth = ctx.hw.memory_bytes_per_second * HBM_EFF * rollout_tp;
     let weights = decoded_weights_bytes(ctx, mem, batch);
@@ -49,7 +60,7 @@ pub(super) fn rollout_seconds(ctx: &Ctx, mem: &memory::Memory) -> f64 {
         let flops = 2.0 * active * batch;
         decode += 0.5 * (bytes / bandwidth).max(flops / (peak * gemm_efficiency(flops)));
     }
-    prefill + waves * response * decode
+    prefill + steps * decode
 }
 
 /// Scoring the responses: a forward pass of the actor and of the reference over every response,

@@ -212,3 +212,41 @@ fn a_pasted_log_calibrates_the_plan_to_its_figures() {
     assert!((after.time.step_seconds / measured_seconds - 1.0).abs() < 1e-3, "{}", after.time.step_seconds);
     assert!((after.memory.peak_bytes as f64 / measured_peak as f64 - 1.0).abs() < 1e-6);
 }
+
+#[test]
+fn an_rl_log_gives_the_plan_its_mean_response_and_the_fit_the_rest() {
+    // VeRL `metric_utils.py` `compute_data_metrics` logs each step's `response_length/mean` (and its
+    // max, min and clip ratio) beside the timings: the median over the steps is the plan's mean
+    // response, and the step time is fitted with it, not with every response at the longest.
+    let plan = Plan::from_json(
+        r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "parallel": {"zero_stage": 3},
+            "batch": {"global_batch": 512}}"#,
+    )
+    .unwrap();
+    let log = [(1, "120.0", "301.2"), (2, "80.0", "288.5"), (3, "82.0", "296.0"), (4, "79.0", "310.4")]
+        .map(|(step, t, mean)| {
+            format!(
+                "(TaskRunner pid=16292) step:{step} - response_length/mean:{mean} - response_length/max:1024.0 - response_length/clip_ratio:0.02 - timing_s/gen:30.1 - timing_s/step:{t}"
+            )
+        })
+        .join("\n");
+    let s = logparse::parse(&log).unwrap();
+    // The median of 288.5, 296.0, 301.2 and 310.4.
+    assert_eq!(s.mean_response_tokens, Some(0.5 * (296.0 + 301.2)));
+    assert!(s.figures().contains("responses of 299 tokens on average"), "{}", s.figures());
+    assert_eq!(logparse::logged_mean_response(&plan, &s), Some(299));
+    // The plan with that mean and the fitted calibration predicts the log's step (the median of
+    // 80, 82 and 79 after the first).
+    let mut fitted = plan.clone();
+    fitted.rl.mean_response_length = 299;
+    fitted.calibration = logparse::calibrate(&plan, &s);
+    let step = evaluate(&fitted).time.step_seconds;
+    assert!((step / 80.0 - 1.0).abs() < 1e-6, "{step}");
+    // Fitted with every response at the longest instead, the efficiency would have to rise further
+    // to make up for the longer responses.
+    let longest = trainplan_core::calibrate(&plan, s.step_seconds, None);
+    assert!(fitted.calibration.efficiency_scale < longest.efficiency_scale);
+    // A plan that is not RL takes no response length from it.
+    let sft = Plan::from_json(r#"{"model": "qwen2.5-7b"}"#).unwrap();
+    assert_eq!(logparse::logged_mean_response(&sft, &s), None);
+}

@@ -13,6 +13,11 @@ fn codes(text: &str) -> Vec<&'static str> {
 /// (code, a plan that breaks the rule, a plan that keeps it)
 const CASES: &[(&str, &str, &str)] = &[
     (
+        "rl.mean_response_length",
+        r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "rl": {"mean_response_length": 2048}}"#,
+        r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "rl": {"mean_response_length": 1024}}"#,
+    ),
+    (
         "hf.qlora_experts",
         r#"{"model": "qwen3-30b-a3b", "method": "qlora"}"#,
         r#"{"model": "qwen3-30b-a3b", "method": "lora"}"#,

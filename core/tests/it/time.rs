@@ -215,6 +215,52 @@ fn a_rollout_engine_short_of_kv_cache_decodes_in_more_waves() {
 }
 
 #[test]
+fn a_mean_response_shorter_than_the_longest_shortens_the_step_not_the_memory() {
+    // Qwen2.5-7B GRPO on VeRL, 8 H100: 512 prompts × 5 responses over 8 engines (rollout TP 1), 320
+    // sequences an engine decoding 256 at a time; prompts of 512 tokens, responses up to 1,024.
+    let report = |rl: &str| {
+        let text = format!(
+            r#"{{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "parallel": {{"zero_stage": 3}},
+                "batch": {{"global_batch": 512}}, "rl": {{{rl}}}}}"#
+        );
+        evaluate(&Plan::from_json(&text).unwrap())
+    };
+    let longest = report(r#""mean_response_length": 0"#);
+    // Every response as long as the longest: the same step as a mean of 0, to the bit.
+    let at_max = report(r#""mean_response_length": 1024"#);
+    assert_eq!(at_max.time.step_seconds.to_bits(), longest.time.step_seconds.to_bits());
+    // Responses of 256 tokens on average: the memory is the longest's, which any batch may reach.
+    let mean = report(r#""mean_response_length": 256"#);
+    assert_eq!(mean.memory.peak_bytes, longest.memory.peak_bytes);
+    // Without padding the update trains on 512 + 256 tokens a sequence: every one of the
+    // 2,560 sequences counted once, against 512 + 1,024.
+    let tokens = |r: &trainplan_core::report::Report| r.time.tokens_per_second * r.time.step_seconds;
+    assert!((tokens(&mean) / (2560.0 * 768.0) - 1.0).abs() < 1e-9, "{}", tokens(&mean));
+    assert!((tokens(&longest) / (2560.0 * 1536.0) - 1.0).abs() < 1e-9, "{}", tokens(&longest));
+    // Its model FLOPs: the linear layers' half (768 of 1,536 tokens), attention's quarter.
+    let flops = mean.time.model_flops_per_step / longest.time.model_flops_per_step;
+    assert!((0.25..0.5).contains(&flops), "{flops}");
+    // The rollout: 320 × 256 tokens at 256 a step is 320 steps, fewer than the longest response's
+    // 1,024, so 1,024 steps where two whole waves took 2,048; and every phase shorter.
+    let (b, l) = (&mean.time.breakdown, &longest.time.breakdown);
+    assert!(b.rollout_seconds < l.rollout_seconds && b.log_prob_seconds < l.log_prob_seconds);
+    // The decode steps are the longest response's either way below 320 × μ / 256 = 1,024: a mean of
+    // 128 decodes as many steps as 256, over a shorter cache.
+    let shorter = report(r#""mean_response_length": 128"#);
+    let rollout = shorter.time.breakdown.rollout_seconds;
+    assert!(
+        rollout <= b.rollout_seconds && 0.9 * b.rollout_seconds < rollout,
+        "{rollout} against {}",
+        b.rollout_seconds
+    );
+    // Padded (no `remove_padding`), the update trains on every response at the longest: its
+    // tokens are the longest's, and only the rollout is shorter.
+    let padded = report(r#""mean_response_length": 256, "remove_padding": false"#);
+    assert!((tokens(&padded) / (2560.0 * 1536.0) - 1.0).abs() < 1e-9, "{}", tokens(&padded));
+    assert!(padded.time.breakdown.rollout_seconds < l.rollout_seconds);
+}
+
+#[test]
 fn moe_decoding_reads_every_expert_a_batch_routes_to() {
     // Qwen3-30B-A3B (config.json: 48 layers of 128 experts, top 8): 30.5 B parameters, 3.3 B active.
     // GRPO on VeRL, 8 H100, rollout TP 2: 64 prompts × 5 responses over 4 engines, 80 sequences each

@@ -19,6 +19,7 @@ pub fn RlSection(
 ) -> impl IntoView {
     let tr = use_tr();
     let (auto, all) = (placeholder(Key::placeholder_auto), placeholder(Key::placeholder_all));
+    let longest = placeholder(Key::placeholder_max);
     let blocking =
         move || check(ctx, Key::rl_blocking, "blocking-check", |f| f.rl.blocking, |f, v| f.rl.blocking = v);
     view! {
@@ -32,6 +33,7 @@ pub fn RlSection(
                     {number(ctx, Key::rl_mini_batch, "mini-batch-input", NumField::MiniBatch, all)}
                     {number(ctx, Key::rl_prompt_len, "prompt-len-input", NumField::PromptLen, None)}
                     {number(ctx, Key::rl_response_len, "response-len-input", NumField::ResponseLen, None)}
+                    {number(ctx, Key::rl_mean_response_len, "mean-response-len-input", NumField::MeanResponseLen, longest)}
                     {number(ctx, Key::rl_token_budget, "token-budget-input", NumField::TokenBudget, auto)}
                     {number(ctx, Key::rl_gpu_mem, "gpu-mem-input", NumField::GpuMemoryUtilization, None)}
                     {number(ctx, Key::rl_max_num_seqs, "max-num-seqs-input", NumField::MaxNumSeqs, None)}
