@@ -5,6 +5,7 @@ use leptos::prelude::*;
 use trainplan_core::logparse::{self, LogError, LogSummary};
 
 use crate::components::results::use_results;
+use crate::form::NumField;
 use crate::format;
 use crate::i18n::{Key, Lang, fill};
 
@@ -38,7 +39,8 @@ pub fn LogCalibration() -> impl IntoView {
                 ctx.form.update(|f| {
                     f.file.calibration = fitted;
                     if let Some(mean) = mean {
-                        f.file.rl.mean_response_length = mean;
+                        // The form's typed text is what the plan takes (`PlanForm::to_plan`).
+                        f.set_number(NumField::MeanResponseLen, mean.to_string());
                     }
                 });
                 Outcome::Fitted(summary, mean)

@@ -196,6 +196,37 @@ async fn a_pasted_megatron_log_calibrates_the_plan() -> WebDriverResult<()> {
     page.driver.quit().await
 }
 
+/// A pasted VeRL log of a GRPO plan: its `response_length/mean` becomes the plan's mean response,
+/// shown in the RL form, and the step is fitted with it to the log's.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_pasted_verl_log_sets_the_mean_response() -> WebDriverResult<()> {
+    let chromedriver = Chromedriver::start();
+    let page = open(&chromedriver, 1280, 900).await?;
+    page.wait_text("params-total", |t| !t.is_empty()).await?;
+    page.choose("framework-select", "verl").await?;
+    page.choose("method-select", "grpo").await?;
+    page.wait_text("summary-run", |t| t.contains("VeRL")).await?;
+    assert_eq!(page.el("mean-response-len-input").await?.prop("value").await?.as_deref(), Some(""));
+    // VeRL `concat_dict_to_str` lines: steps of 80 s after a first of 120, responses of 299 tokens.
+    let log = [(1, 120.0, 301.2), (2, 80.0, 288.5), (3, 82.0, 296.0), (4, 79.0, 310.4)]
+        .map(|(step, t, mean)| {
+            format!("step:{step} - response_length/mean:{mean} - timing_s/gen:30.1 - timing_s/step:{t}")
+        })
+        .join("\n");
+    paste(&page, "logcal-text", &log).await?;
+    page.click("logcal-fit").await?;
+    let read = page.wait_text("logcal-result", |t| t.contains("Fitted")).await?;
+    assert!(read.contains("Responses of 299 tokens on average"), "{read}");
+    let plan = plan_of(&page).await?;
+    assert_eq!(plan.rl.mean_response_length, 299);
+    assert!((evaluate(&plan).time.step_seconds / 80.0 - 1.0).abs() < 1e-3);
+    assert_eq!(page.el("mean-response-len-input").await?.prop("value").await?.as_deref(), Some("299"));
+    page.click("lang-switch").await?;
+    let read = page.wait_text("logcal-result", |t| t.contains("已拟合")).await?;
+    assert!(read.contains("回答平均 299 个 token"), "{read}");
+    page.driver.quit().await
+}
+
 /// The three panels at a phone's width, in both languages: nothing wider than the screen.
 #[tokio::test(flavor = "multi_thread")]
 async fn the_extras_fit_a_phone() -> WebDriverResult<()> {
