@@ -60,6 +60,8 @@ pub enum NumField {
     RolloutEp,
     /// `rl.n_samples_per_prompt`.
     Samples,
+    /// `batch.mean_seq_len`; empty means every sample at the sequence length.
+    MeanSeqLen,
     /// `rl.max_prompt_length`.
     PromptLen,
     /// `rl.max_response_length`.
@@ -106,7 +108,7 @@ pub enum NumKind {
 
 impl NumField {
     /// Every field, in form order; the index is the field's slot in [`PlanForm::numbers`].
-    pub const ALL: [NumField; 32] = [
+    pub const ALL: [NumField; 33] = [
         NumField::Nodes,
         NumField::DevicesPerNode,
         NumField::LoraRank,
@@ -118,6 +120,7 @@ impl NumField {
         NumField::MicroBatch,
         NumField::GlobalBatch,
         NumField::SeqLen,
+        NumField::MeanSeqLen,
         NumField::RecomputeLayers,
         NumField::ActFnLayers,
         NumField::LayersRatio,
@@ -148,6 +151,7 @@ impl NumField {
             | NumField::CpuOffloadLayers
             | NumField::MiniBatch
             | NumField::MeanResponseLen
+            | NumField::MeanSeqLen
             | NumField::TokenBudget
             | NumField::MaxModelLen
             | NumField::BatchedTokens
@@ -241,6 +245,7 @@ impl NumField {
             NumField::MicroBatch => file.batch.micro_batch,
             NumField::GlobalBatch => file.batch.global_batch,
             NumField::SeqLen => file.batch.seq_len,
+            NumField::MeanSeqLen => file.batch.mean_seq_len,
             NumField::RecomputeLayers => file.recompute.num_layers,
             NumField::ActFnLayers => file.recompute.activation_function_layers,
             NumField::CpuOffloadLayers => file.recompute.cpu_offload_layers,
@@ -279,6 +284,7 @@ impl NumField {
             NumField::MicroBatch => file.batch.micro_batch = n,
             NumField::GlobalBatch => file.batch.global_batch = n,
             NumField::SeqLen => file.batch.seq_len = n,
+            NumField::MeanSeqLen => file.batch.mean_seq_len = value.unwrap_or(0),
             NumField::RecomputeLayers => file.recompute.num_layers = n,
             NumField::ActFnLayers => file.recompute.activation_function_layers = value.unwrap_or(0),
             NumField::CpuOffloadLayers => file.recompute.cpu_offload_layers = value.unwrap_or(0),
@@ -314,6 +320,7 @@ impl NumField {
             NumField::MicroBatch => Key::batch_micro,
             NumField::GlobalBatch => Key::batch_global,
             NumField::SeqLen => Key::batch_seq,
+            NumField::MeanSeqLen => Key::batch_mean_seq,
             NumField::Tp => Key::par_tp,
             NumField::Pp => Key::par_pp,
             NumField::Vpp => Key::par_vpp,
@@ -355,6 +362,7 @@ impl NumField {
             NumField::MicroBatch => Field::BatchMicroBatch,
             NumField::GlobalBatch => Field::BatchGlobalBatch,
             NumField::SeqLen => Field::BatchSeqLen,
+            NumField::MeanSeqLen => Field::BatchMeanSeqLen,
             NumField::RecomputeLayers => Field::RecomputeNumLayers,
             NumField::ActFnLayers => Field::RecomputeActivationFunctionLayers,
             NumField::CpuOffloadLayers => Field::RecomputeCpuOffloadLayers,

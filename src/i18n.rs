@@ -323,6 +323,7 @@ texts! {
     batch_micro => "Micro-batch", "微批大小";
     batch_global => "Global batch", "全局批大小";
     batch_seq => "Sequence length", "序列长度";
+    batch_mean_seq => "Mean sample length", "平均样本长度";
     rc_granularity => "Recompute", "重计算";
     rc_none => "None", "不重计算";
     rc_selective => "Selective", "选择性重计算";

@@ -58,6 +58,7 @@ named_enum! {
         BatchMicroBatch = "batch.micro_batch",
         BatchGlobalBatch = "batch.global_batch",
         BatchSeqLen = "batch.seq_len",
+        BatchMeanSeqLen = "batch.mean_seq_len",
         Precision = "precision",
         Attention = "attention",
         LigerKernel = "liger_kernel",

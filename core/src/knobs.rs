@@ -123,6 +123,8 @@ pub enum Knob {
     LoraRank,
     /// `batch.seq_len`.
     SeqLen,
+    /// `batch.mean_seq_len`.
+    MeanSeqLen,
     /// The `rl` section (rollout, lengths, engine).
     Rl,
     /// `rl.blocking`.
@@ -159,6 +161,9 @@ const MINDSPEED: &[Framework] = &[Framework::MindSpeedLlm, Framework::MindSpeedR
 const LORA_METHODS: &[Method] = &[Method::Lora, Method::Qlora, Method::DpoLora, Method::Grpo, Method::Ppo];
 /// Reinforcement-learning methods.
 const RL_METHODS: &[Method] = &[Method::Grpo, Method::Ppo];
+/// Methods that train on samples of their own lengths (LLaMA-Factory's SFT and DPO).
+const SAMPLE_METHODS: &[Method] =
+    &[Method::SftFull, Method::Lora, Method::Qlora, Method::Dpo, Method::DpoLora];
 /// Methods that train on fixed-length sequences.
 const SEQUENCE_METHODS: &[Method] =
     &[Method::Pretrain, Method::SftFull, Method::Lora, Method::Qlora, Method::Dpo, Method::DpoLora];
@@ -209,6 +214,7 @@ impl Knob {
         Knob::LayersRatio,
         Knob::LoraRank,
         Knob::SeqLen,
+        Knob::MeanSeqLen,
         Knob::Rl,
         Knob::RlBlocking,
     ];
@@ -264,6 +270,7 @@ impl Knob {
             Knob::LayersRatio => Field::RecomputeLayersRatio,
             Knob::LoraRank => Field::LoraRank,
             Knob::SeqLen => Field::BatchSeqLen,
+            Knob::MeanSeqLen => Field::BatchMeanSeqLen,
             Knob::Rl => return None,
             Knob::RlBlocking => Field::RlBlocking,
         })
@@ -282,6 +289,8 @@ impl Knob {
 /// assert!(applies(Framework::LlamaFactory, Method::Lora, Knob::ZeroStage).yes());
 /// assert!(!applies(Framework::LlamaFactory, Method::Lora, Knob::DistributedOptimizer).yes());
 /// ```
+// Long: one arm per knob, each beside the flags or keys that take it; split, no match would hold
+// every knob to an answer.
 pub fn applies(framework: Framework, method: Method, knob: Knob) -> Applies {
     let only = |frameworks: &'static [Framework]| match frameworks.contains(&framework) {
         true => Applies::Yes,
@@ -398,6 +407,13 @@ pub fn applies(framework: Framework, method: Method, knob: Knob) -> Applies {
         Knob::LoraRank => for_methods(LORA_METHODS),
         Knob::Rl => for_methods(RL_METHODS),
         Knob::SeqLen => for_methods(SEQUENCE_METHODS),
+        // LLaMA-Factory's SFT and DPO collators pad a micro-batch to its longest sample; its
+        // pre-training packs samples into full `cutoff_len` rows (`packing`, on for `stage: pt`),
+        // as Megatron's and MindSpeed's datasets do.
+        Knob::MeanSeqLen => match for_methods(SAMPLE_METHODS) {
+            Applies::Yes => only(&[Framework::LlamaFactory]),
+            no => no,
+        },
     }
 }
 
@@ -535,6 +551,7 @@ pub fn effective(plan: &Plan) -> Cow<'_, Plan> {
         Attention => {};
         LigerKernel => reset!(liger_kernel, false);
         SeqLen => {};
+        MeanSeqLen => reset!(batch.mean_seq_len, 0);
         Rl => {};
         RlBlocking => {};
     }

@@ -579,6 +579,25 @@ pub struct Batch {
     pub global_batch: NonZeroU32,
     /// Tokens per sequence.
     pub seq_len: NonZeroU32,
+    /// The samples' mean length, tokens; 0 = every sample `seq_len` long. LLaMA-Factory's SFT and
+    /// DPO train each sample at its own length: its collator pads a micro-batch to its longest
+    /// sample (`SFTDataCollatorWith4DAttentionMask`, a `DataCollatorForSeq2Seq`), so at
+    /// micro-batch 1 none ([`Batch::trained_seq_len`]). Memory stays at `seq_len`, which any
+    /// sample may reach.
+    pub mean_seq_len: u32,
+}
+
+impl Batch {
+    /// Tokens a sequence trains on, on average: the samples' mean length at micro-batch 1 (at
+    /// most `seq_len`); `seq_len` otherwise, each micro-batch padded to its longest sample.
+    /// [`crate::knobs::effective`] puts `mean_seq_len` back to 0 where the framework and method
+    /// do not train samples at their own length.
+    pub fn trained_seq_len(&self) -> u32 {
+        match (self.mean_seq_len, self.micro_batch.get()) {
+            (0, _) | (_, 2..) => self.seq_len.get(),
+            (mean, _) => mean.min(self.seq_len.get()),
+        }
+    }
 }
 
 /// LoRA settings.
@@ -1231,6 +1250,7 @@ fn batch(b: &BatchFile) -> Result<Batch, PlanFileError> {
         micro_batch: count(b.micro_batch, Field::BatchMicroBatch, Limit::Size)?,
         global_batch: count(b.global_batch, Field::BatchGlobalBatch, Limit::Size)?,
         seq_len: count(b.seq_len, Field::BatchSeqLen, Limit::Size)?,
+        mean_seq_len: count_or_zero(b.mean_seq_len, Field::BatchMeanSeqLen, Limit::Size)?,
     })
 }
 
@@ -1315,11 +1335,13 @@ pub struct BatchFile {
     pub micro_batch: u32,
     pub global_batch: u32,
     pub seq_len: u32,
+    /// 0 = every sample `seq_len` long.
+    pub mean_seq_len: u32,
 }
 
 impl Default for BatchFile {
     fn default() -> Self {
-        BatchFile { micro_batch: 1, global_batch: 64, seq_len: 4096 }
+        BatchFile { micro_batch: 1, global_batch: 64, seq_len: 4096, mean_seq_len: 0 }
     }
 }
 
@@ -1842,6 +1864,7 @@ impl Plan {
                 micro_batch: self.batch.micro_batch.get(),
                 global_batch: self.batch.global_batch.get(),
                 seq_len: self.batch.seq_len.get(),
+                mean_seq_len: self.batch.mean_seq_len,
             },
             precision: self.precision,
             attention: self.attention,

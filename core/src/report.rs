@@ -377,6 +377,8 @@ codes! {
     ModelPtq16bit = "model.ptq_16bit" => "The checkpoint is stored {format} {bits}-bit, which LLaMA-Factory alone keeps packed while LoRA trains: on {framework} the plan counts the 16-bit model.",
     ModelVisionConfig = "model.vision_config" => "\"{model_type}\" also holds a vision encoder (vision_config), which is not counted: the language model alone is planned.",
     ModelTextConfig = "model.text_config" => "The language model is read from the text_config of \"{model_type}\": its other parts (a vision encoder, a projector) are not counted.",
+    BatchMeanSeqLen = "batch.mean_seq_len" => "A mean sample of {mean} tokens is longer than the sequence length, {seq_len}, to which LLaMA-Factory cuts every sample: counted as {seq_len}.",
+    LlamafactoryMeanSeqPadded = "llamafactory.mean_seq_padded" => "LLaMA-Factory pads each micro-batch of {micro_batch} samples to its longest, so the step counts {seq_len} tokens a sample, not the mean {mean}: at micro-batch 1 each sample trains at its own length.",
     BatchDivisible = "batch.divisible" => "Global batch {global_batch} is not a multiple of {unit} ({what}).",
     BatchFewMicrobatches = "batch.few_microbatches" => "Only {microbatches} micro-batches for PP {pp}: most of the pipeline idles.",
     BatchVppMicrobatches = "batch.vpp_microbatches" => "{microbatches} micro-batches are not a multiple of PP {pp} (interleaved schedule).",

@@ -155,3 +155,37 @@ pub(super) fn prequantized(cx: &Ctx, acc: &mut Acc) {
     let bytes = ("bytes", format!("{:.3}", q.bytes_per_param()));
     acc.push(Severity::Note, Code::LlamafactoryPtqBase, &[format(), bits(), bytes], None);
 }
+
+/// The samples' mean length (`batch.mean_seq_len`), where LLaMA-Factory trains samples at their
+/// own lengths: a mean above `cutoff_len`, to which LLaMA-Factory cuts every sample
+/// (`data/processor/supervised.py` through `processor_utils.py` `infer_seqlen`), counts as it; at a micro-batch above 1 the
+/// collator pads each micro-batch to its longest sample (`data/collator.py`,
+/// `SFTDataCollatorWith4DAttentionMask` over transformers' `DataCollatorForSeq2Seq`), so the step
+/// counts `seq_len` ([`crate::plan::Batch::trained_seq_len`]).
+pub(super) fn mean_seq_len(cx: &Ctx, acc: &mut Acc) {
+    let plan = cx.plan;
+    let b = &plan.batch;
+    let knob = crate::knobs::Knob::MeanSeqLen;
+    if b.mean_seq_len == 0 || !crate::knobs::applies(plan.framework, plan.method, knob).yes() {
+        return;
+    }
+    let (mean, seq) = (b.mean_seq_len.to_string(), b.seq_len.to_string());
+    if b.seq_len.get() < b.mean_seq_len {
+        let fix = (Field::BatchMeanSeqLen, Value::from(b.seq_len.get()));
+        acc.push(
+            Severity::Warning,
+            Code::BatchMeanSeqLen,
+            &[("mean", mean.clone()), ("seq_len", seq.clone())],
+            Some(fix),
+        );
+    }
+    if 1 < b.micro_batch.get() {
+        let args = [("micro_batch", b.micro_batch.to_string()), ("mean", mean), ("seq_len", seq)];
+        acc.push(
+            Severity::Note,
+            Code::LlamafactoryMeanSeqPadded,
+            &args,
+            Some((Field::BatchMicroBatch, Value::from(1))),
+        );
+    }
+}

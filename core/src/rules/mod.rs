@@ -213,6 +213,7 @@ fn check_as(plan: &Plan, mem: &Memory, lean: bool) -> Vec<Finding> {
     hf::liger_zero3(cx, &mut acc);
     hf::qlora_experts(cx, &mut acc);
     hf::prequantized(cx, &mut acc);
+    hf::mean_seq_len(cx, &mut acc);
     if cx.rl {
         rl::batches(cx, &mut acc);
         rl::rollout(cx, &mut acc);

@@ -470,11 +470,13 @@ impl<'a> Ctx<'a> {
         let (tp, cp, ep) = (layout.tp, layout.cp, layout.ep);
         let b = f64::from(plan.batch.micro_batch.get()) * memory::sequences_per_sample(plan.method) as f64;
         let rl = matches!(plan.method, Method::Grpo | Method::Ppo);
-        // RL trains on each prompt and its response: at their mean length once padding is removed
-        // (`Rl::trained_sequence_tokens`); memory keeps the longest, which any batch may reach.
+        // RL trains on each prompt and its response, at their mean length once padding is removed
+        // (`Rl::trained_sequence_tokens`); LLaMA-Factory's SFT and DPO each sample at its own
+        // length at micro-batch 1 (`Batch::trained_seq_len`). Memory keeps the longest, which
+        // any batch may reach.
         let seq = match rl {
             true => f64::from(plan.rl.trained_sequence_tokens()),
-            false => f64::from(plan.batch.seq_len.get()),
+            false => f64::from(plan.batch.trained_seq_len()),
         };
         Ctx {
             plan,

@@ -13,6 +13,16 @@ fn codes(text: &str) -> Vec<&'static str> {
 /// (code, a plan that breaks the rule, a plan that keeps it)
 const CASES: &[(&str, &str, &str)] = &[
     (
+        "batch.mean_seq_len",
+        r#"{"model": "qwen2.5-7b", "batch": {"seq_len": 2048, "mean_seq_len": 4096}}"#,
+        r#"{"model": "qwen2.5-7b", "batch": {"seq_len": 2048, "mean_seq_len": 1024}}"#,
+    ),
+    (
+        "llamafactory.mean_seq_padded",
+        r#"{"model": "qwen2.5-7b", "batch": {"micro_batch": 2, "mean_seq_len": 512}}"#,
+        r#"{"model": "qwen2.5-7b", "batch": {"micro_batch": 1, "mean_seq_len": 512}}"#,
+    ),
+    (
         "rl.mean_response_length",
         r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "rl": {"mean_response_length": 2048}}"#,
         r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "rl": {"mean_response_length": 1024}}"#,

@@ -261,6 +261,46 @@ fn a_mean_response_shorter_than_the_longest_shortens_the_step_not_the_memory() {
 }
 
 #[test]
+fn llamafactory_trains_each_sample_at_its_own_length_at_micro_batch_one() {
+    // Qwen2.5-7B LoRA SFT on LLaMA-Factory, 8 H100, cutoff_len 4,096, 64 samples a step.
+    let report = |rest: &str| {
+        let text =
+            format!(r#"{{"model": "qwen2.5-7b", "batch": {{"global_batch": 64, "seq_len": 4096{rest}}}}}"#);
+        evaluate(&Plan::from_json(&text).unwrap())
+    };
+    let full = report("");
+    // Samples of 512 tokens on average: the step trains 64 × 512 tokens, the memory stays at 4,096.
+    let mean = report(r#", "mean_seq_len": 512"#);
+    assert_eq!(mean.memory.peak_bytes, full.memory.peak_bytes);
+    let tokens = |r: &trainplan_core::report::Report| r.time.tokens_per_second * r.time.step_seconds;
+    assert!((tokens(&mean) / (64.0 * 512.0) - 1.0).abs() < 1e-9, "{}", tokens(&mean));
+    assert!((tokens(&full) / (64.0 * 4096.0) - 1.0).abs() < 1e-9, "{}", tokens(&full));
+    // The GEMMs scale with the tokens (an eighth), attention with their square (a 64th), the
+    // step's fixed costs (the adapters' reduction, the optimizer) not at all.
+    let flops = mean.time.model_flops_per_step / full.time.model_flops_per_step;
+    assert!((1.0 / 64.0..=1.0 / 8.0).contains(&flops), "{flops}");
+    assert!(
+        mean.time.step_seconds < full.time.step_seconds / 4.0,
+        "{} against {}",
+        mean.time.step_seconds,
+        full.time.step_seconds
+    );
+    // At micro-batch 2 each pair is padded to its longer sample: the step counts 4,096, a note says so.
+    let padded = report(r#", "micro_batch": 2, "mean_seq_len": 512"#);
+    let at_two = report(r#", "micro_batch": 2"#);
+    assert_eq!(padded.time.step_seconds.to_bits(), at_two.time.step_seconds.to_bits());
+    assert!(padded.findings.iter().any(|f| f.code == "llamafactory.mean_seq_padded"));
+    // Megatron-LM packs its samples into full sequences: the mean changes nothing there.
+    let megatron = |rest: &str| {
+        let text = format!(
+            r#"{{"model": "qwen2.5-7b", "framework": "megatron", "method": "sft-full", "batch": {{"seq_len": 4096{rest}}}}}"#
+        );
+        evaluate(&Plan::from_json(&text).unwrap()).time.step_seconds
+    };
+    assert_eq!(megatron("").to_bits(), megatron(r#", "mean_seq_len": 512"#).to_bits());
+}
+
+#[test]
 fn moe_decoding_reads_every_expert_a_batch_routes_to() {
     // Qwen3-30B-A3B (config.json: 48 layers of 128 experts, top 8): 30.5 B parameters, 3.3 B active.
     // GRPO on VeRL, 8 H100, rollout TP 2: 64 prompts × 5 responses over 4 engines, 80 sequences each

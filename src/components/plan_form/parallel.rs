@@ -32,7 +32,12 @@ pub fn ParallelSection(
             let (fw, m) = (f.file.framework, f.file.method);
             Knob::ALL
                 .iter()
-                .filter(|&&k| !matches!(k, Knob::LoraRank | Knob::SeqLen | Knob::Rl | Knob::RlBlocking))
+                .filter(|&&k| {
+                    !matches!(
+                        k,
+                        Knob::LoraRank | Knob::SeqLen | Knob::MeanSeqLen | Knob::Rl | Knob::RlBlocking
+                    )
+                })
                 .filter(|&&k| moe || !k.path().starts_with("moe."))
                 .filter(|&&k| !knobs::applies(fw, m, k).yes())
                 .count()

@@ -7,7 +7,7 @@ use trainplan_core::knobs::Knob;
 use trainplan_core::plan::{Framework, Method, Precision};
 
 use super::FormCtx;
-use super::controls::{enum_select, number};
+use super::controls::{enum_select, number, placeholder};
 use crate::components::use_tr;
 use crate::form::NumField;
 use crate::i18n::{Key, t};
@@ -65,6 +65,9 @@ pub fn TrainingSection(
                 // RL sequences are the prompt and response lengths of the RL panel.
                 <Show when=move || ctx.applies(Knob::SeqLen)>
                     {number(ctx, Key::batch_seq, "seq-len-input", NumField::SeqLen, None)}
+                </Show>
+                <Show when=move || ctx.applies(Knob::MeanSeqLen)>
+                    {number(ctx, Key::batch_mean_seq, "mean-seq-len-input", NumField::MeanSeqLen, placeholder(Key::placeholder_max))}
                 </Show>
             </div>
         </section>
