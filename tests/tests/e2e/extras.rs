@@ -227,6 +227,34 @@ async fn a_pasted_verl_log_sets_the_mean_response() -> WebDriverResult<()> {
     page.driver.quit().await
 }
 
+/// The default plan (LLaMA-Factory LoRA SFT) with samples of 512 tokens on average: the step the
+/// page shows is the core's for the plan in the address, shorter than at the cutoff length, and a
+/// micro-batch of 2 brings the padding note; the field reads in Chinese too.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_samples_mean_length_sets_the_step() -> WebDriverResult<()> {
+    let chromedriver = Chromedriver::start();
+    let page = open(&chromedriver, 1280, 900).await?;
+    page.wait_text("params-total", |t| !t.is_empty()).await?;
+    let full = evaluate(&plan_of(&page).await?).time.step_seconds;
+    page.type_into("mean-seq-len-input", "512").await?;
+    let plan = plan_of(&page).await?;
+    assert_eq!(plan.batch.mean_seq_len, 512);
+    let step = evaluate(&plan).time.step_seconds;
+    assert!(step < full / 2.0, "{step} s against {full} s");
+    // The page prints a step under a second in milliseconds.
+    let seconds = |t: &str| if t.ends_with(" ms") { number(t) / 1e3 } else { number(t) };
+    let shown = page.wait_text("step-time", |t| (seconds(t) / step - 1.0).abs() < 0.01).await?;
+    assert!((seconds(&shown) / step - 1.0).abs() < 0.01, "{shown} against {step} s");
+    page.type_into("micro-batch-input", "2").await?;
+    let note = page.wait_text("finding-llamafactory.mean_seq_padded", |t| !t.is_empty()).await?;
+    assert!(note.contains("pads each micro-batch of 2 samples"), "{note}");
+    page.click("lang-switch").await?;
+    page.wait_text("finding-llamafactory.mean_seq_padded", |t| t.contains("补齐")).await?;
+    page.scroll_to("mean-seq-len-input").await?;
+    page.screenshot("zh-mean-seq-len").await?;
+    page.driver.quit().await
+}
+
 /// The three panels at a phone's width, in both languages: nothing wider than the screen.
 #[tokio::test(flavor = "multi_thread")]
 async fn the_extras_fit_a_phone() -> WebDriverResult<()> {
