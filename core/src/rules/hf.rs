@@ -158,10 +158,10 @@ pub(super) fn prequantized(cx: &Ctx, acc: &mut Acc) {
 
 /// The samples' mean length (`batch.mean_seq_len`), where LLaMA-Factory trains samples at their
 /// own lengths: a mean above `cutoff_len`, to which LLaMA-Factory cuts every sample
-/// (`data/processor/supervised.py` through `processor_utils.py` `infer_seqlen`), counts as it; at a micro-batch above 1 the
-/// collator pads each micro-batch to its longest sample (`data/collator.py`,
-/// `SFTDataCollatorWith4DAttentionMask` over transformers' `DataCollatorForSeq2Seq`), so the step
-/// counts `seq_len` ([`crate::plan::Batch::trained_seq_len`]).
+/// (`data/processor/supervised.py` through `processor_utils.py` `infer_seqlen`), counts as it;
+/// at a micro-batch above 1 the collator pads each micro-batch to its longest sample
+/// (`data/collator.py`, `SFTDataCollatorWith4DAttentionMask` over transformers'
+/// `DataCollatorForSeq2Seq`), so the step counts `seq_len` ([`crate::plan::Batch::trained_seq_len`]).
 pub(super) fn mean_seq_len(cx: &Ctx, acc: &mut Acc) {
     let plan = cx.plan;
     let b = &plan.batch;
