@@ -66,6 +66,8 @@ pub enum NumField {
     PromptLen,
     /// `rl.max_response_length`.
     ResponseLen,
+    /// `rl.mean_prompt_length`; empty means every prompt at the longest.
+    MeanPromptLen,
     /// `rl.mean_response_length`; empty means every response at the longest.
     MeanResponseLen,
     /// `rl.mini_batch`; empty means the whole batch.
@@ -108,7 +110,7 @@ pub enum NumKind {
 
 impl NumField {
     /// Every field, in form order; the index is the field's slot in [`PlanForm::numbers`].
-    pub const ALL: [NumField; 33] = [
+    pub const ALL: [NumField; 34] = [
         NumField::Nodes,
         NumField::DevicesPerNode,
         NumField::LoraRank,
@@ -130,6 +132,7 @@ impl NumField {
         NumField::Samples,
         NumField::PromptLen,
         NumField::ResponseLen,
+        NumField::MeanPromptLen,
         NumField::MeanResponseLen,
         NumField::MiniBatch,
         NumField::TokenBudget,
@@ -150,6 +153,7 @@ impl NumField {
             NumField::ActFnLayers
             | NumField::CpuOffloadLayers
             | NumField::MiniBatch
+            | NumField::MeanPromptLen
             | NumField::MeanResponseLen
             | NumField::MeanSeqLen
             | NumField::TokenBudget
@@ -254,6 +258,7 @@ impl NumField {
             NumField::Samples => file.rl.n_samples_per_prompt,
             NumField::PromptLen => file.rl.max_prompt_length,
             NumField::ResponseLen => file.rl.max_response_length,
+            NumField::MeanPromptLen => file.rl.mean_prompt_length,
             NumField::MeanResponseLen => file.rl.mean_response_length,
             NumField::MiniBatch => file.rl.mini_batch,
             NumField::TokenBudget => file.rl.max_tokens_per_device,
@@ -293,6 +298,7 @@ impl NumField {
             NumField::Samples => file.rl.n_samples_per_prompt = n,
             NumField::PromptLen => file.rl.max_prompt_length = n,
             NumField::ResponseLen => file.rl.max_response_length = n,
+            NumField::MeanPromptLen => file.rl.mean_prompt_length = value.unwrap_or(0),
             NumField::MeanResponseLen => file.rl.mean_response_length = value.unwrap_or(0),
             NumField::MiniBatch => file.rl.mini_batch = value.unwrap_or(0),
             NumField::TokenBudget => file.rl.max_tokens_per_device = value.unwrap_or(0),
@@ -337,6 +343,7 @@ impl NumField {
             NumField::MiniBatch => Key::rl_mini_batch,
             NumField::PromptLen => Key::rl_prompt_len,
             NumField::ResponseLen => Key::rl_response_len,
+            NumField::MeanPromptLen => Key::rl_mean_prompt_len,
             NumField::MeanResponseLen => Key::rl_mean_response_len,
             NumField::TokenBudget => Key::rl_token_budget,
             NumField::GpuMemoryUtilization => Key::rl_gpu_mem,
@@ -372,6 +379,7 @@ impl NumField {
             NumField::Samples => Field::RlNSamplesPerPrompt,
             NumField::PromptLen => Field::RlMaxPromptLength,
             NumField::ResponseLen => Field::RlMaxResponseLength,
+            NumField::MeanPromptLen => Field::RlMeanPromptLength,
             NumField::MeanResponseLen => Field::RlMeanResponseLength,
             NumField::MiniBatch => Field::RlMiniBatch,
             NumField::TokenBudget => Field::RlMaxTokensPerDevice,

@@ -191,6 +191,7 @@ texts! {
     rl_samples => "Responses per prompt (n)", "每条 prompt 的回答数（n）";
     rl_prompt_len => "Max prompt length", "最大 prompt 长度";
     rl_response_len => "Max response length", "最大回答长度";
+    rl_mean_prompt_len => "Mean prompt length (prompt_length/mean)", "平均 prompt 长度（prompt_length/mean）";
     rl_mean_response_len => "Mean response length (response_length/mean)", "平均回答长度（response_length/mean）";
     placeholder_max => "max", "最长";
     rl_mini_batch => "Mini-batch (prompts per update)", "mini-batch（每次更新的 prompt 数）";
@@ -593,6 +594,7 @@ texts! {
     logcal_found => "Read {what}.", "已读取：{what}。";
     logcal_step => "Step time {step}: the median of {used} steps; {skipped} warm-up steps left out.", "单步时间 {step}：{used} 步的中位数，开头 {skipped} 步作为预热未计入。";
     logcal_peak => "Peak memory {peak} allocated (the runtime context is added before fitting).", "显存峰值 {peak}（已分配；拟合前另加运行时上下文）。";
+    logcal_mean_prompt => "Prompts of {n} tokens on average (prompt_length/mean): now the plan's mean prompt length.", "prompt 平均 {n} 个 token（prompt_length/mean）：已设为方案的平均 prompt 长度。";
     logcal_mean_response => "Responses of {n} tokens on average (response_length/mean): now the plan's mean response length.", "回答平均 {n} 个 token（response_length/mean）：已设为方案的平均回答长度。";
     logcal_fitted => "Fitted: this plan now predicts the log's step time and peak.", "已拟合：当前方案的预测已与日志的单步时间和显存峰值一致。";
     logcal_unrecognized => "No training log lines recognized. Paste Megatron-LM or MindSpeed-LLM lines with “elapsed time per iteration (ms)”, HF Trainer output with “s/it” or “train_runtime”, or VeRL lines with “timing_s/step”.", "未识别到训练日志。请粘贴含 “elapsed time per iteration (ms)” 的 Megatron-LM 或 MindSpeed-LLM 日志行、含 “s/it” 或 “train_runtime” 的 HF Trainer 输出，或含 “timing_s/step” 的 VeRL 日志行。";

@@ -446,6 +446,7 @@ pub fn zh(code: Code) -> &'static str {
         Code::VerlMiniBatchSplit => {
             "mini-batch {mini} × {n} 条回答无法均分到 {split} 张卡（卡数 ÷ Ulysses SP）。"
         }
+        Code::RlMeanPromptLength => "平均 prompt 长度 {mean} 个 token 超过最长 prompt {max}：按 {max} 计算。",
         Code::RlMeanResponseLength => "平均回答长度 {mean} 个 token 超过最长回答 {max}：按 {max} 计算。",
         Code::RlMaxModelLen => "vLLM max_model_len {max_model_len} 短于 prompt 加回答的长度（{tokens}）。",
         Code::RlMaxNumBatchedTokens => {
@@ -591,6 +592,7 @@ fn field_key(field: Field) -> Option<Key> {
         | Field::RlNSamplesPerPrompt
         | Field::RlMaxPromptLength
         | Field::RlMaxResponseLength
+        | Field::RlMeanPromptLength
         | Field::RlMeanResponseLength
         | Field::RlGpuMemoryUtilization
         | Field::RlMaxNumSeqs

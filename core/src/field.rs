@@ -70,6 +70,7 @@ named_enum! {
         RlNSamplesPerPrompt = "rl.n_samples_per_prompt",
         RlMaxPromptLength = "rl.max_prompt_length",
         RlMaxResponseLength = "rl.max_response_length",
+        RlMeanPromptLength = "rl.mean_prompt_length",
         RlMeanResponseLength = "rl.mean_response_length",
         RlGpuMemoryUtilization = "rl.gpu_memory_utilization",
         RlMaxNumSeqs = "rl.max_num_seqs",

@@ -37,6 +37,9 @@ pub struct LogSummary {
     pub peak_allocated_bytes: Option<u64>,
     /// Megatron's `throughput per GPU (TFLOP/s/GPU)`, median after warm-up, where printed.
     pub tflops_per_device: Option<f64>,
+    /// The RL prompts' mean length, tokens (VeRL's `prompt_length/mean`), the median over the
+    /// steps printed.
+    pub mean_prompt_tokens: Option<f64>,
     /// The RL responses' mean length, tokens (VeRL's `response_length/mean`), the median over the
     /// steps printed.
     pub mean_response_tokens: Option<f64>,
@@ -49,7 +52,7 @@ pub enum LogError {
     Unrecognized,
     /// Occurs when lines were recognized (say, HF loss lines) but none gives a step time or a peak
     /// memory; the summary says what was found.
-    NothingToFit(LogSummary),
+    NothingToFit(Box<LogSummary>),
 }
 
 impl fmt::Display for LogError {
@@ -84,6 +87,9 @@ impl LogSummary {
         }
         if let Some(t) = self.tflops_per_device {
             parts.push(format!("{t:.1} TFLOP/s per device"));
+        }
+        if let Some(n) = self.mean_prompt_tokens {
+            parts.push(format!("prompts of {n:.0} tokens on average"));
         }
         if let Some(n) = self.mean_response_tokens {
             parts.push(format!("responses of {n:.0} tokens on average"));
@@ -132,7 +138,7 @@ pub fn parse(text: &str) -> Result<LogSummary, LogError> {
     let mut res = LogSummary::default();
     // Per-step times (Megatron, VeRL), progress-bar rates, and HF's whole-run average.
     let (mut steps, mut rates, mut run_average) = (Vec::new(), Vec::new(), None);
-    let (mut tflops, mut responses) = (Vec::new(), Vec::new());
+    let (mut tflops, mut prompts, mut responses) = (Vec::new(), Vec::new(), Vec::new());
     let mut peak: Option<f64> = None;
     let mut note_peak = |bytes: f64| {
         if bytes.is_finite() && 0.0 < bytes {
@@ -204,6 +210,7 @@ pub fn parse(text: &str) -> Result<LogSummary, LogError> {
                     "timing_s/step" => steps.extend(number(value)),
                     // `metric_utils.py` `compute_data_metrics`: the step's responses, their mean length.
                     "response_length/mean" => responses.extend(number(value)),
+                    "prompt_length/mean" => prompts.extend(number(value)),
                     key if key.ends_with("perf/max_memory_allocated_gb") => {
                         if let Some(gib) = number(value) {
                             res.memory_lines += 1;
@@ -225,13 +232,14 @@ pub fn parse(text: &str) -> Result<LogSummary, LogError> {
     res.skipped = warm_up(samples.len());
     res.step_seconds = median(&samples[res.skipped..]);
     res.tflops_per_device = median(&tflops[warm_up(tflops.len())..]);
+    res.mean_prompt_tokens = median(&prompts).filter(|&n| 0.0 < n);
     res.mean_response_tokens = median(&responses).filter(|&n| 0.0 < n);
     res.peak_allocated_bytes = peak.map(|b| b.min(u64::MAX as f64 / 2.0) as u64);
     let recognized =
         res.megatron_lines + res.memory_lines + res.hf_lines + res.progress_lines + res.verl_lines;
     match (recognized, res.step_seconds, res.peak_allocated_bytes) {
         (0, _, _) => Err(LogError::Unrecognized),
-        (_, None, None) => Err(LogError::NothingToFit(res)),
+        (_, None, None) => Err(LogError::NothingToFit(Box::new(res))),
         _ => Ok(res),
     }
 }
@@ -240,26 +248,28 @@ pub fn parse(text: &str) -> Result<LogSummary, LogError> {
 /// memory offset that gives its peak. PyTorch's `max_memory_allocated` does not count the CUDA or
 /// CANN context, which the plan's peak does (docs/memory.md, `overheads.runtime_context_mib`), so
 /// the plan's context is added to the log's peak before fitting. An RL plan is fitted with the
-/// responses' mean length the log gives ([`logged_mean_response`]), which the plan should take
-/// with it: the step's length is the data's, not the hardware's efficiency.
+/// prompts' and responses' mean lengths the log gives ([`logged_means`]), which the plan should
+/// take with it: the step's length is the data's, not the hardware's efficiency.
 pub fn calibrate(plan: &Plan, log: &LogSummary) -> CalibrationFile {
     let peak = log.peak_allocated_bytes.map(|b| b.saturating_add(plan.overheads().runtime_context_bytes));
-    match logged_mean_response(plan, log) {
-        Some(mean) => {
-            let mut logged = plan.clone();
-            logged.rl.mean_response_length = mean;
-            crate::calibrate(&logged, log.step_seconds, peak)
-        }
-        None => crate::calibrate(plan, log.step_seconds, peak),
+    let (prompt, response) = logged_means(plan, log);
+    if prompt.is_none() && response.is_none() {
+        return crate::calibrate(plan, log.step_seconds, peak);
     }
+    let mut logged = plan.clone();
+    logged.rl.mean_prompt_length = prompt.unwrap_or(plan.rl.mean_prompt_length);
+    logged.rl.mean_response_length = response.unwrap_or(plan.rl.mean_response_length);
+    crate::calibrate(&logged, log.step_seconds, peak)
 }
 
-/// The responses' mean length, whole tokens, that an RL plan takes from the log; `None` for a plan
-/// that is not RL or a log without it.
-pub fn logged_mean_response(plan: &Plan, log: &LogSummary) -> Option<u32> {
+/// The prompts' and the responses' mean lengths, whole tokens, that an RL plan takes from the log;
+/// `None` for a plan that is not RL or a log without them.
+pub fn logged_means(plan: &Plan, log: &LogSummary) -> (Option<u32>, Option<u32>) {
     let rl = matches!(plan.method, crate::plan::Method::Grpo | crate::plan::Method::Ppo);
-    let mean = log.mean_response_tokens.filter(|_| rl)?;
-    Some(mean.round().clamp(1.0, f64::from(u32::MAX)) as u32)
+    let whole = |mean: Option<f64>| {
+        mean.filter(|_| rl).map(|mean| mean.round().clamp(1.0, f64::from(u32::MAX)) as u32)
+    };
+    (whole(log.mean_prompt_tokens), whole(log.mean_response_tokens))
 }
 
 const MIB: f64 = (1u64 << 20) as f64;

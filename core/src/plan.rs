@@ -645,6 +645,10 @@ pub struct Rl {
     pub max_prompt_length: NonZeroU32,
     /// Longest response, tokens.
     pub max_response_length: NonZeroU32,
+    /// The prompts' mean length, tokens, as VeRL logs it (`prompt_length/mean`); 0 = every prompt
+    /// runs to the longest. The rollout prefills the prompts without their padding, and without
+    /// padding the update trains on them so; the memory stays at the longest.
+    pub mean_prompt_length: u32,
     /// The responses' mean length, tokens, as the framework logs it (VeRL `response_length/mean`,
     /// MindSpeed-RL `response_length/mean`); 0 = every response runs to the longest. Sets the
     /// rollout's decode steps and, without padding, the tokens each update trains on; the memory
@@ -692,14 +696,24 @@ impl Rl {
         }
     }
 
-    /// Tokens the update trains on per sequence, on average: the prompt and the mean response once
-    /// padding is removed (VeRL `use_remove_padding`: the batch's sequences concatenated without
-    /// their pads), else the prompt and the longest response, every response padded to it (VeRL's
-    /// rollout returns `max_response_length` columns).
+    /// The prompts' mean length in effect: the plan's, at most the longest; the longest when the
+    /// plan leaves it at 0.
+    pub fn mean_prompt_tokens(&self) -> u32 {
+        match self.mean_prompt_length {
+            0 => self.max_prompt_length.get(),
+            n => n.min(self.max_prompt_length.get()),
+        }
+    }
+
+    /// Tokens the update trains on per sequence, on average: the mean prompt and the mean response
+    /// once padding is removed (VeRL `use_remove_padding`: the batch's sequences concatenated
+    /// without their pads), else the longest of each, every prompt and response padded to it
+    /// (VeRL's batches hold `max_prompt_length` and `max_response_length` columns).
     pub fn trained_sequence_tokens(&self) -> u32 {
-        let response =
-            if self.remove_padding { self.mean_response_tokens() } else { self.max_response_length.get() };
-        self.max_prompt_length.get().saturating_add(response)
+        match self.remove_padding {
+            true => self.mean_prompt_tokens().saturating_add(self.mean_response_tokens()),
+            false => self.sequence_tokens(),
+        }
     }
 
     /// Prompts per actor update: the mini-batch, or the whole batch when it is 0.
@@ -1282,6 +1296,11 @@ fn rl(rl_file: &RlFile) -> Result<Rl, PlanFileError> {
         )?,
         max_prompt_length: count(rl_file.max_prompt_length, Field::RlMaxPromptLength, Limit::Size)?,
         max_response_length: count(rl_file.max_response_length, Field::RlMaxResponseLength, Limit::Size)?,
+        mean_prompt_length: count_or_zero(
+            rl_file.mean_prompt_length,
+            Field::RlMeanPromptLength,
+            Limit::Size,
+        )?,
         mean_response_length: count_or_zero(
             rl_file.mean_response_length,
             Field::RlMeanResponseLength,
@@ -1387,6 +1406,8 @@ pub struct RlFile {
     pub n_samples_per_prompt: u32,
     pub max_prompt_length: u32,
     pub max_response_length: u32,
+    /// 0 = every prompt runs to `max_prompt_length`.
+    pub mean_prompt_length: u32,
     /// 0 = every response runs to `max_response_length`.
     pub mean_response_length: u32,
     pub gpu_memory_utilization: f64,
@@ -1417,6 +1438,7 @@ impl Default for RlFile {
             n_samples_per_prompt: 5,
             max_prompt_length: 512,
             max_response_length: 1024,
+            mean_prompt_length: 0,
             mean_response_length: 0,
             gpu_memory_utilization: 0.6,
             max_num_seqs: 256,
@@ -1876,6 +1898,7 @@ impl Plan {
                 n_samples_per_prompt: self.rl.n_samples_per_prompt.get(),
                 max_prompt_length: self.rl.max_prompt_length.get(),
                 max_response_length: self.rl.max_response_length.get(),
+                mean_prompt_length: self.rl.mean_prompt_length,
                 mean_response_length: self.rl.mean_response_length,
                 gpu_memory_utilization: self.rl.gpu_memory_utilization_frac,
                 max_num_seqs: self.rl.max_num_seqs.get(),

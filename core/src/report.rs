@@ -469,6 +469,7 @@ codes! {
     VerlRolloutEpNodes = "verl.rollout_ep_nodes" => "With expert parallelism VeRL's vLLM engine spans whole nodes: rollout EP {rollout_ep} is not a multiple of the {per_node} devices per node.",
     VerlMicroBatch = "verl.micro_batch" => "A device's {per_device} responses per mini-batch ({mini} prompts × {n} ÷ {split} devices ÷ Ulysses SP) do not divide into micro-batches of {micro_batch}.",
     VerlMiniBatchSplit = "verl.mini_batch_split" => "Mini-batch {mini} × {n} responses does not split over {split} devices ÷ Ulysses SP.",
+    RlMeanPromptLength = "rl.mean_prompt_length" => "A mean prompt of {mean} tokens is longer than the longest prompt, {max}: counted as {max}.",
     RlMeanResponseLength = "rl.mean_response_length" => "A mean response of {mean} tokens is longer than the longest response, {max}: counted as {max}.",
     RlMaxModelLen = "rl.max_model_len" => "vLLM max_model_len {max_model_len} is shorter than a prompt and its response ({tokens}).",
     RlMaxNumBatchedTokens = "rl.max_num_batched_tokens" => "vLLM max_num_batched_tokens {batched} is smaller than max_model_len {max_model_len}.",

@@ -12,8 +12,9 @@ use crate::i18n::{Key, Lang, fill};
 /// What the last fit said.
 #[derive(Clone, Debug, PartialEq)]
 enum Outcome {
-    /// The log was read and the plan calibrated to it, with the RL responses' mean length it took.
-    Fitted(LogSummary, Option<u32>),
+    /// The log was read and the plan calibrated to it, with the RL prompts' and responses' mean
+    /// lengths it took.
+    Fitted(LogSummary, (Option<u32>, Option<u32>)),
     /// The log gave nothing to fit.
     Refused(LogError),
     /// The plan is not valid.
@@ -35,15 +36,19 @@ pub fn LogCalibration() -> impl IntoView {
         outcome.set(Some(match res {
             Ok(summary) => {
                 let fitted = logparse::calibrate(&plan, &summary);
-                let mean = logparse::logged_mean_response(&plan, &summary);
+                let means = logparse::logged_means(&plan, &summary);
                 ctx.form.update(|f| {
                     f.file.calibration = fitted;
-                    if let Some(mean) = mean {
-                        // The form's typed text is what the plan takes (`PlanForm::to_plan`).
-                        f.set_number(NumField::MeanResponseLen, mean.to_string());
+                    // The form's typed text is what the plan takes (`PlanForm::to_plan`).
+                    for (field, mean) in
+                        [(NumField::MeanPromptLen, means.0), (NumField::MeanResponseLen, means.1)]
+                    {
+                        if let Some(mean) = mean {
+                            f.set_number(field, mean.to_string());
+                        }
                     }
                 });
-                Outcome::Fitted(summary, mean)
+                Outcome::Fitted(summary, means)
             }
             Err(err) => Outcome::Refused(err),
         }));
@@ -76,7 +81,7 @@ pub fn LogCalibration() -> impl IntoView {
                 Outcome::Refused(LogError::NothingToFit(s)) => {
                     vec![(fill(ctx.tr(Key::logcal_nothing), &[("what", &recognized(s))]), true)]
                 }
-                Outcome::Fitted(s, mean) => {
+                Outcome::Fitted(s, (prompt, response)) => {
                     let mut lines =
                         vec![(fill(ctx.tr(Key::logcal_found), &[("what", &recognized(s))]), false)];
                     if let Some(step) = s.step_seconds {
@@ -96,9 +101,13 @@ pub fn LogCalibration() -> impl IntoView {
                     if let Some(peak) = s.peak_allocated_bytes {
                         lines.push((fill(ctx.tr(Key::logcal_peak), &[("peak", &format::gib(peak))]), false));
                     }
-                    if let Some(mean) = mean {
-                        let n = format::count(u64::from(*mean));
-                        lines.push((fill(ctx.tr(Key::logcal_mean_response), &[("n", &n)]), false));
+                    for (mean, key) in
+                        [(prompt, Key::logcal_mean_prompt), (response, Key::logcal_mean_response)]
+                    {
+                        if let Some(mean) = mean {
+                            let n = format::count(u64::from(*mean));
+                            lines.push((fill(ctx.tr(key), &[("n", &n)]), false));
+                        }
                     }
                     lines.push((ctx.tr(Key::logcal_fitted).to_owned(), false));
                     lines

@@ -257,10 +257,11 @@ fn calibrate(parser: &mut lexopt::Parser) -> Result<(), String> {
         trainplan_core::logparse::parse(&read_input(&log_path)?).map_err(|e| format!("{log_path}: {e}"))?;
     eprintln!("trainplan: {log_path}: {}", log.recognized());
     eprintln!("trainplan: {log_path}: read {}", log.figures());
-    if let Some(mean) = trainplan_core::logparse::logged_mean_response(&plan, &log) {
-        eprintln!(
-            "trainplan: fitted with rl.mean_response_length {mean}: set it in the plan with the calibration"
-        );
+    let (prompt, response) = trainplan_core::logparse::logged_means(&plan, &log);
+    for (key, mean) in [("mean_prompt_length", prompt), ("mean_response_length", response)] {
+        if let Some(mean) = mean {
+            eprintln!("trainplan: fitted with rl.{key} {mean}: set it in the plan with the calibration");
+        }
     }
     print_json(&trainplan_core::logparse::calibrate(&plan, &log))
 }

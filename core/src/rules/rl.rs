@@ -97,6 +97,17 @@ pub(super) fn batches(cx: &Ctx, acc: &mut Acc) {
             Some((Field::BatchMicroBatch, Value::from(nearest_divisor(mini_per_device, mbs)))),
         );
     }
+    let (mean, longest) = (plan.rl.mean_prompt_length, plan.rl.max_prompt_length.get());
+    if longest < mean {
+        // VeRL filters out prompts longer than `max_prompt_length` (`filter_overlong_prompts`) or
+        // truncates them: a mean above it is counted as it.
+        acc.push(
+            Severity::Warning,
+            Code::RlMeanPromptLength,
+            &[("mean", mean.to_string()), ("max", longest.to_string())],
+            Some((Field::RlMeanPromptLength, Value::from(longest))),
+        );
+    }
     let (mean, longest) = (plan.rl.mean_response_length, plan.rl.max_response_length.get());
     if longest < mean {
         // No response runs past `max_response_length` (vLLM's `max_tokens` for each): a mean above

@@ -24,14 +24,17 @@ pub(super) fn rollout_seconds(ctx: &Ctx, mem: &memory::Memory) -> f64 {
     let engines = (n_devices / rollout_tp).max(1.0);
     let prompts = f64::from(plan.batch.global_batch.get());
     let sequences = prompts * f64::from(rl.n_samples_per_prompt.get()) / engines;
-    let (prompt, longest) = (f64::from(rl.max_prompt_length.get()), f64::from(rl.max_response_length.get()));
-    let response = f64::from(rl.mean_response_tokens());
+    let (longest_prompt, longest) =
+        (f64::from(rl.max_prompt_length.get()), f64::from(rl.max_response_length.get()));
+    // vLLM takes each prompt without padding (VeRL 0.9.1 `experimental/agent_loop/single_turn_agent_loop.py`
+    // builds each prompt's token ids from its messages).
+    let (prompt, response) = (f64::from(rl.mean_prompt_tokens()), f64::from(rl.mean_response_tokens()));
     let active = ctx.active_params;
     let peak = ctx.peak * rollout_tp;
     let prefill = 2.0 * active * sequences * prompt / (peak * gemm_efficiency(2.0 * active * prompt));
     // One token's KV cache on one device of an engine.
-    let kv_per_token_device =
-        memory::kv_cache_needed_bytes(plan) as f64 / (f64::from(rl.max_num_seqs.get()) * (prompt + longest));
+    let kv_per_token_device = memory::kv_cache_needed_bytes(plan) as f64
+        / (f64::from(rl.max_num_seqs.get()) * (longest_prompt + longest));
     // The sequences an engine decodes at once: `max_num_seqs`, or fewer where the KV cache left
     // beside its weights cannot hold them at their average context (the prompt and half the
     // response). vLLM's scheduler admits a sequence only while free KV blocks remain and preempts

@@ -226,7 +226,8 @@ fn an_rl_log_gives_the_plan_its_mean_response_and_the_fit_the_rest() {
     let log = [(1, "120.0", "301.2"), (2, "80.0", "288.5"), (3, "82.0", "296.0"), (4, "79.0", "310.4")]
         .map(|(step, t, mean)| {
             format!(
-                "(TaskRunner pid=16292) step:{step} - response_length/mean:{mean} - response_length/max:1024.0 - response_length/clip_ratio:0.02 - timing_s/gen:30.1 - timing_s/step:{t}"
+                "(TaskRunner pid=16292) step:{step} - response_length/mean:{mean} - response_length/max:1024.0 - response_length/clip_ratio:0.02 - prompt_length/mean:{} - timing_s/gen:30.1 - timing_s/step:{t}",
+                100 + step
             )
         })
         .join("\n");
@@ -234,11 +235,13 @@ fn an_rl_log_gives_the_plan_its_mean_response_and_the_fit_the_rest() {
     // The median of 288.5, 296.0, 301.2 and 310.4.
     assert_eq!(s.mean_response_tokens, Some(0.5 * (296.0 + 301.2)));
     assert!(s.figures().contains("responses of 299 tokens on average"), "{}", s.figures());
-    assert_eq!(logparse::logged_mean_response(&plan, &s), Some(299));
+    // Prompts of 101 to 104 tokens: the median 102.5, taken as 103 (round half away from zero).
+    assert_eq!(s.mean_prompt_tokens, Some(102.5));
+    assert_eq!(logparse::logged_means(&plan, &s), (Some(103), Some(299)));
     // The plan with that mean and the fitted calibration predicts the log's step (the median of
     // 80, 82 and 79 after the first).
     let mut fitted = plan.clone();
-    fitted.rl.mean_response_length = 299;
+    (fitted.rl.mean_prompt_length, fitted.rl.mean_response_length) = (103, 299);
     fitted.calibration = logparse::calibrate(&plan, &s);
     let step = evaluate(&fitted).time.step_seconds;
     assert!((step / 80.0 - 1.0).abs() < 1e-6, "{step}");
@@ -248,5 +251,5 @@ fn an_rl_log_gives_the_plan_its_mean_response_and_the_fit_the_rest() {
     assert!(fitted.calibration.efficiency_scale < longest.efficiency_scale);
     // A plan that is not RL takes no response length from it.
     let sft = Plan::from_json(r#"{"model": "qwen2.5-7b"}"#).unwrap();
-    assert_eq!(logparse::logged_mean_response(&sft, &s), None);
+    assert_eq!(logparse::logged_means(&sft, &s), (None, None));
 }

@@ -23,6 +23,11 @@ const CASES: &[(&str, &str, &str)] = &[
         r#"{"model": "qwen2.5-7b", "batch": {"micro_batch": 1, "mean_seq_len": 512}}"#,
     ),
     (
+        "rl.mean_prompt_length",
+        r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "rl": {"mean_prompt_length": 600}}"#,
+        r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "rl": {"mean_prompt_length": 500}}"#,
+    ),
+    (
         "rl.mean_response_length",
         r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "rl": {"mean_response_length": 2048}}"#,
         r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "rl": {"mean_response_length": 1024}}"#,

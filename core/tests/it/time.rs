@@ -253,6 +253,12 @@ fn a_mean_response_shorter_than_the_longest_shortens_the_step_not_the_memory() {
         "{rollout} against {}",
         b.rollout_seconds
     );
+    // Prompts of 128 tokens on average as well (of at most 512): without padding the update
+    // trains on 128 + 256 tokens a sequence, and the rollout prefills 128 a prompt.
+    let prompts = report(r#""mean_response_length": 256, "mean_prompt_length": 128"#);
+    assert!((tokens(&prompts) / (2560.0 * 384.0) - 1.0).abs() < 1e-9, "{}", tokens(&prompts));
+    assert!(prompts.time.breakdown.rollout_seconds < b.rollout_seconds);
+    assert_eq!(prompts.memory.peak_bytes, longest.memory.peak_bytes);
     // Padded (no `remove_padding`), the update trains on every response at the longest: its
     // tokens are the longest's, and only the rollout is shorter.
     let padded = report(r#""mean_response_length": 256, "remove_padding": false"#);

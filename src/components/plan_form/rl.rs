@@ -33,6 +33,7 @@ pub fn RlSection(
                     {number(ctx, Key::rl_mini_batch, "mini-batch-input", NumField::MiniBatch, all)}
                     {number(ctx, Key::rl_prompt_len, "prompt-len-input", NumField::PromptLen, None)}
                     {number(ctx, Key::rl_response_len, "response-len-input", NumField::ResponseLen, None)}
+                    {number(ctx, Key::rl_mean_prompt_len, "mean-prompt-len-input", NumField::MeanPromptLen, longest)}
                     {number(ctx, Key::rl_mean_response_len, "mean-response-len-input", NumField::MeanResponseLen, longest)}
                     {number(ctx, Key::rl_token_budget, "token-budget-input", NumField::TokenBudget, auto)}
                     {number(ctx, Key::rl_gpu_mem, "gpu-mem-input", NumField::GpuMemoryUtilization, None)}

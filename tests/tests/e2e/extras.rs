@@ -196,8 +196,9 @@ async fn a_pasted_megatron_log_calibrates_the_plan() -> WebDriverResult<()> {
     page.driver.quit().await
 }
 
-/// A pasted VeRL log of a GRPO plan: its `response_length/mean` becomes the plan's mean response,
-/// shown in the RL form, and the step is fitted with it to the log's.
+/// A pasted VeRL log of a GRPO plan: its `prompt_length/mean` and `response_length/mean` become
+/// the plan's mean prompt and response, shown in the RL form, and the step is fitted with them to
+/// the log's.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_pasted_verl_log_sets_the_mean_response() -> WebDriverResult<()> {
     let chromedriver = Chromedriver::start();
@@ -207,23 +208,35 @@ async fn a_pasted_verl_log_sets_the_mean_response() -> WebDriverResult<()> {
     page.choose("method-select", "grpo").await?;
     page.wait_text("summary-run", |t| t.contains("VeRL")).await?;
     assert_eq!(page.el("mean-response-len-input").await?.prop("value").await?.as_deref(), Some(""));
-    // VeRL `concat_dict_to_str` lines: steps of 80 s after a first of 120, responses of 299 tokens.
-    let log = [(1, 120.0, 301.2), (2, 80.0, 288.5), (3, 82.0, 296.0), (4, 79.0, 310.4)]
+    // A run 1.3 × slower than the plan predicts with prompts of 103 tokens and responses of 299 on
+    // average; VeRL `concat_dict_to_str` lines: its steps after a first 1.5 × as long.
+    let mut logged = plan_of(&page).await?;
+    (logged.rl.mean_prompt_length, logged.rl.mean_response_length) = (103, 299);
+    let measured = 1.3 * evaluate(&logged).time.step_seconds;
+    let log = [(1, 1.5, 301.2), (2, 1.0, 288.5), (3, 1.02, 296.0), (4, 0.99, 310.4)]
+        .map(|(step, t, mean)| (step, t * measured, mean))
         .map(|(step, t, mean)| {
-            format!("step:{step} - response_length/mean:{mean} - timing_s/gen:30.1 - timing_s/step:{t}")
+            format!(
+                "step:{step} - response_length/mean:{mean} - prompt_length/mean:{} - timing_s/step:{t}",
+                100 + step
+            )
         })
         .join("\n");
     paste(&page, "logcal-text", &log).await?;
     page.click("logcal-fit").await?;
     let read = page.wait_text("logcal-result", |t| t.contains("Fitted")).await?;
     assert!(read.contains("Responses of 299 tokens on average"), "{read}");
+    assert!(read.contains("Prompts of 103 tokens on average"), "{read}");
     let plan = plan_of(&page).await?;
-    assert_eq!(plan.rl.mean_response_length, 299);
-    assert!((evaluate(&plan).time.step_seconds / 80.0 - 1.0).abs() < 1e-3);
+    assert_eq!((plan.rl.mean_prompt_length, plan.rl.mean_response_length), (103, 299));
+    assert!((evaluate(&plan).time.step_seconds / measured - 1.0).abs() < 1e-3);
     assert_eq!(page.el("mean-response-len-input").await?.prop("value").await?.as_deref(), Some("299"));
+    assert_eq!(page.el("mean-prompt-len-input").await?.prop("value").await?.as_deref(), Some("103"));
     page.click("lang-switch").await?;
     let read = page.wait_text("logcal-result", |t| t.contains("已拟合")).await?;
-    assert!(read.contains("回答平均 299 个 token"), "{read}");
+    assert!(read.contains("回答平均 299 个 token") && read.contains("prompt 平均 103 个 token"), "{read}");
+    page.scroll_to("rl-panel").await?;
+    page.screenshot("zh-rl-means").await?;
     page.driver.quit().await
 }
 
