@@ -161,9 +161,8 @@ const MINDSPEED: &[Framework] = &[Framework::MindSpeedLlm, Framework::MindSpeedR
 const LORA_METHODS: &[Method] = &[Method::Lora, Method::Qlora, Method::DpoLora, Method::Grpo, Method::Ppo];
 /// Reinforcement-learning methods.
 const RL_METHODS: &[Method] = &[Method::Grpo, Method::Ppo];
-/// Methods that train on samples of their own lengths (LLaMA-Factory's SFT and DPO).
-const SAMPLE_METHODS: &[Method] =
-    &[Method::SftFull, Method::Lora, Method::Qlora, Method::Dpo, Method::DpoLora];
+/// Methods that train on samples of their own lengths (LLaMA-Factory's SFT).
+const SAMPLE_METHODS: &[Method] = &[Method::SftFull, Method::Lora, Method::Qlora];
 /// Methods that train on fixed-length sequences.
 const SEQUENCE_METHODS: &[Method] =
     &[Method::Pretrain, Method::SftFull, Method::Lora, Method::Qlora, Method::Dpo, Method::DpoLora];
@@ -407,9 +406,10 @@ pub fn applies(framework: Framework, method: Method, knob: Knob) -> Applies {
         Knob::LoraRank => for_methods(LORA_METHODS),
         Knob::Rl => for_methods(RL_METHODS),
         Knob::SeqLen => for_methods(SEQUENCE_METHODS),
-        // LLaMA-Factory's SFT and DPO collators pad a micro-batch to its longest sample; its
-        // pre-training packs samples into full `cutoff_len` rows (`packing`, on for `stage: pt`),
-        // as Megatron's and MindSpeed's datasets do.
+        // LLaMA-Factory's SFT collator pads a micro-batch to its longest sample. Its DPO collator
+        // pads a pair's chosen and rejected responses together (`PairwiseDataCollatorWithPadding`),
+        // so even one pair trains at the longer of two; its pre-training packs samples into full
+        // `cutoff_len` rows (`packing`, on for `stage: pt`), as Megatron's and MindSpeed's datasets do.
         Knob::MeanSeqLen => match for_methods(SAMPLE_METHODS) {
             Applies::Yes => only(&[Framework::LlamaFactory]),
             no => no,

@@ -579,8 +579,8 @@ pub struct Batch {
     pub global_batch: NonZeroU32,
     /// Tokens per sequence.
     pub seq_len: NonZeroU32,
-    /// The samples' mean length, tokens; 0 = every sample `seq_len` long. LLaMA-Factory's SFT and
-    /// DPO train each sample at its own length: its collator pads a micro-batch to its longest
+    /// The samples' mean length, tokens; 0 = every sample `seq_len` long. LLaMA-Factory's SFT
+    /// trains each sample at its own length: its collator pads a micro-batch to its longest
     /// sample (`SFTDataCollatorWith4DAttentionMask`, a `DataCollatorForSeq2Seq`), so at
     /// micro-batch 1 none ([`Batch::trained_seq_len`]). Memory stays at `seq_len`, which any
     /// sample may reach.

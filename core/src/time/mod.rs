@@ -471,7 +471,7 @@ impl<'a> Ctx<'a> {
         let b = f64::from(plan.batch.micro_batch.get()) * memory::sequences_per_sample(plan.method) as f64;
         let rl = matches!(plan.method, Method::Grpo | Method::Ppo);
         // RL trains on each prompt and its response, at their mean length once padding is removed
-        // (`Rl::trained_sequence_tokens`); LLaMA-Factory's SFT and DPO each sample at its own
+        // (`Rl::trained_sequence_tokens`); LLaMA-Factory's SFT each sample at its own
         // length at micro-batch 1 (`Batch::trained_seq_len`). Memory keeps the longest, which
         // any batch may reach.
         let seq = match rl {
