@@ -51,15 +51,20 @@ fn every_field_round_trips_through_the_file() {
       "parallel": {"tp": 2, "pp": 2, "vpp": 3, "cp": 2, "cp_algo": "alltoall", "ep": 4, "etp": 1, "sequence_parallel": true,
         "zero_stage": 1, "distributed_optimizer": true, "offload_optimizer": false, "offload_params": false},
       "recompute": {"granularity": "selective", "method": "block", "num_layers": 4},
-      "batch": {"micro_batch": 2, "global_batch": 512, "seq_len": 8192}, "precision": "bf16",
+      "batch": {"micro_batch": 2, "global_batch": 512, "seq_len": 8192, "mean_seq_len": 1000}, "precision": "bf16",
       "attention": "sdpa", "lora": {"rank": 64, "alpha": 128, "targets": ["v_proj", "q_proj", "q_proj"]},
       "rl": {"rollout_tp": 4, "n_samples_per_prompt": 16, "max_prompt_length": 2048,
-        "max_response_length": 8192, "gpu_memory_utilization": 0.55, "max_num_seqs": 128}}"#;
+        "max_response_length": 8192, "mean_prompt_length": 300, "mean_response_length": 2000,
+        "gpu_memory_utilization": 0.55, "max_num_seqs": 128}}"#;
     let plan = Plan::from_json(text).unwrap();
     assert_eq!(plan.lora.targets, LoraTargets::Only(vec![LoraTarget::Q, LoraTarget::V]));
     let again = serde_json::to_string(&plan.to_file()).unwrap();
     assert_eq!(Plan::from_json(&again).unwrap(), plan);
     assert!(again.contains(r#""cp_algo":"alltoall""#), "{again}");
+    assert!(
+        again.contains(r#""mean_seq_len":1000"#) && again.contains(r#""mean_response_length":2000"#),
+        "{again}"
+    );
 }
 
 /// The context-parallel algorithm is ring when the file leaves it out, and a ring plan's file
