@@ -208,9 +208,10 @@ pub fn parse(text: &str) -> Result<LogSummary, LogError> {
                 let Some((key, value)) = item.trim().split_once(':') else { continue };
                 match key {
                     "timing_s/step" => steps.extend(number(value)),
-                    // `metric_utils.py` `compute_data_metrics`: the step's responses, their mean length.
-                    "response_length/mean" => responses.extend(number(value)),
-                    "prompt_length/mean" => prompts.extend(number(value)),
+                    // `metric_utils.py` `compute_data_metrics`: the step's prompts and responses,
+                    // their mean lengths (some releases name them under `tokens/`).
+                    key if key.ends_with("response_length/mean") => responses.extend(number(value)),
+                    key if key.ends_with("prompt_length/mean") => prompts.extend(number(value)),
                     key if key.ends_with("perf/max_memory_allocated_gb") => {
                         if let Some(gib) = number(value) {
                             res.memory_lines += 1;

@@ -249,6 +249,11 @@ fn an_rl_log_gives_the_plan_its_mean_response_and_the_fit_the_rest() {
     // to make up for the longer responses.
     let longest = trainplan_core::calibrate(&plan, s.step_seconds, None);
     assert!(fitted.calibration.efficiency_scale < longest.efficiency_scale);
+    // Releases that name them under `tokens/` read alike; the non-aborted responses' own mean
+    // (`response_length_non_aborted/mean`) is another figure, left alone.
+    let tokens = "step:1 - tokens/prompt_length/mean:90.0 - tokens/response_length/mean:410.0 - response_length_non_aborted/mean:500.0 - timing_s/step:50.0";
+    let t = logparse::parse(tokens).unwrap();
+    assert_eq!((t.mean_prompt_tokens, t.mean_response_tokens), (Some(90.0), Some(410.0)));
     // A plan that is not RL takes no response length from it.
     let sft = Plan::from_json(r#"{"model": "qwen2.5-7b"}"#).unwrap();
     assert_eq!(logparse::logged_means(&sft, &s), (None, None));
