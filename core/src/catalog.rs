@@ -71,10 +71,11 @@ fn model_by_dir_name(name: &str) -> Option<&'static ModelEntry> {
             r.starts_with(|c: char| c.is_ascii_digit()) && r.bytes().all(|b| b.is_ascii_digit() || b == b'.')
         })
     };
-    // A GPTQ or AWQ checkpoint keeps its model's architecture (`-GPTQ-Int4`, `-AWQ`:
+    // A GPTQ, AWQ or bitsandbytes checkpoint keeps its model's architecture (`-GPTQ-Int4`, `-AWQ`, `-bnb-4bit`:
     // `crate::quantized::from_name` reads its format).
     let packed = crate::quantized::from_name(name).is_some();
-    let quantization = |w: &str| packed && matches!(w, "gptq" | "awq" | "int2" | "int3" | "int4" | "int8");
+    let quantization =
+        |w: &str| packed && matches!(w, "gptq" | "awq" | "int2" | "int3" | "int4" | "int8" | "bnb" | "4bit");
     let words: Vec<String> = name
         .split(['-', '_', ' '])
         .map(str::to_ascii_lowercase)

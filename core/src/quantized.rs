@@ -172,13 +172,22 @@ pub fn kept(plan: &Plan) -> Option<Prequantized> {
     }
 }
 
-/// The `quantization_config` a checkpoint's name declares, as the GPTQ and AWQ releases name
-/// theirs (`Qwen2.5-7B-Instruct-GPTQ-Int4`, `-GPTQ-Int8`, `-AWQ`): 4 bits unless `Int8` (or
+/// The `quantization_config` a checkpoint's name declares, as the quantized releases name theirs:
+/// GPTQ and AWQ (`Qwen2.5-7B-Instruct-GPTQ-Int4`, `-GPTQ-Int8`, `-AWQ`), 4 bits unless `Int8` (or
 /// `Int3`, `Int2`) says otherwise, in groups of 128, the default both formats are published with
-/// (transformers `GPTQConfig`, AutoAWQ `q_group_size`). `None` for any other name.
+/// (transformers `GPTQConfig`, AutoAWQ `q_group_size`); bitsandbytes NF4 saved with double
+/// quantization (`unsloth/Qwen2.5-7B-Instruct-bnb-4bit`, whose config.json sets
+/// `bnb_4bit_use_double_quant`). `None` for any other name.
 pub fn from_name(path: &str) -> Option<Value> {
     let name = path.rsplit(['/', '\\']).find(|part| !part.is_empty())?.to_ascii_lowercase();
     let words: Vec<&str> = name.split(['-', '_', '.']).collect();
+    let has = |word: &str| words.contains(&word);
+    if has("bnb") && has("4bit") {
+        return Some(serde_json::json!({
+            "quant_method": "bitsandbytes", "load_in_4bit": true, "bnb_4bit_quant_type": "nf4",
+            "bnb_4bit_use_double_quant": true,
+        }));
+    }
     let method = words.iter().find_map(|w| match *w {
         "gptq" => Some("gptq"),
         "awq" => Some("awq"),

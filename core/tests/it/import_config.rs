@@ -1027,6 +1027,11 @@ fn a_gptq_or_awq_checkpoint_named_by_the_file_keeps_its_format() {
         assert_eq!(stored, Some(Prequantized { format, bits, group_size: Some(128) }), "{path}");
         assert!(matches!(origin, ModelOrigin::Named(_) | ModelOrigin::Matched { .. }), "{path}: {origin:?}");
     }
+    // Unsloth's bitsandbytes releases: NF4 with double quantization.
+    let (arch, stored, _) = read("unsloth/Qwen2.5-7B-Instruct-bnb-4bit");
+    assert_eq!(arch, trainplan_core::catalog::model("qwen2.5-7b").unwrap().arch);
+    let nf4 = Prequantized { format: Format::Nf4 { double_quant: true }, bits: 4, group_size: None };
+    assert_eq!(stored, Some(nf4));
     // A 16-bit release stays the catalog model.
     let (_, stored, origin) = read("Qwen/Qwen2.5-7B-Instruct");
     assert_eq!((stored, origin), (None, ModelOrigin::Named("qwen2.5-7b".to_owned())));
