@@ -74,8 +74,7 @@ fn model_by_dir_name(name: &str) -> Option<&'static ModelEntry> {
     // A GPTQ, AWQ or bitsandbytes checkpoint keeps its model's architecture (`-GPTQ-Int4`, `-AWQ`, `-bnb-4bit`:
     // `crate::quantized::from_name` reads its format).
     let packed = crate::quantized::from_name(name).is_some();
-    let quantization =
-        |w: &str| packed && matches!(w, "gptq" | "awq" | "int2" | "int3" | "int4" | "int8" | "bnb" | "4bit");
+    let quantization = |w: &str| packed && crate::quantized::RELEASE_WORDS.contains(&w);
     let words: Vec<String> = name
         .split(['-', '_', ' '])
         .map(str::to_ascii_lowercase)

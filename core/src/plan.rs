@@ -593,10 +593,18 @@ impl Batch {
     /// [`crate::knobs::effective`] puts `mean_seq_len` back to 0 where the framework and method
     /// do not train samples at their own length.
     pub fn trained_seq_len(&self) -> u32 {
-        match (self.mean_seq_len, self.micro_batch.get()) {
-            (0, _) | (_, 2..) => self.seq_len.get(),
-            (mean, _) => mean.min(self.seq_len.get()),
+        match self.micro_batch.get() {
+            1 => mean_within(self.mean_seq_len, self.seq_len),
+            _ => self.seq_len.get(),
         }
+    }
+}
+
+/// A mean length as counted: at most the `longest`, which 0 (no mean given) stands for.
+fn mean_within(mean: u32, longest: NonZeroU32) -> u32 {
+    match mean {
+        0 => longest.get(),
+        n => n.min(longest.get()),
     }
 }
 
@@ -690,19 +698,13 @@ impl Rl {
     /// The responses' mean length in effect: the plan's, at most the longest; the longest when
     /// the plan leaves it at 0.
     pub fn mean_response_tokens(&self) -> u32 {
-        match self.mean_response_length {
-            0 => self.max_response_length.get(),
-            n => n.min(self.max_response_length.get()),
-        }
+        mean_within(self.mean_response_length, self.max_response_length)
     }
 
     /// The prompts' mean length in effect: the plan's, at most the longest; the longest when the
     /// plan leaves it at 0.
     pub fn mean_prompt_tokens(&self) -> u32 {
-        match self.mean_prompt_length {
-            0 => self.max_prompt_length.get(),
-            n => n.min(self.max_prompt_length.get()),
-        }
+        mean_within(self.mean_prompt_length, self.max_prompt_length)
     }
 
     /// Tokens the update trains on per sequence, on average: the mean prompt and the mean response

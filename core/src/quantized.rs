@@ -172,6 +172,11 @@ pub fn kept(plan: &Plan) -> Option<Prequantized> {
     }
 }
 
+/// The words [`from_name`] reads in a release's name: the rest name the model itself
+/// (`catalog::model_by_name` sets these aside where `from_name` finds a format).
+pub const RELEASE_WORDS: &[&str] =
+    &["gptq", "awq", "bnb", "4bit", "int2", "int3", "int4", "int8", "2bit", "3bit", "8bit", "w2", "w3", "w8"];
+
 /// The `quantization_config` a checkpoint's name declares, as the quantized releases name theirs:
 /// GPTQ and AWQ (`Qwen2.5-7B-Instruct-GPTQ-Int4`, `-GPTQ-Int8`, `-AWQ`), 4 bits unless `Int8` (or
 /// `Int3`, `Int2`) says otherwise, in groups of 128, the default both formats are published with
@@ -179,6 +184,7 @@ pub fn kept(plan: &Plan) -> Option<Prequantized> {
 /// quantization (`unsloth/Qwen2.5-7B-Instruct-bnb-4bit`, whose config.json sets
 /// `bnb_4bit_use_double_quant`). `None` for any other name.
 pub fn from_name(path: &str) -> Option<Value> {
+    // Every word read here is in `RELEASE_WORDS`.
     let name = path.rsplit(['/', '\\']).find(|part| !part.is_empty())?.to_ascii_lowercase();
     let words: Vec<&str> = name.split(['-', '_', '.']).collect();
     let has = |word: &str| words.contains(&word);

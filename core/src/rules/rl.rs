@@ -97,27 +97,24 @@ pub(super) fn batches(cx: &Ctx, acc: &mut Acc) {
             Some((Field::BatchMicroBatch, Value::from(nearest_divisor(mini_per_device, mbs)))),
         );
     }
-    let (mean, longest) = (plan.rl.mean_prompt_length, plan.rl.max_prompt_length.get());
-    if longest < mean {
-        // VeRL filters out prompts longer than `max_prompt_length` (`filter_overlong_prompts`) or
-        // truncates them: a mean above it is counted as it.
-        acc.push(
-            Severity::Warning,
-            Code::RlMeanPromptLength,
-            &[("mean", mean.to_string()), ("max", longest.to_string())],
-            Some((Field::RlMeanPromptLength, Value::from(longest))),
-        );
-    }
-    let (mean, longest) = (plan.rl.mean_response_length, plan.rl.max_response_length.get());
-    if longest < mean {
-        // No response runs past `max_response_length` (vLLM's `max_tokens` for each): a mean above
-        // it is counted as it.
-        acc.push(
-            Severity::Warning,
+    // A mean above its longest is counted as the longest: VeRL filters out prompts longer than
+    // `max_prompt_length` (`filter_overlong_prompts`), and no response runs past
+    // `max_response_length` (vLLM's `max_tokens` for each).
+    let rl = &plan.rl;
+    let means = [
+        (rl.mean_prompt_length, rl.max_prompt_length, Code::RlMeanPromptLength, Field::RlMeanPromptLength),
+        (
+            rl.mean_response_length,
+            rl.max_response_length,
             Code::RlMeanResponseLength,
-            &[("mean", mean.to_string()), ("max", longest.to_string())],
-            Some((Field::RlMeanResponseLength, Value::from(longest))),
-        );
+            Field::RlMeanResponseLength,
+        ),
+    ];
+    for (mean, longest, code, field) in means {
+        if longest.get() < mean {
+            let args = [("mean", mean.to_string()), ("max", longest.to_string())];
+            acc.push(Severity::Warning, code, &args, Some((field, Value::from(longest.get()))));
+        }
     }
     let sequence = u64::from(plan.rl.sequence_tokens());
     let model_len = u64::from(plan.rl.model_len());

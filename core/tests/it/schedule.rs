@@ -3,6 +3,10 @@
 
 use trainplan_core::schedule::{self, Costs, Pass, Schedule};
 
+#[path = "../deep_pipelines.rs"]
+mod deep_pipelines;
+use deep_pipelines::Xorshift;
+
 fn run(schedule: Schedule, pp: u32, vpp: u32, m: u32, costs: &Costs) -> schedule::Timeline {
     schedule::simulate(schedule, &schedule::orders(schedule, pp, vpp, m), costs).expect("no deadlock")
 }
@@ -111,22 +115,6 @@ fn dual_pipe_v_bubble_matches_its_readme() {
     }
 }
 
-/// A small deterministic generator (xorshift64, Marsaglia 2003) for the random costs below.
-struct Xorshift(u64);
-
-impl Xorshift {
-    fn unit(&mut self) -> f64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 >> 11) as f64 / (1u64 << 53) as f64
-    }
-
-    fn below(&mut self, n: u32) -> u32 {
-        (self.unit() * f64::from(n)) as u32
-    }
-}
-
 /// The closed form the step time uses (`time::uniform_makespan`) equals the pass-by-pass
 /// simulation wherever it answers, on random stage costs, sends, depths and micro-batch counts;
 /// and it answers for every plan shaped like the common case (equal stages, a heavier last one).
@@ -213,28 +201,12 @@ fn the_makespan_alone_is_the_timelines() {
 
 /// Deep pipelines, whose wavefronts the compiled program runs dozens of passes at a time (runs of
 /// evenly spaced inputs and costs, in vector instructions): the makespan and the period it
-/// measures are the timeline's, to the bit, on uneven random costs, the shapes of the benchmark
-/// grid's slowest plans included (PP 64 over 3·pp micro-batches; PP 32 × 3 chunks).
+/// measures are the timeline's, to the bit, on uneven random costs (`deep_pipelines::SHAPES`).
 #[test]
 fn deep_pipelines_run_to_the_timelines_bit() {
     let mut rng = Xorshift(0x9E37_79B9_7F4A_7C15);
-    for (schedule, pp, vpp, m) in [
-        (Schedule::OneFOneB, 64, 1, 192),
-        (Schedule::OneFOneB, 37, 1, 50),
-        (Schedule::Interleaved, 32, 3, 96),
-        (Schedule::Interleaved, 16, 4, 32),
-        (Schedule::ZbH1, 32, 1, 96),
-        (Schedule::GPipe, 24, 1, 72),
-    ] {
-        let n = (pp * vpp) as usize;
-        // Two sizes of stage, as an uneven split makes, each with its own noise, and a send.
-        let mut draw = |scale: f64| {
-            (0..n)
-                .map(|i| scale * (1.0 + f64::from(u8::from(i % 3 == 0)) + 0.1 * rng.unit()))
-                .collect::<Vec<f64>>()
-        };
-        let (forward, backward, weight) = (draw(1.0), draw(1.5), draw(0.5));
-        let costs = Costs::new(pp, vpp, &forward, &backward, &weight, 0.07);
+    for (schedule, pp, vpp, m) in deep_pipelines::SHAPES {
+        let costs = deep_pipelines::uneven_costs(&mut rng, pp, vpp);
         let timeline = run(schedule, pp, vpp, m, &costs);
         let program = schedule::cached(schedule, pp, vpp, m).expect("no deadlock");
         let (makespan, period) = program.makespan_and_period(&costs, pp);
