@@ -1,6 +1,6 @@
 """Checks VeRL launch scripts with VeRL's own Hydra config and validation.
 
-    python conformance/check_verl.py CORPUS_DIR                every launch script of the VeRL plans
+    python conformance/check_verl.py CORPUS_DIR                every launch script of the VeRL plans (both engines)
     python conformance/check_verl.py run_qwen2_5-7b_grpo.sh    one script (or several; folders and files mix)
 
 The script runs `python3 -m verl.trainer.main_ppo key=value ...`. The checker takes the words after
@@ -189,7 +189,7 @@ def main() -> int:
     args = parser.parse_args()
     tally = Tally("verl")
     with tempfile.TemporaryDirectory() as scratch:
-        for target in targets(args.paths, "verl", lambda files: [f for f in files if f.endswith(".sh")]):
+        for target in targets(args.paths, ("verl", "verl-megatron"), lambda files: [f for f in files if f.endswith(".sh")]):
             tally.record(target, check_script(target.path, plan_report(target.path.parent), Path(scratch)))
     return tally.finish()
 

@@ -90,9 +90,11 @@ def describe(err: BaseException) -> str:
     return f"{type(err).__name__}: {message}"
 
 
-def targets(args: list[str], framework: str, pick) -> list[Target]:
+def targets(args: list[str], framework: str | tuple[str, ...], pick) -> list[Target]:
     """The files to check. Each of `args` is a corpus folder (one with a manifest.json), where `pick(files)`
-    chooses the files of each plan of `framework`, or a single file, labelled with its path as given."""
+    chooses the files of each plan of `framework` (or of any of several), or a single file, labelled with its
+    path as given."""
+    frameworks = (framework,) if isinstance(framework, str) else framework
     res = []
     for arg in args:
         path = Path(arg)
@@ -103,7 +105,7 @@ def targets(args: list[str], framework: str, pick) -> list[Target]:
         if not manifest.is_file():
             sys.exit(f"{arg}: neither a file nor a corpus folder with a manifest.json")
         for entry in json.loads(manifest.read_text()):
-            if entry["framework"] != framework:
+            if entry["framework"] not in frameworks:
                 continue
             for name in pick(entry["files"]):
                 res.append(Target(entry["name"], (path / entry["name"] / name).resolve(), entry.get("errors", [])))

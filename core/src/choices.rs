@@ -23,9 +23,16 @@ use crate::plan::{BudgetFile, Framework, Method, PlanFile};
 /// choose_framework(&mut file, Framework::Verl);
 /// assert_eq!((file.framework, file.parallel.zero_stage), (Framework::Verl, 3));
 /// ```
+///
+/// Choosing VeRL's Megatron engine from another framework turns the distributed optimizer on, as
+/// the engine's own default has it (verl 0.9.1 `verl/trainer/config/engine/megatron.yaml`,
+/// `use_distributed_optimizer: True`).
 pub fn choose_framework(file: &mut PlanFile, framework: Framework) {
     if framework == Framework::Verl && file.framework != Framework::Verl && file.parallel.zero_stage == 0 {
         file.parallel.zero_stage = 3;
+    }
+    if framework == Framework::VerlMegatron && file.framework != Framework::VerlMegatron {
+        file.parallel.distributed_optimizer = true;
     }
     file.framework = framework;
 }

@@ -74,7 +74,7 @@ fn memory_moves(plan: &Plan) -> Vec<Fix> {
         moves.push(fix(Field::RecomputeGranularity, Value::from("full")));
     }
     match plan.framework {
-        Framework::Megatron | Framework::MindSpeedLlm | Framework::MindSpeedRl => {
+        Framework::Megatron | Framework::MindSpeedLlm | Framework::MindSpeedRl | Framework::VerlMegatron => {
             if !p.distributed_optimizer {
                 moves.push(fix(Field::ParallelDistributedOptimizer, Value::from(true)));
             }

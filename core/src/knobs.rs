@@ -150,7 +150,13 @@ impl Applies {
 }
 
 /// The frameworks that split the model with Megatron's parallel state (`layout::model_parallel`).
-const MEGATRON_PATH: &[Framework] = &[Framework::Megatron, Framework::MindSpeedLlm, Framework::MindSpeedRl];
+const MEGATRON_PATH: &[Framework] =
+    &[Framework::Megatron, Framework::MindSpeedLlm, Framework::MindSpeedRl, Framework::VerlMegatron];
+/// Megatron-LM's and MindSpeed-LLM's parsers and MindSpeed-RL's `MegatronConfig`: the Megatron path
+/// but VeRL's, whose engine config names the sizes, the distributed optimizer, sequence parallelism,
+/// offload and, through `override_transformer_config`, recomputation and the MoE layer's kernels
+/// (verl 0.9.1 `verl/trainer/config/engine/megatron.yaml`).
+const MEGATRON_FLAGS: &[Framework] = &[Framework::Megatron, Framework::MindSpeedLlm, Framework::MindSpeedRl];
 /// The frameworks that run the model as Hugging Face transformers builds it.
 const HF_PATH: &[Framework] = &[Framework::DeepSpeed, Framework::LlamaFactory, Framework::Verl];
 /// Megatron-LM's own parser and MindSpeed-LLM's (core 0.12.1).
@@ -307,31 +313,41 @@ pub fn applies(framework: Framework, method: Method, knob: Knob) -> Applies {
         // (MindSpeed: `--num-layer-list`), and the pipeline schedule: Megatron's parsers and
         // MindSpeed-RL's `MegatronConfig` (`tensor_model_parallel_size`, `use_distributed_optimizer`,
         // `overlap_param_gather`, …). The HF path has none (rule hf.no_model_parallel).
+        // VeRL's Megatron engine: `tensor_model_parallel_size`, `pipeline_model_parallel_size`,
+        // `virtual_pipeline_model_parallel_size`, `expert_model_parallel_size`,
+        // `use_distributed_optimizer`, `sequence_parallel`, and `override_transformer_config`'s
+        // `recompute_num_layers`, `moe_token_dispatcher_type`, `moe_grouped_gemm`,
+        // `moe_permute_fusion` (verl/trainer/config/engine/megatron.yaml); megatron-core picks the
+        // schedule from the virtual stages.
         Knob::Tp
         | Knob::Pp
         | Knob::Vpp
         | Knob::Ep
-        | Knob::Schedule
         | Knob::DistributedOptimizer
         | Knob::SequenceParallel
-        | Knob::OverlapParamGather
-        | Knob::UnevenLayers
         | Knob::RecomputeLayers
         | Knob::MoeDispatcher
         | Knob::MoeGroupedGemm
-        | Knob::MoePermuteFusion
-        | Knob::MoeOverlapEpComm => only(MEGATRON_PATH),
+        | Knob::MoePermuteFusion => only(MEGATRON_PATH),
+        Knob::Schedule | Knob::OverlapParamGather | Knob::UnevenLayers | Knob::MoeOverlapEpComm => {
+            only(MEGATRON_FLAGS)
+        }
         // `--context-parallel-size` on the Megatron path; VeRL's FSDP actor splits sequences with
         // Ulysses (`ulysses_sequence_parallel_size`).
-        Knob::Cp => {
-            only(&[Framework::Megatron, Framework::MindSpeedLlm, Framework::MindSpeedRl, Framework::Verl])
-        }
+        Knob::Cp => only(&[
+            Framework::Megatron,
+            Framework::MindSpeedLlm,
+            Framework::MindSpeedRl,
+            Framework::Verl,
+            Framework::VerlMegatron,
+        ]),
         // How CP exchanges: Megatron-LM `--cp-comm-type` (megatron-lm.tsv), MindSpeed-LLM
         // `--context-parallel-algo` (mindspeed-llm.tsv), MindSpeed-RL `context_parallel_algo`
         // (mindspeed-rl.tsv, `MegatronConfig`). VeRL's FSDP actor has Ulysses only
         // (`ulysses_sequence_parallel_size`, verl/models/transformers/monkey_patch.py), DeepSpeed's
         // sequence parallelism is Ulysses too and LLaMA-Factory's YAML has no CP: no choice there.
-        Knob::CpAlgo => only(MEGATRON_PATH),
+        // VeRL's Megatron engine leaves megatron-core's default, the ring (`cp_comm_type: p2p`).
+        Knob::CpAlgo => only(MEGATRON_FLAGS),
         // DeepSpeed `zero_optimization.stage` (LLaMA-Factory's `deepspeed:` file; VeRL's FSDP
         // actor shards as ZeRO-3 does, `fsdp_config.fsdp_size: -1`).
         Knob::ZeroStage => only(HF_PATH),
@@ -343,8 +359,11 @@ pub fn applies(framework: Framework, method: Method, knob: Knob) -> Applies {
         // `fsdp_config.optimizer_offload` (VeRL): every framework.
         Knob::OffloadOptimizer => Applies::Yes,
         // `zero_optimization.offload_param` (DeepSpeed, LLaMA-Factory) and
-        // `fsdp_config.param_offload` (VeRL); Megatron's parsers declare no parameter offload.
-        Knob::OffloadParams => only(HF_PATH),
+        // `fsdp_config.param_offload` (VeRL), `megatron.param_offload` (VeRL's Megatron engine);
+        // Megatron's parsers declare no parameter offload.
+        Knob::OffloadParams => {
+            only(&[Framework::DeepSpeed, Framework::LlamaFactory, Framework::Verl, Framework::VerlMegatron])
+        }
         // `--overlap-grad-reduce` (Megatron-LM, MindSpeed-LLM), `overlap_grad_reduce`
         // (MindSpeed-RL's `MegatronConfig`), `zero_optimization.overlap_comm` (DeepSpeed,
         // LLaMA-Factory). VeRL's FSDP actor has no such key.
@@ -357,7 +376,7 @@ pub fn applies(framework: Framework, method: Method, knob: Knob) -> Applies {
         ]),
         // `--tp-comm-overlap` (Megatron-LM), `--use-ascend-coc` (MindSpeed-LLM), MindSpeed-RL's
         // `use_ascend_coc`.
-        Knob::TpCommOverlap => only(MEGATRON_PATH),
+        Knob::TpCommOverlap => only(MEGATRON_FLAGS),
         // `--swap-optimizer`, `--recompute-activation-function(-num-layers)`, `--swap-attention`,
         // `--use-fused-rmsnorm --use-fused-swiglu --use-fused-rotary-pos-emb`: MindSpeed's
         // features (mindspeed-llm.tsv; MindSpeed-RL's `MegatronConfig`).
@@ -378,7 +397,7 @@ pub fn applies(framework: Framework, method: Method, knob: Knob) -> Applies {
         Knob::MoeImbalance => only(MEGATRON_PATH),
         // MindSpeed-RL's `num_layer_list` carries a layout of one stage per rank (rule
         // parallel.layout_framework for any other).
-        Knob::PipelineLayout => only(MEGATRON_PATH),
+        Knob::PipelineLayout => only(MEGATRON_FLAGS),
         Knob::AccountEmbeddingLoss
         | Knob::GradReduceBf16
         | Knob::Fp8ParamGather
@@ -432,9 +451,14 @@ const _: () = {
     }
 };
 
+/// Whether `knob` is among the knobs of `off` ([`off_knobs`]).
+pub(crate) fn is_off(off: u64, knob: Knob) -> bool {
+    off & knob_bit(knob) != 0
+}
+
 /// The knobs `framework` and `method` do not take, one bit each ([`knob_bit`]): [`applies`] over
 /// every knob, worked out once per pair (memory and time ask for every plan they estimate).
-fn off_knobs(framework: Framework, method: Method) -> u64 {
+pub(crate) fn off_knobs(framework: Framework, method: Method) -> u64 {
     const PAIRS: usize = Framework::ALL.len() * Method::ALL.len();
     // A mask has a bit per knob only, so all ones marks a pair not worked out yet.
     const UNKNOWN: u64 = u64::MAX;

@@ -28,7 +28,10 @@ use crate::schedule::{self, Schedule};
 /// the MindSpeed frameworks built on it. The others (DeepSpeed, LLaMA-Factory, VeRL's FSDP actor)
 /// shard data-parallel only.
 pub fn model_parallel(framework: Framework) -> bool {
-    matches!(framework, Framework::Megatron | Framework::MindSpeedLlm | Framework::MindSpeedRl)
+    matches!(
+        framework,
+        Framework::Megatron | Framework::MindSpeedLlm | Framework::MindSpeedRl | Framework::VerlMegatron
+    )
 }
 
 /// The sizes that take effect and where every layer runs.

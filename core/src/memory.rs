@@ -868,6 +868,13 @@ fn model_states(ctx: &Ctx, dense: f64, expert: f64, linear_layers: f64, res: &mu
     if bf16_gradients(plan) {
         bytes.gradients = 2.0;
     }
+    // VeRL's offload moves the states out between phases, not out of the update: its engine loads
+    // the parameters (and gradients) for each forward-only or training pass and the optimizer
+    // states for the update, and offloads them after (verl 0.9.1 `BaseEngineCtx._context_switch`,
+    // verl/workers/engine/base.py, for the FSDP and the Megatron engine alike). A stage holds them
+    // all, and [`rl_phases`] leaves out what each phase has offloaded.
+    let verl = plan.framework.is_verl();
+    let (offload_params, offload_optimizer) = (p.offload_params && !verl, p.offload_optimizer && !verl);
     let on_device = |x: f64, offloaded: bool| if offloaded { 0 } else { x as u64 };
 
     if plan.trains_lora() {
@@ -890,9 +897,9 @@ fn model_states(ctx: &Ctx, dense: f64, expert: f64, linear_layers: f64, res: &mu
             zero_stage(ctx),
             ctx.dp * ctx.cp,
         );
-        res.weights_bytes = on_device(base.weights + sharded.weights, p.offload_params);
+        res.weights_bytes = on_device(base.weights + sharded.weights, offload_params);
         res.gradients_bytes = sharded.gradients as u64;
-        res.optimizer_bytes = on_device(sharded.optimizer, p.offload_optimizer);
+        res.optimizer_bytes = on_device(sharded.optimizer, offload_optimizer);
         return;
     }
 
@@ -941,19 +948,19 @@ fn model_states(ctx: &Ctx, dense: f64, expert: f64, linear_layers: f64, res: &mu
                 // The step copies one slice in while the previous one is updated and copied out:
                 // two slices live at once (MindSpeed swap-optimizer: h2d, AdamW, d2h per slice).
                 true => (optimizer * 2.0 / SWAP_OPTIMIZER_TIMES) as u64,
-                false => on_device(optimizer, p.offload_optimizer),
+                false => on_device(optimizer, offload_optimizer),
             };
         }
         Path::Hf => {
             let states = zero_model_states(dense + expert, bytes, zero_stage(ctx), ctx.dp * ctx.cp);
-            res.weights_bytes = on_device(states.weights, p.offload_params && p.zero_stage.shards_params());
+            res.weights_bytes = on_device(states.weights, offload_params && p.zero_stage.shards_params());
             // ZeRO-Offload keeps the gradient partitions with the optimizer on the host: the device
             // holds only the reduce buckets, counted with the buffers (DeepSpeed
             // `stage_1_and_2.py` / `stage3.py` with `offload_optimizer`: fp32 gradient partitions
             // in pinned CPU memory; ZeRO-Offload paper §4.1).
             res.gradients_bytes =
-                on_device(states.gradients, p.offload_optimizer && p.zero_stage.shards_optimizer());
-            res.optimizer_bytes = on_device(states.optimizer, p.offload_optimizer);
+                on_device(states.gradients, offload_optimizer && p.zero_stage.shards_optimizer());
+            res.optimizer_bytes = on_device(states.optimizer, offload_optimizer);
         }
     }
     // DPO keeps a frozen reference model beside the policy (TRL `DPOTrainer` ref_model); LoRA DPO
@@ -2114,12 +2121,17 @@ fn rl_phases(ctx: &Ctx, stages: &[StageMemory]) -> Vec<PhaseMemory> {
     let capacity = plan.hardware.hw.memory_bytes as f64;
     let engine = (capacity * plan.rl.gpu_memory_utilization_frac) as u64;
     // One stage's parts in a phase, in the order they are listed; a zero part is left out at the end.
+    let verl = plan.framework.is_verl();
+    let (params_out, optimizer_out) =
+        (verl && plan.parallel.offload_params, verl && plan.parallel.offload_optimizer);
+    let unless = |bytes: u64, offloaded: bool| if offloaded { 0 } else { bytes };
     let parts_of = |stage: &StageMemory, phase: &'static str| -> [(&'static str, u64); 9] {
+        // PPO's critic, the actor's size. VeRL's launch file offloads it as the actor (its engine
+        // config takes the same `param_offload` and `optimizer_offload`): what it offloads is out
+        // in every phase here, its own update taking what the actor's does, one after the other.
         let critic = match plan.method {
-            Method::Ppo => stage
-                .weights_bytes
-                .saturating_add(stage.gradients_bytes)
-                .saturating_add(stage.optimizer_bytes),
+            Method::Ppo => unless(stage.weights_bytes.saturating_add(stage.gradients_bytes), params_out)
+                .saturating_add(unless(stage.optimizer_bytes, optimizer_out)),
             _ => 0,
         };
         // The reference model: frozen bf16 weights, sharded as the actor's; with LoRA it is the
@@ -2137,9 +2149,17 @@ fn rl_phases(ctx: &Ctx, stages: &[StageMemory]) -> Vec<PhaseMemory> {
         // the parameters alone (`exit_train_mode` offloads the optimizer states and gradients,
         // `enter_forward_mode` loads the parameters), mindspeed_rl/workers/resharding/megatron_sharding_manager.py.
         let mindspeed_rl = plan.framework == crate::plan::Framework::MindSpeedRl;
+        // VeRL's engine offloads what `param_offload` and `optimizer_offload` name outside its
+        // passes: the parameters while the engine generates, the optimizer states until the
+        // update (`BaseEngineCtx._context_switch`: eval mode loads the model alone, train mode the
+        // model, gradients and optimizer; both offload them on exit), verl/workers/engine/base.py.
         let (w, o) = match phase {
             "rollout" if mindspeed_rl => (0, 0),
             "log_prob" if mindspeed_rl => (stage.weights_bytes, 0),
+            "rollout" => {
+                (unless(stage.weights_bytes, params_out), unless(stage.optimizer_bytes, optimizer_out))
+            }
+            "log_prob" => (stage.weights_bytes, unless(stage.optimizer_bytes, optimizer_out)),
             _ => (stage.weights_bytes, stage.optimizer_bytes),
         };
         // Gradients are freed after each update (`zero_grad(set_to_none=True)`); the rest stays
@@ -2164,9 +2184,7 @@ fn rl_phases(ctx: &Ctx, stages: &[StageMemory]) -> Vec<PhaseMemory> {
             // VeRL takes the entropy with the old log-probabilities (`_compute_old_log_prob`:
             // `calculate_entropy=True`, verl/trainer/ppo/ray_trainer.py), through the logits'
             // softmax and its product with them (`entropy_from_logits`): three bf16 copies.
-            "log_prob" if plan.framework == crate::plan::Framework::Verl => {
-                persistent(("logits", stage.logits_bytes.saturating_mul(3)))
-            }
+            "log_prob" if verl => persistent(("logits", stage.logits_bytes.saturating_mul(3))),
             "log_prob" => persistent(("logits", stage.logits_bytes)),
             _ => [
                 ("weights", w),

@@ -168,8 +168,11 @@ wire_enum! {
         LlamaFactory = "llamafactory",
         /// Ascend MindSpeed-LLM (Megatron on NPUs).
         MindSpeedLlm = "mindspeed-llm",
-        /// VeRL (RL with FSDP or Megatron actors and vLLM/SGLang rollout).
+        /// VeRL with its FSDP actor (`ppo_trainer`), vLLM rollout.
         Verl = "verl",
+        /// VeRL with its Megatron-core actor (`ppo_megatron_trainer`: `actor.strategy=megatron`),
+        /// vLLM rollout.
+        VerlMegatron = "verl-megatron",
         /// Ascend MindSpeed-RL.
         MindSpeedRl = "mindspeed-rl",
     }
@@ -1586,6 +1589,11 @@ fn launch(l: &LaunchFile) -> Result<LaunchFile, PlanFileError> {
 }
 
 impl Framework {
+    /// Whether the plan runs VeRL, with either actor: its batch keys, rollout and trainer.
+    pub fn is_verl(self) -> bool {
+        matches!(self, Framework::Verl | Framework::VerlMegatron)
+    }
+
     /// The framework's name as its users write it, the same in every language.
     pub fn name(self) -> &'static str {
         match self {
@@ -1594,6 +1602,7 @@ impl Framework {
             Framework::LlamaFactory => "LLaMA-Factory",
             Framework::MindSpeedLlm => "MindSpeed-LLM",
             Framework::Verl => "VeRL",
+            Framework::VerlMegatron => "VeRL (Megatron)",
             Framework::MindSpeedRl => "MindSpeed-RL",
         }
     }

@@ -426,14 +426,41 @@ fn walk_space(plan: &Plan, visit: &mut dyn FnMut(Knobs, bool)) {
         seq,
         long: 8192 <= seq,
     };
+    // A setting the framework does not take stays as the plan has it: the plan runs the same either
+    // way (`knobs::effective`), and a plan found names only what the framework's files can say.
+    let as_taken = taken_knobs(plan);
+    let visit = &mut |knobs: Knobs, starts: bool| visit(as_taken(knobs), starts);
     match crate::layout::model_parallel(plan.framework) {
         true => megatron_space(&shape, visit),
         false => hf_space(&shape, visit),
     }
 }
 
+/// The settings of a space's plan with those `plan`'s framework and method do not take
+/// ([`crate::knobs::applies`]) put back to `plan`'s own.
+fn taken_knobs(plan: &Plan) -> impl Fn(Knobs) -> Knobs + use<> {
+    use crate::knobs::{Knob, is_off};
+    let base = Knobs::of(plan);
+    let off = crate::knobs::off_knobs(plan.framework, plan.method);
+    move |mut k: Knobs| {
+        macro_rules! keep {
+            ($($knob:ident => $field:ident),*) => {$(if is_off(off, Knob::$knob) { k.$field = base.$field; })*};
+        }
+        keep!(Tp => tp, Pp => pp, Vpp => vpp, Cp => cp, CpAlgo => cp_algo, Ep => ep, ZeroStage => zero_stage,
+            OffloadOptimizer => offload_optimizer, OffloadParams => offload_params,
+            SwapOptimizer => swap_optimizer, DistributedOptimizer => distributed_optimizer,
+            SequenceParallel => sequence_parallel, OverlapGradReduce => overlap_grad_reduce,
+            OverlapParamGather => overlap_param_gather, RecomputeLayers => recompute_layers,
+            SwapAttention => swap_attention, Schedule => schedule, Fsdp => fsdp,
+            UnevenLayers => uneven_layers, LigerKernel => liger_kernel);
+        k
+    }
+}
+
 /// The Megatron family's space: TP, PP, CP and how it exchanges, EP, FSDP, VPP and the schedule,
 /// recomputation, swap-attention and the micro-batch.
+// Long: one nest of loops, a setting a level, so that a run of plans differing in the micro-batch
+// alone comes out together (`starts_run`).
 fn megatron_space(shape: &Shape, visit: &mut dyn FnMut(Knobs, bool)) {
     let Shape { plan, base, world, domain, seq, long, .. } = *shape;
     let arch = &plan.model.arch;
@@ -447,8 +474,13 @@ fn megatron_space(shape: &Shape, visit: &mut dyn FnMut(Knobs, bool)) {
         .collect();
     // PP over every count that divides the layers, or leaves the rest to the first and last
     // stages (layout::uneven_sizes): DeepSeek-V3's 61 layers still get 2, 4, 8 and 16 stages.
+    // Uneven stages where the framework takes them (VeRL's Megatron engine names no such setting).
+    let uneven_ok =
+        crate::knobs::applies(plan.framework, plan.method, crate::knobs::Knob::UnevenLayers).yes();
     let pps: Vec<u32> = (1..=n_layers.min(u64::from(u32::MAX)))
-        .filter(|&pp| n_layers.is_multiple_of(pp) || crate::layout::uneven_sizes(n_layers, pp).is_some())
+        .filter(|&pp| {
+            n_layers.is_multiple_of(pp) || (uneven_ok && crate::layout::uneven_sizes(n_layers, pp).is_some())
+        })
         .filter(|&pp| world.is_multiple_of(pp))
         .map(|pp| pp as u32)
         .collect();

@@ -112,6 +112,7 @@ pub fn target(framework: Framework) -> String {
             at(flags::MEGATRON_CORE_012)
         ),
         Framework::Verl => format!("VeRL {VERL_VERSION}"),
+        Framework::VerlMegatron => format!("VeRL {VERL_VERSION} (megatron-core engine)"),
         Framework::MindSpeedRl => format!("{} + {}", at(flags::MINDSPEED_RL), at(flags::MEGATRON_CORE_012)),
     }
 }
@@ -138,7 +139,7 @@ pub fn emit_with(plan: &Plan, report: &crate::Report, link: &str) -> Result<Vec<
         Framework::DeepSpeed => Ok(deepspeed::files(plan, &header)),
         Framework::LlamaFactory => Ok(llamafactory::files(plan, &header)),
         Framework::MindSpeedLlm => Ok(vec![mindspeed_llm::script(plan, &header)]),
-        Framework::Verl => Ok(vec![verl::script(plan, &header)?]),
+        Framework::Verl | Framework::VerlMegatron => Ok(vec![verl::script(plan, &header)?]),
         Framework::MindSpeedRl => Ok(mindspeed_rl::files(plan, &header)),
     }
 }
@@ -181,24 +182,26 @@ fn header(plan: &Plan, report: &crate::Report, link: &str) -> Vec<String> {
     let p = &plan.parallel;
     let (mem, t) = (&report.memory, &report.time);
     let layout = match plan.framework {
-        Framework::Megatron | Framework::MindSpeedLlm | Framework::MindSpeedRl => format!(
-            "TP {}, PP {}, VPP {}, CP {}{}, EP {}, DP {}{}",
-            p.tp,
-            p.pp,
-            p.vpp,
-            p.cp,
-            match (p.cp_algo, 1 < p.cp.get()) {
-                (crate::plan::CpAlgo::AllToAll, true) => " (all-to-all)",
-                _ => "",
-            },
-            p.ep,
-            mem.dp,
-            match (p.fsdp, p.distributed_optimizer) {
-                (crate::plan::Fsdp::None, true) => ", distributed optimizer".to_owned(),
-                (crate::plan::Fsdp::None, false) => String::new(),
-                (f, _) => format!(", FSDP {}", f.wire()),
-            }
-        ),
+        Framework::Megatron | Framework::MindSpeedLlm | Framework::MindSpeedRl | Framework::VerlMegatron => {
+            format!(
+                "TP {}, PP {}, VPP {}, CP {}{}, EP {}, DP {}{}",
+                p.tp,
+                p.pp,
+                p.vpp,
+                p.cp,
+                match (p.cp_algo, 1 < p.cp.get()) {
+                    (crate::plan::CpAlgo::AllToAll, true) => " (all-to-all)",
+                    _ => "",
+                },
+                p.ep,
+                mem.dp,
+                match (p.fsdp, p.distributed_optimizer) {
+                    (crate::plan::Fsdp::None, true) => ", distributed optimizer".to_owned(),
+                    (crate::plan::Fsdp::None, false) => String::new(),
+                    (f, _) => format!(", FSDP {}", f.wire()),
+                }
+            )
+        }
         _ => format!(
             "DP {}, ZeRO {}{}{}",
             mem.dp,

@@ -1,6 +1,6 @@
 //! VeRL: a bash script of Hydra overrides for `python3 -m verl.trainer.main_ppo` (keys of
 //! `verl/trainer/config/ppo_trainer.yaml`; the pattern of `examples/grpo_trainer/*.sh`), FSDP actor
-//! with a vLLM rollout.
+//! with a vLLM rollout; with the Megatron actor, `ppo_megatron_trainer.yaml` and its engine's sizes.
 //! Batch sizes count prompts, as VeRL does (`data.train_batch_size`, `ppo_mini_batch_size`).
 //!
 //! Typed text reaches Hydra's override parser after the shell, so it is written for both
@@ -14,7 +14,7 @@ use super::shell::quote;
 use super::{EmitError, EmittedFile, FileKind, model_path, model_slug, script_opening, typed_texts};
 use crate::Plan;
 use crate::hardware::Vendor;
-use crate::plan::{LoraTargets, Method, RecomputeGranularity};
+use crate::plan::{Framework, LoraTargets, Method, RecomputeGranularity};
 
 /// `text` as an override's value that Hydra reads back as that very string, before the shell's
 /// quoting; `None` where none does. From hydra-core 1.3.8's override grammar
@@ -83,6 +83,10 @@ pub fn script(plan: &Plan, header: &[String]) -> Result<EmittedFile, EmitError> 
     let mut text = script_opening(header, &how);
     text.push_str("export VLLM_USE_V1=1\n\n");
     text.push_str("python3 -m verl.trainer.main_ppo \\\n");
+    if plan.framework == Framework::VerlMegatron {
+        // The Megatron engine's trainer config (`verl/trainer/config/ppo_megatron_trainer.yaml`).
+        text.push_str("    --config-name=ppo_megatron_trainer \\\n");
+    }
     for line in &o {
         text.push_str(&format!("    {line} \\\n"));
     }
@@ -107,7 +111,7 @@ fn data_and_model(plan: &Plan, estimator: &str) -> Vec<String> {
         true => "\"$HOME/data/gsm8k/test.parquet\"".to_owned(),
         false => hydra_word(&launch.dataset),
     };
-    vec![
+    let mut o = vec![
         format!("algorithm.adv_estimator={estimator}"),
         "algorithm.use_kl_in_reward=False".to_owned(),
         format!("data.train_files={dataset}"),
@@ -119,11 +123,16 @@ fn data_and_model(plan: &Plan, estimator: &str) -> Vec<String> {
         "data.truncation='error'".to_owned(),
         format!("actor_rollout_ref.model.path={}", hydra_word(&model_path(plan))),
         format!("actor_rollout_ref.model.use_remove_padding={}", py_bool(rl.remove_padding)),
-        format!(
+    ];
+    // The HF model's checkpointing; the Megatron engine recomputes as its
+    // `override_transformer_config` says ([`megatron_engine`]).
+    if plan.framework != Framework::VerlMegatron {
+        o.push(format!(
             "actor_rollout_ref.model.enable_gradient_checkpointing={}",
             if plan.recompute.granularity == RecomputeGranularity::None { "False" } else { "True" }
-        ),
-    ]
+        ));
+    }
+    o
 }
 
 /// LoRA's rank, alpha and modules under `model` (the actor's, the critic's).
@@ -143,13 +152,18 @@ fn actor_rollout_ref(plan: &Plan) -> Vec<String> {
     let micro = plan.batch.micro_batch.get();
     let mini = rl.mini_batch_prompts(plan.batch.global_batch.get());
     let token_budget = rl.tokens_per_device(plan.framework, p.cp.get());
+    let megatron = plan.framework == Framework::VerlMegatron;
     let mut args = vec![
-        "actor_rollout_ref.actor.strategy=fsdp".to_owned(),
+        format!("actor_rollout_ref.actor.strategy={}", if megatron { "megatron" } else { "fsdp" }),
         "actor_rollout_ref.actor.optim.lr=1e-6".to_owned(),
         // Prompts per update: the whole batch unless the plan sets a mini-batch.
         format!("actor_rollout_ref.actor.ppo_mini_batch_size={mini}"),
         format!("actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu={micro}"),
-        format!("actor_rollout_ref.actor.ulysses_sequence_parallel_size={}", p.cp),
+    ];
+    if !megatron {
+        args.push(format!("actor_rollout_ref.actor.ulysses_sequence_parallel_size={}", p.cp));
+    }
+    args.extend([
         format!("actor_rollout_ref.actor.use_dynamic_bsz={}", py_bool(rl.dynamic_batch)),
         // With Ulysses, each device's token budget is the sequence split sp ways (VeRL
         // docs/perf/perf_tuning.rst, "Ulysses Sequence Parallel for Long Context Training").
@@ -158,8 +172,14 @@ fn actor_rollout_ref(plan: &Plan) -> Vec<String> {
         "actor_rollout_ref.actor.kl_loss_coef=0.001".to_owned(),
         "actor_rollout_ref.actor.kl_loss_type=low_var_kl".to_owned(),
         "actor_rollout_ref.actor.entropy_coeff=0".to_owned(),
-        format!("actor_rollout_ref.actor.fsdp_config.param_offload={}", py_bool(p.offload_params)),
-        format!("actor_rollout_ref.actor.fsdp_config.optimizer_offload={}", py_bool(p.offload_optimizer)),
+    ]);
+    if !megatron {
+        args.extend([
+            format!("actor_rollout_ref.actor.fsdp_config.param_offload={}", py_bool(p.offload_params)),
+            format!("actor_rollout_ref.actor.fsdp_config.optimizer_offload={}", py_bool(p.offload_optimizer)),
+        ]);
+    }
+    args.extend([
         "actor_rollout_ref.rollout.name=vllm".to_owned(),
         format!("actor_rollout_ref.rollout.n={}", rl.n_samples_per_prompt),
         format!("actor_rollout_ref.rollout.tensor_model_parallel_size={}", rl.rollout_tp),
@@ -174,10 +194,20 @@ fn actor_rollout_ref(plan: &Plan) -> Vec<String> {
         format!("actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu={micro}"),
         format!("actor_rollout_ref.ref.log_prob_use_dynamic_bsz={}", py_bool(rl.dynamic_batch)),
         format!("actor_rollout_ref.ref.log_prob_max_token_len_per_gpu={token_budget}"),
-        "actor_rollout_ref.ref.fsdp_config.param_offload=True".to_owned(),
-    ];
-    args.extend(sharding(plan, "actor_rollout_ref.actor.fsdp_config"));
-    args.extend(sharding(plan, "actor_rollout_ref.ref.fsdp_config"));
+    ]);
+    match megatron {
+        true => {
+            args.extend(megatron_engine(plan, "actor_rollout_ref.actor.megatron"));
+            // The reference takes the actor's sizes and settings (`ref/megatron_ref.yaml` selects
+            // them), its parameters offloaded but for its pass.
+            args.push("actor_rollout_ref.ref.megatron.param_offload=True".to_owned());
+        }
+        false => {
+            args.push("actor_rollout_ref.ref.fsdp_config.param_offload=True".to_owned());
+            args.extend(sharding(plan, "actor_rollout_ref.actor.fsdp_config"));
+            args.extend(sharding(plan, "actor_rollout_ref.ref.fsdp_config"));
+        }
+    }
     if 1 < rl.rollout_ep.get() {
         // vLLM's expert parallelism over the engine's TP × DP ranks (`RolloutConfig`: EP must equal
         // TP × DP, verl/workers/config/rollout.py).
@@ -186,6 +216,48 @@ fn actor_rollout_ref(plan: &Plan) -> Vec<String> {
         args.push(format!("actor_rollout_ref.rollout.expert_parallel_size={}", rl.rollout_ep));
     }
     args
+}
+
+/// The Megatron engine's sizes, offload and `override_transformer_config` under `section` (verl
+/// 0.9.1 `verl/trainer/config/engine/megatron.yaml`, `McoreEngineConfig`): each size as the plan
+/// has it; sequence parallelism off at TP 1, where the engine turns it off itself and warns;
+/// recomputation and the MoE layer's kernels as megatron-core's `TransformerConfig` names them,
+/// the keys the file does not declare added with `+`.
+fn megatron_engine(plan: &Plan, section: &str) -> Vec<String> {
+    let p = &plan.parallel;
+    let r = &plan.recompute;
+    let mut o = vec![
+        format!("{section}.tensor_model_parallel_size={}", p.tp),
+        format!("{section}.pipeline_model_parallel_size={}", p.pp),
+        format!("{section}.context_parallel_size={}", p.cp),
+        format!("{section}.sequence_parallel={}", py_bool(p.sequence_parallel && 1 < p.tp.get())),
+        format!("{section}.use_distributed_optimizer={}", py_bool(p.distributed_optimizer)),
+        format!("{section}.param_offload={}", py_bool(p.offload_params)),
+        format!("{section}.optimizer_offload={}", py_bool(p.offload_optimizer)),
+    ];
+    if 1 < p.vpp.get() {
+        o.push(format!("{section}.virtual_pipeline_model_parallel_size={}", p.vpp));
+    }
+    if plan.model.arch.moe.is_some() {
+        o.push(format!("{section}.expert_model_parallel_size={}", p.ep));
+        o.push(format!("{section}.expert_tensor_parallel_size={}", p.etp));
+        let m = &plan.moe;
+        let t = format!("+{section}.override_transformer_config");
+        o.push(format!("{t}.moe_token_dispatcher_type={}", m.dispatcher.wire()));
+        o.push(format!("{t}.moe_grouped_gemm={}", py_bool(m.grouped_gemm)));
+        o.push(format!("{t}.moe_permute_fusion={}", py_bool(m.permute_fusion)));
+    }
+    let t = format!("{section}.override_transformer_config");
+    match r.granularity {
+        RecomputeGranularity::None => {}
+        RecomputeGranularity::Selective => o.push(format!("{t}.recompute_granularity=selective")),
+        RecomputeGranularity::Full => {
+            o.push(format!("{t}.recompute_granularity=full"));
+            o.push(format!("{t}.recompute_method={}", r.method.wire()));
+            o.push(format!("{t}.recompute_num_layers={}", r.num_layers));
+        }
+    }
+    o
 }
 
 /// The trainer: logging, the run's name, the cluster and the schedule of saves and tests.
@@ -233,12 +305,21 @@ fn critic(plan: &Plan) -> Vec<String> {
         "critic.optim.lr=1e-5".to_owned(),
         format!("critic.ppo_mini_batch_size={mini}"),
         format!("critic.ppo_micro_batch_size_per_gpu={}", plan.batch.micro_batch.get()),
-        format!("critic.ulysses_sequence_parallel_size={}", plan.parallel.cp),
         format!("critic.use_dynamic_bsz={}", py_bool(rl.dynamic_batch)),
         format!("critic.ppo_max_token_len_per_gpu={token_budget}"),
     ];
-    // verl 0.9.1 keeps the critic's engine config under `critic.fsdp`.
-    o.extend(sharding(plan, "critic.fsdp"));
+    match plan.framework == Framework::VerlMegatron {
+        // The critic's Megatron engine, sized as the actor's.
+        true => o.extend(megatron_engine(plan, "critic.megatron")),
+        false => {
+            o.push(format!("critic.ulysses_sequence_parallel_size={}", plan.parallel.cp));
+            // verl 0.9.1 keeps the critic's engine config under `critic.fsdp`; offloaded as the actor.
+            let p = &plan.parallel;
+            o.push(format!("critic.fsdp.param_offload={}", py_bool(p.offload_params)));
+            o.push(format!("critic.fsdp.optimizer_offload={}", py_bool(p.offload_optimizer)));
+            o.extend(sharding(plan, "critic.fsdp"));
+        }
+    }
     if plan.trains_lora() {
         o.extend(lora(plan, "critic.model"));
     }

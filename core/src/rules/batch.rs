@@ -29,19 +29,22 @@ pub(super) fn check(cx: &Ctx, acc: &mut Acc) {
     let n = u64::from(plan.rl.n_samples_per_prompt.get());
     let (batch_unit, what) = match plan.framework {
         Framework::Verl => (world / cp.max(1), "devices ÷ Ulysses SP"),
+        // verl 0.9.1 `validate_config` (verl/utils/config.py) with the Megatron actor: the
+        // responses divide into `megatron_dp × ppo_micro_batch_size_per_gpu`.
+        Framework::VerlMegatron => (mbs * dp, "micro-batch × DP"),
         // MindSpeed-RL `_validate_data_parallel` (mindspeed_rl/config_cls/validate_config.py): the
         // prompts divide over the actor's DP, and each rank's responses into micro-batches (below).
         Framework::MindSpeedRl => (dp, "DP"),
         _ => (mbs * dp, "micro-batch × DP"),
     };
-    let samples = match plan.framework {
-        Framework::Verl => gbs * n,
-        _ => gbs,
+    let samples = match plan.framework.is_verl() {
+        true => gbs * n,
+        false => gbs,
     };
     let rank_samples = (gbs / dp.max(1)).saturating_mul(n);
     if !samples.is_multiple_of(batch_unit.max(1)) {
         let fix = match plan.framework {
-            Framework::Verl => nearest_multiple(
+            Framework::Verl | Framework::VerlMegatron => nearest_multiple(
                 gbs,
                 batch_unit / gcd(batch_unit, u64::from(plan.rl.n_samples_per_prompt.get())),
             ),

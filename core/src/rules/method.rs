@@ -18,7 +18,7 @@ pub(super) fn check(cx: &Ctx, acc: &mut Acc) {
         Vendor::Ascend => "mindspeed-rl",
         _ => "verl",
     };
-    if rl && !matches!(plan.framework, Framework::Verl | Framework::MindSpeedRl) {
+    if rl && !matches!(plan.framework, Framework::Verl | Framework::VerlMegatron | Framework::MindSpeedRl) {
         acc.push(
             Error,
             Code::MethodNeedsRlFramework,
@@ -26,13 +26,16 @@ pub(super) fn check(cx: &Ctx, acc: &mut Acc) {
             Some((Field::Framework, Value::from(method_fix))),
         );
     }
-    if !rl && matches!(plan.framework, Framework::Verl | Framework::MindSpeedRl) {
+    if !rl && matches!(plan.framework, Framework::Verl | Framework::VerlMegatron | Framework::MindSpeedRl) {
         acc.push(
             Error,
             Code::FrameworkRlOnly,
             &[("framework", plan.framework.wire().to_owned()), ("method", plan.method.wire().to_owned())],
             Some((Field::Method, Value::from("grpo"))),
         );
+    }
+    if rl && plan.rl.lora && plan.framework == Framework::VerlMegatron {
+        acc.push(Error, Code::VerlMegatronLora, &[], Some((Field::Framework, Value::from("verl"))));
     }
     if plan.method.is_dpo() && plan.framework == Framework::Megatron {
         acc.push(Error, Code::MethodDpoMegatron, &[], Some((Field::Framework, Value::from("llamafactory"))));

@@ -19,10 +19,11 @@ pub(super) fn check(cx: &Ctx, acc: &mut Acc) {
     let framework = plan.framework;
     let off = |field: Field| Some((field, Value::from(false)));
     // The HF path (DeepSpeed, LLaMA-Factory, VeRL's FSDP actors) runs the model's own MoE block;
-    // MindSpeed-RL's config classes have no capacity flags.
+    // MindSpeed-RL's config classes have no capacity flags, nor does VeRL's launch file.
     let written = match framework {
         Framework::Megatron | Framework::MindSpeedLlm => true,
-        Framework::MindSpeedRl => m.capacity_factor.is_none() && !m.pad_to_capacity,
+        // VeRL's Megatron engine: the launch file writes the dispatcher and kernels alone.
+        Framework::MindSpeedRl | Framework::VerlMegatron => m.capacity_factor.is_none() && !m.pad_to_capacity,
         _ => m.is_default(),
     };
     if !written {

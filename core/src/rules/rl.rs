@@ -58,13 +58,21 @@ pub(super) fn batches(cx: &Ctx, acc: &mut Acc) {
     }
     let n = u64::from(plan.rl.n_samples_per_prompt.get());
     let split = world / cp.max(1);
-    if plan.framework == Framework::Verl
+    // The actor's data-parallel ranks: the devices over Ulysses SP on FSDP, over TP × PP × CP on
+    // Megatron; verl 0.9.1's engine worker asserts that a mini-batch's responses divide among them
+    // (`TrainingWorker.train_batch`, verl/workers/engine_workers.py).
+    let dp_split = match plan.framework {
+        Framework::VerlMegatron => cx.mem.dp,
+        _ => split,
+    };
+    if plan.framework.is_verl()
         && mini != 0
         && prompts.is_multiple_of(mini)
-        && !(mini * n).is_multiple_of(split.max(1))
+        && !(mini * n).is_multiple_of(dp_split.max(1))
     {
         // VeRL FSDP worker normalization: ppo_mini_batch_size · n ÷ (world ÷ Ulysses SP) must be
         // whole, or samples are silently dropped (`ActorRolloutRefWorker.__init__`, fsdp_workers.py).
+        let split = dp_split;
         let step = split / gcd(split, n);
         let fix = divisors_of(prompts)
             .filter(|d| d.is_multiple_of(step.max(1)))
@@ -159,7 +167,7 @@ pub(crate) fn rollout_ep_layout(plan: &Plan, tp: u64, ep: u64) -> bool {
     let per_node = u64::from(plan.cluster.devices_per_node.get());
     ep.is_multiple_of(tp.max(1))
         && plan.cluster.n_devices().is_multiple_of(ep.max(1))
-        && (plan.framework != Framework::Verl || ep.is_multiple_of(per_node))
+        && (!plan.framework.is_verl() || ep.is_multiple_of(per_node))
 }
 
 /// The smallest rollout TP within the scale-up domain whose weights leave a fifth of the engine for
@@ -231,7 +239,7 @@ pub(super) fn rollout_ep(cx: &Ctx, acc: &mut Acc) {
         return;
     }
     let per_node = u64::from(plan.cluster.devices_per_node.get());
-    if plan.framework == Framework::Verl && 1 < rollout_ep && !rollout_ep.is_multiple_of(per_node) {
+    if plan.framework.is_verl() && 1 < rollout_ep && !rollout_ep.is_multiple_of(per_node) {
         // With expert parallelism, a replica's workers on a node must be all of the node's
         // devices (`vLLMHttpServer.launch_server` asserts `len(self.workers) ==
         // data_parallel_size_local * tensor_model_parallel_size` with `data_parallel_size_local =

@@ -48,7 +48,8 @@ pub(super) fn step_tail(ctx: &Ctx, mem: &memory::Memory, backward: &[f64], m: u3
     let bytes_per_param = if crate::memory::plain_torch(plan) { 40.0 } else { 18.0 };
     let optimizer_seconds = bytes_per_param * owned / (hw.memory_bytes_per_second * HBM_EFF);
     // Offload: optimizer states cross the host link twice a step.
-    let offload_seconds = match p.offload_optimizer {
+    let verl = plan.framework.is_verl();
+    let offload_seconds = match p.offload_optimizer && !verl {
         true => 2.0 * 16.0 * owned / HOST_LINK_BYTES_PER_SECOND,
         false => 0.0,
     } + match crate::memory::swaps_optimizer(plan) {
@@ -60,7 +61,7 @@ pub(super) fn step_tail(ctx: &Ctx, mem: &memory::Memory, backward: &[f64], m: u3
                 / HOST_LINK_BYTES_PER_SECOND
         }
         false => 0.0,
-    } + match p.offload_params && !megatron {
+    } + match p.offload_params && !megatron && !verl {
         // ZeRO-Infinity fetches each device's 16-bit parameter shard from the host for every
         // micro-batch's forward and again for its backward (DeepSpeed `offload_param`).
         true => 2.0 * 2.0 * params_on_device / dp_cp * m as f64 / HOST_LINK_BYTES_PER_SECOND,
@@ -70,8 +71,30 @@ pub(super) fn step_tail(ctx: &Ctx, mem: &memory::Memory, backward: &[f64], m: u3
     StepTail {
         dp_seconds: dp_seconds * updates,
         optimizer_seconds: optimizer_seconds * updates,
-        offload_seconds: offload_seconds * updates,
+        offload_seconds: offload_seconds * updates + verl_offload_seconds(ctx, mem),
     }
+}
+
+/// VeRL's offload, once a step: the parameters come in for the log-probabilities and go out, and
+/// come in again with the gradients for the update, the optimizer states with them, and all go out
+/// after (`BaseEngineCtx._context_switch`, verl/workers/engine/base.py: eval mode moves the model,
+/// train mode the model, its gradients and the optimizer, around every call), on the busiest stage.
+fn verl_offload_seconds(ctx: &Ctx, mem: &memory::Memory) -> f64 {
+    let (plan, p) = (ctx.plan, &ctx.plan.parallel);
+    if !plan.framework.is_verl() || !(p.offload_params || p.offload_optimizer) {
+        return 0.0;
+    }
+    let most =
+        |bytes: fn(&memory::StageMemory) -> u64| mem.stages.iter().map(bytes).max().unwrap_or(0) as f64;
+    let params = match p.offload_params {
+        true => 4.0 * most(|s| s.weights_bytes) + 2.0 * most(|s| s.gradients_bytes),
+        false => 0.0,
+    };
+    let optimizer = match p.offload_optimizer {
+        true => 2.0 * most(|s| s.optimizer_bytes),
+        false => 0.0,
+    };
+    (params + optimizer) / HOST_LINK_BYTES_PER_SECOND
 }
 
 /// The parameters one device computes with, and over how many ranks its gradients and optimizer

@@ -390,6 +390,63 @@ pub fn generated() -> Vec<Entry> {
         add(&format!("verl-{name}"), plan);
     }
 
+    // VeRL's Megatron engine: TP and PP, VPP with full recomputation and offload, PPO's critic, MoE
+    // with EP and the rollout's EP, CP on long responses.
+    for (name, method, model, nodes, par, extra) in [
+        ("grpo-tp-pp", "grpo", "qwen2.5-7b", 1, json!({"tp": 2, "pp": 2}), json!({})),
+        (
+            "grpo-vpp-offload",
+            "grpo",
+            "qwen2.5-14b",
+            2,
+            json!({"tp": 4, "pp": 2, "vpp": 2, "offload_params": true, "offload_optimizer": true}),
+            json!({"recompute": {"granularity": "full", "method": "uniform", "num_layers": 1}}),
+        ),
+        (
+            "ppo-tp",
+            "ppo",
+            "qwen2.5-3b",
+            1,
+            json!({"tp": 2}),
+            json!({"recompute": {"granularity": "selective"}}),
+        ),
+        (
+            "grpo-moe-ep",
+            "grpo",
+            "qwen3-30b-a3b",
+            2,
+            json!({"tp": 2, "pp": 2, "ep": 4, "offload_optimizer": true}),
+            json!({"rl": {"rollout_ep": 8}}),
+        ),
+        (
+            "grpo-cp",
+            "grpo",
+            "qwen2.5-7b",
+            1,
+            json!({"tp": 2, "cp": 2}),
+            json!({"rl": {"max_response_length": 8192}}),
+        ),
+    ] {
+        let mut plan = json!({"model": model, "hardware": "h100-sxm-80g", "framework": "verl-megatron",
+                              "method": method, "cluster": {"nodes": nodes},
+                              "parallel": par, "rl": {"rollout_tp": 2, "n_samples_per_prompt": 8,
+                              "max_prompt_length": 1024, "max_response_length": 2048},
+                              "batch": {"micro_batch": 2, "global_batch": 256}});
+        plan["parallel"]["distributed_optimizer"] = json!(true);
+        plan["parallel"]["sequence_parallel"] = json!(true);
+        for (k, v) in extra.as_object().unwrap() {
+            match v.as_object() {
+                Some(section) if plan.get(k).is_some() => {
+                    for (kk, vv) in section {
+                        plan[k][kk] = vv.clone();
+                    }
+                }
+                _ => plan[k] = v.clone(),
+            }
+        }
+        add(&format!("verl-megatron-{name}"), plan);
+    }
+
     // MindSpeed-RL: GRPO and PPO, dense and MoE.
     for (name, method, model, nodes, par) in [
         ("grpo-qwen2.5-7b", "grpo", "qwen2.5-7b", 1, json!({"tp": 4, "distributed_optimizer": true})),

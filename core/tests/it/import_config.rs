@@ -810,11 +810,39 @@ python3 -m verl.trainer.main_ppo \
     let got = import(ppo, &base).unwrap();
     assert_eq!(got.file.rl.n_samples_per_prompt, 1);
     assert!(got.unknown.is_empty(), "{:?}", got.unknown);
-    // Its Megatron backend (examples/ppo_trainer/run_qwen2-7b_math_gsm8k_megatron.sh) is another
-    // config, which the plan (FSDP's) does not model: said.
+    // Its Megatron engine (examples/ppo_trainer/run_qwen2-7b_math_gsm8k_megatron.sh) is its own
+    // config, read as VeRL with that engine.
     let megatron_backend = ppo.replace("main_ppo ", "main_ppo --config-name='ppo_megatron_trainer' ");
     let got = import(&megatron_backend, &base).unwrap();
-    assert_eq!(got.unknown, ["--config-name"]);
+    assert_eq!(got.file.framework, Framework::VerlMegatron);
+    assert!(got.unknown.is_empty(), "{:?}", got.unknown);
+    // Its sizes, offload and recomputation read back (examples/grpo_trainer/run_qwen2-7b_math_megatron.sh,
+    // with VPP, EP and the engine's `override_transformer_config`).
+    let sized = "python3 -m verl.trainer.main_ppo --config-name=ppo_megatron_trainer \\
+        actor_rollout_ref.actor.megatron.tensor_model_parallel_size=4 \\
+        actor_rollout_ref.actor.megatron.pipeline_model_parallel_size=2 \\
+        actor_rollout_ref.actor.megatron.virtual_pipeline_model_parallel_size=2 \\
+        actor_rollout_ref.actor.megatron.expert_model_parallel_size=8 \\
+        actor_rollout_ref.actor.megatron.param_offload=True \\
+        +actor_rollout_ref.actor.megatron.override_transformer_config.moe_token_dispatcher_type=alltoall \\
+        actor_rollout_ref.actor.megatron.override_transformer_config.recompute_granularity=full \\
+        actor_rollout_ref.actor.megatron.override_transformer_config.recompute_method=block \\
+        actor_rollout_ref.actor.megatron.override_transformer_config.recompute_num_layers=3 \\
+        critic.megatron.tensor_model_parallel_size=4 critic.megatron.pipeline_model_parallel_size=1\n";
+    let got = import(sized, &base).unwrap();
+    let p = &got.file.parallel;
+    assert_eq!((got.file.framework, p.tp, p.pp, p.vpp, p.ep), (Framework::VerlMegatron, 4, 2, 2, 8));
+    assert!(p.offload_params && !p.offload_optimizer);
+    let r = &got.file.recompute;
+    assert_eq!(
+        (r.granularity, r.method, r.num_layers),
+        (trainplan_core::plan::RecomputeGranularity::Full, trainplan_core::plan::RecomputeMethod::Block, 3)
+    );
+    // The critic's TP is the actor's and taken; its PP of 1 is not the plan's: said.
+    assert_eq!(got.unknown, ["critic.megatron.pipeline_model_parallel_size"]);
+    // Any other config is said, not passed over.
+    let other = ppo.replace("main_ppo ", "main_ppo --config-name=ppo_trainer_custom ");
+    assert_eq!(import(&other, &base).unwrap().unknown, ["--config-name"]);
 
     // MindSpeed-LLM's examples/mcore/deepseek3/tune_deepseek3_671b_4k_lora_ptd.sh: shared experts
     // counted (`--n-shared-experts`, of the routed experts' width) and MLA's latent norms

@@ -416,6 +416,65 @@ fn rl_launch_files_offload_what_each_phase_does_not_use() {
     assert_eq!(mindspeed, [[0, 0, 0], [w, w, 0], [0, w, o]]);
 }
 
+/// VeRL's offload (`param_offload`, `optimizer_offload`, both engines) moves the states out between
+/// passes, not out of them: verl 0.9.1 `BaseEngineCtx._context_switch` (verl/workers/engine/base.py)
+/// loads the parameters for a forward-only pass and the parameters, gradients and optimizer states
+/// for the update, and offloads them on exit. So the rollout holds neither, the log-probabilities the
+/// parameters alone, the update all of them; a stage's states are the same with offload or without.
+#[test]
+fn verl_offload_leaves_the_update_its_states() {
+    for (framework, parallel) in [("verl", r#""zero_stage": 3"#), ("verl-megatron", r#""tp": 2"#)] {
+        let mem = |offload: bool| {
+            let plan = Plan::from_json(&format!(
+                r#"{{"model": "qwen2.5-7b", "framework": "{framework}", "method": "grpo",
+                    "parallel": {{{parallel}, "offload_params": {offload}, "offload_optimizer": {offload}}}}}"#
+            ))
+            .unwrap();
+            evaluate(&plan).memory
+        };
+        let (on, off) = (mem(false), mem(true));
+        let stage = &off.stages[0];
+        assert_eq!(
+            (stage.weights, stage.optimizer),
+            (on.stages[0].weights, on.stages[0].optimizer),
+            "{framework}"
+        );
+        assert!(0 < stage.weights && 0 < stage.optimizer, "{framework}");
+        let held = |mem: &trainplan_core::report::MemoryReport, phase: &str| {
+            let parts = &mem.phases.iter().find(|p| p.phase == phase).unwrap().parts;
+            let part = |name: &str| parts.iter().find(|x| x.part == name).map_or(0, |x| x.bytes);
+            [part("weights"), part("optimizer")]
+        };
+        let (w, o) = (stage.weights, stage.optimizer);
+        let phases = ["rollout", "log_prob", "update"];
+        assert_eq!(phases.map(|p| held(&off, p)), [[0, 0], [w, 0], [w, o]], "{framework}");
+        assert_eq!(phases.map(|p| held(&on, p)), [[w, o], [w, o], [w, o]], "{framework}");
+        // The update holds what it held without offload: its peak moves not at all.
+        let update = |mem: &trainplan_core::report::MemoryReport| {
+            mem.phases.iter().find(|p| p.phase == "update").unwrap().total
+        };
+        assert_eq!(update(&off), update(&on), "{framework}");
+    }
+}
+
+/// VeRL's Megatron engine keeps megatron-core's states: a GRPO actor's stage holds the weights,
+/// gradients and distributed optimizer shards of a Megatron-LM stage of the same layout.
+#[test]
+fn verl_megatron_keeps_megatron_cores_states() {
+    let stage = |framework: &str, method: &str| {
+        let plan = Plan::from_json(&format!(
+            r#"{{"model": "qwen2.5-7b", "framework": "{framework}", "method": "{method}",
+                "parallel": {{"tp": 2, "pp": 2, "distributed_optimizer": true, "sequence_parallel": true}}}}"#
+        ))
+        .unwrap();
+        let s = &evaluate(&plan).memory.stages[0];
+        (s.weights, s.gradients, s.optimizer)
+    };
+    assert_eq!(stage("verl-megatron", "grpo"), stage("megatron", "pretrain"));
+    // And not VeRL FSDP's, which shards everything over the eight devices.
+    assert_ne!(stage("verl-megatron", "grpo"), stage("verl", "grpo"));
+}
+
 #[test]
 fn mindspeed_knobs_save_activations_on_the_megatron_path_only() {
     let base = r#""model": "llama-3-8b", "framework": "mindspeed-llm", "method": "pretrain", "hardware": "ascend-910b2",

@@ -12,6 +12,26 @@ fn codes(text: &str) -> Vec<&'static str> {
 
 /// (code, a plan that breaks the rule, a plan that keeps it)
 const CASES: &[(&str, &str, &str)] = &[
+    // VeRL's Megatron engine writes no LoRA of its own (Megatron-Bridge's PEFT).
+    (
+        "verl.megatron_lora",
+        r#"{"model": "qwen2.5-7b", "framework": "verl-megatron", "method": "grpo", "parallel": {"tp": 2}, "rl": {"lora": true}}"#,
+        r#"{"model": "qwen2.5-7b", "framework": "verl-megatron", "method": "grpo", "parallel": {"tp": 2}}"#,
+    ),
+    // verl 0.9.1 `TrainingWorker.train_batch`: a mini-batch's 3 responses over the Megatron actor's
+    // DP 2 (TP 2 × PP 2 on 8 devices) do not split; 2 do.
+    (
+        "verl.mini_batch_split",
+        r#"{"model": "qwen2.5-7b", "framework": "verl-megatron", "method": "grpo", "parallel": {"tp": 2, "pp": 2}, "batch": {"global_batch": 6, "micro_batch": 1}, "rl": {"n_samples_per_prompt": 1, "mini_batch": 3}}"#,
+        r#"{"model": "qwen2.5-7b", "framework": "verl-megatron", "method": "grpo", "parallel": {"tp": 2, "pp": 2}, "batch": {"global_batch": 6, "micro_batch": 1}, "rl": {"n_samples_per_prompt": 1, "mini_batch": 2}}"#,
+    ),
+    // verl 0.9.1 `validate_config` with the Megatron actor: 10 prompts × 1 response against
+    // megatron_dp 2 × ppo_micro_batch_size_per_gpu 3 = 6; at micro-batch 1 they divide.
+    (
+        "batch.divisible",
+        r#"{"model": "qwen2.5-7b", "framework": "verl-megatron", "method": "grpo", "parallel": {"tp": 2, "pp": 2}, "batch": {"global_batch": 10, "micro_batch": 3}, "rl": {"n_samples_per_prompt": 1}}"#,
+        r#"{"model": "qwen2.5-7b", "framework": "verl-megatron", "method": "grpo", "parallel": {"tp": 2, "pp": 2}, "batch": {"global_batch": 10, "micro_batch": 1}, "rl": {"n_samples_per_prompt": 1}}"#,
+    ),
     (
         "batch.mean_seq_len",
         r#"{"model": "qwen2.5-7b", "batch": {"seq_len": 2048, "mean_seq_len": 4096}}"#,

@@ -16,9 +16,9 @@ const MEGATRON_70B: &str = r#"{"model": "llama-3.1-70b", "hardware": "h100-sxm-8
 const HF_70B: &str = r#"{"model": "llama-3.1-70b", "hardware": "h100-sxm-80g", "framework": "llamafactory",
     "method": "sft-full", "parallel": {"zero_stage": 2}, "batch": {"micro_batch": 2, "global_batch": 64, "seq_len": 4096}}"#;
 
-/// Llama 3.1 405B GRPO on VeRL, 8 nodes of 8 H100: plans fit, but none runs (below).
-const VERL_405B: &str =
-    r#"{"model": "llama-3.1-405b", "framework": "verl", "method": "grpo", "cluster": {"nodes": 8}}"#;
+/// Llama 3.1 405B GRPO on VeRL, 16 nodes of 8 H100: plans fit, but none runs (below).
+const VERL_405B: &str = r#"{"model": "llama-3.1-405b", "framework": "verl", "method": "grpo", "cluster": {"nodes": 16},
+        "batch": {"global_batch": 128}}"#;
 
 #[test]
 fn the_megatron_space_is_the_documented_one() {
@@ -198,15 +198,37 @@ fn a_search_in_slices_is_the_search_at_once() {
 
 /// The plans the split searches (parts, threads) are checked on: Megatron, HF, RL, and RL where every
 /// plan that fits breaks a rule.
-const SPLIT: [&str; 5] = [
+const SPLIT: [&str; 6] = [
     MEGATRON_70B,
     HF_70B,
     r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo"}"#,
+    // VeRL's Megatron engine: the Megatron space, no schedule or uneven stage it does not take.
+    r#"{"model": "qwen2.5-7b", "framework": "verl-megatron", "method": "grpo"}"#,
     VERL_405B,
     // MoE RL: the rollout's TP and EP walked over each training layout, whose memory a part works
     // out once for all of them (84,120 plans).
     r#"{"model": "qwen3-30b-a3b", "framework": "mindspeed-rl", "method": "grpo"}"#,
 ];
+
+/// A plan found names only settings its framework takes (`knobs::applies`): VeRL's Megatron engine
+/// has no `overlap_grad_reduce` to set, its FSDP actor no distributed optimizer.
+#[test]
+fn found_plans_change_only_what_the_framework_takes() {
+    use trainplan_core::knobs::{Knob, applies};
+    let mut checked = 0;
+    for text in SPLIT {
+        let p = plan(text);
+        let result = search(&p);
+        for change in result.best.iter().chain(&result.pareto).flat_map(|c| &c.changes) {
+            let knob = Knob::ALL.iter().find(|k| k.field() == Some(change.field));
+            if let Some(&knob) = knob {
+                assert!(applies(p.framework, p.method, knob).yes(), "{text}: {change:?}");
+                checked += 1;
+            }
+        }
+    }
+    assert!(100 < checked, "{checked} changes");
+}
 
 /// Whether `got` found `found`'s fastest plans and front, having considered, pruned, fitted and kept
 /// as many plans as `counted` and seen the same rules broken (the plans simulated may differ).
@@ -382,7 +404,8 @@ fn moe_rl_searches_the_rollout_engines_ep() {
 fn a_search_whose_plans_fit_but_break_rules_says_which() {
     // 405B's bf16 weights are 811 GB: 101 GB per device even at the largest rollout TP within a
     // node (8), against the engine's 0.6 × 80 GB = 48 GB, so every plan that fits breaks
-    // rl.engine_too_small.
+    // rl.engine_too_small. (On 128 devices: on 64, the update's states alone, 16 bytes a parameter
+    // over 64 devices, are 101 GB, and no plan fits.)
     let p = plan(VERL_405B);
     let result = search(&p);
     assert!(0 < result.fit && result.feasible == 0 && result.best.is_empty(), "{result:?}");

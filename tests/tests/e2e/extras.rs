@@ -303,8 +303,9 @@ async fn the_extras_fit_a_phone() -> WebDriverResult<()> {
 }
 
 /// A search whose plans fit but each break a rule says which rule, with the values of the first plan
-/// that broke it, not that nothing fits: Llama 3.1 405B GRPO on VeRL, 8 nodes of 8 H100, where no
-/// rollout engine within a node holds the weights (core/tests/it/search.rs has the arithmetic).
+/// that broke it, not that nothing fits: Llama 3.1 405B GRPO on VeRL, 16 nodes of 8 H100, 128
+/// prompts a step, where no rollout engine within a node holds the weights (core/tests/it/search.rs
+/// has the arithmetic).
 #[tokio::test(flavor = "multi_thread")]
 async fn a_search_that_finds_no_valid_plan_names_the_rule() -> WebDriverResult<()> {
     let chromedriver = Chromedriver::start();
@@ -314,8 +315,9 @@ async fn a_search_that_finds_no_valid_plan_names_the_rule() -> WebDriverResult<(
     page.choose("method-select", "grpo").await?;
     page.choose("model-select", "llama-3.1-405b").await?;
     page.wait_text("params-total", |t| t.starts_with("405,")).await?;
-    page.type_into("nodes-input", "8").await?;
-    page.wait_text("n-devices", |t| t == "64").await?;
+    page.type_into("nodes-input", "16").await?;
+    page.wait_text("n-devices", |t| t == "128").await?;
+    page.type_into("global-batch-input", "128").await?;
     page.scroll_to("search-run").await?;
     page.click("search-run").await?;
     let summary = page.wait_text("search-summary", |t| t.contains("plans tried")).await?;

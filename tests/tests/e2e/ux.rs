@@ -208,6 +208,41 @@ async fn a_llamafactory_plan_shows_only_its_knobs() -> WebDriverResult<()> {
     page.driver.quit().await
 }
 
+/// VeRL's Megatron engine takes Megatron's sizes and VeRL's offload, not DeepSpeed's ZeRO, and its
+/// launch file is the Megatron engine's config with those sizes.
+#[tokio::test(flavor = "multi_thread")]
+async fn verl_with_the_megatron_engine_takes_megatron_sizes() -> WebDriverResult<()> {
+    let chromedriver = trainplan_e2e::Chromedriver::start();
+    let page = open(&chromedriver, 1280, 1000).await?;
+    page.wait_text("params-total", |t| !t.is_empty()).await?;
+    page.choose("framework-select", "verl-megatron").await?;
+    page.choose("method-select", "grpo").await?;
+    for testid in ["tp-input", "pp-input", "vpp-input", "dist-opt-check", "sp-check", "offload-params-check"]
+    {
+        assert!(page.has(testid).await?, "{testid} is missing for VeRL's Megatron engine");
+    }
+    for testid in ["zero-select", "fsdp-select", "swap-opt-check"] {
+        assert!(!page.has(testid).await?, "{testid} is shown for VeRL's Megatron engine");
+    }
+    page.type_into("tp-input", "2").await?;
+    page.type_into("pp-input", "2").await?;
+    let text = page
+        .wait_text("launch-text", |t| {
+            t.contains("actor_rollout_ref.actor.megatron.pipeline_model_parallel_size=2")
+        })
+        .await?;
+    assert!(text.contains("--config-name=ppo_megatron_trainer"), "{text}");
+    assert!(text.contains("actor_rollout_ref.actor.megatron.tensor_model_parallel_size=2"), "{text}");
+    assert!(!text.contains("fsdp_config"), "{text}");
+    let bar = page.text("summary").await?;
+    assert!(bar.contains("VeRL (Megatron)"), "{bar}");
+    page.screenshot("en-verl-megatron").await?;
+    page.click("lang-switch").await?;
+    page.wait_text("summary", |t| t.contains("显存")).await?;
+    page.screenshot("zh-verl-megatron").await?;
+    page.driver.quit().await
+}
+
 /// The summary bar stays at the top of the window while the page scrolls, on a desktop and on a
 /// phone, in English and Chinese; the memory chart is near the top of the page.
 #[tokio::test(flavor = "multi_thread")]

@@ -3,8 +3,10 @@
 // The importer's shared types and helpers, and its imports (mod.rs).
 use super::*;
 
-/// VeRL's overrides: the RL loop, the FSDP actor (by default ZeRO-3's sharding), the vLLM engine, the cluster
-/// and the paths. Values the plan derives by itself come back as 0, "automatic".
+/// VeRL's overrides: the RL loop, the FSDP actor (by default ZeRO-3's sharding) or the Megatron one,
+/// the vLLM engine, the cluster and the paths. Values the plan derives by itself come back as 0,
+/// "automatic".
+// Long: one arm per override key VeRL's launch scripts write, each beside the plan field it sets.
 pub(super) fn verl(text: &str, file: &mut PlanFile) -> Result<Reading, ImportError> {
     file.framework = Framework::Verl;
     file.method = Method::Grpo;
@@ -18,16 +20,23 @@ pub(super) fn verl(text: &str, file: &mut PlanFile) -> Result<Reading, ImportErr
     // The rollout's DP: with expert parallelism, EP ÷ TP (which the plan derives); else not the plan's.
     let mut rollout_dp: Option<(String, u32)> = None;
     let (mut unsharded, mut resharded) = (false, true);
+    // The critic's Megatron sizes, which the plan takes from the actor's: kept to compare after.
+    let mut critic_megatron: Vec<(String, String)> = Vec::new();
     for w in words(text) {
         let Some((key, value)) = w.split_once('=') else { continue };
         if !key.contains('.') {
-            // Hydra's own options: a config other than `ppo_trainer` (`ppo_megatron_trainer`, the
-            // Megatron backend the plan does not model) is said, not passed over.
-            if key == "--config-name" && hydra_unquoted(value).trim_end_matches(".yaml") != "ppo_trainer" {
-                r.rest.push((key.to_owned(), value.to_owned()));
+            // Hydra's own options: `ppo_megatron_trainer` is the Megatron engine's config; any
+            // other than `ppo_trainer` is said, not passed over.
+            match (key, hydra_unquoted(value).trim_end_matches(".yaml")) {
+                ("--config-name", "ppo_megatron_trainer") => file.framework = Framework::VerlMegatron,
+                ("--config-name", "ppo_trainer") => {}
+                ("--config-name", _) => r.rest.push((key.to_owned(), value.to_owned())),
+                _ => {}
             }
             continue;
         }
+        // Hydra's `+key` adds a key the config does not declare (`++key` adds or overrides).
+        let key = key.trim_start_matches('+');
         let written = hydra_unquoted(value);
         // A value set outside the script (`$HOME/data/…`) is not the plan's: compared as written.
         let Some(v) = expand(written, &vars, &mut 64) else {
@@ -104,9 +113,33 @@ pub(super) fn verl(text: &str, file: &mut PlanFile) -> Result<Reading, ImportErr
                 };
             }
             "actor_rollout_ref.model.lora_alpha" => file.lora.alpha = num(key, v)?,
+            "actor_rollout_ref.actor.strategy" => match v {
+                "megatron" => file.framework = Framework::VerlMegatron,
+                "fsdp" | "fsdp2" => file.framework = Framework::Verl,
+                _ => r.rest.push((key.to_owned(), v.to_owned())),
+            },
+            k if k.starts_with("actor_rollout_ref.actor.megatron.") => {
+                if !megatron_engine_key(&k["actor_rollout_ref.actor.megatron.".len()..], v, file)? {
+                    r.rest.push((k.to_owned(), v.to_owned()));
+                }
+            }
+            // The reference offloaded but for its pass, as the plan runs it.
+            "actor_rollout_ref.ref.megatron.param_offload" if flag(v) => {}
+            k if k.starts_with("critic.megatron.") => critic_megatron.push((k.to_owned(), v.to_owned())),
             "trainer.n_gpus_per_node" => file.cluster.devices_per_node = Some(num(key, v)?),
             "trainer.nnodes" => file.cluster.nodes = num(key, v)?,
             k => r.rest.push((k.to_owned(), v.to_owned())),
+        }
+    }
+    // The critic's engine is the actor's: a setting that differs is not the plan's.
+    for (key, v) in critic_megatron {
+        let mut actor = file.clone();
+        let same = megatron_engine_key(&key["critic.megatron.".len()..], &v, &mut actor).unwrap_or(false)
+            && actor.parallel == file.parallel
+            && actor.recompute == file.recompute
+            && actor.moe == file.moe;
+        if !same {
+            r.rest.push((key, v));
         }
     }
     file.parallel.zero_stage = match (unsharded, resharded) {
@@ -122,6 +155,53 @@ pub(super) fn verl(text: &str, file: &mut PlanFile) -> Result<Reading, ImportErr
     }
     set_rl_autos(file, [mini, model_len, batched, budget]);
     Ok(r)
+}
+
+/// One key of VeRL's Megatron engine config (`megatron.yaml`, under `actor_rollout_ref.actor.megatron`),
+/// read into the plan file; `false` for a key the plan does not take.
+fn megatron_engine_key(key: &str, v: &str, file: &mut PlanFile) -> Result<bool, ImportError> {
+    let flag = v.eq_ignore_ascii_case("true");
+    let p = &mut file.parallel;
+    let full = || format!("actor_rollout_ref.actor.megatron.{key}");
+    match key {
+        "tensor_model_parallel_size" => p.tp = num(&full(), v)?,
+        "pipeline_model_parallel_size" => p.pp = num(&full(), v)?,
+        "virtual_pipeline_model_parallel_size" if v == "null" => p.vpp = 1,
+        "virtual_pipeline_model_parallel_size" => p.vpp = num(&full(), v)?,
+        "context_parallel_size" => p.cp = num(&full(), v)?,
+        "expert_model_parallel_size" => p.ep = num(&full(), v)?,
+        "expert_tensor_parallel_size" if v == "null" => {}
+        "expert_tensor_parallel_size" => p.etp = num(&full(), v)?,
+        "sequence_parallel" => p.sequence_parallel = flag,
+        "use_distributed_optimizer" => p.distributed_optimizer = flag,
+        "param_offload" => p.offload_params = flag,
+        "optimizer_offload" => p.offload_optimizer = flag,
+        "override_transformer_config.recompute_granularity" => {
+            file.recompute.granularity = match v {
+                "full" => RecomputeGranularity::Full,
+                "selective" => RecomputeGranularity::Selective,
+                "null" => RecomputeGranularity::None,
+                _ => return Ok(false),
+            }
+        }
+        "override_transformer_config.recompute_method" => match RecomputeMethod::from_wire(v) {
+            Some(m) => file.recompute.method = m,
+            None if v == "null" => {}
+            None => return Ok(false),
+        },
+        "override_transformer_config.recompute_num_layers" if v == "null" => {}
+        "override_transformer_config.recompute_num_layers" => file.recompute.num_layers = num(&full(), v)?,
+        "override_transformer_config.moe_token_dispatcher_type" => {
+            match crate::plan::MoeDispatcher::from_wire(v) {
+                Some(d) => file.moe.dispatcher = d,
+                None => return Ok(false),
+            }
+        }
+        "override_transformer_config.moe_grouped_gemm" => file.moe.grouped_gemm = flag,
+        "override_transformer_config.moe_permute_fusion" => file.moe.permute_fusion = flag,
+        _ => return Ok(false),
+    }
+    Ok(true)
 }
 
 /// A Hydra value without the one pair of quotes around it (`"a,b"` and `'a,b'` are `a,b`), which the
