@@ -46,6 +46,18 @@ pub fn use_tr() -> impl Fn(Key) -> &'static str + Copy + Send + Sync + 'static {
     move |key| i18n::t(lang.get(), key)
 }
 
+/// A label's text with a soft break after each `_` and `/`, so a key name it quotes
+/// (`gpu_memory_utilization`, `prompt_length/mean`) wraps between its words in a narrow column
+/// rather than inside one; the text itself (what a screen reader or a copy gets) is unchanged.
+pub fn wrappable(text: &str) -> Vec<AnyView> {
+    text.split_inclusive(['_', '/'])
+        .map(|piece| match piece.ends_with(['_', '/']) {
+            true => view! { {piece.to_owned()}<wbr /> }.into_any(),
+            false => piece.to_owned().into_any(),
+        })
+        .collect()
+}
+
 /// A labelled text input that shows why its text is refused.
 #[component]
 pub fn TextField(
@@ -74,7 +86,7 @@ pub fn TextField(
 ) -> impl IntoView {
     view! {
         <label class="field">
-            <span>{move || label.get()}</span>
+            <span>{move || label.with(|l| wrappable(l))}</span>
             <input
                 type="text"
                 inputmode=if numeric { "decimal" } else { "text" }

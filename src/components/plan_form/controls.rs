@@ -8,7 +8,7 @@ use trainplan_core::knobs::{self, Applies, Knob};
 use trainplan_core::plan::PlanFile;
 
 use super::FormCtx;
-use crate::components::{TextField, use_lang, use_tr};
+use crate::components::{TextField, use_lang, use_tr, wrappable};
 use crate::form::{FormField, NumField, NumKind};
 use crate::i18n::{Key, Lang, fill, t};
 use crate::messages::method_key;
@@ -73,7 +73,7 @@ pub fn check(ctx: FormCtx, label: Key, testid: &'static str, get: ReadBool, set:
                     form.update(|f| set(&mut f.file, on));
                 }
             />
-            <span>{move || tr(label)}</span>
+            <span>{move || wrappable(tr(label))}</span>
         </label>
     }
 }
@@ -96,7 +96,7 @@ pub fn enum_select<T: Copy + PartialEq + Send + Sync + 'static>(
     let chosen = Memo::new(move |_| form.with(|f| get(&f.file)));
     view! {
         <label class="field">
-            <span>{move || tr(label)}</span>
+            <span>{move || wrappable(tr(label))}</span>
             <select data-testid=testid on:change=move |ev| {
                 let value = event_target_value(&ev);
                 if let Some(&k) = all.iter().find(|&&k| wire(k) == value) {

@@ -236,6 +236,13 @@ async fn verl_with_the_megatron_engine_takes_megatron_sizes() -> WebDriverResult
     assert!(!text.contains("fsdp_config"), "{text}");
     let bar = page.text("summary").await?;
     assert!(bar.contains("VeRL (Megatron)"), "{bar}");
+    // A label quoting a key name wraps between its words, not inside one: a soft break after each
+    // `_`, the text unchanged.
+    let label = "const l = document.querySelector(\"[data-testid='gpu-mem-input']\").closest('label').querySelector('span');
+        return [l.textContent, l.querySelectorAll('wbr').length];";
+    let got = page.driver.execute(label, vec![]).await?.json().clone();
+    assert!(got[0].as_str().is_some_and(|t| t.contains("(gpu_memory_utilization)")), "{got}");
+    assert_eq!(got[1].as_u64(), Some(2), "{got}");
     page.screenshot("en-verl-megatron").await?;
     page.click("lang-switch").await?;
     page.wait_text("summary", |t| t.contains("显存")).await?;
