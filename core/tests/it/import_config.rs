@@ -326,6 +326,77 @@ fn the_context_parallel_algorithm_reads_back_or_is_listed() {
     );
 }
 
+/// A script is read as the shell runs it: Megatron-LM's examples/llama/train_llama3_8b_h100_fp8.sh
+/// (at 157006d) passes its fp8 flags only `if [[ "$DTYPE" == "fp8" ]]`, so the same script set to
+/// bf16 trains in bf16; and an `if` on a node count the script defaults picks that branch's sizes.
+#[test]
+fn a_scripts_if_blocks_are_read_as_the_shell_runs_them() {
+    let base = PlanFile::minimal(ModelField::Id("llama-3-8b".into()));
+    let fp8_example = |dtype: &str| {
+        format!(
+            r#"GPUS_PER_NODE=8
+NUM_NODES=1
+DTYPE="{dtype}"
+TRAINING_ARGS=(
+    --micro-batch-size 1
+    --global-batch-size 128
+    --bf16
+)
+DTYPE_ARGS=()
+if [[ "$DTYPE" == "fp8" ]]; then
+    DTYPE_ARGS+=(
+        "--fp8-format hybrid"
+        "--fp8-amax-history-len 1024"
+        "--fp8-amax-compute-algo max"
+        "--fp8-param-gather"
+    )
+fi
+torchrun --nproc_per_node $GPUS_PER_NODE --nnodes $NUM_NODES pretrain_gpt.py     ${{TRAINING_ARGS[@]}} ${{DTYPE_ARGS[@]}} --tensor-model-parallel-size 1
+"#
+        )
+    };
+    let read = |text: &str| {
+        import(text, &base)
+            .unwrap_or_else(|e| {
+                panic!(
+                    "{e}
+{text}"
+                )
+            })
+            .file
+    };
+    let fp8 = read(&fp8_example("fp8"));
+    assert_eq!((fp8.precision, fp8.parallel.fp8_param_gather), (trainplan_core::plan::Precision::Fp8, true));
+    let bf16 = read(&fp8_example("bf16"));
+    assert_eq!(
+        (bf16.precision, bf16.parallel.fp8_param_gather),
+        (trainplan_core::plan::Precision::Bf16, false)
+    );
+    // The sizes of the branch a defaulted node count takes; with the count from the environment,
+    // every branch is read as before (the last assignment stands).
+    let sized = |nodes: &str| {
+        format!(
+            "NNODES={nodes}
+if [ \"$NNODES\" -gt 1 ]; then
+    TP=8
+    PP=4
+else
+    TP=4
+    PP=2
+fi
+             torchrun --nnodes $NNODES --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size $TP \\
+                 --pipeline-model-parallel-size $PP --micro-batch-size 1 --global-batch-size 64
+"
+        )
+    };
+    let p = read(&sized("${NNODES:-4}")).parallel;
+    assert_eq!((p.tp, p.pp), (8, 4));
+    let p = read(&sized("${NNODES:-1}")).parallel;
+    assert_eq!((p.tp, p.pp), (4, 2));
+    let p = read(&sized("$SLURM_NNODES")).parallel;
+    assert_eq!((p.tp, p.pp), (4, 2), "undecided: every branch, the last assignment");
+}
+
 #[test]
 fn what_is_not_understood_is_listed() {
     let base = PlanFile::minimal(trainplan_core::plan::ModelField::Id("llama-3-8b".into()));

@@ -34,6 +34,7 @@ use crate::plan::{
     PlanFile, Precision, RecomputeGranularity, RecomputeMethod, TargetsField,
 };
 
+mod branches;
 mod deepspeed;
 mod llamafactory;
 mod mindspeed_rl;
@@ -215,6 +216,11 @@ pub fn import(text: &str, current: &PlanFile) -> Result<Imported, ImportError> {
     file.hardware = current.hardware.clone();
     file.cluster = current.cluster;
     let kind = kind_of(text)?;
+    // A script is read as the shell runs it: the branches of its `if` blocks it would not run left out.
+    let text = &*match kind {
+        ConfigKind::Megatron | ConfigKind::MindSpeedLlm | ConfigKind::Verl => branches::taken_branches(text),
+        _ => std::borrow::Cow::Borrowed(text),
+    };
     let reading = read(kind, text, &mut file)?;
     let refused = match kind {
         ConfigKind::Megatron => refused_flags(text, Table::MegatronLm),
