@@ -859,15 +859,32 @@ fn frozen_base_bytes(plan: &Plan, sixteen_bit: f64, total: f64, expert: f64, lin
     }
 }
 
+/// Bytes per parameter of each model state as the plan's framework keeps them ([`state_bytes`]).
+fn stage_state_bytes(ctx: &Ctx) -> StateBytes {
+    let plan = ctx.plan;
+    // VeRL's FSDP engine builds its models in fp32 (`model_dtype: fp32`, verl 0.9.1
+    // verl/trainer/config/engine/fsdp.yaml, the reference's too) and computes in bf16 under FSDP's
+    // mixed precision (`param_dtype: bf16`, `reduce_dtype: fp32`; `_build_module` and
+    // `_build_fsdp_module`, verl/workers/engine/fsdp/transformer_impl.py): its shards are fp32
+    // weights, fp32 gradients and AdamW's two fp32 moments, the weights their own master copy. The
+    // same 16 bytes a parameter as mixed precision's 2 + 2 + 12, held differently, which matters
+    // where a phase holds the weights without the rest.
+    if plan.framework == Framework::Verl && ctx.path == Path::Hf && plan.precision != Precision::Fp32 {
+        return StateBytes { weights: 4.0, gradients: 4.0, optimizer: 8.0 };
+    }
+    let mut bytes = state_bytes(ctx.path, plan.precision);
+    if bf16_gradients(plan) {
+        bytes.gradients = 2.0;
+    }
+    bytes
+}
+
 /// Weights, gradients and optimizer states for `dense` and `expert` parameters on this device, of
 /// which `linear_layers` are the layers' linear weights.
 fn model_states(ctx: &Ctx, dense: f64, expert: f64, linear_layers: f64, res: &mut StageMemory) {
     let plan = ctx.plan;
     let p = &plan.parallel;
-    let mut bytes = state_bytes(ctx.path, plan.precision);
-    if bf16_gradients(plan) {
-        bytes.gradients = 2.0;
-    }
+    let bytes = stage_state_bytes(ctx);
     // VeRL's offload moves the states out between phases, not out of the update: its engine loads
     // the parameters (and gradients) for each forward-only or training pass and the optimizer
     // states for the update, and offloads them after (verl 0.9.1 `BaseEngineCtx._context_switch`,

@@ -457,6 +457,36 @@ fn verl_offload_leaves_the_update_its_states() {
     }
 }
 
+/// VeRL's FSDP engine trains fp32 shards under bf16 compute (`model_dtype: fp32`, verl 0.9.1
+/// verl/trainer/config/engine/fsdp.yaml; `_build_module`, verl/workers/engine/fsdp/transformer_impl.py):
+/// 4-byte weights that are their own master copy, 4-byte gradients, AdamW's two 4-byte moments,
+/// against DeepSpeed's 2 + 2 + 12 on the same ZeRO-3 shards (LLaMA-Factory). The rollout holds the
+/// weights and moments, 12 bytes a parameter's shard, not 14; the reference, built alike, 4.
+#[test]
+fn verl_fsdp_keeps_fp32_shards() {
+    let stage = |framework: &str, method: &str| {
+        let plan = Plan::from_json(&format!(
+            r#"{{"model": "qwen2.5-7b", "framework": "{framework}", "method": "{method}",
+                "parallel": {{"zero_stage": 3}}}}"#
+        ))
+        .unwrap();
+        evaluate(&plan).memory
+    };
+    let (verl, ds) = (stage("verl", "grpo"), stage("llamafactory", "sft-full"));
+    let (v, d) = (&verl.stages[0], &ds.stages[0]);
+    let close = |a: u64, b: f64| (a as f64 - b).abs() <= 1e-6 * b;
+    // Per parameter's shard: DeepSpeed's weights are 2 bytes, gradients 2, optimizer 12.
+    assert!(close(v.weights, 2.0 * d.weights as f64), "{} {}", v.weights, d.weights);
+    assert!(close(v.gradients, 2.0 * d.gradients as f64), "{} {}", v.gradients, d.gradients);
+    assert!(close(v.optimizer, d.optimizer as f64 * 8.0 / 12.0), "{} {}", v.optimizer, d.optimizer);
+    let part = |phase: &str, name: &str| {
+        let parts = &verl.phases.iter().find(|p| p.phase == phase).unwrap().parts;
+        parts.iter().find(|x| x.part == name).map_or(0, |x| x.bytes)
+    };
+    assert_eq!(part("log_prob", "reference"), v.weights);
+    assert_eq!(part("rollout", "weights") + part("rollout", "optimizer"), v.weights + v.optimizer);
+}
+
 /// VeRL's Megatron engine keeps megatron-core's states: a GRPO actor's stage holds the weights,
 /// gradients and distributed optimizer shards of a Megatron-LM stage of the same layout.
 #[test]
