@@ -301,9 +301,6 @@ pub fn zh(code: Code) -> &'static str {
         Code::ScheduleFramework => "{framework} 没有 {schedule} 流水线调度。",
         Code::MindspeedDualpipevConflict => "MindSpeed 的 DualPipeV 不能与 {what} 同时使用。",
         Code::VerlLoraRank => "vLLM 支持的 LoRA 秩最大为 512，而不是 {rank}。",
-        Code::VerlMegatronLora => {
-            "VeRL 的 Megatron 引擎通过 Megatron-Bridge 的 PEFT（`actor_rollout_ref.model.lora`）训练 LoRA，本计划不生成这套配置：请用 VeRL 的 FSDP actor 训练适配器。"
-        }
         Code::VerlZeroStage => {
             "VeRL 的 FSDP 要么连同参数一起切分（ZeRO-3），要么只切分梯度和优化器状态（ZeRO-2），要么不切分（ZeRO-0），不能只切分优化器状态（ZeRO-1）。"
         }

@@ -395,7 +395,6 @@ codes! {
     ScheduleFramework = "schedule.framework" => "{framework} has no {schedule} pipeline schedule.",
     MindspeedDualpipevConflict = "mindspeed.dualpipev_conflict" => "MindSpeed's DualPipeV cannot run with {what}.",
     VerlLoraRank = "verl.lora_rank" => "vLLM serves LoRA ranks up to 512, not {rank}.",
-    VerlMegatronLora = "verl.megatron_lora" => "VeRL's Megatron engine trains LoRA through Megatron-Bridge's PEFT (`actor_rollout_ref.model.lora`), which this plan does not write: VeRL's FSDP actor trains the adapters.",
     VerlZeroStage = "verl.zero_stage" => "VeRL's FSDP shards the parameters with the rest (ZeRO-3), the gradients and optimizer states (ZeRO-2) or nothing (ZeRO-0), never the optimizer states alone (ZeRO-1).",
     MethodNeedsRlFramework = "method.needs_rl_framework" => "{method} is RL: it runs on VeRL or MindSpeed-RL, not {framework}.",
     MethodQloraMegatron = "method.qlora_megatron" => "{framework} has no 4-bit QLoRA: use LLaMA-Factory.",

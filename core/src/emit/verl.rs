@@ -135,13 +135,27 @@ fn data_and_model(plan: &Plan, estimator: &str) -> Vec<String> {
     o
 }
 
-/// LoRA's rank, alpha and modules under `model` (the actor's, the critic's).
+/// LoRA's rank, alpha and modules under `model` (the actor's, the critic's): the FSDP engine's
+/// PEFT keys (`lora_rank`, `lora_alpha`, `target_modules` over the HF modules), or the Megatron
+/// engine's Megatron-Bridge section (`lora.rank`, `lora.alpha`, `lora.target_modules` over
+/// megatron-core's fused linears; verl 0.9.1 verl/trainer/config/model/hf_model.yaml, "megatron
+/// lora config" in verl/workers/config/model.py).
 fn lora(plan: &Plan, model: &str) -> [String; 3] {
-    [
-        format!("{model}.lora_rank={}", plan.lora.rank),
-        format!("{model}.lora_alpha={}", plan.lora.alpha),
-        format!("{model}.target_modules={}", target_modules(plan)),
-    ]
+    match plan.framework == Framework::VerlMegatron {
+        true => {
+            let modules = super::mindspeed_llm::lora_modules(&plan.lora.targets).replace(' ', ",");
+            [
+                format!("{model}.lora.rank={}", plan.lora.rank),
+                format!("{model}.lora.alpha={}", plan.lora.alpha),
+                format!("{model}.lora.target_modules='[{modules}]'"),
+            ]
+        }
+        false => [
+            format!("{model}.lora_rank={}", plan.lora.rank),
+            format!("{model}.lora_alpha={}", plan.lora.alpha),
+            format!("{model}.target_modules={}", target_modules(plan)),
+        ],
+    }
 }
 
 /// The FSDP actor, the vLLM rollout and the reference: batches, Ulysses, token budgets, offload

@@ -34,9 +34,6 @@ pub(super) fn check(cx: &Ctx, acc: &mut Acc) {
             Some((Field::Method, Value::from("grpo"))),
         );
     }
-    if rl && plan.rl.lora && plan.framework == Framework::VerlMegatron {
-        acc.push(Error, Code::VerlMegatronLora, &[], Some((Field::Framework, Value::from("verl"))));
-    }
     if plan.method.is_dpo() && plan.framework == Framework::Megatron {
         acc.push(Error, Code::MethodDpoMegatron, &[], Some((Field::Framework, Value::from("llamafactory"))));
     }

@@ -13,7 +13,7 @@ use crate::report::{Code, Severity};
 pub(super) fn verl_lora_rank(cx: &Ctx, acc: &mut Acc) {
     use Severity::Error;
     let &Ctx { plan, rl, .. } = cx;
-    if rl && plan.rl.lora && plan.framework == Framework::Verl && 512 < plan.lora.rank.get() {
+    if rl && plan.rl.lora && plan.framework.is_verl() && 512 < plan.lora.rank.get() {
         // vLLM serves the adapters with `max_lora_rank` at most 512 (vllm/config/lora.py
         // `MaxLoRARanks`); VeRL rounds a rank up to the next allowed value and refuses one above
         // (verl/utils/vllm/utils.py `get_vllm_max_lora_rank`).

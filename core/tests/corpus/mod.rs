@@ -410,6 +410,23 @@ pub fn generated() -> Vec<Entry> {
             json!({"tp": 2}),
             json!({"recompute": {"granularity": "selective"}}),
         ),
+        // LoRA through Megatron-Bridge, the actor's and PPO's critic's.
+        (
+            "grpo-lora",
+            "grpo",
+            "qwen2.5-7b",
+            1,
+            json!({"tp": 2}),
+            json!({"rl": {"lora": true}, "lora": {"rank": 32, "alpha": 64}}),
+        ),
+        (
+            "ppo-lora-attention",
+            "ppo",
+            "qwen2.5-3b",
+            1,
+            json!({"tp": 2}),
+            json!({"rl": {"lora": true}, "lora": {"rank": 16, "alpha": 32, "targets": ["q_proj", "k_proj", "v_proj", "o_proj"]}}),
+        ),
         (
             "grpo-moe-ep",
             "grpo",

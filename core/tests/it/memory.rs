@@ -487,6 +487,25 @@ fn verl_fsdp_keeps_fp32_shards() {
     assert_eq!(part("rollout", "weights") + part("rollout", "optimizer"), v.weights + v.optimizer);
 }
 
+/// VeRL's Megatron engine adapts megatron-core's fused linears (Megatron-Bridge's PEFT,
+/// `actor_rollout_ref.model.lora`), routed experts' included, as MindSpeed-LLM's LoRA does: the same
+/// adapter parameters; VeRL's FSDP engine, PEFT over the HF modules, adapts no routed expert.
+#[test]
+fn verl_megatron_lora_adapts_megatron_cores_linears() {
+    let lora = |framework: &str, method: &str, hardware: &str| {
+        let plan = Plan::from_json(&format!(
+            r#"{{"model": "qwen3-30b-a3b", "framework": "{framework}", "method": "{method}", "hardware": "{hardware}",
+                "rl": {{"lora": true}}, "lora": {{"rank": 16}}}}"#
+        ))
+        .unwrap();
+        evaluate(&plan).params.lora
+    };
+    let megatron = lora("verl-megatron", "grpo", "h100-sxm-80g");
+    assert!(0 < megatron);
+    assert_eq!(megatron, lora("mindspeed-llm", "lora", "ascend-910b2"));
+    assert!(lora("verl", "grpo", "h100-sxm-80g") < megatron);
+}
+
 /// VeRL's Megatron engine keeps megatron-core's states: a GRPO actor's stage holds the weights,
 /// gradients and distributed optimizer shards of a Megatron-LM stage of the same layout.
 #[test]

@@ -12,12 +12,6 @@ fn codes(text: &str) -> Vec<&'static str> {
 
 /// (code, a plan that breaks the rule, a plan that keeps it)
 const CASES: &[(&str, &str, &str)] = &[
-    // VeRL's Megatron engine writes no LoRA of its own (Megatron-Bridge's PEFT).
-    (
-        "verl.megatron_lora",
-        r#"{"model": "qwen2.5-7b", "framework": "verl-megatron", "method": "grpo", "parallel": {"tp": 2}, "rl": {"lora": true}}"#,
-        r#"{"model": "qwen2.5-7b", "framework": "verl-megatron", "method": "grpo", "parallel": {"tp": 2}}"#,
-    ),
     // verl 0.9.1 `TrainingWorker.train_batch`: a mini-batch's 3 responses over the Megatron actor's
     // DP 2 (TP 2 × PP 2 on 8 devices) do not split; 2 do.
     (

@@ -113,6 +113,23 @@ pub(super) fn verl(text: &str, file: &mut PlanFile) -> Result<Reading, ImportErr
                 };
             }
             "actor_rollout_ref.model.lora_alpha" => file.lora.alpha = num(key, v)?,
+            // The Megatron engine's LoRA (Megatron-Bridge's PEFT over megatron-core's fused linears).
+            "actor_rollout_ref.model.lora.rank" => {
+                let rank = num(key, v)?;
+                file.rl.lora = 0 < rank;
+                if 0 < rank {
+                    file.lora.rank = rank;
+                }
+            }
+            "actor_rollout_ref.model.lora.alpha" => file.lora.alpha = num(key, v)?,
+            "actor_rollout_ref.model.lora.target_modules" => {
+                let modules: Vec<String> =
+                    v.trim_matches(['[', ']']).split(',').map(|n| n.trim().to_owned()).collect();
+                match lora_targets_of_modules(&modules) {
+                    Some(targets) => file.lora.targets = targets,
+                    None => r.rest.push((key.to_owned(), v.to_owned())),
+                }
+            }
             "actor_rollout_ref.actor.strategy" => match v {
                 "megatron" => file.framework = Framework::VerlMegatron,
                 "fsdp" | "fsdp2" => file.framework = Framework::Verl,
