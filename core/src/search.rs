@@ -524,7 +524,7 @@ fn megatron_space(shape: &Shape, visit: &mut dyn FnMut(Knobs, bool)) {
                     true => &[false, true],
                     false => &[base.swap_attention],
                 };
-                let host_states = host_state_options(plan.framework, dp);
+                let host_states = host_state_options(plan.framework, dp, base.offload_params);
                 let rollouts = rollout_options(plan, &base, world, domain);
                 let layouts = eps.into_iter().flat_map(|ep| fsdps.iter().map(move |&f| (ep, f)));
                 for (ep, fsdp, &cp_algo) in
@@ -538,7 +538,7 @@ fn megatron_space(shape: &Shape, visit: &mut dyn FnMut(Knobs, bool)) {
                         for &(recompute, recompute_method, recompute_layers) in &recomputes {
                             let host = swaps.iter().flat_map(|s| host_states.iter().map(move |h| (s, h)));
                             for (
-                                (&swap_attention, &(offload_optimizer, swap_optimizer)),
+                                (&swap_attention, &(offload_optimizer, swap_optimizer, offload_params)),
                                 (rollout, &(rollout_tp, rollout_ep)),
                             ) in host.flat_map(|h| rollouts.iter().enumerate().map(move |r| (h, r)))
                             {
@@ -557,7 +557,7 @@ fn megatron_space(shape: &Shape, visit: &mut dyn FnMut(Knobs, bool)) {
                                         zero_stage: base.zero_stage,
                                         offload_optimizer,
                                         swap_optimizer,
-                                        offload_params: base.offload_params,
+                                        offload_params,
                                         distributed_optimizer: 1 < dp,
                                         sequence_parallel: 1 < tp,
                                         // DualPipeV refuses the overlapped gradient reduction.
@@ -629,17 +629,23 @@ fn vpp_options(plan: &Plan, pp: u32, per_stage: u64, sizes: Option<&[u64]>) -> V
     }
 }
 
-/// Where the optimizer's states live between steps, as (offload, swap): on the device; computed on
-/// the host (`--optimizer-cpu-offload`, which needs the distributed optimizer: Megatron-LM
-/// `validate_args`, so only with data parallelism); and for MindSpeed, swapped to the host and back
-/// around each step (`--swap-optimizer`, swap_optimizer_feature.py, also over the distributed
-/// optimizer).
-fn host_state_options(framework: Framework, dp: u64) -> Vec<(bool, bool)> {
-    let mut res = vec![(false, false)];
+/// Where the model's states live between steps, as (optimizer offloaded, optimizer swapped,
+/// parameters offloaded): on the device; the optimizer computed on the host
+/// (`--optimizer-cpu-offload`, which needs the distributed optimizer: Megatron-LM `validate_args`,
+/// so only with data parallelism); for MindSpeed, swapped to the host and back around each step
+/// (`--swap-optimizer`, swap_optimizer_feature.py, also over the distributed optimizer). VeRL's
+/// Megatron engine offloads the parameters, the optimizer states or both between its passes
+/// (`param_offload`, `optimizer_offload`), at any DP. Elsewhere the parameters stay as the plan has
+/// them (`base_params`).
+fn host_state_options(framework: Framework, dp: u64, base_params: bool) -> Vec<(bool, bool, bool)> {
+    if framework == Framework::VerlMegatron {
+        return vec![(false, false, false), (true, false, false), (false, false, true), (true, false, true)];
+    }
+    let mut res = vec![(false, false, base_params)];
     if 1 < dp {
-        res.push((true, false));
+        res.push((true, false, base_params));
         if matches!(framework, Framework::MindSpeedLlm | Framework::MindSpeedRl) {
-            res.push((false, true));
+            res.push((false, true, base_params));
         }
     }
     res

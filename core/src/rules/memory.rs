@@ -55,7 +55,12 @@ pub(super) fn megatron_optimizer(cx: &Ctx, acc: &mut Acc) {
         };
         acc.push(Error, Code::ParallelParamGatherNeeds, &[], Some((field, Value::from(value))));
     }
-    if p.offload_optimizer && !p.distributed_optimizer {
+    // VeRL's `optimizer_offload` moves the states to the host between updates (`offload_megatron_optimizer`),
+    // whatever the optimizer: not megatron-core's CPU optimizer.
+    if p.offload_optimizer
+        && !p.distributed_optimizer
+        && plan.framework != crate::plan::Framework::VerlMegatron
+    {
         // Megatron-LM `validate_args` (megatron/training/arguments.py @5be9626): --optimizer-cpu-offload
         // needs --use-precision-aware-optimizer, which `OptimizerConfig.__post_init__`
         // (megatron/core/optimizer/optimizer_config.py) allows only with the distributed optimizer.

@@ -210,6 +210,26 @@ const SPLIT: [&str; 6] = [
     r#"{"model": "qwen3-30b-a3b", "framework": "mindspeed-rl", "method": "grpo"}"#,
 ];
 
+/// VeRL's Megatron engine offloads the optimizer states or the parameters between its passes at
+/// any DP (`optimizer_offload`, `param_offload`), and the search walks both: Qwen2.5-32B GRPO on 8
+/// H100 fits its rollout only with the optimizer states offloaded (12 bytes a parameter over at
+/// most 8 devices, 49 GB, beside the engine's 48 GB of an 80 GB device), which megatron-core's own
+/// CPU optimizer could not do without the distributed optimizer (DP 1 with the model over all 8).
+#[test]
+fn verl_megatron_searches_its_offload() {
+    let p = plan(
+        r#"{"model": "qwen2.5-32b", "framework": "verl-megatron", "method": "grpo", "rl": {"rollout_tp": 4}}"#,
+    );
+    let result = search(&p);
+    let best = result.best.first().expect("a plan runs");
+    let set =
+        |field: &str| best.changes.iter().find(|f| f.field.path() == field).and_then(|f| f.value.as_bool());
+    assert_eq!(set("parallel.offload_optimizer"), Some(true), "{:?}", best.changes);
+    let report = evaluate(&rules::apply_all(&p, &best.changes).expect("the changes apply"));
+    assert!(report.memory.fits && !report.findings.iter().any(|f| f.severity == Severity::Error));
+    assert!(!report.memory.stages.is_empty() && report.memory.dp == 1, "{}", report.memory.dp);
+}
+
 /// A plan found names only settings its framework takes (`knobs::applies`): VeRL's Megatron engine
 /// has no `overlap_grad_reduce` to set, its FSDP actor no distributed optimizer.
 #[test]
