@@ -721,11 +721,15 @@ fn hf_space(shape: &Shape, visit: &mut dyn FnMut(Knobs, bool)) {
         for (zero_stage, liger_kernel) in
             ZeroStage::ALL.into_iter().flat_map(|z| ligers.iter().map(move |&l| (z, l)))
         {
-            for (offload_optimizer, offload_params) in [(false, false), (true, false), (true, true)] {
-                // DeepSpeed offloads the optimizer from stage 1 and parameters at stage 3 (`zero/config.py`).
-                if (offload_optimizer && !zero_stage.shards_optimizer())
-                    || (offload_params && !zero_stage.shards_params())
-                {
+            for (offload_optimizer, offload_params) in
+                [(false, false), (true, false), (false, true), (true, true)]
+            {
+                // DeepSpeed offloads the optimizer from stage 1 and parameters at stage 3 alone
+                // (`zero/config.py`, the latter with the optimizer); VeRL's FSDP engine either, or
+                // both, between its passes at any sharding (`param_offload`, `optimizer_offload`).
+                let deepspeed_takes = (!offload_optimizer || zero_stage.shards_optimizer())
+                    && (!offload_params || (zero_stage.shards_params() && offload_optimizer));
+                if plan.framework != Framework::Verl && !deepspeed_takes {
                     continue;
                 }
                 let settings = [RecomputeGranularity::None, RecomputeGranularity::Full]

@@ -38,7 +38,9 @@ pub(super) fn check(cx: &Ctx, acc: &mut Acc) {
             Some((Field::ParallelCp, Value::from(1))),
         );
     }
-    if p.offload_params && !p.zero_stage.shards_params() {
+    // VeRL's FSDP engine offloads its parameters between passes at any sharding
+    // (`offload_fsdp_model_to_cpu`, verl/utils/fsdp_utils.py), not DeepSpeed's ZeRO-Infinity.
+    if p.offload_params && !p.zero_stage.shards_params() && plan.framework != Framework::Verl {
         // DeepSpeed `_configure_zero_optimizer` (runtime/engine.py): parameter offload is ZeRO-3 only.
         acc.push(
             Error,

@@ -367,13 +367,13 @@ fn rl_searches_the_rollout_engines_tp() {
     let codes: Vec<String> = evaluate(&p).findings.iter().map(|f| f.code.to_string()).collect();
     assert!(codes.iter().any(|c| c == "rl.engine_too_small"), "{codes:?}");
     let result = search(&p);
-    // The VeRL space on 8 devices, global batch 64, 4K tokens (no Ulysses): ZeRO 0 with nothing
-    // offloaded, 1 and 2 with or without the optimizer offloaded, 3 with neither, the optimizer or
-    // both (8 ways); Liger's kernels off and on (`use_liger`: Liger patches `qwen2`); checkpointing
-    // on or off; rollout TP over the divisors of 8 that divide the 40 heads (1, 2, 4, 8);
-    // micro-batch over powers of two to 32, b · DP ≤ the step's 64 prompts × 5 responses (320):
-    // 8 · 2 · 2 · 4 · 6 = 768.
-    assert_eq!(result.considered, 768);
+    // The VeRL space on 8 devices, global batch 64, 4K tokens (no Ulysses): ZeRO 0 to 3, each with
+    // nothing offloaded, the optimizer states, the parameters or both (VeRL's FSDP engine offloads
+    // either at any sharding: 16 ways); Liger's kernels off and on (`use_liger`: Liger patches
+    // `qwen2`); checkpointing on or off; rollout TP over the divisors of 8 that divide the 40 heads
+    // (1, 2, 4, 8); micro-batch over powers of two to 32, b · DP ≤ the step's 64 prompts × 5
+    // responses (320): 16 · 2 · 2 · 4 · 6 = 1,536.
+    assert_eq!(result.considered, 1536);
     for c in result.best.iter().chain(&result.pareto) {
         let tp = c.changes.iter().find(|f| f.field == "rl.rollout_tp").and_then(|f| f.value.as_u64());
         assert!(tp.is_some_and(|tp| 2 <= tp), "{:?}", c.changes);
@@ -404,12 +404,12 @@ fn moe_rl_searches_the_rollout_engines_ep() {
     let fix = too_small.fix.as_ref().expect("a fix");
     assert_eq!((fix.field.to_string(), fix.value.as_u64()), ("rl.rollout_ep".to_owned(), Some(16)));
     let result = search(&p);
-    // ZeRO and offload (8 ways) × Liger off and on (2: Liger patches `qwen3_moe`) × checkpointing (2)
-    // × micro-batches 1, 2, 4 (b · DP 64 ≤ 64 prompts × 5 responses) × the rollout's (TP, EP): TP 1,
-    // 2, 4, 8 (dividing the 64 heads) each alone and with EP 8, 16, 32, 64 above it (multiples of
-    // the node's 8 that divide the 64 devices, at most the 128 experts): 4 + 4 + 4 + 4 + 3 = 19
-    // pairs: 8 · 2 · 2 · 3 · 19 = 1,824.
-    assert_eq!(result.considered, 1824);
+    // ZeRO and offload (16 ways, above) × Liger off and on (2: Liger patches `qwen3_moe`) ×
+    // checkpointing (2) × micro-batches 1, 2, 4 (b · DP 64 ≤ 64 prompts × 5 responses) × the
+    // rollout's (TP, EP): TP 1, 2, 4, 8 (dividing the 64 heads) each alone and with EP 8, 16, 32, 64
+    // above it (multiples of the node's 8 that divide the 64 devices, at most the 128 experts):
+    // 4 + 4 + 4 + 4 + 3 = 19 pairs: 16 · 2 · 2 · 3 · 19 = 3,648.
+    assert_eq!(result.considered, 3648);
     assert!(!result.best.is_empty(), "{:?}", result.blocked);
     for c in result.best.iter().chain(&result.pareto) {
         let ep = c.changes.iter().find(|f| f.field == "rl.rollout_ep").and_then(|f| f.value.as_u64());
