@@ -71,7 +71,11 @@ pub(super) fn step_tail(ctx: &Ctx, mem: &memory::Memory, backward: &[f64], m: u3
     StepTail {
         dp_seconds: dp_seconds * updates,
         optimizer_seconds: optimizer_seconds * updates,
-        offload_seconds: offload_seconds * updates + verl_offload_seconds(ctx, mem),
+        offload_seconds: offload_seconds * updates
+            + match plan.framework.is_verl() && (p.offload_params || p.offload_optimizer) {
+                true => verl_offload_seconds(ctx, mem),
+                false => 0.0,
+            },
     }
 }
 
@@ -79,6 +83,8 @@ pub(super) fn step_tail(ctx: &Ctx, mem: &memory::Memory, backward: &[f64], m: u3
 /// come in again with the gradients for the update, the optimizer states with them, and all go out
 /// after (`BaseEngineCtx._context_switch`, verl/workers/engine/base.py: eval mode moves the model,
 /// train mode the model, its gradients and the optimizer, around every call), on the busiest stage.
+#[cold]
+#[inline(never)]
 fn verl_offload_seconds(ctx: &Ctx, mem: &memory::Memory) -> f64 {
     let (plan, p) = (ctx.plan, &ctx.plan.parallel);
     if !plan.framework.is_verl() || !(p.offload_params || p.offload_optimizer) {
