@@ -315,6 +315,7 @@ pub fn zh(code: Code) -> &'static str {
         }
         Code::MindspeedSwapAttentionLora => "MindSpeed 的 --swap-attention 不支持 LoRA。",
         Code::MindspeedRlBf16 => "MindSpeed-RL 只支持 bf16 训练。",
+        Code::VerlPrecision => "VeRL 只支持 bf16 或 fp16 训练（引擎的 dtype），不支持 {precision}。",
         Code::MindspeedRlGenerationDp => {
             "每步 {prompts} 条 prompt 无法均分给推理的 {engines} 个引擎（{world} 张卡 ÷ 推理 TP {rollout_tp}）。"
         }

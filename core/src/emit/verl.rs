@@ -14,7 +14,7 @@ use super::shell::quote;
 use super::{EmitError, EmittedFile, FileKind, model_path, model_slug, script_opening, typed_texts};
 use crate::Plan;
 use crate::hardware::Vendor;
-use crate::plan::{Framework, LoraTargets, Method, RecomputeGranularity};
+use crate::plan::{Framework, LoraTargets, Method, Precision, RecomputeGranularity};
 
 /// `text` as an override's value that Hydra reads back as that very string, before the shell's
 /// quoting; `None` where none does. From hydra-core 1.3.8's override grammar
@@ -215,11 +215,14 @@ fn actor_rollout_ref(plan: &Plan) -> Vec<String> {
             // The reference takes the actor's sizes and settings (`ref/megatron_ref.yaml` selects
             // them), its parameters offloaded but for its pass.
             args.push("actor_rollout_ref.ref.megatron.param_offload=True".to_owned());
+            args.extend(dtype(plan, "actor_rollout_ref.ref.megatron"));
         }
         false => {
             args.push("actor_rollout_ref.ref.fsdp_config.param_offload=True".to_owned());
             args.extend(sharding(plan, "actor_rollout_ref.actor.fsdp_config"));
             args.extend(sharding(plan, "actor_rollout_ref.ref.fsdp_config"));
+            args.extend(dtype(plan, "actor_rollout_ref.actor.fsdp_config"));
+            args.extend(dtype(plan, "actor_rollout_ref.ref.fsdp_config"));
         }
     }
     if 1 < rl.rollout_ep.get() {
@@ -252,6 +255,7 @@ fn megatron_engine(plan: &Plan, section: &str) -> Vec<String> {
     if 1 < p.vpp.get() {
         o.push(format!("{section}.virtual_pipeline_model_parallel_size={}", p.vpp));
     }
+    o.extend(dtype(plan, section));
     if plan.model.arch.moe.is_some() {
         o.push(format!("{section}.expert_model_parallel_size={}", p.ep));
         o.push(format!("{section}.expert_tensor_parallel_size={}", p.etp));
@@ -303,6 +307,14 @@ fn sharding(plan: &Plan, section: &str) -> Vec<String> {
     }
 }
 
+/// The engine's compute dtype under `section` where the plan trains in fp16: both engines default to
+/// bf16 and take `float16` (verl 0.9.1 `dtype: bfloat16 # ["bfloat16", "float16"]`,
+/// verl/trainer/config/engine/fsdp.yaml and megatron.yaml); any other precision is refused (rule
+/// verl.precision).
+fn dtype(plan: &Plan, section: &str) -> Option<String> {
+    (plan.precision == Precision::Fp16).then(|| format!("{section}.dtype=float16"))
+}
+
 /// The critic: none for GRPO; PPO's with the actor's batches.
 fn critic(plan: &Plan) -> Vec<String> {
     if plan.method != Method::Ppo {
@@ -332,6 +344,7 @@ fn critic(plan: &Plan) -> Vec<String> {
             o.push(format!("critic.fsdp.param_offload={}", py_bool(p.offload_params)));
             o.push(format!("critic.fsdp.optimizer_offload={}", py_bool(p.offload_optimizer)));
             o.extend(sharding(plan, "critic.fsdp"));
+            o.extend(dtype(plan, "critic.fsdp"));
         }
     }
     if plan.trains_lora() {

@@ -62,6 +62,17 @@ pub(super) fn check(cx: &Ctx, acc: &mut Acc) {
             Some((Field::Framework, Value::from(if rl { "verl" } else { "megatron" }))),
         );
     }
+    if plan.framework.is_verl() && !matches!(plan.precision, Precision::Bf16 | Precision::Fp16) {
+        // verl 0.9.1 `dtype: bfloat16 # ["bfloat16", "float16"]` of both engines
+        // (verl/trainer/config/engine/fsdp.yaml, megatron.yaml; `McoreEngineConfig.__post_init__`
+        // asserts it).
+        acc.push(
+            Error,
+            Code::VerlPrecision,
+            &[("precision", plan.precision.wire().to_owned())],
+            Some((Field::Precision, Value::from("bf16"))),
+        );
+    }
     if plan.framework == Framework::MindSpeedRl && plan.precision != Precision::Bf16 {
         // MindSpeed-RL `validate_rl_args`: bf16 training and bf16 generation.
         acc.push(

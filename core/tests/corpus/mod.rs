@@ -427,6 +427,8 @@ pub fn generated() -> Vec<Entry> {
             json!({"tp": 2}),
             json!({"rl": {"lora": true}, "lora": {"rank": 16, "alpha": 32, "targets": ["q_proj", "k_proj", "v_proj", "o_proj"]}}),
         ),
+        // fp16, the engines' other dtype, on the actor, the reference and PPO's critic.
+        ("ppo-fp16", "ppo", "qwen2.5-3b", 1, json!({"tp": 2}), json!({"precision": "fp16"})),
         (
             "grpo-moe-ep",
             "grpo",
@@ -463,6 +465,15 @@ pub fn generated() -> Vec<Entry> {
         }
         add(&format!("verl-megatron-{name}"), plan);
     }
+
+    // VeRL's FSDP engine in fp16 (its `dtype`), PPO: the actor, the reference and the critic.
+    add(
+        "verl-ppo-fp16",
+        json!({"model": "qwen2.5-3b", "hardware": "h100-sxm-80g", "framework": "verl", "method": "ppo",
+               "precision": "fp16", "parallel": {"zero_stage": 3},
+               "rl": {"rollout_tp": 2, "n_samples_per_prompt": 8, "max_prompt_length": 1024, "max_response_length": 2048},
+               "batch": {"micro_batch": 4, "global_batch": 256}}),
+    );
 
     // MindSpeed-RL: GRPO and PPO, dense and MoE.
     for (name, method, model, nodes, par) in [

@@ -12,6 +12,12 @@ fn codes(text: &str) -> Vec<&'static str> {
 
 /// (code, a plan that breaks the rule, a plan that keeps it)
 const CASES: &[(&str, &str, &str)] = &[
+    // verl 0.9.1 `dtype: bfloat16 # ["bfloat16", "float16"]`, both engines.
+    (
+        "verl.precision",
+        r#"{"model": "qwen2.5-7b", "framework": "verl-megatron", "method": "grpo", "precision": "fp8"}"#,
+        r#"{"model": "qwen2.5-7b", "framework": "verl-megatron", "method": "grpo", "precision": "fp16"}"#,
+    ),
     // verl 0.9.1 `TrainingWorker.train_batch`: a mini-batch's 3 responses over the Megatron actor's
     // DP 2 (TP 2 × PP 2 on 8 devices) do not split; 2 do.
     (

@@ -83,6 +83,12 @@ pub(super) fn verl(text: &str, file: &mut PlanFile) -> Result<Reading, ImportErr
                 _ => r.rest.push((key.to_owned(), v.to_owned())),
             },
             "actor_rollout_ref.actor.fsdp_config.reshard_after_forward" => resharded = flag(v),
+            // The engine's compute dtype (`bfloat16`, its default, or `float16`).
+            "actor_rollout_ref.actor.fsdp_config.dtype" => match v {
+                "float16" => file.precision = Precision::Fp16,
+                "bfloat16" => file.precision = Precision::Bf16,
+                _ => r.rest.push((key.to_owned(), v.to_owned())),
+            },
             "actor_rollout_ref.rollout.n" => file.rl.n_samples_per_prompt = num(key, v)?,
             "actor_rollout_ref.rollout.tensor_model_parallel_size" => file.rl.rollout_tp = num(key, v)?,
             "actor_rollout_ref.rollout.expert_parallel_size" => file.rl.rollout_ep = num(key, v)?,
@@ -154,7 +160,8 @@ pub(super) fn verl(text: &str, file: &mut PlanFile) -> Result<Reading, ImportErr
         let same = megatron_engine_key(&key["critic.megatron.".len()..], &v, &mut actor).unwrap_or(false)
             && actor.parallel == file.parallel
             && actor.recompute == file.recompute
-            && actor.moe == file.moe;
+            && actor.moe == file.moe
+            && actor.precision == file.precision;
         if !same {
             r.rest.push((key, v));
         }
@@ -193,6 +200,11 @@ fn megatron_engine_key(key: &str, v: &str, file: &mut PlanFile) -> Result<bool, 
         "use_distributed_optimizer" => p.distributed_optimizer = flag,
         "param_offload" => p.offload_params = flag,
         "optimizer_offload" => p.offload_optimizer = flag,
+        "dtype" => match v {
+            "float16" => file.precision = crate::plan::Precision::Fp16,
+            "bfloat16" => file.precision = crate::plan::Precision::Bf16,
+            _ => return Ok(false),
+        },
         "override_transformer_config.recompute_granularity" => {
             file.recompute.granularity = match v {
                 "full" => RecomputeGranularity::Full,
