@@ -63,10 +63,13 @@ from verl.utils.config import omega_conf_to_dataclass, validate_config  # noqa: 
 CONFIG_DIR = Path(verl.__file__).resolve().parent / "trainer" / "config"
 ENTRY = "verl.trainer.main_ppo"
 WARNING_LOGGERS = ["verl", "hydra"]
-# What this machine causes, not the file: verl finds no GPU or NPU here.
+# What this machine causes, not the file: verl finds no GPU or NPU here. And what no file can avoid:
+# verl 0.9.1's `McoreEngineConfig.__post_init__` (verl/workers/config/engine.py) warns for every Megatron
+# engine at TP 1, whatever its `sequence_parallel` says.
 IGNORED_WARNINGS = [
     r"platform_manager warning: No supported accelerator detected",
     r"platform_manager warning: Platform '[a-z]+' \(\w+\) is registered but not available",
+    r"^UserWarning: set sequence parallel to false as TP size is 1$",
 ]
 
 

@@ -316,22 +316,22 @@ pub fn applies(framework: Framework, method: Method, knob: Knob) -> Applies {
         // VeRL's Megatron engine: `tensor_model_parallel_size`, `pipeline_model_parallel_size`,
         // `virtual_pipeline_model_parallel_size`, `expert_model_parallel_size`,
         // `use_distributed_optimizer`, `sequence_parallel`, and `override_transformer_config`'s
-        // `recompute_num_layers`, `moe_token_dispatcher_type`, `moe_grouped_gemm`,
-        // `moe_permute_fusion` (verl/trainer/config/engine/megatron.yaml); megatron-core picks the
-        // schedule from the virtual stages.
+        // `recompute_num_layers`, `num_layers_in_first/last_pipeline_stage`,
+        // `moe_token_dispatcher_type`, `moe_grouped_gemm`, `moe_permute_fusion`
+        // (verl/trainer/config/engine/megatron.yaml; megatron-core's `TransformerConfig`); megatron-core
+        // picks the schedule from the virtual stages.
         Knob::Tp
         | Knob::Pp
         | Knob::Vpp
         | Knob::Ep
         | Knob::DistributedOptimizer
         | Knob::SequenceParallel
+        | Knob::UnevenLayers
         | Knob::RecomputeLayers
         | Knob::MoeDispatcher
         | Knob::MoeGroupedGemm
         | Knob::MoePermuteFusion => only(MEGATRON_PATH),
-        Knob::Schedule | Knob::OverlapParamGather | Knob::UnevenLayers | Knob::MoeOverlapEpComm => {
-            only(MEGATRON_FLAGS)
-        }
+        Knob::Schedule | Knob::OverlapParamGather | Knob::MoeOverlapEpComm => only(MEGATRON_FLAGS),
         // `--context-parallel-size` on the Megatron path; VeRL's FSDP actor splits sequences with
         // Ulysses (`ulysses_sequence_parallel_size`).
         Knob::Cp => only(&[

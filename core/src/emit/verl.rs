@@ -265,6 +265,13 @@ fn megatron_engine(plan: &Plan, section: &str) -> Vec<String> {
         o.push(format!("{t}.moe_grouped_gemm={}", py_bool(m.grouped_gemm)));
         o.push(format!("{t}.moe_permute_fusion={}", py_bool(m.permute_fusion)));
     }
+    if let Some(sizes) = p.uneven_layers.then(|| super::megatron::uneven_layout(plan)).flatten() {
+        // Uneven stages as megatron-core's `TransformerConfig` names them, the first and last
+        // stage's layers (VeRL's own DeepSeek scripts write them so).
+        let t = format!("+{section}.override_transformer_config");
+        o.push(format!("{t}.num_layers_in_first_pipeline_stage={}", sizes[0]));
+        o.push(format!("{t}.num_layers_in_last_pipeline_stage={}", sizes[sizes.len() - 1]));
+    }
     let t = format!("{section}.override_transformer_config");
     match r.granularity {
         RecomputeGranularity::None => {}

@@ -427,6 +427,9 @@ pub fn generated() -> Vec<Entry> {
             json!({"tp": 2}),
             json!({"rl": {"lora": true}, "lora": {"rank": 16, "alpha": 32, "targets": ["q_proj", "k_proj", "v_proj", "o_proj"]}}),
         ),
+        // Uneven stages: Qwen2.5-7B's 28 layers over PP 8 as 2 + 6 × 4 + 2 (megatron-core's
+        // `num_layers_in_first/last_pipeline_stage`).
+        ("grpo-uneven", "grpo", "qwen2.5-7b", 1, json!({"pp": 8, "uneven_layers": true}), json!({})),
         // fp16, the engines' other dtype, on the actor, the reference and PPO's critic.
         ("ppo-fp16", "ppo", "qwen2.5-3b", 1, json!({"tp": 2}), json!({"precision": "fp16"})),
         (

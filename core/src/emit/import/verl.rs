@@ -227,6 +227,13 @@ fn megatron_engine_key(key: &str, v: &str, file: &mut PlanFile) -> Result<bool, 
             }
         }
         "override_transformer_config.moe_grouped_gemm" => file.moe.grouped_gemm = flag,
+        // Uneven stages: the plan's own split, whose first and last stages the file it writes
+        // compares with these.
+        "override_transformer_config.num_layers_in_first_pipeline_stage"
+        | "override_transformer_config.num_layers_in_last_pipeline_stage" => {
+            p.uneven_layers = true;
+            return Ok(false);
+        }
         "override_transformer_config.moe_permute_fusion" => file.moe.permute_fusion = flag,
         _ => return Ok(false),
     }
