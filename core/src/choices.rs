@@ -24,15 +24,17 @@ use crate::plan::{BudgetFile, Framework, Method, PlanFile};
 /// assert_eq!((file.framework, file.parallel.zero_stage), (Framework::Verl, 3));
 /// ```
 ///
-/// Choosing VeRL's Megatron engine from another framework turns the distributed optimizer on, as
-/// the engine's own default has it (verl 0.9.1 `verl/trainer/config/engine/megatron.yaml`,
-/// `use_distributed_optimizer: True`).
+/// Choosing VeRL's Megatron engine from another framework turns the distributed optimizer and
+/// sequence parallelism on, as the engine's own defaults have them (verl 0.9.1
+/// `verl/trainer/config/engine/megatron.yaml`, `use_distributed_optimizer: True`,
+/// `sequence_parallel: True`, which it turns off itself at TP 1).
 pub fn choose_framework(file: &mut PlanFile, framework: Framework) {
     if framework == Framework::Verl && file.framework != Framework::Verl && file.parallel.zero_stage == 0 {
         file.parallel.zero_stage = 3;
     }
     if framework == Framework::VerlMegatron && file.framework != Framework::VerlMegatron {
         file.parallel.distributed_optimizer = true;
+        file.parallel.sequence_parallel = true;
     }
     file.framework = framework;
 }
@@ -83,6 +85,19 @@ mod tests {
         }
         // LoRA, QLoRA and LoRA DPO twice each, GRPO and PPO with rl.lora: the table in the doc above.
         assert_eq!(seen, 8);
+    }
+
+    /// VeRL's Megatron engine starts from its own defaults, the distributed optimizer and sequence
+    /// parallelism on (engine/megatron.yaml); switching to it again from itself changes nothing.
+    #[test]
+    fn choosing_verls_megatron_engine_takes_its_defaults() {
+        let mut f = file();
+        f.framework = Framework::Megatron;
+        choose_framework(&mut f, Framework::VerlMegatron);
+        assert!(f.parallel.distributed_optimizer && f.parallel.sequence_parallel);
+        f.parallel.distributed_optimizer = false;
+        choose_framework(&mut f, Framework::VerlMegatron);
+        assert!(!f.parallel.distributed_optimizer, "a choice made on the engine stays");
     }
 
     /// VeRL's default is ZeRO-3 (ppo_trainer.yaml, `fsdp_size: -1`); a stage the user chose stays.
