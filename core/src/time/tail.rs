@@ -45,7 +45,11 @@ pub(super) fn step_tail(ctx: &Ctx, mem: &memory::Memory, backward: &[f64], m: u3
     // master copy: fused AdamW reads the parameter, gradient and both moments and writes three of
     // them back (28 bytes), and gradient clipping reads the gradients for their norm and scales them
     // in place (12 more; `torch.nn.utils.clip_grad_norm_`, the `Trainer`'s `max_grad_norm`).
-    let bytes_per_param = if crate::memory::plain_torch(plan) { 40.0 } else { 18.0 };
+    // VeRL's FSDP engine keeps fp32 shards alike (`model_dtype: fp32`, memory.rs) and clips its
+    // gradients (`clip_grad: 1.0`, verl/trainer/config/optim/fsdp.yaml).
+    let fp32_shards =
+        crate::memory::plain_torch(plan) || (plan.framework == crate::plan::Framework::Verl && !megatron);
+    let bytes_per_param = if fp32_shards { 40.0 } else { 18.0 };
     let optimizer_seconds = bytes_per_param * owned / (hw.memory_bytes_per_second * HBM_EFF);
     // Offload: optimizer states cross the host link twice a step.
     let verl = plan.framework.is_verl();
