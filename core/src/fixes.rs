@@ -92,6 +92,17 @@ fn memory_moves(plan: &Plan) -> Vec<Fix> {
             }
         }
     }
+    // VeRL's engines offload between passes at any sharding and DP (`optimizer_offload`,
+    // `param_offload`): what frees an RL plan's rollout, where the engine's share sits beside the
+    // actor's states.
+    if plan.framework.is_verl() {
+        if !p.offload_optimizer && plan.framework == Framework::VerlMegatron {
+            moves.push(fix(Field::ParallelOffloadOptimizer, Value::from(true)));
+        }
+        if !p.offload_params {
+            moves.push(fix(Field::ParallelOffloadParams, Value::from(true)));
+        }
+    }
     if 1 < plan.batch.micro_batch.get() {
         moves.push(fix(Field::BatchMicroBatch, Value::from(1)));
     }

@@ -487,6 +487,25 @@ fn verl_fsdp_keeps_fp32_shards() {
     assert_eq!(part("rollout", "weights") + part("rollout", "optimizer"), v.weights + v.optimizer);
 }
 
+/// An RL plan on VeRL whose rollout does not fit is offered VeRL's own offload, which takes the
+/// optimizer states out of the rollout: Qwen2.5-32B GRPO on 8 H100 over TP 4 and PP 2 holds 12
+/// bytes a parameter of optimizer states (49 GB a device) beside the engine's 48 GB.
+#[test]
+fn a_verl_rollout_that_does_not_fit_is_offered_verls_offload() {
+    let plan = Plan::from_json(
+        r#"{"model": "qwen2.5-32b", "framework": "verl-megatron", "method": "grpo",
+            "parallel": {"tp": 4, "pp": 2}, "rl": {"rollout_tp": 4}}"#,
+    )
+    .unwrap();
+    let report = evaluate(&plan);
+    assert!(!report.memory.fits);
+    let finding = report.findings.iter().find(|f| f.code == "memory.does_not_fit").expect("does not fit");
+    let fix = finding.fix.as_ref().expect("a fix");
+    assert_eq!((fix.field.path(), fix.value.as_bool()), ("parallel.offload_optimizer", Some(true)));
+    let fixed = evaluate(&trainplan_core::rules::apply(&plan, fix).unwrap());
+    assert!(fixed.memory.fits, "{}", fixed.memory.peak_bytes);
+}
+
 /// VeRL's Megatron engine adapts megatron-core's fused linears (Megatron-Bridge's PEFT,
 /// `actor_rollout_ref.model.lora`), routed experts' included, as MindSpeed-LLM's LoRA does: the same
 /// adapter parameters; VeRL's FSDP engine, PEFT over the HF modules, adapts no routed expert.
