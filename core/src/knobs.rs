@@ -310,9 +310,9 @@ pub fn applies(framework: Framework, method: Method, knob: Knob) -> Applies {
         // `--num-virtual-stages-per-pipeline-rank` (MindSpeed-LLM: `--num-layers-per-virtual-
         // pipeline-stage`), `--expert-model-parallel-size`, `--use-distributed-optimizer`,
         // `--sequence-parallel`, `--overlap-param-gather`, `--decoder-first/last-pipeline-num-layers`
-        // (MindSpeed: `--num-layer-list`), and the pipeline schedule: Megatron's parsers and
-        // MindSpeed-RL's `MegatronConfig` (`tensor_model_parallel_size`, `use_distributed_optimizer`,
-        // `overlap_param_gather`, …). The HF path has none (rule hf.no_model_parallel).
+        // (MindSpeed: `--num-layer-list`): Megatron's parsers and MindSpeed-RL's `MegatronConfig`
+        // (`tensor_model_parallel_size`, `use_distributed_optimizer`, …); with the schedule and
+        // `--overlap-param-gather`, theirs alone. The HF path has none (rule hf.no_model_parallel).
         // VeRL's Megatron engine: `tensor_model_parallel_size`, `pipeline_model_parallel_size`,
         // `virtual_pipeline_model_parallel_size`, `expert_model_parallel_size`,
         // `use_distributed_optimizer`, `sequence_parallel`, and `override_transformer_config`'s

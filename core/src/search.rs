@@ -474,13 +474,8 @@ fn megatron_space(shape: &Shape, visit: &mut dyn FnMut(Knobs, bool)) {
         .collect();
     // PP over every count that divides the layers, or leaves the rest to the first and last
     // stages (layout::uneven_sizes): DeepSeek-V3's 61 layers still get 2, 4, 8 and 16 stages.
-    // Uneven stages where the framework takes them (VeRL's Megatron engine names no such setting).
-    let uneven_ok =
-        crate::knobs::applies(plan.framework, plan.method, crate::knobs::Knob::UnevenLayers).yes();
     let pps: Vec<u32> = (1..=n_layers.min(u64::from(u32::MAX)))
-        .filter(|&pp| {
-            n_layers.is_multiple_of(pp) || (uneven_ok && crate::layout::uneven_sizes(n_layers, pp).is_some())
-        })
+        .filter(|&pp| n_layers.is_multiple_of(pp) || crate::layout::uneven_sizes(n_layers, pp).is_some())
         .filter(|&pp| world.is_multiple_of(pp))
         .map(|pp| pp as u32)
         .collect();

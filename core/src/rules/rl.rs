@@ -57,22 +57,20 @@ pub(super) fn batches(cx: &Ctx, acc: &mut Acc) {
         );
     }
     let n = u64::from(plan.rl.n_samples_per_prompt.get());
-    let split = world / cp.max(1);
     // The actor's data-parallel ranks: the devices over Ulysses SP on FSDP, over TP × PP × CP on
     // Megatron; verl 0.9.1's engine worker asserts that a mini-batch's responses divide among them
     // (`TrainingWorker.train_batch`, verl/workers/engine_workers.py).
-    let dp_split = match plan.framework {
+    let split = match plan.framework {
         Framework::VerlMegatron => cx.mem.dp,
-        _ => split,
+        _ => world / cp.max(1),
     };
     if plan.framework.is_verl()
         && mini != 0
         && prompts.is_multiple_of(mini)
-        && !(mini * n).is_multiple_of(dp_split.max(1))
+        && !(mini * n).is_multiple_of(split.max(1))
     {
         // VeRL FSDP worker normalization: ppo_mini_batch_size · n ÷ (world ÷ Ulysses SP) must be
         // whole, or samples are silently dropped (`ActorRolloutRefWorker.__init__`, fsdp_workers.py).
-        let split = dp_split;
         let step = split / gcd(split, n);
         let fix = divisors_of(prompts)
             .filter(|d| d.is_multiple_of(step.max(1)))

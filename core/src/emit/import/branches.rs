@@ -59,14 +59,14 @@ pub(super) fn taken_branches(text: &str) -> Cow<'_, str> {
                 out.push_str(blank());
             }
             "elif" if !blocks.is_empty() => {
-                let vars_so_far = out.clone();
-                let Some(b) = blocks.last_mut() else { continue };
-                let (ran, kept) = match b.ran {
-                    Ran::Yes => (Ran::Yes, false),
-                    Ran::NotYet => opened(condition(t.strip_prefix("elif").unwrap_or(t), &vars_so_far)),
-                    Ran::Undecided => (Ran::Undecided, true),
+                let (ran, kept) = match blocks.last().map(|b| b.ran) {
+                    Some(Ran::NotYet) => opened(condition(t.strip_prefix("elif").unwrap_or(t), &out)),
+                    Some(Ran::Undecided) => (Ran::Undecided, true),
+                    _ => (Ran::Yes, false),
                 };
-                (b.ran, b.keeping) = (ran, b.outer && kept);
+                if let Some(b) = blocks.last_mut() {
+                    (b.ran, b.keeping) = (ran, b.outer && kept);
+                }
                 out.push_str(blank());
             }
             "else" if !blocks.is_empty() => {

@@ -84,10 +84,9 @@ pub(super) fn verl(text: &str, file: &mut PlanFile) -> Result<Reading, ImportErr
             },
             "actor_rollout_ref.actor.fsdp_config.reshard_after_forward" => resharded = flag(v),
             // The engine's compute dtype (`bfloat16`, its default, or `float16`).
-            "actor_rollout_ref.actor.fsdp_config.dtype" => match v {
-                "float16" => file.precision = Precision::Fp16,
-                "bfloat16" => file.precision = Precision::Bf16,
-                _ => r.rest.push((key.to_owned(), v.to_owned())),
+            "actor_rollout_ref.actor.fsdp_config.dtype" => match engine_dtype(v) {
+                Some(precision) => file.precision = precision,
+                None => r.rest.push((key.to_owned(), v.to_owned())),
             },
             "actor_rollout_ref.rollout.n" => file.rl.n_samples_per_prompt = num(key, v)?,
             "actor_rollout_ref.rollout.tensor_model_parallel_size" => file.rl.rollout_tp = num(key, v)?,
@@ -103,7 +102,8 @@ pub(super) fn verl(text: &str, file: &mut PlanFile) -> Result<Reading, ImportErr
                 file.recompute.granularity =
                     if flag(v) { RecomputeGranularity::Full } else { RecomputeGranularity::None };
             }
-            "actor_rollout_ref.model.lora_rank" => {
+            // The FSDP engine's PEFT keys and the Megatron engine's Megatron-Bridge section alike.
+            "actor_rollout_ref.model.lora_rank" | "actor_rollout_ref.model.lora.rank" => {
                 let rank = num(key, v)?;
                 // 0 is VeRL's "no LoRA"; the plan's rank keeps its default then.
                 file.rl.lora = 0 < rank;
@@ -118,16 +118,10 @@ pub(super) fn verl(text: &str, file: &mut PlanFile) -> Result<Reading, ImportErr
                     names => TargetsField::List(names.split(',').map(|n| n.trim().to_owned()).collect()),
                 };
             }
-            "actor_rollout_ref.model.lora_alpha" => file.lora.alpha = num(key, v)?,
-            // The Megatron engine's LoRA (Megatron-Bridge's PEFT over megatron-core's fused linears).
-            "actor_rollout_ref.model.lora.rank" => {
-                let rank = num(key, v)?;
-                file.rl.lora = 0 < rank;
-                if 0 < rank {
-                    file.lora.rank = rank;
-                }
+            "actor_rollout_ref.model.lora_alpha" | "actor_rollout_ref.model.lora.alpha" => {
+                file.lora.alpha = num(key, v)?
             }
-            "actor_rollout_ref.model.lora.alpha" => file.lora.alpha = num(key, v)?,
+            // Megatron-Bridge's modules: megatron-core's fused linears.
             "actor_rollout_ref.model.lora.target_modules" => {
                 let modules: Vec<String> =
                     v.trim_matches(['[', ']']).split(',').map(|n| n.trim().to_owned()).collect();
@@ -200,10 +194,9 @@ fn megatron_engine_key(key: &str, v: &str, file: &mut PlanFile) -> Result<bool, 
         "use_distributed_optimizer" => p.distributed_optimizer = flag,
         "param_offload" => p.offload_params = flag,
         "optimizer_offload" => p.offload_optimizer = flag,
-        "dtype" => match v {
-            "float16" => file.precision = crate::plan::Precision::Fp16,
-            "bfloat16" => file.precision = crate::plan::Precision::Bf16,
-            _ => return Ok(false),
+        "dtype" => match engine_dtype(v) {
+            Some(precision) => file.precision = precision,
+            None => return Ok(false),
         },
         "override_transformer_config.recompute_granularity" => {
             file.recompute.granularity = match v {
@@ -238,6 +231,15 @@ fn megatron_engine_key(key: &str, v: &str, file: &mut PlanFile) -> Result<bool, 
         _ => return Ok(false),
     }
     Ok(true)
+}
+
+/// The precision an engine's `dtype` names (both engines: `bfloat16`, their default, or `float16`).
+fn engine_dtype(v: &str) -> Option<Precision> {
+    match v {
+        "float16" => Some(Precision::Fp16),
+        "bfloat16" => Some(Precision::Bf16),
+        _ => None,
+    }
 }
 
 /// A Hydra value without the one pair of quotes around it (`"a,b"` and `'a,b'` are `a,b`), which the
