@@ -21,8 +21,12 @@ use crate::search_run::{self, Hooks, Outcome, Running};
 
 /// Rows of the fastest plans shown.
 const SHOWN: usize = 5;
-/// Milliseconds after the panel is shown before the search's workers start loading: the first
-/// paint and the first edits come first.
+/// Milliseconds the plan stays unedited before the search's workers start loading: the first paint
+/// and the user's edits come first. Loading them and their warm-up search take the machine's cores
+/// for a few hundred milliseconds; begun under a run of edits (1.5 s after the panel appeared, at
+/// first), they made an edit's redraw miss its frame: the keystroke benchmark's first pass, worst edit
+/// 11–41 ms (median 22) against 11–17 ms (median 16) over five alternated runs, headless
+/// Chromium, 2 cores.
 const WARM_UP_MS: u32 = 1500;
 
 /// A finished search: the plan it started from, its result, how long it took in this browser, and
@@ -83,8 +87,13 @@ pub fn SearchPanel() -> impl IntoView {
         // Its workers were terminated: new ones load for the next search.
         search_run::warm_up();
     };
-    // The workers load once the page has settled, ahead of the first search.
-    Timeout::new(WARM_UP_MS, search_run::warm_up).forget();
+    // The workers load once the plan has settled, ahead of the first search: each edit starts the
+    // wait again (the timer replaced is cancelled). A search started before then loads its own.
+    let settle: StoredValue<Option<Timeout>, LocalStorage> = StoredValue::new_local(None);
+    Effect::new(move |_| {
+        ctx.plan.track();
+        settle.set_value(Some(Timeout::new(WARM_UP_MS, search_run::warm_up)));
+    });
     // Shown only while the plan is still the one searched from.
     let shown = Signal::derive(move || {
         let f = found.get()?;

@@ -252,6 +252,9 @@ async fn the_search_runs_in_workers_and_cancels() -> WebDriverResult<()> {
     page.type_into("global-batch-input", "1024").await?;
     page.wait_text("n-devices", |t| t == "1,024").await?;
     let cores = page.driver.execute("return navigator.hardwareConcurrency;", vec![]).await?.json().as_u64();
+    // An engineer reads the plan before searching: the workers load once it has stood unedited
+    // for 1.5 s (the search panel's WARM_UP_MS), so the search finds them ready.
+    tokio::time::sleep(std::time::Duration::from_millis(2500)).await;
 
     page.click("search-run").await?;
     let summary = page.wait_text("search-summary", |t| t.contains("plans tried")).await?;
