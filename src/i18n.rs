@@ -157,6 +157,8 @@ texts! {
     cmp_devices => "Devices", "卡数";
     cmp_peak => "Peak memory per device", "单卡峰值显存";
     cmp_fits => "Fits in memory", "显存放得下";
+    value_on => "on", "开";
+    value_off => "off", "关";
     cmp_yes => "yes", "是";
     cmp_no => "no", "否";
     cmp_step => "Step time", "单步时间";
@@ -167,7 +169,10 @@ texts! {
     cmp_memory => "Memory per pipeline stage", "各流水线阶段的显存";
     cmp_chart_label => "Peak memory of each pipeline stage, one bar per plan, against device memory", "各流水线阶段的峰值显存，每个方案一根柱子，对照设备显存";
     cmp_capacity => "device memory {bytes}", "设备显存 {bytes}";
-    cmp_stage_n => "stage {n}", "阶段 {n}";
+    cmp_stage_n => "Stage {n}", "阶段 {n}";
+    cmp_stage => "Stage", "阶段";
+    cmp_stage_readout => "Stage {n}: {bars}", "阶段 {n}：{bars}";
+    cmp_over_usable => "{bytes}, above usable", "{bytes}，超出可用显存";
     cmp_stage_axis => "Bars grouped by pipeline stage (0 = first)", "柱子按流水线阶段分组（0 为第一阶段）";
     cmp_differences => "Settings that differ", "不同的设置";
     cmp_setting => "Setting", "设置项";

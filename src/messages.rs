@@ -7,7 +7,10 @@ use trainplan_core::emit::import::{Expected, ImportError, ModelOrigin};
 use trainplan_core::field::Field;
 use trainplan_core::hf::ConfigError;
 use trainplan_core::permalink::PermalinkError;
-use trainplan_core::plan::{Allowed, Method, PipelineSchedule, PlanFileError, bound_text};
+use trainplan_core::plan::{
+    Allowed, CpAlgo, Framework, Fsdp, Method, PipelineSchedule, PlanFileError, RecomputeGranularity,
+    bound_text,
+};
 use trainplan_core::report::{Code, Finding};
 
 use crate::i18n::{Key, Lang, fill, t};
@@ -485,13 +488,66 @@ fn arg(lang: Lang, name: &str, value: &str) -> String {
     }
 }
 
-/// Plan changes as the page says them: `TP (tensor) = 4, Distributed optimizer = true`.
+/// Plan changes as the page says them: `TP (tensor) = 4, Distributed optimizer = on`.
 pub fn changes(lang: Lang, fixes: &[trainplan_core::report::Fix]) -> String {
     fixes
         .iter()
-        .map(|f| format!("{} = {}", field_label(lang, f.field), f.value))
+        .map(|f| format!("{} = {}", field_label(lang, f.field), value_text(lang, Some(f.field), &f.value)))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// A setting's value as the form shows it: a switch on or off, a choice by its option's words (the
+/// plan file's name where the form shows that), anything else as written, without JSON's quotes.
+pub fn value_text(lang: Lang, field: Option<Field>, value: &serde_json::Value) -> String {
+    match value {
+        serde_json::Value::Bool(on) => t(lang, if *on { Key::value_on } else { Key::value_off }).to_owned(),
+        serde_json::Value::String(wire) => {
+            field.and_then(|f| choice_text(lang, f, wire)).unwrap_or(wire).to_owned()
+        }
+        other => other.to_string(),
+    }
+}
+
+/// The words the form's select gives the choice `wire` of `field`, where they are not the wire name.
+fn choice_text(lang: Lang, field: Field, wire: &str) -> Option<&'static str> {
+    Some(match field {
+        Field::Framework => Framework::from_wire(wire)?.name(),
+        Field::Method => t(lang, method_key(Method::from_wire(wire)?)),
+        Field::ParallelSchedule => schedule_choice(lang, PipelineSchedule::from_wire(wire)?),
+        Field::ParallelCpAlgo => cp_algo_choice(lang, CpAlgo::from_wire(wire)?),
+        Field::ParallelFsdp => fsdp_choice(lang, Fsdp::from_wire(wire)?),
+        Field::RecomputeGranularity => recompute_choice(lang, RecomputeGranularity::from_wire(wire)?),
+        _ => return None,
+    })
+}
+
+/// How CP exchanges, as the form's select says it.
+pub fn cp_algo_choice(lang: Lang, algo: CpAlgo) -> &'static str {
+    match algo {
+        CpAlgo::Ring => t(lang, Key::par_cp_algo_ring),
+        CpAlgo::AllToAll => t(lang, Key::par_cp_algo_alltoall),
+    }
+}
+
+/// An FSDP choice, as the form's select says it: off in words, a sharding by its plan-file name.
+pub fn fsdp_choice(lang: Lang, fsdp: Fsdp) -> &'static str {
+    match fsdp {
+        Fsdp::None => t(lang, Key::par_fsdp_none),
+        k => k.wire(),
+    }
+}
+
+/// How much is recomputed, as the form's select says it.
+pub fn recompute_choice(lang: Lang, granularity: RecomputeGranularity) -> &'static str {
+    t(
+        lang,
+        match granularity {
+            RecomputeGranularity::None => Key::rc_none,
+            RecomputeGranularity::Selective => Key::rc_selective,
+            RecomputeGranularity::Full => Key::rc_full,
+        },
+    )
 }
 
 /// A plan-file field (`parallel.tp`) by the label the form gives it; a field the form does not
@@ -737,16 +793,21 @@ mod tests {
             trainplan_core::report::Fix { field: Field::ParallelDistributedOptimizer, value: true.into() },
             trainplan_core::report::Fix { field: Field::RecomputeGranularity, value: "none".into() },
         ];
+        // The switch and the choice in the form's own words, not JSON's `true` and `"none"`.
+        for (lang, on) in [(Lang::En, "on"), (Lang::Zh, "开")] {
+            let [tp, opt, rc, none] =
+                [Key::par_tp, Key::par_dist_opt, Key::rc_granularity, Key::rc_none].map(|k| t(lang, k));
+            assert_eq!(changes(lang, &fixes), format!("{tp} = 4, {opt} = {on}, {rc} = {none}"));
+        }
+        // Megatron FSDP's sharding keeps its plan-file name; a value no select names stays as written.
+        let fsdp = |lang, wire: &str| value_text(lang, Some(Field::ParallelFsdp), &wire.into());
+        assert_eq!(fsdp(Lang::Zh, "optim_grads_params"), "optim_grads_params");
+        assert_eq!(fsdp(Lang::En, "none"), t(Lang::En, Key::par_fsdp_none));
         assert_eq!(
-            changes(Lang::En, &fixes),
-            format!(
-                "{} = 4, {} = true, {} = \"none\"",
-                t(Lang::En, Key::par_tp),
-                t(Lang::En, Key::par_dist_opt),
-                t(Lang::En, Key::rc_granularity)
-            )
+            value_text(Lang::En, Some(Field::ParallelSchedule), &"something-new".into()),
+            "something-new"
         );
-        assert!(changes(Lang::Zh, &fixes).starts_with(t(Lang::Zh, Key::par_tp)));
+        assert_eq!(value_text(Lang::En, None, &0.9.into()), "0.9");
     }
 
     /// A finding about a framework's missing degree names the framework and the field as the page

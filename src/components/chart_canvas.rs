@@ -120,6 +120,44 @@ impl Raster {
     }
 }
 
+/// A plot over `x` whose axis counts GiB from 0 to `top_gib`: five labelled grid lines, the unit at
+/// the top left, `x_labels_css` pixels below the plot for the caller's names. The memory charts'
+/// frame (the plan's stages and phases, the comparison's stages).
+pub fn gib_plot(
+    frame: &Frame,
+    x: std::ops::Range<f64>,
+    top_gib: f64,
+    x_labels_css: f64,
+) -> Option<
+    ChartContext<
+        '_,
+        Canvas2d,
+        Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
+    >,
+> {
+    let mut plot = ChartBuilder::on(&frame.root)
+        .margin_top(frame.px(16.0))
+        .margin_right(frame.px(6.0))
+        .y_label_area_size(frame.px(36.0))
+        .x_label_area_size(frame.px(x_labels_css))
+        .build_cartesian_2d(x, 0.0..top_gib)
+        .ok()?;
+    let label_font = frame.font(LABEL_CSS_PX, MUTED);
+    plot.configure_mesh()
+        .disable_x_mesh()
+        .x_labels(0)
+        .y_labels(5)
+        .y_label_formatter(&|gib| crate::format::tick(*gib))
+        .y_label_style(label_font.clone())
+        .bold_line_style(GRID)
+        .light_line_style(TRANSPARENT)
+        .axis_style(AXIS)
+        .draw()
+        .ok()?;
+    let _ = frame.root.draw(&Text::new(crate::format::GIB, (frame.px(4.0), frame.px(2.0)), label_font));
+    Some(plot)
+}
+
 /// Whether `canvas` is on screen or within half a screen of it, as an `IntersectionObserver`
 /// reports it; `true` until the first report, so every chart is drawn when it is mounted. A chart
 /// off screen need not be redrawn per keystroke: [`draw_on`] keeps its height and paints it when it

@@ -6,36 +6,29 @@
 use leptos::prelude::*;
 use trainplan_core::Plan;
 use trainplan_core::compare::{self, Change, Comparison, MAX_PINS, Metric, PinRefused};
+use trainplan_core::field::Field;
 
-use crate::compare_chart::{self, StageBars};
 use crate::components::export_panel::ExportPanel;
-use crate::components::results::{ResultsCtx, use_results};
+use crate::components::results::use_results;
+use crate::components::stage_bars_chart::StageBarsChart;
 use crate::form::PlanForm;
 use crate::i18n::{self, Key, Lang, fill};
 use crate::{format, messages};
-
-/// The chart's size and margins, in SVG units.
-const W: f64 = 640.0;
-const H: f64 = 220.0;
-const LEFT: f64 = 64.0;
-const RIGHT: f64 = 8.0;
-const TOP: f64 = 10.0;
-const BOTTOM: f64 = 22.0;
 
 /// The comparison on screen: the core's comparison, whether its first column is the current plan
 /// (else the current plan has an error and only the pins are compared), and each column's device
 /// and usable memory for the chart.
 #[derive(Clone, Debug, PartialEq)]
-struct Table {
-    comparison: Comparison,
+pub(super) struct Table {
+    pub(super) comparison: Comparison,
     has_current: bool,
-    capacity_bytes: Vec<u64>,
-    usable_bytes: Vec<u64>,
+    pub(super) capacity_bytes: Vec<u64>,
+    pub(super) usable_bytes: Vec<u64>,
 }
 
 impl Table {
     /// The pin a column shows, if it is one.
-    fn pin_of(&self, col: usize) -> Option<usize> {
+    pub(super) fn pin_of(&self, col: usize) -> Option<usize> {
         match self.has_current {
             true => col.checked_sub(1),
             false => Some(col),
@@ -44,16 +37,16 @@ impl Table {
 
     /// The colour of a column's plan: the current plan's own, each pin its own, whether or not the
     /// current plan is shown.
-    fn tone(&self, col: usize) -> String {
+    pub(super) fn tone(&self, col: usize) -> String {
         format!("tone-{}", self.pin_of(col).map_or(0, |pin| pin + 1))
     }
 
-    fn columns(&self) -> usize {
+    pub(super) fn columns(&self) -> usize {
         self.capacity_bytes.len()
     }
 
     /// A column's name: the current plan, or pin n.
-    fn label(&self, lang: Lang, col: usize) -> String {
+    pub(super) fn label(&self, lang: Lang, col: usize) -> String {
         match self.pin_of(col) {
             None => i18n::t(lang, Key::cmp_current).to_owned(),
             Some(pin) => fill(i18n::t(lang, Key::cmp_pin_n), &[("n", &(pin + 1).to_string())]),
@@ -176,11 +169,6 @@ pub fn ComparePanel() -> impl IntoView {
             None => ctx.tr(Key::cmp_best_none).to_owned(),
         })
     };
-    let chart = move || {
-        let t = table.get()?;
-        let bars = compare_chart::stage_bars(&t.comparison, &t.capacity_bytes, &t.usable_bytes);
-        Some(stage_chart(ctx, &t, &bars))
-    };
 
     view! {
         <div class="compare" data-testid="compare">
@@ -202,7 +190,7 @@ pub fn ComparePanel() -> impl IntoView {
                 <FiguresTable table=table make_current=Callback::new(make_current) unpin=Callback::new(unpin) />
                 <p class="legend muted">{move || ctx.tr(Key::cmp_best_mark)}</p>
                 <h3>{move || ctx.tr(Key::cmp_memory)}</h3>
-                {chart}
+                <StageBarsChart table=table />
                 <Differences table=table />
                 <Distinct table=table />
             </Show>
@@ -299,18 +287,29 @@ fn Differences(
     let ctx = use_results();
     let differences = move || {
         let Some(t) = table.get() else { return Vec::new() };
-        let show = |v: &serde_json::Value| match v {
-            serde_json::Value::Null => ctx.tr(Key::cmp_default).to_owned(),
-            serde_json::Value::Object(_) => ctx.tr(Key::cmp_custom).to_owned(),
-            serde_json::Value::String(s) => s.clone(),
-            v => v.to_string(),
-        };
+        let lang = ctx.lang();
         t.comparison
             .differences
             .iter()
             .map(|d| {
+                // A setting by the form's label with its plan-file name, its values in the form's words.
+                let field = Field::from_path(&d.field);
+                let show = |v: &serde_json::Value| match v {
+                    serde_json::Value::Null => ctx.tr(Key::cmp_default).to_owned(),
+                    serde_json::Value::Object(_) => ctx.tr(Key::cmp_custom).to_owned(),
+                    v => messages::value_text(lang, field, v),
+                };
                 let cells = d.values.iter().map(|v| view! { <td>{show(v)}</td> }).collect_view();
-                view! { <tr><th scope="row"><code>{d.field.clone()}</code></th>{cells}</tr> }
+                let label = field
+                    .map(|f| messages::field_label(lang, f))
+                    .filter(|label| *label != d.field)
+                    .map(|label| view! { {label}<br /> });
+                view! {
+                    <tr>
+                        <th scope="row" data-field=d.field.clone()>{label}<code>{d.field.clone()}</code></th>
+                        {cells}
+                    </tr>
+                }
             })
             .collect::<Vec<_>>()
     };
@@ -365,76 +364,4 @@ fn Distinct(
             {distinct}
         </Show>
     }
-}
-
-/// Memory per stage: a group of bars per stage, one per plan in its colour, and a dashed line per
-/// device memory; exact figures on hover.
-fn stage_chart(ctx: ResultsCtx, t: &Table, bars: &StageBars) -> AnyView {
-    let (plot_w, plot_h) = (W - LEFT - RIGHT, H - TOP - BOTTOM);
-    let x = move |frac: f64| LEFT + frac * plot_w;
-    let y = move |frac: f64| TOP + (1.0 - frac) * plot_h;
-    let groups = bars
-        .groups
-        .iter()
-        .map(|g| {
-            let stage = fill(ctx.tr(Key::cmp_stage_n), &[("n", &g.stage.to_string())]);
-            let rects = g
-                .bars
-                .iter()
-                .map(|b| {
-                    let title = format!("{} · {stage}: {}", t.label(ctx.lang(), b.plan), format::gib(b.bytes));
-                    view! {
-                        <rect class=format!("{}{}", t.tone(b.plan), if b.over { " over" } else { "" })
-                            x=format!("{:.1}", x(b.x_frac)) y=format!("{:.1}", y(b.height_frac))
-                            width=format!("{:.2}", b.width_frac * plot_w) height=format!("{:.2}", b.height_frac * plot_h)>
-                            <title>{title}</title>
-                        </rect>
-                    }
-                })
-                .collect_view();
-            let tick = g.labelled.then(|| {
-                view! {
-                    <text class="axis" x=format!("{:.1}", x(g.centre_frac)) y=H - 6.0 text-anchor="middle">
-                        {g.stage.to_string()}
-                    </text>
-                }
-            });
-            view! { <g data-testid="compare-stage">{rects}{tick}</g> }
-        })
-        .collect_view();
-    let lines = bars
-        .lines
-        .iter()
-        .map(|l| {
-            let text = fill(ctx.tr(Key::cmp_capacity), &[("bytes", &format::gib(l.bytes))]);
-            view! {
-                <g class="capacity">
-                    <line x1=LEFT x2=W - RIGHT y1=format!("{:.1}", y(l.y_frac)) y2=format!("{:.1}", y(l.y_frac)) />
-                    <text x=W - RIGHT - 2.0 y=format!("{:.1}", y(l.y_frac) - 4.0) text-anchor="end">{text}</text>
-                </g>
-            }
-        })
-        .collect_view();
-    let legend = (0..t.columns())
-        .map(|col| view! { <li><span class=format!("swatch {}", t.tone(col))></span>{t.label(ctx.lang(), col)}</li> })
-        .collect_view();
-    view! {
-        <figure class="chart compare-chart" data-testid="compare-chart">
-            <div class="chart-scroll">
-                <svg viewBox=format!("0 0 {W} {H}") role="img" aria-label=ctx.tr(Key::cmp_chart_label)>
-                    <line class="axis-line" x1=LEFT y1=TOP x2=LEFT y2=H - BOTTOM />
-                    <line class="axis-line" x1=LEFT y1=H - BOTTOM x2=W - RIGHT y2=H - BOTTOM />
-                    <text class="axis" x=LEFT - 4.0 y=TOP + 8.0 text-anchor="end">{format::gib(bars.scale_bytes)}</text>
-                    <text class="axis" x=LEFT - 4.0 y=H - BOTTOM text-anchor="end">"0"</text>
-                    {groups}
-                    {lines}
-                </svg>
-            </div>
-            <ul class="legend">
-                {legend}
-                <li class="muted">{ctx.tr(Key::cmp_stage_axis)}</li>
-            </ul>
-        </figure>
-    }
-    .into_any()
 }

@@ -10,8 +10,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use crate::chart::{self, BarLabel, Term, palette};
 use crate::components::chart_canvas::{
-    AXIS, Frame, GRID, INK, LABEL_CSS_PX, MUTED, PlotBox, color, draw_on, on_screen, pointer_at,
-    text_width_css,
+    Frame, INK, LABEL_CSS_PX, PlotBox, color, draw_on, gib_plot, on_screen, pointer_at, text_width_css,
 };
 use crate::components::chart_figure::{ChartData, Hover, HoverCanvas};
 use crate::components::results::use_results;
@@ -361,27 +360,8 @@ fn draw(frame: &Frame, c: &chart::MemoryChart, m: &MemoryReport, lang: Lang) -> 
     let n = c.bars.len().max(1);
     // The axis counts GiB; the bars' fractions scale to its top.
     let top = format::in_gib(c.scale_bytes);
-    let mut plot = ChartBuilder::on(&frame.root)
-        .margin_top(frame.px(16.0))
-        .margin_right(frame.px(6.0))
-        .y_label_area_size(frame.px(36.0))
-        .x_label_area_size(frame.px(36.0))
-        .build_cartesian_2d(-0.5..n as f64 - 0.5, 0.0..top)
-        .ok()?;
-    let label_font = frame.font(LABEL_CSS_PX, MUTED);
-    plot.configure_mesh()
-        .disable_x_mesh()
-        .x_labels(0)
-        .y_labels(5)
-        .y_label_formatter(&|gib| format::tick(*gib))
-        .y_label_style(label_font.clone())
-        .bold_line_style(GRID)
-        .light_line_style(TRANSPARENT)
-        .axis_style(AXIS)
-        .draw()
-        .ok()?;
+    let plot = gib_plot(frame, -0.5..n as f64 - 0.5, top, 36.0)?;
     let area = plot.plotting_area();
-    let _ = frame.root.draw(&Text::new(format::GIB, (frame.px(4.0), frame.px(2.0)), label_font.clone()));
     let (x_range, _) = area.get_pixel_range();
     let slot_px = f64::from(x_range.end - x_range.start) / n as f64;
     // Bars 70 % of their slot, at most 90 CSS pixels wide.

@@ -22,6 +22,7 @@ mod pareto_chart;
 mod plan_form;
 mod results;
 mod search_panel;
+mod stage_bars_chart;
 mod summary_bar;
 mod sweep_panel;
 mod time_panel;

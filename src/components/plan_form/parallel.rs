@@ -11,7 +11,7 @@ use super::moe::MoeKnobs;
 use super::recompute::RecomputeKnobs;
 use crate::components::{TextField, use_tr};
 use crate::form::{FormField, NumField};
-use crate::i18n::{Key, fill, t};
+use crate::i18n::{Key, fill};
 use crate::messages;
 
 /// The parallelism section: only what the framework and method take (`knobs::applies`); the switch
@@ -122,10 +122,7 @@ fn ParallelKnobs(
             (Key::par_cp_algo, "cp-algo-select"),
             CpAlgo::ALL,
             CpAlgo::wire,
-            |k, lang| match k {
-                CpAlgo::Ring => t(lang, Key::par_cp_algo_ring),
-                CpAlgo::AllToAll => t(lang, Key::par_cp_algo_alltoall),
-            },
+            |k, lang| messages::cp_algo_choice(lang, k),
             |f| f.parallel.cp_algo,
             |f, k| f.parallel.cp_algo = k,
         )
@@ -137,10 +134,7 @@ fn ParallelKnobs(
             (Key::par_fsdp, "fsdp-select"),
             Fsdp::ALL,
             Fsdp::wire,
-            |k, lang| match k {
-                Fsdp::None => t(lang, Key::par_fsdp_none),
-                k => k.wire(),
-            },
+            |k, lang| messages::fsdp_choice(lang, k),
             |f| f.parallel.fsdp,
             |f, k| f.parallel.fsdp = k,
         )

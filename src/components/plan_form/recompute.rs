@@ -10,7 +10,7 @@ use trainplan_core::plan::{AttentionImpl, PlanFile, RecomputeGranularity};
 use super::FormCtx;
 use super::controls::{ReadBool, WriteBool, check, enum_select, knob_slot, number, placeholder};
 use crate::form::NumField;
-use crate::i18n::{Key, t};
+use crate::i18n::Key;
 
 /// The recomputation knobs, inside the parallelism section.
 #[component]
@@ -29,16 +29,7 @@ pub fn RecomputeKnobs(
         (Key::rc_granularity, "recompute-select"),
         RecomputeGranularity::ALL,
         RecomputeGranularity::wire,
-        |g, lang| {
-            t(
-                lang,
-                match g {
-                    RecomputeGranularity::None => Key::rc_none,
-                    RecomputeGranularity::Selective => Key::rc_selective,
-                    RecomputeGranularity::Full => Key::rc_full,
-                },
-            )
-        },
+        |g, lang| crate::messages::recompute_choice(lang, g),
         |f| f.recompute.granularity,
         |f, g| f.recompute.granularity = g,
     );

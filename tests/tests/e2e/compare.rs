@@ -64,7 +64,7 @@ async fn column_shows(page: &Page, col: usize, plan: &Shown) -> WebDriverResult<
 /// Each plan's value of a setting that differs, from the comparison's table of them.
 async fn setting(page: &Page, field: &str) -> WebDriverResult<Vec<String>> {
     for row in page.driver.find_all(By::Css("[data-testid='compare-differences'] tbody tr")).await? {
-        if row.find(By::Css("th")).await?.text().await? == field {
+        if row.find(By::Css("th")).await?.attr("data-field").await?.as_deref() == Some(field) {
             let mut res = Vec::new();
             for cell in row.find_all(By::Css("td")).await? {
                 res.push(cell.text().await?);
@@ -128,12 +128,16 @@ async fn four_pinned_plans_are_compared_and_reopen_from_the_link() -> WebDriverR
     // The settings that differ: TP and PP, one column per plan.
     assert_eq!(setting(&page, "parallel.tp").await?, ["2", "1", "2", "1", "1"]);
     assert_eq!(setting(&page, "parallel.pp").await?, ["2", "1", "1", "2", "4"]);
-    // The chart: one group per stage of the deepest plan (PP 4), a bar per plan that has it.
+    // The chart: one group per stage of the deepest plan (PP 4), a bar per plan that has it, read
+    // from its table; pin 1 (TP 1, PP 1) is above its usable memory, and says so.
+    page.open_chart_data().await?;
     let groups = page.driver.find_all(By::Css("[data-testid='compare-stage']")).await?;
     assert_eq!(groups.len(), 4);
-    assert_eq!(groups[0].find_all(By::Css("rect")).await?.len(), 5);
-    assert_eq!(groups[1].find_all(By::Css("rect")).await?.len(), 3);
-    assert_eq!(groups[3].find_all(By::Css("rect")).await?.len(), 1);
+    assert_eq!(groups[0].find_all(By::Css("td[data-plan]")).await?.len(), 5);
+    assert_eq!(groups[1].find_all(By::Css("td[data-plan]")).await?.len(), 3);
+    assert_eq!(groups[3].find_all(By::Css("td[data-plan]")).await?.len(), 1);
+    let pin1 = groups[0].find(By::Css("td[data-plan='1']")).await?.text().await?;
+    assert!(pin1.ends_with("above usable"), "{pin1}");
     page.scroll_to("compare").await?;
     page.screenshot("en-compare-four").await?;
     page.scroll_to("compare-chart").await?;
@@ -143,6 +147,8 @@ async fn four_pinned_plans_are_compared_and_reopen_from_the_link() -> WebDriverR
     assert_eq!(page.text("compare-refused").await?, "最多只能固定 4 个方案，请先取消固定一个。");
     page.scroll_to("compare").await?;
     page.screenshot("zh-compare-four").await?;
+    page.scroll_to("compare-chart").await?;
+    page.screenshot("zh-compare-four-chart").await?;
 
     // The link holds all four pins; a fresh browser opens every one of them.
     let url = page.settled_url().await?;
