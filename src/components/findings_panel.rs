@@ -34,7 +34,8 @@ pub fn FindingsPanel() -> impl IntoView {
                 let text = messages::finding(ctx.lang(), &finding);
                 let fix = finding.fix.clone().map(|fix| {
                     let field = messages::field_label(ctx.lang(), fix.field);
-                    let label = fill(ctx.tr(Key::findings_apply), &[("field", &field), ("value", &fix.value.to_string())]);
+                    let value = messages::value_text(ctx.lang(), Some(fix.field), &fix.value);
+                    let label = fill(ctx.tr(Key::findings_apply), &[("field", &field), ("value", &value)]);
                     let apply = move |_| {
                         let Ok(current) = ctx.plan.get_untracked() else { return };
                         if let Ok(fixed) = rules::apply(&current, &fix) {
