@@ -1,6 +1,6 @@
 //! The page as a tool: results first with a summary bar that stays on screen, undo and redo through
-//! the browser's Back and Forward, the keyboard's way to the results, and only the knobs the
-//! framework takes.
+//! the browser's Back and Forward, the keyboard's way to the results, only the knobs the
+//! framework takes, and the search's plans readable on a phone.
 
 use thirtyfour::prelude::*;
 use trainplan_e2e::Page;
@@ -304,4 +304,34 @@ async fn the_summary_bar_stays_on_screen() -> WebDriverResult<()> {
         page.driver.quit().await?;
     }
     Ok(())
+}
+
+/// The search's plans on a phone (390 px): each a card, its figures on one line with its Apply
+/// button in view and its changes below at the card's full width (in a column of their own they
+/// broke inside every word, and the button sat off screen); in both languages.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_searchs_plans_read_on_a_phone() -> WebDriverResult<()> {
+    let chromedriver = trainplan_e2e::Chromedriver::start();
+    let page = open(&chromedriver, 390, 844).await?;
+    page.wait_text("params-total", |t| !t.is_empty()).await?;
+    page.click("search-run").await?;
+    page.wait_text("search-summary", |t| t.contains("plans tried")).await?;
+    let geometry = "const box = (css) => document.querySelector(css).getBoundingClientRect();
+        const row = box('[data-testid=search-row-0]');
+        const changes = box('[data-testid=search-row-0] .changes');
+        const apply = box('[data-testid=search-apply-0]');
+        return [row.width, changes.width, apply.right, document.documentElement.clientWidth];";
+    for (lang, shot) in [("en", "en-phone-search"), ("zh", "zh-phone-search")] {
+        if lang == "zh" {
+            page.click("lang-switch").await?;
+            page.wait_text("search-summary", |t| t.contains("方案")).await?;
+        }
+        page.scroll_to("search-row-0").await?;
+        let got = page.driver.execute(geometry, vec![]).await?.json().clone();
+        let [row, changes, apply_right, viewport] = [0, 1, 2, 3].map(|i| got[i].as_f64().unwrap_or(f64::NAN));
+        assert!(apply_right <= viewport, "{lang}: Apply ends at {apply_right} px of {viewport}");
+        assert!(0.8 * row < changes, "{lang}: the changes take {changes} of the card's {row} px");
+        page.screenshot(shot).await?;
+    }
+    page.driver.quit().await
 }
