@@ -970,7 +970,15 @@ fn model_states(ctx: &Ctx, dense: f64, expert: f64, linear_layers: f64, res: &mu
         }
         Path::Hf => {
             let states = zero_model_states(dense + expert, bytes, zero_stage(ctx), ctx.dp * ctx.cp);
-            res.weights_bytes = on_device(states.weights, offload_params && p.zero_stage.shards_params());
+            res.weights_bytes = match verl_keeps_parameters_whole(ctx) {
+                // The fp32 shard, and the whole model in the compute dtype from forward to backward.
+                true => {
+                    let n = dense + expert;
+                    (n * bytes.weights / (ctx.dp * ctx.cp) as f64) as u64
+                        + (n as u64).saturating_mul(BF16_BYTES)
+                }
+                false => on_device(states.weights, offload_params && p.zero_stage.shards_params()),
+            };
             // ZeRO-Offload keeps the gradient partitions with the optimizer on the host: the device
             // holds only the reduce buckets, counted with the buffers (DeepSpeed
             // `stage_1_and_2.py` / `stage3.py` with `offload_optimizer`: fp32 gradient partitions
@@ -991,6 +999,24 @@ fn model_states(ctx: &Ctx, dense: f64, expert: f64, linear_layers: f64, res: &mu
         );
         res.weights_bytes += reference.weights as u64;
     }
+}
+
+/// Whether the plan is VeRL's FSDP engine sharding the gradients and optimizer states alone
+/// (ZeRO-1 or 2: `reshard_after_forward: False`, `ShardingStrategy.SHARD_GRAD_OP`, verl 0.9.1
+/// `get_sharding_strategy`, verl/workers/engine/fsdp/utils.py). Under that strategy "parameters are
+/// sharded outside computation" too, and FSDP "unshards before the forward, does not reshard them
+/// after the forward, and only reshards them after the backward computation" (PyTorch
+/// `ShardingStrategy.SHARD_GRAD_OP`, torch/distributed/fsdp/api.py; FSDP2's
+/// `reshard_after_forward=False` alike), the unsharded parameters in the mixed precision's
+/// `param_dtype`, "the dtype for forward/backward computation" (FSDP2 `MixedPrecisionPolicy`), bf16
+/// in VeRL (`_build_fsdp_module`, verl/workers/engine/fsdp/transformer_impl.py). So a device holds
+/// the fp32 shard and, while it computes, a whole 16-bit copy: not the whole fp32 model.
+fn verl_keeps_parameters_whole(ctx: &Ctx) -> bool {
+    let plan = ctx.plan;
+    plan.framework == Framework::Verl
+        && ctx.path == Path::Hf
+        && plan.precision != Precision::Fp32
+        && matches!(plan.parallel.zero_stage.get(), 1 | 2)
 }
 
 /// The ZeRO stage whose sharding the plan's states follow: the HF path's own, or on the Megatron
@@ -2170,12 +2196,19 @@ fn rl_phases(ctx: &Ctx, stages: &[StageMemory]) -> Vec<PhaseMemory> {
         // passes: the parameters while the engine generates, the optimizer states until the
         // update (`BaseEngineCtx._context_switch`: eval mode loads the model alone, train mode the
         // model, gradients and optimizer; both offload them on exit), verl/workers/engine/base.py.
+        // VeRL's FSDP at ZeRO-1/2 holds its whole 16-bit copy only while it computes
+        // ([`verl_keeps_parameters_whole`]), not while the engine generates.
+        let whole_copy = match verl_keeps_parameters_whole(ctx) {
+            true => stage.params.saturating_mul(BF16_BYTES),
+            false => 0,
+        };
         let (w, o) = match phase {
             "rollout" if mindspeed_rl => (0, 0),
             "log_prob" if mindspeed_rl => (stage.weights_bytes, 0),
-            "rollout" => {
-                (unless(stage.weights_bytes, params_out), unless(stage.optimizer_bytes, optimizer_out))
-            }
+            "rollout" => (
+                unless(stage.weights_bytes.saturating_sub(whole_copy), params_out),
+                unless(stage.optimizer_bytes, optimizer_out),
+            ),
             "log_prob" => (stage.weights_bytes, unless(stage.optimizer_bytes, optimizer_out)),
             _ => (stage.weights_bytes, stage.optimizer_bytes),
         };

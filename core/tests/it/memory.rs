@@ -487,6 +487,36 @@ fn verl_fsdp_keeps_fp32_shards() {
     assert_eq!(part("rollout", "weights") + part("rollout", "optimizer"), v.weights + v.optimizer);
 }
 
+/// VeRL's FSDP engine at ZeRO-2 (`reshard_after_forward: False`, PyTorch's `SHARD_GRAD_OP`) shards
+/// its fp32 parameters outside computation as at ZeRO-3 and keeps them whole in bf16 from forward to
+/// backward; DeepSpeed's ZeRO-2 keeps the whole model in 16 bits with fp32 masters sharded. Qwen2.5-7B
+/// has 7,615,616,512 parameters (its Hugging Face checkpoint's count, which the catalog's exact
+/// count matches); on 8 H100 each device holds a 4-byte shard of 1/8 of them and, while it
+/// computes, 2 bytes of each: 3,807,808,256 + 15,231,233,024 bytes. The engine's rollout holds the
+/// shard alone (before: the whole fp32 model, 30.5 GB, in every phase).
+#[test]
+fn verl_zero2_shards_its_fp32_parameters_and_gathers_them_in_bf16() {
+    const N: u64 = 7_615_616_512;
+    let plan = Plan::from_json(
+        r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "parallel": {"zero_stage": 2}}"#,
+    )
+    .unwrap();
+    let report = evaluate(&plan);
+    assert_eq!(report.params.total, N);
+    let memory = report.memory;
+    assert_eq!(memory.dp, 8);
+    let stage = &memory.stages[0];
+    assert_eq!(stage.weights, N * 4 / 8 + N * 2);
+    let part = |phase: &str, name: &str| {
+        let parts = &memory.phases.iter().find(|p| p.phase == phase).unwrap().parts;
+        parts.iter().find(|x| x.part == name).map_or(0, |x| x.bytes)
+    };
+    assert_eq!(part("rollout", "weights"), N * 4 / 8);
+    assert_eq!(part("update", "weights"), stage.weights);
+    // Gradients and optimizer states sharded as at ZeRO-3: 4 and 8 bytes over 8 devices.
+    assert_eq!((stage.gradients, stage.optimizer), (N * 4 / 8, N * 8 / 8));
+}
+
 /// An RL plan on VeRL whose rollout does not fit is offered VeRL's own offload, which takes the
 /// optimizer states out of the rollout: Qwen2.5-32B GRPO on 8 H100 over TP 4 and PP 2 holds 12
 /// bytes a parameter of optimizer states (49 GB a device) beside the engine's 48 GB.
