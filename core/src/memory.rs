@@ -2172,9 +2172,18 @@ fn rl_phases(ctx: &Ctx, stages: &[StageMemory]) -> Vec<PhaseMemory> {
         // PPO's critic, the actor's size. VeRL's launch file offloads it as the actor (its engine
         // config takes the same `param_offload` and `optimizer_offload`): what it offloads is out
         // in every phase here, its own update taking what the actor's does, one after the other.
+        // VeRL's FSDP at ZeRO-1/2 holds its whole 16-bit copy only while it computes
+        // ([`verl_keeps_parameters_whole`]), not while the engine generates; the critic alike.
+        let whole_copy = match (phase, verl_keeps_parameters_whole(ctx)) {
+            ("rollout", true) => stage.params.saturating_mul(BF16_BYTES),
+            _ => 0,
+        };
         let critic = match plan.method {
-            Method::Ppo => unless(stage.weights_bytes.saturating_add(stage.gradients_bytes), params_out)
-                .saturating_add(unless(stage.optimizer_bytes, optimizer_out)),
+            Method::Ppo => unless(
+                stage.weights_bytes.saturating_sub(whole_copy).saturating_add(stage.gradients_bytes),
+                params_out,
+            )
+            .saturating_add(unless(stage.optimizer_bytes, optimizer_out)),
             _ => 0,
         };
         // The reference model: frozen bf16 weights, sharded as the actor's; with LoRA it is the
@@ -2196,12 +2205,6 @@ fn rl_phases(ctx: &Ctx, stages: &[StageMemory]) -> Vec<PhaseMemory> {
         // passes: the parameters while the engine generates, the optimizer states until the
         // update (`BaseEngineCtx._context_switch`: eval mode loads the model alone, train mode the
         // model, gradients and optimizer; both offload them on exit), verl/workers/engine/base.py.
-        // VeRL's FSDP at ZeRO-1/2 holds its whole 16-bit copy only while it computes
-        // ([`verl_keeps_parameters_whole`]), not while the engine generates.
-        let whole_copy = match verl_keeps_parameters_whole(ctx) {
-            true => stage.params.saturating_mul(BF16_BYTES),
-            false => 0,
-        };
         let (w, o) = match phase {
             "rollout" if mindspeed_rl => (0, 0),
             "log_prob" if mindspeed_rl => (stage.weights_bytes, 0),

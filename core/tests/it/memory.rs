@@ -515,6 +515,18 @@ fn verl_zero2_shards_its_fp32_parameters_and_gathers_them_in_bf16() {
     assert_eq!(part("update", "weights"), stage.weights);
     // Gradients and optimizer states sharded as at ZeRO-3: 4 and 8 bytes over 8 devices.
     assert_eq!((stage.gradients, stage.optimizer), (N * 4 / 8, N * 8 / 8));
+    // PPO's critic, the actor's size, is sharded alike: its shard alone while the engine generates.
+    let ppo = Plan::from_json(
+        r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "ppo", "parallel": {"zero_stage": 2}}"#,
+    )
+    .unwrap();
+    let memory = evaluate(&ppo).memory;
+    let critic = |phase: &str| {
+        let parts = &memory.phases.iter().find(|p| p.phase == phase).unwrap().parts;
+        parts.iter().find(|x| x.part == "critic").map_or(0, |x| x.bytes)
+    };
+    assert_eq!(critic("rollout"), N * 4 / 8 + N * 4 / 8 + N * 8 / 8);
+    assert_eq!(critic("update"), N * 4 / 8 + N * 2 + N * 4 / 8 + N * 8 / 8);
 }
 
 /// An RL plan on VeRL whose rollout does not fit is offered VeRL's own offload, which takes the
