@@ -427,6 +427,17 @@ async fn controls_are_labelled_keyboard_reachable_and_the_results_print() -> Web
     };
     assert_eq!(page.driver.execute(&shown("copy-link"), vec![]).await?.json().as_str(), Some("none"));
     assert_ne!(page.driver.execute(&shown("params-total"), vec![]).await?.json().as_str(), Some("none"));
+    // On paper the results column is wider than on screen: each chart scales as a whole, its box
+    // keeping its picture's proportions (it stretched sideways by half when its height stayed).
+    let shapes = "return [...document.querySelectorAll('canvas')].filter((c) => c.clientWidth > 0)
+        .map((c) => [c.clientWidth / c.clientHeight, c.width / c.height]);";
+    let shapes = page.driver.execute(shapes, vec![]).await?.json().clone();
+    let shapes = shapes.as_array().cloned().unwrap_or_default();
+    assert!(!shapes.is_empty());
+    for shape in &shapes {
+        let (shown, drawn) = (shape[0].as_f64().unwrap_or(0.0), shape[1].as_f64().unwrap_or(1.0));
+        assert!((shown / drawn - 1.0).abs() < 0.02, "a chart prints stretched: {shapes:?}");
+    }
     page.screenshot("en-print").await?;
     page.driver.quit().await
 }
