@@ -17,7 +17,7 @@ use trainplan_core::time::StepPart;
 
 use crate::chart::{self, LaneLabel, PassStyle, TimelineChart, Window, palette};
 use crate::components::chart_canvas::{
-    AXIS, Frame, INK, LABEL_CSS_PX, MUTED, PlotBox, Raster, draw_on, on_screen, pointer_at,
+    AXIS, Frame, INK, LABEL_CSS_PX, MUTED, PlotBox, Raster, draw_on, on_screen, pointer_at, text_width_css,
 };
 use crate::components::chart_figure::ChartData;
 use crate::components::results::use_results;
@@ -638,8 +638,17 @@ fn draw(frame: &Frame, c: &TimelineChart, window: Window, lang: Lang) -> Option<
         }
     }
     frame.put(&raster, (x_range.start, y_range.start));
-    for (text, at) in tick_labels {
-        let _ = frame.root.draw(&Text::new(text, at, label.clone()));
+    // A label centred on a tick near the right edge would be cut there: it ends at the edge instead,
+    // and is left out if it would then meet the label before it.
+    let (right, gap) = (frame.px(frame.width_css), frame.px(4.0));
+    let mut taken_to = i32::MIN;
+    for (text, (x, y)) in tick_labels {
+        let half = frame.px(text_width_css(&text, LABEL_CSS_PX) / 2.0);
+        let x = x.min(right - half - frame.px(1.0));
+        if taken_to.saturating_add(gap) <= x - half {
+            taken_to = x + half;
+            let _ = frame.root.draw(&Text::new(text, (x, y), label.clone()));
+        }
     }
     let _ = frame
         .root
