@@ -290,8 +290,9 @@ pub type BreakdownReport = crate::time::Breakdown;
 pub struct ScheduleReport {
     /// `1f1b`, `interleaved`, `gpipe` or `zb-h1`.
     pub name: &'static str,
-    /// The pipeline bubble as a share of the step, in [0, 1): idle time over ranks × step,
-    /// (p − 1)/(m + p − 1) for 1F1B with equal stages.
+    /// The stages' idle share of the pipeline's time, in [0, 1): idle time over ranks × makespan,
+    /// (p − 1)/(m + p − 1) for 1F1B with equal stages; with uneven stages it also holds the
+    /// others' waits for the busiest (whose own idle time is the breakdown's `bubble_seconds`).
     pub bubble_fraction: f64,
     /// Idle over busy time, the bubble as Narayanan et al. 2021 state it: (p − 1)/m for 1F1B with
     /// equal stages. Unbounded (DeepSeek-V3's 61 layers on few micro-batches exceed 1).

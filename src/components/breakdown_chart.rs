@@ -104,10 +104,16 @@ pub fn BreakdownChart() -> impl IntoView {
             })
             .collect_view()
     };
+    // Where the pipeline has a bubble: whose view the causes are, as the timeline's title averages
+    // the stages' idle time instead.
+    let piped = move || bars().iter().any(|b| b.cause == Cause::Bubble);
     view! {
         <h3>{move || ctx.tr(Key::bd_title)}</h3>
         <figure class="chart canvas-chart" data-testid="breakdown-chart">
             <HoverCanvas hover=hover label=Key::bd_title on_move=on_move readout_testid="breakdown-readout" readout=readout />
+            <Show when=piped>
+                <p class="muted" data-testid="breakdown-note">{move || ctx.tr(Key::bd_busiest_note)}</p>
+            </Show>
             <ChartData>
                 <table class="breakdown" data-testid="time-breakdown">
                     <thead>

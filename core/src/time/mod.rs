@@ -413,7 +413,7 @@ pub struct Breakdown {
     pub ep_comm_seconds: f64,
     /// Pipeline sends and receives on the critical path.
     pub pp_comm_seconds: f64,
-    /// Pipeline bubble.
+    /// Pipeline bubble: the busiest stage's idle time, what the bubble adds to the step.
     pub bubble_seconds: f64,
     /// Data-parallel gradient reduction (and ZeRO-3 gathers) not hidden.
     pub dp_comm_seconds: f64,
