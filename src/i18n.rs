@@ -490,8 +490,8 @@ texts! {
     advice_zero_stage => "One ZeRO stage up: shard more of the model states over data-parallel ranks.", "ZeRO 升一级：把更多模型状态切分到数据并行各卡。";
     advice_zero_stage_down => "One ZeRO stage down: memory allows it, and fewer shards communicate less.", "ZeRO 降一级：显存够用，切分越少通信越少。";
     advice_zero_stage_3 => "ZeRO-3: shard parameters, gradients and optimizer states.", "ZeRO-3：参数、梯度、优化器状态全部切分。";
-    advice_offload_optimizer => "ZeRO-3 with the optimizer on the host: 12 of every 16 bytes per parameter leave the device, at the cost of PCIe transfers.", "ZeRO-3 并把优化器卸载到主机：每个参数 16 字节中的 12 字节离开显存，代价是 PCIe 传输。";
-    advice_offload_params => "ZeRO-3 with optimizer and parameters on the host (ZeRO-Infinity): the least device memory, the slowest step.", "ZeRO-3 并把优化器和参数都卸载到主机（ZeRO-Infinity）：显存最省，速度最慢。";
+    advice_offload_optimizer => "ZeRO-3 with the optimizer states on the host: they leave the device, at the cost of PCIe transfers.", "ZeRO-3 并把优化器状态卸载到主机：它们离开显存，代价是 PCIe 传输。";
+    advice_offload_params => "ZeRO-3 with the optimizer states and the parameters on the host: the least device memory, the slowest step.", "ZeRO-3 并把优化器状态和参数都卸载到主机：显存最省，速度最慢。";
     advice_recompute_selective => "Selective recomputation: recompute the attention core instead of storing it.", "选择性重计算：重算注意力核心部分而不保存。";
     advice_recompute_full => "Full recomputation: store only each layer's input, recompute the rest in backward.", "完全重计算：只保存每层输入，反向时重算其余部分。";
     advice_recompute_less => "Recompute less: memory allows storing the activations, saving the extra forward.", "减少重计算：显存够保存激活，省掉多出来的前向。";
@@ -506,7 +506,7 @@ texts! {
     advice_pp_over_tp => "Double PP: each device holds half the layers.", "PP 加倍：每张卡只放一半的层。";
     advice_cp_algo => "The other context-parallel exchange (ring ↔ all-to-all) runs faster here.", "换用另一种 CP 通信方式（环形 ↔ all-to-all），这里更快。";
     advice_stack_megatron => "A model this size on this many devices trains fastest on Megatron/MindSpeed with TP and the distributed optimizer.", "这个规模的模型和集群，用 Megatron/MindSpeed 的 TP 加分布式优化器训练最快。";
-    advice_cheap_together => "The nearly free memory moves together: distributed optimizer, sequence parallelism, swap attention.", "几乎不耗时的省显存手段一起用：分布式优化器、序列并行、swap attention。";
+    advice_cheap_together => "The nearly free memory moves, all at once (the settings below).", "把几乎不耗时的省显存手段一起用上（见下方设置）。";
     advice_verl_ulysses => "Ulysses sequence parallelism for long VeRL sequences (SP 2).", "长序列 VeRL 用 Ulysses 序列并行（SP 2）。";
     advice_rollout_tp_down => "Halve the rollout engine's TP.", "推理引擎 TP 减半。";
     advice_rollout_tp_up => "Double the rollout engine's TP.", "推理引擎 TP 加倍。";
@@ -523,8 +523,8 @@ texts! {
     advice_why_zero_stage => "ZeRO-1 shards optimizer states, ZeRO-2 also gradients, ZeRO-3 also parameters over the data-parallel ranks. Each stage saves memory; ZeRO-3 adds a parameter all-gather per forward and backward.", "ZeRO-1 切分优化器状态，ZeRO-2 再切梯度，ZeRO-3 再切参数，均分到数据并行各卡。每升一级省显存；ZeRO-3 每次前向和反向都要额外 all-gather 参数。";
     advice_why_zero_stage_down => "Every ZeRO stage adds communication: if memory allows, a lower stage spends less time gathering and scattering.", "每一级 ZeRO 都增加通信：显存允许时，低一级可少花时间在聚合与切分上。";
     advice_why_zero_stage_3 => "With 16 bytes per parameter for mixed-precision Adam, ZeRO-3 leaves 16/N per device on N data-parallel ranks: the largest saving short of offloading.", "混合精度 Adam 每参数 16 字节，ZeRO-3 在 N 个数据并行卡上每卡只剩 16/N：不卸载时最省的做法。";
-    advice_why_offload_optimizer => "The fp32 master weights and Adam moments (12 bytes per parameter) move to host memory and the CPU runs the update. The step waits for PCIe transfers, so it is slower, but a model several times larger fits.", "fp32 主权重和 Adam 状态（每参数 12 字节）移到主机内存，由 CPU 完成更新。每步要等 PCIe 传输，变慢，但能放下大几倍的模型。";
-    advice_why_offload_params => "ZeRO-Infinity also keeps the 16-bit parameters on the host and fetches each layer when needed: device memory holds little more than activations, at the cost of host traffic every micro-batch.", "ZeRO-Infinity 连 16 位参数也放在主机上，按层取用：显存几乎只剩激活，代价是每个微批都有主机传输。";
+    advice_why_offload_optimizer => "DeepSpeed moves the fp32 master weights and Adam moments (12 bytes per parameter) to host memory and the CPU runs the update; VeRL keeps its Adam moments (8 bytes) on the host between updates and brings them back for each. The step waits for PCIe transfers, so it is slower, but a much larger model fits.", "DeepSpeed 把 fp32 主权重和 Adam 状态（每参数 12 字节）移到主机内存，由 CPU 完成更新；VeRL 在两次更新之间把 Adam 状态（8 字节）放在主机上，每次更新前再取回。每步要等 PCIe 传输，变慢，但能放下大得多的模型。";
+    advice_why_offload_params => "The parameters go to the host too: DeepSpeed's ZeRO-Infinity fetches each layer when needed, at the cost of host traffic every micro-batch; VeRL loads them for each of its passes and offloads them after, so its rollout holds none.", "参数也放到主机上：DeepSpeed 的 ZeRO-Infinity 按层取用，代价是每个微批都有主机传输；VeRL 在每个阶段计算前载入、算完卸载，推理生成时显存里不留参数。";
     advice_why_recompute_selective => "Attention's softmax and dropout outputs are large (they grow with sequence²) but cheap to compute again: selective recomputation drops them and reruns only that part in backward.", "注意力的 softmax 和 dropout 输出很大（随序列长度平方增长）但重算很便宜：选择性重计算丢弃它们，反向时只重算这一部分。";
     advice_why_recompute_full => "Full recomputation keeps only each layer's input and reruns the whole forward during backward: activations shrink to a sliver, compute grows by about a third.", "完全重计算只保留每层输入，反向时重跑整个前向：激活几乎全省，计算量约增加三分之一。";
     advice_why_recompute_less => "Recomputation trades time for memory. With memory to spare, storing the activations removes the extra forward pass from every step.", "重计算是用时间换显存。显存有富余时保存激活，每步都能省掉多出的一次前向。";
