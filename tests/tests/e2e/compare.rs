@@ -138,6 +138,16 @@ async fn four_pinned_plans_are_compared_and_reopen_from_the_link() -> WebDriverR
     assert_eq!(groups[3].find_all(By::Css("td[data-plan]")).await?.len(), 1);
     let pin1 = groups[0].find(By::Css("td[data-plan='1']")).await?.text().await?;
     assert!(pin1.ends_with("above usable"), "{pin1}");
+    // The pointer over the chart's middle reads out a stage's bars, as its table row gives them.
+    let canvas = page.el("compare-chart").await?.query(By::Css("canvas")).first().await?;
+    page.driver.action_chain().move_to_element_center(&canvas).perform().await?;
+    let readout = page.wait_text("compare-readout", |t| t.starts_with("Stage ")).await?;
+    let stage: usize = readout["Stage ".len()..].split(':').next().and_then(|n| n.parse().ok()).unwrap_or(99);
+    assert!(stage < 4, "{readout}");
+    for cell in groups[stage].find_all(By::Css("td[data-plan]")).await? {
+        let figure = cell.text().await?;
+        assert!(readout.contains(&figure), "{readout} lacks {figure}");
+    }
     page.scroll_to("compare").await?;
     page.screenshot("en-compare-four").await?;
     page.scroll_to("compare-chart").await?;
