@@ -602,6 +602,10 @@ texts! {
     logcal_peak => "Peak memory {peak} allocated (the runtime context is added before fitting).", "显存峰值 {peak}（已分配；拟合前另加运行时上下文）。";
     logcal_mean_prompt => "Prompts of {n} tokens on average (prompt_length/mean): now the plan's mean prompt length.", "prompt 平均 {n} 个 token（prompt_length/mean）：已设为方案的平均 prompt 长度。";
     logcal_mean_response => "Responses of {n} tokens on average (response_length/mean): now the plan's mean response length.", "回答平均 {n} 个 token（response_length/mean）：已设为方案的平均回答长度。";
+    logcal_other_framework => "This log reads as {source}, and this plan runs {framework}: is it this plan's log? It was fitted all the same.", "这份日志看起来来自 {source}，而当前方案用的是 {framework}：确认是这个方案的日志吗？仍已按它拟合。";
+    logcal_source_megatron => "a Megatron-LM or MindSpeed run", "Megatron-LM 或 MindSpeed 的运行";
+    logcal_source_hf => "an HF Trainer (LLaMA-Factory) run", "HF Trainer（LLaMA-Factory）的运行";
+    logcal_source_verl => "a VeRL run", "VeRL 的运行";
     logcal_fitted => "Fitted: this plan now predicts the log's step time and peak.", "已拟合：当前方案的预测已与日志的单步时间和显存峰值一致。";
     logcal_unrecognized => "No training log lines recognized. Paste Megatron-LM or MindSpeed-LLM lines with “elapsed time per iteration (ms)”, HF Trainer output with “s/it” or “train_runtime”, or VeRL lines with “timing_s/step”.", "未识别到训练日志。请粘贴含 “elapsed time per iteration (ms)” 的 Megatron-LM 或 MindSpeed-LLM 日志行、含 “s/it” 或 “train_runtime” 的 HF Trainer 输出，或含 “timing_s/step” 的 VeRL 日志行。";
     logcal_nothing => "Read {what}, but they give no step time or peak memory: paste the lines with “elapsed time per iteration”, “s/it”, “train_runtime”, “timing_s/step” or “max allocated”.", "已读取：{what}，但其中没有单步时间或显存峰值。请粘贴含 “elapsed time per iteration”、“s/it”、“train_runtime”、“timing_s/step” 或 “max allocated” 的行。";

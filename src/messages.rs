@@ -488,6 +488,16 @@ fn arg(lang: Lang, name: &str, value: &str) -> String {
     }
 }
 
+/// Whose run a log's lines read as, in words.
+pub fn log_source_key(source: trainplan_core::logparse::LogSource) -> Key {
+    use trainplan_core::logparse::LogSource;
+    match source {
+        LogSource::Megatron => Key::logcal_source_megatron,
+        LogSource::HfTrainer => Key::logcal_source_hf,
+        LogSource::Verl => Key::logcal_source_verl,
+    }
+}
+
 /// Plan changes as the page says them: `TP (tensor) = 4, Distributed optimizer = on`.
 pub fn changes(lang: Lang, fixes: &[trainplan_core::report::Fix]) -> String {
     fixes

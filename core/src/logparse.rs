@@ -12,7 +12,7 @@
 
 use std::fmt;
 
-use crate::plan::{CalibrationFile, Plan};
+use crate::plan::{CalibrationFile, Framework, Plan};
 
 /// What a pasted log gave.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -271,6 +271,55 @@ pub fn logged_means(plan: &Plan, log: &LogSummary) -> (Option<u32>, Option<u32>)
         mean.filter(|_| rl).map(|mean| mean.round().clamp(1.0, f64::from(u32::MAX)) as u32)
     };
     (whole(log.mean_prompt_tokens), whole(log.mean_response_tokens))
+}
+
+/// Whose log a pasted one reads as, by the lines only one family of frameworks prints.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LogSource {
+    /// Megatron's iteration lines (`training_log`: Megatron-LM, MindSpeed-LLM, MindSpeed-RL).
+    Megatron,
+    /// The HF Trainer's log dictionaries (LLaMA-Factory, a DeepSpeed script through transformers).
+    HfTrainer,
+    /// VeRL's `step:N - …` metrics (either engine).
+    Verl,
+}
+
+impl LogSource {
+    /// The frameworks whose runs print such lines.
+    fn printed_by(self, framework: Framework) -> bool {
+        match self {
+            LogSource::Megatron => {
+                matches!(framework, Framework::Megatron | Framework::MindSpeedLlm | Framework::MindSpeedRl)
+            }
+            LogSource::HfTrainer => matches!(framework, Framework::LlamaFactory | Framework::DeepSpeed),
+            LogSource::Verl => framework.is_verl(),
+        }
+    }
+}
+
+/// The family a log's own lines name when the plan's framework prints none of them: a log of
+/// another run, which calibrating this plan from would fit the wrong run's figures. `None` when
+/// the log has a line the plan's framework prints, or only lines any framework's run may
+/// (memory reports, progress bars).
+///
+/// ```
+/// use trainplan_core::{Plan, logparse::{self, LogSource}};
+/// let log = logparse::parse("step:1 - timing_s/step:19.5 - perf/max_memory_allocated_gb:40.1")?;
+/// let plan = Plan::from_json(r#"{"model": "qwen2.5-7b"}"#).unwrap();
+/// assert_eq!(logparse::another_frameworks_log(&plan, &log), Some(LogSource::Verl));
+/// # Ok::<(), logparse::LogError>(())
+/// ```
+pub fn another_frameworks_log(plan: &Plan, log: &LogSummary) -> Option<LogSource> {
+    let sources = [
+        (log.megatron_lines, LogSource::Megatron),
+        (log.hf_lines, LogSource::HfTrainer),
+        (log.verl_lines, LogSource::Verl),
+    ];
+    let present = || sources.iter().filter(|&&(n, _)| 0 < n).map(|&(_, source)| source);
+    match present().any(|source| source.printed_by(plan.framework)) {
+        true => None,
+        false => present().next(),
+    }
 }
 
 const MIB: f64 = (1u64 << 20) as f64;

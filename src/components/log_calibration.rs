@@ -2,19 +2,20 @@
 //! printed (`logparse`) and fits the plan's calibration to them; the page says what it read.
 
 use leptos::prelude::*;
-use trainplan_core::logparse::{self, LogError, LogSummary};
+use trainplan_core::logparse::{self, LogError, LogSource, LogSummary};
 
 use crate::components::results::use_results;
 use crate::form::NumField;
-use crate::format;
-use crate::i18n::{Key, Lang, fill};
+use crate::i18n::{Key, Lang, fill, t};
+use crate::{format, messages};
 
 /// What the last fit said.
 #[derive(Clone, Debug, PartialEq)]
 enum Outcome {
     /// The log was read and the plan calibrated to it, with the RL prompts' and responses' mean
-    /// lengths it took.
-    Fitted(LogSummary, (Option<u32>, Option<u32>)),
+    /// lengths it took, and whose run the log reads as where the plan's framework prints none of
+    /// its lines.
+    Fitted(LogSummary, (Option<u32>, Option<u32>), Option<(LogSource, &'static str)>),
     /// The log gave nothing to fit.
     Refused(LogError),
     /// The plan is not valid.
@@ -37,6 +38,8 @@ pub fn LogCalibration() -> impl IntoView {
             Ok(summary) => {
                 let fitted = logparse::calibrate(&plan, &summary);
                 let means = logparse::logged_means(&plan, &summary);
+                let other =
+                    logparse::another_frameworks_log(&plan, &summary).map(|s| (s, plan.framework.name()));
                 ctx.form.update(|f| {
                     f.file.calibration = fitted;
                     // The form's typed text is what the plan takes (`PlanForm::to_plan`).
@@ -48,29 +51,12 @@ pub fn LogCalibration() -> impl IntoView {
                         }
                     }
                 });
-                Outcome::Fitted(summary, means)
+                Outcome::Fitted(summary, means, other)
             }
             Err(err) => Outcome::Refused(err),
         }));
     };
-    let recognized = move |s: &LogSummary| {
-        let sep = match ctx.lang() {
-            Lang::En => ", ",
-            Lang::Zh => "、",
-        };
-        [
-            (s.megatron_lines, Key::logcal_megatron),
-            (s.memory_lines, Key::logcal_memory),
-            (s.hf_lines, Key::logcal_hf),
-            (s.progress_lines, Key::logcal_progress),
-            (s.verl_lines, Key::logcal_verl),
-        ]
-        .into_iter()
-        .filter(|&(n, _)| 0 < n)
-        .map(|(n, key)| fill(ctx.tr(key), &[("n", &format::count(n as u64))]))
-        .collect::<Vec<_>>()
-        .join(sep)
-    };
+    let recognized = move |s: &LogSummary| recognized(ctx.lang(), s);
     let message = move || {
         outcome.with(|o| {
             let lines: Vec<(String, bool)> = match o.as_ref()? {
@@ -81,9 +67,14 @@ pub fn LogCalibration() -> impl IntoView {
                 Outcome::Refused(LogError::NothingToFit(s)) => {
                     vec![(fill(ctx.tr(Key::logcal_nothing), &[("what", &recognized(s))]), true)]
                 }
-                Outcome::Fitted(s, (prompt, response)) => {
+                Outcome::Fitted(s, (prompt, response), other) => {
                     let mut lines =
                         vec![(fill(ctx.tr(Key::logcal_found), &[("what", &recognized(s))]), false)];
+                    if let Some((source, framework)) = other {
+                        let source = ctx.tr(messages::log_source_key(*source));
+                        let args = [("source", source), ("framework", *framework)];
+                        lines.push((fill(ctx.tr(Key::logcal_other_framework), &args), true));
+                    }
                     if let Some(step) = s.step_seconds {
                         let used = s.step_samples - s.skipped;
                         lines.push((
@@ -142,4 +133,24 @@ pub fn LogCalibration() -> impl IntoView {
             <div data-testid="logcal-result" role="status">{message}</div>
         </section>
     }
+}
+
+/// What a log's lines were recognized as, in words: `Megatron iteration lines: 5, memory reports: 1`.
+fn recognized(lang: Lang, s: &LogSummary) -> String {
+    let sep = match lang {
+        Lang::En => ", ",
+        Lang::Zh => "、",
+    };
+    [
+        (s.megatron_lines, Key::logcal_megatron),
+        (s.memory_lines, Key::logcal_memory),
+        (s.hf_lines, Key::logcal_hf),
+        (s.progress_lines, Key::logcal_progress),
+        (s.verl_lines, Key::logcal_verl),
+    ]
+    .into_iter()
+    .filter(|&(n, _)| 0 < n)
+    .map(|(n, key)| fill(t(lang, key), &[("n", &format::count(n as u64))]))
+    .collect::<Vec<_>>()
+    .join(sep)
 }

@@ -257,6 +257,12 @@ fn calibrate(parser: &mut lexopt::Parser) -> Result<(), String> {
         trainplan_core::logparse::parse(&read_input(&log_path)?).map_err(|e| format!("{log_path}: {e}"))?;
     eprintln!("trainplan: {log_path}: {}", log.recognized());
     eprintln!("trainplan: {log_path}: read {}", log.figures());
+    if let Some(source) = trainplan_core::logparse::another_frameworks_log(&plan, &log) {
+        eprintln!(
+            "trainplan: {log_path}: reads as a {source:?} run's log, and the plan runs {}: fitted all the same",
+            plan.framework.name()
+        );
+    }
     let (prompt, response) = trainplan_core::logparse::logged_means(&plan, &log);
     for (key, mean) in [("mean_prompt_length", prompt), ("mean_response_length", response)] {
         if let Some(mean) = mean {

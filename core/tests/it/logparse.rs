@@ -258,3 +258,33 @@ fn an_rl_log_gives_the_plan_its_mean_response_and_the_fit_the_rest() {
     let sft = Plan::from_json(r#"{"model": "qwen2.5-7b"}"#).unwrap();
     assert_eq!(logparse::logged_means(&sft, &s), (None, None));
 }
+
+/// A log of another framework's run is named, so the page can say so before it fits this plan to
+/// it: Megatron's iteration lines for a LLaMA-Factory plan, the HF Trainer's dictionaries or
+/// VeRL's metrics for a Megatron one. Lines every run may print (memory reports, progress bars)
+/// name nobody, and a log with one line the plan's framework prints passes.
+#[test]
+fn a_log_of_another_frameworks_run_is_named() {
+    use logparse::LogSource;
+    let plan = |framework: &str| {
+        Plan::from_json(&format!(r#"{{"model": "qwen2.5-7b", "framework": "{framework}"}}"#)).unwrap()
+    };
+    let megatron = [megatron_line(10, 9100.0, 200.0), megatron_line(20, 6200.0, 210.0)].join("\n");
+    let hf = "{'loss': 1.4142, 'grad_norm': 0.7071, 'learning_rate': 1e-05, 'epoch': 0.05}\n{'train_runtime': 3601.2, 'train_samples_per_second': 17.77, 'train_steps_per_second': 0.278, 'train_loss': 1.02, 'epoch': 3.0}";
+    let verl = "step:1 - timing_s/step:61.0 - perf/max_memory_allocated_gb:52.25\nstep:2 - timing_s/step:62.5 - perf/max_memory_allocated_gb:51.0";
+    let memory = memory_line(0, 40_000.0);
+    let named = |framework: &str, log: &str| {
+        logparse::another_frameworks_log(&plan(framework), &logparse::parse(log).unwrap())
+    };
+    assert_eq!(named("llamafactory", &megatron), Some(LogSource::Megatron));
+    assert_eq!(named("verl", &megatron), Some(LogSource::Megatron));
+    assert_eq!(named("megatron", hf), Some(LogSource::HfTrainer));
+    assert_eq!(named("mindspeed-llm", verl), Some(LogSource::Verl));
+    for framework in ["megatron", "mindspeed-llm"] {
+        assert_eq!(named(framework, &megatron), None, "{framework}");
+    }
+    assert_eq!(named("deepspeed", hf), None);
+    assert_eq!(named("verl-megatron", verl), None);
+    assert_eq!(named("llamafactory", &memory), None);
+    assert_eq!(named("llamafactory", &format!("{megatron}\n{hf}")), None);
+}

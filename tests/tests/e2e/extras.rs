@@ -164,7 +164,8 @@ async fn the_sweep_table_finds_what_fits() -> WebDriverResult<()> {
 }
 
 /// A pasted Megatron log calibrates the plan: the step time shown moves to the log's; text that
-/// is no log is refused with what the box takes.
+/// is no log is refused with what the box takes. The plan runs LLaMA-Factory, which prints no
+/// Megatron iteration lines: the page asks whether it is this plan's log.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_pasted_megatron_log_calibrates_the_plan() -> WebDriverResult<()> {
     let chromedriver = Chromedriver::start();
@@ -182,6 +183,10 @@ async fn a_pasted_megatron_log_calibrates_the_plan() -> WebDriverResult<()> {
     let read = page.wait_text("logcal-result", |t| t.contains("Fitted")).await?;
     assert!(read.contains("Megatron iteration lines: 5") && read.contains("memory reports: 1"), "{read}");
     assert!(read.contains("1 warm-up steps left out"), "{read}");
+    assert!(
+        read.contains("reads as a Megatron-LM or MindSpeed run, and this plan runs LLaMA-Factory"),
+        "{read}"
+    );
     let seconds = |t: &str| number(t);
     let shown = seconds(&page.wait_text("step-time", |t| (seconds(t) / measured - 1.0).abs() < 0.01).await?);
     assert!((shown / measured - 1.0).abs() < 0.01, "step {shown} s, the log's {measured} s");
@@ -190,7 +195,8 @@ async fn a_pasted_megatron_log_calibrates_the_plan() -> WebDriverResult<()> {
     page.scroll_to("logcal-title").await?;
     page.screenshot("en-log-calibration").await?;
     page.click("lang-switch").await?;
-    page.wait_text("logcal-result", |t| t.contains("已拟合")).await?;
+    let read = page.wait_text("logcal-result", |t| t.contains("已拟合")).await?;
+    assert!(read.contains("这份日志看起来来自 Megatron-LM 或 MindSpeed 的运行"), "{read}");
     page.scroll_to("logcal-title").await?;
     page.screenshot("zh-log-calibration").await?;
     page.driver.quit().await
@@ -227,6 +233,8 @@ async fn a_pasted_verl_log_sets_the_mean_response() -> WebDriverResult<()> {
     let read = page.wait_text("logcal-result", |t| t.contains("Fitted")).await?;
     assert!(read.contains("Responses of 299 tokens on average"), "{read}");
     assert!(read.contains("Prompts of 103 tokens on average"), "{read}");
+    // VeRL's own metrics for a VeRL plan: nothing to ask.
+    assert!(!read.contains("This log reads as"), "{read}");
     let plan = plan_of(&page).await?;
     assert_eq!((plan.rl.mean_prompt_length, plan.rl.mean_response_length), (103, 299));
     assert!((evaluate(&plan).time.step_seconds / measured - 1.0).abs() < 1e-3);
