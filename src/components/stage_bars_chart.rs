@@ -20,7 +20,7 @@ use crate::i18n::{Key, Lang, fill, t};
 
 /// Each column's colour, by its tone (the current plan 0, pin n n): the `.tone-n` swatches of
 /// style/main.css.
-pub const TONES: [Rgb; 5] = [palette::NAVY, palette::ORANGE, palette::TEAL, palette::PURPLE, palette::BRICK];
+const TONES: [Rgb; 5] = [palette::NAVY, palette::ORANGE, palette::TEAL, palette::PURPLE, palette::BRICK];
 
 /// The chart's bars and the comparison they come from.
 #[derive(Clone, Debug, PartialEq)]
@@ -209,4 +209,19 @@ fn draw(frame: &Frame, s: &Shown, lang: Lang) -> Option<PlotBox> {
         let _ = frame.root.draw(&Text::new(g.stage.to_string(), (px, bottom + frame.px(5.0)), style.clone()));
     }
     Some(PlotBox::of(frame, area.get_pixel_range()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::TONES;
+
+    /// The legend's swatches (style/main.css `.tone-n`) are the bars' colours.
+    #[test]
+    fn the_legends_swatches_are_the_bars_colours() {
+        let css = include_str!("../../style/main.css");
+        for (n, (r, g, b)) in TONES.iter().enumerate() {
+            let rule = format!(".tone-{n} {{ background: #{r:02x}{g:02x}{b:02x}; }}");
+            assert!(css.contains(&rule), "style/main.css lacks `{rule}`");
+        }
+    }
 }
