@@ -99,10 +99,18 @@ fn megatron_switches(ctx: &Ctx) -> Vec<Candidate> {
     }
     // TP communication pipelined with GEMMs: Transformer Engine's userbuffers (Megatron
     // `--tp-comm-overlap`), or Ascend CoC (MindSpeed docs/zh/features/communication-over-computation.md).
-    if megatron && 1 < ctx.tp && p.sequence_parallel && !p.tp_comm_overlap && plan.method != Method::Lora {
+    // Both need sequence parallelism, which it turns on where the plan has it off (it costs no
+    // time: the same volume as reduce-scatter and all-gather), so a plan without it is shown what
+    // the overlap gains.
+    if megatron && 1 < ctx.tp && !p.tp_comm_overlap && plan.method != Method::Lora {
         let code =
             if plan.hardware.hw.vendor == Vendor::Ascend { Move::AscendCoc } else { Move::TpCommOverlap };
-        res.push(candidate(code, vec![fix(Field::ParallelTpCommOverlap, true)]));
+        let mut changes = Vec::new();
+        if !p.sequence_parallel {
+            changes.push(fix(Field::ParallelSequenceParallel, true));
+        }
+        changes.push(fix(Field::ParallelTpCommOverlap, true));
+        res.push(candidate(code, changes));
     }
     // MindSpeed's fused RMSNorm, SwiGLU and RoPE kernels (docs/zh/features/rms_norm.md, swiglu.md,
     // rotary-embedding.md), when the plan runs without them.

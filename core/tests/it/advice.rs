@@ -280,3 +280,26 @@ fn megatron_fp8_is_told_its_low_precision_states() {
     assert_eq!(fields, ["parallel.grad_reduce_bf16", "parallel.fp8_param_gather"]);
     assert_eq!(together.peak_delta_bytes, -2 * (8_030_261_248 + 6_979_321_856));
 }
+
+/// TP communication overlapped with the GEMMs (Transformer Engine's userbuffers, Ascend's CoC)
+/// needs sequence parallelism; a TP plan without it is offered both at once, a plan the framework's
+/// rules take, rather than nothing: Qwen2.5-72B full SFT on 32 910B with TP 8 and PP 4.
+#[test]
+fn a_tp_plan_without_sequence_parallelism_is_offered_the_overlap_with_it() {
+    let plan = plan(
+        r#"{"model": "qwen2.5-72b", "hardware": "ascend-910b2", "framework": "mindspeed-llm", "method": "sft-full",
+            "cluster": {"nodes": 4}, "parallel": {"tp": 8, "pp": 4}}"#,
+    );
+    assert!(!plan.parallel.sequence_parallel);
+    let advice = advice::advise(&plan);
+    let a = advice.iter().find(|a| a.code == advice::Move::AscendCoc).expect("offered");
+    let fields: Vec<&str> = a.changes.iter().map(|c| c.field.path()).collect();
+    assert_eq!(fields, ["parallel.sequence_parallel", "parallel.tp_comm_overlap"]);
+    let after = trainplan_core::rules::apply_all(&plan, &a.changes).unwrap();
+    assert_eq!(errors(&after), 0);
+    assert!(a.fits && 0.0 < a.speed_delta_frac, "{a:?}");
+    // With sequence parallelism already on, the overlap alone.
+    let sp = trainplan_core::rules::apply(&plan, &a.changes[0]).unwrap();
+    let b = advice::advise(&sp).into_iter().find(|a| a.code == advice::Move::AscendCoc).expect("offered");
+    assert_eq!(b.changes, a.changes[1..]);
+}
