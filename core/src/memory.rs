@@ -970,15 +970,12 @@ fn model_states(ctx: &Ctx, dense: f64, expert: f64, linear_layers: f64, res: &mu
         }
         Path::Hf => {
             let states = zero_model_states(dense + expert, bytes, zero_stage(ctx), ctx.dp * ctx.cp);
-            res.weights_bytes = match verl_keeps_parameters_whole(ctx) {
+            res.weights_bytes = match verl_keeps_parameters_whole(plan) {
                 // The fp32 shard, and the whole model in the compute dtype from forward to backward.
-                true => {
-                    let n = dense + expert;
-                    (n * bytes.weights / (ctx.dp * ctx.cp) as f64) as u64
-                        + (n as u64).saturating_mul(BF16_BYTES)
-                }
+                true => ((dense + expert) * bytes.weights / (ctx.dp * ctx.cp) as f64) as u64,
                 false => on_device(states.weights, offload_params && p.zero_stage.shards_params()),
-            };
+            }
+            .saturating_add(verl_compute_copy_bytes(plan, ctx.summary, (dense + expert) as u64));
             // ZeRO-Offload keeps the gradient partitions with the optimizer on the host: the device
             // holds only the reduce buckets, counted with the buffers (DeepSpeed
             // `stage_1_and_2.py` / `stage3.py` with `offload_optimizer`: fp32 gradient partitions
@@ -1011,12 +1008,41 @@ fn model_states(ctx: &Ctx, dense: f64, expert: f64, linear_layers: f64, res: &mu
 /// `param_dtype`, "the dtype for forward/backward computation" (FSDP2 `MixedPrecisionPolicy`), bf16
 /// in VeRL (`_build_fsdp_module`, verl/workers/engine/fsdp/transformer_impl.py). So a device holds
 /// the fp32 shard and, while it computes, a whole 16-bit copy: not the whole fp32 model.
-fn verl_keeps_parameters_whole(ctx: &Ctx) -> bool {
-    let plan = ctx.plan;
+fn verl_keeps_parameters_whole(plan: &Plan) -> bool {
     plan.framework == Framework::Verl
-        && ctx.path == Path::Hf
         && plan.precision != Precision::Fp32
         && matches!(plan.parallel.zero_stage.get(), 1 | 2)
+}
+
+/// The bytes VeRL's FSDP engine (not training LoRA) holds in the compute dtype while it computes,
+/// beyond its fp32 shards, for a stage of `params` parameters: at ZeRO-1/2 the whole model
+/// ([`verl_keeps_parameters_whole`]); at ZeRO-3 and ZeRO-0 (one FSDP unit a decoder layer, the rest
+/// in the root's: `get_fsdp_wrap_policy`, verl/utils/fsdp_utils.py) the root's embedding, final
+/// norm and untied head, which FSDP does not free after forward ("Do not free the root's
+/// parameters in the post-forward for `FULL_SHARD` with the intention that they are immediately
+/// used for backward computation": PyTorch `_post_forward_reshard`,
+/// torch/distributed/fsdp/_runtime_utils.py); the decoder layers' gathered copies, two at a time,
+/// are counted with the buffers. Not while the engine generates ([`rl_phases`]).
+fn verl_compute_copy_bytes(plan: &Plan, summary: &model::Summary, params: u64) -> u64 {
+    if plan.framework != Framework::Verl || plan.precision == Precision::Fp32 || plan.trains_lora() {
+        return 0;
+    }
+    let copied = match verl_keeps_parameters_whole(plan) {
+        true => params,
+        false => {
+            summary.counts.embedding.saturating_add(summary.final_norm).saturating_add(summary.counts.head)
+        }
+    };
+    copied.saturating_mul(BF16_BYTES)
+}
+
+/// The part of a VeRL FSDP stage's weights that is its compute-dtype copy
+/// ([`verl_compute_copy_bytes`]): freed between passes, so not what its offload moves.
+pub fn verl_compute_copy(plan: &Plan, stage: &StageMemory) -> u64 {
+    match plan.framework == Framework::Verl {
+        true => verl_compute_copy_bytes(plan, &ModelFacts::recent(plan).summary, stage.params),
+        false => 0,
+    }
 }
 
 /// The ZeRO stage whose sharding the plan's states follow: the HF path's own, or on the Megatron
@@ -2172,10 +2198,10 @@ fn rl_phases(ctx: &Ctx, stages: &[StageMemory]) -> Vec<PhaseMemory> {
         // PPO's critic, the actor's size. VeRL's launch file offloads it as the actor (its engine
         // config takes the same `param_offload` and `optimizer_offload`): what it offloads is out
         // in every phase here, its own update taking what the actor's does, one after the other.
-        // VeRL's FSDP at ZeRO-1/2 holds its whole 16-bit copy only while it computes
-        // ([`verl_keeps_parameters_whole`]), not while the engine generates; the critic alike.
-        let whole_copy = match (phase, verl_keeps_parameters_whole(ctx)) {
-            ("rollout", true) => stage.params.saturating_mul(BF16_BYTES),
+        // VeRL's FSDP holds its 16-bit copies only while it computes ([`verl_compute_copy_bytes`]),
+        // not while the engine generates; the critic alike.
+        let whole_copy = match phase {
+            "rollout" => verl_compute_copy_bytes(plan, ctx.summary, stage.params),
             _ => 0,
         };
         let critic = match plan.method {

@@ -96,8 +96,10 @@ fn verl_offload_seconds(ctx: &Ctx, mem: &memory::Memory) -> f64 {
     }
     let most =
         |bytes: fn(&memory::StageMemory) -> u64| mem.stages.iter().map(bytes).max().unwrap_or(0) as f64;
+    // The compute-dtype copy VeRL's FSDP engine keeps while it computes is freed, not moved.
+    let moved = mem.stages.iter().map(|s| s.weights_bytes.saturating_sub(memory::verl_compute_copy(plan, s)));
     let params = match p.offload_params {
-        true => 4.0 * most(|s| s.weights_bytes) + 2.0 * most(|s| s.gradients_bytes),
+        true => 4.0 * moved.max().unwrap_or(0) as f64 + 2.0 * most(|s| s.gradients_bytes),
         false => 0.0,
     };
     let optimizer = match p.offload_optimizer {
