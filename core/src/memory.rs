@@ -1036,8 +1036,9 @@ fn verl_compute_copy_bytes(plan: &Plan, summary: &model::Summary, params: u64) -
     copied.saturating_mul(BF16_BYTES)
 }
 
-/// The part of a VeRL FSDP stage's weights that is its compute-dtype copy
-/// ([`verl_compute_copy_bytes`]): freed between passes, so not what its offload moves.
+/// The part of a VeRL FSDP stage's weights that is its compute-dtype copy (at ZeRO-1/2 the whole
+/// model, at ZeRO-3 and 0 the root unit's embedding, final norm and head, 2 bytes each): freed
+/// between passes, so not what its offload moves.
 pub fn verl_compute_copy(plan: &Plan, stage: &StageMemory) -> u64 {
     match plan.framework == Framework::Verl {
         true => verl_compute_copy_bytes(plan, &ModelFacts::recent(plan).summary, stage.params),
