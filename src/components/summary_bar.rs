@@ -42,9 +42,11 @@ pub fn SummaryBar() -> impl IntoView {
     let context = move || {
         context.get().map(|(name, devices, run)| {
             view! {
+                // What runs before where: on a phone the line is cut at the screen's edge, and
+                // the framework and method matter more there than the device's full name.
                 <span class="summary-model" data-testid="summary-model">{name}</span>
-                <span data-testid="summary-devices">{devices}</span>
                 <span data-testid="summary-run">{run}</span>
+                <span data-testid="summary-devices">{devices}</span>
             }
         })
     };
