@@ -2048,7 +2048,15 @@ fn buffers(ctx: &Ctx) -> u64 {
     let groups =
         [ctx.tp, ctx.pp, ctx.dp, ctx.cp, ctx.ep * ctx.etp].into_iter().filter(|&g| 1 < g).count() as u64;
     let mut res = groups * per_group;
-    if ctx.path == Path::Hf && ctx.plan.parallel.zero_stage.shards_params() && 1 < ctx.dp {
+    // VeRL's FSDP engine unshards each decoder layer's unit in bf16 to compute it, sharded or not
+    // (at ZeRO-0 over a group of one: the cast is the unsharding), and frees it after: two units
+    // at a time, the one computing and the one prefetched. At ZeRO-1/2 the whole model's copy is
+    // counted with the weights instead ([`verl_compute_copy_bytes`]).
+    let verl_units = ctx.plan.framework == Framework::Verl
+        && ctx.plan.precision != Precision::Fp32
+        && !ctx.plan.trains_lora()
+        && !verl_keeps_parameters_whole(ctx.plan);
+    if (ctx.path == Path::Hf && ctx.plan.parallel.zero_stage.shards_params() && 1 < ctx.dp) || verl_units {
         // ZeRO-3 gathers a layer's full parameters to compute it, and prefetches the next:
         // two layers in bf16 (`stage3_prefetch_bucket_size`, `stage3_max_live_parameters`).
         let layers = &ctx.summary.layers;

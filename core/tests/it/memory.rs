@@ -1406,3 +1406,24 @@ fn a_gptq_moe_checkpoint_packs_its_experts_too() {
     let weights = report.memory.stages[0].weights as f64;
     assert!((weights - expected).abs() < 1e3, "{weights} against {expected}");
 }
+
+/// VeRL's FSDP engine unshards each decoder layer's unit in bf16 to compute it and frees it after,
+/// two at a time, at ZeRO-0 too (over a group of one the unsharding is the cast from fp32); at
+/// ZeRO-2 the whole model's copy stands in for them. A Qwen2.5-7B layer has 233,057,792 parameters
+/// (its config.json: q 3,584 × 3,584 and k, v 3,584 × 512 with biases, o 3,584 × 3,584, the MLP
+/// 3 × 3,584 × 18,944, two norms of 3,584), so the buffers differ by 2 × 2 bytes of that.
+#[test]
+fn verl_zero0_unshards_two_layers_in_bf16() {
+    const LAYER: u64 =
+        (3_584 * 3_584 + 3_584) + 2 * (3_584 * 512 + 512) + 3_584 * 3_584 + 3 * 3_584 * 18_944 + 2 * 3_584;
+    assert_eq!(LAYER, 233_057_792);
+    let buffers = |zero: u8| {
+        let plan = Plan::from_json(&format!(
+            r#"{{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "parallel": {{"zero_stage": {zero}}}}}"#
+        ))
+        .unwrap();
+        evaluate(&plan).memory.stages[0].buffers
+    };
+    assert_eq!(buffers(0) - buffers(2), 2 * LAYER * 2);
+    assert_eq!(buffers(3), buffers(0));
+}
