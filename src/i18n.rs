@@ -135,6 +135,7 @@ texts! {
     knobs_show_all => "Show every knob", "显示全部设置项";
     knobs_hidden => "{n} settings {framework} does not take are hidden.", "已隐藏 {n} 项 {framework} 不支持的设置。";
     knobs_not_framework => "{framework} has no such setting; only {frameworks} do.", "{framework} 没有此设置，仅 {frameworks} 支持。";
+    knobs_not_vendor => "Read on Ascend devices only (Ascend's packaged LLaMA-Factory).", "仅在昇腾设备上读取（昇腾打包的 LLaMA-Factory）。";
     knobs_not_method => "{method} does not use this setting; it is for {methods}.", "{method} 用不到此设置，它仅用于{methods}。";
     header_reset => "Reset", "重置";
     header_reset_title => "Start again from the default plan; your imported models and devices stay listed.", "回到默认方案；已导入的模型和自定义设备仍保留在列表中。";

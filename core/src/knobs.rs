@@ -282,6 +282,17 @@ impl Knob {
     }
 }
 
+/// Whether the framework reads `knob` on a device of `vendor`: every knob but one is read
+/// wherever its framework runs. LLaMA-Factory's `recompute_layers_ratio` is read by Ascend's
+/// packaged LLaMA-Factory alone; upstream's parser refuses keys it does not know
+/// (`_parse_args`, src/llamafactory/hparams/parser.py; rule llamafactory.layers_ratio_upstream).
+pub fn read_on(knob: Knob, vendor: crate::hardware::Vendor) -> bool {
+    match knob {
+        Knob::LayersRatio => vendor == crate::hardware::Vendor::Ascend,
+        _ => true,
+    }
+}
+
 /// Whether `knob` applies to a plan on `framework` training with `method`.
 ///
 /// # Example

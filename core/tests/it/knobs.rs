@@ -250,3 +250,17 @@ fn the_page_shows_what_each_framework_takes() {
     assert!(applies(MindSpeedRl, Method::Grpo, Knob::RlBlocking).yes());
     assert!(!applies(Verl, Method::Grpo, Knob::RlBlocking).yes());
 }
+
+/// LLaMA-Factory's `recompute_layers_ratio` is read by Ascend's packaged LLaMA-Factory alone
+/// (upstream's parser refuses keys it does not know); every other knob wherever its framework runs.
+#[test]
+fn one_knob_is_read_on_ascend_alone() {
+    use trainplan_core::hardware::Vendor;
+    use trainplan_core::knobs::{Knob, read_on};
+    for &knob in Knob::ALL.iter() {
+        let on_ascend_only = knob == Knob::LayersRatio;
+        assert!(read_on(knob, Vendor::Ascend), "{knob:?}");
+        assert_eq!(read_on(knob, Vendor::Nvidia), !on_ascend_only, "{knob:?}");
+        assert_eq!(read_on(knob, Vendor::Other), !on_ascend_only, "{knob:?}");
+    }
+}

@@ -129,15 +129,23 @@ fn knob_slot_erased(ctx: FormCtx, knob: Knob, control: Arc<dyn Fn() -> AnyView +
     let lang = use_lang();
     let (form, show_all) = (ctx.form, ctx.show_all);
     let applies = move || form.with(|f| knobs::applies(f.file.framework, f.file.method, knob));
+    // A knob its framework reads on another vendor's devices only (the core says which): off here
+    // while the plan's device is not one of them.
+    let read_here =
+        move || ctx.plan.with(|p| p.as_ref().map_or(true, |p| knobs::read_on(knob, p.hardware.hw.vendor)));
+    let taken = move || applies().yes() && read_here();
     let why = move || {
         let lang = lang.get();
-        form.with(|f| why_not(lang, f.file.framework.name(), tr_method(lang, f), applies()))
+        match applies() {
+            Applies::Yes => t(lang, Key::knobs_not_vendor).to_owned(),
+            not => form.with(|f| why_not(lang, f.file.framework.name(), tr_method(lang, f), not)),
+        }
     };
     view! {
-        <Show when=move || show_all.get() || applies().yes()>
-            <fieldset class="knob" disabled=move || !applies().yes() data-knob=knob.path()>
+        <Show when=move || show_all.get() || taken()>
+            <fieldset class="knob" disabled=move || !taken() data-knob=knob.path()>
                 {control()}
-                <Show when=move || !applies().yes()>
+                <Show when=move || !taken()>
                     <p class="knob-why" data-testid=format!("knob-why-{}", knob.path())>{why}</p>
                 </Show>
             </fieldset>

@@ -173,9 +173,11 @@ async fn a_llamafactory_plan_shows_only_its_knobs() -> WebDriverResult<()> {
     {
         assert!(!page.has(testid).await?, "{testid} is shown for LLaMA-Factory");
     }
-    for testid in ["zero-select", "offload-opt-check", "offload-params-check", "layers-ratio-input"] {
+    for testid in ["zero-select", "offload-opt-check", "offload-params-check"] {
         assert!(page.has(testid).await?, "{testid} is missing for LLaMA-Factory");
     }
+    // The recomputed layers' ratio is read by Ascend's packaged LLaMA-Factory alone: not on an H100.
+    assert!(!page.has("layers-ratio-input").await?, "layers-ratio-input is shown on an H100");
     let hidden = page.text("knobs-hidden").await?;
     assert!(hidden.contains("LLaMA-Factory does not take are hidden"), "{hidden}");
     page.scroll_to("show-all-knobs").await?;
@@ -186,6 +188,8 @@ async fn a_llamafactory_plan_shows_only_its_knobs() -> WebDriverResult<()> {
     assert_eq!(page.driver.execute(disabled, vec![]).await?.json().as_bool(), Some(true));
     let why = page.text("knob-why-parallel.vpp").await?;
     assert!(why.starts_with("LLaMA-Factory has no such setting; only Megatron-LM"), "{why}");
+    let why = page.text("knob-why-recompute.layers_ratio").await?;
+    assert!(why.starts_with("Read on Ascend devices only"), "{why}");
     assert!(page.has("dist-opt-check").await?);
     page.scroll_to("show-all-knobs").await?;
     page.screenshot("en-llamafactory-every-knob").await?;
@@ -196,6 +200,12 @@ async fn a_llamafactory_plan_shows_only_its_knobs() -> WebDriverResult<()> {
     page.click("show-all-knobs").await?;
     assert!(page.wait_text("knobs-hidden", |t| t.contains("已隐藏")).await?.contains("LLaMA-Factory"));
     page.screenshot("zh-llamafactory-form").await?;
+
+    // On an Ascend 910B the ratio is LLaMA-Factory's again.
+    page.choose("hardware-select", "ascend-910b2").await?;
+    page.wait_text("summary-devices", |t| t.contains("910B")).await?;
+    assert!(page.has("layers-ratio-input").await?, "layers-ratio-input is missing on a 910B");
+    page.choose("hardware-select", "h100-sxm-80g").await?;
 
     // Megatron-LM takes them: shown and enabled without the switch.
     page.choose("framework-select", "megatron").await?;
