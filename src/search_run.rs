@@ -210,10 +210,11 @@ pub fn warm_up() {
     }
 }
 
-/// The plan the first worker searches once when it loads, its results unsent: a Megatron pretraining search
-/// (7,800 plans; memory, rules, pipeline schedules), so that the engine's code is compiled to speed
-/// before the first real search, which otherwise runs about twice as slow (measured in Chromium:
-/// 317–391 ms for the first 70B search on 1,024 devices, 125–184 ms for the next ones).
+/// The plan the first worker searches once when it loads, its results unsent: a Megatron
+/// pretraining search (7,800 plans; memory, rules, pipeline schedules), so that the engine's code
+/// is compiled to speed before the first real search, which otherwise runs about twice as slow
+/// (measured in Chromium: 317–391 ms for the first 70B search on 1,024 devices, 125–184 ms for the
+/// next ones).
 const WARM_UP_PLAN: &str = r#"{"model": "llama-3.1-70b", "framework": "megatron", "method": "pretrain",
     "cluster": {"nodes": 4}, "batch": {"global_batch": 64, "seq_len": 4096}}"#;
 

@@ -1014,6 +1014,12 @@ fn verl_keeps_parameters_whole(plan: &Plan) -> bool {
         && matches!(plan.parallel.zero_stage.get(), 1 | 2)
 }
 
+/// Whether the plan is VeRL's FSDP engine over fp32 parameters, computing on 16-bit copies of them
+/// (`param_dtype`): not in fp32, and not training LoRA (whose frozen base is 16-bit already).
+fn verl_casts_to_compute(plan: &Plan) -> bool {
+    plan.framework == Framework::Verl && plan.precision != Precision::Fp32 && !plan.trains_lora()
+}
+
 /// The bytes VeRL's FSDP engine (not training LoRA) holds in the compute dtype while it computes,
 /// beyond its fp32 shards, for a stage of `params` parameters: at ZeRO-1/2 the whole model
 /// ([`verl_keeps_parameters_whole`]); at ZeRO-3 and ZeRO-0 (one FSDP unit a decoder layer, the rest
@@ -1024,7 +1030,7 @@ fn verl_keeps_parameters_whole(plan: &Plan) -> bool {
 /// torch/distributed/fsdp/_runtime_utils.py); the decoder layers' gathered copies, two at a time,
 /// are counted with the buffers. Not while the engine generates ([`rl_phases`]).
 fn verl_compute_copy_bytes(plan: &Plan, summary: &model::Summary, params: u64) -> u64 {
-    if plan.framework != Framework::Verl || plan.precision == Precision::Fp32 || plan.trains_lora() {
+    if !verl_casts_to_compute(plan) {
         return 0;
     }
     let copied = match verl_keeps_parameters_whole(plan) {
@@ -1040,7 +1046,7 @@ fn verl_compute_copy_bytes(plan: &Plan, summary: &model::Summary, params: u64) -
 /// model, at ZeRO-3 and 0 the root unit's embedding, final norm and head, 2 bytes each): freed
 /// between passes, so not what its offload moves.
 pub fn verl_compute_copy(plan: &Plan, stage: &StageMemory) -> u64 {
-    match plan.framework == Framework::Verl {
+    match verl_casts_to_compute(plan) {
         true => verl_compute_copy_bytes(plan, &ModelFacts::recent(plan).summary, stage.params),
         false => 0,
     }
@@ -2052,10 +2058,7 @@ fn buffers(ctx: &Ctx) -> u64 {
     // (at ZeRO-0 over a group of one: the cast is the unsharding), and frees it after: two units
     // at a time, the one computing and the one prefetched. At ZeRO-1/2 the whole model's copy is
     // counted with the weights instead ([`verl_compute_copy_bytes`]).
-    let verl_units = ctx.plan.framework == Framework::Verl
-        && ctx.plan.precision != Precision::Fp32
-        && !ctx.plan.trains_lora()
-        && !verl_keeps_parameters_whole(ctx.plan);
+    let verl_units = verl_casts_to_compute(ctx.plan) && !verl_keeps_parameters_whole(ctx.plan);
     if (ctx.path == Path::Hf && ctx.plan.parallel.zero_stage.shards_params() && 1 < ctx.dp) || verl_units {
         // ZeRO-3 gathers a layer's full parameters to compute it, and prefetches the next:
         // two layers in bf16 (`stage3_prefetch_bucket_size`, `stage3_max_live_parameters`).

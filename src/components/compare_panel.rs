@@ -38,7 +38,12 @@ impl Table {
     /// The colour of a column's plan: the current plan's own, each pin its own, whether or not the
     /// current plan is shown.
     pub(super) fn tone(&self, col: usize) -> String {
-        format!("tone-{}", self.pin_of(col).map_or(0, |pin| pin + 1))
+        format!("tone-{}", self.tone_index(col))
+    }
+
+    /// A column's tone by number: 0 the current plan, n pin n.
+    pub(super) fn tone_index(&self, col: usize) -> usize {
+        self.pin_of(col).map_or(0, |pin| pin + 1)
     }
 
     pub(super) fn columns(&self) -> usize {

@@ -3,6 +3,7 @@
 
 use leptos::prelude::*;
 use trainplan_core::logparse::{self, LogError, LogSource, LogSummary};
+use trainplan_core::plan::Framework;
 
 use crate::components::results::use_results;
 use crate::form::NumField;
@@ -15,7 +16,7 @@ enum Outcome {
     /// The log was read and the plan calibrated to it, with the RL prompts' and responses' mean
     /// lengths it took, and whose run the log reads as where the plan's framework prints none of
     /// its lines.
-    Fitted(LogSummary, (Option<u32>, Option<u32>), Option<(LogSource, &'static str)>),
+    Fitted(LogSummary, (Option<u32>, Option<u32>), Option<(LogSource, Framework)>),
     /// The log gave nothing to fit.
     Refused(LogError),
     /// The plan is not valid.
@@ -38,8 +39,7 @@ pub fn LogCalibration() -> impl IntoView {
             Ok(summary) => {
                 let fitted = logparse::calibrate(&plan, &summary);
                 let means = logparse::logged_means(&plan, &summary);
-                let other =
-                    logparse::another_frameworks_log(&plan, &summary).map(|s| (s, plan.framework.name()));
+                let other = logparse::another_frameworks_log(&plan, &summary).map(|s| (s, plan.framework));
                 ctx.form.update(|f| {
                     f.file.calibration = fitted;
                     // The form's typed text is what the plan takes (`PlanForm::to_plan`).
@@ -72,7 +72,7 @@ pub fn LogCalibration() -> impl IntoView {
                         vec![(fill(ctx.tr(Key::logcal_found), &[("what", &recognized(s))]), false)];
                     if let Some((source, framework)) = other {
                         let source = ctx.tr(messages::log_source_key(*source));
-                        let args = [("source", source), ("framework", *framework)];
+                        let args = [("source", source), ("framework", framework.name())];
                         lines.push((fill(ctx.tr(Key::logcal_other_framework), &args), true));
                     }
                     if let Some(step) = s.step_seconds {

@@ -160,7 +160,7 @@ fn draw(frame: &Frame, s: &Shown, lang: Lang) -> Option<PlotBox> {
     let area = plot.plotting_area();
     for g in &b.groups {
         for bar in &g.bars {
-            let tone = s.table.pin_of(bar.plan).map_or(0, |pin| pin + 1);
+            let tone = s.table.tone_index(bar.plan);
             let corners = [(bar.x_frac, 0.0), (bar.x_frac + bar.width_frac, bar.height_frac * top)];
             let _ = area.draw(&Rectangle::new(corners, color(TONES[tone % TONES.len()]).filled()));
             if bar.over {
