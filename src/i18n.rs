@@ -75,6 +75,7 @@ texts! {
     app_tagline => "Plan a large-model training run before you queue it", "在排队之前，先把大模型训练规划清楚";
     header_switch_to => "中文", "English";
     header_switch_label => "Switch the interface to Chinese", "将界面切换为英文";
+    part_not_loaded => "This part of the page did not load (the connection dropped, or the page was updated meanwhile): reload the page to see it.", "页面的这一部分未能加载（网络中断，或页面已在此期间更新）：请刷新页面后查看。";
     header_copy_link => "Copy link", "复制链接";
     header_copied => "Link copied", "链接已复制";
     header_copy_failed => "Copy the address from the box", "请从地址框中复制";

@@ -8,6 +8,7 @@ mod chart_canvas;
 mod chart_figure;
 mod compare_panel;
 mod cost_panel;
+mod deferred;
 mod export_panel;
 mod findings_panel;
 mod hardware_picker;

@@ -6,7 +6,9 @@ use trainplan_core::catalog;
 use trainplan_core::hf;
 use trainplan_core::plan::ModelField;
 use wasm_bindgen::JsCast;
+use wasm_split_helpers::{SplitLoaderError, wasm_split};
 
+use crate::components::deferred::deferred;
 use crate::components::{use_lang, use_tr};
 use crate::form::PlanForm;
 use crate::i18n::{Key, fill};
@@ -134,9 +136,18 @@ pub fn ModelPicker(
                     {move || tr(Key::model_source)} ": " {source}
                 </p>
             </Show>
-            <ConfigImport form=form saved=saved />
+            {deferred(load_config_import(), move || config_import(form, saved))}
         </section>
     }
+}
+
+/// [`ConfigImport`] in a module of its own (`deferred`): it is needed only to import a model.
+#[wasm_split(config_import, fallible, preload(load_config_import))]
+fn config_import(
+    form: RwSignal<PlanForm>,
+    saved: RwSignal<Vec<storage::SavedModel>>,
+) -> Result<AnyView, SplitLoaderError> {
+    Ok(view! { <ConfigImport form=form saved=saved /> }.into_any())
 }
 
 /// Import a model from its config.json, pasted or from a file; a model read is remembered with the

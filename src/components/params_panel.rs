@@ -3,10 +3,12 @@
 //! files, the parameter counts and the weights per device.
 
 use leptos::prelude::*;
+use wasm_split_helpers::{SplitLoaderError, wasm_split};
 
 use crate::components::advice_panel::AdvicePanel;
 use crate::components::compare_panel::ComparePanel;
 use crate::components::cost_panel::CostPanel;
+use crate::components::deferred::deferred;
 use crate::components::findings_panel::FindingsPanel;
 use crate::components::launch_panel::LaunchPanel;
 use crate::components::memory_chart::MemoryPanel;
@@ -35,19 +37,30 @@ pub fn ParamsPanel() -> impl IntoView {
                 <div id=FINDINGS_ID class="findings-section" tabindex="-1">
                     <FindingsPanel />
                 </div>
-                <div class="deferred" class:updating=updating aria-busy=move || updating.get().to_string()>
-                    <AdvicePanel />
-                </div>
-                <ComparePanel />
-                <SearchPanel />
-                <SweepPanel />
-                <CostPanel />
-                <LaunchPanel />
-                <ParamCounts />
-                <DeviceWeights />
+                {deferred(load_results_below(), move || results_below(updating))}
             </section>
         </Show>
     }
+}
+
+/// The results below the findings, in a module of their own (`deferred`): the advice, comparison,
+/// search, sweep, cost, launch files, parameter counts and the weights per device. `updating` dims
+/// the advice while it is about to follow the plan.
+#[wasm_split(results_below, fallible, preload(load_results_below))]
+fn results_below(updating: Memo<bool>) -> Result<AnyView, SplitLoaderError> {
+    Ok(view! {
+        <div class="deferred" class:updating=updating aria-busy=move || updating.get().to_string()>
+            <AdvicePanel />
+        </div>
+        <ComparePanel />
+        <SearchPanel />
+        <SweepPanel />
+        <CostPanel />
+        <LaunchPanel />
+        <ParamCounts />
+        <DeviceWeights />
+    }
+    .into_any())
 }
 
 /// The results read most, right below the summary bar: the memory chart and the step's timeline,

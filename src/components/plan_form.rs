@@ -13,7 +13,9 @@ mod training;
 use leptos::prelude::*;
 use trainplan_core::Plan;
 use trainplan_core::knobs::{self, Knob};
+use wasm_split_helpers::{SplitLoaderError, wasm_split};
 
+use crate::components::deferred::deferred;
 use crate::components::hardware_picker::HardwarePicker;
 use crate::components::log_calibration::LogCalibration;
 use crate::components::model_picker::ModelPicker;
@@ -74,8 +76,17 @@ pub fn PlanFormPanel(
             <TrainingSection ctx=ctx />
             <ParallelSection ctx=ctx />
             <RlSection ctx=ctx />
-            <CalibrationPanel ctx=ctx />
-            <LogCalibration />
+            {deferred(load_calibration(), move || calibration(ctx))}
         </div>
     }
+}
+
+/// Calibration, from typed figures or a pasted training log, in a module of its own (`deferred`).
+#[wasm_split(calibration, fallible, preload(load_calibration))]
+fn calibration(ctx: FormCtx) -> Result<AnyView, SplitLoaderError> {
+    Ok(view! {
+        <CalibrationPanel ctx=ctx />
+        <LogCalibration />
+    }
+    .into_any())
 }

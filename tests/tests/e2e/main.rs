@@ -966,3 +966,51 @@ async fn a_keystroke_redraws_the_heaviest_plan_quickly() -> WebDriverResult<()> 
     assert!(paint_median < 120.0, "keystrokes took {paint_median:.0} ms (median) to paint: {rows:?}");
     page.driver.quit().await
 }
+
+/// The results below the findings are a module of their own, fetched once the plan is drawn. A build
+/// whose module is missing (the connection dropped, or a new build replaced the files meanwhile) says
+/// so where they would be, in the page's language, and the plan above, the form and the other parts
+/// work on.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_part_that_does_not_load_says_so_and_the_plan_stays() -> WebDriverResult<()> {
+    let built = dist_dir();
+    let dir = std::env::temp_dir().join(format!("trainplan-e2e-{}-no-part", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut removed = 0;
+    for entry in std::fs::read_dir(&built).unwrap() {
+        let entry = entry.unwrap();
+        let name = entry.file_name().to_string_lossy().into_owned();
+        match name.starts_with("trainplan-part-results_below-") {
+            true => removed += 1,
+            false if entry.path().is_file() => {
+                std::fs::copy(entry.path(), dir.join(&name)).unwrap();
+            }
+            false => {}
+        }
+    }
+    assert_eq!(removed, 1, "the build has one module for the results below the findings");
+    let chromedriver = Chromedriver::start();
+    let page = Page { driver: browser(&chromedriver, 1280, 1000).await? };
+    page.driver.goto(&serve_dir(&dir)).await?;
+
+    let said = page.wait_text("part-not-loaded", |t| !t.is_empty()).await?;
+    assert!(said.starts_with("This part of the page did not load"), "{said}");
+    assert!(!page.has("params-total").await?, "the missing part's panels are not there");
+    // The plan, the form and the parts that did load work on.
+    let devices = page.wait_text("summary-devices", |t| !t.is_empty()).await?;
+    assert!(devices.starts_with('1'), "{devices}");
+    page.type_into("nodes-input", "2").await?;
+    page.wait_text("n-devices", |t| t == "16").await?;
+    page.wait_text("summary-devices", |t| t.starts_with('2')).await?;
+    assert!(page.has("logcal-text").await?, "the calibration's own module loaded");
+    assert!(!page.has("crashed").await?, "the page goes on");
+    page.click("lang-switch").await?;
+    let said = page.wait_text("part-not-loaded", |t| t.starts_with("页面")).await?;
+    assert!(said.contains("请刷新页面"), "{said}");
+    let said = page.el("part-not-loaded").await?;
+    page.driver.execute("arguments[0].scrollIntoView({block: 'center'});", vec![said.to_json()?]).await?;
+    page.screenshot("zh-part-not-loaded").await?;
+    let _ = std::fs::remove_dir_all(&dir);
+    page.driver.quit().await
+}

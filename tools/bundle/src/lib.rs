@@ -11,6 +11,13 @@
 
 use std::fmt;
 
+mod parts;
+
+pub use parts::{
+    LOADER, LOADER_LINK, PART, glue_importing, integrity, loader_name, part_name, renamed, with_integrity,
+    with_loaders_inlined,
+};
+
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use sha2::{Digest, Sha256};
@@ -159,6 +166,18 @@ pub fn with_reader(index_html: &str, js: &str, wasm: &str) -> Result<String, Bun
     Ok(format!("{}{attrs}{}", &index_html[..at], &index_html[at..]))
 }
 
+/// The page's glue and wasm as `index.html` names them on the loader's tag (`data-js`, `data-wasm`).
+///
+/// # Errors
+///
+/// [`BundleError::NoLoader`] when there is no loader tag.
+pub fn page_files(index_html: &str) -> Result<(String, String), BundleError> {
+    elements(index_html, "script")
+        .into_iter()
+        .find_map(|s| Some((s.attr("data-js")?.to_owned(), s.attr("data-wasm")?.to_owned())))
+        .ok_or(BundleError::NoLoader)
+}
+
 /// The first 8 bytes of a SHA-256 as 16 hex digits: the service worker's version, the reader's name.
 fn short_hash(hasher: Sha256) -> String {
     hasher.finalize()[..8].iter().map(|b| format!("{b:02x}")).collect()
@@ -247,6 +266,10 @@ pub fn single_file(index_html: &str, read: &dyn Fn(&str) -> Option<Vec<u8>>) -> 
             continue;
         };
         let glue = String::from_utf8(read_ref(js)?).map_err(|_| BundleError::Glue("is not UTF-8"))?;
+        // The loader of the parts split off the page's module, and the parts, beside the glue.
+        let dir = &js[..js.rfind('/').map_or(0, |at| at + 1)];
+        let beside = |path: &str| read(&format!("{dir}{}", path.strip_prefix("./").unwrap_or(path)));
+        let glue = with_loaders_inlined(&glue, &beside)?;
         let body = inline_module(&glue, &read_ref(wasm)?, SINGLE_FILE_LOADER)?;
         script_hashes.push(hash_source(&body));
         let mut scripts = format!(r#"<script type="module">{body}</script>"#);

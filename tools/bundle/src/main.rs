@@ -1,5 +1,5 @@
-//! `trainplan-bundle [DIR]`: names the launch-file reader in `index.html`, and writes `sw.js` and
-//! `trainplan.html` into a built `dist/`.
+//! `trainplan-bundle [DIR]`: splits the page's module at its split points (`split`), names the
+//! launch-file reader in `index.html`, and writes `sw.js` and `trainplan.html` into a built `dist/`.
 //!
 //! Trunk runs it as a `post_build` hook (Trunk.toml) on its staging folder, `TRUNK_STAGING_DIR`,
 //! before that folder becomes `dist/`; so every `trunk build` and `trunk serve` produces both.
@@ -9,9 +9,11 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use trainplan_bundle::{
-    Asset, BundleError, SERVICE_WORKER, SINGLE_FILE, reader_files, reader_names, service_worker, single_file,
-    with_reader,
+    Asset, BundleError, SERVICE_WORKER, SINGLE_FILE, page_files, reader_files, reader_names, service_worker,
+    single_file, with_reader,
 };
+
+mod split;
 
 fn main() -> ExitCode {
     match run() {
@@ -40,6 +42,16 @@ fn run() -> Result<String, String> {
 
     let index_path = dir.join("index.html");
     let index = std::fs::read_to_string(&index_path).map_err(|err| io(&index_path, err))?;
+    // The page's module split into the first module and the parts loaded after it.
+    let (page_js, page_wasm) = page_files(&index).map_err(|err| err.to_string())?;
+    let (index, split) = match split::split_page(&dir, &index, &page_js, &page_wasm)? {
+        Some((index, split)) => {
+            std::fs::write(&index_path, &index).map_err(|err| io(&index_path, err))?;
+            let (bytes, count) = split.parts;
+            (index, format!("the page's first module is {} bytes, its {count} parts {bytes}; ", split.first))
+        }
+        None => (index, String::new()),
+    };
     // The launch-file reader: renamed with its hash, and named on the loader's tag for public/start.js
     // (already done when this runs again on a built `dist/`).
     let (js, wasm) = reader_files();
@@ -72,7 +84,7 @@ fn run() -> Result<String, String> {
     let worker_path = dir.join(SERVICE_WORKER);
     std::fs::write(&worker_path, worker).map_err(|err| io(&worker_path, err))?;
     Ok(format!(
-        "{SERVICE_WORKER} precaches {} files; {SINGLE_FILE} is {} bytes",
+        "{split}{SERVICE_WORKER} precaches {} files; {SINGLE_FILE} is {} bytes",
         assets.len() + 1,
         page.len()
     ))

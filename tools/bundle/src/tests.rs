@@ -235,3 +235,120 @@ fn the_single_file_inlines_the_reader_for_its_first_use() {
         Err(BundleError::Missing("/trainplan-reader-77_bg.wasm".to_owned()))
     );
 }
+
+/// A glue after the split: wasm-bindgen's imports of the loader, and the object of imports it hands
+/// the first module, keyed by the module name the wasm asks for.
+const SPLIT_GLUE: &str = "import * as import1 from \"./__wasm_split.js\"\n\
+                          import * as import2 from \"./__wasm_split.js\"\n\
+                          function initSync(module) { return module; }\n\
+                          function __wbg_get_imports() { return { \"./__wasm_split.js\": import1, \"./x\": import2 }; }\n\
+                          async function __wbg_init(module_or_path) { return module_or_path; }\n\
+                          export { initSync, __wbg_init as default };\n";
+
+/// The loader wasm_split_cli_support 0.2.4 writes, shortened: one part shared, one per split point.
+const LOADER_JS: &str = r#"import { initSync } from "./trainplan-web-2881.js";
+
+function makeLoad(fetcher, deps) { return () => fetcher(); }
+/* results_below */
+const __chunk_4 = makeLoad(() => {
+    const src = fetch(new URL("./trainplan-part-chunk_4-aa.wasm", import.meta.url));
+    return async (imports) => (WebAssembly.instantiateStreaming(src, imports));
+}
+, []);
+export const __wasm_split_load_results_below = makeLoad(() => {
+    const src = fetch(new URL("./trainplan-part-results_below-bb.wasm", import.meta.url));
+    return async (imports) => (WebAssembly.instantiateStreaming(src, imports));
+}
+, [__chunk_4]);
+"#;
+
+#[test]
+fn integrity_is_sha384_in_base64_as_the_sri_spec_writes_it() {
+    // Subresource Integrity (W3C Recommendation), §3.1's example for `alert('Hello, world.');`.
+    assert_eq!(
+        integrity(b"alert('Hello, world.');"),
+        "sha384-H8BRh8j48O9oYatfu5AZzq6A9RINhZO5H16dQZngK7T62em8MUt1FLm52t+eX6xO"
+    );
+    // Only the preload of the file named changes.
+    let index = with_integrity(INDEX, "/trainplan-web-2881_bg.wasm", "sha384-NEW");
+    assert!(
+        index
+            .contains(r#"href="/trainplan-web-2881_bg.wasm" crossorigin="anonymous" integrity="sha384-NEW""#)
+    );
+    assert!(
+        index.contains(r#"href="/trainplan-web-2881.js" crossorigin="anonymous" integrity="sha384-SvNe""#)
+    );
+    assert_eq!(index.len(), INDEX.len() - "BUgD".len() + "NEW".len());
+}
+
+#[test]
+fn parts_are_named_by_their_split_point_and_their_bytes() {
+    let a = part_name("split_results_below", b"one");
+    assert!(a.starts_with("trainplan-part-results_below-") && a.ends_with(".wasm"), "{a}");
+    assert_ne!(a, part_name("split_results_below", b"two"), "new bytes, new name");
+    assert_eq!(a, part_name("split_results_below", b"one"));
+    // Leptos's `#[lazy]` appends a number to the split point's name; a shared part keeps its own.
+    assert!(
+        part_name("split_more_results_12721318074378115458", b"x")
+            .starts_with("trainplan-part-more_results-")
+    );
+    assert!(part_name("chunk_4", b"x").starts_with("trainplan-part-chunk_4-"));
+    assert!(loader_name(LOADER_JS).starts_with("trainplan-split-"));
+}
+
+#[test]
+fn the_glue_imports_the_renamed_loader_and_hands_the_wasm_what_it_asks_for() {
+    let glue = glue_importing(SPLIT_GLUE, "./trainplan-split-cc.js");
+    assert_eq!(glue.matches("from \"./trainplan-split-cc.js\"").count(), 2, "{glue}");
+    // The first module imports from the module name it was linked with.
+    assert!(glue.contains("{ \"./__wasm_split.js\": import1,"), "{glue}");
+    let loader = renamed(LOADER_JS, &[("trainplan-part-chunk_4-aa.wasm".to_owned(), "p-4.wasm".to_owned())]);
+    assert!(loader.contains("new URL(\"./p-4.wasm\", import.meta.url)") && !loader.contains("chunk_4-aa"));
+}
+
+#[test]
+fn the_single_file_inlines_the_loader_and_its_parts() {
+    let part = |n: u8| (0..3000u32).map(|i| (i % 7) as u8 ^ n).collect::<Vec<u8>>();
+    let read = |reference: &str| match reference {
+        "/trainplan-web-2881.js" => Some(glue_importing(SPLIT_GLUE, "./trainplan-split-cc.js").into_bytes()),
+        "/trainplan-split-cc.js" => Some(LOADER_JS.as_bytes().to_vec()),
+        "/trainplan-part-chunk_4-aa.wasm" => Some(part(1)),
+        "/trainplan-part-results_below-bb.wasm" => Some(part(2)),
+        other => files(other),
+    };
+    let page = single_file(INDEX, &read).unwrap();
+    let script = between(&page, "<script type=\"module\">", "</script>");
+    // No import and no fetch are left; each import is the loader's exports, run once.
+    assert!(!script.lines().any(|l| l.starts_with("import ")) && !script.contains("fetch("), "{script}");
+    assert_eq!(script.matches("const __trainplanLoader0 = (() => {").count(), 1, "{script}");
+    assert!(script.contains("const import1 = __trainplanLoader0;\nconst import2 = __trainplanLoader0;\n"));
+    assert!(script.contains("return { __wasm_split_load_results_below };"), "{script}");
+    assert!(!script.contains("export const"), "{script}");
+    // Each part is inlined where it was fetched, and inflates back to its bytes.
+    let packed: Vec<Vec<u8>> = script
+        .split("__trainplanPart(\"")
+        .skip(1)
+        .map(|rest| {
+            let deflated = STANDARD.decode(&rest[..rest.find('"').unwrap()]).unwrap();
+            miniz_oxide::inflate::decompress_to_vec(&deflated).unwrap()
+        })
+        .collect();
+    assert!(packed == [part(1), part(2)], "the parts inflate back to their bytes, in order");
+    let csp = between(&page, "content=\"", "\"");
+    assert!(csp.contains(&hash_source(script)), "{csp}");
+
+    // A part the build lacks, or an import of anything else, is refused.
+    let missing = |reference: &str| match reference {
+        "/trainplan-part-results_below-bb.wasm" => None,
+        other => read(other),
+    };
+    assert_eq!(
+        single_file(INDEX, &missing),
+        Err(BundleError::Missing("trainplan-part-results_below-bb.wasm".to_owned()))
+    );
+    let other = |reference: &str| match reference {
+        "/trainplan-split-cc.js" => Some(LOADER_JS.replace("{ initSync }", "{ other }").into_bytes()),
+        other => read(other),
+    };
+    assert!(matches!(single_file(INDEX, &other), Err(BundleError::Glue(_))));
+}
