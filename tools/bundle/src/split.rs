@@ -78,6 +78,7 @@ pub fn split_page(
         .map_err(|err| format!("splitting {}: {err:#}", linked.display()))?;
 
     let bindgen = work.join("bindgen");
+    check_tools()?;
     run(Command::new("wasm-bindgen")
         .args([
             "--target=web",
@@ -138,6 +139,38 @@ fn target_dir() -> PathBuf {
             .map_or_else(|| PathBuf::from("."), PathBuf::from)
             .join("target"),
     }
+}
+
+/// Checks that the wasm-bindgen and wasm-opt on PATH are the versions Trunk.toml pins (`[tools]`):
+/// trunk uses those for the launch-file reader, and may find them elsewhere (its own cache), while
+/// this step runs what PATH holds. A glue of another wasm-bindgen would not fit the first module's
+/// imports, and Debian's binaryen 108 builds a wasm that dies at load.
+fn check_tools() -> Result<(), String> {
+    let source = std::env::var_os("TRUNK_SOURCE_DIR").map_or_else(|| PathBuf::from("."), PathBuf::from);
+    let trunk_toml =
+        std::fs::read_to_string(source.join("Trunk.toml")).map_err(|err| format!("Trunk.toml: {err}"))?;
+    for (tool, key) in [("wasm-bindgen", "wasm_bindgen"), ("wasm-opt", "wasm_opt")] {
+        let pinned = trunk_toml
+            .lines()
+            .find_map(|line| {
+                line.strip_prefix(key)?
+                    .trim_start()
+                    .strip_prefix('=')?
+                    .trim()
+                    .strip_prefix('"')?
+                    .split('"')
+                    .next()
+            })
+            .ok_or_else(|| format!("Trunk.toml pins no {key} under [tools]"))?;
+        // wasm-opt prints `wasm-opt version 132 (version_132)`, wasm-bindgen `wasm-bindgen 0.2.130`.
+        let output = Command::new(tool).arg("--version").output().map_err(|err| format!("{tool}: {err}"))?;
+        let version = String::from_utf8_lossy(&output.stdout);
+        let words: Vec<&str> = version.split(|c: char| c.is_whitespace() || c == '(' || c == ')').collect();
+        if !words.contains(&pinned) {
+            return Err(format!("{tool} on PATH is {}, not {pinned} as Trunk.toml pins it", version.trim()));
+        }
+    }
+    Ok(())
 }
 
 /// Runs `command`, found on PATH as trunk finds its tools (scripts/setup puts them there).
