@@ -1403,9 +1403,11 @@ fn recomputed_by_chunk(
     // activation-function window) has figures that depend on its length, kind and side alone:
     // worked out once for each, so that a rank of many chunks costs one pass over them (each
     // `sum_bytes` walks the rank's chunks). At most two chunks straddle the window's ends.
-    // Key: the chunk's length, whether its layers are MoE, whether they are inside the window.
-    type Key = (u64, bool, bool);
-    let mut seen: Vec<(Key, (f64, f64))> = Vec::new();
+    // Kept on the stack: an even split's chunks are of one kind, an uneven one's of a few lengths
+    // (a kind past the fourth is worked out each time, to the same figures). Key: the chunk's length,
+    // whether its layers are MoE, whether they are inside the window.
+    let mut seen = [((0, false, false), (0.0, 0.0)); 4];
+    let mut n_seen = 0;
     layers.layout.rank_stages(layers.rank).fold((0.0, 0.0f64), |(kept, working), stage| {
         let c = stage.layers.end.saturating_sub(stage.layers.start);
         let moe = model::moe_layers_in(layers.arch, stage.layers.clone());
@@ -1415,16 +1417,23 @@ fn recomputed_by_chunk(
         let key = (c, 0 < moe, inside);
         let alike = (inside || outside) && (moe == 0 || moe == c);
         from += c;
-        let known = seen.iter().find(|(k, _)| alike && *k == key).map(|(_, figures)| *figures);
-        let (k, w) = known.unwrap_or_else(|| {
-            let chunk_sum = |a: u64, b: u64| sum_bytes(at + a, at + b);
-            let figures =
-                recomputed_layers(full_method, c, num_layers.clamp(1, c.max(1)), hidden, &chunk_sum);
-            if alike {
-                seen.push((key, figures));
+        let known = match alike {
+            true => seen[..n_seen].iter().find(|(k, _)| *k == key).map(|(_, figures)| *figures),
+            false => None,
+        };
+        let (k, w) = match known {
+            Some(figures) => figures,
+            None => {
+                let chunk_sum = |a: u64, b: u64| sum_bytes(at + a, at + b);
+                let figures =
+                    recomputed_layers(full_method, c, num_layers.clamp(1, c.max(1)), hidden, &chunk_sum);
+                if alike && n_seen < seen.len() {
+                    seen[n_seen] = (key, figures);
+                    n_seen += 1;
+                }
+                figures
             }
-            figures
-        });
+        };
         (kept + k, working.max(w))
     })
 }
