@@ -275,10 +275,13 @@ pub fn zh(code: Code) -> &'static str {
             "语言模型取自 \"{model_type}\" 的 text_config：其他部分（视觉编码器、投影层）不计入。"
         }
         Code::BatchMeanSeqLen => {
-            "平均样本长度 {mean} 个 token 超过序列长度 {seq_len}，而 LLaMA-Factory 会把每个样本截断到该长度：按 {seq_len} 计算。"
+            "平均样本长度 {mean} 个 token 超过序列长度 {seq_len}，而 {framework} 会把每个样本截断到该长度：按 {seq_len} 计算。"
         }
         Code::LlamafactoryMeanSeqPadded => {
             "LLaMA-Factory 把每个 {micro_batch} 条样本的微批补齐到其中最长的样本，因此每条样本按 {seq_len} 个 token 计算，而不是平均的 {mean}：微批为 1 时每条样本按自身长度训练。"
+        }
+        Code::MindspeedMeanSeqPadded => {
+            "MindSpeed-LLM 把每个 {micro_batch} 条样本的微批补齐到其中最长的样本（--no-pad-to-seq-lengths，补齐到 8 的倍数），因此每条样本按 {seq_len} 个 token 计算，而不是平均的 {mean}：微批为 1 时每条样本按自身长度训练。"
         }
         Code::BatchDivisible => "全局批大小 {global_batch} 不是 {unit}（{what}）的整数倍。",
         Code::BatchFewMicrobatches => "PP {pp} 只有 {microbatches} 个微批：流水线大部分时间空闲。",

@@ -440,8 +440,12 @@ pub fn applies(framework: Framework, method: Method, knob: Knob) -> Applies {
         // pads a pair's chosen and rejected responses together (`PairwiseDataCollatorWithPadding`),
         // so even one pair trains at the longer of two; its pre-training packs samples into full
         // `cutoff_len` rows (`packing`, on for `stage: pt`), as Megatron's and MindSpeed's datasets do.
+        // MindSpeed-LLM's fine-tuning pads every micro-batch to `--seq-length` unless told
+        // `--no-pad-to-seq-lengths`, which the launch file then writes: its collator pads to the
+        // longest sample, a multiple of `--pad-to-multiple-of` (8) (`build_pretraining_data_loader`,
+        // mindspeed_llm/legacy/data/data_samplers.py at c77308a).
         Knob::MeanSeqLen => match for_methods(SAMPLE_METHODS) {
-            Applies::Yes => only(&[Framework::LlamaFactory]),
+            Applies::Yes => only(&[Framework::LlamaFactory, Framework::MindSpeedLlm]),
             no => no,
         },
     }

@@ -585,8 +585,9 @@ pub struct Batch {
     /// The samples' mean length, tokens; 0 = every sample `seq_len` long. LLaMA-Factory's SFT
     /// trains each sample at its own length: its collator pads a micro-batch to its longest
     /// sample (`SFTDataCollatorWith4DAttentionMask`, a `DataCollatorForSeq2Seq`), so at
-    /// micro-batch 1 none ([`Batch::trained_seq_len`]). Memory stays at `seq_len`, which any
-    /// sample may reach.
+    /// micro-batch 1 none ([`Batch::trained_seq_len`]); so does MindSpeed-LLM's fine-tuning with
+    /// `--no-pad-to-seq-lengths`, which its launch file then writes. Memory stays at `seq_len`,
+    /// which any sample may reach.
     pub mean_seq_len: u32,
 }
 

@@ -196,6 +196,13 @@ fn training_flags(plan: &Plan) -> Vec<String> {
         }
         _ => gpt.push("--finetune --stage sft --is-instruction-dataset".to_owned()),
     }
+    // Samples trained at their own lengths, as the plan's mean sample length counts them: each
+    // micro-batch padded to its longest sample rather than to `--seq-length`
+    // (`build_pretraining_data_loader`, mindspeed_llm/legacy/data/data_samplers.py at c77308a).
+    let knob = crate::knobs::Knob::MeanSeqLen;
+    if 0 < plan.batch.mean_seq_len && crate::knobs::applies(plan.framework, plan.method, knob).yes() {
+        gpt.push("--no-pad-to-seq-lengths".to_owned());
+    }
     if matches!(plan.method, Method::Lora | Method::Qlora | Method::DpoLora) {
         gpt.push(format!("--lora-r {} --lora-alpha {}", plan.lora.rank, plan.lora.alpha));
         gpt.push(format!("--lora-target-modules {}", lora_modules(&plan.lora.targets)));

@@ -158,12 +158,14 @@ pub(super) fn prequantized(cx: &Ctx, acc: &mut Acc) {
     acc.push(Severity::Note, Code::LlamafactoryPtqBase, &[format(), bits(), bytes], None);
 }
 
-/// The samples' mean length (`batch.mean_seq_len`), where LLaMA-Factory trains samples at their
-/// own lengths: a mean above `cutoff_len`, to which LLaMA-Factory cuts every sample
-/// (`data/processor/supervised.py` through `processor_utils.py` `infer_seqlen`), counts as it;
-/// at a micro-batch above 1 the collator pads each micro-batch to its longest sample
-/// (`data/collator.py`, `SFTDataCollatorWith4DAttentionMask` over transformers'
-/// `DataCollatorForSeq2Seq`), so the step counts `seq_len` ([`crate::plan::Batch::trained_seq_len`]).
+/// The samples' mean length (`batch.mean_seq_len`), where the framework trains samples at their
+/// own lengths: a mean above `seq_len`, to which LLaMA-Factory cuts every sample
+/// (`data/processor/supervised.py` through `processor_utils.py` `infer_seqlen`) and MindSpeed-LLM
+/// too (`DecoderPackedMTFDataset._cut_token`, unless `--no-cut-token`), counts as it; at a
+/// micro-batch above 1 the collator pads each micro-batch to its longest sample (LLaMA-Factory
+/// `data/collator.py`, `SFTDataCollatorWith4DAttentionMask` over transformers'
+/// `DataCollatorForSeq2Seq`; MindSpeed-LLM's `DataCollatorForSeq2Seq` under
+/// `--no-pad-to-seq-lengths`), so the step counts `seq_len` ([`crate::plan::Batch::trained_seq_len`]).
 pub(super) fn mean_seq_len(cx: &Ctx, acc: &mut Acc) {
     let plan = cx.plan;
     let b = &plan.batch;
@@ -177,17 +179,20 @@ pub(super) fn mean_seq_len(cx: &Ctx, acc: &mut Acc) {
         acc.push(
             Severity::Warning,
             Code::BatchMeanSeqLen,
-            &[("mean", mean.clone()), ("seq_len", seq.clone())],
+            &[
+                ("mean", mean.clone()),
+                ("seq_len", seq.clone()),
+                ("framework", plan.framework.wire().to_owned()),
+            ],
             Some(fix),
         );
     }
     if 1 < b.micro_batch.get() {
         let args = [("micro_batch", b.micro_batch.to_string()), ("mean", mean), ("seq_len", seq)];
-        acc.push(
-            Severity::Note,
-            Code::LlamafactoryMeanSeqPadded,
-            &args,
-            Some((Field::BatchMicroBatch, Value::from(1))),
-        );
+        let code = match plan.framework {
+            Framework::MindSpeedLlm => Code::MindspeedMeanSeqPadded,
+            _ => Code::LlamafactoryMeanSeqPadded,
+        };
+        acc.push(Severity::Note, code, &args, Some((Field::BatchMicroBatch, Value::from(1))));
     }
 }

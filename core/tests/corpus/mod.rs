@@ -130,6 +130,14 @@ pub fn generated() -> Vec<Entry> {
                    "batch": {"micro_batch": 1, "global_batch": 64, "seq_len": 4096}}),
         );
     }
+    // Fine-tuning on samples shorter than the sequence: each micro-batch padded to its longest
+    // sample (`--no-pad-to-seq-lengths`), not to `--seq-length`.
+    add(
+        "mindspeed-llm-qwen2.5-7b-sft-mean-length",
+        json!({"model": "qwen2.5-7b", "hardware": "ascend-910b2", "framework": "mindspeed-llm", "method": "sft-full",
+               "parallel": {"tp": 4, "pp": 2, "distributed_optimizer": true},
+               "batch": {"micro_batch": 1, "global_batch": 64, "seq_len": 4096, "mean_seq_len": 700}}),
+    );
     add(
         "mindspeed-llm-qwen2.5-7b-eager-attention",
         json!({"model": "qwen2.5-7b", "hardware": "ascend-910b3", "framework": "mindspeed-llm", "method": "pretrain",

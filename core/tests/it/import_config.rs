@@ -530,6 +530,12 @@ fn corpus_files_round_trip_byte_for_byte() {
                     back.launch.master_addr = original.launch.master_addr.clone();
                     back.launch.master_port = original.launch.master_port;
                 }
+                if kind == ConfigKind::MindSpeedLlm && 0 < original.batch.mean_seq_len {
+                    // The samples' mean length is the data's: the script says only that samples keep
+                    // their lengths (--no-pad-to-seq-lengths), read as the sequence length.
+                    assert_eq!(back.batch.mean_seq_len, back.batch.seq_len, "{}", entry.name);
+                    back.batch.mean_seq_len = original.batch.mean_seq_len;
+                }
                 if kind == ConfigKind::LlamaFactory {
                     // The DeepSpeed JSON's name says "offload", not which; overlap_comm is in the JSON.
                     back.parallel.offload_params = original.parallel.offload_params;

@@ -43,6 +43,11 @@ const CASES: &[(&str, &str, &str)] = &[
         r#"{"model": "qwen2.5-7b", "batch": {"micro_batch": 1, "mean_seq_len": 512}}"#,
     ),
     (
+        "mindspeed.mean_seq_padded",
+        r#"{"model": "qwen2.5-7b", "hardware": "ascend-910b2", "framework": "mindspeed-llm", "method": "sft-full", "parallel": {"tp": 4}, "batch": {"micro_batch": 2, "mean_seq_len": 512}}"#,
+        r#"{"model": "qwen2.5-7b", "hardware": "ascend-910b2", "framework": "mindspeed-llm", "method": "sft-full", "parallel": {"tp": 4}, "batch": {"micro_batch": 1, "mean_seq_len": 512}}"#,
+    ),
+    (
         "rl.mean_prompt_length",
         r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "rl": {"mean_prompt_length": 600}}"#,
         r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "rl": {"mean_prompt_length": 500}}"#,

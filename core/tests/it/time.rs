@@ -972,3 +972,48 @@ fn dpo_trains_both_responses_and_scores_them_with_the_reference() {
         - b.offload_seconds;
     assert!((b.log_prob_seconds * 3.0 / makespan - 1.0).abs() < 1e-9);
 }
+
+#[test]
+fn mindspeed_llm_trains_each_sample_at_its_own_length_when_told_not_to_pad() {
+    // Qwen2.5-7B full SFT on MindSpeed-LLM, 8 Ascend 910B2, TP 4, PP 2, sequence 4,096.
+    let report = |rest: &str| {
+        let text = format!(
+            r#"{{"model": "qwen2.5-7b", "hardware": "ascend-910b2", "framework": "mindspeed-llm", "method": "sft-full",
+                "parallel": {{"tp": 4, "pp": 2, "distributed_optimizer": true}},
+                "batch": {{"global_batch": 64, "seq_len": 4096{rest}}}}}"#
+        );
+        let plan = Plan::from_json(&text).unwrap();
+        let script = trainplan_core::emit::emit(&plan, "#v1=x").unwrap().remove(0).text;
+        (evaluate(&plan), script)
+    };
+    let (full, padded_script) = report("");
+    let (mean, script) = report(r#", "mean_seq_len": 700"#);
+    // Without a mean, every micro-batch is padded to --seq-length (MindSpeed-LLM's default).
+    assert!(!padded_script.contains("--no-pad-to-seq-lengths"), "{padded_script}");
+    assert!(script.contains("--no-pad-to-seq-lengths"), "{script}");
+    // The step trains 64 × 700 tokens; the memory stays at 4,096, which any sample may reach.
+    assert_eq!(mean.memory.peak_bytes, full.memory.peak_bytes);
+    let tokens = |r: &trainplan_core::report::Report| r.time.tokens_per_second * r.time.step_seconds;
+    assert!((tokens(&mean) / (64.0 * 700.0) - 1.0).abs() < 1e-9, "{}", tokens(&mean));
+    assert!((tokens(&full) / (64.0 * 4096.0) - 1.0).abs() < 1e-9, "{}", tokens(&full));
+    assert!(
+        mean.time.step_seconds < full.time.step_seconds / 3.0,
+        "{} against {}",
+        mean.time.step_seconds,
+        full.time.step_seconds
+    );
+    // At micro-batch 2 each micro-batch is padded to its longest: the step counts 4,096, a note says so.
+    let (at_two_mean, _) = report(r#", "micro_batch": 2, "mean_seq_len": 700"#);
+    let (at_two, _) = report(r#", "micro_batch": 2"#);
+    assert_eq!(at_two_mean.time.step_seconds.to_bits(), at_two.time.step_seconds.to_bits());
+    assert!(at_two_mean.findings.iter().any(|f| f.code == "mindspeed.mean_seq_padded"));
+    // MindSpeed-LLM's pre-training packs its samples into full sequences: no mean there, no flag.
+    let (pretrain, script) = {
+        let text = r#"{"model": "qwen2.5-7b", "hardware": "ascend-910b2", "framework": "mindspeed-llm", "method": "pretrain",
+            "parallel": {"tp": 4, "pp": 2, "distributed_optimizer": true}, "batch": {"global_batch": 64, "seq_len": 4096, "mean_seq_len": 700}}"#;
+        let plan = Plan::from_json(text).unwrap();
+        (evaluate(&plan), trainplan_core::emit::emit(&plan, "#v1=x").unwrap().remove(0).text)
+    };
+    assert!(!script.contains("--no-pad-to-seq-lengths"));
+    assert!((tokens(&pretrain) / (64.0 * 4096.0) - 1.0).abs() < 1e-9, "{}", tokens(&pretrain));
+}

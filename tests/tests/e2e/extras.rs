@@ -250,7 +250,8 @@ async fn a_pasted_verl_log_sets_the_mean_response() -> WebDriverResult<()> {
 
 /// The default plan (LLaMA-Factory LoRA SFT) with samples of 512 tokens on average: the step the
 /// page shows is the core's for the plan in the address, shorter than at the cutoff length, and a
-/// micro-batch of 2 brings the padding note; the field reads in Chinese too.
+/// micro-batch of 2 brings the padding note; the field reads in Chinese too. On MindSpeed-LLM the
+/// launch script then asks not to pad to the sequence length, and leaves that out without a mean.
 #[tokio::test(flavor = "multi_thread")]
 async fn the_samples_mean_length_sets_the_step() -> WebDriverResult<()> {
     let chromedriver = Chromedriver::start();
@@ -273,6 +274,21 @@ async fn the_samples_mean_length_sets_the_step() -> WebDriverResult<()> {
     page.wait_text("finding-llamafactory.mean_seq_padded", |t| t.contains("补齐")).await?;
     page.scroll_to("mean-seq-len-input").await?;
     page.screenshot("zh-mean-seq-len").await?;
+
+    // MindSpeed-LLM pads to the sequence length unless its script says not to, which it then does.
+    page.choose("hardware-select", "ascend-910b2").await?;
+    page.choose("framework-select", "mindspeed-llm").await?;
+    page.type_into("micro-batch-input", "1").await?;
+    let script = page.wait_text("launch-text", |t| t.contains("posttrain_gpt.py")).await?;
+    assert!(script.contains("--no-pad-to-seq-lengths"), "{script}");
+    let plan = plan_of(&page).await?;
+    assert_eq!(plan.batch.mean_seq_len, 512);
+    let step = evaluate(&plan).time.step_seconds;
+    page.type_into("mean-seq-len-input", "").await?;
+    let script = page.wait_text("launch-text", |t| !t.contains("--no-pad-to-seq-lengths")).await?;
+    assert!(script.contains("posttrain_gpt.py"), "{script}");
+    let padded = evaluate(&plan_of(&page).await?).time.step_seconds;
+    assert!(step < padded / 2.0, "{step} s against {padded} s padded to the sequence length");
     page.driver.quit().await
 }
 

@@ -172,6 +172,8 @@ struct Seen {
     fused: bool,
     /// FlashAttention on the NPU: MindSpeed-LLM runs eager attention without `--use-flash-attn`.
     flash: bool,
+    /// MindSpeed-LLM's `--no-pad-to-seq-lengths`: samples trained at their own lengths.
+    no_pad: bool,
 }
 
 /// A Megatron-LM or MindSpeed-LLM script (`ascend`): the layout, memory and batch flags, the
@@ -433,6 +435,7 @@ fn batch_flag(f: &Flag, file: &mut PlanFile, seen: &mut Seen) -> Result<bool, Im
         "--micro-batch-size" => file.batch.micro_batch = f.count()?,
         "--global-batch-size" => file.batch.global_batch = f.count()?,
         "--seq-length" => file.batch.seq_len = f.count()?,
+        "--no-pad-to-seq-lengths" => seen.no_pad = true,
         "--bf16" => seen.bf16 = true,
         "--fp16" => seen.fp16 = true,
         "--fp8-format" => seen.fp8 = true,
@@ -500,6 +503,12 @@ fn settle_flags(text: &str, ascend: bool, file: &mut PlanFile, seen: &Seen, r: &
         (_, _, true) => Method::SftFull,
         _ => Method::Pretrain,
     };
+    // Samples at their own lengths, whose mean is the data's and no part of the script: counted
+    // at the sequence length until the plan is told the mean (`batch.mean_seq_len`), which then
+    // writes the flag back.
+    if seen.no_pad {
+        file.batch.mean_seq_len = file.batch.seq_len;
+    }
     file.precision = match (seen.block, seen.fp8, seen.bf16, seen.fp16) {
         (Some(block), ..) => block,
         (None, true, _, _) => Precision::Fp8,
