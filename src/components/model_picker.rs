@@ -136,12 +136,18 @@ pub fn ModelPicker(
                     {move || tr(Key::model_source)} ": " {source}
                 </p>
             </Show>
-            {deferred(load_config_import(), move || config_import(form, saved))}
+            // The line that opens it is drawn at once, so the form below does not move when the
+            // import's own module arrives.
+            <details class="import">
+                <summary>{move || tr(Key::model_import)}</summary>
+                {deferred(load_config_import(), move || config_import(form, saved))}
+            </details>
         </section>
     }
 }
 
-/// [`ConfigImport`] in a module of its own (`deferred`): it is needed only to import a model.
+/// [`ConfigImport`] in a module of its own (`deferred`): it is needed only to import a model. The
+/// `<details>` that holds it, and its summary line, are the model panel's.
 #[wasm_split(config_import, fallible, preload(load_config_import))]
 fn config_import(
     form: RwSignal<PlanForm>,
@@ -150,8 +156,8 @@ fn config_import(
     Ok(view! { <ConfigImport form=form saved=saved /> }.into_any())
 }
 
-/// Import a model from its config.json, pasted or from a file; a model read is remembered with the
-/// models imported before.
+/// Import a model from its config.json, pasted or from a file (the inside of the model panel's
+/// folded import); a model read is remembered with the models imported before.
 #[component]
 fn ConfigImport(
     /// The form state, whose model a config read becomes.
@@ -192,8 +198,6 @@ fn ConfigImport(
         });
     };
     view! {
-            <details class="import">
-            <summary>{move || tr(Key::model_import)}</summary>
             <p class="muted">{move || tr(Key::model_import_hint)}</p>
             <textarea
                 data-testid="config-paste"
@@ -219,7 +223,6 @@ fn ConfigImport(
                     {move || import_error.with(|e| e.as_ref().map(|e| messages::config_error(lang.get(), e)))}
                 </p>
             </Show>
-        </details>
     }
 }
 
