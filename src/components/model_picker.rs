@@ -136,8 +136,6 @@ pub fn ModelPicker(
                     {move || tr(Key::model_source)} ": " {source}
                 </p>
             </Show>
-            // The line that opens it is drawn at once, so the form below does not move when the
-            // import's own module arrives.
             <details class="import">
                 <summary>{move || tr(Key::model_import)}</summary>
                 {deferred(load_config_import(), move || config_import(form, saved))}
@@ -147,7 +145,8 @@ pub fn ModelPicker(
 }
 
 /// [`ConfigImport`] in a module of its own (`deferred`): it is needed only to import a model. The
-/// `<details>` that holds it, and its summary line, are the model panel's.
+/// `<details>` that holds it, and its summary line, are the model panel's, drawn at once, so that the
+/// form below does not move when the import's module arrives.
 #[wasm_split(config_import, fallible, preload(load_config_import))]
 fn config_import(
     form: RwSignal<PlanForm>,
