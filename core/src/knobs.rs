@@ -293,6 +293,17 @@ pub fn read_on(knob: Knob, vendor: crate::hardware::Vendor) -> bool {
     }
 }
 
+/// Whether the form takes `knob` for a plan on `framework` training with `method` on `vendor`'s
+/// devices: it [`applies`] and is [`read_on`] them (`None`, the device not known: as if it were).
+pub fn takes(
+    framework: Framework,
+    method: Method,
+    knob: Knob,
+    vendor: Option<crate::hardware::Vendor>,
+) -> bool {
+    applies(framework, method, knob).yes() && vendor.is_none_or(|v| read_on(knob, v))
+}
+
 /// Whether `knob` applies to a plan on `framework` training with `method`.
 ///
 /// # Example

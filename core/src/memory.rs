@@ -2221,13 +2221,13 @@ fn rl_phases(ctx: &Ctx, stages: &[StageMemory]) -> Vec<PhaseMemory> {
         // in every phase here, its own update taking what the actor's does, one after the other.
         // VeRL's FSDP holds its 16-bit copies only while it computes ([`verl_compute_copy_bytes`]),
         // not while the engine generates; the critic alike.
-        let whole_copy = match phase {
+        let compute_copy = match phase {
             "rollout" => verl_compute_copy_bytes(plan, ctx.summary, stage.params),
             _ => 0,
         };
         let critic = match plan.method {
             Method::Ppo => unless(
-                stage.weights_bytes.saturating_sub(whole_copy).saturating_add(stage.gradients_bytes),
+                stage.weights_bytes.saturating_sub(compute_copy).saturating_add(stage.gradients_bytes),
                 params_out,
             )
             .saturating_add(unless(stage.optimizer_bytes, optimizer_out)),
@@ -2256,7 +2256,7 @@ fn rl_phases(ctx: &Ctx, stages: &[StageMemory]) -> Vec<PhaseMemory> {
             "rollout" if mindspeed_rl => (0, 0),
             "log_prob" if mindspeed_rl => (stage.weights_bytes, 0),
             "rollout" => (
-                unless(stage.weights_bytes.saturating_sub(whole_copy), params_out),
+                unless(stage.weights_bytes.saturating_sub(compute_copy), params_out),
                 unless(stage.optimizer_bytes, optimizer_out),
             ),
             "log_prob" => (stage.weights_bytes, unless(stage.optimizer_bytes, optimizer_out)),

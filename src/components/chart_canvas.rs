@@ -120,6 +120,11 @@ impl Raster {
     }
 }
 
+/// The height of a memory chart in CSS pixels for a canvas `width_css` wide: lower on a phone.
+pub fn gib_chart_height(width_css: f64) -> f64 {
+    if width_css < 480.0 { 220.0 } else { 260.0 }
+}
+
 /// A plot over `x` whose axis counts GiB from 0 to `top_gib`: five labelled grid lines, the unit at
 /// the top left, `x_labels_css` pixels below the plot for the caller's names. The memory charts'
 /// frame (the plan's stages and phases, the comparison's stages).

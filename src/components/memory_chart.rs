@@ -10,7 +10,8 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use crate::chart::{self, BarLabel, Term, palette};
 use crate::components::chart_canvas::{
-    Frame, INK, LABEL_CSS_PX, PlotBox, color, draw_on, gib_plot, on_screen, pointer_at, text_width_css,
+    Frame, INK, LABEL_CSS_PX, PlotBox, color, draw_on, gib_chart_height, gib_plot, on_screen, pointer_at,
+    text_width_css,
 };
 use crate::components::chart_figure::{ChartData, Hover, HoverCanvas};
 use crate::components::results::use_results;
@@ -71,7 +72,7 @@ pub fn MemoryPanel() -> impl IntoView {
             memory.track();
             ctx.lang.track();
         },
-        |width| if width < 480.0 { 220.0 } else { 260.0 },
+        gib_chart_height,
         move |frame| {
             let drawn = memory.with_untracked(|m| {
                 let m = m.as_ref()?;

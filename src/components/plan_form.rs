@@ -50,6 +50,11 @@ impl FormCtx {
         self.plan.with(|p| p.as_ref().is_ok_and(|p| p.model.arch.moe.is_some()))
     }
 
+    /// The plan's device vendor; `None` while the plan is refused.
+    pub fn vendor(self) -> Option<trainplan_core::hardware::Vendor> {
+        self.plan.with(|p| p.as_ref().ok().map(|p| p.hardware.hw.vendor))
+    }
+
     /// Whether the form's framework and method take `knob` (`knobs::applies`).
     pub fn applies(self, knob: Knob) -> bool {
         self.form.with(|f| knobs::applies(f.file.framework, f.file.method, knob).yes())

@@ -10,7 +10,8 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use crate::chart::{Rgb, palette};
 use crate::compare_chart::{StageBars, stage_bars};
 use crate::components::chart_canvas::{
-    Frame, INK, LABEL_CSS_PX, PlotBox, color, draw_on, gib_plot, on_screen, pointer_at, text_width_css,
+    Frame, INK, LABEL_CSS_PX, PlotBox, color, draw_on, gib_chart_height, gib_plot, on_screen, pointer_at,
+    text_width_css,
 };
 use crate::components::chart_figure::{ChartData, Hover, HoverCanvas};
 use crate::components::compare_panel::Table;
@@ -51,7 +52,7 @@ pub fn StageBarsChart(
             shown.track();
             ctx.lang.track();
         },
-        |width| if width < 480.0 { 220.0 } else { 260.0 },
+        gib_chart_height,
         move |frame| {
             let drawn = shown.with_untracked(|s| draw(frame, s.as_ref()?, ctx.lang.get_untracked()));
             if let Some(drawn) = drawn {

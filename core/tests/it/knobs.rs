@@ -263,4 +263,12 @@ fn one_knob_is_read_on_ascend_alone() {
         assert_eq!(read_on(knob, Vendor::Nvidia), !on_ascend_only, "{knob:?}");
         assert_eq!(read_on(knob, Vendor::Other), !on_ascend_only, "{knob:?}");
     }
+    // The form takes the ratio for LLaMA-Factory on Ascend, or while the device is not known.
+    use trainplan_core::knobs::takes;
+    use trainplan_core::plan::{Framework, Method};
+    let (lf, sft) = (Framework::LlamaFactory, Method::SftFull);
+    assert!(takes(lf, sft, Knob::LayersRatio, Some(Vendor::Ascend)));
+    assert!(takes(lf, sft, Knob::LayersRatio, None));
+    assert!(!takes(lf, sft, Knob::LayersRatio, Some(Vendor::Nvidia)));
+    assert!(!takes(Framework::Megatron, Method::Pretrain, Knob::LayersRatio, Some(Vendor::Ascend)));
 }

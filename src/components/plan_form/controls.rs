@@ -129,11 +129,11 @@ fn knob_slot_erased(ctx: FormCtx, knob: Knob, control: Arc<dyn Fn() -> AnyView +
     let lang = use_lang();
     let (form, show_all) = (ctx.form, ctx.show_all);
     let applies = move || form.with(|f| knobs::applies(f.file.framework, f.file.method, knob));
-    // A knob its framework reads on another vendor's devices only (the core says which): off here
-    // while the plan's device is not one of them.
-    let read_here =
-        move || ctx.plan.with(|p| p.as_ref().map_or(true, |p| knobs::read_on(knob, p.hardware.hw.vendor)));
-    let taken = move || applies().yes() && read_here();
+    // Off where it does not apply, or where its framework reads it on another vendor's devices only.
+    let taken = move || {
+        let vendor = ctx.vendor();
+        form.with(|f| knobs::takes(f.file.framework, f.file.method, knob, vendor))
+    };
     let why = move || {
         let lang = lang.get();
         match applies() {

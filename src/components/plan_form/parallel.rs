@@ -28,9 +28,8 @@ pub fn ParallelSection(
     // sections of their own; the MoE settings show for models with experts.)
     let n_hidden = move || {
         let moe = ctx.is_moe();
-        // The plan's device vendor, where the plan reads: a knob read on another vendor's only is
-        // hidden too.
-        let vendor = ctx.plan.with(|p| p.as_ref().ok().map(|p| p.hardware.hw.vendor));
+        // A knob read on another vendor's devices only is hidden too.
+        let vendor = ctx.vendor();
         form.with(|f| {
             let (fw, m) = (f.file.framework, f.file.method);
             Knob::ALL
@@ -42,9 +41,7 @@ pub fn ParallelSection(
                     )
                 })
                 .filter(|&&k| moe || !k.path().starts_with("moe."))
-                .filter(|&&k| {
-                    !knobs::applies(fw, m, k).yes() || vendor.is_some_and(|v| !knobs::read_on(k, v))
-                })
+                .filter(|&&k| !knobs::takes(fw, m, k, vendor))
                 .count()
         })
     };
