@@ -1,0 +1,323 @@
+//! The logits and the loss at the end of the model: the output layer's logits, Liger's fused loss,
+//! and plain PyTorch's step moment by moment (docs/memory.md, "Logits", "A plain PyTorch step"
+//! and "Liger's kernels").
+
+use super::*;
+
+/// Logits and loss on the last stage, one micro-batch.
+///
+/// Megatron: the output layer's bf16 logits (2sbV/t) and the vocab-parallel cross entropy's fp32
+/// softmax (4sbV/t) (`tensor_parallel/cross_entropy.py` saves `exp_logits`). HF path: bf16 logits,
+/// their fp32 upcast and the fp32 log-softmax the loss saves, 10sbV in forward (4sbV saved:
+/// tools/hf_activations); the HF `Trainer`'s loss peaks higher in its backward, 12sbV: the saved
+/// log-softmax and the two fp32 gradients the autograd engine makes of it (tools/gpu_peak traced
+/// it on an H200), which is LLaMA-Factory's. Other HF-path trainers (a DeepSpeed `train.py`)
+/// compute their own loss: 10sbV. VeRL takes its log-probabilities through a fused cross entropy,
+/// flash-attn's Triton kernel on NVIDIA (`cross_entropy_loss` with `inplace_backward`, which writes
+/// the gradient over the logits it keeps) or torch_npu's `npu_cross_entropy_loss` on Ascend
+/// (verl 0.9.1 `logprobs_from_logits`, verl/utils/torch_functional.py): the bf16 logits alone, 2sbV.
+///
+/// Liger's fused linear cross entropy (LLaMA-Factory with `enable_liger_kernel`, pre-training and
+/// SFT) never holds the logits: [`liger_loss_bytes`].
+pub(super) fn logits_bytes(ctx: &Ctx) -> u64 {
+    let tokens_v = tokens_v(ctx);
+    match ctx.path {
+        Path::Megatron => tokens_v.saturating_mul(6) / ctx.tp,
+        // DeepSpeed runs the module in its 16-bit dtype; fp32 training keeps fp32.
+        Path::Hf if liger_fused_loss(ctx.plan) => {
+            liger_loss_bytes(ctx, if ctx.plan.precision == Precision::Fp32 { 4 } else { 2 }).total()
+        }
+        Path::Hf if hf_trainer_loss(ctx.plan) => tokens_v.saturating_mul(12),
+        Path::Hf if ctx.plan.framework == Framework::Verl => tokens_v.saturating_mul(2),
+        Path::Hf => tokens_v.saturating_mul(10),
+    }
+}
+
+/// The planner's families Liger's kernels patch, as (family, by LLaMA-Factory, by VeRL).
+/// LLaMA-Factory picks an `apply_liger_kernel_to_*` by `model_type`
+/// (`src/llamafactory/model/model_utils/liger_kernel.py`: `glm` and `glm4`, `llama`, `mistral`,
+/// `mixtral`, `qwen2`, `qwen3`, `qwen3_moe` among the types it lists); VeRL's `use_liger` asks
+/// Liger to patch the model instance (`_apply_liger_kernel_to_instance`,
+/// `MODEL_TYPE_TO_APPLY_LIGER_FN` in `liger_kernel/transformers/monkey_patch.py`, liger-kernel
+/// 0.8.5: no `glm`, but DeepSeek's). Any other model trains unpatched.
+pub(super) const LIGER_PATCHED: &[(model::Family, bool, bool)] = &[
+    (model::Family::Glm, true, false),
+    (model::Family::Glm4, true, true),
+    (model::Family::Llama, true, true),
+    (model::Family::Mistral, true, true),
+    (model::Family::Mixtral, true, true),
+    (model::Family::Qwen2, true, true),
+    (model::Family::Qwen3, true, true),
+    (model::Family::Qwen3Moe, true, true),
+    (model::Family::DeepseekV2, false, true),
+    (model::Family::DeepseekV3, false, true),
+];
+
+/// Whether the plan's HF modules run Liger's kernels: LLaMA-Factory's `enable_liger_kernel` or
+/// VeRL's `use_liger` on a model type it patches ([`liger_patches`]): fused RMSNorm, SwiGLU, rotary
+/// embedding and, under transformers 5, MoE experts.
+pub(crate) fn liger(plan: &Plan) -> bool {
+    plan.liger_kernel && liger_patches_model(plan)
+}
+
+/// Whether the plan's framework patches its model with Liger's kernels ([`liger_patches`]). Both
+/// pick the patch by `model_type`, so a config whose `model_type` is unknown (read Llama-like) is
+/// not patched: LLaMA-Factory logs that the model does not support Liger and trains on.
+pub(crate) fn liger_patches_model(plan: &Plan) -> bool {
+    let unknown =
+        plan.model.warnings.iter().any(|w| matches!(w, crate::hf::ImportWarning::UnknownModelType(_)));
+    !unknown && liger_patches(plan.framework, plan.model.arch.family)
+}
+
+/// Whether `framework` patches a model of `family` with Liger's kernels ([`LIGER_PATCHED`]).
+pub(crate) fn liger_patches(framework: Framework, family: model::Family) -> bool {
+    LIGER_PATCHED.iter().any(|&(f, llamafactory, verl)| {
+        f == family
+            && match framework {
+                Framework::LlamaFactory => llamafactory,
+                Framework::Verl => verl,
+                _ => false,
+            }
+    })
+}
+
+/// Whether the loss is also Liger's fused linear cross entropy: LLaMA-Factory asks for whole logits
+/// (`require_logits`) in every stage but pre-training and SFT (`src/llamafactory/model/loader.py`:
+/// `finetuning_args.stage not in ["pt", "sft"]`), and then applies Liger's plain cross entropy,
+/// which DPO's and PPO's own losses do not call.
+///
+/// VeRL's actor calls the patched forward without labels, so Liger computes the whole logits there
+/// (`lce_forward` skips them only when it has labels to train on): its loss is unchanged.
+pub(crate) fn liger_fused_loss(plan: &Plan) -> bool {
+    liger(plan)
+        && plan.framework == Framework::LlamaFactory
+        && matches!(plan.method, Method::Pretrain | Method::SftFull | Method::Lora | Method::Qlora)
+}
+
+/// What Liger's fused linear cross entropy holds for one micro-batch of `b·s` tokens
+/// (`liger_kernel/ops/fused_linear_cross_entropy.py`, `fused_linear_cross_entropy_forward`): it
+/// runs the head and the loss chunk by chunk in forward, each chunk's logits (`chunk_size` tokens ×
+/// V, in the matmul's 16-bit output) turned into their gradient in place, and keeps only the
+/// hidden state's gradient (`grad_input`, the input's dtype: `hidden_bytes` a unit) and the fp32
+/// loss per token for backward. The chunk holds about as many logits as the hidden state has
+/// units: `inc_factor = ⌈V / h⌉`, `chunk_size = next_power_of_2(⌈b·s / inc_factor⌉)`, at most b·s.
+pub(super) fn liger_loss_bytes(ctx: &Ctx, hidden_bytes: u64) -> LigerLoss {
+    let (b, seq) = micro_batch_shape(ctx);
+    let tokens = b.saturating_mul(seq);
+    let (v, h) = (ctx.arch.vocab_size, ctx.arch.hidden_size.max(1));
+    let inc_factor = v.div_ceil(h).max(1);
+    let chunk = tokens.div_ceil(inc_factor).checked_next_power_of_two().unwrap_or(u64::MAX).min(tokens);
+    let logit_bytes = if ctx.plan.precision == Precision::Fp32 { 4 } else { 2 };
+    LigerLoss {
+        chunk_logits: chunk.saturating_mul(v).saturating_mul(logit_bytes),
+        grad_input: tokens.saturating_mul(h).saturating_mul(hidden_bytes),
+        loss: tokens.saturating_mul(4),
+    }
+}
+
+/// The fused loss's buffers ([`liger_loss_bytes`]).
+pub(super) struct LigerLoss {
+    /// One chunk's logits, their gradient written over them.
+    pub(super) chunk_logits: u64,
+    /// The gradient of the hidden state the head reads, kept for backward.
+    pub(super) grad_input: u64,
+    /// The fp32 loss of each token.
+    pub(super) loss: u64,
+}
+
+impl LigerLoss {
+    /// Everything held at once in forward.
+    pub(super) fn total(&self) -> u64 {
+        self.chunk_logits.saturating_add(self.grad_input).saturating_add(self.loss)
+    }
+}
+
+/// Whether the plan's loss is the HF `Trainer`'s (transformers' `ForCausalLMLoss`): LLaMA-Factory's.
+/// Memory (its backward's 12sbV) and time (its fp32 passes) both read it.
+pub(crate) fn hf_trainer_loss(plan: &Plan) -> bool {
+    plan.framework == Framework::LlamaFactory
+}
+
+/// Tokens times the vocabulary of one micro-batch: the logits' elements.
+pub(super) fn tokens_v(ctx: &Ctx) -> u64 {
+    let (b, seq) = micro_batch_shape(ctx);
+    // Saturating: 65,536 sequences of 10^7 tokens over a 10^7 vocabulary pass 2^64 bytes.
+    b.saturating_mul(seq).saturating_mul(ctx.arch.vocab_size)
+}
+
+/// Whether the step runs under plain PyTorch, its allocations known moment by moment: LLaMA-Factory
+/// without DeepSpeed (ZeRO 0, nothing offloaded; PyTorch DDP over several devices), fine-tuning or
+/// pre-training with its HF `Trainer`. tools/gpu_peak measured it on one device.
+pub(crate) fn plain_torch(plan: &Plan) -> bool {
+    plan.framework == Framework::LlamaFactory
+        && !plan.parallel.zero_stage.shards_optimizer()
+        && !plan.parallel.offload_optimizer
+        && !plan.parallel.offload_params
+        && matches!(plan.method, Method::Pretrain | Method::SftFull | Method::Lora | Method::Qlora)
+}
+
+/// A plain PyTorch step's bytes at its peak moment, from `states` (weights, every gradient,
+/// optimizer states, buffers and overhead, as `stage_states` gives them for this path), the
+/// activations' shape and the logits.
+///
+/// The terms of the additive paths peak at different moments; here each term is what is allocated
+/// at the step's highest moment of three (tools/gpu_peak traced the allocator through a step of
+/// eight runs and found each run's peak at the moment this picks):
+/// - the loss in forward: autocast's bf16 copies of every fp32 weight it cast (held until the
+///   forward leaves autocast; `torch.autocast` caches casts of leaf tensors that require grad), the
+///   saved activations, and the loss's bf16 logits, their fp32 upcast and its fp32 log-softmax
+///   (10sbV);
+/// - the loss's backward: the saved activations, the saved log-softmax (4sbV) and the two fp32
+///   gradients the autograd engine makes of it (8sbV); without checkpointing the cast weights
+///   are still saved for backward;
+/// - the end of backward: every gradient, and the first layer's activations (recomputed, or kept
+///   without checkpointing).
+///
+/// Gradients are set to `None` between steps (`Trainer` zeroes with `set_to_none`), so the first
+/// two moments hold none.
+pub(super) fn plain_torch_peak(
+    ctx: &Ctx,
+    states: &StageMemory,
+    act: &ActivationShape,
+) -> (StageMemory, PeakMoment) {
+    let (plan, arch) = (ctx.plan, ctx.arch);
+    // One micro-batch in flight: the HF path has no pipeline.
+    let (b, seq) = micro_batch_shape(ctx);
+    let tokens = b.saturating_mul(seq);
+    let tokens_v = tokens_v(ctx);
+    let (h, layers) = (arch.hidden_size, states.n_layers);
+    let autocast = plan.precision != Precision::Fp32;
+    let full = !plan.trains_lora();
+    // Checkpointing as the activations count it: every layer keeps only its input under full
+    // recomputation; selective keeps the layers' tensors less the attention's.
+    let checkpointed = plan.recompute.granularity == RecomputeGranularity::Full;
+    // Full fine-tuning casts the embedding to fp32 too, and its lookup is no autocast operator: the
+    // residual stream is fp32 (each block's 16-bit output promotes to it in the residual add), so
+    // every checkpoint keeps 4sbh, not 2sbh (traced: twice the hidden bytes a layer in the three
+    // checkpointed full fine-tuning runs, once in the LoRA ones).
+    let fp32_stream = checkpointed
+        && plan.recompute.method == RecomputeMethod::Uniform
+        && 1.0 <= plan.recompute.layers_ratio_frac
+        && full
+        && autocast;
+    // With fp32 weights under autocast (full fine-tuning in 16 bits) a norm's output is fp32, and
+    // each linear layer that reads it casts and saves its own 16-bit copy where a 16-bit model
+    // saves one shared input: 2 bytes per token and hidden unit more for each (tools/hf_activations
+    // `autocast.py` on Llama shapes: 10h a layer more, for q, k, v, gate and up).
+    let cast_inputs = match full && autocast {
+        true => {
+            let attention = match arch.attention {
+                model::Attention::Gqa { fused_qkv: true, .. } => 1,
+                model::Attention::Gqa { .. } => 3,
+                // MLA's query and compressed key/value projections.
+                model::Attention::Mla { .. } => 2,
+            };
+            let mlp = if arch.mlp.kind == MlpKind::Gated { 2 } else { 1 };
+            (2 * (attention + mlp) * h).saturating_mul(tokens)
+        }
+        false => 0,
+    };
+    // LoRA under autocast (fp32 adapters on a frozen 16-bit base) saves differently from a trained
+    // 16-bit layer: each adapter keeps its own 16-bit copy of its input for `lora_A`'s gradient (2
+    // bytes per input unit) and its rank-wide output, while the frozen base keeps no norm output
+    // (the norms' weights are frozen: 2 · 4h) and no input of the down projection (2f). Counted
+    // for LoRA (QLoRA's 4-bit base runs bitsandbytes' own matmul) on the Llama layout (separate
+    // q, k, v; gated MLP; no routed experts), where tools/hf_activations `autocast.py` measures
+    // it: 5.4h a layer more at Llama-3.2-1B's widths, of which 1.4h the adapters' weight copies at
+    // 256 tokens. It may be negative: adapters on a few modules save less than the base trained.
+    let llama_layout = arch.moe.is_none()
+        && matches!(arch.attention, model::Attention::Gqa { fused_qkv: false, .. })
+        && arch.mlp.kind == MlpKind::Gated;
+    let lora_layer = match plan.method == Method::Lora && autocast && llama_layout {
+        true => {
+            let (inputs, modules) = ctx.lora_inputs;
+            let rank = f64::from(plan.lora.rank.get());
+            let per_token = (2.0 * inputs as f64 + 2.0 * rank * modules as f64) / arch.n_layers.max(1) as f64
+                - 8.0 * h as f64
+                - 2.0 * arch.mlp.intermediate_size as f64;
+            per_token * tokens as f64
+        }
+        false => 0.0,
+    };
+    let saved = match checkpointed {
+        true => (act.per_microbatch * if fp32_stream { 2.0 } else { 1.0 }) as u64,
+        false => ((act.per_microbatch + lora_layer * layers as f64).max(0.0) as u64)
+            .saturating_add(cast_inputs.saturating_mul(layers)),
+    };
+    let first_layer = ((act.first_layer + lora_layer).max(0.0) as u64).saturating_add(cast_inputs);
+    // Autocast casts the weights of the linear layers and the output head (not the input
+    // embedding's lookup) to 16 bits; fp32 training casts nothing. Norm weights, a few thousand a
+    // layer, are counted with them.
+    let cast = match (autocast, full) {
+        (false, _) => 0,
+        (true, false) => ctx.lora_params.saturating_mul(2),
+        (true, true) => {
+            let embedding = if arch.tied_embeddings { 0 } else { ctx.summary.counts.embedding };
+            states.params.saturating_sub(embedding).saturating_mul(2)
+        }
+    };
+    let at = |weights: u64, gradients: u64, activations: u64, logits: u64| StageMemory {
+        weights_bytes: weights,
+        gradients_bytes: gradients,
+        activations_bytes: activations,
+        logits_bytes: logits,
+        offloaded_activations_bytes: 0,
+        ..states.clone()
+    };
+    let w = states.weights_bytes;
+    let backward_end = at(w, states.gradients_bytes, first_layer, 0);
+    let kept_casts = if checkpointed { 0 } else { cast };
+    if liger_fused_loss(plan) {
+        let head_gradient = if full { arch.vocab_size.saturating_mul(h).saturating_mul(4) } else { 0 };
+        let recomputed = if checkpointed { first_layer } else { 0 };
+        // The hidden state is fp32 where the residual stream is: fp32 training, or full fine-tuning
+        // under autocast (fp32 weights).
+        let hidden_fp32 = plan.precision == Precision::Fp32 || (full && autocast);
+        let loss = liger_loss_bytes(ctx, if hidden_fp32 { 4 } else { 2 });
+        return liger_peak(
+            |weights, activations, logits| at(w.saturating_add(weights), head_gradient, activations, logits),
+            (cast, kept_casts),
+            (saved, recomputed),
+            &loss,
+            backward_end,
+        );
+    }
+    let forward = at(w.saturating_add(cast), 0, saved, tokens_v.saturating_mul(10));
+    let loss_backward = at(w.saturating_add(kept_casts), 0, saved, tokens_v.saturating_mul(12));
+    highest([
+        (forward, PeakMoment::Forward),
+        (loss_backward, PeakMoment::LossBackward),
+        (backward_end, PeakMoment::BackwardEnd),
+    ])
+}
+
+/// A plain PyTorch step's peak behind Liger's fused loss, from `at` (a moment's bytes from its extra
+/// weights, activations and loss buffers), autocast's copies in forward and those kept for backward,
+/// the saved activations and the last layer recomputed, the loss's buffers and the end of backward.
+///
+/// In forward the fused loss holds a chunk of logits, the hidden state's gradient (fp32 where the
+/// residual stream is: full fine-tuning under autocast) and, when the head is trained, its weight's
+/// gradient made in forward (`grad_weight`, the weight's fp32), kept until backward hands it to the
+/// parameter (`at` adds that to every moment but the last). Its backward only scales what it kept;
+/// the last layer's backward (recomputed under checkpointing) comes next.
+pub(super) fn liger_peak(
+    at: impl Fn(u64, u64, u64) -> StageMemory,
+    (cast, kept_casts): (u64, u64),
+    (saved, recomputed): (u64, u64),
+    loss: &LigerLoss,
+    backward_end: StageMemory,
+) -> (StageMemory, PeakMoment) {
+    let forward = at(cast, saved, loss.total());
+    let layer_backward = at(kept_casts, saved.saturating_add(recomputed), loss.grad_input);
+    highest([
+        (forward, PeakMoment::Forward),
+        (layer_backward, PeakMoment::LayerBackward),
+        (backward_end, PeakMoment::BackwardEnd),
+    ])
+}
+
+/// The moment with the most bytes (the first of equals).
+pub(super) fn highest(moments: [(StageMemory, PeakMoment); 3]) -> (StageMemory, PeakMoment) {
+    let [first, rest @ ..] = moments;
+    rest.into_iter().fold(first, |a, b| if b.0.total() > a.0.total() { b } else { a })
+}

@@ -1,0 +1,778 @@
+//! Memory per device: model states by parameter group and sharding, activations by layer and
+//! pipeline stage, logits, communication buffers and runtime overheads. docs/memory.md derives
+//! every term with its source.
+//!
+//! Two paths, as the frameworks allocate:
+//! - the Megatron path (Megatron-LM, MindSpeed-LLM, MindSpeed-RL): fp32 main gradients, the
+//!   distributed optimizer, TP/SP/CP/EP/PP sharding, fused kernels;
+//! - the HF path (LLaMA-Factory, DeepSpeed, the VeRL FSDP actor): DeepSpeed ZeRO 0–3, HF modules
+//!   whose saved tensors were measured (tools/hf_activations).
+//!
+//! Both add each term at its own peak. LLaMA-Factory without DeepSpeed (plain PyTorch) is known
+//! moment by moment instead: its terms are those of the step's highest moment (`plain_torch_peak`,
+//! measured on an H200 by tools/gpu_peak).
+//!
+//! Each kind of term has its module: model states (`states.rs`), activations (`activations.rs`),
+//! logits and loss (`loss.rs`), RL's rollout and phases (`rl.rs`); this one lays them out per
+//! stage and rank, adds the buffers and overheads, and finds the peak.
+
+use crate::layout::Layout;
+use crate::model::{self, Architecture, MlpKind};
+use crate::plan::{
+    AttentionImpl, Framework, Method, Plan, Precision, RecomputeGranularity, RecomputeMethod, ZeroStage,
+};
+
+mod activations;
+mod loss;
+mod rl;
+mod states;
+
+pub use activations::*;
+pub(crate) use loss::*;
+pub use rl::*;
+pub use states::*;
+
+/// Bytes per element of a bf16 (or fp16) tensor.
+pub const BF16_BYTES: u64 = 2;
+
+/// CUDA/CANN context, kernels and library workspaces per device, bytes.
+/// Tier: community estimate (furiousteabag/vram-calculator `app/_lib/index.ts` counts 1000 MiB of
+/// CUDA kernels and context).
+pub const RUNTIME_CONTEXT_BYTES: u64 = 1000 << 20;
+
+/// HCCL's buffer per communication group on Ascend, bytes: `HCCL_BUFFSIZE` defaults to 200 MB.
+/// Tier: spec (CANN environment variable reference, `HCCL_BUFFSIZE`,
+/// <https://www.hiascend.com/document/detail/zh/canncommercial/81RC1/apiref/envvar/envref_07_0080.html>).
+pub const HCCL_BUFFER_BYTES: u64 = 200 << 20;
+
+/// NCCL's buffers per communication group, bytes: `NCCL_BUFFSIZE` 4 MiB per channel, up to 32
+/// channels over NVLink. Tier: derived from the NCCL environment variable defaults.
+pub const NCCL_BUFFER_BYTES: u64 = 128 << 20;
+
+/// Share of device memory the caching allocator loses to fragmentation and rounding.
+/// Tier: community estimate (llm-cluster-simulator caps usable memory at 85–87 % of HBM, with
+/// the runtime context counted apart: zhebrak/llm-cluster-simulator).
+pub const ALLOCATOR_RESERVE_FRAC: f64 = 0.05;
+
+/// Bytes per parameter of a 4-bit NF4 base with double quantization (QLoRA, Dettmers et al. 2023
+/// §2: 4 bits + 8-bit absmax per 64 + fp32 per 256 blocks = 4.127 bits).
+pub const NF4_BYTES_PER_PARAM: f64 = 4.127 / 8.0;
+
+/// MindSpeed `--swap-optimizer-times`' default: the step brings the optimizer states back to the
+/// device in this many slices (`swap_optimizer_feature.py`: "each swap will be moved
+/// len(shard_fp32_from_float16) // swap_optimizer_times elements"; docs/features/swap-optimizer.md).
+pub const SWAP_OPTIMIZER_TIMES: f64 = 16.0;
+
+/// Memory of a plan, per pipeline stage and for the device at its peak.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Memory {
+    /// One entry per pipeline stage.
+    pub stages: Vec<StageMemory>,
+    /// RL only: the peak of each phase on the most loaded stage.
+    pub phases: Vec<PhaseMemory>,
+    /// RL only: the rollout engine's share of the device.
+    pub rollout: Option<RolloutMemory>,
+    /// Where the step peaks when its terms are those of one moment (`plain_torch_peak`); `None`
+    /// where each term is counted at its own peak and the terms added.
+    pub peak_moment: Option<PeakMoment>,
+    /// The largest total of any stage or phase.
+    pub peak_bytes: u64,
+    /// Device memory.
+    pub capacity_bytes: u64,
+    /// What the framework can use: capacity less the allocator's reserve.
+    pub usable_bytes: u64,
+    /// Host memory each node needs for offloaded states.
+    pub host_bytes_per_node: u64,
+    /// Data parallel size: devices ÷ (tp · pp · cp).
+    pub dp: u64,
+    /// Micro-batches per step and pipeline: the step's samples ÷ (micro batch · dp), the samples
+    /// being the global batch, or with RL its prompts × responses per prompt ([`step_samples`]).
+    pub n_microbatches: u64,
+    /// The model's parameters, for callers that need them with the memory.
+    pub params_total: u64,
+    /// Parameters a token passes through.
+    pub params_active: u64,
+    /// LoRA adapter parameters the method trains (0 unless LoRA or QLoRA).
+    pub params_lora: u64,
+    /// Where every layer runs, as memory counted it (time reads the same).
+    pub layout: Layout,
+}
+
+/// One pipeline stage's memory on one device, bytes.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct StageMemory {
+    /// Decoder layers on this stage.
+    pub n_layers: u64,
+    /// Parameters this device computes with on this stage (after TP and EP, before ZeRO or FSDP
+    /// sharding): what its gradients and optimizer step cover.
+    pub params: u64,
+    /// Parameters held on this device (after TP/EP/ZeRO sharding).
+    pub weights_bytes: u64,
+    /// Gradients.
+    pub gradients_bytes: u64,
+    /// Optimizer states (fp32 master weights and Adam moments).
+    pub optimizer_bytes: u64,
+    /// Activations saved for backward, all micro-batches in flight.
+    pub activations_bytes: u64,
+    /// Logits and loss (last stage).
+    pub logits_bytes: u64,
+    /// Communication buffers and ZeRO-3 gathered parameters.
+    pub buffers_bytes: u64,
+    /// Runtime context.
+    pub overhead_bytes: u64,
+    /// Activations of one micro-batch that wait in host memory (Megatron
+    /// `--cpu-offloading-num-layers`): sent after each offloaded layer's forward, fetched before
+    /// its backward. Not part of the device's total.
+    pub offloaded_activations_bytes: u64,
+}
+
+impl StageMemory {
+    /// Every term added up.
+    pub fn total(&self) -> u64 {
+        [
+            self.weights_bytes,
+            self.gradients_bytes,
+            self.optimizer_bytes,
+            self.activations_bytes,
+            self.logits_bytes,
+            self.buffers_bytes,
+            self.overhead_bytes,
+        ]
+        .into_iter()
+        .fold(0, u64::saturating_add)
+    }
+}
+
+/// The moment of a plain PyTorch step whose allocations a stage's terms are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PeakMoment {
+    /// The loss in forward: autocast's weight copies, the saved activations, the logits.
+    Forward,
+    /// The loss's backward: the saved activations, the log-softmax and its gradients.
+    LossBackward,
+    /// The end of backward: every gradient.
+    BackwardEnd,
+    /// The last layer's backward behind Liger's fused loss: the saved activations, that layer
+    /// recomputed and the hidden state's gradient the loss left; no logits.
+    LayerBackward,
+}
+
+impl PeakMoment {
+    /// The moment's name as the report writes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            PeakMoment::Forward => "forward",
+            PeakMoment::LossBackward => "loss_backward",
+            PeakMoment::BackwardEnd => "backward_end",
+            PeakMoment::LayerBackward => "layer_backward",
+        }
+    }
+}
+
+/// An RL phase's peak.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PhaseMemory {
+    /// `rollout`, `log_prob` or `update`.
+    pub phase: &'static str,
+    /// Bytes at the phase's peak.
+    pub total: u64,
+    /// What makes up `total`, as (part, bytes), non-zero parts only: the actor's `weights`,
+    /// `gradients`, `optimizer`, `activations`, `logits`, `buffers`, `overhead`, and the
+    /// `reference`, `critic` and rollout `engine` beside it.
+    pub parts: Vec<(&'static str, u64)>,
+}
+
+/// The rollout engine (vLLM/SGLang) on one device, bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RolloutMemory {
+    /// What the engine reserves: `gpu_memory_utilization` of the device.
+    pub engine_bytes: u64,
+    /// Its copy of the weights, bf16, sharded over the rollout TP (the routed experts over its EP).
+    pub weights_bytes: u64,
+    /// Of which the routed experts' (0 for a dense model).
+    pub experts_bytes: u64,
+    /// What is left of the reservation for the KV cache.
+    pub kv_cache_bytes: u64,
+    /// The KV cache `max_num_seqs` sequences of `max_prompt_length + max_response_length` need.
+    pub kv_cache_needed_bytes: u64,
+}
+
+/// Which allocation rules a framework follows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Path {
+    /// Megatron-LM and the MindSpeed frameworks: fp32 main gradients in mixed precision.
+    Megatron,
+    /// DeepSpeed and the frameworks over it (LLaMA-Factory, VeRL's FSDP): 16-bit gradients.
+    Hf,
+}
+
+/// Which linear modules the framework's LoRA wraps: Megatron's every one, PEFT's over HF's
+/// modules no routed expert ([`model::LoraScope`]).
+pub fn lora_scope(framework: Framework) -> model::LoraScope {
+    match path(framework) {
+        Path::Megatron => model::LoraScope::Megatron,
+        Path::Hf => model::LoraScope::Hf,
+    }
+}
+
+/// The allocation rules `framework` follows.
+pub fn path(framework: Framework) -> Path {
+    match crate::layout::model_parallel(framework) {
+        true => Path::Megatron,
+        false => Path::Hf,
+    }
+}
+
+/// Bytes per parameter of each model state, before sharding.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct StateBytes {
+    /// Weights.
+    pub weights: f64,
+    /// Gradients.
+    pub gradients: f64,
+    /// Optimizer states.
+    pub optimizer: f64,
+}
+
+/// Bytes per trainable parameter with Adam.
+///
+/// Sources: ZeRO (Rajbhandari et al. 2020, §3.1): mixed precision keeps fp16 weights and gradients
+/// (2 + 2) and K = 12 bytes of fp32 master weights, momentum and variance. Megatron-LM
+/// `docs/source/api-guide/dist_optimizer.md` table: bf16 weights with fp32 main gradients are
+/// 2 + 4 + 12 = 18 bytes; fp16 weights with fp16 gradients 2 + 2 + 16 = 20 (the optimizer also keeps
+/// fp32 main gradients); fp32 throughout 4 + 4 + 8 = 16.
+pub fn state_bytes(path: Path, precision: Precision) -> StateBytes {
+    let (weights, gradients, optimizer) = match (path, precision) {
+        (_, Precision::Fp32) => (4.0, 4.0, 8.0),
+        (Path::Megatron, Precision::Bf16 | Precision::Fp8 | Precision::Mxfp8 | Precision::Nvfp4) => {
+            (2.0, 4.0, 12.0)
+        }
+        (Path::Megatron, Precision::Fp16) => (2.0, 2.0, 16.0),
+        (Path::Hf, _) => (2.0, 2.0, 12.0),
+    };
+    StateBytes { weights, gradients, optimizer }
+}
+
+/// The plan's shape, derived once.
+struct Ctx<'a> {
+    plan: &'a Plan,
+    arch: &'a Architecture,
+    summary: &'a model::Summary,
+    /// LoRA adapter parameters of the whole model for the plan's rank and targets.
+    lora_params: u64,
+    /// The adapted linear modules outside the routed experts: (Σ input widths, count).
+    lora_inputs: (u64, u64),
+    path: Path,
+    tp: u64,
+    pp: u64,
+    vpp: u64,
+    cp: u64,
+    ep: u64,
+    etp: u64,
+    dp: u64,
+    edp: u64,
+    m: u64,
+    /// The step runs under plain PyTorch ([`plain_torch`]): its terms are its peak moment's.
+    plain_torch: bool,
+}
+
+/// The samples a step trains on: the global batch, or with RL (GRPO, PPO) every response sampled for
+/// its prompts, which the actor's update splits over DP in micro-batches: VeRL normalizes
+/// `ppo_mini_batch_size × n` by the data-parallel size (`verl/workers/fsdp_workers.py`,
+/// `ActorRolloutRefWorker.__init__`), MindSpeed-RL takes `global_batch_size // dp × n_samples` per
+/// rank in micro-batches (`mindspeed_rl/config_cls/validate_config.py`, `_validate_data_parallel`).
+pub fn step_samples(plan: &Plan) -> u64 {
+    let prompts = u64::from(plan.batch.global_batch.get());
+    match matches!(plan.method, Method::Grpo | Method::Ppo) {
+        true => prompts.saturating_mul(u64::from(plan.rl.n_samples_per_prompt.get())),
+        false => prompts,
+    }
+}
+
+/// Estimates the memory of a plan. Never fails; degrees that do not divide the cluster are rounded
+/// down here and reported as findings by the rules.
+pub fn estimate(plan: &Plan) -> Memory {
+    estimate_with(plan, &ModelFacts::recent(plan))
+}
+
+/// What memory needs from a plan's model and method, counted once: a search evaluates thousands of
+/// plans of one model, and counting its tensors is most of an estimate's work.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModelFacts {
+    summary: model::Summary,
+    lora_params: u64,
+    /// The adapted linear modules outside the routed experts: (Σ input widths, count).
+    lora_inputs: (u64, u64),
+}
+
+impl ModelFacts {
+    /// Counts the plan's model (and its LoRA adapters when the method trains them).
+    pub fn of(plan: &Plan) -> ModelFacts {
+        let arch = &plan.model.arch;
+        let (lora_params, lora_inputs) = match plan.trains_lora() {
+            true => {
+                let (targets, scope) = (plan.lora.targets.list(), lora_scope(plan.framework));
+                let rank = u64::from(plan.lora.rank.get());
+                (
+                    model::lora_params(arch, rank, &targets, scope),
+                    model::lora_dense_inputs(arch, &targets, scope),
+                )
+            }
+            false => (0, (0, 0)),
+        };
+        ModelFacts { summary: model::Summary::of(arch), lora_params, lora_inputs }
+    }
+
+    /// [`ModelFacts::of`], kept for the next plan of the same model, method, adapters and LoRA scope
+    /// (a page's edits and a search's plans change everything but those).
+    pub fn recent(plan: &Plan) -> std::rc::Rc<ModelFacts> {
+        type Key = (Architecture, bool, u32, crate::plan::LoraTargets, model::LoraScope);
+        thread_local! {
+            static RECENT: std::cell::RefCell<Option<(Key, std::rc::Rc<ModelFacts>)>> =
+                const { std::cell::RefCell::new(None) };
+        }
+        let lora = plan.trains_lora();
+        let same = |key: &Key| {
+            key.0 == plan.model.arch
+                && key.1 == lora
+                && key.2 == plan.lora.rank.get()
+                && key.3 == plan.lora.targets
+                && key.4 == lora_scope(plan.framework)
+        };
+        RECENT.with(|recent| {
+            let mut recent = recent.borrow_mut();
+            match &*recent {
+                Some((key, facts)) if same(key) => std::rc::Rc::clone(facts),
+                _ => {
+                    let facts = std::rc::Rc::new(ModelFacts::of(plan));
+                    let key = (
+                        plan.model.arch.clone(),
+                        lora,
+                        plan.lora.rank.get(),
+                        plan.lora.targets.clone(),
+                        lora_scope(plan.framework),
+                    );
+                    *recent = Some((key, std::rc::Rc::clone(&facts)));
+                    facts
+                }
+            }
+        })
+    }
+
+    /// The model's parameter counts: whole, per layer kind, the final norm.
+    pub fn summary(&self) -> &model::Summary {
+        &self.summary
+    }
+
+    /// The LoRA adapters' parameters when the method trains them, else 0.
+    pub fn lora_params(&self) -> u64 {
+        self.lora_params
+    }
+}
+
+/// [`estimate`] with the model's counts already made; `facts` must be [`ModelFacts::of`] a plan with
+/// the same model, method and LoRA settings.
+pub fn estimate_with(plan: &Plan, facts: &ModelFacts) -> Memory {
+    estimate_from(plan, facts, None)
+}
+
+/// [`estimate_with`] for a plan that differs from the one `same_but_micro_batch` is the memory of
+/// only in its micro-batch: the layout and each rank's bytes that the micro-batch does not change
+/// (parameters, their states, buffers, overhead) are taken from it, the rest worked out, to the
+/// same bytes. A search walks the micro-batch innermost and estimates most of its plans this way.
+pub fn estimate_rebatched(plan: &Plan, facts: &ModelFacts, same_but_micro_batch: &Memory) -> Memory {
+    estimate_from(plan, facts, Some(same_but_micro_batch))
+}
+
+fn estimate_from(plan: &Plan, facts: &ModelFacts, previous: Option<&Memory>) -> Memory {
+    // Settings the plan's framework has no flag for play no part (`knobs::effective`).
+    let plan = &*crate::knobs::effective(plan);
+    let arch = &plan.model.arch;
+    let path = path(plan.framework);
+    let layout = match previous {
+        Some(previous) => {
+            debug_assert_eq!(previous.layout, Layout::of(plan), "re-batched from another layout");
+            previous.layout.clone()
+        }
+        None => Layout::of(plan),
+    };
+    let (tp, pp, vpp, cp, ep, etp, dp, edp) =
+        (layout.tp, layout.pp, layout.vpp, layout.cp, layout.ep, layout.etp, layout.dp, layout.edp);
+    let b = u64::from(plan.batch.micro_batch.get());
+    let m = (step_samples(plan) / (b * dp)).max(1);
+    let (summary, lora_params, lora_inputs) = (&facts.summary, facts.lora_params, facts.lora_inputs);
+    let plain_torch = plain_torch(plan);
+    let ctx = Ctx {
+        plan,
+        arch,
+        summary,
+        lora_params,
+        lora_inputs,
+        path,
+        tp,
+        pp,
+        vpp,
+        cp,
+        ep,
+        etp,
+        dp,
+        edp,
+        m,
+        plain_torch,
+    };
+
+    // A rank shaped like the one before it (the same layers by kind, the same embedding, loss and
+    // MTP layers: every middle rank of an even split) holds the same bytes but for the micro-batches
+    // in flight, so its shape is worked out once: its bytes, their total, and its activations'
+    // shape, each rank adding only its activations in flight. A layer's activation bytes by kind
+    // are worked out once for every rank.
+    let kinds = KindBytes::new(&ctx);
+    let in_flight = InFlight::of(&ctx);
+    let mut stages: Vec<StageMemory> = Vec::with_capacity(pp as usize);
+    let (mut worst_stage, mut offloaded) = (0, 0);
+    let mut shape: Option<Shaped> = None;
+    let mut peak_moment = None;
+    for rank in 0..pp {
+        let this = RankShape::of(arch, &layout, rank);
+        let same = match &shape {
+            Some(s) => s.rank.same_as(&this, || same_kinds(arch, &layout, rank - 1, rank)),
+            None => false,
+        };
+        if !same {
+            // A plain PyTorch step's terms are those of its peak moment, which the micro-batch
+            // picks: nothing carries over from another micro-batch's.
+            let states = previous.filter(|_| !ctx.plain_torch).and_then(|p| p.stages.get(rank as usize));
+            let (stage, act) = stage_shape(&ctx, &kinds, &layout, rank, states);
+            // The terms but the activations (none yet): saturating sums add in any order.
+            let rest = stage.total();
+            let offloaded = act.offloaded as u64;
+            shape = Some(Shaped { rank: this, stage, act, rest, offloaded });
+        }
+        let Some(s) = &shape else { unreachable!("set above") };
+        let activations_bytes = s.act.on_device(in_flight.at(rank));
+        offloaded = offloaded.max(s.offloaded);
+        let stage = match ctx.plain_torch {
+            true => {
+                let (peak, moment) = plain_torch_peak(&ctx, &s.stage, &s.act);
+                if worst_stage < peak.total() {
+                    worst_stage = peak.total();
+                    peak_moment = Some(moment);
+                }
+                peak
+            }
+            false => {
+                worst_stage = worst_stage.max(s.rest.saturating_add(activations_bytes));
+                StageMemory { activations_bytes, offloaded_activations_bytes: s.offloaded, ..s.stage.clone() }
+            }
+        };
+        stages.push(stage);
+    }
+    let hw = &plan.hardware.hw;
+    let capacity_bytes = hw.memory_bytes;
+    let usable_bytes = (capacity_bytes as f64 * (1.0 - plan.overheads().allocator_reserve_frac)) as u64;
+    let phases = rl_phases(&ctx, &stages);
+    let rollout = matches!(plan.method, Method::Grpo | Method::Ppo)
+        .then(|| rollout_memory_of(plan, &ctx.summary.counts));
+    let peak_bytes = phases.iter().map(|p| p.total).max().unwrap_or(0).max(worst_stage);
+    // Offloaded activations wait in pinned host memory, one micro-batch's per device.
+    let offloaded_per_node = offloaded.saturating_mul(u64::from(plan.cluster.devices_per_node.get()));
+    Memory {
+        host_bytes_per_node: host_bytes_per_node(&ctx).saturating_add(offloaded_per_node),
+        stages,
+        phases,
+        rollout,
+        peak_moment,
+        peak_bytes,
+        capacity_bytes,
+        usable_bytes,
+        dp,
+        n_microbatches: m,
+        params_total: ctx.summary.counts.total(),
+        params_active: ctx.summary.counts.active,
+        params_lora: ctx.lora_params,
+        layout,
+    }
+}
+
+/// Sets `mem`, the memory of a plan that differs from `plan` at most in the rollout's TP and EP, to
+/// `plan`'s: the rollout engine is the only part of a plan's memory those settings change (the
+/// engine's share of the device is `gpu_memory_utilization`'s, whatever it holds), so a search
+/// walking the rollout's settings works each training layout's memory out once.
+/// `facts` must be [`ModelFacts::of`] `plan`.
+pub fn set_rollout(mem: &mut Memory, plan: &Plan, facts: &ModelFacts) {
+    if mem.rollout.is_some() {
+        mem.rollout = Some(rollout_memory_of(plan, &facts.summary.counts));
+    }
+}
+
+/// What decides whether two ranks hold the same bytes: its layers by kind, and its embedding, loss
+/// and MTP layers (the layout's sums per rank; MoE layers counted over its chunks).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct RankShape {
+    n_layers: u64,
+    n_moe: u64,
+    embedding: bool,
+    loss: bool,
+    mtp: u64,
+}
+
+impl RankShape {
+    fn of(arch: &Architecture, layout: &Layout, rank: u64) -> RankShape {
+        let holds = layout.rank(rank);
+        let n_moe = match arch.moe {
+            Some(_) => layout.rank_stages(rank).map(|s| model::moe_layers_in(arch, s.layers.clone())).sum(),
+            None => 0,
+        };
+        RankShape {
+            n_layers: holds.n_layers,
+            n_moe,
+            embedding: holds.embedding,
+            loss: holds.loss,
+            mtp: holds.mtp,
+        }
+    }
+
+    /// Whether a rank of this shape holds what one of `other`'s does. Ranks whose layers are all of
+    /// one kind (every layer of a dense model; every layer past the first dense ones of most MoE
+    /// models) compare by counts; mixed ones ask `same_kinds` for the layers' order.
+    fn same_as(&self, other: &RankShape, same_kinds: impl FnOnce() -> bool) -> bool {
+        self == other && (self.n_moe == 0 || self.n_moe == self.n_layers || same_kinds())
+    }
+}
+
+/// Whether ranks `a` and `b` hold layers of the same kinds in the same order.
+fn same_kinds(arch: &Architecture, layout: &Layout, a: u64, b: u64) -> bool {
+    let kinds = |rank: u64| layout.rank_layers(rank).map(|l| model::is_moe_layer(arch, l));
+    kinds(a).eq(kinds(b))
+}
+
+/// Whether ranks `a` and `b` hold the same: as many layers of each kind in the same order, and
+/// the same embedding, loss and MTP layers.
+#[cfg(test)]
+fn same_shape(arch: &Architecture, layout: &Layout, a: u64, b: u64) -> bool {
+    RankShape::of(arch, layout, a).same_as(&RankShape::of(arch, layout, b), || same_kinds(arch, layout, a, b))
+}
+
+/// A rank's decoder layers by position (its chunks' layers in order), as far as their bytes differ:
+/// which positions hold MoE layers, counted from the chunks' ranges without walking the layers.
+struct StageLayers<'a> {
+    arch: &'a Architecture,
+    layout: &'a Layout,
+    rank: u64,
+    /// How many layers the rank holds.
+    n: u64,
+}
+
+impl<'a> StageLayers<'a> {
+    fn of(arch: &'a Architecture, layout: &'a Layout, rank: u64) -> StageLayers<'a> {
+        StageLayers { arch, layout, rank, n: layout.rank_n_layers(rank) }
+    }
+
+    /// The layer indices at positions `from..to`, chunk by chunk.
+    fn ranges(&self, from: u64, to: u64) -> impl Iterator<Item = std::ops::Range<u64>> + '_ {
+        // The chunk's first position in the rank; its layers follow from `stage.layers.start`.
+        let mut next = 0;
+        self.layout.rank_stages(self.rank).filter_map(move |stage| {
+            let first = next;
+            next += stage.layers.end.saturating_sub(stage.layers.start);
+            let (lo, hi) = (from.max(first), to.min(next));
+            (lo < hi).then(|| stage.layers.start + (lo - first)..stage.layers.start + (hi - first))
+        })
+    }
+
+    /// Whether position `pos` holds an MoE layer; past the stage's layers, a layer like the model's
+    /// last (an MTP layer's decoder layer).
+    fn moe_at(&self, pos: u64) -> bool {
+        match pos < self.n {
+            true => self.moe_in(pos, pos + 1) == 1,
+            false => model::is_moe_layer(self.arch, self.arch.n_layers.saturating_sub(1)),
+        }
+    }
+
+    /// The MoE layers among positions `from..to` of the stage.
+    fn moe_in(&self, from: u64, to: u64) -> u64 {
+        match self.arch.moe {
+            None => 0,
+            Some(_) => self.ranges(from, to).map(|r| model::moe_layers_in(self.arch, r)).sum(),
+        }
+    }
+}
+
+/// A rank's bytes but for its activations, and the shape of those ([`ActivationShape::in_flight`]
+/// gives them for the rank's micro-batches in flight). The bytes that do not depend on the
+/// micro-batch come from `states` when given: the same rank's of a plan that differs only in it.
+fn stage_shape(
+    ctx: &Ctx,
+    kinds: &KindBytes,
+    layout: &Layout,
+    stage_idx: u64,
+    states: Option<&StageMemory>,
+) -> (StageMemory, ActivationShape) {
+    let layers = StageLayers::of(ctx.arch, layout, stage_idx);
+    let first = layout.holds_embedding(stage_idx);
+    let last = layout.holds_loss(stage_idx);
+    let mtp = layout.rank_mtp(stage_idx);
+    let mut res = match states {
+        Some(states) => StageMemory {
+            activations_bytes: 0,
+            offloaded_activations_bytes: 0,
+            logits_bytes: 0,
+            ..states.clone()
+        },
+        None => stage_states(ctx, &layers, first, last, mtp),
+    };
+    let act = activation_shape(ctx, kinds, &layers, first, mtp);
+    if last || 0 < mtp {
+        // The loss's logits, and each MTP layer's own (it predicts one more token, through the
+        // shared head), on the stages that compute them.
+        res.logits_bytes = logits_bytes(ctx).saturating_mul(u64::from(last) + mtp);
+    }
+    (res, act)
+}
+
+/// Communication buffers, and the gathered parameters ZeRO-3 keeps live.
+fn buffers(ctx: &Ctx) -> u64 {
+    let per_group = ctx.plan.overheads().comm_buffer_bytes;
+    let groups =
+        [ctx.tp, ctx.pp, ctx.dp, ctx.cp, ctx.ep * ctx.etp].into_iter().filter(|&g| 1 < g).count() as u64;
+    let mut res = groups * per_group;
+    // VeRL's FSDP engine unshards each decoder layer's unit in bf16 to compute it, sharded or not
+    // (at ZeRO-0 over a group of one: the cast is the unsharding), and frees it after: two units
+    // at a time, the one computing and the one prefetched. At ZeRO-1/2 the whole model's copy is
+    // counted with the weights instead ([`verl_compute_copy_bytes`]).
+    let verl_units = verl_casts_to_compute(ctx.plan) && !verl_keeps_parameters_whole(ctx.plan);
+    if (ctx.path == Path::Hf && ctx.plan.parallel.zero_stage.shards_params() && 1 < ctx.dp) || verl_units {
+        // ZeRO-3 gathers a layer's full parameters to compute it, and prefetches the next:
+        // two layers in bf16 (`stage3_prefetch_bucket_size`, `stage3_max_live_parameters`).
+        let layers = &ctx.summary.layers;
+        let largest = layers.iter().map(|l| l.params_per_layer).max().unwrap_or(0);
+        res += 2 * largest * 2;
+    }
+    res
+}
+
+/// Whether MindSpeed's swap-optimizer is in effect: a MindSpeed framework's Megatron path with the
+/// distributed optimizer, which the feature requires (`swap_optimizer_feature.py`
+/// `dependency_check(args, 'use_distributed_optimizer')`; rule mindspeed.swap_optimizer otherwise).
+pub fn swaps_optimizer(plan: &Plan) -> bool {
+    let p = &plan.parallel;
+    p.swap_optimizer
+        && p.distributed_optimizer
+        && !p.offload_optimizer
+        && matches!(plan.framework, Framework::MindSpeedLlm | Framework::MindSpeedRl)
+        && !plan.trains_lora()
+}
+
+/// Host memory each node needs for what is offloaded or swapped: optimizer states (and ZeRO-3
+/// parameters) of all its devices, pinned. DeepSpeed's estimator multiplies by 1.5 for buffers
+/// (`estimate_zero3_model_states_mem_needs`, `additional_buffer_factor`).
+fn host_bytes_per_node(ctx: &Ctx) -> u64 {
+    let p = &ctx.plan.parallel;
+    let swapped = swaps_optimizer(ctx.plan);
+    if !p.offload_optimizer && !p.offload_params && !swapped {
+        return 0;
+    }
+    let total = ctx.summary.counts.total() as f64;
+    let trainable = match ctx.plan.trains_lora() {
+        true => ctx.lora_params as f64,
+        false => total,
+    };
+    let bytes = state_bytes(ctx.path, ctx.plan.precision);
+    let model_parallel = (ctx.tp * ctx.pp * ctx.cp) as f64;
+    let per_device_share = 1.0 / (model_parallel * ctx.dp as f64);
+    let mut per_device = 0.0;
+    if p.offload_optimizer || swapped {
+        per_device += trainable * bytes.optimizer * per_device_share;
+        // The fp32 gradient partitions ZeRO-Offload keeps beside the optimizer (above).
+        if ctx.path == Path::Hf && p.zero_stage.shards_optimizer() {
+            per_device += trainable * 4.0 * per_device_share;
+        }
+    }
+    if p.offload_params {
+        per_device += total * bytes.weights * per_device_share;
+    }
+    let devices = f64::from(ctx.plan.cluster.devices_per_node.get());
+    (per_device * devices * 1.5) as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each rank's count from [`InFlight`] is the integer formula's to the bit: Megatron's warm-up
+    /// count ([`in_flight_microbatches`]) for 1F1B, interleaved (which `Auto`, `OneFOneB` and
+    /// `Interleaved` run) and ZB-H1, every micro-batch for GPipe, pp + ½ capped at m for DualPipeV.
+    #[test]
+    fn in_flight_is_the_formula_per_rank() {
+        use crate::plan::PipelineSchedule;
+        let mut checked = 0;
+        for &schedule in PipelineSchedule::ALL {
+            for (pp, vpp, m) in
+                [(1, 1, 1), (1, 3, 8), (2, 1, 1), (4, 1, 3), (4, 2, 64), (8, 3, 5), (64, 4, 1024), (7, 5, 2)]
+            {
+                let in_flight = InFlight::new(schedule, pp, vpp, m);
+                for rank in 0..pp {
+                    let expected = match schedule {
+                        _ if pp <= 1 => 1.0,
+                        PipelineSchedule::GPipe => m as f64,
+                        PipelineSchedule::DualPipeV => (pp as f64 + 0.5).min(m as f64),
+                        _ => in_flight_microbatches(pp, vpp, rank, m),
+                    };
+                    assert_eq!(
+                        in_flight.at(rank).to_bits(),
+                        expected.to_bits(),
+                        "{schedule:?} pp {pp} vpp {vpp} m {m} rank {rank}"
+                    );
+                    checked += 1;
+                }
+            }
+        }
+        // Every rank of every shape: 91 ranks a schedule.
+        assert_eq!(checked, 91 * PipelineSchedule::ALL.len());
+    }
+
+    /// The counting shortcut of [`same_shape`] agrees with walking both ranks' layers by kind, for
+    /// MoE layouts of every pattern: DeepSeek-V3's first dense layers, Qwen3's all-MoE stack,
+    /// and Qwen2-MoE's every other layer with listed dense ones (split evenly, unevenly, interleaved).
+    #[test]
+    fn ranks_compare_by_counts_as_by_walking_their_layers() {
+        let qwen2_moe = r#"{"name": "q", "hf_config": {"model_type": "qwen2_moe", "num_hidden_layers": 24,
+            "decoder_sparse_step": 2, "mlp_only_layers": [5, 13], "num_experts": 8, "num_experts_per_tok": 2,
+            "moe_intermediate_size": 512, "hidden_size": 1024, "intermediate_size": 2048,
+            "num_attention_heads": 8, "num_key_value_heads": 8, "vocab_size": 32000}}"#;
+        let plans = [
+            (r#""deepseek-v3""#, "\"pp\": 16"),
+            (r#""deepseek-v3""#, "\"pp\": 8, \"vpp\": 2"),
+            (r#""qwen3-235b-a22b""#, "\"pp\": 4, \"vpp\": 2"),
+            (r#""qwen3-235b-a22b""#, "\"pp\": 16"),
+            (qwen2_moe, "\"pp\": 4"),
+            (qwen2_moe, "\"pp\": 3, \"vpp\": 2"),
+            (qwen2_moe, "\"pp\": 5"),
+        ];
+        let mut compared = [0; 2];
+        for (model, parallel) in plans {
+            let text = format!(
+                r#"{{"model": {model}, "framework": "megatron", "method": "pretrain", "cluster": {{"nodes": 32}},
+                    "parallel": {{{parallel}, "uneven_layers": true}}, "batch": {{"global_batch": 512}}}}"#
+            );
+            let plan = Plan::from_json(&text).unwrap_or_else(|e| panic!("{text}: {e}"));
+            let (arch, layout) = (&plan.model.arch, Layout::of(&plan));
+            let kinds = |rank: u64| layout.rank_layers(rank).map(|l| model::is_moe_layer(arch, l));
+            for rank in 1..layout.pp {
+                let walked = kinds(rank - 1).eq(kinds(rank))
+                    && layout.holds_embedding(rank - 1) == layout.holds_embedding(rank)
+                    && layout.holds_loss(rank - 1) == layout.holds_loss(rank)
+                    && layout.rank_mtp(rank - 1) == layout.rank_mtp(rank);
+                assert_eq!(
+                    same_shape(arch, &layout, rank - 1, rank),
+                    walked,
+                    "{text}: ranks {} and {rank}",
+                    rank - 1
+                );
+                compared[usize::from(walked)] += 1;
+            }
+        }
+        // Both answers occur.
+        assert!(compared.iter().all(|&n| 0 < n), "{compared:?}");
+    }
+}

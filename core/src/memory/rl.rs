@@ -1,0 +1,199 @@
+//! RL's memory beside training: the rollout engine's weights and KV cache, and the phases of a
+//! step (generation, scoring, update) each at its own peak (docs/memory.md, "RL").
+
+use super::*;
+
+/// The rollout engine: vLLM reserves `gpu_memory_utilization` of the device for its weights and KV
+/// cache (vLLM `gpu_memory_utilization`: "the fraction of GPU memory to be used for the model executor").
+/// The KV cache a full batch needs: per token and layer, K and V of the key/value heads in bf16
+/// (MLA: the compressed latent, `kv_lora_rank + qk_rope_head_dim`, as vLLM's MLA backends cache it),
+/// sharded over the rollout TP. The weights are bf16: the routed experts spread over the rollout's
+/// expert parallelism when it is on, the rest split by its TP ([`rollout_weights_bytes`]).
+pub fn rollout_memory(plan: &Plan) -> RolloutMemory {
+    rollout_memory_of(plan, &model::count_params(&plan.model.arch))
+}
+
+/// [`rollout_memory`] of a model of `counts` parameters (counted once, [`ModelFacts`]).
+pub(super) fn rollout_memory_of(plan: &Plan, counts: &model::ParamCounts) -> RolloutMemory {
+    let engine_bytes = (plan.hardware.hw.memory_bytes as f64 * plan.rl.gpu_memory_utilization_frac) as u64;
+    let (rest_bytes, experts_bytes) = rollout_weights_bytes(
+        plan,
+        counts,
+        u64::from(plan.rl.rollout_tp.get()),
+        u64::from(plan.rl.rollout_ep.get()),
+    );
+    let weights_bytes = rest_bytes.saturating_add(experts_bytes);
+    RolloutMemory {
+        engine_bytes,
+        weights_bytes,
+        experts_bytes,
+        kv_cache_bytes: engine_bytes.saturating_sub(weights_bytes),
+        kv_cache_needed_bytes: kv_cache_needed_bytes(plan),
+    }
+}
+
+/// The bf16 weights on the fullest device of a rollout engine at TP `tp` and EP `ep`: the rest and
+/// the routed experts.
+/// Without expert parallelism vLLM splits every layer, experts included, by the TP. With it
+/// (`enable_expert_parallel`), each of the `rollout_ep` ranks holds whole experts, the first ranks
+/// one more when they do not divide evenly (vLLM `determine_expert_map`,
+/// `vllm/model_executor/layers/fused_moe/layer.py`), and the rest stays split by the TP;
+/// MindSpeed-RL's engine spreads the experts over its TP × EP ranks the same way
+/// (`vllm_weight_container.py`: `_infer_ep_size * _infer_tp_size`).
+pub fn rollout_weights_bytes(plan: &Plan, counts: &model::ParamCounts, tp: u64, ep: u64) -> (u64, u64) {
+    let (tp, ep) = (tp.max(1), ep.max(1));
+    let n_experts = plan.model.arch.moe.as_ref().map_or(0, |moe| moe.n_experts);
+    if ep == 1 || n_experts == 0 {
+        let all = counts.total().saturating_mul(BF16_BYTES) / tp;
+        let experts = counts.experts.saturating_mul(BF16_BYTES) / tp;
+        return (all - experts.min(all), experts.min(all));
+    }
+    let rest = counts.total().saturating_sub(counts.experts).saturating_mul(BF16_BYTES) / tp;
+    let experts =
+        (counts.experts / n_experts).saturating_mul(n_experts.div_ceil(ep)).saturating_mul(BF16_BYTES);
+    (rest, experts)
+}
+
+/// The KV cache the rollout engine needs for `max_num_seqs` sequences of the longest prompt and
+/// response, at the rollout's TP.
+pub fn kv_cache_needed_bytes(plan: &Plan) -> u64 {
+    let arch = &plan.model.arch;
+    let rl = &plan.rl;
+    let tp = u64::from(rl.rollout_tp.get());
+    let per_token_layer = match arch.attention {
+        model::Attention::Gqa { n_kv_heads, head_dim, .. } => {
+            2 * n_kv_heads * head_dim * BF16_BYTES / tp.min(n_kv_heads)
+        }
+        model::Attention::Mla { kv_lora_rank, qk_rope_head_dim, .. } => {
+            (kv_lora_rank + qk_rope_head_dim) * BF16_BYTES
+        }
+    };
+    let max_model_len = u64::from(rl.max_prompt_length.get()) + u64::from(rl.max_response_length.get());
+    // Saturating: u32 sequence counts and lengths can ask for more than 2^64 bytes.
+    u64::from(rl.max_num_seqs.get())
+        .saturating_mul(max_model_len)
+        .saturating_mul(arch.n_layers)
+        .saturating_mul(per_token_layer)
+}
+
+/// RL (GRPO, PPO): the actor, its frozen reference and (PPO) a critic of the same size share the
+/// devices with the rollout engine. Phases, after VeRL's `ActorRolloutRefWorker` colocation:
+/// rollout holds the engine (its `gpu_memory_utilization` share: weights at rollout TP and KV cache)
+/// beside the training weights; log-prob adds inference activations; update is the training step.
+///
+/// Every rank goes through every phase, so each phase is taken at the rank where it peaks: with
+/// pipeline stages, the rank holding the embedding or the head peaks in rollout (the most weights)
+/// while a middle rank with more activations in flight may peak in the update.
+pub(super) fn rl_phases(ctx: &Ctx, stages: &[StageMemory]) -> Vec<PhaseMemory> {
+    let plan = ctx.plan;
+    if !matches!(plan.method, Method::Grpo | Method::Ppo) {
+        return Vec::new();
+    }
+    let capacity = plan.hardware.hw.memory_bytes as f64;
+    let engine = (capacity * plan.rl.gpu_memory_utilization_frac) as u64;
+    // One stage's parts in a phase, in the order they are listed; a zero part is left out at the end.
+    let verl = plan.framework.is_verl();
+    let (params_out, optimizer_out) =
+        (verl && plan.parallel.offload_params, verl && plan.parallel.offload_optimizer);
+    let unless = |bytes: u64, offloaded: bool| if offloaded { 0 } else { bytes };
+    let parts_of = |stage: &StageMemory, phase: &'static str| -> [(&'static str, u64); 9] {
+        // PPO's critic, the actor's size. VeRL's launch file offloads it as the actor (its engine
+        // config takes the same `param_offload` and `optimizer_offload`): what it offloads is out
+        // in every phase here, its own update taking what the actor's does, one after the other.
+        // VeRL's FSDP holds its 16-bit copies only while it computes ([`verl_compute_copy_bytes`]),
+        // not while the engine generates; the critic alike.
+        let compute_copy = match phase {
+            "rollout" => verl_compute_copy_bytes(plan, ctx.summary, stage.params),
+            _ => 0,
+        };
+        let critic = match plan.method {
+            Method::Ppo => unless(
+                stage.weights_bytes.saturating_sub(compute_copy).saturating_add(stage.gradients_bytes),
+                params_out,
+            )
+            .saturating_add(unless(stage.optimizer_bytes, optimizer_out)),
+            _ => 0,
+        };
+        // The reference model: frozen bf16 weights, sharded as the actor's; with LoRA it is the
+        // actor's own base with the adapters disabled (VeRL `ref_in_actor` when lora_rank > 0).
+        // Both launch files keep it on the host but for its log-probabilities: VeRL's offloads it
+        // (`ref.fsdp_config.param_offload=True`), and its engine loads the weights for that pass
+        // and offloads them after (verl 0.9.1 `BaseEngineCtx._context_switch`,
+        // verl/workers/engine/base.py); MindSpeed-RL's integrated worker loads and offloads its
+        // reference around `compute_ref_log_prob` (mindspeed_rl/workers/integrated_worker.py).
+        let offloaded_reference = phase != "log_prob";
+        let reference = if plan.rl.lora || offloaded_reference { 0 } else { stage.weights_bytes };
+        // MindSpeed-RL's launch file offloads the actor's parameters, gradients and optimizer
+        // states while the engine generates (`generate_config.offload_train_param`, `_grad`,
+        // `_optimizer`: `MegatronShardingManager.enter_infer_mode`), and between updates keeps
+        // the parameters alone (`exit_train_mode` offloads the optimizer states and gradients,
+        // `enter_forward_mode` loads the parameters), mindspeed_rl/workers/resharding/megatron_sharding_manager.py.
+        let mindspeed_rl = plan.framework == crate::plan::Framework::MindSpeedRl;
+        // VeRL's engine offloads what `param_offload` and `optimizer_offload` name outside its
+        // passes: the parameters while the engine generates, the optimizer states until the
+        // update (`BaseEngineCtx._context_switch`: eval mode loads the model alone, train mode the
+        // model, gradients and optimizer; both offload them on exit), verl/workers/engine/base.py.
+        let (w, o) = match phase {
+            "rollout" if mindspeed_rl => (0, 0),
+            "log_prob" if mindspeed_rl => (stage.weights_bytes, 0),
+            "rollout" => (
+                unless(stage.weights_bytes.saturating_sub(compute_copy), params_out),
+                unless(stage.optimizer_bytes, optimizer_out),
+            ),
+            "log_prob" => (stage.weights_bytes, unless(stage.optimizer_bytes, optimizer_out)),
+            _ => (stage.weights_bytes, stage.optimizer_bytes),
+        };
+        // Gradients are freed after each update (`zero_grad(set_to_none=True)`); the rest stays
+        // unless offloaded. Rollout adds the engine, log-prob the logits, update the whole
+        // training stage.
+        let (b, h) = (stage.buffers_bytes, stage.overhead_bytes);
+        let persistent = |extra| {
+            [
+                ("weights", w),
+                ("optimizer", o),
+                ("buffers", b),
+                ("overhead", h),
+                ("reference", reference),
+                ("critic", critic),
+                extra,
+                ("", 0),
+                ("", 0),
+            ]
+        };
+        match phase {
+            "rollout" => persistent(("engine", engine)),
+            // VeRL takes the entropy with the old log-probabilities (`_compute_old_log_prob`:
+            // `calculate_entropy=True`, verl/trainer/ppo/ray_trainer.py), through the logits'
+            // softmax and its product with them (`entropy_from_logits`): three bf16 copies.
+            "log_prob" if verl => persistent(("logits", stage.logits_bytes.saturating_mul(3))),
+            "log_prob" => persistent(("logits", stage.logits_bytes)),
+            _ => [
+                ("weights", w),
+                ("gradients", stage.gradients_bytes),
+                ("optimizer", o),
+                ("activations", stage.activations_bytes),
+                ("logits", stage.logits_bytes),
+                ("buffers", b),
+                ("overhead", h),
+                ("reference", reference),
+                ("critic", critic),
+            ],
+        }
+    };
+    // Saturating, as `StageMemory::total`: an absurd plan's terms can each be near 2^64.
+    let total = |parts: &[(&'static str, u64)]| parts.iter().fold(0u64, |acc, &(_, b)| acc.saturating_add(b));
+    ["rollout", "log_prob", "update"]
+        .into_iter()
+        .map(|phase| {
+            // Worked out on the stack for every rank (a pipeline may have thousands); the parts
+            // listed are the highest rank's.
+            let parts = stages
+                .iter()
+                .map(|stage| parts_of(stage, phase))
+                .max_by_key(|parts| total(parts))
+                .unwrap_or_else(|| parts_of(&StageMemory::default(), phase));
+            let parts: Vec<(&'static str, u64)> = parts.into_iter().filter(|&(_, b)| 0 < b).collect();
+            PhaseMemory { phase, total: total(&parts), parts }
+        })
+        .collect()
+}

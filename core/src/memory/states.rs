@@ -1,0 +1,463 @@
+//! Model states per rank: weights, gradients and optimizer states by parameter group, as each
+//! framework shards them (ZeRO, the distributed optimizer, FSDP), keeps them in low precision or
+//! quantized, or casts them for compute (docs/memory.md, "Model states").
+
+use super::*;
+
+/// Whether Megatron keeps and reduces its gradients in bf16 (`--grad-reduce-in-bf16`): only in bf16
+/// training (fp8 and fp4 among it), where it turns `accumulate_allreduce_grads_in_fp32` off
+/// (megatron/training/arguments.py at core_v0.19.0), so the main-gradient buffer takes the
+/// parameters' bf16 (`DistributedDataParallelConfig.grad_reduce_in_fp32`), 2 bytes instead of 4.
+pub(crate) fn bf16_gradients(plan: &Plan) -> bool {
+    path(plan.framework) == Path::Megatron && plan.parallel.grad_reduce_bf16 && bf16_training(plan.precision)
+}
+
+/// Training on bf16 parameters: bf16 itself, and fp8 and fp4, whose Megatron recipes run beside
+/// `--bf16` (`emit::megatron`'s precision flags).
+pub(crate) fn bf16_training(precision: Precision) -> bool {
+    matches!(precision, Precision::Bf16 | Precision::Fp8 | Precision::Mxfp8 | Precision::Nvfp4)
+}
+
+/// Whether `plan` can keep Transformer Engine's fp8 parameters as [`fp8_parameters`] counts them:
+/// fp8 or MXFP8 training (`--fp4-param-gather` is NVFP4's own), with the distributed optimizer or
+/// a Megatron FSDP that leaves the parameters whole (Megatron-LM `validate_args` at core_v0.19.0
+/// asks for one of them, and turns the gather off under torch FSDP2; parameter-sharded FSDP is not
+/// modelled this way).
+pub(crate) fn fp8_parameters_fit(plan: &Plan) -> bool {
+    use crate::plan::Fsdp;
+    let p = &plan.parallel;
+    let sharded =
+        (p.distributed_optimizer && p.fsdp == Fsdp::None) || matches!(p.fsdp, Fsdp::Optim | Fsdp::OptimGrads);
+    matches!(plan.precision, Precision::Fp8 | Precision::Mxfp8) && sharded
+}
+
+/// Model-state bytes per device for `n_params` parameters under DeepSpeed ZeRO over `dp` ranks
+/// (ZeRO paper Fig. 1: baseline (2 + 2 + K)Ψ; P_os 4Ψ + KΨ/N; P_os+g 2Ψ + (2 + K)Ψ/N; P_os+g+p (2 + 2 + K)Ψ/N).
+pub fn zero_model_states(n_params: f64, bytes: StateBytes, zero_stage: ZeroStage, dp: u64) -> StateBytes {
+    let dp = dp.max(1) as f64;
+    let shard = |sharded: bool, x: f64| if sharded { x / dp } else { x };
+    StateBytes {
+        weights: shard(zero_stage.shards_params(), n_params * bytes.weights),
+        gradients: shard(zero_stage.shards_gradients(), n_params * bytes.gradients),
+        optimizer: shard(zero_stage.shards_optimizer(), n_params * bytes.optimizer),
+    }
+}
+
+/// Weight bytes one device holds under ZeRO-3 sharding over `n_devices`.
+///
+/// DeepSpeed pads every parameter to a multiple of the world size and gives each rank an equal slice,
+/// so a tensor of `numel` elements costs `ceil(numel / n)` elements on every rank.
+/// Source: DeepSpeed `deepspeed/runtime/zero/partition_parameters.py`, `Init._aligned_size` and
+/// `Init._padding_size` (`remainder = ds_numel % world_size`), `partition_size = tensor_size // world_size`.
+///
+/// ```
+/// use trainplan_core::{catalog, memory};
+/// let arch = &catalog::model("llama-2-7b").unwrap().arch;
+/// // One device holds everything: 2 bytes for each of the 6,738,415,616 parameters.
+/// assert_eq!(memory::zero3_weight_bytes_per_device(arch, 1, memory::BF16_BYTES), 13_476_831_232);
+/// ```
+///
+/// # Panics
+///
+/// If `n_devices` is 0, which [`crate::plan::Cluster`] never allows.
+pub fn zero3_weight_bytes_per_device(arch: &Architecture, n_devices: u64, bytes_per_param: u64) -> u64 {
+    assert!(0 < n_devices, "a cluster has at least one device");
+    model::tensors(arch)
+        .iter()
+        .filter(|t| !t.mtp)
+        .map(|t| t.numel.div_ceil(n_devices).saturating_mul(t.count))
+        .fold(0, u64::saturating_add)
+        .saturating_mul(bytes_per_param)
+}
+
+/// A rank's bytes that the micro-batch does not change: its parameters, their weights, gradients
+/// and optimizer states, the buffers and the runtime's overhead.
+pub(super) fn stage_states(
+    ctx: &Ctx,
+    layers: &StageLayers,
+    first: bool,
+    last: bool,
+    mtp: u64,
+) -> StageMemory {
+    let arch = ctx.arch;
+    // Parameters on this device, dense and expert apart (they shard over different groups): the
+    // stage's layers counted by kind.
+    let (mut dense, mut expert, mut norms_router) = (0.0, 0.0, 0.0);
+    let n_moe = layers.moe_in(0, layers.n);
+    for (moe_layer, count) in [(false, layers.n - n_moe), (true, n_moe)] {
+        if count == 0 {
+            continue;
+        }
+        let counts = if moe_layer { &ctx.summary.moe_layer } else { &ctx.summary.dense_layer };
+        let count = count as f64;
+        dense += count * (counts.attention + counts.mlp + counts.shared_experts) as f64 / ctx.tp as f64;
+        norms_router += count * (counts.norms + counts.router) as f64;
+        expert += count * counts.experts as f64 / (ctx.ep * ctx.etp) as f64;
+    }
+    // The layers' linear weights (all but norms and routers), for low-precision weight copies.
+    let linear_layers = dense + expert;
+    dense += norms_router;
+    if 0 < mtp {
+        // An MTP module (DeepSeek-V3 §2.2; Megatron `multi_token_prediction.py`): a decoder layer
+        // like the model's last, the projection of [h; embedding] back to h (2h × h, column
+        // parallel) and two norms; the embedding and the output head are shared with the model.
+        let counts = ctx.summary.layer(arch, arch.n_layers.saturating_sub(1));
+        let h = arch.hidden_size as f64;
+        let per = (counts.attention + counts.mlp + counts.shared_experts) as f64 / ctx.tp as f64
+            + (counts.norms + counts.router) as f64
+            + 2.0 * h * h / ctx.tp as f64
+            + 2.0 * h;
+        dense += mtp as f64 * per;
+        expert += mtp as f64 * counts.experts as f64 / (ctx.ep * ctx.etp) as f64;
+    }
+    let whole = &ctx.summary.counts;
+    let final_norm = ctx.summary.final_norm;
+    // Embedding (vocab-parallel, ÷ tp) on the first stage; the head on the last, and a tied head is a
+    // second copy there when pp > 1 (Megatron `share_embeddings_and_output_weights`).
+    if first {
+        dense += whole.embedding as f64 / ctx.tp as f64;
+    }
+    if last {
+        dense += final_norm as f64;
+        let head = match (arch.tied_embeddings, ctx.pp) {
+            (false, _) => whole.head as f64,
+            (true, 1) => 0.0,
+            (true, _) => (arch.vocab_size * arch.hidden_size) as f64,
+        };
+        dense += head / ctx.tp as f64;
+    }
+
+    let mut res =
+        StageMemory { n_layers: layers.n, params: (dense + expert) as u64, ..StageMemory::default() };
+    model_states(ctx, dense, expert, linear_layers, &mut res);
+    let linear = linear_layers + mtp_linear(ctx, mtp);
+    res.weights_bytes += low_precision_weight_copies(ctx, linear) as u64;
+    if fp8_parameters(ctx) {
+        // The quantized copies are the weights: no 16-bit copy beside them.
+        let sixteen_bit = linear * state_bytes(ctx.path, ctx.plan.precision).weights;
+        res.weights_bytes = res.weights_bytes.saturating_sub(sixteen_bit as u64);
+    }
+    res.buffers_bytes = buffers(ctx);
+    if ctx.plain_torch && 1 < ctx.dp {
+        // PyTorch DDP copies every gradient into its all-reduce buckets, which live as long as the
+        // model: `gradient_as_bucket_view` (off by default, and transformers' `Trainer` sets only
+        // `find_unused_parameters`, `bucket_cap_mb` and `broadcast_buffers`) would make the
+        // gradients views of them instead ("the saved memory size will be equal to the total
+        // gradients size": `torch.nn.parallel.DistributedDataParallel`'s documentation). The
+        // buckets take the gradients' dtype, fp32 here.
+        let trainable = match ctx.plan.trains_lora() {
+            true => ctx.lora_params,
+            false => res.params,
+        };
+        res.buffers_bytes = res.buffers_bytes.saturating_add(trainable.saturating_mul(4));
+    }
+    // A calibration's offset (fitted to a measured peak) adjusts the runtime overhead.
+    let overhead =
+        ctx.plan.overheads().runtime_context_bytes as f64 + ctx.plan.calibration.memory_offset_bytes();
+    res.overhead_bytes = overhead.max(0.0) as u64;
+    res
+}
+
+/// Whether the plan's linear layers run in fp8 or fp4 on its device.
+pub(super) fn fp8_linear(plan: &Plan) -> bool {
+    quantized_element_bytes(plan).is_some()
+}
+
+/// Bytes per element of a quantized linear weight or input when the plan's linear layers run in
+/// fp8 or fp4 on its device: 1 in fp8; MXFP8 adds an 8-bit scale per 32 elements (OCP Microscaling
+/// Formats spec v1.0 §5); NVFP4 is 4 bits with an 8-bit scale per 16 (NVIDIA, "Introducing NVFP4",
+/// 2025).
+pub(super) fn quantized_element_bytes(plan: &Plan) -> Option<f64> {
+    let hw = &plan.hardware.hw;
+    match plan.precision {
+        Precision::Fp8 if hw.has_fp8() => Some(1.0),
+        Precision::Mxfp8 if hw.has_block_scaling() => Some(1.0 + 1.0 / 32.0),
+        Precision::Nvfp4 if hw.has_block_scaling() => Some(0.5 + 1.0 / 16.0),
+        _ => None,
+    }
+}
+
+/// Bytes of the quantized weight copies fp8 and fp4 training keeps beside the 16-bit weights of
+/// `linear` parameters on the device. Transformer Engine quantizes each linear layer's weight once
+/// per step and caches it across micro-batches, row-wise for the forward GEMM and column-wise
+/// (transposed) for the backward's input gradients (transformer_engine/pytorch/module/linear.py
+/// `quantize_weight(..., cache=...)` with `is_first_microbatch`, NVIDIA/TransformerEngine d0067d0),
+/// each at [`quantized_element_bytes`]. Megatron path only: the HF frameworks' fp8 goes through accelerate's backends, whose
+/// weight handling is not modelled; under parameter sharding only the gathered layers (two) are
+/// quantized at once.
+pub(super) fn low_precision_weight_copies(ctx: &Ctx, linear: f64) -> f64 {
+    let Some(per_copy) = quantized_element_bytes(ctx.plan) else { return 0.0 };
+    if ctx.path != Path::Megatron || ctx.plan.trains_lora() {
+        return 0.0;
+    }
+    let layers = (ctx.arch.n_layers / ctx.pp).max(1) as f64;
+    let gathered = match ctx.plan.parallel.fsdp {
+        crate::plan::Fsdp::OptimGradsParams | crate::plan::Fsdp::Torch => 2.0_f64.min(layers) / layers,
+        _ => 1.0,
+    };
+    2.0 * per_copy * linear * gathered
+}
+
+/// Whether the linear layers' weights are Transformer Engine's fp8 parameters
+/// (`--fp8-param-gather`: `fp8_model_init`, megatron/core/transformer/transformer_config.py
+/// `fp8_param`): the row-wise and column-wise fp8 data [`low_precision_weight_copies`] counts are then
+/// the weights themselves, and the distributed optimizer's fp32 master copy (counted with the
+/// optimizer) is the only other. Where the plan's layout cannot keep them ([`fp8_parameters_fit`];
+/// rules precision.fp8_param_gather and parallel.fp8_param_gather) the weights stay as counted.
+pub(super) fn fp8_parameters(ctx: &Ctx) -> bool {
+    let plan = ctx.plan;
+    ctx.path == Path::Megatron
+        && plan.parallel.fp8_param_gather
+        && fp8_parameters_fit(plan)
+        && quantized_element_bytes(plan).is_some()
+        && !plan.trains_lora()
+}
+
+/// The linear parameters of `mtp` MTP layers on the device (as [`stage_memory`] counts them).
+pub(super) fn mtp_linear(ctx: &Ctx, mtp: u64) -> f64 {
+    if mtp == 0 {
+        return 0.0;
+    }
+    let counts = ctx.summary.layer(ctx.arch, ctx.arch.n_layers.saturating_sub(1));
+    let h = ctx.arch.hidden_size as f64;
+    mtp as f64
+        * ((counts.attention + counts.mlp + counts.shared_experts) as f64 / ctx.tp as f64
+            + 2.0 * h * h / ctx.tp as f64
+            + counts.experts as f64 / (ctx.ep * ctx.etp) as f64)
+}
+
+/// Bytes per parameter of a frozen LoRA base of `total` parameters (`expert` of them routed
+/// experts, `linear` the layers' linear weights), whose 16-bit weights take `sixteen_bit`.
+///
+/// QLoRA's NF4 holds the layers' linear weights outside the routed experts alone: bitsandbytes
+/// replaces `nn.Linear` modules only, and transformers keeps the output head out of it
+/// (transformers 5.6.0 `integrations/bitsandbytes.py` `replace_with_bnb_linear`,
+/// `quantizers/base.py` `get_keys_to_not_convert`), so the embedding, the head, the norms, the
+/// routers (`TopKRouter` modules) and the routed experts (fused 3-D parameters: Qwen3-MoE's stay
+/// `Qwen3MoeExperts` under bitsandbytes 0.50.2) stay 16-bit. A checkpoint stored packed (GPTQ,
+/// AWQ) keeps its layers' linear weights so, the experts' too, and takes precedence over QLoRA's
+/// quantization ([`crate::quantized::kept`]).
+pub(super) fn frozen_base_bytes(plan: &Plan, sixteen_bit: f64, total: f64, expert: f64, linear: f64) -> f64 {
+    let packed = match (crate::quantized::kept(plan), plan.method) {
+        (Some(q), _) if q.experts_16bit() => Some((q.bytes_per_param(), linear - expert)),
+        (Some(q), _) => Some((q.bytes_per_param(), linear)),
+        (None, Method::Qlora) => Some((NF4_BYTES_PER_PARAM, linear - expert)),
+        (None, _) => None,
+    };
+    match packed {
+        Some((packed_bytes, quantized)) if 0.0 < total => {
+            let quantized = quantized.clamp(0.0, total);
+            (packed_bytes * quantized + sixteen_bit * (total - quantized)) / total
+        }
+        _ => sixteen_bit,
+    }
+}
+
+/// Bytes per parameter of each model state as the plan's framework keeps them ([`state_bytes`]).
+pub(super) fn stage_state_bytes(ctx: &Ctx) -> StateBytes {
+    let plan = ctx.plan;
+    // VeRL's FSDP engine builds its models in fp32 (`model_dtype: fp32`, verl 0.9.1
+    // verl/trainer/config/engine/fsdp.yaml, the reference's too) and computes in bf16 under FSDP's
+    // mixed precision (`param_dtype: bf16`, `reduce_dtype: fp32`; `_build_module` and
+    // `_build_fsdp_module`, verl/workers/engine/fsdp/transformer_impl.py): its shards are fp32
+    // weights, fp32 gradients and AdamW's two fp32 moments, the weights their own master copy. The
+    // same 16 bytes a parameter as mixed precision's 2 + 2 + 12, held differently, which matters
+    // where a phase holds the weights without the rest.
+    if plan.framework == Framework::Verl && ctx.path == Path::Hf && plan.precision != Precision::Fp32 {
+        return StateBytes { weights: 4.0, gradients: 4.0, optimizer: 8.0 };
+    }
+    let mut bytes = state_bytes(ctx.path, plan.precision);
+    if bf16_gradients(plan) {
+        bytes.gradients = 2.0;
+    }
+    bytes
+}
+
+/// Weights, gradients and optimizer states for `dense` and `expert` parameters on this device, of
+/// which `linear_layers` are the layers' linear weights.
+pub(super) fn model_states(ctx: &Ctx, dense: f64, expert: f64, linear_layers: f64, res: &mut StageMemory) {
+    let plan = ctx.plan;
+    let p = &plan.parallel;
+    let bytes = stage_state_bytes(ctx);
+    // VeRL's offload moves the states out between phases, not out of the update: its engine loads
+    // the parameters (and gradients) for each forward-only or training pass and the optimizer
+    // states for the update, and offloads them after (verl 0.9.1 `BaseEngineCtx._context_switch`,
+    // verl/workers/engine/base.py, for the FSDP and the Megatron engine alike). A stage holds them
+    // all, and [`rl_phases`] leaves out what each phase has offloaded.
+    let verl = plan.framework.is_verl();
+    let (offload_params, offload_optimizer) = (p.offload_params && !verl, p.offload_optimizer && !verl);
+    let on_device = |x: f64, offloaded: bool| if offloaded { 0 } else { x as u64 };
+
+    if plan.trains_lora() {
+        // Frozen base: bf16 weights, or packed ones ([`frozen_base_bytes`]). Trainable LoRA
+        // weights are fp32 (LLaMA-Factory casts trainable parameters to fp32), so 4 + 4 + 8 bytes.
+        let total_params = dense + expert;
+        let base_bytes = frozen_base_bytes(plan, bytes.weights, total_params, expert, linear_layers);
+        // Adapters follow their base weights: this device holds the same share of both.
+        let share = total_params / ctx.summary.counts.total().max(1) as f64;
+        let lora_params = ctx.lora_params as f64 * share;
+        let sharded = zero_model_states(
+            lora_params,
+            StateBytes { weights: 4.0, gradients: 4.0, optimizer: 8.0 },
+            zero_stage(ctx),
+            ctx.dp * ctx.cp,
+        );
+        let base = zero_model_states(
+            total_params,
+            StateBytes { weights: base_bytes, ..bytes },
+            zero_stage(ctx),
+            ctx.dp * ctx.cp,
+        );
+        res.weights_bytes = on_device(base.weights + sharded.weights, offload_params);
+        res.gradients_bytes = sharded.gradients as u64;
+        res.optimizer_bytes = on_device(sharded.optimizer, offload_optimizer);
+        return;
+    }
+
+    if ctx.plain_torch {
+        // LLaMA-Factory casts the trainable parameters to fp32 unless `pure_bf16` or ZeRO-3
+        // (`model/adapter.py` `_setup_full_tuning`, `cast_trainable_params_to_fp32`) and trains them
+        // under autocast: fp32 weights that are their own master copy, fp32 gradients and AdamW's
+        // two fp32 moments, 4 + 4 + 8 bytes (measured: tools/gpu_peak, 12 bytes a parameter
+        // between steps).
+        let n = dense + expert;
+        res.weights_bytes = (n * 4.0) as u64;
+        res.gradients_bytes = (n * 4.0) as u64;
+        res.optimizer_bytes = (n * 8.0) as u64;
+        return;
+    }
+    match ctx.path {
+        Path::Megatron => {
+            // Distributed optimizer: optimizer states sharded over dp (dense) and expert-dp (experts);
+            // gradients stay whole (Megatron dist_optimizer.md: 6 + 12/d for bf16). Megatron FSDP
+            // shards gradients too (`optim_grads`) and parameters (`optim_grads_params`, and torch
+            // FSDP2), each over the same groups (megatron/core/distributed/fsdp: ZeRO-2/ZeRO-3
+            // layouts); a sharded parameter is gathered a layer at a time, so two layers' weights
+            // (this one and the prefetched next) are whole at once.
+            use crate::plan::Fsdp;
+            let fsdp = p.fsdp;
+            let sharded_optimizer = p.distributed_optimizer || fsdp != Fsdp::None;
+            let sharded_grads = matches!(fsdp, Fsdp::OptimGrads | Fsdp::OptimGradsParams | Fsdp::Torch);
+            let sharded_params = matches!(fsdp, Fsdp::OptimGradsParams | Fsdp::Torch);
+            let shard = |x: f64, group: u64, on: bool| if on { x / group as f64 } else { x };
+            let opt_shard = |x: f64, group: u64| shard(x, group, sharded_optimizer);
+            let layers = (ctx.arch.n_layers / ctx.pp).max(1) as f64;
+            let gathered = (dense + expert) * 2.0_f64.min(layers) / layers;
+            res.weights_bytes = match sharded_params {
+                true => {
+                    (shard(dense, ctx.dp * ctx.cp, true) + shard(expert, ctx.edp, true) + gathered)
+                        * bytes.weights
+                }
+                false => (dense + expert) * bytes.weights,
+            } as u64;
+            res.gradients_bytes = ((shard(dense, ctx.dp * ctx.cp, sharded_grads)
+                + shard(expert, ctx.edp, sharded_grads))
+                * bytes.gradients) as u64;
+            let optimizer = opt_shard(dense * bytes.optimizer, ctx.dp * ctx.cp)
+                + opt_shard(expert * bytes.optimizer, ctx.edp);
+            res.optimizer_bytes = match swaps_optimizer(plan) {
+                // The step copies one slice in while the previous one is updated and copied out:
+                // two slices live at once (MindSpeed swap-optimizer: h2d, AdamW, d2h per slice).
+                true => (optimizer * 2.0 / SWAP_OPTIMIZER_TIMES) as u64,
+                false => on_device(optimizer, offload_optimizer),
+            };
+        }
+        Path::Hf => {
+            let states = zero_model_states(dense + expert, bytes, zero_stage(ctx), ctx.dp * ctx.cp);
+            res.weights_bytes = match verl_keeps_parameters_whole(plan) {
+                // The fp32 shard, and the whole model in the compute dtype from forward to backward.
+                true => ((dense + expert) * bytes.weights / (ctx.dp * ctx.cp) as f64) as u64,
+                false => on_device(states.weights, offload_params && p.zero_stage.shards_params()),
+            }
+            .saturating_add(verl_compute_copy_bytes(plan, ctx.summary, (dense + expert) as u64));
+            // ZeRO-Offload keeps the gradient partitions with the optimizer on the host: the device
+            // holds only the reduce buckets, counted with the buffers (DeepSpeed
+            // `stage_1_and_2.py` / `stage3.py` with `offload_optimizer`: fp32 gradient partitions
+            // in pinned CPU memory; ZeRO-Offload paper §4.1).
+            res.gradients_bytes =
+                on_device(states.gradients, offload_optimizer && p.zero_stage.shards_optimizer());
+            res.optimizer_bytes = on_device(states.optimizer, offload_optimizer);
+        }
+    }
+    // DPO keeps a frozen reference model beside the policy (TRL `DPOTrainer` ref_model); LoRA DPO
+    // uses the base with adapters disabled instead, so it costs nothing more.
+    if plan.method == Method::Dpo {
+        let reference = zero_model_states(
+            dense + expert,
+            StateBytes { weights: 2.0, ..bytes },
+            zero_stage(ctx),
+            ctx.dp * ctx.cp,
+        );
+        res.weights_bytes += reference.weights as u64;
+    }
+}
+
+/// Whether the plan is VeRL's FSDP engine sharding the gradients and optimizer states alone
+/// (ZeRO-1 or 2: `reshard_after_forward: False`, `ShardingStrategy.SHARD_GRAD_OP`, verl 0.9.1
+/// `get_sharding_strategy`, verl/workers/engine/fsdp/utils.py). Under that strategy "parameters are
+/// sharded outside computation" too, and FSDP "unshards before the forward, does not reshard them
+/// after the forward, and only reshards them after the backward computation" (PyTorch
+/// `ShardingStrategy.SHARD_GRAD_OP`, torch/distributed/fsdp/api.py; FSDP2's
+/// `reshard_after_forward=False` alike), the unsharded parameters in the mixed precision's
+/// `param_dtype`, "the dtype for forward/backward computation" (FSDP2 `MixedPrecisionPolicy`), bf16
+/// in VeRL (`_build_fsdp_module`, verl/workers/engine/fsdp/transformer_impl.py). So a device holds
+/// the fp32 shard and, while it computes, a whole 16-bit copy: not the whole fp32 model.
+pub(super) fn verl_keeps_parameters_whole(plan: &Plan) -> bool {
+    plan.framework == Framework::Verl
+        && plan.precision != Precision::Fp32
+        && matches!(plan.parallel.zero_stage.get(), 1 | 2)
+}
+
+/// Whether the plan is VeRL's FSDP engine over fp32 parameters, computing on 16-bit copies of them
+/// (`param_dtype`): not in fp32, and not training LoRA (whose frozen base is 16-bit already).
+pub(super) fn verl_casts_to_compute(plan: &Plan) -> bool {
+    plan.framework == Framework::Verl && plan.precision != Precision::Fp32 && !plan.trains_lora()
+}
+
+/// The bytes VeRL's FSDP engine (not training LoRA) holds in the compute dtype while it computes,
+/// beyond its fp32 shards, for a stage of `params` parameters: at ZeRO-1/2 the whole model
+/// ([`verl_keeps_parameters_whole`]); at ZeRO-3 and ZeRO-0 (one FSDP unit a decoder layer, the rest
+/// in the root's: `get_fsdp_wrap_policy`, verl/utils/fsdp_utils.py) the root's embedding, final
+/// norm and untied head, which FSDP does not free after forward ("Do not free the root's
+/// parameters in the post-forward for `FULL_SHARD` with the intention that they are immediately
+/// used for backward computation": PyTorch `_post_forward_reshard`,
+/// torch/distributed/fsdp/_runtime_utils.py); the decoder layers' gathered copies, two at a time,
+/// are counted with the buffers. Not while the engine generates ([`rl_phases`]).
+pub(super) fn verl_compute_copy_bytes(plan: &Plan, summary: &model::Summary, params: u64) -> u64 {
+    if !verl_casts_to_compute(plan) {
+        return 0;
+    }
+    let copied = match verl_keeps_parameters_whole(plan) {
+        true => params,
+        false => {
+            summary.counts.embedding.saturating_add(summary.final_norm).saturating_add(summary.counts.head)
+        }
+    };
+    copied.saturating_mul(BF16_BYTES)
+}
+
+/// The part of a VeRL FSDP stage's weights that is its compute-dtype copy (at ZeRO-1/2 the whole
+/// model, at ZeRO-3 and 0 the root unit's embedding, final norm and head, 2 bytes each): freed
+/// between passes, so not what its offload moves.
+pub fn verl_compute_copy(plan: &Plan, stage: &StageMemory) -> u64 {
+    match verl_casts_to_compute(plan) {
+        true => verl_compute_copy_bytes(plan, &ModelFacts::recent(plan).summary, stage.params),
+        false => 0,
+    }
+}
+
+/// The ZeRO stage whose sharding the plan's states follow: the HF path's own, or on the Megatron
+/// path the one its FSDP or distributed optimizer matches.
+pub(super) fn zero_stage(ctx: &Ctx) -> ZeroStage {
+    let stage = match ctx.path {
+        Path::Hf => return ctx.plan.parallel.zero_stage,
+        Path::Megatron => match ctx.plan.parallel.fsdp {
+            crate::plan::Fsdp::OptimGradsParams | crate::plan::Fsdp::Torch => 3,
+            crate::plan::Fsdp::OptimGrads => 2,
+            crate::plan::Fsdp::Optim => 1,
+            crate::plan::Fsdp::None if ctx.plan.parallel.distributed_optimizer => 1,
+            crate::plan::Fsdp::None => 0,
+        },
+    };
+    ZeroStage::ALL[stage]
+}
