@@ -18,7 +18,7 @@ With Llama-3.2-1B's widths (2048, 8192) at 256 tokens: bf16 108,680 bytes a toke
 full 604,296, of which 475,136 are the layer's 60.8 M linear weights in bf16 over 256 tokens,
 leaving 129,160: 20,480 (10h) more than bf16. Each linear layer that reads a norm's output (q, k,
 v, gate, up) casts that fp32 output to bf16 and saves its own copy, where the bf16 model's five
-share one. The planner counts it (memory.rs `plain_torch_peak`).
+share one. The planner counts it (memory/loss.rs `plain_torch_peak`).
 """
 
 import sys

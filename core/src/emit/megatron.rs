@@ -423,7 +423,7 @@ fn memory_switches(plan: &Plan, ascend: bool) -> Vec<String> {
     // Optimizer offload, with the precision-aware optimizer Megatron-LM requires for it
     // (`validate_args`, megatron/training/arguments.py @5be9626; rule
     // parallel.offload_needs_distributed_optimizer); `--optimizer-offload-fraction` keeps its default,
-    // 1.0: all of the optimizer on the host, as memory.rs counts it.
+    // 1.0: all of the optimizer on the host, as memory/states.rs counts it.
     if p.offload_optimizer {
         on("--optimizer-cpu-offload --use-precision-aware-optimizer");
     }
@@ -591,7 +591,7 @@ fn training_flags(plan: &Plan) -> Vec<String> {
     // The attention kernel the plan counts (`AttnBackend` in megatron/core/transformer/enums.py,
     // `--attention-backend`): FlashAttention, cuDNN's fused attention where the plan says SDPA
     // (PyTorch's SDPA runs the same fused kernels), or the unfused softmax(QKᵀ)V that keeps the
-    // score matrix, as memory.rs counts eager attention.
+    // score matrix, as memory/activations.rs counts eager attention.
     training.push(format!(
         "--attention-backend {}",
         match plan.attention {

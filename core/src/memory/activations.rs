@@ -3,6 +3,8 @@
 //! at once (docs/memory.md, "Activations per layer" and "Pipeline in flight").
 
 use super::*;
+use crate::model::MlpKind;
+use crate::plan::{AttentionImpl, RecomputeGranularity, RecomputeMethod};
 
 /// Attention dropout and hidden dropout as the family trains: GPT-2 style models with 0.1
 /// (Megatron's default `--attention-dropout`/`--hidden-dropout`), modern decoders with none.

@@ -3,6 +3,8 @@
 //! and "Liger's kernels").
 
 use super::*;
+use crate::model::MlpKind;
+use crate::plan::{RecomputeGranularity, RecomputeMethod};
 
 /// Logits and loss on the last stage, one micro-batch.
 ///

@@ -17,10 +17,8 @@
 //! stage and rank, adds the buffers and overheads, and finds the peak.
 
 use crate::layout::Layout;
-use crate::model::{self, Architecture, MlpKind};
-use crate::plan::{
-    AttentionImpl, Framework, Method, Plan, Precision, RecomputeGranularity, RecomputeMethod, ZeroStage,
-};
+use crate::model::{self, Architecture};
+use crate::plan::{Framework, Method, Plan, Precision};
 
 mod activations;
 mod loss;

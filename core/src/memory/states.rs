@@ -3,6 +3,7 @@
 //! quantized, or casts them for compute (docs/memory.md, "Model states").
 
 use super::*;
+use crate::plan::ZeroStage;
 
 /// Whether Megatron keeps and reduces its gradients in bf16 (`--grad-reduce-in-bf16`): only in bf16
 /// training (fp8 and fp4 among it), where it turns `accumulate_allreduce_grads_in_fp32` off

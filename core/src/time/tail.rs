@@ -45,7 +45,7 @@ pub(super) fn step_tail(ctx: &Ctx, mem: &memory::Memory, backward: &[f64], m: u3
     // master copy: fused AdamW reads the parameter, gradient and both moments and writes three of
     // them back (28 bytes), and gradient clipping reads the gradients for their norm and scales them
     // in place (12 more; `torch.nn.utils.clip_grad_norm_`, the `Trainer`'s `max_grad_norm`).
-    // VeRL's FSDP engine keeps fp32 shards alike (`model_dtype: fp32`, memory.rs) and clips its
+    // VeRL's FSDP engine keeps fp32 shards alike (`model_dtype: fp32`, memory/states.rs) and clips its
     // gradients (`clip_grad: 1.0`, verl/trainer/config/optim/fsdp.yaml).
     let fp32_shards =
         crate::memory::plain_torch(plan) || (plan.framework == crate::plan::Framework::Verl && !megatron);
