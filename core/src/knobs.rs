@@ -388,13 +388,16 @@ pub fn applies(framework: Framework, method: Method, knob: Knob) -> Applies {
         }
         // `--overlap-grad-reduce` (Megatron-LM, MindSpeed-LLM), `overlap_grad_reduce`
         // (MindSpeed-RL's `MegatronConfig`), `zero_optimization.overlap_comm` (DeepSpeed,
-        // LLaMA-Factory). VeRL's FSDP actor has no such key.
+        // LLaMA-Factory), and VeRL's Megatron engine through `override_ddp_config` (verl 0.9.1
+        // `verl/utils/megatron_utils.py`: its DDP config has `overlap_grad_reduce: False`, which the
+        // engine's `override_ddp_config` replaces). VeRL's FSDP actor has no such key.
         Knob::OverlapGradReduce => only(&[
             Framework::Megatron,
             Framework::MindSpeedLlm,
             Framework::MindSpeedRl,
             Framework::DeepSpeed,
             Framework::LlamaFactory,
+            Framework::VerlMegatron,
         ]),
         // `--tp-comm-overlap` (Megatron-LM), `--use-ascend-coc` (MindSpeed-LLM), MindSpeed-RL's
         // `use_ascend_coc`.

@@ -239,7 +239,9 @@ fn actor_rollout_ref(plan: &Plan) -> Vec<String> {
 /// 0.9.1 `verl/trainer/config/engine/megatron.yaml`, `McoreEngineConfig`): each size as the plan
 /// has it; sequence parallelism off at TP 1, where the engine turns it off itself and warns;
 /// recomputation and the MoE layer's kernels as megatron-core's `TransformerConfig` names them,
-/// the keys the file does not declare added with `+`.
+/// the overlapped gradient reduction as its `DistributedDataParallelConfig` does (VeRL's own
+/// default is off: `verl/utils/megatron_utils.py`), the keys the file does not declare added with
+/// `+`.
 fn megatron_engine(plan: &Plan, section: &str) -> Vec<String> {
     let p = &plan.parallel;
     let r = &plan.recompute;
@@ -254,6 +256,9 @@ fn megatron_engine(plan: &Plan, section: &str) -> Vec<String> {
     ];
     if 1 < p.vpp.get() {
         o.push(format!("{section}.virtual_pipeline_model_parallel_size={}", p.vpp));
+    }
+    if p.overlap_grad_reduce {
+        o.push(format!("+{section}.override_ddp_config.overlap_grad_reduce=True"));
     }
     o.extend(dtype(plan, section));
     if plan.model.arch.moe.is_some() {

@@ -440,6 +440,8 @@ pub fn generated() -> Vec<Entry> {
         ("grpo-uneven", "grpo", "qwen2.5-7b", 1, json!({"pp": 8, "uneven_layers": true}), json!({})),
         // fp16, the engines' other dtype, on the actor, the reference and PPO's critic.
         ("ppo-fp16", "ppo", "qwen2.5-3b", 1, json!({"tp": 2}), json!({"precision": "fp16"})),
+        // The gradient reduction overlapped, through `override_ddp_config`, on the actor and PPO's critic.
+        ("ppo-overlap", "ppo", "qwen2.5-3b", 1, json!({"tp": 2, "overlap_grad_reduce": true}), json!({})),
         (
             "grpo-moe-ep",
             "grpo",

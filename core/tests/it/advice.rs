@@ -303,3 +303,21 @@ fn a_tp_plan_without_sequence_parallelism_is_offered_the_overlap_with_it() {
     let b = advice::advise(&sp).into_iter().find(|a| a.code == advice::Move::AscendCoc).expect("offered");
     assert_eq!(b.changes, a.changes[1..]);
 }
+
+/// VeRL's Megatron engine is offered the overlapped gradient reduction it takes
+/// (`override_ddp_config`), not the parameter gather it has no key for, and the move is faster.
+#[test]
+fn verl_megatron_is_offered_the_gradient_overlap_it_takes() {
+    let plan = plan(
+        r#"{"model": "qwen2.5-7b", "framework": "verl-megatron", "method": "grpo", "cluster": {"nodes": 4},
+            "parallel": {"tp": 2, "distributed_optimizer": true}, "batch": {"global_batch": 64},
+            "rl": {"max_prompt_length": 512, "max_response_length": 512, "mini_batch": 8}}"#,
+    );
+    // Eight updates a step (64 prompts in mini-batches of 8), each reducing the gradients: the
+    // reduction is worth hiding.
+    let advice = advice::advise(&plan);
+    let a = advice.iter().find(|a| a.code == advice::Move::OverlapGradReduce).expect("offered");
+    let fields: Vec<&str> = a.changes.iter().map(|c| c.field.path()).collect();
+    assert_eq!(fields, ["parallel.overlap_grad_reduce"]);
+    assert!(0.0 < a.speed_delta_frac, "{a:?}");
+}

@@ -375,6 +375,24 @@ fn overlap_switches_never_slow_a_step() {
     assert!(grad <= plain && both <= grad && tp < plain, "{plain} {grad} {both} {tp}");
 }
 
+/// VeRL's Megatron engine reduces gradients after the backward unless `override_ddp_config` says
+/// otherwise (verl 0.9.1 `verl/utils/megatron_utils.py`: `overlap_grad_reduce: False`); overlapped,
+/// the reduction hides behind the last backward as on Megatron-LM. VeRL's FSDP engine has no such
+/// key: the switch changes nothing there.
+#[test]
+fn verl_megatron_overlaps_its_gradient_reduction_when_told() {
+    let dp_comm = |framework: &str, overlap: bool| {
+        let text = format!(
+            r#"{{"model": "qwen2.5-7b", "framework": "{framework}", "method": "grpo", "cluster": {{"nodes": 2}},
+                "parallel": {{"tp": 2, "distributed_optimizer": true, "overlap_grad_reduce": {overlap}}}}}"#
+        );
+        evaluate(&Plan::from_json(&text).unwrap()).time.breakdown.dp_comm_seconds
+    };
+    let (off, on) = (dp_comm("verl-megatron", false), dp_comm("verl-megatron", true));
+    assert!(0.0 < on && on < off, "{off} {on}");
+    assert_eq!(dp_comm("verl", false), dp_comm("verl", true));
+}
+
 #[test]
 fn mini_batches_and_swapped_optimizers_cost_what_they_move() {
     let step = |rl: &str| {

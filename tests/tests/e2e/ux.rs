@@ -227,11 +227,19 @@ async fn verl_with_the_megatron_engine_takes_megatron_sizes() -> WebDriverResult
     page.wait_text("params-total", |t| !t.is_empty()).await?;
     page.choose("framework-select", "verl-megatron").await?;
     page.choose("method-select", "grpo").await?;
-    for testid in ["tp-input", "pp-input", "vpp-input", "dist-opt-check", "sp-check", "offload-params-check"]
-    {
+    let takes = [
+        "tp-input",
+        "pp-input",
+        "vpp-input",
+        "dist-opt-check",
+        "sp-check",
+        "offload-params-check",
+        "overlap-grad-check",
+    ];
+    for testid in takes {
         assert!(page.has(testid).await?, "{testid} is missing for VeRL's Megatron engine");
     }
-    for testid in ["zero-select", "fsdp-select", "swap-opt-check"] {
+    for testid in ["zero-select", "fsdp-select", "swap-opt-check", "overlap-param-check"] {
         assert!(!page.has(testid).await?, "{testid} is shown for VeRL's Megatron engine");
     }
     page.type_into("tp-input", "2").await?;
@@ -244,6 +252,12 @@ async fn verl_with_the_megatron_engine_takes_megatron_sizes() -> WebDriverResult
     assert!(text.contains("--config-name=ppo_megatron_trainer"), "{text}");
     assert!(text.contains("actor_rollout_ref.actor.megatron.tensor_model_parallel_size=2"), "{text}");
     assert!(!text.contains("fsdp_config"), "{text}");
+    // The overlapped gradient reduction through the engine's DDP config.
+    page.click("overlap-grad-check").await?;
+    page.wait_text("launch-text", |t| {
+        t.contains("+actor_rollout_ref.actor.megatron.override_ddp_config.overlap_grad_reduce=True")
+    })
+    .await?;
     let bar = page.text("summary").await?;
     assert!(bar.contains("VeRL (Megatron)"), "{bar}");
     // A label quoting a key name wraps between its words, not inside one: a soft break after each

@@ -228,6 +228,7 @@ fn megatron_engine_key(key: &str, v: &str, file: &mut PlanFile) -> Result<bool, 
             return Ok(false);
         }
         "override_transformer_config.moe_permute_fusion" => file.moe.permute_fusion = flag,
+        "override_ddp_config.overlap_grad_reduce" => p.overlap_grad_reduce = flag,
         _ => return Ok(false),
     }
     Ok(true)
