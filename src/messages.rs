@@ -347,7 +347,7 @@ pub fn zh(code: Code) -> &'static str {
             "all-to-all 上下文并行按注意力头切分：{heads} 个注意力头不能被 TP {tp} × CP {cp} 整除。"
         }
         Code::ParallelCpA2aKvHeads => {
-            "Megatron-LM 的 all-to-all 上下文并行也切分 KV 头：{kv_heads} 个 KV 头不能被 TP {tp} × CP {cp} 整除。"
+            "Transformer Engine 的 all-to-all 上下文并行也切分 KV 头：{kv_heads} 个 KV 头不能被 TP {tp} × CP {cp} 整除。"
         }
         Code::ParallelEpDense => "EP {ep} 需要 MoE 模型。",
         Code::ParallelExpertsEp => "{experts} 个专家不能被 EP {ep} 整除。",

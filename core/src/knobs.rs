@@ -368,8 +368,15 @@ pub fn applies(framework: Framework, method: Method, knob: Knob) -> Applies {
         // (mindspeed-rl.tsv, `MegatronConfig`). VeRL's FSDP actor has Ulysses only
         // (`ulysses_sequence_parallel_size`, verl/models/transformers/monkey_patch.py), DeepSpeed's
         // sequence parallelism is Ulysses too and LLaMA-Factory's YAML has no CP: no choice there.
-        // VeRL's Megatron engine leaves megatron-core's default, the ring (`cp_comm_type: p2p`).
-        Knob::CpAlgo => only(MEGATRON_FLAGS),
+        // VeRL's Megatron engine passes `override_transformer_config.cp_comm_type` to megatron-core's
+        // `TransformerConfig` (verl 0.9.1 `verl/models/mcore/config_converter.py`: the overrides
+        // update its arguments), the ring (`p2p`) unless told.
+        Knob::CpAlgo => only(&[
+            Framework::Megatron,
+            Framework::MindSpeedLlm,
+            Framework::MindSpeedRl,
+            Framework::VerlMegatron,
+        ]),
         // DeepSpeed `zero_optimization.stage` (LLaMA-Factory's `deepspeed:` file; VeRL's FSDP
         // actor shards as ZeRO-3 does, `fsdp_config.fsdp_size: -1`).
         Knob::ZeroStage => only(HF_PATH),

@@ -417,7 +417,7 @@ codes! {
     ParallelCpSeq = "parallel.cp_seq" => "Sequence length {seq_len} is not a multiple of 2 × CP {cp}.",
     ParallelCpA2aSeq = "parallel.cp_a2a_seq" => "Sequence length {seq_len} is not a multiple of CP {cp} (all-to-all context parallelism).",
     ParallelCpA2aHeads = "parallel.cp_a2a_heads" => "All-to-all context parallelism splits the heads: {heads} attention heads do not divide by TP {tp} × CP {cp}.",
-    ParallelCpA2aKvHeads = "parallel.cp_a2a_kv_heads" => "Megatron-LM's all-to-all context parallelism splits the key/value heads too: {kv_heads} do not divide by TP {tp} × CP {cp}.",
+    ParallelCpA2aKvHeads = "parallel.cp_a2a_kv_heads" => "Transformer Engine's all-to-all context parallelism splits the key/value heads too: {kv_heads} do not divide by TP {tp} × CP {cp}.",
     ParallelEpDense = "parallel.ep_dense" => "EP {ep} needs a mixture-of-experts model.",
     ParallelExpertsEp = "parallel.experts_ep" => "{experts} experts do not divide by EP {ep}.",
     ParallelHeadsTp = "parallel.heads_tp" => "{heads} attention heads do not divide by TP {tp}.",

@@ -14,7 +14,7 @@ use super::shell::quote;
 use super::{EmitError, EmittedFile, FileKind, model_path, model_slug, script_opening, typed_texts};
 use crate::Plan;
 use crate::hardware::Vendor;
-use crate::plan::{Framework, LoraTargets, Method, Precision, RecomputeGranularity};
+use crate::plan::{CpAlgo, Framework, LoraTargets, Method, Precision, RecomputeGranularity};
 
 /// `text` as an override's value that Hydra reads back as that very string, before the shell's
 /// quoting; `None` where none does. From hydra-core 1.3.8's override grammar
@@ -239,7 +239,8 @@ fn actor_rollout_ref(plan: &Plan) -> Vec<String> {
 /// 0.9.1 `verl/trainer/config/engine/megatron.yaml`, `McoreEngineConfig`): each size as the plan
 /// has it; sequence parallelism off at TP 1, where the engine turns it off itself and warns;
 /// recomputation and the MoE layer's kernels as megatron-core's `TransformerConfig` names them,
-/// the overlapped gradient reduction as its `DistributedDataParallelConfig` does (VeRL's own
+/// context parallelism's exchange and the overlapped gradient reduction as megatron-core's
+/// `TransformerConfig` and `DistributedDataParallelConfig` do (VeRL's own
 /// default is off: `verl/utils/megatron_utils.py`), the keys the file does not declare added with
 /// `+`.
 fn megatron_engine(plan: &Plan, section: &str) -> Vec<String> {
@@ -259,6 +260,10 @@ fn megatron_engine(plan: &Plan, section: &str) -> Vec<String> {
     }
     if p.overlap_grad_reduce {
         o.push(format!("+{section}.override_ddp_config.overlap_grad_reduce=True"));
+    }
+    if 1 < p.cp.get() && p.cp_algo == CpAlgo::AllToAll {
+        // megatron-core's `cp_comm_type`, as Megatron-LM's `--cp-comm-type a2a`; the ring is its default.
+        o.push(format!("+{section}.override_transformer_config.cp_comm_type=a2a"));
     }
     o.extend(dtype(plan, section));
     if plan.model.arch.moe.is_some() {

@@ -300,7 +300,7 @@ fn megatron_space(shape: &Shape, visit: &mut dyn FnMut(Knobs, bool)) {
 
 /// How CP exchanges, where it splits the sequence (CP > 1) on a framework that takes the choice
 /// (`knobs::applies`): the ring, and all-to-all where the heads split over TP × CP (the rules
-/// parallel.cp_a2a_heads and, on Megatron-LM, parallel.cp_a2a_kv_heads: MindSpeed's
+/// parallel.cp_a2a_heads and, but for MindSpeed, parallel.cp_a2a_kv_heads: MindSpeed's
 /// `UlyssesContextParallelFeature.validate_args`, Transformer Engine's `AttnFuncWithCPAndQKVOA2A`).
 /// Elsewhere the plan's own. The CP sizes come from the ring's rule (seq % 2·CP), so MindSpeed's
 /// all-to-all at a CP that divides the sequence only once is not walked.
@@ -316,7 +316,8 @@ fn cp_algo_options(plan: &Plan, base: &Knobs, tp: u32, cp: u64) -> Vec<CpAlgo> {
         crate::model::Attention::Mla { n_heads, .. } => *n_heads,
     };
     let heads_split = attention.n_heads().is_multiple_of(split);
-    let kv_split = plan.framework != Framework::Megatron || kv_heads.is_multiple_of(split);
+    let mindspeed = matches!(plan.framework, Framework::MindSpeedLlm | Framework::MindSpeedRl);
+    let kv_split = mindspeed || kv_heads.is_multiple_of(split);
     match heads_split && kv_split {
         true => vec![CpAlgo::Ring, CpAlgo::AllToAll],
         false => vec![CpAlgo::Ring],

@@ -458,6 +458,15 @@ pub fn generated() -> Vec<Entry> {
             json!({"tp": 2, "cp": 2}),
             json!({"rl": {"max_response_length": 8192}}),
         ),
+        // Context parallelism by all-to-all: megatron-core's `cp_comm_type`.
+        (
+            "grpo-cp-a2a",
+            "grpo",
+            "qwen2.5-7b",
+            1,
+            json!({"tp": 2, "cp": 2, "cp_algo": "alltoall"}),
+            json!({"rl": {"max_response_length": 8192}}),
+        ),
     ] {
         let mut plan = json!({"model": model, "hardware": "h100-sxm-80g", "framework": "verl-megatron",
                               "method": method, "cluster": {"nodes": nodes},

@@ -235,12 +235,13 @@ fn the_page_shows_what_each_framework_takes() {
         Applies::Frameworks(&[MindSpeedLlm, MindSpeedRl])
     );
     assert!(!applies(MindSpeedLlm, Method::Pretrain, Knob::CpuOffloadLayers).yes());
-    // Ulysses in VeRL is its context parallelism, all-to-all with no other choice; the Megatron
-    // path picks ring or all-to-all. RL settings belong to RL methods.
+    // Ulysses in VeRL's FSDP engine is its context parallelism, all-to-all with no other choice;
+    // the Megatron path picks ring or all-to-all, VeRL's Megatron engine too (megatron-core's
+    // `cp_comm_type`). RL settings belong to RL methods.
     assert!(applies(Verl, Method::Grpo, Knob::Cp).yes());
     assert_eq!(
         applies(Verl, Method::Grpo, Knob::CpAlgo),
-        Applies::Frameworks(&[Megatron, MindSpeedLlm, MindSpeedRl])
+        Applies::Frameworks(&[Megatron, MindSpeedLlm, MindSpeedRl, VerlMegatron])
     );
     assert_eq!(trainplan_core::knobs::framework_cp_algo(Verl), trainplan_core::plan::CpAlgo::AllToAll);
     for framework in [Megatron, MindSpeedLlm, MindSpeedRl] {

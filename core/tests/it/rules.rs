@@ -235,6 +235,12 @@ const CASES: &[(&str, &str, &str)] = &[
         r#"{"model": "llama-3-8b", "framework": "megatron", "method": "pretrain", "cluster": {"nodes": 2}, "parallel": {"tp": 4, "cp": 4, "cp_algo": "alltoall"}}"#,
         r#"{"model": "llama-3-8b", "framework": "megatron", "method": "pretrain", "cluster": {"nodes": 2}, "parallel": {"tp": 2, "cp": 4, "cp_algo": "alltoall"}}"#,
     ),
+    // VeRL's Megatron engine runs Transformer Engine's all-to-all too (megatron-core `cp_comm_type`).
+    (
+        "parallel.cp_a2a_kv_heads",
+        r#"{"model": "llama-3-8b", "framework": "verl-megatron", "method": "grpo", "cluster": {"nodes": 2}, "parallel": {"tp": 4, "cp": 4, "cp_algo": "alltoall"}}"#,
+        r#"{"model": "llama-3-8b", "framework": "verl-megatron", "method": "grpo", "cluster": {"nodes": 2}, "parallel": {"tp": 2, "cp": 4, "cp_algo": "alltoall"}}"#,
+    ),
     // Llama-3.1-70B's 8 key/value heads leave one per rank at TP 8, which CP 2 cannot split;
     // MindSpeed repeats it to the query heads instead.
     (

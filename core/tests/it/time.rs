@@ -842,6 +842,23 @@ fn verl_context_parallelism_is_all_to_all() {
     assert_eq!(megatron_ring.breakdown.cp_comm_seconds, 0.0);
 }
 
+/// VeRL's Megatron engine exchanges the context as megatron-core's `cp_comm_type` says (the ring
+/// unless `override_transformer_config` names all-to-all): the same plan as VeRL's FSDP engine's
+/// above, its 9,216-token sequences, hides the ring behind the attention and shows the all-to-alls.
+#[test]
+fn verl_megatron_exchanges_the_context_as_told() {
+    let plan = |algo: &str| {
+        let text = format!(
+            r#"{{"model": "qwen2.5-7b", "framework": "verl-megatron", "method": "grpo", "parallel": {{"cp": 2, "cp_algo": "{algo}"}},
+                "rl": {{"max_prompt_length": 1024, "max_response_length": 8192}}, "batch": {{"global_batch": 64}}}}"#
+        );
+        evaluate(&Plan::from_json(&text).unwrap()).time
+    };
+    let (ring, all_to_all) = (plan("ring"), plan("alltoall"));
+    assert_eq!(ring.breakdown.cp_comm_seconds, 0.0);
+    assert!(0.0 < all_to_all.breakdown.cp_comm_seconds, "{all_to_all:?}");
+}
+
 /// The bounds a search prunes by never cut a plan whose step is within the limit: for every plan of
 /// the corpus (every framework and method) and each search-sized variant of its parallelism,
 /// `time::estimate_within` with the plan's own step as the limit still answers, with the same step,

@@ -87,6 +87,14 @@ async fn the_context_parallel_algorithm_is_chosen_in_the_form() -> WebDriverResu
     page.choose("framework-select", "verl").await?;
     page.choose("method-select", "grpo").await?;
     assert!(!shown_once_settled(&page, "cp-algo-select").await?, "offered on VeRL");
+    // VeRL's Megatron engine takes megatron-core's choice, written as its override.
+    page.choose("framework-select", "verl-megatron").await?;
+    assert!(shown_once_settled(&page, "cp-algo-select").await?, "not offered on VeRL's Megatron engine");
+    page.choose("cp-algo-select", "alltoall").await?;
+    page.wait_text("launch-text", |t| {
+        t.contains("+actor_rollout_ref.actor.megatron.override_transformer_config.cp_comm_type=a2a")
+    })
+    .await?;
     page.driver.quit().await
 }
 

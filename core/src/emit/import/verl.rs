@@ -229,6 +229,11 @@ fn megatron_engine_key(key: &str, v: &str, file: &mut PlanFile) -> Result<bool, 
         }
         "override_transformer_config.moe_permute_fusion" => file.moe.permute_fusion = flag,
         "override_ddp_config.overlap_grad_reduce" => p.overlap_grad_reduce = flag,
+        "override_transformer_config.cp_comm_type" => match v {
+            "a2a" => p.cp_algo = CpAlgo::AllToAll,
+            "p2p" => p.cp_algo = CpAlgo::Ring,
+            _ => return Ok(false),
+        },
         _ => return Ok(false),
     }
     Ok(true)
