@@ -125,10 +125,12 @@ pub(super) fn megatron_split(cx: &Ctx, layout_string: bool, acc: &mut Acc) {
     // `validate_args`: the embedding and the loss count as a layer each when asked.
     let accounted = arch.n_layers + if p.account_embedding_loss { 2 } else { 0 };
     let even = accounted.is_multiple_of(pp);
-    // Megatron-LM splits uneven stages over virtual chunks when each stage's layers divide by
-    // VPP (megatron/core/transformer/transformer_block.py `get_num_layers_to_build`);
-    // MindSpeed's `--num-layer-list` does not take VPP.
-    let uneven_chunks = plan.framework == Framework::Megatron
+    // megatron-core splits uneven stages over virtual chunks when each stage's layers divide by
+    // VPP (megatron/core/transformer/transformer_block.py `get_num_layers_to_build`): Megatron-LM,
+    // and VeRL's Megatron engine, which builds its model with megatron-core's `TransformerConfig`
+    // (verl 0.9.1 `verl/models/mcore/config_converter.py`). MindSpeed's `--num-layer-list` does not
+    // take VPP.
+    let uneven_chunks = matches!(plan.framework, Framework::Megatron | Framework::VerlMegatron)
         && layout.as_ref().is_some_and(|sizes| sizes.iter().all(|s| s.is_multiple_of(vpp) && vpp <= *s));
     if !(layout_string || even || p.uneven_layers && layout.is_some()) {
         // `validate_args`: layers % PP == 0 without an uneven layout (Megatron's first/last-stage sizes,

@@ -325,8 +325,8 @@ fn cp_algo_options(plan: &Plan, base: &Knobs, tp: u32, cp: u64) -> Vec<CpAlgo> {
 }
 
 /// VPP over the divisors of each stage's layers (Megatron: the layers of a stage divide by VPP);
-/// uneven stages (`sizes`) take VPP on Megatron-LM only (rule parallel.uneven_vpp), MindSpeed's
-/// layer list does not.
+/// uneven stages (`sizes`) take VPP on megatron-core's first and last stage sizes (Megatron-LM, VeRL's
+/// Megatron engine), not on MindSpeed's layer list (rule parallel.uneven_vpp).
 fn vpp_options(plan: &Plan, pp: u32, per_stage: u64, sizes: Option<&[u64]>) -> Vec<u32> {
     match (pp, sizes) {
         (1, _) => vec![1],
@@ -334,7 +334,7 @@ fn vpp_options(plan: &Plan, pp: u32, per_stage: u64, sizes: Option<&[u64]>) -> V
         (_, Some(sizes)) => divisors(per_stage, per_stage)
             .filter(|&v| {
                 v == 1
-                    || (plan.framework == Framework::Megatron
+                    || (matches!(plan.framework, Framework::Megatron | Framework::VerlMegatron)
                         && sizes.iter().all(|s| s.is_multiple_of(u64::from(v))))
             })
             .collect(),

@@ -438,6 +438,15 @@ pub fn generated() -> Vec<Entry> {
         // Uneven stages: Qwen2.5-7B's 28 layers over PP 8 as 2 + 6 × 4 + 2 (megatron-core's
         // `num_layers_in_first/last_pipeline_stage`).
         ("grpo-uneven", "grpo", "qwen2.5-7b", 1, json!({"pp": 8, "uneven_layers": true}), json!({})),
+        // Uneven stages with VPP: Llama 2 7B's 32 layers as 4, 6, 6, 6, 6, 4 in two chunks each.
+        (
+            "grpo-uneven-vpp",
+            "grpo",
+            "llama-2-7b",
+            6,
+            json!({"tp": 8, "pp": 6, "vpp": 2, "uneven_layers": true}),
+            json!({"batch": {"global_batch": 48}}),
+        ),
         // fp16, the engines' other dtype, on the actor, the reference and PPO's critic.
         ("ppo-fp16", "ppo", "qwen2.5-3b", 1, json!({"tp": 2}), json!({"precision": "fp16"})),
         // The gradient reduction overlapped, through `override_ddp_config`, on the actor and PPO's critic.

@@ -127,6 +127,31 @@ fn uneven_stages_take_vpp_on_megatron_lm() {
     assert!(errors(&ms).contains(&"parallel.uneven_vpp"), "{:?}", ms.findings);
 }
 
+/// VeRL's Megatron engine builds its model with megatron-core's `TransformerConfig` and takes the
+/// same split: Llama 2 7B's 32 layers over PP 6, 4, 6, 6, 6, 6, 4, each divisible by VPP 2, written
+/// as the engine's virtual size beside the first and last stage sizes.
+#[test]
+fn uneven_stages_take_vpp_on_verls_megatron_engine() {
+    let plan = Plan::from_json(
+        r#"{"model": "llama-2-7b", "cluster": {"nodes": 6}, "framework": "verl-megatron", "method": "grpo",
+            "parallel": {"tp": 8, "pp": 6, "vpp": 2, "uneven_layers": true, "sequence_parallel": true,
+            "distributed_optimizer": true}, "batch": {"global_batch": 48}, "rl": {"rollout_tp": 2}}"#,
+    )
+    .unwrap();
+    let r = evaluate(&plan);
+    assert!(errors(&r).is_empty(), "{:?}", r.findings);
+    let layers: Vec<u64> = r.memory.stages.iter().map(|s| s.n_layers).collect();
+    assert_eq!(layers, [4, 6, 6, 6, 6, 4]);
+    let script = emit::emit(&plan, "").unwrap().into_iter().find(|f| f.name.ends_with(".sh")).unwrap().text;
+    for key in [
+        "actor_rollout_ref.actor.megatron.virtual_pipeline_model_parallel_size=2",
+        "+actor_rollout_ref.actor.megatron.override_transformer_config.num_layers_in_first_pipeline_stage=4",
+        "+actor_rollout_ref.actor.megatron.override_transformer_config.num_layers_in_last_pipeline_stage=4",
+    ] {
+        assert!(script.contains(key), "{key} in {script}");
+    }
+}
+
 /// A layout string is Megatron's symbols only: anything else is refused with the field named,
 /// so no other text can reach a launch script.
 #[test]
