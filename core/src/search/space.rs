@@ -2,10 +2,11 @@
 //! of plans differing only in the micro-batch and the rollout's settings the passes rely on
 //! ([`walk_space`]).
 //!
-//! For the Megatron family (Megatron-LM, MindSpeed-LLM, MindSpeed-RL) TP over the divisors
-//! of the scale-up domain (a node, or an NVL72 rack) that divide the attention heads (TP stays on the
-//! fast links: Narayanan et al. 2021, "Efficient Large-Scale Language Model Training on GPU Clusters
-//! Using Megatron-LM", §3.2 takeaway #1), PP over every count that divides the layers or leaves the
+//! For the Megatron family (Megatron-LM, MindSpeed-LLM, MindSpeed-RL, and VeRL's Megatron engine
+//! less what its config does not name: [`taken_knobs`]) TP over the divisors of the scale-up
+//! domain (a node, or an NVL72 rack) that divide the attention heads (TP stays on the fast links:
+//! Narayanan et al. 2021, "Efficient Large-Scale Language Model Training on GPU Clusters Using
+//! Megatron-LM", §3.2 takeaway #1), PP over every count that divides the layers or leaves the
 //! rest to the first and last stages, VPP over the divisors of a stage's layers, CP over powers of
 //! two to 16 from 8K tokens, EP over powers of two for MoE models, MindSpeed-LLM's DualPipeV,
 //! recomputation none / selective / full (uniform, or a block of ¼, ½ or ¾ of a stage's layers),
