@@ -86,11 +86,12 @@ fn megatron_switches(ctx: &Ctx) -> Vec<Candidate> {
     }
     // Overlap the gradient reduction (and the parameter gather) with compute (MindSpeed
     // docs/zh/features/async-ddp.md, async-ddp-param-gather.md).
-    // VeRL's Megatron engine takes the first alone (`override_ddp_config`, `knobs::applies`).
-    let takes = |knob| crate::knobs::applies(plan.framework, plan.method, knob).yes();
-    if megatron && 1 < dp && !p.overlap_grad_reduce && takes(crate::knobs::Knob::OverlapGradReduce) {
+    if megatron && 1 < dp && !p.overlap_grad_reduce {
         let mut changes = vec![fix(Field::ParallelOverlapGradReduce, true)];
-        if p.distributed_optimizer && takes(crate::knobs::Knob::OverlapParamGather) {
+        // VeRL's Megatron engine has no parameter gather to overlap (`knobs::applies`).
+        let gathers =
+            crate::knobs::applies(plan.framework, plan.method, crate::knobs::Knob::OverlapParamGather);
+        if p.distributed_optimizer && gathers.yes() {
             changes.push(fix(Field::ParallelOverlapParamGather, true));
         }
         res.push(candidate(Move::OverlapGradReduce, changes));
