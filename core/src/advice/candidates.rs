@@ -85,8 +85,13 @@ fn megatron_switches(ctx: &Ctx) -> Vec<Candidate> {
         res.push(candidate(Move::DistributedOptimizer, vec![fix(Field::ParallelDistributedOptimizer, true)]));
     }
     // Overlap the gradient reduction (and the parameter gather) with compute (MindSpeed
-    // docs/zh/features/async-ddp.md, async-ddp-param-gather.md).
-    if megatron && 1 < dp && !p.overlap_grad_reduce {
+    // docs/zh/features/async-ddp.md, async-ddp-param-gather.md); on DeepSpeed (and LLaMA-Factory
+    // through it) `overlap_comm`, which overlaps the partitioned reductions ZeRO runs with the
+    // backward (time/sharded.rs).
+    let deepspeed_overlap = !megatron
+        && p.zero_stage.shards_optimizer()
+        && crate::knobs::applies(plan.framework, plan.method, crate::knobs::Knob::OverlapGradReduce).yes();
+    if (megatron || deepspeed_overlap) && 1 < dp && !p.overlap_grad_reduce {
         let mut changes = vec![fix(Field::ParallelOverlapGradReduce, true)];
         // VeRL's Megatron engine has no parameter gather to overlap (`knobs::applies`).
         let gathers =

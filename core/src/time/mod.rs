@@ -15,6 +15,7 @@ mod moe;
 mod passes;
 mod pipeline;
 mod rl;
+mod sharded;
 mod tail;
 mod ulysses;
 
@@ -244,6 +245,9 @@ pub struct Pipeline {
     /// The step's host transfers after the pipeline (offloaded optimizer states and parameters;
     /// offloaded activations are part of the passes).
     pub offload_seconds: f64,
+    /// The step's data-parallel reduction after the pipeline (where the HF path reduces after every
+    /// micro-batch, what the step's end adds; the rest is part of the passes).
+    pub gradient_sync_seconds: f64,
 }
 
 impl StepTime {
@@ -314,7 +318,7 @@ impl StepTime {
             (StepPart::Rollout, b.rollout_seconds),
             (StepPart::LogProb, b.log_prob_seconds),
             (StepPart::Pipeline, p.makespan_seconds),
-            (StepPart::GradientSync, b.dp_comm_seconds),
+            (StepPart::GradientSync, p.gradient_sync_seconds),
             (StepPart::Optimizer, b.optimizer_seconds),
             (StepPart::Offload, p.offload_seconds),
         ];
@@ -622,16 +626,32 @@ pub fn estimate_within(plan: &Plan, mem: &memory::Memory, limit_seconds: Option<
     {
         return None;
     }
-    let passes = passes::pass_costs(&ctx, mem);
+    let mut passes = passes::pass_costs(&ctx, mem);
+    // Each micro-batch's gathers and reduction where the HF path shards (`sharded.rs`).
+    let traffic = sharded::traffic(&ctx, mem);
+    let floored = traffic.as_ref().map(|traffic| {
+        let n = passes.lists.len() / 3;
+        let (forward, rest) = passes.lists.split_at_mut(n);
+        let (backward, weight) = rest.split_at_mut(n);
+        sharded::floor_passes(traffic, forward, backward, weight)
+    });
+    let dp_per_microbatch = floored.map_or(0.0, |f| f.added);
+    // The scoring forwards gather the parameters once each and reduce nothing: they scale with the
+    // passes before the traffic, or with the gathers where longer.
+    let scoring_basis = |makespan: f64| floored.map_or(makespan, |f| f.scoring_basis * f64::from(m));
     let costs =
         Costs::from_lists(layout.pp as u32, layout.chunks as u32, passes.lists, comm::p2p_seconds(&ctx, mem));
-    let tail = tail::step_tail(&ctx, mem, costs.backward(), m);
+    let tail = tail::step_tail(&ctx, mem, costs.backward(), m, traffic.is_some());
     let (busiest, slowest) = busiest_rank(&costs);
     // No schedule beats its busiest rank running all its passes back to back: a lower bound on the
     // step that lets a search skip the simulation of a plan that cannot win.
     if let Some(limit) = limit_seconds {
         let tail_seconds = tail.dp_seconds + tail.optimizer_seconds + tail.offload_seconds;
-        let lower = step_bound(&ctx, f64::from(m) * slowest, rollout_seconds) + tail_seconds;
+        let makespan_bound = f64::from(m) * slowest;
+        let lower = makespan_bound
+            + rollout_seconds
+            + scoring_seconds(&ctx, scoring_basis(makespan_bound))
+            + tail_seconds;
         if rules_out(limit, lower) {
             return None;
         }
@@ -639,7 +659,7 @@ pub fn estimate_within(plan: &Plan, mem: &memory::Memory, limit_seconds: Option<
     let schedule_kind = layout.schedule;
     let shape = pipeline_makespan(schedule_kind, m, &costs, slowest);
     let makespan = shape.makespan_seconds;
-    let log_prob_seconds = scoring_seconds(&ctx, makespan);
+    let log_prob_seconds = scoring_seconds(&ctx, scoring_basis(makespan));
     let step_seconds = makespan
         + tail.dp_seconds
         + tail.optimizer_seconds
@@ -663,7 +683,7 @@ pub fn estimate_within(plan: &Plan, mem: &memory::Memory, limit_seconds: Option<
             &costs,
             (busiest, slowest),
             |rank| passes.causes.of_rank(ctx.arch, layout, rank),
-            passes.activation_offload_seconds,
+            (passes.activation_offload_seconds, dp_per_microbatch),
             &tail,
             m,
             makespan,
@@ -689,19 +709,21 @@ pub fn estimate_within(plan: &Plan, mem: &memory::Memory, limit_seconds: Option<
             n_microbatches: m,
             makespan_seconds: makespan,
             offload_seconds: tail.offload_seconds,
+            gradient_sync_seconds: tail.dp_seconds,
             costs,
         },
     })
 }
 
 /// The step's time by cause but RL's phases: the busiest rank's causes over all `m` micro-batches
-/// (`busiest`, its seconds and `rank_causes` for one micro-batch), the sends and the bubble of the
-/// pipeline's `makespan`, then the step's own terms.
+/// (`busiest`, its seconds and `rank_causes` for one micro-batch; per micro-batch too, activation
+/// offloading's host transfers and the data-parallel traffic the passes could not hide), the sends
+/// and the bubble of the pipeline's `makespan`, then the step's own terms.
 fn pipeline_breakdown(
     costs: &Costs,
     (busiest, busy): (usize, f64),
     rank_causes: impl FnOnce(u64) -> Breakdown,
-    activation_offload_seconds: f64,
+    (activation_offload_seconds, dp_per_microbatch): (f64, f64),
     tail: &tail::StepTail,
     m: u32,
     makespan: f64,
@@ -723,7 +745,7 @@ fn pipeline_breakdown(
         pp_comm_seconds: pp_comm,
         // The rest of the makespan: idle time, the sends above counted apart.
         bubble_seconds: idle - pp_comm,
-        dp_comm_seconds: tail.dp_seconds,
+        dp_comm_seconds: tail.dp_seconds + dp_per_microbatch * mf,
         optimizer_seconds: tail.optimizer_seconds,
         offload_seconds: tail.offload_seconds + activation_offload_seconds * mf,
         ..Breakdown::default()

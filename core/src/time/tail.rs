@@ -18,23 +18,33 @@ pub(super) struct StepTail {
 }
 
 /// What one device holds of the model, as the tail sees it.
-struct Share {
+pub(super) struct Share {
     /// Data- and context-parallel ranks.
-    dp_cp: f64,
+    pub(super) dp_cp: f64,
     /// Whether ZeRO-3 or FSDP shards the parameters (gathered for forward and backward).
-    shards_params: bool,
+    pub(super) shards_params: bool,
     /// Parameters this device computes with.
-    params_on_device: f64,
+    pub(super) params_on_device: f64,
     /// The share of them that trains: LoRA's adapters, else all.
-    trainable_share: f64,
+    pub(super) trainable_share: f64,
 }
 
-/// The step's tail for `m` micro-batches whose last backward on each stage takes `backward`.
-pub(super) fn step_tail(ctx: &Ctx, mem: &memory::Memory, backward: &[f64], m: u32) -> StepTail {
+/// The step's tail for `m` micro-batches whose last backward on each stage takes `backward`;
+/// `per_microbatch` when the gradients were reduced after every micro-batch (`sharded.rs`).
+pub(super) fn step_tail(
+    ctx: &Ctx,
+    mem: &memory::Memory,
+    backward: &[f64],
+    m: u32,
+    per_microbatch: bool,
+) -> StepTail {
     let (plan, p, hw) = (ctx.plan, &ctx.plan.parallel, ctx.hw);
     let megatron = mem.layout.model_parallel;
     let share = share(ctx, mem);
-    let dp_seconds = gradient_sync_seconds(ctx, mem, &share, backward);
+    let dp_seconds = match per_microbatch {
+        true => updated_params_gather_seconds(ctx, mem, &share),
+        false => gradient_sync_seconds(ctx, mem, &share, backward),
+    };
     let (dp_cp, params_on_device, trainable_share) =
         (share.dp_cp, share.params_on_device, share.trainable_share);
     // Optimizer: Adam reads and writes fp32 master weights, two moments and gradients, and writes
@@ -111,7 +121,7 @@ fn verl_offload_seconds(ctx: &Ctx, mem: &memory::Memory) -> f64 {
 
 /// The parameters one device computes with, and over how many ranks its gradients and optimizer
 /// states are shared.
-fn share(ctx: &Ctx, mem: &memory::Memory) -> Share {
+pub(super) fn share(ctx: &Ctx, mem: &memory::Memory) -> Share {
     let (plan, p) = (ctx.plan, &ctx.plan.parallel);
     let (megatron, tp, cp) = (mem.layout.model_parallel, mem.layout.tp, mem.layout.cp);
     // Gradients are reduced, and optimizer states sharded, over the data- and context-parallel
@@ -141,17 +151,8 @@ fn share(ctx: &Ctx, mem: &memory::Memory) -> Share {
 /// micro-batch's backward (the longest of `backward`) does not hide when overlapped.
 fn gradient_sync_seconds(ctx: &Ctx, mem: &memory::Memory, share: &Share, backward: &[f64]) -> f64 {
     let (plan, p, hw) = (ctx.plan, &ctx.plan.parallel, ctx.hw);
-    let (megatron, tp, cp) = (mem.layout.model_parallel, mem.layout.tp, mem.layout.cp);
-    // Megatron reduces fp32 main gradients in bf16 training (`accumulate_allreduce_grads_in_fp32`
-    // defaults on for bf16) and 16-bit gradients in fp16; DeepSpeed reduces 16-bit gradients.
-    // `--grad-reduce-in-bf16` reduces bf16 gradients ([`memory::bf16_gradients`]).
-    let grad_dtype_bytes = match (megatron, plan.precision) {
-        _ if memory::bf16_gradients(plan) => 2.0,
-        (_, Precision::Fp32) => 4.0,
-        (true, Precision::Bf16 | Precision::Fp8 | Precision::Mxfp8 | Precision::Nvfp4) => 4.0,
-        _ => 2.0,
-    };
-    let grad_bytes = share.params_on_device * share.trainable_share * grad_dtype_bytes;
+    let (tp, cp) = (mem.layout.tp, mem.layout.cp);
+    let grad_bytes = share.params_on_device * share.trainable_share * gradient_bytes_per_param(ctx, mem);
     // The data- and context-parallel peers sit tp ranks apart (Megatron's rank order: TP
     // innermost, then CP, DP, PP).
     let dp_bw = group_bandwidth(hw, u64::from(plan.cluster.scale_up_domain.get()), mem.dp * cp, tp);
@@ -172,6 +173,39 @@ fn gradient_sync_seconds(ctx: &Ctx, mem: &memory::Memory, share: &Share, backwar
         dp_seconds = (dp_seconds - last_backward).max(0.1 * dp_seconds);
     }
     dp_seconds
+}
+
+/// Bytes a gradient is reduced in: Megatron reduces fp32 main gradients in bf16 training
+/// (`accumulate_allreduce_grads_in_fp32` defaults on for bf16) and 16-bit gradients in fp16,
+/// bf16 with `--grad-reduce-in-bf16` ([`memory::bf16_gradients`]); DeepSpeed reduces 16-bit
+/// gradients; VeRL's FSDP engine fp32 (`mixed_precision.reduce_dtype: fp32`,
+/// verl/trainer/config/engine/fsdp.yaml at verl 0.9.1).
+pub(super) fn gradient_bytes_per_param(ctx: &Ctx, mem: &memory::Memory) -> f64 {
+    let plan = ctx.plan;
+    let megatron = mem.layout.model_parallel;
+    match (megatron, plan.precision) {
+        _ if memory::bf16_gradients(plan) => 2.0,
+        (_, Precision::Fp32) => 4.0,
+        (true, Precision::Bf16 | Precision::Fp8 | Precision::Mxfp8 | Precision::Nvfp4) => 4.0,
+        (false, _) if plan.framework == crate::plan::Framework::Verl => 4.0,
+        _ => 2.0,
+    }
+}
+
+/// What the step's end adds where the gradients were reduced after every micro-batch: DeepSpeed
+/// ZeRO-2 gathers the updated 16-bit parameters after the optimizer step (`all_gather_dp_groups`,
+/// deepspeed/runtime/zero/stage_1_and_2.py); ZeRO-3 and VeRL's FSDP keep them sharded until the
+/// next forward gathers them (`sharded.rs`).
+fn updated_params_gather_seconds(ctx: &Ctx, mem: &memory::Memory, share: &Share) -> f64 {
+    let (plan, hw) = (ctx.plan, ctx.hw);
+    if plan.framework == crate::plan::Framework::Verl || share.shards_params {
+        return 0.0;
+    }
+    let (tp, cp) = (mem.layout.tp, mem.layout.cp);
+    let param_bytes = if plan.precision == Precision::Fp32 { 4.0 } else { 2.0 };
+    let bytes = share.params_on_device * share.trainable_share * param_bytes;
+    let bandwidth = group_bandwidth(hw, u64::from(plan.cluster.scale_up_domain.get()), mem.dp * cp, tp);
+    ring_seconds_on(hw, bytes, share.dp_cp, bandwidth, false)
 }
 
 /// Gradient reductions and optimizer steps per step: RL updates the actor once per mini-batch of

@@ -321,3 +321,26 @@ fn verl_megatron_is_offered_the_gradient_overlap_it_takes() {
     assert_eq!(fields, ["parallel.overlap_grad_reduce"]);
     assert!(0.0 < a.speed_delta_frac, "{a:?}");
 }
+
+/// DeepSpeed reduces ZeRO-2's partitioned gradients after every micro-batch (time/sharded.rs);
+/// without `overlap_comm` each reduction follows its backward, so the overlap is offered, and is
+/// faster. VeRL's FSDP engine, which always overlaps and has no such key, is not offered it.
+#[test]
+fn deepspeed_is_offered_the_overlap_of_its_partitioned_reductions() {
+    let deepspeed = plan(
+        r#"{"model": "llama-3-8b", "framework": "deepspeed", "method": "sft-full", "cluster": {"nodes": 2},
+            "parallel": {"zero_stage": 2, "overlap_grad_reduce": false},
+            "batch": {"micro_batch": 1, "global_batch": 64, "seq_len": 2048}}"#,
+    );
+    let advice = advice::advise(&deepspeed);
+    let a = advice.iter().find(|a| a.code == advice::Move::OverlapGradReduce).expect("offered");
+    let fields: Vec<&str> = a.changes.iter().map(|c| c.field.path()).collect();
+    assert_eq!(fields, ["parallel.overlap_grad_reduce"]);
+    assert!(0.0 < a.speed_delta_frac, "{a:?}");
+
+    let verl = plan(
+        r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "cluster": {"nodes": 2},
+            "batch": {"global_batch": 64}}"#,
+    );
+    assert!(advice::advise(&verl).iter().all(|a| a.code != advice::Move::OverlapGradReduce));
+}

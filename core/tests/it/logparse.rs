@@ -218,9 +218,11 @@ fn an_rl_log_gives_the_plan_its_mean_response_and_the_fit_the_rest() {
     // VeRL `metric_utils.py` `compute_data_metrics` logs each step's `response_length/mean` (and its
     // max, min and clip ratio) beside the timings: the median over the steps is the plan's mean
     // response, and the step time is fitted with it, not with every response at the longest.
+    // Eight responses a micro-batch: at one, each micro-batch's parameter gathers alone
+    // (time/sharded.rs) would take longer than the log's step at any efficiency.
     let plan = Plan::from_json(
         r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "parallel": {"zero_stage": 3},
-            "batch": {"global_batch": 512}}"#,
+            "batch": {"global_batch": 512, "micro_batch": 8}}"#,
     )
     .unwrap();
     let log = [(1, "120.0", "301.2"), (2, "80.0", "288.5"), (3, "82.0", "296.0"), (4, "79.0", "310.4")]

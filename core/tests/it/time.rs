@@ -395,21 +395,29 @@ fn verl_megatron_overlaps_its_gradient_reduction_when_told() {
 
 #[test]
 fn mini_batches_and_swapped_optimizers_cost_what_they_move() {
-    let step = |rl: &str| {
+    let step = |framework: &str, rl: &str| {
         let text = format!(
-            r#"{{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "parallel": {{"zero_stage": 3}},
+            r#"{{"model": "qwen2.5-7b", "framework": "{framework}", "method": "grpo",
                 "batch": {{"global_batch": 256}}, "rl": {rl}}}"#
         );
         evaluate(&Plan::from_json(&text).unwrap()).time
     };
-    // Four updates per step (256 prompts in mini-batches of 64): four gradient reductions and
-    // optimizer steps; rollout and training passes unchanged.
-    let (one, four) = (step("{}"), step(r#"{"mini_batch": 64}"#));
+    // Four updates per step (256 prompts in mini-batches of 64): on VeRL's Megatron engine, which
+    // reduces the gradients once an update, four gradient reductions and optimizer steps; rollout
+    // and training passes unchanged.
+    let (one, four) = (step("verl-megatron", "{}"), step("verl-megatron", r#"{"mini_batch": 64}"#));
     let (a, b) = (&one.breakdown, &four.breakdown);
+    assert!(0.0 < a.dp_comm_seconds);
     assert!((b.dp_comm_seconds / a.dp_comm_seconds - 4.0).abs() < 1e-9);
     assert!((b.optimizer_seconds / a.optimizer_seconds - 4.0).abs() < 1e-9);
     assert_eq!(a.rollout_seconds, b.rollout_seconds);
     assert_eq!(a.compute_seconds, b.compute_seconds);
+    // VeRL's FSDP engine reduces after every micro-batch (`sharded.rs`), however the micro-batches
+    // are grouped into updates: the same reductions, four optimizer steps.
+    let (one, four) = (step("verl", "{}"), step("verl", r#"{"mini_batch": 64}"#));
+    let (a, b) = (&one.breakdown, &four.breakdown);
+    assert_eq!(a.dp_comm_seconds, b.dp_comm_seconds);
+    assert!((b.optimizer_seconds / a.optimizer_seconds - 4.0).abs() < 1e-9);
 
     // MindSpeed swap-optimizer: 12 bytes per owned parameter in and out over the host link.
     let swap = |on: bool| {
@@ -1051,4 +1059,69 @@ fn mindspeed_llm_trains_each_sample_at_its_own_length_when_told_not_to_pad() {
     };
     assert!(!script.contains("--no-pad-to-seq-lengths"));
     assert!((tokens(&pretrain) / (64.0 * 4096.0) - 1.0).abs() < 1e-9, "{}", tokens(&pretrain));
+}
+
+/// DeepSpeed ZeRO-2 and 3 reduce the gradients after every micro-batch, not once a step ("ZeRO
+/// stage >= 2 communicates during non gradient accumulation boundaries as well",
+/// `DeepSpeedEngine.allreduce_gradients`, deepspeed/runtime/engine.py at v0.19.8), and ZeRO-2
+/// gathers the updated 16-bit parameters once after the optimizer step (`all_gather_dp_groups`,
+/// stage_1_and_2.py). Without `overlap_comm` each reduction adds to its backward: Llama 3 8B on
+/// 2 × 8 H100 at micro-batch 1 and global batch 64 runs 4 micro-batches a rank, so 4 bf16
+/// reduce-scatters and 1 all-gather of its 8.03 B parameters over the 16 ranks, each a ring's
+/// (n − 1)/n of the buffer (the ZeRO paper's volumes, Rajbhandari et al. 2020 §7.2). With
+/// `overlap_comm` and ZeRO-3 on one node, the gathers and reductions fit behind the compute of
+/// 4,096-token micro-batches and nothing shows.
+#[test]
+fn sharded_data_parallel_traffic_runs_every_micro_batch() {
+    let plan = Plan::from_json(
+        r#"{"model": "llama-3-8b", "framework": "deepspeed", "method": "sft-full", "cluster": {"nodes": 2},
+            "parallel": {"zero_stage": 2, "overlap_grad_reduce": false},
+            "batch": {"micro_batch": 1, "global_batch": 64, "seq_len": 2048}}"#,
+    )
+    .unwrap();
+    let mem = trainplan_core::memory::estimate(&plan);
+    let t = trainplan_core::time::estimate(&plan, &mem);
+    let hw = &plan.hardware.hw;
+    assert_eq!(mem.dp, 16);
+    assert_eq!(t.pipeline.n_microbatches, 4);
+    // Across nodes the 8 ranks of a node drive their 8 NICs at once, capped by NVLink's one
+    // direction (H100: no mesh).
+    let bandwidth = (hw.inter_node_bytes_per_second * 8.0).min(hw.intra_node_bytes_per_second / 2.0);
+    let bytes = mem.params_total as f64 * 2.0;
+    let one = trainplan_core::time::ring_seconds_on(hw, bytes, 16.0, bandwidth, false);
+    let dp = t.breakdown.dp_comm_seconds;
+    assert!((dp / (5.0 * one) - 1.0).abs() < 1e-9, "{dp} against 5 × {one}");
+    // Of them, only the gather after the optimizer step follows the pipeline.
+    assert!((t.pipeline.gradient_sync_seconds / one - 1.0).abs() < 1e-9);
+
+    let hidden = Plan::from_json(
+        r#"{"model": "llama-3-8b", "framework": "deepspeed", "method": "sft-full",
+            "parallel": {"zero_stage": 3, "overlap_grad_reduce": true},
+            "batch": {"micro_batch": 1, "global_batch": 64, "seq_len": 4096}}"#,
+    )
+    .unwrap();
+    let t = trainplan_core::time::estimate(&hidden, &trainplan_core::memory::estimate(&hidden));
+    assert_eq!(t.breakdown.dp_comm_seconds, 0.0);
+    assert_eq!(t.pipeline.gradient_sync_seconds, 0.0);
+}
+
+/// VeRL's FSDP engine gathers the parameters for every micro-batch's forward and backward and
+/// reduces its gradients after it (`use_no_sync_for_gradient_accumulation: false`), so where a
+/// micro-batch's compute is shorter than its parameters' traffic, larger micro-batches make
+/// fewer of them: the step falls as the micro-batch grows.
+#[test]
+fn verl_fsdp_gathers_its_parameters_every_micro_batch() {
+    let step = |micro_batch: u32| {
+        let text = format!(
+            r#"{{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "cluster": {{"nodes": 2}},
+                "batch": {{"global_batch": 256, "micro_batch": {micro_batch}}}}}"#
+        );
+        let plan = Plan::from_json(&text).unwrap();
+        trainplan_core::time::estimate(&plan, &trainplan_core::memory::estimate(&plan))
+    };
+    let (one, eight) = (step(1), step(8));
+    // An eighth as many micro-batches, each hiding more of its traffic behind eight times the compute.
+    assert!(0.0 < one.breakdown.dp_comm_seconds);
+    assert!(8.0 * eight.breakdown.dp_comm_seconds <= one.breakdown.dp_comm_seconds);
+    assert!(eight.step_seconds < one.step_seconds);
 }
