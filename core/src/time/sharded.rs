@@ -13,14 +13,15 @@
 //! longer of its compute and the traffic behind it; a reduction DeepSpeed is told not to overlap
 //! (`overlap_comm: false`) adds to the backward. Across nodes, where a model's gathers outlast its
 //! compute, this is what sets the step (ZeRO paper, Rajbhandari et al. 2020, §7.2: 3Ψ a step for
-//! ZeRO-3, here once per micro-batch). Plans with a pipeline or on the Megatron path keep their
-//! reduction once a step (`tail.rs`).
+//! ZeRO-3, here once per micro-batch). Megatron FSDP and PyTorch FSDP2 on the Megatron path run the
+//! same traffic ([`traffic`]). Plans with a pipeline, and Megatron's DDP and distributed optimizer
+//! (which accumulate under `no_sync`), keep their reduction once a step (`tail.rs`).
 
 use super::Ctx;
 use super::comm::{group_bandwidth, ring_seconds_on};
 use super::tail::{Share, gradient_bytes_per_param, share};
 use crate::memory;
-use crate::plan::{Framework, Precision};
+use crate::plan::{Framework, Fsdp, Precision};
 
 /// One micro-batch's data-parallel traffic, seconds.
 pub(super) struct Traffic {
@@ -39,12 +40,25 @@ pub(super) struct Traffic {
 pub(super) fn traffic(ctx: &Ctx, mem: &memory::Memory) -> Option<Traffic> {
     let (plan, p) = (ctx.plan, &ctx.plan.parallel);
     let layout = &mem.layout;
-    if layout.model_parallel || layout.pp != 1 || layout.chunks != 1 {
+    if layout.pp != 1 || layout.chunks != 1 {
         return None;
     }
     let zero = p.zero_stage;
     // (gathers per micro-batch, whether the gradients are sharded, the reduction overlapped).
     let (gathers, sharded, overlapped) = match plan.framework {
+        // Megatron FSDP reduces every backward where it shards the gradients ("Only reduce if we
+        // are sharding gradients, or are on the final microbatch", `grad_reduce_every_bprop`,
+        // megatron/core/distributed/fsdp/src/megatron_fsdp/megatron_fsdp.py) and, sharding the
+        // parameters, gathers them for each layer's forward and again for its backward, prefetched
+        // (its docs/runtime_schedule.md); PyTorch FSDP2 alike, Megatron's wrapper keeping its
+        // default `reshard_after_forward=True` and a `no_sync` that does nothing
+        // (megatron/core/distributed/torch_fully_sharded_data_parallel.py, data_parallel_base.py,
+        // at Megatron-LM d98e8a6). Both reduce on a stream of their own.
+        _ if layout.model_parallel => match p.fsdp {
+            Fsdp::OptimGrads => (0, true, true),
+            Fsdp::OptimGradsParams | Fsdp::Torch => (2, true, true),
+            Fsdp::None | Fsdp::Optim => return None,
+        },
         Framework::DeepSpeed | Framework::LlamaFactory if zero.shards_gradients() => {
             (if zero.shards_params() { 2 } else { 0 }, true, p.overlap_grad_reduce)
         }

@@ -238,8 +238,8 @@ fn torchtitan_performance() {
     // FIXME(gap): the peaks are far from torchtitan's (see the fits above and docs/memory.md); the
     // bound is today's.
     assert!(memory_med < 0.45, "memory median {memory_med:.3}");
-    // FIXME(gap): the dense target is 5 %; today 5.7 % over the 8 non-CP checks, with Table 4's
+    // FIXME(gap): the dense target is 5 %; today 5.9 % over the 8 non-CP checks, with Table 4's
     // plain 2D row (−17 %: the plan's TP collectives on 131,072-token micro-batches without async
-    // TP) and Table 5's 1F1B row (+22 %) the far ones.
+    // TP) and Table 5's 1F1B row (+20 %) the far ones.
     assert!(med < 0.06, "median {med:.3}");
 }
