@@ -397,7 +397,8 @@ fn estimate_from(plan: &Plan, facts: &ModelFacts, previous: Option<&Memory>) -> 
     let (tp, pp, vpp, cp, ep, etp, dp, edp) =
         (layout.tp, layout.pp, layout.vpp, layout.cp, layout.ep, layout.etp, layout.dp, layout.edp);
     let b = u64::from(plan.batch.micro_batch.get());
-    let m = (step_samples(plan) / (b * dp)).max(1);
+    let m =
+        packed_microbatches(plan, dp, cp, pp, vpp).unwrap_or_else(|| (step_samples(plan) / (b * dp)).max(1));
     let (summary, lora_params, lora_inputs) = (&facts.summary, facts.lora_params, facts.lora_inputs);
     let plain_torch = plain_torch(plan);
     let ctx = Ctx {

@@ -197,3 +197,35 @@ pub(super) fn rl_phases(ctx: &Ctx, stages: &[StageMemory]) -> Vec<PhaseMemory> {
         })
         .collect()
 }
+
+/// The micro-batches a step runs per data-parallel rank when VeRL packs them by tokens
+/// (`use_dynamic_bsz`): each actor update's responses on a rank, at their mean lengths (the
+/// attention mask's sum), in as many micro-batches as the token budget of the rank's CP group
+/// takes, no more than the responses (`rearrange_micro_batches`: `min(num_groups,
+/// ceildiv(total_seqlen, max_token_len))`, with `max_token_len = max_token_len_per_gpu · sp_size`,
+/// verl/utils/seqlen_balancing.py and verl/workers/engine/utils.py at verl 0.9.1), a multiple of
+/// pp where the Megatron engine interleaves (`microbatch_group_size_per_vp_stage`); `None` for
+/// any other plan, whose micro-batches hold `batch.micro_batch` samples.
+pub fn packed_microbatches(plan: &Plan, dp: u64, cp: u64, pp: u64, vpp: u64) -> Option<u64> {
+    let rl = &plan.rl;
+    if !packs_microbatches(plan) {
+        return None;
+    }
+    let global = plan.batch.global_batch.get();
+    let updates = u64::from(global.div_ceil(rl.mini_batch_prompts(global).clamp(1, global)));
+    let responses = (step_samples(plan) / updates.max(1)).div_ceil(dp.max(1)).max(1);
+    let tokens = u64::from(rl.mean_prompt_tokens()) + u64::from(rl.mean_response_tokens());
+    let budget = u64::from(rl.tokens_per_device(plan.framework, cp as u32)) * cp.max(1);
+    let mut per_update = responses.saturating_mul(tokens).div_ceil(budget.max(1)).clamp(1, responses);
+    if 1 < vpp {
+        per_update = per_update.next_multiple_of(pp.max(1));
+    }
+    Some(updates.saturating_mul(per_update))
+}
+
+/// Whether VeRL packs the plan's micro-batches by tokens ([`packed_microbatches`]): `batch.micro_batch`
+/// then plays no part (`prepare_micro_batches` reads `micro_batch_size_per_gpu` only without
+/// `use_dynamic_bsz`).
+pub fn packs_microbatches(plan: &Plan) -> bool {
+    matches!(plan.method, Method::Grpo | Method::Ppo) && plan.rl.dynamic_batch && plan.framework.is_verl()
+}

@@ -472,8 +472,15 @@ impl<'a> Ctx<'a> {
         let hw = &plan.hardware.hw;
         let layout = &mem.layout;
         let (tp, cp, ep) = (layout.tp, layout.cp, layout.ep);
-        let b = f64::from(plan.batch.micro_batch.get()) * memory::sequences_per_sample(plan.method) as f64;
         let rl = matches!(plan.method, Method::Grpo | Method::Ppo);
+        // Sequences a micro-batch holds: the plan's micro-batch, or VeRL's packed micro-batches'
+        // share of the responses (`memory::packed_microbatches`), on average.
+        let b = match memory::packed_microbatches(plan, layout.dp, cp, layout.pp, layout.vpp) {
+            Some(m) => memory::step_samples(plan) as f64 / (layout.dp.max(1) * m) as f64,
+            None => {
+                f64::from(plan.batch.micro_batch.get()) * memory::sequences_per_sample(plan.method) as f64
+            }
+        };
         // RL trains on each prompt and its response, at their mean length once padding is removed
         // (`Rl::trained_sequence_tokens`); LLaMA-Factory's SFT each sample at its own
         // length at micro-batch 1 (`Batch::trained_seq_len`). Memory keeps the longest, which

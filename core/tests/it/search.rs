@@ -475,3 +475,33 @@ fn a_method_the_framework_cannot_train_is_searched_no_further_than_the_plan() {
     let fixed = rules::apply(&p, &fix).expect("the fix applies");
     assert!(1 < search(&fixed).considered);
 }
+
+/// VeRL packing its micro-batches by tokens reads no `micro_batch` (`memory::packs_microbatches`):
+/// the search keeps the plan's rather than walking copies of each plan that differ in it alone, so
+/// its space is the one without dynamic batching less every other micro-batch, and no plan found
+/// changes it.
+#[test]
+fn verls_packed_micro_batches_are_not_walked() {
+    let text = |dynamic: bool| {
+        format!(
+            r#"{{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "batch": {{"global_batch": 64}},
+                "rl": {{"dynamic_batch": {dynamic}, "max_tokens_per_device": 16384}}}}"#
+        )
+    };
+    let (packed, walked) = (search(&plan(&text(true))), search(&plan(&text(false))));
+    assert!(
+        0 < packed.considered && packed.considered < walked.considered,
+        "{} {}",
+        packed.considered,
+        walked.considered
+    );
+    assert!(!packed.best.is_empty());
+    let changes_micro_batch = |r: &SearchResult| {
+        r.best
+            .iter()
+            .chain(&r.pareto)
+            .any(|c| c.changes.iter().any(|f| f.field.path() == "batch.micro_batch"))
+    };
+    assert!(!changes_micro_batch(&packed));
+    assert!(changes_micro_batch(&walked));
+}

@@ -1151,3 +1151,36 @@ fn megatron_fsdp2_moves_its_states_every_micro_batch_and_ddp_once_a_step() {
     let (one, two) = (dp_comm("none", 64), dp_comm("none", 128));
     assert!(0.0 < one && one == two, "{one} {two}");
 }
+
+/// VeRL's dynamic batching packs each update's responses on a rank into as few micro-batches as the
+/// token budget takes (`rearrange_micro_batches`: `min(num_groups, ceildiv(total_seqlen,
+/// max_token_len))`, verl/utils/seqlen_balancing.py at verl 0.9.1; the budget per GPU times the
+/// Ulysses or CP size, verl/workers/engine/utils.py), whatever `micro_batch` says. 64 prompts × 5
+/// responses in 4 updates of 16 prompts over 8 ranks: 10 responses a rank an update, of 300 + 700
+/// tokens on average, 10,000 tokens in budgets of 4,096: 3 micro-batches an update, 12 a step,
+/// each of 10/3 responses. On the Megatron engine interleaving over PP 2, a multiple of 2
+/// (`microbatch_group_size_per_vp_stage`).
+#[test]
+fn verl_packs_its_micro_batches_to_the_token_budget() {
+    let eval = |framework: &str, parallel: &str, budget: u32| {
+        let text = format!(
+            r#"{{"model": "qwen2.5-7b", "framework": "{framework}", "method": "grpo", "parallel": {parallel},
+                "batch": {{"global_batch": 64, "micro_batch": 1}},
+                "rl": {{"n_samples_per_prompt": 5, "mini_batch": 16, "max_prompt_length": 512,
+                    "max_response_length": 1024, "mean_prompt_length": 300, "mean_response_length": 700,
+                    "dynamic_batch": true, "max_tokens_per_device": {budget}}}}}"#
+        );
+        let plan = Plan::from_json(&text).unwrap();
+        let mem = trainplan_core::memory::estimate(&plan);
+        let t = trainplan_core::time::estimate(&plan, &mem);
+        (mem.n_microbatches, t)
+    };
+    let (m, t) = eval("verl", "{}", 4096);
+    assert_eq!(m, 12);
+    // Every response's tokens, at the means, once.
+    assert!((t.tokens_per_second * t.step_seconds / (320.0 * 1000.0) - 1.0).abs() < 1e-9);
+    assert!((t.samples_per_second * t.step_seconds / 320.0 - 1.0).abs() < 1e-9);
+    // DP 2: 40 responses a rank an update, 40,000 tokens in budgets of 4,500: 9, rounded up to 10.
+    let (m, _) = eval("verl-megatron", r#"{"tp": 2, "pp": 2, "vpp": 2}"#, 4500);
+    assert_eq!(m, 4 * 10);
+}
