@@ -1141,3 +1141,24 @@ fn a_gptq_or_awq_checkpoint_named_by_the_file_keeps_its_format() {
     let (_, stored, origin) = read("Qwen/Qwen2.5-7B-Instruct");
     assert_eq!((stored, origin), (None, ModelOrigin::Named("qwen2.5-7b".to_owned())));
 }
+
+/// A DeepSpeed JSON that leaves `overlap_comm` out runs with DeepSpeed's default, which overlaps
+/// ZeRO-3's reductions and no other stage's (`overlap_comm_valid`, deepspeed/runtime/zero/config.py
+/// at v0.19.8); a value the file gives stands.
+#[test]
+fn deepspeeds_overlap_default_follows_its_stage() {
+    let base = PlanFile::minimal(ModelField::Id("llama-3-8b".into()));
+    let overlap = |zero: &str| {
+        let got = import(
+            &format!(r#"{{"zero_optimization": {zero}, "train_micro_batch_size_per_gpu": 1}}"#),
+            &base,
+        )
+        .unwrap();
+        assert_eq!(got.kind, ConfigKind::DeepSpeed);
+        got.file.parallel.overlap_grad_reduce
+    };
+    assert!(overlap(r#"{"stage": 3}"#));
+    assert!(!overlap(r#"{"stage": 2}"#));
+    assert!(!overlap(r#"{"stage": 3, "overlap_comm": false}"#));
+    assert!(overlap(r#"{"stage": 2, "overlap_comm": true}"#));
+}

@@ -16,7 +16,10 @@ pub(super) fn deepspeed(v: &Value, file: &mut PlanFile) -> Result<Reading, Impor
         return Err(ImportError::BadValue("zero_optimization.stage".into(), Expected::ZeroStage));
     }
     file.parallel.zero_stage = stage as u8;
-    file.parallel.overlap_grad_reduce = zero["overlap_comm"].as_bool().unwrap_or(false);
+    // DeepSpeed overlaps ZeRO-3's reductions unless told otherwise (`overlap_comm_valid`:
+    // `self.overlap_comm = self.stage == ZeroStageEnum.weights`, deepspeed/runtime/zero/config.py
+    // at v0.19.8), the other stages' not.
+    file.parallel.overlap_grad_reduce = zero["overlap_comm"].as_bool().unwrap_or(stage == 3);
     file.parallel.offload_optimizer =
         zero["offload_optimizer"]["device"].as_str().is_some_and(|d| d != "none");
     file.parallel.offload_params = zero["offload_param"]["device"].as_str().is_some_and(|d| d != "none");
