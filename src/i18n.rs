@@ -359,7 +359,7 @@ texts! {
     bd_pp => "PP send/receive", "PP 点对点通信";
     bd_bubble => "Pipeline bubble", "流水线气泡";
     bd_busiest_note => "The busiest pipeline stage's time: its idle time is the bubble. The other stages wait longer where they hold less work; the schedule's title gives all stages' average.", "以上为最忙流水线阶段的时间，其空闲即气泡；其余阶段工作更少时等待更久，流水线调度标题给出各阶段的平均空闲。";
-    bd_dp => "DP gradient sync", "DP 梯度同步";
+    bd_dp => "DP communication", "数据并行通信";
     bd_optimizer => "Optimizer step", "优化器更新";
     bd_offload => "Offload transfers", "卸载传输";
     gantt_title => "Pipeline schedule: {name}, stages idle {bubble} of the pipeline's time on average", "流水线调度：{name}，各阶段平均空闲 {bubble} 的流水线时间";

@@ -1,21 +1,23 @@
-//! The data-parallel traffic of every micro-batch on the HF path, where the gradients (and with
-//! ZeRO-3 the parameters) are sharded: DeepSpeed ZeRO-2 and 3 reduce the gradients after each
-//! micro-batch's backward, not once a step ("ZeRO stage >= 2 communicates during non gradient
-//! accumulation boundaries as well", `DeepSpeedEngine.allreduce_gradients`, deepspeed/runtime/engine.py
-//! at v0.19.8), and ZeRO-3 gathers each module's parameters before its forward and again before
-//! its backward, releasing them after each (`pre_sub_module_forward_function` and
-//! `pre_sub_module_backward_function`, deepspeed/runtime/zero/parameter_offload.py); VeRL's FSDP engine reduces after every micro-batch too
-//! (`use_no_sync_for_gradient_accumulation: false`, verl/trainer/config/engine/fsdp.yaml at verl
-//! 0.9.1), in fp32 (`mixed_precision.reduce_dtype: fp32`), and gathers the parameters for forward
-//! and, resharded after it (ZeRO-3, its default), again for backward.
+//! The data-parallel traffic of every micro-batch where the gradients (and with them, often, the
+//! parameters) are sharded and no pipeline runs:
+//! - DeepSpeed ZeRO-2 and 3 reduce the gradients after each micro-batch's backward, not once a step
+//!   ("ZeRO stage >= 2 communicates during non gradient accumulation boundaries as well",
+//!   `DeepSpeedEngine.allreduce_gradients`, deepspeed/runtime/engine.py at v0.19.8), and ZeRO-3
+//!   gathers each module's parameters before its forward and again before its backward, releasing
+//!   them after each (`pre_sub_module_forward_function`, `pre_sub_module_backward_function`,
+//!   deepspeed/runtime/zero/parameter_offload.py);
+//! - VeRL's FSDP engine reduces after every micro-batch too
+//!   (`use_no_sync_for_gradient_accumulation: false`, verl/trainer/config/engine/fsdp.yaml at verl
+//!   0.9.1), in fp32 (`mixed_precision.reduce_dtype: fp32`), and gathers the parameters for forward
+//!   and, resharded after it (ZeRO-3, its default), again for backward;
+//! - Megatron FSDP and PyTorch FSDP2 on the Megatron path run the same traffic ([`traffic`]).
 //!
 //! The traffic runs beside the compute, prefetched and on a stream of its own, so a pass takes the
 //! longer of its compute and the traffic behind it; a reduction DeepSpeed is told not to overlap
 //! (`overlap_comm: false`) adds to the backward. Across nodes, where a model's gathers outlast its
 //! compute, this is what sets the step (ZeRO paper, Rajbhandari et al. 2020, §7.2: 3Ψ a step for
-//! ZeRO-3, here once per micro-batch). Megatron FSDP and PyTorch FSDP2 on the Megatron path run the
-//! same traffic ([`traffic`]). Plans with a pipeline, and Megatron's DDP and distributed optimizer
-//! (which accumulate under `no_sync`), keep their reduction once a step (`tail.rs`).
+//! ZeRO-3, here once per micro-batch). Plans with a pipeline, and Megatron's DDP and distributed
+//! optimizer (which accumulate under `no_sync`), keep their reduction once a step (`tail.rs`).
 
 use super::Ctx;
 use super::comm::{group_bandwidth, ring_seconds_on};
@@ -35,8 +37,8 @@ pub(super) struct Traffic {
     overlapped: bool,
 }
 
-/// The traffic of each micro-batch where the plan runs it (HF path, no pipeline, data parallel,
-/// the gradients reduced per micro-batch), else `None`.
+/// The traffic of each micro-batch where the plan runs it (no pipeline, data parallel, the
+/// gradients reduced per micro-batch), else `None`.
 pub(super) fn traffic(ctx: &Ctx, mem: &memory::Memory) -> Option<Traffic> {
     let (plan, p) = (ctx.plan, &ctx.plan.parallel);
     let layout = &mem.layout;

@@ -155,7 +155,7 @@ async fn the_timeline_spans_the_whole_step_and_zooms() -> WebDriverResult<()> {
     assert_eq!(number(&page, "timeline-passes", "data-passes").await?, 16_384.0);
     // The step's parts: the pipeline from 0, then the gradients' sync and the optimizer, to the end.
     let lanes = texts(&page, "[data-testid='timeline-lanes'] tbody tr td:first-of-type").await?;
-    assert_eq!(lanes, ["Forward and backward passes", "DP gradient sync", "Optimizer step"]);
+    assert_eq!(lanes, ["Forward and backward passes", "DP communication", "Optimizer step"]);
     assert_crisp(&canvas_sizes(&page).await?, 1.0);
     page.scroll_to("gantt-title").await?;
     page.screenshot("en-timeline-whole").await?;
