@@ -634,18 +634,19 @@ pub fn estimate_within(plan: &Plan, mem: &memory::Memory, limit_seconds: Option<
         return None;
     }
     let mut passes = passes::pass_costs(&ctx, mem);
-    // Each micro-batch's gathers and reduction where the HF path shards (`sharded.rs`).
+    // Each micro-batch's gathers and reduction where ZeRO or FSDP shards them (`sharded.rs`).
     let traffic = sharded::traffic(&ctx, mem);
     let floored = traffic.as_ref().map(|traffic| {
         let n = passes.lists.len() / 3;
         let (forward, rest) = passes.lists.split_at_mut(n);
         let (backward, weight) = rest.split_at_mut(n);
-        sharded::floor_passes(traffic, forward, backward, weight)
+        sharded::floor_passes(traffic, ctx.hw, mem, layout.chunks as usize, (forward, backward, weight))
     });
-    let dp_per_microbatch = floored.map_or(0.0, |f| f.added);
-    // The scoring forwards gather the parameters once each and reduce nothing: they scale with the
-    // passes before the traffic, or with the gathers where longer.
-    let scoring_basis = |makespan: f64| floored.map_or(makespan, |f| f.scoring_basis * f64::from(m));
+    // The scoring forwards gather the parameters once each and reduce nothing: without a pipeline
+    // they scale with the passes before the traffic, or with the gathers where longer.
+    let scoring_basis = |makespan: f64| {
+        floored.as_ref().and_then(|f| f.scoring_basis).map_or(makespan, |basis| basis * f64::from(m))
+    };
     let costs =
         Costs::from_lists(layout.pp as u32, layout.chunks as u32, passes.lists, comm::p2p_seconds(&ctx, mem));
     let tail = tail::step_tail(&ctx, mem, costs.backward(), m, traffic.is_some());
@@ -690,7 +691,7 @@ pub fn estimate_within(plan: &Plan, mem: &memory::Memory, limit_seconds: Option<
             &costs,
             (busiest, slowest),
             |rank| passes.causes.of_rank(ctx.arch, layout, rank),
-            (passes.activation_offload_seconds, dp_per_microbatch),
+            (passes.activation_offload_seconds, floored.as_ref().map_or(&[][..], |f| &f.added)),
             &tail,
             m,
             makespan,
@@ -724,13 +725,13 @@ pub fn estimate_within(plan: &Plan, mem: &memory::Memory, limit_seconds: Option<
 
 /// The step's time by cause but RL's phases: the busiest rank's causes over all `m` micro-batches
 /// (`busiest`, its seconds and `rank_causes` for one micro-batch; per micro-batch too, activation
-/// offloading's host transfers and the data-parallel traffic the passes could not hide), the sends
-/// and the bubble of the pipeline's `makespan`, then the step's own terms.
+/// offloading's host transfers and, per rank, the data-parallel traffic its passes could not hide),
+/// the sends and the bubble of the pipeline's `makespan`, then the step's own terms.
 fn pipeline_breakdown(
     costs: &Costs,
     (busiest, busy): (usize, f64),
     rank_causes: impl FnOnce(u64) -> Breakdown,
-    (activation_offload_seconds, dp_per_microbatch): (f64, f64),
+    (activation_offload_seconds, dp_added): (f64, &[f64]),
     tail: &tail::StepTail,
     m: u32,
     makespan: f64,
@@ -752,7 +753,7 @@ fn pipeline_breakdown(
         pp_comm_seconds: pp_comm,
         // The rest of the makespan: idle time, the sends above counted apart.
         bubble_seconds: idle - pp_comm,
-        dp_comm_seconds: tail.dp_seconds + dp_per_microbatch * mf,
+        dp_comm_seconds: tail.dp_seconds + dp_added.get(busiest).copied().unwrap_or(0.0) * mf,
         optimizer_seconds: tail.optimizer_seconds,
         offload_seconds: tail.offload_seconds + activation_offload_seconds * mf,
         ..Breakdown::default()

@@ -1,5 +1,5 @@
 //! The data-parallel traffic of every micro-batch where the gradients (and with them, often, the
-//! parameters) are sharded and no pipeline runs:
+//! parameters) are sharded:
 //! - DeepSpeed ZeRO-2 and 3 reduce the gradients after each micro-batch's backward, not once a step
 //!   ("ZeRO stage >= 2 communicates during non gradient accumulation boundaries as well",
 //!   `DeepSpeedEngine.allreduce_gradients`, deepspeed/runtime/engine.py at v0.19.8), and ZeRO-3
@@ -10,41 +10,48 @@
 //!   (`use_no_sync_for_gradient_accumulation: false`, verl/trainer/config/engine/fsdp.yaml at verl
 //!   0.9.1), in fp32 (`mixed_precision.reduce_dtype: fp32`), and gathers the parameters for forward
 //!   and, resharded after it (ZeRO-3, its default), again for backward;
-//! - Megatron FSDP and PyTorch FSDP2 on the Megatron path run the same traffic ([`traffic`]).
+//! - Megatron FSDP and PyTorch FSDP2 on the Megatron path run the same traffic ([`traffic`]), with
+//!   a pipeline on each rank for its stage, every micro-batch its schedule runs through it.
 //!
 //! The traffic runs beside the compute, prefetched and on a stream of its own, so a pass takes the
 //! longer of its compute and the traffic behind it; a reduction DeepSpeed is told not to overlap
 //! (`overlap_comm: false`) adds to the backward. Across nodes, where a model's gathers outlast its
 //! compute, this is what sets the step (ZeRO paper, Rajbhandari et al. 2020, §7.2: 3Ψ a step for
-//! ZeRO-3, here once per micro-batch). Plans with a pipeline, and Megatron's DDP and distributed
-//! optimizer (which accumulate under `no_sync`), keep their reduction once a step (`tail.rs`).
+//! ZeRO-3, here once per micro-batch). Megatron's DDP, its distributed optimizer and Megatron FSDP
+//! sharding the optimizer alone, which accumulate under `no_sync`, keep their reduction once a
+//! step (`tail.rs`).
 
 use super::Ctx;
 use super::comm::{group_bandwidth, ring_seconds_on};
 use super::tail::{Share, gradient_bytes_per_param, share};
+use crate::hardware::Hardware;
 use crate::memory;
 use crate::plan::{Framework, Fsdp, Precision};
 
-/// One micro-batch's data-parallel traffic, seconds.
+/// How a plan's data-parallel states move every micro-batch.
 pub(super) struct Traffic {
-    /// The parameters gathered before the forward.
-    forward_gather: f64,
-    /// The parameters gathered again before the backward (resharded after the forward).
-    backward_gather: f64,
-    /// The gradients reduced after the backward.
-    reduce: f64,
+    /// Parameter gathers per micro-batch: before the forward, and again before the backward
+    /// where they were resharded after it.
+    gathers: u8,
+    /// Whether the gradients are reduce-scattered (sharded) rather than all-reduced.
+    sharded: bool,
     /// Whether the reduction overlaps the backward.
     overlapped: bool,
+    /// The data-parallel group's ranks (with CP's) and the bandwidth each gets.
+    dp_cp: f64,
+    bandwidth: f64,
+    /// Bytes a gathered parameter and a reduced gradient take.
+    param_bytes_max: f64,
+    grad_bytes: f64,
+    /// The share of the parameters that trains: LoRA's adapters, else all.
+    trainable_share: f64,
 }
 
-/// The traffic of each micro-batch where the plan runs it (no pipeline, data parallel, the
-/// gradients reduced per micro-batch), else `None`.
+/// The traffic of each micro-batch where the plan runs it (data parallel, the gradients reduced
+/// per micro-batch; on the HF path, no pipeline), else `None`.
 pub(super) fn traffic(ctx: &Ctx, mem: &memory::Memory) -> Option<Traffic> {
     let (plan, p) = (ctx.plan, &ctx.plan.parallel);
     let layout = &mem.layout;
-    if layout.pp != 1 || layout.chunks != 1 {
-        return None;
-    }
     let zero = p.zero_stage;
     // (gathers per micro-batch, whether the gradients are sharded, the reduction overlapped).
     let (gathers, sharded, overlapped) = match plan.framework {
@@ -52,8 +59,9 @@ pub(super) fn traffic(ctx: &Ctx, mem: &memory::Memory) -> Option<Traffic> {
         // are sharding gradients, or are on the final microbatch", `grad_reduce_every_bprop`,
         // megatron/core/distributed/fsdp/src/megatron_fsdp/megatron_fsdp.py) and, sharding the
         // parameters, gathers them for each layer's forward and again for its backward, prefetched
-        // (its docs/runtime_schedule.md); PyTorch FSDP2 alike, Megatron's wrapper keeping its
-        // default `reshard_after_forward=True` and a `no_sync` that does nothing
+        // (its docs/runtime_schedule.md), for every micro-batch a pipeline's schedule runs through
+        // its chunks; PyTorch FSDP2 alike, Megatron's wrapper keeping its default
+        // `reshard_after_forward=True` and a `no_sync` that does nothing
         // (megatron/core/distributed/torch_fully_sharded_data_parallel.py, data_parallel_base.py,
         // at Megatron-LM d98e8a6). Both reduce on a stream of their own.
         _ if layout.model_parallel => match p.fsdp {
@@ -61,6 +69,8 @@ pub(super) fn traffic(ctx: &Ctx, mem: &memory::Memory) -> Option<Traffic> {
             Fsdp::OptimGradsParams | Fsdp::Torch => (2, true, true),
             Fsdp::None | Fsdp::Optim => return None,
         },
+        // The HF path runs no pipeline (rule hf.no_model_parallel).
+        _ if layout.pp != 1 || layout.chunks != 1 => return None,
         Framework::DeepSpeed | Framework::LlamaFactory if zero.shards_gradients() => {
             (if zero.shards_params() { 2 } else { 0 }, true, p.overlap_grad_reduce)
         }
@@ -75,60 +85,95 @@ pub(super) fn traffic(ctx: &Ctx, mem: &memory::Memory) -> Option<Traffic> {
         },
         _ => return None,
     };
-    let Share { dp_cp, params_on_device, trainable_share, .. } = share(ctx, mem);
+    let Share { dp_cp, trainable_share, .. } = share(ctx, mem);
     if dp_cp <= 1.0 {
         return None;
     }
-    let (hw, tp, cp) = (ctx.hw, layout.tp, layout.cp);
-    let bandwidth = group_bandwidth(hw, u64::from(plan.cluster.scale_up_domain.get()), mem.dp * cp, tp);
-    // The compute copy is gathered: 16-bit, fp32 when the plan trains in fp32 (VeRL's FSDP gathers
-    // in `param_dtype: bf16` over its fp32 shards), or what the shards hold where less (QLoRA's NF4
-    // base, a GPTQ or AWQ checkpoint: memory/states.rs).
-    let compute_bytes = if plan.precision == Precision::Fp32 { 4.0 } else { 2.0 };
-    let stored =
-        mem.stages.first().map_or(0.0, |s| s.weights_bytes as f64) * dp_cp / params_on_device.max(1.0);
-    let param_bytes = stored.min(compute_bytes);
-    let gather = ring_seconds_on(hw, params_on_device * param_bytes, dp_cp, bandwidth, false);
-    let grad_bytes = params_on_device * trainable_share * gradient_bytes_per_param(ctx, mem);
-    let reduce = ring_seconds_on(hw, grad_bytes, dp_cp, bandwidth, !sharded);
+    let (tp, cp) = (layout.tp, layout.cp);
     Some(Traffic {
-        forward_gather: if 1 <= gathers { gather } else { 0.0 },
-        backward_gather: if 2 <= gathers { gather } else { 0.0 },
-        reduce,
+        gathers,
+        sharded,
         overlapped,
+        dp_cp,
+        bandwidth: group_bandwidth(ctx.hw, u64::from(plan.cluster.scale_up_domain.get()), mem.dp * cp, tp),
+        // The compute copy is gathered: 16-bit, fp32 when the plan trains in fp32 (VeRL's FSDP
+        // gathers in `param_dtype: bf16` over its fp32 shards), or what the shards hold where less
+        // (QLoRA's NF4 base, a GPTQ or AWQ checkpoint: memory/states.rs).
+        param_bytes_max: if plan.precision == Precision::Fp32 { 4.0 } else { 2.0 },
+        grad_bytes: gradient_bytes_per_param(ctx, mem),
+        trainable_share,
     })
 }
 
-/// What the traffic did to one micro-batch's passes.
-#[derive(Clone, Copy)]
-pub(super) struct Floored {
-    /// Seconds the traffic added.
-    pub(super) added: f64,
-    /// What a scoring forward (RL's log-probabilities, DPO's reference) takes three times of: the
-    /// passes before the traffic, or three parameter gathers where longer (a forward without
-    /// gradients gathers once and reduces nothing).
-    pub(super) scoring_basis: f64,
+impl Traffic {
+    /// One micro-batch's (forward gather, backward gather, reduction) seconds on a rank that
+    /// holds `stage`.
+    fn of_stage(&self, hw: &Hardware, stage: &memory::StageMemory) -> (f64, f64, f64) {
+        let params = stage.params as f64;
+        let stored = stage.weights_bytes as f64 * self.dp_cp / params.max(1.0);
+        let gather_bytes = params * stored.min(self.param_bytes_max);
+        let gather = ring_seconds_on(hw, gather_bytes, self.dp_cp, self.bandwidth, false);
+        let grad_bytes = params * self.trainable_share * self.grad_bytes;
+        let reduce = ring_seconds_on(hw, grad_bytes, self.dp_cp, self.bandwidth, !self.sharded);
+        let gathered = |n: u8| if n <= self.gathers { gather } else { 0.0 };
+        (gathered(1), gathered(2), reduce)
+    }
 }
 
-/// Lengthens the one stage's forward and backward (`forward`, `backward`, `weight`: one entry each)
-/// to the traffic that does not fit behind them.
+/// What the traffic did to one micro-batch's passes.
+pub(super) struct Floored {
+    /// Seconds the traffic added to each rank's passes.
+    pub(super) added: Vec<f64>,
+    /// Without a pipeline, what a scoring forward (RL's log-probabilities, DPO's reference) takes
+    /// three times of: the passes before the traffic, or three parameter gathers where longer (a
+    /// forward without gradients gathers once and reduces nothing); `None` with a pipeline, whose
+    /// scoring follows its makespan.
+    pub(super) scoring_basis: Option<f64>,
+}
+
+/// Lengthens each rank's forwards and backwards (`forward`, `backward`, `weight`: a rank's `vpp`
+/// chunks in turn, as [`crate::schedule::Costs`] keeps them) to the traffic that does not fit
+/// behind them, shared among its chunks as their compute is.
 pub(super) fn floor_passes(
     traffic: &Traffic,
-    forward: &mut [f64],
-    backward: &mut [f64],
-    weight: &[f64],
+    hw: &Hardware,
+    mem: &memory::Memory,
+    vpp: usize,
+    (forward, backward, weight): (&mut [f64], &mut [f64], &[f64]),
 ) -> Floored {
-    let (Some(f), Some(b), Some(&w)) = (forward.first_mut(), backward.first_mut(), weight.first()) else {
-        return Floored { added: 0.0, scoring_basis: 0.0 };
-    };
-    let scoring_basis = (*f + *b + w).max(3.0 * traffic.forward_gather);
-    let forward_extra = (traffic.forward_gather - *f).max(0.0);
-    let compute = *b + w;
-    let backward_extra = match traffic.overlapped {
-        true => (traffic.backward_gather + traffic.reduce - compute).max(0.0),
-        false => (traffic.backward_gather - compute).max(0.0) + traffic.reduce,
-    };
-    *f += forward_extra;
-    *b += backward_extra;
-    Floored { added: forward_extra + backward_extra, scoring_basis }
+    let vpp = vpp.max(1);
+    let mut added = Vec::with_capacity(mem.stages.len());
+    let mut scoring_basis = None;
+    let ranks =
+        forward.chunks_exact_mut(vpp).zip(backward.chunks_exact_mut(vpp)).zip(weight.chunks_exact(vpp));
+    for (((f, b), w), stage) in ranks.zip(mem.stages.iter()) {
+        let (forward_gather, backward_gather, reduce) = traffic.of_stage(hw, stage);
+        let forward_compute: f64 = f.iter().sum();
+        let backward_compute: f64 = b.iter().zip(w).map(|(b, w)| b + w).sum();
+        if mem.stages.len() == 1 && vpp == 1 {
+            scoring_basis = Some((forward_compute + backward_compute).max(3.0 * forward_gather));
+        }
+        let forward_extra = (forward_gather - forward_compute).max(0.0);
+        let backward_extra = match traffic.overlapped {
+            true => (backward_gather + reduce - backward_compute).max(0.0),
+            false => (backward_gather - backward_compute).max(0.0) + reduce,
+        };
+        let forward_shares = f.to_vec();
+        spread(f, &forward_shares, forward_extra);
+        let backward_shares: Vec<f64> = b.iter().zip(w).map(|(b, w)| b + w).collect();
+        spread(b, &backward_shares, backward_extra);
+        added.push(forward_extra + backward_extra);
+    }
+    Floored { added, scoring_basis }
+}
+
+/// Adds `extra` seconds to `passes` in proportion to `shares` (evenly where they are all 0).
+fn spread(passes: &mut [f64], shares: &[f64], extra: f64) {
+    if extra <= 0.0 {
+        return;
+    }
+    let total: f64 = shares.iter().sum();
+    for (pass, share) in passes.iter_mut().zip(shares) {
+        *pass += extra * if 0.0 < total { share / total } else { 1.0 / shares.len() as f64 };
+    }
 }
