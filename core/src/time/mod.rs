@@ -572,7 +572,14 @@ pub fn layer_bound_seconds(plan: &Plan, mem: &memory::Memory) -> f64 {
     let plan = &*crate::knobs::effective(plan);
     let ctx = Ctx::new(plan, mem);
     let rollout = if ctx.rl { rl::rollout_seconds(&ctx, mem) } else { 0.0 };
-    step_bound(&ctx, layer_bound(&ctx, mem, pipeline::microbatches(mem)), rollout)
+    let m = pipeline::microbatches(mem);
+    let layers = layer_bound(&ctx, mem, m);
+    // Where ZeRO or FSDP moves its states every micro-batch, no rank's passes are shorter than
+    // that traffic (`sharded.rs`); the scoring stays the layers' (it gathers once and reduces
+    // nothing, so the traffic would overstate it).
+    let traffic = sharded::traffic(&ctx, mem)
+        .map_or(0.0, |traffic| f64::from(m) * traffic.least_per_microbatch(ctx.hw, mem));
+    step_bound(&ctx, layers, rollout) + (traffic - layers).max(0.0)
 }
 
 /// The average rank's decoder layers for `m` micro-batches, back to back: no pipeline is shorter.

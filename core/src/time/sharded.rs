@@ -120,6 +120,16 @@ impl Traffic {
     }
 }
 
+impl Traffic {
+    /// The least a micro-batch takes on the busiest rank for its traffic alone: every rank's passes
+    /// take at least their gathers and reduction ([`floor_passes`]), so `m` micro-batches take at
+    /// least `m` times this, a bound a search checks before working out each stage's passes.
+    pub(super) fn least_per_microbatch(&self, hw: &Hardware, mem: &memory::Memory) -> f64 {
+        let each = mem.stages.iter().map(|stage| self.of_stage(hw, stage));
+        each.map(|(forward, backward, reduce)| forward + backward + reduce).fold(0.0, f64::max)
+    }
+}
+
 /// What the traffic did to one micro-batch's passes.
 pub(super) struct Floored {
     /// Seconds the traffic added to each rank's passes.

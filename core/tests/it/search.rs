@@ -156,6 +156,13 @@ fn pruning_changes_nothing_but_the_work() {
         r#"{"model": "qwen2.5-72b", "hardware": "ascend-910b2", "framework": "mindspeed-llm", "method": "sft-full",
             "cluster": {"nodes": 4}, "batch": {"global_batch": 64, "seq_len": 4096}}"#,
         r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo"}"#,
+        // Across nodes, where ZeRO's and FSDP's traffic every micro-batch bounds the step (time/sharded.rs).
+        r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "cluster": {"nodes": 2},
+            "batch": {"global_batch": 64}}"#,
+        r#"{"model": "llama-3-8b", "framework": "deepspeed", "method": "sft-full", "cluster": {"nodes": 2},
+            "batch": {"global_batch": 64, "seq_len": 2048}}"#,
+        r#"{"model": "llama-3.1-8b", "framework": "megatron", "method": "pretrain", "cluster": {"nodes": 4},
+            "batch": {"global_batch": 128, "seq_len": 1024}}"#,
     ];
     let mut pruned = 0;
     for text in plans {
