@@ -198,14 +198,17 @@ pub(super) fn rl_phases(ctx: &Ctx, stages: &[StageMemory]) -> Vec<PhaseMemory> {
         .collect()
 }
 
-/// The micro-batches a step runs per data-parallel rank when VeRL packs them by tokens
-/// (`use_dynamic_bsz`): each actor update's responses on a rank, at their mean lengths (the
+/// The micro-batches a step runs per data-parallel rank when the RL framework packs them by
+/// tokens (`use_dynamic_bsz`): each actor update's responses on a rank, at their mean lengths (the
 /// attention mask's sum), in as many micro-batches as the token budget of the rank's CP group
-/// takes, no more than the responses (`rearrange_micro_batches`: `min(num_groups,
-/// ceildiv(total_seqlen, max_token_len))`, with `max_token_len = max_token_len_per_gpu · sp_size`,
-/// verl/utils/seqlen_balancing.py and verl/workers/engine/utils.py at verl 0.9.1), a multiple of
-/// pp where the Megatron engine interleaves (`microbatch_group_size_per_vp_stage`); `None` for
-/// any other plan, whose micro-batches hold `batch.micro_batch` samples.
+/// takes, no more than the responses. VeRL: `rearrange_micro_batches`, `min(num_groups,
+/// ceildiv(total_seqlen, max_token_len))` with `max_token_len = max_token_len_per_gpu · sp_size`
+/// (verl/utils/seqlen_balancing.py and verl/workers/engine/utils.py at verl 0.9.1), a multiple of
+/// pp where the Megatron engine interleaves (`microbatch_group_size_per_vp_stage`). MindSpeed-RL:
+/// the prompts' and responses' lengths over `max_packing_token_size`, rounded up, the budget the
+/// whole packed row's (`_split_batches_with_dynamic_bsz`, mindspeed_rl/models/base/
+/// base_training_engine.py, and `rearrange_micro_batches`, mindspeed_rl/utils/seqlen_balancing.py).
+/// `None` for any other plan, whose micro-batches hold `batch.micro_batch` samples.
 pub fn packed_microbatches(plan: &Plan, dp: u64, cp: u64, pp: u64, vpp: u64) -> Option<u64> {
     let rl = &plan.rl;
     if !packs_microbatches(plan) {
@@ -215,17 +218,22 @@ pub fn packed_microbatches(plan: &Plan, dp: u64, cp: u64, pp: u64, vpp: u64) -> 
     let updates = u64::from(global.div_ceil(rl.mini_batch_prompts(global).clamp(1, global)));
     let responses = (step_samples(plan) / updates.max(1)).div_ceil(dp.max(1)).max(1);
     let tokens = u64::from(rl.mean_prompt_tokens()) + u64::from(rl.mean_response_tokens());
-    let budget = u64::from(rl.tokens_per_device(plan.framework, cp as u32)) * cp.max(1);
+    // VeRL's budget is each device's, MindSpeed-RL's the packed row the CP group splits.
+    let verl = plan.framework.is_verl();
+    let budget =
+        u64::from(rl.tokens_per_device(plan.framework, cp as u32)) * if verl { cp.max(1) } else { 1 };
     let mut per_update = responses.saturating_mul(tokens).div_ceil(budget.max(1)).clamp(1, responses);
-    if 1 < vpp {
+    if verl && 1 < vpp {
         per_update = per_update.next_multiple_of(pp.max(1));
     }
     Some(updates.saturating_mul(per_update))
 }
 
-/// Whether VeRL packs the plan's micro-batches by tokens ([`packed_microbatches`]): `batch.micro_batch`
-/// then plays no part (`prepare_micro_batches` reads `micro_batch_size_per_gpu` only without
-/// `use_dynamic_bsz`).
+/// Whether the plan's micro-batches are packed by tokens ([`packed_microbatches`]): `batch.micro_batch`
+/// then plays no part (VeRL's `prepare_micro_batches` reads `micro_batch_size_per_gpu` only
+/// without `use_dynamic_bsz`, MindSpeed-RL's `_forward_backward_batch` its `micro_batch_size`).
 pub fn packs_microbatches(plan: &Plan) -> bool {
-    matches!(plan.method, Method::Grpo | Method::Ppo) && plan.rl.dynamic_batch && plan.framework.is_verl()
+    matches!(plan.method, Method::Grpo | Method::Ppo)
+        && plan.rl.dynamic_batch
+        && (plan.framework.is_verl() || plan.framework == crate::plan::Framework::MindSpeedRl)
 }

@@ -21,7 +21,7 @@
 //! rollout engine's TP over the divisors of the scale-up domain that divide the heads: at the
 //! default TP 1 a 32B model's weights alone fill the engine's share of an 80 GB device, and every
 //! plan would break rl.engine_too_small; with routed experts, also the rollout's expert parallelism
-//! over larger multiples of that TP. Micro-batch over powers of two for all, but where VeRL packs
+//! over larger multiples of that TP. Micro-batch over powers of two for all, but where RL packs
 //! its micro-batches by tokens (`memory::packs_microbatches`), which reads none. A method the framework
 //! cannot train (PPO on MindSpeed-LLM) leaves the plan alone in the space: no knob walked changes
 //! that verdict.
@@ -58,7 +58,7 @@ impl Shape<'_> {
     /// Micro-batches over powers of two to 64 that the step's samples hold at data parallelism `dp`.
     fn micro_batches(&self, dp: u64) -> impl Iterator<Item = u32> + use<> {
         let samples = self.samples;
-        // VeRL packing by tokens reads no micro-batch: the plan's alone, not copies of one plan.
+        // Packing by tokens reads no micro-batch: the plan's alone, not copies of one plan.
         let packed = memory::packs_microbatches(self.plan).then_some(self.base.micro_batch);
         let walked = powers_of_two(64).filter(move |b| packed.is_none() && (u64::from(*b) * dp) <= samples);
         packed.into_iter().chain(walked)

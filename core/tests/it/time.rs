@@ -1192,3 +1192,24 @@ fn verl_packs_its_micro_batches_to_the_token_budget() {
     let (m, _) = eval("verl-megatron", r#"{"tp": 2, "pp": 2, "vpp": 2}"#, 4500);
     assert_eq!(m, 4 * 10);
 }
+
+/// MindSpeed-RL packs each update's responses into rows of `max_packing_token_size` tokens that
+/// its CP group then splits (`_split_batches_with_dynamic_bsz`, mindspeed_rl/models/base/
+/// base_training_engine.py; the count `ceil(sum / max_token_len)`, mindspeed_rl/utils/
+/// seqlen_balancing.py), where VeRL's budget is each device's, times CP. 64 prompts × 5 responses in
+/// 4 updates over DP 2 (TP 2, CP 2 on 8 NPUs): 40 responses a rank an update, of 1,000 tokens on
+/// average, in rows of 8,192: 5 an update, 20 a step.
+#[test]
+fn mindspeed_rl_packs_a_row_its_context_parallel_group_splits() {
+    let plan = Plan::from_json(
+        r#"{"model": "qwen2.5-7b", "hardware": "ascend-910b2", "framework": "mindspeed-rl", "method": "grpo",
+            "parallel": {"tp": 2, "cp": 2}, "batch": {"global_batch": 64, "micro_batch": 1},
+            "rl": {"n_samples_per_prompt": 5, "mini_batch": 16, "max_prompt_length": 512,
+                "max_response_length": 1024, "mean_prompt_length": 300, "mean_response_length": 700,
+                "dynamic_batch": true, "max_tokens_per_device": 8192}}"#,
+    )
+    .unwrap();
+    let mem = trainplan_core::memory::estimate(&plan);
+    assert_eq!(mem.dp, 2);
+    assert_eq!(mem.n_microbatches, 20);
+}
