@@ -459,7 +459,9 @@ pub fn zh(code: Code) -> &'static str {
         Code::RlMaxNumBatchedTokens => {
             "vLLM max_num_batched_tokens {batched} 小于 max_model_len {max_model_len}。"
         }
-        Code::RlTokenBudget => "单卡 token 上限 {budget}（× SP）放不下一条 {tokens} token 的序列。",
+        Code::RlTokenBudget => {
+            "打包 micro-batch 的 token 上限 {budget}（VeRL：单卡，× SP；MindSpeed-RL：整行）放不下一条 {tokens} token 的序列。"
+        }
         Code::ZeroOffloadParamsNeeds3 => "参数卸载需要 ZeRO-3，而不是 ZeRO-{zero_stage}。",
     }
 }

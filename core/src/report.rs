@@ -476,7 +476,7 @@ codes! {
     RlMeanResponseLength = "rl.mean_response_length" => "A mean response of {mean} tokens is longer than the longest response, {max}: counted as {max}.",
     RlMaxModelLen = "rl.max_model_len" => "vLLM max_model_len {max_model_len} is shorter than a prompt and its response ({tokens}).",
     RlMaxNumBatchedTokens = "rl.max_num_batched_tokens" => "vLLM max_num_batched_tokens {batched} is smaller than max_model_len {max_model_len}.",
-    RlTokenBudget = "rl.token_budget" => "A device's token budget {budget} (× SP) cannot hold one sequence of {tokens} tokens.",
+    RlTokenBudget = "rl.token_budget" => "The packed micro-batch's token budget {budget} (VeRL: a device's, × SP; MindSpeed-RL: the whole row's) cannot hold one sequence of {tokens} tokens.",
     ZeroOffloadParamsNeeds3 = "zero.offload_params_needs_3" => "Parameter offload needs ZeRO-3, not ZeRO-{zero_stage}.",
 }
 

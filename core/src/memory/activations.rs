@@ -594,16 +594,22 @@ pub(super) fn train_seq_len(plan: &Plan) -> u64 {
 }
 
 /// One micro-batch on one device as (sequences, tokens each), after the context-parallel split.
-/// RL with dynamic batching packs sequences up to a token budget per device instead (VeRL
-/// `use_dynamic_bsz` + `ppo_max_token_len_per_gpu`, MindSpeed-RL `max_packing_token_size`): one
-/// packed row of that many tokens, the worst case the packer allows.
+/// RL with dynamic batching packs sequences up to a token budget instead (VeRL `use_dynamic_bsz` +
+/// `ppo_max_token_len_per_gpu`, each device's; MindSpeed-RL `max_packing_token_size`, the packed
+/// row's, which its CP group splits): one packed row of that many tokens on each device, the
+/// worst case the packer allows.
 pub(super) fn micro_batch_shape(ctx: &Ctx) -> (u64, u64) {
     let plan = ctx.plan;
     let rl = matches!(plan.method, Method::Grpo | Method::Ppo);
     match rl && plan.rl.dynamic_batch {
         true => {
-            let tokens = plan.rl.tokens_per_device(plan.framework, ctx.cp as u32);
-            (1, u64::from(tokens).max(train_seq_len(plan).div_ceil(ctx.cp)))
+            let budget = u64::from(plan.rl.tokens_per_device(plan.framework, ctx.cp as u32));
+            // MindSpeed-RL's budget is the packed row's, which its CP group splits.
+            let tokens = match plan.framework {
+                crate::plan::Framework::MindSpeedRl => budget.div_ceil(ctx.cp),
+                _ => budget,
+            };
+            (1, tokens.max(train_seq_len(plan).div_ceil(ctx.cp)))
         }
         false => (
             u64::from(plan.batch.micro_batch.get()) * sequences_per_sample(plan.method),

@@ -676,8 +676,9 @@ pub struct Rl {
     pub mini_batch: u32,
     /// Pack micro-batches by tokens rather than sequences (`use_dynamic_bsz`).
     pub dynamic_batch: bool,
-    /// Tokens a device takes in one packed micro-batch (VeRL `ppo_max_token_len_per_gpu`,
-    /// MindSpeed-RL `max_packing_token_size`); 0 = the framework's default, at least one sequence.
+    /// Tokens a device takes in one packed micro-batch (VeRL `ppo_max_token_len_per_gpu`, times
+    /// Ulysses SP for the packed row), or on MindSpeed-RL the packed row's, which its CP group splits
+    /// (`max_packing_token_size`); 0 = the framework's default, at least one sequence.
     pub max_tokens_per_device: u32,
     /// Train on unpadded, concatenated sequences (`use_remove_padding`).
     pub remove_padding: bool,
@@ -760,10 +761,13 @@ pub fn auto_batched_tokens(model_len: u32) -> u32 {
 /// The packed micro-batch's token budget per device when the plan leaves it at 0: the framework's
 /// default (VeRL `ppo_max_token_len_per_gpu` 16384, MindSpeed-RL `max_packing_token_size` 4096;
 /// `verl/trainer/config/_generated_ppo_trainer.yaml`, `mindspeed_rl/config_cls/rl_config.py`) raised
-/// to one sequence split over `cp` ranks.
+/// to one sequence: on VeRL split over `cp` ranks, on MindSpeed-RL whole (its row is the CP group's).
 pub fn auto_tokens_per_device(framework: Framework, sequence_tokens: u32, cp: u32) -> u32 {
-    let default = if framework == Framework::MindSpeedRl { 4096 } else { 16384 };
-    sequence_tokens.div_ceil(cp.max(1)).max(default)
+    match framework {
+        // MindSpeed-RL's row holds whole sequences before CP splits it.
+        Framework::MindSpeedRl => sequence_tokens.max(4096),
+        _ => sequence_tokens.div_ceil(cp.max(1)).max(16384),
+    }
 }
 
 /// A device the user described, in the units datasheets use.

@@ -145,15 +145,28 @@ pub(super) fn batches(cx: &Ctx, acc: &mut Acc) {
             Some((Field::RlMaxNumBatchedTokens, Value::from(model_len))),
         );
     }
-    let per_device = u64::from(plan.rl.tokens_per_device(plan.framework, cp as u32));
-    if plan.rl.dynamic_batch && per_device * cp.max(1) < sequence {
+    token_budget(plan, cp, sequence, acc);
+}
+
+/// The packer's token budget against the longest sequence (`sequence` tokens), with dynamic
+/// batching. VeRL's budget is each device's, its packed row the budget × Ulysses SP (`cp`);
+/// MindSpeed-RL's is the packed row itself, which its CP group splits
+/// (`_split_batches_with_dynamic_bsz`).
+fn token_budget(plan: &Plan, cp: u64, sequence: u64, acc: &mut Acc) {
+    let budget = u64::from(plan.rl.tokens_per_device(plan.framework, cp as u32));
+    let per_row = match plan.framework {
+        Framework::MindSpeedRl => 1,
+        _ => cp.max(1),
+    };
+    if plan.rl.dynamic_batch && budget * per_row < sequence {
         // VeRL `seqlen_balancing.rearrange_micro_batches`: "max_token_len must be greater than
-        // the sequence length" (the budget is per device × Ulysses SP); MindSpeed-RL packs alike.
+        // the sequence length"; MindSpeed-RL's: "seqlen of items … must <= max_token_len"
+        // (mindspeed_rl/utils/seqlen_balancing.py).
         acc.push(
-            Error,
+            Severity::Error,
             Code::RlTokenBudget,
-            &[("budget", per_device.to_string()), ("tokens", sequence.to_string())],
-            Some((Field::RlMaxTokensPerDevice, Value::from(sequence.div_ceil(cp.max(1))))),
+            &[("budget", budget.to_string()), ("tokens", sequence.to_string())],
+            Some((Field::RlMaxTokensPerDevice, Value::from(sequence.div_ceil(per_row)))),
         );
     }
 }

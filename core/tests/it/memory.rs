@@ -1427,3 +1427,23 @@ fn verl_zero0_unshards_two_layers_in_bf16() {
     assert_eq!(buffers(0) - buffers(2), 2 * LAYER * 2);
     assert_eq!(buffers(3), buffers(0));
 }
+
+/// MindSpeed-RL's `max_packing_token_size` is the packed row's, which its CP group splits
+/// (`_split_batches_with_dynamic_bsz`, mindspeed_rl/models/base/base_training_engine.py): at CP 2
+/// each device holds half the row's tokens. VeRL's `ppo_max_token_len_per_gpu` is each device's
+/// whatever the Ulysses SP: at SP 2 each device still holds the whole budget.
+#[test]
+fn mindspeed_rl_splits_its_packed_row_over_cp_and_verl_does_not() {
+    let activations = |framework: &str, cp: u32| {
+        let text = format!(
+            r#"{{"model": "qwen2.5-7b", "hardware": "ascend-910b2", "framework": "{framework}", "method": "grpo",
+                "parallel": {{"tp": 2, "cp": {cp}}}, "recompute": {{"granularity": "none"}}, "attention": "flash",
+                "rl": {{"dynamic_batch": true, "max_tokens_per_device": 8192}}}}"#
+        );
+        evaluate(&Plan::from_json(&text).unwrap()).memory.stages[0].activations as f64
+    };
+    let (whole, split) = (activations("mindspeed-rl", 1), activations("mindspeed-rl", 2));
+    assert!((split / whole - 0.5).abs() < 0.02, "{}", split / whole);
+    let (one, two) = (activations("verl", 1), activations("verl", 2));
+    assert!((two / one - 1.0).abs() < 0.02, "{}", two / one);
+}

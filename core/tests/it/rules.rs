@@ -607,6 +607,18 @@ const CASES: &[(&str, &str, &str)] = &[
         r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "rl": {"dynamic_batch": true, "max_tokens_per_device": 1024}}"#,
         r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "rl": {"dynamic_batch": true, "max_tokens_per_device": 1536}}"#,
     ),
+    // MindSpeed-RL's budget is the packed row its CP group splits: at CP 2 it must still hold a
+    // whole 1,536-token sequence, where VeRL's 768 a device would do.
+    (
+        "rl.token_budget",
+        r#"{"model": "qwen2.5-7b", "hardware": "ascend-910b2", "framework": "mindspeed-rl", "method": "grpo", "parallel": {"cp": 2}, "rl": {"dynamic_batch": true, "max_tokens_per_device": 1024}}"#,
+        r#"{"model": "qwen2.5-7b", "hardware": "ascend-910b2", "framework": "mindspeed-rl", "method": "grpo", "parallel": {"cp": 2}, "rl": {"dynamic_batch": true, "max_tokens_per_device": 1536}}"#,
+    ),
+    (
+        "rl.token_budget",
+        r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "parallel": {"cp": 2}, "rl": {"dynamic_batch": true, "max_tokens_per_device": 512}}"#,
+        r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "parallel": {"cp": 2}, "rl": {"dynamic_batch": true, "max_tokens_per_device": 768}}"#,
+    ),
     // Memory
     (
         "memory.does_not_fit",
