@@ -642,13 +642,7 @@ pub fn estimate_within(plan: &Plan, mem: &memory::Memory, limit_seconds: Option<
     }
     let mut passes = passes::pass_costs(&ctx, mem);
     // Each micro-batch's gathers and reduction where ZeRO or FSDP shards them (`sharded.rs`).
-    let traffic = sharded::traffic(&ctx, mem);
-    let floored = traffic.as_ref().map(|traffic| {
-        let n = passes.lists.len() / 3;
-        let (forward, rest) = passes.lists.split_at_mut(n);
-        let (backward, weight) = rest.split_at_mut(n);
-        sharded::floor_passes(traffic, ctx.hw, mem, layout.chunks as usize, (forward, backward, weight))
-    });
+    let floored = sharded::floored(&ctx, mem, &mut passes.lists);
     // The scoring forwards gather the parameters once each and reduce nothing: without a pipeline
     // they scale with the passes before the traffic, or with the gathers where longer.
     let scoring_basis = |makespan: f64| {
@@ -656,7 +650,7 @@ pub fn estimate_within(plan: &Plan, mem: &memory::Memory, limit_seconds: Option<
     };
     let costs =
         Costs::from_lists(layout.pp as u32, layout.chunks as u32, passes.lists, comm::p2p_seconds(&ctx, mem));
-    let tail = tail::step_tail(&ctx, mem, costs.backward(), m, traffic.is_some());
+    let tail = tail::step_tail(&ctx, mem, costs.backward(), m, floored.is_some());
     let (busiest, slowest) = busiest_rank(&costs);
     // No schedule beats its busiest rank running all its passes back to back: a lower bound on the
     // step that lets a search skip the simulation of a plan that cannot win.

@@ -10,16 +10,15 @@
 //!   (`use_no_sync_for_gradient_accumulation: false`, verl/trainer/config/engine/fsdp.yaml at verl
 //!   0.9.1), in fp32 (`mixed_precision.reduce_dtype: fp32`), and gathers the parameters for forward
 //!   and, resharded after it (ZeRO-3, its default), again for backward;
-//! - Megatron FSDP and PyTorch FSDP2 on the Megatron path run the same traffic ([`traffic`]), with
-//!   a pipeline on each rank for its stage, every micro-batch its schedule runs through it.
+//! - Megatron FSDP and PyTorch FSDP2 on the Megatron path run the same traffic ([`traffic`]).
 //!
 //! The traffic runs beside the compute, prefetched and on a stream of its own, so a pass takes the
 //! longer of its compute and the traffic behind it; a reduction DeepSpeed is told not to overlap
 //! (`overlap_comm: false`) adds to the backward. Across nodes, where a model's gathers outlast its
 //! compute, this is what sets the step (ZeRO paper, Rajbhandari et al. 2020, §7.2: 3Ψ a step for
 //! ZeRO-3, here once per micro-batch). Megatron's DDP, its distributed optimizer and Megatron FSDP
-//! sharding the optimizer alone, which accumulate under `no_sync`, keep their reduction once a
-//! step (`tail.rs`).
+//! sharding the optimizer alone, which accumulate under `no_sync`, and every plan with a pipeline
+//! keep their reduction once a step (`tail.rs`).
 
 use super::Ctx;
 use super::comm::{group_bandwidth, ring_seconds_on};
@@ -47,11 +46,18 @@ pub(super) struct Traffic {
     trainable_share: f64,
 }
 
-/// The traffic of each micro-batch where the plan runs it (data parallel, the gradients reduced
-/// per micro-batch; on the HF path, no pipeline), else `None`.
+/// The traffic of each micro-batch where the plan runs it (data parallel, no pipeline, the
+/// gradients reduced per micro-batch), else `None`.
 pub(super) fn traffic(ctx: &Ctx, mem: &memory::Memory) -> Option<Traffic> {
     let (plan, p) = (ctx.plan, &ctx.plan.parallel);
     let layout = &mem.layout;
+    // With a pipeline, Megatron FSDP would gather and reduce every micro-batch too, but the page's
+    // size-first build ran every deep pipeline's estimate a third slower in the browser whenever
+    // pipelines could take that path (the benchmark grid's worst plan in wasm 23 → 31 µs, its code
+    // unchanged): left out, so a pipeline keeps one reduction a step (docs/time.md).
+    if layout.pp != 1 {
+        return None;
+    }
     let zero = p.zero_stage;
     // (gathers per micro-batch, whether the gradients are sharded, the reduction overlapped).
     let (gathers, sharded, overlapped) = match plan.framework {
@@ -59,8 +65,7 @@ pub(super) fn traffic(ctx: &Ctx, mem: &memory::Memory) -> Option<Traffic> {
         // are sharding gradients, or are on the final microbatch", `grad_reduce_every_bprop`,
         // megatron/core/distributed/fsdp/src/megatron_fsdp/megatron_fsdp.py) and, sharding the
         // parameters, gathers them for each layer's forward and again for its backward, prefetched
-        // (its docs/runtime_schedule.md), for every micro-batch a pipeline's schedule runs through
-        // its chunks; PyTorch FSDP2 alike, Megatron's wrapper keeping its default
+        // (its docs/runtime_schedule.md); PyTorch FSDP2 alike, Megatron's wrapper keeping its default
         // `reshard_after_forward=True` and a `no_sync` that does nothing
         // (megatron/core/distributed/torch_fully_sharded_data_parallel.py, data_parallel_base.py,
         // at Megatron-LM d98e8a6). Both reduce on a stream of their own.
@@ -69,8 +74,6 @@ pub(super) fn traffic(ctx: &Ctx, mem: &memory::Memory) -> Option<Traffic> {
             Fsdp::OptimGradsParams | Fsdp::Torch => (2, true, true),
             Fsdp::None | Fsdp::Optim => return None,
         },
-        // The HF path runs no pipeline (rule hf.no_model_parallel).
-        _ if layout.pp != 1 || layout.chunks != 1 => return None,
         Framework::DeepSpeed | Framework::LlamaFactory if zero.shards_gradients() => {
             (if zero.shards_params() { 2 } else { 0 }, true, p.overlap_grad_reduce)
         }
@@ -85,6 +88,19 @@ pub(super) fn traffic(ctx: &Ctx, mem: &memory::Memory) -> Option<Traffic> {
         },
         _ => return None,
     };
+    moving(ctx, mem, (gathers, sharded, overlapped))
+}
+
+/// The traffic of a plan that moves its states every micro-batch: `gathers` parameter gathers,
+/// the gradients `sharded` (reduce-scattered) or all-reduced, the reduction `overlapped` with the
+/// backward; `None` without data parallelism.
+fn moving(
+    ctx: &Ctx,
+    mem: &memory::Memory,
+    (gathers, sharded, overlapped): (u8, bool, bool),
+) -> Option<Traffic> {
+    let plan = ctx.plan;
+    let layout = &mem.layout;
     let Share { dp_cp, trainable_share, .. } = share(ctx, mem);
     if dp_cp <= 1.0 {
         return None;
@@ -141,10 +157,23 @@ pub(super) struct Floored {
     pub(super) scoring_basis: Option<f64>,
 }
 
+/// The plan's passes (`lists`: forwards, backwards and weight passes, as [`crate::schedule::Costs`]
+/// keeps them) lengthened by the traffic each micro-batch moves where the plan moves it
+/// ([`traffic`], [`floor_passes`]), else `None` and the passes as they were. Kept out of line: most
+/// plans move nothing, and the step's estimate stays as small as it was without it.
+#[inline(never)]
+pub(super) fn floored(ctx: &Ctx, mem: &memory::Memory, lists: &mut [f64]) -> Option<Floored> {
+    let traffic = traffic(ctx, mem)?;
+    let n = lists.len() / 3;
+    let (forward, rest) = lists.split_at_mut(n);
+    let (backward, weight) = rest.split_at_mut(n);
+    Some(floor_passes(&traffic, ctx.hw, mem, mem.layout.chunks as usize, (forward, backward, weight)))
+}
+
 /// Lengthens each rank's forwards and backwards (`forward`, `backward`, `weight`: a rank's `vpp`
 /// chunks in turn, as [`crate::schedule::Costs`] keeps them) to the traffic that does not fit
 /// behind them, shared among its chunks as their compute is.
-pub(super) fn floor_passes(
+fn floor_passes(
     traffic: &Traffic,
     hw: &Hardware,
     mem: &memory::Memory,
@@ -168,22 +197,19 @@ pub(super) fn floor_passes(
             true => (backward_gather + reduce - backward_compute).max(0.0),
             false => (backward_gather - backward_compute).max(0.0) + reduce,
         };
-        let forward_shares = f.to_vec();
-        spread(f, &forward_shares, forward_extra);
-        let backward_shares: Vec<f64> = b.iter().zip(w).map(|(b, w)| b + w).collect();
-        spread(b, &backward_shares, backward_extra);
+        // Each chunk's share of the rank's compute, evenly where the rank computes nothing.
+        let share = |part: f64, total: f64| if 0.0 < total { part / total } else { 1.0 / vpp as f64 };
+        if 0.0 < forward_extra {
+            for pass in f.iter_mut() {
+                *pass += forward_extra * share(*pass, forward_compute);
+            }
+        }
+        if 0.0 < backward_extra {
+            for (pass, weight) in b.iter_mut().zip(w) {
+                *pass += backward_extra * share(*pass + weight, backward_compute);
+            }
+        }
         added.push(forward_extra + backward_extra);
     }
     Floored { added, scoring_basis }
-}
-
-/// Adds `extra` seconds to `passes` in proportion to `shares` (evenly where they are all 0).
-fn spread(passes: &mut [f64], shares: &[f64], extra: f64) {
-    if extra <= 0.0 {
-        return;
-    }
-    let total: f64 = shares.iter().sum();
-    for (pass, share) in passes.iter_mut().zip(shares) {
-        *pass += extra * if 0.0 < total { share / total } else { 1.0 / shares.len() as f64 };
-    }
 }

@@ -1128,11 +1128,9 @@ fn verl_fsdp_gathers_its_parameters_every_micro_batch() {
 
 /// On the Megatron path, PyTorch FSDP2 reduces (and gathers) every micro-batch, as Megatron's
 /// wrapper leaves FSDP2's `reshard_after_forward=True` and its `no_sync` does nothing
-/// (megatron/core/distributed/torch_fully_sharded_data_parallel.py, data_parallel_base.py), and
-/// Megatron FSDP sharding the parameters alike on each pipeline stage; the distributed optimizer
-/// and Megatron FSDP sharding the optimizer alone reduce once a step. Twice the global batch is
-/// twice the micro-batches: the per-micro-batch traffic doubles to the rounding, the once-a-step
-/// reduction stays as it was.
+/// (megatron/core/distributed/torch_fully_sharded_data_parallel.py, data_parallel_base.py); the
+/// distributed optimizer reduces once a step. Twice the global batch is twice the micro-batches:
+/// the per-micro-batch traffic doubles to the rounding, the once-a-step reduction stays as it was.
 #[test]
 fn megatron_fsdp2_moves_its_states_every_micro_batch_and_ddp_once_a_step() {
     let dp_comm = |fsdp: &str, global_batch: u32| {
@@ -1152,12 +1150,12 @@ fn megatron_fsdp2_moves_its_states_every_micro_batch_and_ddp_once_a_step() {
     assert!(0.0 < one && (two / one - 2.0).abs() < 1e-9, "{one} {two}");
     let (one, two) = (dp_comm("none", 64), dp_comm("none", 128));
     assert!(0.0 < one && one == two, "{one} {two}");
-    // Megatron FSDP sharding the parameters gathers them for each chunk a pipeline runs, every
-    // micro-batch (`grad_reduce_every_bprop`, megatron_fsdp.py); sharding the optimizer alone, once.
-    let (one, two) = (dp_comm("optim_grads_params", 64), dp_comm("optim_grads_params", 128));
-    assert!(0.0 < one && (two / one - 2.0).abs() < 1e-9, "{one} {two}");
-    let (one, two) = (dp_comm("optim", 64), dp_comm("optim", 128));
-    assert!(0.0 < one && one == two, "{one} {two}");
+    // With a pipeline (PP 2 here) the planner keeps Megatron FSDP's reduction once a step
+    // (time/sharded.rs says why), at any sharding.
+    for fsdp in ["optim_grads_params", "optim"] {
+        let (one, two) = (dp_comm(fsdp, 64), dp_comm(fsdp, 128));
+        assert!(0.0 < one && one == two, "{fsdp}: {one} {two}");
+    }
 }
 
 /// VeRL's dynamic batching packs each update's responses on a rank into as few micro-batches as the
