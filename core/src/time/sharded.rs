@@ -134,9 +134,7 @@ impl Traffic {
         let gathered = |n: u8| if n <= self.gathers { gather } else { 0.0 };
         (gathered(1), gathered(2), reduce)
     }
-}
 
-impl Traffic {
     /// The least a micro-batch takes on the busiest rank for its traffic alone: every rank's passes
     /// take at least their gathers and reduction ([`floor_passes`]), so `m` micro-batches take at
     /// least `m` times this, a bound a search checks before working out each stage's passes.
