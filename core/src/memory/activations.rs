@@ -604,12 +604,9 @@ pub(super) fn micro_batch_shape(ctx: &Ctx) -> (u64, u64) {
     match rl && plan.rl.dynamic_batch {
         true => {
             let budget = u64::from(plan.rl.tokens_per_device(plan.framework, ctx.cp as u32));
-            // MindSpeed-RL's budget is the packed row's, which its CP group splits.
-            let tokens = match plan.framework {
-                crate::plan::Framework::MindSpeedRl => budget.div_ceil(ctx.cp),
-                _ => budget,
-            };
-            (1, tokens.max(train_seq_len(plan).div_ceil(ctx.cp)))
+            // The packed row, split over the CP group.
+            let row = budget * u64::from(crate::plan::packed_row_budgets(plan.framework, ctx.cp as u32));
+            (1, row.div_ceil(ctx.cp).max(train_seq_len(plan).div_ceil(ctx.cp)))
         }
         false => (
             u64::from(plan.batch.micro_batch.get()) * sequences_per_sample(plan.method),

@@ -218,12 +218,10 @@ pub fn packed_microbatches(plan: &Plan, dp: u64, cp: u64, pp: u64, vpp: u64) -> 
     let updates = u64::from(global.div_ceil(rl.mini_batch_prompts(global).clamp(1, global)));
     let responses = (step_samples(plan) / updates.max(1)).div_ceil(dp.max(1)).max(1);
     let tokens = u64::from(rl.mean_prompt_tokens()) + u64::from(rl.mean_response_tokens());
-    // VeRL's budget is each device's, MindSpeed-RL's the packed row the CP group splits.
-    let verl = plan.framework.is_verl();
-    let budget =
-        u64::from(rl.tokens_per_device(plan.framework, cp as u32)) * if verl { cp.max(1) } else { 1 };
-    let mut per_update = responses.saturating_mul(tokens).div_ceil(budget.max(1)).clamp(1, responses);
-    if verl && 1 < vpp {
+    let row = u64::from(rl.tokens_per_device(plan.framework, cp as u32))
+        * u64::from(crate::plan::packed_row_budgets(plan.framework, cp as u32));
+    let mut per_update = responses.saturating_mul(tokens).div_ceil(row.max(1)).clamp(1, responses);
+    if plan.framework.is_verl() && 1 < vpp {
         per_update = per_update.next_multiple_of(pp.max(1));
     }
     Some(updates.saturating_mul(per_update))

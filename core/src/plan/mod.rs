@@ -763,10 +763,19 @@ pub fn auto_batched_tokens(model_len: u32) -> u32 {
 /// `verl/trainer/config/_generated_ppo_trainer.yaml`, `mindspeed_rl/config_cls/rl_config.py`) raised
 /// to one sequence: on VeRL split over `cp` ranks, on MindSpeed-RL whole (its row is the CP group's).
 pub fn auto_tokens_per_device(framework: Framework, sequence_tokens: u32, cp: u32) -> u32 {
+    let default = if framework == Framework::MindSpeedRl { 4096 } else { 16384 };
+    sequence_tokens.div_ceil(packed_row_budgets(framework, cp)).max(default)
+}
+
+/// How many token budgets one packed row of a dynamic batch holds, the row split over the CP
+/// group: VeRL's budget is each device's, its row `max_token_len_per_gpu · sp_size`
+/// (verl/workers/engine/utils.py `prepare_micro_batches`, verl 0.9.1), so `cp`; MindSpeed-RL's
+/// budget is the row itself (`_split_batches_with_dynamic_bsz`,
+/// mindspeed_rl/models/base/base_training_engine.py), so 1.
+pub fn packed_row_budgets(framework: Framework, cp: u32) -> u32 {
     match framework {
-        // MindSpeed-RL's row holds whole sequences before CP splits it.
-        Framework::MindSpeedRl => sequence_tokens.max(4096),
-        _ => sequence_tokens.div_ceil(cp.max(1)).max(16384),
+        Framework::MindSpeedRl => 1,
+        _ => cp.max(1),
     }
 }
 

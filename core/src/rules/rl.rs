@@ -154,10 +154,7 @@ pub(super) fn batches(cx: &Ctx, acc: &mut Acc) {
 /// (`_split_batches_with_dynamic_bsz`).
 fn token_budget(plan: &Plan, cp: u64, sequence: u64, acc: &mut Acc) {
     let budget = u64::from(plan.rl.tokens_per_device(plan.framework, cp as u32));
-    let per_row = match plan.framework {
-        Framework::MindSpeedRl => 1,
-        _ => cp.max(1),
-    };
+    let per_row = u64::from(crate::plan::packed_row_budgets(plan.framework, cp as u32));
     if plan.rl.dynamic_batch && budget * per_row < sequence {
         // VeRL `seqlen_balancing.rearrange_micro_batches`: "max_token_len must be greater than
         // the sequence length"; MindSpeed-RL's: "seqlen of items … must <= max_token_len"

@@ -473,11 +473,12 @@ impl<'a> Ctx<'a> {
         let layout = &mem.layout;
         let (tp, cp, ep) = (layout.tp, layout.cp, layout.ep);
         let rl = matches!(plan.method, Method::Grpo | Method::Ppo);
-        // Sequences a micro-batch holds: the plan's micro-batch, or VeRL's packed micro-batches'
-        // share of the responses (`memory::packed_microbatches`), on average.
-        let b = match memory::packed_microbatches(plan, layout.dp, cp, layout.pp, layout.vpp) {
-            Some(m) => memory::step_samples(plan) as f64 / (layout.dp.max(1) * m) as f64,
-            None => {
+        // Sequences a micro-batch holds: the plan's micro-batch, or where the micro-batches are
+        // packed by tokens, their share of the responses on average (the memory's count,
+        // `memory::packed_microbatches`).
+        let b = match memory::packs_microbatches(plan) {
+            true => memory::step_samples(plan) as f64 / (layout.dp.max(1) * mem.n_microbatches.max(1)) as f64,
+            false => {
                 f64::from(plan.batch.micro_batch.get()) * memory::sequences_per_sample(plan.method) as f64
             }
         };
@@ -577,8 +578,8 @@ pub fn layer_bound_seconds(plan: &Plan, mem: &memory::Memory) -> f64 {
     // Where ZeRO or FSDP moves its states every micro-batch, no rank's passes are shorter than
     // that traffic (`sharded.rs`); the scoring stays the layers' (it gathers once and reduces
     // nothing, so the traffic would overstate it).
-    let traffic = sharded::traffic(&ctx, mem)
-        .map_or(0.0, |traffic| f64::from(m) * traffic.least_per_microbatch(ctx.hw, mem));
+    let traffic =
+        sharded::traffic(&ctx, mem).map_or(0.0, |traffic| f64::from(m) * traffic.least_per_microbatch());
     step_bound(&ctx, layers, rollout) + (traffic - layers).max(0.0)
 }
 
@@ -645,9 +646,7 @@ pub fn estimate_within(plan: &Plan, mem: &memory::Memory, limit_seconds: Option<
     let floored = sharded::floored(&ctx, mem, &mut passes.lists);
     // The scoring forwards gather the parameters once each and reduce nothing: without a pipeline
     // they scale with the passes before the traffic, or with the gathers where longer.
-    let scoring_basis = |makespan: f64| {
-        floored.as_ref().and_then(|f| f.scoring_basis).map_or(makespan, |basis| basis * f64::from(m))
-    };
+    let scoring_basis = |makespan: f64| floored.map_or(makespan, |f| f.scoring_basis * f64::from(m));
     let costs =
         Costs::from_lists(layout.pp as u32, layout.chunks as u32, passes.lists, comm::p2p_seconds(&ctx, mem));
     let tail = tail::step_tail(&ctx, mem, costs.backward(), m, floored.is_some());
@@ -692,7 +691,7 @@ pub fn estimate_within(plan: &Plan, mem: &memory::Memory, limit_seconds: Option<
             &costs,
             (busiest, slowest),
             |rank| passes.causes.of_rank(ctx.arch, layout, rank),
-            (passes.activation_offload_seconds, floored.as_ref().map_or(&[][..], |f| &f.added)),
+            (passes.activation_offload_seconds, floored.map_or(0.0, |f| f.added)),
             &tail,
             m,
             makespan,
@@ -726,13 +725,13 @@ pub fn estimate_within(plan: &Plan, mem: &memory::Memory, limit_seconds: Option<
 
 /// The step's time by cause but RL's phases: the busiest rank's causes over all `m` micro-batches
 /// (`busiest`, its seconds and `rank_causes` for one micro-batch; per micro-batch too, activation
-/// offloading's host transfers and, per rank, the data-parallel traffic its passes could not hide),
-/// the sends and the bubble of the pipeline's `makespan`, then the step's own terms.
+/// offloading's host transfers and the data-parallel traffic the passes could not hide), the sends
+/// and the bubble of the pipeline's `makespan`, then the step's own terms.
 fn pipeline_breakdown(
     costs: &Costs,
     (busiest, busy): (usize, f64),
     rank_causes: impl FnOnce(u64) -> Breakdown,
-    (activation_offload_seconds, dp_added): (f64, &[f64]),
+    (activation_offload_seconds, dp_per_microbatch): (f64, f64),
     tail: &tail::StepTail,
     m: u32,
     makespan: f64,
@@ -754,7 +753,7 @@ fn pipeline_breakdown(
         pp_comm_seconds: pp_comm,
         // The rest of the makespan: idle time, the sends above counted apart.
         bubble_seconds: idle - pp_comm,
-        dp_comm_seconds: tail.dp_seconds + dp_added.get(busiest).copied().unwrap_or(0.0) * mf,
+        dp_comm_seconds: tail.dp_seconds + dp_per_microbatch * mf,
         optimizer_seconds: tail.optimizer_seconds,
         offload_seconds: tail.offload_seconds + activation_offload_seconds * mf,
         ..Breakdown::default()

@@ -21,29 +21,21 @@
 //! keep their reduction once a step (`tail.rs`).
 
 use super::Ctx;
-use super::comm::{group_bandwidth, ring_seconds_on};
-use super::tail::{Share, gradient_bytes_per_param, share};
-use crate::hardware::Hardware;
+use super::comm::ring_seconds_on;
+use super::tail::{Share, compute_bytes_per_param, dp_bandwidth, gradient_bytes_per_param, share};
 use crate::memory;
-use crate::plan::{Framework, Fsdp, Precision};
+use crate::plan::{Framework, Fsdp};
 
-/// How a plan's data-parallel states move every micro-batch.
+/// One micro-batch's data-parallel traffic, seconds.
 pub(super) struct Traffic {
-    /// Parameter gathers per micro-batch: before the forward, and again before the backward
-    /// where they were resharded after it.
-    gathers: u8,
-    /// Whether the gradients are reduce-scattered (sharded) rather than all-reduced.
-    sharded: bool,
+    /// The parameters gathered before the forward.
+    forward_gather: f64,
+    /// The parameters gathered again before the backward (resharded after the forward).
+    backward_gather: f64,
+    /// The gradients reduced after the backward.
+    reduce: f64,
     /// Whether the reduction overlaps the backward.
     overlapped: bool,
-    /// The data-parallel group's ranks (with CP's) and the bandwidth each gets.
-    dp_cp: f64,
-    bandwidth: f64,
-    /// Bytes a gathered parameter and a reduced gradient take.
-    param_bytes_max: f64,
-    grad_bytes: f64,
-    /// The share of the parameters that trains: LoRA's adapters, else all.
-    trainable_share: f64,
 }
 
 /// The traffic of each micro-batch where the plan runs it (data parallel, no pipeline, the
@@ -99,115 +91,70 @@ fn moving(
     mem: &memory::Memory,
     (gathers, sharded, overlapped): (u8, bool, bool),
 ) -> Option<Traffic> {
-    let plan = ctx.plan;
-    let layout = &mem.layout;
     let Share { dp_cp, trainable_share, .. } = share(ctx, mem);
+    let stage = mem.stages.first()?;
     if dp_cp <= 1.0 {
         return None;
     }
-    let (tp, cp) = (layout.tp, layout.cp);
+    let (hw, bandwidth) = (ctx.hw, dp_bandwidth(ctx, mem));
+    let params = stage.params as f64;
+    // The compute copy is gathered (VeRL's FSDP gathers in `param_dtype: bf16` over its fp32
+    // shards), or what the shards hold where less (QLoRA's NF4 base, a GPTQ or AWQ checkpoint:
+    // memory/states.rs).
+    let stored = stage.weights_bytes as f64 * dp_cp / params.max(1.0);
+    let gather_bytes = params * stored.min(compute_bytes_per_param(ctx.plan));
+    let gather = ring_seconds_on(hw, gather_bytes, dp_cp, bandwidth, false);
+    let grad_bytes = params * trainable_share * gradient_bytes_per_param(ctx, mem);
+    let gathered = |n: u8| if n <= gathers { gather } else { 0.0 };
     Some(Traffic {
-        gathers,
-        sharded,
+        forward_gather: gathered(1),
+        backward_gather: gathered(2),
+        reduce: ring_seconds_on(hw, grad_bytes, dp_cp, bandwidth, !sharded),
         overlapped,
-        dp_cp,
-        bandwidth: group_bandwidth(ctx.hw, u64::from(plan.cluster.scale_up_domain.get()), mem.dp * cp, tp),
-        // The compute copy is gathered: 16-bit, fp32 when the plan trains in fp32 (VeRL's FSDP
-        // gathers in `param_dtype: bf16` over its fp32 shards), or what the shards hold where less
-        // (QLoRA's NF4 base, a GPTQ or AWQ checkpoint: memory/states.rs).
-        param_bytes_max: if plan.precision == Precision::Fp32 { 4.0 } else { 2.0 },
-        grad_bytes: gradient_bytes_per_param(ctx, mem),
-        trainable_share,
     })
 }
 
 impl Traffic {
-    /// One micro-batch's (forward gather, backward gather, reduction) seconds on a rank that
-    /// holds `stage`.
-    fn of_stage(&self, hw: &Hardware, stage: &memory::StageMemory) -> (f64, f64, f64) {
-        let params = stage.params as f64;
-        let stored = stage.weights_bytes as f64 * self.dp_cp / params.max(1.0);
-        let gather_bytes = params * stored.min(self.param_bytes_max);
-        let gather = ring_seconds_on(hw, gather_bytes, self.dp_cp, self.bandwidth, false);
-        let grad_bytes = params * self.trainable_share * self.grad_bytes;
-        let reduce = ring_seconds_on(hw, grad_bytes, self.dp_cp, self.bandwidth, !self.sharded);
-        let gathered = |n: u8| if n <= self.gathers { gather } else { 0.0 };
-        (gathered(1), gathered(2), reduce)
-    }
-
-    /// The least a micro-batch takes on the busiest rank for its traffic alone: every rank's passes
-    /// take at least their gathers and reduction ([`floor_passes`]), so `m` micro-batches take at
-    /// least `m` times this, a bound a search checks before working out each stage's passes.
-    pub(super) fn least_per_microbatch(&self, hw: &Hardware, mem: &memory::Memory) -> f64 {
-        let each = mem.stages.iter().map(|stage| self.of_stage(hw, stage));
-        each.map(|(forward, backward, reduce)| forward + backward + reduce).fold(0.0, f64::max)
+    /// The least a micro-batch takes for its traffic alone: the passes take at least their gathers
+    /// and reduction ([`floor_passes`]), so `m` micro-batches take at least `m` times this, a bound
+    /// a search checks before working out the passes.
+    pub(super) fn least_per_microbatch(&self) -> f64 {
+        self.forward_gather + self.backward_gather + self.reduce
     }
 }
 
 /// What the traffic did to one micro-batch's passes.
+#[derive(Clone, Copy)]
 pub(super) struct Floored {
-    /// Seconds the traffic added to each rank's passes.
-    pub(super) added: Vec<f64>,
-    /// Without a pipeline, what a scoring forward (RL's log-probabilities, DPO's reference) takes
-    /// three times of: the passes before the traffic, or three parameter gathers where longer (a
-    /// forward without gradients gathers once and reduces nothing); `None` with a pipeline, whose
-    /// scoring follows its makespan.
-    pub(super) scoring_basis: Option<f64>,
+    /// Seconds the traffic added.
+    pub(super) added: f64,
+    /// What a scoring forward (RL's log-probabilities, DPO's reference) takes three times of: the
+    /// passes before the traffic, or three parameter gathers where longer (a forward without
+    /// gradients gathers once and reduces nothing).
+    pub(super) scoring_basis: f64,
 }
 
-/// The plan's passes (`lists`: forwards, backwards and weight passes, as [`crate::schedule::Costs`]
-/// keeps them) lengthened by the traffic each micro-batch moves where the plan moves it
-/// ([`traffic`], [`floor_passes`]), else `None` and the passes as they were. Kept out of line: most
-/// plans move nothing, and the step's estimate stays as small as it was without it.
-#[inline(never)]
+/// The plan's passes (`lists`: its one stage's forward, backward and weight pass, as
+/// [`crate::schedule::Costs`] keeps them) lengthened by the traffic each micro-batch moves where
+/// the plan moves it ([`traffic`]), else `None` and the passes as they were.
 pub(super) fn floored(ctx: &Ctx, mem: &memory::Memory, lists: &mut [f64]) -> Option<Floored> {
     let traffic = traffic(ctx, mem)?;
-    let n = lists.len() / 3;
-    let (forward, rest) = lists.split_at_mut(n);
-    let (backward, weight) = rest.split_at_mut(n);
-    Some(floor_passes(&traffic, ctx.hw, mem, mem.layout.chunks as usize, (forward, backward, weight)))
+    match lists {
+        [forward, backward, weight] => Some(floor_passes(&traffic, forward, backward, *weight)),
+        _ => None,
+    }
 }
 
-/// Lengthens each rank's forwards and backwards (`forward`, `backward`, `weight`: a rank's `vpp`
-/// chunks in turn, as [`crate::schedule::Costs`] keeps them) to the traffic that does not fit
-/// behind them, shared among its chunks as their compute is.
-fn floor_passes(
-    traffic: &Traffic,
-    hw: &Hardware,
-    mem: &memory::Memory,
-    vpp: usize,
-    (forward, backward, weight): (&mut [f64], &mut [f64], &[f64]),
-) -> Floored {
-    let vpp = vpp.max(1);
-    let mut added = Vec::with_capacity(mem.stages.len());
-    let mut scoring_basis = None;
-    let ranks =
-        forward.chunks_exact_mut(vpp).zip(backward.chunks_exact_mut(vpp)).zip(weight.chunks_exact(vpp));
-    for (((f, b), w), stage) in ranks.zip(mem.stages.iter()) {
-        let (forward_gather, backward_gather, reduce) = traffic.of_stage(hw, stage);
-        let forward_compute: f64 = f.iter().sum();
-        let backward_compute: f64 = b.iter().zip(w).map(|(b, w)| b + w).sum();
-        if mem.stages.len() == 1 && vpp == 1 {
-            scoring_basis = Some((forward_compute + backward_compute).max(3.0 * forward_gather));
-        }
-        let forward_extra = (forward_gather - forward_compute).max(0.0);
-        let backward_extra = match traffic.overlapped {
-            true => (backward_gather + reduce - backward_compute).max(0.0),
-            false => (backward_gather - backward_compute).max(0.0) + reduce,
-        };
-        // Each chunk's share of the rank's compute, evenly where the rank computes nothing.
-        let share = |part: f64, total: f64| if 0.0 < total { part / total } else { 1.0 / vpp as f64 };
-        if 0.0 < forward_extra {
-            for pass in f.iter_mut() {
-                *pass += forward_extra * share(*pass, forward_compute);
-            }
-        }
-        if 0.0 < backward_extra {
-            for (pass, weight) in b.iter_mut().zip(w) {
-                *pass += backward_extra * share(*pass + weight, backward_compute);
-            }
-        }
-        added.push(forward_extra + backward_extra);
-    }
-    Floored { added, scoring_basis }
+/// Lengthens the forward and the backward to the traffic that does not fit behind them.
+fn floor_passes(traffic: &Traffic, forward: &mut f64, backward: &mut f64, weight: f64) -> Floored {
+    let scoring_basis = (*forward + *backward + weight).max(3.0 * traffic.forward_gather);
+    let forward_extra = (traffic.forward_gather - *forward).max(0.0);
+    let compute = *backward + weight;
+    let backward_extra = match traffic.overlapped {
+        true => (traffic.backward_gather + traffic.reduce - compute).max(0.0),
+        false => (traffic.backward_gather - compute).max(0.0) + traffic.reduce,
+    };
+    *forward += forward_extra;
+    *backward += backward_extra;
+    Floored { added: forward_extra + backward_extra, scoring_basis }
 }

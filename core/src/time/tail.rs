@@ -150,12 +150,9 @@ pub(super) fn share(ctx: &Ctx, mem: &memory::Memory) -> Share {
 /// parameters gathered), over the NIC unless the whole group sits in one node; what the last
 /// micro-batch's backward (the longest of `backward`) does not hide when overlapped.
 fn gradient_sync_seconds(ctx: &Ctx, mem: &memory::Memory, share: &Share, backward: &[f64]) -> f64 {
-    let (plan, p, hw) = (ctx.plan, &ctx.plan.parallel, ctx.hw);
-    let (tp, cp) = (mem.layout.tp, mem.layout.cp);
+    let (p, hw) = (&ctx.plan.parallel, ctx.hw);
     let grad_bytes = share.params_on_device * share.trainable_share * gradient_bytes_per_param(ctx, mem);
-    // The data- and context-parallel peers sit tp ranks apart (Megatron's rank order: TP
-    // innermost, then CP, DP, PP).
-    let dp_bw = group_bandwidth(hw, u64::from(plan.cluster.scale_up_domain.get()), mem.dp * cp, tp);
+    let dp_bw = dp_bandwidth(ctx, mem);
     let mut dp_seconds = ring_seconds_on(hw, grad_bytes, share.dp_cp, dp_bw, true);
     if share.shards_params {
         // ZeRO-3 and FSDP's parameter sharding gather the parameters for forward and backward:
@@ -197,15 +194,25 @@ pub(super) fn gradient_bytes_per_param(ctx: &Ctx, mem: &memory::Memory) -> f64 {
 /// deepspeed/runtime/zero/stage_1_and_2.py); ZeRO-3 and VeRL's FSDP keep them sharded until the
 /// next forward gathers them (`sharded.rs`).
 fn updated_params_gather_seconds(ctx: &Ctx, mem: &memory::Memory, share: &Share) -> f64 {
-    let (plan, hw) = (ctx.plan, ctx.hw);
+    let plan = ctx.plan;
     if plan.framework == crate::plan::Framework::Verl || share.shards_params {
         return 0.0;
     }
+    let bytes = share.params_on_device * share.trainable_share * compute_bytes_per_param(plan);
+    ring_seconds_on(ctx.hw, bytes, share.dp_cp, dp_bandwidth(ctx, mem), false)
+}
+
+/// The bandwidth each rank of the data- and context-parallel group gets: its peers sit tp ranks
+/// apart (Megatron's rank order: TP innermost, then CP, DP, PP).
+pub(super) fn dp_bandwidth(ctx: &Ctx, mem: &memory::Memory) -> f64 {
     let (tp, cp) = (mem.layout.tp, mem.layout.cp);
-    let param_bytes = if plan.precision == Precision::Fp32 { 4.0 } else { 2.0 };
-    let bytes = share.params_on_device * share.trainable_share * param_bytes;
-    let bandwidth = group_bandwidth(hw, u64::from(plan.cluster.scale_up_domain.get()), mem.dp * cp, tp);
-    ring_seconds_on(hw, bytes, share.dp_cp, bandwidth, false)
+    group_bandwidth(ctx.hw, u64::from(ctx.plan.cluster.scale_up_domain.get()), mem.dp * cp, tp)
+}
+
+/// Bytes of a parameter's compute copy, what a gather moves: 16-bit, fp32 when the plan trains in
+/// fp32.
+pub(super) fn compute_bytes_per_param(plan: &crate::plan::Plan) -> f64 {
+    if plan.precision == Precision::Fp32 { 4.0 } else { 2.0 }
 }
 
 /// Gradient reductions and optimizer steps per step: RL updates the actor once per mini-batch of
