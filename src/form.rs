@@ -6,7 +6,9 @@
 
 use trainplan_core::Plan;
 use trainplan_core::field::Field;
-use trainplan_core::plan::{CustomDevice, HardwareField, HardwareSpec, ModelField, PlanFile, PlanFileError};
+use trainplan_core::plan::{
+    CustomDevice, Framework, HardwareField, HardwareSpec, ModelField, PlanFile, PlanFileError,
+};
 
 /// The page's inputs.
 #[derive(Clone, Debug, PartialEq)]
@@ -355,6 +357,18 @@ impl NumField {
         }
     }
 
+    /// The field's label for a plan of `framework`: the token budget is each device's on VeRL
+    /// (`ppo_max_token_len_per_gpu`) and a packed row's on MindSpeed-RL (`max_packing_token_size`,
+    /// which its CP group splits); every other field is [`NumField::label`].
+    pub fn label_in(self, framework: Framework) -> crate::i18n::Key {
+        use crate::i18n::Key;
+        match (self, framework) {
+            (NumField::TokenBudget, Framework::Verl) => Key::rl_token_budget_device,
+            (NumField::TokenBudget, Framework::MindSpeedRl) => Key::rl_token_budget_row,
+            _ => self.label(),
+        }
+    }
+
     /// The plan file's field, as core errors and fixes name it.
     pub fn field(self) -> Field {
         match self {
@@ -685,6 +699,34 @@ mod tests {
         let err = f.to_plan().unwrap_err();
         assert_eq!(err.fields, vec![FormField::Custom(CustomField::MemoryGb)]);
         assert!(err.plan.is_some(), "the core says why 0 GB is refused");
+    }
+
+    #[test]
+    fn the_token_budget_is_labelled_with_the_key_the_launch_files_set() {
+        use crate::i18n::{Lang, t};
+        // Each RL framework's label names the key its launch files carry the budget in.
+        for (framework, key) in [
+            (Framework::Verl, "ppo_max_token_len_per_gpu"),
+            (Framework::MindSpeedRl, "max_packing_token_size"),
+        ] {
+            let mut file = form().file;
+            (file.framework, file.method) = (framework, trainplan_core::plan::Method::Grpo);
+            file.rl.dynamic_batch = true;
+            let plan = Plan::from_file(&file).unwrap();
+            let files = trainplan_core::emit::emit(&plan, "").unwrap();
+            assert!(files.iter().any(|f| f.text.contains(key)), "{framework:?}'s launch files set {key}");
+            let label = NumField::TokenBudget.label_in(framework);
+            for lang in [Lang::En, Lang::Zh] {
+                assert!(t(lang, label).contains(key), "{framework:?} {lang:?}: {}", t(lang, label));
+            }
+        }
+        // Per device on VeRL, per packed row on MindSpeed-RL; elsewhere the field's own label.
+        assert!(t(Lang::En, NumField::TokenBudget.label_in(Framework::Verl)).contains("per device"));
+        assert!(
+            t(Lang::En, NumField::TokenBudget.label_in(Framework::MindSpeedRl)).contains("per packed row")
+        );
+        assert_eq!(NumField::TokenBudget.label_in(Framework::Megatron), NumField::TokenBudget.label());
+        assert_eq!(NumField::Tp.label_in(Framework::Verl), NumField::Tp.label());
     }
 
     #[test]

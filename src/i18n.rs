@@ -202,7 +202,9 @@ texts! {
     rl_mean_response_len => "Mean response length (response_length/mean)", "平均回答长度（response_length/mean）";
     placeholder_max => "max", "最长";
     rl_mini_batch => "Mini-batch (prompts per update)", "mini-batch（每次更新的 prompt 数）";
-    rl_token_budget => "Token budget per device (dynamic batch)", "单卡 token 上限（动态 batch）";
+    rl_token_budget => "Token budget (dynamic batch)", "token 上限（动态 batch）";
+    rl_token_budget_device => "Token budget per device (ppo_max_token_len_per_gpu)", "单卡 token 上限（ppo_max_token_len_per_gpu）";
+    rl_token_budget_row => "Token budget per packed row (max_packing_token_size)", "每个打包行的 token 上限（max_packing_token_size）";
     rl_gpu_mem => "vLLM memory share (gpu_memory_utilization)", "vLLM 显存占比（gpu_memory_utilization）";
     rl_max_num_seqs => "vLLM sequences at once (max_num_seqs)", "vLLM 并发序列数（max_num_seqs）";
     rl_max_model_len => "vLLM longest sequence (max_model_len)", "vLLM 最大序列长度（max_model_len）";

@@ -104,6 +104,9 @@ pub struct StageMemory {
     /// Parameters this device computes with on this stage (after TP and EP, before ZeRO or FSDP
     /// sharding): what its gradients and optimizer step cover.
     pub params: u64,
+    /// Of those, the routed experts' (after EP and expert TP): their gradients are reduced and
+    /// their optimizer states sharded over the expert-data-parallel group, not DP × CP.
+    pub expert_params: u64,
     /// Parameters held on this device (after TP/EP/ZeRO sharding).
     pub weights_bytes: u64,
     /// Gradients.

@@ -128,8 +128,12 @@ pub(super) fn stage_states(
         dense += head / ctx.tp as f64;
     }
 
-    let mut res =
-        StageMemory { n_layers: layers.n, params: (dense + expert) as u64, ..StageMemory::default() };
+    let mut res = StageMemory {
+        n_layers: layers.n,
+        params: (dense + expert) as u64,
+        expert_params: expert as u64,
+        ..StageMemory::default()
+    };
     model_states(ctx, dense, expert, linear_layers, &mut res);
     let linear = linear_layers + mtp_linear(ctx, mtp);
     res.weights_bytes += low_precision_weight_copies(ctx, linear) as u64;

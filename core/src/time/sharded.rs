@@ -21,8 +21,7 @@
 //! keep their reduction once a step (`tail.rs`).
 
 use super::Ctx;
-use super::comm::ring_seconds_on;
-use super::tail::{Share, compute_bytes_per_param, dp_bandwidth, gradient_bytes_per_param, share};
+use super::tail::{compute_bytes_per_param, dp_collective_seconds, gradient_bytes_per_param, share};
 use crate::memory;
 use crate::plan::{Framework, Fsdp};
 
@@ -91,25 +90,26 @@ fn moving(
     mem: &memory::Memory,
     (gathers, sharded, overlapped): (u8, bool, bool),
 ) -> Option<Traffic> {
-    let Share { dp_cp, trainable_share, .. } = share(ctx, mem);
+    let share = share(ctx, mem);
     let stage = mem.stages.first()?;
-    if dp_cp <= 1.0 {
+    if share.dp_cp <= 1.0 {
         return None;
     }
-    let (hw, bandwidth) = (ctx.hw, dp_bandwidth(ctx, mem));
-    let params = stage.params as f64;
     // The compute copy is gathered (VeRL's FSDP gathers in `param_dtype: bf16` over its fp32
     // shards), or what the shards hold where less (QLoRA's NF4 base, a GPTQ or AWQ checkpoint:
-    // memory/states.rs).
-    let stored = stage.weights_bytes as f64 * dp_cp / params.max(1.0);
-    let gather_bytes = params * stored.min(compute_bytes_per_param(ctx.plan));
-    let gather = ring_seconds_on(hw, gather_bytes, dp_cp, bandwidth, false);
-    let grad_bytes = params * trainable_share * gradient_bytes_per_param(ctx, mem);
+    // memory/states.rs): the bytes a stored parameter takes, its dense shard over DP × CP and its
+    // experts' over the expert-data-parallel group.
+    let experts = share.experts_on_device;
+    let shard = (share.params_on_device - experts) / share.dp_cp + experts / share.edp;
+    let stored = stage.weights_bytes as f64 / shard.max(1.0);
+    let gather =
+        dp_collective_seconds(ctx, mem, &share, stored.min(compute_bytes_per_param(ctx.plan)), false);
+    let grad_bytes = share.trainable_share * gradient_bytes_per_param(ctx, mem);
     let gathered = |n: u8| if n <= gathers { gather } else { 0.0 };
     Some(Traffic {
         forward_gather: gathered(1),
         backward_gather: gathered(2),
-        reduce: ring_seconds_on(hw, grad_bytes, dp_cp, bandwidth, !sharded),
+        reduce: dp_collective_seconds(ctx, mem, &share, grad_bytes, !sharded),
         overlapped,
     })
 }

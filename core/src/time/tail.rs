@@ -25,6 +25,11 @@ pub(super) struct Share {
     pub(super) shards_params: bool,
     /// Parameters this device computes with.
     pub(super) params_on_device: f64,
+    /// Of those, the routed experts', whose gradients and optimizer states are shared over the
+    /// expert-data-parallel ranks instead ([`Share::edp`]).
+    pub(super) experts_on_device: f64,
+    /// Expert-data-parallel ranks (world ÷ (PP · EP · expert TP)).
+    pub(super) edp: f64,
     /// The share of them that trains: LoRA's adapters, else all.
     pub(super) trainable_share: f64,
 }
@@ -50,7 +55,13 @@ pub(super) fn step_tail(
     // Optimizer: Adam reads and writes fp32 master weights, two moments and gradients, and writes
     // the 16-bit weights: about 18 bytes per parameter it owns (÷ dp when sharded).
     let sharded = p.distributed_optimizer || (!megatron && p.zero_stage.shards_optimizer());
-    let owned = params_on_device * trainable_share / if sharded { dp_cp } else { 1.0 };
+    let owned = trainable_share
+        * match sharded {
+            true => {
+                (params_on_device - share.experts_on_device) / dp_cp + share.experts_on_device / share.edp
+            }
+            false => params_on_device,
+        };
     // Under plain PyTorch (LLaMA-Factory without DeepSpeed) the parameters are fp32 and their own
     // master copy: fused AdamW reads the parameter, gradient and both moments and writes three of
     // them back (28 bytes), and gradient clipping reads the gradients for their norm and scales them
@@ -123,37 +134,46 @@ fn verl_offload_seconds(ctx: &Ctx, mem: &memory::Memory) -> f64 {
 /// states are shared.
 pub(super) fn share(ctx: &Ctx, mem: &memory::Memory) -> Share {
     let (plan, p) = (ctx.plan, &ctx.plan.parallel);
-    let (megatron, tp, cp) = (mem.layout.model_parallel, mem.layout.tp, mem.layout.cp);
+    let (megatron, cp) = (mem.layout.model_parallel, mem.layout.cp);
     // Gradients are reduced, and optimizer states sharded, over the data- and context-parallel
     // ranks together (Megatron's `dp_cp_group`, megatron/core/distributed/distributed_data_parallel.py;
     // VeRL's FSDP mesh spans its Ulysses groups).
     let dp_cp = (mem.dp * cp) as f64;
-    // Parameters this device computes with: ZeRO-3 shards (or offloads) what it stores, not what
-    // it gathers, reduces and updates, so there the count comes from the model (HF frameworks run
-    // without TP and PP, rule hf.no_model_parallel; the division keeps a stray plan sensible).
     let shards_params = match megatron {
         false => p.zero_stage.shards_params(),
         true => matches!(p.fsdp, crate::plan::Fsdp::OptimGradsParams | crate::plan::Fsdp::Torch),
     };
-    let params_on_device = match shards_params {
-        true => mem.params_total as f64 / (tp * u64::from(p.pp.get())).max(1) as f64,
-        false => mem.stages.iter().map(|s| s.params).max().unwrap_or(0) as f64,
-    };
+    // Parameters the busiest stage computes with (what ZeRO-3 and FSDP gather, reduce and update,
+    // not the shard they store), its routed experts apart.
+    let busiest = mem.stages.iter().max_by_key(|s| s.params);
+    let (params_on_device, experts_on_device) =
+        busiest.map_or((0.0, 0.0), |s| (s.params as f64, s.expert_params as f64));
     let trainable_share = match plan.trains_lora() {
         true => mem.params_lora as f64 / mem.params_total.max(1) as f64,
         false => 1.0,
     };
-    Share { dp_cp, shards_params, params_on_device, trainable_share }
+    Share {
+        dp_cp,
+        shards_params,
+        params_on_device,
+        experts_on_device,
+        edp: mem.layout.edp.max(1) as f64,
+        trainable_share,
+    }
 }
 
 /// Data parallel: gradients reduced (reduce-scatter with the distributed optimizer or ZeRO, then
 /// parameters gathered), over the NIC unless the whole group sits in one node; what the last
 /// micro-batch's backward (the longest of `backward`) does not hide when overlapped.
 fn gradient_sync_seconds(ctx: &Ctx, mem: &memory::Memory, share: &Share, backward: &[f64]) -> f64 {
-    let (p, hw) = (&ctx.plan.parallel, ctx.hw);
-    let grad_bytes = share.params_on_device * share.trainable_share * gradient_bytes_per_param(ctx, mem);
-    let dp_bw = dp_bandwidth(ctx, mem);
-    let mut dp_seconds = ring_seconds_on(hw, grad_bytes, share.dp_cp, dp_bw, true);
+    let p = &ctx.plan.parallel;
+    let mut dp_seconds = dp_collective_seconds(
+        ctx,
+        mem,
+        share,
+        share.trainable_share * gradient_bytes_per_param(ctx, mem),
+        true,
+    );
     if share.shards_params {
         // ZeRO-3 and FSDP's parameter sharding gather the parameters for forward and backward:
         // 1.5× the all-reduce (ZeRO paper §7.2).
@@ -198,8 +218,35 @@ fn updated_params_gather_seconds(ctx: &Ctx, mem: &memory::Memory, share: &Share)
     if plan.framework == crate::plan::Framework::Verl || share.shards_params {
         return 0.0;
     }
-    let bytes = share.params_on_device * share.trainable_share * compute_bytes_per_param(plan);
-    ring_seconds_on(ctx.hw, bytes, share.dp_cp, dp_bandwidth(ctx, mem), false)
+    dp_collective_seconds(ctx, mem, share, share.trainable_share * compute_bytes_per_param(plan), false)
+}
+
+/// A ring collective (all-reduce, else all-gather or reduce-scatter) of `bytes_per_param` for
+/// each parameter this device computes with: the dense ones over DP × CP, then the routed experts
+/// over the expert-data-parallel group, as Megatron's DDP keeps them in buffers of their own
+/// (`expert_parallel_buffers`, megatron/core/distributed/distributed_data_parallel.py) reduced
+/// over that group, whose ranks sit EP × expert TP apart (`expert_decoder_rank_generator`, order
+/// "tp-ep-dp-pp", megatron/core/parallel_state.py; both at Megatron-LM d98e8a6). One collective
+/// where the groups are the same (no EP, or EP × expert TP = TP).
+pub(super) fn dp_collective_seconds(
+    ctx: &Ctx,
+    mem: &memory::Memory,
+    share: &Share,
+    bytes_per_param: f64,
+    all_reduce: bool,
+) -> f64 {
+    let hw = ctx.hw;
+    let expert_stride = mem.layout.ep * mem.layout.etp;
+    if expert_stride == mem.layout.tp || share.experts_on_device <= 0.0 {
+        let bytes = share.params_on_device * bytes_per_param;
+        return ring_seconds_on(hw, bytes, share.dp_cp, dp_bandwidth(ctx, mem), all_reduce);
+    }
+    let dense = (share.params_on_device - share.experts_on_device) * bytes_per_param;
+    let experts = share.experts_on_device * bytes_per_param;
+    let domain = u64::from(ctx.plan.cluster.scale_up_domain.get());
+    let edp_bandwidth = group_bandwidth(hw, domain, mem.layout.edp, expert_stride);
+    ring_seconds_on(hw, dense, share.dp_cp, dp_bandwidth(ctx, mem), all_reduce)
+        + ring_seconds_on(hw, experts, share.edp, edp_bandwidth, all_reduce)
 }
 
 /// The bandwidth each rank of the data- and context-parallel group gets: its peers sit tp ranks
@@ -226,5 +273,57 @@ fn updates(ctx: &Ctx) -> f64 {
             f64::from(global.div_ceil(plan.rl.mini_batch_prompts(global).clamp(1, global)))
         }
         false => 1.0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::Plan;
+
+    /// Mixtral 8x7B on 8 H100 with EP 8 (no TP, no PP): DP 8, and the expert-data-parallel group of
+    /// world ÷ (PP · EP · expert TP) = 1. Its config.json: 32 layers of 8 experts, each three
+    /// 4,096 × 14,336 matrices, so each device computes with one expert a layer: 32 · 3 · 4,096 ·
+    /// 14,336 = 5,637,144,576 parameters. Those are reduced by no one; the rest over DP 8.
+    #[test]
+    fn experts_reduce_over_the_expert_data_parallel_group() {
+        let text = |nodes: u32| {
+            format!(
+                r#"{{"model": "mixtral-8x7b", "framework": "megatron", "method": "pretrain", "cluster": {{"nodes": {nodes}}},
+                    "parallel": {{"ep": 8, "distributed_optimizer": true}}, "batch": {{"global_batch": 64, "seq_len": 4096}}}}"#
+            )
+        };
+        let plan = Plan::from_json(&text(1)).unwrap();
+        let mem = memory::estimate(&plan);
+        let ctx = Ctx::new(&plan, &mem);
+        let share = super::share(&ctx, &mem);
+        assert_eq!((mem.layout.dp, mem.layout.edp), (8, 1));
+        assert_eq!(share.experts_on_device, 5_637_144_576.0);
+        let dense_only = ring_seconds_on(
+            ctx.hw,
+            (share.params_on_device - share.experts_on_device) * 4.0,
+            8.0,
+            dp_bandwidth(&ctx, &mem),
+            true,
+        );
+        assert_eq!(dp_collective_seconds(&ctx, &mem, &share, 4.0, true), dense_only);
+        // On two nodes the experts' group is the two devices holding the same experts, a node
+        // apart: one NIC each, the experts' reduction beside the dense one.
+        let plan = Plan::from_json(&text(2)).unwrap();
+        let mem = memory::estimate(&plan);
+        let ctx = Ctx::new(&plan, &mem);
+        let share = super::share(&ctx, &mem);
+        assert_eq!((mem.layout.dp, mem.layout.edp), (16, 2));
+        let hw = ctx.hw;
+        let experts =
+            ring_seconds_on(hw, share.experts_on_device * 4.0, 2.0, hw.inter_node_bytes_per_second, true);
+        let dense = ring_seconds_on(
+            hw,
+            (share.params_on_device - share.experts_on_device) * 4.0,
+            16.0,
+            dp_bandwidth(&ctx, &mem),
+            true,
+        );
+        assert_eq!(dp_collective_seconds(&ctx, &mem, &share, 4.0, true), dense + experts);
     }
 }

@@ -40,7 +40,7 @@ const ROWS: [Row; 2] = [
         // §3.2.3: 172.8K GPU hours per trillion tokens.
         1e12 / (172.8e3 * 3600.0),
         "DeepSeek-V2 §3.2.3 (172.8K GPU-h / T tokens)",
-        0.344,
+        0.324,
     ),
 ];
 

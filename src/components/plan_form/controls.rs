@@ -21,6 +21,17 @@ pub fn number(
     field: NumField,
     placeholder: Option<Signal<String>>,
 ) -> impl IntoView {
+    number_labelled(ctx, move || label, testid, field, placeholder)
+}
+
+/// [`number`] whose label follows the form (a setting each framework names its own way).
+pub fn number_labelled(
+    ctx: FormCtx,
+    label: impl Fn() -> Key + Copy + Send + Sync + 'static,
+    testid: &'static str,
+    field: NumField,
+    placeholder: Option<Signal<String>>,
+) -> impl IntoView {
     let tr = use_tr();
     let form = ctx.form;
     let message = match field.kind() {
@@ -31,7 +42,7 @@ pub fn number(
     };
     view! {
         <TextField
-            label=Signal::derive(move || tr(label).to_owned())
+            label=Signal::derive(move || tr(label()).to_owned())
             testid=testid
             // A memo: every keystroke changes the form, but only this field's own edits its text.
             value=Memo::new(move |_| form.with(|f| f.number(field).to_owned()))

@@ -6,7 +6,7 @@ use leptos::prelude::*;
 use trainplan_core::knobs::Knob;
 
 use super::FormCtx;
-use super::controls::{check, knob_slot, number, placeholder};
+use super::controls::{check, knob_slot, number, number_labelled, placeholder};
 use crate::components::use_tr;
 use crate::form::NumField;
 use crate::i18n::Key;
@@ -20,6 +20,7 @@ pub fn RlSection(
     let tr = use_tr();
     let (auto, all) = (placeholder(Key::placeholder_auto), placeholder(Key::placeholder_all));
     let longest = placeholder(Key::placeholder_max);
+    let budget_label = move || ctx.form.with(|f| NumField::TokenBudget.label_in(f.file.framework));
     let blocking =
         move || check(ctx, Key::rl_blocking, "blocking-check", |f| f.rl.blocking, |f, v| f.rl.blocking = v);
     view! {
@@ -35,7 +36,7 @@ pub fn RlSection(
                     {number(ctx, Key::rl_response_len, "response-len-input", NumField::ResponseLen, None)}
                     {number(ctx, Key::rl_mean_prompt_len, "mean-prompt-len-input", NumField::MeanPromptLen, longest)}
                     {number(ctx, Key::rl_mean_response_len, "mean-response-len-input", NumField::MeanResponseLen, longest)}
-                    {number(ctx, Key::rl_token_budget, "token-budget-input", NumField::TokenBudget, auto)}
+                    {number_labelled(ctx, budget_label, "token-budget-input", NumField::TokenBudget, auto)}
                     {number(ctx, Key::rl_gpu_mem, "gpu-mem-input", NumField::GpuMemoryUtilization, None)}
                     {number(ctx, Key::rl_max_num_seqs, "max-num-seqs-input", NumField::MaxNumSeqs, None)}
                     {number(ctx, Key::rl_max_model_len, "max-model-len-input", NumField::MaxModelLen, auto)}

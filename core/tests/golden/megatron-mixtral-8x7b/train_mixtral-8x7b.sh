@@ -2,7 +2,7 @@
 # Written by trainplan for Megatron-LM core_v0.19.0 (5be9626).
 # Mixtral-8x7B pre-training with Megatron-LM on 2 × 8 NVIDIA H100 SXM5 80GB (16 devices): TP 2,
 # PP 2, VPP 1, CP 1, EP 4, DP 4, distributed optimizer; micro-batch 1, global batch 128, sequence
-# 4096; bf16. Planned peak 69.0 GiB per device, step 13.98 s.
+# 4096; bf16. Planned peak 69.0 GiB per device, step 13.95 s.
 # Reopen the plan: #v1=RY1RDsIgEETvst_4YWNiw2UaKGtLpAWXJTYS7u6iJn7tzpuZTAVreF5BV1hCtCZMP30exqZgDiUzUrf36DCDHoTeyGz4jHQHDRsuhinuoOTlNTphiZDJ-A-TVugxfwgKp_G4WsHJiAjdqeB8ZvK2MLopJvabf_VFpoIKMIG-SF7OoCDjo-A-4_Tvf2Pc_dbe
 # Run on every node with NODE_RANK set (0 … NUM_NODES − 1); MASTER_ADDR is node 0.
 set -euo pipefail
