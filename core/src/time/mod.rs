@@ -578,8 +578,7 @@ pub fn layer_bound_seconds(plan: &Plan, mem: &memory::Memory) -> f64 {
     // Where ZeRO or FSDP moves its states every micro-batch, no rank's passes are shorter than
     // that traffic (`sharded.rs`); the scoring stays the layers' (it gathers once and reduces
     // nothing, so the traffic would overstate it).
-    let traffic =
-        sharded::traffic(&ctx, mem).map_or(0.0, |traffic| f64::from(m) * traffic.least_per_microbatch());
+    let traffic = f64::from(m) * sharded::least_per_microbatch(&ctx, mem);
     step_bound(&ctx, layers, rollout) + (traffic - layers).max(0.0)
 }
 

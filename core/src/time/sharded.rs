@@ -10,18 +10,19 @@
 //!   (`use_no_sync_for_gradient_accumulation: false`, verl/trainer/config/engine/fsdp.yaml at verl
 //!   0.9.1), in fp32 (`mixed_precision.reduce_dtype: fp32`), and gathers the parameters for forward
 //!   and, resharded after it (ZeRO-3, its default), again for backward;
-//! - Megatron FSDP and PyTorch FSDP2 on the Megatron path run the same traffic ([`traffic`]).
+//! - Megatron FSDP and PyTorch FSDP2 on the Megatron path run the same traffic ([`moves`]), Megatron
+//!   FSDP on every pipeline stage too, each stage its own parameters ([`floored`]).
 //!
 //! The traffic runs beside the compute, prefetched and on a stream of its own, so a pass takes the
 //! longer of its compute and the traffic behind it; a reduction DeepSpeed is told not to overlap
 //! (`overlap_comm: false`) adds to the backward. Across nodes, where a model's gathers outlast its
 //! compute, this is what sets the step (ZeRO paper, Rajbhandari et al. 2020, §7.2: 3Ψ a step for
 //! ZeRO-3, here once per micro-batch). Megatron's DDP, its distributed optimizer and Megatron FSDP
-//! sharding the optimizer alone, which accumulate under `no_sync`, and every plan with a pipeline
-//! keep their reduction once a step (`tail.rs`).
+//! sharding the optimizer alone, which accumulate under `no_sync`, keep their reduction once a step
+//! (`tail.rs`).
 
 use super::Ctx;
-use super::tail::{compute_bytes_per_param, dp_collective_seconds, gradient_bytes_per_param, share};
+use super::tail::{compute_bytes_per_param, dp_collective_seconds, gradient_bytes_per_param, share_of};
 use crate::memory;
 use crate::plan::{Framework, Fsdp};
 
@@ -37,26 +38,28 @@ pub(super) struct Traffic {
     overlapped: bool,
 }
 
-/// The traffic of each micro-batch where the plan runs it (data parallel, no pipeline, the
-/// gradients reduced per micro-batch), else `None`.
-pub(super) fn traffic(ctx: &Ctx, mem: &memory::Memory) -> Option<Traffic> {
+/// How a plan moves its states every micro-batch: gathers per micro-batch, whether the gradients
+/// are sharded (reduce-scattered, else all-reduced), whether the reduction overlaps the backward.
+#[derive(Clone, Copy)]
+struct Moves {
+    gathers: u8,
+    sharded: bool,
+    overlapped: bool,
+}
+
+/// How the plan moves its states every micro-batch, where it does (data parallel, the gradients
+/// reduced per micro-batch), else `None`.
+fn moves(ctx: &Ctx, mem: &memory::Memory) -> Option<Moves> {
     let (plan, p) = (ctx.plan, &ctx.plan.parallel);
     let layout = &mem.layout;
-    // With a pipeline, Megatron FSDP would gather and reduce every micro-batch too, but the page's
-    // size-first build ran every deep pipeline's estimate a third slower in the browser whenever
-    // pipelines could take that path (the benchmark grid's worst plan in wasm 23 → 31 µs, its code
-    // unchanged): left out, so a pipeline keeps one reduction a step (docs/time.md).
-    if layout.pp != 1 {
-        return None;
-    }
     let zero = p.zero_stage;
-    // (gathers per micro-batch, whether the gradients are sharded, the reduction overlapped).
     let (gathers, sharded, overlapped) = match plan.framework {
         // Megatron FSDP reduces every backward where it shards the gradients ("Only reduce if we
         // are sharding gradients, or are on the final microbatch", `grad_reduce_every_bprop`,
         // megatron/core/distributed/fsdp/src/megatron_fsdp/megatron_fsdp.py) and, sharding the
         // parameters, gathers them for each layer's forward and again for its backward, prefetched
-        // (its docs/runtime_schedule.md); PyTorch FSDP2 alike, Megatron's wrapper keeping its default
+        // (its docs/runtime_schedule.md), on every pipeline stage alike; PyTorch FSDP2 alike
+        // (pipelines refused, rule fsdp.torch), Megatron's wrapper keeping its default
         // `reshard_after_forward=True` and a `no_sync` that does nothing
         // (megatron/core/distributed/torch_fully_sharded_data_parallel.py, data_parallel_base.py,
         // at Megatron-LM d98e8a6). Both reduce on a stream of their own.
@@ -79,19 +82,26 @@ pub(super) fn traffic(ctx: &Ctx, mem: &memory::Memory) -> Option<Traffic> {
         },
         _ => return None,
     };
-    moving(ctx, mem, (gathers, sharded, overlapped))
+    Some(Moves { gathers, sharded, overlapped })
 }
 
-/// The traffic of a plan that moves its states every micro-batch: `gathers` parameter gathers,
-/// the gradients `sharded` (reduce-scattered) or all-reduced, the reduction `overlapped` with the
-/// backward; `None` without data parallelism.
-fn moving(
-    ctx: &Ctx,
-    mem: &memory::Memory,
-    (gathers, sharded, overlapped): (u8, bool, bool),
-) -> Option<Traffic> {
-    let share = share(ctx, mem);
-    let stage = mem.stages.first()?;
+/// The least a micro-batch's traffic takes on the busiest pipeline rank ([`Traffic::least_per_microbatch`]),
+/// 0 where the plan moves nothing every micro-batch: `m` micro-batches take at least `m` times this.
+pub(super) fn least_per_microbatch(ctx: &Ctx, mem: &memory::Memory) -> f64 {
+    let Some(moves) = moves(ctx, mem) else { return 0.0 };
+    mem.stages
+        .iter()
+        .filter_map(|stage| moving(ctx, mem, stage, moves))
+        .map(|traffic| traffic.least_per_microbatch())
+        .fold(0.0, f64::max)
+}
+
+/// The traffic of a micro-batch of `stage`'s parameters moved as `moves` says: `gathers`
+/// parameter gathers, the gradients `sharded` (reduce-scattered) or all-reduced, the reduction
+/// `overlapped` with the backward; `None` without data parallelism.
+fn moving(ctx: &Ctx, mem: &memory::Memory, stage: &memory::StageMemory, moves: Moves) -> Option<Traffic> {
+    let Moves { gathers, sharded, overlapped } = moves;
+    let share = share_of(ctx, mem, stage);
     if share.dp_cp <= 1.0 {
         return None;
     }
@@ -128,21 +138,62 @@ impl Traffic {
 pub(super) struct Floored {
     /// Seconds the traffic added.
     pub(super) added: f64,
-    /// What a scoring forward (RL's log-probabilities, DPO's reference) takes three times of: the
-    /// passes before the traffic, or three parameter gathers where longer (a forward without
-    /// gradients gathers once and reduces nothing).
+    /// What a scoring forward (RL's log-probabilities, DPO's reference) takes three times of, per
+    /// micro-batch: the passes before the traffic, or three parameter gathers where longer (a
+    /// forward without gradients gathers once and reduces nothing); with a pipeline, the busiest
+    /// rank's passes so lengthened, the pace of its steady state.
     pub(super) scoring_basis: f64,
 }
 
-/// The plan's passes (`lists`: its one stage's forward, backward and weight pass, as
+/// The plan's passes (`lists`: each rank's chunks' forward, backward and weight passes, as
 /// [`crate::schedule::Costs`] keeps them) lengthened by the traffic each micro-batch moves where
-/// the plan moves it ([`traffic`]), else `None` and the passes as they were.
+/// the plan moves it, else `None` and the passes as they were. Without a pipeline, the one stage's
+/// traffic; with one, each rank's (its own parameters gathered and reduced), shared among its
+/// chunks by their layers.
 pub(super) fn floored(ctx: &Ctx, mem: &memory::Memory, lists: &mut [f64]) -> Option<Floored> {
-    let traffic = traffic(ctx, mem)?;
-    match lists {
-        [forward, backward, weight] => Some(floor_passes(&traffic, forward, backward, *weight)),
-        _ => None,
+    let moves = moves(ctx, mem)?;
+    if let [forward, backward, weight] = lists {
+        let traffic = moving(ctx, mem, mem.stages.first()?, moves)?;
+        return Some(floor_passes(&traffic, forward, backward, *weight));
     }
+    pipeline_floored(ctx, mem, moves, lists)
+}
+
+/// [`floored`] for a pipeline: each rank's chunks floored by their share of the rank's traffic.
+/// The busiest rank's additions count as the step's data-parallel time, and its lengthened passes
+/// as a scoring forward's basis.
+#[cold]
+#[inline(never)]
+fn pipeline_floored(ctx: &Ctx, mem: &memory::Memory, moves: Moves, lists: &mut [f64]) -> Option<Floored> {
+    let layout = &mem.layout;
+    let vpp = layout.chunks as usize;
+    let n = lists.len() / 3;
+    let (forward, rest) = lists.split_at_mut(n);
+    let (backward, weight) = rest.split_at_mut(n);
+    let (mut added, mut scoring_basis) = (0.0_f64, 0.0_f64);
+    for (rank, stage) in mem.stages.iter().enumerate() {
+        let Some(traffic) = moving(ctx, mem, stage, moves) else { continue };
+        let chunks = rank * vpp..(rank + 1) * vpp;
+        let layers = stage.n_layers.max(1) as f64;
+        let (mut rank_added, mut rank_basis) = (0.0, 0.0);
+        for (c, at) in chunks.enumerate() {
+            let held = layout.stage(rank as u64, c as u64);
+            // A chunk without decoder layers (the head's alone) moves a layer's worth at most.
+            let part = ((held.layers.end - held.layers.start).max(1) as f64 / layers).min(1.0);
+            let share = Traffic {
+                forward_gather: traffic.forward_gather * part,
+                backward_gather: traffic.backward_gather * part,
+                reduce: traffic.reduce * part,
+                overlapped: traffic.overlapped,
+            };
+            let chunk = floor_passes(&share, &mut forward[at], &mut backward[at], weight[at]);
+            rank_added += chunk.added;
+            rank_basis += chunk.scoring_basis;
+        }
+        added = added.max(rank_added);
+        scoring_basis = scoring_basis.max(rank_basis);
+    }
+    Some(Floored { added, scoring_basis })
 }
 
 /// Lengthens the forward and the backward to the traffic that does not fit behind them.

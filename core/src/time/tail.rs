@@ -133,6 +133,16 @@ fn verl_offload_seconds(ctx: &Ctx, mem: &memory::Memory) -> f64 {
 /// The parameters one device computes with, and over how many ranks its gradients and optimizer
 /// states are shared.
 pub(super) fn share(ctx: &Ctx, mem: &memory::Memory) -> Share {
+    // The busiest stage's parameters (what ZeRO-3 and FSDP gather, reduce and update, not the
+    // shard they store).
+    match mem.stages.iter().max_by_key(|s| s.params) {
+        Some(busiest) => share_of(ctx, mem, busiest),
+        None => share_of(ctx, mem, &memory::StageMemory::default()),
+    }
+}
+
+/// [`share`] of `stage`'s parameters.
+pub(super) fn share_of(ctx: &Ctx, mem: &memory::Memory, stage: &memory::StageMemory) -> Share {
     let (plan, p) = (ctx.plan, &ctx.plan.parallel);
     let (megatron, cp) = (mem.layout.model_parallel, mem.layout.cp);
     // Gradients are reduced, and optimizer states sharded, over the data- and context-parallel
@@ -143,11 +153,7 @@ pub(super) fn share(ctx: &Ctx, mem: &memory::Memory) -> Share {
         false => p.zero_stage.shards_params(),
         true => matches!(p.fsdp, crate::plan::Fsdp::OptimGradsParams | crate::plan::Fsdp::Torch),
     };
-    // Parameters the busiest stage computes with (what ZeRO-3 and FSDP gather, reduce and update,
-    // not the shard they store), its routed experts apart.
-    let busiest = mem.stages.iter().max_by_key(|s| s.params);
-    let (params_on_device, experts_on_device) =
-        busiest.map_or((0.0, 0.0), |s| (s.params as f64, s.expert_params as f64));
+    let (params_on_device, experts_on_device) = (stage.params as f64, stage.expert_params as f64);
     let trainable_share = match plan.trains_lora() {
         true => mem.params_lora as f64 / mem.params_total.max(1) as f64,
         false => 1.0,
