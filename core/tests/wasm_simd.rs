@@ -1,5 +1,5 @@
-//! The page's wasm build runs the pipeline's inner loop in WebAssembly SIMD (`schedule/program.rs`,
-//! `run_ends` under `simd128`): in headless Chromium, every deep pipeline's makespan is the event
+//! The page's wasm build runs the pipeline's inner loop in WebAssembly SIMD (`trainplan_kernel::run`,
+//! its `run_ends` under `simd128`): in headless Chromium, every deep pipeline's makespan is the event
 //! simulation's, to the bit, as the native tests (`it/schedule.rs`) check of the plain loop.
 //! `scripts/test` runs it beside the wasm benchmark.
 #![cfg(target_arch = "wasm32")]

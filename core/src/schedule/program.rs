@@ -26,6 +26,8 @@
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
+use trainplan_kernel::{Run, SENT, later};
+
 use super::{Costs, Layout, Op, Pass, Schedule, rank_of, virtual_stage};
 
 /// The value slot that always holds 0.0: the start of the step, and an absent input.
@@ -63,30 +65,11 @@ impl Instr {
 /// pipeline (10^4 passes and more) streams a third of the memory.
 #[derive(Clone, Copy, Debug)]
 struct Step {
-    /// The input's slot; the top bit says whether it arrives over a send.
+    /// The input's slot; the top bit ([`SENT`]) says whether it arrives over a send.
     input: u32,
     /// The rank's previous pass's slot.
     prev: u32,
     /// Index into the cost table.
-    cost: u32,
-}
-
-/// The top bit of [`Step::input`]: the input arrives over a send.
-const SENT: u32 = 1 << 31;
-
-/// Consecutive steps of the compact form whose inputs, previous passes and costs each advance
-/// evenly: its `t`-th step reads slots `input + t` and `prev + t` (written before the run starts)
-/// and the cost at `cost + t` of the cost table and its strided copies
-/// ([`Program::strided_costs`]). A run is one loop over slices, which the compiler turns into
-/// vector instructions: a 1F1B pipeline's wavefront, every other rank's forwards then the others'
-/// backwards, is two runs.
-#[derive(Clone, Copy, Debug)]
-struct Run {
-    len: u32,
-    /// The first step's input slot, with [`SENT`] as in [`Step::input`].
-    input: u32,
-    prev: u32,
-    /// Position in the strided cost table.
     cost: u32,
 }
 
@@ -124,49 +107,6 @@ fn strided_position(n: usize, stride: u32, c: u32) -> u32 {
     // Entries of the residues before r: each residue q holds ceil((n - q) / s).
     let before: usize = (0..r).map(|q| (n - q).div_ceil(s)).sum();
     (before + c as usize / s) as u32
-}
-
-/// The ends of a run's passes: each `max(input + hop, prev) + cost`.
-#[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
-#[inline(always)]
-fn run_ends(out: &mut [f64], inputs: &[f64], prevs: &[f64], costs: &[f64], hop: f64) {
-    let n = out.len();
-    let (inputs, prevs, costs) = (&inputs[..n], &prevs[..n], &costs[..n]);
-    for t in 0..n {
-        out[t] = later(inputs[t] + hop, prevs[t]) + costs[t];
-    }
-}
-
-/// The ends of a run's passes, two at a time in wasm's 128-bit vectors: the same additions, and
-/// `f64x2_pmax(a, b)`, which is `b` where `a < b` and `a` otherwise, exactly [`later`] (WebAssembly
-/// SIMD's pseudo-maximum), so the same ends to the bit. Natively the compiler vectorizes the plain
-/// loop itself; the page's wasm is built for size, where it does not.
-#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-#[inline(always)]
-fn run_ends(out: &mut [f64], inputs: &[f64], prevs: &[f64], costs: &[f64], hop: f64) {
-    use core::arch::wasm32::{f64x2_add, f64x2_pmax, f64x2_splat, v128};
-    let n = out.len();
-    let (out2, odd) = out.as_chunks_mut::<2>();
-    let m = out2.len();
-    let (inputs2, prevs2, costs2) =
-        (&inputs.as_chunks::<2>().0[..m], &prevs.as_chunks::<2>().0[..m], &costs.as_chunks::<2>().0[..m]);
-    let v = |two: [f64; 2]| bytemuck::cast::<[f64; 2], v128>(two);
-    let hops = f64x2_splat(hop);
-    for i in 0..m {
-        let end = f64x2_add(f64x2_pmax(f64x2_add(v(inputs2[i]), hops), v(prevs2[i])), v(costs2[i]));
-        out2[i] = bytemuck::cast::<v128, [f64; 2]>(end);
-    }
-    if let [last] = odd {
-        let t = n - 1;
-        *last = later(inputs[t] + hop, prevs[t]) + costs[t];
-    }
-}
-
-/// The later of two times. Times are never NaN, so this is `f64::max` without its NaN handling:
-/// one instruction instead of five, on the run's critical path.
-#[inline(always)]
-fn later(a: f64, b: f64) -> f64 {
-    if a < b { b } else { a }
 }
 
 /// A compiled schedule. Built by [`Program::compile`], run by [`Program::makespan`] and
@@ -620,28 +560,10 @@ impl Program {
         }
         self.costs_into(costs, table);
         self.strided_costs(table);
-        let strided = &table[..];
-        values.resize(values.len().max(self.steps.len() + 1), 0.0);
+        let n_values = self.steps.len() + 1;
+        values.resize(values.len().max(n_values), 0.0);
         values[ZERO as usize] = 0.0;
-        let hops = [0.0, costs.p2p_seconds];
-        let mut written = 1;
-        for run in &self.runs {
-            let len = run.len as usize;
-            let input = (run.input & !SENT) as usize;
-            let hop = hops[(run.input >> 31) as usize];
-            if len == 1 {
-                values[written] =
-                    later(values[input] + hop, values[run.prev as usize]) + strided[run.cost as usize];
-                written += 1;
-                continue;
-            }
-            let (done, next) = values.split_at_mut(written);
-            let inputs = &done[input..input + len];
-            let prevs = &done[run.prev as usize..run.prev as usize + len];
-            let cost = &strided[run.cost as usize..run.cost as usize + len];
-            run_ends(&mut next[..len], inputs, prevs, cost, hop);
-            written += len;
-        }
+        trainplan_kernel::run(&mut values[..n_values], table, &self.runs, costs.p2p_seconds);
         self.steps_last.iter().fold(0.0, |makespan, &slot| later(makespan, values[slot as usize]))
     }
 
