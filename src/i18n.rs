@@ -224,6 +224,7 @@ texts! {
     par_swap_opt => "Swap optimizer to host (MindSpeed)", "优化器换出到主机（MindSpeed）";
     par_fused => "Fused RMSNorm, SwiGLU and RoPE kernels (MindSpeed)", "RMSNorm、SwiGLU、RoPE 融合算子（MindSpeed）";
     par_grad_bf16 => "Keep and reduce gradients in bf16 (Megatron --grad-reduce-in-bf16)", "梯度以 bf16 保存和归约（Megatron --grad-reduce-in-bf16）";
+    par_no_sync => "Reduce gradients once per update, held unsharded until then (VeRL use_no_sync_for_gradient_accumulation)", "每次更新只归约一次梯度，此前梯度不切分（VeRL use_no_sync_for_gradient_accumulation）";
     par_fp8_params => "Keep linear weights in fp8 and gather them in fp8 (Megatron --fp8-param-gather)", "线性层权重以 fp8 保存并以 fp8 收集（Megatron --fp8-param-gather）";
     par_account => "Count the embedding and the loss as layers in the pipeline split (Megatron)", "流水线切分时把词嵌入和损失各算作一层（Megatron）";
     par_layout => "Pipeline layout (Megatron: E embedding, t layer, m MTP, L loss, | between stages)", "流水线布局（Megatron：E 词嵌入，t 层，m MTP，L 损失，| 分隔各段）";
@@ -387,6 +388,8 @@ texts! {
     advice_megatron_fsdp => "Megatron FSDP (optim_grads_params): shard parameters and gradients too, gathered a layer at a time.", "Megatron FSDP（optim_grads_params）：参数和梯度也切分，逐层聚合。";
     advice_why_grad_reduce_bf16 => "Megatron keeps fp32 main gradients by default; in bf16 they take 2 bytes a parameter instead of 4 and the data-parallel reduction moves half the bytes. Megatron-LM's own fp8 example runs so; the sums lose fp32's precision.", "Megatron 默认以 fp32 保存主梯度；改为 bf16 后每个参数占 2 字节而非 4 字节，数据并行归约的数据量减半。Megatron-LM 自带的 fp8 示例就这样运行；代价是累加失去 fp32 的精度。";
     advice_why_fp8_param_gather => "Transformer Engine then keeps each linear weight as fp8 data alone, without the bf16 copy beside its fp8 copies: 2 bytes a linear parameter fewer; the distributed optimizer keeps the fp32 master weights.", "Transformer Engine 此时只以 fp8 数据保存线性层权重，不再在 fp8 副本旁保留 bf16 副本：每个线性层参数少 2 字节；fp32 主权重仍由分布式优化器保存。";
+    advice_no_sync => "Reduce gradients once per update (use_no_sync_for_gradient_accumulation).", "每次更新只归约一次梯度（use_no_sync_for_gradient_accumulation）。";
+    advice_why_no_sync => "VeRL's FSDP engine reduce-scatters the gradients after every micro-batch by default; deferring it to the update's last micro-batch saves that traffic, but each device holds the whole model's gradients unsharded until then.", "VeRL 的 FSDP 引擎默认每个 micro-batch 反向后都做梯度 reduce-scatter；推迟到该次更新的最后一个 micro-batch 可省下这些通信，代价是在此之前每卡都保存整份未切分的梯度。";
     advice_why_megatron_fsdp => "Sharding parameters and gradients over the data-parallel ranks leaves each device 1/DP of the model states plus two layers in flight, at the cost of gathering each layer's weights in forward and backward.", "把参数和梯度也按数据并行切分，每卡只留 1/DP 的模型状态和两层在途权重，代价是前向和反向都要逐层聚合权重。";
     par_schedule => "Pipeline schedule", "流水线调度";
     par_schedule_auto => "auto (1F1B, interleaved with VPP)", "自动（1F1B，有 VPP 时交错）";

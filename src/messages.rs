@@ -603,6 +603,7 @@ fn field_key(field: Field) -> Option<Key> {
         Field::ParallelSchedule => Key::par_schedule,
         Field::ParallelAccountEmbeddingLoss => Key::par_account,
         Field::ParallelGradReduceBf16 => Key::par_grad_bf16,
+        Field::ParallelNoSyncAccumulation => Key::par_no_sync,
         Field::ParallelFp8ParamGather => Key::par_fp8_params,
         Field::ParallelPipelineLayout => Key::par_layout,
         Field::ParallelFusedKernels => Key::par_fused,
@@ -735,6 +736,7 @@ pub fn advice(lang: Lang, code: Move) -> (String, String) {
         Move::MegatronFsdp => (Key::advice_megatron_fsdp, Key::advice_why_megatron_fsdp),
         Move::GradReduceBf16 => (Key::advice_grad_reduce_bf16, Key::advice_why_grad_reduce_bf16),
         Move::Fp8ParamGather => (Key::advice_fp8_param_gather, Key::advice_why_fp8_param_gather),
+        Move::NoSyncAccumulation => (Key::advice_no_sync, Key::advice_why_no_sync),
     };
     (t(lang, what).to_owned(), t(lang, why).to_owned())
 }

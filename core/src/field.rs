@@ -35,6 +35,7 @@ named_enum! {
         ParallelAccountEmbeddingLoss = "parallel.account_embedding_loss",
         ParallelGradReduceBf16 = "parallel.grad_reduce_bf16",
         ParallelFp8ParamGather = "parallel.fp8_param_gather",
+        ParallelNoSyncAccumulation = "parallel.no_sync_accumulation",
         ParallelPipelineLayout = "parallel.pipeline_layout",
         ParallelFusedKernels = "parallel.fused_kernels",
         ParallelFsdp = "parallel.fsdp",

@@ -71,6 +71,8 @@ pub enum Knob {
     GradReduceBf16,
     /// `parallel.fp8_param_gather`.
     Fp8ParamGather,
+    /// `parallel.no_sync_accumulation`.
+    NoSyncAccumulation,
     /// `parallel.tp_comm_overlap`.
     TpCommOverlap,
     /// `parallel.swap_optimizer`.
@@ -193,6 +195,7 @@ impl Knob {
         Knob::OverlapParamGather,
         Knob::GradReduceBf16,
         Knob::Fp8ParamGather,
+        Knob::NoSyncAccumulation,
         Knob::TpCommOverlap,
         Knob::SwapOptimizer,
         Knob::UnevenLayers,
@@ -249,6 +252,7 @@ impl Knob {
             Knob::OverlapParamGather => Field::ParallelOverlapParamGather,
             Knob::GradReduceBf16 => Field::ParallelGradReduceBf16,
             Knob::Fp8ParamGather => Field::ParallelFp8ParamGather,
+            Knob::NoSyncAccumulation => Field::ParallelNoSyncAccumulation,
             Knob::TpCommOverlap => Field::ParallelTpCommOverlap,
             Knob::SwapOptimizer => Field::ParallelSwapOptimizer,
             Knob::UnevenLayers => Field::ParallelUnevenLayers,
@@ -383,6 +387,10 @@ pub fn applies(framework: Framework, method: Method, knob: Knob) -> Applies {
         // `--use-megatron-fsdp` is Megatron-LM's; MindSpeed-LLM's parser has `--use-torch-fsdp2`
         // only (rule fsdp.framework).
         Knob::Fsdp => only(MEGATRON_PARSERS),
+        // VeRL's FSDP engine `use_no_sync_for_gradient_accumulation` (`FSDPEngineConfig`,
+        // verl/workers/config/engine.py at verl 0.9.1); its Megatron engine accumulates under
+        // Megatron's own `no_sync` already.
+        Knob::NoSyncAccumulation => only(&[Framework::Verl]),
         // `--optimizer-cpu-offload` (Megatron-LM, MindSpeed-LLM), `offload_train_optimizer`
         // (MindSpeed-RL), `zero_optimization.offload_optimizer` (DeepSpeed, LLaMA-Factory),
         // `fsdp_config.optimizer_offload` (VeRL): every framework.
@@ -583,6 +591,7 @@ pub fn effective(plan: &Plan) -> Cow<'_, Plan> {
         OverlapParamGather => reset!(parallel.overlap_param_gather, false);
         GradReduceBf16 => reset!(parallel.grad_reduce_bf16, false);
         Fp8ParamGather => reset!(parallel.fp8_param_gather, false);
+        NoSyncAccumulation => reset!(parallel.no_sync_accumulation, false);
         TpCommOverlap => reset!(parallel.tp_comm_overlap, false);
         SwapOptimizer => reset!(parallel.swap_optimizer, false);
         UnevenLayers => reset!(parallel.uneven_layers, false);

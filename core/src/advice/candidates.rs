@@ -70,6 +70,7 @@ pub(super) fn candidates(plan: &Plan, mem: &Memory, fits: bool) -> Vec<Candidate
     res.extend(fp8(&ctx));
     res.extend(lora_all_targets(&ctx));
     res.extend(megatron_fsdp(&ctx));
+    res.extend(no_sync_accumulation(&ctx));
     res.extend(megatron_low_precision_states(&ctx));
     res.extend(cheap_together(&ctx, &res));
     res
@@ -378,6 +379,19 @@ fn megatron_fsdp(ctx: &Ctx) -> Option<Candidate> {
             ],
         )
     })
+}
+
+/// VeRL's FSDP engine reducing its gradients once an update instead of after every micro-batch
+/// (`use_no_sync_for_gradient_accumulation`), where they are sharded over more than one rank: less
+/// traffic for the whole model's gradients held unsharded (time/sharded.rs, memory/states.rs).
+fn no_sync_accumulation(ctx: &Ctx) -> Option<Candidate> {
+    let (plan, p) = (ctx.plan, &ctx.plan.parallel);
+    let applies = crate::knobs::applies(plan.framework, plan.method, crate::knobs::Knob::NoSyncAccumulation);
+    (applies.yes()
+        && !p.no_sync_accumulation
+        && p.zero_stage.shards_optimizer()
+        && 1 < ctx.mem.dp * ctx.mem.layout.cp)
+        .then(|| candidate(Move::NoSyncAccumulation, vec![fix(Field::ParallelNoSyncAccumulation, true)]))
 }
 
 /// Megatron's low-precision states, as Megatron-LM's own fp8 example runs them

@@ -78,6 +78,7 @@ named_enum! {
         MegatronFsdp = "megatron_fsdp",
         GradReduceBf16 = "grad_reduce_bf16",
         Fp8ParamGather = "fp8_param_gather",
+        NoSyncAccumulation = "no_sync_accumulation",
     }
 }
 
@@ -94,6 +95,7 @@ impl Move {
         matches!(
             self,
             Move::OverlapGradReduce
+                | Move::NoSyncAccumulation
                 | Move::TpCommOverlap
                 | Move::AscendCoc
                 | Move::FusedKernels

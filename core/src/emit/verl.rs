@@ -220,6 +220,7 @@ fn actor_rollout_ref(plan: &Plan) -> Vec<String> {
         false => {
             args.push("actor_rollout_ref.ref.fsdp_config.param_offload=True".to_owned());
             args.extend(sharding(plan, "actor_rollout_ref.actor.fsdp_config"));
+            args.extend(no_sync(plan, "actor_rollout_ref.actor.fsdp_config"));
             args.extend(sharding(plan, "actor_rollout_ref.ref.fsdp_config"));
             args.extend(dtype(plan, "actor_rollout_ref.actor.fsdp_config"));
             args.extend(dtype(plan, "actor_rollout_ref.ref.fsdp_config"));
@@ -324,6 +325,14 @@ fn sharding(plan: &Plan, section: &str) -> Vec<String> {
     }
 }
 
+/// The FSDP engine's gradients accumulated unsharded and reduced once an update, where the plan
+/// says so (`use_no_sync_for_gradient_accumulation`, off in verl 0.9.1's engine/fsdp.yaml).
+fn no_sync(plan: &Plan, section: &str) -> Option<String> {
+    plan.parallel
+        .no_sync_accumulation
+        .then(|| format!("{section}.use_no_sync_for_gradient_accumulation=True"))
+}
+
 /// The engine's compute dtype under `section` where the plan trains in fp16: both engines default to
 /// bf16 and take `float16` (verl 0.9.1 `dtype: bfloat16 # ["bfloat16", "float16"]`,
 /// verl/trainer/config/engine/fsdp.yaml and megatron.yaml); any other precision is refused (rule
@@ -361,6 +370,7 @@ fn critic(plan: &Plan) -> Vec<String> {
             o.push(format!("critic.fsdp.param_offload={}", py_bool(p.offload_params)));
             o.push(format!("critic.fsdp.optimizer_offload={}", py_bool(p.offload_optimizer)));
             o.extend(sharding(plan, "critic.fsdp"));
+            o.extend(no_sync(plan, "critic.fsdp"));
             o.extend(dtype(plan, "critic.fsdp"));
         }
     }

@@ -382,6 +382,8 @@ pub(super) fn model_states(ctx: &Ctx, dense: f64, expert: f64, linear_layers: f6
             res.gradients_bytes =
                 on_device(states.gradients, offload_optimizer && p.zero_stage.shards_optimizer());
             res.optimizer_bytes = on_device(states.optimizer, offload_optimizer);
+            res.gradients_bytes =
+                res.gradients_bytes.saturating_add(unsharded_gradient_bytes(ctx, dense + expert));
         }
     }
     // DPO keeps a frozen reference model beside the policy (TRL `DPOTrainer` ref_model); LoRA DPO
@@ -411,6 +413,31 @@ pub(super) fn verl_keeps_parameters_whole(plan: &Plan) -> bool {
     plan.framework == Framework::Verl
         && plan.precision != Precision::Fp32
         && matches!(plan.parallel.zero_stage.get(), 1 | 2)
+}
+
+/// The gradients VeRL's FSDP engine holds whole while it accumulates them unsharded
+/// ([`verl_accumulates_unsharded`]), of the `params` the device computes with: what trains, in the
+/// compute dtype, beside the shards they are reduced into after the update's last micro-batch.
+fn unsharded_gradient_bytes(ctx: &Ctx, params: f64) -> u64 {
+    let plan = ctx.plan;
+    if !verl_accumulates_unsharded(plan) {
+        return 0;
+    }
+    let trainable = if plan.trains_lora() { ctx.lora_params as f64 } else { params };
+    let compute = if plan.precision == Precision::Fp32 { 4.0 } else { BF16_BYTES as f64 };
+    (trainable * compute) as u64
+}
+
+/// Whether the plan is VeRL's FSDP engine accumulating its gradients unsharded
+/// (`use_no_sync_for_gradient_accumulation`, verl/workers/engine/fsdp/transformer_impl.py at verl
+/// 0.9.1) over sharded ones (ZeRO ≥ 1): under `no_sync`, "FSDP will accumulate the full model
+/// gradients (instead of gradient shards) until the eventual sync" (PyTorch
+/// `FullyShardedDataParallel.no_sync`, torch/distributed/fsdp/fully_sharded_data_parallel.py),
+/// in the unsharded parameters' dtype, the compute dtype (VeRL's `strategy: fsdp`).
+pub(super) fn verl_accumulates_unsharded(plan: &Plan) -> bool {
+    plan.framework == Framework::Verl
+        && plan.parallel.no_sync_accumulation
+        && plan.parallel.zero_stage.get() >= 1
 }
 
 /// Whether the plan is VeRL's FSDP engine over fp32 parameters, computing on 16-bit copies of them

@@ -156,6 +156,9 @@ pub struct ParallelFile {
     /// Off when omitted (and then left out).
     #[serde(skip_serializing_if = "is_false")]
     pub fp8_param_gather: bool,
+    /// Off when omitted (and then left out).
+    #[serde(skip_serializing_if = "is_false")]
+    pub no_sync_accumulation: bool,
     pub tp_comm_overlap: bool,
     pub swap_optimizer: bool,
     pub uneven_layers: bool,
@@ -187,6 +190,7 @@ impl Default for ParallelFile {
             overlap_param_gather: false,
             grad_reduce_bf16: false,
             fp8_param_gather: false,
+            no_sync_accumulation: false,
             tp_comm_overlap: false,
             swap_optimizer: false,
             uneven_layers: false,
@@ -394,6 +398,7 @@ fn parallel(p: &ParallelFile) -> Result<Parallel, PlanFileError> {
         overlap_param_gather: p.overlap_param_gather,
         grad_reduce_bf16: p.grad_reduce_bf16,
         fp8_param_gather: p.fp8_param_gather,
+        no_sync_accumulation: p.no_sync_accumulation,
         tp_comm_overlap: p.tp_comm_overlap,
         swap_optimizer: p.swap_optimizer,
         uneven_layers: p.uneven_layers,
@@ -1031,6 +1036,7 @@ impl Plan {
                 overlap_param_gather: p.overlap_param_gather,
                 grad_reduce_bf16: p.grad_reduce_bf16,
                 fp8_param_gather: p.fp8_param_gather,
+                no_sync_accumulation: p.no_sync_accumulation,
                 tp_comm_overlap: p.tp_comm_overlap,
                 swap_optimizer: p.swap_optimizer,
                 uneven_layers: p.uneven_layers,

@@ -428,6 +428,9 @@ pub struct Parallel {
     /// Megatron `--grad-reduce-in-bf16`: the gradient buffer and its data-parallel reduction in
     /// bf16 rather than fp32 (`accumulate_allreduce_grads_in_fp32` off).
     pub grad_reduce_bf16: bool,
+    /// VeRL's FSDP engine `use_no_sync_for_gradient_accumulation`: the gradients accumulate unsharded
+    /// over an update's micro-batches and are reduced once, after its last, instead of after each.
+    pub no_sync_accumulation: bool,
     /// Megatron `--fp8-param-gather`: fp8 training keeps the linear layers' weights in fp8 alone
     /// (Transformer Engine's fp8 parameters, no 16-bit copy) and gathers them in fp8.
     pub fp8_param_gather: bool,

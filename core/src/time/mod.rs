@@ -648,7 +648,7 @@ pub fn estimate_within(plan: &Plan, mem: &memory::Memory, limit_seconds: Option<
     let scoring_basis = |makespan: f64| floored.map_or(makespan, |f| f.scoring_basis * f64::from(m));
     let costs =
         Costs::from_lists(layout.pp as u32, layout.chunks as u32, passes.lists, comm::p2p_seconds(&ctx, mem));
-    let tail = tail::step_tail(&ctx, mem, costs.backward(), m, floored.is_some());
+    let tail = tail::step_tail(&ctx, mem, costs.backward(), m, floored.map(|f| f.per_update));
     let (busiest, slowest) = busiest_rank(&costs);
     // No schedule beats its busiest rank running all its passes back to back: a lower bound on the
     // step that lets a search skip the simulation of a plan that cannot win.

@@ -36,6 +36,11 @@ pub(super) struct Traffic {
     reduce: f64,
     /// Whether the reduction overlaps the backward.
     overlapped: bool,
+    /// Gathered once an update rather than every micro-batch (VeRL's `no_sync` at ZeRO-1 and 2).
+    update_gather: f64,
+    /// Reduced once an update, after its last backward, rather than every micro-batch (VeRL's
+    /// `no_sync`).
+    update_reduce: f64,
 }
 
 /// How a plan moves its states every micro-batch: gathers per micro-batch, whether the gradients
@@ -45,6 +50,10 @@ struct Moves {
     gathers: u8,
     sharded: bool,
     overlapped: bool,
+    /// The gradients accumulate unsharded over an update's micro-batches and are reduced after
+    /// its last (VeRL's `use_no_sync_for_gradient_accumulation`), the gathers of parameters kept
+    /// whole from forward to backward (ZeRO-1 and 2) once an update too.
+    once: bool,
 }
 
 /// How the plan moves its states every micro-batch, where it does (data parallel, the gradients
@@ -82,7 +91,12 @@ fn moves(ctx: &Ctx, mem: &memory::Memory) -> Option<Moves> {
         },
         _ => return None,
     };
-    Some(Moves { gathers, sharded, overlapped })
+    // Under `no_sync` FSDP skips the reduction, and with `SHARD_GRAD_OP` (ZeRO-1 and 2) the
+    // resharding after backward, until the last micro-batch (`_post_backward_hook`,
+    // `_should_free_in_backward`, torch/distributed/fsdp/_runtime_utils.py at torch 2.11; VeRL's
+    // `_gradient_sync_context`, verl/workers/engine/fsdp/transformer_impl.py at verl 0.9.1).
+    let once = plan.framework == Framework::Verl && p.no_sync_accumulation;
+    Some(Moves { gathers, sharded, overlapped, once })
 }
 
 /// The least a micro-batch's traffic takes on the busiest pipeline rank ([`Traffic::least_per_microbatch`]),
@@ -100,7 +114,7 @@ pub(super) fn least_per_microbatch(ctx: &Ctx, mem: &memory::Memory) -> f64 {
 /// parameter gathers, the gradients `sharded` (reduce-scattered) or all-reduced, the reduction
 /// `overlapped` with the backward; `None` without data parallelism.
 fn moving(ctx: &Ctx, mem: &memory::Memory, stage: &memory::StageMemory, moves: Moves) -> Option<Traffic> {
-    let Moves { gathers, sharded, overlapped } = moves;
+    let Moves { gathers, sharded, overlapped, once } = moves;
     let share = share_of(ctx, mem, stage);
     if share.dp_cp <= 1.0 {
         return None;
@@ -115,12 +129,20 @@ fn moving(ctx: &Ctx, mem: &memory::Memory, stage: &memory::StageMemory, moves: M
     let gather =
         dp_collective_seconds(ctx, mem, &share, stored.min(compute_bytes_per_param(ctx.plan)), false);
     let grad_bytes = share.trainable_share * gradient_bytes_per_param(ctx, mem);
-    let gathered = |n: u8| if n <= gathers { gather } else { 0.0 };
+    let reduce = dp_collective_seconds(ctx, mem, &share, grad_bytes, !sharded);
+    // Parameters kept whole from forward to backward (one gather a micro-batch) stay whole under
+    // `no_sync` until the update's last backward: gathered once an update.
+    let gathered_each = |n: u8| match n <= gathers && !(once && gathers == 1) {
+        true => gather,
+        false => 0.0,
+    };
     Some(Traffic {
-        forward_gather: gathered(1),
-        backward_gather: gathered(2),
-        reduce: dp_collective_seconds(ctx, mem, &share, grad_bytes, !sharded),
+        forward_gather: gathered_each(1),
+        backward_gather: gathered_each(2),
+        reduce: if once { 0.0 } else { reduce },
         overlapped,
+        update_gather: if once && gathers == 1 { gather } else { 0.0 },
+        update_reduce: if once { reduce } else { 0.0 },
     })
 }
 
@@ -143,6 +165,9 @@ pub(super) struct Floored {
     /// forward without gradients gathers once and reduces nothing); with a pipeline, the busiest
     /// rank's passes so lengthened, the pace of its steady state.
     pub(super) scoring_basis: f64,
+    /// Seconds the traffic moved once an update adds to it ([`Traffic::update_gather`] behind the
+    /// first forward, [`Traffic::update_reduce`] behind the last backward).
+    pub(super) per_update: f64,
 }
 
 /// The plan's passes (`lists`: each rank's chunks' forward, backward and weight passes, as
@@ -185,6 +210,8 @@ fn pipeline_floored(ctx: &Ctx, mem: &memory::Memory, moves: Moves, lists: &mut [
                 backward_gather: traffic.backward_gather * part,
                 reduce: traffic.reduce * part,
                 overlapped: traffic.overlapped,
+                update_gather: traffic.update_gather * part,
+                update_reduce: traffic.update_reduce * part,
             };
             let chunk = floor_passes(&share, &mut forward[at], &mut backward[at], weight[at]);
             rank_added += chunk.added;
@@ -193,7 +220,7 @@ fn pipeline_floored(ctx: &Ctx, mem: &memory::Memory, moves: Moves, lists: &mut [
         added = added.max(rank_added);
         scoring_basis = scoring_basis.max(rank_basis);
     }
-    Some(Floored { added, scoring_basis })
+    Some(Floored { added, scoring_basis, per_update: 0.0 })
 }
 
 /// Lengthens the forward and the backward to the traffic that does not fit behind them.
@@ -205,7 +232,14 @@ fn floor_passes(traffic: &Traffic, forward: &mut f64, backward: &mut f64, weight
         true => (traffic.backward_gather + traffic.reduce - compute).max(0.0),
         false => (traffic.backward_gather - compute).max(0.0) + traffic.reduce,
     };
+    // Once an update: the gather behind the first forward (lengthened as above), the reduction
+    // behind the last backward beside its gather.
+    let last_reduce = match 0.0 < traffic.update_reduce {
+        true => (traffic.backward_gather + traffic.update_reduce - compute).max(0.0) - backward_extra,
+        false => 0.0,
+    };
+    let per_update = (traffic.update_gather - (*forward + forward_extra)).max(0.0) + last_reduce;
     *forward += forward_extra;
     *backward += backward_extra;
-    Floored { added: forward_extra + backward_extra, scoring_basis }
+    Floored { added: forward_extra + backward_extra, scoring_basis, per_update }
 }

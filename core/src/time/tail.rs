@@ -35,20 +35,21 @@ pub(super) struct Share {
 }
 
 /// The step's tail for `m` micro-batches whose last backward on each stage takes `backward`;
-/// `per_microbatch` when the gradients were reduced after every micro-batch (`sharded.rs`).
+/// `per_microbatch` where the states moved with every micro-batch (`sharded.rs`): what they added
+/// once an update.
 pub(super) fn step_tail(
     ctx: &Ctx,
     mem: &memory::Memory,
     backward: &[f64],
     m: u32,
-    per_microbatch: bool,
+    per_microbatch: Option<f64>,
 ) -> StepTail {
     let (plan, p, hw) = (ctx.plan, &ctx.plan.parallel, ctx.hw);
     let megatron = mem.layout.model_parallel;
     let share = share(ctx, mem);
     let dp_seconds = match per_microbatch {
-        true => updated_params_gather_seconds(ctx, mem, &share),
-        false => gradient_sync_seconds(ctx, mem, &share, backward),
+        Some(per_update) => updated_params_gather_seconds(ctx, mem, &share) + per_update,
+        None => gradient_sync_seconds(ctx, mem, &share, backward),
     };
     let (dp_cp, params_on_device, trainable_share) =
         (share.dp_cp, share.params_on_device, share.trainable_share);

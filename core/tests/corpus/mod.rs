@@ -367,6 +367,8 @@ pub fn generated() -> Vec<Entry> {
         // (`reshard_after_forward=False`).
         ("ppo-replicated", "ppo", "qwen2.5-0.5b", "h100-sxm-80g", json!({"zero_stage": 0})),
         ("grpo-zero2", "grpo", "qwen2.5-1.5b", "h100-sxm-80g", json!({"zero_stage": 2})),
+        // Gradients reduced once an update (`use_no_sync_for_gradient_accumulation`), actor and critic.
+        ("ppo-no-sync", "ppo", "qwen2.5-1.5b", "h100-sxm-80g", json!({"no_sync_accumulation": true})),
     ] {
         let mut par = json!({"zero_stage": 3});
         for (k, v) in extra.as_object().unwrap() {

@@ -28,6 +28,7 @@ fn changed_value(knob: Knob) -> (&'static str, Value) {
         | Knob::OverlapParamGather
         | Knob::GradReduceBf16
         | Knob::Fp8ParamGather
+        | Knob::NoSyncAccumulation
         | Knob::TpCommOverlap
         | Knob::SwapOptimizer
         | Knob::UnevenLayers

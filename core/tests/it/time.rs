@@ -1126,6 +1126,40 @@ fn verl_fsdp_gathers_its_parameters_every_micro_batch() {
     assert!(eight.step_seconds < one.step_seconds);
 }
 
+/// With `use_no_sync_for_gradient_accumulation` VeRL's FSDP engine reduces once an update, after
+/// its last micro-batch, and at ZeRO-2 (`SHARD_GRAD_OP`) keeps the parameters whole until then
+/// too, so none of its traffic runs per micro-batch: one update of twice the micro-batches moves
+/// what one of half as many does. Each device holds the whole model's gradients unsharded in
+/// bf16 meanwhile: Qwen2.5-7B's 7,615,616,512 parameters (its safetensors index, 15,231,233,024
+/// bytes in bf16) at 2 bytes, beside the fp32 shards.
+#[test]
+fn verl_no_sync_reduces_once_an_update_and_holds_the_whole_gradients() {
+    let eval = |zero: u8, no_sync: bool, global_batch: u32| {
+        let text = format!(
+            r#"{{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "cluster": {{"nodes": 2}},
+                "parallel": {{"zero_stage": {zero}, "no_sync_accumulation": {no_sync}}},
+                "batch": {{"global_batch": {global_batch}, "micro_batch": 1}}, "rl": {{"mini_batch": 0}}}}"#
+        );
+        let plan = Plan::from_json(&text).unwrap();
+        let mem = trainplan_core::memory::estimate(&plan);
+        let time = trainplan_core::time::estimate(&plan, &mem);
+        (mem, time)
+    };
+    let ((mem_off, off), (mem_on, on)) = (eval(2, false, 64), eval(2, true, 64));
+    assert_eq!(mem_on.stages[0].gradients_bytes - mem_off.stages[0].gradients_bytes, 7_615_616_512 * 2);
+    assert!(
+        on.breakdown.dp_comm_seconds < off.breakdown.dp_comm_seconds && on.step_seconds < off.step_seconds
+    );
+    let (_, twice) = eval(2, true, 128);
+    assert!(0.0 < on.breakdown.dp_comm_seconds);
+    assert_eq!(twice.breakdown.dp_comm_seconds, on.breakdown.dp_comm_seconds);
+    // At ZeRO-3 the parameters are still gathered for every forward and backward.
+    let ((_, off), (_, on)) = (eval(3, false, 64), eval(3, true, 64));
+    let (_, twice) = eval(3, true, 128);
+    assert!(on.breakdown.dp_comm_seconds < off.breakdown.dp_comm_seconds);
+    assert!(on.breakdown.dp_comm_seconds < twice.breakdown.dp_comm_seconds);
+}
+
 /// On the Megatron path, PyTorch FSDP2 reduces (and gathers) every micro-batch, as Megatron's
 /// wrapper leaves FSDP2's `reshard_after_forward=True` and its `no_sync` does nothing
 /// (megatron/core/distributed/torch_fully_sharded_data_parallel.py, data_parallel_base.py); the

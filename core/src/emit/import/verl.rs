@@ -72,6 +72,9 @@ pub(super) fn verl(text: &str, file: &mut PlanFile) -> Result<Reading, ImportErr
             "actor_rollout_ref.rollout.max_num_batched_tokens" => batched = Some(num(key, v)?),
             "actor_rollout_ref.actor.ulysses_sequence_parallel_size" => file.parallel.cp = num(key, v)?,
             "actor_rollout_ref.actor.fsdp_config.param_offload" => file.parallel.offload_params = flag(v),
+            "actor_rollout_ref.actor.fsdp_config.use_no_sync_for_gradient_accumulation" => {
+                file.parallel.no_sync_accumulation = flag(v)
+            }
             "actor_rollout_ref.actor.fsdp_config.optimizer_offload" => {
                 file.parallel.offload_optimizer = flag(v)
             }
