@@ -860,6 +860,24 @@ async fn an_rl_plan_charts_its_phases_and_downloads_carry_the_verdict() -> WebDr
     assert!(peak.contains("(peak)"), "{peak}");
     // The sequence length plays no part in RL: the field is gone, prompt and response lengths stay.
     assert!(!page.has("seq-len-input").await?);
+    // The token budget is labelled as each framework reads it, with the key its files set; VeRL's
+    // FSDP engine has the switch to reduce once an update, MindSpeed-RL none.
+    let budget_label = "return document.querySelector('[data-testid=token-budget-input]').labels[0].textContent";
+    let label = page.driver.execute(budget_label, vec![]).await?.json().as_str().unwrap_or_default().to_owned();
+    assert!(label.contains("per device") && label.contains("ppo_max_token_len_per_gpu"), "{label}");
+    assert!(page.has("no-sync-check").await?);
+    page.choose("framework-select", "mindspeed-rl").await?;
+    let mut label = String::new();
+    for _ in 0..100 {
+        label = page.driver.execute(budget_label, vec![]).await?.json().as_str().unwrap_or_default().to_owned();
+        if label.contains("per packed row") {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(label.contains("per packed row") && label.contains("max_packing_token_size"), "{label}");
+    assert!(!page.has("no-sync-check").await?);
+    page.choose("framework-select", "verl").await?;
     assert!(page.has("prompt-len-input").await?);
     // A long response that does not fit (98,304 tokens: the actor's bf16 logits alone, 2 bytes a token
     // and vocabulary entry, take 28 GiB): the verdict shows above the files and a download asks.
