@@ -36,6 +36,7 @@ pub(super) struct Knobs {
     pub(super) rollout_tp: u32,
     pub(super) rollout_ep: u32,
     pub(super) liger_kernel: bool,
+    pub(super) no_sync_accumulation: bool,
 }
 
 impl Knobs {
@@ -67,6 +68,7 @@ impl Knobs {
             rollout_tp: plan.rl.rollout_tp.get(),
             rollout_ep: plan.rl.rollout_ep.get(),
             liger_kernel: plan.liger_kernel,
+            no_sync_accumulation: p.no_sync_accumulation,
         }
     }
 
@@ -98,6 +100,7 @@ impl Knobs {
         plan.rl.rollout_tp = nz(self.rollout_tp);
         plan.rl.rollout_ep = nz(self.rollout_ep);
         plan.liger_kernel = self.liger_kernel;
+        plan.parallel.no_sync_accumulation = self.no_sync_accumulation;
     }
 
     /// The plan-file changes from `from` to `self`, in an order each step of which parses.
@@ -189,6 +192,11 @@ impl Knobs {
         push(Field::RlRolloutEp, self.rollout_ep != from.rollout_ep, self.rollout_ep.into());
         push(Field::BatchMicroBatch, self.micro_batch != from.micro_batch, self.micro_batch.into());
         push(Field::LigerKernel, self.liger_kernel != from.liger_kernel, self.liger_kernel.into());
+        push(
+            Field::ParallelNoSyncAccumulation,
+            self.no_sync_accumulation != from.no_sync_accumulation,
+            self.no_sync_accumulation.into(),
+        );
         res
     }
 }

@@ -173,7 +173,8 @@ fn taken_knobs(plan: &Plan) -> impl Fn(Knobs) -> Knobs + use<> {
             SequenceParallel => sequence_parallel, OverlapGradReduce => overlap_grad_reduce,
             OverlapParamGather => overlap_param_gather, RecomputeLayers => recompute_layers,
             SwapAttention => swap_attention, Schedule => schedule, Fsdp => fsdp,
-            UnevenLayers => uneven_layers, LigerKernel => liger_kernel);
+            UnevenLayers => uneven_layers, LigerKernel => liger_kernel,
+            NoSyncAccumulation => no_sync_accumulation);
         k
     }
 }
@@ -291,6 +292,7 @@ fn megatron_space(shape: &Shape, visit: &mut dyn FnMut(Knobs, bool)) {
                                         rollout_tp,
                                         rollout_ep,
                                         liger_kernel: base.liger_kernel,
+                                        no_sync_accumulation: base.no_sync_accumulation,
                                     };
                                     visit(knobs, std::mem::take(&mut starts));
                                 }
@@ -417,7 +419,8 @@ fn recompute_options(base: &Knobs, per_stage: u64) -> Vec<(RecomputeGranularity,
 
 /// The HF family's space (DeepSpeed, LLaMA-Factory, VeRL): no model parallelism; ZeRO 0–3 with
 /// optimizer and parameter offload, Liger's kernels off and on where the framework patches the
-/// model, gradient checkpointing on or off, Ulysses CP for VeRL, and the micro-batch.
+/// model, gradient checkpointing on or off, Ulysses CP for VeRL and, where its FSDP engine shards
+/// the gradients, their reduction every micro-batch or once an update, and the micro-batch.
 fn hf_space(shape: &Shape, visit: &mut dyn FnMut(Knobs, bool)) {
     let Shape { plan, base, world, domain, long, .. } = *shape;
     let rollouts = rollout_options(plan, &base, world, domain);
@@ -435,8 +438,18 @@ fn hf_space(shape: &Shape, visit: &mut dyn FnMut(Knobs, bool)) {
             continue;
         }
         let dp = world / u64::from(cp);
-        for (zero_stage, liger_kernel) in
-            ZeroStage::ALL.into_iter().flat_map(|z| ligers.iter().map(move |&l| (z, l)))
+        // VeRL's FSDP engine reduces sharded gradients every micro-batch or once an update
+        // (`use_no_sync_for_gradient_accumulation`); a replicated one gains nothing from deferring.
+        let own = [base.no_sync_accumulation];
+        let syncs = |zero_stage: ZeroStage| match plan.framework == Framework::Verl
+            && zero_stage.shards_optimizer()
+        {
+            true => &[false, true][..],
+            false => &own[..],
+        };
+        for (zero_stage, liger_kernel, no_sync_accumulation) in ZeroStage::ALL
+            .into_iter()
+            .flat_map(|z| ligers.iter().flat_map(move |&l| syncs(z).iter().map(move |&s| (z, l, s))))
         {
             for (offload_optimizer, offload_params) in
                 [(false, false), (true, false), (false, true), (true, true)]
@@ -471,6 +484,7 @@ fn hf_space(shape: &Shape, visit: &mut dyn FnMut(Knobs, bool)) {
                             rollout_tp,
                             rollout_ep,
                             liger_kernel,
+                            no_sync_accumulation,
                             ..base
                         };
                         visit(knobs, std::mem::take(&mut starts));

@@ -862,14 +862,17 @@ async fn an_rl_plan_charts_its_phases_and_downloads_carry_the_verdict() -> WebDr
     assert!(!page.has("seq-len-input").await?);
     // The token budget is labelled as each framework reads it, with the key its files set; VeRL's
     // FSDP engine has the switch to reduce once an update, MindSpeed-RL none.
-    let budget_label = "return document.querySelector('[data-testid=token-budget-input]').labels[0].textContent";
-    let label = page.driver.execute(budget_label, vec![]).await?.json().as_str().unwrap_or_default().to_owned();
+    let budget_label =
+        "return document.querySelector('[data-testid=token-budget-input]').labels[0].textContent";
+    let label =
+        page.driver.execute(budget_label, vec![]).await?.json().as_str().unwrap_or_default().to_owned();
     assert!(label.contains("per device") && label.contains("ppo_max_token_len_per_gpu"), "{label}");
     assert!(page.has("no-sync-check").await?);
     page.choose("framework-select", "mindspeed-rl").await?;
     let mut label = String::new();
     for _ in 0..100 {
-        label = page.driver.execute(budget_label, vec![]).await?.json().as_str().unwrap_or_default().to_owned();
+        label =
+            page.driver.execute(budget_label, vec![]).await?.json().as_str().unwrap_or_default().to_owned();
         if label.contains("per packed row") {
             break;
         }
