@@ -727,7 +727,7 @@ fn plan_file() -> BoxedStrategy<PlanFile> {
         )
             .boxed(),
         (deg(64), deg(64), deg(8), deg(16), deg(256), deg(8), 0..=3_u8).boxed(),
-        any::<[bool; 7]>(),
+        any::<[bool; 8]>(),
         (
             prop::sample::select(RecomputeGranularity::ALL.to_vec()),
             prop::sample::select(RecomputeMethod::ALL.to_vec()),
@@ -779,6 +779,7 @@ fn plan_file() -> BoxedStrategy<PlanFile> {
                 p.overlap_grad_reduce,
                 p.overlap_param_gather,
                 p.tp_comm_overlap,
+                p.no_sync_accumulation,
             ] = flags;
             let r = &mut f.recompute;
             (
