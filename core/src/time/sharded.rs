@@ -27,6 +27,7 @@ use crate::memory;
 use crate::plan::{Framework, Fsdp};
 
 /// One micro-batch's data-parallel traffic, seconds.
+#[derive(Clone, Copy)]
 pub(super) struct Traffic {
     /// The parameters gathered before the forward.
     forward_gather: f64,
@@ -99,15 +100,15 @@ fn moves(ctx: &Ctx, mem: &memory::Memory) -> Option<Moves> {
     Some(Moves { gathers, sharded, overlapped, once })
 }
 
-/// The least a micro-batch's traffic takes on the busiest pipeline rank ([`Traffic::least_per_microbatch`]),
-/// 0 where the plan moves nothing every micro-batch: `m` micro-batches take at least `m` times this.
+/// The least a micro-batch's traffic takes on the rank with the most parameters
+/// ([`Traffic::least_per_microbatch`]), 0 where the plan moves nothing every micro-batch: that
+/// rank runs `m` micro-batches, so the pipeline takes at least `m` times this (a bound a search
+/// checks before working out the passes; one rank's, not the slowest's, so that a deep pipeline's
+/// bound costs one rank's traffic).
 pub(super) fn least_per_microbatch(ctx: &Ctx, mem: &memory::Memory) -> f64 {
     let Some(moves) = moves(ctx, mem) else { return 0.0 };
-    mem.stages
-        .iter()
-        .filter_map(|stage| moving(ctx, mem, stage, moves))
-        .map(|traffic| traffic.least_per_microbatch())
-        .fold(0.0, f64::max)
+    let Some(busiest) = mem.stages.iter().max_by_key(|s| s.params) else { return 0.0 };
+    moving(ctx, mem, busiest, moves).map_or(0.0, |traffic| traffic.least_per_microbatch())
 }
 
 /// The traffic of a micro-batch of `stage`'s parameters moved as `moves` says: `gathers`
@@ -196,8 +197,16 @@ fn pipeline_floored(ctx: &Ctx, mem: &memory::Memory, moves: Moves, lists: &mut [
     let (forward, rest) = lists.split_at_mut(n);
     let (backward, weight) = rest.split_at_mut(n);
     let (mut added, mut scoring_basis) = (0.0_f64, 0.0_f64);
+    // Ranks holding the same parameters move the same: worked out once a run of them.
+    let mut last: Option<((u64, u64, u64), Option<Traffic>)> = None;
     for (rank, stage) in mem.stages.iter().enumerate() {
-        let Some(traffic) = moving(ctx, mem, stage, moves) else { continue };
+        let holds = (stage.params, stage.expert_params, stage.weights_bytes);
+        let traffic = match last {
+            Some((held, traffic)) if held == holds => traffic,
+            _ => moving(ctx, mem, stage, moves),
+        };
+        last = Some((holds, traffic));
+        let Some(traffic) = traffic else { continue };
         let chunks = rank * vpp..(rank + 1) * vpp;
         let layers = stage.n_layers.max(1) as f64;
         let (mut rank_added, mut rank_basis) = (0.0, 0.0);
