@@ -21,8 +21,8 @@ use serde_json::{Value, json};
 use trainplan_core::emit::import::import;
 use trainplan_core::model::{Family, LoraTarget};
 use trainplan_core::plan::{
-    AttentionImpl, CustomDevice, Framework, HardwareField, Method, ModelField, ModelSpec, PipelineSchedule,
-    Plan, PlanFile, Precision, RecomputeGranularity, RecomputeMethod, TargetsField,
+    AttentionImpl, CustomDevice, Framework, Fsdp, HardwareField, Method, ModelField, ModelSpec,
+    PipelineSchedule, Plan, PlanFile, Precision, RecomputeGranularity, RecomputeMethod, TargetsField,
 };
 use trainplan_core::{Report, catalog, emit, hardware, hf, permalink, search};
 
@@ -724,6 +724,7 @@ fn plan_file() -> BoxedStrategy<PlanFile> {
             prop::sample::select(Precision::ALL.to_vec()),
             prop::sample::select(AttentionImpl::ALL.to_vec()),
             prop::sample::select(PipelineSchedule::ALL.to_vec()),
+            prop::sample::select(Fsdp::ALL.to_vec()),
         )
             .boxed(),
         (deg(64), deg(64), deg(8), deg(16), deg(256), deg(8), 0..=3_u8).boxed(),
@@ -768,7 +769,7 @@ fn plan_file() -> BoxedStrategy<PlanFile> {
             f.hardware = hardware;
             f.cluster.nodes = nodes;
             f.cluster.devices_per_node = devices_per_node;
-            (f.framework, f.method, f.precision, f.attention, f.parallel.schedule) = kinds;
+            (f.framework, f.method, f.precision, f.attention, f.parallel.schedule, f.parallel.fsdp) = kinds;
             let p = &mut f.parallel;
             (p.tp, p.pp, p.vpp, p.cp, p.ep, p.etp, p.zero_stage) = degrees;
             [

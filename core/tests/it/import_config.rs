@@ -954,6 +954,11 @@ torchrun posttrain_gpt.py --multi-latent-attention --qk-pos-emb-head-dim 64 --qk
     let script = &emit(&plan, "#x").unwrap()[0].text;
     assert!(script.contains("--num-layer-list 17,20,22,21"), "{script}");
     assert!(!script.contains("--pipeline-model-parallel-layout"), "{script}");
+    // A list whose sizes add past 2^64 (a pasted typo, found by fuzzing) reads as a list, not a
+    // panic: kept as the layout, which the plan then refuses with a message.
+    let huge = split.replace("17,20,22,21", "18446744073709551615,1,1,1");
+    let got = import(&huge, &base).unwrap();
+    assert_eq!(got.file.parallel.pipeline_layout, "Et*18446744073709551615|t*1|t*1|t*1L");
 }
 
 /// LLaMA-Factory's YAML: the passes over the dataset reach the budget (and the file the plan writes

@@ -425,7 +425,9 @@ fn lora_targets_of_modules(modules: &[String]) -> Option<TargetsField> {
 fn set_stage_sizes(file: &mut PlanFile, sizes: &[u64], ranks: u64) {
     let p = &mut file.parallel;
     let one_per_rank = sizes.len() as u64 == ranks;
-    let own = one_per_rank.then(|| crate::layout::uneven_sizes(sizes.iter().sum(), ranks)).flatten();
+    // A pasted list's sizes may add past u64: no layers count of its own then.
+    let total = sizes.iter().try_fold(0_u64, |sum, &n| sum.checked_add(n));
+    let own = total.filter(|_| one_per_rank).and_then(|total| crate::layout::uneven_sizes(total, ranks));
     match own.as_deref() == Some(sizes) {
         true => p.uneven_layers = true,
         false => {
