@@ -235,6 +235,12 @@ pub struct StateBytes {
     pub optimizer: f64,
 }
 
+/// Bytes of a parameter's compute copy (what FSDP and ZeRO-3 gather, and FSDP's unsharded
+/// gradients hold): 16-bit, fp32 when the plan trains in fp32.
+pub fn compute_bytes_per_param(plan: &Plan) -> f64 {
+    if plan.precision == Precision::Fp32 { 4.0 } else { BF16_BYTES as f64 }
+}
+
 /// Bytes per trainable parameter with Adam.
 ///
 /// Sources: ZeRO (Rajbhandari et al. 2020, §3.1): mixed precision keeps fp16 weights and gradients

@@ -424,8 +424,7 @@ fn unsharded_gradient_bytes(ctx: &Ctx, params: f64) -> u64 {
         return 0;
     }
     let trainable = if plan.trains_lora() { ctx.lora_params as f64 } else { params };
-    let compute = if plan.precision == Precision::Fp32 { 4.0 } else { BF16_BYTES as f64 };
-    (trainable * compute) as u64
+    (trainable * super::compute_bytes_per_param(plan)) as u64
 }
 
 /// Whether the plan is VeRL's FSDP engine accumulating its gradients unsharded
@@ -437,7 +436,7 @@ fn unsharded_gradient_bytes(ctx: &Ctx, params: f64) -> u64 {
 pub(super) fn verl_accumulates_unsharded(plan: &Plan) -> bool {
     plan.framework == Framework::Verl
         && plan.parallel.no_sync_accumulation
-        && plan.parallel.zero_stage.get() >= 1
+        && plan.parallel.zero_stage.shards_optimizer()
 }
 
 /// Whether the plan is VeRL's FSDP engine over fp32 parameters, computing on 16-bit copies of them

@@ -22,7 +22,7 @@
 //! (`tail.rs`).
 
 use super::Ctx;
-use super::tail::{compute_bytes_per_param, dp_collective_seconds, gradient_bytes_per_param, share_of};
+use super::tail::{dp_collective_seconds, gradient_bytes_per_param, share_of};
 use crate::memory;
 use crate::plan::{Framework, Fsdp};
 
@@ -124,11 +124,9 @@ fn moving(ctx: &Ctx, mem: &memory::Memory, stage: &memory::StageMemory, moves: M
     // shards), or what the shards hold where less (QLoRA's NF4 base, a GPTQ or AWQ checkpoint:
     // memory/states.rs): the bytes a stored parameter takes, its dense shard over DP × CP and its
     // experts' over the expert-data-parallel group.
-    let experts = share.experts_on_device;
-    let shard = (share.params_on_device - experts) / share.dp_cp + experts / share.edp;
-    let stored = stage.weights_bytes as f64 / shard.max(1.0);
+    let stored = stage.weights_bytes as f64 / share.sharded_params().max(1.0);
     let gather =
-        dp_collective_seconds(ctx, mem, &share, stored.min(compute_bytes_per_param(ctx.plan)), false);
+        dp_collective_seconds(ctx, mem, &share, stored.min(memory::compute_bytes_per_param(ctx.plan)), false);
     let grad_bytes = share.trainable_share * gradient_bytes_per_param(ctx, mem);
     let reduce = dp_collective_seconds(ctx, mem, &share, grad_bytes, !sharded);
     // Parameters kept whole from forward to backward (one gather a micro-batch) stay whole under

@@ -34,6 +34,14 @@ pub(super) struct Share {
     pub(super) trainable_share: f64,
 }
 
+impl Share {
+    /// The parameters a device owns where the states are sharded: its dense ones' share of DP × CP
+    /// and its experts' of the expert-data-parallel ranks.
+    pub(super) fn sharded_params(&self) -> f64 {
+        (self.params_on_device - self.experts_on_device) / self.dp_cp + self.experts_on_device / self.edp
+    }
+}
+
 /// The step's tail for `m` micro-batches whose last backward on each stage takes `backward`;
 /// `per_microbatch` where the states moved with every micro-batch (`sharded.rs`): what they added
 /// once an update.
@@ -56,13 +64,7 @@ pub(super) fn step_tail(
     // Optimizer: Adam reads and writes fp32 master weights, two moments and gradients, and writes
     // the 16-bit weights: about 18 bytes per parameter it owns (÷ dp when sharded).
     let sharded = p.distributed_optimizer || (!megatron && p.zero_stage.shards_optimizer());
-    let owned = trainable_share
-        * match sharded {
-            true => {
-                (params_on_device - share.experts_on_device) / dp_cp + share.experts_on_device / share.edp
-            }
-            false => params_on_device,
-        };
+    let owned = trainable_share * if sharded { share.sharded_params() } else { params_on_device };
     // Under plain PyTorch (LLaMA-Factory without DeepSpeed) the parameters are fp32 and their own
     // master copy: fused AdamW reads the parameter, gradient and both moments and writes three of
     // them back (28 bytes), and gradient clipping reads the gradients for their norm and scales them
@@ -225,7 +227,13 @@ fn updated_params_gather_seconds(ctx: &Ctx, mem: &memory::Memory, share: &Share)
     if plan.framework == crate::plan::Framework::Verl || share.shards_params {
         return 0.0;
     }
-    dp_collective_seconds(ctx, mem, share, share.trainable_share * compute_bytes_per_param(plan), false)
+    dp_collective_seconds(
+        ctx,
+        mem,
+        share,
+        share.trainable_share * memory::compute_bytes_per_param(plan),
+        false,
+    )
 }
 
 /// A ring collective (all-reduce, else all-gather or reduce-scatter) of `bytes_per_param` for
@@ -261,12 +269,6 @@ pub(super) fn dp_collective_seconds(
 pub(super) fn dp_bandwidth(ctx: &Ctx, mem: &memory::Memory) -> f64 {
     let (tp, cp) = (mem.layout.tp, mem.layout.cp);
     group_bandwidth(ctx.hw, u64::from(ctx.plan.cluster.scale_up_domain.get()), mem.dp * cp, tp)
-}
-
-/// Bytes of a parameter's compute copy, what a gather moves: 16-bit, fp32 when the plan trains in
-/// fp32.
-pub(super) fn compute_bytes_per_param(plan: &crate::plan::Plan) -> f64 {
-    if plan.precision == Precision::Fp32 { 4.0 } else { 2.0 }
 }
 
 /// Gradient reductions and optimizer steps per step: RL updates the actor once per mini-batch of
