@@ -9,8 +9,9 @@
 //
 // Messages: the first carries the glue's and the wasm's addresses and the module, and loads them
 // (a warm-up, if it has no plan); any with a plan runs that part once they are loaded. A warm-up may
-// bring a plan to search once, its results unsent, so that the engine's code is compiled to speed
-// before the first real search (the browser first runs wasm from a quick baseline compile). The
+// bring a plan to search once, the worker's part of it (`warmPart` of `warmParts`), its results
+// unsent, so that the engine's code is compiled to speed before the first real search (the browser
+// first runs wasm from a quick baseline compile). The
 // page stops a part by terminating the worker, so a part runs in one go.
 let loaded = null;
 self.onmessage = async ({ data }) => {
@@ -19,7 +20,7 @@ self.onmessage = async ({ data }) => {
       const glue = await import(data.js);
       await glue.default({ module_or_path: data.module ?? data.wasm });
       if (data.warm !== undefined) {
-        glue.search_part(data.warm, 0, 1, () => {});
+        glue.search_part(data.warm, data.warmPart ?? 0, data.warmParts ?? 1, () => {});
       }
       return glue;
     })();

@@ -179,13 +179,14 @@ fn take_idle() -> Option<Worker> {
 }
 
 /// Starts the workers a search will use, one per part, and has each load the glue and the module,
-/// so that the first search finds them ready; tops up after a stopped search. The first of them
-/// also searches [`WARM_UP_PLAN`]: the workers share the module the page compiled, and with it the
-/// code the browser compiles to speed, so one warm-up serves them all (the first 70B search on
-/// 1,024 devices took 81–98 ms after one worker's warm-up, 85–95 ms after each worker's, alternated
-/// runs in headless Chromium), for half the cores' time. Does nothing where no worker can start
-/// (`trainplan.html` from disk) or when enough are idle or busy (they come back when their search
-/// is done).
+/// so that the first search finds them ready; tops up after a stopped search. Started together,
+/// they also search [`WARM_UP_PLAN`] once, each its part of it: the workers share the module the
+/// page compiled, and with it the code the browser compiles to speed, so the warm-up need not be
+/// run whole in each (the first 70B search on 1,024 devices took 81–98 ms after one worker's
+/// warm-up, 85–95 ms after each worker's, alternated runs in headless Chromium), and split it
+/// takes each core a share of the time. Workers added beside running ones find that code compiled
+/// already. Does nothing where no worker can start (`trainplan.html` from disk) or when enough are
+/// idle or busy (they come back when their search is done).
 pub fn warm_up() {
     let Some(urls) = urls() else { return };
     let idle = IDLE.with(|all| {
@@ -194,11 +195,14 @@ pub fn warm_up() {
         all.len() as u32
     });
     let have = idle + BUSY.with(Cell::get);
-    for n in have..parts() {
+    let parts = parts();
+    for n in have..parts {
         let Ok(worker) = new_worker(&urls) else { return };
         let message = load(&urls).and_then(|m| {
-            if n == have {
+            if have == 0 {
                 js_sys::Reflect::set(&m, &JsValue::from_str("warm"), &JsValue::from_str(WARM_UP_PLAN))?;
+                js_sys::Reflect::set(&m, &JsValue::from_str("warmPart"), &JsValue::from(n))?;
+                js_sys::Reflect::set(&m, &JsValue::from_str("warmParts"), &JsValue::from(parts))?;
             }
             Ok(m)
         });
@@ -210,13 +214,19 @@ pub fn warm_up() {
     }
 }
 
-/// The plan the first worker searches once when it loads, its results unsent: a Megatron
-/// pretraining search (7,800 plans; memory, rules, pipeline schedules), so that the engine's code
-/// is compiled to speed before the first real search, which otherwise runs about twice as slow
-/// (measured in Chromium: 317–391 ms for the first 70B search on 1,024 devices, 125–184 ms for the
-/// next ones).
-const WARM_UP_PLAN: &str = r#"{"model": "llama-3.1-70b", "framework": "megatron", "method": "pretrain",
-    "cluster": {"nodes": 4}, "batch": {"global_batch": 64, "seq_len": 4096}}"#;
+/// The plan the workers search once when they load, each its part, the results unsent: a Megatron
+/// pretraining search over 256 devices (50,003 plans; memory, rules, pipeline schedules up to PP
+/// 32, CP to 16, Megatron FSDP beside pipelines), so that the engine's code is compiled to speed
+/// before the first real search, which otherwise runs about twice as slow (measured in Chromium:
+/// 317–391 ms for the first 70B search on 1,024 devices, 125–184 ms for the next ones, with no
+/// warm-up). A browser compiles a wasm function to speed once it has run enough, and a search of a
+/// large cluster runs paths a small one barely does: warmed up on 70B over 32 devices (7,800
+/// plans), the first 70B search on 1,024 devices took 85–103 ms where the next took 47–59 ms; on
+/// this plan, another model and shape, 60–69 ms (headless Chromium, 2 workers, the end-to-end test
+/// alone; and 64–68 ms split over the workers as now). It costs some 33 ms of a core natively, once
+/// a page, 1.5 s after the plan has stood unedited.
+const WARM_UP_PLAN: &str = r#"{"model": "llama-3.1-8b", "framework": "megatron", "method": "pretrain",
+    "cluster": {"nodes": 32}, "batch": {"global_batch": 512, "seq_len": 8192}}"#;
 
 /// How many parts a search is split into: one per core the browser reports.
 fn parts() -> u32 {
