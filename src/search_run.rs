@@ -148,6 +148,9 @@ thread_local! {
     static IDLE: RefCell<Vec<Idle>> = const { RefCell::new(Vec::new()) };
     /// Workers running a part now ([`Spawned`]).
     static BUSY: Cell<u32> = const { Cell::new(0) };
+    /// Whether workers have been sent [`WARM_UP_PLAN`]: once a page, since the code the browser
+    /// compiled to speed stays with the page's module for the workers that replace them.
+    static WARMED: Cell<bool> = const { Cell::new(false) };
 }
 
 /// Keeps `worker` among the idle ones, or terminates it if enough wait already.
@@ -184,9 +187,10 @@ fn take_idle() -> Option<Worker> {
 /// page compiled, and with it the code the browser compiles to speed, so the warm-up need not be
 /// run whole in each (the first 70B search on 1,024 devices took 81–98 ms after one worker's
 /// warm-up, 85–95 ms after each worker's, alternated runs in headless Chromium), and split it
-/// takes each core a share of the time. Workers added beside running ones find that code compiled
-/// already. Does nothing where no worker can start (`trainplan.html` from disk) or when enough are
-/// idle or busy (they come back when their search is done).
+/// takes each core a share of the time. Workers added beside running ones, or replacing a stopped
+/// search's, find that code compiled already: the warm-up runs once a page. Does nothing where no
+/// worker can start (`trainplan.html` from disk) or when enough are idle or busy (they come back
+/// when their search is done).
 pub fn warm_up() {
     let Some(urls) = urls() else { return };
     let idle = IDLE.with(|all| {
@@ -196,10 +200,11 @@ pub fn warm_up() {
     });
     let have = idle + BUSY.with(Cell::get);
     let parts = parts();
+    let warm = have == 0 && !WARMED.with(Cell::get);
     for n in have..parts {
         let Ok(worker) = new_worker(&urls) else { return };
         let message = load(&urls).and_then(|m| {
-            if have == 0 {
+            if warm {
                 js_sys::Reflect::set(&m, &JsValue::from_str("warm"), &JsValue::from_str(WARM_UP_PLAN))?;
                 js_sys::Reflect::set(&m, &JsValue::from_str("warmPart"), &JsValue::from(n))?;
                 js_sys::Reflect::set(&m, &JsValue::from_str("warmParts"), &JsValue::from(parts))?;
@@ -210,6 +215,7 @@ pub fn warm_up() {
             worker.terminate();
             return;
         }
+        WARMED.with(|warmed| warmed.set(warmed.get() || warm));
         keep_idle(worker);
     }
 }
