@@ -215,7 +215,9 @@ pub fn warm_up() {
             worker.terminate();
             return;
         }
-        WARMED.with(|warmed| warmed.set(warmed.get() || warm));
+        if warm {
+            WARMED.with(|warmed| warmed.set(true));
+        }
         keep_idle(worker);
     }
 }
