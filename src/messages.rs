@@ -737,6 +737,7 @@ pub fn advice(lang: Lang, code: Move) -> (String, String) {
         Move::GradReduceBf16 => (Key::advice_grad_reduce_bf16, Key::advice_why_grad_reduce_bf16),
         Move::Fp8ParamGather => (Key::advice_fp8_param_gather, Key::advice_why_fp8_param_gather),
         Move::NoSyncAccumulation => (Key::advice_no_sync, Key::advice_why_no_sync),
+        Move::VerlFsdp2 => (Key::advice_verl_fsdp2, Key::advice_why_verl_fsdp2),
     };
     (t(lang, what).to_owned(), t(lang, why).to_owned())
 }

@@ -4,7 +4,7 @@
 //! deciding them in its views.
 
 use crate::Plan;
-use crate::plan::{BudgetFile, Framework, Method, PlanFile};
+use crate::plan::{BudgetFile, Framework, Fsdp, Method, PlanFile};
 
 /// Sets the plan file's framework. Choosing VeRL coming from another framework with ZeRO off
 /// (stage 0) sets ZeRO-3, the sharding VeRL's FSDP actor runs by default; any other stage the file
@@ -58,6 +58,28 @@ pub fn takes_budget(budget: &BudgetFile) -> bool {
     let mut file = Plan::first_visit().to_file();
     file.budget = *budget;
     Plan::from_file(&file).is_ok()
+}
+
+/// The FSDP choices (`parallel.fsdp`) a framework has: Megatron-LM all of Megatron FSDP's shardings
+/// and torch FSDP2 (core_v0.19.0 `--use-megatron-fsdp`, `--use-torch-fsdp2`); MindSpeed-LLM, on
+/// Megatron core 0.12.1, torch FSDP2 alone; VeRL's FSDP engine FSDP1 (`none`, `strategy: fsdp`) or
+/// FSDP2 (`strategy: fsdp2`, verl/workers/engine/fsdp/transformer_impl.py at verl 0.9.1); the others
+/// none (rule fsdp.framework refuses the rest).
+///
+/// ```
+/// use trainplan_core::choices::fsdp_offered;
+/// use trainplan_core::plan::{Framework, Fsdp};
+///
+/// assert!(fsdp_offered(Framework::Verl).contains(&Fsdp::Torch));
+/// assert!(!fsdp_offered(Framework::Verl).contains(&Fsdp::OptimGradsParams));
+/// assert_eq!(fsdp_offered(Framework::Megatron), Fsdp::ALL);
+/// ```
+pub fn fsdp_offered(framework: Framework) -> &'static [Fsdp] {
+    match framework {
+        Framework::Megatron => Fsdp::ALL,
+        Framework::MindSpeedLlm | Framework::Verl => &[Fsdp::None, Fsdp::Torch],
+        _ => &[Fsdp::None],
+    }
 }
 
 #[cfg(test)]

@@ -385,8 +385,9 @@ pub fn applies(framework: Framework, method: Method, knob: Knob) -> Applies {
         // actor shards as ZeRO-3 does, `fsdp_config.fsdp_size: -1`).
         Knob::ZeroStage => only(HF_PATH),
         // `--use-megatron-fsdp` is Megatron-LM's; MindSpeed-LLM's parser has `--use-torch-fsdp2`
-        // only (rule fsdp.framework).
-        Knob::Fsdp => only(MEGATRON_PARSERS),
+        // only, and VeRL's FSDP engine `strategy: fsdp2` (PyTorch FSDP2) beside its default FSDP1
+        // (rule fsdp.framework).
+        Knob::Fsdp => only(&[Framework::Megatron, Framework::MindSpeedLlm, Framework::Verl]),
         // VeRL's FSDP engine `use_no_sync_for_gradient_accumulation` (`FSDPEngineConfig`,
         // verl/workers/config/engine.py at verl 0.9.1); its Megatron engine accumulates under
         // Megatron's own `no_sync` already.

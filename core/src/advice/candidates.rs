@@ -71,6 +71,7 @@ pub(super) fn candidates(plan: &Plan, mem: &Memory, fits: bool) -> Vec<Candidate
     res.extend(lora_all_targets(&ctx));
     res.extend(megatron_fsdp(&ctx));
     res.extend(no_sync_accumulation(&ctx));
+    res.extend(verl_fsdp2(&ctx));
     res.extend(megatron_low_precision_states(&ctx));
     res.extend(cheap_together(&ctx, &res));
     res
@@ -394,6 +395,17 @@ fn no_sync_accumulation(ctx: &Ctx) -> Option<Candidate> {
         .then(|| candidate(Move::NoSyncAccumulation, vec![fix(Field::ParallelNoSyncAccumulation, true)]))
 }
 
+/// VeRL's FSDP engine on FSDP2 (`strategy: fsdp2`) where the plan does not fit: an untied
+/// embedding becomes a unit of its own, its bf16 copy freed after its forward, where FSDP1's root
+/// keeps it to the loss (memory/states.rs `verl_compute_copy_bytes`). Not under `no_sync`, where
+/// FSDP2 accumulates the gradients in fp32, twice FSDP1's bytes.
+fn verl_fsdp2(ctx: &Ctx) -> Option<Candidate> {
+    let (plan, p) = (ctx.plan, &ctx.plan.parallel);
+    let fsdp1 = plan.framework == Framework::Verl && p.fsdp == crate::plan::Fsdp::None;
+    (fsdp1 && !ctx.fits && !p.no_sync_accumulation)
+        .then(|| candidate(Move::VerlFsdp2, vec![fix(Field::ParallelFsdp, "torch_fsdp2")]))
+}
+
 /// Megatron's low-precision states, as Megatron-LM's own fp8 example runs them
 /// (`examples/llama/train_llama3_8b_h100_fp8.sh`): gradients kept and reduced in bf16
 /// (`--grad-reduce-in-bf16`, bf16 training) and, in fp8 training with the distributed optimizer or
@@ -431,6 +443,7 @@ fn cheap_together(ctx: &Ctx, so_far: &[Candidate]) -> Option<Candidate> {
                     | Move::SwapAttention
                     | Move::GradReduceBf16
                     | Move::Fp8ParamGather
+                    | Move::VerlFsdp2
             )
         })
         .flat_map(|c| c.changes.iter().cloned())

@@ -79,6 +79,7 @@ named_enum! {
         GradReduceBf16 = "grad_reduce_bf16",
         Fp8ParamGather = "fp8_param_gather",
         NoSyncAccumulation = "no_sync_accumulation",
+        VerlFsdp2 = "verl_fsdp2",
     }
 }
 

@@ -203,9 +203,10 @@ fn header(plan: &Plan, report: &crate::Report, link: &str) -> Vec<String> {
             )
         }
         _ => format!(
-            "DP {}, ZeRO {}{}{}",
+            "DP {}, ZeRO {}{}{}{}",
             mem.dp,
             p.zero_stage,
+            if crate::memory::verl_fsdp2(plan) { " on FSDP2" } else { "" },
             if p.offload_optimizer { ", optimizer offload" } else { "" },
             if p.offload_params { ", parameter offload" } else { "" }
         ),

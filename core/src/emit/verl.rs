@@ -168,7 +168,7 @@ fn actor_rollout_ref(plan: &Plan) -> Vec<String> {
     let token_budget = rl.tokens_per_device(plan.framework, p.cp.get());
     let megatron = plan.framework == Framework::VerlMegatron;
     let mut args = vec![
-        format!("actor_rollout_ref.actor.strategy={}", if megatron { "megatron" } else { "fsdp" }),
+        format!("actor_rollout_ref.actor.strategy={}", strategy(plan)),
         "actor_rollout_ref.actor.optim.lr=1e-6".to_owned(),
         // Prompts per update: the whole batch unless the plan sets a mini-batch.
         format!("actor_rollout_ref.actor.ppo_mini_batch_size={mini}"),
@@ -311,6 +311,19 @@ fn trainer(plan: &Plan, estimator: &str) -> Vec<String> {
     ]
 }
 
+/// The actor's (and the critic's) engine (`strategy`, which the reference takes: verl 0.9.1
+/// verl/trainer/config/ref/ref.yaml): Megatron, or the FSDP engine on PyTorch's FSDP1 (`fsdp`,
+/// VeRL's default, verl/trainer/config/actor/dp_actor.yaml) or FSDP2 (`fsdp2`, the plan's
+/// `parallel.fsdp: torch_fsdp2`); the actor's and critic's configs hand it to their engines
+/// (`FSDPActorConfig.__post_init__`, verl/workers/config/actor.py).
+fn strategy(plan: &Plan) -> &'static str {
+    match (plan.framework, crate::memory::verl_fsdp2(plan)) {
+        (Framework::VerlMegatron, _) => "megatron",
+        (_, true) => "fsdp2",
+        (_, false) => "fsdp",
+    }
+}
+
 /// The plan's ZeRO stage as VeRL's FSDP engine shards (verl 0.9.1 `verl/workers/engine/fsdp/utils.py`):
 /// `fsdp_size` −1 (its default) shards over every rank and 1 over none (`create_device_mesh`: a
 /// replicated mesh of groups of one); `reshard_after_forward: False` keeps the parameters gathered
@@ -364,6 +377,7 @@ fn critic(plan: &Plan) -> Vec<String> {
         // The critic's Megatron engine, sized as the actor's.
         true => o.extend(megatron_engine(plan, "critic.megatron")),
         false => {
+            o.push(format!("critic.strategy={}", strategy(plan)));
             o.push(format!("critic.ulysses_sequence_parallel_size={}", plan.parallel.cp));
             // verl 0.9.1 keeps the critic's engine config under `critic.fsdp`; offloaded as the actor.
             let p = &plan.parallel;

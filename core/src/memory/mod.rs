@@ -33,6 +33,9 @@ pub use states::*;
 /// Bytes per element of a bf16 (or fp16) tensor.
 pub const BF16_BYTES: u64 = 2;
 
+/// Bytes per element of an fp32 tensor.
+pub const FP32_BYTES: u64 = 4;
+
 /// CUDA/CANN context, kernels and library workspaces per device, bytes.
 /// Tier: community estimate (furiousteabag/vram-calculator `app/_lib/index.ts` counts 1000 MiB of
 /// CUDA kernels and context).

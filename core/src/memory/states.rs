@@ -416,15 +416,28 @@ pub(super) fn verl_keeps_parameters_whole(plan: &Plan) -> bool {
 }
 
 /// The gradients VeRL's FSDP engine holds whole while it accumulates them unsharded
-/// ([`verl_accumulates_unsharded`]), of the `params` the device computes with: what trains, in the
-/// compute dtype, beside the shards they are reduced into after the update's last micro-batch.
+/// ([`verl_accumulates_unsharded`]), of the `params` the device computes with: what trains, beside
+/// the shards they are reduced into after the update's last micro-batch. FSDP1 accumulates them in
+/// the compute dtype; FSDP2 upcasts each to the mixed precision's `reduce_dtype` to accumulate it
+/// (`FSDPParam.to_accumulated_grad_if_needed`, torch/distributed/fsdp/_fully_shard/_fsdp_param.py
+/// at torch 2.11.0), fp32 in VeRL (`mixed_precision.reduce_dtype`, verl/trainer/config/engine/fsdp.yaml
+/// at verl 0.9.1): twice a 16-bit step's bytes.
 fn unsharded_gradient_bytes(ctx: &Ctx, params: f64) -> u64 {
     let plan = ctx.plan;
     if !verl_accumulates_unsharded(plan) {
         return 0;
     }
     let trainable = if plan.trains_lora() { ctx.lora_params as f64 } else { params };
-    (trainable * super::compute_bytes_per_param(plan)) as u64
+    let bytes = match verl_fsdp2(plan) {
+        true => FP32_BYTES as f64,
+        false => super::compute_bytes_per_param(plan),
+    };
+    (trainable * bytes) as u64
+}
+
+/// Whether the plan is VeRL's FSDP engine on PyTorch's FSDP2 (`strategy: fsdp2`, `fully_shard`).
+pub(crate) fn verl_fsdp2(plan: &Plan) -> bool {
+    plan.framework == Framework::Verl && plan.parallel.fsdp == crate::plan::Fsdp::Torch
 }
 
 /// Whether the plan is VeRL's FSDP engine accumulating its gradients unsharded
@@ -454,15 +467,24 @@ pub(super) fn verl_casts_to_compute(plan: &Plan) -> bool {
 /// used for backward computation": PyTorch `_post_forward_reshard`,
 /// torch/distributed/fsdp/_runtime_utils.py); the decoder layers' gathered copies, two at a time,
 /// are counted with the buffers. Not while the engine generates ([`rl_phases`]).
+///
+/// FSDP2 (`strategy: fsdp2`) shards an untied embedding and head as units of their own
+/// (`_select_fsdp2_wrap_targets`, verl/utils/fsdp_utils.py at verl 0.9.1), the root keeping the final
+/// norm: the embedding's copy is freed once its forward is done, and the head's is live at the
+/// loss, the step's peak; a tied embedding stays in the root, as under FSDP1.
 pub(super) fn verl_compute_copy_bytes(plan: &Plan, summary: &model::Summary, params: u64) -> u64 {
     if !verl_casts_to_compute(plan) {
         return 0;
     }
+    let counts = &summary.counts;
+    // An untied model's head is counted apart (`counts.head`, 0 when tied).
+    let embedding = match verl_fsdp2(plan) && 0 < counts.head {
+        true => 0,
+        false => counts.embedding,
+    };
     let copied = match verl_keeps_parameters_whole(plan) {
         true => params,
-        false => {
-            summary.counts.embedding.saturating_add(summary.final_norm).saturating_add(summary.counts.head)
-        }
+        false => embedding.saturating_add(summary.final_norm).saturating_add(counts.head),
     };
     copied.saturating_mul(BF16_BYTES)
 }

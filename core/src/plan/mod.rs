@@ -263,9 +263,11 @@ wire_enum! {
 wire_enum! {
     /// Fully sharded data parallelism on the Megatron path (Megatron-LM `--use-megatron-fsdp
     /// --data-parallel-sharding-strategy …`, or PyTorch FSDP2 `--use-torch-fsdp2`), beside or instead
-    /// of the distributed optimizer.
+    /// of the distributed optimizer; on VeRL's FSDP engine, which FSDP it runs (`strategy: fsdp`,
+    /// PyTorch's `FullyShardedDataParallel`, or `fsdp2`, its `fully_shard`), sharded as
+    /// `parallel.zero_stage` says.
     Fsdp {
-        /// No FSDP: DDP, with the distributed optimizer if asked.
+        /// No FSDP: DDP, with the distributed optimizer if asked. On VeRL: FSDP1 (`strategy: fsdp`).
         None = "none",
         /// Megatron FSDP sharding the optimizer states (the distributed optimizer's memory).
         Optim = "optim",
@@ -274,6 +276,7 @@ wire_enum! {
         /// Megatron FSDP sharding optimizer states, gradients and parameters (ZeRO-3's memory).
         OptimGradsParams = "optim_grads_params",
         /// PyTorch FSDP2 (`fully_shard`): everything sharded; no PP, no EP, no distributed optimizer.
+        /// On VeRL: `strategy: fsdp2`, sharded as `parallel.zero_stage` says.
         Torch = "torch_fsdp2",
     }
 }

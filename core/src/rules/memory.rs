@@ -75,29 +75,24 @@ pub(super) fn megatron_optimizer(cx: &Ctx, acc: &mut Acc) {
 
 /// FSDP: which frameworks have which (Megatron-LM (core_v0.19.0) has Megatron FSDP and torch
 /// FSDP2; MindSpeed-LLM runs on core 0.12.1, whose parser has `--use-torch-fsdp2` but no
-/// `--use-megatron-fsdp`; MindSpeed-RL's actors neither; the HF path shards with ZeRO / FSDP of its
-/// own), and what torch FSDP2 excludes.
+/// `--use-megatron-fsdp`; MindSpeed-RL's actors neither; VeRL's FSDP engine runs PyTorch's FSDP1 or
+/// FSDP2 (`strategy: fsdp2`, verl/workers/engine/fsdp/transformer_impl.py at verl 0.9.1), never
+/// Megatron FSDP; DeepSpeed and LLaMA-Factory shard with ZeRO), and what torch FSDP2 excludes.
 pub(super) fn fsdp(cx: &Ctx, acc: &mut Acc) {
     use Severity::Error;
     let &Ctx { plan, arch, p, pp, ep, megatron, .. } = cx;
-    if p.fsdp != crate::plan::Fsdp::None {
-        let has = match plan.framework {
-            Framework::Megatron => true,
-            Framework::MindSpeedLlm => p.fsdp == crate::plan::Fsdp::Torch,
-            _ => false,
+    // Every framework offers `none`.
+    if !crate::choices::fsdp_offered(plan.framework).contains(&p.fsdp) {
+        let fix = match plan.framework {
+            Framework::MindSpeedLlm => Value::from("torch_fsdp2"),
+            _ => Value::from("none"),
         };
-        if !has {
-            let fix = match plan.framework {
-                Framework::MindSpeedLlm => Value::from("torch_fsdp2"),
-                _ => Value::from("none"),
-            };
-            acc.push(
-                Error,
-                Code::FsdpFramework,
-                &[("framework", plan.framework.wire().to_owned()), ("fsdp", p.fsdp.wire().to_owned())],
-                Some((Field::ParallelFsdp, fix)),
-            );
-        }
+        acc.push(
+            Error,
+            Code::FsdpFramework,
+            &[("framework", plan.framework.wire().to_owned()), ("fsdp", p.fsdp.wire().to_owned())],
+            Some((Field::ParallelFsdp, fix)),
+        );
     }
     if megatron && p.fsdp == crate::plan::Fsdp::Torch {
         // megatron/training/arguments.py `validate_args`: --use-torch-fsdp2 asserts PP 1, EP 1, no

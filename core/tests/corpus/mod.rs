@@ -369,6 +369,15 @@ pub fn generated() -> Vec<Entry> {
         ("grpo-zero2", "grpo", "qwen2.5-1.5b", "h100-sxm-80g", json!({"zero_stage": 2})),
         // Gradients reduced once an update (`use_no_sync_for_gradient_accumulation`), actor and critic.
         ("ppo-no-sync", "ppo", "qwen2.5-1.5b", "h100-sxm-80g", json!({"no_sync_accumulation": true})),
+        // PyTorch's FSDP2 (`strategy: fsdp2`), actor, reference and critic; at ZeRO-2 too.
+        ("ppo-fsdp2", "ppo", "qwen2.5-3b", "h100-sxm-80g", json!({"fsdp": "torch_fsdp2"})),
+        (
+            "grpo-fsdp2-zero2",
+            "grpo",
+            "qwen2.5-1.5b",
+            "h100-sxm-80g",
+            json!({"fsdp": "torch_fsdp2", "zero_stage": 2}),
+        ),
     ] {
         let mut par = json!({"zero_stage": 3});
         for (k, v) in extra.as_object().unwrap() {

@@ -154,6 +154,26 @@ fn long_verl_sequences_are_told_to_use_ulysses() {
     assert_eq!(ulysses.changes[0].field, "parallel.cp");
 }
 
+/// VeRL's FSDP engine on FSDP1, short of memory by less than its embeddings' bf16 copies, is offered
+/// FSDP2, which frees them after their forward (memory/states.rs): Qwen2.5-7B GRPO on 8 H100 at
+/// micro-batch 20 over 1,024 + 2,304 tokens peaks as it computes log-probabilities, holding the
+/// actor's and the reference's root units, each with the 152,064 × 3,584 embedding (config.json).
+#[test]
+fn verl_short_of_memory_is_offered_fsdp2() {
+    let plan = Plan::from_json(
+        r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "parallel": {"zero_stage": 3},
+            "rl": {"max_prompt_length": 1024, "max_response_length": 2304}, "batch": {"micro_batch": 20}}"#,
+    )
+    .unwrap();
+    assert!(!evaluate(&plan).memory.fits);
+    let advice = advice::advise(&plan);
+    let fsdp2 = advice.iter().find(|a| a.code == advice::Move::VerlFsdp2).expect("offered");
+    assert!(fsdp2.fits);
+    assert_eq!(fsdp2.peak_delta_bytes, -2 * 152_064 * 3_584 * 2);
+    assert_eq!(fsdp2.changes[0].field, "parallel.fsdp");
+    assert_eq!(fsdp2.changes[0].value, "torch_fsdp2");
+}
+
 /// A plan that does not fit is offered the moves that make it fit, and the ZeRO move goes straight
 /// to the lowest stage that fits (Llama-3.1-8B full SFT at ZeRO 1 on 8 × A100 40 GB: ZeRO 2 still
 /// does not fit, ZeRO 3 does).

@@ -413,22 +413,15 @@ fn what_is_not_understood_is_listed() {
     assert_eq!(got.file.parallel.tp, 2);
     assert!(got.file.parallel.sequence_parallel);
     assert_eq!(got.unknown, ["--my-flag"]);
-    // VeRL's FSDP engine on FSDP2: the engine is read, and the strategy listed as not kept, since
-    // the plan runs and writes `fsdp` (FSDP1), whose gradients accumulate in another dtype.
+    // VeRL's FSDP engine on FSDP2 is the plan's `torch_fsdp2`, read and kept; FSDP1 is its `none`.
     let overrides = "python3 -m verl.trainer.main_ppo algorithm.adv_estimator=grpo \\\n  actor_rollout_ref.actor.strategy=fsdp2 \\\n  trainer.n_gpus_per_node=8\n";
     let got = import(overrides, &base).unwrap();
     assert_eq!((got.kind, got.file.framework), (ConfigKind::Verl, trainplan_core::plan::Framework::Verl));
-    assert!(
-        got.unknown.iter().any(|k| k.starts_with("actor_rollout_ref.actor.strategy")),
-        "{:?}",
-        got.unknown
-    );
+    assert_eq!(got.file.parallel.fsdp, trainplan_core::plan::Fsdp::Torch);
+    assert!(!got.unknown.iter().any(|k| k.contains("strategy")), "{:?}", got.unknown);
     let got = import(&overrides.replace("fsdp2", "fsdp"), &base).unwrap();
-    assert!(
-        !got.unknown.iter().any(|k| k.starts_with("actor_rollout_ref.actor.strategy")),
-        "{:?}",
-        got.unknown
-    );
+    assert_eq!(got.file.parallel.fsdp, trainplan_core::plan::Fsdp::None);
+    assert!(!got.unknown.iter().any(|k| k.contains("strategy")), "{:?}", got.unknown);
     let json = r#"{"train_batch_size": 64, "zero_optimization": {"stage": 2}, "flops_profiler": {}}"#;
     let got = import(json, &base).unwrap();
     assert_eq!((got.file.parallel.zero_stage, got.file.batch.global_batch), (2, 64));

@@ -5,6 +5,7 @@
 use trainplan_core::memory::{self, StateBytes};
 use trainplan_core::model::Architecture;
 use trainplan_core::plan::{AttentionImpl, Framework, Plan, ZeroStage};
+use trainplan_core::report::Severity;
 use trainplan_core::{catalog, evaluate, hf, layout};
 
 const GB: f64 = 1e9;
@@ -537,6 +538,39 @@ fn verl_zero2_shards_its_fp32_parameters_and_gathers_them_in_bf16() {
     };
     assert_eq!(critic("rollout"), N * 4 / 8 + N * 4 / 8 + N * 8 / 8);
     assert_eq!(critic("update"), N * 4 / 8 + N * 2 + N * 4 / 8 + N * 8 / 8);
+}
+
+/// VeRL's FSDP engine on FSDP2 (`strategy: fsdp2`, the plan's `torch_fsdp2`) against FSDP1, Qwen2.5-7B
+/// GRPO over 8 H100 at ZeRO-3 (N = 7,615,616,512 parameters):
+/// - FSDP2 wraps an untied embedding as a unit of its own (`_select_fsdp2_wrap_targets`,
+///   verl/utils/fsdp_utils.py at verl 0.9.1), freed once its forward is done: the bf16 root copy
+///   lacks the embedding, 152,064 × 3,584 × 2 bytes;
+/// - under `no_sync` FSDP1 accumulates the whole model's gradients in bf16 and FSDP2 upcasts them
+///   to `reduce_dtype`, fp32 (`FSDPParam.to_accumulated_grad_if_needed`, torch 2.11.0): 2 and 4
+///   bytes a parameter beside the 4-byte shards.
+///
+/// A tied model (Qwen2.5-1.5B, `tie_word_embeddings: true`) keeps its embedding in the root under
+/// both.
+#[test]
+fn verl_fsdp2_frees_the_embedding_and_accumulates_in_fp32() {
+    const N: u64 = 7_615_616_512;
+    let stage = |model: &str, fsdp: &str, no_sync: bool| {
+        let plan = Plan::from_json(&format!(
+            r#"{{"model": "{model}", "framework": "verl", "method": "grpo",
+                "parallel": {{"zero_stage": 3, "fsdp": "{fsdp}", "no_sync_accumulation": {no_sync}}}}}"#
+        ))
+        .unwrap();
+        let report = evaluate(&plan);
+        assert!(report.findings.iter().all(|f| f.severity != Severity::Error), "{:?}", report.findings);
+        report.memory.stages[0].clone()
+    };
+    let (fsdp1, fsdp2) = (stage("qwen2.5-7b", "none", false), stage("qwen2.5-7b", "torch_fsdp2", false));
+    assert_eq!(fsdp1.weights - fsdp2.weights, 152_064 * 3_584 * 2);
+    assert_eq!((fsdp1.gradients, fsdp2.gradients), (N * 4 / 8, N * 4 / 8));
+    let (fsdp1, fsdp2) = (stage("qwen2.5-7b", "none", true), stage("qwen2.5-7b", "torch_fsdp2", true));
+    assert_eq!((fsdp1.gradients, fsdp2.gradients), (N * 4 / 8 + N * 2, N * 4 / 8 + N * 4));
+    let (tied1, tied2) = (stage("qwen2.5-1.5b", "none", false), stage("qwen2.5-1.5b", "torch_fsdp2", false));
+    assert_eq!(tied1.weights, tied2.weights);
 }
 
 /// An RL plan on VeRL whose rollout does not fit is offered VeRL's own offload, which takes the

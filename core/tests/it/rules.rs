@@ -328,6 +328,12 @@ const CASES: &[(&str, &str, &str)] = &[
         r#"{"model": "qwen2.5-0.5b", "framework": "deepspeed", "method": "sft-full", "parallel": {"fsdp": "optim_grads_params"}}"#,
         r#"{"model": "qwen2.5-0.5b", "framework": "megatron", "method": "pretrain", "parallel": {"fsdp": "optim_grads_params"}}"#,
     ),
+    // VeRL's FSDP engine runs PyTorch's FSDP1 or FSDP2 (`strategy: fsdp2`), never Megatron FSDP.
+    (
+        "fsdp.framework",
+        r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "parallel": {"fsdp": "optim_grads"}}"#,
+        r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "parallel": {"fsdp": "torch_fsdp2"}}"#,
+    ),
     // megatron/training/arguments.py: --use-torch-fsdp2 asserts PP 1.
     (
         "fsdp.torch",

@@ -218,6 +218,37 @@ async fn a_llamafactory_plan_shows_only_its_knobs() -> WebDriverResult<()> {
     page.driver.quit().await
 }
 
+/// VeRL's FSDP engine offers its FSDP1 (`none`) or FSDP2, not Megatron FSDP's shardings, and its
+/// launch file names the one chosen (`strategy`, actor and reference).
+#[tokio::test(flavor = "multi_thread")]
+async fn verl_runs_fsdp2_when_asked() -> WebDriverResult<()> {
+    let chromedriver = trainplan_e2e::Chromedriver::start();
+    let page = open(&chromedriver, 1280, 1000).await?;
+    page.wait_text("params-total", |t| !t.is_empty()).await?;
+    page.choose("framework-select", "verl").await?;
+    page.choose("method-select", "grpo").await?;
+    page.wait_text("launch-text", |t| t.contains("actor_rollout_ref.actor.strategy=fsdp ")).await?;
+    let offered = "return [...document.querySelectorAll(\"[data-testid='fsdp-select'] option\")]
+        .filter((o) => !o.hidden).map((o) => o.value);";
+    let shown = page.driver.execute(offered, vec![]).await?.json().clone();
+    assert_eq!(shown, serde_json::json!(["none", "torch_fsdp2"]));
+    page.choose("fsdp-select", "torch_fsdp2").await?;
+    page.wait_text("launch-text", |t| t.contains("actor_rollout_ref.actor.strategy=fsdp2 ")).await?;
+    page.scroll_to("fsdp-select").await?;
+    page.screenshot("en-verl-fsdp2").await?;
+    page.click("lang-switch").await?;
+    page.wait_text("lang-switch", |t| t == "English").await?;
+    page.scroll_to("fsdp-select").await?;
+    // The results scrolled into view are laid out and painted in the next frames (`content-visibility`).
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    page.screenshot("zh-verl-fsdp2").await?;
+    // Megatron-LM offers all of them.
+    page.choose("framework-select", "megatron").await?;
+    let shown = page.driver.execute(offered, vec![]).await?.json().clone();
+    assert_eq!(shown.as_array().map(Vec::len), Some(5), "{shown}");
+    page.driver.quit().await
+}
+
 /// VeRL's Megatron engine takes Megatron's sizes and VeRL's offload, not DeepSpeed's ZeRO, and its
 /// launch file is the Megatron engine's config with those sizes.
 #[tokio::test(flavor = "multi_thread")]

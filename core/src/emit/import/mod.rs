@@ -30,7 +30,7 @@ use super::flags::{self, FlagError, Table};
 use crate::Plan;
 use crate::model::Family;
 use crate::plan::{
-    AttentionImpl, CpAlgo, Framework, HardwareField, LaunchFile, Method, ModelField, PipelineSchedule,
+    AttentionImpl, CpAlgo, Framework, Fsdp, HardwareField, LaunchFile, Method, ModelField, PipelineSchedule,
     PlanFile, Precision, RecomputeGranularity, RecomputeMethod, TargetsField,
 };
 

@@ -135,17 +135,9 @@ pub(super) fn verl(text: &str, file: &mut PlanFile) -> Result<Reading, ImportErr
             }
             "actor_rollout_ref.actor.strategy" => match v {
                 "megatron" => file.framework = Framework::VerlMegatron,
-                "fsdp" => file.framework = Framework::Verl,
-                // The FSDP engine on PyTorch's FSDP2 (`fully_shard`). The plan runs and writes
-                // `fsdp`, VeRL's default (verl/trainer/config/actor/dp_actor.yaml at verl 0.9.1),
-                // whose bytes differ where gradients accumulate under `no_sync`: FSDP2 keeps them
-                // in `reduce_dtype` (fp32 in VeRL), FSDP1 in the parameters' dtype
-                // (`MixedPrecisionPolicy`, torch/distributed/fsdp/_fully_shard/_fsdp_api.py). So the
-                // engine is read and the key listed as not kept.
-                "fsdp2" => {
-                    file.framework = Framework::Verl;
-                    r.rest.push((key.to_owned(), v.to_owned()));
-                }
+                "fsdp" => (file.framework, file.parallel.fsdp) = (Framework::Verl, Fsdp::None),
+                // The FSDP engine on PyTorch's FSDP2 (`fully_shard`): the plan's `torch_fsdp2`.
+                "fsdp2" => (file.framework, file.parallel.fsdp) = (Framework::Verl, Fsdp::Torch),
                 _ => r.rest.push((key.to_owned(), v.to_owned())),
             },
             k if k.starts_with("actor_rollout_ref.actor.megatron.") => {

@@ -65,6 +65,7 @@ python3 -m verl.trainer.main_ppo \
     critic.ppo_micro_batch_size_per_gpu=2 \
     critic.use_dynamic_bsz=False \
     critic.ppo_max_token_len_per_gpu=16384 \
+    critic.strategy=fsdp \
     critic.ulysses_sequence_parallel_size=2 \
     critic.fsdp.param_offload=True \
     critic.fsdp.optimizer_offload=True \
