@@ -22,6 +22,8 @@ pub(super) fn verl(text: &str, file: &mut PlanFile) -> Result<Reading, ImportErr
     let (mut unsharded, mut resharded) = (false, true);
     // The critic's Megatron sizes, which the plan takes from the actor's: kept to compare after.
     let mut critic_megatron: Vec<(String, String)> = Vec::new();
+    // The other models' engines (`strategy`), which the plan runs as the actor's: compared after.
+    let mut engines: Vec<(String, String)> = Vec::new();
     for w in words(text) {
         let Some((key, value)) = w.split_once('=') else { continue };
         if !key.contains('.') {
@@ -148,6 +150,12 @@ pub(super) fn verl(text: &str, file: &mut PlanFile) -> Result<Reading, ImportErr
             // The reference offloaded but for its pass, as the plan runs it.
             "actor_rollout_ref.ref.megatron.param_offload" if flag(v) => {}
             k if k.starts_with("critic.megatron.") => critic_megatron.push((k.to_owned(), v.to_owned())),
+            // VeRL's FSDP2 recipe names every model's engine (its docs/perf/perf_tuning.rst: "set
+            // actor_rollout_ref.ref.strategy=fsdp2 actor_rollout_ref.actor.strategy=fsdp2
+            // critic.strategy=fsdp2 reward_model.strategy=fsdp2").
+            "actor_rollout_ref.ref.strategy" | "critic.strategy" | "reward_model.strategy" => {
+                engines.push((key.to_owned(), v.to_owned()))
+            }
             "trainer.n_gpus_per_node" => file.cluster.devices_per_node = Some(num(key, v)?),
             "trainer.nnodes" => file.cluster.nodes = num(key, v)?,
             k => r.rest.push((k.to_owned(), v.to_owned())),
@@ -165,6 +173,12 @@ pub(super) fn verl(text: &str, file: &mut PlanFile) -> Result<Reading, ImportErr
             r.rest.push((key, v));
         }
     }
+    let actor = match (file.framework, file.parallel.fsdp) {
+        (Framework::VerlMegatron, _) => "megatron",
+        (_, Fsdp::Torch) => "fsdp2",
+        _ => "fsdp",
+    };
+    r.rest.extend(engines.into_iter().filter(|(_, v)| v != actor));
     file.parallel.zero_stage = match (unsharded, resharded) {
         (true, _) => 0,
         (false, false) => 2,
