@@ -422,10 +422,11 @@ fn what_is_not_understood_is_listed() {
     let got = import(&overrides.replace("fsdp2", "fsdp"), &base).unwrap();
     assert_eq!(got.file.parallel.fsdp, trainplan_core::plan::Fsdp::None);
     assert!(!got.unknown.iter().any(|k| k.contains("strategy")), "{:?}", got.unknown);
-    // VeRL's FSDP2 recipe names every model's engine: kept where it is the actor's, listed where not.
+    // Scripts for FSDP2 name every model's engine: kept where it is the actor's, listed where not.
     let recipe = overrides.replace(
         "trainer.n_gpus_per_node=8",
-        "actor_rollout_ref.ref.strategy=fsdp2 critic.strategy=fsdp2 reward_model.strategy=fsdp trainer.n_gpus_per_node=8",
+        "actor_rollout_ref.ref.strategy=fsdp2 actor_rollout_ref.actor.fsdp_config.strategy=fsdp2 \\\n  \
+         critic.strategy=fsdp2 reward_model.strategy=fsdp trainer.n_gpus_per_node=8",
     );
     let got = import(&recipe, &base).unwrap();
     assert_eq!(got.unknown, ["reward_model.strategy"]);

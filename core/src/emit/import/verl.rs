@@ -150,12 +150,13 @@ pub(super) fn verl(text: &str, file: &mut PlanFile) -> Result<Reading, ImportErr
             // The reference offloaded but for its pass, as the plan runs it.
             "actor_rollout_ref.ref.megatron.param_offload" if flag(v) => {}
             k if k.starts_with("critic.megatron.") => critic_megatron.push((k.to_owned(), v.to_owned())),
-            // VeRL's FSDP2 recipe names every model's engine (its docs/perf/perf_tuning.rst: "set
-            // actor_rollout_ref.ref.strategy=fsdp2 actor_rollout_ref.actor.strategy=fsdp2
-            // critic.strategy=fsdp2 reward_model.strategy=fsdp2").
-            "actor_rollout_ref.ref.strategy" | "critic.strategy" | "reward_model.strategy" => {
-                engines.push((key.to_owned(), v.to_owned()))
-            }
+            // Scripts for FSDP2 name every model's engine, and the actor engine's own key, which
+            // the actor's `strategy` overrides (`FSDPActorConfig.__post_init__`, verl 0.9.1
+            // verl/workers/config/actor.py; the reference takes the actor's, ref/ref.yaml).
+            "actor_rollout_ref.ref.strategy"
+            | "actor_rollout_ref.actor.fsdp_config.strategy"
+            | "critic.strategy"
+            | "reward_model.strategy" => engines.push((key.to_owned(), v.to_owned())),
             "trainer.n_gpus_per_node" => file.cluster.devices_per_node = Some(num(key, v)?),
             "trainer.nnodes" => file.cluster.nodes = num(key, v)?,
             k => r.rest.push((k.to_owned(), v.to_owned())),
