@@ -141,7 +141,7 @@ fn CustomFields(
             <TextField
                 label=Signal::derive(move || tr(label).to_owned())
                 testid=testid
-                value=Signal::derive(move || form.with(|f| get(&f.custom).clone()))
+                value=Memo::new(move |_| form.with(|f| get(&f.custom).clone()))
                 invalid=Signal::derive(move || bad.with(|b| b.contains(&FormField::Custom(which))))
                 message=Signal::derive(move || tr(Key::hw_bad_number).to_owned())
                 on_input=move |text| form.update(|f| set(&mut f.custom, text))

@@ -13,6 +13,7 @@ mod training;
 use leptos::prelude::*;
 use trainplan_core::Plan;
 use trainplan_core::knobs::{self, Knob};
+use trainplan_core::plan::{Framework, Method};
 use wasm_split_helpers::{SplitLoaderError, wasm_split};
 
 use crate::components::deferred::deferred;
@@ -37,6 +38,19 @@ pub struct FormCtx {
     pub bad: Signal<Vec<FormField>>,
     /// Whether the knobs the framework and method do not take are shown too (disabled).
     pub show_all: RwSignal<bool>,
+    /// What decides which knobs show, memoised: a keystroke in a number changes the form and the
+    /// plan but seldom this, so the many controls that read it are not run again for each one.
+    shape: Memo<Shape>,
+}
+
+/// The form's framework and method, the plan's device vendor (`None` while the plan is refused)
+/// and whether its model has experts.
+#[derive(Clone, Copy, PartialEq)]
+struct Shape {
+    framework: Framework,
+    method: Method,
+    vendor: Option<trainplan_core::hardware::Vendor>,
+    moe: bool,
 }
 
 impl FormCtx {
@@ -47,17 +61,22 @@ impl FormCtx {
 
     /// Whether the plan's model has experts.
     pub fn is_moe(self) -> bool {
-        self.plan.with(|p| p.as_ref().is_ok_and(|p| p.model.arch.moe.is_some()))
+        self.shape.with(|s| s.moe)
     }
 
     /// The plan's device vendor; `None` while the plan is refused.
     pub fn vendor(self) -> Option<trainplan_core::hardware::Vendor> {
-        self.plan.with(|p| p.as_ref().ok().map(|p| p.hardware.hw.vendor))
+        self.shape.with(|s| s.vendor)
+    }
+
+    /// The form's framework and method.
+    pub fn training(self) -> (Framework, Method) {
+        self.shape.with(|s| (s.framework, s.method))
     }
 
     /// Whether the form's framework and method take `knob` (`knobs::applies`).
     pub fn applies(self, knob: Knob) -> bool {
-        self.form.with(|f| knobs::applies(f.file.framework, f.file.method, knob).yes())
+        self.shape.with(|s| knobs::applies(s.framework, s.method, knob).yes())
     }
 }
 
@@ -70,9 +89,18 @@ pub fn PlanFormPanel(
     #[prop(into)]
     plan: Signal<Result<Plan, FormError>>,
 ) -> impl IntoView {
+    // Memoised, so each field's check runs again only when the refused fields change.
     let bad =
-        Signal::derive(move || plan.with(|p| p.as_ref().err().map(|e| e.fields.clone()).unwrap_or_default()));
-    let ctx = FormCtx { form, plan, bad, show_all: RwSignal::new(false) };
+        Memo::new(move |_| plan.with(|p| p.as_ref().err().map(|e| e.fields.clone()).unwrap_or_default()));
+    let shape = Memo::new(move |_| {
+        let (framework, method) = form.with(|f| (f.file.framework, f.file.method));
+        let (vendor, moe) = plan.with(|p| match p {
+            Ok(p) => (Some(p.hardware.hw.vendor), p.model.arch.moe.is_some()),
+            Err(_) => (None, false),
+        });
+        Shape { framework, method, vendor, moe }
+    });
+    let ctx = FormCtx { form, plan, bad: bad.into(), show_all: RwSignal::new(false), shape };
     view! {
         <div class="inputs">
             <ModelPicker form=form />

@@ -139,11 +139,15 @@ where
 fn knob_slot_erased(ctx: FormCtx, knob: Knob, control: Arc<dyn Fn() -> AnyView + Send + Sync>) -> AnyView {
     let lang = use_lang();
     let (form, show_all) = (ctx.form, ctx.show_all);
-    let applies = move || form.with(|f| knobs::applies(f.file.framework, f.file.method, knob));
+    // Read through the form's shape (`FormCtx::training`), which a keystroke in a number leaves.
+    let applies = move || {
+        let (framework, method) = ctx.training();
+        knobs::applies(framework, method, knob)
+    };
     // Off where it does not apply, or where its framework reads it on another vendor's devices only.
     let taken = move || {
-        let vendor = ctx.vendor();
-        form.with(|f| knobs::takes(f.file.framework, f.file.method, knob, vendor))
+        let ((framework, method), vendor) = (ctx.training(), ctx.vendor());
+        knobs::takes(framework, method, knob, vendor)
     };
     let why = move || {
         let lang = lang.get();

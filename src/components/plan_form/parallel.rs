@@ -23,7 +23,7 @@ pub fn ParallelSection(
     ctx: FormCtx,
 ) -> impl IntoView {
     let tr = use_tr();
-    let (form, show_all) = (ctx.form, ctx.show_all);
+    let show_all = ctx.show_all;
     // Every knob this section would show that the framework or method does not take: hidden
     // unless the switch is on. (The LoRA rank, the sequence length and the RL settings have
     // sections of their own; the MoE settings show for models with experts.)
@@ -31,23 +31,18 @@ pub fn ParallelSection(
         let moe = ctx.is_moe();
         // A knob read on another vendor's devices only is hidden too.
         let vendor = ctx.vendor();
-        form.with(|f| {
-            let (fw, m) = (f.file.framework, f.file.method);
-            Knob::ALL
-                .iter()
-                .filter(|&&k| {
-                    !matches!(
-                        k,
-                        Knob::LoraRank | Knob::SeqLen | Knob::MeanSeqLen | Knob::Rl | Knob::RlBlocking
-                    )
-                })
-                .filter(|&&k| moe || !k.path().starts_with("moe."))
-                .filter(|&&k| !knobs::takes(fw, m, k, vendor))
-                .count()
-        })
+        let (fw, m) = ctx.training();
+        Knob::ALL
+            .iter()
+            .filter(|&&k| {
+                !matches!(k, Knob::LoraRank | Knob::SeqLen | Knob::MeanSeqLen | Knob::Rl | Knob::RlBlocking)
+            })
+            .filter(|&&k| moe || !k.path().starts_with("moe."))
+            .filter(|&&k| !knobs::takes(fw, m, k, vendor))
+            .count()
     };
     let hidden_text = move || {
-        let framework = form.with(|f| f.file.framework.name());
+        let framework = ctx.training().0.name();
         fill(tr(Key::knobs_hidden), &[("n", &n_hidden().to_string()), ("framework", framework)])
     };
     view! {
@@ -137,7 +132,7 @@ fn ParallelKnobs(
             <TextField
                 label=Signal::derive(move || tr(Key::par_layout).to_owned())
                 testid="pipeline-layout-input"
-                value=Signal::derive(move || form.with(|f| f.file.parallel.pipeline_layout.clone()))
+                value=Memo::new(move |_| form.with(|f| f.file.parallel.pipeline_layout.clone()))
                 invalid=Signal::derive(move || ctx.is_bad(FormField::PipelineLayout))
                 message=Signal::derive(move || tr(Key::par_layout_bad).to_owned())
                 on_input=move |text: String| form.update(|f| f.file.parallel.pipeline_layout = text.trim().to_owned())
