@@ -95,7 +95,7 @@ mod settings;
 mod space;
 
 pub use parts::merge;
-use parts::{Share, assemble, fastest, in_space_order, pareto, share};
+use parts::{Share, assemble, fastest, in_space_order, pareto, space_in_parts};
 use settings::Knobs;
 use space::{Plans, space, walk_space};
 
@@ -117,15 +117,15 @@ pub fn search_on_threads(plan: &Plan, threads: usize) -> SearchResult {
     if threads <= 1 || cfg!(target_arch = "wasm32") {
         return search(plan);
     }
-    let all = space(plan);
     let threads = threads.min(64);
     let parts = u32::try_from(4 * threads).unwrap_or(u32::MAX);
+    let (all, shares) = space_in_parts(plan, parts);
     let next = AtomicU32::new(0);
     let tenth = Arc::new(AtomicU64::new(f64::INFINITY.to_bits()));
     let partials: Vec<Partial> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..threads)
             .map(|_| {
-                let (all, next, tenth) = (&all, &next, &tenth);
+                let (all, shares, next, tenth) = (&all, &shares, &next, &tenth);
                 scope.spawn(move || {
                     let mut done = Vec::new();
                     loop {
@@ -133,7 +133,9 @@ pub fn search_on_threads(plan: &Plan, threads: usize) -> SearchResult {
                         if parts <= part {
                             break done;
                         }
-                        let mut search = Search::of_share(plan, all, part, parts);
+                        let places = shares[part as usize].clone();
+                        let knobs = places.iter().map(|&i| all[i as usize]).collect();
+                        let mut search = Search::of(plan, knobs, places, all.len() as u64);
                         search.shared_tenth = Some(tenth.clone());
                         while !search.step(usize::MAX) {}
                         done.push(search.finish_part());
@@ -298,12 +300,6 @@ impl Search {
                 Search::of(plan, knobs, places, whole)
             }
         }
-    }
-
-    /// Part `part` of `parts` of `all`, the space of the search from `plan`.
-    fn of_share(plan: &Plan, all: &Plans, part: u32, parts: u32) -> Search {
-        let places = share(all, part, parts);
-        Search::of(plan, places.iter().map(|&i| all[i as usize]).collect(), places, all.len() as u64)
     }
 
     /// A search of the plans `space` from `plan`, at `places` in the whole space.

@@ -101,6 +101,7 @@ impl Plans {
         self.len
     }
 
+    #[cfg(test)]
     pub(super) fn iter(&self) -> impl Iterator<Item = &Knobs> {
         self.blocks.iter().flatten()
     }
