@@ -362,8 +362,8 @@ pub fn applies(framework: Framework, method: Method, knob: Knob) -> Applies {
         // (`should_sync_params`, megatron/core/optimizer/distrib_optimizer.py), and VeRL sends the
         // weights to its rollout engine after the update without a forward or a gather of its own
         // (it only registers `start_param_sync` as the forward's hook: `register_megatron_training_hooks`,
-        // verl/utils/megatron_utils.py at verl 0.9.1), so the rollout would get the shards of
-        // other ranks from before the update.
+        // verl/utils/megatron_utils.py at verl 0.9.1), so the rollout would get the parts other
+        // ranks updated as they were before the update.
         Knob::Schedule | Knob::OverlapParamGather | Knob::MoeOverlapEpComm => only(MEGATRON_FLAGS),
         // `--context-parallel-size` on the Megatron path; VeRL's FSDP actor splits sequences with
         // Ulysses (`ulysses_sequence_parallel_size`).
