@@ -315,12 +315,18 @@ fn trainer(plan: &Plan, estimator: &str) -> Vec<String> {
 /// verl/trainer/config/ref/ref.yaml): Megatron, or the FSDP engine on PyTorch's FSDP1 (`fsdp`,
 /// VeRL's default, verl/trainer/config/actor/dp_actor.yaml) or FSDP2 (`fsdp2`, the plan's
 /// `parallel.fsdp: torch_fsdp2`); the actor's and critic's configs hand it to their engines
-/// (`FSDPActorConfig.__post_init__`, verl/workers/config/actor.py).
+/// (`FSDPActorConfig.__post_init__`, verl/workers/config/actor.py). The importer compares the
+/// other models' engines with it.
 fn strategy(plan: &Plan) -> &'static str {
-    match (plan.framework, crate::memory::verl_fsdp2(plan)) {
+    strategy_of(plan.framework, plan.parallel.fsdp)
+}
+
+/// [`strategy`] of a VeRL plan file's `framework` and `fsdp`.
+pub(super) fn strategy_of(framework: Framework, fsdp: crate::plan::Fsdp) -> &'static str {
+    match (framework, fsdp) {
         (Framework::VerlMegatron, _) => "megatron",
-        (_, true) => "fsdp2",
-        (_, false) => "fsdp",
+        (_, crate::plan::Fsdp::Torch) => "fsdp2",
+        _ => "fsdp",
     }
 }
 

@@ -93,8 +93,25 @@ pub fn check(ctx: FormCtx, label: Key, testid: &'static str, get: ReadBool, set:
 /// in the user's language, chosen through `set`.
 pub fn enum_select<T: Copy + PartialEq + Send + Sync + 'static>(
     ctx: FormCtx,
-    (label, testid): (Key, &'static str),
+    label_testid: (Key, &'static str),
     all: &'static [T],
+    wire: fn(T) -> &'static str,
+    shown: fn(T, Lang) -> &'static str,
+    get: fn(&PlanFile) -> T,
+    set: fn(&mut PlanFile, T),
+) -> impl IntoView {
+    enum_select_among(ctx, label_testid, (all, None), wire, shown, get, set)
+}
+
+/// The values a picker offers for the plan file (the core's, as `choices::fsdp_offered` gives them).
+pub type Offered<T> = fn(&PlanFile) -> &'static [T];
+
+/// [`enum_select`] over `all`, offering only the values `offered` gives for the plan file where it is
+/// given: the others stay in the list, hidden, so a value a plan file sets is still shown as chosen.
+pub fn enum_select_among<T: Copy + PartialEq + Send + Sync + 'static>(
+    ctx: FormCtx,
+    (label, testid): (Key, &'static str),
+    (all, offered): (&'static [T], Option<Offered<T>>),
     wire: fn(T) -> &'static str,
     shown: fn(T, Lang) -> &'static str,
     get: fn(&PlanFile) -> T,
@@ -105,6 +122,7 @@ pub fn enum_select<T: Copy + PartialEq + Send + Sync + 'static>(
     let form = ctx.form;
     // The chosen value, memoised: each option's `selected` follows it, not every keystroke's form.
     let chosen = Memo::new(move |_| form.with(|f| get(&f.file)));
+    let offered = offered.map(|of| Memo::new(move |_| form.with(|f| of(&f.file))));
     view! {
         <label class="field">
             <span>{move || wrappable(tr(label))}</span>
@@ -115,7 +133,11 @@ pub fn enum_select<T: Copy + PartialEq + Send + Sync + 'static>(
                 }
             }>
                 {all.iter().map(|&k| view! {
-                    <option value=wire(k) selected=move || chosen.get() == k>
+                    <option
+                        value=wire(k)
+                        selected=move || chosen.get() == k
+                        hidden=move || offered.is_some_and(|o| !o.get().contains(&k))
+                    >
                         {move || shown(k, lang.get())}
                     </option>
                 }).collect_view()}

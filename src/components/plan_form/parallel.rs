@@ -7,10 +7,10 @@ use trainplan_core::knobs::{self, Knob};
 use trainplan_core::plan::{CpAlgo, Fsdp, PipelineSchedule};
 
 use super::FormCtx;
-use super::controls::{ReadBool, WriteBool, check, enum_select, knob_slot, number};
+use super::controls::{ReadBool, WriteBool, check, enum_select, enum_select_among, knob_slot, number};
 use super::moe::MoeKnobs;
 use super::recompute::RecomputeKnobs;
-use crate::components::{TextField, use_lang, use_tr, wrappable};
+use crate::components::{TextField, use_tr};
 use crate::form::{FormField, NumField};
 use crate::i18n::{Key, fill};
 use crate::messages;
@@ -126,7 +126,19 @@ fn ParallelKnobs(
         )
     };
     let splits_sequence = move || ctx.plan.with(|p| p.as_ref().is_ok_and(|p| 1 < p.parallel.cp.get()));
-    let fsdp = move || fsdp_select(ctx);
+    // The choices the plan's framework has (`choices::fsdp_offered`); rule fsdp.framework names one a
+    // plan file sets.
+    let fsdp = move || {
+        enum_select_among(
+            ctx,
+            (Key::par_fsdp, "fsdp-select"),
+            (Fsdp::ALL, Some(|f| choices::fsdp_offered(f.framework))),
+            Fsdp::wire,
+            |k, lang| messages::fsdp_choice(lang, k),
+            |f| f.parallel.fsdp,
+            |f, k| f.parallel.fsdp = k,
+        )
+    };
     let layout = move || {
         view! {
             <TextField
@@ -172,33 +184,5 @@ fn ParallelKnobs(
             {knob_slot(ctx, Knob::PipelineLayout, layout)}
             {slot_number(Knob::MtpLayers, Key::mtp_layers, "mtp-layers-input", NumField::MtpLayers)}
         </div>
-    }
-}
-
-/// The FSDP picker: the choices the plan's framework has (`choices::fsdp_offered`), the others
-/// hidden (rule fsdp.framework names one a plan file sets).
-fn fsdp_select(ctx: FormCtx) -> impl IntoView {
-    let (tr, lang, form) = (use_tr(), use_lang(), ctx.form);
-    let chosen = Memo::new(move |_| form.with(|f| f.file.parallel.fsdp));
-    let offered = Memo::new(move |_| form.with(|f| choices::fsdp_offered(f.file.framework)));
-    view! {
-        <label class="field">
-            <span>{move || wrappable(tr(Key::par_fsdp))}</span>
-            <select data-testid="fsdp-select" on:change=move |ev| {
-                if let Some(k) = Fsdp::from_wire(&event_target_value(&ev)) {
-                    form.update(|f| f.file.parallel.fsdp = k);
-                }
-            }>
-                {Fsdp::ALL.iter().map(|&k| view! {
-                    <option
-                        value=k.wire()
-                        selected=move || chosen.get() == k
-                        hidden=move || !offered.get().contains(&k)
-                    >
-                        {move || messages::fsdp_choice(lang.get(), k)}
-                    </option>
-                }).collect_view()}
-            </select>
-        </label>
     }
 }

@@ -174,11 +174,7 @@ pub(super) fn verl(text: &str, file: &mut PlanFile) -> Result<Reading, ImportErr
             r.rest.push((key, v));
         }
     }
-    let actor = match (file.framework, file.parallel.fsdp) {
-        (Framework::VerlMegatron, _) => "megatron",
-        (_, Fsdp::Torch) => "fsdp2",
-        _ => "fsdp",
-    };
+    let actor = crate::emit::verl::strategy_of(file.framework, file.parallel.fsdp);
     r.rest.extend(engines.into_iter().filter(|(_, v)| v != actor));
     file.parallel.zero_stage = match (unsharded, resharded) {
         (true, _) => 0,
