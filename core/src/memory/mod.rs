@@ -675,9 +675,17 @@ pub fn swaps_optimizer(plan: &Plan) -> bool {
 }
 
 /// Host memory each node needs for what is offloaded or swapped: optimizer states (and ZeRO-3
-/// parameters) of all its devices, pinned. DeepSpeed's estimator multiplies by 1.5 for buffers
-/// (`estimate_zero3_model_states_mem_needs`, `additional_buffer_factor`).
+/// parameters) of all its devices, pinned, DeepSpeed's estimator multiplying by 1.5 for buffers
+/// (`estimate_zero3_model_states_mem_needs`, `additional_buffer_factor`); and the fp32 shards of a
+/// VeRL reference model ([`verl_reference_on_host`]).
 fn host_bytes_per_node(ctx: &Ctx) -> u64 {
+    let devices = u64::from(ctx.plan.cluster.devices_per_node.get());
+    let reference = verl_reference_host_bytes(ctx.plan, ctx.summary.counts.total(), ctx.dp * ctx.cp);
+    reference.saturating_mul(devices).saturating_add(offloaded_states_host_bytes(ctx))
+}
+
+/// [`host_bytes_per_node`]'s offloaded and swapped states.
+fn offloaded_states_host_bytes(ctx: &Ctx) -> u64 {
     let p = &ctx.plan.parallel;
     let swapped = swaps_optimizer(ctx.plan);
     if !p.offload_optimizer && !p.offload_params && !swapped {

@@ -114,15 +114,19 @@ pub(super) fn rl_phases(ctx: &Ctx, stages: &[StageMemory]) -> Vec<PhaseMemory> {
             .saturating_add(unless(stage.optimizer_bytes, optimizer_out)),
             _ => 0,
         };
-        // The reference model: frozen bf16 weights, sharded as the actor's; with LoRA it is the
+        // The reference model: frozen weights, sharded as the actor's; with LoRA it is the
         // actor's own base with the adapters disabled (VeRL `ref_in_actor` when lora_rank > 0).
-        // Both launch files keep it on the host but for its log-probabilities: VeRL's offloads it
-        // (`ref.fsdp_config.param_offload=True`), and its engine loads the weights for that pass
-        // and offloads them after (verl 0.9.1 `BaseEngineCtx._context_switch`,
-        // verl/workers/engine/base.py); MindSpeed-RL's integrated worker loads and offloads its
-        // reference around `compute_ref_log_prob` (mindspeed_rl/workers/integrated_worker.py).
-        let offloaded_reference = phase != "log_prob";
-        let reference = if plan.rl.lora || offloaded_reference { 0 } else { stage.weights_bytes };
+        // Every launch file keeps it on the host but for its log-probabilities. VeRL's FSDP engine
+        // keeps its shards there even then, the units FSDP keeps gathered after a forward alone
+        // on the device ([`verl_reference_on_host`]). VeRL's Megatron engine loads its weights for
+        // that pass and offloads them after (`megatron.param_offload=True`, verl 0.9.1
+        // `BaseEngineCtx._context_switch`, verl/workers/engine/base.py), and MindSpeed-RL's
+        // integrated worker around `compute_ref_log_prob` (mindspeed_rl/workers/integrated_worker.py).
+        let reference = match phase {
+            _ if plan.rl.lora || phase != "log_prob" => 0,
+            _ if verl_reference_on_host(plan) => verl_compute_copy_bytes(plan, ctx.summary, stage.params),
+            _ => stage.weights_bytes,
+        };
         // MindSpeed-RL's launch file offloads the actor's parameters, gradients and optimizer
         // states while the engine generates (`generate_config.offload_train_param`, `_grad`,
         // `_optimizer`: `MegatronShardingManager.enter_infer_mode`), and between updates keeps

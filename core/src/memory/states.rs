@@ -489,6 +489,42 @@ pub(super) fn verl_compute_copy_bytes(plan: &Plan, summary: &model::Summary, par
     copied.saturating_mul(BF16_BYTES)
 }
 
+/// Whether VeRL's FSDP engine keeps the RL plan's reference model on the host. A forward-only
+/// engine (the reference's `forward_only: True`, verl/trainer/config/ref/dp_ref.yaml at verl 0.9.1)
+/// wraps its model in FSDP's own CPU offload whatever `param_offload` says: FSDP1's
+/// `CPUOffload(offload_params=True)`, FSDP2's `CPUOffloadPolicy(pin_memory=True)`
+/// (`FSDPEngine._build_fsdp_module`, verl/workers/engine/fsdp/transformer_impl.py), which also
+/// turns the engine's own offload off, so its `to` moves nothing. Its fp32 shards
+/// (`model_dtype: fp32`) stay on the host; each unit's shard comes to the device for the unit's
+/// forward and its gathered copy is freed after, but for the units FSDP keeps gathered after a
+/// forward, the same the actor's keeps ([`verl_compute_copy_bytes`]). A LoRA plan's reference is
+/// the actor's own base with the adapters off (`ref_in_actor`).
+pub(crate) fn verl_reference_on_host(plan: &Plan) -> bool {
+    plan.framework == Framework::Verl && matches!(plan.method, Method::Grpo | Method::Ppo) && !plan.rl.lora
+}
+
+/// The host bytes the reference's fp32 shards take per device ([`verl_reference_on_host`]) for a
+/// model of `params` parameters sharded over `dp_cp` devices (VeRL's FSDP mesh spans the Ulysses
+/// groups; at ZeRO-0, `fsdp_size=1`, every device holds the whole model); 0 for any other plan.
+pub(crate) fn verl_reference_host_bytes(plan: &Plan, params: u64, dp_cp: u64) -> u64 {
+    if !verl_reference_on_host(plan) {
+        return 0;
+    }
+    let shards = if plan.parallel.zero_stage.get() == 0 { 1 } else { dp_cp.max(1) };
+    params.saturating_mul(FP32_BYTES) / shards
+}
+
+/// The bytes the reference's forwards bring over the host link in a step of `microbatches`
+/// ([`verl_reference_on_host`]): every unit's fp32 shard for every micro-batch. FSDP1 copies a
+/// unit's shard in before each forward even where the unit is still gathered, as the root is
+/// (`FlatParamHandle.pre_unshard` → `_use_low_precision_shard`, torch/distributed/fsdp/_flat_param.py
+/// at torch 2.11.0); FSDP2 skips its root's own (a final norm, or a tied embedding), which this
+/// counts. VeRL pull request 7182 (2026) reports such reference forwards 40–70 times as long as the
+/// actor's for a 4B model.
+pub(crate) fn verl_reference_streamed_bytes(plan: &Plan, params: u64, dp_cp: u64, microbatches: u64) -> f64 {
+    verl_reference_host_bytes(plan, params, dp_cp) as f64 * microbatches as f64
+}
+
 /// The part of a VeRL FSDP stage's weights that is its compute-dtype copy (at ZeRO-1/2 the whole
 /// model, at ZeRO-3 and 0 the root unit's embedding, final norm and head, 2 bytes each): freed
 /// between passes, so not what its offload moves.

@@ -451,6 +451,9 @@ struct Ctx<'a> {
     mindspeed: bool,
     /// Whether the plan trains by RL (GRPO, PPO): generation first, every response trained on.
     rl: bool,
+    /// RL: the seconds a step's reference forwards take to bring their weights from the host,
+    /// where the reference lives there (VeRL's FSDP engine, [`rl::reference_stream_seconds`]).
+    reference_stream_seconds: f64,
     /// LLaMA-Factory's and VeRL's HF modules, eager: their elementwise traffic ([`HfEager`]), `None`
     /// elsewhere.
     hf_eager: Option<HfEager>,
@@ -508,6 +511,7 @@ impl<'a> Ctx<'a> {
             fp8: plan.precision.low_precision() && hw.has_fp8(),
             mindspeed: matches!(plan.framework, Framework::MindSpeedLlm | Framework::MindSpeedRl),
             rl,
+            reference_stream_seconds: rl::reference_stream_seconds(plan, mem),
             hf_eager: HfEager::of(plan, mem),
             tp: tp as f64,
             cp: cp as f64,
@@ -600,7 +604,7 @@ fn step_bound(ctx: &Ctx, makespan_bound: f64, rollout: f64) -> f64 {
 /// `DPOModel` runs the reference beside the policy); none otherwise.
 fn scoring_seconds(ctx: &Ctx, makespan: f64) -> f64 {
     match (ctx.rl, ctx.dpo) {
-        (true, _) => rl::log_prob_seconds(makespan),
+        (true, _) => rl::log_prob_seconds(makespan, ctx.reference_stream_seconds),
         (false, true) => makespan / 3.0,
         (false, false) => 0.0,
     }

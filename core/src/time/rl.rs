@@ -1,8 +1,9 @@
 //! RL's phases before the actor's update: generating the responses in the rollout engine and
 //! scoring them (log-probabilities under the actor and the reference).
 
-use super::{Ctx, HBM_EFF, gemm_efficiency};
+use super::{Ctx, HBM_EFF, HOST_LINK_BYTES_PER_SECOND, gemm_efficiency};
 use crate::memory;
+use crate::plan::Plan;
 
 /// RL's generation, per step (VeRL's `ActorRolloutRefWorker` phases): every device group of
 /// `rollout_tp` runs an engine; each engine prefills its prompts (2 · N_active FLOPs per token,
@@ -67,10 +68,26 @@ pub(super) fn rollout_seconds(ctx: &Ctx, mem: &memory::Memory) -> f64 {
 }
 
 /// Scoring the responses: a forward pass of the actor and of the reference over every response,
-/// each about a third of the update's pipeline time without recomputation. It grows with the
-/// update's makespan, so a bound on that bounds it.
-pub(super) fn log_prob_seconds(update_makespan: f64) -> f64 {
-    2.0 * update_makespan / 3.0
+/// each about a third of the update's pipeline time without recomputation, the reference's no
+/// shorter than bringing its weights from the host where they live there (`reference_stream`
+/// seconds: [`reference_stream_seconds`]; FSDP copies the next unit's shard on a stream of its own
+/// while the one before computes, so the longer of the two counts). It grows with the update's
+/// makespan, so a bound on that bounds it.
+pub(super) fn log_prob_seconds(update_makespan: f64, reference_stream: f64) -> f64 {
+    let forward = update_makespan / 3.0;
+    forward + forward.max(reference_stream)
+}
+
+/// The seconds a step's reference forwards spend bringing the reference's fp32 shards over the
+/// host link, where VeRL's FSDP engine keeps them on the host
+/// ([`memory::verl_reference_streamed_bytes`]): the reference scores every response in the
+/// actor's micro-batches (`ref.log_prob_micro_batch_size_per_gpu`, `log_prob_max_token_len_per_gpu`
+/// as the launch file sets them). 0 for any other plan.
+pub(super) fn reference_stream_seconds(plan: &Plan, mem: &memory::Memory) -> f64 {
+    let params = mem.stages.first().map_or(0, |s| s.params);
+    let dp_cp = mem.dp.saturating_mul(mem.layout.cp);
+    memory::verl_reference_streamed_bytes(plan, params, dp_cp, mem.n_microbatches)
+        / HOST_LINK_BYTES_PER_SECOND
 }
 
 /// The weights one engine reads from memory per decode step, bf16, over all its devices. A dense

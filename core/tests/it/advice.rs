@@ -156,13 +156,13 @@ fn long_verl_sequences_are_told_to_use_ulysses() {
 
 /// VeRL's FSDP engine on FSDP1, short of memory by less than its embeddings' bf16 copies, is offered
 /// FSDP2, which frees them after their forward (memory/states.rs): Qwen2.5-7B GRPO on 8 H100 at
-/// micro-batch 20 over 1,024 + 2,304 tokens peaks as it computes log-probabilities, holding the
+/// micro-batch 20 over 1,024 + 2,560 tokens peaks as it computes log-probabilities, holding the
 /// actor's and the reference's root units, each with the 152,064 × 3,584 embedding (config.json).
 #[test]
 fn verl_short_of_memory_is_offered_fsdp2() {
     let plan = Plan::from_json(
         r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "parallel": {"zero_stage": 3},
-            "rl": {"max_prompt_length": 1024, "max_response_length": 2304}, "batch": {"micro_batch": 20}}"#,
+            "rl": {"max_prompt_length": 1024, "max_response_length": 2560}, "batch": {"micro_batch": 20}}"#,
     )
     .unwrap();
     assert!(!evaluate(&plan).memory.fits);

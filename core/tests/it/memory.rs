@@ -388,14 +388,17 @@ fn rl_reports_each_phase() {
 /// config.json: `vocab_size`, `hidden_size`, `tie_word_embeddings: false`), 2 bytes each.
 const QWEN25_7B_ROOT_COPY: u64 = (2 * 152_064 * 3_584 + 3_584) * 2;
 
-/// Both RL launch files keep the reference on the host but for its log-probabilities: VeRL's
-/// (`ref.fsdp_config.param_offload=True`; verl 0.9.1 `BaseEngineCtx._context_switch` loads the
-/// weights on entering eval mode and offloads them on leaving it) and MindSpeed-RL's integrated
-/// worker (onloaded and offloaded around `compute_ref_log_prob`). MindSpeed-RL's file also offloads
-/// the actor's parameters and optimizer states while the engine generates, and its optimizer states
-/// between updates (`offload_train_param`, `offload_train_optimizer`, `offload_train_grad`:
-/// `MegatronShardingManager`). So the reference is a part of the log-prob phase alone, as large as
-/// the actor's weights, and MindSpeed-RL's rollout holds the engine without the actor.
+/// Both RL launch files keep the reference on the host but for its log-probabilities. VeRL's FSDP
+/// engine keeps it there even then: a forward-only engine wraps its model in FSDP's CPU offload
+/// (verl 0.9.1 `FSDPEngine._build_fsdp_module`: `CPUOffload(offload_params=True)` when
+/// `forward_only`), so each unit's shard comes in for its forward and only the units FSDP keeps
+/// gathered after a forward stay: at ZeRO-3 the root's, the embedding, final norm and head in bf16
+/// (`_post_forward_reshard` does not free the root's). MindSpeed-RL's integrated worker onloads the
+/// whole reference around `compute_ref_log_prob`, as large as the actor's weights, and its file also
+/// offloads the actor's parameters and optimizer states while the engine generates, and its
+/// optimizer states between updates (`offload_train_param`, `offload_train_optimizer`,
+/// `offload_train_grad`: `MegatronShardingManager`). So the reference is a part of the log-prob
+/// phase alone, and MindSpeed-RL's rollout holds the engine without the actor.
 #[test]
 fn rl_launch_files_offload_what_each_phase_does_not_use() {
     let phases = |framework: &str, hardware: &str| {
@@ -418,7 +421,7 @@ fn rl_launch_files_offload_what_each_phase_does_not_use() {
     let (w, o, verl) = phases("verl", "h100-sxm-80g");
     assert!(0 < w && 0 < o);
     // The rollout holds the actor's shards without the root's bf16 copy, which only its passes use.
-    assert_eq!(verl, [[0, w - QWEN25_7B_ROOT_COPY, o], [w, w, o], [0, w, o]]);
+    assert_eq!(verl, [[0, w - QWEN25_7B_ROOT_COPY, o], [QWEN25_7B_ROOT_COPY, w, o], [0, w, o]]);
     let (w, o, mindspeed) = phases("mindspeed-rl", "ascend-910b2");
     assert_eq!(mindspeed, [[0, 0, 0], [w, w, 0], [0, w, o]]);
 }
@@ -470,7 +473,9 @@ fn verl_offload_leaves_the_update_its_states() {
 /// verl/trainer/config/engine/fsdp.yaml; `_build_module`, verl/workers/engine/fsdp/transformer_impl.py):
 /// 4-byte weights that are their own master copy, 4-byte gradients, AdamW's two 4-byte moments,
 /// against DeepSpeed's 2 + 2 + 12 on the same ZeRO-3 shards (LLaMA-Factory). The rollout holds the
-/// weights and moments, 12 bytes a parameter's shard, not 14; the reference, built alike, 4.
+/// weights and moments, 12 bytes a parameter's shard, not 14. The reference, built alike, keeps its
+/// 4-byte shards on the host (`forward_only`, FSDP's CPU offload): 7,615,616,512 × 4 ÷ 8 bytes for
+/// each device, 8 a node.
 #[test]
 fn verl_fsdp_keeps_fp32_shards() {
     let stage = |framework: &str, method: &str| {
@@ -494,7 +499,8 @@ fn verl_fsdp_keeps_fp32_shards() {
         let parts = &verl.phases.iter().find(|p| p.phase == phase).unwrap().parts;
         parts.iter().find(|x| x.part == name).map_or(0, |x| x.bytes)
     };
-    assert_eq!(part("log_prob", "reference"), v.weights);
+    assert_eq!(part("log_prob", "reference"), QWEN25_7B_ROOT_COPY);
+    assert_eq!(verl.host_bytes_per_node, 7_615_616_512 * 4 / 8 * 8);
     assert_eq!(part("rollout", "weights") + part("rollout", "optimizer"), shards + v.optimizer);
 }
 

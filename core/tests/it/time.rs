@@ -191,6 +191,46 @@ fn rl_steps_add_generation_and_scoring() {
     assert!(1024.0 * 2.0 * 7.6e9 / 4.8e12 < single.breakdown.rollout_seconds);
 }
 
+/// VeRL's FSDP engine keeps the reference's fp32 shards on the host (a forward-only engine wraps
+/// its model in FSDP's CPU offload: verl 0.9.1 `FSDPEngine._build_fsdp_module`), so each of the
+/// reference's forwards copies every unit's shard in (`FlatParamHandle.pre_unshard`); the forward
+/// is no shorter than the copies. Qwen2.5-7B GRPO on 8 H100 at ZeRO-0 (`fsdp_size=1`: each device
+/// the whole model): 7,615,616,512 parameters (the HF checkpoint's count), 4 bytes each, for 1,024
+/// prompts × 5 responses ÷ 8 devices ÷ 16 a micro-batch = 40 micro-batches (the plan's defaults),
+/// over the host link: longer than the forward itself, the update's pipeline ÷ 3 (docs/time.md,
+/// "RL"), which the actor's scoring takes. At ZeRO-3 the copies are an eighth as long, and still
+/// longer.
+#[test]
+fn verl_reference_forwards_wait_on_their_weights_from_the_host() {
+    const N: f64 = 7_615_616_512.0;
+    let time = |zero: u32| {
+        let text = format!(
+            r#"{{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "parallel": {{"zero_stage": {zero}}}}}"#
+        );
+        evaluate(&Plan::from_json(&text).unwrap()).time
+    };
+    let copies = |shards: f64| 4.0 * N * 40.0 / shards / trainplan_core::time::HOST_LINK_BYTES_PER_SECOND;
+    let forward = |t: &trainplan_core::report::TimeReport| {
+        let b = &t.breakdown;
+        let makespan = t.step_seconds
+            - b.rollout_seconds
+            - b.log_prob_seconds
+            - b.dp_comm_seconds
+            - b.optimizer_seconds
+            - b.offload_seconds;
+        makespan / 3.0
+    };
+    let whole = time(0);
+    let (f, s) = (forward(&whole), copies(1.0));
+    assert!(f < s, "the copies ({s} s) outlast the forward ({f} s)");
+    let log_prob = whole.breakdown.log_prob_seconds;
+    assert!((log_prob / (f + s) - 1.0).abs() < 1e-9, "{log_prob} against {f} + {s}");
+    let sharded = time(3);
+    let (f, s) = (forward(&sharded), copies(8.0));
+    assert!(f < s, "{s} {f}");
+    assert!((sharded.breakdown.log_prob_seconds / (f + s) - 1.0).abs() < 1e-9);
+}
+
 #[test]
 fn a_rollout_engine_short_of_kv_cache_decodes_in_more_waves() {
     // Qwen2.5-32B GRPO on VeRL, 8 H100, rollout TP 2: 64 prompts × 5 responses over 4 engines = 80
