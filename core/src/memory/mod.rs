@@ -485,10 +485,14 @@ fn estimate_from(plan: &Plan, facts: &ModelFacts, previous: Option<&Memory>) -> 
     let rollout = matches!(plan.method, Method::Grpo | Method::Ppo)
         .then(|| rollout_memory_of(plan, &ctx.summary.counts));
     let peak_bytes = phases.iter().map(|p| p.total).max().unwrap_or(0).max(worst_stage);
-    // Offloaded activations wait in pinned host memory, one micro-batch's per device.
-    let offloaded_per_node = offloaded.saturating_mul(u64::from(plan.cluster.devices_per_node.get()));
+    // Offloaded activations wait in pinned host memory, one micro-batch's per device; so does a
+    // VeRL Megatron reference between its passes, the fullest stage's weights for every device.
+    let devices_per_node = u64::from(plan.cluster.devices_per_node.get());
+    let offloaded_per_node = offloaded.saturating_mul(devices_per_node);
     Memory {
-        host_bytes_per_node: host_bytes_per_node(&ctx).saturating_add(offloaded_per_node),
+        host_bytes_per_node: host_bytes_per_node(&ctx)
+            .saturating_add(offloaded_per_node)
+            .saturating_add(verl_reference_switched_bytes(plan, &stages).saturating_mul(devices_per_node)),
         stages,
         phases,
         rollout,

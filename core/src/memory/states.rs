@@ -525,6 +525,21 @@ pub(crate) fn verl_reference_streamed_bytes(plan: &Plan, params: u64, dp_cp: u64
     verl_reference_host_bytes(plan, params, dp_cp) as f64 * microbatches as f64
 }
 
+/// The reference's 16-bit weights VeRL's Megatron engine moves whole between the host and the
+/// fullest of `stages` around the reference's pass (`megatron.param_offload=True`, as the launch
+/// file sets it: `BaseEngineCtx._context_switch`, verl/workers/engine/base.py at verl 0.9.1), kept
+/// in pinned host memory between (`offload_megatron_model_to_cpu`, verl/utils/megatron_utils.py);
+/// 0 for any other plan. A LoRA plan's reference is the actor's own base.
+pub(crate) fn verl_reference_switched_bytes(plan: &Plan, stages: &[StageMemory]) -> u64 {
+    let switched = plan.framework == Framework::VerlMegatron
+        && matches!(plan.method, Method::Grpo | Method::Ppo)
+        && !plan.rl.lora;
+    match switched {
+        true => stages.iter().map(|s| s.weights_bytes).max().unwrap_or(0),
+        false => 0,
+    }
+}
+
 /// The part of a VeRL FSDP stage's weights that is its compute-dtype copy (at ZeRO-1/2 the whole
 /// model, at ZeRO-3 and 0 the root unit's embedding, final norm and head, 2 bytes each): freed
 /// between passes, so not what its offload moves.

@@ -454,6 +454,9 @@ struct Ctx<'a> {
     /// RL: the seconds a step's reference forwards take to bring their weights from the host,
     /// where the reference lives there (VeRL's FSDP engine, [`rl::reference_stream_seconds`]).
     reference_stream_seconds: f64,
+    /// RL: the seconds a step takes to move the reference's weights in and out around its pass
+    /// (VeRL's Megatron engine, [`rl::reference_switch_seconds`]).
+    reference_switch_seconds: f64,
     /// LLaMA-Factory's and VeRL's HF modules, eager: their elementwise traffic ([`HfEager`]), `None`
     /// elsewhere.
     hf_eager: Option<HfEager>,
@@ -512,6 +515,7 @@ impl<'a> Ctx<'a> {
             mindspeed: matches!(plan.framework, Framework::MindSpeedLlm | Framework::MindSpeedRl),
             rl,
             reference_stream_seconds: rl::reference_stream_seconds(plan, mem),
+            reference_switch_seconds: rl::reference_switch_seconds(plan, mem),
             hf_eager: HfEager::of(plan, mem),
             tp: tp as f64,
             cp: cp as f64,
@@ -604,7 +608,9 @@ fn step_bound(ctx: &Ctx, makespan_bound: f64, rollout: f64) -> f64 {
 /// `DPOModel` runs the reference beside the policy); none otherwise.
 fn scoring_seconds(ctx: &Ctx, makespan: f64) -> f64 {
     match (ctx.rl, ctx.dpo) {
-        (true, _) => rl::log_prob_seconds(makespan, ctx.reference_stream_seconds),
+        (true, _) => {
+            rl::log_prob_seconds(makespan, ctx.reference_stream_seconds, ctx.reference_switch_seconds)
+        }
         (false, true) => makespan / 3.0,
         (false, false) => 0.0,
     }

@@ -71,11 +71,12 @@ pub(super) fn rollout_seconds(ctx: &Ctx, mem: &memory::Memory) -> f64 {
 /// each about a third of the update's pipeline time without recomputation, the reference's no
 /// shorter than bringing its weights from the host where they live there (`reference_stream`
 /// seconds: [`reference_stream_seconds`]; FSDP copies the next unit's shard on a stream of its own
-/// while the one before computes, so the longer of the two counts). It grows with the update's
-/// makespan, so a bound on that bounds it.
-pub(super) fn log_prob_seconds(update_makespan: f64, reference_stream: f64) -> f64 {
+/// while the one before computes, so the longer of the two counts), and after moving its weights
+/// in and out around the pass where they are offloaded whole (`reference_switch` seconds:
+/// [`reference_switch_seconds`]). It grows with the update's makespan, so a bound on that bounds it.
+pub(super) fn log_prob_seconds(update_makespan: f64, reference_stream: f64, reference_switch: f64) -> f64 {
     let forward = update_makespan / 3.0;
-    forward + forward.max(reference_stream)
+    forward + forward.max(reference_stream) + reference_switch
 }
 
 /// The seconds a step's reference forwards spend bringing the reference's fp32 shards over the
@@ -88,6 +89,16 @@ pub(super) fn reference_stream_seconds(plan: &Plan, mem: &memory::Memory) -> f64
     let dp_cp = mem.dp.saturating_mul(mem.layout.cp);
     memory::verl_reference_streamed_bytes(plan, params, dp_cp, mem.n_microbatches)
         / HOST_LINK_BYTES_PER_SECOND
+}
+
+/// The seconds a step spends moving the reference's weights in before its pass and out after,
+/// where VeRL's Megatron engine offloads them whole between passes (`megatron.param_offload=True`
+/// in the launch file; `BaseEngineCtx._context_switch`, verl/workers/engine/base.py, and
+/// `load_megatron_model_to_gpu` / `offload_megatron_model_to_cpu` over pinned buffers,
+/// verl/utils/megatron_utils.py at verl 0.9.1): the fullest stage's 16-bit weights each way over
+/// the host link, the pass waiting on them. 0 for any other plan.
+pub(super) fn reference_switch_seconds(plan: &Plan, mem: &memory::Memory) -> f64 {
+    memory::verl_reference_switched_bytes(plan, &mem.stages) as f64 * 2.0 / HOST_LINK_BYTES_PER_SECOND
 }
 
 /// The weights one engine reads from memory per decode step, bf16, over all its devices. A dense

@@ -231,6 +231,35 @@ fn verl_reference_forwards_wait_on_their_weights_from_the_host() {
     assert!((sharded.breakdown.log_prob_seconds / (f + s) - 1.0).abs() < 1e-9);
 }
 
+/// VeRL's Megatron engine offloads the reference's weights whole between its passes
+/// (`megatron.param_offload=True` in the launch file; `BaseEngineCtx._context_switch` loads them
+/// before the pass and offloads them after, verl 0.9.1), so the log-probabilities wait on the
+/// device's 16-bit weights crossing the host link twice, beside the actor's and the reference's
+/// forwards (two thirds of the update's pipeline, docs/time.md "RL"), and the host keeps them,
+/// pinned, for each device. Qwen2.5-7B GRPO at TP 2 on 8 H100.
+#[test]
+fn verl_megatron_moves_the_reference_in_and_out_around_its_pass() {
+    let report = evaluate(
+        &Plan::from_json(
+            r#"{"model": "qwen2.5-7b", "framework": "verl-megatron", "method": "grpo", "parallel": {"tp": 2}}"#,
+        )
+        .unwrap(),
+    );
+    let (t, b) = (&report.time, &report.time.breakdown);
+    let makespan = t.step_seconds
+        - b.rollout_seconds
+        - b.log_prob_seconds
+        - b.dp_comm_seconds
+        - b.optimizer_seconds
+        - b.offload_seconds;
+    let weights = report.memory.stages[0].weights as f64;
+    let switch = 2.0 * weights / trainplan_core::time::HOST_LINK_BYTES_PER_SECOND;
+    assert!(0.1 < switch);
+    let expected = 2.0 * makespan / 3.0 + switch;
+    assert!((b.log_prob_seconds / expected - 1.0).abs() < 1e-9, "{} against {expected}", b.log_prob_seconds);
+    assert_eq!(report.memory.host_bytes_per_node, report.memory.stages[0].weights * 8);
+}
+
 #[test]
 fn a_rollout_engine_short_of_kv_cache_decodes_in_more_waves() {
     // Qwen2.5-32B GRPO on VeRL, 8 H100, rollout TP 2: 64 prompts × 5 responses over 4 engines = 80
