@@ -191,6 +191,17 @@ fn rl_steps_add_generation_and_scoring() {
     assert!(1024.0 * 2.0 * 7.6e9 / 4.8e12 < single.breakdown.rollout_seconds);
 }
 
+/// An RL step's update pipeline: the step without its rollout, scoring and tail.
+fn rl_update_makespan(t: &trainplan_core::report::TimeReport) -> f64 {
+    let b = &t.breakdown;
+    t.step_seconds
+        - b.rollout_seconds
+        - b.log_prob_seconds
+        - b.dp_comm_seconds
+        - b.optimizer_seconds
+        - b.offload_seconds
+}
+
 /// VeRL's FSDP engine keeps the reference's fp32 shards on the host (a forward-only engine wraps
 /// its model in FSDP's CPU offload: verl 0.9.1 `FSDPEngine._build_fsdp_module`), so each of the
 /// reference's forwards copies every unit's shard in (`FlatParamHandle.pre_unshard`); the forward
@@ -210,16 +221,7 @@ fn verl_reference_forwards_wait_on_their_weights_from_the_host() {
         evaluate(&Plan::from_json(&text).unwrap()).time
     };
     let copies = |shards: f64| 4.0 * N * 40.0 / shards / trainplan_core::time::HOST_LINK_BYTES_PER_SECOND;
-    let forward = |t: &trainplan_core::report::TimeReport| {
-        let b = &t.breakdown;
-        let makespan = t.step_seconds
-            - b.rollout_seconds
-            - b.log_prob_seconds
-            - b.dp_comm_seconds
-            - b.optimizer_seconds
-            - b.offload_seconds;
-        makespan / 3.0
-    };
+    let forward = |t: &trainplan_core::report::TimeReport| rl_update_makespan(t) / 3.0;
     let whole = time(0);
     let (f, s) = (forward(&whole), copies(1.0));
     assert!(f < s, "the copies ({s} s) outlast the forward ({f} s)");
@@ -245,13 +247,7 @@ fn verl_megatron_moves_the_reference_in_and_out_around_its_pass() {
         )
         .unwrap(),
     );
-    let (t, b) = (&report.time, &report.time.breakdown);
-    let makespan = t.step_seconds
-        - b.rollout_seconds
-        - b.log_prob_seconds
-        - b.dp_comm_seconds
-        - b.optimizer_seconds
-        - b.offload_seconds;
+    let (makespan, b) = (rl_update_makespan(&report.time), &report.time.breakdown);
     let weights = report.memory.stages[0].weights as f64;
     let switch = 2.0 * weights / trainplan_core::time::HOST_LINK_BYTES_PER_SECOND;
     assert!(0.1 < switch);
