@@ -103,8 +103,36 @@ pub(super) fn step_tail(
             + match plan.framework.is_verl() && (p.offload_params || p.offload_optimizer) {
                 true => verl_offload_seconds(ctx, mem),
                 false => 0.0,
+            }
+            + match plan.framework == crate::plan::Framework::MindSpeedRl {
+                true => mindspeed_rl_offload_seconds(ctx, mem),
+                false => 0.0,
             },
     }
+}
+
+/// MindSpeed-RL's offload, once a step, as its launch file asks (`offload_train_param`,
+/// `offload_train_optimizer`, `offload_train_grad`) and `MegatronShardingManager` runs it
+/// (mindspeed_rl/workers/resharding/megatron_sharding_manager.py, MindSpeed-RL 05a90d7): the
+/// parameters go out while the engine generates (`enter_infer_mode`), come in for the
+/// log-probabilities (`enter_forward_mode`), and, unless the reference shares the actor's backbone
+/// (LoRA, `share_backbone`), go out after them and come in again for the update
+/// (`exit_forward_mode`, `enter_train_mode`); the optimizer states come in for the update and go
+/// out after it (`exit_train_mode`); the gradients are dropped and remade, never copied
+/// (`swap_tensors_to_host(…, copy_data=False)`, megatron_off_loader.py). The integrated worker
+/// brings the reference in for its log-probabilities and sends it out after
+/// (`compute_ref_log_prob`, mindspeed_rl/workers/integrated_worker.py). Each the busiest stage's
+/// bytes over the host link; the host copies are pageable (`torch.empty_like(…, device='cpu')`),
+/// which move slower than the pinned rate counted here.
+#[cold]
+#[inline(never)]
+fn mindspeed_rl_offload_seconds(ctx: &Ctx, mem: &memory::Memory) -> f64 {
+    let shared_backbone = ctx.plan.trains_lora();
+    let most =
+        |bytes: fn(&memory::StageMemory) -> u64| mem.stages.iter().map(bytes).max().unwrap_or(0) as f64;
+    let (weights, optimizer) = (most(|s| s.weights_bytes), most(|s| s.optimizer_bytes));
+    let (param_moves, reference_moves) = if shared_backbone { (2.0, 0.0) } else { (4.0, 2.0) };
+    ((param_moves + reference_moves) * weights + 2.0 * optimizer) / HOST_LINK_BYTES_PER_SECOND
 }
 
 /// VeRL's offload, once a step: the parameters come in for the log-probabilities and go out, and

@@ -256,6 +256,33 @@ fn verl_megatron_moves_the_reference_in_and_out_around_its_pass() {
     assert_eq!(report.memory.host_bytes_per_node, report.memory.stages[0].weights * 8);
 }
 
+/// MindSpeed-RL's launch file offloads the actor's states around the engine's generation
+/// (`offload_train_param`, `offload_train_optimizer`, `offload_train_grad`), and its
+/// `MegatronShardingManager` moves them once a step: the parameters out for the rollout, in for the
+/// log-probabilities, out after them and in for the update; the optimizer states in for the update
+/// and out after; the gradients dropped and remade, not copied; and the integrated worker brings
+/// the reference in and out around its log-probabilities (MindSpeed-RL 05a90d7). Six moves of the
+/// 16-bit weights and two of the optimizer states over the host link. With LoRA the reference
+/// shares the actor's backbone (`share_backbone`): two moves of the weights, none of a reference.
+#[test]
+fn mindspeed_rl_moves_its_states_over_the_host_link_once_a_step() {
+    for (lora, weight_moves) in [(false, 6.0), (true, 2.0)] {
+        let report = evaluate(
+            &Plan::from_json(&format!(
+                r#"{{"model": "qwen2.5-7b", "framework": "mindspeed-rl", "method": "grpo", "hardware": "ascend-910b2",
+                    "cluster": {{"nodes": 2}}, "rl": {{"lora": {lora}}}}}"#
+            ))
+            .unwrap(),
+        );
+        let stage = report.memory.stages.iter().max_by_key(|s| s.weights).unwrap();
+        let moved = weight_moves * stage.weights as f64 + 2.0 * stage.optimizer as f64;
+        let expected = moved / trainplan_core::time::HOST_LINK_BYTES_PER_SECOND;
+        let offload = report.time.breakdown.offload_seconds;
+        assert!(0.1 < expected, "{expected}");
+        assert!((offload / expected - 1.0).abs() < 1e-9, "LoRA {lora}: {offload} against {expected}");
+    }
+}
+
 #[test]
 fn a_rollout_engine_short_of_kv_cache_decodes_in_more_waves() {
     // Qwen2.5-32B GRPO on VeRL, 8 H100, rollout TP 2: 64 prompts × 5 responses over 4 engines = 80
