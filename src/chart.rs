@@ -35,7 +35,7 @@ pub mod palette {
     pub const SILVER: Rgb = (0xc5, 0xce, 0xd6);
     /// The reference model; RL scoring (log-probabilities).
     pub const PURPLE: Rgb = (0x8e, 0x6b, 0xb8);
-    /// The critic.
+    /// The critic; its values and update.
     pub const BRICK: Rgb = (0xc0, 0x50, 0x4d);
     /// The rollout engine; RL generation.
     pub const TEAL: Rgb = (0x3a, 0x9e, 0x9a);
@@ -546,7 +546,14 @@ pub fn timeline_chart(timeline: StepTimeline) -> TimelineChart {
     let of = |wanted: &[StepPart]| -> Vec<PartSpan> {
         timeline.parts.iter().filter(|p| wanted.contains(&p.part)).copied().collect()
     };
-    let tail = [StepPart::Pipeline, StepPart::GradientSync, StepPart::Optimizer, StepPart::Offload];
+    // PPO's critic trains before the actor, on the same devices: the update's lane holds both.
+    let tail = [
+        StepPart::Critic,
+        StepPart::Pipeline,
+        StepPart::GradientSync,
+        StepPart::Optimizer,
+        StepPart::Offload,
+    ];
     let has = |part: StepPart| timeline.parts.iter().any(|p| p.part == part);
     let lanes = lane_labels(has(StepPart::Rollout), has(StepPart::LogProb), timeline.n_ranks)
         .map(|label| {
@@ -596,6 +603,7 @@ pub fn part_rgb(part: StepPart) -> Rgb {
     match part {
         StepPart::Rollout => palette::TEAL,
         StepPart::LogProb => palette::PURPLE,
+        StepPart::Critic => palette::BRICK,
         StepPart::Pipeline => palette::STEEL,
         StepPart::GradientSync => palette::GOLD,
         StepPart::Optimizer => palette::SLATE,
@@ -758,6 +766,8 @@ pub enum Cause {
     Rollout,
     /// RL scoring.
     LogProb,
+    /// PPO's critic: its values and its update.
+    Critic,
 }
 
 impl Cause {
@@ -774,6 +784,7 @@ impl Cause {
             Cause::Offload => palette::SILVER,
             Cause::Rollout => palette::TEAL,
             Cause::LogProb => palette::PURPLE,
+            Cause::Critic => palette::BRICK,
         }
     }
 }
@@ -806,6 +817,7 @@ pub fn breakdown(b: &trainplan_core::report::BreakdownReport) -> Vec<CauseBar> {
         (Cause::Offload, b.offload_seconds),
         (Cause::Rollout, b.rollout_seconds),
         (Cause::LogProb, b.log_prob_seconds),
+        (Cause::Critic, b.critic_seconds),
     ];
     let shown = |s: f64| s.is_finite() && 0.0 < s;
     let total: f64 = all.iter().map(|a| a.1).filter(|s| shown(*s)).sum();

@@ -34,6 +34,7 @@ fn cause_key(cause: Cause) -> Key {
         Cause::Offload => Key::bd_offload,
         Cause::Rollout => Key::bd_rollout,
         Cause::LogProb => Key::bd_log_prob,
+        Cause::Critic => Key::bd_critic,
     }
 }
 

@@ -99,6 +99,7 @@ fn part_key(part: StepPart) -> Key {
     match part {
         StepPart::Rollout => Key::bd_rollout,
         StepPart::LogProb => Key::bd_log_prob,
+        StepPart::Critic => Key::bd_critic,
         StepPart::Pipeline => Key::tl_part_pipeline,
         StepPart::GradientSync => Key::bd_dp,
         StepPart::Optimizer => Key::bd_optimizer,
@@ -111,6 +112,7 @@ fn part_id(part: StepPart) -> &'static str {
     match part {
         StepPart::Rollout => "rollout",
         StepPart::LogProb => "log_prob",
+        StepPart::Critic => "critic",
         StepPart::Pipeline => "pipeline",
         StepPart::GradientSync => "gradient_sync",
         StepPart::Optimizer => "optimizer",

@@ -317,6 +317,7 @@ impl StepTime {
         let steps = [
             (StepPart::Rollout, b.rollout_seconds),
             (StepPart::LogProb, b.log_prob_seconds),
+            (StepPart::Critic, b.critic_seconds),
             (StepPart::Pipeline, p.makespan_seconds),
             (StepPart::GradientSync, p.gradient_sync_seconds),
             (StepPart::Optimizer, b.optimizer_seconds),
@@ -390,6 +391,8 @@ pub enum StepPart {
     Rollout,
     /// RL: the actor's and the reference's log-probabilities of the responses.
     LogProb,
+    /// PPO: the critic's values of the responses and its update.
+    Critic,
     /// The training pipeline's forward and backward passes (with RL, the actor's update).
     Pipeline,
     /// Data-parallel gradient reduction not hidden behind the backward.
@@ -430,6 +433,8 @@ pub struct Breakdown {
     /// RL: log-probabilities of the responses under the actor and the reference; DPO: under the
     /// frozen reference.
     pub log_prob_seconds: f64,
+    /// PPO: the critic's values of the responses and its update ([`rl::critic_seconds`]).
+    pub critic_seconds: f64,
 }
 
 /// What every phase of the estimate reads: the plan (its effective settings), the device, and the
@@ -451,6 +456,8 @@ struct Ctx<'a> {
     mindspeed: bool,
     /// Whether the plan trains by RL (GRPO, PPO): generation first, every response trained on.
     rl: bool,
+    /// Whether the plan trains by PPO: a critic trained beside the actor ([`rl::critic_seconds`]).
+    ppo: bool,
     /// RL: the seconds a step's reference forwards take to bring their weights from the host,
     /// where the reference lives there (VeRL's FSDP engine, [`rl::reference_stream_seconds`]).
     reference_stream_seconds: f64,
@@ -514,6 +521,7 @@ impl<'a> Ctx<'a> {
             fp8: plan.precision.low_precision() && hw.has_fp8(),
             mindspeed: matches!(plan.framework, Framework::MindSpeedLlm | Framework::MindSpeedRl),
             rl,
+            ppo: plan.method == Method::Ppo,
             reference_stream_seconds: rl::reference_stream_seconds(plan, mem),
             reference_switch_seconds: rl::reference_switch_seconds(plan, mem),
             hf_eager: HfEager::of(plan, mem),
@@ -598,7 +606,19 @@ fn layer_bound(ctx: &Ctx, mem: &memory::Memory, m: u32) -> f64 {
 /// A step no shorter than a pipeline of `makespan_bound` seconds, with RL after its `rollout` and
 /// the scoring such a pipeline implies ([`rl::log_prob_seconds`] grows with the makespan).
 fn step_bound(ctx: &Ctx, makespan_bound: f64, rollout: f64) -> f64 {
-    makespan_bound + rollout + scoring_seconds(ctx, makespan_bound)
+    makespan_bound
+        + rollout
+        + scoring_seconds(ctx, makespan_bound)
+        + rl::critic_seconds(ctx, makespan_bound, 0.0, makespan_bound)
+}
+
+/// What PPO's critic adds after its update's pipeline: the update's gradient reduction and optimizer
+/// step, as the actor's, and the host moves where VeRL offloads it as the actor (the launch file
+/// gives `critic.fsdp.param_offload` and `optimizer_offload` the actor's values); MindSpeed-RL's
+/// sharding manager moves the actor's states alone (`tail.rs`).
+fn critic_tail(ctx: &Ctx, tail: &tail::StepTail) -> f64 {
+    let offload = if ctx.plan.framework.is_verl() { tail.offload_seconds } else { 0.0 };
+    tail.dp_seconds + tail.optimizer_seconds + offload
 }
 
 /// The log-probability passes beside the training's pipeline of `makespan` seconds: RL's actor and
@@ -668,7 +688,13 @@ pub fn estimate_within(plan: &Plan, mem: &memory::Memory, limit_seconds: Option<
         let lower = makespan_bound
             + rollout_seconds
             + scoring_seconds(&ctx, scoring_basis(makespan_bound))
-            + tail_seconds;
+            + tail_seconds
+            + rl::critic_seconds(
+                &ctx,
+                makespan_bound,
+                critic_tail(&ctx, &tail),
+                scoring_basis(makespan_bound),
+            );
         if rules_out(limit, lower) {
             return None;
         }
@@ -677,12 +703,15 @@ pub fn estimate_within(plan: &Plan, mem: &memory::Memory, limit_seconds: Option<
     let shape = pipeline_makespan(schedule_kind, m, &costs, slowest);
     let makespan = shape.makespan_seconds;
     let log_prob_seconds = scoring_seconds(&ctx, scoring_basis(makespan));
+    let critic_seconds =
+        rl::critic_seconds(&ctx, makespan, critic_tail(&ctx, &tail), scoring_basis(makespan));
     let step_seconds = makespan
         + tail.dp_seconds
         + tail.optimizer_seconds
         + tail.offload_seconds
         + rollout_seconds
-        + log_prob_seconds;
+        + log_prob_seconds
+        + critic_seconds;
     let n_devices = plan.cluster.n_devices() as f64;
     // Every device's micro-batches, each of `micro_batch` sequences: a sample is a prompt, a
     // response, or DPO's pair of two; the tokens are every sequence's.
@@ -696,6 +725,7 @@ pub fn estimate_within(plan: &Plan, mem: &memory::Memory, limit_seconds: Option<
     let breakdown = Breakdown {
         rollout_seconds,
         log_prob_seconds,
+        critic_seconds,
         ..pipeline_breakdown(
             &costs,
             (busiest, slowest),

@@ -79,6 +79,23 @@ pub(super) fn log_prob_seconds(update_makespan: f64, reference_stream: f64, refe
     forward + forward.max(reference_stream) + reference_switch
 }
 
+/// PPO's critic, a value model of the actor's size trained on the same devices (docs/memory.md,
+/// "RL"), once a step beside the actor: its values, a forward over every response (a scoring
+/// forward, a third of `scoring_basis`), then its update, the actor's again (`update_makespan`, and
+/// `update_tail`: the update's gradient reduction, optimizer step and host moves). VeRL runs
+/// `_compute_values` after the log-probabilities and `_update_critic` before `_update_actor`
+/// (`RayPPOTrainer.fit`, verl/trainer/ppo/ray_trainer.py at verl 0.9.1); MindSpeed-RL its critic
+/// worker's `compute_values` and `update_critic` (mindspeed_rl/trainer/ppo_trainer_hybrid.py at
+/// 05a90d7); neither overlaps them with the actor's work. Its value head, one output, is lighter
+/// than the actor's vocabulary head counted here: an overstatement of the head's share. 0 but
+/// for PPO.
+pub(super) fn critic_seconds(ctx: &Ctx, update_makespan: f64, update_tail: f64, scoring_basis: f64) -> f64 {
+    match ctx.ppo {
+        true => scoring_basis / 3.0 + update_makespan + update_tail,
+        false => 0.0,
+    }
+}
+
 /// The seconds a step's reference forwards spend bringing the reference's fp32 shards over the
 /// host link, where VeRL's FSDP engine keeps them on the host
 /// ([`memory::verl_reference_streamed_bytes`]): the reference scores every response in the

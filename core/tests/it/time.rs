@@ -191,15 +191,53 @@ fn rl_steps_add_generation_and_scoring() {
     assert!(1024.0 * 2.0 * 7.6e9 / 4.8e12 < single.breakdown.rollout_seconds);
 }
 
-/// An RL step's update pipeline: the step without its rollout, scoring and tail.
+/// An RL step's update pipeline: the step without its rollout, scoring, PPO's critic and tail.
 fn rl_update_makespan(t: &trainplan_core::report::TimeReport) -> f64 {
     let b = &t.breakdown;
     t.step_seconds
         - b.rollout_seconds
         - b.log_prob_seconds
+        - b.critic_seconds
         - b.dp_comm_seconds
         - b.optimizer_seconds
         - b.offload_seconds
+}
+
+/// PPO trains a critic of the actor's size on the same devices, one after the other: VeRL runs
+/// `_compute_values` after the log-probabilities and `_update_critic` before `_update_actor`
+/// (`RayPPOTrainer.fit`, verl 0.9.1); MindSpeed-RL its critic worker's `compute_values` and
+/// `update_critic`. So a PPO step is the same plan's GRPO step and the critic's: a forward over
+/// every response (a third of the update's pipeline, as a scoring forward) and the actor's update
+/// again, its pipeline, gradient reduction and optimizer step.
+#[test]
+fn ppo_trains_its_critic_beside_the_actor() {
+    for (framework, hardware, parallel) in
+        [("verl-megatron", "h100-sxm-80g", r#""tp": 2"#), ("mindspeed-rl", "ascend-910b2", r#""tp": 4"#)]
+    {
+        let time = |method: &str| {
+            let text = format!(
+                r#"{{"model": "qwen2.5-7b", "framework": "{framework}", "method": "{method}", "hardware": "{hardware}",
+                    "cluster": {{"nodes": 2}}, "parallel": {{{parallel}}}}}"#
+            );
+            evaluate(&Plan::from_json(&text).unwrap()).time
+        };
+        let (ppo, grpo) = (time("ppo"), time("grpo"));
+        let (makespan, b) = (rl_update_makespan(&ppo), &ppo.breakdown);
+        assert_eq!(grpo.breakdown.critic_seconds, 0.0);
+        let critic = makespan / 3.0 + makespan + b.dp_comm_seconds + b.optimizer_seconds;
+        assert!(0.0 < critic);
+        assert!(
+            (b.critic_seconds / critic - 1.0).abs() < 1e-9,
+            "{framework}: {} against {critic}",
+            b.critic_seconds
+        );
+        let added = ppo.step_seconds - grpo.step_seconds;
+        assert!(
+            (added / b.critic_seconds - 1.0).abs() < 1e-9,
+            "{framework}: {added} against {}",
+            b.critic_seconds
+        );
+    }
 }
 
 /// VeRL's FSDP engine keeps the reference's fp32 shards on the host (a forward-only engine wraps
