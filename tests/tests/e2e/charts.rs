@@ -265,6 +265,54 @@ async fn an_rl_plan_shows_rollout_log_prob_and_update_lanes() -> WebDriverResult
     page.driver.quit().await
 }
 
+/// PPO on VeRL trains a critic before the actor, on the same devices: the timeline's update lane
+/// starts with the critic's part, then the actor's pipeline, one after the other, the last ending at
+/// the step time; the breakdown has the critic's bar, in both languages.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_ppo_plan_shows_its_critic_before_the_actors_update() -> WebDriverResult<()> {
+    let chromedriver = Chromedriver::start();
+    let page = open(&chromedriver, 1280, 1100).await?;
+    page.wait_text("params-total", |t| !t.is_empty()).await?;
+    page.choose("framework-select", "verl").await?;
+    page.choose("method-select", "ppo").await?;
+    page.wait_text("memory-phases", |t| !t.is_empty()).await?;
+    page.open_chart_data().await?;
+    let script = "return [...document.querySelectorAll(\"[data-testid='timeline-lanes'] tbody tr\")]
+        .map(r => [r.dataset.lane, r.dataset.part, +r.dataset.startSeconds, +r.dataset.endSeconds]);";
+    let mut rows = Vec::new();
+    for _ in 0..100 {
+        rows = page.driver.execute(script, vec![]).await?.json().as_array().cloned().unwrap_or_default();
+        if rows.get(2).and_then(|r| r[1].as_str()) == Some("critic") {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let parts: Vec<(&str, &str)> =
+        rows.iter().filter_map(|r| Some((r[0].as_str()?, r[1].as_str()?))).collect();
+    assert_eq!(
+        &parts[..4],
+        [("rollout", "rollout"), ("log_prob", "log_prob"), ("update", "critic"), ("update", "pipeline")],
+        "{rows:?}"
+    );
+    let at = |i: usize, j: usize| rows[i][j].as_f64().unwrap_or(f64::NAN);
+    for i in 1..rows.len() {
+        assert_eq!(at(i - 1, 3), at(i, 2), "{rows:?}");
+    }
+    let whole = number(&page, "timeline-window", "data-step-seconds").await?;
+    assert!((at(rows.len() - 1, 3) - whole).abs() <= 1e-9 * whole);
+    assert!(page.text("time-breakdown").await?.contains("PPO critic"));
+    page.scroll_to("gantt-title").await?;
+    page.screenshot("en-timeline-ppo").await?;
+    page.scroll_to("breakdown-chart").await?;
+    page.screenshot("en-chart-breakdown-ppo").await?;
+    page.el("lang-switch").await?.click().await?;
+    page.wait_text("timeline-window", |t| t.starts_with("当前显示")).await?;
+    assert!(page.text("time-breakdown").await?.contains("PPO critic（估值与更新）"));
+    page.scroll_to("gantt-title").await?;
+    page.screenshot("zh-timeline-ppo").await?;
+    page.driver.quit().await
+}
+
 /// A timeline off screen is not redrawn per edit, and catches up when it comes into view: on a
 /// phone, where it lies far above the global batch, an edit there leaves it showing the old step
 /// until it is scrolled to, and then it shows the new one, the speed panel's.
