@@ -433,7 +433,8 @@ pub struct Breakdown {
     /// RL: log-probabilities of the responses under the actor and the reference; DPO: under the
     /// frozen reference.
     pub log_prob_seconds: f64,
-    /// PPO: the critic's values of the responses and its update ([`rl::critic_seconds`]).
+    /// PPO: the critic's values of the responses and its update, the actor's again (docs/time.md,
+    /// "RL").
     pub critic_seconds: f64,
 }
 
@@ -718,9 +719,14 @@ pub fn estimate_within(plan: &Plan, mem: &memory::Memory, limit_seconds: Option<
     let microbatches = f64::from(m) * mem.dp as f64;
     let samples = microbatches * ctx.micro_batch / memory::sequences_per_sample(plan.method) as f64;
     let tokens_per_step = microbatches * ctx.micro_batch * ctx.seq;
-    let model_flops_per_step = passes.model_flops_per_mb * ctx.tp * ctx.cp * microbatches;
-    let hardware_flops_per_step =
-        (passes.model_flops_per_mb + passes.recompute_flops_per_mb) * ctx.tp * ctx.cp * microbatches;
+    // PPO's critic trains the actor's passes again ([`rl::critic_seconds`]): its FLOPs count too.
+    let trained = if ctx.ppo { 2.0 } else { 1.0 };
+    let model_flops_per_step = trained * passes.model_flops_per_mb * ctx.tp * ctx.cp * microbatches;
+    let hardware_flops_per_step = trained
+        * (passes.model_flops_per_mb + passes.recompute_flops_per_mb)
+        * ctx.tp
+        * ctx.cp
+        * microbatches;
     let peak_all = ctx.peak * n_devices;
     let breakdown = Breakdown {
         rollout_seconds,

@@ -237,6 +237,8 @@ fn ppo_trains_its_critic_beside_the_actor() {
             "{framework}: {added} against {}",
             b.critic_seconds
         );
+        // The critic's training passes count in MFU as the actor's do.
+        assert!((ppo.model_flops_per_step / (2.0 * grpo.model_flops_per_step) - 1.0).abs() < 1e-12);
     }
 }
 
