@@ -4,7 +4,7 @@
 //! deciding them in its views.
 
 use crate::Plan;
-use crate::plan::{BudgetFile, Framework, Fsdp, Method, PlanFile};
+use crate::plan::{BudgetFile, Framework, Fsdp, Method, PlanFile, ZeroStage};
 
 /// Sets the plan file's framework. Choosing VeRL coming from another framework with ZeRO off
 /// (stage 0) sets ZeRO-3, the sharding VeRL's FSDP actor runs by default; any other stage the file
@@ -79,6 +79,28 @@ pub fn fsdp_offered(framework: Framework) -> &'static [Fsdp] {
         Framework::Megatron => Fsdp::ALL,
         Framework::MindSpeedLlm | Framework::Verl => &[Fsdp::None, Fsdp::Torch],
         _ => &[Fsdp::None],
+    }
+}
+
+/// The ZeRO stages (`parallel.zero_stage`) a framework shards by: every one, but VeRL's FSDP
+/// engine, which shards the parameters with everything else (ZeRO-3, its default), the gradients
+/// and optimizer states alone (`reshard_after_forward: False`, ZeRO-2), or nothing (`fsdp_size: 1`),
+/// never the optimizer states alone (verl 0.9.1 `verl/workers/engine/fsdp/utils.py`:
+/// `create_device_mesh`, `get_sharding_strategy`). Rule verl.zero_stage refuses the rest, the
+/// advice's ZeRO ladder climbs these, and the form offers these.
+///
+/// ```
+/// use trainplan_core::choices::zero_offered;
+/// use trainplan_core::plan::{Framework, ZeroStage};
+///
+/// assert!(!zero_offered(Framework::Verl).contains(&ZeroStage::new(1).unwrap()));
+/// assert_eq!(zero_offered(Framework::DeepSpeed), ZeroStage::ALL);
+/// ```
+pub fn zero_offered(framework: Framework) -> &'static [ZeroStage] {
+    const FSDP_ENGINE: [ZeroStage; 3] = [ZeroStage::NONE, ZeroStage::TWO, ZeroStage::THREE];
+    match framework {
+        Framework::Verl => &FSDP_ENGINE,
+        _ => &ZeroStage::ALL,
     }
 }
 

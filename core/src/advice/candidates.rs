@@ -131,14 +131,18 @@ fn megatron_switches(ctx: &Ctx) -> Vec<Candidate> {
 }
 
 /// The ZeRO ladder of the HF-path frameworks, cheapest first: 0 → 1 → 2 → 3 → 3 + offload
-/// (transformers docs/source/en/deepspeed.md, "Select a ZeRO stage").
+/// (transformers docs/source/en/deepspeed.md, "Select a ZeRO stage"), over the stages the
+/// framework has ([`crate::choices::zero_offered`]: VeRL's has no ZeRO-1).
 fn zero_ladder(ctx: &Ctx) -> Vec<Candidate> {
     let (plan, p) = (ctx.plan, &ctx.plan.parallel);
     let mut res = Vec::new();
     if ctx.megatron {
         return res;
     }
-    match p.zero_stage.up() {
+    let offered = crate::choices::zero_offered(plan.framework);
+    let up = offered.iter().copied().find(|&s| p.zero_stage < s);
+    let down = offered.iter().copied().rev().find(|&s| s < p.zero_stage);
+    match up {
         // One rung up; when it does not fit, the lowest rung that does (no climbing 1 → 2 → 3
         // through "still too big").
         Some(up) => {
@@ -148,7 +152,7 @@ fn zero_ladder(ctx: &Ctx) -> Vec<Candidate> {
             };
             let rung = match ctx.fits {
                 true => up,
-                false => ZeroStage::ALL.into_iter().filter(|&s| up <= s).find(|&s| fits_at(s)).unwrap_or(up),
+                false => offered.iter().copied().filter(|&s| up <= s).find(|&s| fits_at(s)).unwrap_or(up),
             };
             res.push(candidate(Move::ZeroStage, vec![fix(Field::ParallelZeroStage, rung.get())]));
         }
@@ -183,8 +187,7 @@ fn zero_ladder(ctx: &Ctx) -> Vec<Candidate> {
         }
     }
     // Fewer shards communicate less when memory allows it.
-    if let Some(down) = p.zero_stage.down().filter(|_| ctx.fits && !p.offload_optimizer && !p.offload_params)
-    {
+    if let Some(down) = down.filter(|_| ctx.fits && !p.offload_optimizer && !p.offload_params) {
         res.push(candidate(Move::ZeroStageDown, vec![fix(Field::ParallelZeroStage, down.get())]));
     }
     res

@@ -344,6 +344,8 @@ pub struct ZeroStage(u8);
 impl ZeroStage {
     /// No sharding: plain data parallelism.
     pub const NONE: ZeroStage = ZeroStage(0);
+    /// Gradients and optimizer states sharded.
+    pub const TWO: ZeroStage = ZeroStage(2);
     /// Every model state sharded.
     pub const THREE: ZeroStage = ZeroStage(3);
     /// Every stage, lowest first.

@@ -6,7 +6,7 @@ use crate::field::Field;
 use serde_json::Value;
 
 use super::{Acc, Ctx, divisors_of, gcd, nearest_divisor, nearest_multiple};
-use crate::plan::{Framework, Plan};
+use crate::plan::{Framework, Plan, ZeroStage};
 use crate::report::{Code, Severity};
 
 /// LoRA's rank against what vLLM serves, on VeRL.
@@ -26,16 +26,15 @@ pub(super) fn verl_lora_rank(cx: &Ctx, acc: &mut Acc) {
     }
 }
 
-/// ZeRO-1 on VeRL: its FSDP engine shards the parameters with everything else (ZeRO-3, its
-/// default), the gradients and optimizer states alone (`reshard_after_forward: False`, ZeRO-2), or
-/// nothing (`fsdp_size: 1`), never the optimizer states alone (verl 0.9.1
-/// `verl/workers/engine/fsdp/utils.py`: `create_device_mesh`, `get_sharding_strategy`). The
-/// launch file writes ZeRO-2's setting, which the fix names.
+/// A ZeRO stage VeRL's FSDP engine has no sharding for, ZeRO-1 ([`crate::choices::zero_offered`]).
+/// The launch file writes the stage above's setting, which the fix names.
 pub(super) fn verl_zero_stage(cx: &Ctx, acc: &mut Acc) {
     use Severity::Error;
     let &Ctx { plan, p, .. } = cx;
-    if plan.framework == Framework::Verl && p.zero_stage.get() == 1 {
-        acc.push(Error, Code::VerlZeroStage, &[], Some((Field::ParallelZeroStage, Value::from(2))));
+    let offered = crate::choices::zero_offered(plan.framework);
+    if plan.framework == Framework::Verl && !offered.contains(&p.zero_stage) {
+        let above = offered.iter().find(|&&s| p.zero_stage < s).copied().unwrap_or(ZeroStage::THREE);
+        acc.push(Error, Code::VerlZeroStage, &[], Some((Field::ParallelZeroStage, Value::from(above.get()))));
     }
 }
 

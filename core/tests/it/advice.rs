@@ -154,6 +154,34 @@ fn long_verl_sequences_are_told_to_use_ulysses() {
     assert_eq!(ulysses.changes[0].field, "parallel.cp");
 }
 
+/// VeRL's FSDP engine has no ZeRO-1 (rule verl.zero_stage; `choices::zero_offered`), so its ZeRO
+/// ladder climbs 0 → 2 → 3. Qwen2.5-7B GRPO on 8 H200 at ZeRO-0 does not fit (each device holds the
+/// whole model's fp32 weights, gradients and moments); the lowest stage that fits was ZeRO-1, which
+/// the engine refuses, so the move was dropped and only the offloading moves stayed, slower than
+/// ZeRO-2 without them. Now the move is ZeRO-2, it fits and runs, and no move names ZeRO-1.
+#[test]
+fn verl_climbs_only_the_zero_stages_its_engine_has() {
+    let plan = Plan::from_json(
+        r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "parallel": {"zero_stage": 0},
+            "hardware": "h200-sxm-141g"}"#,
+    )
+    .unwrap();
+    assert!(!evaluate(&plan).memory.fits);
+    let advice = advice::advise(&plan);
+    let zero = advice.iter().find(|a| a.code == advice::Move::ZeroStage).expect("offered");
+    assert_eq!(
+        (zero.changes[0].field.path(), zero.changes[0].value.as_u64()),
+        ("parallel.zero_stage", Some(2))
+    );
+    assert!(zero.fits);
+    let offload = advice.iter().find(|a| a.code == advice::Move::OffloadOptimizer).expect("offered");
+    assert!(offload.step_seconds > zero.step_seconds);
+    let names_zero_1 = |a: &advice::Advice| {
+        a.changes.iter().any(|c| c.field.path() == "parallel.zero_stage" && c.value.as_u64() == Some(1))
+    };
+    assert!(!advice.iter().any(names_zero_1));
+}
+
 /// VeRL's FSDP engine on FSDP1, short of memory by less than its embeddings' bf16 copies, is offered
 /// FSDP2, which frees them after their forward (memory/states.rs): Qwen2.5-7B GRPO on 8 H100 at
 /// micro-batch 20 over 1,024 + 2,560 tokens peaks as it computes log-probabilities, holding the

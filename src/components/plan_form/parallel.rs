@@ -70,6 +70,36 @@ pub fn ParallelSection(
     }
 }
 
+/// The ZeRO stage: the stages the plan's framework shards by (`choices::zero_offered`: VeRL's
+/// engine has no ZeRO-1); the others stay in the list, hidden, so a stage a plan file sets still
+/// shows, and rule verl.zero_stage names it.
+fn zero_select(ctx: FormCtx) -> impl IntoView {
+    let tr = use_tr();
+    let form = ctx.form;
+    let stage = Memo::new(move |_| form.with(|f| f.file.parallel.zero_stage));
+    let offered = Memo::new(move |_| form.with(|f| choices::zero_offered(f.file.framework)));
+    view! {
+        <label class="field">
+            <span>{move || tr(Key::par_zero)}</span>
+            <select data-testid="zero-select" on:change=move |ev| {
+                if let Ok(stage) = event_target_value(&ev).parse::<u8>() {
+                    form.update(|f| f.file.parallel.zero_stage = stage);
+                }
+            }>
+                {(0..=3u8).map(|z| view! {
+                    <option
+                        value=z.to_string()
+                        selected=move || stage.get() == z
+                        hidden=move || !offered.get().iter().any(|s| s.get() == z)
+                    >
+                        {z}
+                    </option>
+                }).collect_view()}
+            </select>
+        </label>
+    }
+}
+
 /// The parallel sizes, ZeRO, the schedule, sharding and overlap switches, the pipeline layout and
 /// the MTP layers.
 #[component]
@@ -85,23 +115,7 @@ fn ParallelKnobs(
     let slot_check = move |knob: Knob, label: Key, testid: &'static str, get: ReadBool, set: WriteBool| {
         knob_slot(ctx, knob, move || check(ctx, label, testid, get, set))
     };
-    let zero = move || {
-        let stage = Memo::new(move |_| form.with(|f| f.file.parallel.zero_stage));
-        view! {
-            <label class="field">
-                <span>{move || tr(Key::par_zero)}</span>
-                <select data-testid="zero-select" on:change=move |ev| {
-                    if let Ok(stage) = event_target_value(&ev).parse::<u8>() {
-                        form.update(|f| f.file.parallel.zero_stage = stage);
-                    }
-                }>
-                    {(0..=3u8).map(|z| view! {
-                        <option value=z.to_string() selected=move || stage.get() == z>{z}</option>
-                    }).collect_view()}
-                </select>
-            </label>
-        }
-    };
+    let zero = move || zero_select(ctx);
     let schedule = move || {
         enum_select(
             ctx,

@@ -218,8 +218,8 @@ async fn a_llamafactory_plan_shows_only_its_knobs() -> WebDriverResult<()> {
     page.driver.quit().await
 }
 
-/// VeRL's FSDP engine offers its FSDP1 (`none`) or FSDP2, not Megatron FSDP's shardings, and its
-/// launch file names the one chosen (`strategy`, actor and reference).
+/// VeRL's FSDP engine offers its FSDP1 (`none`) or FSDP2, not Megatron FSDP's shardings, and ZeRO
+/// 0, 2 or 3, not 1; its launch file names the FSDP chosen (`strategy`, actor and reference).
 #[tokio::test(flavor = "multi_thread")]
 async fn verl_runs_fsdp2_when_asked() -> WebDriverResult<()> {
     let chromedriver = trainplan_e2e::Chromedriver::start();
@@ -232,6 +232,11 @@ async fn verl_runs_fsdp2_when_asked() -> WebDriverResult<()> {
         .filter((o) => !o.hidden).map((o) => o.value);";
     let shown = page.driver.execute(offered, vec![]).await?.json().clone();
     assert_eq!(shown, serde_json::json!(["none", "torch_fsdp2"]));
+    // Nor ZeRO-1, which its engine has no sharding for (rule verl.zero_stage).
+    let stages = "return [...document.querySelectorAll(\"[data-testid='zero-select'] option\")]
+        .filter((o) => !o.hidden).map((o) => o.value);";
+    let shown = page.driver.execute(stages, vec![]).await?.json().clone();
+    assert_eq!(shown, serde_json::json!(["0", "2", "3"]));
     page.choose("fsdp-select", "torch_fsdp2").await?;
     page.wait_text("launch-text", |t| t.contains("actor_rollout_ref.actor.strategy=fsdp2 ")).await?;
     page.scroll_to("fsdp-select").await?;
@@ -242,10 +247,14 @@ async fn verl_runs_fsdp2_when_asked() -> WebDriverResult<()> {
     // The results scrolled into view are laid out and painted in the next frames (`content-visibility`).
     tokio::time::sleep(std::time::Duration::from_millis(300)).await;
     page.screenshot("zh-verl-fsdp2").await?;
-    // Megatron-LM offers all of them.
+    // Megatron-LM offers all of them; DeepSpeed every ZeRO stage.
     page.choose("framework-select", "megatron").await?;
     let shown = page.driver.execute(offered, vec![]).await?.json().clone();
     assert_eq!(shown.as_array().map(Vec::len), Some(5), "{shown}");
+    page.choose("method-select", "sft-full").await?;
+    page.choose("framework-select", "deepspeed").await?;
+    let shown = page.driver.execute(stages, vec![]).await?.json().clone();
+    assert_eq!(shown, serde_json::json!(["0", "1", "2", "3"]));
     page.driver.quit().await
 }
 
