@@ -448,8 +448,10 @@ fn hf_space(shape: &Shape, visit: &mut dyn FnMut(Knobs, bool)) {
             true => &[false, true][..],
             false => &own[..],
         };
-        for (zero_stage, liger_kernel, no_sync_accumulation) in ZeroStage::ALL
-            .into_iter()
+        // The stages the framework shards by (`choices::zero_offered`: VeRL's engine has no ZeRO-1).
+        for (zero_stage, liger_kernel, no_sync_accumulation) in crate::choices::zero_offered(plan.framework)
+            .iter()
+            .copied()
             .flat_map(|z| ligers.iter().flat_map(move |&l| syncs(z).iter().map(move |&s| (z, l, s))))
         {
             for (offload_optimizer, offload_params) in
