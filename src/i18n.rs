@@ -213,6 +213,7 @@ texts! {
     rl_remove_padding => "Remove padding (use_remove_padding)", "去除 padding（use_remove_padding）";
     rl_enforce_eager => "vLLM eager mode (enforce_eager)", "vLLM eager 模式（enforce_eager）";
     rl_blocking => "Blocking phases (MindSpeed-RL blocking)", "阶段阻塞执行（MindSpeed-RL blocking）";
+    rl_kl_loss => "KL loss to a reference model (VeRL use_kl_loss; off: no reference, as DAPO)", "KL 损失与参考模型（VeRL use_kl_loss；关闭则无参考模型，如 DAPO）";
     rl_lora => "Actor trains LoRA adapters (rank and targets from LoRA)", "Actor 训练 LoRA 适配器（秩与目标模块取自 LoRA 设置）";
     rc_act_fn_layers => "Activation-function recompute layers", "激活函数重计算层数";
     rc_cpu_offload_layers => "Layers offloading activations to CPU (Megatron)", "激活值卸载到 CPU 的层数（Megatron）";

@@ -621,6 +621,7 @@ fn field_key(field: Field) -> Option<Key> {
         Field::RlRemovePadding => Key::rl_remove_padding,
         Field::RlEnforceEager => Key::rl_enforce_eager,
         Field::RlBlocking => Key::rl_blocking,
+        Field::RlKlLoss => Key::rl_kl_loss,
         Field::RlLora => Key::rl_lora,
         Field::LaunchModelPath => Key::launch_model_path,
         Field::LaunchDataset => Key::launch_dataset,

@@ -83,6 +83,7 @@ named_enum! {
         RlMaxModelLen = "rl.max_model_len",
         RlMaxNumBatchedTokens = "rl.max_num_batched_tokens",
         RlBlocking = "rl.blocking",
+        RlKlLoss = "rl.kl_loss",
         RlLora = "rl.lora",
         LaunchModelPath = "launch.model_path",
         LaunchDataset = "launch.dataset",

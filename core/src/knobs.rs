@@ -131,6 +131,8 @@ pub enum Knob {
     Rl,
     /// `rl.blocking`.
     RlBlocking,
+    /// `rl.kl_loss`.
+    RlKlLoss,
 }
 
 /// Whether a setting applies, and if not, who takes it.
@@ -225,6 +227,7 @@ impl Knob {
         Knob::MeanSeqLen,
         Knob::Rl,
         Knob::RlBlocking,
+        Knob::RlKlLoss,
     ];
 
     /// The plan file's dotted name of the setting (`rl` for the whole section).
@@ -282,6 +285,7 @@ impl Knob {
             Knob::MeanSeqLen => Field::BatchMeanSeqLen,
             Knob::Rl => return None,
             Knob::RlBlocking => Field::RlBlocking,
+            Knob::RlKlLoss => Field::RlKlLoss,
         })
     }
 }
@@ -470,6 +474,12 @@ pub fn applies(framework: Framework, method: Method, knob: Knob) -> Applies {
             Applies::Yes => only(&[Framework::MindSpeedRl]),
             no => no,
         },
+        // VeRL `actor_rollout_ref.actor.use_kl_loss`, both engines; MindSpeed-RL's integrated worker
+        // scores with its reference on every step (`compute_ref_log_prob`).
+        Knob::RlKlLoss => match for_methods(RL_METHODS) {
+            Applies::Yes => only(&[Framework::Verl, Framework::VerlMegatron]),
+            no => no,
+        },
         Knob::LoraRank => for_methods(LORA_METHODS),
         Knob::Rl => for_methods(RL_METHODS),
         Knob::SeqLen => for_methods(SEQUENCE_METHODS),
@@ -631,6 +641,7 @@ pub fn effective(plan: &Plan) -> Cow<'_, Plan> {
         MeanSeqLen => reset!(batch.mean_seq_len, 0);
         Rl => {};
         RlBlocking => {};
+        RlKlLoss => reset!(rl.kl_loss, true);
     }
     match owned {
         Some(owned) => Cow::Owned(owned),

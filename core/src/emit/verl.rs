@@ -182,11 +182,15 @@ fn actor_rollout_ref(plan: &Plan) -> Vec<String> {
         // With Ulysses, each device's token budget is the sequence split sp ways (VeRL
         // docs/perf/perf_tuning.rst, "Ulysses Sequence Parallel for Long Context Training").
         format!("actor_rollout_ref.actor.ppo_max_token_len_per_gpu={token_budget}"),
-        "actor_rollout_ref.actor.use_kl_loss=True".to_owned(),
-        "actor_rollout_ref.actor.kl_loss_coef=0.001".to_owned(),
-        "actor_rollout_ref.actor.kl_loss_type=low_var_kl".to_owned(),
-        "actor_rollout_ref.actor.entropy_coeff=0".to_owned(),
+        // The KL to the reference in the actor's loss (`use_kl_loss`), which builds the reference
+        // (`need_reference_policy`); without it, as DAPO runs, there is none.
+        format!("actor_rollout_ref.actor.use_kl_loss={}", py_bool(rl.kl_loss)),
     ]);
+    if rl.kl_loss {
+        args.push("actor_rollout_ref.actor.kl_loss_coef=0.001".to_owned());
+        args.push("actor_rollout_ref.actor.kl_loss_type=low_var_kl".to_owned());
+    }
+    args.push("actor_rollout_ref.actor.entropy_coeff=0".to_owned());
     if !megatron {
         args.extend([
             format!("actor_rollout_ref.actor.fsdp_config.param_offload={}", py_bool(p.offload_params)),

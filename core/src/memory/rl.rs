@@ -115,7 +115,8 @@ pub(super) fn rl_phases(ctx: &Ctx, stages: &[StageMemory]) -> Vec<PhaseMemory> {
             _ => 0,
         };
         // The reference model: frozen weights, sharded as the actor's; with LoRA it is the
-        // actor's own base with the adapters disabled (VeRL `ref_in_actor` when lora_rank > 0).
+        // actor's own base with the adapters disabled (VeRL `ref_in_actor` when lora_rank > 0);
+        // none where VeRL's actor has no KL loss (`rl.kl_loss`, [`runs_reference`]).
         // Every launch file keeps it on the host but for its log-probabilities. VeRL's FSDP engine
         // keeps its shards there even then, the units FSDP keeps gathered after a forward alone
         // on the device ([`verl_reference_on_host`]). VeRL's Megatron engine loads its weights for
@@ -123,7 +124,7 @@ pub(super) fn rl_phases(ctx: &Ctx, stages: &[StageMemory]) -> Vec<PhaseMemory> {
         // `BaseEngineCtx._context_switch`, verl/workers/engine/base.py), and MindSpeed-RL's
         // integrated worker around `compute_ref_log_prob` (mindspeed_rl/workers/integrated_worker.py).
         let reference = match phase {
-            _ if plan.rl.lora || phase != "log_prob" => 0,
+            _ if plan.rl.lora || phase != "log_prob" || !runs_reference(plan) => 0,
             _ if verl_reference_on_host(plan) => verl_compute_copy_bytes(plan, ctx.summary, stage.params),
             _ => stage.weights_bytes,
         };

@@ -500,7 +500,13 @@ pub(super) fn verl_compute_copy_bytes(plan: &Plan, summary: &model::Summary, par
 /// forward, the same the actor's keeps ([`verl_compute_copy_bytes`]). A LoRA plan's reference is
 /// the actor's own base with the adapters off (`ref_in_actor`).
 pub(crate) fn verl_reference_on_host(plan: &Plan) -> bool {
-    plan.framework == Framework::Verl && matches!(plan.method, Method::Grpo | Method::Ppo) && !plan.rl.lora
+    plan.framework == Framework::Verl && runs_reference(plan) && !plan.rl.lora
+}
+
+/// Whether the RL plan builds and runs a reference model: every MindSpeed-RL plan, a VeRL plan
+/// where the actor's loss holds the KL to it (`rl.kl_loss`, VeRL's `need_reference_policy`).
+pub(crate) fn runs_reference(plan: &Plan) -> bool {
+    matches!(plan.method, Method::Grpo | Method::Ppo) && (!plan.framework.is_verl() || plan.rl.kl_loss)
 }
 
 /// The host bytes the reference's fp32 shards take per device ([`verl_reference_on_host`]) for a
@@ -531,9 +537,7 @@ pub(crate) fn verl_reference_streamed_bytes(plan: &Plan, params: u64, dp_cp: u64
 /// in pinned host memory between (`offload_megatron_model_to_cpu`, verl/utils/megatron_utils.py);
 /// 0 for any other plan. A LoRA plan's reference is the actor's own base.
 pub(crate) fn verl_reference_switched_bytes(plan: &Plan, stages: &[StageMemory]) -> u64 {
-    let switched = plan.framework == Framework::VerlMegatron
-        && matches!(plan.method, Method::Grpo | Method::Ppo)
-        && !plan.rl.lora;
+    let switched = plan.framework == Framework::VerlMegatron && runs_reference(plan) && !plan.rl.lora;
     match switched {
         true => stages.iter().map(|s| s.weights_bytes).max().unwrap_or(0),
         false => 0,

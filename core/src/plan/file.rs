@@ -530,6 +530,7 @@ fn rl(rl_file: &RlFile) -> Result<Rl, PlanFileError> {
             Limit::Size,
         )?,
         blocking: rl_file.blocking,
+        kl_loss: rl_file.kl_loss,
         lora: rl_file.lora,
     })
 }
@@ -630,6 +631,8 @@ pub struct RlFile {
     /// 0 = the larger of 8192 and one sequence.
     pub max_num_batched_tokens: u32,
     pub blocking: bool,
+    /// VeRL `use_kl_loss`: the KL to the reference in the actor's loss (the reference then runs).
+    pub kl_loss: bool,
     /// The actor trains LoRA adapters (the `lora` block's rank, alpha and targets).
     pub lora: bool,
 }
@@ -659,6 +662,8 @@ impl Default for RlFile {
             max_model_len: 0,
             max_num_batched_tokens: 0,
             blocking: true,
+            // The KL loss of VeRL's GRPO examples (`use_kl_loss=True`, `kl_loss_coef=0.001`).
+            kl_loss: true,
             lora: false,
         }
     }
@@ -1086,6 +1091,7 @@ impl Plan {
                 max_model_len: self.rl.max_model_len,
                 max_num_batched_tokens: self.rl.max_num_batched_tokens,
                 blocking: self.rl.blocking,
+                kl_loss: self.rl.kl_loss,
                 lora: self.rl.lora,
             },
             moe: self.moe,

@@ -698,6 +698,10 @@ pub struct Rl {
     pub max_num_batched_tokens: u32,
     /// MindSpeed-RL `blocking`: each phase waits for the previous one to finish.
     pub blocking: bool,
+    /// VeRL `actor_rollout_ref.actor.use_kl_loss`: the actor's loss holds the KL to the reference,
+    /// so the reference model is built and scores every response (`need_reference_policy`,
+    /// verl/trainer/ppo/utils.py at verl 0.9.1); without it (as DAPO runs) there is no reference.
+    pub kl_loss: bool,
     /// The actor (and a PPO critic) trains LoRA adapters of [`Plan::lora`] on a frozen base
     /// (VeRL `actor_rollout_ref.model.lora_rank`); the reference is the base with the adapters off.
     pub lora: bool,

@@ -459,12 +459,11 @@ struct Ctx<'a> {
     rl: bool,
     /// Whether the plan trains by PPO: a critic trained beside the actor ([`rl::critic_seconds`]).
     ppo: bool,
-    /// RL: the seconds a step's reference forwards take to bring their weights from the host,
-    /// where the reference lives there (VeRL's FSDP engine, [`rl::reference_stream_seconds`]).
-    reference_stream_seconds: f64,
-    /// RL: the seconds a step takes to move the reference's weights in and out around its pass
+    /// RL: the reference's scoring, where the plan runs one ([`memory::runs_reference`]): the
+    /// seconds its forwards take to bring their weights from the host, where they live there (VeRL's
+    /// FSDP engine, [`rl::reference_stream_seconds`]), and to move them in and out around its pass
     /// (VeRL's Megatron engine, [`rl::reference_switch_seconds`]).
-    reference_switch_seconds: f64,
+    reference: Option<(f64, f64)>,
     /// LLaMA-Factory's and VeRL's HF modules, eager: their elementwise traffic ([`HfEager`]), `None`
     /// elsewhere.
     hf_eager: Option<HfEager>,
@@ -523,8 +522,8 @@ impl<'a> Ctx<'a> {
             mindspeed: matches!(plan.framework, Framework::MindSpeedLlm | Framework::MindSpeedRl),
             rl,
             ppo: plan.method == Method::Ppo,
-            reference_stream_seconds: rl::reference_stream_seconds(plan, mem),
-            reference_switch_seconds: rl::reference_switch_seconds(plan, mem),
+            reference: memory::runs_reference(plan)
+                .then(|| (rl::reference_stream_seconds(plan, mem), rl::reference_switch_seconds(plan, mem))),
             hf_eager: HfEager::of(plan, mem),
             tp: tp as f64,
             cp: cp as f64,
@@ -629,9 +628,7 @@ fn critic_tail(ctx: &Ctx, tail: &tail::StepTail) -> f64 {
 /// `DPOModel` runs the reference beside the policy); none otherwise.
 fn scoring_seconds(ctx: &Ctx, makespan: f64) -> f64 {
     match (ctx.rl, ctx.dpo) {
-        (true, _) => {
-            rl::log_prob_seconds(makespan, ctx.reference_stream_seconds, ctx.reference_switch_seconds)
-        }
+        (true, _) => rl::log_prob_seconds(makespan, ctx.reference),
         (false, true) => makespan / 3.0,
         (false, false) => 0.0,
     }

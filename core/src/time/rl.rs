@@ -73,10 +73,15 @@ pub(super) fn rollout_seconds(ctx: &Ctx, mem: &memory::Memory) -> f64 {
 /// seconds: [`reference_stream_seconds`]; FSDP copies the next unit's shard on a stream of its own
 /// while the one before computes, so the longer of the two counts), and after moving its weights
 /// in and out around the pass where they are offloaded whole (`reference_switch` seconds:
-/// [`reference_switch_seconds`]). It grows with the update's makespan, so a bound on that bounds it.
-pub(super) fn log_prob_seconds(update_makespan: f64, reference_stream: f64, reference_switch: f64) -> f64 {
+/// [`reference_switch_seconds`]); the actor's alone where the plan runs no reference
+/// (`reference` is `None`: VeRL without its KL loss, [`memory::runs_reference`]). It grows with the
+/// update's makespan, so a bound on that bounds it.
+pub(super) fn log_prob_seconds(update_makespan: f64, reference: Option<(f64, f64)>) -> f64 {
     let forward = update_makespan / 3.0;
-    forward + forward.max(reference_stream) + reference_switch
+    match reference {
+        Some((stream, switch)) => forward + forward.max(stream) + switch,
+        None => forward,
+    }
 }
 
 /// PPO's critic, a value model of the actor's size trained on the same devices (docs/memory.md,

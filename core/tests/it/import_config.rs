@@ -273,6 +273,7 @@ proptest! {
         budget in prop::sample::select(vec![0u32, 8192, 24576]), padding in any::<bool>(), eager in any::<bool>(),
         model_len in prop::sample::select(vec![0u32, 1536, 4096]),
         batched in prop::sample::select(vec![0u32, 8192, 16384]), cp in prop::sample::select(vec![1u32, 2]),
+        kl in any::<bool>(),
     ) {
         let method = if ppo { "ppo" } else { "grpo" };
         let mini = [0, 64, 128][mini_div as usize];
@@ -281,7 +282,7 @@ proptest! {
                 "batch": {{"micro_batch": 2, "global_batch": 256}},
                 "rl": {{"n_samples_per_prompt": {n}, "mini_batch": {mini}, "dynamic_batch": {dynamic},
                 "max_tokens_per_device": {budget}, "remove_padding": {padding}, "enforce_eager": {eager},
-                "max_model_len": {model_len}, "max_num_batched_tokens": {batched}}}}}"#
+                "max_model_len": {model_len}, "max_num_batched_tokens": {batched}, "kl_loss": {kl}}}}}"#
         );
         let plan = Plan::from_json(&text).unwrap();
         let (original, back, kind) = round_trip(&plan);

@@ -40,7 +40,7 @@ fn changed_value(knob: Knob) -> (&'static str, Value) {
         | Knob::SwapAttention
         | Knob::DistributeSavedActivations
         | Knob::LigerKernel => json!(true),
-        Knob::FusedKernels | Knob::MoeGroupedGemm | Knob::RlBlocking => json!(false),
+        Knob::FusedKernels | Knob::MoeGroupedGemm | Knob::RlBlocking | Knob::RlKlLoss => json!(false),
         Knob::PipelineLayout => json!("Et*27|tL"),
         Knob::MtpLayers => json!(1),
         Knob::MoeDispatcher => json!("allgather"),

@@ -273,6 +273,46 @@ fn verl_reference_forwards_wait_on_their_weights_from_the_host() {
     assert!((sharded.breakdown.log_prob_seconds / (f + s) - 1.0).abs() < 1e-9);
 }
 
+/// Without the KL loss (`use_kl_loss=False`, as DAPO runs) VeRL builds no reference
+/// (`need_reference_policy`, verl/trainer/ppo/utils.py at verl 0.9.1): the log-probabilities are
+/// the actor's forward alone, a third of the update's pipeline, no reference copies cross the host
+/// link, the log-prob phase holds no reference and the host no shards. The launch file says so.
+#[test]
+fn verl_without_the_kl_loss_runs_no_reference() {
+    let report = |kl: bool| {
+        let text = format!(
+            r#"{{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "parallel": {{"zero_stage": 3}},
+                "rl": {{"kl_loss": {kl}}}}}"#
+        );
+        evaluate(&Plan::from_json(&text).unwrap())
+    };
+    let (with, without) = (report(true), report(false));
+    let forward = rl_update_makespan(&without.time) / 3.0;
+    let log_prob = without.time.breakdown.log_prob_seconds;
+    assert!((log_prob / forward - 1.0).abs() < 1e-9, "{log_prob} against {forward}");
+    assert!(log_prob < with.time.breakdown.log_prob_seconds / 2.0);
+    let reference = |r: &trainplan_core::Report| {
+        r.memory
+            .phases
+            .iter()
+            .flat_map(|p| &p.parts)
+            .filter(|x| x.part == "reference")
+            .map(|x| x.bytes)
+            .sum::<u64>()
+    };
+    assert!(0 < reference(&with));
+    assert_eq!(reference(&without), 0);
+    assert!(0 < with.memory.host_bytes_per_node);
+    assert_eq!(without.memory.host_bytes_per_node, 0);
+    let plan = Plan::from_json(
+        r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "rl": {"kl_loss": false}}"#,
+    )
+    .unwrap();
+    let files = trainplan_core::emit::emit(&plan, "#").unwrap();
+    assert!(files[0].text.contains("actor_rollout_ref.actor.use_kl_loss=False"));
+    assert!(!files[0].text.contains("kl_loss_coef"));
+}
+
 /// VeRL's Megatron engine offloads the reference's weights whole between its passes
 /// (`megatron.param_offload=True` in the launch file; `BaseEngineCtx._context_switch` loads them
 /// before the pass and offloads them after, verl 0.9.1), so the log-probabilities wait on the

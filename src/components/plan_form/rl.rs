@@ -23,6 +23,8 @@ pub fn RlSection(
     let budget_label = move || ctx.form.with(|f| NumField::TokenBudget.label_in(f.file.framework));
     let blocking =
         move || check(ctx, Key::rl_blocking, "blocking-check", |f| f.rl.blocking, |f, v| f.rl.blocking = v);
+    let kl_loss =
+        move || check(ctx, Key::rl_kl_loss, "kl-loss-check", |f| f.rl.kl_loss, |f, v| f.rl.kl_loss = v);
     view! {
         <Show when=move || ctx.applies(Knob::Rl)>
             <section class="panel" aria-labelledby="rl-title" data-testid="rl-panel">
@@ -47,6 +49,7 @@ pub fn RlSection(
                 {check(ctx, Key::rl_enforce_eager, "enforce-eager-check", |f| f.rl.enforce_eager, |f, v| f.rl.enforce_eager = v)}
                 {check(ctx, Key::rl_lora, "rl-lora-check", |f| f.rl.lora, |f, v| f.rl.lora = v)}
                 {knob_slot(ctx, Knob::RlBlocking, blocking)}
+                {knob_slot(ctx, Knob::RlKlLoss, kl_loss)}
             </section>
         </Show>
     }

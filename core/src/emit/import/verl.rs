@@ -69,6 +69,7 @@ pub(super) fn verl(text: &str, file: &mut PlanFile) -> Result<Reading, ImportErr
             "actor_rollout_ref.actor.ppo_max_token_len_per_gpu" => budget = Some(num(key, v)?),
             "actor_rollout_ref.model.use_remove_padding" => file.rl.remove_padding = flag(v),
             "actor_rollout_ref.model.use_liger" => file.liger_kernel = flag(v),
+            "actor_rollout_ref.actor.use_kl_loss" => file.rl.kl_loss = flag(v),
             "actor_rollout_ref.rollout.enforce_eager" => file.rl.enforce_eager = flag(v),
             "actor_rollout_ref.rollout.max_model_len" => model_len = Some(num(key, v)?),
             "actor_rollout_ref.rollout.max_num_batched_tokens" => batched = Some(num(key, v)?),
