@@ -241,12 +241,19 @@ async fn verl_runs_fsdp2_when_asked() -> WebDriverResult<()> {
     page.wait_text("launch-text", |t| t.contains("actor_rollout_ref.actor.strategy=fsdp2 ")).await?;
     page.scroll_to("fsdp-select").await?;
     page.screenshot("en-verl-fsdp2").await?;
+    // Without the KL loss the launch file builds no reference (`use_kl_loss=False`).
+    page.click("kl-loss-check").await?;
+    page.wait_text("launch-text", |t| t.contains("actor_rollout_ref.actor.use_kl_loss=False")).await?;
+    page.scroll_to("kl-loss-check").await?;
+    page.screenshot("en-verl-kl-loss").await?;
     page.click("lang-switch").await?;
     page.wait_text("lang-switch", |t| t == "English").await?;
     page.scroll_to("fsdp-select").await?;
     // The results scrolled into view are laid out and painted in the next frames (`content-visibility`).
     tokio::time::sleep(std::time::Duration::from_millis(300)).await;
     page.screenshot("zh-verl-fsdp2").await?;
+    page.scroll_to("kl-loss-check").await?;
+    page.screenshot("zh-verl-kl-loss").await?;
     // Megatron-LM offers all of them; DeepSpeed every ZeRO stage.
     page.choose("framework-select", "megatron").await?;
     let shown = page.driver.execute(offered, vec![]).await?.json().clone();
