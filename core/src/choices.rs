@@ -104,6 +104,38 @@ pub fn zero_offered(framework: Framework) -> &'static [ZeroStage] {
     }
 }
 
+/// The lowest stage above `stage` that `framework` shards by ([`zero_offered`]), if any: a step up
+/// the ZeRO ladder, as the advice and the memory rule's fix take it.
+///
+/// ```
+/// use trainplan_core::choices::zero_above;
+/// use trainplan_core::plan::{Framework, ZeroStage};
+///
+/// let stage = |n| ZeroStage::new(n).unwrap();
+/// assert_eq!(zero_above(Framework::DeepSpeed, stage(0)), Some(stage(1)));
+/// assert_eq!(zero_above(Framework::Verl, stage(0)), Some(stage(2)));
+/// assert_eq!(zero_above(Framework::Verl, stage(1)), Some(stage(2)));
+/// assert_eq!(zero_above(Framework::DeepSpeed, stage(3)), None);
+/// ```
+pub fn zero_above(framework: Framework, stage: ZeroStage) -> Option<ZeroStage> {
+    zero_offered(framework).iter().copied().find(|&s| stage < s)
+}
+
+/// The highest stage below `stage` that `framework` shards by ([`zero_offered`]), if any.
+///
+/// ```
+/// use trainplan_core::choices::zero_below;
+/// use trainplan_core::plan::{Framework, ZeroStage};
+///
+/// let stage = |n| ZeroStage::new(n).unwrap();
+/// assert_eq!(zero_below(Framework::DeepSpeed, stage(2)), Some(stage(1)));
+/// assert_eq!(zero_below(Framework::Verl, stage(2)), Some(stage(0)));
+/// assert_eq!(zero_below(Framework::Verl, stage(0)), None);
+/// ```
+pub fn zero_below(framework: Framework, stage: ZeroStage) -> Option<ZeroStage> {
+    zero_offered(framework).iter().copied().rev().find(|&s| s < stage)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -140,9 +140,7 @@ fn zero_ladder(ctx: &Ctx) -> Vec<Candidate> {
         return res;
     }
     let offered = crate::choices::zero_offered(plan.framework);
-    let up = offered.iter().copied().find(|&s| p.zero_stage < s);
-    let down = offered.iter().copied().rev().find(|&s| s < p.zero_stage);
-    match up {
+    match crate::choices::zero_above(plan.framework, p.zero_stage) {
         // One rung up; when it does not fit, the lowest rung that does (no climbing 1 → 2 → 3
         // through "still too big").
         Some(up) => {
@@ -187,6 +185,7 @@ fn zero_ladder(ctx: &Ctx) -> Vec<Candidate> {
         }
     }
     // Fewer shards communicate less when memory allows it.
+    let down = crate::choices::zero_below(plan.framework, p.zero_stage);
     if let Some(down) = down.filter(|_| ctx.fits && !p.offload_optimizer && !p.offload_params) {
         res.push(candidate(Move::ZeroStageDown, vec![fix(Field::ParallelZeroStage, down.get())]));
     }

@@ -485,14 +485,15 @@ fn estimate_from(plan: &Plan, facts: &ModelFacts, previous: Option<&Memory>) -> 
     let rollout = matches!(plan.method, Method::Grpo | Method::Ppo)
         .then(|| rollout_memory_of(plan, &ctx.summary.counts));
     let peak_bytes = phases.iter().map(|p| p.total).max().unwrap_or(0).max(worst_stage);
-    // Offloaded activations wait in pinned host memory, one micro-batch's per device; so does a
-    // VeRL Megatron reference between its passes, the fullest stage's weights for every device.
-    let devices_per_node = u64::from(plan.cluster.devices_per_node.get());
-    let offloaded_per_node = offloaded.saturating_mul(devices_per_node);
+    // Offloaded activations wait in host memory, one micro-batch's per device; so does a VeRL
+    // reference: its FSDP engine's fp32 shards ([`verl_reference_on_host`]), its Megatron engine's
+    // fullest stage's weights between passes ([`verl_reference_switched_bytes`]).
+    let reference = verl_reference_host_bytes(plan, ctx.summary.counts.total(), ctx.dp * ctx.cp)
+        .saturating_add(verl_reference_switched_bytes(plan, &stages));
+    let per_device = offloaded.saturating_add(reference);
     Memory {
         host_bytes_per_node: host_bytes_per_node(&ctx)
-            .saturating_add(offloaded_per_node)
-            .saturating_add(verl_reference_switched_bytes(plan, &stages).saturating_mul(devices_per_node)),
+            .saturating_add(per_device.saturating_mul(u64::from(plan.cluster.devices_per_node.get()))),
         stages,
         phases,
         rollout,
@@ -679,17 +680,9 @@ pub fn swaps_optimizer(plan: &Plan) -> bool {
 }
 
 /// Host memory each node needs for what is offloaded or swapped: optimizer states (and ZeRO-3
-/// parameters) of all its devices, pinned, DeepSpeed's estimator multiplying by 1.5 for buffers
-/// (`estimate_zero3_model_states_mem_needs`, `additional_buffer_factor`); and the fp32 shards of a
-/// VeRL reference model ([`verl_reference_on_host`]).
+/// parameters) of all its devices, pinned. DeepSpeed's estimator multiplies by 1.5 for buffers
+/// (`estimate_zero3_model_states_mem_needs`, `additional_buffer_factor`).
 fn host_bytes_per_node(ctx: &Ctx) -> u64 {
-    let devices = u64::from(ctx.plan.cluster.devices_per_node.get());
-    let reference = verl_reference_host_bytes(ctx.plan, ctx.summary.counts.total(), ctx.dp * ctx.cp);
-    reference.saturating_mul(devices).saturating_add(offloaded_states_host_bytes(ctx))
-}
-
-/// [`host_bytes_per_node`]'s offloaded and swapped states.
-fn offloaded_states_host_bytes(ctx: &Ctx) -> u64 {
     let p = &ctx.plan.parallel;
     let swapped = swaps_optimizer(ctx.plan);
     if !p.offload_optimizer && !p.offload_params && !swapped {

@@ -520,17 +520,6 @@ pub(crate) fn verl_reference_host_bytes(plan: &Plan, params: u64, dp_cp: u64) ->
     params.saturating_mul(FP32_BYTES) / shards
 }
 
-/// The bytes the reference's forwards bring over the host link in a step of `microbatches`
-/// ([`verl_reference_on_host`]): every unit's fp32 shard for every micro-batch. FSDP1 copies a
-/// unit's shard in before each forward even where the unit is still gathered, as the root is
-/// (`FlatParamHandle.pre_unshard` → `_use_low_precision_shard`, torch/distributed/fsdp/_flat_param.py
-/// at torch 2.11.0); FSDP2 skips its root's own (a final norm, or a tied embedding), which this
-/// counts. VeRL pull request 7182 (2026) reports such reference forwards 40–70 times as long as the
-/// actor's for a 4B model.
-pub(crate) fn verl_reference_streamed_bytes(plan: &Plan, params: u64, dp_cp: u64, microbatches: u64) -> f64 {
-    verl_reference_host_bytes(plan, params, dp_cp) as f64 * microbatches as f64
-}
-
 /// The reference's 16-bit weights VeRL's Megatron engine moves whole between the host and the
 /// fullest of `stages` around the reference's pass (`megatron.param_offload=True`, as the launch
 /// file sets it: `BaseEngineCtx._context_switch`, verl/workers/engine/base.py at verl 0.9.1), kept

@@ -378,19 +378,6 @@ impl ZeroStage {
     pub const fn shards_params(self) -> bool {
         self.0 == 3
     }
-
-    /// The stage above, if any.
-    pub const fn up(self) -> Option<ZeroStage> {
-        ZeroStage::new(self.0 + 1)
-    }
-
-    /// The stage below, if any.
-    pub const fn down(self) -> Option<ZeroStage> {
-        match self.0 {
-            0 => None,
-            n => Some(ZeroStage(n - 1)),
-        }
-    }
 }
 
 impl std::fmt::Display for ZeroStage {

@@ -120,7 +120,9 @@ pub(super) fn fits(cx: &Ctx, acc: &mut Acc) {
     let &Ctx { plan, mem, p, megatron, .. } = cx;
     if !mem.stages.is_empty() && mem.usable_bytes < mem.peak_bytes {
         let gib = |b: u64| format!("{:.1}", b as f64 / (1u64 << 30) as f64);
-        let fix = match (megatron, p.zero_stage.up(), plan.recompute.granularity) {
+        // A stage up the framework's own ladder (VeRL's has no ZeRO-1: `choices::zero_above`).
+        let up = crate::choices::zero_above(plan.framework, p.zero_stage);
+        let fix = match (megatron, up, plan.recompute.granularity) {
             (_, _, RecomputeGranularity::None) => Some((Field::RecomputeGranularity, Value::from("full"))),
             (false, Some(up), _) => Some((Field::ParallelZeroStage, Value::from(up.get()))),
             (true, _, _) if !p.distributed_optimizer => {

@@ -31,9 +31,8 @@ pub(super) fn verl_lora_rank(cx: &Ctx, acc: &mut Acc) {
 pub(super) fn verl_zero_stage(cx: &Ctx, acc: &mut Acc) {
     use Severity::Error;
     let &Ctx { plan, p, .. } = cx;
-    let offered = crate::choices::zero_offered(plan.framework);
-    if plan.framework == Framework::Verl && !offered.contains(&p.zero_stage) {
-        let above = offered.iter().find(|&&s| p.zero_stage < s).copied().unwrap_or(ZeroStage::THREE);
+    if !crate::choices::zero_offered(plan.framework).contains(&p.zero_stage) {
+        let above = crate::choices::zero_above(plan.framework, p.zero_stage).unwrap_or(ZeroStage::THREE);
         acc.push(Error, Code::VerlZeroStage, &[], Some((Field::ParallelZeroStage, Value::from(above.get()))));
     }
 }

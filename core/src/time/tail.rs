@@ -111,6 +111,12 @@ pub(super) fn step_tail(
     }
 }
 
+/// The bytes of the stage that holds the most of `bytes`: what a move of every stage's states at
+/// once waits on.
+fn fullest(mem: &memory::Memory, bytes: fn(&memory::StageMemory) -> u64) -> f64 {
+    mem.stages.iter().map(bytes).max().unwrap_or(0) as f64
+}
+
 /// MindSpeed-RL's offload, once a step, as its launch file asks (`offload_train_param`,
 /// `offload_train_optimizer`, `offload_train_grad`) and `MegatronShardingManager` runs it
 /// (mindspeed_rl/workers/resharding/megatron_sharding_manager.py, MindSpeed-RL 05a90d7): the
@@ -128,9 +134,7 @@ pub(super) fn step_tail(
 #[inline(never)]
 fn mindspeed_rl_offload_seconds(ctx: &Ctx, mem: &memory::Memory) -> f64 {
     let shared_backbone = ctx.plan.trains_lora();
-    let most =
-        |bytes: fn(&memory::StageMemory) -> u64| mem.stages.iter().map(bytes).max().unwrap_or(0) as f64;
-    let (weights, optimizer) = (most(|s| s.weights_bytes), most(|s| s.optimizer_bytes));
+    let (weights, optimizer) = (fullest(mem, |s| s.weights_bytes), fullest(mem, |s| s.optimizer_bytes));
     let (param_moves, reference_moves) = if shared_backbone { (2.0, 0.0) } else { (4.0, 2.0) };
     ((param_moves + reference_moves) * weights + 2.0 * optimizer) / HOST_LINK_BYTES_PER_SECOND
 }
@@ -146,16 +150,14 @@ fn verl_offload_seconds(ctx: &Ctx, mem: &memory::Memory) -> f64 {
     if !plan.framework.is_verl() || !(p.offload_params || p.offload_optimizer) {
         return 0.0;
     }
-    let most =
-        |bytes: fn(&memory::StageMemory) -> u64| mem.stages.iter().map(bytes).max().unwrap_or(0) as f64;
     // The compute-dtype copy VeRL's FSDP engine keeps while it computes is freed, not moved.
     let moved = mem.stages.iter().map(|s| s.weights_bytes.saturating_sub(memory::verl_compute_copy(plan, s)));
     let params = match p.offload_params {
-        true => 4.0 * moved.max().unwrap_or(0) as f64 + 2.0 * most(|s| s.gradients_bytes),
+        true => 4.0 * moved.max().unwrap_or(0) as f64 + 2.0 * fullest(mem, |s| s.gradients_bytes),
         false => 0.0,
     };
     let optimizer = match p.offload_optimizer {
-        true => 2.0 * most(|s| s.optimizer_bytes),
+        true => 2.0 * fullest(mem, |s| s.optimizer_bytes),
         false => 0.0,
     };
     (params + optimizer) / HOST_LINK_BYTES_PER_SECOND

@@ -166,7 +166,12 @@ fn verl_climbs_only_the_zero_stages_its_engine_has() {
             "hardware": "h200-sxm-141g"}"#,
     )
     .unwrap();
-    assert!(!evaluate(&plan).memory.fits);
+    let report = evaluate(&plan);
+    assert!(!report.memory.fits);
+    // The memory rule's fix climbs the same ladder.
+    let unfit = report.findings.iter().find(|f| f.code == "memory.does_not_fit").expect("does not fit");
+    let fix = unfit.fix.as_ref().expect("a fix");
+    assert_eq!((fix.field.path(), fix.value.as_u64()), ("parallel.zero_stage", Some(2)));
     let advice = advice::advise(&plan);
     let zero = advice.iter().find(|a| a.code == advice::Move::ZeroStage).expect("offered");
     assert_eq!(

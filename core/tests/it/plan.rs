@@ -229,12 +229,19 @@ fn a_zero_stage_is_zero_to_three_and_each_shards_more() {
         shards,
         [(false, false, false), (true, false, false), (true, true, false), (true, true, true)]
     );
-    assert!(
-        ZeroStage::ALL
-            .windows(2)
-            .all(|w| w[0] < w[1] && w[0].up() == Some(w[1]) && w[1].down() == Some(w[0]))
+    // Each stage the next one up and down the ladder of a framework that has them all.
+    use trainplan_core::choices::{zero_above, zero_below};
+    use trainplan_core::plan::Framework;
+    assert!(ZeroStage::ALL.windows(2).all(|w| w[0] < w[1]
+        && zero_above(Framework::DeepSpeed, w[0]) == Some(w[1])
+        && zero_below(Framework::DeepSpeed, w[1]) == Some(w[0])));
+    assert_eq!(
+        (
+            zero_above(Framework::DeepSpeed, ZeroStage::THREE),
+            zero_below(Framework::DeepSpeed, ZeroStage::NONE)
+        ),
+        (None, None)
     );
-    assert_eq!((ZeroStage::THREE.up(), ZeroStage::NONE.down()), (None, None));
     let err = Plan::from_json(r#"{"model": "qwen2.5-7b", "parallel": {"zero_stage": 4}}"#).unwrap_err();
     assert!(err.to_string().contains("parallel.zero_stage"), "{err}");
 }

@@ -215,15 +215,16 @@ async fn the_timeline_spans_the_whole_step_and_zooms() -> WebDriverResult<()> {
     page.driver.quit().await
 }
 
-/// GRPO on VeRL: the timeline's first lanes are rollout, log-prob and update, one after the other
-/// from 0, the update ending at the step time.
-#[tokio::test(flavor = "multi_thread")]
-async fn an_rl_plan_shows_rollout_log_prob_and_update_lanes() -> WebDriverResult<()> {
-    let chromedriver = Chromedriver::start();
-    let page = open(&chromedriver, 1280, 1100).await?;
+/// A VeRL plan trained by `method`, its timeline's table rows (lane, part, start, end seconds) once
+/// `ready` holds of them (the timeline is drawn a frame after the plan), or after 5 s.
+async fn rl_timeline_rows(
+    page: &Page,
+    method: &str,
+    ready: fn(&[serde_json::Value]) -> bool,
+) -> WebDriverResult<Vec<serde_json::Value>> {
     page.wait_text("params-total", |t| !t.is_empty()).await?;
     page.choose("framework-select", "verl").await?;
-    page.choose("method-select", "grpo").await?;
+    page.choose("method-select", method).await?;
     page.wait_text("memory-phases", |t| !t.is_empty()).await?;
     page.open_chart_data().await?;
     let script = "return [...document.querySelectorAll(\"[data-testid='timeline-lanes'] tbody tr\")]
@@ -231,11 +232,23 @@ async fn an_rl_plan_shows_rollout_log_prob_and_update_lanes() -> WebDriverResult
     let mut rows = Vec::new();
     for _ in 0..100 {
         rows = page.driver.execute(script, vec![]).await?.json().as_array().cloned().unwrap_or_default();
-        if rows.first().and_then(|r| r[0].as_str()) == Some("rollout") {
+        if ready(&rows) {
             break;
         }
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
+    Ok(rows)
+}
+
+/// GRPO on VeRL: the timeline's first lanes are rollout, log-prob and update, one after the other
+/// from 0, the update ending at the step time.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_rl_plan_shows_rollout_log_prob_and_update_lanes() -> WebDriverResult<()> {
+    let chromedriver = Chromedriver::start();
+    let page = open(&chromedriver, 1280, 1100).await?;
+    let rows =
+        rl_timeline_rows(&page, "grpo", |rows| rows.first().and_then(|r| r[0].as_str()) == Some("rollout"))
+            .await?;
     let lanes: Vec<&str> = rows.iter().filter_map(|r| r[0].as_str()).collect();
     assert_eq!(&lanes[..3], ["rollout", "log_prob", "update"], "{rows:?}");
     assert!(lanes[3..].iter().all(|l| *l == "update"), "{rows:?}");
@@ -272,21 +285,9 @@ async fn an_rl_plan_shows_rollout_log_prob_and_update_lanes() -> WebDriverResult
 async fn a_ppo_plan_shows_its_critic_before_the_actors_update() -> WebDriverResult<()> {
     let chromedriver = Chromedriver::start();
     let page = open(&chromedriver, 1280, 1100).await?;
-    page.wait_text("params-total", |t| !t.is_empty()).await?;
-    page.choose("framework-select", "verl").await?;
-    page.choose("method-select", "ppo").await?;
-    page.wait_text("memory-phases", |t| !t.is_empty()).await?;
-    page.open_chart_data().await?;
-    let script = "return [...document.querySelectorAll(\"[data-testid='timeline-lanes'] tbody tr\")]
-        .map(r => [r.dataset.lane, r.dataset.part, +r.dataset.startSeconds, +r.dataset.endSeconds]);";
-    let mut rows = Vec::new();
-    for _ in 0..100 {
-        rows = page.driver.execute(script, vec![]).await?.json().as_array().cloned().unwrap_or_default();
-        if rows.get(2).and_then(|r| r[1].as_str()) == Some("critic") {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
+    let rows =
+        rl_timeline_rows(&page, "ppo", |rows| rows.get(2).and_then(|r| r[1].as_str()) == Some("critic"))
+            .await?;
     let parts: Vec<(&str, &str)> =
         rows.iter().filter_map(|r| Some((r[0].as_str()?, r[1].as_str()?))).collect();
     assert_eq!(
