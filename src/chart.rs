@@ -39,6 +39,8 @@ pub mod palette {
     pub const BRICK: Rgb = (0xc0, 0x50, 0x4d);
     /// The rollout engine; RL generation.
     pub const TEAL: Rgb = (0x3a, 0x9e, 0x9a);
+    /// The trained weights handed to the rollout engine.
+    pub const PINE: Rgb = (0x1f, 0x6b, 0x5f);
     /// The pipeline bubble.
     pub const HAZE: Rgb = (0xb4, 0xbc, 0xc7);
     /// The pipeline as one part of the step.
@@ -546,7 +548,8 @@ pub fn timeline_chart(timeline: StepTimeline) -> TimelineChart {
     let of = |wanted: &[StepPart]| -> Vec<PartSpan> {
         timeline.parts.iter().filter(|p| wanted.contains(&p.part)).copied().collect()
     };
-    // PPO's critic trains before the actor, on the same devices: the update's lane holds both.
+    // PPO's critic trains before the actor, on the same devices: the update's lane holds both. The
+    // rollout's lane holds the trained weights' hand-over to its engine, at the step's end.
     let tail = [
         StepPart::Critic,
         StepPart::Pipeline,
@@ -558,7 +561,7 @@ pub fn timeline_chart(timeline: StepTimeline) -> TimelineChart {
     let lanes = lane_labels(has(StepPart::Rollout), has(StepPart::LogProb), timeline.n_ranks)
         .map(|label| {
             let parts = match label {
-                LaneLabel::Rollout => of(&[StepPart::Rollout]),
+                LaneLabel::Rollout => of(&[StepPart::Rollout, StepPart::WeightSync]),
                 LaneLabel::LogProb => of(&[StepPart::LogProb]),
                 LaneLabel::Update | LaneLabel::Step => of(&tail),
                 LaneLabel::Rank(_) => Vec::new(),
@@ -608,6 +611,7 @@ pub fn part_rgb(part: StepPart) -> Rgb {
         StepPart::GradientSync => palette::GOLD,
         StepPart::Optimizer => palette::SLATE,
         StepPart::Offload => palette::SILVER,
+        StepPart::WeightSync => palette::PINE,
     }
 }
 
@@ -768,6 +772,8 @@ pub enum Cause {
     LogProb,
     /// PPO's critic: its values and its update.
     Critic,
+    /// RL: the trained weights handed to the rollout engine.
+    WeightSync,
 }
 
 impl Cause {
@@ -785,6 +791,7 @@ impl Cause {
             Cause::Rollout => palette::TEAL,
             Cause::LogProb => palette::PURPLE,
             Cause::Critic => palette::BRICK,
+            Cause::WeightSync => palette::PINE,
         }
     }
 }
@@ -818,6 +825,7 @@ pub fn breakdown(b: &trainplan_core::report::BreakdownReport) -> Vec<CauseBar> {
         (Cause::Rollout, b.rollout_seconds),
         (Cause::LogProb, b.log_prob_seconds),
         (Cause::Critic, b.critic_seconds),
+        (Cause::WeightSync, b.weight_sync_seconds),
     ];
     let shown = |s: f64| s.is_finite() && 0.0 < s;
     let total: f64 = all.iter().map(|a| a.1).filter(|s| shown(*s)).sum();

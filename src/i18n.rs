@@ -383,6 +383,7 @@ texts! {
     bd_rollout => "Rollout generation", "生成（rollout）";
     bd_log_prob => "Log-prob passes", "log-prob 计算";
     bd_critic => "PPO critic", "PPO critic（估值与更新）";
+    bd_weight_sync => "Weights to the rollout engine", "权重同步到推理引擎";
     par_fsdp => "FSDP (Megatron FSDP sharding or torch FSDP2; VeRL: FSDP1 or FSDP2)", "FSDP（Megatron FSDP 切分策略或 torch FSDP2；VeRL：FSDP1 或 FSDP2）";
     par_fsdp_none => "none (DDP / distributed optimizer; VeRL: FSDP1)", "不用（DDP / 分布式优化器；VeRL：FSDP1）";
     advice_grad_reduce_bf16 => "Keep and reduce gradients in bf16 (--grad-reduce-in-bf16).", "梯度以 bf16 保存和归约（--grad-reduce-in-bf16）。";

@@ -35,6 +35,7 @@ fn cause_key(cause: Cause) -> Key {
         Cause::Rollout => Key::bd_rollout,
         Cause::LogProb => Key::bd_log_prob,
         Cause::Critic => Key::bd_critic,
+        Cause::WeightSync => Key::bd_weight_sync,
     }
 }
 

@@ -104,6 +104,7 @@ fn part_key(part: StepPart) -> Key {
         StepPart::GradientSync => Key::bd_dp,
         StepPart::Optimizer => Key::bd_optimizer,
         StepPart::Offload => Key::bd_offload,
+        StepPart::WeightSync => Key::bd_weight_sync,
     }
 }
 
@@ -117,6 +118,7 @@ fn part_id(part: StepPart) -> &'static str {
         StepPart::GradientSync => "gradient_sync",
         StepPart::Optimizer => "optimizer",
         StepPart::Offload => "offload",
+        StepPart::WeightSync => "weight_sync",
     }
 }
 

@@ -322,6 +322,7 @@ impl StepTime {
             (StepPart::GradientSync, p.gradient_sync_seconds),
             (StepPart::Optimizer, b.optimizer_seconds),
             (StepPart::Offload, p.offload_seconds),
+            (StepPart::WeightSync, b.weight_sync_seconds),
         ];
         let mut parts = Vec::with_capacity(steps.len());
         let mut at = 0.0;
@@ -401,6 +402,8 @@ pub enum StepPart {
     Optimizer,
     /// Offloaded states crossing the host link.
     Offload,
+    /// RL: the trained weights handed to the rollout engine for the next step's generation.
+    WeightSync,
 }
 
 /// Seconds of a step by cause, on the slowest pipeline stage's critical path (the report's `time.breakdown`).
@@ -436,6 +439,9 @@ pub struct Breakdown {
     /// PPO: the critic's values of the responses and its update, the actor's again (docs/time.md,
     /// "RL").
     pub critic_seconds: f64,
+    /// RL: the trained weights handed to the rollout engine (VeRL's `update_weights`, MindSpeed-RL's
+    /// resharding).
+    pub weight_sync_seconds: f64,
 }
 
 /// What every phase of the estimate reads: the plan (its effective settings), the device, and the
@@ -588,7 +594,8 @@ impl HfEager {
 pub fn layer_bound_seconds(plan: &Plan, mem: &memory::Memory) -> f64 {
     let plan = &*crate::knobs::effective(plan);
     let ctx = Ctx::new(plan, mem);
-    let rollout = if ctx.rl { rl::rollout_seconds(&ctx, mem) } else { 0.0 };
+    let rollout =
+        if ctx.rl { rl::rollout_seconds(&ctx, mem) + rl::weight_sync_seconds(&ctx, mem) } else { 0.0 };
     let m = pipeline::microbatches(mem);
     let layers = layer_bound(&ctx, mem, m);
     // Where ZeRO or FSDP moves its states every micro-batch, no rank's passes are shorter than
@@ -603,8 +610,8 @@ fn layer_bound(ctx: &Ctx, mem: &memory::Memory, m: u32) -> f64 {
     f64::from(m) * passes::mean_rank_layer_seconds(ctx, mem)
 }
 
-/// A step no shorter than a pipeline of `makespan_bound` seconds, with RL after its `rollout` and
-/// the scoring such a pipeline implies ([`rl::log_prob_seconds`] grows with the makespan).
+/// A step no shorter than a pipeline of `makespan_bound` seconds, with RL after its `rollout` (and
+/// the weights' hand-over to it) and the scoring such a pipeline implies ([`rl::log_prob_seconds`] grows with the makespan).
 fn step_bound(ctx: &Ctx, makespan_bound: f64, rollout: f64) -> f64 {
     makespan_bound
         + rollout
@@ -660,11 +667,14 @@ pub fn estimate_within(plan: &Plan, mem: &memory::Memory, limit_seconds: Option<
     let ctx = Ctx::new(plan, mem);
     let layout = &mem.layout;
     let m = pipeline::microbatches(mem);
-    // RL's generation first: it does not depend on the training's pipeline, and bounds the step.
+    // RL's generation first, and the weights' hand-over to it: neither depends on the training's
+    // pipeline, and both bound the step.
     let rollout_seconds = if ctx.rl { rl::rollout_seconds(&ctx, mem) } else { 0.0 };
+    let weight_sync_seconds = rl::weight_sync_seconds(&ctx, mem);
+    let rl_fixed = rollout_seconds + weight_sync_seconds;
     // A first bound, before each stage's passes are worked out: the average rank's layers.
     if limit_seconds
-        .is_some_and(|limit| rules_out(limit, step_bound(&ctx, layer_bound(&ctx, mem, m), rollout_seconds)))
+        .is_some_and(|limit| rules_out(limit, step_bound(&ctx, layer_bound(&ctx, mem, m), rl_fixed)))
     {
         return None;
     }
@@ -684,7 +694,7 @@ pub fn estimate_within(plan: &Plan, mem: &memory::Memory, limit_seconds: Option<
         let tail_seconds = tail.dp_seconds + tail.optimizer_seconds + tail.offload_seconds;
         let makespan_bound = f64::from(m) * slowest;
         let lower = makespan_bound
-            + rollout_seconds
+            + rl_fixed
             + scoring_seconds(&ctx, scoring_basis(makespan_bound))
             + tail_seconds
             + rl::critic_seconds(
@@ -709,7 +719,8 @@ pub fn estimate_within(plan: &Plan, mem: &memory::Memory, limit_seconds: Option<
         + tail.offload_seconds
         + rollout_seconds
         + log_prob_seconds
-        + critic_seconds;
+        + critic_seconds
+        + weight_sync_seconds;
     let n_devices = plan.cluster.n_devices() as f64;
     // Every device's micro-batches, each of `micro_batch` sequences: a sample is a prompt, a
     // response, or DPO's pair of two; the tokens are every sequence's.
@@ -729,6 +740,7 @@ pub fn estimate_within(plan: &Plan, mem: &memory::Memory, limit_seconds: Option<
         rollout_seconds,
         log_prob_seconds,
         critic_seconds,
+        weight_sync_seconds,
         ..pipeline_breakdown(
             &costs,
             (busiest, slowest),

@@ -127,6 +127,109 @@ pub(super) fn reference_switch_seconds(plan: &Plan, mem: &memory::Memory) -> f64
     memory::verl_reference_switched_bytes(plan, &mem.stages) as f64 * 2.0 / HOST_LINK_BYTES_PER_SECOND
 }
 
+/// Handing the trained weights to the rollout engine, once a step, seconds (0 but for RL): VeRL
+/// times it as `update_weights` after the actor's update (`RayPPOTrainer.fit`,
+/// verl/trainer/ppo/ray_trainer.py at verl 0.9.1), MindSpeed-RL runs it as it enters inference,
+/// before the next generation (`MegatronShardingManager.enter_infer_mode`,
+/// mindspeed_rl/workers/resharding/megatron_sharding_manager.py at 05a90d7): one step's worth
+/// either way. Each collective as the training's ([`super::comm::ring_seconds_on`]); the
+/// engines' Python, their per-tensor calls and the rollout's KV cache being freed and remade are
+/// not counted, so this is the least it takes.
+///
+/// - **VeRL's FSDP engine** gathers every parameter whole, in fp32 (its `model_dtype`), over the
+///   FSDP group (`DTensor.full_tensor()` in `FSDPEngine.get_per_tensor_param`,
+///   verl/workers/engine/fsdp/transformer_impl.py), and every device hands the whole model to the
+///   engine beside it through a bucket in device memory, "model parameters … in fp32 full
+///   precision" (`BucketedWeightSender`, verl/workers/rollout/vllm_rollout/bucketed_weight_transfer.py):
+///   the bucket written and read, then the engine's TP share read and stored in bf16. A LoRA plan
+///   hands its adapters alone once the base is in the engine (`base_sync_done`). With its
+///   parameters offloaded, FSDP1 brings them in for the export and sends them out after
+///   (`load_fsdp_model_to_gpu`, `offload_fsdp_model_to_cpu`); FSDP2 copies each shard in alone.
+/// - **VeRL's Megatron engine** exports each tensor in bf16 to every rank (Megatron-Bridge
+///   `export_hf_weights`, as `per_tensor_generator` in verl/utils/megatron_utils.py does: broadcast
+///   over the pipeline's ranks, gathered over the TP ranks, routed experts over the EP ranks),
+///   bringing offloaded parameters in first and sending them out after
+///   (`load_megatron_model_to_gpu`; `engine_workers.py` step 3), then hands it over as above.
+/// - **MindSpeed-RL** gathers its stage's tensors over the training's TP ranks, keeps the
+///   rollout's TP share, and broadcasts each stage's share over the pipeline's ranks into the
+///   engine's own weight buffers (`get_infer_params`: `_update_weight_buffers_intra_pp`, `_inter_pp`,
+///   mindspeed_rl/workers/resharding/vllm_weight_container.py); no bucket, no host copy.
+///
+/// Where vLLM sleeps at level 1, it keeps its weights on the host during the training and brings
+/// them back first (`CuMemAllocator.sleep(offload_tags=("weights",))`; VeRL resumes them before
+/// every sync, verl/workers/engine_workers.py): VeRL on Ascend and a LoRA plan's adapter engine
+/// sleep at level 1 (`vLLMHttpServer._resolve_sleep_level`,
+/// verl/workers/rollout/vllm_rollout/vllm_async_server.py), its weights out and in over the host
+/// link once a step.
+pub(super) fn weight_sync_seconds(ctx: &Ctx, mem: &memory::Memory) -> f64 {
+    let plan = ctx.plan;
+    if !ctx.rl {
+        return 0.0;
+    }
+    let hw = ctx.hw;
+    let layout = &mem.layout;
+    let domain = u64::from(plan.cluster.scale_up_domain.get());
+    let gather = |bytes: f64, group: u64, stride: u64| {
+        let bw = super::comm::group_bandwidth(hw, domain, group, stride);
+        super::comm::ring_seconds_on(hw, bytes, group as f64, bw, false)
+    };
+    let rollout_tp = f64::from(plan.rl.rollout_tp.get());
+    let lora = plan.trains_lora();
+    let params = mem.params_total as f64;
+    // The pipeline's ranks sit world ÷ PP apart (Megatron's order, PP outermost).
+    let pp_stride = plan.cluster.n_devices() / layout.pp.max(1);
+    let verl_offloaded = match plan.framework.is_verl() && plan.parallel.offload_params {
+        true => super::tail::verl_offloaded_weights(ctx, mem) / HOST_LINK_BYTES_PER_SECOND,
+        false => 0.0,
+    };
+    // What every device hands the engine beside it through the bucket, and the engine's store.
+    let handover = |whole: f64| {
+        let (trained, stored) = match lora {
+            true => (whole, whole),
+            false => (whole / rollout_tp, 2.0 * params / rollout_tp),
+        };
+        (2.0 * whole + trained + stored) / (hw.memory_bytes_per_second * HBM_EFF)
+    };
+    let synced = match plan.framework {
+        crate::plan::Framework::Verl => {
+            let whole = 4.0 * if lora { mem.params_lora as f64 } else { params };
+            let group = match plan.parallel.zero_stage.get() {
+                0 => 1,
+                _ => layout.dp * layout.cp,
+            };
+            let moves = if memory::verl_fsdp2(plan) { 1.0 } else { 2.0 };
+            gather(whole, group, 1) + handover(whole) + moves * verl_offloaded
+        }
+        crate::plan::Framework::VerlMegatron => {
+            let bytes = memory::compute_bytes_per_param(plan);
+            let whole = bytes * if lora { mem.params_lora as f64 } else { params };
+            let experts = match plan.model.arch.moe.is_some() && !lora {
+                true => bytes * memory::ModelFacts::recent(plan).summary().counts.experts as f64,
+                false => 0.0,
+            };
+            let (tp, ep, etp) = (layout.tp, layout.ep, layout.etp);
+            let dense = whole - experts;
+            let held = dense / tp as f64 + experts / (ep * etp) as f64;
+            gather(held, layout.pp, pp_stride)
+                + gather(dense, tp, 1)
+                + gather(experts / etp as f64, ep, etp)
+                + gather(experts, etp, 1)
+                + handover(whole)
+                + 2.0 * verl_offloaded
+        }
+        _ => {
+            let whole = memory::compute_bytes_per_param(plan) * params;
+            gather(whole / layout.pp as f64, layout.tp, 1) + gather(whole / rollout_tp, layout.pp, pp_stride)
+        }
+    };
+    let asleep_on_host = plan.framework.is_verl() && (hw.vendor == crate::hardware::Vendor::Ascend || lora);
+    let woken = match asleep_on_host {
+        true => 2.0 * mem.rollout.as_ref().map_or(0, |r| r.weights_bytes) as f64 / HOST_LINK_BYTES_PER_SECOND,
+        false => 0.0,
+    };
+    synced + woken
+}
+
 /// The weights one engine reads from memory per decode step, bf16, over all its devices. A dense
 /// model: every weight a token passes through. A MoE layer reads each expert any token of the step
 /// routes to: of E experts, with top-k routing spread evenly, B tokens leave an expert untouched

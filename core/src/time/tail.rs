@@ -150,10 +150,8 @@ fn verl_offload_seconds(ctx: &Ctx, mem: &memory::Memory) -> f64 {
     if !plan.framework.is_verl() || !(p.offload_params || p.offload_optimizer) {
         return 0.0;
     }
-    // The compute-dtype copy VeRL's FSDP engine keeps while it computes is freed, not moved.
-    let moved = mem.stages.iter().map(|s| s.weights_bytes.saturating_sub(memory::verl_compute_copy(plan, s)));
     let params = match p.offload_params {
-        true => 4.0 * moved.max().unwrap_or(0) as f64 + 2.0 * fullest(mem, |s| s.gradients_bytes),
+        true => 4.0 * verl_offloaded_weights(ctx, mem) + 2.0 * fullest(mem, |s| s.gradients_bytes),
         false => 0.0,
     };
     let optimizer = match p.offload_optimizer {
@@ -161,6 +159,14 @@ fn verl_offload_seconds(ctx: &Ctx, mem: &memory::Memory) -> f64 {
         false => 0.0,
     };
     (params + optimizer) / HOST_LINK_BYTES_PER_SECOND
+}
+
+/// The weights VeRL's offload moves between the host and the busiest stage: its weights but the
+/// compute-dtype copy its FSDP engine keeps while it computes, which is freed, not moved.
+pub(super) fn verl_offloaded_weights(ctx: &Ctx, mem: &memory::Memory) -> f64 {
+    let moved =
+        mem.stages.iter().map(|s| s.weights_bytes.saturating_sub(memory::verl_compute_copy(ctx.plan, s)));
+    moved.max().unwrap_or(0) as f64
 }
 
 /// The parameters one device computes with, and over how many ranks its gradients and optimizer

@@ -191,13 +191,15 @@ fn rl_steps_add_generation_and_scoring() {
     assert!(1024.0 * 2.0 * 7.6e9 / 4.8e12 < single.breakdown.rollout_seconds);
 }
 
-/// An RL step's update pipeline: the step without its rollout, scoring, PPO's critic and tail.
+/// An RL step's update pipeline: the step without its rollout, scoring, PPO's critic, the weights'
+/// hand-over to the rollout and the tail.
 fn rl_update_makespan(t: &trainplan_core::report::TimeReport) -> f64 {
     let b = &t.breakdown;
     t.step_seconds
         - b.rollout_seconds
         - b.log_prob_seconds
         - b.critic_seconds
+        - b.weight_sync_seconds
         - b.dp_comm_seconds
         - b.optimizer_seconds
         - b.offload_seconds
@@ -240,6 +242,51 @@ fn ppo_trains_its_critic_beside_the_actor() {
         // The critic's training passes count in MFU as the actor's do.
         assert!((ppo.model_flops_per_step / (2.0 * grpo.model_flops_per_step) - 1.0).abs() < 1e-12);
     }
+}
+
+/// Once a step the trained weights go to the rollout engine. VeRL's FSDP engine gathers every
+/// parameter whole in fp32 over its FSDP group (`DTensor.full_tensor()` in
+/// `FSDPEngine.get_per_tensor_param`, verl 0.9.1), so at ZeRO-3 over 8 H100 each device receives
+/// 7/8 of 7,615,616,512 × 4 bytes over NVLink (the catalog's 900 GB/s both ways, 450 one way); at
+/// ZeRO-0 (`fsdp_size=1`) it gathers nothing, and the rest, handing the model to the engine beside
+/// it, is the same: the two differ by that gather alone. A LoRA plan hands over its adapters alone,
+/// but its adapter engine sleeps at vLLM's level 1 and brings its weights back from the host first
+/// (`_resolve_sleep_level`, VeRL resumes them before each sync): the engine's bf16 copy, out and in
+/// over the host link. MindSpeed-RL with neither TP nor PP reshards nothing; at TP 4 it gathers
+/// its stage over the TP ranks. No plan but RL has it.
+#[test]
+fn rl_steps_hand_their_weights_to_the_rollout_engine() {
+    const N: f64 = 7_615_616_512.0;
+    let report = |text: &str| evaluate(&Plan::from_json(text).unwrap());
+    let verl = |extra: &str| {
+        report(&format!(r#"{{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo"{extra}}}"#))
+    };
+    let sync = |r: &trainplan_core::Report| r.time.breakdown.weight_sync_seconds;
+    let (sharded, whole) =
+        (verl(r#", "parallel": {"zero_stage": 3}"#), verl(r#", "parallel": {"zero_stage": 0}"#));
+    let h100 = trainplan_core::hardware::device("h100-sxm-80g").unwrap();
+    let gather = trainplan_core::time::ring_seconds_on(&h100, 4.0 * N, 8.0, 450e9, false);
+    assert!(
+        (sync(&sharded) - sync(&whole) - gather).abs() < 1e-9,
+        "{} − {} against {gather}",
+        sync(&sharded),
+        sync(&whole)
+    );
+    assert!(0.0 < sync(&whole));
+    let lora = verl(r#", "parallel": {"zero_stage": 3}, "rl": {"lora": true}"#);
+    let engine = lora.memory.rollout.as_ref().unwrap().weights_bytes as f64;
+    let woken = 2.0 * engine / trainplan_core::time::HOST_LINK_BYTES_PER_SECOND;
+    assert!(woken <= sync(&lora) && sync(&lora) < woken + 0.01, "{} against {woken}", sync(&lora));
+    let mindspeed = |parallel: &str| {
+        report(&format!(
+            r#"{{"model": "qwen2.5-7b", "framework": "mindspeed-rl", "method": "grpo", "hardware": "ascend-910b2",
+                "cluster": {{"nodes": 2}}, "parallel": {{{parallel}}}}}"#
+        ))
+    };
+    assert_eq!(sync(&mindspeed(r#""tp": 1, "pp": 1"#)), 0.0);
+    assert!(0.0 < sync(&mindspeed(r#""tp": 4"#)));
+    let sft = report(r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "sft-full"}"#);
+    assert_eq!(sync(&sft), 0.0);
 }
 
 /// VeRL's FSDP engine keeps the reference's fp32 shards on the host (a forward-only engine wraps
@@ -745,7 +792,9 @@ fn the_breakdown_adds_up_to_the_step() {
             + b.optimizer_seconds
             + b.offload_seconds
             + b.rollout_seconds
-            + b.log_prob_seconds;
+            + b.log_prob_seconds
+            + b.critic_seconds
+            + b.weight_sync_seconds;
         assert!((sum / t.step_seconds - 1.0).abs() < 1e-6, "{sum} vs {}: {b:?}\n{plan:?}", t.step_seconds);
     }
 }

@@ -241,24 +241,28 @@ async fn rl_timeline_rows(
 }
 
 /// GRPO on VeRL: the timeline's first lanes are rollout, log-prob and update, one after the other
-/// from 0, the update ending at the step time.
+/// from 0; the rollout's lane ends the step with the trained weights handed to its engine, after
+/// the update.
 #[tokio::test(flavor = "multi_thread")]
 async fn an_rl_plan_shows_rollout_log_prob_and_update_lanes() -> WebDriverResult<()> {
     let chromedriver = Chromedriver::start();
     let page = open(&chromedriver, 1280, 1100).await?;
     let rows =
-        rl_timeline_rows(&page, "grpo", |rows| rows.first().and_then(|r| r[0].as_str()) == Some("rollout"))
+        rl_timeline_rows(&page, "grpo", |rows| rows.get(1).and_then(|r| r[1].as_str()) == Some("weight_sync"))
             .await?;
     let lanes: Vec<&str> = rows.iter().filter_map(|r| r[0].as_str()).collect();
-    assert_eq!(&lanes[..3], ["rollout", "log_prob", "update"], "{rows:?}");
-    assert!(lanes[3..].iter().all(|l| *l == "update"), "{rows:?}");
-    assert_eq!(rows[2][1].as_str(), Some("pipeline"));
+    assert_eq!(&lanes[..4], ["rollout", "rollout", "log_prob", "update"], "{rows:?}");
+    assert!(lanes[4..].iter().all(|l| *l == "update"), "{rows:?}");
+    assert_eq!(rows[1][1].as_str(), Some("weight_sync"));
+    assert_eq!(rows[3][1].as_str(), Some("pipeline"));
     let at = |i: usize, j: usize| rows[i][j].as_f64().unwrap_or(f64::NAN);
     assert_eq!(at(0, 2), 0.0);
-    assert_eq!(at(0, 3), at(1, 2));
-    assert_eq!(at(1, 3), at(2, 2));
+    assert_eq!(at(0, 3), at(2, 2));
+    assert_eq!(at(2, 3), at(3, 2));
+    assert_eq!(at(rows.len() - 1, 3), at(1, 2), "the hand-over follows the update: {rows:?}");
     let whole = number(&page, "timeline-window", "data-step-seconds").await?;
-    assert!((at(rows.len() - 1, 3) - whole).abs() <= 1e-9 * whole);
+    assert!(at(1, 2) < at(1, 3) && (at(1, 3) - whole).abs() <= 1e-9 * whole, "{rows:?}");
+    assert!(page.text("time-breakdown").await?.contains("Weights to the rollout engine"));
     // The step the speed panel shows is the timeline's.
     let step = page.text("step-time").await?;
     assert!(page.text("timeline-window").await?.ends_with(&format!("of a {step} step")));
@@ -266,6 +270,7 @@ async fn an_rl_plan_shows_rollout_log_prob_and_update_lanes() -> WebDriverResult
     page.screenshot("en-timeline-rl").await?;
     page.el("lang-switch").await?.click().await?;
     page.wait_text("timeline-window", |t| t.starts_with("当前显示")).await?;
+    assert!(page.text("time-breakdown").await?.contains("权重同步到推理引擎"));
     page.scroll_to("gantt-title").await?;
     page.screenshot("zh-timeline-rl").await?;
     phone(&page).await?;
@@ -286,8 +291,11 @@ async fn a_ppo_plan_shows_its_critic_before_the_actors_update() -> WebDriverResu
     let chromedriver = Chromedriver::start();
     let page = open(&chromedriver, 1280, 1100).await?;
     let rows =
-        rl_timeline_rows(&page, "ppo", |rows| rows.get(2).and_then(|r| r[1].as_str()) == Some("critic"))
+        rl_timeline_rows(&page, "ppo", |rows| rows.get(3).and_then(|r| r[1].as_str()) == Some("critic"))
             .await?;
+    // In time order (the table lists them lane by lane).
+    let mut rows = rows;
+    rows.sort_by(|a, b| a[2].as_f64().unwrap_or(f64::NAN).total_cmp(&b[2].as_f64().unwrap_or(f64::NAN)));
     let parts: Vec<(&str, &str)> =
         rows.iter().filter_map(|r| Some((r[0].as_str()?, r[1].as_str()?))).collect();
     assert_eq!(
@@ -295,6 +303,7 @@ async fn a_ppo_plan_shows_its_critic_before_the_actors_update() -> WebDriverResu
         [("rollout", "rollout"), ("log_prob", "log_prob"), ("update", "critic"), ("update", "pipeline")],
         "{rows:?}"
     );
+    assert_eq!(parts.last(), Some(&("rollout", "weight_sync")), "{rows:?}");
     let at = |i: usize, j: usize| rows[i][j].as_f64().unwrap_or(f64::NAN);
     for i in 1..rows.len() {
         assert_eq!(at(i - 1, 3), at(i, 2), "{rows:?}");

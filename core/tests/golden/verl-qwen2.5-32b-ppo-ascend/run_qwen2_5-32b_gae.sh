@@ -2,7 +2,7 @@
 # Written by trainplan for VeRL 0.9.1.
 # Qwen2.5-32B PPO with VeRL on 2 × 8 Huawei Ascend 910B2 64GB (16 devices): DP 8, ZeRO 3,
 # optimizer offload, parameter offload; micro-batch 2, global batch 64, prompts 512 + responses
-# 8192 tokens; bf16. Planned peak 47.1 GiB per device, step 1022.72 s.
+# 8192 tokens; bf16. Planned peak 47.1 GiB per device, step 1025.84 s.
 # Reopen the plan: #v1=RVBLUsMwDL2L10lDE5ihXbJjyQk8iq00mfoXWSEMmdwduS2w8_v4PUmb6oHNqM6b8pOhqB-w3Stl3JIZqWghWsx3diDwuEa6qrP6RHKqUiOQXYFQGMgGg61Px6e-FcXBEu7pFhgyslia8mw88NgwwRQOCWheRKqUlxqnk0jFd0O5-VgxtIeXumvf6veQmRZTvHHhtLC2ExWvuSZuZnF2bV-nFJVM6pHHaEUt-BEuaP7L64WVcnCuCJsySVaU5GFwEayOiSc_fZcLSCn-C-WPz7-sGKLODBfZv5NaumV5-NKEOcWQUTsMl7LT6_Ek-RSdk-k1S93zvv8A
 # 2 nodes: `ray start --head --dashboard-host=0.0.0.0` on the head, `ray start --address=<head>:6379` on the others, then run this on the head.
 set -euo pipefail

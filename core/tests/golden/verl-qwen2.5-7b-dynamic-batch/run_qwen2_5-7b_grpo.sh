@@ -2,7 +2,7 @@
 # Written by trainplan for VeRL 0.9.1.
 # Qwen2.5-7B GRPO with VeRL on 1 × 8 NVIDIA H100 SXM5 80GB (8 devices): DP 4, ZeRO 3; micro-batch
 # 4, global batch 256, prompts 1024 + responses 8192 tokens; bf16. Planned peak 60.7 GiB per
-# device, step 784.05 s.
+# device, step 784.17 s.
 # Reopen the plan: #v1=PVDRcoMwDPsXP7NdSSlj_EwugAtckzgzod3G8e9zmtFHSZZke4POxH6CdoPRUmes_sfqUhfg5p7pYKq9gCsbhw_iG7RwR7YgMxgnGgSPHChhGtAK_HqgV--Xt49OyGDYWJv4Dfog6QX8okQv0YwI7Vmi-SkOP95I69EZecUC0F-Je9Qow3yQznzrZ5e26KEtT6o6ZdavLvtx0JFu6BeR63NTZTkwuRCTa4xTNmaBcQnkF3xJTfmpspRjdEDWA97nXnYulWqa9CI_H9vWEuT1YlywmIdzlyTJfWQtrVHHdP6-_wE
 # Run on the node.
 set -euo pipefail

@@ -2,7 +2,7 @@
 # Written by trainplan for VeRL 0.9.1.
 # Qwen2.5-7B GRPO with VeRL on 1 × 8 NVIDIA H100 SXM5 80GB (8 devices): DP 8, ZeRO 3; micro-batch
 # 16, global batch 512, prompts 1024 + responses 2048 tokens; bf16. Planned peak 60.6 GiB per
-# device, step 386.54 s.
+# device, step 386.65 s.
 # Reopen the plan: #v1=PY3RDoIwDEX_pc9oBEHNfmYZUIexW2c3xUj4dwdBH8-5t7cTtCZ1A6gJLHFrSG_clFUB7tYJ_0x5mgu4inE4stxBwQuFIJcwDdxnthJ4Ye6RMj5G9NW-2Z3bLIMRQ7T4CT6YR2MyFkEd86as1pm3DsIuJE3obVo-Hqq6WAPBGNhH_EfVob4U4HU0LhBGHVC2a1A5ECbiZ9Ip5Oo8fwE
 # Run on the node.
 set -euo pipefail
