@@ -87,6 +87,14 @@ pub fn percent(frac: f64) -> String {
     }
 }
 
+/// How many times one figure is another, two decimals: `1.724` → `× 1.72`; none is `–`.
+pub fn times(ratio: Option<f64>) -> String {
+    match ratio {
+        Some(r) if r.is_finite() => format!("× {r:.2}"),
+        _ => "–".to_owned(),
+    }
+}
+
 /// A part of a whole as a percentage ([`percent`]): `share(1, 8)` → `12.5%`; a part of nothing is
 /// `–`.
 pub fn share(part: u64, whole: u64) -> String {

@@ -43,6 +43,106 @@ pub struct LogSummary {
     /// The RL responses' mean length, tokens (VeRL's `response_length/mean`), the median over the
     /// steps printed.
     pub mean_response_tokens: Option<f64>,
+    /// An RL step's phases as VeRL's timers measured them (`timing_s/gen`, …), each the median
+    /// after warm-up of its timers' sum a step; the phases no line printed left out.
+    pub rl_phases: Vec<(RlPhase, f64)>,
+}
+
+/// A phase of an RL step as VeRL times it (`marked_timer` in `RayPPOTrainer.fit`,
+/// verl/trainer/ppo/ray_trainer.py at verl 0.9.1, printed as `timing_s/{name}` by
+/// `compute_timing_metrics`, verl/trainer/ppo/metric_utils.py), and the plan's part it is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RlPhase {
+    /// `gen`: the rollout engine's generation (`time.breakdown.rollout_seconds`).
+    Generation,
+    /// `old_log_prob` and `ref`: the actor's and the reference's log-probabilities
+    /// (`log_prob_seconds`).
+    LogProb,
+    /// `values` and `update_critic`: PPO's critic (`critic_seconds`).
+    Critic,
+    /// `update_actor`: the actor's update (the pipeline and the step's tail).
+    Update,
+    /// `update_weights`: the trained weights handed to the rollout engine (`weight_sync_seconds`).
+    WeightSync,
+}
+
+impl RlPhase {
+    /// Every phase, in a step's order.
+    pub const ALL: [RlPhase; 5] =
+        [RlPhase::Generation, RlPhase::LogProb, RlPhase::Critic, RlPhase::Update, RlPhase::WeightSync];
+
+    /// The phase a VeRL timer's name belongs to.
+    fn of_timer(name: &str) -> Option<RlPhase> {
+        Some(match name {
+            "gen" => RlPhase::Generation,
+            "old_log_prob" | "ref" => RlPhase::LogProb,
+            "values" | "update_critic" => RlPhase::Critic,
+            "update_actor" => RlPhase::Update,
+            "update_weights" => RlPhase::WeightSync,
+            _ => return None,
+        })
+    }
+
+    /// The plan's seconds for this phase, from its step's time.
+    fn planned(self, time: &crate::report::TimeReport) -> f64 {
+        let b = &time.breakdown;
+        match self {
+            RlPhase::Generation => b.rollout_seconds,
+            RlPhase::LogProb => b.log_prob_seconds,
+            RlPhase::Critic => b.critic_seconds,
+            RlPhase::Update => {
+                time.step_seconds
+                    - b.rollout_seconds
+                    - b.log_prob_seconds
+                    - b.critic_seconds
+                    - b.weight_sync_seconds
+            }
+            RlPhase::WeightSync => b.weight_sync_seconds,
+        }
+    }
+}
+
+/// One phase of an RL step as a log measured it beside the plan's figure.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PhaseCheck {
+    /// The phase.
+    pub phase: RlPhase,
+    /// What the log's timers measured, seconds.
+    pub logged_seconds: f64,
+    /// What the plan predicts, seconds.
+    pub planned_seconds: f64,
+}
+
+impl PhaseCheck {
+    /// How many times the plan's figure the log's is; `None` where the plan predicts none.
+    pub fn ratio(&self) -> Option<f64> {
+        (0.0 < self.planned_seconds).then(|| self.logged_seconds / self.planned_seconds)
+    }
+}
+
+/// The RL phases a log timed beside what the plan predicts for them, as modelled: the plan with the
+/// log's mean lengths ([`logged_means`]) and no calibration, so that each phase's figure is the
+/// model's own. Empty for a plan that is not RL or a log that timed no phase.
+pub fn rl_phase_check(plan: &Plan, log: &LogSummary) -> Vec<PhaseCheck> {
+    if !matches!(plan.method, crate::plan::Method::Grpo | crate::plan::Method::Ppo)
+        || log.rl_phases.is_empty()
+    {
+        return Vec::new();
+    }
+    let mut modelled = plan.clone();
+    let (prompt, response) = logged_means(plan, log);
+    modelled.rl.mean_prompt_length = prompt.unwrap_or(plan.rl.mean_prompt_length);
+    modelled.rl.mean_response_length = response.unwrap_or(plan.rl.mean_response_length);
+    modelled.calibration = CalibrationFile::default();
+    let time = crate::evaluate(&modelled).time;
+    log.rl_phases
+        .iter()
+        .map(|&(phase, logged_seconds)| PhaseCheck {
+            phase,
+            logged_seconds,
+            planned_seconds: phase.planned(&time),
+        })
+        .collect()
 }
 
 /// Why a log gives nothing to fit.
@@ -138,6 +238,8 @@ pub fn parse(text: &str) -> Result<LogSummary, LogError> {
     let mut res = LogSummary::default();
     // Per-step times (Megatron, VeRL), progress-bar rates, and HF's whole-run average.
     let (mut steps, mut rates, mut run_average) = (Vec::new(), Vec::new(), None);
+    // Each VeRL phase's seconds, a sample a line that timed it.
+    let mut phases: [Vec<f64>; RlPhase::ALL.len()] = Default::default();
     let (mut tflops, mut prompts, mut responses) = (Vec::new(), Vec::new(), Vec::new());
     let mut peak: Option<f64> = None;
     let mut note_peak = |bytes: f64| {
@@ -204,6 +306,9 @@ pub fn parse(text: &str) -> Result<LogSummary, LogError> {
         // (`actor/perf/max_memory_allocated_gb`, verl-project/verl#7412).
         if let Some(metrics) = verl_metrics(line) {
             res.verl_lines += 1;
+            for (samples, seconds) in phases.iter_mut().zip(timed_phases(metrics)) {
+                samples.extend(seconds);
+            }
             for item in metrics.split(" - ") {
                 let Some((key, value)) = item.trim().split_once(':') else { continue };
                 match key {
@@ -223,6 +328,11 @@ pub fn parse(text: &str) -> Result<LogSummary, LogError> {
             }
         }
     }
+    res.rl_phases = RlPhase::ALL
+        .into_iter()
+        .zip(&phases)
+        .filter_map(|(phase, samples)| Some((phase, median(&samples[warm_up(samples.len())..])?)))
+        .collect();
     let samples = match (steps.is_empty(), rates.is_empty()) {
         (false, _) => steps,
         (true, false) => rates,
@@ -376,6 +486,21 @@ fn verl_metrics(line: &str) -> Option<&str> {
     })?;
     let metrics = &line[at..];
     metrics.contains(" - ").then_some(metrics)
+}
+
+/// A VeRL metrics line's seconds by RL phase: each phase's `timing_s/…` timers summed, `None` for a
+/// phase the line timed no timer of.
+fn timed_phases(metrics: &str) -> [Option<f64>; RlPhase::ALL.len()] {
+    let mut timed = [None; RlPhase::ALL.len()];
+    for item in metrics.split(" - ") {
+        let Some((key, value)) = item.trim().split_once(':') else { continue };
+        let phase = key.strip_prefix("timing_s/").and_then(RlPhase::of_timer);
+        if let (Some(phase), Some(seconds)) = (phase, number(value).filter(|s| s.is_finite() && 0.0 <= *s)) {
+            let at = phase as usize;
+            timed[at] = Some(timed[at].unwrap_or(0.0) + seconds);
+        }
+    }
+    timed
 }
 
 /// Seconds per step from a tqdm bar's rate (`…, 2.50s/it]`, `…,  1.23it/s]`), if the line has one.

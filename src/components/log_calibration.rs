@@ -2,7 +2,7 @@
 //! printed (`logparse`) and fits the plan's calibration to them; the page says what it read.
 
 use leptos::prelude::*;
-use trainplan_core::logparse::{self, LogError, LogSource, LogSummary};
+use trainplan_core::logparse::{self, LogError, LogSource, LogSummary, PhaseCheck, RlPhase};
 use trainplan_core::plan::Framework;
 
 use crate::components::results::use_results;
@@ -14,9 +14,9 @@ use crate::{format, messages};
 #[derive(Clone, Debug, PartialEq)]
 enum Outcome {
     /// The log was read and the plan calibrated to it, with the RL prompts' and responses' mean
-    /// lengths it took, and whose run the log reads as where the plan's framework prints none of
-    /// its lines.
-    Fitted(LogSummary, (Option<u32>, Option<u32>), Option<(LogSource, Framework)>),
+    /// lengths it took, whose run the log reads as where the plan's framework prints none of its
+    /// lines, and the RL phases it timed beside the plan's as modelled.
+    Fitted(LogSummary, (Option<u32>, Option<u32>), Option<(LogSource, Framework)>, Vec<PhaseCheck>),
     /// The log gave nothing to fit.
     Refused(LogError),
     /// The plan is not valid.
@@ -40,6 +40,7 @@ pub fn LogCalibration() -> impl IntoView {
                 let fitted = logparse::calibrate(&plan, &summary);
                 let means = logparse::logged_means(&plan, &summary);
                 let other = logparse::another_frameworks_log(&plan, &summary).map(|s| (s, plan.framework));
+                let phases = logparse::rl_phase_check(&plan, &summary);
                 ctx.form.update(|f| {
                     f.file.calibration = fitted;
                     // The form's typed text is what the plan takes (`PlanForm::to_plan`).
@@ -51,7 +52,7 @@ pub fn LogCalibration() -> impl IntoView {
                         }
                     }
                 });
-                Outcome::Fitted(summary, means, other)
+                Outcome::Fitted(summary, means, other, phases)
             }
             Err(err) => Outcome::Refused(err),
         }));
@@ -67,7 +68,7 @@ pub fn LogCalibration() -> impl IntoView {
                 Outcome::Refused(LogError::NothingToFit(s)) => {
                     vec![(fill(ctx.tr(Key::logcal_nothing), &[("what", &recognized(s))]), true)]
                 }
-                Outcome::Fitted(s, (prompt, response), other) => {
+                Outcome::Fitted(s, (prompt, response), other, _) => {
                     let mut lines =
                         vec![(fill(ctx.tr(Key::logcal_found), &[("what", &recognized(s))]), false)];
                     if let Some((source, framework)) = other {
@@ -112,6 +113,14 @@ pub fn LogCalibration() -> impl IntoView {
             )
         })
     };
+    let phases = move || {
+        outcome.with(|o| match o {
+            Some(Outcome::Fitted(_, _, _, checks)) if !checks.is_empty() => {
+                Some(phase_table(ctx.lang(), checks))
+            }
+            _ => None,
+        })
+    };
     view! {
         <section class="panel log-calibration" aria-labelledby="logcal-title">
             <h2 id="logcal-title" data-testid="logcal-title">{move || ctx.tr(Key::logcal_title)}</h2>
@@ -131,6 +140,7 @@ pub fn LogCalibration() -> impl IntoView {
                 </button>
             </div>
             <div data-testid="logcal-result" role="status">{message}</div>
+            {phases}
         </section>
     }
 }
@@ -153,4 +163,58 @@ fn recognized(lang: Lang, s: &LogSummary) -> String {
     .map(|(n, key)| fill(t(lang, key), &[("n", &format::count(n as u64))]))
     .collect::<Vec<_>>()
     .join(sep)
+}
+
+/// The words for an RL phase: the step's parts' own.
+fn phase_key(phase: RlPhase) -> Key {
+    match phase {
+        RlPhase::Generation => Key::bd_rollout,
+        RlPhase::LogProb => Key::bd_log_prob,
+        RlPhase::Critic => Key::bd_critic,
+        RlPhase::Update => Key::tl_lane_update,
+        RlPhase::WeightSync => Key::bd_weight_sync,
+    }
+}
+
+/// An RL phase's key in the table (`data-phase`): VeRL's timer's name.
+fn phase_id(phase: RlPhase) -> &'static str {
+    match phase {
+        RlPhase::Generation => "gen",
+        RlPhase::LogProb => "old_log_prob",
+        RlPhase::Critic => "update_critic",
+        RlPhase::Update => "update_actor",
+        RlPhase::WeightSync => "update_weights",
+    }
+}
+
+/// The RL phases a log timed beside the plan's as modelled: which of the model's phases the run
+/// parts from, where one fitted factor cannot say.
+fn phase_table(lang: Lang, checks: &[PhaseCheck]) -> impl IntoView + use<> {
+    let rows = checks
+        .iter()
+        .map(|c| {
+            view! {
+                <tr data-phase=phase_id(c.phase)>
+                    <th scope="row">{t(lang, phase_key(c.phase))}</th>
+                    <td>{format::seconds(c.logged_seconds)}</td>
+                    <td>{format::seconds(c.planned_seconds)}</td>
+                    <td>{format::times(c.ratio())}</td>
+                </tr>
+            }
+        })
+        .collect::<Vec<_>>();
+    view! {
+        <p class="muted">{t(lang, Key::logcal_phases)}</p>
+        <table class="breakdown figures" data-testid="logcal-phases">
+            <thead>
+                <tr>
+                    <th scope="col">{t(lang, Key::logcal_phase)}</th>
+                    <th scope="col">{t(lang, Key::logcal_logged)}</th>
+                    <th scope="col">{t(lang, Key::logcal_modelled)}</th>
+                    <th scope="col">{t(lang, Key::logcal_ratio)}</th>
+                </tr>
+            </thead>
+            <tbody>{rows}</tbody>
+        </table>
+    }
 }

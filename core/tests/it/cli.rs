@@ -171,3 +171,21 @@ fn eval_and_search_print_csv_on_request() {
     let out = trainplan(&["eval", "--csv"], "");
     assert!(String::from_utf8_lossy(&out.stderr).contains("needs a plan file"));
 }
+
+/// `trainplan calibrate` prints the fitted calibration and says on standard error what it read,
+/// for a VeRL log each RL phase it timed beside the plan's as modelled.
+#[test]
+fn calibrate_fits_a_log_and_names_its_phases() {
+    let plan = std::env::temp_dir().join(format!("trainplan-calibrate-{}.json", std::process::id()));
+    std::fs::write(&plan, r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo"}"#).unwrap();
+    let log = "step:1 - timing_s/gen:30 - timing_s/update_weights:1.5 - timing_s/step:60\n\
+               step:2 - timing_s/gen:31 - timing_s/update_weights:1.4 - timing_s/step:61\n";
+    let out = trainplan(&["calibrate", plan.to_str().unwrap(), "-"], log);
+    std::fs::remove_file(&plan).ok();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let fitted: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(fitted["efficiency_scale"].as_f64().is_some_and(|s| 0.0 < s), "{fitted}");
+    assert!(stderr.contains("Generation logged 31.000 s"), "{stderr}");
+    assert!(stderr.contains("WeightSync logged 1.400 s"), "{stderr}");
+}

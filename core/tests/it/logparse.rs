@@ -261,6 +261,67 @@ fn an_rl_log_gives_the_plan_its_mean_response_and_the_fit_the_rest() {
     assert_eq!(logparse::logged_means(&sft, &s), (None, None));
 }
 
+/// VeRL times each phase of a step (`marked_timer` in `RayPPOTrainer.fit`, printed as
+/// `timing_s/{name}`, verl 0.9.1): each phase's figure is its timers' sum a step (the actor's
+/// `old_log_prob` and the reference's `ref` are one phase of the plan's), the median after the
+/// warm-up step as the step time's is; a phase no line timed is left out, and a timer the plan has
+/// no phase for (`adv`, `reward`) is no phase. Beside them the plan's own figures as modelled, with
+/// the log's mean lengths and no calibration: its breakdown's, the update the step less the others.
+#[test]
+fn an_rl_log_times_each_phase_beside_the_plans() {
+    use logparse::RlPhase;
+    let plan = Plan::from_json(
+        r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "parallel": {"zero_stage": 3}}"#,
+    )
+    .unwrap();
+    let steps = [(1, 60.0, 9.0, 3.0), (2, 30.0, 8.0, 2.0), (3, 32.0, 7.5, 2.5), (4, 31.0, 8.5, 2.0)];
+    let log = steps
+        .map(|(step, generation, old, reference)| {
+            format!(
+                "step:{step} - response_length/mean:400.0 - timing_s/gen:{generation} - timing_s/old_log_prob:{old} - timing_s/ref:{reference} - timing_s/adv:0.1 - timing_s/update_actor:20.0 - timing_s/update_weights:1.5 - timing_s/step:70.0"
+            )
+        })
+        .join("\n");
+    let s = logparse::parse(&log).unwrap();
+    // After the first step: generation 30, 32, 31 → 31; log-prob 8 + 2, 7.5 + 2.5, 8.5 + 2 → 10.
+    assert_eq!(
+        s.rl_phases,
+        [
+            (RlPhase::Generation, 31.0),
+            (RlPhase::LogProb, 10.0),
+            (RlPhase::Update, 20.0),
+            (RlPhase::WeightSync, 1.5)
+        ]
+    );
+    let checks = logparse::rl_phase_check(&plan, &s);
+    let mut modelled = plan.clone();
+    modelled.rl.mean_response_length = 400;
+    let t = evaluate(&modelled).time;
+    let b = &t.breakdown;
+    let planned: Vec<(RlPhase, f64, f64)> =
+        checks.iter().map(|c| (c.phase, c.logged_seconds, c.planned_seconds)).collect();
+    let update =
+        t.step_seconds - b.rollout_seconds - b.log_prob_seconds - b.critic_seconds - b.weight_sync_seconds;
+    assert_eq!(
+        planned,
+        [
+            (RlPhase::Generation, 31.0, b.rollout_seconds),
+            (RlPhase::LogProb, 10.0, b.log_prob_seconds),
+            (RlPhase::Update, 20.0, update),
+            (RlPhase::WeightSync, 1.5, b.weight_sync_seconds),
+        ]
+    );
+    assert!(0.0 < update && 0.0 < b.weight_sync_seconds);
+    assert_eq!(checks[3].ratio(), Some(1.5 / b.weight_sync_seconds));
+    let none = logparse::PhaseCheck { phase: RlPhase::Critic, logged_seconds: 2.0, planned_seconds: 0.0 };
+    assert_eq!(none.ratio(), None);
+    // A plan that is not RL, or a log without the timers, compares nothing.
+    let sft = Plan::from_json(r#"{"model": "qwen2.5-7b"}"#).unwrap();
+    assert!(logparse::rl_phase_check(&sft, &s).is_empty());
+    let plain = logparse::parse("step:1 - timing_s/step:50.0").unwrap();
+    assert!(plain.rl_phases.is_empty() && logparse::rl_phase_check(&plan, &plain).is_empty());
+}
+
 /// A log of another framework's run is named, so the page can say so before it fits this plan to
 /// it: Megatron's iteration lines for a LLaMA-Factory plan, the HF Trainer's dictionaries or
 /// VeRL's metrics for a Megatron one. Lines every run may print (memory reports, progress bars)

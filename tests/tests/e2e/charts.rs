@@ -247,9 +247,10 @@ async fn rl_timeline_rows(
 async fn an_rl_plan_shows_rollout_log_prob_and_update_lanes() -> WebDriverResult<()> {
     let chromedriver = Chromedriver::start();
     let page = open(&chromedriver, 1280, 1100).await?;
-    let rows =
-        rl_timeline_rows(&page, "grpo", |rows| rows.get(1).and_then(|r| r[1].as_str()) == Some("weight_sync"))
-            .await?;
+    let rows = rl_timeline_rows(&page, "grpo", |rows| {
+        rows.get(1).and_then(|r| r[1].as_str()) == Some("weight_sync")
+    })
+    .await?;
     let lanes: Vec<&str> = rows.iter().filter_map(|r| r[0].as_str()).collect();
     assert_eq!(&lanes[..4], ["rollout", "rollout", "log_prob", "update"], "{rows:?}");
     assert!(lanes[4..].iter().all(|l| *l == "update"), "{rows:?}");

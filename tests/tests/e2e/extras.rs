@@ -202,9 +202,20 @@ async fn a_pasted_megatron_log_calibrates_the_plan() -> WebDriverResult<()> {
     page.driver.quit().await
 }
 
+/// The log panel's phase rows: each one's `data-phase` and its text.
+async fn phase_rows(page: &Page) -> WebDriverResult<Vec<(String, String)>> {
+    let script = "return [...document.querySelectorAll(\"[data-testid='logcal-phases'] tbody tr\")]
+        .map(r => [r.dataset.phase, r.textContent.trim()]);";
+    let got = page.driver.execute(script, vec![]).await?;
+    let rows = got.json().as_array().cloned().unwrap_or_default();
+    let cell = |r: &serde_json::Value, i: usize| r[i].as_str().unwrap_or_default().to_owned();
+    Ok(rows.iter().map(|r| (cell(r, 0), cell(r, 1))).collect())
+}
+
 /// A pasted VeRL log of a GRPO plan: its `prompt_length/mean` and `response_length/mean` become
 /// the plan's mean prompt and response, shown in the RL form, and the step is fitted with them to
-/// the log's.
+/// the log's; the phases its timers measured stand beside the plan's as modelled, in both
+/// languages.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_pasted_verl_log_sets_the_mean_response() -> WebDriverResult<()> {
     let chromedriver = Chromedriver::start();
@@ -223,14 +234,32 @@ async fn a_pasted_verl_log_sets_the_mean_response() -> WebDriverResult<()> {
         .map(|(step, t, mean)| (step, t * measured, mean))
         .map(|(step, t, mean)| {
             format!(
-                "step:{step} - response_length/mean:{mean} - prompt_length/mean:{} - timing_s/step:{t}",
-                100 + step
+                "step:{step} - response_length/mean:{mean} - prompt_length/mean:{} - timing_s/gen:{} - timing_s/old_log_prob:{} - timing_s/ref:{} - timing_s/update_actor:{} - timing_s/update_weights:1.2 - timing_s/step:{t}",
+                100 + step,
+                0.4 * t,
+                0.1 * t,
+                0.1 * t,
+                0.35 * t
             )
         })
         .join("\n");
+    let before = plan_of(&page).await?;
     paste(&page, "logcal-text", &log).await?;
     page.click("logcal-fit").await?;
     let read = page.wait_text("logcal-result", |t| t.contains("Fitted")).await?;
+    // Each phase the log timed beside the plan's as modelled, the core's comparison.
+    let checks =
+        trainplan_core::logparse::rl_phase_check(&before, &trainplan_core::logparse::parse(&log).unwrap());
+    assert_eq!(checks.len(), 4);
+    let rows = phase_rows(&page).await?;
+    let phases: Vec<&str> = rows.iter().map(|r| r.0.as_str()).collect();
+    assert_eq!(phases, ["gen", "old_log_prob", "update_actor", "update_weights"], "{rows:?}");
+    let rows: Vec<String> = rows.into_iter().map(|r| r.1).collect();
+    for (row, check) in rows.iter().zip(&checks) {
+        let ratio = format!("× {:.2}", check.ratio().unwrap());
+        assert!(row.ends_with(&ratio), "{row} against {ratio}");
+    }
+    assert!(rows[3].starts_with("Weights to the rollout engine"), "{rows:?}");
     assert!(read.contains("Responses of 299 tokens on average"), "{read}");
     assert!(read.contains("Prompts of 103 tokens on average"), "{read}");
     // VeRL's own metrics for a VeRL plan: nothing to ask.
@@ -240,9 +269,15 @@ async fn a_pasted_verl_log_sets_the_mean_response() -> WebDriverResult<()> {
     assert!((evaluate(&plan).time.step_seconds / measured - 1.0).abs() < 1e-3);
     assert_eq!(page.el("mean-response-len-input").await?.prop("value").await?.as_deref(), Some("299"));
     assert_eq!(page.el("mean-prompt-len-input").await?.prop("value").await?.as_deref(), Some("103"));
+    page.scroll_to("logcal-phases").await?;
+    page.screenshot("en-log-phases").await?;
     page.click("lang-switch").await?;
     let read = page.wait_text("logcal-result", |t| t.contains("已拟合")).await?;
     assert!(read.contains("回答平均 299 个 token") && read.contains("prompt 平均 103 个 token"), "{read}");
+    let rows = phase_rows(&page).await?;
+    assert!(rows[3].1.starts_with("权重同步到推理引擎"), "{rows:?}");
+    page.scroll_to("logcal-phases").await?;
+    page.screenshot("zh-log-phases").await?;
     page.scroll_to("rl-panel").await?;
     page.screenshot("zh-rl-means").await?;
     page.driver.quit().await
