@@ -96,24 +96,19 @@ pub(super) fn rl_phases(ctx: &Ctx, stages: &[StageMemory]) -> Vec<PhaseMemory> {
     let (params_out, optimizer_out) =
         (verl && plan.parallel.offload_params, verl && plan.parallel.offload_optimizer);
     let unless = |bytes: u64, offloaded: bool| if offloaded { 0 } else { bytes };
+    let mindspeed_rl = plan.framework == crate::plan::Framework::MindSpeedRl;
     let parts_of = |stage: &StageMemory, phase: &'static str| -> [(&'static str, u64); 9] {
-        // PPO's critic, the actor's size. VeRL's launch file offloads it as the actor (its engine
-        // config takes the same `param_offload` and `optimizer_offload`): what it offloads is out
-        // in every phase here, its own update taking what the actor's does, one after the other.
-        // VeRL's FSDP holds its 16-bit copies only while it computes ([`verl_compute_copy_bytes`]),
-        // not while the engine generates; the critic alike.
         let compute_copy = match phase {
             "rollout" => verl_compute_copy_bytes(plan, ctx.summary, stage.params),
             _ => 0,
         };
-        let critic = match plan.method {
-            Method::Ppo => unless(
-                stage.weights_bytes.saturating_sub(compute_copy).saturating_add(stage.gradients_bytes),
-                params_out,
-            )
-            .saturating_add(unless(stage.optimizer_bytes, optimizer_out)),
-            _ => 0,
-        };
+        let critic = critic_bytes(
+            plan,
+            stage,
+            phase,
+            compute_copy.min(stage.weights_bytes),
+            (params_out, optimizer_out),
+        );
         // The reference model: frozen weights, sharded as the actor's; with LoRA it is the
         // actor's own base with the adapters disabled (VeRL `ref_in_actor` when lora_rank > 0);
         // none where VeRL's actor has no KL loss (`rl.kl_loss`, [`runs_reference`]).
@@ -133,7 +128,6 @@ pub(super) fn rl_phases(ctx: &Ctx, stages: &[StageMemory]) -> Vec<PhaseMemory> {
         // `_optimizer`: `MegatronShardingManager.enter_infer_mode`), and between updates keeps
         // the parameters alone (`exit_train_mode` offloads the optimizer states and gradients,
         // `enter_forward_mode` loads the parameters), mindspeed_rl/workers/resharding/megatron_sharding_manager.py.
-        let mindspeed_rl = plan.framework == crate::plan::Framework::MindSpeedRl;
         // VeRL's engine offloads what `param_offload` and `optimizer_offload` name outside its
         // passes: the parameters while the engine generates, the optimizer states until the
         // update (`BaseEngineCtx._context_switch`: eval mode loads the model alone, train mode the
@@ -201,6 +195,47 @@ pub(super) fn rl_phases(ctx: &Ctx, stages: &[StageMemory]) -> Vec<PhaseMemory> {
             PhaseMemory { phase, total: total(&parts), parts }
         })
         .collect()
+}
+
+/// PPO's critic's bytes in `phase` on a rank shaped like `stage` (the actor's, which the critic
+/// matches in size), `compute_copy` of whose weights VeRL's FSDP holds only while it computes; 0
+/// but for PPO. VeRL's launch file offloads it as the actor (its engine config takes the same
+/// `param_offload` and `optimizer_offload`: `offloaded`, parameters and optimizer states): what it
+/// offloads is out in every phase here, its own update taking what the actor's does, one after the
+/// other. VeRL's FSDP holds its 16-bit copies only while it computes ([`verl_compute_copy_bytes`]),
+/// not while the engine generates; the critic alike.
+///
+/// MindSpeed-RL's critic worker offloads its parameters, gradients and optimizer states after it
+/// is built and after every update, whatever the launch file says, and brings its parameters in
+/// for its values and the rest for its update alone (`CriticWorker`,
+/// mindspeed_rl/workers/critic_worker.py at 05a90d7), one worker after the other (`blocking`,
+/// ppo_trainer_hybrid.py): while it computes, the actor's states are out as the launch file asks
+/// (`offload_train_*`), and as large. So it adds nothing to any phase's peak, but where LoRA's actor
+/// keeps its backbone on the device (`share_backbone`) beside the critic's values and update.
+fn critic_bytes(
+    plan: &Plan,
+    stage: &StageMemory,
+    phase: &str,
+    compute_copy: u64,
+    offloaded: (bool, bool),
+) -> u64 {
+    let unless = |bytes: u64, out: bool| if out { 0 } else { bytes };
+    let full =
+        || stage.weights_bytes.saturating_add(stage.gradients_bytes).saturating_add(stage.optimizer_bytes);
+    match plan.method {
+        Method::Ppo if plan.framework == crate::plan::Framework::MindSpeedRl => {
+            match (plan.trains_lora(), phase) {
+                (false, _) | (true, "rollout") => 0,
+                (true, "log_prob") => stage.weights_bytes,
+                (true, _) => full(),
+            }
+        }
+        Method::Ppo => {
+            unless((stage.weights_bytes - compute_copy).saturating_add(stage.gradients_bytes), offloaded.0)
+                .saturating_add(unless(stage.optimizer_bytes, offloaded.1))
+        }
+        _ => 0,
+    }
 }
 
 /// The micro-batches a step runs per data-parallel rank when the RL framework packs them by

@@ -621,10 +621,14 @@ fn step_bound(ctx: &Ctx, makespan_bound: f64, rollout: f64) -> f64 {
 
 /// What PPO's critic adds after its update's pipeline: the update's gradient reduction and optimizer
 /// step, as the actor's, and the host moves where VeRL offloads it as the actor (the launch file
-/// gives `critic.fsdp.param_offload` and `optimizer_offload` the actor's values); MindSpeed-RL's
-/// sharding manager moves the actor's states alone (`tail.rs`).
-fn critic_tail(ctx: &Ctx, tail: &tail::StepTail) -> f64 {
-    let offload = if ctx.plan.framework.is_verl() { tail.offload_seconds } else { 0.0 };
+/// gives `critic.fsdp.param_offload` and `optimizer_offload` the actor's values), and MindSpeed-RL's
+/// critic worker's own moves, which it makes whatever the launch file says
+/// ([`tail::mindspeed_rl_critic_offload_seconds`]).
+fn critic_tail(ctx: &Ctx, mem: &memory::Memory, tail: &tail::StepTail) -> f64 {
+    let offload = match ctx.plan.framework.is_verl() {
+        true => tail.offload_seconds,
+        false => tail::mindspeed_rl_critic_offload_seconds(ctx, mem),
+    };
     tail.dp_seconds + tail.optimizer_seconds + offload
 }
 
@@ -700,7 +704,7 @@ pub fn estimate_within(plan: &Plan, mem: &memory::Memory, limit_seconds: Option<
             + rl::critic_seconds(
                 &ctx,
                 makespan_bound,
-                critic_tail(&ctx, &tail),
+                critic_tail(&ctx, mem, &tail),
                 scoring_basis(makespan_bound),
             );
         if rules_out(limit, lower) {
@@ -712,7 +716,7 @@ pub fn estimate_within(plan: &Plan, mem: &memory::Memory, limit_seconds: Option<
     let makespan = shape.makespan_seconds;
     let log_prob_seconds = scoring_seconds(&ctx, scoring_basis(makespan));
     let critic_seconds =
-        rl::critic_seconds(&ctx, makespan, critic_tail(&ctx, &tail), scoring_basis(makespan));
+        rl::critic_seconds(&ctx, makespan, critic_tail(&ctx, mem, &tail), scoring_basis(makespan));
     let step_seconds = makespan
         + tail.dp_seconds
         + tail.optimizer_seconds

@@ -139,6 +139,21 @@ fn mindspeed_rl_offload_seconds(ctx: &Ctx, mem: &memory::Memory) -> f64 {
     ((param_moves + reference_moves) * weights + 2.0 * optimizer) / HOST_LINK_BYTES_PER_SECOND
 }
 
+/// MindSpeed-RL's critic's host moves, once a step: its parameters in for its values, its
+/// optimizer states in for its update, and both out after it, whatever the launch file says; its
+/// gradients dropped and remade, not copied (`CriticWorker.compute_values`, `update`,
+/// mindspeed_rl/workers/critic_worker.py at 05a90d7; `swap_tensors_to_host(…, copy_data=False)`).
+/// The critic is the actor's size: the busiest stage's bytes over the host link. 0 elsewhere.
+pub(super) fn mindspeed_rl_critic_offload_seconds(ctx: &Ctx, mem: &memory::Memory) -> f64 {
+    match ctx.plan.framework == crate::plan::Framework::MindSpeedRl && ctx.ppo {
+        true => {
+            2.0 * (fullest(mem, |s| s.weights_bytes) + fullest(mem, |s| s.optimizer_bytes))
+                / HOST_LINK_BYTES_PER_SECOND
+        }
+        false => 0.0,
+    }
+}
+
 /// VeRL's offload, once a step: the parameters come in for the log-probabilities and go out, and
 /// come in again with the gradients for the update, the optimizer states with them, and all go out
 /// after (`BaseEngineCtx._context_switch`, verl/workers/engine/base.py: eval mode moves the model,
