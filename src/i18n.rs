@@ -622,7 +622,7 @@ texts! {
     logcal_unrecognized => "No training log lines recognized. Paste Megatron-LM or MindSpeed-LLM lines with “elapsed time per iteration (ms)”, HF Trainer output with “s/it” or “train_runtime”, or VeRL lines with “timing_s/step”.", "未识别到训练日志。请粘贴含 “elapsed time per iteration (ms)” 的 Megatron-LM 或 MindSpeed-LLM 日志行、含 “s/it” 或 “train_runtime” 的 HF Trainer 输出，或含 “timing_s/step” 的 VeRL 日志行。";
     logcal_nothing => "Read {what}, but they give no step time or peak memory: paste the lines with “elapsed time per iteration”, “s/it”, “train_runtime”, “timing_s/step” or “max allocated”.", "已读取：{what}，但其中没有单步时间或显存峰值。请粘贴含 “elapsed time per iteration”、“s/it”、“train_runtime”、“timing_s/step” 或 “max allocated” 的行。";
     logcal_no_plan => "Fix the plan first: a log calibrates a valid plan.", "请先修正方案：日志只能校准有效的方案。";
-    logcal_phases => "By phase, as VeRL timed them (timing_s/…) and as the plan models them with the log's mean lengths, before the fit:", "按阶段对比：VeRL 的计时（timing_s/…）与方案按日志平均长度、拟合前的模型预测：";
+    logcal_phases => "By phase, as the run's own timers measured them (VeRL's timing_s/…, Megatron's forward-backward and optimizer) and as the plan models them with the log's mean lengths, before the fit:", "按阶段对比：运行自身的计时（VeRL 的 timing_s/…，Megatron 的 forward-backward 与 optimizer）与方案按日志平均长度、拟合前的模型预测：";
     logcal_phase => "Phase", "阶段";
     logcal_logged => "Logged", "实测";
     logcal_modelled => "Modelled", "预测";

@@ -43,16 +43,20 @@ pub struct LogSummary {
     /// The RL responses' mean length, tokens (VeRL's `response_length/mean`), the median over the
     /// steps printed.
     pub mean_response_tokens: Option<f64>,
-    /// An RL step's phases as VeRL's timers measured them (`timing_s/gen`, …), each the median
-    /// after warm-up of its timers' sum a step; the phases no line printed left out.
-    pub rl_phases: Vec<(RlPhase, f64)>,
+    /// A step's phases as the run's own timers measured them (VeRL's `timing_s/gen`, …;
+    /// Megatron's `forward-backward` and `optimizer`), each the median after warm-up of its timers'
+    /// sum a step, seconds; the phases no line timed left out.
+    pub phases: Vec<(StepPhase, f64)>,
 }
 
-/// A phase of an RL step as VeRL times it (`marked_timer` in `RayPPOTrainer.fit`,
-/// verl/trainer/ppo/ray_trainer.py at verl 0.9.1, printed as `timing_s/{name}` by
-/// `compute_timing_metrics`, verl/trainer/ppo/metric_utils.py), and the plan's part it is.
+/// A phase of a step as a framework's own timers measure it, and the plan's part it is. VeRL times
+/// an RL step's (`marked_timer` in `RayPPOTrainer.fit`, verl/trainer/ppo/ray_trainer.py at verl
+/// 0.9.1, printed as `timing_s/{name}` by `compute_timing_metrics`,
+/// verl/trainer/ppo/metric_utils.py); Megatron-LM (and MindSpeed-LLM over it) its training step's
+/// at `--timing-log-level 1` (`training_log`, megatron/training/training.py at d98e8a6, printed by
+/// `Timers.log`, megatron/core/timers.py).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RlPhase {
+pub enum StepPhase {
     /// `gen`: the rollout engine's generation (`time.breakdown.rollout_seconds`).
     Generation,
     /// `old_log_prob` and `ref`: the actor's and the reference's log-probabilities
@@ -64,49 +68,68 @@ pub enum RlPhase {
     Update,
     /// `update_weights`: the trained weights handed to the rollout engine (`weight_sync_seconds`).
     WeightSync,
+    /// Megatron's `forward-backward`: the pipeline's passes and, at their end, the gradients'
+    /// reduction (`finalize_model_grads` runs inside the timer, megatron/core/pipeline_parallel/
+    /// schedules.py): the step less its optimizer's.
+    ForwardBackward,
+    /// Megatron's `optimizer`: the optimizer's step (`optimizer_seconds`).
+    Optimizer,
 }
 
-impl RlPhase {
+impl StepPhase {
     /// Every phase, in a step's order.
-    pub const ALL: [RlPhase; 5] =
-        [RlPhase::Generation, RlPhase::LogProb, RlPhase::Critic, RlPhase::Update, RlPhase::WeightSync];
+    pub const ALL: [StepPhase; 7] = [
+        StepPhase::Generation,
+        StepPhase::LogProb,
+        StepPhase::Critic,
+        StepPhase::Update,
+        StepPhase::WeightSync,
+        StepPhase::ForwardBackward,
+        StepPhase::Optimizer,
+    ];
 
     /// The phase a VeRL timer's name belongs to.
-    fn of_timer(name: &str) -> Option<RlPhase> {
+    fn of_verl_timer(name: &str) -> Option<StepPhase> {
         Some(match name {
-            "gen" => RlPhase::Generation,
-            "old_log_prob" | "ref" => RlPhase::LogProb,
-            "values" | "update_critic" => RlPhase::Critic,
-            "update_actor" => RlPhase::Update,
-            "update_weights" => RlPhase::WeightSync,
+            "gen" => StepPhase::Generation,
+            "old_log_prob" | "ref" => StepPhase::LogProb,
+            "values" | "update_critic" => StepPhase::Critic,
+            "update_actor" => StepPhase::Update,
+            "update_weights" => StepPhase::WeightSync,
             _ => return None,
         })
+    }
+
+    /// Whether an RL step's phase (VeRL's), which a plan that is not RL has no figure for.
+    fn rl(self) -> bool {
+        !matches!(self, StepPhase::ForwardBackward | StepPhase::Optimizer)
     }
 
     /// The plan's seconds for this phase, from its step's time.
     fn planned(self, time: &crate::report::TimeReport) -> f64 {
         let b = &time.breakdown;
+        let update = time.step_seconds
+            - b.rollout_seconds
+            - b.log_prob_seconds
+            - b.critic_seconds
+            - b.weight_sync_seconds;
         match self {
-            RlPhase::Generation => b.rollout_seconds,
-            RlPhase::LogProb => b.log_prob_seconds,
-            RlPhase::Critic => b.critic_seconds,
-            RlPhase::Update => {
-                time.step_seconds
-                    - b.rollout_seconds
-                    - b.log_prob_seconds
-                    - b.critic_seconds
-                    - b.weight_sync_seconds
-            }
-            RlPhase::WeightSync => b.weight_sync_seconds,
+            StepPhase::Generation => b.rollout_seconds,
+            StepPhase::LogProb => b.log_prob_seconds,
+            StepPhase::Critic => b.critic_seconds,
+            StepPhase::Update => update,
+            StepPhase::WeightSync => b.weight_sync_seconds,
+            StepPhase::ForwardBackward => update - b.optimizer_seconds,
+            StepPhase::Optimizer => b.optimizer_seconds,
         }
     }
 }
 
-/// One phase of an RL step as a log measured it beside the plan's figure.
+/// One phase of a step as a log measured it beside the plan's figure.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct PhaseCheck {
     /// The phase.
-    pub phase: RlPhase,
+    pub phase: StepPhase,
     /// What the log's timers measured, seconds.
     pub logged_seconds: f64,
     /// What the plan predicts, seconds.
@@ -120,13 +143,14 @@ impl PhaseCheck {
     }
 }
 
-/// The RL phases a log timed beside what the plan predicts for them, as modelled: the plan with the
+/// The phases a log timed beside what the plan predicts for them, as modelled: the plan with the
 /// log's mean lengths ([`logged_means`]) and no calibration, so that each phase's figure is the
-/// model's own. Empty for a plan that is not RL or a log that timed no phase.
-pub fn rl_phase_check(plan: &Plan, log: &LogSummary) -> Vec<PhaseCheck> {
-    if !matches!(plan.method, crate::plan::Method::Grpo | crate::plan::Method::Ppo)
-        || log.rl_phases.is_empty()
-    {
+/// model's own. Empty for a log that timed no phase the plan has (VeRL's RL phases where the plan
+/// is not RL).
+pub fn phase_check(plan: &Plan, log: &LogSummary) -> Vec<PhaseCheck> {
+    let rl = matches!(plan.method, crate::plan::Method::Grpo | crate::plan::Method::Ppo);
+    let phases: Vec<(StepPhase, f64)> = log.phases.iter().copied().filter(|&(p, _)| rl || !p.rl()).collect();
+    if phases.is_empty() {
         return Vec::new();
     }
     let mut modelled = plan.clone();
@@ -135,9 +159,9 @@ pub fn rl_phase_check(plan: &Plan, log: &LogSummary) -> Vec<PhaseCheck> {
     modelled.rl.mean_response_length = response.unwrap_or(plan.rl.mean_response_length);
     modelled.calibration = CalibrationFile::default();
     let time = crate::evaluate(&modelled).time;
-    log.rl_phases
-        .iter()
-        .map(|&(phase, logged_seconds)| PhaseCheck {
+    phases
+        .into_iter()
+        .map(|(phase, logged_seconds)| PhaseCheck {
             phase,
             logged_seconds,
             planned_seconds: phase.planned(&time),
@@ -238,8 +262,8 @@ pub fn parse(text: &str) -> Result<LogSummary, LogError> {
     let mut res = LogSummary::default();
     // Per-step times (Megatron, VeRL), progress-bar rates, and HF's whole-run average.
     let (mut steps, mut rates, mut run_average) = (Vec::new(), Vec::new(), None);
-    // Each VeRL phase's seconds, a sample a line that timed it.
-    let mut phases: [Vec<f64>; RlPhase::ALL.len()] = Default::default();
+    // Each phase's seconds, a sample a line that timed it (VeRL) or a timers' line (Megatron).
+    let mut phases: [Vec<f64>; StepPhase::ALL.len()] = Default::default();
     let (mut tflops, mut prompts, mut responses) = (Vec::new(), Vec::new(), Vec::new());
     let mut peak: Option<f64> = None;
     let mut note_peak = |bytes: f64| {
@@ -262,6 +286,9 @@ pub fn parse(text: &str) -> Result<LogSummary, LogError> {
             if let Some(t) = after(line, "throughput per GPU (TFLOP/s/GPU):") {
                 tflops.push(t);
             }
+        }
+        if let Some((phase, seconds)) = megatron_timer(line) {
+            phases[phase as usize].push(seconds);
         }
         // Megatron-LM `megatron/training/utils/common_utils.py` `report_memory` (core_v0.19.0):
         // '[Rank {}] (after {n} iterations) memory (MB) | allocated: … | max allocated: … | …'.
@@ -328,11 +355,8 @@ pub fn parse(text: &str) -> Result<LogSummary, LogError> {
             }
         }
     }
-    res.rl_phases = RlPhase::ALL
-        .into_iter()
-        .zip(&phases)
-        .filter_map(|(phase, samples)| Some((phase, median(&samples[warm_up(samples.len())..])?)))
-        .collect();
+    res.phases =
+        StepPhase::ALL.into_iter().zip(&phases).filter_map(|(p, xs)| Some((p, after_warm_up(xs)?))).collect();
     let samples = match (steps.is_empty(), rates.is_empty()) {
         (false, _) => steps,
         (true, false) => rates,
@@ -443,6 +467,11 @@ fn warm_up(n: usize) -> usize {
     }
 }
 
+/// The median of samples in order, those of the warm-up left out ([`warm_up`]).
+fn after_warm_up(xs: &[f64]) -> Option<f64> {
+    median(&xs[warm_up(xs.len())..])
+}
+
 fn median(xs: &[f64]) -> Option<f64> {
     let mut v = xs.to_vec();
     crate::sort::sort_by(&mut v, f64::total_cmp);
@@ -488,13 +517,37 @@ fn verl_metrics(line: &str) -> Option<&str> {
     metrics.contains(" - ").then_some(metrics)
 }
 
+/// A Megatron timers' line of a timer this reader keeps (`forward-backward`, `optimizer`): its
+/// phase and the slowest rank's seconds. `Timers.log` (megatron/core/timers.py at d98e8a6) prints
+/// each under `(min, max) time across ranks (ms):` as `'    {}: ({:.2f}, {:.2f})'` with the name
+/// and a space padded with dots to 48 characters, or as `': {:.2f}'`, the maximum alone, under
+/// `max time across ranks (ms):`; per iteration (its `normalizer` is the log interval).
+fn megatron_timer(line: &str) -> Option<(StepPhase, f64)> {
+    let (phase, at) =
+        [("forward-backward .", StepPhase::ForwardBackward), ("optimizer .", StepPhase::Optimizer)]
+            .into_iter()
+            .find_map(|(name, phase)| {
+                let at = line.find(name)?;
+                // A name of its own: `optimizer` alone, not `…-optimizer`.
+                let own =
+                    line[..at].chars().next_back().is_none_or(|c| c.is_whitespace() || c == ':' || c == ']');
+                own.then_some((phase, at + name.len()))
+            })?;
+    let value = line[at..].trim_start_matches('.').strip_prefix(':')?.trim();
+    let ms = match value.strip_prefix('(') {
+        Some(pair) => pair.strip_suffix(')')?.split_once(',')?.1.trim().parse::<f64>().ok()?,
+        None => value.parse::<f64>().ok()?,
+    };
+    (ms.is_finite() && 0.0 <= ms).then_some((phase, ms / 1000.0))
+}
+
 /// A VeRL metrics line's seconds by RL phase: each phase's `timing_s/…` timers summed, `None` for a
 /// phase the line timed no timer of.
-fn timed_phases(metrics: &str) -> [Option<f64>; RlPhase::ALL.len()] {
-    let mut timed = [None; RlPhase::ALL.len()];
+fn timed_phases(metrics: &str) -> [Option<f64>; StepPhase::ALL.len()] {
+    let mut timed = [None; StepPhase::ALL.len()];
     for item in metrics.split(" - ") {
         let Some((key, value)) = item.trim().split_once(':') else { continue };
-        let phase = key.strip_prefix("timing_s/").and_then(RlPhase::of_timer);
+        let phase = key.strip_prefix("timing_s/").and_then(StepPhase::of_verl_timer);
         if let (Some(phase), Some(seconds)) = (phase, number(value).filter(|s| s.is_finite() && 0.0 <= *s)) {
             let at = phase as usize;
             timed[at] = Some(timed[at].unwrap_or(0.0) + seconds);

@@ -2,7 +2,7 @@
 //! printed (`logparse`) and fits the plan's calibration to them; the page says what it read.
 
 use leptos::prelude::*;
-use trainplan_core::logparse::{self, LogError, LogSource, LogSummary, PhaseCheck, RlPhase};
+use trainplan_core::logparse::{self, LogError, LogSource, LogSummary, PhaseCheck, StepPhase};
 use trainplan_core::plan::Framework;
 
 use crate::components::results::use_results;
@@ -15,7 +15,7 @@ use crate::{format, messages};
 enum Outcome {
     /// The log was read and the plan calibrated to it, with the RL prompts' and responses' mean
     /// lengths it took, whose run the log reads as where the plan's framework prints none of its
-    /// lines, and the RL phases it timed beside the plan's as modelled.
+    /// lines, and the phases it timed beside the plan's as modelled.
     Fitted(LogSummary, (Option<u32>, Option<u32>), Option<(LogSource, Framework)>, Vec<PhaseCheck>),
     /// The log gave nothing to fit.
     Refused(LogError),
@@ -40,7 +40,7 @@ pub fn LogCalibration() -> impl IntoView {
                 let fitted = logparse::calibrate(&plan, &summary);
                 let means = logparse::logged_means(&plan, &summary);
                 let other = logparse::another_frameworks_log(&plan, &summary).map(|s| (s, plan.framework));
-                let phases = logparse::rl_phase_check(&plan, &summary);
+                let phases = logparse::phase_check(&plan, &summary);
                 ctx.form.update(|f| {
                     f.file.calibration = fitted;
                     // The form's typed text is what the plan takes (`PlanForm::to_plan`).
@@ -165,29 +165,33 @@ fn recognized(lang: Lang, s: &LogSummary) -> String {
     .join(sep)
 }
 
-/// The words for an RL phase: the step's parts' own.
-fn phase_key(phase: RlPhase) -> Key {
+/// The words for a phase: the step's parts' own.
+fn phase_key(phase: StepPhase) -> Key {
     match phase {
-        RlPhase::Generation => Key::bd_rollout,
-        RlPhase::LogProb => Key::bd_log_prob,
-        RlPhase::Critic => Key::bd_critic,
-        RlPhase::Update => Key::tl_lane_update,
-        RlPhase::WeightSync => Key::bd_weight_sync,
+        StepPhase::Generation => Key::bd_rollout,
+        StepPhase::LogProb => Key::bd_log_prob,
+        StepPhase::Critic => Key::bd_critic,
+        StepPhase::Update => Key::tl_lane_update,
+        StepPhase::WeightSync => Key::bd_weight_sync,
+        StepPhase::ForwardBackward => Key::tl_part_pipeline,
+        StepPhase::Optimizer => Key::bd_optimizer,
     }
 }
 
-/// An RL phase's key in the table (`data-phase`): VeRL's timer's name.
-fn phase_id(phase: RlPhase) -> &'static str {
+/// A phase's key in the table (`data-phase`): its framework's timer's name.
+fn phase_id(phase: StepPhase) -> &'static str {
     match phase {
-        RlPhase::Generation => "gen",
-        RlPhase::LogProb => "old_log_prob",
-        RlPhase::Critic => "update_critic",
-        RlPhase::Update => "update_actor",
-        RlPhase::WeightSync => "update_weights",
+        StepPhase::Generation => "gen",
+        StepPhase::LogProb => "old_log_prob",
+        StepPhase::Critic => "update_critic",
+        StepPhase::Update => "update_actor",
+        StepPhase::WeightSync => "update_weights",
+        StepPhase::ForwardBackward => "forward-backward",
+        StepPhase::Optimizer => "optimizer",
     }
 }
 
-/// The RL phases a log timed beside the plan's as modelled: which of the model's phases the run
+/// The phases a log timed beside the plan's as modelled: which of the model's phases the run
 /// parts from, where one fitted factor cannot say.
 fn phase_table(lang: Lang, checks: &[PhaseCheck]) -> impl IntoView + use<> {
     let rows = checks

@@ -269,7 +269,7 @@ fn calibrate(parser: &mut lexopt::Parser) -> Result<(), String> {
             eprintln!("trainplan: fitted with rl.{key} {mean}: set it in the plan with the calibration");
         }
     }
-    for check in trainplan_core::logparse::rl_phase_check(&plan, &log) {
+    for check in trainplan_core::logparse::phase_check(&plan, &log) {
         let ratio = check.ratio().map_or_else(|| "-".to_owned(), |r| format!("{r:.2}x"));
         eprintln!(
             "trainplan: {log_path}: {:?} logged {:.3} s, modelled {:.3} s ({ratio})",

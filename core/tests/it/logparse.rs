@@ -269,7 +269,7 @@ fn an_rl_log_gives_the_plan_its_mean_response_and_the_fit_the_rest() {
 /// the log's mean lengths and no calibration: its breakdown's, the update the step less the others.
 #[test]
 fn an_rl_log_times_each_phase_beside_the_plans() {
-    use logparse::RlPhase;
+    use logparse::StepPhase;
     let plan = Plan::from_json(
         r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "parallel": {"zero_stage": 3}}"#,
     )
@@ -285,41 +285,84 @@ fn an_rl_log_times_each_phase_beside_the_plans() {
     let s = logparse::parse(&log).unwrap();
     // After the first step: generation 30, 32, 31 → 31; log-prob 8 + 2, 7.5 + 2.5, 8.5 + 2 → 10.
     assert_eq!(
-        s.rl_phases,
+        s.phases,
         [
-            (RlPhase::Generation, 31.0),
-            (RlPhase::LogProb, 10.0),
-            (RlPhase::Update, 20.0),
-            (RlPhase::WeightSync, 1.5)
+            (StepPhase::Generation, 31.0),
+            (StepPhase::LogProb, 10.0),
+            (StepPhase::Update, 20.0),
+            (StepPhase::WeightSync, 1.5)
         ]
     );
-    let checks = logparse::rl_phase_check(&plan, &s);
+    let checks = logparse::phase_check(&plan, &s);
     let mut modelled = plan.clone();
     modelled.rl.mean_response_length = 400;
     let t = evaluate(&modelled).time;
     let b = &t.breakdown;
-    let planned: Vec<(RlPhase, f64, f64)> =
+    let planned: Vec<(StepPhase, f64, f64)> =
         checks.iter().map(|c| (c.phase, c.logged_seconds, c.planned_seconds)).collect();
     let update =
         t.step_seconds - b.rollout_seconds - b.log_prob_seconds - b.critic_seconds - b.weight_sync_seconds;
     assert_eq!(
         planned,
         [
-            (RlPhase::Generation, 31.0, b.rollout_seconds),
-            (RlPhase::LogProb, 10.0, b.log_prob_seconds),
-            (RlPhase::Update, 20.0, update),
-            (RlPhase::WeightSync, 1.5, b.weight_sync_seconds),
+            (StepPhase::Generation, 31.0, b.rollout_seconds),
+            (StepPhase::LogProb, 10.0, b.log_prob_seconds),
+            (StepPhase::Update, 20.0, update),
+            (StepPhase::WeightSync, 1.5, b.weight_sync_seconds),
         ]
     );
     assert!(0.0 < update && 0.0 < b.weight_sync_seconds);
     assert_eq!(checks[3].ratio(), Some(1.5 / b.weight_sync_seconds));
-    let none = logparse::PhaseCheck { phase: RlPhase::Critic, logged_seconds: 2.0, planned_seconds: 0.0 };
+    let none = logparse::PhaseCheck { phase: StepPhase::Critic, logged_seconds: 2.0, planned_seconds: 0.0 };
     assert_eq!(none.ratio(), None);
     // A plan that is not RL, or a log without the timers, compares nothing.
     let sft = Plan::from_json(r#"{"model": "qwen2.5-7b"}"#).unwrap();
-    assert!(logparse::rl_phase_check(&sft, &s).is_empty());
+    assert!(logparse::phase_check(&sft, &s).is_empty());
     let plain = logparse::parse("step:1 - timing_s/step:50.0").unwrap();
-    assert!(plain.rl_phases.is_empty() && logparse::rl_phase_check(&plan, &plain).is_empty());
+    assert!(plain.phases.is_empty() && logparse::phase_check(&plan, &plain).is_empty());
+}
+
+/// Megatron's timers at `--timing-log-level 1` (`Timers.log`: under `(min, max) time across ranks
+/// (ms):` each timer as `'    {}: ({:.2f}, {:.2f})'`, its name and a space padded with dots to 48
+/// characters; under `max time across ranks (ms):` the maximum alone): `forward-backward` and
+/// `optimizer` are the step's two phases, each the slowest rank's, the median after the warm-up
+/// block; the optimizer's inner timers (`optimizer-inner-step`) are not the optimizer's. Beside
+/// them the plan's: the step less its optimizer, and its optimizer.
+#[test]
+fn megatron_timers_time_the_steps_phases() {
+    let timer = |name: &str, min: f64, max: f64| {
+        format!("    {name} {}: ({min:.2}, {max:.2})", ".".repeat(47 - name.len()))
+    };
+    let mut log = String::new();
+    for (i, (fb, opt)) in
+        [(9000.0, 900.0), (6000.0, 310.0), (6100.0, 300.0), (5900.0, 305.0)].into_iter().enumerate()
+    {
+        log += &megatron_line(10 * (i as u64 + 1), fb + opt, 400.0);
+        log += "\n(min, max) time across ranks (ms):\n";
+        log += &timer("forward-backward", fb - 50.0, fb);
+        log += "\n";
+        log += &timer("optimizer-inner-step", 1.0, 200.0);
+        log += "\n";
+        log += &timer("optimizer", opt - 5.0, opt);
+        log += "\n";
+    }
+    // The maximum alone, in a line of its own prefix.
+    log += "max time across ranks (ms):\n[default0]:    forward-backward ................................: 6050.00\n";
+    let s = logparse::parse(&log).unwrap();
+    use logparse::StepPhase;
+    // forward-backward: 9.0 s left out, the median of 6.0, 6.1, 5.9 and 6.05; optimizer: 0.9 s
+    // left out, the median of 0.31, 0.30 and 0.305.
+    assert_eq!(s.phases, [(StepPhase::ForwardBackward, 6.025), (StepPhase::Optimizer, 0.305)]);
+    let plan = Plan::from_json(
+        r#"{"model": "llama-3.1-8b", "framework": "megatron", "method": "pretrain", "parallel": {"tp": 2}}"#,
+    )
+    .unwrap();
+    let t = evaluate(&plan).time;
+    let checks = logparse::phase_check(&plan, &s);
+    let planned: Vec<f64> = checks.iter().map(|c| c.planned_seconds).collect();
+    let optimizer = t.breakdown.optimizer_seconds;
+    assert_eq!(planned, [t.step_seconds - optimizer, optimizer]);
+    assert!(0.0 < optimizer);
 }
 
 /// A log of another framework's run is named, so the page can say so before it fits this plan to

@@ -68,6 +68,16 @@ fn megatron_log(step_ms: f64) -> String {
             1000,
             640 * (i + 1)
         );
+        // `--timing-log-level 1`: `Timers.log`'s block, each name padded with dots to 48.
+        log += &format!(
+            "(min, max) time across ranks (ms):\n    forward-backward {}: ({:.2}, {:.2})\n    optimizer {}: ({:.2}, {:.2})\n",
+            ".".repeat(31),
+            0.95 * ms,
+            0.97 * ms,
+            ".".repeat(38),
+            0.02 * ms,
+            0.03 * ms
+        );
     }
     log + "[Rank 0] (after 10 iterations) memory (MB) | allocated: 30000.00 | max allocated: 52345.67 | reserved: 54000.00 | max reserved: 56000.00\n"
 }
@@ -192,6 +202,11 @@ async fn a_pasted_megatron_log_calibrates_the_plan() -> WebDriverResult<()> {
     assert!((shown / measured - 1.0).abs() < 0.01, "step {shown} s, the log's {measured} s");
     let after = evaluate(&plan_of(&page).await?);
     assert!((after.time.step_seconds / measured - 1.0).abs() < 1e-3);
+    // Megatron's own timers, the slowest rank's, beside the plan's phases.
+    let rows = phase_rows(&page).await?;
+    let phases: Vec<&str> = rows.iter().map(|r| r.0.as_str()).collect();
+    assert_eq!(phases, ["forward-backward", "optimizer"], "{rows:?}");
+    assert!(rows[1].1.starts_with("Optimizer step"), "{rows:?}");
     page.scroll_to("logcal-title").await?;
     page.screenshot("en-log-calibration").await?;
     page.click("lang-switch").await?;
@@ -249,7 +264,7 @@ async fn a_pasted_verl_log_sets_the_mean_response() -> WebDriverResult<()> {
     let read = page.wait_text("logcal-result", |t| t.contains("Fitted")).await?;
     // Each phase the log timed beside the plan's as modelled, the core's comparison.
     let checks =
-        trainplan_core::logparse::rl_phase_check(&before, &trainplan_core::logparse::parse(&log).unwrap());
+        trainplan_core::logparse::phase_check(&before, &trainplan_core::logparse::parse(&log).unwrap());
     assert_eq!(checks.len(), 4);
     let rows = phase_rows(&page).await?;
     let phases: Vec<&str> = rows.iter().map(|r| r.0.as_str()).collect();
