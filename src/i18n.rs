@@ -601,7 +601,7 @@ texts! {
     sweep_current => "this plan", "当前方案";
     sweep_rl => "RL plans: the sequence lengths are the RL settings' prompt and response lengths.", "强化学习方案：序列长度由 RL 设置中的提示和回复长度决定。";
     logcal_title => "Calibrate from a training log", "从训练日志校准";
-    logcal_hint => "Paste lines of a Megatron-LM, MindSpeed-LLM, HF Trainer / LLaMA-Factory or VeRL log of this plan. The first steps (warm-up) are left out; the median step time and the largest peak memory are fitted.", "粘贴此方案在 Megatron-LM、MindSpeed-LLM、HF Trainer / LLaMA-Factory 或 VeRL 上的训练日志。开头几步（预热）不计入，拟合单步时间的中位数和最大显存峰值。";
+    logcal_hint => "Paste lines of a Megatron-LM, MindSpeed-LLM, HF Trainer / LLaMA-Factory or VeRL log of this plan. The first steps (warm-up) are left out; the median step time and the largest peak memory are fitted. VeRL's timing_s/… lines, and Megatron's timers (--timing-log-level 1), are also set beside the plan phase by phase.", "粘贴此方案在 Megatron-LM、MindSpeed-LLM、HF Trainer / LLaMA-Factory 或 VeRL 上的训练日志。开头几步（预热）不计入，拟合单步时间的中位数和最大显存峰值。VeRL 的 timing_s/… 行与 Megatron 的计时（--timing-log-level 1）还会逐阶段与方案对比。";
     logcal_label => "Training log", "训练日志";
     logcal_fit => "Fit to the log", "按日志拟合";
     logcal_megatron => "Megatron iteration lines: {n}", "Megatron 迭代日志 {n} 行";
