@@ -379,6 +379,8 @@ texts! {
     cal_reset => "Reset", "重置";
     cal_current => "In effect: efficiency × {scale}, memory {offset}", "当前生效：效率 × {scale}，显存 {offset}";
     cal_none => "No calibration: figures as modelled.", "未校准：使用模型估计值。";
+    cal_rollout => "Generation time factor (RL)", "生成时间系数（RL）";
+    cal_current_rollout => "; generation × {scale} (from timing_s/gen)", "；生成时间 × {scale}（按 timing_s/gen）";
     cal_bad => "Enter a positive number", "请输入正数";
     bd_rollout => "Rollout generation", "生成（rollout）";
     bd_log_prob => "Log-prob passes", "log-prob 计算";
@@ -624,6 +626,7 @@ texts! {
     logcal_no_plan => "Fix the plan first: a log calibrates a valid plan.", "请先修正方案：日志只能校准有效的方案。";
     logcal_phases => "By phase, as the run's own timers measured them (VeRL's timing_s/…, Megatron's forward-backward and optimizer) and as the plan models them with the log's mean lengths, before the fit:", "按阶段对比：运行自身的计时（VeRL 的 timing_s/…，Megatron 的 forward-backward 与 optimizer）与方案按日志平均长度、拟合前的模型预测：";
     logcal_phase => "Phase", "阶段";
+    logcal_rollout => "Generation fitted apart to the log's timing_s/gen: × {scale}.", "生成阶段按日志的 timing_s/gen 单独拟合：× {scale}。";
     logcal_logged => "Logged", "实测";
     logcal_modelled => "Modelled", "预测";
     logcal_ratio => "Logged ÷ modelled", "实测 ÷ 预测";

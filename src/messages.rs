@@ -641,6 +641,7 @@ fn field_key(field: Field) -> Option<Key> {
         Field::HardwareCustomBoardPowerW => Key::cost_power,
         Field::CalibrationEfficiencyScale => Key::cal_step,
         Field::CalibrationMemoryOffsetMib => Key::cal_peak,
+        Field::CalibrationRolloutScale => Key::cal_rollout,
         // Typed numbers: labelled through `NumField` above.
         Field::ClusterNodes
         | Field::ClusterDevicesPerNode

@@ -34,6 +34,7 @@ pub(crate) fn report(plan: &Plan) -> Report {
         schedule: schedule_report(&time, mem.n_microbatches),
         calibration: report::CalibrationReport {
             efficiency_scale: plan.calibration.efficiency(),
+            rollout_scale: plan.calibration.rollout(),
             memory_offset_mib: plan.calibration.memory_offset_mib.unwrap_or(0.0),
         },
         cost: cost_report(plan, &time),

@@ -100,6 +100,7 @@ named_enum! {
         OverheadsAllocatorReserve = "overheads.allocator_reserve",
         CalibrationEfficiencyScale = "calibration.efficiency_scale",
         CalibrationMemoryOffsetMib = "calibration.memory_offset_mib",
+        CalibrationRolloutScale = "calibration.rollout_scale",
         HardwareCustomName = "hardware.custom.name",
         HardwareCustomVendor = "hardware.custom.vendor",
         HardwareCustomMemoryGb = "hardware.custom.memory_gb",

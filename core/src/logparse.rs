@@ -388,13 +388,26 @@ pub fn parse(text: &str) -> Result<LogSummary, LogError> {
 pub fn calibrate(plan: &Plan, log: &LogSummary) -> CalibrationFile {
     let peak = log.peak_allocated_bytes.map(|b| b.saturating_add(plan.overheads().runtime_context_bytes));
     let (prompt, response) = logged_means(plan, log);
-    if prompt.is_none() && response.is_none() {
-        return crate::calibrate(plan, log.step_seconds, peak);
-    }
     let mut logged = plan.clone();
     logged.rl.mean_prompt_length = prompt.unwrap_or(plan.rl.mean_prompt_length);
     logged.rl.mean_response_length = response.unwrap_or(plan.rl.mean_response_length);
-    crate::calibrate(&logged, log.step_seconds, peak)
+    let generation = log.phases.iter().find(|(p, _)| *p == StepPhase::Generation).map(|&(_, s)| s);
+    let rl = matches!(plan.method, crate::plan::Method::Grpo | crate::plan::Method::Ppo);
+    let Some(generation) = generation.filter(|s| rl && 0.0 < *s) else {
+        return crate::calibrate(&logged, log.step_seconds, peak);
+    };
+    // The generation timed apart (`timing_s/gen`) fits the rollout's own factor, and the
+    // training's efficiency the rest of the step. The rollout's prefill runs at the GEMMs'
+    // efficiency, so each fit moves the other a little: three rounds settle both.
+    let mut fitted = CalibrationFile { rollout_scale: None, ..plan.calibration };
+    for _ in 0..3 {
+        logged.calibration = CalibrationFile { rollout_scale: None, ..fitted };
+        let modelled = crate::evaluate(&logged).time.breakdown.rollout_seconds;
+        fitted.rollout_scale = (0.0 < modelled).then(|| (generation / modelled).clamp(0.05, 20.0));
+        logged.calibration = fitted;
+        fitted = crate::calibrate(&logged, log.step_seconds, peak);
+    }
+    fitted
 }
 
 /// The prompts' and the responses' mean lengths, whole tokens, that an RL plan takes from the log;

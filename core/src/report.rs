@@ -221,6 +221,8 @@ pub struct CalibrationReport {
     pub efficiency_scale: f64,
     /// Added to each device's runtime overhead, MiB.
     pub memory_offset_mib: f64,
+    /// Multiplier on an RL step's generation time.
+    pub rollout_scale: f64,
 }
 
 /// Training the plan's token budget (docs/cost.md; `crate::cost::estimate`).

@@ -15,8 +15,15 @@ use crate::{format, messages};
 enum Outcome {
     /// The log was read and the plan calibrated to it, with the RL prompts' and responses' mean
     /// lengths it took, whose run the log reads as where the plan's framework prints none of its
-    /// lines, and the phases it timed beside the plan's as modelled.
-    Fitted(LogSummary, (Option<u32>, Option<u32>), Option<(LogSource, Framework)>, Vec<PhaseCheck>),
+    /// lines, the phases it timed beside the plan's as modelled, and the generation's own factor
+    /// where it timed the generation apart.
+    Fitted(
+        Box<LogSummary>,
+        (Option<u32>, Option<u32>),
+        Option<(LogSource, Framework)>,
+        Vec<PhaseCheck>,
+        Option<f64>,
+    ),
     /// The log gave nothing to fit.
     Refused(LogError),
     /// The plan is not valid.
@@ -52,7 +59,8 @@ pub fn LogCalibration() -> impl IntoView {
                         }
                     }
                 });
-                Outcome::Fitted(summary, means, other, phases)
+                let rollout = fitted.rollout_scale;
+                Outcome::Fitted(Box::new(summary), means, other, phases, rollout)
             }
             Err(err) => Outcome::Refused(err),
         }));
@@ -68,7 +76,7 @@ pub fn LogCalibration() -> impl IntoView {
                 Outcome::Refused(LogError::NothingToFit(s)) => {
                     vec![(fill(ctx.tr(Key::logcal_nothing), &[("what", &recognized(s))]), true)]
                 }
-                Outcome::Fitted(s, (prompt, response), other, _) => {
+                Outcome::Fitted(s, (prompt, response), other, _, rollout) => {
                     let mut lines =
                         vec![(fill(ctx.tr(Key::logcal_found), &[("what", &recognized(s))]), false)];
                     if let Some((source, framework)) = other {
@@ -101,6 +109,12 @@ pub fn LogCalibration() -> impl IntoView {
                             lines.push((fill(ctx.tr(key), &[("n", &n)]), false));
                         }
                     }
+                    if let Some(scale) = rollout {
+                        lines.push((
+                            fill(ctx.tr(Key::logcal_rollout), &[("scale", &format::scale(*scale))]),
+                            false,
+                        ));
+                    }
                     lines.push((ctx.tr(Key::logcal_fitted).to_owned(), false));
                     lines
                 }
@@ -115,7 +129,7 @@ pub fn LogCalibration() -> impl IntoView {
     };
     let phases = move || {
         outcome.with(|o| match o {
-            Some(Outcome::Fitted(_, _, _, checks)) if !checks.is_empty() => {
+            Some(Outcome::Fitted(_, _, _, checks, _)) if !checks.is_empty() => {
                 Some(phase_table(ctx.lang(), checks))
             }
             _ => None,

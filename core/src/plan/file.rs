@@ -286,12 +286,20 @@ pub struct CalibrationFile {
     /// Added to every device's runtime overhead, MiB (negative to subtract); 0 when omitted.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub memory_offset_mib: Option<f64>,
+    /// Multiplies an RL step's generation time; 1 when omitted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rollout_scale: Option<f64>,
 }
 
 impl CalibrationFile {
     /// The efficiency multiplier in effect.
     pub fn efficiency(&self) -> f64 {
         self.efficiency_scale.unwrap_or(1.0)
+    }
+
+    /// The generation-time multiplier in effect.
+    pub fn rollout(&self) -> f64 {
+        self.rollout_scale.unwrap_or(1.0)
     }
 
     /// The memory offset in effect, bytes.
@@ -1141,6 +1149,12 @@ fn calibration(c: &CalibrationFile) -> Result<CalibrationFile, PlanFileError> {
         return Err(PlanFileError::OutOfRange {
             field: Field::CalibrationEfficiencyScale,
             expected: Allowed::between(0.05, 5.0),
+        });
+    }
+    if c.rollout_scale.is_some_and(|x| !(x.is_finite() && (0.05..=20.0).contains(&x))) {
+        return Err(PlanFileError::OutOfRange {
+            field: Field::CalibrationRolloutScale,
+            expected: Allowed::between(0.05, 20.0),
         });
     }
     if c.memory_offset_mib.is_some_and(|x| !(x.is_finite() && x.abs() <= 1e6)) {

@@ -64,7 +64,8 @@ pub(super) fn rollout_seconds(ctx: &Ctx, mem: &memory::Memory) -> f64 {
         let flops = 2.0 * active * batch;
         decode += 0.5 * (bytes / bandwidth).max(flops / (peak * gemm_efficiency(flops)));
     }
-    prefill + steps * decode
+    // A fit to a measured run's generation (`calibration.rollout_scale`, `logparse::calibrate`).
+    (prefill + steps * decode) * plan.calibration.rollout()
 }
 
 /// Scoring the responses: a forward pass of the actor and of the reference over every response,

@@ -322,6 +322,49 @@ fn an_rl_log_times_each_phase_beside_the_plans() {
     assert!(plain.phases.is_empty() && logparse::phase_check(&plan, &plain).is_empty());
 }
 
+/// A VeRL log that times its generation apart (`timing_s/gen`) fits the rollout's own factor
+/// (`calibration.rollout_scale`) and the training's efficiency to the rest of the step, so the fitted
+/// plan predicts both the log's generation and its step; a plan file with the factor reads back the
+/// same, and one out of its range is refused with the field named.
+#[test]
+fn a_timed_generation_fits_the_rollout_apart() {
+    let plan = Plan::from_json(
+        r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "parallel": {"zero_stage": 3}}"#,
+    )
+    .unwrap();
+    let modelled = evaluate(&plan).time;
+    // A run whose generation takes 1.8 × the model's and whose step 1.3 ×.
+    let (generation, step) = (1.8 * modelled.breakdown.rollout_seconds, 1.3 * modelled.step_seconds);
+    let log = (1..=4)
+        .map(|k| format!("step:{k} - timing_s/gen:{generation} - timing_s/step:{step}"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let fitted = logparse::calibrate(&plan, &logparse::parse(&log).unwrap());
+    let rollout = fitted.rollout_scale.expect("the generation fitted");
+    let mut calibrated = plan.clone();
+    calibrated.calibration = fitted;
+    let t = evaluate(&calibrated).time;
+    assert!(
+        (t.breakdown.rollout_seconds / generation - 1.0).abs() < 1e-3,
+        "{} against {generation}",
+        t.breakdown.rollout_seconds
+    );
+    assert!((t.step_seconds / step - 1.0).abs() < 1e-3, "{} against {step}", t.step_seconds);
+    // The rest of the step was 1.3 × · step − 1.8 × · generation of the model's: slower than modelled.
+    assert!(1.5 < rollout && fitted.efficiency() < 1.0, "{fitted:?}");
+    assert_eq!(Plan::from_file(&calibrated.to_file()).unwrap(), calibrated);
+    assert_eq!(evaluate(&calibrated).calibration.rollout_scale, rollout);
+    let out =
+        Plan::from_json(r#"{"model": "qwen2.5-7b", "calibration": {"rollout_scale": 50}}"#).unwrap_err();
+    assert!(out.to_string().contains("calibration.rollout_scale"), "{out}");
+    // Without a timed generation, or for a plan that is not RL, no rollout factor.
+    let untimed =
+        logparse::parse(&format!("step:1 - timing_s/step:{step}\nstep:2 - timing_s/step:{step}")).unwrap();
+    assert_eq!(logparse::calibrate(&plan, &untimed).rollout_scale, None);
+    let sft = Plan::from_json(r#"{"model": "qwen2.5-7b"}"#).unwrap();
+    assert_eq!(logparse::calibrate(&sft, &logparse::parse(&log).unwrap()).rollout_scale, None);
+}
+
 /// Megatron's timers at `--timing-log-level 1` (`Timers.log`: under `(min, max) time across ranks
 /// (ms):` each timer as `'    {}: ({:.2f}, {:.2f})'`, its name and a space padded with dots to 48
 /// characters; under `max time across ranks (ms):` the maximum alone): `forward-backward` and

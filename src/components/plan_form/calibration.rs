@@ -31,15 +31,18 @@ pub fn CalibrationPanel(
     let current = move || {
         form.with(|f| {
             let c = f.file.calibration;
+            let rollout = c.rollout_scale.map_or_else(String::new, |r| {
+                fill(tr(Key::cal_current_rollout), &[("scale", &format::scale(r))])
+            });
             match (c.efficiency_scale, c.memory_offset_mib) {
-                (None, None) => tr(Key::cal_none).to_owned(),
-                _ => fill(
-                    tr(Key::cal_current),
-                    &[
-                        ("scale", &format::scale(c.efficiency())),
-                        ("offset", &format::signed_gib_of_mib(c.memory_offset_mib.unwrap_or(0.0))),
-                    ],
-                ),
+                (None, None) if rollout.is_empty() => tr(Key::cal_none).to_owned(),
+                _ => {
+                    let (scale, offset) = (
+                        format::scale(c.efficiency()),
+                        format::signed_gib_of_mib(c.memory_offset_mib.unwrap_or(0.0)),
+                    );
+                    fill(tr(Key::cal_current), &[("scale", &scale), ("offset", &offset)]) + &rollout
+                }
             }
         })
     };

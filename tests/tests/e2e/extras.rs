@@ -281,7 +281,12 @@ async fn a_pasted_verl_log_sets_the_mean_response() -> WebDriverResult<()> {
     assert!(!read.contains("This log reads as"), "{read}");
     let plan = plan_of(&page).await?;
     assert_eq!((plan.rl.mean_prompt_length, plan.rl.mean_response_length), (103, 299));
-    assert!((evaluate(&plan).time.step_seconds / measured - 1.0).abs() < 1e-3);
+    let fitted = evaluate(&plan).time;
+    assert!((fitted.step_seconds / measured - 1.0).abs() < 1e-3);
+    // The generation timed apart (0.4 of each step, the median 0.4 × the step) has its own factor.
+    assert!(read.contains("Generation fitted apart to the log's timing_s/gen"), "{read}");
+    assert!(plan.calibration.rollout_scale.is_some());
+    assert!((fitted.breakdown.rollout_seconds / (0.4 * measured) - 1.0).abs() < 1e-3);
     assert_eq!(page.el("mean-response-len-input").await?.prop("value").await?.as_deref(), Some("299"));
     assert_eq!(page.el("mean-prompt-len-input").await?.prop("value").await?.as_deref(), Some("103"));
     page.scroll_to("logcal-phases").await?;
@@ -289,6 +294,7 @@ async fn a_pasted_verl_log_sets_the_mean_response() -> WebDriverResult<()> {
     page.click("lang-switch").await?;
     let read = page.wait_text("logcal-result", |t| t.contains("已拟合")).await?;
     assert!(read.contains("回答平均 299 个 token") && read.contains("prompt 平均 103 个 token"), "{read}");
+    assert!(read.contains("生成阶段按日志的 timing_s/gen 单独拟合"), "{read}");
     let rows = phase_rows(&page).await?;
     assert!(rows[3].1.starts_with("权重同步到推理引擎"), "{rows:?}");
     page.scroll_to("logcal-phases").await?;
