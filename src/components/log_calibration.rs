@@ -65,60 +65,9 @@ pub fn LogCalibration() -> impl IntoView {
             Err(err) => Outcome::Refused(err),
         }));
     };
-    let recognized = move |s: &LogSummary| recognized(ctx.lang(), s);
     let message = move || {
         outcome.with(|o| {
-            let lines: Vec<(String, bool)> = match o.as_ref()? {
-                Outcome::NoPlan => vec![(ctx.tr(Key::logcal_no_plan).to_owned(), true)],
-                Outcome::Refused(LogError::Unrecognized) => {
-                    vec![(ctx.tr(Key::logcal_unrecognized).to_owned(), true)]
-                }
-                Outcome::Refused(LogError::NothingToFit(s)) => {
-                    vec![(fill(ctx.tr(Key::logcal_nothing), &[("what", &recognized(s))]), true)]
-                }
-                Outcome::Fitted(s, (prompt, response), other, _, rollout) => {
-                    let mut lines =
-                        vec![(fill(ctx.tr(Key::logcal_found), &[("what", &recognized(s))]), false)];
-                    if let Some((source, framework)) = other {
-                        let source = ctx.tr(messages::log_source_key(*source));
-                        let args = [("source", source), ("framework", framework.name())];
-                        lines.push((fill(ctx.tr(Key::logcal_other_framework), &args), true));
-                    }
-                    if let Some(step) = s.step_seconds {
-                        let used = s.step_samples - s.skipped;
-                        lines.push((
-                            fill(
-                                ctx.tr(Key::logcal_step),
-                                &[
-                                    ("step", &format::seconds(step)),
-                                    ("used", &format::count(used as u64)),
-                                    ("skipped", &format::count(s.skipped as u64)),
-                                ],
-                            ),
-                            false,
-                        ));
-                    }
-                    if let Some(peak) = s.peak_allocated_bytes {
-                        lines.push((fill(ctx.tr(Key::logcal_peak), &[("peak", &format::gib(peak))]), false));
-                    }
-                    for (mean, key) in
-                        [(prompt, Key::logcal_mean_prompt), (response, Key::logcal_mean_response)]
-                    {
-                        if let Some(mean) = mean {
-                            let n = format::count(u64::from(*mean));
-                            lines.push((fill(ctx.tr(key), &[("n", &n)]), false));
-                        }
-                    }
-                    if let Some(scale) = rollout {
-                        lines.push((
-                            fill(ctx.tr(Key::logcal_rollout), &[("scale", &format::scale(*scale))]),
-                            false,
-                        ));
-                    }
-                    lines.push((ctx.tr(Key::logcal_fitted).to_owned(), false));
-                    lines
-                }
-            };
+            let lines = outcome_lines(ctx.lang(), o.as_ref()?);
             Some(
                 lines
                     .into_iter()
@@ -234,5 +183,55 @@ fn phase_table(lang: Lang, checks: &[PhaseCheck]) -> impl IntoView + use<> {
             </thead>
             <tbody>{rows}</tbody>
         </table>
+    }
+}
+
+/// What a fit said, line by line, each with whether it warns.
+fn outcome_lines(lang: Lang, outcome: &Outcome) -> Vec<(String, bool)> {
+    match outcome {
+        Outcome::NoPlan => vec![(t(lang, Key::logcal_no_plan).to_owned(), true)],
+        Outcome::Refused(LogError::Unrecognized) => {
+            vec![(t(lang, Key::logcal_unrecognized).to_owned(), true)]
+        }
+        Outcome::Refused(LogError::NothingToFit(s)) => {
+            vec![(fill(t(lang, Key::logcal_nothing), &[("what", &recognized(lang, s))]), true)]
+        }
+        Outcome::Fitted(s, (prompt, response), other, _, rollout) => {
+            let mut lines =
+                vec![(fill(t(lang, Key::logcal_found), &[("what", &recognized(lang, s))]), false)];
+            if let Some((source, framework)) = other {
+                let source = t(lang, messages::log_source_key(*source));
+                let args = [("source", source), ("framework", framework.name())];
+                lines.push((fill(t(lang, Key::logcal_other_framework), &args), true));
+            }
+            if let Some(step) = s.step_seconds {
+                let used = s.step_samples - s.skipped;
+                lines.push((
+                    fill(
+                        t(lang, Key::logcal_step),
+                        &[
+                            ("step", &format::seconds(step)),
+                            ("used", &format::count(used as u64)),
+                            ("skipped", &format::count(s.skipped as u64)),
+                        ],
+                    ),
+                    false,
+                ));
+            }
+            if let Some(peak) = s.peak_allocated_bytes {
+                lines.push((fill(t(lang, Key::logcal_peak), &[("peak", &format::gib(peak))]), false));
+            }
+            for (mean, key) in [(prompt, Key::logcal_mean_prompt), (response, Key::logcal_mean_response)] {
+                if let Some(mean) = mean {
+                    let n = format::count(u64::from(*mean));
+                    lines.push((fill(t(lang, key), &[("n", &n)]), false));
+                }
+            }
+            if let Some(scale) = rollout {
+                lines.push((fill(t(lang, Key::logcal_rollout), &[("scale", &format::scale(*scale))]), false));
+            }
+            lines.push((t(lang, Key::logcal_fitted).to_owned(), false));
+            lines
+        }
     }
 }

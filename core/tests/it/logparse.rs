@@ -261,6 +261,14 @@ fn an_rl_log_gives_the_plan_its_mean_response_and_the_fit_the_rest() {
     assert_eq!(logparse::logged_means(&sft, &s), (None, None));
 }
 
+/// Qwen2.5-7B GRPO on VeRL's FSDP engine at ZeRO-3, 8 H100.
+fn verl_grpo() -> Plan {
+    Plan::from_json(
+        r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "parallel": {"zero_stage": 3}}"#,
+    )
+    .unwrap()
+}
+
 /// VeRL times each phase of a step (`marked_timer` in `RayPPOTrainer.fit`, printed as
 /// `timing_s/{name}`, verl 0.9.1): each phase's figure is its timers' sum a step (the actor's
 /// `old_log_prob` and the reference's `ref` are one phase of the plan's), the median after the
@@ -270,10 +278,7 @@ fn an_rl_log_gives_the_plan_its_mean_response_and_the_fit_the_rest() {
 #[test]
 fn an_rl_log_times_each_phase_beside_the_plans() {
     use logparse::StepPhase;
-    let plan = Plan::from_json(
-        r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "parallel": {"zero_stage": 3}}"#,
-    )
-    .unwrap();
+    let plan = verl_grpo();
     let steps = [(1, 60.0, 9.0, 3.0), (2, 30.0, 8.0, 2.0), (3, 32.0, 7.5, 2.5), (4, 31.0, 8.5, 2.0)];
     let log = steps
         .map(|(step, generation, old, reference)| {
@@ -328,10 +333,7 @@ fn an_rl_log_times_each_phase_beside_the_plans() {
 /// same, and one out of its range is refused with the field named.
 #[test]
 fn a_timed_generation_fits_the_rollout_apart() {
-    let plan = Plan::from_json(
-        r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "parallel": {"zero_stage": 3}}"#,
-    )
-    .unwrap();
+    let plan = verl_grpo();
     let modelled = evaluate(&plan).time;
     // A run whose generation takes 1.8 × the model's and whose step 1.3 ×.
     let (generation, step) = (1.8 * modelled.breakdown.rollout_seconds, 1.3 * modelled.step_seconds);
