@@ -27,6 +27,8 @@ pub struct LogSummary {
     pub progress_lines: usize,
     /// VeRL metrics lines (`step:N - …`).
     pub verl_lines: usize,
+    /// MindSpeed-RL metrics lines (`iteration: N / M | timing/all : …`).
+    pub mindspeed_rl_lines: usize,
     /// Step times found, warm-up included.
     pub step_samples: usize,
     /// Step times left out as warm-up.
@@ -184,7 +186,7 @@ impl fmt::Display for LogError {
         match self {
             LogError::Unrecognized => write!(
                 f,
-                "no training log lines recognized: paste Megatron-LM or MindSpeed-LLM `iteration … | elapsed time per iteration (ms): …` lines, HF Trainer or LLaMA-Factory output (`{{'train_runtime': …}}` or a progress bar's `s/it`), or VeRL `step:N - timing_s/step:…` lines"
+                "no training log lines recognized: paste Megatron-LM or MindSpeed-LLM `iteration … | elapsed time per iteration (ms): …` lines, HF Trainer or LLaMA-Factory output (`{{'train_runtime': …}}` or a progress bar's `s/it`), VeRL `step:N - timing_s/step:…` lines, or MindSpeed-RL `iteration: N / M | timing/all : …` lines"
             ),
             LogError::NothingToFit(s) => write!(
                 f,
@@ -229,6 +231,7 @@ impl LogSummary {
             (self.hf_lines, "HF Trainer log line"),
             (self.progress_lines, "progress-bar rate"),
             (self.verl_lines, "VeRL metrics line"),
+            (self.mindspeed_rl_lines, "MindSpeed-RL metrics line"),
         ]
         .into_iter()
         .filter(|&(n, _)| 0 < n)
@@ -258,6 +261,8 @@ impl LogSummary {
 /// assert_eq!((s.skipped, s.step_seconds), (1, Some(6.1)));
 /// # Ok::<(), trainplan_core::logparse::LogError>(())
 /// ```
+// Long: one pass over the lines, a block for each framework's format, each citing the file that
+// prints it.
 pub fn parse(text: &str) -> Result<LogSummary, LogError> {
     let mut res = LogSummary::default();
     // Per-step times (Megatron, VeRL), progress-bar rates, and HF's whole-run average.
@@ -331,6 +336,15 @@ pub fn parse(text: &str) -> Result<LogSummary, LogError> {
         // Under Ray each line comes after its actor's name (`(TaskRunner pid=16292) step:2 - …`,
         // verl-project/verl#1208), and newer releases name the role before the peak's key
         // (`actor/perf/max_memory_allocated_gb`, verl-project/verl#7412).
+        // MindSpeed-RL (05a90d7) `Loggers.handle_msg`, mindspeed_rl/utils/loggers.py: each
+        // iteration's metrics as '{key} : {value:.4f} | ' after 'iteration: {n} / {steps} | '.
+        if let Some(m) = mindspeed_rl_metrics(line) {
+            res.mindspeed_rl_lines += 1;
+            steps.extend(m.step);
+            prompts.extend(m.prompt);
+            responses.extend(m.response);
+            phases.iter_mut().zip(m.phases).for_each(|(samples, seconds)| samples.extend(seconds));
+        }
         if let Some(metrics) = verl_metrics(line) {
             res.verl_lines += 1;
             for (samples, seconds) in phases.iter_mut().zip(timed_phases(metrics)) {
@@ -370,8 +384,12 @@ pub fn parse(text: &str) -> Result<LogSummary, LogError> {
     res.mean_prompt_tokens = median(&prompts).filter(|&n| 0.0 < n);
     res.mean_response_tokens = median(&responses).filter(|&n| 0.0 < n);
     res.peak_allocated_bytes = peak.map(|b| b.min(u64::MAX as f64 / 2.0) as u64);
-    let recognized =
-        res.megatron_lines + res.memory_lines + res.hf_lines + res.progress_lines + res.verl_lines;
+    let recognized = res.megatron_lines
+        + res.memory_lines
+        + res.hf_lines
+        + res.progress_lines
+        + res.verl_lines
+        + res.mindspeed_rl_lines;
     match (recognized, res.step_seconds, res.peak_allocated_bytes) {
         (0, _, _) => Err(LogError::Unrecognized),
         (_, None, None) => Err(LogError::NothingToFit(Box::new(res))),
@@ -429,6 +447,8 @@ pub enum LogSource {
     HfTrainer,
     /// VeRL's `step:N - …` metrics (either engine).
     Verl,
+    /// MindSpeed-RL's `iteration: N / M | timing/all : …` metrics.
+    MindSpeedRl,
 }
 
 impl LogSource {
@@ -440,6 +460,7 @@ impl LogSource {
             }
             LogSource::HfTrainer => matches!(framework, Framework::LlamaFactory | Framework::DeepSpeed),
             LogSource::Verl => framework.is_verl(),
+            LogSource::MindSpeedRl => framework == Framework::MindSpeedRl,
         }
     }
 }
@@ -461,6 +482,7 @@ pub fn another_frameworks_log(plan: &Plan, log: &LogSummary) -> Option<LogSource
         (log.megatron_lines, LogSource::Megatron),
         (log.hf_lines, LogSource::HfTrainer),
         (log.verl_lines, LogSource::Verl),
+        (log.mindspeed_rl_lines, LogSource::MindSpeedRl),
     ];
     let present = || sources.iter().filter(|&&(n, _)| 0 < n).map(|&(_, source)| source);
     match present().any(|source| source.printed_by(plan.framework)) {
@@ -552,6 +574,60 @@ fn megatron_timer(line: &str) -> Option<(StepPhase, f64)> {
         None => value.parse::<f64>().ok()?,
     };
     (ms.is_finite() && 0.0 <= ms).then_some((phase, ms / 1000.0))
+}
+
+/// What a MindSpeed-RL metrics line gives: the step's seconds, the mean lengths, each phase's.
+struct MindSpeedRlLine {
+    step: Option<f64>,
+    prompt: Option<f64>,
+    response: Option<f64>,
+    phases: [Option<f64>; StepPhase::ALL.len()],
+}
+
+/// A MindSpeed-RL metrics line (`Loggers.handle_msg`, mindspeed_rl/utils/loggers.py at 05a90d7:
+/// `'iteration: {iteration} / {steps} | '`, then `'{key} : {value:.4f} | '` for each metric, the last
+/// separator dropped), if the line is one with its timers (`timing/all`, the iteration's seconds:
+/// `metrics_sort`, mindspeed_rl/utils/utils.py). Its timers by phase: `rollout` the generation;
+/// `old_log_p`, `reference_model` and the reference's `ref_onload`, `ref_offload` the
+/// log-probabilities; `critic_model` and `update_critic` the critic; `update` and
+/// `resharding_to_train` (the states brought back for it) the update; `resharding_to_infer` the
+/// weights handed to the engine. The mean lengths as `compute_grpo_data_metrics` names them
+/// (mindspeed_rl/trainer/utils/compute_utils.py).
+fn mindspeed_rl_metrics(line: &str) -> Option<MindSpeedRlLine> {
+    let at = line.find("iteration: ")?;
+    let mut res =
+        MindSpeedRlLine { step: None, prompt: None, response: None, phases: [None; StepPhase::ALL.len()] };
+    for item in line[at..].split(" | ").skip(1) {
+        let Some((key, value)) = item.split_once(" : ") else { continue };
+        let value = number(value).filter(|s| s.is_finite() && 0.0 <= *s);
+        let phase = match key.trim() {
+            "timing/all" => {
+                res.step = value;
+                continue;
+            }
+            "prompt_length/mean" => {
+                res.prompt = value;
+                continue;
+            }
+            "response_length/mean" => {
+                res.response = value;
+                continue;
+            }
+            "timing/rollout" => StepPhase::Generation,
+            "timing/old_log_p" | "timing/reference_model" | "timing/ref_onload" | "timing/ref_offload" => {
+                StepPhase::LogProb
+            }
+            "timing/critic_model" | "timing/update_critic" => StepPhase::Critic,
+            "timing/update" | "timing/resharding_to_train" => StepPhase::Update,
+            "timing/resharding_to_infer" => StepPhase::WeightSync,
+            _ => continue,
+        };
+        if let Some(seconds) = value {
+            let slot = &mut res.phases[phase as usize];
+            *slot = Some(slot.unwrap_or(0.0) + seconds);
+        }
+    }
+    res.step.is_some().then_some(res)
 }
 
 /// A VeRL metrics line's seconds by RL phase: each phase's `timing_s/…` timers summed, `None` for a

@@ -120,6 +120,7 @@ fn recognized(lang: Lang, s: &LogSummary) -> String {
         (s.hf_lines, Key::logcal_hf),
         (s.progress_lines, Key::logcal_progress),
         (s.verl_lines, Key::logcal_verl),
+        (s.mindspeed_rl_lines, Key::logcal_mindspeed_rl),
     ]
     .into_iter()
     .filter(|&(n, _)| 0 < n)

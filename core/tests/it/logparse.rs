@@ -367,6 +367,44 @@ fn a_timed_generation_fits_the_rollout_apart() {
     assert_eq!(logparse::calibrate(&sft, &logparse::parse(&log).unwrap()).rollout_scale, None);
 }
 
+/// MindSpeed-RL's metrics lines (`Loggers.handle_msg`: `'iteration: {n} / {steps} | '`, then
+/// `'{key} : {value:.4f} | '` for each metric, `metrics_sort`'s timers first): `timing/all` is the
+/// step, the mean lengths set the plan's, and each timer its phase (the actor's and the reference's
+/// log-probabilities and the reference's moves one phase, the update and the states brought back
+/// for it another, the resharding to the engine the hand-over). A MindSpeed-RL plan reads its own
+/// run's lines; another framework's plan is told whose they are.
+#[test]
+fn mindspeed_rl_metrics_lines() {
+    use logparse::{LogSource, StepPhase};
+    let line = |n: u32, all: f64| {
+        format!(
+            "2026-11-30 10:00:00,000 - INFO - [2026-11-30 10:00:00] iteration: {n} / 100 | timing/all : {all:.4} | timing/update : 20.0000 | timing/rollout : 30.0000 | timing/old_log_p : 5.0000 | timing/reference_model : 4.0000 | timing/resharding_to_infer : 2.5000 | timing/resharding_to_train : 1.5000 | timing/adv : 0.1000 | timing/ref_onload : 0.5000 | timing/ref_offload : 0.5000 | actor/pg_loss : 0.0123 | grpo/lr : 1.000000e-06 | response_length/mean : 512.0000 | prompt_length/mean : 128.0000 | e2e_tps : 1234.5678"
+        )
+    };
+    let log = [(1, 90.0), (2, 61.0), (3, 60.0), (4, 62.0)].map(|(n, t)| line(n, t)).join("\n");
+    let s = logparse::parse(&log).unwrap();
+    assert_eq!((s.mindspeed_rl_lines, s.skipped, s.step_seconds), (4, 1, Some(61.0)));
+    assert_eq!((s.mean_prompt_tokens, s.mean_response_tokens), (Some(128.0), Some(512.0)));
+    assert_eq!(
+        s.phases,
+        [
+            (StepPhase::Generation, 30.0),
+            (StepPhase::LogProb, 10.0),
+            (StepPhase::Update, 21.5),
+            (StepPhase::WeightSync, 2.5)
+        ]
+    );
+    let plan = Plan::from_json(
+        r#"{"model": "qwen2.5-7b", "hardware": "ascend-910b2", "framework": "mindspeed-rl", "method": "grpo",
+            "cluster": {"nodes": 2}}"#,
+    )
+    .unwrap();
+    assert_eq!(logparse::another_frameworks_log(&plan, &s), None);
+    assert_eq!(logparse::phase_check(&plan, &s).len(), 4);
+    assert_eq!(logparse::another_frameworks_log(&verl_grpo(), &s), Some(LogSource::MindSpeedRl));
+    assert!(s.recognized().contains("4 MindSpeed-RL metrics lines"), "{}", s.recognized());
+}
+
 /// Megatron's timers at `--timing-log-level 1` (`Timers.log`: under `(min, max) time across ranks
 /// (ms):` each timer as `'    {}: ({:.2f}, {:.2f})'`, its name and a space padded with dots to 48
 /// characters; under `max time across ranks (ms):` the maximum alone): `forward-backward` and
