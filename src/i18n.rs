@@ -603,7 +603,7 @@ texts! {
     sweep_current => "this plan", "当前方案";
     sweep_rl => "RL plans: the sequence lengths are the RL settings' prompt and response lengths.", "强化学习方案：序列长度由 RL 设置中的提示和回复长度决定。";
     logcal_title => "Calibrate from a training log", "从训练日志校准";
-    logcal_hint => "Paste lines of a Megatron-LM, MindSpeed-LLM, MindSpeed-RL, HF Trainer / LLaMA-Factory or VeRL log of this plan. The first steps (warm-up) are left out; the median step time and the largest peak memory are fitted. VeRL's timing_s/… and MindSpeed-RL's timing/… lines, and Megatron's timers (--timing-log-level 1), are also set beside the plan phase by phase.", "粘贴此方案在 Megatron-LM、MindSpeed-LLM、MindSpeed-RL、HF Trainer / LLaMA-Factory 或 VeRL 上的训练日志。开头几步（预热）不计入，拟合单步时间的中位数和最大显存峰值。VeRL 的 timing_s/…、MindSpeed-RL 的 timing/… 行与 Megatron 的计时（--timing-log-level 1）还会逐阶段与方案对比。";
+    logcal_hint => "Paste lines of a Megatron-LM, MindSpeed-LLM, MindSpeed-RL, HF Trainer / LLaMA-Factory or VeRL log of this plan. The first steps (warm-up) are left out; the step time and the largest peak memory are fitted. VeRL's timing_s/… and MindSpeed-RL's timing/… lines, and Megatron's timers (--timing-log-level 1), are also set beside the plan phase by phase.", "粘贴此方案在 Megatron-LM、MindSpeed-LLM、MindSpeed-RL、HF Trainer / LLaMA-Factory 或 VeRL 上的训练日志。开头几步（预热）不计入，拟合单步时间和最大显存峰值。VeRL 的 timing_s/…、MindSpeed-RL 的 timing/… 行与 Megatron 的计时（--timing-log-level 1）还会逐阶段与方案对比。";
     logcal_label => "Training log", "训练日志";
     logcal_fit => "Fit to the log", "按日志拟合";
     logcal_megatron => "Megatron iteration lines: {n}", "Megatron 迭代日志 {n} 行";
@@ -611,9 +611,10 @@ texts! {
     logcal_hf => "HF Trainer log lines: {n}", "HF Trainer 日志 {n} 行";
     logcal_progress => "progress-bar rates: {n}", "进度条速率 {n} 个";
     logcal_verl => "VeRL metrics lines: {n}", "VeRL 指标 {n} 行";
+    logcal_trainer_log => "LLaMA-Factory trainer_log.jsonl lines: {n}", "LLaMA-Factory trainer_log.jsonl {n} 行";
     logcal_mindspeed_rl => "MindSpeed-RL metrics lines: {n}", "MindSpeed-RL 指标 {n} 行";
     logcal_found => "Read {what}.", "已读取：{what}。";
-    logcal_step => "Step time {step}: the median of {used} steps; {skipped} warm-up steps left out.", "单步时间 {step}：{used} 步的中位数，开头 {skipped} 步作为预热未计入。";
+    logcal_step => "Step time {step} from {used} steps; {skipped} warm-up steps left out.", "单步时间 {step}：取自 {used} 步，开头 {skipped} 步作为预热未计入。";
     logcal_peak => "Peak memory {peak} allocated (the runtime context is added before fitting).", "显存峰值 {peak}（已分配；拟合前另加运行时上下文）。";
     logcal_mean_prompt => "Prompts of {n} tokens on average (prompt_length/mean): now the plan's mean prompt length.", "prompt 平均 {n} 个 token（prompt_length/mean）：已设为方案的平均 prompt 长度。";
     logcal_mean_response => "Responses of {n} tokens on average (response_length/mean): now the plan's mean response length.", "回答平均 {n} 个 token（response_length/mean）：已设为方案的平均回答长度。";
@@ -623,7 +624,7 @@ texts! {
     logcal_source_verl => "a VeRL run", "VeRL 的运行";
     logcal_source_mindspeed_rl => "a MindSpeed-RL run", "MindSpeed-RL 的运行";
     logcal_fitted => "Fitted: this plan now predicts the log's step time and peak.", "已拟合：当前方案的预测已与日志的单步时间和显存峰值一致。";
-    logcal_unrecognized => "No training log lines recognized. Paste Megatron-LM or MindSpeed-LLM lines with “elapsed time per iteration (ms)”, HF Trainer output with “s/it” or “train_runtime”, VeRL lines with “timing_s/step”, or MindSpeed-RL lines with “timing/all”.", "未识别到训练日志。请粘贴含 “elapsed time per iteration (ms)” 的 Megatron-LM 或 MindSpeed-LLM 日志行、含 “s/it” 或 “train_runtime” 的 HF Trainer 输出、含 “timing_s/step” 的 VeRL 日志行，或含 “timing/all” 的 MindSpeed-RL 日志行。";
+    logcal_unrecognized => "No training log lines recognized. Paste Megatron-LM or MindSpeed-LLM lines with “elapsed time per iteration (ms)”, HF Trainer output with “s/it” or “train_runtime”, LLaMA-Factory’s trainer_log.jsonl, VeRL lines with “timing_s/step”, or MindSpeed-RL lines with “timing/all”.", "未识别到训练日志。请粘贴含 “elapsed time per iteration (ms)” 的 Megatron-LM 或 MindSpeed-LLM 日志行、含 “s/it” 或 “train_runtime” 的 HF Trainer 输出、LLaMA-Factory 的 trainer_log.jsonl、含 “timing_s/step” 的 VeRL 日志行，或含 “timing/all” 的 MindSpeed-RL 日志行。";
     logcal_nothing => "Read {what}, but they give no step time or peak memory: paste the lines with “elapsed time per iteration”, “s/it”, “train_runtime”, “timing_s/step”, “timing/all” or “max allocated”.", "已读取：{what}，但其中没有单步时间或显存峰值。请粘贴含 “elapsed time per iteration”、“s/it”、“train_runtime”、“timing_s/step”、“timing/all” 或 “max allocated” 的行。";
     logcal_no_plan => "Fix the plan first: a log calibrates a valid plan.", "请先修正方案：日志只能校准有效的方案。";
     logcal_phases => "By phase, as the run's own timers measured them (VeRL's timing_s/…, MindSpeed-RL's timing/…, Megatron's forward-backward and optimizer) and as the plan models them with the log's mean lengths, before the fit:", "按阶段对比：运行自身的计时（VeRL 的 timing_s/…，MindSpeed-RL 的 timing/…，Megatron 的 forward-backward 与 optimizer）与方案按日志平均长度、拟合前的模型预测：";

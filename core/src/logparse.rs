@@ -1,6 +1,6 @@
 //! Calibration from a pasted training log: the step times and peak memory a run printed, read from
-//! the lines Megatron-LM, MindSpeed-LLM, HF Trainer (and LLaMA-Factory, which prints through it) and
-//! VeRL write, then fitted with [`crate::calibrate`] (docs/time.md "Calibration").
+//! the lines Megatron-LM, MindSpeed-LLM, HF Trainer (and LLaMA-Factory, which prints through it, and
+//! keeps its own `trainer_log.jsonl`), VeRL and MindSpeed-RL write, then fitted with [`crate::calibrate`] (docs/time.md "Calibration").
 //!
 //! The first step times of a run include start-up work (CUDA/CANN context and kernel compilation,
 //! the allocator's first growth, NCCL/HCCL communicator set-up, the data loader's first batches), so
@@ -23,6 +23,8 @@ pub struct LogSummary {
     pub memory_lines: usize,
     /// HF Trainer log dictionaries (`{'loss': …}`, `{'train_runtime': …}`).
     pub hf_lines: usize,
+    /// LLaMA-Factory `trainer_log.jsonl` lines (`{"current_steps": …, "elapsed_time": …}`).
+    pub trainer_log_lines: usize,
     /// Progress-bar rates (`2.50s/it`, `1.23it/s`).
     pub progress_lines: usize,
     /// VeRL metrics lines (`step:N - …`).
@@ -186,7 +188,7 @@ impl fmt::Display for LogError {
         match self {
             LogError::Unrecognized => write!(
                 f,
-                "no training log lines recognized: paste Megatron-LM or MindSpeed-LLM `iteration … | elapsed time per iteration (ms): …` lines, HF Trainer or LLaMA-Factory output (`{{'train_runtime': …}}` or a progress bar's `s/it`), VeRL `step:N - timing_s/step:…` lines, or MindSpeed-RL `iteration: N / M | timing/all : …` lines"
+                "no training log lines recognized: paste Megatron-LM or MindSpeed-LLM `iteration … | elapsed time per iteration (ms): …` lines, HF Trainer or LLaMA-Factory output (`{{'train_runtime': …}}`, a progress bar's `s/it`, trainer_log.jsonl), VeRL `step:N - timing_s/step:…` lines, or MindSpeed-RL `iteration: N / M | timing/all : …` lines"
             ),
             LogError::NothingToFit(s) => write!(
                 f,
@@ -200,13 +202,13 @@ impl fmt::Display for LogError {
 impl std::error::Error for LogError {}
 
 impl LogSummary {
-    /// The figures read, in words: `step 6.100 s (the median of 2, 1 left out as warm-up), peak
+    /// The figures read, in words: `step 6.100 s (from 2, 1 left out as warm-up), peak
     /// allocated 61.88 GiB, 231.4 TFLOP/s per device`.
     pub fn figures(&self) -> String {
         let mut parts = Vec::new();
         if let Some(t) = self.step_seconds {
             let used = self.step_samples - self.skipped;
-            parts.push(format!("step {t:.3} s (the median of {used}, {} left out as warm-up)", self.skipped));
+            parts.push(format!("step {t:.3} s (from {used}, {} left out as warm-up)", self.skipped));
         }
         if let Some(bytes) = self.peak_allocated_bytes {
             parts.push(format!("peak allocated {:.2} GiB", bytes as f64 / GIB));
@@ -229,6 +231,7 @@ impl LogSummary {
             (self.megatron_lines, "Megatron iteration line"),
             (self.memory_lines, "memory report"),
             (self.hf_lines, "HF Trainer log line"),
+            (self.trainer_log_lines, "LLaMA-Factory trainer_log.jsonl line"),
             (self.progress_lines, "progress-bar rate"),
             (self.verl_lines, "VeRL metrics line"),
             (self.mindspeed_rl_lines, "MindSpeed-RL metrics line"),
@@ -271,6 +274,9 @@ pub fn parse(text: &str) -> Result<LogSummary, LogError> {
     let mut phases: [Vec<f64>; StepPhase::ALL.len()] = Default::default();
     let (mut tflops, mut prompts, mut responses) = (Vec::new(), Vec::new(), Vec::new());
     let mut peak: Option<f64> = None;
+    // LLaMA-Factory's trainer_log.jsonl: (steps, seconds since training began) a line, from the
+    // start of training on.
+    let mut trainer_log = vec![(0.0, 0.0)];
     let mut note_peak = |bytes: f64| {
         if bytes.is_finite() && 0.0 < bytes {
             peak = Some(peak.map_or(bytes, |p: f64| p.max(bytes)));
@@ -321,6 +327,21 @@ pub fn parse(text: &str) -> Result<LogSummary, LogError> {
             }
             if let Some(rate) = per_second.filter(|&r| 0.0 < r) {
                 run_average = Some(1.0 / rate);
+            }
+        }
+        // HF transformers `TrainerState.save_to_json` (trainer_state.json, its `log_history`) and
+        // `Trainer.save_metrics` (train_results.json, all_results.json) keep the same speed metric
+        // as JSON, a key a line.
+        if let Some(rate) = after(line, "\"train_steps_per_second\":").filter(|&r| 0.0 < r) {
+            res.hf_lines += 1;
+            run_average = Some(1.0 / rate);
+        }
+        if let Some(entry) = trainer_log_entry(line) {
+            res.trainer_log_lines += 1;
+            trainer_log.push((entry.steps, entry.seconds));
+            if let Some(gib) = entry.vram_allocated_gib {
+                res.memory_lines += 1;
+                note_peak(gib * GIB);
             }
         }
         // tqdm's progress bar (HF Trainer's `ProgressCallback`, one tick per optimizer step):
@@ -380,6 +401,13 @@ pub fn parse(text: &str) -> Result<LogSummary, LogError> {
     res.step_samples = samples.len();
     res.skipped = warm_up(samples.len());
     res.step_seconds = median(&samples[res.skipped..]);
+    // The step times a line prints (Megatron, VeRL, MindSpeed-RL) come first; trainer_log.jsonl's
+    // seconds over many steps then outdo a progress bar's rate and the run's average.
+    if res.megatron_lines + res.verl_lines + res.mindspeed_rl_lines == 0
+        && let Some(fit) = trainer_log_step(&trainer_log)
+    {
+        (res.step_seconds, res.step_samples, res.skipped) = (Some(fit.seconds), fit.steps, fit.skipped);
+    }
     res.tflops_per_device = median(&tflops[warm_up(tflops.len())..]);
     res.mean_prompt_tokens = median(&prompts).filter(|&n| 0.0 < n);
     res.mean_response_tokens = median(&responses).filter(|&n| 0.0 < n);
@@ -387,6 +415,7 @@ pub fn parse(text: &str) -> Result<LogSummary, LogError> {
     let recognized = res.megatron_lines
         + res.memory_lines
         + res.hf_lines
+        + res.trainer_log_lines
         + res.progress_lines
         + res.verl_lines
         + res.mindspeed_rl_lines;
@@ -480,7 +509,7 @@ impl LogSource {
 pub fn another_frameworks_log(plan: &Plan, log: &LogSummary) -> Option<LogSource> {
     let sources = [
         (log.megatron_lines, LogSource::Megatron),
-        (log.hf_lines, LogSource::HfTrainer),
+        (log.hf_lines + log.trainer_log_lines, LogSource::HfTrainer),
         (log.verl_lines, LogSource::Verl),
         (log.mindspeed_rl_lines, LogSource::MindSpeedRl),
     ];
@@ -574,6 +603,71 @@ fn megatron_timer(line: &str) -> Option<(StepPhase, f64)> {
         None => value.parse::<f64>().ok()?,
     };
     (ms.is_finite() && 0.0 <= ms).then_some((phase, ms / 1000.0))
+}
+
+/// A LLaMA-Factory `trainer_log.jsonl` line: the optimizer steps done, the whole seconds since
+/// training began, the peak allocated so far where the run records it.
+struct TrainerLogEntry {
+    steps: f64,
+    seconds: f64,
+    vram_allocated_gib: Option<f64>,
+}
+
+/// A line of LLaMA-Factory's `trainer_log.jsonl` (`LogCallback.on_log`,
+/// src/llamafactory/train/callbacks.py at 0583d066: `json.dumps` of `current_steps`,
+/// `total_steps`, `loss`, …, `elapsed_time` as `str(timedelta(seconds=int(elapsed)))`, a line
+/// each time the trainer logs, an evaluation's too; with `RECORD_VRAM=1`, `vram_allocated`, the
+/// rank's `max_memory_allocated` in GiB (`get_peak_memory`, src/llamafactory/extras/misc.py at
+/// 00577a85)).
+fn trainer_log_entry(line: &str) -> Option<TrainerLogEntry> {
+    let steps = after(line, "\"current_steps\":")?;
+    let elapsed = &line[line.find("\"elapsed_time\": \"")? + 17..];
+    let elapsed = &elapsed[..elapsed.find('"')?];
+    // `str(timedelta)`: "H:MM:SS", after "D day, " or "D days, " past a day.
+    let (days, clock) = match elapsed.split_once(", ") {
+        Some((days, clock)) => (days.split(' ').next()?.parse::<f64>().ok()?, clock),
+        None => (0.0, elapsed),
+    };
+    let mut hms = clock.split(':').map(|x| x.parse::<f64>().ok());
+    let (h, m, s) = (hms.next()??, hms.next()??, hms.next()??);
+    let seconds = ((days * 24.0 + h) * 60.0 + m) * 60.0 + s;
+    let vram_allocated_gib = after(line, "\"vram_allocated\":");
+    (hms.next().is_none() && 0.0 <= steps && seconds.is_finite()).then_some(TrainerLogEntry {
+        steps,
+        seconds,
+        vram_allocated_gib,
+    })
+}
+
+/// The step time a `trainer_log.jsonl` gives, the steps it stands for and those left out.
+struct TrainerLogStep {
+    seconds: f64,
+    steps: usize,
+    skipped: usize,
+}
+
+/// The step time from `trainer_log.jsonl`'s lines (steps, seconds), the start of training first:
+/// the seconds over the steps between lines, the first tenth of the intervals left out as warm-up
+/// (the first always, [`warm_up`]), their sum over their steps, not a median, since each line's
+/// seconds are cut to a whole second (which the sum cancels). An evaluation's line, at the step
+/// the training line before it logged, takes its time out of the count; a run resumed into the
+/// same file, its clock started again, starts nothing counted either.
+fn trainer_log_step(lines: &[(f64, f64)]) -> Option<TrainerLogStep> {
+    let intervals: Vec<(f64, f64)> = lines
+        .windows(2)
+        .map(|w| (w[1].0 - w[0].0, w[1].1 - w[0].1))
+        .filter(|&(steps, seconds)| 0.0 < steps && 0.0 <= seconds)
+        .collect();
+    let (skipped, kept) = intervals.split_at(warm_up(intervals.len()));
+    let steps: f64 = kept.iter().map(|&(n, _)| n).sum();
+    let seconds: f64 = kept.iter().map(|&(_, t)| t).sum();
+    let left_out: f64 = skipped.iter().map(|&(n, _)| n).sum();
+    let per_step = seconds / steps;
+    (per_step.is_finite() && 0.0 < per_step).then_some(TrainerLogStep {
+        seconds: per_step,
+        steps: (steps + left_out) as usize,
+        skipped: left_out as usize,
+    })
 }
 
 /// What a MindSpeed-RL metrics line gives: the step's seconds, the mean lengths, each phase's.

@@ -120,6 +120,7 @@ fn recognized(lang: Lang, s: &LogSummary) -> String {
         (s.hf_lines, Key::logcal_hf),
         (s.progress_lines, Key::logcal_progress),
         (s.verl_lines, Key::logcal_verl),
+        (s.trainer_log_lines, Key::logcal_trainer_log),
         (s.mindspeed_rl_lines, Key::logcal_mindspeed_rl),
     ]
     .into_iter()

@@ -33,8 +33,9 @@ commands:
                          for 1, 2, 4, … N nodes (64 by default) and the plan's own: the longest
                          sequence and the largest micro-batch that fit, with their speed, as JSON
   calibrate PLAN.json LOG
-                         read a Megatron-LM, MindSpeed-LLM, HF Trainer or VeRL log (`-` for standard
-                         input) and print the plan's fitted `calibration` block as JSON
+                         read a Megatron-LM, MindSpeed-LLM, MindSpeed-RL, HF Trainer (LLaMA-Factory's
+                         trainer_log.jsonl too) or VeRL log (`-` for standard input) and print
+                         the plan's fitted `calibration` block as JSON
   link PLAN.json         print the permalink fragment of a plan file
   import CONFIG.json     read an HF config.json; print the architecture and its parameter counts
   models                 list the model catalog as JSON

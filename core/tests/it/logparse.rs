@@ -89,6 +89,65 @@ fn hf_trainer_progress_bar_and_summary() {
     assert_eq!(s.step_seconds, Some(1.0 / 0.278));
 }
 
+/// LLaMA-Factory `LogCallback.on_log` (src/llamafactory/train/callbacks.py): `json.dumps` of the
+/// step, its loss and learning rate, `elapsed_time` as `str(timedelta(seconds=int(elapsed)))`,
+/// and with `RECORD_VRAM=1` the peak allocated in GiB, two decimals.
+fn trainer_log_line(steps: u32, seconds: u32, loss: Option<f64>, vram_gib: f64) -> String {
+    let (h, m, s) = (seconds / 3600, seconds / 60 % 60, seconds % 60);
+    let elapsed = match h / 24 {
+        0 => format!("{h}:{m:02}:{s:02}"),
+        1 => format!("1 day, {}:{m:02}:{s:02}", h % 24),
+        d => format!("{d} days, {}:{m:02}:{s:02}", h % 24),
+    };
+    let loss = match loss {
+        Some(loss) => format!(r#""loss": {loss}, "lr": 9.5e-05, "epoch": 0.12, "#),
+        None => r#""eval_loss": 1.25, "epoch": 0.12, "#.to_owned(),
+    };
+    format!(
+        r#"{{"current_steps": {steps}, "total_steps": 9000, {loss}"percentage": {:.2}, "elapsed_time": "{elapsed}", "remaining_time": "1 day, 2:00:00", "throughput": 5123.45, "total_tokens": 123456, "vram_allocated": {vram_gib}, "vram_reserved": 70.5}}"#,
+        f64::from(steps) / 90.0
+    )
+}
+
+#[test]
+fn llamafactory_trainer_log_jsonl() {
+    // Every 10 steps from the start: 95 s for the first ten (warm-up), then 61, 62, 61 and 62 s;
+    // an evaluation at step 30 takes 300 s before the next ten steps start; a day passes.
+    let lines = [
+        trainer_log_line(10, 95, Some(1.9), 60.25),
+        trainer_log_line(20, 156, Some(1.7), 61.5),
+        trainer_log_line(30, 218, Some(1.6), 61.5),
+        trainer_log_line(30, 518, None, 62.75),
+        trainer_log_line(40, 579, Some(1.5), 61.5),
+        trainer_log_line(50, 641, Some(1.4), 61.5),
+    ];
+    let s = logparse::parse(&lines.join("\n")).unwrap();
+    assert_eq!((s.trainer_log_lines, s.memory_lines), (6, 6));
+    // Five intervals of ten steps (the evaluation's counts none): the first left out, then
+    // (61 + 62 + 61 + 62) s over 40 steps.
+    assert_eq!((s.step_samples, s.skipped), (50, 10));
+    assert_eq!(s.step_seconds, Some(246.0 / 40.0));
+    assert_eq!(s.peak_allocated_bytes, Some(62.75 * (1u64 << 30) as f64).map(|b| b as u64));
+    // Past a day `timedelta` prints its days; a run resumed into the same file starts its clock
+    // again, and the step back in time counts nothing.
+    let long = [
+        trainer_log_line(100, 86_000, Some(1.2), 60.0),
+        trainer_log_line(110, 86_620, Some(1.2), 60.0),
+        trainer_log_line(120, 2 * 86_400 + 40, Some(1.2), 60.0),
+        trainer_log_line(130, 35, Some(1.1), 60.0),
+        trainer_log_line(140, 97, Some(1.1), 60.0),
+    ];
+    assert!(long[2].contains(r#""elapsed_time": "2 days, 0:00:40""#), "{}", long[2]);
+    let s = logparse::parse(&long.join("\n")).unwrap();
+    // From the start: 100 steps (left out), 10 in 620 s, 10 in 86,220 s, 10 in 62 s.
+    assert_eq!((s.step_samples, s.skipped), (130, 100));
+    assert_eq!(s.step_seconds, Some((620.0 + 86_220.0 + 62.0) / 30.0));
+    // HF's trainer_state.json and all_results.json keep the run's average as JSON, a key a line.
+    let state = "  \"log_history\": [\n    {\n      \"epoch\": 3.0,\n      \"step\": 1800,\n      \"total_flos\": 1.2e+18,\n      \"train_loss\": 1.02,\n      \"train_runtime\": 6480.0,\n      \"train_samples_per_second\": 8.889,\n      \"train_steps_per_second\": 0.278\n    }\n  ],";
+    let s = logparse::parse(state).unwrap();
+    assert_eq!((s.hf_lines, s.step_seconds), (1, Some(1.0 / 0.278)));
+}
+
 #[test]
 fn verl_metrics_lines() {
     // VeRL `concat_dict_to_str`: 'step:{step}' and '{k}:{pprint.pformat(v)}' joined by ' - '; NumPy 2
@@ -176,6 +235,9 @@ fn garbage_never_panics() {
         "memory (MB) | max allocated: 1e300",
         "{'train_steps_per_second': 0}",
         "\u{0}\r\r\n\u{feff}",
+        r#"{"current_steps": 1e308, "elapsed_time": "1e308 days, 1e308:0:0"}"#,
+        r#"{"current_steps": 5, "elapsed_time": "inf:0:0"} {"current_steps": 10, "elapsed_time": "0:0:"}"#,
+        "{\"current_steps\": 1e300, \"elapsed_time\": \"0:0:1\"}\n{\"current_steps\": 1e308, \"elapsed_time\": \"1e300 days, 0:0:1\"}",
     ] {
         if let Ok(s) = logparse::parse(text) {
             assert!(s.step_seconds.is_none_or(|x| x.is_finite() && 0.0 < x), "{text}");
@@ -203,7 +265,7 @@ fn a_pasted_log_calibrates_the_plan_to_its_figures() {
         + &memory_line(0, allocated_mib);
     let summary = logparse::parse(&log).unwrap();
     // The figures read, as the command line prints them: three steps after the first.
-    assert!(summary.figures().contains("(the median of 3, 1 left out as warm-up)"), "{}", summary.figures());
+    assert!(summary.figures().contains("(from 3, 1 left out as warm-up)"), "{}", summary.figures());
     assert!(summary.figures().ends_with("300.0 TFLOP/s per device"), "{}", summary.figures());
     let mut fitted = plan.clone();
     fitted.calibration = logparse::calibrate(&plan, &summary);
@@ -473,6 +535,9 @@ fn a_log_of_another_frameworks_run_is_named() {
         assert_eq!(named(framework, &megatron), None, "{framework}");
     }
     assert_eq!(named("deepspeed", hf), None);
+    let jsonl = r#"{"current_steps": 10, "total_steps": 100, "loss": 1.5, "elapsed_time": "0:01:35"}"#;
+    assert_eq!(named("megatron", jsonl), Some(LogSource::HfTrainer));
+    assert_eq!(named("llamafactory", jsonl), None);
     assert_eq!(named("verl-megatron", verl), None);
     assert_eq!(named("llamafactory", &memory), None);
     assert_eq!(named("llamafactory", &format!("{megatron}\n{hf}")), None);

@@ -304,6 +304,48 @@ async fn a_pasted_verl_log_sets_the_mean_response() -> WebDriverResult<()> {
     page.driver.quit().await
 }
 
+/// LLaMA-Factory's own `trainer_log.jsonl` (`LogCallback.on_log`: `json.dumps` a line, the elapsed
+/// time as `str(timedelta(seconds=int(elapsed)))`) calibrates the default plan, a LLaMA-Factory
+/// one: the step from the whole seconds over the steps after the first interval.
+#[tokio::test]
+async fn a_pasted_trainer_log_calibrates_a_llamafactory_plan() -> WebDriverResult<()> {
+    let chromedriver = Chromedriver::start();
+    let page = open(&chromedriver, 1280, 900).await?;
+    page.wait_text("summary-run", |t| t.contains("LLaMA-Factory")).await?;
+    let plan = plan_of(&page).await?;
+    let measured = 1.25 * evaluate(&plan).time.step_seconds;
+    // Every 10 steps, the first ten 3 × as long; the seconds cut to whole ones as the file keeps them.
+    let ends: Vec<u64> = (1..=5u32).map(|k| ((f64::from(k) + 2.0) * 10.0 * measured) as u64).collect();
+    let log = ends
+        .iter()
+        .zip(1u32..)
+        .map(|(&t, k)| {
+            let (h, m, s) = (t / 3600, t / 60 % 60, t % 60);
+            format!(
+                r#"{{"current_steps": {}, "total_steps": 300, "loss": 1.5, "lr": 9e-05, "epoch": 0.1, "percentage": {:.2}, "elapsed_time": "{h}:{m:02}:{s:02}", "remaining_time": "0:30:00"}}"#,
+                10 * k,
+                f64::from(10 * k) / 3.0
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    paste(&page, "logcal-text", &log).await?;
+    page.click("logcal-fit").await?;
+    let read = page.wait_text("logcal-result", |t| t.contains("Fitted")).await?;
+    assert!(read.contains("LLaMA-Factory trainer_log.jsonl lines: 5"), "{read}");
+    assert!(read.contains("from 40 steps; 10 warm-up steps left out"), "{read}");
+    // The four intervals after the first: their whole seconds over their 40 steps.
+    let expected = (ends[4] - ends[0]) as f64 / 40.0;
+    let fitted = evaluate(&plan_of(&page).await?).time.step_seconds;
+    assert!((fitted / expected - 1.0).abs() < 1e-3, "{fitted} against {expected}");
+    assert!(!read.contains("This log reads as"), "{read}");
+    page.click("lang-switch").await?;
+    let read = page.wait_text("logcal-result", |t| t.contains("已拟合")).await?;
+    assert!(read.contains("LLaMA-Factory trainer_log.jsonl 5 行"), "{read}");
+    assert!(read.contains("取自 40 步，开头 10 步作为预热未计入"), "{read}");
+    page.driver.quit().await
+}
+
 /// The default plan (LLaMA-Factory LoRA SFT) with samples of 512 tokens on average: the step the
 /// page shows is the core's for the plan in the address, shorter than at the cutoff length, and a
 /// micro-batch of 2 brings the padding note; the field reads in Chinese too. On MindSpeed-LLM the
