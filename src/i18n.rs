@@ -442,6 +442,7 @@ texts! {
     import_expected_sharding => "optim, optim_grads or optim_grads_params", "为 optim、optim_grads 或 optim_grads_params";
     import_expected_attention_backend => "flash, fused, unfused, local or auto", "为 flash、fused、unfused、local 或 auto";
     import_expected_fraction => "a number in (0, 1]", "为 (0, 1] 内的数";
+    import_expected_dropout => "a number from 0 to 0.9", "为 0 到 0.9 之间的数";
     import_expected_zero_stage => "0, 1, 2 or 3", "为 0、1、2 或 3";
     import_expected_dispatcher => "allgather, alltoall or flex", "为 allgather、alltoall 或 flex";
     import_expected_number => "a number", "为数字";
@@ -603,7 +604,7 @@ texts! {
     sweep_current => "this plan", "当前方案";
     sweep_rl => "RL plans: the sequence lengths are the RL settings' prompt and response lengths.", "强化学习方案：序列长度由 RL 设置中的提示和回复长度决定。";
     logcal_title => "Calibrate from a training log", "从训练日志校准";
-    logcal_hint => "Paste lines of a Megatron-LM, MindSpeed-LLM, MindSpeed-RL, HF Trainer / LLaMA-Factory or VeRL log of this plan. The first steps (warm-up) are left out; the step time and the largest peak memory are fitted. VeRL's timing_s/… and MindSpeed-RL's timing/… lines, and Megatron's timers (--timing-log-level 1), are also set beside the plan phase by phase.", "粘贴此方案在 Megatron-LM、MindSpeed-LLM、MindSpeed-RL、HF Trainer / LLaMA-Factory 或 VeRL 上的训练日志。开头几步（预热）不计入，拟合单步时间和最大显存峰值。VeRL 的 timing_s/…、MindSpeed-RL 的 timing/… 行与 Megatron 的计时（--timing-log-level 1）还会逐阶段与方案对比。";
+    logcal_hint => "Paste this plan's training log: Megatron-LM, MindSpeed-LLM, MindSpeed-RL, HF Trainer, LLaMA-Factory (trainer_log.jsonl too) or VeRL. Warm-up steps are left out; the step time and peak memory are fitted, and the phases the log times are set beside the plan's.", "粘贴此方案的训练日志：Megatron-LM、MindSpeed-LLM、MindSpeed-RL、HF Trainer、LLaMA-Factory（含 trainer_log.jsonl）或 VeRL。预热步不计入；拟合单步时间与显存峰值，日志中分阶段的计时与方案逐阶段对比。";
     logcal_label => "Training log", "训练日志";
     logcal_fit => "Fit to the log", "按日志拟合";
     logcal_megatron => "Megatron iteration lines: {n}", "Megatron 迭代日志 {n} 行";
@@ -624,10 +625,10 @@ texts! {
     logcal_source_verl => "a VeRL run", "VeRL 的运行";
     logcal_source_mindspeed_rl => "a MindSpeed-RL run", "MindSpeed-RL 的运行";
     logcal_fitted => "Fitted: this plan now predicts the log's step time and peak.", "已拟合：当前方案的预测已与日志的单步时间和显存峰值一致。";
-    logcal_unrecognized => "No training log lines recognized. Paste Megatron-LM or MindSpeed-LLM lines with “elapsed time per iteration (ms)”, HF Trainer output with “s/it” or “train_runtime”, LLaMA-Factory’s trainer_log.jsonl, VeRL lines with “timing_s/step”, or MindSpeed-RL lines with “timing/all”.", "未识别到训练日志。请粘贴含 “elapsed time per iteration (ms)” 的 Megatron-LM 或 MindSpeed-LLM 日志行、含 “s/it” 或 “train_runtime” 的 HF Trainer 输出、LLaMA-Factory 的 trainer_log.jsonl、含 “timing_s/step” 的 VeRL 日志行，或含 “timing/all” 的 MindSpeed-RL 日志行。";
-    logcal_nothing => "Read {what}, but they give no step time or peak memory: paste the lines with “elapsed time per iteration”, “s/it”, “train_runtime”, “timing_s/step”, “timing/all” or “max allocated”.", "已读取：{what}，但其中没有单步时间或显存峰值。请粘贴含 “elapsed time per iteration”、“s/it”、“train_runtime”、“timing_s/step”、“timing/all” 或 “max allocated” 的行。";
+    logcal_unrecognized => "No training log lines recognized. Paste the lines with the step times of a log the frameworks above print.", "未识别到训练日志。请粘贴上述框架所打印日志中含单步时间的行。";
+    logcal_nothing => "Read {what}, but they give no step time or peak memory: paste the lines that print them.", "已读取：{what}，但其中没有单步时间或显存峰值：请粘贴打印它们的行。";
     logcal_no_plan => "Fix the plan first: a log calibrates a valid plan.", "请先修正方案：日志只能校准有效的方案。";
-    logcal_phases => "By phase, as the run's own timers measured them (VeRL's timing_s/…, MindSpeed-RL's timing/…, Megatron's forward-backward and optimizer) and as the plan models them with the log's mean lengths, before the fit:", "按阶段对比：运行自身的计时（VeRL 的 timing_s/…，MindSpeed-RL 的 timing/…，Megatron 的 forward-backward 与 optimizer）与方案按日志平均长度、拟合前的模型预测：";
+    logcal_phases => "By phase: the run's own timers against the plan's model with the log's mean lengths, before the fit:", "按阶段：运行自身的计时与方案按日志平均长度、拟合前的预测对比：";
     logcal_phase => "Phase", "阶段";
     logcal_rollout => "Generation fitted apart to the log's timing_s/gen: × {scale}.", "生成阶段按日志的 timing_s/gen 单独拟合：× {scale}。";
     logcal_logged => "Logged", "实测";

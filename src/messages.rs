@@ -144,6 +144,7 @@ pub fn import_error(lang: Lang, err: &ImportError) -> String {
                     Expected::DualPipeV => Key::import_expected_schedule,
                     Expected::FsdpSharding => Key::import_expected_sharding,
                     Expected::FractionUpToOne => Key::import_expected_fraction,
+                    Expected::Dropout => Key::import_expected_dropout,
                     Expected::ZeroStage => Key::import_expected_zero_stage,
                     Expected::MoeDispatcher => Key::import_expected_dispatcher,
                     Expected::Number => Key::import_expected_number,
@@ -663,6 +664,7 @@ fn field_key(field: Field) -> Option<Key> {
         | Field::BatchSeqLen
         | Field::BatchMeanSeqLen
         | Field::LoraRank
+        | Field::LoraDropout
         | Field::RlRolloutTp
         | Field::RlRolloutEp
         | Field::RlNSamplesPerPrompt

@@ -65,6 +65,7 @@ named_enum! {
         LigerKernel = "liger_kernel",
         LoraRank = "lora.rank",
         LoraAlpha = "lora.alpha",
+        LoraDropout = "lora.dropout",
         LoraTargets = "lora.targets",
         RlRolloutTp = "rl.rollout_tp",
         RlRolloutEp = "rl.rollout_ep",

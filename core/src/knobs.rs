@@ -123,6 +123,8 @@ pub enum Knob {
     LayersRatio,
     /// `lora.rank`.
     LoraRank,
+    /// `lora.dropout`.
+    LoraDropout,
     /// `batch.seq_len`.
     SeqLen,
     /// `batch.mean_seq_len`.
@@ -223,6 +225,7 @@ impl Knob {
         Knob::DistributeSavedActivations,
         Knob::LayersRatio,
         Knob::LoraRank,
+        Knob::LoraDropout,
         Knob::SeqLen,
         Knob::MeanSeqLen,
         Knob::Rl,
@@ -281,6 +284,7 @@ impl Knob {
             Knob::DistributeSavedActivations => Field::RecomputeDistributeSavedActivations,
             Knob::LayersRatio => Field::RecomputeLayersRatio,
             Knob::LoraRank => Field::LoraRank,
+            Knob::LoraDropout => Field::LoraDropout,
             Knob::SeqLen => Field::BatchSeqLen,
             Knob::MeanSeqLen => Field::BatchMeanSeqLen,
             Knob::Rl => return None,
@@ -481,6 +485,12 @@ pub fn applies(framework: Framework, method: Method, knob: Knob) -> Applies {
             no => no,
         },
         Knob::LoraRank => for_methods(LORA_METHODS),
+        // LLaMA-Factory `FinetuningArguments.lora_dropout`; MindSpeed-LLM declares no such flag and
+        // VeRL's `LoraConfig` sets none, so their adapters run without one.
+        Knob::LoraDropout => match for_methods(LORA_METHODS) {
+            Applies::Yes => only(&[Framework::LlamaFactory]),
+            no => no,
+        },
         Knob::Rl => for_methods(RL_METHODS),
         Knob::SeqLen => for_methods(SEQUENCE_METHODS),
         // LLaMA-Factory's SFT collator pads a micro-batch to its longest sample. Its DPO collator
@@ -633,6 +643,7 @@ pub fn effective(plan: &Plan) -> Cow<'_, Plan> {
         DistributeSavedActivations => reset!(recompute.distribute_saved_activations, false);
         LayersRatio => reset!(recompute.layers_ratio_frac, 1.0);
         LoraRank => reset!(lora.rank, NonZeroU32::new(LoraFile::DEFAULT_RANK).unwrap_or(one));
+        LoraDropout => reset!(lora.dropout, 0.0);
         // Read by no figure of a method that does not use them (the test in
         // core/tests/it/knobs.rs holds that).
         Attention => {};

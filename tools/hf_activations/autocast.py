@@ -10,7 +10,8 @@ with `measure.py`'s recorder, and prints each layer's saved bytes per token:
   widths);
 - `full`: parameters cast to fp32, autocast on; the bytes include the 16-bit weight copies the
   linear layers save (a per-layer constant, so per token it shrinks with the tokens);
-- `lora`: bf16 base, PEFT LoRA rank 8 on every linear layer, adapters cast to fp32, autocast on.
+- `lora`: bf16 base, PEFT LoRA rank 8 on every linear layer, adapters cast to fp32, autocast on;
+- `lora-dropout`: the same with `lora_dropout=0.05`, as LLaMA-Factory's examples set it.
 
     python3 autocast.py [HIDDEN FFN] [--verbose]
 
@@ -19,6 +20,11 @@ full 604,296, of which 475,136 are the layer's 60.8 M linear weights in bf16 ove
 leaving 129,160: 20,480 (10h) more than bf16. Each linear layer that reads a norm's output (q, k,
 v, gate, up) casts that fp32 output to bf16 and saves its own copy, where the bf16 model's five
 share one. The planner counts it (memory/loss.rs `plain_torch_peak`).
+
+`lora-dropout` at those widths: 201,656 bytes, 81,920 (40h) more than `lora`: each adapter's
+dropout keeps its noise, fp32 like its input on CPU, 4 bytes × (5h + q + f). On CUDA and NPU the
+fused kernel keeps a mask instead, a byte (a bit on NPU) an element (memory/activations.rs
+`lora_dropout_bytes`).
 """
 
 import sys
@@ -35,17 +41,18 @@ def run(cfg, mode, b=1, s=256, verbose=False):
     if mode == "full":
         for p in m.parameters():
             p.data = p.data.float()
-    if mode == "lora":
+    if mode.startswith("lora"):
         from peft import LoraConfig, get_peft_model
 
+        dropout = 0.05 if mode == "lora-dropout" else 0.0
         targets = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
-        m = get_peft_model(m, LoraConfig(r=8, lora_alpha=16, lora_dropout=0.0, target_modules=targets))
+        m = get_peft_model(m, LoraConfig(r=8, lora_alpha=16, lora_dropout=dropout, target_modules=targets))
         for p in m.parameters():
             if p.requires_grad:
                 p.data = p.data.float()
         m.enable_input_require_grads()
     m.train()
-    base = m.get_base_model() if mode == "lora" else m
+    base = m.get_base_model() if mode.startswith("lora") else m
     layers = base.model.layers
     rec = Recorder(len(layers), {p.untyped_storage().data_ptr() for p in m.parameters()})
     for i, layer in enumerate(layers):
@@ -57,7 +64,7 @@ def run(cfg, mode, b=1, s=256, verbose=False):
         m(input_ids=ids, labels=ids)
     # Layer 0 also saves the rotary tables every layer shares.
     per = [x / (b * s) for x in rec.dedup_layer]
-    print("%-4s %s bytes a token and layer (layers 1..): %.2fh" % (mode, [round(x) for x in per[1:]], per[1] / cfg.hidden_size))
+    print("%-12s %s bytes a token and layer (layers 1..): %.2fh" % (mode, [round(x) for x in per[1:]], per[1] / cfg.hidden_size))
     if verbose:
         for owner, shape, dt, nb, new in rec.detail:
             if owner == 1 and new:
@@ -70,7 +77,7 @@ def main():
     cfg = LlamaConfig(vocab_size=1000, hidden_size=h, intermediate_size=f, num_hidden_layers=3,
                       num_attention_heads=32, num_key_value_heads=8, head_dim=h // 32,
                       tie_word_embeddings=False, use_cache=False)
-    for mode in ["bf16", "full", "lora"]:
+    for mode in ["bf16", "full", "lora", "lora-dropout"]:
         run(cfg, mode, verbose="--verbose" in sys.argv)
 
 

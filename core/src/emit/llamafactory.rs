@@ -141,6 +141,9 @@ fn method_keys(plan: &Plan, ds_name: Option<&str>) -> String {
                 LoraTargets::Only(t) => t.iter().map(|t| t.name()).collect::<Vec<_>>().join(","),
             };
             kv(&mut y, "lora_target", &targets);
+            if 0.0 < plan.lora.dropout {
+                kv(&mut y, "lora_dropout", &plan.lora.dropout.to_string());
+            }
         }
         _ => kv(&mut y, "finetuning_type", "full"),
     }

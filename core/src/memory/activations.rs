@@ -401,6 +401,8 @@ pub(super) struct KindBytes<'a> {
     pub(super) ctx: &'a Ctx<'a>,
     /// The stage's shape of a layer; `saved` is set per call.
     pub(super) case: LayerCase,
+    /// What a layer's LoRA dropout keeps beside it ([`lora_dropout_bytes`]).
+    lora_dropout: f64,
     pub(super) memo: [std::cell::Cell<Option<f64>>; 8],
 }
 
@@ -423,6 +425,7 @@ impl<'a> KindBytes<'a> {
                 fp8_inputs: fp8_linear(plan),
                 liger: !megatron && liger(plan),
             },
+            lora_dropout: lora_dropout_bytes(ctx, (seq * b) as f64),
             memo: Default::default(),
         }
     }
@@ -441,10 +444,42 @@ impl<'a> KindBytes<'a> {
             }
             false => 0.0,
         };
-        let bytes = layer_activation_bytes(self.ctx.arch, moe_layer, &case) + padding;
+        let bytes = layer_activation_bytes(self.ctx.arch, moe_layer, &case) + padding + self.lora_dropout;
         slot.set(Some(bytes));
         bytes
     }
+}
+
+/// The bytes a layer's LoRA dropout keeps for backward for `tokens` tokens, an average layer's.
+///
+/// PEFT runs a dropout of its own on each adapter's input (`LoraLayer.update_layer`:
+/// `nn.Dropout(p=lora_dropout)`, `nn.Identity` at 0; `Linear.forward`:
+/// `lora_B(lora_A(dropout(x)))`), so q, k and v, which share their input, each drop their own
+/// copy. The dropout keeps its mask: PyTorch's fused kernel, which CUDA and NPU devices run
+/// (`is_fused_kernel_acceptable`, aten/src/ATen/native/Dropout.cpp), returns a bool mask, a byte
+/// an element, that `native_dropout`'s backward reads (`native_dropout_cuda`,
+/// aten/src/ATen/native/cuda/Dropout.cu); torch_npu's packs a bit an element
+/// (`npu_dropout_gen_mask`: ⌈n/128⌉·128/8 bytes). Under autocast (fp32 adapters on a 16-bit base,
+/// LLaMA-Factory without DeepSpeed) `lora_A` saves a 16-bit copy of its input with or without the
+/// dropout, so the mask is all that is new; with 16-bit adapters (a DeepSpeed engine casts the
+/// model) `lora_A` saved the base's own input before and now saves the dropped copy, 2 bytes more. On CPU the same step
+/// keeps a noise tensor of the input's type instead (tools/hf_activations `autocast.py`:
+/// 4 bytes × (5h + q + f) more a token and layer at Llama-3.2-1B's widths, 40h).
+fn lora_dropout_bytes(ctx: &Ctx, tokens: f64) -> f64 {
+    let plan = ctx.plan;
+    if !(plan.trains_lora() && 0.0 < plan.lora.dropout) {
+        return 0.0;
+    }
+    let mask = match plan.hardware.hw.vendor {
+        crate::hardware::Vendor::Ascend => 0.125,
+        _ => 1.0,
+    };
+    // LLaMA-Factory hands the step to DeepSpeed where ZeRO shards or offloads (its launch files).
+    let p = &plan.parallel;
+    let deepspeed = p.zero_stage.shards_optimizer() || p.offload_optimizer || p.offload_params;
+    let copy = if deepspeed { 2.0 } else { 0.0 };
+    let inputs_per_layer = ctx.lora_inputs.0 as f64 / ctx.arch.n_layers.max(1) as f64;
+    (mask + copy) * inputs_per_layer * tokens
 }
 
 /// The activations of a stage holding `layers` (and the embedding, and `mtp` MTP layers).

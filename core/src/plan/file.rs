@@ -236,6 +236,10 @@ fn is_zero(n: &u32) -> bool {
     *n == 0
 }
 
+fn is_zero_f64(x: &f64) -> bool {
+    *x == 0.0
+}
+
 fn is_false(b: &bool) -> bool {
     !*b
 }
@@ -488,7 +492,14 @@ fn lora(l: &LoraFile) -> Result<Lora, PlanFileError> {
         TargetsField::Word(word) => lora_targets(word.split(','))?,
         TargetsField::List(names) => lora_targets(names.iter().map(String::as_str))?,
     };
-    Ok(Lora { rank: count(l.rank, Field::LoraRank, Limit::Degree)?, alpha: l.alpha, targets })
+    if !(l.dropout.is_finite() && (0.0..=0.9).contains(&l.dropout)) {
+        return Err(PlanFileError::OutOfRange {
+            field: Field::LoraDropout,
+            expected: Allowed::between(0.0, 0.9),
+        });
+    }
+    let rank = count(l.rank, Field::LoraRank, Limit::Degree)?;
+    Ok(Lora { rank, alpha: l.alpha, targets, dropout: l.dropout })
 }
 
 /// The RL section: counts in range, a memory utilization in (0, 1].
@@ -580,7 +591,7 @@ impl Default for BatchFile {
 }
 
 /// LoRA as written.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 #[allow(missing_docs)]
 pub struct LoraFile {
@@ -588,6 +599,9 @@ pub struct LoraFile {
     pub alpha: u32,
     /// `"all"` or a list of module names (`q_proj`, `v_proj`, …).
     pub targets: TargetsField,
+    /// The dropout on each adapter's input (`lora_dropout`), 0–0.9; 0 is written as nothing.
+    #[serde(skip_serializing_if = "is_zero_f64")]
+    pub dropout: f64,
 }
 
 impl LoraFile {
@@ -597,7 +611,12 @@ impl LoraFile {
 
 impl Default for LoraFile {
     fn default() -> Self {
-        LoraFile { rank: LoraFile::DEFAULT_RANK, alpha: 16, targets: TargetsField::Word("all".to_owned()) }
+        LoraFile {
+            rank: LoraFile::DEFAULT_RANK,
+            alpha: 16,
+            targets: TargetsField::Word("all".to_owned()),
+            dropout: 0.0,
+        }
     }
 }
 
@@ -1080,7 +1099,12 @@ impl Plan {
             precision: self.precision,
             attention: self.attention,
             liger_kernel: self.liger_kernel,
-            lora: LoraFile { rank: self.lora.rank.get(), alpha: self.lora.alpha, targets },
+            lora: LoraFile {
+                rank: self.lora.rank.get(),
+                alpha: self.lora.alpha,
+                targets,
+                dropout: self.lora.dropout,
+            },
             rl: RlFile {
                 rollout_tp: self.rl.rollout_tp.get(),
                 rollout_ep: self.rl.rollout_ep.get(),

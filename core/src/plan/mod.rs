@@ -609,7 +609,7 @@ fn mean_within(mean: u32, longest: NonZeroU32) -> u32 {
 }
 
 /// LoRA settings.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Lora {
     /// Rank `r`.
     pub rank: NonZeroU32,
@@ -617,6 +617,8 @@ pub struct Lora {
     pub alpha: u32,
     /// Adapted modules.
     pub targets: LoraTargets,
+    /// The dropout on each adapter's input, 0–0.9 (PEFT's `lora_dropout`; 0 runs none).
+    pub dropout: f64,
 }
 
 /// Which linear modules get adapters.

@@ -1487,3 +1487,48 @@ fn mindspeed_rl_splits_its_packed_row_over_cp_and_verl_does_not() {
     let (one, two) = (activations("verl", 1), activations("verl", 2));
     assert!((two / one - 1.0).abs() < 0.02, "{}", two / one);
 }
+
+#[test]
+fn lora_dropout_keeps_a_mask_for_each_adapted_input() {
+    // PEFT drops each adapter's input on its own (`lora_B(lora_A(dropout(x)))`), so Qwen2.5-7B's
+    // seven adapted modules a layer drop 3h (q, k, v) + q (o) + 2h (gate, up) + f (down) =
+    // 3 · 3,584 + 3,584 + 2 · 3,584 + 18,944 = 40,448 elements a token. PyTorch's fused dropout
+    // keeps a bool mask, a byte each (`native_dropout_cuda`); torch_npu a bit each. Under autocast
+    // the adapters' 16-bit input copies are saved with or without it; under DeepSpeed's bf16
+    // engine the dropped copy is new, 2 bytes more. No checkpointing: all 28 layers keep theirs.
+    let per_token_layer = 3 * 3_584 + 3_584 + 2 * 3_584 + 18_944;
+    assert_eq!(per_token_layer, 40_448);
+    let activations = |hardware: &str, zero: u32, dropout: f64| {
+        let text = format!(
+            r#"{{"model": "qwen2.5-7b", "hardware": "{hardware}", "framework": "llamafactory", "method": "lora",
+                "parallel": {{"zero_stage": {zero}}}, "recompute": {{"granularity": "none"}},
+                "batch": {{"micro_batch": 2, "seq_len": 1024}}, "lora": {{"dropout": {dropout}}}}}"#
+        );
+        evaluate(&Plan::from_json(&text).unwrap()).memory.stages[0].activations
+    };
+    let tokens_layers = 2 * 1_024 * 28;
+    assert_eq!(
+        activations("h100-sxm-80g", 0, 0.05) - activations("h100-sxm-80g", 0, 0.0),
+        tokens_layers * per_token_layer
+    );
+    assert_eq!(
+        activations("h100-sxm-80g", 3, 0.1) - activations("h100-sxm-80g", 3, 0.0),
+        3 * tokens_layers * per_token_layer
+    );
+    assert_eq!(
+        activations("ascend-910b2", 0, 0.05) - activations("ascend-910b2", 0, 0.0),
+        tokens_layers * per_token_layer / 8
+    );
+    // Megatron's LoRA (MindSpeed-LLM) takes no dropout: the setting is reset, nothing changes.
+    let mindspeed = |dropout: f64| {
+        let text = format!(
+            r#"{{"model": "qwen2.5-7b", "hardware": "ascend-910b2", "framework": "mindspeed-llm", "method": "lora",
+                "lora": {{"dropout": {dropout}}}}}"#
+        );
+        evaluate(&Plan::from_json(&text).unwrap()).memory.peak_bytes
+    };
+    assert_eq!(mindspeed(0.05), mindspeed(0.0));
+    // Out of range, refused with its field.
+    let err = Plan::from_json(r#"{"model": "qwen2.5-7b", "lora": {"dropout": 1.0}}"#).unwrap_err();
+    assert!(err.to_string().contains("lora.dropout"), "{err}");
+}

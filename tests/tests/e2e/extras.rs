@@ -557,3 +557,32 @@ async fn a_gptq_checkpoint_trains_lora_over_its_packed_base() -> WebDriverResult
     page.screenshot("zh-gptq").await?;
     page.driver.quit().await
 }
+
+/// LoRA dropout, read from a LLaMA-Factory YAML pasted into the import: the page shows the core's
+/// peak with each adapter's mask counted, and writes the key back into its own YAML.
+#[tokio::test]
+async fn an_imported_lora_dropout_counts_its_masks() -> WebDriverResult<()> {
+    let chromedriver = Chromedriver::start();
+    let page = open(&chromedriver, 1280, 900).await?;
+    page.wait_text("summary-run", |t| t.contains("LLaMA-Factory")).await?;
+    let summary = page.driver.find(By::Css(".launch-import summary")).await?;
+    page.click_el(&summary).await?;
+    // No gradient checkpointing: every layer keeps its masks to the loss, the step's peak.
+    let yaml = "model_name_or_path: Qwen/Qwen2.5-7B-Instruct\nstage: sft\nfinetuning_type: lora\n\
+                lora_rank: 8\nlora_target: all\nlora_dropout: 0.05\nper_device_train_batch_size: 1\n\
+                gradient_accumulation_steps: 8\ncutoff_len: 2048\nbf16: true\n\
+                disable_gradient_checkpointing: true\n";
+    page.type_into("launch-import-text", yaml).await?;
+    page.click("launch-import-apply").await?;
+    page.wait_text("launch-import-note", |t| !t.is_empty()).await?;
+    let plan = plan_of(&page).await?;
+    assert_eq!(plan.lora.dropout, 0.05);
+    let mut without = plan.clone();
+    without.lora.dropout = 0.0;
+    let (with, without) = (evaluate(&plan).memory.peak_bytes, evaluate(&without).memory.peak_bytes);
+    assert!(without < with, "{without} against {with}");
+    let peak = format!("{:.2} GiB", with as f64 / (1u64 << 30) as f64);
+    page.wait_text("summary-fits", |t| t.contains(&peak)).await?;
+    page.wait_text("launch-text", |t| t.contains("lora_dropout: 0.05")).await?;
+    page.driver.quit().await
+}

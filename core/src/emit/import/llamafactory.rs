@@ -13,6 +13,7 @@ const APPLIED: &[&str] = &[
     "lora_rank",
     "lora_alpha",
     "lora_target",
+    "lora_dropout",
     "quantization_bit",
     "cutoff_len",
     "per_device_train_batch_size",
@@ -112,6 +113,13 @@ fn method_and_lora(y: &Section, file: &mut PlanFile, r: &mut Reading) -> Result<
         Some(Yaml::String(t)) => file.lora.targets = TargetsField::Word(t.to_owned()),
         Some(other) => r.rest.push(("lora_target".to_owned(), yaml_text(other))),
     }
+    file.lora.dropout = match y.get("lora_dropout") {
+        None | Some(Yaml::Integer(0)) => 0.0,
+        Some(Yaml::Real(p)) if p.parse::<f64>().is_ok_and(|p| (0.0..=0.9).contains(&p)) => {
+            p.parse().unwrap_or(0.0)
+        }
+        Some(_) => return Err(ImportError::BadValue("lora_dropout".into(), Expected::Dropout)),
+    };
     Ok(())
 }
 

@@ -160,6 +160,8 @@ pub enum Expected {
     FsdpSharding,
     /// A share such as `gpu_memory_utilization`.
     FractionUpToOne,
+    /// `lora_dropout`.
+    Dropout,
     /// `zero_optimization.stage`.
     ZeroStage,
     /// `--moe-token-dispatcher-type`.
@@ -180,6 +182,7 @@ impl std::fmt::Display for Expected {
             Expected::DualPipeV => "dualpipev",
             Expected::FsdpSharding => "optim, optim_grads or optim_grads_params",
             Expected::FractionUpToOne => "a number in (0, 1]",
+            Expected::Dropout => "a number from 0 to 0.9",
             Expected::ZeroStage => "0, 1, 2 or 3",
             Expected::MoeDispatcher => "allgather, alltoall or flex",
             Expected::Number => "a number",
