@@ -615,7 +615,7 @@ texts! {
     logcal_trainer_log => "LLaMA-Factory trainer_log.jsonl lines: {n}", "LLaMA-Factory trainer_log.jsonl {n} 行";
     logcal_mindspeed_rl => "MindSpeed-RL metrics lines: {n}", "MindSpeed-RL 指标 {n} 行";
     logcal_found => "Read {what}.", "已读取：{what}。";
-    logcal_step => "Step time {step} from {used} steps; {skipped} warm-up steps left out.", "单步时间 {step}：取自 {used} 步，开头 {skipped} 步作为预热未计入。";
+    logcal_step => "Step time {step} from {used} steps after {skipped} of warm-up.", "单步时间 {step}：取自预热 {skipped} 步之后的 {used} 步。";
     logcal_peak => "Peak memory {peak} allocated (the runtime context is added before fitting).", "显存峰值 {peak}（已分配；拟合前另加运行时上下文）。";
     logcal_mean_prompt => "Prompts of {n} tokens on average (prompt_length/mean): now the plan's mean prompt length.", "prompt 平均 {n} 个 token（prompt_length/mean）：已设为方案的平均 prompt 长度。";
     logcal_mean_response => "Responses of {n} tokens on average (response_length/mean): now the plan's mean response length.", "回答平均 {n} 个 token（response_length/mean）：已设为方案的平均回答长度。";

@@ -192,7 +192,7 @@ async fn a_pasted_megatron_log_calibrates_the_plan() -> WebDriverResult<()> {
     page.click("logcal-fit").await?;
     let read = page.wait_text("logcal-result", |t| t.contains("Fitted")).await?;
     assert!(read.contains("Megatron iteration lines: 5") && read.contains("memory reports: 1"), "{read}");
-    assert!(read.contains("1 warm-up steps left out"), "{read}");
+    assert!(read.contains("after 1 of warm-up"), "{read}");
     assert!(
         read.contains("reads as a Megatron-LM or MindSpeed run, and this plan runs LLaMA-Factory"),
         "{read}"
@@ -333,7 +333,7 @@ async fn a_pasted_trainer_log_calibrates_a_llamafactory_plan() -> WebDriverResul
     page.click("logcal-fit").await?;
     let read = page.wait_text("logcal-result", |t| t.contains("Fitted")).await?;
     assert!(read.contains("LLaMA-Factory trainer_log.jsonl lines: 5"), "{read}");
-    assert!(read.contains("from 40 steps; 10 warm-up steps left out"), "{read}");
+    assert!(read.contains("from 40 steps after 10 of warm-up"), "{read}");
     // The four intervals after the first: their whole seconds over their 40 steps.
     let expected = (ends[4] - ends[0]) as f64 / 40.0;
     let fitted = evaluate(&plan_of(&page).await?).time.step_seconds;
@@ -342,7 +342,7 @@ async fn a_pasted_trainer_log_calibrates_a_llamafactory_plan() -> WebDriverResul
     page.click("lang-switch").await?;
     let read = page.wait_text("logcal-result", |t| t.contains("已拟合")).await?;
     assert!(read.contains("LLaMA-Factory trainer_log.jsonl 5 行"), "{read}");
-    assert!(read.contains("取自 40 步，开头 10 步作为预热未计入"), "{read}");
+    assert!(read.contains("取自预热 10 步之后的 40 步"), "{read}");
     page.driver.quit().await
 }
 
