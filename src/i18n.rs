@@ -613,6 +613,7 @@ texts! {
     logcal_progress => "progress-bar rates: {n}", "进度条速率 {n} 个";
     logcal_verl => "VeRL metrics lines: {n}", "VeRL 指标 {n} 行";
     logcal_trainer_log => "LLaMA-Factory trainer_log.jsonl lines: {n}", "LLaMA-Factory trainer_log.jsonl {n} 行";
+    logcal_deepspeed => "DeepSpeed throughput lines: {n}", "DeepSpeed 吞吐日志 {n} 行";
     logcal_mindspeed_rl => "MindSpeed-RL metrics lines: {n}", "MindSpeed-RL 指标 {n} 行";
     logcal_found => "Read {what}.", "已读取：{what}。";
     logcal_step => "Step time {step} from {used} steps after {skipped} of warm-up.", "单步时间 {step}：取自预热 {skipped} 步之后的 {used} 步。";
@@ -624,6 +625,7 @@ texts! {
     logcal_source_hf => "an HF Trainer (LLaMA-Factory) run", "HF Trainer（LLaMA-Factory）的运行";
     logcal_source_verl => "a VeRL run", "VeRL 的运行";
     logcal_source_mindspeed_rl => "a MindSpeed-RL run", "MindSpeed-RL 的运行";
+    logcal_source_deepspeed => "a DeepSpeed run", "DeepSpeed 的运行";
     logcal_fitted => "Fitted: this plan now predicts the log's step time and peak.", "已拟合：当前方案的预测已与日志的单步时间和显存峰值一致。";
     logcal_unrecognized => "No training log lines recognized. Paste the lines with the step times of a log the frameworks above print.", "未识别到训练日志。请粘贴上述框架所打印日志中含单步时间的行。";
     logcal_nothing => "Read {what}, but they give no step time or peak memory: paste the lines that print them.", "已读取：{what}，但其中没有单步时间或显存峰值：请粘贴打印它们的行。";

@@ -502,6 +502,7 @@ pub fn log_source_key(source: trainplan_core::logparse::LogSource) -> Key {
         LogSource::HfTrainer => Key::logcal_source_hf,
         LogSource::Verl => Key::logcal_source_verl,
         LogSource::MindSpeedRl => Key::logcal_source_mindspeed_rl,
+        LogSource::DeepSpeed => Key::logcal_source_deepspeed,
     }
 }
 

@@ -1,6 +1,6 @@
 //! Calibration from a pasted training log: the step times and peak memory a run printed, read from
 //! the lines Megatron-LM, MindSpeed-LLM, HF Trainer (and LLaMA-Factory, which prints through it, and
-//! keeps its own `trainer_log.jsonl`), VeRL and MindSpeed-RL write, then fitted with [`crate::calibrate`] (docs/time.md "Calibration").
+//! keeps its own `trainer_log.jsonl`), DeepSpeed, VeRL and MindSpeed-RL write, then fitted with [`crate::calibrate`] (docs/time.md "Calibration").
 //!
 //! The first step times of a run include start-up work (CUDA/CANN context and kernel compilation,
 //! the allocator's first growth, NCCL/HCCL communicator set-up, the data loader's first batches), so
@@ -25,6 +25,11 @@ pub struct LogSummary {
     pub hf_lines: usize,
     /// LLaMA-Factory `trainer_log.jsonl` lines (`{"current_steps": …, "elapsed_time": …}`).
     pub trainer_log_lines: usize,
+    /// DeepSpeed's throughput lines (`… CurrSamplesPerSec=…, MaxMemAllocated=…GB`).
+    pub deepspeed_lines: usize,
+    /// Samples a second from DeepSpeed's throughput lines, the median after warm-up: a step is
+    /// the plan's global batch over it ([`parse_for`]).
+    pub samples_per_second: Option<f64>,
     /// Progress-bar rates (`2.50s/it`, `1.23it/s`).
     pub progress_lines: usize,
     /// VeRL metrics lines (`step:N - …`).
@@ -188,7 +193,7 @@ impl fmt::Display for LogError {
         match self {
             LogError::Unrecognized => write!(
                 f,
-                "no training log lines recognized: paste Megatron-LM or MindSpeed-LLM `iteration … | elapsed time per iteration (ms): …` lines, HF Trainer or LLaMA-Factory output (`{{'train_runtime': …}}`, a progress bar's `s/it`, trainer_log.jsonl), VeRL `step:N - timing_s/step:…` lines, or MindSpeed-RL `iteration: N / M | timing/all : …` lines"
+                "no training log lines recognized: paste Megatron-LM or MindSpeed-LLM `iteration … | elapsed time per iteration (ms): …` lines, HF Trainer or LLaMA-Factory output (`{{'train_runtime': …}}`, a progress bar's `s/it`, trainer_log.jsonl), DeepSpeed's `CurrSamplesPerSec=…` lines, VeRL `step:N - timing_s/step:…` lines, or MindSpeed-RL `iteration: N / M | timing/all : …` lines"
             ),
             LogError::NothingToFit(s) => write!(
                 f,
@@ -209,6 +214,9 @@ impl LogSummary {
         if let Some(t) = self.step_seconds {
             let used = self.step_samples - self.skipped;
             parts.push(format!("step {t:.3} s (from {used}, {} left out as warm-up)", self.skipped));
+        }
+        if let Some(rate) = self.samples_per_second {
+            parts.push(format!("{rate:.2} samples/s"));
         }
         if let Some(bytes) = self.peak_allocated_bytes {
             parts.push(format!("peak allocated {:.2} GiB", bytes as f64 / GIB));
@@ -232,6 +240,7 @@ impl LogSummary {
             (self.memory_lines, "memory report"),
             (self.hf_lines, "HF Trainer log line"),
             (self.trainer_log_lines, "LLaMA-Factory trainer_log.jsonl line"),
+            (self.deepspeed_lines, "DeepSpeed throughput line"),
             (self.progress_lines, "progress-bar rate"),
             (self.verl_lines, "VeRL metrics line"),
             (self.mindspeed_rl_lines, "MindSpeed-RL metrics line"),
@@ -277,6 +286,7 @@ pub fn parse(text: &str) -> Result<LogSummary, LogError> {
     // LLaMA-Factory's trainer_log.jsonl: (steps, seconds since training began) a line, from the
     // start of training on.
     let mut trainer_log = vec![(0.0, 0.0)];
+    let mut deepspeed_rates = Vec::new();
     let mut note_peak = |bytes: f64| {
         if bytes.is_finite() && 0.0 < bytes {
             peak = Some(peak.map_or(bytes, |p: f64| p.max(bytes)));
@@ -344,6 +354,20 @@ pub fn parse(text: &str) -> Result<LogSummary, LogError> {
                 note_peak(gib * GIB);
             }
         }
+        // DeepSpeed 0.19.8 `ThroughputTimer.stop` (deepspeed/utils/timer.py), every
+        // `steps_per_print` steps on rank 0: 'epoch={}/micro_step={}/global_step={},
+        // RunningAvgSamplesPerSec={}, CurrSamplesPerSec={}, MemAllocated={}GB,
+        // MaxMemAllocated={}GB', the current rate `train_batch_size` over that step's seconds (its
+        // micro-batches' forward to optimizer step), the memory in bytes / 1024^3.
+        if line.contains("RunningAvgSamplesPerSec=")
+            && let Some(rate) = after(line, "CurrSamplesPerSec=")
+        {
+            res.deepspeed_lines += 1;
+            deepspeed_rates.push(rate);
+            if let Some(gib) = after(line, "MaxMemAllocated=") {
+                note_peak(gib * GIB);
+            }
+        }
         // tqdm's progress bar (HF Trainer's `ProgressCallback`, one tick per optimizer step):
         // `{rate_fmt}` is '{:5.2f}s/it' below one step per second, '{:5.2f}it/s' above.
         if let Some(seconds) = progress_rate(line) {
@@ -408,6 +432,15 @@ pub fn parse(text: &str) -> Result<LogSummary, LogError> {
     {
         (res.step_seconds, res.step_samples, res.skipped) = (Some(fit.seconds), fit.steps, fit.skipped);
     }
+    // DeepSpeed's rates, a step each, when nothing else timed the steps: the step itself needs
+    // the plan's global batch.
+    let deepspeed_rates: Vec<f64> =
+        deepspeed_rates.into_iter().filter(|x| x.is_finite() && 0.0 < *x).collect();
+    if res.step_seconds.is_none() && !deepspeed_rates.is_empty() {
+        res.step_samples = deepspeed_rates.len();
+        res.skipped = warm_up(deepspeed_rates.len());
+        res.samples_per_second = median(&deepspeed_rates[res.skipped..]);
+    }
     res.tflops_per_device = median(&tflops[warm_up(tflops.len())..]);
     res.mean_prompt_tokens = median(&prompts).filter(|&n| 0.0 < n);
     res.mean_response_tokens = median(&responses).filter(|&n| 0.0 < n);
@@ -416,14 +449,26 @@ pub fn parse(text: &str) -> Result<LogSummary, LogError> {
         + res.memory_lines
         + res.hf_lines
         + res.trainer_log_lines
+        + res.deepspeed_lines
         + res.progress_lines
         + res.verl_lines
         + res.mindspeed_rl_lines;
-    match (recognized, res.step_seconds, res.peak_allocated_bytes) {
+    match (recognized, res.step_seconds.or(res.samples_per_second), res.peak_allocated_bytes) {
         (0, _, _) => Err(LogError::Unrecognized),
         (_, None, None) => Err(LogError::NothingToFit(Box::new(res))),
         _ => Ok(res),
     }
+}
+
+/// [`parse`] for `plan`: a log that gives its steps as DeepSpeed's samples a second gets the step
+/// that rate takes for the plan's global batch (DeepSpeed's `train_batch_size`, which the plan's
+/// launch file writes).
+pub fn parse_for(plan: &Plan, text: &str) -> Result<LogSummary, LogError> {
+    let mut res = parse(text)?;
+    if res.step_seconds.is_none() {
+        res.step_seconds = res.samples_per_second.map(|rate| f64::from(plan.batch.global_batch.get()) / rate);
+    }
+    Ok(res)
 }
 
 /// The plan's calibration fitted to the log: the efficiency that gives its step time, and the
@@ -478,6 +523,8 @@ pub enum LogSource {
     Verl,
     /// MindSpeed-RL's `iteration: N / M | timing/all : …` metrics.
     MindSpeedRl,
+    /// DeepSpeed's throughput lines (a DeepSpeed script, LLaMA-Factory on DeepSpeed).
+    DeepSpeed,
 }
 
 impl LogSource {
@@ -490,6 +537,7 @@ impl LogSource {
             LogSource::HfTrainer => matches!(framework, Framework::LlamaFactory | Framework::DeepSpeed),
             LogSource::Verl => framework.is_verl(),
             LogSource::MindSpeedRl => framework == Framework::MindSpeedRl,
+            LogSource::DeepSpeed => matches!(framework, Framework::LlamaFactory | Framework::DeepSpeed),
         }
     }
 }
@@ -512,6 +560,7 @@ pub fn another_frameworks_log(plan: &Plan, log: &LogSummary) -> Option<LogSource
         (log.hf_lines + log.trainer_log_lines, LogSource::HfTrainer),
         (log.verl_lines, LogSource::Verl),
         (log.mindspeed_rl_lines, LogSource::MindSpeedRl),
+        (log.deepspeed_lines, LogSource::DeepSpeed),
     ];
     let present = || sources.iter().filter(|&&(n, _)| 0 < n).map(|&(_, source)| source);
     match present().any(|source| source.printed_by(plan.framework)) {

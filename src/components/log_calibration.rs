@@ -41,7 +41,7 @@ pub fn LogCalibration() -> impl IntoView {
             outcome.set(Some(Outcome::NoPlan));
             return;
         };
-        let res = text.with_untracked(|t| logparse::parse(t));
+        let res = text.with_untracked(|t| logparse::parse_for(&plan, t));
         outcome.set(Some(match res {
             Ok(summary) => {
                 let fitted = logparse::calibrate(&plan, &summary);
@@ -121,6 +121,7 @@ fn recognized(lang: Lang, s: &LogSummary) -> String {
         (s.progress_lines, Key::logcal_progress),
         (s.verl_lines, Key::logcal_verl),
         (s.trainer_log_lines, Key::logcal_trainer_log),
+        (s.deepspeed_lines, Key::logcal_deepspeed),
         (s.mindspeed_rl_lines, Key::logcal_mindspeed_rl),
     ]
     .into_iter()

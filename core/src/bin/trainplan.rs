@@ -34,7 +34,7 @@ commands:
                          sequence and the largest micro-batch that fit, with their speed, as JSON
   calibrate PLAN.json LOG
                          read a Megatron-LM, MindSpeed-LLM, MindSpeed-RL, HF Trainer (LLaMA-Factory's
-                         trainer_log.jsonl too) or VeRL log (`-` for standard input) and print
+                         trainer_log.jsonl too), DeepSpeed or VeRL log (`-` for standard input) and print
                          the plan's fitted `calibration` block as JSON
   link PLAN.json         print the permalink fragment of a plan file
   import CONFIG.json     read an HF config.json; print the architecture and its parameter counts
@@ -254,8 +254,8 @@ fn calibrate(parser: &mut lexopt::Parser) -> Result<(), String> {
         return Err("calibrate reads at most one of the plan and the log from standard input".to_owned());
     }
     let plan = read_plan(&plan_path)?;
-    let log =
-        trainplan_core::logparse::parse(&read_input(&log_path)?).map_err(|e| format!("{log_path}: {e}"))?;
+    let log = trainplan_core::logparse::parse_for(&plan, &read_input(&log_path)?)
+        .map_err(|e| format!("{log_path}: {e}"))?;
     eprintln!("trainplan: {log_path}: {}", log.recognized());
     eprintln!("trainplan: {log_path}: read {}", log.figures());
     if let Some(source) = trainplan_core::logparse::another_frameworks_log(&plan, &log) {

@@ -149,6 +149,51 @@ fn llamafactory_trainer_log_jsonl() {
 }
 
 #[test]
+fn deepspeed_throughput_lines() {
+    // DeepSpeed `ThroughputTimer.stop` on rank 0 every `steps_per_print` steps, after the
+    // logger's prefix: the current rate is `train_batch_size` over that step's seconds.
+    let line = |step: u32, current: f64, max_gib: f64| {
+        format!(
+            "[2026-11-30 10:00:00,000] [INFO] [timer.py:264:stop] epoch=0/micro_step={}/global_step={step}, RunningAvgSamplesPerSec=30.871234567, CurrSamplesPerSec={current}, MemAllocated=15.4GB, MaxMemAllocated={max_gib}GB",
+            step * 8
+        )
+    };
+    let log = [line(10, 21.5, 40.21), line(20, 32.0, 40.25), line(30, 31.0, 40.25), line(40, 32.5, 40.3)]
+        .join("\n");
+    let s = logparse::parse(&log).unwrap();
+    assert_eq!((s.deepspeed_lines, s.step_samples, s.skipped), (4, 4, 1));
+    // The median of 32.0, 31.0 and 32.5; no step without a batch.
+    assert_eq!((s.samples_per_second, s.step_seconds), (Some(32.0), None));
+    assert_eq!(s.peak_allocated_bytes, Some((40.3 * (1u64 << 30) as f64) as u64));
+    // For a plan of 256 sequences a step (its DeepSpeed JSON's train_batch_size): 256 / 32 s.
+    let plan = Plan::from_json(
+        r#"{"model": "llama-3-8b", "framework": "deepspeed", "method": "sft-full", "batch": {"global_batch": 256}}"#,
+    )
+    .unwrap();
+    let s = logparse::parse_for(&plan, &log).unwrap();
+    assert_eq!(s.step_seconds, Some(8.0));
+    assert!(
+        s.figures().starts_with("step 8.000 s (from 3, 1 left out as warm-up), 32.00 samples/s"),
+        "{}",
+        s.figures()
+    );
+    // DeepSpeed's own lines for a DeepSpeed plan; for a Megatron one, named.
+    assert_eq!(logparse::another_frameworks_log(&plan, &s), None);
+    let megatron =
+        Plan::from_json(r#"{"model": "llama-3-8b", "framework": "megatron", "method": "pretrain"}"#).unwrap();
+    assert_eq!(logparse::another_frameworks_log(&megatron, &s), Some(logparse::LogSource::DeepSpeed));
+    // A run 1.3 × slower than the plan predicts: fitted, the plan predicts the logged step.
+    let measured = 1.3 * evaluate(&plan).time.step_seconds;
+    let rate = 256.0 / measured;
+    let log = [line(10, 0.5 * rate, 40.0), line(20, rate, 40.0), line(30, rate, 40.0)].join("\n");
+    let s = logparse::parse_for(&plan, &log).unwrap();
+    let mut fitted = plan.clone();
+    fitted.calibration = logparse::calibrate(&plan, &s);
+    let step = evaluate(&fitted).time.step_seconds;
+    assert!((step / measured - 1.0).abs() < 1e-3, "{step} against {measured}");
+}
+
+#[test]
 fn verl_metrics_lines() {
     // VeRL `concat_dict_to_str`: 'step:{step}' and '{k}:{pprint.pformat(v)}' joined by ' - '; NumPy 2
     // scalars print as `np.float64(…)`.

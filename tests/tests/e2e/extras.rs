@@ -558,6 +558,42 @@ async fn a_gptq_checkpoint_trains_lora_over_its_packed_base() -> WebDriverResult
     page.driver.quit().await
 }
 
+/// DeepSpeed's own throughput lines calibrate a DeepSpeed plan: the step is its global batch over
+/// the logged samples a second (`CurrSamplesPerSec`), the peak `MaxMemAllocated`.
+#[tokio::test]
+async fn a_pasted_deepspeed_log_calibrates_a_deepspeed_plan() -> WebDriverResult<()> {
+    let chromedriver = Chromedriver::start();
+    let page = open(&chromedriver, 1280, 900).await?;
+    page.wait_text("params-total", |t| !t.is_empty()).await?;
+    page.choose("framework-select", "deepspeed").await?;
+    page.choose("method-select", "sft-full").await?;
+    page.wait_text("summary-run", |t| t.contains("DeepSpeed")).await?;
+    let plan = plan_of(&page).await?;
+    let measured = 1.2 * evaluate(&plan).time.step_seconds;
+    let rate = f64::from(plan.batch.global_batch.get()) / measured;
+    let log = [(10, 0.6), (20, 1.0), (30, 1.0)]
+        .map(|(step, f)| {
+            format!(
+                "[2026-11-30 10:00:00,000] [INFO] [timer.py:264:stop] epoch=0/micro_step={}/global_step={step}, RunningAvgSamplesPerSec={}, CurrSamplesPerSec={}, MemAllocated=12.5GB, MaxMemAllocated=30.25GB",
+                step * 4,
+                0.9 * rate,
+                f * rate
+            )
+        })
+        .join("\n");
+    paste(&page, "logcal-text", &log).await?;
+    page.click("logcal-fit").await?;
+    let read = page.wait_text("logcal-result", |t| t.contains("Fitted")).await?;
+    assert!(read.contains("DeepSpeed throughput lines: 3"), "{read}");
+    assert!(!read.contains("This log reads as"), "{read}");
+    let fitted = evaluate(&plan_of(&page).await?).time.step_seconds;
+    assert!((fitted / measured - 1.0).abs() < 1e-3, "{fitted} against {measured}");
+    page.click("lang-switch").await?;
+    let read = page.wait_text("logcal-result", |t| t.contains("已拟合")).await?;
+    assert!(read.contains("DeepSpeed 吞吐日志 3 行"), "{read}");
+    page.driver.quit().await
+}
+
 /// LoRA dropout, read from a LLaMA-Factory YAML pasted into the import: the page shows the core's
 /// peak with each adapter's mask counted, and writes the key back into its own YAML.
 #[tokio::test]
