@@ -275,11 +275,12 @@ pub fn generated() -> Vec<Entry> {
                    "batch": {"micro_batch": 1, "global_batch": 32, "seq_len": 2048}}),
         );
     }
-    // Liger's kernels (`enable_liger_kernel`, LLaMA-Factory's `ModelArguments`).
+    // Liger's kernels (`enable_liger_kernel`, LLaMA-Factory's `ModelArguments`) and the adapters'
+    // dropout (`lora_dropout`, its `FinetuningArguments`).
     add(
         "llamafactory-lora-liger-qwen2.5-7b",
         json!({"model": "qwen2.5-7b", "framework": "llamafactory", "method": "lora", "liger_kernel": true,
-               "batch": {"micro_batch": 2, "global_batch": 16, "seq_len": 4096}}),
+               "lora": {"dropout": 0.05}, "batch": {"micro_batch": 2, "global_batch": 16, "seq_len": 4096}}),
     );
     add(
         "llamafactory-dpo-lora-qwen2.5-7b",
