@@ -32,6 +32,8 @@ pub enum NumField {
     DevicesPerNode,
     /// `lora.rank`.
     LoraRank,
+    /// `lora.dropout`, from 0 to 0.9.
+    LoraDropout,
     /// `parallel.tp`.
     Tp,
     /// `parallel.pp`.
@@ -112,10 +114,11 @@ pub enum NumKind {
 
 impl NumField {
     /// Every field, in form order; the index is the field's slot in [`PlanForm::numbers`].
-    pub const ALL: [NumField; 34] = [
+    pub const ALL: [NumField; 35] = [
         NumField::Nodes,
         NumField::DevicesPerNode,
         NumField::LoraRank,
+        NumField::LoraDropout,
         NumField::Tp,
         NumField::Pp,
         NumField::Vpp,
@@ -162,9 +165,10 @@ impl NumField {
             | NumField::MaxModelLen
             | NumField::BatchedTokens
             | NumField::MtpLayers => NumKind::Auto,
-            NumField::LayersRatio | NumField::GpuMemoryUtilization | NumField::MemoryMargin => {
-                NumKind::Fraction
-            }
+            NumField::LayersRatio
+            | NumField::GpuMemoryUtilization
+            | NumField::MemoryMargin
+            | NumField::LoraDropout => NumKind::Fraction,
             NumField::MoeImbalance | NumField::MoeCapacity => NumKind::Factor,
             _ => NumKind::Count,
         }
@@ -182,6 +186,7 @@ impl NumField {
             }
             NumField::ScaleUp => file.cluster.scale_up_domain.map(|n| n.to_string()).unwrap_or_default(),
             NumField::LayersRatio => file.recompute.layers_ratio.to_string(),
+            NumField::LoraDropout => file.lora.dropout.to_string(),
             NumField::GpuMemoryUtilization => file.rl.gpu_memory_utilization.to_string(),
             NumField::MemoryMargin => {
                 file.overheads.allocator_reserve.map(|x| x.to_string()).unwrap_or_default()
@@ -204,6 +209,12 @@ impl NumField {
                 Some(x) => file.recompute.layers_ratio = x,
                 None => return false,
             },
+            (NumField::LoraDropout, _, _) => {
+                match text.trim().parse::<f64>().ok().filter(|x| x.is_finite() && (0.0..=0.9).contains(x)) {
+                    Some(x) => file.lora.dropout = x,
+                    None => return false,
+                }
+            }
             (NumField::MemoryMargin, _, "") => file.overheads.allocator_reserve = None,
             (NumField::MemoryMargin, _, _) => {
                 match text.trim().parse::<f64>().ok().filter(|x| x.is_finite() && (0.0..=0.5).contains(x)) {
@@ -269,6 +280,7 @@ impl NumField {
             NumField::BatchedTokens => file.rl.max_num_batched_tokens,
             NumField::MtpLayers => file.mtp_layers,
             NumField::LayersRatio
+            | NumField::LoraDropout
             | NumField::GpuMemoryUtilization
             | NumField::MemoryMargin
             | NumField::MoeImbalance
@@ -309,6 +321,7 @@ impl NumField {
             NumField::BatchedTokens => file.rl.max_num_batched_tokens = value.unwrap_or(0),
             NumField::MtpLayers => file.mtp_layers = value.unwrap_or(0),
             NumField::LayersRatio
+            | NumField::LoraDropout
             | NumField::GpuMemoryUtilization
             | NumField::MemoryMargin
             | NumField::MoeImbalance
@@ -325,6 +338,7 @@ impl NumField {
             NumField::MemoryMargin => Key::plan_form_margin,
             NumField::ScaleUp => Key::plan_form_scale_up,
             NumField::LoraRank => Key::training_lora_rank,
+            NumField::LoraDropout => Key::training_lora_dropout,
             NumField::MicroBatch => Key::batch_micro,
             NumField::GlobalBatch => Key::batch_global,
             NumField::SeqLen => Key::batch_seq,
@@ -375,6 +389,7 @@ impl NumField {
             NumField::Nodes => Field::ClusterNodes,
             NumField::DevicesPerNode => Field::ClusterDevicesPerNode,
             NumField::LoraRank => Field::LoraRank,
+            NumField::LoraDropout => Field::LoraDropout,
             NumField::Tp => Field::ParallelTp,
             NumField::Pp => Field::ParallelPp,
             NumField::Vpp => Field::ParallelVpp,
@@ -737,19 +752,27 @@ mod tests {
         f.set_number(NumField::MiniBatch, "32".to_owned());
         f.set_number(NumField::GpuMemoryUtilization, " 0.45 ".to_owned());
         f.set_number(NumField::LayersRatio, "0.5".to_owned());
+        f.set_number(NumField::LoraDropout, "0.05".to_owned());
         let plan = f.to_plan().unwrap();
         assert_eq!((plan.rl.mini_batch, plan.rl.max_model_len), (32, 0));
         assert_eq!(plan.rl.gpu_memory_utilization_frac, 0.45);
         assert_eq!(plan.recompute.layers_ratio_frac, 0.5);
-        // A fraction above 1, a negative budget and an empty count are each named.
+        assert_eq!(plan.lora.dropout, 0.05);
+        // A fraction above 1, a negative budget, an empty count and a dropout past 0.9 are each named.
         f.set_number(NumField::GpuMemoryUtilization, "1.5".to_owned());
         f.set_number(NumField::TokenBudget, "-1".to_owned());
         f.set_number(NumField::RolloutTp, String::new());
+        f.set_number(NumField::LoraDropout, "0.95".to_owned());
         let err = f.to_plan().unwrap_err();
-        let expected: Vec<_> = [NumField::RolloutTp, NumField::TokenBudget, NumField::GpuMemoryUtilization]
-            .into_iter()
-            .map(FormField::Number)
-            .collect();
+        let expected: Vec<_> = [
+            NumField::LoraDropout,
+            NumField::RolloutTp,
+            NumField::TokenBudget,
+            NumField::GpuMemoryUtilization,
+        ]
+        .into_iter()
+        .map(FormField::Number)
+        .collect();
         assert_eq!(err.fields, expected);
         // Every RL knob survives the round trip through the form.
         let rl = Plan::from_json(

@@ -244,6 +244,7 @@ texts! {
     training_method => "Method", "方法";
     training_precision => "Precision (fp8, MXFP8 and NVFP4: the linear layers only)", "精度（fp8、MXFP8、NVFP4 仅用于线性层）";
     training_lora_rank => "LoRA rank", "LoRA 秩";
+    training_lora_dropout => "LoRA dropout", "LoRA dropout 比例";
     method_pretrain => "Pre-training", "预训练";
     method_sft_full => "Full SFT", "全参数 SFT";
     method_lora => "LoRA SFT", "LoRA 微调";

@@ -35,7 +35,15 @@ pub fn ParallelSection(
         Knob::ALL
             .iter()
             .filter(|&&k| {
-                !matches!(k, Knob::LoraRank | Knob::SeqLen | Knob::MeanSeqLen | Knob::Rl | Knob::RlBlocking)
+                !matches!(
+                    k,
+                    Knob::LoraRank
+                        | Knob::LoraDropout
+                        | Knob::SeqLen
+                        | Knob::MeanSeqLen
+                        | Knob::Rl
+                        | Knob::RlBlocking
+                )
             })
             .filter(|&&k| moe || !k.path().starts_with("moe."))
             .filter(|&&k| !knobs::takes(fw, m, k, vendor))

@@ -57,7 +57,13 @@ pub fn TrainingSection(
             {method}
             {precision}
             <Show when=trains_lora>
-                {number(ctx, Key::training_lora_rank, "lora-rank-input", NumField::LoraRank, None)}
+                <div class="grid2">
+                    {number(ctx, Key::training_lora_rank, "lora-rank-input", NumField::LoraRank, None)}
+                    // LLaMA-Factory's alone (`knobs::applies`): the other frameworks' LoRA runs none.
+                    <Show when=move || ctx.applies(Knob::LoraDropout)>
+                        {number(ctx, Key::training_lora_dropout, "lora-dropout-input", NumField::LoraDropout, None)}
+                    </Show>
+                </div>
             </Show>
             <div class="grid3">
                 {number(ctx, Key::batch_micro, "micro-batch-input", NumField::MicroBatch, None)}

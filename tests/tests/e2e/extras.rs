@@ -620,5 +620,24 @@ async fn an_imported_lora_dropout_counts_its_masks() -> WebDriverResult<()> {
     let peak = format!("{:.2} GiB", with as f64 / (1u64 << 30) as f64);
     page.wait_text("summary-fits", |t| t.contains(&peak)).await?;
     page.wait_text("launch-text", |t| t.contains("lora_dropout: 0.05")).await?;
+    // The form shows it beside the rank, takes a new one, and marks one past 0.9 as refused.
+    let field = page.el("lora-dropout-input").await?;
+    assert_eq!(field.prop("value").await?.as_deref(), Some("0.05"));
+    page.type_into("lora-dropout-input", "0.1").await?;
+    page.wait_text("launch-text", |t| t.contains("lora_dropout: 0.1")).await?;
+    page.type_into("lora-dropout-input", "0.95").await?;
+    let invalid = page.el("lora-dropout-input").await?.attr("aria-invalid").await?;
+    assert_eq!(invalid.as_deref(), Some("true"));
+    page.type_into("lora-dropout-input", "0.1").await?;
+    assert_eq!(plan_of(&page).await?.lora.dropout, 0.1);
+    page.click("lang-switch").await?;
+    page.wait_text("summary-run", |t| t.contains("LLaMA-Factory")).await?;
+    page.scroll_to("lora-dropout-input").await?;
+    page.screenshot("zh-lora-dropout").await?;
+    // MindSpeed-LLM's LoRA runs no dropout: the field leaves the form, the rank stays.
+    page.choose("framework-select", "mindspeed-llm").await?;
+    page.wait_text("summary-run", |t| t.contains("MindSpeed-LLM")).await?;
+    assert!(!page.has("lora-dropout-input").await?, "lora-dropout-input is shown for MindSpeed-LLM");
+    assert!(page.has("lora-rank-input").await?);
     page.driver.quit().await
 }
