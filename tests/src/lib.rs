@@ -3,6 +3,7 @@
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
@@ -140,7 +141,10 @@ impl Chromedriver {
         let program = std::env::var("CHROMEDRIVER").unwrap_or_else(|_| "chromedriver".to_owned());
         for _ in 0..5 {
             let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+            // A process group of its own, which the browsers it starts join: a test that panics
+            // before quitting its browser leaves nothing running once this is dropped.
             let mut child = Command::new(&program)
+                .process_group(0)
                 .arg(format!("--port={port}"))
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
@@ -179,7 +183,11 @@ fn status_ready(port: u16) -> bool {
 }
 
 impl Drop for Chromedriver {
+    /// Kills chromedriver and every browser process it started (its process group): a browser left
+    /// behind by a failed test would take CPU from the timings of every test after it.
     fn drop(&mut self) {
+        let group = format!("-{}", self.child.id());
+        let _ = Command::new("kill").args(["-KILL", "--", &group]).status();
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
