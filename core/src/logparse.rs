@@ -1,6 +1,7 @@
 //! Calibration from a pasted training log: the step times and peak memory a run printed, read from
 //! the lines Megatron-LM, MindSpeed-LLM, HF Trainer (and LLaMA-Factory, which prints through it, and
-//! keeps its own `trainer_log.jsonl`), DeepSpeed, VeRL and MindSpeed-RL write, then fitted with [`crate::calibrate`] (docs/time.md "Calibration").
+//! keeps its own `trainer_log.jsonl`), DeepSpeed, VeRL and MindSpeed-RL write, then fitted with
+//! [`crate::calibrate`] (docs/time.md "Calibration").
 //!
 //! The first step times of a run include start-up work (CUDA/CANN context and kernel compilation,
 //! the allocator's first growth, NCCL/HCCL communicator set-up, the data loader's first batches), so
@@ -157,7 +158,7 @@ impl PhaseCheck {
 /// model's own. Empty for a log that timed no phase the plan has (VeRL's RL phases where the plan
 /// is not RL).
 pub fn phase_check(plan: &Plan, log: &LogSummary) -> Vec<PhaseCheck> {
-    let rl = matches!(plan.method, crate::plan::Method::Grpo | crate::plan::Method::Ppo);
+    let rl = is_rl(plan);
     let phases: Vec<(StepPhase, f64)> = log.phases.iter().copied().filter(|&(p, _)| rl || !p.rl()).collect();
     if phases.is_empty() {
         return Vec::new();
@@ -212,7 +213,7 @@ impl LogSummary {
     pub fn figures(&self) -> String {
         let mut parts = Vec::new();
         if let Some(t) = self.step_seconds {
-            let used = self.step_samples - self.skipped;
+            let used = self.steps_used();
             parts.push(format!("step {t:.3} s (from {used}, {} left out as warm-up)", self.skipped));
         }
         if let Some(rate) = self.samples_per_second {
@@ -231,6 +232,11 @@ impl LogSummary {
             parts.push(format!("responses of {n:.0} tokens on average"));
         }
         parts.join(", ")
+    }
+
+    /// The step times the step was taken from: those read, less the warm-up's.
+    pub fn steps_used(&self) -> usize {
+        self.step_samples.saturating_sub(self.skipped)
     }
 
     /// What was recognized, in words: `3 Megatron iteration lines, 1 memory report`.
@@ -484,7 +490,7 @@ pub fn calibrate(plan: &Plan, log: &LogSummary) -> CalibrationFile {
     logged.rl.mean_prompt_length = prompt.unwrap_or(plan.rl.mean_prompt_length);
     logged.rl.mean_response_length = response.unwrap_or(plan.rl.mean_response_length);
     let generation = log.phases.iter().find(|(p, _)| *p == StepPhase::Generation).map(|&(_, s)| s);
-    let rl = matches!(plan.method, crate::plan::Method::Grpo | crate::plan::Method::Ppo);
+    let rl = is_rl(plan);
     let Some(generation) = generation.filter(|s| rl && 0.0 < *s) else {
         return crate::calibrate(&logged, log.step_seconds, peak);
     };
@@ -505,11 +511,16 @@ pub fn calibrate(plan: &Plan, log: &LogSummary) -> CalibrationFile {
 /// The prompts' and the responses' mean lengths, whole tokens, that an RL plan takes from the log;
 /// `None` for a plan that is not RL or a log without them.
 pub fn logged_means(plan: &Plan, log: &LogSummary) -> (Option<u32>, Option<u32>) {
-    let rl = matches!(plan.method, crate::plan::Method::Grpo | crate::plan::Method::Ppo);
+    let rl = is_rl(plan);
     let whole = |mean: Option<f64>| {
         mean.filter(|_| rl).map(|mean| mean.round().clamp(1.0, f64::from(u32::MAX)) as u32)
     };
     (whole(log.mean_prompt_tokens), whole(log.mean_response_tokens))
+}
+
+/// Whether the plan trains by RL (GRPO, PPO): a log's RL phases and mean lengths are its own.
+fn is_rl(plan: &Plan) -> bool {
+    matches!(plan.method, crate::plan::Method::Grpo | crate::plan::Method::Ppo)
 }
 
 /// Whose log a pasted one reads as, by the lines only one family of frameworks prints.

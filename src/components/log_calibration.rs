@@ -208,7 +208,7 @@ fn outcome_lines(lang: Lang, outcome: &Outcome) -> Vec<(String, bool)> {
                 lines.push((fill(t(lang, Key::logcal_other_framework), &args), true));
             }
             if let Some(step) = s.step_seconds {
-                let used = s.step_samples - s.skipped;
+                let used = s.steps_used();
                 lines.push((
                     fill(
                         t(lang, Key::logcal_step),

@@ -474,10 +474,7 @@ fn lora_dropout_bytes(ctx: &Ctx, tokens: f64) -> f64 {
         crate::hardware::Vendor::Ascend => 0.125,
         _ => 1.0,
     };
-    // LLaMA-Factory hands the step to DeepSpeed where ZeRO shards or offloads (its launch files).
-    let p = &plan.parallel;
-    let deepspeed = p.zero_stage.shards_optimizer() || p.offload_optimizer || p.offload_params;
-    let copy = if deepspeed { 2.0 } else { 0.0 };
+    let copy = if super::loss::runs_deepspeed(plan) { 2.0 } else { 0.0 };
     let inputs_per_layer = ctx.lora_inputs.0 as f64 / ctx.arch.n_layers.max(1) as f64;
     (mask + copy) * inputs_per_layer * tokens
 }

@@ -147,14 +147,19 @@ pub(super) fn tokens_v(ctx: &Ctx) -> u64 {
     b.saturating_mul(seq).saturating_mul(ctx.arch.vocab_size)
 }
 
+/// Whether an HF-path run hands its step to DeepSpeed: ZeRO shards, or states are offloaded (LLaMA-Factory
+/// writes a DeepSpeed file then, `emit::llamafactory`).
+pub(crate) fn runs_deepspeed(plan: &Plan) -> bool {
+    let p = &plan.parallel;
+    p.zero_stage.shards_optimizer() || p.offload_optimizer || p.offload_params
+}
+
 /// Whether the step runs under plain PyTorch, its allocations known moment by moment: LLaMA-Factory
 /// without DeepSpeed (ZeRO 0, nothing offloaded; PyTorch DDP over several devices), fine-tuning or
 /// pre-training with its HF `Trainer`. tools/gpu_peak measured it on one device.
 pub(crate) fn plain_torch(plan: &Plan) -> bool {
     plan.framework == Framework::LlamaFactory
-        && !plan.parallel.zero_stage.shards_optimizer()
-        && !plan.parallel.offload_optimizer
-        && !plan.parallel.offload_params
+        && !runs_deepspeed(plan)
         && matches!(plan.method, Method::Pretrain | Method::SftFull | Method::Lora | Method::Qlora)
 }
 
