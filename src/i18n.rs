@@ -245,6 +245,7 @@ texts! {
     training_precision => "Precision (fp8, MXFP8 and NVFP4: the linear layers only)", "精度（fp8、MXFP8、NVFP4 仅用于线性层）";
     training_lora_rank => "LoRA rank", "LoRA 秩";
     training_lora_dropout => "LoRA dropout", "LoRA dropout 比例";
+    training_dora => "DoRA (weight-decomposed LoRA)", "DoRA（权重分解的 LoRA）";
     method_pretrain => "Pre-training", "预训练";
     method_sft_full => "Full SFT", "全参数 SFT";
     method_lora => "LoRA SFT", "LoRA 微调";
@@ -308,7 +309,7 @@ texts! {
     mem_does_not_fit => "Memory does not fit: peak {peak}, only {usable} usable", "显存放不下：峰值 {peak}，可用仅 {usable}";
     mem_moment_forward => "Peak at the loss in the forward pass: 16-bit copies of the weights for autocast, saved activations and the logits; no gradients yet.", "峰值出现在前向的损失处：autocast 的 16 位权重副本、保存的激活和 logits；此时尚无梯度。";
     mem_moment_loss_backward => "Peak in the loss's backward: saved activations, the saved log-softmax and its gradients; no weight gradients yet.", "峰值出现在损失的反向：保存的激活、保存的 log-softmax 及其梯度；此时尚无权重梯度。";
-    mem_moment_layer_backward => "Peak in the last layer's backward: saved activations, that layer recomputed and the hidden state's gradient from Liger's fused loss, which keeps no logits.", "峰值出现在最后一层的反向：保存的激活、重算的该层，以及 Liger 融合损失留下的隐藏状态梯度（它不保存 logits）。";
+    mem_moment_layer_backward => "Peak in the last layer's backward: saved activations and that layer recomputed, with the hidden state's gradient from Liger's fused loss or DoRA's weight norms; no logits.", "峰值出现在最后一层的反向：保存的激活与重算的该层，另有 Liger 融合损失留下的隐藏状态梯度或 DoRA 的权重范数计算；不含 logits。";
     mem_moment_backward_end => "Peak at the end of the backward pass: every gradient, and the first layer's activations.", "峰值出现在反向结束时：全部梯度，以及第一层的激活。";
     mem_host => "Host memory per node for offloaded states: {bytes}", "卸载所需的每节点主机内存：{bytes}";
     mem_reference => "Reference model", "参考模型";

@@ -75,7 +75,8 @@ fn params_report(plan: &Plan, facts: &memory::ModelFacts) -> report::ParamsRepor
         }
     };
     let trainable = match plan.trains_lora() {
-        true => lora,
+        // DoRA trains a magnitude per adapted output unit beside the adapters.
+        true => lora + memory::dora_of(&crate::knobs::effective(plan), facts).outputs,
         false => counts.total(),
     };
     let layers = facts

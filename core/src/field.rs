@@ -66,6 +66,7 @@ named_enum! {
         LoraRank = "lora.rank",
         LoraAlpha = "lora.alpha",
         LoraDropout = "lora.dropout",
+        LoraDora = "lora.dora",
         LoraTargets = "lora.targets",
         RlRolloutTp = "rl.rollout_tp",
         RlRolloutEp = "rl.rollout_ep",

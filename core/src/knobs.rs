@@ -125,6 +125,8 @@ pub enum Knob {
     LoraRank,
     /// `lora.dropout`.
     LoraDropout,
+    /// `lora.dora`.
+    LoraDora,
     /// `batch.seq_len`.
     SeqLen,
     /// `batch.mean_seq_len`.
@@ -226,6 +228,7 @@ impl Knob {
         Knob::LayersRatio,
         Knob::LoraRank,
         Knob::LoraDropout,
+        Knob::LoraDora,
         Knob::SeqLen,
         Knob::MeanSeqLen,
         Knob::Rl,
@@ -285,6 +288,7 @@ impl Knob {
             Knob::LayersRatio => Field::RecomputeLayersRatio,
             Knob::LoraRank => Field::LoraRank,
             Knob::LoraDropout => Field::LoraDropout,
+            Knob::LoraDora => Field::LoraDora,
             Knob::SeqLen => Field::BatchSeqLen,
             Knob::MeanSeqLen => Field::BatchMeanSeqLen,
             Knob::Rl => return None,
@@ -485,9 +489,9 @@ pub fn applies(framework: Framework, method: Method, knob: Knob) -> Applies {
             no => no,
         },
         Knob::LoraRank => for_methods(LORA_METHODS),
-        // LLaMA-Factory `FinetuningArguments.lora_dropout`; MindSpeed-LLM declares no such flag and
-        // VeRL's `LoraConfig` sets none, so their adapters run without one.
-        Knob::LoraDropout => match for_methods(LORA_METHODS) {
+        // LLaMA-Factory `FinetuningArguments.lora_dropout` and `use_dora`; MindSpeed-LLM declares
+        // neither flag and VeRL's `LoraConfig` sets neither, so their adapters run without them.
+        Knob::LoraDropout | Knob::LoraDora => match for_methods(LORA_METHODS) {
             Applies::Yes => only(&[Framework::LlamaFactory]),
             no => no,
         },
@@ -644,6 +648,7 @@ pub fn effective(plan: &Plan) -> Cow<'_, Plan> {
         LayersRatio => reset!(recompute.layers_ratio_frac, 1.0);
         LoraRank => reset!(lora.rank, NonZeroU32::new(LoraFile::DEFAULT_RANK).unwrap_or(one));
         LoraDropout => reset!(lora.dropout, 0.0);
+        LoraDora => reset!(lora.dora, false);
         // Read by no figure of a method that does not use them (the test in
         // core/tests/it/knobs.rs holds that).
         Attention => {};

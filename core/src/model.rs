@@ -790,6 +790,38 @@ pub fn lora_dense_inputs(arch: &Architecture, targets: &[LoraTarget], scope: Lor
     })
 }
 
+/// What DoRA adds to the linear modules LoRA wraps outside the routed experts (PEFT 0.18.1
+/// `tuners/lora/dora.py`, `DoraLinearLayer`), over the whole model.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DoraShape {
+    /// Σ output widths: a trained magnitude per output unit (`lora_magnitude_vector`), and per
+    /// token the two outputs the rescaling keeps for backward.
+    pub outputs: u64,
+    /// Σ in × out: the weights whose norms every forward works out again.
+    pub weights: u64,
+    /// Σ in²: the identity each forward multiplies through the adapter (`x_eye`).
+    pub squares: u64,
+    /// (in, out) of the module whose in² + 3 · in · out is largest: its identity and the three
+    /// weight-sized temporaries alive together while its norm is worked out.
+    pub widest: (u64, u64),
+}
+
+/// [`DoraShape`] of the modules `targets` name that `scope` wraps, outside the routed experts.
+pub fn dora_shape(arch: &Architecture, targets: &[LoraTarget], scope: LoraScope) -> DoraShape {
+    let workspace =
+        |(d_in, d_out): (u64, u64)| d_in.saturating_mul(d_in.saturating_add(d_out.saturating_mul(3)));
+    adapted(arch, targets, scope).into_iter().filter(|a| !a.routed).fold(DoraShape::default(), |acc, a| {
+        let (square, weight) = (a.d_in.saturating_mul(a.d_in), a.d_in.saturating_mul(a.d_out));
+        let module = (a.d_in, a.d_out);
+        DoraShape {
+            outputs: acc.outputs.saturating_add(a.d_out.saturating_mul(a.count)),
+            weights: acc.weights.saturating_add(weight.saturating_mul(a.count)),
+            squares: acc.squares.saturating_add(square.saturating_mul(a.count)),
+            widest: if workspace(acc.widest) < workspace(module) { module } else { acc.widest },
+        }
+    })
+}
+
 /// A linear module LoRA wraps: its widths, how many the model holds, and whether a routed expert's.
 struct Adapted {
     d_in: u64,

@@ -11,7 +11,9 @@ with `measure.py`'s recorder, and prints each layer's saved bytes per token:
 - `full`: parameters cast to fp32, autocast on; the bytes include the 16-bit weight copies the
   linear layers save (a per-layer constant, so per token it shrinks with the tokens);
 - `lora`: bf16 base, PEFT LoRA rank 8 on every linear layer, adapters cast to fp32, autocast on;
-- `lora-dropout`: the same with `lora_dropout=0.05`, as LLaMA-Factory's examples set it.
+- `lora-dropout`: the same with `lora_dropout=0.05`, as LLaMA-Factory's examples set it;
+- `lora-dora`, `lora-dora-dropout`: DoRA (`use_dora=True`) without and with that dropout, each at
+  256 and 512 tokens (its norms save tensors of a fixed size a forward).
 
     python3 autocast.py [HIDDEN FFN] [--verbose]
 
@@ -25,6 +27,16 @@ share one. The planner counts it (memory/loss.rs `plain_torch_peak`).
 dropout keeps its noise, fp32 like its input on CPU, 4 bytes × (5h + q + f). On CUDA and NPU the
 fused kernel keeps a mask instead, a byte (a bit on NPU) an element (memory/activations.rs
 `lora_dropout_bytes`).
+
+`lora-dora` at 256 tokens: each adapted module saves its base output and its adapter's output,
+16-bit (1, 256, out) tensors, 46h a token and layer more than `lora`, exactly 4 bytes × the output
+widths (memory/activations.rs `dora_saved_bytes`); beside them, a fixed 185.9 MB a layer, each
+module's in × in identity (`x_eye`) that the recorder keeps alive, which in training lives only
+through the module's forward (memory/mod.rs `dora_workspace_bytes`). `lora-dora-dropout` saves
+121.6 MB a layer more, the layer's 60.8 M linear weights in bf16: with a dropout the base runs
+again on the dropped input, which PEFT cast to fp32, with the base weight copied to fp32, and
+autocast's bf16 copy of that weight is what the GEMM keeps (memory/activations.rs
+`dora_saved_bytes`).
 """
 
 import sys
@@ -44,9 +56,11 @@ def run(cfg, mode, b=1, s=256, verbose=False):
     if mode.startswith("lora"):
         from peft import LoraConfig, get_peft_model
 
-        dropout = 0.05 if mode == "lora-dropout" else 0.0
+        dropout = 0.05 if mode.endswith("-dropout") else 0.0
         targets = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
-        m = get_peft_model(m, LoraConfig(r=8, lora_alpha=16, lora_dropout=dropout, target_modules=targets))
+        config = LoraConfig(r=8, lora_alpha=16, lora_dropout=dropout, target_modules=targets,
+                            use_dora=mode.startswith("lora-dora"))
+        m = get_peft_model(m, config)
         for p in m.parameters():
             if p.requires_grad:
                 p.data = p.data.float()
@@ -64,7 +78,8 @@ def run(cfg, mode, b=1, s=256, verbose=False):
         m(input_ids=ids, labels=ids)
     # Layer 0 also saves the rotary tables every layer shares.
     per = [x / (b * s) for x in rec.dedup_layer]
-    print("%-12s %s bytes a token and layer (layers 1..): %.2fh" % (mode, [round(x) for x in per[1:]], per[1] / cfg.hidden_size))
+    print("%-17s %s bytes a token and layer (layers 1..) at %d tokens: %.2fh"
+          % (mode, [round(x) for x in per[1:]], b * s, per[1] / cfg.hidden_size))
     if verbose:
         for owner, shape, dt, nb, new in rec.detail:
             if owner == 1 and new:
@@ -79,6 +94,11 @@ def main():
                       tie_word_embeddings=False, use_cache=False)
     for mode in ["bf16", "full", "lora", "lora-dropout"]:
         run(cfg, mode, verbose="--verbose" in sys.argv)
+    # DoRA's per-forward weight-norm work saves tensors of fixed size (the identity it multiplies
+    # through the adapter); two lengths separate them from what grows with the tokens.
+    for mode in ["lora-dora", "lora-dora-dropout"]:
+        for s in [256, 512]:
+            run(cfg, mode, s=s, verbose="--verbose" in sys.argv)
 
 
 if __name__ == "__main__":

@@ -144,6 +144,9 @@ fn method_keys(plan: &Plan, ds_name: Option<&str>) -> String {
             if 0.0 < plan.lora.dropout {
                 kv(&mut y, "lora_dropout", &plan.lora.dropout.to_string());
             }
+            if plan.lora.dora {
+                kv(&mut y, "use_dora", "true");
+            }
         }
         _ => kv(&mut y, "finetuning_type", "full"),
     }

@@ -401,8 +401,9 @@ pub(super) struct KindBytes<'a> {
     pub(super) ctx: &'a Ctx<'a>,
     /// The stage's shape of a layer; `saved` is set per call.
     pub(super) case: LayerCase,
-    /// What a layer's LoRA dropout keeps beside it ([`lora_dropout_bytes`]).
-    lora_dropout: f64,
+    /// What a layer's LoRA dropout and DoRA keep beside it ([`lora_dropout_bytes`],
+    /// [`dora_saved_bytes`]).
+    adapters: f64,
     pub(super) memo: [std::cell::Cell<Option<f64>>; 8],
 }
 
@@ -425,7 +426,7 @@ impl<'a> KindBytes<'a> {
                 fp8_inputs: fp8_linear(plan),
                 liger: !megatron && liger(plan),
             },
-            lora_dropout: lora_dropout_bytes(ctx, (seq * b) as f64),
+            adapters: lora_dropout_bytes(ctx, (seq * b) as f64) + dora_saved_bytes(ctx, (seq * b) as f64),
             memo: Default::default(),
         }
     }
@@ -444,7 +445,7 @@ impl<'a> KindBytes<'a> {
             }
             false => 0.0,
         };
-        let bytes = layer_activation_bytes(self.ctx.arch, moe_layer, &case) + padding + self.lora_dropout;
+        let bytes = layer_activation_bytes(self.ctx.arch, moe_layer, &case) + padding + self.adapters;
         slot.set(Some(bytes));
         bytes
     }
@@ -477,6 +478,29 @@ fn lora_dropout_bytes(ctx: &Ctx, tokens: f64) -> f64 {
     let copy = if super::loss::runs_deepspeed(plan) { 2.0 } else { 0.0 };
     let inputs_per_layer = ctx.lora_inputs.0 as f64 / ctx.arch.n_layers.max(1) as f64;
     (mask + copy) * inputs_per_layer * tokens
+}
+
+/// The bytes a layer's DoRA keeps for backward for `tokens` tokens, an average layer's: PEFT's
+/// `DoraLinearLayer.forward` rescales each adapted module's output as
+/// `(m/‖W + sBA‖ − 1) · base_result + m/‖W + sBA‖ · lora_result · s`, and the trained magnitude
+/// `m`'s gradient needs both outputs: two 16-bit tensors of the module's output width (the base's
+/// output is reused where no dropout runs, `DoraLinearVariant.forward`; with one, the base is run
+/// again on the dropped input, whose copy the adapter already keeps). Measured with PEFT 0.18.1
+/// under autocast (tools/hf_activations `autocast.py`, `lora-dora`): at Llama-3.2-1B's widths 46h
+/// a token and layer more than LoRA, exactly 4 bytes × the output widths (q 2048, k 512, v 512,
+/// o 2048, gate 8192, up 8192, down 2048: 23,552 = 11.5h).
+///
+/// Under plain PyTorch with a dropout the base's second run is `F.linear` on the fp32 input with
+/// the base weight copied to fp32, which autocast casts back to a 16-bit copy that the GEMM keeps
+/// for backward: 2 bytes a weight element of every adapted module, whatever the tokens (measured:
+/// 121.6 MB a layer at Llama-3.2-1B's widths, its 60.8 M linear weights).
+fn dora_saved_bytes(ctx: &Ctx, tokens: f64) -> f64 {
+    let layers = ctx.arch.n_layers.max(1) as f64;
+    let weight_copies = match ctx.plain_torch && 0.0 < ctx.plan.lora.dropout {
+        true => 2.0 * ctx.dora.weights as f64,
+        false => 0.0,
+    };
+    (4.0 * ctx.dora.outputs as f64 * tokens + weight_copies) / layers
 }
 
 /// The activations of a stage holding `layers` (and the embedding, and `mtp` MTP layers).

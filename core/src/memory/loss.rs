@@ -273,6 +273,7 @@ pub(super) fn plain_torch_peak(
     };
     let w = states.weights_bytes;
     let backward_end = at(w, states.gradients_bytes, first_layer, 0);
+    let dora_moment = dora_peak(ctx, (states, w, cast), saved, first_layer, checkpointed);
     let kept_casts = if checkpointed { 0 } else { cast };
     if liger_fused_loss(plan) {
         let head_gradient = if full { arch.vocab_size.saturating_mul(h).saturating_mul(4) } else { 0 };
@@ -281,21 +282,51 @@ pub(super) fn plain_torch_peak(
         // under autocast (fp32 weights).
         let hidden_fp32 = plan.precision == Precision::Fp32 || (full && autocast);
         let loss = liger_loss_bytes(ctx, if hidden_fp32 { 4 } else { 2 });
-        return liger_peak(
+        let peak = liger_peak(
             |weights, activations, logits| at(w.saturating_add(weights), head_gradient, activations, logits),
             (cast, kept_casts),
             (saved, recomputed),
             &loss,
             backward_end,
         );
+        return higher(peak, dora_moment);
     }
     let forward = at(w.saturating_add(cast), 0, saved, tokens_v.saturating_mul(10));
     let loss_backward = at(w.saturating_add(kept_casts), 0, saved, tokens_v.saturating_mul(12));
-    highest([
+    let peak = highest([
         (forward, PeakMoment::Forward),
         (loss_backward, PeakMoment::LossBackward),
         (backward_end, PeakMoment::BackwardEnd),
-    ])
+    ]);
+    higher(peak, dora_moment)
+}
+
+/// The moment DoRA's norms take their workspace (`dora_workspace_bytes`), in each adapted module's
+/// forward: without checkpointing in the last layer's forward (every layer's activations `saved`, no
+/// logits yet); under it, at the latest when the last layer is recomputed after the loss's backward
+/// (the checkpoints saved and that layer's activations, `first_layer`'s, no logits). `None` without
+/// DoRA. `weights` is the stage's resident weights, `cast` autocast's 16-bit copies in forward.
+fn dora_peak(
+    ctx: &Ctx,
+    (states, weights, cast): (&StageMemory, u64, u64),
+    saved: u64,
+    first_layer: u64,
+    checkpointed: bool,
+) -> Option<(StageMemory, PeakMoment)> {
+    let dora = dora_workspace_bytes(ctx);
+    let (weights, activations, moment) = match checkpointed {
+        true => (weights, saved.saturating_add(first_layer), PeakMoment::LayerBackward),
+        false => (weights.saturating_add(cast), saved, PeakMoment::Forward),
+    };
+    let stage = StageMemory {
+        weights_bytes: weights,
+        gradients_bytes: 0,
+        activations_bytes: activations.saturating_add(dora),
+        logits_bytes: 0,
+        offloaded_activations_bytes: 0,
+        ..states.clone()
+    };
+    (0 < dora).then_some((stage, moment))
 }
 
 /// A plain PyTorch step's peak behind Liger's fused loss, from `at` (a moment's bytes from its extra
@@ -321,6 +352,17 @@ pub(super) fn liger_peak(
         (layer_backward, PeakMoment::LayerBackward),
         (backward_end, PeakMoment::BackwardEnd),
     ])
+}
+
+/// `peak`, or `other` where it holds more bytes.
+fn higher(
+    peak: (StageMemory, PeakMoment),
+    other: Option<(StageMemory, PeakMoment)>,
+) -> (StageMemory, PeakMoment) {
+    match other {
+        Some(other) if other.0.total() > peak.0.total() => other,
+        _ => peak,
+    }
 }
 
 /// The moment with the most bytes (the first of equals).

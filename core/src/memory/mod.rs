@@ -156,8 +156,9 @@ pub enum PeakMoment {
     LossBackward,
     /// The end of backward: every gradient.
     BackwardEnd,
-    /// The last layer's backward behind Liger's fused loss: the saved activations, that layer
-    /// recomputed and the hidden state's gradient the loss left; no logits.
+    /// The last layer's backward after the loss's: the saved activations and that layer
+    /// recomputed, with the hidden state's gradient Liger's fused loss left, or DoRA's norms
+    /// worked out again; no logits.
     LayerBackward,
 }
 
@@ -272,6 +273,8 @@ struct Ctx<'a> {
     lora_params: u64,
     /// The adapted linear modules outside the routed experts: (Σ input widths, count).
     lora_inputs: (u64, u64),
+    /// DoRA's shape over those modules where the plan trains DoRA ([`dora_of`]), else all 0.
+    dora: model::DoraShape,
     path: Path,
     tp: u64,
     pp: u64,
@@ -313,24 +316,27 @@ pub struct ModelFacts {
     lora_params: u64,
     /// The adapted linear modules outside the routed experts: (Σ input widths, count).
     lora_inputs: (u64, u64),
+    /// What DoRA would add to those modules; counted where the plan sets it (`lora.dora`).
+    dora: model::DoraShape,
 }
 
 impl ModelFacts {
     /// Counts the plan's model (and its LoRA adapters when the method trains them).
     pub fn of(plan: &Plan) -> ModelFacts {
         let arch = &plan.model.arch;
-        let (lora_params, lora_inputs) = match plan.trains_lora() {
+        let (lora_params, lora_inputs, dora) = match plan.trains_lora() {
             true => {
                 let (targets, scope) = (plan.lora.targets.list(), lora_scope(plan.framework));
                 let rank = u64::from(plan.lora.rank.get());
                 (
                     model::lora_params(arch, rank, &targets, scope),
                     model::lora_dense_inputs(arch, &targets, scope),
+                    model::dora_shape(arch, &targets, scope),
                 )
             }
-            false => (0, (0, 0)),
+            false => (0, (0, 0), model::DoraShape::default()),
         };
-        ModelFacts { summary: model::Summary::of(arch), lora_params, lora_inputs }
+        ModelFacts { summary: model::Summary::of(arch), lora_params, lora_inputs, dora }
     }
 
     /// [`ModelFacts::of`], kept for the next plan of the same model, method, adapters and LoRA scope
@@ -411,7 +417,10 @@ fn estimate_from(plan: &Plan, facts: &ModelFacts, previous: Option<&Memory>) -> 
     let b = u64::from(plan.batch.micro_batch.get());
     let m =
         packed_microbatches(plan, dp, cp, pp, vpp).unwrap_or_else(|| (step_samples(plan) / (b * dp)).max(1));
-    let (summary, lora_params, lora_inputs) = (&facts.summary, facts.lora_params, facts.lora_inputs);
+    let (summary, lora_inputs) = (&facts.summary, facts.lora_inputs);
+    let dora = dora_of(plan, facts);
+    // DoRA trains a magnitude per output unit of each adapted module beside the adapters.
+    let lora_params = facts.lora_params.saturating_add(dora.outputs);
     let plain_torch = plain_torch(plan);
     let ctx = Ctx {
         plan,
@@ -419,6 +428,7 @@ fn estimate_from(plan: &Plan, facts: &ModelFacts, previous: Option<&Memory>) -> 
         summary,
         lora_params,
         lora_inputs,
+        dora,
         path,
         tp,
         pp,
@@ -646,6 +656,35 @@ fn stage_shape(
     (res, act)
 }
 
+/// DoRA's shape over the adapted modules where `plan` (its effective settings) trains DoRA, else
+/// all 0; `facts` must be [`ModelFacts::of`] the plan.
+pub fn dora_of(plan: &Plan, facts: &ModelFacts) -> model::DoraShape {
+    match plan.trains_lora() && plan.lora.dora {
+        true => facts.dora,
+        false => model::DoraShape::default(),
+    }
+}
+
+/// The bytes DoRA's norms take while one module works them out, every forward (and again as a
+/// checkpointed layer is recomputed; PEFT 0.18.1 `DoraLinearLayer.forward`): an in × in identity
+/// of the input's dtype (`x_eye`) multiplied through the adapter to get its weight, and the base
+/// weight in the input's dtype, which `get_weight_norm` adds the scaled adapter weight to, all
+/// alive until the forward returns. With 16-bit adapters (a DeepSpeed engine) that is the identity
+/// and three 16-bit weights: 2 · (in² + 3 · in · out). With fp32 adapters under autocast (plain
+/// PyTorch) PEFT casts the input to fp32 first (`Linear.forward`, `_cast_input_dtype`), so the
+/// identity is fp32 beside autocast's 16-bit copy of it that the adapter's graph keeps, the base
+/// weight is copied to fp32 and the sum is fp32: 6 · in² + 12 · in · out (tools/hf_activations
+/// `autocast.py` sees the identity's 16-bit copy and the fp32 norms). QLoRA dequantizes the base
+/// weight to 16 bits first (`dequantize_module_weight`): 2 · in · out more. The module with the
+/// largest 16-bit workspace ([`model::DoraShape::widest`]).
+fn dora_workspace_bytes(ctx: &Ctx) -> u64 {
+    let (d_in, d_out) = ctx.dora.widest;
+    let (squares, weights) = if ctx.plain_torch { (6, 12) } else { (2, 6) };
+    let dequantized = if ctx.plan.method == Method::Qlora { 2 } else { 0 };
+    let square = d_in.saturating_mul(d_in).saturating_mul(squares);
+    square.saturating_add(d_in.saturating_mul(d_out).saturating_mul(weights + dequantized))
+}
+
 /// Communication buffers, and the gathered parameters ZeRO-3 keeps live.
 fn buffers(ctx: &Ctx) -> u64 {
     let per_group = ctx.plan.overheads().comm_buffer_bytes;
@@ -663,6 +702,11 @@ fn buffers(ctx: &Ctx) -> u64 {
         let layers = &ctx.summary.layers;
         let largest = layers.iter().map(|l| l.params_per_layer).max().unwrap_or(0);
         res += 2 * largest * 2;
+    }
+    // DoRA's norms, worked out module by module in every forward: a plain PyTorch step counts them
+    // at the moment they happen (`plain_torch_peak`).
+    if !ctx.plain_torch {
+        res = res.saturating_add(dora_workspace_bytes(ctx));
     }
     res
 }

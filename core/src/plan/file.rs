@@ -499,7 +499,7 @@ fn lora(l: &LoraFile) -> Result<Lora, PlanFileError> {
         });
     }
     let rank = count(l.rank, Field::LoraRank, Limit::Degree)?;
-    Ok(Lora { rank, alpha: l.alpha, targets, dropout: l.dropout })
+    Ok(Lora { rank, alpha: l.alpha, targets, dropout: l.dropout, dora: l.dora })
 }
 
 /// The RL section: counts in range, a memory utilization in (0, 1].
@@ -602,6 +602,9 @@ pub struct LoraFile {
     /// The dropout on each adapter's input (`lora_dropout`), 0–0.9; 0 is written as nothing.
     #[serde(skip_serializing_if = "is_zero_f64")]
     pub dropout: f64,
+    /// DoRA (`use_dora`); false is written as nothing.
+    #[serde(skip_serializing_if = "is_false")]
+    pub dora: bool,
 }
 
 impl LoraFile {
@@ -616,6 +619,7 @@ impl Default for LoraFile {
             alpha: 16,
             targets: TargetsField::Word("all".to_owned()),
             dropout: 0.0,
+            dora: false,
         }
     }
 }
@@ -1104,6 +1108,7 @@ impl Plan {
                 alpha: self.lora.alpha,
                 targets,
                 dropout: self.lora.dropout,
+                dora: self.lora.dora,
             },
             rl: RlFile {
                 rollout_tp: self.rl.rollout_tp.get(),

@@ -619,6 +619,9 @@ pub struct Lora {
     pub targets: LoraTargets,
     /// The dropout on each adapter's input, 0–0.9 (PEFT's `lora_dropout`; 0 runs none).
     pub dropout: f64,
+    /// DoRA: each adapted module's output rescaled by a trained magnitude per output unit over the
+    /// adapted weight's norm (Liu et al. 2024, arXiv 2402.09353; PEFT's `use_dora`).
+    pub dora: bool,
 }
 
 /// Which linear modules get adapters.

@@ -150,6 +150,14 @@ pub(super) fn prequantized(cx: &Ctx, acc: &mut Acc) {
         acc.push(Severity::Error, Code::LlamafactoryPtqLoraOnly, &[format()], Some(fix));
         return;
     }
+    // `_setup_lora_tuning` (model/adapter.py) refuses DoRA over any stored quantization but
+    // bitsandbytes', whose weights PEFT dequantizes for the norms.
+    let bitsandbytes =
+        matches!(q.format, crate::quantized::Format::Nf4 { .. } | crate::quantized::Format::Int8);
+    if plan.lora.dora && !bitsandbytes {
+        let fix = (Field::LoraDora, Value::from(false));
+        acc.push(Severity::Error, Code::LlamafactoryPtqDora, &[format()], Some(fix));
+    }
     if plan.method == Method::Qlora {
         let fix = (Field::Method, Value::from(Method::Lora.wire()));
         acc.push(Severity::Warning, Code::LlamafactoryPtqQuantizationBit, &[format(), bits()], Some(fix));

@@ -3,7 +3,7 @@
 //! feed-forward is `moe.rs`'s).
 
 use super::comm::{link_bandwidth, ring_seconds_on};
-use super::gemm::{efficiency, gemm};
+use super::gemm::{efficiency, gemm, gemm_16bit};
 use super::moe::{moe_ep_overlapped, moe_feed_forward};
 use super::ulysses::all_to_all_seconds;
 use super::{
@@ -33,6 +33,8 @@ pub(super) struct LayerWork {
     /// Backward only: the all-gather of the checkpoint's input that `--distribute-saved-activations`
     /// split over the TP ranks.
     pub(super) checkpoint_gather_seconds: f64,
+    /// Forward only (and again where the forward is recomputed): DoRA's weight norms.
+    pub(super) forward_only_seconds: f64,
     /// FLOPs as Megatron counts them (attention non-causal).
     pub(super) model_flops: f64,
     /// Of which the attention core (scores and values).
@@ -228,8 +230,17 @@ fn elementwise(ctx: &Ctx, moe_layer: bool, q: f64, rotated: f64, w: &mut LayerWo
             // rotated units.
             + if qk_norm { norm * rotated } else { 0.0 }
             + swiglu * ffn
-            + eager.lora_bytes_per_unit * eager.lora_units_per_layer;
-        w.eager_seconds += bytes * tokens / t / (ctx.hw.memory_bytes_per_second * HBM_EFF);
+            + eager.lora_bytes_per_unit * eager.lora_units_per_layer
+            + eager.dora_bytes_per_token;
+        let bandwidth = ctx.hw.memory_bytes_per_second * HBM_EFF;
+        w.eager_seconds += bytes * tokens / t / bandwidth;
+        // DoRA's norms, once a forward whatever the tokens; and with a dropout the adapted modules'
+        // base GEMMs run again on the dropped input, in forward and for its input gradient (time,
+        // not the model's FLOPs).
+        w.forward_only_seconds += eager.dora_bytes_per_forward / bandwidth;
+        if 0.0 < eager.dora_rerun_weights {
+            w.gemm_seconds += gemm_16bit(ctx, tokens, eager.dora_rerun_weights, 1.0).0;
+        }
     }
 }
 

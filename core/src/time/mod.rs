@@ -126,6 +126,32 @@ pub const LORA_BYTES_PER_TOKEN_UNIT: f64 = 5.0;
 /// adapter's dtype (2 + 4) and back to 16 bits by autocast (4 + 2), 12 per input unit; 11 per unit
 /// of the two together. Tier: derived: PEFT `Linear.forward` (`_cast_input_dtype`).
 pub const LORA_FP32_BYTES_PER_TOKEN_UNIT: f64 = 11.0;
+/// Bytes per token and output unit of DoRA's rescaling in forward with 16-bit adapters and
+/// magnitudes (a DeepSpeed engine casts the model): `(m − 1) · base_result` (2 + 2),
+/// `m · lora_result` (2 + 2), `· scaling` (2 + 2), their sum (4 + 2), added to the base's output
+/// (4 + 2). Tier: derived: counted from PEFT 0.18.1 `tuners/lora/dora.py` `DoraLinearLayer.forward`.
+pub const DORA_BYTES_PER_TOKEN_OUTPUT: f64 = 24.0;
+/// The same with fp32 magnitudes under autocast (plain PyTorch): each product with the fp32
+/// magnitude writes fp32 (2 + 4 twice), the scaling (4 + 4), the sum (8 + 4), the add to the
+/// 16-bit output (2 + 4 + 4), and PEFT casts the module's output back to 16 bits (4 + 2,
+/// `Linear.forward`: `result.to(torch_result_dtype)`). Tier: derived.
+pub const DORA_FP32_BYTES_PER_TOKEN_OUTPUT: f64 = 48.0;
+/// Bytes per weight element DoRA's norm moves every forward with 16-bit adapters, whatever the
+/// tokens: the adapter's weight written by `lora_B(lora_A(x_eye))` (2), scaled (2 + 2), added to
+/// the base weight (2 + 2 + 2) and its rows' norms read (2). Tier: derived: PEFT 0.18.1 `dora.py`
+/// (`forward`, `get_weight_norm`).
+pub const DORA_NORM_BYTES_PER_WEIGHT: f64 = 14.0;
+/// The same with fp32 adapters under autocast, whose input PEFT casts to fp32: the base weight
+/// copied to fp32 (2 + 4), the adapter's weight written (2) and scaled (2 + 2), the fp32 sum
+/// (4 + 2 + 4) and its norms read (4). Tier: derived.
+pub const DORA_FP32_NORM_BYTES_PER_WEIGHT: f64 = 26.0;
+/// Bytes per element of the in × in identity DoRA multiplies through the adapter every forward
+/// with 16-bit adapters (`torch.eye` written, then read by `lora_A`: 2 + 2). Tier: derived: PEFT
+/// 0.18.1 `dora.py`.
+pub const DORA_IDENTITY_BYTES_PER_ELEMENT: f64 = 4.0;
+/// The same with fp32 adapters under autocast: the fp32 identity written (4), autocast's 16-bit
+/// copy made (4 + 2) and read by `lora_A` (2). Tier: derived.
+pub const DORA_FP32_IDENTITY_BYTES_PER_ELEMENT: f64 = 12.0;
 /// Bytes per token and normalized unit of Liger's fused RMSNorm (`liger_kernel/ops/rms_norm.py`:
 /// one kernel reads the 16-bit input and writes the output, 2 + 2; the per-row `rstd` it caches is
 /// negligible). Tier: derived: counted from the kernel.
@@ -557,6 +583,15 @@ struct HfEager {
     /// Bytes per token and unit of them: [`LORA_FP32_BYTES_PER_TOKEN_UNIT`] under plain PyTorch
     /// (fp32 adapters), else [`LORA_BYTES_PER_TOKEN_UNIT`].
     lora_bytes_per_unit: f64,
+    /// DoRA's bytes per token, per layer: its rescaling over the adapted output widths
+    /// ([`DORA_BYTES_PER_TOKEN_OUTPUT`], [`DORA_FP32_BYTES_PER_TOKEN_OUTPUT`]); 0 without DoRA.
+    dora_bytes_per_token: f64,
+    /// DoRA's bytes per forward, per layer, whatever the tokens: its norms
+    /// ([`DORA_NORM_BYTES_PER_WEIGHT`], [`DORA_IDENTITY_BYTES_PER_ELEMENT`]).
+    dora_bytes_per_forward: f64,
+    /// Σ in × out of the adapted modules per layer, where DoRA runs the base again on the dropped
+    /// input (a LoRA dropout above 0: `DoraLinearVariant.forward` passes no `base_result`); else 0.
+    dora_rerun_weights: f64,
     /// Whether autocast casts fp32 weights to 16 bits each forward (plain PyTorch full
     /// fine-tuning in bf16 or fp16).
     casts_weights: bool,
@@ -583,7 +618,29 @@ impl HfEager {
         let casts_weights = plain && !plan.trains_lora() && plan.precision != Precision::Fp32;
         let lora_bytes_per_unit =
             if plain { LORA_FP32_BYTES_PER_TOKEN_UNIT } else { LORA_BYTES_PER_TOKEN_UNIT };
-        Some(HfEager { lora_units_per_layer, lora_bytes_per_unit, casts_weights, liger: memory::liger(plan) })
+        let dora = memory::dora_of(plan, &memory::ModelFacts::recent(plan));
+        let layers = plan.model.arch.n_layers.max(1) as f64;
+        // DoRA's path replaces the plain adapter's output side (its output scaled and added to the
+        // base's, 10 bytes an output unit of `LORA_BYTES_PER_TOKEN_UNIT`'s count).
+        let per_output =
+            if plain { DORA_FP32_BYTES_PER_TOKEN_OUTPUT } else { DORA_BYTES_PER_TOKEN_OUTPUT } - 10.0;
+        let (per_weight, per_square) = match plain {
+            true => (DORA_FP32_NORM_BYTES_PER_WEIGHT, DORA_FP32_IDENTITY_BYTES_PER_ELEMENT),
+            false => (DORA_NORM_BYTES_PER_WEIGHT, DORA_IDENTITY_BYTES_PER_ELEMENT),
+        };
+        // With a dropout under autocast, the base's second run casts that fp32 weight copy back to
+        // 16 bits for its GEMM (4 + 2).
+        let recast = if plain && 0.0 < plan.lora.dropout { 6.0 } else { 0.0 };
+        let norms = (per_weight + recast) * dora.weights as f64 + per_square * dora.squares as f64;
+        Some(HfEager {
+            lora_units_per_layer,
+            lora_bytes_per_unit,
+            dora_bytes_per_token: per_output * dora.outputs as f64 / layers,
+            dora_bytes_per_forward: norms / layers,
+            dora_rerun_weights: if 0.0 < plan.lora.dropout { dora.weights as f64 / layers } else { 0.0 },
+            casts_weights,
+            liger: memory::liger(plan),
+        })
     }
 }
 

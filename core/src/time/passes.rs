@@ -185,7 +185,12 @@ fn kind_passes(plan: &Plan, l: &LayerWork) -> KindPasses {
     let passes = gemm_passes(plan);
     let rerun_share = if recompute == RecomputeGranularity::Full { 1.0 } else { 0.0 };
     let comm = l.tp_seconds + l.cp_seconds + l.ep_seconds;
-    let fwd = l.gemm_seconds + l.attention_seconds + l.memory_seconds + l.eager_seconds + comm;
+    let fwd = l.gemm_seconds
+        + l.attention_seconds
+        + l.memory_seconds
+        + l.eager_seconds
+        + l.forward_only_seconds
+        + comm;
     let (rerun, rerun_flops) = match recompute {
         RecomputeGranularity::Full => (fwd, l.model_flops),
         RecomputeGranularity::Selective => selective_rerun(plan, l),
@@ -206,7 +211,9 @@ fn kind_passes(plan: &Plan, l: &LayerWork) -> KindPasses {
     let causes = Breakdown {
         // Forward, input-gradient and (unless frozen) weight-gradient GEMMs; attention thrice.
         compute_seconds: passes * l.gemm_seconds + 3.0 * l.attention_seconds,
-        memory_bound_seconds: (2.0 + rerun_share) * l.memory_seconds + (3.0 + rerun_share) * l.eager_seconds,
+        memory_bound_seconds: (2.0 + rerun_share) * l.memory_seconds
+            + (3.0 + rerun_share) * l.eager_seconds
+            + (1.0 + rerun_share) * l.forward_only_seconds,
         recompute_seconds: match recompute {
             RecomputeGranularity::Full => l.gemm_seconds + l.attention_seconds,
             _ => rerun,

@@ -277,6 +277,12 @@ pub fn generated() -> Vec<Entry> {
     }
     // Liger's kernels (`enable_liger_kernel`, LLaMA-Factory's `ModelArguments`) and the adapters'
     // dropout (`lora_dropout`, its `FinetuningArguments`).
+    // DoRA (`use_dora`, its `FinetuningArguments`).
+    add(
+        "llamafactory-dora-qwen2.5-7b",
+        json!({"model": "qwen2.5-7b", "framework": "llamafactory", "method": "lora",
+               "lora": {"dora": true}, "batch": {"micro_batch": 1, "global_batch": 8, "seq_len": 2048}}),
+    );
     add(
         "llamafactory-lora-liger-qwen2.5-7b",
         json!({"model": "qwen2.5-7b", "framework": "llamafactory", "method": "lora", "liger_kernel": true,

@@ -81,6 +81,7 @@ fn assert_carried(original: &PlanFile, back: &PlanFile, kind: ConfigKind) {
             assert_eq!(back.recompute.granularity, original.recompute.granularity);
             assert_eq!(back.lora.rank, original.lora.rank);
             assert_eq!(back.lora.dropout, original.lora.dropout);
+            assert_eq!(back.lora.dora, original.lora.dora);
             assert_eq!(back.precision, original.precision);
             assert_eq!(back.liger_kernel, original.liger_kernel);
             if original.recompute.granularity != trainplan_core::plan::RecomputeGranularity::None {
@@ -244,7 +245,7 @@ proptest! {
     fn hf_family_round_trips(
         lf in any::<bool>(), zero in 0u8..4, offload in any::<bool>(), micro in 1u32..5, gas in 1u32..5,
         checkpointing in any::<bool>(), fp16 in any::<bool>(), ratio in prop::sample::select(vec![0.25f64, 0.5, 1.0]),
-        liger in any::<bool>(), dropout in prop::sample::select(vec![0.0f64, 0.05, 0.1]),
+        liger in any::<bool>(), dropout in prop::sample::select(vec![0.0f64, 0.05, 0.1]), dora in any::<bool>(),
     ) {
         let offload = offload && 1 <= zero;
         let framework = if lf { "llamafactory" } else { "deepspeed" };
@@ -254,7 +255,7 @@ proptest! {
         let text = format!(
             r#"{{"model": "qwen2.5-7b", "framework": "{framework}", "method": "{method}", "precision": "{precision}",
                 "liger_kernel": {liger}, "parallel": {{"zero_stage": {zero}, "offload_optimizer": {offload}}},
-                "recompute": {{"granularity": "{granularity}", "layers_ratio": {ratio}}}, "lora": {{"dropout": {dropout}}},
+                "recompute": {{"granularity": "{granularity}", "layers_ratio": {ratio}}}, "lora": {{"dropout": {dropout}, "dora": {dora}}},
                 "batch": {{"micro_batch": {micro}, "global_batch": {}}}}}"#,
             micro * gas * 8
         );

@@ -1532,3 +1532,91 @@ fn lora_dropout_keeps_a_mask_for_each_adapted_input() {
     let err = Plan::from_json(r#"{"model": "qwen2.5-7b", "lora": {"dropout": 1.0}}"#).unwrap_err();
     assert!(err.to_string().contains("lora.dropout"), "{err}");
 }
+
+/// DoRA (PEFT's `use_dora`, LLaMA-Factory alone) on Qwen2.5-7B with every target. From its
+/// config.json (hidden 3,584, 4 key-value heads of 128, intermediate 18,944, 28 layers) the adapted
+/// modules' output widths a layer (q 3,584, k 512, v 512, o 3,584, gate 18,944, up 18,944, down
+/// 3,584) add up to 49,664: a trained magnitude each (`lora_magnitude_vector`), and per token the two
+/// 16-bit outputs the rescaling keeps for the magnitude's gradient (4 bytes each; measured with
+/// tools/hf_activations `autocast.py`). Each forward works out the norms module by module: the
+/// largest, down (18,944 in, 3,584 out), holds its in × in identity and three weight-sized
+/// temporaries, 2 · (18,944² + 3 · 18,944 · 3,584) bytes with 16-bit adapters (DeepSpeed), and
+/// under autocast with fp32 adapters (plain PyTorch) an fp32 identity beside its 16-bit copy and
+/// fp32 weight copies: 6 · 18,944² + 12 · 18,944 · 3,584.
+#[test]
+fn dora_keeps_both_outputs_and_works_out_each_modules_norms() {
+    let per_layer = 3_584 + 512 + 512 + 3_584 + 18_944 + 18_944 + 3_584;
+    assert_eq!(per_layer, 49_664);
+    let workspace: u64 = 2 * (18_944 * 18_944 + 3 * 18_944 * 3_584);
+    assert_eq!(workspace, 1_125_122_048);
+    let workspace_autocast: u64 = 6 * 18_944 * 18_944 + 12 * 18_944 * 3_584;
+    assert_eq!(workspace_autocast, 2_967_994_368);
+    let report = |zero: u32, recompute: &str, seq: u32, dora: bool| {
+        let text = format!(
+            r#"{{"model": "qwen2.5-7b", "framework": "llamafactory", "method": "lora",
+                "parallel": {{"zero_stage": {zero}}}, "recompute": {{"granularity": "{recompute}"}},
+                "batch": {{"micro_batch": 2, "seq_len": {seq}}}, "lora": {{"dora": {dora}}}}}"#
+        );
+        evaluate(&Plan::from_json(&text).unwrap())
+    };
+    // The magnitudes: 28 × 49,664 parameters beside the adapters.
+    let (with, without) = (report(0, "none", 1_024, true), report(0, "none", 1_024, false));
+    assert_eq!(with.params.trainable - without.params.trainable, 28 * 49_664);
+    // No checkpointing, plain PyTorch: every layer keeps its 4 bytes × 49,664 a token, and the peak
+    // stays at the loss's backward (its logits outweigh the norms' workspace).
+    let tokens_layers = 2 * 1_024 * 28;
+    assert_eq!(with.memory.peak_moment, Some("loss_backward"));
+    assert_eq!(
+        with.memory.stages[0].activations - without.memory.stages[0].activations,
+        tokens_layers * 4 * 49_664
+    );
+    // Checkpointed, at 256 tokens a sample: the peak is the last layer recomputed beside the
+    // checkpoints, with the norms' workspace; without DoRA the step peaks at the loss's backward,
+    // beside the same checkpoints, so the two differ by the workspace and that one layer's
+    // activations (its DoRA outputs among them), some tens of MB at 512 tokens.
+    let short = report(0, "full", 256, true);
+    assert_eq!(short.memory.peak_moment, Some("layer_backward"));
+    let plain = report(0, "full", 256, false);
+    let more = short.memory.stages[0].activations - plain.memory.stages[0].activations;
+    let first_layer_dora = 2 * 256 * 4 * 49_664;
+    assert!(
+        (workspace_autocast + first_layer_dora..workspace_autocast + (256 << 20)).contains(&more),
+        "{more}"
+    );
+    // With a dropout under plain PyTorch the base runs again on the dropped fp32 input with the
+    // base weight copied to fp32, and autocast's 16-bit copy of it is kept for backward: 2 bytes a
+    // weight of every adapted module, q 3,584² + k and v 3,584 · 512 + o 3,584² + gate, up and
+    // down 3,584 · 18,944 = 233,046,016 a layer (tools/hf_activations `autocast.py`,
+    // `lora-dora-dropout`: 121.6 MB a layer more at Llama-3.2-1B's widths, its 60.8 M weights).
+    let weights_per_layer: u64 = 2 * 3_584 * 3_584 + 2 * 3_584 * 512 + 3 * 3_584 * 18_944;
+    assert_eq!(weights_per_layer, 233_046_016);
+    let dropped = |dora: bool| {
+        let text = format!(
+            r#"{{"model": "qwen2.5-7b", "recompute": {{"granularity": "none"}},
+                "batch": {{"micro_batch": 2, "seq_len": 1024}}, "lora": {{"dora": {dora}, "dropout": 0.05}}}}"#
+        );
+        evaluate(&Plan::from_json(&text).unwrap()).memory.stages[0].activations
+    };
+    assert_eq!(dropped(true) - dropped(false), tokens_layers * 4 * 49_664 + 28 * 2 * weights_per_layer);
+    // Under DeepSpeed (ZeRO-2) each term is counted at its own peak: the workspace is a buffer.
+    let (ds, ds_plain) = (report(2, "full", 256, true), report(2, "full", 256, false));
+    assert_eq!(ds.memory.stages[0].buffers - ds_plain.memory.stages[0].buffers, workspace);
+    // DoRA costs time: its rescaling and norms every forward, and with a dropout the adapted base
+    // GEMMs again on the dropped input.
+    assert!(with.time.step_seconds > without.time.step_seconds);
+    let step = |dora: bool, dropout: f64| {
+        let text = format!(r#"{{"model": "qwen2.5-7b", "lora": {{"dora": {dora}, "dropout": {dropout}}}}}"#);
+        evaluate(&Plan::from_json(&text).unwrap()).time.step_seconds
+    };
+    assert!(step(true, 0.05) > step(false, 0.05) && step(true, 0.05) > step(true, 0.0));
+    // MindSpeed-LLM's and VeRL's LoRA have no DoRA: the setting is reset, nothing changes.
+    for framework in ["mindspeed-llm", "verl"] {
+        let peak = |dora: bool| {
+            let text = format!(
+                r#"{{"model": "qwen2.5-7b", "framework": "{framework}", "method": "lora", "lora": {{"dora": {dora}}}}}"#
+            );
+            evaluate(&Plan::from_json(&text).unwrap()).memory.peak_bytes
+        };
+        assert_eq!(peak(true), peak(false), "{framework}");
+    }
+}

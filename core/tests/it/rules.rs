@@ -1043,6 +1043,8 @@ fn a_packed_checkpoint_meets_llamafactorys_own_checks() {
         ),
         ("llamafactory.ptq_quantization_bit", r#""method": "qlora""#, r#""method": "lora""#),
         ("llamafactory.ptq_base", r#""method": "lora""#, r#""method": "sft-full""#),
+        // model/adapter.py `_setup_lora_tuning`: "DoRA is not compatible with PTQ-quantized models."
+        ("llamafactory.ptq_dora", r#""method": "lora", "lora": {"dora": true}"#, r#""method": "lora""#),
     ];
     let others = [(
         "model.ptq_16bit",
@@ -1063,4 +1065,12 @@ fn a_packed_checkpoint_meets_llamafactorys_own_checks() {
             assert!(!codes(&fixed).contains(&code), "{code}: {fix:?} left it");
         }
     }
+    // bitsandbytes' stored weights pass that check (PEFT dequantizes them for the norms).
+    let config = trainplan_core::catalog::CONFIGS.iter().find(|c| c.id == "qwen2.5-7b").unwrap().config;
+    let mut value: serde_json::Value = serde_json::from_str(config).unwrap();
+    value["quantization_config"] = serde_json::json!({"quant_method": "bitsandbytes", "load_in_4bit": true});
+    let text =
+        format!(r#"{{"model": {{"hf_config": {value}}}, {lf}"method": "lora", "lora": {{"dora": true}}}}"#);
+    let report = evaluate(&Plan::from_json(&text).unwrap());
+    assert!(report.findings.iter().all(|f| f.code != "llamafactory.ptq_dora"), "{:?}", report.findings);
 }

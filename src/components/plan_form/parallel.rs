@@ -39,6 +39,7 @@ pub fn ParallelSection(
                     k,
                     Knob::LoraRank
                         | Knob::LoraDropout
+                        | Knob::LoraDora
                         | Knob::SeqLen
                         | Knob::MeanSeqLen
                         | Knob::Rl

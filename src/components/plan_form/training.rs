@@ -7,7 +7,7 @@ use trainplan_core::knobs::Knob;
 use trainplan_core::plan::{Framework, Method, Precision};
 
 use super::FormCtx;
-use super::controls::{enum_select, number, placeholder};
+use super::controls::{check, enum_select, number, placeholder};
 use crate::components::use_tr;
 use crate::form::NumField;
 use crate::i18n::{Key, t};
@@ -64,6 +64,9 @@ pub fn TrainingSection(
                         {number(ctx, Key::training_lora_dropout, "lora-dropout-input", NumField::LoraDropout, None)}
                     </Show>
                 </div>
+                <Show when=move || ctx.applies(Knob::LoraDora)>
+                    {check(ctx, Key::training_dora, "dora-check", |f| f.lora.dora, |f, v| f.lora.dora = v)}
+                </Show>
             </Show>
             <div class="grid3">
                 {number(ctx, Key::batch_micro, "micro-batch-input", NumField::MicroBatch, None)}

@@ -641,3 +641,53 @@ async fn an_imported_lora_dropout_counts_its_masks() -> WebDriverResult<()> {
     assert!(page.has("lora-rank-input").await?);
     page.driver.quit().await
 }
+
+/// DoRA, a box beside the LoRA rank for LLaMA-Factory: ticked, the plan trains it, the page shows
+/// the core's peak and writes `use_dora` into its YAML; a DoRA YAML pasted into the import ticks it;
+/// on a GPTQ checkpoint LLaMA-Factory's refusal shows with its fix; MindSpeed-LLM has no DoRA.
+#[tokio::test]
+async fn dora_is_a_box_beside_the_lora_rank() -> WebDriverResult<()> {
+    let chromedriver = Chromedriver::start();
+    let page = open(&chromedriver, 1280, 900).await?;
+    page.wait_text("summary-run", |t| t.contains("LLaMA-Factory")).await?;
+    assert_eq!(page.el("dora-check").await?.prop("checked").await?.as_deref(), Some("false"));
+    page.click("dora-check").await?;
+    page.wait_text("launch-text", |t| t.contains("use_dora: true")).await?;
+    let plan = plan_of(&page).await?;
+    assert!(plan.lora.dora);
+    let mut without = plan.clone();
+    without.lora.dora = false;
+    let (with, without) = (evaluate(&plan), evaluate(&without));
+    assert!(without.time.step_seconds < with.time.step_seconds);
+    let peak = format!("{:.2} GiB", with.memory.peak_bytes as f64 / (1u64 << 30) as f64);
+    page.wait_text("summary-fits", |t| t.contains(&peak)).await?;
+    page.click("lang-switch").await?;
+    page.wait_text("summary-run", |t| t.contains("LLaMA-Factory")).await?;
+    page.scroll_to("dora-check").await?;
+    page.screenshot("zh-dora").await?;
+    page.click("lang-switch").await?;
+    // Off again, then read from a pasted YAML.
+    page.click("dora-check").await?;
+    page.wait_text("launch-text", |t| !t.contains("use_dora")).await?;
+    let summary = page.driver.find(By::Css(".launch-import summary")).await?;
+    page.click_el(&summary).await?;
+    let yaml = "model_name_or_path: Qwen/Qwen2.5-7B-Instruct-GPTQ-Int4\nstage: sft\nfinetuning_type: lora\n\
+                lora_rank: 8\nlora_target: all\nuse_dora: true\nper_device_train_batch_size: 1\n\
+                gradient_accumulation_steps: 8\ncutoff_len: 2048\nbf16: true\n";
+    page.type_into("launch-import-text", yaml).await?;
+    page.click("launch-import-apply").await?;
+    page.wait_text("launch-import-note", |t| !t.is_empty()).await?;
+    assert!(plan_of(&page).await?.lora.dora);
+    assert_eq!(page.el("dora-check").await?.prop("checked").await?.as_deref(), Some("true"));
+    // The GPTQ checkpoint: LLaMA-Factory refuses DoRA on it, and the fix turns DoRA off.
+    let finding = page.wait_text("finding-llamafactory.ptq_dora", |t| !t.is_empty()).await?;
+    assert!(finding.contains("DoRA"), "{finding}");
+    page.click("fix-llamafactory.ptq_dora").await?;
+    page.wait_text("launch-text", |t| !t.contains("use_dora")).await?;
+    assert!(!plan_of(&page).await?.lora.dora);
+    // MindSpeed-LLM's LoRA has no DoRA: the box leaves the form.
+    page.choose("framework-select", "mindspeed-llm").await?;
+    page.wait_text("summary-run", |t| t.contains("MindSpeed-LLM")).await?;
+    assert!(!page.has("dora-check").await?, "dora-check is shown for MindSpeed-LLM");
+    page.driver.quit().await
+}

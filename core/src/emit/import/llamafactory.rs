@@ -14,6 +14,7 @@ const APPLIED: &[&str] = &[
     "lora_alpha",
     "lora_target",
     "lora_dropout",
+    "use_dora",
     "quantization_bit",
     "cutoff_len",
     "per_device_train_batch_size",
@@ -120,6 +121,7 @@ fn method_and_lora(y: &Section, file: &mut PlanFile, r: &mut Reading) -> Result<
         }
         Some(_) => return Err(ImportError::BadValue("lora_dropout".into(), Expected::Dropout)),
     };
+    file.lora.dora = y.switch("use_dora");
     Ok(())
 }
 
