@@ -11,8 +11,10 @@
 
 use std::fmt;
 
+mod imports;
 mod parts;
 
+pub use imports::{ImportsError, SHORT_MODULE, short_imports, short_name};
 pub use parts::{
     LOADER, LOADER_LINK, PART, glue_importing, integrity, loader_name, part_name, renamed, with_integrity,
     with_loaders_inlined,

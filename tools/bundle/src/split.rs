@@ -5,7 +5,8 @@
 //! and staged the glue and wasm (index.html: `data-wasm-opt="0"`, since the split comes first). This
 //! step reads the bin's wasm as cargo linked it, splits it with wasm_split_cli_support (the parts,
 //! their loader, and the first module), runs wasm-bindgen over the first module as trunk did, with
-//! `--keep-lld-exports` (the parts link against its exports), then `wasm-opt -Oz --low-memory-unused` over every module
+//! `--keep-lld-exports` (the parts link against its exports), renames the first module's imports
+//! from its glue short in both ([`trainplan_bundle::short_imports`]), then `wasm-opt -Oz --low-memory-unused` over every module
 //! in a release build, and puts the results in place of trunk's: the glue and the wasm under trunk's
 //! names, the parts and the loader under names with their hash ([`trainplan_bundle::part_name`]).
 //! The preloads' integrity in `index.html` follows the new bytes.
@@ -17,7 +18,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use trainplan_bundle::{
-    LOADER, LOADER_LINK, glue_importing, integrity, loader_name, part_name, renamed, with_integrity,
+    LOADER, LOADER_LINK, glue_importing, integrity, loader_name, part_name, renamed, short_imports,
+    with_integrity,
 };
 
 /// The page's bin, whose wasm cargo links (Cargo.toml).
@@ -127,10 +129,17 @@ pub fn split_page(
 
     let new_glue_path = bindgen.join(format!("{page}.js"));
     let new_glue = std::fs::read_to_string(&new_glue_path).map_err(|err| io(&new_glue_path, err))?;
+    // The glue's imports renamed short in the module and the glue alike (`imports.rs`).
+    let bound = bindgen.join(format!("{page}_bg.wasm"));
+    let bound_bytes = std::fs::read(&bound).map_err(|err| io(&bound, err))?;
+    let (short, new_glue) = short_imports(&bound_bytes, &new_glue, &format!("./{page}_bg.js"))
+        .map_err(|err| format!("{}: {err}", bound.display()))?;
+    let shortened = work.join("first-short.wasm");
+    std::fs::write(&shortened, &short).map_err(|err| io(&shortened, err))?;
     let new_glue = glue_importing(&new_glue, &format!("./{loader_file}"));
     std::fs::write(&glue_path, &new_glue).map_err(|err| io(&glue_path, err))?;
     let wasm_path = dir.join(&wasm_file);
-    optimized(&bindgen.join(format!("{page}_bg.wasm")), &wasm_path)?;
+    optimized(&shortened, &wasm_path)?;
     let first_bytes = std::fs::read(&wasm_path).map_err(|err| io(&wasm_path, err))?;
 
     let index = with_integrity(index_html, js, &integrity(new_glue.as_bytes()));

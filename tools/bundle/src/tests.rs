@@ -352,3 +352,115 @@ fn the_single_file_inlines_the_loader_and_its_parts() {
     };
     assert!(matches!(single_file(INDEX, &other), Err(BundleError::Glue(_))));
 }
+
+/// A module importing two functions from its glue and one from the parts' loader, with a memory
+/// import between them (its limits must survive the rewrite byte for byte), written by hand from
+/// the binary format (WebAssembly Core Specification §5.5: type, import and export sections).
+fn module_importing(glue_module: &str) -> Vec<u8> {
+    let name = |text: &str| [vec![text.len() as u8], text.as_bytes().to_vec()].concat();
+    // Lengths below 16,384: LEB128 in one or two bytes.
+    let section = |id: u8, content: Vec<u8>| {
+        let n = content.len();
+        let len = if n < 128 { vec![n as u8] } else { vec![(n & 0x7f) as u8 | 0x80, (n >> 7) as u8] };
+        [vec![id], len, content].concat()
+    };
+    let mut imports = vec![4u8];
+    for (module, field, ty) in [
+        (glue_module, "__wbg_now_463ac581d2fc7ea3", vec![0x00, 0x00]),
+        ("./__wasm_split.js", "__wasm_split_load_results_below", vec![0x00, 0x00]),
+        (glue_module, "memory", vec![0x02, 0x01, 0x11, 0x80, 0x01]),
+        (glue_module, "__wbg_set_className_fcd90345b3a090af", vec![0x00, 0x00]),
+    ] {
+        imports.extend([name(module), name(field), ty].concat());
+    }
+    let exports = [vec![1u8], name("go"), vec![0x00, 0x01]].concat();
+    [
+        b"\0asm\x01\0\0\0".to_vec(),
+        section(1, vec![1, 0x60, 0, 0]),
+        section(2, imports),
+        section(7, exports),
+        section(0, [name("producers"), b"x".to_vec()].concat()),
+    ]
+    .concat()
+}
+
+#[test]
+fn the_glues_imports_are_renamed_short_in_the_module_and_the_glue_alike() {
+    let glue_module = "./trainplan-web-95c9e32548c7246a_bg.js";
+    let glue = "function __wbg_get_imports() {\n    const import0 = {\n        __proto__: null,\n        \
+                __wbg_now_463ac581d2fc7ea3: function() { return Date.now(); },\n        \
+                memory: new WebAssembly.Memory({ initial: 17, maximum: 128 }),\n        \
+                __wbg_set_className_fcd90345b3a090af: function(arg0, arg1) { arg0.className = arg1; },\n    };\n    \
+                return { \"./trainplan-web-95c9e32548c7246a_bg.js\": import0, \"./__wasm_split.js\": import1 };\n}\n";
+    let (wasm, new_glue) = short_imports(&module_importing(glue_module), glue, glue_module).unwrap();
+    // The module reads back with the glue's imports renamed in order and the loader's kept; every
+    // other section, the memory's limits and the export among them, as it was.
+    let expected = [
+        (SHORT_MODULE, "a"),
+        ("./__wasm_split.js", "__wasm_split_load_results_below"),
+        (SHORT_MODULE, "b"),
+        (SHORT_MODULE, "c"),
+    ];
+    let mut imports = Vec::new();
+    let mut exports = Vec::new();
+    for payload in wasmparser::Parser::new(0).parse_all(&wasm) {
+        match payload.unwrap() {
+            wasmparser::Payload::ImportSection(reader) => {
+                for group in reader {
+                    let wasmparser::Imports::Single(_, import) = group.unwrap() else {
+                        panic!("a compact group")
+                    };
+                    imports.push((import.module.to_owned(), import.name.to_owned(), import.ty));
+                }
+            }
+            wasmparser::Payload::ExportSection(reader) => {
+                exports.extend(reader.into_iter().map(|e| e.unwrap().name.to_owned()));
+            }
+            _ => {}
+        }
+    }
+    let names: Vec<(&str, &str)> = imports.iter().map(|(m, n, _)| (m.as_str(), n.as_str())).collect();
+    assert_eq!(names, expected);
+    let memory = wasmparser::MemoryType {
+        memory64: false,
+        shared: false,
+        initial: 17,
+        maximum: Some(128),
+        page_size_log2: None,
+    };
+    assert_eq!(imports[2].2, wasmparser::TypeRef::Memory(memory));
+    assert_eq!(exports, ["go"]);
+    assert!(wasm.ends_with(b"\x09producersx"), "the custom section kept");
+    // The glue's keys renamed alike: the module's key too, the loader's kept.
+    assert!(new_glue.contains("        a: function() { return Date.now(); },"), "{new_glue}");
+    assert!(new_glue.contains("        b: new WebAssembly.Memory"), "{new_glue}");
+    assert!(new_glue.contains("        c: function(arg0, arg1)"), "{new_glue}");
+    assert!(new_glue.contains("{ \"w\": import0, \"./__wasm_split.js\": import1 }"), "{new_glue}");
+    assert!(!new_glue.contains("__wbg_now_"), "{new_glue}");
+    // A glue that lacks a key, or names one twice, stops the build.
+    let lacking = glue.replace("__wbg_now_463ac581d2fc7ea3:", "__wbg_now_0000000000000000:");
+    assert!(matches!(
+        short_imports(&module_importing(glue_module), &lacking, glue_module),
+        Err(ImportsError::Glue(_))
+    ));
+    let twice = glue.replace("memory:", "memory: 1, memory:");
+    assert!(matches!(
+        short_imports(&module_importing(glue_module), &twice, glue_module),
+        Err(ImportsError::Glue(_))
+    ));
+    assert!(matches!(
+        short_imports(b"\0asm\x01\0\0\0\x02\x05", glue, glue_module),
+        Err(ImportsError::Wasm(_))
+    ));
+}
+
+#[test]
+fn short_names_are_distinct_identifiers() {
+    let names: Vec<String> = (0..3000).map(short_name).collect();
+    assert_eq!(&names[..3], ["a", "b", "c"]);
+    assert_eq!(names[51], "Z");
+    assert_eq!(names[52], "aa");
+    let distinct: std::collections::HashSet<&String> = names.iter().collect();
+    assert_eq!(distinct.len(), names.len());
+    assert!(names.iter().all(|n| n.bytes().all(|b| b.is_ascii_alphabetic())));
+}
