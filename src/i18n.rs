@@ -246,6 +246,7 @@ texts! {
     training_lora_rank => "LoRA rank", "LoRA 秩";
     training_lora_dropout => "LoRA dropout", "LoRA dropout 比例";
     training_dora => "DoRA (weight-decomposed LoRA)", "DoRA（权重分解的 LoRA）";
+    training_pure_bf16 => "pure_bf16: weights and optimizer states in bf16", "pure_bf16：权重与优化器状态均为 bf16";
     method_pretrain => "Pre-training", "预训练";
     method_sft_full => "Full SFT", "全参数 SFT";
     method_lora => "LoRA SFT", "LoRA 微调";

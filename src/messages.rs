@@ -263,6 +263,7 @@ pub fn zh(code: Code) -> &'static str {
             "LLaMA-Factory 只能用 LoRA 训练 {format} 量化的检查点：冻结的打包权重不能做全参数训练。"
         }
         Code::LlamafactoryPtqZero3 => "LLaMA-Factory 不允许 {format} 量化的检查点使用 ZeRO-3。",
+        Code::LlamafactoryPureBf16Zero3 => "LLaMA-Factory 不允许 pure_bf16 与 ZeRO-3 同时使用。",
         Code::LlamafactoryPtqDora => {
             "LLaMA-Factory 不允许在 {format} 量化的检查点上使用 DoRA：DoRA 需要基座权重的范数。"
         }
@@ -630,6 +631,7 @@ fn field_key(field: Field) -> Option<Key> {
         Field::RlKlLoss => Key::rl_kl_loss,
         Field::RlLora => Key::rl_lora,
         Field::LoraDora => Key::training_dora,
+        Field::PureBf16 => Key::training_pure_bf16,
         Field::LaunchModelPath => Key::launch_model_path,
         Field::LaunchDataset => Key::launch_dataset,
         Field::LaunchOutputDir => Key::launch_output_dir,

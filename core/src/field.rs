@@ -63,6 +63,7 @@ named_enum! {
         Precision = "precision",
         Attention = "attention",
         LigerKernel = "liger_kernel",
+        PureBf16 = "pure_bf16",
         LoraRank = "lora.rank",
         LoraAlpha = "lora.alpha",
         LoraDropout = "lora.dropout",

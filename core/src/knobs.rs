@@ -107,6 +107,8 @@ pub enum Knob {
     Attention,
     /// `liger_kernel`.
     LigerKernel,
+    /// `pure_bf16`.
+    PureBf16,
     /// `recompute.activation_function`.
     ActivationFunction,
     /// `recompute.activation_function_layers`.
@@ -219,6 +221,7 @@ impl Knob {
         Knob::RecomputeLayers,
         Knob::Attention,
         Knob::LigerKernel,
+        Knob::PureBf16,
         Knob::ActivationFunction,
         Knob::ActivationFunctionLayers,
         Knob::SwapAttention,
@@ -279,6 +282,7 @@ impl Knob {
             Knob::RecomputeLayers => Field::RecomputeNumLayers,
             Knob::Attention => Field::Attention,
             Knob::LigerKernel => Field::LigerKernel,
+            Knob::PureBf16 => Field::PureBf16,
             Knob::ActivationFunction => Field::RecomputeActivationFunction,
             Knob::ActivationFunctionLayers => Field::RecomputeActivationFunctionLayers,
             Knob::SwapAttention => Field::RecomputeSwapAttention,
@@ -477,6 +481,8 @@ pub fn applies(framework: Framework, method: Method, knob: Knob) -> Applies {
         // LLaMA-Factory `enable_liger_kernel` (`src/llamafactory/hparams/model_args.py`), VeRL
         // `actor_rollout_ref.model.use_liger` (`verl/workers/config/model.py`).
         Knob::LigerKernel => only(&[Framework::LlamaFactory, Framework::Verl]),
+        // LLaMA-Factory `FinetuningArguments.pure_bf16` (`src/llamafactory/hparams/finetuning_args.py`).
+        Knob::PureBf16 => only(&[Framework::LlamaFactory]),
         // MindSpeed-RL `RLConfig.blocking`.
         Knob::RlBlocking => match for_methods(RL_METHODS) {
             Applies::Yes => only(&[Framework::MindSpeedRl]),
@@ -653,6 +659,7 @@ pub fn effective(plan: &Plan) -> Cow<'_, Plan> {
         // core/tests/it/knobs.rs holds that).
         Attention => {};
         LigerKernel => reset!(liger_kernel, false);
+        PureBf16 => reset!(pure_bf16, false);
         SeqLen => {};
         MeanSeqLen => reset!(batch.mean_seq_len, 0);
         Rl => {};

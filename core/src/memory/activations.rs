@@ -490,13 +490,13 @@ fn lora_dropout_bytes(ctx: &Ctx, tokens: f64) -> f64 {
 /// a token and layer more than LoRA, exactly 4 bytes × the output widths (q 2048, k 512, v 512,
 /// o 2048, gate 8192, up 8192, down 2048: 23,552 = 11.5h).
 ///
-/// Under plain PyTorch with a dropout the base's second run is `F.linear` on the fp32 input with
+/// Under plain PyTorch with fp32 adapters and a dropout the base's second run is `F.linear` on the fp32 input with
 /// the base weight copied to fp32, which autocast casts back to a 16-bit copy that the GEMM keeps
 /// for backward: 2 bytes a weight element of every adapted module, whatever the tokens (measured:
 /// 121.6 MB a layer at Llama-3.2-1B's widths, its 60.8 M linear weights).
 fn dora_saved_bytes(ctx: &Ctx, tokens: f64) -> f64 {
     let layers = ctx.arch.n_layers.max(1) as f64;
-    let weight_copies = match ctx.plain_torch && 0.0 < ctx.plan.lora.dropout {
+    let weight_copies = match ctx.fp32_trainables && 0.0 < ctx.plan.lora.dropout {
         true => 2.0 * ctx.dora.weights as f64,
         false => 0.0,
     };

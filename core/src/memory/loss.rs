@@ -163,6 +163,14 @@ pub(crate) fn plain_torch(plan: &Plan) -> bool {
         && matches!(plan.method, Method::Pretrain | Method::SftFull | Method::Lora | Method::Qlora)
 }
 
+/// Whether a plain PyTorch step ([`plain_torch`]) trains fp32 parameters: LLaMA-Factory casts the
+/// trainable parameters to fp32 (`model/adapter.py`, `cast_trainable_params_to_fp32`) unless
+/// `pure_bf16` keeps them bf16, which it reads with bf16 compute (`hparams/parser.py`:
+/// `compute_dtype` bf16). Under DeepSpeed the engine keeps its own fp32 master weights either way.
+pub(crate) fn fp32_trainables(plan: &Plan) -> bool {
+    plain_torch(plan) && !(plan.pure_bf16 && plan.precision == Precision::Bf16)
+}
+
 /// A plain PyTorch step's bytes at its peak moment, from `states` (weights, every gradient,
 /// optimizer states, buffers and overhead, as `stage_states` gives them for this path), the
 /// activations' shape and the logits.
@@ -193,7 +201,9 @@ pub(super) fn plain_torch_peak(
     let tokens = b.saturating_mul(seq);
     let tokens_v = tokens_v(ctx);
     let (h, layers) = (arch.hidden_size, states.n_layers);
-    let autocast = plan.precision != Precision::Fp32;
+    // Autocast casts fp32 parameters to 16 bits; with `pure_bf16` they are bf16 already, and the
+    // step saves and keeps what a 16-bit model does ([`fp32_trainables`]).
+    let autocast = plan.precision != Precision::Fp32 && ctx.fp32_trainables;
     let full = !plan.trains_lora();
     // Checkpointing as the activations count it: every layer keeps only its input under full
     // recomputation; selective keeps the layers' tensors less the attention's.

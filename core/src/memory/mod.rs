@@ -287,6 +287,8 @@ struct Ctx<'a> {
     m: u64,
     /// The step runs under plain PyTorch ([`plain_torch`]): its terms are its peak moment's.
     plain_torch: bool,
+    /// It trains fp32 parameters under autocast ([`fp32_trainables`]; not with `pure_bf16`).
+    fp32_trainables: bool,
 }
 
 /// The samples a step trains on: the global batch, or with RL (GRPO, PPO) every response sampled for
@@ -421,7 +423,6 @@ fn estimate_from(plan: &Plan, facts: &ModelFacts, previous: Option<&Memory>) -> 
     let dora = dora_of(plan, facts);
     // DoRA trains a magnitude per output unit of each adapted module beside the adapters.
     let lora_params = facts.lora_params.saturating_add(dora.outputs);
-    let plain_torch = plain_torch(plan);
     let ctx = Ctx {
         plan,
         arch,
@@ -439,7 +440,8 @@ fn estimate_from(plan: &Plan, facts: &ModelFacts, previous: Option<&Memory>) -> 
         dp,
         edp,
         m,
-        plain_torch,
+        plain_torch: plain_torch(plan),
+        fp32_trainables: fp32_trainables(plan),
     };
 
     // A rank shaped like the one before it (the same layers by kind, the same embedding, loss and
@@ -671,7 +673,7 @@ pub fn dora_of(plan: &Plan, facts: &ModelFacts) -> model::DoraShape {
 /// weight in the input's dtype, which `get_weight_norm` adds the scaled adapter weight to, all
 /// alive until the forward returns. With 16-bit adapters (a DeepSpeed engine) that is the identity
 /// and three 16-bit weights: 2 · (in² + 3 · in · out). With fp32 adapters under autocast (plain
-/// PyTorch) PEFT casts the input to fp32 first (`Linear.forward`, `_cast_input_dtype`), so the
+/// PyTorch without `pure_bf16`) PEFT casts the input to fp32 first (`Linear.forward`, `_cast_input_dtype`), so the
 /// identity is fp32 beside autocast's 16-bit copy of it that the adapter's graph keeps, the base
 /// weight is copied to fp32 and the sum is fp32: 6 · in² + 12 · in · out (tools/hf_activations
 /// `autocast.py` sees the identity's 16-bit copy and the fp32 norms). QLoRA dequantizes the base
@@ -679,7 +681,7 @@ pub fn dora_of(plan: &Plan, facts: &ModelFacts) -> model::DoraShape {
 /// largest 16-bit workspace ([`model::DoraShape::widest`]).
 fn dora_workspace_bytes(ctx: &Ctx) -> u64 {
     let (d_in, d_out) = ctx.dora.widest;
-    let (squares, weights) = if ctx.plain_torch { (6, 12) } else { (2, 6) };
+    let (squares, weights) = if ctx.fp32_trainables { (6, 12) } else { (2, 6) };
     let dequantized = if ctx.plan.method == Method::Qlora { 2 } else { 0 };
     let square = d_in.saturating_mul(d_in).saturating_mul(squares);
     square.saturating_add(d_in.saturating_mul(d_out).saturating_mul(weights + dequantized))

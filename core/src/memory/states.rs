@@ -149,12 +149,13 @@ pub(super) fn stage_states(
         // `find_unused_parameters`, `bucket_cap_mb` and `broadcast_buffers`) would make the
         // gradients views of them instead ("the saved memory size will be equal to the total
         // gradients size": `torch.nn.parallel.DistributedDataParallel`'s documentation). The
-        // buckets take the gradients' dtype, fp32 here.
+        // buckets take the gradients' dtype, fp32 here but with `pure_bf16`.
         let trainable = match ctx.plan.trains_lora() {
             true => ctx.lora_params,
             false => res.params,
         };
-        res.buffers_bytes = res.buffers_bytes.saturating_add(trainable.saturating_mul(4));
+        let bytes = if ctx.fp32_trainables { 4 } else { 2 };
+        res.buffers_bytes = res.buffers_bytes.saturating_add(trainable.saturating_mul(bytes));
     }
     // A calibration's offset (fitted to a measured peak) adjusts the runtime overhead.
     let overhead =
@@ -301,12 +302,12 @@ pub(super) fn model_states(ctx: &Ctx, dense: f64, expert: f64, linear_layers: f6
         // Adapters follow their base weights: this device holds the same share of both.
         let share = total_params / ctx.summary.counts.total().max(1) as f64;
         let lora_params = ctx.lora_params as f64 * share;
-        let sharded = zero_model_states(
-            lora_params,
-            StateBytes { weights: 4.0, gradients: 4.0, optimizer: 8.0 },
-            zero_stage(ctx),
-            ctx.dp * ctx.cp,
-        );
+        // `pure_bf16` keeps them bf16 without DeepSpeed: 2 + 2 + 4 bytes ([`fp32_trainables`]).
+        let adapters = match ctx.plain_torch && !ctx.fp32_trainables {
+            true => StateBytes { weights: 2.0, gradients: 2.0, optimizer: 4.0 },
+            false => StateBytes { weights: 4.0, gradients: 4.0, optimizer: 8.0 },
+        };
+        let sharded = zero_model_states(lora_params, adapters, zero_stage(ctx), ctx.dp * ctx.cp);
         let base = zero_model_states(
             total_params,
             StateBytes { weights: base_bytes, ..bytes },
@@ -324,11 +325,13 @@ pub(super) fn model_states(ctx: &Ctx, dense: f64, expert: f64, linear_layers: f6
         // (`model/adapter.py` `_setup_full_tuning`, `cast_trainable_params_to_fp32`) and trains them
         // under autocast: fp32 weights that are their own master copy, fp32 gradients and AdamW's
         // two fp32 moments, 4 + 4 + 8 bytes (measured: tools/gpu_peak, 12 bytes a parameter
-        // between steps).
+        // between steps). With `pure_bf16` they stay bf16, and PyTorch's AdamW keeps its moments
+        // in the parameter's dtype (`torch.optim.AdamW`: `exp_avg = torch.zeros_like(p)`): 2 + 2 + 4.
         let n = dense + expert;
-        res.weights_bytes = (n * 4.0) as u64;
-        res.gradients_bytes = (n * 4.0) as u64;
-        res.optimizer_bytes = (n * 8.0) as u64;
+        let bytes = if ctx.fp32_trainables { 4.0 } else { 2.0 };
+        res.weights_bytes = (n * bytes) as u64;
+        res.gradients_bytes = (n * bytes) as u64;
+        res.optimizer_bytes = (n * 2.0 * bytes) as u64;
         return;
     }
     match ctx.path {

@@ -53,6 +53,9 @@ pub struct PlanFile {
     /// as in both.
     #[serde(default, skip_serializing_if = "is_false")]
     pub liger_kernel: bool,
+    /// LLaMA-Factory's `pure_bf16`: the trained parameters stay bf16; off when omitted.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub pure_bf16: bool,
     /// LoRA settings.
     #[serde(default)]
     pub lora: LoraFile,
@@ -1012,6 +1015,7 @@ impl Plan {
             precision: file.precision,
             attention: file.attention,
             liger_kernel: file.liger_kernel,
+            pure_bf16: file.pure_bf16,
             lora,
             rl,
             moe: moe(&file.moe)?,
@@ -1103,6 +1107,7 @@ impl Plan {
             precision: self.precision,
             attention: self.attention,
             liger_kernel: self.liger_kernel,
+            pure_bf16: self.pure_bf16,
             lora: LoraFile {
                 rank: self.lora.rank.get(),
                 alpha: self.lora.alpha,
@@ -1162,6 +1167,7 @@ impl PlanFile {
             precision: default_precision(),
             attention: default_attention(),
             liger_kernel: false,
+            pure_bf16: false,
             lora: LoraFile::default(),
             rl: RlFile::default(),
             moe: MoeFile::default(),

@@ -55,6 +55,10 @@ pub struct Plan {
     /// fused linear cross entropy, which never holds a whole micro-batch's logits (docs/memory.md
     /// "Liger's kernels").
     pub liger_kernel: bool,
+    /// LLaMA-Factory's `pure_bf16` (`FinetuningArguments`): the trained parameters are not cast to
+    /// fp32 (`model/adapter.py`, `cast_trainable_params_to_fp32`), so without DeepSpeed they,
+    /// their gradients and AdamW's moments are bf16 (docs/memory.md). Read with bf16 precision.
+    pub pure_bf16: bool,
     /// LoRA settings (used by `lora` and `qlora`).
     pub lora: Lora,
     /// RL settings (used by `grpo` and `ppo`).

@@ -103,6 +103,17 @@ pub(super) fn liger_zero3(cx: &Ctx, acc: &mut Acc) {
     }
 }
 
+/// LLaMA-Factory's `pure_bf16` under ZeRO-3: the argument parser refuses it
+/// (`hparams/parser.py` `get_train_args`: "`pure_bf16` is incompatible with DeepSpeed ZeRO-3.").
+pub(super) fn pure_bf16_zero3(cx: &Ctx, acc: &mut Acc) {
+    let plan = cx.plan;
+    if plan.pure_bf16 && plan.framework == Framework::LlamaFactory && plan.parallel.zero_stage.shards_params()
+    {
+        let fix = (Field::PureBf16, Value::from(false));
+        acc.push(Severity::Error, Code::LlamafactoryPureBf16Zero3, &[], Some(fix));
+    }
+}
+
 /// QLoRA on a model with routed experts: bitsandbytes replaces `nn.Linear` modules alone, and
 /// transformers 5 holds the experts as fused 3-D parameters, so they stay 16-bit (transformers
 /// 5.6.0 with bitsandbytes 0.50.2: Qwen3-MoE's `Qwen3MoeExperts` unconverted; the memory counts

@@ -605,7 +605,8 @@ impl HfEager {
         if !matches!(plan.framework, Framework::LlamaFactory | Framework::Verl) {
             return None;
         }
-        let plain = memory::plain_torch(plan);
+        // fp32 trainable parameters under autocast: plain PyTorch without `pure_bf16`.
+        let plain = memory::fp32_trainables(plan);
         // LoRA's parameters over its rank: Σ (in + out) of the layers PEFT wraps, none a routed
         // expert under transformers 5 ([`model::LoraScope::Hf`]), so every adapter sees every token.
         let lora_units_per_layer = match plan.trains_lora() {

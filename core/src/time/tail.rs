@@ -71,9 +71,18 @@ pub(super) fn step_tail(
     // in place (12 more; `torch.nn.utils.clip_grad_norm_`, the `Trainer`'s `max_grad_norm`).
     // VeRL's FSDP engine keeps fp32 shards alike (`model_dtype: fp32`, memory/states.rs) and clips its
     // gradients (`clip_grad: 1.0`, verl/trainer/config/optim/fsdp.yaml).
+    // With LLaMA-Factory's `pure_bf16` the same passes move bf16 parameters, gradients and moments:
+    // half the bytes.
     let fp32_shards =
-        crate::memory::plain_torch(plan) || (plan.framework == crate::plan::Framework::Verl && !megatron);
-    let bytes_per_param = if fp32_shards { 40.0 } else { 18.0 };
+        crate::memory::fp32_trainables(plan) || (plan.framework == crate::plan::Framework::Verl && !megatron);
+    let pure_bf16 = crate::memory::plain_torch(plan) && !fp32_shards;
+    let bytes_per_param = if fp32_shards {
+        40.0
+    } else if pure_bf16 {
+        20.0
+    } else {
+        18.0
+    };
     let optimizer_seconds = bytes_per_param * owned / (hw.memory_bytes_per_second * HBM_EFF);
     // Offload: optimizer states cross the host link twice a step.
     let verl = plan.framework.is_verl();

@@ -82,6 +82,7 @@ fn assert_carried(original: &PlanFile, back: &PlanFile, kind: ConfigKind) {
             assert_eq!(back.lora.rank, original.lora.rank);
             assert_eq!(back.lora.dropout, original.lora.dropout);
             assert_eq!(back.lora.dora, original.lora.dora);
+            assert_eq!(back.pure_bf16, original.pure_bf16);
             assert_eq!(back.precision, original.precision);
             assert_eq!(back.liger_kernel, original.liger_kernel);
             if original.recompute.granularity != trainplan_core::plan::RecomputeGranularity::None {
@@ -246,15 +247,18 @@ proptest! {
         lf in any::<bool>(), zero in 0u8..4, offload in any::<bool>(), micro in 1u32..5, gas in 1u32..5,
         checkpointing in any::<bool>(), fp16 in any::<bool>(), ratio in prop::sample::select(vec![0.25f64, 0.5, 1.0]),
         liger in any::<bool>(), dropout in prop::sample::select(vec![0.0f64, 0.05, 0.1]), dora in any::<bool>(),
+        pure in any::<bool>(),
     ) {
         let offload = offload && 1 <= zero;
         let framework = if lf { "llamafactory" } else { "deepspeed" };
         let method = if lf { "lora" } else { "sft-full" };
         let precision = if fp16 { "fp16" } else { "bf16" };
+        // `pure_bf16` is LLaMA-Factory's, read with bf16 precision.
+        let pure = pure && lf && !fp16;
         let granularity = if checkpointing { "full" } else { "none" };
         let text = format!(
             r#"{{"model": "qwen2.5-7b", "framework": "{framework}", "method": "{method}", "precision": "{precision}",
-                "liger_kernel": {liger}, "parallel": {{"zero_stage": {zero}, "offload_optimizer": {offload}}},
+                "liger_kernel": {liger}, "pure_bf16": {pure}, "parallel": {{"zero_stage": {zero}, "offload_optimizer": {offload}}},
                 "recompute": {{"granularity": "{granularity}", "layers_ratio": {ratio}}}, "lora": {{"dropout": {dropout}, "dora": {dora}}},
                 "batch": {{"micro_batch": {micro}, "global_batch": {}}}}}"#,
             micro * gas * 8
@@ -327,6 +331,25 @@ fn the_context_parallel_algorithm_reads_back_or_is_listed() {
         read(&mindspeed("hybrid_cp_algo")),
         (CpAlgo::Ring, vec!["--context-parallel-algo".to_owned()])
     );
+}
+
+/// LLaMA-Factory's `pure_bf16` computes in bf16 whatever the mixed-precision keys say
+/// (`hparams/parser.py`: `compute_dtype` is bf16 when `bf16` or `pure_bf16`), and DoRA's `use_dora`
+/// is read as it is written.
+#[test]
+fn llamafactorys_pure_bf16_and_dora_read_back() {
+    use trainplan_core::plan::Precision;
+    let base = PlanFile::minimal(trainplan_core::plan::ModelField::Id("qwen2.5-7b".into()));
+    let read = |keys: &str| {
+        let text = format!("model_name_or_path: Qwen/Qwen2.5-7B\nstage: sft\nfinetuning_type: lora\n{keys}");
+        let got = import(&text, &base).unwrap_or_else(|e| panic!("{text}: {e}"));
+        assert!(got.unknown.is_empty(), "{:?}", got.unknown);
+        (got.file.precision, got.file.pure_bf16, got.file.lora.dora)
+    };
+    assert_eq!(read("pure_bf16: true\n"), (Precision::Bf16, true, false));
+    assert_eq!(read("fp16: true\npure_bf16: true\n"), (Precision::Bf16, true, false));
+    assert_eq!(read("fp16: true\nuse_dora: true\n"), (Precision::Fp16, false, true));
+    assert_eq!(read("bf16: true\npure_bf16: false\n"), (Precision::Bf16, false, false));
 }
 
 /// A script is read as the shell runs it: Megatron-LM's examples/llama/train_llama3_8b_h100_fp8.sh

@@ -1620,3 +1620,51 @@ fn dora_keeps_both_outputs_and_works_out_each_modules_norms() {
         assert_eq!(peak(true), peak(false), "{framework}");
     }
 }
+
+/// LLaMA-Factory's `pure_bf16` without DeepSpeed: the trained parameters are not cast to fp32
+/// (`model/adapter.py`), so the weights and gradients are 2 bytes each and PyTorch's AdamW keeps
+/// its two moments in the parameter's dtype, 4 (`torch.optim.AdamW`, `zeros_like(p)`): 8 bytes a
+/// parameter where fp32 trainables take 16. Qwen2.5-7B full SFT on one H100, 7,615,616,512
+/// parameters (its config, counted as `model.num_parameters()` gives them): 115 GiB does not fit,
+/// 59 GiB does. Autocast has nothing to cast, so the step saves what a bf16 model saves and runs
+/// without the casts' traffic; under ZeRO-3 LLaMA-Factory refuses it (`llamafactory.pure_bf16_zero3`),
+/// and it is read with bf16 precision alone.
+#[test]
+fn pure_bf16_keeps_the_trained_parameters_and_their_states_in_bf16() {
+    let report = |pure: bool, precision: &str, zero: u32| {
+        let text = format!(
+            r#"{{"model": "qwen2.5-7b", "method": "sft-full", "cluster": {{"devices_per_node": 1}},
+                "precision": "{precision}", "pure_bf16": {pure}, "parallel": {{"zero_stage": {zero}}}}}"#
+        );
+        evaluate(&Plan::from_json(&text).unwrap())
+    };
+    let n = 7_615_616_512u64;
+    let (pure, mixed) = (report(true, "bf16", 0), report(false, "bf16", 0));
+    assert_eq!(pure.params.total, n);
+    let stage = &pure.memory.stages[0];
+    assert_eq!((stage.weights, stage.gradients, stage.optimizer), (2 * n, 2 * n, 4 * n));
+    let stage = &mixed.memory.stages[0];
+    assert_eq!((stage.gradients, stage.optimizer), (4 * n, 8 * n));
+    assert!(pure.memory.fits && !mixed.memory.fits);
+    assert!(pure.memory.stages[0].activations < mixed.memory.stages[0].activations);
+    assert!(pure.time.step_seconds < mixed.time.step_seconds);
+    // fp16 precision: not in effect, nothing changes (LLaMA-Factory's file is written without it).
+    assert_eq!(report(true, "fp16", 0).memory.peak_bytes, report(false, "fp16", 0).memory.peak_bytes);
+    // ZeRO-3: refused, and its fix turns it off.
+    let refused = report(true, "bf16", 3);
+    let finding = refused.findings.iter().find(|f| f.code == "llamafactory.pure_bf16_zero3").unwrap();
+    let fix = finding.fix.as_ref().unwrap();
+    let plan = Plan::from_json(
+        r#"{"model": "qwen2.5-7b", "method": "sft-full", "pure_bf16": true, "parallel": {"zero_stage": 3}}"#,
+    )
+    .unwrap();
+    assert!(!trainplan_core::rules::apply(&plan, fix).unwrap().pure_bf16);
+    // LoRA: the adapters bf16 too, 8 bytes each instead of 16.
+    let lora = |pure: bool| {
+        let text = format!(r#"{{"model": "qwen2.5-7b", "pure_bf16": {pure}}}"#);
+        evaluate(&Plan::from_json(&text).unwrap())
+    };
+    let (pure, mixed) = (lora(true), lora(false));
+    let adapters = pure.params.trainable;
+    assert_eq!(mixed.memory.stages[0].optimizer - pure.memory.stages[0].optimizer, 4 * adapters);
+}

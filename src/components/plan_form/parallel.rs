@@ -40,6 +40,7 @@ pub fn ParallelSection(
                     Knob::LoraRank
                         | Knob::LoraDropout
                         | Knob::LoraDora
+                        | Knob::PureBf16
                         | Knob::SeqLen
                         | Knob::MeanSeqLen
                         | Knob::Rl

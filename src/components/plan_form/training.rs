@@ -56,6 +56,10 @@ pub fn TrainingSection(
             {framework}
             {method}
             {precision}
+            // LLaMA-Factory's `pure_bf16`, read with bf16 precision alone.
+            <Show when=move || ctx.applies(Knob::PureBf16) && form.with(|f| f.file.precision == Precision::Bf16)>
+                {check(ctx, Key::training_pure_bf16, "pure-bf16-check", |f| f.pure_bf16, |f, v| f.pure_bf16 = v)}
+            </Show>
             <Show when=trains_lora>
                 <div class="grid2">
                     {number(ctx, Key::training_lora_rank, "lora-rank-input", NumField::LoraRank, None)}

@@ -691,3 +691,40 @@ async fn dora_is_a_box_beside_the_lora_rank() -> WebDriverResult<()> {
     assert!(!page.has("dora-check").await?, "dora-check is shown for MindSpeed-LLM");
     page.driver.quit().await
 }
+
+/// LLaMA-Factory's `pure_bf16`, a box under the precision while it is bf16: Qwen2.5-7B full SFT on
+/// one H100 does not fit with fp32 trainable parameters and fits with bf16 ones, as the core says;
+/// the YAML carries the key; ZeRO-3 is refused with a fix; fp16 hides the box.
+#[tokio::test]
+async fn pure_bf16_fits_a_full_fine_tune_on_one_device() -> WebDriverResult<()> {
+    let chromedriver = Chromedriver::start();
+    let page = open(&chromedriver, 1280, 900).await?;
+    page.wait_text("summary-run", |t| t.contains("LLaMA-Factory")).await?;
+    page.choose("method-select", "sft-full").await?;
+    page.type_into("devices-input", "1").await?;
+    page.wait_text("summary-fits", |t| !t.is_empty()).await?;
+    let plan = plan_of(&page).await?;
+    assert!(!evaluate(&plan).memory.fits, "the fp32 trainables fit");
+    page.click("pure-bf16-check").await?;
+    page.wait_text("launch-text", |t| t.contains("pure_bf16: true")).await?;
+    let plan = plan_of(&page).await?;
+    assert!(plan.pure_bf16);
+    let report = evaluate(&plan);
+    assert!(report.memory.fits);
+    let peak = format!("{:.2} GiB", report.memory.peak_bytes as f64 / (1u64 << 30) as f64);
+    page.wait_text("summary-fits", |t| t.contains(&peak)).await?;
+    page.click("lang-switch").await?;
+    page.wait_text("summary-run", |t| t.contains("LLaMA-Factory")).await?;
+    page.scroll_to("pure-bf16-check").await?;
+    page.screenshot("zh-pure-bf16").await?;
+    page.click("lang-switch").await?;
+    page.choose("zero-select", "3").await?;
+    page.wait_text("finding-llamafactory.pure_bf16_zero3", |t| t.contains("ZeRO-3")).await?;
+    page.click("fix-llamafactory.pure_bf16_zero3").await?;
+    page.wait_text("launch-text", |t| !t.contains("pure_bf16")).await?;
+    assert!(!plan_of(&page).await?.pure_bf16);
+    page.choose("precision-select", "fp16").await?;
+    page.wait_text("launch-text", |t| t.contains("fp16: true")).await?;
+    assert!(!page.has("pure-bf16-check").await?, "pure-bf16-check is shown with fp16");
+    page.driver.quit().await
+}

@@ -27,6 +27,7 @@ const APPLIED: &[&str] = &[
     "num_train_epochs",
     "flash_attn",
     "enable_liger_kernel",
+    "pure_bf16",
     "deepspeed",
 ];
 
@@ -53,6 +54,12 @@ pub(super) fn llamafactory(map: &Hash, text: &str, file: &mut PlanFile) -> Resul
         };
     }
     file.liger_kernel = y.switch("enable_liger_kernel");
+    // `pure_bf16` computes in bf16 whatever the mixed-precision keys say (`hparams/parser.py`:
+    // `compute_dtype` is bf16 when `bf16` or `pure_bf16`).
+    file.pure_bf16 = y.switch("pure_bf16");
+    if file.pure_bf16 {
+        file.precision = Precision::Bf16;
+    }
     // The passes the cost panel's budget counts; one the plan cannot hold is listed as not used.
     if let Some(value) = y.get("num_train_epochs") {
         let epochs = match value {
