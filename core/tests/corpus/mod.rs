@@ -275,14 +275,20 @@ pub fn generated() -> Vec<Entry> {
                    "batch": {"micro_batch": 1, "global_batch": 32, "seq_len": 2048}}),
         );
     }
-    // Liger's kernels (`enable_liger_kernel`, LLaMA-Factory's `ModelArguments`) and the adapters'
-    // dropout (`lora_dropout`, its `FinetuningArguments`).
     // DoRA (`use_dora`, its `FinetuningArguments`).
     add(
         "llamafactory-dora-qwen2.5-7b",
         json!({"model": "qwen2.5-7b", "framework": "llamafactory", "method": "lora",
                "lora": {"dora": true}, "batch": {"micro_batch": 1, "global_batch": 8, "seq_len": 2048}}),
     );
+    // bf16 trained parameters (`pure_bf16`, its `FinetuningArguments`), without DeepSpeed.
+    add(
+        "llamafactory-pure-bf16-qwen2.5-1.5b",
+        json!({"model": "qwen2.5-1.5b", "framework": "llamafactory", "method": "sft-full", "pure_bf16": true,
+               "batch": {"micro_batch": 1, "global_batch": 8, "seq_len": 2048}}),
+    );
+    // Liger's kernels (`enable_liger_kernel`, LLaMA-Factory's `ModelArguments`) and the adapters'
+    // dropout (`lora_dropout`, its `FinetuningArguments`).
     add(
         "llamafactory-lora-liger-qwen2.5-7b",
         json!({"model": "qwen2.5-7b", "framework": "llamafactory", "method": "lora", "liger_kernel": true,
