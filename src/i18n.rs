@@ -514,6 +514,7 @@ texts! {
     advice_recompute_full => "Full recomputation: store only each layer's input, recompute the rest in backward.", "完全重计算：只保存每层输入，反向时重算其余部分。";
     advice_recompute_less => "Recompute less: memory allows storing the activations, saving the extra forward.", "减少重计算：显存够保存激活，省掉多出来的前向。";
     advice_swap_attention => "Swap attention activations to host memory (MindSpeed --swap-attention).", "把注意力激活换出到主机内存（MindSpeed --swap-attention）。";
+    advice_pure_bf16 => "Keep the trained parameters in bf16 (LLaMA-Factory pure_bf16).", "训练参数保持 bf16（LLaMA-Factory 的 pure_bf16）。";
     advice_liger_kernel => "Turn on Liger's kernels (LLaMA-Factory enable_liger_kernel, VeRL use_liger).", "开启 Liger 算子（LLaMA-Factory 的 enable_liger_kernel、VeRL 的 use_liger）。";
     advice_flash_attention => "Flash attention: never materialises the score matrix, and runs faster.", "Flash Attention：不生成注意力分数矩阵，且更快。";
     advice_micro_batch_up => "Double the micro-batch: larger GEMMs run closer to peak while memory lasts.", "微批加倍：显存允许时，更大的矩阵乘更接近峰值算力。";
@@ -547,6 +548,7 @@ texts! {
     advice_why_recompute_full => "Full recomputation keeps only each layer's input and reruns the whole forward during backward: activations shrink to a sliver, compute grows by about a third.", "完全重计算只保留每层输入，反向时重跑整个前向：激活几乎全省，计算量约增加三分之一。";
     advice_why_recompute_less => "Recomputation trades time for memory. With memory to spare, storing the activations removes the extra forward pass from every step.", "重计算是用时间换显存。显存有富余时保存激活，每步都能省掉多出的一次前向。";
     advice_why_swap_attention => "MindSpeed copies attention activations to host memory after forward and prefetches them before backward, overlapping the copies with compute.", "MindSpeed 在前向后把注意力激活拷到主机内存，反向前再预取回来，拷贝与计算重叠。";
+    advice_why_pure_bf16 => "Without DeepSpeed LLaMA-Factory casts the trained parameters to fp32: weights, gradients and AdamW's moments take 16 bytes a parameter. In bf16 they take 8, but there is no fp32 master copy, so updates smaller than bf16 can resolve are lost: check the loss curve.", "不用 DeepSpeed 时 LLaMA-Factory 把训练参数转为 fp32：权重、梯度与 AdamW 状态每个参数占 16 字节。改为 bf16 后只占 8 字节，但没有 fp32 主副本，小于 bf16 精度的更新会丢失，请留意 loss 曲线。";
     advice_why_liger_kernel => "Liger runs each RMSNorm, SwiGLU and rotary embedding as one Triton kernel instead of several eager operators, keeping fewer tensors for backward, and for LLaMA-Factory's pre-training and SFT computes the head and the loss chunk by chunk in forward, so a micro-batch's logits and their fp32 copies are never held.", "Liger 用一个 Triton 算子完成每个 RMSNorm、SwiGLU 和旋转位置编码，代替多个 eager 小算子，为反向保存的张量也更少；LLaMA-Factory 预训练和 SFT 时还在前向中分块计算输出层和损失，从不保存整个微批次的 logits 及其 fp32 副本。";
     advice_why_flash_attention => "Eager attention materialises the b·heads·s² score matrix; flash attention computes it in tiles on chip and never stores it, saving memory and HBM traffic.", "普通注意力会生成 b·heads·s² 的分数矩阵；Flash Attention 在片上分块计算，从不保存它，省显存也省 HBM 流量。";
     advice_why_micro_batch_up => "Small GEMMs leave the tensor cores idle part of the time; a larger micro-batch raises efficiency until memory runs out.", "矩阵乘太小，张量核心有一部分时间空闲；增大微批能提高效率，直到显存用尽。";

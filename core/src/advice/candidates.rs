@@ -228,6 +228,12 @@ fn activation_moves(ctx: &Ctx) -> Vec<Candidate> {
     if !plan.liger_kernel && crate::memory::liger_patches_model(plan) {
         res.push(candidate(Move::LigerKernel, vec![fix(Field::LigerKernel, true)]));
     }
+    // LLaMA-Factory's `pure_bf16` where it would train fp32 parameters in bf16 without DeepSpeed:
+    // half the model states, offered for memory alone (it drops the fp32 master copy).
+    let fp32 = crate::memory::fp32_trainables(plan) && plan.precision == crate::plan::Precision::Bf16;
+    if !ctx.fits && fp32 {
+        res.push(candidate(Move::PureBf16, vec![fix(Field::PureBf16, true)]));
+    }
     res
 }
 

@@ -58,6 +58,7 @@ named_enum! {
         SwapAttention = "swap_attention",
         FlashAttention = "flash_attention",
         LigerKernel = "liger_kernel",
+        PureBf16 = "pure_bf16",
         MicroBatchUp = "micro_batch_up",
         MicroBatchDown = "micro_batch_down",
         MoreMicrobatches = "more_microbatches",

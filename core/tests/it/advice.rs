@@ -31,6 +31,8 @@ const PLANS: &[&str] = &[
     // Megatron bf16 on H100: fp8 is on offer.
     r#"{"model": "llama-3-8b", "framework": "megatron", "method": "pretrain", "parallel": {"tp": 2},
         "batch": {"global_batch": 64, "seq_len": 4096}}"#,
+    // LLaMA-Factory full SFT on one H100 without DeepSpeed: fp32 trained parameters do not fit.
+    r#"{"model": "qwen2.5-7b", "method": "sft-full", "cluster": {"devices_per_node": 1}}"#,
 ];
 
 fn plan(text: &str) -> Plan {
@@ -396,4 +398,21 @@ fn deepspeed_is_offered_the_overlap_of_its_partitioned_reductions() {
             "batch": {"global_batch": 64}}"#,
     );
     assert!(advice::advise(&verl).iter().all(|a| a.code != advice::Move::OverlapGradReduce));
+}
+
+/// Qwen2.5-7B full SFT on one H100 under LLaMA-Factory without DeepSpeed: fp32 trained parameters
+/// (16 bytes each with their gradients and AdamW's moments) do not fit; `pure_bf16` is offered and
+/// fits, 8 bytes a parameter less: 8 × 7,615,616,512 bytes, the model states alone (the activations
+/// shrink too, autocast casting nothing). Offered neither where the plan fits nor under DeepSpeed.
+#[test]
+fn a_full_fine_tune_that_does_not_fit_is_offered_pure_bf16() {
+    let advice = |text: &str| advice::advise(&plan(text));
+    let offered = advice(PLANS[PLANS.len() - 1]);
+    let pure = offered.iter().find(|a| a.code == advice::Move::PureBf16).expect("pure_bf16 offered");
+    assert!(pure.fits);
+    assert!(-pure.peak_delta_bytes >= 8 * 7_615_616_512, "{}", pure.peak_delta_bytes);
+    let fitting = r#"{"model": "qwen2.5-0.5b", "method": "sft-full", "cluster": {"devices_per_node": 1}}"#;
+    assert!(advice(fitting).iter().all(|a| a.code != advice::Move::PureBf16));
+    let deepspeed = r#"{"model": "qwen2.5-7b", "method": "sft-full", "parallel": {"zero_stage": 2}}"#;
+    assert!(advice(deepspeed).iter().all(|a| a.code != advice::Move::PureBf16));
 }

@@ -694,7 +694,7 @@ async fn dora_is_a_box_beside_the_lora_rank() -> WebDriverResult<()> {
 
 /// LLaMA-Factory's `pure_bf16`, a box under the precision while it is bf16: Qwen2.5-7B full SFT on
 /// one H100 does not fit with fp32 trainable parameters and fits with bf16 ones, as the core says;
-/// the YAML carries the key; ZeRO-3 is refused with a fix; fp16 hides the box.
+/// the advice offers it; the YAML carries the key; ZeRO-3 is refused with a fix; fp16 hides the box.
 #[tokio::test]
 async fn pure_bf16_fits_a_full_fine_tune_on_one_device() -> WebDriverResult<()> {
     let chromedriver = Chromedriver::start();
@@ -705,8 +705,13 @@ async fn pure_bf16_fits_a_full_fine_tune_on_one_device() -> WebDriverResult<()> 
     page.wait_text("summary-fits", |t| !t.is_empty()).await?;
     let plan = plan_of(&page).await?;
     assert!(!evaluate(&plan).memory.fits, "the fp32 trainables fit");
-    page.click("pure-bf16-check").await?;
+    // The advice offers it, and applies it with one click: the box is ticked.
+    page.settled().await?;
+    page.scroll_to("advice-pure_bf16").await?;
+    page.screenshot("en-pure-bf16-advice").await?;
+    page.click("advice-apply-pure_bf16").await?;
     page.wait_text("launch-text", |t| t.contains("pure_bf16: true")).await?;
+    assert_eq!(page.el("pure-bf16-check").await?.prop("checked").await?.as_deref(), Some("true"));
     let plan = plan_of(&page).await?;
     assert!(plan.pure_bf16);
     let report = evaluate(&plan);
