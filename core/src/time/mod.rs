@@ -632,7 +632,10 @@ impl HfEager {
         // With a dropout under autocast, the base's second run casts that fp32 weight copy back to
         // 16 bits for its GEMM (4 + 2).
         let recast = if plain && 0.0 < plan.lora.dropout { 6.0 } else { 0.0 };
-        let norms = (per_weight + recast) * dora.weights as f64 + per_square * dora.squares as f64;
+        // QLoRA's 4-bit base is dequantized once more for the norms (`dequantize_module_weight`).
+        let dequantize = if plan.method == Method::Qlora { DEQUANT_4BIT_BYTES_PER_PARAM } else { 0.0 };
+        let norms =
+            (per_weight + recast + dequantize) * dora.weights as f64 + per_square * dora.squares as f64;
         Some(HfEager {
             lora_units_per_layer,
             lora_bytes_per_unit,

@@ -1609,6 +1609,12 @@ fn dora_keeps_both_outputs_and_works_out_each_modules_norms() {
         evaluate(&Plan::from_json(&text).unwrap()).time.step_seconds
     };
     assert!(step(true, 0.05) > step(false, 0.05) && step(true, 0.05) > step(true, 0.0));
+    // QLoRA dequantizes its 4-bit base once more for the norms: DoRA costs it more than LoRA.
+    let qlora = |method: &str, dora: bool| {
+        let text = format!(r#"{{"model": "qwen2.5-7b", "method": "{method}", "lora": {{"dora": {dora}}}}}"#);
+        evaluate(&Plan::from_json(&text).unwrap()).time.step_seconds
+    };
+    assert!(qlora("qlora", true) - qlora("qlora", false) > qlora("lora", true) - qlora("lora", false));
     // MindSpeed-LLM's and VeRL's LoRA have no DoRA: the setting is reset, nothing changes.
     for framework in ["mindspeed-llm", "verl"] {
         let peak = |dora: bool| {
