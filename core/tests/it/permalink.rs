@@ -28,7 +28,7 @@ pub(crate) fn plan_strategy() -> impl Strategy<Value = Plan> {
         (
             prop::sample::select(Precision::ALL.to_vec()),
             prop::sample::select(AttentionImpl::ALL.to_vec()),
-            any::<bool>(),
+            any::<[bool; 2]>(),
         ),
         (
             1..=1024_u32,
@@ -37,6 +37,8 @@ pub(crate) fn plan_strategy() -> impl Strategy<Value = Plan> {
                 vec!["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"],
                 0..=7,
             ),
+            any::<bool>(),
+            prop::sample::select(vec![0.0_f64, 0.05, 0.1, 0.9]),
         ),
         (1..=16_u32, 1..=64_u32, 1..=32_768_u32, 1..=32_768_u32, 0.01..=1.0_f64, 1..=1024_u32),
     )
@@ -56,8 +58,9 @@ pub(crate) fn plan_strategy() -> impl Strategy<Value = Plan> {
                     "cp_algo": if flags[4] { "alltoall" } else { "ring" }},
                 "recompute": {"granularity": rc.0.wire(), "method": rc.1.wire(), "num_layers": rc.2},
                 "batch": {"micro_batch": batch.0, "global_batch": batch.1, "seq_len": batch.2},
-                "precision": prec.0.wire(), "attention": prec.1.wire(), "liger_kernel": prec.2,
-                "lora": {"rank": lora.0, "alpha": lora.1, "targets": targets},
+                "precision": prec.0.wire(), "attention": prec.1.wire(), "liger_kernel": prec.2[0],
+                "pure_bf16": prec.2[1],
+                "lora": {"rank": lora.0, "alpha": lora.1, "targets": targets, "dora": lora.3, "dropout": lora.4},
                 "rl": {"rollout_tp": rl.0, "n_samples_per_prompt": rl.1, "max_prompt_length": rl.2,
                     "max_response_length": rl.3, "gpu_memory_utilization": rl.4, "max_num_seqs": rl.5},
             });
