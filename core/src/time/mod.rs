@@ -619,7 +619,11 @@ impl HfEager {
         let casts_weights = plain && !plan.trains_lora() && plan.precision != Precision::Fp32;
         let lora_bytes_per_unit =
             if plain { LORA_FP32_BYTES_PER_TOKEN_UNIT } else { LORA_BYTES_PER_TOKEN_UNIT };
-        let dora = memory::dora_of(plan, &memory::ModelFacts::recent(plan));
+        // Counted only where the plan trains DoRA: the model's facts are not read otherwise.
+        let dora = match plan.lora.dora && plan.trains_lora() {
+            true => memory::dora_of(plan, &memory::ModelFacts::recent(plan)),
+            false => crate::model::DoraShape::default(),
+        };
         let layers = plan.model.arch.n_layers.max(1) as f64;
         // DoRA's path replaces the plain adapter's output side (its output scaled and added to the
         // base's, 10 bytes an output unit of `LORA_BYTES_PER_TOKEN_UNIT`'s count).
