@@ -246,6 +246,7 @@ texts! {
     training_lora_rank => "LoRA rank", "LoRA 秩";
     training_lora_dropout => "LoRA dropout", "LoRA dropout 比例";
     training_dora => "DoRA (weight-decomposed LoRA)", "DoRA（权重分解的 LoRA）";
+    training_adam_8bit => "8-bit AdamW (bitsandbytes, optim: adamw_8bit)", "8 位 AdamW（bitsandbytes，optim: adamw_8bit）";
     training_pure_bf16 => "pure_bf16: weights and optimizer states in bf16", "pure_bf16：权重与优化器状态均为 bf16";
     method_pretrain => "Pre-training", "预训练";
     method_sft_full => "Full SFT", "全参数 SFT";

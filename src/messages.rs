@@ -632,6 +632,7 @@ fn field_key(field: Field) -> Option<Key> {
         Field::RlLora => Key::rl_lora,
         Field::LoraDora => Key::training_dora,
         Field::PureBf16 => Key::training_pure_bf16,
+        Field::Optimizer => Key::training_adam_8bit,
         Field::LaunchModelPath => Key::launch_model_path,
         Field::LaunchDataset => Key::launch_dataset,
         Field::LaunchOutputDir => Key::launch_output_dir,

@@ -64,6 +64,7 @@ named_enum! {
         Attention = "attention",
         LigerKernel = "liger_kernel",
         PureBf16 = "pure_bf16",
+        Optimizer = "optimizer",
         LoraRank = "lora.rank",
         LoraAlpha = "lora.alpha",
         LoraDropout = "lora.dropout",

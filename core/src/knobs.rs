@@ -109,6 +109,8 @@ pub enum Knob {
     LigerKernel,
     /// `pure_bf16`.
     PureBf16,
+    /// `optimizer`.
+    Optimizer,
     /// `recompute.activation_function`.
     ActivationFunction,
     /// `recompute.activation_function_layers`.
@@ -222,6 +224,7 @@ impl Knob {
         Knob::Attention,
         Knob::LigerKernel,
         Knob::PureBf16,
+        Knob::Optimizer,
         Knob::ActivationFunction,
         Knob::ActivationFunctionLayers,
         Knob::SwapAttention,
@@ -283,6 +286,7 @@ impl Knob {
             Knob::Attention => Field::Attention,
             Knob::LigerKernel => Field::LigerKernel,
             Knob::PureBf16 => Field::PureBf16,
+            Knob::Optimizer => Field::Optimizer,
             Knob::ActivationFunction => Field::RecomputeActivationFunction,
             Knob::ActivationFunctionLayers => Field::RecomputeActivationFunctionLayers,
             Knob::SwapAttention => Field::RecomputeSwapAttention,
@@ -482,7 +486,8 @@ pub fn applies(framework: Framework, method: Method, knob: Knob) -> Applies {
         // `actor_rollout_ref.model.use_liger` (`verl/workers/config/model.py`).
         Knob::LigerKernel => only(&[Framework::LlamaFactory, Framework::Verl]),
         // LLaMA-Factory `FinetuningArguments.pure_bf16` (`src/llamafactory/hparams/finetuning_args.py`).
-        Knob::PureBf16 => only(&[Framework::LlamaFactory]),
+        // The HF `Trainer`'s `optim` (transformers `TrainingArguments`), which LLaMA-Factory passes on.
+        Knob::PureBf16 | Knob::Optimizer => only(&[Framework::LlamaFactory]),
         // MindSpeed-RL `RLConfig.blocking`.
         Knob::RlBlocking => match for_methods(RL_METHODS) {
             Applies::Yes => only(&[Framework::MindSpeedRl]),
@@ -660,6 +665,7 @@ pub fn effective(plan: &Plan) -> Cow<'_, Plan> {
         Attention => {};
         LigerKernel => reset!(liger_kernel, false);
         PureBf16 => reset!(pure_bf16, false);
+        Optimizer => reset!(optimizer, crate::plan::Optimizer::AdamW);
         SeqLen => {};
         MeanSeqLen => reset!(batch.mean_seq_len, 0);
         Rl => {};

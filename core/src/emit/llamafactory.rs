@@ -252,6 +252,10 @@ fn train_keys(plan: &Plan) -> String {
         // No block-scaled recipe in LLaMA-Factory (rule precision.framework): bf16, said in the header.
         Precision::Mxfp8 | Precision::Nvfp4 => kv(&mut y, "bf16", "true"),
     }
+    // bitsandbytes' 8-bit AdamW, written where the plan counts it: without DeepSpeed.
+    if plan.optimizer == crate::plan::Optimizer::AdamW8bit && crate::memory::plain_torch(plan) {
+        kv(&mut y, "optim", "adamw_8bit");
+    }
     kv(&mut y, "ddp_timeout", "180000000");
     y
 }

@@ -59,6 +59,11 @@ pub const ALLOCATOR_RESERVE_FRAC: f64 = 0.05;
 /// §2: 4 bits + 8-bit absmax per 64 + fp32 per 256 blocks = 4.127 bits).
 pub const NF4_BYTES_PER_PARAM: f64 = 4.127 / 8.0;
 
+/// Bytes of bitsandbytes' 8-bit AdamW states a parameter: two moments of a byte each and, for
+/// each, an fp32 absolute maximum per block of 2,048 elements (`Optimizer2State.init_state`,
+/// bitsandbytes/optim/optimizer.py: `blocks = n // 2048`, `absmax1`, `absmax2`): 2 + 8/2048.
+pub const ADAM_8BIT_BYTES_PER_PARAM: f64 = 2.00390625;
+
 /// MindSpeed `--swap-optimizer-times`' default: the step brings the optimizer states back to the
 /// device in this many slices (`swap_optimizer_feature.py`: "each swap will be moved
 /// len(shard_fp32_from_float16) // swap_optimizer_times elements"; docs/features/swap-optimizer.md).

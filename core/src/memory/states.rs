@@ -260,6 +260,18 @@ pub(super) fn frozen_base_bytes(plan: &Plan, sixteen_bit: f64, total: f64, exper
 }
 
 /// Bytes per parameter of each model state as the plan's framework keeps them ([`state_bytes`]).
+/// Bytes of AdamW's two moments for a trained parameter of `element` bytes under plain PyTorch:
+/// each in the parameter's dtype (`torch.optim.AdamW`: `zeros_like(p)`), or with LLaMA-Factory's
+/// `optim: adamw_8bit` a byte each and an fp32 scale per block of 2,048 ([`ADAM_8BIT_BYTES_PER_PARAM`];
+/// tensors under 4,096 elements, the norms' weights, keep fp32 moments there: left out). Elsewhere
+/// `2 · element`, as DeepSpeed's and the other engines' states are counted.
+pub(super) fn plain_moment_bytes(ctx: &Ctx, element: f64) -> f64 {
+    match ctx.plain_torch && ctx.plan.optimizer == crate::plan::Optimizer::AdamW8bit {
+        true => ADAM_8BIT_BYTES_PER_PARAM,
+        false => 2.0 * element,
+    }
+}
+
 pub(super) fn stage_state_bytes(ctx: &Ctx) -> StateBytes {
     let plan = ctx.plan;
     // VeRL's FSDP engine builds its models in fp32 (`model_dtype: fp32`, verl 0.9.1
@@ -304,8 +316,8 @@ pub(super) fn model_states(ctx: &Ctx, dense: f64, expert: f64, linear_layers: f6
         let lora_params = ctx.lora_params as f64 * share;
         // `pure_bf16` keeps them bf16 without DeepSpeed: 2 + 2 + 4 bytes ([`fp32_trainables`]).
         let adapters = match ctx.plain_torch && !ctx.fp32_trainables {
-            true => StateBytes { weights: 2.0, gradients: 2.0, optimizer: 4.0 },
-            false => StateBytes { weights: 4.0, gradients: 4.0, optimizer: 8.0 },
+            true => StateBytes { weights: 2.0, gradients: 2.0, optimizer: plain_moment_bytes(ctx, 2.0) },
+            false => StateBytes { weights: 4.0, gradients: 4.0, optimizer: plain_moment_bytes(ctx, 4.0) },
         };
         let sharded = zero_model_states(lora_params, adapters, zero_stage(ctx), ctx.dp * ctx.cp);
         let base = zero_model_states(
@@ -331,7 +343,7 @@ pub(super) fn model_states(ctx: &Ctx, dense: f64, expert: f64, linear_layers: f6
         let bytes = if ctx.fp32_trainables { 4.0 } else { 2.0 };
         res.weights_bytes = (n * bytes) as u64;
         res.gradients_bytes = (n * bytes) as u64;
-        res.optimizer_bytes = (n * 2.0 * bytes) as u64;
+        res.optimizer_bytes = (n * plain_moment_bytes(ctx, bytes)) as u64;
         return;
     }
     match ctx.path {

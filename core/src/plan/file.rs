@@ -56,6 +56,9 @@ pub struct PlanFile {
     /// LLaMA-Factory's `pure_bf16`: the trained parameters stay bf16; off when omitted.
     #[serde(default, skip_serializing_if = "is_false")]
     pub pure_bf16: bool,
+    /// `adamw` (the default) or `adamw_8bit`.
+    #[serde(default = "adamw", skip_serializing_if = "is_adamw")]
+    pub optimizer: Optimizer,
     /// LoRA settings.
     #[serde(default)]
     pub lora: LoraFile,
@@ -241,6 +244,14 @@ fn is_zero(n: &u32) -> bool {
 
 fn is_zero_f64(x: &f64) -> bool {
     *x == 0.0
+}
+
+fn adamw() -> Optimizer {
+    Optimizer::AdamW
+}
+
+fn is_adamw(o: &Optimizer) -> bool {
+    *o == Optimizer::AdamW
 }
 
 fn is_false(b: &bool) -> bool {
@@ -1016,6 +1027,7 @@ impl Plan {
             attention: file.attention,
             liger_kernel: file.liger_kernel,
             pure_bf16: file.pure_bf16,
+            optimizer: file.optimizer,
             lora,
             rl,
             moe: moe(&file.moe)?,
@@ -1108,6 +1120,7 @@ impl Plan {
             attention: self.attention,
             liger_kernel: self.liger_kernel,
             pure_bf16: self.pure_bf16,
+            optimizer: self.optimizer,
             lora: LoraFile {
                 rank: self.lora.rank.get(),
                 alpha: self.lora.alpha,
@@ -1168,6 +1181,7 @@ impl PlanFile {
             attention: default_attention(),
             liger_kernel: false,
             pure_bf16: false,
+            optimizer: Optimizer::AdamW,
             lora: LoraFile::default(),
             rl: RlFile::default(),
             moe: MoeFile::default(),

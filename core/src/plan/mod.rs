@@ -59,6 +59,9 @@ pub struct Plan {
     /// fp32 (`model/adapter.py`, `cast_trainable_params_to_fp32`), so without DeepSpeed they,
     /// their gradients and AdamW's moments are bf16 (docs/memory.md). Read with bf16 precision.
     pub pure_bf16: bool,
+    /// The optimizer (LLaMA-Factory's `optim`); read without DeepSpeed, whose engine keeps its own
+    /// states (docs/memory.md).
+    pub optimizer: Optimizer,
     /// LoRA settings (used by `lora` and `qlora`).
     pub lora: Lora,
     /// RL settings (used by `grpo` and `ppo`).
@@ -231,6 +234,18 @@ wire_enum! {
         /// NVFP4 (4-bit E2M1 with 16-element blocks): Blackwell's fp4 recipe (Megatron
         /// `--fp4-format e2m1 --fp4-recipe nvfp4`), bf16 elsewhere.
         Nvfp4 = "nvfp4",
+    }
+}
+
+wire_enum! {
+    /// The optimizer's kind (LLaMA-Factory: the HF `Trainer`'s `optim`).
+    Optimizer {
+        /// AdamW, its two moments in the trained parameters' dtype.
+        AdamW = "adamw",
+        /// bitsandbytes' 8-bit AdamW (Dettmers et al. 2022, "8-bit Optimizers via Block-wise
+        /// Quantization"): each moment a byte an element, with an fp32 scale per block of 2,048
+        /// (`Optimizer2State.init_state` in bitsandbytes/optim/optimizer.py).
+        AdamW8bit = "adamw_8bit",
     }
 }
 

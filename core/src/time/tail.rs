@@ -76,12 +76,15 @@ pub(super) fn step_tail(
     let fp32_shards =
         crate::memory::fp32_trainables(plan) || (plan.framework == crate::plan::Framework::Verl && !megatron);
     let pure_bf16 = crate::memory::plain_torch(plan) && !fp32_shards;
-    let bytes_per_param = if fp32_shards {
-        40.0
-    } else if pure_bf16 {
-        20.0
-    } else {
-        18.0
+    // bitsandbytes' 8-bit AdamW reads and writes its moments a byte each: 4 bytes where fp32
+    // moments move 16 and bf16 ones 8.
+    let eight_bit = crate::memory::plain_torch(plan) && plan.optimizer == crate::plan::Optimizer::AdamW8bit;
+    let bytes_per_param = match (fp32_shards, pure_bf16, eight_bit) {
+        (true, _, true) => 28.0,
+        (true, _, false) => 40.0,
+        (false, true, true) => 16.0,
+        (false, true, false) => 20.0,
+        (false, false, _) => 18.0,
     };
     let optimizer_seconds = bytes_per_param * owned / (hw.memory_bytes_per_second * HBM_EFF);
     // Offload: optimizer states cross the host link twice a step.

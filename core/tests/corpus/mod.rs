@@ -281,11 +281,12 @@ pub fn generated() -> Vec<Entry> {
         json!({"model": "qwen2.5-7b", "framework": "llamafactory", "method": "lora",
                "lora": {"dora": true}, "batch": {"micro_batch": 1, "global_batch": 8, "seq_len": 2048}}),
     );
-    // bf16 trained parameters (`pure_bf16`, its `FinetuningArguments`), without DeepSpeed.
+    // bf16 trained parameters (`pure_bf16`, its `FinetuningArguments`) and bitsandbytes' 8-bit AdamW
+    // (`optim`, transformers' `TrainingArguments`), without DeepSpeed.
     add(
         "llamafactory-pure-bf16-qwen2.5-1.5b",
         json!({"model": "qwen2.5-1.5b", "framework": "llamafactory", "method": "sft-full", "pure_bf16": true,
-               "batch": {"micro_batch": 1, "global_batch": 8, "seq_len": 2048}}),
+               "optimizer": "adamw_8bit", "batch": {"micro_batch": 1, "global_batch": 8, "seq_len": 2048}}),
     );
     // Liger's kernels (`enable_liger_kernel`, LLaMA-Factory's `ModelArguments`) and the adapters'
     // dropout (`lora_dropout`, its `FinetuningArguments`).

@@ -83,6 +83,7 @@ fn assert_carried(original: &PlanFile, back: &PlanFile, kind: ConfigKind) {
             assert_eq!(back.lora.dropout, original.lora.dropout);
             assert_eq!(back.lora.dora, original.lora.dora);
             assert_eq!(back.pure_bf16, original.pure_bf16);
+            assert_eq!(back.optimizer, original.optimizer);
             assert_eq!(back.precision, original.precision);
             assert_eq!(back.liger_kernel, original.liger_kernel);
             if original.recompute.granularity != trainplan_core::plan::RecomputeGranularity::None {
@@ -247,7 +248,7 @@ proptest! {
         lf in any::<bool>(), zero in 0u8..4, offload in any::<bool>(), micro in 1u32..5, gas in 1u32..5,
         checkpointing in any::<bool>(), fp16 in any::<bool>(), ratio in prop::sample::select(vec![0.25f64, 0.5, 1.0]),
         liger in any::<bool>(), dropout in prop::sample::select(vec![0.0f64, 0.05, 0.1]), dora in any::<bool>(),
-        pure in any::<bool>(),
+        pure in any::<bool>(), eight_bit in any::<bool>(),
     ) {
         let offload = offload && 1 <= zero;
         let framework = if lf { "llamafactory" } else { "deepspeed" };
@@ -255,10 +256,12 @@ proptest! {
         let precision = if fp16 { "fp16" } else { "bf16" };
         // `pure_bf16` is LLaMA-Factory's, read with bf16 precision.
         let pure = pure && lf && !fp16;
+        // bitsandbytes' 8-bit AdamW, LLaMA-Factory's without DeepSpeed.
+        let optimizer = if eight_bit && lf && zero == 0 && !offload { "adamw_8bit" } else { "adamw" };
         let granularity = if checkpointing { "full" } else { "none" };
         let text = format!(
             r#"{{"model": "qwen2.5-7b", "framework": "{framework}", "method": "{method}", "precision": "{precision}",
-                "liger_kernel": {liger}, "pure_bf16": {pure}, "parallel": {{"zero_stage": {zero}, "offload_optimizer": {offload}}},
+                "liger_kernel": {liger}, "pure_bf16": {pure}, "optimizer": "{optimizer}", "parallel": {{"zero_stage": {zero}, "offload_optimizer": {offload}}},
                 "recompute": {{"granularity": "{granularity}", "layers_ratio": {ratio}}}, "lora": {{"dropout": {dropout}, "dora": {dora}}},
                 "batch": {{"micro_batch": {micro}, "global_batch": {}}}}}"#,
             micro * gas * 8
@@ -338,7 +341,7 @@ fn the_context_parallel_algorithm_reads_back_or_is_listed() {
 /// is read as it is written.
 #[test]
 fn llamafactorys_pure_bf16_and_dora_read_back() {
-    use trainplan_core::plan::Precision;
+    use trainplan_core::plan::{Optimizer, Precision};
     let base = PlanFile::minimal(trainplan_core::plan::ModelField::Id("qwen2.5-7b".into()));
     let read = |keys: &str| {
         let text = format!("model_name_or_path: Qwen/Qwen2.5-7B\nstage: sft\nfinetuning_type: lora\n{keys}");
@@ -346,6 +349,20 @@ fn llamafactorys_pure_bf16_and_dora_read_back() {
         assert!(got.unknown.is_empty(), "{:?}", got.unknown);
         (got.file.precision, got.file.pure_bf16, got.file.lora.dora)
     };
+    // The HF `Trainer`'s `optim`: bitsandbytes' 8-bit AdamW under each of its names.
+    for (optim, expected) in [
+        ("adamw_8bit", Optimizer::AdamW8bit),
+        ("adamw_bnb_8bit", Optimizer::AdamW8bit),
+        ("paged_adamw_8bit", Optimizer::AdamW8bit),
+        ("adamw_torch", Optimizer::AdamW),
+    ] {
+        let text = format!(
+            "model_name_or_path: Qwen/Qwen2.5-7B\nstage: sft\nfinetuning_type: full\noptim: {optim}\n"
+        );
+        assert_eq!(import(&text, &base).unwrap().file.optimizer, expected, "{optim}");
+    }
+    let text = "model_name_or_path: Qwen/Qwen2.5-7B\nstage: sft\nfinetuning_type: full\noptim: adafactor\n";
+    assert_eq!(import(text, &base).unwrap().unknown, ["optim".to_owned()]);
     assert_eq!(read("pure_bf16: true\n"), (Precision::Bf16, true, false));
     assert_eq!(read("fp16: true\npure_bf16: true\n"), (Precision::Bf16, true, false));
     assert_eq!(read("fp16: true\nuse_dora: true\n"), (Precision::Fp16, false, true));

@@ -56,6 +56,7 @@ fn changed_value(knob: Knob) -> (&'static str, Value) {
         Knob::LoraDropout => json!(0.1),
         Knob::LoraDora => json!(true),
         Knob::PureBf16 => json!(true),
+        Knob::Optimizer => json!("adamw_8bit"),
         Knob::SeqLen => json!(2048),
         Knob::MeanSeqLen => json!(512),
         // One setting of the section stands for it: the responses per prompt.

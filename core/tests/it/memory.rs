@@ -1674,3 +1674,37 @@ fn pure_bf16_keeps_the_trained_parameters_and_their_states_in_bf16() {
     let adapters = pure.params.trainable;
     assert_eq!(mixed.memory.stages[0].optimizer - pure.memory.stages[0].optimizer, 4 * adapters);
 }
+
+/// LLaMA-Factory's `optim: adamw_8bit` without DeepSpeed: bitsandbytes keeps each AdamW moment a
+/// byte an element with an fp32 scale per block of 2,048 (`Optimizer2State.init_state`), so the
+/// optimizer states take 2 + 8/2048 bytes a parameter where fp32 moments take 8 (bf16 ones, with
+/// `pure_bf16`, 4). Qwen2.5-7B full SFT on one H100, 7,615,616,512 parameters: exact byte counts.
+/// Under DeepSpeed the engine's own states are counted and the setting is not written.
+#[test]
+fn eight_bit_adamw_keeps_a_byte_a_moment() {
+    let report = |optimizer: &str, pure: bool, zero: u32| {
+        let text = format!(
+            r#"{{"model": "qwen2.5-7b", "method": "sft-full", "cluster": {{"devices_per_node": 1}},
+                "optimizer": "{optimizer}", "pure_bf16": {pure}, "parallel": {{"zero_stage": {zero}}}}}"#
+        );
+        Plan::from_json(&text).unwrap()
+    };
+    let n = 7_615_616_512u64;
+    let optimizer = |plan: &Plan| evaluate(plan).memory.stages[0].optimizer;
+    let eight_bit = (n as f64 * (2.0 + 8.0 / 2048.0)) as u64;
+    assert_eq!(optimizer(&report("adamw_8bit", false, 0)), eight_bit);
+    assert_eq!(optimizer(&report("adamw", false, 0)), 8 * n);
+    assert_eq!(optimizer(&report("adamw_8bit", true, 0)), eight_bit);
+    assert_eq!(optimizer(&report("adamw", true, 0)), 4 * n);
+    let step = |plan: &Plan| evaluate(plan).time.step_seconds;
+    assert!(step(&report("adamw_8bit", false, 0)) < step(&report("adamw", false, 0)));
+    let yaml = |plan: &Plan| {
+        let files = trainplan_core::emit::emit(plan, "").unwrap();
+        files.iter().find(|f| f.name.ends_with(".yaml")).map(|f| f.text.clone()).unwrap_or_default()
+    };
+    assert!(yaml(&report("adamw_8bit", false, 0)).contains("optim: adamw_8bit"));
+    // DeepSpeed: its states as before, and the YAML without the key.
+    let (ds8, ds) = (report("adamw_8bit", false, 2), report("adamw", false, 2));
+    assert_eq!(evaluate(&ds8).memory.peak_bytes, evaluate(&ds).memory.peak_bytes);
+    assert!(!yaml(&ds8).contains("optim:"));
+}

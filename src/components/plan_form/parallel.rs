@@ -41,6 +41,7 @@ pub fn ParallelSection(
                         | Knob::LoraDropout
                         | Knob::LoraDora
                         | Knob::PureBf16
+                        | Knob::Optimizer
                         | Knob::SeqLen
                         | Knob::MeanSeqLen
                         | Knob::Rl

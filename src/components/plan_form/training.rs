@@ -4,7 +4,7 @@
 use leptos::prelude::*;
 use trainplan_core::choices;
 use trainplan_core::knobs::Knob;
-use trainplan_core::plan::{Framework, Method, Precision};
+use trainplan_core::plan::{Framework, Method, Optimizer, Precision};
 
 use super::FormCtx;
 use super::controls::{check, enum_select, number, placeholder};
@@ -59,6 +59,10 @@ pub fn TrainingSection(
             // LLaMA-Factory's `pure_bf16`, read with bf16 precision alone.
             <Show when=move || ctx.applies(Knob::PureBf16) && form.with(|f| f.file.precision == Precision::Bf16)>
                 {check(ctx, Key::training_pure_bf16, "pure-bf16-check", |f| f.pure_bf16, |f, v| f.pure_bf16 = v)}
+            </Show>
+            // bitsandbytes' 8-bit AdamW, LLaMA-Factory's without DeepSpeed (where the plan counts it).
+            <Show when=move || ctx.applies(Knob::Optimizer) && form.with(|f| f.file.parallel.zero_stage == 0 && !f.file.parallel.offload_optimizer && !f.file.parallel.offload_params)>
+                {check(ctx, Key::training_adam_8bit, "adam-8bit-check", |f| f.optimizer == Optimizer::AdamW8bit, |f, v| f.optimizer = if v { Optimizer::AdamW8bit } else { Optimizer::AdamW })}
             </Show>
             <Show when=trains_lora>
                 <div class="grid2">

@@ -718,6 +718,15 @@ async fn pure_bf16_fits_a_full_fine_tune_on_one_device() -> WebDriverResult<()> 
     assert!(report.memory.fits);
     let peak = format!("{:.2} GiB", report.memory.peak_bytes as f64 / (1u64 << 30) as f64);
     page.wait_text("summary-fits", |t| t.contains(&peak)).await?;
+    // bitsandbytes' 8-bit AdamW beside it: a byte a moment, written as the HF Trainer's `optim`.
+    page.click("adam-8bit-check").await?;
+    page.wait_text("launch-text", |t| t.contains("optim: adamw_8bit")).await?;
+    let plan = plan_of(&page).await?;
+    assert_eq!(plan.optimizer, trainplan_core::plan::Optimizer::AdamW8bit);
+    let eight_bit = evaluate(&plan);
+    assert!(eight_bit.memory.peak_bytes < report.memory.peak_bytes);
+    let peak = format!("{:.2} GiB", eight_bit.memory.peak_bytes as f64 / (1u64 << 30) as f64);
+    page.wait_text("summary-fits", |t| t.contains(&peak)).await?;
     page.click("lang-switch").await?;
     page.wait_text("summary-run", |t| t.contains("LLaMA-Factory")).await?;
     page.scroll_to("pure-bf16-check").await?;
@@ -725,6 +734,9 @@ async fn pure_bf16_fits_a_full_fine_tune_on_one_device() -> WebDriverResult<()> 
     page.click("lang-switch").await?;
     page.choose("zero-select", "3").await?;
     page.wait_text("finding-llamafactory.pure_bf16_zero3", |t| t.contains("ZeRO-3")).await?;
+    // Under DeepSpeed the engine's own states are counted: the box leaves, the key too.
+    assert!(!page.has("adam-8bit-check").await?, "adam-8bit-check is shown under ZeRO-3");
+    page.wait_text("launch-text", |t| !t.contains("optim: adamw_8bit")).await?;
     page.click("fix-llamafactory.pure_bf16_zero3").await?;
     page.wait_text("launch-text", |t| !t.contains("pure_bf16")).await?;
     assert!(!plan_of(&page).await?.pure_bf16);

@@ -28,6 +28,7 @@ const APPLIED: &[&str] = &[
     "flash_attn",
     "enable_liger_kernel",
     "pure_bf16",
+    "optim",
     "deepspeed",
 ];
 
@@ -57,6 +58,15 @@ pub(super) fn llamafactory(map: &Hash, text: &str, file: &mut PlanFile) -> Resul
     // `pure_bf16` computes in bf16 whatever the mixed-precision keys say (`hparams/parser.py`:
     // `compute_dtype` is bf16 when `bf16` or `pure_bf16`).
     file.pure_bf16 = y.switch("pure_bf16");
+    // The HF `Trainer`'s `optim` (transformers `OptimizerNames`): bitsandbytes' 8-bit AdamW under
+    // any of its names, PyTorch's AdamW under its own; another optimizer is listed as not used.
+    match y.str("optim") {
+        None | Some("adamw_torch" | "adamw_torch_fused") => {}
+        Some("adamw_8bit" | "adamw_bnb_8bit" | "paged_adamw_8bit") => {
+            file.optimizer = crate::plan::Optimizer::AdamW8bit
+        }
+        Some(other) => r.rest.push(("optim".to_owned(), other.to_owned())),
+    }
     if file.pure_bf16 {
         file.precision = Precision::Bf16;
     }
