@@ -59,6 +59,7 @@ named_enum! {
         FlashAttention = "flash_attention",
         LigerKernel = "liger_kernel",
         PureBf16 = "pure_bf16",
+        Adam8bit = "adamw_8bit",
         MicroBatchUp = "micro_batch_up",
         MicroBatchDown = "micro_batch_down",
         MoreMicrobatches = "more_microbatches",

@@ -416,3 +416,18 @@ fn a_full_fine_tune_that_does_not_fit_is_offered_pure_bf16() {
     let deepspeed = r#"{"model": "qwen2.5-7b", "method": "sft-full", "parallel": {"zero_stage": 2}}"#;
     assert!(advice(deepspeed).iter().all(|a| a.code != advice::Move::PureBf16));
 }
+
+/// The same plan is offered bitsandbytes' 8-bit AdamW: its moments a byte each and a scale per
+/// block of 2,048 instead of fp32's 8 bytes a parameter, 7,615,616,512 × (8 − 2 − 8/2048) bytes
+/// less at least (the optimizer states alone); not where the plan fits, nor where it already runs it.
+#[test]
+fn a_full_fine_tune_that_does_not_fit_is_offered_8_bit_adamw() {
+    let offered = advice::advise(&plan(PLANS[PLANS.len() - 1]));
+    let eight_bit = offered.iter().find(|a| a.code == advice::Move::Adam8bit).expect("8-bit AdamW offered");
+    let saved = (7_615_616_512.0 * (6.0 - 8.0 / 2048.0)) as i64;
+    assert!(-eight_bit.peak_delta_bytes >= saved, "{}", eight_bit.peak_delta_bytes);
+    let fitting = r#"{"model": "qwen2.5-0.5b", "method": "sft-full", "cluster": {"devices_per_node": 1}}"#;
+    assert!(advice::advise(&plan(fitting)).iter().all(|a| a.code != advice::Move::Adam8bit));
+    let already = r#"{"model": "qwen2.5-7b", "method": "sft-full", "cluster": {"devices_per_node": 1}, "optimizer": "adamw_8bit"}"#;
+    assert!(advice::advise(&plan(already)).iter().all(|a| a.code != advice::Move::Adam8bit));
+}
