@@ -136,9 +136,37 @@ pub fn zero_below(framework: Framework, stage: ZeroStage) -> Option<ZeroStage> {
     zero_offered(framework).iter().copied().rev().find(|&s| s < stage)
 }
 
+/// Whether the plan file's step runs under plain PyTorch (LLaMA-Factory's `Trainer` without
+/// DeepSpeed: ZeRO 0, nothing offloaded; `memory::runs_plain_torch`), where `pure_bf16` and 8-bit
+/// AdamW are counted, so the form offers them.
+pub fn plain_torch(file: &PlanFile) -> bool {
+    let p = &file.parallel;
+    let deepspeed = 0 < p.zero_stage || p.offload_optimizer || p.offload_params;
+    crate::memory::runs_plain_torch(file.framework, file.method, deepspeed)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The form's question agrees with the engine's on the plan the file makes: LLaMA-Factory's
+    /// fine-tuning without DeepSpeed, nothing else.
+    #[test]
+    fn a_plan_file_runs_plain_torch_as_its_plan_does() {
+        let file = |text: &str| serde_json::from_str::<crate::plan::PlanFile>(text).unwrap();
+        for (text, plain) in [
+            (r#"{"model": "qwen2.5-7b"}"#, true),
+            (r#"{"model": "qwen2.5-7b", "method": "sft-full"}"#, true),
+            (r#"{"model": "qwen2.5-7b", "parallel": {"zero_stage": 2}}"#, false),
+            (r#"{"model": "qwen2.5-7b", "parallel": {"offload_optimizer": true}}"#, false),
+            (r#"{"model": "qwen2.5-7b", "method": "dpo"}"#, false),
+            (r#"{"model": "qwen2.5-7b", "framework": "deepspeed", "method": "sft-full"}"#, false),
+        ] {
+            let f = file(text);
+            assert_eq!(plain_torch(&f), plain, "{text}");
+            assert_eq!(crate::memory::plain_torch(&Plan::from_file(&f).unwrap()), plain, "{text}");
+        }
+    }
     use crate::plan::ModelField;
 
     fn file() -> PlanFile {

@@ -237,8 +237,9 @@ fn train_keys(plan: &Plan) -> String {
     // (`TrainingArguments.__post_init__`, transformers 5.6, which LLaMA-Factory 0.9.5 allows).
     kv(&mut y, "warmup_steps", "0.1");
     match plan.precision {
-        // `pure_bf16` keeps the trained parameters bf16 (read with bf16 alone, as the plan is).
-        Precision::Bf16 if plan.pure_bf16 => {
+        // `pure_bf16` keeps the trained parameters bf16, written where the plan counts it: with bf16
+        // precision, without DeepSpeed.
+        Precision::Bf16 if plan.pure_bf16 && crate::memory::plain_torch(plan) => {
             kv(&mut y, "bf16", "true");
             kv(&mut y, "pure_bf16", "true");
         }

@@ -158,9 +158,16 @@ pub(crate) fn runs_deepspeed(plan: &Plan) -> bool {
 /// without DeepSpeed (ZeRO 0, nothing offloaded; PyTorch DDP over several devices), fine-tuning or
 /// pre-training with its HF `Trainer`. tools/gpu_peak measured it on one device.
 pub(crate) fn plain_torch(plan: &Plan) -> bool {
-    plan.framework == Framework::LlamaFactory
-        && !runs_deepspeed(plan)
-        && matches!(plan.method, Method::Pretrain | Method::SftFull | Method::Lora | Method::Qlora)
+    runs_plain_torch(plan.framework, plan.method, runs_deepspeed(plan))
+}
+
+/// Whether a step runs under plain PyTorch (LLaMA-Factory's `Trainer` without DeepSpeed, fine-tuning
+/// or pre-training), from its framework, method and whether it hands its step to DeepSpeed: the
+/// plan's (`plain_torch`) and a plan file's alike ([`crate::choices::plain_torch`]).
+pub fn runs_plain_torch(framework: Framework, method: Method, deepspeed: bool) -> bool {
+    framework == Framework::LlamaFactory
+        && !deepspeed
+        && matches!(method, Method::Pretrain | Method::SftFull | Method::Lora | Method::Qlora)
 }
 
 /// Whether a plain PyTorch step ([`plain_torch`]) trains fp32 parameters: LLaMA-Factory casts the

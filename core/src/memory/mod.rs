@@ -26,6 +26,7 @@ mod rl;
 mod states;
 
 pub use activations::*;
+pub use loss::runs_plain_torch;
 pub(crate) use loss::*;
 pub use rl::*;
 pub use states::*;

@@ -254,8 +254,8 @@ proptest! {
         let framework = if lf { "llamafactory" } else { "deepspeed" };
         let method = if lf { "lora" } else { "sft-full" };
         let precision = if fp16 { "fp16" } else { "bf16" };
-        // `pure_bf16` is LLaMA-Factory's, read with bf16 precision.
-        let pure = pure && lf && !fp16;
+        // `pure_bf16` is LLaMA-Factory's, read with bf16 precision and written without DeepSpeed.
+        let pure = pure && lf && !fp16 && zero == 0 && !offload;
         // bitsandbytes' 8-bit AdamW, LLaMA-Factory's without DeepSpeed.
         let optimizer = if eight_bit && lf && zero == 0 && !offload { "adamw_8bit" } else { "adamw" };
         let granularity = if checkpointing { "full" } else { "none" };

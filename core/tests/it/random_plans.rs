@@ -12,14 +12,14 @@ use trainplan_core::{Plan, advice, evaluate, export, memory, rules, search, step
 use crate::permalink::plan_strategy;
 
 /// The permalink's random plans, with the schedule, sharding, MoE and offload knobs drawn too, and
-/// LLaMA-Factory's pure_bf16, DoRA and LoRA dropout.
+/// LLaMA-Factory's pure_bf16, 8-bit AdamW, DoRA and LoRA dropout.
 fn any_plan() -> impl Strategy<Value = Plan> {
     (
         plan_strategy(),
         (prop::sample::select(PipelineSchedule::ALL.to_vec()), prop::sample::select(Fsdp::ALL.to_vec())),
         (prop::sample::select(MoeDispatcher::ALL.to_vec()), prop::option::of(0.5..=4.0_f64), 1.0..=3.0_f64),
         (0..=64_u32, 0..=64_u32, 0.0..=1.0_f64, 1..=8_u32, 0.0..=0.9_f64),
-        any::<[bool; 15]>(),
+        any::<[bool; 16]>(),
     )
         .prop_map(
             |(
@@ -57,6 +57,7 @@ fn any_plan() -> impl Strategy<Value = Plan> {
                 recompute["cpu_offload_layers"] = offload.into();
                 file["liger_kernel"] = b[12].into();
                 file["pure_bf16"] = b[13].into();
+                file["optimizer"] = if b[15] { "adamw_8bit" } else { "adamw" }.into();
                 file["lora"]["dora"] = b[14].into();
                 file["lora"]["dropout"] = dropout.into();
                 // Knobs the format refuses together stay as the permalink's plan had them.

@@ -4,7 +4,7 @@
 use leptos::prelude::*;
 use trainplan_core::choices;
 use trainplan_core::knobs::Knob;
-use trainplan_core::plan::{Framework, Method, Optimizer, Precision};
+use trainplan_core::plan::{Framework, Method, Optimizer, PlanFile, Precision};
 
 use super::FormCtx;
 use super::controls::{check, enum_select, number, placeholder};
@@ -50,19 +50,26 @@ pub fn TrainingSection(
         |f, k| f.precision = k,
     );
     let trains_lora = move || form.with(|f| choices::trains_lora(&f.file));
+    // LLaMA-Factory's `pure_bf16` (read with bf16 precision) and bitsandbytes' 8-bit AdamW, where
+    // the plan counts them: without DeepSpeed.
+    let plain = move || form.with(|f| choices::plain_torch(&f.file));
+    let pure_bf16_shown =
+        move || plain() && ctx.applies(Knob::PureBf16) && form.with(|f| f.file.precision == Precision::Bf16);
+    let adam_8bit_shown = move || plain() && ctx.applies(Knob::Optimizer);
+    let is_adam_8bit = |f: &PlanFile| f.optimizer == Optimizer::AdamW8bit;
+    let set_adam_8bit =
+        |f: &mut PlanFile, on: bool| f.optimizer = if on { Optimizer::AdamW8bit } else { Optimizer::AdamW };
     view! {
         <section class="panel" aria-labelledby="training-title">
             <h2 id="training-title">{move || tr(Key::training_title)}</h2>
             {framework}
             {method}
             {precision}
-            // LLaMA-Factory's `pure_bf16`, read with bf16 precision alone.
-            <Show when=move || ctx.applies(Knob::PureBf16) && form.with(|f| f.file.precision == Precision::Bf16)>
+            <Show when=pure_bf16_shown>
                 {check(ctx, Key::training_pure_bf16, "pure-bf16-check", |f| f.pure_bf16, |f, v| f.pure_bf16 = v)}
             </Show>
-            // bitsandbytes' 8-bit AdamW, LLaMA-Factory's without DeepSpeed (where the plan counts it).
-            <Show when=move || ctx.applies(Knob::Optimizer) && form.with(|f| f.file.parallel.zero_stage == 0 && !f.file.parallel.offload_optimizer && !f.file.parallel.offload_params)>
-                {check(ctx, Key::training_adam_8bit, "adam-8bit-check", |f| f.optimizer == Optimizer::AdamW8bit, |f, v| f.optimizer = if v { Optimizer::AdamW8bit } else { Optimizer::AdamW })}
+            <Show when=adam_8bit_shown>
+                {check(ctx, Key::training_adam_8bit, "adam-8bit-check", is_adam_8bit, set_adam_8bit)}
             </Show>
             <Show when=trains_lora>
                 <div class="grid2">
