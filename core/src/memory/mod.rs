@@ -679,9 +679,10 @@ pub fn dora_of(plan: &Plan, facts: &ModelFacts) -> model::DoraShape {
 /// weight in the input's dtype, which `get_weight_norm` adds the scaled adapter weight to, all
 /// alive until the forward returns. With 16-bit adapters (a DeepSpeed engine) that is the identity
 /// and three 16-bit weights: 2 · (in² + 3 · in · out). With fp32 adapters under autocast (plain
-/// PyTorch without `pure_bf16`) PEFT casts the input to fp32 first (`Linear.forward`, `_cast_input_dtype`), so the
-/// identity is fp32 beside autocast's 16-bit copy of it that the adapter's graph keeps, the base
-/// weight is copied to fp32 and the sum is fp32: 6 · in² + 12 · in · out (tools/hf_activations
+/// PyTorch without `pure_bf16`) PEFT casts the input to fp32 first (`Linear.forward`,
+/// `_cast_input_dtype`), so the identity is fp32 beside autocast's 16-bit copy of it that the
+/// adapter's graph keeps, the base weight is copied to fp32 and the sum is fp32:
+/// 6 · in² + 12 · in · out (tools/hf_activations
 /// `autocast.py` sees the identity's 16-bit copy and the fp32 norms). QLoRA dequantizes the base
 /// weight to 16 bits first (`dequantize_module_weight`): 2 · in · out more. The module with the
 /// largest 16-bit workspace ([`model::DoraShape::widest`]).

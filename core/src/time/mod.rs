@@ -587,7 +587,7 @@ struct HfEager {
     /// ([`DORA_BYTES_PER_TOKEN_OUTPUT`], [`DORA_FP32_BYTES_PER_TOKEN_OUTPUT`]); 0 without DoRA.
     dora_bytes_per_token: f64,
     /// DoRA's bytes per forward, per layer, whatever the tokens: its norms
-    /// ([`DORA_NORM_BYTES_PER_WEIGHT`], [`DORA_IDENTITY_BYTES_PER_ELEMENT`]).
+    /// ([`DORA_NORM_BYTES_PER_WEIGHT`], [`DORA_IDENTITY_BYTES_PER_ELEMENT`], or their fp32 forms).
     dora_bytes_per_forward: f64,
     /// Σ in × out of the adapted modules per layer, where DoRA runs the base again on the dropped
     /// input (a LoRA dropout above 0: `DoraLinearVariant.forward` passes no `base_result`); else 0.
@@ -606,7 +606,7 @@ impl HfEager {
             return None;
         }
         // fp32 trainable parameters under autocast: plain PyTorch without `pure_bf16`.
-        let plain = memory::fp32_trainables(plan);
+        let fp32 = memory::fp32_trainables(plan);
         // LoRA's parameters over its rank: Σ (in + out) of the layers PEFT wraps, none a routed
         // expert under transformers 5 ([`model::LoraScope::Hf`]), so every adapter sees every token.
         let lora_units_per_layer = match plan.trains_lora() {
@@ -616,26 +616,26 @@ impl HfEager {
             }
             false => 0.0,
         };
-        let casts_weights = plain && !plan.trains_lora() && plan.precision != Precision::Fp32;
+        let casts_weights = fp32 && !plan.trains_lora() && plan.precision != Precision::Fp32;
         let lora_bytes_per_unit =
-            if plain { LORA_FP32_BYTES_PER_TOKEN_UNIT } else { LORA_BYTES_PER_TOKEN_UNIT };
+            if fp32 { LORA_FP32_BYTES_PER_TOKEN_UNIT } else { LORA_BYTES_PER_TOKEN_UNIT };
         // Counted only where the plan trains DoRA: the model's facts are not read otherwise.
         let dora = match plan.lora.dora && plan.trains_lora() {
             true => memory::dora_of(plan, &memory::ModelFacts::recent(plan)),
             false => crate::model::DoraShape::default(),
         };
         let layers = plan.model.arch.n_layers.max(1) as f64;
-        // DoRA's path replaces the plain adapter's output side (its output scaled and added to the
-        // base's, 10 bytes an output unit of `LORA_BYTES_PER_TOKEN_UNIT`'s count).
-        let per_output =
-            if plain { DORA_FP32_BYTES_PER_TOKEN_OUTPUT } else { DORA_BYTES_PER_TOKEN_OUTPUT } - 10.0;
-        let (per_weight, per_square) = match plain {
+        // DoRA's path replaces the plain adapter's output side: its output scaled and added to the
+        // base's, 10 bytes an output unit (twice `LORA_BYTES_PER_TOKEN_UNIT`, a unit of in + out).
+        let per_output = if fp32 { DORA_FP32_BYTES_PER_TOKEN_OUTPUT } else { DORA_BYTES_PER_TOKEN_OUTPUT }
+            - 2.0 * LORA_BYTES_PER_TOKEN_UNIT;
+        let (per_weight, per_square) = match fp32 {
             true => (DORA_FP32_NORM_BYTES_PER_WEIGHT, DORA_FP32_IDENTITY_BYTES_PER_ELEMENT),
             false => (DORA_NORM_BYTES_PER_WEIGHT, DORA_IDENTITY_BYTES_PER_ELEMENT),
         };
         // With a dropout under autocast, the base's second run casts that fp32 weight copy back to
-        // 16 bits for its GEMM (4 + 2).
-        let recast = if plain && 0.0 < plan.lora.dropout { 6.0 } else { 0.0 };
+        // 16 bits for its GEMM.
+        let recast = if fp32 && 0.0 < plan.lora.dropout { AUTOCAST_CAST_BYTES_PER_PARAM } else { 0.0 };
         // QLoRA's 4-bit base is dequantized once more for the norms (`dequantize_module_weight`).
         let dequantize = if plan.method == Method::Qlora { DEQUANT_4BIT_BYTES_PER_PARAM } else { 0.0 };
         let norms =
