@@ -322,7 +322,7 @@ impl CalibrationFile {
 
     /// The memory offset in effect, bytes.
     pub fn memory_offset_bytes(&self) -> f64 {
-        self.memory_offset_mib.unwrap_or(0.0) * (1u64 << 20) as f64
+        crate::overheads::mib_or(self.memory_offset_mib, 0.0)
     }
 }
 

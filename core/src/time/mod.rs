@@ -752,10 +752,13 @@ pub fn estimate_within(plan: &Plan, mem: &memory::Memory, limit_seconds: Option<
     let floored = sharded::floored(&ctx, mem, &mut passes.lists);
     // The scoring forwards gather the parameters once each and reduce nothing: without a pipeline
     // they scale with the passes before the traffic, or with the gathers where longer.
-    let scoring_basis = |makespan: f64| floored.map_or(makespan, |f| f.scoring_basis * f64::from(m));
+    let scoring_basis = |makespan: f64| match floored.moved {
+        true => floored.scoring_basis * f64::from(m),
+        false => makespan,
+    };
     let costs =
         Costs::from_lists(layout.pp as u32, layout.chunks as u32, passes.lists, comm::p2p_seconds(&ctx, mem));
-    let tail = tail::step_tail(&ctx, mem, costs.backward(), m, floored.map(|f| f.per_update));
+    let tail = tail::step_tail(&ctx, mem, costs.backward(), m, floored.moved.then_some(floored.per_update));
     let (busiest, slowest) = busiest_rank(&costs);
     // No schedule beats its busiest rank running all its passes back to back: a lower bound on the
     // step that lets a search skip the simulation of a plan that cannot win.
@@ -814,7 +817,7 @@ pub fn estimate_within(plan: &Plan, mem: &memory::Memory, limit_seconds: Option<
             &costs,
             (busiest, slowest),
             |rank| passes.causes.of_rank(ctx.arch, layout, rank),
-            (passes.activation_offload_seconds, floored.map_or(0.0, |f| f.added)),
+            (passes.activation_offload_seconds, floored.added),
             &tail,
             m,
             makespan,

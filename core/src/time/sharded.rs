@@ -157,6 +157,8 @@ impl Traffic {
 /// What the traffic did to one micro-batch's passes.
 #[derive(Clone, Copy)]
 pub(super) struct Floored {
+    /// Whether the plan moves parameters or gradients every micro-batch (else every figure is 0).
+    pub(super) moved: bool,
     /// Seconds the traffic added.
     pub(super) added: f64,
     /// What a scoring forward (RL's log-probabilities, DPO's reference) takes three times of, per
@@ -169,16 +171,27 @@ pub(super) struct Floored {
     pub(super) per_update: f64,
 }
 
+impl Floored {
+    /// Nothing moved, nothing floored. Plain zeros rather than an `Option`'s `None`, whose payload
+    /// holds whatever bytes were left there: the step's arithmetic is worked out on both sides of
+    /// a test and one side picked, and a leftover subnormal multiplied there took a microcode
+    /// assist on every evaluation (found by trapping on subnormal operands).
+    const NONE: Floored = Floored { moved: false, added: 0.0, scoring_basis: 0.0, per_update: 0.0 };
+}
+
 /// The plan's passes (`lists`: each rank's chunks' forward, backward and weight passes, as
 /// [`crate::schedule::Costs`] keeps them) lengthened by the traffic each micro-batch moves where
-/// the plan moves it, else `None` and the passes as they were. Without a pipeline, the one stage's
-/// traffic; with one, each rank's (its own parameters gathered and reduced), shared among its
-/// chunks by their layers.
-pub(super) fn floored(ctx: &Ctx, mem: &memory::Memory, lists: &mut [f64]) -> Option<Floored> {
-    let moves = moves(ctx, mem)?;
+/// the plan moves it, else [`Floored::NONE`] and the passes as they were. Without a pipeline, the
+/// one stage's traffic; with one, each rank's (its own parameters gathered and reduced), shared
+/// among its chunks by their layers.
+pub(super) fn floored(ctx: &Ctx, mem: &memory::Memory, lists: &mut [f64]) -> Floored {
+    let Some(moves) = moves(ctx, mem) else { return Floored::NONE };
     if let [forward, backward, weight] = lists {
-        let traffic = moving(ctx, mem, mem.stages.first()?, moves)?;
-        return Some(floor_passes(&traffic, forward, backward, *weight));
+        let traffic = mem.stages.first().and_then(|stage| moving(ctx, mem, stage, moves));
+        return match traffic {
+            Some(traffic) => floor_passes(&traffic, forward, backward, *weight),
+            None => Floored::NONE,
+        };
     }
     pipeline_floored(ctx, mem, moves, lists)
 }
@@ -188,7 +201,7 @@ pub(super) fn floored(ctx: &Ctx, mem: &memory::Memory, lists: &mut [f64]) -> Opt
 /// as a scoring forward's basis.
 #[cold]
 #[inline(never)]
-fn pipeline_floored(ctx: &Ctx, mem: &memory::Memory, moves: Moves, lists: &mut [f64]) -> Option<Floored> {
+fn pipeline_floored(ctx: &Ctx, mem: &memory::Memory, moves: Moves, lists: &mut [f64]) -> Floored {
     let layout = &mem.layout;
     let vpp = layout.chunks as usize;
     let n = lists.len() / 3;
@@ -227,7 +240,7 @@ fn pipeline_floored(ctx: &Ctx, mem: &memory::Memory, moves: Moves, lists: &mut [
         added = added.max(rank_added);
         scoring_basis = scoring_basis.max(rank_basis);
     }
-    Some(Floored { added, scoring_basis, per_update: 0.0 })
+    Floored { moved: true, added, scoring_basis, per_update: 0.0 }
 }
 
 /// Lengthens the forward and the backward to the traffic that does not fit behind them.
@@ -248,5 +261,5 @@ fn floor_passes(traffic: &Traffic, forward: &mut f64, backward: &mut f64, weight
     let per_update = (traffic.update_gather - (*forward + forward_extra)).max(0.0) + last_reduce;
     *forward += forward_extra;
     *backward += backward_extra;
-    Floored { added: forward_extra + backward_extra, scoring_basis, per_update }
+    Floored { moved: true, added: forward_extra + backward_extra, scoring_basis, per_update }
 }
