@@ -264,6 +264,9 @@ pub fn zh(code: Code) -> &'static str {
         }
         Code::LlamafactoryPtqZero3 => "LLaMA-Factory 不允许 {format} 量化的检查点使用 ZeRO-3。",
         Code::LlamafactoryPureBf16Zero3 => "LLaMA-Factory 不允许 pure_bf16 与 ZeRO-3 同时使用。",
+        Code::LlamafactoryAdam8bitOffload => {
+            "卸载优化器时，accelerate 会以 DeepSpeed 的 CPU Adam 代替 8-bit AdamW：fp32 动量放在主机内存，权重衰减按 Adam 的 L2 项计算。"
+        }
         Code::LlamafactoryPtqDora => {
             "LLaMA-Factory 不允许在 {format} 量化的检查点上使用 DoRA：DoRA 需要基座权重的范数。"
         }

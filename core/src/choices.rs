@@ -137,12 +137,23 @@ pub fn zero_below(framework: Framework, stage: ZeroStage) -> Option<ZeroStage> {
 }
 
 /// Whether the plan file's step runs under plain PyTorch (LLaMA-Factory's `Trainer` without
-/// DeepSpeed: ZeRO 0, nothing offloaded; `memory::runs_plain_torch`), where `pure_bf16` and 8-bit
-/// AdamW are counted, so the form offers them.
+/// DeepSpeed: ZeRO 0, nothing offloaded; `memory::runs_plain_torch`), where `pure_bf16` is counted,
+/// so the form offers it.
 pub fn plain_torch(file: &PlanFile) -> bool {
+    crate::memory::runs_plain_torch(file.framework, file.method, deepspeed(file))
+}
+
+/// Whether the plan file's step can run 8-bit AdamW (`memory::offers_eight_bit_adam`): LLaMA-Factory
+/// under plain PyTorch or DeepSpeed, so the form offers it.
+pub fn offers_eight_bit_adam(file: &PlanFile) -> bool {
+    crate::memory::offers_eight_bit_adam(file.framework, file.method, deepspeed(file))
+}
+
+/// Whether the plan file hands its step to DeepSpeed (`memory::runs_deepspeed`): ZeRO shards, or
+/// states are offloaded.
+fn deepspeed(file: &PlanFile) -> bool {
     let p = &file.parallel;
-    let deepspeed = 0 < p.zero_stage || p.offload_optimizer || p.offload_params;
-    crate::memory::runs_plain_torch(file.framework, file.method, deepspeed)
+    0 < p.zero_stage || p.offload_optimizer || p.offload_params
 }
 
 #[cfg(test)]

@@ -377,6 +377,7 @@ codes! {
     LlamafactoryPtqLoraOnly = "llamafactory.ptq_lora_only" => "LLaMA-Factory trains a {format}-quantized checkpoint with LoRA only: its frozen packed weights take no full-parameter training.",
     LlamafactoryPtqZero3 = "llamafactory.ptq_zero3" => "LLaMA-Factory refuses ZeRO-3 with a {format}-quantized checkpoint.",
     LlamafactoryPureBf16Zero3 = "llamafactory.pure_bf16_zero3" => "LLaMA-Factory refuses pure_bf16 with ZeRO-3.",
+    LlamafactoryAdam8bitOffload = "llamafactory.adam_8bit_offload" => "With the optimizer offloaded, accelerate runs DeepSpeed's CPU Adam instead of 8-bit AdamW: fp32 moments in host memory, weight decay as Adam's L2 term.",
     LlamafactoryPtqDora = "llamafactory.ptq_dora" => "LLaMA-Factory refuses DoRA on a {format}-quantized checkpoint: DoRA needs the base weight's norms.",
     LlamafactoryPtqQuantizationBit = "llamafactory.ptq_quantization_bit" => "The checkpoint is already {format} {bits}-bit: LLaMA-Factory ignores quantization_bit and trains LoRA over it as stored, as the plan counts it.",
     ModelPtq16bit = "model.ptq_16bit" => "The checkpoint is stored {format} {bits}-bit, which LLaMA-Factory alone keeps packed while LoRA trains: on {framework} the plan counts the 16-bit model.",

@@ -234,11 +234,14 @@ fn activation_moves(ctx: &Ctx) -> Vec<Candidate> {
     if !ctx.fits && fp32 {
         res.push(candidate(Move::PureBf16, vec![fix(Field::PureBf16, true)]));
     }
-    // bitsandbytes' 8-bit AdamW there too: a byte a moment (`optim: adamw_8bit`).
+    // bitsandbytes' 8-bit AdamW where it keeps its moments on the device, without DeepSpeed or
+    // handed to it: a byte a moment (`optim: adamw_8bit`).
     let adamw = plan.optimizer == crate::plan::Optimizer::AdamW;
+    let deepspeed = crate::memory::runs_deepspeed(plan);
     if !ctx.fits
         && adamw
-        && crate::memory::plain_torch(plan)
+        && crate::memory::offers_eight_bit_adam(plan.framework, plan.method, deepspeed)
+        && !plan.parallel.offload_optimizer
         && crate::knobs::applies(plan.framework, plan.method, crate::knobs::Knob::Optimizer).yes()
     {
         res.push(candidate(Move::Adam8bit, vec![fix(Field::Optimizer, "adamw_8bit")]));

@@ -253,8 +253,13 @@ fn train_keys(plan: &Plan) -> String {
         // No block-scaled recipe in LLaMA-Factory (rule precision.framework): bf16, said in the header.
         Precision::Mxfp8 | Precision::Nvfp4 => kv(&mut y, "bf16", "true"),
     }
-    // bitsandbytes' 8-bit AdamW, written where the plan counts it: without DeepSpeed.
-    if plan.optimizer == crate::plan::Optimizer::AdamW8bit && crate::memory::plain_torch(plan) {
+    // bitsandbytes' 8-bit AdamW, written where the Trainer builds it: without DeepSpeed, or handed
+    // to DeepSpeed as its client optimizer (rule llamafactory.adam_8bit_offload: not kept when the
+    // optimizer is offloaded).
+    let deepspeed = crate::memory::runs_deepspeed(plan);
+    if plan.optimizer == crate::plan::Optimizer::AdamW8bit
+        && crate::memory::offers_eight_bit_adam(plan.framework, plan.method, deepspeed)
+    {
         kv(&mut y, "optim", "adamw_8bit");
     }
     kv(&mut y, "ddp_timeout", "180000000");

@@ -259,19 +259,40 @@ pub(super) fn frozen_base_bytes(plan: &Plan, sixteen_bit: f64, total: f64, exper
     }
 }
 
-/// Bytes per parameter of each model state as the plan's framework keeps them ([`state_bytes`]).
-/// Bytes of AdamW's two moments for a trained parameter of `element` bytes under plain PyTorch:
-/// each in the parameter's dtype (`torch.optim.AdamW`: `zeros_like(p)`), or with LLaMA-Factory's
-/// `optim: adamw_8bit` a byte each and an fp32 scale per block of 2,048 ([`ADAM_8BIT_BYTES_PER_PARAM`];
-/// tensors under 4,096 elements, the norms' weights, keep fp32 moments there: left out). Elsewhere
-/// `2 · element`, as DeepSpeed's and the other engines' states are counted.
-pub(super) fn plain_moment_bytes(ctx: &Ctx, element: f64) -> f64 {
-    match ctx.plain_torch && ctx.plan.optimizer == crate::plan::Optimizer::AdamW8bit {
+/// Whether a step can run bitsandbytes' 8-bit AdamW (`optim: adamw_8bit`): LLaMA-Factory's HF
+/// `Trainer` builds it under plain PyTorch ([`runs_plain_torch`]), and under DeepSpeed hands it to
+/// the engine as a client optimizer (transformers `deepspeed_optim_sched`: no `optimizer` in the
+/// DeepSpeed file, `trainer.create_optimizer()`), which steps it over its own fp32 partitions.
+/// `deepspeed`: whether the step goes to DeepSpeed ([`runs_deepspeed`]). The plan's and a plan
+/// file's alike ([`crate::choices::offers_eight_bit_adam`]).
+pub fn offers_eight_bit_adam(framework: Framework, method: Method, deepspeed: bool) -> bool {
+    runs_plain_torch(framework, method, deepspeed) || (framework == Framework::LlamaFactory && deepspeed)
+}
+
+/// Whether the plan's step keeps 8-bit AdamW's moments: where it is offered
+/// ([`offers_eight_bit_adam`]) and the optimizer stays on the device. With DeepSpeed's optimizer
+/// offload, accelerate swaps any client optimizer for DeepSpeed's CPU Adam before the engine starts
+/// (accelerate 1.11.0 `Accelerator._prepare_deepspeed`, `map_pytorch_optim_to_deepspeed` in
+/// `utils/deepspeed.py`), fp32 moments in host memory: rule `llamafactory.adam_8bit_offload`.
+pub(crate) fn eight_bit_adam(plan: &Plan) -> bool {
+    plan.optimizer == crate::plan::Optimizer::AdamW8bit
+        && offers_eight_bit_adam(plan.framework, plan.method, runs_deepspeed(plan))
+        && !plan.parallel.offload_optimizer
+}
+
+/// Bytes of AdamW's two moments for a trained parameter of `element` bytes: each in the
+/// parameter's dtype (`torch.optim.AdamW`: `zeros_like(p)`), or with 8-bit AdamW
+/// ([`eight_bit_adam`]) a byte each and an fp32 scale per block of 2,048
+/// ([`ADAM_8BIT_BYTES_PER_PARAM`]; tensors under 4,096 elements, the norms' weights, keep fp32
+/// moments there: left out; DeepSpeed's flat fp32 partitions are whole tensors far above it).
+pub(super) fn moment_bytes(ctx: &Ctx, element: f64) -> f64 {
+    match eight_bit_adam(ctx.plan) {
         true => ADAM_8BIT_BYTES_PER_PARAM,
         false => 2.0 * element,
     }
 }
 
+/// Bytes per parameter of each model state as the plan's framework keeps them ([`state_bytes`]).
 pub(super) fn stage_state_bytes(ctx: &Ctx) -> StateBytes {
     let plan = ctx.plan;
     // VeRL's FSDP engine builds its models in fp32 (`model_dtype: fp32`, verl 0.9.1
@@ -287,6 +308,12 @@ pub(super) fn stage_state_bytes(ctx: &Ctx) -> StateBytes {
     let mut bytes = state_bytes(ctx.path, plan.precision);
     if bf16_gradients(plan) {
         bytes.gradients = 2.0;
+    }
+    // 8-bit AdamW as DeepSpeed's client optimizer: the engine keeps its fp32 master weights and
+    // steps the optimizer over them, whose two moments take a byte each where fp32 ones take 8
+    // (`Optimizer2State.init_state` sizes them by the fp32 partition it is given).
+    if ctx.path == Path::Hf && !ctx.plain_torch && eight_bit_adam(plan) {
+        bytes.optimizer += moment_bytes(ctx, 4.0) - 8.0;
     }
     bytes
 }
@@ -316,8 +343,8 @@ pub(super) fn model_states(ctx: &Ctx, dense: f64, expert: f64, linear_layers: f6
         let lora_params = ctx.lora_params as f64 * share;
         // `pure_bf16` keeps them bf16 without DeepSpeed: 2 + 2 + 4 bytes ([`fp32_trainables`]).
         let adapters = match ctx.plain_torch && !ctx.fp32_trainables {
-            true => StateBytes { weights: 2.0, gradients: 2.0, optimizer: plain_moment_bytes(ctx, 2.0) },
-            false => StateBytes { weights: 4.0, gradients: 4.0, optimizer: plain_moment_bytes(ctx, 4.0) },
+            true => StateBytes { weights: 2.0, gradients: 2.0, optimizer: moment_bytes(ctx, 2.0) },
+            false => StateBytes { weights: 4.0, gradients: 4.0, optimizer: moment_bytes(ctx, 4.0) },
         };
         let sharded = zero_model_states(lora_params, adapters, zero_stage(ctx), ctx.dp * ctx.cp);
         let base = zero_model_states(
@@ -343,7 +370,7 @@ pub(super) fn model_states(ctx: &Ctx, dense: f64, expert: f64, linear_layers: f6
         let bytes = if ctx.fp32_trainables { 4.0 } else { 2.0 };
         res.weights_bytes = (n * bytes) as u64;
         res.gradients_bytes = (n * bytes) as u64;
-        res.optimizer_bytes = (n * plain_moment_bytes(ctx, bytes)) as u64;
+        res.optimizer_bytes = (n * moment_bytes(ctx, bytes)) as u64;
         return;
     }
     match ctx.path {

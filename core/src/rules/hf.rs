@@ -114,6 +114,23 @@ pub(super) fn pure_bf16_zero3(cx: &Ctx, acc: &mut Acc) {
     }
 }
 
+/// 8-bit AdamW with DeepSpeed's optimizer offload: accelerate swaps any client optimizer for
+/// DeepSpeed's CPU Adam before the engine starts (accelerate 1.11.0 `Accelerator._prepare_deepspeed`
+/// and `map_pytorch_optim_to_deepspeed`, `utils/deepspeed.py`), with fp32 moments in host memory and,
+/// for bitsandbytes' 8-bit AdamW, `adamw_mode=False`: weight decay as Adam's L2 term. A warning:
+/// the run starts, with another optimizer than the one asked for.
+pub(super) fn adam_8bit_offload(cx: &Ctx, acc: &mut Acc) {
+    let plan = cx.plan;
+    let deepspeed = crate::memory::runs_deepspeed(plan);
+    if plan.optimizer == crate::plan::Optimizer::AdamW8bit
+        && plan.parallel.offload_optimizer
+        && crate::memory::offers_eight_bit_adam(plan.framework, plan.method, deepspeed)
+    {
+        let fix = (Field::Optimizer, Value::from("adamw"));
+        acc.push(Severity::Warning, Code::LlamafactoryAdam8bitOffload, &[], Some(fix));
+    }
+}
+
 /// QLoRA on a model with routed experts: bitsandbytes replaces `nn.Linear` modules alone, and
 /// transformers 5 holds the experts as fused 3-D parameters, so they stay 16-bit (transformers
 /// 5.6.0 with bitsandbytes 0.50.2: Qwen3-MoE's `Qwen3MoeExperts` unconverted; the memory counts

@@ -288,6 +288,12 @@ pub fn generated() -> Vec<Entry> {
         json!({"model": "qwen2.5-1.5b", "framework": "llamafactory", "method": "sft-full", "pure_bf16": true,
                "optimizer": "adamw_8bit", "batch": {"micro_batch": 1, "global_batch": 8, "seq_len": 2048}}),
     );
+    // 8-bit AdamW handed to DeepSpeed as its client optimizer: `optim` beside the ZeRO-2 file.
+    add(
+        "llamafactory-adam-8bit-zero2-qwen2.5-7b",
+        json!({"model": "qwen2.5-7b", "framework": "llamafactory", "method": "sft-full", "optimizer": "adamw_8bit",
+               "parallel": {"zero_stage": 2}, "batch": {"micro_batch": 1, "global_batch": 16, "seq_len": 2048}}),
+    );
     // Liger's kernels (`enable_liger_kernel`, LLaMA-Factory's `ModelArguments`) and the adapters'
     // dropout (`lora_dropout`, its `FinetuningArguments`).
     add(

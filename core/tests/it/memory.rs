@@ -1679,7 +1679,8 @@ fn pure_bf16_keeps_the_trained_parameters_and_their_states_in_bf16() {
 /// byte an element with an fp32 scale per block of 2,048 (`Optimizer2State.init_state`), so the
 /// optimizer states take 2 + 8/2048 bytes a parameter where fp32 moments take 8 (bf16 ones, with
 /// `pure_bf16`, 4). Qwen2.5-7B full SFT on one H100, 7,615,616,512 parameters: exact byte counts.
-/// Under DeepSpeed the engine's own states are counted and the setting is not written.
+/// Under DeepSpeed it is the engine's client optimizer, beside the engine's fp32 master weights,
+/// unless the optimizer is offloaded, where accelerate swaps it for DeepSpeed's CPU Adam.
 #[test]
 fn eight_bit_adamw_keeps_a_byte_a_moment() {
     let report = |optimizer: &str, pure: bool, zero: u32| {
@@ -1703,8 +1704,29 @@ fn eight_bit_adamw_keeps_a_byte_a_moment() {
         files.iter().find(|f| f.name.ends_with(".yaml")).map(|f| f.text.clone()).unwrap_or_default()
     };
     assert!(yaml(&report("adamw_8bit", false, 0)).contains("optim: adamw_8bit"));
-    // DeepSpeed: its states as before, and the YAML without the key.
+    // DeepSpeed steps it over its fp32 partitions (one device: ZeRO-2 shards over one): the fp32
+    // master weights kept, the moments a byte each, 4 + 2.004 bytes where AdamW's are 4 + 8.
     let (ds8, ds) = (report("adamw_8bit", false, 2), report("adamw", false, 2));
-    assert_eq!(evaluate(&ds8).memory.peak_bytes, evaluate(&ds).memory.peak_bytes);
-    assert!(!yaml(&ds8).contains("optim:"));
+    assert_eq!(optimizer(&ds8), 4 * n + eight_bit);
+    assert_eq!(optimizer(&ds), 12 * n);
+    assert!(yaml(&ds8).contains("optim: adamw_8bit"));
+    assert!(!yaml(&ds).contains("optim:"));
+    // With the optimizer offloaded accelerate runs DeepSpeed's CPU Adam instead: AdamW's states,
+    // and the finding that says so, whose fix puts AdamW back.
+    let offloaded = |optimizer: &str| {
+        let mut plan = report(optimizer, false, 2);
+        plan.parallel.offload_optimizer = true;
+        plan
+    };
+    let warned = evaluate(&offloaded("adamw_8bit"));
+    assert_eq!(warned.memory.host_bytes_per_node, evaluate(&offloaded("adamw")).memory.host_bytes_per_node);
+    let finding =
+        warned.findings.iter().find(|f| f.code.as_str() == "llamafactory.adam_8bit_offload").unwrap();
+    assert_eq!(finding.severity, trainplan_core::report::Severity::Warning);
+    assert!(
+        evaluate(&offloaded("adamw"))
+            .findings
+            .iter()
+            .all(|f| f.code.as_str() != "llamafactory.adam_8bit_offload")
+    );
 }

@@ -50,12 +50,13 @@ pub fn TrainingSection(
         |f, k| f.precision = k,
     );
     let trains_lora = move || form.with(|f| choices::trains_lora(&f.file));
-    // LLaMA-Factory's `pure_bf16` (read with bf16 precision) and bitsandbytes' 8-bit AdamW, where
-    // the plan counts them: without DeepSpeed.
+    // LLaMA-Factory's `pure_bf16` (read with bf16 precision) without DeepSpeed, and bitsandbytes'
+    // 8-bit AdamW without it or handed to it: where the plan counts them.
     let plain = move || form.with(|f| choices::plain_torch(&f.file));
     let pure_bf16_shown =
         move || plain() && ctx.applies(Knob::PureBf16) && form.with(|f| f.file.precision == Precision::Bf16);
-    let adam_8bit_shown = move || plain() && ctx.applies(Knob::Optimizer);
+    let adam_8bit_shown =
+        move || form.with(|f| choices::offers_eight_bit_adam(&f.file)) && ctx.applies(Knob::Optimizer);
     let is_adam_8bit = |f: &PlanFile| f.optimizer == Optimizer::AdamW8bit;
     let set_adam_8bit =
         |f: &mut PlanFile, on: bool| f.optimizer = if on { Optimizer::AdamW8bit } else { Optimizer::AdamW };

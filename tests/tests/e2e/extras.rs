@@ -694,7 +694,8 @@ async fn dora_is_a_box_beside_the_lora_rank() -> WebDriverResult<()> {
 
 /// LLaMA-Factory's `pure_bf16`, a box under the precision while it is bf16: Qwen2.5-7B full SFT on
 /// one H100 does not fit with fp32 trainable parameters and fits with bf16 ones, as the core says;
-/// the advice offers it; the YAML carries the key; ZeRO-3 is refused with a fix; fp16 hides the box.
+/// the advice offers it; the YAML carries the key; ZeRO-3 is refused with a fix; 8-bit AdamW stays
+/// under DeepSpeed and is warned of with the optimizer offloaded; fp16 hides the box.
 #[tokio::test]
 async fn pure_bf16_fits_a_full_fine_tune_on_one_device() -> WebDriverResult<()> {
     let chromedriver = Chromedriver::start();
@@ -734,12 +735,22 @@ async fn pure_bf16_fits_a_full_fine_tune_on_one_device() -> WebDriverResult<()> 
     page.click("lang-switch").await?;
     page.choose("zero-select", "3").await?;
     page.wait_text("finding-llamafactory.pure_bf16_zero3", |t| t.contains("ZeRO-3")).await?;
-    // Under DeepSpeed the engine's own states are counted: the box leaves, the key too.
-    assert!(!page.has("adam-8bit-check").await?, "adam-8bit-check is shown under ZeRO-3");
-    page.wait_text("launch-text", |t| !t.contains("optim: adamw_8bit")).await?;
     page.click("fix-llamafactory.pure_bf16_zero3").await?;
     page.wait_text("launch-text", |t| !t.contains("pure_bf16")).await?;
     assert!(!plan_of(&page).await?.pure_bf16);
+    // Under DeepSpeed the 8-bit AdamW is the engine's client optimizer: the box stays, the key too;
+    // with the optimizer offloaded accelerate swaps it for DeepSpeed's CPU Adam, which a warning says
+    // and whose fix puts AdamW back.
+    assert!(page.has("adam-8bit-check").await?, "adam-8bit-check is hidden under ZeRO-3");
+    page.wait_text("launch-text", |t| t.contains("optim: adamw_8bit")).await?;
+    page.click("offload-opt-check").await?;
+    page.wait_text("finding-llamafactory.adam_8bit_offload", |t| t.contains("CPU Adam")).await?;
+    page.settled().await?;
+    page.scroll_to("finding-llamafactory.adam_8bit_offload").await?;
+    page.screenshot("en-adam-8bit-offload").await?;
+    page.click("fix-llamafactory.adam_8bit_offload").await?;
+    page.wait_text("launch-text", |t| !t.contains("optim: adamw_8bit")).await?;
+    assert_eq!(plan_of(&page).await?.optimizer, trainplan_core::plan::Optimizer::AdamW);
     page.choose("precision-select", "fp16").await?;
     page.wait_text("launch-text", |t| t.contains("fp16: true")).await?;
     assert!(!page.has("pure-bf16-check").await?, "pure-bf16-check is shown with fp16");
