@@ -263,8 +263,8 @@ pub(super) fn frozen_base_bytes(plan: &Plan, sixteen_bit: f64, total: f64, exper
 /// `Trainer` builds it under plain PyTorch ([`runs_plain_torch`]), and under DeepSpeed hands it to
 /// the engine as a client optimizer (transformers `deepspeed_optim_sched`: no `optimizer` in the
 /// DeepSpeed file, `trainer.create_optimizer()`), which steps it over its own fp32 partitions.
-/// `deepspeed`: whether the step goes to DeepSpeed (ZeRO shards, or states are offloaded). The plan's and a plan
-/// file's alike ([`crate::choices::offers_eight_bit_adam`]).
+/// `deepspeed`: whether the step goes to DeepSpeed (ZeRO shards, or states are offloaded). The
+/// plan's and a plan file's alike ([`crate::choices::offers_eight_bit_adam`]).
 pub fn offers_eight_bit_adam(framework: Framework, method: Method, deepspeed: bool) -> bool {
     runs_plain_torch(framework, method, deepspeed) || (framework == Framework::LlamaFactory && deepspeed)
 }
