@@ -8,8 +8,8 @@ use trainplan_core::field::Field;
 use trainplan_core::hf::ConfigError;
 use trainplan_core::permalink::PermalinkError;
 use trainplan_core::plan::{
-    Allowed, CpAlgo, Framework, Fsdp, Method, PipelineSchedule, PlanFileError, RecomputeGranularity,
-    bound_text,
+    Allowed, CpAlgo, Framework, Fsdp, Method, Optimizer, PipelineSchedule, PlanFileError,
+    RecomputeGranularity, bound_text,
 };
 use trainplan_core::report::{Code, Finding};
 
@@ -522,8 +522,9 @@ pub fn changes(lang: Lang, fixes: &[trainplan_core::report::Fix]) -> String {
         .join(", ")
 }
 
-/// A setting's value as the form shows it: a switch on or off, a choice by its option's words (the
-/// plan file's name where the form shows that), anything else as written, without JSON's quotes.
+/// A setting's value as the form shows it: a switch on or off (the optimizer too, a box there), a
+/// choice by its option's words (the plan file's name where the form shows that), anything else as
+/// written, without JSON's quotes.
 pub fn value_text(lang: Lang, field: Option<Field>, value: &serde_json::Value) -> String {
     match value {
         serde_json::Value::Bool(on) => t(lang, if *on { Key::value_on } else { Key::value_off }).to_owned(),
@@ -543,6 +544,11 @@ fn choice_text(lang: Lang, field: Field, wire: &str) -> Option<&'static str> {
         Field::ParallelCpAlgo => cp_algo_choice(lang, CpAlgo::from_wire(wire)?),
         Field::ParallelFsdp => fsdp_choice(lang, Fsdp::from_wire(wire)?),
         Field::RecomputeGranularity => recompute_choice(lang, RecomputeGranularity::from_wire(wire)?),
+        // The form's box: 8-bit AdamW on or off.
+        Field::Optimizer => match Optimizer::from_wire(wire)? {
+            Optimizer::AdamW8bit => t(lang, Key::value_on),
+            Optimizer::AdamW => t(lang, Key::value_off),
+        },
         _ => return None,
     })
 }
@@ -806,6 +812,16 @@ mod tests {
         let err =
             trainplan_core::Plan::from_json(r#"{"model": "gpt2", "budget": {"tokens": 0}}"#).unwrap_err();
         assert_eq!(plan_error(Lang::Zh, &err), "budget.tokens 必须在 1 到 10^16 之间");
+    }
+
+    /// The optimizer reads as the form's box does: 8-bit AdamW on or off, in either language.
+    #[test]
+    fn the_optimizer_reads_as_its_box() {
+        let text = |lang, wire: &str| value_text(lang, Some(Field::Optimizer), &serde_json::json!(wire));
+        assert_eq!(text(Lang::En, "adamw"), t(Lang::En, Key::value_off));
+        assert_eq!(text(Lang::En, "adamw_8bit"), t(Lang::En, Key::value_on));
+        assert_eq!(text(Lang::Zh, "adamw_8bit"), t(Lang::Zh, Key::value_on));
+        assert_ne!(t(Lang::En, Key::value_on), t(Lang::En, Key::value_off));
     }
 
     /// Every schedule the report names has its proper name in both languages (the report's names:
