@@ -225,6 +225,7 @@ texts! {
     par_swap_opt => "Swap optimizer to host (MindSpeed)", "优化器换出到主机（MindSpeed）";
     par_fused => "Fused RMSNorm, SwiGLU and RoPE kernels (MindSpeed)", "RMSNorm、SwiGLU、RoPE 融合算子（MindSpeed）";
     par_grad_bf16 => "Keep and reduce gradients in bf16 (Megatron --grad-reduce-in-bf16)", "梯度以 bf16 保存和归约（Megatron --grad-reduce-in-bf16）";
+    par_offload_policy => "FSDP2 CPU offload: parameters, gradients and AdamW on the host (VeRL offload_policy)", "FSDP2 CPU 卸载：参数、梯度与 AdamW 放在主机（VeRL offload_policy）";
     par_no_sync => "Reduce gradients once per update, held unsharded until then (VeRL use_no_sync_for_gradient_accumulation)", "每次更新只归约一次梯度，此前梯度不切分（VeRL use_no_sync_for_gradient_accumulation）";
     par_fp8_params => "Keep linear weights in fp8 and gather them in fp8 (Megatron --fp8-param-gather)", "线性层权重以 fp8 保存并以 fp8 收集（Megatron --fp8-param-gather）";
     par_account => "Count the embedding and the loss as layers in the pipeline split (Megatron)", "流水线切分时把词嵌入和损失各算作一层（Megatron）";

@@ -264,6 +264,9 @@ pub fn zh(code: Code) -> &'static str {
         }
         Code::LlamafactoryPtqZero3 => "LLaMA-Factory 不允许 {format} 量化的检查点使用 ZeRO-3。",
         Code::LlamafactoryPureBf16Zero3 => "LLaMA-Factory 不允许 pure_bf16 与 ZeRO-3 同时使用。",
+        Code::VerlOffloadPolicyFsdp1 => {
+            "offload_policy 是 FSDP2 的 CPU 卸载：VeRL 的 FSDP1 引擎会忽略它，actor 仍留在设备上。"
+        }
         Code::LlamafactoryAdam8bitOffload => {
             "卸载优化器时，accelerate 会以 DeepSpeed 的 CPU Adam 代替 8-bit AdamW：fp32 动量放在主机内存，权重衰减按 Adam 的 L2 项计算。"
         }
@@ -595,6 +598,7 @@ pub fn field_label(lang: Lang, field: Field) -> String {
 
 /// The label of a field the form shows other than as a typed number ([`crate::form::NumField`]);
 /// every field is named, so a new one cannot be forgotten.
+// Long: one arm per plan-file field, which the compiler holds to every field; split, no match would.
 fn field_key(field: Field) -> Option<Key> {
     Some(match field {
         Field::Model => Key::model_title,
@@ -620,6 +624,7 @@ fn field_key(field: Field) -> Option<Key> {
         Field::ParallelAccountEmbeddingLoss => Key::par_account,
         Field::ParallelGradReduceBf16 => Key::par_grad_bf16,
         Field::ParallelNoSyncAccumulation => Key::par_no_sync,
+        Field::ParallelOffloadPolicy => Key::par_offload_policy,
         Field::ParallelFp8ParamGather => Key::par_fp8_params,
         Field::ParallelPipelineLayout => Key::par_layout,
         Field::ParallelFusedKernels => Key::par_fused,

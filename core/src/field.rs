@@ -36,6 +36,7 @@ named_enum! {
         ParallelGradReduceBf16 = "parallel.grad_reduce_bf16",
         ParallelFp8ParamGather = "parallel.fp8_param_gather",
         ParallelNoSyncAccumulation = "parallel.no_sync_accumulation",
+        ParallelOffloadPolicy = "parallel.offload_policy",
         ParallelPipelineLayout = "parallel.pipeline_layout",
         ParallelFusedKernels = "parallel.fused_kernels",
         ParallelFsdp = "parallel.fsdp",

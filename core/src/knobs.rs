@@ -73,6 +73,8 @@ pub enum Knob {
     Fp8ParamGather,
     /// `parallel.no_sync_accumulation`.
     NoSyncAccumulation,
+    /// `parallel.offload_policy`.
+    OffloadPolicy,
     /// `parallel.tp_comm_overlap`.
     TpCommOverlap,
     /// `parallel.swap_optimizer`.
@@ -206,6 +208,7 @@ impl Knob {
         Knob::GradReduceBf16,
         Knob::Fp8ParamGather,
         Knob::NoSyncAccumulation,
+        Knob::OffloadPolicy,
         Knob::TpCommOverlap,
         Knob::SwapOptimizer,
         Knob::UnevenLayers,
@@ -268,6 +271,7 @@ impl Knob {
             Knob::GradReduceBf16 => Field::ParallelGradReduceBf16,
             Knob::Fp8ParamGather => Field::ParallelFp8ParamGather,
             Knob::NoSyncAccumulation => Field::ParallelNoSyncAccumulation,
+            Knob::OffloadPolicy => Field::ParallelOffloadPolicy,
             Knob::TpCommOverlap => Field::ParallelTpCommOverlap,
             Knob::SwapOptimizer => Field::ParallelSwapOptimizer,
             Knob::UnevenLayers => Field::ParallelUnevenLayers,
@@ -417,8 +421,8 @@ pub fn applies(framework: Framework, method: Method, knob: Knob) -> Applies {
         Knob::Fsdp => only(&[Framework::Megatron, Framework::MindSpeedLlm, Framework::Verl]),
         // VeRL's FSDP engine `use_no_sync_for_gradient_accumulation` (`FSDPEngineConfig`,
         // verl/workers/config/engine.py at verl 0.9.1); its Megatron engine accumulates under
-        // Megatron's own `no_sync` already.
-        Knob::NoSyncAccumulation => only(&[Framework::Verl]),
+        // Megatron's own `no_sync` already. Its `offload_policy` (the same config) likewise.
+        Knob::NoSyncAccumulation | Knob::OffloadPolicy => only(&[Framework::Verl]),
         // `--optimizer-cpu-offload` (Megatron-LM, MindSpeed-LLM), `offload_train_optimizer`
         // (MindSpeed-RL), `zero_optimization.offload_optimizer` (DeepSpeed, LLaMA-Factory),
         // `fsdp_config.optimizer_offload` (VeRL): every framework.
@@ -635,6 +639,7 @@ pub fn effective(plan: &Plan) -> Cow<'_, Plan> {
         GradReduceBf16 => reset!(parallel.grad_reduce_bf16, false);
         Fp8ParamGather => reset!(parallel.fp8_param_gather, false);
         NoSyncAccumulation => reset!(parallel.no_sync_accumulation, false);
+        OffloadPolicy => reset!(parallel.offload_policy, false);
         TpCommOverlap => reset!(parallel.tp_comm_overlap, false);
         SwapOptimizer => reset!(parallel.swap_optimizer, false);
         UnevenLayers => reset!(parallel.uneven_layers, false);

@@ -412,6 +412,7 @@ codes! {
     MindspeedGroupLimitedEp = "mindspeed.group_limited_ep" => "MindSpeed-LLM's group-limited router (DeepSeek-V2's, {top_groups} groups a token) needs expert parallelism above {top_groups}; the plan has EP {ep}.",
     MindspeedRlBf16 = "mindspeed_rl.bf16" => "MindSpeed-RL trains in bf16 only.",
     VerlPrecision = "verl.precision" => "VeRL trains in bf16 or fp16 (its engines' dtype), not {precision}.",
+    VerlOffloadPolicyFsdp1 = "verl.offload_policy_fsdp1" => "offload_policy is FSDP2's CPU offload: VeRL's FSDP1 engine ignores it and keeps the actor on the device.",
     MindspeedRlGenerationDp = "mindspeed_rl.generation_dp" => "The {prompts} prompts of a step do not divide over the rollout's {engines} engines ({world} devices ÷ rollout TP {rollout_tp}).",
     MindspeedRlMicroBatch = "mindspeed_rl.micro_batch" => "The {samples} responses per DP rank ({prompts} prompts ÷ DP {dp} × {n}) are not a multiple of micro-batch {micro_batch}.",
     MindspeedRlRolloutEp = "mindspeed_rl.rollout_ep" => "The rollout spreads the experts over {rollout} devices (its TP × EP), which is not a multiple of the {ep} ranks the actor spreads them over (TP × EP).",

@@ -225,6 +225,7 @@ fn actor_rollout_ref(plan: &Plan) -> Vec<String> {
             args.push("actor_rollout_ref.ref.fsdp_config.param_offload=True".to_owned());
             args.extend(sharding(plan, "actor_rollout_ref.actor.fsdp_config"));
             args.extend(no_sync(plan, "actor_rollout_ref.actor.fsdp_config"));
+            args.extend(offload_policy(plan, "actor_rollout_ref.actor.fsdp_config"));
             args.extend(sharding(plan, "actor_rollout_ref.ref.fsdp_config"));
             args.extend(dtype(plan, "actor_rollout_ref.actor.fsdp_config"));
             args.extend(dtype(plan, "actor_rollout_ref.ref.fsdp_config"));
@@ -356,6 +357,12 @@ fn no_sync(plan: &Plan, section: &str) -> Option<String> {
         .then(|| format!("{section}.use_no_sync_for_gradient_accumulation=True"))
 }
 
+/// FSDP2's CPU offload for the engine, where the plan says so (`offload_policy`, off in verl 0.9.1's
+/// engine/fsdp.yaml; FSDP2 alone reads it, rule verl.offload_policy_fsdp1).
+fn offload_policy(plan: &Plan, section: &str) -> Option<String> {
+    plan.parallel.offload_policy.then(|| format!("{section}.offload_policy=True"))
+}
+
 /// The engine's compute dtype under `section` where the plan trains in fp16: both engines default to
 /// bf16 and take `float16` (verl 0.9.1 `dtype: bfloat16 # ["bfloat16", "float16"]`,
 /// verl/trainer/config/engine/fsdp.yaml and megatron.yaml); any other precision is refused (rule
@@ -395,6 +402,7 @@ fn critic(plan: &Plan) -> Vec<String> {
             o.push(format!("critic.fsdp.optimizer_offload={}", py_bool(p.offload_optimizer)));
             o.extend(sharding(plan, "critic.fsdp"));
             o.extend(no_sync(plan, "critic.fsdp"));
+            o.extend(offload_policy(plan, "critic.fsdp"));
             o.extend(dtype(plan, "critic.fsdp"));
         }
     }

@@ -503,15 +503,8 @@ fn estimate_from(plan: &Plan, facts: &ModelFacts, previous: Option<&Memory>) -> 
     let rollout = matches!(plan.method, Method::Grpo | Method::Ppo)
         .then(|| rollout_memory_of(plan, &ctx.summary.counts));
     let peak_bytes = phases.iter().map(|p| p.total).max().unwrap_or(0).max(worst_stage);
-    // Offloaded activations wait in host memory, one micro-batch's per device; so does a VeRL
-    // reference: its FSDP engine's fp32 shards ([`verl_reference_on_host`]), its Megatron engine's
-    // fullest stage's weights between passes ([`verl_reference_switched_bytes`]).
-    let reference = verl_reference_host_bytes(plan, ctx.summary.counts.total(), ctx.dp * ctx.cp)
-        .saturating_add(verl_reference_switched_bytes(plan, &stages));
-    let per_device = offloaded.saturating_add(reference);
     Memory {
-        host_bytes_per_node: host_bytes_per_node(&ctx)
-            .saturating_add(per_device.saturating_mul(u64::from(plan.cluster.devices_per_node.get()))),
+        host_bytes_per_node: host_bytes(&ctx, &stages, offloaded),
         stages,
         phases,
         rollout,
@@ -732,13 +725,30 @@ pub fn swaps_optimizer(plan: &Plan) -> bool {
         && !plan.trains_lora()
 }
 
+/// Host memory a node needs: what is offloaded or swapped ([`host_bytes_per_node`]), and per device
+/// `offloaded`, one micro-batch's offloaded activations; a VeRL reference's, its FSDP engine's fp32
+/// shards ([`verl_reference_on_host`]) or its Megatron engine's fullest stage's weights between
+/// passes ([`verl_reference_switched_bytes`]); and a VeRL actor's under FSDP2's CPU offload, its
+/// shards and their states ([`verl_offload_host_bytes`]).
+fn host_bytes(ctx: &Ctx, stages: &[StageMemory], offloaded: u64) -> u64 {
+    let plan = ctx.plan;
+    let per_device = offloaded
+        .saturating_add(verl_reference_host_bytes(plan, ctx.summary.counts.total(), ctx.dp * ctx.cp))
+        .saturating_add(verl_reference_switched_bytes(plan, stages))
+        .saturating_add(verl_offload_host_bytes(ctx));
+    let devices = u64::from(plan.cluster.devices_per_node.get());
+    host_bytes_per_node(ctx).saturating_add(per_device.saturating_mul(devices))
+}
+
 /// Host memory each node needs for what is offloaded or swapped: optimizer states (and ZeRO-3
 /// parameters) of all its devices, pinned. DeepSpeed's estimator multiplies by 1.5 for buffers
 /// (`estimate_zero3_model_states_mem_needs`, `additional_buffer_factor`).
 fn host_bytes_per_node(ctx: &Ctx) -> u64 {
     let p = &ctx.plan.parallel;
     let swapped = swaps_optimizer(ctx.plan);
-    if !p.offload_optimizer && !p.offload_params && !swapped {
+    // VeRL's FSDP2 CPU offload turns its engine's own offload off (`verl_offload_policy`); its host
+    // bytes are counted with the reference's.
+    if (!p.offload_optimizer && !p.offload_params && !swapped) || verl_offload_policy(ctx.plan) {
         return 0;
     }
     let total = ctx.summary.counts.total() as f64;

@@ -135,6 +135,14 @@ pub(super) fn stage_states(
         ..StageMemory::default()
     };
     model_states(ctx, dense, expert, linear_layers, &mut res);
+    if verl_offload_policy(ctx.plan) {
+        // FSDP2's CPU offload keeps the fp32 parameter shards, their gradient shards and AdamW's
+        // states in host memory throughout ([`verl_offload_host_bytes`]): the device holds what
+        // FSDP keeps gathered after a forward, and gradients it accumulates unsharded.
+        res.weights_bytes = verl_compute_copy_bytes(ctx.plan, ctx.summary, (dense + expert) as u64);
+        res.gradients_bytes = unsharded_gradient_bytes(ctx, dense + expert);
+        res.optimizer_bytes = 0;
+    }
     let linear = linear_layers + mtp_linear(ctx, mtp);
     res.weights_bytes += low_precision_weight_copies(ctx, linear) as u64;
     if fp8_parameters(ctx) {
@@ -451,7 +459,7 @@ pub(super) fn model_states(ctx: &Ctx, dense: f64, expert: f64, linear_layers: f6
 /// `param_dtype`, "the dtype for forward/backward computation" (FSDP2 `MixedPrecisionPolicy`), bf16
 /// in VeRL (`_build_fsdp_module`, verl/workers/engine/fsdp/transformer_impl.py). So a device holds
 /// the fp32 shard and, while it computes, a whole 16-bit copy: not the whole fp32 model.
-pub(super) fn verl_keeps_parameters_whole(plan: &Plan) -> bool {
+pub(crate) fn verl_keeps_parameters_whole(plan: &Plan) -> bool {
     plan.framework == Framework::Verl
         && plan.precision != Precision::Fp32
         && matches!(plan.parallel.zero_stage.get(), 1 | 2)
@@ -480,6 +488,31 @@ fn unsharded_gradient_bytes(ctx: &Ctx, params: f64) -> u64 {
 /// Whether the plan is VeRL's FSDP engine on PyTorch's FSDP2 (`strategy: fsdp2`, `fully_shard`).
 pub(crate) fn verl_fsdp2(plan: &Plan) -> bool {
     plan.framework == Framework::Verl && plan.parallel.fsdp == crate::plan::Fsdp::Torch
+}
+
+/// Whether VeRL's FSDP2 engine runs the actor under FSDP2's CPU offload (`offload_policy`,
+/// `parallel.offload_policy`): `CPUOffloadPolicy(pin_memory=True)`, which also turns the engine's
+/// own `param_offload` and `optimizer_offload` off (`FSDPEngine._build_fsdp_module`,
+/// verl/workers/engine/fsdp/transformer_impl.py at verl 0.9.1). FSDP1 (`strategy: fsdp`) reads no
+/// such key: rule `verl.offload_policy_fsdp1`.
+pub(crate) fn verl_offload_policy(plan: &Plan) -> bool {
+    plan.parallel.offload_policy && verl_fsdp2(plan)
+}
+
+/// The host bytes per device of an actor under FSDP2's CPU offload ([`verl_offload_policy`]): its
+/// fp32 parameter shards (`model_dtype: fp32`), and for what trains their fp32 gradient shards
+/// (`reduce_dtype: fp32`) and AdamW's two fp32 moments, 4 + 4 + 8 bytes a trained parameter, over
+/// the FSDP mesh (DP × CP; one device at ZeRO-0, `fsdp_size=1`); 0 elsewhere.
+pub(super) fn verl_offload_host_bytes(ctx: &Ctx) -> u64 {
+    let plan = ctx.plan;
+    if !verl_offload_policy(plan) {
+        return 0;
+    }
+    let params = ctx.summary.counts.total();
+    let trainable = if plan.trains_lora() { ctx.lora_params } else { params };
+    let shards = if plan.parallel.zero_stage.get() == 0 { 1 } else { ctx.dp * ctx.cp };
+    let bytes = params.saturating_mul(FP32_BYTES).saturating_add(trainable.saturating_mul(3 * FP32_BYTES));
+    bytes / shards.max(1)
 }
 
 /// Whether the plan is VeRL's FSDP engine accumulating its gradients unsharded

@@ -165,6 +165,9 @@ pub struct ParallelFile {
     /// Off when omitted (and then left out).
     #[serde(skip_serializing_if = "is_false")]
     pub no_sync_accumulation: bool,
+    /// Off when omitted (and then left out).
+    #[serde(skip_serializing_if = "is_false")]
+    pub offload_policy: bool,
     pub tp_comm_overlap: bool,
     pub swap_optimizer: bool,
     pub uneven_layers: bool,
@@ -197,6 +200,7 @@ impl Default for ParallelFile {
             grad_reduce_bf16: false,
             fp8_param_gather: false,
             no_sync_accumulation: false,
+            offload_policy: false,
             tp_comm_overlap: false,
             swap_optimizer: false,
             uneven_layers: false,
@@ -425,6 +429,7 @@ fn parallel(p: &ParallelFile) -> Result<Parallel, PlanFileError> {
         grad_reduce_bf16: p.grad_reduce_bf16,
         fp8_param_gather: p.fp8_param_gather,
         no_sync_accumulation: p.no_sync_accumulation,
+        offload_policy: p.offload_policy,
         tp_comm_overlap: p.tp_comm_overlap,
         swap_optimizer: p.swap_optimizer,
         uneven_layers: p.uneven_layers,
@@ -1089,6 +1094,7 @@ impl Plan {
                 grad_reduce_bf16: p.grad_reduce_bf16,
                 fp8_param_gather: p.fp8_param_gather,
                 no_sync_accumulation: p.no_sync_accumulation,
+                offload_policy: p.offload_policy,
                 tp_comm_overlap: p.tp_comm_overlap,
                 swap_optimizer: p.swap_optimizer,
                 uneven_layers: p.uneven_layers,

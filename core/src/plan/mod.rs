@@ -442,6 +442,10 @@ pub struct Parallel {
     /// VeRL's FSDP engine `use_no_sync_for_gradient_accumulation`: the gradients accumulate unsharded
     /// over an update's micro-batches and are reduced once, after its last, instead of after each.
     pub no_sync_accumulation: bool,
+    /// VeRL's FSDP2 engine `offload_policy`: the actor's FSDP2 `CPUOffloadPolicy`, its fp32
+    /// parameter shards, gradients and AdamW states in host memory throughout, each unit's shard
+    /// copied in to be gathered and its gradient shard copied out, AdamW stepped by the CPU.
+    pub offload_policy: bool,
     /// Megatron `--fp8-param-gather`: fp8 training keeps the linear layers' weights in fp8 alone
     /// (Transformer Engine's fp8 parameters, no 16-bit copy) and gathers them in fp8.
     pub fp8_param_gather: bool,

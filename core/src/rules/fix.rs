@@ -109,6 +109,7 @@ fn apply_direct(plan: &Plan, fix: &Fix) -> Option<Plan> {
         Field::ParallelGradReduceBf16 => p.grad_reduce_bf16 = switch()?,
         Field::ParallelFp8ParamGather => p.fp8_param_gather = switch()?,
         Field::ParallelNoSyncAccumulation => p.no_sync_accumulation = switch()?,
+        Field::ParallelOffloadPolicy => p.offload_policy = switch()?,
         Field::ParallelFsdp => p.fsdp = Fsdp::from_wire(name()?)?,
         Field::ParallelSchedule => p.schedule = PipelineSchedule::from_wire(name()?)?,
         Field::RecomputeGranularity => res.recompute.granularity = RecomputeGranularity::from_wire(name()?)?,

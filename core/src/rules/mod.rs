@@ -198,6 +198,7 @@ fn check_as(plan: &Plan, mem: &Memory, lean: bool) -> Vec<Finding> {
     pipeline::schedule(cx, &mut acc);
     rl::verl_lora_rank(cx, &mut acc);
     rl::verl_zero_stage(cx, &mut acc);
+    rl::verl_offload_policy_fsdp1(cx, &mut acc);
     pipeline::account_framework(cx, &mut acc);
     recompute::distribute_saved_activations(cx, &mut acc);
     mindspeed::fused_kernels(cx, &mut acc);

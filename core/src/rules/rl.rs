@@ -37,6 +37,18 @@ pub(super) fn verl_zero_stage(cx: &Ctx, acc: &mut Acc) {
     }
 }
 
+/// FSDP2's CPU offload (`offload_policy`) asked of VeRL's FSDP1 engine: `strategy: fsdp` builds its
+/// actor with no CPU offload whatever the key says (`FSDPEngine._build_fsdp_module`,
+/// verl/workers/engine/fsdp/transformer_impl.py at verl 0.9.1), so nothing leaves the device. The
+/// fix runs FSDP2.
+pub(super) fn verl_offload_policy_fsdp1(cx: &Ctx, acc: &mut Acc) {
+    let &Ctx { plan, p, .. } = cx;
+    if plan.framework == Framework::Verl && p.offload_policy && !crate::memory::verl_fsdp2(plan) {
+        let fix = (Field::ParallelFsdp, Value::from(crate::plan::Fsdp::Torch.wire()));
+        acc.push(Severity::Warning, Code::VerlOffloadPolicyFsdp1, &[], Some(fix));
+    }
+}
+
 /// The prompts per update and their samples over the actors, and the sequence against the
 /// engine's and the packer's token budgets.
 pub(super) fn batches(cx: &Ctx, acc: &mut Acc) {

@@ -44,6 +44,18 @@ pub const HBM_EFF: f64 = 0.8;
 /// Effective host↔device bandwidth for offloaded states, bytes/s. Tier: derived (PCIe 4.0 ×16 is
 /// 32 GB/s per direction, PCI-SIG; pinned-memory copies reach about 80 % of it).
 pub const HOST_LINK_BYTES_PER_SECOND: f64 = 25e9;
+/// Host memory bandwidth a device's process gets, bytes/s. Tier: derived (a DGX H100 has two Xeon
+/// Platinum 8480C for its eight GPUs, NVIDIA DGX H100 user guide; each has eight DDR5-4800 channels,
+/// Intel's specification, 8 × 4,800 MT/s × 8 bytes = 307.2 GB/s a socket, four GPUs' share each:
+/// 76.8 GB/s, of which streaming kernels reach about 80 %, as on HBM).
+pub const HOST_MEMORY_BYTES_PER_SECOND: f64 = 61.44e9;
+/// Host memory traffic of one fp32 parameter's AdamW step on the CPU, bytes. Tier: derived
+/// (PyTorch 2.11.0 `_single_tensor_adam`, torch/optim/adam.py: the foreach and fused kernels serve
+/// no CPU tensor, `_get_foreach_kernels_supported_devices`; its passes over the parameter `p`,
+/// gradient `g` and moments `m`, `v`, 4 bytes an element each: `p.mul_` 8, `m.lerp_(g)` 12,
+/// `v.mul_` 8, `v.addcmul_(g, g)` 12, `v.sqrt()` 8, its division 8, `add_(eps)` 8,
+/// `p.addcdiv_(m, denom)` 16, and gradient clipping's norm and scaling 12: `clip_grad_norm_`).
+pub const CPU_ADAMW_BYTES_PER_PARAM: f64 = 92.0;
 /// Bytes of 16-bit elementwise traffic per token and hidden unit in one layer's forward (norms,
 /// residual adds, bias/activation/dropout kernels, rotary): each reads and writes h-wide tensors.
 /// Tier: derived from the kernels Megatron runs per layer (about 12 reads/writes of 2-byte tensors).

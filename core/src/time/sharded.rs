@@ -21,8 +21,8 @@
 //! sharding the optimizer alone, which accumulate under `no_sync`, keep their reduction once a step
 //! (`tail.rs`).
 
-use super::Ctx;
 use super::tail::{dp_collective_seconds, gradient_bytes_per_param, share_of};
+use super::{Ctx, HOST_LINK_BYTES_PER_SECOND};
 use crate::memory;
 use crate::plan::{Framework, Fsdp};
 
@@ -85,7 +85,10 @@ fn moves(ctx: &Ctx, mem: &memory::Memory) -> Option<Moves> {
         // ZeRO-1 and 2 keep the parameters gathered from forward to backward
         // (`reshard_after_forward: False`, emit/verl.rs), ZeRO-0 replicates them (`fsdp_size: 1`) and
         // all-reduces.
+        // Under FSDP2's CPU offload (`memory::verl_offload_policy`) every unit's shard is copied in
+        // before it is gathered, at ZeRO-0 (a mesh of one) too ([`moving`]).
         Framework::Verl => match zero.get() {
+            0 if memory::verl_offload_policy(plan) => (2, false, true),
             0 => (0, false, true),
             1 | 2 => (1, true, true),
             _ => (2, true, true),
@@ -117,18 +120,38 @@ pub(super) fn least_per_microbatch(ctx: &Ctx, mem: &memory::Memory) -> f64 {
 fn moving(ctx: &Ctx, mem: &memory::Memory, stage: &memory::StageMemory, moves: Moves) -> Option<Traffic> {
     let Moves { gathers, sharded, overlapped, once } = moves;
     let share = share_of(ctx, mem, stage);
-    if share.dp_cp <= 1.0 {
+    let offloaded = memory::verl_offload_policy(ctx.plan);
+    if share.dp_cp <= 1.0 && !offloaded {
         return None;
     }
     // The compute copy is gathered (VeRL's FSDP gathers in `param_dtype: bf16` over its fp32
     // shards), or what the shards hold where less (QLoRA's NF4 base, a GPTQ or AWQ checkpoint:
     // memory/states.rs): the bytes a stored parameter takes, its dense shard over DP × CP and its
-    // experts' over the expert-data-parallel group.
-    let stored = stage.weights_bytes as f64 / share.sharded_params().max(1.0);
-    let gather =
-        dp_collective_seconds(ctx, mem, &share, stored.min(memory::compute_bytes_per_param(ctx.plan)), false);
+    // experts' over the expert-data-parallel group. Under FSDP2's CPU offload the fp32 shards are
+    // on the host, the device holding none of them.
+    let compute = memory::compute_bytes_per_param(ctx.plan);
+    let stored = match offloaded {
+        true => compute,
+        false => stage.weights_bytes as f64 / share.sharded_params().max(1.0),
+    };
+    let collective = |bytes, all_reduce| match 1.0 < share.dp_cp {
+        true => dp_collective_seconds(ctx, mem, &share, bytes, all_reduce),
+        false => 0.0,
+    };
+    // FSDP2's CPU offload copies each unit's fp32 shard in before its gather (`FSDPParam`'s
+    // unsharding starts from the host's tensor) and each reduced fp32 gradient shard out, over
+    // the host link (a mesh of one holds the whole model): the copies are part of the traffic.
+    let shard = match 1.0 < share.dp_cp && 0 < ctx.plan.parallel.zero_stage.get() {
+        true => share.sharded_params(),
+        false => share.params_on_device,
+    };
+    let (copy_in, copy_out) = match offloaded {
+        true => (4.0 * shard, 4.0 * share.trainable_share * shard),
+        false => (0.0, 0.0),
+    };
+    let gather = collective(stored.min(compute), false) + copy_in / HOST_LINK_BYTES_PER_SECOND;
     let grad_bytes = share.trainable_share * gradient_bytes_per_param(ctx, mem);
-    let reduce = dp_collective_seconds(ctx, mem, &share, grad_bytes, !sharded);
+    let reduce = collective(grad_bytes, !sharded) + copy_out / HOST_LINK_BYTES_PER_SECOND;
     // Parameters kept whole from forward to backward (one gather a micro-batch) stay whole under
     // `no_sync` until the update's last backward: gathered once an update.
     let gathered_each = |n: u8| match n <= gathers && !(once && gathers == 1) {

@@ -3,7 +3,9 @@
 //! states, each once per RL update.
 
 use super::comm::{group_bandwidth, ring_seconds_on};
-use super::{Ctx, HBM_EFF, HOST_LINK_BYTES_PER_SECOND};
+use super::{
+    CPU_ADAMW_BYTES_PER_PARAM, Ctx, HBM_EFF, HOST_LINK_BYTES_PER_SECOND, HOST_MEMORY_BYTES_PER_SECOND,
+};
 use crate::memory;
 use crate::plan::Precision;
 
@@ -86,7 +88,13 @@ pub(super) fn step_tail(
         (false, true, false) => 20.0,
         (false, false, _) => 18.0,
     };
-    let optimizer_seconds = bytes_per_param * owned / (hw.memory_bytes_per_second * HBM_EFF);
+    let optimizer_seconds = match crate::memory::verl_offload_policy(plan) {
+        // FSDP2's CPU offload steps AdamW on the host's fp32 shards, with PyTorch's single-tensor
+        // AdamW (no foreach or fused kernel takes a CPU tensor); its copies over the host link are
+        // the micro-batches' traffic (`sharded.rs`).
+        true => CPU_ADAMW_BYTES_PER_PARAM * owned / HOST_MEMORY_BYTES_PER_SECOND,
+        false => bytes_per_param * owned / (hw.memory_bytes_per_second * HBM_EFF),
+    };
     // Offload: optimizer states cross the host link twice a step.
     let verl = plan.framework.is_verl();
     let offload_seconds = match p.offload_optimizer && !verl {

@@ -391,6 +391,14 @@ pub fn generated() -> Vec<Entry> {
         ("ppo-no-sync", "ppo", "qwen2.5-1.5b", "h100-sxm-80g", json!({"no_sync_accumulation": true})),
         // PyTorch's FSDP2 (`strategy: fsdp2`), actor, reference and critic; at ZeRO-2 too.
         ("ppo-fsdp2", "ppo", "qwen2.5-3b", "h100-sxm-80g", json!({"fsdp": "torch_fsdp2"})),
+        // FSDP2's CPU offload (`offload_policy`), actor and critic.
+        (
+            "ppo-fsdp2-offload-policy",
+            "ppo",
+            "qwen2.5-3b",
+            "h100-sxm-80g",
+            json!({"fsdp": "torch_fsdp2", "offload_policy": true}),
+        ),
         (
             "grpo-fsdp2-zero2",
             "grpo",

@@ -29,6 +29,7 @@ fn changed_value(knob: Knob) -> (&'static str, Value) {
         | Knob::GradReduceBf16
         | Knob::Fp8ParamGather
         | Knob::NoSyncAccumulation
+        | Knob::OffloadPolicy
         | Knob::TpCommOverlap
         | Knob::SwapOptimizer
         | Knob::UnevenLayers

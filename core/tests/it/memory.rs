@@ -1730,3 +1730,48 @@ fn eight_bit_adamw_keeps_a_byte_a_moment() {
             .all(|f| f.code.as_str() != "llamafactory.adam_8bit_offload")
     );
 }
+
+/// VeRL's FSDP2 CPU offload (`parallel.offload_policy`, `CPUOffloadPolicy`): Qwen2.5-7B GRPO on 8
+/// H100 at ZeRO-3, its 7,615,616,512 parameters sharded over 8 devices. The actor's fp32 parameter
+/// shard, its fp32 gradient shard and AdamW's two fp32 moments leave each device, exactly 4 + 4 + 8
+/// bytes a parameter's share, and appear in the node's host memory; what FSDP keeps gathered stays.
+/// The step grows by the shards copied in for every gather, the gradients copied out and AdamW on
+/// the host. FSDP1 ignores the key (a warning whose fix runs FSDP2); the launch file writes it for
+/// the actor and the critic and reads back.
+#[test]
+fn verl_offload_policy_keeps_the_actors_states_on_the_host() {
+    let plan = |policy: bool, fsdp: &str| {
+        let text = format!(
+            r#"{{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo",
+                "parallel": {{"zero_stage": 3, "fsdp": "{fsdp}", "offload_policy": {policy}}}}}"#
+        );
+        Plan::from_json(&text).unwrap()
+    };
+    let (on, off) = (evaluate(&plan(true, "torch_fsdp2")), evaluate(&plan(false, "torch_fsdp2")));
+    let shard = 7_615_616_512u64 / 8;
+    let (s_on, s_off) = (&on.memory.stages[0], &off.memory.stages[0]);
+    assert_eq!(s_off.weights - s_on.weights, 4 * shard);
+    assert_eq!((s_off.gradients, s_on.gradients), (4 * shard, 0));
+    assert_eq!((s_off.optimizer, s_on.optimizer), (8 * shard, 0));
+    assert_eq!(on.memory.host_bytes_per_node - off.memory.host_bytes_per_node, 16 * shard * 8);
+    assert!(on.memory.peak_bytes < off.memory.peak_bytes);
+    assert!(off.time.step_seconds < on.time.step_seconds);
+    // FSDP1: nothing moves, and a warning says why.
+    let fsdp1 = evaluate(&plan(true, "none"));
+    assert_eq!(fsdp1.memory.peak_bytes, evaluate(&plan(false, "none")).memory.peak_bytes);
+    let warning = fsdp1.findings.iter().find(|f| f.code.as_str() == "verl.offload_policy_fsdp1").unwrap();
+    assert_eq!(warning.severity, trainplan_core::report::Severity::Warning);
+    assert!(on.findings.iter().all(|f| f.code.as_str() != "verl.offload_policy_fsdp1"));
+    // The launch file: the actor's and the critic's engines, read back into the plan.
+    let script = |plan: &Plan| {
+        let files = trainplan_core::emit::emit(plan, "").unwrap();
+        files.iter().map(|f| f.text.clone()).collect::<String>()
+    };
+    let text = script(&plan(true, "torch_fsdp2"));
+    assert!(text.contains("actor_rollout_ref.actor.fsdp_config.offload_policy=True"));
+    assert!(!script(&plan(false, "torch_fsdp2")).contains("offload_policy"));
+    let launch = trainplan_core::emit::emit(&plan(true, "torch_fsdp2"), "").unwrap();
+    let sh = launch.iter().find(|f| f.name.ends_with(".sh")).unwrap();
+    let back = trainplan_core::emit::import::import(&sh.text, &plan(false, "torch_fsdp2").to_file()).unwrap();
+    assert!(back.file.parallel.offload_policy);
+}

@@ -19,7 +19,7 @@ fn any_plan() -> impl Strategy<Value = Plan> {
         (prop::sample::select(PipelineSchedule::ALL.to_vec()), prop::sample::select(Fsdp::ALL.to_vec())),
         (prop::sample::select(MoeDispatcher::ALL.to_vec()), prop::option::of(0.5..=4.0_f64), 1.0..=3.0_f64),
         (0..=64_u32, 0..=64_u32, 0.0..=1.0_f64, 1..=8_u32, 0.0..=0.9_f64),
-        any::<[bool; 16]>(),
+        any::<[bool; 17]>(),
     )
         .prop_map(
             |(
@@ -58,6 +58,7 @@ fn any_plan() -> impl Strategy<Value = Plan> {
                 file["liger_kernel"] = b[12].into();
                 file["pure_bf16"] = b[13].into();
                 file["optimizer"] = if b[15] { "adamw_8bit" } else { "adamw" }.into();
+                file["parallel"]["offload_policy"] = b[16].into();
                 file["lora"]["dora"] = b[14].into();
                 file["lora"]["dropout"] = dropout.into();
                 // Knobs the format refuses together stay as the permalink's plan had them.

@@ -199,6 +199,7 @@ fn ParallelKnobs(
         {slot_check(Knob::OverlapParamGather, Key::par_overlap_param, "overlap-param-check", |f| f.parallel.overlap_param_gather, |f, v| f.parallel.overlap_param_gather = v)}
         {slot_check(Knob::GradReduceBf16, Key::par_grad_bf16, "grad-bf16-check", |f| f.parallel.grad_reduce_bf16, |f, v| f.parallel.grad_reduce_bf16 = v)}
         {slot_check(Knob::NoSyncAccumulation, Key::par_no_sync, "no-sync-check", |f| f.parallel.no_sync_accumulation, |f, v| f.parallel.no_sync_accumulation = v)}
+        {slot_check(Knob::OffloadPolicy, Key::par_offload_policy, "offload-policy-check", |f| f.parallel.offload_policy, |f, v| f.parallel.offload_policy = v)}
         {slot_check(Knob::Fp8ParamGather, Key::par_fp8_params, "fp8-params-check", |f| f.parallel.fp8_param_gather, |f, v| f.parallel.fp8_param_gather = v)}
         {slot_check(Knob::TpCommOverlap, Key::par_tp_overlap, "tp-overlap-check", |f| f.parallel.tp_comm_overlap, |f, v| f.parallel.tp_comm_overlap = v)}
         {slot_check(Knob::SwapOptimizer, Key::par_swap_opt, "swap-opt-check", |f| f.parallel.swap_optimizer, |f, v| f.parallel.swap_optimizer = v)}

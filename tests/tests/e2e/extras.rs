@@ -10,7 +10,7 @@ use trainplan_e2e::{Chromedriver, Page};
 use super::open;
 
 /// The plan the page shows, read back from its address once typing has paused.
-async fn plan_of(page: &Page) -> WebDriverResult<Plan> {
+pub(super) async fn plan_of(page: &Page) -> WebDriverResult<Plan> {
     let url = page.settled_url().await?;
     let fragment = url.split_once('#').map(|(_, f)| f).unwrap_or_default();
     let link = permalink::decode_link(fragment).map_err(|e| WebDriverError::FatalError(e.to_string()))?;

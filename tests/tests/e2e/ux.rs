@@ -5,7 +5,9 @@
 use thirtyfour::prelude::*;
 use trainplan_e2e::Page;
 
+use super::extras::plan_of;
 use super::{open, record_figure};
+use trainplan_core::evaluate;
 
 /// The page's own history length (`history.length`).
 async fn history_length(page: &Page) -> WebDriverResult<u64> {
@@ -241,6 +243,19 @@ async fn verl_runs_fsdp2_when_asked() -> WebDriverResult<()> {
     page.wait_text("launch-text", |t| t.contains("actor_rollout_ref.actor.strategy=fsdp2 ")).await?;
     page.scroll_to("fsdp-select").await?;
     page.screenshot("en-verl-fsdp2").await?;
+    // FSDP2's CPU offload: a box of its own, written for the actor's engine; the states leave the
+    // device for the host, as the core says.
+    let before = plan_of(&page).await?;
+    page.click("offload-policy-check").await?;
+    page.wait_text("launch-text", |t| t.contains("actor_rollout_ref.actor.fsdp_config.offload_policy=True"))
+        .await?;
+    let after = plan_of(&page).await?;
+    assert!(after.parallel.offload_policy);
+    let (was, is) = (evaluate(&before).memory, evaluate(&after).memory);
+    assert!(is.peak_bytes < was.peak_bytes && was.host_bytes_per_node < is.host_bytes_per_node);
+    page.settled().await?;
+    page.scroll_to("offload-policy-check").await?;
+    page.screenshot("en-verl-offload-policy").await?;
     // Without the KL loss the launch file builds no reference (`use_kl_loss=False`).
     page.click("kl-loss-check").await?;
     page.wait_text("launch-text", |t| t.contains("actor_rollout_ref.actor.use_kl_loss=False")).await?;
@@ -252,6 +267,8 @@ async fn verl_runs_fsdp2_when_asked() -> WebDriverResult<()> {
     // The results scrolled into view are laid out and painted in the next frames (`content-visibility`).
     tokio::time::sleep(std::time::Duration::from_millis(300)).await;
     page.screenshot("zh-verl-fsdp2").await?;
+    page.scroll_to("offload-policy-check").await?;
+    page.screenshot("zh-verl-offload-policy").await?;
     page.scroll_to("kl-loss-check").await?;
     page.screenshot("zh-verl-kl-loss").await?;
     // Megatron-LM offers all of them; DeepSpeed every ZeRO stage.

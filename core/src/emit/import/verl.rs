@@ -81,6 +81,7 @@ pub(super) fn verl(text: &str, file: &mut PlanFile) -> Result<Reading, ImportErr
             "actor_rollout_ref.actor.fsdp_config.optimizer_offload" => {
                 file.parallel.offload_optimizer = flag(v)
             }
+            "actor_rollout_ref.actor.fsdp_config.offload_policy" => file.parallel.offload_policy = flag(v),
             // The sharding (`sharding` in emit/verl.rs): over no rank, or the gradients and
             // optimizer states alone; a group of other ranks (HSDP) is no ZeRO stage.
             "actor_rollout_ref.actor.fsdp_config.fsdp_size" => match v.trim() {
