@@ -140,8 +140,10 @@ fn moving(ctx: &Ctx, mem: &memory::Memory, stage: &memory::StageMemory, moves: M
     };
     // FSDP2's CPU offload copies each unit's fp32 shard in before its gather (`FSDPParam`'s
     // unsharding starts from the host's tensor) and each reduced fp32 gradient shard out, over
-    // the host link (a mesh of one holds the whole model): the copies are part of the traffic.
-    let shard = match 1.0 < share.dp_cp && 0 < ctx.plan.parallel.zero_stage.get() {
+    // the host link: the copies are part of the traffic. At ZeRO-0 (a mesh of one, `fsdp_size=1`)
+    // the shard is the whole model, and its gather gathers nothing.
+    let sharded_params = 0 < ctx.plan.parallel.zero_stage.get();
+    let shard = match sharded_params {
         true => share.sharded_params(),
         false => share.params_on_device,
     };
@@ -149,7 +151,11 @@ fn moving(ctx: &Ctx, mem: &memory::Memory, stage: &memory::StageMemory, moves: M
         true => (4.0 * shard, 4.0 * share.trainable_share * shard),
         false => (0.0, 0.0),
     };
-    let gather = collective(stored.min(compute), false) + copy_in / HOST_LINK_BYTES_PER_SECOND;
+    let all_gather = match !offloaded || sharded_params {
+        true => collective(stored.min(compute), false),
+        false => 0.0,
+    };
+    let gather = all_gather + copy_in / HOST_LINK_BYTES_PER_SECOND;
     let grad_bytes = share.trainable_share * gradient_bytes_per_param(ctx, mem);
     let reduce = collective(grad_bytes, !sharded) + copy_out / HOST_LINK_BYTES_PER_SECOND;
     // Parameters kept whole from forward to backward (one gather a micro-batch) stay whole under

@@ -1756,6 +1756,15 @@ fn verl_offload_policy_keeps_the_actors_states_on_the_host() {
     assert_eq!(on.memory.host_bytes_per_node - off.memory.host_bytes_per_node, 16 * shard * 8);
     assert!(on.memory.peak_bytes < off.memory.peak_bytes);
     assert!(off.time.step_seconds < on.time.step_seconds);
+    // At ZeRO-0 (`fsdp_size=1`) each device's shard is the whole model.
+    let replicated = |policy: bool| {
+        let mut plan = plan(policy, "torch_fsdp2");
+        plan.parallel.zero_stage = ZeroStage::new(0).unwrap();
+        evaluate(&plan)
+    };
+    let (r_on, r_off) = (replicated(true), replicated(false));
+    assert_eq!(r_on.memory.host_bytes_per_node - r_off.memory.host_bytes_per_node, 16 * 8 * shard * 8);
+    assert!(r_off.time.step_seconds < r_on.time.step_seconds);
     // FSDP1: nothing moves, and a warning says why.
     let fsdp1 = evaluate(&plan(true, "none"));
     assert_eq!(fsdp1.memory.peak_bytes, evaluate(&plan(false, "none")).memory.peak_bytes);
