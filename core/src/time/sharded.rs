@@ -138,9 +138,10 @@ fn moving(ctx: &Ctx, mem: &memory::Memory, stage: &memory::StageMemory, moves: M
         true => dp_collective_seconds(ctx, mem, &share, bytes, all_reduce),
         false => 0.0,
     };
-    // FSDP2's CPU offload copies each unit's fp32 shard in before its gather (`FSDPParam`'s
-    // unsharding starts from the host's tensor) and each reduced fp32 gradient shard out, over
-    // the host link: the copies are part of the traffic. At ZeRO-0 (a mesh of one, `fsdp_size=1`)
+    // FSDP2's CPU offload copies each unit's fp32 shard in before its gather and each reduced fp32
+    // gradient shard out, over the host link ("one H2D copy for each parameter before all-gather",
+    // "one D2H copy for each gradient after reduce-scatter": pytorch/pytorch pull request 120256,
+    // which added it): the copies are part of the traffic. At ZeRO-0 (a mesh of one, `fsdp_size=1`)
     // the shard is the whole model, and its gather gathers nothing.
     let sharded_params = 0 < ctx.plan.parallel.zero_stage.get();
     let shard = match sharded_params {
