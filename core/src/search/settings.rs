@@ -37,6 +37,7 @@ pub(super) struct Knobs {
     pub(super) rollout_ep: u32,
     pub(super) liger_kernel: bool,
     pub(super) no_sync_accumulation: bool,
+    pub(super) offload_policy: bool,
 }
 
 impl Knobs {
@@ -69,6 +70,7 @@ impl Knobs {
             rollout_ep: plan.rl.rollout_ep.get(),
             liger_kernel: plan.liger_kernel,
             no_sync_accumulation: p.no_sync_accumulation,
+            offload_policy: p.offload_policy,
         }
     }
 
@@ -101,6 +103,7 @@ impl Knobs {
         plan.rl.rollout_ep = nz(self.rollout_ep);
         plan.liger_kernel = self.liger_kernel;
         plan.parallel.no_sync_accumulation = self.no_sync_accumulation;
+        plan.parallel.offload_policy = self.offload_policy;
     }
 
     /// The plan-file changes from `from` to `self`, in an order each step of which parses.
@@ -196,6 +199,11 @@ impl Knobs {
             Field::ParallelNoSyncAccumulation,
             self.no_sync_accumulation != from.no_sync_accumulation,
             self.no_sync_accumulation.into(),
+        );
+        push(
+            Field::ParallelOffloadPolicy,
+            self.offload_policy != from.offload_policy,
+            self.offload_policy.into(),
         );
         res
     }

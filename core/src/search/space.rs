@@ -175,7 +175,7 @@ fn taken_knobs(plan: &Plan) -> impl Fn(Knobs) -> Knobs + use<> {
             OverlapParamGather => overlap_param_gather, RecomputeLayers => recompute_layers,
             SwapAttention => swap_attention, Schedule => schedule, Fsdp => fsdp,
             UnevenLayers => uneven_layers, LigerKernel => liger_kernel,
-            NoSyncAccumulation => no_sync_accumulation);
+            NoSyncAccumulation => no_sync_accumulation, OffloadPolicy => offload_policy);
         k
     }
 }
@@ -294,6 +294,7 @@ fn megatron_space(shape: &Shape, visit: &mut dyn FnMut(Knobs, bool)) {
                                         rollout_ep,
                                         liger_kernel: base.liger_kernel,
                                         no_sync_accumulation: base.no_sync_accumulation,
+                                        offload_policy: base.offload_policy,
                                     };
                                     visit(knobs, std::mem::take(&mut starts));
                                 }
@@ -454,9 +455,21 @@ fn hf_space(shape: &Shape, visit: &mut dyn FnMut(Knobs, bool)) {
             .copied()
             .flat_map(|z| ligers.iter().flat_map(move |&l| syncs(z).iter().map(move |&s| (z, l, s))))
         {
-            for (offload_optimizer, offload_params) in
-                [(false, false), (true, false), (false, true), (true, true)]
-            {
+            // VeRL's FSDP2 engine may run FSDP2's own CPU offload instead (`offload_policy`, which
+            // turns those two off: `memory::verl_offload_policy`).
+            let offloads: &[(bool, bool, bool)] = match crate::memory::verl_fsdp2(plan) {
+                true => &[
+                    (false, false, false),
+                    (true, false, false),
+                    (false, true, false),
+                    (true, true, false),
+                    (false, false, true),
+                ],
+                false => {
+                    &[(false, false, false), (true, false, false), (false, true, false), (true, true, false)]
+                }
+            };
+            for &(offload_optimizer, offload_params, offload_policy) in offloads {
                 // DeepSpeed offloads the optimizer from stage 1 and parameters at stage 3 alone
                 // (`zero/config.py`, the latter with the optimizer); VeRL's FSDP engine either, or
                 // both, between its passes at any sharding (`param_offload`, `optimizer_offload`).
@@ -481,6 +494,7 @@ fn hf_space(shape: &Shape, visit: &mut dyn FnMut(Knobs, bool)) {
                             zero_stage,
                             offload_optimizer,
                             offload_params,
+                            offload_policy,
                             overlap_grad_reduce: true,
                             recompute,
                             micro_batch,

@@ -392,6 +392,28 @@ fn rl_searches_the_rollout_engines_tp() {
         assert_eq!(report.time.step_seconds, c.step_seconds);
     }
     assert!(!result.best.is_empty());
+    // On FSDP2 (`strategy: fsdp2`) each sharding also runs FSDP2's own CPU offload alone
+    // (`offload_policy`): 5 ways where there were 4, (1 + 2 · 2) · 5 = 25 of them, 2,400 plans; the
+    // ones that keep it run it, as the search found them, and the pruning keeps what evaluating every
+    // plan finds: here the Pareto front's least memory (54.7 GB against the fastest plan's 77.6).
+    let fsdp2 = plan(
+        r#"{"model": "qwen2.5-32b", "framework": "verl", "method": "grpo", "parallel": {"fsdp": "torch_fsdp2"}}"#,
+    );
+    let result = search(&fsdp2);
+    assert_eq!(result.considered, 2400);
+    let every = trainplan_core::search::search_unpruned(&fsdp2);
+    assert_eq!(
+        (&result.best, &result.pareto, result.fit, result.feasible),
+        (&every.best, &every.pareto, every.fit, every.feasible)
+    );
+    let offloaded = |c: &trainplan_core::search::Candidate| {
+        c.changes.iter().any(|f| f.field == "parallel.offload_policy")
+    };
+    assert!(result.pareto.iter().any(offloaded), "{:?}", result.pareto);
+    for c in result.best.iter().chain(&result.pareto) {
+        let changed = rules::apply_all(&fsdp2, &c.changes).expect("the changes apply");
+        assert_eq!(evaluate(&changed).time.step_seconds, c.step_seconds);
+    }
 }
 
 #[test]
