@@ -20,7 +20,9 @@ const READ_LAUNCH: &str = "trainplanReadLaunch";
 /// A message (in English, from the browser or the reader) when the reader could not be loaded or
 /// gave no reply: offline before its first use, for instance.
 pub async fn read_launch(text: &str, current: &PlanFile) -> Result<Reply, String> {
-    let current = serde_json::to_string(current).map_err(|err| err.to_string())?;
+    // Through a `Value`, whose writer the page holds already: a plan file's own compact writer
+    // was a second copy of its serializer in the page's first module (the reader reads either).
+    let current = serde_json::to_value(current).map_err(|err| err.to_string())?.to_string();
     let read = js_sys::Reflect::get(&js_sys::global(), &JsValue::from_str(READ_LAUNCH))
         .ok()
         .and_then(|f| f.dyn_into::<js_sys::Function>().ok())
