@@ -237,10 +237,9 @@ fn activation_moves(ctx: &Ctx) -> Vec<Candidate> {
     // bitsandbytes' 8-bit AdamW where it keeps its moments on the device, without DeepSpeed or
     // handed to it: a byte a moment (`optim: adamw_8bit`).
     let adamw = plan.optimizer == crate::plan::Optimizer::AdamW;
-    let deepspeed = crate::memory::runs_deepspeed(plan);
     if !ctx.fits
         && adamw
-        && crate::memory::offers_eight_bit_adam(plan.framework, plan.method, deepspeed)
+        && crate::memory::eight_bit_adam_offered(plan)
         && !plan.parallel.offload_optimizer
         && crate::knobs::applies(plan.framework, plan.method, crate::knobs::Knob::Optimizer).yes()
     {

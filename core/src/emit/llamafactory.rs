@@ -256,10 +256,7 @@ fn train_keys(plan: &Plan) -> String {
     // bitsandbytes' 8-bit AdamW, written where the Trainer builds it: without DeepSpeed, or handed
     // to DeepSpeed as its client optimizer (rule llamafactory.adam_8bit_offload: not kept when the
     // optimizer is offloaded).
-    let deepspeed = crate::memory::runs_deepspeed(plan);
-    if plan.optimizer == crate::plan::Optimizer::AdamW8bit
-        && crate::memory::offers_eight_bit_adam(plan.framework, plan.method, deepspeed)
-    {
+    if plan.optimizer == crate::plan::Optimizer::AdamW8bit && crate::memory::eight_bit_adam_offered(plan) {
         kv(&mut y, "optim", "adamw_8bit");
     }
     kv(&mut y, "ddp_timeout", "180000000");

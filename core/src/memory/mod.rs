@@ -697,7 +697,9 @@ fn buffers(ctx: &Ctx) -> u64 {
     // (at ZeRO-0 over a group of one: the cast is the unsharding), and frees it after: two units
     // at a time, the one computing and the one prefetched. At ZeRO-1/2 the whole model's copy is
     // counted with the weights instead ([`verl_compute_copy_bytes`]).
-    let verl_units = verl_casts_to_compute(ctx.plan) && !verl_keeps_parameters_whole(ctx.plan);
+    // Under FSDP2's CPU offload every unit comes to the device so, a LoRA plan's frozen base too.
+    let gathers_units = verl_casts_to_compute(ctx.plan) || verl_offload_policy(ctx.plan);
+    let verl_units = gathers_units && !verl_keeps_parameters_whole(ctx.plan);
     if (ctx.path == Path::Hf && ctx.plan.parallel.zero_stage.shards_params() && 1 < ctx.dp) || verl_units {
         // ZeRO-3 gathers a layer's full parameters to compute it, and prefetches the next:
         // two layers in bf16 (`stage3_prefetch_bucket_size`, `stage3_max_live_parameters`).

@@ -138,8 +138,14 @@ pub(super) fn stage_states(
     if verl_offload_policy(ctx.plan) {
         // FSDP2's CPU offload keeps the fp32 parameter shards, their gradient shards and AdamW's
         // states in host memory throughout ([`verl_offload_host_bytes`]): the device holds what
-        // FSDP keeps gathered after a forward, and gradients it accumulates unsharded.
-        res.weights_bytes = verl_compute_copy_bytes(ctx.plan, ctx.summary, (dense + expert) as u64);
+        // FSDP keeps gathered after a forward, and gradients it accumulates unsharded. A full
+        // fine-tune's is its compute copy; a LoRA plan's frozen base is already in its compute
+        // dtype, whole from forward to backward at ZeRO-1/2 (as `model_states` counted it), else a
+        // unit at a time, counted with the buffers.
+        let lora_whole = ctx.plan.trains_lora() && verl_keeps_parameters_whole(ctx.plan);
+        if !lora_whole {
+            res.weights_bytes = verl_compute_copy_bytes(ctx.plan, ctx.summary, (dense + expert) as u64);
+        }
         res.gradients_bytes = unsharded_gradient_bytes(ctx, dense + expert);
         res.optimizer_bytes = 0;
     }
@@ -277,6 +283,11 @@ pub fn offers_eight_bit_adam(framework: Framework, method: Method, deepspeed: bo
     runs_plain_torch(framework, method, deepspeed) || (framework == Framework::LlamaFactory && deepspeed)
 }
 
+/// [`offers_eight_bit_adam`] for `plan`: LLaMA-Factory's fine-tuning, under DeepSpeed or not.
+pub(crate) fn eight_bit_adam_offered(plan: &Plan) -> bool {
+    offers_eight_bit_adam(plan.framework, plan.method, runs_deepspeed(plan))
+}
+
 /// Whether the plan's step keeps 8-bit AdamW's moments: where it is offered
 /// ([`offers_eight_bit_adam`]) and the optimizer stays on the device. With DeepSpeed's optimizer
 /// offload, accelerate swaps any client optimizer for DeepSpeed's CPU Adam before the engine starts
@@ -284,7 +295,7 @@ pub fn offers_eight_bit_adam(framework: Framework, method: Method, deepspeed: bo
 /// `utils/deepspeed.py`), fp32 moments in host memory: rule `llamafactory.adam_8bit_offload`.
 pub(crate) fn eight_bit_adam(plan: &Plan) -> bool {
     plan.optimizer == crate::plan::Optimizer::AdamW8bit
-        && offers_eight_bit_adam(plan.framework, plan.method, runs_deepspeed(plan))
+        && eight_bit_adam_offered(plan)
         && !plan.parallel.offload_optimizer
 }
 

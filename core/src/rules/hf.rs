@@ -121,10 +121,9 @@ pub(super) fn pure_bf16_zero3(cx: &Ctx, acc: &mut Acc) {
 /// the run starts, with another optimizer than the one asked for.
 pub(super) fn adam_8bit_offload(cx: &Ctx, acc: &mut Acc) {
     let plan = cx.plan;
-    let deepspeed = crate::memory::runs_deepspeed(plan);
     if plan.optimizer == crate::plan::Optimizer::AdamW8bit
         && plan.parallel.offload_optimizer
-        && crate::memory::offers_eight_bit_adam(plan.framework, plan.method, deepspeed)
+        && crate::memory::eight_bit_adam_offered(plan)
     {
         let fix = (Field::Optimizer, Value::from("adamw"));
         acc.push(Severity::Warning, Code::LlamafactoryAdam8bitOffload, &[], Some(fix));

@@ -457,18 +457,14 @@ fn hf_space(shape: &Shape, visit: &mut dyn FnMut(Knobs, bool)) {
         {
             // VeRL's FSDP2 engine may run FSDP2's own CPU offload instead (`offload_policy`, which
             // turns those two off: `memory::verl_offload_policy`).
-            let offloads: &[(bool, bool, bool)] = match crate::memory::verl_fsdp2(plan) {
-                true => &[
-                    (false, false, false),
-                    (true, false, false),
-                    (false, true, false),
-                    (true, true, false),
-                    (false, false, true),
-                ],
-                false => {
-                    &[(false, false, false), (true, false, false), (false, true, false), (true, true, false)]
-                }
-            };
+            const OFFLOADS: [(bool, bool, bool); 5] = [
+                (false, false, false),
+                (true, false, false),
+                (false, true, false),
+                (true, true, false),
+                (false, false, true),
+            ];
+            let offloads = if crate::memory::verl_fsdp2(plan) { &OFFLOADS[..] } else { &OFFLOADS[..4] };
             for &(offload_optimizer, offload_params, offload_policy) in offloads {
                 // DeepSpeed offloads the optimizer from stage 1 and parameters at stage 3 alone
                 // (`zero/config.py`, the latter with the optimizer); VeRL's FSDP engine either, or

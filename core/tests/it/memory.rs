@@ -1765,6 +1765,21 @@ fn verl_offload_policy_keeps_the_actors_states_on_the_host() {
     let (r_on, r_off) = (replicated(true), replicated(false));
     assert_eq!(r_on.memory.host_bytes_per_node - r_off.memory.host_bytes_per_node, 16 * 8 * shard * 8);
     assert!(r_off.time.step_seconds < r_on.time.step_seconds);
+    // LoRA: the frozen base's shard goes to the host too. At ZeRO-0 (a mesh of one) each layer then
+    // comes to the device to compute, two at a time (the one computing and the one prefetched), in
+    // bf16: 2 × 2 bytes × a Qwen2.5-7B layer's 233,057,792 parameters (from its config: q and o
+    // 3,584² + q's bias, k and v 3,584 × 512 + bias each, the MLP 3 × 3,584 × 18,944, two norms).
+    let lora = |policy: bool, zero: u8| {
+        let mut plan = plan(policy, "torch_fsdp2");
+        plan.rl.lora = true;
+        plan.parallel.zero_stage = ZeroStage::new(zero).unwrap();
+        evaluate(&plan).memory.stages[0].clone()
+    };
+    let (l_on, l_off) = (lora(true, 0), lora(false, 0));
+    assert_eq!(l_on.weights, 0);
+    assert_eq!(l_on.buffers - l_off.buffers, 4 * 233_057_792);
+    // At ZeRO-2 the base stays gathered from forward to backward: on the device either way.
+    assert_eq!(lora(true, 2).weights, lora(false, 2).weights);
     // FSDP1: nothing moves, and a warning says why.
     let fsdp1 = evaluate(&plan(true, "none"));
     assert_eq!(fsdp1.memory.peak_bytes, evaluate(&plan(false, "none")).memory.peak_bytes);
