@@ -63,6 +63,7 @@ pub(super) fn candidates(plan: &Plan, mem: &Memory, fits: bool) -> Vec<Candidate
     };
     let mut res = megatron_switches(&ctx);
     res.extend(zero_ladder(&ctx));
+    res.extend(onload(&ctx));
     res.extend(activation_moves(&ctx));
     res.extend(batch_moves(&ctx));
     res.extend(layout_moves(&ctx));
@@ -189,6 +190,34 @@ fn zero_ladder(ctx: &Ctx) -> Vec<Candidate> {
     if let Some(down) = down.filter(|_| ctx.fits && !p.offload_optimizer && !p.offload_params) {
         res.push(candidate(Move::ZeroStageDown, vec![fix(Field::ParallelZeroStage, down.get())]));
     }
+    res
+}
+
+/// The host offloads of a plan that fits without them, turned off: the states back on the device,
+/// where the copies over the host link and the optimizer's step on the CPU no longer pace the step
+/// (ZeRO-Offload, Ren et al. 2021, arXiv:2101.06840 §3: offloading trades device memory for CPU
+/// compute and host traffic). Where both the parameters and the optimizer's states are offloaded,
+/// the parameters alone first: they move every micro-batch, the optimizer's states once a step
+/// (ZeRO-Infinity, Rajbhandari et al. 2021, arXiv:2104.07857 §5). Only settings the framework takes.
+fn onload(ctx: &Ctx) -> Vec<Candidate> {
+    use crate::knobs::{Knob, applies};
+    let (plan, p) = (ctx.plan, &ctx.plan.parallel);
+    let taken = |on: bool, knob: Knob| on && applies(plan.framework, plan.method, knob).yes();
+    let offloads = [
+        (taken(p.offload_params, Knob::OffloadParams), Field::ParallelOffloadParams),
+        (taken(p.offload_optimizer, Knob::OffloadOptimizer), Field::ParallelOffloadOptimizer),
+        (taken(p.swap_optimizer, Knob::SwapOptimizer), Field::ParallelSwapOptimizer),
+        (taken(p.offload_policy, Knob::OffloadPolicy), Field::ParallelOffloadPolicy),
+    ];
+    let all: Vec<Fix> = offloads.iter().filter(|(on, _)| *on).map(|&(_, field)| fix(field, false)).collect();
+    let mut res = Vec::new();
+    if !ctx.fits || all.is_empty() {
+        return res;
+    }
+    if offloads[0].0 && offloads[1].0 {
+        res.push(candidate(Move::OnloadParams, vec![fix(Field::ParallelOffloadParams, false)]));
+    }
+    res.push(candidate(Move::Onload, all));
     res
 }
 

@@ -52,6 +52,8 @@ named_enum! {
         ZeroStage3 = "zero_stage_3",
         OffloadOptimizer = "offload_optimizer",
         OffloadParams = "offload_params",
+        OnloadParams = "onload_params",
+        Onload = "onload",
         RecomputeSelective = "recompute_selective",
         RecomputeFull = "recompute_full",
         RecomputeLess = "recompute_less",
@@ -103,6 +105,8 @@ impl Move {
                 | Move::AscendCoc
                 | Move::FusedKernels
                 | Move::ZeroStageDown
+                | Move::OnloadParams
+                | Move::Onload
                 | Move::RecomputeLess
                 | Move::FlashAttention
                 | Move::LigerKernel

@@ -31,9 +31,16 @@ const PLANS: &[&str] = &[
     // Megatron bf16 on H100: fp8 is on offer.
     r#"{"model": "llama-3-8b", "framework": "megatron", "method": "pretrain", "parallel": {"tp": 2},
         "batch": {"global_batch": 64, "seq_len": 4096}}"#,
+    // DeepSpeed ZeRO-3 with everything on the host, where 8 H100 hold it all.
+    OFFLOADED,
     // LLaMA-Factory full SFT on one H100 without DeepSpeed: fp32 trained parameters do not fit.
     r#"{"model": "qwen2.5-7b", "method": "sft-full", "cluster": {"devices_per_node": 1}}"#,
 ];
+
+/// A 7B full SFT on 8 H100 at ZeRO-3 with the optimizer's states and the parameters offloaded: 16
+/// bytes a parameter over 8 devices is 15 GB, it fits on the device.
+const OFFLOADED: &str = r#"{"model": "qwen2.5-7b", "framework": "deepspeed", "method": "sft-full",
+    "parallel": {"zero_stage": 3, "offload_optimizer": true, "offload_params": true}}"#;
 
 fn plan(text: &str) -> Plan {
     Plan::from_json(text).unwrap_or_else(|e| panic!("{text}: {e}"))
@@ -430,4 +437,29 @@ fn a_full_fine_tune_that_does_not_fit_is_offered_8_bit_adamw() {
     assert!(advice::advise(&plan(fitting)).iter().all(|a| a.code != advice::Move::Adam8bit));
     let already = r#"{"model": "qwen2.5-7b", "method": "sft-full", "cluster": {"devices_per_node": 1}, "optimizer": "adamw_8bit"}"#;
     assert!(advice::advise(&plan(already)).iter().all(|a| a.code != advice::Move::Adam8bit));
+}
+
+/// A plan that fits without its host offloads is told to keep its states on the device: the
+/// parameters first (they cross the host link every micro-batch), then everything; each still
+/// fits and is faster, and bringing everything back costs more memory than the parameters alone.
+/// Not offered where the plan needs the offload: the 70B full SFT on one node fits only with its
+/// optimizer on the host (ZeRO paper arithmetic above).
+#[test]
+fn a_plan_that_fits_without_offloading_is_told_to_keep_its_states_on_the_device() {
+    let offered = advice::advise(&plan(OFFLOADED));
+    let find = |code| offered.iter().find(|a| a.code == code).unwrap_or_else(|| panic!("{code} offered"));
+    let (params, all) = (find(advice::Move::OnloadParams), find(advice::Move::Onload));
+    assert!(params.fits && all.fits);
+    assert!(0.01 < params.speed_delta_frac && params.speed_delta_frac < all.speed_delta_frac);
+    assert!(0 < params.peak_delta_bytes && params.peak_delta_bytes < all.peak_delta_bytes);
+    let off: Vec<String> = all.changes.iter().map(|f| format!("{}={}", f.field, f.value)).collect();
+    assert_eq!(off, ["parallel.offload_params=false", "parallel.offload_optimizer=false"]);
+    // The move the 70B needed, made: its offload stays.
+    let mut needed = plan(PLANS[2]);
+    let offload = advice::advise(&needed).into_iter().find(|a| a.code == advice::Move::OffloadOptimizer);
+    for fix in &offload.expect("offered").changes {
+        needed = rules::apply(&needed, fix).unwrap();
+    }
+    assert!(evaluate(&needed).memory.fits);
+    assert!(advice::advise(&needed).iter().all(|a| a.code != advice::Move::Onload));
 }
