@@ -10,7 +10,7 @@
 
 use std::fmt;
 
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use crate::model::{self, Architecture, Attention, Family, GroupLimit, Mlp, MlpKind, Moe, MoeLayers, Norm};
 use crate::quantized::{self, Prequantized, Stored};
@@ -281,81 +281,45 @@ const MAX_POSITIONS: u64 = 1 << 26;
 /// A key missing here is not the class's: transformers reads it (as `head_dim` in Qwen2's
 /// attention) only when the config.json sets it.
 fn class_defaults(family: Family) -> Value {
-    match family {
-        Family::Gpt2 => json!({
-            "vocab_size": 50257, "n_positions": 1024, "n_embd": 768, "n_layer": 12, "n_head": 12,
-            "n_inner": null, "layer_norm_epsilon": 1e-05, "tie_word_embeddings": true,
-        }),
-        Family::Llama => json!({
-            "vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 11008, "num_hidden_layers": 32,
-            "num_attention_heads": 32, "num_key_value_heads": null, "head_dim": null,
-            "max_position_embeddings": 2048, "rms_norm_eps": 1e-06, "rope_theta": 10000.0,
-            "tie_word_embeddings": false, "attention_bias": false, "mlp_bias": false,
-        }),
-        Family::Mistral => json!({
-            "vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32,
-            "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": null,
-            "max_position_embeddings": 131072, "rms_norm_eps": 1e-06, "rope_theta": 10000.0,
-            "tie_word_embeddings": false,
-        }),
-        Family::Qwen2 => json!({
-            "vocab_size": 151936, "hidden_size": 4096, "intermediate_size": 22016, "num_hidden_layers": 32,
-            "num_attention_heads": 32, "num_key_value_heads": 32, "max_position_embeddings": 32768,
-            "rms_norm_eps": 1e-06, "rope_theta": 10000.0, "tie_word_embeddings": false,
-        }),
-        Family::Qwen3 => json!({
-            "vocab_size": 151936, "hidden_size": 4096, "intermediate_size": 22016, "num_hidden_layers": 32,
-            "num_attention_heads": 32, "num_key_value_heads": 32, "head_dim": 128,
-            "max_position_embeddings": 32768, "rms_norm_eps": 1e-06, "rope_theta": 10000.0,
-            "tie_word_embeddings": false, "attention_bias": false,
-        }),
-        Family::Glm | Family::Glm4 => json!({
-            "vocab_size": 151552, "hidden_size": 4096, "intermediate_size": 13696, "num_hidden_layers": 40,
-            "num_attention_heads": 32, "num_key_value_heads": 2, "head_dim": 128,
-            "max_position_embeddings": 131072, "rms_norm_eps": 1.5625e-07, "rope_theta": 10000.0,
-            "tie_word_embeddings": false, "attention_bias": true,
-        }),
-        Family::Mixtral => json!({
-            "vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32,
-            "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": null,
-            "max_position_embeddings": 131072, "rms_norm_eps": 1e-05, "rope_theta": 1000000.0,
-            "tie_word_embeddings": false, "num_experts_per_tok": 2, "num_local_experts": 8,
-        }),
-        Family::Qwen2Moe => json!({
-            "vocab_size": 151936, "hidden_size": 2048, "intermediate_size": 5632, "num_hidden_layers": 24,
-            "num_attention_heads": 16, "num_key_value_heads": 16, "max_position_embeddings": 32768,
-            "rms_norm_eps": 1e-06, "rope_theta": 10000.0, "tie_word_embeddings": false,
-            "decoder_sparse_step": 1, "moe_intermediate_size": 1408, "shared_expert_intermediate_size": 5632,
-            "num_experts_per_tok": 4, "num_experts": 60, "norm_topk_prob": false, "mlp_only_layers": null,
-            "qkv_bias": true,
-        }),
-        Family::Qwen3Moe => json!({
-            "vocab_size": 151936, "hidden_size": 2048, "intermediate_size": 6144, "num_hidden_layers": 24,
-            "num_attention_heads": 32, "num_key_value_heads": 4, "max_position_embeddings": 32768,
-            "rms_norm_eps": 1e-06, "rope_theta": 10000.0, "tie_word_embeddings": false,
-            "attention_bias": false, "decoder_sparse_step": 1, "moe_intermediate_size": 768,
-            "num_experts_per_tok": 8, "num_experts": 128, "norm_topk_prob": false, "mlp_only_layers": null,
-        }),
-        Family::DeepseekV2 => json!({
-            "vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 11008, "num_hidden_layers": 32,
-            "num_attention_heads": 32, "num_key_value_heads": null, "max_position_embeddings": 2048,
-            "rms_norm_eps": 1e-06, "rope_theta": 10000.0, "tie_word_embeddings": false,
-            "attention_bias": false, "mlp_bias": false, "first_k_dense_replace": 0, "kv_lora_rank": 512,
-            "q_lora_rank": 1536, "n_routed_experts": 64, "n_shared_experts": 2, "qk_nope_head_dim": 128,
-            "qk_rope_head_dim": 64, "v_head_dim": 128, "num_experts_per_tok": null, "norm_topk_prob": false,
-            "moe_intermediate_size": 1407, "topk_method": "greedy", "n_group": null, "topk_group": null,
-            "routed_scaling_factor": 1.0,
-        }),
-        Family::DeepseekV3 => json!({
-            "vocab_size": 129280, "hidden_size": 7168, "intermediate_size": 18432, "moe_intermediate_size": 2048,
-            "num_hidden_layers": 61, "num_attention_heads": 128, "num_key_value_heads": 128,
-            "n_shared_experts": 1, "n_routed_experts": 256, "kv_lora_rank": 512, "q_lora_rank": 1536,
-            "qk_rope_head_dim": 64, "v_head_dim": 128, "qk_nope_head_dim": 128, "num_experts_per_tok": 8,
-            "first_k_dense_replace": 3, "norm_topk_prob": true, "routed_scaling_factor": 2.5, "n_group": 8,
-            "topk_group": 4, "max_position_embeddings": 4096,
-            "rms_norm_eps": 1e-06, "rope_theta": 10000.0, "tie_word_embeddings": false, "attention_bias": false,
-        }),
-    }
+    // JSON text read by the parser the importer already uses: written as `json!` literals, these
+    // were 16 KB of code in the page's first module.
+    let text = match family {
+        Family::Gpt2 => {
+            r#"{"vocab_size": 50257, "n_positions": 1024, "n_embd": 768, "n_layer": 12, "n_head": 12, "n_inner": null, "layer_norm_epsilon": 1e-05, "tie_word_embeddings": true}"#
+        }
+        Family::Llama => {
+            r#"{"vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 11008, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": null, "head_dim": null, "max_position_embeddings": 2048, "rms_norm_eps": 1e-06, "rope_theta": 10000.0, "tie_word_embeddings": false, "attention_bias": false, "mlp_bias": false}"#
+        }
+        Family::Mistral => {
+            r#"{"vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": null, "max_position_embeddings": 131072, "rms_norm_eps": 1e-06, "rope_theta": 10000.0, "tie_word_embeddings": false}"#
+        }
+        Family::Qwen2 => {
+            r#"{"vocab_size": 151936, "hidden_size": 4096, "intermediate_size": 22016, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 32, "max_position_embeddings": 32768, "rms_norm_eps": 1e-06, "rope_theta": 10000.0, "tie_word_embeddings": false}"#
+        }
+        Family::Qwen3 => {
+            r#"{"vocab_size": 151936, "hidden_size": 4096, "intermediate_size": 22016, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 32, "head_dim": 128, "max_position_embeddings": 32768, "rms_norm_eps": 1e-06, "rope_theta": 10000.0, "tie_word_embeddings": false, "attention_bias": false}"#
+        }
+        Family::Glm | Family::Glm4 => {
+            r#"{"vocab_size": 151552, "hidden_size": 4096, "intermediate_size": 13696, "num_hidden_layers": 40, "num_attention_heads": 32, "num_key_value_heads": 2, "head_dim": 128, "max_position_embeddings": 131072, "rms_norm_eps": 1.5625e-07, "rope_theta": 10000.0, "tie_word_embeddings": false, "attention_bias": true}"#
+        }
+        Family::Mixtral => {
+            r#"{"vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": null, "max_position_embeddings": 131072, "rms_norm_eps": 1e-05, "rope_theta": 1000000.0, "tie_word_embeddings": false, "num_experts_per_tok": 2, "num_local_experts": 8}"#
+        }
+        Family::Qwen2Moe => {
+            r#"{"vocab_size": 151936, "hidden_size": 2048, "intermediate_size": 5632, "num_hidden_layers": 24, "num_attention_heads": 16, "num_key_value_heads": 16, "max_position_embeddings": 32768, "rms_norm_eps": 1e-06, "rope_theta": 10000.0, "tie_word_embeddings": false, "decoder_sparse_step": 1, "moe_intermediate_size": 1408, "shared_expert_intermediate_size": 5632, "num_experts_per_tok": 4, "num_experts": 60, "norm_topk_prob": false, "mlp_only_layers": null, "qkv_bias": true}"#
+        }
+        Family::Qwen3Moe => {
+            r#"{"vocab_size": 151936, "hidden_size": 2048, "intermediate_size": 6144, "num_hidden_layers": 24, "num_attention_heads": 32, "num_key_value_heads": 4, "max_position_embeddings": 32768, "rms_norm_eps": 1e-06, "rope_theta": 10000.0, "tie_word_embeddings": false, "attention_bias": false, "decoder_sparse_step": 1, "moe_intermediate_size": 768, "num_experts_per_tok": 8, "num_experts": 128, "norm_topk_prob": false, "mlp_only_layers": null}"#
+        }
+        Family::DeepseekV2 => {
+            r#"{"vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 11008, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": null, "max_position_embeddings": 2048, "rms_norm_eps": 1e-06, "rope_theta": 10000.0, "tie_word_embeddings": false, "attention_bias": false, "mlp_bias": false, "first_k_dense_replace": 0, "kv_lora_rank": 512, "q_lora_rank": 1536, "n_routed_experts": 64, "n_shared_experts": 2, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128, "num_experts_per_tok": null, "norm_topk_prob": false, "moe_intermediate_size": 1407, "topk_method": "greedy", "n_group": null, "topk_group": null, "routed_scaling_factor": 1.0}"#
+        }
+        Family::DeepseekV3 => {
+            r#"{"vocab_size": 129280, "hidden_size": 7168, "intermediate_size": 18432, "moe_intermediate_size": 2048, "num_hidden_layers": 61, "num_attention_heads": 128, "num_key_value_heads": 128, "n_shared_experts": 1, "n_routed_experts": 256, "kv_lora_rank": 512, "q_lora_rank": 1536, "qk_rope_head_dim": 64, "v_head_dim": 128, "qk_nope_head_dim": 128, "num_experts_per_tok": 8, "first_k_dense_replace": 3, "norm_topk_prob": true, "routed_scaling_factor": 2.5, "n_group": 8, "topk_group": 4, "max_position_embeddings": 4096, "rms_norm_eps": 1e-06, "rope_theta": 10000.0, "tie_word_embeddings": false, "attention_bias": false}"#
+        }
+    };
+    serde_json::from_str(text)
+        .expect("each family's defaults are JSON (`every_family_has_its_class_defaults`)")
 }
 
 /// The keys a Llama-like reading of an unknown `model_type` cannot take from `LlamaConfig`: its
@@ -837,4 +801,30 @@ fn check_consistent(arch: &Architecture) -> Result<(), ConfigError> {
         )));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every family's defaults read as an object that names the keys every shape needs (GPT-2 by its
+    /// own names): a typo in their JSON text would otherwise surface only when a config leaves a
+    /// key out.
+    #[test]
+    fn every_family_has_its_class_defaults() {
+        use Family::*;
+        for family in [
+            Gpt2, Llama, Mistral, Qwen2, Qwen3, Glm, Glm4, Mixtral, Qwen2Moe, Qwen3Moe, DeepseekV2,
+            DeepseekV3,
+        ] {
+            let Value::Object(defaults) = class_defaults(family) else { panic!("{family:?}: not an object") };
+            let keys: &[&str] = match family {
+                Gpt2 => &["vocab_size", "n_embd", "n_layer", "n_head"],
+                _ => &SHAPE_KEYS,
+            };
+            for key in keys {
+                assert!(defaults.get(*key).is_some_and(Value::is_u64), "{family:?}: {key}");
+            }
+        }
+    }
 }
