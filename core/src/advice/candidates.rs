@@ -64,6 +64,7 @@ pub(super) fn candidates(plan: &Plan, mem: &Memory, fits: bool) -> Vec<Candidate
     let mut res = megatron_switches(&ctx);
     res.extend(zero_ladder(&ctx));
     res.extend(onload(&ctx));
+    res.extend(megatron_host_optimizer(&ctx));
     res.extend(activation_moves(&ctx));
     res.extend(batch_moves(&ctx));
     res.extend(layout_moves(&ctx));
@@ -219,6 +220,33 @@ fn onload(ctx: &Ctx) -> Vec<Candidate> {
     }
     res.push(candidate(Move::Onload, all));
     res
+}
+
+/// The Megatron family's optimizer states off the device, for a plan that does not fit: Megatron-LM
+/// steps them on the CPU (`--optimizer-cpu-offload`, over the distributed optimizer: rule
+/// parallel.offload_needs_distributed_optimizer), MindSpeed swaps them to the host through forward
+/// and backward and back for the step (`--swap-optimizer`, over the distributed optimizer:
+/// `swap_optimizer_feature.py`; not for LoRA, `memory::swaps_optimizer`), VeRL's Megatron engine
+/// moves them off between its updates (`optimizer_offload`).
+fn megatron_host_optimizer(ctx: &Ctx) -> Vec<Candidate> {
+    use crate::knobs::{Knob, applies};
+    let (plan, p) = (ctx.plan, &ctx.plan.parallel);
+    let takes = |knob: Knob| applies(plan.framework, plan.method, knob).yes();
+    let swap = matches!(plan.framework, Framework::MindSpeedLlm | Framework::MindSpeedRl);
+    let (on, field) = match swap {
+        true => (p.swap_optimizer || plan.trains_lora(), Field::ParallelSwapOptimizer),
+        false => (p.offload_optimizer, Field::ParallelOffloadOptimizer),
+    };
+    let knob = if swap { Knob::SwapOptimizer } else { Knob::OffloadOptimizer };
+    if !ctx.megatron || ctx.fits || on || !takes(knob) {
+        return Vec::new();
+    }
+    let mut changes = Vec::new();
+    if plan.framework != Framework::VerlMegatron && !p.distributed_optimizer {
+        changes.push(fix(Field::ParallelDistributedOptimizer, true));
+    }
+    changes.push(fix(field, true));
+    vec![candidate(Move::HostOptimizer, changes)]
 }
 
 /// Activations: recompute them, swap them to the host, or never keep the score matrix.

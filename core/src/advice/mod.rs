@@ -54,6 +54,7 @@ named_enum! {
         OffloadParams = "offload_params",
         OnloadParams = "onload_params",
         Onload = "onload",
+        HostOptimizer = "host_optimizer",
         RecomputeSelective = "recompute_selective",
         RecomputeFull = "recompute_full",
         RecomputeLess = "recompute_less",

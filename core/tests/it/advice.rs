@@ -31,11 +31,25 @@ const PLANS: &[&str] = &[
     // Megatron bf16 on H100: fp8 is on offer.
     r#"{"model": "llama-3-8b", "framework": "megatron", "method": "pretrain", "parallel": {"tp": 2},
         "batch": {"global_batch": 64, "seq_len": 4096}}"#,
+    // Megatron-LM and MindSpeed-LLM, 70B-class pre-training on two nodes: neither fits.
+    MEGATRON_SHORT,
+    MINDSPEED_SHORT,
     // DeepSpeed ZeRO-3 with everything on the host, where 8 H100 hold it all.
     OFFLOADED,
     // LLaMA-Factory full SFT on one H100 without DeepSpeed: fp32 trained parameters do not fit.
     r#"{"model": "qwen2.5-7b", "method": "sft-full", "cluster": {"devices_per_node": 1}}"#,
 ];
+
+/// Llama-3.1-70B on two H100 nodes at TP 8, PP 2 (DP 1, so the distributed optimizer shards
+/// nothing): 70.6B × 18 bytes ÷ 16 devices is 79 GB of model states alone, over an 80 GB device.
+const MEGATRON_SHORT: &str = r#"{"model": "llama-3.1-70b", "framework": "megatron", "method": "pretrain",
+    "cluster": {"nodes": 2}, "parallel": {"tp": 8, "pp": 2}, "recompute": {"granularity": "selective"},
+    "batch": {"micro_batch": 1, "global_batch": 64, "seq_len": 4096}}"#;
+
+/// Qwen2.5-72B the same way on two 910B nodes under MindSpeed-LLM.
+const MINDSPEED_SHORT: &str = r#"{"model": "qwen2.5-72b", "hardware": "ascend-910b2", "cluster": {"nodes": 2},
+    "framework": "mindspeed-llm", "method": "pretrain", "parallel": {"tp": 8, "pp": 2},
+    "batch": {"micro_batch": 1, "global_batch": 64, "seq_len": 4096}}"#;
 
 /// A 7B full SFT on 8 H100 at ZeRO-3 with the optimizer's states and the parameters offloaded: 16
 /// bytes a parameter over 8 devices is 15 GB, it fits on the device.
@@ -462,4 +476,36 @@ fn a_plan_that_fits_without_offloading_is_told_to_keep_its_states_on_the_device(
     }
     assert!(evaluate(&needed).memory.fits);
     assert!(advice::advise(&needed).iter().all(|a| a.code != advice::Move::Onload));
+}
+
+/// A Megatron-family plan short of memory is offered its framework's way of keeping the optimizer's
+/// fp32 states on the host, with the distributed optimizer each needs: Megatron-LM's CPU optimizer
+/// (`--optimizer-cpu-offload`), MindSpeed's swap (`--swap-optimizer`). Both plans then fit, at a cost
+/// in time. Not to a LoRA plan on MindSpeed, whose adapters' states are small and which the swap
+/// does not take (`memory::swaps_optimizer`).
+#[test]
+fn the_megatron_family_short_of_memory_is_offered_the_host_optimizer() {
+    let offered = |text: &str| {
+        let p = plan(text);
+        assert!(!evaluate(&p).memory.fits, "{text}");
+        advice::advise(&p).into_iter().find(|a| a.code == advice::Move::HostOptimizer)
+    };
+    let changes =
+        |a: &advice::Advice| a.changes.iter().map(|f| format!("{}={}", f.field, f.value)).collect::<Vec<_>>();
+    let megatron = offered(MEGATRON_SHORT).expect("offered to Megatron-LM");
+    assert_eq!(
+        changes(&megatron),
+        ["parallel.distributed_optimizer=true", "parallel.offload_optimizer=true"]
+    );
+    let mindspeed = offered(MINDSPEED_SHORT).expect("offered to MindSpeed-LLM");
+    assert_eq!(changes(&mindspeed), ["parallel.distributed_optimizer=true", "parallel.swap_optimizer=true"]);
+    for a in [&megatron, &mindspeed] {
+        assert!(a.fits && a.speed_delta_frac < 0.0, "{a:?}");
+    }
+    let lora = r#"{"model": "qwen2.5-72b", "hardware": "ascend-910b2", "cluster": {"nodes": 1, "devices_per_node": 2},
+        "framework": "mindspeed-llm", "method": "lora", "parallel": {"tp": 2},
+        "batch": {"micro_batch": 1, "global_batch": 64, "seq_len": 4096}}"#;
+    let p = plan(lora);
+    assert!(p.trains_lora() && !evaluate(&p).memory.fits);
+    assert!(advice::advise(&p).iter().all(|a| a.code != advice::Move::HostOptimizer));
 }
