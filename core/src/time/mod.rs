@@ -22,7 +22,7 @@ mod ulysses;
 pub use comm::ring_seconds_on;
 pub use gemm::{gemm_efficiency, gemm_efficiency_on, peak_flops};
 use pipeline::{SIMULATED_PASSES_MAX, busiest_rank, pipeline_makespan, simulated_passes};
-pub use pipeline::{schedule_of, uniform_makespan};
+pub use pipeline::{makespan_bound, schedule_of, uniform_makespan};
 
 /// Asymptotic fraction of peak of a large GEMM, end to end in a training step.
 /// Tier: fitted, the one free constant of the time model: Narayanan et al. 2021 Table 1 with the
@@ -772,11 +772,11 @@ pub fn estimate_within(plan: &Plan, mem: &memory::Memory, limit_seconds: Option<
         Costs::from_lists(layout.pp as u32, layout.chunks as u32, passes.lists, comm::p2p_seconds(&ctx, mem));
     let tail = tail::step_tail(&ctx, mem, costs.backward(), m, floored.moved.then_some(floored.per_update));
     let (busiest, slowest) = busiest_rank(&costs);
-    // No schedule beats its busiest rank running all its passes back to back: a lower bound on the
-    // step that lets a search skip the simulation of a plan that cannot win.
+    // No schedule beats its ranks' fill, work and drain (`pipeline::makespan_bound`): a lower bound
+    // on the step that lets a search skip the simulation of a plan that cannot win.
     if let Some(limit) = limit_seconds {
         let tail_seconds = tail.dp_seconds + tail.optimizer_seconds + tail.offload_seconds;
-        let makespan_bound = f64::from(m) * slowest;
+        let makespan_bound = makespan_bound(layout.schedule, m, &costs);
         let lower = makespan_bound
             + rl_fixed
             + scoring_seconds(&ctx, scoring_basis(makespan_bound))

@@ -169,6 +169,65 @@ fn closed_form_makespan_equals_the_simulation() {
     assert!(uniform_makespan(Schedule::Interleaved, 6, &costs).is_none());
 }
 
+/// The bound a search prunes by before simulating (`time::makespan_bound`: each rank's fill, work
+/// and drain) never exceeds the simulated makespan, for every schedule on uneven random costs,
+/// sends (some longer than a pass), depths and micro-batch counts; it equals the closed form where
+/// that answers for GPipe and 1F1B, and it is tighter than the busiest rank's work alone.
+#[test]
+fn the_makespan_bound_is_a_bound() {
+    use trainplan_core::time::{makespan_bound, uniform_makespan};
+    let mut rng = Xorshift(0x3C6E_F372_FE94_F82B);
+    let schedules =
+        [Schedule::GPipe, Schedule::OneFOneB, Schedule::Interleaved, Schedule::ZbH1, Schedule::DualPipeV];
+    let mut tighter = 0;
+    for trial in 0..3000 {
+        let schedule = schedules[trial % schedules.len()];
+        let pp = 1 + rng.below(12);
+        let vpp = match schedule {
+            Schedule::Interleaved => 2 + rng.below(3),
+            Schedule::DualPipeV => 2,
+            _ => 1,
+        };
+        let m = 1 + rng.below(40);
+        let m = if schedule == Schedule::Interleaved { m.div_ceil(pp) * pp } else { m };
+        let n = (pp * vpp) as usize;
+        let mut draw =
+            |zero: bool| (0..n).map(|_| if zero { 0.0 } else { 0.05 + rng.unit() }).collect::<Vec<f64>>();
+        let (f, b) = (draw(false), draw(false));
+        let w = draw(trial % 3 == 0);
+        let p2p = if trial % 5 == 0 { 2.0 * rng.unit() } else { 0.1 * rng.unit() };
+        let costs = Costs::new(pp, vpp, &f, &b, &w, p2p);
+        let simulated = run(schedule, pp, vpp, m, &costs).makespan_seconds;
+        let bound = makespan_bound(schedule, m, &costs);
+        assert!(
+            bound <= simulated * (1.0 + 1e-12),
+            "{schedule:?} p{pp} v{vpp} m{m}: bound {bound} > {simulated}"
+        );
+        let busiest = f
+            .chunks(vpp as usize)
+            .zip(b.chunks(vpp as usize))
+            .zip(w.chunks(vpp as usize))
+            .map(|((f, b), w)| f.iter().chain(b).chain(w).sum::<f64>())
+            .fold(0.0, f64::max);
+        tighter += usize::from(f64::from(m) * busiest * (1.0 + 1e-9) < bound);
+        if let (Schedule::GPipe | Schedule::OneFOneB, Some(form)) =
+            (schedule, uniform_makespan(schedule, m, &costs))
+        {
+            assert!((form - bound).abs() <= 1e-9 * form, "{schedule:?} p{pp} m{m}: {form} vs {bound}");
+        }
+    }
+    assert!(1000 < tighter, "tighter than the busiest rank in {tighter} trials");
+    // Even stages with a heavier last one, where the closed form answers: the bound is it.
+    for (schedule, pp) in [(Schedule::OneFOneB, 8), (Schedule::GPipe, 4)] {
+        let mut costs = Costs::uniform(pp, 1, 1.0, 2.0, 0.0, 0.01);
+        let (forward, backward, _) = costs.lists_mut();
+        forward[(pp - 1) as usize] += 0.1;
+        backward[(pp - 1) as usize] += 0.2;
+        let form = uniform_makespan(schedule, 2 * pp, &costs).expect("even stages");
+        assert!((form - makespan_bound(schedule, 2 * pp, &costs)).abs() <= 1e-12 * form);
+    }
+}
+
 /// The makespan the step time takes from the simulation without keeping its passes is the drawn
 /// timeline's, to the bit, for every schedule and uneven random costs.
 #[test]
