@@ -103,6 +103,16 @@ fn simulated_makespan(kind: Schedule, m: u32, costs: &Costs, span: u32) -> (f64,
     simulated.unwrap_or_else(|| (costs.total_seconds() / f64::from(pp) * f64::from(m + pp - 1), None))
 }
 
+/// Whether the makespan of `m` micro-batches over `pp` ranks of `vpp` chunks chains each rank's fill,
+/// work and drain ([`makespan_bound`]): GPipe, 1F1B and interleaved 1F1B, simulated (or in closed
+/// form) rather than estimated past [`SIMULATED_PASSES_MAX`].
+pub(super) fn chains(kind: Schedule, pp: u32, vpp: u32, m: u32) -> bool {
+    matches!(kind, Schedule::GPipe | Schedule::OneFOneB | Schedule::Interleaved)
+        && (vpp <= 1 || kind == Schedule::Interleaved)
+        && simulated_passes(kind, pp, vpp, m.min(STEADY_GROUPS * pp).div_ceil(pp) * pp)
+            <= SIMULATED_PASSES_MAX
+}
+
 /// A lower bound on the makespan the step time takes for `m` micro-batches, before anything is
 /// simulated: the longest of each rank's fill, work and drain. Under GPipe, 1F1B and interleaved
 /// 1F1B a rank's first pass is micro-batch 0's forward of its first chunk, which waits for that
@@ -120,11 +130,7 @@ pub fn makespan_bound(kind: Schedule, m: u32, costs: &Costs) -> f64 {
     let (forward, backward, weight) = (costs.forward(), costs.backward(), costs.weight());
     let mf = f64::from(m);
     let n = (pp * vpp) as usize;
-    let chains = matches!(kind, Schedule::GPipe | Schedule::OneFOneB | Schedule::Interleaved)
-        && (vpp == 1 || kind == Schedule::Interleaved)
-        && forward.len() == n
-        && simulated_passes(kind, pp, vpp, m.min(STEADY_GROUPS * pp).div_ceil(pp) * pp)
-            <= SIMULATED_PASSES_MAX;
+    let chains = chains(kind, pp, vpp, m) && forward.len() == n;
     let c = if chains { costs.p2p_seconds } else { 0.0 };
     // Each rank's chunks are `vpp` consecutive entries, its first chunk the first of them.
     let (mut fill, mut drain, mut bound) = (0.0, 0.0, 0.0f64);
