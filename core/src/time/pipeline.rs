@@ -106,7 +106,7 @@ fn simulated_makespan(kind: Schedule, m: u32, costs: &Costs, span: u32) -> (f64,
 /// Whether the makespan of `m` micro-batches over `pp` ranks of `vpp` chunks chains each rank's fill,
 /// work and drain ([`makespan_bound`]): GPipe, 1F1B and interleaved 1F1B, simulated (or in closed
 /// form) rather than estimated past [`SIMULATED_PASSES_MAX`].
-pub(super) fn chains(kind: Schedule, pp: u32, vpp: u32, m: u32) -> bool {
+fn chains(kind: Schedule, pp: u32, vpp: u32, m: u32) -> bool {
     matches!(kind, Schedule::GPipe | Schedule::OneFOneB | Schedule::Interleaved)
         && (vpp <= 1 || kind == Schedule::Interleaved)
         && simulated_passes(kind, pp, vpp, m.min(STEADY_GROUPS * pp).div_ceil(pp) * pp)
