@@ -126,25 +126,26 @@ fn chains(kind: Schedule, pp: u32, vpp: u32, m: u32) -> bool {
 /// ranks start at both ends, a pipeline too deep to simulate is estimated in closed form) `m` ×
 /// the busiest rank's seconds, which no schedule beats.
 pub fn makespan_bound(kind: Schedule, m: u32, costs: &Costs) -> f64 {
-    let (pp, vpp) = (costs.pp, costs.vpp.max(1));
+    let (pp, vpp) = (costs.pp, costs.vpp.max(1) as usize);
+    let chains = chains(kind, pp, vpp as u32, m);
+    let c = costs.p2p_seconds;
+    // A rank's chunks are `vpp` consecutive entries, its first chunk the first of them.
     let (forward, backward, weight) = (costs.forward(), costs.backward(), costs.weight());
-    let mf = f64::from(m);
-    let n = (pp * vpp) as usize;
-    let chains = chains(kind, pp, vpp, m) && forward.len() == n;
-    let c = if chains { costs.p2p_seconds } else { 0.0 };
-    // Each rank's chunks are `vpp` consecutive entries, its first chunk the first of them.
-    let (mut fill, mut drain, mut bound) = (0.0, 0.0, 0.0f64);
-    for (rank, ((f, b), w)) in forward
-        .chunks_exact(vpp as usize)
-        .zip(backward.chunks_exact(vpp as usize))
-        .zip(weight.chunks_exact(vpp as usize))
-        .enumerate()
-    {
-        let per_microbatch: f64 = f.iter().zip(b).zip(w).map(|((f, b), w)| f + b + w).sum();
-        bound = bound.max(fill + mf * per_microbatch + drain);
-        if chains && rank + 1 < pp as usize {
-            fill += f[0] + c;
-            drain += c + (b[0] + w[0]);
+    // The ranks before this one's fill and drain; this rank's seconds a micro-batch (summed as
+    // `busiest_rank` sums them) and its first chunk's forward and full backward, which the ranks
+    // after it wait for.
+    let (mut fill, mut drain, mut bound, mut seconds, mut first) = (0.0, 0.0, 0.0f64, 0.0, (0.0, 0.0));
+    for (at, ((&f, &b), &w)) in forward.iter().zip(backward).zip(weight).enumerate() {
+        seconds += f + b + w;
+        if at % vpp == 0 {
+            first = (f, b + w);
+        }
+        if at % vpp + 1 == vpp {
+            bound = bound.max(fill + f64::from(m) * seconds + drain);
+            if chains {
+                (fill, drain) = (fill + first.0 + c, drain + c + first.1);
+            }
+            seconds = 0.0;
         }
     }
     bound

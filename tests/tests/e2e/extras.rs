@@ -756,3 +756,40 @@ async fn pure_bf16_fits_a_full_fine_tune_on_one_device() -> WebDriverResult<()> 
     assert!(!page.has("pure-bf16-check").await?, "pure-bf16-check is shown with fp16");
     page.driver.quit().await
 }
+
+/// A plan that fits without its host offloads is told to keep its states on the device: Qwen2.5-7B
+/// full SFT on 8 H100 at ZeRO-3 with the optimizer and the parameters offloaded. The advice says so
+/// in both languages with the core's figures, and applying it unticks both boxes; the parameters
+/// alone are offered too.
+#[tokio::test]
+async fn offloads_a_plan_does_not_need_are_advised_off() -> WebDriverResult<()> {
+    let chromedriver = Chromedriver::start();
+    let page = open(&chromedriver, 1280, 900).await?;
+    page.wait_text("summary-run", |t| t.contains("LLaMA-Factory")).await?;
+    page.choose("method-select", "sft-full").await?;
+    page.choose("zero-select", "3").await?;
+    page.click("offload-opt-check").await?;
+    page.click("offload-params-check").await?;
+    page.wait_text("launch-text", |t| t.contains("offload")).await?;
+    let plan = plan_of(&page).await?;
+    assert!(plan.parallel.offload_optimizer && plan.parallel.offload_params);
+    let advice = trainplan_core::advice::advise(&plan);
+    let onload = advice.iter().find(|a| a.code == trainplan_core::advice::Move::Onload).expect("offered");
+    assert!(advice.iter().any(|a| a.code == trainplan_core::advice::Move::OnloadParams));
+    page.settled().await?;
+    page.wait_text("advice-onload", |t| t.contains("device")).await?;
+    assert!(page.has("advice-onload_params").await?);
+    page.click("lang-switch").await?;
+    let zh = page.wait_text("advice-onload", |t| t.contains("设备")).await?;
+    let speed = format!("+{:.1}%", onload.speed_delta_frac * 100.0);
+    assert!(zh.contains(&speed), "{zh} does not show {speed}");
+    page.scroll_to("advice-onload").await?;
+    page.screenshot("zh-onload-advice").await?;
+    page.click("advice-apply-onload").await?;
+    page.wait_text("launch-text", |t| !t.contains("offload")).await?;
+    let plan = plan_of(&page).await?;
+    assert!(!plan.parallel.offload_optimizer && !plan.parallel.offload_params);
+    assert_eq!(page.el("offload-opt-check").await?.prop("checked").await?.as_deref(), Some("false"));
+    assert!(evaluate(&plan).memory.fits);
+    page.driver.quit().await
+}
