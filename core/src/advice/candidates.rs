@@ -269,6 +269,11 @@ fn activation_moves(ctx: &Ctx) -> Vec<Candidate> {
             Move::RecomputeLess,
             vec![fix(Field::RecomputeGranularity, if ctx.megatron { "selective" } else { "none" })],
         )),
+        // Selective recomputation reruns the attention core (and what `--recompute-modules` adds):
+        // shown where keeping it all fits and runs faster.
+        (RecomputeGranularity::Selective, true) => {
+            res.push(candidate(Move::RecomputeLess, vec![fix(Field::RecomputeGranularity, "none")]))
+        }
         _ => {}
     }
     // Swap attention activations to the host on Ascend (MindSpeed docs/zh/features/swap_attention.md).

@@ -509,3 +509,21 @@ fn the_megatron_family_short_of_memory_is_offered_the_host_optimizer() {
     assert!(p.trains_lora() && !evaluate(&p).memory.fits);
     assert!(advice::advise(&p).iter().all(|a| a.code != advice::Move::HostOptimizer));
 }
+
+/// A plan with selective recomputation that fits with everything kept is offered to keep it all
+/// when that runs faster (Qwen2.5-7B full SFT on MindSpeed-LLM, TP 4 PP 2 over eight 910B); the
+/// move is the same one that takes full recomputation down. With flash attention the attention
+/// core keeps no score matrix, so rerunning it saves no memory here and only costs time.
+#[test]
+fn selective_recomputation_is_dropped_where_keeping_everything_fits() {
+    let p = plan(
+        r#"{"model": "qwen2.5-7b", "hardware": "ascend-910b2", "framework": "mindspeed-llm", "method": "sft-full",
+            "parallel": {"tp": 4, "pp": 2}, "recompute": {"granularity": "selective"}}"#,
+    );
+    assert!(evaluate(&p).memory.fits);
+    let less =
+        advice::advise(&p).into_iter().find(|a| a.code == advice::Move::RecomputeLess).expect("offered");
+    let changes: Vec<String> = less.changes.iter().map(|f| format!("{}={}", f.field, f.value)).collect();
+    assert_eq!(changes, ["recompute.granularity=\"none\""]);
+    assert!(less.fits && 0.01 < less.speed_delta_frac && 0 <= less.peak_delta_bytes, "{less:?}");
+}
