@@ -527,3 +527,24 @@ fn selective_recomputation_is_dropped_where_keeping_everything_fits() {
     assert_eq!(changes, ["recompute.granularity=\"none\""]);
     assert!(less.fits && 0.01 < less.speed_delta_frac && 0 <= less.peak_delta_bytes, "{less:?}");
 }
+
+/// Every piece of advice over the plans above changes only settings its plan's framework takes
+/// (`knobs::applies`), but where it moves the plan to another framework (`stack_megatron`), whose
+/// own settings it then writes: a move that set an inert knob would read as a change and do nothing.
+#[test]
+fn advice_changes_only_what_the_framework_takes() {
+    use trainplan_core::knobs::{Knob, applies};
+    let mut checked = 0;
+    for text in PLANS {
+        let p = plan(text);
+        for a in advice::advise(&p).iter().filter(|a| a.code != advice::Move::StackMegatron) {
+            for change in &a.changes {
+                if let Some(&knob) = Knob::ALL.iter().find(|k| k.field() == Some(change.field)) {
+                    assert!(applies(p.framework, p.method, knob).yes(), "{text}: {} sets {change:?}", a.code);
+                    checked += 1;
+                }
+            }
+        }
+    }
+    assert!(30 < checked, "{checked} changes");
+}
