@@ -196,10 +196,10 @@ fn zero_ladder(ctx: &Ctx) -> Vec<Candidate> {
 
 /// The host offloads of a plan that fits without them, turned off: the states back on the device,
 /// where the copies over the host link and the optimizer's step on the CPU no longer pace the step
-/// (ZeRO-Offload, Ren et al. 2021, arXiv:2101.06840 §3: offloading trades device memory for CPU
+/// (ZeRO-Offload, Ren et al. 2021, arXiv:2101.06840: offloading trades device memory for CPU
 /// compute and host traffic). Where both the parameters and the optimizer's states are offloaded,
 /// the parameters alone first: they move every micro-batch, the optimizer's states once a step
-/// (ZeRO-Infinity, Rajbhandari et al. 2021, arXiv:2104.07857 §5). Only settings the framework takes.
+/// (ZeRO-Infinity, Rajbhandari et al. 2021, arXiv:2104.07857). Only settings the framework takes.
 fn onload(ctx: &Ctx) -> Vec<Candidate> {
     use crate::knobs::{Knob, applies};
     let (plan, p) = (ctx.plan, &ctx.plan.parallel);
