@@ -234,7 +234,8 @@ fn megatron_host_optimizer(ctx: &Ctx) -> Vec<Candidate> {
     let takes = |knob: Knob| applies(plan.framework, plan.method, knob).yes();
     let swap = matches!(plan.framework, Framework::MindSpeedLlm | Framework::MindSpeedRl);
     let (on, field) = match swap {
-        true => (p.swap_optimizer || plan.trains_lora(), Field::ParallelSwapOptimizer),
+        // Swapped already, offloaded instead (which the swap then leaves alone), or LoRA's.
+        true => (p.swap_optimizer || p.offload_optimizer || plan.trains_lora(), Field::ParallelSwapOptimizer),
         false => (p.offload_optimizer, Field::ParallelOffloadOptimizer),
     };
     let knob = if swap { Knob::SwapOptimizer } else { Knob::OffloadOptimizer };
