@@ -514,7 +514,7 @@ texts! {
     advice_offload_params => "ZeRO-3 with the optimizer states and the parameters on the host: the least device memory, the slowest step.", "ZeRO-3 并把优化器状态和参数都卸载到主机：显存最省，速度最慢。";
     advice_onload_params => "Keep the parameters on the device; the optimizer states stay on the host.", "参数留在设备上，优化器状态仍在主机。";
     advice_onload => "Keep the states on the device: they fit without offloading.", "状态留在设备上：不卸载也放得下。";
-    advice_host_optimizer => "Keep the optimizer states on the host: Megatron's CPU optimizer, MindSpeed's swap, VeRL's offload.", "优化器状态放到主机：Megatron CPU 优化器、MindSpeed swap、VeRL offload。";
+    advice_host_optimizer => "Keep the optimizer states on the host.", "优化器状态放到主机。";
     advice_recompute_selective => "Selective recomputation: recompute the attention core instead of storing it.", "选择性重计算：重算注意力核心部分而不保存。";
     advice_recompute_full => "Full recomputation: store only each layer's input, recompute the rest in backward.", "完全重计算：只保存每层输入，反向时重算其余部分。";
     advice_recompute_less => "Recompute less: memory allows storing the activations, saving the extra forward.", "减少重计算：显存够保存激活，省掉多出来的前向。";
@@ -550,7 +550,7 @@ texts! {
     advice_why_zero_stage_3 => "With 16 bytes per parameter for mixed-precision Adam, ZeRO-3 leaves 16/N per device on N data-parallel ranks: the largest saving short of offloading.", "混合精度 Adam 每参数 16 字节，ZeRO-3 在 N 个数据并行卡上每卡只剩 16/N：不卸载时最省的做法。";
     advice_why_offload_optimizer => "DeepSpeed moves the fp32 master weights and Adam moments (12 bytes per parameter) to host memory and the CPU runs the update; VeRL keeps its Adam moments (8 bytes) on the host between updates and brings them back for each. The step waits for PCIe transfers, so it is slower, but a much larger model fits.", "DeepSpeed 把 fp32 主权重和 Adam 状态（每参数 12 字节）移到主机内存，由 CPU 完成更新；VeRL 在两次更新之间把 Adam 状态（8 字节）放在主机上，每次更新前再取回。每步要等 PCIe 传输，变慢，但能放下大得多的模型。";
     advice_why_offload_params => "The parameters go to the host too: DeepSpeed's ZeRO-Infinity fetches each layer when needed, at the cost of host traffic every micro-batch; VeRL loads them for each of its passes and offloads them after, so its rollout holds none.", "参数也放到主机上：DeepSpeed 的 ZeRO-Infinity 按层取用，代价是每个微批都有主机传输；VeRL 在每个阶段计算前载入、算完卸载，推理生成时显存里不留参数。";
-    advice_why_onload_params => "Offloaded parameters cross the host link every micro-batch, the optimizer states once a step: bring the parameters back first.", "卸载的参数每个微批都经主机链路传输，优化器状态每步只传一次：先把参数留回设备。";
+    advice_why_onload_params => "Parameters cross the host link every micro-batch, the optimizer states once a step: the parameters first.", "参数每个微批都经主机链路传输，优化器状态每步一次：先留回参数。";
     advice_why_onload => "Offloading buys device memory with host copies and an optimizer step on the CPU; a plan that fits without it runs faster on the device.", "卸载是用主机拷贝和 CPU 上的优化器步骤换显存；不卸载也放得下时，留在设备上更快。";
     advice_why_host_optimizer => "The fp32 states leave the device: Megatron-LM steps them on the CPU, MindSpeed brings them back only for the step, VeRL between updates. The step waits for the copies.", "fp32 状态离开显存：Megatron-LM 在 CPU 上更新，MindSpeed 只在 step 时取回，VeRL 在两次更新之间卸载。每步要等拷贝。";
     advice_why_recompute_selective => "Attention's softmax and dropout outputs are large (they grow with sequence²) but cheap to compute again: selective recomputation drops them and reruns only that part in backward.", "注意力的 softmax 和 dropout 输出很大（随序列长度平方增长）但重算很便宜：选择性重计算丢弃它们，反向时只重算这一部分。";

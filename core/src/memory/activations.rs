@@ -263,6 +263,7 @@ pub(super) fn attention_widths(arch: &Architecture) -> (f64, f64, f64) {
 
 /// A stage's activations in parts: what each micro-batch in flight keeps, and what the stage holds
 /// once whatever is in flight.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub(super) struct ActivationShape {
     /// One micro-batch's bytes kept on the device.
     pub(super) per_microbatch: f64,
@@ -280,6 +281,21 @@ pub(super) struct ActivationShape {
 }
 
 impl ActivationShape {
+    /// The shape at `factor` times the micro-batch, `factor` a power of two (or its inverse): every
+    /// part is a sum of per-layer bytes that each scale with the micro-batch's tokens, and scaling
+    /// by a power of two rounds nowhere, so these are the bytes worked out afresh, to the bit
+    /// (debug builds check it: `estimate_from`).
+    pub(super) fn scaled(&self, factor: f64) -> ActivationShape {
+        ActivationShape {
+            per_microbatch: self.per_microbatch * factor,
+            working: self.working * factor,
+            swap_window: self.swap_window * factor,
+            offload_window: self.offload_window * factor,
+            offloaded: self.offloaded * factor,
+            first_layer: self.first_layer * factor,
+        }
+    }
+
     /// Activations on the device of a rank with `in_flight` micro-batches in flight
     /// ([`InFlight::at`]), with recomputation.
     pub(super) fn on_device(&self, in_flight: f64) -> u64 {

@@ -103,6 +103,43 @@ pub struct Memory {
     pub params_lora: u64,
     /// Where every layer runs, as memory counted it (time reads the same).
     pub layout: Layout,
+    /// The activations' shapes this estimate worked out, for a plan that differs only in the
+    /// micro-batch ([`estimate_rebatched`]).
+    shapes: Shapes,
+}
+
+/// The activations' shapes an estimate worked out, by the first rank of each run of alike ranks
+/// (the first few runs), and the micro-batch they are of: a plan that differs only in the
+/// micro-batch, both powers of two, scales them ([`ActivationShape::scaled`]) rather than working
+/// them out again. Scratch, not a figure: any two compare equal.
+#[derive(Clone, Copy, Debug, Default)]
+struct Shapes {
+    micro_batch: u64,
+    kept: [(u64, ActivationShape); 4],
+    n: usize,
+}
+
+impl PartialEq for Shapes {
+    fn eq(&self, _: &Shapes) -> bool {
+        true
+    }
+}
+
+impl Shapes {
+    /// The shape kept for `rank`, scaled to micro-batch `micro_batch`, where both micro-batches
+    /// are powers of two.
+    fn scaled_to(&self, rank: u64, micro_batch: u64) -> Option<ActivationShape> {
+        let powers = self.micro_batch.is_power_of_two() && micro_batch.is_power_of_two();
+        let (_, shape) = self.kept[..self.n].iter().find(|(r, _)| *r == rank).filter(|_| powers)?;
+        Some(shape.scaled(micro_batch as f64 / self.micro_batch as f64))
+    }
+
+    fn keep(&mut self, rank: u64, shape: ActivationShape) {
+        if let Some(slot) = self.kept.get_mut(self.n) {
+            *slot = (rank, shape);
+            self.n += 1;
+        }
+    }
 }
 
 /// One pipeline stage's memory on one device, bytes.
@@ -460,6 +497,7 @@ fn estimate_from(plan: &Plan, facts: &ModelFacts, previous: Option<&Memory>) -> 
     let mut stages: Vec<StageMemory> = Vec::with_capacity(pp as usize);
     let (mut worst_stage, mut offloaded) = (0, 0);
     let mut shape: Option<Shaped> = None;
+    let mut shapes = Shapes { micro_batch: b, ..Shapes::default() };
     let mut peak_moment = None;
     for rank in 0..pp {
         let this = RankShape::of(arch, &layout, rank);
@@ -470,8 +508,11 @@ fn estimate_from(plan: &Plan, facts: &ModelFacts, previous: Option<&Memory>) -> 
         if !same {
             // A plain PyTorch step's terms are those of its peak moment, which the micro-batch
             // picks: nothing carries over from another micro-batch's.
-            let states = previous.filter(|_| !ctx.plain_torch).and_then(|p| p.stages.get(rank as usize));
-            let (stage, act) = stage_shape(&ctx, &kinds, &layout, rank, states);
+            let previous = previous.filter(|_| !ctx.plain_torch);
+            let states = previous.and_then(|p| p.stages.get(rank as usize));
+            let scaled = previous.and_then(|p| p.shapes.scaled_to(rank, b));
+            let (stage, act) = stage_shape(&ctx, &kinds, &layout, rank, (states, scaled));
+            shapes.keep(rank, act);
             // The terms but the activations (none yet): saturating sums add in any order.
             let rest = stage.total();
             let offloaded = act.offloaded as u64;
@@ -518,6 +559,7 @@ fn estimate_from(plan: &Plan, facts: &ModelFacts, previous: Option<&Memory>) -> 
         params_active: ctx.summary.counts.active,
         params_lora: ctx.lora_params,
         layout,
+        shapes,
     }
 }
 
@@ -627,13 +669,14 @@ impl<'a> StageLayers<'a> {
 
 /// A rank's bytes but for its activations, and the shape of those ([`ActivationShape::in_flight`]
 /// gives them for the rank's micro-batches in flight). The bytes that do not depend on the
-/// micro-batch come from `states` when given: the same rank's of a plan that differs only in it.
+/// micro-batch come from `states` when given, and the shape from `shape`: the same rank's of a
+/// plan that differs only in it (the shape scaled to this micro-batch).
 fn stage_shape(
     ctx: &Ctx,
     kinds: &KindBytes,
     layout: &Layout,
     stage_idx: u64,
-    states: Option<&StageMemory>,
+    (states, shape): (Option<&StageMemory>, Option<ActivationShape>),
 ) -> (StageMemory, ActivationShape) {
     let layers = StageLayers::of(ctx.arch, layout, stage_idx);
     let first = layout.holds_embedding(stage_idx);
@@ -648,7 +691,13 @@ fn stage_shape(
         },
         None => stage_states(ctx, &layers, first, last, mtp),
     };
-    let act = activation_shape(ctx, kinds, &layers, first, mtp);
+    let act = match shape {
+        Some(scaled) => {
+            debug_assert_eq!(scaled, activation_shape(ctx, kinds, &layers, first, mtp), "rescaled");
+            scaled
+        }
+        None => activation_shape(ctx, kinds, &layers, first, mtp),
+    };
     if last || 0 < mtp {
         // The loss's logits, and each MTP layer's own (it predicts one more token, through the
         // shared head), on the stages that compute them.
