@@ -140,12 +140,36 @@ impl Cluster {
     }
 }
 
+/// Reads a wire name for [`wire_enum`]'s types: a string, then the type's own lookup. One reader
+/// of strings for every such type; serde's derive wrote a visitor for each (1.1–1.3 KB of the
+/// page's wasm apiece). Its error reads as the derive's: "unknown variant `x`, expected one of …".
+fn read_wire<'de, D: serde::Deserializer<'de>, T>(
+    deserializer: D,
+    from_wire: fn(&str) -> Option<T>,
+    wires: &'static [&'static str],
+) -> Result<T, D::Error> {
+    let name = String::deserialize(deserializer)?;
+    from_wire(&name).ok_or_else(|| serde::de::Error::unknown_variant(&name, wires))
+}
+
 macro_rules! wire_enum {
     ($(#[$doc:meta])* $name:ident { $($(#[$vdoc:meta])* $variant:ident = $wire:literal,)* }) => {
         $(#[$doc])*
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
         pub enum $name {
-            $($(#[$vdoc])* #[serde(rename = $wire)] $variant,)*
+            $($(#[$vdoc])* $variant,)*
+        }
+
+        impl Serialize for $name {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                serializer.serialize_str(self.wire())
+            }
+        }
+
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<$name, D::Error> {
+                read_wire(deserializer, $name::from_wire, &[$($wire),*])
+            }
         }
 
         impl $name {
