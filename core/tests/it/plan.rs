@@ -187,6 +187,17 @@ fn bad_plans_are_refused_with_a_reason() {
             other => panic!("{text:?} gave {other:?}"),
         }
     }
+    // A name a choice does not have is named, with every name it has, in serde's own words.
+    let Err(PlanFileError::Json(msg)) =
+        Plan::from_json(r#"{"model": "llama-2-7b", "parallel": {"cp_algo": "a2a"}}"#)
+    else {
+        panic!("a2a accepted")
+    };
+    assert!(msg.starts_with("unknown variant `a2a`, expected `ring` or `alltoall`"), "{msg}");
+    let Err(PlanFileError::Json(msg)) = Plan::from_json(r#"{"model": "llama-2-7b", "framework": 3}"#) else {
+        panic!("a number accepted as a framework")
+    };
+    assert!(msg.starts_with("invalid type: integer `3`, expected a string"), "{msg}");
 }
 
 #[test]
