@@ -232,13 +232,15 @@ fn megatron_host_optimizer(ctx: &Ctx) -> Vec<Candidate> {
     use crate::knobs::{Knob, applies};
     let (plan, p) = (ctx.plan, &ctx.plan.parallel);
     let takes = |knob: Knob| applies(plan.framework, plan.method, knob).yes();
-    let swap = matches!(plan.framework, Framework::MindSpeedLlm | Framework::MindSpeedRl);
-    let (on, field) = match swap {
+    let (on, knob, field) = match ctx.mindspeed {
         // Swapped already, offloaded instead (which the swap then leaves alone), or LoRA's.
-        true => (p.swap_optimizer || p.offload_optimizer || plan.trains_lora(), Field::ParallelSwapOptimizer),
-        false => (p.offload_optimizer, Field::ParallelOffloadOptimizer),
+        true => (
+            p.swap_optimizer || p.offload_optimizer || plan.trains_lora(),
+            Knob::SwapOptimizer,
+            Field::ParallelSwapOptimizer,
+        ),
+        false => (p.offload_optimizer, Knob::OffloadOptimizer, Field::ParallelOffloadOptimizer),
     };
-    let knob = if swap { Knob::SwapOptimizer } else { Knob::OffloadOptimizer };
     if !ctx.megatron || ctx.fits || on || !takes(knob) {
         return Vec::new();
     }

@@ -280,11 +280,21 @@ pub(super) struct ActivationShape {
     pub(super) first_layer: f64,
 }
 
+/// Whether a plan's activation shapes scale with its micro-batch ([`ActivationShape::scaled`]):
+/// every part sums bytes proportional to the micro-batch's tokens but where the step packs its
+/// sequences by tokens ([`micro_batch_shape`]: one row whatever the micro-batch) or runs under
+/// plain PyTorch (DoRA's fp32 weight copies there are the same for any tokens,
+/// [`dora_saved_bytes`], and the step's peak moment is picked per micro-batch).
+pub(super) fn scales_with_micro_batch(ctx: &Ctx) -> bool {
+    let packed = matches!(ctx.plan.method, Method::Grpo | Method::Ppo) && ctx.plan.rl.dynamic_batch;
+    !packed && !ctx.plain_torch
+}
+
 impl ActivationShape {
-    /// The shape at `factor` times the micro-batch, `factor` a power of two (or its inverse): every
-    /// part is a sum of per-layer bytes that each scale with the micro-batch's tokens, and scaling
-    /// by a power of two rounds nowhere, so these are the bytes worked out afresh, to the bit
-    /// (debug builds check it: `estimate_from`).
+    /// The shape at `factor` times the micro-batch, `factor` a power of two (or its inverse), of a
+    /// plan whose shapes scale with it ([`scales_with_micro_batch`]): scaling by a power of two
+    /// rounds nowhere, so these are the bytes worked out afresh, to the bit (debug builds check
+    /// it: `stage_shape`).
     pub(super) fn scaled(&self, factor: f64) -> ActivationShape {
         ActivationShape {
             per_microbatch: self.per_microbatch * factor,

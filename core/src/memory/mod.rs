@@ -508,9 +508,10 @@ fn estimate_from(plan: &Plan, facts: &ModelFacts, previous: Option<&Memory>) -> 
         if !same {
             // A plain PyTorch step's terms are those of its peak moment, which the micro-batch
             // picks: nothing carries over from another micro-batch's.
-            let previous = previous.filter(|_| !ctx.plain_torch);
-            let states = previous.and_then(|p| p.stages.get(rank as usize));
-            let scaled = previous.and_then(|p| p.shapes.scaled_to(rank, b));
+            let states = previous.filter(|_| !ctx.plain_torch).and_then(|p| p.stages.get(rank as usize));
+            let scaled = previous
+                .filter(|_| activations::scales_with_micro_batch(&ctx))
+                .and_then(|p| p.shapes.scaled_to(rank, b));
             let (stage, act) = stage_shape(&ctx, &kinds, &layout, rank, (states, scaled));
             shapes.keep(rank, act);
             // The terms but the activations (none yet): saturating sums add in any order.

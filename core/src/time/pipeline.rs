@@ -121,8 +121,8 @@ fn chains(kind: Schedule, pp: u32, vpp: u32, m: u32) -> bool {
 /// which every rank before it still runs, a send apart. These are passes the simulation chains
 /// (each after its input's arrival and its rank's previous pass), and the steady state it extends
 /// adds no less than the busiest rank's seconds a micro-batch, so the bound holds for the
-/// extended makespan too; on even stages it is the closed form's (Narayanan et al. 2021 §2.2: the
-/// bubble (p − 1)·u). Elsewhere (ZB-H1 defers weight passes past the last backward, DualPipeV's
+/// extended makespan too; on even stages it is GPipe's and 1F1B's closed form (Narayanan et al.
+/// 2021 §2.2: the bubble (p − 1)·u), and interleaving's less the sends between its chunks. Elsewhere (ZB-H1 defers weight passes past the last backward, DualPipeV's
 /// ranks start at both ends, a pipeline too deep to simulate is estimated in closed form) `m` ×
 /// the busiest rank's seconds, which no schedule beats.
 pub fn makespan_bound(kind: Schedule, m: u32, costs: &Costs) -> f64 {
