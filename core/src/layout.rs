@@ -19,7 +19,7 @@
 
 use std::cell::RefCell;
 use std::ops::Range;
-use std::sync::Arc;
+use std::rc::Rc;
 
 use crate::plan::{Framework, Plan};
 use crate::schedule::{self, Schedule};
@@ -61,10 +61,12 @@ pub struct Layout {
     /// Model chunks per rank: `vpp`, or 2 under DualPipeV.
     pub chunks: u64,
     /// The virtual stages in model order: `pp · chunks` of them. Shared: plans that split their
-    /// layers alike share one list (`split_shared`).
-    pub stages: Arc<[VirtualStage]>,
+    /// layers alike share one list (`split_shared`), counted without atomics (`Rc`): a layout stays
+    /// on the thread that made it (each part of a search runs on its own), and a search takes and
+    /// drops these lists once or twice a plan.
+    pub stages: Rc<[VirtualStage]>,
     /// What each rank holds over its chunks, summed once per split ([`Layout::rank`]).
-    ranks: Arc<[RankHolds]>,
+    ranks: Rc<[RankHolds]>,
 }
 
 /// What one rank holds over its chunks.
@@ -228,7 +230,7 @@ fn rank_holds(stages: &[VirtualStage], pp: u64, chunks: u64, schedule: Schedule)
 type SplitKey = (u64, u64, u64, Schedule, u64, bool, bool);
 
 /// A split's stages and what each rank holds of them.
-type Split = (Arc<[VirtualStage]>, Arc<[RankHolds]>);
+type Split = (Rc<[VirtualStage]>, Rc<[RankHolds]>);
 
 /// [`split`], the last list kept per thread and shared with the next plan that splits alike: a
 /// search walks micro-batches, recomputation and host-memory choices within each split (Llama 3.1
@@ -243,12 +245,12 @@ fn split_shared(plan: &Plan, n_layers: u64, pp: u64, chunks: u64, schedule: Sche
     LAST.with(|last| {
         let mut last = last.borrow_mut();
         match &*last {
-            Some((k, (stages, ranks))) if *k == key => (Arc::clone(stages), Arc::clone(ranks)),
+            Some((k, (stages, ranks))) if *k == key => (Rc::clone(stages), Rc::clone(ranks)),
             _ => {
                 let stages = split(plan, n_layers, pp, chunks, schedule, mtp);
-                let ranks: Arc<[RankHolds]> = rank_holds(&stages, pp, chunks, schedule).into();
-                let stages: Arc<[VirtualStage]> = stages.into();
-                *last = Some((key, (Arc::clone(&stages), Arc::clone(&ranks))));
+                let ranks: Rc<[RankHolds]> = rank_holds(&stages, pp, chunks, schedule).into();
+                let stages: Rc<[VirtualStage]> = stages.into();
+                *last = Some((key, (Rc::clone(&stages), Rc::clone(&ranks))));
                 (stages, ranks)
             }
         }
