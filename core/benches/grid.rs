@@ -166,8 +166,10 @@ pub fn run(clock: &dyn Fn() -> f64, min_seconds: f64) -> Vec<String> {
             times.sort_by(|a, b| a.0.total_cmp(&b.0));
             let at = |q: f64| times[((times.len() - 1) as f64 * q).round() as usize].0;
             let worst = times.last().expect("the grid has plans");
+            // How many plans take longer than 10 µs, the most one evaluation should take.
+            let over = times.iter().filter(|(t, _)| 10.0 < *t).count();
             format!(
-                "grid {level:44} median {:7.2} µs, p90 {:7.2} µs, worst {:8.2} µs ({}), {} plans",
+                "grid {level:44} median {:7.2} µs, p90 {:7.2} µs, worst {:8.2} µs ({}), {} plans, {over} over 10 µs",
                 at(0.5),
                 at(0.9),
                 worst.0,
