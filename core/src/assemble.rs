@@ -14,8 +14,10 @@ use crate::{Plan, cost, fixes, memory, model, plan, rules, schedule, time};
 pub(crate) fn report(plan: &Plan) -> Report {
     // The model counted once, for memory and for the report.
     let facts = memory::ModelFacts::of(plan);
-    let mem = memory::estimate_with(plan, &facts);
-    let time = time::estimate(plan, &mem);
+    let effective = crate::knobs::effective(plan);
+    let mem = memory::estimate_with(&effective, &facts);
+    let time =
+        time::estimate_within(&effective, &mem, None).expect("without a limit there is always an estimate");
     let n_devices = plan.cluster.n_devices();
     let hw = &plan.hardware.hw;
     Report {

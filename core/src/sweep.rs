@@ -186,7 +186,7 @@ pub fn largest(plan: &Plan, knob: Knob, hi: u32) -> Option<u32> {
 
 fn largest_with(plan: &Plan, facts: &ModelFacts, knob: Knob, hi: u32) -> Option<u32> {
     let fits = |value: u32| {
-        let mem = memory::estimate_with(&with(plan, knob, value), facts);
+        let mem = memory::estimate_with(&crate::knobs::effective(&with(plan, knob, value)), facts);
         mem.peak_bytes <= mem.usable_bytes
     };
     // The sequence lengths run to 2^24: indexed, not listed.
@@ -215,8 +215,9 @@ fn fit(plan: &Plan, facts: &ModelFacts, knob: Knob) -> Option<Fit> {
     let hi = upper(plan, knob);
     let value = largest_with(plan, facts, knob, hi)?;
     let p = with(plan, knob, value);
+    let p = crate::knobs::effective(&p);
     let mem = memory::estimate_with(&p, facts);
-    let t = time::estimate(&p, &mem);
+    let t = time::estimate_within(&p, &mem, None).expect("without a limit there is always an estimate");
     Some(Fit {
         value,
         capped: value == hi,

@@ -16,6 +16,7 @@
 //! logits and loss (`loss.rs`), RL's rollout and phases (`rl.rs`); this one lays them out per
 //! stage and rank, adds the buffers and overheads, and finds the peak.
 
+use crate::knobs::Effective;
 use crate::layout::Layout;
 use crate::model::{self, Architecture};
 use crate::plan::{Framework, Method, Plan, Precision};
@@ -350,7 +351,7 @@ pub fn step_samples(plan: &Plan) -> u64 {
 /// Estimates the memory of a plan. Never fails; degrees that do not divide the cluster are rounded
 /// down here and reported as findings by the rules.
 pub fn estimate(plan: &Plan) -> Memory {
-    estimate_with(plan, &ModelFacts::recent(plan))
+    estimate_with(&crate::knobs::effective(plan), &ModelFacts::recent(plan))
 }
 
 /// What memory needs from a plan's model and method, counted once: a search evaluates thousands of
@@ -431,9 +432,10 @@ impl ModelFacts {
     }
 }
 
-/// [`estimate`] with the model's counts already made; `facts` must be [`ModelFacts::of`] a plan with
-/// the same model, method and LoRA settings.
-pub fn estimate_with(plan: &Plan, facts: &ModelFacts) -> Memory {
+/// [`estimate`] with the model's counts already made and the plan as its framework runs it
+/// ([`crate::knobs::effective`], which time takes too); `facts` must be [`ModelFacts::of`] a plan
+/// with the same model, method and LoRA settings.
+pub fn estimate_with(plan: &Effective, facts: &ModelFacts) -> Memory {
     estimate_from(plan, facts, None)
 }
 
@@ -441,13 +443,13 @@ pub fn estimate_with(plan: &Plan, facts: &ModelFacts) -> Memory {
 /// only in its micro-batch: the layout and each rank's bytes that the micro-batch does not change
 /// (parameters, their states, buffers, overhead) are taken from it, the rest worked out, to the
 /// same bytes. A search walks the micro-batch innermost and estimates most of its plans this way.
-pub fn estimate_rebatched(plan: &Plan, facts: &ModelFacts, same_but_micro_batch: &Memory) -> Memory {
+pub fn estimate_rebatched(plan: &Effective, facts: &ModelFacts, same_but_micro_batch: &Memory) -> Memory {
     estimate_from(plan, facts, Some(same_but_micro_batch))
 }
 
-fn estimate_from(plan: &Plan, facts: &ModelFacts, previous: Option<&Memory>) -> Memory {
+fn estimate_from(plan: &Effective, facts: &ModelFacts, previous: Option<&Memory>) -> Memory {
     // Settings the plan's framework has no flag for play no part (`knobs::effective`).
-    let plan = &*crate::knobs::effective(plan);
+    let plan: &Plan = plan;
     let arch = &plan.model.arch;
     let path = path(plan.framework);
     let layout = match previous {

@@ -197,12 +197,52 @@ pub struct Search {
     /// Whether the plan trains with RL (and the space walks the rollout's settings).
     rl: bool,
     /// Pass 1's last memory (with RL, of each micro-batch) and the knobs it is of, the rollout's
-    /// left out ([`Search::memory`]).
+    /// left out ([`memorize`]).
     memo: [Option<(Knobs, memory::Memory)>; MEMO_SLOTS],
 }
 
-/// Micro-batches whose memory [`Search::memory`] keeps at once: the space's are powers of two to 64.
+/// Micro-batches whose memory [`memorize`] keeps at once: the space's are powers of two to 64.
 const MEMO_SLOTS: usize = 8;
+
+/// Works out the memory of `plan`, the search's working plan set to `knobs`, into `memo` and says
+/// where it is kept. The space walks the rollout's settings just outside the micro-batch, so with RL
+/// (`rl`) a training layout comes back once for every rollout setting a few plans later (as many as
+/// it has micro-batches): its memory is kept per micro-batch and only the rollout engine's part is
+/// worked out again ([`memory::set_rollout`]). A plan that differs from a kept one only in the
+/// micro-batch takes the bytes the micro-batch does not change from it
+/// ([`memory::estimate_rebatched`]). Neither shortcut when evaluating every plan in full (`prune`
+/// off: [`search_unpruned`], which tests this against).
+fn memorize(
+    memo: &mut [Option<(Knobs, memory::Memory)>; MEMO_SLOTS],
+    knobs: Knobs,
+    plan: &crate::knobs::Effective,
+    facts: &memory::ModelFacts,
+    (prune, rl): (bool, bool),
+) -> usize {
+    let (training, at) = match rl {
+        true => (
+            Knobs { rollout_tp: 0, rollout_ep: 0, ..knobs },
+            knobs.micro_batch.trailing_zeros() as usize % MEMO_SLOTS,
+        ),
+        false => (knobs, 0),
+    };
+    match &mut memo[at] {
+        Some((key, mem)) if prune && rl && *key == training => memory::set_rollout(mem, plan, facts),
+        _ => {
+            // The micro-batch is walked innermost: the plan before (kept in its own slot with RL)
+            // most often differs from this one in it alone.
+            let same_but_micro_batch = |(key, _): &&(Knobs, memory::Memory)| {
+                Knobs { micro_batch: training.micro_batch, ..*key } == training
+            };
+            let mem = match memo.iter().flatten().find(same_but_micro_batch) {
+                Some((_, base)) if prune => memory::estimate_rebatched(plan, facts, base),
+                _ => memory::estimate_with(plan, facts),
+            };
+            memo[at] = Some((training, mem));
+        }
+    }
+    at
+}
 
 /// A plan pass 1 kept for pass 2: its place in `space`, [`time::layer_bound_seconds`] and its
 /// memory's figures.
@@ -371,8 +411,10 @@ impl Search {
                 continue;
             }
             knobs.set(&mut self.work);
-            let at = self.memory(knobs);
-            let Some((_, mem)) = &self.memo[at] else { unreachable!("Search::memory keeps it") };
+            // The plan as its framework runs it, made once for its memory and its bound.
+            let plan = crate::knobs::effective(&self.work);
+            let at = memorize(&mut self.memo, knobs, &plan, &self.facts, (self.prune, self.rl));
+            let Some((_, mem)) = &self.memo[at] else { unreachable!("memorize keeps it") };
             if mem.usable_bytes < mem.peak_bytes {
                 self.unfit = Some((knobs, mem.dp));
                 continue;
@@ -382,10 +424,11 @@ impl Search {
             // bound does not stop, rather than holding every plan's stages until then.
             let kept = errors.is_empty().then(|| Kept {
                 at: self.next - 1,
-                layer_bound_seconds: time::layer_bound_seconds(&self.work, mem),
+                layer_bound_seconds: time::layer_bound_seconds(&plan, mem),
                 peak_bytes: mem.peak_bytes,
                 usable_bytes: mem.usable_bytes,
             });
+            drop(plan);
             self.fit += 1;
             if self.breaks_a_rule(self.next - 1, &errors) {
                 continue;
@@ -432,8 +475,9 @@ impl Search {
                 continue;
             }
             self.space[at].set(&mut self.work);
-            let mem = memory::estimate_with(&self.work, &self.facts);
-            let Some(t) = time::estimate_within(&self.work, &mem, limit) else { continue };
+            let plan = crate::knobs::effective(&self.work);
+            let mem = memory::estimate_with(&plan, &self.facts);
+            let Some(t) = time::estimate_within(&plan, &mem, limit) else { continue };
             self.simulated += 1;
             if !t.tokens_per_second.is_finite() {
                 continue;
@@ -456,44 +500,6 @@ impl Search {
         }
         self.timed = Some(i);
         true
-    }
-
-    /// Works out the memory of the working plan, set to `knobs`, and says where it is kept. The
-    /// space walks the rollout's settings just outside the micro-batch, so with RL a training layout
-    /// comes back once for every rollout setting a few plans later (as many as it has
-    /// micro-batches): its memory is kept per micro-batch and only the rollout engine's part is
-    /// worked out again ([`memory::set_rollout`]). A plan that differs from a kept one only in the
-    /// micro-batch takes the bytes the micro-batch does not change from it
-    /// ([`memory::estimate_rebatched`]).
-    fn memory(&mut self, knobs: Knobs) -> usize {
-        let (training, at) = match self.rl {
-            true => (
-                Knobs { rollout_tp: 0, rollout_ep: 0, ..knobs },
-                knobs.micro_batch.trailing_zeros() as usize % MEMO_SLOTS,
-            ),
-            false => (knobs, 0),
-        };
-        match &mut self.memo[at] {
-            // Not when evaluating every plan in full ([`search_unpruned`]), which tests this against.
-            Some((key, mem)) if self.prune && self.rl && *key == training => {
-                memory::set_rollout(mem, &self.work, &self.facts)
-            }
-            _ => {
-                // The micro-batch is walked innermost: the plan before (kept in its own slot with
-                // RL) most often differs from this one in it alone.
-                let same_but_micro_batch = |(key, _): &&(Knobs, memory::Memory)| {
-                    Knobs { micro_batch: training.micro_batch, ..*key } == training
-                };
-                let mem = match self.memo.iter().flatten().find(same_but_micro_batch) {
-                    Some((_, base)) if self.prune => {
-                        memory::estimate_rebatched(&self.work, &self.facts, base)
-                    }
-                    _ => memory::estimate_with(&self.work, &self.facts),
-                };
-                self.memo[at] = Some((training, mem));
-            }
-        }
-        at
     }
 
     /// Whether the plan that fits at `at` breaks a rule (an error among its `findings`); each rule it

@@ -27,7 +27,7 @@ pub(super) fn space_in_parts(plan: &Plan, parts: u32) -> (Plans, Vec<Vec<u32>>) 
 
 /// Which plans of the space, met in order, part `part` of `parts` runs: the space cut into runs of
 /// plans that differ only in the micro-batch and the rollout's settings (one training layout's,
-/// whose memory [`Search::memory`] then reuses; were those spread over the parts too, a layout's
+/// whose memory [`memorize`](super::memorize) then reuses; were those spread over the parts too, a layout's
 /// rollout settings would meet in one part in eight on two threads), and the runs spread over the
 /// parts ([`part_of`]). Cut into contiguous shares instead, the shares of larger TP held more plans
 /// that fit and took longer (70B on 1,024 H100 in halves: 28.5 and 39.5 ms, against 35.0 and 34.4

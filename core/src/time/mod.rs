@@ -3,6 +3,7 @@
 //! the data-parallel tail and the optimizer step. docs/time.md derives every term.
 
 use crate::hardware::Hardware;
+use crate::knobs::Effective;
 use crate::memory;
 use crate::model::Architecture;
 use crate::plan::{Framework, Method, Plan, Precision};
@@ -668,8 +669,8 @@ impl HfEager {
 /// rank, back to back, and with RL the rollout and the scoring that pipeline implies. No step is
 /// shorter; a search works it out while the plan's memory is fresh and compares it with its limit
 /// ([`rules_out`]) before reading the plan again.
-pub fn layer_bound_seconds(plan: &Plan, mem: &memory::Memory) -> f64 {
-    let plan = &*crate::knobs::effective(plan);
+pub fn layer_bound_seconds(plan: &Effective, mem: &memory::Memory) -> f64 {
+    let plan: &Plan = plan;
     let ctx = Ctx::new(plan, mem);
     let rollout =
         if ctx.rl { rl::rollout_seconds(&ctx, mem) + rl::weight_sync_seconds(&ctx, mem) } else { 0.0 };
@@ -730,10 +731,12 @@ pub fn rules_out(limit: f64, bound_seconds: f64) -> bool {
 
 /// Estimates a plan's step.
 pub fn estimate(plan: &Plan, mem: &memory::Memory) -> StepTime {
-    estimate_within(plan, mem, None).expect("without a limit there is always an estimate")
+    estimate_within(&crate::knobs::effective(plan), mem, None)
+        .expect("without a limit there is always an estimate")
 }
 
-/// [`estimate`], or `None` when the step provably takes longer than `limit_seconds`: two bounds,
+/// [`estimate`] of the plan as its framework runs it ([`crate::knobs::effective`], made once for
+/// its memory and its time), or `None` when the step provably takes longer than `limit_seconds`: two bounds,
 /// the average rank's decoder layers back to back (before each stage's passes are worked out) and
 /// every pass of the busiest rank back to back plus the step's own terms (before the schedule is
 /// simulated), each with RL's rollout and the scoring it implies (`step_bound`).
@@ -742,9 +745,13 @@ pub fn estimate(plan: &Plan, mem: &memory::Memory) -> StepTime {
 /// layer's work in `layer.rs` and `moe.rs`), the sends between stages (`comm.rs`), the tail after
 /// the pipeline (`tail.rs`), the pipeline's makespan (`pipeline.rs`) and with RL the generation
 /// and scoring before it (`rl.rs`).
-pub fn estimate_within(plan: &Plan, mem: &memory::Memory, limit_seconds: Option<f64>) -> Option<StepTime> {
+pub fn estimate_within(
+    plan: &Effective,
+    mem: &memory::Memory,
+    limit_seconds: Option<f64>,
+) -> Option<StepTime> {
     // Settings the plan's framework has no flag for play no part (`knobs::effective`).
-    let plan = &*crate::knobs::effective(plan);
+    let plan: &Plan = plan;
     let ctx = Ctx::new(plan, mem);
     let layout = &mem.layout;
     let m = pipeline::microbatches(mem);

@@ -5,6 +5,7 @@
 //! the search's prunings change nothing it returns.
 
 use proptest::prelude::*;
+use trainplan_core::knobs::effective;
 use trainplan_core::plan::{Framework, Fsdp, Method, MoeDispatcher, PipelineSchedule};
 use trainplan_core::report::Severity;
 use trainplan_core::{Plan, advice, evaluate, export, memory, rules, search, step_timeline, sweep};
@@ -105,9 +106,9 @@ proptest! {
         };
         let (first, second) = (at(from), at(to));
         let facts = memory::ModelFacts::of(&second);
-        let mut mem = memory::estimate_with(&first, &facts);
+        let mut mem = memory::estimate_with(&effective(&first), &facts);
         memory::set_rollout(&mut mem, &second, &facts);
-        let whole = memory::estimate_with(&second, &facts);
+        let whole = memory::estimate_with(&effective(&second), &facts);
         prop_assert!(whole.rollout.is_some(), "{}", text(&second));
         prop_assert_eq!(mem, whole, "{}", text(&second));
     }
@@ -129,8 +130,9 @@ proptest! {
         };
         let (first, second) = (at(from), at(to));
         let facts = memory::ModelFacts::of(&second);
-        let rebatched = memory::estimate_rebatched(&second, &facts, &memory::estimate_with(&first, &facts));
-        prop_assert_eq!(rebatched, memory::estimate_with(&second, &facts), "{} from micro-batch {}", text(&second), 1 << from);
+        let (first, second_plan) = (effective(&first), effective(&second));
+        let rebatched = memory::estimate_rebatched(&second_plan, &facts, &memory::estimate_with(&first, &facts));
+        prop_assert_eq!(rebatched, memory::estimate_with(&second_plan, &facts), "{} from micro-batch {}", text(&second), 1 << from);
     }
 
     #[test]

@@ -1128,10 +1128,11 @@ fn pruning_bounds_never_exceed_the_step() {
             }
             let mem = memory::estimate(&plan);
             let step = time::estimate(&plan, &mem).step_seconds;
-            let within = time::estimate_within(&plan, &mem, Some(step))
+            let effective = trainplan_core::knobs::effective(&plan);
+            let within = time::estimate_within(&effective, &mem, Some(step))
                 .unwrap_or_else(|| panic!("{}: pruned at its own step {step}", entry.name));
             assert_eq!(within.step_seconds, step, "{}", entry.name);
-            let bound = time::layer_bound_seconds(&plan, &mem);
+            let bound = time::layer_bound_seconds(&effective, &mem);
             assert!(
                 0.0 < bound && !time::rules_out(step, bound),
                 "{}: bound {bound} over step {step}",
