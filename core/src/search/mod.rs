@@ -428,7 +428,6 @@ impl Search {
                 peak_bytes: mem.peak_bytes,
                 usable_bytes: mem.usable_bytes,
             });
-            // It borrows the working plan, which counting the rules it breaks below does not.
             drop(plan);
             self.fit += 1;
             if self.breaks_a_rule(self.next - 1, &errors) {

@@ -735,8 +735,9 @@ pub fn estimate(plan: &Plan, mem: &memory::Memory) -> StepTime {
         .expect("without a limit there is always an estimate")
 }
 
-/// [`estimate`] of the plan as its framework runs it ([`crate::knobs::effective`], made once for
-/// its memory and its time), or `None` when the step provably takes longer than `limit_seconds`: two bounds,
+/// [`estimate`] of the plan as its framework runs it (settings it has no flag for play no part:
+/// [`crate::knobs::effective`], made once for its memory and its time), or `None` when the step
+/// provably takes longer than `limit_seconds`: two bounds,
 /// the average rank's decoder layers back to back (before each stage's passes are worked out) and
 /// every pass of the busiest rank back to back plus the step's own terms (before the schedule is
 /// simulated), each with RL's rollout and the scoring it implies (`step_bound`).
@@ -750,8 +751,6 @@ pub fn estimate_within(
     mem: &memory::Memory,
     limit_seconds: Option<f64>,
 ) -> Option<StepTime> {
-    // Settings the plan's framework has no flag for play no part (`knobs::effective`).
-    let plan: &Plan = plan;
     let ctx = Ctx::new(plan, mem);
     let layout = &mem.layout;
     let m = pipeline::microbatches(mem);
