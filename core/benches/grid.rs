@@ -90,7 +90,7 @@ fn estimate(plan: &Plan) -> trainplan_core::memory::Memory {
     let effective = trainplan_core::knobs::effective(plan);
     let facts = trainplan_core::memory::ModelFacts::recent(plan);
     let mem = trainplan_core::memory::estimate_with(&effective, &facts);
-    black_box(trainplan_core::time::estimate_within(&effective, &mem, None));
+    black_box(trainplan_core::time::estimate_effective(&effective, &mem));
     mem
 }
 

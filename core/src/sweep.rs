@@ -217,7 +217,7 @@ fn fit(plan: &Plan, facts: &ModelFacts, knob: Knob) -> Option<Fit> {
     let p = with(plan, knob, value);
     let p = crate::knobs::effective(&p);
     let mem = memory::estimate_with(&p, facts);
-    let t = time::estimate_within(&p, &mem, None).expect("without a limit there is always an estimate");
+    let t = time::estimate_effective(&p, &mem);
     Some(Fit {
         value,
         capped: value == hi,

@@ -731,8 +731,13 @@ pub fn rules_out(limit: f64, bound_seconds: f64) -> bool {
 
 /// Estimates a plan's step.
 pub fn estimate(plan: &Plan, mem: &memory::Memory) -> StepTime {
-    estimate_within(&crate::knobs::effective(plan), mem, None)
-        .expect("without a limit there is always an estimate")
+    estimate_effective(&crate::knobs::effective(plan), mem)
+}
+
+/// [`estimate`] of the plan as its framework runs it, for a caller that made it once for the
+/// plan's memory too ([`crate::knobs::effective`]).
+pub fn estimate_effective(plan: &Effective, mem: &memory::Memory) -> StepTime {
+    estimate_within(plan, mem, None).expect("without a limit there is always an estimate")
 }
 
 /// [`estimate`] of the plan as its framework runs it (settings it has no flag for play no part:
