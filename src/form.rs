@@ -32,6 +32,8 @@ pub enum NumField {
     DevicesPerNode,
     /// `lora.rank`.
     LoraRank,
+    /// `freeze_layers`.
+    FreezeLayers,
     /// `lora.dropout`, from 0 to 0.9.
     LoraDropout,
     /// `parallel.tp`.
@@ -114,10 +116,11 @@ pub enum NumKind {
 
 impl NumField {
     /// Every field, in form order; the index is the field's slot in [`PlanForm::numbers`].
-    pub const ALL: [NumField; 35] = [
+    pub const ALL: [NumField; 36] = [
         NumField::Nodes,
         NumField::DevicesPerNode,
         NumField::LoraRank,
+        NumField::FreezeLayers,
         NumField::LoraDropout,
         NumField::Tp,
         NumField::Pp,
@@ -254,6 +257,7 @@ impl NumField {
             NumField::DevicesPerNode => return file.cluster.devices_per_node,
             NumField::ScaleUp => return file.cluster.scale_up_domain,
             NumField::LoraRank => file.lora.rank,
+            NumField::FreezeLayers => file.freeze_layers,
             NumField::Tp => file.parallel.tp,
             NumField::Pp => file.parallel.pp,
             NumField::Vpp => file.parallel.vpp,
@@ -295,6 +299,7 @@ impl NumField {
             NumField::DevicesPerNode => file.cluster.devices_per_node = value,
             NumField::ScaleUp => file.cluster.scale_up_domain = value,
             NumField::LoraRank => file.lora.rank = n,
+            NumField::FreezeLayers => file.freeze_layers = n,
             NumField::Tp => file.parallel.tp = n,
             NumField::Pp => file.parallel.pp = n,
             NumField::Vpp => file.parallel.vpp = n,
@@ -338,6 +343,7 @@ impl NumField {
             NumField::MemoryMargin => Key::plan_form_margin,
             NumField::ScaleUp => Key::plan_form_scale_up,
             NumField::LoraRank => Key::training_lora_rank,
+            NumField::FreezeLayers => Key::training_freeze_layers,
             NumField::LoraDropout => Key::training_lora_dropout,
             NumField::MicroBatch => Key::batch_micro,
             NumField::GlobalBatch => Key::batch_global,
@@ -389,6 +395,7 @@ impl NumField {
             NumField::Nodes => Field::ClusterNodes,
             NumField::DevicesPerNode => Field::ClusterDevicesPerNode,
             NumField::LoraRank => Field::LoraRank,
+            NumField::FreezeLayers => Field::FreezeLayers,
             NumField::LoraDropout => Field::LoraDropout,
             NumField::Tp => Field::ParallelTp,
             NumField::Pp => Field::ParallelPp,

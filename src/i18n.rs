@@ -245,6 +245,7 @@ texts! {
     training_method => "Method", "方法";
     training_precision => "Precision (fp8, MXFP8 and NVFP4: the linear layers only)", "精度（fp8、MXFP8、NVFP4 仅用于线性层）";
     training_lora_rank => "LoRA rank", "LoRA 秩";
+    training_freeze_layers => "Last layers trained", "训练最后几层";
     training_lora_dropout => "LoRA dropout", "LoRA dropout 比例";
     training_dora => "DoRA (weight-decomposed LoRA)", "DoRA（权重分解的 LoRA）";
     training_adam_8bit => "8-bit AdamW (bitsandbytes, optim: adamw_8bit)", "8 位 AdamW（bitsandbytes，optim: adamw_8bit）";
@@ -253,6 +254,7 @@ texts! {
     method_sft_full => "Full SFT", "全参数 SFT";
     method_lora => "LoRA SFT", "LoRA 微调";
     method_qlora => "QLoRA SFT", "QLoRA 微调";
+    method_freeze => "Freeze-tuning SFT", "冻结微调";
     method_dpo => "DPO", "DPO 偏好优化";
     method_dpo_lora => "LoRA DPO", "LoRA DPO 偏好优化";
     method_grpo => "GRPO (RL)", "GRPO 强化学习";

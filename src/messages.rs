@@ -43,6 +43,7 @@ pub fn method_key(m: Method) -> Key {
         Method::SftFull => Key::method_sft_full,
         Method::Lora => Key::method_lora,
         Method::Qlora => Key::method_qlora,
+        Method::Freeze => Key::method_freeze,
         Method::Dpo => Key::method_dpo,
         Method::DpoLora => Key::method_dpo_lora,
         Method::Grpo => Key::method_grpo,
@@ -325,6 +326,7 @@ pub fn zh(code: Code) -> &'static str {
             "{method} 是强化学习：需要 VeRL 或 MindSpeed-RL，而不是 {framework}。"
         }
         Code::MethodQloraMegatron => "{framework} 不支持 4-bit QLoRA：请用 LLaMA-Factory。",
+        Code::MethodFreezeFramework => "{framework} 不支持冻结微调：请用 LLaMA-Factory。",
         Code::MindspeedCocLora => "MindSpeed 的 --use-ascend-coc 不支持 LoRA。",
         Code::MindspeedKnobIgnored => "{field} 是 MindSpeed 的选项；{framework} 会忽略它。",
         Code::MindspeedLoraMoeDispatcher => {
@@ -647,6 +649,7 @@ fn field_key(field: Field) -> Option<Key> {
         Field::LoraDora => Key::training_dora,
         Field::PureBf16 => Key::training_pure_bf16,
         Field::Optimizer => Key::training_adam_8bit,
+        Field::FreezeLayers => Key::training_freeze_layers,
         Field::LaunchModelPath => Key::launch_model_path,
         Field::LaunchDataset => Key::launch_dataset,
         Field::LaunchOutputDir => Key::launch_output_dir,

@@ -75,10 +75,11 @@ fn params_report(plan: &Plan, facts: &memory::ModelFacts) -> report::ParamsRepor
             model::lora_params(&plan.model.arch, u64::from(rank), &plan.lora.targets.list(), scope)
         }
     };
-    let trainable = match plan.trains_lora() {
+    let trainable = match (plan.trains_lora(), memory::trained_layers(plan)) {
         // DoRA trains a magnitude per adapted output unit beside the adapters.
-        true => lora + memory::dora_of(&crate::knobs::effective(plan), facts).outputs,
-        false => counts.total(),
+        (true, _) => lora + memory::dora_of(&crate::knobs::effective(plan), facts).outputs,
+        (false, Some(layers)) => memory::freeze_params(&plan.model.arch, facts.summary(), layers),
+        (false, None) => counts.total(),
     };
     let layers = facts
         .summary()

@@ -46,7 +46,7 @@ pub fn trains_lora(file: &PlanFile) -> bool {
     match file.method {
         Method::Lora | Method::Qlora | Method::DpoLora => true,
         Method::Grpo | Method::Ppo => file.rl.lora,
-        Method::Pretrain | Method::SftFull | Method::Dpo => false,
+        Method::Pretrain | Method::SftFull | Method::Freeze | Method::Dpo => false,
     }
 }
 

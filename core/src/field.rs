@@ -66,6 +66,7 @@ named_enum! {
         LigerKernel = "liger_kernel",
         PureBf16 = "pure_bf16",
         Optimizer = "optimizer",
+        FreezeLayers = "freeze_layers",
         LoraRank = "lora.rank",
         LoraAlpha = "lora.alpha",
         LoraDropout = "lora.dropout",

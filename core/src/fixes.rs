@@ -13,9 +13,10 @@ use crate::plan::{Framework, Method, PipelineSchedule, Plan, Precision, Recomput
 use crate::report::{Code, Finding, Fix, Severity};
 use crate::{memory, rules, search};
 
-/// Whether `fix` on `plan` resolves `code` and brings no error `before` lacks. For memory, a move
-/// that makes the plan fit.
-fn converges(plan: &Plan, fix: &Fix, finding: &Finding, before: &[Code]) -> bool {
+/// Whether `fix` on `plan` resolves `code` and brings no error `before` lacks: each error as its
+/// rule and the field it names, where the rule fires once per field (`hf.no_model_parallel` for
+/// TP, CP, PP, EP). For memory, a move that makes the plan fit.
+fn converges(plan: &Plan, fix: &Fix, finding: &Finding, before: &[(Code, Option<String>)]) -> bool {
     let Ok(fixed) = rules::apply(plan, fix) else { return false };
     let mem = memory::estimate(&fixed);
     let after = rules::check(&fixed, &mem);
@@ -23,7 +24,10 @@ fn converges(plan: &Plan, fix: &Fix, finding: &Finding, before: &[Code]) -> bool
     // that fires once per field (`hf.no_model_parallel` for TP, PP, EP) is told apart by it.
     let resolved =
         !after.iter().any(|f| f.code == finding.code && f.args.get("field") == finding.args.get("field"));
-    resolved && after.iter().all(|f| f.severity != Severity::Error || before.contains(&f.code))
+    resolved
+        && after.iter().all(|f| {
+            f.severity != Severity::Error || before.contains(&(f.code, f.args.get("field").cloned()))
+        })
 }
 
 /// The most values of one field a finding tries: enough for every divisor a degree can take at the
@@ -117,8 +121,11 @@ pub fn converge(plan: &Plan, findings: &mut [Finding]) {
     if findings.iter().all(|f| f.fix.is_none() && f.code != Code::MemoryDoesNotFit) {
         return;
     }
-    let before: Vec<Code> =
-        findings.iter().filter(|f| f.severity == Severity::Error).map(|f| f.code).collect();
+    let before: Vec<(Code, Option<String>)> = findings
+        .iter()
+        .filter(|f| f.severity == Severity::Error)
+        .map(|f| (f.code, f.args.get("field").cloned()))
+        .collect();
     for finding in findings.iter_mut() {
         let mut tries: Vec<Fix> = Vec::new();
         if let Some(fix) = &finding.fix {

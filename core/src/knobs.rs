@@ -126,6 +126,8 @@ pub enum Knob {
     DistributeSavedActivations,
     /// `recompute.layers_ratio`.
     LayersRatio,
+    /// `freeze_layers`.
+    FreezeLayers,
     /// `lora.rank`.
     LoraRank,
     /// `lora.dropout`.
@@ -181,10 +183,17 @@ const LORA_METHODS: &[Method] = &[Method::Lora, Method::Qlora, Method::DpoLora, 
 /// Reinforcement-learning methods.
 const RL_METHODS: &[Method] = &[Method::Grpo, Method::Ppo];
 /// Methods that train on samples of their own lengths (LLaMA-Factory's SFT).
-const SAMPLE_METHODS: &[Method] = &[Method::SftFull, Method::Lora, Method::Qlora];
+const SAMPLE_METHODS: &[Method] = &[Method::SftFull, Method::Lora, Method::Qlora, Method::Freeze];
 /// Methods that train on fixed-length sequences.
-const SEQUENCE_METHODS: &[Method] =
-    &[Method::Pretrain, Method::SftFull, Method::Lora, Method::Qlora, Method::Dpo, Method::DpoLora];
+const SEQUENCE_METHODS: &[Method] = &[
+    Method::Pretrain,
+    Method::SftFull,
+    Method::Lora,
+    Method::Qlora,
+    Method::Freeze,
+    Method::Dpo,
+    Method::DpoLora,
+];
 
 impl Knob {
     /// Every knob, in the order the page shows them.
@@ -234,6 +243,7 @@ impl Knob {
         Knob::CpuOffloadLayers,
         Knob::DistributeSavedActivations,
         Knob::LayersRatio,
+        Knob::FreezeLayers,
         Knob::LoraRank,
         Knob::LoraDropout,
         Knob::LoraDora,
@@ -297,6 +307,7 @@ impl Knob {
             Knob::CpuOffloadLayers => Field::RecomputeCpuOffloadLayers,
             Knob::DistributeSavedActivations => Field::RecomputeDistributeSavedActivations,
             Knob::LayersRatio => Field::RecomputeLayersRatio,
+            Knob::FreezeLayers => Field::FreezeLayers,
             Knob::LoraRank => Field::LoraRank,
             Knob::LoraDropout => Field::LoraDropout,
             Knob::LoraDora => Field::LoraDora,
@@ -502,6 +513,12 @@ pub fn applies(framework: Framework, method: Method, knob: Knob) -> Applies {
             Applies::Yes => only(&[Framework::Verl, Framework::VerlMegatron]),
             no => no,
         },
+        // LLaMA-Factory `FreezeArguments.freeze_trainable_layers`; no other framework here
+        // freeze-tunes (rule method.freeze_framework).
+        Knob::FreezeLayers => match for_methods(&[Method::Freeze]) {
+            Applies::Yes => only(&[Framework::LlamaFactory]),
+            no => no,
+        },
         Knob::LoraRank => for_methods(LORA_METHODS),
         // LLaMA-Factory `FinetuningArguments.lora_dropout` and `use_dora`; MindSpeed-LLM declares
         // neither flag and VeRL's `LoraConfig` sets neither, so their adapters run without them.
@@ -662,6 +679,10 @@ pub fn effective(plan: &Plan) -> Effective<'_> {
         CpuOffloadLayers => reset!(recompute.cpu_offload_layers, 0);
         DistributeSavedActivations => reset!(recompute.distribute_saved_activations, false);
         LayersRatio => reset!(recompute.layers_ratio_frac, 1.0);
+        FreezeLayers => reset!(
+            freeze_layers,
+            NonZeroU32::new(crate::plan::FREEZE_LAYERS_DEFAULT).unwrap_or(one)
+        );
         LoraRank => reset!(lora.rank, NonZeroU32::new(LoraFile::DEFAULT_RANK).unwrap_or(one));
         LoraDropout => reset!(lora.dropout, 0.0);
         LoraDora => reset!(lora.dora, false);

@@ -80,7 +80,8 @@ pub struct ParamsReport {
     pub total: u64,
     /// Parameters one token passes through (MoE: the routed experts it skips are left out).
     pub active: u64,
-    /// Parameters the method trains: LoRA adapters for `lora`/`qlora`, every parameter otherwise.
+    /// Parameters the method trains: LoRA adapters for `lora`/`qlora`, the trained layers' for
+    /// `freeze`, every parameter otherwise.
     pub trainable: u64,
     /// Token embedding (and learned positions).
     pub embedding: u64,
@@ -405,6 +406,7 @@ codes! {
     VerlZeroStage = "verl.zero_stage" => "VeRL's FSDP shards the parameters with the rest (ZeRO-3), the gradients and optimizer states (ZeRO-2) or nothing (ZeRO-0), never the optimizer states alone (ZeRO-1).",
     MethodNeedsRlFramework = "method.needs_rl_framework" => "{method} is RL: it runs on VeRL or MindSpeed-RL, not {framework}.",
     MethodQloraMegatron = "method.qlora_megatron" => "{framework} has no 4-bit QLoRA: use LLaMA-Factory.",
+    MethodFreezeFramework = "method.freeze_framework" => "{framework} has no freeze-tuning: use LLaMA-Factory.",
     MindspeedCocLora = "mindspeed.coc_lora" => "MindSpeed's --use-ascend-coc does not support LoRA.",
     MindspeedKnobIgnored = "mindspeed.knob_ignored" => "{field} is a MindSpeed option; {framework} ignores it.",
     MindspeedLoraMoeDispatcher = "mindspeed.lora_moe_dispatcher" => "LoRA on MoE in MindSpeed needs --moe-token-dispatcher-type alltoall_seq (the launch file sets it).",

@@ -101,7 +101,7 @@ fn kv(y: &mut String, k: &str, v: &str) {
 fn stage(plan: &Plan) -> &'static str {
     match plan.method {
         Method::Pretrain => "pt",
-        Method::SftFull | Method::Lora | Method::Qlora => "sft",
+        Method::SftFull | Method::Lora | Method::Qlora | Method::Freeze => "sft",
         Method::Dpo | Method::DpoLora => "dpo",
         Method::Grpo | Method::Ppo => "ppo",
     }
@@ -147,6 +147,13 @@ fn method_keys(plan: &Plan, ds_name: Option<&str>) -> String {
             if plan.lora.dora {
                 kv(&mut y, "use_dora", "true");
             }
+        }
+        // The last `freeze_trainable_layers` decoder layers, every module of each
+        // (`_setup_freeze_tuning`, src/llamafactory/model/adapter.py).
+        Method::Freeze => {
+            kv(&mut y, "finetuning_type", "freeze");
+            kv(&mut y, "freeze_trainable_layers", &plan.freeze_layers.to_string());
+            kv(&mut y, "freeze_trainable_modules", "all");
         }
         _ => kv(&mut y, "finetuning_type", "full"),
     }
@@ -225,7 +232,9 @@ fn train_keys(plan: &Plan) -> String {
     kv(&mut y, "per_device_train_batch_size", &plan.batch.micro_batch.to_string());
     kv(&mut y, "gradient_accumulation_steps", &accumulation(plan).to_string());
     let lr = match plan.method {
-        Method::Lora | Method::Qlora => "1.0e-4",
+        // LLaMA-Factory's freeze-tuning example trains at 1e-4 too
+        // (examples/extras/llama_pro/llama3_freeze_sft.yaml).
+        Method::Lora | Method::Qlora | Method::Freeze => "1.0e-4",
         Method::Dpo | Method::DpoLora => "5.0e-6",
         _ => "1.0e-5",
     };

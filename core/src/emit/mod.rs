@@ -170,6 +170,7 @@ fn method_name(method: Method) -> &'static str {
         Method::SftFull => "full SFT",
         Method::Lora => "LoRA SFT",
         Method::Qlora => "QLoRA SFT",
+        Method::Freeze => "freeze-tuning SFT",
         Method::Dpo => "DPO",
         Method::DpoLora => "LoRA DPO",
         Method::Grpo => "GRPO",

@@ -93,7 +93,10 @@ pub(crate) fn liger_patches(framework: Framework, family: model::Family) -> bool
 pub(crate) fn liger_fused_loss(plan: &Plan) -> bool {
     liger(plan)
         && plan.framework == Framework::LlamaFactory
-        && matches!(plan.method, Method::Pretrain | Method::SftFull | Method::Lora | Method::Qlora)
+        && matches!(
+            plan.method,
+            Method::Pretrain | Method::SftFull | Method::Lora | Method::Qlora | Method::Freeze
+        )
 }
 
 /// What Liger's fused linear cross entropy holds for one micro-batch of `b·s` tokens
@@ -167,7 +170,10 @@ pub(crate) fn plain_torch(plan: &Plan) -> bool {
 pub fn runs_plain_torch(framework: Framework, method: Method, deepspeed: bool) -> bool {
     framework == Framework::LlamaFactory
         && !deepspeed
-        && matches!(method, Method::Pretrain | Method::SftFull | Method::Lora | Method::Qlora)
+        && matches!(
+            method,
+            Method::Pretrain | Method::SftFull | Method::Lora | Method::Qlora | Method::Freeze
+        )
 }
 
 /// Whether a plain PyTorch step ([`plain_torch`]) trains fp32 parameters: LLaMA-Factory casts the
@@ -211,7 +217,15 @@ pub(super) fn plain_torch_peak(
     // Autocast casts fp32 parameters to 16 bits; with `pure_bf16` they are bf16 already, and the
     // step saves and keeps what a 16-bit model does ([`fp32_trainables`]).
     let autocast = plan.precision != Precision::Fp32 && ctx.fp32_trainables;
-    let full = !plan.trains_lora();
+    // Freeze-tuning trains fp32 layers on a frozen 16-bit embedding and head: the residual stream
+    // stays 16-bit, and only the trained layers' weights are cast.
+    let freeze = plan.method == Method::Freeze;
+    let full = !plan.trains_lora() && !freeze;
+    let fp32_layers = match (full, trained_layers(plan)) {
+        (true, _) => layers,
+        (false, Some(trained)) => (trained.end - trained.start).min(layers),
+        (false, None) => 0,
+    };
     // Checkpointing as the activations count it: every layer keeps only its input under full
     // recomputation; selective keeps the layers' tensors less the attention's.
     let checkpointed = plan.recompute.granularity == RecomputeGranularity::Full;
@@ -228,17 +242,8 @@ pub(super) fn plain_torch_peak(
     // each linear layer that reads it casts and saves its own 16-bit copy where a 16-bit model
     // saves one shared input: 2 bytes per token and hidden unit more for each (tools/hf_activations
     // `autocast.py` on Llama shapes: 10h a layer more, for q, k, v, gate and up).
-    let cast_inputs = match full && autocast {
-        true => {
-            let attention = match arch.attention {
-                model::Attention::Gqa { fused_qkv: true, .. } => 1,
-                model::Attention::Gqa { .. } => 3,
-                // MLA's query and compressed key/value projections.
-                model::Attention::Mla { .. } => 2,
-            };
-            let mlp = if arch.mlp.kind == MlpKind::Gated { 2 } else { 1 };
-            (2 * (attention + mlp) * h).saturating_mul(tokens)
-        }
+    let cast_inputs = match 0 < fp32_layers && autocast {
+        true => cast_input_bytes(arch).saturating_mul(tokens),
         false => 0,
     };
     // LoRA under autocast (fp32 adapters on a frozen 16-bit base) saves differently from a trained
@@ -266,7 +271,7 @@ pub(super) fn plain_torch_peak(
     let saved = match checkpointed {
         true => (act.per_microbatch * if fp32_stream { 2.0 } else { 1.0 }) as u64,
         false => ((act.per_microbatch + lora_layer * layers as f64).max(0.0) as u64)
-            .saturating_add(cast_inputs.saturating_mul(layers)),
+            .saturating_add(cast_inputs.saturating_mul(fp32_layers)),
     };
     let first_layer = ((act.first_layer + lora_layer).max(0.0) as u64).saturating_add(cast_inputs);
     // Autocast casts the weights of the linear layers and the output head (not the input
@@ -274,6 +279,7 @@ pub(super) fn plain_torch_peak(
     // layer, are counted with them.
     let cast = match (autocast, full) {
         (false, _) => 0,
+        (true, false) if freeze => ctx.freeze_params.saturating_mul(2),
         (true, false) => ctx.lora_params.saturating_mul(2),
         (true, true) => {
             let embedding = if arch.tied_embeddings { 0 } else { ctx.summary.counts.embedding };
@@ -316,6 +322,19 @@ pub(super) fn plain_torch_peak(
         (backward_end, PeakMoment::BackwardEnd),
     ]);
     higher(peak, dora_moment)
+}
+
+/// The bytes per token a layer of fp32 weights under autocast saves more than a 16-bit one: each
+/// linear layer that reads a norm's fp32 output keeps its own 16-bit copy of it (q, k and v apart,
+/// or fused; MLA's query and compressed key/value projections; gate and up, or the one up).
+fn cast_input_bytes(arch: &Architecture) -> u64 {
+    let attention = match arch.attention {
+        model::Attention::Gqa { fused_qkv: true, .. } => 1,
+        model::Attention::Gqa { .. } => 3,
+        model::Attention::Mla { .. } => 2,
+    };
+    let mlp = if arch.mlp.kind == MlpKind::Gated { 2 } else { 1 };
+    2 * (attention + mlp) * arch.hidden_size
 }
 
 /// The moment DoRA's norms take their workspace (`dora_workspace_bytes`), in each adapted module's

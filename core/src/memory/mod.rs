@@ -102,6 +102,8 @@ pub struct Memory {
     pub params_active: u64,
     /// LoRA adapter parameters the method trains (0 unless LoRA or QLoRA).
     pub params_lora: u64,
+    /// Parameters the method trains: every one, LoRA's adapters, or freeze-tuning's layers.
+    pub params_trained: u64,
     /// Where every layer runs, as memory counted it (time reads the same).
     pub layout: Layout,
     /// The activations' shapes this estimate worked out, for a plan that differs only in the
@@ -319,6 +321,9 @@ struct Ctx<'a> {
     lora_inputs: (u64, u64),
     /// DoRA's shape over those modules where the plan trains DoRA ([`dora_of`]), else all 0.
     dora: model::DoraShape,
+    /// The parameters freeze-tuning trains, of the whole model ([`freeze_params`]); 0 for other
+    /// methods.
+    freeze_params: u64,
     path: Path,
     tp: u64,
     pp: u64,
@@ -475,6 +480,7 @@ fn estimate_from(plan: &Effective, facts: &ModelFacts, previous: Option<&Memory>
         lora_params,
         lora_inputs,
         dora,
+        freeze_params: trained_layers(plan).map_or(0, |layers| freeze_params(arch, summary, layers)),
         path,
         tp,
         pp,
@@ -561,6 +567,7 @@ fn estimate_from(plan: &Effective, facts: &ModelFacts, previous: Option<&Memory>
         params_total: ctx.summary.counts.total(),
         params_active: ctx.summary.counts.active,
         params_lora: ctx.lora_params,
+        params_trained: trained_params(&ctx),
         layout,
         shapes,
     }
@@ -631,17 +638,36 @@ struct StageLayers<'a> {
     arch: &'a Architecture,
     layout: &'a Layout,
     rank: u64,
-    /// How many layers the rank holds.
+    /// How many layers the rank holds (that keep activations, [`StageLayers::saving`]).
     n: u64,
+    /// The rank's positions before the first one counted.
+    skip: u64,
 }
 
 impl<'a> StageLayers<'a> {
     fn of(arch: &'a Architecture, layout: &'a Layout, rank: u64) -> StageLayers<'a> {
-        StageLayers { arch, layout, rank, n: layout.rank_n_layers(rank) }
+        StageLayers { arch, layout, rank, n: layout.rank_n_layers(rank), skip: 0 }
+    }
+
+    /// The layers among these that keep activations for backward: every one but under
+    /// freeze-tuning, whose frozen layers run outside autograd's graph (their inputs need no
+    /// gradient, and LLaMA-Factory checkpoints only the layers with trainable parameters:
+    /// `get_custom_gradient_checkpointing_func`, src/llamafactory/model/model_utils/checkpointing.py),
+    /// so the trained ones alone: the model's last, so the rank's last.
+    fn saving(self, plan: &Plan) -> StageLayers<'a> {
+        let Some(trained) = trained_layers(plan) else { return self };
+        let held: u64 = self
+            .layout
+            .rank_stages(self.rank)
+            .map(|s| s.layers.end.min(trained.end).saturating_sub(s.layers.start.max(trained.start)))
+            .sum();
+        let n = held.min(self.n);
+        StageLayers { skip: self.skip + (self.n - n), n, ..self }
     }
 
     /// The layer indices at positions `from..to`, chunk by chunk.
     fn ranges(&self, from: u64, to: u64) -> impl Iterator<Item = std::ops::Range<u64>> + '_ {
+        let (from, to) = (from + self.skip, to + self.skip);
         // The chunk's first position in the rank; its layers follow from `stage.layers.start`.
         let mut next = 0;
         self.layout.rank_stages(self.rank).filter_map(move |stage| {
@@ -694,12 +720,19 @@ fn stage_shape(
         },
         None => stage_states(ctx, &layers, first, last, mtp),
     };
+    // Freeze-tuning's frozen embedding keeps no output for backward either.
+    let frozen_embedding = ctx.plan.method == Method::Freeze;
+    let saving = layers.saving(ctx.plan);
     let act = match shape {
         Some(scaled) => {
-            debug_assert_eq!(scaled, activation_shape(ctx, kinds, &layers, first, mtp), "rescaled");
+            debug_assert_eq!(
+                scaled,
+                activation_shape(ctx, kinds, &saving, first && !frozen_embedding, mtp),
+                "rescaled"
+            );
             scaled
         }
-        None => activation_shape(ctx, kinds, &layers, first, mtp),
+        None => activation_shape(ctx, kinds, &saving, first && !frozen_embedding, mtp),
     };
     if last || 0 < mtp {
         // The loss's logits, and each MTP layer's own (it predicts one more token, through the
@@ -707,6 +740,39 @@ fn stage_shape(
         res.logits_bytes = logits_bytes(ctx).saturating_mul(u64::from(last) + mtp);
     }
     (res, act)
+}
+
+/// The decoder layers freeze-tuning trains: the model's last `freeze_layers`, or every layer when
+/// it has fewer, as LLaMA-Factory picks them (`_setup_freeze_tuning`,
+/// src/llamafactory/model/adapter.py: `range(max(0, num_layers - freeze_trainable_layers),
+/// num_layers)`, every module of each with `freeze_trainable_modules: all`); `None` for every other
+/// method. The embedding, the final norm and the head stay frozen (they are no decoder layer's).
+pub fn trained_layers(plan: &Plan) -> Option<std::ops::Range<u64>> {
+    (plan.method == Method::Freeze).then(|| {
+        let n = plan.model.arch.n_layers;
+        n.saturating_sub(u64::from(plan.freeze_layers.get()))..n
+    })
+}
+
+/// The parameters of decoder layers `layers`, counted by kind.
+pub fn freeze_params(arch: &Architecture, summary: &model::Summary, layers: std::ops::Range<u64>) -> u64 {
+    let n_moe = model::moe_layers_in(arch, layers.clone());
+    let n_dense = (layers.end.saturating_sub(layers.start)).saturating_sub(n_moe);
+    n_dense
+        .saturating_mul(summary.dense_layer.total())
+        .saturating_add(n_moe.saturating_mul(summary.moe_layer.total()))
+}
+
+/// The parameters of the whole model the plan trains: LoRA's adapters, freeze-tuning's layers, or
+/// every parameter.
+fn trained_params(ctx: &Ctx) -> u64 {
+    if ctx.plan.trains_lora() {
+        ctx.lora_params
+    } else if ctx.plan.method == Method::Freeze {
+        ctx.freeze_params
+    } else {
+        ctx.summary.counts.total()
+    }
 }
 
 /// DoRA's shape over the adapted modules where `plan` (its effective settings) trains DoRA, else
@@ -806,10 +872,7 @@ fn host_bytes_per_node(ctx: &Ctx) -> u64 {
         return 0;
     }
     let total = ctx.summary.counts.total() as f64;
-    let trainable = match ctx.plan.trains_lora() {
-        true => ctx.lora_params as f64,
-        false => total,
-    };
+    let trainable = trained_params(ctx) as f64;
     let bytes = state_bytes(ctx.path, ctx.plan.precision);
     let model_parallel = (ctx.tp * ctx.pp * ctx.cp) as f64;
     let per_device_share = 1.0 / (model_parallel * ctx.dp as f64);

@@ -164,9 +164,10 @@ pub(super) fn stage_states(
         // gradients views of them instead ("the saved memory size will be equal to the total
         // gradients size": `torch.nn.parallel.DistributedDataParallel`'s documentation). The
         // buckets take the gradients' dtype, fp32 here but with `pure_bf16`.
-        let trainable = match ctx.plan.trains_lora() {
-            true => ctx.lora_params,
-            false => res.params,
+        let trainable = match (ctx.plan.trains_lora(), ctx.plan.method) {
+            (true, _) => ctx.lora_params,
+            (false, Method::Freeze) => (res.params as f64 * trained_share(ctx)) as u64,
+            (false, _) => res.params,
         };
         let bytes = if ctx.fp32_trainables { 4 } else { 2 };
         res.buffers_bytes = res.buffers_bytes.saturating_add(trainable.saturating_mul(bytes));
@@ -377,6 +378,38 @@ pub(super) fn model_states(ctx: &Ctx, dense: f64, expert: f64, linear_layers: f6
         res.optimizer_bytes = on_device(sharded.optimizer, offload_optimizer);
         return;
     }
+    // Freeze-tuning: the trained layers' states as a full fine-tune keeps its parameters' (fp32
+    // under plain PyTorch: LLaMA-Factory's `_setup_freeze_tuning` casts the trainable parameters as
+    // `_setup_full_tuning` does), the frozen rest as weights alone in the compute dtype, sharded by
+    // ZeRO-3 as every parameter is.
+    let share = if plan.method == Method::Freeze { trained_share(ctx) } else { 1.0 };
+    trained_states(ctx, bytes, dense * share, expert * share, res);
+    if share < 1.0 {
+        let frozen = zero_model_states(
+            (dense + expert) * (1.0 - share),
+            StateBytes { gradients: 0.0, optimizer: 0.0, ..bytes },
+            zero_stage(ctx),
+            ctx.dp * ctx.cp,
+        );
+        let offloaded = offload_params && p.zero_stage.shards_params();
+        res.weights_bytes = res.weights_bytes.saturating_add(on_device(frozen.weights, offloaded));
+    }
+}
+
+/// The share of the model's parameters freeze-tuning trains (of every stage's: the trained layers
+/// are the last, and the HF path that runs them holds the whole model on each device).
+fn trained_share(ctx: &Ctx) -> f64 {
+    ctx.freeze_params as f64 / ctx.summary.counts.total().max(1) as f64
+}
+
+/// Weights, gradients and optimizer states for `dense` and `expert` parameters, every one trained,
+/// of `bytes` ([`stage_state_bytes`]) each.
+fn trained_states(ctx: &Ctx, bytes: StateBytes, dense: f64, expert: f64, res: &mut StageMemory) {
+    let plan = ctx.plan;
+    let p = &plan.parallel;
+    let verl = plan.framework.is_verl();
+    let (offload_params, offload_optimizer) = (p.offload_params && !verl, p.offload_optimizer && !verl);
+    let on_device = |x: f64, offloaded: bool| if offloaded { 0 } else { x as u64 };
 
     if ctx.plain_torch {
         // LLaMA-Factory casts the trainable parameters to fp32 unless `pure_bf16` or ZeRO-3

@@ -59,6 +59,9 @@ pub struct PlanFile {
     /// `adamw` (the default) or `adamw_8bit`.
     #[serde(default = "adamw", skip_serializing_if = "is_adamw")]
     pub optimizer: Optimizer,
+    /// The last decoder layers freeze-tuning trains; LLaMA-Factory's 2 when omitted.
+    #[serde(default = "default_freeze_layers", skip_serializing_if = "is_default_freeze_layers")]
+    pub freeze_layers: u32,
     /// LoRA settings.
     #[serde(default)]
     pub lora: LoraFile,
@@ -256,6 +259,18 @@ fn adamw() -> Optimizer {
 
 fn is_adamw(o: &Optimizer) -> bool {
     *o == Optimizer::AdamW
+}
+
+/// LLaMA-Factory's `freeze_trainable_layers` default (`FreezeArguments`,
+/// src/llamafactory/hparams/finetuning_args.py).
+pub const FREEZE_LAYERS_DEFAULT: u32 = 2;
+
+fn default_freeze_layers() -> u32 {
+    FREEZE_LAYERS_DEFAULT
+}
+
+fn is_default_freeze_layers(n: &u32) -> bool {
+    *n == FREEZE_LAYERS_DEFAULT
 }
 
 fn is_false(b: &bool) -> bool {
@@ -1033,6 +1048,7 @@ impl Plan {
             liger_kernel: file.liger_kernel,
             pure_bf16: file.pure_bf16,
             optimizer: file.optimizer,
+            freeze_layers: count(file.freeze_layers, Field::FreezeLayers, Limit::Degree)?,
             lora,
             rl,
             moe: moe(&file.moe)?,
@@ -1127,6 +1143,7 @@ impl Plan {
             liger_kernel: self.liger_kernel,
             pure_bf16: self.pure_bf16,
             optimizer: self.optimizer,
+            freeze_layers: self.freeze_layers.get(),
             lora: LoraFile {
                 rank: self.lora.rank.get(),
                 alpha: self.lora.alpha,
@@ -1188,6 +1205,7 @@ impl PlanFile {
             liger_kernel: false,
             pure_bf16: false,
             optimizer: Optimizer::AdamW,
+            freeze_layers: FREEZE_LAYERS_DEFAULT,
             lora: LoraFile::default(),
             rl: RlFile::default(),
             moe: MoeFile::default(),

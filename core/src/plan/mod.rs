@@ -62,6 +62,9 @@ pub struct Plan {
     /// The optimizer (LLaMA-Factory's `optim`); read without DeepSpeed, whose engine keeps its own
     /// states (docs/memory.md).
     pub optimizer: Optimizer,
+    /// The decoder layers freeze-tuning trains, the model's last (LLaMA-Factory
+    /// `freeze_trainable_layers`; used by `freeze`).
+    pub freeze_layers: NonZeroU32,
     /// LoRA settings (used by `lora` and `qlora`).
     pub lora: Lora,
     /// RL settings (used by `grpo` and `ppo`).
@@ -221,6 +224,9 @@ wire_enum! {
         Lora = "lora",
         /// LoRA on a 4-bit quantized base.
         Qlora = "qlora",
+        /// Freeze-tuning: supervised fine-tuning of the last [`Plan::freeze_layers`] decoder
+        /// layers, every other weight frozen (LLaMA-Factory `finetuning_type: freeze`).
+        Freeze = "freeze",
         /// Direct preference optimization (policy and frozen reference).
         Dpo = "dpo",
         /// DPO training LoRA adapters on a frozen base, the base with adapters off as the

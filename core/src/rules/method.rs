@@ -48,6 +48,17 @@ pub(super) fn check(cx: &Ctx, acc: &mut Acc) {
             Some((Field::Framework, Value::from("llamafactory"))),
         );
     }
+    if plan.method == Method::Freeze && plan.framework != Framework::LlamaFactory {
+        // LLaMA-Factory's `finetuning_type: freeze` (`_setup_freeze_tuning`,
+        // src/llamafactory/model/adapter.py); Megatron-LM's and MindSpeed-LLM's parsers and
+        // DeepSpeed's own scripts here declare no layer freezing.
+        acc.push(
+            Error,
+            Code::MethodFreezeFramework,
+            &[("framework", plan.framework.wire().to_owned())],
+            Some((Field::Framework, Value::from("llamafactory"))),
+        );
+    }
     if plan.method == Method::Lora && plan.framework == Framework::Megatron {
         // Megatron-LM's pretrain_gpt.py has no LoRA: every parameter would train. LoRA on
         // Megatron models is Megatron-Bridge's PEFT, MindSpeed-LLM's --lora-r, or the HF path.

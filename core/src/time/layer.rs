@@ -46,6 +46,9 @@ pub(super) struct LayerWork {
     pub(super) mlp_flops: f64,
     /// Whether this is an MoE layer.
     pub(super) moe_layer: bool,
+    /// Autocast's casts of fp32 weights, part of `memory_seconds`: what a layer of 16-bit frozen
+    /// weights does not do (freeze-tuning's frozen layers).
+    pub(super) cast_seconds: f64,
 }
 
 impl LayerWork {
@@ -76,8 +79,8 @@ pub(super) fn layer_work(ctx: &Ctx, moe_layer: bool) -> LayerWork {
         // weights, and casts their 16-bit gradients back: the layer's linear parameters, from its
         // GEMMs' FLOPs (2 · tokens · weights each), each pass.
         let weights = (w.model_flops - attention_flops) / (2.0 * ctx.tokens);
-        w.memory_seconds +=
-            AUTOCAST_CAST_BYTES_PER_PARAM * weights / (ctx.hw.memory_bytes_per_second * HBM_EFF);
+        w.cast_seconds = AUTOCAST_CAST_BYTES_PER_PARAM * weights / (ctx.hw.memory_bytes_per_second * HBM_EFF);
+        w.memory_seconds += w.cast_seconds;
     }
     if let Some((bytes, experts)) = dequantized_base(ctx.plan) {
         // The packed base dequantized each pass: the layer's linear weights, outside the MoE block

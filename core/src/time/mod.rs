@@ -629,6 +629,7 @@ impl HfEager {
             }
             false => 0.0,
         };
+        // Freeze-tuning's trained layers are fp32 too (its frozen ones are not: `passes`).
         let casts_weights = fp32 && !plan.trains_lora() && plan.precision != Precision::Fp32;
         let lora_bytes_per_unit =
             if fp32 { LORA_FP32_BYTES_PER_TOKEN_UNIT } else { LORA_BYTES_PER_TOKEN_UNIT };

@@ -31,7 +31,10 @@ pub(super) struct PassCosts {
 /// Each layer kind's passes and the head's and the MTP projection's seconds: what a rank's
 /// breakdown by cause is counted from, for the one rank the breakdown shows.
 pub(super) struct Causes {
-    kinds: [KindPasses; 2],
+    /// A dense and an MoE layer's passes, then a frozen one's of each ([`frozen_passes`]).
+    kinds: [KindPasses; 4],
+    /// The layers freeze-tuning trains (`memory::trained_layers`); `None`: every layer.
+    trained: Option<std::ops::Range<u64>>,
     head: (f64, f64, f64),
     proj_seconds: f64,
 }
@@ -62,7 +65,8 @@ pub(super) fn pass_costs(ctx: &Ctx, mem: &memory::Memory) -> PassCosts {
         Some(moe) => kind_passes(ctx.plan, moe),
         None => dense_passes.clone(),
     };
-    let kinds = [dense_passes, moe_passes];
+    let kinds = [dense_passes, moe_passes, frozen_passes(&dense), frozen_passes(moe)];
+    let trained = memory::trained_layers(ctx.plan);
     let n_chunks = (layout.pp * layout.chunks) as usize;
     // The three lists in one allocation, zeroed here rather than by the allocator (a zeroed
     // allocation bypasses its cache of recently freed blocks, and a search takes and frees one per
@@ -76,7 +80,7 @@ pub(super) fn pass_costs(ctx: &Ctx, mem: &memory::Memory) -> PassCosts {
         |_| true,
         |idx, stage| {
             let (mut f, mut b, mut w) = (0.0, 0.0, 0.0);
-            for (kind, n) in kinds.iter().zip(layer_counts(ctx.arch, stage)) {
+            for (kind, n) in kinds.iter().zip(chunk_counts(ctx.arch, stage, trained.as_ref())) {
                 if n != 0.0 {
                     f += n * kind.forward;
                     b += n * kind.backward;
@@ -92,15 +96,27 @@ pub(super) fn pass_costs(ctx: &Ctx, mem: &memory::Memory) -> PassCosts {
     let (proj_seconds, proj_flops) = gemm(ctx, ctx.tokens, 2.0 * h, h / ctx.tp);
     let (model_flops_per_mb, recompute_flops_per_mb) =
         flops_per_microbatch(ctx, layout.model_parallel, [&dense, moe], &kinds, head.1, proj_flops);
+    let causes = Causes { kinds, trained, head, proj_seconds };
     let activation_offload_seconds = offload_activations(ctx, mem, layout.stage(0, 0), forward, backward);
     add_heads(layout, head, proj_seconds, forward, backward);
-    PassCosts {
-        lists,
-        model_flops_per_mb,
-        recompute_flops_per_mb,
-        activation_offload_seconds,
-        causes: Causes { kinds, head, proj_seconds },
+    PassCosts { lists, model_flops_per_mb, recompute_flops_per_mb, activation_offload_seconds, causes }
+}
+
+/// A chunk's layers by kind ([`layer_counts`]) as [`Causes::kinds`] holds them: the trained dense
+/// and MoE layers, then the frozen ones, those before freeze-tuning's `trained` layers.
+fn chunk_counts(
+    arch: &Architecture,
+    stage: &VirtualStage,
+    trained: Option<&std::ops::Range<u64>>,
+) -> [f64; 4] {
+    let [dense, moe] = layer_counts(arch, stage);
+    let end = trained.map_or(0, |trained| stage.layers.end.min(trained.start));
+    if end <= stage.layers.start {
+        return [dense, moe, 0.0, 0.0];
     }
+    let frozen_moe = model::moe_layers_in(arch, stage.layers.start..end);
+    let frozen_dense = end - stage.layers.start - frozen_moe;
+    [dense - frozen_dense as f64, moe - frozen_moe as f64, frozen_dense as f64, frozen_moe as f64]
 }
 
 /// A chunk's decoder layers by kind, (dense, MoE): an MTP layer runs a decoder layer like the
@@ -122,11 +138,11 @@ impl Causes {
     /// Rank `rank`'s seconds for one micro-batch by cause: each chunk's layers by kind, then the
     /// heads and MTP projections of the chunks that hold them.
     pub(super) fn of_rank(&self, arch: &Architecture, layout: &Layout, rank: u64) -> Breakdown {
-        let Causes { kinds, head: (head_seconds, _, head_memory), proj_seconds } = self;
+        let Causes { kinds, trained, head: (head_seconds, _, head_memory), proj_seconds } = self;
         let mut r = Breakdown::default();
         let chunks = layout.rank_stages(rank);
         for stage in chunks.clone() {
-            for (kind, n) in kinds.iter().zip(layer_counts(arch, stage)) {
+            for (kind, n) in kinds.iter().zip(chunk_counts(arch, stage, trained.as_ref())) {
                 if n == 0.0 {
                     continue;
                 }
@@ -161,11 +177,18 @@ pub(super) fn mean_rank_layer_seconds(ctx: &Ctx, mem: &memory::Memory) -> f64 {
     let n_layers = stages.last().map_or(0, |s| s.layers.end);
     debug_assert_eq!(n_layers, stages.iter().map(|s| s.layers.end - s.layers.start).sum::<u64>());
     let n_moe = model::moe_layers_in(ctx.arch, 0..n_layers);
+    // Freeze-tuning's frozen layers, the first: their forwards alone.
+    let frozen_end = memory::trained_layers(ctx.plan).map_or(0, |trained| trained.start.min(n_layers));
+    let frozen_moe = model::moe_layers_in(ctx.arch, 0..frozen_end);
     let mut total = 0.0;
-    for (n, moe) in [(n_layers - n_moe, false), (n_moe, true)] {
+    for (n, frozen, moe) in [(n_layers - n_moe, frozen_end - frozen_moe, false), (n_moe, frozen_moe, true)] {
         if 0 < n {
-            let kind = kind_passes(ctx.plan, &layer_work(ctx, moe));
-            total += n as f64 * (kind.forward + kind.backward + kind.weight);
+            let work = layer_work(ctx, moe);
+            let kind = kind_passes(ctx.plan, &work);
+            total += (n - frozen) as f64 * (kind.forward + kind.backward + kind.weight);
+            if 0 < frozen {
+                total += frozen as f64 * frozen_passes(&work).forward;
+            }
         }
     }
     total / mem.layout.pp.max(1) as f64
@@ -226,6 +249,27 @@ fn kind_passes(plan: &Plan, l: &LayerWork) -> KindPasses {
     KindPasses { forward: fwd, backward: bwd, weight: wgt, causes, rerun_flops }
 }
 
+/// A layer freeze-tuning keeps frozen (before the trained ones): its forward alone, on its 16-bit
+/// weights (no autocast casts). No backward reaches it, since its input needs no gradient and its
+/// weights none, and nothing reruns it: LLaMA-Factory checkpoints only the layers with trainable
+/// parameters (`get_custom_gradient_checkpointing_func`,
+/// src/llamafactory/model/model_utils/checkpointing.py).
+fn frozen_passes(l: &LayerWork) -> KindPasses {
+    let comm = l.tp_seconds + l.cp_seconds + l.ep_seconds;
+    let memory = l.memory_seconds - l.cast_seconds;
+    let forward =
+        l.gemm_seconds + l.attention_seconds + memory + l.eager_seconds + l.forward_only_seconds + comm;
+    let causes = Breakdown {
+        compute_seconds: l.gemm_seconds + l.attention_seconds,
+        memory_bound_seconds: memory + l.eager_seconds + l.forward_only_seconds,
+        tp_comm_seconds: l.tp_seconds,
+        cp_comm_seconds: l.cp_seconds,
+        ep_comm_seconds: l.ep_seconds,
+        ..Breakdown::default()
+    };
+    KindPasses { forward, backward: 0.0, weight: 0.0, causes, rerun_flops: 0.0 }
+}
+
 /// Head and loss on the last stage: the logits GEMM and a memory-bound softmax, as (GEMM seconds,
 /// GEMM FLOPs, memory-bound seconds).
 fn head(ctx: &Ctx) -> (f64, f64, f64) {
@@ -256,7 +300,7 @@ fn flops_per_microbatch(
     ctx: &Ctx,
     megatron: bool,
     layers: [&LayerWork; 2],
-    kinds: &[KindPasses; 2],
+    kinds: &[KindPasses; 4],
     head_flops: f64,
     proj_flops: f64,
 ) -> (f64, f64) {
@@ -266,9 +310,19 @@ fn flops_per_microbatch(
     let mut model_flops_per_mb = 0.0;
     let mut recompute_flops_per_mb = 0.0;
     let n_moe = model::moe_layers_in(arch, 0..arch.n_layers) as f64;
-    for (l, kind, n) in [(dense, &kinds[0], arch.n_layers as f64 - n_moe), (moe, &kinds[1], n_moe)] {
-        model_flops_per_mb += n * passes * l.model_flops;
-        recompute_flops_per_mb += n * kind.rerun_flops;
+    // Freeze-tuning's frozen layers run their forward alone, and nothing reruns them.
+    let trained = memory::trained_layers(plan);
+    let frozen_end = trained.as_ref().map_or(0, |trained| trained.start);
+    let frozen_moe = model::moe_layers_in(arch, 0..frozen_end) as f64;
+    let frozen = [frozen_end as f64 - frozen_moe, frozen_moe];
+    for ((l, kind, n), frozen) in
+        [(dense, &kinds[0], arch.n_layers as f64 - n_moe), (moe, &kinds[1], n_moe)].into_iter().zip(frozen)
+    {
+        model_flops_per_mb += (n - frozen) * passes * l.model_flops;
+        recompute_flops_per_mb += (n - frozen) * kind.rerun_flops;
+        if 0.0 < frozen {
+            model_flops_per_mb += frozen * l.model_flops;
+        }
     }
     // The head and the loss on the stage that holds them, once more for each MTP layer (its own
     // prediction through the shared head), and each MTP layer's projection of [h; embedding] to h.
@@ -277,7 +331,11 @@ fn flops_per_microbatch(
     let mtp_kind = usize::from(model::is_moe_layer(arch, last_layer));
     model_flops_per_mb += n_mtp * passes * [dense, moe][mtp_kind].model_flops;
     recompute_flops_per_mb += n_mtp * kinds[mtp_kind].rerun_flops;
-    model_flops_per_mb += passes * (head_flops * (1.0 + n_mtp) + proj_flops * n_mtp);
+    model_flops_per_mb += match trained {
+        None => passes * (head_flops * (1.0 + n_mtp) + proj_flops * n_mtp),
+        // Freeze-tuning's head is frozen: its input gradient alone follows its forward.
+        Some(_) => 2.0 * head_flops * (1.0 + n_mtp) + passes * proj_flops * n_mtp,
+    };
     (model_flops_per_mb, recompute_flops_per_mb)
 }
 

@@ -228,8 +228,9 @@ pub(super) fn share_of(ctx: &Ctx, mem: &memory::Memory, stage: &memory::StageMem
         true => matches!(p.fsdp, crate::plan::Fsdp::OptimGradsParams | crate::plan::Fsdp::Torch),
     };
     let (params_on_device, experts_on_device) = (stage.params as f64, stage.expert_params as f64);
-    let trainable_share = match plan.trains_lora() {
-        true => mem.params_lora as f64 / mem.params_total.max(1) as f64,
+    // LoRA's adapters or freeze-tuning's layers: only their gradients are reduced and stepped.
+    let trainable_share = match plan.trains_lora() || plan.method == crate::plan::Method::Freeze {
+        true => mem.params_trained as f64 / mem.params_total.max(1) as f64,
         false => 1.0,
     };
     Share {

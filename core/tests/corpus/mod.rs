@@ -288,6 +288,18 @@ pub fn generated() -> Vec<Entry> {
         json!({"model": "qwen2.5-1.5b", "framework": "llamafactory", "method": "sft-full", "pure_bf16": true,
                "optimizer": "adamw_8bit", "batch": {"micro_batch": 1, "global_batch": 8, "seq_len": 2048}}),
     );
+    // Freeze-tuning (`finetuning_type: freeze`, `freeze_trainable_layers`, its
+    // `FreezeArguments`), without DeepSpeed and under ZeRO-3.
+    add(
+        "llamafactory-freeze-qwen2.5-7b",
+        json!({"model": "qwen2.5-7b", "framework": "llamafactory", "method": "freeze", "freeze_layers": 4,
+               "batch": {"micro_batch": 1, "global_batch": 8, "seq_len": 2048}}),
+    );
+    add(
+        "llamafactory-freeze-zero3-qwen2.5-14b",
+        json!({"model": "qwen2.5-14b", "framework": "llamafactory", "method": "freeze",
+               "parallel": {"zero_stage": 3}, "batch": {"micro_batch": 1, "global_batch": 16, "seq_len": 2048}}),
+    );
     // 8-bit AdamW handed to DeepSpeed as its client optimizer: `optim` beside the ZeRO-2 file.
     add(
         "llamafactory-adam-8bit-zero2-qwen2.5-7b",

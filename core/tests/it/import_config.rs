@@ -1227,3 +1227,29 @@ fn deepspeeds_overlap_default_follows_its_stage() {
     assert!(!overlap(r#"{"stage": 3, "overlap_comm": false}"#));
     assert!(overlap(r#"{"stage": 2, "overlap_comm": true}"#));
 }
+
+/// LLaMA-Factory's freeze-tuning (`finetuning_type: freeze`, its `FreezeArguments`): the last
+/// `freeze_trainable_layers` layers, every module of each, are the plan's `freeze`; the first n
+/// layers (a negative count), some modules alone, or freeze-tuning outside SFT are listed as not
+/// used. Written back, the file says the same.
+#[test]
+fn llamafactory_freeze_tuning_reads_back() {
+    use trainplan_core::plan::Method;
+    let base = PlanFile::minimal(ModelField::Id("qwen2.5-7b".into()));
+    let yaml = "model_name_or_path: Qwen/Qwen2.5-7B\nstage: sft\nfinetuning_type: freeze\n\
+                freeze_trainable_layers: 6\nfreeze_trainable_modules: all\nbf16: true\n";
+    let got = import(yaml, &base).unwrap();
+    assert_eq!((got.file.method, got.file.freeze_layers), (Method::Freeze, 6));
+    assert!(got.unknown.is_empty(), "{:?}", got.unknown);
+    let written = &emit(&Plan::from_file(&got.file).unwrap(), "#x").unwrap()[0].text;
+    for line in ["finetuning_type: freeze", "freeze_trainable_layers: 6", "freeze_trainable_modules: all"] {
+        assert!(written.lines().any(|l| l == line), "{line} not in {written}");
+    }
+    let first = yaml.replace("layers: 6", "layers: -2");
+    assert_eq!(import(&first, &base).unwrap().unknown, ["freeze_trainable_layers".to_owned()]);
+    let some = yaml.replace("modules: all", "modules: mlp");
+    assert_eq!(import(&some, &base).unwrap().unknown, ["freeze_trainable_modules".to_owned()]);
+    let dpo = import(&yaml.replace("stage: sft", "stage: dpo"), &base).unwrap();
+    assert_eq!(dpo.file.method, Method::Dpo);
+    assert_eq!(dpo.unknown, ["finetuning_type".to_owned()]);
+}

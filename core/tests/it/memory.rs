@@ -1799,3 +1799,51 @@ fn verl_offload_policy_keeps_the_actors_states_on_the_host() {
     let back = trainplan_core::emit::import::import(&sh.text, &plan(false, "torch_fsdp2").to_file()).unwrap();
     assert!(back.file.parallel.offload_policy);
 }
+
+/// Freeze-tuning (LLaMA-Factory `finetuning_type: freeze`) trains the last `freeze_layers` decoder
+/// layers and keeps states for them alone. A Qwen2.5-7B layer, from its config.json (hidden 3,584;
+/// 28 query heads and 4 key/value heads of 128, with biases; intermediate 18,944; two norms):
+/// q 3,584² + 3,584, k and v 3,584 · 512 + 512 each, o 3,584², gate, up and down 3 · 3,584 · 18,944,
+/// norms 2 · 3,584: 233,057,792 parameters, so two layers 466,115,584 of the model's 7,615,616,512.
+#[test]
+fn freeze_tuning_keeps_states_for_its_layers_alone() {
+    const LAYER: u64 =
+        3_584 * 3_584 + 3_584 + 2 * (3_584 * 512 + 512) + 3_584 * 3_584 + 3 * 3_584 * 18_944 + 2 * 3_584;
+    const MODEL: u64 = 7_615_616_512;
+    assert_eq!(LAYER, 233_057_792);
+    let plan = |extra: &str| {
+        let text = format!(
+            r#"{{"model": "qwen2.5-7b", "method": "freeze", {extra}
+                "batch": {{"micro_batch": 1, "global_batch": 8, "seq_len": 2048}}}}"#
+        );
+        Plan::from_json(&text).unwrap()
+    };
+    // Plain PyTorch (no DeepSpeed): the trained layers cast to fp32 (`_setup_freeze_tuning` with
+    // `cast_trainable_params_to_fp32`), AdamW's two fp32 moments for them alone.
+    let plain = memory::estimate(&plan(""));
+    assert_eq!(plain.stages[0].optimizer_bytes, 8 * 2 * LAYER);
+    assert_eq!(memory::estimate(&plan(r#""freeze_layers": 4,"#)).stages[0].optimizer_bytes, 8 * 4 * LAYER);
+    // Under ZeRO-2 on 8 devices the engine keeps every weight in bf16 and shards the trained
+    // layers' fp32 master copy and moments (12 bytes) and their 16-bit gradients.
+    let zero2 = memory::estimate(&plan(r#""parallel": {"zero_stage": 2},"#));
+    let s = &zero2.stages[0];
+    assert_eq!(s.weights_bytes, 2 * MODEL);
+    assert_eq!(s.optimizer_bytes, 12 * 2 * LAYER / 8);
+    assert_eq!(s.gradients_bytes, 2 * 2 * LAYER / 8);
+    // Only the trained layers keep activations for backward: without recomputation, four trained
+    // layers keep twice what two do, and a full fine-tune's 28 keep fourteen times as much.
+    let saved = |extra: &str| {
+        let text =
+            format!(r#""recompute": {{"granularity": "none"}}, "parallel": {{"zero_stage": 2}}, {extra}"#);
+        memory::estimate(&plan(&text)).stages[0].activations_bytes
+    };
+    let (two, four) = (saved(""), saved(r#""freeze_layers": 4,"#));
+    assert_eq!(four, 2 * two);
+    let full = Plan::from_json(
+        r#"{"model": "qwen2.5-7b", "method": "sft-full", "recompute": {"granularity": "none"},
+            "parallel": {"zero_stage": 2}, "batch": {"micro_batch": 1, "global_batch": 8, "seq_len": 2048}}"#,
+    )
+    .unwrap();
+    let full = memory::estimate(&full).stages[0].activations_bytes;
+    assert!(two * 14 <= full && full <= two * 15, "{two} for 2 layers, {full} for 28 and the embedding");
+}

@@ -103,6 +103,11 @@ const CASES: &[(&str, &str, &str)] = &[
         r#"{"model": "qwen2.5-0.5b", "method": "qlora"}"#,
     ),
     (
+        "method.freeze_framework",
+        r#"{"model": "qwen2.5-0.5b", "framework": "megatron", "method": "freeze"}"#,
+        r#"{"model": "qwen2.5-0.5b", "method": "freeze"}"#,
+    ),
+    (
         "framework.mindspeed_on_nvidia",
         r#"{"model": "qwen2.5-0.5b", "framework": "mindspeed-llm", "method": "pretrain"}"#,
         r#"{"model": "qwen2.5-0.5b", "framework": "mindspeed-llm", "method": "pretrain", "hardware": "ascend-910b2"}"#,

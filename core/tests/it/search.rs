@@ -163,6 +163,9 @@ fn pruning_changes_nothing_but_the_work() {
             "batch": {"global_batch": 64, "seq_len": 2048}}"#,
         r#"{"model": "llama-3.1-8b", "framework": "megatron", "method": "pretrain", "cluster": {"nodes": 4},
             "batch": {"global_batch": 128, "seq_len": 1024}}"#,
+        // Freeze-tuning: its frozen layers' forwards alone in the bound, its trained layers' states.
+        r#"{"model": "qwen2.5-14b", "method": "freeze", "freeze_layers": 8, "cluster": {"nodes": 2},
+            "batch": {"global_batch": 64, "seq_len": 4096}}"#,
     ];
     let mut pruned = 0;
     for text in plans {

@@ -1492,3 +1492,26 @@ fn mindspeed_rl_packs_a_row_its_context_parallel_group_splits() {
     assert_eq!(mem.dp, 2);
     assert_eq!(mem.n_microbatches, 20);
 }
+
+/// Freeze-tuning runs every layer's forward and the backward of its trained layers alone (their
+/// inputs' gradients stop at the first trained layer, and only trained layers are checkpointed):
+/// on one device each further trained layer adds the same seconds, and training them all stays
+/// short of a full fine-tune, which also trains the embedding and the head.
+#[test]
+fn freeze_tuning_pays_for_its_trained_layers() {
+    let step = |method: &str, layers: u32| {
+        let text = format!(
+            r#"{{"model": "qwen2.5-7b", "method": "{method}", "freeze_layers": {layers}, "cluster": {{"devices_per_node": 1}},
+                "batch": {{"micro_batch": 1, "global_batch": 8, "seq_len": 2048}}}}"#
+        );
+        let plan = Plan::from_json(&text).unwrap();
+        trainplan_core::time::estimate(&plan, &trainplan_core::memory::estimate(&plan)).step_seconds
+    };
+    let [two, four, six, all] = [2, 4, 6, 28].map(|n| step("freeze", n));
+    let per_layer = (four - two) / 2.0;
+    assert!(0.0 < per_layer, "{two} s for 2 layers, {four} s for 4");
+    assert!(((six - four) / 2.0 - per_layer).abs() <= 1e-9 * six, "{two}, {four}, {six}");
+    assert!(all < step("sft-full", 2), "{all} s for every layer");
+    // Two trained layers of 28 cost well under half of the full backward's time.
+    assert!(two < 0.5 * step("sft-full", 2), "{two} s");
+}

@@ -72,6 +72,9 @@ pub fn TrainingSection(
             <Show when=adam_8bit_shown>
                 {check(ctx, Key::training_adam_8bit, "adam-8bit-check", is_adam_8bit, set_adam_8bit)}
             </Show>
+            <Show when=move || ctx.applies(Knob::FreezeLayers)>
+                {number(ctx, Key::training_freeze_layers, "freeze-layers-input", NumField::FreezeLayers, None)}
+            </Show>
             <Show when=trains_lora>
                 <div class="grid2">
                     {number(ctx, Key::training_lora_rank, "lora-rank-input", NumField::LoraRank, None)}

@@ -793,3 +793,40 @@ async fn offloads_a_plan_does_not_need_are_advised_off() -> WebDriverResult<()> 
     assert!(evaluate(&plan).memory.fits);
     page.driver.quit().await
 }
+
+/// LLaMA-Factory's freeze-tuning, a method of its own: choosing it asks how many of the last layers
+/// train, the YAML says `finetuning_type: freeze` with that count, the peak is the core's and sits
+/// between LoRA's and a full fine-tune's; on Megatron-LM it is refused with a fix back to
+/// LLaMA-Factory, and the trained-layers box leaves with the framework.
+#[tokio::test]
+async fn freeze_tuning_trains_the_last_layers() -> WebDriverResult<()> {
+    let chromedriver = Chromedriver::start();
+    let page = open(&chromedriver, 1280, 900).await?;
+    page.wait_text("summary-run", |t| t.contains("LLaMA-Factory")).await?;
+    let lora = evaluate(&plan_of(&page).await?).memory.peak_bytes;
+    page.choose("method-select", "freeze").await?;
+    page.wait_text("launch-text", |t| t.contains("finetuning_type: freeze")).await?;
+    page.type_into("freeze-layers-input", "4").await?;
+    page.wait_text("launch-text", |t| t.contains("freeze_trainable_layers: 4")).await?;
+    let plan = plan_of(&page).await?;
+    assert_eq!((plan.method, plan.freeze_layers.get()), (trainplan_core::plan::Method::Freeze, 4));
+    let report = evaluate(&plan);
+    let peak = format!("{:.2} GiB", report.memory.peak_bytes as f64 / (1u64 << 30) as f64);
+    page.wait_text("summary-fits", |t| t.contains(&peak)).await?;
+    let mut full = plan.clone();
+    full.method = trainplan_core::plan::Method::SftFull;
+    assert!(lora < report.memory.peak_bytes && report.memory.peak_bytes < evaluate(&full).memory.peak_bytes);
+    page.scroll_to("freeze-layers-input").await?;
+    page.screenshot("en-freeze").await?;
+    page.click("lang-switch").await?;
+    page.wait_text("summary-run", |t| t.contains("LLaMA-Factory")).await?;
+    page.screenshot("zh-freeze").await?;
+    page.click("lang-switch").await?;
+    page.choose("framework-select", "megatron").await?;
+    page.wait_text("finding-method.freeze_framework", |t| t.contains("freeze")).await?;
+    assert!(!page.has("freeze-layers-input").await?, "the trained layers are asked on Megatron-LM");
+    page.click("fix-method.freeze_framework").await?;
+    page.wait_text("summary-run", |t| t.contains("LLaMA-Factory")).await?;
+    assert_eq!(plan_of(&page).await?.method, trainplan_core::plan::Method::Freeze);
+    page.driver.quit().await
+}

@@ -10,6 +10,8 @@ const APPLIED: &[&str] = &[
     "output_dir",
     "stage",
     "finetuning_type",
+    "freeze_trainable_layers",
+    "freeze_trainable_modules",
     "lora_rank",
     "lora_alpha",
     "lora_target",
@@ -113,11 +115,25 @@ fn method_and_lora(y: &Section, file: &mut PlanFile, r: &mut Reading) -> Result<
         ("ppo", _) => Method::Ppo,
         (_, "lora") if y.positive("quantization_bit")?.is_some() => Method::Qlora,
         (_, "lora") => Method::Lora,
+        (_, "freeze") => Method::Freeze,
         _ => Method::SftFull,
     };
-    // The plan trains adapters in SFT and DPO alone: LoRA pre-training or PPO is read as full
-    // training, and the key is listed as not used.
-    if finetuning != "full" && matches!(file.method, Method::Pretrain | Method::Ppo) {
+    // Freeze-tuning's last `freeze_trainable_layers` layers, every module of each: the first n
+    // layers (a negative count) or some modules alone are no plan's, and are listed as not used.
+    match y.get("freeze_trainable_layers") {
+        None => {}
+        Some(Yaml::Integer(n)) if 0 < *n && *n <= i64::from(u32::MAX) => file.freeze_layers = *n as u32,
+        Some(other) => r.rest.push(("freeze_trainable_layers".to_owned(), yaml_text(other))),
+    }
+    match y.str("freeze_trainable_modules") {
+        None | Some("all") => {}
+        Some(other) => r.rest.push(("freeze_trainable_modules".to_owned(), other.to_owned())),
+    }
+    // The plan trains adapters in SFT and DPO alone, and freezes layers in SFT alone: LoRA
+    // pre-training or PPO, or freeze-tuning outside SFT, is read as full training, and the key is
+    // listed as not used.
+    let freeze_elsewhere = finetuning == "freeze" && file.method != Method::Freeze;
+    if freeze_elsewhere || (finetuning != "full" && matches!(file.method, Method::Pretrain | Method::Ppo)) {
         r.rest.push(("finetuning_type".to_owned(), finetuning.to_owned()));
     }
     if let Some(rank) = y.positive("lora_rank")? {
