@@ -31,12 +31,78 @@ pub(super) struct PassCosts {
 /// Each layer kind's passes and the head's and the MTP projection's seconds: what a rank's
 /// breakdown by cause is counted from, for the one rank the breakdown shows.
 pub(super) struct Causes {
-    /// A dense and an MoE layer's passes, then a frozen one's of each ([`frozen_passes`]).
-    kinds: [KindPasses; 4],
-    /// The layers freeze-tuning trains (`memory::trained_layers`); `None`: every layer.
-    trained: Option<std::ops::Range<u64>>,
+    kinds: [KindPasses; 2],
+    /// Freeze-tuning's frozen layers; `None` where every layer trains.
+    frozen: Option<Box<Frozen>>,
     head: (f64, f64, f64),
     proj_seconds: f64,
+}
+
+/// Freeze-tuning's frozen layers: those before the layers it trains (`memory::trained_layers`), and
+/// a frozen dense and MoE layer's passes ([`frozen_passes`]).
+pub(super) struct Frozen {
+    trained: std::ops::Range<u64>,
+    kinds: [KindPasses; 2],
+}
+
+impl Frozen {
+    /// Of a chunk's layers by kind ([`layer_counts`]), the frozen ones.
+    fn counts(&self, arch: &Architecture, stage: &VirtualStage) -> [f64; 2] {
+        let end = stage.layers.end.min(self.trained.start);
+        if end <= stage.layers.start {
+            return [0.0; 2];
+        }
+        let moe = model::moe_layers_in(arch, stage.layers.start..end);
+        [(end - stage.layers.start - moe) as f64, moe as f64]
+    }
+
+    /// Each chunk's passes, counted with every layer trained, with its frozen layers' made their
+    /// forwards alone. Apart from the chunks' own loop, which every other plan runs.
+    #[cold]
+    #[inline(never)]
+    fn correct_chunks(
+        &self,
+        arch: &Architecture,
+        layout: &Layout,
+        kinds: &[KindPasses; 2],
+        forward: &mut [f64],
+        backward: &mut [f64],
+        weight: &mut [f64],
+    ) {
+        in_schedule_order(
+            layout,
+            |_| true,
+            |idx, stage| {
+                for ((kind, frozen), n) in kinds.iter().zip(&self.kinds).zip(self.counts(arch, stage)) {
+                    forward[idx] += n * (frozen.forward - kind.forward);
+                    backward[idx] -= n * kind.backward;
+                    weight[idx] -= n * kind.weight;
+                }
+            },
+        );
+    }
+
+    /// What the FLOPs counted with every layer trained overcount, as (model, recompute): the
+    /// frozen layers' backward GEMMs and recomputation, and the frozen head's weight gradient.
+    #[cold]
+    #[inline(never)]
+    fn flops(
+        &self,
+        ctx: &Ctx,
+        layers: [&LayerWork; 2],
+        kinds: &[KindPasses; 2],
+        head_flops: f64,
+    ) -> (f64, f64) {
+        let passes = gemm_passes(ctx.plan);
+        let frozen_moe = model::moe_layers_in(ctx.arch, 0..self.trained.start) as f64;
+        let frozen = [self.trained.start as f64 - frozen_moe, frozen_moe];
+        let (mut model, mut recompute) = ((passes - 2.0) * head_flops, 0.0);
+        for ((l, kind), n) in layers.iter().zip(kinds).zip(frozen) {
+            model += n * (passes - 1.0) * l.model_flops;
+            recompute += n * kind.rerun_flops;
+        }
+        (model, recompute)
+    }
 }
 
 /// One layer kind's (dense or MoE) passes for one micro-batch, and their seconds by cause.
@@ -65,8 +131,9 @@ pub(super) fn pass_costs(ctx: &Ctx, mem: &memory::Memory) -> PassCosts {
         Some(moe) => kind_passes(ctx.plan, moe),
         None => dense_passes.clone(),
     };
-    let kinds = [dense_passes, moe_passes, frozen_passes(&dense), frozen_passes(moe)];
-    let trained = memory::trained_layers(ctx.plan);
+    let kinds = [dense_passes, moe_passes];
+    let frozen = memory::trained_layers(ctx.plan)
+        .map(|trained| Box::new(Frozen { trained, kinds: [frozen_passes(&dense), frozen_passes(moe)] }));
     let n_chunks = (layout.pp * layout.chunks) as usize;
     // The three lists in one allocation, zeroed here rather than by the allocator (a zeroed
     // allocation bypasses its cache of recently freed blocks, and a search takes and frees one per
@@ -80,7 +147,7 @@ pub(super) fn pass_costs(ctx: &Ctx, mem: &memory::Memory) -> PassCosts {
         |_| true,
         |idx, stage| {
             let (mut f, mut b, mut w) = (0.0, 0.0, 0.0);
-            for (kind, n) in kinds.iter().zip(chunk_counts(ctx.arch, stage, trained.as_ref())) {
+            for (kind, n) in kinds.iter().zip(layer_counts(ctx.arch, stage)) {
                 if n != 0.0 {
                     f += n * kind.forward;
                     b += n * kind.backward;
@@ -94,29 +161,18 @@ pub(super) fn pass_costs(ctx: &Ctx, mem: &memory::Memory) -> PassCosts {
     // Each MTP layer's projection of [h; embedding] to h.
     let h = ctx.arch.hidden_size as f64;
     let (proj_seconds, proj_flops) = gemm(ctx, ctx.tokens, 2.0 * h, h / ctx.tp);
-    let (model_flops_per_mb, recompute_flops_per_mb) =
+    let (mut model_flops_per_mb, mut recompute_flops_per_mb) =
         flops_per_microbatch(ctx, layout.model_parallel, [&dense, moe], &kinds, head.1, proj_flops);
-    let causes = Causes { kinds, trained, head, proj_seconds };
+    if let Some(frozen) = &frozen {
+        frozen.correct_chunks(ctx.arch, layout, &kinds, forward, backward, weight);
+        let (model, recompute) = frozen.flops(ctx, [&dense, moe], &kinds, head.1);
+        (model_flops_per_mb, recompute_flops_per_mb) =
+            (model_flops_per_mb - model, recompute_flops_per_mb - recompute);
+    }
+    let causes = Causes { kinds, frozen, head, proj_seconds };
     let activation_offload_seconds = offload_activations(ctx, mem, layout.stage(0, 0), forward, backward);
     add_heads(layout, head, proj_seconds, forward, backward);
     PassCosts { lists, model_flops_per_mb, recompute_flops_per_mb, activation_offload_seconds, causes }
-}
-
-/// A chunk's layers by kind ([`layer_counts`]) as [`Causes::kinds`] holds them: the trained dense
-/// and MoE layers, then the frozen ones, those before freeze-tuning's `trained` layers.
-fn chunk_counts(
-    arch: &Architecture,
-    stage: &VirtualStage,
-    trained: Option<&std::ops::Range<u64>>,
-) -> [f64; 4] {
-    let [dense, moe] = layer_counts(arch, stage);
-    let end = trained.map_or(0, |trained| stage.layers.end.min(trained.start));
-    if end <= stage.layers.start {
-        return [dense, moe, 0.0, 0.0];
-    }
-    let frozen_moe = model::moe_layers_in(arch, stage.layers.start..end);
-    let frozen_dense = end - stage.layers.start - frozen_moe;
-    [dense - frozen_dense as f64, moe - frozen_moe as f64, frozen_dense as f64, frozen_moe as f64]
 }
 
 /// A chunk's decoder layers by kind, (dense, MoE): an MTP layer runs a decoder layer like the
@@ -138,21 +194,16 @@ impl Causes {
     /// Rank `rank`'s seconds for one micro-batch by cause: each chunk's layers by kind, then the
     /// heads and MTP projections of the chunks that hold them.
     pub(super) fn of_rank(&self, arch: &Architecture, layout: &Layout, rank: u64) -> Breakdown {
-        let Causes { kinds, trained, head: (head_seconds, _, head_memory), proj_seconds } = self;
+        let Causes { kinds, frozen, head: (head_seconds, _, head_memory), proj_seconds } = self;
         let mut r = Breakdown::default();
         let chunks = layout.rank_stages(rank);
         for stage in chunks.clone() {
-            for (kind, n) in kinds.iter().zip(chunk_counts(arch, stage, trained.as_ref())) {
-                if n == 0.0 {
-                    continue;
-                }
-                let causes = &kind.causes;
-                r.compute_seconds += n * causes.compute_seconds;
-                r.memory_bound_seconds += n * causes.memory_bound_seconds;
-                r.recompute_seconds += n * causes.recompute_seconds;
-                r.tp_comm_seconds += n * causes.tp_comm_seconds;
-                r.cp_comm_seconds += n * causes.cp_comm_seconds;
-                r.ep_comm_seconds += n * causes.ep_comm_seconds;
+            add_causes(&mut r, kinds, layer_counts(arch, stage), 1.0);
+            // Freeze-tuning's frozen layers: their forwards' causes, not a trained layer's.
+            if let Some(frozen) = frozen {
+                let n = frozen.counts(arch, stage);
+                add_causes(&mut r, kinds, n, -1.0);
+                add_causes(&mut r, &frozen.kinds, n, 1.0);
             }
         }
         for stage in chunks {
@@ -162,6 +213,23 @@ impl Causes {
             r.memory_bound_seconds += 2.0 * heads * head_memory;
         }
         r
+    }
+}
+
+/// Adds `counts` layers of each kind's seconds by cause, times `sign`, to `r`.
+fn add_causes(r: &mut Breakdown, kinds: &[KindPasses; 2], counts: [f64; 2], sign: f64) {
+    for (kind, n) in kinds.iter().zip(counts) {
+        if n == 0.0 {
+            continue;
+        }
+        let n = sign * n;
+        let causes = &kind.causes;
+        r.compute_seconds += n * causes.compute_seconds;
+        r.memory_bound_seconds += n * causes.memory_bound_seconds;
+        r.recompute_seconds += n * causes.recompute_seconds;
+        r.tp_comm_seconds += n * causes.tp_comm_seconds;
+        r.cp_comm_seconds += n * causes.cp_comm_seconds;
+        r.ep_comm_seconds += n * causes.ep_comm_seconds;
     }
 }
 
@@ -177,18 +245,21 @@ pub(super) fn mean_rank_layer_seconds(ctx: &Ctx, mem: &memory::Memory) -> f64 {
     let n_layers = stages.last().map_or(0, |s| s.layers.end);
     debug_assert_eq!(n_layers, stages.iter().map(|s| s.layers.end - s.layers.start).sum::<u64>());
     let n_moe = model::moe_layers_in(ctx.arch, 0..n_layers);
-    // Freeze-tuning's frozen layers, the first: their forwards alone.
-    let frozen_end = memory::trained_layers(ctx.plan).map_or(0, |trained| trained.start.min(n_layers));
-    let frozen_moe = model::moe_layers_in(ctx.arch, 0..frozen_end);
     let mut total = 0.0;
-    for (n, frozen, moe) in [(n_layers - n_moe, frozen_end - frozen_moe, false), (n_moe, frozen_moe, true)] {
+    // Freeze-tuning's frozen layers run their forwards alone: every layer's frozen forward, no more
+    // than a frozen or a trained layer runs.
+    let freeze = ctx.plan.method == crate::plan::Method::Freeze;
+    for (n, moe) in [(n_layers - n_moe, false), (n_moe, true)] {
         if 0 < n {
             let work = layer_work(ctx, moe);
-            let kind = kind_passes(ctx.plan, &work);
-            total += (n - frozen) as f64 * (kind.forward + kind.backward + kind.weight);
-            if 0 < frozen {
-                total += frozen as f64 * frozen_passes(&work).forward;
-            }
+            total += n as f64
+                * match freeze {
+                    true => frozen_passes(&work).forward,
+                    false => {
+                        let kind = kind_passes(ctx.plan, &work);
+                        kind.forward + kind.backward + kind.weight
+                    }
+                };
         }
     }
     total / mem.layout.pp.max(1) as f64
@@ -300,7 +371,7 @@ fn flops_per_microbatch(
     ctx: &Ctx,
     megatron: bool,
     layers: [&LayerWork; 2],
-    kinds: &[KindPasses; 4],
+    kinds: &[KindPasses; 2],
     head_flops: f64,
     proj_flops: f64,
 ) -> (f64, f64) {
@@ -310,19 +381,9 @@ fn flops_per_microbatch(
     let mut model_flops_per_mb = 0.0;
     let mut recompute_flops_per_mb = 0.0;
     let n_moe = model::moe_layers_in(arch, 0..arch.n_layers) as f64;
-    // Freeze-tuning's frozen layers run their forward alone, and nothing reruns them.
-    let trained = memory::trained_layers(plan);
-    let frozen_end = trained.as_ref().map_or(0, |trained| trained.start);
-    let frozen_moe = model::moe_layers_in(arch, 0..frozen_end) as f64;
-    let frozen = [frozen_end as f64 - frozen_moe, frozen_moe];
-    for ((l, kind, n), frozen) in
-        [(dense, &kinds[0], arch.n_layers as f64 - n_moe), (moe, &kinds[1], n_moe)].into_iter().zip(frozen)
-    {
-        model_flops_per_mb += (n - frozen) * passes * l.model_flops;
-        recompute_flops_per_mb += (n - frozen) * kind.rerun_flops;
-        if 0.0 < frozen {
-            model_flops_per_mb += frozen * l.model_flops;
-        }
+    for (l, kind, n) in [(dense, &kinds[0], arch.n_layers as f64 - n_moe), (moe, &kinds[1], n_moe)] {
+        model_flops_per_mb += n * passes * l.model_flops;
+        recompute_flops_per_mb += n * kind.rerun_flops;
     }
     // The head and the loss on the stage that holds them, once more for each MTP layer (its own
     // prediction through the shared head), and each MTP layer's projection of [h; embedding] to h.
@@ -331,11 +392,7 @@ fn flops_per_microbatch(
     let mtp_kind = usize::from(model::is_moe_layer(arch, last_layer));
     model_flops_per_mb += n_mtp * passes * [dense, moe][mtp_kind].model_flops;
     recompute_flops_per_mb += n_mtp * kinds[mtp_kind].rerun_flops;
-    model_flops_per_mb += match trained {
-        None => passes * (head_flops * (1.0 + n_mtp) + proj_flops * n_mtp),
-        // Freeze-tuning's head is frozen: its input gradient alone follows its forward.
-        Some(_) => 2.0 * head_flops * (1.0 + n_mtp) + passes * proj_flops * n_mtp,
-    };
+    model_flops_per_mb += passes * (head_flops * (1.0 + n_mtp) + proj_flops * n_mtp);
     (model_flops_per_mb, recompute_flops_per_mb)
 }
 
