@@ -78,7 +78,7 @@ fn params_report(plan: &Plan, facts: &memory::ModelFacts) -> report::ParamsRepor
     let trainable = match (plan.trains_lora(), memory::trained_layers(plan)) {
         // DoRA trains a magnitude per adapted output unit beside the adapters.
         (true, _) => lora + memory::dora_of(&crate::knobs::effective(plan), facts).outputs,
-        (false, Some(layers)) => memory::freeze_params(&plan.model.arch, facts.summary(), layers),
+        (false, Some(layers)) => memory::params_of_layers(&plan.model.arch, facts.summary(), layers),
         (false, None) => counts.total(),
     };
     let layers = facts

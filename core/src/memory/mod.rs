@@ -321,8 +321,8 @@ struct Ctx<'a> {
     lora_inputs: (u64, u64),
     /// DoRA's shape over those modules where the plan trains DoRA ([`dora_of`]), else all 0.
     dora: model::DoraShape,
-    /// The parameters freeze-tuning trains, of the whole model ([`freeze_params`]); 0 for other
-    /// methods.
+    /// The parameters freeze-tuning trains, of the whole model ([`params_of_layers`] of
+    /// [`trained_layers`]); 0 for other methods.
     freeze_params: u64,
     path: Path,
     tp: u64,
@@ -480,7 +480,7 @@ fn estimate_from(plan: &Effective, facts: &ModelFacts, previous: Option<&Memory>
         lora_params,
         lora_inputs,
         dora,
-        freeze_params: trained_layers(plan).map_or(0, |layers| freeze_params(arch, summary, layers)),
+        freeze_params: trained_layers(plan).map_or(0, |layers| params_of_layers(arch, summary, layers)),
         path,
         tp,
         pp,
@@ -755,7 +755,7 @@ pub fn trained_layers(plan: &Plan) -> Option<std::ops::Range<u64>> {
 }
 
 /// The parameters of decoder layers `layers`, counted by kind.
-pub fn freeze_params(arch: &Architecture, summary: &model::Summary, layers: std::ops::Range<u64>) -> u64 {
+pub fn params_of_layers(arch: &Architecture, summary: &model::Summary, layers: std::ops::Range<u64>) -> u64 {
     let n_moe = model::moe_layers_in(arch, layers.clone());
     let n_dense = (layers.end.saturating_sub(layers.start)).saturating_sub(n_moe);
     n_dense
