@@ -3,8 +3,9 @@
 //! A function marked `#[wasm_split(name, fallible, preload(load_name))]` (wasm_split_helpers) is a
 //! split point: trainplan-bundle splits the page's module there (tools/bundle/src/split.rs), so the
 //! code only that function reaches moves to a module of its own, which `load_name` fetches. The
-//! page's first module then holds what draws the plan (the form, the summary, the charts, the
-//! findings); each part below the first screen follows as soon as its module arrives. A module that
+//! page's first module then holds what draws the plan (the form, the summary with its verdicts, the
+//! charts); each part below the first screen (the findings' words and fixes among them) follows as
+//! soon as its module arrives. A module that
 //! does not arrive (the connection dropped, the page was updated meanwhile) leaves a line that says
 //! so where the part would be, and the rest of the page works on. On other targets (the native
 //! tests) nothing is loaded and the function is called directly.

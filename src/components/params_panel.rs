@@ -35,12 +35,19 @@ pub fn ParamsPanel() -> impl IntoView {
         <Show when=move || ctx.report.with(Option::is_some)>
             <section class="panel results results-more">
                 <div id=FINDINGS_ID class="findings-section" tabindex="-1">
-                    <FindingsPanel />
+                    {deferred(load_findings(), findings)}
                 </div>
                 {deferred(load_results_below(), move || results_below(updating))}
             </section>
         </Show>
     }
+}
+
+/// The findings, in the module of the results below them (`deferred`): below the first screen, with
+/// every rule's words in both languages.
+#[wasm_split(results_below, fallible, preload(load_findings))]
+fn findings() -> Result<AnyView, SplitLoaderError> {
+    Ok(view! { <FindingsPanel /> }.into_any())
 }
 
 /// The results below the findings, in a module of their own (`deferred`): the advice, comparison,
