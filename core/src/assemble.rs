@@ -29,7 +29,7 @@ pub(crate) fn report(plan: &Plan) -> Report {
             reported: hw.reported,
         },
         n_devices,
-        params: params_report(plan, &facts),
+        params: params_report(plan, &facts, mem.params_trained),
         memory: memory_report(plan, &mem, n_devices),
         time: time_report(&time),
         schedule: schedule_report(&time, mem.n_microbatches),
@@ -63,8 +63,9 @@ fn model_report(plan: &Plan) -> report::ModelReport {
     }
 }
 
-/// The parameter counts from the model counted once (`facts`), with the LoRA adapters'.
-fn params_report(plan: &Plan, facts: &memory::ModelFacts) -> report::ParamsReport {
+/// The parameter counts from the model counted once (`facts`), with the LoRA adapters', and the
+/// `trainable` ones memory counted (`memory::Memory::params_trained`).
+fn params_report(plan: &Plan, facts: &memory::ModelFacts, trainable: u64) -> report::ParamsReport {
     let counts = &facts.summary().counts;
     let lora = match plan.trains_lora() {
         true => facts.lora_params(),
@@ -74,12 +75,6 @@ fn params_report(plan: &Plan, facts: &memory::ModelFacts) -> report::ParamsRepor
             let scope = memory::lora_scope(plan.framework);
             model::lora_params(&plan.model.arch, u64::from(rank), &plan.lora.targets.list(), scope)
         }
-    };
-    let trainable = match (plan.trains_lora(), memory::trained_layers(plan)) {
-        // DoRA trains a magnitude per adapted output unit beside the adapters.
-        (true, _) => lora + memory::dora_of(&crate::knobs::effective(plan), facts).outputs,
-        (false, Some(layers)) => memory::params_of_layers(&plan.model.arch, facts.summary(), layers),
-        (false, None) => counts.total(),
     };
     let layers = facts
         .summary()

@@ -722,17 +722,13 @@ fn stage_shape(
     };
     // Freeze-tuning's frozen embedding keeps no output for backward either.
     let frozen_embedding = ctx.plan.method == Method::Freeze;
-    let saving = layers.saving(ctx.plan);
+    let (saving, embedding) = (layers.saving(ctx.plan), first && !frozen_embedding);
     let act = match shape {
         Some(scaled) => {
-            debug_assert_eq!(
-                scaled,
-                activation_shape(ctx, kinds, &saving, first && !frozen_embedding, mtp),
-                "rescaled"
-            );
+            debug_assert_eq!(scaled, activation_shape(ctx, kinds, &saving, embedding, mtp), "rescaled");
             scaled
         }
-        None => activation_shape(ctx, kinds, &saving, first && !frozen_embedding, mtp),
+        None => activation_shape(ctx, kinds, &saving, embedding, mtp),
     };
     if last || 0 < mtp {
         // The loss's logits, and each MTP layer's own (it predicts one more token, through the

@@ -217,7 +217,7 @@ pub(super) fn share(ctx: &Ctx, mem: &memory::Memory) -> Share {
 
 /// [`share`] of `stage`'s parameters.
 pub(super) fn share_of(ctx: &Ctx, mem: &memory::Memory, stage: &memory::StageMemory) -> Share {
-    let (plan, p) = (ctx.plan, &ctx.plan.parallel);
+    let p = &ctx.plan.parallel;
     let (megatron, cp) = (mem.layout.model_parallel, mem.layout.cp);
     // Gradients are reduced, and optimizer states sharded, over the data- and context-parallel
     // ranks together (Megatron's `dp_cp_group`, megatron/core/distributed/distributed_data_parallel.py;
@@ -228,11 +228,9 @@ pub(super) fn share_of(ctx: &Ctx, mem: &memory::Memory, stage: &memory::StageMem
         true => matches!(p.fsdp, crate::plan::Fsdp::OptimGradsParams | crate::plan::Fsdp::Torch),
     };
     let (params_on_device, experts_on_device) = (stage.params as f64, stage.expert_params as f64);
-    // LoRA's adapters or freeze-tuning's layers: only their gradients are reduced and stepped.
-    let trainable_share = match plan.trains_lora() || plan.method == crate::plan::Method::Freeze {
-        true => mem.params_trained as f64 / mem.params_total.max(1) as f64,
-        false => 1.0,
-    };
+    // Only what the method trains has gradients to reduce and states to step: LoRA's adapters,
+    // freeze-tuning's layers, or every parameter (a share of 1).
+    let trainable_share = mem.params_trained as f64 / mem.params_total.max(1) as f64;
     Share {
         dp_cp,
         shards_params,
