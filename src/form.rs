@@ -99,6 +99,10 @@ pub enum NumField {
     MoeImbalance,
     /// `moe.capacity_factor`: more than 0, at most 64; empty means dropless.
     MoeCapacity,
+    /// `cluster.nvme_read_gb_per_s`; empty means the default.
+    NvmeRead,
+    /// `cluster.nvme_write_gb_per_s`; empty means the default.
+    NvmeWrite,
 }
 
 /// What text a number field takes.
@@ -112,11 +116,13 @@ pub enum NumKind {
     Fraction,
     /// A positive number (a factor), at most 64.
     Factor,
+    /// A bandwidth in GB/s, more than 0 and at most 1,000, or empty for the default.
+    Rate,
 }
 
 impl NumField {
     /// Every field, in form order; the index is the field's slot in [`PlanForm::numbers`].
-    pub const ALL: [NumField; 36] = [
+    pub const ALL: [NumField; 38] = [
         NumField::Nodes,
         NumField::DevicesPerNode,
         NumField::LoraRank,
@@ -153,6 +159,8 @@ impl NumField {
         NumField::MtpLayers,
         NumField::MoeImbalance,
         NumField::MoeCapacity,
+        NumField::NvmeRead,
+        NumField::NvmeWrite,
     ];
 
     /// What text the field takes.
@@ -173,6 +181,7 @@ impl NumField {
             | NumField::MemoryMargin
             | NumField::LoraDropout => NumKind::Fraction,
             NumField::MoeImbalance | NumField::MoeCapacity => NumKind::Factor,
+            NumField::NvmeRead | NumField::NvmeWrite => NumKind::Rate,
             _ => NumKind::Count,
         }
     }
@@ -196,6 +205,10 @@ impl NumField {
             }
             NumField::MoeImbalance => file.moe.imbalance.to_string(),
             NumField::MoeCapacity => file.moe.capacity_factor.map(|x| x.to_string()).unwrap_or_default(),
+            NumField::NvmeRead => file.cluster.nvme_read_gb_per_s.map(|x| x.to_string()).unwrap_or_default(),
+            NumField::NvmeWrite => {
+                file.cluster.nvme_write_gb_per_s.map(|x| x.to_string()).unwrap_or_default()
+            }
             f => match (f.kind(), f.read(file)) {
                 (NumKind::Auto, Some(0)) | (_, None) => String::new(),
                 (_, Some(n)) => n.to_string(),
@@ -234,6 +247,21 @@ impl NumField {
                 Some(x) => file.moe.imbalance = x,
                 None => return false,
             },
+            (NumField::NvmeRead | NumField::NvmeWrite, _, text) => {
+                let rate = match text.trim() {
+                    "" => None,
+                    text => {
+                        match text.parse::<f64>().ok().filter(|x| x.is_finite() && 0.0 < *x && *x <= 1000.0) {
+                            Some(x) => Some(x),
+                            None => return false,
+                        }
+                    }
+                };
+                match self {
+                    NumField::NvmeRead => file.cluster.nvme_read_gb_per_s = rate,
+                    _ => file.cluster.nvme_write_gb_per_s = rate,
+                }
+            }
             (NumField::GpuMemoryUtilization, _, _) => match parse_fraction(text) {
                 Some(x) => file.rl.gpu_memory_utilization = x,
                 None => return false,
@@ -288,7 +316,9 @@ impl NumField {
             | NumField::GpuMemoryUtilization
             | NumField::MemoryMargin
             | NumField::MoeImbalance
-            | NumField::MoeCapacity => return None,
+            | NumField::MoeCapacity
+            | NumField::NvmeRead
+            | NumField::NvmeWrite => return None,
         })
     }
 
@@ -330,7 +360,9 @@ impl NumField {
             | NumField::GpuMemoryUtilization
             | NumField::MemoryMargin
             | NumField::MoeImbalance
-            | NumField::MoeCapacity => {}
+            | NumField::MoeCapacity
+            | NumField::NvmeRead
+            | NumField::NvmeWrite => {}
         }
     }
 
@@ -374,6 +406,8 @@ impl NumField {
             NumField::BatchedTokens => Key::rl_batched_tokens,
             NumField::MoeImbalance => Key::moe_imbalance,
             NumField::MoeCapacity => Key::moe_capacity,
+            NumField::NvmeRead => Key::par_nvme_read,
+            NumField::NvmeWrite => Key::par_nvme_write,
         }
     }
 
@@ -428,6 +462,8 @@ impl NumField {
             NumField::MtpLayers => Field::MtpLayers,
             NumField::MoeImbalance => Field::MoeImbalance,
             NumField::MoeCapacity => Field::MoeCapacityFactor,
+            NumField::NvmeRead => Field::ClusterNvmeReadGbPerS,
+            NumField::NvmeWrite => Field::ClusterNvmeWriteGbPerS,
         }
     }
 }

@@ -189,6 +189,7 @@ texts! {
     search_export_json => "Results as JSON", "导出结果（JSON）";
     plan_form_bad_whole => "Enter a whole number, or leave empty for the automatic value", "请输入整数，留空则自动取值";
     plan_form_bad_fraction => "Enter a fraction above 0 and at most 1", "请输入大于 0、不超过 1 的小数";
+    plan_form_bad_rate => "Enter GB/s above 0 and at most 1000, or leave it empty for the default", "请输入大于 0、不超过 1000 的 GB/s，留空则用默认值";
     plan_form_bad_factor => "Enter a factor above 0 and at most 64 (the imbalance at least 1)", "请输入大于 0、不超过 64 的因子（不均衡至少为 1）";
     placeholder_auto => "auto", "自动";
     placeholder_all => "all", "全部";
@@ -317,6 +318,7 @@ texts! {
     mem_moment_layer_backward => "Peak in the last layer's backward: saved activations and that layer recomputed, with the hidden state's gradient from Liger's fused loss or DoRA's weight norms; no logits.", "峰值出现在最后一层的反向：保存的激活与重算的该层，另有 Liger 融合损失留下的隐藏状态梯度或 DoRA 的权重范数计算；不含 logits。";
     mem_moment_backward_end => "Peak at the end of the backward pass: every gradient, and the first layer's activations.", "峰值出现在反向结束时：全部梯度，以及第一层的激活。";
     mem_host => "Host memory per node for offloaded states: {bytes}", "卸载所需的每节点主机内存：{bytes}";
+    mem_nvme => "NVMe per node for swapped states: {bytes}", "换出到 NVMe 的状态，每节点：{bytes}";
     mem_reference => "Reference model", "参考模型";
     mem_critic => "Critic", "Critic 模型";
     mem_engine => "Rollout engine", "推理引擎";
@@ -337,8 +339,13 @@ texts! {
     par_zero => "ZeRO stage", "ZeRO 阶段";
     par_dist_opt => "Distributed optimizer", "分布式优化器";
     par_sp => "Sequence parallel", "序列并行";
-    par_offload_opt => "Offload optimizer to host", "优化器卸载到主机";
-    par_offload_params => "Offload parameters to host", "参数卸载到主机";
+    par_offload_opt => "Offload optimizer states", "卸载优化器状态";
+    par_offload_params => "Offload parameters", "卸载参数";
+    par_offload_device => "Offload to", "卸载到";
+    par_offload_device_cpu => "host memory", "主机内存";
+    par_offload_device_nvme => "NVMe (ZeRO-Infinity)", "NVMe（ZeRO-Infinity）";
+    par_nvme_read => "NVMe read per node, GB/s", "每节点 NVMe 读带宽（GB/s）";
+    par_nvme_write => "NVMe write per node, GB/s", "每节点 NVMe 写带宽（GB/s）";
     batch_micro => "Micro-batch", "微批大小";
     batch_global => "Global batch", "全局批大小";
     batch_seq => "Sequence length", "序列长度";

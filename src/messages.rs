@@ -8,7 +8,7 @@ use trainplan_core::field::Field;
 use trainplan_core::hf::ConfigError;
 use trainplan_core::permalink::PermalinkError;
 use trainplan_core::plan::{
-    Allowed, CpAlgo, Framework, Fsdp, Method, Optimizer, PipelineSchedule, PlanFileError,
+    Allowed, CpAlgo, Framework, Fsdp, Method, OffloadDevice, Optimizer, PipelineSchedule, PlanFileError,
     RecomputeGranularity, bound_text,
 };
 use trainplan_core::report::{Code, Finding};
@@ -476,6 +476,13 @@ pub fn zh(code: Code) -> &'static str {
             "打包 micro-batch 的 token 上限 {budget}（VeRL：单卡，× SP；MindSpeed-RL：整行）放不下一条 {tokens} token 的序列。"
         }
         Code::ZeroOffloadParamsNeeds3 => "参数卸载需要 ZeRO-3，而不是 ZeRO-{zero_stage}。",
+        Code::ZeroNvmeFramework => {
+            "{framework} 只能卸载到主机内存：卸载到 NVMe 是 DeepSpeed 的功能（ZeRO-Infinity）。"
+        }
+        Code::ZeroNvmeStage => {
+            "DeepSpeed 只在 ZeRO-3 下把状态换出到 NVMe：ZeRO-{zero_stage} 会把卸载的优化器状态留在主机内存。"
+        }
+        Code::ZeroNvmeNothing => "没有卸载任何状态，选择 NVMe 不起作用。",
     }
 }
 
@@ -547,6 +554,7 @@ fn choice_text(lang: Lang, field: Field, wire: &str) -> Option<&'static str> {
         Field::Method => t(lang, method_key(Method::from_wire(wire)?)),
         Field::ParallelSchedule => schedule_choice(lang, PipelineSchedule::from_wire(wire)?),
         Field::ParallelCpAlgo => cp_algo_choice(lang, CpAlgo::from_wire(wire)?),
+        Field::ParallelOffloadDevice => offload_device_choice(lang, OffloadDevice::from_wire(wire)?),
         Field::ParallelFsdp => fsdp_choice(lang, Fsdp::from_wire(wire)?),
         Field::RecomputeGranularity => recompute_choice(lang, RecomputeGranularity::from_wire(wire)?),
         // The form's box: 8-bit AdamW on or off.
@@ -563,6 +571,14 @@ pub fn cp_algo_choice(lang: Lang, algo: CpAlgo) -> &'static str {
     match algo {
         CpAlgo::Ring => t(lang, Key::par_cp_algo_ring),
         CpAlgo::AllToAll => t(lang, Key::par_cp_algo_alltoall),
+    }
+}
+
+/// Where offloaded states go, as the form's select says it.
+pub fn offload_device_choice(lang: Lang, device: OffloadDevice) -> &'static str {
+    match device {
+        OffloadDevice::Cpu => t(lang, Key::par_offload_device_cpu),
+        OffloadDevice::Nvme => t(lang, Key::par_offload_device_nvme),
     }
 }
 
@@ -617,6 +633,7 @@ fn field_key(field: Field) -> Option<Key> {
         Field::ParallelDistributedOptimizer => Key::par_dist_opt,
         Field::ParallelOffloadOptimizer => Key::par_offload_opt,
         Field::ParallelOffloadParams => Key::par_offload_params,
+        Field::ParallelOffloadDevice => Key::par_offload_device,
         Field::ParallelOverlapGradReduce => Key::par_overlap_grad,
         Field::ParallelOverlapParamGather => Key::par_overlap_param,
         Field::ParallelTpCommOverlap => Key::par_tp_overlap,
@@ -673,6 +690,8 @@ fn field_key(field: Field) -> Option<Key> {
         Field::ClusterNodes
         | Field::ClusterDevicesPerNode
         | Field::ClusterScaleUpDomain
+        | Field::ClusterNvmeReadGbPerS
+        | Field::ClusterNvmeWriteGbPerS
         | Field::ParallelTp
         | Field::ParallelPp
         | Field::ParallelVpp

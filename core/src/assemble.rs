@@ -263,6 +263,7 @@ fn memory_report(plan: &Plan, mem: &memory::Memory, n_devices: u64) -> report::M
         usable_bytes: mem.usable_bytes,
         fits: mem.peak_bytes <= mem.usable_bytes,
         host_bytes_per_node: mem.host_bytes_per_node,
+        nvme_bytes_per_node: mem.nvme_bytes_per_node,
         dp: mem.dp,
         n_microbatches: mem.n_microbatches,
         zero3_bf16_weight_bytes_per_device: memory::zero3_weight_bytes_per_device(

@@ -154,7 +154,7 @@ type StageFigure = fn(&StageReport) -> u64;
 pub fn report_csv(report: &Report) -> String {
     let count = |s: Severity| report.findings.iter().filter(|f| f.severity == s).count().to_string();
     let (m, t) = (&report.memory, &report.time);
-    let headline: [(&str, String); 16] = [
+    let headline: [(&str, String); 17] = [
         ("model.name", csv_text(&report.model.name)),
         ("hardware.name", csv_text(&report.hardware.name)),
         ("n_devices", report.n_devices.to_string()),
@@ -164,6 +164,7 @@ pub fn report_csv(report: &Report) -> String {
         ("memory.capacity_bytes", m.capacity_bytes.to_string()),
         ("memory.fits", m.fits.to_string()),
         ("memory.host_bytes_per_node", m.host_bytes_per_node.to_string()),
+        ("memory.nvme_bytes_per_node", m.nvme_bytes_per_node.to_string()),
         ("time.step_seconds", number(t.step_seconds)),
         ("time.tokens_per_second", number(t.tokens_per_second)),
         ("time.tokens_per_second_per_device", number(t.tokens_per_second_per_device)),

@@ -62,6 +62,8 @@ pub enum Knob {
     OffloadOptimizer,
     /// `parallel.offload_params`.
     OffloadParams,
+    /// `parallel.offload_device`.
+    OffloadDevice,
     /// `parallel.overlap_grad_reduce`.
     OverlapGradReduce,
     /// `parallel.overlap_param_gather`.
@@ -211,6 +213,7 @@ impl Knob {
         Knob::SequenceParallel,
         Knob::OffloadOptimizer,
         Knob::OffloadParams,
+        Knob::OffloadDevice,
         Knob::OverlapGradReduce,
         Knob::OverlapParamGather,
         Knob::GradReduceBf16,
@@ -275,6 +278,7 @@ impl Knob {
             Knob::SequenceParallel => Field::ParallelSequenceParallel,
             Knob::OffloadOptimizer => Field::ParallelOffloadOptimizer,
             Knob::OffloadParams => Field::ParallelOffloadParams,
+            Knob::OffloadDevice => Field::ParallelOffloadDevice,
             Knob::OverlapGradReduce => Field::ParallelOverlapGradReduce,
             Knob::OverlapParamGather => Field::ParallelOverlapParamGather,
             Knob::GradReduceBf16 => Field::ParallelGradReduceBf16,
@@ -443,6 +447,10 @@ pub fn applies(framework: Framework, method: Method, knob: Knob) -> Applies {
         Knob::OffloadParams => {
             only(&[Framework::DeepSpeed, Framework::LlamaFactory, Framework::Verl, Framework::VerlMegatron])
         }
+        // `zero_optimization.offload_optimizer.device` / `offload_param.device` (DeepSpeed, and
+        // LLaMA-Factory through its DeepSpeed file); every other framework offloads to host memory
+        // alone (rule zero.nvme_framework).
+        Knob::OffloadDevice => only(&[Framework::DeepSpeed, Framework::LlamaFactory]),
         // `--overlap-grad-reduce` (Megatron-LM, MindSpeed-LLM), `overlap_grad_reduce`
         // (MindSpeed-RL's `MegatronConfig`), `zero_optimization.overlap_comm` (DeepSpeed,
         // LLaMA-Factory), and VeRL's Megatron engine through `override_ddp_config` (verl 0.9.1
@@ -651,6 +659,7 @@ pub fn effective(plan: &Plan) -> Effective<'_> {
         SequenceParallel => reset!(parallel.sequence_parallel, false);
         OffloadOptimizer => reset!(parallel.offload_optimizer, false);
         OffloadParams => reset!(parallel.offload_params, false);
+        OffloadDevice => reset!(parallel.offload_device, crate::plan::OffloadDevice::Cpu);
         OverlapGradReduce => reset!(parallel.overlap_grad_reduce, false);
         OverlapParamGather => reset!(parallel.overlap_param_gather, false);
         GradReduceBf16 => reset!(parallel.grad_reduce_bf16, false);

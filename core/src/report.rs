@@ -145,6 +145,8 @@ pub struct MemoryReport {
     pub fits: bool,
     /// Host memory each node needs for offloaded states (0 without offload).
     pub host_bytes_per_node: u64,
+    /// What each node's NVMe volume holds where DeepSpeed offloads to it (0 otherwise).
+    pub nvme_bytes_per_node: u64,
     /// Data parallel size the memory assumes.
     pub dp: u64,
     /// Micro-batches per step and pipeline.
@@ -486,6 +488,9 @@ codes! {
     RlMaxNumBatchedTokens = "rl.max_num_batched_tokens" => "vLLM max_num_batched_tokens {batched} is smaller than max_model_len {max_model_len}.",
     RlTokenBudget = "rl.token_budget" => "The packed micro-batch's token budget {budget} (VeRL: a device's, × SP; MindSpeed-RL: the whole row's) cannot hold one sequence of {tokens} tokens.",
     ZeroOffloadParamsNeeds3 = "zero.offload_params_needs_3" => "Parameter offload needs ZeRO-3, not ZeRO-{zero_stage}.",
+    ZeroNvmeFramework = "zero.nvme_framework" => "{framework} offloads to host memory alone: offloading to NVMe is DeepSpeed's (ZeRO-Infinity).",
+    ZeroNvmeStage = "zero.nvme_stage" => "DeepSpeed swaps states to NVMe under ZeRO-3 alone: ZeRO-{zero_stage} keeps the offloaded optimizer states in host memory.",
+    ZeroNvmeNothing = "zero.nvme_nothing" => "Nothing is offloaded, so the choice of NVMe changes nothing.",
 }
 
 impl Code {

@@ -226,7 +226,7 @@ fn BarTable(
     }
 }
 
-/// Below the chart: host memory for offload, the RL phases' peaks and the rollout engine's share.
+/// Below the chart: host memory and NVMe for offload, the RL phases' peaks and the rollout engine's share.
 #[component]
 fn MemoryNotes(
     /// The report's memory section.
@@ -234,15 +234,16 @@ fn MemoryNotes(
 ) -> impl IntoView {
     let ctx = use_results();
     let memory = move || memory.get();
-    let host = move || {
-        memory().filter(|m| 0 < m.host_bytes_per_node).map(|m| {
-            view! {
-                <p class="muted" data-testid="memory-host">
-                    {fill(ctx.tr(Key::mem_host), &[("bytes", &format::gib(m.host_bytes_per_node))])}
-                </p>
-            }
-        })
+    // What a node keeps off the devices: host memory, and NVMe where DeepSpeed swaps to it.
+    let node_bytes = move |key: Key, testid: &'static str, bytes: fn(&MemoryReport) -> u64| {
+        move || {
+            memory().map(|m| bytes(&m)).filter(|&b| 0 < b).map(|b| {
+                view! { <p class="muted" data-testid=testid>{fill(ctx.tr(key), &[("bytes", &format::gib(b))])}</p> }
+            })
+        }
     };
+    let host = node_bytes(Key::mem_host, "memory-host", |m| m.host_bytes_per_node);
+    let nvme = node_bytes(Key::mem_nvme, "memory-nvme", |m| m.nvme_bytes_per_node);
     let phases = move || {
         memory().filter(|m| !m.phases.is_empty()).map(|m| {
             let items = m
@@ -292,6 +293,7 @@ fn MemoryNotes(
     view! {
         {moment}
         {host}
+        {nvme}
         {phases}
         {rollout}
     }

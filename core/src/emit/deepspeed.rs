@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use super::{EmittedFile, FileKind, node_vars, script_opening};
 use crate::Plan;
-use crate::plan::{Precision, RecomputeGranularity};
+use crate::plan::{OffloadDevice, Precision, RecomputeGranularity};
 
 /// The `zero_optimization` block for the plan's stage and offload (`deepspeed/runtime/zero/config.py`;
 /// offload needs stage ≥ 1, parameter offload stage 3).
@@ -29,13 +29,64 @@ pub fn zero_block(plan: &Plan, hf_auto: bool) -> Value {
         zero["sub_group_size"] = json!(1_000_000_000u64);
         zero["stage3_gather_16bit_weights_on_model_save"] = json!(true);
     }
+    // To NVMe (ZeRO-Infinity), the swap buffers at DeepSpeed's defaults, which the planner counts
+    // (`memory::nvme_swap`): `DeepSpeedZeroOffloadOptimizerConfig` and
+    // `DeepSpeedZeroOffloadParamConfig`, deepspeed/runtime/zero/offload_config.py.
+    let nvme = p.offload_device == OffloadDevice::Nvme;
     if p.offload_optimizer && p.zero_stage.shards_optimizer() {
-        zero["offload_optimizer"] = json!({"device": "cpu", "pin_memory": true});
+        zero["offload_optimizer"] = match nvme {
+            false => json!({"device": "cpu", "pin_memory": true}),
+            true => json!({"device": "nvme", "nvme_path": NVME_PATH, "pin_memory": true, "buffer_count": 4,
+                "pipeline_read": false, "pipeline_write": false}),
+        };
     }
     if p.offload_params && p.zero_stage.shards_params() {
-        zero["offload_param"] = json!({"device": "cpu", "pin_memory": true});
+        zero["offload_param"] = match nvme {
+            false => json!({"device": "cpu", "pin_memory": true}),
+            true => json!({"device": "nvme", "nvme_path": NVME_PATH, "pin_memory": true, "buffer_count": 5,
+                "buffer_size": 100_000_000u64}),
+        };
     }
     zero
+}
+
+/// Where the launch files have DeepSpeed swap to NVMe: the path DeepSpeed's configuration
+/// reference gives (docs/_pages/config-json.md, `nvme_path`); the launch script refuses to start
+/// where it is not a writable directory ([`nvme_check`]).
+pub const NVME_PATH: &str = "/local_nvme";
+
+/// Whether the DeepSpeed file sends anything to NVMe.
+pub fn writes_nvme(plan: &Plan) -> bool {
+    let p = &plan.parallel;
+    p.offload_device == OffloadDevice::Nvme
+        && ((p.offload_optimizer && p.zero_stage.shards_optimizer())
+            || (p.offload_params && p.zero_stage.shards_params()))
+}
+
+/// The top-level `aio` block (libaio's reads and writes of the NVMe swaps) at DeepSpeed's defaults
+/// (`get_aio_config`, deepspeed/runtime/swap_tensor/aio_config.py and constants.py), written out
+/// to be tuned (DeepSpeed's `ds_nvme_tune` finds the best values for a volume); `None` where
+/// nothing goes to NVMe.
+pub fn aio_block(plan: &Plan) -> Option<Value> {
+    writes_nvme(plan).then(|| {
+        json!({"block_size": 1_048_576u64, "queue_depth": 8, "intra_op_parallelism": 1,
+            "single_submit": false, "overlap_events": true})
+    })
+}
+
+/// The launch script's check that the NVMe path is there, on every node, before anything starts;
+/// empty where nothing goes to NVMe.
+pub fn nvme_check(plan: &Plan, config: &str) -> String {
+    if !writes_nvme(plan) {
+        return String::new();
+    }
+    format!(
+        "# DeepSpeed swaps the offloaded states to the node's NVMe volume at {NVME_PATH} (nvme_path in {config}).\n\
+         if [ ! -d {NVME_PATH} ] || [ ! -w {NVME_PATH} ]; then\n\
+         \x20 echo \"{NVME_PATH} is not a writable directory: mount the node's NVMe volume there, or change nvme_path in {config}\" >&2\n\
+         \x20 exit 1\n\
+         fi\n\n"
+    )
 }
 
 /// The config a standalone DeepSpeed script reads: every batch key set, consistent.
@@ -56,6 +107,9 @@ pub fn config(plan: &Plan) -> Value {
         "zero_optimization": zero_block(plan, false),
         "wall_clock_breakdown": false,
     });
+    if let Some(aio) = aio_block(plan) {
+        c["aio"] = aio;
+    }
     if plan.recompute.granularity != RecomputeGranularity::None {
         // Read by `deepspeed.checkpointing` when the script checkpoints with it
         // (`deepspeed/runtime/activation_checkpointing/config.py`): one checkpoint per layer, no
@@ -88,6 +142,7 @@ pub fn files(plan: &Plan, header: &[String]) -> Vec<EmittedFile> {
          # Run on every node with NODE_RANK set (0 … NUM_NODES − 1); MASTER_ADDR is node 0.",
     );
     sh.push_str(&node_vars(plan, false, "NUM_NODES", "GPUS_PER_NODE", "localhost"));
+    sh.push_str(&nvme_check(plan, "ds_config.json"));
     sh.push_str("torchrun --nnodes \"$NUM_NODES\" --nproc_per_node \"$GPUS_PER_NODE\" --node_rank \"$NODE_RANK\" \\\n");
     sh.push_str("  --master_addr \"$MASTER_ADDR\" --master_port \"$MASTER_PORT\" \\\n");
     sh.push_str("  train.py --deepspeed --deepspeed_config ds_config.json\n");

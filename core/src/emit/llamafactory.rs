@@ -71,6 +71,9 @@ fn ds_config(plan: &Plan) -> serde_json::Value {
         "zero_allow_untested_optimizer": true,
         "zero_optimization": super::deepspeed::zero_block(plan, true),
     });
+    if let Some(aio) = super::deepspeed::aio_block(plan) {
+        c["aio"] = aio;
+    }
     match plan.precision {
         Precision::Fp16 => {
             c["fp16"] = json!({"enabled": "auto", "loss_scale": 0, "loss_scale_window": 1000,
@@ -277,7 +280,8 @@ pub fn files(plan: &Plan, header: &[String]) -> Vec<EmittedFile> {
     let p = &plan.parallel;
     let ds_name = (p.zero_stage.shards_optimizer() || p.offload_optimizer).then(|| {
         let offload = if p.offload_optimizer || p.offload_params { "_offload" } else { "" };
-        format!("ds_z{}{offload}_config.json", p.zero_stage)
+        let nvme = if super::deepspeed::writes_nvme(plan) { "_nvme" } else { "" };
+        format!("ds_z{}{offload}{nvme}_config.json", p.zero_stage)
     });
     let mut files = Vec::new();
     let mut text = comment(header);
@@ -294,6 +298,9 @@ pub fn files(plan: &Plan, header: &[String]) -> Vec<EmittedFile> {
     );
     sh.push_str("export FORCE_TORCHRUN=1\n");
     sh.push_str(&node_vars(plan, true, "NNODES", "NPROC_PER_NODE", "127.0.0.1"));
+    if let Some(name) = &ds_name {
+        sh.push_str(&super::deepspeed::nvme_check(plan, name));
+    }
     sh.push_str("llamafactory-cli train train.yaml\n");
     files.push(EmittedFile { name: "launch.sh".to_owned(), kind: FileKind::Shell, text: sh });
     files

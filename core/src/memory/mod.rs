@@ -91,6 +91,8 @@ pub struct Memory {
     pub usable_bytes: u64,
     /// Host memory each node needs for offloaded states.
     pub host_bytes_per_node: u64,
+    /// What each node's NVMe volume holds where DeepSpeed offloads to it ([`nvme_swap`]).
+    pub nvme_bytes_per_node: u64,
     /// Data parallel size: devices ÷ (tp · pp · cp).
     pub dp: u64,
     /// Micro-batches per step and pipeline: the step's samples ÷ (micro batch · dp), the samples
@@ -546,8 +548,7 @@ fn estimate_from(plan: &Effective, facts: &ModelFacts, previous: Option<&Memory>
         };
         stages.push(stage);
     }
-    let hw = &plan.hardware.hw;
-    let capacity_bytes = hw.memory_bytes;
+    let capacity_bytes = plan.hardware.hw.memory_bytes;
     let usable_bytes = (capacity_bytes as f64 * (1.0 - plan.overheads().allocator_reserve_frac)) as u64;
     let phases = rl_phases(&ctx, &stages);
     let rollout = matches!(plan.method, Method::Grpo | Method::Ppo)
@@ -555,6 +556,7 @@ fn estimate_from(plan: &Effective, facts: &ModelFacts, previous: Option<&Memory>
     let peak_bytes = phases.iter().map(|p| p.total).max().unwrap_or(0).max(worst_stage);
     Memory {
         host_bytes_per_node: host_bytes(&ctx, &stages, offloaded),
+        nvme_bytes_per_node: nvme_bytes_per_node(&ctx),
         stages,
         phases,
         rollout,
@@ -858,7 +860,8 @@ fn host_bytes(ctx: &Ctx, stages: &[StageMemory], offloaded: u64) -> u64 {
 
 /// Host memory each node needs for what is offloaded or swapped: optimizer states (and ZeRO-3
 /// parameters) of all its devices, pinned. DeepSpeed's estimator multiplies by 1.5 for buffers
-/// (`estimate_zero3_model_states_mem_needs`, `additional_buffer_factor`).
+/// (`estimate_zero3_model_states_mem_needs`, `additional_buffer_factor`). What DeepSpeed swaps to
+/// NVMe ([`nvme_swap`]) passes through pinned buffers instead ([`nvme_buffer_bytes`]).
 fn host_bytes_per_node(ctx: &Ctx) -> u64 {
     let p = &ctx.plan.parallel;
     let swapped = swaps_optimizer(ctx.plan);
@@ -867,24 +870,101 @@ fn host_bytes_per_node(ctx: &Ctx) -> u64 {
     if (!p.offload_optimizer && !p.offload_params && !swapped) || verl_offload_policy(ctx.plan) {
         return 0;
     }
+    let nvme = nvme_swap(ctx.plan);
     let total = ctx.summary.counts.total() as f64;
-    let trainable = trained_params(ctx) as f64;
     let bytes = state_bytes(ctx.path, ctx.plan.precision);
-    let model_parallel = (ctx.tp * ctx.pp * ctx.cp) as f64;
-    let per_device_share = 1.0 / (model_parallel * ctx.dp as f64);
+    let per_device_share = per_device_share(ctx);
     let mut per_device = 0.0;
-    if p.offload_optimizer || swapped {
-        per_device += trainable * bytes.optimizer * per_device_share;
-        // The fp32 gradient partitions ZeRO-Offload keeps beside the optimizer (above).
-        if ctx.path == Path::Hf && p.zero_stage.shards_optimizer() {
-            per_device += trainable * 4.0 * per_device_share;
-        }
+    if (p.offload_optimizer || swapped) && !nvme.optimizer {
+        per_device += optimizer_offload_bytes(ctx);
     }
-    if p.offload_params {
+    if p.offload_params && !nvme.params {
         per_device += total * bytes.weights * per_device_share;
     }
     let devices = f64::from(ctx.plan.cluster.devices_per_node.get());
-    (per_device * devices * 1.5) as u64
+    (per_device * devices * 1.5) as u64 + nvme_buffer_bytes(ctx, nvme) * devices as u64
+}
+
+/// A device's share of the model's states where ZeRO shards them over every rank.
+fn per_device_share(ctx: &Ctx) -> f64 {
+    1.0 / ((ctx.tp * ctx.pp * ctx.cp) as f64 * ctx.dp as f64)
+}
+
+/// The bytes a device offloads of its optimizer: its shard of the optimizer states and, under
+/// ZeRO-Offload, the fp32 gradient partitions it keeps beside them (`stage_1_and_2.py` /
+/// `stage3.py` with `offload_optimizer`).
+fn optimizer_offload_bytes(ctx: &Ctx) -> f64 {
+    let owned = trained_params(ctx) as f64 * per_device_share(ctx);
+    let gradients = match ctx.path == Path::Hf && ctx.plan.parallel.zero_stage.shards_optimizer() {
+        true => 4.0,
+        false => 0.0,
+    };
+    owned * (state_bytes(ctx.path, ctx.plan.precision).optimizer + gradients)
+}
+
+/// What DeepSpeed keeps on the node's NVMe rather than in host memory (ZeRO-Infinity): the
+/// optimizer's states and fp32 gradient partitions, and the 16-bit parameter partitions, each where
+/// it is offloaded and `parallel.offload_device` is `nvme`. ZeRO-3's optimizer alone swaps
+/// (`DeepSpeedZeroOptimizer_Stage3._configure_tensor_swapping`); ZeRO-1/2 keep the states in host
+/// memory whatever the device (`stage_1_and_2.py`: any device but `none` is `cpu_offload`; rule
+/// `offload.nvme_stage`), and parameter offload is ZeRO-3's alone.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NvmeSwap {
+    /// The optimizer states and fp32 gradient partitions.
+    pub optimizer: bool,
+    /// The 16-bit parameter partitions.
+    pub params: bool,
+}
+
+/// What `plan` swaps to NVMe ([`NvmeSwap`]).
+pub fn nvme_swap(plan: &Plan) -> NvmeSwap {
+    let p = &plan.parallel;
+    let deepspeed = matches!(plan.framework, Framework::DeepSpeed | Framework::LlamaFactory);
+    if p.offload_device != crate::plan::OffloadDevice::Nvme || !deepspeed || !p.zero_stage.shards_params() {
+        return NvmeSwap::default();
+    }
+    NvmeSwap { optimizer: p.offload_optimizer, params: p.offload_params }
+}
+
+/// DeepSpeed's `sub_group_size` as the launch files write it (`emit/deepspeed.rs`), elements:
+/// ZeRO-3 steps the optimizer a sub-group at a time and swaps each in and out whole.
+pub const SUB_GROUP_SIZE: f64 = 1e9;
+
+/// The pinned host buffers one device's swaps to NVMe take, bytes. The optimizer's: `buffer_count`
+/// (4) buffers of the largest sub-group's elements in fp32 (`OptimizerSwapper.__init__`,
+/// `SwapBufferManager(num_elems=largest_numel, count=swap_config.buffer_count)`,
+/// deepspeed/runtime/swap_tensor/optimizer_utils.py), a sub-group being at most the device's
+/// shard; the parameters': `buffer_count` (5) buffers of `buffer_size` (1e8) elements in the
+/// parameters' dtype (`AsyncPartitionedParameterSwapper`, partitioned_param_swapper.py), the
+/// defaults of `DeepSpeedZeroOffloadOptimizerConfig` / `DeepSpeedZeroOffloadParamConfig` the
+/// launch files keep.
+fn nvme_buffer_bytes(ctx: &Ctx, nvme: NvmeSwap) -> u64 {
+    let mut bytes = 0.0;
+    if nvme.optimizer {
+        let owned = trained_params(ctx) as f64 * per_device_share(ctx);
+        bytes += 4.0 * owned.min(SUB_GROUP_SIZE) * 4.0;
+    }
+    if nvme.params {
+        bytes += 5.0 * 1e8 * state_bytes(ctx.path, ctx.plan.precision).weights;
+    }
+    bytes as u64
+}
+
+/// What each node keeps on its NVMe volume ([`NvmeSwap`]): every device's fp32 parameter
+/// partition, both moments and fp32 gradient partition (each swapped as a file of its own:
+/// `OptimizerSwapper._swap_in_parameter` and `swap_out_gradients`), and its 16-bit parameter
+/// partition.
+fn nvme_bytes_per_node(ctx: &Ctx) -> u64 {
+    let nvme = nvme_swap(ctx.plan);
+    let mut per_device = 0.0;
+    if nvme.optimizer {
+        per_device += optimizer_offload_bytes(ctx);
+    }
+    if nvme.params {
+        let weights = state_bytes(ctx.path, ctx.plan.precision).weights;
+        per_device += ctx.summary.counts.total() as f64 * weights * per_device_share(ctx);
+    }
+    (per_device * f64::from(ctx.plan.cluster.devices_per_node.get())) as u64
 }
 
 #[cfg(test)]

@@ -116,7 +116,7 @@ pub enum HardwareField {
 }
 
 /// The cluster as written.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ClusterFile {
     /// Number of nodes; 1 when omitted.
@@ -130,11 +130,24 @@ pub struct ClusterFile {
     /// Ascend 910C), else the node.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scale_up_domain: Option<u32>,
+    /// What a node's NVMe volume reads, GB/s, where DeepSpeed offloads to it;
+    /// [`NVME_READ_GB_PER_S_DEFAULT`] when omitted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nvme_read_gb_per_s: Option<f64>,
+    /// What it writes, GB/s; [`NVME_WRITE_GB_PER_S_DEFAULT`] when omitted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nvme_write_gb_per_s: Option<f64>,
 }
 
 impl Default for ClusterFile {
     fn default() -> Self {
-        ClusterFile { nodes: 1, devices_per_node: None, scale_up_domain: None }
+        ClusterFile {
+            nodes: 1,
+            devices_per_node: None,
+            scale_up_domain: None,
+            nvme_read_gb_per_s: None,
+            nvme_write_gb_per_s: None,
+        }
     }
 }
 
@@ -157,6 +170,9 @@ pub struct ParallelFile {
     pub distributed_optimizer: bool,
     pub offload_optimizer: bool,
     pub offload_params: bool,
+    /// `cpu` when omitted (and then left out).
+    #[serde(skip_serializing_if = "is_cpu")]
+    pub offload_device: OffloadDevice,
     pub overlap_grad_reduce: bool,
     pub overlap_param_gather: bool,
     /// Off when omitted (and then left out).
@@ -198,6 +214,7 @@ impl Default for ParallelFile {
             distributed_optimizer: false,
             offload_optimizer: false,
             offload_params: false,
+            offload_device: OffloadDevice::Cpu,
             overlap_grad_reduce: false,
             overlap_param_gather: false,
             grad_reduce_bf16: false,
@@ -279,6 +296,10 @@ fn is_false(b: &bool) -> bool {
 
 fn is_ring(algo: &CpAlgo) -> bool {
     *algo == CpAlgo::Ring
+}
+
+fn is_cpu(device: &OffloadDevice) -> bool {
+    *device == OffloadDevice::Cpu
 }
 
 impl Default for RecomputeFile {
@@ -411,12 +432,36 @@ impl MoeFile {
 fn cluster(c: &ClusterFile, hw: &Hardware) -> Result<Cluster, PlanFileError> {
     let devices_per_node = c.devices_per_node.unwrap_or(hw.devices_per_node);
     let domain = c.scale_up_domain.unwrap_or(default_scale_up(hw, devices_per_node));
+    let bandwidth = |x: Option<f64>, default: f64, field: Field| {
+        let x = x.unwrap_or(default);
+        match x.is_finite() && 0.0 < x && x <= NVME_GB_PER_S_MAX {
+            true => Ok(x),
+            false => Err(PlanFileError::OutOfRange {
+                field,
+                expected: Allowed::AboveZeroAtMost { max: NVME_GB_PER_S_MAX },
+            }),
+        }
+    };
     Ok(Cluster {
         nodes: count(c.nodes, Field::ClusterNodes, Limit::Degree)?,
         devices_per_node: count(devices_per_node, Field::ClusterDevicesPerNode, Limit::Node)?,
         scale_up_domain: count(domain, Field::ClusterScaleUpDomain, Limit::Degree)?,
+        nvme_read_gb_per_s: bandwidth(
+            c.nvme_read_gb_per_s,
+            NVME_READ_GB_PER_S_DEFAULT,
+            Field::ClusterNvmeReadGbPerS,
+        )?,
+        nvme_write_gb_per_s: bandwidth(
+            c.nvme_write_gb_per_s,
+            NVME_WRITE_GB_PER_S_DEFAULT,
+            Field::ClusterNvmeWriteGbPerS,
+        )?,
     })
 }
+
+/// The most a node's NVMe volume may read or write in a plan, GB/s: far above any node's drives
+/// today (eight PCIe Gen5 SSDs read 48 GB/s), a bound on typing errors.
+pub const NVME_GB_PER_S_MAX: f64 = 1000.0;
 
 /// The parallel section: degrees of at least 1, a ZeRO stage of 0 to 3, a pipeline layout that parses.
 fn parallel(p: &ParallelFile) -> Result<Parallel, PlanFileError> {
@@ -439,6 +484,7 @@ fn parallel(p: &ParallelFile) -> Result<Parallel, PlanFileError> {
         distributed_optimizer: p.distributed_optimizer,
         offload_optimizer: p.offload_optimizer,
         offload_params: p.offload_params,
+        offload_device: p.offload_device,
         overlap_grad_reduce: p.overlap_grad_reduce,
         overlap_param_gather: p.overlap_param_gather,
         grad_reduce_bf16: p.grad_reduce_bf16,
@@ -1059,6 +1105,20 @@ impl Plan {
         })
     }
 
+    /// The cluster section as written: what the device implies left out.
+    fn cluster_file(&self) -> ClusterFile {
+        let c = &self.cluster;
+        ClusterFile {
+            nodes: c.nodes.get(),
+            devices_per_node: Some(c.devices_per_node.get())
+                .filter(|&n| n != self.hardware.hw.devices_per_node),
+            scale_up_domain: Some(c.scale_up_domain.get())
+                .filter(|&n| n != default_scale_up(&self.hardware.hw, c.devices_per_node.get())),
+            nvme_read_gb_per_s: Some(c.nvme_read_gb_per_s).filter(|&x| x != NVME_READ_GB_PER_S_DEFAULT),
+            nvme_write_gb_per_s: Some(c.nvme_write_gb_per_s).filter(|&x| x != NVME_WRITE_GB_PER_S_DEFAULT),
+        }
+    }
+
     /// The plan file that reads back as this plan. Fields equal to their defaults are written too;
     /// [`crate::permalink`] drops them.
     pub fn to_file(&self) -> PlanFile {
@@ -1081,14 +1141,7 @@ impl Plan {
             version: PLAN_FILE_VERSION,
             model,
             hardware,
-            cluster: ClusterFile {
-                nodes: self.cluster.nodes.get(),
-                devices_per_node: Some(self.cluster.devices_per_node.get())
-                    .filter(|&n| n != self.hardware.hw.devices_per_node),
-                scale_up_domain: Some(self.cluster.scale_up_domain.get()).filter(|&n| {
-                    n != default_scale_up(&self.hardware.hw, self.cluster.devices_per_node.get())
-                }),
-            },
+            cluster: self.cluster_file(),
             framework: self.framework,
             method: self.method,
             mtp_layers: self.mtp_layers,
@@ -1105,6 +1158,7 @@ impl Plan {
                 distributed_optimizer: p.distributed_optimizer,
                 offload_optimizer: p.offload_optimizer,
                 offload_params: p.offload_params,
+                offload_device: p.offload_device,
                 overlap_grad_reduce: p.overlap_grad_reduce,
                 overlap_param_gather: p.overlap_param_gather,
                 grad_reduce_bf16: p.grad_reduce_bf16,

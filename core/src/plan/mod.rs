@@ -125,7 +125,7 @@ pub enum HardwareSpec {
 }
 
 /// The cluster's size. Both counts are at least 1 by construction.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Cluster {
     /// Number of nodes.
     pub nodes: NonZeroU32,
@@ -134,7 +134,21 @@ pub struct Cluster {
     /// Accelerators on one scale-up fabric (`cluster.scale_up_domain` resolved): groups inside it
     /// communicate at the intra-node bandwidth.
     pub scale_up_domain: NonZeroU32,
+    /// What a node's NVMe volume reads, GB/s (`cluster.nvme_read_gb_per_s`): where DeepSpeed
+    /// offloads to NVMe (ZeRO-Infinity), every device of the node reads its states from it.
+    pub nvme_read_gb_per_s: f64,
+    /// What a node's NVMe volume writes, GB/s (`cluster.nvme_write_gb_per_s`).
+    pub nvme_write_gb_per_s: f64,
 }
+
+/// A node's NVMe read bandwidth where the plan gives none, GB/s. Tier: measured: DeepSpeed's
+/// `ds_io` over four PCIe Gen4 NVMe SSDs in RAID-0 (an Azure NC96ads_A100_v4 VM) reads at
+/// 10 GB/s and writes at 5 GB/s; four Gen5 SSDs 27 and 11, eight 48 and 26 (an ND-H200-v5)
+/// (deepspeedai/DeepSpeed blogs/deepnvme/08-2024/README.md and 06-2025/README.md).
+pub const NVME_READ_GB_PER_S_DEFAULT: f64 = 10.0;
+/// A node's NVMe write bandwidth where the plan gives none, GB/s; the same measurement as
+/// [`NVME_READ_GB_PER_S_DEFAULT`].
+pub const NVME_WRITE_GB_PER_S_DEFAULT: f64 = 5.0;
 
 impl Cluster {
     /// All devices of the cluster.
@@ -384,6 +398,21 @@ wire_enum! {
     }
 }
 
+wire_enum! {
+    /// Where DeepSpeed keeps offloaded states (`offload_optimizer.device`, `offload_param.device`;
+    /// deepspeed/runtime/zero/offload_config.py, `OffloadDeviceEnum`). With NVMe (ZeRO-Infinity,
+    /// Rajbhandari et al. 2021) the optimizer still steps on the CPU ("Optimizer computation is
+    /// offload to CPU regardless of device option"), its states read from the drive and written
+    /// back a sub-group at a time; ZeRO-3 alone swaps them (`DeepSpeedZeroOptimizer_Stage3`; the
+    /// ZeRO-1/2 optimizer takes any device but `none` for the CPU, `stage_1_and_2.py`).
+    OffloadDevice {
+        /// Pinned host memory.
+        Cpu = "cpu",
+        /// The node's NVMe volume, through pinned host buffers.
+        Nvme = "nvme",
+    }
+}
+
 /// A DeepSpeed ZeRO stage, 0 to 3 (Rajbhandari et al. 2020, "ZeRO", §5: stage 1 shards the
 /// optimizer states over the data-parallel ranks, stage 2 also the gradients, stage 3 also the
 /// parameters). Each stage shards what the one below it does, so stages compare in order.
@@ -462,6 +491,9 @@ pub struct Parallel {
     pub offload_optimizer: bool,
     /// Parameters in host memory (ZeRO-3).
     pub offload_params: bool,
+    /// Where DeepSpeed offloads what `offload_optimizer` and `offload_params` send away: host
+    /// memory or the node's NVMe (ZeRO-Infinity; `zero_optimization.offload_*.device`).
+    pub offload_device: OffloadDevice,
     /// Megatron `--overlap-grad-reduce` / DeepSpeed `overlap_comm`: gradient reduction overlaps backward.
     pub overlap_grad_reduce: bool,
     /// Megatron `--overlap-param-gather`: the distributed optimizer's gather overlaps forward.

@@ -3,7 +3,7 @@
 //! fixes set most) and reads it back, so a fixed plan is checked as a typed one is.
 
 use crate::field::Field;
-use crate::plan::{Fsdp, PipelineSchedule, Plan, RecomputeGranularity};
+use crate::plan::{Fsdp, OffloadDevice, PipelineSchedule, Plan, RecomputeGranularity};
 use crate::report::Fix;
 
 /// The divisor of `n` nearest to `target` (the smaller one on a tie).
@@ -102,6 +102,7 @@ fn apply_direct(plan: &Plan, fix: &Fix) -> Option<Plan> {
         Field::ParallelDistributedOptimizer => p.distributed_optimizer = switch()?,
         Field::ParallelOffloadOptimizer => p.offload_optimizer = switch()?,
         Field::ParallelOffloadParams => p.offload_params = switch()?,
+        Field::ParallelOffloadDevice => p.offload_device = OffloadDevice::from_wire(name()?)?,
         Field::ParallelOverlapGradReduce => p.overlap_grad_reduce = switch()?,
         Field::ParallelOverlapParamGather => p.overlap_param_gather = switch()?,
         Field::ParallelUnevenLayers => p.uneven_layers = switch()?,

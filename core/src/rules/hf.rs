@@ -59,6 +59,30 @@ pub(super) fn check(cx: &Ctx, acc: &mut Acc) {
     }
 }
 
+/// Offloading to NVMe (`parallel.offload_device: nvme`): DeepSpeed's alone (LLaMA-Factory through
+/// its DeepSpeed file), by ZeRO-3's optimizer alone, and only of what is offloaded
+/// (`memory::nvme_swap`).
+pub(super) fn nvme(cx: &Ctx, acc: &mut Acc) {
+    let &Ctx { plan, p, .. } = cx;
+    if p.offload_device != crate::plan::OffloadDevice::Nvme {
+        return;
+    }
+    let cpu = (Field::ParallelOffloadDevice, Value::from("cpu"));
+    if !matches!(plan.framework, Framework::DeepSpeed | Framework::LlamaFactory) {
+        let framework = [("framework", plan.framework.wire().to_owned())];
+        acc.push(Severity::Warning, Code::ZeroNvmeFramework, &framework, Some(cpu));
+    } else if !p.offload_optimizer && !p.offload_params {
+        acc.push(Severity::Note, Code::ZeroNvmeNothing, &[], Some(cpu));
+    } else if p.offload_optimizer && !p.zero_stage.shards_params() {
+        acc.push(
+            Severity::Warning,
+            Code::ZeroNvmeStage,
+            &[("zero_stage", p.zero_stage.to_string())],
+            Some((Field::ParallelZeroStage, Value::from(3))),
+        );
+    }
+}
+
 /// LLaMA-Factory's `recompute_layers_ratio`: read by Ascend's packaged LLaMA-Factory only.
 pub(super) fn layers_ratio(cx: &Ctx, acc: &mut Acc) {
     use Severity::{Note, Warning};

@@ -4,10 +4,11 @@
 
 use super::comm::{group_bandwidth, ring_seconds_on};
 use super::{
-    CPU_ADAMW_BYTES_PER_PARAM, Ctx, HBM_EFF, HOST_LINK_BYTES_PER_SECOND, HOST_MEMORY_BYTES_PER_SECOND,
+    CPU_ADAMW_BYTES_PER_PARAM, Ctx, DEEPSPEED_CPU_ADAM_BYTES_PER_PARAM, HBM_EFF, HOST_LINK_BYTES_PER_SECOND,
+    HOST_MEMORY_BYTES_PER_SECOND,
 };
 use crate::memory;
-use crate::plan::Precision;
+use crate::plan::{Framework, Precision};
 
 /// The step's terms after the pipeline, seconds.
 pub(super) struct StepTail {
@@ -88,17 +89,33 @@ pub(super) fn step_tail(
         (false, true, false) => 20.0,
         (false, false, _) => 18.0,
     };
-    let optimizer_seconds = match crate::memory::verl_offload_policy(plan) {
+    let deepspeed = matches!(plan.framework, Framework::DeepSpeed | Framework::LlamaFactory);
+    let optimizer_seconds = match (crate::memory::verl_offload_policy(plan), deepspeed && p.offload_optimizer)
+    {
         // FSDP2's CPU offload steps AdamW on the host's fp32 shards, with PyTorch's single-tensor
         // AdamW (no foreach or fused kernel takes a CPU tensor); its copies over the host link are
         // the micro-batches' traffic (`sharded.rs`).
-        true => CPU_ADAMW_BYTES_PER_PARAM * owned / HOST_MEMORY_BYTES_PER_SECOND,
-        false => bytes_per_param * owned / (hw.memory_bytes_per_second * HBM_EFF),
+        (true, _) => CPU_ADAMW_BYTES_PER_PARAM * owned / HOST_MEMORY_BYTES_PER_SECOND,
+        // DeepSpeed's offloaded optimizer is its CPU Adam, over the device's fp32 partition in host
+        // memory (ZeRO-Offload, Ren et al. 2021; `DeepSpeedCPUAdam`), whichever device keeps it.
+        (false, true) => DEEPSPEED_CPU_ADAM_BYTES_PER_PARAM * owned / HOST_MEMORY_BYTES_PER_SECOND,
+        (false, false) => bytes_per_param * owned / (hw.memory_bytes_per_second * HBM_EFF),
     };
+    let nvme = crate::memory::nvme_swap(plan);
+    let (read, write) = nvme_bytes_per_second(ctx);
     // Offload: optimizer states cross the host link twice a step.
     let verl = plan.framework.is_verl();
     let offload_seconds = match p.offload_optimizer && !verl {
         true => 2.0 * 16.0 * owned / HOST_LINK_BYTES_PER_SECOND,
+        false => 0.0,
+    } + match nvme.optimizer {
+        // ZeRO-Infinity reads each sub-group's fp32 parameters, moments and gradients from the
+        // drive before its step and writes all but the gradients back after, and writes the
+        // gradients as they are reduced (`_optimizer_states_and_gradient_swap_in` / `_out`,
+        // `swap_out_gradients`, deepspeed/runtime/zero/stage3.py): 16 bytes each way a parameter,
+        // every device of the node on the one volume, one sub-group after another (the launch
+        // files leave `pipeline_read` and `pipeline_write` off).
+        true => 16.0 * owned * (1.0 / read + 1.0 / write),
         false => 0.0,
     } + match crate::memory::swaps_optimizer(plan) {
         // MindSpeed swap-optimizer: the optimizer states (fp32 master weights and both moments, 12
@@ -111,8 +128,21 @@ pub(super) fn step_tail(
         false => 0.0,
     } + match p.offload_params && !megatron && !verl {
         // ZeRO-Infinity fetches each device's 16-bit parameter shard from the host for every
-        // micro-batch's forward and again for its backward (DeepSpeed `offload_param`).
-        true => 2.0 * 2.0 * params_on_device / dp_cp * m as f64 / HOST_LINK_BYTES_PER_SECOND,
+        // micro-batch's forward and again for its backward (DeepSpeed `offload_param`); from NVMe
+        // it reads them into pinned buffers as the host link carries the previous ones to the
+        // device, so the slower of the two paces them, and writes the updated shard back once an
+        // update (`AsyncPartitionedParameterSwapper`, deepspeed/runtime/swap_tensor/
+        // partitioned_param_swapper.py).
+        true => {
+            let fetched = 2.0 * 2.0 * params_on_device / dp_cp * m as f64;
+            match nvme.params {
+                true => {
+                    (fetched / HOST_LINK_BYTES_PER_SECOND).max(fetched / read)
+                        + 2.0 * params_on_device / dp_cp / write
+                }
+                false => fetched / HOST_LINK_BYTES_PER_SECOND,
+            }
+        }
         false => 0.0,
     };
     let updates = updates(ctx);
@@ -129,6 +159,14 @@ pub(super) fn step_tail(
                 false => 0.0,
             },
     }
+}
+
+/// One device's share of its node's NVMe volume, read and write, bytes/s: every device of the
+/// node swaps to it at once.
+fn nvme_bytes_per_second(ctx: &Ctx) -> (f64, f64) {
+    let c = &ctx.plan.cluster;
+    let devices = f64::from(c.devices_per_node.get());
+    (c.nvme_read_gb_per_s * 1e9 / devices, c.nvme_write_gb_per_s * 1e9 / devices)
 }
 
 /// The bytes of the stage that holds the most of `bytes`: what a move of every stage's states at

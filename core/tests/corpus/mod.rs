@@ -257,6 +257,21 @@ pub fn generated() -> Vec<Entry> {
         );
     }
 
+    // ZeRO-Infinity: the optimizer states and the parameters swapped to NVMe (`offload_*.device`,
+    // the `aio` block).
+    add(
+        "deepspeed-zero3-nvme-qwen2.5-7b",
+        json!({"model": "qwen2.5-7b", "framework": "deepspeed", "method": "sft-full",
+               "parallel": {"zero_stage": 3, "offload_optimizer": true, "offload_params": true, "offload_device": "nvme"},
+               "batch": {"micro_batch": 1, "global_batch": 32, "seq_len": 2048}}),
+    );
+    add(
+        "llamafactory-zero3-nvme-qwen2.5-14b",
+        json!({"model": "qwen2.5-14b", "framework": "llamafactory", "method": "sft-full",
+               "parallel": {"zero_stage": 3, "offload_optimizer": true, "offload_device": "nvme"},
+               "batch": {"micro_batch": 1, "global_batch": 16, "seq_len": 2048}}),
+    );
+
     // LLaMA-Factory: every method it runs, ZeRO variants, NVIDIA and Ascend, dense and MoE.
     for (method, model, zero, hw) in [
         ("pretrain", "qwen2.5-1.5b", 2, "h100-sxm-80g"),

@@ -64,8 +64,8 @@ fn assert_carried(original: &PlanFile, back: &PlanFile, kind: ConfigKind) {
         }
         ConfigKind::DeepSpeed => {
             assert_eq!(
-                (b.zero_stage, b.offload_optimizer, b.offload_params),
-                (o.zero_stage, o.offload_optimizer, o.offload_params)
+                (b.zero_stage, b.offload_optimizer, b.offload_params, b.offload_device),
+                (o.zero_stage, o.offload_optimizer, o.offload_params, o.offload_device)
             );
             assert_eq!(
                 (back.batch.micro_batch, back.batch.global_batch),
@@ -76,7 +76,7 @@ fn assert_carried(original: &PlanFile, back: &PlanFile, kind: ConfigKind) {
         }
         ConfigKind::LlamaFactory => {
             assert_eq!(back.method, original.method);
-            assert_eq!(b.zero_stage, o.zero_stage);
+            assert_eq!((b.zero_stage, b.offload_device), (o.zero_stage, o.offload_device));
             assert_eq!(back.batch, original.batch);
             assert_eq!(back.recompute.granularity, original.recompute.granularity);
             assert_eq!(back.lora.rank, original.lora.rank);
@@ -187,6 +187,11 @@ fn emitted_files_import_back_to_their_plan() {
         r#"{"model": "qwen2.5-7b", "hardware": "a100-sxm-80g", "framework": "deepspeed", "method": "sft-full",
             "parallel": {"zero_stage": 3, "overlap_grad_reduce": true, "offload_optimizer": true}, "batch": {"micro_batch": 2, "global_batch": 128}}"#,
         r#"{"model": "qwen2.5-7b"}"#,
+        // ZeRO-Infinity: DeepSpeed's `offload_*.device: nvme`, LLaMA-Factory's file named for it.
+        r#"{"model": "qwen2.5-7b", "framework": "deepspeed", "method": "sft-full", "parallel": {"zero_stage": 3,
+            "offload_optimizer": true, "offload_params": true, "offload_device": "nvme"}}"#,
+        r#"{"model": "qwen2.5-14b", "framework": "llamafactory", "method": "sft-full", "parallel": {"zero_stage": 3,
+            "offload_optimizer": true, "offload_device": "nvme"}}"#,
         r#"{"model": "qwen2.5-72b", "cluster": {"nodes": 2}, "framework": "llamafactory", "method": "sft-full",
             "parallel": {"zero_stage": 3, "offload_optimizer": true}, "recompute": {"granularity": "none"},
             "batch": {"micro_batch": 1, "global_batch": 64, "seq_len": 4096}}"#,

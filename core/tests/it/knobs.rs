@@ -19,6 +19,7 @@ fn changed_value(knob: Knob) -> (&'static str, Value) {
         Knob::ZeroStage => json!(2),
         Knob::Schedule => json!("gpipe"),
         Knob::CpAlgo => json!("alltoall"),
+        Knob::OffloadDevice => json!("nvme"),
         Knob::Fsdp => json!("optim_grads_params"),
         Knob::DistributedOptimizer
         | Knob::SequenceParallel
@@ -192,6 +193,10 @@ fn the_same_settings_change_the_report_where_they_apply() {
         (
             Knob::OffloadParams,
             json!({"model": "qwen2.5-7b", "framework": "deepspeed", "method": "sft-full", "parallel": {"zero_stage": 3}}),
+        ),
+        (
+            Knob::OffloadDevice,
+            json!({"model": "qwen2.5-7b", "framework": "deepspeed", "method": "sft-full", "parallel": {"zero_stage": 3, "offload_optimizer": true}}),
         ),
         (
             Knob::Attention,

@@ -342,6 +342,49 @@ fn more_tensor_parallelism_never_raises_weights_and_more_dp_shrinks_zero3() {
     }
 }
 
+/// ZeRO-Infinity (`parallel.offload_device: nvme`; DeepSpeed `offload_optimizer.device` and
+/// `offload_param.device: nvme`): the device keeps what offload to host memory leaves it; the
+/// node's NVMe volume holds every device's fp32 parameters, moments and gradients (16 bytes a
+/// parameter) and 16-bit weights (2); host memory only the pinned swap buffers, each device's four
+/// of its largest optimizer sub-group in fp32 (`OptimizerSwapper`: Llama-2-13B's 13,015,864,320
+/// parameters ÷ 8 exceed the 1e9 `sub_group_size`, so 1e9 elements) and five of 1e8 16-bit
+/// parameters (`AsyncPartitionedParameterSwapper`), DeepSpeed's default counts.
+#[test]
+fn nvme_offload_keeps_the_states_on_the_drive() {
+    let plan = |framework: &str, zero: u8, device: &str| {
+        evaluate(
+            &Plan::from_json(&format!(
+                r#"{{"model": "llama-2-13b", "framework": "{framework}", "method": "sft-full",
+                    "parallel": {{"zero_stage": {zero}, "offload_optimizer": true, "offload_params": {},
+                    "distributed_optimizer": {}, "offload_device": "{device}"}}}}"#,
+                zero == 3,
+                framework == "megatron"
+            ))
+            .unwrap(),
+        )
+    };
+    let codes = |r: &trainplan_core::Report| r.findings.iter().map(|f| f.code.as_str()).collect::<Vec<_>>();
+    let (cpu, nvme) = (plan("deepspeed", 3, "cpu"), plan("deepspeed", 3, "nvme"));
+    assert_eq!(nvme.memory.stages, cpu.memory.stages);
+    assert_eq!(cpu.memory.nvme_bytes_per_node, 0);
+    let on_drive = nvme.memory.nvme_bytes_per_node as f64;
+    let expected = 13_015_864_320.0 * 18.0;
+    assert!((on_drive / expected - 1.0).abs() < 1e-9, "{on_drive} against {expected}");
+    assert_eq!(nvme.memory.host_bytes_per_node, 8 * (4 * 1_000_000_000 * 4 + 5 * 100_000_000 * 2));
+    assert!(nvme.findings.is_empty(), "{:?}", codes(&nvme));
+    // ZeRO-2's optimizer keeps the states in host memory whatever the device, and says so.
+    let (cpu2, nvme2) = (plan("deepspeed", 2, "cpu"), plan("deepspeed", 2, "nvme"));
+    assert_eq!(
+        (nvme2.memory.nvme_bytes_per_node, nvme2.memory.host_bytes_per_node),
+        (0, cpu2.memory.host_bytes_per_node)
+    );
+    assert_eq!(codes(&nvme2), ["zero.nvme_stage"]);
+    // Megatron-LM offloads to host memory alone: the device changes nothing but a warning.
+    let (mcpu, mnvme) = (plan("megatron", 0, "cpu"), plan("megatron", 0, "nvme"));
+    assert_eq!((mnvme.memory.clone(), mnvme.time.clone()), (mcpu.memory.clone(), mcpu.time.clone()));
+    assert_eq!(codes(&mnvme), [codes(&mcpu), vec!["zero.nvme_framework"]].concat());
+}
+
 #[test]
 fn offload_moves_states_to_the_host() {
     let base = r#"{"model": "llama-2-13b", "method": "sft-full", "parallel": {"zero_stage": 3"#;

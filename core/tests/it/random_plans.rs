@@ -151,7 +151,7 @@ proptest! {
         prop_assert_eq!(back.ok(), serde_json::to_value(&report).ok(), "{}", json);
         let csv = export::report_csv(&report);
         let records = csv.split("\r\n").filter(|r| !r.is_empty()).count();
-        prop_assert_eq!(records, 1 + 16 + 9 * report.memory.stages.len(), "{}", csv);
+        prop_assert_eq!(records, 1 + 17 + 9 * report.memory.stages.len(), "{}", csv);
     }
 
     #[test]

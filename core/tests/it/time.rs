@@ -383,6 +383,53 @@ fn verl_without_the_kl_loss_runs_no_reference() {
     assert!(!files[0].text.contains("kl_loss_coef"));
 }
 
+/// DeepSpeed steps an offloaded optimizer with its CPU Adam (`DeepSpeedCPUAdam`), which loads the
+/// fp32 gradient, both moments and the parameter and stores three of them (28 bytes a parameter:
+/// `Step_AVX`, csrc/includes/cpu_adam.h) through host memory; swapped to NVMe (ZeRO-Infinity), each
+/// step reads every device's fp32 parameters, moments and gradients (16 bytes a parameter) from the
+/// node's volume and writes them back, the node's eight devices sharing its 10 GB/s of reads and
+/// 5 of writes (or what the plan gives), and parameters offloaded there come in for every
+/// micro-batch's forward and backward at the slower of the drive and the host link, and go back
+/// once a step. Llama-2-13B (13,015,864,320 parameters) at ZeRO-3 on 8 H100.
+#[test]
+fn offloaded_optimizers_step_on_the_cpu_and_swap_through_nvme() {
+    let report = |parallel: &str, cluster: &str| {
+        evaluate(
+            &Plan::from_json(&format!(
+                r#"{{"model": "llama-2-13b", "framework": "deepspeed", "method": "sft-full",
+                    "cluster": {{"nodes": 1{cluster}}}, "parallel": {{"zero_stage": 3, "offload_optimizer": true{parallel}}}}}"#
+            ))
+            .unwrap(),
+        )
+    };
+    let (cpu, nvme) = (report("", ""), report(r#", "offload_device": "nvme""#, ""));
+    let owned = 13_015_864_320.0 / 8.0;
+    let cpu_adam = 28.0 * owned / trainplan_core::time::HOST_MEMORY_BYTES_PER_SECOND;
+    let b = &cpu.time.breakdown;
+    assert!(
+        (b.optimizer_seconds / cpu_adam - 1.0).abs() < 1e-9,
+        "{} against {cpu_adam}",
+        b.optimizer_seconds
+    );
+    assert_eq!(nvme.time.breakdown.optimizer_seconds, b.optimizer_seconds);
+    let swap = 16.0 * owned * 8.0 * (1.0 / 10e9 + 1.0 / 5e9);
+    let added = nvme.time.breakdown.offload_seconds - b.offload_seconds;
+    assert!((added / swap - 1.0).abs() < 1e-9, "{added} against {swap}");
+    let fast =
+        report(r#", "offload_device": "nvme""#, r#", "nvme_read_gb_per_s": 20, "nvme_write_gb_per_s": 10"#);
+    let added = fast.time.breakdown.offload_seconds - b.offload_seconds;
+    assert!((added / (swap / 2.0) - 1.0).abs() < 1e-9, "{added} against {}", swap / 2.0);
+    // The parameters too: fetched twice a micro-batch (2 bytes of each device's shard) at the
+    // drive's eighth of 10 GB/s, slower than the host link's 25, and written back once.
+    let params =
+        |device: &str| report(&format!(r#", "offload_params": true, "offload_device": "{device}""#), "");
+    let (pcpu, pnvme) = (params("cpu"), params("nvme"));
+    let fetched = 4.0 * owned * pcpu.memory.n_microbatches as f64;
+    let expected = fetched / (10e9 / 8.0) + 2.0 * owned / (5e9 / 8.0) - fetched / 25e9 + swap;
+    let added = pnvme.time.breakdown.offload_seconds - pcpu.time.breakdown.offload_seconds;
+    assert!((added / expected - 1.0).abs() < 1e-9, "{added} against {expected}");
+}
+
 /// VeRL's Megatron engine offloads the reference's weights whole between its passes
 /// (`megatron.param_offload=True` in the launch file; `BaseEngineCtx._context_switch` loads them
 /// before the pass and offloads them after, verl 0.9.1), so the log-probabilities wait on the

@@ -39,6 +39,7 @@ pub fn number_labelled(
         NumKind::Auto => Key::plan_form_bad_whole,
         NumKind::Fraction => Key::plan_form_bad_fraction,
         NumKind::Factor => Key::plan_form_bad_factor,
+        NumKind::Rate => Key::plan_form_bad_rate,
     };
     view! {
         <TextField

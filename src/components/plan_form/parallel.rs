@@ -4,7 +4,9 @@
 use leptos::prelude::*;
 use trainplan_core::choices;
 use trainplan_core::knobs::{self, Knob};
-use trainplan_core::plan::{CpAlgo, Fsdp, PipelineSchedule};
+use trainplan_core::plan::{
+    CpAlgo, Fsdp, NVME_READ_GB_PER_S_DEFAULT, NVME_WRITE_GB_PER_S_DEFAULT, OffloadDevice, PipelineSchedule,
+};
 
 use super::FormCtx;
 use super::controls::{ReadBool, WriteBool, check, enum_select, enum_select_among, knob_slot, number};
@@ -195,6 +197,7 @@ fn ParallelKnobs(
         {slot_check(Knob::SequenceParallel, Key::par_sp, "sp-check", |f| f.parallel.sequence_parallel, |f, v| f.parallel.sequence_parallel = v)}
         {slot_check(Knob::OffloadOptimizer, Key::par_offload_opt, "offload-opt-check", |f| f.parallel.offload_optimizer, |f, v| f.parallel.offload_optimizer = v)}
         {slot_check(Knob::OffloadParams, Key::par_offload_params, "offload-params-check", |f| f.parallel.offload_params, |f, v| f.parallel.offload_params = v)}
+        {offload_device(ctx)}
         {slot_check(Knob::OverlapGradReduce, Key::par_overlap_grad, "overlap-grad-check", |f| f.parallel.overlap_grad_reduce, |f, v| f.parallel.overlap_grad_reduce = v)}
         {slot_check(Knob::OverlapParamGather, Key::par_overlap_param, "overlap-param-check", |f| f.parallel.overlap_param_gather, |f, v| f.parallel.overlap_param_gather = v)}
         {slot_check(Knob::GradReduceBf16, Key::par_grad_bf16, "grad-bf16-check", |f| f.parallel.grad_reduce_bf16, |f, v| f.parallel.grad_reduce_bf16 = v)}
@@ -210,5 +213,41 @@ fn ParallelKnobs(
             {knob_slot(ctx, Knob::PipelineLayout, layout)}
             {slot_number(Knob::MtpLayers, Key::mtp_layers, "mtp-layers-input", NumField::MtpLayers)}
         </div>
+    }
+}
+
+/// Where DeepSpeed offloads (`parallel.offload_device`): asked only once something is offloaded,
+/// and NVMe's bandwidths once it goes there.
+fn offload_device(ctx: FormCtx) -> impl IntoView {
+    let form = ctx.form;
+    let select = move || {
+        enum_select(
+            ctx,
+            (Key::par_offload_device, "offload-device-select"),
+            OffloadDevice::ALL,
+            OffloadDevice::wire,
+            |k, lang| messages::offload_device_choice(lang, k),
+            |f| f.parallel.offload_device,
+            |f, k| f.parallel.offload_device = k,
+        )
+    };
+    let offloads = move || form.with(|f| f.file.parallel.offload_optimizer || f.file.parallel.offload_params);
+    let to_nvme = move || {
+        let (fw, m) = ctx.training();
+        offloads()
+            && form.with(|f| f.file.parallel.offload_device == OffloadDevice::Nvme)
+            && knobs::applies(fw, m, Knob::OffloadDevice).yes()
+    };
+    let default_rate = |x: f64| Some(Signal::derive(move || x.to_string()));
+    view! {
+        <Show when=offloads>
+            {knob_slot(ctx, Knob::OffloadDevice, select)}
+        </Show>
+        <Show when=to_nvme>
+            <div class="grid3">
+                {number(ctx, Key::par_nvme_read, "nvme-read-input", NumField::NvmeRead, default_rate(NVME_READ_GB_PER_S_DEFAULT))}
+                {number(ctx, Key::par_nvme_write, "nvme-write-input", NumField::NvmeWrite, default_rate(NVME_WRITE_GB_PER_S_DEFAULT))}
+            </div>
+        </Show>
     }
 }

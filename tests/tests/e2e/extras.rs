@@ -830,3 +830,45 @@ async fn freeze_tuning_trains_the_last_layers() -> WebDriverResult<()> {
     assert_eq!(plan_of(&page).await?.method, trainplan_core::plan::Method::Freeze);
     page.driver.quit().await
 }
+
+/// DeepSpeed's offload to NVMe (ZeRO-Infinity): once a LLaMA-Factory plan at ZeRO-3 offloads its
+/// optimizer, the form asks where to, and NVMe asks the node's read and write bandwidths; the
+/// DeepSpeed file is named for it and the memory notes what the drive holds, as the core counts
+/// it. On Megatron-LM, which offloads to host memory alone, a warning says so and its fix puts
+/// the host back.
+#[tokio::test]
+async fn nvme_offload_swaps_the_states_through_the_drive() -> WebDriverResult<()> {
+    let chromedriver = Chromedriver::start();
+    let page = open(&chromedriver, 1280, 900).await?;
+    page.wait_text("summary-run", |t| t.contains("LLaMA-Factory")).await?;
+    page.choose("method-select", "sft-full").await?;
+    page.choose("zero-select", "3").await?;
+    assert!(!page.has("offload-device-select").await?, "asked where to offload with nothing offloaded");
+    page.click("offload-opt-check").await?;
+    page.choose("offload-device-select", "nvme").await?;
+    page.wait_text("launch-text", |t| t.contains("ds_z3_offload_nvme_config.json")).await?;
+    page.type_into("nvme-read-input", "48").await?;
+    page.type_into("nvme-write-input", "26").await?;
+    let plan = plan_of(&page).await?;
+    assert_eq!(plan.parallel.offload_device, trainplan_core::plan::OffloadDevice::Nvme);
+    assert_eq!((plan.cluster.nvme_read_gb_per_s, plan.cluster.nvme_write_gb_per_s), (48.0, 26.0));
+    let report = evaluate(&plan);
+    assert!(0 < report.memory.nvme_bytes_per_node);
+    let on_drive = format!("{:.2} GiB", report.memory.nvme_bytes_per_node as f64 / (1u64 << 30) as f64);
+    page.wait_text("memory-nvme", |t| t.contains(&on_drive)).await?;
+    page.settled().await?;
+    page.scroll_to("offload-device-select").await?;
+    page.screenshot("en-nvme").await?;
+    page.click("lang-switch").await?;
+    page.wait_text("memory-nvme", |t| t.contains("NVMe")).await?;
+    page.scroll_to("offload-device-select").await?;
+    page.screenshot("zh-nvme").await?;
+    page.click("lang-switch").await?;
+    page.choose("framework-select", "megatron").await?;
+    page.wait_text("finding-zero.nvme_framework", |t| t.contains("NVMe")).await?;
+    assert!(!page.has("nvme-read-input").await?, "NVMe bandwidths asked on Megatron-LM");
+    page.click("fix-zero.nvme_framework").await?;
+    page.wait_text("summary-run", |t| t.contains("Megatron")).await?;
+    assert_eq!(plan_of(&page).await?.parallel.offload_device, trainplan_core::plan::OffloadDevice::Cpu);
+    page.driver.quit().await
+}

@@ -23,6 +23,11 @@ pub(super) fn deepspeed(v: &Value, file: &mut PlanFile) -> Result<Reading, Impor
     file.parallel.offload_optimizer =
         zero["offload_optimizer"]["device"].as_str().is_some_and(|d| d != "none");
     file.parallel.offload_params = zero["offload_param"]["device"].as_str().is_some_and(|d| d != "none");
+    // ZeRO-Infinity: either offload to NVMe (the plan has one device for both).
+    let nvme = |k: &str| zero[k]["device"].as_str() == Some("nvme");
+    if nvme("offload_optimizer") || nvme("offload_param") {
+        file.parallel.offload_device = OffloadDevice::Nvme;
+    }
     let int = |k: &str| v[k].as_u64().map(|n| u32::try_from(n).unwrap_or(u32::MAX));
     let mut applied = vec!["zero_optimization", "activation_checkpointing"];
     if let Some(m) = int("train_micro_batch_size_per_gpu") {

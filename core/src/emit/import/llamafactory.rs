@@ -92,6 +92,9 @@ pub(super) fn llamafactory(map: &Hash, text: &str, file: &mut PlanFile) -> Resul
             file.parallel.zero_stage = stage as u8;
         }
         file.parallel.offload_optimizer = ds.contains("offload");
+        if ds.contains("nvme") {
+            file.parallel.offload_device = OffloadDevice::Nvme;
+        }
     }
     r.model_path = y.text("model_name_or_path");
     r.dataset = y.text("dataset");

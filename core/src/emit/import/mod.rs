@@ -30,8 +30,8 @@ use super::flags::{self, FlagError, Table};
 use crate::Plan;
 use crate::model::Family;
 use crate::plan::{
-    AttentionImpl, CpAlgo, Framework, Fsdp, HardwareField, LaunchFile, Method, ModelField, PipelineSchedule,
-    PlanFile, Precision, RecomputeGranularity, RecomputeMethod, TargetsField,
+    AttentionImpl, CpAlgo, Framework, Fsdp, HardwareField, LaunchFile, Method, ModelField, OffloadDevice,
+    PipelineSchedule, PlanFile, Precision, RecomputeGranularity, RecomputeMethod, TargetsField,
 };
 
 mod branches;

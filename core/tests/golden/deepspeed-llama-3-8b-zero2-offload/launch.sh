@@ -2,7 +2,7 @@
 # Written by trainplan for DeepSpeed 0.19.8.
 # Llama-3-8B full SFT with DeepSpeed on 2 × 8 NVIDIA GeForce RTX 4090 24GB (16 devices): DP 16,
 # ZeRO 2, optimizer offload; micro-batch 1, global batch 64, sequence 2048; bf16. Planned peak
-# 19.4 GiB per device, step 9.48 s.
+# 19.4 GiB per device, step 9.70 s.
 # Reopen the plan: #v1=Fc7RCoMwDIXhd8m1Bdm8cL6MRJuqLLVdGnFMfPeld-H7IZwLJtR5heGCQp-RaYfh0Xb93cDMR1GSmvbkqVgwDYKRziRvGMAT5ZKJPDSwovgThYxFv65rX617dIuVSLomb16CunAwV7OHbMSMEd3T9ZNhRkHm6hekEDihH1PWLW6_OkPloAbsTGNRXKjuuf8
 # train.py is your script: it calls deepspeed.initialize(..., config="ds_config.json").
 # Run on every node with NODE_RANK set (0 … NUM_NODES − 1); MASTER_ADDR is node 0.
