@@ -57,12 +57,15 @@ pub const HOST_MEMORY_BYTES_PER_SECOND: f64 = 61.44e9;
 /// `v.mul_` 8, `v.addcmul_(g, g)` 12, `v.sqrt()` 8, its division 8, `add_(eps)` 8,
 /// `p.addcdiv_(m, denom)` 16, and gradient clipping's norm and scaling 12: `clip_grad_norm_`).
 pub const CPU_ADAMW_BYTES_PER_PARAM: f64 = 92.0;
-/// Host memory traffic of one fp32 parameter's step in DeepSpeed's CPU Adam, bytes, which steps
-/// the optimizer wherever DeepSpeed offloads it, to host memory or to NVMe. Tier: derived
-/// (`Adam_Optimizer::Step_AVX`, csrc/includes/cpu_adam.h: it loads the gradient, both moments and
-/// the parameter and stores the parameter and both moments, 4 bytes an element each; the gradients'
-/// norm is taken on the device as they are reduced).
-pub const DEEPSPEED_CPU_ADAM_BYTES_PER_PARAM: f64 = 28.0;
+/// Host memory traffic of one fp32 parameter's step in a fused CPU Adam, bytes: DeepSpeed's CPU
+/// Adam, which steps the optimizer wherever DeepSpeed offloads it (to host memory or to NVMe), and
+/// PyTorch's fused AdamW on CPU tensors, which Megatron's `--optimizer-cpu-offload` steps
+/// (`HybridDeviceOptimizer` with `torch.optim.AdamW(fused=True)`, megatron/core/optimizer/
+/// __init__.py). Tier: derived (`Adam_Optimizer::Step_AVX`, deepspeedai/DeepSpeed
+/// csrc/includes/cpu_adam.h: it loads the gradient, both moments and the parameter and stores the
+/// parameter and both moments, 4 bytes an element each, in one pass, as PyTorch's fused kernel
+/// does; the gradients' norm is taken on the device as they are reduced).
+pub const FUSED_CPU_ADAM_BYTES_PER_PARAM: f64 = 28.0;
 /// Bytes of 16-bit elementwise traffic per token and hidden unit in one layer's forward (norms,
 /// residual adds, bias/activation/dropout kernels, rotary): each reads and writes h-wide tensors.
 /// Tier: derived from the kernels Megatron runs per layer (about 12 reads/writes of 2-byte tensors).

@@ -4,7 +4,7 @@
 
 use super::comm::{group_bandwidth, ring_seconds_on};
 use super::{
-    CPU_ADAMW_BYTES_PER_PARAM, Ctx, DEEPSPEED_CPU_ADAM_BYTES_PER_PARAM, HBM_EFF, HOST_LINK_BYTES_PER_SECOND,
+    CPU_ADAMW_BYTES_PER_PARAM, Ctx, FUSED_CPU_ADAM_BYTES_PER_PARAM, HBM_EFF, HOST_LINK_BYTES_PER_SECOND,
     HOST_MEMORY_BYTES_PER_SECOND,
 };
 use crate::memory;
@@ -89,16 +89,21 @@ pub(super) fn step_tail(
         (false, true, false) => 20.0,
         (false, false, _) => 18.0,
     };
-    let deepspeed = matches!(plan.framework, Framework::DeepSpeed | Framework::LlamaFactory);
-    let optimizer_seconds = match (crate::memory::verl_offload_policy(plan), deepspeed && p.offload_optimizer)
-    {
+    // The frameworks whose offloaded optimizer steps on the host (VeRL's and MindSpeed-RL's move
+    // the states between phases instead and step on the device).
+    let on_host = matches!(
+        plan.framework,
+        Framework::DeepSpeed | Framework::LlamaFactory | Framework::Megatron | Framework::MindSpeedLlm
+    ) && p.offload_optimizer;
+    let optimizer_seconds = match (crate::memory::verl_offload_policy(plan), on_host) {
         // FSDP2's CPU offload steps AdamW on the host's fp32 shards, with PyTorch's single-tensor
         // AdamW (no foreach or fused kernel takes a CPU tensor); its copies over the host link are
         // the micro-batches' traffic (`sharded.rs`).
         (true, _) => CPU_ADAMW_BYTES_PER_PARAM * owned / HOST_MEMORY_BYTES_PER_SECOND,
         // DeepSpeed's offloaded optimizer is its CPU Adam, over the device's fp32 partition in host
-        // memory (ZeRO-Offload, Ren et al. 2021; `DeepSpeedCPUAdam`), whichever device keeps it.
-        (false, true) => DEEPSPEED_CPU_ADAM_BYTES_PER_PARAM * owned / HOST_MEMORY_BYTES_PER_SECOND,
+        // memory (ZeRO-Offload, Ren et al. 2021; `DeepSpeedCPUAdam`), whichever device keeps it;
+        // Megatron's is PyTorch's fused AdamW over the host's fp32 copies.
+        (false, true) => FUSED_CPU_ADAM_BYTES_PER_PARAM * owned / HOST_MEMORY_BYTES_PER_SECOND,
         (false, false) => bytes_per_param * owned / (hw.memory_bytes_per_second * HBM_EFF),
     };
     let nvme = crate::memory::nvme_swap(plan);

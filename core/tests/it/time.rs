@@ -383,7 +383,8 @@ fn verl_without_the_kl_loss_runs_no_reference() {
     assert!(!files[0].text.contains("kl_loss_coef"));
 }
 
-/// DeepSpeed steps an offloaded optimizer with its CPU Adam (`DeepSpeedCPUAdam`), which loads the
+/// DeepSpeed steps an offloaded optimizer with its CPU Adam (`DeepSpeedCPUAdam`), and Megatron-LM
+/// with PyTorch's fused AdamW on the host, each of which loads the
 /// fp32 gradient, both moments and the parameter and stores three of them (28 bytes a parameter:
 /// `Step_AVX`, csrc/includes/cpu_adam.h) through host memory; swapped to NVMe (ZeRO-Infinity), each
 /// step reads every device's fp32 parameters, moments and gradients (16 bytes a parameter) from the
@@ -412,6 +413,18 @@ fn offloaded_optimizers_step_on_the_cpu_and_swap_through_nvme() {
         b.optimizer_seconds
     );
     assert_eq!(nvme.time.breakdown.optimizer_seconds, b.optimizer_seconds);
+    // Megatron-LM's `--optimizer-cpu-offload` steps PyTorch's fused AdamW over the host's fp32
+    // copies (`HybridDeviceOptimizer`, `fused=True`): the same single pass over each of its
+    // distributed optimizer's shard.
+    let megatron = evaluate(
+        &Plan::from_json(
+            r#"{"model": "llama-2-13b", "framework": "megatron", "method": "pretrain",
+                "parallel": {"distributed_optimizer": true, "offload_optimizer": true}}"#,
+        )
+        .unwrap(),
+    );
+    let step = megatron.time.breakdown.optimizer_seconds;
+    assert!((step / cpu_adam - 1.0).abs() < 1e-9, "{step} against {cpu_adam}");
     let swap = 16.0 * owned * 8.0 * (1.0 / 10e9 + 1.0 / 5e9);
     let added = nvme.time.breakdown.offload_seconds - b.offload_seconds;
     assert!((added / swap - 1.0).abs() < 1e-9, "{added} against {swap}");
