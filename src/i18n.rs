@@ -522,6 +522,7 @@ texts! {
     advice_offload_optimizer => "ZeRO-3 with the optimizer states on the host: they leave the device, at the cost of PCIe transfers.", "ZeRO-3 并把优化器状态卸载到主机：它们离开显存，代价是 PCIe 传输。";
     advice_offload_params => "ZeRO-3 with the optimizer states and the parameters on the host: the least device memory, the slowest step.", "ZeRO-3 并把优化器状态和参数都卸载到主机：显存最省，速度最慢。";
     advice_onload_params => "Keep the parameters on the device; the optimizer states stay on the host.", "参数留在设备上，优化器状态仍在主机。";
+    advice_offload_to_host => "Keep the offloaded states in host memory instead of NVMe, where each node has the memory for them.", "节点主机内存足够时，把卸载的状态放在主机内存而不是 NVMe。";
     advice_onload => "Keep the states on the device: they fit without offloading.", "状态留在设备上：不卸载也放得下。";
     advice_host_optimizer => "Keep the optimizer states on the host.", "优化器状态放到主机。";
     advice_recompute_selective => "Selective recomputation: recompute the attention core instead of storing it.", "选择性重计算：重算注意力核心部分而不保存。";
@@ -560,6 +561,7 @@ texts! {
     advice_why_offload_optimizer => "DeepSpeed moves the fp32 master weights and Adam moments (12 bytes per parameter) to host memory and the CPU runs the update; VeRL keeps its Adam moments (8 bytes) on the host between updates and brings them back for each. The step waits for PCIe transfers, so it is slower, but a much larger model fits.", "DeepSpeed 把 fp32 主权重和 Adam 状态（每参数 12 字节）移到主机内存，由 CPU 完成更新；VeRL 在两次更新之间把 Adam 状态（8 字节）放在主机上，每次更新前再取回。每步要等 PCIe 传输，变慢，但能放下大得多的模型。";
     advice_why_offload_params => "The parameters go to the host too: DeepSpeed's ZeRO-Infinity fetches each layer when needed, at the cost of host traffic every micro-batch; VeRL loads them for each of its passes and offloads them after, so its rollout holds none.", "参数也放到主机上：DeepSpeed 的 ZeRO-Infinity 按层取用，代价是每个微批都有主机传输；VeRL 在每个阶段计算前载入、算完卸载，推理生成时显存里不留参数。";
     advice_why_onload_params => "Parameters cross the host link every micro-batch, the optimizer states once a step: the parameters first.", "参数每个微批都经主机链路传输，优化器状态每步一次：先留回参数。";
+    advice_why_offload_to_host => "NVMe extends host memory at a fraction of its bandwidth: every step reads the swapped states from the drive and writes them back, shared by the node's devices. Where the node's host memory holds them, the same device memory trains faster.", "NVMe 以远低于内存的带宽扩展主机内存：每一步都要从盘上读回换出的状态再写回，节点内各卡共享带宽。节点主机内存放得下时，同样的显存下训练更快。";
     advice_why_onload => "Offloading buys device memory with host copies and an optimizer step on the CPU; a plan that fits without it runs faster on the device.", "卸载是用主机拷贝和 CPU 上的优化器步骤换显存；不卸载也放得下时，留在设备上更快。";
     advice_why_host_optimizer => "The fp32 states leave the device: Megatron-LM steps them on the CPU, MindSpeed brings them back only for the step, VeRL between updates. The step waits for the copies.", "fp32 状态离开显存：Megatron-LM 在 CPU 上更新，MindSpeed 只在 step 时取回，VeRL 在两次更新之间卸载。每步要等拷贝。";
     advice_why_recompute_selective => "Attention's softmax and dropout outputs are large (they grow with sequence²) but cheap to compute again: selective recomputation drops them and reruns only that part in backward.", "注意力的 softmax 和 dropout 输出很大（随序列长度平方增长）但重算很便宜：选择性重计算丢弃它们，反向时只重算这一部分。";

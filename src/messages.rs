@@ -761,6 +761,7 @@ pub fn advice(lang: Lang, code: Move) -> (String, String) {
         Move::OffloadParams => (Key::advice_offload_params, Key::advice_why_offload_params),
         Move::OnloadParams => (Key::advice_onload_params, Key::advice_why_onload_params),
         Move::Onload => (Key::advice_onload, Key::advice_why_onload),
+        Move::OffloadToHost => (Key::advice_offload_to_host, Key::advice_why_offload_to_host),
         Move::HostOptimizer => (Key::advice_host_optimizer, Key::advice_why_host_optimizer),
         Move::RecomputeSelective => (Key::advice_recompute_selective, Key::advice_why_recompute_selective),
         Move::RecomputeFull => (Key::advice_recompute_full, Key::advice_why_recompute_full),

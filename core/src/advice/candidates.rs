@@ -64,6 +64,7 @@ pub(super) fn candidates(plan: &Plan, mem: &Memory, fits: bool) -> Vec<Candidate
     let mut res = megatron_switches(&ctx);
     res.extend(zero_ladder(&ctx));
     res.extend(onload(&ctx));
+    res.extend(offload_to_host(&ctx));
     res.extend(megatron_host_optimizer(&ctx));
     res.extend(activation_moves(&ctx));
     res.extend(batch_moves(&ctx));
@@ -220,6 +221,18 @@ fn onload(ctx: &Ctx) -> Vec<Candidate> {
     }
     res.push(candidate(Move::Onload, all));
     res
+}
+
+/// States swapped to NVMe kept in host memory instead, whether the plan fits or not (the device
+/// holds the same either way): the drive's reads and writes leave the step, and the node needs the
+/// host memory the states take (ZeRO-Infinity, Rajbhandari et al. 2021: NVMe extends host memory
+/// at a fraction of its bandwidth).
+fn offload_to_host(ctx: &Ctx) -> Vec<Candidate> {
+    let nvme = crate::memory::nvme_swap(ctx.plan);
+    match nvme.optimizer || nvme.params {
+        true => vec![candidate(Move::OffloadToHost, vec![fix(Field::ParallelOffloadDevice, "cpu")])],
+        false => Vec::new(),
+    }
 }
 
 /// The Megatron family's optimizer states off the device, for a plan that does not fit: Megatron-LM

@@ -54,6 +54,7 @@ named_enum! {
         OffloadParams = "offload_params",
         OnloadParams = "onload_params",
         Onload = "onload",
+        OffloadToHost = "offload_to_host",
         HostOptimizer = "host_optimizer",
         RecomputeSelective = "recompute_selective",
         RecomputeFull = "recompute_full",
@@ -108,6 +109,7 @@ impl Move {
                 | Move::ZeroStageDown
                 | Move::OnloadParams
                 | Move::Onload
+                | Move::OffloadToHost
                 | Move::RecomputeLess
                 | Move::FlashAttention
                 | Move::LigerKernel

@@ -36,6 +36,8 @@ const PLANS: &[&str] = &[
     MINDSPEED_SHORT,
     // DeepSpeed ZeRO-3 with everything on the host, where 8 H100 hold it all.
     OFFLOADED,
+    // The same swapped to NVMe (ZeRO-Infinity).
+    NVME,
     // LLaMA-Factory full SFT on one H100 without DeepSpeed: fp32 trained parameters do not fit.
     r#"{"model": "qwen2.5-7b", "method": "sft-full", "cluster": {"devices_per_node": 1}}"#,
 ];
@@ -152,6 +154,25 @@ fn a_70b_full_sft_on_one_node_is_told_to_offload() {
     // ZeRO-3 alone does not fit, and a move that fits exists: only moves that fit are offered.
     assert!(advice.iter().all(|a| a.fits));
     assert!(!advice.iter().any(|a| a.code == advice::Move::ZeroStage));
+}
+
+/// [`OFFLOADED`] with the states swapped to the node's NVMe.
+const NVME: &str = r#"{"model": "qwen2.5-7b", "framework": "deepspeed", "method": "sft-full",
+    "parallel": {"zero_stage": 3, "offload_optimizer": true, "offload_params": true, "offload_device": "nvme"}}"#;
+
+/// States swapped to NVMe are offered host memory instead: the device holds the same, the step
+/// loses the drive's reads and writes, and the node's host memory takes the states.
+#[test]
+fn nvme_swaps_are_offered_host_memory() {
+    let nvme = plan(NVME);
+    let advice = advice::advise(&nvme);
+    let host = advice.iter().find(|a| a.code == advice::Move::OffloadToHost).expect("offered");
+    assert_eq!(host.peak_delta_bytes, 0);
+    assert!(0.0 < host.speed_delta_frac, "{}", host.speed_delta_frac);
+    let moved = evaluate(&rules::apply_all(&nvme, &host.changes).unwrap());
+    assert_eq!(moved.memory.nvme_bytes_per_node, 0);
+    assert!(evaluate(&nvme).memory.host_bytes_per_node < moved.memory.host_bytes_per_node);
+    assert!(!advice::advise(&plan(OFFLOADED)).iter().any(|a| a.code == advice::Move::OffloadToHost));
 }
 
 #[test]

@@ -834,7 +834,7 @@ async fn freeze_tuning_trains_the_last_layers() -> WebDriverResult<()> {
 /// DeepSpeed's offload to NVMe (ZeRO-Infinity): once a LLaMA-Factory plan at ZeRO-3 offloads its
 /// optimizer, the form asks where to, and NVMe asks the node's read and write bandwidths; the
 /// DeepSpeed file is named for it and the memory notes what the drive holds, as the core counts
-/// it. On Megatron-LM, which offloads to host memory alone, a warning says so and its fix puts
+/// it; the advice offers host memory instead. On Megatron-LM, which offloads to host memory alone, a warning says so and its fix puts
 /// the host back.
 #[tokio::test]
 async fn nvme_offload_swaps_the_states_through_the_drive() -> WebDriverResult<()> {
@@ -864,6 +864,14 @@ async fn nvme_offload_swaps_the_states_through_the_drive() -> WebDriverResult<()
     page.scroll_to("offload-device-select").await?;
     page.screenshot("zh-nvme").await?;
     page.click("lang-switch").await?;
+    // The advice keeps the states in host memory instead, as fast as the core says.
+    page.wait_text("advice-offload_to_host", |t| t.contains("host memory")).await?;
+    page.click("advice-apply-offload_to_host").await?;
+    page.wait_text("launch-text", |t| t.contains("ds_z3_offload_config.json")).await?;
+    assert_eq!(plan_of(&page).await?.parallel.offload_device, trainplan_core::plan::OffloadDevice::Cpu);
+    assert!(!page.has("memory-nvme").await?, "the drive's share outlived the move");
+    page.choose("offload-device-select", "nvme").await?;
+    page.wait_text("launch-text", |t| t.contains("ds_z3_offload_nvme_config.json")).await?;
     page.choose("framework-select", "megatron").await?;
     page.wait_text("finding-zero.nvme_framework", |t| t.contains("NVMe")).await?;
     assert!(!page.has("nvme-read-input").await?, "NVMe bandwidths asked on Megatron-LM");
