@@ -18,7 +18,7 @@ pub(crate) fn plan_strategy() -> impl Strategy<Value = Plan> {
             prop::option::of(1..=64_u32),
         ),
         (prop::sample::select(Framework::ALL.to_vec()), prop::sample::select(Method::ALL.to_vec())),
-        (1..=64_u32, 1..=64_u32, 1..=8_u32, 1..=16_u32, 1..=256_u32, 0..=3_u8, any::<[bool; 5]>()),
+        (1..=64_u32, 1..=64_u32, 1..=8_u32, 1..=16_u32, 1..=256_u32, 0..=3_u8, any::<[bool; 6]>()),
         (
             prop::sample::select(RecomputeGranularity::ALL.to_vec()),
             prop::sample::select(RecomputeMethod::ALL.to_vec()),
@@ -55,7 +55,8 @@ pub(crate) fn plan_strategy() -> impl Strategy<Value = Plan> {
                 "parallel": {"tp": tp, "pp": pp, "vpp": vpp, "cp": cp, "ep": ep, "etp": 1, "zero_stage": zero,
                     "sequence_parallel": flags[0], "distributed_optimizer": flags[1],
                     "offload_optimizer": flags[2], "offload_params": flags[3],
-                    "cp_algo": if flags[4] { "alltoall" } else { "ring" }},
+                    "cp_algo": if flags[4] { "alltoall" } else { "ring" },
+                    "offload_device": if flags[5] { "nvme" } else { "cpu" }},
                 "recompute": {"granularity": rc.0.wire(), "method": rc.1.wire(), "num_layers": rc.2},
                 "batch": {"micro_batch": batch.0, "global_batch": batch.1, "seq_len": batch.2},
                 "precision": prec.0.wire(), "attention": prec.1.wire(), "liger_kernel": prec.2[0],
@@ -170,6 +171,10 @@ fn the_layout_moe_and_recompute_knobs_round_trip() {
             "parallel": {"tp": 4, "fused_kernels": false}}"#,
         r#"{"model": "llama-3.1-8b", "framework": "megatron", "method": "pretrain",
             "parallel": {"cp": 4, "cp_algo": "alltoall"}, "batch": {"seq_len": 32768}}"#,
+        // ZeRO-Infinity with the node's NVMe figures off their defaults.
+        r#"{"model": "qwen2.5-14b", "framework": "deepspeed", "method": "sft-full",
+            "cluster": {"nvme_read_gb_per_s": 27.5, "nvme_write_gb_per_s": 11},
+            "parallel": {"zero_stage": 3, "offload_optimizer": true, "offload_device": "nvme"}}"#,
     ] {
         let plan = Plan::from_json(text).unwrap_or_else(|e| panic!("{text}: {e}"));
         let back = permalink::decode(&permalink::encode(&plan)).unwrap();

@@ -142,6 +142,20 @@ fn bad_plans_are_refused_with_a_reason() {
             expected: Allowed::AboveZeroAtMost { max: 1.0 },
         },
     );
+    let nvme =
+        |field| PlanFileError::OutOfRange { field, expected: Allowed::AboveZeroAtMost { max: 1000.0 } };
+    check_err(
+        r#"{"model": "llama-2-7b", "cluster": {"nvme_read_gb_per_s": 0}}"#,
+        &nvme(Field::ClusterNvmeReadGbPerS),
+    );
+    check_err(
+        r#"{"model": "llama-2-7b", "cluster": {"nvme_write_gb_per_s": -5}}"#,
+        &nvme(Field::ClusterNvmeWriteGbPerS),
+    );
+    check_err(
+        r#"{"model": "llama-2-7b", "cluster": {"nvme_read_gb_per_s": 1e9}}"#,
+        &nvme(Field::ClusterNvmeReadGbPerS),
+    );
     check_err(
         r#"{"model": "llama-2-7b", "lora": {"targets": ["q_proj", "lm_head"]}}"#,
         &PlanFileError::UnknownLoraTarget("lm_head".to_owned()),
