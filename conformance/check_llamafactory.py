@@ -6,7 +6,8 @@
 `llamafactory-cli train train.yaml` (with FORCE_TORCHRUN=1, as launch.sh sets) starts torchrun on
 `llamafactory/launcher.py`, which calls `llamafactory.train.tuner.run_exp()`. The checker calls that same
 `run_exp()` in a process set up as torchrun sets up rank 0 (RANK, LOCAL_RANK, WORLD_SIZE, OMP_NUM_THREADS=1,
-and the variables launch.sh exports), with sys.argv = [launcher.py, train.yaml], so this runs for real
+and the variables launch.sh exports; where launch.sh runs one device without FORCE_TORCHRUN, as the CLI's own
+process, with no process group), with sys.argv = [launcher.py, train.yaml], so this runs for real
 (LLaMA-Factory 0.9.5, transformers 5.6.0, accelerate, DeepSpeed 0.19.8: conformance/requirements-llamafactory.txt):
 - `read_args` (OmegaConf load of the YAML), `get_ray_args`, and `get_train_args`: HfArgumentParser over
   LLaMA-Factory's dataclasses with `allow_extra_keys=False` (an unknown key raises "Some keys are not used by
@@ -50,6 +51,7 @@ os.environ.update(
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import check_deepspeed  # noqa: E402
+import torch.distributed as torch_dist  # noqa: E402
 from common import CollectWarnings, Tally, Target, describe, plan_report, shell_assignments, targets, world_size  # noqa: E402
 
 import transformers.training_args  # noqa: E402
@@ -138,11 +140,18 @@ class Run:
         raise Reached()
 
 
-def torchrun_env(plan_dir: Path, world: int) -> None:
-    """The environment torchrun gives rank 0 on node 0, after launch.sh's exports."""
+def torchrun_env(plan_dir: Path, world: int) -> bool:
+    """The environment torchrun gives rank 0 on node 0, after launch.sh's exports; where launch.sh runs one
+    device without FORCE_TORCHRUN, `llamafactory-cli` trains in its own process (`llamafactory/cli.py`:
+    torchrun only with FORCE_TORCHRUN or more than one device), and only the exports apply. Whether torchrun runs."""
     launch = plan_dir / "launch.sh"
     exported = shell_assignments(launch.read_text()) if launch.is_file() else {"FORCE_TORCHRUN": "1"}
     os.environ.update(exported)
+    if world == 1 and "FORCE_TORCHRUN" not in exported:
+        # check_deepspeed sets rank 0's variables for its own process group: a plain process has none.
+        for name in ("RANK", "LOCAL_RANK", "GROUP_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE"):
+            os.environ.pop(name, None)
+        return False
     per_node = int(exported.get("NPROC_PER_NODE", world))
     os.environ.update(
         RANK="0",
@@ -153,13 +162,14 @@ def torchrun_env(plan_dir: Path, world: int) -> None:
         MASTER_ADDR="127.0.0.1",
         MASTER_PORT="29500",
     )
+    return True
 
 
 def run(yaml_path: Path, world: int, data_dir: Path, allow_extra: bool) -> tuple[Run, list[str]]:
     """Runs `run_exp()` on one train.yaml; returns what it reached and the problems it raised or logged."""
     problems: list[str] = []
     saved_env = dict(os.environ)
-    torchrun_env(yaml_path.parent, world)
+    distributed = torchrun_env(yaml_path.parent, world)
     if allow_extra:
         os.environ["ALLOW_EXTRA_ARGS"] = "1"
     else:
@@ -168,7 +178,10 @@ def run(yaml_path: Path, world: int, data_dir: Path, allow_extra: bool) -> tuple
     AcceleratorState._reset_state(reset_partial_state=True)
     PartialState._reset_state()
     unset_hf_deepspeed_config()
-    check_deepspeed.set_world_size(world)
+    if distributed:
+        check_deepspeed.set_world_size(world)
+    elif torch_dist.is_initialized():
+        torch_dist.destroy_process_group()
     with CollectWarnings(WARNING_LOGGERS, IGNORED_WARNINGS) as collected:
         state = Run(data_dir)
         for name in WORKFLOWS:

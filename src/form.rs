@@ -99,6 +99,8 @@ pub enum NumField {
     MoeImbalance,
     /// `moe.capacity_factor`: more than 0, at most 64; empty means dropless.
     MoeCapacity,
+    /// `galore.rank`.
+    GaloreRank,
     /// `cluster.nvme_read_gb_per_s`; empty means the default.
     NvmeRead,
     /// `cluster.nvme_write_gb_per_s`; empty means the default.
@@ -122,11 +124,12 @@ pub enum NumKind {
 
 impl NumField {
     /// Every field, in form order; the index is the field's slot in [`PlanForm::numbers`].
-    pub const ALL: [NumField; 38] = [
+    pub const ALL: [NumField; 39] = [
         NumField::Nodes,
         NumField::DevicesPerNode,
         NumField::LoraRank,
         NumField::FreezeLayers,
+        NumField::GaloreRank,
         NumField::LoraDropout,
         NumField::Tp,
         NumField::Pp,
@@ -286,6 +289,7 @@ impl NumField {
             NumField::ScaleUp => return file.cluster.scale_up_domain,
             NumField::LoraRank => file.lora.rank,
             NumField::FreezeLayers => file.freeze_layers,
+            NumField::GaloreRank => file.galore.rank,
             NumField::Tp => file.parallel.tp,
             NumField::Pp => file.parallel.pp,
             NumField::Vpp => file.parallel.vpp,
@@ -330,6 +334,7 @@ impl NumField {
             NumField::ScaleUp => file.cluster.scale_up_domain = value,
             NumField::LoraRank => file.lora.rank = n,
             NumField::FreezeLayers => file.freeze_layers = n,
+            NumField::GaloreRank => file.galore.rank = n,
             NumField::Tp => file.parallel.tp = n,
             NumField::Pp => file.parallel.pp = n,
             NumField::Vpp => file.parallel.vpp = n,
@@ -376,6 +381,7 @@ impl NumField {
             NumField::ScaleUp => Key::plan_form_scale_up,
             NumField::LoraRank => Key::training_lora_rank,
             NumField::FreezeLayers => Key::training_freeze_layers,
+            NumField::GaloreRank => Key::training_galore_rank,
             NumField::LoraDropout => Key::training_lora_dropout,
             NumField::MicroBatch => Key::batch_micro,
             NumField::GlobalBatch => Key::batch_global,
@@ -430,6 +436,7 @@ impl NumField {
             NumField::DevicesPerNode => Field::ClusterDevicesPerNode,
             NumField::LoraRank => Field::LoraRank,
             NumField::FreezeLayers => Field::FreezeLayers,
+            NumField::GaloreRank => Field::GaloreRank,
             NumField::LoraDropout => Field::LoraDropout,
             NumField::Tp => Field::ParallelTp,
             NumField::Pp => Field::ParallelPp,

@@ -265,6 +265,19 @@ pub fn zh(code: Code) -> &'static str {
         }
         Code::LlamafactoryPtqZero3 => "LLaMA-Factory 不允许 {format} 量化的检查点使用 ZeRO-3。",
         Code::LlamafactoryPureBf16Zero3 => "LLaMA-Factory 不允许 pure_bf16 与 ZeRO-3 同时使用。",
+        Code::LlamafactoryGaloreDeepspeed => {
+            "LLaMA-Factory 不允许 GaLore 与 DeepSpeed 同时使用：请不用 ZeRO 和卸载。"
+        }
+        Code::LlamafactoryGaloreLora => "LLaMA-Factory 不允许 GaLore 与 LoRA 同时使用：GaLore 训练全部参数。",
+        Code::LlamafactoryGaloreLayerwiseDistributed => {
+            "LLaMA-Factory 不允许在 {devices} 张卡上用逐层 GaLore：它只能单卡训练。"
+        }
+        Code::LlamafactoryGaloreLayerwiseAccumulation => {
+            "逐层 GaLore 在每个参数的梯度到达时就更新它，因此不支持梯度累积：这里每步 {microbatches} 个微批。"
+        }
+        Code::LlamafactoryGaloreMixedPrecision => {
+            "混合精度下 GaLore 的权重、梯度和状态都是 fp32（LLaMA-Factory 会警告）：pure_bf16 可减半。"
+        }
         Code::VerlOffloadPolicyFsdp1 => {
             "offload_policy 是 FSDP2 的 CPU 卸载：VeRL 的 FSDP1 引擎会忽略它，actor 仍留在设备上。"
         }
@@ -557,10 +570,11 @@ fn choice_text(lang: Lang, field: Field, wire: &str) -> Option<&'static str> {
         Field::ParallelOffloadDevice => offload_device_choice(lang, OffloadDevice::from_wire(wire)?),
         Field::ParallelFsdp => fsdp_choice(lang, Fsdp::from_wire(wire)?),
         Field::RecomputeGranularity => recompute_choice(lang, RecomputeGranularity::from_wire(wire)?),
-        // The form's box: 8-bit AdamW on or off.
+        // The optimizer by the name its box gives it.
         Field::Optimizer => match Optimizer::from_wire(wire)? {
-            Optimizer::AdamW8bit => t(lang, Key::value_on),
-            Optimizer::AdamW => t(lang, Key::value_off),
+            Optimizer::AdamW8bit => t(lang, Key::training_adam_8bit),
+            Optimizer::AdamW => "AdamW",
+            Optimizer::Galore => t(lang, Key::training_galore),
         },
         _ => return None,
     })
@@ -665,7 +679,8 @@ fn field_key(field: Field) -> Option<Key> {
         Field::RlLora => Key::rl_lora,
         Field::LoraDora => Key::training_dora,
         Field::PureBf16 => Key::training_pure_bf16,
-        Field::Optimizer => Key::training_adam_8bit,
+        Field::Optimizer => Key::training_optimizer,
+        Field::GaloreLayerwise => Key::training_galore_layerwise,
         Field::FreezeLayers => Key::training_freeze_layers,
         Field::LaunchModelPath => Key::launch_model_path,
         Field::LaunchDataset => Key::launch_dataset,
@@ -692,6 +707,7 @@ fn field_key(field: Field) -> Option<Key> {
         | Field::ClusterScaleUpDomain
         | Field::ClusterNvmeReadGbPerS
         | Field::ClusterNvmeWriteGbPerS
+        | Field::GaloreRank
         | Field::ParallelTp
         | Field::ParallelPp
         | Field::ParallelVpp
@@ -845,14 +861,15 @@ mod tests {
         assert_eq!(plan_error(Lang::Zh, &err), "budget.tokens 必须在 1 到 10^16 之间");
     }
 
-    /// The optimizer reads as the form's box does: 8-bit AdamW on or off, in either language.
+    /// The optimizer reads as the form's boxes name it, in either language; plain AdamW by its name.
     #[test]
     fn the_optimizer_reads_as_its_box() {
         let text = |lang, wire: &str| value_text(lang, Some(Field::Optimizer), &serde_json::json!(wire));
-        assert_eq!(text(Lang::En, "adamw"), t(Lang::En, Key::value_off));
-        assert_eq!(text(Lang::En, "adamw_8bit"), t(Lang::En, Key::value_on));
-        assert_eq!(text(Lang::Zh, "adamw_8bit"), t(Lang::Zh, Key::value_on));
-        assert_ne!(t(Lang::En, Key::value_on), t(Lang::En, Key::value_off));
+        assert_eq!(text(Lang::En, "adamw"), "AdamW");
+        assert_eq!(text(Lang::En, "adamw_8bit"), t(Lang::En, Key::training_adam_8bit));
+        assert_eq!(text(Lang::Zh, "adamw_8bit"), t(Lang::Zh, Key::training_adam_8bit));
+        assert_eq!(text(Lang::Zh, "galore"), t(Lang::Zh, Key::training_galore));
+        assert_ne!(text(Lang::En, "galore"), text(Lang::En, "adamw_8bit"));
     }
 
     /// Every schedule the report names has its proper name in both languages (the report's names:

@@ -70,6 +70,8 @@ named_enum! {
         PureBf16 = "pure_bf16",
         Optimizer = "optimizer",
         FreezeLayers = "freeze_layers",
+        GaloreRank = "galore.rank",
+        GaloreLayerwise = "galore.layerwise",
         LoraRank = "lora.rank",
         LoraAlpha = "lora.alpha",
         LoraDropout = "lora.dropout",

@@ -114,6 +114,10 @@ pub enum Knob {
     PureBf16,
     /// `optimizer`.
     Optimizer,
+    /// `galore.rank`.
+    GaloreRank,
+    /// `galore.layerwise`.
+    GaloreLayerwise,
     /// `recompute.activation_function`.
     ActivationFunction,
     /// `recompute.activation_function_layers`.
@@ -239,6 +243,8 @@ impl Knob {
         Knob::LigerKernel,
         Knob::PureBf16,
         Knob::Optimizer,
+        Knob::GaloreRank,
+        Knob::GaloreLayerwise,
         Knob::ActivationFunction,
         Knob::ActivationFunctionLayers,
         Knob::SwapAttention,
@@ -304,6 +310,8 @@ impl Knob {
             Knob::LigerKernel => Field::LigerKernel,
             Knob::PureBf16 => Field::PureBf16,
             Knob::Optimizer => Field::Optimizer,
+            Knob::GaloreRank => Field::GaloreRank,
+            Knob::GaloreLayerwise => Field::GaloreLayerwise,
             Knob::ActivationFunction => Field::RecomputeActivationFunction,
             Knob::ActivationFunctionLayers => Field::RecomputeActivationFunctionLayers,
             Knob::SwapAttention => Field::RecomputeSwapAttention,
@@ -510,6 +518,14 @@ pub fn applies(framework: Framework, method: Method, knob: Knob) -> Applies {
         // LLaMA-Factory `FinetuningArguments.pure_bf16` (`src/llamafactory/hparams/finetuning_args.py`).
         // The HF `Trainer`'s `optim` (transformers `TrainingArguments`), which LLaMA-Factory passes on.
         Knob::PureBf16 | Knob::Optimizer => only(&[Framework::LlamaFactory]),
+        // LLaMA-Factory's `galore_rank` and `galore_layerwise` (`GaloreArguments`), for the methods
+        // that train full parameters (rule llamafactory.galore_lora refuses GaLore beside LoRA).
+        Knob::GaloreRank | Knob::GaloreLayerwise => {
+            match for_methods(&[Method::Pretrain, Method::SftFull, Method::Freeze, Method::Dpo]) {
+                Applies::Yes => only(&[Framework::LlamaFactory]),
+                no => no,
+            }
+        }
         // MindSpeed-RL `RLConfig.blocking`.
         Knob::RlBlocking => match for_methods(RL_METHODS) {
             Applies::Yes => only(&[Framework::MindSpeedRl]),
@@ -701,6 +717,11 @@ pub fn effective(plan: &Plan) -> Effective<'_> {
         LigerKernel => reset!(liger_kernel, false);
         PureBf16 => reset!(pure_bf16, false);
         Optimizer => reset!(optimizer, crate::plan::Optimizer::AdamW);
+        GaloreRank => reset!(
+            galore.rank,
+            NonZeroU32::new(crate::plan::GaloreFile::DEFAULT_RANK).unwrap_or(one)
+        );
+        GaloreLayerwise => reset!(galore.layerwise, false);
         SeqLen => {};
         MeanSeqLen => reset!(batch.mean_seq_len, 0);
         Rl => {};

@@ -847,6 +847,49 @@ fn adapted(arch: &Architecture, targets: &[LoraTarget], scope: LoraScope) -> Vec
         .collect()
 }
 
+/// What GaLore projects ([`galore_shape`]), over the whole model.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LowRankShape {
+    /// The projected weights' parameters: every `nn.Linear` weight of the decoder layers.
+    pub params: u64,
+    /// Their optimizer states, elements: for an `out × in` weight and rank r (at most the smaller
+    /// side), the two moments of the projected gradient, `r × max(out, in)` each, and the
+    /// projection, `r × min(out, in)`.
+    pub states: u64,
+}
+
+/// The weights LLaMA-Factory's GaLore projects (`galore_target: all`: every `torch.nn.Linear` that
+/// `find_all_linear_modules` names, the output head excepted; `_create_galore_optimizer`,
+/// src/llamafactory/train/trainer_utils.py) and their states for `rank`. The routed experts are
+/// fused 3-D parameters in transformers 5 and GPT-2's projections `Conv1D` modules: neither is an
+/// `nn.Linear`, so both stay with plain AdamW. The projection (`GaLoreProjector`, galore_torch,
+/// `proj_type: std`) multiplies the gradient on its shorter side: a tall weight's gradient (out ≥ in)
+/// by an `r × in` matrix from the right, into `out × r`; a wide one's by an `out × r` matrix from the
+/// left, into `r × in`; AdamW's moments are the projected gradient's shape (`GaLoreAdamW.step`).
+pub fn galore_shape(arch: &Architecture, rank: u64) -> LowRankShape {
+    if arch.family == Family::Gpt2 {
+        return LowRankShape::default();
+    }
+    adapted(arch, &LoraTarget::ALL, LoraScope::Hf).into_iter().filter(|a| !a.routed).fold(
+        LowRankShape::default(),
+        |acc, a| {
+            let (long, short) = (a.d_in.max(a.d_out), a.d_in.min(a.d_out));
+            let r = rank.min(short);
+            let states = r.saturating_mul(long.saturating_mul(2).saturating_add(short));
+            LowRankShape {
+                params: acc.params.saturating_add(a.d_in.saturating_mul(a.d_out).saturating_mul(a.count)),
+                states: acc.states.saturating_add(states.saturating_mul(a.count)),
+            }
+        },
+    )
+}
+
+/// The largest parameter tensor's elements: what a step that frees each gradient as soon as its
+/// parameter is updated holds of gradients at most.
+pub fn largest_tensor(arch: &Architecture) -> u64 {
+    tensors(arch).iter().filter(|t| !t.mtp).map(|t| t.numel).max().unwrap_or(0)
+}
+
 /// LoRA's trainable parameters: `rank × (in + out)` for every linear module `scope` wraps (PEFT
 /// `LoraLayer.update_layer`: `lora_A` is `Linear(in, r)`, `lora_B` is `Linear(r, out)`, no bias).
 ///

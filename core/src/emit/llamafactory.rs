@@ -271,6 +271,16 @@ fn train_keys(plan: &Plan) -> String {
     if plan.optimizer == crate::plan::Optimizer::AdamW8bit && crate::memory::eight_bit_adam_offered(plan) {
         kv(&mut y, "optim", "adamw_8bit");
     }
+    // GaLore over every linear weight (`GaloreArguments`; the Trainer's `optim` stays AdamW, so
+    // `GaLoreAdamW`), where the plan trains full parameters (rule llamafactory.galore_lora).
+    if plan.optimizer == crate::plan::Optimizer::Galore && !plan.trains_lora() {
+        kv(&mut y, "use_galore", "true");
+        kv(&mut y, "galore_target", "all");
+        kv(&mut y, "galore_rank", &plan.galore.rank.to_string());
+        if plan.galore.layerwise {
+            kv(&mut y, "galore_layerwise", "true");
+        }
+    }
     kv(&mut y, "ddp_timeout", "180000000");
     y
 }
@@ -292,12 +302,27 @@ pub fn files(plan: &Plan, header: &[String]) -> Vec<EmittedFile> {
             serde_json::to_string_pretty(&ds_config(plan)).expect("a JSON value always serializes") + "\n";
         files.push(EmittedFile { name: name.clone(), kind: FileKind::Json, text: json });
     }
-    let mut sh = script_opening(
-        header,
-        "Run on every node with NODE_RANK set (0 … NNODES − 1); MASTER_ADDR is node 0.",
-    );
-    sh.push_str("export FORCE_TORCHRUN=1\n");
-    sh.push_str(&node_vars(plan, true, "NNODES", "NPROC_PER_NODE", "127.0.0.1"));
+    // Layer-wise GaLore refuses a distributed launch ("Distributed training does not support
+    // layer-wise GaLore.", `get_train_args`), which torchrun is even over one process: LLaMA-Factory's
+    // CLI runs the training in its own process where one device is visible and FORCE_TORCHRUN is
+    // unset (`llamafactory/cli.py`).
+    let in_process = plan.optimizer == crate::plan::Optimizer::Galore
+        && plan.galore.layerwise
+        && plan.cluster.n_devices() == 1;
+    let mut sh = match in_process {
+        true => script_opening(header, "One device, in LLaMA-Factory's own process (no torchrun)."),
+        false => script_opening(
+            header,
+            "Run on every node with NODE_RANK set (0 … NNODES − 1); MASTER_ADDR is node 0.",
+        ),
+    };
+    match in_process {
+        true => sh.push_str("export CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-0}\n\n"),
+        false => {
+            sh.push_str("export FORCE_TORCHRUN=1\n");
+            sh.push_str(&node_vars(plan, true, "NNODES", "NPROC_PER_NODE", "127.0.0.1"));
+        }
+    }
     if let Some(name) = &ds_name {
         sh.push_str(&super::deepspeed::nvme_check(plan, name));
     }

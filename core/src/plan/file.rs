@@ -56,12 +56,15 @@ pub struct PlanFile {
     /// LLaMA-Factory's `pure_bf16`: the trained parameters stay bf16; off when omitted.
     #[serde(default, skip_serializing_if = "is_false")]
     pub pure_bf16: bool,
-    /// `adamw` (the default) or `adamw_8bit`.
+    /// `adamw` (the default), `adamw_8bit` or `galore`.
     #[serde(default = "adamw", skip_serializing_if = "is_adamw")]
     pub optimizer: Optimizer,
     /// The last decoder layers freeze-tuning trains; LLaMA-Factory's 2 when omitted.
     #[serde(default = "default_freeze_layers", skip_serializing_if = "is_default_freeze_layers")]
     pub freeze_layers: u32,
+    /// GaLore's settings; LLaMA-Factory's defaults when omitted (and then left out).
+    #[serde(default, skip_serializing_if = "GaloreFile::is_default")]
+    pub galore: GaloreFile,
     /// LoRA settings.
     #[serde(default)]
     pub lora: LoraFile,
@@ -288,6 +291,31 @@ fn default_freeze_layers() -> u32 {
 
 fn is_default_freeze_layers(n: &u32) -> bool {
     *n == FREEZE_LAYERS_DEFAULT
+}
+
+/// GaLore's settings as written (`optimizer: galore`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct GaloreFile {
+    /// `galore_rank`; LLaMA-Factory's 16 when omitted.
+    pub rank: u32,
+    /// `galore_layerwise`; off when omitted.
+    pub layerwise: bool,
+}
+
+impl GaloreFile {
+    /// LLaMA-Factory's default rank (`GaloreArguments.galore_rank`).
+    pub const DEFAULT_RANK: u32 = 16;
+
+    fn is_default(&self) -> bool {
+        *self == GaloreFile::default()
+    }
+}
+
+impl Default for GaloreFile {
+    fn default() -> Self {
+        GaloreFile { rank: GaloreFile::DEFAULT_RANK, layerwise: false }
+    }
 }
 
 fn is_false(b: &bool) -> bool {
@@ -1095,6 +1123,10 @@ impl Plan {
             pure_bf16: file.pure_bf16,
             optimizer: file.optimizer,
             freeze_layers: count(file.freeze_layers, Field::FreezeLayers, Limit::Degree)?,
+            galore: Galore {
+                rank: count(file.galore.rank, Field::GaloreRank, Limit::Degree)?,
+                layerwise: file.galore.layerwise,
+            },
             lora,
             rl,
             moe: moe(&file.moe)?,
@@ -1198,6 +1230,7 @@ impl Plan {
             pure_bf16: self.pure_bf16,
             optimizer: self.optimizer,
             freeze_layers: self.freeze_layers.get(),
+            galore: GaloreFile { rank: self.galore.rank.get(), layerwise: self.galore.layerwise },
             lora: LoraFile {
                 rank: self.lora.rank.get(),
                 alpha: self.lora.alpha,
@@ -1260,6 +1293,7 @@ impl PlanFile {
             pure_bf16: false,
             optimizer: Optimizer::AdamW,
             freeze_layers: FREEZE_LAYERS_DEFAULT,
+            galore: GaloreFile::default(),
             lora: LoraFile::default(),
             rl: RlFile::default(),
             moe: MoeFile::default(),

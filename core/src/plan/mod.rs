@@ -65,6 +65,8 @@ pub struct Plan {
     /// The decoder layers freeze-tuning trains, the model's last (LLaMA-Factory
     /// `freeze_trainable_layers`; used by `freeze`).
     pub freeze_layers: NonZeroU32,
+    /// GaLore's settings (used with `optimizer: galore`).
+    pub galore: Galore,
     /// LoRA settings (used by `lora` and `qlora`).
     pub lora: Lora,
     /// RL settings (used by `grpo` and `ppo`).
@@ -290,7 +292,22 @@ wire_enum! {
         /// Quantization"): each moment a byte an element, with an fp32 scale per block of 2,048
         /// (`Optimizer2State.init_state` in bitsandbytes/optim/optimizer.py).
         AdamW8bit = "adamw_8bit",
+        /// GaLore (Zhao et al. 2024, "GaLore: Memory-Efficient LLM Training by Gradient Low-Rank
+        /// Projection"): AdamW over each linear weight's gradient projected to [`Galore::rank`]
+        /// (`GaLoreAdamW`, galore_torch; LLaMA-Factory `use_galore`), the rest plain AdamW.
+        Galore = "galore",
     }
+}
+
+/// LLaMA-Factory's GaLore settings (`GaloreArguments`, src/llamafactory/hparams/finetuning_args.py),
+/// read with [`Optimizer::Galore`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Galore {
+    /// `galore_rank`: the projected gradients' rank.
+    pub rank: NonZeroU32,
+    /// `galore_layerwise`: each parameter stepped by its own optimizer as soon as its gradient is
+    /// accumulated, and its gradient freed (`register_post_accumulate_grad_hook`).
+    pub layerwise: bool,
 }
 
 wire_enum! {

@@ -154,6 +154,51 @@ pub(super) fn adam_8bit_offload(cx: &Ctx, acc: &mut Acc) {
     }
 }
 
+/// GaLore (`optimizer: galore`) on LLaMA-Factory: refused with DeepSpeed and beside LoRA; layer-wise,
+/// refused over several devices and with gradient accumulation; under mixed precision, warned of.
+pub(super) fn galore(cx: &Ctx, acc: &mut Acc) {
+    use Severity::{Error, Warning};
+    let &Ctx { plan, p, world, .. } = cx;
+    if plan.optimizer != crate::plan::Optimizer::Galore || plan.framework != Framework::LlamaFactory {
+        return;
+    }
+    let adamw = (Field::Optimizer, Value::from("adamw"));
+    if plan.trains_lora() {
+        acc.push(Error, Code::LlamafactoryGaloreLora, &[], Some(adamw.clone()));
+    }
+    if crate::memory::runs_deepspeed(plan) {
+        // ZeRO 0 drops the DeepSpeed file unless something is offloaded.
+        let fix = match p.offload_optimizer || p.offload_params {
+            true => adamw,
+            false => (Field::ParallelZeroStage, Value::from(0)),
+        };
+        acc.push(Error, Code::LlamafactoryGaloreDeepspeed, &[], Some(fix));
+    }
+    let stepwise = (Field::GaloreLayerwise, Value::from(false));
+    if plan.galore.layerwise && 1 < world {
+        acc.push(
+            Error,
+            Code::LlamafactoryGaloreLayerwiseDistributed,
+            &[("devices", world.to_string())],
+            Some(stepwise.clone()),
+        );
+    }
+    let microbatches = cx.mem.n_microbatches;
+    if plan.galore.layerwise && 1 < microbatches {
+        acc.push(
+            Error,
+            Code::LlamafactoryGaloreLayerwiseAccumulation,
+            &[("microbatches", microbatches.to_string())],
+            Some(stepwise),
+        );
+    }
+    if !plan.pure_bf16 && !plan.trains_lora() {
+        let fix =
+            (plan.precision == crate::plan::Precision::Bf16).then(|| (Field::PureBf16, Value::from(true)));
+        acc.push(Warning, Code::LlamafactoryGaloreMixedPrecision, &[], fix);
+    }
+}
+
 /// QLoRA on a model with routed experts: bitsandbytes replaces `nn.Linear` modules alone, and
 /// transformers 5 holds the experts as fused 3-D parameters, so they stay 16-bit (transformers
 /// 5.6.0 with bitsandbytes 0.50.2: Qwen3-MoE's `Qwen3MoeExperts` unconverted; the memory counts

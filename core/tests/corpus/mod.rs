@@ -315,6 +315,14 @@ pub fn generated() -> Vec<Entry> {
         json!({"model": "qwen2.5-14b", "framework": "llamafactory", "method": "freeze",
                "parallel": {"zero_stage": 3}, "batch": {"micro_batch": 1, "global_batch": 16, "seq_len": 2048}}),
     );
+    // GaLore (`use_galore`, `galore_rank`, `galore_layerwise`, its `GaloreArguments`), layer by
+    // layer on one device in bf16.
+    add(
+        "llamafactory-galore-qwen2.5-7b",
+        json!({"model": "qwen2.5-7b", "framework": "llamafactory", "method": "sft-full", "optimizer": "galore",
+               "galore": {"rank": 128, "layerwise": true}, "pure_bf16": true, "cluster": {"devices_per_node": 1},
+               "batch": {"micro_batch": 1, "global_batch": 1, "seq_len": 2048}}),
+    );
     // 8-bit AdamW handed to DeepSpeed as its client optimizer: `optim` beside the ZeRO-2 file.
     add(
         "llamafactory-adam-8bit-zero2-qwen2.5-7b",

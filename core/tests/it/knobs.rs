@@ -56,6 +56,8 @@ fn changed_value(knob: Knob) -> (&'static str, Value) {
         Knob::LayersRatio => json!(0.5),
         Knob::LoraRank => json!(64),
         Knob::FreezeLayers => json!(4),
+        Knob::GaloreRank => json!(64),
+        Knob::GaloreLayerwise => json!(true),
         Knob::LoraDropout => json!(0.1),
         Knob::LoraDora => json!(true),
         Knob::PureBf16 => json!(true),

@@ -342,6 +342,42 @@ fn more_tensor_parallelism_never_raises_weights_and_more_dp_shrinks_zero3() {
     }
 }
 
+/// GaLore (`optimizer: galore`, LLaMA-Factory's `use_galore` over every linear weight) on
+/// Qwen2.5-7B, counted from its config.json (hidden 3,584, 4 key/value heads of 128, MLP 18,944,
+/// 28 layers, vocabulary 152,064, untied head): each layer's seven weights hold 233,046,016 of its
+/// 233,057,792 parameters (the rest: the q/k/v biases and two norms), 6,525,288,448 over the
+/// model, which leaves 1,090,328,064 parameters (embedding, head, norms, biases) to plain AdamW. At
+/// rank 16 a layer's projected states are, per weight `(2 × long + short) × 16`: 172,032 for q and
+/// o (3,584 square), 122,880 for k and v (512 × 3,584), 663,552 for gate, up and down (18,944 ×
+/// 3,584): 2,580,480 a layer, 72,253,440 over the model. With `pure_bf16` every state is 2 bytes.
+#[test]
+fn galore_keeps_low_rank_moments_of_the_linear_weights() {
+    let report = |galore: &str| {
+        evaluate(
+            &Plan::from_json(&format!(
+                r#"{{"model": "qwen2.5-7b", "method": "sft-full", "pure_bf16": true, "cluster": {{"devices_per_node": 1}},
+                    "batch": {{"micro_batch": 1, "global_batch": 1, "seq_len": 1024}}{galore}}}"#
+            ))
+            .unwrap(),
+        )
+    };
+    let adamw = report("");
+    let galore = report(r#", "optimizer": "galore""#);
+    let expected = 1_090_328_064u64 * 2 * 2 + 72_253_440 * 2;
+    assert_eq!(galore.memory.stages[0].optimizer, expected);
+    assert_eq!(adamw.memory.stages[0].optimizer, 7_615_616_512 * 2 * 2);
+    // Rank 128: every weight's shorter side is at least 512, so its states grow eightfold.
+    let wide = report(r#", "optimizer": "galore", "galore": {"rank": 128}"#);
+    assert_eq!(wide.memory.stages[0].optimizer, 1_090_328_064 * 2 * 2 + 72_253_440 * 8 * 2);
+    // Layer by layer, each gradient is freed once its parameter is stepped: the peak drops by the
+    // gradients it no longer holds (the embedding's, the largest tensor, at most remains).
+    let layerwise = report(r#", "optimizer": "galore", "galore": {"layerwise": true}"#);
+    assert!(layerwise.memory.peak_bytes + 13_000_000_000 < galore.memory.peak_bytes);
+    assert!(galore.memory.peak_bytes < adamw.memory.peak_bytes);
+    let codes = |r: &trainplan_core::Report| r.findings.iter().map(|f| f.code.as_str()).collect::<Vec<_>>();
+    assert!(codes(&layerwise).is_empty(), "{:?}", codes(&layerwise));
+}
+
 /// ZeRO-Infinity (`parallel.offload_device: nvme`; DeepSpeed `offload_optimizer.device` and
 /// `offload_param.device: nvme`): the device keeps what offload to host memory leaves it; the
 /// node's NVMe volume holds every device's fp32 parameters, moments and gradients (16 bytes a

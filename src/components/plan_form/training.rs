@@ -60,6 +60,11 @@ pub fn TrainingSection(
     let is_adam_8bit = |f: &PlanFile| f.optimizer == Optimizer::AdamW8bit;
     let set_adam_8bit =
         |f: &mut PlanFile, on: bool| f.optimizer = if on { Optimizer::AdamW8bit } else { Optimizer::AdamW };
+    // GaLore where LLaMA-Factory trains full parameters; its rank and layer-wise stepping with it.
+    let is_galore = |f: &PlanFile| f.optimizer == Optimizer::Galore;
+    let set_galore =
+        |f: &mut PlanFile, on: bool| f.optimizer = if on { Optimizer::Galore } else { Optimizer::AdamW };
+    let galore_on = move || ctx.applies(Knob::GaloreRank) && form.with(|f| is_galore(&f.file));
     view! {
         <section class="panel" aria-labelledby="training-title">
             <h2 id="training-title">{move || tr(Key::training_title)}</h2>
@@ -71,6 +76,15 @@ pub fn TrainingSection(
             </Show>
             <Show when=adam_8bit_shown>
                 {check(ctx, Key::training_adam_8bit, "adam-8bit-check", is_adam_8bit, set_adam_8bit)}
+            </Show>
+            <Show when=move || ctx.applies(Knob::GaloreRank)>
+                {check(ctx, Key::training_galore, "galore-check", is_galore, set_galore)}
+            </Show>
+            <Show when=galore_on>
+                <div class="grid2">
+                    {number(ctx, Key::training_galore_rank, "galore-rank-input", NumField::GaloreRank, None)}
+                </div>
+                {check(ctx, Key::training_galore_layerwise, "galore-layerwise-check", |f| f.galore.layerwise, |f, v| f.galore.layerwise = v)}
             </Show>
             <Show when=move || ctx.applies(Knob::FreezeLayers)>
                 {number(ctx, Key::training_freeze_layers, "freeze-layers-input", NumField::FreezeLayers, None)}

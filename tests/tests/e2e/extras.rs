@@ -880,3 +880,43 @@ async fn nvme_offload_swaps_the_states_through_the_drive() -> WebDriverResult<()
     assert_eq!(plan_of(&page).await?.parallel.offload_device, trainplan_core::plan::OffloadDevice::Cpu);
     page.driver.quit().await
 }
+
+/// LLaMA-Factory's GaLore on one device: the box offers it for a full fine-tune, asks its rank and
+/// whether to step layer by layer; the YAML carries `use_galore` with both, the launch runs in
+/// LLaMA-Factory's own process (layer-wise GaLore refuses torchrun), the peak is the core's and
+/// below AdamW's; a global batch of several micro-batches is refused layer-wise with a fix.
+#[tokio::test]
+async fn galore_trains_full_parameters_in_low_rank_states() -> WebDriverResult<()> {
+    let chromedriver = Chromedriver::start();
+    let page = open(&chromedriver, 1280, 900).await?;
+    page.wait_text("summary-run", |t| t.contains("LLaMA-Factory")).await?;
+    page.choose("method-select", "sft-full").await?;
+    page.type_into("devices-input", "1").await?;
+    page.click("pure-bf16-check").await?;
+    page.wait_text("launch-text", |t| t.contains("pure_bf16: true")).await?;
+    let adamw = evaluate(&plan_of(&page).await?).memory.peak_bytes;
+    assert!(!page.has("galore-rank-input").await?, "GaLore's rank asked without GaLore");
+    page.click("galore-check").await?;
+    page.type_into("galore-rank-input", "64").await?;
+    page.wait_text("launch-text", |t| t.contains("galore_rank: 64")).await?;
+    page.click("galore-layerwise-check").await?;
+    page.wait_text("finding-llamafactory.galore_layerwise_accumulation", |t| !t.is_empty()).await?;
+    page.type_into("global-batch-input", "1").await?;
+    page.wait_text("launch-text", |t| t.contains("galore_layerwise: true") && !t.contains("FORCE_TORCHRUN"))
+        .await?;
+    let plan = plan_of(&page).await?;
+    assert_eq!(plan.optimizer, trainplan_core::plan::Optimizer::Galore);
+    assert_eq!((plan.galore.rank.get(), plan.galore.layerwise), (64, true));
+    let report = evaluate(&plan);
+    assert!(report.findings.is_empty(), "{:?}", report.findings);
+    assert!(report.memory.peak_bytes < adamw);
+    let peak = format!("{:.2} GiB", report.memory.peak_bytes as f64 / (1u64 << 30) as f64);
+    page.wait_text("summary-fits", |t| t.contains(&peak)).await?;
+    page.scroll_to("galore-check").await?;
+    page.screenshot("en-galore").await?;
+    page.click("lang-switch").await?;
+    page.wait_text("summary-run", |t| t.contains("LLaMA-Factory")).await?;
+    page.scroll_to("galore-check").await?;
+    page.screenshot("zh-galore").await?;
+    page.driver.quit().await
+}

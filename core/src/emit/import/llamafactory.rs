@@ -31,6 +31,10 @@ const APPLIED: &[&str] = &[
     "enable_liger_kernel",
     "pure_bf16",
     "optim",
+    "use_galore",
+    "galore_target",
+    "galore_rank",
+    "galore_layerwise",
     "deepspeed",
 ];
 
@@ -69,6 +73,7 @@ pub(super) fn llamafactory(map: &Hash, text: &str, file: &mut PlanFile) -> Resul
         }
         Some(other) => r.rest.push(("optim".to_owned(), other.to_owned())),
     }
+    galore(&y, file, &mut r)?;
     if file.pure_bf16 {
         file.precision = Precision::Bf16;
     }
@@ -201,6 +206,33 @@ fn recompute(y: &Section, text: &str, file: &mut PlanFile) -> Result<(), ImportE
         Some(_) => {
             return Err(ImportError::BadValue("recompute_layers_ratio".into(), Expected::FractionUpToOne));
         }
+    }
+    Ok(())
+}
+
+/// GaLore (`use_galore`, `GaloreArguments`): its rank and layer-wise stepping over every linear
+/// weight. Some modules alone (`galore_target`), or GaLore over bitsandbytes' 8-bit AdamW
+/// (`GaLoreAdamW8bit`), are no plan's, and are listed as not used.
+fn galore(y: &Section, file: &mut PlanFile, r: &mut Reading) -> Result<(), ImportError> {
+    if !y.switch("use_galore") {
+        for key in ["galore_target", "galore_rank", "galore_layerwise"] {
+            if let Some(value) = y.get(key) {
+                r.rest.push((key.to_owned(), yaml_text(value)));
+            }
+        }
+        return Ok(());
+    }
+    if file.optimizer == crate::plan::Optimizer::AdamW8bit {
+        r.rest.push(("optim".to_owned(), y.str("optim").unwrap_or_default().to_owned()));
+    }
+    file.optimizer = crate::plan::Optimizer::Galore;
+    if let Some(rank) = y.positive("galore_rank")? {
+        file.galore.rank = rank;
+    }
+    file.galore.layerwise = y.switch("galore_layerwise");
+    match y.str("galore_target") {
+        None | Some("all") => {}
+        Some(other) => r.rest.push(("galore_target".to_owned(), other.to_owned())),
     }
     Ok(())
 }
