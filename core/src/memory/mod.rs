@@ -954,7 +954,18 @@ fn nvme_buffer_bytes(ctx: &Ctx, nvme: NvmeSwap) -> u64 {
 /// partition, both moments and fp32 gradient partition (each swapped as a file of its own:
 /// `OptimizerSwapper._swap_in_parameter` and `swap_out_gradients`), and its 16-bit parameter
 /// partition.
+#[inline]
 fn nvme_bytes_per_node(ctx: &Ctx) -> u64 {
+    match ctx.plan.parallel.offload_device {
+        crate::plan::OffloadDevice::Nvme => swapped_bytes_per_node(ctx),
+        crate::plan::OffloadDevice::Cpu => 0,
+    }
+}
+
+/// [`nvme_bytes_per_node`] where the plan offloads to NVMe. Cold: a search's plans keep their
+/// states on the host or the device.
+#[cold]
+fn swapped_bytes_per_node(ctx: &Ctx) -> u64 {
     let nvme = nvme_swap(ctx.plan);
     let mut per_device = 0.0;
     if nvme.optimizer {

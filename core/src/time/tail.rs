@@ -107,7 +107,6 @@ pub(super) fn step_tail(
         (false, false) => bytes_per_param * owned / (hw.memory_bytes_per_second * HBM_EFF),
     };
     let nvme = crate::memory::nvme_swap(plan);
-    let (read, write) = nvme_bytes_per_second(ctx);
     // Offload: optimizer states cross the host link twice a step.
     let verl = plan.framework.is_verl();
     let offload_seconds = match p.offload_optimizer && !verl {
@@ -120,7 +119,7 @@ pub(super) fn step_tail(
         // `swap_out_gradients`, deepspeed/runtime/zero/stage3.py): 16 bytes each way a parameter,
         // every device of the node on the one volume, one sub-group after another (the launch
         // files leave `pipeline_read` and `pipeline_write` off).
-        true => 16.0 * owned * (1.0 / read + 1.0 / write),
+        true => nvme_optimizer_seconds(ctx, owned),
         false => 0.0,
     } + match crate::memory::swaps_optimizer(plan) {
         // MindSpeed swap-optimizer: the optimizer states (fp32 master weights and both moments, 12
@@ -141,10 +140,7 @@ pub(super) fn step_tail(
         true => {
             let fetched = 2.0 * 2.0 * params_on_device / dp_cp * m as f64;
             match nvme.params {
-                true => {
-                    (fetched / HOST_LINK_BYTES_PER_SECOND).max(fetched / read)
-                        + 2.0 * params_on_device / dp_cp / write
-                }
+                true => nvme_params_seconds(ctx, fetched, 2.0 * params_on_device / dp_cp),
                 false => fetched / HOST_LINK_BYTES_PER_SECOND,
             }
         }
@@ -172,6 +168,22 @@ fn nvme_bytes_per_second(ctx: &Ctx) -> (f64, f64) {
     let c = &ctx.plan.cluster;
     let devices = f64::from(c.devices_per_node.get());
     (c.nvme_read_gb_per_s * 1e9 / devices, c.nvme_write_gb_per_s * 1e9 / devices)
+}
+
+/// The optimizer's swaps to NVMe a step for `owned` parameters: 16 bytes each read and written.
+/// Cold, as the other NVMe paths: a search's plans keep their states on the host or the device.
+#[cold]
+fn nvme_optimizer_seconds(ctx: &Ctx, owned: f64) -> f64 {
+    let (read, write) = nvme_bytes_per_second(ctx);
+    16.0 * owned * (1.0 / read + 1.0 / write)
+}
+
+/// The parameters' swaps to NVMe a step: `fetched` bytes read as fast as the slower of the drive's
+/// share and the host link, `written` bytes written back.
+#[cold]
+fn nvme_params_seconds(ctx: &Ctx, fetched: f64, written: f64) -> f64 {
+    let (read, write) = nvme_bytes_per_second(ctx);
+    (fetched / HOST_LINK_BYTES_PER_SECOND).max(fetched / read) + written / write
 }
 
 /// The bytes of the stage that holds the most of `bytes`: what a move of every stage's states at
