@@ -398,8 +398,8 @@ pub(super) fn model_states(ctx: &Ctx, dense: f64, expert: f64, linear_layers: f6
 
 /// Whether the plan's step is GaLore's (`optimizer: galore`): LLaMA-Factory's full-parameter
 /// training without DeepSpeed, which it refuses GaLore under ("GaLore and APOLLO are incompatible
-/// with DeepSpeed yet", `_parse_train_args`, src/llamafactory/hparams/parser.py; rule
-/// `llamafactory.galore`), and not beside LoRA.
+/// with DeepSpeed yet", `get_train_args`, src/llamafactory/hparams/parser.py; rule
+/// `llamafactory.galore_deepspeed`), and not beside LoRA (rule `llamafactory.galore_lora`).
 pub(crate) fn galore_steps(plan: &Plan) -> bool {
     plan.optimizer == crate::plan::Optimizer::Galore
         && plan.framework == Framework::LlamaFactory
