@@ -17,9 +17,9 @@ Choice of pins, from each package's own metadata at that version:
   the same ranges at import); transformers 5.6.0 is the newest it accepts. DeepSpeed comes in because
   transformers' DeepSpeed integration (which fills the `"auto"` values of the JSON it names) needs it.
   liger-kernel 0.8.5 (torch>=2.1.2, triton>=2.3.1) is there because `get_train_args` requires the package
-  when a YAML sets `enable_liger_kernel` (`hparams/parser.py`); galore-torch 1.0 (torch, transformers,
-  bitsandbytes) because it requires `galore_torch` when a YAML sets `use_galore` (`check_version(...,
-  mandatory=True)`, the same file).
+  when a YAML sets `enable_liger_kernel` (`hparams/parser.py`); galore-torch 1.0 and apollo-torch 1.0.3
+  (each torch, transformers, bitsandbytes) because it requires `galore_torch` / `apollo_torch` when a YAML
+  sets `use_galore` / `use_apollo` (`check_version(..., mandatory=True)`, the same file).
   torchvision and torchaudio are the releases built against torch 2.11.0 (torchaudio 2.11.1, which pip
   picks otherwise, fails to load its library against it).
 - verl 0.9.1 requires transformers>=5.5.3,<5.11,!=5.6.0 and its `cpu`/`vllm`/`sglang`/`fsdp` extras pin
@@ -44,6 +44,7 @@ TOP = {
         "deepspeed==0.19.8",
         "liger-kernel==0.8.5",
         "galore-torch==1.0",
+        "apollo-torch==1.0.3",
         TORCH,
         "torchvision==0.26.0",
         "torchaudio==2.11.0",

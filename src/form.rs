@@ -99,8 +99,8 @@ pub enum NumField {
     MoeImbalance,
     /// `moe.capacity_factor`: more than 0, at most 64; empty means dropless.
     MoeCapacity,
-    /// `galore.rank`.
-    GaloreRank,
+    /// `low_rank.rank`.
+    LowRankRank,
     /// `cluster.nvme_read_gb_per_s`; empty means the default.
     NvmeRead,
     /// `cluster.nvme_write_gb_per_s`; empty means the default.
@@ -129,7 +129,7 @@ impl NumField {
         NumField::DevicesPerNode,
         NumField::LoraRank,
         NumField::FreezeLayers,
-        NumField::GaloreRank,
+        NumField::LowRankRank,
         NumField::LoraDropout,
         NumField::Tp,
         NumField::Pp,
@@ -289,7 +289,7 @@ impl NumField {
             NumField::ScaleUp => return file.cluster.scale_up_domain,
             NumField::LoraRank => file.lora.rank,
             NumField::FreezeLayers => file.freeze_layers,
-            NumField::GaloreRank => file.galore.rank,
+            NumField::LowRankRank => file.low_rank.rank,
             NumField::Tp => file.parallel.tp,
             NumField::Pp => file.parallel.pp,
             NumField::Vpp => file.parallel.vpp,
@@ -334,7 +334,7 @@ impl NumField {
             NumField::ScaleUp => file.cluster.scale_up_domain = value,
             NumField::LoraRank => file.lora.rank = n,
             NumField::FreezeLayers => file.freeze_layers = n,
-            NumField::GaloreRank => file.galore.rank = n,
+            NumField::LowRankRank => file.low_rank.rank = n,
             NumField::Tp => file.parallel.tp = n,
             NumField::Pp => file.parallel.pp = n,
             NumField::Vpp => file.parallel.vpp = n,
@@ -381,7 +381,7 @@ impl NumField {
             NumField::ScaleUp => Key::plan_form_scale_up,
             NumField::LoraRank => Key::training_lora_rank,
             NumField::FreezeLayers => Key::training_freeze_layers,
-            NumField::GaloreRank => Key::training_galore_rank,
+            NumField::LowRankRank => Key::training_low_rank_rank,
             NumField::LoraDropout => Key::training_lora_dropout,
             NumField::MicroBatch => Key::batch_micro,
             NumField::GlobalBatch => Key::batch_global,
@@ -436,7 +436,7 @@ impl NumField {
             NumField::DevicesPerNode => Field::ClusterDevicesPerNode,
             NumField::LoraRank => Field::LoraRank,
             NumField::FreezeLayers => Field::FreezeLayers,
-            NumField::GaloreRank => Field::GaloreRank,
+            NumField::LowRankRank => Field::LowRankRank,
             NumField::LoraDropout => Field::LoraDropout,
             NumField::Tp => Field::ParallelTp,
             NumField::Pp => Field::ParallelPp,

@@ -250,8 +250,9 @@ texts! {
     training_lora_dropout => "LoRA dropout", "LoRA dropout 比例";
     training_dora => "DoRA (weight-decomposed LoRA)", "DoRA（权重分解的 LoRA）";
     training_galore => "GaLore: gradients projected to low rank (use_galore)", "GaLore：梯度低秩投影（use_galore）";
-    training_galore_rank => "GaLore rank", "GaLore 秩";
-    training_galore_layerwise => "Step layer by layer, gradients freed (galore_layerwise)", "逐层更新并释放梯度（galore_layerwise）";
+    training_apollo => "APOLLO: AdamW's scaling from a random low-rank projection (use_apollo)", "APOLLO：由随机低秩投影估计 AdamW 的缩放（use_apollo）";
+    training_low_rank_rank => "Projection rank (galore_rank, apollo_rank)", "投影秩（galore_rank、apollo_rank）";
+    training_low_rank_layerwise => "Step layer by layer, gradients freed (galore_layerwise, apollo_layerwise)", "逐层更新并释放梯度（galore_layerwise、apollo_layerwise）";
     training_optimizer => "Optimizer", "优化器";
     training_adam_8bit => "8-bit AdamW (bitsandbytes, optim: adamw_8bit)", "8 位 AdamW（bitsandbytes，optim: adamw_8bit）";
     training_pure_bf16 => "pure_bf16: weights and optimizer states in bf16", "pure_bf16：权重与优化器状态均为 bf16";

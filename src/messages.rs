@@ -265,18 +265,20 @@ pub fn zh(code: Code) -> &'static str {
         }
         Code::LlamafactoryPtqZero3 => "LLaMA-Factory 不允许 {format} 量化的检查点使用 ZeRO-3。",
         Code::LlamafactoryPureBf16Zero3 => "LLaMA-Factory 不允许 pure_bf16 与 ZeRO-3 同时使用。",
-        Code::LlamafactoryGaloreDeepspeed => {
-            "LLaMA-Factory 不允许 GaLore 与 DeepSpeed 同时使用：请不用 ZeRO 和卸载。"
+        Code::LlamafactoryLowRankDeepspeed => {
+            "LLaMA-Factory 不允许 {optimizer} 与 DeepSpeed 同时使用：请不用 ZeRO 和卸载。"
         }
-        Code::LlamafactoryGaloreLora => "LLaMA-Factory 不允许 GaLore 与 LoRA 同时使用：GaLore 训练全部参数。",
-        Code::LlamafactoryGaloreLayerwiseDistributed => {
-            "LLaMA-Factory 不允许在 {devices} 张卡上用逐层 GaLore：它只能单卡训练。"
+        Code::LlamafactoryLowRankLora => {
+            "LLaMA-Factory 不允许 {optimizer} 与 LoRA 同时使用：{optimizer} 训练全部参数。"
         }
-        Code::LlamafactoryGaloreLayerwiseAccumulation => {
-            "逐层 GaLore 在每个参数的梯度到达时就更新它，因此不支持梯度累积：这里每步 {microbatches} 个微批。"
+        Code::LlamafactoryLowRankLayerwiseDistributed => {
+            "LLaMA-Factory 不允许在 {devices} 张卡上用逐层 {optimizer}：它只能单卡训练。"
         }
-        Code::LlamafactoryGaloreMixedPrecision => {
-            "混合精度下 GaLore 的权重、梯度和状态都是 fp32（LLaMA-Factory 会警告）：pure_bf16 可减半。"
+        Code::LlamafactoryLowRankLayerwiseAccumulation => {
+            "逐层 {optimizer} 在每个参数的梯度到达时就更新它，因此不支持梯度累积：这里每步 {microbatches} 个微批。"
+        }
+        Code::LlamafactoryLowRankMixedPrecision => {
+            "混合精度下 {optimizer} 的权重、梯度和状态都是 fp32（LLaMA-Factory 会警告）：pure_bf16 可减半。"
         }
         Code::VerlOffloadPolicyFsdp1 => {
             "offload_policy 是 FSDP2 的 CPU 卸载：VeRL 的 FSDP1 引擎会忽略它，actor 仍留在设备上。"
@@ -575,6 +577,7 @@ fn choice_text(lang: Lang, field: Field, wire: &str) -> Option<&'static str> {
             Optimizer::AdamW8bit => t(lang, Key::training_adam_8bit),
             Optimizer::AdamW => "AdamW",
             Optimizer::Galore => t(lang, Key::training_galore),
+            Optimizer::Apollo => t(lang, Key::training_apollo),
         },
         _ => return None,
     })
@@ -680,7 +683,7 @@ fn field_key(field: Field) -> Option<Key> {
         Field::LoraDora => Key::training_dora,
         Field::PureBf16 => Key::training_pure_bf16,
         Field::Optimizer => Key::training_optimizer,
-        Field::GaloreLayerwise => Key::training_galore_layerwise,
+        Field::LowRankLayerwise => Key::training_low_rank_layerwise,
         Field::FreezeLayers => Key::training_freeze_layers,
         Field::LaunchModelPath => Key::launch_model_path,
         Field::LaunchDataset => Key::launch_dataset,
@@ -707,7 +710,7 @@ fn field_key(field: Field) -> Option<Key> {
         | Field::ClusterScaleUpDomain
         | Field::ClusterNvmeReadGbPerS
         | Field::ClusterNvmeWriteGbPerS
-        | Field::GaloreRank
+        | Field::LowRankRank
         | Field::ParallelTp
         | Field::ParallelPp
         | Field::ParallelVpp
@@ -870,6 +873,7 @@ mod tests {
         assert_eq!(text(Lang::Zh, "adamw_8bit"), t(Lang::Zh, Key::training_adam_8bit));
         assert_eq!(text(Lang::Zh, "galore"), t(Lang::Zh, Key::training_galore));
         assert_ne!(text(Lang::En, "galore"), text(Lang::En, "adamw_8bit"));
+        assert_eq!(text(Lang::En, "apollo"), t(Lang::En, Key::training_apollo));
     }
 
     /// Every schedule the report names has its proper name in both languages (the report's names:

@@ -114,10 +114,10 @@ pub enum Knob {
     PureBf16,
     /// `optimizer`.
     Optimizer,
-    /// `galore.rank`.
-    GaloreRank,
-    /// `galore.layerwise`.
-    GaloreLayerwise,
+    /// `low_rank.rank`.
+    LowRankRank,
+    /// `low_rank.layerwise`.
+    LowRankLayerwise,
     /// `recompute.activation_function`.
     ActivationFunction,
     /// `recompute.activation_function_layers`.
@@ -243,8 +243,8 @@ impl Knob {
         Knob::LigerKernel,
         Knob::PureBf16,
         Knob::Optimizer,
-        Knob::GaloreRank,
-        Knob::GaloreLayerwise,
+        Knob::LowRankRank,
+        Knob::LowRankLayerwise,
         Knob::ActivationFunction,
         Knob::ActivationFunctionLayers,
         Knob::SwapAttention,
@@ -310,8 +310,8 @@ impl Knob {
             Knob::LigerKernel => Field::LigerKernel,
             Knob::PureBf16 => Field::PureBf16,
             Knob::Optimizer => Field::Optimizer,
-            Knob::GaloreRank => Field::GaloreRank,
-            Knob::GaloreLayerwise => Field::GaloreLayerwise,
+            Knob::LowRankRank => Field::LowRankRank,
+            Knob::LowRankLayerwise => Field::LowRankLayerwise,
             Knob::ActivationFunction => Field::RecomputeActivationFunction,
             Knob::ActivationFunctionLayers => Field::RecomputeActivationFunctionLayers,
             Knob::SwapAttention => Field::RecomputeSwapAttention,
@@ -518,9 +518,10 @@ pub fn applies(framework: Framework, method: Method, knob: Knob) -> Applies {
         // LLaMA-Factory `FinetuningArguments.pure_bf16` (`src/llamafactory/hparams/finetuning_args.py`).
         // The HF `Trainer`'s `optim` (transformers `TrainingArguments`), which LLaMA-Factory passes on.
         Knob::PureBf16 | Knob::Optimizer => only(&[Framework::LlamaFactory]),
-        // LLaMA-Factory's `galore_rank` and `galore_layerwise` (`GaloreArguments`), for the methods
-        // that train full parameters (rule llamafactory.galore_lora refuses GaLore beside LoRA).
-        Knob::GaloreRank | Knob::GaloreLayerwise => {
+        // LLaMA-Factory's `galore_rank` and `galore_layerwise` (`GaloreArguments`), `apollo_rank`
+        // and `apollo_layerwise` (`ApolloArguments`), for the methods that train full parameters
+        // (rule llamafactory.low_rank_lora refuses them beside LoRA).
+        Knob::LowRankRank | Knob::LowRankLayerwise => {
             match for_methods(&[Method::Pretrain, Method::SftFull, Method::Freeze, Method::Dpo]) {
                 Applies::Yes => only(&[Framework::LlamaFactory]),
                 no => no,
@@ -717,11 +718,11 @@ pub fn effective(plan: &Plan) -> Effective<'_> {
         LigerKernel => reset!(liger_kernel, false);
         PureBf16 => reset!(pure_bf16, false);
         Optimizer => reset!(optimizer, crate::plan::Optimizer::AdamW);
-        GaloreRank => reset!(
-            galore.rank,
-            NonZeroU32::new(crate::plan::GaloreFile::DEFAULT_RANK).unwrap_or(one)
+        LowRankRank => reset!(
+            low_rank.rank,
+            NonZeroU32::new(crate::plan::LowRankFile::DEFAULT_RANK).unwrap_or(one)
         );
-        GaloreLayerwise => reset!(galore.layerwise, false);
+        LowRankLayerwise => reset!(low_rank.layerwise, false);
         SeqLen => {};
         MeanSeqLen => reset!(batch.mean_seq_len, 0);
         Rl => {};

@@ -847,7 +847,7 @@ fn adapted(arch: &Architecture, targets: &[LoraTarget], scope: LoraScope) -> Vec
         .collect()
 }
 
-/// What GaLore projects ([`galore_shape`]), over the whole model.
+/// What GaLore projects ([`low_rank_shape`]), over the whole model.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct LowRankShape {
     /// The projected weights' parameters: every `nn.Linear` weight of the decoder layers.
@@ -858,15 +858,18 @@ pub struct LowRankShape {
     pub states: u64,
 }
 
-/// The weights LLaMA-Factory's GaLore projects (`galore_target: all`: every `torch.nn.Linear` that
-/// `find_all_linear_modules` names, the output head excepted; `_create_galore_optimizer`,
+/// The weights LLaMA-Factory's GaLore and APOLLO project (`galore_target` / `apollo_target: all`:
+/// every `torch.nn.Linear` that `find_all_linear_modules` names, the output head excepted;
+/// `_create_galore_optimizer` and `_create_apollo_optimizer`,
 /// src/llamafactory/train/trainer_utils.py) and their states for `rank`. The routed experts are
 /// fused 3-D parameters in transformers 5 and GPT-2's projections `Conv1D` modules: neither is an
 /// `nn.Linear`, so both stay with plain AdamW. The projection (`GaLoreProjector`, galore_torch,
 /// `proj_type: std`) multiplies the gradient on its shorter side: a tall weight's gradient (out ≥ in)
 /// by an `r × in` matrix from the right, into `out × r`; a wide one's by an `out × r` matrix from the
 /// left, into `r × in`; AdamW's moments are the projected gradient's shape (`GaLoreAdamW.step`).
-pub fn galore_shape(arch: &Architecture, rank: u64) -> LowRankShape {
+/// APOLLO's random projection (`GradientProjector`, apollo_torch 1.0.3, `proj: random`) has the
+/// same shapes, its moments too (`APOLLOAdamW.step`).
+pub fn low_rank_shape(arch: &Architecture, rank: u64) -> LowRankShape {
     if arch.family == Family::Gpt2 {
         return LowRankShape::default();
     }

@@ -271,14 +271,20 @@ fn train_keys(plan: &Plan) -> String {
     if plan.optimizer == crate::plan::Optimizer::AdamW8bit && crate::memory::eight_bit_adam_offered(plan) {
         kv(&mut y, "optim", "adamw_8bit");
     }
-    // GaLore over every linear weight (`GaloreArguments`; the Trainer's `optim` stays AdamW, so
-    // `GaLoreAdamW`), where the plan trains full parameters (rule llamafactory.galore_lora).
-    if plan.optimizer == crate::plan::Optimizer::Galore && !plan.trains_lora() {
-        kv(&mut y, "use_galore", "true");
-        kv(&mut y, "galore_target", "all");
-        kv(&mut y, "galore_rank", &plan.galore.rank.to_string());
-        if plan.galore.layerwise {
-            kv(&mut y, "galore_layerwise", "true");
+    // GaLore or APOLLO over every linear weight (`GaloreArguments`, `ApolloArguments`; the
+    // Trainer's `optim` stays AdamW, so `GaLoreAdamW` / `APOLLOAdamW`), where the plan trains full
+    // parameters (rule llamafactory.low_rank_lora).
+    let prefix = match plan.optimizer {
+        crate::plan::Optimizer::Galore => Some("galore"),
+        crate::plan::Optimizer::Apollo => Some("apollo"),
+        _ => None,
+    };
+    if let Some(prefix) = prefix.filter(|_| !plan.trains_lora()) {
+        kv(&mut y, &format!("use_{prefix}"), "true");
+        kv(&mut y, &format!("{prefix}_target"), "all");
+        kv(&mut y, &format!("{prefix}_rank"), &plan.low_rank.rank.to_string());
+        if plan.low_rank.layerwise {
+            kv(&mut y, &format!("{prefix}_layerwise"), "true");
         }
     }
     kv(&mut y, "ddp_timeout", "180000000");
@@ -302,13 +308,11 @@ pub fn files(plan: &Plan, header: &[String]) -> Vec<EmittedFile> {
             serde_json::to_string_pretty(&ds_config(plan)).expect("a JSON value always serializes") + "\n";
         files.push(EmittedFile { name: name.clone(), kind: FileKind::Json, text: json });
     }
-    // Layer-wise GaLore refuses a distributed launch ("Distributed training does not support
-    // layer-wise GaLore.", `get_train_args`), which torchrun is even over one process: LLaMA-Factory's
+    // Layer-wise GaLore and APOLLO refuse a distributed launch ("Distributed training does not
+    // support layer-wise GaLore.", and APOLLO alike, `get_train_args`), which torchrun is even over one process: LLaMA-Factory's
     // CLI runs the training in its own process where one device is visible and FORCE_TORCHRUN is
     // unset (`llamafactory/cli.py`).
-    let in_process = plan.optimizer == crate::plan::Optimizer::Galore
-        && plan.galore.layerwise
-        && plan.cluster.n_devices() == 1;
+    let in_process = plan.optimizer.projects() && plan.low_rank.layerwise && plan.cluster.n_devices() == 1;
     let mut sh = match in_process {
         true => script_opening(header, "One device, in LLaMA-Factory's own process (no torchrun)."),
         false => script_opening(

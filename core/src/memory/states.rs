@@ -396,34 +396,36 @@ pub(super) fn model_states(ctx: &Ctx, dense: f64, expert: f64, linear_layers: f6
     }
 }
 
-/// Whether the plan's step is GaLore's (`optimizer: galore`): LLaMA-Factory's full-parameter
+/// Whether the plan's step is GaLore's or APOLLO's (`optimizer: galore`, `apollo`): LLaMA-Factory's full-parameter
 /// training without DeepSpeed, which it refuses GaLore under ("GaLore and APOLLO are incompatible
 /// with DeepSpeed yet", `get_train_args`, src/llamafactory/hparams/parser.py; rule
-/// `llamafactory.galore_deepspeed`), and not beside LoRA (rule `llamafactory.galore_lora`).
-pub(crate) fn galore_steps(plan: &Plan) -> bool {
-    plan.optimizer == crate::plan::Optimizer::Galore
+/// `llamafactory.low_rank_deepspeed`), and not beside LoRA (rule `llamafactory.low_rank_lora`).
+pub(crate) fn low_rank_steps(plan: &Plan) -> bool {
+    plan.optimizer.projects()
         && plan.framework == Framework::LlamaFactory
         && !plan.trains_lora()
         && !runs_deepspeed(plan)
 }
 
-/// GaLore's optimizer states and, layer-wise, gradients for `n` trained parameters of `bytes` each
-/// ([`crate::model::galore_shape`]): the projected weights' moments and projections in the
-/// parameters' dtype (galore_torch keeps them in the gradient's: `torch.zeros_like(grad)`, and
-/// `get_orthogonal_matrix` casts the SVD's factor back), AdamW's moments for the rest (embeddings,
+/// GaLore's or APOLLO's optimizer states and, layer-wise, gradients for `n` trained parameters of
+/// `bytes` each ([`crate::model::low_rank_shape`]): the projected weights' moments and projections
+/// in the parameters' dtype (galore_torch keeps them in the gradient's: `torch.zeros_like(grad)`,
+/// and `get_orthogonal_matrix` casts the SVD's factor back; apollo_torch 1.0.3 alike, its random
+/// projection generated from a seed and kept between updates, `GradientProjector.ortho_matrix`), AdamW's moments for the rest (embeddings,
 /// head, norms, biases). Layer-wise (`galore_layerwise`), every parameter is stepped by its own
 /// optimizer from a hook as soon as its gradient is accumulated, which then drops the gradient
-/// (`optimizer_hook`: `step()` and `zero_grad()`, `_create_galore_optimizer`): at most the largest
+/// (`optimizer_hook`: `step()` and `zero_grad()`, `_create_galore_optimizer` and
+/// `_create_apollo_optimizer`): at most the largest
 /// tensor's gradient is held.
-fn galore_states(ctx: &Ctx, n: f64, bytes: f64, res: &mut StageMemory) {
+fn low_rank_states(ctx: &Ctx, n: f64, bytes: f64, res: &mut StageMemory) {
     let plan = ctx.plan;
-    let shape = crate::model::galore_shape(ctx.arch, u64::from(plan.galore.rank.get()));
+    let shape = crate::model::low_rank_shape(ctx.arch, u64::from(plan.low_rank.rank.get()));
     // Freeze-tuning projects its trained layers' weights alone (`requires_grad`).
     let share = n / ctx.summary.counts.total().max(1) as f64;
     let projected = shape.params as f64 * share;
     res.optimizer_bytes =
         ((n - projected).max(0.0) * moment_bytes(ctx, bytes) + shape.states as f64 * share * bytes) as u64;
-    if plan.galore.layerwise {
+    if plan.low_rank.layerwise {
         res.gradients_bytes = (crate::model::largest_tensor(ctx.arch) as f64).min(n) as u64 * bytes as u64;
     }
 }
@@ -455,8 +457,8 @@ fn trained_states(ctx: &Ctx, bytes: StateBytes, dense: f64, expert: f64, res: &m
         res.weights_bytes = (n * bytes) as u64;
         res.gradients_bytes = (n * bytes) as u64;
         res.optimizer_bytes = (n * moment_bytes(ctx, bytes)) as u64;
-        if galore_steps(plan) {
-            galore_states(ctx, n, bytes, res);
+        if low_rank_steps(plan) {
+            low_rank_states(ctx, n, bytes, res);
         }
         return;
     }

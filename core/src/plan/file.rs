@@ -56,15 +56,15 @@ pub struct PlanFile {
     /// LLaMA-Factory's `pure_bf16`: the trained parameters stay bf16; off when omitted.
     #[serde(default, skip_serializing_if = "is_false")]
     pub pure_bf16: bool,
-    /// `adamw` (the default), `adamw_8bit` or `galore`.
+    /// `adamw` (the default), `adamw_8bit`, `galore` or `apollo`.
     #[serde(default = "adamw", skip_serializing_if = "is_adamw")]
     pub optimizer: Optimizer,
     /// The last decoder layers freeze-tuning trains; LLaMA-Factory's 2 when omitted.
     #[serde(default = "default_freeze_layers", skip_serializing_if = "is_default_freeze_layers")]
     pub freeze_layers: u32,
-    /// GaLore's settings; LLaMA-Factory's defaults when omitted (and then left out).
-    #[serde(default, skip_serializing_if = "GaloreFile::is_default")]
-    pub galore: GaloreFile,
+    /// The low-rank optimizers' settings; LLaMA-Factory's defaults when omitted (and then left out).
+    #[serde(default, skip_serializing_if = "LowRankFile::is_default")]
+    pub low_rank: LowRankFile,
     /// LoRA settings.
     #[serde(default)]
     pub lora: LoraFile,
@@ -293,28 +293,28 @@ fn is_default_freeze_layers(n: &u32) -> bool {
     *n == FREEZE_LAYERS_DEFAULT
 }
 
-/// GaLore's settings as written (`optimizer: galore`).
+/// The low-rank optimizers' settings as written (`optimizer: galore` or `apollo`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
-pub struct GaloreFile {
-    /// `galore_rank`; LLaMA-Factory's 16 when omitted.
+pub struct LowRankFile {
+    /// `galore_rank` / `apollo_rank`; LLaMA-Factory's 16 when omitted.
     pub rank: u32,
-    /// `galore_layerwise`; off when omitted.
+    /// `galore_layerwise` / `apollo_layerwise`; off when omitted.
     pub layerwise: bool,
 }
 
-impl GaloreFile {
-    /// LLaMA-Factory's default rank (`GaloreArguments.galore_rank`).
+impl LowRankFile {
+    /// LLaMA-Factory's default rank (`GaloreArguments.galore_rank`, `ApolloArguments.apollo_rank`).
     pub const DEFAULT_RANK: u32 = 16;
 
     fn is_default(&self) -> bool {
-        *self == GaloreFile::default()
+        *self == LowRankFile::default()
     }
 }
 
-impl Default for GaloreFile {
+impl Default for LowRankFile {
     fn default() -> Self {
-        GaloreFile { rank: GaloreFile::DEFAULT_RANK, layerwise: false }
+        LowRankFile { rank: LowRankFile::DEFAULT_RANK, layerwise: false }
     }
 }
 
@@ -1123,9 +1123,9 @@ impl Plan {
             pure_bf16: file.pure_bf16,
             optimizer: file.optimizer,
             freeze_layers: count(file.freeze_layers, Field::FreezeLayers, Limit::Degree)?,
-            galore: Galore {
-                rank: count(file.galore.rank, Field::GaloreRank, Limit::Degree)?,
-                layerwise: file.galore.layerwise,
+            low_rank: LowRank {
+                rank: count(file.low_rank.rank, Field::LowRankRank, Limit::Degree)?,
+                layerwise: file.low_rank.layerwise,
             },
             lora,
             rl,
@@ -1230,7 +1230,7 @@ impl Plan {
             pure_bf16: self.pure_bf16,
             optimizer: self.optimizer,
             freeze_layers: self.freeze_layers.get(),
-            galore: GaloreFile { rank: self.galore.rank.get(), layerwise: self.galore.layerwise },
+            low_rank: LowRankFile { rank: self.low_rank.rank.get(), layerwise: self.low_rank.layerwise },
             lora: LoraFile {
                 rank: self.lora.rank.get(),
                 alpha: self.lora.alpha,
@@ -1293,7 +1293,7 @@ impl PlanFile {
             pure_bf16: false,
             optimizer: Optimizer::AdamW,
             freeze_layers: FREEZE_LAYERS_DEFAULT,
-            galore: GaloreFile::default(),
+            low_rank: LowRankFile::default(),
             lora: LoraFile::default(),
             rl: RlFile::default(),
             moe: MoeFile::default(),

@@ -65,8 +65,8 @@ pub struct Plan {
     /// The decoder layers freeze-tuning trains, the model's last (LLaMA-Factory
     /// `freeze_trainable_layers`; used by `freeze`).
     pub freeze_layers: NonZeroU32,
-    /// GaLore's settings (used with `optimizer: galore`).
-    pub galore: Galore,
+    /// The low-rank optimizers' settings (used with `optimizer: galore` and `apollo`).
+    pub low_rank: LowRank,
     /// LoRA settings (used by `lora` and `qlora`).
     pub lora: Lora,
     /// RL settings (used by `grpo` and `ppo`).
@@ -293,20 +293,33 @@ wire_enum! {
         /// (`Optimizer2State.init_state` in bitsandbytes/optim/optimizer.py).
         AdamW8bit = "adamw_8bit",
         /// GaLore (Zhao et al. 2024, "GaLore: Memory-Efficient LLM Training by Gradient Low-Rank
-        /// Projection"): AdamW over each linear weight's gradient projected to [`Galore::rank`]
+        /// Projection"): AdamW over each linear weight's gradient projected to [`LowRank::rank`]
         /// (`GaLoreAdamW`, galore_torch; LLaMA-Factory `use_galore`), the rest plain AdamW.
         Galore = "galore",
+        /// APOLLO (Zhu et al. 2025, "APOLLO: SGD-like Memory, AdamW-level Performance"): AdamW's
+        /// moments over each linear weight's gradient projected to [`LowRank::rank`] by a random
+        /// matrix, which scale the whole gradient channel by channel (`APOLLOAdamW`, apollo_torch;
+        /// LLaMA-Factory `use_apollo`), the rest plain AdamW.
+        Apollo = "apollo",
     }
 }
 
-/// LLaMA-Factory's GaLore settings (`GaloreArguments`, src/llamafactory/hparams/finetuning_args.py),
-/// read with [`Optimizer::Galore`].
+impl Optimizer {
+    /// GaLore or APOLLO: AdamW's moments of each linear weight's gradient projected to a low rank.
+    pub fn projects(self) -> bool {
+        matches!(self, Optimizer::Galore | Optimizer::Apollo)
+    }
+}
+
+/// LLaMA-Factory's settings of its low-rank optimizers, read with [`Optimizer::Galore`] and
+/// [`Optimizer::Apollo`] (`GaloreArguments` and `ApolloArguments`,
+/// src/llamafactory/hparams/finetuning_args.py, each with keys of its own).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Galore {
-    /// `galore_rank`: the projected gradients' rank.
+pub struct LowRank {
+    /// `galore_rank` / `apollo_rank`: the projected gradients' rank.
     pub rank: NonZeroU32,
-    /// `galore_layerwise`: each parameter stepped by its own optimizer as soon as its gradient is
-    /// accumulated, and its gradient freed (`register_post_accumulate_grad_hook`).
+    /// `galore_layerwise` / `apollo_layerwise`: each parameter stepped by its own optimizer as soon
+    /// as its gradient is accumulated, and its gradient freed (`register_post_accumulate_grad_hook`).
     pub layerwise: bool,
 }
 

@@ -114,7 +114,7 @@ fn apply_direct(plan: &Plan, fix: &Fix) -> Option<Plan> {
         Field::ParallelFsdp => p.fsdp = Fsdp::from_wire(name()?)?,
         Field::ParallelSchedule => p.schedule = PipelineSchedule::from_wire(name()?)?,
         Field::RecomputeGranularity => res.recompute.granularity = RecomputeGranularity::from_wire(name()?)?,
-        Field::GaloreLayerwise => res.galore.layerwise = fix.value.as_bool()?,
+        Field::LowRankLayerwise => res.low_rank.layerwise = fix.value.as_bool()?,
         Field::BatchMicroBatch => res.batch.micro_batch = size()?,
         Field::BatchGlobalBatch => res.batch.global_batch = size()?,
         _ => return None,

@@ -154,17 +154,19 @@ pub(super) fn adam_8bit_offload(cx: &Ctx, acc: &mut Acc) {
     }
 }
 
-/// GaLore (`optimizer: galore`) on LLaMA-Factory: refused with DeepSpeed and beside LoRA; layer-wise,
-/// refused over several devices and with gradient accumulation; under mixed precision, warned of.
-pub(super) fn galore(cx: &Ctx, acc: &mut Acc) {
+/// GaLore and APOLLO (`optimizer: galore`, `apollo`) on LLaMA-Factory: refused with DeepSpeed and
+/// beside LoRA; layer-wise, refused over several devices and with gradient accumulation; under
+/// mixed precision, warned of.
+pub(super) fn low_rank(cx: &Ctx, acc: &mut Acc) {
     use Severity::{Error, Warning};
     let &Ctx { plan, p, world, .. } = cx;
-    if plan.optimizer != crate::plan::Optimizer::Galore || plan.framework != Framework::LlamaFactory {
+    if !plan.optimizer.projects() || plan.framework != Framework::LlamaFactory {
         return;
     }
+    let optimizer = [("optimizer", low_rank_name(plan.optimizer).to_owned())];
     let adamw = (Field::Optimizer, Value::from("adamw"));
     if plan.trains_lora() {
-        acc.push(Error, Code::LlamafactoryGaloreLora, &[], Some(adamw.clone()));
+        acc.push(Error, Code::LlamafactoryLowRankLora, &optimizer, Some(adamw.clone()));
     }
     if crate::memory::runs_deepspeed(plan) {
         // ZeRO 0 drops the DeepSpeed file unless something is offloaded.
@@ -172,30 +174,38 @@ pub(super) fn galore(cx: &Ctx, acc: &mut Acc) {
             true => adamw,
             false => (Field::ParallelZeroStage, Value::from(0)),
         };
-        acc.push(Error, Code::LlamafactoryGaloreDeepspeed, &[], Some(fix));
+        acc.push(Error, Code::LlamafactoryLowRankDeepspeed, &optimizer, Some(fix));
     }
-    let stepwise = (Field::GaloreLayerwise, Value::from(false));
-    if plan.galore.layerwise && 1 < world {
+    let stepwise = (Field::LowRankLayerwise, Value::from(false));
+    if plan.low_rank.layerwise && 1 < world {
         acc.push(
             Error,
-            Code::LlamafactoryGaloreLayerwiseDistributed,
-            &[("devices", world.to_string())],
+            Code::LlamafactoryLowRankLayerwiseDistributed,
+            &[("devices", world.to_string()), optimizer[0].clone()],
             Some(stepwise.clone()),
         );
     }
     let microbatches = cx.mem.n_microbatches;
-    if plan.galore.layerwise && 1 < microbatches {
+    if plan.low_rank.layerwise && 1 < microbatches {
         acc.push(
             Error,
-            Code::LlamafactoryGaloreLayerwiseAccumulation,
-            &[("microbatches", microbatches.to_string())],
+            Code::LlamafactoryLowRankLayerwiseAccumulation,
+            &[("microbatches", microbatches.to_string()), optimizer[0].clone()],
             Some(stepwise),
         );
     }
     if !plan.pure_bf16 && !plan.trains_lora() {
         let fix =
             (plan.precision == crate::plan::Precision::Bf16).then(|| (Field::PureBf16, Value::from(true)));
-        acc.push(Warning, Code::LlamafactoryGaloreMixedPrecision, &[], fix);
+        acc.push(Warning, Code::LlamafactoryLowRankMixedPrecision, &optimizer, fix);
+    }
+}
+
+/// The low-rank optimizer's name as LLaMA-Factory's messages give it.
+fn low_rank_name(optimizer: crate::plan::Optimizer) -> &'static str {
+    match optimizer {
+        crate::plan::Optimizer::Apollo => "APOLLO",
+        _ => "GaLore",
     }
 }
 

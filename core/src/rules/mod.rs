@@ -215,7 +215,7 @@ fn check_as(plan: &Plan, mem: &Memory, lean: bool) -> Vec<Finding> {
     hf::liger_zero3(cx, &mut acc);
     hf::pure_bf16_zero3(cx, &mut acc);
     hf::adam_8bit_offload(cx, &mut acc);
-    hf::galore(cx, &mut acc);
+    hf::low_rank(cx, &mut acc);
     hf::qlora_experts(cx, &mut acc);
     hf::prequantized(cx, &mut acc);
     hf::mean_seq_len(cx, &mut acc);

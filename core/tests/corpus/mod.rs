@@ -320,8 +320,15 @@ pub fn generated() -> Vec<Entry> {
     add(
         "llamafactory-galore-qwen2.5-7b",
         json!({"model": "qwen2.5-7b", "framework": "llamafactory", "method": "sft-full", "optimizer": "galore",
-               "galore": {"rank": 128, "layerwise": true}, "pure_bf16": true, "cluster": {"devices_per_node": 1},
+               "low_rank": {"rank": 128, "layerwise": true}, "pure_bf16": true, "cluster": {"devices_per_node": 1},
                "batch": {"micro_batch": 1, "global_batch": 1, "seq_len": 2048}}),
+    );
+    // APOLLO (`use_apollo`, `apollo_rank`, its `ApolloArguments`) over DDP on 8 devices.
+    add(
+        "llamafactory-apollo-qwen2.5-7b",
+        json!({"model": "qwen2.5-7b", "framework": "llamafactory", "method": "sft-full", "optimizer": "apollo",
+               "low_rank": {"rank": 256}, "pure_bf16": true,
+               "batch": {"micro_batch": 1, "global_batch": 8, "seq_len": 2048}}),
     );
     // 8-bit AdamW handed to DeepSpeed as its client optimizer: `optim` beside the ZeRO-2 file.
     add(

@@ -77,7 +77,7 @@ fn assert_carried(original: &PlanFile, back: &PlanFile, kind: ConfigKind) {
         ConfigKind::LlamaFactory => {
             assert_eq!(back.method, original.method);
             assert_eq!((b.zero_stage, b.offload_device), (o.zero_stage, o.offload_device));
-            assert_eq!((back.optimizer, back.galore), (original.optimizer, original.galore));
+            assert_eq!((back.optimizer, back.low_rank), (original.optimizer, original.low_rank));
             assert_eq!(back.batch, original.batch);
             assert_eq!(back.recompute.granularity, original.recompute.granularity);
             assert_eq!(back.lora.rank, original.lora.rank);
@@ -190,8 +190,11 @@ fn emitted_files_import_back_to_their_plan() {
         r#"{"model": "qwen2.5-7b"}"#,
         // GaLore (`use_galore`, `galore_rank`, `galore_layerwise`) on one device.
         r#"{"model": "qwen2.5-7b", "framework": "llamafactory", "method": "sft-full", "optimizer": "galore",
-            "galore": {"rank": 64, "layerwise": true}, "pure_bf16": true, "cluster": {"devices_per_node": 1},
+            "low_rank": {"rank": 64, "layerwise": true}, "pure_bf16": true, "cluster": {"devices_per_node": 1},
             "batch": {"micro_batch": 1, "global_batch": 1}}"#,
+        // APOLLO (`use_apollo`, `apollo_rank`) over 8 devices.
+        r#"{"model": "qwen2.5-7b", "framework": "llamafactory", "method": "sft-full", "optimizer": "apollo",
+            "low_rank": {"rank": 256}, "pure_bf16": true}"#,
         // ZeRO-Infinity: DeepSpeed's `offload_*.device: nvme`, LLaMA-Factory's file named for it.
         r#"{"model": "qwen2.5-7b", "framework": "deepspeed", "method": "sft-full", "parallel": {"zero_stage": 3,
             "offload_optimizer": true, "offload_params": true, "offload_device": "nvme"}}"#,

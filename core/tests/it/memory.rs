@@ -342,7 +342,7 @@ fn more_tensor_parallelism_never_raises_weights_and_more_dp_shrinks_zero3() {
     }
 }
 
-/// GaLore (`optimizer: galore`, LLaMA-Factory's `use_galore` over every linear weight) on
+/// GaLore (`optimizer: galore`, LLaMA-Factory's `use_galore` over every linear weight; APOLLO alike) on
 /// Qwen2.5-7B, counted from its config.json (hidden 3,584, 4 key/value heads of 128, MLP 18,944,
 /// 28 layers, vocabulary 152,064, untied head): each layer's seven weights hold 233,046,016 of its
 /// 233,057,792 parameters (the rest: the q/k/v biases and two norms), 6,525,288,448 over the
@@ -366,12 +366,14 @@ fn galore_keeps_low_rank_moments_of_the_linear_weights() {
     let expected = 1_090_328_064u64 * 2 * 2 + 72_253_440 * 2;
     assert_eq!(galore.memory.stages[0].optimizer, expected);
     assert_eq!(adamw.memory.stages[0].optimizer, 7_615_616_512 * 2 * 2);
+    // APOLLO's random projection keeps the same shapes (`GradientProjector`, apollo_torch 1.0.3).
+    assert_eq!(report(r#", "optimizer": "apollo""#).memory.stages[0].optimizer, expected);
     // Rank 128: every weight's shorter side is at least 512, so its states grow eightfold.
-    let wide = report(r#", "optimizer": "galore", "galore": {"rank": 128}"#);
+    let wide = report(r#", "optimizer": "galore", "low_rank": {"rank": 128}"#);
     assert_eq!(wide.memory.stages[0].optimizer, 1_090_328_064 * 2 * 2 + 72_253_440 * 8 * 2);
     // Layer by layer, each gradient is freed once its parameter is stepped: the peak drops by the
     // gradients it no longer holds (the embedding's, the largest tensor, at most remains).
-    let layerwise = report(r#", "optimizer": "galore", "galore": {"layerwise": true}"#);
+    let layerwise = report(r#", "optimizer": "galore", "low_rank": {"layerwise": true}"#);
     assert!(layerwise.memory.peak_bytes + 13_000_000_000 < galore.memory.peak_bytes);
     assert!(galore.memory.peak_bytes < adamw.memory.peak_bytes);
     let codes = |r: &trainplan_core::Report| r.findings.iter().map(|f| f.code.as_str()).collect::<Vec<_>>();

@@ -14,31 +14,37 @@ fn codes(text: &str) -> Vec<&'static str> {
 const CASES: &[(&str, &str, &str)] = &[
     // LLaMA-Factory v0.9.5 `get_train_args`: GaLore with a DeepSpeed file (ZeRO-2) refused; without.
     (
-        "llamafactory.galore_deepspeed",
+        "llamafactory.low_rank_deepspeed",
         r#"{"model": "qwen2.5-7b", "method": "sft-full", "optimizer": "galore", "pure_bf16": true, "parallel": {"zero_stage": 2}}"#,
         r#"{"model": "qwen2.5-7b", "method": "sft-full", "optimizer": "galore", "pure_bf16": true}"#,
     ),
+    // The same for APOLLO, whose keys LLaMA-Factory checks with GaLore's.
+    (
+        "llamafactory.low_rank_deepspeed",
+        r#"{"model": "qwen2.5-7b", "method": "sft-full", "optimizer": "apollo", "pure_bf16": true, "parallel": {"zero_stage": 3}}"#,
+        r#"{"model": "qwen2.5-7b", "method": "sft-full", "optimizer": "apollo", "pure_bf16": true}"#,
+    ),
     // `FinetuningArguments.__post_init__`: GaLore beside LoRA refused.
     (
-        "llamafactory.galore_lora",
+        "llamafactory.low_rank_lora",
         r#"{"model": "qwen2.5-7b", "method": "lora", "optimizer": "galore"}"#,
         r#"{"model": "qwen2.5-7b", "method": "lora"}"#,
     ),
     // Layer-wise GaLore over 8 devices refused (distributed launch); on one it is not.
     (
-        "llamafactory.galore_layerwise_distributed",
-        r#"{"model": "qwen2.5-7b", "method": "sft-full", "optimizer": "galore", "pure_bf16": true, "galore": {"layerwise": true}, "batch": {"micro_batch": 1, "global_batch": 8}}"#,
-        r#"{"model": "qwen2.5-7b", "method": "sft-full", "optimizer": "galore", "pure_bf16": true, "galore": {"layerwise": true}, "cluster": {"devices_per_node": 1}, "batch": {"micro_batch": 1, "global_batch": 1}}"#,
+        "llamafactory.low_rank_layerwise_distributed",
+        r#"{"model": "qwen2.5-7b", "method": "sft-full", "optimizer": "galore", "pure_bf16": true, "low_rank": {"layerwise": true}, "batch": {"micro_batch": 1, "global_batch": 8}}"#,
+        r#"{"model": "qwen2.5-7b", "method": "sft-full", "optimizer": "galore", "pure_bf16": true, "low_rank": {"layerwise": true}, "cluster": {"devices_per_node": 1}, "batch": {"micro_batch": 1, "global_batch": 1}}"#,
     ),
     // `_create_galore_optimizer`: layer-wise with 4 micro-batches a step refused; with one kept.
     (
-        "llamafactory.galore_layerwise_accumulation",
-        r#"{"model": "qwen2.5-7b", "method": "sft-full", "optimizer": "galore", "pure_bf16": true, "galore": {"layerwise": true}, "cluster": {"devices_per_node": 1}, "batch": {"micro_batch": 1, "global_batch": 4}}"#,
-        r#"{"model": "qwen2.5-7b", "method": "sft-full", "optimizer": "galore", "pure_bf16": true, "galore": {"layerwise": true}, "cluster": {"devices_per_node": 1}, "batch": {"micro_batch": 4, "global_batch": 4}}"#,
+        "llamafactory.low_rank_layerwise_accumulation",
+        r#"{"model": "qwen2.5-7b", "method": "sft-full", "optimizer": "galore", "pure_bf16": true, "low_rank": {"layerwise": true}, "cluster": {"devices_per_node": 1}, "batch": {"micro_batch": 1, "global_batch": 4}}"#,
+        r#"{"model": "qwen2.5-7b", "method": "sft-full", "optimizer": "galore", "pure_bf16": true, "low_rank": {"layerwise": true}, "cluster": {"devices_per_node": 1}, "batch": {"micro_batch": 4, "global_batch": 4}}"#,
     ),
     // `get_train_args` warns of GaLore under mixed precision; with `pure_bf16` it does not.
     (
-        "llamafactory.galore_mixed_precision",
+        "llamafactory.low_rank_mixed_precision",
         r#"{"model": "qwen2.5-7b", "method": "sft-full", "optimizer": "galore"}"#,
         r#"{"model": "qwen2.5-7b", "method": "sft-full", "optimizer": "galore", "pure_bf16": true}"#,
     ),

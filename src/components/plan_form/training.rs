@@ -61,10 +61,14 @@ pub fn TrainingSection(
     let set_adam_8bit =
         |f: &mut PlanFile, on: bool| f.optimizer = if on { Optimizer::AdamW8bit } else { Optimizer::AdamW };
     // GaLore where LLaMA-Factory trains full parameters; its rank and layer-wise stepping with it.
+    // GaLore and APOLLO, a box each (one optimizer at a time), their rank and layer-wise stepping.
     let is_galore = |f: &PlanFile| f.optimizer == Optimizer::Galore;
     let set_galore =
         |f: &mut PlanFile, on: bool| f.optimizer = if on { Optimizer::Galore } else { Optimizer::AdamW };
-    let galore_on = move || ctx.applies(Knob::GaloreRank) && form.with(|f| is_galore(&f.file));
+    let is_apollo = |f: &PlanFile| f.optimizer == Optimizer::Apollo;
+    let set_apollo =
+        |f: &mut PlanFile, on: bool| f.optimizer = if on { Optimizer::Apollo } else { Optimizer::AdamW };
+    let low_rank_on = move || ctx.applies(Knob::LowRankRank) && form.with(|f| f.file.optimizer.projects());
     view! {
         <section class="panel" aria-labelledby="training-title">
             <h2 id="training-title">{move || tr(Key::training_title)}</h2>
@@ -77,14 +81,15 @@ pub fn TrainingSection(
             <Show when=adam_8bit_shown>
                 {check(ctx, Key::training_adam_8bit, "adam-8bit-check", is_adam_8bit, set_adam_8bit)}
             </Show>
-            <Show when=move || ctx.applies(Knob::GaloreRank)>
+            <Show when=move || ctx.applies(Knob::LowRankRank)>
                 {check(ctx, Key::training_galore, "galore-check", is_galore, set_galore)}
+                {check(ctx, Key::training_apollo, "apollo-check", is_apollo, set_apollo)}
             </Show>
-            <Show when=galore_on>
+            <Show when=low_rank_on>
                 <div class="grid2">
-                    {number(ctx, Key::training_galore_rank, "galore-rank-input", NumField::GaloreRank, None)}
+                    {number(ctx, Key::training_low_rank_rank, "low-rank-input", NumField::LowRankRank, None)}
                 </div>
-                {check(ctx, Key::training_galore_layerwise, "galore-layerwise-check", |f| f.galore.layerwise, |f, v| f.galore.layerwise = v)}
+                {check(ctx, Key::training_low_rank_layerwise, "low-rank-layerwise-check", |f| f.low_rank.layerwise, |f, v| f.low_rank.layerwise = v)}
             </Show>
             <Show when=move || ctx.applies(Knob::FreezeLayers)>
                 {number(ctx, Key::training_freeze_layers, "freeze-layers-input", NumField::FreezeLayers, None)}

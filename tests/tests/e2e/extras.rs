@@ -882,7 +882,8 @@ async fn nvme_offload_swaps_the_states_through_the_drive() -> WebDriverResult<()
 }
 
 /// LLaMA-Factory's GaLore on one device: the box offers it for a full fine-tune, asks its rank and
-/// whether to step layer by layer; the YAML carries `use_galore` with both, the launch runs in
+/// whether to step layer by layer; the YAML carries `use_galore` with both (APOLLO's box, then,
+/// `use_apollo` with the same), the launch runs in
 /// LLaMA-Factory's own process (layer-wise GaLore refuses torchrun), the peak is the core's and
 /// below AdamW's; a global batch of several micro-batches is refused layer-wise with a fix.
 #[tokio::test]
@@ -895,23 +896,30 @@ async fn galore_trains_full_parameters_in_low_rank_states() -> WebDriverResult<(
     page.click("pure-bf16-check").await?;
     page.wait_text("launch-text", |t| t.contains("pure_bf16: true")).await?;
     let adamw = evaluate(&plan_of(&page).await?).memory.peak_bytes;
-    assert!(!page.has("galore-rank-input").await?, "GaLore's rank asked without GaLore");
+    assert!(!page.has("low-rank-input").await?, "GaLore's rank asked without GaLore");
     page.click("galore-check").await?;
-    page.type_into("galore-rank-input", "64").await?;
+    page.type_into("low-rank-input", "64").await?;
     page.wait_text("launch-text", |t| t.contains("galore_rank: 64")).await?;
-    page.click("galore-layerwise-check").await?;
-    page.wait_text("finding-llamafactory.galore_layerwise_accumulation", |t| !t.is_empty()).await?;
+    page.click("low-rank-layerwise-check").await?;
+    page.wait_text("finding-llamafactory.low_rank_layerwise_accumulation", |t| !t.is_empty()).await?;
     page.type_into("global-batch-input", "1").await?;
     page.wait_text("launch-text", |t| t.contains("galore_layerwise: true") && !t.contains("FORCE_TORCHRUN"))
         .await?;
     let plan = plan_of(&page).await?;
     assert_eq!(plan.optimizer, trainplan_core::plan::Optimizer::Galore);
-    assert_eq!((plan.galore.rank.get(), plan.galore.layerwise), (64, true));
+    assert_eq!((plan.low_rank.rank.get(), plan.low_rank.layerwise), (64, true));
     let report = evaluate(&plan);
     assert!(report.findings.is_empty(), "{:?}", report.findings);
     assert!(report.memory.peak_bytes < adamw);
     let peak = format!("{:.2} GiB", report.memory.peak_bytes as f64 / (1u64 << 30) as f64);
     page.wait_text("summary-fits", |t| t.contains(&peak)).await?;
+    // APOLLO in its place: the same rank and stepping under its own keys, the same states.
+    page.click("apollo-check").await?;
+    page.wait_text("launch-text", |t| t.contains("use_apollo: true") && t.contains("apollo_rank: 64"))
+        .await?;
+    let apollo = plan_of(&page).await?;
+    assert_eq!((apollo.optimizer, apollo.low_rank), (trainplan_core::plan::Optimizer::Apollo, plan.low_rank));
+    assert_eq!(evaluate(&apollo).memory.peak_bytes, report.memory.peak_bytes);
     page.scroll_to("galore-check").await?;
     page.screenshot("en-galore").await?;
     page.click("lang-switch").await?;

@@ -35,6 +35,10 @@ const APPLIED: &[&str] = &[
     "galore_target",
     "galore_rank",
     "galore_layerwise",
+    "use_apollo",
+    "apollo_target",
+    "apollo_rank",
+    "apollo_layerwise",
     "deepspeed",
 ];
 
@@ -73,7 +77,7 @@ pub(super) fn llamafactory(map: &Hash, text: &str, file: &mut PlanFile) -> Resul
         }
         Some(other) => r.rest.push(("optim".to_owned(), other.to_owned())),
     }
-    galore(&y, file, &mut r)?;
+    low_rank(&y, file, &mut r)?;
     if file.pure_bf16 {
         file.precision = Precision::Bf16;
     }
@@ -210,29 +214,34 @@ fn recompute(y: &Section, text: &str, file: &mut PlanFile) -> Result<(), ImportE
     Ok(())
 }
 
-/// GaLore (`use_galore`, `GaloreArguments`): its rank and layer-wise stepping over every linear
-/// weight. Some modules alone (`galore_target`), or GaLore over bitsandbytes' 8-bit AdamW
-/// (`GaLoreAdamW8bit`), are no plan's, and are listed as not used.
-fn galore(y: &Section, file: &mut PlanFile, r: &mut Reading) -> Result<(), ImportError> {
-    if !y.switch("use_galore") {
-        for key in ["galore_target", "galore_rank", "galore_layerwise"] {
-            if let Some(value) = y.get(key) {
-                r.rest.push((key.to_owned(), yaml_text(value)));
+/// GaLore (`use_galore`, `GaloreArguments`) or APOLLO (`use_apollo`, `ApolloArguments`): the rank
+/// and layer-wise stepping over every linear weight. Some modules alone (`*_target`), either over
+/// bitsandbytes' 8-bit AdamW (`GaLoreAdamW8bit`), or the other one's keys, are no plan's, and are
+/// listed as not used.
+fn low_rank(y: &Section, file: &mut PlanFile, r: &mut Reading) -> Result<(), ImportError> {
+    let used = [("galore", crate::plan::Optimizer::Galore), ("apollo", crate::plan::Optimizer::Apollo)]
+        .into_iter()
+        .find(|(prefix, _)| y.switch(&format!("use_{prefix}")));
+    for prefix in ["galore", "apollo"].into_iter().filter(|p| used.is_none_or(|(u, _)| u != *p)) {
+        for key in ["target", "rank", "layerwise"].map(|k| format!("{prefix}_{k}")) {
+            if let Some(value) = y.get(&key) {
+                r.rest.push((key, yaml_text(value)));
             }
         }
-        return Ok(());
     }
+    let Some((prefix, optimizer)) = used else { return Ok(()) };
     if file.optimizer == crate::plan::Optimizer::AdamW8bit {
         r.rest.push(("optim".to_owned(), y.str("optim").unwrap_or_default().to_owned()));
     }
-    file.optimizer = crate::plan::Optimizer::Galore;
-    if let Some(rank) = y.positive("galore_rank")? {
-        file.galore.rank = rank;
+    file.optimizer = optimizer;
+    if let Some(rank) = y.positive(&format!("{prefix}_rank"))? {
+        file.low_rank.rank = rank;
     }
-    file.galore.layerwise = y.switch("galore_layerwise");
-    match y.str("galore_target") {
+    file.low_rank.layerwise = y.switch(&format!("{prefix}_layerwise"));
+    let target = format!("{prefix}_target");
+    match y.str(&target) {
         None | Some("all") => {}
-        Some(other) => r.rest.push(("galore_target".to_owned(), other.to_owned())),
+        Some(other) => r.rest.push((target, other.to_owned())),
     }
     Ok(())
 }
