@@ -847,6 +847,14 @@ async fn nvme_offload_swaps_the_states_through_the_drive() -> WebDriverResult<()
     page.click("offload-opt-check").await?;
     page.choose("offload-device-select", "nvme").await?;
     page.wait_text("launch-text", |t| t.contains("ds_z3_offload_nvme_config.json")).await?;
+    // A bandwidth of 0 is refused and changes nothing; an empty box means the default.
+    page.type_into("nvme-read-input", "0").await?;
+    let invalid = page.el("nvme-read-input").await?.attr("aria-invalid").await?;
+    assert_eq!(invalid.as_deref(), Some("true"));
+    assert_eq!(
+        plan_of(&page).await?.cluster.nvme_read_gb_per_s,
+        trainplan_core::plan::NVME_READ_GB_PER_S_DEFAULT
+    );
     page.type_into("nvme-read-input", "48").await?;
     page.type_into("nvme-write-input", "26").await?;
     let plan = plan_of(&page).await?;
