@@ -790,6 +790,7 @@ pub fn advice(lang: Lang, code: Move) -> (String, String) {
         Move::LigerKernel => (Key::advice_liger_kernel, Key::advice_why_liger_kernel),
         Move::PureBf16 => (Key::advice_pure_bf16, Key::advice_why_pure_bf16),
         Move::Adam8bit => (Key::advice_adam_8bit, Key::advice_why_adam_8bit),
+        Move::Galore => (Key::advice_galore, Key::advice_why_galore),
         Move::MicroBatchUp => (Key::advice_micro_batch_up, Key::advice_why_micro_batch_up),
         Move::MicroBatchDown => (Key::advice_micro_batch_down, Key::advice_why_micro_batch_down),
         Move::MoreMicrobatches => (Key::advice_more_microbatches, Key::advice_why_more_microbatches),

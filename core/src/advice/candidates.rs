@@ -323,6 +323,12 @@ fn activation_moves(ctx: &Ctx) -> Vec<Candidate> {
     {
         res.push(candidate(Move::Adam8bit, vec![fix(Field::Optimizer, "adamw_8bit")]));
     }
+    // GaLore over a full fine-tune without DeepSpeed (LLaMA-Factory refuses it under DeepSpeed and
+    // beside LoRA): each linear weight's moments at the plan's rank, the rest AdamW's.
+    let low_rank = crate::knobs::applies(plan.framework, plan.method, crate::knobs::Knob::LowRankRank).yes();
+    if !ctx.fits && adamw && low_rank && !crate::memory::runs_deepspeed(plan) {
+        res.push(candidate(Move::Galore, vec![fix(Field::Optimizer, "galore")]));
+    }
     res
 }
 

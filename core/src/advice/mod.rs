@@ -64,6 +64,7 @@ named_enum! {
         LigerKernel = "liger_kernel",
         PureBf16 = "pure_bf16",
         Adam8bit = "adamw_8bit",
+        Galore = "galore",
         MicroBatchUp = "micro_batch_up",
         MicroBatchDown = "micro_batch_down",
         MoreMicrobatches = "more_microbatches",

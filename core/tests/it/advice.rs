@@ -175,6 +175,22 @@ fn nvme_swaps_are_offered_host_memory() {
     assert!(!advice::advise(&plan(OFFLOADED)).iter().any(|a| a.code == advice::Move::OffloadToHost));
 }
 
+/// A full fine-tune that does not fit without DeepSpeed is offered GaLore, which fits: Qwen2.5-7B on
+/// one H100, whose AdamW moments alone are 61 GB in fp32; a LoRA plan or one under ZeRO is not.
+#[test]
+fn a_full_fine_tune_short_of_memory_is_offered_galore() {
+    let short = r#"{"model": "qwen2.5-7b", "method": "sft-full", "cluster": {"devices_per_node": 1}}"#;
+    let advice = advice::advise(&plan(short));
+    let galore = advice.iter().find(|a| a.code == advice::Move::Galore).expect("offered");
+    assert!(galore.fits && galore.peak_delta_bytes < -50_000_000_000, "{}", galore.peak_delta_bytes);
+    for other in [
+        r#"{"model": "qwen2.5-7b", "method": "lora", "cluster": {"devices_per_node": 1}}"#,
+        r#"{"model": "qwen2.5-72b", "method": "sft-full", "parallel": {"zero_stage": 3}}"#,
+    ] {
+        assert!(!advice::advise(&plan(other)).iter().any(|a| a.code == advice::Move::Galore), "{other}");
+    }
+}
+
 #[test]
 fn most_codes_are_reached_by_these_plans() {
     // A code no plan can reach is dead: these plans reach at least half of them.
