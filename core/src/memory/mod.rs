@@ -907,7 +907,7 @@ fn optimizer_offload_bytes(ctx: &Ctx) -> f64 {
 /// it is offloaded and `parallel.offload_device` is `nvme`. ZeRO-3's optimizer alone swaps
 /// (`DeepSpeedZeroOptimizer_Stage3._configure_tensor_swapping`); ZeRO-1/2 keep the states in host
 /// memory whatever the device (`stage_1_and_2.py`: any device but `none` is `cpu_offload`; rule
-/// `offload.nvme_stage`), and parameter offload is ZeRO-3's alone.
+/// `zero.nvme_stage`), and parameter offload is ZeRO-3's alone.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct NvmeSwap {
     /// The optimizer states and fp32 gradient partitions.
