@@ -27,8 +27,9 @@ pub fn ParallelSection(
     let tr = use_tr();
     let show_all = ctx.show_all;
     // Every knob this section would show that the framework or method does not take: hidden
-    // unless the switch is on. (The LoRA rank, the sequence length and the RL settings have
-    // sections of their own; the MoE settings show for models with experts.)
+    // unless the switch is on. (The LoRA settings, the trained layers, the optimizer and its
+    // low-rank settings, the sequence length and the RL settings have sections of their own; the
+    // MoE settings show for models with experts.)
     let n_hidden = move || {
         let moe = ctx.is_moe();
         // A knob read on another vendor's devices only is hidden too.
@@ -44,6 +45,9 @@ pub fn ParallelSection(
                         | Knob::LoraDora
                         | Knob::PureBf16
                         | Knob::Optimizer
+                        | Knob::LowRankRank
+                        | Knob::LowRankLayerwise
+                        | Knob::FreezeLayers
                         | Knob::SeqLen
                         | Knob::MeanSeqLen
                         | Knob::Rl
