@@ -254,7 +254,9 @@ impl NumField {
                 let rate = match text.trim() {
                     "" => None,
                     text => {
-                        match text.parse::<f64>().ok().filter(|x| x.is_finite() && 0.0 < *x && *x <= 1000.0) {
+                        match text.parse::<f64>().ok().filter(|x| {
+                            x.is_finite() && 0.0 < *x && *x <= trainplan_core::plan::NVME_GB_PER_S_MAX
+                        }) {
                             Some(x) => Some(x),
                             None => return false,
                         }

@@ -26,25 +26,30 @@ pub fn zero_block(plan: &Plan, hf_auto: bool) -> Value {
             if hf_auto { json!("auto") } else { json!(1_000_000u64) };
         zero["stage3_max_live_parameters"] = json!(1_000_000_000u64);
         zero["stage3_max_reuse_distance"] = json!(1_000_000_000u64);
-        zero["sub_group_size"] = json!(1_000_000_000u64);
+        zero["sub_group_size"] = json!(crate::memory::SUB_GROUP_SIZE);
         zero["stage3_gather_16bit_weights_on_model_save"] = json!(true);
     }
-    // To NVMe (ZeRO-Infinity), the swap buffers at DeepSpeed's defaults, which the planner counts
-    // (`memory::nvme_swap`): `DeepSpeedZeroOffloadOptimizerConfig` and
-    // `DeepSpeedZeroOffloadParamConfig`, deepspeed/runtime/zero/offload_config.py.
+    // To NVMe (ZeRO-Infinity), the swap buffers the planner counts (`memory::nvme_swap`), at
+    // DeepSpeed's defaults (`DeepSpeedZeroOffloadOptimizerConfig` and
+    // `DeepSpeedZeroOffloadParamConfig`, deepspeed/runtime/zero/offload_config.py).
+    use crate::memory::{NVME_OPTIMIZER_BUFFERS, NVME_PARAM_BUFFER_ELEMENTS, NVME_PARAM_BUFFERS};
     let nvme = p.offload_device == OffloadDevice::Nvme;
     if p.offload_optimizer && p.zero_stage.shards_optimizer() {
         zero["offload_optimizer"] = match nvme {
             false => json!({"device": "cpu", "pin_memory": true}),
-            true => json!({"device": "nvme", "nvme_path": NVME_PATH, "pin_memory": true, "buffer_count": 4,
-                "pipeline_read": false, "pipeline_write": false}),
+            true => {
+                json!({"device": "nvme", "nvme_path": NVME_PATH, "pin_memory": true, "buffer_count": NVME_OPTIMIZER_BUFFERS,
+                "pipeline_read": false, "pipeline_write": false})
+            }
         };
     }
     if p.offload_params && p.zero_stage.shards_params() {
         zero["offload_param"] = match nvme {
             false => json!({"device": "cpu", "pin_memory": true}),
-            true => json!({"device": "nvme", "nvme_path": NVME_PATH, "pin_memory": true, "buffer_count": 5,
-                "buffer_size": 100_000_000u64}),
+            true => {
+                json!({"device": "nvme", "nvme_path": NVME_PATH, "pin_memory": true, "buffer_count": NVME_PARAM_BUFFERS,
+                "buffer_size": NVME_PARAM_BUFFER_ELEMENTS})
+            }
         };
     }
     zero

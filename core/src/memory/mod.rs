@@ -928,24 +928,32 @@ pub fn nvme_swap(plan: &Plan) -> NvmeSwap {
 
 /// DeepSpeed's `sub_group_size` as the launch files write it (`emit/deepspeed.rs`), elements:
 /// ZeRO-3 steps the optimizer a sub-group at a time and swaps each in and out whole.
-pub const SUB_GROUP_SIZE: f64 = 1e9;
+pub const SUB_GROUP_SIZE: u64 = 1_000_000_000;
+/// The optimizer's NVMe swap buffers (`offload_optimizer.buffer_count`), as the launch files write
+/// it: DeepSpeed's default (`DeepSpeedZeroOffloadOptimizerConfig`), one per fp32 tensor Adam keeps.
+pub const NVME_OPTIMIZER_BUFFERS: u64 = 4;
+/// The parameters' NVMe swap buffers (`offload_param.buffer_count`), as written: DeepSpeed's default
+/// (`DeepSpeedZeroOffloadParamConfig`).
+pub const NVME_PARAM_BUFFERS: u64 = 5;
+/// Elements in each of those (`offload_param.buffer_size`), as written: DeepSpeed's default.
+pub const NVME_PARAM_BUFFER_ELEMENTS: u64 = 100_000_000;
 
-/// The pinned host buffers one device's swaps to NVMe take, bytes. The optimizer's: `buffer_count`
-/// (4) buffers of the largest sub-group's elements in fp32 (`OptimizerSwapper.__init__`,
-/// `SwapBufferManager(num_elems=largest_numel, count=swap_config.buffer_count)`,
-/// deepspeed/runtime/swap_tensor/optimizer_utils.py), a sub-group being at most the device's
-/// shard; the parameters': `buffer_count` (5) buffers of `buffer_size` (1e8) elements in the
-/// parameters' dtype (`AsyncPartitionedParameterSwapper`, partitioned_param_swapper.py), the
-/// defaults of `DeepSpeedZeroOffloadOptimizerConfig` / `DeepSpeedZeroOffloadParamConfig` the
-/// launch files keep.
+/// The pinned host buffers one device's swaps to NVMe take, bytes. The optimizer's:
+/// [`NVME_OPTIMIZER_BUFFERS`] buffers of the largest sub-group's elements in fp32
+/// (`OptimizerSwapper.__init__`, `SwapBufferManager(num_elems=largest_numel,
+/// count=swap_config.buffer_count)`, deepspeed/runtime/swap_tensor/optimizer_utils.py), a
+/// sub-group being at most the device's shard; the parameters': [`NVME_PARAM_BUFFERS`] buffers of
+/// [`NVME_PARAM_BUFFER_ELEMENTS`] elements in the parameters' dtype
+/// (`AsyncPartitionedParameterSwapper`, partitioned_param_swapper.py).
 fn nvme_buffer_bytes(ctx: &Ctx, nvme: NvmeSwap) -> u64 {
     let mut bytes = 0.0;
     if nvme.optimizer {
         let owned = trained_params(ctx) as f64 * per_device_share(ctx);
-        bytes += 4.0 * owned.min(SUB_GROUP_SIZE) * 4.0;
+        bytes += NVME_OPTIMIZER_BUFFERS as f64 * owned.min(SUB_GROUP_SIZE as f64) * FP32_BYTES as f64;
     }
     if nvme.params {
-        bytes += 5.0 * 1e8 * state_bytes(ctx.path, ctx.plan.precision).weights;
+        let elements = (NVME_PARAM_BUFFERS * NVME_PARAM_BUFFER_ELEMENTS) as f64;
+        bytes += elements * state_bytes(ctx.path, ctx.plan.precision).weights;
     }
     bytes as u64
 }
