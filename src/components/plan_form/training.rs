@@ -86,9 +86,7 @@ pub fn TrainingSection(
                 {check(ctx, Key::training_apollo, "apollo-check", is_apollo, set_apollo)}
             </Show>
             <Show when=low_rank_on>
-                <div class="grid2">
-                    {number(ctx, Key::training_low_rank_rank, "low-rank-input", NumField::LowRankRank, None)}
-                </div>
+                {number(ctx, Key::training_low_rank_rank, "low-rank-input", NumField::LowRankRank, None)}
                 {check(ctx, Key::training_low_rank_layerwise, "low-rank-layerwise-check", |f| f.low_rank.layerwise, |f, v| f.low_rank.layerwise = v)}
             </Show>
             <Show when=move || ctx.applies(Knob::FreezeLayers)>

@@ -911,8 +911,12 @@ async fn galore_trains_full_parameters_in_low_rank_states() -> WebDriverResult<(
     page.click("low-rank-layerwise-check").await?;
     page.wait_text("finding-llamafactory.low_rank_layerwise_accumulation", |t| !t.is_empty()).await?;
     page.type_into("global-batch-input", "1").await?;
-    page.wait_text("launch-text", |t| t.contains("galore_layerwise: true") && !t.contains("FORCE_TORCHRUN"))
-        .await?;
+    page.wait_text("launch-text", |t| t.contains("galore_layerwise: true")).await?;
+    // The launch script runs the one device in LLaMA-Factory's own process, not under torchrun.
+    page.click("launch-tab-launch.sh").await?;
+    let script = page.wait_text("launch-text", |t| t.contains("llamafactory-cli train")).await?;
+    assert!(script.contains("CUDA_VISIBLE_DEVICES") && !script.contains("FORCE_TORCHRUN"), "{script}");
+    page.click("launch-tab-train.yaml").await?;
     let plan = plan_of(&page).await?;
     assert_eq!(plan.optimizer, trainplan_core::plan::Optimizer::Galore);
     assert_eq!((plan.low_rank.rank.get(), plan.low_rank.layerwise), (64, true));
