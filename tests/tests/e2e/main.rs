@@ -205,6 +205,8 @@ async fn editing_the_plan_updates_the_report() -> WebDriverResult<()> {
     assert!(applied < after, "{after} s → {applied} s");
     // The search ran from the old plan: its table is gone now that the plan changed.
     assert!(!page.has("search-results").await?);
+    // The applied plan settled before the next search starts from it (as below).
+    page.settled_url().await?;
     scroll_to_middle(&page, "search-run").await?;
     page.click("search-run").await?;
     page.wait_text("search-summary", |t| t.contains("plans tried")).await?;
