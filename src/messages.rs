@@ -377,6 +377,15 @@ pub fn zh(code: Code) -> &'static str {
         Code::ParallelCpA2aKvHeads => {
             "Transformer Engine 的 all-to-all 上下文并行也切分 KV 头：{kv_heads} 个 KV 头不能被 TP {tp} × CP {cp} 整除。"
         }
+        Code::ParallelSinksMindspeed => {
+            "{framework} 没有对应模型可学习注意力 sink 的参数（Megatron-LM 的 --softmax-type learnable）。"
+        }
+        Code::ParallelSinksFlash => {
+            "FlashAttention 不支持可学习的注意力 sink：Transformer Engine 只能用 cuDNN 融合注意力或非融合实现运行它。"
+        }
+        Code::ParallelSinksCpRing => {
+            "上下文并行下，可学习的注意力 sink 只能用 cuDNN 融合注意力配合 all-to-all 运行，不能用 ring。"
+        }
         Code::ParallelEpDense => "EP {ep} 需要 MoE 模型。",
         Code::ParallelExpertsEp => "{experts} 个专家不能被 EP {ep} 整除。",
         Code::ParallelHeadsTp => "{heads} 个注意力头不能被 TP {tp} 整除。",

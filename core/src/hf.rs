@@ -12,7 +12,9 @@ use std::fmt;
 
 use serde_json::{Map, Value};
 
-use crate::model::{self, Architecture, Attention, Family, GroupLimit, Mlp, MlpKind, Moe, MoeLayers, Norm};
+use crate::model::{
+    self, Architecture, Attention, Family, GroupLimit, Mlp, MlpKind, Moe, MoeLayers, Norm, SlidingWindow,
+};
 use crate::quantized::{self, Prequantized, Stored};
 
 /// The largest model the planner accepts: 10^15 parameters, a thousand times the largest trained today.
@@ -277,7 +279,7 @@ const MAX_POSITIONS: u64 = 1 << 26;
 /// default is `None`. Source: transformers 4.57.1, `models/<model_type>/configuration_<model_type>.py`
 /// (`GPT2Config`, `LlamaConfig`, `MistralConfig`, `Qwen2Config`, `Qwen3Config`, `GlmConfig`,
 /// `Glm4Config`, `MixtralConfig`, `Qwen2MoeConfig`, `Qwen3MoeConfig`, `DeepseekV2Config`,
-/// `DeepseekV3Config`); `tie_word_embeddings` for GPT-2 is `PretrainedConfig`'s (`True`).
+/// `DeepseekV3Config`, `GptOssConfig`, whose `attention_bias` is set `True` in its body); `tie_word_embeddings` for GPT-2 is `PretrainedConfig`'s (`True`).
 /// A key missing here is not the class's: transformers reads it (as `head_dim` in Qwen2's
 /// attention) only when the config.json sets it.
 fn class_defaults(family: Family) -> Value {
@@ -316,6 +318,9 @@ fn class_defaults(family: Family) -> Value {
         }
         Family::DeepseekV3 => {
             r#"{"vocab_size": 129280, "hidden_size": 7168, "intermediate_size": 18432, "moe_intermediate_size": 2048, "num_hidden_layers": 61, "num_attention_heads": 128, "num_key_value_heads": 128, "n_shared_experts": 1, "n_routed_experts": 256, "kv_lora_rank": 512, "q_lora_rank": 1536, "qk_rope_head_dim": 64, "v_head_dim": 128, "qk_nope_head_dim": 128, "num_experts_per_tok": 8, "first_k_dense_replace": 3, "norm_topk_prob": true, "routed_scaling_factor": 2.5, "n_group": 8, "topk_group": 4, "max_position_embeddings": 4096, "rms_norm_eps": 1e-06, "rope_theta": 10000.0, "tie_word_embeddings": false, "attention_bias": false}"#
+        }
+        Family::GptOss => {
+            r#"{"vocab_size": 201088, "hidden_size": 2880, "intermediate_size": 2880, "num_hidden_layers": 36, "num_attention_heads": 64, "num_key_value_heads": 8, "head_dim": 64, "max_position_embeddings": 131072, "rms_norm_eps": 1e-05, "rope_theta": 150000.0, "tie_word_embeddings": false, "attention_bias": true, "num_experts_per_tok": 4, "num_local_experts": 128, "sliding_window": 128, "layer_types": null}"#
         }
     };
     serde_json::from_str(text)
@@ -496,6 +501,8 @@ fn gpt2(cfg: &Cfg) -> Result<Architecture, ConfigError> {
         max_position_embeddings: n_positions,
         tied_embeddings: cfg.flag("tie_word_embeddings")?,
         n_mtp_layers: 0,
+        attention_sinks: false,
+        sliding_window: None,
     })
 }
 
@@ -577,7 +584,7 @@ fn decoder(
     // Mixtral has no dense layer; its `intermediate_size` is the expert width. Nor has an unknown
     // model whose every layer holds experts, which may leave the key out.
     let intermediate_size = match (&moe, family) {
-        (Some(m), Family::Mixtral) => m.expert_intermediate_size,
+        (Some(m), Family::Mixtral | Family::GptOss) => m.expert_intermediate_size,
         (Some(m), _) if unknown => match cfg.opt("intermediate_size_mlp", 1, MAX_WIDTH)? {
             // Llama 4's dense layers ([`generic_moe`]).
             Some(width) => width,
@@ -591,7 +598,8 @@ fn decoder(
     let mlp = Mlp {
         kind: MlpKind::Gated,
         intermediate_size,
-        bias: family == Family::Llama && cfg.flag("mlp_bias")?,
+        // gpt-oss has no dense MLP; its experts' projections are biased, as every linear layer is.
+        bias: family == Family::Llama && cfg.flag("mlp_bias")? || family == Family::GptOss,
         fused_gate_up: matches!(family, Family::Glm | Family::Glm4),
     };
     let n_mtp_layers = match family {
@@ -612,7 +620,42 @@ fn decoder(
         max_position_embeddings,
         tied_embeddings,
         n_mtp_layers,
+        attention_sinks: family == Family::GptOss,
+        sliding_window: match family {
+            Family::GptOss => sliding_window(cfg, n_layers)?,
+            _ => None,
+        },
     })
+}
+
+/// gpt-oss's sliding window (transformers `GptOssConfig`): `sliding_window` tokens on the layers
+/// `layer_types` names `sliding_attention`, by default every even index (`"sliding_attention" if
+/// bool((i + 1) % 2) else "full_attention"`). A list that is not every `k`-th layer full, the rest
+/// windowed (the pattern Megatron-LM's `--window-attn-skip-freq` writes) is refused.
+fn sliding_window(cfg: &Cfg, n_layers: u64) -> Result<Option<SlidingWindow>, ConfigError> {
+    let Some(size) = cfg.opt("sliding_window", 1, MAX_POSITIONS)? else { return Ok(None) };
+    let full_every = match cfg.get("layer_types").1.and_then(Value::as_array) {
+        None => 2,
+        Some(kinds) => {
+            let full: Vec<u64> = (0..)
+                .zip(kinds)
+                .filter(|(_, kind)| kind.as_str() != Some("sliding_attention"))
+                .map(|(i, _)| i)
+                .collect();
+            let every = full.first().map_or(0, |&first| first + 1);
+            let regular = kinds.len() as u64 == n_layers
+                && full.iter().enumerate().all(|(k, &i)| i + 1 == (k as u64 + 1) * every)
+                && full.len() as u64 == n_layers.checked_div(every).unwrap_or(0);
+            if !regular {
+                return Err(ConfigError::Inconsistent(
+                    "layer_types: only every k-th layer of full attention, the others sliding, is read"
+                        .to_owned(),
+                ));
+            }
+            every
+        }
+    };
+    Ok((full_every != 1).then_some(SlidingWindow { size, full_every }))
 }
 
 fn moe(
@@ -623,7 +666,8 @@ fn moe(
 ) -> Result<Option<Moe>, ConfigError> {
     let top_k = || cfg.req("num_experts_per_tok", 1, MAX_EXPERTS);
     let res = match family {
-        Family::Mixtral => Moe {
+        // Mixtral; gpt-oss's `GptOssMLP` the same, its experts' projections and router biased.
+        Family::Mixtral | Family::GptOss => Moe {
             n_experts: cfg.req("num_local_experts", 1, MAX_EXPERTS)?,
             top_k: top_k()?,
             expert_intermediate_size: cfg.req("intermediate_size", 1, MAX_WIDTH)?,
@@ -631,6 +675,7 @@ fn moe(
             shared_expert_gate: false,
             layers: MoeLayers::FromLayer(0),
             group_limited: None,
+            biased: family == Family::GptOss,
         },
         Family::Qwen2Moe | Family::Qwen3Moe => {
             // `Qwen2MoeDecoderLayer`: a layer is sparse only when `config.num_experts > 0`.
@@ -653,6 +698,7 @@ fn moe(
                     dense: cfg.list("mlp_only_layers")?,
                 },
                 group_limited: None,
+                biased: false,
             }
         }
         Family::DeepseekV2 | Family::DeepseekV3 => {
@@ -677,6 +723,7 @@ fn moe(
                     Family::DeepseekV2 => group_limit(cfg, n_experts)?,
                     _ => None,
                 },
+                biased: false,
             }
         }
         _ => return Ok(None),
@@ -694,8 +741,9 @@ fn moe(
 /// DeepSeek's `first_k_dense_replace`, or Qwen-MoE's `decoder_sparse_step` (Llama 4's
 /// `interleave_moe_layer_step` picks the same layers) and `mlp_only_layers`, else every layer.
 /// Llama 4's `intermediate_size_mlp` says its MoE layers also hold a shared expert. `None` when no
-/// count is written, or it is 0. What a model does beyond these (gpt-oss's expert biases and
-/// attention sinks) is not counted: the warning says to check the count against the model card.
+/// count is written, or it is 0. What a model does beyond these (expert biases and attention
+/// sinks, as gpt-oss has, which is read as itself) is not counted: the warning says to check the
+/// count against the model card.
 fn generic_moe(
     cfg: &Cfg,
     n_layers: u64,
@@ -764,6 +812,7 @@ fn generic_moe(
         shared_expert_gate: false,
         layers,
         group_limited: None,
+        biased: false,
     }))
 }
 

@@ -729,6 +729,12 @@ pub fn effective(plan: &Plan) -> Effective<'_> {
         RlBlocking => {};
         RlKlLoss => reset!(rl.kl_loss, true);
     }
+    // LLaMA-Factory loads gpt-oss on the FlashAttention-3 kernel with attention sinks whatever
+    // `flash_attn` says (`configure_attn_implementation`,
+    // src/llamafactory/model/model_utils/attention.py: `kernels-community/vllm-flash-attn3`).
+    if plan.framework == Framework::LlamaFactory && plan.model.arch.family == crate::model::Family::GptOss {
+        reset!(attention, crate::plan::AttentionImpl::Flash);
+    }
     match owned {
         Some(owned) => Effective(Resets::Reset(owned)),
         None => Effective(Resets::Same(plan)),

@@ -3,15 +3,17 @@
 //! An [`Architecture`] is the shape of a decoder-only transformer as its HF `config.json` gives it:
 //! GPT-2 style (LayerNorm, GELU MLP with biases, learned positions), Llama-style dense decoders
 //! (RMSNorm, SwiGLU, GQA, optional qkv bias and q/k norm), and mixtures of experts (Mixtral,
-//! Qwen2-MoE, Qwen3-MoE, DeepSeek-V2/V3 with multi-head latent attention).
+//! Qwen2-MoE, Qwen3-MoE, DeepSeek-V2/V3 with multi-head latent attention, gpt-oss with attention sinks,
+//! sliding windows and biased experts).
 //!
 //! [`tensors`] lists every parameter tensor the reference implementation (HF transformers 4.x)
 //! creates, grouped by shape with a multiplicity. Counts, LoRA sizes and sharded sizes are all
-//! derived from that one list, so they cannot disagree. docs/model.md explains each family.
+//! derived from that one list, so they cannot disagree; `core/tests/it/params.rs` checks each catalog
+//! model against its published count.
 
 /// The shape of a decoder-only transformer.
 ///
-/// Field names follow HF `config.json` without prefixes; docs/model.md maps each to its key.
+/// Field names follow HF `config.json` without prefixes (`hf::import` reads each from its key).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Architecture {
     /// The HF `model_type` this shape was read as (`llama`, `qwen2`, `deepseek_v3`, …).
@@ -41,6 +43,43 @@ pub struct Architecture {
     /// DeepSeek-V3's multi-token-prediction layers (`num_nextn_predict_layers`): in the checkpoint and
     /// in training, but not instantiated by HF transformers, so counted apart from `total`.
     pub n_mtp_layers: u64,
+    /// A learned logit per head that every query's softmax also normalizes over (gpt-oss's
+    /// `sinks`, one parameter a head a layer: transformers `GptOssAttention`).
+    pub attention_sinks: bool,
+    /// Layers whose attention reaches back a fixed window of tokens only (gpt-oss's
+    /// `sliding_window` on its `sliding_attention` layers); `None` where every layer attends to
+    /// the whole sequence, or where the planner reads the window as not shaping the work.
+    pub sliding_window: Option<SlidingWindow>,
+}
+
+/// Sliding-window attention on some layers: the same parameters, fewer scores.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SlidingWindow {
+    /// Tokens a query attends to, itself included (`sliding_window`).
+    pub size: u64,
+    /// Every `full_every`-th layer (counted from 1) attends to the whole sequence, the others to
+    /// the window: Megatron-LM's `window_attn_skip_freq` (`is_layer_window_attention`,
+    /// megatron/core/transformer/utils.py), 2 for gpt-oss's alternating `layer_types`.
+    pub full_every: u64,
+}
+
+impl SlidingWindow {
+    /// How many of `n_layers` layers attend through the window.
+    pub fn windowed_layers(&self, n_layers: u64) -> u64 {
+        n_layers - n_layers.checked_div(self.full_every).unwrap_or(0)
+    }
+}
+
+/// The share of a causal attention's score pairs the model's layers compute, averaged over its
+/// layers: 1 without sliding windows; a windowed layer over `seq` tokens scores
+/// Σ min(i + 1, w) = w(w + 1)/2 + (s − w)·w pairs where a causal one scores s(s + 1)/2.
+pub fn attention_pair_share(arch: &Architecture, seq: f64) -> f64 {
+    let Some(window) = arch.sliding_window else { return 1.0 };
+    let (s, w) = (seq.max(1.0), (window.size as f64).min(seq.max(1.0)));
+    let windowed = (w * (w + 1.0) / 2.0 + (s - w) * w) / (s * (s + 1.0) / 2.0);
+    let n = arch.n_layers.max(1) as f64;
+    let k = window.windowed_layers(arch.n_layers) as f64;
+    ((n - k) + k * windowed) / n
 }
 
 /// The model families the planner knows, by HF `model_type`.
@@ -68,13 +107,16 @@ pub enum Family {
     Qwen3Moe,
     /// `deepseek_v2`: MLA and routed + shared experts.
     DeepseekV2,
-    /// `deepseek_v3`: as V2 with a routing bias and MTP layers.
+    /// `deepseek_v3`: as V2 with a routing bias and MTP layers (Kimi K2's `kimi_k2` too).
     DeepseekV3,
+    /// `gpt_oss`: biased attention with a learned sink per head, sliding-window attention on every
+    /// other layer, routed experts with biases.
+    GptOss,
 }
 
 impl Family {
     /// Every family, in the order docs and pickers list them.
-    pub const ALL: [Family; 12] = [
+    pub const ALL: [Family; 13] = [
         Family::Gpt2,
         Family::Llama,
         Family::Mistral,
@@ -87,6 +129,7 @@ impl Family {
         Family::Qwen3Moe,
         Family::DeepseekV2,
         Family::DeepseekV3,
+        Family::GptOss,
     ];
 
     /// The HF `model_type` string.
@@ -104,11 +147,18 @@ impl Family {
             Family::Qwen3Moe => "qwen3_moe",
             Family::DeepseekV2 => "deepseek_v2",
             Family::DeepseekV3 => "deepseek_v3",
+            Family::GptOss => "gpt_oss",
         }
     }
 
     /// The family of an HF `model_type`, if known.
     pub fn from_model_type(model_type: &str) -> Option<Family> {
+        // Kimi K2 is DeepSeek-V3's architecture under a type of its own, so that inference engines
+        // tell the two apart (its config.json names `DeepseekV3ForCausalLM`; Kimi-K2 README,
+        // "Other": change `model_type` to `deepseek_v3` where a framework does not know it).
+        if model_type == "kimi_k2" {
+            return Some(Family::DeepseekV3);
+        }
         Family::ALL.into_iter().find(|f| f.model_type() == model_type)
     }
 }
@@ -210,6 +260,9 @@ pub struct Moe {
     pub shared_expert_gate: bool,
     /// Which layers are MoE layers; the others use the dense [`Mlp`].
     pub layers: MoeLayers,
+    /// Each routed expert's projections and the router carry biases (gpt-oss:
+    /// `GptOssExperts.gate_up_proj_bias`, `down_proj_bias`, `GptOssTopKRouter.bias`).
+    pub biased: bool,
     /// DeepSeek-V2's `group_limited_greedy` router: a token's experts come from its best groups
     /// only. `None`: from every expert (greedy), or as another router picks them.
     pub group_limited: Option<GroupLimit>,
@@ -497,6 +550,16 @@ fn layer_tensors(arch: &Architecture, n: u64, moe_layer: bool, acc: &mut Acc) {
             if qk_norm {
                 acc.norm(Component::Attention, head_dim, 2 * n, Norm::Rms);
             }
+            if arch.attention_sinks {
+                acc.res.push(TensorGroup {
+                    component: Component::Attention,
+                    numel: n_heads,
+                    count: n,
+                    linear: None,
+                    routed: false,
+                    mtp: false,
+                });
+            }
         }
         Attention::Mla {
             n_heads,
@@ -529,14 +592,14 @@ fn layer_tensors(arch: &Architecture, n: u64, moe_layer: bool, acc: &mut Acc) {
             let expert = Mlp {
                 kind: MlpKind::Gated,
                 intermediate_size: moe.expert_intermediate_size,
-                bias: false,
+                bias: moe.biased,
                 fused_gate_up: false,
             };
             mlp_tensors(expert, h, n.saturating_mul(moe.n_experts), Component::Experts, acc);
             for t in &mut acc.res[start..] {
                 t.routed = true;
             }
-            acc.linear(Component::Router, LoraTarget::Router, h, moe.n_experts, n, false);
+            acc.linear(Component::Router, LoraTarget::Router, h, moe.n_experts, n, moe.biased);
             if 0 < moe.shared_intermediate_size {
                 let shared = Mlp {
                     kind: MlpKind::Gated,

@@ -12,14 +12,16 @@ use crate::Plan;
 use crate::model::Family;
 use crate::plan::{AttentionImpl, LoraTargets, Method, Precision, RecomputeGranularity};
 
-/// LLaMA-Factory's templates for `model_type`s the planner reads Llama-like: each type's models'
+/// LLaMA-Factory's templates for `model_type`s the planner reads Llama-like (or, Kimi K2's, as
+/// DeepSeek-V3, whose template it does not share; gpt-oss's is its family's too): each type's models'
 /// template in LLaMA-Factory 0.9.5's `DEFAULT_TEMPLATE` (`src/llamafactory/extras/constants.py`:
 /// GPT-OSS-20B-Thinking `gpt_oss`, Llama-4-Scout-17B-16E-Instruct `llama4`, Gemma-3-27B-Instruct
 /// `gemma3`, GLM-4.5-Air-Thinking `glm4_moe`, Qwen2.5-VL-7B-Instruct `qwen2_vl`,
 /// Qwen3-Next-80B-A3B-Instruct `qwen3_nothink`, Seed-OSS-36B-Instruct `seed_oss`), a wrapper's
 /// type and its language model's alike.
-const TEMPLATE_OF_TYPE: [(&str, &str); 11] = [
+const TEMPLATE_OF_TYPE: [(&str, &str); 12] = [
     ("gpt_oss", "gpt_oss"),
+    ("kimi_k2", "moonlight"),
     ("llama4", "llama4"),
     ("llama4_text", "llama4"),
     ("gemma3", "gemma3"),
@@ -54,7 +56,11 @@ fn template(plan: &Plan) -> &'static str {
         Family::Mistral | Family::Mixtral => "mistral",
         Family::Glm | Family::Glm4 => "glm4",
         Family::DeepseekV2 => "deepseek",
+        // Kimi K2's chat turns are Moonlight's (`<|im_user|>user<|im_middle|>…<|im_end|>`), Moonshot's
+        // earlier model, which LLaMA-Factory registers; it has no Kimi K2 template of its own.
+        Family::DeepseekV3 if name.contains("kimi") => "moonlight",
         Family::DeepseekV3 => "deepseek3",
+        Family::GptOss => "gpt_oss",
         Family::Llama if name.contains("llama-2") => "llama2",
         Family::Llama if name.contains("llama-3") => "llama3",
         _ => "default",

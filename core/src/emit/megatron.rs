@@ -41,8 +41,10 @@ pub fn model_flags(plan: &Plan, ascend: bool) -> Vec<String> {
         Norm::Rms => f.push(format!("--normalization RMSNorm --norm-epsilon {eps}")),
         Norm::Layer => f.push(format!("--normalization LayerNorm --norm-epsilon {eps}")),
     }
-    if arch.mlp.kind == MlpKind::Gated {
-        f.push("--swiglu".to_owned());
+    match arch.family {
+        Family::GptOss => f.extend(gpt_oss_flags(arch, &key)),
+        _ if arch.mlp.kind == MlpKind::Gated => f.push("--swiglu".to_owned()),
+        _ => {}
     }
     if !arch.mlp.bias {
         f.push("--disable-bias-linear".to_owned());
@@ -65,6 +67,29 @@ pub fn model_flags(plan: &Plan, ascend: bool) -> Vec<String> {
         f.extend(moe_kernel_flags(plan, ascend));
     }
     f.push("--attention-dropout 0.0 --hidden-dropout 0.0".to_owned());
+    f
+}
+
+/// gpt-oss beyond the shape (Megatron-Bridge's `GPTOSSProvider`,
+/// src/megatron/bridge/models/gpt_oss/gpt_oss_provider.py; Megatron-LM core_v0.19.0 flags): its
+/// experts' activation, a gated quick-GELU on `up + 1` clamped at `swiglu_limit`
+/// (`--quick-geglu`, `--glu-linear-offset 1.0`, `--activation-func-clamp-value`, transformers
+/// `GptOssExperts`' `alpha = 1.702`, `limit = 7.0`); its sliding window, `(w, 0)` on every layer but
+/// each `full_every`-th (`is_layer_window_attention`); a learned sink per head
+/// (`--softmax-type learnable`, Transformer Engine 2.8 or later).
+fn gpt_oss_flags(
+    arch: &crate::model::Architecture,
+    key: &dyn Fn(&str) -> Option<serde_json::Value>,
+) -> Vec<String> {
+    let limit = key("swiglu_limit").and_then(|v| v.as_f64()).unwrap_or(7.0);
+    let mut f =
+        vec![format!("--quick-geglu --glu-linear-offset 1.0 --activation-func-clamp-value {limit:?}")];
+    if let Some(window) = arch.sliding_window {
+        f.push(format!("--window-size {},0 --window-attn-skip-freq {}", window.size, window.full_every));
+    }
+    if arch.attention_sinks {
+        f.push("--softmax-type learnable".to_owned());
+    }
     f
 }
 
@@ -194,9 +219,16 @@ fn yarn_flags(ascend: bool, mla: bool, key: &dyn Fn(&str) -> Option<serde_json::
         (false, true) => {
             format!("--rotary-scaling-factor {factor} --mscale {mscale} --mscale-all-dim {all_dim}")
         }
+        // transformers rounds YaRN's correction range outward unless `truncate` is false
+        // (`_compute_yarn_parameters`, gpt-oss's config), as Megatron-LM does unless told
+        // `--no-yarn-correction-range-round-to-int`.
         (false, false) => format!(
             "--rotary-scaling-factor {factor} --yarn-original-max-position-embeddings {original} \
-             --yarn-beta-fast {beta_fast} --yarn-beta-slow {beta_slow} --mscale {mscale} --mscale-all-dim {all_dim}"
+             --yarn-beta-fast {beta_fast} --yarn-beta-slow {beta_slow} --mscale {mscale} --mscale-all-dim {all_dim}{}",
+            match scaling.get("truncate").and_then(serde_json::Value::as_bool) {
+                Some(false) => " --no-yarn-correction-range-round-to-int",
+                _ => "",
+            }
         ),
         // `--beta-fast`, `--beta-slow` and the positions are whole numbers (`type=int`).
         (true, _) => format!(

@@ -114,6 +114,37 @@ pub(super) fn megatron_experts_and_sequence(cx: &Ctx, acc: &mut Acc) {
 
 /// Context parallelism against the sequence, and by all-to-all against the heads: what each
 /// algorithm splits must divide by CP.
+/// A model with learned attention sinks (gpt-oss, `--softmax-type learnable`) on a Megatron-family
+/// framework: MindSpeed has no flag for them; on Megatron-LM, Transformer Engine runs them in
+/// cuDNN's fused attention or unfused, never in FlashAttention, and under context parallelism in
+/// the fused attention over all-to-all alone (`get_attention_backend`,
+/// transformer_engine/pytorch/attention/dot_product_attention/utils.py, "Filter: Softmax type").
+pub(super) fn megatron_attention_sinks(cx: &Ctx, acc: &mut Acc) {
+    use Severity::Error;
+    let &Ctx { plan, p, cp, mindspeed, .. } = cx;
+    if !plan.model.arch.attention_sinks {
+        return;
+    }
+    if mindspeed {
+        let framework = [("framework", plan.framework.wire().to_owned())];
+        acc.push(
+            Error,
+            Code::ParallelSinksMindspeed,
+            &framework,
+            Some((Field::Framework, Value::from("megatron"))),
+        );
+        return;
+    }
+    if plan.attention == crate::plan::AttentionImpl::Flash {
+        let sdpa = crate::plan::AttentionImpl::Sdpa.wire();
+        acc.push(Error, Code::ParallelSinksFlash, &[], Some((Field::Attention, Value::from(sdpa))));
+    }
+    if 1 < cp && p.cp_algo != CpAlgo::AllToAll {
+        let a2a = CpAlgo::AllToAll.wire();
+        acc.push(Error, Code::ParallelSinksCpRing, &[], Some((Field::ParallelCpAlgo, Value::from(a2a))));
+    }
+}
+
 pub(super) fn megatron_context_parallel(cx: &Ctx, acc: &mut Acc) {
     use Severity::Error;
     let &Ctx { p, tp, cp, seq, heads, kv_heads, mindspeed, .. } = cx;

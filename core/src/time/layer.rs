@@ -154,10 +154,18 @@ fn attention_core(ctx: &Ctx, heads: f64, q: f64, w: &mut LayerWork) -> f64 {
     // context parallelism each rank scores its s ÷ cp queries against all s keys: `b`, the
     // device's tokens over the sequence, is already the micro-batch ÷ cp.
     let b = tokens / ctx.seq;
-    let attention_flops = 4.0 * b * ctx.seq * ctx.seq * q / t;
+    let eager = ctx.plan.attention == AttentionImpl::Eager;
+    // Sliding-window layers score only the window's pairs where the kernel skips the rest (flash
+    // attention's and Transformer Engine's `window_size`); an eager kernel masks the same full
+    // matrix. The share is the mean over the model's layers (`model::attention_pair_share`).
+    let window = match eager {
+        true => 1.0,
+        false => crate::model::attention_pair_share(ctx.arch, ctx.seq),
+    };
+    let attention_flops = 4.0 * b * ctx.seq * ctx.seq * q / t * window;
     w.model_flops += attention_flops;
     w.attention_flops = attention_flops;
-    let causal = if ctx.plan.attention == AttentionImpl::Eager { 1.0 } else { 0.5 };
+    let causal = if eager { 1.0 } else { 0.5 };
     w.attention_seconds = attention_flops * causal / (ctx.peak * efficiency(ctx, attention_flops));
     if ctx.plan.attention == AttentionImpl::Eager {
         // The score matrix goes through memory: written by QKᵀ, read and written by the masked

@@ -75,6 +75,13 @@ pub fn generated() -> Vec<Entry> {
             );
         }
     }
+    // gpt-oss: sliding windows, learned sinks (cuDNN's fused attention: `attention: sdpa`), biased experts.
+    add(
+        "megatron-gpt-oss-120b",
+        json!({"model": "gpt-oss-120b", "cluster": {"nodes": 2}, "framework": "megatron", "method": "sft-full",
+               "attention": "sdpa", "parallel": {"tp": 1, "pp": 2, "ep": 8, "distributed_optimizer": true},
+               "batch": {"micro_batch": 1, "global_batch": 64, "seq_len": 8192}}),
+    );
     add(
         "megatron-llama-3-8b-fp8-full-recompute",
         json!({"model": "llama-3-8b", "framework": "megatron", "method": "pretrain", "precision": "fp8",

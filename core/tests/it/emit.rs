@@ -943,3 +943,35 @@ fn verl_shards_as_the_plan_counts() {
     );
     assert!(overrides(3).is_empty());
 }
+
+/// gpt-oss on Megatron-LM is built as Megatron-Bridge's `GPTOSSProvider` builds it: a gated quick
+/// GELU on `up + 1` clamped at 7 (no SwiGLU), biased linear layers, windows of 128 on every layer
+/// but each second, a learned sink per head, YaRN without rounding its correction range; and
+/// LLaMA-Factory trains it on its `gpt_oss` template, Kimi K2 on Moonlight's turns.
+#[test]
+fn gpt_oss_and_kimi_k2_launch_as_their_frameworks_build_them() {
+    let p = plan(
+        r#"{"model": "gpt-oss-120b", "cluster": {"nodes": 2}, "framework": "megatron", "method": "sft-full",
+            "attention": "sdpa", "parallel": {"tp": 1, "pp": 2, "ep": 8}}"#,
+    );
+    let files = emit(&p, "#link").unwrap();
+    let script = &files.iter().find(|f| f.kind == FileKind::Shell).unwrap().text;
+    for flag in [
+        "--quick-geglu --glu-linear-offset 1.0 --activation-func-clamp-value 7.0",
+        "--window-size 128,0 --window-attn-skip-freq 2",
+        "--softmax-type learnable",
+        "--no-yarn-correction-range-round-to-int",
+        "--attention-backend fused",
+        "--add-qkv-bias",
+    ] {
+        assert!(script.contains(flag), "{flag} missing:\n{script}");
+    }
+    for flag in ["--swiglu", "--disable-bias-linear"] {
+        assert!(!script.contains(flag), "{flag} written:\n{script}");
+    }
+    for (model, template) in [("gpt-oss-20b", "gpt_oss"), ("kimi-k2", "moonlight")] {
+        let p = plan(&format!(r#"{{"model": "{model}"}}"#));
+        let yaml = &emit(&p, "#link").unwrap().into_iter().find(|f| f.kind == FileKind::Yaml).unwrap().text;
+        assert!(yaml.contains(&format!("template: {template}\n")), "{model}:\n{yaml}");
+    }
+}

@@ -51,8 +51,8 @@ fn with_model_type(config: &str, model_type: &str) -> serde_json::Value {
 }
 
 /// openai/gpt-oss-20b's config.json (huggingface.co/openai/gpt-oss-20b/blob/main/config.json),
-/// `layer_types` and `quantization_config` left out: transformers 4.55 knows `gpt_oss`, the planner
-/// does not, and a Llama-like reading alone had counted a dense 2.39 B model.
+/// `layer_types` and `quantization_config` left out (`GptOssConfig` writes the same alternation
+/// when it is absent).
 const GPT_OSS_20B: &str = r#"{"architectures": ["GptOssForCausalLM"], "attention_bias": true,
   "attention_dropout": 0.0, "eos_token_id": 200002, "experts_per_token": 4, "head_dim": 64,
   "hidden_act": "silu", "hidden_size": 2880, "initial_context_length": 4096, "initializer_range": 0.02,
@@ -63,32 +63,57 @@ const GPT_OSS_20B: &str = r#"{"architectures": ["GptOssForCausalLM"], "attention
   "tie_word_embeddings": false, "transformers_version": "4.55.0.dev0", "use_cache": true,
   "vocab_size": 201088}"#;
 
-#[test]
-fn an_unknown_model_type_with_experts_counts_them() {
-    let imported = hf::import(GPT_OSS_20B).unwrap();
-    assert_eq!(
-        imported.warnings,
-        vec![
-            ImportWarning::UnknownModelType("gpt_oss".to_owned()),
-            ImportWarning::ExpertsRead { key: "num_local_experts", n_experts: 32, top_k: 4 },
-        ]
-    );
-    // Every tensor of transformers' `modeling_gpt_oss.py` (4.55), counted by hand from its shapes:
-    // embedding and untied head V·h each; per layer q, k, v, o with bias (attention_bias), 64
-    // attention sinks, two RMSNorms, the router Linear(h, 32) with bias, and the experts'
-    // gate_up_proj [32, h, 2f] with its bias [32, 2f] and down_proj [32, f, h] with its bias [32, h];
-    // the final norm.
+/// Every tensor of transformers' `modeling_gpt_oss.py` (4.55), counted by hand from its shapes:
+/// embedding and untied head V·h each; per layer q, k, v, o with bias (attention_bias), 64
+/// attention sinks, two RMSNorms, the router Linear(h, 32) with bias, and the experts'
+/// gate_up_proj [32, h, 2f] with its bias [32, 2f] and down_proj [32, f, h] with its bias [32, h];
+/// the final norm. Returns (the whole count, the sinks and biases of one layer, its experts' weights).
+fn gpt_oss_20b_by_hand() -> (u64, u64, u64) {
     let (v, h, f, e, layers, heads, kv, d) = (201_088u64, 2880u64, 2880u64, 32u64, 24u64, 64u64, 8u64, 64u64);
     let attention = (h * heads * d + heads * d) + 2 * (h * kv * d + kv * d) + (heads * d * h + h);
     let (sinks, router_bias, expert_biases) = (heads, e, e * 2 * f + e * h);
     let experts = e * (h * 2 * f + f * h);
     let per_layer = attention + sinks + 2 * h + (e * h + router_bias) + experts + expert_biases;
-    let exact = 2 * v * h + layers * per_layer + h;
+    (2 * v * h + layers * per_layer + h, sinks + router_bias + expert_biases, experts)
+}
+
+#[test]
+fn gpt_oss_counts_its_sinks_and_biased_experts() {
+    let imported = hf::import(GPT_OSS_20B).unwrap();
+    assert_eq!(imported.warnings, vec![]);
+    assert_eq!(imported.arch.family, Family::GptOss);
+    let (exact, _, experts) = gpt_oss_20b_by_hand();
     assert_eq!(exact, 20_914_757_184);
-    // The sinks and the biases of the router and the experts are not counted: 0.03 %.
     let counts = model::count_params(&imported.arch);
-    assert_eq!(counts.total(), exact - layers * (sinks + router_bias + expert_biases));
-    assert_eq!(counts.experts, layers * experts);
+    assert_eq!(counts.total(), exact);
+    assert_eq!(counts.experts, 24 * (experts + 32 * (2 * 2880 + 2880)));
+    // The alternation `GptOssConfig` writes when `layer_types` is absent: even layers windowed.
+    let window = imported.arch.sliding_window.unwrap();
+    assert_eq!((window.size, window.full_every, window.windowed_layers(24)), (128, 2, 12));
+    // A list that is not every k-th layer full is refused, not misread.
+    let mut odd: serde_json::Value = serde_json::from_str(GPT_OSS_20B).unwrap();
+    let mut kinds = vec![serde_json::json!("sliding_attention"); 24];
+    kinds[5] = serde_json::json!("full_attention");
+    odd["layer_types"] = serde_json::Value::Array(kinds);
+    assert!(matches!(hf::import_value(&odd), Err(ConfigError::Inconsistent(_))));
+}
+
+#[test]
+fn an_unknown_model_type_with_experts_counts_them() {
+    // gpt-oss-20b's keys under a type the planner does not know: the experts are read from the
+    // keys the known families write, the sinks and biases are not (0.03 %).
+    let imported = hf::import_value(&with_model_type(GPT_OSS_20B, "my_oss")).unwrap();
+    assert_eq!(
+        imported.warnings,
+        vec![
+            ImportWarning::UnknownModelType("my_oss".to_owned()),
+            ImportWarning::ExpertsRead { key: "num_local_experts", n_experts: 32, top_k: 4 },
+        ]
+    );
+    let (exact, sinks_and_biases, experts) = gpt_oss_20b_by_hand();
+    let counts = model::count_params(&imported.arch);
+    assert_eq!(counts.total(), exact - 24 * sinks_and_biases);
+    assert_eq!(counts.experts, 24 * experts);
 }
 
 #[test]
@@ -313,7 +338,7 @@ fn deepseek_q_lora_rank_absent_null_and_zero() {
 /// where the model reads a key the class does not define, as Qwen2's `head_dim`). Each row: the
 /// model_type, the keys transformers requires (no usable default), the defaults, and the catalog model
 /// the defaults describe (same parameter count) where there is one.
-const CLASS_DEFAULTS: [(&str, &str, &str, Option<&str>); 12] = [
+const CLASS_DEFAULTS: [(&str, &str, &str, Option<&str>); 13] = [
     // GPT2Config; n_inner=None → 4·n_embd (GPT2Block); tie_word_embeddings from PretrainedConfig.
     (
         "gpt2",
@@ -431,6 +456,17 @@ const CLASS_DEFAULTS: [(&str, &str, &str, Option<&str>); 12] = [
       "first_k_dense_replace": 3, "max_position_embeddings": 4096, "tie_word_embeddings": false,
       "num_nextn_predict_layers": 0}"#,
         Some("deepseek-v3"),
+    ),
+    // GptOssConfig (transformers 4.57.1: `attention_bias` set True in its body, `layer_types=None`
+    // → sliding on even layers): gpt-oss-120b's shape.
+    (
+        "gpt_oss",
+        "{}",
+        r#"{"vocab_size": 201088, "hidden_size": 2880, "intermediate_size": 2880, "num_hidden_layers": 36,
+      "num_attention_heads": 64, "num_key_value_heads": 8, "head_dim": 64, "max_position_embeddings": 131072,
+      "tie_word_embeddings": false, "attention_bias": true, "num_experts_per_tok": 4, "num_local_experts": 128,
+      "sliding_window": 128}"#,
+        Some("gpt-oss-120b"),
     ),
 ];
 

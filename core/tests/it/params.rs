@@ -156,6 +156,30 @@ const ROWS: &[Row] = &[
     },
 ];
 
+/// Models whose publishers give their counts rounded, each against its own digits: gpt-oss's model
+/// card (arXiv 2508.10925, Table 1: 116.83 B and 20.91 B total; MLP 114.71 B and 19.12 B, attention
+/// 0.96 B and 0.64 B, embedding and unembedding 1.16 B), and Kimi K2's card ("1T" total); the
+/// exact hand count of gpt-oss-20b is `core/tests/it/hf.rs`'s.
+const ROUNDED: [(&str, f64, f64, &str); 3] = [
+    ("gpt-oss-20b", 20.91, 0.01, "gpt-oss model card, Table 1"),
+    ("gpt-oss-120b", 116.83, 0.01, "gpt-oss model card, Table 1"),
+    ("kimi-k2", 1000.0, 100.0, "Kimi-K2 model card: 1T total parameters"),
+];
+
+#[test]
+fn gpt_oss_components_match_the_model_card() {
+    for (id, mlp, attention, embeddings) in
+        [("gpt-oss-20b", 19.12, 0.64, 1.16), ("gpt-oss-120b", 114.71, 0.96, 1.16)]
+    {
+        let c = model::count_params(&catalog::model(id).unwrap().arch);
+        let billions = |n: u64| (n as f64 / 1e7).round() / 100.0;
+        // The card's MLP is the experts with the router.
+        assert_eq!(billions(c.experts + c.router), mlp, "{id}: MLP");
+        assert_eq!(billions(c.attention), attention, "{id}: attention");
+        assert_eq!(billions(c.embedding + c.head), embeddings, "{id}: embedding and unembedding");
+    }
+}
+
 #[test]
 fn every_catalog_model_has_its_published_count() {
     for row in ROWS {
@@ -163,9 +187,15 @@ fn every_catalog_model_has_its_published_count() {
         let total = model::count_params(&entry.arch).total();
         assert_eq!(total, row.total, "{}: total parameters (source: {})", row.id, row.source);
     }
-    // Every catalog model is in the table above, so none goes unchecked.
+    for (id, published_billions, unit, source) in ROUNDED {
+        let total = model::count_params(&catalog::model(id).unwrap().arch).total() as f64 / 1e9;
+        let rounded = (total / unit).round() * unit;
+        assert!((rounded - published_billions).abs() < unit / 2.0, "{id}: {total:.3}B total ({source})");
+    }
+    // Every catalog model is in one of the tables above, so none goes unchecked.
     for entry in catalog::models() {
-        assert!(ROWS.iter().any(|r| r.id == entry.id), "{} has no published count in ROWS", entry.id);
+        let listed = ROWS.iter().any(|r| r.id == entry.id) || ROUNDED.iter().any(|r| r.0 == entry.id);
+        assert!(listed, "{} has no published count", entry.id);
     }
     assert!(30 <= catalog::models().len());
 }
@@ -185,10 +215,17 @@ fn moe_active_parameters_match_the_model_cards() {
         ("qwen2-57b-a14b", 14.0, 1.0, "Qwen2 card: A14B"),
         ("deepseek-v2", 21.0, 1.0, "DeepSeek-V2 paper: 21B activated"),
         ("deepseek-v3", 37.0, 1.0, "DeepSeek-V3 paper: 37B activated"),
+        ("kimi-k2", 32.0, 1.0, "Kimi-K2 card: 32B activated"),
     ] {
         let arch = &catalog::model(id).unwrap().arch;
         let active = model::count_params(arch).active as f64 / 1e9;
         assert!((active - published_billions).abs() < unit, "{id}: {active:.3}B active ({source})");
+    }
+    // gpt-oss's card counts the unembedding but not the embedding: 5.13 B and 3.61 B active.
+    for (id, published) in [("gpt-oss-120b", 5.13), ("gpt-oss-20b", 3.61)] {
+        let arch = &catalog::model(id).unwrap().arch;
+        let active = model::count_params(arch).active - arch.vocab_size * arch.hidden_size;
+        assert_eq!((active as f64 / 1e7).round() / 100.0, published, "{id}: active (gpt-oss model card)");
     }
     let v3 = &catalog::model("deepseek-v3").unwrap().arch;
     let without_input_embedding = model::count_params(v3).active - v3.vocab_size * v3.hidden_size;

@@ -713,6 +713,23 @@ const CASES: &[(&str, &str, &str)] = &[
         r#"{"model": "llama-2-7b", "framework": "megatron", "method": "pretrain", "cluster": {"nodes": 1}, "mtp_layers": 1, "parallel": {"pp": 2, "pipeline_layout": "Et*16|t*16L"}}"#,
         r#"{"model": "llama-2-7b", "framework": "megatron", "method": "pretrain", "cluster": {"nodes": 1}, "mtp_layers": 1, "parallel": {"pp": 2, "pipeline_layout": "Et*16|t*16mL"}}"#,
     ),
+    // gpt-oss's learned sinks: Transformer Engine's fused attention or unfused, never FlashAttention;
+    // under CP the fused attention over all-to-all alone; no flag on MindSpeed.
+    (
+        "parallel.sinks_flash",
+        r#"{"model": "gpt-oss-20b", "framework": "megatron", "method": "sft-full", "attention": "flash", "parallel": {"ep": 8}}"#,
+        r#"{"model": "gpt-oss-20b", "framework": "megatron", "method": "sft-full", "attention": "sdpa", "parallel": {"ep": 8}}"#,
+    ),
+    (
+        "parallel.sinks_cp_ring",
+        r#"{"model": "gpt-oss-20b", "framework": "megatron", "method": "sft-full", "attention": "sdpa", "parallel": {"ep": 4, "cp": 2}}"#,
+        r#"{"model": "gpt-oss-20b", "framework": "megatron", "method": "sft-full", "attention": "sdpa", "parallel": {"ep": 4, "cp": 2, "cp_algo": "alltoall"}}"#,
+    ),
+    (
+        "parallel.sinks_mindspeed",
+        r#"{"model": "gpt-oss-20b", "hardware": "ascend-910b2", "framework": "mindspeed-llm", "method": "sft-full", "parallel": {"ep": 8}}"#,
+        r#"{"model": "gpt-oss-20b", "hardware": "ascend-910b2", "framework": "megatron", "method": "sft-full", "attention": "sdpa", "parallel": {"ep": 8}}"#,
+    ),
     (
         "mtp.framework",
         r#"{"model": "llama-2-7b", "framework": "deepspeed", "mtp_layers": 1}"#,

@@ -1575,3 +1575,55 @@ fn freeze_tuning_pays_for_its_trained_layers() {
     // Two trained layers of 28 cost well under half of the full backward's time.
     assert!(two < 0.5 * step("sft-full", 2), "{two} s");
 }
+
+/// Sliding-window layers score only their window's pairs: over s tokens, a window of w scores
+/// Σ_{i<s} min(i + 1, w) pairs where causal attention scores s(s + 1)/2, counted here pair by
+/// pair. gpt-oss-120b windows 18 of its 36 layers to 128 tokens, so its step's model FLOPs lose
+/// exactly that share of those layers' attention (4·s²·q per sample and layer forward and twice
+/// that backward, as Megatron counts it), and nothing else moves; an eager kernel, which masks the whole matrix, keeps every pair.
+#[test]
+fn sliding_window_layers_score_only_their_window() {
+    let (s, w) = (8192u64, 128u64);
+    let pairs: u64 = (0..s).map(|i| (i + 1).min(w)).sum();
+    let share = pairs as f64 / (s * (s + 1) / 2) as f64;
+    let text = r#"{"model": "gpt-oss-120b", "cluster": {"nodes": 2}, "framework": "megatron", "method": "sft-full",
+        "attention": "sdpa", "parallel": {"tp": 1, "pp": 2, "ep": 8, "distributed_optimizer": true},
+        "batch": {"micro_batch": 1, "global_batch": 64, "seq_len": 8192}}"#;
+    let plan = Plan::from_json(text).unwrap();
+    let mut full = plan.clone();
+    full.model.arch.sliding_window = None;
+    let flops = |plan: &Plan| evaluate(plan).time.model_flops_per_step;
+    let q = 64.0 * 64.0;
+    let (layers, windowed) = (36.0, 18.0);
+    let expected = 3.0 * 4.0 * 64.0 * (s * s) as f64 * q * windowed * (1.0 - share);
+    let lost = flops(&full) - flops(&plan);
+    assert!((lost - expected).abs() < 1e-9 * flops(&full), "{lost} vs {expected}");
+    assert_eq!(
+        trainplan_core::model::attention_pair_share(&plan.model.arch, s as f64),
+        (layers - windowed + windowed * share) / layers
+    );
+    assert!(evaluate(&plan).time.step_seconds < evaluate(&full).time.step_seconds);
+    let eager = |mut plan: Plan| {
+        plan.attention = trainplan_core::plan::AttentionImpl::Eager;
+        flops(&plan)
+    };
+    assert_eq!(eager(plan.clone()), eager(full));
+}
+
+/// LLaMA-Factory loads gpt-oss on its FlashAttention-3 kernel with sinks whatever `flash_attn`
+/// asks (`configure_attn_implementation`), so an eager setting changes neither memory nor time.
+#[test]
+fn llamafactory_runs_gpt_oss_on_flash_attention_whatever_is_asked() {
+    let with = |attention: &str| {
+        let text = format!(r#"{{"model": "gpt-oss-20b", "attention": "{attention}"}}"#);
+        let report = evaluate(&Plan::from_json(&text).unwrap());
+        (report.time.step_seconds, report.memory.peak_bytes)
+    };
+    assert_eq!(with("eager"), with("flash"));
+    // Elsewhere the setting counts: Qwen2.5-7B's eager attention writes and reads its scores.
+    let qwen = |attention: &str| {
+        let text = format!(r#"{{"model": "qwen2.5-7b", "attention": "{attention}"}}"#);
+        evaluate(&Plan::from_json(&text).unwrap()).time.step_seconds
+    };
+    assert!(qwen("flash") < qwen("eager"));
+}
