@@ -265,6 +265,9 @@ pub fn zh(code: Code) -> &'static str {
         }
         Code::LlamafactoryPtqZero3 => "LLaMA-Factory 不允许 {format} 量化的检查点使用 ZeRO-3。",
         Code::LlamafactoryPureBf16Zero3 => "LLaMA-Factory 不允许 pure_bf16 与 ZeRO-3 同时使用。",
+        Code::LlamafactoryGptOssKernel => {
+            "LLaMA-Factory 总是用带注意力 sink 的 FlashAttention-3 内核运行 gpt-oss（不论 flash_attn 如何设置），并在加载模型时从 Hugging Face Hub 下载该内核（kernels-community/vllm-flash-attn3）：在不能联网的集群上请提前下载。"
+        }
         Code::LlamafactoryLowRankDeepspeed => {
             "LLaMA-Factory 不允许 {optimizer} 与 DeepSpeed 同时使用：请不用 ZeRO 和卸载。"
         }

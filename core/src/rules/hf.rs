@@ -154,6 +154,18 @@ pub(super) fn adam_8bit_offload(cx: &Ctx, acc: &mut Acc) {
     }
 }
 
+/// gpt-oss on LLaMA-Factory: loaded on the FlashAttention-3 kernel with attention sinks whatever
+/// `flash_attn` says, fetched from the Hugging Face Hub as the model loads
+/// (`configure_attn_implementation`, src/llamafactory/model/model_utils/attention.py:
+/// `load_and_register_kernel("kernels-community/vllm-flash-attn3")`; [`crate::knobs::effective`]
+/// counts that kernel).
+pub(super) fn gpt_oss_kernel(cx: &Ctx, acc: &mut Acc) {
+    let plan = cx.plan;
+    if plan.framework == Framework::LlamaFactory && plan.model.arch.family == crate::model::Family::GptOss {
+        acc.push(Severity::Note, Code::LlamafactoryGptOssKernel, &[], None);
+    }
+}
+
 /// GaLore and APOLLO (`optimizer: galore`, `apollo`) on LLaMA-Factory: refused with DeepSpeed and
 /// beside LoRA; layer-wise, refused over several devices and with gradient accumulation; under
 /// mixed precision, warned of.

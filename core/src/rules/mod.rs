@@ -217,6 +217,7 @@ fn check_as(plan: &Plan, mem: &Memory, lean: bool) -> Vec<Finding> {
     hf::pure_bf16_zero3(cx, &mut acc);
     hf::adam_8bit_offload(cx, &mut acc);
     hf::low_rank(cx, &mut acc);
+    hf::gpt_oss_kernel(cx, &mut acc);
     hf::qlora_experts(cx, &mut acc);
     hf::prequantized(cx, &mut acc);
     hf::mean_seq_len(cx, &mut acc);

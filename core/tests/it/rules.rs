@@ -731,6 +731,11 @@ const CASES: &[(&str, &str, &str)] = &[
         r#"{"model": "gpt-oss-20b", "hardware": "ascend-910b2", "framework": "megatron", "method": "sft-full", "attention": "sdpa", "parallel": {"ep": 8}}"#,
     ),
     (
+        "llamafactory.gpt_oss_kernel",
+        r#"{"model": "gpt-oss-20b"}"#,
+        r#"{"model": "gpt-oss-20b", "framework": "deepspeed", "method": "sft-full"}"#,
+    ),
+    (
         "mtp.framework",
         r#"{"model": "llama-2-7b", "framework": "deepspeed", "mtp_layers": 1}"#,
         r#"{"model": "llama-2-7b", "framework": "megatron", "method": "pretrain", "mtp_layers": 1}"#,

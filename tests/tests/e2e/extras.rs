@@ -940,3 +940,43 @@ async fn galore_trains_full_parameters_in_low_rank_states() -> WebDriverResult<(
     page.screenshot("zh-galore").await?;
     page.driver.quit().await
 }
+
+/// gpt-oss: the catalog's count is every tensor of transformers' model (116.83 B, the model card's),
+/// LLaMA-Factory trains it on its own template and says which attention kernel it loads; on
+/// Megatron-LM its learned attention sinks cannot run in FlashAttention (Transformer Engine's backend
+/// filter), so the page refuses that plan and its fix moves to cuDNN's fused attention, with the
+/// model built as Megatron-Bridge builds it.
+#[tokio::test]
+async fn gpt_oss_runs_its_attention_sinks_where_the_kernels_take_them() -> WebDriverResult<()> {
+    let chromedriver = Chromedriver::start();
+    let page = open(&chromedriver, 1280, 900).await?;
+    page.wait_text("summary-run", |t| t.contains("LLaMA-Factory")).await?;
+    page.choose("model-select", "gpt-oss-120b").await?;
+    // 116,829,156,672: embedding and head 2 × 201,088 × 2,880, 36 layers of 3,213,080,192, the final norm.
+    assert_eq!(page.wait_text("params-total", |t| t == "116,829,156,672").await?, "116,829,156,672");
+    page.wait_text("launch-text", |t| t.contains("template: gpt_oss")).await?;
+    page.wait_text("finding-llamafactory.gpt_oss_kernel", |t| t.contains("vllm-flash-attn3")).await?;
+    page.choose("framework-select", "megatron").await?;
+    page.choose("method-select", "sft-full").await?;
+    page.choose("attention-select", "flash").await?;
+    page.wait_text("finding-parallel.sinks_flash", |t| t.contains("FlashAttention")).await?;
+    assert!(!page.has("finding-llamafactory.gpt_oss_kernel").await?, "LLaMA-Factory's note on Megatron-LM");
+    page.settled().await?;
+    page.scroll_to("finding-parallel.sinks_flash").await?;
+    page.screenshot("en-gpt-oss").await?;
+    page.click("lang-switch").await?;
+    page.wait_text("finding-parallel.sinks_flash", |t| t.contains("注意力 sink")).await?;
+    page.scroll_to("finding-parallel.sinks_flash").await?;
+    page.screenshot("zh-gpt-oss").await?;
+    page.click("lang-switch").await?;
+    page.click("fix-parallel.sinks_flash").await?;
+    let script = page
+        .wait_text("launch-text", |t| {
+            t.contains("--attention-backend fused") && t.contains("--softmax-type learnable")
+        })
+        .await?;
+    assert!(script.contains("--window-size 128,0 --window-attn-skip-freq 2"), "{script}");
+    assert!(!page.has("finding-parallel.sinks_flash").await?, "the fix left the finding");
+    assert_eq!(plan_of(&page).await?.attention, trainplan_core::plan::AttentionImpl::Sdpa);
+    page.driver.quit().await
+}

@@ -536,17 +536,21 @@ async fn importing_a_config_counts_its_model() -> WebDriverResult<()> {
     assert!(page.has("saved-model-select").await?);
 
     // A model_type the planner does not know, with routed experts: openai/gpt-oss-20b's config.json
-    // (huggingface.co/openai/gpt-oss-20b, its layer_types and quantization left out). Its experts are
-    // counted, 20.91 B parameters (20,914,757,184 by hand from transformers' modeling_gpt_oss.py, less
-    // the 6,637,824 of its attention sinks and its router's and experts' biases), not a dense 2.39 B,
-    // and the findings say how it was read.
-    let gpt_oss = r#"{"_name_or_path": "openai/gpt-oss-20b", "attention_bias": true, "experts_per_token": 4,
+    // (huggingface.co/openai/gpt-oss-20b, its layer_types and quantization left out) under another
+    // type. Its experts are counted, 20.91 B parameters (20,914,757,184 by hand from transformers'
+    // modeling_gpt_oss.py, less the 6,637,824 of its attention sinks and its router's and experts'
+    // biases, which no known family's keys say), not a dense 2.39 B, and the findings say how it was read.
+    let config = |model_type: &str| {
+        format!(
+            r#"{{"_name_or_path": "openai/gpt-oss-20b", "attention_bias": true, "experts_per_token": 4,
       "head_dim": 64, "hidden_size": 2880, "intermediate_size": 2880, "max_position_embeddings": 131072,
-      "model_type": "gpt_oss", "num_attention_heads": 64, "num_experts_per_tok": 4, "num_hidden_layers": 24,
+      "model_type": "{model_type}", "num_attention_heads": 64, "num_experts_per_tok": 4, "num_hidden_layers": 24,
       "num_key_value_heads": 8, "num_local_experts": 32, "rms_norm_eps": 1e-05, "rope_theta": 150000,
-      "sliding_window": 128, "tie_word_embeddings": false, "vocab_size": 201088}"#;
+      "sliding_window": 128, "tie_word_embeddings": false, "vocab_size": 201088}}"#
+        )
+    };
     page.driver.find(By::Css("details.import summary")).await?.click().await?;
-    page.type_into("config-paste", gpt_oss).await?;
+    page.type_into("config-paste", &config("my_oss")).await?;
     page.click("config-apply").await?;
     assert_eq!(page.wait_text("params-total", |t| t == "20,908,119,360").await?, "20,908,119,360");
     let experts = page.wait_text("finding-model.experts_read", |t| !t.is_empty()).await?;
@@ -562,6 +566,14 @@ async fn importing_a_config_counts_its_model() -> WebDriverResult<()> {
     assert!(experts.contains("读到 32 个路由专家，每个 token 选 4 个"), "{experts}");
     page.scroll_to("finding-model.experts_read").await?;
     page.screenshot("zh-imported-moe").await?;
+    page.el("lang-switch").await?.click().await?;
+    // The same config as gpt-oss itself (the import still open): every tensor counted, nothing to warn of.
+    page.type_into("config-paste", &config("gpt_oss")).await?;
+    page.click("config-apply").await?;
+    assert_eq!(page.wait_text("params-total", |t| t == "20,914,757,184").await?, "20,914,757,184");
+    page.settled().await?;
+    assert!(!page.has("finding-model.unknown_type").await?);
+    assert!(!page.has("finding-model.experts_read").await?);
     page.driver.quit().await
 }
 
