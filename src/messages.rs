@@ -265,6 +265,9 @@ pub fn zh(code: Code) -> &'static str {
         }
         Code::LlamafactoryPtqZero3 => "LLaMA-Factory 不允许 {format} 量化的检查点使用 ZeRO-3。",
         Code::LlamafactoryPureBf16Zero3 => "LLaMA-Factory 不允许 pure_bf16 与 ZeRO-3 同时使用。",
+        Code::HfGptOssSdpa => {
+            "transformers 只能用 eager 或支持 sink 的 FlashAttention 内核（kernels-community/vllm-flash-attn3）运行 gpt-oss 的可学习注意力 sink，不能用 SDPA。"
+        }
         Code::LlamafactoryGptOssKernel => {
             "LLaMA-Factory 总是用带注意力 sink 的 FlashAttention-3 内核运行 gpt-oss（不论 flash_attn 如何设置），并在加载模型时从 Hugging Face Hub 下载该内核（kernels-community/vllm-flash-attn3）：在不能联网的集群上请提前下载。"
         }

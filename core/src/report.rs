@@ -380,6 +380,7 @@ codes! {
     LlamafactoryPtqLoraOnly = "llamafactory.ptq_lora_only" => "LLaMA-Factory trains a {format}-quantized checkpoint with LoRA only: its frozen packed weights take no full-parameter training.",
     LlamafactoryPtqZero3 = "llamafactory.ptq_zero3" => "LLaMA-Factory refuses ZeRO-3 with a {format}-quantized checkpoint.",
     LlamafactoryPureBf16Zero3 = "llamafactory.pure_bf16_zero3" => "LLaMA-Factory refuses pure_bf16 with ZeRO-3.",
+    HfGptOssSdpa = "hf.gpt_oss_sdpa" => "transformers runs gpt-oss's learned attention sinks eager or in a FlashAttention kernel that takes them (kernels-community/vllm-flash-attn3), not in SDPA.",
     LlamafactoryGptOssKernel = "llamafactory.gpt_oss_kernel" => "LLaMA-Factory runs gpt-oss on the FlashAttention-3 kernel with attention sinks whatever flash_attn says, and fetches it from the Hugging Face Hub (kernels-community/vllm-flash-attn3) as the model loads: on a cluster without internet, download it beforehand.",
     LlamafactoryLowRankDeepspeed = "llamafactory.low_rank_deepspeed" => "LLaMA-Factory refuses {optimizer} with DeepSpeed: train without ZeRO or offload.",
     LlamafactoryLowRankLora = "llamafactory.low_rank_lora" => "LLaMA-Factory refuses {optimizer} beside LoRA: {optimizer} trains full parameters.",

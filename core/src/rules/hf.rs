@@ -159,10 +159,21 @@ pub(super) fn adam_8bit_offload(cx: &Ctx, acc: &mut Acc) {
 /// (`configure_attn_implementation`, src/llamafactory/model/model_utils/attention.py:
 /// `load_and_register_kernel("kernels-community/vllm-flash-attn3")`; [`crate::knobs::effective`]
 /// counts that kernel).
+/// Elsewhere on transformers' modules (DeepSpeed, VeRL's FSDP engine) gpt-oss has no SDPA: its
+/// sinks run eager or in a FlashAttention kernel that takes them (`GptOssPreTrainedModel`,
+/// transformers `models/gpt_oss/modeling_gpt_oss.py`: `_supports_sdpa = False`).
 pub(super) fn gpt_oss_kernel(cx: &Ctx, acc: &mut Acc) {
     let plan = cx.plan;
-    if plan.framework == Framework::LlamaFactory && plan.model.arch.family == crate::model::Family::GptOss {
+    if plan.model.arch.family != crate::model::Family::GptOss {
+        return;
+    }
+    if plan.framework == Framework::LlamaFactory {
         acc.push(Severity::Note, Code::LlamafactoryGptOssKernel, &[], None);
+    } else if crate::memory::path(plan.framework) == crate::memory::Path::Hf
+        && plan.attention == crate::plan::AttentionImpl::Sdpa
+    {
+        let flash = (Field::Attention, Value::from(crate::plan::AttentionImpl::Flash.wire()));
+        acc.push(Severity::Error, Code::HfGptOssSdpa, &[], Some(flash));
     }
 }
 

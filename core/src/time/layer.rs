@@ -156,17 +156,26 @@ fn attention_core(ctx: &Ctx, heads: f64, q: f64, w: &mut LayerWork) -> f64 {
     let b = tokens / ctx.seq;
     let eager = ctx.plan.attention == AttentionImpl::Eager;
     // Sliding-window layers score only the window's pairs where the kernel skips the rest (flash
-    // attention's and Transformer Engine's `window_size`); an eager kernel masks the same full
-    // matrix. The share is the mean over the model's layers (`model::attention_pair_share`).
-    let window = match eager {
-        true => 1.0,
-        false => crate::model::attention_pair_share(ctx.arch, ctx.seq),
+    // attention's and Transformer Engine's `window_size`, cuDNN's fused attention too); an eager
+    // kernel masks the same full matrix, and so does PyTorch's SDPA under transformers, which is
+    // handed the window as a mask. The share is the mean over the model's layers
+    // (`model::attention_pair_share`). The
+    // FLOPs stay Megatron's count, which reads no window (`num_floating_point_operations`,
+    // megatron/training/training.py at core_v0.19.0), so MFU compares with its logs.
+    let skips = match ctx.plan.attention {
+        AttentionImpl::Eager => false,
+        AttentionImpl::Sdpa => memory::path(ctx.plan.framework) == memory::Path::Megatron,
+        AttentionImpl::Flash => true,
     };
-    let attention_flops = 4.0 * b * ctx.seq * ctx.seq * q / t * window;
+    let window = match skips {
+        true => crate::model::attention_pair_share(ctx.arch, ctx.seq),
+        false => 1.0,
+    };
+    let attention_flops = 4.0 * b * ctx.seq * ctx.seq * q / t;
     w.model_flops += attention_flops;
     w.attention_flops = attention_flops;
     let causal = if eager { 1.0 } else { 0.5 };
-    w.attention_seconds = attention_flops * causal / (ctx.peak * efficiency(ctx, attention_flops));
+    w.attention_seconds = attention_flops * causal * window / (ctx.peak * efficiency(ctx, attention_flops));
     if ctx.plan.attention == AttentionImpl::Eager {
         // The score matrix goes through memory: written by QKᵀ, read and written by the masked
         // softmax, read by the product with V (4 × 2 bytes), plus a dropout mask and output (3 bytes)

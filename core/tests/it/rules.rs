@@ -731,6 +731,11 @@ const CASES: &[(&str, &str, &str)] = &[
         r#"{"model": "gpt-oss-20b", "hardware": "ascend-910b2", "framework": "megatron", "method": "sft-full", "attention": "sdpa", "parallel": {"ep": 8}}"#,
     ),
     (
+        "hf.gpt_oss_sdpa",
+        r#"{"model": "gpt-oss-20b", "framework": "deepspeed", "method": "sft-full", "attention": "sdpa"}"#,
+        r#"{"model": "gpt-oss-20b", "framework": "deepspeed", "method": "sft-full", "attention": "flash"}"#,
+    ),
+    (
         "llamafactory.gpt_oss_kernel",
         r#"{"model": "gpt-oss-20b"}"#,
         r#"{"model": "gpt-oss-20b", "framework": "deepspeed", "method": "sft-full"}"#,

@@ -1578,9 +1578,10 @@ fn freeze_tuning_pays_for_its_trained_layers() {
 
 /// Sliding-window layers score only their window's pairs: over s tokens, a window of w scores
 /// Σ_{i<s} min(i + 1, w) pairs where causal attention scores s(s + 1)/2, counted here pair by
-/// pair. gpt-oss-120b windows 18 of its 36 layers to 128 tokens, so its step's model FLOPs lose
-/// exactly that share of those layers' attention (4·s²·q per sample and layer forward and twice
-/// that backward, as Megatron counts it), and nothing else moves; an eager kernel, which masks the whole matrix, keeps every pair.
+/// pair. gpt-oss-120b windows 18 of its 36 layers to 128 tokens, so its attention kernels run that
+/// share of those layers' work and its step is shorter; its model FLOPs stay Megatron's count,
+/// which reads no window, so that MFU compares with Megatron's logs. An eager kernel, which masks
+/// the whole matrix, scores every pair.
 #[test]
 fn sliding_window_layers_score_only_their_window() {
     let (s, w) = (8192u64, 128u64);
@@ -1590,22 +1591,19 @@ fn sliding_window_layers_score_only_their_window() {
         "attention": "sdpa", "parallel": {"tp": 1, "pp": 2, "ep": 8, "distributed_optimizer": true},
         "batch": {"micro_batch": 1, "global_batch": 64, "seq_len": 8192}}"#;
     let plan = Plan::from_json(text).unwrap();
-    let mut full = plan.clone();
-    full.model.arch.sliding_window = None;
-    let flops = |plan: &Plan| evaluate(plan).time.model_flops_per_step;
-    let q = 64.0 * 64.0;
     let (layers, windowed) = (36.0, 18.0);
-    let expected = 3.0 * 4.0 * 64.0 * (s * s) as f64 * q * windowed * (1.0 - share);
-    let lost = flops(&full) - flops(&plan);
-    assert!((lost - expected).abs() < 1e-9 * flops(&full), "{lost} vs {expected}");
     assert_eq!(
         trainplan_core::model::attention_pair_share(&plan.model.arch, s as f64),
         (layers - windowed + windowed * share) / layers
     );
-    assert!(evaluate(&plan).time.step_seconds < evaluate(&full).time.step_seconds);
+    let mut full = plan.clone();
+    full.model.arch.sliding_window = None;
+    let (windowed_report, full_report) = (evaluate(&plan), evaluate(&full));
+    assert_eq!(windowed_report.time.model_flops_per_step, full_report.time.model_flops_per_step);
+    assert!(windowed_report.time.step_seconds < full_report.time.step_seconds);
     let eager = |mut plan: Plan| {
         plan.attention = trainplan_core::plan::AttentionImpl::Eager;
-        flops(&plan)
+        evaluate(&plan).time.step_seconds
     };
     assert_eq!(eager(plan.clone()), eager(full));
 }
