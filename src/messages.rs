@@ -374,6 +374,9 @@ pub fn zh(code: Code) -> &'static str {
         Code::MindspeedRlRewardNodes => {
             "每步 {prompts} 条 prompt 无法均分给用规则奖励打分的 {nodes} 个节点。"
         }
+        Code::ModelMlaYarnBetas => {
+            "Megatron-LM 的命令行无法为多头潜在注意力（MLA）设置 YaRN 的 beta：模型的 beta_fast {beta_fast}、beta_slow {beta_slow} 会按 32 和 1 训练。"
+        }
         Code::ModelSeqTooLong => "序列长度 {seq_len} 超过了模型的 {max} 个位置。",
         Code::ParallelCpSeq => "序列长度 {seq_len} 不是 2 × CP {cp} 的整数倍。",
         Code::ParallelCpA2aSeq => "序列长度 {seq_len} 不是 CP {cp} 的整数倍（all-to-all 上下文并行）。",

@@ -54,6 +54,7 @@ pub fn model_flags(plan: &Plan, ascend: bool) -> Vec<String> {
     }
     if let Some(moe) = &arch.moe {
         f.push(format!("--num-experts {} --moe-router-topk {}", moe.n_experts, moe.top_k));
+        f.extend(moe_layer_flags(arch.n_layers, moe, ascend));
         f.push(format!("--moe-ffn-hidden-size {}", moe.expert_intermediate_size));
         if 0 < moe.shared_intermediate_size {
             f.push(format!("--moe-shared-expert-intermediate-size {}", moe.shared_intermediate_size));
@@ -68,6 +69,34 @@ pub fn model_flags(plan: &Plan, ascend: bool) -> Vec<String> {
     }
     f.push("--attention-dropout 0.0 --hidden-dropout 0.0".to_owned());
     f
+}
+
+/// Which layers hold experts, where not every one does (DeepSeek's and Kimi K2's first dense
+/// layers, Qwen-MoE's `decoder_sparse_step` and `mlp_only_layers`): Megatron builds experts on
+/// every layer unless told. Megatron-LM takes the layers as a pattern, `--moe-layer-freq` with a
+/// Python list expression as long as the layers, 1 an expert layer (`moe_freq_type`,
+/// megatron/training/arguments.py; its whole-number form puts experts on layers 0, N, 2N…, which
+/// no HF family's layout is). MindSpeed-LLM's DeepSeek scripts write `--first-k-dense-replace K
+/// --moe-layer-freq 1` (its `transformer_block.py` builds the first K layers dense), taken here for
+/// dense layers first.
+fn moe_layer_flags(n_layers: u64, moe: &crate::model::Moe, ascend: bool) -> Option<String> {
+    let pattern = (0..n_layers).map(|i| moe.is_moe_layer(i));
+    if pattern.clone().all(|expert| expert) {
+        return None;
+    }
+    if let (true, crate::model::MoeLayers::FromLayer(first)) = (ascend, &moe.layers) {
+        return Some(format!("--first-k-dense-replace {first} --moe-layer-freq 1"));
+    }
+    let mut runs: Vec<(bool, u64)> = Vec::new();
+    for expert in pattern {
+        match runs.last_mut() {
+            Some((kind, count)) if *kind == expert => *count += 1,
+            _ => runs.push((expert, 1)),
+        }
+    }
+    let terms: Vec<String> =
+        runs.iter().map(|&(expert, count)| format!("[{}]*{count}", u8::from(expert))).collect();
+    Some(format!("--moe-layer-freq \"({})\"", terms.join("+")))
 }
 
 /// gpt-oss beyond the shape (Megatron-Bridge's `GPTOSSProvider`,

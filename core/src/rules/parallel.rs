@@ -145,6 +145,49 @@ pub(super) fn megatron_attention_sinks(cx: &Ctx, acc: &mut Acc) {
     }
 }
 
+/// Megatron-LM's multi-latent attention takes YaRN's factor and mscales from its command line but
+/// not its betas (`MLATransformerConfig.beta_fast` 32 and `beta_slow` 1, megatron/core/transformer/
+/// transformer_config.py at core_v0.19.0, have no flag; `--yarn-beta-fast` sets the non-MLA
+/// `yarn_beta_fast` alone, megatron/training/argument_utils.py): a model with others (Kimi K2's 1
+/// and 1) trains with another rotary ramp than its checkpoint's. MindSpeed-LLM writes them
+/// (`--beta-fast`, `--beta-slow`).
+pub(super) fn megatron_mla_yarn_betas(cx: &Ctx, acc: &mut Acc) {
+    let plan = cx.plan;
+    let mla = matches!(plan.model.arch.attention, crate::model::Attention::Mla { .. });
+    if acc.lean || plan.framework != crate::plan::Framework::Megatron || !mla {
+        return;
+    }
+    // A catalog model's betas read from its config once, not on every check.
+    static CATALOG: std::sync::OnceLock<Vec<(&'static str, Option<Betas>)>> = std::sync::OnceLock::new();
+    let betas = match &plan.model.spec {
+        crate::plan::ModelSpec::Catalog(id) => CATALOG
+            .get_or_init(|| {
+                let of =
+                    |c: &crate::catalog::CatalogConfig| yarn_betas(&serde_json::from_str(c.config).ok()?);
+                crate::catalog::CONFIGS.iter().map(|c| (c.id, of(c))).collect()
+            })
+            .iter()
+            .find(|(known, _)| known == id)
+            .and_then(|(_, betas)| *betas),
+        crate::plan::ModelSpec::HfConfig(config) => yarn_betas(config),
+    };
+    if let Some((fast, slow)) = betas.filter(|&betas| betas != (32.0, 1.0)) {
+        let args = [("beta_fast", fast.to_string()), ("beta_slow", slow.to_string())];
+        acc.push(Severity::Warning, Code::ModelMlaYarnBetas, &args, None);
+    }
+}
+
+/// YaRN's `beta_fast` and `beta_slow`.
+type Betas = (f64, f64);
+
+/// A config's YaRN betas (`rope_scaling` of type `yarn`; 32 and 1 where it leaves them out).
+fn yarn_betas(config: &Value) -> Option<Betas> {
+    let scaling = crate::hf::config_value(config, "rope_scaling")?;
+    let kind = scaling.get("rope_type").or_else(|| scaling.get("type")).and_then(Value::as_str);
+    let beta = |key: &str, default: f64| scaling.get(key).and_then(Value::as_f64).unwrap_or(default);
+    (kind == Some("yarn")).then(|| (beta("beta_fast", 32.0), beta("beta_slow", 1.0)))
+}
+
 pub(super) fn megatron_context_parallel(cx: &Ctx, acc: &mut Acc) {
     use Severity::Error;
     let &Ctx { p, tp, cp, seq, heads, kv_heads, mindspeed, .. } = cx;

@@ -82,6 +82,16 @@ pub fn generated() -> Vec<Entry> {
                "attention": "sdpa", "parallel": {"tp": 1, "pp": 2, "ep": 8, "distributed_optimizer": true},
                "batch": {"micro_batch": 1, "global_batch": 64, "seq_len": 8192}}),
     );
+    // Kimi K2: DeepSeek-V3's architecture with 384 experts and one expert group.
+    for framework in ["megatron", "mindspeed-llm"] {
+        let hardware = if framework == "megatron" { "h800-sxm-80g" } else { "ascend-910b3" };
+        add(
+            &format!("{framework}-kimi-k2"),
+            json!({"model": "kimi-k2", "hardware": hardware, "cluster": {"nodes": 64}, "framework": framework,
+                   "method": "pretrain", "parallel": {"tp": 8, "pp": 8, "ep": 8, "distributed_optimizer": true,
+                   "sequence_parallel": true}, "batch": {"micro_batch": 1, "global_batch": 512, "seq_len": 4096}}),
+        );
+    }
     add(
         "megatron-llama-3-8b-fp8-full-recompute",
         json!({"model": "llama-3-8b", "framework": "megatron", "method": "pretrain", "precision": "fp8",

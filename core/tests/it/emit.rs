@@ -975,3 +975,61 @@ fn gpt_oss_and_kimi_k2_launch_as_their_frameworks_build_them() {
         assert!(yaml.contains(&format!("template: {template}\n")), "{model}:\n{yaml}");
     }
 }
+
+/// Megatron builds experts on every layer unless told which hold them: for each MoE model of the
+/// catalog the Megatron-LM script's `--moe-layer-freq` pattern, evaluated as Python evaluates
+/// `([0]*3+[1]*58)` (`moe_freq_type`), is the model's own layout, as long as its layers; and
+/// MindSpeed-LLM's names the dense layers first with `--first-k-dense-replace`. Models whose every
+/// layer holds experts write neither (Megatron's default, every layer).
+#[test]
+fn moe_scripts_name_the_layers_that_hold_experts() {
+    let mut patterned = 0;
+    for entry in trainplan_core::catalog::models() {
+        let Some(moe) = &entry.arch.moe else { continue };
+        let layout: Vec<u8> = (0..entry.arch.n_layers).map(|i| u8::from(moe.is_moe_layer(i))).collect();
+        for framework in ["megatron", "mindspeed-llm"] {
+            let p = plan(&format!(
+                r#"{{"model": "{}", "framework": "{framework}", "method": "pretrain", "hardware": "{}"}}"#,
+                entry.id,
+                if framework == "megatron" { "h100-sxm-80g" } else { "ascend-910b2" }
+            ));
+            let files = emit(&p, "#link").unwrap();
+            let script = &files.iter().find(|f| f.kind == FileKind::Shell).unwrap().text;
+            let freq =
+                script.split("--moe-layer-freq ").nth(1).map(|rest| rest.split_whitespace().next().unwrap());
+            let first_k = script
+                .split("--first-k-dense-replace ")
+                .nth(1)
+                .map(|rest| rest.split_whitespace().next().unwrap().parse::<usize>().unwrap());
+            let written: Option<Vec<u8>> = match (freq, first_k) {
+                (None, None) => None,
+                (Some("1"), Some(k)) => Some((0..layout.len()).map(|i| u8::from(k <= i)).collect()),
+                (Some(pattern), None) => {
+                    let inner = pattern.trim_matches('"').trim_start_matches('(').trim_end_matches(')');
+                    Some(
+                        inner
+                            .split('+')
+                            .flat_map(|term| {
+                                let (value, count) = term.split_once('*').unwrap();
+                                let value: u8 = value.trim_matches(['[', ']']).parse().unwrap();
+                                std::iter::repeat_n(value, count.parse().unwrap())
+                            })
+                            .collect(),
+                    )
+                }
+                other => panic!("{} on {framework}: {other:?}", entry.id),
+            };
+            match written {
+                None => {
+                    assert!(layout.iter().all(|&l| l == 1), "{} on {framework}: no layout written", entry.id)
+                }
+                Some(written) => {
+                    assert_eq!(written, layout, "{} on {framework}", entry.id);
+                    patterned += 1;
+                }
+            }
+        }
+    }
+    // DeepSeek-V2, V2-Lite, V3 and Kimi K2 on both frameworks.
+    assert_eq!(patterned, 8);
+}

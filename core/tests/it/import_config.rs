@@ -1266,3 +1266,28 @@ fn llamafactory_freeze_tuning_reads_back() {
     assert_eq!(dpo.file.method, Method::Dpo);
     assert_eq!(dpo.unknown, ["finetuning_type".to_owned()]);
 }
+
+/// A DeepSeek-shaped Megatron-LM script of no catalog model: its `--moe-layer-freq` pattern gives
+/// the built model its dense layers first, as the launch file written for it says again.
+#[test]
+fn a_built_moe_model_keeps_its_dense_layers_first() {
+    let current = Plan::first_visit().to_file();
+    let plan = Plan::from_json(
+        r#"{"model": "deepseek-v2-lite", "framework": "megatron", "method": "pretrain", "parallel": {"ep": 8}}"#,
+    )
+    .unwrap();
+    let script = emit(&plan, "#x").unwrap()[0].text.clone();
+    assert!(script.contains("--moe-layer-freq \"([0]*1+[1]*26)\""), "{script}");
+    // Twenty layers of which the first two dense, under a name no catalog model has.
+    let renamed = script
+        .replace("--num-layers 27", "--num-layers 20")
+        .replace("([0]*1+[1]*26)", "([0]*2+[1]*18)")
+        .replace("deepseek-ai/DeepSeek-V2-Lite", "/models/my-moe");
+    let got = import(&renamed, &current).unwrap();
+    assert_eq!(got.model, ModelOrigin::Built { name: "my-moe".into() });
+    let built = Plan::from_file(&got.file).unwrap();
+    let moe = built.model.arch.moe.as_ref().unwrap();
+    let layout: Vec<bool> = (0..20).map(|i| moe.is_moe_layer(i)).collect();
+    assert_eq!(layout, [vec![false; 2], vec![true; 18]].concat());
+    assert!(emit(&built, "#x").unwrap()[0].text.contains("--moe-layer-freq \"([0]*2+[1]*18)\""));
+}

@@ -730,6 +730,12 @@ const CASES: &[(&str, &str, &str)] = &[
         r#"{"model": "gpt-oss-20b", "hardware": "ascend-910b2", "framework": "mindspeed-llm", "method": "sft-full", "parallel": {"ep": 8}}"#,
         r#"{"model": "gpt-oss-20b", "hardware": "ascend-910b2", "framework": "megatron", "method": "sft-full", "attention": "sdpa", "parallel": {"ep": 8}}"#,
     ),
+    // Kimi K2's YaRN betas (1 and 1) have no Megatron-LM flag under MLA; DeepSeek-V3's are the defaults.
+    (
+        "model.mla_yarn_betas",
+        r#"{"model": "kimi-k2", "framework": "megatron", "method": "pretrain", "cluster": {"nodes": 64}}"#,
+        r#"{"model": "deepseek-v3", "framework": "megatron", "method": "pretrain", "cluster": {"nodes": 64}}"#,
+    ),
     (
         "hf.gpt_oss_sdpa",
         r#"{"model": "gpt-oss-20b", "framework": "deepspeed", "method": "sft-full", "attention": "sdpa"}"#,

@@ -176,6 +176,7 @@ pub(super) const SHAPE_FLAGS: &[&str] = &[
     "--moe-shared-expert-intermediate-size",
     "--n-shared-experts",
     "--first-k-dense-replace",
+    "--moe-layer-freq",
     "--padded-vocab-size",
     "--vocab-size",
 ];
@@ -324,8 +325,16 @@ impl Shape {
     fn matches(&self, other: &Shape) -> bool {
         let open = |a: Option<u64>, b: Option<u64>| a.is_none() || b.is_none() || a == b;
         let closed = |s: &Shape| Shape { vocab: None, rotary_base: None, yarn: None, ..s.clone() };
-        // YaRN the file (`other`) gives must be the model's; a file without leaves it open.
-        let yarn_open = other.yarn.is_none() || self.yarn == other.yarn;
+        // YaRN the file (`other`) gives must be the model's; a file without leaves it open. With
+        // MLA the betas are left out: Megatron-LM's command line has no flag for them
+        // (`MLATransformerConfig.beta_fast`, `beta_slow`), and the catalog's shapes are read from
+        // its flags, which cannot carry Kimi K2's 1 and 1 that MindSpeed-LLM's file writes.
+        let compared = if self.mla.is_some() { 4 } else { 6 };
+        let yarn_open = match (self.yarn, other.yarn) {
+            (_, None) => true,
+            (Some(a), Some(b)) => a[..compared] == b[..compared],
+            (None, Some(_)) => false,
+        };
         open(self.vocab, other.vocab)
             && open(self.rotary_base, other.rotary_base)
             && yarn_open
@@ -374,6 +383,16 @@ pub(super) fn catalog_shapes() -> &'static [(&'static str, Shape)] {
             })
             .collect()
     })
+}
+
+/// The dense layers first of a Megatron-LM `--moe-layer-freq` pattern that has them then experts
+/// only, `([0]*3+[1]*58)` as `emit::megatron` writes DeepSeek's; `None` for any other pattern.
+fn dense_first(pattern: &str) -> Option<u64> {
+    let inner = pattern.trim_matches(['"', '\'']).strip_prefix('(')?.strip_suffix(')')?;
+    let (dense, experts) = inner.split_once('+')?;
+    let experts = experts.strip_prefix("[1]*")?.parse::<u64>().ok()?;
+    (0 < experts).then_some(())?;
+    dense.strip_prefix("[0]*")?.parse::<u64>().ok()
 }
 
 /// A model with `shape` as an HF config the planner reads, named `name`: GPT-2 for learned
@@ -504,7 +523,9 @@ fn rope_family(s: &Shape, map: &FlagMap, c: &mut Map<String, Value>) -> Option<(
             set("num_experts_per_tok", json!(k));
             set("moe_intermediate_size", json!(expert));
             set("n_shared_experts", json!(shared / expert.max(1)));
-            set("first_k_dense_replace", json!(map.int("--first-k-dense-replace").unwrap_or(0)));
+            let first_k =
+                map.int("--first-k-dense-replace").or_else(|| dense_first(map.get("--moe-layer-freq")?));
+            set("first_k_dense_replace", json!(first_k.unwrap_or(0)));
             set("num_nextn_predict_layers", json!(0));
         }
         (Some(_), None) => return None,
