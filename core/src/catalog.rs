@@ -154,6 +154,12 @@ pub const CONFIGS: &[CatalogConfig] = &[
         config: r#"{"model_type": "qwen2", "vocab_size": 151936, "hidden_size": 1536, "intermediate_size": 8960, "num_hidden_layers": 28, "num_attention_heads": 12, "num_key_value_heads": 2, "max_position_embeddings": 131072, "tie_word_embeddings": true, "rope_theta": 1000000.0, "rms_norm_eps": 1e-06}"#,
     },
     CatalogConfig {
+        id: "deepseek-r1-distill-qwen-1.5b",
+        name: "DeepSeek-R1-Distill-Qwen-1.5B",
+        source: "huggingface.co/deepseek-ai/DeepSeek-R1-Distill-Qwen-1.5B/blob/main/config.json",
+        config: r#"{"model_type": "qwen2", "vocab_size": 151936, "hidden_size": 1536, "intermediate_size": 8960, "num_hidden_layers": 28, "num_attention_heads": 12, "num_key_value_heads": 2, "max_position_embeddings": 131072, "tie_word_embeddings": false, "rope_theta": 10000, "rms_norm_eps": 1e-06}"#,
+    },
+    CatalogConfig {
         id: "qwen3-1.7b",
         name: "Qwen3-1.7B",
         source: "huggingface.co/Qwen/Qwen3-1.7B/blob/main/config.json",
@@ -200,6 +206,12 @@ pub const CONFIGS: &[CatalogConfig] = &[
         name: "Qwen2.5-7B",
         source: "huggingface.co/Qwen/Qwen2.5-7B/blob/main/config.json",
         config: r#"{"model_type": "qwen2", "vocab_size": 152064, "hidden_size": 3584, "intermediate_size": 18944, "num_hidden_layers": 28, "num_attention_heads": 28, "num_key_value_heads": 4, "max_position_embeddings": 131072, "tie_word_embeddings": false, "rope_theta": 1000000.0, "rms_norm_eps": 1e-06}"#,
+    },
+    CatalogConfig {
+        id: "deepseek-r1-distill-qwen-7b",
+        name: "DeepSeek-R1-Distill-Qwen-7B",
+        source: "huggingface.co/deepseek-ai/DeepSeek-R1-Distill-Qwen-7B/blob/main/config.json",
+        config: r#"{"model_type": "qwen2", "vocab_size": 152064, "hidden_size": 3584, "intermediate_size": 18944, "num_hidden_layers": 28, "num_attention_heads": 28, "num_key_value_heads": 4, "max_position_embeddings": 131072, "tie_word_embeddings": false, "rope_theta": 10000, "rms_norm_eps": 1e-06}"#,
     },
     CatalogConfig {
         id: "llama-3-8b",
@@ -337,6 +349,12 @@ pub const CONFIGS: &[CatalogConfig] = &[
         id: "deepseek-v3",
         name: "DeepSeek-V3",
         source: "huggingface.co/deepseek-ai/DeepSeek-V3/blob/main/config.json",
+        config: r#"{"model_type": "deepseek_v3", "vocab_size": 129280, "hidden_size": 7168, "intermediate_size": 18432, "moe_intermediate_size": 2048, "num_hidden_layers": 61, "num_attention_heads": 128, "num_key_value_heads": 128, "n_routed_experts": 256, "n_shared_experts": 1, "num_experts_per_tok": 8, "first_k_dense_replace": 3, "moe_layer_freq": 1, "q_lora_rank": 1536, "kv_lora_rank": 512, "qk_rope_head_dim": 64, "qk_nope_head_dim": 128, "v_head_dim": 128, "num_nextn_predict_layers": 1, "max_position_embeddings": 163840, "tie_word_embeddings": false, "rope_theta": 10000, "rms_norm_eps": 1e-06, "topk_method": "noaux_tc", "n_group": 8, "topk_group": 4, "routed_scaling_factor": 2.5, "norm_topk_prob": true, "scoring_func": "sigmoid", "rope_scaling": {"beta_fast": 32, "beta_slow": 1, "factor": 40, "mscale": 1.0, "mscale_all_dim": 1.0, "original_max_position_embeddings": 4096, "type": "yarn"}}"#,
+    },
+    CatalogConfig {
+        id: "deepseek-r1",
+        name: "DeepSeek-R1",
+        source: "huggingface.co/deepseek-ai/DeepSeek-R1/blob/main/config.json",
         config: r#"{"model_type": "deepseek_v3", "vocab_size": 129280, "hidden_size": 7168, "intermediate_size": 18432, "moe_intermediate_size": 2048, "num_hidden_layers": 61, "num_attention_heads": 128, "num_key_value_heads": 128, "n_routed_experts": 256, "n_shared_experts": 1, "num_experts_per_tok": 8, "first_k_dense_replace": 3, "moe_layer_freq": 1, "q_lora_rank": 1536, "kv_lora_rank": 512, "qk_rope_head_dim": 64, "qk_nope_head_dim": 128, "v_head_dim": 128, "num_nextn_predict_layers": 1, "max_position_embeddings": 163840, "tie_word_embeddings": false, "rope_theta": 10000, "rms_norm_eps": 1e-06, "topk_method": "noaux_tc", "n_group": 8, "topk_group": 4, "routed_scaling_factor": 2.5, "norm_topk_prob": true, "scoring_func": "sigmoid", "rope_scaling": {"beta_fast": 32, "beta_slow": 1, "factor": 40, "mscale": 1.0, "mscale_all_dim": 1.0, "original_max_position_embeddings": 4096, "type": "yarn"}}"#,
     },
     CatalogConfig {

@@ -50,6 +50,11 @@ fn template(plan: &Plan) -> &'static str {
             }
         }
     }
+    // DeepSeek-R1 and the models distilled from it (Qwen2.5 and Llama 3 shapes) talk as R1 does
+    // (`DeepSeek-R1-*-Distill` and `DeepSeek-R1-671B-Chat` in LLaMA-Factory's constants.py).
+    if name.contains("deepseek-r1") {
+        return "deepseekr1";
+    }
     match plan.model.arch.family {
         Family::Qwen2 | Family::Qwen2Moe => "qwen",
         Family::Qwen3 | Family::Qwen3Moe => "qwen3",

@@ -1030,6 +1030,6 @@ fn moe_scripts_name_the_layers_that_hold_experts() {
             }
         }
     }
-    // DeepSeek-V2, V2-Lite, V3 and Kimi K2 on both frameworks.
-    assert_eq!(patterned, 8);
+    // DeepSeek-V2, V2-Lite, V3, R1 and Kimi K2 on both frameworks.
+    assert_eq!(patterned, 10);
 }

@@ -39,6 +39,11 @@ const ROWS: &[Row] = &[
         source: "Hub totalParameters for meta-llama/Llama-3.2-1B",
     },
     Row { id: "qwen2.5-1.5b", total: 1_543_714_304, source: "HF model_info safetensors.total" },
+    Row {
+        id: "deepseek-r1-distill-qwen-1.5b",
+        total: 1_543_714_304 + 151_936 * 1_536,
+        source: "Qwen2.5-1.5B's (HF model_info) and its head untied, 151,936 × 1,536",
+    },
     Row { id: "qwen3-1.7b", total: 1_720_574_976, source: "keras-hub qwen3_1.7b_en" },
     Row {
         id: "qwen2.5-3b",
@@ -70,6 +75,11 @@ const ROWS: &[Row] = &[
         id: "qwen2.5-7b",
         total: 15_231_233_024 / 2,
         source: "index of Qwen2.5-7B-Instruct: 15,231,233,024 B bf16",
+    },
+    Row {
+        id: "deepseek-r1-distill-qwen-7b",
+        total: 15_231_233_024 / 2,
+        source: "Qwen2.5-7B's shape (index of Qwen2.5-7B-Instruct: 15,231,233,024 B bf16); only rope_theta differs",
     },
     Row {
         id: "llama-3-8b",
@@ -153,6 +163,11 @@ const ROWS: &[Row] = &[
         id: "deepseek-v3",
         total: 671_026_419_200 - 58 * 256,
         source: "DeepSeek remote code 671,026,419,200 counts e_score_correction_bias, a buffer in transformers",
+    },
+    Row {
+        id: "deepseek-r1",
+        total: 671_026_419_200 - 58 * 256,
+        source: "DeepSeek-V3's architecture and config (DeepSeek-R1 README: 671B total, 37B activated, trained on DeepSeek-V3-Base)",
     },
 ];
 
