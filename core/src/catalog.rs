@@ -226,6 +226,12 @@ pub const CONFIGS: &[CatalogConfig] = &[
         config: r#"{"model_type": "llama", "vocab_size": 128256, "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8, "max_position_embeddings": 131072, "tie_word_embeddings": false, "attention_bias": false, "mlp_bias": false, "rope_theta": 500000.0, "rms_norm_eps": 1e-05, "rope_scaling": {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0, "original_max_position_embeddings": 8192, "rope_type": "llama3"}}"#,
     },
     CatalogConfig {
+        id: "deepseek-r1-distill-llama-8b",
+        name: "DeepSeek-R1-Distill-Llama-8B",
+        source: "huggingface.co/deepseek-ai/DeepSeek-R1-Distill-Llama-8B/blob/main/config.json",
+        config: r#"{"model_type": "llama", "vocab_size": 128256, "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8, "max_position_embeddings": 131072, "tie_word_embeddings": false, "attention_bias": false, "mlp_bias": false, "rope_theta": 500000.0, "rms_norm_eps": 1e-05, "rope_scaling": {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0, "original_max_position_embeddings": 8192, "rope_type": "llama3"}}"#,
+    },
+    CatalogConfig {
         id: "qwen3-8b",
         name: "Qwen3-8B",
         source: "huggingface.co/Qwen/Qwen3-8B/blob/main/config.json",
@@ -283,6 +289,12 @@ pub const CONFIGS: &[CatalogConfig] = &[
         id: "llama-3.1-70b",
         name: "Llama-3.1-70B",
         source: "huggingface.co/meta-llama/Llama-3.1-70B/blob/main/config.json",
+        config: r#"{"model_type": "llama", "vocab_size": 128256, "hidden_size": 8192, "intermediate_size": 28672, "num_hidden_layers": 80, "num_attention_heads": 64, "num_key_value_heads": 8, "max_position_embeddings": 131072, "tie_word_embeddings": false, "attention_bias": false, "mlp_bias": false, "rope_theta": 500000.0, "rms_norm_eps": 1e-05, "rope_scaling": {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0, "original_max_position_embeddings": 8192, "rope_type": "llama3"}}"#,
+    },
+    CatalogConfig {
+        id: "deepseek-r1-distill-llama-70b",
+        name: "DeepSeek-R1-Distill-Llama-70B",
+        source: "huggingface.co/deepseek-ai/DeepSeek-R1-Distill-Llama-70B/blob/main/config.json",
         config: r#"{"model_type": "llama", "vocab_size": 128256, "hidden_size": 8192, "intermediate_size": 28672, "num_hidden_layers": 80, "num_attention_heads": 64, "num_key_value_heads": 8, "max_position_embeddings": 131072, "tie_word_embeddings": false, "attention_bias": false, "mlp_bias": false, "rope_theta": 500000.0, "rms_norm_eps": 1e-05, "rope_scaling": {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0, "original_max_position_embeddings": 8192, "rope_type": "llama3"}}"#,
     },
     CatalogConfig {

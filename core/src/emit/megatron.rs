@@ -114,7 +114,12 @@ fn gpt_oss_flags(
     let mut f =
         vec![format!("--quick-geglu --glu-linear-offset 1.0 --activation-func-clamp-value {limit:?}")];
     if let Some(window) = arch.sliding_window {
-        f.push(format!("--window-size {},0 --window-attn-skip-freq {}", window.size, window.full_every));
+        // No full-attention layer at all: every layer windowed, Megatron's default without the
+        // frequency (its `layer_number % 0` would divide by zero).
+        f.push(match window.full_every {
+            0 => format!("--window-size {},0", window.size),
+            every => format!("--window-size {},0 --window-attn-skip-freq {every}", window.size),
+        });
     }
     if arch.attention_sinks {
         f.push("--softmax-type learnable".to_owned());

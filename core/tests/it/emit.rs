@@ -1033,3 +1033,24 @@ fn moe_scripts_name_the_layers_that_hold_experts() {
     // DeepSeek-V2, V2-Lite, V3, R1 and Kimi K2 on both frameworks.
     assert_eq!(patterned, 10);
 }
+
+/// A gpt-oss-shaped config whose every layer is windowed (`layer_types` all `sliding_attention`)
+/// writes the window alone: Megatron windows every layer without `--window-attn-skip-freq`, whose
+/// 0 it would divide by (`is_layer_window_attention`: `layer_number % window_attn_skip_freq`).
+#[test]
+fn a_model_windowed_on_every_layer_writes_no_skip_frequency() {
+    let mut config: serde_json::Value = serde_json::from_str(
+        trainplan_core::catalog::CONFIGS.iter().find(|c| c.id == "gpt-oss-20b").unwrap().config,
+    )
+    .unwrap();
+    config["layer_types"] = serde_json::json!(vec!["sliding_attention"; 24]);
+    let text =
+        serde_json::json!({"model": {"hf_config": config, "name": "all-windowed"}, "framework": "megatron",
+        "method": "pretrain", "attention": "sdpa", "parallel": {"ep": 8}})
+        .to_string();
+    let p = plan(&text);
+    assert_eq!(p.model.arch.sliding_window.unwrap().windowed_layers(24), 24);
+    let script = &emit(&p, "#link").unwrap()[0].text;
+    assert!(script.contains("--window-size 128,0\n"), "{script}");
+    assert!(!script.contains("--window-attn-skip-freq"), "{script}");
+}

@@ -88,6 +88,11 @@ const ROWS: &[Row] = &[
     },
     Row { id: "llama-3.1-8b", total: 8_030_261_248, source: "HF API safetensors.total, rev d04e592b" },
     Row {
+        id: "deepseek-r1-distill-llama-8b",
+        total: 8_030_261_248,
+        source: "Llama-3.1-8B's shape (HF API), its base; litgpt's config of the distill has the same",
+    },
+    Row {
         id: "qwen3-8b",
         total: 8_190_735_360,
         source: "keras-hub qwen3_8b_en; transformers run `PARAMS 8190735360`",
@@ -125,6 +130,11 @@ const ROWS: &[Row] = &[
         source: "index of the same-shape Llama-3.1-70B: 141,107,412,992 B bf16",
     },
     Row { id: "llama-3.1-70b", total: 70_553_706_496, source: "HF API safetensors.total, rev 349b2ddb" },
+    Row {
+        id: "deepseek-r1-distill-llama-70b",
+        total: 70_553_706_496,
+        source: "Llama-3.1-70B's shape (HF API), as Llama-3.3-70B-Instruct, its base, has it",
+    },
     Row {
         id: "qwen2.5-72b",
         total: 145_412_407_296 / 2,
