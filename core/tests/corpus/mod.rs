@@ -308,6 +308,16 @@ pub fn generated() -> Vec<Entry> {
         );
     }
     // DoRA (`use_dora`, its `FinetuningArguments`).
+    // Templates of their own: gpt-oss's (a reasoning template), DeepSeek-R1's distills' (deepseekr1).
+    add(
+        "llamafactory-lora-gpt-oss-20b",
+        json!({"model": "gpt-oss-20b", "framework": "llamafactory", "method": "lora"}),
+    );
+    add(
+        "llamafactory-sft-full-deepseek-r1-distill-qwen-7b-zero3",
+        json!({"model": "deepseek-r1-distill-qwen-7b", "framework": "llamafactory", "method": "sft-full",
+               "parallel": {"zero_stage": 3}}),
+    );
     add(
         "llamafactory-dora-qwen2.5-7b",
         json!({"model": "qwen2.5-7b", "framework": "llamafactory", "method": "lora",
