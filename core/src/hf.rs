@@ -279,7 +279,8 @@ const MAX_POSITIONS: u64 = 1 << 26;
 /// default is `None`. Source: transformers 4.57.1, `models/<model_type>/configuration_<model_type>.py`
 /// (`GPT2Config`, `LlamaConfig`, `MistralConfig`, `Qwen2Config`, `Qwen3Config`, `GlmConfig`,
 /// `Glm4Config`, `MixtralConfig`, `Qwen2MoeConfig`, `Qwen3MoeConfig`, `DeepseekV2Config`,
-/// `DeepseekV3Config`, `GptOssConfig`, whose `attention_bias` is set `True` in its body); `tie_word_embeddings` for GPT-2 is `PretrainedConfig`'s (`True`).
+/// `DeepseekV3Config`, `GptOssConfig`, whose `attention_bias` is set `True` in its body);
+/// `tie_word_embeddings` for GPT-2 is `PretrainedConfig`'s (`True`).
 /// A key missing here is not the class's: transformers reads it (as `head_dim` in Qwen2's
 /// attention) only when the config.json sets it.
 fn class_defaults(family: Family) -> Value {
