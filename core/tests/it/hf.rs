@@ -751,3 +751,18 @@ fn packed_weights_take_their_formats_bytes() {
     assert_eq!(q(Format::Nf4 { double_quant: false }, 4, None), 0.5625);
     assert_eq!(q(Format::Int8, 8, None), 1.0);
 }
+
+/// Kimi K2.5's wrapper (`model_type: kimi_k25`, its language model a `kimi_k2` under `text_config`,
+/// as moonshotai/Kimi-K2.6's config.json nests it): read as DeepSeek-V3 from the text config, the
+/// same count as the catalog's Kimi-K2, with the warning that the wrapper's vision tower is left out.
+#[test]
+fn kimi_k2_reads_as_deepseek_v3_even_inside_its_multimodal_wrapper() {
+    let text: serde_json::Value = serde_json::from_str(catalog_config("kimi-k2")).unwrap();
+    let wrapper = serde_json::json!({"model_type": "kimi_k25", "text_config": text,
+        "vision_config": {"vt_num_hidden_layers": 27}});
+    let imported = hf::import_value(&wrapper).unwrap();
+    assert_eq!(imported.arch.family, Family::DeepseekV3);
+    assert_eq!(imported.warnings, vec![ImportWarning::TextConfig("kimi_k25".to_owned())]);
+    let kimi = &trainplan_core::catalog::model("kimi-k2").unwrap().arch;
+    assert_eq!(model::count_params(&imported.arch), model::count_params(kimi));
+}
