@@ -113,6 +113,15 @@ pub struct CatalogConfig {
     pub config: &'static str,
 }
 
+/// Llama 3.1 8B's config, which DeepSeek-R1-Distill-Llama-8B, distilled onto it, keeps.
+const LLAMA_3_1_8B: &str = r#"{"model_type": "llama", "vocab_size": 128256, "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8, "max_position_embeddings": 131072, "tie_word_embeddings": false, "attention_bias": false, "mlp_bias": false, "rope_theta": 500000.0, "rms_norm_eps": 1e-05, "rope_scaling": {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0, "original_max_position_embeddings": 8192, "rope_type": "llama3"}}"#;
+
+/// Llama 3.1 70B's config, which DeepSeek-R1-Distill-Llama-70B (on Llama 3.3 70B, the same shape) keeps.
+const LLAMA_3_1_70B: &str = r#"{"model_type": "llama", "vocab_size": 128256, "hidden_size": 8192, "intermediate_size": 28672, "num_hidden_layers": 80, "num_attention_heads": 64, "num_key_value_heads": 8, "max_position_embeddings": 131072, "tie_word_embeddings": false, "attention_bias": false, "mlp_bias": false, "rope_theta": 500000.0, "rms_norm_eps": 1e-05, "rope_scaling": {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0, "original_max_position_embeddings": 8192, "rope_type": "llama3"}}"#;
+
+/// DeepSeek-V3's config, which DeepSeek-R1, trained on DeepSeek-V3-Base, keeps.
+const DEEPSEEK_V3: &str = r#"{"model_type": "deepseek_v3", "vocab_size": 129280, "hidden_size": 7168, "intermediate_size": 18432, "moe_intermediate_size": 2048, "num_hidden_layers": 61, "num_attention_heads": 128, "num_key_value_heads": 128, "n_routed_experts": 256, "n_shared_experts": 1, "num_experts_per_tok": 8, "first_k_dense_replace": 3, "moe_layer_freq": 1, "q_lora_rank": 1536, "kv_lora_rank": 512, "qk_rope_head_dim": 64, "qk_nope_head_dim": 128, "v_head_dim": 128, "num_nextn_predict_layers": 1, "max_position_embeddings": 163840, "tie_word_embeddings": false, "rope_theta": 10000, "rms_norm_eps": 1e-06, "topk_method": "noaux_tc", "n_group": 8, "topk_group": 4, "routed_scaling_factor": 2.5, "norm_topk_prob": true, "scoring_func": "sigmoid", "rope_scaling": {"beta_fast": 32, "beta_slow": 1, "factor": 40, "mscale": 1.0, "mscale_all_dim": 1.0, "original_max_position_embeddings": 4096, "type": "yarn"}}"#;
+
 /// The catalog's configs. Each `source` is the official `config.json`; the values were checked
 /// (rope_theta, norm epsilon and rope_scaling as the launch files need them, from the same files)
 /// against copies of it and against the published parameter counts in `core/tests/it/params.rs`.
@@ -223,13 +232,13 @@ pub const CONFIGS: &[CatalogConfig] = &[
         id: "llama-3.1-8b",
         name: "Llama-3.1-8B",
         source: "huggingface.co/meta-llama/Llama-3.1-8B/blob/main/config.json",
-        config: r#"{"model_type": "llama", "vocab_size": 128256, "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8, "max_position_embeddings": 131072, "tie_word_embeddings": false, "attention_bias": false, "mlp_bias": false, "rope_theta": 500000.0, "rms_norm_eps": 1e-05, "rope_scaling": {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0, "original_max_position_embeddings": 8192, "rope_type": "llama3"}}"#,
+        config: LLAMA_3_1_8B,
     },
     CatalogConfig {
         id: "deepseek-r1-distill-llama-8b",
         name: "DeepSeek-R1-Distill-Llama-8B",
         source: "huggingface.co/deepseek-ai/DeepSeek-R1-Distill-Llama-8B/blob/main/config.json",
-        config: r#"{"model_type": "llama", "vocab_size": 128256, "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8, "max_position_embeddings": 131072, "tie_word_embeddings": false, "attention_bias": false, "mlp_bias": false, "rope_theta": 500000.0, "rms_norm_eps": 1e-05, "rope_scaling": {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0, "original_max_position_embeddings": 8192, "rope_type": "llama3"}}"#,
+        config: LLAMA_3_1_8B,
     },
     CatalogConfig {
         id: "qwen3-8b",
@@ -289,13 +298,13 @@ pub const CONFIGS: &[CatalogConfig] = &[
         id: "llama-3.1-70b",
         name: "Llama-3.1-70B",
         source: "huggingface.co/meta-llama/Llama-3.1-70B/blob/main/config.json",
-        config: r#"{"model_type": "llama", "vocab_size": 128256, "hidden_size": 8192, "intermediate_size": 28672, "num_hidden_layers": 80, "num_attention_heads": 64, "num_key_value_heads": 8, "max_position_embeddings": 131072, "tie_word_embeddings": false, "attention_bias": false, "mlp_bias": false, "rope_theta": 500000.0, "rms_norm_eps": 1e-05, "rope_scaling": {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0, "original_max_position_embeddings": 8192, "rope_type": "llama3"}}"#,
+        config: LLAMA_3_1_70B,
     },
     CatalogConfig {
         id: "deepseek-r1-distill-llama-70b",
         name: "DeepSeek-R1-Distill-Llama-70B",
         source: "huggingface.co/deepseek-ai/DeepSeek-R1-Distill-Llama-70B/blob/main/config.json",
-        config: r#"{"model_type": "llama", "vocab_size": 128256, "hidden_size": 8192, "intermediate_size": 28672, "num_hidden_layers": 80, "num_attention_heads": 64, "num_key_value_heads": 8, "max_position_embeddings": 131072, "tie_word_embeddings": false, "attention_bias": false, "mlp_bias": false, "rope_theta": 500000.0, "rms_norm_eps": 1e-05, "rope_scaling": {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0, "original_max_position_embeddings": 8192, "rope_type": "llama3"}}"#,
+        config: LLAMA_3_1_70B,
     },
     CatalogConfig {
         id: "qwen2.5-72b",
@@ -361,13 +370,13 @@ pub const CONFIGS: &[CatalogConfig] = &[
         id: "deepseek-v3",
         name: "DeepSeek-V3",
         source: "huggingface.co/deepseek-ai/DeepSeek-V3/blob/main/config.json",
-        config: r#"{"model_type": "deepseek_v3", "vocab_size": 129280, "hidden_size": 7168, "intermediate_size": 18432, "moe_intermediate_size": 2048, "num_hidden_layers": 61, "num_attention_heads": 128, "num_key_value_heads": 128, "n_routed_experts": 256, "n_shared_experts": 1, "num_experts_per_tok": 8, "first_k_dense_replace": 3, "moe_layer_freq": 1, "q_lora_rank": 1536, "kv_lora_rank": 512, "qk_rope_head_dim": 64, "qk_nope_head_dim": 128, "v_head_dim": 128, "num_nextn_predict_layers": 1, "max_position_embeddings": 163840, "tie_word_embeddings": false, "rope_theta": 10000, "rms_norm_eps": 1e-06, "topk_method": "noaux_tc", "n_group": 8, "topk_group": 4, "routed_scaling_factor": 2.5, "norm_topk_prob": true, "scoring_func": "sigmoid", "rope_scaling": {"beta_fast": 32, "beta_slow": 1, "factor": 40, "mscale": 1.0, "mscale_all_dim": 1.0, "original_max_position_embeddings": 4096, "type": "yarn"}}"#,
+        config: DEEPSEEK_V3,
     },
     CatalogConfig {
         id: "deepseek-r1",
         name: "DeepSeek-R1",
         source: "huggingface.co/deepseek-ai/DeepSeek-R1/blob/main/config.json",
-        config: r#"{"model_type": "deepseek_v3", "vocab_size": 129280, "hidden_size": 7168, "intermediate_size": 18432, "moe_intermediate_size": 2048, "num_hidden_layers": 61, "num_attention_heads": 128, "num_key_value_heads": 128, "n_routed_experts": 256, "n_shared_experts": 1, "num_experts_per_tok": 8, "first_k_dense_replace": 3, "moe_layer_freq": 1, "q_lora_rank": 1536, "kv_lora_rank": 512, "qk_rope_head_dim": 64, "qk_nope_head_dim": 128, "v_head_dim": 128, "num_nextn_predict_layers": 1, "max_position_embeddings": 163840, "tie_word_embeddings": false, "rope_theta": 10000, "rms_norm_eps": 1e-06, "topk_method": "noaux_tc", "n_group": 8, "topk_group": 4, "routed_scaling_factor": 2.5, "norm_topk_prob": true, "scoring_func": "sigmoid", "rope_scaling": {"beta_fast": 32, "beta_slow": 1, "factor": 40, "mscale": 1.0, "mscale_all_dim": 1.0, "original_max_position_embeddings": 4096, "type": "yarn"}}"#,
+        config: DEEPSEEK_V3,
     },
     CatalogConfig {
         id: "kimi-k2",

@@ -12,8 +12,10 @@ use crate::Plan;
 use crate::model::Family;
 use crate::plan::{AttentionImpl, LoraTargets, Method, Precision, RecomputeGranularity};
 
-/// LLaMA-Factory's templates for `model_type`s the planner reads Llama-like (or, Kimi K2's, as
-/// DeepSeek-V3, whose template it does not share; gpt-oss's is its family's too): each type's models'
+/// LLaMA-Factory's templates for `model_type`s whose family does not name it (types the planner
+/// reads Llama-like; Kimi K2's, read as DeepSeek-V3, whose turns are Moonlight's,
+/// `<|im_user|>user<|im_middle|>…<|im_end|>`, Moonshot's earlier model: LLaMA-Factory registers no
+/// Kimi K2 template): each type's models'
 /// template in LLaMA-Factory 0.9.5's `DEFAULT_TEMPLATE` (`src/llamafactory/extras/constants.py`:
 /// GPT-OSS-20B-Thinking `gpt_oss`, Llama-4-Scout-17B-16E-Instruct `llama4`, Gemma-3-27B-Instruct
 /// `gemma3`, GLM-4.5-Air-Thinking `glm4_moe`, Qwen2.5-VL-7B-Instruct `qwen2_vl`,
@@ -37,10 +39,10 @@ const TEMPLATE_OF_TYPE: [(&str, &str); 12] = [
 /// LLaMA-Factory's chat template for the model (`src/llamafactory/data/template.py` names).
 fn template(plan: &Plan) -> &'static str {
     let name = plan.model.name.to_ascii_lowercase();
-    // An imported config of a type the planner does not know: its own template, where LLaMA-Factory
-    // has one.
-    if let crate::plan::ModelSpec::HfConfig(config) = &plan.model.spec {
-        let types = [Some(config), config.get("text_config")]
+    // A config of a type its family does not speak for (imported or the catalog's): its own
+    // template, where LLaMA-Factory has one.
+    if let Some(config) = super::hf_config(plan) {
+        let types = [Some(&config), config.get("text_config")]
             .into_iter()
             .flatten()
             .filter_map(|c| c.get("model_type").and_then(serde_json::Value::as_str));
@@ -61,11 +63,7 @@ fn template(plan: &Plan) -> &'static str {
         Family::Mistral | Family::Mixtral => "mistral",
         Family::Glm | Family::Glm4 => "glm4",
         Family::DeepseekV2 => "deepseek",
-        // Kimi K2's chat turns are Moonlight's (`<|im_user|>user<|im_middle|>…<|im_end|>`), Moonshot's
-        // earlier model, which LLaMA-Factory registers; it has no Kimi K2 template of its own.
-        Family::DeepseekV3 if name.contains("kimi") => "moonlight",
         Family::DeepseekV3 => "deepseek3",
-        Family::GptOss => "gpt_oss",
         Family::Llama if name.contains("llama-2") => "llama2",
         Family::Llama if name.contains("llama-3") => "llama3",
         _ => "default",

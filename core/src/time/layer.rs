@@ -159,9 +159,9 @@ fn attention_core(ctx: &Ctx, heads: f64, q: f64, w: &mut LayerWork) -> f64 {
     // attention's and Transformer Engine's `window_size`, cuDNN's fused attention too); an eager
     // kernel masks the same full matrix, and so does PyTorch's SDPA under transformers, which is
     // handed the window as a mask. The share is the mean over the model's layers
-    // (`model::attention_pair_share`). The
-    // FLOPs stay Megatron's count, which reads no window (`num_floating_point_operations`,
-    // megatron/training/training.py at core_v0.19.0), so MFU compares with its logs.
+    // (`model::attention_pair_share`). The FLOPs stay Megatron's count, which reads no window
+    // (`num_floating_point_operations`, megatron/training/training.py at core_v0.19.0), so MFU
+    // compares with its logs.
     let skips = match ctx.plan.attention {
         AttentionImpl::Eager => false,
         AttentionImpl::Sdpa => memory::path(ctx.plan.framework) == memory::Path::Megatron,
@@ -176,7 +176,7 @@ fn attention_core(ctx: &Ctx, heads: f64, q: f64, w: &mut LayerWork) -> f64 {
     w.attention_flops = attention_flops;
     let causal = if eager { 1.0 } else { 0.5 };
     w.attention_seconds = attention_flops * causal * window / (ctx.peak * efficiency(ctx, attention_flops));
-    if ctx.plan.attention == AttentionImpl::Eager {
+    if eager {
         // The score matrix goes through memory: written by QKᵀ, read and written by the masked
         // softmax, read by the product with V (4 × 2 bytes), plus a dropout mask and output (3 bytes)
         // where the model trains with attention dropout.
