@@ -395,6 +395,15 @@ pub fn zh(code: Code) -> &'static str {
         Code::ParallelSinksCpRing => {
             "上下文并行下，可学习的注意力 sink 只能用 cuDNN 融合注意力配合 all-to-all 运行，不能用 ring。"
         }
+        Code::ParallelWindowCpRing => {
+            "上下文并行下，滑动窗口注意力只能用 all-to-all 或 all-gather 运行，不能用 ring。"
+        }
+        Code::ParallelWindowCpMindspeed => {
+            "序列长于模型 {window} token 的滑动窗口时，MindSpeed-LLM 不支持上下文并行。"
+        }
+        Code::ParallelWindowMindspeedRl => {
+            "MindSpeed-RL 的模型配置没有滑动窗口参数：actor 会对整个序列做注意力，而模型只回看 {window} 个 token。"
+        }
         Code::ParallelEpDense => "EP {ep} 需要 MoE 模型。",
         Code::ParallelExpertsEp => "{experts} 个专家不能被 EP {ep} 整除。",
         Code::ParallelHeadsTp => "{heads} 个注意力头不能被 TP {tp} 整除。",

@@ -202,13 +202,13 @@ pub const CONFIGS: &[CatalogConfig] = &[
         id: "mistral-7b-v0.1",
         name: "Mistral-7B-v0.1",
         source: "huggingface.co/mistralai/Mistral-7B-v0.1/blob/main/config.json",
-        config: r#"{"model_type": "mistral", "vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8, "max_position_embeddings": 32768, "tie_word_embeddings": false, "rope_theta": 10000.0, "rms_norm_eps": 1e-05}"#,
+        config: r#"{"model_type": "mistral", "vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8, "max_position_embeddings": 32768, "tie_word_embeddings": false, "rope_theta": 10000.0, "rms_norm_eps": 1e-05, "sliding_window": 4096}"#,
     },
     CatalogConfig {
         id: "mistral-7b-v0.3",
         name: "Mistral-7B-v0.3",
         source: "huggingface.co/mistralai/Mistral-7B-v0.3/blob/main/config.json",
-        config: r#"{"model_type": "mistral", "vocab_size": 32768, "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8, "max_position_embeddings": 32768, "tie_word_embeddings": false, "rope_theta": 1000000.0, "rms_norm_eps": 1e-05}"#,
+        config: r#"{"model_type": "mistral", "vocab_size": 32768, "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8, "max_position_embeddings": 32768, "tie_word_embeddings": false, "rope_theta": 1000000.0, "rms_norm_eps": 1e-05, "sliding_window": null}"#,
     },
     CatalogConfig {
         id: "qwen2.5-7b",

@@ -294,7 +294,7 @@ fn class_defaults(family: Family) -> Value {
             r#"{"vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 11008, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": null, "head_dim": null, "max_position_embeddings": 2048, "rms_norm_eps": 1e-06, "rope_theta": 10000.0, "tie_word_embeddings": false, "attention_bias": false, "mlp_bias": false}"#
         }
         Family::Mistral => {
-            r#"{"vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": null, "max_position_embeddings": 131072, "rms_norm_eps": 1e-06, "rope_theta": 10000.0, "tie_word_embeddings": false}"#
+            r#"{"vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": null, "max_position_embeddings": 131072, "rms_norm_eps": 1e-06, "rope_theta": 10000.0, "tie_word_embeddings": false, "sliding_window": 4096}"#
         }
         Family::Qwen2 => {
             r#"{"vocab_size": 151936, "hidden_size": 4096, "intermediate_size": 22016, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 32, "max_position_embeddings": 32768, "rms_norm_eps": 1e-06, "rope_theta": 10000.0, "tie_word_embeddings": false}"#
@@ -306,7 +306,7 @@ fn class_defaults(family: Family) -> Value {
             r#"{"vocab_size": 151552, "hidden_size": 4096, "intermediate_size": 13696, "num_hidden_layers": 40, "num_attention_heads": 32, "num_key_value_heads": 2, "head_dim": 128, "max_position_embeddings": 131072, "rms_norm_eps": 1.5625e-07, "rope_theta": 10000.0, "tie_word_embeddings": false, "attention_bias": true}"#
         }
         Family::Mixtral => {
-            r#"{"vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": null, "max_position_embeddings": 131072, "rms_norm_eps": 1e-05, "rope_theta": 1000000.0, "tie_word_embeddings": false, "num_experts_per_tok": 2, "num_local_experts": 8}"#
+            r#"{"vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": null, "max_position_embeddings": 131072, "rms_norm_eps": 1e-05, "rope_theta": 1000000.0, "tie_word_embeddings": false, "num_experts_per_tok": 2, "num_local_experts": 8, "sliding_window": null}"#
         }
         Family::Qwen2Moe => {
             r#"{"vocab_size": 151936, "hidden_size": 2048, "intermediate_size": 5632, "num_hidden_layers": 24, "num_attention_heads": 16, "num_key_value_heads": 16, "max_position_embeddings": 32768, "rms_norm_eps": 1e-06, "rope_theta": 10000.0, "tie_word_embeddings": false, "decoder_sparse_step": 1, "moe_intermediate_size": 1408, "shared_expert_intermediate_size": 5632, "num_experts_per_tok": 4, "num_experts": 60, "norm_topk_prob": false, "mlp_only_layers": null, "qkv_bias": true}"#
@@ -624,6 +624,11 @@ fn decoder(
         attention_sinks: family == Family::GptOss,
         sliding_window: match family {
             Family::GptOss => sliding_window(cfg, n_layers)?,
+            // Every layer through the window (`MistralAttention`, `MixtralAttention`: one
+            // `sliding_window` for all; `MistralConfig` defaults it to 4096, Mixtral to none).
+            Family::Mistral | Family::Mixtral => {
+                cfg.opt("sliding_window", 1, MAX_POSITIONS)?.map(|size| SlidingWindow { size, full_every: 0 })
+            }
             _ => None,
         },
     })

@@ -47,8 +47,8 @@ pub struct Architecture {
     /// `sinks`, one parameter a head a layer: transformers `GptOssAttention`).
     pub attention_sinks: bool,
     /// Layers whose attention reaches back a fixed window of tokens only (gpt-oss's
-    /// `sliding_window` on its `sliding_attention` layers); `None` where every layer attends to
-    /// the whole sequence, or where the planner reads the window as not shaping the work.
+    /// `sliding_window` on its `sliding_attention` layers, Mistral's and Mixtral's on every layer);
+    /// `None` where every layer attends to the whole sequence.
     pub sliding_window: Option<SlidingWindow>,
 }
 
@@ -89,7 +89,8 @@ pub enum Family {
     Gpt2,
     /// `llama` (Llama 2, 3, 3.1, 3.2, and any unknown type read as Llama-like).
     Llama,
-    /// `mistral`.
+    /// `mistral`: Llama's shape with a sliding window on every layer where the config sets one
+    /// (`MistralConfig` defaults it to 4096; v0.2 and later write `null`).
     Mistral,
     /// `qwen2` (Qwen2, Qwen2.5): qkv bias.
     Qwen2,

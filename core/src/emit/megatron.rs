@@ -46,6 +46,7 @@ pub fn model_flags(plan: &Plan, ascend: bool) -> Vec<String> {
         _ if arch.mlp.kind == MlpKind::Gated => f.push("--swiglu".to_owned()),
         _ => {}
     }
+    f.extend(window_flags(plan, ascend));
     if !arch.mlp.bias {
         f.push("--disable-bias-linear".to_owned());
     }
@@ -99,13 +100,12 @@ fn moe_layer_flags(n_layers: u64, moe: &crate::model::Moe, ascend: bool) -> Opti
     Some(format!("--moe-layer-freq \"({})\"", terms.join("+")))
 }
 
-/// gpt-oss beyond the shape (Megatron-Bridge's `GPTOSSProvider`,
-/// src/megatron/bridge/models/gpt_oss/gpt_oss_provider.py; Megatron-LM core_v0.19.0 flags): its
+/// gpt-oss beyond the shape (Megatron-Bridge's `GPTOSSBridge.provider_bridge`,
+/// src/megatron/bridge/models/gpt_oss/gpt_oss_bridge.py; Megatron-LM core_v0.19.0 flags): its
 /// experts' activation, a gated quick-GELU on `up + 1` clamped at `swiglu_limit`
 /// (`--quick-geglu`, `--glu-linear-offset 1.0`, `--activation-func-clamp-value`, transformers
-/// `GptOssExperts`' `alpha = 1.702`, `limit = 7.0`); its sliding window, `(w, 0)` on every layer but
-/// each `full_every`-th (`is_layer_window_attention`); a learned sink per head
-/// (`--softmax-type learnable`, Transformer Engine 2.8 or later).
+/// `GptOssExperts`' `alpha = 1.702`, `limit = 7.0`); a learned sink per head
+/// (`--softmax-type learnable`, Transformer Engine 2.8 or later). Its window: [`window_flags`].
 fn gpt_oss_flags(
     arch: &crate::model::Architecture,
     key: &dyn Fn(&str) -> Option<serde_json::Value>,
@@ -113,18 +113,35 @@ fn gpt_oss_flags(
     let limit = key("swiglu_limit").and_then(|v| v.as_f64()).unwrap_or(7.0);
     let mut f =
         vec![format!("--quick-geglu --glu-linear-offset 1.0 --activation-func-clamp-value {limit:?}")];
-    if let Some(window) = arch.sliding_window {
-        // No full-attention layer at all: every layer windowed, Megatron's default without the
-        // frequency (its `layer_number % 0` would divide by zero).
-        f.push(match window.full_every {
-            0 => format!("--window-size {},0", window.size),
-            every => format!("--window-size {},0 --window-attn-skip-freq {every}", window.size),
-        });
-    }
     if arch.attention_sinks {
         f.push("--softmax-type learnable".to_owned());
     }
     f
+}
+
+/// Sliding-window attention, which Megatron builds only when told (without it the model attends to
+/// the whole sequence: another model than the checkpoint beyond the window). Megatron-LM:
+/// `--window-size w-1,0`, the `w - 1` earlier tokens and itself as transformers' mask keeps them
+/// (`sliding_window_overlay`: `kv_idx > q_idx - sliding_window`), as Megatron-Bridge converts
+/// Mistral's and gpt-oss's configs (`MistralBridge`, `GPTOSSBridge`: `window_size =
+/// (sliding_window - 1, 0)`), with `--window-attn-skip-freq k` where every k-th layer attends to
+/// the whole sequence (`is_layer_window_attention`, megatron/core/transformer/utils.py; no
+/// frequency where every layer is windowed: its `layer_number % 0` would divide by zero).
+/// MindSpeed-LLM: `--sliding-window w`, which it hands its fused attention as `pre_tockens`
+/// (mindspeed_llm/core/transformer/custom_dot_product_attention.py), every layer alike;
+/// MindSpeed-RL's model config has no such key (`parallel.window_mindspeed_rl`).
+fn window_flags(plan: &Plan, ascend: bool) -> Option<String> {
+    let window = plan.model.arch.sliding_window?;
+    if ascend {
+        let every_layer = window.full_every == 0;
+        return (plan.framework == crate::plan::Framework::MindSpeedLlm && every_layer)
+            .then(|| format!("--sliding-window {}", window.size));
+    }
+    let left = window.size.saturating_sub(1);
+    Some(match window.full_every {
+        0 => format!("--window-size {left},0"),
+        every => format!("--window-size {left},0 --window-attn-skip-freq {every}"),
+    })
 }
 
 /// The attention's flags: grouped queries, the head size, q/k/v biases and q/k norms (GQA), or

@@ -145,6 +145,42 @@ pub(super) fn megatron_attention_sinks(cx: &Ctx, acc: &mut Acc) {
     }
 }
 
+/// Sliding-window attention on a Megatron-family framework (gpt-oss's windows are its sinks' rules'
+/// too, which say the same). Megatron-LM hands the window to Transformer Engine, whose context
+/// parallelism takes it over all-to-all or all-gather only, not the ring
+/// (`attn_forward_func_with_cp`, transformer_engine/pytorch/attention/dot_product_attention/
+/// context_parallel.py: "Context parallelism does not support sliding window attention with
+/// cp_comm_type"; Megatron-Bridge's `MistralBridge` sets `cp_comm_type = "a2a"` with the window).
+/// MindSpeed-LLM refuses context parallelism when the sequence is longer than the window
+/// (`ContextParallelFeature.validate_args`, mindspeed_llm/features_manager/context_parallel/
+/// context_parallel_feature.py). MindSpeed-RL's model config has no key for the window, so its
+/// actor attends to the whole sequence beyond it.
+pub(super) fn megatron_sliding_window(cx: &Ctx, acc: &mut Acc) {
+    let &Ctx { plan, p, cp, seq, .. } = cx;
+    let Some(window) = plan.model.arch.sliding_window.filter(|_| !plan.model.arch.attention_sinks) else {
+        return;
+    };
+    let size = [("window", window.size.to_string())];
+    match plan.framework {
+        Framework::Megatron if 1 < cp && p.cp_algo != CpAlgo::AllToAll => {
+            let a2a = Value::from(CpAlgo::AllToAll.wire());
+            acc.push(Severity::Error, Code::ParallelWindowCpRing, &[], Some((Field::ParallelCpAlgo, a2a)));
+        }
+        Framework::MindSpeedLlm if 1 < cp && window.size < seq => {
+            acc.push(
+                Severity::Error,
+                Code::ParallelWindowCpMindspeed,
+                &size,
+                Some((Field::ParallelCp, Value::from(1))),
+            );
+        }
+        Framework::MindSpeedRl if window.size < seq => {
+            acc.push(Severity::Warning, Code::ParallelWindowMindspeedRl, &size, None);
+        }
+        _ => {}
+    }
+}
+
 /// Megatron-LM's multi-latent attention takes YaRN's factor and mscales from its command line but
 /// not its betas (`MLATransformerConfig.beta_fast` 32 and `beta_slow` 1, megatron/core/transformer/
 /// transformer_config.py at core_v0.19.0, have no flag; `--yarn-beta-fast` sets the non-MLA

@@ -82,6 +82,20 @@ pub fn generated() -> Vec<Entry> {
                "attention": "sdpa", "parallel": {"tp": 1, "pp": 2, "ep": 8, "distributed_optimizer": true},
                "batch": {"micro_batch": 1, "global_batch": 64, "seq_len": 8192}}),
     );
+    // Mistral-7B-v0.1's 4,096-token window on every layer, beyond it: Megatron-LM over all-to-all
+    // context parallelism (the ring takes no window), MindSpeed-LLM without CP.
+    add(
+        "megatron-mistral-7b-v0.1-window",
+        json!({"model": "mistral-7b-v0.1", "framework": "megatron", "method": "pretrain",
+               "parallel": {"tp": 2, "cp": 2, "cp_algo": "alltoall", "sequence_parallel": true,
+               "distributed_optimizer": true}, "batch": {"micro_batch": 1, "global_batch": 64, "seq_len": 16384}}),
+    );
+    add(
+        "mindspeed-llm-mistral-7b-v0.1-window",
+        json!({"model": "mistral-7b-v0.1", "hardware": "ascend-910b2", "framework": "mindspeed-llm",
+               "method": "pretrain", "parallel": {"tp": 4, "sequence_parallel": true, "distributed_optimizer": true},
+               "batch": {"micro_batch": 1, "global_batch": 64, "seq_len": 8192}}),
+    );
     // Kimi K2: DeepSeek-V3's architecture with 384 experts and one expert group.
     for framework in ["megatron", "mindspeed-llm"] {
         let hardware = if framework == "megatron" { "h800-sxm-80g" } else { "ascend-910b3" };

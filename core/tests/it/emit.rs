@@ -944,9 +944,10 @@ fn verl_shards_as_the_plan_counts() {
     assert!(overrides(3).is_empty());
 }
 
-/// gpt-oss on Megatron-LM is built as Megatron-Bridge's `GPTOSSProvider` builds it: a gated quick
-/// GELU on `up + 1` clamped at 7 (no SwiGLU), biased linear layers, windows of 128 on every layer
-/// but each second, a learned sink per head, YaRN without rounding its correction range; and
+/// gpt-oss on Megatron-LM is built as Megatron-Bridge's `GPTOSSBridge` builds it: a gated quick
+/// GELU on `up + 1` clamped at 7 (no SwiGLU), biased linear layers, windows of 128 tokens (the 127
+/// before and the token itself, `window_size = (sliding_window - 1, 0)`) on every layer but each
+/// second, a learned sink per head, YaRN without rounding its correction range; and
 /// LLaMA-Factory trains it on its `gpt_oss` template, Kimi K2 on Moonlight's turns.
 #[test]
 fn gpt_oss_and_kimi_k2_launch_as_their_frameworks_build_them() {
@@ -958,7 +959,7 @@ fn gpt_oss_and_kimi_k2_launch_as_their_frameworks_build_them() {
     let script = &files.iter().find(|f| f.kind == FileKind::Shell).unwrap().text;
     for flag in [
         "--quick-geglu --glu-linear-offset 1.0 --activation-func-clamp-value 7.0",
-        "--window-size 128,0 --window-attn-skip-freq 2",
+        "--window-size 127,0 --window-attn-skip-freq 2",
         "--softmax-type learnable",
         "--no-yarn-correction-range-round-to-int",
         "--attention-backend fused",
@@ -1051,6 +1052,38 @@ fn a_model_windowed_on_every_layer_writes_no_skip_frequency() {
     let p = plan(&text);
     assert_eq!(p.model.arch.sliding_window.unwrap().windowed_layers(24), 24);
     let script = &emit(&p, "#link").unwrap()[0].text;
-    assert!(script.contains("--window-size 128,0\n"), "{script}");
+    assert!(script.contains("--window-size 127,0\n"), "{script}");
     assert!(!script.contains("--window-attn-skip-freq"), "{script}");
+}
+
+/// Mistral-7B-v0.1's 4,096-token window on every layer is built where the framework can say it:
+/// Megatron-LM `--window-size 4095,0` (the 4,095 tokens before and the token itself, as
+/// Megatron-Bridge's `MistralBridge` converts `sliding_window`), with no skip frequency since no
+/// layer attends to the whole sequence; MindSpeed-LLM `--sliding-window 4096`, its fused
+/// attention's `pre_tockens`. MindSpeed-RL's model config has no key for it (its warning, rules),
+/// and Mistral-7B-v0.3, which has no window, writes none anywhere.
+#[test]
+fn sliding_windows_are_built_where_the_framework_says_them() {
+    let file = |model: &str, framework: &str, hardware: &str, method: &str| {
+        let p = plan(&format!(
+            r#"{{"model": "{model}", "framework": "{framework}", "hardware": "{hardware}", "method": "{method}",
+                "cluster": {{"nodes": 2}}}}"#
+        ));
+        let files = emit(&p, "#link").unwrap();
+        files.iter().map(|f| f.text.clone()).collect::<Vec<_>>().join("\n")
+    };
+    let megatron = file("mistral-7b-v0.1", "megatron", "h100-sxm-80g", "pretrain");
+    assert!(megatron.contains("--window-size 4095,0\n"), "{megatron}");
+    assert!(!megatron.contains("--window-attn-skip-freq"), "{megatron}");
+    let mindspeed = file("mistral-7b-v0.1", "mindspeed-llm", "ascend-910b2", "pretrain");
+    assert!(mindspeed.contains("--sliding-window 4096\n"), "{mindspeed}");
+    assert!(!mindspeed.contains("--window-size"), "{mindspeed}");
+    let rl = file("mistral-7b-v0.1", "mindspeed-rl", "ascend-910b2", "grpo");
+    assert!(!rl.contains("window"), "{rl}");
+    for (framework, hardware, method) in
+        [("megatron", "h100-sxm-80g", "pretrain"), ("mindspeed-llm", "ascend-910b2", "pretrain")]
+    {
+        let text = file("mistral-7b-v0.3", framework, hardware, method);
+        assert!(!text.contains("window"), "{framework}:\n{text}");
+    }
 }

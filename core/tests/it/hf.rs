@@ -357,13 +357,13 @@ const CLASS_DEFAULTS: [(&str, &str, &str, Option<&str>); 13] = [
       "mlp_bias": false}"#,
         Some("llama-2-7b"),
     ),
-    // MistralConfig; head_dim=None → hidden_size // heads (MistralAttention).
+    // MistralConfig; head_dim=None → hidden_size // heads (MistralAttention); sliding_window=4096.
     (
         "mistral",
         "{}",
         r#"{"vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 14336,
       "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128,
-      "max_position_embeddings": 131072, "tie_word_embeddings": false}"#,
+      "max_position_embeddings": 131072, "tie_word_embeddings": false, "sliding_window": 4096}"#,
         Some("mistral-7b-v0.1"),
     ),
     // Qwen2Config; no head_dim key: Qwen2Attention takes hidden_size // heads.
@@ -402,14 +402,14 @@ const CLASS_DEFAULTS: [(&str, &str, &str, Option<&str>); 13] = [
       "max_position_embeddings": 131072, "tie_word_embeddings": false, "attention_bias": true}"#,
         None,
     ),
-    // MixtralConfig; head_dim=None → hidden_size // heads (MixtralAttention).
+    // MixtralConfig; head_dim=None → hidden_size // heads (MixtralAttention); sliding_window=None.
     (
         "mixtral",
         "{}",
         r#"{"vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 14336,
       "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128,
       "max_position_embeddings": 131072, "tie_word_embeddings": false, "num_local_experts": 8,
-      "num_experts_per_tok": 2}"#,
+      "num_experts_per_tok": 2, "sliding_window": null}"#,
         Some("mixtral-8x7b"),
     ),
     // Qwen2MoeConfig; mlp_only_layers=None → [].
@@ -765,4 +765,25 @@ fn kimi_k2_reads_as_deepseek_v3_even_inside_its_multimodal_wrapper() {
     assert_eq!(imported.warnings, vec![ImportWarning::TextConfig("kimi_k25".to_owned())]);
     let kimi = &trainplan_core::catalog::model("kimi-k2").unwrap().arch;
     assert_eq!(model::count_params(&imported.arch), model::count_params(kimi));
+}
+
+/// Mistral's and Mixtral's attention reaches back `sliding_window` tokens on every layer
+/// (`MistralAttention`, `MixtralAttention`). Mistral-7B-v0.1's config.json writes 4096; v0.3's and
+/// Mixtral's write `null` (no window); a mistral config that leaves the key out takes
+/// `MistralConfig`'s 4096, a mixtral one `MixtralConfig`'s none.
+#[test]
+fn mistral_reads_its_sliding_window_on_every_layer() {
+    use trainplan_core::model::SlidingWindow;
+    let window = |id: &str| hf::import(catalog_config(id)).unwrap().arch.sliding_window;
+    let every_layer = SlidingWindow { size: 4096, full_every: 0 };
+    assert_eq!(window("mistral-7b-v0.1"), Some(every_layer));
+    assert_eq!(every_layer.windowed_layers(32), 32);
+    assert_eq!(window("mistral-7b-v0.3"), None);
+    assert_eq!(window("mixtral-8x7b"), None);
+    let mut left_out: serde_json::Value = serde_json::from_str(catalog_config("mistral-7b-v0.1")).unwrap();
+    left_out.as_object_mut().unwrap().remove("sliding_window");
+    assert_eq!(hf::import_value(&left_out).unwrap().arch.sliding_window, Some(every_layer));
+    let mut mixtral: serde_json::Value = serde_json::from_str(catalog_config("mixtral-8x7b")).unwrap();
+    mixtral["sliding_window"] = serde_json::json!(4096);
+    assert_eq!(hf::import_value(&mixtral).unwrap().arch.sliding_window, Some(every_layer));
 }

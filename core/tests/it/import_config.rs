@@ -1291,3 +1291,40 @@ fn a_built_moe_model_keeps_its_dense_layers_first() {
     assert_eq!(layout, [vec![false; 2], vec![true; 18]].concat());
     assert!(emit(&built, "#x").unwrap()[0].text.contains("--moe-layer-freq \"([0]*2+[1]*18)\""));
 }
+
+/// Mistral-7B-v0.1's Megatron-LM script (`--window-size 4095,0`) and MindSpeed-LLM script
+/// (`--sliding-window 4096`) are that model; without its window a script builds another (every
+/// layer attending to the whole sequence), which is not identified as it. A script of no catalog
+/// model with the window is built as a Mistral through it, and its launch file says it again.
+#[test]
+fn a_sliding_window_is_read_from_both_megatron_flags() {
+    let current = Plan::first_visit().to_file();
+    let script = |framework: &str, hardware: &str| {
+        let text = format!(
+            r#"{{"model": "mistral-7b-v0.1", "framework": "{framework}", "hardware": "{hardware}", "method": "pretrain"}}"#
+        );
+        // Under paths that name no model, so that the flags alone tell it.
+        let text = emit(&Plan::from_json(&text).unwrap(), "#x").unwrap()[0].text.clone();
+        text.replace("mistralai/Mistral-7B-v0.1", "/models/tokenizer")
+            .replace("Mistral-7B-v0.1", "run")
+            .replace("mistral-7b-v0.1", "run")
+    };
+    let megatron = script("megatron", "h100-sxm-80g");
+    let mindspeed = script("mindspeed-llm", "ascend-910b2");
+    for text in [&megatron, &mindspeed] {
+        let got = import(text, &current).unwrap();
+        assert_eq!(got.model, ModelOrigin::Shape("mistral-7b-v0.1".into()), "{text}");
+    }
+    let unwindowed = megatron.replace("--window-size 4095,0", "");
+    let got = import(&unwindowed, &current).unwrap();
+    assert_ne!(got.model, ModelOrigin::Shape("mistral-7b-v0.1".into()));
+    assert_eq!(Plan::from_file(&got.file).unwrap().model.arch.sliding_window, None);
+    let wider = megatron.replace("--hidden-size 4096", "--hidden-size 4608").replace("4095,0", "2047,0");
+    let got = import(&wider, &current).unwrap();
+    assert!(matches!(got.model, ModelOrigin::Built { .. }), "{:?}", got.model);
+    let built = Plan::from_file(&got.file).unwrap();
+    assert_eq!(built.model.arch.family, trainplan_core::model::Family::Mistral);
+    let window = built.model.arch.sliding_window.unwrap();
+    assert_eq!((window.size, window.windowed_layers(32)), (2048, 32));
+    assert!(emit(&built, "#x").unwrap()[0].text.contains("--window-size 2047,0\n"));
+}

@@ -730,6 +730,24 @@ const CASES: &[(&str, &str, &str)] = &[
         r#"{"model": "gpt-oss-20b", "hardware": "ascend-910b2", "framework": "mindspeed-llm", "method": "sft-full", "parallel": {"ep": 8}}"#,
         r#"{"model": "gpt-oss-20b", "hardware": "ascend-910b2", "framework": "megatron", "method": "sft-full", "attention": "sdpa", "parallel": {"ep": 8}}"#,
     ),
+    // Mistral-7B-v0.1's 4,096-token window: Transformer Engine's context parallelism takes it over
+    // all-to-all, not the ring; MindSpeed-LLM runs no CP beyond it; MindSpeed-RL cannot say it.
+    // Mistral-7B-v0.3 has no window.
+    (
+        "parallel.window_cp_ring",
+        r#"{"model": "mistral-7b-v0.1", "framework": "megatron", "method": "pretrain", "parallel": {"tp": 2, "cp": 2}, "batch": {"seq_len": 16384}}"#,
+        r#"{"model": "mistral-7b-v0.1", "framework": "megatron", "method": "pretrain", "parallel": {"tp": 2, "cp": 2, "cp_algo": "alltoall"}, "batch": {"seq_len": 16384}}"#,
+    ),
+    (
+        "parallel.window_cp_mindspeed",
+        r#"{"model": "mistral-7b-v0.1", "hardware": "ascend-910b2", "framework": "mindspeed-llm", "method": "pretrain", "parallel": {"tp": 2, "cp": 2}, "batch": {"seq_len": 8192}}"#,
+        r#"{"model": "mistral-7b-v0.1", "hardware": "ascend-910b2", "framework": "mindspeed-llm", "method": "pretrain", "parallel": {"tp": 2, "cp": 2}, "batch": {"seq_len": 4096}}"#,
+    ),
+    (
+        "parallel.window_mindspeed_rl",
+        r#"{"model": "mistral-7b-v0.1", "hardware": "ascend-910b2", "framework": "mindspeed-rl", "method": "grpo", "cluster": {"nodes": 2}, "batch": {"seq_len": 8192}}"#,
+        r#"{"model": "mistral-7b-v0.3", "hardware": "ascend-910b2", "framework": "mindspeed-rl", "method": "grpo", "cluster": {"nodes": 2}, "batch": {"seq_len": 8192}}"#,
+    ),
     // Kimi K2's YaRN betas (1 and 1) have no Megatron-LM flag under MLA; DeepSeek-V3's are the defaults.
     (
         "model.mla_yarn_betas",

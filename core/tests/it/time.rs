@@ -1625,3 +1625,31 @@ fn llamafactory_runs_gpt_oss_on_flash_attention_whatever_is_asked() {
     };
     assert!(qwen("flash") < qwen("eager"));
 }
+
+/// Mistral-7B-v0.1 attends through a 4,096-token window on every layer (its config's
+/// `sliding_window`). Up to 4,096 tokens the window holds the whole causal triangle and nothing
+/// changes, to the bit; at 32,768 tokens a window of w scores Σ_{i<s} min(i + 1, w) of the
+/// s(s + 1)/2 pairs (counted pair by pair), so FlashAttention runs that share and the step is
+/// shorter, where transformers' SDPA, handed the window as a mask, runs every pair.
+#[test]
+fn mistral_v0_1_attends_through_its_window_beyond_it_only() {
+    let step = |seq: u32, attention: &str, windowed: bool| {
+        let text = format!(
+            r#"{{"model": "mistral-7b-v0.1", "method": "sft-full", "attention": "{attention}",
+                "parallel": {{"zero_stage": 3}}, "batch": {{"seq_len": {seq}}}}}"#
+        );
+        let mut plan = Plan::from_json(&text).unwrap();
+        if !windowed {
+            plan.model.arch.sliding_window = None;
+        }
+        evaluate(&plan).time.step_seconds
+    };
+    assert_eq!(step(4096, "flash", true), step(4096, "flash", false));
+    assert!(step(32768, "flash", true) < step(32768, "flash", false));
+    assert_eq!(step(32768, "sdpa", true), step(32768, "sdpa", false));
+    let (s, w) = (32768u64, 4096u64);
+    let pairs: u64 = (0..s).map(|i| (i + 1).min(w)).sum();
+    let plan = Plan::from_json(r#"{"model": "mistral-7b-v0.1"}"#).unwrap();
+    let share = trainplan_core::model::attention_pair_share(&plan.model.arch, s as f64);
+    assert!((share - pairs as f64 / (s * (s + 1) / 2) as f64).abs() < 1e-15, "{share}");
+}

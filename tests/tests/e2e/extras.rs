@@ -975,7 +975,7 @@ async fn gpt_oss_runs_its_attention_sinks_where_the_kernels_take_them() -> WebDr
             t.contains("--attention-backend fused") && t.contains("--softmax-type learnable")
         })
         .await?;
-    assert!(script.contains("--window-size 128,0 --window-attn-skip-freq 2"), "{script}");
+    assert!(script.contains("--window-size 127,0 --window-attn-skip-freq 2"), "{script}");
     assert!(!page.has("finding-parallel.sinks_flash").await?, "the fix left the finding");
     assert_eq!(plan_of(&page).await?.attention, trainplan_core::plan::AttentionImpl::Sdpa);
     page.driver.quit().await

@@ -125,6 +125,10 @@ pub(super) struct Shape {
     mla: Option<[u64; 5]>,
     /// `None` where the file does not give it (Megatron-LM reads it from the tokenizer): any matches.
     vocab: Option<u64>,
+    /// A sliding window: tokens a query attends to (itself included), and every how many layers
+    /// one attends to the whole sequence (0: none does). Megatron-LM's `--window-size w-1,0` and
+    /// `--window-attn-skip-freq`, MindSpeed-LLM's `--sliding-window w` (`emit::megatron::window_flags`).
+    window: Option<[u64; 2]>,
 }
 
 /// The flags that describe the model: read for its architecture, compared with the file the plan
@@ -179,6 +183,9 @@ pub(super) const SHAPE_FLAGS: &[&str] = &[
     "--moe-layer-freq",
     "--padded-vocab-size",
     "--vocab-size",
+    "--window-size",
+    "--window-attn-skip-freq",
+    "--sliding-window",
 ];
 
 /// Architecture flags by name, each with its values (the last of a flag given twice).
@@ -317,6 +324,7 @@ impl Shape {
             moe,
             mla,
             vocab: int("--padded-vocab-size").or_else(|| int("--vocab-size")),
+            window: window(&map),
         })
     }
 
@@ -395,10 +403,32 @@ fn dense_first(pattern: &str) -> Option<u64> {
     dense.strip_prefix("[0]*")?.parse::<u64>().ok()
 }
 
+/// The sliding window the flags give ([`Shape::window`]): Megatron-LM's `--window-size`, a
+/// (left, right) pair as its `tuple_type` reads it, causal (right 0) and bounded (left not -1);
+/// MindSpeed-LLM's `--sliding-window`. A window of another kind, or a skip frequency that is not
+/// a whole number (a layer pattern), reads as none, and the model then matches no windowed one.
+fn window(map: &FlagMap) -> Option<[u64; 2]> {
+    if let Some(size) = map.int("--sliding-window") {
+        return Some([size, 0]);
+    }
+    let pair = map.get("--window-size")?.trim_matches(|c| c == '(' || c == ')' || c == '"' || c == '\'');
+    let (left, right) = pair.split_once(',')?;
+    let (left, right) = (left.trim().parse::<u64>().ok()?, right.trim());
+    if right != "0" {
+        return None;
+    }
+    let every = match map.get("--window-attn-skip-freq") {
+        None => 0,
+        Some(_) => map.int("--window-attn-skip-freq")?,
+    };
+    Some([left.checked_add(1)?, every])
+}
+
 /// A model with `shape` as an HF config the planner reads, named `name`: GPT-2 for learned
 /// positions and LayerNorm; for RoPE, RMSNorm and SwiGLU, DeepSeek-V3 for MLA, Qwen3(-MoE) for
 /// q/k norms, Qwen2-MoE for a shared expert, Mixtral for other MoE, Qwen2 for biases on q/k/v only,
-/// Llama otherwise. `None` where no family has the shape, or the config read back has another.
+/// Mistral for a window on every layer, Llama otherwise. `None` where no family has the shape (a
+/// window elsewhere), or the config read back has another.
 /// A vocabulary the flags do not give is `hint`'s (a named model's family and vocabulary) when the
 /// families agree, else the family's default.
 pub(super) fn built(
@@ -538,6 +568,12 @@ fn rope_family(s: &Shape, map: &FlagMap, c: &mut Map<String, Value>) -> Option<(
             set("attention_bias", json!(s.qkv_bias));
         }
         (None, None) if qkv_only => set("model_type", json!("qwen2")),
+        // Mistral: Llama's shape without biases, through a window on every layer.
+        (None, None) if s.window.is_some() => {
+            let Some([size, 0]) = s.window.filter(|_| !s.linear_bias) else { return None };
+            set("model_type", json!("mistral"));
+            set("sliding_window", json!(size));
+        }
         (None, None) => {
             set("model_type", json!("llama"));
             set("attention_bias", json!(s.linear_bias));
@@ -568,6 +604,13 @@ fn moe_family(s: &Shape, [n, k, expert, shared]: [u64; 4], c: &mut Map<String, V
         (false, false) if !s.qkv_bias && expert == s.ffn => {
             set("model_type", json!("mixtral"));
             set("num_local_experts", json!(n));
+            // `MixtralConfig.sliding_window`, every layer alike (none by default).
+            if let Some([size, every]) = s.window {
+                if every != 0 {
+                    return None;
+                }
+                set("sliding_window", json!(size));
+            }
         }
         _ => return None,
     }
