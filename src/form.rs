@@ -46,6 +46,8 @@ pub enum NumField {
     Cp,
     /// `parallel.ep`.
     Ep,
+    /// `parallel.zero_hpz_partition_size`.
+    ZeroHpz,
     /// `batch.micro_batch`.
     MicroBatch,
     /// `batch.global_batch`.
@@ -124,7 +126,7 @@ pub enum NumKind {
 
 impl NumField {
     /// Every field, in form order; the index is the field's slot in [`PlanForm::numbers`].
-    pub const ALL: [NumField; 39] = [
+    pub const ALL: [NumField; 40] = [
         NumField::Nodes,
         NumField::DevicesPerNode,
         NumField::LoraRank,
@@ -136,6 +138,7 @@ impl NumField {
         NumField::Vpp,
         NumField::Cp,
         NumField::Ep,
+        NumField::ZeroHpz,
         NumField::MicroBatch,
         NumField::GlobalBatch,
         NumField::SeqLen,
@@ -317,6 +320,7 @@ impl NumField {
             NumField::MaxModelLen => file.rl.max_model_len,
             NumField::BatchedTokens => file.rl.max_num_batched_tokens,
             NumField::MtpLayers => file.mtp_layers,
+            NumField::ZeroHpz => file.parallel.zero_hpz_partition_size,
             NumField::LayersRatio
             | NumField::LoraDropout
             | NumField::GpuMemoryUtilization
@@ -362,6 +366,7 @@ impl NumField {
             NumField::MaxModelLen => file.rl.max_model_len = value.unwrap_or(0),
             NumField::BatchedTokens => file.rl.max_num_batched_tokens = value.unwrap_or(0),
             NumField::MtpLayers => file.mtp_layers = value.unwrap_or(0),
+            NumField::ZeroHpz => file.parallel.zero_hpz_partition_size = n,
             NumField::LayersRatio
             | NumField::LoraDropout
             | NumField::GpuMemoryUtilization
@@ -395,6 +400,7 @@ impl NumField {
             NumField::Cp => Key::par_cp,
             NumField::Ep => Key::par_ep,
             NumField::MtpLayers => Key::mtp_layers,
+            NumField::ZeroHpz => Key::par_zero_hpz,
             NumField::RecomputeLayers => Key::rc_layers,
             NumField::ActFnLayers => Key::rc_act_fn_layers,
             NumField::CpuOffloadLayers => Key::rc_cpu_offload_layers,
@@ -469,6 +475,7 @@ impl NumField {
             NumField::MemoryMargin => Field::OverheadsAllocatorReserve,
             NumField::ScaleUp => Field::ClusterScaleUpDomain,
             NumField::MtpLayers => Field::MtpLayers,
+            NumField::ZeroHpz => Field::ParallelZeroHpz,
             NumField::MoeImbalance => Field::MoeImbalance,
             NumField::MoeCapacity => Field::MoeCapacityFactor,
             NumField::NvmeRead => Field::ClusterNvmeReadGbPerS,

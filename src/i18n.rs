@@ -227,6 +227,9 @@ texts! {
     par_fused => "Fused RMSNorm, SwiGLU and RoPE kernels (MindSpeed)", "RMSNorm、SwiGLU、RoPE 融合算子（MindSpeed）";
     par_grad_bf16 => "Keep and reduce gradients in bf16 (Megatron --grad-reduce-in-bf16)", "梯度以 bf16 保存和归约（Megatron --grad-reduce-in-bf16）";
     par_offload_policy => "FSDP2 CPU offload: parameters, gradients and AdamW on the host (VeRL offload_policy)", "FSDP2 CPU 卸载：参数、梯度与 AdamW 放在主机（VeRL offload_policy）";
+    par_zero_hpz => "ZeRO++ hpZ group, ranks (zero_hpz_partition_size)", "ZeRO++ hpZ 分组卡数（zero_hpz_partition_size）";
+    par_zero_qw => "ZeRO++ qwZ: gather parameters in int8 (zero_quantized_weights)", "ZeRO++ qwZ：参数以 int8 收集（zero_quantized_weights）";
+    par_zero_qg => "ZeRO++ qgZ: average gradients in int4 across nodes (zero_quantized_gradients)", "ZeRO++ qgZ：跨节点梯度以 int4 平均（zero_quantized_gradients）";
     par_no_sync => "Reduce gradients once per update, held unsharded until then (VeRL use_no_sync_for_gradient_accumulation)", "每次更新只归约一次梯度，此前梯度不切分（VeRL use_no_sync_for_gradient_accumulation）";
     par_fp8_params => "Keep linear weights in fp8 and gather them in fp8 (Megatron --fp8-param-gather)", "线性层权重以 fp8 保存并以 fp8 收集（Megatron --fp8-param-gather）";
     par_account => "Count the embedding and the loss as layers in the pipeline split (Megatron)", "流水线切分时把词嵌入和损失各算作一层（Megatron）";
@@ -412,6 +415,8 @@ texts! {
     advice_megatron_fsdp => "Megatron FSDP (optim_grads_params): shard parameters and gradients too, gathered a layer at a time.", "Megatron FSDP（optim_grads_params）：参数和梯度也切分，逐层聚合。";
     advice_why_grad_reduce_bf16 => "Megatron keeps fp32 main gradients by default; in bf16 they take 2 bytes a parameter instead of 4 and the data-parallel reduction moves half the bytes. Megatron-LM's own fp8 example runs so; the sums lose fp32's precision.", "Megatron 默认以 fp32 保存主梯度；改为 bf16 后每个参数占 2 字节而非 4 字节，数据并行归约的数据量减半。Megatron-LM 自带的 fp8 示例就这样运行；代价是累加失去 fp32 的精度。";
     advice_why_fp8_param_gather => "Transformer Engine then keeps each linear weight as fp8 data alone, without the bf16 copy beside its fp8 copies: 2 bytes a linear parameter fewer; the distributed optimizer keeps the fp32 master weights.", "Transformer Engine 此时只以 fp8 数据保存线性层权重，不再在 fp8 副本旁保留 bf16 副本：每个线性层参数少 2 字节；fp32 主权重仍由分布式优化器保存。";
+    advice_zeropp => "Turn on DeepSpeed ZeRO++: hpZ over each node, int8 weights, int4 gradients.", "开启 DeepSpeed ZeRO++：按节点 hpZ、int8 权重、int4 梯度。";
+    advice_why_zeropp => "Across nodes, ZeRO-3's gathers and gradient reduction outlast the compute here. hpZ keeps a second parameter shard per node (more memory) so the backward gathers stay in the node; qwZ gathers in int8, qgZ averages gradients in int4.", "此方案中 ZeRO-3 跨节点的参数收集与梯度归约比计算更久。hpZ 在每个节点再存一份参数分片（多占显存），使反向收集留在节点内；qwZ 以 int8 收集参数，qgZ 以 int4 平均梯度。";
     advice_no_sync => "Reduce gradients once per update (use_no_sync_for_gradient_accumulation).", "每次更新只归约一次梯度（use_no_sync_for_gradient_accumulation）。";
     advice_verl_fsdp2 => "Run VeRL's FSDP engine on FSDP2 (strategy: fsdp2).", "VeRL 的 FSDP 引擎改用 FSDP2（strategy: fsdp2）。";
     advice_why_verl_fsdp2 => "FSDP2 shards an untied embedding as a unit of its own and frees its gathered copy after the forward, where FSDP1's root unit keeps it until the backward; the traffic is the same.", "FSDP2 把未绑定的词嵌入单独作为一个切分单元，前向结束后即释放聚合出的副本；FSDP1 的根单元则一直保留到反向。通信量不变。";

@@ -525,6 +525,10 @@ pub fn zh(code: Code) -> &'static str {
             "DeepSpeed 只在 ZeRO-3 下把状态换出到 NVMe：ZeRO-{zero_stage} 会把卸载的优化器状态留在主机内存。"
         }
         Code::ZeroNvmeNothing => "没有卸载任何状态，选择 NVMe 不起作用。",
+        Code::ZeroPlusPlusStage => {
+            "ZeRO++（hpZ、权重与梯度量化）只在 ZeRO-3 下生效：DeepSpeed 的 ZeRO-{zero_stage} 会忽略它。"
+        }
+        Code::ZeroHpzWorld => "hpZ 每组 {hpz} 个连续 rank，不能整除 {devices} 张卡。",
     }
 }
 
@@ -687,6 +691,9 @@ fn field_key(field: Field) -> Option<Key> {
         Field::ParallelAccountEmbeddingLoss => Key::par_account,
         Field::ParallelGradReduceBf16 => Key::par_grad_bf16,
         Field::ParallelNoSyncAccumulation => Key::par_no_sync,
+        Field::ParallelZeroHpz => Key::par_zero_hpz,
+        Field::ParallelZeroQuantizedWeights => Key::par_zero_qw,
+        Field::ParallelZeroQuantizedGradients => Key::par_zero_qg,
         Field::ParallelOffloadPolicy => Key::par_offload_policy,
         Field::ParallelFp8ParamGather => Key::par_fp8_params,
         Field::ParallelPipelineLayout => Key::par_layout,
@@ -839,6 +846,7 @@ pub fn advice(lang: Lang, code: Move) -> (String, String) {
         Move::GradReduceBf16 => (Key::advice_grad_reduce_bf16, Key::advice_why_grad_reduce_bf16),
         Move::Fp8ParamGather => (Key::advice_fp8_param_gather, Key::advice_why_fp8_param_gather),
         Move::NoSyncAccumulation => (Key::advice_no_sync, Key::advice_why_no_sync),
+        Move::ZeroPlusPlus => (Key::advice_zeropp, Key::advice_why_zeropp),
         Move::VerlFsdp2 => (Key::advice_verl_fsdp2, Key::advice_why_verl_fsdp2),
     };
     (t(lang, what).to_owned(), t(lang, why).to_owned())

@@ -76,6 +76,12 @@ pub enum Knob {
     NoSyncAccumulation,
     /// `parallel.offload_policy`.
     OffloadPolicy,
+    /// `parallel.zero_hpz_partition_size`.
+    ZeroHpz,
+    /// `parallel.zero_quantized_weights`.
+    ZeroQuantizedWeights,
+    /// `parallel.zero_quantized_gradients`.
+    ZeroQuantizedGradients,
     /// `parallel.tp_comm_overlap`.
     TpCommOverlap,
     /// `parallel.swap_optimizer`.
@@ -224,6 +230,9 @@ impl Knob {
         Knob::Fp8ParamGather,
         Knob::NoSyncAccumulation,
         Knob::OffloadPolicy,
+        Knob::ZeroHpz,
+        Knob::ZeroQuantizedWeights,
+        Knob::ZeroQuantizedGradients,
         Knob::TpCommOverlap,
         Knob::SwapOptimizer,
         Knob::UnevenLayers,
@@ -290,6 +299,9 @@ impl Knob {
             Knob::GradReduceBf16 => Field::ParallelGradReduceBf16,
             Knob::Fp8ParamGather => Field::ParallelFp8ParamGather,
             Knob::NoSyncAccumulation => Field::ParallelNoSyncAccumulation,
+            Knob::ZeroHpz => Field::ParallelZeroHpz,
+            Knob::ZeroQuantizedWeights => Field::ParallelZeroQuantizedWeights,
+            Knob::ZeroQuantizedGradients => Field::ParallelZeroQuantizedGradients,
             Knob::OffloadPolicy => Field::ParallelOffloadPolicy,
             Knob::TpCommOverlap => Field::ParallelTpCommOverlap,
             Knob::SwapOptimizer => Field::ParallelSwapOptimizer,
@@ -445,6 +457,12 @@ pub fn applies(framework: Framework, method: Method, knob: Knob) -> Applies {
         // verl/workers/config/engine.py at verl 0.9.1); its Megatron engine accumulates under
         // Megatron's own `no_sync` already. Its `offload_policy` (the same config) likewise.
         Knob::NoSyncAccumulation | Knob::OffloadPolicy => only(&[Framework::Verl]),
+        // ZeRO++ (`zero_optimization.zero_hpz_partition_size`, `zero_quantized_weights`,
+        // `zero_quantized_gradients`, deepspeed/runtime/zero/config.py): DeepSpeed's, and
+        // LLaMA-Factory's through its DeepSpeed file. VeRL's FSDP has none.
+        Knob::ZeroHpz | Knob::ZeroQuantizedWeights | Knob::ZeroQuantizedGradients => {
+            only(&[Framework::DeepSpeed, Framework::LlamaFactory])
+        }
         // `--optimizer-cpu-offload` (Megatron-LM, MindSpeed-LLM), `offload_train_optimizer`
         // (MindSpeed-RL), `zero_optimization.offload_optimizer` (DeepSpeed, LLaMA-Factory),
         // `fsdp_config.optimizer_offload` (VeRL): every framework.
@@ -682,6 +700,9 @@ pub fn effective(plan: &Plan) -> Effective<'_> {
         GradReduceBf16 => reset!(parallel.grad_reduce_bf16, false);
         Fp8ParamGather => reset!(parallel.fp8_param_gather, false);
         NoSyncAccumulation => reset!(parallel.no_sync_accumulation, false);
+        ZeroHpz => reset!(parallel.zero_hpz, one);
+        ZeroQuantizedWeights => reset!(parallel.zero_quantized_weights, false);
+        ZeroQuantizedGradients => reset!(parallel.zero_quantized_gradients, false);
         OffloadPolicy => reset!(parallel.offload_policy, false);
         TpCommOverlap => reset!(parallel.tp_comm_overlap, false);
         SwapOptimizer => reset!(parallel.swap_optimizer, false);

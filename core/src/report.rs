@@ -505,6 +505,8 @@ codes! {
     ZeroNvmeFramework = "zero.nvme_framework" => "{framework} offloads to host memory alone: offloading to NVMe is DeepSpeed's (ZeRO-Infinity).",
     ZeroNvmeStage = "zero.nvme_stage" => "DeepSpeed swaps states to NVMe under ZeRO-3 alone: ZeRO-{zero_stage} keeps the offloaded optimizer states in host memory.",
     ZeroNvmeNothing = "zero.nvme_nothing" => "Nothing is offloaded, so the choice of NVMe changes nothing.",
+    ZeroPlusPlusStage = "zero.zeropp_stage" => "ZeRO++ (hpZ, quantized weights and gradients) acts under ZeRO-3 alone: DeepSpeed's ZeRO-{zero_stage} ignores it.",
+    ZeroHpzWorld = "zero.hpz_world" => "hpZ's groups of {hpz} consecutive ranks do not divide the {devices} devices.",
 }
 
 impl Code {

@@ -74,6 +74,7 @@ pub(super) fn candidates(plan: &Plan, mem: &Memory, fits: bool) -> Vec<Candidate
     res.extend(lora_all_targets(&ctx));
     res.extend(megatron_fsdp(&ctx));
     res.extend(no_sync_accumulation(&ctx));
+    res.extend(zero_plus_plus(&ctx));
     res.extend(verl_fsdp2(&ctx));
     res.extend(megatron_low_precision_states(&ctx));
     res.extend(cheap_together(&ctx, &res));
@@ -496,6 +497,31 @@ fn no_sync_accumulation(ctx: &Ctx) -> Option<Candidate> {
         && p.zero_stage.shards_optimizer()
         && 1 < ctx.mem.dp * ctx.mem.layout.cp)
         .then(|| candidate(Move::NoSyncAccumulation, vec![fix(Field::ParallelNoSyncAccumulation, true)]))
+}
+
+/// DeepSpeed ZeRO++ all at once where ZeRO-3 spans nodes and none of it is on: hpZ over a node
+/// (DeepSpeed's tutorial, deepspeed.ai/tutorials/zeropp: `zero_hpz_partition_size` the GPUs per
+/// node), qwZ and qgZ. Shown where the step is faster (time/sharded.rs), which needs the traffic
+/// to outlast the compute: the low-bandwidth clusters ZeRO++ was made for (ZeRO++, Wang et al.
+/// 2023, arXiv 2306.10209).
+fn zero_plus_plus(ctx: &Ctx) -> Option<Candidate> {
+    let (plan, p) = (ctx.plan, &ctx.plan.parallel);
+    let applies = crate::knobs::applies(plan.framework, plan.method, crate::knobs::Knob::ZeroHpz);
+    let off = p.zero_hpz.get() == 1 && !p.zero_quantized_weights && !p.zero_quantized_gradients;
+    let per_node = u64::from(plan.cluster.devices_per_node.get());
+    let divides = plan.cluster.n_devices().is_multiple_of(per_node);
+    (applies.yes() && off && p.zero_stage.shards_params() && 1 < plan.cluster.nodes.get() && divides).then(
+        || {
+            candidate(
+                Move::ZeroPlusPlus,
+                vec![
+                    fix(Field::ParallelZeroHpz, per_node),
+                    fix(Field::ParallelZeroQuantizedWeights, true),
+                    fix(Field::ParallelZeroQuantizedGradients, true),
+                ],
+            )
+        },
+    )
 }
 
 /// VeRL's FSDP engine on FSDP2 (`strategy: fsdp2`) where the plan does not fit: an untied

@@ -86,6 +86,7 @@ named_enum! {
         GradReduceBf16 = "grad_reduce_bf16",
         Fp8ParamGather = "fp8_param_gather",
         NoSyncAccumulation = "no_sync_accumulation",
+        ZeroPlusPlus = "zero_plus_plus",
         VerlFsdp2 = "verl_fsdp2",
     }
 }
@@ -104,6 +105,7 @@ impl Move {
             self,
             Move::OverlapGradReduce
                 | Move::NoSyncAccumulation
+                | Move::ZeroPlusPlus
                 | Move::TpCommOverlap
                 | Move::AscendCoc
                 | Move::FusedKernels

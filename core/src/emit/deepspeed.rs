@@ -28,6 +28,17 @@ pub fn zero_block(plan: &Plan, hf_auto: bool) -> Value {
         zero["stage3_max_reuse_distance"] = json!(1_000_000_000u64);
         zero["sub_group_size"] = json!(crate::memory::SUB_GROUP_SIZE);
         zero["stage3_gather_16bit_weights_on_model_save"] = json!(true);
+        // ZeRO++ (`DeepSpeedZeroConfig`: read by the stage-3 engine alone), where asked.
+        let zpp = p.zero_plus_plus();
+        if 1 < zpp.hpz {
+            zero["zero_hpz_partition_size"] = json!(zpp.hpz);
+        }
+        if zpp.quantized_weights {
+            zero["zero_quantized_weights"] = json!(true);
+        }
+        if zpp.quantized_gradients {
+            zero["zero_quantized_gradients"] = json!(true);
+        }
     }
     // To NVMe (ZeRO-Infinity), the swap buffers the planner counts (`memory::nvme_swap`), at
     // DeepSpeed's defaults (`DeepSpeedZeroOffloadOptimizerConfig` and

@@ -71,6 +71,20 @@ pub fn zero3_weight_bytes_per_device(arch: &Architecture, n_devices: u64, bytes_
         .saturating_mul(bytes_per_param)
 }
 
+/// ZeRO++ hpZ's secondary shard of `params` parameters: each rank keeps its share over the hpZ
+/// group beside its ZeRO-3 shard, in the parameters' own dtype, on the device (`_partition_param_sec`,
+/// deepspeed/runtime/zero/partition_parameters.py: `tensor_size // num_ranks_in_param_group`
+/// elements on the partition's `remote_device`, the host under parameter offload, where it is not
+/// counted here). ZeRO++ (Wang et al. 2023, arXiv 2306.10209) §3.2: M ÷ (GPUs per node) more a GPU.
+fn hpz_secondary_bytes(ctx: &Ctx, params: u64) -> u64 {
+    // The group is at most the world (`_create_zero_param_parallel_group`, deepspeed/utils/groups.py).
+    let hpz = ctx.plan.parallel.zero_plus_plus().hpz.min(ctx.plan.cluster.n_devices());
+    if hpz <= 1 || ctx.plan.parallel.offload_params {
+        return 0;
+    }
+    (params as f64 / hpz as f64 * super::compute_bytes_per_param(ctx.plan)) as u64
+}
+
 /// A rank's bytes that the micro-batch does not change: its parameters, their weights, gradients
 /// and optimizer states, the buffers and the runtime's overhead.
 pub(super) fn stage_states(
@@ -156,7 +170,7 @@ pub(super) fn stage_states(
         let sixteen_bit = linear * state_bytes(ctx.path, ctx.plan.precision).weights;
         res.weights_bytes = res.weights_bytes.saturating_sub(sixteen_bit as u64);
     }
-    res.buffers_bytes = buffers(ctx);
+    res.buffers_bytes = buffers(ctx).saturating_add(hpz_secondary_bytes(ctx, res.params));
     if ctx.plain_torch && 1 < ctx.dp {
         // PyTorch DDP copies every gradient into its all-reduce buckets, which live as long as the
         // model: `gradient_as_bucket_view` (off by default, and transformers' `Trainer` sets only

@@ -190,6 +190,16 @@ pub struct ParallelFile {
     /// Off when omitted (and then left out).
     #[serde(skip_serializing_if = "is_false")]
     pub offload_policy: bool,
+    /// DeepSpeed ZeRO++ hpZ's group; 1 (off) when omitted (and then left out). DeepSpeed's 0 is
+    /// off too, read as 1.
+    #[serde(skip_serializing_if = "is_one")]
+    pub zero_hpz_partition_size: u32,
+    /// Off when omitted (and then left out).
+    #[serde(skip_serializing_if = "is_false")]
+    pub zero_quantized_weights: bool,
+    /// Off when omitted (and then left out).
+    #[serde(skip_serializing_if = "is_false")]
+    pub zero_quantized_gradients: bool,
     pub tp_comm_overlap: bool,
     pub swap_optimizer: bool,
     pub uneven_layers: bool,
@@ -224,6 +234,9 @@ impl Default for ParallelFile {
             fp8_param_gather: false,
             no_sync_accumulation: false,
             offload_policy: false,
+            zero_hpz_partition_size: 1,
+            zero_quantized_weights: false,
+            zero_quantized_gradients: false,
             tp_comm_overlap: false,
             swap_optimizer: false,
             uneven_layers: false,
@@ -519,6 +532,9 @@ fn parallel(p: &ParallelFile) -> Result<Parallel, PlanFileError> {
         fp8_param_gather: p.fp8_param_gather,
         no_sync_accumulation: p.no_sync_accumulation,
         offload_policy: p.offload_policy,
+        zero_hpz: count(p.zero_hpz_partition_size.max(1), Field::ParallelZeroHpz, Limit::Degree)?,
+        zero_quantized_weights: p.zero_quantized_weights,
+        zero_quantized_gradients: p.zero_quantized_gradients,
         tp_comm_overlap: p.tp_comm_overlap,
         swap_optimizer: p.swap_optimizer,
         uneven_layers: p.uneven_layers,
@@ -1197,6 +1213,9 @@ impl Plan {
                 fp8_param_gather: p.fp8_param_gather,
                 no_sync_accumulation: p.no_sync_accumulation,
                 offload_policy: p.offload_policy,
+                zero_hpz_partition_size: p.zero_hpz.get(),
+                zero_quantized_weights: p.zero_quantized_weights,
+                zero_quantized_gradients: p.zero_quantized_gradients,
                 tp_comm_overlap: p.tp_comm_overlap,
                 swap_optimizer: p.swap_optimizer,
                 uneven_layers: p.uneven_layers,

@@ -488,6 +488,31 @@ impl ZeroStage {
     }
 }
 
+/// DeepSpeed ZeRO++ as it takes effect: at ZeRO-3 alone, where DeepSpeed's stage-3 engine reads it
+/// (`DeepSpeedZeroOptimizer_Stage3`, deepspeed/runtime/zero/stage3.py; the stage-1 and 2 engine
+/// reads none of its keys). ZeRO++: Wang et al. 2023, arXiv 2306.10209.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ZeroPlusPlus {
+    /// hpZ's secondary group, ranks; 1 where off.
+    pub hpz: u64,
+    /// qwZ: parameters gathered in int8.
+    pub quantized_weights: bool,
+    /// qgZ: gradients averaged in int4 across nodes.
+    pub quantized_gradients: bool,
+}
+
+impl Parallel {
+    /// ZeRO++ as it takes effect ([`ZeroPlusPlus`]); all off below ZeRO-3.
+    pub fn zero_plus_plus(&self) -> ZeroPlusPlus {
+        let on = self.zero_stage.shards_params();
+        ZeroPlusPlus {
+            hpz: if on { u64::from(self.zero_hpz.get()) } else { 1 },
+            quantized_weights: on && self.zero_quantized_weights,
+            quantized_gradients: on && self.zero_quantized_gradients,
+        }
+    }
+}
+
 impl std::fmt::Display for ZeroStage {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         self.0.fmt(f)
@@ -534,6 +559,18 @@ pub struct Parallel {
     /// VeRL's FSDP engine `use_no_sync_for_gradient_accumulation`: the gradients accumulate unsharded
     /// over an update's micro-batches and are reduced once, after its last, instead of after each.
     pub no_sync_accumulation: bool,
+    /// DeepSpeed ZeRO++'s hierarchical partitioning (hpZ, `zero_hpz_partition_size`): beside its
+    /// ZeRO-3 shard over every rank, each rank keeps a secondary shard over a group of this many
+    /// consecutive ranks (a node's), from which the backward gathers the parameters instead of
+    /// across the nodes. 1 is off.
+    pub zero_hpz: NonZeroU32,
+    /// DeepSpeed ZeRO++'s quantized weights (qwZ, `zero_quantized_weights`): ZeRO-3 gathers the
+    /// parameters in int8 with a scale per block instead of in 16 bits.
+    pub zero_quantized_weights: bool,
+    /// DeepSpeed ZeRO++'s quantized gradients (qgZ, `zero_quantized_gradients`): ZeRO-3 averages
+    /// the gradients in int4 by an all-to-all within the node and another across the nodes,
+    /// instead of a reduce-scatter in their own precision.
+    pub zero_quantized_gradients: bool,
     /// VeRL's FSDP2 engine `offload_policy`: the actor's FSDP2 `CPUOffloadPolicy`, its fp32
     /// parameter shards, gradients and AdamW states in host memory throughout, each unit's shard
     /// copied in to be gathered and its gradient shard copied out, AdamW stepped by the CPU.

@@ -83,6 +83,46 @@ pub(super) fn nvme(cx: &Ctx, acc: &mut Acc) {
     }
 }
 
+/// DeepSpeed ZeRO++ (DeepSpeed, LLaMA-Factory through its DeepSpeed file; other frameworks have no
+/// key for it, which the knobs' own finding says): read by the stage-3 engine alone
+/// (`DeepSpeedZeroOptimizer_Stage3`, deepspeed/runtime/zero/stage3.py; `_configure_zero_optimizer`
+/// hands the stage-1 and 2 engine none of it), and hpZ's groups of consecutive ranks must divide
+/// the world (`_create_zero_param_parallel_group`, deepspeed/utils/groups.py: `_ensure_divisibility`
+/// of the world by the group, taken as at most the world).
+pub(super) fn zero_plus_plus(cx: &Ctx, acc: &mut Acc) {
+    let &Ctx { plan, p, world, .. } = cx;
+    let asked = 1 < p.zero_hpz.get() || p.zero_quantized_weights || p.zero_quantized_gradients;
+    if !asked || !matches!(plan.framework, Framework::DeepSpeed | Framework::LlamaFactory) {
+        return;
+    }
+    if !p.zero_stage.shards_params() {
+        let stage = [("zero_stage", p.zero_stage.to_string())];
+        acc.push(
+            Severity::Warning,
+            Code::ZeroPlusPlusStage,
+            &stage,
+            Some((Field::ParallelZeroStage, Value::from(3))),
+        );
+        return;
+    }
+    let hpz = u64::from(p.zero_hpz.get()).min(world);
+    if 1 < hpz && !world.is_multiple_of(hpz) {
+        // A node's devices where they divide the world (DeepSpeed's tutorial sets hpZ to them).
+        let per_node = u64::from(plan.cluster.devices_per_node.get());
+        let fix = match world.is_multiple_of(per_node) {
+            true => per_node,
+            false => super::fix::nearest_divisor(world, hpz),
+        };
+        let args = [("hpz", hpz.to_string()), ("devices", world.to_string())];
+        acc.push(
+            Severity::Error,
+            Code::ZeroHpzWorld,
+            &args,
+            Some((Field::ParallelZeroHpz, Value::from(fix))),
+        );
+    }
+}
+
 /// LLaMA-Factory's `recompute_layers_ratio`: read by Ascend's packaged LLaMA-Factory only.
 pub(super) fn layers_ratio(cx: &Ctx, acc: &mut Acc) {
     use Severity::{Note, Warning};

@@ -215,6 +215,7 @@ fn check_as(plan: &Plan, mem: &Memory, lean: bool) -> Vec<Finding> {
     mindspeed::knobs(cx, &mut acc);
     hf::layers_ratio(cx, &mut acc);
     hf::nvme(cx, &mut acc);
+    hf::zero_plus_plus(cx, &mut acc);
     hf::liger_zero3(cx, &mut acc);
     hf::pure_bf16_zero3(cx, &mut acc);
     hf::adam_8bit_offload(cx, &mut acc);

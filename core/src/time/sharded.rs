@@ -21,8 +21,9 @@
 //! sharding the optimizer alone, which accumulate under `no_sync`, keep their reduction once a step
 //! (`tail.rs`).
 
-use super::tail::{dp_collective_seconds, gradient_bytes_per_param, share_of};
-use super::{Ctx, HOST_LINK_BYTES_PER_SECOND};
+use super::comm::{group_bandwidth, ring_seconds_on};
+use super::tail::{Share, dp_collective_seconds, gradient_bytes_per_param, share_of};
+use super::{Ctx, HBM_EFF, HOST_LINK_BYTES_PER_SECOND};
 use crate::memory;
 use crate::plan::{Framework, Fsdp};
 
@@ -152,27 +153,110 @@ fn moving(ctx: &Ctx, mem: &memory::Memory, stage: &memory::StageMemory, moves: M
         true => (4.0 * shard, 4.0 * share.trainable_share * shard),
         false => (0.0, 0.0),
     };
-    let all_gather = match !offloaded || sharded_params {
-        true => collective(stored.min(compute), false),
-        false => 0.0,
+    // DeepSpeed ZeRO++ (ZeRO-3 only): qwZ gathers int8, hpZ gathers the backward's parameters
+    // within its group, qgZ averages the gradients in int4 ([`ZeroPlusPlus`]).
+    let zpp = ctx.plan.parallel.zero_plus_plus();
+    let gathered = match zpp.quantized_weights {
+        true => stored.min(compute).min(QWZ_BYTES_PER_PARAM),
+        false => stored.min(compute),
+    };
+    let (all_gather, backward_all_gather) = match !offloaded || sharded_params {
+        true => {
+            let all_gather = collective(gathered, false) + qwz_seconds(ctx, &share, zpp.quantized_weights);
+            let backward = match 1 < zpp.hpz {
+                true => {
+                    hpz_gather_seconds(ctx, &share, gathered, zpp.hpz)
+                        + qwz_seconds(ctx, &share, zpp.quantized_weights)
+                }
+                false => all_gather,
+            };
+            (all_gather, backward)
+        }
+        false => (0.0, 0.0),
     };
     let gather = all_gather + copy_in / HOST_LINK_BYTES_PER_SECOND;
+    let backward_gather = backward_all_gather + copy_in / HOST_LINK_BYTES_PER_SECOND;
     let grad_bytes = share.trainable_share * gradient_bytes_per_param(ctx, mem);
-    let reduce = collective(grad_bytes, !sharded) + copy_out / HOST_LINK_BYTES_PER_SECOND;
+    let reduced = match qgz_applies(ctx, zpp, sharded, &share) {
+        true => qgz_seconds(ctx, &share),
+        false => collective(grad_bytes, !sharded),
+    };
+    let reduce = reduced + copy_out / HOST_LINK_BYTES_PER_SECOND;
     // Parameters kept whole from forward to backward (one gather a micro-batch) stay whole under
     // `no_sync` until the update's last backward: gathered once an update.
-    let gathered_each = |n: u8| match n <= gathers && !(once && gathers == 1) {
-        true => gather,
+    let gathered_each = |n: u8, seconds: f64| match n <= gathers && !(once && gathers == 1) {
+        true => seconds,
         false => 0.0,
     };
     Some(Traffic {
-        forward_gather: gathered_each(1),
-        backward_gather: gathered_each(2),
+        forward_gather: gathered_each(1, gather),
+        backward_gather: gathered_each(2, backward_gather),
         reduce: if once { 0.0 } else { reduce },
         overlapped,
         update_gather: if once && gathers == 1 { gather } else { 0.0 },
         update_reduce: if once { reduce } else { 0.0 },
     })
+}
+
+/// What a parameter gathered under ZeRO++'s qwZ moves: int8, and an fp32 scale per block of at
+/// most 8,000 (`CUDAQuantizer.target_group_size`, deepspeed/runtime/zero/partition_parameters.py).
+const QWZ_BYTES_PER_PARAM: f64 = 1.0 + 4.0 / 8000.0;
+
+/// What a gradient averaged under ZeRO++'s qgZ moves: int4 (`swizzle_quant` and
+/// `quantized_reduction` at 4 bits, `all_to_all_quant_reduce`,
+/// deepspeed/runtime/comm/coalesced_collectives.py), its scales left out (one a group of at
+/// least the world's size).
+const QGZ_BYTES_PER_PARAM: f64 = 0.5;
+
+/// qwZ's kernels per gather: each gathered parameter dequantized from int8 to 16 bits (1 byte read,
+/// 2 written), memory-bound; 0 without qwZ.
+fn qwz_seconds(ctx: &Ctx, share: &Share, on: bool) -> f64 {
+    match on {
+        true => 3.0 * share.params_on_device / (ctx.hw.memory_bytes_per_second * HBM_EFF),
+        false => 0.0,
+    }
+}
+
+/// hpZ's backward gather: a ring all-gather over its group of `hpz` consecutive ranks (at most
+/// the world: `_create_zero_param_parallel_group`, deepspeed/utils/groups.py) from each rank's
+/// secondary shard, within a node where the group fits one (DeepSpeed's tutorial sets it to the
+/// GPUs per node), instead of over every rank.
+fn hpz_gather_seconds(ctx: &Ctx, share: &Share, bytes_per_param: f64, hpz: u64) -> f64 {
+    let group = hpz.min(ctx.plan.cluster.n_devices());
+    let domain = u64::from(ctx.plan.cluster.scale_up_domain.get());
+    let bandwidth = group_bandwidth(ctx.hw, domain, group, 1);
+    ring_seconds_on(ctx.hw, share.params_on_device * bytes_per_param, group as f64, bandwidth, false)
+}
+
+/// Whether qgZ replaces the reduce-scatter: ZeRO-3 sharding the gradients over more than one node
+/// (`DeepSpeedZeroOptimizer_Stage3`, deepspeed/runtime/zero/stage3.py: the reduce-scatter where
+/// `num_nodes` is 1).
+fn qgz_applies(ctx: &Ctx, zpp: crate::plan::ZeroPlusPlus, sharded: bool, share: &Share) -> bool {
+    zpp.quantized_gradients && sharded && 1 < ctx.plan.cluster.nodes.get() && 1.0 < share.dp_cp
+}
+
+/// qgZ's gradient averaging: each rank's gradients quantized to int4 and exchanged all-to-all
+/// among the node's L ranks, each reducing its 1/L, then exchanged all-to-all among the N ranks of
+/// its local index across the nodes (one NIC each), each keeping its 1/(L·N) (ZeRO++, Wang et al.
+/// 2023, arXiv 2306.10209, §3.3: cross-node traffic cut from M to M/4); and the kernels that
+/// quantize (2 bytes read, ½ written), reduce (½ read) and dequantize, memory-bound.
+fn qgz_seconds(ctx: &Ctx, share: &Share) -> f64 {
+    let hw = ctx.hw;
+    let cluster = &ctx.plan.cluster;
+    let (local, nodes) = (u64::from(cluster.devices_per_node.get()), u64::from(cluster.nodes.get()));
+    let domain = u64::from(cluster.scale_up_domain.get());
+    let params = share.trainable_share * share.params_on_device;
+    let bytes = params * QGZ_BYTES_PER_PARAM;
+    let within = ring_seconds_on(hw, bytes, local as f64, group_bandwidth(hw, domain, local, 1), false);
+    let across = ring_seconds_on(
+        hw,
+        bytes / local as f64,
+        nodes as f64,
+        group_bandwidth(hw, domain, nodes, local),
+        false,
+    );
+    let kernels = 3.0 * params / (hw.memory_bytes_per_second * HBM_EFF);
+    within + across + kernels
 }
 
 impl Traffic {

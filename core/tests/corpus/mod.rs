@@ -303,6 +303,17 @@ pub fn generated() -> Vec<Entry> {
                "batch": {"micro_batch": 1, "global_batch": 16, "seq_len": 2048}}),
     );
 
+    // ZeRO++ across two nodes: hpZ over a node, quantized weights and gradients.
+    for framework in ["deepspeed", "llamafactory"] {
+        add(
+            &format!("{framework}-zero3-zeropp-llama-3-8b"),
+            json!({"model": "llama-3-8b", "framework": framework, "method": "sft-full", "cluster": {"nodes": 2},
+                   "parallel": {"zero_stage": 3, "overlap_grad_reduce": true, "zero_hpz_partition_size": 8,
+                   "zero_quantized_weights": true, "zero_quantized_gradients": true},
+                   "batch": {"micro_batch": 1, "global_batch": 64, "seq_len": 4096}}),
+        );
+    }
+
     // LLaMA-Factory: every method it runs, ZeRO variants, NVIDIA and Ascend, dense and MoE.
     for (method, model, zero, hw) in [
         ("pretrain", "qwen2.5-1.5b", 2, "h100-sxm-80g"),

@@ -585,3 +585,29 @@ fn advice_changes_only_what_the_framework_takes() {
     }
     assert!(30 < checked, "{checked} changes");
 }
+
+/// ZeRO++ is offered where ZeRO-3's traffic across nodes outlasts the compute (four nodes whose
+/// eight devices share a 200 Gb/s NIC), with the figures of the plan it leads to: faster, and the
+/// secondary shard's memory more (Llama-3-8B's 8,030,261,248 bf16 parameters over a node's 8:
+/// 2,007,565,312 bytes); not where the same traffic hides behind the compute (A100 nodes with a
+/// NIC a device), nor on one node.
+#[test]
+fn zero_plus_plus_is_offered_where_the_network_is_the_bottleneck() {
+    let text = |hardware: &str, nodes: u32| {
+        format!(
+            r#"{{"model": "llama-3-8b", "hardware": {hardware}, "framework": "deepspeed", "method": "sft-full",
+                "cluster": {{"nodes": {nodes}}}, "parallel": {{"zero_stage": 3, "overlap_grad_reduce": true}},
+                "batch": {{"micro_batch": 1, "global_batch": 256, "seq_len": 4096}}}}"#
+        )
+    };
+    let shared_nic = r#"{"custom": {"name": "shared NIC", "vendor": "nvidia", "memory_gb": 80, "bf16_tflops": 312,
+        "memory_tb_per_s": 2.0, "intra_node_gb_per_s": 600, "inter_node_gbit_per_s": 25, "devices_per_node": 8}}"#;
+    let offered =
+        |text: &str| advice::advise(&plan(text)).into_iter().find(|a| a.code == advice::Move::ZeroPlusPlus);
+    let a = offered(&text(shared_nic, 4)).expect("offered");
+    assert!(0.0 < a.speed_delta_frac, "{a:?}");
+    assert_eq!(a.peak_delta_bytes, 2_007_565_312);
+    assert!(a.changes.iter().any(|c| c.value == 8), "{a:?}");
+    assert!(offered(&text(r#""a100-sxm-80g""#, 4)).is_none());
+    assert!(offered(&text(shared_nic, 1)).is_none());
+}

@@ -1087,3 +1087,31 @@ fn sliding_windows_are_built_where_the_framework_says_them() {
         assert!(!text.contains("window"), "{framework}:\n{text}");
     }
 }
+
+/// ZeRO++ is written into DeepSpeed's `zero_optimization` as its config names it, for DeepSpeed's
+/// own JSON and LLaMA-Factory's DeepSpeed file, at ZeRO-3 (the stage that reads it); a plan
+/// without it writes none of its keys.
+#[test]
+fn zero_plus_plus_is_written_where_deepspeed_reads_it() {
+    for framework in ["deepspeed", "llamafactory"] {
+        let json = |parallel: &str| {
+            let p = plan(&format!(
+                r#"{{"model": "llama-3-8b", "framework": "{framework}", "method": "sft-full", "cluster": {{"nodes": 2}},
+                    "parallel": {parallel}}}"#
+            ));
+            let files = emit(&p, "#link").unwrap();
+            let file = files.iter().find(|f| f.kind == FileKind::Json).unwrap();
+            serde_json::from_str::<serde_json::Value>(&file.text).unwrap()["zero_optimization"].clone()
+        };
+        let on = json(
+            r#"{"zero_stage": 3, "zero_hpz_partition_size": 8, "zero_quantized_weights": true, "zero_quantized_gradients": true}"#,
+        );
+        assert_eq!(on["zero_hpz_partition_size"], 8, "{framework}: {on}");
+        assert_eq!(on["zero_quantized_weights"], true, "{framework}: {on}");
+        assert_eq!(on["zero_quantized_gradients"], true, "{framework}: {on}");
+        let off = json(r#"{"zero_stage": 3}"#);
+        for key in ["zero_hpz_partition_size", "zero_quantized_weights", "zero_quantized_gradients"] {
+            assert!(off.get(key).is_none(), "{framework}: {off}");
+        }
+    }
+}

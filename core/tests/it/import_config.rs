@@ -610,9 +610,13 @@ fn corpus_files_round_trip_byte_for_byte() {
                     back.batch.mean_seq_len = original.batch.mean_seq_len;
                 }
                 if kind == ConfigKind::LlamaFactory {
-                    // The DeepSpeed JSON's name says "offload", not which; overlap_comm is in the JSON.
+                    // The DeepSpeed JSON's name says "offload", not which; overlap_comm and ZeRO++
+                    // are in the JSON.
                     back.parallel.offload_params = original.parallel.offload_params;
                     back.parallel.overlap_grad_reduce = original.parallel.overlap_grad_reduce;
+                    back.parallel.zero_hpz_partition_size = original.parallel.zero_hpz_partition_size;
+                    back.parallel.zero_quantized_weights = original.parallel.zero_quantized_weights;
+                    back.parallel.zero_quantized_gradients = original.parallel.zero_quantized_gradients;
                 }
             }
         }
@@ -1327,4 +1331,32 @@ fn a_sliding_window_is_read_from_both_megatron_flags() {
     let window = built.model.arch.sliding_window.unwrap();
     assert_eq!((window.size, window.windowed_layers(32)), (2048, 32));
     assert!(emit(&built, "#x").unwrap()[0].text.contains("--window-size 2047,0\n"));
+}
+
+/// A DeepSpeed JSON's ZeRO++ keys are read into the plan, not listed as unused, and the file the
+/// plan writes says them again; DeepSpeed's `zero_hpz_partition_size: 0` is off, as 1 is (the
+/// stage-3 engine builds hpZ's group above 1).
+#[test]
+fn deepspeeds_zero_plus_plus_keys_read_back() {
+    let base = PlanFile::minimal(ModelField::Id("llama-3-8b".into()));
+    let text = r#"{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 3,
+        "zero_hpz_partition_size": 8, "zero_quantized_weights": true, "zero_quantized_gradients": true}}"#;
+    let got = import(text, &base).unwrap();
+    let p = &got.file.parallel;
+    assert_eq!(
+        (p.zero_hpz_partition_size, p.zero_quantized_weights, p.zero_quantized_gradients),
+        (8, true, true)
+    );
+    assert!(got.unknown.iter().all(|k| !k.contains("zero_")), "{:?}", got.unknown);
+    let mut file = got.file.clone();
+    file.cluster.nodes = 2;
+    let plan = Plan::from_file(&file).unwrap();
+    let json = &emit(&plan, "#x").unwrap().into_iter().find(|f| f.kind == FileKind::Json).unwrap().text;
+    let zero = &serde_json::from_str::<serde_json::Value>(json).unwrap()["zero_optimization"];
+    assert_eq!(
+        (&zero["zero_hpz_partition_size"], &zero["zero_quantized_gradients"]),
+        (&8.into(), &true.into())
+    );
+    let off = import(r#"{"zero_optimization": {"stage": 3, "zero_hpz_partition_size": 0}}"#, &base).unwrap();
+    assert_eq!(off.file.parallel.zero_hpz_partition_size, 1);
 }

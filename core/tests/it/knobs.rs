@@ -31,6 +31,8 @@ fn changed_value(knob: Knob) -> (&'static str, Value) {
         | Knob::Fp8ParamGather
         | Knob::NoSyncAccumulation
         | Knob::OffloadPolicy
+        | Knob::ZeroQuantizedWeights
+        | Knob::ZeroQuantizedGradients
         | Knob::TpCommOverlap
         | Knob::SwapOptimizer
         | Knob::UnevenLayers
@@ -45,6 +47,7 @@ fn changed_value(knob: Knob) -> (&'static str, Value) {
         Knob::FusedKernels | Knob::MoeGroupedGemm | Knob::RlBlocking | Knob::RlKlLoss => json!(false),
         Knob::PipelineLayout => json!("Et*27|tL"),
         Knob::MtpLayers => json!(1),
+        Knob::ZeroHpz => json!(8),
         Knob::MoeDispatcher => json!("allgather"),
         Knob::MoeCapacity => json!(1.5),
         Knob::MoeImbalance => json!(2.0),

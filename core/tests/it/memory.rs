@@ -1928,3 +1928,25 @@ fn freeze_tuning_keeps_states_for_its_layers_alone() {
     let full = memory::estimate(&full).stages[0].activations_bytes;
     assert!(two * 14 <= full && full <= two * 15, "{two} for 2 layers, {full} for 28 and the embedding");
 }
+
+/// ZeRO++'s hpZ keeps, beside each rank's ZeRO-3 shard, a secondary shard of the parameters over
+/// its group in their 16-bit dtype (DeepSpeed `_partition_param_sec`: `tensor_size //
+/// num_ranks_in_param_group` elements): Llama-3-8B's 8,030,261,248 parameters (its
+/// model.safetensors.index.json's 16,060,522,496 bytes ÷ 2) over a group of 8 are 2,007,565,312
+/// bytes more on every device. Nothing under ZeRO-2 (DeepSpeed's stage-1 and 2 engine reads no
+/// hpZ), nor with the parameters offloaded (the secondary shard goes to the host with them).
+#[test]
+fn hpz_keeps_a_secondary_shard_of_the_parameters() {
+    let buffers = |zero: u8, hpz: u32, offload: bool| {
+        let text = format!(
+            r#"{{"model": "llama-3-8b", "framework": "deepspeed", "method": "sft-full", "cluster": {{"nodes": 2}},
+                "parallel": {{"zero_stage": {zero}, "zero_hpz_partition_size": {hpz}, "offload_params": {offload}}}}}"#
+        );
+        let mem = memory::estimate(&Plan::from_json(&text).unwrap());
+        assert_eq!(mem.stages[0].params, 8_030_261_248);
+        mem.stages[0].buffers_bytes
+    };
+    assert_eq!(buffers(3, 8, false) - buffers(3, 1, false), 8_030_261_248 * 2 / 8);
+    assert_eq!(buffers(2, 8, false), buffers(2, 1, false));
+    assert_eq!(buffers(3, 8, true), buffers(3, 1, true));
+}

@@ -748,6 +748,17 @@ const CASES: &[(&str, &str, &str)] = &[
         r#"{"model": "mistral-7b-v0.1", "hardware": "ascend-910b2", "framework": "mindspeed-rl", "method": "grpo", "cluster": {"nodes": 2}, "batch": {"seq_len": 8192}}"#,
         r#"{"model": "mistral-7b-v0.3", "hardware": "ascend-910b2", "framework": "mindspeed-rl", "method": "grpo", "cluster": {"nodes": 2}, "batch": {"seq_len": 8192}}"#,
     ),
+    // DeepSpeed ZeRO++: read by the stage-3 engine alone; hpZ's groups must divide the world.
+    (
+        "zero.zeropp_stage",
+        r#"{"model": "llama-3-8b", "framework": "deepspeed", "method": "sft-full", "cluster": {"nodes": 2}, "parallel": {"zero_stage": 2, "zero_hpz_partition_size": 8}}"#,
+        r#"{"model": "llama-3-8b", "framework": "deepspeed", "method": "sft-full", "cluster": {"nodes": 2}, "parallel": {"zero_stage": 3, "zero_hpz_partition_size": 8}}"#,
+    ),
+    (
+        "zero.hpz_world",
+        r#"{"model": "llama-3-8b", "framework": "llamafactory", "method": "sft-full", "cluster": {"nodes": 2}, "parallel": {"zero_stage": 3, "zero_hpz_partition_size": 6}}"#,
+        r#"{"model": "llama-3-8b", "framework": "llamafactory", "method": "sft-full", "cluster": {"nodes": 2}, "parallel": {"zero_stage": 3, "zero_hpz_partition_size": 16}}"#,
+    ),
     // Kimi K2's YaRN betas (1 and 1) have no Megatron-LM flag under MLA; DeepSeek-V3's are the defaults.
     (
         "model.mla_yarn_betas",

@@ -156,6 +156,8 @@ fn ParallelKnobs(
             |f, k| f.parallel.cp_algo = k,
         )
     };
+    // ZeRO++ acts under ZeRO-3 alone (rule zero.zeropp_stage names a plan file's set below it).
+    let zero3 = move || form.with(|f| f.file.parallel.zero_stage == 3);
     let splits_sequence = move || ctx.plan.with(|p| p.as_ref().is_ok_and(|p| 1 < p.parallel.cp.get()));
     // The choices the plan's framework has (`choices::fsdp_offered`); rule fsdp.framework names one a
     // plan file sets.
@@ -205,6 +207,13 @@ fn ParallelKnobs(
         {slot_check(Knob::OverlapGradReduce, Key::par_overlap_grad, "overlap-grad-check", |f| f.parallel.overlap_grad_reduce, |f, v| f.parallel.overlap_grad_reduce = v)}
         {slot_check(Knob::OverlapParamGather, Key::par_overlap_param, "overlap-param-check", |f| f.parallel.overlap_param_gather, |f, v| f.parallel.overlap_param_gather = v)}
         {slot_check(Knob::GradReduceBf16, Key::par_grad_bf16, "grad-bf16-check", |f| f.parallel.grad_reduce_bf16, |f, v| f.parallel.grad_reduce_bf16 = v)}
+        <Show when=zero3>
+            <div class="grid3">
+                {slot_number(Knob::ZeroHpz, Key::par_zero_hpz, "zero-hpz-input", NumField::ZeroHpz)}
+            </div>
+            {slot_check(Knob::ZeroQuantizedWeights, Key::par_zero_qw, "zero-qw-check", |f| f.parallel.zero_quantized_weights, |f, v| f.parallel.zero_quantized_weights = v)}
+            {slot_check(Knob::ZeroQuantizedGradients, Key::par_zero_qg, "zero-qg-check", |f| f.parallel.zero_quantized_gradients, |f, v| f.parallel.zero_quantized_gradients = v)}
+        </Show>
         {slot_check(Knob::NoSyncAccumulation, Key::par_no_sync, "no-sync-check", |f| f.parallel.no_sync_accumulation, |f, v| f.parallel.no_sync_accumulation = v)}
         {slot_check(Knob::OffloadPolicy, Key::par_offload_policy, "offload-policy-check", |f| f.parallel.offload_policy, |f, v| f.parallel.offload_policy = v)}
         {slot_check(Knob::Fp8ParamGather, Key::par_fp8_params, "fp8-params-check", |f| f.parallel.fp8_param_gather, |f, v| f.parallel.fp8_param_gather = v)}

@@ -980,3 +980,52 @@ async fn gpt_oss_runs_its_attention_sinks_where_the_kernels_take_them() -> WebDr
     assert_eq!(plan_of(&page).await?.attention, trainplan_core::plan::AttentionImpl::Sdpa);
     page.driver.quit().await
 }
+
+/// DeepSpeed ZeRO++ on LLaMA-Factory: asked once the plan is at ZeRO-3; an hpZ group that does not
+/// divide the 16 devices is refused with DeepSpeed's reason, and the fix makes it a node's 8; the
+/// secondary shard raises the peak by the core's count (Qwen2.5-7B's 7,615,616,512 parameters in
+/// bf16 over 8: 1,903,904,128 bytes), and the DeepSpeed file the plan writes names all three; in
+/// both languages.
+#[tokio::test(flavor = "multi_thread")]
+async fn zero_plus_plus_is_asked_at_zero3_and_written_for_deepspeed() -> WebDriverResult<()> {
+    let chromedriver = Chromedriver::start();
+    let page = open(&chromedriver, 1280, 1000).await?;
+    page.wait_text("summary-run", |t| t.contains("LLaMA-Factory")).await?;
+    page.choose("method-select", "sft-full").await?;
+    page.type_into("nodes-input", "2").await?;
+    page.wait_text("n-devices", |t| t == "16").await?;
+    assert!(!page.has("zero-hpz-input").await?, "ZeRO++ is asked below ZeRO-3");
+    page.choose("zero-select", "3").await?;
+    let before = evaluate(&plan_of(&page).await?).memory.peak_bytes;
+    page.type_into("zero-hpz-input", "6").await?;
+    let refused = page.wait_text("finding-zero.hpz_world", |t| !t.is_empty()).await?;
+    assert!(refused.contains('6') && refused.contains("16"), "{refused}");
+    page.click("fix-zero.hpz_world").await?;
+    assert_eq!(page.el("zero-hpz-input").await?.prop("value").await?.as_deref(), Some("8"));
+    assert!(!page.has("finding-zero.hpz_world").await?, "the fix left it");
+    page.click("zero-qw-check").await?;
+    page.click("zero-qg-check").await?;
+    let plan = plan_of(&page).await?;
+    let p = &plan.parallel;
+    assert_eq!((p.zero_hpz.get(), p.zero_quantized_weights, p.zero_quantized_gradients), (8, true, true));
+    let report = evaluate(&plan);
+    assert_eq!(report.memory.peak_bytes - before, 7_615_616_512 * 2 / 8);
+    let gib = format!("{:.2} GiB", report.memory.peak_bytes as f64 / (1u64 << 30) as f64);
+    page.wait_text("memory-fits", |t| t.contains(&gib)).await?;
+    let files = trainplan_core::emit::emit(&plan, "#x").unwrap();
+    let json = &files.iter().find(|f| f.name.ends_with(".json")).unwrap().text;
+    for key in [
+        "\"zero_hpz_partition_size\": 8",
+        "\"zero_quantized_weights\": true",
+        "\"zero_quantized_gradients\": true",
+    ] {
+        assert!(json.contains(key), "{key}:\n{json}");
+    }
+    page.scroll_to("zero-hpz-input").await?;
+    page.screenshot("en-zeropp").await?;
+    page.click("lang-switch").await?;
+    page.wait_text("summary", |t| t.contains("有效")).await?;
+    page.scroll_to("zero-hpz-input").await?;
+    page.screenshot("zh-zeropp").await?;
+    page.driver.quit().await
+}

@@ -28,6 +28,11 @@ pub(super) fn deepspeed(v: &Value, file: &mut PlanFile) -> Result<Reading, Impor
     if nvme("offload_optimizer") || nvme("offload_param") {
         file.parallel.offload_device = OffloadDevice::Nvme;
     }
+    // ZeRO++ (0 and 1 alike turn hpZ off: the stage-3 engine builds its group above 1).
+    let hpz = zero["zero_hpz_partition_size"].as_u64().map(|n| u32::try_from(n).unwrap_or(u32::MAX));
+    file.parallel.zero_hpz_partition_size = hpz.unwrap_or(1).max(1);
+    file.parallel.zero_quantized_weights = zero["zero_quantized_weights"].as_bool().unwrap_or(false);
+    file.parallel.zero_quantized_gradients = zero["zero_quantized_gradients"].as_bool().unwrap_or(false);
     let int = |k: &str| v[k].as_u64().map(|n| u32::try_from(n).unwrap_or(u32::MAX));
     let mut applied = vec!["zero_optimization", "activation_checkpointing"];
     if let Some(m) = int("train_micro_batch_size_per_gpu") {
@@ -61,7 +66,16 @@ pub(super) fn deepspeed(v: &Value, file: &mut PlanFile) -> Result<Reading, Impor
     }
     if let Some(zero) = zero.as_object() {
         for (k, value) in zero {
-            if !matches!(k.as_str(), "stage" | "overlap_comm" | "offload_optimizer" | "offload_param") {
+            let read = [
+                "stage",
+                "overlap_comm",
+                "offload_optimizer",
+                "offload_param",
+                "zero_hpz_partition_size",
+                "zero_quantized_weights",
+                "zero_quantized_gradients",
+            ];
+            if !read.contains(&k.as_str()) {
                 r.rest.push((format!("zero_optimization.{k}"), value.to_string()));
             }
         }
