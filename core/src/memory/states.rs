@@ -75,7 +75,7 @@ pub fn zero3_weight_bytes_per_device(arch: &Architecture, n_devices: u64, bytes_
 /// group beside its ZeRO-3 shard, in the parameters' own dtype, on the device (`_partition_param_sec`,
 /// deepspeed/runtime/zero/partition_parameters.py: `tensor_size // num_ranks_in_param_group`
 /// elements on the partition's `remote_device`, the host under parameter offload, where it is not
-/// counted here). ZeRO++ (Wang et al. 2023, arXiv 2306.10209) §3.2: M ÷ (GPUs per node) more a GPU.
+/// counted here). ZeRO++'s hierarchical partitioning: Wang et al. 2023, arXiv 2306.10209.
 fn hpz_secondary_bytes(ctx: &Ctx, params: u64) -> u64 {
     // The group is at most the world (`_create_zero_param_parallel_group`, deepspeed/utils/groups.py).
     let hpz = ctx.plan.parallel.zero_plus_plus().hpz.min(ctx.plan.cluster.n_devices());

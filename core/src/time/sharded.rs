@@ -204,8 +204,9 @@ const QWZ_BYTES_PER_PARAM: f64 = 1.0 + 4.0 / 8000.0;
 
 /// What a gradient averaged under ZeRO++'s qgZ moves: int4 (`swizzle_quant` and
 /// `quantized_reduction` at 4 bits, `all_to_all_quant_reduce`,
-/// deepspeed/runtime/comm/coalesced_collectives.py), its scales left out (one a group of at
-/// least the world's size).
+/// deepspeed/runtime/comm/coalesced_collectives.py), its fp32 scales left out: one a group, and a
+/// matrix has as many groups as its longer side (at least the world), 0.2 % of the int4 bytes of
+/// a 4,096 × 4,096 one.
 const QGZ_BYTES_PER_PARAM: f64 = 0.5;
 
 /// qwZ's kernels per gather: each gathered parameter dequantized from int8 to 16 bits (1 byte read,
@@ -237,9 +238,9 @@ fn qgz_applies(ctx: &Ctx, zpp: crate::plan::ZeroPlusPlus, sharded: bool, share: 
 
 /// qgZ's gradient averaging: each rank's gradients quantized to int4 and exchanged all-to-all
 /// among the node's L ranks, each reducing its 1/L, then exchanged all-to-all among the N ranks of
-/// its local index across the nodes (one NIC each), each keeping its 1/(L·N) (ZeRO++, Wang et al.
-/// 2023, arXiv 2306.10209, §3.3: cross-node traffic cut from M to M/4); and the kernels that
-/// quantize (2 bytes read, ½ written), reduce (½ read) and dequantize, memory-bound.
+/// its local index across the nodes (one NIC each), each keeping its 1/(L·N) (ZeRO++'s quantized
+/// gradients, Wang et al. 2023, arXiv 2306.10209); and the kernels that quantize (2 bytes read,
+/// ½ written), reduce (½ read) and dequantize, memory-bound: 3 bytes a parameter.
 fn qgz_seconds(ctx: &Ctx, share: &Share) -> f64 {
     let hw = ctx.hw;
     let cluster = &ctx.plan.cluster;

@@ -20,7 +20,8 @@ fn any_plan() -> impl Strategy<Value = Plan> {
         (prop::sample::select(PipelineSchedule::ALL.to_vec()), prop::sample::select(Fsdp::ALL.to_vec())),
         (prop::sample::select(MoeDispatcher::ALL.to_vec()), prop::option::of(0.5..=4.0_f64), 1.0..=3.0_f64),
         (0..=64_u32, 0..=64_u32, 0.0..=1.0_f64, 1..=8_u32, 0.0..=0.9_f64),
-        any::<[bool; 17]>(),
+        any::<[bool; 19]>(),
+        prop::sample::select(vec![1_u32, 2, 6, 8, 16]),
     )
         .prop_map(
             |(
@@ -29,6 +30,7 @@ fn any_plan() -> impl Strategy<Value = Plan> {
                 (dispatcher, capacity, imbalance),
                 (offload, act_layers, ratio, etp, dropout),
                 b,
+                hpz,
             )| {
                 let mut file = serde_json::to_value(plan.to_file()).expect("a plan file serializes");
                 let parallel = &mut file["parallel"];
@@ -60,6 +62,9 @@ fn any_plan() -> impl Strategy<Value = Plan> {
                 file["pure_bf16"] = b[13].into();
                 file["optimizer"] = if b[15] { "adamw_8bit" } else { "adamw" }.into();
                 file["parallel"]["offload_policy"] = b[16].into();
+                file["parallel"]["zero_hpz_partition_size"] = hpz.into();
+                file["parallel"]["zero_quantized_weights"] = b[17].into();
+                file["parallel"]["zero_quantized_gradients"] = b[18].into();
                 file["lora"]["dora"] = b[14].into();
                 file["lora"]["dropout"] = dropout.into();
                 // Knobs the format refuses together stay as the permalink's plan had them.
