@@ -377,6 +377,9 @@ pub fn zh(code: Code) -> &'static str {
         Code::ModelMlaYarnBetas => {
             "Megatron-LM 的命令行无法为多头潜在注意力（MLA）设置 YaRN 的 beta：模型的 beta_fast {beta_fast}、beta_slow {beta_slow} 会按 32 和 1 训练。"
         }
+        Code::ModelRotaryMindspeedRl => {
+            "MindSpeed-RL 的模型配置没有 rotary_percent 与 rotary_interleaved：actor 会对每个注意力头的全部维度做旋转位置编码，而 GLM 只旋转一半维度，且按交错的维度对旋转。"
+        }
         Code::ModelSeqTooLong => "序列长度 {seq_len} 超过了模型的 {max} 个位置。",
         Code::ParallelCpSeq => "序列长度 {seq_len} 不是 2 × CP {cp} 的整数倍。",
         Code::ParallelCpA2aSeq => "序列长度 {seq_len} 不是 CP {cp} 的整数倍（all-to-all 上下文并行）。",

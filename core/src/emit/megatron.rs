@@ -309,6 +309,7 @@ fn position_flags(plan: &Plan, ascend: bool, key: &dyn Fn(&str) -> Option<serde_
             // Megatron-LM's YaRN outside MLA is a position type of its own.
             let kind = if yarn.is_some() && !ascend && !mla { "yarn" } else { "rope" };
             f.push(format!("--position-embedding-type {kind} --rotary-base {theta}"));
+            f.extend(partial_rotary_flags(plan, ascend, key));
             f.extend(yarn);
             // Llama-3.1/3.2 frequency scaling: Megatron's `--use-rope-scaling` (low/high frequency
             // factors 1 and 4 and original length 8192 built in); MindSpeed-LLM names every value.
@@ -327,6 +328,38 @@ fn position_flags(plan: &Plan, ascend: bool, key: &dyn Fn(&str) -> Option<serde_
             }
         }
         _ => f.push("--position-embedding-type learned_absolute".to_owned()),
+    }
+    f
+}
+
+/// GLM's rotary embedding (`glm`, `glm4`): on the first `partial_rotary_factor` of each head's
+/// dimensions (0.5, `GlmConfig`'s default), the rest passed through, and on interleaved pairs
+/// (`rotate_half` takes `x[..., 0::2]` and `x[..., 1::2]`, transformers models/glm/modeling_glm.py
+/// and glm4), which Megatron builds with `--rotary-percent` and `--rotary-interleaved`
+/// (`TransformerConfig.rotary_interleaved`); without them it rotates every dimension of a head
+/// in halves, another model than the checkpoint. Megatron core 0.12.1, under MindSpeed-LLM, refuses
+/// the interleaved rotation with its rope fusion (`validate_args`: "--rotary-interleaved does not
+/// work with rope_fusion"), so MindSpeed-LLM's script turns the fusion off, as its GLM-4.5 scripts
+/// do; Megatron-LM core_v0.19.0 fuses it (Transformer Engine 2.3 or later). MindSpeed-RL's model
+/// config has neither key (`model.rotary_mindspeed_rl`).
+fn partial_rotary_flags(
+    plan: &Plan,
+    ascend: bool,
+    key: &dyn Fn(&str) -> Option<serde_json::Value>,
+) -> Vec<String> {
+    if !matches!(plan.model.arch.family, Family::Glm | Family::Glm4)
+        || plan.framework == crate::plan::Framework::MindSpeedRl
+    {
+        return Vec::new();
+    }
+    let mut f = Vec::new();
+    let factor = key("partial_rotary_factor").and_then(|v| v.as_f64()).unwrap_or(0.5);
+    if factor < 1.0 {
+        f.push(format!("--rotary-percent {factor:?}"));
+    }
+    f.push("--rotary-interleaved".to_owned());
+    if ascend {
+        f.push("--no-rope-fusion".to_owned());
     }
     f
 }

@@ -192,6 +192,7 @@ fn check_as(plan: &Plan, mem: &Memory, lean: bool) -> Vec<Finding> {
         parallel::megatron_context_parallel(cx, &mut acc);
         parallel::megatron_attention_sinks(cx, &mut acc);
         parallel::megatron_sliding_window(cx, &mut acc);
+        parallel::mindspeed_rl_rotary(cx, &mut acc);
         parallel::megatron_mla_yarn_betas(cx, &mut acc);
         memory::megatron_optimizer(cx, &mut acc);
         recompute::megatron(cx, &mut acc);

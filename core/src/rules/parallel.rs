@@ -181,6 +181,18 @@ pub(super) fn megatron_sliding_window(cx: &Ctx, acc: &mut Acc) {
     }
 }
 
+/// GLM's rotary embedding (part of each head, interleaved pairs) on MindSpeed-RL, whose model
+/// config has no key for either (`rotary_percent`, `rotary_interleaved`: MindSpeed-RL's
+/// `MegatronConfig`, core/data/flags/mindspeed-rl.tsv): its actor rotates every dimension, another
+/// model than the checkpoint (`emit::megatron::partial_rotary_flags` writes both elsewhere).
+pub(super) fn mindspeed_rl_rotary(cx: &Ctx, acc: &mut Acc) {
+    let plan = cx.plan;
+    let glm = matches!(plan.model.arch.family, crate::model::Family::Glm | crate::model::Family::Glm4);
+    if glm && plan.framework == Framework::MindSpeedRl {
+        acc.push(Severity::Warning, Code::ModelRotaryMindspeedRl, &[], None);
+    }
+}
+
 /// Megatron-LM's multi-latent attention takes YaRN's factor and mscales from its command line but
 /// not its betas (`MLATransformerConfig.beta_fast` 32 and `beta_slow` 1, megatron/core/transformer/
 /// transformer_config.py at core_v0.19.0, have no flag; `--yarn-beta-fast` sets the non-MLA

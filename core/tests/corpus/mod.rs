@@ -96,6 +96,15 @@ pub fn generated() -> Vec<Entry> {
                "method": "pretrain", "parallel": {"tp": 4, "sequence_parallel": true, "distributed_optimizer": true},
                "batch": {"micro_batch": 1, "global_batch": 64, "seq_len": 8192}}),
     );
+    // GLM-4-9B's rotary embedding on half of each head, in interleaved pairs.
+    for (framework, hardware) in [("megatron", "h100-sxm-80g"), ("mindspeed-llm", "ascend-910b2")] {
+        add(
+            &format!("{framework}-glm-4-9b"),
+            json!({"model": "glm-4-9b", "hardware": hardware, "framework": framework, "method": "sft-full",
+                   "parallel": {"tp": 2, "sequence_parallel": true, "distributed_optimizer": true},
+                   "batch": {"micro_batch": 1, "global_batch": 64, "seq_len": 8192}}),
+        );
+    }
     // Kimi K2: DeepSeek-V3's architecture with 384 experts and one expert group.
     for framework in ["megatron", "mindspeed-llm"] {
         let hardware = if framework == "megatron" { "h800-sxm-80g" } else { "ascend-910b3" };

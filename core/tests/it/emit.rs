@@ -1064,14 +1064,7 @@ fn a_model_windowed_on_every_layer_writes_no_skip_frequency() {
 /// and Mistral-7B-v0.3, which has no window, writes none anywhere.
 #[test]
 fn sliding_windows_are_built_where_the_framework_says_them() {
-    let file = |model: &str, framework: &str, hardware: &str, method: &str| {
-        let p = plan(&format!(
-            r#"{{"model": "{model}", "framework": "{framework}", "hardware": "{hardware}", "method": "{method}",
-                "cluster": {{"nodes": 2}}}}"#
-        ));
-        let files = emit(&p, "#link").unwrap();
-        files.iter().map(|f| f.text.clone()).collect::<Vec<_>>().join("\n")
-    };
+    let file = every_file_of;
     let megatron = file("mistral-7b-v0.1", "megatron", "h100-sxm-80g", "pretrain");
     assert!(megatron.contains("--window-size 4095,0\n"), "{megatron}");
     assert!(!megatron.contains("--window-attn-skip-freq"), "{megatron}");
@@ -1114,4 +1107,39 @@ fn zero_plus_plus_is_written_where_deepspeed_reads_it() {
             assert!(off.get(key).is_none(), "{framework}: {off}");
         }
     }
+}
+
+/// GLM-4-9B rotates the first half of each head's 128 dimensions, in interleaved pairs
+/// (transformers `GlmConfig.partial_rotary_factor` 0.5, `rotate_half` over `x[..., 0::2]` and
+/// `x[..., 1::2]`): Megatron-LM's script says `--rotary-percent 0.5 --rotary-interleaved`,
+/// MindSpeed-LLM's the same with its rope fusion off (core 0.12.1 refuses the two together), as its
+/// GLM-4.5 scripts write `--rotary-percent 0.5 --no-rope-fusion`; MindSpeed-RL's model file cannot
+/// say it (its warning, rules), and a model with whole-head rotation writes neither.
+#[test]
+fn glm_rotates_half_of_each_head_in_interleaved_pairs() {
+    let text = every_file_of;
+    let megatron = text("glm-4-9b", "megatron", "h100-sxm-80g", "pretrain");
+    assert!(
+        megatron.contains("--rotary-percent 0.5\n") && megatron.contains("--rotary-interleaved\n"),
+        "{megatron}"
+    );
+    assert!(!megatron.contains("--no-rope-fusion"), "{megatron}");
+    let mindspeed = text("glm-4-9b", "mindspeed-llm", "ascend-910b2", "pretrain");
+    for flag in ["--rotary-percent 0.5\n", "--rotary-interleaved\n", "--no-rope-fusion\n"] {
+        assert!(mindspeed.contains(flag), "{flag}:\n{mindspeed}");
+    }
+    let rl = text("glm-4-9b", "mindspeed-rl", "ascend-910b2", "grpo");
+    assert!(!rl.contains("rotary_percent") && !rl.contains("rotary_interleaved"), "{rl}");
+    let qwen = text("qwen2.5-7b", "megatron", "h100-sxm-80g", "pretrain");
+    assert!(!qwen.contains("--rotary-percent") && !qwen.contains("--rotary-interleaved"), "{qwen}");
+}
+
+/// Every file a plan of `model` on `framework`, `hardware` and `method` over two nodes writes, one
+/// after the other.
+fn every_file_of(model: &str, framework: &str, hardware: &str, method: &str) -> String {
+    let p = plan(&format!(
+        r#"{{"model": "{model}", "framework": "{framework}", "hardware": "{hardware}", "method": "{method}",
+            "cluster": {{"nodes": 2}}}}"#
+    ));
+    emit(&p, "#link").unwrap().iter().map(|f| f.text.clone()).collect::<Vec<_>>().join("\n")
 }

@@ -1360,3 +1360,29 @@ fn deepspeeds_zero_plus_plus_keys_read_back() {
     let off = import(r#"{"zero_optimization": {"stage": 3, "zero_hpz_partition_size": 0}}"#, &base).unwrap();
     assert_eq!(off.file.parallel.zero_hpz_partition_size, 1);
 }
+
+/// GLM-4-9B's Megatron-LM script is that model by its flags, its rotary embedding included; the
+/// same script without `--rotary-percent 0.5 --rotary-interleaved` builds a model rotating whole
+/// heads, which is not it; a GLM-shaped script of no catalog model is built as a GLM whose
+/// launch file says its rotation again.
+#[test]
+fn glms_rotary_flags_tell_the_model() {
+    let current = Plan::first_visit().to_file();
+    let p =
+        Plan::from_json(r#"{"model": "glm-4-9b", "framework": "megatron", "method": "pretrain"}"#).unwrap();
+    let script = emit(&p, "#x").unwrap()[0]
+        .text
+        .replace("THUDM/glm-4-9b-chat-hf", "/models/tokenizer")
+        .replace("GLM-4-9B", "run")
+        .replace("glm-4-9b", "run");
+    assert_eq!(import(&script, &current).unwrap().model, ModelOrigin::Shape("glm-4-9b".into()));
+    let whole = script.replace("  --rotary-percent 0.5\n", "").replace("  --rotary-interleaved\n", "");
+    assert_ne!(import(&whole, &current).unwrap().model, ModelOrigin::Shape("glm-4-9b".into()));
+    let wider = script.replace("--num-layers 40", "--num-layers 20");
+    let got = import(&wider, &current).unwrap();
+    assert!(matches!(got.model, ModelOrigin::Built { .. }), "{:?}", got.model);
+    let built = Plan::from_file(&got.file).unwrap();
+    assert_eq!(built.model.arch.family, trainplan_core::model::Family::Glm);
+    let again = &emit(&built, "#x").unwrap()[0].text;
+    assert!(again.contains("--rotary-percent 0.5\n") && again.contains("--rotary-interleaved\n"), "{again}");
+}

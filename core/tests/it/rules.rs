@@ -748,6 +748,12 @@ const CASES: &[(&str, &str, &str)] = &[
         r#"{"model": "mistral-7b-v0.1", "hardware": "ascend-910b2", "framework": "mindspeed-rl", "method": "grpo", "cluster": {"nodes": 2}, "batch": {"seq_len": 8192}}"#,
         r#"{"model": "mistral-7b-v0.3", "hardware": "ascend-910b2", "framework": "mindspeed-rl", "method": "grpo", "cluster": {"nodes": 2}, "batch": {"seq_len": 8192}}"#,
     ),
+    // GLM's partial, interleaved rotary embedding has no key in MindSpeed-RL's model config.
+    (
+        "model.rotary_mindspeed_rl",
+        r#"{"model": "glm-4-9b", "hardware": "ascend-910b2", "framework": "mindspeed-rl", "method": "grpo", "cluster": {"nodes": 2}}"#,
+        r#"{"model": "qwen2.5-7b", "hardware": "ascend-910b2", "framework": "mindspeed-rl", "method": "grpo", "cluster": {"nodes": 2}}"#,
+    ),
     // DeepSpeed ZeRO++: read by the stage-3 engine alone; hpZ's groups must divide the world.
     (
         "zero.zeropp_stage",

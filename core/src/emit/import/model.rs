@@ -129,6 +129,9 @@ pub(super) struct Shape {
     /// one attends to the whole sequence (0: none does). Megatron-LM's `--window-size w-1,0` and
     /// `--window-attn-skip-freq`, MindSpeed-LLM's `--sliding-window w` (`emit::megatron::window_flags`).
     window: Option<[u64; 2]>,
+    /// The share of each head's dimensions the rotary embedding turns (`--rotary-percent`, 1
+    /// where not given), and whether it turns interleaved pairs (`--rotary-interleaved`): GLM's.
+    rotary: (f64, bool),
 }
 
 /// The flags that describe the model: read for its architecture, compared with the file the plan
@@ -186,6 +189,8 @@ pub(super) const SHAPE_FLAGS: &[&str] = &[
     "--window-size",
     "--window-attn-skip-freq",
     "--sliding-window",
+    "--rotary-percent",
+    "--rotary-interleaved",
 ];
 
 /// Architecture flags by name, each with its values (the last of a flag given twice).
@@ -325,6 +330,7 @@ impl Shape {
             mla,
             vocab: int("--padded-vocab-size").or_else(|| int("--vocab-size")),
             window: window(&map),
+            rotary: (map.float("--rotary-percent").unwrap_or(1.0), has("--rotary-interleaved")),
         })
     }
 
@@ -566,6 +572,17 @@ fn rope_family(s: &Shape, map: &FlagMap, c: &mut Map<String, Value>) -> Option<(
             }
             set("model_type", json!("qwen3"));
             set("attention_bias", json!(s.qkv_bias));
+        }
+        // GLM: biases on q/k/v alone, its rotary embedding on interleaved pairs of part of each
+        // head (`emit::megatron::partial_rotary_flags`).
+        (None, None) if s.rotary.1 => {
+            let (percent, _) = s.rotary;
+            if !qkv_only || s.qk_norm || !(0.0 < percent && percent <= 1.0) {
+                return None;
+            }
+            set("model_type", json!("glm"));
+            set("attention_bias", json!(true));
+            set("partial_rotary_factor", json!(percent));
         }
         (None, None) if qkv_only => set("model_type", json!("qwen2")),
         // Mistral: Llama's shape without biases, through a window on every layer.
