@@ -380,6 +380,9 @@ pub fn zh(code: Code) -> &'static str {
         Code::ModelRotaryMindspeedRl => {
             "MindSpeed-RL 的模型配置没有 rotary_percent 与 rotary_interleaved：actor 会对每个注意力头的全部维度做旋转位置编码，而 GLM 只旋转一半维度，且按交错的维度对旋转。"
         }
+        Code::ModelSharedGateMindspeedRl => {
+            "MindSpeed-RL 的模型配置没有 shared_expert_gate：actor 直接加上共享专家的输出，而模型会先乘以一个可学习的 sigmoid 门控。"
+        }
         Code::ModelSeqTooLong => "序列长度 {seq_len} 超过了模型的 {max} 个位置。",
         Code::ParallelCpSeq => "序列长度 {seq_len} 不是 2 × CP {cp} 的整数倍。",
         Code::ParallelCpA2aSeq => "序列长度 {seq_len} 不是 CP {cp} 的整数倍（all-to-all 上下文并行）。",

@@ -432,6 +432,7 @@ codes! {
     MindspeedRlRewardNodes = "mindspeed_rl.reward_nodes" => "The {prompts} prompts of a step do not divide over the {nodes} nodes that score them with the rule reward.",
     ModelMlaYarnBetas = "model.mla_yarn_betas" => "Megatron-LM's command line sets no YaRN betas for multi-latent attention: the model's beta_fast {beta_fast} and beta_slow {beta_slow} train as 32 and 1.",
     ModelRotaryMindspeedRl = "model.rotary_mindspeed_rl" => "MindSpeed-RL's model config has no rotary_percent or rotary_interleaved: its actor rotates every dimension of each head, where GLM rotates half of them, in interleaved pairs.",
+    ModelSharedGateMindspeedRl = "model.shared_gate_mindspeed_rl" => "MindSpeed-RL's model config has no shared_expert_gate: its actor adds the shared expert's output ungated, where the model scales it by a learned sigmoid gate.",
     ModelSeqTooLong = "model.seq_too_long" => "Sequence length {seq_len} is longer than the model's {max} positions.",
     ParallelCpSeq = "parallel.cp_seq" => "Sequence length {seq_len} is not a multiple of 2 × CP {cp}.",
     ParallelCpA2aSeq = "parallel.cp_a2a_seq" => "Sequence length {seq_len} is not a multiple of CP {cp} (all-to-all context parallelism).",

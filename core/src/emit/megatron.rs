@@ -57,9 +57,7 @@ pub fn model_flags(plan: &Plan, ascend: bool) -> Vec<String> {
         f.push(format!("--num-experts {} --moe-router-topk {}", moe.n_experts, moe.top_k));
         f.extend(moe_layer_flags(arch.n_layers, moe, ascend));
         f.push(format!("--moe-ffn-hidden-size {}", moe.expert_intermediate_size));
-        if 0 < moe.shared_intermediate_size {
-            f.push(format!("--moe-shared-expert-intermediate-size {}", moe.shared_intermediate_size));
-        }
+        f.extend(shared_expert_flags(plan.framework, moe));
         f.extend(router_weights_flag(ascend, &key));
         match arch.family {
             Family::DeepseekV3 => f.push(deepseek_v3_router_flags(&key)),
@@ -98,6 +96,35 @@ fn moe_layer_flags(n_layers: u64, moe: &crate::model::Moe, ascend: bool) -> Opti
     let terms: Vec<String> =
         runs.iter().map(|&(expert, count)| format!("[{}]*{count}", u8::from(expert))).collect();
     Some(format!("--moe-layer-freq \"({})\"", terms.join("+")))
+}
+
+/// The shared experts: their summed width (`--moe-shared-expert-intermediate-size`), except on
+/// MindSpeed-RL, whose model config takes their count of the routed experts' width alone
+/// (`n_shared_experts`; MindSpeed's `MoESharedExpertsFeature.validate_args` makes the width from
+/// it, mindspeed/features_manager/moe/shared_expert.py); and Qwen2-MoE's sigmoid gate on their
+/// output (`shared_expert_gate`, a `Linear(hidden, 1)`): Megatron-LM `--moe-shared-expert-gate`
+/// (`SharedExpertMLP`'s `gate_weight`, megatron/core/transformer/moe/shared_experts.py),
+/// MindSpeed-LLM `--shared-expert-gate` (mindspeed_llm/features_manager/moe/shared_expert.py, an
+/// output of 1 by default), MindSpeed-RL none (`model.shared_gate_mindspeed_rl`).
+fn shared_expert_flags(framework: crate::plan::Framework, moe: &crate::model::Moe) -> Vec<String> {
+    use crate::plan::Framework;
+    let (shared, routed) = (moe.shared_intermediate_size, moe.expert_intermediate_size);
+    if shared == 0 {
+        return Vec::new();
+    }
+    let mut f =
+        vec![match framework == Framework::MindSpeedRl && 0 < routed && shared.is_multiple_of(routed) {
+            true => format!("--n-shared-experts {}", shared / routed),
+            false => format!("--moe-shared-expert-intermediate-size {shared}"),
+        }];
+    if moe.shared_expert_gate {
+        match framework {
+            Framework::MindSpeedLlm => f.push("--shared-expert-gate".to_owned()),
+            Framework::MindSpeedRl => {}
+            _ => f.push("--moe-shared-expert-gate".to_owned()),
+        }
+    }
+    f
 }
 
 /// gpt-oss beyond the shape (Megatron-Bridge's `GPTOSSBridge.provider_bridge`,

@@ -191,6 +191,12 @@ pub(super) fn mindspeed_rl_rotary(cx: &Ctx, acc: &mut Acc) {
     if glm && plan.framework == Framework::MindSpeedRl {
         acc.push(Severity::Warning, Code::ModelRotaryMindspeedRl, &[], None);
     }
+    // Qwen2-MoE's gate on its shared expert has no key there either (`emit::megatron::shared_expert_flags`).
+    let gated =
+        plan.model.arch.moe.as_ref().is_some_and(|m| m.shared_expert_gate && 0 < m.shared_intermediate_size);
+    if gated && plan.framework == Framework::MindSpeedRl {
+        acc.push(Severity::Warning, Code::ModelSharedGateMindspeedRl, &[], None);
+    }
 }
 
 /// Megatron-LM's multi-latent attention takes YaRN's factor and mscales from its command line but

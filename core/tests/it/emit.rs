@@ -1143,3 +1143,21 @@ fn every_file_of(model: &str, framework: &str, hardware: &str, method: &str) -> 
     ));
     emit(&p, "#link").unwrap().iter().map(|f| f.text.clone()).collect::<Vec<_>>().join("\n")
 }
+
+/// Qwen1.5-MoE-A2.7B's shared expert (4 × 1,408 wide) and its sigmoid gate: Megatron-LM's script
+/// writes `--moe-shared-expert-intermediate-size 5632 --moe-shared-expert-gate`, MindSpeed-LLM's
+/// its own `--shared-expert-gate`, MindSpeed-RL's model file `n_shared_experts: 4` (its config has
+/// no width key, nor the gate: a warning, rules); DeepSeek-V2-Lite's ungated experts write no gate.
+#[test]
+fn shared_experts_and_their_gate_are_built() {
+    let megatron = every_file_of("qwen1.5-moe-a2.7b", "megatron", "h100-sxm-80g", "pretrain");
+    assert!(megatron.contains("--moe-shared-expert-intermediate-size 5632\n"), "{megatron}");
+    assert!(megatron.contains("--moe-shared-expert-gate\n"), "{megatron}");
+    let mindspeed = every_file_of("qwen1.5-moe-a2.7b", "mindspeed-llm", "ascend-910b2", "pretrain");
+    assert!(mindspeed.contains("--shared-expert-gate\n"), "{mindspeed}");
+    let rl = every_file_of("qwen1.5-moe-a2.7b", "mindspeed-rl", "ascend-910b2", "grpo");
+    assert!(rl.contains("  n_shared_experts: 4\n") && !rl.contains("shared_expert_intermediate"), "{rl}");
+    assert!(!rl.contains("gate"), "{rl}");
+    let deepseek = every_file_of("deepseek-v2-lite", "megatron", "h100-sxm-80g", "pretrain");
+    assert!(!deepseek.contains("shared-expert-gate"), "{deepseek}");
+}

@@ -528,3 +528,69 @@ fn the_tables_name_their_pinned_commits() {
         ["NVIDIA/Megatron-LM megatron/training/arguments.py:2335"]
     );
 }
+
+/// Every catalog model's launch files on the Megatron family: each flag and key is one the
+/// framework declares, for plans that break no rule of the framework (a plan that does, gpt-oss's
+/// learned sinks on MindSpeed, says so in its file and is refused by the page before it is
+/// downloaded). The corpus covers the knobs; this covers the models' own flags.
+#[test]
+fn every_catalog_models_flags_are_declared() {
+    let (mut refused, mut checked, mut skipped) = (Vec::new(), 0, Vec::new());
+    for config in trainplan_core::catalog::CONFIGS {
+        for (framework, hardware, method) in [
+            (Framework::Megatron, "h100-sxm-80g", "pretrain"),
+            (Framework::MindSpeedLlm, "ascend-910b2", "pretrain"),
+            (Framework::MindSpeedRl, "ascend-910b2", "grpo"),
+        ] {
+            // Fused attention, which gpt-oss's learned sinks need on Megatron-LM; a rollout TP that
+            // divides the heads and holds the model, on more nodes for the largest.
+            let plan_at = |nodes: u32, rollout_tp: u32| {
+                let text = format!(
+                    r#"{{"model": "{}", "hardware": "{hardware}", "framework": "{}", "method": "{method}",
+                        "attention": "sdpa", "cluster": {{"nodes": {nodes}}}, "batch": {{"global_batch": 256}},
+                        "rl": {{"rollout_tp": {rollout_tp}}}}}"#,
+                    config.id,
+                    framework.wire()
+                );
+                let plan = Plan::from_json(&text).unwrap();
+                let report = trainplan_core::evaluate(&plan);
+                let errors: Vec<&str> = report
+                    .findings
+                    .iter()
+                    .filter(|f| f.severity == trainplan_core::report::Severity::Error)
+                    .map(|f| f.code.as_str())
+                    .filter(|&code| code != "memory.does_not_fit")
+                    .collect();
+                (plan, errors)
+            };
+            let tried = [(2, 8), (2, 4), (2, 2), (2, 1), (16, 8)].map(|(nodes, tp)| plan_at(nodes, tp));
+            let Some((plan, _)) = tried.iter().find(|(_, errors)| errors.is_empty()) else {
+                skipped.push(format!("{} on {}: {:?}", config.id, framework.wire(), tried[0].1));
+                continue;
+            };
+            checked += 1;
+            let files = emit(plan, "#link").unwrap();
+            let found: Vec<String> = match framework {
+                Framework::MindSpeedRl => {
+                    let yaml =
+                        files.iter().filter(|f| f.kind == FileKind::Yaml).nth(1).expect("the model block");
+                    check_rl_yaml(&yaml.text, true).unwrap()
+                }
+                _ => {
+                    let table = if framework == Framework::Megatron {
+                        Table::MegatronLm
+                    } else {
+                        Table::MindSpeedLlm
+                    };
+                    let script = files.iter().find(|f| f.kind == FileKind::Shell).expect("a launch script");
+                    check_script(table, &script.text).unwrap().iter().map(ToString::to_string).collect()
+                }
+            };
+            if !found.is_empty() {
+                refused.push(format!("{} on {}: {}", config.id, framework.wire(), found.join("; ")));
+            }
+        }
+    }
+    assert!(refused.is_empty(), "refused:\n{}", refused.join("\n"));
+    assert!(124 <= checked, "{checked} checked; skipped:\n{}", skipped.join("\n"));
+}

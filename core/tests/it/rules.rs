@@ -754,6 +754,12 @@ const CASES: &[(&str, &str, &str)] = &[
         r#"{"model": "glm-4-9b", "hardware": "ascend-910b2", "framework": "mindspeed-rl", "method": "grpo", "cluster": {"nodes": 2}}"#,
         r#"{"model": "qwen2.5-7b", "hardware": "ascend-910b2", "framework": "mindspeed-rl", "method": "grpo", "cluster": {"nodes": 2}}"#,
     ),
+    // Qwen2-MoE's gate on its shared expert has no key in MindSpeed-RL's model config.
+    (
+        "model.shared_gate_mindspeed_rl",
+        r#"{"model": "qwen1.5-moe-a2.7b", "hardware": "ascend-910b2", "framework": "mindspeed-rl", "method": "grpo", "cluster": {"nodes": 2}}"#,
+        r#"{"model": "qwen1.5-moe-a2.7b", "hardware": "ascend-910b2", "framework": "mindspeed-llm", "method": "pretrain", "cluster": {"nodes": 2}}"#,
+    ),
     // DeepSpeed ZeRO++: read by the stage-3 engine alone; hpZ's groups must divide the world.
     (
         "zero.zeropp_stage",

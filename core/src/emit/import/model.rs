@@ -132,6 +132,10 @@ pub(super) struct Shape {
     /// The share of each head's dimensions the rotary embedding turns (`--rotary-percent`, 1
     /// where not given), and whether it turns interleaved pairs (`--rotary-interleaved`): GLM's.
     rotary: (f64, bool),
+    /// A sigmoid gate on the shared experts' output (Qwen2-MoE's): Megatron-LM's
+    /// `--moe-shared-expert-gate`, MindSpeed-LLM's `--shared-expert-gate`. `None` where the file
+    /// does not give it (MindSpeed-RL's model config has no key for it): either matches.
+    shared_gate: Option<bool>,
 }
 
 /// The flags that describe the model: read for its architecture, compared with the file the plan
@@ -191,6 +195,8 @@ pub(super) const SHAPE_FLAGS: &[&str] = &[
     "--sliding-window",
     "--rotary-percent",
     "--rotary-interleaved",
+    "--moe-shared-expert-gate",
+    "--shared-expert-gate",
 ];
 
 /// Architecture flags by name, each with its values (the last of a flag given twice).
@@ -331,6 +337,7 @@ impl Shape {
             vocab: int("--padded-vocab-size").or_else(|| int("--vocab-size")),
             window: window(&map),
             rotary: (map.float("--rotary-percent").unwrap_or(1.0), has("--rotary-interleaved")),
+            shared_gate: (has("--moe-shared-expert-gate") || has("--shared-expert-gate")).then_some(true),
         })
     }
 
@@ -338,7 +345,8 @@ impl Shape {
     /// matching any, and YaRN the file leaves out matching any.
     fn matches(&self, other: &Shape) -> bool {
         let open = |a: Option<u64>, b: Option<u64>| a.is_none() || b.is_none() || a == b;
-        let closed = |s: &Shape| Shape { vocab: None, rotary_base: None, yarn: None, ..s.clone() };
+        let closed =
+            |s: &Shape| Shape { vocab: None, rotary_base: None, yarn: None, shared_gate: None, ..s.clone() };
         // YaRN the file (`other`) gives must be the model's; a file without leaves it open. With
         // MLA the betas are left out: Megatron-LM's command line has no flag for them
         // (`MLATransformerConfig.beta_fast`, `beta_slow`), and the catalog's shapes are read from
@@ -351,6 +359,9 @@ impl Shape {
         };
         open(self.vocab, other.vocab)
             && open(self.rotary_base, other.rotary_base)
+            && (self.shared_gate.is_none()
+                || other.shared_gate.is_none()
+                || self.shared_gate == other.shared_gate)
             && yarn_open
             && closed(self) == closed(other)
     }
