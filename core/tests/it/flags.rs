@@ -543,14 +543,16 @@ fn every_catalog_models_flags_are_declared() {
             (Framework::MindSpeedRl, "ascend-910b2", "grpo"),
         ] {
             // Fused attention, which gpt-oss's learned sinks need on Megatron-LM; a rollout TP that
-            // divides the heads and holds the model, on more nodes for the largest.
-            let plan_at = |nodes: u32, rollout_tp: u32| {
+            // divides the heads and holds the model, on more nodes and over the experts for the
+            // largest.
+            let plan_at = |(nodes, rollout_tp, rollout_ep): (u32, u32, u32)| {
                 let text = format!(
                     r#"{{"model": "{}", "hardware": "{hardware}", "framework": "{}", "method": "{method}",
-                        "attention": "sdpa", "cluster": {{"nodes": {nodes}}}, "batch": {{"global_batch": 256}},
-                        "rl": {{"rollout_tp": {rollout_tp}}}}}"#,
+                        "attention": "sdpa", "cluster": {{"nodes": {nodes}}}, "batch": {{"global_batch": {}}},
+                        "rl": {{"rollout_tp": {rollout_tp}, "rollout_ep": {rollout_ep}}}}}"#,
                     config.id,
-                    framework.wire()
+                    framework.wire(),
+                    (nodes * 8).max(256)
                 );
                 let plan = Plan::from_json(&text).unwrap();
                 let report = trainplan_core::evaluate(&plan);
@@ -563,7 +565,8 @@ fn every_catalog_models_flags_are_declared() {
                     .collect();
                 (plan, errors)
             };
-            let tried = [(2, 8), (2, 4), (2, 2), (2, 1), (16, 8)].map(|(nodes, tp)| plan_at(nodes, tp));
+            let tried = [(2, 8, 1), (2, 4, 1), (2, 2, 1), (2, 1, 1), (16, 8, 1), (64, 8, 64), (128, 8, 128)]
+                .map(plan_at);
             let Some((plan, _)) = tried.iter().find(|(_, errors)| errors.is_empty()) else {
                 skipped.push(format!("{} on {}: {:?}", config.id, framework.wire(), tried[0].1));
                 continue;
@@ -592,5 +595,5 @@ fn every_catalog_models_flags_are_declared() {
         }
     }
     assert!(refused.is_empty(), "refused:\n{}", refused.join("\n"));
-    assert!(124 <= checked, "{checked} checked; skipped:\n{}", skipped.join("\n"));
+    assert!(128 <= checked, "{checked} checked; skipped:\n{}", skipped.join("\n"));
 }
