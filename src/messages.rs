@@ -365,6 +365,9 @@ pub fn zh(code: Code) -> &'static str {
         Code::MindspeedRlRolloutEp => {
             "推理把专家分到 {rollout} 张卡上（TP × EP），这不是 actor 分布专家的 {ep} 个 rank（TP × EP）的倍数。"
         }
+        Code::MindspeedRlLoraTpExtendEp => {
+            "MindSpeed-RL 的 actor 在专家上训练 LoRA 时不能用专家并行：EP 大于 1 时其权重重分片需要 moe_tp_extend_ep，而 MindSpeed 的 LoRA 不支持它。"
+        }
         Code::MindspeedRlTpExtendEp => {
             "actor 的 {experts} 个专家无法均分到 TP {tp} × EP {ep} 上，而 MindSpeed-RL 训练时按整个专家分布（moe_tp_extend_ep）。"
         }
@@ -378,7 +381,7 @@ pub fn zh(code: Code) -> &'static str {
             "Megatron-LM 的命令行无法为多头潜在注意力（MLA）设置 YaRN 的 beta：模型的 beta_fast {beta_fast}、beta_slow {beta_slow} 会按 32 和 1 训练。"
         }
         Code::ModelRotaryMindspeedRl => {
-            "MindSpeed-RL 的模型配置没有 rotary_percent 与 rotary_interleaved：actor 会对每个注意力头的全部维度做旋转位置编码，而 GLM 只旋转一半维度，且按交错的维度对旋转。"
+            "MindSpeed-RL 的模型配置没有 rotary_percent 与 rotary_interleaved：actor 会对每个注意力头的全部维度做旋转位置编码，而 GLM 只旋转其中一半。"
         }
         Code::ModelSharedGateMindspeedRl => {
             "MindSpeed-RL 的模型配置没有 shared_expert_gate：actor 直接加上共享专家的输出，而模型会先乘以一个可学习的 sigmoid 门控。"

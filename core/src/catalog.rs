@@ -385,6 +385,18 @@ pub const CONFIGS: &[CatalogConfig] = &[
         config: r#"{"model_type": "kimi_k2", "vocab_size": 163840, "hidden_size": 7168, "intermediate_size": 18432, "moe_intermediate_size": 2048, "num_hidden_layers": 61, "num_attention_heads": 64, "num_key_value_heads": 64, "n_routed_experts": 384, "n_shared_experts": 1, "num_experts_per_tok": 8, "first_k_dense_replace": 1, "moe_layer_freq": 1, "q_lora_rank": 1536, "kv_lora_rank": 512, "qk_rope_head_dim": 64, "qk_nope_head_dim": 128, "v_head_dim": 128, "num_nextn_predict_layers": 0, "max_position_embeddings": 131072, "tie_word_embeddings": false, "rope_theta": 50000.0, "rms_norm_eps": 1e-06, "topk_method": "noaux_tc", "n_group": 1, "topk_group": 1, "routed_scaling_factor": 2.827, "norm_topk_prob": true, "scoring_func": "sigmoid", "rope_scaling": {"beta_fast": 1.0, "beta_slow": 1.0, "factor": 32.0, "mscale": 1.0, "mscale_all_dim": 1.0, "original_max_position_embeddings": 4096, "type": "yarn"}}"#,
     },
     CatalogConfig {
+        id: "glm-4.5-air",
+        name: "GLM-4.5-Air",
+        source: "huggingface.co/zai-org/GLM-4.5-Air/blob/main/config.json",
+        config: r#"{"model_type": "glm4_moe", "vocab_size": 151552, "hidden_size": 4096, "intermediate_size": 10944, "moe_intermediate_size": 1408, "num_hidden_layers": 46, "num_attention_heads": 96, "num_key_value_heads": 8, "head_dim": 128, "attention_bias": true, "use_qk_norm": false, "partial_rotary_factor": 0.5, "n_routed_experts": 128, "n_shared_experts": 1, "num_experts_per_tok": 8, "first_k_dense_replace": 1, "n_group": 1, "topk_group": 1, "routed_scaling_factor": 1.0, "norm_topk_prob": true, "num_nextn_predict_layers": 1, "max_position_embeddings": 131072, "tie_word_embeddings": false, "rope_theta": 1000000, "rms_norm_eps": 1e-05}"#,
+    },
+    CatalogConfig {
+        id: "glm-4.5",
+        name: "GLM-4.5",
+        source: "huggingface.co/zai-org/GLM-4.5/blob/main/config.json",
+        config: r#"{"model_type": "glm4_moe", "vocab_size": 151552, "hidden_size": 5120, "intermediate_size": 12288, "moe_intermediate_size": 1536, "num_hidden_layers": 92, "num_attention_heads": 96, "num_key_value_heads": 8, "head_dim": 128, "attention_bias": true, "use_qk_norm": true, "partial_rotary_factor": 0.5, "n_routed_experts": 160, "n_shared_experts": 1, "num_experts_per_tok": 8, "first_k_dense_replace": 3, "n_group": 1, "topk_group": 1, "routed_scaling_factor": 2.5, "norm_topk_prob": true, "num_nextn_predict_layers": 1, "max_position_embeddings": 131072, "tie_word_embeddings": false, "rope_theta": 1000000, "rms_norm_eps": 1e-05}"#,
+    },
+    CatalogConfig {
         id: "gpt-oss-20b",
         name: "gpt-oss-20b",
         source: "huggingface.co/openai/gpt-oss-20b/blob/main/config.json",

@@ -320,6 +320,9 @@ fn class_defaults(family: Family) -> Value {
         Family::DeepseekV3 => {
             r#"{"vocab_size": 129280, "hidden_size": 7168, "intermediate_size": 18432, "moe_intermediate_size": 2048, "num_hidden_layers": 61, "num_attention_heads": 128, "num_key_value_heads": 128, "n_shared_experts": 1, "n_routed_experts": 256, "kv_lora_rank": 512, "q_lora_rank": 1536, "qk_rope_head_dim": 64, "v_head_dim": 128, "qk_nope_head_dim": 128, "num_experts_per_tok": 8, "first_k_dense_replace": 3, "norm_topk_prob": true, "routed_scaling_factor": 2.5, "n_group": 8, "topk_group": 4, "max_position_embeddings": 4096, "rms_norm_eps": 1e-06, "rope_theta": 10000.0, "tie_word_embeddings": false, "attention_bias": false}"#
         }
+        Family::Glm4Moe => {
+            r#"{"vocab_size": 151552, "hidden_size": 4096, "intermediate_size": 10944, "num_hidden_layers": 46, "num_attention_heads": 96, "num_key_value_heads": 8, "max_position_embeddings": 131072, "rms_norm_eps": 1e-05, "rope_theta": 10000.0, "tie_word_embeddings": false, "attention_bias": false, "use_qk_norm": false, "partial_rotary_factor": 0.5, "moe_intermediate_size": 1408, "num_experts_per_tok": 8, "n_shared_experts": 1, "n_routed_experts": 128, "routed_scaling_factor": 1.0, "n_group": 1, "topk_group": 1, "first_k_dense_replace": 1, "norm_topk_prob": true}"#
+        }
         Family::GptOss => {
             r#"{"vocab_size": 201088, "hidden_size": 2880, "intermediate_size": 2880, "num_hidden_layers": 36, "num_attention_heads": 64, "num_key_value_heads": 8, "head_dim": 64, "max_position_embeddings": 131072, "rms_norm_eps": 1e-05, "rope_theta": 150000.0, "tie_word_embeddings": false, "attention_bias": true, "num_experts_per_tok": 4, "num_local_experts": 128, "sliding_window": 128, "layer_types": null}"#
         }
@@ -549,21 +552,12 @@ fn decoder(
         // `num_key_value_heads=None` → `num_attention_heads` ("for backward compatibility" in each
         // class that has the rule; read the same in the others, whose attention would fail on None).
         let n_kv_heads = cfg.opt("num_key_value_heads", 1, MAX_HEADS)?.unwrap_or(n_heads);
-        // `head_dim=None`, or a class without the key: hidden_size // num_attention_heads.
-        let head_dim = match cfg.opt("head_dim", 1, MAX_WIDTH)? {
-            Some(d) => d,
-            None if hidden_size.is_multiple_of(n_heads) => hidden_size / n_heads,
-            None => {
-                return Err(ConfigError::Inconsistent(format!(
-                    "hidden_size ({hidden_size}) is not a multiple of num_attention_heads ({n_heads}) and head_dim is not set"
-                )));
-            }
-        };
+        let head_dim = head_dim(cfg, family, hidden_size, n_heads)?;
         let attention_bias = cfg.flag("attention_bias")?;
         let (qkv_bias, o_bias) = match family {
             Family::Qwen2 => (true, false),
             Family::Qwen2Moe => (cfg.flag("qkv_bias")?, false),
-            Family::Glm | Family::Glm4 => (attention_bias, false),
+            Family::Glm | Family::Glm4 | Family::Glm4Moe => (attention_bias, false),
             Family::Mistral | Family::Mixtral => (false, false),
             _ => (attention_bias, attention_bias),
         };
@@ -573,7 +567,8 @@ fn decoder(
             head_dim,
             qkv_bias,
             o_bias,
-            qk_norm: matches!(family, Family::Qwen3 | Family::Qwen3Moe),
+            qk_norm: matches!(family, Family::Qwen3 | Family::Qwen3Moe)
+                || family == Family::Glm4Moe && cfg.flag("use_qk_norm")?,
             fused_qkv: false,
         }
     };
@@ -604,7 +599,9 @@ fn decoder(
         fused_gate_up: matches!(family, Family::Glm | Family::Glm4),
     };
     let n_mtp_layers = match family {
-        Family::DeepseekV3 => cfg.opt("num_nextn_predict_layers", 0, MAX_LAYERS)?.unwrap_or(0),
+        Family::DeepseekV3 | Family::Glm4Moe => {
+            cfg.opt("num_nextn_predict_layers", 0, MAX_LAYERS)?.unwrap_or(0)
+        }
         _ => 0,
     };
     Ok(Architecture {
@@ -632,6 +629,20 @@ fn decoder(
             _ => None,
         },
     })
+}
+
+/// A head's width: `head_dim`, or where it is `None` or the class has no such key,
+/// hidden_size // num_attention_heads, refused where it does not divide, but for
+/// `Glm4MoeAttention`, which rounds down (`getattr(config, "head_dim", hidden_size //
+/// num_attention_heads)`: its class defaults, 4,096 over 96 heads, give 42).
+fn head_dim(cfg: &Cfg, family: Family, hidden_size: u64, n_heads: u64) -> Result<u64, ConfigError> {
+    match cfg.opt("head_dim", 1, MAX_WIDTH)? {
+        Some(d) => Ok(d),
+        None if hidden_size.is_multiple_of(n_heads) || family == Family::Glm4Moe => Ok(hidden_size / n_heads),
+        None => Err(ConfigError::Inconsistent(format!(
+            "hidden_size ({hidden_size}) is not a multiple of num_attention_heads ({n_heads}) and head_dim is not set"
+        ))),
+    }
 }
 
 /// gpt-oss's sliding window (transformers `GptOssConfig`): `sliding_window` tokens on the layers
@@ -707,7 +718,7 @@ fn moe(
                 biased: false,
             }
         }
-        Family::DeepseekV2 | Family::DeepseekV3 => {
+        Family::DeepseekV2 | Family::DeepseekV3 | Family::Glm4Moe => {
             let n_experts = cfg.req("n_routed_experts", 1, MAX_EXPERTS)?;
             // DeepSeek's own key, unknown to transformers (every layer from `first_k_dense_replace` on is MoE).
             let freq = cfg.opt("moe_layer_freq", 1, MAX_LAYERS)?.unwrap_or(1);

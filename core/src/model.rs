@@ -113,11 +113,15 @@ pub enum Family {
     /// `gpt_oss`: biased attention with a learned sink per head, sliding-window attention on every
     /// other layer, routed experts with biases.
     GptOss,
+    /// `glm4_moe` (GLM-4.5, GLM-4.5-Air): GQA with q/k/v biases (and q/k norms where
+    /// `use_qk_norm`), rotary positions on half of each head, DeepSeek-V3's MoE (dense first
+    /// layers, a shared expert, sigmoid routing with a correction bias) and MTP layers.
+    Glm4Moe,
 }
 
 impl Family {
     /// Every family, in the order docs and pickers list them.
-    pub const ALL: [Family; 13] = [
+    pub const ALL: [Family; 14] = [
         Family::Gpt2,
         Family::Llama,
         Family::Mistral,
@@ -131,6 +135,7 @@ impl Family {
         Family::DeepseekV2,
         Family::DeepseekV3,
         Family::GptOss,
+        Family::Glm4Moe,
     ];
 
     /// The HF `model_type` string.
@@ -149,6 +154,7 @@ impl Family {
             Family::DeepseekV2 => "deepseek_v2",
             Family::DeepseekV3 => "deepseek_v3",
             Family::GptOss => "gpt_oss",
+            Family::Glm4Moe => "glm4_moe",
         }
     }
 

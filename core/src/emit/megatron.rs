@@ -60,7 +60,9 @@ pub fn model_flags(plan: &Plan, ascend: bool) -> Vec<String> {
         f.extend(shared_expert_flags(plan.framework, moe));
         f.extend(router_weights_flag(ascend, &key));
         match arch.family {
-            Family::DeepseekV3 => f.push(deepseek_v3_router_flags(&key)),
+            // GLM-4.5 routes as DeepSeek-V3 does (`Glm4MoeTopkRouter`, transformers
+            // models/glm4_moe/modeling_glm4_moe.py; 1 group, × 2.5 on GLM-4.5).
+            Family::DeepseekV3 | Family::Glm4Moe => f.push(deepseek_v3_router_flags(&key)),
             Family::DeepseekV2 => f.extend(deepseek_v2_router_flags(ascend, moe.group_limited, &key)),
             _ => {}
         }
@@ -359,24 +361,26 @@ fn position_flags(plan: &Plan, ascend: bool, key: &dyn Fn(&str) -> Option<serde_
     f
 }
 
-/// GLM's rotary embedding (`glm`, `glm4`): on the first `partial_rotary_factor` of each head's
-/// dimensions (0.5, `GlmConfig`'s default), the rest passed through, and on interleaved pairs
-/// (`rotate_half` takes `x[..., 0::2]` and `x[..., 1::2]`, transformers models/glm/modeling_glm.py
-/// and glm4), which Megatron builds with `--rotary-percent` and `--rotary-interleaved`
-/// (`TransformerConfig.rotary_interleaved`); without them it rotates every dimension of a head
-/// in halves, another model than the checkpoint. Megatron core 0.12.1, under MindSpeed-LLM, refuses
-/// the interleaved rotation with its rope fusion (`validate_args`: "--rotary-interleaved does not
-/// work with rope_fusion"), so MindSpeed-LLM's script turns the fusion off, as its GLM-4.5 scripts
-/// do; Megatron-LM core_v0.19.0 fuses it (Transformer Engine 2.3 or later). MindSpeed-RL's model
+/// GLM's rotary embedding (`glm`, `glm4`, `glm4_moe`): on the first `partial_rotary_factor` of
+/// each head's dimensions (0.5, the configs' default), the rest passed through — Megatron's
+/// `--rotary-percent` — and for GLM-4 and GLM-4-0414 on interleaved pairs (`rotate_half` takes
+/// `x[..., 0::2]` and `x[..., 1::2]`, transformers models/glm/modeling_glm.py and glm4), Megatron's
+/// `--rotary-interleaved`; GLM-4.5 rotates halves (models/glm4_moe/modeling_glm4_moe.py), as
+/// THUDM's slime builds it (`scripts/models/glm4.5-355B-A32B.sh`: `--rotary-percent 0.5`).
+/// Without them Megatron rotates every dimension of a head, another model than the checkpoint.
+/// MindSpeed-LLM's scripts turn its rope fusion off, as its GLM-4.5 scripts do
+/// (`examples/mcore/glm45`), and Megatron core 0.12.1 under it refuses the interleaved rotation
+/// with the fusion (`validate_args`: "--rotary-interleaved does not work with rope_fusion");
+/// Megatron-LM core_v0.19.0 fuses both (Transformer Engine 2.3 or later). MindSpeed-RL's model
 /// config has neither key (`model.rotary_mindspeed_rl`).
 fn partial_rotary_flags(
     plan: &Plan,
     ascend: bool,
     key: &dyn Fn(&str) -> Option<serde_json::Value>,
 ) -> Vec<String> {
-    if !matches!(plan.model.arch.family, Family::Glm | Family::Glm4)
-        || plan.framework == crate::plan::Framework::MindSpeedRl
-    {
+    let family = plan.model.arch.family;
+    let glm = matches!(family, Family::Glm | Family::Glm4 | Family::Glm4Moe);
+    if !glm || plan.framework == crate::plan::Framework::MindSpeedRl {
         return Vec::new();
     }
     let mut f = Vec::new();
@@ -384,7 +388,9 @@ fn partial_rotary_flags(
     if factor < 1.0 {
         f.push(format!("--rotary-percent {factor:?}"));
     }
-    f.push("--rotary-interleaved".to_owned());
+    if family != Family::Glm4Moe {
+        f.push("--rotary-interleaved".to_owned());
+    }
     if ascend {
         f.push("--no-rope-fusion".to_owned());
     }
@@ -399,7 +405,14 @@ fn partial_rotary_flags(
 /// (`mindspeed/features_manager/moe/moe_alltoall_overlap.py`).
 fn moe_kernel_flags(plan: &Plan, ascend: bool) -> Vec<String> {
     let m = &plan.moe;
-    let dispatcher = format!("--moe-token-dispatcher-type {}", m.dispatcher.wire());
+    // MindSpeed's LoRA on experts takes the sequence all-to-all alone ("Lora in the moe only
+    // enable the alltoall_seq", `validate_args`, mindspeed_llm/features_manager/finetune/lora.py;
+    // MindSpeed-RL's actor runs the same feature).
+    let dispatcher = match ascend && plan.trains_lora() {
+        true => "alltoall_seq",
+        false => m.dispatcher.wire(),
+    };
+    let dispatcher = format!("--moe-token-dispatcher-type {dispatcher}");
     let mut f = vec![match m.grouped_gemm {
         true => format!("--moe-grouped-gemm {dispatcher}"),
         false => dispatcher,

@@ -7,7 +7,6 @@ use serde_json::Value;
 
 use super::{Acc, Ctx, divisors_of, gcd};
 use crate::hardware::Vendor;
-use crate::model::Family;
 use crate::plan::{Framework, Method, RecomputeGranularity, RecomputeMethod};
 use crate::report::{Code, Severity};
 
@@ -108,14 +107,24 @@ pub(super) fn knobs(cx: &Ctx, acc: &mut Acc) {
     }
 }
 
-/// LoRA on a DeepSeek-V3 MoE with EP: the dispatcher the launch file sets.
+/// LoRA on an MoE model under MindSpeed: the dispatcher the launch file sets, whatever
+/// `moe.dispatcher` says (MindSpeed-LLM features_manager/finetune/lora.py `validate_args`: "Lora
+/// in the moe only enable the alltoall_seq"); and MindSpeed-RL's actor, whose resharding to the
+/// rollout needs `moe_tp_extend_ep` with EP above 1 (rule mindspeed_rl.tp_extend_ep), which the same
+/// feature refuses with LoRA ("Lora is not supported with moe-tp-extend-ep").
 pub(super) fn lora_moe_dispatcher(cx: &Ctx, acc: &mut Acc) {
-    use Severity::Note;
     let &Ctx { plan, arch, ep, mindspeed, .. } = cx;
-    if arch.family == Family::DeepseekV3 && plan.method == Method::Lora && ep > 1 && mindspeed {
-        // MindSpeed-LLM features_manager/finetune/lora.py: LoRA on MoE needs the alltoall_seq
-        // dispatcher; the launch file sets it.
-        acc.push(Note, Code::MindspeedLoraMoeDispatcher, &[], None);
+    if arch.moe.is_none() || !plan.trains_lora() || !mindspeed {
+        return;
+    }
+    acc.push(Severity::Note, Code::MindspeedLoraMoeDispatcher, &[], None);
+    if plan.framework == crate::plan::Framework::MindSpeedRl && 1 < ep {
+        acc.push(
+            Severity::Error,
+            Code::MindspeedRlLoraTpExtendEp,
+            &[],
+            Some((Field::ParallelEp, Value::from(1))),
+        );
     }
 }
 

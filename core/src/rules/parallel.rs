@@ -181,13 +181,14 @@ pub(super) fn megatron_sliding_window(cx: &Ctx, acc: &mut Acc) {
     }
 }
 
-/// GLM's rotary embedding (part of each head, interleaved pairs) on MindSpeed-RL, whose model
+/// GLM's rotary embedding (half of each head; GLM-4's in interleaved pairs) on MindSpeed-RL, whose model
 /// config has no key for either (`rotary_percent`, `rotary_interleaved`: MindSpeed-RL's
 /// `MegatronConfig`, core/data/flags/mindspeed-rl.tsv): its actor rotates every dimension, another
 /// model than the checkpoint (`emit::megatron::partial_rotary_flags` writes both elsewhere).
 pub(super) fn mindspeed_rl_rotary(cx: &Ctx, acc: &mut Acc) {
     let plan = cx.plan;
-    let glm = matches!(plan.model.arch.family, crate::model::Family::Glm | crate::model::Family::Glm4);
+    use crate::model::Family;
+    let glm = matches!(plan.model.arch.family, Family::Glm | Family::Glm4 | Family::Glm4Moe);
     if glm && plan.framework == Framework::MindSpeedRl {
         acc.push(Severity::Warning, Code::ModelRotaryMindspeedRl, &[], None);
     }

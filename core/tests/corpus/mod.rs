@@ -105,6 +105,15 @@ pub fn generated() -> Vec<Entry> {
                    "batch": {"micro_batch": 1, "global_batch": 64, "seq_len": 8192}}),
         );
     }
+    // GLM-4.5-Air: its partial rotary embedding, q/k/v biases, a dense first layer, DeepSeek-V3's router.
+    for (framework, hardware) in [("megatron", "h100-sxm-80g"), ("mindspeed-llm", "ascend-910b3")] {
+        add(
+            &format!("{framework}-glm-4.5-air"),
+            json!({"model": "glm-4.5-air", "hardware": hardware, "cluster": {"nodes": 4}, "framework": framework,
+                   "method": "sft-full", "parallel": {"tp": 2, "pp": 2, "ep": 8, "sequence_parallel": true,
+                   "distributed_optimizer": true}, "batch": {"micro_batch": 1, "global_batch": 64, "seq_len": 4096}}),
+        );
+    }
     // Kimi K2: DeepSeek-V3's architecture with 384 experts and one expert group.
     for framework in ["megatron", "mindspeed-llm"] {
         let hardware = if framework == "megatron" { "h800-sxm-80g" } else { "ascend-910b3" };
@@ -342,6 +351,12 @@ pub fn generated() -> Vec<Entry> {
         );
     }
     // DoRA (`use_dora`, its `FinetuningArguments`).
+    // GLM-4.5-Air's LoRA on LLaMA-Factory's glm4_moe template.
+    add(
+        "llamafactory-lora-glm-4.5-air",
+        json!({"model": "glm-4.5-air", "framework": "llamafactory", "method": "lora", "cluster": {"nodes": 2},
+               "parallel": {"zero_stage": 3}}),
+    );
     // Templates of their own: gpt-oss's (a reasoning template), DeepSeek-R1's distills' (deepseekr1).
     add(
         "llamafactory-lora-gpt-oss-20b",

@@ -1031,8 +1031,8 @@ fn moe_scripts_name_the_layers_that_hold_experts() {
             }
         }
     }
-    // DeepSeek-V2, V2-Lite, V3, R1 and Kimi K2 on both frameworks.
-    assert_eq!(patterned, 10);
+    // DeepSeek-V2, V2-Lite, V3, R1, Kimi K2, GLM-4.5 and GLM-4.5-Air on both frameworks.
+    assert_eq!(patterned, 14);
 }
 
 /// A gpt-oss-shaped config whose every layer is windowed (`layer_types` all `sliding_attention`)
@@ -1160,4 +1160,70 @@ fn shared_experts_and_their_gate_are_built() {
     assert!(!rl.contains("gate"), "{rl}");
     let deepseek = every_file_of("deepseek-v2-lite", "megatron", "h100-sxm-80g", "pretrain");
     assert!(!deepseek.contains("shared-expert-gate"), "{deepseek}");
+}
+
+/// GLM-4.5's Megatron-LM script builds it as THUDM's slime builds it
+/// (`scripts/models/glm4.5-355B-A32B.sh`): q/k norms and q/k/v biases, rotary positions on half
+/// of each head (not interleaved), 160 experts of 1,536 and a shared one after 3 dense layers,
+/// sigmoid routing with an expert bias, one group, weights × 2.5; MindSpeed-LLM's as its own
+/// GLM-4.5 script (`examples/mcore/glm45/tune_glm45_4k_lora_ptd.sh`): the dense layers as
+/// `--first-k-dense-replace 3 --moe-layer-freq 1`, the weights renormalized, no rope fusion. LLaMA-Factory
+/// trains GLM-4.5-Air on its `glm4_moe` template.
+#[test]
+fn glm_4_5_launches_as_its_frameworks_build_it() {
+    let megatron = every_file_of("glm-4.5", "megatron", "h100-sxm-80g", "pretrain");
+    for flag in [
+        "--num-layers 92\n",
+        "--group-query-attention --num-query-groups 8\n",
+        "--kv-channels 128\n",
+        "--add-qkv-bias\n",
+        "--qk-layernorm\n",
+        "--rotary-percent 0.5\n",
+        "--disable-bias-linear\n",
+        "--num-experts 160 --moe-router-topk 8\n",
+        "--moe-layer-freq \"([0]*3+[1]*89)\"\n",
+        "--moe-ffn-hidden-size 1536\n",
+        "--moe-shared-expert-intermediate-size 1536\n",
+        "--moe-router-score-function sigmoid --moe-router-enable-expert-bias --moe-router-num-groups 1 \
+         --moe-router-group-topk 1 --moe-router-topk-scaling-factor 2.5\n",
+    ] {
+        assert_writes(&megatron, flag);
+    }
+    assert!(!megatron.contains("--rotary-interleaved"), "{megatron}");
+    let mindspeed = every_file_of("glm-4.5", "mindspeed-llm", "ascend-910b3", "pretrain");
+    for flag in [
+        "--first-k-dense-replace 3 --moe-layer-freq 1\n",
+        "--norm-topk-prob\n",
+        "--rotary-percent 0.5\n",
+        "--no-rope-fusion\n",
+        "--qk-layernorm\n",
+    ] {
+        assert_writes(&mindspeed, flag);
+    }
+    let air = every_file_of("glm-4.5-air", "llamafactory", "h100-sxm-80g", "lora");
+    assert!(air.contains("template: glm4_moe\n"), "{air}");
+    assert!(!every_file_of("glm-4.5-air", "megatron", "h100-sxm-80g", "pretrain").contains("--qk-layernorm"));
+}
+
+/// LoRA on experts under MindSpeed runs the sequence all-to-all alone (MindSpeed-LLM
+/// `features_manager/finetune/lora.py`: "Lora in the moe only enable the alltoall_seq"), whatever
+/// the plan's dispatcher: MindSpeed-LLM's script and MindSpeed-RL's actor config say it; full
+/// fine-tuning keeps the plan's all-to-all, and Megatron-LM has no such dispatcher.
+#[test]
+fn mindspeed_lora_on_experts_dispatches_by_sequence() {
+    let with = |framework: &str, method: &str, rl_lora: bool| {
+        let p = plan(&format!(
+            r#"{{"model": "qwen3-30b-a3b", "hardware": "ascend-910b3", "framework": "{framework}", "method": "{method}",
+                "cluster": {{"nodes": 2}}, "rl": {{"lora": {rl_lora}}}}}"#
+        ));
+        emit(&p, "#link").unwrap().iter().map(|f| f.text.clone()).collect::<Vec<_>>().join("\n")
+    };
+    assert!(with("mindspeed-llm", "lora", false).contains("--moe-token-dispatcher-type alltoall_seq"));
+    assert!(with("mindspeed-rl", "grpo", true).contains("moe_token_dispatcher_type: alltoall_seq"));
+    assert!(with("mindspeed-llm", "sft-full", false).contains("--moe-token-dispatcher-type alltoall\n"));
+}
+
+/// Panics, showing the files, unless they write `flag`.
+fn assert_writes(files: &str, flag: &str) {
+    assert!(files.contains(flag), "{flag}:\n{files}");
 }

@@ -338,7 +338,7 @@ fn deepseek_q_lora_rank_absent_null_and_zero() {
 /// where the model reads a key the class does not define, as Qwen2's `head_dim`). Each row: the
 /// model_type, the keys transformers requires (no usable default), the defaults, and the catalog model
 /// the defaults describe (same parameter count) where there is one.
-const CLASS_DEFAULTS: [(&str, &str, &str, Option<&str>); 13] = [
+const CLASS_DEFAULTS: [(&str, &str, &str, Option<&str>); 14] = [
     // GPT2Config; n_inner=None → 4·n_embd (GPT2Block); tie_word_embeddings from PretrainedConfig.
     (
         "gpt2",
@@ -467,6 +467,18 @@ const CLASS_DEFAULTS: [(&str, &str, &str, Option<&str>); 13] = [
       "tie_word_embeddings": false, "attention_bias": true, "num_experts_per_tok": 4, "num_local_experts": 128,
       "sliding_window": 128}"#,
         Some("gpt-oss-120b"),
+    ),
+    // Glm4MoeConfig (partial_rotary_factor 0.5 set in its body; no head_dim key: Glm4MoeAttention
+    // takes hidden_size // heads, 42). GLM-4.5-Air's shape but for its q/k/v biases.
+    (
+        "glm4_moe",
+        "{}",
+        r#"{"vocab_size": 151552, "hidden_size": 4096, "intermediate_size": 10944, "num_hidden_layers": 46,
+      "num_attention_heads": 96, "num_key_value_heads": 8, "head_dim": 42, "max_position_embeddings": 131072,
+      "tie_word_embeddings": false, "attention_bias": false, "use_qk_norm": false, "moe_intermediate_size": 1408,
+      "num_experts_per_tok": 8, "n_shared_experts": 1, "n_routed_experts": 128, "first_k_dense_replace": 1,
+      "num_nextn_predict_layers": 0}"#,
+        None,
     ),
 ];
 
@@ -786,4 +798,42 @@ fn mistral_reads_its_sliding_window_on_every_layer() {
     let mut mixtral: serde_json::Value = serde_json::from_str(catalog_config("mixtral-8x7b")).unwrap();
     mixtral["sliding_window"] = serde_json::json!(4096);
     assert_eq!(hf::import_value(&mixtral).unwrap().arch.sliding_window, Some(every_layer));
+}
+
+/// GLM-4.5 and GLM-4.5-Air (`glm4_moe`) read as transformers builds them, counted against a count
+/// by hand from `modeling_glm4_moe.py`'s shapes: per layer q/k/v with biases and o without, two
+/// norms (and GLM-4.5's q/k norms of a head's width); the first `first_k_dense_replace` layers a
+/// dense MLP of `intermediate_size`, the others 128 or 160 experts and a shared expert of
+/// `moe_intermediate_size` and the router's weight (its `e_score_correction_bias` is a buffer);
+/// the final norm, the embedding and the untied head; the MTP layer apart, as transformers does
+/// not build it. GLM-4.5-Air's card says 106B: 106,852,245,504 here; GLM-4.5's says 355B, between
+/// 352,797,814,784 here and the 356.8 B its MTP layer makes of it.
+#[test]
+fn glm_4_5_counts_as_its_modeling_code_builds_it() {
+    let by_hand = |h: u64, layers: u64, inter: u64, moe: u64, experts: u64, dense: u64, qk_norm: bool| {
+        let (heads, kv, hd, vocab) = (96, 8, 128, 151_552);
+        let attention = h * heads * hd
+            + heads * hd
+            + 2 * (h * kv * hd + kv * hd)
+            + heads * hd * h
+            + if qk_norm { 2 * hd } else { 0 };
+        let dense_layer = attention + 2 * h + 3 * h * inter;
+        let moe_layer = attention + 2 * h + experts * 3 * h * moe + 3 * h * moe + experts * h;
+        dense * dense_layer + (layers - dense) * moe_layer + h + 2 * vocab * h
+    };
+    for (id, expected, qk_norm) in [
+        ("glm-4.5-air", by_hand(4096, 46, 10944, 1408, 128, 1, false), false),
+        ("glm-4.5", by_hand(5120, 92, 12288, 1536, 160, 3, true), true),
+    ] {
+        let arch = hf::import(catalog_config(id)).unwrap().arch;
+        assert_eq!(model::count_params(&arch).total(), expected, "{id}");
+        assert_eq!(arch.n_mtp_layers, 1, "{id}");
+        let trainplan_core::model::Attention::Gqa { qkv_bias, o_bias, qk_norm: norm, .. } = arch.attention
+        else {
+            panic!("{id}: not GQA")
+        };
+        assert_eq!((qkv_bias, o_bias, norm), (true, false, qk_norm), "{id}");
+    }
+    assert_eq!(by_hand(4096, 46, 10944, 1408, 128, 1, false), 106_852_245_504);
+    assert_eq!(by_hand(5120, 92, 12288, 1536, 160, 3, true), 352_797_814_784);
 }

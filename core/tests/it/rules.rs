@@ -760,6 +760,18 @@ const CASES: &[(&str, &str, &str)] = &[
         r#"{"model": "qwen1.5-moe-a2.7b", "hardware": "ascend-910b2", "framework": "mindspeed-rl", "method": "grpo", "cluster": {"nodes": 2}}"#,
         r#"{"model": "qwen1.5-moe-a2.7b", "hardware": "ascend-910b2", "framework": "mindspeed-llm", "method": "pretrain", "cluster": {"nodes": 2}}"#,
     ),
+    // MindSpeed's LoRA on experts: the sequence all-to-all alone, and no moe_tp_extend_ep, which
+    // MindSpeed-RL's resharding needs with EP.
+    (
+        "mindspeed.lora_moe_dispatcher",
+        r#"{"model": "qwen3-30b-a3b", "hardware": "ascend-910b3", "framework": "mindspeed-llm", "method": "lora", "cluster": {"nodes": 2}, "parallel": {"ep": 8}}"#,
+        r#"{"model": "qwen3-30b-a3b", "hardware": "ascend-910b3", "framework": "mindspeed-llm", "method": "sft-full", "cluster": {"nodes": 2}, "parallel": {"ep": 8}}"#,
+    ),
+    (
+        "mindspeed_rl.lora_tp_extend_ep",
+        r#"{"model": "qwen3-30b-a3b", "hardware": "ascend-910b3", "framework": "mindspeed-rl", "method": "grpo", "cluster": {"nodes": 2}, "parallel": {"ep": 8}, "rl": {"lora": true}}"#,
+        r#"{"model": "qwen3-30b-a3b", "hardware": "ascend-910b3", "framework": "mindspeed-rl", "method": "grpo", "cluster": {"nodes": 2}, "rl": {"lora": true}}"#,
+    ),
     // DeepSpeed ZeRO++: read by the stage-3 engine alone; hpZ's groups must divide the world.
     (
         "zero.zeropp_stage",
