@@ -386,6 +386,9 @@ pub fn zh(code: Code) -> &'static str {
         Code::ModelSharedGateMindspeedRl => {
             "MindSpeed-RL 的模型配置没有 shared_expert_gate：actor 直接加上共享专家的输出，而模型会先乘以一个可学习的 sigmoid 门控。"
         }
+        Code::ModelPostNormsMegatron => {
+            "{framework} 的脚本不会在注意力与 MLP 之后各加一层归一化，而 GLM-4-0414 的每层都有：训练的层与检查点的不同。"
+        }
         Code::ModelSeqTooLong => "序列长度 {seq_len} 超过了模型的 {max} 个位置。",
         Code::ParallelCpSeq => "序列长度 {seq_len} 不是 2 × CP {cp} 的整数倍。",
         Code::ParallelCpA2aSeq => "序列长度 {seq_len} 不是 CP {cp} 的整数倍（all-to-all 上下文并行）。",

@@ -434,6 +434,7 @@ codes! {
     ModelMlaYarnBetas = "model.mla_yarn_betas" => "Megatron-LM's command line sets no YaRN betas for multi-latent attention: the model's beta_fast {beta_fast} and beta_slow {beta_slow} train as 32 and 1.",
     ModelRotaryMindspeedRl = "model.rotary_mindspeed_rl" => "MindSpeed-RL's model config has no rotary_percent or rotary_interleaved: its actor rotates every dimension of each head, where GLM rotates half of them.",
     ModelSharedGateMindspeedRl = "model.shared_gate_mindspeed_rl" => "MindSpeed-RL's model config has no shared_expert_gate: its actor adds the shared expert's output ungated, where the model scales it by a learned sigmoid gate.",
+    ModelPostNormsMegatron = "model.post_norms_megatron" => "{framework}'s script builds no norm after attention and after the MLP, which GLM-4-0414's layers hold: it trains another layer than the checkpoint's.",
     ModelSeqTooLong = "model.seq_too_long" => "Sequence length {seq_len} is longer than the model's {max} positions.",
     ParallelCpSeq = "parallel.cp_seq" => "Sequence length {seq_len} is not a multiple of 2 × CP {cp}.",
     ParallelCpA2aSeq = "parallel.cp_a2a_seq" => "Sequence length {seq_len} is not a multiple of CP {cp} (all-to-all context parallelism).",

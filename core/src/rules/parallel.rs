@@ -192,6 +192,17 @@ pub(super) fn mindspeed_rl_rotary(cx: &Ctx, acc: &mut Acc) {
     if glm && plan.framework == Framework::MindSpeedRl {
         acc.push(Severity::Warning, Code::ModelRotaryMindspeedRl, &[], None);
     }
+    // GLM-4-0414's norms after attention and after the MLP (`Glm4DecoderLayer`'s
+    // `post_self_attn_layernorm`, `post_mlp_layernorm`): Megatron-LM's flags have none
+    // (core/data/flags/megatron-lm.tsv), and MindSpeed-LLM's `--post-norm` builds them only in its
+    // Gemma 2 and Grok layer specs (`TransformerLayerWithPostNorm`,
+    // mindspeed_llm/tasks/models/transformer/transformer_layer.py).
+    let launched =
+        matches!(plan.framework, Framework::Megatron | Framework::MindSpeedLlm | Framework::MindSpeedRl);
+    if launched && plan.model.arch.post_norms {
+        let framework = [("framework", plan.framework.wire().to_owned())];
+        acc.push(Severity::Warning, Code::ModelPostNormsMegatron, &framework, None);
+    }
     // Qwen2-MoE's gate on its shared expert has no key there either (`emit::megatron::shared_expert_flags`).
     let gated =
         plan.model.arch.moe.as_ref().is_some_and(|m| m.shared_expert_gate && 0 < m.shared_intermediate_size);

@@ -754,6 +754,13 @@ const CASES: &[(&str, &str, &str)] = &[
         r#"{"model": "glm-4-9b", "hardware": "ascend-910b2", "framework": "mindspeed-rl", "method": "grpo", "cluster": {"nodes": 2}}"#,
         r#"{"model": "qwen2.5-7b", "hardware": "ascend-910b2", "framework": "mindspeed-rl", "method": "grpo", "cluster": {"nodes": 2}}"#,
     ),
+    // GLM-4-0414's norms after attention and after the MLP: no Megatron-family flag builds them;
+    // GLM-4-9B (`glm`) has none.
+    (
+        "model.post_norms_megatron",
+        r#"{"model": {"hf_config": {"model_type": "glm4", "vocab_size": 151552, "hidden_size": 4096, "intermediate_size": 13696, "num_hidden_layers": 40, "num_attention_heads": 32, "num_key_value_heads": 2, "head_dim": 128, "attention_bias": true}, "name": "GLM-4-9B-0414"}, "framework": "megatron", "method": "pretrain"}"#,
+        r#"{"model": "glm-4-9b", "framework": "megatron", "method": "pretrain"}"#,
+    ),
     // Qwen2-MoE's gate on its shared expert has no key in MindSpeed-RL's model config.
     (
         "model.shared_gate_mindspeed_rl",
