@@ -371,8 +371,11 @@ fn position_flags(plan: &Plan, ascend: bool, key: &dyn Fn(&str) -> Option<serde_
 /// MindSpeed-LLM's scripts turn its rope fusion off, as its GLM-4.5 scripts do
 /// (`examples/mcore/glm45`), and Megatron core 0.12.1 under it refuses the interleaved rotation
 /// with the fusion (`validate_args`: "--rotary-interleaved does not work with rope_fusion");
-/// Megatron-LM core_v0.19.0 fuses both (Transformer Engine 2.3 or later). MindSpeed-RL's model
-/// config has neither key (`model.rotary_mindspeed_rl`).
+/// Megatron-LM core_v0.19.0 fuses both (Transformer Engine 2.3 or later); MindSpeed's own fused
+/// rotation (`--use-fused-rotary-pos-emb`) takes both too, the passed-through dimensions split off
+/// first and interleaved pairs as its mode 1 (`apply_rotary_pos_emb_bshd`,
+/// mindspeed/core/models/common/embeddings/rotary_pos_embedding.py). MindSpeed-RL's model config
+/// has neither key (`model.rotary_mindspeed_rl`).
 fn partial_rotary_flags(
     plan: &Plan,
     ascend: bool,
