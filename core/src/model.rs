@@ -158,6 +158,12 @@ impl Family {
         }
     }
 
+    /// Whether its rotary embedding turns only part of each head (`partial_rotary_factor`, 0.5 by
+    /// default: transformers `GlmConfig`, `Glm4Config`, `Glm4MoeConfig`).
+    pub fn rotates_part_of_each_head(self) -> bool {
+        matches!(self, Family::Glm | Family::Glm4 | Family::Glm4Moe)
+    }
+
     /// The family of an HF `model_type`, if known.
     pub fn from_model_type(model_type: &str) -> Option<Family> {
         // Kimi K2 is DeepSeek-V3's architecture under a type of its own, so that inference engines

@@ -507,11 +507,14 @@ fn no_sync_accumulation(ctx: &Ctx) -> Option<Candidate> {
 fn zero_plus_plus(ctx: &Ctx) -> Option<Candidate> {
     let (plan, p) = (ctx.plan, &ctx.plan.parallel);
     let applies = crate::knobs::applies(plan.framework, plan.method, crate::knobs::Knob::ZeroHpz);
-    let off = p.zero_hpz.get() == 1 && !p.zero_quantized_weights && !p.zero_quantized_gradients;
     let per_node = u64::from(plan.cluster.devices_per_node.get());
     let divides = plan.cluster.n_devices().is_multiple_of(per_node);
-    (applies.yes() && off && p.zero_stage.shards_params() && 1 < plan.cluster.nodes.get() && divides).then(
-        || {
+    (applies.yes()
+        && !p.asks_zero_plus_plus()
+        && p.zero_stage.shards_params()
+        && 1 < plan.cluster.nodes.get()
+        && divides)
+        .then(|| {
             candidate(
                 Move::ZeroPlusPlus,
                 vec![
@@ -520,8 +523,7 @@ fn zero_plus_plus(ctx: &Ctx) -> Option<Candidate> {
                     fix(Field::ParallelZeroQuantizedGradients, true),
                 ],
             )
-        },
-    )
+        })
 }
 
 /// VeRL's FSDP engine on FSDP2 (`strategy: fsdp2`) where the plan does not fit: an untied

@@ -29,7 +29,7 @@ pub fn zero_block(plan: &Plan, hf_auto: bool) -> Value {
         zero["sub_group_size"] = json!(crate::memory::SUB_GROUP_SIZE);
         zero["stage3_gather_16bit_weights_on_model_save"] = json!(true);
         // ZeRO++ (`DeepSpeedZeroConfig`: read by the stage-3 engine alone), where asked.
-        let zpp = p.zero_plus_plus();
+        let zpp = plan.zero_plus_plus();
         if 1 < zpp.hpz {
             zero["zero_hpz_partition_size"] = json!(zpp.hpz);
         }

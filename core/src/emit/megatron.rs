@@ -382,8 +382,7 @@ fn partial_rotary_flags(
     key: &dyn Fn(&str) -> Option<serde_json::Value>,
 ) -> Vec<String> {
     let family = plan.model.arch.family;
-    let glm = matches!(family, Family::Glm | Family::Glm4 | Family::Glm4Moe);
-    if !glm || plan.framework == crate::plan::Framework::MindSpeedRl {
+    if !family.rotates_part_of_each_head() || plan.framework == crate::plan::Framework::MindSpeedRl {
         return Vec::new();
     }
     let mut f = Vec::new();

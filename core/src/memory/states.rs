@@ -77,8 +77,7 @@ pub fn zero3_weight_bytes_per_device(arch: &Architecture, n_devices: u64, bytes_
 /// elements on the partition's `remote_device`, the host under parameter offload, where it is not
 /// counted here). ZeRO++'s hierarchical partitioning: Wang et al. 2023, arXiv 2306.10209.
 fn hpz_secondary_bytes(ctx: &Ctx, params: u64) -> u64 {
-    // The group is at most the world (`_create_zero_param_parallel_group`, deepspeed/utils/groups.py).
-    let hpz = ctx.plan.parallel.zero_plus_plus().hpz.min(ctx.plan.cluster.n_devices());
+    let hpz = ctx.plan.zero_plus_plus().hpz;
     if hpz <= 1 || ctx.plan.parallel.offload_params {
         return 0;
     }

@@ -493,7 +493,8 @@ impl ZeroStage {
 /// reads none of its keys). ZeRO++: Wang et al. 2023, arXiv 2306.10209.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ZeroPlusPlus {
-    /// hpZ's secondary group, ranks; 1 where off.
+    /// hpZ's secondary group, ranks, at most the world (`_create_zero_param_parallel_group`,
+    /// deepspeed/utils/groups.py: `min(group_size, world_size)`); 1 where off.
     pub hpz: u64,
     /// qwZ: parameters gathered in int8.
     pub quantized_weights: bool,
@@ -502,14 +503,9 @@ pub struct ZeroPlusPlus {
 }
 
 impl Parallel {
-    /// ZeRO++ as it takes effect ([`ZeroPlusPlus`]); all off below ZeRO-3.
-    pub fn zero_plus_plus(&self) -> ZeroPlusPlus {
-        let on = self.zero_stage.shards_params();
-        ZeroPlusPlus {
-            hpz: if on { u64::from(self.zero_hpz.get()) } else { 1 },
-            quantized_weights: on && self.zero_quantized_weights,
-            quantized_gradients: on && self.zero_quantized_gradients,
-        }
+    /// Whether the plan asks for any of ZeRO++, whether or not its stage reads it.
+    pub fn asks_zero_plus_plus(&self) -> bool {
+        1 < self.zero_hpz.get() || self.zero_quantized_weights || self.zero_quantized_gradients
     }
 }
 
@@ -1013,6 +1009,17 @@ impl Precision {
 }
 
 impl Plan {
+    /// ZeRO++ as it takes effect ([`ZeroPlusPlus`]); all off below ZeRO-3.
+    pub fn zero_plus_plus(&self) -> ZeroPlusPlus {
+        let p = &self.parallel;
+        let on = p.zero_stage.shards_params();
+        ZeroPlusPlus {
+            hpz: if on { u64::from(p.zero_hpz.get()).min(self.cluster.n_devices()) } else { 1 },
+            quantized_weights: on && p.zero_quantized_weights,
+            quantized_gradients: on && p.zero_quantized_gradients,
+        }
+    }
+
     /// Whether the trained weights are LoRA adapters on a frozen base: the `lora`, `qlora` and
     /// `dpo-lora` methods, and RL with `rl.lora`.
     pub fn trains_lora(&self) -> bool {

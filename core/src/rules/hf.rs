@@ -91,8 +91,7 @@ pub(super) fn nvme(cx: &Ctx, acc: &mut Acc) {
 /// of the world by the group, taken as at most the world).
 pub(super) fn zero_plus_plus(cx: &Ctx, acc: &mut Acc) {
     let &Ctx { plan, p, world, .. } = cx;
-    let asked = 1 < p.zero_hpz.get() || p.zero_quantized_weights || p.zero_quantized_gradients;
-    if !asked || !matches!(plan.framework, Framework::DeepSpeed | Framework::LlamaFactory) {
+    if !p.asks_zero_plus_plus() || !matches!(plan.framework, Framework::DeepSpeed | Framework::LlamaFactory) {
         return;
     }
     if !p.zero_stage.shards_params() {
@@ -105,7 +104,7 @@ pub(super) fn zero_plus_plus(cx: &Ctx, acc: &mut Acc) {
         );
         return;
     }
-    let hpz = u64::from(p.zero_hpz.get()).min(world);
+    let hpz = plan.zero_plus_plus().hpz;
     if 1 < hpz && !world.is_multiple_of(hpz) {
         // A node's devices where they divide the world (DeepSpeed's tutorial sets hpZ to them).
         let per_node = u64::from(plan.cluster.devices_per_node.get());

@@ -187,8 +187,7 @@ pub(super) fn megatron_sliding_window(cx: &Ctx, acc: &mut Acc) {
 /// model than the checkpoint (`emit::megatron::partial_rotary_flags` writes both elsewhere).
 pub(super) fn mindspeed_rl_rotary(cx: &Ctx, acc: &mut Acc) {
     let plan = cx.plan;
-    use crate::model::Family;
-    let glm = matches!(plan.model.arch.family, Family::Glm | Family::Glm4 | Family::Glm4Moe);
+    let glm = plan.model.arch.family.rotates_part_of_each_head();
     if glm && plan.framework == Framework::MindSpeedRl {
         acc.push(Severity::Warning, Code::ModelRotaryMindspeedRl, &[], None);
     }

@@ -155,7 +155,7 @@ fn moving(ctx: &Ctx, mem: &memory::Memory, stage: &memory::StageMemory, moves: M
     };
     // DeepSpeed ZeRO++ (ZeRO-3 only): qwZ gathers int8, hpZ gathers the backward's parameters
     // within its group, qgZ averages the gradients in int4 ([`ZeroPlusPlus`]).
-    let zpp = ctx.plan.parallel.zero_plus_plus();
+    let zpp = ctx.plan.zero_plus_plus();
     let gathered = match zpp.quantized_weights {
         true => stored.min(compute).min(QWZ_BYTES_PER_PARAM),
         false => stored.min(compute),
@@ -218,12 +218,10 @@ fn qwz_seconds(ctx: &Ctx, share: &Share, on: bool) -> f64 {
     }
 }
 
-/// hpZ's backward gather: a ring all-gather over its group of `hpz` consecutive ranks (at most
-/// the world: `_create_zero_param_parallel_group`, deepspeed/utils/groups.py) from each rank's
-/// secondary shard, within a node where the group fits one (DeepSpeed's tutorial sets it to the
-/// GPUs per node), instead of over every rank.
-fn hpz_gather_seconds(ctx: &Ctx, share: &Share, bytes_per_param: f64, hpz: u64) -> f64 {
-    let group = hpz.min(ctx.plan.cluster.n_devices());
+/// hpZ's backward gather: a ring all-gather over its group of `group` consecutive ranks from each
+/// rank's secondary shard, within a node where the group fits one (DeepSpeed's tutorial sets it to
+/// the GPUs per node), instead of over every rank.
+fn hpz_gather_seconds(ctx: &Ctx, share: &Share, bytes_per_param: f64, group: u64) -> f64 {
     let domain = u64::from(ctx.plan.cluster.scale_up_domain.get());
     let bandwidth = group_bandwidth(ctx.hw, domain, group, 1);
     ring_seconds_on(ctx.hw, share.params_on_device * bytes_per_param, group as f64, bandwidth, false)

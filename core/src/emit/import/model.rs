@@ -344,7 +344,6 @@ impl Shape {
     /// The same architecture as `other`, a file's: a vocabulary or rotary base one side leaves open
     /// matching any, and YaRN the file leaves out matching any.
     fn matches(&self, other: &Shape) -> bool {
-        let open = |a: Option<u64>, b: Option<u64>| a.is_none() || b.is_none() || a == b;
         let closed =
             |s: &Shape| Shape { vocab: None, rotary_base: None, yarn: None, shared_gate: None, ..s.clone() };
         // YaRN the file (`other`) gives must be the model's; a file without leaves it open. With
@@ -359,9 +358,7 @@ impl Shape {
         };
         open(self.vocab, other.vocab)
             && open(self.rotary_base, other.rotary_base)
-            && (self.shared_gate.is_none()
-                || other.shared_gate.is_none()
-                || self.shared_gate == other.shared_gate)
+            && open(self.shared_gate, other.shared_gate)
             && yarn_open
             && closed(self) == closed(other)
     }
@@ -418,6 +415,11 @@ fn dense_first(pattern: &str) -> Option<u64> {
     let experts = experts.strip_prefix("[1]*")?.parse::<u64>().ok()?;
     (0 < experts).then_some(())?;
     dense.strip_prefix("[0]*")?.parse::<u64>().ok()
+}
+
+/// Whether two values match where either may be left open (`None`).
+fn open<T: PartialEq>(a: Option<T>, b: Option<T>) -> bool {
+    a.is_none() || b.is_none() || a == b
 }
 
 /// The sliding window the flags give ([`Shape::window`]): Megatron-LM's `--window-size`, a
