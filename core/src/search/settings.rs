@@ -18,6 +18,8 @@ pub(super) struct Knobs {
     pub(super) ep: u32,
     #[serde(with = "zero_stage_number")]
     pub(super) zero_stage: ZeroStage,
+    /// DeepSpeed ZeRO++'s hpZ group (`zero_hpz_partition_size`); 1 is off.
+    pub(super) zero_hpz: u32,
     pub(super) offload_optimizer: bool,
     pub(super) offload_params: bool,
     pub(super) swap_optimizer: bool,
@@ -51,6 +53,7 @@ impl Knobs {
             cp_algo: p.cp_algo,
             ep: p.ep.get(),
             zero_stage: p.zero_stage,
+            zero_hpz: p.zero_hpz.get(),
             offload_optimizer: p.offload_optimizer,
             offload_params: p.offload_params,
             swap_optimizer: p.swap_optimizer,
@@ -84,6 +87,7 @@ impl Knobs {
         p.cp_algo = self.cp_algo;
         p.ep = nz(self.ep);
         p.zero_stage = self.zero_stage;
+        p.zero_hpz = nz(self.zero_hpz);
         p.offload_optimizer = self.offload_optimizer;
         p.offload_params = self.offload_params;
         p.swap_optimizer = self.swap_optimizer;
@@ -126,6 +130,7 @@ impl Knobs {
         push(Field::ParallelCpAlgo, self.cp_algo != from.cp_algo, self.cp_algo.wire().into());
         push(Field::ParallelEp, self.ep != from.ep, self.ep.into());
         push(Field::ParallelZeroStage, self.zero_stage != from.zero_stage, self.zero_stage.get().into());
+        push(Field::ParallelZeroHpz, self.zero_hpz != from.zero_hpz, self.zero_hpz.into());
         push(
             Field::ParallelOffloadOptimizer,
             self.offload_optimizer != from.offload_optimizer,

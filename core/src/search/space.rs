@@ -16,7 +16,7 @@
 //! or hides communication without adding any: Megatron-LM docs/api-guide/dist_optimizer.md,
 //! Korthikanti et al. 2022 §4.2.2, MindSpeed docs/zh/features/async-ddp.md). For the HF family
 //! (DeepSpeed, LLaMA-Factory, VeRL) no model parallelism, ZeRO 0–3 with optimizer and parameter
-//! offload, Liger's kernels off and on (LLaMA-Factory, VeRL, on the models they patch), gradient
+//! offload (and DeepSpeed ZeRO++'s hpZ over a node where ZeRO-3 spans nodes), Liger's kernels off and on (LLaMA-Factory, VeRL, on the models they patch), gradient
 //! checkpointing on or off, and Ulysses CP for VeRL. RL (GRPO, PPO) also walks the
 //! rollout engine's TP over the divisors of the scale-up domain that divide the heads: at the
 //! default TP 1 a 32B model's weights alone fill the engine's share of an 80 GB device, and every
@@ -168,7 +168,7 @@ fn taken_knobs(plan: &Plan) -> impl Fn(Knobs) -> Knobs + use<> {
         macro_rules! keep {
             ($($knob:ident => $field:ident),*) => {$(if is_off(off, Knob::$knob) { k.$field = base.$field; })*};
         }
-        keep!(Tp => tp, Pp => pp, Vpp => vpp, Cp => cp, CpAlgo => cp_algo, Ep => ep, ZeroStage => zero_stage,
+        keep!(Tp => tp, Pp => pp, Vpp => vpp, Cp => cp, CpAlgo => cp_algo, Ep => ep, ZeroStage => zero_stage, ZeroHpz => zero_hpz,
             OffloadOptimizer => offload_optimizer, OffloadParams => offload_params,
             SwapOptimizer => swap_optimizer, DistributedOptimizer => distributed_optimizer,
             SequenceParallel => sequence_parallel, OverlapGradReduce => overlap_grad_reduce,
@@ -273,6 +273,7 @@ fn megatron_space(shape: &Shape, visit: &mut dyn FnMut(Knobs, bool)) {
                                         ep,
                                         // Knobs of the other family stay as the user left them.
                                         zero_stage: base.zero_stage,
+                                        zero_hpz: base.zero_hpz,
                                         offload_optimizer,
                                         swap_optimizer,
                                         offload_params,
@@ -420,7 +421,7 @@ fn recompute_options(base: &Knobs, per_stage: u64) -> Vec<(RecomputeGranularity,
 }
 
 /// The HF family's space (DeepSpeed, LLaMA-Factory, VeRL): no model parallelism; ZeRO 0–3 with
-/// optimizer and parameter offload, Liger's kernels off and on where the framework patches the
+/// optimizer and parameter offload (ZeRO++'s hpZ: [`hpz_options`]), Liger's kernels off and on where the framework patches the
 /// model, gradient checkpointing on or off, Ulysses CP for VeRL and, where its FSDP engine shards
 /// the gradients, their reduction every micro-batch or once an update, and the micro-batch.
 fn hf_space(shape: &Shape, visit: &mut dyn FnMut(Knobs, bool)) {
@@ -465,7 +466,9 @@ fn hf_space(shape: &Shape, visit: &mut dyn FnMut(Knobs, bool)) {
                 (false, false, true),
             ];
             let offloads = if crate::memory::verl_fsdp2(plan) { &OFFLOADS[..] } else { &OFFLOADS[..4] };
-            for &(offload_optimizer, offload_params, offload_policy) in offloads {
+            let hpzs = hpz_options(shape, zero_stage);
+            let settings = hpzs.iter().flat_map(|&hpz| offloads.iter().map(move |&o| (hpz, o)));
+            for (zero_hpz, (offload_optimizer, offload_params, offload_policy)) in settings {
                 // DeepSpeed offloads the optimizer from stage 1 and parameters at stage 3 alone
                 // (`zero/config.py`, the latter with the optimizer); VeRL's FSDP engine either, or
                 // both, between its passes at any sharding (`param_offload`, `optimizer_offload`).
@@ -488,6 +491,7 @@ fn hf_space(shape: &Shape, visit: &mut dyn FnMut(Knobs, bool)) {
                             ep: 1,
                             cp,
                             zero_stage,
+                            zero_hpz,
                             offload_optimizer,
                             offload_params,
                             offload_policy,
@@ -505,5 +509,31 @@ fn hf_space(shape: &Shape, visit: &mut dyn FnMut(Knobs, bool)) {
                 }
             }
         }
+    }
+}
+
+/// DeepSpeed ZeRO++'s hpZ groups the space walks at `zero_stage`: off, and a node's devices, where
+/// ZeRO-3 spans nodes and the node's devices divide the world. hpZ keeps a secondary shard of the
+/// parameters within each group, so that the backward's gathers stay on the node's links (Wang et
+/// al. 2023, "ZeRO++: Extremely Efficient Collective Communication for Giant Model Training", §3.2;
+/// DeepSpeed's ZeRO++ tutorial sets it to a node's GPUs), memory traded for speed and nothing the
+/// training computes changed. Its quantized weights and gradients (qwZ, qgZ) change the numbers
+/// trained on, so they stay as the plan has them (the advice `zero_plus_plus` offers them).
+/// Elsewhere hpZ is off below ZeRO-3, where DeepSpeed reads none of it (`zero.zeropp_stage`), and
+/// the plan's own on one node, where it gathers over the same links either way.
+fn hpz_options(shape: &Shape, zero_stage: ZeroStage) -> Vec<u32> {
+    let Shape { plan, base, world, .. } = *shape;
+    let node = plan.cluster.devices_per_node.get();
+    let takes = matches!(plan.framework, Framework::DeepSpeed | Framework::LlamaFactory);
+    match (takes, zero_stage.shards_params()) {
+        (false, _) => vec![base.zero_hpz],
+        (true, false) => vec![1],
+        (true, true) if u64::from(node) < world && world.is_multiple_of(u64::from(node)) => {
+            let mut hpzs = vec![1, node, base.zero_hpz];
+            hpzs.sort_unstable();
+            hpzs.dedup();
+            hpzs
+        }
+        (true, true) => vec![base.zero_hpz],
     }
 }

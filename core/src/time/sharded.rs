@@ -129,9 +129,16 @@ fn moving(ctx: &Ctx, mem: &memory::Memory, stage: &memory::StageMemory, moves: M
     // shards), or what the shards hold where less (QLoRA's NF4 base, a GPTQ or AWQ checkpoint:
     // memory/states.rs): the bytes a stored parameter takes, its dense shard over DP × CP and its
     // experts' over the expert-data-parallel group. Under FSDP2's CPU offload the fp32 shards are
-    // on the host, the device holding none of them.
+    // on the host, the device holding none of them; under DeepSpeed's parameter offload
+    // (ZeRO-Infinity's `offload_param`) the 16-bit shards, each copied into the device's buffer and
+    // gathered over every rank as a shard on the device is (`_all_gather_coalesced`:
+    // `flat_tensor.narrow(..).copy_(param.ds_tensor)`, then the all-gather,
+    // deepspeed/runtime/zero/partition_parameters.py): the device's weights read 0 there, and the
+    // gathers had moved nothing.
     let compute = memory::compute_bytes_per_param(ctx.plan);
-    let stored = match offloaded {
+    let host_shards = ctx.plan.parallel.offload_params
+        && matches!(ctx.plan.framework, Framework::DeepSpeed | Framework::LlamaFactory);
+    let stored = match offloaded || host_shards {
         true => compute,
         false => stage.weights_bytes as f64 / share.sharded_params().max(1.0),
     };

@@ -539,3 +539,42 @@ fn verls_packed_micro_batches_are_not_walked() {
     assert!(!changes_micro_batch(&packed));
     assert!(changes_micro_batch(&walked));
 }
+
+/// DeepSpeed ZeRO-3 across nodes walks ZeRO++'s hpZ over a node (`search::space::hpz_options`), and
+/// where the nodes' devices share one slow NIC the fastest plan keeps the backward's gathers in the
+/// node with it. Llama-3-8B full SFT on 4 nodes of 8 (DP 32, 256 sequences a step): DeepSpeed's
+/// offloads as its `zero/config.py` takes them (ZeRO 0: none; 1 and 2: none or the optimizer; 3:
+/// none, the optimizer, or both) are 1 + 2 + 2 + 3 = 8, ZeRO-3's 3 again with hpZ 8: 11; gradient
+/// checkpointing off or on, 2; micro-batches 1, 2, 4, 8 (b · 32 ≤ 256), 4. By hand 11 · 2 · 4 = 88
+/// (64 without hpZ). On one node hpZ gathers over the same links either way and is not walked:
+/// 8 · 2 · 6 (b · 8 ≤ 256 to 32) = 96.
+#[test]
+fn zero3_across_nodes_searches_hpz_over_a_node() {
+    let text = |hardware: &str, nodes: u32| {
+        format!(
+            r#"{{"model": "llama-3-8b", "hardware": {hardware}, "framework": "deepspeed", "method": "sft-full",
+                "cluster": {{"nodes": {nodes}}}, "parallel": {{"zero_stage": 3}},
+                "batch": {{"micro_batch": 1, "global_batch": 256, "seq_len": 4096}}}}"#
+        )
+    };
+    let shared_nic = r#"{"custom": {"name": "shared NIC", "vendor": "nvidia", "memory_gb": 80, "bf16_tflops": 312,
+        "memory_tb_per_s": 2.0, "intra_node_gb_per_s": 600, "inter_node_gbit_per_s": 25, "devices_per_node": 8}}"#;
+    let p = plan(&text(shared_nic, 4));
+    let result = search(&p);
+    assert_eq!(result.considered, 88);
+    assert_eq!(search(&plan(&text(shared_nic, 1))).considered, 96);
+    let best = result.best.first().expect("plans run");
+    let set = |field: &str| best.changes.iter().find(|f| f.field.path() == field).map(|f| f.value.clone());
+    assert_eq!(set("parallel.zero_hpz_partition_size"), Some(8.into()), "{:?}", best.changes);
+    // The plan found is what its changes make, runs, and beats the same plan without hpZ.
+    let found = rules::apply_all(&p, &best.changes).expect("the changes apply");
+    let report = evaluate(&found);
+    assert!(report.memory.fits && !report.findings.iter().any(|f| f.severity == Severity::Error));
+    let mut without = found.clone();
+    without.parallel.zero_hpz = std::num::NonZeroU32::MIN;
+    assert!(report.time.step_seconds < evaluate(&without).time.step_seconds);
+    // The quantized weights and gradients change the numbers trained on: never set by the search.
+    for c in result.best.iter().chain(&result.pareto) {
+        assert!(c.changes.iter().all(|f| !f.field.path().starts_with("parallel.zero_quantized")), "{c:?}");
+    }
+}
