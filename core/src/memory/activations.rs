@@ -167,7 +167,7 @@ pub fn layer_activation_bytes(arch: &Architecture, moe_layer: bool, case: &Layer
         // on the HF path).
         let k = moe.top_k as f64;
         let f_e = moe.expert_intermediate_size as f64;
-        let routed = match (megatron, liger) {
+        let routed = match (megatron, liger && super::loss::liger_fuses_experts(arch.family)) {
             (true, _) => k * (4.0 * h + 6.0 * f_e),
             // Liger's fused experts (`LigerExperts`, `LigerFusedMoEFunction.forward` in
             // `liger_kernel/ops/fused_moe.py`) gather the tokens inside the kernel and recompute

@@ -38,10 +38,12 @@ pub(super) fn logits_bytes(ctx: &Ctx) -> u64 {
 /// The planner's families Liger's kernels patch, as (family, by LLaMA-Factory, by VeRL).
 /// LLaMA-Factory picks an `apply_liger_kernel_to_*` by `model_type`
 /// (`src/llamafactory/model/model_utils/liger_kernel.py`: `glm` and `glm4`, `llama`, `mistral`,
-/// `mixtral`, `qwen2`, `qwen3`, `qwen3_moe` among the types it lists); VeRL's `use_liger` asks
-/// Liger to patch the model instance (`_apply_liger_kernel_to_instance`,
+/// `mixtral`, `qwen2`, `qwen3`, `qwen3_moe`, `gpt_oss` among the types it lists); VeRL's
+/// `use_liger` asks Liger to patch the model instance (`_apply_liger_kernel_to_instance`,
 /// `MODEL_TYPE_TO_APPLY_LIGER_FN` in `liger_kernel/transformers/monkey_patch.py`, liger-kernel
-/// 0.8.5: no `glm`, but DeepSeek's). Any other model trains unpatched.
+/// 0.8.5: no `glm`, but DeepSeek's and `gpt_oss`). Neither lists `qwen2_moe` or `glm4_moe`. Any
+/// other model trains unpatched. gpt-oss's patch leaves its experts as they are (`swiglu=False`
+/// in `apply_liger_kernel_to_gpt_oss`: their clamped SwiGLU is its own): [`liger_fuses_experts`].
 pub(super) const LIGER_PATCHED: &[(model::Family, bool, bool)] = &[
     (model::Family::Glm, true, false),
     (model::Family::Glm4, true, true),
@@ -53,7 +55,15 @@ pub(super) const LIGER_PATCHED: &[(model::Family, bool, bool)] = &[
     (model::Family::Qwen3Moe, true, true),
     (model::Family::DeepseekV2, false, true),
     (model::Family::DeepseekV3, false, true),
+    (model::Family::GptOss, true, true),
 ];
+
+/// Whether Liger's patch of `family` runs its routed experts through its fused kernel
+/// (`LigerExperts`): every patched MoE family's but gpt-oss's, whose patch keeps its own experts
+/// (`apply_liger_kernel_to_gpt_oss`: RMSNorm, rotary embedding and the fused loss alone).
+pub(crate) fn liger_fuses_experts(family: model::Family) -> bool {
+    family != model::Family::GptOss
+}
 
 /// Whether the plan's HF modules run Liger's kernels: LLaMA-Factory's `enable_liger_kernel` or
 /// VeRL's `use_liger` on a model type it patches ([`liger_patches`]): fused RMSNorm, SwiGLU, rotary

@@ -1349,6 +1349,29 @@ fn liger_fused_experts_keep_their_gate_and_up_outputs_alone() {
 }
 
 #[test]
+fn liger_patches_gpt_oss_norms_and_leaves_its_experts() {
+    // LLaMA-Factory hands `gpt_oss` to Liger (`apply_liger_kernel_to_gpt_oss`, liger-kernel 0.8.5,
+    // as VeRL's `_apply_liger_kernel_to_instance` does), whose patch fuses the RMSNorms, the rotary
+    // embedding and the loss, and leaves the experts' clamped SwiGLU as it is (`swiglu=False`).
+    // gpt-oss-20b (h 2,880, 24 layers, every one MoE), LoRA without recomputation, 2 × 4,096
+    // tokens: the two norms' 8h a layer and token less, the experts' bytes unchanged.
+    let (h, layers, tokens) = (2_880u64, 24u64, 2 * 4_096u64);
+    for framework in ["llamafactory", "verl"] {
+        let method = if framework == "verl" { "grpo" } else { "lora" };
+        let stage = |liger: bool| {
+            let text = format!(
+                r#"{{"model": "gpt-oss-20b", "framework": "{framework}", "method": "{method}", "liger_kernel": {liger},
+                    "recompute": {{"granularity": "none"}}, "batch": {{"micro_batch": 2, "global_batch": 64, "seq_len": 4096}},
+                    "rl": {{"max_prompt_length": 1024, "max_response_length": 3072, "n_samples_per_prompt": 1, "dynamic_batch": false}}}}"#
+            );
+            evaluate(&Plan::from_json(&text).unwrap()).memory.stages[0].clone()
+        };
+        let saved = stage(false).activations - stage(true).activations;
+        assert_eq!(saved, layers * tokens * 8 * h, "{framework}");
+    }
+}
+
+#[test]
 fn liger_changes_nothing_where_llamafactory_does_not_patch() {
     // DeepSeek-V2's `deepseek_v2` is not among the model types LLaMA-Factory hands to Liger
     // (src/llamafactory/model/model_utils/liger_kernel.py warns and trains unpatched), GLM-4-9B's
@@ -1357,6 +1380,9 @@ fn liger_changes_nothing_where_llamafactory_does_not_patch() {
     for (model, framework, method) in [
         ("deepseek-v2-lite", "llamafactory", "sft-full"),
         ("glm-4-9b", "verl", "grpo"),
+        // Neither lists `glm4_moe` (LLaMA-Factory 0.9.5, liger-kernel 0.8.5).
+        ("glm-4.5-air", "llamafactory", "lora"),
+        ("glm-4.5-air", "verl", "grpo"),
         ("qwen2.5-7b", "megatron", "sft-full"),
     ] {
         let report = |liger: bool| {
