@@ -530,6 +530,9 @@ pub fn zh(code: Code) -> &'static str {
             "打包 micro-batch 的 token 上限 {budget}（VeRL：单卡，× SP；MindSpeed-RL：整行）放不下一条 {tokens} token 的序列。"
         }
         Code::ZeroOffloadParamsNeeds3 => "参数卸载需要 ZeRO-3，而不是 ZeRO-{zero_stage}。",
+        Code::ZeroOffloadOptimizerStage => {
+            "DeepSpeed 只在 ZeRO-1 至 3 卸载优化器：ZeRO-{zero_stage} 下优化器状态仍留在设备上。"
+        }
         Code::ZeroNvmeFramework => {
             "{framework} 只能卸载到主机内存：卸载到 NVMe 是 DeepSpeed 的功能（ZeRO-Infinity）。"
         }

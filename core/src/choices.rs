@@ -149,11 +149,9 @@ pub fn offers_eight_bit_adam(file: &PlanFile) -> bool {
     crate::memory::offers_eight_bit_adam(file.framework, file.method, deepspeed(file))
 }
 
-/// Whether the plan file hands its step to DeepSpeed (`memory::runs_deepspeed`): ZeRO shards, or
-/// states are offloaded.
+/// Whether the plan file hands its step to DeepSpeed (`memory::runs_deepspeed`): ZeRO shards.
 fn deepspeed(file: &PlanFile) -> bool {
-    let p = &file.parallel;
-    0 < p.zero_stage || p.offload_optimizer || p.offload_params
+    0 < file.parallel.zero_stage
 }
 
 #[cfg(test)]
@@ -169,7 +167,9 @@ mod tests {
             (r#"{"model": "qwen2.5-7b"}"#, true),
             (r#"{"model": "qwen2.5-7b", "method": "sft-full"}"#, true),
             (r#"{"model": "qwen2.5-7b", "parallel": {"zero_stage": 2}}"#, false),
-            (r#"{"model": "qwen2.5-7b", "parallel": {"offload_optimizer": true}}"#, false),
+            // DeepSpeed offloads nothing at ZeRO-0: no DeepSpeed file is written for it.
+            (r#"{"model": "qwen2.5-7b", "parallel": {"offload_optimizer": true}}"#, true),
+            (r#"{"model": "qwen2.5-7b", "parallel": {"zero_stage": 1, "offload_optimizer": true}}"#, false),
             (r#"{"model": "qwen2.5-7b", "method": "dpo"}"#, false),
             (r#"{"model": "qwen2.5-7b", "framework": "deepspeed", "method": "sft-full"}"#, false),
         ] {

@@ -750,15 +750,43 @@ pub fn effective(plan: &Plan) -> Effective<'_> {
         RlBlocking => {};
         RlKlLoss => reset!(rl.kl_loss, true);
     }
+    value_resets(plan, &mut owned);
+    match owned {
+        Some(owned) => Effective(Resets::Reset(owned)),
+        None => Effective(Resets::Same(plan)),
+    }
+}
+
+/// [`effective`]'s resets that hang on the plan's values, not on its framework and method alone:
+/// into `owned`, which holds the plan's copy once anything is reset.
+fn value_resets(plan: &Plan, owned: &mut Option<Box<Plan>>) {
+    macro_rules! reset {
+        ($($field:ident).+, $value:expr) => {{
+            let value = $value;
+            if owned.as_deref().unwrap_or(plan).$($field).+ != value {
+                owned.get_or_insert_with(|| Box::new(plan.clone())).$($field).+ = value;
+            }
+        }};
+    }
+    // DeepSpeed offloads the optimizer at ZeRO-1 to 3 alone and the parameters at ZeRO-3 alone
+    // (`zero_optimization.offload_optimizer`: "Valid for ZeRO stage 1, 2, 3",
+    // deepspeed/runtime/zero/config.py; below them its engine wraps the optimizer without ZeRO,
+    // `_configure_optimizer`, and reads neither): the launch files leave them out there, and the
+    // rules name them (zero.offload_optimizer_stage, zero.offload_params_needs_3).
+    if matches!(plan.framework, Framework::DeepSpeed | Framework::LlamaFactory) {
+        let zero = plan.parallel.zero_stage;
+        if !zero.shards_optimizer() {
+            reset!(parallel.offload_optimizer, false);
+        }
+        if !zero.shards_params() {
+            reset!(parallel.offload_params, false);
+        }
+    }
     // LLaMA-Factory loads gpt-oss on the FlashAttention-3 kernel with attention sinks whatever
     // `flash_attn` says (`configure_attn_implementation`,
     // src/llamafactory/model/model_utils/attention.py: `kernels-community/vllm-flash-attn3`).
     if plan.framework == Framework::LlamaFactory && plan.model.arch.family == crate::model::Family::GptOss {
         reset!(attention, crate::plan::AttentionImpl::Flash);
-    }
-    match owned {
-        Some(owned) => Effective(Resets::Reset(owned)),
-        None => Effective(Resets::Same(plan)),
     }
 }
 

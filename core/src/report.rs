@@ -506,6 +506,7 @@ codes! {
     RlMaxNumBatchedTokens = "rl.max_num_batched_tokens" => "vLLM max_num_batched_tokens {batched} is smaller than max_model_len {max_model_len}.",
     RlTokenBudget = "rl.token_budget" => "The packed micro-batch's token budget {budget} (VeRL: a device's, × SP; MindSpeed-RL: the whole row's) cannot hold one sequence of {tokens} tokens.",
     ZeroOffloadParamsNeeds3 = "zero.offload_params_needs_3" => "Parameter offload needs ZeRO-3, not ZeRO-{zero_stage}.",
+    ZeroOffloadOptimizerStage = "zero.offload_optimizer_stage" => "DeepSpeed offloads the optimizer at ZeRO-1 to 3 alone: at ZeRO-{zero_stage} its states stay on the device.",
     ZeroNvmeFramework = "zero.nvme_framework" => "{framework} offloads to host memory alone: offloading to NVMe is DeepSpeed's (ZeRO-Infinity).",
     ZeroNvmeStage = "zero.nvme_stage" => "DeepSpeed swaps states to NVMe under ZeRO-3 alone: ZeRO-{zero_stage} keeps the offloaded optimizer states in host memory.",
     ZeroNvmeNothing = "zero.nvme_nothing" => "Nothing is offloaded, so the choice of NVMe changes nothing.",

@@ -303,7 +303,8 @@ fn train_keys(plan: &Plan) -> String {
 /// `train.yaml`, the DeepSpeed JSON when ZeRO is on, and `launch.sh`.
 pub fn files(plan: &Plan, header: &[String]) -> Vec<EmittedFile> {
     let p = &plan.parallel;
-    let ds_name = (p.zero_stage.shards_optimizer() || p.offload_optimizer).then(|| {
+    // DeepSpeed offloads nothing at ZeRO-0 (`knobs::effective`): no file for it there.
+    let ds_name = crate::memory::runs_deepspeed(plan).then(|| {
         let offload = if p.offload_optimizer || p.offload_params { "_offload" } else { "" };
         let nvme = if super::deepspeed::writes_nvme(plan) { "_nvme" } else { "" };
         format!("ds_z{}{offload}{nvme}_config.json", p.zero_stage)

@@ -160,11 +160,11 @@ pub(super) fn tokens_v(ctx: &Ctx) -> u64 {
     b.saturating_mul(seq).saturating_mul(ctx.arch.vocab_size)
 }
 
-/// Whether an HF-path run hands its step to DeepSpeed: ZeRO shards, or states are offloaded (LLaMA-Factory
-/// writes a DeepSpeed file then, `emit::llamafactory`).
+/// Whether an HF-path run hands its step to DeepSpeed: ZeRO shards (LLaMA-Factory writes a
+/// DeepSpeed file then, `emit::llamafactory`; DeepSpeed offloads nothing at ZeRO-0, so an offload
+/// asked there writes none: `knobs::effective`).
 pub(crate) fn runs_deepspeed(plan: &Plan) -> bool {
-    let p = &plan.parallel;
-    p.zero_stage.shards_optimizer() || p.offload_optimizer || p.offload_params
+    plan.parallel.zero_stage.shards_optimizer()
 }
 
 /// Whether the step runs under plain PyTorch, its allocations known moment by moment: LLaMA-Factory

@@ -1,5 +1,5 @@
 //! The HF path (DeepSpeed, LLaMA-Factory, VeRL's FSDP actors): model parallelism it does not have,
-//! ZeRO's parameter offload, the Megatron-only distributed optimizer, and LLaMA-Factory's
+//! ZeRO's offloads below the stages that take them, the Megatron-only distributed optimizer, and LLaMA-Factory's
 //! recomputed-layer ratio and Liger's fused loss under ZeRO-3.
 
 use crate::field::Field;
@@ -12,7 +12,7 @@ use crate::report::{Code, Severity};
 
 /// What the HF path has no flag for, or has only under ZeRO-3.
 pub(super) fn check(cx: &Ctx, acc: &mut Acc) {
-    use Severity::{Error, Note};
+    use Severity::{Error, Note, Warning};
     let &Ctx { plan, p, tp, pp, cp, ep, .. } = cx;
     let model_parallel = [(Field::ParallelTp, tp), (Field::ParallelPp, pp), (Field::ParallelEp, ep)];
     // An error, not a hint: the launch file would silently train without the degree (VeRL's
@@ -47,6 +47,17 @@ pub(super) fn check(cx: &Ctx, acc: &mut Acc) {
             Code::ZeroOffloadParamsNeeds3,
             &[("zero_stage", p.zero_stage.to_string())],
             Some((Field::ParallelZeroStage, Value::from(3))),
+        );
+    }
+    // DeepSpeed offloads the optimizer at ZeRO-1 to 3 alone ("Valid for ZeRO stage 1, 2, 3",
+    // `offload_optimizer`, deepspeed/runtime/zero/config.py): at ZeRO-0 its engine wraps the
+    // optimizer without ZeRO (`_configure_optimizer`, runtime/engine.py) and reads none of it.
+    if p.offload_optimizer && !p.zero_stage.shards_optimizer() && plan.framework != Framework::Verl {
+        acc.push(
+            Warning,
+            Code::ZeroOffloadOptimizerStage,
+            &[("zero_stage", p.zero_stage.to_string())],
+            Some((Field::ParallelZeroStage, Value::from(1))),
         );
     }
     if p.distributed_optimizer {
@@ -181,11 +192,13 @@ pub(super) fn pure_bf16_zero3(cx: &Ctx, acc: &mut Acc) {
 /// DeepSpeed's CPU Adam before the engine starts (accelerate 1.11.0 `Accelerator._prepare_deepspeed`
 /// and `map_pytorch_optim_to_deepspeed`, `utils/deepspeed.py`), with fp32 moments in host memory and,
 /// for bitsandbytes' 8-bit AdamW, `adamw_mode=False`: weight decay as Adam's L2 term. A warning:
-/// the run starts, with another optimizer than the one asked for.
+/// the run starts, with another optimizer than the one asked for. At ZeRO-0 nothing is offloaded
+/// (zero.offload_optimizer_stage) and no DeepSpeed file is written.
 pub(super) fn adam_8bit_offload(cx: &Ctx, acc: &mut Acc) {
     let plan = cx.plan;
     if plan.optimizer == crate::plan::Optimizer::AdamW8bit
         && plan.parallel.offload_optimizer
+        && plan.parallel.zero_stage.shards_optimizer()
         && crate::memory::eight_bit_adam_offered(plan)
     {
         let fix = (Field::Optimizer, Value::from("adamw"));
@@ -221,7 +234,7 @@ pub(super) fn gpt_oss_kernel(cx: &Ctx, acc: &mut Acc) {
 /// mixed precision, warned of.
 pub(super) fn low_rank(cx: &Ctx, acc: &mut Acc) {
     use Severity::{Error, Warning};
-    let &Ctx { plan, p, world, .. } = cx;
+    let &Ctx { plan, world, .. } = cx;
     if !plan.optimizer.projects() || plan.framework != Framework::LlamaFactory {
         return;
     }
@@ -231,11 +244,8 @@ pub(super) fn low_rank(cx: &Ctx, acc: &mut Acc) {
         acc.push(Error, Code::LlamafactoryLowRankLora, &optimizer, Some(adamw.clone()));
     }
     if crate::memory::runs_deepspeed(plan) {
-        // ZeRO 0 drops the DeepSpeed file unless something is offloaded.
-        let fix = match p.offload_optimizer || p.offload_params {
-            true => adamw,
-            false => (Field::ParallelZeroStage, Value::from(0)),
-        };
+        // ZeRO 0 drops the DeepSpeed file.
+        let fix = (Field::ParallelZeroStage, Value::from(0));
         acc.push(Error, Code::LlamafactoryLowRankDeepspeed, &optimizer, Some(fix));
     }
     let stepwise = (Field::LowRankLayerwise, Value::from(false));

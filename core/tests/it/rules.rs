@@ -465,6 +465,11 @@ const CASES: &[(&str, &str, &str)] = &[
         r#"{"model": "qwen2.5-7b", "parallel": {"zero_stage": 3, "offload_params": true}}"#,
     ),
     (
+        "zero.offload_optimizer_stage",
+        r#"{"model": "qwen2.5-7b", "framework": "deepspeed", "method": "sft-full", "parallel": {"zero_stage": 0, "offload_optimizer": true}}"#,
+        r#"{"model": "qwen2.5-7b", "framework": "deepspeed", "method": "sft-full", "parallel": {"zero_stage": 1, "offload_optimizer": true}}"#,
+    ),
+    (
         "hf.distributed_optimizer",
         r#"{"model": "qwen2.5-7b", "parallel": {"distributed_optimizer": true}}"#,
         r#"{"model": "qwen2.5-7b", "parallel": {"zero_stage": 1}}"#,
