@@ -20,6 +20,7 @@ mod layout;
 mod logparse;
 mod memory;
 mod moe;
+mod monotone;
 mod params;
 mod permalink;
 mod plan;
