@@ -1,6 +1,7 @@
 //! What a setting can never do, over every framework: an offload, a recomputation or an overlap
 //! turned off never makes a step faster, and sequence parallelism, the distributed optimizer,
-//! recomputation and an offload never add memory. Each is how its framework works, whatever the
+//! recomputation and an offload never add memory; and more work (a longer sequence, a larger
+//! micro-batch, LoRA rank or global batch) never takes less. Each is how its framework works, whatever the
 //! numbers (an offload adds copies over the host link and moves nothing off the network; a
 //! recomputation runs a forward again; sharding keeps less), so a plan that breaks one is a
 //! model that counts something it should not: DeepSpeed's offloaded parameters had been gathered
@@ -102,4 +103,59 @@ fn no_setting_does_what_its_framework_cannot() {
     }
     assert!(broken.is_empty(), "{} of {compared} pairs:\n{}", broken.len(), broken.join("\n"));
     assert!(1_000 < compared, "{compared} pairs compared");
+}
+
+/// More work never takes less: a longer sequence neither less memory nor less time, a larger
+/// micro-batch no less memory, a larger LoRA rank neither less memory nor less time, a larger
+/// global batch no less time, and more nodes over the same batch no more memory on a device.
+#[test]
+fn more_work_never_takes_less() {
+    let frameworks: [(&str, &[&str], (u32, u32)); 6] = [
+        ("deepspeed", &["sft-full", "lora"], (1, 1)),
+        ("llamafactory", &["sft-full", "lora", "qlora", "dpo"], (1, 1)),
+        ("verl", &["grpo"], (1, 1)),
+        ("megatron", &["pretrain", "lora"], (2, 2)),
+        ("mindspeed-llm", &["lora"], (4, 1)),
+        ("mindspeed-rl", &["grpo"], (2, 2)),
+    ];
+    let (mut compared, mut broken) = (0, Vec::new());
+    for model in ["qwen2.5-7b", "qwen3-30b-a3b", "gpt-oss-20b"] {
+        for (framework, methods, (tp, pp)) in frameworks {
+            for (method, zero) in methods.iter().flat_map(|m| [0, 2, 3].map(|z| (m, z))) {
+                let plan = |nodes: u32, seq: u32, micro_batch: u32, rank: u32, global_batch: u32| {
+                    json!({"model": model, "framework": framework, "method": method, "cluster": {"nodes": nodes},
+                        "parallel": {"zero_stage": zero, "tp": tp, "pp": pp, "distributed_optimizer": true},
+                        "lora": {"rank": rank},
+                        "batch": {"micro_batch": micro_batch, "global_batch": global_batch, "seq_len": seq}})
+                };
+                let Some((time, memory)) = figures(&plan(1, 4096, 1, 16, 256)) else { continue };
+                let what = format!("{model} {framework} {method} ZeRO-{zero}");
+                let mut check = |changed: &str, more: Value, time_too: bool, memory_too: bool| {
+                    let Some((t, m)) = figures(&more) else { return };
+                    compared += 1;
+                    if time_too && t < time * (1.0 - 1e-12) {
+                        broken.push(format!("{what}, {changed}: {time:.4} → {t:.4} s"));
+                    }
+                    if memory_too && m < memory {
+                        broken.push(format!("{what}, {changed}: {memory} → {m} B"));
+                    }
+                };
+                check("8,192 tokens", plan(1, 8192, 1, 16, 256), true, true);
+                check("micro-batch 2", plan(1, 4096, 2, 16, 256), false, true);
+                check("rank 64", plan(1, 4096, 1, 64, 256), true, true);
+                check("global batch 512", plan(1, 4096, 1, 16, 512), true, false);
+                // Fewer nodes over the same batch: no less memory on a device than more nodes.
+                if let (Some((_, one)), Some((_, four))) =
+                    (figures(&plan(1, 4096, 1, 16, 256)), figures(&plan(4, 4096, 1, 16, 256)))
+                {
+                    compared += 1;
+                    if one < four {
+                        broken.push(format!("{what}, 4 nodes: {one} → {four} B"));
+                    }
+                }
+            }
+        }
+    }
+    assert!(broken.is_empty(), "{} of {compared} pairs:\n{}", broken.len(), broken.join("\n"));
+    assert!(200 < compared, "{compared} pairs compared");
 }
