@@ -40,6 +40,13 @@ pub fn write(fragment: &str, entry: Entry) {
     };
 }
 
+/// Goes one entry forward (`history.forward()`), as the browser's Forward button does.
+pub fn forward() {
+    if let Some(history) = web_sys::window().and_then(|w| w.history().ok()) {
+        let _ = history.forward();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -138,13 +138,16 @@ struct Outside {
 /// back from the address when Back, Forward or a pasted link change it.
 fn keep_outside(Outside { form, plan, pinned, link_error }: Outside) {
     // Every valid plan goes to the address and to localStorage: at once when the page opens (in
-    // place: opening the page adds no history entry); on the first change after a pause, at once as
-    // a new history entry, so Back undoes the edit even before typing pauses; then, once typing
-    // pauses, in place (`history.pushState`/`replaceState` with a long address cost Chromium
-    // milliseconds per call, more than the whole redraw, so not on every keystroke); and whatever
-    // is pending when the page goes away. The first run leaves a bad link in the address, so the
-    // user can still see and copy what failed.
+    // place: opening the page adds no history entry); once typing pauses, as a new history entry
+    // for the edits since the last pause (`opening`), so Back undoes them, and Back before the
+    // pause undoes them too (below); and whatever is pending when the page goes away.
+    // `history.pushState` with a long address costs Chromium milliseconds per call, with the
+    // localStorage write more than the edit's own work, so no keystroke pays for it: it had been
+    // paid by the first keystroke after each pause. The first run leaves a bad link in the
+    // address, so the user can still see and copy what failed.
     let pending = Debounce::new();
+    // Whether the edits since the last pause have no history entry yet.
+    let opening = StoredValue::new(false);
     let link = move |plan: &Plan| pinned.with_untracked(|pins| permalink::encode_link(plan, pins));
     let write = move |plan: &Plan, entry: Entry| {
         history::write(&link(plan), entry);
@@ -166,12 +169,16 @@ fn keep_outside(Outside { form, plan, pinned, link_error }: Outside) {
             None => write(&current, Entry::Replace),
             Some(()) => {
                 if !typing {
-                    write(&current, Entry::Push);
+                    opening.set_value(true);
                 }
                 pending.after(WRITE_DELAY, move || {
                     plan.with_untracked(|p| {
                         if let Ok(p) = p {
-                            write(p, Entry::Replace);
+                            let entry = match opening.try_update_value(std::mem::take) {
+                                Some(true) => Entry::Push,
+                                _ => Entry::Replace,
+                            };
+                            write(p, entry);
                         }
                     })
                 });
@@ -212,8 +219,32 @@ fn keep_outside(Outside { form, plan, pinned, link_error }: Outside) {
         }
         Err(err) => link_error.set(Some(err)),
     };
-    let _ = window_event_listener(leptos::ev::popstate, move |_| open_address());
-    let _ = window_event_listener(leptos::ev::hashchange, move |_| open_address());
+    // Back while typing, before the edits' entry was opened, left the entry that holds the plan
+    // before them for the one before it: Forward returns there, which undoes the edits as Back
+    // would have with their entry open; the Back's own address is not opened meanwhile.
+    let returning = StoredValue::new(false);
+    let moved = move || {
+        if opening.try_update_value(std::mem::take) == Some(true) {
+            let _ = pending.cancel();
+            returning.set_value(true);
+            history::forward();
+        } else if !returning.get_value() {
+            open_address();
+        }
+    };
+    let _ = window_event_listener(leptos::ev::popstate, move |_| match returning.get_value() {
+        // The Forward's own arrival, after the Back above.
+        true => {
+            returning.set_value(false);
+            open_address();
+        }
+        false => moved(),
+    });
+    let _ = window_event_listener(leptos::ev::hashchange, move |_| {
+        if !returning.get_value() {
+            open_address();
+        }
+    });
 }
 
 /// Says why a link could not be opened, and that nothing was lost.
