@@ -975,6 +975,18 @@ async fn a_keystroke_redraws_the_heaviest_plan_quickly() -> WebDriverResult<()> 
             }
           });
           const busy = [];
+          // One edit: when it began, its work (to a task queued after it), the time to the next
+          // painted frame, and the frame's own work (from its start, or the work's end if later).
+          const edit = async (v) => {
+            const t0 = performance.now();
+            el.value = v;
+            el.dispatchEvent(new Event('input', { bubbles: true }));
+            await new Promise((r) => setTimeout(r, 0));
+            const worked = performance.now() - t0;
+            const frame = await new Promise((r) => requestAnimationFrame((at) => setTimeout(() => r(at), 0)));
+            const painted = performance.now() - t0;
+            return [t0, worked, painted, painted - Math.max(frame - t0, worked)];
+          };
           for (let pass = 0; pass < 3; pass++)
           for (const [i, v] of ['2', '20', '204', '2048', '204', '2048', '20', '2', '20', '204', '2048'].entries()) {
             if (pass === 1 && i === 0) observer.observe(document.body, { subtree: true, childList: true, attributes: true });
@@ -991,14 +1003,7 @@ async fn a_keystroke_redraws_the_heaviest_plan_quickly() -> WebDriverResult<()> 
               probe.port2.postMessage(0);
               await new Promise((r) => setTimeout(r, 5));
             }
-            const t0 = performance.now();
-            el.value = v;
-            el.dispatchEvent(new Event('input', { bubbles: true }));
-            await new Promise((r) => setTimeout(r, 0));
-            const worked = performance.now() - t0;
-            const frame = await new Promise((r) => requestAnimationFrame((at) => setTimeout(() => r(at), 0)));
-            const painted = performance.now() - t0;
-            const framed = painted - Math.max(frame - t0, worked);
+            const [t0, worked, painted, framed] = await edit(v);
             if (pass === 2) {
               probing = false;
               let elsewhere = 0;
@@ -1019,14 +1024,8 @@ async fn a_keystroke_redraws_the_heaviest_plan_quickly() -> WebDriverResult<()> 
           const paused = [];
           for (const v of ['2', '20', '204', '1024', '2048']) {
             await new Promise((r) => setTimeout(r, 500));
-            const t0 = performance.now();
-            el.value = v;
-            el.dispatchEvent(new Event('input', { bubbles: true }));
-            await new Promise((r) => setTimeout(r, 0));
-            const worked = performance.now() - t0;
-            const frame = await new Promise((r) => requestAnimationFrame((at) => setTimeout(() => r(at), 0)));
-            const painted = performance.now() - t0;
-            paused.push([worked, painted, worked + painted - Math.max(frame - t0, worked)]);
+            const [, worked, painted, framed] = await edit(v);
+            paused.push([worked, painted, worked + framed]);
           }
           done({ out, changed, busy, paused });
         })();";
