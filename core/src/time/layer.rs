@@ -35,10 +35,14 @@ pub(super) struct LayerWork {
     pub(super) checkpoint_gather_seconds: f64,
     /// Forward only (and again where the forward is recomputed): DoRA's weight norms.
     pub(super) forward_only_seconds: f64,
-    /// FLOPs as Megatron counts them (attention non-causal).
+    /// FLOPs as Megatron-LM counts them (`num_floating_point_operations`, core_v0.19.0: the
+    /// attention core's causal half, no window).
     pub(super) model_flops: f64,
     /// Of which the attention core (scores and values).
     pub(super) attention_flops: f64,
+    /// The attention core's FLOPs as its kernel runs them: every score pair where it masks the full
+    /// matrix (eager), the causal half and the window's share where it skips the rest.
+    pub(super) attention_hardware_flops: f64,
     /// The MLP's (or MoE layer's) GEMM seconds, part of `gemm_seconds`: what `--recompute-modules
     /// mlp` or `moe` reruns.
     pub(super) mlp_gemm_seconds: f64,
@@ -52,6 +56,11 @@ pub(super) struct LayerWork {
 }
 
 impl LayerWork {
+    /// The attention core's FLOPs as its kernel runs them less Megatron's count of them, one run.
+    pub(super) fn attention_hardware_extra(&self) -> f64 {
+        self.attention_hardware_flops - self.attention_flops
+    }
+
     /// Adds a GEMM's (seconds, FLOPs).
     fn add(&mut self, (seconds, flops): (f64, f64)) {
         self.gemm_seconds += seconds;
@@ -146,22 +155,24 @@ fn projections(ctx: &Ctx, w: &mut LayerWork) -> (f64, f64, f64, f64) {
     }
 }
 
-/// The attention core (scores and values) added to `w`; returns its FLOPs.
+/// The attention core (scores and values) added to `w`; returns its model FLOPs.
 fn attention_core(ctx: &Ctx, heads: f64, q: f64, w: &mut LayerWork) -> f64 {
     let (t, tokens) = (ctx.tp, ctx.tokens);
-    // Attention scores and values: 2·2·b·s²·q per layer (Megatron counts it non-causal). Causal
-    // kernels skip the masked half; eager kernels also read and write the score matrix. Under
-    // context parallelism each rank scores its s ÷ cp queries against all s keys: `b`, the
-    // device's tokens over the sequence, is already the micro-batch ÷ cp.
+    // Attention scores and values: 2·2·b·s²·q per layer over every pair. Causal kernels skip the
+    // masked half; eager kernels score it and also read and write the score matrix. Under context
+    // parallelism each rank scores its s ÷ cp queries against all s keys: `b`, the device's
+    // tokens over the sequence, is already the micro-batch ÷ cp.
     let b = tokens / ctx.seq;
     let eager = ctx.plan.attention == AttentionImpl::Eager;
     // Sliding-window layers score only the window's pairs where the kernel skips the rest (flash
     // attention's and Transformer Engine's `window_size`, cuDNN's fused attention too); an eager
     // kernel masks the same full matrix, and so does PyTorch's SDPA under transformers, which is
     // handed the window as a mask. The share is the mean over the model's layers
-    // (`model::attention_pair_share`). The FLOPs stay Megatron's count, which reads no window
-    // (`num_floating_point_operations`, megatron/training/training.py at core_v0.19.0), so MFU
-    // compares with its logs.
+    // (`model::attention_pair_share`). The model's FLOPs are Megatron-LM's count, the causal half
+    // of the pairs whatever the kernel and window ("causal mask (only half of the mask is
+    // non-zero)", `num_floating_point_operations`, megatron/training/training.py at core_v0.19.0;
+    // through core_v0.15 it counted every pair, as Narayanan et al. 2021 Eq. 3 does), so MFU
+    // compares with its logs; the hardware's are what the kernel scores.
     let skips = match ctx.plan.attention {
         AttentionImpl::Eager => false,
         AttentionImpl::Sdpa => memory::path(ctx.plan.framework) == memory::Path::Megatron,
@@ -171,11 +182,13 @@ fn attention_core(ctx: &Ctx, heads: f64, q: f64, w: &mut LayerWork) -> f64 {
         true => crate::model::attention_pair_share(ctx.arch, ctx.seq),
         false => 1.0,
     };
-    let attention_flops = 4.0 * b * ctx.seq * ctx.seq * q / t;
+    let every_pair = 4.0 * b * ctx.seq * ctx.seq * q / t;
+    let attention_flops = 0.5 * every_pair;
     w.model_flops += attention_flops;
     w.attention_flops = attention_flops;
     let causal = if eager { 1.0 } else { 0.5 };
-    w.attention_seconds = attention_flops * causal * window / (ctx.peak * efficiency(ctx, attention_flops));
+    w.attention_hardware_flops = every_pair * causal * window;
+    w.attention_seconds = w.attention_hardware_flops / (ctx.peak * efficiency(ctx, every_pair));
     if eager {
         // The score matrix goes through memory: written by QKᵀ, read and written by the masked
         // softmax, read by the product with V (4 × 2 bytes), plus a dropout mask and output (3 bytes)

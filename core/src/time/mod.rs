@@ -836,7 +836,7 @@ pub fn estimate_within(
     let trained = if ctx.ppo { 2.0 } else { 1.0 };
     let model_flops_per_step = trained * passes.model_flops_per_mb * ctx.tp * ctx.cp * microbatches;
     let hardware_flops_per_step = trained
-        * (passes.model_flops_per_mb + passes.recompute_flops_per_mb)
+        * (passes.model_flops_per_mb + passes.recompute_flops_per_mb + passes.hardware_extra_flops_per_mb)
         * ctx.tp
         * ctx.cp
         * microbatches;

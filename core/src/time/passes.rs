@@ -22,6 +22,10 @@ pub(super) struct PassCosts {
     pub(super) model_flops_per_mb: f64,
     /// Recomputation's FLOPs per micro-batch on one device.
     pub(super) recompute_flops_per_mb: f64,
+    /// What the hardware runs beyond those two per micro-batch on one device: the attention core
+    /// as its kernel scores it (every pair where eager, the causal half and the window's share where
+    /// it skips the rest) less the causal half Megatron counts, in every pass and rerun of it.
+    pub(super) hardware_extra_flops_per_mb: f64,
     /// Activation offloading's host transfers per micro-batch, as far as they show.
     pub(super) activation_offload_seconds: f64,
     /// What a rank's causes are counted from ([`Causes::of_rank`]).
@@ -82,8 +86,9 @@ impl Frozen {
         );
     }
 
-    /// What the FLOPs counted with every layer trained overcount, as (model, recompute): the
-    /// frozen layers' backward GEMMs and recomputation, and the frozen head's weight gradient.
+    /// What the FLOPs counted with every layer trained overcount, as [model, recompute, hardware
+    /// extra]: the frozen layers' backward GEMMs and recomputation, and the frozen head's weight
+    /// gradient.
     #[cold]
     #[inline(never)]
     fn flops(
@@ -92,16 +97,17 @@ impl Frozen {
         layers: [&LayerWork; 2],
         kinds: &[KindPasses; 2],
         head_flops: f64,
-    ) -> (f64, f64) {
+    ) -> [f64; 3] {
         let passes = gemm_passes(ctx.plan);
         let frozen_moe = model::moe_layers_in(ctx.arch, 0..self.trained.start) as f64;
         let frozen = [self.trained.start as f64 - frozen_moe, frozen_moe];
-        let (mut model, mut recompute) = ((passes - 2.0) * head_flops, 0.0);
+        let (mut model, mut recompute, mut hardware) = ((passes - 2.0) * head_flops, 0.0, 0.0);
         for ((l, kind), n) in layers.iter().zip(kinds).zip(frozen) {
             model += n * (passes - 1.0) * l.model_flops;
             recompute += n * kind.rerun_flops;
+            hardware += n * (passes - 1.0 + kind.rerun_attention) * l.attention_hardware_extra();
         }
-        (model, recompute)
+        [model, recompute, hardware]
     }
 }
 
@@ -113,6 +119,9 @@ struct KindPasses {
     weight: f64,
     causes: Breakdown,
     rerun_flops: f64,
+    /// Reruns of the attention core a backward makes (full recomputation, or selective with
+    /// `core_attn`): 1 or 0.
+    rerun_attention: f64,
 }
 
 /// Each virtual stage's passes for one micro-batch: its layers, then activation offloading on the
@@ -161,18 +170,26 @@ pub(super) fn pass_costs(ctx: &Ctx, mem: &memory::Memory) -> PassCosts {
     // Each MTP layer's projection of [h; embedding] to h.
     let h = ctx.arch.hidden_size as f64;
     let (proj_seconds, proj_flops) = gemm(ctx, ctx.tokens, 2.0 * h, h / ctx.tp);
-    let (mut model_flops_per_mb, mut recompute_flops_per_mb) =
+    let [mut model_flops_per_mb, mut recompute_flops_per_mb, mut hardware_extra_flops_per_mb] =
         flops_per_microbatch(ctx, layout.model_parallel, [&dense, moe], &kinds, head.1, proj_flops);
     if let Some(frozen) = &frozen {
         frozen.correct_chunks(ctx.arch, layout, &kinds, forward, backward, weight);
-        let (model, recompute) = frozen.flops(ctx, [&dense, moe], &kinds, head.1);
-        (model_flops_per_mb, recompute_flops_per_mb) =
-            (model_flops_per_mb - model, recompute_flops_per_mb - recompute);
+        let [model, recompute, hardware] = frozen.flops(ctx, [&dense, moe], &kinds, head.1);
+        model_flops_per_mb -= model;
+        recompute_flops_per_mb -= recompute;
+        hardware_extra_flops_per_mb -= hardware;
     }
     let causes = Causes { kinds, frozen, head, proj_seconds };
     let activation_offload_seconds = offload_activations(ctx, mem, layout.stage(0, 0), forward, backward);
     add_heads(layout, head, proj_seconds, forward, backward);
-    PassCosts { lists, model_flops_per_mb, recompute_flops_per_mb, activation_offload_seconds, causes }
+    PassCosts {
+        lists,
+        model_flops_per_mb,
+        recompute_flops_per_mb,
+        hardware_extra_flops_per_mb,
+        activation_offload_seconds,
+        causes,
+    }
 }
 
 /// A chunk's decoder layers by kind, (dense, MoE): an MTP layer runs a decoder layer like the
@@ -290,6 +307,11 @@ fn kind_passes(plan: &Plan, l: &LayerWork) -> KindPasses {
         RecomputeGranularity::Selective => selective_rerun(plan, l),
         RecomputeGranularity::None => (0.0, 0.0),
     };
+    let rerun_attention = match recompute {
+        RecomputeGranularity::Full => 1.0,
+        RecomputeGranularity::Selective if memory::recompute_modules(plan).core_attn => 1.0,
+        _ => 0.0,
+    };
     // Input gradients: one GEMM per forward GEMM, attention twice, the collectives again,
     // after the recomputed forward; weight gradients: one GEMM per forward GEMM. A frozen base
     // (LoRA, QLoRA) needs no weight gradients; the adapters' are negligible.
@@ -317,7 +339,7 @@ fn kind_passes(plan: &Plan, l: &LayerWork) -> KindPasses {
         ep_comm_seconds: (2.0 + rerun_share) * l.ep_seconds,
         ..Breakdown::default()
     };
-    KindPasses { forward: fwd, backward: bwd, weight: wgt, causes, rerun_flops }
+    KindPasses { forward: fwd, backward: bwd, weight: wgt, causes, rerun_flops, rerun_attention }
 }
 
 /// A layer freeze-tuning keeps frozen (before the trained ones): its forward alone, on its 16-bit
@@ -338,7 +360,7 @@ fn frozen_passes(l: &LayerWork) -> KindPasses {
         ep_comm_seconds: l.ep_seconds,
         ..Breakdown::default()
     };
-    KindPasses { forward, backward: 0.0, weight: 0.0, causes, rerun_flops: 0.0 }
+    KindPasses { forward, backward: 0.0, weight: 0.0, causes, rerun_flops: 0.0, rerun_attention: 0.0 }
 }
 
 /// Head and loss on the last stage: the logits GEMM and a memory-bound softmax, as (GEMM seconds,
@@ -365,8 +387,9 @@ fn head(ctx: &Ctx) -> (f64, f64, f64) {
     (head_seconds, head_flops, head_memory)
 }
 
-/// The model's and recomputation's FLOPs per micro-batch on one device, as (model, recompute): the
-/// decoder layers, the MTP layers, the head once more for each MTP layer and their projections.
+/// The model's and recomputation's FLOPs per micro-batch on one device, and what the hardware runs
+/// beyond them, as [model, recompute, hardware extra]: the decoder layers, the MTP layers, the head
+/// once more for each MTP layer and their projections.
 fn flops_per_microbatch(
     ctx: &Ctx,
     megatron: bool,
@@ -374,16 +397,18 @@ fn flops_per_microbatch(
     kinds: &[KindPasses; 2],
     head_flops: f64,
     proj_flops: f64,
-) -> (f64, f64) {
+) -> [f64; 3] {
     let (plan, arch) = (ctx.plan, ctx.arch);
     let passes = gemm_passes(plan);
     let [dense, moe] = layers;
     let mut model_flops_per_mb = 0.0;
     let mut recompute_flops_per_mb = 0.0;
+    let mut hardware_extra = 0.0;
     let n_moe = model::moe_layers_in(arch, 0..arch.n_layers) as f64;
     for (l, kind, n) in [(dense, &kinds[0], arch.n_layers as f64 - n_moe), (moe, &kinds[1], n_moe)] {
         model_flops_per_mb += n * passes * l.model_flops;
         recompute_flops_per_mb += n * kind.rerun_flops;
+        hardware_extra += n * (passes + kind.rerun_attention) * l.attention_hardware_extra();
     }
     // The head and the loss on the stage that holds them, once more for each MTP layer (its own
     // prediction through the shared head), and each MTP layer's projection of [h; embedding] to h.
@@ -392,8 +417,11 @@ fn flops_per_microbatch(
     let mtp_kind = usize::from(model::is_moe_layer(arch, last_layer));
     model_flops_per_mb += n_mtp * passes * [dense, moe][mtp_kind].model_flops;
     recompute_flops_per_mb += n_mtp * kinds[mtp_kind].rerun_flops;
+    hardware_extra += n_mtp
+        * (passes + kinds[mtp_kind].rerun_attention)
+        * [dense, moe][mtp_kind].attention_hardware_extra();
     model_flops_per_mb += passes * (head_flops * (1.0 + n_mtp) + proj_flops * n_mtp);
-    (model_flops_per_mb, recompute_flops_per_mb)
+    [model_flops_per_mb, recompute_flops_per_mb, hardware_extra]
 }
 
 /// Activation offloading on the first stage (`first`), added to its passes; returns the transfers'
