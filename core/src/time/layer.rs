@@ -56,9 +56,12 @@ pub(super) struct LayerWork {
 }
 
 impl LayerWork {
-    /// The attention core's FLOPs as its kernel runs them less Megatron's count of them, one run.
-    pub(super) fn attention_hardware_extra(&self) -> f64 {
-        self.attention_hardware_flops - self.attention_flops
+    /// What the hardware runs of the attention core beyond what the model's FLOPs count of it: `runs`
+    /// runs as its kernel scores them, less `counted` of Megatron's count. The core has no
+    /// weights, so its backward is its input gradients, twice its forward, under LoRA too, where
+    /// the model's FLOPs count two passes of every GEMM (no weight gradients).
+    pub(super) fn attention_hardware_extra(&self, runs: f64, counted: f64) -> f64 {
+        runs * self.attention_hardware_flops - counted * self.attention_flops
     }
 
     /// Adds a GEMM's (seconds, FLOPs).

@@ -105,7 +105,8 @@ impl Frozen {
         for ((l, kind), n) in layers.iter().zip(kinds).zip(frozen) {
             model += n * (passes - 1.0) * l.model_flops;
             recompute += n * kind.rerun_flops;
-            hardware += n * (passes - 1.0 + kind.rerun_attention) * l.attention_hardware_extra();
+            let rerun = kind.rerun_attention;
+            hardware += n * l.attention_hardware_extra(2.0 + rerun, passes - 1.0 + rerun);
         }
         [model, recompute, hardware]
     }
@@ -282,6 +283,10 @@ pub(super) fn mean_rank_layer_seconds(ctx: &Ctx, mem: &memory::Memory) -> f64 {
     total / mem.layout.pp.max(1) as f64
 }
 
+/// The attention core's forward and its backward (input gradients only: it has no weights), in
+/// forwards' worth: 1 + 2, whether or not the base is frozen.
+const ATTENTION_RUNS: f64 = 3.0;
+
 /// Forward, input gradients and (unless the base is frozen) weight gradients: 3 GEMM passes, or 2.
 fn gemm_passes(plan: &Plan) -> f64 {
     if plan.trains_lora() { 2.0 } else { 3.0 }
@@ -408,7 +413,8 @@ fn flops_per_microbatch(
     for (l, kind, n) in [(dense, &kinds[0], arch.n_layers as f64 - n_moe), (moe, &kinds[1], n_moe)] {
         model_flops_per_mb += n * passes * l.model_flops;
         recompute_flops_per_mb += n * kind.rerun_flops;
-        hardware_extra += n * (passes + kind.rerun_attention) * l.attention_hardware_extra();
+        let rerun = kind.rerun_attention;
+        hardware_extra += n * l.attention_hardware_extra(ATTENTION_RUNS + rerun, passes + rerun);
     }
     // The head and the loss on the stage that holds them, once more for each MTP layer (its own
     // prediction through the shared head), and each MTP layer's projection of [h; embedding] to h.
@@ -417,9 +423,9 @@ fn flops_per_microbatch(
     let mtp_kind = usize::from(model::is_moe_layer(arch, last_layer));
     model_flops_per_mb += n_mtp * passes * [dense, moe][mtp_kind].model_flops;
     recompute_flops_per_mb += n_mtp * kinds[mtp_kind].rerun_flops;
-    hardware_extra += n_mtp
-        * (passes + kinds[mtp_kind].rerun_attention)
-        * [dense, moe][mtp_kind].attention_hardware_extra();
+    let rerun = kinds[mtp_kind].rerun_attention;
+    hardware_extra +=
+        n_mtp * [dense, moe][mtp_kind].attention_hardware_extra(ATTENTION_RUNS + rerun, passes + rerun);
     model_flops_per_mb += passes * (head_flops * (1.0 + n_mtp) + proj_flops * n_mtp);
     [model_flops_per_mb, recompute_flops_per_mb, hardware_extra]
 }

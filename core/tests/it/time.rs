@@ -1770,3 +1770,19 @@ fn model_flops_are_megatrons_count_and_hardware_flops_what_the_kernels_run() {
         assert!(0.0 < t.hfu && t.hfu < 1.0, "{}: HFU {}", config.id, t.hfu);
     }
 }
+
+/// Under LoRA the model's FLOPs count two passes of every GEMM (the frozen base has no weight
+/// gradients), the attention core's too; the hardware still runs the core's backward, its input
+/// gradients, twice its forward (it has no weights). Qwen2.5-7B LoRA on LLaMA-Factory without
+/// recomputation, FlashAttention: the hardware's FLOPs exceed the model's by one more forward of the
+/// core's causal half, 2·s²·q a layer and sequence (q = 28 heads × 128), 64 sequences of 4,096.
+#[test]
+fn lora_hardware_runs_the_attention_cores_whole_backward() {
+    let text = r#"{"model": "qwen2.5-7b", "framework": "llamafactory", "method": "lora", "attention": "flash",
+        "recompute": {"granularity": "none"}, "batch": {"micro_batch": 1, "global_batch": 64, "seq_len": 4096}}"#;
+    let t = evaluate(&Plan::from_json(text).unwrap()).time;
+    let (s, q, layers, sequences) = (4096.0_f64, 28.0 * 128.0, 28.0, 64.0);
+    let core_forward = 2.0 * s * s * q * layers * sequences;
+    let extra = t.hardware_flops_per_step - t.model_flops_per_step;
+    assert!((extra / core_forward - 1.0).abs() < 1e-9, "{extra} vs {core_forward}");
+}
