@@ -174,8 +174,9 @@ fn attention_core(ctx: &Ctx, heads: f64, q: f64, w: &mut LayerWork) -> f64 {
     // (`model::attention_pair_share`). The model's FLOPs are Megatron-LM's count, the causal half
     // of the pairs whatever the kernel and window ("causal mask (only half of the mask is
     // non-zero)", `num_floating_point_operations`, megatron/training/training.py at core_v0.19.0;
-    // through core_v0.15 it counted every pair, as Narayanan et al. 2021 Eq. 3 does), so MFU
-    // compares with its logs; the hardware's are what the kernel scores.
+    // the core_v0.12.1 MindSpeed-LLM and MindSpeed-RL run on halves it too, `seq_length /
+    // hidden_size / 2`; before core_v0.12 it counted every pair, as Narayanan et al. 2021 Eq. 3
+    // does), so MFU compares with their logs; the hardware's are what the kernel scores.
     let skips = match ctx.plan.attention {
         AttentionImpl::Eager => false,
         AttentionImpl::Sdpa => memory::path(ctx.plan.framework) == memory::Path::Megatron,

@@ -45,8 +45,9 @@ fn pangu_ultra_mfu() {
     // TP collective in one pipelined kernel), "over 52 %". The planner models MC2 as MindSpeed's
     // CoC, the TP overlap it writes (`--use-ascend-coc`), which hides less: one chunk of two stays.
     // The report does not say how it counts the attention core's FLOPs; the planner's MFU is in
-    // Megatron-LM core_v0.19.0's count, the causal half (docs/time.md). Counted over every pair,
-    // as Megatron's count did before, the two rows read 0.438 and 0.497.
+    // Megatron's count since core_v0.12, the causal half, as MindSpeed-LLM (on core_v0.12.1) logs
+    // it (docs/time.md). Counted over every pair, as Megatron did before, the two rows read 0.438
+    // and 0.497.
     let rows = [
         ("§4.2 baseline", pangu_ultra(false, false), 0.43),
         ("§4.3 fused + MC2", pangu_ultra(true, true), 0.52),
