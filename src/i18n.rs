@@ -375,6 +375,8 @@ texts! {
     time_per_device => "{n} per device", "每卡 {n}";
     time_mfu => "MFU (model FLOPs)", "MFU（模型 FLOPs 利用率）";
     time_hfu => "HFU (with recompute)", "HFU（含重计算）";
+    time_mfu_how => "The model's FLOPs as Megatron-LM counts them (the attention's causal half), over the devices' dense peak", "模型 FLOPs 按 Megatron-LM 的计法（注意力只计因果掩码的一半），除以设备稠密峰值";
+    time_hfu_how => "The FLOPs the hardware runs: recomputation too, and the attention as its kernel computes it", "硬件实际执行的 FLOPs：含重计算，注意力按其算子实际计算";
     time_days => "Days per trillion tokens", "训练 1T token 所需天数";
     bd_compute => "Compute", "计算";
     bd_memory => "Memory-bound kernels", "访存受限算子";

@@ -30,8 +30,14 @@ pub fn TimePanel() -> impl IntoView {
                             <span class="muted">" · " {per_device}</span>
                         </dd>
                     </div>
-                    <div><dt>{ctx.tr(Key::time_mfu)}</dt><dd data-testid="mfu">{format::percent(t.mfu)}</dd></div>
-                    <div><dt>{ctx.tr(Key::time_hfu)}</dt><dd data-testid="hfu">{format::percent(t.hfu)}</dd></div>
+                    <div title=ctx.tr(Key::time_mfu_how)>
+                        <dt>{ctx.tr(Key::time_mfu)}</dt>
+                        <dd data-testid="mfu">{format::percent(t.mfu)}</dd>
+                    </div>
+                    <div title=ctx.tr(Key::time_hfu_how)>
+                        <dt>{ctx.tr(Key::time_hfu)}</dt>
+                        <dd data-testid="hfu">{format::percent(t.hfu)}</dd>
+                    </div>
                     <div><dt>{ctx.tr(Key::time_days)}</dt><dd>{format::amount(t.days_per_trillion_tokens)}</dd></div>
                 </dl>
             }
