@@ -301,12 +301,5 @@ fn import_finding(warning: &ImportWarning) -> Finding {
             (Code::ModelVisionConfig, BTreeMap::from([("model_type", t.clone())]))
         }
     };
-    Finding {
-        severity: Severity::Warning,
-        code,
-        message: code.message(&args),
-        args,
-        fix: None,
-        make_valid: false,
-    }
+    Finding { severity: Severity::Warning, code, args, fix: None, make_valid: false }
 }

@@ -584,7 +584,11 @@ pub fn fill<'a>(template: &str, args: impl IntoIterator<Item = (&'a str, &'a str
 }
 
 /// Something about the plan worth saying, as data: the page translates `code` and fills in `args`.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+/// Its English ([`Finding::message`]) is written when asked for (the JSON report carries it as
+/// `message`), not when the rules find it: the rules run in the page's first module, and the
+/// English of every code they can find would come with them (6.8 KB gzip of it, where the page
+/// shows the findings from a module loaded after the plan is drawn).
+#[derive(Clone, Debug, PartialEq)]
 pub struct Finding {
     /// How much it matters.
     pub severity: Severity,
@@ -592,15 +596,46 @@ pub struct Finding {
     pub code: Code,
     /// Values named in the message.
     pub args: BTreeMap<&'static str, String>,
-    /// The message in English ([`Code::message`]), for the CLI.
-    pub message: String,
     /// The change that resolves it, when there is one: tried on the plan, it resolves the finding
     /// and brings no new error (`fixes::converge`).
     pub fix: Option<Fix>,
     /// No change of one setting resolves it without breaking another rule: the nearest plan that
     /// fits and keeps every rule is `fixes::make_valid`'s (a search, run when asked).
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub make_valid: bool,
+}
+
+impl Finding {
+    /// The message in English ([`Code::message`]), for the CLI and the launch files' headers.
+    pub fn message(&self) -> String {
+        self.code.message(&self.args)
+    }
+}
+
+impl Serialize for Finding {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        /// The finding as the JSON report writes it, its English among its fields.
+        #[derive(Serialize)]
+        struct Written<'a> {
+            severity: Severity,
+            code: Code,
+            args: &'a BTreeMap<&'static str, String>,
+            message: String,
+            fix: &'a Option<Fix>,
+            #[serde(skip_serializing_if = "std::ops::Not::not")]
+            make_valid: bool,
+        }
+        let f = self;
+        let message = f.message();
+        let written = Written {
+            severity: f.severity,
+            code: f.code,
+            args: &f.args,
+            message,
+            fix: &f.fix,
+            make_valid: f.make_valid,
+        };
+        written.serialize(serializer)
+    }
 }
 
 /// One field of the plan file set to a value: the nearest valid value or the switch to turn.

@@ -1148,14 +1148,13 @@ fn the_report_check_catches_a_non_finite_number() {
     report.findings.push(trainplan_core::report::Finding {
         severity: trainplan_core::report::Severity::Note,
         code: trainplan_core::report::Code::ALL[0],
-        args: Default::default(),
-        message: "step inf s".to_owned(),
+        args: [("detail", "step inf s".to_owned())].into(),
         fix: None,
         make_valid: false,
     });
     assert!(check_report(&report, &[]).is_err());
     // A name the user typed is theirs to choose.
-    report.findings.last_mut().unwrap().message = "unknown model_type \"NaN\"".to_owned();
+    report.findings.last_mut().unwrap().args.insert("detail", "unknown model_type \"NaN\"".to_owned());
     assert!(check_report(&report, &["NaN".to_owned()]).is_ok());
 }
 

@@ -297,7 +297,7 @@ fn import(parser: &mut lexopt::Parser) -> Result<(), String> {
     let plan = Plan::from_file(&file).map_err(|e| format!("{path}: {e}"))?;
     let report = evaluate(&plan);
     for finding in &report.findings {
-        eprintln!("trainplan: warning: {}", finding.message);
+        eprintln!("trainplan: warning: {}", finding.message());
     }
     print_json(&Imported { model: &report.model, params: &report.params })
 }

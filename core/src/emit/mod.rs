@@ -274,7 +274,7 @@ pub fn verdict_of(report: &crate::Report) -> Vec<String> {
         true => "WARNING: this plan does not run as written.".to_owned(),
     }];
     for f in errors.iter().filter(|f| f.code != crate::report::Code::MemoryDoesNotFit) {
-        lines.push(format!("- {} [{}]", f.message, f.code));
+        lines.push(format!("- {} [{}]", f.message(), f.code));
     }
     lines
 }

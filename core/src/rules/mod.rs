@@ -130,8 +130,8 @@ impl Acc {
     ) {
         if self.lean {
             if severity == Severity::Error {
-                let (args, message) = (BTreeMap::new(), String::new());
-                self.res.push(Finding { severity, code, message, args, fix: None, make_valid: false });
+                let args = BTreeMap::new();
+                self.res.push(Finding { severity, code, args, fix: None, make_valid: false });
             }
             return;
         }
@@ -139,7 +139,6 @@ impl Acc {
         self.res.push(Finding {
             severity,
             code,
-            message: code.message(&args),
             args,
             fix: fix.map(|(field, value)| Fix { field, value }),
             make_valid: false,
