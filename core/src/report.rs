@@ -586,7 +586,7 @@ pub fn fill<'a>(template: &str, args: impl IntoIterator<Item = (&'a str, &'a str
 /// Something about the plan worth saying, as data: the page translates `code` and fills in `args`.
 /// Its English ([`Finding::message`]) is written when asked for (the JSON report carries it as
 /// `message`), not when the rules find it: the rules run in the page's first module, and the
-/// English of every code they can find would come with them (6.8 KB gzip of it, where the page
+/// English of every code they can find would come with them (6.6 KB gzip of it, where the page
 /// shows the findings from a module loaded after the plan is drawn).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Finding {

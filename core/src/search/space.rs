@@ -524,7 +524,7 @@ fn hf_space(shape: &Shape, visit: &mut dyn FnMut(Knobs, bool)) {
 fn hpz_options(shape: &Shape, zero_stage: ZeroStage) -> Vec<u32> {
     let Shape { plan, base, world, .. } = *shape;
     let node = plan.cluster.devices_per_node.get();
-    let takes = matches!(plan.framework, Framework::DeepSpeed | Framework::LlamaFactory);
+    let takes = crate::knobs::applies(plan.framework, plan.method, crate::knobs::Knob::ZeroHpz).yes();
     match (takes, zero_stage.shards_params()) {
         (false, _) => vec![base.zero_hpz],
         (true, false) => vec![1],

@@ -106,7 +106,7 @@ impl Frozen {
             model += n * (passes - 1.0) * l.model_flops;
             recompute += n * kind.rerun_flops;
             let rerun = kind.rerun_attention;
-            hardware += n * l.attention_hardware_extra(2.0 + rerun, passes - 1.0 + rerun);
+            hardware += n * l.attention_hardware_extra(ATTENTION_RUNS - 1.0 + rerun, passes - 1.0 + rerun);
         }
         [model, recompute, hardware]
     }
@@ -307,15 +307,10 @@ fn kind_passes(plan: &Plan, l: &LayerWork) -> KindPasses {
         + l.eager_seconds
         + l.forward_only_seconds
         + comm;
-    let (rerun, rerun_flops) = match recompute {
-        RecomputeGranularity::Full => (fwd, l.model_flops),
+    let (rerun, rerun_flops, rerun_attention) = match recompute {
+        RecomputeGranularity::Full => (fwd, l.model_flops, 1.0),
         RecomputeGranularity::Selective => selective_rerun(plan, l),
-        RecomputeGranularity::None => (0.0, 0.0),
-    };
-    let rerun_attention = match recompute {
-        RecomputeGranularity::Full => 1.0,
-        RecomputeGranularity::Selective if memory::recompute_modules(plan).core_attn => 1.0,
-        _ => 0.0,
+        RecomputeGranularity::None => (0.0, 0.0, 0.0),
     };
     // Input gradients: one GEMM per forward GEMM, attention twice, the collectives again,
     // after the recomputed forward; weight gradients: one GEMM per forward GEMM. A frozen base
@@ -503,18 +498,19 @@ fn in_schedule_order<'a>(
     }
 }
 
-/// What selective recomputation reruns in one layer's backward, as (seconds, FLOPs): each module
+/// What selective recomputation reruns in one layer's backward, as (seconds, FLOPs, reruns of the
+/// attention core: 1 or 0): each module
 /// `--recompute-modules` names reruns its forward (Megatron-LM core_v0.19.0
 /// `transformer_config.py` `recompute_modules`; Korthikanti et al. 2022 §5 for `core_attn`):
 /// `core_attn` the attention core, `mlp` a dense layer's MLP GEMMs, `moe` an MoE layer's expert
 /// GEMMs and its dispatch and combine, `layernorm` the two norms (a read and a write of h 16-bit
 /// values each: 8 of the layer's [`ELEMENTWISE_BYTES_PER_TOKEN_HIDDEN`]). `moe_act`, `mla_up_proj`
 /// and `shared_experts` rerun small or uncounted kernels and add nothing here (docs/time.md).
-fn selective_rerun(plan: &Plan, l: &LayerWork) -> (f64, f64) {
+fn selective_rerun(plan: &Plan, l: &LayerWork) -> (f64, f64, f64) {
     let modules = memory::recompute_modules(plan);
-    let mut res = (0.0, 0.0);
+    let mut res = (0.0, 0.0, 0.0);
     if modules.core_attn {
-        res = (l.attention_seconds, l.attention_flops);
+        res = (l.attention_seconds, l.attention_flops, 1.0);
     }
     let mlp = (!l.moe_layer && modules.mlp) || (l.moe_layer && modules.moe);
     if mlp {

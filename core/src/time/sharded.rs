@@ -133,11 +133,11 @@ fn moving(ctx: &Ctx, mem: &memory::Memory, stage: &memory::StageMemory, moves: M
     // (ZeRO-Infinity's `offload_param`) the 16-bit shards, each copied into the device's buffer and
     // gathered over every rank as a shard on the device is (`_all_gather_coalesced`:
     // `flat_tensor.narrow(..).copy_(param.ds_tensor)`, then the all-gather,
-    // deepspeed/runtime/zero/partition_parameters.py): the device's weights read 0 there, and the
-    // gathers had moved nothing.
+    // deepspeed/runtime/zero/partition_parameters.py): the device's weights read 0 there (the
+    // stage's states, `memory::states`, offload them wherever VeRL does not: it offloads between
+    // its passes instead), and the gathers had moved nothing.
     let compute = memory::compute_bytes_per_param(ctx.plan);
-    let host_shards = ctx.plan.parallel.offload_params
-        && matches!(ctx.plan.framework, Framework::DeepSpeed | Framework::LlamaFactory);
+    let host_shards = ctx.plan.parallel.offload_params && !ctx.plan.framework.is_verl();
     let stored = match offloaded || host_shards {
         true => compute,
         false => stage.weights_bytes as f64 / share.sharded_params().max(1.0),

@@ -1030,12 +1030,16 @@ async fn a_keystroke_redraws_the_heaviest_plan_quickly() -> WebDriverResult<()> 
           done({ out, changed, busy, paused });
         })();";
     let got = page.driver.execute_async(script, vec![]).await?.json().clone();
-    let rows: Vec<[f64; 3]> = got["out"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|p| Some([p[0].as_f64()?, p[1].as_f64()?, p[2].as_f64()?]))
-        .collect();
+    // Each edit's (work, painted, main thread with the frame) of a list the script returned.
+    let triples = |key: &str| -> Vec<[f64; 3]> {
+        got[key]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|p| Some([p[0].as_f64()?, p[1].as_f64()?, p[2].as_f64()?]))
+            .collect()
+    };
+    let rows = triples("out");
     assert_eq!(rows.len(), 22, "{got}");
     // What an edit changes in the page, the second pass's 11 edits: each rebuilt element sets its
     // attributes again, so a table rebuilt out of sight shows here. The charts' tables, folded,
@@ -1055,31 +1059,25 @@ async fn a_keystroke_redraws_the_heaviest_plan_quickly() -> WebDriverResult<()> 
         v.sort_by(f64::total_cmp);
         (v[v.len() / 2], v[v.len() - 1])
     };
-    for (pass, edits) in ["first time through", "again"].into_iter().zip(rows.chunks(11)) {
+    // A pass's figures, recorded as `what` names its edits.
+    let record_pass = |what: &str, edits: &[[f64; 3]]| {
         let ((work_median, work_worst), (paint_median, paint_worst)) = (stats(edits, 0), stats(edits, 1));
         let (busy_median, busy_worst) = stats(edits, 2);
         record_figure(&format!(
-            "keystroke → redraw, Llama 3.1 405B on 1,024 H100 (PP 16, VPP 4), 11 edits of the global batch, \
-             {pass}: work median {work_median:.1} ms, worst {work_worst:.1} ms; main thread with the frame \
-             median {busy_median:.1} ms, worst {busy_worst:.1} ms; to the painted frame median \
-             {paint_median:.1} ms, worst {paint_worst:.1} ms"
+            "keystroke → redraw, Llama 3.1 405B on 1,024 H100 (PP 16, VPP 4), {what}: work median \
+             {work_median:.1} ms, worst {work_worst:.1} ms; main thread with the frame median {busy_median:.1} ms, \
+             worst {busy_worst:.1} ms; to the painted frame median {paint_median:.1} ms, worst {paint_worst:.1} ms"
         ));
+    };
+    for (pass, edits) in ["first time through", "again"].into_iter().zip(rows.chunks(11)) {
+        record_pass(&format!("11 edits of the global batch, {pass}"), edits);
     }
-    let paused: Vec<[f64; 3]> = got["paused"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|p| Some([p[0].as_f64()?, p[1].as_f64()?, p[2].as_f64()?]))
-        .collect();
+    let paused = triples("paused");
     assert_eq!(paused.len(), 5, "{got}");
-    let ((work_median, work_worst), (paint_median, paint_worst)) = (stats(&paused, 0), stats(&paused, 1));
-    let (busy_median, busy_worst) = stats(&paused, 2);
-    record_figure(&format!(
-        "keystroke → redraw, Llama 3.1 405B on 1,024 H100 (PP 16, VPP 4), 5 edits of the global batch, each after \
-         0.5 s (the plan settled and its link written): work median {work_median:.1} ms, worst {work_worst:.1} ms; \
-         main thread with the frame median {busy_median:.1} ms, worst {busy_worst:.1} ms; to the painted frame \
-         median {paint_median:.1} ms, worst {paint_worst:.1} ms"
-    ));
+    record_pass(
+        "5 edits of the global batch, each after 0.5 s (the plan settled and its link written)",
+        &paused,
+    );
     let mut busy: Vec<f64> =
         got["busy"].as_array().into_iter().flatten().filter_map(|b| b.as_f64()).collect();
     assert_eq!(busy.len(), 11, "{got}");
