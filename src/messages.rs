@@ -383,6 +383,15 @@ pub fn zh(code: Code) -> &'static str {
         Code::ModelRotaryMindspeedRl => {
             "MindSpeed-RL 的模型配置没有 rotary_percent 与 rotary_interleaved：actor 会对每个注意力头的全部维度做旋转位置编码，而 GLM 只旋转其中一半。"
         }
+        Code::ModelLinearAttentionFramework => {
+            "{framework} 无法构建模型的 Gated DeltaNet（线性注意力）层：其启动文件没有对应的配置项。"
+        }
+        Code::ParallelLinearAttentionHeads => {
+            "Megatron-LM 把 Gated DeltaNet 层的 {key_heads} 个 key 头和 {value_heads} 个 value 头切分到 TP × CP = {tp_cp} 上，它必须同时整除两者。"
+        }
+        Code::ParallelLinearAttentionMindspeed => {
+            "MindSpeed-LLM 只能在 TP 1、CP 1 下运行 Gated DeltaNet 层。"
+        }
         Code::ModelSharedGateMindspeedRl => {
             "MindSpeed-RL 的模型配置没有 shared_expert_gate：actor 直接加上共享专家的输出，而模型会先乘以一个可学习的 sigmoid 门控。"
         }

@@ -355,6 +355,12 @@ pub const CONFIGS: &[CatalogConfig] = &[
         config: r#"{"model_type": "qwen3_moe", "vocab_size": 151936, "hidden_size": 4096, "intermediate_size": 12288, "moe_intermediate_size": 1536, "num_hidden_layers": 94, "num_attention_heads": 64, "num_key_value_heads": 4, "head_dim": 128, "num_experts": 128, "num_experts_per_tok": 8, "norm_topk_prob": true, "decoder_sparse_step": 1, "mlp_only_layers": [], "max_position_embeddings": 40960, "tie_word_embeddings": false, "attention_bias": false, "rope_theta": 1000000.0, "rms_norm_eps": 1e-06}"#,
     },
     CatalogConfig {
+        id: "qwen3-next-80b-a3b",
+        name: "Qwen3-Next-80B-A3B",
+        source: "huggingface.co/Qwen/Qwen3-Next-80B-A3B-Instruct/blob/main/config.json",
+        config: r#"{"model_type": "qwen3_next", "vocab_size": 151936, "hidden_size": 2048, "intermediate_size": 5120, "moe_intermediate_size": 512, "shared_expert_intermediate_size": 512, "num_hidden_layers": 48, "num_attention_heads": 16, "num_key_value_heads": 2, "head_dim": 256, "linear_conv_kernel_dim": 4, "linear_key_head_dim": 128, "linear_value_head_dim": 128, "linear_num_key_heads": 16, "linear_num_value_heads": 32, "full_attention_interval": 4, "num_experts": 512, "num_experts_per_tok": 10, "norm_topk_prob": true, "decoder_sparse_step": 1, "mlp_only_layers": [], "max_position_embeddings": 262144, "tie_word_embeddings": false, "attention_bias": false, "partial_rotary_factor": 0.25, "rope_theta": 10000000, "rms_norm_eps": 1e-06}"#,
+    },
+    CatalogConfig {
         id: "deepseek-v2-lite",
         name: "DeepSeek-V2-Lite",
         source: "huggingface.co/deepseek-ai/DeepSeek-V2-Lite/blob/main/config.json",

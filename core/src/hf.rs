@@ -13,7 +13,8 @@ use std::fmt;
 use serde_json::{Map, Value};
 
 use crate::model::{
-    self, Architecture, Attention, Family, GroupLimit, Mlp, MlpKind, Moe, MoeLayers, Norm, SlidingWindow,
+    self, Architecture, Attention, Family, GroupLimit, LinearAttention, Mlp, MlpKind, Moe, MoeLayers, Norm,
+    SlidingWindow,
 };
 use crate::quantized::{self, Prequantized, Stored};
 
@@ -209,7 +210,9 @@ pub fn import_value(value: &Value) -> Result<Imported, ConfigError> {
         Family::Gpt2 => gpt2(&cfg)?,
         _ => decoder(&cfg, family, known.is_none(), &mut warnings)?,
     };
-    warnings.extend(other_layer_types(obj));
+    if arch.linear_attention.is_none() {
+        warnings.extend(other_layer_types(obj));
+    }
     check_consistent(&arch)?;
     // The wrapper's own config holds it where there is one (transformers saves it at the top).
     let prequantized = match quantized::read(outer)? {
@@ -322,6 +325,11 @@ fn class_defaults(family: Family) -> Value {
         }
         Family::Glm4Moe => {
             r#"{"vocab_size": 151552, "hidden_size": 4096, "intermediate_size": 10944, "num_hidden_layers": 46, "num_attention_heads": 96, "num_key_value_heads": 8, "max_position_embeddings": 131072, "rms_norm_eps": 1e-05, "rope_theta": 10000.0, "tie_word_embeddings": false, "attention_bias": false, "use_qk_norm": false, "partial_rotary_factor": 0.5, "moe_intermediate_size": 1408, "num_experts_per_tok": 8, "n_shared_experts": 1, "n_routed_experts": 128, "routed_scaling_factor": 1.0, "n_group": 1, "topk_group": 1, "first_k_dense_replace": 1, "norm_topk_prob": true}"#
+        }
+        // `Qwen3NextConfig` (transformers 5, whose fields are the 4.57.1 `__init__`'s): its
+        // `full_attention_interval` (4) is read where `layer_types` is not written.
+        Family::Qwen3Next => {
+            r#"{"vocab_size": 151936, "hidden_size": 2048, "intermediate_size": 5632, "num_hidden_layers": 48, "num_attention_heads": 16, "num_key_value_heads": 2, "head_dim": 256, "max_position_embeddings": 32768, "rms_norm_eps": 1e-06, "rope_theta": 10000.0, "tie_word_embeddings": false, "attention_bias": false, "linear_conv_kernel_dim": 4, "linear_key_head_dim": 128, "linear_value_head_dim": 128, "linear_num_key_heads": 16, "linear_num_value_heads": 32, "full_attention_interval": 4, "decoder_sparse_step": 1, "moe_intermediate_size": 512, "shared_expert_intermediate_size": 512, "num_experts_per_tok": 10, "num_experts": 512, "norm_topk_prob": true, "mlp_only_layers": null, "partial_rotary_factor": 0.25}"#
         }
         Family::GptOss => {
             r#"{"vocab_size": 201088, "hidden_size": 2880, "intermediate_size": 2880, "num_hidden_layers": 36, "num_attention_heads": 64, "num_key_value_heads": 8, "head_dim": 64, "max_position_embeddings": 131072, "rms_norm_eps": 1e-05, "rope_theta": 150000.0, "tie_word_embeddings": false, "attention_bias": true, "num_experts_per_tok": 4, "num_local_experts": 128, "sliding_window": 128, "layer_types": null}"#
@@ -507,6 +515,8 @@ fn gpt2(cfg: &Cfg) -> Result<Architecture, ConfigError> {
         n_mtp_layers: 0,
         attention_sinks: false,
         sliding_window: None,
+        linear_attention: None,
+        attention_output_gate: false,
     })
 }
 
@@ -567,7 +577,7 @@ fn decoder(
             head_dim,
             qkv_bias,
             o_bias,
-            qk_norm: matches!(family, Family::Qwen3 | Family::Qwen3Moe)
+            qk_norm: matches!(family, Family::Qwen3 | Family::Qwen3Moe | Family::Qwen3Next)
                 || family == Family::Glm4Moe && cfg.flag("use_qk_norm")?,
             fused_qkv: false,
         }
@@ -628,7 +638,46 @@ fn decoder(
             }
             _ => None,
         },
+        linear_attention: match family {
+            Family::Qwen3Next => linear_attention(cfg, n_layers)?,
+            _ => None,
+        },
+        attention_output_gate: family == Family::Qwen3Next,
     })
+}
+
+/// Qwen3-Next's Gated DeltaNet layers (transformers `Qwen3NextConfig`, `Qwen3NextGatedDeltaNet`):
+/// every layer of `layer_types` that is `linear_attention`, or where the list is not written,
+/// every layer but each `full_attention_interval`-th. Read where the full-attention layers are
+/// every k-th, as every published config writes them.
+fn linear_attention(cfg: &Cfg, n_layers: u64) -> Result<Option<LinearAttention>, ConfigError> {
+    let full_every = match cfg.get("layer_types").1.and_then(Value::as_array) {
+        None => cfg.req("full_attention_interval", 1, MAX_LAYERS)?,
+        // No full-attention layer: one past the last, which no layer reaches.
+        Some(kinds) => match full_attention_every(kinds, n_layers, "linear_attention")? {
+            0 => n_layers + 1,
+            every => every,
+        },
+    };
+    if full_every == 1 {
+        return Ok(None);
+    }
+    let res = LinearAttention {
+        key_heads: cfg.req("linear_num_key_heads", 1, MAX_HEADS)?,
+        value_heads: cfg.req("linear_num_value_heads", 1, MAX_HEADS)?,
+        key_head_dim: cfg.req("linear_key_head_dim", 1, MAX_WIDTH)?,
+        value_head_dim: cfg.req("linear_value_head_dim", 1, MAX_WIDTH)?,
+        conv_kernel: cfg.req("linear_conv_kernel_dim", 1, 1 << 10)?,
+        full_every,
+    };
+    // `Qwen3NextGatedDeltaNet` repeats each key head over `num_v_heads // num_k_heads` value heads.
+    if !res.value_heads.is_multiple_of(res.key_heads) {
+        return Err(ConfigError::Inconsistent(format!(
+            "linear_num_value_heads ({}) is not a multiple of linear_num_key_heads ({})",
+            res.value_heads, res.key_heads
+        )));
+    }
+    Ok(Some(res))
 }
 
 /// A head's width: `head_dim`, or where it is `None` or the class has no such key,
@@ -653,26 +702,27 @@ fn sliding_window(cfg: &Cfg, n_layers: u64) -> Result<Option<SlidingWindow>, Con
     let Some(size) = cfg.opt("sliding_window", 1, MAX_POSITIONS)? else { return Ok(None) };
     let full_every = match cfg.get("layer_types").1.and_then(Value::as_array) {
         None => 2,
-        Some(kinds) => {
-            let full: Vec<u64> = (0..)
-                .zip(kinds)
-                .filter(|(_, kind)| kind.as_str() != Some("sliding_attention"))
-                .map(|(i, _)| i)
-                .collect();
-            let every = full.first().map_or(0, |&first| first + 1);
-            let regular = kinds.len() as u64 == n_layers
-                && full.iter().enumerate().all(|(k, &i)| i + 1 == (k as u64 + 1) * every)
-                && full.len() as u64 == n_layers.checked_div(every).unwrap_or(0);
-            if !regular {
-                return Err(ConfigError::Inconsistent(
-                    "layer_types: only every k-th layer of full attention, the others sliding, is read"
-                        .to_owned(),
-                ));
-            }
-            every
-        }
+        Some(kinds) => full_attention_every(kinds, n_layers, "sliding_attention")?,
     };
     Ok((full_every != 1).then_some(SlidingWindow { size, full_every }))
+}
+
+/// Every how many layers `layer_types` holds a full-attention layer, the others of kind `other`
+/// (counted from 1, as Megatron-LM's `--window-attn-skip-freq` and `--linear-attention-freq` take
+/// it); 0 where none is full. A list that is not that pattern, or not one entry a layer, is refused.
+fn full_attention_every(kinds: &[Value], n_layers: u64, other: &str) -> Result<u64, ConfigError> {
+    let full: Vec<u64> =
+        (0..).zip(kinds).filter(|(_, kind)| kind.as_str() != Some(other)).map(|(i, _)| i).collect();
+    let every = full.first().map_or(0, |&first| first + 1);
+    let regular = kinds.len() as u64 == n_layers
+        && full.iter().enumerate().all(|(k, &i)| i + 1 == (k as u64 + 1) * every)
+        && full.len() as u64 == n_layers.checked_div(every).unwrap_or(0);
+    match regular {
+        true => Ok(every),
+        false => Err(ConfigError::Inconsistent(format!(
+            "layer_types: only every k-th layer of full attention, the others {other}, is read"
+        ))),
+    }
 }
 
 fn moe(
@@ -694,13 +744,14 @@ fn moe(
             group_limited: None,
             biased: family == Family::GptOss,
         },
-        Family::Qwen2Moe | Family::Qwen3Moe => {
+        Family::Qwen2Moe | Family::Qwen3Moe | Family::Qwen3Next => {
             // `Qwen2MoeDecoderLayer`: a layer is sparse only when `config.num_experts > 0`.
             let n_experts = cfg.req("num_experts", 0, MAX_EXPERTS)?;
             if n_experts == 0 {
                 return Ok(None);
             }
-            let qwen2 = family == Family::Qwen2Moe;
+            // Qwen3-Next's block is Qwen2-MoE's: a shared expert and its gate beside the routed ones.
+            let qwen2 = family != Family::Qwen3Moe;
             Moe {
                 n_experts,
                 top_k: top_k()?,
@@ -881,7 +932,7 @@ mod tests {
         use Family::*;
         for family in [
             Gpt2, Llama, Mistral, Qwen2, Qwen3, Glm, Glm4, Mixtral, Qwen2Moe, Qwen3Moe, DeepseekV2,
-            DeepseekV3,
+            DeepseekV3, Qwen3Next,
         ] {
             let Value::Object(defaults) = class_defaults(family) else { panic!("{family:?}: not an object") };
             let keys: &[&str] = match family {

@@ -50,6 +50,71 @@ pub struct Architecture {
     /// `sliding_window` on its `sliding_attention` layers, Mistral's and Mixtral's on every layer);
     /// `None` where every layer attends to the whole sequence.
     pub sliding_window: Option<SlidingWindow>,
+    /// Gated DeltaNet layers in place of attention on all but every `full_every`-th layer
+    /// (Qwen3-Next's `linear_attention` layers); `None` where every layer is an attention layer.
+    pub linear_attention: Option<LinearAttention>,
+    /// A sigmoid gate on the attention's output, its weights a second query projection
+    /// (transformers `Qwen3NextAttention`: `q_proj` of 2 · heads · head_dim, `attn_output *
+    /// torch.sigmoid(gate)`; Megatron-LM `--attention-output-gate`).
+    pub attention_output_gate: bool,
+}
+
+/// Gated DeltaNet (Yang et al. 2024, arXiv 2412.06464), a linear-attention layer: queries, keys,
+/// values, an output gate `z`, and per value head a decay `a` and a step size `b`, projected from
+/// the input; a causal depthwise convolution over q, k and v; the delta rule's recurrent state of
+/// `key_head_dim × value_head_dim` per value head; a gated RMSNorm; the output projection.
+/// Shapes: transformers `Qwen3NextGatedDeltaNet` (modeling_qwen3_next.py): `in_proj_qkvz` of
+/// (2·key_dim + 2·value_dim) × h, `in_proj_ba` of 2·value_heads × h, `conv1d` of
+/// (2·key_dim + value_dim) × 1 × kernel without bias, `dt_bias` and `A_log` of value_heads each,
+/// `norm` of value_head_dim, `out_proj` of h × value_dim.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LinearAttention {
+    /// Query and key heads (`linear_num_key_heads`).
+    pub key_heads: u64,
+    /// Value heads (`linear_num_value_heads`), a multiple of the key heads.
+    pub value_heads: u64,
+    /// Width of a query or key head (`linear_key_head_dim`).
+    pub key_head_dim: u64,
+    /// Width of a value head (`linear_value_head_dim`).
+    pub value_head_dim: u64,
+    /// The convolution's width (`linear_conv_kernel_dim`).
+    pub conv_kernel: u64,
+    /// Every `full_every`-th layer (counted from 1) is an attention layer, the others Gated
+    /// DeltaNet (`full_attention_interval`, or the config's `layer_types` where they repeat so).
+    pub full_every: u64,
+}
+
+impl LinearAttention {
+    /// Queries' (and keys') width over all heads.
+    pub fn key_dim(&self) -> u64 {
+        self.key_heads.saturating_mul(self.key_head_dim)
+    }
+
+    /// Values' width over all heads.
+    pub fn value_dim(&self) -> u64 {
+        self.value_heads.saturating_mul(self.value_head_dim)
+    }
+}
+
+/// Whether decoder layer `layer_idx` is a Gated DeltaNet layer.
+pub fn is_linear_attention_layer(arch: &Architecture, layer_idx: u64) -> bool {
+    arch.linear_attention.is_some_and(|l| !(layer_idx + 1).is_multiple_of(l.full_every.max(1)))
+}
+
+/// How many of the decoder layers `layers` are Gated DeltaNet layers, counted without walking them.
+pub fn linear_attention_layers_in(arch: &Architecture, layers: std::ops::Range<u64>) -> u64 {
+    let Some(linear) = arch.linear_attention else { return 0 };
+    if layers.end <= layers.start {
+        return 0;
+    }
+    let k = linear.full_every.max(1);
+    (layers.end - layers.start) - (layers.end / k - layers.start / k)
+}
+
+/// The share of the model's decoder layers that are Gated DeltaNet layers (0 without them): what a
+/// layer's work and saved bytes are averaged by, as the sliding window's share of score pairs is.
+pub fn linear_attention_share(arch: &Architecture) -> f64 {
+    linear_attention_layers_in(arch, 0..arch.n_layers) as f64 / arch.n_layers.max(1) as f64
 }
 
 /// Sliding-window attention on some layers: the same parameters, fewer scores.
@@ -117,11 +182,14 @@ pub enum Family {
     /// `use_qk_norm`), rotary positions on half of each head, DeepSeek-V3's MoE (dense first
     /// layers, a shared expert, sigmoid routing with a correction bias) and MTP layers.
     Glm4Moe,
+    /// `qwen3_next`: Gated DeltaNet on three layers of four, gated attention with q/k norms on the
+    /// fourth, routed experts with a gated shared expert.
+    Qwen3Next,
 }
 
 impl Family {
     /// Every family, in the order docs and pickers list them.
-    pub const ALL: [Family; 14] = [
+    pub const ALL: [Family; 15] = [
         Family::Gpt2,
         Family::Llama,
         Family::Mistral,
@@ -136,6 +204,7 @@ impl Family {
         Family::DeepseekV3,
         Family::GptOss,
         Family::Glm4Moe,
+        Family::Qwen3Next,
     ];
 
     /// The HF `model_type` string.
@@ -155,6 +224,7 @@ impl Family {
             Family::DeepseekV3 => "deepseek_v3",
             Family::GptOss => "gpt_oss",
             Family::Glm4Moe => "glm4_moe",
+            Family::Qwen3Next => "qwen3_next",
         }
     }
 
@@ -371,11 +441,17 @@ pub enum LoraTarget {
     KvB,
     /// MoE router `gate` and Qwen2-MoE `shared_expert_gate`.
     Router,
+    /// Gated DeltaNet's `in_proj_qkvz`.
+    InProjQkvz,
+    /// Gated DeltaNet's `in_proj_ba`.
+    InProjBa,
+    /// Gated DeltaNet's `out_proj`.
+    OutProj,
 }
 
 impl LoraTarget {
     /// Every target, in the order `lora_target: all` lists them.
-    pub const ALL: [LoraTarget; 14] = [
+    pub const ALL: [LoraTarget; 17] = [
         LoraTarget::Q,
         LoraTarget::K,
         LoraTarget::V,
@@ -390,6 +466,9 @@ impl LoraTarget {
         LoraTarget::KvA,
         LoraTarget::KvB,
         LoraTarget::Router,
+        LoraTarget::InProjQkvz,
+        LoraTarget::InProjBa,
+        LoraTarget::OutProj,
     ];
 
     /// The name a plan file, LLaMA-Factory's `lora_target` and PEFT's `target_modules` use.
@@ -409,7 +488,15 @@ impl LoraTarget {
             LoraTarget::KvA => "kv_a_proj_with_mqa",
             LoraTarget::KvB => "kv_b_proj",
             LoraTarget::Router => "gate",
+            LoraTarget::InProjQkvz => "in_proj_qkvz",
+            LoraTarget::InProjBa => "in_proj_ba",
+            LoraTarget::OutProj => "out_proj",
         }
+    }
+
+    /// Whether a Gated DeltaNet projection.
+    pub fn is_linear_attention(self) -> bool {
+        matches!(self, LoraTarget::InProjQkvz | LoraTarget::InProjBa | LoraTarget::OutProj)
     }
 
     /// The target of a module name, if it is one.
@@ -470,8 +557,13 @@ pub fn tensors(arch: &Architecture) -> Vec<TensorGroup> {
         None => 0,
     };
     let n_dense_layers = arch.n_layers - n_moe_layers;
-    layer_tensors(arch, n_dense_layers, false, &mut acc);
-    layer_tensors(arch, n_moe_layers, true, &mut acc);
+    // Of each kind, the Gated DeltaNet layers.
+    let n_linear_moe =
+        (0..arch.n_layers).filter(|&i| is_moe_layer(arch, i) && is_linear_attention_layer(arch, i));
+    let n_linear_moe = n_linear_moe.count() as u64;
+    let n_linear_dense = linear_attention_layers_in(arch, 0..arch.n_layers) - n_linear_moe;
+    layer_tensors(arch, n_dense_layers, n_linear_dense, false, &mut acc);
+    layer_tensors(arch, n_moe_layers, n_linear_moe, true, &mut acc);
 
     acc.norm(Component::Norm, h, 1, arch.norm);
     if !arch.tied_embeddings {
@@ -483,7 +575,7 @@ pub fn tensors(arch: &Architecture) -> Vec<TensorGroup> {
     // `enorm`, `hnorm` and a full MoE decoder layer; the embedding and head are shared with the main model.
     if 0 < arch.n_mtp_layers {
         let start = acc.res.len();
-        layer_tensors(arch, arch.n_mtp_layers, arch.moe.is_some(), &mut acc);
+        layer_tensors(arch, arch.n_mtp_layers, 0, arch.moe.is_some(), &mut acc);
         acc.res.push(plain(Component::Attention, 2 * h.saturating_mul(h), arch.n_mtp_layers));
         acc.norm(Component::Norm, h, 3 * arch.n_mtp_layers, arch.norm);
         for t in &mut acc.res[start..] {
@@ -540,22 +632,60 @@ fn norm_tensor_count(norm: Norm) -> u64 {
     }
 }
 
-/// The tensors of `n` identical decoder layers, dense or MoE.
-fn layer_tensors(arch: &Architecture, n: u64, moe_layer: bool, acc: &mut Acc) {
+/// The tensors of `n` decoder layers of one kind, dense or MoE, `n_linear` of them Gated DeltaNet
+/// layers in place of attention.
+fn layer_tensors(arch: &Architecture, n: u64, n_linear: u64, moe_layer: bool, acc: &mut Acc) {
     if n == 0 {
         return;
     }
     let h = arch.hidden_size;
     let norms_per_layer = if arch.post_norms { 4 } else { 2 };
     acc.norm(Component::Norm, h, norms_per_layer * n, arch.norm);
+    if let Some(linear) = arch.linear_attention.filter(|_| 0 < n_linear) {
+        linear_attention_tensors(h, &linear, n_linear, acc);
+    }
+    let n_full = n - n_linear;
+    attention_tensors(arch, n_full, acc);
+    mlp_block_tensors(arch, n, moe_layer, acc);
+}
 
+/// Gated DeltaNet's tensors on `n` layers ([`LinearAttention`]'s shapes; no biases).
+fn linear_attention_tensors(h: u64, l: &LinearAttention, n: u64, acc: &mut Acc) {
+    let (key_dim, value_dim) = (l.key_dim(), l.value_dim());
+    let qkvz = 2 * key_dim + 2 * value_dim;
+    acc.linear(Component::Attention, LoraTarget::InProjQkvz, h, qkvz, n, false);
+    acc.linear(Component::Attention, LoraTarget::InProjBa, h, 2 * l.value_heads, n, false);
+    let plain = |numel| TensorGroup {
+        component: Component::Attention,
+        numel,
+        count: n,
+        linear: None,
+        routed: false,
+        mtp: false,
+    };
+    // The depthwise convolution over q, k and v, `dt_bias`, `A_log` and the gated norm's weight.
+    acc.res.push(plain((2 * key_dim + value_dim).saturating_mul(l.conv_kernel)));
+    acc.res.push(plain(l.value_heads));
+    acc.res.push(plain(l.value_heads));
+    acc.res.push(plain(l.value_head_dim));
+    acc.linear(Component::Attention, LoraTarget::OutProj, value_dim, h, n, false);
+}
+
+/// The attention's tensors on `n` layers.
+fn attention_tensors(arch: &Architecture, n: u64, acc: &mut Acc) {
+    if n == 0 {
+        return;
+    }
+    let h = arch.hidden_size;
     match arch.attention {
         Attention::Gqa { n_heads, n_kv_heads, head_dim, qkv_bias, o_bias, qk_norm, fused_qkv } => {
             let (q, kv) = (n_heads * head_dim, n_kv_heads * head_dim);
+            // The output gate's projection is the query projection's second half.
+            let q_out = if arch.attention_output_gate { 2 * q } else { q };
             if fused_qkv {
                 acc.linear(Component::Attention, LoraTarget::Qkv, h, q + 2 * kv, n, qkv_bias);
             } else {
-                acc.linear(Component::Attention, LoraTarget::Q, h, q, n, qkv_bias);
+                acc.linear(Component::Attention, LoraTarget::Q, h, q_out, n, qkv_bias);
                 acc.linear(Component::Attention, LoraTarget::K, h, kv, n, qkv_bias);
                 acc.linear(Component::Attention, LoraTarget::V, h, kv, n, qkv_bias);
             }
@@ -598,7 +728,11 @@ fn layer_tensors(arch: &Architecture, n: u64, moe_layer: bool, acc: &mut Acc) {
             acc.linear(Component::Attention, LoraTarget::O, n_heads * v_head_dim, h, n, false);
         }
     }
+}
 
+/// The MLP's or the MoE block's tensors on `n` layers.
+fn mlp_block_tensors(arch: &Architecture, n: u64, moe_layer: bool, acc: &mut Acc) {
+    let h = arch.hidden_size;
     match (&arch.moe, moe_layer) {
         (Some(moe), true) => {
             let start = acc.res.len();
@@ -721,6 +855,9 @@ pub struct Summary {
     pub final_norm: u64,
     /// Decoder layers by kind.
     pub layers: Vec<LayerCounts>,
+    /// A Gated DeltaNet layer's parameters less an attention layer's (0 without such layers):
+    /// `dense_layer` and `moe_layer` are attention layers.
+    pub linear_attention_delta: i64,
 }
 
 impl Summary {
@@ -735,7 +872,21 @@ impl Summary {
         let layers = layer_counts(arch);
         let in_layers: u64 = layers.iter().map(|l| l.n_layers * l.params_per_layer).sum();
         let final_norm = counts.total() - counts.embedding - counts.head - in_layers;
-        Summary { counts, dense_layer, moe_layer, final_norm, layers }
+        let linear_attention_delta = match arch.linear_attention {
+            Some(linear) => {
+                let mut acc = Acc { res: Vec::new() };
+                linear_attention_tensors(arch.hidden_size, &linear, 1, &mut acc);
+                let gdn = sum_by_component(&acc.res).attention;
+                gdn as i64 - dense_layer.attention as i64
+            }
+            None => 0,
+        };
+        Summary { counts, dense_layer, moe_layer, final_norm, layers, linear_attention_delta }
+    }
+
+    /// The parameters of `n_linear` Gated DeltaNet layers beyond as many attention layers'.
+    pub fn linear_attention_extra(&self, n_linear: u64) -> f64 {
+        n_linear as f64 * self.linear_attention_delta as f64
     }
 
     /// One decoder layer's counts by component.
@@ -758,10 +909,11 @@ pub struct LayerCounts {
     pub moe: bool,
 }
 
-/// The tensors of one decoder layer: the MoE kind when `moe` and the model has experts, else dense.
+/// The tensors of one decoder layer: the MoE kind when `moe` and the model has experts, else dense;
+/// an attention layer where the model has Gated DeltaNet layers too.
 pub fn one_layer(arch: &Architecture, moe: bool) -> Vec<TensorGroup> {
     let mut acc = Acc { res: Vec::new() };
-    layer_tensors(arch, 1, moe && arch.moe.is_some(), &mut acc);
+    layer_tensors(arch, 1, 0, moe && arch.moe.is_some(), &mut acc);
     acc.res
 }
 
@@ -820,18 +972,29 @@ pub fn sum_by_component(groups: &[TensorGroup]) -> ParamCounts {
     res
 }
 
-/// Parameters per decoder layer, dense and MoE layers apart (MTP layers excluded).
+/// Parameters per decoder layer, dense and MoE layers apart, and each kind's Gated DeltaNet layers
+/// apart from its attention layers (MTP layers excluded).
 pub fn layer_counts(arch: &Architecture) -> Vec<LayerCounts> {
     let n_moe = match &arch.moe {
         Some(moe) => (0..arch.n_layers).filter(|&i| moe.is_moe_layer(i)).count() as u64,
         None => 0,
     };
+    // Each kind's Gated DeltaNet layers apart from its attention layers.
+    let linear = |moe: bool| {
+        (0..arch.n_layers)
+            .filter(|&i| is_moe_layer(arch, i) == moe && is_linear_attention_layer(arch, i))
+            .count() as u64
+    };
     [(arch.n_layers - n_moe, false), (n_moe, true)]
         .into_iter()
-        .filter(|&(n, _)| 0 < n)
-        .map(|(n, moe)| {
+        .flat_map(|(n, moe)| {
+            let n_linear = if arch.linear_attention.is_some() { linear(moe) } else { 0 };
+            [(n - n_linear, 0, moe), (n_linear, 1, moe)]
+        })
+        .filter(|&(n, _, _)| 0 < n)
+        .map(|(n, n_linear, moe)| {
             let mut acc = Acc { res: Vec::new() };
-            layer_tensors(arch, 1, moe, &mut acc);
+            layer_tensors(arch, 1, n_linear, moe, &mut acc);
             let params_per_layer =
                 acc.res.iter().map(|t| t.numel.saturating_mul(t.count)).fold(0, u64::saturating_add);
             LayerCounts { n_layers: n, params_per_layer, moe }
@@ -910,7 +1073,10 @@ struct Adapted {
 /// adapted).
 fn adapted(arch: &Architecture, targets: &[LoraTarget], scope: LoraScope) -> Vec<Adapted> {
     let wrapped = |t: &&TensorGroup| match scope {
-        LoraScope::Megatron => true,
+        // Megatron's targets name its attention's and MLP's modules (`linear_qkv`, `linear_proj`,
+        // `linear_fc1`, `linear_fc2`); Gated DeltaNet's are `in_proj` and `out_proj`
+        // (megatron/core/ssm/gated_delta_net at core_v0.19.0), which they do not name.
+        LoraScope::Megatron => !t.linear.is_some_and(|(target, _, _)| target.is_linear_attention()),
         LoraScope::Hf => !t.routed && (t.component != Component::Router || arch.family == Family::DeepseekV2),
     };
     tensors(arch)

@@ -60,6 +60,10 @@ fn template(plan: &Plan) -> &'static str {
     match plan.model.arch.family {
         Family::Qwen2 | Family::Qwen2Moe => "qwen",
         Family::Qwen3 | Family::Qwen3Moe => "qwen3",
+        // LLaMA-Factory registers Qwen3-Next's Instruct model with `qwen3_nothink`, its Thinking
+        // model with `qwen3` (src/llamafactory/extras/constants.py, v0.9.5).
+        Family::Qwen3Next if name.contains("thinking") => "qwen3",
+        Family::Qwen3Next => "qwen3_nothink",
         Family::Mistral | Family::Mixtral => "mistral",
         Family::Glm | Family::Glm4 => "glm4",
         Family::DeepseekV2 => "deepseek",

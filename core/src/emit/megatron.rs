@@ -47,6 +47,7 @@ pub fn model_flags(plan: &Plan, ascend: bool) -> Vec<String> {
         _ => {}
     }
     f.extend(window_flags(plan, ascend));
+    f.extend(linear_attention_flags(plan, ascend, &key));
     if !arch.mlp.bias {
         f.push("--disable-bias-linear".to_owned());
     }
@@ -171,6 +172,61 @@ fn window_flags(plan: &Plan, ascend: bool) -> Option<String> {
         0 => format!("--window-size {left},0"),
         every => format!("--window-size {left},0 --window-attn-skip-freq {every}"),
     })
+}
+
+/// Qwen3-Next's Gated DeltaNet layers, its attention's output gate, its zero-centred norms
+/// (`Qwen3NextRMSNorm`: `output * (1.0 + weight)`) and its rotary embedding on the first quarter of
+/// each head (`partial_rotary_factor`). Megatron-LM core_v0.19.0 builds the layers from
+/// `--experimental-attention-variant gated_delta_net` with `--linear-attention-freq k` (every k-th
+/// layer attention) and the `--linear-*` shapes (`TransformerConfig`, as its functional test
+/// `gpt3_mcore_te_tp2_pp1_gdn` sets them), the gate from `--attention-output-gate`, the norms from
+/// `--apply-layernorm-1p`. MindSpeed-LLM builds them from its Qwen3-Next layer spec and flags, as
+/// its script writes them (`examples/mcore/qwen3_next/pretrain_qwen3_next_80b_16K_A3_ptd.sh`:
+/// `--mamba-d-conv` is the convolution's width, `--mamba-chunk-size` the delta rule's chunk;
+/// `--add-rmsnorm-offset` the norms' 1 + weight), at TP 1 and CP 1 (rule
+/// `parallel.linear_attention_mindspeed`). MindSpeed-RL and VeRL's Megatron engine are refused the
+/// model (rule `model.linear_attention_framework`).
+fn linear_attention_flags(
+    plan: &Plan,
+    ascend: bool,
+    key: &dyn Fn(&str) -> Option<serde_json::Value>,
+) -> Vec<String> {
+    let arch = &plan.model.arch;
+    let Some(l) = arch.linear_attention else { return Vec::new() };
+    let rotary = key("partial_rotary_factor").and_then(|v| v.as_f64()).filter(|&r| r < 1.0);
+    let shapes = format!(
+        "--linear-key-head-dim {} --linear-value-head-dim {} --linear-num-key-heads {} --linear-num-value-heads {}",
+        l.key_head_dim, l.value_head_dim, l.key_heads, l.value_heads
+    );
+    let mut f = match ascend {
+        false => vec![
+            format!(
+                "--experimental-attention-variant gated_delta_net --linear-attention-freq {}",
+                l.full_every
+            ),
+            format!("{shapes} --linear-conv-kernel-dim {}", l.conv_kernel),
+            "--apply-layernorm-1p".to_owned(),
+        ],
+        true => vec![
+            "--spec mindspeed_llm.tasks.models.spec.qwen3_next_spec layer_spec".to_owned(),
+            format!("--full-attention-interval {} {shapes}", l.full_every),
+            format!(
+                "--mamba-d-conv {} --mamba-expand 1 --mamba-chunk-size 64 --use-triton-gdn",
+                l.conv_kernel
+            ),
+            "--no-enable-linear-qkv --add-rmsnorm-offset".to_owned(),
+        ],
+    };
+    if arch.attention_output_gate && !ascend {
+        f.push("--attention-output-gate".to_owned());
+    }
+    if let Some(r) = rotary {
+        f.push(match ascend {
+            false => format!("--rotary-percent {r:?}"),
+            true => format!("--partial-rotary-factor {r:?}"),
+        });
+    }
+    f
 }
 
 /// The attention's flags: grouped queries, the head size, q/k/v biases and q/k norms (GQA), or

@@ -24,7 +24,11 @@ pub(super) fn lora_modules(targets: &LoraTargets) -> String {
             LoraTarget::Gate | LoraTarget::Up | LoraTarget::GateUp => "linear_fc1",
             LoraTarget::Down => "linear_fc2",
             LoraTarget::QA | LoraTarget::QB | LoraTarget::KvA | LoraTarget::KvB => "linear_qkv",
-            LoraTarget::Router => continue,
+            // The router, and Gated DeltaNet's projections, which the names above do not reach
+            // (`model::lora_params` counts them out under Megatron's scope).
+            LoraTarget::Router | LoraTarget::InProjQkvz | LoraTarget::InProjBa | LoraTarget::OutProj => {
+                continue;
+            }
         };
         if !names.contains(&name) {
             names.push(name);

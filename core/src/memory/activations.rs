@@ -121,6 +121,7 @@ pub fn layer_activation_bytes(arch: &Architecture, moe_layer: bool, case: &Layer
         } else if !saved.selective {
             split += (2.0 + if dropout { 3.0 } else { 0.0 }) * a * s;
         }
+        split = with_linear_attention(arch, split, input);
         if saved.without_attention {
             split = 0.0;
         }
@@ -149,6 +150,7 @@ pub fn layer_activation_bytes(arch: &Architecture, moe_layer: bool, case: &Layer
         } else {
             2.0 * (3.0 * q) + 2.0 * q + 6.0 * a * s
         };
+        split = with_linear_attention(arch, split, 2.0);
         if saved.without_attention {
             split = 0.0;
         }
@@ -187,6 +189,47 @@ pub fn layer_activation_bytes(arch: &Architecture, moe_layer: bool, case: &Layer
     }
     let per_token = if sequence_parallel { (whole + split) / t } else { whole + split / t };
     per_token * tokens
+}
+
+/// The attention's saved bytes per token (`attention`, the TP-split part) of an average layer of a
+/// model with Gated DeltaNet layers: its attention layers' (with the output gate, the core's output
+/// and the gate's sigmoid, 4q more: the gated product is the output projection's input, already
+/// counted) and its DeltaNet layers' ([`linear_attention_bytes`]), each by its share of the layers,
+/// as the sliding window's share of score pairs is averaged (`model::attention_pair_share`). The
+/// rest of a model's layers unchanged.
+fn with_linear_attention(arch: &Architecture, attention: f64, input: f64) -> f64 {
+    let gate = match arch.attention_output_gate {
+        true => 4.0 * attention_widths(arch).1,
+        false => 0.0,
+    };
+    let Some(linear) = arch.linear_attention else { return attention + gate };
+    let share = model::linear_attention_share(arch);
+    (1.0 - share) * (attention + gate) + share * linear_attention_bytes(&linear, input)
+}
+
+/// One Gated DeltaNet layer's saved bytes per token, all split by TP (its heads are): the
+/// convolution's input (q, k, v: 2·(2·key_dim + value_dim)), the output gate `z` (2·value_dim),
+/// `b` and `a` (4 bytes a value head), what the chunked delta rule keeps for its backward (FLA
+/// `ChunkGatedDeltaRuleFunction.forward`, fla/ops/gated_delta_rule/chunk.py: `save_for_backward(q,
+/// k, v, g, beta, A, …)`: q and k repeated over the value heads, 2 bytes each; the decay's fp32
+/// cumulative sum `g` and `beta`, 6 bytes a value head; `A`, the chunk's 64 × 64 solve, 128 bytes
+/// a value head, chunk 64 as Megatron-LM and MindSpeed-LLM run it; its chunk states are recomputed
+/// in backward), its output for the gated norm (2·value_dim) and the norm's output, the output
+/// projection's input (`input` bytes an element). Megatron-LM's module
+/// (megatron/core/ssm/gated_delta_net at core_v0.19.0) and transformers' `Qwen3NextGatedDeltaNet`
+/// call the same kernel.
+pub(super) fn linear_attention_bytes(l: &model::LinearAttention, input: f64) -> f64 {
+    let (key_dim, value_dim, heads) = (l.key_dim() as f64, l.value_dim() as f64, l.value_heads as f64);
+    let repeated_qk = 2.0 * 2.0 * heads * l.key_head_dim as f64;
+    2.0 * (2.0 * key_dim + value_dim)
+        + 2.0 * value_dim
+        + 4.0 * heads
+        + repeated_qk
+        + 2.0 * value_dim
+        + 6.0 * heads
+        + 2.0 * 64.0 * heads
+        + 2.0 * value_dim
+        + input * value_dim
 }
 
 /// A Megatron MoE layer's saved bytes with `--recompute-modules` `moe`, `moe_act` and

@@ -592,6 +592,8 @@ pub fn set_rollout(mem: &mut Memory, plan: &Plan, facts: &ModelFacts) {
 struct RankShape {
     n_layers: u64,
     n_moe: u64,
+    /// Its Gated DeltaNet layers (0 for every other model).
+    n_linear: u64,
     embedding: bool,
     loss: bool,
     mtp: u64,
@@ -604,9 +606,17 @@ impl RankShape {
             Some(_) => layout.rank_stages(rank).map(|s| model::moe_layers_in(arch, s.layers.clone())).sum(),
             None => 0,
         };
+        let n_linear = match arch.linear_attention {
+            Some(_) => layout
+                .rank_stages(rank)
+                .map(|s| model::linear_attention_layers_in(arch, s.layers.clone()))
+                .sum(),
+            None => 0,
+        };
         RankShape {
             n_layers: holds.n_layers,
             n_moe,
+            n_linear,
             embedding: holds.embedding,
             loss: holds.loss,
             mtp: holds.mtp,
@@ -696,6 +706,14 @@ impl<'a> StageLayers<'a> {
             Some(_) => self.ranges(from, to).map(|r| model::moe_layers_in(self.arch, r)).sum(),
         }
     }
+
+    /// The Gated DeltaNet layers among positions `from..to` of the stage.
+    fn linear_attention_in(&self, from: u64, to: u64) -> u64 {
+        match self.arch.linear_attention {
+            None => 0,
+            Some(_) => self.ranges(from, to).map(|r| model::linear_attention_layers_in(self.arch, r)).sum(),
+        }
+    }
 }
 
 /// A rank's bytes but for its activations, and the shape of those ([`ActivationShape::in_flight`]
@@ -756,9 +774,11 @@ pub fn trained_layers(plan: &Plan) -> Option<std::ops::Range<u64>> {
 pub fn params_of_layers(arch: &Architecture, summary: &model::Summary, layers: std::ops::Range<u64>) -> u64 {
     let n_moe = model::moe_layers_in(arch, layers.clone());
     let n_dense = (layers.end.saturating_sub(layers.start)).saturating_sub(n_moe);
+    let n_linear = model::linear_attention_layers_in(arch, layers) as i64;
     n_dense
         .saturating_mul(summary.dense_layer.total())
         .saturating_add(n_moe.saturating_mul(summary.moe_layer.total()))
+        .saturating_add_signed(n_linear.saturating_mul(summary.linear_attention_delta))
 }
 
 /// The parameters of the whole model the plan trains: LoRA's adapters, freeze-tuning's layers, or

@@ -108,6 +108,11 @@ pub(super) fn stage_states(
         norms_router += count * (counts.norms + counts.router) as f64;
         expert += count * counts.experts as f64 / (ctx.ep * ctx.etp) as f64;
     }
+    // Gated DeltaNet layers hold other attention weights than the attention layers counted above.
+    let n_linear = layers.linear_attention_in(0, layers.n);
+    if 0 < n_linear {
+        dense += ctx.summary.linear_attention_extra(n_linear) / ctx.tp as f64;
+    }
     // The layers' linear weights (all but norms and routers), for low-precision weight copies.
     let linear_layers = dense + expert;
     dense += norms_router;
@@ -115,9 +120,13 @@ pub(super) fn stage_states(
         // An MTP module (DeepSeek-V3 §2.2; Megatron `multi_token_prediction.py`): a decoder layer
         // like the model's last, the projection of [h; embedding] back to h (2h × h, column
         // parallel) and two norms; the embedding and the output head are shared with the model.
-        let counts = ctx.summary.layer(arch, arch.n_layers.saturating_sub(1));
+        let last = arch.n_layers.saturating_sub(1);
+        let counts = ctx.summary.layer(arch, last);
+        let linear =
+            ctx.summary.linear_attention_extra(u64::from(model::is_linear_attention_layer(arch, last)));
         let h = arch.hidden_size as f64;
         let per = (counts.attention + counts.mlp + counts.shared_experts) as f64 / ctx.tp as f64
+            + linear / ctx.tp as f64
             + (counts.norms + counts.router) as f64
             + 2.0 * h * h / ctx.tp as f64
             + 2.0 * h;
@@ -252,10 +261,14 @@ pub(super) fn mtp_linear(ctx: &Ctx, mtp: u64) -> f64 {
     if mtp == 0 {
         return 0.0;
     }
-    let counts = ctx.summary.layer(ctx.arch, ctx.arch.n_layers.saturating_sub(1));
+    let last = ctx.arch.n_layers.saturating_sub(1);
+    let counts = ctx.summary.layer(ctx.arch, last);
+    let linear =
+        ctx.summary.linear_attention_extra(u64::from(model::is_linear_attention_layer(ctx.arch, last)));
     let h = ctx.arch.hidden_size as f64;
     mtp as f64
         * ((counts.attention + counts.mlp + counts.shared_experts) as f64 / ctx.tp as f64
+            + linear / ctx.tp as f64
             + 2.0 * h * h / ctx.tp as f64
             + counts.experts as f64 / (ctx.ep * ctx.etp) as f64)
 }

@@ -197,6 +197,7 @@ fn check_as(plan: &Plan, mem: &Memory, lean: bool) -> Vec<Finding> {
         recompute::megatron(cx, &mut acc);
         mindspeed::megatron_lora(cx, &mut acc);
     }
+    parallel::linear_attention(cx, &mut acc);
     batch::check(cx, &mut acc);
     pipeline::schedule(cx, &mut acc);
     rl::verl_lora_rank(cx, &mut acc);

@@ -8,7 +8,7 @@
 use crate::field::Field;
 use serde_json::Value;
 
-use super::{Acc, Ctx, nearest_divisor, nearest_multiple};
+use super::{Acc, Ctx, fix::gcd, nearest_divisor, nearest_multiple};
 use crate::plan::{CpAlgo, Framework};
 use crate::report::{Code, Severity};
 
@@ -307,5 +307,45 @@ pub(super) fn megatron_context_parallel(cx: &Ctx, acc: &mut Acc) {
             &[("kv_heads", kv_heads.to_string()), ("tp", tp.to_string()), ("cp", cp.to_string())],
             Some((Field::ParallelCpAlgo, Value::from(CpAlgo::Ring.wire()))),
         );
+    }
+}
+
+/// Gated DeltaNet layers (Qwen3-Next's `linear_attention`). Megatron-LM splits their key and value
+/// heads over TP × CP ("linear_num_key_heads must be a multiple of tp_cp_size", and the value heads
+/// alike: `TransformerConfig.__post_init__`, megatron/core/transformer/transformer_config.py at
+/// core_v0.19.0). MindSpeed-LLM's module runs at TP 1 and CP 1 alone ("does not support tensor
+/// parallel and context parallel", `qwen3_next_gated_deltanet_attention.py` at c77308a).
+/// MindSpeed-RL's model config and VeRL's Megatron engine have no key that builds them
+/// (`emit::megatron::linear_attention_flags` writes them for Megatron-LM and MindSpeed-LLM alone);
+/// VeRL's FSDP engine runs the HF model.
+pub(super) fn linear_attention(cx: &Ctx, acc: &mut Acc) {
+    use Severity::Error;
+    let Some(l) = cx.arch.linear_attention else { return };
+    let (plan, tp, cp) = (cx.plan, cx.tp, cx.cp);
+    match plan.framework {
+        Framework::Megatron
+            if !(l.key_heads.is_multiple_of(tp * cp) && l.value_heads.is_multiple_of(tp * cp)) =>
+        {
+            let fix = match l.key_heads.is_multiple_of(cp) {
+                true => (Field::ParallelTp, Value::from(gcd(tp, l.key_heads / cp))),
+                false => (Field::ParallelCp, Value::from(1)),
+            };
+            let args = [
+                ("key_heads", l.key_heads.to_string()),
+                ("value_heads", l.value_heads.to_string()),
+                ("tp_cp", (tp * cp).to_string()),
+            ];
+            acc.push(Error, Code::ParallelLinearAttentionHeads, &args, Some(fix));
+        }
+        Framework::MindSpeedLlm if 1 < tp || 1 < cp => {
+            let field = if 1 < tp { Field::ParallelTp } else { Field::ParallelCp };
+            acc.push(Error, Code::ParallelLinearAttentionMindspeed, &[], Some((field, Value::from(1))));
+        }
+        Framework::MindSpeedRl | Framework::VerlMegatron => {
+            let framework = [("framework", plan.framework.wire().to_owned())];
+            let fix = (Field::Framework, Value::from(Framework::Verl.wire()));
+            acc.push(Error, Code::ModelLinearAttentionFramework, &framework, Some(fix));
+        }
+        _ => {}
     }
 }

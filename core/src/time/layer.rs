@@ -48,6 +48,10 @@ pub(super) struct LayerWork {
     pub(super) mlp_gemm_seconds: f64,
     /// The MLP's (or MoE layer's) FLOPs, part of `model_flops`.
     pub(super) mlp_flops: f64,
+    /// The router's GEMM, part of `model_flops` here: the hardware runs it, but Megatron-LM's count
+    /// leaves it out (`num_floating_point_operations` at core_v0.19.0 counts the routed and shared
+    /// experts' GEMMs alone), so the step's model FLOPs do too ([`super::passes`]).
+    pub(super) router_flops: f64,
     /// Whether this is an MoE layer.
     pub(super) moe_layer: bool,
     /// Autocast's casts of fp32 weights, part of `memory_seconds`: what a layer of 16-bit frozen
@@ -69,14 +73,59 @@ impl LayerWork {
         self.gemm_seconds += seconds;
         self.model_flops += flops;
     }
+
+    /// `self` and `other` weighted `1 − share` and `share`.
+    fn mix(&self, other: &LayerWork, share: f64) -> LayerWork {
+        let m = |a: f64, b: f64| (1.0 - share) * a + share * b;
+        LayerWork {
+            gemm_seconds: m(self.gemm_seconds, other.gemm_seconds),
+            attention_seconds: m(self.attention_seconds, other.attention_seconds),
+            memory_seconds: m(self.memory_seconds, other.memory_seconds),
+            eager_seconds: m(self.eager_seconds, other.eager_seconds),
+            tp_seconds: m(self.tp_seconds, other.tp_seconds),
+            cp_seconds: m(self.cp_seconds, other.cp_seconds),
+            ep_seconds: m(self.ep_seconds, other.ep_seconds),
+            checkpoint_gather_seconds: m(self.checkpoint_gather_seconds, other.checkpoint_gather_seconds),
+            forward_only_seconds: m(self.forward_only_seconds, other.forward_only_seconds),
+            model_flops: m(self.model_flops, other.model_flops),
+            attention_flops: m(self.attention_flops, other.attention_flops),
+            attention_hardware_flops: m(self.attention_hardware_flops, other.attention_hardware_flops),
+            mlp_gemm_seconds: m(self.mlp_gemm_seconds, other.mlp_gemm_seconds),
+            mlp_flops: m(self.mlp_flops, other.mlp_flops),
+            router_flops: m(self.router_flops, other.router_flops),
+            moe_layer: self.moe_layer,
+            cast_seconds: m(self.cast_seconds, other.cast_seconds),
+        }
+    }
 }
 
-/// One layer's forward on one device for one micro-batch.
+/// One layer's forward on one device for one micro-batch. Where the model has Gated DeltaNet
+/// layers, an average layer of the kind: its attention layers' work and its DeltaNet layers', each
+/// by its share of the model's layers (as the sliding window's share of score pairs is averaged).
 pub(super) fn layer_work(ctx: &Ctx, moe_layer: bool) -> LayerWork {
+    let full = layer_work_of(ctx, moe_layer, false);
+    match ctx.arch.linear_attention {
+        None => full,
+        Some(_) => {
+            let linear = layer_work_of(ctx, moe_layer, true);
+            full.mix(&linear, crate::model::linear_attention_share(ctx.arch))
+        }
+    }
+}
+
+/// One layer's forward, its attention a Gated DeltaNet's where `linear`.
+fn layer_work_of(ctx: &Ctx, moe_layer: bool, linear: bool) -> LayerWork {
     let mut w = LayerWork::default();
-    let (heads, q, kv, rotated) = projections(ctx, &mut w);
+    let gdn = ctx.arch.linear_attention.filter(|_| linear);
+    let (heads, q, kv, rotated) = match &gdn {
+        Some(l) => linear_projections(ctx, l, &mut w),
+        None => projections(ctx, &mut w),
+    };
     let (projection_seconds, projection_flops) = (w.gemm_seconds, w.model_flops);
-    let attention_flops = attention_core(ctx, heads, q, &mut w);
+    let attention_flops = match &gdn {
+        Some(l) => delta_rule(ctx, l, &mut w),
+        None => attention_core(ctx, heads, q, &mut w),
+    };
     match (&ctx.arch.moe, moe_layer) {
         (Some(moe), true) => moe_feed_forward(ctx, moe, &mut w),
         _ => dense_mlp(ctx, &mut w),
@@ -105,6 +154,9 @@ pub(super) fn layer_work(ctx: &Ctx, moe_layer: bool) -> LayerWork {
     w.tp_seconds = tp_seconds(ctx);
     w.checkpoint_gather_seconds = checkpoint_gather_seconds(ctx);
     w.cp_seconds = match ctx.plan.parallel.cp_algo {
+        // Gated DeltaNet splits its heads over the context-parallel ranks by all-to-all whatever the
+        // attention's exchange (`tensor_a2a_cp2hp`, megatron/core/ssm/gated_delta_net at core_v0.19.0).
+        _ if gdn.is_some() => all_to_all_seconds(ctx),
         CpAlgo::Ring => cp_seconds(ctx, kv, w.attention_seconds),
         CpAlgo::AllToAll => all_to_all_seconds(ctx),
     };
@@ -128,7 +180,10 @@ fn projections(ctx: &Ctx, w: &mut LayerWork) -> (f64, f64, f64, f64) {
     match ctx.arch.attention {
         Attention::Gqa { n_heads, n_kv_heads, head_dim, .. } => {
             let (q, kv) = ((n_heads * head_dim) as f64, (n_kv_heads * head_dim) as f64);
-            w.add(gemm(ctx, tokens, h, (q + 2.0 * kv) / t));
+            // The output gate's projection widens the query's (Megatron-LM counts it:
+            // `gate_projection_size`, `num_floating_point_operations` at core_v0.19.0).
+            let gate = if ctx.arch.attention_output_gate { q } else { 0.0 };
+            w.add(gemm(ctx, tokens, h, (q + gate + 2.0 * kv) / t));
             w.add(gemm(ctx, tokens, q / t, h));
             (n_heads as f64, q, kv, q + kv)
         }
@@ -156,6 +211,45 @@ fn projections(ctx: &Ctx, w: &mut LayerWork) -> (f64, f64, f64, f64) {
             (a, qd, qd / 2.0, (a + 1.0) * qk_rope_head_dim as f64)
         }
     }
+}
+
+/// Gated DeltaNet's projections added to `w` (`in_proj_qkvz` and `in_proj_ba` as one GEMM, as
+/// Megatron-LM's `in_proj` is; `out_proj`), and its causal convolution's FLOPs and traffic;
+/// returns the value heads, the values' width twice (the output and the attention's input width
+/// the eager kernels' traffic is counted over) and no rotated units (it has no rotary embedding).
+fn linear_projections(
+    ctx: &Ctx,
+    l: &crate::model::LinearAttention,
+    w: &mut LayerWork,
+) -> (f64, f64, f64, f64) {
+    let (t, tokens, h) = (ctx.tp, ctx.tokens, ctx.arch.hidden_size as f64);
+    let (key_dim, value_dim, heads) = (l.key_dim() as f64, l.value_dim() as f64, l.value_heads as f64);
+    w.add(gemm(ctx, tokens, h, (2.0 * key_dim + 2.0 * value_dim + 2.0 * heads) / t));
+    w.add(gemm(ctx, tokens, value_dim / t, h));
+    // The depthwise convolution over q, k and v: Megatron-LM's count (`num_floating_point_operations`,
+    // core_v0.19.0: `linear_conv_kernel_dim * (2 * qk_dim + v_dim)` multiply-adds a token), run as
+    // a memory-bound kernel reading its input and writing its output.
+    let channels = (2.0 * key_dim + value_dim) / t;
+    w.model_flops += 2.0 * tokens * l.conv_kernel as f64 * channels;
+    w.memory_seconds += 2.0 * 2.0 * tokens * channels / (ctx.hw.memory_bytes_per_second * HBM_EFF);
+    (heads, value_dim, value_dim, 0.0)
+}
+
+/// Gated DeltaNet's chunked delta rule added to `w`, as the attention core is (its backward twice
+/// its forward, rerun where the core is); returns its model FLOPs: Megatron-LM's count,
+/// `num_v_heads * v_head_dim ** 2 * 4` multiply-adds a token ("KK^T, VK^T, S(a(I-bKK^T)), and SQ",
+/// `num_floating_point_operations`, megatron/training/training.py at core_v0.19.0), which the
+/// hardware's count takes too (the chunked kernel's own is of the same order: its 64-token blocks'
+/// products and the state's updates). Its kernels (FLA's Triton `chunk_gated_delta_rule`) run small
+/// products, at the attention kernels' efficiency for their FLOPs.
+fn delta_rule(ctx: &Ctx, l: &crate::model::LinearAttention, w: &mut LayerWork) -> f64 {
+    let v = l.value_head_dim as f64;
+    let flops = 2.0 * 4.0 * ctx.tokens * l.value_heads as f64 * v * v / ctx.tp;
+    w.model_flops += flops;
+    w.attention_flops = flops;
+    w.attention_hardware_flops = flops;
+    w.attention_seconds = flops / (ctx.peak * efficiency(ctx, flops));
+    flops
 }
 
 /// The attention core (scores and values) added to `w`; returns its model FLOPs.
@@ -251,7 +345,10 @@ fn elementwise(ctx: &Ctx, moe_layer: bool, q: f64, rotated: f64, w: &mut LayerWo
         let (norm, rope, swiglu) = match eager.liger {
             true => (
                 LIGER_RMSNORM_BYTES_PER_TOKEN_UNIT,
-                LIGER_ROPE_BYTES_PER_TOKEN_QK,
+                match memory::liger_patches_rope(arch.family) {
+                    true => LIGER_ROPE_BYTES_PER_TOKEN_QK,
+                    false => HF_EAGER_BYTES_PER_TOKEN_QK,
+                },
                 LIGER_SWIGLU_BYTES_PER_TOKEN_FFN,
             ),
             false => {

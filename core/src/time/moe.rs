@@ -47,6 +47,7 @@ pub(super) fn moe_feed_forward(ctx: &Ctx, moe: &model::Moe, w: &mut LayerWork) {
     let (router_seconds, router_flops) = gemm_16bit(ctx, tokens, h, moe.n_experts as f64);
     w.gemm_seconds += router_seconds;
     w.model_flops += router_flops;
+    w.router_flops = router_flops;
     let hbm = ctx.hw.memory_bytes_per_second * HBM_EFF;
     w.memory_seconds += ROUTER_BYTES_PER_LOGIT * tokens * moe.n_experts as f64 / hbm;
     if 0 < moe.shared_intermediate_size {

@@ -103,10 +103,12 @@ impl Frozen {
         let frozen = [self.trained.start as f64 - frozen_moe, frozen_moe];
         let (mut model, mut recompute, mut hardware) = ((passes - 2.0) * head_flops, 0.0, 0.0);
         for ((l, kind), n) in layers.iter().zip(kinds).zip(frozen) {
-            model += n * (passes - 1.0) * l.model_flops;
+            model += n * (passes - 1.0) * (l.model_flops - l.router_flops);
             recompute += n * kind.rerun_flops;
             let rerun = kind.rerun_attention;
-            hardware += n * l.attention_hardware_extra(ATTENTION_RUNS - 1.0 + rerun, passes - 1.0 + rerun);
+            hardware += n
+                * (l.attention_hardware_extra(ATTENTION_RUNS - 1.0 + rerun, passes - 1.0 + rerun)
+                    + (passes - 1.0) * l.router_flops);
         }
         [model, recompute, hardware]
     }
@@ -405,22 +407,25 @@ fn flops_per_microbatch(
     let mut recompute_flops_per_mb = 0.0;
     let mut hardware_extra = 0.0;
     let n_moe = model::moe_layers_in(arch, 0..arch.n_layers) as f64;
+    // The router's GEMMs run on the hardware but are no model FLOPs in Megatron's count.
     for (l, kind, n) in [(dense, &kinds[0], arch.n_layers as f64 - n_moe), (moe, &kinds[1], n_moe)] {
-        model_flops_per_mb += n * passes * l.model_flops;
+        model_flops_per_mb += n * passes * (l.model_flops - l.router_flops);
         recompute_flops_per_mb += n * kind.rerun_flops;
         let rerun = kind.rerun_attention;
-        hardware_extra += n * l.attention_hardware_extra(ATTENTION_RUNS + rerun, passes + rerun);
+        hardware_extra += n
+            * (l.attention_hardware_extra(ATTENTION_RUNS + rerun, passes + rerun) + passes * l.router_flops);
     }
     // The head and the loss on the stage that holds them, once more for each MTP layer (its own
     // prediction through the shared head), and each MTP layer's projection of [h; embedding] to h.
     let last_layer = arch.n_layers.saturating_sub(1);
     let n_mtp = plan.mtp_layers as f64 * f64::from(megatron);
     let mtp_kind = usize::from(model::is_moe_layer(arch, last_layer));
-    model_flops_per_mb += n_mtp * passes * [dense, moe][mtp_kind].model_flops;
+    let mtp = [dense, moe][mtp_kind];
+    model_flops_per_mb += n_mtp * passes * (mtp.model_flops - mtp.router_flops);
     recompute_flops_per_mb += n_mtp * kinds[mtp_kind].rerun_flops;
     let rerun = kinds[mtp_kind].rerun_attention;
-    hardware_extra +=
-        n_mtp * [dense, moe][mtp_kind].attention_hardware_extra(ATTENTION_RUNS + rerun, passes + rerun);
+    hardware_extra += n_mtp
+        * (mtp.attention_hardware_extra(ATTENTION_RUNS + rerun, passes + rerun) + passes * mtp.router_flops);
     model_flops_per_mb += passes * (head_flops * (1.0 + n_mtp) + proj_flops * n_mtp);
     [model_flops_per_mb, recompute_flops_per_mb, hardware_extra]
 }

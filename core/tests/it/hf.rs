@@ -215,29 +215,41 @@ fn llama_4_reads_its_shared_expert_and_dense_width() {
 
 #[test]
 fn layers_that_are_not_attention_are_named() {
-    // Qwen3-Next's layer_types: three linear-attention layers to each full-attention one.
+    // Qwen3-Next's layer_types: three linear-attention layers to each full-attention one, read as
+    // its Gated DeltaNet layers (no warning beyond the defaults' none).
     let mut config: serde_json::Value =
         serde_json::from_str(&LLAMA.replace("\"llama\"", "\"qwen3_next\"")).unwrap();
     let kinds: Vec<&str> =
         (0..32).map(|i| if i % 4 == 3 { "full_attention" } else { "linear_attention" }).collect();
     config["layer_types"] = serde_json::json!(kinds);
-    let warnings = hf::import_value(&config).unwrap().warnings;
-    assert_eq!(
-        warnings[1],
-        ImportWarning::OtherLayerTypes { kind: "linear_attention".to_owned(), layers: 24 }
+    let read = hf::import_value(&config).unwrap();
+    assert!(read.warnings.is_empty(), "{:?}", read.warnings);
+    let linear = read.arch.linear_attention.unwrap();
+    assert_eq!(linear.full_every, 4);
+    assert_eq!(model::linear_attention_layers_in(&read.arch, 0..32), 24);
+    assert!(
+        model::is_linear_attention_layer(&read.arch, 2) && !model::is_linear_attention_layer(&read.arch, 3)
     );
     // Qwen3-Next's own config.json writes the interval instead (Qwen/Qwen3-Next-80B-A3B-Instruct).
     let mut interval = config.clone();
     interval.as_object_mut().unwrap().remove("layer_types");
     interval["full_attention_interval"] = serde_json::json!(4);
-    let warnings = hf::import_value(&interval).unwrap().warnings;
-    assert_eq!(
-        warnings[1],
-        ImportWarning::OtherLayerTypes { kind: "linear_attention".to_owned(), layers: 24 }
+    assert_eq!(hf::import_value(&interval).unwrap().arch, read.arch);
+    // Full-attention layers other than every k-th are refused by name.
+    let mut irregular = config.clone();
+    irregular["layer_types"][5] = serde_json::json!("full_attention");
+    assert!(
+        matches!(hf::import_value(&irregular), Err(ConfigError::Inconsistent(m)) if m.contains("layer_types"))
     );
+    // Another type's layers that are not attention (LFM2's `conv`) are named.
+    let mut other: serde_json::Value = serde_json::from_str(LLAMA).unwrap();
+    let kinds: Vec<&str> = (0..32).map(|i| if i % 2 == 0 { "conv" } else { "full_attention" }).collect();
+    other["layer_types"] = serde_json::json!(kinds);
+    let warnings = hf::import_value(&other).unwrap().warnings;
+    assert_eq!(warnings, [ImportWarning::OtherLayerTypes { kind: "conv".to_owned(), layers: 16 }]);
     // Sliding-window layers hold the parameters full ones do.
-    config["layer_types"] = serde_json::json!(["sliding_attention", "full_attention"]);
-    assert_eq!(hf::import_value(&config).unwrap().warnings.len(), 1);
+    other["layer_types"] = serde_json::json!(["sliding_attention", "full_attention"]);
+    assert!(hf::import_value(&other).unwrap().warnings.is_empty());
 }
 
 #[test]
@@ -338,7 +350,7 @@ fn deepseek_q_lora_rank_absent_null_and_zero() {
 /// where the model reads a key the class does not define, as Qwen2's `head_dim`). Each row: the
 /// model_type, the keys transformers requires (no usable default), the defaults, and the catalog model
 /// the defaults describe (same parameter count) where there is one.
-const CLASS_DEFAULTS: [(&str, &str, &str, Option<&str>); 14] = [
+const CLASS_DEFAULTS: [(&str, &str, &str, Option<&str>); 15] = [
     // GPT2Config; n_inner=None → 4·n_embd (GPT2Block); tie_word_embeddings from PretrainedConfig.
     (
         "gpt2",
@@ -479,6 +491,20 @@ const CLASS_DEFAULTS: [(&str, &str, &str, Option<&str>); 14] = [
       "num_experts_per_tok": 8, "n_shared_experts": 1, "n_routed_experts": 128, "first_k_dense_replace": 1,
       "num_nextn_predict_layers": 0}"#,
         None,
+    ),
+    // Qwen3NextConfig (transformers 5 fields; full_attention_interval 4 where layer_types is not
+    // written): Qwen3-Next-80B-A3B's shape, whose every layer holds experts (its intermediate_size
+    // builds no layer).
+    (
+        "qwen3_next",
+        "{}",
+        r#"{"vocab_size": 151936, "hidden_size": 2048, "intermediate_size": 5632, "num_hidden_layers": 48,
+      "num_attention_heads": 16, "num_key_value_heads": 2, "head_dim": 256, "max_position_embeddings": 32768,
+      "tie_word_embeddings": false, "attention_bias": false, "linear_conv_kernel_dim": 4, "linear_key_head_dim": 128,
+      "linear_value_head_dim": 128, "linear_num_key_heads": 16, "linear_num_value_heads": 32,
+      "full_attention_interval": 4, "decoder_sparse_step": 1, "moe_intermediate_size": 512,
+      "shared_expert_intermediate_size": 512, "num_experts_per_tok": 10, "num_experts": 512, "mlp_only_layers": []}"#,
+        Some("qwen3-next-80b-a3b"),
     ),
 ];
 

@@ -1386,3 +1386,52 @@ fn glms_rotary_flags_tell_the_model() {
     let again = &emit(&built, "#x").unwrap()[0].text;
     assert!(again.contains("--rotary-percent 0.5\n") && again.contains("--rotary-interleaved\n"), "{again}");
 }
+
+/// Qwen3-Next-80B-A3B's Megatron-LM script (`--experimental-attention-variant gated_delta_net`) and
+/// MindSpeed-LLM script (`--full-attention-interval`, `--partial-rotary-factor`) are that model
+/// from their flags alone; without the Gated DeltaNet flags a script builds another (every layer
+/// attention), which is not identified as it. A script of no catalog model with them is built as a
+/// Qwen3-Next, every key of the file read, and its launch file says them again.
+#[test]
+fn gated_deltanet_layers_are_read_from_both_scripts() {
+    let current = Plan::first_visit().to_file();
+    let script = |framework: &str, hardware: &str| {
+        let text = format!(
+            r#"{{"model": "qwen3-next-80b-a3b", "framework": "{framework}", "hardware": "{hardware}", "method": "pretrain",
+                "cluster": {{"nodes": 8}}, "parallel": {{"pp": 8, "ep": 8}}}}"#
+        );
+        let text = emit(&Plan::from_json(&text).unwrap(), "#x").unwrap()[0].text.clone();
+        text.replace("Qwen/Qwen3-Next-80B-A3B-Instruct", "/models/tokenizer")
+            .replace("Qwen3-Next-80B-A3B-Instruct", "run")
+            .replace("qwen3-next-80b-a3b", "run")
+    };
+    let megatron = script("megatron", "h100-sxm-80g");
+    let mindspeed = script("mindspeed-llm", "ascend-910b2");
+    for text in [&megatron, &mindspeed] {
+        let got = import(text, &current).unwrap();
+        assert_eq!(got.model, ModelOrigin::Shape("qwen3-next-80b-a3b".into()), "{text}");
+    }
+    // As written, under the model's own paths, every key of either file is read.
+    for (framework, hardware) in [("megatron", "h100-sxm-80g"), ("mindspeed-llm", "ascend-910b2")] {
+        let text = format!(
+            r#"{{"model": "qwen3-next-80b-a3b", "framework": "{framework}", "hardware": "{hardware}", "method": "pretrain"}}"#
+        );
+        let written = emit(&Plan::from_json(&text).unwrap(), "#x").unwrap()[0].text.clone();
+        let got = import(&written, &current).unwrap();
+        assert!(got.unknown.is_empty(), "{framework}: {:?}", got.unknown);
+    }
+    let without = megatron.replace("--experimental-attention-variant gated_delta_net", "");
+    let got = import(&without, &current).unwrap();
+    assert_ne!(got.model, ModelOrigin::Shape("qwen3-next-80b-a3b".into()));
+    for (text, layers) in [(&megatron, "--num-layers 48"), (&mindspeed, "--num-layers 48")] {
+        let got = import(&text.replace(layers, "--num-layers 24"), &current).unwrap();
+        assert!(matches!(got.model, ModelOrigin::Built { .. }), "{:?}", got.model);
+        let built = Plan::from_file(&got.file).unwrap();
+        let catalog = &trainplan_core::catalog::model("qwen3-next-80b-a3b").unwrap().arch;
+        assert_eq!(built.model.arch.family, trainplan_core::model::Family::Qwen3Next);
+        assert_eq!(built.model.arch.linear_attention, catalog.linear_attention);
+        assert_eq!(trainplan_core::model::linear_attention_layers_in(&built.model.arch, 0..24), 18);
+        let again = emit(&built, "#x").unwrap()[0].text.clone();
+        assert!(again.contains("--linear-num-value-heads 32"), "{again}");
+    }
+}

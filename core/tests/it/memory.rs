@@ -2004,3 +2004,51 @@ fn deepspeed_offloads_nothing_at_zero_0() {
         assert_eq!(names(&plan(true)), names(&plan(false)), "{framework} {method}");
     }
 }
+
+/// Qwen3-Next's stages hold their own layers' weights: at PP 8 each stage holds 6 of the 48
+/// layers, every 4th an attention layer, so stage 1 (layers 6–11) holds two attention layers and
+/// stage 2 (layers 12–17) one, a Gated DeltaNet layer in its place: 33,718,464 − 27,263,488 =
+/// 6,454,976 parameters more (the two layers' attention blocks, counted by hand from transformers'
+/// `modeling_qwen3_next.py` in `params.rs`), their experts split alike by EP.
+#[test]
+fn qwen3_next_stages_hold_their_own_layers() {
+    let plan = Plan::from_json(
+        r#"{"model": "qwen3-next-80b-a3b", "framework": "megatron", "method": "pretrain", "cluster": {"nodes": 8},
+            "parallel": {"pp": 8, "ep": 8, "distributed_optimizer": true}}"#,
+    )
+    .unwrap();
+    let mem = memory::estimate(&plan);
+    assert_eq!(mem.stages[2].params - mem.stages[1].params, 6_454_976);
+    // Stage 3 (layers 18–23) holds two attention layers again, as stage 1 does.
+    assert_eq!(mem.stages[3].params, mem.stages[1].params);
+}
+
+/// A Gated DeltaNet layer keeps, a token (TP 1; FLA's `ChunkGatedDeltaRuleFunction.forward`,
+/// fla/ops/gated_delta_rule/chunk.py, `save_for_backward`; the convolution's and the gated norm's
+/// inputs; Qwen3-Next's shapes: key_dim 2,048, value_dim 4,096, 32 value heads of 128, chunks of
+/// 64, 2-byte elements but fp32 `g`): the convolution's input 2·8,192, the gate z 8,192, `b` and
+/// `a` 128, q and k repeated over the 32 value heads 16,384, v 8,192, `g` and `beta` 192, the
+/// chunk solve `A` 4,096, the rule's output 8,192 and the norm's output 8,192: 69,952 bytes. An
+/// attention layer with its output gate keeps (Megatron, flash): q, k and v 2·(4,096 + 2·512),
+/// the output projection's input 8,192, the softmax statistics 4·16, the core's output and the
+/// gate's sigmoid 4·4,096: 34,880 bytes. Qwen3-Next's 36 DeltaNet layers against the same model
+/// with every layer attention (`full_attention_interval` 1), one micro-batch of 4,096 tokens in
+/// flight.
+#[test]
+fn gated_deltanet_layers_keep_what_their_kernels_save() {
+    let config = catalog::CONFIGS.iter().find(|c| c.id == "qwen3-next-80b-a3b").unwrap().config;
+    let activations = |interval: u64| {
+        let mut hf_config: serde_json::Value = serde_json::from_str(config).unwrap();
+        hf_config["full_attention_interval"] = serde_json::json!(interval);
+        let text = serde_json::json!({
+            "model": {"hf_config": hf_config, "name": "Qwen3-Next"}, "framework": "megatron", "method": "pretrain",
+            "cluster": {"nodes": 4}, "attention": "flash", "parallel": {"ep": 8, "distributed_optimizer": true},
+            "recompute": {"granularity": "none"}, "batch": {"micro_batch": 1, "global_batch": 32, "seq_len": 4096}
+        });
+        let plan = Plan::from_json(&text.to_string()).unwrap();
+        memory::estimate(&plan).stages[0].activations_bytes as f64
+    };
+    let (hybrid, attention) = (activations(4), activations(1));
+    let expected = 36.0 * (69_952.0 - 34_880.0) * 4096.0;
+    assert!(((hybrid - attention) / expected - 1.0).abs() < 1e-9, "{} vs {expected}", hybrid - attention);
+}

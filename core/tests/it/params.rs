@@ -175,6 +175,11 @@ const ROWS: &[Row] = &[
         source: "DeepSeek remote code 671,026,419,200 counts e_score_correction_bias, a buffer in transformers",
     },
     Row {
+        id: "qwen3-next-80b-a3b",
+        total: 79_674_391_296,
+        source: "by hand from transformers' modeling_qwen3_next.py (`qwen3_next_counts_as_its_modeling_code_builds_it`); card: 80B",
+    },
+    Row {
         id: "deepseek-r1",
         total: 671_026_419_200 - 58 * 256,
         source: "DeepSeek-V3's architecture and config (DeepSeek-R1 README: 671B total, 37B activated, trained on DeepSeek-V3-Base)",
@@ -395,4 +400,46 @@ fn catalog_configs_read_without_warnings() {
     ids.sort();
     ids.dedup();
     assert_eq!(ids.len(), catalog::CONFIGS.len(), "duplicate catalog ids");
+}
+
+/// Qwen3-Next-80B-A3B counted by hand from the shapes transformers' `modeling_qwen3_next.py` builds
+/// (h = 2,048; 48 layers, every 4th attention, the others Gated DeltaNet; 512 experts of 512, a
+/// shared expert of 512 and its gate): its card's 80B total and 3B activated.
+#[test]
+fn qwen3_next_counts_as_its_modeling_code_builds_it() {
+    let arch = &catalog::model("qwen3-next-80b-a3b").unwrap().arch;
+    let c = model::count_params(arch);
+    let h: u64 = 2048;
+    // `Qwen3NextAttention`: q_proj 16 heads × 256 × 2 (the output gate), k and v 2 × 256, o_proj,
+    // q_norm and k_norm of 256.
+    let attention = h * 16 * 256 * 2 + 2 * h * 2 * 256 + 16 * 256 * h + 2 * 256;
+    // `Qwen3NextGatedDeltaNet`: key_dim 16 × 128, value_dim 32 × 128; in_proj_qkvz, in_proj_ba,
+    // conv1d (2·key_dim + value_dim channels × 4), dt_bias, A_log, norm (128), out_proj.
+    let (key_dim, value_dim) = (16 * 128, 32 * 128);
+    let gdn = h * (2 * key_dim + 2 * value_dim)
+        + h * 2 * 32
+        + (2 * key_dim + value_dim) * 4
+        + 32
+        + 32
+        + 128
+        + value_dim * h;
+    assert_eq!(attention, 27_263_488);
+    assert_eq!(gdn, 33_718_464);
+    assert_eq!(c.attention, 12 * attention + 36 * gdn);
+    // `Qwen3NextSparseMoeBlock`: 512 experts (gate, up, down of 512), the router, the shared expert
+    // and its gate.
+    assert_eq!(c.experts, 48 * 512 * 3 * h * 512);
+    assert_eq!(c.router, 48 * h * 512);
+    assert_eq!(c.shared_experts, 48 * (3 * h * 512 + h));
+    assert_eq!(c.norms, 48 * 2 * h + h);
+    assert_eq!(c.embedding + c.head, 2 * 151_936 * h);
+    assert_eq!(c.total(), 79_674_391_296);
+    // Per layer: the summary's attention layer, and its DeltaNet layer beyond it.
+    let summary = model::Summary::of(arch);
+    assert_eq!(summary.linear_attention_delta, gdn as i64 - attention as i64);
+    // 10 of the 512 experts a token: 3.87B with the embedding and the head, 3.25B without, the
+    // card's "3B activated" (A3B).
+    let active = c.active - c.embedding - c.head;
+    assert_eq!(c.active, c.total() - 48 * 502 * 3 * h * 512);
+    assert_eq!((active as f64 / 1e9).floor(), 3.0);
 }

@@ -766,6 +766,22 @@ const CASES: &[(&str, &str, &str)] = &[
         r#"{"model": {"hf_config": {"model_type": "glm4", "vocab_size": 151552, "hidden_size": 4096, "intermediate_size": 13696, "num_hidden_layers": 40, "num_attention_heads": 32, "num_key_value_heads": 2, "head_dim": 128, "attention_bias": true}, "name": "GLM-4-9B-0414"}, "framework": "megatron", "method": "pretrain"}"#,
         r#"{"model": "glm-4-9b", "framework": "megatron", "method": "pretrain"}"#,
     ),
+    // Qwen3-Next's Gated DeltaNet layers: 16 key and 32 value heads.
+    (
+        "parallel.linear_attention_heads",
+        r#"{"model": "qwen3-next-80b-a3b", "framework": "megatron", "method": "pretrain", "cluster": {"nodes": 4}, "parallel": {"tp": 8, "cp": 4, "ep": 8}}"#,
+        r#"{"model": "qwen3-next-80b-a3b", "framework": "megatron", "method": "pretrain", "cluster": {"nodes": 4}, "parallel": {"tp": 4, "cp": 4, "ep": 8}}"#,
+    ),
+    (
+        "parallel.linear_attention_mindspeed",
+        r#"{"model": "qwen3-next-80b-a3b", "hardware": "ascend-910b2", "framework": "mindspeed-llm", "method": "pretrain", "cluster": {"nodes": 8}, "parallel": {"tp": 2, "pp": 4, "ep": 8}}"#,
+        r#"{"model": "qwen3-next-80b-a3b", "hardware": "ascend-910b2", "framework": "mindspeed-llm", "method": "pretrain", "cluster": {"nodes": 8}, "parallel": {"pp": 8, "ep": 8}}"#,
+    ),
+    (
+        "model.linear_attention_framework",
+        r#"{"model": "qwen3-next-80b-a3b", "hardware": "ascend-910b2", "framework": "mindspeed-rl", "method": "grpo", "cluster": {"nodes": 8}}"#,
+        r#"{"model": "qwen3-next-80b-a3b", "hardware": "ascend-910b2", "framework": "verl", "method": "grpo", "cluster": {"nodes": 8}}"#,
+    ),
     // Qwen2-MoE's gate on its shared expert has no key in MindSpeed-RL's model config.
     (
         "model.shared_gate_mindspeed_rl",

@@ -1786,3 +1786,33 @@ fn lora_hardware_runs_the_attention_cores_whole_backward() {
     let extra = t.hardware_flops_per_step - t.model_flops_per_step;
     assert!((extra / core_forward - 1.0).abs() < 1e-9, "{extra} vs {core_forward}");
 }
+
+/// Qwen3-Next's model FLOPs are Megatron-LM's count (`num_floating_point_operations`,
+/// megatron/training/training.py at core_v0.19.0, transcribed): its 12 gated attention layers (the
+/// output gate widening the query projection; the core's causal half), its 36 Gated DeltaNet
+/// layers (in_proj, conv1d, the delta rule's `num_v_heads * v_head_dim ** 2 * 4`, out_proj; no
+/// L² term), every layer's 10 routed experts and shared expert, and the logits: 6 × each, a token.
+#[test]
+fn qwen3_next_flops_are_megatrons_count() {
+    let (h, vocab, s, b) = (2048.0, 151_936.0, 4096.0_f64, 32.0);
+    let (q, kv, gate) = (16.0 * 256.0, 2.0 * 256.0, 16.0 * 256.0);
+    let attention = h * (q + 2.0 * kv + gate) + q * h;
+    let (qk_dim, v_dim, v_heads) = (16.0 * 128.0, 32.0 * 128.0, 32.0);
+    let gdn = h * (2.0 * qk_dim + 2.0 * v_dim + 2.0 * v_heads)
+        + 4.0 * (2.0 * qk_dim + v_dim)
+        + v_heads * 128.0 * 128.0 * 4.0
+        + h * v_dim;
+    let mlp = h * (512.0 * 10.0 * 3.0 + 512.0 * 3.0) * 48.0;
+    let per_token = 6.0 * (mlp + 12.0 * attention + 36.0 * gdn + h * vocab);
+    let core = 6.0 * q * 12.0;
+    let megatron = b * s * per_token + b * s * s * core;
+    let text = r#"{"model": "qwen3-next-80b-a3b", "framework": "megatron", "method": "pretrain", "cluster": {"nodes": 4},
+        "parallel": {"pp": 4, "ep": 8, "distributed_optimizer": true}, "recompute": {"granularity": "none"},
+        "batch": {"micro_batch": 1, "global_batch": 32, "seq_len": 4096}}"#;
+    let t = evaluate(&Plan::from_json(text).unwrap()).time;
+    assert!(
+        (t.model_flops_per_step / megatron - 1.0).abs() < 1e-9,
+        "{} vs {megatron}",
+        t.model_flops_per_step
+    );
+}

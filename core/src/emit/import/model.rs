@@ -136,6 +136,12 @@ pub(super) struct Shape {
     /// `--moe-shared-expert-gate`, MindSpeed-LLM's `--shared-expert-gate`. `None` where the file
     /// does not give it (MindSpeed-RL's model config has no key for it): either matches.
     shared_gate: Option<bool>,
+    /// Gated DeltaNet layers (Qwen3-Next's): every how many layers one is attention, key heads,
+    /// value heads, key head width, value head width, the convolution's width. Megatron-LM's
+    /// `--experimental-attention-variant gated_delta_net` with `--linear-attention-freq` and the
+    /// `--linear-*` shapes; MindSpeed-LLM's `--full-attention-interval`, the same shapes and
+    /// `--mamba-d-conv` (`emit::megatron::linear_attention_flags`).
+    linear: Option<[u64; 6]>,
 }
 
 /// The flags that describe the model: read for its architecture, compared with the file the plan
@@ -197,6 +203,17 @@ pub(super) const SHAPE_FLAGS: &[&str] = &[
     "--rotary-interleaved",
     "--moe-shared-expert-gate",
     "--shared-expert-gate",
+    "--experimental-attention-variant",
+    "--linear-attention-freq",
+    "--full-attention-interval",
+    "--linear-key-head-dim",
+    "--linear-value-head-dim",
+    "--linear-num-key-heads",
+    "--linear-num-value-heads",
+    "--linear-conv-kernel-dim",
+    "--mamba-d-conv",
+    "--attention-output-gate",
+    "--partial-rotary-factor",
 ];
 
 /// Architecture flags by name, each with its values (the last of a flag given twice).
@@ -336,8 +353,12 @@ impl Shape {
             mla,
             vocab: int("--padded-vocab-size").or_else(|| int("--vocab-size")),
             window: window(&map),
-            rotary: (map.float("--rotary-percent").unwrap_or(1.0), has("--rotary-interleaved")),
+            rotary: (
+                map.float("--rotary-percent").or_else(|| map.float("--partial-rotary-factor")).unwrap_or(1.0),
+                has("--rotary-interleaved"),
+            ),
             shared_gate: (has("--moe-shared-expert-gate") || has("--shared-expert-gate")).then_some(true),
+            linear: linear_attention(&map),
         })
     }
 
@@ -415,6 +436,23 @@ fn dense_first(pattern: &str) -> Option<u64> {
     let experts = experts.strip_prefix("[1]*")?.parse::<u64>().ok()?;
     (0 < experts).then_some(())?;
     dense.strip_prefix("[0]*")?.parse::<u64>().ok()
+}
+
+/// Gated DeltaNet's layers as the flags give them ([`Shape::linear`]); `None` without them, or
+/// where the attention layers are not every k-th (a layer pattern).
+fn linear_attention(map: &FlagMap) -> Option<[u64; 6]> {
+    let (every, conv) = match map.is("--experimental-attention-variant", "gated_delta_net") {
+        true => (map.int("--linear-attention-freq")?, map.int("--linear-conv-kernel-dim")?),
+        false => (map.int("--full-attention-interval")?, map.int("--mamba-d-conv")?),
+    };
+    Some([
+        every,
+        map.int("--linear-num-key-heads")?,
+        map.int("--linear-num-value-heads")?,
+        map.int("--linear-key-head-dim")?,
+        map.int("--linear-value-head-dim")?,
+        conv,
+    ])
 }
 
 /// Whether two values match where either may be left open (`None`).
@@ -620,6 +658,22 @@ fn moe_family(s: &Shape, [n, k, expert, shared]: [u64; 4], c: &mut Map<String, V
         c.insert(k.to_owned(), v);
     };
     match (s.qk_norm, 0 < shared) {
+        // Qwen3-Next: Gated DeltaNet layers, q/k norms, a gated shared expert, no biases.
+        (true, true) if s.linear.is_some() && !s.qkv_bias => {
+            let [every, key_heads, value_heads, key_dim, value_dim, conv] = s.linear?;
+            set("model_type", json!("qwen3_next"));
+            set("attention_bias", json!(false));
+            set("num_experts", json!(n));
+            set("shared_expert_intermediate_size", json!(shared));
+            set("full_attention_interval", json!(every));
+            set("linear_num_key_heads", json!(key_heads));
+            set("linear_num_value_heads", json!(value_heads));
+            set("linear_key_head_dim", json!(key_dim));
+            set("linear_value_head_dim", json!(value_dim));
+            set("linear_conv_kernel_dim", json!(conv));
+            set("partial_rotary_factor", json!(s.rotary.0));
+        }
+        _ if s.linear.is_some() => return None,
         (true, false) if !s.qkv_bias => {
             set("model_type", json!("qwen3_moe"));
             set("attention_bias", json!(false));
