@@ -331,6 +331,16 @@ fn class_defaults(family: Family) -> Value {
         Family::Qwen3Next => {
             r#"{"vocab_size": 151936, "hidden_size": 2048, "intermediate_size": 5632, "num_hidden_layers": 48, "num_attention_heads": 16, "num_key_value_heads": 2, "head_dim": 256, "max_position_embeddings": 32768, "rms_norm_eps": 1e-06, "rope_theta": 10000.0, "tie_word_embeddings": false, "attention_bias": false, "linear_conv_kernel_dim": 4, "linear_key_head_dim": 128, "linear_value_head_dim": 128, "linear_num_key_heads": 16, "linear_num_value_heads": 32, "full_attention_interval": 4, "decoder_sparse_step": 1, "moe_intermediate_size": 512, "shared_expert_intermediate_size": 512, "num_experts_per_tok": 10, "num_experts": 512, "norm_topk_prob": true, "mlp_only_layers": null, "partial_rotary_factor": 0.25}"#
         }
+        // `Qwen3_5TextConfig` and `Qwen3_5MoeTextConfig` (transformers 5, models/qwen3_5 and
+        // qwen3_5_moe): the MoE one is `Qwen3NextConfig`'s with `intermediate_size`,
+        // `decoder_sparse_step`, `norm_topk_prob` and `mlp_only_layers` deleted (every layer holds
+        // experts); both read `full_attention_interval` (4) where `layer_types` is not written.
+        Family::Qwen35 => {
+            r#"{"vocab_size": 248320, "hidden_size": 4096, "intermediate_size": 12288, "num_hidden_layers": 32, "num_attention_heads": 16, "num_key_value_heads": 4, "head_dim": 256, "max_position_embeddings": 32768, "rms_norm_eps": 1e-06, "rope_theta": 10000.0, "tie_word_embeddings": false, "attention_bias": false, "linear_conv_kernel_dim": 4, "linear_key_head_dim": 128, "linear_value_head_dim": 128, "linear_num_key_heads": 16, "linear_num_value_heads": 32, "full_attention_interval": 4, "partial_rotary_factor": 0.25}"#
+        }
+        Family::Qwen35Moe => {
+            r#"{"vocab_size": 248320, "hidden_size": 2048, "num_hidden_layers": 40, "num_attention_heads": 16, "num_key_value_heads": 2, "head_dim": 256, "max_position_embeddings": 32768, "rms_norm_eps": 1e-06, "rope_theta": 10000.0, "tie_word_embeddings": false, "attention_bias": false, "linear_conv_kernel_dim": 4, "linear_key_head_dim": 128, "linear_value_head_dim": 128, "linear_num_key_heads": 16, "linear_num_value_heads": 32, "full_attention_interval": 4, "moe_intermediate_size": 512, "shared_expert_intermediate_size": 512, "num_experts_per_tok": 8, "num_experts": 256, "partial_rotary_factor": 0.25}"#
+        }
         Family::GptOss => {
             r#"{"vocab_size": 201088, "hidden_size": 2880, "intermediate_size": 2880, "num_hidden_layers": 36, "num_attention_heads": 64, "num_key_value_heads": 8, "head_dim": 64, "max_position_embeddings": 131072, "rms_norm_eps": 1e-05, "rope_theta": 150000.0, "tie_word_embeddings": false, "attention_bias": true, "num_experts_per_tok": 4, "num_local_experts": 128, "sliding_window": 128, "layer_types": null}"#
         }
@@ -577,7 +587,8 @@ fn decoder(
             head_dim,
             qkv_bias,
             o_bias,
-            qk_norm: matches!(family, Family::Qwen3 | Family::Qwen3Moe | Family::Qwen3Next)
+            qk_norm: matches!(family, Family::Qwen3 | Family::Qwen3Moe)
+                || family.has_linear_attention()
                 || family == Family::Glm4Moe && cfg.flag("use_qk_norm")?,
             fused_qkv: false,
         }
@@ -590,7 +601,7 @@ fn decoder(
     // Mixtral has no dense layer; its `intermediate_size` is the expert width. Nor has an unknown
     // model whose every layer holds experts, which may leave the key out.
     let intermediate_size = match (&moe, family) {
-        (Some(m), Family::Mixtral | Family::GptOss) => m.expert_intermediate_size,
+        (Some(m), Family::Mixtral | Family::GptOss | Family::Qwen35Moe) => m.expert_intermediate_size,
         (Some(m), _) if unknown => match cfg.opt("intermediate_size_mlp", 1, MAX_WIDTH)? {
             // Llama 4's dense layers ([`generic_moe`]).
             Some(width) => width,
@@ -638,19 +649,24 @@ fn decoder(
             }
             _ => None,
         },
-        linear_attention: match family {
-            Family::Qwen3Next => linear_attention(cfg, n_layers)?,
-            _ => None,
+        linear_attention: match family.has_linear_attention() {
+            true => linear_attention(cfg, family, n_layers)?,
+            false => None,
         },
-        attention_output_gate: family == Family::Qwen3Next,
+        attention_output_gate: family.has_linear_attention(),
     })
 }
 
-/// Qwen3-Next's Gated DeltaNet layers (transformers `Qwen3NextConfig`, `Qwen3NextGatedDeltaNet`):
+/// Qwen3-Next's and Qwen3.5's Gated DeltaNet layers (transformers `Qwen3NextConfig`,
+/// `Qwen3NextGatedDeltaNet`; `Qwen3_5TextConfig`, `Qwen3_5GatedDeltaNet`):
 /// every layer of `layer_types` that is `linear_attention`, or where the list is not written,
 /// every layer but each `full_attention_interval`-th. Read where the full-attention layers are
 /// every k-th, as every published config writes them.
-fn linear_attention(cfg: &Cfg, n_layers: u64) -> Result<Option<LinearAttention>, ConfigError> {
+fn linear_attention(
+    cfg: &Cfg,
+    family: Family,
+    n_layers: u64,
+) -> Result<Option<LinearAttention>, ConfigError> {
     let full_every = match cfg.get("layer_types").1.and_then(Value::as_array) {
         None => cfg.req("full_attention_interval", 1, MAX_LAYERS)?,
         // No full-attention layer: one past the last, which no layer reaches.
@@ -669,6 +685,7 @@ fn linear_attention(cfg: &Cfg, n_layers: u64) -> Result<Option<LinearAttention>,
         value_head_dim: cfg.req("linear_value_head_dim", 1, MAX_WIDTH)?,
         conv_kernel: cfg.req("linear_conv_kernel_dim", 1, 1 << 10)?,
         full_every,
+        split_in_proj: family != Family::Qwen3Next,
     };
     // `Qwen3NextGatedDeltaNet` repeats each key head over `num_v_heads // num_k_heads` value heads.
     if !res.value_heads.is_multiple_of(res.key_heads) {
@@ -769,6 +786,17 @@ fn moe(
                 biased: false,
             }
         }
+        // `Qwen3_5MoeDecoderLayer`: `Qwen3NextSparseMoeBlock` on every layer.
+        Family::Qwen35Moe => Moe {
+            n_experts: cfg.req("num_experts", 1, MAX_EXPERTS)?,
+            top_k: top_k()?,
+            expert_intermediate_size: cfg.req("moe_intermediate_size", 1, MAX_WIDTH)?,
+            shared_intermediate_size: cfg.opt("shared_expert_intermediate_size", 1, MAX_WIDTH)?.unwrap_or(0),
+            shared_expert_gate: true,
+            layers: MoeLayers::FromLayer(0),
+            group_limited: None,
+            biased: false,
+        },
         Family::DeepseekV2 | Family::DeepseekV3 | Family::Glm4Moe => {
             let n_experts = cfg.req("n_routed_experts", 1, MAX_EXPERTS)?;
             // DeepSeek's own key, unknown to transformers (every layer from `first_k_dense_replace` on is MoE).
@@ -932,11 +960,13 @@ mod tests {
         use Family::*;
         for family in [
             Gpt2, Llama, Mistral, Qwen2, Qwen3, Glm, Glm4, Mixtral, Qwen2Moe, Qwen3Moe, DeepseekV2,
-            DeepseekV3, Qwen3Next,
+            DeepseekV3, Qwen3Next, Qwen35, Qwen35Moe,
         ] {
             let Value::Object(defaults) = class_defaults(family) else { panic!("{family:?}: not an object") };
             let keys: &[&str] = match family {
                 Gpt2 => &["vocab_size", "n_embd", "n_layer", "n_head"],
+                // `Qwen3_5MoeTextConfig` deletes `intermediate_size`: no layer is dense.
+                Qwen35Moe => &["vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads"],
                 _ => &SHAPE_KEYS,
             };
             for key in keys {

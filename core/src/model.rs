@@ -82,6 +82,10 @@ pub struct LinearAttention {
     /// Every `full_every`-th layer (counted from 1) is an attention layer, the others Gated
     /// DeltaNet (`full_attention_interval`, or the config's `layer_types` where they repeat so).
     pub full_every: u64,
+    /// The input projections as four modules (Qwen3.5's `Qwen3_5GatedDeltaNet`: `in_proj_qkv`,
+    /// `in_proj_z`, `in_proj_b`, `in_proj_a`) rather than Qwen3-Next's two (`in_proj_qkvz`,
+    /// `in_proj_ba`): the same weights, other LoRA adapters.
+    pub split_in_proj: bool,
 }
 
 impl LinearAttention {
@@ -185,11 +189,18 @@ pub enum Family {
     /// `qwen3_next`: Gated DeltaNet on three layers of four, gated attention with q/k norms on the
     /// fourth, routed experts with a gated shared expert.
     Qwen3Next,
+    /// `qwen3_5_text`, Qwen3.5's language model (in the `text_config` of a `qwen3_5` config):
+    /// Qwen3-Next's layers with a dense MLP, its Gated DeltaNet's input projections split
+    /// (`in_proj_qkv`, `in_proj_z`, `in_proj_b`, `in_proj_a`).
+    Qwen35,
+    /// `qwen3_5_moe_text` (in a `qwen3_5_moe` config): Qwen3-Next's layers, every one holding
+    /// experts, its Gated DeltaNet's input projections split as Qwen3.5's.
+    Qwen35Moe,
 }
 
 impl Family {
     /// Every family, in the order docs and pickers list them.
-    pub const ALL: [Family; 15] = [
+    pub const ALL: [Family; 17] = [
         Family::Gpt2,
         Family::Llama,
         Family::Mistral,
@@ -205,6 +216,8 @@ impl Family {
         Family::GptOss,
         Family::Glm4Moe,
         Family::Qwen3Next,
+        Family::Qwen35,
+        Family::Qwen35Moe,
     ];
 
     /// The HF `model_type` string.
@@ -225,7 +238,14 @@ impl Family {
             Family::GptOss => "gpt_oss",
             Family::Glm4Moe => "glm4_moe",
             Family::Qwen3Next => "qwen3_next",
+            Family::Qwen35 => "qwen3_5_text",
+            Family::Qwen35Moe => "qwen3_5_moe_text",
         }
+    }
+
+    /// Whether it has Gated DeltaNet layers (Qwen3-Next's and Qwen3.5's `linear_attention`).
+    pub fn has_linear_attention(self) -> bool {
+        matches!(self, Family::Qwen3Next | Family::Qwen35 | Family::Qwen35Moe)
     }
 
     /// Whether its rotary embedding turns only part of each head (`partial_rotary_factor`, 0.5 by
@@ -447,11 +467,19 @@ pub enum LoraTarget {
     InProjBa,
     /// Gated DeltaNet's `out_proj`.
     OutProj,
+    /// Qwen3.5's Gated DeltaNet `in_proj_qkv`.
+    InProjQkv,
+    /// Qwen3.5's Gated DeltaNet `in_proj_z`.
+    InProjZ,
+    /// Qwen3.5's Gated DeltaNet `in_proj_b`.
+    InProjB,
+    /// Qwen3.5's Gated DeltaNet `in_proj_a`.
+    InProjA,
 }
 
 impl LoraTarget {
     /// Every target, in the order `lora_target: all` lists them.
-    pub const ALL: [LoraTarget; 17] = [
+    pub const ALL: [LoraTarget; 21] = [
         LoraTarget::Q,
         LoraTarget::K,
         LoraTarget::V,
@@ -469,6 +497,10 @@ impl LoraTarget {
         LoraTarget::InProjQkvz,
         LoraTarget::InProjBa,
         LoraTarget::OutProj,
+        LoraTarget::InProjQkv,
+        LoraTarget::InProjZ,
+        LoraTarget::InProjB,
+        LoraTarget::InProjA,
     ];
 
     /// The name a plan file, LLaMA-Factory's `lora_target` and PEFT's `target_modules` use.
@@ -491,12 +523,25 @@ impl LoraTarget {
             LoraTarget::InProjQkvz => "in_proj_qkvz",
             LoraTarget::InProjBa => "in_proj_ba",
             LoraTarget::OutProj => "out_proj",
+            LoraTarget::InProjQkv => "in_proj_qkv",
+            LoraTarget::InProjZ => "in_proj_z",
+            LoraTarget::InProjB => "in_proj_b",
+            LoraTarget::InProjA => "in_proj_a",
         }
     }
 
     /// Whether a Gated DeltaNet projection.
     pub fn is_linear_attention(self) -> bool {
-        matches!(self, LoraTarget::InProjQkvz | LoraTarget::InProjBa | LoraTarget::OutProj)
+        matches!(
+            self,
+            LoraTarget::InProjQkvz
+                | LoraTarget::InProjBa
+                | LoraTarget::OutProj
+                | LoraTarget::InProjQkv
+                | LoraTarget::InProjZ
+                | LoraTarget::InProjB
+                | LoraTarget::InProjA
+        )
     }
 
     /// The target of a module name, if it is one.
@@ -652,9 +697,25 @@ fn layer_tensors(arch: &Architecture, n: u64, n_linear: u64, moe_layer: bool, ac
 /// Gated DeltaNet's tensors on `n` layers ([`LinearAttention`]'s shapes; no biases).
 fn linear_attention_tensors(h: u64, l: &LinearAttention, n: u64, acc: &mut Acc) {
     let (key_dim, value_dim) = (l.key_dim(), l.value_dim());
-    let qkvz = 2 * key_dim + 2 * value_dim;
-    acc.linear(Component::Attention, LoraTarget::InProjQkvz, h, qkvz, n, false);
-    acc.linear(Component::Attention, LoraTarget::InProjBa, h, 2 * l.value_heads, n, false);
+    match l.split_in_proj {
+        false => {
+            acc.linear(
+                Component::Attention,
+                LoraTarget::InProjQkvz,
+                h,
+                2 * key_dim + 2 * value_dim,
+                n,
+                false,
+            );
+            acc.linear(Component::Attention, LoraTarget::InProjBa, h, 2 * l.value_heads, n, false);
+        }
+        true => {
+            acc.linear(Component::Attention, LoraTarget::InProjQkv, h, 2 * key_dim + value_dim, n, false);
+            acc.linear(Component::Attention, LoraTarget::InProjZ, h, value_dim, n, false);
+            acc.linear(Component::Attention, LoraTarget::InProjB, h, l.value_heads, n, false);
+            acc.linear(Component::Attention, LoraTarget::InProjA, h, l.value_heads, n, false);
+        }
+    }
     let plain = |numel| TensorGroup {
         component: Component::Attention,
         numel,

@@ -64,6 +64,8 @@ fn template(plan: &Plan) -> &'static str {
         // model with `qwen3` (src/llamafactory/extras/constants.py, v0.9.5).
         Family::Qwen3Next if name.contains("thinking") => "qwen3",
         Family::Qwen3Next => "qwen3_nothink",
+        // Every Qwen3.5 model (v0.9.5's constants.py, a multimodal template).
+        Family::Qwen35 | Family::Qwen35Moe => "qwen3_5",
         Family::Mistral | Family::Mixtral => "mistral",
         Family::Glm | Family::Glm4 => "glm4",
         Family::DeepseekV2 => "deepseek",

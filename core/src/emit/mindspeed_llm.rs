@@ -26,9 +26,14 @@ pub(super) fn lora_modules(targets: &LoraTargets) -> String {
             LoraTarget::QA | LoraTarget::QB | LoraTarget::KvA | LoraTarget::KvB => "linear_qkv",
             // The router, and Gated DeltaNet's projections, which the names above do not reach
             // (`model::lora_params` counts them out under Megatron's scope).
-            LoraTarget::Router | LoraTarget::InProjQkvz | LoraTarget::InProjBa | LoraTarget::OutProj => {
-                continue;
-            }
+            LoraTarget::Router
+            | LoraTarget::InProjQkvz
+            | LoraTarget::InProjBa
+            | LoraTarget::OutProj
+            | LoraTarget::InProjQkv
+            | LoraTarget::InProjZ
+            | LoraTarget::InProjB
+            | LoraTarget::InProjA => continue,
         };
         if !names.contains(&name) {
             names.push(name);

@@ -46,7 +46,9 @@ pub(super) fn logits_bytes(ctx: &Ctx) -> u64 {
 /// in `apply_liger_kernel_to_gpt_oss`: their clamped SwiGLU is its own): [`liger_fuses_experts`].
 /// Both list `qwen3_next` (LLaMA-Factory 0.9.5; liger-kernel 0.8.5 `apply_liger_kernel_to_qwen3_next`:
 /// its zero-centred RMSNorms, the fused loss, the routed and shared experts' SwiGLU; its rotary
-/// embedding left as it is, `rope=False`: [`liger_patches_rope`]).
+/// embedding left as it is, `rope=False`: [`liger_patches_rope`]) and Qwen3.5 (LLaMA-Factory its
+/// dense `qwen3_5` alone, liger-kernel both, `apply_liger_kernel_to_qwen3_5` and `_qwen3_5_moe`,
+/// `rope=False` too).
 pub(super) const LIGER_PATCHED: &[(model::Family, bool, bool)] = &[
     (model::Family::Glm, true, false),
     (model::Family::Glm4, true, true),
@@ -60,13 +62,15 @@ pub(super) const LIGER_PATCHED: &[(model::Family, bool, bool)] = &[
     (model::Family::DeepseekV3, false, true),
     (model::Family::GptOss, true, true),
     (model::Family::Qwen3Next, true, true),
+    (model::Family::Qwen35, true, true),
+    (model::Family::Qwen35Moe, false, true),
 ];
 
 /// Whether Liger's patch of `family` replaces its rotary embedding: every patch but Qwen3-Next's
 /// (`apply_liger_kernel_to_qwen3_next(rope=False, …)`, liger-kernel 0.8.5, which neither
 /// LLaMA-Factory nor VeRL overrides).
 pub(crate) fn liger_patches_rope(family: model::Family) -> bool {
-    family != model::Family::Qwen3Next
+    !family.has_linear_attention()
 }
 
 /// Whether Liger's patch of `family` runs its routed experts through its fused kernel

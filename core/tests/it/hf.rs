@@ -350,7 +350,7 @@ fn deepseek_q_lora_rank_absent_null_and_zero() {
 /// where the model reads a key the class does not define, as Qwen2's `head_dim`). Each row: the
 /// model_type, the keys transformers requires (no usable default), the defaults, and the catalog model
 /// the defaults describe (same parameter count) where there is one.
-const CLASS_DEFAULTS: [(&str, &str, &str, Option<&str>); 15] = [
+const CLASS_DEFAULTS: [(&str, &str, &str, Option<&str>); 17] = [
     // GPT2Config; n_inner=None → 4·n_embd (GPT2Block); tie_word_embeddings from PretrainedConfig.
     (
         "gpt2",
@@ -505,6 +505,28 @@ const CLASS_DEFAULTS: [(&str, &str, &str, Option<&str>); 15] = [
       "full_attention_interval": 4, "decoder_sparse_step": 1, "moe_intermediate_size": 512,
       "shared_expert_intermediate_size": 512, "num_experts_per_tok": 10, "num_experts": 512, "mlp_only_layers": []}"#,
         Some("qwen3-next-80b-a3b"),
+    ),
+    // Qwen3_5TextConfig (transformers 5, models/qwen3_5): Qwen3.5-9B's shape.
+    (
+        "qwen3_5_text",
+        "{}",
+        r#"{"vocab_size": 248320, "hidden_size": 4096, "intermediate_size": 12288, "num_hidden_layers": 32,
+      "num_attention_heads": 16, "num_key_value_heads": 4, "head_dim": 256, "max_position_embeddings": 32768,
+      "tie_word_embeddings": false, "attention_bias": false, "linear_conv_kernel_dim": 4, "linear_key_head_dim": 128,
+      "linear_value_head_dim": 128, "linear_num_key_heads": 16, "linear_num_value_heads": 32,
+      "full_attention_interval": 4}"#,
+        None,
+    ),
+    // Qwen3_5MoeTextConfig (models/qwen3_5_moe): Qwen3.5-35B-A3B's shape, experts on every layer.
+    (
+        "qwen3_5_moe_text",
+        "{}",
+        r#"{"vocab_size": 248320, "hidden_size": 2048, "num_hidden_layers": 40, "num_attention_heads": 16,
+      "num_key_value_heads": 2, "head_dim": 256, "max_position_embeddings": 32768, "tie_word_embeddings": false,
+      "attention_bias": false, "linear_conv_kernel_dim": 4, "linear_key_head_dim": 128, "linear_value_head_dim": 128,
+      "linear_num_key_heads": 16, "linear_num_value_heads": 32, "full_attention_interval": 4,
+      "moe_intermediate_size": 512, "shared_expert_intermediate_size": 512, "num_experts_per_tok": 8, "num_experts": 256}"#,
+        None,
     ),
 ];
 
@@ -862,4 +884,35 @@ fn glm_4_5_counts_as_its_modeling_code_builds_it() {
     }
     assert_eq!(by_hand(4096, 46, 10944, 1408, 128, 1, false), 106_852_245_504);
     assert_eq!(by_hand(5120, 92, 12288, 1536, 160, 3, true), 352_797_814_784);
+}
+
+/// Qwen3.5's configs wrap the language model (`Qwen3_5MoeConfig`, `Qwen3_5Config`: `text_config`
+/// and a vision encoder's `vision_config`): the text model is read, the vision encoder named as not
+/// counted. Qwen3.5-35B-A3B's shape (the MoE text class's defaults) counted by hand from
+/// transformers' `modeling_qwen3_5_moe.py`: Qwen3-Next's attention and MoE block on 40 layers of
+/// h = 2,048 (10 attention, 30 Gated DeltaNet), 256 experts of 512, its DeltaNet's input projected
+/// by four modules whose weights are Qwen3-Next's two.
+#[test]
+fn qwen3_5_is_read_from_its_text_config() {
+    let wrapper = serde_json::json!({"model_type": "qwen3_5_moe", "text_config": {"model_type": "qwen3_5_moe_text"},
+        "vision_config": {"depth": 27}});
+    let read = hf::import_value(&wrapper).unwrap();
+    assert_eq!(read.warnings, [ImportWarning::TextConfig("qwen3_5_moe".to_owned())]);
+    let arch = &read.arch;
+    assert_eq!(arch.family, Family::Qwen35Moe);
+    assert!(arch.linear_attention.unwrap().split_in_proj && arch.attention_output_gate);
+    let c = model::count_params(arch);
+    let h: u64 = 2048;
+    let attention = h * 16 * 256 * 2 + 2 * h * 2 * 256 + 16 * 256 * h + 2 * 256;
+    let gdn =
+        h * (2 * 2048 + 4096) + h * 4096 + 2 * h * 32 + (2 * 2048 + 4096) * 4 + 32 + 32 + 128 + 4096 * h;
+    assert_eq!(c.attention, 10 * attention + 30 * gdn);
+    assert_eq!(c.experts, 40 * 256 * 3 * h * 512);
+    assert_eq!(c.router + c.shared_experts, 40 * (h * 256 + 3 * h * 512 + h));
+    assert_eq!(c.total(), 34_660_610_688);
+    // Qwen3.5-9B's shape (the dense text class's defaults), a dense MLP on every layer.
+    let dense = serde_json::json!({"model_type": "qwen3_5", "text_config": {"model_type": "qwen3_5_text"}});
+    let arch = hf::import_value(&dense).unwrap().arch;
+    assert_eq!((arch.family, arch.moe.is_none()), (Family::Qwen35, true));
+    assert_eq!(model::count_params(&arch).mlp, 32 * 3 * 4096 * 12288);
 }

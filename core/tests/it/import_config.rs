@@ -1435,3 +1435,24 @@ fn gated_deltanet_layers_are_read_from_both_scripts() {
         assert!(again.contains("--linear-num-value-heads 32"), "{again}");
     }
 }
+
+/// Qwen3.5's dense language model (its text class's defaults, Qwen3.5-9B's shape), written as a
+/// Megatron-LM script, reads back from its flags as a Qwen3.5 text model with the same layers.
+#[test]
+fn a_dense_gated_deltanet_model_is_built_back_as_qwen3_5() {
+    let plan = Plan::from_json(
+        r#"{"model": {"hf_config": {"model_type": "qwen3_5", "text_config": {"model_type": "qwen3_5_text"}},
+            "name": "Qwen3.5-9B"}, "framework": "megatron", "method": "pretrain", "parallel": {"tp": 2}}"#,
+    )
+    .unwrap();
+    let script = emit(&plan, "#x").unwrap()[0].text.clone();
+    assert!(script.contains("--linear-attention-freq 4"), "{script}");
+    let got = import(&script, &Plan::first_visit().to_file()).unwrap();
+    assert!(matches!(got.model, ModelOrigin::Built { .. }), "{:?}", got.model);
+    let built = Plan::from_file(&got.file).unwrap();
+    assert_eq!(built.model.arch.family, trainplan_core::model::Family::Qwen35);
+    assert_eq!(
+        trainplan_core::model::count_params(&built.model.arch),
+        trainplan_core::model::count_params(&plan.model.arch)
+    );
+}

@@ -443,3 +443,20 @@ fn qwen3_next_counts_as_its_modeling_code_builds_it() {
     assert_eq!(c.active, c.total() - 48 * 502 * 3 * h * 512);
     assert_eq!((active as f64 / 1e9).floor(), 3.0);
 }
+
+/// LoRA on Qwen3.5's Gated DeltaNet adapts four input projections where Qwen3-Next's adapts two:
+/// the same weights, and per DeltaNet layer two more adapters' r · h on their inputs (PEFT
+/// `lora_A` is `Linear(in, r)`: `in_proj_qkv` and `in_proj_z` against `in_proj_qkvz`, `in_proj_b`
+/// and `in_proj_a` against `in_proj_ba`). Megatron's LoRA names none of them.
+#[test]
+fn lora_on_qwen3_5_adapts_its_split_projections() {
+    let wrapper =
+        serde_json::json!({"model_type": "qwen3_5_moe", "text_config": {"model_type": "qwen3_5_moe_text"}});
+    let split = trainplan_core::hf::import_value(&wrapper).unwrap().arch;
+    let mut fused = split.clone();
+    fused.linear_attention.as_mut().unwrap().split_in_proj = false;
+    assert_eq!(model::count_params(&split), model::count_params(&fused));
+    let lora = |arch, scope| model::lora_params(arch, 16, &LoraTarget::ALL, scope);
+    assert_eq!(lora(&split, LoraScope::Hf) - lora(&fused, LoraScope::Hf), 30 * 2 * 16 * 2048);
+    assert_eq!(lora(&split, LoraScope::Megatron), lora(&fused, LoraScope::Megatron));
+}

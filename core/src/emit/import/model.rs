@@ -617,6 +617,15 @@ fn rope_family(s: &Shape, map: &FlagMap, c: &mut Map<String, Value>) -> Option<(
         }
         (Some(_), None) => return None,
         (None, Some(moe)) => moe_family(s, moe, c)?,
+        // Qwen3.5's dense language model: Gated DeltaNet layers, q/k norms, no biases.
+        (None, None) if s.linear.is_some() => {
+            if !s.qk_norm || s.qkv_bias {
+                return None;
+            }
+            set("model_type", json!("qwen3_5_text"));
+            set("attention_bias", json!(false));
+            set_linear_attention(&mut set, s.linear?, s.rotary.0);
+        }
         (None, None) if s.qk_norm => {
             if s.qkv_bias != s.linear_bias {
                 return None;
@@ -651,6 +660,19 @@ fn rope_family(s: &Shape, map: &FlagMap, c: &mut Map<String, Value>) -> Option<(
     Some(())
 }
 
+/// Gated DeltaNet's keys ([`Shape::linear`]) and the rotary embedding's share of each head, as
+/// Qwen3-Next's and Qwen3.5's configs write them.
+fn set_linear_attention(set: &mut impl FnMut(&str, Value), linear: [u64; 6], rotary: f64) {
+    let [every, key_heads, value_heads, key_dim, value_dim, conv] = linear;
+    set("full_attention_interval", json!(every));
+    set("linear_num_key_heads", json!(key_heads));
+    set("linear_num_value_heads", json!(value_heads));
+    set("linear_key_head_dim", json!(key_dim));
+    set("linear_value_head_dim", json!(value_dim));
+    set("linear_conv_kernel_dim", json!(conv));
+    set("partial_rotary_factor", json!(rotary));
+}
+
 /// An MoE family without MLA and its keys, into `c`: Qwen3-MoE for q/k norms, Qwen2-MoE for a
 /// shared expert, Mixtral for experts as wide as the dense FFN. `None` for a shape none has.
 fn moe_family(s: &Shape, [n, k, expert, shared]: [u64; 4], c: &mut Map<String, Value>) -> Option<()> {
@@ -660,18 +682,11 @@ fn moe_family(s: &Shape, [n, k, expert, shared]: [u64; 4], c: &mut Map<String, V
     match (s.qk_norm, 0 < shared) {
         // Qwen3-Next: Gated DeltaNet layers, q/k norms, a gated shared expert, no biases.
         (true, true) if s.linear.is_some() && !s.qkv_bias => {
-            let [every, key_heads, value_heads, key_dim, value_dim, conv] = s.linear?;
             set("model_type", json!("qwen3_next"));
             set("attention_bias", json!(false));
             set("num_experts", json!(n));
             set("shared_expert_intermediate_size", json!(shared));
-            set("full_attention_interval", json!(every));
-            set("linear_num_key_heads", json!(key_heads));
-            set("linear_num_value_heads", json!(value_heads));
-            set("linear_key_head_dim", json!(key_dim));
-            set("linear_value_head_dim", json!(value_dim));
-            set("linear_conv_kernel_dim", json!(conv));
-            set("partial_rotary_factor", json!(s.rotary.0));
+            set_linear_attention(&mut set, s.linear?, s.rotary.0);
         }
         _ if s.linear.is_some() => return None,
         (true, false) if !s.qkv_bias => {
