@@ -183,7 +183,8 @@ fn window_flags(plan: &Plan, ascend: bool) -> Option<String> {
 /// `--apply-layernorm-1p`. MindSpeed-LLM builds them from its Qwen3-Next layer spec and flags, as
 /// its script writes them (`examples/mcore/qwen3_next/pretrain_qwen3_next_80b_16K_A3_ptd.sh`:
 /// `--mamba-d-conv` is the convolution's width, `--mamba-chunk-size` the delta rule's chunk;
-/// `--add-rmsnorm-offset` the norms' 1 + weight), at TP 1 and CP 1 (rule
+/// `--add-rmsnorm-offset` the norms' 1 + weight, `--rmsnorm-weight-in-fp32` in fp32 as transformers'
+/// `Qwen3NextRMSNorm` computes it), at TP 1 and CP 1 (rule
 /// `parallel.linear_attention_mindspeed`). MindSpeed-RL and VeRL's Megatron engine are refused the
 /// model (rule `model.linear_attention_framework`).
 fn linear_attention_flags(
@@ -214,7 +215,7 @@ fn linear_attention_flags(
                 "--mamba-d-conv {} --mamba-expand 1 --mamba-chunk-size 64 --use-triton-gdn",
                 l.conv_kernel
             ),
-            "--no-enable-linear-qkv --add-rmsnorm-offset".to_owned(),
+            "--no-enable-linear-qkv --add-rmsnorm-offset --rmsnorm-weight-in-fp32".to_owned(),
         ],
     };
     if arch.attention_output_gate && !ascend {
