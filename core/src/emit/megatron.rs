@@ -193,41 +193,56 @@ fn linear_attention_flags(
     key: &dyn Fn(&str) -> Option<serde_json::Value>,
 ) -> Vec<String> {
     let arch = &plan.model.arch;
-    let Some(l) = arch.linear_attention else { return Vec::new() };
-    let rotary = key("partial_rotary_factor").and_then(|v| v.as_f64()).filter(|&r| r < 1.0);
-    let shapes = format!(
-        "--linear-key-head-dim {} --linear-value-head-dim {} --linear-num-key-heads {} --linear-num-value-heads {}",
-        l.key_head_dim, l.value_head_dim, l.key_heads, l.value_heads
-    );
-    let mut f = match ascend {
-        false => vec![
-            format!(
+    if !arch.family.has_linear_attention() {
+        return Vec::new();
+    }
+    let mut f = Vec::new();
+    // A config whose every layer is attention (`full_attention_interval` 1) builds no DeltaNet
+    // layer: MindSpeed-LLM's spec is told so, Megatron-LM's default attention is it.
+    match (ascend, arch.linear_attention) {
+        (false, Some(l)) => {
+            f.push(format!(
                 "--experimental-attention-variant gated_delta_net --linear-attention-freq {}",
                 l.full_every
-            ),
-            format!("{shapes} --linear-conv-kernel-dim {}", l.conv_kernel),
-            "--apply-layernorm-1p".to_owned(),
-        ],
-        true => vec![
-            "--spec mindspeed_llm.tasks.models.spec.qwen3_next_spec layer_spec".to_owned(),
-            format!("--full-attention-interval {} {shapes}", l.full_every),
-            format!(
+            ));
+            f.push(format!("{} --linear-conv-kernel-dim {}", linear_shape_flags(&l), l.conv_kernel));
+        }
+        (true, Some(l)) => {
+            f.push("--spec mindspeed_llm.tasks.models.spec.qwen3_next_spec layer_spec".to_owned());
+            f.push(format!("--full-attention-interval {} {}", l.full_every, linear_shape_flags(&l)));
+            f.push(format!(
                 "--mamba-d-conv {} --mamba-expand 1 --mamba-chunk-size 64 --use-triton-gdn",
                 l.conv_kernel
-            ),
-            "--no-enable-linear-qkv --add-rmsnorm-offset --rmsnorm-weight-in-fp32".to_owned(),
-        ],
-    };
+            ));
+        }
+        (true, None) => {
+            f.push("--spec mindspeed_llm.tasks.models.spec.qwen3_next_spec layer_spec".to_owned());
+            f.push("--full-attention-interval 1".to_owned());
+        }
+        (false, None) => {}
+    }
+    f.push(match ascend {
+        false => "--apply-layernorm-1p".to_owned(),
+        true => "--no-enable-linear-qkv --add-rmsnorm-offset --rmsnorm-weight-in-fp32".to_owned(),
+    });
     if arch.attention_output_gate && !ascend {
         f.push("--attention-output-gate".to_owned());
     }
-    if let Some(r) = rotary {
+    if let Some(r) = key("partial_rotary_factor").and_then(|v| v.as_f64()).filter(|&r| r < 1.0) {
         f.push(match ascend {
             false => format!("--rotary-percent {r:?}"),
             true => format!("--partial-rotary-factor {r:?}"),
         });
     }
     f
+}
+
+/// Gated DeltaNet's head counts and widths, under the flag names Megatron-LM and MindSpeed-LLM share.
+fn linear_shape_flags(l: &crate::model::LinearAttention) -> String {
+    format!(
+        "--linear-key-head-dim {} --linear-value-head-dim {} --linear-num-key-heads {} --linear-num-value-heads {}",
+        l.key_head_dim, l.value_head_dim, l.key_heads, l.value_heads
+    )
 }
 
 /// The attention's flags: grouped queries, the head size, q/k/v biases and q/k norms (GQA), or

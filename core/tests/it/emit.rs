@@ -1227,3 +1227,28 @@ fn mindspeed_lora_on_experts_dispatches_by_sequence() {
 fn assert_writes(files: &str, flag: &str) {
     assert!(files.contains(flag), "{flag}:\n{files}");
 }
+
+/// Qwen3-Next's gated attention, zero-centred norms and quarter-head rotary embedding are written
+/// whether or not it has Gated DeltaNet layers: a config whose every layer is attention
+/// (`full_attention_interval` 1) writes no DeltaNet variant on Megatron-LM, and its interval of 1
+/// on MindSpeed-LLM, whose Qwen3-Next spec then builds attention on every layer.
+#[test]
+fn qwen3_next_without_linear_layers_keeps_its_attention_flags() {
+    let config = trainplan_core::catalog::CONFIGS.iter().find(|c| c.id == "qwen3-next-80b-a3b").unwrap().config;
+    let mut hf_config: serde_json::Value = serde_json::from_str(config).unwrap();
+    hf_config["full_attention_interval"] = serde_json::json!(1);
+    let script = |framework: &str, hardware: &str| {
+        let text = serde_json::json!({"model": {"hf_config": hf_config, "name": "Qwen3-Next"}, "framework": framework,
+            "hardware": hardware, "method": "pretrain"});
+        emit(&plan(&text.to_string()), "#x").unwrap()[0].text.clone()
+    };
+    let megatron = script("megatron", "h100-sxm-80g");
+    assert!(!megatron.contains("--experimental-attention-variant"), "{megatron}");
+    for flag in ["--attention-output-gate", "--apply-layernorm-1p", "--rotary-percent 0.25"] {
+        assert!(megatron.contains(flag), "{flag}: {megatron}");
+    }
+    let mindspeed = script("mindspeed-llm", "ascend-910b2");
+    for flag in ["--full-attention-interval 1\n", "--add-rmsnorm-offset", "--partial-rotary-factor 0.25"] {
+        assert!(mindspeed.contains(flag), "{flag}: {mindspeed}");
+    }
+}
