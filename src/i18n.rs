@@ -288,6 +288,8 @@ texts! {
     params_layers => "Layers", "解码层";
     params_dense_layer => "Dense layer", "稠密层";
     params_moe_layer => "MoE layer", "MoE 层";
+    params_moe_linear_layer => "MoE layer, Gated DeltaNet", "MoE 层（Gated DeltaNet）";
+    params_dense_linear_layer => "Dense layer, Gated DeltaNet", "稠密层（Gated DeltaNet）";
     params_each => "{n} × {params}", "{n} 层 × {params}";
     weights_title => "Weights per device", "每卡权重显存";
     weights_zero3 => "bf16 weights under ZeRO-3", "ZeRO-3 下的 bf16 权重";

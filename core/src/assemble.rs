@@ -82,6 +82,7 @@ fn params_report(plan: &Plan, facts: &memory::ModelFacts, trainable: u64) -> rep
         .iter()
         .map(|l| report::LayerReport {
             kind: if l.moe { "moe" } else { "dense" },
+            linear_attention: l.linear_attention,
             n_layers: l.n_layers,
             params_per_layer: l.params_per_layer,
         })

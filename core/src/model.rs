@@ -968,6 +968,8 @@ pub struct LayerCounts {
     pub params_per_layer: u64,
     /// Whether they hold experts.
     pub moe: bool,
+    /// Whether they are Gated DeltaNet layers.
+    pub linear_attention: bool,
 }
 
 /// The tensors of one decoder layer: the MoE kind when `moe` and the model has experts, else dense;
@@ -1058,7 +1060,7 @@ pub fn layer_counts(arch: &Architecture) -> Vec<LayerCounts> {
             layer_tensors(arch, 1, n_linear, moe, &mut acc);
             let params_per_layer =
                 acc.res.iter().map(|t| t.numel.saturating_mul(t.count)).fold(0, u64::saturating_add);
-            LayerCounts { n_layers: n, params_per_layer, moe }
+            LayerCounts { n_layers: n, params_per_layer, moe, linear_attention: n_linear == 1 }
         })
         .collect()
 }

@@ -112,6 +112,9 @@ pub struct ParamsReport {
 pub struct LayerReport {
     /// `dense` or `moe`.
     pub kind: &'static str,
+    /// Gated DeltaNet layers in place of attention (written only where true).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub linear_attention: bool,
     /// How many.
     pub n_layers: u64,
     /// Parameters in each.

@@ -112,13 +112,18 @@ fn component_rows(ctx: ResultsCtx, params: Memo<Option<ParamsReport>>) -> Vec<im
     .collect()
 }
 
-/// A row per kind of layer (dense, MoE): how many, and the parameters of each.
+/// A row per kind of layer (dense, MoE; Gated DeltaNet apart): how many, and the parameters of each.
 fn layer_rows(ctx: ResultsCtx, params: Memo<Option<ParamsReport>>) -> Vec<impl IntoView> {
     let Some(p) = params.get() else { return Vec::new() };
     p.layers
         .iter()
         .map(|l| {
-            let kind = if l.kind == "moe" { Key::params_moe_layer } else { Key::params_dense_layer };
+            let kind = match (l.kind == "moe", l.linear_attention) {
+                (true, false) => Key::params_moe_layer,
+                (true, true) => Key::params_moe_linear_layer,
+                (false, false) => Key::params_dense_layer,
+                (false, true) => Key::params_dense_linear_layer,
+            };
             let each = fill(
                 ctx.tr(Key::params_each),
                 &[("n", &l.n_layers.to_string()), ("params", &format::count(l.params_per_layer))],

@@ -1234,7 +1234,8 @@ fn assert_writes(files: &str, flag: &str) {
 /// on MindSpeed-LLM, whose Qwen3-Next spec then builds attention on every layer.
 #[test]
 fn qwen3_next_without_linear_layers_keeps_its_attention_flags() {
-    let config = trainplan_core::catalog::CONFIGS.iter().find(|c| c.id == "qwen3-next-80b-a3b").unwrap().config;
+    let config =
+        trainplan_core::catalog::CONFIGS.iter().find(|c| c.id == "qwen3-next-80b-a3b").unwrap().config;
     let mut hf_config: serde_json::Value = serde_json::from_str(config).unwrap();
     hf_config["full_attention_interval"] = serde_json::json!(1);
     let script = |framework: &str, hardware: &str| {
