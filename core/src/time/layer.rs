@@ -101,7 +101,8 @@ impl LayerWork {
 
 /// One layer's forward on one device for one micro-batch. Where the model has Gated DeltaNet
 /// layers, an average layer of the kind: its attention layers' work and its DeltaNet layers', each
-/// by its share of the model's layers (as the sliding window's share of score pairs is averaged).
+/// by its share of the model's layers; each chunk's passes are then made its own layers'
+/// ([`super::passes`]).
 pub(super) fn layer_work(ctx: &Ctx, moe_layer: bool) -> LayerWork {
     let full = layer_work_of(ctx, moe_layer, false);
     match ctx.arch.linear_attention {
@@ -111,6 +112,14 @@ pub(super) fn layer_work(ctx: &Ctx, moe_layer: bool) -> LayerWork {
             full.mix(&linear, crate::model::linear_attention_share(ctx.arch))
         }
     }
+}
+
+/// One layer's forward of the kind as an attention layer and as a Gated DeltaNet layer, where the
+/// model has both: what [`layer_work`]'s average is made of, for the stages that hold more or fewer
+/// DeltaNet layers than the model's share ([`super::passes`]).
+pub(super) fn layer_work_both(ctx: &Ctx, moe_layer: bool) -> Option<(LayerWork, LayerWork)> {
+    ctx.arch.linear_attention?;
+    Some((layer_work_of(ctx, moe_layer, false), layer_work_of(ctx, moe_layer, true)))
 }
 
 /// One layer's forward, its attention a Gated DeltaNet's where `linear`.

@@ -4,7 +4,7 @@
 //! FLOPs per micro-batch.
 
 use super::gemm::{gemm, gemm_16bit};
-use super::layer::{LayerWork, layer_work};
+use super::layer::{LayerWork, layer_work, layer_work_both};
 use super::{Breakdown, Ctx, ELEMENTWISE_BYTES_PER_TOKEN_HIDDEN, HBM_EFF, HOST_LINK_BYTES_PER_SECOND};
 use crate::layout::{Layout, RankHolds, VirtualStage};
 use crate::memory;
@@ -38,6 +38,8 @@ pub(super) struct Causes {
     kinds: [KindPasses; 2],
     /// Freeze-tuning's frozen layers; `None` where every layer trains.
     frozen: Option<Box<Frozen>>,
+    /// Gated DeltaNet layers apart from attention ones; `None` where the model has none of both.
+    linear: Option<Box<LinearLayers>>,
     head: (f64, f64, f64),
     proj_seconds: f64,
 }
@@ -114,6 +116,66 @@ impl Frozen {
     }
 }
 
+/// A model's Gated DeltaNet layers: each kind's passes ([`KindPasses`]) are an average layer's,
+/// its attention and DeltaNet layers each by its share of the model (`share`); a chunk holding
+/// `n_l` DeltaNet layers of a kind's `n` runs (`n_l` − share · n) × (a DeltaNet layer's passes
+/// less an attention layer's) beyond `n` average layers' (the passes are linear in the layer's
+/// work), so each chunk's passes are its own layers' exactly. Freeze-tuning keeps the average.
+pub(super) struct LinearLayers {
+    share: f64,
+    /// Per kind (dense, MoE), a DeltaNet layer's passes less an attention layer's.
+    delta: [KindPasses; 2],
+}
+
+impl LinearLayers {
+    /// `None` for a model without both kinds of layer.
+    fn of(ctx: &Ctx) -> Option<Box<LinearLayers>> {
+        let (dense_full, dense_linear) = layer_work_both(ctx, false)?;
+        let delta = |full: &LayerWork, linear: &LayerWork| {
+            let (a, b) = (kind_passes(ctx.plan, full), kind_passes(ctx.plan, linear));
+            let (x, y) = (&a.causes, &b.causes);
+            KindPasses {
+                forward: b.forward - a.forward,
+                backward: b.backward - a.backward,
+                weight: b.weight - a.weight,
+                causes: Breakdown {
+                    compute_seconds: y.compute_seconds - x.compute_seconds,
+                    memory_bound_seconds: y.memory_bound_seconds - x.memory_bound_seconds,
+                    recompute_seconds: y.recompute_seconds - x.recompute_seconds,
+                    tp_comm_seconds: y.tp_comm_seconds - x.tp_comm_seconds,
+                    cp_comm_seconds: y.cp_comm_seconds - x.cp_comm_seconds,
+                    ep_comm_seconds: y.ep_comm_seconds - x.ep_comm_seconds,
+                    ..Breakdown::default()
+                },
+                rerun_flops: 0.0,
+                rerun_attention: 0.0,
+            }
+        };
+        let dense = delta(&dense_full, &dense_linear);
+        let moe = match layer_work_both(ctx, true).filter(|_| ctx.arch.moe.is_some()) {
+            Some((full, linear)) => delta(&full, &linear),
+            None => dense.clone(),
+        };
+        Some(Box::new(LinearLayers { share: model::linear_attention_share(ctx.arch), delta: [dense, moe] }))
+    }
+
+    /// Of a chunk's layers by kind (`counts`, [`layer_counts`]), the weights of `delta` that make
+    /// its average layers its own: its DeltaNet layers of each kind less the share of all of them.
+    fn weights(&self, arch: &Architecture, stage: &VirtualStage, counts: [f64; 2]) -> [f64; 2] {
+        let mut linear = [0.0; 2];
+        let kind = |i: u64| usize::from(model::is_moe_layer(arch, i));
+        for i in stage.layers.clone().filter(|&i| model::is_linear_attention_layer(arch, i)) {
+            linear[kind(i)] += 1.0;
+        }
+        // An MTP layer runs a decoder layer like the model's last.
+        let last = arch.n_layers.saturating_sub(1);
+        if 0 < stage.mtp && model::is_linear_attention_layer(arch, last) {
+            linear[kind(last)] += stage.mtp as f64;
+        }
+        [linear[0] - self.share * counts[0], linear[1] - self.share * counts[1]]
+    }
+}
+
 /// One layer kind's (dense or MoE) passes for one micro-batch, and their seconds by cause.
 #[derive(Clone)]
 struct KindPasses {
@@ -146,6 +208,7 @@ pub(super) fn pass_costs(ctx: &Ctx, mem: &memory::Memory) -> PassCosts {
     let kinds = [dense_passes, moe_passes];
     let frozen = memory::trained_layers(ctx.plan)
         .map(|trained| Box::new(Frozen { trained, kinds: [frozen_passes(&dense), frozen_passes(moe)] }));
+    let linear = if frozen.is_none() { LinearLayers::of(ctx) } else { None };
     let n_chunks = (layout.pp * layout.chunks) as usize;
     // The three lists in one allocation, zeroed here rather than by the allocator (a zeroed
     // allocation bypasses its cache of recently freed blocks, and a search takes and frees one per
@@ -159,11 +222,19 @@ pub(super) fn pass_costs(ctx: &Ctx, mem: &memory::Memory) -> PassCosts {
         |_| true,
         |idx, stage| {
             let (mut f, mut b, mut w) = (0.0, 0.0, 0.0);
-            for (kind, n) in kinds.iter().zip(layer_counts(ctx.arch, stage)) {
+            let counts = layer_counts(ctx.arch, stage);
+            for (kind, n) in kinds.iter().zip(counts) {
                 if n != 0.0 {
                     f += n * kind.forward;
                     b += n * kind.backward;
                     w += n * kind.weight;
+                }
+            }
+            if let Some(linear) = &linear {
+                for (delta, n) in linear.delta.iter().zip(linear.weights(ctx.arch, stage, counts)) {
+                    f += n * delta.forward;
+                    b += n * delta.backward;
+                    w += n * delta.weight;
                 }
             }
             (forward[idx], backward[idx], weight[idx]) = (f, b, w);
@@ -182,7 +253,7 @@ pub(super) fn pass_costs(ctx: &Ctx, mem: &memory::Memory) -> PassCosts {
         recompute_flops_per_mb -= recompute;
         hardware_extra_flops_per_mb -= hardware;
     }
-    let causes = Causes { kinds, frozen, head, proj_seconds };
+    let causes = Causes { kinds, frozen, linear, head, proj_seconds };
     let activation_offload_seconds = offload_activations(ctx, mem, layout.stage(0, 0), forward, backward);
     add_heads(layout, head, proj_seconds, forward, backward);
     PassCosts {
@@ -214,11 +285,15 @@ impl Causes {
     /// Rank `rank`'s seconds for one micro-batch by cause: each chunk's layers by kind, then the
     /// heads and MTP projections of the chunks that hold them.
     pub(super) fn of_rank(&self, arch: &Architecture, layout: &Layout, rank: u64) -> Breakdown {
-        let Causes { kinds, frozen, head: (head_seconds, _, head_memory), proj_seconds } = self;
+        let Causes { kinds, frozen, linear, head: (head_seconds, _, head_memory), proj_seconds } = self;
         let mut r = Breakdown::default();
         let chunks = layout.rank_stages(rank);
         for stage in chunks.clone() {
-            add_causes(&mut r, kinds, layer_counts(arch, stage), 1.0);
+            let counts = layer_counts(arch, stage);
+            add_causes(&mut r, kinds, counts, 1.0);
+            if let Some(linear) = linear {
+                add_causes(&mut r, &linear.delta, linear.weights(arch, stage, counts), 1.0);
+            }
             // Freeze-tuning's frozen layers: their forwards' causes, not a trained layer's.
             if let Some(frozen) = frozen {
                 let n = frozen.counts(arch, stage);

@@ -1816,3 +1816,33 @@ fn qwen3_next_flops_are_megatrons_count() {
         t.model_flops_per_step
     );
 }
+
+/// Each of Qwen3-Next's stages runs its own layers: at PP 8 of its 48 layers, stages 1 and 3
+/// (layers 6–11, 18–23) hold two attention layers, stage 2 (12–17) one, a Gated DeltaNet layer in
+/// the other's place. At 32,768 tokens an attention layer's causal core (2·s·q a token) outweighs a
+/// DeltaNet layer's delta rule, so those stages run longer, by the same difference each; the
+/// stages' passes add up to the model's average layers' (every DeltaNet layer counted once); and
+/// at PP 4 every stage holds the model's share (3 attention layers of 12), as many passes each.
+#[test]
+fn qwen3_next_stages_run_their_own_layers() {
+    let costs = |pp: u32| {
+        let text = format!(
+            r#"{{"model": "qwen3-next-80b-a3b", "framework": "megatron", "method": "pretrain", "cluster": {{"nodes": 8}},
+                "parallel": {{"pp": {pp}, "ep": 8, "distributed_optimizer": true}}, "recompute": {{"granularity": "full"}},
+                "batch": {{"micro_batch": 1, "global_batch": 64, "seq_len": 32768}}}}"#
+        );
+        let plan = Plan::from_json(&text).unwrap();
+        trainplan_core::time::estimate(&plan, &trainplan_core::memory::estimate(&plan)).pipeline.costs
+    };
+    let eight = costs(8);
+    let f = eight.forward();
+    assert!(f[2] < f[1], "{f:?}");
+    assert!(((f[1] - f[2]) / (f[3] - f[2]) - 1.0).abs() < 1e-9, "{f:?}");
+    let four = costs(4);
+    let f4 = four.forward();
+    assert!((f4[1] / f4[2] - 1.0).abs() < 1e-12, "{f4:?}");
+    // Stages 1–6 of eight hold 12 attention layers of 36 layers, the middle half of four stages
+    // (1–2 of four) the same layers: their passes agree.
+    let middle = |f: &[f64], r: std::ops::Range<usize>| f[r].iter().sum::<f64>();
+    assert!((middle(f, 2..6) / middle(f4, 1..3) - 1.0).abs() < 1e-9);
+}
