@@ -67,8 +67,8 @@ pub(super) const LIGER_PATCHED: &[(model::Family, bool, bool)] = &[
 ];
 
 /// Whether Liger's patch of `family` replaces its rotary embedding: every patch but Qwen3-Next's
-/// (`apply_liger_kernel_to_qwen3_next(rope=False, …)`, liger-kernel 0.8.5, which neither
-/// LLaMA-Factory nor VeRL overrides).
+/// and Qwen3.5's (`apply_liger_kernel_to_qwen3_next(rope=False, …)` and its Qwen3.5 ones,
+/// liger-kernel 0.8.5, which neither LLaMA-Factory nor VeRL overrides).
 pub(crate) fn liger_patches_rope(family: model::Family) -> bool {
     !family.has_linear_attention()
 }
