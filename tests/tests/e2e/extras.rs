@@ -1029,3 +1029,40 @@ async fn zero_plus_plus_is_asked_at_zero3_and_written_for_deepspeed() -> WebDriv
     page.screenshot("zh-zeropp").await?;
     page.driver.quit().await
 }
+
+/// Qwen3-Next: the catalog's count is every tensor of transformers' model (79,674,391,296, counted
+/// by hand from its modeling code in the engine's tests), its Gated DeltaNet layers listed apart
+/// from its attention layers in both languages; LLaMA-Factory trains it on `qwen3_nothink`;
+/// MindSpeed-LLM's DeltaNet module runs at TP 1 only, and the fix's TP 1 writes its Qwen3-Next
+/// layer spec and its layers' pattern.
+#[tokio::test]
+async fn qwen3_next_lists_its_gated_deltanet_layers_and_runs_them_where_mindspeed_does() -> WebDriverResult<()>
+{
+    let chromedriver = Chromedriver::start();
+    let page = open(&chromedriver, 1280, 900).await?;
+    page.wait_text("summary-run", |t| t.contains("LLaMA-Factory")).await?;
+    page.choose("model-select", "qwen3-next-80b-a3b").await?;
+    assert_eq!(page.wait_text("params-total", |t| t == "79,674,391,296").await?, "79,674,391,296");
+    page.wait_text("params-breakdown", |t| t.contains("MoE layer, Gated DeltaNet")).await?;
+    page.wait_text("launch-text", |t| t.contains("template: qwen3_nothink")).await?;
+    page.click("lang-switch").await?;
+    page.wait_text("params-breakdown", |t| t.contains("MoE 层（Gated DeltaNet）")).await?;
+    page.settled().await?;
+    page.scroll_to("params-breakdown").await?;
+    page.screenshot("zh-qwen3-next").await?;
+    page.click("lang-switch").await?;
+    page.choose("framework-select", "mindspeed-llm").await?;
+    page.choose("method-select", "pretrain").await?;
+    page.type_into("tp-input", "2").await?;
+    page.wait_text("finding-parallel.linear_attention_mindspeed", |t| t.contains("TP 1")).await?;
+    page.settled().await?;
+    page.scroll_to("finding-parallel.linear_attention_mindspeed").await?;
+    page.screenshot("en-qwen3-next").await?;
+    page.click("fix-parallel.linear_attention_mindspeed").await?;
+    page.wait_text("launch-text", |t| {
+        t.contains("--full-attention-interval 4") && t.contains("qwen3_next_spec")
+    })
+    .await?;
+    assert!(!page.has("finding-parallel.linear_attention_mindspeed").await?, "the fix left the finding");
+    page.driver.quit().await
+}
