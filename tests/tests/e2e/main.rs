@@ -184,6 +184,7 @@ async fn editing_the_plan_updates_the_report() -> WebDriverResult<()> {
     assert!(current.contains("efficiency ×"), "{current}");
     let after = seconds(&page.wait_text("step-time", |t| (seconds(t) / before - 2.0).abs() < 0.02).await?);
     assert!((after / before - 2.0).abs() < 0.02, "{before} s → {after} s");
+    page.settled_url().await?;
     page.driver.refresh().await?;
     assert_eq!(seconds(&page.wait_text("step-time", |t| !t.is_empty()).await?), after);
 
@@ -440,6 +441,7 @@ async fn controls_are_labelled_keyboard_reachable_and_the_results_print() -> Web
     page.type_into("custom-memory", "64").await?;
     page.wait_text("params-total", |t| !t.is_empty()).await?;
     page.choose("hardware-select", "h100-sxm-80g").await?;
+    page.settled_url().await?;
     page.driver.refresh().await?;
     page.wait_text("params-total", |t| !t.is_empty()).await?;
     page.choose("hardware-select", "saved:0").await?;
@@ -496,7 +498,9 @@ async fn importing_a_config_counts_its_model() -> WebDriverResult<()> {
     assert!(!page.has("config-error").await?);
     page.screenshot("en-imported").await?;
 
-    // The imported model survives a reload (the address carries the whole config).
+    // The imported model survives a reload (the address carries the whole config, written once
+    // the page has settled).
+    page.settled_url().await?;
     page.driver.refresh().await?;
     assert_eq!(page.wait_text("params-total", |t| !t.is_empty()).await?, "7,241,732,096");
 
@@ -518,6 +522,7 @@ async fn importing_a_config_counts_its_model() -> WebDriverResult<()> {
     // Back to the catalog and a reload: the imported models stay listed (localStorage), newest first.
     page.click("model-back-to-catalog").await?;
     page.wait_text("params-total", |t| t == "7,615,616,512").await?;
+    page.settled_url().await?;
     page.driver.refresh().await?;
     page.wait_text("params-total", |t| t == "7,615,616,512").await?;
     let listed = page.text("saved-model-select").await?;
@@ -532,6 +537,7 @@ async fn importing_a_config_counts_its_model() -> WebDriverResult<()> {
     assert_eq!(page.wait_text("params-total", |t| t == "7,615,616,512").await?, "7,615,616,512");
     // The model was the first visit's already: its count is there before the cluster's redraw.
     assert_eq!(page.wait_text("n-devices", |t| t == "8").await?, "8");
+    page.settled_url().await?;
     page.driver.refresh().await?;
     assert_eq!(page.wait_text("n-devices", |t| !t.is_empty()).await?, "8");
     assert!(page.has("saved-model-select").await?);
