@@ -601,6 +601,8 @@ async fn an_imported_lora_dropout_counts_its_masks() -> WebDriverResult<()> {
     let chromedriver = Chromedriver::start();
     let page = open(&chromedriver, 1280, 900).await?;
     page.wait_text("summary-run", |t| t.contains("LLaMA-Factory")).await?;
+    // The launch panel comes with the results, after the summary.
+    page.wait_text("launch-text", |t| !t.is_empty()).await?;
     let summary = page.driver.find(By::Css(".launch-import summary")).await?;
     page.click_el(&summary).await?;
     // No gradient checkpointing: every layer keeps its masks to the loss, the step's peak.
@@ -669,6 +671,8 @@ async fn dora_is_a_box_beside_the_lora_rank() -> WebDriverResult<()> {
     // Off again, then read from a pasted YAML.
     page.click("dora-check").await?;
     page.wait_text("launch-text", |t| !t.contains("use_dora")).await?;
+    // The launch panel comes with the results, after the summary.
+    page.wait_text("launch-text", |t| !t.is_empty()).await?;
     let summary = page.driver.find(By::Css(".launch-import summary")).await?;
     page.click_el(&summary).await?;
     let yaml = "model_name_or_path: Qwen/Qwen2.5-7B-Instruct-GPTQ-Int4\nstage: sft\nfinetuning_type: lora\n\

@@ -685,6 +685,8 @@ async fn launch_files_follow_the_plan_and_download() -> WebDriverResult<()> {
     page.screenshot("en-launch").await?;
 
     // The reverse: a LLaMA-Factory YAML pasted in becomes the plan, and what it does not know is named.
+    // The launch panel comes with the results, after the summary.
+    page.wait_text("launch-text", |t| !t.is_empty()).await?;
     let summary = page.driver.find(By::Css(".launch-import summary")).await?;
     page.click_el(&summary).await?;
     let yaml = "model_name_or_path: Qwen/Qwen2.5-14B-Instruct\nstage: sft\nfinetuning_type: full\n\
@@ -742,6 +744,8 @@ async fn an_imported_launch_file_finds_a_local_model_and_keeps_its_paths() -> We
     let chromedriver = Chromedriver::start();
     let page = open(&chromedriver, 1280, 1000).await?;
     assert_eq!(page.wait_text("params-total", |t| !t.is_empty()).await?, "7,615,616,512");
+    // The launch panel comes with the results, after the summary.
+    page.wait_text("launch-text", |t| !t.is_empty()).await?;
     let summary = page.driver.find(By::Css(".launch-import summary")).await?;
     page.click_el(&summary).await?;
     let yaml = "model_name_or_path: /models/Qwen2.5-14B-Instruct\nstage: sft\nfinetuning_type: lora\n\
@@ -785,6 +789,8 @@ async fn an_import_error_reads_in_chinese() -> WebDriverResult<()> {
     let tagline = page.wait_text("app-tagline", |t| !t.is_empty()).await?;
     page.click("lang-switch").await?;
     page.wait_text("app-tagline", |t| t != tagline).await?;
+    // The launch panel comes with the results, after the summary.
+    page.wait_text("launch-text", |t| !t.is_empty()).await?;
     let summary = page.driver.find(By::Css(".launch-import summary")).await?;
     page.click_el(&summary).await?;
     // The reader (a module of its own, loaded on the first read) cannot be fetched: the note says
