@@ -266,7 +266,11 @@ fn other_layer_types(obj: &Map<String, Value>) -> Option<ImportWarning> {
     let attention = |kind: &str| matches!(kind, "full_attention" | "sliding_attention" | "attention");
     let mut others = kinds.iter().filter_map(Value::as_str).filter(|kind| !attention(kind));
     let first = others.next()?;
-    Some(ImportWarning::OtherLayerTypes { kind: first.to_owned(), layers: 1 + others.count() as u64 })
+    // Named as the config writes it where it is a type's name (`conv`, `linear_attention`); any
+    // other text (a number, "NaN") is not repeated back.
+    let named = first.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
+    let kind = if named && !first.is_empty() { first } else { "unnamed" };
+    Some(ImportWarning::OtherLayerTypes { kind: kind.to_owned(), layers: 1 + others.count() as u64 })
 }
 
 // Ranges wide enough for every published model and narrow enough that no product overflows.

@@ -247,6 +247,10 @@ fn layers_that_are_not_attention_are_named() {
     other["layer_types"] = serde_json::json!(kinds);
     let warnings = hf::import_value(&other).unwrap().warnings;
     assert_eq!(warnings, [ImportWarning::OtherLayerTypes { kind: "conv".to_owned(), layers: 16 }]);
+    // Text that names no type (found by the fuzzing: "NaN") is not repeated back.
+    other["layer_types"][0] = serde_json::json!("NaN");
+    let warnings = hf::import_value(&other).unwrap().warnings;
+    assert_eq!(warnings, [ImportWarning::OtherLayerTypes { kind: "unnamed".to_owned(), layers: 16 }]);
     // Sliding-window layers hold the parameters full ones do.
     other["layer_types"] = serde_json::json!(["sliding_attention", "full_attention"]);
     assert!(hf::import_value(&other).unwrap().warnings.is_empty());
