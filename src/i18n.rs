@@ -459,6 +459,7 @@ texts! {
     launch_import_model_matched => "Model: {model}, matched from the directory {path}.", "模型：{model}，由目录 {path} 匹配。";
     launch_import_model_shape => "Model: {model}, recognised from the architecture flags.", "模型：{model}，由架构参数识别。";
     launch_import_model_built => "Model: {model}, built from the architecture flags (no catalog model has them).", "模型：{model}，按架构参数构建（目录中没有相同结构的模型）。";
+    launch_import_model_unbuilt => "Model not identified: no family here builds the model the architecture flags describe ({flags}); kept {model} — pick the model, or import its config.json.", "未能识别模型：架构参数描述的模型（{flags}）没有可构建的模型族；保留了 {model}——请选择模型，或导入其 config.json。";
     launch_import_model_unknown => "Model not identified: kept {model} — pick the model.", "未能识别模型：保留了 {model}——请选择模型。";
     import_unrecognized => "Not a launch file trainplan reads: paste a Megatron-LM or MindSpeed-LLM script, a LLaMA-Factory YAML, a DeepSpeed JSON, VeRL overrides or a MindSpeed-RL YAML.", "不是 trainplan 能读取的启动文件：请粘贴 Megatron-LM 或 MindSpeed-LLM 脚本、LLaMA-Factory YAML、DeepSpeed JSON、VeRL 覆盖参数或 MindSpeed-RL YAML。";
     import_bad_value => "{key} must be {expected}.", "{key} 必须{expected}。";

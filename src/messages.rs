@@ -206,7 +206,12 @@ pub fn model_origin(lang: Lang, origin: &ModelOrigin, kept: &str) -> String {
         }
         ModelOrigin::Shape(id) => fill(t(lang, Key::launch_import_model_shape), &[("model", &name(id))]),
         ModelOrigin::Built { name } => fill(t(lang, Key::launch_import_model_built), &[("model", name)]),
-        ModelOrigin::Unknown => fill(t(lang, Key::launch_import_model_unknown), &[("model", kept)]),
+        ModelOrigin::Unbuilt(flags) if !flags.is_empty() => {
+            fill(t(lang, Key::launch_import_model_unbuilt), &[("model", kept), ("flags", &flags.join(", "))])
+        }
+        ModelOrigin::Unbuilt(_) | ModelOrigin::Unknown => {
+            fill(t(lang, Key::launch_import_model_unknown), &[("model", kept)])
+        }
     }
 }
 
@@ -1060,6 +1065,21 @@ mod tests {
         assert_eq!(
             model_origin(Lang::En, &matched, ""),
             "Model: Qwen2.5-14B, matched from the directory /models/Qwen2.5-14B-Instruct."
+        );
+        // Flags no family here builds (MindSpeed-LLM's Gemma 2 script) are named; none named, the
+        // plain sentence.
+        let gemma = ModelOrigin::Unbuilt(vec!["--gelu-tanh".into()]);
+        assert_eq!(
+            model_origin(Lang::En, &gemma, "Qwen2.5-7B"),
+            "Model not identified: no family here builds the model the architecture flags describe (--gelu-tanh); kept Qwen2.5-7B — pick the model, or import its config.json."
+        );
+        assert_eq!(
+            model_origin(Lang::Zh, &gemma, "Qwen2.5-7B"),
+            "未能识别模型：架构参数描述的模型（--gelu-tanh）没有可构建的模型族；保留了 Qwen2.5-7B——请选择模型，或导入其 config.json。"
+        );
+        assert_eq!(
+            model_origin(Lang::En, &ModelOrigin::Unbuilt(Vec::new()), "Qwen2.5-7B"),
+            "Model not identified: kept Qwen2.5-7B — pick the model."
         );
     }
 

@@ -276,7 +276,7 @@ fn other_layer_types(obj: &Map<String, Value>) -> Option<ImportWarning> {
 // Ranges wide enough for every published model and narrow enough that no product overflows.
 const MAX_WIDTH: u64 = 1 << 20;
 const MAX_VOCAB: u64 = 1 << 24;
-const MAX_LAYERS: u64 = 1 << 12;
+pub(crate) const MAX_LAYERS: u64 = 1 << 12;
 const MAX_HEADS: u64 = 1 << 14;
 const MAX_EXPERTS: u64 = 1 << 14;
 const MAX_POSITIONS: u64 = 1 << 26;

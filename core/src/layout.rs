@@ -451,7 +451,8 @@ pub fn of_stage_sizes(sizes: &[u64], mtp: u64) -> String {
     };
     let stage = |(i, n): (usize, &u64)| {
         let end = if i == last { format!("{mtp}L") } else { String::new() };
-        format!("{}t*{n}{end}", if i == 0 { "E" } else { "" })
+        let layers = if *n == 0 { String::new() } else { format!("t*{n}") };
+        format!("{}{layers}{end}", if i == 0 { "E" } else { "" })
     };
     sizes.iter().enumerate().map(stage).collect::<Vec<_>>().join("|")
 }
@@ -461,8 +462,11 @@ pub fn of_stage_sizes(sizes: &[u64], mtp: u64) -> String {
 /// `--noop-layers` (mindspeed/core/transformer/transformer_block.py `NoopTransformerLayer`, which
 /// returns its input and has no parameters), which pads a model's layers to a count the pipeline
 /// divides (MindSpeed-RL's `configs/grpo_qwen3_235b_a22b_A2.yaml`: Qwen3-235B's 94 layers as 96,
-/// slots 5 and 95 empty, over 16 stages). `None` when the slots do not split evenly, a slot is
-/// out of range or named twice, or a stage would hold no layer.
+/// slots 5 and 95 empty, over 16 stages). The last stage may hold none, the output head and loss
+/// alone (GLM-5's MindSpeed-LLM script, `examples/mcore/glm5/pretrain_glm5_744b_4k_A3_ptd.sh`:
+/// 78 layers as 80 over 8 × 5 stages of 2, slots 78 and 79 empty; Megatron's layouts take a stage
+/// of the loss alone, `pipeline_parallel_layer_layout.py`). `None` when the slots do not split
+/// evenly, a slot is out of range or named twice, or another stage would hold no layer.
 pub fn noop_stage_sizes(padded: u64, stages: u64, noop: &[u64]) -> Option<Vec<u64>> {
     // A stage holds at least one slot, and no model has more layers than a plan file takes.
     let fits = 0 < stages && stages <= padded && padded <= MAX_LAYER_SLOTS && padded.is_multiple_of(stages);
@@ -480,7 +484,8 @@ pub fn noop_stage_sizes(padded: u64, stages: u64, noop: &[u64]) -> Option<Vec<u6
     for i in sorted {
         sizes[(i / per) as usize] -= 1;
     }
-    sizes.iter().all(|&n| 0 < n).then_some(sizes)
+    let (_, before_last) = sizes.split_last()?;
+    before_last.iter().all(|&n| 0 < n).then_some(sizes)
 }
 
 /// The most layer slots [`noop_stage_sizes`] lays out: far above any model (DeepSeek-V3 has 61),
@@ -633,6 +638,17 @@ mod tests {
         assert_eq!(noop_stage_sizes(64, 8, &[1, 1]), None);
         assert_eq!(noop_stage_sizes(65, 8, &[]), None);
         assert_eq!(noop_stage_sizes(16, 8, &[0, 1]), None);
+        // GLM-5's MindSpeed-LLM script: 78 layers as 80 over PP 8 × VPP 5, slots 78 and 79 empty,
+        // the last virtual stage the head and loss alone.
+        let mut glm5 = vec![2; 40];
+        glm5[39] = 0;
+        assert_eq!(noop_stage_sizes(80, 40, &[78, 79]), Some(glm5.clone()));
+        glm5[39] = 2;
+        glm5[38] = 0;
+        assert_eq!(noop_stage_sizes(80, 40, &[76, 77]), None);
+        let layout = of_stage_sizes(&[2, 2, 0], 1);
+        assert_eq!(layout, "Et*2|t*2|mL");
+        assert_eq!(parse(&layout).map(|stages| stages.len()), Ok(3));
     }
 
     /// The split worked out stage by stage is the one the docs of [`stage_layers`] and

@@ -261,7 +261,7 @@ fn LaunchImport() -> impl IntoView {
                 )]
             }
             Some(ImportNote::Read(got, kept)) => {
-                let unknown = got.model == ModelOrigin::Unknown;
+                let unknown = matches!(got.model, ModelOrigin::Unknown | ModelOrigin::Unbuilt(_));
                 let mut lines = Vec::new();
                 if !got.unknown.is_empty() {
                     let keys = got.unknown.join(", ");

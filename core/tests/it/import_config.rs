@@ -1456,3 +1456,75 @@ fn a_dense_gated_deltanet_model_is_built_back_as_qwen3_5() {
         trainplan_core::model::count_params(&plan.model.arch)
     );
 }
+
+/// A MindSpeed-LLM example script, unchanged (`tests/data/mindspeed-llm/README.md`).
+fn mindspeed_llm_script(name: &str) -> String {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/mindspeed-llm").join(name);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// MindSpeed-LLM's own scripts of models no catalog entry has, imported as a user pastes them.
+/// Before, each kept the plan's model (Qwen2.5-7B): Ling 2.0's and Hunyuan's shape (q/k norms,
+/// experts with a shared one, dense layers first) was no family's, GLM-5's YaRN was compared on
+/// original positions Megatron-LM's flags cannot carry, and its empty layer slots left a stage of
+/// none.
+#[test]
+fn mindspeed_llms_own_scripts_of_models_outside_the_catalog() {
+    use trainplan_core::model::{Family, count_params};
+    let current = Plan::first_visit().to_file();
+
+    // Ling-mini-2.0 (`bailing_spec`): built as GLM-4.5's family, with q/k norms, half of each
+    // head rotated, one dense layer first and a shared expert of the experts' width. Its count by
+    // hand, module by module as the flags build it: embedding and untied head V·h each; per layer
+    // q and o h·h, k and v h·512 (4 groups of 128), the q/k norms 128 each, two norms h each; the
+    // dense layer's MLP 3·h·5,120; each of the 19 MoE layers a router h·256 (its expert bias a
+    // buffer, not a parameter: `TopKRouter`'s `register_buffer('expert_bias', …)`,
+    // megatron/core/transformer/moe/router.py), 256 experts of 3·h·512 and the shared one; the
+    // final norm h. 16.26 B, 1.43 B active
+    // (eight experts, the shared one, attention, embeddings): the model card's "16.26B total,
+    // 1.43B activated" (inclusionAI/Ling-mini-2.0).
+    let got = import(&mindspeed_llm_script("pretrain_ling_mini_16b_4k_ptd.sh"), &current).unwrap();
+    assert_eq!(got.model, ModelOrigin::Built { name: "custom model".into() });
+    let ling = Plan::from_file(&got.file).unwrap();
+    assert_eq!(ling.model.arch.family, Family::Glm4Moe);
+    let (v, h, layers) = (157_184u64, 2_048u64, 20u64);
+    let attention = 2 * h * h + 2 * h * 512 + 2 * 128 + 2 * h;
+    let router = h * 256;
+    let expert = 3 * h * 512;
+    let total = 2 * v * h + layers * attention + 3 * h * 5_120 + 19 * (router + 257 * expert) + h;
+    let active = 2 * v * h + layers * attention + 3 * h * 5_120 + 19 * (router + 9 * expert) + h;
+    let counts = count_params(&ling.model.arch);
+    assert_eq!((counts.total(), counts.active), (total, active));
+    assert_eq!((total, active), (16_255_638_528, 1_432_968_192));
+    assert_eq!(ling.model.arch.n_layers, 20);
+
+    // Hunyuan's (`bailing_spec` too): 64 heads of 128 over a width of 4,096.
+    let got = import(&mindspeed_llm_script("pretrain_hunyuan3_299b_4k_A3_ptd.sh"), &current).unwrap();
+    assert!(matches!(got.model, ModelOrigin::Built { .. }), "{:?}", got.model);
+    let hunyuan = Plan::from_file(&got.file).unwrap();
+    assert_eq!(hunyuan.model.arch.family, Family::Glm4Moe);
+    let trainplan_core::model::Attention::Gqa { n_heads, n_kv_heads, head_dim, qk_norm, .. } =
+        hunyuan.model.arch.attention
+    else {
+        panic!("{:?}", hunyuan.model.arch.attention)
+    };
+    assert_eq!((n_heads, n_kv_heads, head_dim, qk_norm), (64, 8, 128, true));
+
+    // GLM-5: DeepSeek-V3.2's layers (MLA), YaRN over 202,752 original positions; 78 layers in 80
+    // slots (`--noop-layers 78,79`) over PP 8 × VPP 5, the last virtual stage the head and loss
+    // alone. Counted 743.2 B; the card's 744 B holds DSA's indexer too (not counted: its warning).
+    let got = import(&mindspeed_llm_script("pretrain_glm5_744b_4k_A3_ptd.sh"), &current).unwrap();
+    assert!(matches!(got.model, ModelOrigin::Built { .. }), "{:?}", got.model);
+    assert!(!got.unknown.iter().any(|flag| flag == "--noop-layers"), "{:?}", got.unknown);
+    let glm5 = Plan::from_file(&got.file).unwrap();
+    assert_eq!((glm5.model.arch.family, glm5.model.arch.n_layers), (Family::DeepseekV3, 78));
+    assert_eq!((glm5.parallel.pp.get(), glm5.parallel.vpp.get()), (8, 5));
+    let layout = &got.file.parallel.pipeline_layout;
+    assert!(layout.starts_with("Et*2|t*2|") && layout.ends_with("|t*2|mL"), "{layout}");
+    assert_eq!(count_params(&glm5.model.arch).total() / 100_000_000, 7_431);
+
+    // Gemma 2's GeLU (tanh) MLP is no family's here: the plan's model is kept, and the flag named.
+    let got = import(&mindspeed_llm_script("pretrain_gemma2_9b_ptd.sh"), &current).unwrap();
+    assert_eq!(got.model, ModelOrigin::Unbuilt(vec!["--gelu-tanh".to_owned()]));
+    assert_eq!(got.file.model, current.model);
+}

@@ -94,6 +94,10 @@ pub enum ModelOrigin {
         /// The model's display name.
         name: String,
     },
+    /// The file's architecture flags describe a model no family here builds, these flags (as
+    /// written) being the ones none has, where the file gives them: the plan keeps the model it
+    /// had, and the user should pick one or import its config.json.
+    Unbuilt(Vec<String>),
     /// The file neither names nor describes a model the planner can tell: the plan keeps the
     /// model it had, and the user should pick one.
     Unknown,
@@ -106,6 +110,14 @@ impl std::fmt::Display for ModelOrigin {
             ModelOrigin::Matched { from, id } => write!(f, "{id}, matched from {from}"),
             ModelOrigin::Shape(id) => write!(f, "{id}, described by the architecture flags"),
             ModelOrigin::Built { name } => write!(f, "{name}, built from the architecture flags"),
+            ModelOrigin::Unbuilt(flags) if flags.is_empty() => {
+                f.write_str("not identified: no family here builds the model the architecture flags describe; the plan's model kept")
+            }
+            ModelOrigin::Unbuilt(flags) => write!(
+                f,
+                "not identified: no family here builds the model the architecture flags describe ({}); the plan's model kept",
+                flags.join(", ")
+            ),
             ModelOrigin::Unknown => f.write_str("not identified: the plan's model kept"),
         }
     }

@@ -68,16 +68,40 @@ fn model_as_told(text: &str, reading: &Reading, current: &PlanFile) -> (ModelFie
         .first()
         .and_then(|(id, _)| crate::catalog::model(id))
         .map(|m| (m.arch.family, m.arch.vocab_size));
+    // A name, not a placeholder an example script leaves to fill in (MindSpeed-LLM's
+    // `TOKENIZER_PATH="your tokenizer path"`).
+    let placeholder =
+        |part: &&str| part.contains(char::is_whitespace) || part.to_ascii_lowercase().starts_with("your");
     let name = reading
         .model_path
         .iter()
         .chain(&reading.names)
-        .find_map(|p| p.rsplit(['/', '\\']).find(|part| !part.is_empty()))
+        .filter_map(|p| p.rsplit(['/', '\\']).find(|part| !part.is_empty()))
+        .find(|part| !placeholder(part))
         .map_or_else(|| "custom model".to_owned(), str::to_owned);
     match built(&shape, &reading.shape, hint, &name) {
         Some(field) => (field, ModelOrigin::Built { name }),
-        None => (current.model.clone(), ModelOrigin::Unknown),
+        None => (current.model.clone(), ModelOrigin::Unbuilt(unbuilt_flags(&shape, reading))),
     }
+}
+
+/// The flags of a file that no family here has, as written: a feed-forward activation neither
+/// SwiGLU nor gpt-oss's (MindSpeed-LLM's `--gelu-tanh` for Gemma 2, `--squared-relu`), a norm other
+/// than RMSNorm beside rotary positions, a position type of its own (`deepseek4`). Empty where the
+/// layers differ in a way no single flag tells.
+fn unbuilt_flags(shape: &Shape, reading: &Reading) -> Vec<String> {
+    const ACTIVATIONS: [&str; 4] = ["--gelu-tanh", "--squared-relu", "--openai-gelu", "--geglu"];
+    let given = |flag: &str| reading.shape.iter().chain(&reading.rest).find(|(f, _)| f == flag);
+    let as_written = |(f, v): &(String, String)| if v.is_empty() { f.clone() } else { format!("{f} {v}") };
+    let mut flags: Vec<String> = ACTIVATIONS.iter().filter_map(|a| given(a)).map(as_written).collect();
+    let learned = |kind: &str| kind.is_empty() || kind == "learned_absolute";
+    if let Some(kind) = given("--position-embedding-type").filter(|(_, v)| !shape.rope && !learned(v)) {
+        flags.push(as_written(kind));
+    }
+    if let Some(norm) = given("--normalization").filter(|_| shape.rope && !shape.rms) {
+        flags.push(as_written(norm));
+    }
+    flags
 }
 
 /// The catalog model whose Hugging Face id `path` is, or a variant of (`Qwen/Qwen2.5-7B-Instruct`):
@@ -121,6 +145,10 @@ pub(super) struct Shape {
     yarn: Option<[f64; 6]>,
     /// Experts, top-k, expert FFN, shared-expert FFN.
     moe: Option<[u64; 4]>,
+    /// Which layers hold the experts, layer by layer ([`moe_pattern`]); empty without experts.
+    /// `None` where the flags give a pattern this reader does not take: such a shape matches no
+    /// model and builds none.
+    moe_layers: Option<Vec<bool>>,
     /// q LoRA rank (0 = none), KV LoRA rank, q/k head dim, rotary head dim, v head dim.
     mla: Option<[u64; 5]>,
     /// `None` where the file does not give it (Megatron-LM reads it from the tokenizer): any matches.
@@ -330,6 +358,10 @@ impl Shape {
                 .unwrap_or(0);
             [n, int("--moe-router-topk").unwrap_or(2), expert_ffn, shared]
         });
+        let moe_layers = match moe {
+            Some(_) => moe_pattern(&map, layers),
+            None => Some(Vec::new()),
+        };
         Some(Shape {
             layers,
             hidden,
@@ -350,6 +382,7 @@ impl Shape {
             rope_scaling,
             yarn,
             moe,
+            moe_layers,
             mla,
             vocab: int("--padded-vocab-size").or_else(|| int("--vocab-size")),
             window: window(&map),
@@ -368,16 +401,19 @@ impl Shape {
         let closed =
             |s: &Shape| Shape { vocab: None, rotary_base: None, yarn: None, shared_gate: None, ..s.clone() };
         // YaRN the file (`other`) gives must be the model's; a file without leaves it open. With
-        // MLA the betas are left out: Megatron-LM's command line has no flag for them
-        // (`MLATransformerConfig.beta_fast`, `beta_slow`), and the catalog's shapes are read from
-        // its flags, which cannot carry Kimi K2's 1 and 1 that MindSpeed-LLM's file writes.
-        let compared = if self.mla.is_some() { 4 } else { 6 };
+        // MLA the original positions and the betas are left out: Megatron-LM's command line has no
+        // flag for them (`MLATransformerConfig.original_max_position_embeddings`, `beta_fast`,
+        // `beta_slow`), and the catalog's shapes are read from its flags, which cannot carry Kimi
+        // K2's betas of 1 and 1 or GLM-5's 202,752 original positions that MindSpeed-LLM's files
+        // write.
+        let compared: &[usize] = if self.mla.is_some() { &[0, 2, 3] } else { &[0, 1, 2, 3, 4, 5] };
         let yarn_open = match (self.yarn, other.yarn) {
             (_, None) => true,
-            (Some(a), Some(b)) => a[..compared] == b[..compared],
+            (Some(a), Some(b)) => compared.iter().all(|&i| a[i] == b[i]),
             (None, Some(_)) => false,
         };
-        open(self.vocab, other.vocab)
+        self.moe_layers.is_some()
+            && open(self.vocab, other.vocab)
             && open(self.rotary_base, other.rotary_base)
             && open(self.shared_gate, other.shared_gate)
             && yarn_open
@@ -428,14 +464,77 @@ pub(super) fn catalog_shapes() -> &'static [(&'static str, Shape)] {
     })
 }
 
-/// The dense layers first of a Megatron-LM `--moe-layer-freq` pattern that has them then experts
-/// only, `([0]*3+[1]*58)` as `emit::megatron` writes DeepSeek's; `None` for any other pattern.
-fn dense_first(pattern: &str) -> Option<u64> {
-    let inner = pattern.trim_matches(['"', '\'']).strip_prefix('(')?.strip_suffix(')')?;
-    let (dense, experts) = inner.split_once('+')?;
-    let experts = experts.strip_prefix("[1]*")?.parse::<u64>().ok()?;
-    (0 < experts).then_some(())?;
-    dense.strip_prefix("[0]*")?.parse::<u64>().ok()
+/// Which of `layers` layers hold experts, as the flags build them: MindSpeed-LLM, given
+/// `--first-k-dense-replace K` (any value Python reads as true), builds experts on layer `i` (from
+/// 0) where `i >= K` and `i % --moe-layer-freq == 0` (`_transformer_block_build_layers`,
+/// mindspeed_llm/core/transformer/transformer_block.py; the frequency 1 by default, and -1, as its
+/// Hunyuan and Phi-3.5-MoE scripts write it, every layer); otherwise Megatron-LM's
+/// `--moe-layer-freq`, a whole number N (experts on layers 0, N, 2N…) or a Python list expression
+/// as long as the layers, 1 an expert layer (`moe_freq_type`, megatron/training/arguments.py),
+/// every layer without it. `None` for an expression this reader does not take, or a count of layers
+/// beyond any model's.
+fn moe_pattern(map: &FlagMap, layers: u64) -> Option<Vec<bool>> {
+    if crate::hf::MAX_LAYERS < layers {
+        return None;
+    }
+    let freq = map.get("--moe-layer-freq");
+    let first = map.get("--first-k-dense-replace").and_then(|v| v.parse::<i64>().ok()).filter(|&k| k != 0);
+    if let Some(first) = first {
+        let every = match freq {
+            None => 1,
+            Some(v) => v.parse::<i64>().ok().filter(|&f| f != 0)?.unsigned_abs(),
+        };
+        return Some((0..layers).map(|i| first <= i as i64 && i.is_multiple_of(every)).collect());
+    }
+    let Some(freq) = freq else { return Some(vec![true; layers as usize]) };
+    if let Ok(every) = freq.parse::<u64>() {
+        return (0 < every).then(|| (0..layers).map(|i| i.is_multiple_of(every)).collect());
+    }
+    let pattern = list_expression(freq, layers)?;
+    (pattern.len() as u64 == layers).then_some(pattern)
+}
+
+/// The layers of a Python list expression of 0s and 1s joined by `+`, each list repeated by an
+/// optional `*n` (`([0]*3+[1]*58)`, `[0,1]*24`), quotes and brackets around it as a shell leaves
+/// them; `None` for any other expression, or one longer than `most`.
+fn list_expression(text: &str, most: u64) -> Option<Vec<bool>> {
+    let inner = text.trim().trim_matches(['"', '\'']).trim();
+    let inner = inner.strip_prefix('(').and_then(|t| t.strip_suffix(')')).unwrap_or(inner);
+    let mut out = Vec::new();
+    for term in inner.split('+') {
+        let (list, times) = match term.split_once('*') {
+            Some((list, times)) => (list.trim(), times.trim().parse::<u64>().ok()?),
+            None => (term.trim(), 1),
+        };
+        let items = list.strip_prefix('[')?.strip_suffix(']')?;
+        let items: Vec<bool> = items
+            .split(',')
+            .map(|v| match v.trim() {
+                "0" => Some(false),
+                "1" => Some(true),
+                _ => None,
+            })
+            .collect::<Option<_>>()?;
+        if most < (out.len() as u64).saturating_add((items.len() as u64).saturating_mul(times)) {
+            return None;
+        }
+        for _ in 0..times {
+            out.extend_from_slice(&items);
+        }
+    }
+    Some(out)
+}
+
+/// The dense layers before the first expert layer where every layer after holds experts
+/// (DeepSeek's `first_k_dense_replace`, GLM-4.5's); `None` for any other pattern.
+fn dense_first(pattern: &[bool]) -> Option<u64> {
+    let first = pattern.iter().position(|&expert| expert).unwrap_or(pattern.len());
+    pattern[first..].iter().all(|&expert| expert).then_some(first as u64)
+}
+
+/// Qwen-MoE's `mlp_only_layers`: the layers of `pattern` that hold no experts.
+fn dense_layers(pattern: &[bool]) -> Vec<u64> {
+    (0..pattern.len() as u64).filter(|&i| !pattern[i as usize]).collect()
 }
 
 /// Gated DeltaNet's layers as the flags give them ([`Shape::linear`]); `None` without them, or
@@ -482,9 +581,10 @@ fn window(map: &FlagMap) -> Option<[u64; 2]> {
 }
 
 /// A model with `shape` as an HF config the planner reads, named `name`: GPT-2 for learned
-/// positions and LayerNorm; for RoPE, RMSNorm and SwiGLU, DeepSeek-V3 for MLA, Qwen3(-MoE) for
-/// q/k norms, Qwen2-MoE for a shared expert, Mixtral for other MoE, Qwen2 for biases on q/k/v only,
-/// Mistral for a window on every layer, Llama otherwise. `None` where no family has the shape (a
+/// positions and LayerNorm; for RoPE, RMSNorm and SwiGLU, DeepSeek-V3 for MLA, GLM-4.5 for q/k norms
+/// with shared experts, Qwen3(-MoE) for q/k norms, Qwen2-MoE for a shared expert, Mixtral for other
+/// MoE, Qwen2 for biases on q/k/v only, Mistral for a window on every layer, Llama otherwise; the
+/// expert layers as the flags place them ([`moe_pattern`]). `None` where no family has the shape (a
 /// window elsewhere), or the config read back has another.
 /// A vocabulary the flags do not give is `hint`'s (a named model's family and vocabulary) when the
 /// families agree, else the family's default.
@@ -499,7 +599,7 @@ pub(super) fn built(
         (false, false, false) => gpt2_config(shape, &map)?,
         (true, true, true) => {
             let mut c = rope_config(shape, &map);
-            rope_family(shape, &map, &mut c)?;
+            rope_family(shape, &mut c)?;
             c
         }
         _ => return None,
@@ -588,7 +688,7 @@ fn rope_config(s: &Shape, map: &FlagMap) -> Map<String, Value> {
 /// The family of a RoPE, RMSNorm and SwiGLU shape and its own keys, into `c`: DeepSeek-V3 for MLA
 /// with MoE, an MoE family, else Qwen3, Qwen2 or Llama by their biases and q/k norms. `None` for a
 /// shape no family has.
-fn rope_family(s: &Shape, map: &FlagMap, c: &mut Map<String, Value>) -> Option<()> {
+fn rope_family(s: &Shape, c: &mut Map<String, Value>) -> Option<()> {
     let mut set = |k: &str, v: Value| {
         c.insert(k.to_owned(), v);
     };
@@ -610,9 +710,7 @@ fn rope_family(s: &Shape, map: &FlagMap, c: &mut Map<String, Value>) -> Option<(
             set("num_experts_per_tok", json!(k));
             set("moe_intermediate_size", json!(expert));
             set("n_shared_experts", json!(shared / expert.max(1)));
-            let first_k =
-                map.int("--first-k-dense-replace").or_else(|| dense_first(map.get("--moe-layer-freq")?));
-            set("first_k_dense_replace", json!(first_k.unwrap_or(0)));
+            set("first_k_dense_replace", json!(dense_first(s.moe_layers.as_deref()?)?));
             set("num_nextn_predict_layers", json!(0));
         }
         (Some(_), None) => return None,
@@ -673,12 +771,37 @@ fn set_linear_attention(set: &mut impl FnMut(&str, Value), linear: [u64; 6], rot
     set("partial_rotary_factor", json!(rotary));
 }
 
-/// An MoE family without MLA and its keys, into `c`: Qwen3-MoE for q/k norms, Qwen2-MoE for a
-/// shared expert, Mixtral for experts as wide as the dense FFN. `None` for a shape none has.
+/// An MoE family without MLA and its keys, into `c`: GLM-4.5's for q/k norms with shared experts
+/// (Ling 2.0's and Hunyuan's shapes as MindSpeed-LLM writes them), Qwen3-MoE for q/k norms alone,
+/// Qwen2-MoE for a shared expert, Mixtral for experts as wide as the dense FFN. `None` for a shape
+/// none has.
 fn moe_family(s: &Shape, [n, k, expert, shared]: [u64; 4], c: &mut Map<String, Value>) -> Option<()> {
+    let pattern = s.moe_layers.as_deref()?;
     let mut set = |k: &str, v: Value| {
         c.insert(k.to_owned(), v);
     };
+    // GLM-4.5 (`Glm4MoeConfig`): biases on q/k/v alone or none, q/k norms where `use_qk_norm`,
+    // rotary positions on a share of each head's dimensions by halves (not interleaved),
+    // `n_shared_experts` of the routed experts' width, dense layers first, each dense layer's
+    // width `intermediate_size`.
+    let glm4_moe = s.qk_norm && 0 < shared && s.linear.is_none() && !s.linear_bias && !s.rotary.1;
+    if glm4_moe {
+        let (percent, _) = s.rotary;
+        if !(shared.is_multiple_of(expert.max(1)) && 0.0 < percent && percent <= 1.0) {
+            return None;
+        }
+        set("model_type", json!("glm4_moe"));
+        set("attention_bias", json!(s.qkv_bias));
+        set("use_qk_norm", json!(true));
+        set("partial_rotary_factor", json!(percent));
+        set("n_routed_experts", json!(n));
+        set("n_shared_experts", json!(shared / expert.max(1)));
+        set("num_experts_per_tok", json!(k));
+        set("moe_intermediate_size", json!(expert));
+        set("first_k_dense_replace", json!(dense_first(pattern)?));
+        set("num_nextn_predict_layers", json!(0));
+        return Some(());
+    }
     match (s.qk_norm, 0 < shared) {
         // Qwen3-Next: Gated DeltaNet layers, q/k norms, a gated shared expert, no biases.
         (true, true) if s.linear.is_some() && !s.qkv_bias => {
@@ -700,7 +823,7 @@ fn moe_family(s: &Shape, [n, k, expert, shared]: [u64; 4], c: &mut Map<String, V
             set("shared_expert_intermediate_size", json!(shared));
             set("num_experts", json!(n));
         }
-        (false, false) if !s.qkv_bias && expert == s.ffn => {
+        (false, false) if !s.qkv_bias && expert == s.ffn && pattern.iter().all(|&e| e) => {
             set("model_type", json!("mixtral"));
             set("num_local_experts", json!(n));
             // `MixtralConfig.sliding_window`, every layer alike (none by default).
@@ -716,9 +839,61 @@ fn moe_family(s: &Shape, [n, k, expert, shared]: [u64; 4], c: &mut Map<String, V
     set("num_experts_per_tok", json!(k));
     set("moe_intermediate_size", json!(expert));
     set("decoder_sparse_step", json!(1));
-    set("mlp_only_layers", json!([]));
+    set("mlp_only_layers", json!(dense_layers(pattern)));
     Some(())
 }
 
 // ---------------------------------------------------------------------------------------------
 // The readers.
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pattern(flags: &[(&str, &str)], layers: u64) -> Option<Vec<bool>> {
+        let flags: Vec<(String, String)> =
+            flags.iter().map(|(f, v)| ((*f).to_owned(), (*v).to_owned())).collect();
+        moe_pattern(&FlagMap::of(&flags), layers)
+    }
+
+    /// The expert layers as each framework builds them from its flags, worked out by hand from
+    /// MindSpeed-LLM's `_transformer_block_build_layers` (layer `i` from 0 holds experts where
+    /// `i >= first_k_dense_replace and i % moe_layer_freq == 0`, Python's `%`, both given and
+    /// non-zero) and Megatron-LM's `moe_freq_type` (N: layers 0, N, 2N…; a list: 1 an expert layer).
+    #[test]
+    fn expert_layers_are_placed_as_each_framework_builds_them() {
+        let (t, f) = (true, false);
+        // MindSpeed-LLM: one dense layer first, then every layer (Ling 2.0's script).
+        assert_eq!(
+            pattern(&[("--first-k-dense-replace", "1"), ("--moe-layer-freq", "1")], 4),
+            Some(vec![f, t, t, t])
+        );
+        // Hunyuan's `-1`: `i % -1 == 0` for every i, so every layer past the dense one.
+        assert_eq!(
+            pattern(&[("--first-k-dense-replace", "1"), ("--moe-layer-freq", "-1")], 3),
+            Some(vec![f, t, t])
+        );
+        // Phi-3.5-MoE's `--first-k-dense-replace -1`: every i >= -1.
+        assert_eq!(
+            pattern(&[("--first-k-dense-replace", "-1"), ("--moe-layer-freq", "-1")], 2),
+            Some(vec![t, t])
+        );
+        // Dense first, then every other layer.
+        assert_eq!(
+            pattern(&[("--first-k-dense-replace", "2"), ("--moe-layer-freq", "2")], 6),
+            Some(vec![f, f, t, f, t, f])
+        );
+        // Megatron-LM: a whole number, a list expression, none.
+        assert_eq!(pattern(&[("--moe-layer-freq", "2")], 4), Some(vec![t, f, t, f]));
+        assert_eq!(pattern(&[("--moe-layer-freq", "\"([0]*1+[1]*3)\"")], 4), Some(vec![f, t, t, t]));
+        assert_eq!(pattern(&[("--moe-layer-freq", "[0,1]*2")], 4), Some(vec![f, t, f, t]));
+        assert_eq!(pattern(&[], 2), Some(vec![t, t]));
+        // A list of the wrong length, or an expression this reader does not take.
+        assert_eq!(pattern(&[("--moe-layer-freq", "([0]*1+[1]*2)")], 4), None);
+        assert_eq!(pattern(&[("--moe-layer-freq", "[1 if i > 2 else 0 for i in range(4)]")], 4), None);
+        assert_eq!(pattern(&[("--moe-layer-freq", "[1]*99999999999")], 4), None);
+        assert_eq!(dense_first(&[f, f, t, t]), Some(2));
+        assert_eq!(dense_first(&[f, t, f, t]), None);
+        assert_eq!(dense_layers(&[f, t, f, t]), [0, 2]);
+    }
+}
