@@ -345,6 +345,17 @@ fn class_defaults(family: Family) -> Value {
         Family::Qwen35Moe => {
             r#"{"vocab_size": 248320, "hidden_size": 2048, "num_hidden_layers": 40, "num_attention_heads": 16, "num_key_value_heads": 2, "head_dim": 256, "max_position_embeddings": 32768, "rms_norm_eps": 1e-06, "rope_theta": 10000.0, "tie_word_embeddings": false, "attention_bias": false, "linear_conv_kernel_dim": 4, "linear_key_head_dim": 128, "linear_value_head_dim": 128, "linear_num_key_heads": 16, "linear_num_value_heads": 32, "full_attention_interval": 4, "moe_intermediate_size": 512, "shared_expert_intermediate_size": 512, "num_experts_per_tok": 8, "num_experts": 256, "partial_rotary_factor": 0.25}"#
         }
+        // `Gemma2Config` (transformers at 008e574, models/gemma2/configuration_gemma2.py: its
+        // `layer_types` by default windowed on every even index, as gpt-oss's) and
+        // `Gemma3TextConfig` (models/gemma3/configuration_gemma3.py at 008f5c8: `sliding_window_pattern`
+        // 6, read where `layer_types` is not written, as transformers 5 still reads it: "the pattern
+        // used to be a simple int, and it's still present in configs on the Hub").
+        Family::Gemma2 => {
+            r#"{"vocab_size": 256000, "hidden_size": 2304, "intermediate_size": 9216, "num_hidden_layers": 26, "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256, "max_position_embeddings": 8192, "rms_norm_eps": 1e-06, "rope_theta": 10000.0, "tie_word_embeddings": true, "attention_bias": false, "sliding_window": 4096, "layer_types": null, "query_pre_attn_scalar": 256, "final_logit_softcapping": 30.0}"#
+        }
+        Family::Gemma3 => {
+            r#"{"vocab_size": 262208, "hidden_size": 2304, "intermediate_size": 9216, "num_hidden_layers": 26, "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256, "max_position_embeddings": 131072, "rms_norm_eps": 1e-06, "rope_theta": 1000000.0, "tie_word_embeddings": true, "attention_bias": false, "sliding_window": 4096, "sliding_window_pattern": 6, "layer_types": null}"#
+        }
         Family::GptOss => {
             r#"{"vocab_size": 201088, "hidden_size": 2880, "intermediate_size": 2880, "num_hidden_layers": 36, "num_attention_heads": 64, "num_key_value_heads": 8, "head_dim": 64, "max_position_embeddings": 131072, "rms_norm_eps": 1e-05, "rope_theta": 150000.0, "tie_word_embeddings": false, "attention_bias": true, "num_experts_per_tok": 4, "num_local_experts": 128, "sliding_window": 128, "layer_types": null}"#
         }
@@ -591,7 +602,7 @@ fn decoder(
             head_dim,
             qkv_bias,
             o_bias,
-            qk_norm: matches!(family, Family::Qwen3 | Family::Qwen3Moe)
+            qk_norm: matches!(family, Family::Qwen3 | Family::Qwen3Moe | Family::Gemma3)
                 || family.has_linear_attention()
                 || family == Family::Glm4Moe && cfg.flag("use_qk_norm")?,
             fused_qkv: false,
@@ -638,14 +649,15 @@ fn decoder(
         mlp,
         moe,
         norm: Norm::Rms,
-        post_norms: family == Family::Glm4,
+        post_norms: matches!(family, Family::Glm4 | Family::Gemma2 | Family::Gemma3),
         learned_positions: 0,
         max_position_embeddings,
         tied_embeddings,
         n_mtp_layers,
         attention_sinks: family == Family::GptOss,
         sliding_window: match family {
-            Family::GptOss => sliding_window(cfg, n_layers)?,
+            Family::GptOss | Family::Gemma2 => sliding_window(cfg, n_layers)?,
+            Family::Gemma3 => gemma3_window(cfg, n_layers)?,
             // Every layer through the window (`MistralAttention`, `MixtralAttention`: one
             // `sliding_window` for all; `MistralConfig` defaults it to 4096, Mixtral to none).
             Family::Mistral | Family::Mixtral => {
@@ -724,6 +736,22 @@ fn sliding_window(cfg: &Cfg, n_layers: u64) -> Result<Option<SlidingWindow>, Con
     let full_every = match cfg.get("layer_types").1.and_then(Value::as_array) {
         None => 2,
         Some(kinds) => full_attention_every(kinds, n_layers, "sliding_attention")?,
+    };
+    Ok((full_every != 1).then_some(SlidingWindow { size, full_every }))
+}
+
+/// Gemma 3's sliding window (transformers `Gemma3TextConfig`): on the layers `layer_types` names
+/// `sliding_attention`, or where it is not written, every layer but each `sliding_window_pattern`-th
+/// (`"sliding_attention" if bool((i + 1) % self._sliding_window_pattern) else "full_attention"`;
+/// the Hub's configs write `sliding_window_pattern`, newer ones `_sliding_window_pattern`).
+fn gemma3_window(cfg: &Cfg, n_layers: u64) -> Result<Option<SlidingWindow>, ConfigError> {
+    let Some(size) = cfg.opt("sliding_window", 1, MAX_POSITIONS)? else { return Ok(None) };
+    let full_every = match cfg.get("layer_types").1.and_then(Value::as_array) {
+        Some(kinds) => full_attention_every(kinds, n_layers, "sliding_attention")?,
+        None => match cfg.opt("_sliding_window_pattern", 1, MAX_LAYERS)? {
+            Some(k) => k,
+            None => cfg.opt("sliding_window_pattern", 1, MAX_LAYERS)?.unwrap_or(6),
+        },
     };
     Ok((full_every != 1).then_some(SlidingWindow { size, full_every }))
 }

@@ -196,11 +196,18 @@ pub enum Family {
     /// `qwen3_5_moe_text` (in a `qwen3_5_moe` config): Qwen3-Next's layers, every one holding
     /// experts, its Gated DeltaNet's input projections split as Qwen3.5's.
     Qwen35Moe,
+    /// `gemma2`: GQA with a head width of its own, a norm before and after attention and the MLP
+    /// each, a GeLU-gated MLP (as wide as SwiGLU's), tied embeddings, a sliding window on every
+    /// other layer (transformers `Gemma2Config`, `Gemma2DecoderLayer`).
+    Gemma2,
+    /// `gemma3_text` (alone, or in a `gemma3` config): Gemma 2's layers with q/k norms, five
+    /// windowed layers to each full one (`Gemma3TextConfig.sliding_window_pattern`).
+    Gemma3,
 }
 
 impl Family {
     /// Every family, in the order docs and pickers list them.
-    pub const ALL: [Family; 17] = [
+    pub const ALL: [Family; 19] = [
         Family::Gpt2,
         Family::Llama,
         Family::Mistral,
@@ -218,6 +225,8 @@ impl Family {
         Family::Qwen3Next,
         Family::Qwen35,
         Family::Qwen35Moe,
+        Family::Gemma2,
+        Family::Gemma3,
     ];
 
     /// The HF `model_type` string.
@@ -240,6 +249,8 @@ impl Family {
             Family::Qwen3Next => "qwen3_next",
             Family::Qwen35 => "qwen3_5_text",
             Family::Qwen35Moe => "qwen3_5_moe_text",
+            Family::Gemma2 => "gemma2",
+            Family::Gemma3 => "gemma3_text",
         }
     }
 

@@ -21,13 +21,12 @@ use crate::plan::{AttentionImpl, LoraTargets, Method, Precision, RecomputeGranul
 /// `gemma3`, GLM-4.5-Air-Thinking `glm4_moe`, Qwen2.5-VL-7B-Instruct `qwen2_vl`,
 /// Qwen3-Next-80B-A3B-Instruct `qwen3_nothink`, Seed-OSS-36B-Instruct `seed_oss`), a wrapper's
 /// type and its language model's alike.
-const TEMPLATE_OF_TYPE: [(&str, &str); 12] = [
+const TEMPLATE_OF_TYPE: [(&str, &str); 11] = [
     ("gpt_oss", "gpt_oss"),
     ("kimi_k2", "moonlight"),
     ("llama4", "llama4"),
     ("llama4_text", "llama4"),
     ("gemma3", "gemma3"),
-    ("gemma3_text", "gemma3"),
     ("glm4_moe", "glm4_moe"),
     ("qwen2_vl", "qwen2_vl"),
     ("qwen2_5_vl", "qwen2_vl"),
@@ -70,6 +69,9 @@ fn template(plan: &Plan) -> &'static str {
         Family::Glm | Family::Glm4 => "glm4",
         Family::DeepseekV2 => "deepseek",
         Family::DeepseekV3 => "deepseek3",
+        // Gemma 2 and the text-only Gemma 3 (270M, 1B) talk as `gemma2`; a `gemma3` wrapper
+        // (4B–27B, matched by its type above) as `gemma3` (constants.py at ff6d4d1).
+        Family::Gemma2 | Family::Gemma3 => "gemma2",
         Family::Llama if name.contains("llama-2") => "llama2",
         Family::Llama if name.contains("llama-3") => "llama3",
         _ => "default",

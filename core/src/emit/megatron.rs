@@ -43,6 +43,7 @@ pub fn model_flags(plan: &Plan, ascend: bool) -> Vec<String> {
     }
     match arch.family {
         Family::GptOss => f.extend(gpt_oss_flags(arch, &key)),
+        Family::Gemma2 if builds_gemma2(plan) => f.extend(gemma2_flags(arch, &key)),
         _ if arch.mlp.kind == MlpKind::Gated => f.push("--swiglu".to_owned()),
         _ => {}
     }
@@ -172,6 +173,41 @@ fn window_flags(plan: &Plan, ascend: bool) -> Option<String> {
         0 => format!("--window-size {left},0"),
         every => format!("--window-size {left},0 --window-attn-skip-freq {every}"),
     })
+}
+
+/// Whether the plan's script builds Gemma 2's layers: MindSpeed-LLM's, from its Gemma 2 spec
+/// (`gemma2_flags`); no other Megatron-family script here does (rule `model.gemma_megatron`).
+pub fn builds_gemma2(plan: &Plan) -> bool {
+    plan.model.arch.family == Family::Gemma2 && plan.framework == crate::plan::Framework::MindSpeedLlm
+}
+
+/// Gemma 2's layers as MindSpeed-LLM builds them, with the flags its own script writes
+/// (`examples/mcore/gemma2/pretrain_gemma2_9b_ptd.sh` at c77308a1): its layer spec, whose layers
+/// norm the attention's and the MLP's outputs too (`--post-norm`; `TransformerLayer` in
+/// mindspeed_llm/tasks/models/transformer/transformer_layer.py), GeLU (tanh) gating, Gemma's
+/// `1 + weight` norms, embeddings scaled by √h (`--input-embeds-norm`), the attention's scale and
+/// the output logits' soft cap from the config (`query_pre_attn_scalar`,
+/// `final_logit_softcapping`), and the window on every other layer from the first
+/// (`--interleave-sliding-window`: `is_sliding = not bool((layer_number - 1) % 2)`, as transformers'
+/// `Gemma2Config.layer_types`). The script writes no `--attn-logit-softcapping`, nor does this.
+fn gemma2_flags(
+    arch: &crate::model::Architecture,
+    key: &dyn Fn(&str) -> Option<serde_json::Value>,
+) -> Vec<String> {
+    let mut f = vec![
+        "--spec mindspeed_llm.tasks.models.spec.gemma2_spec layer_spec".to_owned(),
+        "--gelu-tanh --post-norm --add-rmsnorm-offset --input-embeds-norm".to_owned(),
+    ];
+    if let Some(scalar) = key("query_pre_attn_scalar").and_then(|v| v.as_f64()) {
+        f.push(format!("--query-pre-attn-scalar {}", scalar.round() as u64));
+    }
+    if let Some(cap) = key("final_logit_softcapping").and_then(|v| v.as_f64()) {
+        f.push(format!("--output-logit-softcapping {cap:?}"));
+    }
+    if let Some(window) = arch.sliding_window.filter(|w| w.full_every == 2) {
+        f.push(format!("--interleave-sliding-window {}", window.size));
+    }
+    f
 }
 
 /// Qwen3-Next's Gated DeltaNet layers, its attention's output gate, its zero-centred norms

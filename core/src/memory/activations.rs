@@ -73,7 +73,7 @@ pub struct LayerCase {
 /// layer-norm and linear inputs and the masks (10sbh) stay whole on each TP rank; the rest is ÷ t.
 ///
 /// HF path (measured with tools/hf_activations, transformers 5.24, bf16): per token, each RMSNorm
-/// 8h + 4 (fp32 upcast, normalized, weighted), Q/K/V 2(q + 2kv) and output 2q with an fp32 log-sum-exp
+/// (two, or four with norms after attention and the MLP) 8h + 4 (fp32 upcast, normalized, weighted), Q/K/V 2(q + 2kv) and output 2q with an fp32 log-sum-exp
 /// 4a (sdpa/flash) or, eager, K/V repeated to all heads and the softmax 6as (fp32 + bf16 copy), MLP 8f.
 /// With Liger's kernels (liger-kernel 0.8.5, `liger_kernel/ops/`): each RMSNorm keeps its input and
 /// an fp32 factor a row (`LigerRMSNormFunction`: `save_for_backward(X, W, RSTD)`) beside its output,
@@ -144,7 +144,10 @@ pub fn layer_activation_bytes(arch: &Architecture, moe_layer: bool, case: &Layer
         let per_token = if sequence_parallel { (whole + split) / t } else { whole + split / t };
         return per_token * tokens;
     } else {
-        whole = 2.0 * ((if liger { 4.0 } else { 8.0 }) * h + 4.0);
+        // Two norms a layer, four where the attention's and the MLP's outputs are normed too
+        // (GLM-4-0414's, Gemma's `post_*_layernorm`), each keeping what the first two keep.
+        let norms = if arch.post_norms { 4.0 } else { 2.0 };
+        whole = norms * ((if liger { 4.0 } else { 8.0 }) * h + 4.0);
         split = if flash {
             2.0 * (q + 2.0 * kv) + 2.0 * q + 4.0 * a
         } else {

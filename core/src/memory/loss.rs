@@ -48,7 +48,9 @@ pub(super) fn logits_bytes(ctx: &Ctx) -> u64 {
 /// its zero-centred RMSNorms, the fused loss, the routed and shared experts' SwiGLU; its rotary
 /// embedding left as it is, `rope=False`: [`liger_patches_rope`]) and Qwen3.5 (LLaMA-Factory its
 /// dense `qwen3_5` alone, liger-kernel both, `apply_liger_kernel_to_qwen3_5` and `_qwen3_5_moe`,
-/// `rope=False` too).
+/// `rope=False` too). Both patch Gemma 2 and Gemma 3 (LLaMA-Factory `gemma2`, `gemma3_text`,
+/// `gemma3`; liger-kernel `apply_liger_kernel_to_gemma2`, `_gemma3_text`, `_gemma3`: their
+/// offset RMSNorms, GeGLU and fused loss).
 pub(super) const LIGER_PATCHED: &[(model::Family, bool, bool)] = &[
     (model::Family::Glm, true, false),
     (model::Family::Glm4, true, true),
@@ -62,6 +64,8 @@ pub(super) const LIGER_PATCHED: &[(model::Family, bool, bool)] = &[
     (model::Family::DeepseekV3, false, true),
     (model::Family::GptOss, true, true),
     (model::Family::Qwen3Next, true, true),
+    (model::Family::Gemma2, true, true),
+    (model::Family::Gemma3, true, true),
     (model::Family::Qwen35, true, true),
     (model::Family::Qwen35Moe, false, true),
 ];

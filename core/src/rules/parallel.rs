@@ -9,6 +9,7 @@ use crate::field::Field;
 use serde_json::Value;
 
 use super::{Acc, Ctx, fix::gcd, nearest_divisor, nearest_multiple};
+use crate::model::Family;
 use crate::plan::{CpAlgo, Framework};
 use crate::report::{Code, Severity};
 
@@ -198,9 +199,15 @@ pub(super) fn mindspeed_rl_rotary(cx: &Ctx, acc: &mut Acc) {
     // mindspeed_llm/tasks/models/transformer/transformer_layer.py).
     let launched =
         matches!(plan.framework, Framework::Megatron | Framework::MindSpeedLlm | Framework::MindSpeedRl);
-    if launched && plan.model.arch.post_norms {
+    // Gemma's layers (transformers `Gemma2DecoderLayer`, `Gemma3DecoderLayer`: GeLU-tanh gating,
+    // four norms, embeddings scaled by √h, soft-capped logits in Gemma 2): Megatron-LM's flags have
+    // neither the activation nor the norms; MindSpeed-LLM builds Gemma 2 from its own spec
+    // (`emit::megatron::gemma2_flags`), not Gemma 3.
+    let gemma = matches!(plan.model.arch.family, Family::Gemma2 | Family::Gemma3);
+    if launched && (plan.model.arch.post_norms || gemma) && !crate::emit::megatron::builds_gemma2(plan) {
         let framework = [("framework", plan.framework.wire().to_owned())];
-        acc.push(Severity::Warning, Code::ModelPostNormsMegatron, &framework, None);
+        let code = if gemma { Code::ModelGemmaMegatron } else { Code::ModelPostNormsMegatron };
+        acc.push(Severity::Warning, code, &framework, None);
     }
     // Qwen2-MoE's gate on its shared expert has no key there either (`emit::megatron::shared_expert_flags`).
     let gated =

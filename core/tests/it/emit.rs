@@ -754,6 +754,15 @@ fn an_imported_model_type_keeps_its_own_chat_template() {
             "llama4",
         ),
         (format!(r#"{{"model_type": "my_decoder", {shape}}}"#), "default"),
+        // Gemma 2 and the text-only Gemma 3 talk as `gemma2`, the multimodal Gemma 3 as `gemma3`
+        // (LLaMA-Factory's constants.py at ff6d4d1: Gemma-2-*, Gemma-3-270M and -1B under
+        // `gemma2`; Gemma-3-4B to -27B under `gemma3`).
+        (format!(r#"{{"model_type": "gemma2", {shape}}}"#), "gemma2"),
+        (format!(r#"{{"model_type": "gemma3_text", {shape}}}"#), "gemma2"),
+        (
+            format!(r#"{{"model_type": "gemma3", "text_config": {{"model_type": "gemma3_text", {shape}}}}}"#),
+            "gemma3",
+        ),
     ] {
         let files = files(&format!(r#"{{"model": {{"hf_config": {config}}}}}"#));
         let yaml = &files.iter().find(|f| f.name == "train.yaml").unwrap().text;

@@ -133,7 +133,7 @@ fn flag_groups(words: &[Word]) -> Result<Vec<(String, Vec<Word>)>, String> {
 
 /// What `table`'s parser says of each flag of the script. A value the user sets stands in as a
 /// valid one (its first choice, else 0): it is theirs to get right.
-fn check_script(table: Table, text: &str) -> Result<Vec<FlagError>, String> {
+pub(crate) fn check_script(table: Table, text: &str) -> Result<Vec<FlagError>, String> {
     let mut errors = Vec::new();
     for (flag, values) in flag_groups(&entry_args(text)?)? {
         let Some(spec) = flags::lookup(table, &flag) else {

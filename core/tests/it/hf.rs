@@ -354,7 +354,7 @@ fn deepseek_q_lora_rank_absent_null_and_zero() {
 /// where the model reads a key the class does not define, as Qwen2's `head_dim`). Each row: the
 /// model_type, the keys transformers requires (no usable default), the defaults, and the catalog model
 /// the defaults describe (same parameter count) where there is one.
-const CLASS_DEFAULTS: [(&str, &str, &str, Option<&str>); 17] = [
+const CLASS_DEFAULTS: [(&str, &str, &str, Option<&str>); 19] = [
     // GPT2Config; n_inner=None → 4·n_embd (GPT2Block); tie_word_embeddings from PretrainedConfig.
     (
         "gpt2",
@@ -530,6 +530,24 @@ const CLASS_DEFAULTS: [(&str, &str, &str, Option<&str>); 17] = [
       "attention_bias": false, "linear_conv_kernel_dim": 4, "linear_key_head_dim": 128, "linear_value_head_dim": 128,
       "linear_num_key_heads": 16, "linear_num_value_heads": 32, "full_attention_interval": 4,
       "moe_intermediate_size": 512, "shared_expert_intermediate_size": 512, "num_experts_per_tok": 8, "num_experts": 256}"#,
+        None,
+    ),
+    // Gemma2Config (transformers at 008e574): layer_types None → windowed on every even index.
+    (
+        "gemma2",
+        "{}",
+        r#"{"vocab_size": 256000, "hidden_size": 2304, "intermediate_size": 9216, "num_hidden_layers": 26,
+      "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256, "max_position_embeddings": 8192,
+      "tie_word_embeddings": true, "attention_bias": false, "sliding_window": 4096}"#,
+        None,
+    ),
+    // Gemma3TextConfig: sliding_window_pattern 6 where layer_types is not written.
+    (
+        "gemma3_text",
+        "{}",
+        r#"{"vocab_size": 262208, "hidden_size": 2304, "intermediate_size": 9216, "num_hidden_layers": 26,
+      "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256, "max_position_embeddings": 131072,
+      "tie_word_embeddings": true, "attention_bias": false, "sliding_window": 4096, "sliding_window_pattern": 6}"#,
         None,
     ),
 ];
@@ -919,4 +937,71 @@ fn qwen3_5_is_read_from_its_text_config() {
     let arch = hf::import_value(&dense).unwrap().arch;
     assert_eq!((arch.family, arch.moe.is_none()), (Family::Qwen35, true));
     assert_eq!(model::count_params(&arch).mlp, 32 * 3 * 4096 * 12288);
+}
+
+/// Gemma 2 as transformers builds it (`Gemma2DecoderLayer`: q, k, v, o without biases; a norm
+/// before and after attention and before and after the MLP; a GeLU-gated MLP of gate, up and down;
+/// tied embeddings; every other layer through a 4,096-token window). The non-embedding parameters
+/// are the Gemma 2 report's (Gemma Team 2024, arXiv 2408.00118, Table 1): 2,024,517,888 (2B),
+/// 8,324,201,984 (9B), 26,047,480,320 (27B); its embedding counts 256,128 rows, the configs'
+/// vocabulary 256,000. The 2B's shape is `Gemma2Config`'s defaults, so a config of its type alone
+/// reads as it.
+#[test]
+fn gemma_2_counts_as_its_report_does() {
+    for (shape, non_embedding, h) in [
+        (r#""model_type": "gemma2""#, 2_024_517_888u64, 2_304u64),
+        (
+            r#""model_type": "gemma2", "hidden_size": 3584, "intermediate_size": 14336, "num_hidden_layers": 42, "num_attention_heads": 16, "num_key_value_heads": 8, "head_dim": 256, "sliding_window": 4096"#,
+            8_324_201_984,
+            3_584,
+        ),
+        (
+            r#""model_type": "gemma2", "hidden_size": 4608, "intermediate_size": 36864, "num_hidden_layers": 46, "num_attention_heads": 32, "num_key_value_heads": 16, "head_dim": 128, "sliding_window": 4096"#,
+            26_047_480_320,
+            4_608,
+        ),
+    ] {
+        let read = hf::import(&format!("{{{shape}}}")).unwrap();
+        assert!(read.warnings.is_empty(), "{:?}", read.warnings);
+        let arch = &read.arch;
+        assert_eq!(arch.family, Family::Gemma2);
+        let counts = model::count_params(arch);
+        assert_eq!(counts.total() - 256_000 * h, non_embedding, "{shape}");
+        assert!(arch.tied_embeddings);
+        let window = arch.sliding_window.unwrap();
+        assert_eq!((window.size, window.full_every), (4_096, 2));
+    }
+}
+
+/// Gemma 3's text model (`Gemma3DecoderLayer`: Gemma 2's layer with q/k norms of the head's width;
+/// five windowed layers to each full one). Gemma-3-1B's config (google/gemma-3-1b-pt: 262,144
+/// tokens, width 1,152, 26 layers, 4 heads and 1 key/value head of 256, MLP 6,912, a 512-token
+/// window, `sliding_window_pattern` 6), counted by hand: embedding V·h, tied; per layer q and o
+/// h·1,024 each, k and v h·256 each, two q/k norms of 256, four norms of h, the MLP 3·h·6,912; the
+/// final norm. 999,885,952 parameters: the Gemma 3 report's 302 M embedding and 698 M non-embedding
+/// (Gemma Team 2025, arXiv 2503.19786, Table 1). Its layers 6, 12, 18 and 24 attend to the whole
+/// sequence; a wrapper's `text_config` reads alike, and `layer_types` where written wins.
+#[test]
+fn gemma_3_counts_its_qk_norms_and_windows_five_layers_in_six() {
+    let one_b = r#"{"model_type": "gemma3_text", "vocab_size": 262144, "hidden_size": 1152, "intermediate_size": 6912, "num_hidden_layers": 26, "num_attention_heads": 4, "num_key_value_heads": 1, "head_dim": 256, "sliding_window": 512, "sliding_window_pattern": 6, "max_position_embeddings": 32768, "rope_theta": 1000000, "rope_local_base_freq": 10000, "query_pre_attn_scalar": 256}"#;
+    let read = hf::import(one_b).unwrap();
+    assert!(read.warnings.is_empty(), "{:?}", read.warnings);
+    let (v, h) = (262_144u64, 1_152u64);
+    let layer = 2 * h * 1_024 + 2 * h * 256 + 2 * 256 + 4 * h + 3 * h * 6_912;
+    let counts = model::count_params(&read.arch);
+    assert_eq!(counts.total(), v * h + 26 * layer + h);
+    assert_eq!(counts.total(), 999_885_952);
+    assert_eq!(((v * h) as f64 / 1e6).round(), 302.0);
+    assert_eq!(((26 * layer + h) as f64 / 1e6).round(), 698.0);
+    let window = read.arch.sliding_window.unwrap();
+    assert_eq!((window.size, window.full_every, window.windowed_layers(26)), (512, 6, 22));
+    // In a `gemma3` wrapper, its text_config; `layer_types` written instead of the pattern.
+    let mut wrapped: serde_json::Value = serde_json::json!({"model_type": "gemma3", "text_config": serde_json::from_str::<serde_json::Value>(one_b).unwrap()});
+    let kinds: Vec<&str> =
+        (0..26).map(|i| if (i + 1) % 2 == 0 { "full_attention" } else { "sliding_attention" }).collect();
+    wrapped["text_config"]["layer_types"] = serde_json::json!(kinds);
+    let read = hf::import_value(&wrapped).unwrap();
+    assert_eq!(read.warnings, [ImportWarning::TextConfig("gemma3".to_owned())]);
+    assert_eq!(model::count_params(&read.arch).total(), 999_885_952);
+    assert_eq!(read.arch.sliding_window.unwrap().full_every, 2);
 }

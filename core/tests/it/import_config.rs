@@ -1467,7 +1467,7 @@ fn mindspeed_llm_script(name: &str) -> String {
 /// Before, each kept the plan's model (Qwen2.5-7B): Ling 2.0's and Hunyuan's shape (q/k norms,
 /// experts with a shared one, dense layers first) was no family's, GLM-5's YaRN was compared on
 /// original positions Megatron-LM's flags cannot carry, and its empty layer slots left a stage of
-/// none.
+/// none; Gemma 2's GeLU layers were no family's.
 #[test]
 fn mindspeed_llms_own_scripts_of_models_outside_the_catalog() {
     use trainplan_core::model::{Family, count_params};
@@ -1523,8 +1523,38 @@ fn mindspeed_llms_own_scripts_of_models_outside_the_catalog() {
     assert!(layout.starts_with("Et*2|t*2|") && layout.ends_with("|t*2|mL"), "{layout}");
     assert_eq!(count_params(&glm5.model.arch).total() / 100_000_000, 7_431);
 
-    // Gemma 2's GeLU (tanh) MLP is no family's here: the plan's model is kept, and the flag named.
-    let got = import(&mindspeed_llm_script("pretrain_gemma2_9b_ptd.sh"), &current).unwrap();
-    assert_eq!(got.model, ModelOrigin::Unbuilt(vec!["--gelu-tanh".to_owned()]));
+    // Gemma-2-9B from its layer spec's flags (`--gelu-tanh`, `--post-norm`, the window on every
+    // other layer): 8,324,201,984 parameters beside the embedding, the Gemma 2 report's (Gemma Team
+    // 2024, arXiv 2408.00118, Table 1), and its tied embedding 256,000 × 3,584. The plan writes the
+    // same layers back, and no rule says MindSpeed-LLM trains another model.
+    let text = mindspeed_llm_script("pretrain_gemma2_9b_ptd.sh");
+    let got = import(&text, &current).unwrap();
+    assert!(matches!(got.model, ModelOrigin::Built { .. }), "{:?}", got.model);
+    let gemma = Plan::from_file(&got.file).unwrap();
+    assert_eq!(gemma.model.arch.family, Family::Gemma2);
+    assert_eq!(count_params(&gemma.model.arch).total(), 8_324_201_984 + 256_000 * 3_584);
+    let window = gemma.model.arch.sliding_window.unwrap();
+    assert_eq!((window.size, window.full_every), (4_096, 2));
+    let script = emit(&gemma, "#x").unwrap()[0].text.clone();
+    for flags in [
+        "--spec mindspeed_llm.tasks.models.spec.gemma2_spec layer_spec",
+        "--gelu-tanh --post-norm --add-rmsnorm-offset --input-embeds-norm",
+        "--query-pre-attn-scalar 256",
+        "--output-logit-softcapping 30.0",
+        "--interleave-sliding-window 4096",
+    ] {
+        assert!(script.contains(flags), "{flags}: {script}");
+    }
+    assert!(!script.contains("--swiglu"));
+    let refused = crate::flags::check_script(trainplan_core::emit::flags::Table::MindSpeedLlm, &script);
+    assert_eq!(refused.unwrap(), []);
+    let report = trainplan_core::evaluate(&gemma);
+    let codes: Vec<_> = report.findings.iter().map(|f| f.code).collect();
+    assert!(!codes.contains(&trainplan_core::report::Code::ModelGemmaMegatron), "{codes:?}");
+    assert!(!codes.contains(&trainplan_core::report::Code::ModelPostNormsMegatron), "{codes:?}");
+
+    // PLM's squared-ReLU MLP is no family's here: the plan's model is kept, and the flag named.
+    let got = import(&mindspeed_llm_script("pretrain_plm_1point8b_ptd.sh"), &current).unwrap();
+    assert_eq!(got.model, ModelOrigin::Unbuilt(vec!["--squared-relu".to_owned()]));
     assert_eq!(got.file.model, current.model);
 }

@@ -766,6 +766,13 @@ const CASES: &[(&str, &str, &str)] = &[
         r#"{"model": {"hf_config": {"model_type": "glm4", "vocab_size": 151552, "hidden_size": 4096, "intermediate_size": 13696, "num_hidden_layers": 40, "num_attention_heads": 32, "num_key_value_heads": 2, "head_dim": 128, "attention_bias": true}, "name": "GLM-4-9B-0414"}, "framework": "megatron", "method": "pretrain"}"#,
         r#"{"model": "glm-4-9b", "framework": "megatron", "method": "pretrain"}"#,
     ),
+    // Gemma 2's layers: Megatron-LM's script here builds Llama's; MindSpeed-LLM's Gemma 2 spec
+    // builds them.
+    (
+        "model.gemma_megatron",
+        r#"{"model": {"hf_config": {"model_type": "gemma2", "hidden_size": 3584, "intermediate_size": 14336, "num_hidden_layers": 42, "num_attention_heads": 16, "num_key_value_heads": 8}, "name": "Gemma-2-9B"}, "framework": "megatron", "hardware": "ascend-910b2", "method": "sft-full"}"#,
+        r#"{"model": {"hf_config": {"model_type": "gemma2", "hidden_size": 3584, "intermediate_size": 14336, "num_hidden_layers": 42, "num_attention_heads": 16, "num_key_value_heads": 8}, "name": "Gemma-2-9B"}, "framework": "mindspeed-llm", "hardware": "ascend-910b2", "method": "sft-full"}"#,
+    ),
     // Qwen3-Next's Gated DeltaNet layers: 16 key and 32 value heads.
     (
         "parallel.linear_attention_heads",

@@ -133,6 +133,9 @@ pub(super) struct Shape {
     linear_bias: bool,
     qk_norm: bool,
     swiglu: bool,
+    /// Gemma 2's layers as MindSpeed-LLM builds them: GeLU (tanh) gating (`--gelu-tanh`) and norms
+    /// after attention and the MLP (`--post-norm`), both given.
+    gemma2: bool,
     tied: bool,
     rms: bool,
     rope: bool,
@@ -242,6 +245,9 @@ pub(super) const SHAPE_FLAGS: &[&str] = &[
     "--mamba-d-conv",
     "--attention-output-gate",
     "--partial-rotary-factor",
+    "--gelu-tanh",
+    "--post-norm",
+    "--interleave-sliding-window",
 ];
 
 /// Architecture flags by name, each with its values (the last of a flag given twice).
@@ -375,6 +381,7 @@ impl Shape {
             // MLA spec builds `q_layernorm`, `kv_layernorm` with it), not a model's own choice.
             qk_norm: has("--qk-layernorm") && mla.is_none(),
             swiglu,
+            gemma2: has("--gelu-tanh") && has("--post-norm"),
             tied: !has("--untie-embeddings-and-output-weights"),
             rms: map.is("--normalization", "RMSNorm"),
             rope,
@@ -420,9 +427,17 @@ impl Shape {
             && closed(self) == closed(other)
     }
 
-    /// The architecture of a plan's model, as its Megatron flags and vocabulary give it.
+    /// The architecture of a plan's model, as its Megatron flags and vocabulary give it: Megatron-LM's,
+    /// or for Gemma 2 MindSpeed-LLM's, the one framework whose script builds its layers.
     fn of(plan: &Plan) -> Option<Shape> {
-        let words = shell_words::split(&crate::emit::megatron::model_flags(plan, false).join(" ")).ok()?;
+        let flags = match plan.model.arch.family {
+            Family::Gemma2 => {
+                let mindspeed = Plan { framework: crate::plan::Framework::MindSpeedLlm, ..plan.clone() };
+                crate::emit::megatron::model_flags(&mindspeed, true)
+            }
+            _ => crate::emit::megatron::model_flags(plan, false),
+        };
+        let words = shell_words::split(&flags.join(" ")).ok()?;
         let mut shape = Shape::parse(&flag_pairs(&words))?;
         shape.vocab = Some(plan.model.arch.vocab_size);
         Some(shape)
@@ -567,6 +582,10 @@ fn window(map: &FlagMap) -> Option<[u64; 2]> {
     if let Some(size) = map.int("--sliding-window") {
         return Some([size, 0]);
     }
+    // MindSpeed-LLM's Gemma 2 layers: the window on every other layer from the first.
+    if let Some(size) = map.int("--interleave-sliding-window") {
+        return Some([size, 2]);
+    }
     let pair = map.get("--window-size")?.trim_matches(|c| c == '(' || c == ')' || c == '"' || c == '\'');
     let (left, right) = pair.split_once(',')?;
     let (left, right) = (left.trim().parse::<u64>().ok()?, right.trim());
@@ -597,6 +616,7 @@ pub(super) fn built(
     let map = FlagMap::of(flags);
     let mut c = match (shape.swiglu, shape.rms, shape.rope) {
         (false, false, false) => gpt2_config(shape, &map)?,
+        (false, true, true) if shape.gemma2 => gemma2_config(shape, &map)?,
         (true, true, true) => {
             let mut c = rope_config(shape, &map);
             rope_family(shape, &mut c)?;
@@ -639,6 +659,28 @@ fn gpt2_config(s: &Shape, map: &FlagMap) -> Option<Map<String, Value>> {
     set("n_inner", json!(s.ffn));
     if let Some(eps) = map.float("--norm-epsilon") {
         set("layer_norm_epsilon", json!(eps));
+    }
+    Some(c)
+}
+
+/// Gemma 2's config (`Gemma2Config`) from MindSpeed-LLM's flags: the RoPE families' sizes, the
+/// attention's scale and the logits' soft cap where given, and the window on every other layer
+/// (`--interleave-sliding-window`); `None` for a shape Gemma 2 does not have (biases, experts,
+/// untied embeddings, a window on other layers).
+fn gemma2_config(s: &Shape, map: &FlagMap) -> Option<Map<String, Value>> {
+    let gemma = !s.qkv_bias && !s.linear_bias && s.tied && s.moe.is_none() && s.mla.is_none() && !s.qk_norm;
+    if !gemma || s.linear.is_some() || s.window.is_some_and(|[_, every]| every != 2) {
+        return None;
+    }
+    let mut c = rope_config(s, map);
+    c.insert("model_type".to_owned(), json!("gemma2"));
+    // Without a window Gemma 2 attends to the whole sequence on every layer.
+    c.insert("sliding_window".to_owned(), s.window.map_or(Value::Null, |[size, _]| json!(size)));
+    if let Some(scalar) = map.int("--query-pre-attn-scalar") {
+        c.insert("query_pre_attn_scalar".to_owned(), json!(scalar));
+    }
+    if let Some(cap) = map.float("--output-logit-softcapping") {
+        c.insert("final_logit_softcapping".to_owned(), json!(cap));
     }
     Some(c)
 }
