@@ -1473,7 +1473,8 @@ fn mindspeed_llms_own_scripts_of_models_outside_the_catalog() {
     use trainplan_core::model::{Family, count_params};
     let current = Plan::first_visit().to_file();
 
-    // Ling-mini-2.0 (`bailing_spec`): built as GLM-4.5's family, with q/k norms, half of each
+    // Ling-mini-2.0 (`bailing_spec`), named by its checkpoint conversion's `--model-type-hf`
+    // (its paths are placeholders): built as GLM-4.5's family, with q/k norms, half of each
     // head rotated, one dense layer first and a shared expert of the experts' width. Its count by
     // hand, module by module as the flags build it: embedding and untied head V·h each; per layer
     // q and o h·h, k and v h·512 (4 groups of 128), the q/k norms 128 each, two norms h each; the
@@ -1484,7 +1485,7 @@ fn mindspeed_llms_own_scripts_of_models_outside_the_catalog() {
     // (eight experts, the shared one, attention, embeddings): the model card's "16.26B total,
     // 1.43B activated" (inclusionAI/Ling-mini-2.0).
     let got = import(&mindspeed_llm_script("pretrain_ling_mini_16b_4k_ptd.sh"), &current).unwrap();
-    assert_eq!(got.model, ModelOrigin::Built { name: "custom model".into() });
+    assert_eq!(got.model, ModelOrigin::Built { name: "bailing_mini".into() });
     let ling = Plan::from_file(&got.file).unwrap();
     assert_eq!(ling.model.arch.family, Family::Glm4Moe);
     let (v, h, layers) = (157_184u64, 2_048u64, 20u64);

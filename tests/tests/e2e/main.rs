@@ -780,6 +780,54 @@ async fn an_imported_launch_file_finds_a_local_model_and_keeps_its_paths() -> We
     page.driver.quit().await
 }
 
+/// MindSpeed-LLM's own example scripts (`core/tests/data/mindspeed-llm/`), pasted as a user would:
+/// PLM's squared-ReLU MLP is no family's here, so the plan keeps its model and the note names the
+/// flag, in both languages; Gemma 2's script builds Gemma-2-9B from its flags (9,241,705,984
+/// parameters, tied embeddings, four norms a layer), and its layer spec breaks no rule.
+#[tokio::test(flavor = "multi_thread")]
+async fn mindspeed_llms_own_scripts_build_their_model_or_say_why_not() -> WebDriverResult<()> {
+    let chromedriver = Chromedriver::start();
+    let page = open(&chromedriver, 1280, 1000).await?;
+    assert_eq!(page.wait_text("params-total", |t| !t.is_empty()).await?, "7,615,616,512");
+    // The launch panel comes with the results, after the summary.
+    page.wait_text("launch-text", |t| !t.is_empty()).await?;
+    let summary = page.driver.find(By::Css(".launch-import summary")).await?;
+    page.click_el(&summary).await?;
+    let plm = include_str!("../../../core/tests/data/mindspeed-llm/pretrain_plm_1point8b_ptd.sh");
+    page.type_into("launch-import-text", plm).await?;
+    page.click("launch-import-apply").await?;
+    let model = page.wait_text("launch-import-model", |t| t.contains("--squared-relu")).await?;
+    assert_eq!(
+        model,
+        "Model not identified: no family here builds the model the architecture flags describe (--squared-relu); kept Qwen2.5-7B — pick the model, or import its config.json."
+    );
+    assert_eq!(page.text("params-total").await?, "7,615,616,512");
+    page.click("lang-switch").await?;
+    let zh = page.wait_text("launch-import-model", |t| t.starts_with("未能识别模型")).await?;
+    assert_eq!(
+        zh,
+        "未能识别模型：架构参数描述的模型（--squared-relu）没有可构建的模型族；保留了 Qwen2.5-7B——请选择模型，或导入其 config.json。"
+    );
+    page.scroll_to("launch-import-text").await?;
+    page.screenshot("zh-launch-import-unbuilt").await?;
+    page.click("lang-switch").await?;
+    page.wait_text("launch-import-model", |t| t.starts_with("Model not identified")).await?;
+
+    let gemma = include_str!("../../../core/tests/data/mindspeed-llm/pretrain_gemma2_9b_ptd.sh");
+    page.type_into("launch-import-text", gemma).await?;
+    page.click("launch-import-apply").await?;
+    let model = page.wait_text("launch-import-model", |t| t.contains("gemma2")).await?;
+    assert_eq!(model, "Model: gemma2, built from the architecture flags (no catalog model has them).");
+    assert_eq!(page.wait_text("params-total", |t| t.starts_with("9,")).await?, "9,241,705,984");
+    let written = page.wait_text("launch-text", |t| t.contains("gemma2_spec")).await?;
+    assert!(written.contains("--interleave-sliding-window 4096"), "{written}");
+    let findings = if page.has("findings").await? { page.text("findings").await? } else { String::new() };
+    assert!(!findings.contains("Gemma's"), "{findings}");
+    page.scroll_to("launch-import-text").await?;
+    page.screenshot("en-launch-import-gemma2").await?;
+    page.driver.quit().await
+}
+
 /// In the Chinese interface an import error reads in Chinese, and the plan stays as it was; so does a
 /// launch-file reader that cannot be loaded, which the next read loads.
 #[tokio::test(flavor = "multi_thread")]

@@ -72,10 +72,14 @@ fn model_as_told(text: &str, reading: &Reading, current: &PlanFile) -> (ModelFie
     // `TOKENIZER_PATH="your tokenizer path"`).
     let placeholder =
         |part: &&str| part.contains(char::is_whitespace) || part.to_ascii_lowercase().starts_with("your");
+    // MindSpeed-LLM's scripts name the model's HF type for their checkpoint conversion
+    // (`--model-type-hf gemma2`): a name where the paths are placeholders.
+    let hf_type = reading.rest.iter().filter(|(flag, _)| flag == "--model-type-hf").map(|(_, v)| v);
     let name = reading
         .model_path
         .iter()
         .chain(&reading.names)
+        .chain(hf_type)
         .filter_map(|p| p.rsplit(['/', '\\']).find(|part| !part.is_empty()))
         .find(|part| !placeholder(part))
         .map_or_else(|| "custom model".to_owned(), str::to_owned);
