@@ -542,6 +542,7 @@ fn gpt2(cfg: &Cfg) -> Result<Architecture, ConfigError> {
         sliding_window: None,
         linear_attention: None,
         attention_output_gate: false,
+        logit_softcap: false,
     })
 }
 
@@ -670,6 +671,8 @@ fn decoder(
             false => None,
         },
         attention_output_gate: family.has_linear_attention(),
+        logit_softcap: family == Family::Gemma2
+            && cfg.get("final_logit_softcapping").1.and_then(Value::as_f64).is_some_and(|cap| 0.0 < cap),
     })
 }
 

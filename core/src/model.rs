@@ -57,6 +57,9 @@ pub struct Architecture {
     /// (transformers `Qwen3NextAttention`: `q_proj` of 2 · heads · head_dim, `attn_output *
     /// torch.sigmoid(gate)`; Megatron-LM `--attention-output-gate`).
     pub attention_output_gate: bool,
+    /// Gemma 2's soft cap on the output logits (`final_logit_softcapping`: `tanh(logits / cap) ·
+    /// cap`, transformers `Gemma2ForCausalLM.forward`), whose tanh keeps its output for backward.
+    pub logit_softcap: bool,
 }
 
 /// Gated DeltaNet (Yang et al. 2024, arXiv 2412.06464), a linear-attention layer: queries, keys,

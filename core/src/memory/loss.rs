@@ -23,15 +23,35 @@ use crate::plan::{RecomputeGranularity, RecomputeMethod};
 /// SFT) never holds the logits: [`liger_loss_bytes`].
 pub(super) fn logits_bytes(ctx: &Ctx) -> u64 {
     let tokens_v = tokens_v(ctx);
+    let cap = softcap_bytes(ctx);
     match ctx.path {
-        Path::Megatron => tokens_v.saturating_mul(6) / ctx.tp,
+        Path::Megatron => tokens_v.saturating_mul(6).saturating_add(cap) / ctx.tp,
         // DeepSpeed runs the module in its 16-bit dtype; fp32 training keeps fp32.
         Path::Hf if liger_fused_loss(ctx.plan) => {
             liger_loss_bytes(ctx, if ctx.plan.precision == Precision::Fp32 { 4 } else { 2 }).total()
         }
-        Path::Hf if hf_trainer_loss(ctx.plan) => tokens_v.saturating_mul(12),
-        Path::Hf if ctx.plan.framework == Framework::Verl => tokens_v.saturating_mul(2),
-        Path::Hf => tokens_v.saturating_mul(10),
+        Path::Hf if hf_trainer_loss(ctx.plan) => tokens_v.saturating_mul(12).saturating_add(cap),
+        Path::Hf if ctx.plan.framework == Framework::Verl => tokens_v.saturating_mul(2).saturating_add(cap),
+        Path::Hf => tokens_v.saturating_mul(10).saturating_add(cap),
+    }
+}
+
+/// What Gemma 2's soft cap on the logits keeps beside them (before the TP split), one micro-batch:
+/// `logits / cap`, `tanh`, `× cap` (transformers `Gemma2ForCausalLM.forward`; MindSpeed-LLM's
+/// `GPTModel.forward` under `--output-logit-softcapping`, mindspeed_llm/core/models/gpt/gpt_model.py),
+/// of which the tanh saves its 16-bit output for backward until the loss's gradient reaches it:
+/// 2sbV more in the loss's forward and in its backward. The division's and the product's outputs
+/// are saved by neither (a product by a number keeps no tensor). Liger's fused loss caps inside
+/// its chunks and keeps no logits; a Megatron-family script other than MindSpeed-LLM's Gemma 2
+/// spec applies no cap (`emit::megatron::builds_gemma2`).
+fn softcap_bytes(ctx: &Ctx) -> u64 {
+    let applied = match ctx.path {
+        Path::Megatron => crate::emit::megatron::builds_gemma2(ctx.plan),
+        Path::Hf => !liger_fused_loss(ctx.plan),
+    };
+    match ctx.arch.logit_softcap && applied {
+        true => tokens_v(ctx).saturating_mul(2),
+        false => 0,
     }
 }
 
@@ -241,7 +261,7 @@ pub(super) fn plain_torch_peak(
     // One micro-batch in flight: the HF path has no pipeline.
     let (b, seq) = micro_batch_shape(ctx);
     let tokens = b.saturating_mul(seq);
-    let tokens_v = tokens_v(ctx);
+    let logits = |k: u64| tokens_v(ctx).saturating_mul(k).saturating_add(softcap_bytes(ctx));
     let (h, layers) = (arch.hidden_size, states.n_layers);
     // Autocast casts fp32 parameters to 16 bits; with `pure_bf16` they are bf16 already, and the
     // step saves and keeps what a 16-bit model does ([`fp32_trainables`]).
@@ -343,8 +363,8 @@ pub(super) fn plain_torch_peak(
         );
         return higher(peak, dora_moment);
     }
-    let forward = at(w.saturating_add(cast), 0, saved, tokens_v.saturating_mul(10));
-    let loss_backward = at(w.saturating_add(kept_casts), 0, saved, tokens_v.saturating_mul(12));
+    let forward = at(w.saturating_add(cast), 0, saved, logits(10));
+    let loss_backward = at(w.saturating_add(kept_casts), 0, saved, logits(12));
     let peak = highest([
         (forward, PeakMoment::Forward),
         (loss_backward, PeakMoment::LossBackward),

@@ -2052,3 +2052,57 @@ fn gated_deltanet_layers_keep_what_their_kernels_save() {
     let expected = 36.0 * (69_952.0 - 34_880.0) * 4096.0;
     assert!(((hybrid - attention) / expected - 1.0).abs() < 1e-9, "{} vs {expected}", hybrid - attention);
 }
+
+/// Gemma 2's soft cap on the logits (`final_logit_softcapping` 30: `tanh(logits / 30) · 30`,
+/// transformers `Gemma2ForCausalLM.forward`, MindSpeed-LLM's `GPTModel.forward`) keeps the tanh's
+/// 16-bit output for backward: 2 bytes a token and vocabulary entry more on the last stage (÷ TP
+/// on MindSpeed-LLM, whose Gemma 2 spec caps them; its vocabulary-parallel loss keeps 6), none
+/// under Liger's fused loss, which caps inside its chunks. Gemma-2-9B, 4,096 tokens: 2.1 GB more
+/// of logits a micro-batch in LLaMA-Factory, at every moment they are held.
+#[test]
+fn gemma_2s_soft_capped_logits_keep_the_tanh() {
+    let config = |cap: &str| {
+        format!(
+            r#"{{"model_type": "gemma2", "hidden_size": 3584, "intermediate_size": 14336, "num_hidden_layers": 42,
+                "num_attention_heads": 16, "num_key_value_heads": 8, "head_dim": 256, "final_logit_softcapping": {cap}}}"#
+        )
+    };
+    let (tokens, vocab) = (4_096u64, 256_000u64);
+    for (framework, hardware, tp, extra, expected) in [
+        ("llamafactory", "h100-sxm-80g", 1, "", 2 * tokens * vocab),
+        ("mindspeed-llm", "ascend-910b2", 2, "", 2 * tokens * vocab / 2),
+        ("llamafactory", "h100-sxm-80g", 1, r#", "liger_kernel": true"#, 0),
+    ] {
+        // LoRA, so that the loss's moment is the step's peak (full fine-tuning peaks at the end of
+        // backward, where the logits are gone).
+        let method = if framework == "llamafactory" { "lora" } else { "sft-full" };
+        let plan = |cap: &str| {
+            Plan::from_json(&format!(
+                r#"{{"model": {{"hf_config": {}}}, "framework": "{framework}", "hardware": "{hardware}", "method": "{method}",
+                    "parallel": {{"tp": {tp}}}, "batch": {{"micro_batch": 1, "seq_len": {tokens}}}{extra}}}"#,
+                config(cap)
+            ))
+            .unwrap()
+        };
+        let (capped, plain) = (memory::estimate(&plan("30.0")), memory::estimate(&plan("null")));
+        let last = |m: &memory::Memory| m.stages.last().unwrap().logits_bytes;
+        assert_eq!(capped.peak_moment, plain.peak_moment, "{framework}{extra}");
+        assert_eq!(
+            last(&capped) - last(&plain),
+            expected,
+            "{framework}{extra}: {} vs {}",
+            last(&capped),
+            last(&plain)
+        );
+    }
+    // VeRL's fused log-probabilities keep the 16-bit logits alone (2 bytes a token and entry, over
+    // its own micro-batch's tokens): the cap's tanh doubles them.
+    let verl = |cap: &str| {
+        let text = format!(
+            r#"{{"model": {{"hf_config": {}}}, "framework": "verl", "method": "grpo"}}"#,
+            config(cap)
+        );
+        memory::estimate(&Plan::from_json(&text).unwrap()).stages.last().unwrap().logits_bytes
+    };
+    assert_eq!(verl("30.0"), 2 * verl("null"));
+}

@@ -252,6 +252,8 @@ pub(super) const SHAPE_FLAGS: &[&str] = &[
     "--gelu-tanh",
     "--post-norm",
     "--interleave-sliding-window",
+    "--query-pre-attn-scalar",
+    "--output-logit-softcapping",
 ];
 
 /// Architecture flags by name, each with its values (the last of a flag given twice).
@@ -683,9 +685,9 @@ fn gemma2_config(s: &Shape, map: &FlagMap) -> Option<Map<String, Value>> {
     if let Some(scalar) = map.int("--query-pre-attn-scalar") {
         c.insert("query_pre_attn_scalar".to_owned(), json!(scalar));
     }
-    if let Some(cap) = map.float("--output-logit-softcapping") {
-        c.insert("final_logit_softcapping".to_owned(), json!(cap));
-    }
+    // No cap where the script writes none (`Gemma2Config` would default it to 30).
+    let cap = map.float("--output-logit-softcapping");
+    c.insert("final_logit_softcapping".to_owned(), cap.map_or(Value::Null, |cap| json!(cap)));
     Some(c)
 }
 
