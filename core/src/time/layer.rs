@@ -364,8 +364,12 @@ fn elementwise(ctx: &Ctx, moe_layer: bool, q: f64, rotated: f64, w: &mut LayerWo
                 (HF_RMSNORM_BYTES_PER_TOKEN_UNIT, HF_EAGER_BYTES_PER_TOKEN_QK, HF_EAGER_BYTES_PER_TOKEN_FFN)
             }
         };
-        // Two norms and two residual adds a layer: HF_EAGER_BYTES_PER_TOKEN_HIDDEN with eager norms.
-        let hidden = HF_EAGER_BYTES_PER_TOKEN_HIDDEN - 2.0 * (HF_RMSNORM_BYTES_PER_TOKEN_UNIT - norm);
+        // Two norms and two residual adds a layer: HF_EAGER_BYTES_PER_TOKEN_HIDDEN with eager norms;
+        // two norms more where the attention's and the MLP's outputs are normed (GLM-4-0414's,
+        // Gemma's `post_*_layernorm`: `Glm4DecoderLayer`, `Gemma2DecoderLayer`).
+        let post_norms = if arch.post_norms { 2.0 * norm } else { 0.0 };
+        let hidden =
+            HF_EAGER_BYTES_PER_TOKEN_HIDDEN - 2.0 * (HF_RMSNORM_BYTES_PER_TOKEN_UNIT - norm) + post_norms;
         let bytes = (hidden - ELEMENTWISE_BYTES_PER_TOKEN_HIDDEN).max(0.0) * h
             + rope * rotated
             + HF_EAGER_BYTES_PER_TOKEN_Q * q

@@ -1846,3 +1846,33 @@ fn qwen3_next_stages_run_their_own_layers() {
     let middle = |f: &[f64], r: std::ops::Range<usize>| f[r].iter().sum::<f64>();
     assert!((middle(f, 2..6) / middle(f4, 1..3) - 1.0).abs() < 1e-9);
 }
+
+/// A layer that norms its attention's and its MLP's outputs too (GLM-4-0414's and Gemma's
+/// `post_*_layernorm`) runs two more of HF's eager RMSNorms a forward: 2 × 36 bytes a token and
+/// hidden unit (`time::HF_RMSNORM_BYTES_PER_TOKEN_UNIT`, counted from `LlamaRMSNorm.forward`),
+/// read and written at the device's bandwidth (× `time::HBM_EFF`), in forward, twice in backward
+/// and once more where checkpointing reruns the forward. GLM-4-9B's shape as `glm` (two norms)
+/// and as `glm4` (four), LoRA in LLaMA-Factory on 8 H100 with full recomputation: the step's
+/// memory-bound time differs by exactly that, within the norms' own weights (10⁻⁵).
+#[test]
+fn norms_after_attention_and_the_mlp_cost_their_eager_passes() {
+    let shape = r#""vocab_size": 151552, "hidden_size": 4096, "intermediate_size": 13696, "num_hidden_layers": 40,
+        "num_attention_heads": 32, "num_key_value_heads": 2, "head_dim": 128, "attention_bias": true"#;
+    let plan = |model_type: &str| {
+        Plan::from_json(&format!(
+            r#"{{"model": {{"hf_config": {{"model_type": "{model_type}", {shape}}}}}, "method": "lora",
+                "recompute": {{"granularity": "full"}}, "batch": {{"micro_batch": 1, "global_batch": 64, "seq_len": 4096}}}}"#
+        ))
+        .unwrap()
+    };
+    let (two, four) = (plan("glm"), plan("glm4"));
+    assert!(!two.model.arch.post_norms && four.model.arch.post_norms);
+    let bound = |p: &Plan| evaluate(p).time.breakdown.memory_bound_seconds;
+    let hw = trainplan_core::hardware::device("h100-sxm-80g").unwrap();
+    // Tokens a device runs a step (DP 8), each through 40 layers: forward, backward twice, rerun.
+    let tokens = 64.0 * 4096.0 / 8.0;
+    let bytes = 2.0 * trainplan_core::time::HF_RMSNORM_BYTES_PER_TOKEN_UNIT * 4096.0 * tokens * 40.0 * 4.0;
+    let expected = bytes / (hw.memory_bytes_per_second * trainplan_core::time::HBM_EFF);
+    let got = bound(&four) - bound(&two);
+    assert!((got / expected - 1.0).abs() < 1e-5, "{got} s against {expected} s");
+}
