@@ -401,7 +401,7 @@ pub fn zh(code: Code) -> &'static str {
             "MindSpeed-RL 的模型配置没有 shared_expert_gate：actor 直接加上共享专家的输出，而模型会先乘以一个可学习的 sigmoid 门控。"
         }
         Code::ModelGemmaMegatron => {
-            "这里为 {framework} 写出的脚本构建的是 Llama 的层，而不是 Gemma 的（GeLU 门控 MLP、注意力与 MLP 之后的归一化、缩放的词嵌入）：训练的模型与检查点不同。LLaMA-Factory 与 VeRL 的 FSDP 引擎按 transformers 的实现运行该模型，MindSpeed-LLM 也能构建 Gemma 2 的层。"
+            "这里为 {framework} 写出的脚本构建的是 Llama 的层，而不是 Gemma 的：训练的模型与检查点不同。LLaMA-Factory 与 VeRL 的 FSDP 引擎按 transformers 的实现运行 Gemma，MindSpeed-LLM 可运行 Gemma 2。"
         }
         Code::ModelPostNormsMegatron => {
             "{framework} 的脚本不会在注意力与 MLP 之后各加一层归一化，而 GLM-4-0414 的每层都有：训练的层与检查点的不同。"

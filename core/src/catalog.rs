@@ -151,6 +151,12 @@ pub const CONFIGS: &[CatalogConfig] = &[
         config: r#"{"model_type": "qwen3", "vocab_size": 151936, "hidden_size": 1024, "intermediate_size": 3072, "num_hidden_layers": 28, "num_attention_heads": 16, "num_key_value_heads": 8, "head_dim": 128, "max_position_embeddings": 40960, "tie_word_embeddings": true, "attention_bias": false, "rope_theta": 1000000.0, "rms_norm_eps": 1e-06}"#,
     },
     CatalogConfig {
+        id: "gemma-3-1b",
+        name: "Gemma-3-1B",
+        source: "huggingface.co/google/gemma-3-1b-pt/blob/main/config.json",
+        config: r#"{"model_type": "gemma3_text", "vocab_size": 262144, "hidden_size": 1152, "intermediate_size": 6912, "num_hidden_layers": 26, "num_attention_heads": 4, "num_key_value_heads": 1, "head_dim": 256, "max_position_embeddings": 32768, "rms_norm_eps": 1e-06, "rope_theta": 1000000, "sliding_window": 512, "sliding_window_pattern": 6, "query_pre_attn_scalar": 256}"#,
+    },
+    CatalogConfig {
         id: "llama-3.2-1b",
         name: "Llama-3.2-1B",
         source: "huggingface.co/meta-llama/Llama-3.2-1B/blob/main/config.json",
@@ -173,6 +179,12 @@ pub const CONFIGS: &[CatalogConfig] = &[
         name: "Qwen3-1.7B",
         source: "huggingface.co/Qwen/Qwen3-1.7B/blob/main/config.json",
         config: r#"{"model_type": "qwen3", "vocab_size": 151936, "hidden_size": 2048, "intermediate_size": 6144, "num_hidden_layers": 28, "num_attention_heads": 16, "num_key_value_heads": 8, "head_dim": 128, "max_position_embeddings": 40960, "tie_word_embeddings": true, "attention_bias": false, "rope_theta": 1000000.0, "rms_norm_eps": 1e-06}"#,
+    },
+    CatalogConfig {
+        id: "gemma-2-2b",
+        name: "Gemma-2-2B",
+        source: "huggingface.co/google/gemma-2-2b/blob/main/config.json",
+        config: r#"{"model_type": "gemma2", "vocab_size": 256000, "hidden_size": 2304, "intermediate_size": 9216, "num_hidden_layers": 26, "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256, "max_position_embeddings": 8192, "rms_norm_eps": 1e-06, "rope_theta": 10000.0, "sliding_window": 4096, "query_pre_attn_scalar": 256, "final_logit_softcapping": 30.0}"#,
     },
     CatalogConfig {
         id: "qwen2.5-3b",
@@ -247,6 +259,12 @@ pub const CONFIGS: &[CatalogConfig] = &[
         config: r#"{"model_type": "qwen3", "vocab_size": 151936, "hidden_size": 4096, "intermediate_size": 12288, "num_hidden_layers": 36, "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128, "max_position_embeddings": 40960, "tie_word_embeddings": false, "attention_bias": false, "rope_theta": 1000000.0, "rms_norm_eps": 1e-06}"#,
     },
     CatalogConfig {
+        id: "gemma-2-9b",
+        name: "Gemma-2-9B",
+        source: "huggingface.co/google/gemma-2-9b/blob/main/config.json",
+        config: r#"{"model_type": "gemma2", "vocab_size": 256000, "hidden_size": 3584, "intermediate_size": 14336, "num_hidden_layers": 42, "num_attention_heads": 16, "num_key_value_heads": 8, "head_dim": 256, "max_position_embeddings": 8192, "rms_norm_eps": 1e-06, "rope_theta": 10000.0, "sliding_window": 4096, "query_pre_attn_scalar": 256, "final_logit_softcapping": 30.0}"#,
+    },
+    CatalogConfig {
         id: "glm-4-9b",
         name: "GLM-4-9B",
         source: "huggingface.co/THUDM/glm-4-9b-chat-hf/blob/main/config.json",
@@ -269,6 +287,12 @@ pub const CONFIGS: &[CatalogConfig] = &[
         name: "Qwen3-14B",
         source: "huggingface.co/Qwen/Qwen3-14B/blob/main/config.json",
         config: r#"{"model_type": "qwen3", "vocab_size": 151936, "hidden_size": 5120, "intermediate_size": 17408, "num_hidden_layers": 40, "num_attention_heads": 40, "num_key_value_heads": 8, "head_dim": 128, "max_position_embeddings": 40960, "tie_word_embeddings": false, "attention_bias": false, "rope_theta": 1000000.0, "rms_norm_eps": 1e-06}"#,
+    },
+    CatalogConfig {
+        id: "gemma-2-27b",
+        name: "Gemma-2-27B",
+        source: "huggingface.co/google/gemma-2-27b/blob/main/config.json",
+        config: r#"{"model_type": "gemma2", "vocab_size": 256000, "hidden_size": 4608, "intermediate_size": 36864, "num_hidden_layers": 46, "num_attention_heads": 32, "num_key_value_heads": 16, "head_dim": 128, "max_position_embeddings": 8192, "rms_norm_eps": 1e-06, "rope_theta": 10000.0, "sliding_window": 4096, "query_pre_attn_scalar": 144, "final_logit_softcapping": 30.0}"#,
     },
     CatalogConfig {
         id: "qwen2.5-32b",

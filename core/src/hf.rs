@@ -351,10 +351,10 @@ fn class_defaults(family: Family) -> Value {
         // 6, read where `layer_types` is not written, as transformers 5 still reads it: "the pattern
         // used to be a simple int, and it's still present in configs on the Hub").
         Family::Gemma2 => {
-            r#"{"vocab_size": 256000, "hidden_size": 2304, "intermediate_size": 9216, "num_hidden_layers": 26, "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256, "max_position_embeddings": 8192, "rms_norm_eps": 1e-06, "rope_theta": 10000.0, "tie_word_embeddings": true, "attention_bias": false, "sliding_window": 4096, "layer_types": null, "query_pre_attn_scalar": 256, "final_logit_softcapping": 30.0}"#
+            r#"{"vocab_size": 256000, "hidden_size": 2304, "intermediate_size": 9216, "num_hidden_layers": 26, "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256, "max_position_embeddings": 8192, "rms_norm_eps": 1e-06, "rope_theta": 10000.0, "tie_word_embeddings": true, "attention_bias": false, "sliding_window": 4096, "query_pre_attn_scalar": 256, "final_logit_softcapping": 30.0}"#
         }
         Family::Gemma3 => {
-            r#"{"vocab_size": 262208, "hidden_size": 2304, "intermediate_size": 9216, "num_hidden_layers": 26, "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256, "max_position_embeddings": 131072, "rms_norm_eps": 1e-06, "rope_theta": 1000000.0, "tie_word_embeddings": true, "attention_bias": false, "sliding_window": 4096, "sliding_window_pattern": 6, "layer_types": null}"#
+            r#"{"vocab_size": 262208, "hidden_size": 2304, "intermediate_size": 9216, "num_hidden_layers": 26, "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256, "max_position_embeddings": 131072, "rms_norm_eps": 1e-06, "rope_theta": 1000000.0, "tie_word_embeddings": true, "attention_bias": false, "sliding_window": 4096, "sliding_window_pattern": 6}"#
         }
         Family::GptOss => {
             r#"{"vocab_size": 201088, "hidden_size": 2880, "intermediate_size": 2880, "num_hidden_layers": 36, "num_attention_heads": 64, "num_key_value_heads": 8, "head_dim": 64, "max_position_embeddings": 131072, "rms_norm_eps": 1e-05, "rope_theta": 150000.0, "tie_word_embeddings": false, "attention_bias": true, "num_experts_per_tok": 4, "num_local_experts": 128, "sliding_window": 128, "layer_types": null}"#

@@ -440,7 +440,7 @@ codes! {
     ParallelLinearAttentionHeads = "parallel.linear_attention_heads" => "Megatron-LM splits the Gated DeltaNet layers' {key_heads} key and {value_heads} value heads over TP × CP = {tp_cp}, which must divide both.",
     ParallelLinearAttentionMindspeed = "parallel.linear_attention_mindspeed" => "MindSpeed-LLM runs the Gated DeltaNet layers at TP 1 and CP 1 only.",
     ModelSharedGateMindspeedRl = "model.shared_gate_mindspeed_rl" => "MindSpeed-RL's model config has no shared_expert_gate: its actor adds the shared expert's output ungated, where the model scales it by a learned sigmoid gate.",
-    ModelGemmaMegatron = "model.gemma_megatron" => "{framework}'s script written here builds Llama's layers, not Gemma's (a GeLU-gated MLP, norms after attention and after the MLP, scaled embeddings): it trains another model than the checkpoint's. LLaMA-Factory and VeRL's FSDP engine run the model as transformers builds it, and MindSpeed-LLM builds Gemma 2's.",
+    ModelGemmaMegatron = "model.gemma_megatron" => "{framework}'s script written here builds Llama's layers, not Gemma's: it trains another model than the checkpoint's. LLaMA-Factory and VeRL's FSDP engine run Gemma as transformers builds it, MindSpeed-LLM Gemma 2.",
     ModelPostNormsMegatron = "model.post_norms_megatron" => "{framework}'s script builds no norm after attention and after the MLP, which GLM-4-0414's layers hold: it trains another layer than the checkpoint's.",
     ModelSeqTooLong = "model.seq_too_long" => "Sequence length {seq_len} is longer than the model's {max} positions.",
     ParallelCpSeq = "parallel.cp_seq" => "Sequence length {seq_len} is not a multiple of 2 × CP {cp}.",

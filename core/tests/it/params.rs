@@ -184,13 +184,36 @@ const ROWS: &[Row] = &[
         total: 671_026_419_200 - 58 * 256,
         source: "DeepSeek-V3's architecture and config (DeepSeek-R1 README: 671B total, 37B activated, trained on DeepSeek-V3-Base)",
     },
+    // The Gemma 2 report (Gemma Team 2024, arXiv 2408.00118), Table 1's non-embedding parameters,
+    // and the tied embedding of the configs' 256,000 rows (the table counts 256,128).
+    Row {
+        id: "gemma-2-2b",
+        total: 2_024_517_888 + 256_000 * 2_304,
+        source: "Gemma 2 report, Table 1: 2,024,517,888 non-embedding",
+    },
+    Row {
+        id: "gemma-2-9b",
+        total: 8_324_201_984 + 256_000 * 3_584,
+        source: "Gemma 2 report, Table 1: 8,324,201,984 non-embedding",
+    },
+    Row {
+        id: "gemma-2-27b",
+        total: 26_047_480_320 + 256_000 * 4_608,
+        source: "Gemma 2 report, Table 1: 26,047,480,320 non-embedding",
+    },
 ];
 
 /// Models whose publishers give their counts rounded, each against its own digits: gpt-oss's model
 /// card (arXiv 2508.10925, Table 1: 116.83 B and 20.91 B total; MLP 114.71 B and 19.12 B, attention
 /// 0.96 B and 0.64 B, embedding and unembedding 1.16 B), and Kimi K2's card ("1T" total); the
 /// exact hand count of gpt-oss-20b is `core/tests/it/hf.rs`'s.
-const ROUNDED: [(&str, f64, f64, &str); 3] = [
+const ROUNDED: [(&str, f64, f64, &str); 4] = [
+    (
+        "gemma-3-1b",
+        1.0,
+        0.01,
+        "Gemma 3 report (arXiv 2503.19786), Table 1: 302M embedding, 698M non-embedding",
+    ),
     ("gpt-oss-20b", 20.91, 0.01, "gpt-oss model card, Table 1"),
     ("gpt-oss-120b", 116.83, 0.01, "gpt-oss model card, Table 1"),
     ("kimi-k2", 1000.0, 100.0, "Kimi-K2 model card: 1T total parameters"),

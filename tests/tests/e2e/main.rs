@@ -782,7 +782,7 @@ async fn an_imported_launch_file_finds_a_local_model_and_keeps_its_paths() -> We
 
 /// MindSpeed-LLM's own example scripts (`core/tests/data/mindspeed-llm/`), pasted as a user would:
 /// PLM's squared-ReLU MLP is no family's here, so the plan keeps its model and the note names the
-/// flag, in both languages; Gemma 2's script builds Gemma-2-9B from its flags (9,241,705,984
+/// flag, in both languages; Gemma 2's script is Gemma-2-9B by its flags (9,241,705,984
 /// parameters, tied embeddings, four norms a layer), and its layer spec breaks no rule.
 #[tokio::test(flavor = "multi_thread")]
 async fn mindspeed_llms_own_scripts_build_their_model_or_say_why_not() -> WebDriverResult<()> {
@@ -816,8 +816,8 @@ async fn mindspeed_llms_own_scripts_build_their_model_or_say_why_not() -> WebDri
     let gemma = include_str!("../../../core/tests/data/mindspeed-llm/pretrain_gemma2_9b_ptd.sh");
     page.type_into("launch-import-text", gemma).await?;
     page.click("launch-import-apply").await?;
-    let model = page.wait_text("launch-import-model", |t| t.contains("gemma2")).await?;
-    assert_eq!(model, "Model: gemma2, built from the architecture flags (no catalog model has them).");
+    let model = page.wait_text("launch-import-model", |t| t.contains("Gemma")).await?;
+    assert_eq!(model, "Model: Gemma-2-9B, recognised from the architecture flags.");
     assert_eq!(page.wait_text("params-total", |t| t.starts_with("9,")).await?, "9,241,705,984");
     let written = page.wait_text("launch-text", |t| t.contains("gemma2_spec")).await?;
     assert!(written.contains("--interleave-sliding-window 4096"), "{written}");
