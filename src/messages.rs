@@ -1069,16 +1069,16 @@ mod tests {
             model_origin(Lang::En, &matched, ""),
             "Model: Qwen2.5-14B, matched from the directory /models/Qwen2.5-14B-Instruct."
         );
-        // Flags no family here builds (MindSpeed-LLM's Gemma 2 script) are named; none named, the
+        // Flags no family here builds (MindSpeed-LLM's PLM script) are named; none named, the
         // plain sentence.
-        let gemma = ModelOrigin::Unbuilt(vec!["--gelu-tanh".into()]);
+        let plm = ModelOrigin::Unbuilt(vec!["--squared-relu".into()]);
         assert_eq!(
-            model_origin(Lang::En, &gemma, "Qwen2.5-7B"),
-            "Model not identified: no family here builds the model the architecture flags describe (--gelu-tanh); kept Qwen2.5-7B — pick the model, or import its config.json."
+            model_origin(Lang::En, &plm, "Qwen2.5-7B"),
+            "Model not identified: no family here builds the model the architecture flags describe (--squared-relu); kept Qwen2.5-7B — pick the model, or import its config.json."
         );
         assert_eq!(
-            model_origin(Lang::Zh, &gemma, "Qwen2.5-7B"),
-            "未能识别模型：架构参数描述的模型（--gelu-tanh）没有可构建的模型族；保留了 Qwen2.5-7B——请选择模型，或导入其 config.json。"
+            model_origin(Lang::Zh, &plm, "Qwen2.5-7B"),
+            "未能识别模型：架构参数描述的模型（--squared-relu）没有可构建的模型族；保留了 Qwen2.5-7B——请选择模型，或导入其 config.json。"
         );
         assert_eq!(
             model_origin(Lang::En, &ModelOrigin::Unbuilt(Vec::new()), "Qwen2.5-7B"),

@@ -657,8 +657,8 @@ fn decoder(
         n_mtp_layers,
         attention_sinks: family == Family::GptOss,
         sliding_window: match family {
-            Family::GptOss | Family::Gemma2 => sliding_window(cfg, n_layers)?,
-            Family::Gemma3 => gemma3_window(cfg, n_layers)?,
+            Family::GptOss | Family::Gemma2 => sliding_window(cfg, n_layers, 2)?,
+            Family::Gemma3 => sliding_window(cfg, n_layers, gemma3_pattern(cfg)?)?,
             // Every layer through the window (`MistralAttention`, `MixtralAttention`: one
             // `sliding_window` for all; `MistralConfig` defaults it to 4096, Mixtral to none).
             Family::Mistral | Family::Mixtral => {
@@ -730,33 +730,30 @@ fn head_dim(cfg: &Cfg, family: Family, hidden_size: u64, n_heads: u64) -> Result
     }
 }
 
-/// gpt-oss's sliding window (transformers `GptOssConfig`): `sliding_window` tokens on the layers
-/// `layer_types` names `sliding_attention`, by default every even index (`"sliding_attention" if
-/// bool((i + 1) % 2) else "full_attention"`). A list that is not every `k`-th layer full, the rest
-/// windowed (the pattern Megatron-LM's `--window-attn-skip-freq` writes) is refused.
-fn sliding_window(cfg: &Cfg, n_layers: u64) -> Result<Option<SlidingWindow>, ConfigError> {
+/// A sliding window of `sliding_window` tokens on the layers `layer_types` names
+/// `sliding_attention`; where the list is not written, on every layer but each `unlisted`-th, as
+/// the family's configuration class fills it in: gpt-oss and Gemma 2 every even index
+/// (`GptOssConfig`, `Gemma2Config`: `"sliding_attention" if bool((i + 1) % 2) else
+/// "full_attention"`), Gemma 3 its `sliding_window_pattern` ([`gemma3_pattern`]). A list that is
+/// not every `k`-th layer full, the rest windowed (the pattern Megatron-LM's
+/// `--window-attn-skip-freq` writes) is refused.
+fn sliding_window(cfg: &Cfg, n_layers: u64, unlisted: u64) -> Result<Option<SlidingWindow>, ConfigError> {
     let Some(size) = cfg.opt("sliding_window", 1, MAX_POSITIONS)? else { return Ok(None) };
     let full_every = match cfg.get("layer_types").1.and_then(Value::as_array) {
-        None => 2,
+        None => unlisted,
         Some(kinds) => full_attention_every(kinds, n_layers, "sliding_attention")?,
     };
     Ok((full_every != 1).then_some(SlidingWindow { size, full_every }))
 }
 
-/// Gemma 3's sliding window (transformers `Gemma3TextConfig`): on the layers `layer_types` names
-/// `sliding_attention`, or where it is not written, every layer but each `sliding_window_pattern`-th
-/// (`"sliding_attention" if bool((i + 1) % self._sliding_window_pattern) else "full_attention"`;
-/// the Hub's configs write `sliding_window_pattern`, newer ones `_sliding_window_pattern`).
-fn gemma3_window(cfg: &Cfg, n_layers: u64) -> Result<Option<SlidingWindow>, ConfigError> {
-    let Some(size) = cfg.opt("sliding_window", 1, MAX_POSITIONS)? else { return Ok(None) };
-    let full_every = match cfg.get("layer_types").1.and_then(Value::as_array) {
-        Some(kinds) => full_attention_every(kinds, n_layers, "sliding_attention")?,
-        None => match cfg.opt("_sliding_window_pattern", 1, MAX_LAYERS)? {
-            Some(k) => k,
-            None => cfg.opt("sliding_window_pattern", 1, MAX_LAYERS)?.unwrap_or(6),
-        },
-    };
-    Ok((full_every != 1).then_some(SlidingWindow { size, full_every }))
+/// Gemma 3's full-attention layer every this many (transformers `Gemma3TextConfig`:
+/// `"sliding_attention" if bool((i + 1) % self._sliding_window_pattern) else "full_attention"`;
+/// the Hub's configs write `sliding_window_pattern`, newer ones `_sliding_window_pattern`; 6).
+fn gemma3_pattern(cfg: &Cfg) -> Result<u64, ConfigError> {
+    Ok(match cfg.opt("_sliding_window_pattern", 1, MAX_LAYERS)? {
+        Some(k) => k,
+        None => cfg.opt("sliding_window_pattern", 1, MAX_LAYERS)?.unwrap_or(6),
+    })
 }
 
 /// Every how many layers `layer_types` holds a full-attention layer, the others of kind `other`

@@ -73,7 +73,8 @@ pub struct LayerCase {
 /// layer-norm and linear inputs and the masks (10sbh) stay whole on each TP rank; the rest is ÷ t.
 ///
 /// HF path (measured with tools/hf_activations, transformers 5.24, bf16): per token, each RMSNorm
-/// (two, or four with norms after attention and the MLP) 8h + 4 (fp32 upcast, normalized, weighted), Q/K/V 2(q + 2kv) and output 2q with an fp32 log-sum-exp
+/// (two, or four with norms after attention and the MLP) 8h + 4 (fp32 upcast, normalized,
+/// weighted), Q/K/V 2(q + 2kv) and output 2q with an fp32 log-sum-exp
 /// 4a (sdpa/flash) or, eager, K/V repeated to all heads and the softmax 6as (fp32 + bf16 copy), MLP 8f.
 /// With Liger's kernels (liger-kernel 0.8.5, `liger_kernel/ops/`): each RMSNorm keeps its input and
 /// an fp32 factor a row (`LigerRMSNormFunction`: `save_for_backward(X, W, RSTD)`) beside its output,

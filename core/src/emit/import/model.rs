@@ -90,9 +90,9 @@ fn model_as_told(text: &str, reading: &Reading, current: &PlanFile) -> (ModelFie
 }
 
 /// The flags of a file that no family here has, as written: a feed-forward activation neither
-/// SwiGLU nor gpt-oss's (MindSpeed-LLM's `--gelu-tanh` for Gemma 2, `--squared-relu`), a norm other
-/// than RMSNorm beside rotary positions, a position type of its own (`deepseek4`). Empty where the
-/// layers differ in a way no single flag tells.
+/// SwiGLU nor gpt-oss's (PLM's `--squared-relu`; `--gelu-tanh` without Gemma 2's `--post-norm`),
+/// a norm other than RMSNorm beside rotary positions, a position type of its own (`deepseek4`).
+/// Empty where the layers differ in a way no single flag tells.
 fn unbuilt_flags(shape: &Shape, reading: &Reading) -> Vec<String> {
     const ACTIVATIONS: [&str; 4] = ["--gelu-tanh", "--squared-relu", "--openai-gelu", "--geglu"];
     let given = |flag: &str| reading.shape.iter().chain(&reading.rest).find(|(f, _)| f == flag);
