@@ -57,6 +57,7 @@ pub fn model(id: &str) -> Option<&'static ModelEntry> {
 ///
 /// assert_eq!(model_by_name("/models/Qwen2.5-14B-Instruct").map(|m| m.id), Some("qwen2.5-14b"));
 /// assert_eq!(model_by_name("/data/Meta-Llama-3.1-70B-Instruct").map(|m| m.id), Some("llama-3.1-70b"));
+/// assert_eq!(model_by_name("Qwen/Qwen2-7B-Instruct").map(|m| m.id), Some("qwen2-7b"));
 /// assert_eq!(model_by_name("/models/Qwen2.5-13B"), None);
 /// ```
 pub fn model_by_name(path: &str) -> Option<&'static ModelEntry> {
@@ -211,6 +212,12 @@ pub const CONFIGS: &[CatalogConfig] = &[
         config: r#"{"model_type": "llama", "vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 11008, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 32, "max_position_embeddings": 4096, "tie_word_embeddings": false, "rope_theta": 10000.0, "rms_norm_eps": 1e-05}"#,
     },
     CatalogConfig {
+        id: "deepseek-llm-7b",
+        name: "DeepSeek-LLM-7B",
+        source: "huggingface.co/deepseek-ai/deepseek-llm-7b-base/blob/main/config.json",
+        config: r#"{"model_type": "llama", "vocab_size": 102400, "hidden_size": 4096, "intermediate_size": 11008, "num_hidden_layers": 30, "num_attention_heads": 32, "num_key_value_heads": 32, "max_position_embeddings": 4096, "tie_word_embeddings": false, "rope_theta": 10000.0, "rms_norm_eps": 1e-06}"#,
+    },
+    CatalogConfig {
         id: "mistral-7b-v0.1",
         name: "Mistral-7B-v0.1",
         source: "huggingface.co/mistralai/Mistral-7B-v0.1/blob/main/config.json",
@@ -221,6 +228,12 @@ pub const CONFIGS: &[CatalogConfig] = &[
         name: "Mistral-7B-v0.3",
         source: "huggingface.co/mistralai/Mistral-7B-v0.3/blob/main/config.json",
         config: r#"{"model_type": "mistral", "vocab_size": 32768, "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8, "max_position_embeddings": 32768, "tie_word_embeddings": false, "rope_theta": 1000000.0, "rms_norm_eps": 1e-05, "sliding_window": null}"#,
+    },
+    CatalogConfig {
+        id: "qwen2-7b",
+        name: "Qwen2-7B",
+        source: "huggingface.co/Qwen/Qwen2-7B/blob/main/config.json",
+        config: r#"{"model_type": "qwen2", "vocab_size": 152064, "hidden_size": 3584, "intermediate_size": 18944, "num_hidden_layers": 28, "num_attention_heads": 28, "num_key_value_heads": 4, "max_position_embeddings": 131072, "tie_word_embeddings": false, "rope_theta": 1000000.0, "rms_norm_eps": 1e-06}"#,
     },
     CatalogConfig {
         id: "qwen2.5-7b",
@@ -329,6 +342,12 @@ pub const CONFIGS: &[CatalogConfig] = &[
         name: "DeepSeek-R1-Distill-Llama-70B",
         source: "huggingface.co/deepseek-ai/DeepSeek-R1-Distill-Llama-70B/blob/main/config.json",
         config: LLAMA_3_1_70B,
+    },
+    CatalogConfig {
+        id: "qwen2-72b",
+        name: "Qwen2-72B",
+        source: "huggingface.co/Qwen/Qwen2-72B/blob/main/config.json",
+        config: r#"{"model_type": "qwen2", "vocab_size": 152064, "hidden_size": 8192, "intermediate_size": 29568, "num_hidden_layers": 80, "num_attention_heads": 64, "num_key_value_heads": 8, "max_position_embeddings": 131072, "tie_word_embeddings": false, "rope_theta": 1000000.0, "rms_norm_eps": 1e-05}"#,
     },
     CatalogConfig {
         id: "qwen2.5-72b",

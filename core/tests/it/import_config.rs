@@ -964,6 +964,14 @@ python3 -m verl.trainer.main_ppo \
     let got = import(ppo, &base).unwrap();
     assert_eq!(got.file.rl.n_samples_per_prompt, 1);
     assert!(got.unknown.is_empty(), "{:?}", got.unknown);
+    // The model of 22 of VeRL's example scripts, by its Hub id (examples/grpo_trainer/run_qwen2-7b.sh).
+    let qwen2 = "python3 -m verl.trainer.main_ppo actor_rollout_ref.model.path=Qwen/Qwen2-7B-Instruct\n";
+    let got = import(qwen2, &base).unwrap();
+    assert_eq!(got.file.model, ModelField::Id("qwen2-7b".into()), "{:?}", got.model);
+    // And of 13 more (examples/ppo_trainer/run_deepseek7b_llm.sh), its chat model.
+    let deepseek = qwen2.replace("Qwen/Qwen2-7B-Instruct", "deepseek-ai/deepseek-llm-7b-chat");
+    let got = import(&deepseek, &base).unwrap();
+    assert_eq!(got.file.model, ModelField::Id("deepseek-llm-7b".into()), "{:?}", got.model);
     // Its Megatron engine (examples/ppo_trainer/run_qwen2-7b_math_gsm8k_megatron.sh) is its own
     // config, read as VeRL with that engine.
     let megatron_backend = ppo.replace("main_ppo ", "main_ppo --config-name='ppo_megatron_trainer' ");

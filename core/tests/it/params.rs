@@ -66,11 +66,24 @@ const ROWS: &[Row] = &[
         source: "Together SDK model_param_count; keras-hub llama2_7b_en (Hub adds 2,048 inv_freq)",
     },
     Row {
+        id: "deepseek-llm-7b",
+        // Each rank's norms (two a layer, the final one on the last stage) are whole on all 4 TP ranks.
+        total: 4 * (863_887_360 + 863_891_456) - 3 * (30 * 2 + 1) * 4_096,
+        source: "Megatron-LM's count of each rank's parameters, printed in a VeRL run of deepseek-llm-7b-chat at \
+                 TP 4 × PP 2: rank (3, 0) 863,887,360, rank (3, 1) 863,891,456",
+    },
+    Row {
         id: "mistral-7b-v0.1",
         total: 7_241_732_096,
         source: "keras-hub mistral_7b_en; index 14,483,464,192 B / 2",
     },
     Row { id: "mistral-7b-v0.3", total: 7_248_023_552, source: "keras-hub mistral_0.3_7b_en" },
+    Row {
+        id: "qwen2-7b",
+        total: 15_231_233_024 / 2,
+        source: "Qwen2.5-7B's shape (index of Qwen2.5-7B-Instruct: 15,231,233,024 B bf16): the Qwen2 report's Table 1 \
+                 (arXiv:2407.10671) gives both the same sizes, and their config.json the same keys",
+    },
     Row {
         id: "qwen2.5-7b",
         total: 15_231_233_024 / 2,
@@ -134,6 +147,12 @@ const ROWS: &[Row] = &[
         id: "deepseek-r1-distill-llama-70b",
         total: 70_553_706_496,
         source: "Llama-3.1-70B's shape (HF API), as Llama-3.3-70B-Instruct, its base, has it",
+    },
+    Row {
+        id: "qwen2-72b",
+        total: 145_412_407_296 / 2,
+        source: "Qwen2.5-72B's shape (index of Qwen2.5-72B-Instruct: 145,412,407,296 B bf16): the Qwen2 report's \
+                 Table 1 (arXiv:2407.10671) gives both the same sizes; only the norm's epsilon differs",
     },
     Row {
         id: "qwen2.5-72b",

@@ -98,7 +98,7 @@ pub fn split_page(
             // (rustc links the stack first, from 1 MiB down to 0), so wasm-opt may fold a pointer's
             // added constant into the access's offset; 1.8 KB gzip off the first module (docs/DESIGN.md).
             true => run(Command::new("wasm-opt")
-                .args(["-Oz", "--low-memory-unused"])
+                .args(["-Oz", "--converge", "--low-memory-unused"])
                 .args(FEATURES)
                 .arg(from)
                 .arg("-o")
