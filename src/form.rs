@@ -86,6 +86,8 @@ pub enum NumField {
     GpuMemoryUtilization,
     /// `rl.max_num_seqs`.
     MaxNumSeqs,
+    /// `rl.log_prob_micro_batch`; empty means the update's micro-batch.
+    LogProbMicroBatch,
     /// `rl.max_model_len`; empty means prompt + response.
     MaxModelLen,
     /// `rl.max_num_batched_tokens`; empty means automatic.
@@ -126,7 +128,7 @@ pub enum NumKind {
 
 impl NumField {
     /// Every field, in form order; the index is the field's slot in [`PlanForm::numbers`].
-    pub const ALL: [NumField; 40] = [
+    pub const ALL: [NumField; 41] = [
         NumField::Nodes,
         NumField::DevicesPerNode,
         NumField::LoraRank,
@@ -158,6 +160,7 @@ impl NumField {
         NumField::TokenBudget,
         NumField::GpuMemoryUtilization,
         NumField::MaxNumSeqs,
+        NumField::LogProbMicroBatch,
         NumField::MaxModelLen,
         NumField::BatchedTokens,
         NumField::MemoryMargin,
@@ -179,6 +182,7 @@ impl NumField {
             | NumField::MeanResponseLen
             | NumField::MeanSeqLen
             | NumField::TokenBudget
+            | NumField::LogProbMicroBatch
             | NumField::MaxModelLen
             | NumField::BatchedTokens
             | NumField::MtpLayers => NumKind::Auto,
@@ -317,6 +321,7 @@ impl NumField {
             NumField::MiniBatch => file.rl.mini_batch,
             NumField::TokenBudget => file.rl.max_tokens_per_device,
             NumField::MaxNumSeqs => file.rl.max_num_seqs,
+            NumField::LogProbMicroBatch => file.rl.log_prob_micro_batch,
             NumField::MaxModelLen => file.rl.max_model_len,
             NumField::BatchedTokens => file.rl.max_num_batched_tokens,
             NumField::MtpLayers => file.mtp_layers,
@@ -363,6 +368,7 @@ impl NumField {
             NumField::MiniBatch => file.rl.mini_batch = value.unwrap_or(0),
             NumField::TokenBudget => file.rl.max_tokens_per_device = value.unwrap_or(0),
             NumField::MaxNumSeqs => file.rl.max_num_seqs = n,
+            NumField::LogProbMicroBatch => file.rl.log_prob_micro_batch = value.unwrap_or(0),
             NumField::MaxModelLen => file.rl.max_model_len = value.unwrap_or(0),
             NumField::BatchedTokens => file.rl.max_num_batched_tokens = value.unwrap_or(0),
             NumField::MtpLayers => file.mtp_layers = value.unwrap_or(0),
@@ -416,6 +422,7 @@ impl NumField {
             NumField::TokenBudget => Key::rl_token_budget,
             NumField::GpuMemoryUtilization => Key::rl_gpu_mem,
             NumField::MaxNumSeqs => Key::rl_max_num_seqs,
+            NumField::LogProbMicroBatch => Key::rl_log_prob_micro,
             NumField::MaxModelLen => Key::rl_max_model_len,
             NumField::BatchedTokens => Key::rl_batched_tokens,
             NumField::MoeImbalance => Key::moe_imbalance,
@@ -470,6 +477,7 @@ impl NumField {
             NumField::TokenBudget => Field::RlMaxTokensPerDevice,
             NumField::GpuMemoryUtilization => Field::RlGpuMemoryUtilization,
             NumField::MaxNumSeqs => Field::RlMaxNumSeqs,
+            NumField::LogProbMicroBatch => Field::RlLogProbMicroBatch,
             NumField::MaxModelLen => Field::RlMaxModelLen,
             NumField::BatchedTokens => Field::RlMaxNumBatchedTokens,
             NumField::MemoryMargin => Field::OverheadsAllocatorReserve,

@@ -805,6 +805,7 @@ fn field_key(field: Field) -> Option<Key> {
         | Field::RlMaxNumSeqs
         | Field::RlMiniBatch
         | Field::RlMaxTokensPerDevice
+        | Field::RlLogProbMicroBatch
         | Field::RlMaxModelLen
         | Field::RlMaxNumBatchedTokens
         | Field::OverheadsAllocatorReserve => return None,

@@ -94,6 +94,7 @@ named_enum! {
         RlMaxTokensPerDevice = "rl.max_tokens_per_device",
         RlRemovePadding = "rl.remove_padding",
         RlEnforceEager = "rl.enforce_eager",
+        RlLogProbMicroBatch = "rl.log_prob_micro_batch",
         RlMaxModelLen = "rl.max_model_len",
         RlMaxNumBatchedTokens = "rl.max_num_batched_tokens",
         RlBlocking = "rl.blocking",

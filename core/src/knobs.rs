@@ -156,6 +156,8 @@ pub enum Knob {
     RlBlocking,
     /// `rl.kl_loss`.
     RlKlLoss,
+    /// `rl.log_prob_micro_batch`.
+    RlLogProbMicroBatch,
 }
 
 /// Whether a setting applies, and if not, who takes it.
@@ -270,6 +272,7 @@ impl Knob {
         Knob::Rl,
         Knob::RlBlocking,
         Knob::RlKlLoss,
+        Knob::RlLogProbMicroBatch,
     ];
 
     /// The plan file's dotted name of the setting (`rl` for the whole section).
@@ -340,6 +343,7 @@ impl Knob {
             Knob::Rl => return None,
             Knob::RlBlocking => Field::RlBlocking,
             Knob::RlKlLoss => Field::RlKlLoss,
+            Knob::RlLogProbMicroBatch => Field::RlLogProbMicroBatch,
         })
     }
 }
@@ -552,7 +556,8 @@ pub fn applies(framework: Framework, method: Method, knob: Knob) -> Applies {
         },
         // VeRL `actor_rollout_ref.actor.use_kl_loss`, both engines; MindSpeed-RL's integrated worker
         // scores with its reference on every step (`compute_ref_log_prob`).
-        Knob::RlKlLoss => match for_methods(RL_METHODS) {
+        // VeRL `log_prob_micro_batch_size_per_gpu` (rollout's and ref's), both engines.
+        Knob::RlKlLoss | Knob::RlLogProbMicroBatch => match for_methods(RL_METHODS) {
             Applies::Yes => only(&[Framework::Verl, Framework::VerlMegatron]),
             no => no,
         },
@@ -749,6 +754,7 @@ pub fn effective(plan: &Plan) -> Effective<'_> {
         Rl => {};
         RlBlocking => {};
         RlKlLoss => reset!(rl.kl_loss, true);
+        RlLogProbMicroBatch => reset!(rl.log_prob_micro_batch, 0);
     }
     value_resets(plan, &mut owned);
     match owned {

@@ -164,6 +164,8 @@ fn actor_rollout_ref(plan: &Plan) -> Vec<String> {
     let rl = &plan.rl;
     let p = &plan.parallel;
     let micro = plan.batch.micro_batch.get();
+    // The old log-probabilities' forward and the reference's, each its own micro-batch.
+    let log_prob = rl.log_prob_micro(micro);
     let mini = rl.mini_batch_prompts(plan.batch.global_batch.get());
     let token_budget = rl.tokens_per_device(plan.framework, p.cp.get());
     let megatron = plan.framework == Framework::VerlMegatron;
@@ -206,10 +208,10 @@ fn actor_rollout_ref(plan: &Plan) -> Vec<String> {
         format!("actor_rollout_ref.rollout.max_model_len={}", rl.model_len()),
         format!("actor_rollout_ref.rollout.max_num_batched_tokens={}", rl.batched_tokens()),
         format!("actor_rollout_ref.rollout.enforce_eager={}", py_bool(rl.enforce_eager)),
-        format!("actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu={micro}"),
+        format!("actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu={log_prob}"),
         format!("actor_rollout_ref.rollout.log_prob_use_dynamic_bsz={}", py_bool(rl.dynamic_batch)),
         format!("actor_rollout_ref.rollout.log_prob_max_token_len_per_gpu={token_budget}"),
-        format!("actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu={micro}"),
+        format!("actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu={log_prob}"),
         format!("actor_rollout_ref.ref.log_prob_use_dynamic_bsz={}", py_bool(rl.dynamic_batch)),
         format!("actor_rollout_ref.ref.log_prob_max_token_len_per_gpu={token_budget}"),
     ]);

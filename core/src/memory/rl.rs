@@ -164,7 +164,11 @@ pub(super) fn rl_phases(ctx: &Ctx, stages: &[StageMemory]) -> Vec<PhaseMemory> {
             // VeRL takes the entropy with the old log-probabilities (`_compute_old_log_prob`:
             // `calculate_entropy=True`, verl/trainer/ppo/ray_trainer.py), through the logits'
             // softmax and its product with them (`entropy_from_logits`): three bf16 copies.
-            "log_prob" if verl => persistent(("logits", stage.logits_bytes.saturating_mul(3))),
+            // Its forwards score `log_prob_micro_batch` sequences at a time, not the update's
+            // micro-batch (the logits grow with them; packed by tokens, both take the same budget).
+            "log_prob" if verl => {
+                persistent(("logits", log_prob_logits(plan, stage.logits_bytes).saturating_mul(3)))
+            }
             "log_prob" => persistent(("logits", stage.logits_bytes)),
             _ => [
                 ("weights", w),
@@ -195,6 +199,18 @@ pub(super) fn rl_phases(ctx: &Ctx, stages: &[StageMemory]) -> Vec<PhaseMemory> {
             PhaseMemory { phase, total: total(&parts), parts }
         })
         .collect()
+}
+
+/// The logits of one log-probability forward where the update's micro-batch holds `update` bytes
+/// of them: `log_prob_micro_batch` sequences instead of the update's micro-batch; the same packed
+/// by tokens, where VeRL's launch file gives both passes the same budget.
+fn log_prob_logits(plan: &Plan, update: u64) -> u64 {
+    let micro = plan.batch.micro_batch.get();
+    if plan.rl.dynamic_batch {
+        return update;
+    }
+    let scaled = u128::from(update) * u128::from(plan.rl.log_prob_micro(micro)) / u128::from(micro);
+    u64::try_from(scaled).unwrap_or(u64::MAX)
 }
 
 /// PPO's critic's bytes in `phase` on a rank shaped like `stage` (the actor's, which the critic

@@ -666,6 +666,11 @@ fn rl(rl_file: &RlFile) -> Result<Rl, PlanFileError> {
         )?,
         remove_padding: rl_file.remove_padding,
         enforce_eager: rl_file.enforce_eager,
+        log_prob_micro_batch: count_or_zero(
+            rl_file.log_prob_micro_batch,
+            Field::RlLogProbMicroBatch,
+            Limit::Size,
+        )?,
         max_model_len: count_or_zero(rl_file.max_model_len, Field::RlMaxModelLen, Limit::Size)?,
         max_num_batched_tokens: count_or_zero(
             rl_file.max_num_batched_tokens,
@@ -781,6 +786,8 @@ pub struct RlFile {
     pub max_tokens_per_device: u32,
     pub remove_padding: bool,
     pub enforce_eager: bool,
+    /// Sequences a device scores at once for the log-probabilities; 0 = the update's micro-batch.
+    pub log_prob_micro_batch: u32,
     /// 0 = prompt + response.
     pub max_model_len: u32,
     /// 0 = the larger of 8192 and one sequence.
@@ -814,6 +821,7 @@ impl Default for RlFile {
             max_tokens_per_device: 0,
             remove_padding: true,
             enforce_eager: false,
+            log_prob_micro_batch: 0,
             max_model_len: 0,
             max_num_batched_tokens: 0,
             blocking: true,
@@ -1272,6 +1280,7 @@ impl Plan {
                 max_tokens_per_device: self.rl.max_tokens_per_device,
                 remove_padding: self.rl.remove_padding,
                 enforce_eager: self.rl.enforce_eager,
+                log_prob_micro_batch: self.rl.log_prob_micro_batch,
                 max_model_len: self.rl.max_model_len,
                 max_num_batched_tokens: self.rl.max_num_batched_tokens,
                 blocking: self.rl.blocking,

@@ -832,6 +832,11 @@ pub struct Rl {
     pub remove_padding: bool,
     /// vLLM `enforce_eager`: decode without CUDA/ACL graphs.
     pub enforce_eager: bool,
+    /// Sequences a device scores at once for the old log-probabilities and the reference's (VeRL
+    /// `rollout.log_prob_micro_batch_size_per_gpu` and `ref.log_prob_micro_batch_size_per_gpu`: a
+    /// forward alone, often run with more sequences than the update's micro-batch); 0 = the
+    /// update's micro-batch. Packed by tokens (`dynamic_batch`) it is not used.
+    pub log_prob_micro_batch: u32,
     /// vLLM `max_model_len`; 0 = prompt + response.
     pub max_model_len: u32,
     /// vLLM `max_num_batched_tokens`; 0 = the larger of 8192 (VeRL's default) and one sequence.
@@ -879,6 +884,12 @@ impl Rl {
     /// Prompts per actor update: the mini-batch, or the whole batch when it is 0.
     pub fn mini_batch_prompts(&self, global_batch: u32) -> u32 {
         if self.mini_batch == 0 { global_batch } else { self.mini_batch }
+    }
+
+    /// Sequences a device scores at once in the log-probabilities' forwards: the plan's figure,
+    /// or `micro_batch`, the update's, when it is 0.
+    pub fn log_prob_micro(&self, micro_batch: u32) -> u32 {
+        if self.log_prob_micro_batch == 0 { micro_batch } else { self.log_prob_micro_batch }
     }
 
     /// vLLM's `max_model_len` in effect.

@@ -295,7 +295,7 @@ proptest! {
         budget in prop::sample::select(vec![0u32, 8192, 24576]), padding in any::<bool>(), eager in any::<bool>(),
         model_len in prop::sample::select(vec![0u32, 1536, 4096]),
         batched in prop::sample::select(vec![0u32, 8192, 16384]), cp in prop::sample::select(vec![1u32, 2]),
-        kl in any::<bool>(),
+        kl in any::<bool>(), log_prob in prop::sample::select(vec![0u32, 1, 8]),
     ) {
         let method = if ppo { "ppo" } else { "grpo" };
         let mini = [0, 64, 128][mini_div as usize];
@@ -304,7 +304,8 @@ proptest! {
                 "batch": {{"micro_batch": 2, "global_batch": 256}},
                 "rl": {{"n_samples_per_prompt": {n}, "mini_batch": {mini}, "dynamic_batch": {dynamic},
                 "max_tokens_per_device": {budget}, "remove_padding": {padding}, "enforce_eager": {eager},
-                "max_model_len": {model_len}, "max_num_batched_tokens": {batched}, "kl_loss": {kl}}}}}"#
+                "max_model_len": {model_len}, "max_num_batched_tokens": {batched}, "kl_loss": {kl},
+                "log_prob_micro_batch": {log_prob}}}}}"#
         );
         let plan = Plan::from_json(&text).unwrap();
         let (original, back, kind) = round_trip(&plan);
@@ -968,6 +969,20 @@ python3 -m verl.trainer.main_ppo \
     let qwen2 = "python3 -m verl.trainer.main_ppo actor_rollout_ref.model.path=Qwen/Qwen2-7B-Instruct\n";
     let got = import(qwen2, &base).unwrap();
     assert_eq!(got.file.model, ModelField::Id("qwen2-7b".into()), "{:?}", got.model);
+    // The log-probabilities' micro-batch apart from the update's (examples/grpo_trainer/run_qwen3-8b_npu.sh:
+    // 32 and 32 against the update's 10); the rollout's and the reference's as one, the larger; the
+    // update's own reads as 0, "the update's".
+    let scored = |rollout: u32, reference: u32| {
+        let text = format!(
+            "python3 -m verl.trainer.main_ppo actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=4 \\
+             actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu={rollout} \\
+             actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu={reference}\n"
+        );
+        let got = import(&text, &base).unwrap();
+        assert!(got.unknown.is_empty(), "{:?}", got.unknown);
+        got.file.rl.log_prob_micro_batch
+    };
+    assert_eq!((scored(32, 32), scored(8, 16), scored(4, 4)), (32, 16, 0));
     // And of 13 more (examples/ppo_trainer/run_deepseek7b_llm.sh), its chat model.
     let deepseek = qwen2.replace("Qwen/Qwen2-7B-Instruct", "deepseek-ai/deepseek-llm-7b-chat");
     let got = import(&deepseek, &base).unwrap();

@@ -47,6 +47,7 @@ fn changed_value(knob: Knob) -> (&'static str, Value) {
         Knob::FusedKernels | Knob::MoeGroupedGemm | Knob::RlBlocking | Knob::RlKlLoss => json!(false),
         Knob::PipelineLayout => json!("Et*27|tL"),
         Knob::MtpLayers => json!(1),
+        Knob::RlLogProbMicroBatch => json!(8),
         Knob::ZeroHpz => json!(8),
         Knob::MoeDispatcher => json!("allgather"),
         Knob::MoeCapacity => json!(1.5),

@@ -1419,6 +1419,31 @@ fn verl_keeps_its_logits_in_bf16_alone() {
     assert_eq!(logits("log_prob"), 6 * elements);
 }
 
+/// VeRL's log-probability forwards take their own micro-batch (`log_prob_micro_batch_size_per_gpu`,
+/// larger than the update's in 24 of its example scripts: examples/grpo_trainer/run_qwen3-8b_npu.sh
+/// 32 against 10, run_deepseek7b_llm.sh 160 against 80). At 32 against 4, the log-prob phase's
+/// three bf16 copies of the logits are those of 32 sequences, exactly
+/// 6 × 32 × (512 + 1,024) × 152,064 bytes, the update's still 2 × 4 × 1,536 × 152,064; packed by
+/// tokens both take the same budget, and the field is not used.
+#[test]
+fn verl_scores_log_probabilities_in_their_own_micro_batch() {
+    let logits = |rl: &str, phase: &str| {
+        let text = format!(
+            r#"{{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "parallel": {{"zero_stage": 3}},
+                "batch": {{"micro_batch": 4}}, "rl": {{{rl}}}}}"#
+        );
+        let mem = evaluate(&Plan::from_json(&text).unwrap()).memory;
+        let parts = &mem.phases.iter().find(|p| p.phase == phase).unwrap().parts;
+        parts.iter().find(|x| x.part == "logits").map_or(0, |x| x.bytes)
+    };
+    let per_sequence = (512 + 1024) * 152_064u64;
+    assert_eq!(logits(r#""log_prob_micro_batch": 32"#, "log_prob"), 6 * 32 * per_sequence);
+    assert_eq!(logits(r#""log_prob_micro_batch": 32"#, "update"), 2 * 4 * per_sequence);
+    assert_eq!(logits(r#""log_prob_micro_batch": 0"#, "log_prob"), 6 * 4 * per_sequence);
+    let packed = r#""dynamic_batch": true, "log_prob_micro_batch": 32"#;
+    assert_eq!(logits(packed, "log_prob"), logits(r#""dynamic_batch": true"#, "log_prob"));
+}
+
 /// Megatron-LM's own Llama 3 8B fp8 example (`examples/llama/train_llama3_8b_h100_fp8.sh`) sets
 /// `--grad-reduce-in-bf16` and `--fp8-param-gather`. The first keeps the main gradients in bf16
 /// (`grad_reduce_in_fp32` off: 2 bytes a parameter, not 4); the second keeps the linear layers'

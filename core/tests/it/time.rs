@@ -316,8 +316,8 @@ fn rl_steps_hand_their_weights_to_the_rollout_engine() {
 /// its model in FSDP's CPU offload: verl 0.9.1 `FSDPEngine._build_fsdp_module`), so each of the
 /// reference's forwards copies every unit's shard in (`FlatParamHandle.pre_unshard`); the forward
 /// is no shorter than the copies. Qwen2.5-7B GRPO on 8 H100 at ZeRO-0 (`fsdp_size=1`: each device
-/// the whole model): 7,615,616,512 parameters (the HF checkpoint's count), 4 bytes each, for 1,024
-/// prompts × 5 responses ÷ 8 devices ÷ 16 a micro-batch = 40 micro-batches (the plan's defaults),
+/// the whole model): 7,615,616,512 parameters (the HF checkpoint's count), 4 bytes each, for 64
+/// prompts × 5 responses ÷ 8 devices, one a micro-batch = 40 micro-batches (the plan's defaults),
 /// over the host link: longer than the forward itself, the update's pipeline ÷ 3 (docs/time.md,
 /// "RL"), which the actor's scoring takes. At ZeRO-3 the copies are an eighth as long, and still
 /// longer.
@@ -341,6 +341,17 @@ fn verl_reference_forwards_wait_on_their_weights_from_the_host() {
     let (f, s) = (forward(&sharded), copies(8.0));
     assert!(f < s, "{s} {f}");
     assert!((sharded.breakdown.log_prob_seconds / (f + s) - 1.0).abs() < 1e-9);
+    // Scoring 8 sequences at a time (`ref.log_prob_micro_batch_size_per_gpu=8`, the update's
+    // micro-batch 1), the 40 a device scores take 5 forwards, not 40: 5 copies of the shards.
+    let text = r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "parallel": {"zero_stage": 0},
+        "rl": {"log_prob_micro_batch": 8}}"#;
+    let larger = evaluate(&Plan::from_json(text).unwrap()).time;
+    let (f, s) = (forward(&larger), copies(1.0) * 5.0 / 40.0);
+    assert!(
+        (larger.breakdown.log_prob_seconds / (f + s) - 1.0).abs() < 1e-9,
+        "{} against {f} + {s}",
+        larger.breakdown.log_prob_seconds
+    );
 }
 
 /// Without the KL loss (`use_kl_loss=False`, as DAPO runs) VeRL builds no reference

@@ -25,6 +25,9 @@ pub fn RlSection(
         move || check(ctx, Key::rl_blocking, "blocking-check", |f| f.rl.blocking, |f, v| f.rl.blocking = v);
     let kl_loss =
         move || check(ctx, Key::rl_kl_loss, "kl-loss-check", |f| f.rl.kl_loss, |f, v| f.rl.kl_loss = v);
+    let log_prob = move || {
+        number(ctx, Key::rl_log_prob_micro, "log-prob-micro-input", NumField::LogProbMicroBatch, auto)
+    };
     view! {
         <Show when=move || ctx.applies(Knob::Rl)>
             <section class="panel" aria-labelledby="rl-title" data-testid="rl-panel">
@@ -50,6 +53,7 @@ pub fn RlSection(
                 {check(ctx, Key::rl_lora, "rl-lora-check", |f| f.rl.lora, |f, v| f.rl.lora = v)}
                 {knob_slot(ctx, Knob::RlBlocking, blocking)}
                 {knob_slot(ctx, Knob::RlKlLoss, kl_loss)}
+                {knob_slot(ctx, Knob::RlLogProbMicroBatch, log_prob)}
             </section>
         </Show>
     }

@@ -967,6 +967,27 @@ async fn an_rl_plan_charts_its_phases_and_downloads_carry_the_verdict() -> WebDr
         page.driver.execute(budget_label, vec![]).await?.json().as_str().unwrap_or_default().to_owned();
     assert!(label.contains("per device") && label.contains("ppo_max_token_len_per_gpu"), "{label}");
     assert!(page.has("no-sync-check").await?);
+    // VeRL scores the log-probabilities in a micro-batch of their own: more sequences at once, more
+    // logits in the log-prob phase (its bar, the second), the update's unchanged.
+    let bar_text = |k: usize| {
+        let page = &page;
+        async move {
+            let bars = page.driver.find_all(By::Css("[data-testid='memory-bar']")).await?;
+            WebDriverResult::Ok(bars[k].prop("textContent").await?.unwrap_or_default())
+        }
+    };
+    let (log_prob, update) = (bar_text(1).await?, bar_text(2).await?);
+    page.type_into("log-prob-micro-input", "64").await?;
+    let mut grown = log_prob.clone();
+    for _ in 0..100 {
+        grown = bar_text(1).await?;
+        if grown != log_prob {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_ne!(grown, log_prob, "the log-prob phase kept its bytes");
+    assert_eq!(bar_text(2).await?, update);
     page.choose("framework-select", "mindspeed-rl").await?;
     let mut label = String::new();
     for _ in 0..100 {
@@ -979,6 +1000,7 @@ async fn an_rl_plan_charts_its_phases_and_downloads_carry_the_verdict() -> WebDr
     }
     assert!(label.contains("per packed row") && label.contains("max_packing_token_size"), "{label}");
     assert!(!page.has("no-sync-check").await?);
+    assert!(!page.has("log-prob-micro-input").await?, "MindSpeed-RL takes no log-prob micro-batch");
     page.choose("framework-select", "verl").await?;
     assert!(page.has("prompt-len-input").await?);
     // A long response that does not fit (98,304 tokens: the actor's bf16 logits alone, 2 bytes a token

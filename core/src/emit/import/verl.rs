@@ -17,6 +17,9 @@ pub(super) fn verl(text: &str, file: &mut PlanFile) -> Result<Reading, ImportErr
     let vars = script_vars(text);
     // Read as written; a value equal to what the plan derives by itself goes back to 0 (auto) below.
     let (mut mini, mut model_len, mut batched, mut budget) = (None, None, None, None);
+    // The log-probabilities' micro-batch: the rollout's (the actor's old log-probabilities) and the
+    // reference's, which the plan takes as one, the larger, where the phase peaks.
+    let mut log_prob: Option<u32> = None;
     // The rollout's DP: with expert parallelism, EP ÷ TP (which the plan derives); else not the plan's.
     let mut rollout_dp: Option<(String, u32)> = None;
     let (mut unsharded, mut resharded) = (false, true);
@@ -65,6 +68,11 @@ pub(super) fn verl(text: &str, file: &mut PlanFile) -> Result<Reading, ImportErr
             "trainer.default_local_dir" => r.output_dir = Some(v.to_owned()),
             "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu" => file.batch.micro_batch = num(key, v)?,
             "actor_rollout_ref.actor.ppo_mini_batch_size" => mini = Some(num(key, v)?),
+            "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu"
+            | "actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu" => {
+                let n = num(key, v)?;
+                log_prob = Some(log_prob.map_or(n, |m: u32| m.max(n)));
+            }
             "actor_rollout_ref.actor.use_dynamic_bsz" => file.rl.dynamic_batch = flag(v),
             "actor_rollout_ref.actor.ppo_max_token_len_per_gpu" => budget = Some(num(key, v)?),
             "actor_rollout_ref.model.use_remove_padding" => file.rl.remove_padding = flag(v),
@@ -190,6 +198,8 @@ pub(super) fn verl(text: &str, file: &mut PlanFile) -> Result<Reading, ImportErr
         }
     }
     set_rl_autos(file, [mini, model_len, batched, budget]);
+    // Back to 0 ("the update's") where it is the update's micro-batch.
+    file.rl.log_prob_micro_batch = log_prob.filter(|&n| n != file.batch.micro_batch).unwrap_or(0);
     Ok(r)
 }
 
