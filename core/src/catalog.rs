@@ -242,6 +242,12 @@ pub const CONFIGS: &[CatalogConfig] = &[
         config: r#"{"model_type": "qwen2", "vocab_size": 152064, "hidden_size": 3584, "intermediate_size": 18944, "num_hidden_layers": 28, "num_attention_heads": 28, "num_key_value_heads": 4, "max_position_embeddings": 131072, "tie_word_embeddings": false, "rope_theta": 1000000.0, "rms_norm_eps": 1e-06}"#,
     },
     CatalogConfig {
+        id: "qwen2.5-math-7b",
+        name: "Qwen2.5-Math-7B",
+        source: "huggingface.co/Qwen/Qwen2.5-Math-7B/blob/main/config.json",
+        config: r#"{"model_type": "qwen2", "vocab_size": 152064, "hidden_size": 3584, "intermediate_size": 18944, "num_hidden_layers": 28, "num_attention_heads": 28, "num_key_value_heads": 4, "max_position_embeddings": 4096, "tie_word_embeddings": false, "rope_theta": 10000.0, "rms_norm_eps": 1e-06}"#,
+    },
+    CatalogConfig {
         id: "deepseek-r1-distill-qwen-7b",
         name: "DeepSeek-R1-Distill-Qwen-7B",
         source: "huggingface.co/deepseek-ai/DeepSeek-R1-Distill-Qwen-7B/blob/main/config.json",

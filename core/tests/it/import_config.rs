@@ -958,6 +958,9 @@ python3 -m verl.trainer.main_ppo \
     assert_eq!(got.file.rl.n_samples_per_prompt, 16);
     // The directory names the model though $HOME is the machine's.
     assert_eq!(got.file.model, ModelField::Id("qwen3-30b-a3b".into()), "{:?}", got.model);
+    // The base of VeRL's DAPO scripts (examples/gmpo_trainer/test_dapo_7b_math.sh and 22 more files).
+    let math = verl.replace("Qwen3-30B-A3B-Base", "Qwen2.5-Math-7B");
+    assert_eq!(import(&math, &base).unwrap().file.model, ModelField::Id("qwen2.5-math-7b".into()));
     assert_eq!(got.file.launch.model_path, "", "a path set outside the script is not the plan's");
     // VeRL's own default is one response a prompt (`n: 1`, verl/trainer/config/rollout/rollout.yaml),
     // as its PPO examples leave it (examples/ppo_trainer/run_deepseek7b_llm.sh).

@@ -90,6 +90,12 @@ const ROWS: &[Row] = &[
         source: "index of Qwen2.5-7B-Instruct: 15,231,233,024 B bf16",
     },
     Row {
+        id: "qwen2.5-math-7b",
+        total: 15_231_233_024 / 2,
+        source: "Qwen2.5-7B's shape (index of Qwen2.5-7B-Instruct: 15,231,233,024 B bf16); only its 4,096 positions \
+                 and rope_theta differ",
+    },
+    Row {
         id: "deepseek-r1-distill-qwen-7b",
         total: 15_231_233_024 / 2,
         source: "Qwen2.5-7B's shape (index of Qwen2.5-7B-Instruct: 15,231,233,024 B bf16); only rope_theta differs",
