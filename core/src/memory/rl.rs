@@ -165,7 +165,7 @@ pub(super) fn rl_phases(ctx: &Ctx, stages: &[StageMemory]) -> Vec<PhaseMemory> {
             // `calculate_entropy=True`, verl/trainer/ppo/ray_trainer.py), through the logits'
             // softmax and its product with them (`entropy_from_logits`): three bf16 copies.
             // Its forwards score `log_prob_micro_batch` sequences at a time, not the update's
-            // micro-batch (the logits grow with them; packed by tokens, both take the same budget).
+            // micro-batch (the logits grow with them; packed by tokens, the budget the launch file gives both).
             "log_prob" if verl => {
                 persistent(("logits", log_prob_logits(plan, stage.logits_bytes).saturating_mul(3)))
             }
@@ -203,7 +203,7 @@ pub(super) fn rl_phases(ctx: &Ctx, stages: &[StageMemory]) -> Vec<PhaseMemory> {
 
 /// The logits of one log-probability forward where the update's micro-batch holds `update` bytes
 /// of them: `log_prob_micro_batch` sequences instead of the update's micro-batch; the same packed
-/// by tokens, where VeRL's launch file gives both passes the same budget.
+/// by tokens, where the plan's launch file gives both passes the same budget.
 fn log_prob_logits(plan: &Plan, update: u64) -> u64 {
     let micro = plan.batch.micro_batch.get();
     if plan.rl.dynamic_batch {

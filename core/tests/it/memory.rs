@@ -1424,7 +1424,7 @@ fn verl_keeps_its_logits_in_bf16_alone() {
 /// 32 against 10, run_deepseek7b_llm.sh 160 against 80). At 32 against 4, the log-prob phase's
 /// three bf16 copies of the logits are those of 32 sequences, exactly
 /// 6 × 32 × (512 + 1,024) × 152,064 bytes, the update's still 2 × 4 × 1,536 × 152,064; packed by
-/// tokens both take the same budget, and the field is not used.
+/// tokens both take the budget the plan's launch file gives them, and the field is not used.
 #[test]
 fn verl_scores_log_probabilities_in_their_own_micro_batch() {
     let logits = |rl: &str, phase: &str| {
