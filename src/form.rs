@@ -88,6 +88,8 @@ pub enum NumField {
     MaxNumSeqs,
     /// `rl.log_prob_micro_batch`; empty means the update's micro-batch.
     LogProbMicroBatch,
+    /// `rl.log_prob_max_tokens_per_device`; empty means the update's budget.
+    LogProbTokens,
     /// `rl.max_model_len`; empty means prompt + response.
     MaxModelLen,
     /// `rl.max_num_batched_tokens`; empty means automatic.
@@ -128,7 +130,7 @@ pub enum NumKind {
 
 impl NumField {
     /// Every field, in form order; the index is the field's slot in [`PlanForm::numbers`].
-    pub const ALL: [NumField; 41] = [
+    pub const ALL: [NumField; 42] = [
         NumField::Nodes,
         NumField::DevicesPerNode,
         NumField::LoraRank,
@@ -161,6 +163,7 @@ impl NumField {
         NumField::GpuMemoryUtilization,
         NumField::MaxNumSeqs,
         NumField::LogProbMicroBatch,
+        NumField::LogProbTokens,
         NumField::MaxModelLen,
         NumField::BatchedTokens,
         NumField::MemoryMargin,
@@ -183,6 +186,7 @@ impl NumField {
             | NumField::MeanSeqLen
             | NumField::TokenBudget
             | NumField::LogProbMicroBatch
+            | NumField::LogProbTokens
             | NumField::MaxModelLen
             | NumField::BatchedTokens
             | NumField::MtpLayers => NumKind::Auto,
@@ -322,6 +326,7 @@ impl NumField {
             NumField::TokenBudget => file.rl.max_tokens_per_device,
             NumField::MaxNumSeqs => file.rl.max_num_seqs,
             NumField::LogProbMicroBatch => file.rl.log_prob_micro_batch,
+            NumField::LogProbTokens => file.rl.log_prob_max_tokens_per_device,
             NumField::MaxModelLen => file.rl.max_model_len,
             NumField::BatchedTokens => file.rl.max_num_batched_tokens,
             NumField::MtpLayers => file.mtp_layers,
@@ -369,6 +374,7 @@ impl NumField {
             NumField::TokenBudget => file.rl.max_tokens_per_device = value.unwrap_or(0),
             NumField::MaxNumSeqs => file.rl.max_num_seqs = n,
             NumField::LogProbMicroBatch => file.rl.log_prob_micro_batch = value.unwrap_or(0),
+            NumField::LogProbTokens => file.rl.log_prob_max_tokens_per_device = value.unwrap_or(0),
             NumField::MaxModelLen => file.rl.max_model_len = value.unwrap_or(0),
             NumField::BatchedTokens => file.rl.max_num_batched_tokens = value.unwrap_or(0),
             NumField::MtpLayers => file.mtp_layers = value.unwrap_or(0),
@@ -423,6 +429,7 @@ impl NumField {
             NumField::GpuMemoryUtilization => Key::rl_gpu_mem,
             NumField::MaxNumSeqs => Key::rl_max_num_seqs,
             NumField::LogProbMicroBatch => Key::rl_log_prob_micro,
+            NumField::LogProbTokens => Key::rl_log_prob_tokens,
             NumField::MaxModelLen => Key::rl_max_model_len,
             NumField::BatchedTokens => Key::rl_batched_tokens,
             NumField::MoeImbalance => Key::moe_imbalance,
@@ -478,6 +485,7 @@ impl NumField {
             NumField::GpuMemoryUtilization => Field::RlGpuMemoryUtilization,
             NumField::MaxNumSeqs => Field::RlMaxNumSeqs,
             NumField::LogProbMicroBatch => Field::RlLogProbMicroBatch,
+            NumField::LogProbTokens => Field::RlLogProbMaxTokensPerDevice,
             NumField::MaxModelLen => Field::RlMaxModelLen,
             NumField::BatchedTokens => Field::RlMaxNumBatchedTokens,
             NumField::MemoryMargin => Field::OverheadsAllocatorReserve,

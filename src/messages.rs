@@ -806,6 +806,7 @@ fn field_key(field: Field) -> Option<Key> {
         | Field::RlMiniBatch
         | Field::RlMaxTokensPerDevice
         | Field::RlLogProbMicroBatch
+        | Field::RlLogProbMaxTokensPerDevice
         | Field::RlMaxModelLen
         | Field::RlMaxNumBatchedTokens
         | Field::OverheadsAllocatorReserve => return None,

@@ -95,6 +95,7 @@ named_enum! {
         RlRemovePadding = "rl.remove_padding",
         RlEnforceEager = "rl.enforce_eager",
         RlLogProbMicroBatch = "rl.log_prob_micro_batch",
+        RlLogProbMaxTokensPerDevice = "rl.log_prob_max_tokens_per_device",
         RlMaxModelLen = "rl.max_model_len",
         RlMaxNumBatchedTokens = "rl.max_num_batched_tokens",
         RlBlocking = "rl.blocking",

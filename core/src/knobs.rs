@@ -158,6 +158,8 @@ pub enum Knob {
     RlKlLoss,
     /// `rl.log_prob_micro_batch`.
     RlLogProbMicroBatch,
+    /// `rl.log_prob_max_tokens_per_device`.
+    RlLogProbTokens,
 }
 
 /// Whether a setting applies, and if not, who takes it.
@@ -273,6 +275,7 @@ impl Knob {
         Knob::RlBlocking,
         Knob::RlKlLoss,
         Knob::RlLogProbMicroBatch,
+        Knob::RlLogProbTokens,
     ];
 
     /// The plan file's dotted name of the setting (`rl` for the whole section).
@@ -344,6 +347,7 @@ impl Knob {
             Knob::RlBlocking => Field::RlBlocking,
             Knob::RlKlLoss => Field::RlKlLoss,
             Knob::RlLogProbMicroBatch => Field::RlLogProbMicroBatch,
+            Knob::RlLogProbTokens => Field::RlLogProbMaxTokensPerDevice,
         })
     }
 }
@@ -556,8 +560,9 @@ pub fn applies(framework: Framework, method: Method, knob: Knob) -> Applies {
         },
         // VeRL `actor_rollout_ref.actor.use_kl_loss`, both engines; MindSpeed-RL's integrated worker
         // scores with its reference on every step (`compute_ref_log_prob`).
-        // VeRL `log_prob_micro_batch_size_per_gpu` (rollout's and ref's), both engines.
-        Knob::RlKlLoss | Knob::RlLogProbMicroBatch => match for_methods(RL_METHODS) {
+        // VeRL `log_prob_micro_batch_size_per_gpu` and `log_prob_max_token_len_per_gpu` (the
+        // rollout's and the reference's), both engines.
+        Knob::RlKlLoss | Knob::RlLogProbMicroBatch | Knob::RlLogProbTokens => match for_methods(RL_METHODS) {
             Applies::Yes => only(&[Framework::Verl, Framework::VerlMegatron]),
             no => no,
         },
@@ -755,6 +760,7 @@ pub fn effective(plan: &Plan) -> Effective<'_> {
         RlBlocking => {};
         RlKlLoss => reset!(rl.kl_loss, true);
         RlLogProbMicroBatch => reset!(rl.log_prob_micro_batch, 0);
+        RlLogProbTokens => reset!(rl.log_prob_max_tokens_per_device, 0);
     }
     value_resets(plan, &mut owned);
     match owned {

@@ -166,6 +166,7 @@ fn actor_rollout_ref(plan: &Plan) -> Vec<String> {
     let micro = plan.batch.micro_batch.get();
     // The old log-probabilities' forward and the reference's, each its own micro-batch.
     let log_prob = rl.log_prob_micro(micro);
+    let log_prob_budget = rl.log_prob_tokens_per_device(plan.framework, p.cp.get());
     let mini = rl.mini_batch_prompts(plan.batch.global_batch.get());
     let token_budget = rl.tokens_per_device(plan.framework, p.cp.get());
     let megatron = plan.framework == Framework::VerlMegatron;
@@ -210,10 +211,10 @@ fn actor_rollout_ref(plan: &Plan) -> Vec<String> {
         format!("actor_rollout_ref.rollout.enforce_eager={}", py_bool(rl.enforce_eager)),
         format!("actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu={log_prob}"),
         format!("actor_rollout_ref.rollout.log_prob_use_dynamic_bsz={}", py_bool(rl.dynamic_batch)),
-        format!("actor_rollout_ref.rollout.log_prob_max_token_len_per_gpu={token_budget}"),
+        format!("actor_rollout_ref.rollout.log_prob_max_token_len_per_gpu={log_prob_budget}"),
         format!("actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu={log_prob}"),
         format!("actor_rollout_ref.ref.log_prob_use_dynamic_bsz={}", py_bool(rl.dynamic_batch)),
-        format!("actor_rollout_ref.ref.log_prob_max_token_len_per_gpu={token_budget}"),
+        format!("actor_rollout_ref.ref.log_prob_max_token_len_per_gpu={log_prob_budget}"),
     ]);
     match megatron {
         true => {

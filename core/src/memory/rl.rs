@@ -165,9 +165,9 @@ pub(super) fn rl_phases(ctx: &Ctx, stages: &[StageMemory]) -> Vec<PhaseMemory> {
             // `calculate_entropy=True`, verl/trainer/ppo/ray_trainer.py), through the logits'
             // softmax and its product with them (`entropy_from_logits`): three bf16 copies.
             // Its forwards score `log_prob_micro_batch` sequences at a time, not the update's
-            // micro-batch (the logits grow with them; packed by tokens, the budget the launch file gives both).
+            // micro-batch, or packed by tokens their own budget ([`log_prob_share`]).
             "log_prob" if verl => {
-                persistent(("logits", log_prob_logits(plan, stage.logits_bytes).saturating_mul(3)))
+                persistent(("logits", log_prob_logits(plan, ctx.cp, stage.logits_bytes).saturating_mul(3)))
             }
             "log_prob" => persistent(("logits", stage.logits_bytes)),
             _ => [
@@ -202,15 +202,32 @@ pub(super) fn rl_phases(ctx: &Ctx, stages: &[StageMemory]) -> Vec<PhaseMemory> {
 }
 
 /// The logits of one log-probability forward where the update's micro-batch holds `update` bytes
-/// of them: `log_prob_micro_batch` sequences instead of the update's micro-batch; the same packed
-/// by tokens, where the plan's launch file gives both passes the same budget.
-fn log_prob_logits(plan: &Plan, update: u64) -> u64 {
-    let micro = plan.batch.micro_batch.get();
-    if plan.rl.dynamic_batch {
-        return update;
-    }
-    let scaled = u128::from(update) * u128::from(plan.rl.log_prob_micro(micro)) / u128::from(micro);
+/// of them ([`log_prob_share`]).
+fn log_prob_logits(plan: &Plan, cp: u64, update: u64) -> u64 {
+    let (scored, trained) = log_prob_share(plan, cp);
+    let scaled = u128::from(update) * u128::from(scored) / u128::from(trained.max(1));
     u64::try_from(scaled).unwrap_or(u64::MAX)
+}
+
+/// What one log-probability forward takes on a device against one update micro-batch, as
+/// (scored, trained) in the same unit: `log_prob_micro_batch` sequences against the update's
+/// micro-batch; packed by tokens, the packed rows of `log_prob_max_tokens_per_device` against the
+/// update's budget, each at least one sequence (as [`super::activations`] packs them), split over
+/// the CP group.
+pub(crate) fn log_prob_share(plan: &Plan, cp: u64) -> (u64, u64) {
+    let rl = &plan.rl;
+    let micro = plan.batch.micro_batch.get();
+    if !rl.dynamic_batch {
+        return (u64::from(rl.log_prob_micro(micro)), u64::from(micro));
+    }
+    let cp32 = u32::try_from(cp).unwrap_or(u32::MAX);
+    let rows = u64::from(crate::plan::packed_row_budgets(plan.framework, cp32));
+    let sequence = u64::from(rl.sequence_tokens()).div_ceil(cp.max(1));
+    let tokens = |budget: u32| (u64::from(budget) * rows).div_ceil(cp.max(1)).max(sequence);
+    (
+        tokens(rl.log_prob_tokens_per_device(plan.framework, cp32)),
+        tokens(rl.tokens_per_device(plan.framework, cp32)),
+    )
 }
 
 /// PPO's critic's bytes in `phase` on a rank shaped like `stage` (the actor's, which the critic

@@ -671,6 +671,11 @@ fn rl(rl_file: &RlFile) -> Result<Rl, PlanFileError> {
             Field::RlLogProbMicroBatch,
             Limit::Size,
         )?,
+        log_prob_max_tokens_per_device: count_or_zero(
+            rl_file.log_prob_max_tokens_per_device,
+            Field::RlLogProbMaxTokensPerDevice,
+            Limit::Size,
+        )?,
         max_model_len: count_or_zero(rl_file.max_model_len, Field::RlMaxModelLen, Limit::Size)?,
         max_num_batched_tokens: count_or_zero(
             rl_file.max_num_batched_tokens,
@@ -788,6 +793,8 @@ pub struct RlFile {
     pub enforce_eager: bool,
     /// Sequences a device scores at once for the log-probabilities; 0 = the update's micro-batch.
     pub log_prob_micro_batch: u32,
+    /// Tokens a device scores at once for the log-probabilities, packed; 0 = the update's budget.
+    pub log_prob_max_tokens_per_device: u32,
     /// 0 = prompt + response.
     pub max_model_len: u32,
     /// 0 = the larger of 8192 and one sequence.
@@ -822,6 +829,7 @@ impl Default for RlFile {
             remove_padding: true,
             enforce_eager: false,
             log_prob_micro_batch: 0,
+            log_prob_max_tokens_per_device: 0,
             max_model_len: 0,
             max_num_batched_tokens: 0,
             blocking: true,
@@ -1281,6 +1289,7 @@ impl Plan {
                 remove_padding: self.rl.remove_padding,
                 enforce_eager: self.rl.enforce_eager,
                 log_prob_micro_batch: self.rl.log_prob_micro_batch,
+                log_prob_max_tokens_per_device: self.rl.log_prob_max_tokens_per_device,
                 max_model_len: self.rl.max_model_len,
                 max_num_batched_tokens: self.rl.max_num_batched_tokens,
                 blocking: self.rl.blocking,

@@ -837,6 +837,11 @@ pub struct Rl {
     /// forward alone, often run with more sequences than the update's micro-batch); 0 = the
     /// update's micro-batch. Packed by tokens (`dynamic_batch`) it is not used.
     pub log_prob_micro_batch: u32,
+    /// Tokens a device scores at once in those forwards, packed by tokens (VeRL
+    /// `rollout.log_prob_max_token_len_per_gpu` and `ref.log_prob_max_token_len_per_gpu`; its DAPO
+    /// scripts give them 3 sequences' tokens where the update takes 2); 0 = the update's budget.
+    /// Used only packed by tokens (`dynamic_batch`).
+    pub log_prob_max_tokens_per_device: u32,
     /// vLLM `max_model_len`; 0 = prompt + response.
     pub max_model_len: u32,
     /// vLLM `max_num_batched_tokens`; 0 = the larger of 8192 (VeRL's default) and one sequence.
@@ -901,6 +906,15 @@ impl Rl {
     pub fn batched_tokens(&self) -> u32 {
         match self.max_num_batched_tokens {
             0 => auto_batched_tokens(self.model_len()),
+            n => n,
+        }
+    }
+
+    /// Tokens one device scores per packed micro-batch in the log-probabilities' forwards: the
+    /// plan's figure, or the update's ([`Rl::tokens_per_device`]) when it is 0.
+    pub fn log_prob_tokens_per_device(&self, framework: Framework, cp: u32) -> u32 {
+        match self.log_prob_max_tokens_per_device {
+            0 => self.tokens_per_device(framework, cp),
             n => n,
         }
     }

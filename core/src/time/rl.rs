@@ -105,8 +105,9 @@ pub(super) fn critic_seconds(ctx: &Ctx, update_makespan: f64, update_tail: f64, 
 /// The seconds a step's reference forwards spend bringing the reference's fp32 shards over the
 /// host link, where VeRL's FSDP engine keeps them on the host ([`memory::verl_reference_on_host`]):
 /// every unit's shard for every micro-batch, the reference scoring every response in its own
-/// micro-batches (`ref.log_prob_micro_batch_size_per_gpu`, the plan's `log_prob_micro_batch`, or
-/// `log_prob_max_token_len_per_gpu` packed by tokens, as the launch file sets them). FSDP1 copies a unit's shard in before each forward even where the unit
+/// micro-batches (`ref.log_prob_micro_batch_size_per_gpu`, or `log_prob_max_token_len_per_gpu`
+/// packed by tokens: the plan's `log_prob_micro_batch` and `log_prob_max_tokens_per_device`,
+/// [`memory::log_prob_share`]). FSDP1 copies a unit's shard in before each forward even where the unit
 /// is still gathered, as the root is (`FlatParamHandle.pre_unshard` → `_use_low_precision_shard`,
 /// torch/distributed/fsdp/_flat_param.py at torch 2.11.0); FSDP2 skips its root's own (a final
 /// norm, or a tied embedding), which this counts. VeRL pull request 7182 (2026) reports such
@@ -116,12 +117,8 @@ pub(super) fn reference_stream_seconds(plan: &Plan, mem: &memory::Memory) -> f64
     let dp_cp = mem.dp.saturating_mul(mem.layout.cp);
     let shards = memory::verl_reference_host_bytes(plan, params, dp_cp) as f64;
     // The reference's micro-batches: the update's sequences, `log_prob_micro_batch` at a time.
-    let micro = plan.batch.micro_batch.get();
-    let sequences = mem.n_microbatches.saturating_mul(u64::from(micro));
-    let forwards = match plan.rl.dynamic_batch {
-        true => mem.n_microbatches,
-        false => sequences.div_ceil(u64::from(plan.rl.log_prob_micro(micro))),
-    };
+    let (scored, trained) = memory::log_prob_share(plan, mem.layout.cp);
+    let forwards = mem.n_microbatches.saturating_mul(trained).div_ceil(scored.max(1));
     shards * forwards as f64 / HOST_LINK_BYTES_PER_SECOND
 }
 

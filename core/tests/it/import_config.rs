@@ -296,6 +296,7 @@ proptest! {
         model_len in prop::sample::select(vec![0u32, 1536, 4096]),
         batched in prop::sample::select(vec![0u32, 8192, 16384]), cp in prop::sample::select(vec![1u32, 2]),
         kl in any::<bool>(), log_prob in prop::sample::select(vec![0u32, 1, 8]),
+        log_prob_budget in prop::sample::select(vec![0u32, 20000]),
     ) {
         let method = if ppo { "ppo" } else { "grpo" };
         let mini = [0, 64, 128][mini_div as usize];
@@ -305,7 +306,7 @@ proptest! {
                 "rl": {{"n_samples_per_prompt": {n}, "mini_batch": {mini}, "dynamic_batch": {dynamic},
                 "max_tokens_per_device": {budget}, "remove_padding": {padding}, "enforce_eager": {eager},
                 "max_model_len": {model_len}, "max_num_batched_tokens": {batched}, "kl_loss": {kl},
-                "log_prob_micro_batch": {log_prob}}}}}"#
+                "log_prob_micro_batch": {log_prob}, "log_prob_max_tokens_per_device": {log_prob_budget}}}}}"#
         );
         let plan = Plan::from_json(&text).unwrap();
         let (original, back, kind) = round_trip(&plan);
@@ -986,6 +987,20 @@ python3 -m verl.trainer.main_ppo \
         got.file.rl.log_prob_micro_batch
     };
     assert_eq!((scored(32, 32), scored(8, 16), scored(4, 4)), (32, 16, 0));
+    // Packed by tokens, their budget (examples/gmpo_trainer/test_dapo_7b_math.sh: 3 sequences'
+    // tokens against the update's 2); the update's own reads as 0.
+    let packed = |update: u32, scoring: u32| {
+        let text = format!(
+            "python3 -m verl.trainer.main_ppo actor_rollout_ref.actor.use_dynamic_bsz=True \\
+             actor_rollout_ref.actor.ppo_max_token_len_per_gpu={update} \\
+             actor_rollout_ref.rollout.log_prob_max_token_len_per_gpu={scoring} \\
+             actor_rollout_ref.ref.log_prob_max_token_len_per_gpu={scoring}\n"
+        );
+        let got = import(&text, &base).unwrap();
+        assert!(got.unknown.is_empty(), "{:?}", got.unknown);
+        (got.file.rl.max_tokens_per_device, got.file.rl.log_prob_max_tokens_per_device)
+    };
+    assert_eq!((packed(20480, 30720), packed(20480, 20480)), ((20480, 30720), (20480, 0)));
     // And of 13 more (examples/ppo_trainer/run_deepseek7b_llm.sh), its chat model.
     let deepseek = qwen2.replace("Qwen/Qwen2-7B-Instruct", "deepseek-ai/deepseek-llm-7b-chat");
     let got = import(&deepseek, &base).unwrap();

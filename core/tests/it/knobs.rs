@@ -48,6 +48,7 @@ fn changed_value(knob: Knob) -> (&'static str, Value) {
         Knob::PipelineLayout => json!("Et*27|tL"),
         Knob::MtpLayers => json!(1),
         Knob::RlLogProbMicroBatch => json!(8),
+        Knob::RlLogProbTokens => json!(40_000),
         Knob::ZeroHpz => json!(8),
         Knob::MoeDispatcher => json!("allgather"),
         Knob::MoeCapacity => json!(1.5),

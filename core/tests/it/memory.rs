@@ -1423,8 +1423,10 @@ fn verl_keeps_its_logits_in_bf16_alone() {
 /// larger than the update's in 24 of its example scripts: examples/grpo_trainer/run_qwen3-8b_npu.sh
 /// 32 against 10, run_deepseek7b_llm.sh 160 against 80). At 32 against 4, the log-prob phase's
 /// three bf16 copies of the logits are those of 32 sequences, exactly
-/// 6 × 32 × (512 + 1,024) × 152,064 bytes, the update's still 2 × 4 × 1,536 × 152,064; packed by
-/// tokens both take the budget the plan's launch file gives them, and the field is not used.
+/// 6 × 32 × (512 + 1,024) × 152,064 bytes, the update's still 2 × 4 × 1,536 × 152,064. Packed by
+/// tokens the micro-batch is not used but the log-prob budget is (`log_prob_max_token_len_per_gpu`,
+/// 3 sequences' tokens against the update's 2 in VeRL's DAPO scripts such as
+/// examples/gmpo_trainer/test_dapo_7b_math.sh): one packed row of 4,608 tokens against 3,072.
 #[test]
 fn verl_scores_log_probabilities_in_their_own_micro_batch() {
     let logits = |rl: &str, phase: &str| {
@@ -1442,6 +1444,10 @@ fn verl_scores_log_probabilities_in_their_own_micro_batch() {
     assert_eq!(logits(r#""log_prob_micro_batch": 0"#, "log_prob"), 6 * 4 * per_sequence);
     let packed = r#""dynamic_batch": true, "log_prob_micro_batch": 32"#;
     assert_eq!(logits(packed, "log_prob"), logits(r#""dynamic_batch": true"#, "log_prob"));
+    let dapo =
+        r#""dynamic_batch": true, "max_tokens_per_device": 3072, "log_prob_max_tokens_per_device": 4608"#;
+    assert_eq!(logits(dapo, "log_prob"), 6 * 4608 * 152_064);
+    assert_eq!(logits(dapo, "update"), 2 * 3072 * 152_064);
 }
 
 /// Megatron-LM's own Llama 3 8B fp8 example (`examples/llama/train_llama3_8b_h100_fp8.sh`) sets

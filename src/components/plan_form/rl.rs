@@ -28,6 +28,8 @@ pub fn RlSection(
     let log_prob = move || {
         number(ctx, Key::rl_log_prob_micro, "log-prob-micro-input", NumField::LogProbMicroBatch, auto)
     };
+    let log_prob_tokens =
+        move || number(ctx, Key::rl_log_prob_tokens, "log-prob-tokens-input", NumField::LogProbTokens, auto);
     view! {
         <Show when=move || ctx.applies(Knob::Rl)>
             <section class="panel" aria-labelledby="rl-title" data-testid="rl-panel">
@@ -54,6 +56,7 @@ pub fn RlSection(
                 {knob_slot(ctx, Knob::RlBlocking, blocking)}
                 {knob_slot(ctx, Knob::RlKlLoss, kl_loss)}
                 {knob_slot(ctx, Knob::RlLogProbMicroBatch, log_prob)}
+                {knob_slot(ctx, Knob::RlLogProbTokens, log_prob_tokens)}
             </section>
         </Show>
     }

@@ -977,6 +977,8 @@ async fn an_rl_plan_charts_its_phases_and_downloads_carry_the_verdict() -> WebDr
         }
     };
     let (log_prob, update) = (bar_text(1).await?, bar_text(2).await?);
+    // Its budget packed by tokens, beside.
+    assert!(page.has("log-prob-tokens-input").await?);
     page.type_into("log-prob-micro-input", "64").await?;
     let mut grown = log_prob.clone();
     for _ in 0..100 {
@@ -1001,6 +1003,7 @@ async fn an_rl_plan_charts_its_phases_and_downloads_carry_the_verdict() -> WebDr
     assert!(label.contains("per packed row") && label.contains("max_packing_token_size"), "{label}");
     assert!(!page.has("no-sync-check").await?);
     assert!(!page.has("log-prob-micro-input").await?, "MindSpeed-RL takes no log-prob micro-batch");
+    assert!(!page.has("log-prob-tokens-input").await?);
     page.choose("framework-select", "verl").await?;
     assert!(page.has("prompt-len-input").await?);
     // A long response that does not fit (98,304 tokens: the actor's bf16 logits alone, 2 bytes a token

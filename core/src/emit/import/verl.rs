@@ -19,7 +19,7 @@ pub(super) fn verl(text: &str, file: &mut PlanFile) -> Result<Reading, ImportErr
     let (mut mini, mut model_len, mut batched, mut budget) = (None, None, None, None);
     // The log-probabilities' micro-batch: the rollout's (the actor's old log-probabilities) and the
     // reference's, which the plan takes as one, the larger, where the phase peaks.
-    let mut log_prob: Option<u32> = None;
+    let (mut log_prob, mut log_prob_budget): (Option<u32>, Option<u32>) = (None, None);
     // The rollout's DP: with expert parallelism, EP ÷ TP (which the plan derives); else not the plan's.
     let mut rollout_dp: Option<(String, u32)> = None;
     let (mut unsharded, mut resharded) = (false, true);
@@ -72,6 +72,11 @@ pub(super) fn verl(text: &str, file: &mut PlanFile) -> Result<Reading, ImportErr
             | "actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu" => {
                 let n = num(key, v)?;
                 log_prob = Some(log_prob.map_or(n, |m: u32| m.max(n)));
+            }
+            "actor_rollout_ref.rollout.log_prob_max_token_len_per_gpu"
+            | "actor_rollout_ref.ref.log_prob_max_token_len_per_gpu" => {
+                let n = num(key, v)?;
+                log_prob_budget = Some(log_prob_budget.map_or(n, |m: u32| m.max(n)));
             }
             "actor_rollout_ref.actor.use_dynamic_bsz" => file.rl.dynamic_batch = flag(v),
             "actor_rollout_ref.actor.ppo_max_token_len_per_gpu" => budget = Some(num(key, v)?),
@@ -200,6 +205,16 @@ pub(super) fn verl(text: &str, file: &mut PlanFile) -> Result<Reading, ImportErr
     set_rl_autos(file, [mini, model_len, batched, budget]);
     // Back to 0 ("the update's") where it is the update's micro-batch.
     file.rl.log_prob_micro_batch = log_prob.filter(|&n| n != file.batch.micro_batch).unwrap_or(0);
+    let rl = &file.rl;
+    let update_budget = match rl.max_tokens_per_device {
+        0 => crate::plan::auto_tokens_per_device(
+            file.framework,
+            rl.max_prompt_length.saturating_add(rl.max_response_length),
+            file.parallel.cp,
+        ),
+        n => n,
+    };
+    file.rl.log_prob_max_tokens_per_device = log_prob_budget.filter(|&n| n != update_budget).unwrap_or(0);
     Ok(r)
 }
 
