@@ -255,6 +255,15 @@ fn trained_sections(plan: &Plan, name: &str, algo: &str) -> String {
     y
 }
 
+/// `rl_config`'s packed-row sizes: the file's own, then the update's, the actor's log-probabilities'
+/// and the reference's, each of which MindSpeed-RL reads apart.
+pub(crate) const PACKING_KEYS: [&str; 4] = [
+    "max_packing_token_size",
+    "update_max_packing_token_size",
+    "actor_max_packing_token_size",
+    "ref_max_packing_token_size",
+];
+
 /// `rl_config`: the integrated worker, the advantage estimator and KL, the batches, packing, the
 /// rule reward, and the devices the actor (and critic) take.
 fn rl_config(plan: &Plan, ppo: bool) -> String {
@@ -284,8 +293,15 @@ fn rl_config(plan: &Plan, ppo: bool) -> String {
     r("ref_forward_micro_batch_size", plan.batch.micro_batch.to_string());
     r("use_remove_padding", rl.remove_padding.to_string());
     r("use_dynamic_bsz", rl.dynamic_batch.to_string());
-    // Read only with use_dynamic_bsz; written always, so the file carries the whole plan.
-    r("max_packing_token_size", rl.tokens_per_device(plan.framework, plan.parallel.cp.get()).to_string());
+    // Read only with use_dynamic_bsz; written always, so the file carries the whole plan. Each role
+    // packs to a size of its own, which `RLConfig` sets to 4,096 before it reads the file, whatever
+    // `max_packing_token_size` says (mindspeed_rl/config_cls/rl_config.py at 05a90d7), and which
+    // `BaseTrainingEngine` reads (`ref_`, `actor_` and `update_max_packing_token_size`,
+    // mindspeed_rl/models/base/base_training_engine.py): all four are written.
+    let budget = rl.tokens_per_device(plan.framework, plan.parallel.cp.get()).to_string();
+    for key in PACKING_KEYS {
+        r(key, budget.clone());
+    }
     r("rule_reward", "true".into());
     r("verifier_function", if ppo { "[\"acc_for_ppo\"]" } else { "[\"math_17k_acc\"]" }.into());
     r("verifier_weight", "[1.0]".into());

@@ -253,6 +253,11 @@ fn seed_knobs_reach_their_files() {
     assert_eq!(r["mini_batch_size"].as_i64(), Some(64));
     assert_eq!(r["use_dynamic_bsz"].as_bool(), Some(true));
     assert_eq!(r["max_packing_token_size"].as_i64(), Some(12288));
+    // Each role's own size too, which MindSpeed-RL sets to 4,096 before it reads the file
+    // (`RLConfig.__init__`, mindspeed_rl/config_cls/rl_config.py at 05a90d7) and packs by.
+    for role in ["update", "actor", "ref"] {
+        assert_eq!(r[format!("{role}_max_packing_token_size").as_str()].as_i64(), Some(12288), "{role}");
+    }
     assert_eq!(r["use_remove_padding"].as_bool(), Some(true));
     assert_eq!(r["use_integrated_worker"].as_bool(), Some(true));
     assert_eq!(r["blocking"].as_bool(), Some(true));

@@ -1119,6 +1119,27 @@ fn llamafactory_epochs_and_lora_outside_sft_are_read_or_listed() {
 /// `recompute_granularity: full`, `recompute_method: block`, `recompute_num_layers: 6` under
 /// `actor_config`). Read as such, and not listed as unused; a key only `megatron_training` gives
 /// is still read.
+/// MindSpeed-RL packs each role to its own size (`update_`, `actor_`, `ref_max_packing_token_size`,
+/// read by `BaseTrainingEngine` at 05a90d7): the update's is the plan's budget, over the file's
+/// `max_packing_token_size`; its DAPO config's larger log-probability rows
+/// (configs/dapo_qwen25_32b_A2_20k.yaml: the actor's 45,056 against the update's 22,528) are
+/// listed as not kept.
+#[test]
+fn mindspeed_rl_reads_each_roles_packing() {
+    let base = PlanFile::minimal(trainplan_core::plan::ModelField::Id("qwen2.5-7b".into()));
+    let read = |rl: &str| {
+        let text = format!("rl_config:\n  use_dynamic_bsz: true\n{rl}");
+        let got = import(&text, &base).unwrap_or_else(|e| panic!("{text}: {e}"));
+        (got.file.rl.max_tokens_per_device, got.unknown)
+    };
+    let dapo = "  actor_max_packing_token_size: 45056\n  update_max_packing_token_size: 22528\n";
+    assert_eq!(read(dapo), (22528, vec!["rl_config.actor_max_packing_token_size".to_owned()]));
+    let all = "  max_packing_token_size: 8192\n  update_max_packing_token_size: 8192\n  \
+               actor_max_packing_token_size: 8192\n  ref_max_packing_token_size: 8192\n";
+    assert_eq!(read(all), (8192, vec![]));
+    assert_eq!(read("  max_packing_token_size: 8192\n"), (8192, vec![]));
+}
+
 #[test]
 fn mindspeed_rl_reads_the_actors_settings_over_the_megatron_ones() {
     let current = Plan::first_visit().to_file();

@@ -58,7 +58,7 @@ pub(super) fn mindspeed_rl(map: &Hash, file: &mut PlanFile) -> Result<Reading, I
         s.rl.whole("mini_batch_size")?,
         s.generate.whole("max_model_len")?,
         s.generate.whole("max_num_batched_tokens")?,
-        s.rl.whole("max_packing_token_size")?,
+        packing(&s.rl, &mut r)?,
     ];
     set_rl_autos(file, autos);
     r.model_path = s.mt.text("tokenizer_name_or_path");
@@ -259,6 +259,9 @@ const APPLIED: &[&str] = &[
     "rl_config.use_remove_padding",
     "rl_config.use_dynamic_bsz",
     "rl_config.max_packing_token_size",
+    "rl_config.update_max_packing_token_size",
+    "rl_config.actor_max_packing_token_size",
+    "rl_config.ref_max_packing_token_size",
     "generate_config.enforce_eager",
     "generate_config.infer_tensor_parallel_size",
     "generate_config.infer_expert_parallel_size",
@@ -271,6 +274,27 @@ const APPLIED: &[&str] = &[
     "megatron_training.data_path",
     "actor_config.save",
 ];
+
+/// The update's packed-row size: `update_max_packing_token_size`, which MindSpeed-RL packs the
+/// update to, else the file's `max_packing_token_size` (what the file means; at 05a90d7 `RLConfig`
+/// packs every role to 4,096 unless its own key is set). The log-probabilities' and the
+/// reference's (`actor_`, `ref_max_packing_token_size`) are the plan's where they are the update's,
+/// else listed as not kept.
+fn packing(rl: &Section, r: &mut Reading) -> Result<Option<u32>, ImportError> {
+    let [file, update, actor, reference] = crate::emit::mindspeed_rl::PACKING_KEYS;
+    let budget = match rl.whole(update)? {
+        Some(n) => Some(n),
+        None => rl.whole(file)?,
+    };
+    for key in [actor, reference] {
+        if let Some(n) = rl.whole(key)?
+            && Some(n) != budget
+        {
+            r.rest.push((format!("rl_config.{key}"), n.to_string()));
+        }
+    }
+    Ok(budget)
+}
 
 /// Every key, by section, that is neither applied above nor known as information; a model block's
 /// keys as the model's flags.
