@@ -1112,13 +1112,6 @@ fn llamafactory_epochs_and_lora_outside_sft_are_read_or_listed() {
     assert!(yaml.lines().any(|l| l == "num_train_epochs: 1.5"), "{yaml}");
 }
 
-/// MindSpeed-RL builds the actor's Megatron settings from `megatron_training` with
-/// `actor_config`'s keys winning (`cli/train_grpo.py`: `MegatronConfig({**megatron_training,
-/// **actor_config}, model)`), and its own configs set the actor's expert parallelism and
-/// recomputation there (`configs/grpo_qwen3_235b_a22b_A2.yaml`: `expert_model_parallel_size: 4`,
-/// `recompute_granularity: full`, `recompute_method: block`, `recompute_num_layers: 6` under
-/// `actor_config`). Read as such, and not listed as unused; a key only `megatron_training` gives
-/// is still read.
 /// MindSpeed-RL packs each role to its own size (`update_`, `actor_`, `ref_max_packing_token_size`,
 /// read by `BaseTrainingEngine` at 05a90d7): the update's is the plan's budget, over the file's
 /// `max_packing_token_size`; its DAPO config's larger log-probability rows
@@ -1126,10 +1119,13 @@ fn llamafactory_epochs_and_lora_outside_sft_are_read_or_listed() {
 /// listed as not kept.
 #[test]
 fn mindspeed_rl_reads_each_roles_packing() {
-    let base = PlanFile::minimal(trainplan_core::plan::ModelField::Id("qwen2.5-7b".into()));
-    let read = |rl: &str| {
-        let text = format!("rl_config:\n  use_dynamic_bsz: true\n{rl}");
-        let got = import(&text, &base).unwrap_or_else(|e| panic!("{text}: {e}"));
+    // The budget and the keys not kept of an `rl_config` packing by tokens with `sizes`.
+    let read = |sizes: &str| {
+        let got = import(
+            &format!("rl_config:\n  use_dynamic_bsz: true\n{sizes}"),
+            &PlanFile::minimal(trainplan_core::plan::ModelField::Id("qwen2.5-7b".into())),
+        )
+        .expect("a MindSpeed-RL config");
         (got.file.rl.max_tokens_per_device, got.unknown)
     };
     let dapo = "  actor_max_packing_token_size: 45056\n  update_max_packing_token_size: 22528\n";
@@ -1140,6 +1136,13 @@ fn mindspeed_rl_reads_each_roles_packing() {
     assert_eq!(read("  max_packing_token_size: 8192\n"), (8192, vec![]));
 }
 
+/// MindSpeed-RL builds the actor's Megatron settings from `megatron_training` with
+/// `actor_config`'s keys winning (`cli/train_grpo.py`: `MegatronConfig({**megatron_training,
+/// **actor_config}, model)`), and its own configs set the actor's expert parallelism and
+/// recomputation there (`configs/grpo_qwen3_235b_a22b_A2.yaml`: `expert_model_parallel_size: 4`,
+/// `recompute_granularity: full`, `recompute_method: block`, `recompute_num_layers: 6` under
+/// `actor_config`). Read as such, and not listed as unused; a key only `megatron_training` gives
+/// is still read.
 #[test]
 fn mindspeed_rl_reads_the_actors_settings_over_the_megatron_ones() {
     let current = Plan::first_visit().to_file();
