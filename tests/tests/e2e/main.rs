@@ -736,18 +736,24 @@ async fn launch_files_follow_the_plan_and_download() -> WebDriverResult<()> {
     page.driver.quit().await
 }
 
+/// The first-visit page with the launch panel's import unfolded.
+async fn open_launch_import(chromedriver: &Chromedriver) -> WebDriverResult<Page> {
+    let page = open(chromedriver, 1280, 1000).await?;
+    assert_eq!(page.wait_text("params-total", |t| !t.is_empty()).await?, "7,615,616,512");
+    // The launch panel comes with the results, after the summary.
+    page.wait_text("launch-text", |t| !t.is_empty()).await?;
+    let summary = page.driver.find(By::Css(".launch-import summary")).await?;
+    page.click_el(&summary).await?;
+    Ok(page)
+}
+
 /// A LLaMA-Factory YAML of an air-gapped cluster names its model by a local directory: the import
 /// finds the catalog model, says how, and the files written afterwards keep the file's paths. A
 /// file that names no model says the plan's model was kept.
 #[tokio::test(flavor = "multi_thread")]
 async fn an_imported_launch_file_finds_a_local_model_and_keeps_its_paths() -> WebDriverResult<()> {
     let chromedriver = Chromedriver::start();
-    let page = open(&chromedriver, 1280, 1000).await?;
-    assert_eq!(page.wait_text("params-total", |t| !t.is_empty()).await?, "7,615,616,512");
-    // The launch panel comes with the results, after the summary.
-    page.wait_text("launch-text", |t| !t.is_empty()).await?;
-    let summary = page.driver.find(By::Css(".launch-import summary")).await?;
-    page.click_el(&summary).await?;
+    let page = open_launch_import(&chromedriver).await?;
     let yaml = "model_name_or_path: /models/Qwen2.5-14B-Instruct\nstage: sft\nfinetuning_type: lora\n\
                 dataset: my_sft_data\ntemplate: qwen\noutput_dir: /output/qwen14b-lora\nbf16: true\n";
     page.type_into("launch-import-text", yaml).await?;
@@ -787,12 +793,7 @@ async fn an_imported_launch_file_finds_a_local_model_and_keeps_its_paths() -> We
 #[tokio::test(flavor = "multi_thread")]
 async fn mindspeed_llms_own_scripts_build_their_model_or_say_why_not() -> WebDriverResult<()> {
     let chromedriver = Chromedriver::start();
-    let page = open(&chromedriver, 1280, 1000).await?;
-    assert_eq!(page.wait_text("params-total", |t| !t.is_empty()).await?, "7,615,616,512");
-    // The launch panel comes with the results, after the summary.
-    page.wait_text("launch-text", |t| !t.is_empty()).await?;
-    let summary = page.driver.find(By::Css(".launch-import summary")).await?;
-    page.click_el(&summary).await?;
+    let page = open_launch_import(&chromedriver).await?;
     let plm = include_str!("../../../core/tests/data/mindspeed-llm/pretrain_plm_1point8b_ptd.sh");
     page.type_into("launch-import-text", plm).await?;
     page.click("launch-import-apply").await?;

@@ -462,7 +462,8 @@ fn devices_per_node(file: &PlanFile) -> u32 {
 /// Sets the RL figures read from a file — mini-batch, `max_model_len`, `max_num_batched_tokens`
 /// and the token budget, in that order — each back to 0 ("automatic") where it equals what the
 /// plan derives by itself (`plan::Rl`'s accessors), so emit → import gives the same plan file.
-fn set_rl_autos(file: &mut PlanFile, [mini, model_len, batched, budget]: [Option<u32>; 4]) {
+/// Returns the update's token budget in effect.
+fn set_rl_autos(file: &mut PlanFile, [mini, model_len, batched, budget]: [Option<u32>; 4]) -> u32 {
     let rl = &mut file.rl;
     let sequence = rl.max_prompt_length.saturating_add(rl.max_response_length);
     rl.mini_batch = mini.filter(|&m| m != file.batch.global_batch).unwrap_or(0);
@@ -472,4 +473,5 @@ fn set_rl_autos(file: &mut PlanFile, [mini, model_len, batched, budget]: [Option
     rl.max_num_batched_tokens = batched.filter(|&n| n != auto_batched).unwrap_or(0);
     let auto_budget = crate::plan::auto_tokens_per_device(file.framework, sequence, file.parallel.cp);
     rl.max_tokens_per_device = budget.filter(|&n| n != auto_budget).unwrap_or(0);
+    budget.unwrap_or(auto_budget)
 }

@@ -17,8 +17,9 @@ pub(super) fn verl(text: &str, file: &mut PlanFile) -> Result<Reading, ImportErr
     let vars = script_vars(text);
     // Read as written; a value equal to what the plan derives by itself goes back to 0 (auto) below.
     let (mut mini, mut model_len, mut batched, mut budget) = (None, None, None, None);
-    // The log-probabilities' micro-batch: the rollout's (the actor's old log-probabilities) and the
-    // reference's, which the plan takes as one, the larger, where the phase peaks.
+    // The log-probabilities' micro-batch and packed budget: the rollout's (the actor's old
+    // log-probabilities) and the reference's, which the plan takes as one, the larger of each,
+    // where the phase peaks.
     let (mut log_prob, mut log_prob_budget): (Option<u32>, Option<u32>) = (None, None);
     // The rollout's DP: with expert parallelism, EP ÷ TP (which the plan derives); else not the plan's.
     let mut rollout_dp: Option<(String, u32)> = None;
@@ -202,18 +203,9 @@ pub(super) fn verl(text: &str, file: &mut PlanFile) -> Result<Reading, ImportErr
             r.rest.push(("actor_rollout_ref.rollout.data_parallel_size".to_owned(), written));
         }
     }
-    set_rl_autos(file, [mini, model_len, batched, budget]);
-    // Back to 0 ("the update's") where it is the update's micro-batch.
+    let update_budget = set_rl_autos(file, [mini, model_len, batched, budget]);
+    // Each back to 0 ("the update's") where it is the update's.
     file.rl.log_prob_micro_batch = log_prob.filter(|&n| n != file.batch.micro_batch).unwrap_or(0);
-    let rl = &file.rl;
-    let update_budget = match rl.max_tokens_per_device {
-        0 => crate::plan::auto_tokens_per_device(
-            file.framework,
-            rl.max_prompt_length.saturating_add(rl.max_response_length),
-            file.parallel.cp,
-        ),
-        n => n,
-    };
     file.rl.log_prob_max_tokens_per_device = log_prob_budget.filter(|&n| n != update_budget).unwrap_or(0);
     Ok(r)
 }
