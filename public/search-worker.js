@@ -3,7 +3,9 @@
 // wasm-bindgen glue and wasm, so there is no second binary: the glue by its address, the wasm from
 // the compiled module the page sends (else from its address). The wasm's start function finds no
 // window here and mounts nothing (src/main.rs); the bin's `search_part` export does the work and
-// hands back each message for the page as JSON text (src/search_parts.rs, `Reply`). A module worker,
+// hands back each message for the page as JSON text (src/search_parts.rs, `Reply`). The search's
+// code is a part of the wasm of its own, which `search_part` fetches the first time (its promise
+// fails if the part does not load, and the page then searches in itself). A module worker,
 // so that it can import the glue, an ES module
 // (https://developer.mozilla.org/en-US/docs/Web/API/Worker/Worker#type).
 //
@@ -20,13 +22,13 @@ self.onmessage = async ({ data }) => {
       const glue = await import(data.js);
       await glue.default({ module_or_path: data.module ?? data.wasm });
       if (data.warm !== undefined) {
-        glue.search_part(data.warm, data.warmPart ?? 0, data.warmParts ?? 1, () => {});
+        await glue.search_part(data.warm, data.warmPart ?? 0, data.warmParts ?? 1, () => {});
       }
       return glue;
     })();
     const glue = await loaded;
     if (data.plan !== undefined) {
-      glue.search_part(data.plan, data.part, data.parts, (text) => self.postMessage(text));
+      await glue.search_part(data.plan, data.part, data.parts, (text) => self.postMessage(text));
     }
   } catch (err) {
     // The page falls back to searching in itself.

@@ -3,6 +3,7 @@
 //! and mount nothing.
 
 use wasm_bindgen::prelude::{JsValue, wasm_bindgen};
+use wasm_split_helpers::{SplitLoaderError, wasm_split};
 
 fn main() {
     // A search worker has no window (its global is a DedicatedWorkerGlobalScope): nothing to mount,
@@ -21,13 +22,28 @@ fn main() {
 /// A search worker's whole job: runs part `part` of `parts` of the search from `plan` (its JSON text)
 /// and hands `post` each message for the page as JSON text: progress as it goes, then the part's
 /// result (`trainplan::search_parts::Reply`). Exported from this bin, so the worker loads the page's
-/// own wasm rather than a second one.
+/// own wasm rather than a second one; the search itself is a part of that wasm of its own
+/// ([`search_in_part`]), fetched by the workers alone, so the page's first module does not carry
+/// it. The promise fails when that part does not load, and the page then searches in itself.
 #[wasm_bindgen]
-pub fn search_part(plan: &str, part: u32, parts: u32, post: &js_sys::Function) {
+pub async fn search_part(plan: String, part: u32, parts: u32, post: js_sys::Function) -> Result<(), JsValue> {
+    search_in_part(&plan, part, parts, &post).await.map_err(|err| JsValue::from_str(&err.to_string()))
+}
+
+/// [`search_part`]'s work, in the module of its own that a worker loads on its first search (a
+/// split point: docs/DESIGN.md, "The first module").
+#[wasm_split(search_worker, fallible)]
+fn search_in_part(
+    plan: &str,
+    part: u32,
+    parts: u32,
+    post: &js_sys::Function,
+) -> Result<(), SplitLoaderError> {
     trainplan::search_parts::run_part(plan, part, parts, js_sys::Date::now, |text| {
         // The worker relays it with postMessage; a page gone away is nothing to report.
         let _ = post.call1(&JsValue::NULL, &JsValue::from_str(&text));
     });
+    Ok(())
 }
 
 /// After a panic the wasm module is gone and the page no longer reacts: tell the user, in the page's
