@@ -1185,21 +1185,17 @@ async fn a_keystroke_redraws_the_heaviest_plan_quickly() -> WebDriverResult<()> 
     page.driver.quit().await
 }
 
-/// The results below the findings are a module of their own, fetched once the plan is drawn. A build
-/// whose module is missing (the connection dropped, or a new build replaced the files meanwhile) says
-/// so where they would be, in the page's language, and the plan above, the form and the other parts
-/// work on.
-#[tokio::test(flavor = "multi_thread")]
-async fn a_part_that_does_not_load_says_so_and_the_plan_stays() -> WebDriverResult<()> {
-    let built = dist_dir();
-    let dir = std::env::temp_dir().join(format!("trainplan-e2e-{}-no-part", std::process::id()));
+/// A copy of the built page without the file whose name starts with `prefix` (a part of the
+/// wasm), in a folder of its own named after `what`; the build has exactly one such file.
+fn dist_without(prefix: &str, what: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("trainplan-e2e-{}-{what}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let mut removed = 0;
-    for entry in std::fs::read_dir(&built).unwrap() {
+    for entry in std::fs::read_dir(dist_dir()).unwrap() {
         let entry = entry.unwrap();
         let name = entry.file_name().to_string_lossy().into_owned();
-        match name.starts_with("trainplan-part-results_below-") {
+        match name.starts_with(prefix) {
             true => removed += 1,
             false if entry.path().is_file() => {
                 std::fs::copy(entry.path(), dir.join(&name)).unwrap();
@@ -1207,7 +1203,39 @@ async fn a_part_that_does_not_load_says_so_and_the_plan_stays() -> WebDriverResu
             false => {}
         }
     }
-    assert_eq!(removed, 1, "the build has one module for the results below the findings");
+    assert_eq!(removed, 1, "the build has one {prefix}… module");
+    dir
+}
+
+/// The search workers fetch the search's code, a part of the wasm of its own, on their first
+/// search. Where it does not load, the workers say so and the page searches in itself: the answer
+/// comes, from the page's own thread.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_search_whose_workers_part_does_not_load_runs_in_the_page() -> WebDriverResult<()> {
+    let dir = dist_without("trainplan-part-search_worker-", "no-search-part");
+    let chromedriver = Chromedriver::start();
+    let page = Page { driver: browser(&chromedriver, 1280, 1000).await? };
+    page.driver.goto(&serve_dir(&dir)).await?;
+    page.wait_text("params-total", |t| !t.is_empty()).await?;
+    // The workers load (and fail to load their part) once the plan has stood unedited for 1.5 s.
+    tokio::time::sleep(std::time::Duration::from_millis(2500)).await;
+    page.click("search-run").await?;
+    let summary = page.wait_text("search-summary", |t| t.contains("plans tried")).await?;
+    assert!(summary.contains("keep every rule"), "{summary}");
+    assert_eq!(page.search_workers().await?, 0, "the search ran in the page: {summary}");
+    assert!(page.has("search-row-0").await?, "the page's own search found plans: {summary}");
+    assert!(!page.has("crashed").await?, "the page goes on");
+    let _ = std::fs::remove_dir_all(&dir);
+    page.driver.quit().await
+}
+
+/// The results below the findings are a module of their own, fetched once the plan is drawn. A build
+/// whose module is missing (the connection dropped, or a new build replaced the files meanwhile) says
+/// so where they would be, in the page's language, and the plan above, the form and the other parts
+/// work on.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_part_that_does_not_load_says_so_and_the_plan_stays() -> WebDriverResult<()> {
+    let dir = dist_without("trainplan-part-results_below-", "no-part");
     let chromedriver = Chromedriver::start();
     let page = Page { driver: browser(&chromedriver, 1280, 1000).await? };
     page.driver.goto(&serve_dir(&dir)).await?;
