@@ -447,6 +447,8 @@ impl NumField {
         match (self, framework) {
             (NumField::TokenBudget, Framework::Verl) => Key::rl_token_budget_device,
             (NumField::TokenBudget, Framework::MindSpeedRl) => Key::rl_token_budget_row,
+            (NumField::LogProbMicroBatch, Framework::MindSpeedRl) => Key::rl_log_prob_micro_forward,
+            (NumField::LogProbTokens, Framework::MindSpeedRl) => Key::rl_log_prob_tokens_row,
             _ => self.label(),
         }
     }

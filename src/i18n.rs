@@ -210,6 +210,8 @@ texts! {
     rl_max_num_seqs => "vLLM sequences at once (max_num_seqs)", "vLLM 并发序列数（max_num_seqs）";
     rl_log_prob_micro => "Log-prob micro-batch per device (log_prob_micro_batch_size_per_gpu)", "log-prob 每卡微批（log_prob_micro_batch_size_per_gpu）";
     rl_log_prob_tokens => "Log-prob tokens per device, packed (log_prob_max_token_len_per_gpu)", "log-prob 每卡打包 token 数（log_prob_max_token_len_per_gpu）";
+    rl_log_prob_micro_forward => "Log-prob micro-batch (actor_/ref_forward_micro_batch_size)", "log-prob 微批（actor_/ref_forward_micro_batch_size）";
+    rl_log_prob_tokens_row => "Log-prob tokens per packed row (actor_/ref_max_packing_token_size)", "log-prob 每个打包行的 token 数（actor_/ref_max_packing_token_size）";
     rl_max_model_len => "vLLM longest sequence (max_model_len)", "vLLM 最大序列长度（max_model_len）";
     rl_batched_tokens => "vLLM tokens per step (max_num_batched_tokens)", "vLLM 每步 token 数（max_num_batched_tokens）";
     rl_dynamic_batch => "Dynamic batch (use_dynamic_bsz)", "动态 batch（use_dynamic_bsz）";

@@ -560,10 +560,18 @@ pub fn applies(framework: Framework, method: Method, knob: Knob) -> Applies {
         },
         // VeRL `actor_rollout_ref.actor.use_kl_loss`, both engines; MindSpeed-RL's integrated worker
         // scores with its reference on every step (`compute_ref_log_prob`).
-        // VeRL `log_prob_micro_batch_size_per_gpu` and `log_prob_max_token_len_per_gpu` (the
-        // rollout's and the reference's), both engines.
-        Knob::RlKlLoss | Knob::RlLogProbMicroBatch | Knob::RlLogProbTokens => match for_methods(RL_METHODS) {
+        Knob::RlKlLoss => match for_methods(RL_METHODS) {
             Applies::Yes => only(&[Framework::Verl, Framework::VerlMegatron]),
+            no => no,
+        },
+        // VeRL `log_prob_micro_batch_size_per_gpu` and `log_prob_max_token_len_per_gpu` (the
+        // rollout's and the reference's), both engines; MindSpeed-RL `actor_` and
+        // `ref_forward_micro_batch_size` (`IntegratedWorker.compute_log_prob` and
+        // `compute_ref_log_prob` run with them, mindspeed_rl/workers/integrated_worker.py) and
+        // `actor_` and `ref_max_packing_token_size` (`BaseTrainingEngine`'s forward-only packing,
+        // mindspeed_rl/models/base/base_training_engine.py), all at 05a90d7.
+        Knob::RlLogProbMicroBatch | Knob::RlLogProbTokens => match for_methods(RL_METHODS) {
+            Applies::Yes => only(&[Framework::Verl, Framework::VerlMegatron, Framework::MindSpeedRl]),
             no => no,
         },
         // LLaMA-Factory `FreezeArguments.freeze_trainable_layers`; no other framework here

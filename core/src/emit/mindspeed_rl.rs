@@ -289,19 +289,27 @@ fn rl_config(plan: &Plan, ppo: bool) -> String {
     r("epochs", "1".into());
     r("clip_ratio", "0.2".into());
     r("n_samples_per_prompt", rl.n_samples_per_prompt.to_string());
-    r("actor_forward_micro_batch_size", plan.batch.micro_batch.to_string());
-    r("ref_forward_micro_batch_size", plan.batch.micro_batch.to_string());
+    // The old log-probabilities' and the reference's forwards, `temporary_micro_batch_size` around
+    // each (mindspeed_rl/workers/integrated_worker.py at 05a90d7).
+    let log_prob = rl.log_prob_micro(plan.batch.micro_batch.get()).to_string();
+    r("actor_forward_micro_batch_size", log_prob.clone());
+    r("ref_forward_micro_batch_size", log_prob);
     r("use_remove_padding", rl.remove_padding.to_string());
     r("use_dynamic_bsz", rl.dynamic_batch.to_string());
     // Read only with use_dynamic_bsz; written always, so the file carries the whole plan. Each role
     // packs to a size of its own, which `RLConfig` sets to 4,096 before it reads the file, whatever
     // `max_packing_token_size` says (mindspeed_rl/config_cls/rl_config.py at 05a90d7), and which
     // `BaseTrainingEngine` reads (`ref_`, `actor_` and `update_max_packing_token_size`,
-    // mindspeed_rl/models/base/base_training_engine.py): all four are written.
-    let budget = rl.tokens_per_device(plan.framework, plan.parallel.cp.get()).to_string();
-    for key in PACKING_KEYS {
-        r(key, budget.clone());
-    }
+    // mindspeed_rl/models/base/base_training_engine.py): all four are written, the forwards'
+    // (`actor_`, `ref_`) the log-probabilities' own.
+    let cp = plan.parallel.cp.get();
+    let budget = rl.tokens_per_device(plan.framework, cp).to_string();
+    let log_prob_budget = rl.log_prob_tokens_per_device(plan.framework, cp).to_string();
+    let [file, update, actor, reference] = PACKING_KEYS;
+    r(file, budget.clone());
+    r(update, budget);
+    r(actor, log_prob_budget.clone());
+    r(reference, log_prob_budget);
     r("rule_reward", "true".into());
     r("verifier_function", if ppo { "[\"acc_for_ppo\"]" } else { "[\"math_17k_acc\"]" }.into());
     r("verifier_weight", "[1.0]".into());

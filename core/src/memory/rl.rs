@@ -169,7 +169,9 @@ pub(super) fn rl_phases(ctx: &Ctx, stages: &[StageMemory]) -> Vec<PhaseMemory> {
             "log_prob" if verl => {
                 persistent(("logits", log_prob_logits(plan, ctx.cp, stage.logits_bytes).saturating_mul(3)))
             }
-            "log_prob" => persistent(("logits", stage.logits_bytes)),
+            // MindSpeed-RL's, one copy, of its own micro-batch or packed row alike
+            // (`actor_`/`ref_forward_micro_batch_size`, `actor_`/`ref_max_packing_token_size`).
+            "log_prob" => persistent(("logits", log_prob_logits(plan, ctx.cp, stage.logits_bytes))),
             _ => [
                 ("weights", w),
                 ("gradients", stage.gradients_bytes),

@@ -517,6 +517,7 @@ proptest! {
         blocking in any::<bool>(), model_len in prop::sample::select(vec![0u32, 4096]),
         batched in prop::sample::select(vec![0u32, 16384]), rollout_tp in prop::sample::select(vec![1u32, 2, 4]),
         cp in prop::sample::select(vec![1u32, 2]), all_to_all in any::<bool>(),
+        log_prob in prop::sample::select(vec![0u32, 1, 8]), log_prob_budget in prop::sample::select(vec![0u32, 20000]),
     ) {
         let method = if ppo { "ppo" } else { "grpo" };
         let granularity = ["none", "selective", "full"][recompute];
@@ -528,7 +529,8 @@ proptest! {
                 "batch": {{"micro_batch": 2, "global_batch": 128}},
                 "rl": {{"rollout_tp": {rollout_tp}, "n_samples_per_prompt": {n}, "mini_batch": {mini}, "dynamic_batch": {dynamic},
                 "max_tokens_per_device": {budget}, "remove_padding": {padding}, "enforce_eager": {eager}, "blocking": {blocking},
-                "max_model_len": {model_len}, "max_num_batched_tokens": {batched}}}}}"#
+                "max_model_len": {model_len}, "max_num_batched_tokens": {batched},
+                "log_prob_micro_batch": {log_prob}, "log_prob_max_tokens_per_device": {log_prob_budget}}}}}"#
         );
         let plan = Plan::from_json(&text).unwrap();
         let (original, back, kind) = round_trip(&plan);
@@ -1114,26 +1116,56 @@ fn llamafactory_epochs_and_lora_outside_sft_are_read_or_listed() {
 
 /// MindSpeed-RL packs each role to its own size (`update_`, `actor_`, `ref_max_packing_token_size`,
 /// read by `BaseTrainingEngine` at 05a90d7): the update's is the plan's budget, over the file's
-/// `max_packing_token_size`; its DAPO config's larger log-probability rows
-/// (configs/dapo_qwen25_32b_A2_20k.yaml: the actor's 45,056 against the update's 22,528) are
-/// listed as not kept.
+/// `max_packing_token_size`, and the larger of the log-probabilities' forwards' is theirs: its DAPO
+/// config (configs/dapo_qwen25_32b_A2_20k.yaml) scores rows of 45,056 tokens and updates on rows of
+/// 22,528.
 #[test]
 fn mindspeed_rl_reads_each_roles_packing() {
-    // The budget and the keys not kept of an `rl_config` packing by tokens with `sizes`.
+    // The budget, the log-probabilities' and the keys not kept of an `rl_config` packing by tokens
+    // with `sizes`.
     let read = |sizes: &str| {
         let got = import(
             &format!("rl_config:\n  use_dynamic_bsz: true\n{sizes}"),
             &PlanFile::minimal(trainplan_core::plan::ModelField::Id("qwen2.5-7b".into())),
         )
         .expect("a MindSpeed-RL config");
-        (got.file.rl.max_tokens_per_device, got.unknown)
+        (got.file.rl.max_tokens_per_device, got.file.rl.log_prob_max_tokens_per_device, got.unknown)
     };
     let dapo = "  actor_max_packing_token_size: 45056\n  update_max_packing_token_size: 22528\n";
-    assert_eq!(read(dapo), (22528, vec!["rl_config.actor_max_packing_token_size".to_owned()]));
+    assert_eq!(read(dapo), (22528, 45056, vec![]));
     let all = "  max_packing_token_size: 8192\n  update_max_packing_token_size: 8192\n  \
                actor_max_packing_token_size: 8192\n  ref_max_packing_token_size: 8192\n";
-    assert_eq!(read(all), (8192, vec![]));
-    assert_eq!(read("  max_packing_token_size: 8192\n"), (8192, vec![]));
+    assert_eq!(read(all), (8192, 0, vec![]));
+    assert_eq!(read("  max_packing_token_size: 8192\n"), (8192, 0, vec![]));
+    let apart = "  update_max_packing_token_size: 8192\n  actor_max_packing_token_size: 16384\n  \
+                 ref_max_packing_token_size: 12288\n";
+    assert_eq!(read(apart), (8192, 16384, vec!["rl_config.ref_max_packing_token_size".to_owned()]));
+}
+
+/// MindSpeed-RL scores the old log-probabilities and the reference's with micro-batches of their
+/// own (`actor_` and `ref_forward_micro_batch_size`, `IntegratedWorker` at 05a90d7): its
+/// configs/grpo_qwen25_32b_A2.yaml updates 2 sequences at a time and scores 64 (the actor) and 32
+/// (the reference). Read as the larger, the smaller listed as not kept; written back for both.
+#[test]
+fn mindspeed_rl_reads_the_log_probabilities_micro_batches() {
+    let current = PlanFile::minimal(trainplan_core::plan::ModelField::Id("qwen2.5-32b".into()));
+    let read = |text: &str| import(text, &current).expect("a MindSpeed-RL config");
+    let config = "actor_config:\n  micro_batch_size: 2\nrl_config:\n  actor_forward_micro_batch_size: 64\n  \
+                  ref_forward_micro_batch_size: 32\n";
+    let got = read(config);
+    assert_eq!((got.file.batch.micro_batch, got.file.rl.log_prob_micro_batch), (2, 64));
+    assert_eq!(got.unknown, vec!["rl_config.ref_forward_micro_batch_size".to_owned()]);
+    // configs/grpo_qwen25_7b_A3.yaml: 4, 4 and 4, the update's ("0").
+    let same = "actor_config:\n  micro_batch_size: 4\nrl_config:\n  actor_forward_micro_batch_size: 4\n  \
+                ref_forward_micro_batch_size: 4\n";
+    assert_eq!(read(same).file.rl.log_prob_micro_batch, 0);
+    // The plan's launch file writes its figure for both, and reads back as the same plan.
+    let plan = Plan::from_file(&got.file).expect("the imported plan");
+    let run = main_file(&plan, &emit(&plan, "#x").unwrap()).text;
+    for key in ["actor_forward_micro_batch_size: 64", "ref_forward_micro_batch_size: 64"] {
+        assert!(run.contains(key), "{key} in {run}");
+    }
+    assert_eq!(read(&run).file.rl.log_prob_micro_batch, 64);
 }
 
 /// MindSpeed-RL builds the actor's Megatron settings from `megatron_training` with

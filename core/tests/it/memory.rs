@@ -1450,6 +1450,46 @@ fn verl_scores_log_probabilities_in_their_own_micro_batch() {
     assert_eq!(logits(dapo, "update"), 2 * 3072 * 152_064);
 }
 
+/// MindSpeed-RL's log-probability forwards take their own micro-batch too (`actor_` and
+/// `ref_forward_micro_batch_size`: configs/grpo_qwen25_32b_A2.yaml scores 64 sequences where it
+/// updates 2), and packed by tokens their own rows (`actor_` and `ref_max_packing_token_size`:
+/// configs/dapo_qwen25_32b_A2_20k.yaml 45,056 tokens against the update's 22,528; both at
+/// 05a90d7). Its log-prob phase holds one copy of the logits, so they scale as the sequences or
+/// the rows do: 8 against 2 is four times the update's micro-batch's, 8,192 tokens against 4,096
+/// twice the update's row.
+#[test]
+fn mindspeed_rl_scores_log_probabilities_in_their_own_micro_batch() {
+    let logits = |rl: &str, phase: &str| {
+        let text = format!(
+            r#"{{"model": "qwen2.5-7b", "hardware": "ascend-910b2", "cluster": {{"nodes": 2}},
+                "framework": "mindspeed-rl", "method": "grpo", "parallel": {{"tp": 4}},
+                "batch": {{"micro_batch": 2}}, "rl": {{{rl}}}}}"#
+        );
+        let mem = evaluate(&Plan::from_json(&text).unwrap()).memory;
+        let parts = &mem.phases.iter().find(|p| p.phase == phase).unwrap().parts;
+        parts.iter().find(|x| x.part == "logits").map_or(0, |x| x.bytes)
+    };
+    // At 0, "the update's": the update's own copy.
+    let update = logits(r#""log_prob_micro_batch": 0"#, "log_prob");
+    assert!(0 < update);
+    assert_eq!(update, logits(r#""log_prob_micro_batch": 0"#, "update"));
+    assert_eq!(logits(r#""log_prob_micro_batch": 8"#, "log_prob"), 4 * update);
+    assert_eq!(
+        logits(r#""log_prob_micro_batch": 8"#, "update"),
+        logits(r#""log_prob_micro_batch": 0"#, "update")
+    );
+    let packed = |budget: u32| {
+        logits(
+            &format!(
+                r#""dynamic_batch": true, "max_tokens_per_device": 4096, "log_prob_max_tokens_per_device": {budget}"#
+            ),
+            "log_prob",
+        )
+    };
+    assert_eq!(packed(8192), 2 * packed(0));
+    assert_eq!(packed(4096), packed(0));
+}
+
 /// Megatron-LM's own Llama 3 8B fp8 example (`examples/llama/train_llama3_8b_h100_fp8.sh`) sets
 /// `--grad-reduce-in-bf16` and `--fp8-param-gather`. The first keeps the main gradients in bf16
 /// (`grad_reduce_in_fp32` off: 2 bytes a parameter, not 4); the second keeps the linear layers'

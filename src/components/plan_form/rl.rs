@@ -25,11 +25,16 @@ pub fn RlSection(
         move || check(ctx, Key::rl_blocking, "blocking-check", |f| f.rl.blocking, |f, v| f.rl.blocking = v);
     let kl_loss =
         move || check(ctx, Key::rl_kl_loss, "kl-loss-check", |f| f.rl.kl_loss, |f, v| f.rl.kl_loss = v);
+    // Named by the framework's own keys: VeRL's per device, MindSpeed-RL's per role.
+    let label = move |field: NumField| move || ctx.form.with(|f| field.label_in(f.file.framework));
     let log_prob = move || {
-        number(ctx, Key::rl_log_prob_micro, "log-prob-micro-input", NumField::LogProbMicroBatch, auto)
+        let field = NumField::LogProbMicroBatch;
+        number_labelled(ctx, label(field), "log-prob-micro-input", field, auto)
     };
-    let log_prob_tokens =
-        move || number(ctx, Key::rl_log_prob_tokens, "log-prob-tokens-input", NumField::LogProbTokens, auto);
+    let log_prob_tokens = move || {
+        let field = NumField::LogProbTokens;
+        number_labelled(ctx, label(field), "log-prob-tokens-input", field, auto)
+    };
     view! {
         <Show when=move || ctx.applies(Knob::Rl)>
             <section class="panel" aria-labelledby="rl-title" data-testid="rl-panel">

@@ -1003,8 +1003,15 @@ async fn an_rl_plan_charts_its_phases_and_downloads_carry_the_verdict() -> WebDr
     }
     assert!(label.contains("per packed row") && label.contains("max_packing_token_size"), "{label}");
     assert!(!page.has("no-sync-check").await?);
-    assert!(!page.has("log-prob-micro-input").await?, "MindSpeed-RL takes no log-prob micro-batch");
-    assert!(!page.has("log-prob-tokens-input").await?);
+    // MindSpeed-RL scores them in micro-batches of their own too, labelled with its keys (a role's
+    // each); the 64 typed under VeRL is the plan's and stays.
+    let micro_label =
+        "return document.querySelector('[data-testid=log-prob-micro-input]').labels[0].textContent";
+    let label =
+        page.driver.execute(micro_label, vec![]).await?.json().as_str().unwrap_or_default().to_owned();
+    assert!(label.contains("actor_/ref_forward_micro_batch_size"), "{label}");
+    assert_eq!(page.el("log-prob-micro-input").await?.prop("value").await?.as_deref(), Some("64"));
+    assert!(page.has("log-prob-tokens-input").await?);
     page.choose("framework-select", "verl").await?;
     assert!(page.has("prompt-len-input").await?);
     // A long response that does not fit (98,304 tokens: the actor's bf16 logits alone, 2 bytes a token

@@ -54,13 +54,19 @@ pub(super) fn mindspeed_rl(map: &Hash, file: &mut PlanFile) -> Result<Reading, I
     lora(&s.mt, file, &mut r)?;
     rl_loop(&s, file)?;
     engine(&s.generate, file)?;
+    let (budget, log_prob_budget) = packing(&s.rl, &mut r)?;
     let autos = [
         s.rl.whole("mini_batch_size")?,
         s.generate.whole("max_model_len")?,
         s.generate.whole("max_num_batched_tokens")?,
-        packing(&s.rl, &mut r)?,
+        budget,
     ];
-    set_rl_autos(file, autos);
+    let update_budget = set_rl_autos(file, autos);
+    // The log-probabilities' forwards, the larger of the actor's and the reference's (the smaller
+    // listed as not kept); each back to 0 ("the update's") where it is the update's.
+    let log_prob = larger(&s.rl, ["actor_forward_micro_batch_size", "ref_forward_micro_batch_size"], &mut r)?;
+    file.rl.log_prob_micro_batch = log_prob.filter(|&n| n != file.batch.micro_batch).unwrap_or(0);
+    file.rl.log_prob_max_tokens_per_device = log_prob_budget.filter(|&n| n != update_budget).unwrap_or(0);
     r.model_path = s.mt.text("tokenizer_name_or_path");
     r.dataset = s.mt.text("data_path");
     r.output_dir = s.actor.text("save");
@@ -262,6 +268,8 @@ const APPLIED: &[&str] = &[
     "rl_config.update_max_packing_token_size",
     "rl_config.actor_max_packing_token_size",
     "rl_config.ref_max_packing_token_size",
+    "rl_config.actor_forward_micro_batch_size",
+    "rl_config.ref_forward_micro_batch_size",
     "generate_config.enforce_eager",
     "generate_config.infer_tensor_parallel_size",
     "generate_config.infer_expert_parallel_size",
@@ -275,25 +283,30 @@ const APPLIED: &[&str] = &[
     "actor_config.save",
 ];
 
-/// The update's packed-row size: `update_max_packing_token_size`, which MindSpeed-RL packs the
+/// The packed-row sizes: the update's, `update_max_packing_token_size`, which MindSpeed-RL packs the
 /// update to, else the file's `max_packing_token_size` (what the file means; at 05a90d7 `RLConfig`
-/// packs every role to 4,096 unless its own key is set). The log-probabilities' and the
-/// reference's (`actor_`, `ref_max_packing_token_size`) are the plan's where they are the update's,
-/// else listed as not kept.
-fn packing(rl: &Section, r: &mut Reading) -> Result<Option<u32>, ImportError> {
+/// packs every role to 4,096 unless its own key is set); and the log-probabilities' forwards', the
+/// larger of `actor_` and `ref_max_packing_token_size`, else the update's.
+fn packing(rl: &Section, r: &mut Reading) -> Result<(Option<u32>, Option<u32>), ImportError> {
     let [file, update, actor, reference] = crate::emit::mindspeed_rl::PACKING_KEYS;
     let budget = match rl.whole(update)? {
         Some(n) => Some(n),
         None => rl.whole(file)?,
     };
-    for key in [actor, reference] {
-        if let Some(n) = rl.whole(key)?
-            && Some(n) != budget
-        {
-            r.rest.push((format!("rl_config.{key}"), n.to_string()));
-        }
+    Ok((budget, larger(rl, [actor, reference], r)?))
+}
+
+/// The larger of two `rl_config` keys the plan holds as one (the actor's log-probabilities' and
+/// the reference's), the smaller listed as not kept where they differ.
+fn larger(rl: &Section, keys: [&str; 2], r: &mut Reading) -> Result<Option<u32>, ImportError> {
+    let [a, b] = [rl.whole(keys[0])?, rl.whole(keys[1])?];
+    if let (Some(x), Some(y)) = (a, b)
+        && x != y
+    {
+        let smaller = if x < y { (keys[0], x) } else { (keys[1], y) };
+        r.rest.push((format!("rl_config.{}", smaller.0), smaller.1.to_string()));
     }
-    Ok(budget)
+    Ok(a.max(b))
 }
 
 /// Every key, by section, that is neither applied above nor known as information; a model block's
