@@ -433,7 +433,15 @@ impl Page {
     }
 
     /// Saves a PNG screenshot as `target/screenshots/{name}.png` and returns its path.
+    /// Taken three animation frames after the call, so that a chart just scrolled near is drawn
+    /// as the reader sees it: it is drawn in the frame after the browser reports it near
+    /// (`chart_canvas::on_screen`), and until then keeps its last picture (the page's language
+    /// before a switch, say).
     pub async fn screenshot(&self, name: &str) -> WebDriverResult<PathBuf> {
+        let frames = "const done = arguments[arguments.length - 1]; let n = 0; \
+                      const tick = () => (++n < 3 ? requestAnimationFrame(tick) : done()); \
+                      requestAnimationFrame(tick);";
+        self.driver.execute_async(frames, vec![]).await?;
         let path = screenshot_dir().join(format!("{name}.png"));
         self.driver.screenshot(&path).await?;
         Ok(path)
