@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use proptest::prelude::*;
-use proptest::test_runner::{Config, TestCaseError, TestRunner};
+use proptest::test_runner::{Config, FileFailurePersistence, TestCaseError, TestRunner};
 use serde_json::{Value, json};
 use trainplan_core::emit::import::import;
 use trainplan_core::model::{Family, LoraTarget};
@@ -68,11 +68,21 @@ thread_local! {
 }
 
 /// Runs `property` on [`cases`] inputs drawn from `strategy` and prints how many it survived.
-/// A failure is shrunk to a small input and reported with it.
+/// A failure is shrunk to a small input and reported with it, and its seed is kept in
+/// `core/tests/proptest-regressions/fuzz.txt`, which every later run tries first (as the
+/// `proptest!` properties' files beside it are).
 fn fuzz<S: Strategy>(name: &str, strategy: S, property: impl Fn(S::Value) -> Result<(), TestCaseError>) {
     // Warm the catalog (read once per process) so that its first reading is not timed.
     let _ = catalog::models();
-    let config = Config { cases: cases(), failure_persistence: None, ..Config::default() };
+    // `Direct`, a path from the package's folder (cargo runs tests there): a test of one file has no
+    // `main.rs` or `lib.rs` beside it for proptest's usual place to be found from.
+    let kept = FileFailurePersistence::Direct("tests/proptest-regressions/fuzz.txt");
+    let config = Config {
+        cases: cases(),
+        source_file: Some(file!()),
+        failure_persistence: Some(Box::new(kept)),
+        ..Config::default()
+    };
     let mut runner = TestRunner::new(config);
     let survived = Cell::new(0_u64);
     let evaluated_before = EVALUATED.get();
