@@ -441,12 +441,20 @@ impl NumField {
 
     /// The field's label for a plan of `framework`: the token budget is each device's on VeRL
     /// (`ppo_max_token_len_per_gpu`) and a packed row's on MindSpeed-RL (`max_packing_token_size`,
-    /// which its CP group splits); every other field is [`NumField::label`].
+    /// which its CP group splits), and the log-probabilities' batching is named by each one's keys
+    /// (VeRL's per device, MindSpeed-RL's per role); every other field is [`NumField::label`], which
+    /// the findings' and the advice's changes use whatever the framework.
     pub fn label_in(self, framework: Framework) -> crate::i18n::Key {
         use crate::i18n::Key;
         match (self, framework) {
             (NumField::TokenBudget, Framework::Verl) => Key::rl_token_budget_device,
             (NumField::TokenBudget, Framework::MindSpeedRl) => Key::rl_token_budget_row,
+            (NumField::LogProbMicroBatch, Framework::Verl | Framework::VerlMegatron) => {
+                Key::rl_log_prob_micro_device
+            }
+            (NumField::LogProbTokens, Framework::Verl | Framework::VerlMegatron) => {
+                Key::rl_log_prob_tokens_device
+            }
             (NumField::LogProbMicroBatch, Framework::MindSpeedRl) => Key::rl_log_prob_micro_forward,
             (NumField::LogProbTokens, Framework::MindSpeedRl) => Key::rl_log_prob_tokens_row,
             _ => self.label(),

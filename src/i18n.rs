@@ -208,8 +208,10 @@ texts! {
     rl_token_budget_row => "Token budget per packed row (max_packing_token_size)", "每个打包行的 token 上限（max_packing_token_size）";
     rl_gpu_mem => "vLLM memory share (gpu_memory_utilization)", "vLLM 显存占比（gpu_memory_utilization）";
     rl_max_num_seqs => "vLLM sequences at once (max_num_seqs)", "vLLM 并发序列数（max_num_seqs）";
-    rl_log_prob_micro => "Log-prob micro-batch per device (log_prob_micro_batch_size_per_gpu)", "log-prob 每卡微批（log_prob_micro_batch_size_per_gpu）";
-    rl_log_prob_tokens => "Log-prob tokens per device, packed (log_prob_max_token_len_per_gpu)", "log-prob 每卡打包 token 数（log_prob_max_token_len_per_gpu）";
+    rl_log_prob_micro => "Log-prob micro-batch", "log-prob 微批";
+    rl_log_prob_tokens => "Log-prob tokens, packed", "log-prob 打包 token 数";
+    rl_log_prob_micro_device => "Log-prob micro-batch per device (log_prob_micro_batch_size_per_gpu)", "log-prob 每卡微批（log_prob_micro_batch_size_per_gpu）";
+    rl_log_prob_tokens_device => "Log-prob tokens per device, packed (log_prob_max_token_len_per_gpu)", "log-prob 每卡打包 token 数（log_prob_max_token_len_per_gpu）";
     rl_log_prob_micro_forward => "Log-prob micro-batch (actor_/ref_forward_micro_batch_size)", "log-prob 微批（actor_/ref_forward_micro_batch_size）";
     rl_log_prob_tokens_row => "Log-prob tokens per packed row (actor_/ref_max_packing_token_size)", "log-prob 每个打包行的 token 数（actor_/ref_max_packing_token_size）";
     rl_max_model_len => "vLLM longest sequence (max_model_len)", "vLLM 最大序列长度（max_model_len）";
@@ -428,6 +430,8 @@ texts! {
     advice_no_sync => "Reduce gradients once per update (use_no_sync_for_gradient_accumulation).", "每次更新只归约一次梯度（use_no_sync_for_gradient_accumulation）。";
     advice_verl_fsdp2 => "Run VeRL's FSDP engine on FSDP2 (strategy: fsdp2).", "VeRL 的 FSDP 引擎改用 FSDP2（strategy: fsdp2）。";
     advice_why_verl_fsdp2 => "FSDP2 shards an untied embedding as a unit of its own and frees its gathered copy after the forward, where FSDP1's root unit keeps it until the backward; the traffic is the same.", "FSDP2 把未绑定的词嵌入单独作为一个切分单元，前向结束后即释放聚合出的副本；FSDP1 的根单元则一直保留到反向。通信量不变。";
+    advice_log_prob_smaller => "Score the log-probabilities in smaller micro-batches.", "log-prob 前向改用更小的微批。";
+    advice_why_log_prob_smaller => "The old log-probabilities' and the reference's forwards hold the logits of all they score at once: the largest micro-batch (or packed row) that fits, never below the update's, lowers the phase's peak for a few more, shorter forwards.", "旧策略与参考模型的 log-prob 前向一次打分多少序列（或打包 token），就要同时保存它们全部的 logits：取放得下的最大微批（或打包行，不小于更新时的），降低该阶段的峰值，代价是前向次数多一些、每次更短。";
     advice_why_no_sync => "VeRL's FSDP engine reduce-scatters the gradients after every micro-batch by default; deferring it to the update's last micro-batch saves that traffic, but each device holds the whole model's gradients unsharded until then.", "VeRL 的 FSDP 引擎默认每个 micro-batch 反向后都做梯度 reduce-scatter；推迟到该次更新的最后一个 micro-batch 可省下这些通信，代价是在此之前每卡都保存整份未切分的梯度。";
     advice_why_megatron_fsdp => "Sharding parameters and gradients over the data-parallel ranks leaves each device 1/DP of the model states plus two layers in flight, at the cost of gathering each layer's weights in forward and backward.", "把参数和梯度也按数据并行切分，每卡只留 1/DP 的模型状态和两层在途权重，代价是前向和反向都要逐层聚合权重。";
     par_schedule => "Pipeline schedule", "流水线调度";

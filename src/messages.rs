@@ -882,6 +882,7 @@ pub fn advice(lang: Lang, code: Move) -> (String, String) {
         Move::NoSyncAccumulation => (Key::advice_no_sync, Key::advice_why_no_sync),
         Move::ZeroPlusPlus => (Key::advice_zeropp, Key::advice_why_zeropp),
         Move::VerlFsdp2 => (Key::advice_verl_fsdp2, Key::advice_why_verl_fsdp2),
+        Move::LogProbSmaller => (Key::advice_log_prob_smaller, Key::advice_why_log_prob_smaller),
     };
     (t(lang, what).to_owned(), t(lang, why).to_owned())
 }

@@ -68,12 +68,18 @@ fn candidates(plan: &Plan, fix: &Fix) -> Vec<Value> {
 }
 
 /// The moves that free memory, cheapest first: what a plan that does not fit is offered before
-/// anything else (full recompute, sharding the optimizer, then gradients and parameters, then
-/// offload).
+/// anything else (RL's log-probabilities scored in smaller micro-batches, full recompute, sharding the
+/// optimizer, then gradients and parameters, then offload).
 fn memory_moves(plan: &Plan) -> Vec<Fix> {
     let p = &plan.parallel;
     let fix = |field: Field, value: Value| Fix { field, value };
     let mut moves = Vec::new();
+    // RL's log-probabilities scored in larger micro-batches than the update's, whose logits can be
+    // the peak: a smaller one costs a few more forwards, less than any move below; the largest
+    // that fits is taken (tried in turn, largest first).
+    if let Some((field, values)) = memory::log_prob_smaller(plan) {
+        moves.extend(values.into_iter().map(|v| fix(field, Value::from(v))));
+    }
     if plan.recompute.granularity != RecomputeGranularity::Full {
         moves.push(fix(Field::RecomputeGranularity, Value::from("full")));
     }

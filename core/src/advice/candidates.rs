@@ -450,6 +450,21 @@ fn rl_moves(ctx: &Ctx) -> Vec<Candidate> {
     }
     let seqs = u64::from(plan.rl.max_num_seqs.get());
     res.push(candidate(Move::MaxNumSeqsUp, vec![fix(Field::RlMaxNumSeqs, 2 * seqs)]));
+    // Log-probabilities scored in larger micro-batches (or packed rows) than the update's, where
+    // the plan does not fit: their logits can be its peak (VeRL `log_prob_micro_batch_size_per_gpu`,
+    // MindSpeed-RL `actor_`/`ref_forward_micro_batch_size`; memory/rl.rs).
+    // The largest of its smaller settings that fits, as the memory finding's fix takes it, else
+    // the update's own.
+    if let Some((field, values)) = crate::memory::log_prob_smaller(plan).filter(|_| !ctx.fits) {
+        let fits = |v: u32| {
+            super::rank::evaluate_change(plan, &[fix(field, u64::from(v))])
+                .is_some_and(|(_, m, _)| m.peak_bytes <= m.usable_bytes)
+        };
+        let value = values.iter().copied().find(|&v| fits(v)).or(values.last().copied());
+        if let Some(value) = value {
+            res.push(candidate(Move::LogProbSmaller, vec![fix(field, u64::from(value))]));
+        }
+    }
     res
 }
 

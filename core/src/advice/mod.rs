@@ -88,6 +88,7 @@ named_enum! {
         NoSyncAccumulation = "no_sync_accumulation",
         ZeroPlusPlus = "zero_plus_plus",
         VerlFsdp2 = "verl_fsdp2",
+        LogProbSmaller = "log_prob_smaller",
     }
 }
 

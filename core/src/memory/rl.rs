@@ -232,6 +232,38 @@ pub(crate) fn log_prob_share(plan: &Plan, cp: u64) -> (u64, u64) {
     )
 }
 
+/// Where the log-probabilities' forwards score more at once than the update trains on at once
+/// (`log_prob_share`: `rl.log_prob_micro_batch` above the update's micro-batch, or packed by
+/// tokens `rl.log_prob_max_tokens_per_device` above the update's budget), the smaller settings that
+/// lower their logits, which none of the moves that shard or recompute does: the field and its
+/// values, the plan's halved again and again, largest first, down to the update's own figure.
+/// Larger ones cost fewer forwards (and VeRL's reference streams its shards once per micro-batch:
+/// time/rl.rs). Empty where they score no more, or the plan's framework reads neither (VeRL and
+/// MindSpeed-RL do: `knobs::Knob::RlLogProbMicroBatch`).
+pub fn log_prob_smaller(plan: &Plan) -> Option<(crate::field::Field, Vec<u32>)> {
+    use crate::field::Field;
+    use crate::knobs::{Knob, applies};
+    let cp = plan.parallel.cp.get();
+    let (scored, trained) = log_prob_share(plan, u64::from(cp));
+    if trained >= scored || !applies(plan.framework, plan.method, Knob::RlLogProbMicroBatch).yes() {
+        return None;
+    }
+    let rl = &plan.rl;
+    let (field, now, update) = match rl.dynamic_batch {
+        false => {
+            let micro = plan.batch.micro_batch.get();
+            (Field::RlLogProbMicroBatch, rl.log_prob_micro(micro), micro)
+        }
+        true => (
+            Field::RlLogProbMaxTokensPerDevice,
+            rl.log_prob_tokens_per_device(plan.framework, cp),
+            rl.tokens_per_device(plan.framework, cp),
+        ),
+    };
+    let halves = std::iter::successors(Some(now / 2), |v| Some(v / 2)).take_while(|&v| update < v);
+    Some((field, halves.chain([update]).collect()))
+}
+
 /// PPO's critic's bytes in `phase` on a rank shaped like `stage` (the actor's, which the critic
 /// matches in size), `compute_copy` of whose weights VeRL's FSDP holds only while it computes; 0
 /// but for PPO. VeRL's launch file offloads it as the actor (its engine config takes the same

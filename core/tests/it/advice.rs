@@ -267,6 +267,49 @@ fn verl_short_of_memory_is_offered_fsdp2() {
     assert_eq!(fsdp2.changes[0].value, "torch_fsdp2");
 }
 
+/// Log-probabilities scored in larger micro-batches than the update's can be an RL plan's peak
+/// (their logits), which no sharding or recomputation lowers: VeRL's `run_deepseek7b_llm.sh`
+/// scores 160 sequences at a time where it updates 80. Qwen2.5-7B GRPO on 8 H100 scoring 64 where
+/// it updates 4 does not fit; the memory finding's fix, and a move of the advice, score fewer at a
+/// time: the plan's figure halved until it fits (the largest that fits, never below the update's:
+/// twice it does not fit). Packed by tokens (MindSpeed-RL's DAPO configs score rows twice the
+/// update's; here 64 times, 262,144 tokens, whose logits alone take 55.7 GiB of a 910B's 64 GB
+/// at TP 4) the log-probabilities' budget is halved alike.
+#[test]
+fn log_probabilities_scored_in_larger_micro_batches_are_offered_smaller_ones() {
+    // The memory finding's fix (the advice's move the same) as (field, value), after checking that
+    // it fits and that twice it, where still below the plan's, does not.
+    let offered = |text: &str, now: u64, update: u64| {
+        let plan = Plan::from_json(text).unwrap();
+        let report = evaluate(&plan);
+        assert!(!report.memory.fits, "{text}");
+        let unfit = report.findings.iter().find(|f| f.code == "memory.does_not_fit").expect("does not fit");
+        let fix = unfit.fix.clone().expect("a fix");
+        let advice = advice::advise(&plan);
+        let moved = advice.iter().find(|a| a.code == advice::Move::LogProbSmaller).expect("offered");
+        assert_eq!((moved.changes[0].field, &moved.changes[0].value), (fix.field, &fix.value));
+        assert!(moved.fits);
+        let value = fix.value.as_u64().expect("a count");
+        let fits_at = |v: u64| {
+            let change = trainplan_core::report::Fix { field: fix.field, value: v.into() };
+            evaluate(&trainplan_core::rules::apply(&plan, &change).unwrap()).memory.fits
+        };
+        assert!(fits_at(value) && update <= value && value < now, "{value}");
+        assert!(value == update || (value.is_power_of_two() && !fits_at(2 * value)), "{value}");
+        (fix.field.path(), value)
+    };
+    let verl = r#"{"model": "qwen2.5-7b", "framework": "verl", "method": "grpo", "parallel": {"zero_stage": 3},
+        "batch": {"micro_batch": 4}, "rl": {"log_prob_micro_batch": 64}}"#;
+    assert_eq!(offered(verl, 64, 4).0, "rl.log_prob_micro_batch");
+    let packed = r#"{"model": "qwen2.5-7b", "hardware": "ascend-910b2", "cluster": {"nodes": 2},
+        "framework": "mindspeed-rl", "method": "grpo", "parallel": {"tp": 4},
+        "rl": {"dynamic_batch": true, "max_tokens_per_device": 4096, "log_prob_max_tokens_per_device": 262144}}"#;
+    assert_eq!(offered(packed, 262_144, 4096).0, "rl.log_prob_max_tokens_per_device");
+    // Scored as the update trains, nothing is offered.
+    let plan = Plan::from_json(&verl.replace("64", "4")).unwrap();
+    assert_eq!(trainplan_core::memory::log_prob_smaller(&plan), None);
+}
+
 /// A plan that does not fit is offered the moves that make it fit, and the ZeRO move goes straight
 /// to the lowest stage that fits (Llama-3.1-8B full SFT at ZeRO 1 on 8 × A100 40 GB: ZeRO 2 still
 /// does not fit, ZeRO 3 does).

@@ -991,6 +991,11 @@ async fn an_rl_plan_charts_its_phases_and_downloads_carry_the_verdict() -> WebDr
     }
     assert_ne!(grown, log_prob, "the log-prob phase kept its bytes");
     assert_eq!(bar_text(2).await?, update);
+    // 64 sequences' logits at once no longer fit, which no sharding or recomputation helps: the
+    // memory finding's fix scores as the update trains (its micro-batch), named as every
+    // framework's form has it.
+    let fix = page.wait_text("fix-memory.does_not_fit", |t| t.contains("Log-prob micro-batch")).await?;
+    assert!(!fix.contains("64") && !fix.contains("per_gpu"), "{fix}");
     page.choose("framework-select", "mindspeed-rl").await?;
     let mut label = String::new();
     for _ in 0..100 {
