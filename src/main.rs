@@ -31,7 +31,7 @@ pub async fn search_part(plan: String, part: u32, parts: u32, post: js_sys::Func
 }
 
 /// [`search_part`]'s work, in the module of its own that a worker loads on its first search (a
-/// split point: docs/DESIGN.md, "The first module").
+/// split point: docs/DESIGN.md, "The search workers' part").
 #[wasm_split(search_worker, fallible)]
 fn search_in_part(
     plan: &str,

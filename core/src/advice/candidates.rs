@@ -452,9 +452,8 @@ fn rl_moves(ctx: &Ctx) -> Vec<Candidate> {
     res.push(candidate(Move::MaxNumSeqsUp, vec![fix(Field::RlMaxNumSeqs, 2 * seqs)]));
     // Log-probabilities scored in larger micro-batches (or packed rows) than the update's, where
     // the plan does not fit: their logits can be its peak (VeRL `log_prob_micro_batch_size_per_gpu`,
-    // MindSpeed-RL `actor_`/`ref_forward_micro_batch_size`; memory/rl.rs).
-    // The largest of its smaller settings that fits, as the memory finding's fix takes it, else
-    // the update's own.
+    // MindSpeed-RL `actor_`/`ref_forward_micro_batch_size`; memory/rl.rs). The largest smaller
+    // setting that fits, as the memory finding's fix takes it, else the update's own.
     if let Some((field, values)) = crate::memory::log_prob_smaller(plan).filter(|_| !ctx.fits) {
         let fits = |v: u32| {
             super::rank::evaluate_change(plan, &[fix(field, u64::from(v))])

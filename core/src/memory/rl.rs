@@ -238,8 +238,8 @@ pub(crate) fn log_prob_share(plan: &Plan, cp: u64) -> (u64, u64) {
 /// lower their logits, which none of the moves that shard or recompute does: the field and its
 /// values, the plan's halved again and again, largest first, down to the update's own figure.
 /// Larger ones cost fewer forwards (and VeRL's reference streams its shards once per micro-batch:
-/// time/rl.rs). Empty where they score no more, or the plan's framework reads neither (VeRL and
-/// MindSpeed-RL do: `knobs::Knob::RlLogProbMicroBatch`).
+/// time/rl.rs); at most 32 values, a `u32` halved. `None` where they score no more, or the plan's
+/// framework reads neither (VeRL and MindSpeed-RL do: `knobs::Knob::RlLogProbMicroBatch`).
 pub fn log_prob_smaller(plan: &Plan) -> Option<(crate::field::Field, Vec<u32>)> {
     use crate::field::Field;
     use crate::knobs::{Knob, applies};
