@@ -240,6 +240,9 @@ fn check_plan_unwinding(plan: &Plan) -> Result<(), TestCaseError> {
     let mut typed = vec![plan.model.name.clone(), plan.hardware.hw.name.clone()];
     if let ModelSpec::HfConfig(config) = &plan.model.spec {
         typed.extend(config.get("model_type").and_then(Value::as_str).map(str::to_owned));
+        // The layer kinds `layer_types` lists, which rule `model.layer_types` quotes ("inf" is one).
+        let kinds = config.get("layer_types").and_then(Value::as_array).into_iter().flatten();
+        typed.extend(kinds.filter_map(Value::as_str).map(str::to_owned));
     }
     check_report(&report, &typed)?;
     let link = permalink::encode(plan);

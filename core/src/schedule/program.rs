@@ -666,6 +666,9 @@ thread_local! {
     static SCRATCH: RefCell<(Vec<f64>, Vec<f64>)> = const { RefCell::new((Vec::new(), Vec::new())) };
     /// Recently compiled programs, most recent last.
     static CACHE: RefCell<Vec<(Key, Rc<Program>)>> = const { RefCell::new(Vec::new()) };
+    /// The last program too large for [`CACHE`], so that one report's second use of it (the step's
+    /// makespan, then its timeline or its advice) does not compile it again.
+    static LARGE: RefCell<Option<(Key, Rc<Program>)>> = const { RefCell::new(None) };
 }
 
 /// What a program depends on, and whether it was compiled to run makespans ([`Program::compile`])
@@ -674,7 +677,8 @@ type Key = (Schedule, u32, u32, u32, bool);
 
 /// Programs kept: a search's plans share a few shapes, the page's edits one or two.
 const CACHED_PROGRAMS: usize = 16;
-/// Larger programs (some 2.5 MB and up) are compiled each time rather than kept.
+/// Larger programs (some 2.5 MB and up) are not kept among them: only the last one is
+/// ([`LARGE`]), dropped before the next large one is compiled, so that no two are held at once.
 const CACHED_PASSES_MAX: usize = 1 << 16;
 
 /// The compiled program of `schedule` over `pp` ranks, `vpp` chunks and `m` micro-batches (the
@@ -704,9 +708,22 @@ fn kept(schedule: Schedule, pp: u32, vpp: u32, m: u32, to_run: bool) -> Option<R
     if let Some(program) = hit {
         return Some(program);
     }
+    let large =
+        LARGE.with(|large| large.borrow().as_ref().filter(|(k, _)| usable(k)).map(|(_, p)| Rc::clone(p)));
+    if let Some(program) = large {
+        return Some(program);
+    }
+    // At least two passes a micro-batch and chunk on each rank: a program that will not fit the
+    // cache lets the large one kept go first.
+    let passes = 2 * u64::from(pp) * u64::from(vpp) * u64::from(m);
+    if CACHED_PASSES_MAX as u64 <= passes {
+        LARGE.with(|large| large.borrow_mut().take());
+    }
     let orders = super::orders(schedule, pp, vpp, m);
     let program = Rc::new(Program::compile_as(schedule, &orders, vpp, to_run)?);
-    if program.len() <= CACHED_PASSES_MAX {
+    if CACHED_PASSES_MAX < program.len() {
+        LARGE.with(|large| *large.borrow_mut() = Some(((schedule, pp, vpp, m, to_run), Rc::clone(&program))));
+    } else {
         CACHE.with(|cache| {
             let mut cache = cache.borrow_mut();
             // A program compiled to run replaces one of the same shape compiled to draw.
@@ -723,6 +740,23 @@ fn kept(schedule: Schedule, pp: u32, vpp: u32, m: u32, to_run: bool) -> Option<R
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A program too large for the cache is kept alone until the next large one: asked for again
+    /// (a report's makespan, then its timeline), it is the same program, not compiled twice; a
+    /// second large shape takes its place.
+    #[test]
+    fn the_last_large_program_is_kept_alone() {
+        let (a, b) = ((Schedule::OneFOneB, 256, 1, 256), (Schedule::OneFOneB, 256, 1, 512));
+        let first = cached(a.0, a.1, a.2, a.3).expect("1F1B compiles");
+        assert!(CACHED_PASSES_MAX < first.len());
+        let again = cached_to_draw(a.0, a.1, a.2, a.3).expect("kept");
+        assert!(Rc::ptr_eq(&first, &again), "compiled again");
+        let other = cached(b.0, b.1, b.2, b.3).expect("1F1B compiles");
+        assert!(!Rc::ptr_eq(&first, &other));
+        // The first is no longer held by the cache: only this test's handles are left.
+        assert_eq!(Rc::strong_count(&first), 2);
+        assert!(Rc::ptr_eq(&other, &cached(b.0, b.1, b.2, b.3).expect("kept")));
+    }
 
     /// Every schedule but DualPipeV (whose overlapped F&B waits on two inputs and ends twice) runs
     /// in the compact form, so the comparison of the makespan with the timeline
