@@ -21,8 +21,17 @@ fn dist_dir() -> std::path::PathBuf {
 }
 
 async fn open(driver: &Chromedriver, width: u32, height: u32) -> WebDriverResult<Page> {
-    let dist = dist_dir();
-    let url = serve_dir(&dist);
+    open_at(driver, &dist_dir(), width, height).await
+}
+
+/// The page built into `dir`, served and opened in a window `width` × `height`.
+async fn open_at(
+    driver: &Chromedriver,
+    dir: &std::path::Path,
+    width: u32,
+    height: u32,
+) -> WebDriverResult<Page> {
+    let url = serve_dir(dir);
     let page = Page { driver: browser(driver, width, height).await? };
     page.driver.goto(&url).await?;
     Ok(page)
@@ -1226,8 +1235,7 @@ fn dist_without(prefix: &str, what: &str) -> std::path::PathBuf {
 async fn a_search_whose_workers_part_does_not_load_runs_in_the_page() -> WebDriverResult<()> {
     let dir = dist_without("trainplan-part-search_worker-", "no-search-part");
     let chromedriver = Chromedriver::start();
-    let page = Page { driver: browser(&chromedriver, 1280, 1000).await? };
-    page.driver.goto(&serve_dir(&dir)).await?;
+    let page = open_at(&chromedriver, &dir, 1280, 1000).await?;
     page.wait_text("params-total", |t| !t.is_empty()).await?;
     // The workers load (and fail to load their part) once the plan has stood unedited for 1.5 s.
     tokio::time::sleep(std::time::Duration::from_millis(2500)).await;
@@ -1249,8 +1257,7 @@ async fn a_search_whose_workers_part_does_not_load_runs_in_the_page() -> WebDriv
 async fn a_part_that_does_not_load_says_so_and_the_plan_stays() -> WebDriverResult<()> {
     let dir = dist_without("trainplan-part-results_below-", "no-part");
     let chromedriver = Chromedriver::start();
-    let page = Page { driver: browser(&chromedriver, 1280, 1000).await? };
-    page.driver.goto(&serve_dir(&dir)).await?;
+    let page = open_at(&chromedriver, &dir, 1280, 1000).await?;
 
     let said = page.wait_text("part-not-loaded", |t| !t.is_empty()).await?;
     assert!(said.starts_with("This part of the page did not load"), "{said}");
