@@ -58,6 +58,8 @@ pub fn model(id: &str) -> Option<&'static ModelEntry> {
 /// assert_eq!(model_by_name("/models/Qwen2.5-14B-Instruct").map(|m| m.id), Some("qwen2.5-14b"));
 /// assert_eq!(model_by_name("/data/Meta-Llama-3.1-70B-Instruct").map(|m| m.id), Some("llama-3.1-70b"));
 /// assert_eq!(model_by_name("Qwen/Qwen2-7B-Instruct").map(|m| m.id), Some("qwen2-7b"));
+/// assert_eq!(model_by_name("mistralai/Mistral-Nemo-Instruct-2407").map(|m| m.id), Some("mistral-nemo"));
+/// assert_eq!(model_by_name("Qwen/Qwen2.5-Coder-14B-Instruct").map(|m| m.id), Some("qwen2.5-coder-14b"));
 /// assert_eq!(model_by_name("/models/Qwen2.5-13B"), None);
 /// ```
 pub fn model_by_name(path: &str) -> Option<&'static ModelEntry> {
@@ -248,6 +250,12 @@ pub const CONFIGS: &[CatalogConfig] = &[
         config: r#"{"model_type": "qwen2", "vocab_size": 152064, "hidden_size": 3584, "intermediate_size": 18944, "num_hidden_layers": 28, "num_attention_heads": 28, "num_key_value_heads": 4, "max_position_embeddings": 4096, "tie_word_embeddings": false, "rope_theta": 10000.0, "rms_norm_eps": 1e-06}"#,
     },
     CatalogConfig {
+        id: "qwen2.5-coder-7b",
+        name: "Qwen2.5-Coder-7B",
+        source: "huggingface.co/Qwen/Qwen2.5-Coder-7B-Instruct/blob/main/config.json",
+        config: r#"{"model_type": "qwen2", "vocab_size": 152064, "hidden_size": 3584, "intermediate_size": 18944, "num_hidden_layers": 28, "num_attention_heads": 28, "num_key_value_heads": 4, "max_position_embeddings": 32768, "tie_word_embeddings": false, "rope_theta": 1000000.0, "rms_norm_eps": 1e-06}"#,
+    },
+    CatalogConfig {
         id: "deepseek-r1-distill-qwen-7b",
         name: "DeepSeek-R1-Distill-Qwen-7B",
         source: "huggingface.co/deepseek-ai/DeepSeek-R1-Distill-Qwen-7B/blob/main/config.json",
@@ -290,6 +298,12 @@ pub const CONFIGS: &[CatalogConfig] = &[
         config: r#"{"model_type": "glm", "vocab_size": 151552, "hidden_size": 4096, "intermediate_size": 13696, "num_hidden_layers": 40, "num_attention_heads": 32, "num_key_value_heads": 2, "head_dim": 128, "max_position_embeddings": 131072, "tie_word_embeddings": false, "attention_bias": true}"#,
     },
     CatalogConfig {
+        id: "mistral-nemo",
+        name: "Mistral-Nemo-2407",
+        source: "huggingface.co/mistralai/Mistral-Nemo-Instruct-2407/blob/04d8a90549d23fc6bd7f642064003592df51e9b3/config.json",
+        config: r#"{"model_type": "mistral", "vocab_size": 131072, "hidden_size": 5120, "intermediate_size": 14336, "num_hidden_layers": 40, "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128, "max_position_embeddings": 131072, "tie_word_embeddings": false, "rope_theta": 1000000.0, "rms_norm_eps": 1e-05, "sliding_window": null}"#,
+    },
+    CatalogConfig {
         id: "llama-2-13b",
         name: "Llama-2-13B",
         source: "huggingface.co/meta-llama/Llama-2-13b-hf/blob/main/config.json",
@@ -302,10 +316,22 @@ pub const CONFIGS: &[CatalogConfig] = &[
         config: r#"{"model_type": "qwen2", "vocab_size": 152064, "hidden_size": 5120, "intermediate_size": 13824, "num_hidden_layers": 48, "num_attention_heads": 40, "num_key_value_heads": 8, "max_position_embeddings": 131072, "tie_word_embeddings": false, "rope_theta": 1000000.0, "rms_norm_eps": 1e-06}"#,
     },
     CatalogConfig {
+        id: "qwen2.5-coder-14b",
+        name: "Qwen2.5-Coder-14B",
+        source: "huggingface.co/Qwen/Qwen2.5-Coder-14B-Instruct/blob/main/config.json",
+        config: r#"{"model_type": "qwen2", "vocab_size": 152064, "hidden_size": 5120, "intermediate_size": 13824, "num_hidden_layers": 48, "num_attention_heads": 40, "num_key_value_heads": 8, "max_position_embeddings": 32768, "tie_word_embeddings": false, "rope_theta": 1000000.0, "rms_norm_eps": 1e-06}"#,
+    },
+    CatalogConfig {
         id: "qwen3-14b",
         name: "Qwen3-14B",
         source: "huggingface.co/Qwen/Qwen3-14B/blob/main/config.json",
         config: r#"{"model_type": "qwen3", "vocab_size": 151936, "hidden_size": 5120, "intermediate_size": 17408, "num_hidden_layers": 40, "num_attention_heads": 40, "num_key_value_heads": 8, "head_dim": 128, "max_position_embeddings": 40960, "tie_word_embeddings": false, "attention_bias": false, "rope_theta": 1000000.0, "rms_norm_eps": 1e-06}"#,
+    },
+    CatalogConfig {
+        id: "mistral-small-24b",
+        name: "Mistral-Small-24B-2501",
+        source: "huggingface.co/mistralai/Mistral-Small-24B-Instruct-2501/blob/main/config.json",
+        config: r#"{"model_type": "mistral", "vocab_size": 131072, "hidden_size": 5120, "intermediate_size": 32768, "num_hidden_layers": 40, "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128, "max_position_embeddings": 32768, "tie_word_embeddings": false, "rope_theta": 100000000.0, "rms_norm_eps": 1e-05, "sliding_window": null}"#,
     },
     CatalogConfig {
         id: "gemma-2-27b",
@@ -318,6 +344,12 @@ pub const CONFIGS: &[CatalogConfig] = &[
         name: "Qwen2.5-32B",
         source: "huggingface.co/Qwen/Qwen2.5-32B/blob/main/config.json",
         config: r#"{"model_type": "qwen2", "vocab_size": 152064, "hidden_size": 5120, "intermediate_size": 27648, "num_hidden_layers": 64, "num_attention_heads": 40, "num_key_value_heads": 8, "max_position_embeddings": 131072, "tie_word_embeddings": false, "rope_theta": 1000000.0, "rms_norm_eps": 1e-06}"#,
+    },
+    CatalogConfig {
+        id: "qwen2.5-coder-32b",
+        name: "Qwen2.5-Coder-32B",
+        source: "huggingface.co/Qwen/Qwen2.5-Coder-32B-Instruct/blob/main/config.json",
+        config: r#"{"model_type": "qwen2", "vocab_size": 152064, "hidden_size": 5120, "intermediate_size": 27648, "num_hidden_layers": 64, "num_attention_heads": 40, "num_key_value_heads": 8, "max_position_embeddings": 32768, "tie_word_embeddings": false, "rope_theta": 1000000.0, "rms_norm_eps": 1e-06}"#,
     },
     CatalogConfig {
         id: "qwen3-32b",
@@ -341,6 +373,12 @@ pub const CONFIGS: &[CatalogConfig] = &[
         id: "llama-3.1-70b",
         name: "Llama-3.1-70B",
         source: "huggingface.co/meta-llama/Llama-3.1-70B/blob/main/config.json",
+        config: LLAMA_3_1_70B,
+    },
+    CatalogConfig {
+        id: "llama-3.3-70b",
+        name: "Llama-3.3-70B",
+        source: "huggingface.co/meta-llama/Llama-3.3-70B-Instruct/blob/main/config.json",
         config: LLAMA_3_1_70B,
     },
     CatalogConfig {
@@ -398,10 +436,22 @@ pub const CONFIGS: &[CatalogConfig] = &[
         config: r#"{"model_type": "qwen3_moe", "vocab_size": 151936, "hidden_size": 2048, "intermediate_size": 6144, "moe_intermediate_size": 768, "num_hidden_layers": 48, "num_attention_heads": 32, "num_key_value_heads": 4, "head_dim": 128, "num_experts": 128, "num_experts_per_tok": 8, "norm_topk_prob": true, "decoder_sparse_step": 1, "mlp_only_layers": [], "max_position_embeddings": 40960, "tie_word_embeddings": false, "attention_bias": false, "rope_theta": 1000000.0, "rms_norm_eps": 1e-06}"#,
     },
     CatalogConfig {
+        id: "qwen3-coder-30b-a3b",
+        name: "Qwen3-Coder-30B-A3B",
+        source: "huggingface.co/Qwen/Qwen3-Coder-30B-A3B-Instruct/blob/main/config.json",
+        config: r#"{"model_type": "qwen3_moe", "vocab_size": 151936, "hidden_size": 2048, "intermediate_size": 5472, "moe_intermediate_size": 768, "num_hidden_layers": 48, "num_attention_heads": 32, "num_key_value_heads": 4, "head_dim": 128, "num_experts": 128, "num_experts_per_tok": 8, "norm_topk_prob": true, "decoder_sparse_step": 1, "mlp_only_layers": [], "max_position_embeddings": 262144, "tie_word_embeddings": false, "attention_bias": false, "rope_theta": 10000000, "rms_norm_eps": 1e-06}"#,
+    },
+    CatalogConfig {
         id: "qwen3-235b-a22b",
         name: "Qwen3-235B-A22B",
         source: "huggingface.co/Qwen/Qwen3-235B-A22B/blob/main/config.json",
         config: r#"{"model_type": "qwen3_moe", "vocab_size": 151936, "hidden_size": 4096, "intermediate_size": 12288, "moe_intermediate_size": 1536, "num_hidden_layers": 94, "num_attention_heads": 64, "num_key_value_heads": 4, "head_dim": 128, "num_experts": 128, "num_experts_per_tok": 8, "norm_topk_prob": true, "decoder_sparse_step": 1, "mlp_only_layers": [], "max_position_embeddings": 40960, "tie_word_embeddings": false, "attention_bias": false, "rope_theta": 1000000.0, "rms_norm_eps": 1e-06}"#,
+    },
+    CatalogConfig {
+        id: "qwen3-coder-480b-a35b",
+        name: "Qwen3-Coder-480B-A35B",
+        source: "huggingface.co/Qwen/Qwen3-Coder-480B-A35B-Instruct/blob/9d90cf8fca1bf7b7acca42d3fc9ae694a2194069/config.json",
+        config: r#"{"model_type": "qwen3_moe", "vocab_size": 151936, "hidden_size": 6144, "intermediate_size": 8192, "moe_intermediate_size": 2560, "num_hidden_layers": 62, "num_attention_heads": 96, "num_key_value_heads": 8, "head_dim": 128, "num_experts": 160, "num_experts_per_tok": 8, "norm_topk_prob": true, "decoder_sparse_step": 1, "mlp_only_layers": [], "max_position_embeddings": 262144, "tie_word_embeddings": false, "attention_bias": false, "rope_theta": 10000000, "rms_norm_eps": 1e-06}"#,
     },
     CatalogConfig {
         id: "qwen3-next-80b-a3b",
@@ -450,6 +500,12 @@ pub const CONFIGS: &[CatalogConfig] = &[
         name: "GLM-4.5",
         source: "huggingface.co/zai-org/GLM-4.5/blob/main/config.json",
         config: r#"{"model_type": "glm4_moe", "vocab_size": 151552, "hidden_size": 5120, "intermediate_size": 12288, "moe_intermediate_size": 1536, "num_hidden_layers": 92, "num_attention_heads": 96, "num_key_value_heads": 8, "head_dim": 128, "attention_bias": true, "use_qk_norm": true, "partial_rotary_factor": 0.5, "n_routed_experts": 160, "n_shared_experts": 1, "num_experts_per_tok": 8, "first_k_dense_replace": 3, "n_group": 1, "topk_group": 1, "routed_scaling_factor": 2.5, "norm_topk_prob": true, "num_nextn_predict_layers": 1, "max_position_embeddings": 131072, "tie_word_embeddings": false, "rope_theta": 1000000, "rms_norm_eps": 1e-05}"#,
+    },
+    CatalogConfig {
+        id: "glm-4.6",
+        name: "GLM-4.6",
+        source: "huggingface.co/zai-org/GLM-4.6/blob/main/config.json",
+        config: r#"{"model_type": "glm4_moe", "vocab_size": 151552, "hidden_size": 5120, "intermediate_size": 12288, "moe_intermediate_size": 1536, "num_hidden_layers": 92, "num_attention_heads": 96, "num_key_value_heads": 8, "head_dim": 128, "attention_bias": true, "use_qk_norm": true, "partial_rotary_factor": 0.5, "n_routed_experts": 160, "n_shared_experts": 1, "num_experts_per_tok": 8, "first_k_dense_replace": 3, "n_group": 1, "topk_group": 1, "routed_scaling_factor": 2.5, "norm_topk_prob": true, "num_nextn_predict_layers": 1, "max_position_embeddings": 202752, "tie_word_embeddings": false, "rope_theta": 1000000, "rms_norm_eps": 1e-05}"#,
     },
     CatalogConfig {
         id: "gpt-oss-20b",

@@ -58,6 +58,10 @@ fn template(plan: &Plan) -> &'static str {
     }
     match plan.model.arch.family {
         Family::Qwen2 | Family::Qwen2Moe => "qwen",
+        // Qwen3-Coder's instruct models answer without thinking (their cards: "supports only
+        // non-thinking mode"), as the Instruct-2507 models LLaMA-Factory registers with
+        // `qwen3_nothink` do; constants.py at ff6d4d1 registers no Qwen3-Coder model.
+        Family::Qwen3 | Family::Qwen3Moe if name.contains("coder") => "qwen3_nothink",
         Family::Qwen3 | Family::Qwen3Moe => "qwen3",
         // LLaMA-Factory registers Qwen3-Next's Instruct model with `qwen3_nothink`, its Thinking
         // model with `qwen3` (src/llamafactory/extras/constants.py, v0.9.5).
@@ -65,6 +69,10 @@ fn template(plan: &Plan) -> &'static str {
         Family::Qwen3Next => "qwen3_nothink",
         // Every Qwen3.5 model (v0.9.5's constants.py, a multimodal template).
         Family::Qwen35 | Family::Qwen35Moe => "qwen3_5",
+        // Mistral-Nemo-2407 talks as `ministral`, Mistral-Small-24B-2501 as `mistral_small`
+        // (constants.py at ff6d4d1).
+        Family::Mistral if name.contains("nemo") => "ministral",
+        Family::Mistral if name.contains("mistral-small") => "mistral_small",
         Family::Mistral | Family::Mixtral => "mistral",
         Family::Glm | Family::Glm4 => "glm4",
         Family::DeepseekV2 => "deepseek",

@@ -90,6 +90,11 @@ const ROWS: &[Row] = &[
         source: "index of Qwen2.5-7B-Instruct: 15,231,233,024 B bf16",
     },
     Row {
+        id: "qwen2.5-coder-7b",
+        total: 7_615_616_512,
+        source: "llama.cpp n_params of Qwen2.5-Coder-7B-Instruct",
+    },
+    Row {
         id: "qwen2.5-math-7b",
         total: 15_231_233_024 / 2,
         source: "Qwen2.5-7B's shape (index of Qwen2.5-7B-Instruct: 15,231,233,024 B bf16); only its 4,096 positions \
@@ -127,15 +132,35 @@ const ROWS: &[Row] = &[
         source: "index metadata total_parameters 13,015,864,320; Together SDK",
     },
     Row {
+        id: "mistral-nemo",
+        total: 24_495_564_800 / 2,
+        source: "index of Mistral-Nemo-Instruct-2407 24,495,564,800 B bf16 (363 tensors); HF API 12,247,782,400",
+    },
+    Row {
         id: "qwen2.5-14b",
         total: 14_770_033_664,
         source: "GGUF general.parameter_count; payload 29,540,067,328 B / 2",
+    },
+    Row {
+        id: "qwen2.5-coder-14b",
+        total: 14_770_033_664,
+        source: "llama.cpp n_params of Qwen2.5-Coder-14B-Instruct (vocab 152064)",
+    },
+    Row {
+        id: "mistral-small-24b",
+        total: 47_144_806_400 / 2,
+        source: "index of Mistral-Small-24B-Instruct-2501 47,144,806,400 B bf16; HF API 23,572,403,200",
     },
     Row { id: "qwen3-14b", total: 14_768_307_200, source: "keras-hub qwen3_14b_en" },
     Row {
         id: "qwen2.5-32b",
         total: 32_763_876_352,
         source: "keras-hub qwen2.5_instruct_32b_en; 771 tensors, 65,527,752,704 B",
+    },
+    Row {
+        id: "qwen2.5-coder-32b",
+        total: 32_763_876_352,
+        source: "Qwen2.5-32B's shape (65,527,752,704 B bf16); a model gateway's parameter_size 32,763,876,352",
     },
     Row { id: "qwen3-32b", total: 32_762_123_264, source: "keras-hub qwen3_32b_en" },
     Row {
@@ -149,6 +174,7 @@ const ROWS: &[Row] = &[
         source: "index of the same-shape Llama-3.1-70B: 141,107,412,992 B bf16",
     },
     Row { id: "llama-3.1-70b", total: 70_553_706_496, source: "HF API safetensors.total, rev 349b2ddb" },
+    Row { id: "llama-3.3-70b", total: 70_553_706_496, source: "HF API safetensors.total, rev 6f6073b4" },
     Row {
         id: "deepseek-r1-distill-llama-70b",
         total: 70_553_706_496,
@@ -183,6 +209,16 @@ const ROWS: &[Row] = &[
     },
     Row { id: "qwen2-57b-a14b", total: 57_408_658_944, source: "HF API fixture (one source only)" },
     Row { id: "qwen3-30b-a3b", total: 61_064_245_248 / 2, source: "index 61,064,245,248 B bf16; keras-hub" },
+    Row {
+        id: "qwen3-coder-30b-a3b",
+        total: 61_064_245_248 / 2,
+        source: "index of Qwen3-Coder-30B-A3B-Instruct 61,064,245,248 B bf16; GGUF total 30,532,122,624",
+    },
+    Row {
+        id: "qwen3-coder-480b-a35b",
+        total: 480_154_875_392,
+        source: "HF API safetensors BF16 of Qwen3-Coder-480B-A35B-Instruct, rev 9d90cf8f",
+    },
     Row {
         id: "qwen3-235b-a22b",
         total: 470_187_269_120 / 2,
@@ -281,9 +317,11 @@ fn every_catalog_model_has_its_published_count() {
         let total = model::count_params(&catalog::model(id).unwrap().arch).total() as f64 / 1e9;
         assert!((total / published_billions - 1.0).abs() < 0.01, "{id}: {total:.3}B total ({source})");
     }
-    // Every catalog model is in one of the tables above, so none goes unchecked.
+    // Every catalog model is in one of the tables above (or checked with its MTP layer below), so
+    // none goes unchecked.
     for entry in catalog::models() {
         let listed = ROWS.iter().any(|r| r.id == entry.id)
+            || entry.id == "glm-4.6"
             || ROUNDED.iter().any(|r| r.0 == entry.id)
             || NEAR.iter().any(|r| r.0 == entry.id);
         assert!(listed, "{} has no published count", entry.id);
@@ -302,6 +340,8 @@ fn moe_active_parameters_match_the_model_cards() {
         ("mixtral-8x22b", 39.0, 1.0, "Mistral: 39B active"),
         ("qwen1.5-moe-a2.7b", 2.7, 0.1, "Qwen1.5-MoE card: 2.7B activated"),
         ("qwen3-30b-a3b", 3.3, 0.1, "Qwen3 card: 3.3B activated"),
+        ("qwen3-coder-30b-a3b", 3.3, 0.1, "Qwen3-Coder-30B-A3B card: 3.3B activated"),
+        ("qwen3-coder-480b-a35b", 35.0, 1.0, "Qwen3-Coder-480B-A35B card: 35B activated"),
         ("qwen3-235b-a22b", 22.0, 1.0, "Qwen3 card: 22B activated"),
         ("qwen2-57b-a14b", 14.0, 1.0, "Qwen2 card: A14B"),
         ("deepseek-v2", 21.0, 1.0, "DeepSeek-V2 paper: 21B activated"),
@@ -332,6 +372,15 @@ fn deepseek_v3_mtp_is_counted_apart() {
     let c = model::count_params(arch);
     let copies = 2 * arch.vocab_size * arch.hidden_size;
     assert_eq!(c.total() + c.mtp + copies, 680_571_043_840 + 3_918_786_560);
+}
+
+/// The Hub's safetensors count for zai-org/GLM-4.6 (356,785,898,816) holds what transformers does not
+/// build: the MTP layer, and each MoE router's `e_score_correction_bias` (a buffer in
+/// `modeling_glm4_moe.py`), 160 in each of the 89 MoE layers and the MTP layer.
+#[test]
+fn glm_4_6_counts_with_its_mtp_layer_as_the_hub() {
+    let c = model::count_params(&catalog::model("glm-4.6").unwrap().arch);
+    assert_eq!(c.total() + c.mtp + 90 * 160, 356_785_898_816);
 }
 
 #[test]
