@@ -3,7 +3,7 @@
 
 use trainplan_core::advice::Move;
 use trainplan_core::emit::flags::{FlagError, ValueType};
-use trainplan_core::emit::import::{Expected, ImportError, ModelOrigin};
+use trainplan_core::emit::import::{Caveat, Expected, ImportError, ModelOrigin};
 use trainplan_core::field::Field;
 use trainplan_core::hf::ConfigError;
 use trainplan_core::permalink::PermalinkError;
@@ -197,6 +197,15 @@ pub fn flag_error(lang: Lang, err: &FlagError) -> String {
 }
 
 /// How an import told the model, in words; `kept` is the model's name when it told none.
+/// What an imported file makes its framework do that it may not mean, in `lang`.
+pub fn caveat_text(lang: Lang, caveat: &Caveat) -> String {
+    match caveat {
+        Caveat::PackingRolesUnset { tokens } => {
+            fill(t(lang, Key::launch_import_packing_roles), &[("tokens", &tokens.to_string())])
+        }
+    }
+}
+
 pub fn model_origin(lang: Lang, origin: &ModelOrigin, kept: &str) -> String {
     let name = |id: &str| trainplan_core::catalog::model(id).map_or(id, |m| m.name).to_owned();
     match origin {
@@ -1043,6 +1052,23 @@ mod tests {
         // The English of every phrase is the core's own.
         let err = ImportError::BadValue("k".to_owned(), Expected::FsdpSharding);
         assert_eq!(import_error(Lang::En, &err), "k must be optim, optim_grads or optim_grads_params.");
+    }
+
+    /// A MindSpeed-RL file whose packed rows only `max_packing_token_size` sizes says so in both
+    /// languages, the English the core's own.
+    #[test]
+    fn a_caveat_reads_in_both_languages() {
+        let current = trainplan_core::Plan::first_visit().to_file();
+        let text = "defaults:\n  - model:\n      - qwen25_7b\nrl_config:\n  use_dynamic_bsz: true\n  max_packing_token_size: 8192\n";
+        let got = trainplan_core::emit::import::import(text, &current).unwrap();
+        assert_eq!(got.caveats, [Caveat::PackingRolesUnset { tokens: 8192 }]);
+        let caveat = &got.caveats[0];
+        assert_eq!(caveat_text(Lang::En, caveat), format!("As given, it runs otherwise: {caveat}."));
+        assert!(
+            caveat_text(Lang::Zh, caveat).contains("max_packing_token_size 8192"),
+            "{}",
+            caveat_text(Lang::Zh, caveat)
+        );
     }
 
     #[test]

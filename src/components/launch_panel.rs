@@ -281,6 +281,9 @@ fn LaunchImport() -> impl IntoView {
                     let text = fill(t(lang, Key::launch_import_refused), &[("flags", &flags.join("; "))]);
                     lines.push(("badge warn", "launch-import-refused", text));
                 }
+                for caveat in &got.caveats {
+                    lines.push(("badge warn", "launch-import-caveat", messages::caveat_text(lang, caveat)));
+                }
                 lines
             }
         }

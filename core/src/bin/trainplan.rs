@@ -174,6 +174,9 @@ fn import_config(parser: &mut lexopt::Parser) -> Result<(), String> {
     for err in &imported.refused {
         eprintln!("trainplan: {path}: its framework would refuse: {err}");
     }
+    for caveat in &imported.caveats {
+        eprintln!("trainplan: {path}: as given, it runs otherwise: {caveat}");
+    }
     print_json(&imported.file)
 }
 

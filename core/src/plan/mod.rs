@@ -935,12 +935,16 @@ pub fn auto_batched_tokens(model_len: u32) -> u32 {
     model_len.max(8192)
 }
 
+/// MindSpeed-RL's packed row when nothing sets it: `RLConfig`'s `max_packing_token_size`, and each
+/// role's (mindspeed_rl/config_cls/rl_config.py at 05a90d7).
+pub const MINDSPEED_RL_PACKED_TOKENS: u32 = 4096;
+
 /// The packed micro-batch's token budget per device when the plan leaves it at 0: the framework's
 /// default (VeRL `ppo_max_token_len_per_gpu` 16384, MindSpeed-RL `max_packing_token_size` 4096;
 /// `verl/trainer/config/_generated_ppo_trainer.yaml`, `mindspeed_rl/config_cls/rl_config.py`) raised
 /// to one sequence: on VeRL split over `cp` ranks, on MindSpeed-RL whole (its row is the CP group's).
 pub fn auto_tokens_per_device(framework: Framework, sequence_tokens: u32, cp: u32) -> u32 {
-    let default = if framework == Framework::MindSpeedRl { 4096 } else { 16384 };
+    let default = if framework == Framework::MindSpeedRl { MINDSPEED_RL_PACKED_TOKENS } else { 16384 };
     sequence_tokens.div_ceil(packed_row_budgets(framework, cp)).max(default)
 }
 

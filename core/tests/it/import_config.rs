@@ -2,7 +2,7 @@
 //! every setting the file carries, over the golden plans and a generated set; unknown keys are listed.
 
 use proptest::prelude::*;
-use trainplan_core::emit::import::{ConfigKind, ModelOrigin, import};
+use trainplan_core::emit::import::{Caveat, ConfigKind, ModelOrigin, import};
 use trainplan_core::emit::{FileKind, emit};
 use trainplan_core::plan::{Framework, ModelField, Plan, PlanFile};
 use trainplan_core::quantized::{Format, Prequantized};
@@ -1129,17 +1129,32 @@ fn mindspeed_rl_reads_each_roles_packing() {
             &PlanFile::minimal(trainplan_core::plan::ModelField::Id("qwen2.5-7b".into())),
         )
         .expect("a MindSpeed-RL config");
-        (got.file.rl.max_tokens_per_device, got.file.rl.log_prob_max_tokens_per_device, got.unknown)
+        (
+            got.file.rl.max_tokens_per_device,
+            got.file.rl.log_prob_max_tokens_per_device,
+            got.unknown,
+            got.caveats,
+        )
     };
     let dapo = "  actor_max_packing_token_size: 45056\n  update_max_packing_token_size: 22528\n";
-    assert_eq!(read(dapo), (22528, 45056, vec![]));
+    assert_eq!(read(dapo), (22528, 45056, vec![], vec![]));
     let all = "  max_packing_token_size: 8192\n  update_max_packing_token_size: 8192\n  \
                actor_max_packing_token_size: 8192\n  ref_max_packing_token_size: 8192\n";
-    assert_eq!(read(all), (8192, 0, vec![]));
-    assert_eq!(read("  max_packing_token_size: 8192\n"), (8192, 0, vec![]));
+    assert_eq!(read(all), (8192, 0, vec![], vec![]));
+    // The file's size alone (its configs/grpo_deepseek_r1_671b_A2.yaml: 10,240): what the file means,
+    // and the caveat that MindSpeed-RL, which sets each role's size from its 4,096 before it reads
+    // the file (`RLConfig.__init__`), packs every role to 4,096; none where the file's is 4,096 too
+    // (configs/grpo_deepseek_r1_671b_A3.yaml).
+    let alone = vec![Caveat::PackingRolesUnset { tokens: 8192 }];
+    assert_eq!(read("  max_packing_token_size: 8192\n"), (8192, 0, vec![], alone));
+    assert!(read("  max_packing_token_size: 4096\n").3.is_empty());
     let apart = "  update_max_packing_token_size: 8192\n  actor_max_packing_token_size: 16384\n  \
                  ref_max_packing_token_size: 12288\n";
-    assert_eq!(read(apart), (8192, 16384, vec!["rl_config.ref_max_packing_token_size".to_owned()]));
+    let ref_kept = vec!["rl_config.ref_max_packing_token_size".to_owned()];
+    assert_eq!(read(apart), (8192, 16384, ref_kept, vec![]));
+    // One role's key set is enough: the file sets sizes per role.
+    let one = "  max_packing_token_size: 8192\n  update_max_packing_token_size: 8192\n";
+    assert!(read(one).3.is_empty());
 }
 
 /// MindSpeed-RL scores the old log-probabilities and the reference's with micro-batches of their

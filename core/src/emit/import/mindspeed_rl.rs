@@ -293,6 +293,14 @@ fn packing(rl: &Section, r: &mut Reading) -> Result<(Option<u32>, Option<u32>), 
         Some(n) => Some(n),
         None => rl.whole(file)?,
     };
+    // The file's size alone, other than the default: MindSpeed-RL packs every role to the default
+    // (`Caveat::PackingRolesUnset`).
+    if let Some(tokens) = rl.whole(file)?
+        && tokens != crate::plan::MINDSPEED_RL_PACKED_TOKENS
+        && [update, actor, reference].into_iter().all(|key| !rl.has(key))
+    {
+        r.caveats.push(super::Caveat::PackingRolesUnset { tokens });
+    }
     Ok((budget, larger(rl, [actor, reference], r)?))
 }
 

@@ -71,6 +71,40 @@ pub struct Imported {
     /// count `nargs` does not allow, a value of the wrong type or outside the choices. Empty for
     /// other kinds of file.
     pub refused: Vec<FlagError>,
+    /// What the file makes its framework do that its text may not mean, read as the file means it.
+    #[serde(default)]
+    pub caveats: Vec<Caveat>,
+}
+
+/// Something a launch file makes its framework do that its text may not mean: the plan takes
+/// what the file means and the launch file the plan writes says it outright, but the file as
+/// given runs otherwise.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Caveat {
+    /// A MindSpeed-RL file sets `max_packing_token_size` (these tokens) and none of the roles'
+    /// `update_`, `actor_` and `ref_max_packing_token_size`. At 05a90d7 `RLConfig.__init__` sets
+    /// each role's size from the default 4,096 before it reads the file
+    /// (mindspeed_rl/config_cls/rl_config.py), and the actor's update, its log-probabilities and
+    /// the reference each pack to their own (`BaseTrainingEngine`,
+    /// mindspeed_rl/models/base/base_training_engine.py): the file's size reaches the critic alone
+    /// (mindspeed_rl/workers/critic_worker.py).
+    PackingRolesUnset {
+        /// The file's `max_packing_token_size`.
+        tokens: u32,
+    },
+}
+
+impl std::fmt::Display for Caveat {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Caveat::PackingRolesUnset { tokens } => write!(
+                f,
+                "max_packing_token_size {tokens} reaches MindSpeed-RL's critic alone: the actor's update, its \
+                 log-probabilities and the reference pack 4,096 tokens each unless update_, actor_ and \
+                 ref_max_packing_token_size are set; the plan takes {tokens} for them, and its launch file sets each"
+            ),
+        }
+    }
 }
 
 /// How an import told the model.
@@ -245,7 +279,8 @@ pub fn import(text: &str, current: &PlanFile) -> Result<Imported, ImportError> {
     let (model, origin) = model(text, &reading, current);
     file.model = model;
     let unknown = settle(kind, &mut file, &reading);
-    Ok(Imported { file, kind, model: origin, unknown, refused })
+    let caveats = reading.caveats.clone();
+    Ok(Imported { file, kind, model: origin, unknown, refused, caveats })
 }
 
 /// What a reader found besides the settings it wrote into the plan file.
@@ -268,6 +303,8 @@ struct Reading {
     shape: Vec<(String, String)>,
     /// Names besides the path that may spell a catalog model (MindSpeed-RL's model names).
     names: Vec<String>,
+    /// What the file makes its framework do that it may not mean ([`Imported::caveats`]).
+    caveats: Vec<Caveat>,
 }
 
 fn kind_of(text: &str) -> Result<ConfigKind, ImportError> {
