@@ -60,6 +60,7 @@ pub fn model(id: &str) -> Option<&'static ModelEntry> {
 /// assert_eq!(model_by_name("Qwen/Qwen2-7B-Instruct").map(|m| m.id), Some("qwen2-7b"));
 /// assert_eq!(model_by_name("mistralai/Mistral-Nemo-Instruct-2407").map(|m| m.id), Some("mistral-nemo"));
 /// assert_eq!(model_by_name("Qwen/Qwen2.5-Coder-14B-Instruct").map(|m| m.id), Some("qwen2.5-coder-14b"));
+/// assert_eq!(model_by_name("moonshotai/Moonlight-16B-A3B-Instruct").map(|m| m.id), Some("moonlight-16b-a3b"));
 /// assert_eq!(model_by_name("/models/Qwen2.5-13B"), None);
 /// ```
 pub fn model_by_name(path: &str) -> Option<&'static ModelEntry> {
@@ -458,6 +459,12 @@ pub const CONFIGS: &[CatalogConfig] = &[
         name: "Qwen3-Next-80B-A3B",
         source: "huggingface.co/Qwen/Qwen3-Next-80B-A3B-Instruct/blob/main/config.json",
         config: r#"{"model_type": "qwen3_next", "vocab_size": 151936, "hidden_size": 2048, "intermediate_size": 5120, "moe_intermediate_size": 512, "shared_expert_intermediate_size": 512, "num_hidden_layers": 48, "num_attention_heads": 16, "num_key_value_heads": 2, "head_dim": 256, "linear_conv_kernel_dim": 4, "linear_key_head_dim": 128, "linear_value_head_dim": 128, "linear_num_key_heads": 16, "linear_num_value_heads": 32, "full_attention_interval": 4, "num_experts": 512, "num_experts_per_tok": 10, "norm_topk_prob": true, "decoder_sparse_step": 1, "mlp_only_layers": [], "max_position_embeddings": 262144, "tie_word_embeddings": false, "attention_bias": false, "partial_rotary_factor": 0.25, "rope_theta": 10000000, "rms_norm_eps": 1e-06}"#,
+    },
+    CatalogConfig {
+        id: "moonlight-16b-a3b",
+        name: "Moonlight-16B-A3B",
+        source: "huggingface.co/moonshotai/Moonlight-16B-A3B-Instruct/blob/4e735b07a89f73647dfab71ab91b840f362ede5b/config.json",
+        config: r#"{"model_type": "deepseek_v3", "vocab_size": 163840, "hidden_size": 2048, "intermediate_size": 11264, "moe_intermediate_size": 1408, "num_hidden_layers": 27, "num_attention_heads": 16, "num_key_value_heads": 16, "n_routed_experts": 64, "n_shared_experts": 2, "num_experts_per_tok": 6, "first_k_dense_replace": 1, "moe_layer_freq": 1, "q_lora_rank": null, "kv_lora_rank": 512, "qk_rope_head_dim": 64, "qk_nope_head_dim": 128, "v_head_dim": 128, "num_nextn_predict_layers": 0, "max_position_embeddings": 8192, "tie_word_embeddings": false, "attention_bias": false, "rope_theta": 50000.0, "rms_norm_eps": 1e-05, "topk_method": "noaux_tc", "n_group": 1, "topk_group": 1, "routed_scaling_factor": 2.446, "norm_topk_prob": true, "scoring_func": "sigmoid"}"#,
     },
     CatalogConfig {
         id: "deepseek-v2-lite",

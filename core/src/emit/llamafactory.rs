@@ -76,6 +76,8 @@ fn template(plan: &Plan) -> &'static str {
         Family::Mistral | Family::Mixtral => "mistral",
         Family::Glm | Family::Glm4 => "glm4",
         Family::DeepseekV2 => "deepseek",
+        // Moonlight (DeepSeek-V3's architecture) talks as `moonlight` (constants.py at ff6d4d1).
+        Family::DeepseekV3 if name.contains("moonlight") => "moonlight",
         Family::DeepseekV3 => "deepseek3",
         // Gemma 2 and the text-only Gemma 3 (270M, 1B) talk as `gemma2`; a `gemma3` wrapper
         // (4B–27B, matched by its type above) as `gemma3` (constants.py at ff6d4d1).

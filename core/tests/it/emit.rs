@@ -778,7 +778,8 @@ fn an_imported_model_type_keeps_its_own_chat_template() {
 /// Catalog models talk in LLaMA-Factory's YAML as its constants.py at ff6d4d1 registers them
 /// (`register_model_group(..., template=...)`): Mistral-Nemo-Instruct-2407 `ministral`,
 /// Mistral-Small-24B-Instruct-2501 `mistral_small`, Llama-3.3-70B-Instruct `llama3`,
-/// Qwen2.5-Coder-32B-Instruct `qwen`, GLM-4.5 `glm4_moe`; Qwen3-Coder, which it does not
+/// Qwen2.5-Coder-32B-Instruct `qwen`, GLM-4.5 `glm4_moe`, Moonlight-16B-A3B `moonlight`,
+/// DeepSeek-V3 `deepseek3`; Qwen3-Coder, which it does not
 /// register, as its non-thinking Qwen3 models (Qwen3-30B-A3B-Instruct-2507) `qwen3_nothink`.
 #[test]
 fn catalog_models_keep_llama_factorys_chat_template() {
@@ -791,6 +792,8 @@ fn catalog_models_keep_llama_factorys_chat_template() {
         ("glm-4.6", "glm4_moe"),
         ("qwen3-coder-30b-a3b", "qwen3_nothink"),
         ("qwen3-30b-a3b", "qwen3"),
+        ("moonlight-16b-a3b", "moonlight"),
+        ("deepseek-v3", "deepseek3"),
     ] {
         let files = files(&format!(r#"{{"model": "{model}"}}"#));
         let yaml = &files.iter().find(|f| f.name == "train.yaml").unwrap().text;
@@ -1068,8 +1071,9 @@ fn moe_scripts_name_the_layers_that_hold_experts() {
             }
         }
     }
-    // DeepSeek-V2, V2-Lite, V3, R1, Kimi K2, GLM-4.5, GLM-4.5-Air and GLM-4.6 on both frameworks.
-    assert_eq!(patterned, 16);
+    // DeepSeek-V2, V2-Lite, V3, R1, Kimi K2, Moonlight, GLM-4.5, GLM-4.5-Air and GLM-4.6 on both
+    // frameworks.
+    assert_eq!(patterned, 18);
 }
 
 /// A gpt-oss-shaped config whose every layer is windowed (`layer_types` all `sliding_attention`)

@@ -317,11 +317,11 @@ fn every_catalog_model_has_its_published_count() {
         let total = model::count_params(&catalog::model(id).unwrap().arch).total() as f64 / 1e9;
         assert!((total / published_billions - 1.0).abs() < 0.01, "{id}: {total:.3}B total ({source})");
     }
-    // Every catalog model is in one of the tables above (or checked with its MTP layer below), so
-    // none goes unchecked.
+    // Every catalog model is in one of the tables above (or checked apart below: GLM-4.6 with its
+    // MTP layer, Moonlight without its embeddings), so none goes unchecked.
     for entry in catalog::models() {
         let listed = ROWS.iter().any(|r| r.id == entry.id)
-            || entry.id == "glm-4.6"
+            || ["glm-4.6", "moonlight-16b-a3b"].contains(&entry.id)
             || ROUNDED.iter().any(|r| r.0 == entry.id)
             || NEAR.iter().any(|r| r.0 == entry.id);
         assert!(listed, "{} has no published count", entry.id);
@@ -381,6 +381,19 @@ fn deepseek_v3_mtp_is_counted_apart() {
 fn glm_4_6_counts_with_its_mtp_layer_as_the_hub() {
     let c = model::count_params(&catalog::model("glm-4.6").unwrap().arch);
     assert_eq!(c.total() + c.mtp + 90 * 160, 356_785_898_816);
+}
+
+/// Moonlight-16B-A3B's published 15.29B total and 2.24B activated parameters count neither its
+/// embedding nor its head (ai-tldr.dev/models/moonlight-16b-a3b, after Moonshot's release; its
+/// name's "16B" and "A3B" count them); the catalog's counts, less both, round to them.
+#[test]
+fn moonlight_counts_as_published_without_its_embeddings() {
+    let arch = &catalog::model("moonlight-16b-a3b").unwrap().arch;
+    let c = model::count_params(arch);
+    let tables = 2 * arch.vocab_size * arch.hidden_size;
+    let billions = |n: u64| (n as f64 / 1e7).round() / 100.0;
+    assert_eq!(billions(c.total() - tables), 15.29);
+    assert_eq!(billions(c.active - tables), 2.24);
 }
 
 #[test]
