@@ -196,7 +196,6 @@ pub fn flag_error(lang: Lang, err: &FlagError) -> String {
     }
 }
 
-/// How an import told the model, in words; `kept` is the model's name when it told none.
 /// What an imported file makes its framework do that it may not mean, in `lang`.
 pub fn caveat_text(lang: Lang, caveat: &Caveat) -> String {
     match caveat {
@@ -206,6 +205,7 @@ pub fn caveat_text(lang: Lang, caveat: &Caveat) -> String {
     }
 }
 
+/// How an import told the model, in words; `kept` is the model's name when it told none.
 pub fn model_origin(lang: Lang, origin: &ModelOrigin, kept: &str) -> String {
     let name = |id: &str| trainplan_core::catalog::model(id).map_or(id, |m| m.name).to_owned();
     match origin {

@@ -279,8 +279,7 @@ pub fn import(text: &str, current: &PlanFile) -> Result<Imported, ImportError> {
     let (model, origin) = model(text, &reading, current);
     file.model = model;
     let unknown = settle(kind, &mut file, &reading);
-    let caveats = reading.caveats.clone();
-    Ok(Imported { file, kind, model: origin, unknown, refused, caveats })
+    Ok(Imported { file, kind, model: origin, unknown, refused, caveats: reading.caveats })
 }
 
 /// What a reader found besides the settings it wrote into the plan file.
