@@ -38,6 +38,9 @@ const TEMPLATE_OF_TYPE: [(&str, &str); 11] = [
 /// LLaMA-Factory's chat template for the model (`src/llamafactory/data/template.py` names).
 fn template(plan: &Plan) -> &'static str {
     let name = plan.model.name.to_ascii_lowercase();
+    // The weights named (an import's `model_name_or_path`): a release of the model's architecture
+    // may talk otherwise.
+    let path = plan.launch.model_path.to_ascii_lowercase();
     // A config of a type its family does not speak for (imported or the catalog's): its own
     // template, where LLaMA-Factory has one.
     if let Some(config) = super::hf_config(plan) {
@@ -58,10 +61,13 @@ fn template(plan: &Plan) -> &'static str {
     }
     match plan.model.arch.family {
         Family::Qwen2 | Family::Qwen2Moe => "qwen",
-        // Qwen3-Coder's instruct models answer without thinking (their cards: "supports only
-        // non-thinking mode"), as the Instruct-2507 models LLaMA-Factory registers with
-        // `qwen3_nothink` do; constants.py at ff6d4d1 registers no Qwen3-Coder model.
-        Family::Qwen3 | Family::Qwen3Moe if name.contains("coder") => "qwen3_nothink",
+        // Qwen3's Instruct-2507 releases answer without thinking: LLaMA-Factory registers them with
+        // `qwen3_nothink` (constants.py at ff6d4d1), its Thinking-2507 ones with `qwen3`. Qwen3-Coder's
+        // instruct models likewise (their cards: "supports only non-thinking mode"), which it does not
+        // register.
+        Family::Qwen3 | Family::Qwen3Moe if name.contains("coder") || path.contains("instruct-2507") => {
+            "qwen3_nothink"
+        }
         Family::Qwen3 | Family::Qwen3Moe => "qwen3",
         // LLaMA-Factory registers Qwen3-Next's Instruct model with `qwen3_nothink`, its Thinking
         // model with `qwen3` (src/llamafactory/extras/constants.py, v0.9.5).

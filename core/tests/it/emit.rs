@@ -780,7 +780,8 @@ fn an_imported_model_type_keeps_its_own_chat_template() {
 /// Mistral-Small-24B-Instruct-2501 `mistral_small`, Llama-3.3-70B-Instruct `llama3`,
 /// Qwen2.5-Coder-32B-Instruct `qwen`, GLM-4.5 `glm4_moe`, Moonlight-16B-A3B `moonlight`,
 /// DeepSeek-V3 `deepseek3`; Qwen3-Coder, which it does not
-/// register, as its non-thinking Qwen3 models (Qwen3-30B-A3B-Instruct-2507) `qwen3_nothink`.
+/// register, as its non-thinking Qwen3 models (Qwen3-30B-A3B-Instruct-2507) `qwen3_nothink`, which
+/// an Instruct-2507 release named by its weights talks as too.
 #[test]
 fn catalog_models_keep_llama_factorys_chat_template() {
     for (model, expected) in [
@@ -798,6 +799,14 @@ fn catalog_models_keep_llama_factorys_chat_template() {
         let files = files(&format!(r#"{{"model": "{model}"}}"#));
         let yaml = &files.iter().find(|f| f.name == "train.yaml").unwrap().text;
         assert!(yaml.contains(&format!("\ntemplate: {expected}\n")), "{model}: {yaml}");
+    }
+    // Qwen3-30B-A3B's 2507 releases, named by their weights: Instruct `qwen3_nothink`, Thinking `qwen3`.
+    for (path, expected) in
+        [("Qwen/Qwen3-30B-A3B-Instruct-2507", "qwen3_nothink"), ("Qwen/Qwen3-30B-A3B-Thinking-2507", "qwen3")]
+    {
+        let files = files(&format!(r#"{{"model": "qwen3-30b-a3b", "launch": {{"model_path": "{path}"}}}}"#));
+        let yaml = &files.iter().find(|f| f.name == "train.yaml").unwrap().text;
+        assert!(yaml.contains(&format!("\ntemplate: {expected}\n")), "{path}: {yaml}");
     }
 }
 
