@@ -134,7 +134,7 @@ const ROWS: &[Row] = &[
     Row {
         id: "mistral-nemo",
         total: 24_495_564_800 / 2,
-        source: "index of Mistral-Nemo-Instruct-2407 24,495,564,800 B bf16 (363 tensors); HF API 12,247,782,400",
+        source: "index of Mistral-Nemo-Instruct-2407 24,495,564,800 B bf16 (363 tensors); 12,247,782,400 at rev 04d8a905",
     },
     Row {
         id: "qwen2.5-14b",
@@ -149,7 +149,7 @@ const ROWS: &[Row] = &[
     Row {
         id: "mistral-small-24b",
         total: 47_144_806_400 / 2,
-        source: "index of Mistral-Small-24B-Instruct-2501 47,144,806,400 B bf16; HF API 23,572,403,200",
+        source: "index of Mistral-Small-24B-Instruct-2501 47,144,806,400 B bf16; Hub count of unsloth's copy 23,572,403,200",
     },
     Row { id: "qwen3-14b", total: 14_768_307_200, source: "keras-hub qwen3_14b_en" },
     Row {
