@@ -289,13 +289,11 @@ const APPLIED: &[&str] = &[
 /// larger of `actor_` and `ref_max_packing_token_size`, else the update's.
 fn packing(rl: &Section, r: &mut Reading) -> Result<(Option<u32>, Option<u32>), ImportError> {
     let [file, update, actor, reference] = crate::emit::mindspeed_rl::PACKING_KEYS;
-    let budget = match rl.whole(update)? {
-        Some(n) => Some(n),
-        None => rl.whole(file)?,
-    };
+    let file_size = rl.whole(file)?;
+    let budget = rl.whole(update)?.or(file_size);
     // The file's size alone, other than the default: MindSpeed-RL packs every role to the default
     // (`Caveat::PackingRolesUnset`).
-    if let Some(tokens) = rl.whole(file)?
+    if let Some(tokens) = file_size
         && tokens != crate::plan::MINDSPEED_RL_PACKED_TOKENS
         && [update, actor, reference].into_iter().all(|key| !rl.has(key))
     {
