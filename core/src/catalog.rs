@@ -323,6 +323,12 @@ pub const CONFIGS: &[CatalogConfig] = &[
         config: r#"{"model_type": "qwen2", "vocab_size": 152064, "hidden_size": 5120, "intermediate_size": 13824, "num_hidden_layers": 48, "num_attention_heads": 40, "num_key_value_heads": 8, "max_position_embeddings": 32768, "tie_word_embeddings": false, "rope_theta": 1000000.0, "rms_norm_eps": 1e-06}"#,
     },
     CatalogConfig {
+        id: "deepseek-r1-distill-qwen-14b",
+        name: "DeepSeek-R1-Distill-Qwen-14B",
+        source: "huggingface.co/deepseek-ai/DeepSeek-R1-Distill-Qwen-14B/blob/main/config.json",
+        config: r#"{"model_type": "qwen2", "vocab_size": 152064, "hidden_size": 5120, "intermediate_size": 13824, "num_hidden_layers": 48, "num_attention_heads": 40, "num_key_value_heads": 8, "max_position_embeddings": 131072, "tie_word_embeddings": false, "rope_theta": 1000000.0, "rms_norm_eps": 1e-05}"#,
+    },
+    CatalogConfig {
         id: "qwen3-14b",
         name: "Qwen3-14B",
         source: "huggingface.co/Qwen/Qwen3-14B/blob/main/config.json",
@@ -351,6 +357,18 @@ pub const CONFIGS: &[CatalogConfig] = &[
         name: "Qwen2.5-Coder-32B",
         source: "huggingface.co/Qwen/Qwen2.5-Coder-32B-Instruct/blob/main/config.json",
         config: r#"{"model_type": "qwen2", "vocab_size": 152064, "hidden_size": 5120, "intermediate_size": 27648, "num_hidden_layers": 64, "num_attention_heads": 40, "num_key_value_heads": 8, "max_position_embeddings": 32768, "tie_word_embeddings": false, "rope_theta": 1000000.0, "rms_norm_eps": 1e-06}"#,
+    },
+    CatalogConfig {
+        id: "deepseek-r1-distill-qwen-32b",
+        name: "DeepSeek-R1-Distill-Qwen-32B",
+        source: "huggingface.co/deepseek-ai/DeepSeek-R1-Distill-Qwen-32B/blob/main/config.json",
+        config: r#"{"model_type": "qwen2", "vocab_size": 152064, "hidden_size": 5120, "intermediate_size": 27648, "num_hidden_layers": 64, "num_attention_heads": 40, "num_key_value_heads": 8, "max_position_embeddings": 131072, "tie_word_embeddings": false, "rope_theta": 1000000.0, "rms_norm_eps": 1e-05}"#,
+    },
+    CatalogConfig {
+        id: "qwq-32b",
+        name: "QwQ-32B",
+        source: "huggingface.co/Qwen/QwQ-32B/blob/main/config.json",
+        config: r#"{"model_type": "qwen2", "vocab_size": 152064, "hidden_size": 5120, "intermediate_size": 27648, "num_hidden_layers": 64, "num_attention_heads": 40, "num_key_value_heads": 8, "max_position_embeddings": 131072, "tie_word_embeddings": false, "rope_theta": 1000000.0, "rms_norm_eps": 1e-05}"#,
     },
     CatalogConfig {
         id: "qwen3-32b",

@@ -795,6 +795,11 @@ fn catalog_models_keep_llama_factorys_chat_template() {
         ("qwen3-30b-a3b", "qwen3"),
         ("moonlight-16b-a3b", "moonlight"),
         ("deepseek-v3", "deepseek3"),
+        // constants.py at ff6d4d1: `DeepSeek-R1-14B-Distill` and `-32B-Distill` in the `deepseekr1`
+        // group, `QwQ-32B-Instruct` (Qwen/QwQ-32B) in the `qwen` one.
+        ("deepseek-r1-distill-qwen-14b", "deepseekr1"),
+        ("deepseek-r1-distill-qwen-32b", "deepseekr1"),
+        ("qwq-32b", "qwen"),
     ] {
         let files = files(&format!(r#"{{"model": "{model}"}}"#));
         let yaml = &files.iter().find(|f| f.name == "train.yaml").unwrap().text;

@@ -147,6 +147,12 @@ const ROWS: &[Row] = &[
         source: "llama.cpp n_params of Qwen2.5-Coder-14B-Instruct (vocab 152064)",
     },
     Row {
+        id: "deepseek-r1-distill-qwen-14b",
+        total: 29_540_067_328 / 2,
+        source: "Qwen2.5-14B's shape (its GGUF payload 29,540,067,328 B bf16), its base: derived copies of the distill's \
+                 config give the same sizes; its four shards, 8.71 + 8.67 + 8.67 + 3.49 GB, agree",
+    },
+    Row {
         id: "mistral-small-24b",
         total: 47_144_806_400 / 2,
         source: "index of Mistral-Small-24B-Instruct-2501 47,144,806,400 B bf16; Hub count of unsloth's copy 23,572,403,200",
@@ -161,6 +167,16 @@ const ROWS: &[Row] = &[
         id: "qwen2.5-coder-32b",
         total: 32_763_876_352,
         source: "Qwen2.5-32B's shape (65,527,752,704 B bf16); a model gateway's parameter_size 32,763,876,352",
+    },
+    Row {
+        id: "deepseek-r1-distill-qwen-32b",
+        total: 32_763_876_352,
+        source: "HF API safetensors parameters BF16 32,763,876,352 of deepseek-ai/DeepSeek-R1-Distill-Qwen-32B",
+    },
+    Row {
+        id: "qwq-32b",
+        total: 32_763_876_352,
+        source: "a load printout of QwQ-32B's 14 safetensors files: 32,763,876,352 parameters; Qwen2.5-32B's shape",
     },
     Row { id: "qwen3-32b", total: 32_762_123_264, source: "keras-hub qwen3_32b_en" },
     Row {
