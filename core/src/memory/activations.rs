@@ -660,19 +660,21 @@ pub(super) fn activation_shape(
             (inside.0, inside.1.max(inside.0), true),
             (from.max(act_fn_to), to, false),
         ];
-        parts
-            .into_iter()
-            .filter(|&(a, z, _)| a < z)
-            .map(|(a, z, window)| {
+        // A plain loop over the three parts: the iterator chain it replaces (filter, map, sum over
+        // an array's `IntoIter`) stayed a chain of calls in the page's size-first build.
+        let mut total = 0.0;
+        for &(a, z, window) in &parts {
+            if a < z {
                 let moe = layers.moe_in(a, z);
                 let dense = z - a - moe;
                 let of = |moe_layer: bool, count: u64| match count {
                     0 => 0.0,
                     k => k as f64 * bytes_of(moe_layer, saved_in(window)),
                 };
-                of(false, dense) + of(true, moe)
-            })
-            .sum()
+                total += of(false, dense) + of(true, moe);
+            }
+        }
+        total
     };
     let swap_window = match (swap, n) {
         (true, 1..) => {
