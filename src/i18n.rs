@@ -461,8 +461,8 @@ texts! {
     launch_import_ok => "Read: every key understood.", "已读入：所有参数均已识别。";
     launch_import_unknown => "Read. Not used, left out of the plan (no place for them, another value than the files written from it, or set outside the file): {keys}", "已读入。未使用、未纳入方案（方案中没有对应设置、与据此生成的文件取值不同，或其值在文件之外设置）：{keys}";
     launch_import_refused => "Its framework would refuse: {flags}", "其框架本身会拒绝：{flags}";
-    launch_import_packing_roles => "As given, it runs otherwise: max_packing_token_size {tokens} reaches MindSpeed-RL's critic alone: the actor's update, its log-probabilities and the reference pack 4,096 tokens each unless update_, actor_ and ref_max_packing_token_size are set; the plan takes {tokens} for them, and its launch file sets each.",
-        "按原样运行会不同：max_packing_token_size {tokens} 在 MindSpeed-RL 中只作用于 critic；未设置 update_、actor_ 和 ref_max_packing_token_size 时，actor 的更新、其 log-prob 计算和 reference 各按 4,096 个 token 打包。计划按 {tokens} 取值，其生成的启动文件会逐项写明。";
+    launch_import_packing_roles => "As given, it runs otherwise: max_packing_token_size {tokens} reaches MindSpeed-RL's critic alone: the actor's update, its log-probabilities and the reference pack {default} tokens each unless update_, actor_ and ref_max_packing_token_size are set; the plan takes {tokens} for them, and its launch file sets each.",
+        "按原样运行会不同：max_packing_token_size {tokens} 在 MindSpeed-RL 中只作用于 critic；未设置 update_、actor_ 和 ref_max_packing_token_size 时，actor 的更新、其 log-prob 计算和 reference 各按 {default} 个 token 打包。计划按 {tokens} 取值，其生成的启动文件会逐项写明。";
     launch_import_reading => "Reading…", "正在读取…";
     launch_import_no_reader => "The launch-file reader could not be loaded ({why}): reload the page and read again.", "无法加载启动文件读取模块（{why}）：请刷新页面后重新读入。";
     launch_import_model_named => "Model: {model}, named by its Hugging Face id.", "模型：{model}，由其 Hugging Face ID 确定。";

@@ -200,7 +200,11 @@ pub fn flag_error(lang: Lang, err: &FlagError) -> String {
 pub fn caveat_text(lang: Lang, caveat: &Caveat) -> String {
     match caveat {
         Caveat::PackingRolesUnset { tokens } => {
-            fill(t(lang, Key::launch_import_packing_roles), &[("tokens", &tokens.to_string())])
+            let default = trainplan_core::plan::MINDSPEED_RL_PACKED_TOKENS.to_string();
+            fill(
+                t(lang, Key::launch_import_packing_roles),
+                &[("tokens", &tokens.to_string()), ("default", &default)],
+            )
         }
     }
 }

@@ -1072,22 +1072,19 @@ async fn qwen3_next_lists_its_gated_deltanet_layers_and_runs_them_where_mindspee
 }
 
 /// A MindSpeed-RL YAML that sizes its packed rows by `max_packing_token_size` alone is read as it
-/// means, and the page says how MindSpeed-RL runs it as given (every role packed to 4,096), in
+/// means, and the page says how MindSpeed-RL runs it as given (every role packed to 4096), in
 /// either language: its configs/grpo_deepseek_r1_671b_A2.yaml sets 10,240 so.
 #[tokio::test]
 async fn a_mindspeed_rl_file_that_runs_otherwise_says_so() -> WebDriverResult<()> {
     let chromedriver = Chromedriver::start();
-    let page = open(&chromedriver, 1280, 900).await?;
-    page.wait_text("launch-text", |t| !t.is_empty()).await?;
-    let summary = page.driver.find(By::Css(".launch-import summary")).await?;
-    page.click_el(&summary).await?;
+    let page = super::open_launch_import(&chromedriver).await?;
     let yaml = "defaults:\n  - model:\n      - qwen25_7b\nmegatron_training:\n  model: qwen25_7b\nactor_config:\n  \
                 micro_batch_size: 1\nrl_config:\n  use_dynamic_bsz: true\n  max_packing_token_size: 10240\n";
     page.type_into("launch-import-text", yaml).await?;
     page.click("launch-import-apply").await?;
     let said = page.wait_text("launch-import-caveat", |t| !t.is_empty()).await?;
     assert!(said.starts_with("As given, it runs otherwise: max_packing_token_size 10240"), "{said}");
-    assert!(said.contains("4,096 tokens each"), "{said}");
+    assert!(said.contains("4096 tokens each"), "{said}");
     assert_eq!(plan_of(&page).await?.rl.max_tokens_per_device, 10240);
     let model = page.wait_text("launch-import-model", |t| !t.is_empty()).await?;
     assert!(model.contains("Qwen2.5-7B") && !model.contains("not identified"), "{model}");
@@ -1097,7 +1094,7 @@ async fn a_mindspeed_rl_file_that_runs_otherwise_says_so() -> WebDriverResult<()
     page.screenshot("en-import-caveat").await?;
     page.click("lang-switch").await?;
     let said = page.wait_text("launch-import-caveat", |t| t.starts_with("按原样运行会不同")).await?;
-    assert!(said.contains("4,096 个 token"), "{said}");
+    assert!(said.contains("4096 个 token"), "{said}");
     page.scroll_to("launch-import-caveat").await?;
     page.screenshot("zh-import-caveat").await?;
     page.driver.quit().await

@@ -100,8 +100,9 @@ impl std::fmt::Display for Caveat {
             Caveat::PackingRolesUnset { tokens } => write!(
                 f,
                 "max_packing_token_size {tokens} reaches MindSpeed-RL's critic alone: the actor's update, its \
-                 log-probabilities and the reference pack 4,096 tokens each unless update_, actor_ and \
-                 ref_max_packing_token_size are set; the plan takes {tokens} for them, and its launch file sets each"
+                 log-probabilities and the reference pack {default} tokens each unless update_, actor_ and \
+                 ref_max_packing_token_size are set; the plan takes {tokens} for them, and its launch file sets each",
+                default = crate::plan::MINDSPEED_RL_PACKED_TOKENS
             ),
         }
     }
