@@ -399,7 +399,7 @@ pub fn zh(code: Code) -> &'static str {
             "Megatron-LM 的命令行无法为多头潜在注意力（MLA）设置 YaRN 的 beta：模型的 beta_fast {beta_fast}、beta_slow {beta_slow} 会按 32 和 1 训练。"
         }
         Code::ModelRotaryMindspeedRl => {
-            "MindSpeed-RL 的模型配置没有 rotary_percent 与 rotary_interleaved：actor 会对每个注意力头的全部维度做旋转位置编码，而 GLM 只旋转其中一半。"
+            "MindSpeed-RL 的模型配置没有 rotary_percent 与 rotary_interleaved：actor 会对每个注意力头的全部维度做旋转位置编码，而该模型只旋转其中一部分（GLM 一半，Phi-4-mini 四分之三）。"
         }
         Code::ModelLinearAttentionFramework => {
             "{framework} 无法构建模型的 Gated DeltaNet（线性注意力）层：其启动文件没有对应的配置项。"

@@ -202,6 +202,14 @@ pub const CONFIGS: &[CatalogConfig] = &[
         source: "huggingface.co/meta-llama/Llama-3.2-3B/blob/main/config.json",
         config: r#"{"model_type": "llama", "vocab_size": 128256, "hidden_size": 3072, "intermediate_size": 8192, "num_hidden_layers": 28, "num_attention_heads": 24, "num_key_value_heads": 8, "head_dim": 128, "max_position_embeddings": 131072, "tie_word_embeddings": true, "attention_bias": false, "mlp_bias": false, "rope_theta": 500000.0, "rms_norm_eps": 1e-05, "rope_scaling": {"factor": 32.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0, "original_max_position_embeddings": 8192, "rope_type": "llama3"}}"#,
     },
+    // Phi-4-mini's `rope_scaling` (LongRoPE, two lists of 48 factors) shapes no count and no flag
+    // written here: left out.
+    CatalogConfig {
+        id: "phi-4-mini",
+        name: "Phi-4-mini-instruct",
+        source: "huggingface.co/microsoft/Phi-4-mini-instruct/blob/main/config.json",
+        config: r#"{"model_type": "phi3", "vocab_size": 200064, "hidden_size": 3072, "intermediate_size": 8192, "num_hidden_layers": 32, "num_attention_heads": 24, "num_key_value_heads": 8, "max_position_embeddings": 131072, "original_max_position_embeddings": 4096, "partial_rotary_factor": 0.75, "sliding_window": 262144, "tie_word_embeddings": true, "attention_bias": false, "mlp_bias": false, "rope_theta": 10000.0, "rms_norm_eps": 1e-05}"#,
+    },
     CatalogConfig {
         id: "qwen3-4b",
         name: "Qwen3-4B",
@@ -309,6 +317,12 @@ pub const CONFIGS: &[CatalogConfig] = &[
         name: "Llama-2-13B",
         source: "huggingface.co/meta-llama/Llama-2-13b-hf/blob/main/config.json",
         config: r#"{"model_type": "llama", "vocab_size": 32000, "hidden_size": 5120, "intermediate_size": 13824, "num_hidden_layers": 40, "num_attention_heads": 40, "num_key_value_heads": 40, "max_position_embeddings": 4096, "tie_word_embeddings": false, "rope_theta": 10000.0, "rms_norm_eps": 1e-05}"#,
+    },
+    CatalogConfig {
+        id: "phi-4",
+        name: "Phi-4",
+        source: "huggingface.co/microsoft/phi-4/blob/main/config.json",
+        config: r#"{"model_type": "phi3", "vocab_size": 100352, "hidden_size": 5120, "intermediate_size": 17920, "num_hidden_layers": 40, "num_attention_heads": 40, "num_key_value_heads": 10, "max_position_embeddings": 16384, "original_max_position_embeddings": 16384, "rope_scaling": null, "sliding_window": null, "tie_word_embeddings": false, "attention_bias": false, "rope_theta": 250000, "rms_norm_eps": 1e-05}"#,
     },
     CatalogConfig {
         id: "qwen2.5-14b",

@@ -356,6 +356,12 @@ fn class_defaults(family: Family) -> Value {
         Family::Gemma3 => {
             r#"{"vocab_size": 262208, "hidden_size": 2304, "intermediate_size": 9216, "num_hidden_layers": 26, "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256, "max_position_embeddings": 131072, "rms_norm_eps": 1e-06, "rope_theta": 1000000.0, "tie_word_embeddings": true, "attention_bias": false, "sliding_window": 4096, "sliding_window_pattern": 6}"#
         }
+        // `Phi3Config` (transformers 4.57.1 models/phi3/configuration_phi3.py): no `attention_bias`
+        // (`Phi3Attention` and `Phi3MLP` build every projection without a bias), `head_dim` read where
+        // a config sets it, as `Phi3Attention` does (`getattr(config, "head_dim", …)`).
+        Family::Phi3 => {
+            r#"{"vocab_size": 32064, "hidden_size": 3072, "intermediate_size": 8192, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": null, "max_position_embeddings": 4096, "original_max_position_embeddings": 4096, "rms_norm_eps": 1e-05, "rope_theta": 10000.0, "rope_scaling": null, "tie_word_embeddings": false, "partial_rotary_factor": 1.0, "sliding_window": null}"#
+        }
         Family::GptOss => {
             r#"{"vocab_size": 201088, "hidden_size": 2880, "intermediate_size": 2880, "num_hidden_layers": 36, "num_attention_heads": 64, "num_key_value_heads": 8, "head_dim": 64, "max_position_embeddings": 131072, "rms_norm_eps": 1e-05, "rope_theta": 150000.0, "tie_word_embeddings": false, "attention_bias": true, "num_experts_per_tok": 4, "num_local_experts": 128, "sliding_window": 128, "layer_types": null}"#
         }
@@ -594,7 +600,7 @@ fn decoder(
             Family::Qwen2 => (true, false),
             Family::Qwen2Moe => (cfg.flag("qkv_bias")?, false),
             Family::Glm | Family::Glm4 | Family::Glm4Moe => (attention_bias, false),
-            Family::Mistral | Family::Mixtral => (false, false),
+            Family::Mistral | Family::Mixtral | Family::Phi3 => (false, false),
             _ => (attention_bias, attention_bias),
         };
         Attention::Gqa {
@@ -606,7 +612,8 @@ fn decoder(
             qk_norm: matches!(family, Family::Qwen3 | Family::Qwen3Moe | Family::Gemma3)
                 || family.has_linear_attention()
                 || family == Family::Glm4Moe && cfg.flag("use_qk_norm")?,
-            fused_qkv: false,
+            // Phi-3's `qkv_proj` (`Phi3Attention`): the same weights as three, one LoRA target.
+            fused_qkv: family == Family::Phi3,
         }
     };
 
@@ -633,7 +640,7 @@ fn decoder(
         intermediate_size,
         // gpt-oss has no dense MLP; its experts' projections are biased, as every linear layer is.
         bias: family == Family::Llama && cfg.flag("mlp_bias")? || family == Family::GptOss,
-        fused_gate_up: matches!(family, Family::Glm | Family::Glm4),
+        fused_gate_up: matches!(family, Family::Glm | Family::Glm4 | Family::Phi3),
     };
     let n_mtp_layers = match family {
         Family::DeepseekV3 | Family::Glm4Moe => {
@@ -656,16 +663,7 @@ fn decoder(
         tied_embeddings,
         n_mtp_layers,
         attention_sinks: family == Family::GptOss,
-        sliding_window: match family {
-            Family::GptOss | Family::Gemma2 => sliding_window(cfg, n_layers, 2)?,
-            Family::Gemma3 => sliding_window(cfg, n_layers, gemma3_pattern(cfg)?)?,
-            // Every layer through the window (`MistralAttention`, `MixtralAttention`: one
-            // `sliding_window` for all; `MistralConfig` defaults it to 4096, Mixtral to none).
-            Family::Mistral | Family::Mixtral => {
-                cfg.opt("sliding_window", 1, MAX_POSITIONS)?.map(|size| SlidingWindow { size, full_every: 0 })
-            }
-            _ => None,
-        },
+        sliding_window: layer_window(cfg, family, n_layers, max_position_embeddings)?,
         linear_attention: match family.has_linear_attention() {
             true => linear_attention(cfg, family, n_layers)?,
             false => None,
@@ -673,6 +671,32 @@ fn decoder(
         attention_output_gate: family.has_linear_attention(),
         logit_softcap: family == Family::Gemma2
             && cfg.get("final_logit_softcapping").1.and_then(Value::as_f64).is_some_and(|cap| 0.0 < cap),
+    })
+}
+
+/// The sliding window a family's layers attend through, where its config sets one.
+fn layer_window(
+    cfg: &Cfg,
+    family: Family,
+    n_layers: u64,
+    max_position_embeddings: u64,
+) -> Result<Option<SlidingWindow>, ConfigError> {
+    Ok(match family {
+        Family::GptOss | Family::Gemma2 => sliding_window(cfg, n_layers, 2)?,
+        Family::Gemma3 => sliding_window(cfg, n_layers, gemma3_pattern(cfg)?)?,
+        // Every layer through the window (`MistralAttention`, `MixtralAttention`: one
+        // `sliding_window` for all; `MistralConfig` defaults it to 4096, Mixtral to none).
+        Family::Mistral | Family::Mixtral => {
+            cfg.opt("sliding_window", 1, MAX_POSITIONS)?.map(|size| SlidingWindow { size, full_every: 0 })
+        }
+        // Phi-3's too (`Phi3Model.forward`: one sliding-window mask for every layer where the
+        // config sets `sliding_window`; Phi-3-mini-4k 2047). A window as long as the context or
+        // longer masks nothing (Phi-4-mini writes 262,144 over 131,072 positions).
+        Family::Phi3 => cfg
+            .opt("sliding_window", 1, MAX_POSITIONS)?
+            .filter(|&size| size < max_position_embeddings)
+            .map(|size| SlidingWindow { size, full_every: 0 }),
+        _ => None,
     })
 }
 

@@ -206,11 +206,16 @@ pub enum Family {
     /// `gemma3_text` (alone, or in a `gemma3` config): Gemma 2's layers with q/k norms, five
     /// windowed layers to each full one (`Gemma3TextConfig.sliding_window_pattern`).
     Gemma3,
+    /// `phi3` (Phi-3, Phi-3.5-mini, Phi-4, Phi-4-mini): Llama's layer with q, k and v in one
+    /// `qkv_proj` and gate and up in one `gate_up_proj`, no biases, rotary positions on the first
+    /// `partial_rotary_factor` of each head, a sliding window on every layer where the config sets
+    /// one (transformers `Phi3Config`, `Phi3Attention`, `Phi3MLP`).
+    Phi3,
 }
 
 impl Family {
     /// Every family, in the order docs and pickers list them.
-    pub const ALL: [Family; 19] = [
+    pub const ALL: [Family; 20] = [
         Family::Gpt2,
         Family::Llama,
         Family::Mistral,
@@ -230,6 +235,7 @@ impl Family {
         Family::Qwen35Moe,
         Family::Gemma2,
         Family::Gemma3,
+        Family::Phi3,
     ];
 
     /// The HF `model_type` string.
@@ -254,6 +260,7 @@ impl Family {
             Family::Qwen35Moe => "qwen3_5_moe_text",
             Family::Gemma2 => "gemma2",
             Family::Gemma3 => "gemma3_text",
+            Family::Phi3 => "phi3",
         }
     }
 
@@ -489,11 +496,13 @@ pub enum LoraTarget {
     InProjB,
     /// Qwen3.5's Gated DeltaNet `in_proj_a`.
     InProjA,
+    /// Fused q, k, v: Phi-3's `qkv_proj`.
+    QkvProj,
 }
 
 impl LoraTarget {
     /// Every target, in the order `lora_target: all` lists them.
-    pub const ALL: [LoraTarget; 21] = [
+    pub const ALL: [LoraTarget; 22] = [
         LoraTarget::Q,
         LoraTarget::K,
         LoraTarget::V,
@@ -515,6 +524,7 @@ impl LoraTarget {
         LoraTarget::InProjZ,
         LoraTarget::InProjB,
         LoraTarget::InProjA,
+        LoraTarget::QkvProj,
     ];
 
     /// The name a plan file, LLaMA-Factory's `lora_target` and PEFT's `target_modules` use.
@@ -541,6 +551,7 @@ impl LoraTarget {
             LoraTarget::InProjZ => "in_proj_z",
             LoraTarget::InProjB => "in_proj_b",
             LoraTarget::InProjA => "in_proj_a",
+            LoraTarget::QkvProj => "qkv_proj",
         }
     }
 
@@ -758,7 +769,8 @@ fn attention_tensors(arch: &Architecture, n: u64, acc: &mut Acc) {
             // The output gate's projection is the query projection's second half.
             let q_out = if arch.attention_output_gate { 2 * q } else { q };
             if fused_qkv {
-                acc.linear(Component::Attention, LoraTarget::Qkv, h, q + 2 * kv, n, qkv_bias);
+                let target = if arch.family == Family::Gpt2 { LoraTarget::Qkv } else { LoraTarget::QkvProj };
+                acc.linear(Component::Attention, target, h, q + 2 * kv, n, qkv_bias);
             } else {
                 acc.linear(Component::Attention, LoraTarget::Q, h, q_out, n, qkv_bias);
                 acc.linear(Component::Attention, LoraTarget::K, h, kv, n, qkv_bias);

@@ -435,7 +435,7 @@ codes! {
     MindspeedRlTpExtendEpDispatcher = "mindspeed_rl.tp_extend_ep_dispatcher" => "MindSpeed-RL's expert parallelism (moe_tp_extend_ep) dispatches tokens all-to-all only.",
     MindspeedRlRewardNodes = "mindspeed_rl.reward_nodes" => "The {prompts} prompts of a step do not divide over the {nodes} nodes that score them with the rule reward.",
     ModelMlaYarnBetas = "model.mla_yarn_betas" => "Megatron-LM's command line sets no YaRN betas for multi-latent attention: the model's beta_fast {beta_fast} and beta_slow {beta_slow} train as 32 and 1.",
-    ModelRotaryMindspeedRl = "model.rotary_mindspeed_rl" => "MindSpeed-RL's model config has no rotary_percent or rotary_interleaved: its actor rotates every dimension of each head, where GLM rotates half of them.",
+    ModelRotaryMindspeedRl = "model.rotary_mindspeed_rl" => "MindSpeed-RL's model config has no rotary_percent or rotary_interleaved: its actor rotates every dimension of each head, where this model rotates only part of them (GLM half, Phi-4-mini three quarters).",
     ModelLinearAttentionFramework = "model.linear_attention_framework" => "{framework} cannot build the model's Gated DeltaNet layers: its launch file has no key for them.",
     ParallelLinearAttentionHeads = "parallel.linear_attention_heads" => "Megatron-LM splits the Gated DeltaNet layers' {key_heads} key and {value_heads} value heads over TP × CP = {tp_cp}, which must divide both.",
     ParallelLinearAttentionMindspeed = "parallel.linear_attention_mindspeed" => "MindSpeed-LLM runs the Gated DeltaNet layers at TP 1 and CP 1 only.",

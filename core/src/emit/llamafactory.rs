@@ -88,6 +88,11 @@ fn template(plan: &Plan) -> &'static str {
         // Gemma 2 and the text-only Gemma 3 (270M, 1B) talk as `gemma2`; a `gemma3` wrapper
         // (4B–27B, matched by its type above) as `gemma3` (constants.py at ff6d4d1).
         Family::Gemma2 | Family::Gemma3 => "gemma2",
+        // Phi-4-mini talks as `phi4_mini`, Phi-4 as `phi4`, Phi-3 and Phi-3.5 as `phi`
+        // (constants.py at ff6d4d1).
+        Family::Phi3 if name.contains("phi-4-mini") || path.contains("phi-4-mini") => "phi4_mini",
+        Family::Phi3 if name.contains("phi-4") || path.contains("phi-4") => "phi4",
+        Family::Phi3 => "phi",
         Family::Llama if name.contains("llama-2") => "llama2",
         Family::Llama if name.contains("llama-3") => "llama3",
         _ => "default",

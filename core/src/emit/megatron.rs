@@ -484,13 +484,24 @@ fn position_flags(plan: &Plan, ascend: bool, key: &dyn Fn(&str) -> Option<serde_
 /// first and interleaved pairs as its mode 1 (`apply_rotary_pos_emb_bshd`,
 /// mindspeed/core/models/common/embeddings/rotary_pos_embedding.py). MindSpeed-RL's model config
 /// has neither key (`model.rotary_mindspeed_rl`).
+///
+/// Phi-3's (`phi3`) turns the first `partial_rotary_factor` of each head (1 by default; Phi-4-mini
+/// 0.75) in halves, `rotate_half` over the rotated part (transformers `Phi3Attention`,
+/// models/phi3/modeling_phi3.py): `--rotary-percent` alone, which both fusions take.
 fn partial_rotary_flags(
     plan: &Plan,
     ascend: bool,
     key: &dyn Fn(&str) -> Option<serde_json::Value>,
 ) -> Vec<String> {
     let family = plan.model.arch.family;
-    if !family.rotates_part_of_each_head() || plan.framework == crate::plan::Framework::MindSpeedRl {
+    if plan.framework == crate::plan::Framework::MindSpeedRl {
+        return Vec::new();
+    }
+    if family == Family::Phi3 {
+        let factor = key("partial_rotary_factor").and_then(|v| v.as_f64()).unwrap_or(1.0);
+        return (factor < 1.0).then(|| format!("--rotary-percent {factor:?}")).into_iter().collect();
+    }
+    if !family.rotates_part_of_each_head() {
         return Vec::new();
     }
     let mut f = Vec::new();
@@ -505,6 +516,20 @@ fn partial_rotary_flags(
         f.push("--no-rope-fusion".to_owned());
     }
     f
+}
+
+/// Whether the model's rotary embedding turns only part of each head's dimensions, or pairs them
+/// otherwise than Megatron's default: GLM's always (`partial_rotary_flags`), Phi-3's where its
+/// config's `partial_rotary_factor` is under 1 (Phi-4-mini). What a launch file without
+/// `--rotary-percent` trains differently (rule `model.rotary_mindspeed_rl`).
+pub fn rotates_part_of_each_head(plan: &Plan) -> bool {
+    match plan.model.arch.family {
+        Family::Phi3 => hf_config(plan)
+            .and_then(|c| crate::hf::config_value(&c, "partial_rotary_factor"))
+            .and_then(|v| v.as_f64())
+            .is_some_and(|factor| factor < 1.0),
+        family => family.rotates_part_of_each_head(),
+    }
 }
 
 /// The MoE kernel flags (`moe` section): grouped GEMM and the dispatcher on one line, as trainplan

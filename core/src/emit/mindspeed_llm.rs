@@ -19,7 +19,9 @@ pub(super) fn lora_modules(targets: &LoraTargets) -> String {
     let mut names: Vec<&str> = Vec::new();
     for t in targets.list() {
         let name = match t {
-            LoraTarget::Q | LoraTarget::K | LoraTarget::V | LoraTarget::Qkv => "linear_qkv",
+            LoraTarget::Q | LoraTarget::K | LoraTarget::V | LoraTarget::Qkv | LoraTarget::QkvProj => {
+                "linear_qkv"
+            }
             LoraTarget::O => "linear_proj",
             LoraTarget::Gate | LoraTarget::Up | LoraTarget::GateUp => "linear_fc1",
             LoraTarget::Down => "linear_fc2",

@@ -70,7 +70,9 @@ fn softcap_bytes(ctx: &Ctx) -> u64 {
 /// dense `qwen3_5` alone, liger-kernel both, `apply_liger_kernel_to_qwen3_5` and `_qwen3_5_moe`,
 /// `rope=False` too). Both patch Gemma 2 and Gemma 3 (LLaMA-Factory `gemma2`, `gemma3_text`,
 /// `gemma3`; liger-kernel `apply_liger_kernel_to_gemma2`, `_gemma3_text`, `_gemma3`: their
-/// offset RMSNorms, GeGLU and fused loss).
+/// offset RMSNorms, GeGLU and fused loss), and Phi-3 (LLaMA-Factory `phi3`; liger-kernel
+/// `apply_liger_kernel_to_phi3`: RMSNorm, its fused gate and up through Liger's SwiGLU, rotary
+/// embedding, the fused loss).
 pub(super) const LIGER_PATCHED: &[(model::Family, bool, bool)] = &[
     (model::Family::Glm, true, false),
     (model::Family::Glm4, true, true),
@@ -88,6 +90,7 @@ pub(super) const LIGER_PATCHED: &[(model::Family, bool, bool)] = &[
     (model::Family::Gemma3, true, true),
     (model::Family::Qwen35, true, true),
     (model::Family::Qwen35Moe, false, true),
+    (model::Family::Phi3, true, true),
 ];
 
 /// Whether Liger's patch of `family` replaces its rotary embedding: every patch but Qwen3-Next's

@@ -182,14 +182,14 @@ pub(super) fn megatron_sliding_window(cx: &Ctx, acc: &mut Acc) {
     }
 }
 
-/// GLM's rotary embedding (half of each head; GLM-4's in interleaved pairs) on MindSpeed-RL, whose model
-/// config has no key for either (`rotary_percent`, `rotary_interleaved`: MindSpeed-RL's
-/// `MegatronConfig`, core/data/flags/mindspeed-rl.tsv): its actor rotates every dimension, another
-/// model than the checkpoint (`emit::megatron::partial_rotary_flags` writes both elsewhere).
+/// GLM's rotary embedding (half of each head; GLM-4's in interleaved pairs) and Phi-4-mini's (three
+/// quarters of each head) on MindSpeed-RL, whose model config has no key for either
+/// (`rotary_percent`, `rotary_interleaved`: MindSpeed-RL's `MegatronConfig`,
+/// core/data/flags/mindspeed-rl.tsv): its actor rotates every dimension, another model than the
+/// checkpoint (`emit::megatron::partial_rotary_flags` writes both elsewhere).
 pub(super) fn mindspeed_rl_rotary(cx: &Ctx, acc: &mut Acc) {
     let plan = cx.plan;
-    let glm = plan.model.arch.family.rotates_part_of_each_head();
-    if glm && plan.framework == Framework::MindSpeedRl {
+    if plan.framework == Framework::MindSpeedRl && crate::emit::megatron::rotates_part_of_each_head(plan) {
         acc.push(Severity::Warning, Code::ModelRotaryMindspeedRl, &[], None);
     }
     // GLM-4-0414's norms after attention and after the MLP (`Glm4DecoderLayer`'s

@@ -800,6 +800,10 @@ fn catalog_models_keep_llama_factorys_chat_template() {
         ("deepseek-r1-distill-qwen-14b", "deepseekr1"),
         ("deepseek-r1-distill-qwen-32b", "deepseekr1"),
         ("qwq-32b", "qwen"),
+        // constants.py at ff6d4d1: `Phi-4-14B-Instruct` (microsoft/phi-4) in the `phi4` group,
+        // `Phi-4-3.8B-instruct` (microsoft/Phi-4-mini-instruct) in the `phi4_mini` one.
+        ("phi-4", "phi4"),
+        ("phi-4-mini", "phi4_mini"),
     ] {
         let files = files(&format!(r#"{{"model": "{model}"}}"#));
         let yaml = &files.iter().find(|f| f.name == "train.yaml").unwrap().text;
@@ -813,6 +817,15 @@ fn catalog_models_keep_llama_factorys_chat_template() {
         let yaml = &files.iter().find(|f| f.name == "train.yaml").unwrap().text;
         assert!(yaml.contains(&format!("\ntemplate: {expected}\n")), "{path}: {yaml}");
     }
+    // A Phi-3 release (`Phi-3-4B-4k-Instruct`, microsoft/Phi-3-mini-4k-instruct, in the `phi` group),
+    // its config's shape with Phi-4-mini's name left out.
+    let files = files(
+        r#"{"model": {"hf_config": {"model_type": "phi3", "vocab_size": 32064, "hidden_size": 3072,
+            "intermediate_size": 8192, "num_hidden_layers": 32, "num_attention_heads": 32}},
+            "launch": {"model_path": "microsoft/Phi-3-mini-4k-instruct"}}"#,
+    );
+    let yaml = &files.iter().find(|f| f.name == "train.yaml").unwrap().text;
+    assert!(yaml.contains("\ntemplate: phi\n"), "{yaml}");
 }
 
 /// How the router weighs a token's k experts follows the model's `norm_topk_prob`: Qwen3-MoE
@@ -1187,6 +1200,33 @@ fn glm_rotates_half_of_each_head_in_interleaved_pairs() {
     assert!(!rl.contains("rotary_percent") && !rl.contains("rotary_interleaved"), "{rl}");
     let qwen = text("qwen2.5-7b", "megatron", "h100-sxm-80g", "pretrain");
     assert!(!qwen.contains("--rotary-percent") && !qwen.contains("--rotary-interleaved"), "{qwen}");
+}
+
+/// Phi-4-mini rotates the first three quarters of each head's 128 dimensions in halves (its
+/// config.json's `partial_rotary_factor` 0.75; transformers `Phi3Attention` splits `q_rot`, `q_pass`
+/// and applies `rotate_half` to the first): `--rotary-percent 0.75` on Megatron-LM and
+/// MindSpeed-LLM, no interleaving and no fusion turned off; MindSpeed-RL's model file cannot say it
+/// (its warning). Phi-4 rotates whole heads (no `partial_rotary_factor`: `Phi3Config`'s 1.0).
+#[test]
+fn phi_4_mini_rotates_three_quarters_of_each_head() {
+    let text = every_file_of;
+    for (framework, hardware) in [("megatron", "h100-sxm-80g"), ("mindspeed-llm", "ascend-910b2")] {
+        let script = text("phi-4-mini", framework, hardware, "pretrain");
+        assert!(script.contains("--rotary-percent 0.75\n"), "{framework}:\n{script}");
+        assert!(!script.contains("--rotary-interleaved") && !script.contains("--no-rope-fusion"), "{script}");
+        let whole = text("phi-4", framework, hardware, "pretrain");
+        assert!(!whole.contains("--rotary-percent"), "{framework}:\n{whole}");
+    }
+    let warned = |model: &str| {
+        let p = plan(&format!(
+            r#"{{"model": "{model}", "framework": "mindspeed-rl", "hardware": "ascend-910b2", "method": "grpo",
+                "cluster": {{"nodes": 2}}}}"#
+        ));
+        let mem = trainplan_core::memory::estimate(&p);
+        trainplan_core::rules::check(&p, &mem).iter().any(|f| f.code.as_str() == "model.rotary_mindspeed_rl")
+    };
+    assert!(warned("phi-4-mini"));
+    assert!(!warned("phi-4"));
 }
 
 /// Every file a plan of `model` on `framework`, `hardware` and `method` over two nodes writes, one

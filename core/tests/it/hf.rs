@@ -77,6 +77,52 @@ fn gpt_oss_20b_by_hand() -> (u64, u64, u64) {
     (2 * v * h + layers * per_layer + h, sinks + router_bias + expert_biases, experts)
 }
 
+/// Phi-3-mini-4k-instruct's config.json as published (its first upload, transformers 4.39.3).
+const PHI_3_MINI_4K: &str = r#"{"_name_or_path": "Phi-3-mini-4k-instruct", "architectures": ["Phi3ForCausalLM"],
+  "attention_dropout": 0.0, "auto_map": {"AutoConfig": "configuration_phi3.Phi3Config",
+  "AutoModelForCausalLM": "modeling_phi3.Phi3ForCausalLM"}, "bos_token_id": 1, "embd_pdrop": 0.0,
+  "eos_token_id": 32000, "hidden_act": "silu", "hidden_size": 3072, "initializer_range": 0.02,
+  "intermediate_size": 8192, "max_position_embeddings": 4096, "model_type": "phi3", "num_attention_heads": 32,
+  "num_hidden_layers": 32, "num_key_value_heads": 32, "original_max_position_embeddings": 4096,
+  "pad_token_id": 32000, "resid_pdrop": 0.0, "rms_norm_eps": 1e-05, "rope_scaling": null, "rope_theta": 10000.0,
+  "sliding_window": 2047, "tie_word_embeddings": false, "torch_dtype": "bfloat16",
+  "transformers_version": "4.39.3", "use_cache": true, "vocab_size": 32064}"#;
+
+/// Phi-3-mini-4k reads as the Hub counts it (its safetensors API: 3,821,079,552 parameters, twice
+/// that in its index's total_size, bf16), a window of 2,047 on every layer (`Phi3Model.forward`: one
+/// sliding-window mask for the stack), and LoRA over its fused projections as PEFT printed it:
+/// r 16 on ["qkv_proj", "o_proj", "gate_up_proj", "down_proj"] "trainable params: 25,165,824 || all
+/// params: 3,846,245,376" (nehru/ai-docstring-generator, README.md and fine_tune_phi3_final.py); r 8
+/// on Llama's seven names, of which only `o_proj` and `down_proj` exist there, "trainable params:
+/// 4,456,448 || all params: 3,825,536,000" (datawhalechina/self-llm,
+/// models/phi-3/Phi-3-mini-4k-Instruct-Lora.ipynb).
+#[test]
+fn phi_3_reads_its_fused_projections_and_window() {
+    use model::{LoraScope, LoraTarget};
+    let imported = hf::import(PHI_3_MINI_4K).unwrap();
+    assert_eq!(imported.warnings, vec![]);
+    let arch = &imported.arch;
+    assert_eq!(arch.family, Family::Phi3);
+    let total = model::count_params(arch).total();
+    assert_eq!(total, 3_821_079_552);
+    let window = arch.sliding_window.unwrap();
+    assert_eq!((window.size, window.windowed_layers(32)), (2047, 32));
+    let four = [LoraTarget::QkvProj, LoraTarget::O, LoraTarget::GateUp, LoraTarget::Down];
+    let lora = model::lora_params(arch, 16, &four, LoraScope::Hf);
+    assert_eq!((lora, total + lora), (25_165_824, 3_846_245_376));
+    let llama_names = [
+        LoraTarget::Q,
+        LoraTarget::K,
+        LoraTarget::V,
+        LoraTarget::O,
+        LoraTarget::Gate,
+        LoraTarget::Up,
+        LoraTarget::Down,
+    ];
+    let lora = model::lora_params(arch, 8, &llama_names, LoraScope::Hf);
+    assert_eq!((lora, total + lora), (4_456_448, 3_825_536_000));
+}
+
 #[test]
 fn gpt_oss_counts_its_sinks_and_biased_experts() {
     let imported = hf::import(GPT_OSS_20B).unwrap();
@@ -354,7 +400,7 @@ fn deepseek_q_lora_rank_absent_null_and_zero() {
 /// where the model reads a key the class does not define, as Qwen2's `head_dim`). Each row: the
 /// model_type, the keys transformers requires (no usable default), the defaults, and the catalog model
 /// the defaults describe (same parameter count) where there is one.
-const CLASS_DEFAULTS: [(&str, &str, &str, Option<&str>); 19] = [
+const CLASS_DEFAULTS: [(&str, &str, &str, Option<&str>); 20] = [
     // GPT2Config; n_inner=None → 4·n_embd (GPT2Block); tie_word_embeddings from PretrainedConfig.
     (
         "gpt2",
@@ -548,6 +594,15 @@ const CLASS_DEFAULTS: [(&str, &str, &str, Option<&str>); 19] = [
         r#"{"vocab_size": 262208, "hidden_size": 2304, "intermediate_size": 9216, "num_hidden_layers": 26,
       "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256, "max_position_embeddings": 131072,
       "tie_word_embeddings": true, "attention_bias": false, "sliding_window": 4096, "sliding_window_pattern": 6}"#,
+        None,
+    ),
+    // Phi3Config (transformers 4.57.1): Phi-3-mini's shape, key/value heads None → the heads.
+    (
+        "phi3",
+        "{}",
+        r#"{"vocab_size": 32064, "hidden_size": 3072, "intermediate_size": 8192, "num_hidden_layers": 32,
+      "num_attention_heads": 32, "num_key_value_heads": 32, "max_position_embeddings": 4096,
+      "tie_word_embeddings": false, "partial_rotary_factor": 1.0, "sliding_window": null}"#,
         None,
     ),
 ];

@@ -4,6 +4,7 @@
 use proptest::prelude::*;
 use trainplan_core::emit::import::{Caveat, ConfigKind, ModelOrigin, import};
 use trainplan_core::emit::{FileKind, emit};
+use trainplan_core::model::Family;
 use trainplan_core::plan::{Framework, ModelField, Plan, PlanFile};
 use trainplan_core::quantized::{Format, Prequantized};
 
@@ -1439,7 +1440,7 @@ fn a_sliding_window_is_read_from_both_megatron_flags() {
     let got = import(&wider, &current).unwrap();
     assert!(matches!(got.model, ModelOrigin::Built { .. }), "{:?}", got.model);
     let built = Plan::from_file(&got.file).unwrap();
-    assert_eq!(built.model.arch.family, trainplan_core::model::Family::Mistral);
+    assert_eq!(built.model.arch.family, Family::Mistral);
     let window = built.model.arch.sliding_window.unwrap();
     assert_eq!((window.size, window.windowed_layers(32)), (2048, 32));
     assert!(emit(&built, "#x").unwrap()[0].text.contains("--window-size 2047,0\n"));
@@ -1480,23 +1481,49 @@ fn deepspeeds_zero_plus_plus_keys_read_back() {
 #[test]
 fn glms_rotary_flags_tell_the_model() {
     let current = Plan::first_visit().to_file();
-    let p =
-        Plan::from_json(r#"{"model": "glm-4-9b", "framework": "megatron", "method": "pretrain"}"#).unwrap();
-    let script = emit(&p, "#x").unwrap()[0]
-        .text
-        .replace("THUDM/glm-4-9b-chat-hf", "/models/tokenizer")
-        .replace("GLM-4-9B", "run")
-        .replace("glm-4-9b", "run");
+    let script = unnamed_megatron_script("glm-4-9b", &["THUDM/glm-4-9b-chat-hf", "GLM-4-9B"]);
     assert_eq!(import(&script, &current).unwrap().model, ModelOrigin::Shape("glm-4-9b".into()));
     let whole = script.replace("  --rotary-percent 0.5\n", "").replace("  --rotary-interleaved\n", "");
     assert_ne!(import(&whole, &current).unwrap().model, ModelOrigin::Shape("glm-4-9b".into()));
-    let wider = script.replace("--num-layers 40", "--num-layers 20");
-    let got = import(&wider, &current).unwrap();
+    let again = built_again(&script.replace("--num-layers 40", "--num-layers 20"), Family::Glm);
+    assert!(again.contains("--rotary-percent 0.5\n") && again.contains("--rotary-interleaved\n"), "{again}");
+}
+
+/// Phi-4-mini's Megatron-LM script (`--rotary-percent 0.75`, no interleaving, no biases) is that
+/// model by its flags; a script of that shape with other layer counts is built as a Phi-3 whose
+/// launch file rotates the same share of each head again, where a Llama-like reading dropped it
+/// and rotated whole heads.
+#[test]
+fn phis_partial_rotation_is_read_back() {
+    let current = Plan::first_visit().to_file();
+    let script =
+        unnamed_megatron_script("phi-4-mini", &["microsoft/Phi-4-mini-instruct", "Phi-4-mini-instruct"]);
+    assert_eq!(import(&script, &current).unwrap().model, ModelOrigin::Shape("phi-4-mini".into()));
+    let again = built_again(&script.replace("--num-layers 32", "--num-layers 20"), Family::Phi3);
+    assert!(again.contains("--rotary-percent 0.75\n") && !again.contains("--rotary-interleaved"), "{again}");
+}
+
+/// Catalog model `model`'s Megatron-LM pretraining script with each of `names` (its Hugging Face
+/// id, its display name) and its id put out of sight, so that only its flags tell the model.
+fn unnamed_megatron_script(model: &str, names: &[&str]) -> String {
+    let p =
+        Plan::from_json(&format!(r#"{{"model": "{model}", "framework": "megatron", "method": "pretrain"}}"#))
+            .unwrap();
+    let mut script = emit(&p, "#x").unwrap()[0].text.replace(names[0], "/models/tokenizer");
+    for name in &names[1..] {
+        script = script.replace(name, "run");
+    }
+    script.replace(model, "run")
+}
+
+/// `script`, of no catalog model's shape, read back as a model of `family` built from its flags;
+/// returns the script that plan writes.
+fn built_again(script: &str, family: Family) -> String {
+    let got = import(script, &Plan::first_visit().to_file()).unwrap();
     assert!(matches!(got.model, ModelOrigin::Built { .. }), "{:?}", got.model);
     let built = Plan::from_file(&got.file).unwrap();
-    assert_eq!(built.model.arch.family, trainplan_core::model::Family::Glm);
-    let again = &emit(&built, "#x").unwrap()[0].text;
-    assert!(again.contains("--rotary-percent 0.5\n") && again.contains("--rotary-interleaved\n"), "{again}");
+    assert_eq!(built.model.arch.family, family);
+    emit(&built, "#x").unwrap()[0].text.clone()
 }
 
 /// Qwen3-Next-80B-A3B's Megatron-LM script (`--experimental-attention-variant gated_delta_net`) and
@@ -1540,7 +1567,7 @@ fn gated_deltanet_layers_are_read_from_both_scripts() {
         assert!(matches!(got.model, ModelOrigin::Built { .. }), "{:?}", got.model);
         let built = Plan::from_file(&got.file).unwrap();
         let catalog = &trainplan_core::catalog::model("qwen3-next-80b-a3b").unwrap().arch;
-        assert_eq!(built.model.arch.family, trainplan_core::model::Family::Qwen3Next);
+        assert_eq!(built.model.arch.family, Family::Qwen3Next);
         assert_eq!(built.model.arch.linear_attention, catalog.linear_attention);
         assert_eq!(trainplan_core::model::linear_attention_layers_in(&built.model.arch, 0..24), 18);
         let again = emit(&built, "#x").unwrap()[0].text.clone();
@@ -1562,7 +1589,7 @@ fn a_dense_gated_deltanet_model_is_built_back_as_qwen3_5() {
     let got = import(&script, &Plan::first_visit().to_file()).unwrap();
     assert!(matches!(got.model, ModelOrigin::Built { .. }), "{:?}", got.model);
     let built = Plan::from_file(&got.file).unwrap();
-    assert_eq!(built.model.arch.family, trainplan_core::model::Family::Qwen35);
+    assert_eq!(built.model.arch.family, Family::Qwen35);
     assert_eq!(
         trainplan_core::model::count_params(&built.model.arch),
         trainplan_core::model::count_params(&plan.model.arch)

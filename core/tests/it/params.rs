@@ -56,6 +56,12 @@ const ROWS: &[Row] = &[
         source: "HF API safetensors BF16 for Llama-3.2-3B-Instruct",
     },
     Row {
+        id: "phi-4-mini",
+        total: 3_836_021_760,
+        source: "the Hub API's safetensors count for microsoft/Phi-4-mini-instruct (revision cfbefac): \
+                 3,836,021,760 BF16, tied head",
+    },
+    Row {
         id: "qwen3-4b",
         total: 4_022_468_096,
         source: "keras-hub qwen3_4b_en; GGUF general.parameter_count",
@@ -135,6 +141,12 @@ const ROWS: &[Row] = &[
         id: "mistral-nemo",
         total: 24_495_564_800 / 2,
         source: "index of Mistral-Nemo-Instruct-2407 24,495,564,800 B bf16 (363 tensors); 12,247,782,400 at rev 04d8a905",
+    },
+    Row {
+        id: "phi-4",
+        total: 14_659_507_200,
+        source: "the Hub API's safetensors count for microsoft/phi-4 (revision 2db69c1): 14,659,507,200 BF16; \
+                 its index's total_size 29,319,014,400 B is twice it",
     },
     Row {
         id: "qwen2.5-14b",
@@ -469,6 +481,24 @@ fn lora_trainable_parameters_match_peft_printouts() {
     check_lora("llama-2-7b", 8, &all, Hf, 6_758_404_096 - 6_738_415_616);
     // GPT-2 with c_attn, r 8: one fused adapter per layer, 12 × 8 × (768 + 2304) (exact count).
     check_lora("gpt2", 8, &[Qkv], Hf, 12 * 8 * (768 + 2304));
+    // Phi-3's fused `qkv_proj` and `gate_up_proj` (transformers `Phi3Attention`, `Phi3MLP`) are one
+    // adapter each. PEFT printouts: Phi-4, r 8, ["o_proj", "qkv_proj"]: "trainable params: 7,372,800
+    // || all params: 14,666,880,000" (datawhalechina/self-llm, models/phi4/04-Phi-4-Lora 微调.ipynb);
+    // Phi-4-mini-instruct, r 16, "all-linear": "trainable params: 23,068,672 || all params:
+    // 3,859,090,432" (arvindsuresh-math/Aug-2025-Math-Solution-Classifier,
+    // notebooks/modelling/error-detection.ipynb); Phi-4-mini, r 32, of its listed names only
+    // "down_proj" matched: "trainable params: 11,534,336" (shashuat/multilingual-summarization,
+    // docs/docs.md). Each "all params" less its trainable ones is the catalog's count.
+    check_lora("phi-4", 8, &[O, QkvProj], Hf, 7_372_800);
+    assert_eq!(
+        model::count_params(&catalog::model("phi-4").unwrap().arch).total() + 7_372_800,
+        14_666_880_000
+    );
+    check_lora("phi-4-mini", 16, &all, Hf, 23_068_672);
+    check_lora("phi-4-mini", 16, &[QkvProj, O, GateUp, Down], Hf, 23_068_672);
+    check_lora("phi-4-mini", 32, &[Down], Hf, 11_534_336);
+    // Llama's separate projections are no module of Phi-3's.
+    check_lora("phi-4-mini", 8, &[Q, K, V, Gate, Up], Hf, 0);
     // LoRA scales linearly with the rank.
     check_lora("qwen2.5-3b", 16, &all, Hf, 2 * 14_966_784);
 }

@@ -797,6 +797,15 @@ fn rope_family(s: &Shape, c: &mut Map<String, Value>) -> Option<()> {
             set("model_type", json!("mistral"));
             set("sliding_window", json!(size));
         }
+        // Phi-3: Llama's shape without biases, its rotary embedding on the first share of each
+        // head by halves (`Phi3Attention`; Phi-4-mini's 0.75, `partial_rotary_flags`).
+        (None, None) if s.rotary.0 < 1.0 => {
+            if s.linear_bias || s.rotary.0 <= 0.0 {
+                return None;
+            }
+            set("model_type", json!("phi3"));
+            set("partial_rotary_factor", json!(s.rotary.0));
+        }
         (None, None) => {
             set("model_type", json!("llama"));
             set("attention_bias", json!(s.linear_bias));
