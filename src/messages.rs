@@ -401,6 +401,9 @@ pub fn zh(code: Code) -> &'static str {
         Code::ModelRotaryMindspeedRl => {
             "MindSpeed-RL 的模型配置没有 rotary_percent 与 rotary_interleaved：actor 会对每个注意力头的全部维度做旋转位置编码，而该模型只旋转其中一部分（GLM 一半，Phi-4-mini 四分之三）。"
         }
+        Code::ModelLongropeFramework => {
+            "{framework} 的启动文件无法设置模型的 LongRoPE 缩放（逐频率因子与更大的注意力缩放）：它会按普通旋转位置编码训练，与检查点不是同一个模型。MindSpeed-LLM 可以构建它。"
+        }
         Code::ModelLinearAttentionFramework => {
             "{framework} 无法构建模型的 Gated DeltaNet（线性注意力）层：其启动文件没有对应的配置项。"
         }

@@ -202,13 +202,11 @@ pub const CONFIGS: &[CatalogConfig] = &[
         source: "huggingface.co/meta-llama/Llama-3.2-3B/blob/main/config.json",
         config: r#"{"model_type": "llama", "vocab_size": 128256, "hidden_size": 3072, "intermediate_size": 8192, "num_hidden_layers": 28, "num_attention_heads": 24, "num_key_value_heads": 8, "head_dim": 128, "max_position_embeddings": 131072, "tie_word_embeddings": true, "attention_bias": false, "mlp_bias": false, "rope_theta": 500000.0, "rms_norm_eps": 1e-05, "rope_scaling": {"factor": 32.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0, "original_max_position_embeddings": 8192, "rope_type": "llama3"}}"#,
     },
-    // Phi-4-mini's `rope_scaling` (LongRoPE, two lists of 48 factors) shapes no count and no flag
-    // written here: left out.
     CatalogConfig {
         id: "phi-4-mini",
         name: "Phi-4-mini-instruct",
         source: "huggingface.co/microsoft/Phi-4-mini-instruct/blob/main/config.json",
-        config: r#"{"model_type": "phi3", "vocab_size": 200064, "hidden_size": 3072, "intermediate_size": 8192, "num_hidden_layers": 32, "num_attention_heads": 24, "num_key_value_heads": 8, "max_position_embeddings": 131072, "original_max_position_embeddings": 4096, "partial_rotary_factor": 0.75, "sliding_window": 262144, "tie_word_embeddings": true, "attention_bias": false, "mlp_bias": false, "rope_theta": 10000.0, "rms_norm_eps": 1e-05}"#,
+        config: r#"{"model_type": "phi3", "vocab_size": 200064, "hidden_size": 3072, "intermediate_size": 8192, "num_hidden_layers": 32, "num_attention_heads": 24, "num_key_value_heads": 8, "max_position_embeddings": 131072, "original_max_position_embeddings": 4096, "partial_rotary_factor": 0.75, "sliding_window": 262144, "tie_word_embeddings": true, "attention_bias": false, "mlp_bias": false, "rope_theta": 10000.0, "rms_norm_eps": 1e-05, "rope_scaling": {"long_factor": [1, 1.118320672, 1.250641126, 1.398617824, 1.564103225, 1.74916897, 1.956131817, 2.187582649, 2.446418898, 2.735880826, 3.059592084, 3.421605075, 3.826451687, 4.279200023, 4.785517845, 5.351743533, 5.984965424, 6.693110555, 7.485043894, 8.370679318, 9.36110372, 10.4687158, 11.70738129, 13.09260651, 14.64173252, 16.37415215, 18.31155283, 20.47818807, 22.90118105, 25.61086418, 28.64115884, 32.03, 32.1, 32.13, 32.23, 32.6, 32.61, 32.64, 32.66, 32.7, 32.71, 32.93, 32.97, 33.28, 33.49, 33.5, 44.16, 47.77], "short_factor": [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0], "type": "longrope"}}"#,
     },
     CatalogConfig {
         id: "qwen3-4b",

@@ -436,6 +436,7 @@ codes! {
     MindspeedRlRewardNodes = "mindspeed_rl.reward_nodes" => "The {prompts} prompts of a step do not divide over the {nodes} nodes that score them with the rule reward.",
     ModelMlaYarnBetas = "model.mla_yarn_betas" => "Megatron-LM's command line sets no YaRN betas for multi-latent attention: the model's beta_fast {beta_fast} and beta_slow {beta_slow} train as 32 and 1.",
     ModelRotaryMindspeedRl = "model.rotary_mindspeed_rl" => "MindSpeed-RL's model config has no rotary_percent or rotary_interleaved: its actor rotates every dimension of each head, where this model rotates only part of them (GLM half, Phi-4-mini three quarters).",
+    ModelLongropeFramework = "model.longrope_framework" => "{framework}'s launch file cannot set the model's LongRoPE scaling (per-frequency factors and a larger attention scale): it trains plain rotary positions, another model than the checkpoint. MindSpeed-LLM builds it.",
     ModelLinearAttentionFramework = "model.linear_attention_framework" => "{framework} cannot build the model's Gated DeltaNet layers: its launch file has no key for them.",
     ParallelLinearAttentionHeads = "parallel.linear_attention_heads" => "Megatron-LM splits the Gated DeltaNet layers' {key_heads} key and {value_heads} value heads over TP × CP = {tp_cp}, which must divide both.",
     ParallelLinearAttentionMindspeed = "parallel.linear_attention_mindspeed" => "MindSpeed-LLM runs the Gated DeltaNet layers at TP 1 and CP 1 only.",

@@ -429,6 +429,59 @@ fn yarn_flags(ascend: bool, mla: bool, key: &dyn Fn(&str) -> Option<serde_json::
     })
 }
 
+/// Whether the model's `rope_scaling` is LongRoPE: Phi-3's `"longrope"`, or `"su"`, which
+/// `Phi3Config._rope_scaling_adjustment` reads as it (transformers 4.57.1).
+pub fn uses_longrope(plan: &Plan) -> bool {
+    plan.model.arch.family == Family::Phi3
+        && hf_config(plan)
+            .and_then(|c| crate::hf::config_value(&c, "rope_scaling"))
+            .is_some_and(|scaling| is_longrope(&scaling))
+}
+
+fn is_longrope(scaling: &serde_json::Value) -> bool {
+    let kind = scaling.get("rope_type").or_else(|| scaling.get("type")).and_then(serde_json::Value::as_str);
+    matches!(kind, Some("longrope" | "su"))
+}
+
+/// LongRoPE (Phi-3.5-mini's and Phi-4-mini's `rope_scaling`): each rotated frequency divided by a
+/// factor of its own, `short_factor`'s up to `original_max_position_embeddings` tokens and
+/// `long_factor`'s past them, and cos and sin scaled by √(1 + ln s / ln original) for
+/// s = max_position_embeddings / original (transformers `_compute_longrope_parameters`). MindSpeed-LLM
+/// builds it as its Phi-3.5 scripts write it (`examples/mcore/phi35/pretrain_phi35_mini_A3_ptd.sh`
+/// at c77308a1: `--rope-scaling-type longrope --longrope-freqs-type outer`, the original length,
+/// and the lists as `--long-factor` and `--short-factor`, comma-separated); its
+/// `rotary_pos_embedding.py` picks the list by `--seq-length` and the scale from
+/// `--max-position-embeddings`, as transformers does. A config without the lists leaves them for
+/// the script's user to set. Megatron-LM has no LongRoPE (`--position-embedding-type` takes
+/// learned_absolute, rope, yarn, mrope, relative and none), nor has MindSpeed-RL's model config a
+/// key for the lists: rule `model.longrope_framework`.
+fn longrope_flags(plan: &Plan, key: &dyn Fn(&str) -> Option<serde_json::Value>) -> Option<String> {
+    if plan.framework != crate::plan::Framework::MindSpeedLlm || plan.model.arch.family != Family::Phi3 {
+        return None;
+    }
+    let scaling = key("rope_scaling").filter(is_longrope)?;
+    // Each factor as the number it is: nothing but digits, signs, points and exponents reaches the
+    // script.
+    let list = |name: &str, var: &str| -> String {
+        let numbers = scaling.get(name).and_then(serde_json::Value::as_array).and_then(|items| {
+            items.iter().map(|v| v.as_f64().map(|x| format!("{x:?}"))).collect::<Option<Vec<_>>>()
+        });
+        match numbers {
+            Some(numbers) if !numbers.is_empty() => numbers.join(","),
+            _ => format!(
+                "\"${{{var}:?set {var} to rope_scaling.{name} from the model config.json, comma-separated}}\""
+            ),
+        }
+    };
+    let original = key("original_max_position_embeddings").and_then(|v| v.as_u64()).unwrap_or(4096);
+    Some(format!(
+        "--rope-scaling-type longrope --longrope-freqs-type outer \
+         --rope-scaling-original-max-position-embeddings {original} --long-factor {} --short-factor {}",
+        list("long_factor", "LONG_FACTOR"),
+        list("short_factor", "SHORT_FACTOR"),
+    ))
+}
+
 /// The positions: learned, or rotary with its base and Llama-3.1 frequency scaling. `key` reads the
 /// model's config.json.
 fn position_flags(plan: &Plan, ascend: bool, key: &dyn Fn(&str) -> Option<serde_json::Value>) -> Vec<String> {
@@ -448,6 +501,7 @@ fn position_flags(plan: &Plan, ascend: bool, key: &dyn Fn(&str) -> Option<serde_
             f.push(format!("--position-embedding-type {kind} --rotary-base {theta}"));
             f.extend(partial_rotary_flags(plan, ascend, key));
             f.extend(yarn);
+            f.extend(longrope_flags(plan, key));
             // Llama-3.1/3.2 frequency scaling: Megatron's `--use-rope-scaling` (low/high frequency
             // factors 1 and 4 and original length 8192 built in); MindSpeed-LLM names every value.
             if let Some(scaling) = key("rope_scaling").filter(|r| r["rope_type"] == "llama3") {

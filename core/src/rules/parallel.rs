@@ -192,6 +192,16 @@ pub(super) fn mindspeed_rl_rotary(cx: &Ctx, acc: &mut Acc) {
     if plan.framework == Framework::MindSpeedRl && crate::emit::megatron::rotates_part_of_each_head(plan) {
         acc.push(Severity::Warning, Code::ModelRotaryMindspeedRl, &[], None);
     }
+    // LongRoPE (Phi-3.5-mini, Phi-4-mini): MindSpeed-LLM's script builds it
+    // (`emit::megatron::longrope_flags`); Megatron-LM has no such position embedding, and
+    // MindSpeed-RL's model config no key for its factor lists, without which MindSpeed-LLM's
+    // `validate_args` refuses it (mindspeed_llm/features_manager/common/rotary.py).
+    if matches!(plan.framework, Framework::Megatron | Framework::MindSpeedRl)
+        && crate::emit::megatron::uses_longrope(plan)
+    {
+        let framework = [("framework", plan.framework.wire().to_owned())];
+        acc.push(Severity::Warning, Code::ModelLongropeFramework, &framework, None);
+    }
     // GLM-4-0414's norms after attention and after the MLP (`Glm4DecoderLayer`'s
     // `post_self_attn_layernorm`, `post_mlp_layernorm`): Megatron-LM's flags have none
     // (core/data/flags/megatron-lm.tsv), and MindSpeed-LLM's `--post-norm` builds them only in its

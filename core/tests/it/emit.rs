@@ -1229,6 +1229,59 @@ fn phi_4_mini_rotates_three_quarters_of_each_head() {
     assert!(!warned("phi-4"));
 }
 
+/// Phi-4-mini's LongRoPE (its config.json's `rope_scaling`: `type` longrope, 48 long factors from 1
+/// to 47.77, 48 short factors of 1.0, over `original_max_position_embeddings` 4096): MindSpeed-LLM's
+/// script writes it as its own Phi-3.5 scripts do (`examples/mcore/phi35`), the lists in the
+/// config's order; Megatron-LM has no LongRoPE and MindSpeed-RL's model config no key for the
+/// lists, so their files train plain rotary positions, and the plan says so. A config without the
+/// lists leaves them for the script's user to set, and the script will not start without them.
+#[test]
+fn longrope_is_written_where_the_framework_builds_it() {
+    let text = every_file_of;
+    let mindspeed = text("phi-4-mini", "mindspeed-llm", "ascend-910b2", "pretrain");
+    let flags = mindspeed.lines().find(|l| l.contains("--rope-scaling-type longrope")).unwrap_or_default();
+    assert!(
+        flags.contains("--longrope-freqs-type outer --rope-scaling-original-max-position-embeddings 4096")
+    );
+    let list = |flag: &str| -> Vec<f64> {
+        let rest = flags.split(flag).nth(1).unwrap_or_default().split_whitespace().next().unwrap_or_default();
+        rest.split(',').filter_map(|x| x.parse().ok()).collect()
+    };
+    let (long, short) = (list("--long-factor "), list("--short-factor "));
+    assert_eq!((long.len(), short.len()), (48, 48), "{flags}");
+    assert_eq!((long[0], long[1], long[47]), (1.0, 1.118320672, 47.77));
+    assert!(short.iter().all(|&x| x == 1.0));
+    for (framework, hardware, method) in
+        [("megatron", "h100-sxm-80g", "pretrain"), ("mindspeed-rl", "ascend-910b2", "grpo")]
+    {
+        let files = text("phi-4-mini", framework, hardware, method);
+        assert!(!files.contains("longrope") && !files.contains("long_factor"), "{framework}:\n{files}");
+    }
+    let warned = |model: &str, framework: &str, hardware: &str, method: &str| {
+        let p = plan(&format!(
+            r#"{{"model": "{model}", "framework": "{framework}", "hardware": "{hardware}", "method": "{method}"}}"#
+        ));
+        let mem = trainplan_core::memory::estimate(&p);
+        trainplan_core::rules::check(&p, &mem).iter().any(|f| f.code.as_str() == "model.longrope_framework")
+    };
+    assert!(warned("phi-4-mini", "megatron", "h100-sxm-80g", "pretrain"));
+    assert!(warned("phi-4-mini", "mindspeed-rl", "ascend-910b2", "grpo"));
+    assert!(!warned("phi-4-mini", "mindspeed-llm", "ascend-910b2", "pretrain"));
+    assert!(!warned("phi-4", "megatron", "h100-sxm-80g", "pretrain"));
+    // A LongRoPE config whose lists are not in it (a trimmed upload): the script asks for them.
+    let trimmed = plan(
+        r#"{"model": {"hf_config": {"model_type": "phi3", "vocab_size": 32064, "hidden_size": 3072,
+            "intermediate_size": 8192, "num_hidden_layers": 32, "num_attention_heads": 32,
+            "max_position_embeddings": 131072, "rope_scaling": {"type": "longrope"}}},
+            "framework": "mindspeed-llm", "hardware": "ascend-910b2", "method": "pretrain"}"#,
+    );
+    let script = &emit(&trimmed, "#x").unwrap()[0].text;
+    assert!(
+        script.contains("--long-factor \"${LONG_FACTOR:?set LONG_FACTOR to rope_scaling.long_factor"),
+        "{script}"
+    );
+}
+
 /// Every file a plan of `model` on `framework`, `hardware` and `method` over two nodes writes, one
 /// after the other.
 fn every_file_of(model: &str, framework: &str, hardware: &str, method: &str) -> String {

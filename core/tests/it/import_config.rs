@@ -1503,6 +1503,27 @@ fn phis_partial_rotation_is_read_back() {
     assert!(again.contains("--rotary-percent 0.75\n") && !again.contains("--rotary-interleaved"), "{again}");
 }
 
+/// Phi-4-mini's MindSpeed-LLM script of another depth, read back, is built as a Phi-3 with its
+/// LongRoPE (the original length and both factor lists, `--rope-scaling-type longrope`), and the
+/// plan's script writes the same flags again.
+#[test]
+fn longrope_flags_are_read_back() {
+    let p = Plan::from_json(
+        r#"{"model": "phi-4-mini", "framework": "mindspeed-llm", "hardware": "ascend-910b2", "method": "pretrain"}"#,
+    )
+    .unwrap();
+    let longrope = |text: &str| text.lines().find(|l| l.contains("--rope-scaling-type")).map(str::to_owned);
+    let script = emit(&p, "#x").unwrap()[0].text.clone();
+    let written = longrope(&script).expect("MindSpeed-LLM writes LongRoPE");
+    let deeper = script
+        .replace("microsoft/Phi-4-mini-instruct", "/models/tokenizer")
+        .replace("Phi-4-mini-instruct", "run")
+        .replace("phi-4-mini", "run")
+        .replace("--num-layers 32", "--num-layers 20");
+    let again = built_again(&deeper, Family::Phi3);
+    assert_eq!(longrope(&again), Some(written));
+}
+
 /// Catalog model `model`'s Megatron-LM pretraining script with each of `names` (its Hugging Face
 /// id, its display name) and its id put out of sight, so that only its flags tell the model.
 fn unnamed_megatron_script(model: &str, names: &[&str]) -> String {

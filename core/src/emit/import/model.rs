@@ -177,7 +177,15 @@ pub(super) struct Shape {
     /// `--linear-*` shapes; MindSpeed-LLM's `--full-attention-interval`, the same shapes and
     /// `--mamba-d-conv` (`emit::megatron::linear_attention_flags`).
     linear: Option<[u64; 6]>,
+    /// LongRoPE as MindSpeed-LLM writes it (`--rope-scaling-type longrope`): the original length and
+    /// the long and short factor lists (`emit::megatron::longrope_flags`), each `None` where the file
+    /// gives none that reads as numbers. Left out of the comparison with a catalog model, whose
+    /// shape is read from Megatron-LM's flags, which have none.
+    longrope: Option<Longrope>,
 }
+
+/// LongRoPE's original length, then its long and short factor lists ([`Shape::longrope`]).
+type Longrope = (u64, Option<Vec<f64>>, Option<Vec<f64>>);
 
 /// The flags that describe the model: read for its architecture, compared with the file the plan
 /// writes like the rest.
@@ -254,6 +262,9 @@ pub(super) const SHAPE_FLAGS: &[&str] = &[
     "--interleave-sliding-window",
     "--query-pre-attn-scalar",
     "--output-logit-softcapping",
+    "--longrope-freqs-type",
+    "--long-factor",
+    "--short-factor",
 ];
 
 /// Architecture flags by name, each with its values (the last of a flag given twice).
@@ -405,14 +416,21 @@ impl Shape {
             ),
             shared_gate: (has("--moe-shared-expert-gate") || has("--shared-expert-gate")).then_some(true),
             linear: linear_attention(&map),
+            longrope: longrope(&map),
         })
     }
 
     /// The same architecture as `other`, a file's: a vocabulary or rotary base one side leaves open
     /// matching any, and YaRN the file leaves out matching any.
     fn matches(&self, other: &Shape) -> bool {
-        let closed =
-            |s: &Shape| Shape { vocab: None, rotary_base: None, yarn: None, shared_gate: None, ..s.clone() };
+        let closed = |s: &Shape| Shape {
+            vocab: None,
+            rotary_base: None,
+            yarn: None,
+            shared_gate: None,
+            longrope: None,
+            ..s.clone()
+        };
         // YaRN the file (`other`) gives must be the model's; a file without leaves it open. With
         // MLA the original positions and the betas are left out: Megatron-LM's command line has no
         // flag for them (`MLATransformerConfig.original_max_position_embeddings`, `beta_fast`,
@@ -726,11 +744,37 @@ fn rope_config(s: &Shape, map: &FlagMap) -> Map<String, Value> {
                 "original_max_position_embeddings": map.int("--original-max-position-embeddings").unwrap_or(8192)}),
         );
     }
+    if let Some((original, long, short)) = &s.longrope {
+        let mut scaling = Map::new();
+        for (key, list) in [("long_factor", long), ("short_factor", short)] {
+            if let Some(list) = list {
+                scaling.insert(key.to_owned(), json!(list));
+            }
+        }
+        scaling.insert("type".to_owned(), json!("longrope"));
+        set("rope_scaling", Value::Object(scaling));
+        set("original_max_position_embeddings", json!(original));
+    }
     if s.mla.is_none() {
         set("num_key_value_heads", json!(s.groups));
         set("head_dim", json!(s.head_dim));
     }
     c
+}
+
+/// LongRoPE's original length and factor lists, where the file names it ([`Shape::longrope`]).
+fn longrope(map: &FlagMap) -> Option<Longrope> {
+    if !map.is("--rope-scaling-type", "longrope") {
+        return None;
+    }
+    let list = |flag: &str| -> Option<Vec<f64>> {
+        let text = map.get(flag)?.trim_matches(|c| c == '"' || c == '\'');
+        let numbers: Option<Vec<f64>> =
+            text.split(',').map(|x| x.trim().parse::<f64>().ok().filter(|x| x.is_finite())).collect();
+        numbers.filter(|n| !n.is_empty())
+    };
+    let original = map.int("--rope-scaling-original-max-position-embeddings").unwrap_or(4096);
+    Some((original, list("--long-factor"), list("--short-factor")))
 }
 
 /// The family of a RoPE, RMSNorm and SwiGLU shape and its own keys, into `c`: DeepSeek-V3 for MLA
@@ -798,8 +842,9 @@ fn rope_family(s: &Shape, c: &mut Map<String, Value>) -> Option<()> {
             set("sliding_window", json!(size));
         }
         // Phi-3: Llama's shape without biases, its rotary embedding on the first share of each
-        // head by halves (`Phi3Attention`; Phi-4-mini's 0.75, `partial_rotary_flags`).
-        (None, None) if s.rotary.0 < 1.0 => {
+        // head by halves (`Phi3Attention`; Phi-4-mini's 0.75, `partial_rotary_flags`), or LongRoPE
+        // (Phi-3.5-mini, Phi-4-mini; `longrope_flags`).
+        (None, None) if s.rotary.0 < 1.0 || s.longrope.is_some() => {
             if s.linear_bias || s.rotary.0 <= 0.0 {
                 return None;
             }
