@@ -804,6 +804,8 @@ fn catalog_models_keep_llama_factorys_chat_template() {
         // `Phi-4-3.8B-instruct` (microsoft/Phi-4-mini-instruct) in the `phi4_mini` one.
         ("phi-4", "phi4"),
         ("phi-4-mini", "phi4_mini"),
+        // `Phi-3.5-4B-instruct` (microsoft/Phi-3.5-mini-instruct) in the `phi` group.
+        ("phi-3.5-mini", "phi"),
     ] {
         let files = files(&format!(r#"{{"model": "{model}"}}"#));
         let yaml = &files.iter().find(|f| f.name == "train.yaml").unwrap().text;

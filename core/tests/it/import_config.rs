@@ -1623,6 +1623,53 @@ fn mindspeed_llm_script(name: &str) -> String {
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
+/// MindSpeed-LLM's own Phi-3.5-mini script (`examples/mcore/phi35`), imported as a user pastes it,
+/// is the catalog's Phi-3.5-mini by its flags, its LongRoPE lists (the script's own variables)
+/// included: 3,821,079,552 parameters, the Hub API's count for microsoft/Phi-3.5-mini-instruct, and
+/// by hand from the flags (embedding and untied head V·h each with V = 32,064 and h = 3,072; per
+/// layer q, k, v, o h·h, gate, up, down h·8,192, two norms h; the final norm h). Every LongRoPE flag
+/// is used, and the plan's script writes the lists and the original length again, number for
+/// number. The same script with other factors (Phi-3-mini-128k's shape is Phi-3.5-mini's) is another
+/// model, built from its flags, which keeps its own.
+#[test]
+fn mindspeed_llms_phi_3_5_script_keeps_its_longrope() {
+    let text = mindspeed_llm_script("pretrain_phi35_mini_A3_ptd.sh");
+    let got = import(&text, &Plan::first_visit().to_file()).unwrap();
+    assert_eq!(got.model, ModelOrigin::Shape("phi-3.5-mini".into()));
+    for flag in ["--rope-scaling-type", "--longrope-freqs-type", "--long-factor", "--short-factor"] {
+        assert!(!got.unknown.iter().any(|f| f == flag), "{flag}: {:?}", got.unknown);
+    }
+    let phi = Plan::from_file(&got.file).unwrap();
+    assert_eq!(phi.model.arch.family, Family::Phi3);
+    let (v, h, f) = (32_064u64, 3_072u64, 8_192u64);
+    let by_hand = 2 * v * h + 32 * (4 * h * h + 3 * h * f + 2 * h) + h;
+    assert_eq!(trainplan_core::model::count_params(&phi.model.arch).total(), by_hand);
+    assert_eq!(by_hand, 3_821_079_552);
+    let numbers = |list: &str| -> Vec<f64> { list.split(',').map(|x| x.parse().unwrap()).collect() };
+    let variable = |text: &str, name: &str| {
+        let line = text.lines().find(|l| l.starts_with(&format!("{name}="))).unwrap();
+        numbers(line.split('"').nth(1).unwrap())
+    };
+    // The factors the plan's MindSpeed-LLM script writes.
+    let written = |plan: &Plan, flag: &str| {
+        let script = emit(plan, "#x").unwrap()[0].text.clone();
+        let line = script.lines().find(|l| l.contains("--rope-scaling-type longrope")).unwrap().to_owned();
+        assert!(
+            line.contains("--longrope-freqs-type outer --rope-scaling-original-max-position-embeddings 4096")
+        );
+        numbers(line.split(flag).nth(1).unwrap().split_whitespace().next().unwrap())
+    };
+    assert_eq!(written(&phi, "--long-factor "), variable(&text, "LONG_FACTOR"));
+    assert_eq!(written(&phi, "--short-factor "), variable(&text, "SHORT_FACTOR"));
+    assert_eq!(variable(&text, "LONG_FACTOR").len(), 48);
+
+    let other = text.replace("LONG_FACTOR=\"1.0800000429153442", "LONG_FACTOR=\"1.0700000429153442");
+    let got = import(&other, &Plan::first_visit().to_file()).unwrap();
+    assert_eq!(got.model, ModelOrigin::Built { name: "phi3.5".into() });
+    let built = Plan::from_file(&got.file).unwrap();
+    assert_eq!(written(&built, "--long-factor "), variable(&other, "LONG_FACTOR"));
+}
+
 /// MindSpeed-LLM's own scripts of models no catalog entry has, imported as a user pastes them.
 /// Before, each kept the plan's model (Qwen2.5-7B): Ling 2.0's and Hunyuan's shape (q/k norms,
 /// experts with a shared one, dense layers first) was no family's, GLM-5's YaRN was compared on

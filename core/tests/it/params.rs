@@ -56,6 +56,12 @@ const ROWS: &[Row] = &[
         source: "HF API safetensors BF16 for Llama-3.2-3B-Instruct",
     },
     Row {
+        id: "phi-3.5-mini",
+        total: 3_821_079_552,
+        source: "the Hub API's count for microsoft/Phi-3.5-mini-instruct: 3,821,079,552; Phi-3-mini's index \
+                 total_size on the same shape, 7,642,159,104 B, is twice it",
+    },
+    Row {
         id: "phi-4-mini",
         total: 3_836_021_760,
         source: "the Hub API's safetensors count for microsoft/Phi-4-mini-instruct (revision cfbefac): \

@@ -429,9 +429,17 @@ fn settle(kind: ConfigKind, file: &mut PlanFile, reading: &Reading) -> Vec<Strin
 /// `1.0e-4`), or the same truth value (`True`, `true`).
 fn same_value(a: &str, b: &str) -> bool {
     let boolean = |s: &str| matches!(s.to_ascii_lowercase().as_str(), "true" | "false");
-    a == b
-        || matches!((a.parse::<f64>(), b.parse::<f64>()), (Ok(x), Ok(y)) if x == y)
-        || (boolean(a) && a.eq_ignore_ascii_case(b))
+    let one = |a: &str, b: &str| {
+        a == b
+            || matches!((a.parse::<f64>(), b.parse::<f64>()), (Ok(x), Ok(y)) if x == y)
+            || (boolean(a) && a.eq_ignore_ascii_case(b))
+    };
+    // A comma-separated list (LongRoPE's factors) item by item: `64.83999633789062` and the
+    // `64.83999633789063` the plan writes are one double.
+    one(a, b)
+        || (a.contains(',')
+            && a.split(',').count() == b.split(',').count()
+            && a.split(',').zip(b.split(',')).all(|(x, y)| one(x, y)))
 }
 
 // ---------------------------------------------------------------------------------------------

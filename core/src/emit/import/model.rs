@@ -179,8 +179,7 @@ pub(super) struct Shape {
     linear: Option<[u64; 6]>,
     /// LongRoPE as MindSpeed-LLM writes it (`--rope-scaling-type longrope`): the original length and
     /// the long and short factor lists (`emit::megatron::longrope_flags`), each `None` where the file
-    /// gives none that reads as numbers. Left out of the comparison with a catalog model, whose
-    /// shape is read from Megatron-LM's flags, which have none.
+    /// gives none that reads as numbers. A file without matches any ([`Shape::matches`]).
     longrope: Option<Longrope>,
 }
 
@@ -421,7 +420,7 @@ impl Shape {
     }
 
     /// The same architecture as `other`, a file's: a vocabulary or rotary base one side leaves open
-    /// matching any, and YaRN the file leaves out matching any.
+    /// matching any, and YaRN or LongRoPE the file leaves out matching any.
     fn matches(&self, other: &Shape) -> bool {
         let closed = |s: &Shape| Shape {
             vocab: None,
@@ -443,7 +442,15 @@ impl Shape {
             (Some(a), Some(b)) => compared.iter().all(|&i| a[i] == b[i]),
             (None, Some(_)) => false,
         };
+        // LongRoPE likewise: the file's must be the model's (Phi-3-mini-128k's lists are not
+        // Phi-3.5-mini's, on the same shape).
+        let longrope_open = match (&self.longrope, &other.longrope) {
+            (_, None) => true,
+            (Some(a), Some(b)) => a == b,
+            (None, Some(_)) => false,
+        };
         self.moe_layers.is_some()
+            && longrope_open
             && open(self.vocab, other.vocab)
             && open(self.rotary_base, other.rotary_base)
             && open(self.shared_gate, other.shared_gate)
@@ -454,8 +461,10 @@ impl Shape {
     /// The architecture of a plan's model, as its Megatron flags and vocabulary give it: Megatron-LM's,
     /// or for Gemma 2 MindSpeed-LLM's, the one framework whose script builds its layers.
     fn of(plan: &Plan) -> Option<Shape> {
+        // Gemma 2's layers and Phi-3's LongRoPE as MindSpeed-LLM writes them, the one framework
+        // whose script builds either.
         let flags = match plan.model.arch.family {
-            Family::Gemma2 => {
+            Family::Gemma2 | Family::Phi3 => {
                 let mindspeed = Plan { framework: crate::plan::Framework::MindSpeedLlm, ..plan.clone() };
                 crate::emit::megatron::model_flags(&mindspeed, true)
             }
