@@ -617,6 +617,7 @@ fn decoder(
         }
     };
 
+    check_rotary_share(cfg)?;
     let moe = match unknown {
         true => generic_moe(cfg, n_layers, warnings)?,
         false => moe(cfg, family, n_layers, warnings)?,
@@ -672,6 +673,20 @@ fn decoder(
         logit_softcap: family == Family::Gemma2
             && cfg.get("final_logit_softcapping").1.and_then(Value::as_f64).is_some_and(|cap| 0.0 < cap),
     })
+}
+
+/// The share of each head the rotary embedding turns (GLM, Phi-3, Qwen3-Next and Qwen3.5 read
+/// `partial_rotary_factor`): a head of no rotated dimension, or of more than all of them, is no
+/// model.
+fn check_rotary_share(cfg: &Cfg) -> Result<(), ConfigError> {
+    match cfg.get("partial_rotary_factor") {
+        (_, None | Some(Value::Null)) => Ok(()),
+        (_, Some(Value::Number(n))) if n.as_f64().is_some_and(|r| 0.0 < r && r <= 1.0) => Ok(()),
+        (_, Some(Value::Number(n))) => Err(ConfigError::Inconsistent(format!(
+            "partial_rotary_factor ({n}) must be above 0 and at most 1"
+        ))),
+        (key, Some(_)) => Err(ConfigError::WrongType { key, expected: "a number" }),
+    }
 }
 
 /// The sliding window a family's layers attend through, where its config sets one.

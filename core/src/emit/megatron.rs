@@ -553,7 +553,10 @@ fn partial_rotary_flags(
     }
     if family == Family::Phi3 {
         let factor = key("partial_rotary_factor").and_then(|v| v.as_f64()).unwrap_or(1.0);
-        return (factor < 1.0).then(|| format!("--rotary-percent {factor:?}")).into_iter().collect();
+        return (0.0 < factor && factor < 1.0)
+            .then(|| format!("--rotary-percent {factor:?}"))
+            .into_iter()
+            .collect();
     }
     if !family.rotates_part_of_each_head() {
         return Vec::new();
@@ -581,7 +584,7 @@ pub fn rotates_part_of_each_head(plan: &Plan) -> bool {
         Family::Phi3 => hf_config(plan)
             .and_then(|c| crate::hf::config_value(&c, "partial_rotary_factor"))
             .and_then(|v| v.as_f64())
-            .is_some_and(|factor| factor < 1.0),
+            .is_some_and(|factor| 0.0 < factor && factor < 1.0),
         family => family.rotates_part_of_each_head(),
     }
 }

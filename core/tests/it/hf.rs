@@ -121,6 +121,22 @@ fn phi_3_reads_its_fused_projections_and_window() {
     ];
     let lora = model::lora_params(arch, 8, &llama_names, LoraScope::Hf);
     assert_eq!((lora, total + lora), (4_456_448, 3_825_536_000));
+    // A rotary share of no dimension, or of more than a head, is refused with its key named.
+    let mut config: serde_json::Value = serde_json::from_str(PHI_3_MINI_4K).unwrap();
+    for (factor, refused) in [(0.0, true), (1.5, true), (-0.5, true), (0.75, false), (1.0, false)] {
+        config["partial_rotary_factor"] = serde_json::json!(factor);
+        let read = hf::import_value(&config);
+        assert_eq!(
+            matches!(&read, Err(ConfigError::Inconsistent(m)) if m.contains("partial_rotary_factor")),
+            refused
+        );
+        assert_eq!(read.is_ok(), !refused);
+    }
+    config["partial_rotary_factor"] = serde_json::json!("half");
+    assert!(matches!(
+        hf::import_value(&config),
+        Err(ConfigError::WrongType { key: "partial_rotary_factor", .. })
+    ));
 }
 
 #[test]
