@@ -378,14 +378,15 @@ pub(super) fn plain_torch_peak(
 
 /// The bytes per token a layer of fp32 weights under autocast saves more than a 16-bit one: each
 /// linear layer that reads a norm's fp32 output keeps its own 16-bit copy of it (q, k and v apart,
-/// or fused; MLA's query and compressed key/value projections; gate and up, or the one up).
+/// or fused; MLA's query and compressed key/value projections; gate and up apart, or fused as
+/// GLM's and Phi-3's `gate_up_proj`, or the one up).
 fn cast_input_bytes(arch: &Architecture) -> u64 {
     let attention = match arch.attention {
         model::Attention::Gqa { fused_qkv: true, .. } => 1,
         model::Attention::Gqa { .. } => 3,
         model::Attention::Mla { .. } => 2,
     };
-    let mlp = if arch.mlp.kind == MlpKind::Gated { 2 } else { 1 };
+    let mlp = if arch.mlp.kind == MlpKind::Gated && !arch.mlp.fused_gate_up { 2 } else { 1 };
     2 * (attention + mlp) * arch.hidden_size
 }
 

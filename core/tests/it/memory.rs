@@ -2177,3 +2177,33 @@ fn gemma_2s_soft_capped_logits_keep_the_tanh() {
     };
     assert_eq!(verl("30.0"), 2 * verl("null"));
 }
+
+/// Full fine-tuning in plain PyTorch under autocast (fp32 weights) keeps a 16-bit copy of a norm's
+/// fp32 output for each linear layer that reads it, one per `F.linear` call (tools/hf_activations
+/// `autocast.py`: 10h a token and layer for Llama's q, k, v, gate and up). Phi-3's fused `qkv_proj`
+/// and `gate_up_proj` (transformers `Phi3Attention`, `Phi3MLP`) read it twice where Llama's five
+/// projections read it five times: Phi-4-mini's shape read as a Phi-3 keeps 3 × 2h bytes a token
+/// fewer in the layer backward holds at its end than the same shape read Llama-like (exact count,
+/// h = 3,072, 1,024 tokens).
+#[test]
+fn fused_projections_cast_their_input_once() {
+    let config = |model_type: &str| {
+        format!(
+            r#"{{"model_type": "{model_type}", "vocab_size": 200064, "hidden_size": 3072, "intermediate_size": 8192,
+                "num_hidden_layers": 32, "num_attention_heads": 24, "num_key_value_heads": 8,
+                "max_position_embeddings": 131072, "tie_word_embeddings": true}}"#
+        )
+    };
+    let at_peak = |model_type: &str| {
+        let text = format!(
+            r#"{{"model": {{"hf_config": {}}}, "method": "sft-full",
+                "batch": {{"micro_batch": 1, "seq_len": 1024, "global_batch": 8}}}}"#,
+            config(model_type)
+        );
+        let mem = memory::estimate(&Plan::from_json(&text).unwrap());
+        (mem.stages[0].activations_bytes, mem.peak_moment)
+    };
+    let (phi, llama) = (at_peak("phi3"), at_peak("llama"));
+    assert_eq!(phi.1, llama.1);
+    assert_eq!(llama.0 - phi.0, 3 * 2 * 3072 * 1024);
+}
