@@ -552,9 +552,8 @@ fn partial_rotary_flags(
         return Vec::new();
     }
     if family == Family::Phi3 {
-        let factor = key("partial_rotary_factor").and_then(|v| v.as_f64()).unwrap_or(1.0);
-        return (0.0 < factor && factor < 1.0)
-            .then(|| format!("--rotary-percent {factor:?}"))
+        return phi_rotary_share(key("partial_rotary_factor"))
+            .map(|share| format!("--rotary-percent {share:?}"))
             .into_iter()
             .collect();
     }
@@ -581,12 +580,18 @@ fn partial_rotary_flags(
 /// `--rotary-percent` trains differently (rule `model.rotary_mindspeed_rl`).
 pub fn rotates_part_of_each_head(plan: &Plan) -> bool {
     match plan.model.arch.family {
-        Family::Phi3 => hf_config(plan)
-            .and_then(|c| crate::hf::config_value(&c, "partial_rotary_factor"))
-            .and_then(|v| v.as_f64())
-            .is_some_and(|factor| 0.0 < factor && factor < 1.0),
+        Family::Phi3 => phi_rotary_share(
+            hf_config(plan).and_then(|c| crate::hf::config_value(&c, "partial_rotary_factor")),
+        )
+        .is_some(),
         family => family.rotates_part_of_each_head(),
     }
+}
+
+/// Phi-3's rotated share of each head where it is part of one: its `partial_rotary_factor` (1 in
+/// `Phi3Config`) under 1.
+fn phi_rotary_share(factor: Option<serde_json::Value>) -> Option<f64> {
+    factor.and_then(|v| v.as_f64()).filter(|&share| 0.0 < share && share < 1.0)
 }
 
 /// The MoE kernel flags (`moe` section): grouped GEMM and the dispatcher on one line, as trainplan
