@@ -169,6 +169,15 @@ impl Layout {
         self.ranks.get(rank as usize).copied().unwrap_or_default()
     }
 
+    /// The end of the run of ranks from `rank` on that hold alike ([`RankHolds`]: as many layers,
+    /// the same embedding, loss and MTP layers): `rank + 1` at least.
+    pub fn alike_until(&self, rank: u64) -> u64 {
+        let from = rank as usize;
+        let Some(first) = self.ranks.get(from) else { return rank + 1 };
+        let alike = self.ranks[from + 1..].iter().take_while(|holds| *holds == first).count();
+        rank + 1 + alike as u64
+    }
+
     /// The virtual stages of `rank`, chunk 0 first.
     pub fn rank_stages(&self, rank: u64) -> impl Iterator<Item = &VirtualStage> + Clone {
         (0..self.chunks).map(move |chunk| self.stage(rank, chunk))

@@ -1011,6 +1011,17 @@ pub fn is_moe_layer(arch: &Architecture, layer_idx: u64) -> bool {
     arch.moe.as_ref().is_some_and(|m| m.is_moe_layer(layer_idx))
 }
 
+/// Whether every decoder layer is of one kind: `Some(false)` where none holds experts,
+/// `Some(true)` where all do (Qwen3's MoE models), `None` where the kinds mix (DeepSeek-V3's
+/// first dense layers, Mixtral's none). A range of layers is then told by its count alone.
+pub fn one_layer_kind(arch: &Architecture) -> Option<bool> {
+    match moe_layers_in(arch, 0..arch.n_layers) {
+        0 => Some(false),
+        n if n == arch.n_layers => Some(true),
+        _ => None,
+    }
+}
+
 /// How many of the decoder layers `layers` (a range of indices) hold experts, counted without
 /// walking them: as [`is_moe_layer`] says of each.
 pub fn moe_layers_in(arch: &Architecture, layers: std::ops::Range<u64>) -> u64 {

@@ -360,16 +360,6 @@ impl ActivationShape {
     }
 }
 
-/// A run of ranks' shape ([`RankShape`]) and what it holds: its bytes but for the activations in
-/// flight, their total, the activations' shape and one micro-batch's bytes offloaded to the host.
-pub(super) struct Shaped {
-    pub(super) rank: RankShape,
-    pub(super) stage: StageMemory,
-    pub(super) act: ActivationShape,
-    pub(super) rest: u64,
-    pub(super) offloaded: u64,
-}
-
 /// One micro-batch's saved bytes over a stage's `n` layers (`sum_bytes` over a range of positions), and the
 /// working set recomputation adds once, under full recomputation's `method` over groups of
 /// `group` layers (`None`: no full recomputation) with `hidden` bytes of a layer's input.

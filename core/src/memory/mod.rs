@@ -497,56 +497,51 @@ fn estimate_from(plan: &Effective, facts: &ModelFacts, previous: Option<&Memory>
         fp32_trainables: fp32_trainables(plan),
     };
 
-    // A rank shaped like the one before it (the same layers by kind, the same embedding, loss and
-    // MTP layers: every middle rank of an even split) holds the same bytes but for the micro-batches
-    // in flight, so its shape is worked out once: its bytes, their total, and its activations'
-    // shape, each rank adding only its activations in flight. A layer's activation bytes by kind
+    // A run of ranks shaped alike (the same layers by kind, the same embedding, loss and MTP
+    // layers: every middle rank of an even split) holds the same bytes but for the micro-batches in
+    // flight, so its shape is worked out once, for its first rank: its bytes, their total, and its
+    // activations' shape, each rank adding only its activations in flight. A layer's activation bytes by kind
     // are worked out once for every rank.
     let kinds = KindBytes::new(&ctx);
     let in_flight = InFlight::of(&ctx);
     let mut stages: Vec<StageMemory> = Vec::with_capacity(pp as usize);
     let (mut worst_stage, mut offloaded) = (0, 0);
-    let mut shape: Option<Shaped> = None;
     let mut shapes = Shapes { micro_batch: b, ..Shapes::default() };
     let mut peak_moment = None;
-    for rank in 0..pp {
-        let this = RankShape::of(arch, &layout, rank);
-        let same = match &shape {
-            Some(s) => s.rank.same_as(&this, || same_kinds(arch, &layout, rank - 1, rank)),
-            None => false,
-        };
-        if !same {
-            // A plain PyTorch step's terms are those of its peak moment, which the micro-batch
-            // picks: nothing carries over from another micro-batch's.
-            let states = previous.filter(|_| !ctx.plain_torch).and_then(|p| p.stages.get(rank as usize));
-            let scaled = previous
-                .filter(|_| activations::scales_with_micro_batch(&ctx))
-                .and_then(|p| p.shapes.scaled_to(rank, b));
-            let (stage, act) = stage_shape(&ctx, &kinds, &layout, rank, (states, scaled));
-            shapes.keep(rank, act);
-            // The terms but the activations (none yet): saturating sums add in any order.
-            let rest = stage.total();
-            let offloaded = act.offloaded as u64;
-            shape = Some(Shaped { rank: this, stage, act, rest, offloaded });
-        }
-        let Some(s) = &shape else { unreachable!("set above") };
-        let activations_bytes = s.act.on_device(in_flight.at(rank));
-        offloaded = offloaded.max(s.offloaded);
-        let stage = match ctx.plain_torch {
+    let one_kind = model::one_layer_kind(arch).is_some() && arch.linear_attention.is_none();
+    let mut rank = 0;
+    while rank < pp {
+        let end = alike_until(arch, &layout, rank, one_kind);
+        // A plain PyTorch step's terms are those of its peak moment, which the micro-batch picks:
+        // nothing carries over from another micro-batch's.
+        let states = previous.filter(|_| !ctx.plain_torch).and_then(|p| p.stages.get(rank as usize));
+        let scaled = previous
+            .filter(|_| activations::scales_with_micro_batch(&ctx))
+            .and_then(|p| p.shapes.scaled_to(rank, b));
+        let (stage, act) = stage_shape(&ctx, &kinds, &layout, rank, (states, scaled));
+        shapes.keep(rank, act);
+        offloaded = offloaded.max(act.offloaded as u64);
+        match ctx.plain_torch {
             true => {
-                let (peak, moment) = plain_torch_peak(&ctx, &s.stage, &s.act);
+                let (peak, moment) = plain_torch_peak(&ctx, &stage, &act);
                 if worst_stage < peak.total() {
                     worst_stage = peak.total();
                     peak_moment = Some(moment);
                 }
-                peak
+                stages.extend((rank..end).map(|_| peak.clone()));
             }
             false => {
-                worst_stage = worst_stage.max(s.rest.saturating_add(activations_bytes));
-                StageMemory { activations_bytes, offloaded_activations_bytes: s.offloaded, ..s.stage.clone() }
+                // The terms but the activations (none yet): saturating sums add in any order.
+                let rest = stage.total();
+                let alike = StageMemory { offloaded_activations_bytes: act.offloaded as u64, ..stage };
+                for r in rank..end {
+                    let activations_bytes = act.on_device(in_flight.at(r));
+                    worst_stage = worst_stage.max(rest.saturating_add(activations_bytes));
+                    stages.push(StageMemory { activations_bytes, ..alike });
+                }
             }
-        };
-        stages.push(stage);
+        }
+        rank = end;
     }
     let capacity_bytes = plan.hardware.hw.memory_bytes;
     let usable_bytes = (capacity_bytes as f64 * (1.0 - plan.overheads().allocator_reserve_frac)) as u64;
@@ -629,6 +624,24 @@ impl RankShape {
     fn same_as(&self, other: &RankShape, same_kinds: impl FnOnce() -> bool) -> bool {
         self == other && (self.n_moe == 0 || self.n_moe == self.n_layers || same_kinds())
     }
+}
+
+/// The end of the run of ranks from `rank` on shaped alike ([`RankShape`]); of a model whose
+/// layers are all of one kind (`one_kind`: [`model::one_layer_kind`], no Gated DeltaNet layers),
+/// those that hold alike ([`Layout::alike_until`]), a comparison of their sums alone.
+fn alike_until(arch: &Architecture, layout: &Layout, rank: u64, one_kind: bool) -> u64 {
+    let pp = layout.pp;
+    if one_kind {
+        return layout.alike_until(rank).min(pp);
+    }
+    let this = RankShape::of(arch, layout, rank);
+    let mut end = rank + 1;
+    while end < pp
+        && RankShape::of(arch, layout, end).same_as(&this, || same_kinds(arch, layout, end - 1, end))
+    {
+        end += 1;
+    }
+    end
 }
 
 /// Whether ranks `a` and `b` hold layers of the same kinds in the same order.
@@ -1085,5 +1098,55 @@ mod tests {
         }
         // Both answers occur.
         assert!(compared.iter().all(|&n| 0 < n), "{compared:?}");
+    }
+
+    /// Of a model whose layers are all of one kind, the runs of alike ranks the estimate takes
+    /// from the layout's sums alone are those that comparing each rank's shape with the next
+    /// finds: dense (Llama 3.1 8B and 70B, with MTP-free even and uneven splits, interleaved) and
+    /// all-MoE (Qwen3-235B-A22B), against the same runs walked rank by rank.
+    #[test]
+    fn runs_of_one_kind_are_the_ranks_that_hold_alike() {
+        let mut runs = 0;
+        for (model, parallel) in [
+            ("llama-3.1-8b", "\"pp\": 32"),
+            ("llama-3.1-8b", "\"pp\": 4, \"vpp\": 2"),
+            ("llama-3.1-70b", "\"pp\": 16"),
+            ("llama-3.1-70b", "\"pp\": 64"),
+            ("llama-3.1-405b", "\"pp\": 32, \"vpp\": 3"),
+            ("qwen3-235b-a22b", "\"pp\": 4"),
+            ("qwen3-235b-a22b", "\"pp\": 32"),
+        ] {
+            for uneven in [false, true] {
+                let text = format!(
+                    r#"{{"model": "{model}", "framework": "megatron", "method": "pretrain", "cluster": {{"nodes": 32}},
+                        "parallel": {{{parallel}, "uneven_layers": {uneven}}}, "batch": {{"global_batch": 512}}}}"#
+                );
+                let plan = Plan::from_json(&text).unwrap_or_else(|e| panic!("{text}: {e}"));
+                let (arch, layout) = (&plan.model.arch, Layout::of(&plan));
+                assert!(model::one_layer_kind(arch).is_some() && arch.linear_attention.is_none(), "{model}");
+                let mut rank = 0;
+                while rank < layout.pp {
+                    let end = alike_until(arch, &layout, rank, true);
+                    assert_eq!(end, alike_until(arch, &layout, rank, false), "{text}: from rank {rank}");
+                    (rank, runs) = (end, runs + 1);
+                }
+            }
+        }
+        // Runs of one rank and of many both occur (first and last ranks apart, middle ones alike).
+        assert!(30 < runs && runs < 7 * 2 * 16, "{runs} runs");
+    }
+
+    /// Which layers hold experts decides whether a model's layers are of one kind.
+    #[test]
+    fn one_layer_kind_tells_dense_all_moe_and_mixed_stacks() {
+        let kind = |model: &str| {
+            let plan = Plan::from_json(&format!(r#"{{"model": "{model}"}}"#)).unwrap();
+            model::one_layer_kind(&plan.model.arch)
+        };
+        assert_eq!(kind("llama-3.1-8b"), Some(false));
+        // Every one of Qwen3-235B-A22B's 94 layers holds 128 experts (`decoder_sparse_step` 1).
+        assert_eq!(kind("qwen3-235b-a22b"), Some(true));
+        // DeepSeek-V3's first 3 layers are dense (`first_k_dense_replace`).
+        assert_eq!(kind("deepseek-v3"), None);
     }
 }

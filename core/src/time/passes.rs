@@ -217,29 +217,26 @@ pub(super) fn pass_costs(ctx: &Ctx, mem: &memory::Memory) -> PassCosts {
     lists.resize(3 * n_chunks, 0.0);
     let (forward, rest) = lists.split_at_mut(n_chunks);
     let (backward, weight) = rest.split_at_mut(n_chunks);
-    in_schedule_order(
-        layout,
-        |_| true,
-        |idx, stage| {
-            let (mut f, mut b, mut w) = (0.0, 0.0, 0.0);
-            let counts = layer_counts(ctx.arch, stage);
-            for (kind, n) in kinds.iter().zip(counts) {
-                if n != 0.0 {
-                    f += n * kind.forward;
-                    b += n * kind.backward;
-                    w += n * kind.weight;
-                }
-            }
-            if let Some(linear) = &linear {
-                for (delta, n) in linear.delta.iter().zip(linear.weights(ctx.arch, stage, counts)) {
-                    f += n * delta.forward;
-                    b += n * delta.backward;
-                    w += n * delta.weight;
-                }
-            }
-            (forward[idx], backward[idx], weight[idx]) = (f, b, w);
-        },
-    );
+    // Chunks of a model whose layers are all of one kind, dense or MoE, without MTP layers: each
+    // chunk's count of that kind alone ([`one_kind_chunk`]). A loop of its own, so that it stays
+    // inline.
+    match one_kind(ctx.arch, layout, &kinds, linear.as_deref()) {
+        Some(one) => in_schedule_order(
+            layout,
+            |_| true,
+            |idx, stage| {
+                (forward[idx], backward[idx], weight[idx]) = one_kind_chunk(one, stage);
+            },
+        ),
+        None => in_schedule_order(
+            layout,
+            |_| true,
+            |idx, stage| {
+                (forward[idx], backward[idx], weight[idx]) =
+                    chunk_passes(ctx.arch, &kinds, linear.as_deref(), stage);
+            },
+        ),
+    }
     let head = head(ctx);
     // Each MTP layer's projection of [h; embedding] to h.
     let h = ctx.arch.hidden_size as f64;
@@ -263,6 +260,57 @@ pub(super) fn pass_costs(ctx: &Ctx, mem: &memory::Memory) -> PassCosts {
         hardware_extra_flops_per_mb,
         activation_offload_seconds,
         causes,
+    }
+}
+
+/// A chunk's forward, backward and weight seconds for one micro-batch: its layers of each kind,
+/// and the Gated DeltaNet layers' difference from attention ones where the model has both.
+fn chunk_passes(
+    arch: &Architecture,
+    kinds: &[KindPasses; 2],
+    linear: Option<&LinearLayers>,
+    stage: &VirtualStage,
+) -> (f64, f64, f64) {
+    let (mut f, mut b, mut w) = (0.0, 0.0, 0.0);
+    let counts = layer_counts(arch, stage);
+    for (kind, n) in kinds.iter().zip(counts) {
+        if n != 0.0 {
+            f += n * kind.forward;
+            b += n * kind.backward;
+            w += n * kind.weight;
+        }
+    }
+    if let Some(linear) = linear {
+        for (delta, n) in linear.delta.iter().zip(linear.weights(arch, stage, counts)) {
+            f += n * delta.forward;
+            b += n * delta.backward;
+            w += n * delta.weight;
+        }
+    }
+    (f, b, w)
+}
+
+/// The one kind every chunk's layers are of, where [`chunk_passes`] is a count times that kind's
+/// passes ([`one_kind_chunk`]): every layer dense or every one MoE ([`model::one_layer_kind`]), no
+/// Gated DeltaNet layers apart, and no MTP layer on any chunk.
+fn one_kind<'k>(
+    arch: &Architecture,
+    layout: &Layout,
+    kinds: &'k [KindPasses; 2],
+    linear: Option<&LinearLayers>,
+) -> Option<&'k KindPasses> {
+    let moe = model::one_layer_kind(arch)?;
+    let plain = linear.is_none() && layout.stages.iter().all(|stage| stage.mtp == 0);
+    plain.then(|| &kinds[usize::from(moe)])
+}
+
+/// [`chunk_passes`] of a chunk whose layers are all of kind `one` ([`one_kind`]): the other kind's
+/// count is 0, and 0.0 + x is x, so the same seconds to the bit.
+fn one_kind_chunk(one: &KindPasses, stage: &VirtualStage) -> (f64, f64, f64) {
+    let n = (stage.layers.end - stage.layers.start) as f64;
+    match n != 0.0 {
+        true => (n * one.forward, n * one.backward, n * one.weight),
+        false => (0.0, 0.0, 0.0),
     }
 }
 
@@ -568,6 +616,15 @@ fn in_schedule_order<'a>(
     wanted: impl Fn(RankHolds) -> bool,
     mut visit: impl FnMut(usize, &'a VirtualStage),
 ) {
+    // One chunk a rank (most plans): the stages in model order are the ranks'.
+    if layout.chunks == 1 {
+        for (rank, stage) in layout.stages.iter().enumerate().take(layout.pp as usize) {
+            if wanted(layout.rank(rank as u64)) {
+                visit(rank, stage);
+            }
+        }
+        return;
+    }
     for rank in 0..layout.pp {
         if wanted(layout.rank(rank)) {
             let first = (rank * layout.chunks) as usize;
@@ -601,4 +658,49 @@ fn selective_rerun(plan: &Plan, l: &LayerWork) -> (f64, f64, f64) {
         res.0 += l.memory_seconds * 8.0 / ELEMENTWISE_BYTES_PER_TOKEN_HIDDEN;
     }
     res
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Where every chunk's layers are of one kind, a count times that kind's passes is what the
+    /// sums by kind give, to the bit: dense (Llama 3.1 8B, 70B and 405B, split evenly, unevenly
+    /// and interleaved) and all-MoE (Qwen3-235B-A22B). Not taken where kinds mix (DeepSeek-V3's
+    /// first dense layers) or a chunk holds an MTP layer (Llama 3.1 8B trained with one).
+    #[test]
+    fn chunks_of_one_kind_cost_what_their_sums_by_kind_give() {
+        let mut chunks = 0;
+        for (model, parallel, mtp, taken) in [
+            ("llama-3.1-8b", "\"pp\": 32", 0, true),
+            ("llama-3.1-70b", "\"pp\": 16, \"vpp\": 2", 0, true),
+            ("llama-3.1-405b", "\"pp\": 32, \"vpp\": 3", 0, true),
+            ("qwen3-235b-a22b", "\"pp\": 4, \"uneven_layers\": true", 0, true),
+            ("deepseek-v3", "\"pp\": 16", 0, false),
+            ("llama-3.1-8b", "\"pp\": 4", 1, false),
+        ] {
+            let text = format!(
+                r#"{{"model": "{model}", "framework": "megatron", "method": "pretrain", "cluster": {{"nodes": 64}},
+                    "parallel": {{{parallel}}}, "mtp_layers": {mtp}, "batch": {{"global_batch": 512}}}}"#
+            );
+            let plan = Plan::from_json(&text).unwrap_or_else(|e| panic!("{text}: {e}"));
+            let mem = memory::estimate(&plan);
+            let ctx = Ctx::new(&plan, &mem);
+            let (dense, moe) = (layer_work(&ctx, false), layer_work(&ctx, true));
+            let kinds = [kind_passes(&plan, &dense), kind_passes(&plan, &moe)];
+            let one = one_kind(ctx.arch, &mem.layout, &kinds, None);
+            assert_eq!(one.is_some(), taken, "{text}");
+            for stage in one.iter().flat_map(|_| mem.layout.stages.iter()) {
+                let (f, b, w) = one_kind_chunk(one.unwrap(), stage);
+                let summed = chunk_passes(ctx.arch, &kinds, None, stage);
+                assert_eq!(
+                    [f, b, w].map(f64::to_bits),
+                    [summed.0, summed.1, summed.2].map(f64::to_bits),
+                    "{text}"
+                );
+                chunks += 1;
+            }
+        }
+        assert_eq!(chunks, 32 + 32 + 96 + 4);
+    }
 }

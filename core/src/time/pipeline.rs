@@ -247,9 +247,12 @@ pub(super) fn busiest_rank(costs: &Costs) -> (usize, f64) {
     match costs.vpp as usize {
         // One chunk a rank (most plans): its passes alone, what a sum of one gives to the bit.
         0 | 1 => {
-            let ranks = forward.iter().zip(backward).zip(weight).take(pp);
-            for (r, ((f, b), w)) in ranks.enumerate() {
-                keep(r, f + b + w);
+            // Indexed over slices cut to one length: no bounds check, and none of a three-way
+            // zip's bookkeeping, which the compiler kept in memory.
+            let n = pp.min(forward.len()).min(backward.len()).min(weight.len());
+            let (forward, backward, weight) = (&forward[..n], &backward[..n], &weight[..n]);
+            for r in 0..n {
+                keep(r, forward[r] + backward[r] + weight[r]);
             }
         }
         // Each rank's chunks are `vpp` consecutive entries, summed in order.
