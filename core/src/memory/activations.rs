@@ -606,6 +606,44 @@ pub(super) fn activation_shape(
     embedding: bool,
     mtp: u64,
 ) -> ActivationShape {
+    layers_shape(ctx, kinds, layers).with(embedding, mtp)
+}
+
+/// What a stage's decoder layers keep ([`layers_shape`]), before the embedding's output and the MTP
+/// layers are added ([`LayersShape::with`]): ranks whose layers are alike share it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) struct LayersShape {
+    /// One micro-batch's bytes the layers keep on the device (those offloaded taken out).
+    kept: f64,
+    working: f64,
+    swap_window: f64,
+    offload_window: f64,
+    offloaded: f64,
+    first_layer: f64,
+    /// The embedding's output, on the stage that holds the embedding.
+    embedding: f64,
+    /// What each MTP layer keeps.
+    mtp_layer: f64,
+}
+
+impl LayersShape {
+    /// The stage's activations with the embedding's output (`embedding`) and `mtp` MTP layers:
+    /// the same sums in the same order as [`activation_shape`] worked out whole.
+    pub(super) fn with(&self, embedding: bool, mtp: u64) -> ActivationShape {
+        let embedding = if embedding { self.embedding } else { 0.0 };
+        ActivationShape {
+            per_microbatch: self.kept + embedding + mtp as f64 * self.mtp_layer,
+            working: self.working,
+            swap_window: self.swap_window,
+            offload_window: self.offload_window,
+            offloaded: self.offloaded,
+            first_layer: self.first_layer,
+        }
+    }
+}
+
+/// What the decoder layers `layers` keep for backward ([`LayersShape`]).
+pub(super) fn layers_shape(ctx: &Ctx, kinds: &KindBytes, layers: &StageLayers) -> LayersShape {
     let plan = ctx.plan;
     let arch = ctx.arch;
     // The plan's layer shape, as the layers' bytes were worked out for.
@@ -697,8 +735,7 @@ pub(super) fn activation_shape(
         _ => recomputed_layers(full_method, n, group, hidden, &sum_bytes),
     };
     // The embedding's output (and its dropout mask) on the first stage.
-    let embedding =
-        if embedding { hidden * if megatron && has_dropout(arch) { 1.5 } else { 1.0 } } else { 0.0 };
+    let embedding = hidden * if megatron && has_dropout(arch) { 1.5 } else { 1.0 };
     // Each MTP layer keeps what a decoder layer like the model's last keeps, plus its inputs: the
     // previous depth's hidden state and the next token's embedding, concatenated and projected
     // (DeepSeek-V3 §2.2); its recomputation follows the plan's like any layer's.
@@ -706,13 +743,15 @@ pub(super) fn activation_shape(
         true => 3.0 * hidden,
         false => layer_with(n, saved) + 3.0 * hidden,
     };
-    ActivationShape {
-        per_microbatch: per_microbatch - offloaded_bytes + embedding + mtp as f64 * mtp_layer,
+    LayersShape {
+        kept: per_microbatch - offloaded_bytes,
         working,
         swap_window,
         offload_window,
         offloaded: offloaded_bytes,
         first_layer: sum_bytes(0, n.min(1)),
+        embedding,
+        mtp_layer,
     }
 }
 

@@ -19,7 +19,7 @@
 use crate::knobs::Effective;
 use crate::layout::Layout;
 use crate::model::{self, Architecture};
-use crate::plan::{Framework, Method, Plan, Precision};
+use crate::plan::{Framework, Method, Plan, Precision, RecomputeGranularity};
 
 mod activations;
 mod loss;
@@ -340,6 +340,9 @@ struct Ctx<'a> {
     plain_torch: bool,
     /// It trains fp32 parameters under autocast ([`fp32_trainables`]; not with `pure_bf16`).
     fp32_trainables: bool,
+    /// The communication buffers and gathered units every rank holds alike ([`buffers`]), worked
+    /// out once for all the rank shapes.
+    buffers_bytes: u64,
 }
 
 /// The samples a step trains on: the global batch, or with RL (GRPO, PPO) every response sampled for
@@ -495,54 +498,11 @@ fn estimate_from(plan: &Effective, facts: &ModelFacts, previous: Option<&Memory>
         m,
         plain_torch: plain_torch(plan),
         fp32_trainables: fp32_trainables(plan),
+        buffers_bytes: 0,
     };
+    let ctx = Ctx { buffers_bytes: buffers(&ctx), ..ctx };
 
-    // A run of ranks shaped alike (the same layers by kind, the same embedding, loss and MTP
-    // layers: every middle rank of an even split) holds the same bytes but for the micro-batches in
-    // flight, so its shape is worked out once, for its first rank: its bytes, their total, and its
-    // activations' shape, each rank adding only its activations in flight. A layer's activation bytes by kind
-    // are worked out once for every rank.
-    let kinds = KindBytes::new(&ctx);
-    let in_flight = InFlight::of(&ctx);
-    let mut stages: Vec<StageMemory> = Vec::with_capacity(pp as usize);
-    let (mut worst_stage, mut offloaded) = (0, 0);
-    let mut shapes = Shapes { micro_batch: b, ..Shapes::default() };
-    let mut peak_moment = None;
-    let one_kind = model::one_layer_kind(arch).is_some() && arch.linear_attention.is_none();
-    let mut rank = 0;
-    while rank < pp {
-        let end = alike_until(arch, &layout, rank, one_kind);
-        // A plain PyTorch step's terms are those of its peak moment, which the micro-batch picks:
-        // nothing carries over from another micro-batch's.
-        let states = previous.filter(|_| !ctx.plain_torch).and_then(|p| p.stages.get(rank as usize));
-        let scaled = previous
-            .filter(|_| activations::scales_with_micro_batch(&ctx))
-            .and_then(|p| p.shapes.scaled_to(rank, b));
-        let (stage, act) = stage_shape(&ctx, &kinds, &layout, rank, (states, scaled));
-        shapes.keep(rank, act);
-        offloaded = offloaded.max(act.offloaded as u64);
-        match ctx.plain_torch {
-            true => {
-                let (peak, moment) = plain_torch_peak(&ctx, &stage, &act);
-                if worst_stage < peak.total() {
-                    worst_stage = peak.total();
-                    peak_moment = Some(moment);
-                }
-                stages.extend((rank..end).map(|_| peak.clone()));
-            }
-            false => {
-                // The terms but the activations (none yet): saturating sums add in any order.
-                let rest = stage.total();
-                let alike = StageMemory { offloaded_activations_bytes: act.offloaded as u64, ..stage };
-                for r in rank..end {
-                    let activations_bytes = act.on_device(in_flight.at(r));
-                    worst_stage = worst_stage.max(rest.saturating_add(activations_bytes));
-                    stages.push(StageMemory { activations_bytes, ..alike });
-                }
-            }
-        }
-        rank = end;
-    }
+    let Ranks { stages, worst_stage, offloaded, shapes, peak_moment } = ranks(&ctx, &layout, previous);
     let capacity_bytes = plan.hardware.hw.memory_bytes;
     let usable_bytes = (capacity_bytes as f64 * (1.0 - plan.overheads().allocator_reserve_frac)) as u64;
     let phases = rl_phases(&ctx, &stages);
@@ -568,6 +528,77 @@ fn estimate_from(plan: &Effective, facts: &ModelFacts, previous: Option<&Memory>
         layout,
         shapes,
     }
+}
+
+/// Each rank's bytes, and what they add up to ([`estimate_from`]).
+struct Ranks {
+    stages: Vec<StageMemory>,
+    /// The most any rank holds.
+    worst_stage: u64,
+    /// The most one micro-batch offloads to the host from a rank.
+    offloaded: u64,
+    shapes: Shapes,
+    /// A plain PyTorch step's moment of its peak, on the rank that peaks.
+    peak_moment: Option<PeakMoment>,
+}
+
+/// Each rank's bytes, a run of alike ranks at a time; from `previous`'s where only the micro-batch
+/// differs ([`estimate_rebatched`]).
+fn ranks(ctx: &Ctx, layout: &Layout, previous: Option<&Memory>) -> Ranks {
+    // A run of ranks shaped alike (the same layers by kind, the same embedding, loss and MTP
+    // layers: every middle rank of an even split) holds the same bytes but for the micro-batches in
+    // flight, so its shape is worked out once, for its first rank: its bytes, their total, and its
+    // activations' shape, each rank adding only its activations in flight. A layer's activation
+    // bytes by kind are worked out once for every rank.
+    let (plan, arch, pp, b) = (ctx.plan, ctx.arch, layout.pp, u64::from(ctx.plan.batch.micro_batch.get()));
+    let kinds = KindBytes::new(ctx);
+    let in_flight = InFlight::of(ctx);
+    let mut stages: Vec<StageMemory> = Vec::with_capacity(pp as usize);
+    let (mut worst_stage, mut offloaded) = (0, 0);
+    let mut shapes = Shapes { micro_batch: b, ..Shapes::default() };
+    let mut peak_moment = None;
+    let one_kind = model::one_layer_kind(arch).is_some() && arch.linear_attention.is_none();
+    // The layers' activations of the last run's first rank, by how many layers it holds, for the
+    // next runs that hold as many ([`LayersShape`]: the first, middle and last ranks of an even
+    // split differ only by the embedding, loss and MTP layers): where the layers are all of one
+    // kind and each chunk's count plays no part (one chunk a rank, or no full recomputation).
+    let by_chunk = layout.chunks != 1 && plan.recompute.granularity == RecomputeGranularity::Full;
+    let mut alike_layers = (one_kind && !by_chunk).then_some(None);
+    let mut rank = 0;
+    while rank < pp {
+        let end = alike_until(arch, layout, rank, one_kind);
+        // A plain PyTorch step's terms are those of its peak moment, which the micro-batch picks:
+        // nothing carries over from another micro-batch's.
+        let states = previous.filter(|_| !ctx.plain_torch).and_then(|p| p.stages.get(rank as usize));
+        let scaled = previous
+            .filter(|_| activations::scales_with_micro_batch(ctx))
+            .and_then(|p| p.shapes.scaled_to(rank, b));
+        let (stage, act) = stage_shape(ctx, &kinds, layout, rank, (states, scaled), alike_layers.as_mut());
+        shapes.keep(rank, act);
+        offloaded = offloaded.max(act.offloaded as u64);
+        match ctx.plain_torch {
+            true => {
+                let (peak, moment) = plain_torch_peak(ctx, &stage, &act);
+                if worst_stage < peak.total() {
+                    worst_stage = peak.total();
+                    peak_moment = Some(moment);
+                }
+                stages.extend((rank..end).map(|_| peak.clone()));
+            }
+            false => {
+                // The terms but the activations (none yet): saturating sums add in any order.
+                let rest = stage.total();
+                let alike = StageMemory { offloaded_activations_bytes: act.offloaded as u64, ..stage };
+                for r in rank..end {
+                    let activations_bytes = act.on_device(in_flight.at(r));
+                    worst_stage = worst_stage.max(rest.saturating_add(activations_bytes));
+                    stages.push(StageMemory { activations_bytes, ..alike });
+                }
+            }
+        }
+        rank = end;
+    }
+    Ranks { stages, worst_stage, offloaded, shapes, peak_moment }
 }
 
 /// Sets `mem`, the memory of a plan that differs from `plan` at most in the rollout's TP and EP, to
@@ -667,11 +698,15 @@ struct StageLayers<'a> {
     n: u64,
     /// The rank's positions before the first one counted.
     skip: u64,
+    /// Whether every layer of the model holds experts ([`model::one_layer_kind`]): the MoE layers
+    /// among positions are then their count.
+    all_moe: bool,
 }
 
 impl<'a> StageLayers<'a> {
     fn of(arch: &'a Architecture, layout: &'a Layout, rank: u64) -> StageLayers<'a> {
-        StageLayers { arch, layout, rank, n: layout.rank_n_layers(rank), skip: 0 }
+        let all_moe = arch.moe.is_some() && model::one_layer_kind(arch) == Some(true);
+        StageLayers { arch, layout, rank, n: layout.rank_n_layers(rank), skip: 0, all_moe }
     }
 
     /// The layers among these that keep activations for backward: every one but under
@@ -716,6 +751,8 @@ impl<'a> StageLayers<'a> {
     fn moe_in(&self, from: u64, to: u64) -> u64 {
         match self.arch.moe {
             None => 0,
+            // The positions `ranges` finds: those below the rank's `n` counted ones.
+            Some(_) if self.all_moe => to.min(self.n).saturating_sub(from),
             Some(_) => self.ranges(from, to).map(|r| model::moe_layers_in(self.arch, r)).sum(),
         }
     }
@@ -739,6 +776,7 @@ fn stage_shape(
     layout: &Layout,
     stage_idx: u64,
     (states, shape): (Option<&StageMemory>, Option<ActivationShape>),
+    alike: Option<&mut Option<(u64, LayersShape)>>,
 ) -> (StageMemory, ActivationShape) {
     let layers = StageLayers::of(ctx.arch, layout, stage_idx);
     let first = layout.holds_embedding(stage_idx);
@@ -761,7 +799,19 @@ fn stage_shape(
             debug_assert_eq!(scaled, activation_shape(ctx, kinds, &saving, embedding, mtp), "rescaled");
             scaled
         }
-        None => activation_shape(ctx, kinds, &saving, embedding, mtp),
+        None => {
+            let layers = match alike {
+                Some(&mut Some((n, layers))) if n == saving.n => {
+                    debug_assert_eq!(layers, layers_shape(ctx, kinds, &saving), "alike layers");
+                    layers
+                }
+                _ => layers_shape(ctx, kinds, &saving),
+            };
+            if let Some(alike) = alike {
+                *alike = Some((saving.n, layers));
+            }
+            layers.with(embedding, mtp)
+        }
     };
     if last || 0 < mtp {
         // The loss's logits, and each MTP layer's own (it predicts one more token, through the
@@ -1134,6 +1184,48 @@ mod tests {
         }
         // Runs of one rank and of many both occur (first and last ranks apart, middle ones alike).
         assert!(30 < runs && runs < 7 * 2 * 16, "{runs} runs");
+    }
+
+    /// An all-MoE model's layers among a rank's positions are their count, as walking the rank's
+    /// chunks finds them: Qwen3-235B-A22B's 94 layers split evenly, unevenly and interleaved, with
+    /// freeze-tuning's trained layers alone kept (`StageLayers::saving`).
+    #[test]
+    fn all_moe_positions_count_as_walking_the_chunks() {
+        let (mut compared, mut skipped) = (0, 0);
+        for (parallel, method) in [
+            ("\"pp\": 4", "pretrain"),
+            ("\"pp\": 8, \"uneven_layers\": true", "pretrain"),
+            ("\"pp\": 4, \"vpp\": 3", "pretrain"),
+            ("\"pp\": 4", "freeze"),
+        ] {
+            let text = format!(
+                r#"{{"model": "qwen3-235b-a22b", "framework": "megatron", "method": "{method}", "cluster": {{"nodes": 32}},
+                    "parallel": {{{parallel}}}, "freeze_layers": 30}}"#
+            );
+            let plan = Plan::from_json(&text).unwrap_or_else(|e| panic!("{text}: {e}"));
+            let (arch, layout) = (&plan.model.arch, Layout::of(&plan));
+            for rank in 0..layout.pp {
+                let counted = StageLayers::of(arch, &layout, rank).saving(&plan);
+                assert!(counted.all_moe, "{text}");
+                skipped += usize::from(0 < counted.skip);
+                let walked =
+                    StageLayers { all_moe: false, ..StageLayers::of(arch, &layout, rank).saving(&plan) };
+                for from in 0..=counted.n + 1 {
+                    for to in from..=counted.n + 2 {
+                        assert_eq!(
+                            counted.moe_in(from, to),
+                            walked.moe_in(from, to),
+                            "{text}: rank {rank}, {from}..{to}"
+                        );
+                        compared += 1;
+                    }
+                }
+            }
+        }
+        assert!(1_000 < compared, "{compared}");
+        // Freeze-tuning's 30 trained layers of 94 leave ranks 0 and 1 of 4 counting none of theirs
+        // and rank 2 skipping some.
+        assert_eq!(skipped, 3);
     }
 
     /// Which layers hold experts decides whether a model's layers are of one kind.

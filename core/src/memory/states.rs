@@ -178,7 +178,7 @@ pub(super) fn stage_states(
         let sixteen_bit = linear * state_bytes(ctx.path, ctx.plan.precision).weights;
         res.weights_bytes = res.weights_bytes.saturating_sub(sixteen_bit as u64);
     }
-    res.buffers_bytes = buffers(ctx).saturating_add(hpz_secondary_bytes(ctx, res.params));
+    res.buffers_bytes = ctx.buffers_bytes.saturating_add(hpz_secondary_bytes(ctx, res.params));
     if ctx.plain_torch && 1 < ctx.dp {
         // PyTorch DDP copies every gradient into its all-reduce buckets, which live as long as the
         // model: `gradient_as_bucket_view` (off by default, and transformers' `Trainer` sets only

@@ -307,7 +307,9 @@ fn one_kind<'k>(
 /// [`chunk_passes`] of a chunk whose layers are all of kind `one` ([`one_kind`]): the other kind's
 /// count is 0, and 0.0 + x is x, so the same seconds to the bit.
 fn one_kind_chunk(one: &KindPasses, stage: &VirtualStage) -> (f64, f64, f64) {
-    let n = (stage.layers.end - stage.layers.start) as f64;
+    // Through `i64`, one instruction where `u64` takes several: a layer count is far below 2^63,
+    // where both give the same float.
+    let n = (stage.layers.end - stage.layers.start) as i64 as f64;
     match n != 0.0 {
         true => (n * one.forward, n * one.backward, n * one.weight),
         false => (0.0, 0.0, 0.0),
@@ -618,7 +620,8 @@ fn in_schedule_order<'a>(
 ) {
     // One chunk a rank (most plans): the stages in model order are the ranks'.
     if layout.chunks == 1 {
-        for (rank, stage) in layout.stages.iter().enumerate().take(layout.pp as usize) {
+        let ranks = (layout.pp as usize).min(layout.stages.len());
+        for (rank, stage) in layout.stages[..ranks].iter().enumerate() {
             if wanted(layout.rank(rank as u64)) {
                 visit(rank, stage);
             }
