@@ -1012,8 +1012,9 @@ pub fn is_moe_layer(arch: &Architecture, layer_idx: u64) -> bool {
 }
 
 /// Whether every decoder layer is of one kind: `Some(false)` where none holds experts,
-/// `Some(true)` where all do (Qwen3's MoE models), `None` where the kinds mix (DeepSeek-V3's
-/// first dense layers, Mixtral's none). A range of layers is then told by its count alone.
+/// `Some(true)` where all do (Mixtral, Qwen3's MoE models), `None` where the kinds mix
+/// (DeepSeek-V3's first dense layers, Qwen2-MoE's listed dense ones). A range of layers is then
+/// told by its count alone.
 pub fn one_layer_kind(arch: &Architecture) -> Option<bool> {
     match moe_layers_in(arch, 0..arch.n_layers) {
         0 => Some(false),
