@@ -322,6 +322,9 @@ pub fn zh(code: Code) -> &'static str {
         Code::ModelVisionConfig => {
             "\"{model_type}\" 还包含视觉编码器（vision_config），未计入：只规划语言模型。"
         }
+        Code::ModelVisionEncoder => {
+            "\"{model_type}\" 还包含 {params} B 参数的视觉编码器（vision_config），未计入：只规划语言模型，编码器的 bf16 权重还需 {gib} GiB。"
+        }
         Code::ModelTextConfig => {
             "语言模型取自 \"{model_type}\" 的 text_config：其他部分（视觉编码器、投影层）不计入。"
         }

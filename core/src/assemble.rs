@@ -301,6 +301,15 @@ fn import_finding(warning: &ImportWarning) -> Finding {
         ImportWarning::VisionConfig(t) => {
             (Code::ModelVisionConfig, BTreeMap::from([("model_type", t.clone())]))
         }
+        // Billions of parameters, and their weights' GiB in bf16, to two places.
+        ImportWarning::VisionEncoder { model_type, params } => (
+            Code::ModelVisionEncoder,
+            BTreeMap::from([
+                ("model_type", model_type.clone()),
+                ("params", format!("{:.2}", *params as f64 / 1e9)),
+                ("gib", format!("{:.2}", *params as f64 * 2.0 / (1u64 << 30) as f64)),
+            ]),
+        ),
     };
     Finding { severity: Severity::Warning, code, args, fix: None, make_valid: false }
 }

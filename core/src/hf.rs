@@ -70,6 +70,15 @@ pub enum ImportWarning {
     /// Qwen2.5-VL write their language model at the top): the vision encoder is not counted. Holds
     /// the config's `model_type`.
     VisionConfig(String),
+    /// Occurs in place of [`ImportWarning::VisionConfig`] or [`ImportWarning::TextConfig`] where
+    /// the vision encoder's parameters are known ([`crate::vision::encoder_params`]: Qwen2-VL,
+    /// Qwen2.5-VL): it is not counted, and this many parameters are left out.
+    VisionEncoder {
+        /// The config's `model_type`.
+        model_type: String,
+        /// The encoder's parameters, its projector's included.
+        params: u64,
+    },
 }
 
 impl fmt::Display for ImportWarning {
@@ -104,6 +113,10 @@ impl fmt::Display for ImportWarning {
             ImportWarning::VisionConfig(t) => {
                 write!(f, "{t:?} also holds a vision encoder (vision_config), which is not counted")
             }
+            ImportWarning::VisionEncoder { model_type, params } => write!(
+                f,
+                "{model_type:?} also holds a vision encoder of {params} parameters (vision_config), which is not counted"
+            ),
             ImportWarning::TextConfig(t) => {
                 write!(
                     f,
@@ -185,16 +198,24 @@ pub fn import(text: &str) -> Result<Imported, ConfigError> {
 pub fn import_value(value: &Value) -> Result<Imported, ConfigError> {
     let outer = value.as_object().ok_or(ConfigError::NotObject)?;
     let mut warnings = Vec::new();
-    let obj = match language_model(outer) {
-        Some(text) => {
-            warnings.push(ImportWarning::TextConfig(model_type_of(outer)?.to_owned()));
+    // A vision encoder whose parameters are known is named with them, wherever the language model is.
+    let outer_type = model_type_of(outer)?;
+    let vision = outer.get("vision_config").and_then(Value::as_object);
+    let encoder = vision.and_then(|v| crate::vision::encoder_params(outer_type, v));
+    let obj = match (language_model(outer), encoder) {
+        (text, Some(params)) => {
+            warnings.push(ImportWarning::VisionEncoder { model_type: outer_type.to_owned(), params });
+            text.unwrap_or(outer)
+        }
+        (Some(text), None) => {
+            warnings.push(ImportWarning::TextConfig(outer_type.to_owned()));
             text
         }
-        None if outer.get("vision_config").is_some_and(Value::is_object) => {
-            warnings.push(ImportWarning::VisionConfig(model_type_of(outer)?.to_owned()));
+        (None, None) if vision.is_some() => {
+            warnings.push(ImportWarning::VisionConfig(outer_type.to_owned()));
             outer
         }
-        None => outer,
+        (None, None) => outer,
     };
     let model_type = model_type_of(obj)?;
     let known = Family::from_model_type(model_type);
@@ -396,7 +417,12 @@ impl<'a> Cfg<'a> {
     /// `family` is `None` for an unknown `model_type`, read with `LlamaConfig`'s defaults but for
     /// [`SHAPE_KEYS`], which it must write.
     fn new(obj: &'a Map<String, Value>, family: Option<Family>) -> Self {
-        let mut defaults = match class_defaults(family.unwrap_or(Family::Llama)) {
+        let own_type = obj.get("model_type").and_then(Value::as_str).unwrap_or("");
+        let class = match crate::vision::is_qwen2_vl(own_type) {
+            true => qwen2_vl_text_defaults(),
+            false => class_defaults(family.unwrap_or(Family::Llama)),
+        };
+        let mut defaults = match class {
             Value::Object(map) => map,
             _ => Map::new(),
         };
@@ -503,6 +529,16 @@ pub fn config_value(config: &Value, key: &str) -> Option<Value> {
     let own =
         cfg.aliases.iter().find(|(attribute, _)| *attribute == key).and_then(|(_, alias)| obj.get(*alias));
     own.or_else(|| obj.get(key)).or_else(|| cfg.defaults.get(key)).filter(|v| !v.is_null()).cloned()
+}
+
+/// The class defaults of Qwen2-VL's and Qwen2.5-VL's language model (transformers
+/// `Qwen2VLTextConfig`, `Qwen2_5_VLTextConfig`, alike: `models/qwen2_vl/configuration_qwen2_vl.py`,
+/// `models/qwen2_5_vl/configuration_qwen2_5_vl.py`), which differ from `Qwen2Config`'s: a 72B
+/// shape, `rope_theta` 1,000,000 and `rms_norm_eps` 1e-5. The wrapper's own type reads the same
+/// (its text config takes the wrapper's keys).
+fn qwen2_vl_text_defaults() -> Value {
+    let text = r#"{"vocab_size": 152064, "hidden_size": 8192, "intermediate_size": 29568, "num_hidden_layers": 80, "num_attention_heads": 64, "num_key_value_heads": 8, "max_position_embeddings": 32768, "rms_norm_eps": 1e-05, "rope_theta": 1000000.0, "tie_word_embeddings": false}"#;
+    serde_json::from_str(text).unwrap_or(Value::Null)
 }
 
 /// Source: transformers `models/gpt2/configuration_gpt2.py` (`GPT2Config`: `vocab_size=50257`,

@@ -51,6 +51,7 @@ pub mod search;
 pub mod sort;
 pub mod sweep;
 pub mod time;
+pub mod vision;
 
 pub use plan::Plan;
 pub use report::Report;

@@ -395,6 +395,7 @@ codes! {
     LlamafactoryPtqQuantizationBit = "llamafactory.ptq_quantization_bit" => "The checkpoint is already {format} {bits}-bit: LLaMA-Factory ignores quantization_bit and trains LoRA over it as stored, as the plan counts it.",
     ModelPtq16bit = "model.ptq_16bit" => "The checkpoint is stored {format} {bits}-bit, which LLaMA-Factory alone keeps packed while LoRA trains: on {framework} the plan counts the 16-bit model.",
     ModelVisionConfig = "model.vision_config" => "\"{model_type}\" also holds a vision encoder (vision_config), which is not counted: the language model alone is planned.",
+    ModelVisionEncoder = "model.vision_encoder" => "\"{model_type}\" also holds a vision encoder of {params} B parameters (vision_config), which is not counted: the language model alone is planned, and the encoder's weights would take {gib} GiB more in bf16.",
     ModelTextConfig = "model.text_config" => "The language model is read from the text_config of \"{model_type}\": its other parts (a vision encoder, a projector) are not counted.",
     BatchMeanSeqLen = "batch.mean_seq_len" => "A mean sample of {mean} tokens is longer than the sequence length, {seq_len}, to which {framework} cuts every sample: counted as {seq_len}.",
     LlamafactoryMeanSeqPadded = "llamafactory.mean_seq_padded" => "LLaMA-Factory pads each micro-batch of {micro_batch} samples to its longest, so the step counts {seq_len} tokens a sample, not the mean {mean}: at micro-batch 1 each sample trains at its own length.",

@@ -72,7 +72,10 @@ fn softcap_bytes(ctx: &Ctx) -> u64 {
 /// `gemma3`; liger-kernel `apply_liger_kernel_to_gemma2`, `_gemma3_text`, `_gemma3`: their
 /// offset RMSNorms, GeGLU and fused loss), and Phi-3 (LLaMA-Factory `phi3`; liger-kernel
 /// `apply_liger_kernel_to_phi3`: RMSNorm, its fused gate and up through Liger's SwiGLU, rotary
-/// embedding, the fused loss).
+/// embedding, the fused loss). Qwen2-VL and Qwen2.5-VL, whose language model is read as `qwen2`
+/// (`model::Family::from_model_type`), are patched by their own types' entries in both
+/// (LLaMA-Factory `qwen2_vl`, `qwen2_5_vl`; liger-kernel `apply_liger_kernel_to_qwen2_vl` and
+/// `_qwen2_5_vl` in `MODEL_TYPE_TO_APPLY_LIGER_FN`).
 pub(super) const LIGER_PATCHED: &[(model::Family, bool, bool)] = &[
     (model::Family::Glm, true, false),
     (model::Family::Glm4, true, true),

@@ -344,6 +344,81 @@ fn a_multimodal_wrapper_is_read_from_its_text_config() {
     );
 }
 
+/// Qwen2.5-VL-7B-Instruct's config.json as released (the language model's shape at the top, the
+/// vision encoder's in `vision_config`, M-RoPE in `rope_scaling`).
+const QWEN2_5_VL_7B: &str = r#"{"architectures": ["Qwen2_5_VLForConditionalGeneration"], "attention_dropout": 0.0,
+  "bos_token_id": 151643, "eos_token_id": 151645, "vision_start_token_id": 151652, "vision_end_token_id": 151653,
+  "vision_token_id": 151654, "image_token_id": 151655, "video_token_id": 151656, "hidden_act": "silu",
+  "hidden_size": 3584, "initializer_range": 0.02, "intermediate_size": 18944, "max_position_embeddings": 128000,
+  "max_window_layers": 28, "model_type": "qwen2_5_vl", "num_attention_heads": 28, "num_hidden_layers": 28,
+  "num_key_value_heads": 4, "rms_norm_eps": 1e-06, "rope_theta": 1000000.0, "sliding_window": 32768,
+  "tie_word_embeddings": false, "torch_dtype": "bfloat16", "transformers_version": "4.41.2", "use_cache": true,
+  "use_sliding_window": false,
+  "vision_config": {"depth": 32, "hidden_act": "silu", "hidden_size": 1280, "intermediate_size": 3420,
+    "num_heads": 16, "in_chans": 3, "out_hidden_size": 3584, "patch_size": 14, "spatial_merge_size": 2,
+    "spatial_patch_size": 14, "window_size": 112, "fullatt_block_indexes": [7, 15, 23, 31],
+    "tokens_per_second": 2, "temporal_patch_size": 2},
+  "rope_scaling": {"type": "mrope", "mrope_section": [16, 24, 24]}, "vocab_size": 152064}"#;
+
+/// Qwen2-VL's and Qwen2.5-VL's language model is Qwen2's decoder, q, k and v with biases
+/// (transformers `Qwen2_5_VLAttention`), where it had been read as an unknown Llama-like type
+/// without them. Qwen2.5-VL-7B's is Qwen2.5-7B's shape (vocabulary 152,064, 28 layers of h = 3,584):
+/// the catalog's Qwen2.5-7B, read from its own config, has as many parameters. Its vision encoder
+/// (676,550,144, counted by hand in `vision.rs`'s tests) is named with its size: with it, the
+/// model card's 8.29 B parameters.
+#[test]
+fn qwen2_5_vl_reads_qwen2s_decoder_and_names_its_vision_encoder() {
+    let config: serde_json::Value = serde_json::from_str(QWEN2_5_VL_7B).unwrap();
+    let read = hf::import_value(&config).unwrap();
+    let arch = &read.arch;
+    assert_eq!(arch.family, Family::Qwen2);
+    assert!(matches!(arch.attention, model::Attention::Gqa { qkv_bias: true, o_bias: false, .. }));
+    let lm = model::count_params(arch).total();
+    let qwen2_5_7b = hf::import(catalog_config("qwen2.5-7b")).unwrap().arch;
+    assert_eq!(lm, model::count_params(&qwen2_5_7b).total());
+    assert_eq!(lm, 7_615_616_512);
+    assert_eq!(
+        read.warnings,
+        [ImportWarning::VisionEncoder { model_type: "qwen2_5_vl".to_owned(), params: 676_550_144 }]
+    );
+    assert_eq!(lm + 676_550_144, 8_292_166_656);
+    // Saved by transformers 5: the language model in a `text_config` of its own type, read alike.
+    let text: serde_json::Map<String, serde_json::Value> = config
+        .as_object()
+        .unwrap()
+        .iter()
+        .filter(|(k, _)| !matches!(k.as_str(), "vision_config" | "model_type" | "architectures"))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let mut text = serde_json::Value::Object(text);
+    text["model_type"] = serde_json::json!("qwen2_5_vl_text");
+    let nested = serde_json::json!({"model_type": "qwen2_5_vl", "text_config": text,
+        "vision_config": config["vision_config"].clone()});
+    let read_nested = hf::import_value(&nested).unwrap();
+    assert_eq!(read_nested.arch, read.arch);
+    assert_eq!(read_nested.warnings, read.warnings);
+    // Keys left out take the text class's defaults, not Qwen2Config's (`rope_theta` 10,000).
+    let mut bare = config.clone();
+    bare.as_object_mut().unwrap().remove("rope_theta");
+    assert_eq!(hf::config_value(&bare, "rope_theta"), Some(serde_json::json!(1000000.0)));
+    // Qwen2-VL's own type likewise; a vision encoder of another shape still named, uncounted.
+    let mut qwen2_vl = config.clone();
+    qwen2_vl["model_type"] = serde_json::json!("qwen2_vl");
+    qwen2_vl["vision_config"] = serde_json::json!({"depth": 32, "embed_dim": 1280, "mlp_ratio": 4,
+        "hidden_size": 3584, "in_chans": 3, "patch_size": 14, "spatial_merge_size": 2, "temporal_patch_size": 2});
+    let read2 = hf::import_value(&qwen2_vl).unwrap();
+    assert_eq!(read2.arch.family, Family::Qwen2);
+    assert_eq!(
+        read2.warnings,
+        [ImportWarning::VisionEncoder { model_type: "qwen2_vl".to_owned(), params: 675_759_104 }]
+    );
+    qwen2_vl["vision_config"]["depth"] = serde_json::json!("32");
+    assert_eq!(
+        hf::import_value(&qwen2_vl).unwrap().warnings,
+        [ImportWarning::VisionConfig("qwen2_vl".to_owned())]
+    );
+}
+
 #[test]
 fn missing_and_wrong_values_name_the_key() {
     assert_eq!(refused("not json"), ConfigError::NotJson("expected ident at line 1 column 2".to_owned()));
