@@ -72,7 +72,7 @@ pub enum ImportWarning {
     VisionConfig(String),
     /// Occurs in place of [`ImportWarning::VisionConfig`] or [`ImportWarning::TextConfig`] where
     /// the vision encoder's parameters are known ([`crate::vision::encoder_params`]: Qwen2-VL,
-    /// Qwen2.5-VL): it is not counted, and this many parameters are left out.
+    /// Qwen2.5-VL, Qwen3-VL): it is not counted, and this many parameters are left out.
     VisionEncoder {
         /// The config's `model_type`.
         model_type: String,
@@ -418,9 +418,10 @@ impl<'a> Cfg<'a> {
     /// [`SHAPE_KEYS`], which it must write.
     fn new(obj: &'a Map<String, Value>, family: Option<Family>) -> Self {
         let own_type = obj.get("model_type").and_then(Value::as_str).unwrap_or("");
-        let class = match crate::vision::is_qwen2_vl(own_type) {
-            true => qwen2_vl_text_defaults(),
-            false => class_defaults(family.unwrap_or(Family::Llama)),
+        let class = match crate::vision::language_family(own_type) {
+            Some(Family::Qwen2) => qwen2_vl_text_defaults(),
+            Some(_) => qwen3_vl_text_defaults(),
+            None => class_defaults(family.unwrap_or(Family::Llama)),
         };
         let mut defaults = match class {
             Value::Object(map) => map,
@@ -538,6 +539,14 @@ pub fn config_value(config: &Value, key: &str) -> Option<Value> {
 /// (its text config takes the wrapper's keys).
 fn qwen2_vl_text_defaults() -> Value {
     let text = r#"{"vocab_size": 152064, "hidden_size": 8192, "intermediate_size": 29568, "num_hidden_layers": 80, "num_attention_heads": 64, "num_key_value_heads": 8, "max_position_embeddings": 32768, "rms_norm_eps": 1e-05, "rope_theta": 1000000.0, "tie_word_embeddings": false}"#;
+    serde_json::from_str(text).unwrap_or(Value::Null)
+}
+
+/// The class defaults of Qwen3-VL's language model (transformers `Qwen3VLTextConfig`,
+/// `models/qwen3_vl/configuration_qwen3_vl.py`: Qwen3Config's shape with 128,000 positions and
+/// its `default_theta` of 500,000).
+fn qwen3_vl_text_defaults() -> Value {
+    let text = r#"{"vocab_size": 151936, "hidden_size": 4096, "intermediate_size": 22016, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 32, "head_dim": 128, "max_position_embeddings": 128000, "rms_norm_eps": 1e-06, "rope_theta": 500000.0, "tie_word_embeddings": false, "attention_bias": false}"#;
     serde_json::from_str(text).unwrap_or(Value::Null)
 }
 

@@ -286,9 +286,11 @@ impl Family {
         // Qwen2-VL's and Qwen2.5-VL's language model is Qwen2's decoder (transformers
         // `Qwen2VLAttention`, `Qwen2_5_VLAttention`: q, k and v with biases, o without; Qwen2's MLP
         // and RMSNorm), under the wrapper's type where its shape is at the top, or its text class's
-        // in a `text_config`; only its rotary positions (M-RoPE) differ, which hold no parameters.
-        if crate::vision::is_qwen2_vl(model_type) {
-            return Some(Family::Qwen2);
+        // in a `text_config`; Qwen3-VL's is Qwen3's (`Qwen3VLTextAttention`: q/k norms, biases
+        // where `attention_bias`). Only their rotary positions (M-RoPE) differ, which hold no
+        // parameters.
+        if let Some(family) = crate::vision::language_family(model_type) {
+            return Some(family);
         }
         Family::ALL.into_iter().find(|f| f.model_type() == model_type)
     }

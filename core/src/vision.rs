@@ -1,7 +1,9 @@
 //! A multimodal config's vision encoder (`vision_config`), which the planner leaves out of the plan:
 //! its parameters counted from transformers' modules, so that the import says how much it leaves
 //! out. Counted for Qwen2-VL and Qwen2.5-VL, whose configs write their language model at the top
-//! (or, saved by transformers 5, in a `text_config`) beside the encoder's shape.
+//! (or, saved by transformers 5, in a `text_config`) beside the encoder's shape, and for Qwen3-VL
+//! (`models/qwen3_vl/modeling_qwen3_vl.py`), whose language model is always in a
+//! `text_config`.
 //!
 //! Qwen2-VL (transformers `models/qwen2_vl/modeling_qwen2_vl.py`, `Qwen2VisionTransformerPretrainedModel`):
 //! - `PatchEmbed`: a Conv3d of `in_channels · temporal_patch_size · patch_size² · embed_dim`, no bias;
@@ -26,13 +28,20 @@ use serde_json::{Map, Value};
 /// The largest width or count read from a vision config; larger ones are not counted.
 const MAX_DIM: u64 = 1 << 20;
 
-/// Whether `model_type` is Qwen2-VL's or Qwen2.5-VL's, the wrapper or its text class.
-pub fn is_qwen2_vl(model_type: &str) -> bool {
-    matches!(model_type, "qwen2_vl" | "qwen2_5_vl" | "qwen2_vl_text" | "qwen2_5_vl_text")
+/// The language model's family of a Qwen vision-language `model_type` (the wrapper's, or its
+/// text class's in a `text_config`): Qwen2-VL's and Qwen2.5-VL's is Qwen2's decoder, Qwen3-VL's
+/// Qwen3's. `None` for any other type, Qwen3-VL's MoE among them.
+pub fn language_family(model_type: &str) -> Option<crate::model::Family> {
+    use crate::model::Family;
+    match model_type {
+        "qwen2_vl" | "qwen2_5_vl" | "qwen2_vl_text" | "qwen2_5_vl_text" => Some(Family::Qwen2),
+        "qwen3_vl_text" => Some(Family::Qwen3),
+        _ => None,
+    }
 }
 
 /// The parameters of the vision encoder that a config of type `model_type` describes in `vision`
-/// (its `vision_config`), projector included; `None` for another type, or where a key holds no
+/// (its `vision_config`), projectors included; `None` for another type, or where a key holds no
 /// usable count.
 ///
 /// ```
@@ -44,47 +53,92 @@ pub fn is_qwen2_vl(model_type: &str) -> bool {
 /// assert_eq!(params, Some(676_550_144));
 /// ```
 pub fn encoder_params(model_type: &str, vision: &Map<String, Value>) -> Option<u64> {
-    let count = |key: &str, default: u64| match vision.get(key) {
-        None | Some(Value::Null) => Some(u128::from(default)),
-        Some(v) => v.as_u64().filter(|n| (1..=MAX_DIM).contains(n)).map(u128::from),
-    };
-    let channels = count("in_channels", 3)?;
-    let depth = count("depth", 32)?;
-    let patch = count("patch_size", 14)?;
-    let temporal = count("temporal_patch_size", 2)?;
-    let merge = count("spatial_merge_size", 2)?;
-    let (width, norm, mlp, out) = match model_type {
-        "qwen2_vl" => {
-            let e = count("embed_dim", 1280)?;
-            // `int(config.embed_dim * config.mlp_ratio)`: the ratio may be a fraction.
-            let ratio = match vision.get("mlp_ratio") {
-                None | Some(Value::Null) => 4.0,
-                Some(v) => v.as_f64().filter(|r| r.is_finite() && 0.0 < *r)?,
-            };
-            let hidden = (e as f64 * ratio).floor();
-            if !(1.0..=MAX_DIM as f64).contains(&hidden) {
-                return None;
-            }
-            let hidden = hidden as u128;
-            // fc1 and fc2 with biases; LayerNorms of weight and bias.
-            (e, 2 * e, e * hidden + hidden + hidden * e + e, count("hidden_size", 3584)?)
-        }
-        "qwen2_5_vl" => {
-            let e = count("hidden_size", 3584)?;
-            let i = count("intermediate_size", 3420)?;
-            // gate_proj, up_proj and down_proj with biases; RMSNorms of weight alone.
-            (e, e, 2 * (e * i + i) + i * e + e, count("out_hidden_size", 3584)?)
-        }
+    let read = Read(vision);
+    let total = match model_type {
+        "qwen2_vl" => qwen2_vl(&read)?,
+        "qwen2_5_vl" => qwen2_5_vl(&read)?,
+        "qwen3_vl" | "qwen3_vl_moe" => qwen3_vl(&read)?,
         _ => return None,
     };
-    let embedding = channels * temporal * patch * patch * width;
-    // Two norms, qkv and proj with biases, the MLP.
-    let block = 2 * norm + (width * 3 * width + 3 * width) + (width * width + width) + mlp;
-    // The merger's norm, then spatial_merge_size² patches' features in and out, then to `out`.
-    let merged = merge * merge * width;
-    let merger = norm + (merged * merged + merged) + (merged * out + out);
-    // Each factor is at most 2^20, so every term fits in 128 bits; the count may not fit in 64.
-    u64::try_from(embedding + depth * block + merger).ok()
+    u64::try_from(total).ok()
+}
+
+/// A vision config's counts, each at most [`MAX_DIM`], so that every term below fits in 128 bits.
+struct Read<'a>(&'a Map<String, Value>);
+
+impl Read<'_> {
+    /// `key`'s count, or the class's `default` where the config leaves it out.
+    fn count(&self, key: &str, default: u64) -> Option<u128> {
+        match self.0.get(key) {
+            None | Some(Value::Null) => Some(u128::from(default)),
+            Some(v) => v.as_u64().filter(|n| (1..=MAX_DIM).contains(n)).map(u128::from),
+        }
+    }
+
+    /// The patch embedding's Conv3d weights of `width` outputs, and the patches merged into a
+    /// token's features (spatial_merge_size² · `width`). Patch size's default is `patch`.
+    fn patches(&self, width: u128, patch: u64) -> Option<(u128, u128)> {
+        let p = self.count("patch_size", patch)?;
+        let conv = self.count("in_channels", 3)? * self.count("temporal_patch_size", 2)? * p * p * width;
+        let merge = self.count("spatial_merge_size", 2)?;
+        Some((conv, merge * merge * width))
+    }
+}
+
+/// Qwen2-VL: LayerNorms, an MLP of fc1 and fc2, the merger to the language model's `hidden_size`.
+fn qwen2_vl(read: &Read) -> Option<u128> {
+    let e = read.count("embed_dim", 1280)?;
+    // `int(config.embed_dim * config.mlp_ratio)`: the ratio may be a fraction.
+    let ratio = match read.0.get("mlp_ratio") {
+        None | Some(Value::Null) => 4.0,
+        Some(v) => v.as_f64().filter(|r| r.is_finite() && 0.0 < *r)?,
+    };
+    let m = (e as f64 * ratio).floor();
+    if !(1.0..=MAX_DIM as f64).contains(&m) {
+        return None;
+    }
+    let m = m as u128;
+    let out = read.count("hidden_size", 3584)?;
+    let depth = read.count("depth", 32)?;
+    let (embedding, merged) = read.patches(e, 14)?;
+    let block = 2 * 2 * e + (e * 3 * e + 3 * e) + (e * e + e) + (e * m + m) + (m * e + e);
+    let merger = 2 * e + (merged * merged + merged) + (merged * out + out);
+    Some(embedding + depth * block + merger)
+}
+
+/// Qwen2.5-VL: RMSNorms, a gated MLP with biases, the merger to `out_hidden_size`.
+fn qwen2_5_vl(read: &Read) -> Option<u128> {
+    let e = read.count("hidden_size", 3584)?;
+    let i = read.count("intermediate_size", 3420)?;
+    let out = read.count("out_hidden_size", 3584)?;
+    let depth = read.count("depth", 32)?;
+    let (embedding, merged) = read.patches(e, 14)?;
+    let block = 2 * e + (e * 3 * e + 3 * e) + (e * e + e) + 2 * (e * i + i) + (i * e + e);
+    let merger = e + (merged * merged + merged) + (merged * out + out);
+    Some(embedding + depth * block + merger)
+}
+
+/// Qwen3-VL (and its MoE models', `Qwen3VLMoeVisionConfig` being `Qwen3VLVisionConfig`): a patch
+/// embedding with its bias and learned positions (`pos_embed`, num_position_embeddings × width),
+/// LayerNorms, an MLP of linear_fc1 and linear_fc2, the merger to `out_hidden_size`, and one more
+/// merger per DeepStack layer (`deepstack_merger_list`, their LayerNorm over the merged features).
+fn qwen3_vl(read: &Read) -> Option<u128> {
+    let e = read.count("hidden_size", 1152)?;
+    let i = read.count("intermediate_size", 4304)?;
+    let out = read.count("out_hidden_size", 3584)?;
+    let depth = read.count("depth", 27)?;
+    let positions = read.count("num_position_embeddings", 2304)?;
+    let deepstack = match read.0.get("deepstack_visual_indexes") {
+        None | Some(Value::Null) => 3,
+        Some(v) => v.as_array()?.len() as u128,
+    };
+    let (conv, merged) = read.patches(e, 16)?;
+    let embedding = conv + e + positions * e;
+    let block = 2 * 2 * e + (e * 3 * e + 3 * e) + (e * e + e) + (e * i + i) + (i * e + e);
+    let project = (merged * merged + merged) + (merged * out + out);
+    let merger = 2 * e + project;
+    let deepstack_merger = 2 * merged + project;
+    Some(embedding + depth * block + merger + deepstack * deepstack_merger)
 }
 
 #[cfg(test)]
@@ -135,12 +189,41 @@ mod tests {
         assert_eq!(encoder_params("qwen2_5_vl", vision.as_object().unwrap()), Some(by_hand));
     }
 
+    /// Qwen3-VL-2B-Instruct's vision_config, by hand from `modeling_qwen3_vl.py`: the Conv3d with
+    /// its bias, 2,304 learned positions, 24 blocks of LayerNorms and a GELU MLP, the merger and
+    /// three DeepStack mergers (LayerNorm over the 4,096 merged features). With its language model
+    /// (Qwen3-1.7B's shape, tied: `hf.rs`'s tests) it makes 2,127,532,032 parameters.
+    #[test]
+    fn qwen3_vl_encoder_is_counted_module_by_module() {
+        let (e, i, o, m) = (1024u64, 4096u64, 2048u64, 4096u64);
+        let patch_embed = 3 * 2 * 16 * 16 * e + e;
+        let pos_embed = 2304 * e;
+        let block = 2 * (e + e) + (e * 3 * e + 3 * e) + (e * e + e) + (e * i + i) + (i * e + e);
+        let fcs = (m * m + m) + (m * o + o);
+        let merger = (e + e) + fcs;
+        let deepstack = 3 * ((m + m) + fcs);
+        let by_hand = patch_embed + pos_embed + 24 * block + merger + deepstack;
+        assert_eq!(by_hand, 406_957_056);
+        let vision = serde_json::json!({"deepstack_visual_indexes": [5, 11, 17], "depth": 24,
+            "hidden_act": "gelu_pytorch_tanh", "hidden_size": 1024, "in_channels": 3, "intermediate_size": 4096,
+            "model_type": "qwen3_vl", "num_heads": 16, "num_position_embeddings": 2304, "out_hidden_size": 2048,
+            "patch_size": 16, "spatial_merge_size": 2, "temporal_patch_size": 2});
+        let vision = vision.as_object().unwrap();
+        assert_eq!(encoder_params("qwen3_vl", vision), Some(by_hand));
+        // The MoE models' vision class is the same one.
+        assert_eq!(encoder_params("qwen3_vl_moe", vision), Some(by_hand));
+        // Each DeepStack layer named adds a merger.
+        let mut four = vision.clone();
+        four.insert("deepstack_visual_indexes".to_owned(), serde_json::json!([2, 5, 11, 17]));
+        assert_eq!(encoder_params("qwen3_vl", &four), Some(by_hand + (m + m) + fcs));
+    }
+
     /// What cannot be counted is not: another type, a key of the wrong kind or out of range, an MLP
     /// wider than any width read; and a count past 64 bits is nothing rather than a panic.
     #[test]
     fn what_cannot_be_counted_is_none() {
         let ok = serde_json::json!({"depth": 32});
-        assert!(encoder_params("qwen3_vl", ok.as_object().unwrap()).is_none());
+        assert!(encoder_params("qwen3_5", ok.as_object().unwrap()).is_none());
         for (model_type, bad) in [
             ("qwen2_vl", serde_json::json!({"depth": "32"})),
             ("qwen2_5_vl", serde_json::json!({"depth": 0})),
@@ -149,6 +232,7 @@ mod tests {
             ("qwen2_vl", serde_json::json!({"mlp_ratio": "4"})),
             ("qwen2_vl", serde_json::json!({"mlp_ratio": 0.0})),
             ("qwen2_vl", serde_json::json!({"embed_dim": 1_048_576, "mlp_ratio": 2.0})),
+            ("qwen3_vl", serde_json::json!({"deepstack_visual_indexes": 3})),
         ] {
             assert_eq!(encoder_params(model_type, bad.as_object().unwrap()), None, "{model_type} {bad}");
         }

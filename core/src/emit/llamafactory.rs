@@ -49,6 +49,12 @@ fn template(plan: &Plan) -> &'static str {
             .flatten()
             .filter_map(|c| c.get("model_type").and_then(serde_json::Value::as_str));
         for model_type in types {
+            // Qwen3-VL's Instruct models, dense and MoE, talk as `qwen3_vl_nothink`, its Thinking
+            // ones as `qwen3_vl` (constants.py at ff6d4d1).
+            if matches!(model_type, "qwen3_vl" | "qwen3_vl_moe") {
+                let thinking = name.contains("thinking") || path.contains("thinking");
+                return if thinking { "qwen3_vl" } else { "qwen3_vl_nothink" };
+            }
             if let Some((_, t)) = TEMPLATE_OF_TYPE.iter().find(|(ty, _)| *ty == model_type) {
                 return t;
             }

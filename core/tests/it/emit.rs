@@ -751,7 +751,7 @@ fn headers_carry_the_verdict() {
 #[test]
 fn an_imported_model_type_keeps_its_own_chat_template() {
     let shape = r#""hidden_size": 512, "intermediate_size": 1024, "num_hidden_layers": 2,
-        "num_attention_heads": 8, "vocab_size": 1000, "max_position_embeddings": 4096"#;
+        "num_attention_heads": 8, "num_key_value_heads": 8, "vocab_size": 1000, "max_position_embeddings": 4096"#;
     for (config, expected) in [
         (format!(r#"{{"model_type": "gpt_oss", {shape}}}"#), "gpt_oss"),
         (
@@ -768,11 +768,33 @@ fn an_imported_model_type_keeps_its_own_chat_template() {
             format!(r#"{{"model_type": "gemma3", "text_config": {{"model_type": "gemma3_text", {shape}}}}}"#),
             "gemma3",
         ),
+        // Qwen2.5-VL as `qwen2_vl`; Qwen3-VL's Instruct models (dense and MoE) as `qwen3_vl_nothink`
+        // (constants.py at ff6d4d1: Qwen3-VL-2B- to -235B-A22B-Instruct), its Thinking ones below.
+        (format!(r#"{{"model_type": "qwen2_5_vl", {shape}}}"#), "qwen2_vl"),
+        (
+            format!(
+                r#"{{"model_type": "qwen3_vl", "text_config": {{"model_type": "qwen3_vl_text", {shape}}}}}"#
+            ),
+            "qwen3_vl_nothink",
+        ),
+        (
+            format!(
+                r#"{{"model_type": "qwen3_vl_moe", "text_config": {{"model_type": "qwen3_vl_moe_text", {shape}}}}}"#
+            ),
+            "qwen3_vl_nothink",
+        ),
     ] {
         let files = files(&format!(r#"{{"model": {{"hf_config": {config}}}}}"#));
         let yaml = &files.iter().find(|f| f.name == "train.yaml").unwrap().text;
         assert!(yaml.contains(&format!("\ntemplate: {expected}\n")), "{config}: {yaml}");
     }
+    // Qwen3-VL-8B-Thinking (LLaMA-Factory registers the Thinking models with `qwen3_vl`).
+    let thinking = format!(
+        r#"{{"model": {{"hf_config": {{"model_type": "qwen3_vl", "text_config": {{"model_type": "qwen3_vl_text", {shape}}}}},
+        "name": "Qwen/Qwen3-VL-8B-Thinking"}}}}"#
+    );
+    let yaml = files(&thinking).into_iter().find(|f| f.name == "train.yaml").unwrap().text;
+    assert!(yaml.contains("\ntemplate: qwen3_vl\n"), "{yaml}");
 }
 
 /// Catalog models talk in LLaMA-Factory's YAML as its constants.py at ff6d4d1 registers them

@@ -419,6 +419,58 @@ fn qwen2_5_vl_reads_qwen2s_decoder_and_names_its_vision_encoder() {
     );
 }
 
+/// Qwen3-VL's language model is Qwen3's decoder (transformers `Qwen3VLTextAttention`: q/k norms,
+/// no biases), in the `text_config` of a `qwen3_vl` config; it had been read as an unknown
+/// Llama-like type, without the norms. Qwen3-VL-2B-Instruct's (as released, the vision config cut
+/// to its shape), by hand: a tied embedding of 151,936 × 2,048 and 28 layers of 16 query and 8
+/// key/value heads of 128, an MLP of 6,144, two norms and the q/k norms; its vision encoder
+/// (406,957,056, counted by hand in `vision.rs`'s tests) is named with its size.
+#[test]
+fn qwen3_vl_reads_qwen3s_decoder_from_its_text_config() {
+    let config = serde_json::json!({"architectures": ["Qwen3VLForConditionalGeneration"], "image_token_id": 151655,
+        "model_type": "qwen3_vl",
+        "text_config": {"attention_bias": false, "attention_dropout": 0.0, "bos_token_id": 151643, "dtype": "bfloat16",
+            "eos_token_id": 151645, "head_dim": 128, "hidden_act": "silu", "hidden_size": 2048, "initializer_range": 0.02,
+            "intermediate_size": 6144, "max_position_embeddings": 262144, "model_type": "qwen3_vl_text",
+            "num_attention_heads": 16, "num_hidden_layers": 28, "num_key_value_heads": 8, "rms_norm_eps": 1e-06,
+            "rope_scaling": {"mrope_interleaved": true, "mrope_section": [24, 20, 20], "rope_type": "default"},
+            "rope_theta": 5000000, "tie_word_embeddings": true, "use_cache": true, "vocab_size": 151936},
+        "tie_word_embeddings": true, "transformers_version": "4.57.0.dev0", "video_token_id": 151656,
+        "vision_config": {"deepstack_visual_indexes": [5, 11, 17], "depth": 24, "hidden_size": 1024,
+            "intermediate_size": 4096, "num_position_embeddings": 2304, "out_hidden_size": 2048, "patch_size": 16}});
+    let read = hf::import_value(&config).unwrap();
+    let arch = &read.arch;
+    assert_eq!(arch.family, Family::Qwen3);
+    assert!(matches!(arch.attention, model::Attention::Gqa { qk_norm: true, qkv_bias: false, .. }));
+    assert!(arch.tied_embeddings);
+    let (h, heads, kv, d, ffn) = (2048u64, 16u64, 8u64, 128u64, 6144u64);
+    let layer = h * heads * d + 2 * h * kv * d + heads * d * h + 2 * d + 3 * h * ffn + 2 * h;
+    let by_hand = 151_936 * h + 28 * layer + h;
+    assert_eq!(model::count_params(arch).total(), by_hand);
+    assert_eq!(by_hand + 406_957_056, 2_127_532_032);
+    assert_eq!(
+        read.warnings,
+        [ImportWarning::VisionEncoder { model_type: "qwen3_vl".to_owned(), params: 406_957_056 }]
+    );
+    // Read as Qwen3, but neither framework's Liger patch is Qwen3's (`memory::loss`): LLaMA-Factory
+    // lists no `qwen3_vl`, and VeRL's leaves the MLP unfused. Qwen2.5-VL's is Qwen2's in both.
+    let peak = |config: &serde_json::Value, framework: &str, liger: bool| {
+        let text = format!(
+            r#"{{"model": {{"hf_config": {config}}}, "framework": "{framework}", "method": "lora", "liger_kernel": {liger}}}"#
+        );
+        trainplan_core::evaluate(&trainplan_core::Plan::from_json(&text).unwrap()).memory.peak_bytes
+    };
+    let qwen2_5_vl: serde_json::Value = serde_json::from_str(QWEN2_5_VL_7B).unwrap();
+    for framework in ["llamafactory", "verl"] {
+        assert_eq!(peak(&config, framework, true), peak(&config, framework, false), "{framework}");
+        assert!(peak(&qwen2_5_vl, framework, true) < peak(&qwen2_5_vl, framework, false), "{framework}");
+    }
+    // A key left out takes the text class's default: rope_theta 500,000, not Qwen3Config's.
+    let mut bare = config.clone();
+    bare["text_config"].as_object_mut().unwrap().remove("rope_theta");
+    assert_eq!(hf::config_value(&bare, "rope_theta"), Some(serde_json::json!(500000.0)));
+}
+
 #[test]
 fn missing_and_wrong_values_name_the_key() {
     assert_eq!(refused("not json"), ConfigError::NotJson("expected ident at line 1 column 2".to_owned()));
