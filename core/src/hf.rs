@@ -217,6 +217,20 @@ pub fn import_value(value: &Value) -> Result<Imported, ConfigError> {
         }
         (None, None) => outer,
     };
+    // The wrapper's `tie_word_embeddings` where its text_config leaves it out (Qwen3-VL's).
+    let tied;
+    let obj = match outer.get("tie_word_embeddings") {
+        Some(tie)
+            if crate::vision::wrapper_ties_embeddings(outer_type)
+                && !obj.contains_key("tie_word_embeddings") =>
+        {
+            let mut own = obj.clone();
+            own.insert("tie_word_embeddings".to_owned(), tie.clone());
+            tied = own;
+            &tied
+        }
+        _ => obj,
+    };
     let model_type = model_type_of(obj)?;
     let known = Family::from_model_type(model_type);
     let cfg = Cfg::new(obj, known);
@@ -420,6 +434,7 @@ impl<'a> Cfg<'a> {
         let own_type = obj.get("model_type").and_then(Value::as_str).unwrap_or("");
         let class = match crate::vision::language_family(own_type) {
             Some(Family::Qwen2) => qwen2_vl_text_defaults(),
+            Some(Family::Qwen3Moe) => qwen3_vl_moe_text_defaults(),
             Some(_) => qwen3_vl_text_defaults(),
             None => class_defaults(family.unwrap_or(Family::Llama)),
         };
@@ -547,6 +562,15 @@ fn qwen2_vl_text_defaults() -> Value {
 /// its `default_theta` of 500,000).
 fn qwen3_vl_text_defaults() -> Value {
     let text = r#"{"vocab_size": 151936, "hidden_size": 4096, "intermediate_size": 22016, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 32, "head_dim": 128, "max_position_embeddings": 128000, "rms_norm_eps": 1e-06, "rope_theta": 500000.0, "tie_word_embeddings": false, "attention_bias": false}"#;
+    serde_json::from_str(text).unwrap_or(Value::Null)
+}
+
+/// The class defaults of Qwen3-VL's MoE language model (transformers `Qwen3VLMoeTextConfig`,
+/// `models/qwen3_vl_moe/configuration_qwen3_vl_moe.py`: 60 experts of 1,408, 4 a token, tied
+/// embeddings, `head_dim` from the width, `default_theta` 500,000). It has no `norm_topk_prob`:
+/// its router always renormalizes the top k (`Qwen3VLMoeTextTopKRouter`), which `true` says.
+fn qwen3_vl_moe_text_defaults() -> Value {
+    let text = r#"{"vocab_size": 151936, "hidden_size": 2048, "intermediate_size": 5632, "num_hidden_layers": 24, "num_attention_heads": 16, "num_key_value_heads": 16, "head_dim": null, "max_position_embeddings": 128000, "rms_norm_eps": 1e-06, "rope_theta": 500000.0, "tie_word_embeddings": true, "attention_bias": false, "decoder_sparse_step": 1, "moe_intermediate_size": 1408, "num_experts_per_tok": 4, "num_experts": 60, "mlp_only_layers": null, "norm_topk_prob": true}"#;
     serde_json::from_str(text).unwrap_or(Value::Null)
 }
 

@@ -30,14 +30,23 @@ const MAX_DIM: u64 = 1 << 20;
 
 /// The language model's family of a Qwen vision-language `model_type` (the wrapper's, or its
 /// text class's in a `text_config`): Qwen2-VL's and Qwen2.5-VL's is Qwen2's decoder, Qwen3-VL's
-/// Qwen3's. `None` for any other type, Qwen3-VL's MoE among them.
+/// Qwen3's and its MoE models' Qwen3-MoE's (transformers `Qwen3VLMoeTextSparseMoeBlock` is
+/// `Qwen3MoeSparseMoeBlock`, its experts `Qwen3MoeExperts`). `None` for any other type.
 pub fn language_family(model_type: &str) -> Option<crate::model::Family> {
     use crate::model::Family;
     match model_type {
         "qwen2_vl" | "qwen2_5_vl" | "qwen2_vl_text" | "qwen2_5_vl_text" => Some(Family::Qwen2),
         "qwen3_vl_text" => Some(Family::Qwen3),
+        "qwen3_vl_moe_text" => Some(Family::Qwen3Moe),
         _ => None,
     }
+}
+
+/// Whether a wrapper of `model_type` holds the model's `tie_word_embeddings` (Qwen3-VL's
+/// `Qwen3VLConfig` and `Qwen3VLMoeConfig` take it, `False` by default), which its released
+/// `text_config` may leave out (Qwen3-VL-30B-A3B-Instruct's does).
+pub fn wrapper_ties_embeddings(model_type: &str) -> bool {
+    matches!(model_type, "qwen3_vl" | "qwen3_vl_moe")
 }
 
 /// The parameters of the vision encoder that a config of type `model_type` describes in `vision`

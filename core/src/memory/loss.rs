@@ -120,16 +120,16 @@ pub(crate) fn liger(plan: &Plan) -> bool {
 /// Whether the plan's framework patches its model with Liger's kernels ([`liger_patches`]). Both
 /// pick the patch by `model_type`, so a config whose `model_type` is unknown (read Llama-like) is
 /// not patched: LLaMA-Factory logs that the model does not support Liger and trains on. Nor is
-/// Qwen3-VL, read as Qwen3: LLaMA-Factory's list has no `qwen3_vl`, and liger-kernel's
-/// `apply_liger_kernel_to_qwen3_vl` (VeRL's) leaves the MLP unfused (`swiglu=False`), a patch the
-/// planner does not model.
+/// Qwen3-VL, read as Qwen3 (or Qwen3-MoE): LLaMA-Factory's list has no `qwen3_vl` or
+/// `qwen3_vl_moe`, and liger-kernel's `apply_liger_kernel_to_qwen3_vl` (VeRL's) leaves the MLP
+/// unfused (`swiglu=False`), a patch the planner does not model.
 pub(crate) fn liger_patches_model(plan: &Plan) -> bool {
     let unknown =
         plan.model.warnings.iter().any(|w| matches!(w, crate::hf::ImportWarning::UnknownModelType(_)));
     let qwen3_vl = match &plan.model.spec {
         crate::plan::ModelSpec::HfConfig(config) => {
             let model_type = config.get("model_type").and_then(serde_json::Value::as_str);
-            matches!(model_type, Some("qwen3_vl" | "qwen3_vl_text"))
+            matches!(model_type, Some("qwen3_vl" | "qwen3_vl_text" | "qwen3_vl_moe" | "qwen3_vl_moe_text"))
         }
         crate::plan::ModelSpec::Catalog(_) => false,
     };

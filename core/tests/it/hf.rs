@@ -471,6 +471,43 @@ fn qwen3_vl_reads_qwen3s_decoder_from_its_text_config() {
     assert_eq!(hf::config_value(&bare, "rope_theta"), Some(serde_json::json!(500000.0)));
 }
 
+/// Qwen3-VL's MoE models: the language model is Qwen3-MoE's decoder (transformers
+/// `Qwen3VLMoeTextSparseMoeBlock`, `Qwen3MoeExperts`), in the `text_config` of a `qwen3_vl_moe`
+/// config. Qwen3-VL-30B-A3B-Instruct's (as released; its text_config leaves
+/// `tie_word_embeddings` to the wrapper, `false`) is Qwen3-30B-A3B's shape: the catalog's,
+/// read from its own config, has as many parameters. Its vision encoder, by hand as in
+/// `vision.rs`'s tests (27 blocks of 1,152, three DeepStack mergers to 2,048): 538,631,408.
+#[test]
+fn qwen3_vl_moe_reads_qwen3_moes_decoder_and_the_wrappers_tie() {
+    let config = serde_json::json!({"architectures": ["Qwen3VLMoeForConditionalGeneration"], "image_token_id": 151655,
+        "model_type": "qwen3_vl_moe",
+        "text_config": {"attention_bias": false, "decoder_sparse_step": 1, "head_dim": 128, "hidden_size": 2048,
+            "intermediate_size": 6144, "max_position_embeddings": 262144, "mlp_only_layers": [],
+            "model_type": "qwen3_vl_moe_text", "moe_intermediate_size": 768, "norm_topk_prob": true,
+            "num_attention_heads": 32, "num_experts": 128, "num_experts_per_tok": 8, "num_hidden_layers": 48,
+            "num_key_value_heads": 4, "rms_norm_eps": 1e-06,
+            "rope_scaling": {"mrope_interleaved": true, "mrope_section": [24, 20, 20], "rope_type": "default"},
+            "rope_theta": 5000000, "vocab_size": 151936},
+        "tie_word_embeddings": false, "video_token_id": 151656,
+        "vision_config": {"deepstack_visual_indexes": [8, 16, 24], "depth": 27, "hidden_act": "gelu_pytorch_tanh",
+            "hidden_size": 1152, "in_channels": 3, "intermediate_size": 4304, "num_heads": 16,
+            "num_position_embeddings": 2304, "out_hidden_size": 2048, "patch_size": 16, "spatial_merge_size": 2,
+            "temporal_patch_size": 2}});
+    let read = hf::import_value(&config).unwrap();
+    assert_eq!(read.arch.family, Family::Qwen3Moe);
+    assert!(!read.arch.tied_embeddings);
+    let qwen3_30b = hf::import(catalog_config("qwen3-30b-a3b")).unwrap().arch;
+    assert_eq!(model::count_params(&read.arch).total(), model::count_params(&qwen3_30b).total());
+    assert_eq!(
+        read.warnings,
+        [ImportWarning::VisionEncoder { model_type: "qwen3_vl_moe".to_owned(), params: 538_631_408 }]
+    );
+    // Without the wrapper's key, the text class's default ties them (`Qwen3VLMoeTextConfig`).
+    let mut untold = config.clone();
+    untold.as_object_mut().unwrap().remove("tie_word_embeddings");
+    assert!(hf::import_value(&untold).unwrap().arch.tied_embeddings);
+}
+
 #[test]
 fn missing_and_wrong_values_name_the_key() {
     assert_eq!(refused("not json"), ConfigError::NotJson("expected ident at line 1 column 2".to_owned()));
