@@ -72,7 +72,7 @@ pub enum ImportWarning {
     VisionConfig(String),
     /// Occurs in place of [`ImportWarning::VisionConfig`] or [`ImportWarning::TextConfig`] where
     /// the vision encoder's parameters are known ([`crate::vision::encoder_params`]: Qwen2-VL,
-    /// Qwen2.5-VL, Qwen3-VL): it is not counted, and this many parameters are left out.
+    /// Qwen2.5-VL, Qwen3-VL, Qwen3.5): it is not counted, and this many parameters are left out.
     VisionEncoder {
         /// The config's `model_type`.
         model_type: String,

@@ -2,7 +2,7 @@
 //! its parameters counted from transformers' modules, so that the import says how much it leaves
 //! out. Counted for Qwen2-VL and Qwen2.5-VL, whose configs write their language model at the top
 //! (or, saved by transformers 5, in a `text_config`) beside the encoder's shape, and for Qwen3-VL
-//! (`models/qwen3_vl/modeling_qwen3_vl.py`), whose language model is always in a
+//! (`models/qwen3_vl/modeling_qwen3_vl.py`) and Qwen3.5, whose language model is always in a
 //! `text_config`.
 //!
 //! Qwen2-VL (transformers `models/qwen2_vl/modeling_qwen2_vl.py`, `Qwen2VisionTransformerPretrainedModel`):
@@ -66,7 +66,10 @@ pub fn encoder_params(model_type: &str, vision: &Map<String, Value>) -> Option<u
     let total = match model_type {
         "qwen2_vl" => qwen2_vl(&read)?,
         "qwen2_5_vl" => qwen2_5_vl(&read)?,
-        "qwen3_vl" | "qwen3_vl_moe" => qwen3_vl(&read)?,
+        "qwen3_vl" | "qwen3_vl_moe" => qwen3_vl(&read, true)?,
+        // `Qwen3_5VisionModel` is Qwen3-VL's with its DeepStack mergers deleted
+        // (`models/qwen3_5/modeling_qwen3_5.py`); `Qwen3_5VisionConfig`'s defaults are Qwen3-VL's.
+        "qwen3_5" | "qwen3_5_moe" => qwen3_vl(&read, false)?,
         _ => return None,
     };
     u64::try_from(total).ok()
@@ -130,14 +133,16 @@ fn qwen2_5_vl(read: &Read) -> Option<u128> {
 /// Qwen3-VL (and its MoE models', `Qwen3VLMoeVisionConfig` being `Qwen3VLVisionConfig`): a patch
 /// embedding with its bias and learned positions (`pos_embed`, num_position_embeddings × width),
 /// LayerNorms, an MLP of linear_fc1 and linear_fc2, the merger to `out_hidden_size`, and one more
-/// merger per DeepStack layer (`deepstack_merger_list`, their LayerNorm over the merged features).
-fn qwen3_vl(read: &Read) -> Option<u128> {
+/// merger per DeepStack layer (`deepstack_merger_list`, their LayerNorm over the merged features)
+/// where it has them (`deepstack`).
+fn qwen3_vl(read: &Read, deepstack: bool) -> Option<u128> {
     let e = read.count("hidden_size", 1152)?;
     let i = read.count("intermediate_size", 4304)?;
     let out = read.count("out_hidden_size", 3584)?;
     let depth = read.count("depth", 27)?;
     let positions = read.count("num_position_embeddings", 2304)?;
     let deepstack = match read.0.get("deepstack_visual_indexes") {
+        _ if !deepstack => 0,
         None | Some(Value::Null) => 3,
         Some(v) => v.as_array()?.len() as u128,
     };
@@ -221,6 +226,9 @@ mod tests {
         assert_eq!(encoder_params("qwen3_vl", vision), Some(by_hand));
         // The MoE models' vision class is the same one.
         assert_eq!(encoder_params("qwen3_vl_moe", vision), Some(by_hand));
+        // Qwen3.5's encoder is the same without its DeepStack mergers, whatever the config lists.
+        assert_eq!(encoder_params("qwen3_5", vision), Some(by_hand - deepstack));
+        assert_eq!(encoder_params("qwen3_5_moe", vision), Some(by_hand - deepstack));
         // Each DeepStack layer named adds a merger.
         let mut four = vision.clone();
         four.insert("deepstack_visual_indexes".to_owned(), serde_json::json!([2, 5, 11, 17]));
@@ -232,7 +240,7 @@ mod tests {
     #[test]
     fn what_cannot_be_counted_is_none() {
         let ok = serde_json::json!({"depth": 32});
-        assert!(encoder_params("qwen3_5", ok.as_object().unwrap()).is_none());
+        assert!(encoder_params("qwen3_next", ok.as_object().unwrap()).is_none());
         for (model_type, bad) in [
             ("qwen2_vl", serde_json::json!({"depth": "32"})),
             ("qwen2_5_vl", serde_json::json!({"depth": 0})),

@@ -1144,8 +1144,8 @@ fn glm_4_5_counts_as_its_modeling_code_builds_it() {
 }
 
 /// Qwen3.5's configs wrap the language model (`Qwen3_5MoeConfig`, `Qwen3_5Config`: `text_config`
-/// and a vision encoder's `vision_config`): the text model is read, the vision encoder named as not
-/// counted. Qwen3.5-35B-A3B's shape (the MoE text class's defaults) counted by hand from
+/// and a vision encoder's `vision_config`): the text model is read, the vision encoder named with
+/// its size as not counted. Qwen3.5-35B-A3B's shape (the MoE text class's defaults) counted by hand from
 /// transformers' `modeling_qwen3_5_moe.py`: Qwen3-Next's attention and MoE block on 40 layers of
 /// h = 2,048 (10 attention, 30 Gated DeltaNet), 256 experts of 512, its DeltaNet's input projected
 /// by four modules whose weights are Qwen3-Next's two.
@@ -1154,7 +1154,17 @@ fn qwen3_5_is_read_from_its_text_config() {
     let wrapper = serde_json::json!({"model_type": "qwen3_5_moe", "text_config": {"model_type": "qwen3_5_moe_text"},
         "vision_config": {"depth": 27}});
     let read = hf::import_value(&wrapper).unwrap();
-    assert_eq!(read.warnings, [ImportWarning::TextConfig("qwen3_5_moe".to_owned())]);
+    // The vision encoder (Qwen3-VL's without DeepStack, `Qwen3_5VisionConfig`'s defaults but its
+    // depth) by hand: a biased Conv3d of 3 · 2 · 16² to 1,152, 2,304 positions, 27 blocks of
+    // LayerNorms, qkv, proj and an MLP of 4,304, a merger of 4 · 1,152 to 3,584.
+    let (e, i, m, o) = (1152u64, 4304u64, 4608u64, 3584u64);
+    let block = 4 * e + (3 * e * e + 3 * e) + (e * e + e) + (e * i + i) + (i * e + e);
+    let vision = 3 * 2 * 16 * 16 * e + e + 2304 * e + 27 * block + 2 * e + (m * m + m) + (m * o + o);
+    assert_eq!(vision, 453_650_672);
+    assert_eq!(
+        read.warnings,
+        [ImportWarning::VisionEncoder { model_type: "qwen3_5_moe".to_owned(), params: vision }]
+    );
     let arch = &read.arch;
     assert_eq!(arch.family, Family::Qwen35Moe);
     assert!(arch.linear_attention.unwrap().split_in_proj && arch.attention_output_gate);
