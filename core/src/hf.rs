@@ -72,7 +72,8 @@ pub enum ImportWarning {
     VisionConfig(String),
     /// Occurs in place of [`ImportWarning::VisionConfig`] or [`ImportWarning::TextConfig`] where
     /// the vision encoder's parameters are known ([`crate::vision::encoder_params`]: Qwen2-VL,
-    /// Qwen2.5-VL, Qwen3-VL, Qwen3.5): it is not counted, and this many parameters are left out.
+    /// Qwen2.5-VL, Qwen3-VL, Qwen3.5, Gemma 3): it is not counted, and this many parameters are left
+    /// out.
     VisionEncoder {
         /// The config's `model_type`.
         model_type: String,
@@ -201,22 +202,8 @@ pub fn import_value(value: &Value) -> Result<Imported, ConfigError> {
     // A vision encoder whose parameters are known is named with them, wherever the language model is.
     let outer_type = model_type_of(outer)?;
     let vision = outer.get("vision_config").and_then(Value::as_object);
-    let encoder = vision.and_then(|v| crate::vision::encoder_params(outer_type, v));
-    let obj = match (language_model(outer), encoder) {
-        (text, Some(params)) => {
-            warnings.push(ImportWarning::VisionEncoder { model_type: outer_type.to_owned(), params });
-            text.unwrap_or(outer)
-        }
-        (Some(text), None) => {
-            warnings.push(ImportWarning::TextConfig(outer_type.to_owned()));
-            text
-        }
-        (None, None) if vision.is_some() => {
-            warnings.push(ImportWarning::VisionConfig(outer_type.to_owned()));
-            outer
-        }
-        (None, None) => outer,
-    };
+    let text = language_model(outer);
+    let obj = text.unwrap_or(outer);
     // The wrapper's `tie_word_embeddings` where its text_config leaves it out (Qwen3-VL's).
     let tied;
     let obj = match outer.get("tie_word_embeddings") {
@@ -249,6 +236,20 @@ pub fn import_value(value: &Value) -> Result<Imported, ConfigError> {
         warnings.extend(other_layer_types(obj));
     }
     check_consistent(&arch)?;
+    // The wrapper's other parts, named first: a vision encoder whose parameters are known with
+    // them (its projector may take the language model's width), else what was left out.
+    let encoder = vision.and_then(|v| crate::vision::encoder_params(outer_type, v, arch.hidden_size));
+    let named = match (encoder, text, vision) {
+        (Some(params), _, _) => {
+            Some(ImportWarning::VisionEncoder { model_type: outer_type.to_owned(), params })
+        }
+        (None, Some(_), _) => Some(ImportWarning::TextConfig(outer_type.to_owned())),
+        (None, None, Some(_)) => Some(ImportWarning::VisionConfig(outer_type.to_owned())),
+        (None, None, None) => None,
+    };
+    if let Some(named) = named {
+        warnings.insert(0, named);
+    }
     // The wrapper's own config holds it where there is one (transformers saves it at the top).
     let prequantized = match quantized::read(outer)? {
         Some(Stored::Packed(q)) => Some(q),

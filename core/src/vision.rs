@@ -3,7 +3,7 @@
 //! out. Counted for Qwen2-VL and Qwen2.5-VL, whose configs write their language model at the top
 //! (or, saved by transformers 5, in a `text_config`) beside the encoder's shape, and for Qwen3-VL
 //! (`models/qwen3_vl/modeling_qwen3_vl.py`) and Qwen3.5, whose language model is always in a
-//! `text_config`.
+//! `text_config`; and for Gemma 3's SigLIP encoder and projector (`gemma3`).
 //!
 //! Qwen2-VL (transformers `models/qwen2_vl/modeling_qwen2_vl.py`, `Qwen2VisionTransformerPretrainedModel`):
 //! - `PatchEmbed`: a Conv3d of `in_channels · temporal_patch_size · patch_size² · embed_dim`, no bias;
@@ -50,20 +50,21 @@ pub fn wrapper_ties_embeddings(model_type: &str) -> bool {
 }
 
 /// The parameters of the vision encoder that a config of type `model_type` describes in `vision`
-/// (its `vision_config`), projectors included; `None` for another type, or where a key holds no
-/// usable count.
+/// (its `vision_config`), projectors included (Gemma 3's to the language model's `text_width`);
+/// `None` for another type, or where a key holds no usable count.
 ///
 /// ```
 /// // Qwen2.5-VL-7B-Instruct's vision_config: 676,550,144 parameters.
 /// let vision = serde_json::json!({"depth": 32, "hidden_size": 1280, "intermediate_size": 3420,
 ///     "num_heads": 16, "in_chans": 3, "out_hidden_size": 3584, "patch_size": 14,
 ///     "spatial_merge_size": 2, "temporal_patch_size": 2});
-/// let params = trainplan_core::vision::encoder_params("qwen2_5_vl", vision.as_object().unwrap());
+/// let params = trainplan_core::vision::encoder_params("qwen2_5_vl", vision.as_object().unwrap(), 3584);
 /// assert_eq!(params, Some(676_550_144));
 /// ```
-pub fn encoder_params(model_type: &str, vision: &Map<String, Value>) -> Option<u64> {
+pub fn encoder_params(model_type: &str, vision: &Map<String, Value>, text_width: u64) -> Option<u64> {
     let read = Read(vision);
     let total = match model_type {
+        "gemma3" => gemma3(&read, u128::from(text_width))?,
         "qwen2_vl" => qwen2_vl(&read)?,
         "qwen2_5_vl" => qwen2_5_vl(&read)?,
         "qwen3_vl" | "qwen3_vl_moe" => qwen3_vl(&read, true)?,
@@ -95,6 +96,33 @@ impl Read<'_> {
         let merge = self.count("spatial_merge_size", 2)?;
         Some((conv, merge * merge * width))
     }
+}
+
+/// Gemma 3 (transformers `models/gemma3/modeling_gemma3.py`, `Gemma3ForConditionalGeneration`):
+/// SigLIP's vision transformer (`models/siglip/modeling_siglip.py`, `SiglipVisionTransformer`: a
+/// Conv2d patch embedding with its bias, (image_size ÷ patch_size)² learned positions, layers of
+/// two LayerNorms, q, k, v and out projections and an MLP of fc1 and fc2, all with biases, a last
+/// LayerNorm, and the attention-pooling head where `vision_use_head`, true unless the config says
+/// otherwise, as Gemma 3's do), then `Gemma3MultiModalProjector`: a matrix from the vision width
+/// to the language model's and an RMSNorm. Defaults: `SiglipVisionConfig`'s.
+fn gemma3(read: &Read, text_width: u128) -> Option<u128> {
+    let h = read.count("hidden_size", 768)?;
+    let i = read.count("intermediate_size", 3072)?;
+    let layers = read.count("num_hidden_layers", 12)?;
+    let patch = read.count("patch_size", 16)?;
+    let image = read.count("image_size", 224)?;
+    let channels = read.count("num_channels", 3)?;
+    let positions = (image / patch) * (image / patch);
+    let embeddings = channels * patch * patch * h + h + positions * h;
+    let mlp = (h * i + i) + (i * h + h);
+    let layer = 2 * 2 * h + 4 * (h * h + h) + mlp;
+    let head = match read.0.get("vision_use_head") {
+        Some(Value::Bool(false)) => 0,
+        // The probe, the multi-head attention's in and out projections, a LayerNorm, an MLP.
+        _ => h + (3 * h * h + 3 * h) + (h * h + h) + 2 * h + mlp,
+    };
+    let projector = h * text_width + h;
+    Some(embeddings + layers * layer + 2 * h + head + projector)
 }
 
 /// Qwen2-VL: LayerNorms, an MLP of fc1 and fc2, the merger to the language model's `hidden_size`.
@@ -175,16 +203,16 @@ mod tests {
         let merger = (e + e) + (4 * e * 4 * e + 4 * e) + (4 * e * h + h);
         let by_hand = patch_embed + 32 * (norms + attn + mlp) + merger;
         assert_eq!(by_hand, 675_759_104);
-        assert_eq!(encoder_params("qwen2_vl", vision.as_object().unwrap()), Some(by_hand));
+        assert_eq!(encoder_params("qwen2_vl", vision.as_object().unwrap(), 0), Some(by_hand));
         // The class's defaults are Qwen2-VL-7B's encoder.
-        assert_eq!(encoder_params("qwen2_vl", &Map::new()), Some(by_hand));
+        assert_eq!(encoder_params("qwen2_vl", &Map::new(), 0), Some(by_hand));
         // A fractional ratio is floored as `int()` floors it.
         let mut odd = vision.clone();
         odd["mlp_ratio"] = serde_json::json!(2.6667);
         let m = (1280.0f64 * 2.6667).floor() as u64;
         let mlp_odd = (e * m + m) + (m * e + e);
         assert_eq!(
-            encoder_params("qwen2_vl", odd.as_object().unwrap()),
+            encoder_params("qwen2_vl", odd.as_object().unwrap(), 0),
             Some(by_hand - 32 * (mlp - mlp_odd))
         );
     }
@@ -200,7 +228,7 @@ mod tests {
         assert_eq!(by_hand, 676_550_144);
         let vision = serde_json::json!({"depth": 32, "hidden_size": 1280, "intermediate_size": 3420,
             "out_hidden_size": 3584, "fullatt_block_indexes": [7, 15, 23, 31]});
-        assert_eq!(encoder_params("qwen2_5_vl", vision.as_object().unwrap()), Some(by_hand));
+        assert_eq!(encoder_params("qwen2_5_vl", vision.as_object().unwrap(), 0), Some(by_hand));
     }
 
     /// Qwen3-VL-2B-Instruct's vision_config, by hand from `modeling_qwen3_vl.py`: the Conv3d with
@@ -223,16 +251,42 @@ mod tests {
             "model_type": "qwen3_vl", "num_heads": 16, "num_position_embeddings": 2304, "out_hidden_size": 2048,
             "patch_size": 16, "spatial_merge_size": 2, "temporal_patch_size": 2});
         let vision = vision.as_object().unwrap();
-        assert_eq!(encoder_params("qwen3_vl", vision), Some(by_hand));
+        assert_eq!(encoder_params("qwen3_vl", vision, 0), Some(by_hand));
         // The MoE models' vision class is the same one.
-        assert_eq!(encoder_params("qwen3_vl_moe", vision), Some(by_hand));
+        assert_eq!(encoder_params("qwen3_vl_moe", vision, 0), Some(by_hand));
         // Qwen3.5's encoder is the same without its DeepStack mergers, whatever the config lists.
-        assert_eq!(encoder_params("qwen3_5", vision), Some(by_hand - deepstack));
-        assert_eq!(encoder_params("qwen3_5_moe", vision), Some(by_hand - deepstack));
+        assert_eq!(encoder_params("qwen3_5", vision, 0), Some(by_hand - deepstack));
+        assert_eq!(encoder_params("qwen3_5_moe", vision, 0), Some(by_hand - deepstack));
         // Each DeepStack layer named adds a merger.
         let mut four = vision.clone();
         four.insert("deepstack_visual_indexes".to_owned(), serde_json::json!([2, 5, 11, 17]));
-        assert_eq!(encoder_params("qwen3_vl", &four), Some(by_hand + (m + m) + fcs));
+        assert_eq!(encoder_params("qwen3_vl", &four, 0), Some(by_hand + (m + m) + fcs));
+    }
+
+    /// Gemma-3-4B's SigLIP encoder (as google/gemma-3-4b-it's config writes it: 27 layers of 1,152,
+    /// an MLP of 4,304, 896-pixel images in patches of 14, no pooling head) and its projector to the
+    /// language model's 2,560, by hand from `modeling_siglip.py` and `modeling_gemma3.py`. With the
+    /// language model read from the same config (3,880,263,168, `hf.rs`'s tests) it makes
+    /// 4,300,079,472, the model card's 4.3 B.
+    #[test]
+    fn gemma3_siglip_encoder_is_counted_module_by_module() {
+        let (h, i) = (1152u64, 4304u64);
+        let embeddings = 3 * 14 * 14 * h + h + 64 * 64 * h;
+        let mlp = (h * i + i) + (i * h + h);
+        let layer = 2 * (h + h) + 4 * (h * h + h) + mlp;
+        let projector = h * 2560 + h;
+        let by_hand = embeddings + 27 * layer + (h + h) + projector;
+        assert_eq!(by_hand, 419_816_304);
+        let vision = serde_json::json!({"hidden_size": 1152, "image_size": 896, "intermediate_size": 4304,
+            "model_type": "siglip_vision_model", "num_attention_heads": 16, "num_hidden_layers": 27,
+            "patch_size": 14, "vision_use_head": false});
+        let mut vision = vision.as_object().unwrap().clone();
+        assert_eq!(encoder_params("gemma3", &vision, 2560), Some(by_hand));
+        // SigLIP's pooling head where the config does not turn it off: its probe, a multi-head
+        // attention's in and out projections, a LayerNorm and an MLP.
+        vision.remove("vision_use_head");
+        let head = h + (3 * h * h + 3 * h) + (h * h + h) + (h + h) + mlp;
+        assert_eq!(encoder_params("gemma3", &vision, 2560), Some(by_hand + head));
     }
 
     /// What cannot be counted is not: another type, a key of the wrong kind or out of range, an MLP
@@ -240,7 +294,7 @@ mod tests {
     #[test]
     fn what_cannot_be_counted_is_none() {
         let ok = serde_json::json!({"depth": 32});
-        assert!(encoder_params("qwen3_next", ok.as_object().unwrap()).is_none());
+        assert!(encoder_params("qwen3_next", ok.as_object().unwrap(), 0).is_none());
         for (model_type, bad) in [
             ("qwen2_vl", serde_json::json!({"depth": "32"})),
             ("qwen2_5_vl", serde_json::json!({"depth": 0})),
@@ -251,10 +305,10 @@ mod tests {
             ("qwen2_vl", serde_json::json!({"embed_dim": 1_048_576, "mlp_ratio": 2.0})),
             ("qwen3_vl", serde_json::json!({"deepstack_visual_indexes": 3})),
         ] {
-            assert_eq!(encoder_params(model_type, bad.as_object().unwrap()), None, "{model_type} {bad}");
+            assert_eq!(encoder_params(model_type, bad.as_object().unwrap(), 0), None, "{model_type} {bad}");
         }
         let wide = serde_json::json!({"depth": MAX_DIM, "hidden_size": MAX_DIM, "intermediate_size": MAX_DIM,
             "out_hidden_size": MAX_DIM, "spatial_merge_size": MAX_DIM});
-        assert!(encoder_params("qwen2_5_vl", wide.as_object().unwrap()).is_none());
+        assert!(encoder_params("qwen2_5_vl", wide.as_object().unwrap(), 0).is_none());
     }
 }

@@ -508,6 +508,31 @@ fn qwen3_vl_moe_reads_qwen3_moes_decoder_and_the_wrappers_tie() {
     assert!(hf::import_value(&untold).unwrap().arch.tied_embeddings);
 }
 
+/// Gemma 3's multimodal configs (google/gemma-3-4b-it's, which names few keys: transformers'
+/// `Gemma3TextConfig` defaults fill the rest) name their SigLIP encoder and projector with their
+/// size: 419,816,304, counted by hand in `vision.rs`'s tests, beside the language model's
+/// 3,880,263,168, which together make the model card's 4.3 B (4,300,079,472).
+#[test]
+fn gemma_3s_vision_encoder_is_named_with_its_size() {
+    let config = serde_json::json!({"architectures": ["Gemma3ForConditionalGeneration"], "boi_token_index": 255999,
+        "eoi_token_index": 256000, "image_token_index": 262144, "mm_tokens_per_image": 256, "model_type": "gemma3",
+        "torch_dtype": "bfloat16",
+        "text_config": {"hidden_size": 2560, "intermediate_size": 10240, "model_type": "gemma3_text",
+            "num_hidden_layers": 34, "rope_scaling": {"factor": 8.0, "rope_type": "linear"}, "sliding_window": 1024},
+        "vision_config": {"hidden_size": 1152, "image_size": 896, "intermediate_size": 4304,
+            "model_type": "siglip_vision_model", "num_attention_heads": 16, "num_hidden_layers": 27, "patch_size": 14,
+            "vision_use_head": false}});
+    let read = hf::import_value(&config).unwrap();
+    assert_eq!(read.arch.family, Family::Gemma3);
+    let lm = model::count_params(&read.arch).total();
+    assert_eq!(lm, 3_880_263_168);
+    assert_eq!(
+        read.warnings,
+        [ImportWarning::VisionEncoder { model_type: "gemma3".to_owned(), params: 419_816_304 }]
+    );
+    assert_eq!(lm + 419_816_304, 4_300_079_472);
+}
+
 #[test]
 fn missing_and_wrong_values_name_the_key() {
     assert_eq!(refused("not json"), ConfigError::NotJson("expected ident at line 1 column 2".to_owned()));
