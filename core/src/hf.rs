@@ -72,7 +72,7 @@ pub enum ImportWarning {
     VisionConfig(String),
     /// Occurs in place of [`ImportWarning::VisionConfig`] or [`ImportWarning::TextConfig`] where
     /// the vision encoder's parameters are known ([`crate::vision::encoder_params`]: Qwen2-VL,
-    /// Qwen2.5-VL, Qwen3-VL, Qwen3.5, Gemma 3): it is not counted, and this many parameters are left
+    /// Qwen2.5-VL, Qwen3-VL, Qwen3.5, Gemma 3, Mistral 3): it is not counted, and this many parameters are left
     /// out.
     VisionEncoder {
         /// The config's `model_type`.
@@ -238,7 +238,7 @@ pub fn import_value(value: &Value) -> Result<Imported, ConfigError> {
     check_consistent(&arch)?;
     // The wrapper's other parts, named first: a vision encoder whose parameters are known with
     // them (its projector may take the language model's width), else what was left out.
-    let encoder = vision.and_then(|v| crate::vision::encoder_params(outer_type, v, arch.hidden_size));
+    let encoder = vision.and_then(|_| crate::vision::encoder_params(outer_type, outer, arch.hidden_size));
     let named = match (encoder, text, vision) {
         (Some(params), _, _) => {
             Some(ImportWarning::VisionEncoder { model_type: outer_type.to_owned(), params })

@@ -3,7 +3,8 @@
 //! out. Counted for Qwen2-VL and Qwen2.5-VL, whose configs write their language model at the top
 //! (or, saved by transformers 5, in a `text_config`) beside the encoder's shape, and for Qwen3-VL
 //! (`models/qwen3_vl/modeling_qwen3_vl.py`) and Qwen3.5, whose language model is always in a
-//! `text_config`; and for Gemma 3's SigLIP encoder and projector (`gemma3`).
+//! `text_config`; and for Gemma 3's SigLIP encoder and Mistral 3's Pixtral encoder, with their
+//! projectors (`gemma3`, `mistral3`).
 //!
 //! Qwen2-VL (transformers `models/qwen2_vl/modeling_qwen2_vl.py`, `Qwen2VisionTransformerPretrainedModel`):
 //! - `PatchEmbed`: a Conv3d of `in_channels · temporal_patch_size · patch_size² · embed_dim`, no bias;
@@ -49,22 +50,24 @@ pub fn wrapper_ties_embeddings(model_type: &str) -> bool {
     matches!(model_type, "qwen3_vl" | "qwen3_vl_moe")
 }
 
-/// The parameters of the vision encoder that a config of type `model_type` describes in `vision`
-/// (its `vision_config`), projectors included (Gemma 3's to the language model's `text_width`);
-/// `None` for another type, or where a key holds no usable count.
+/// The parameters of the vision encoder that a multimodal config of type `model_type` describes
+/// in its `vision_config`, projectors included (Gemma 3's and Mistral 3's to the language model's
+/// `text_width`, Mistral 3's shaped by the wrapper's own keys); `None` for another type, or where
+/// a key holds no usable count.
 ///
 /// ```
 /// // Qwen2.5-VL-7B-Instruct's vision_config: 676,550,144 parameters.
-/// let vision = serde_json::json!({"depth": 32, "hidden_size": 1280, "intermediate_size": 3420,
-///     "num_heads": 16, "in_chans": 3, "out_hidden_size": 3584, "patch_size": 14,
-///     "spatial_merge_size": 2, "temporal_patch_size": 2});
-/// let params = trainplan_core::vision::encoder_params("qwen2_5_vl", vision.as_object().unwrap(), 3584);
+/// let config = serde_json::json!({"model_type": "qwen2_5_vl", "vision_config": {"depth": 32,
+///     "hidden_size": 1280, "intermediate_size": 3420, "num_heads": 16, "in_chans": 3,
+///     "out_hidden_size": 3584, "patch_size": 14, "spatial_merge_size": 2, "temporal_patch_size": 2}});
+/// let params = trainplan_core::vision::encoder_params("qwen2_5_vl", config.as_object().unwrap(), 3584);
 /// assert_eq!(params, Some(676_550_144));
 /// ```
-pub fn encoder_params(model_type: &str, vision: &Map<String, Value>, text_width: u64) -> Option<u64> {
-    let read = Read(vision);
+pub fn encoder_params(model_type: &str, config: &Map<String, Value>, text_width: u64) -> Option<u64> {
+    let read = Read(config.get("vision_config")?.as_object()?);
     let total = match model_type {
         "gemma3" => gemma3(&read, u128::from(text_width))?,
+        "mistral3" => mistral3(&read, &Read(config), u128::from(text_width))?,
         "qwen2_vl" => qwen2_vl(&read)?,
         "qwen2_5_vl" => qwen2_5_vl(&read)?,
         "qwen3_vl" | "qwen3_vl_moe" => qwen3_vl(&read, true)?,
@@ -123,6 +126,38 @@ fn gemma3(read: &Read, text_width: u128) -> Option<u128> {
     };
     let projector = h * text_width + h;
     Some(embeddings + layers * layer + 2 * h + head + projector)
+}
+
+/// Mistral 3 (transformers `models/mistral3/modeling_mistral3.py`): Pixtral's encoder
+/// (`models/pixtral/modeling_pixtral.py`, `PixtralVisionModel`: a Conv2d patch embedding without
+/// bias, an RMSNorm, layers of two RMSNorms, q, k, v and o projections and a gated MLP, none with
+/// biases; rotary positions, which hold none), then `Mistral3MultiModalProjector`: an RMSNorm, the
+/// patch merger's linear from `spatial_merge_size`² patches to one, and two linears to the
+/// language model's width, biased where the wrapper's `multimodal_projector_bias` says, the first
+/// taking one vision width per `vision_feature_layer` listed. Defaults: `PixtralVisionConfig`'s
+/// and `Mistral3Config`'s.
+fn mistral3(read: &Read, wrapper: &Read, text_width: u128) -> Option<u128> {
+    let h = read.count("hidden_size", 1024)?;
+    let i = read.count("intermediate_size", 4096)?;
+    let layers = read.count("num_hidden_layers", 24)?;
+    let patch = read.count("patch_size", 16)?;
+    let channels = read.count("num_channels", 3)?;
+    let layer = 2 * h + 4 * h * h + 3 * h * i;
+    let encoder = channels * patch * patch * h + h + layers * layer;
+    let merge = wrapper.count("spatial_merge_size", 2)?;
+    let feature_layers = match wrapper.0.get("vision_feature_layer") {
+        Some(Value::Array(list)) => list.len() as u128,
+        _ => 1,
+    };
+    let bias = match wrapper.0.get("multimodal_projector_bias") {
+        Some(Value::Bool(true)) => text_width,
+        _ => 0,
+    };
+    let projector = h
+        + merge * merge * h * h
+        + (feature_layers * h * text_width + bias)
+        + (text_width * text_width + bias);
+    Some(encoder + projector)
 }
 
 /// Qwen2-VL: LayerNorms, an MLP of fc1 and fc2, the merger to the language model's `hidden_size`.
@@ -187,6 +222,12 @@ fn qwen3_vl(read: &Read, deepstack: bool) -> Option<u128> {
 mod tests {
     use super::*;
 
+    /// `encoder_params` of a config whose `vision_config` is `vision`.
+    fn params(model_type: &str, vision: &Value, text_width: u64) -> Option<u64> {
+        let config = serde_json::json!({ "vision_config": vision });
+        encoder_params(model_type, config.as_object().unwrap(), text_width)
+    }
+
     /// Qwen2-VL-7B-Instruct's vision_config (as released: `embed_dim`, `mlp_ratio` and the
     /// language model's `hidden_size`), counted by hand module by module from
     /// `modeling_qwen2_vl.py`: the model card's 8.29 B parameters less its language model
@@ -203,18 +244,15 @@ mod tests {
         let merger = (e + e) + (4 * e * 4 * e + 4 * e) + (4 * e * h + h);
         let by_hand = patch_embed + 32 * (norms + attn + mlp) + merger;
         assert_eq!(by_hand, 675_759_104);
-        assert_eq!(encoder_params("qwen2_vl", vision.as_object().unwrap(), 0), Some(by_hand));
+        assert_eq!(params("qwen2_vl", &vision, 0), Some(by_hand));
         // The class's defaults are Qwen2-VL-7B's encoder.
-        assert_eq!(encoder_params("qwen2_vl", &Map::new(), 0), Some(by_hand));
+        assert_eq!(params("qwen2_vl", &serde_json::json!({}), 0), Some(by_hand));
         // A fractional ratio is floored as `int()` floors it.
         let mut odd = vision.clone();
         odd["mlp_ratio"] = serde_json::json!(2.6667);
         let m = (1280.0f64 * 2.6667).floor() as u64;
         let mlp_odd = (e * m + m) + (m * e + e);
-        assert_eq!(
-            encoder_params("qwen2_vl", odd.as_object().unwrap(), 0),
-            Some(by_hand - 32 * (mlp - mlp_odd))
-        );
+        assert_eq!(params("qwen2_vl", &odd, 0), Some(by_hand - 32 * (mlp - mlp_odd)));
     }
 
     /// Qwen2.5-VL-7B-Instruct's: the model card's 8.29 B less Qwen2.5-7B's language model; by hand
@@ -228,7 +266,7 @@ mod tests {
         assert_eq!(by_hand, 676_550_144);
         let vision = serde_json::json!({"depth": 32, "hidden_size": 1280, "intermediate_size": 3420,
             "out_hidden_size": 3584, "fullatt_block_indexes": [7, 15, 23, 31]});
-        assert_eq!(encoder_params("qwen2_5_vl", vision.as_object().unwrap(), 0), Some(by_hand));
+        assert_eq!(params("qwen2_5_vl", &vision, 0), Some(by_hand));
     }
 
     /// Qwen3-VL-2B-Instruct's vision_config, by hand from `modeling_qwen3_vl.py`: the Conv3d with
@@ -250,17 +288,16 @@ mod tests {
             "hidden_act": "gelu_pytorch_tanh", "hidden_size": 1024, "in_channels": 3, "intermediate_size": 4096,
             "model_type": "qwen3_vl", "num_heads": 16, "num_position_embeddings": 2304, "out_hidden_size": 2048,
             "patch_size": 16, "spatial_merge_size": 2, "temporal_patch_size": 2});
-        let vision = vision.as_object().unwrap();
-        assert_eq!(encoder_params("qwen3_vl", vision, 0), Some(by_hand));
+        assert_eq!(params("qwen3_vl", &vision, 0), Some(by_hand));
         // The MoE models' vision class is the same one.
-        assert_eq!(encoder_params("qwen3_vl_moe", vision, 0), Some(by_hand));
+        assert_eq!(params("qwen3_vl_moe", &vision, 0), Some(by_hand));
         // Qwen3.5's encoder is the same without its DeepStack mergers, whatever the config lists.
-        assert_eq!(encoder_params("qwen3_5", vision, 0), Some(by_hand - deepstack));
-        assert_eq!(encoder_params("qwen3_5_moe", vision, 0), Some(by_hand - deepstack));
+        assert_eq!(params("qwen3_5", &vision, 0), Some(by_hand - deepstack));
+        assert_eq!(params("qwen3_5_moe", &vision, 0), Some(by_hand - deepstack));
         // Each DeepStack layer named adds a merger.
         let mut four = vision.clone();
-        four.insert("deepstack_visual_indexes".to_owned(), serde_json::json!([2, 5, 11, 17]));
-        assert_eq!(encoder_params("qwen3_vl", &four, 0), Some(by_hand + (m + m) + fcs));
+        four["deepstack_visual_indexes"] = serde_json::json!([2, 5, 11, 17]);
+        assert_eq!(params("qwen3_vl", &four, 0), Some(by_hand + (m + m) + fcs));
     }
 
     /// Gemma-3-4B's SigLIP encoder (as google/gemma-3-4b-it's config writes it: 27 layers of 1,152,
@@ -280,13 +317,35 @@ mod tests {
         let vision = serde_json::json!({"hidden_size": 1152, "image_size": 896, "intermediate_size": 4304,
             "model_type": "siglip_vision_model", "num_attention_heads": 16, "num_hidden_layers": 27,
             "patch_size": 14, "vision_use_head": false});
-        let mut vision = vision.as_object().unwrap().clone();
-        assert_eq!(encoder_params("gemma3", &vision, 2560), Some(by_hand));
+        let mut vision = vision.clone();
+        assert_eq!(params("gemma3", &vision, 2560), Some(by_hand));
         // SigLIP's pooling head where the config does not turn it off: its probe, a multi-head
         // attention's in and out projections, a LayerNorm and an MLP.
-        vision.remove("vision_use_head");
+        vision.as_object_mut().unwrap().remove("vision_use_head");
         let head = h + (3 * h * h + 3 * h) + (h * h + h) + (h + h) + mlp;
-        assert_eq!(encoder_params("gemma3", &vision, 2560), Some(by_hand + head));
+        assert_eq!(params("gemma3", &vision, 2560), Some(by_hand + head));
+    }
+
+    /// Mistral-Small-3.1-24B's Pixtral encoder (24 layers of 1,024, an MLP of 4,096, patches of 14)
+    /// and its projector to the language model's 5,120 (merging 2 × 2 patches, no biases), by hand
+    /// from `modeling_pixtral.py` and `modeling_mistral3.py`: 438,958,080. With its language
+    /// model, Mistral-Small-24B's shape (23,572,403,200: `hf.rs`'s tests), it makes
+    /// 24,011,361,280, the model card's 24 B.
+    #[test]
+    fn mistral3_pixtral_encoder_is_counted_module_by_module() {
+        let (h, i, t) = (1024u64, 4096u64, 5120u64);
+        let encoder = 3 * 14 * 14 * h + h + 24 * (2 * h + 4 * h * h + 3 * h * i);
+        let projector = h + 4 * h * h + h * t + t * t;
+        assert_eq!(encoder + projector, 438_958_080);
+        let vision = serde_json::json!({"head_dim": 64, "hidden_act": "silu", "hidden_size": 1024, "image_size": 1540,
+            "intermediate_size": 4096, "model_type": "pixtral", "num_attention_heads": 16, "num_channels": 3,
+            "num_hidden_layers": 24, "patch_size": 14, "rope_theta": 10000.0});
+        assert_eq!(params("mistral3", &vision, 5120), Some(encoder + projector));
+        // The wrapper's keys: biased projections, two feature layers, 3 × 3 patches merged.
+        let config = serde_json::json!({"vision_config": vision, "multimodal_projector_bias": true,
+            "vision_feature_layer": [-1, -2], "spatial_merge_size": 3});
+        let wider = encoder + h + 9 * h * h + (2 * h * t + t) + (t * t + t);
+        assert_eq!(encoder_params("mistral3", config.as_object().unwrap(), 5120), Some(wider));
     }
 
     /// What cannot be counted is not: another type, a key of the wrong kind or out of range, an MLP
@@ -294,7 +353,7 @@ mod tests {
     #[test]
     fn what_cannot_be_counted_is_none() {
         let ok = serde_json::json!({"depth": 32});
-        assert!(encoder_params("qwen3_next", ok.as_object().unwrap(), 0).is_none());
+        assert!(params("qwen3_next", &ok, 0).is_none());
         for (model_type, bad) in [
             ("qwen2_vl", serde_json::json!({"depth": "32"})),
             ("qwen2_5_vl", serde_json::json!({"depth": 0})),
@@ -305,10 +364,10 @@ mod tests {
             ("qwen2_vl", serde_json::json!({"embed_dim": 1_048_576, "mlp_ratio": 2.0})),
             ("qwen3_vl", serde_json::json!({"deepstack_visual_indexes": 3})),
         ] {
-            assert_eq!(encoder_params(model_type, bad.as_object().unwrap(), 0), None, "{model_type} {bad}");
+            assert_eq!(params(model_type, &bad, 0), None, "{model_type} {bad}");
         }
         let wide = serde_json::json!({"depth": MAX_DIM, "hidden_size": MAX_DIM, "intermediate_size": MAX_DIM,
             "out_hidden_size": MAX_DIM, "spatial_merge_size": MAX_DIM});
-        assert!(encoder_params("qwen2_5_vl", wide.as_object().unwrap(), 0).is_none());
+        assert!(params("qwen2_5_vl", &wide, 0).is_none());
     }
 }

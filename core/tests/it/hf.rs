@@ -329,7 +329,15 @@ fn a_multimodal_wrapper_is_read_from_its_text_config() {
         "image_token_index": 10,
     });
     let imported = hf::import_value(&wrapper).unwrap();
-    assert_eq!(imported.warnings, vec![ImportWarning::TextConfig("mistral3".to_owned())]);
+    // Its Pixtral encoder named with its size (`vision.rs`): PixtralVisionConfig's defaults but
+    // the two keys given (patches of 16, an MLP of 4,096), the projector to the text model's 4,096.
+    let (h, t) = (1024u64, 4096u64);
+    let pixtral = 3 * 16 * 16 * h + h + 24 * (2 * h + 4 * h * h + 3 * h * 4096);
+    let projector = h + 4 * h * h + h * t + t * t;
+    assert_eq!(
+        imported.warnings,
+        vec![ImportWarning::VisionEncoder { model_type: "mistral3".to_owned(), params: pixtral + projector }]
+    );
     assert_eq!(imported.arch, hf::import_value(&text).unwrap().arch);
     assert_eq!(hf::config_value(&wrapper, "rope_theta"), hf::config_value(&text, "rope_theta"));
     // A config with its own shape is read at the top, whatever else it holds; a vision tower beside
@@ -531,6 +539,30 @@ fn gemma_3s_vision_encoder_is_named_with_its_size() {
         [ImportWarning::VisionEncoder { model_type: "gemma3".to_owned(), params: 419_816_304 }]
     );
     assert_eq!(lm + 419_816_304, 4_300_079_472);
+}
+
+/// Mistral-Small-3.1-24B-Instruct-2503's config (its text model under `text_config`, Pixtral's
+/// shape under `vision_config`): the language model is Mistral-Small-24B's (the catalog's, read
+/// from its own config, 23,572,403,200), the vision encoder and projector named with their size
+/// (438,958,080, by hand in `vision.rs`'s tests), together the model card's 24 B.
+#[test]
+fn mistral_3s_pixtral_encoder_is_named_with_its_size() {
+    let text: serde_json::Value = serde_json::from_str(catalog_config("mistral-small-24b")).unwrap();
+    let config = serde_json::json!({"architectures": ["Mistral3ForConditionalGeneration"], "image_token_index": 10,
+        "model_type": "mistral3", "multimodal_projector_bias": false, "projector_hidden_act": "gelu",
+        "spatial_merge_size": 2, "text_config": text, "vision_feature_layer": -1,
+        "vision_config": {"head_dim": 64, "hidden_act": "silu", "hidden_size": 1024, "image_size": 1540,
+            "intermediate_size": 4096, "model_type": "pixtral", "num_attention_heads": 16, "num_channels": 3,
+            "num_hidden_layers": 24, "patch_size": 14, "rope_theta": 10000.0}});
+    let read = hf::import_value(&config).unwrap();
+    let lm = model::count_params(&read.arch).total();
+    assert_eq!(lm, model::count_params(&hf::import_value(&text).unwrap().arch).total());
+    assert_eq!(lm, 23_572_403_200);
+    assert_eq!(
+        read.warnings,
+        [ImportWarning::VisionEncoder { model_type: "mistral3".to_owned(), params: 438_958_080 }]
+    );
+    assert_eq!(lm + 438_958_080, 24_011_361_280);
 }
 
 #[test]
