@@ -72,8 +72,8 @@ pub enum ImportWarning {
     VisionConfig(String),
     /// Occurs in place of [`ImportWarning::VisionConfig`] or [`ImportWarning::TextConfig`] where
     /// the vision encoder's parameters are known ([`crate::vision::encoder_params`]: Qwen2-VL,
-    /// Qwen2.5-VL, Qwen3-VL, Qwen3.5, Gemma 3, Mistral 3): it is not counted, and this many parameters are left
-    /// out.
+    /// Qwen2.5-VL, Qwen3-VL, Qwen3.5, Gemma 3, Mistral 3): it is not counted, and this many
+    /// parameters are left out.
     VisionEncoder {
         /// The config's `model_type`.
         model_type: String,
@@ -199,7 +199,7 @@ pub fn import(text: &str) -> Result<Imported, ConfigError> {
 pub fn import_value(value: &Value) -> Result<Imported, ConfigError> {
     let outer = value.as_object().ok_or(ConfigError::NotObject)?;
     let mut warnings = Vec::new();
-    // A vision encoder whose parameters are known is named with them, wherever the language model is.
+    // The language model: a wrapper's text_config, or the config itself where it writes its shape.
     let outer_type = model_type_of(outer)?;
     let vision = outer.get("vision_config").and_then(Value::as_object);
     let text = language_model(outer);
