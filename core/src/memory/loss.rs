@@ -126,14 +126,22 @@ pub(crate) fn liger(plan: &Plan) -> bool {
 pub(crate) fn liger_patches_model(plan: &Plan) -> bool {
     let unknown =
         plan.model.warnings.iter().any(|w| matches!(w, crate::hf::ImportWarning::UnknownModelType(_)));
-    let qwen3_vl = match &plan.model.spec {
+    let family = plan.model.arch.family;
+    let qwen3 = matches!(family, model::Family::Qwen3 | model::Family::Qwen3Moe);
+    !unknown && liger_patches(plan.framework, family) && !(qwen3 && is_qwen3_vl(plan))
+}
+
+/// Whether the plan's model is a Qwen3-VL config ([`liger_patches_model`]), read as Qwen3 or
+/// Qwen3-MoE. Out of line: the estimate asks it only of those families with Liger on.
+#[inline(never)]
+fn is_qwen3_vl(plan: &Plan) -> bool {
+    match &plan.model.spec {
         crate::plan::ModelSpec::HfConfig(config) => {
             let model_type = config.get("model_type").and_then(serde_json::Value::as_str);
             matches!(model_type, Some("qwen3_vl" | "qwen3_vl_text" | "qwen3_vl_moe" | "qwen3_vl_moe_text"))
         }
         crate::plan::ModelSpec::Catalog(_) => false,
-    };
-    !unknown && !qwen3_vl && liger_patches(plan.framework, plan.model.arch.family)
+    }
 }
 
 /// Whether `framework` patches a model of `family` with Liger's kernels ([`LIGER_PATCHED`]).
