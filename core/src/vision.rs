@@ -230,8 +230,8 @@ mod tests {
 
     /// Qwen2-VL-7B-Instruct's vision_config (as released: `embed_dim`, `mlp_ratio` and the
     /// language model's `hidden_size`), counted by hand module by module from
-    /// `modeling_qwen2_vl.py`: the model card's 8.29 B parameters less its language model
-    /// (Qwen2-7B's 7,615,616,512) leave 675,759,104, which this is.
+    /// `modeling_qwen2_vl.py`: 675,759,104. With its language model (Qwen2-7B's shape,
+    /// 7,615,616,512) it makes 8,291,375,616, the model card's 8.29 B.
     #[test]
     fn qwen2_vl_encoder_is_counted_module_by_module() {
         let vision = serde_json::json!({"depth": 32, "embed_dim": 1280, "mlp_ratio": 4, "num_heads": 16,
@@ -255,8 +255,9 @@ mod tests {
         assert_eq!(params("qwen2_vl", &odd, 0), Some(by_hand - 32 * (mlp - mlp_odd)));
     }
 
-    /// Qwen2.5-VL-7B-Instruct's: the model card's 8.29 B less Qwen2.5-7B's language model; by hand
-    /// from `modeling_qwen2_5_vl.py` (RMSNorms, a gated MLP with biases).
+    /// Qwen2.5-VL-7B-Instruct's, by hand from `modeling_qwen2_5_vl.py` (RMSNorms, a gated MLP
+    /// with biases): 676,550,144. With Qwen2.5-7B's language model it makes 8,292,166,656, the
+    /// model card's 8.29 B.
     #[test]
     fn qwen2_5_vl_encoder_is_counted_module_by_module() {
         let (e, i, o) = (1280u64, 3420u64, 3584u64);
