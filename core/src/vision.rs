@@ -79,6 +79,16 @@ pub fn encoder_params(model_type: &str, config: &Map<String, Value>, text_width:
     u64::try_from(total).ok()
 }
 
+/// An `nn.Linear(inputs, outputs)`'s parameters, its bias where it has one.
+fn linear(inputs: u128, outputs: u128, bias: bool) -> u128 {
+    inputs * outputs + if bias { outputs } else { 0 }
+}
+
+/// A block's biased q, k and v (one fused `qkv`, or three) and output projection of `width`.
+fn biased_attention(width: u128) -> u128 {
+    linear(width, 3 * width, true) + linear(width, width, true)
+}
+
 /// A vision config's counts, each at most [`MAX_DIM`], so that every term below fits in 128 bits.
 struct Read<'a>(&'a Map<String, Value>);
 
@@ -117,14 +127,14 @@ fn gemma3(read: &Read, text_width: u128) -> Option<u128> {
     let channels = read.count("num_channels", 3)?;
     let positions = (image / patch) * (image / patch);
     let embeddings = channels * patch * patch * h + h + positions * h;
-    let mlp = (h * i + i) + (i * h + h);
-    let layer = 2 * 2 * h + 4 * (h * h + h) + mlp;
+    let mlp = linear(h, i, true) + linear(i, h, true);
+    let layer = 2 * 2 * h + biased_attention(h) + mlp;
     let head = match read.0.get("vision_use_head") {
         Some(Value::Bool(false)) => 0,
         // The probe, the multi-head attention's in and out projections, a LayerNorm, an MLP.
-        _ => h + (3 * h * h + 3 * h) + (h * h + h) + 2 * h + mlp,
+        _ => h + biased_attention(h) + 2 * h + mlp,
     };
-    let projector = h * text_width + h;
+    let projector = linear(h, text_width, false) + h;
     Some(embeddings + layers * layer + 2 * h + head + projector)
 }
 
@@ -142,21 +152,18 @@ fn mistral3(read: &Read, wrapper: &Read, text_width: u128) -> Option<u128> {
     let layers = read.count("num_hidden_layers", 24)?;
     let patch = read.count("patch_size", 16)?;
     let channels = read.count("num_channels", 3)?;
-    let layer = 2 * h + 4 * h * h + 3 * h * i;
+    let layer = 2 * h + 4 * linear(h, h, false) + 3 * linear(h, i, false);
     let encoder = channels * patch * patch * h + h + layers * layer;
     let merge = wrapper.count("spatial_merge_size", 2)?;
     let feature_layers = match wrapper.0.get("vision_feature_layer") {
         Some(Value::Array(list)) => list.len() as u128,
         _ => 1,
     };
-    let bias = match wrapper.0.get("multimodal_projector_bias") {
-        Some(Value::Bool(true)) => text_width,
-        _ => 0,
-    };
+    let bias = matches!(wrapper.0.get("multimodal_projector_bias"), Some(Value::Bool(true)));
     let projector = h
-        + merge * merge * h * h
-        + (feature_layers * h * text_width + bias)
-        + (text_width * text_width + bias);
+        + linear(merge * merge * h, h, false)
+        + linear(feature_layers * h, text_width, bias)
+        + linear(text_width, text_width, bias);
     Some(encoder + projector)
 }
 
@@ -176,8 +183,8 @@ fn qwen2_vl(read: &Read) -> Option<u128> {
     let out = read.count("hidden_size", 3584)?;
     let depth = read.count("depth", 32)?;
     let (embedding, merged) = read.patches(e, 14)?;
-    let block = 2 * 2 * e + (e * 3 * e + 3 * e) + (e * e + e) + (e * m + m) + (m * e + e);
-    let merger = 2 * e + (merged * merged + merged) + (merged * out + out);
+    let block = 2 * 2 * e + biased_attention(e) + linear(e, m, true) + linear(m, e, true);
+    let merger = 2 * e + linear(merged, merged, true) + linear(merged, out, true);
     Some(embedding + depth * block + merger)
 }
 
@@ -188,8 +195,8 @@ fn qwen2_5_vl(read: &Read) -> Option<u128> {
     let out = read.count("out_hidden_size", 3584)?;
     let depth = read.count("depth", 32)?;
     let (embedding, merged) = read.patches(e, 14)?;
-    let block = 2 * e + (e * 3 * e + 3 * e) + (e * e + e) + 2 * (e * i + i) + (i * e + e);
-    let merger = e + (merged * merged + merged) + (merged * out + out);
+    let block = 2 * e + biased_attention(e) + 2 * linear(e, i, true) + linear(i, e, true);
+    let merger = e + linear(merged, merged, true) + linear(merged, out, true);
     Some(embedding + depth * block + merger)
 }
 
@@ -211,8 +218,8 @@ fn qwen3_vl(read: &Read, deepstack: bool) -> Option<u128> {
     };
     let (conv, merged) = read.patches(e, 16)?;
     let embedding = conv + e + positions * e;
-    let block = 2 * 2 * e + (e * 3 * e + 3 * e) + (e * e + e) + (e * i + i) + (i * e + e);
-    let project = (merged * merged + merged) + (merged * out + out);
+    let block = 2 * 2 * e + biased_attention(e) + linear(e, i, true) + linear(i, e, true);
+    let project = linear(merged, merged, true) + linear(merged, out, true);
     let merger = 2 * e + project;
     let deepstack_merger = 2 * merged + project;
     Some(embedding + depth * block + merger + deepstack * deepstack_merger)
