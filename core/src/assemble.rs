@@ -42,7 +42,7 @@ pub(crate) fn report(plan: &Plan) -> Report {
         findings: {
             let mut rules = rules::check(plan, &mem);
             fixes::converge(plan, &mut rules);
-            plan.model.warnings.iter().map(import_finding).chain(rules).collect()
+            plan.model.warnings.iter().map(|w| import_finding(plan, w)).chain(rules).collect()
         },
     }
 }
@@ -275,7 +275,7 @@ fn memory_report(plan: &Plan, mem: &memory::Memory, n_devices: u64) -> report::M
     }
 }
 
-fn import_finding(warning: &ImportWarning) -> Finding {
+fn import_finding(plan: &Plan, warning: &ImportWarning) -> Finding {
     let (code, args) = match warning {
         ImportWarning::UnknownModelType(t) => {
             (Code::ModelUnknownType, BTreeMap::from([("model_type", t.clone())]))
@@ -301,13 +301,19 @@ fn import_finding(warning: &ImportWarning) -> Finding {
         ImportWarning::VisionConfig(t) => {
             (Code::ModelVisionConfig, BTreeMap::from([("model_type", t.clone())]))
         }
-        // Billions of parameters, and their weights' GiB in bf16, to two places.
+        // Billions of parameters, and their weights' GiB in bf16, to two places; counted or not as
+        // the plan's framework holds the encoder.
         ImportWarning::VisionEncoder { model_type, params } => (
-            Code::ModelVisionEncoder,
+            match memory::vision_encoder(plan) {
+                memory::VisionEncoder::NotLoaded => Code::ModelVisionEncoder,
+                memory::VisionEncoder::Frozen => Code::ModelVisionEncoderFrozen,
+                memory::VisionEncoder::Trained => Code::ModelVisionEncoderTrained,
+            },
             BTreeMap::from([
                 ("model_type", model_type.clone()),
                 ("params", format!("{:.2}", *params as f64 / 1e9)),
                 ("gib", format!("{:.2}", *params as f64 * 2.0 / (1u64 << 30) as f64)),
+                ("framework", plan.framework.name().to_owned()),
             ]),
         ),
     };

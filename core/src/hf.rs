@@ -72,8 +72,8 @@ pub enum ImportWarning {
     VisionConfig(String),
     /// Occurs in place of [`ImportWarning::VisionConfig`] or [`ImportWarning::TextConfig`] where
     /// the vision encoder's parameters are known ([`crate::vision::encoder_params`]: Qwen2-VL,
-    /// Qwen2.5-VL, Qwen3-VL, Qwen3.5, Gemma 3, Mistral 3): it is not counted, and this many
-    /// parameters are left out.
+    /// Qwen2.5-VL, Qwen3-VL, Qwen3.5, Gemma 3, Mistral 3): they are not among the language model's
+    /// counts, and a plan holds them as its framework does ([`crate::memory::vision_encoder`]).
     VisionEncoder {
         /// The config's `model_type`.
         model_type: String,
@@ -116,7 +116,7 @@ impl fmt::Display for ImportWarning {
             }
             ImportWarning::VisionEncoder { model_type, params } => write!(
                 f,
-                "{model_type:?} also holds a vision encoder of {params} parameters (vision_config), which is not counted"
+                "{model_type:?} also holds a vision encoder of {params} parameters (vision_config), not among the language model's counts"
             ),
             ImportWarning::TextConfig(t) => {
                 write!(
@@ -228,7 +228,7 @@ pub fn import_value(value: &Value) -> Result<Imported, ConfigError> {
             Family::Llama
         }
     };
-    let arch = match family {
+    let mut arch = match family {
         Family::Gpt2 => gpt2(&cfg)?,
         _ => decoder(&cfg, family, known.is_none(), &mut warnings)?,
     };
@@ -239,6 +239,7 @@ pub fn import_value(value: &Value) -> Result<Imported, ConfigError> {
     // The wrapper's other parts, named first: a vision encoder whose parameters are known with
     // them (its projector may take the language model's width), else what was left out.
     let encoder = vision.and_then(|_| crate::vision::encoder_params(outer_type, outer, arch.hidden_size));
+    arch.vision_params = encoder.unwrap_or(0);
     let named = match (encoder, text, vision) {
         (Some(params), _, _) => {
             Some(ImportWarning::VisionEncoder { model_type: outer_type.to_owned(), params })
@@ -619,6 +620,7 @@ fn gpt2(cfg: &Cfg) -> Result<Architecture, ConfigError> {
         linear_attention: None,
         attention_output_gate: false,
         logit_softcap: false,
+        vision_params: 0,
     })
 }
 
@@ -742,6 +744,7 @@ fn decoder(
         attention_output_gate: family.has_linear_attention(),
         logit_softcap: family == Family::Gemma2
             && cfg.get("final_logit_softcapping").1.and_then(Value::as_f64).is_some_and(|cap| 0.0 < cap),
+        vision_params: 0,
     })
 }
 

@@ -60,6 +60,10 @@ pub struct Architecture {
     /// Gemma 2's soft cap on the output logits (`final_logit_softcapping`: `tanh(logits / cap) ·
     /// cap`, transformers `Gemma2ForCausalLM.forward`), whose tanh keeps its output for backward.
     pub logit_softcap: bool,
+    /// A multimodal wrapper's vision encoder and projector (`crate::vision::encoder_params`), 0 for
+    /// a language model alone. Not among the counts (`count_params` is the language model's): the
+    /// frameworks that load the whole wrapper hold it on the first stage (`memory::states`).
+    pub vision_params: u64,
 }
 
 /// Gated DeltaNet (Yang et al. 2024, arXiv 2412.06464), a linear-attention layer: queries, keys,

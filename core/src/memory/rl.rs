@@ -40,15 +40,26 @@ pub(super) fn rollout_memory_of(plan: &Plan, counts: &model::ParamCounts) -> Rol
 /// `vllm/model_executor/layers/fused_moe/layer.py`), and the rest stays split by the TP;
 /// MindSpeed-RL's engine spreads the experts over its TP × EP ranks the same way
 /// (`vllm_weight_container.py`: `_infer_ep_size * _infer_tp_size`).
+/// A multimodal wrapper's vision encoder, where the plan's framework loads it ([`vision_encoder`]),
+/// is in the rest, split by the TP as vLLM's vision towers split their linear layers by default
+/// (`Qwen2_5_VisionMLP`'s `MergedColumnParallelLinear` and `RowParallelLinear`,
+/// vllm/model_executor/models/qwen2_5_vl.py; whole on every rank only with `mm_encoder_tp_mode:
+/// data`).
 pub fn rollout_weights_bytes(plan: &Plan, counts: &model::ParamCounts, tp: u64, ep: u64) -> (u64, u64) {
     let (tp, ep) = (tp.max(1), ep.max(1));
+    let vision = match vision_encoder(plan) {
+        VisionEncoder::NotLoaded => 0,
+        _ => plan.model.arch.vision_params,
+    };
     let n_experts = plan.model.arch.moe.as_ref().map_or(0, |moe| moe.n_experts);
     if ep == 1 || n_experts == 0 {
-        let all = counts.total().saturating_mul(BF16_BYTES) / tp;
+        let all = counts.total().saturating_add(vision).saturating_mul(BF16_BYTES) / tp;
         let experts = counts.experts.saturating_mul(BF16_BYTES) / tp;
         return (all - experts.min(all), experts.min(all));
     }
-    let rest = counts.total().saturating_sub(counts.experts).saturating_mul(BF16_BYTES) / tp;
+    let rest =
+        (counts.total().saturating_sub(counts.experts)).saturating_add(vision).saturating_mul(BF16_BYTES)
+            / tp;
     let experts =
         (counts.experts / n_experts).saturating_mul(n_experts.div_ceil(ep)).saturating_mul(BF16_BYTES);
     (rest, experts)

@@ -140,6 +140,9 @@ pub(super) fn stage_states(
     if first {
         dense += whole.embedding as f64 / ctx.tp as f64;
     }
+    // A multimodal wrapper's vision encoder, on the first stage: trained parameters, or frozen bytes.
+    let (trained_vision, frozen_vision) = vision_states(ctx, first);
+    dense += trained_vision;
     if last {
         dense += final_norm as f64;
         let head = match (arch.tied_embeddings, ctx.pp) {
@@ -171,6 +174,7 @@ pub(super) fn stage_states(
         res.gradients_bytes = unsharded_gradient_bytes(ctx, dense + expert);
         res.optimizer_bytes = 0;
     }
+    res.weights_bytes = res.weights_bytes.saturating_add(frozen_vision);
     let linear = linear_layers + mtp_linear(ctx, mtp);
     res.weights_bytes += low_precision_weight_copies(ctx, linear) as u64;
     if fp8_parameters(ctx) {
@@ -199,6 +203,66 @@ pub(super) fn stage_states(
         ctx.plan.overheads().runtime_context_bytes as f64 + ctx.plan.calibration.memory_offset_bytes();
     res.overhead_bytes = overhead.max(0.0) as u64;
     res
+}
+
+/// How a plan holds its model's vision encoder ([`vision_encoder`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VisionEncoder {
+    /// No encoder, or a framework whose launcher plans the language model alone (Megatron-LM,
+    /// MindSpeed-LLM and MindSpeed-RL train multimodal models through other entry points).
+    NotLoaded,
+    /// Loaded and frozen: its weights in the compute dtype, no gradient or optimizer state.
+    Frozen,
+    /// Loaded and trained with the language model.
+    Trained,
+}
+
+/// How `plan`'s framework holds a multimodal wrapper's vision encoder and projector
+/// ([`Architecture::vision_params`]), by its defaults. LLaMA-Factory loads the whole wrapper and
+/// freezes both (`freeze_vision_tower` and `freeze_multi_modal_projector`, each `True` by default,
+/// src/llamafactory/hparams/finetuning_args.py; `get_forbidden_modules`,
+/// src/llamafactory/model/model_utils/visual.py, keeps LoRA's adapters out of them too). VeRL trains
+/// the tower with the actor (`freeze_vision_tower: false`, verl/trainer/config/actor/actor.yaml at
+/// b178a3c) and a DeepSpeed full fine-tune trains every parameter; a LoRA plan leaves every base
+/// weight frozen, the encoder's among them.
+pub fn vision_encoder(plan: &Plan) -> VisionEncoder {
+    if plan.model.arch.vision_params == 0 {
+        return VisionEncoder::NotLoaded;
+    }
+    let loads =
+        matches!(plan.framework, Framework::LlamaFactory | Framework::DeepSpeed) || plan.framework.is_verl();
+    let trains =
+        plan.framework != Framework::LlamaFactory && !plan.trains_lora() && plan.method != Method::Freeze;
+    match (loads, trains) {
+        (false, _) => VisionEncoder::NotLoaded,
+        (true, false) => VisionEncoder::Frozen,
+        (true, true) => VisionEncoder::Trained,
+    }
+}
+
+/// The vision encoder on a stage ([`vision_encoder`]; the first stage holds it): the parameters it
+/// adds to those the stage trains, and the bytes of its frozen weights.
+///
+/// Trained, it is trained as the language model is and its states shard alike, whole on the rank
+/// (no framework that trains it here splits it by TP). Frozen, its parameters are in the compute
+/// dtype (LLaMA-Factory loads the wrapper in it and casts only trainable parameters to fp32,
+/// `_setup_full_tuning`), sharded by ZeRO-3 as every parameter is, and on the host where ZeRO-3
+/// offloads the parameters. Under QLoRA bitsandbytes also packs the encoder's linear layers, so
+/// this is the most they take.
+fn vision_states(ctx: &Ctx, first: bool) -> (f64, u64) {
+    let n = ctx.arch.vision_params as f64;
+    match first.then(|| vision_encoder(ctx.plan)) {
+        Some(VisionEncoder::Trained) => (n, 0),
+        Some(VisionEncoder::Frozen) => {
+            let p = &ctx.plan.parallel;
+            let bytes =
+                StateBytes { weights: compute_bytes_per_param(ctx.plan), gradients: 0.0, optimizer: 0.0 };
+            let frozen = zero_model_states(n, bytes, zero_stage(ctx), ctx.dp * ctx.cp);
+            let offloaded = p.offload_params && !ctx.plan.framework.is_verl() && p.zero_stage.shards_params();
+            (0.0, if offloaded { 0 } else { frozen.weights as u64 })
+        }
+        _ => (0.0, 0),
+    }
 }
 
 /// Whether the plan's linear layers run in fp8 or fp4 on its device.

@@ -338,7 +338,9 @@ fn a_multimodal_wrapper_is_read_from_its_text_config() {
         imported.warnings,
         vec![ImportWarning::VisionEncoder { model_type: "mistral3".to_owned(), params: pixtral + projector }]
     );
-    assert_eq!(imported.arch, hf::import_value(&text).unwrap().arch);
+    // The language model is the text config's; the encoder's size is kept beside it.
+    let lm = hf::import_value(&text).unwrap().arch;
+    assert_eq!(imported.arch, model::Architecture { vision_params: pixtral + projector, ..lm });
     assert_eq!(hf::config_value(&wrapper, "rope_theta"), hf::config_value(&text, "rope_theta"));
     // A config with its own shape is read at the top, whatever else it holds; a vision tower beside
     // it (Qwen2.5-VL's layout) is named.
@@ -354,7 +356,7 @@ fn a_multimodal_wrapper_is_read_from_its_text_config() {
 
 /// Qwen2.5-VL-7B-Instruct's config.json as released (the language model's shape at the top, the
 /// vision encoder's in `vision_config`, M-RoPE in `rope_scaling`).
-const QWEN2_5_VL_7B: &str = r#"{"architectures": ["Qwen2_5_VLForConditionalGeneration"], "attention_dropout": 0.0,
+pub(crate) const QWEN2_5_VL_7B: &str = r#"{"architectures": ["Qwen2_5_VLForConditionalGeneration"], "attention_dropout": 0.0,
   "bos_token_id": 151643, "eos_token_id": 151645, "vision_start_token_id": 151652, "vision_end_token_id": 151653,
   "vision_token_id": 151654, "image_token_id": 151655, "video_token_id": 151656, "hidden_act": "silu",
   "hidden_size": 3584, "initializer_range": 0.02, "intermediate_size": 18944, "max_position_embeddings": 128000,

@@ -2207,3 +2207,67 @@ fn fused_projections_cast_their_input_once() {
     assert_eq!(phi.1, llama.1);
     assert_eq!(llama.0 - phi.0, 3 * 2 * 3072 * 1024);
 }
+
+/// A multimodal wrapper's vision encoder is held as its framework loads it (`memory::vision_encoder`),
+/// on the first stage alone. Qwen2.5-VL-7B's encoder and projector (676,550,144 parameters, counted
+/// by hand in `vision.rs`'s tests against the model's published total) against the same config with
+/// its `vision_config` taken out:
+/// - LLaMA-Factory freezes it (`freeze_vision_tower`, `freeze_multi_modal_projector`): its bf16
+///   weights alone, 2 bytes a parameter, and a ZeRO-3 shard of them (÷ 8 on 8 devices); no
+///   gradient or optimizer state, the adapters unchanged;
+/// - VeRL trains it with the actor (`freeze_vision_tower: false`): it joins the parameters the
+///   first stage trains, so its gradients and optimizer states shard as the language model's do;
+/// - Megatron-LM's pretraining launcher plans the language model alone: nothing changes, and the
+///   finding says it is not counted.
+#[test]
+fn a_vision_encoder_is_held_as_its_framework_loads_it() {
+    let vision = 676_550_144u64;
+    let with: serde_json::Value = serde_json::from_str(crate::hf::QWEN2_5_VL_7B).unwrap();
+    let mut without = with.clone();
+    without.as_object_mut().unwrap().remove("vision_config");
+    let plan = |config: &serde_json::Value, rest: &str| {
+        let text = format!(r#"{{"model": {{"hf_config": {config}}}, {rest}}}"#);
+        Plan::from_json(&text).unwrap()
+    };
+    let codes = |plan: &Plan| -> Vec<String> {
+        evaluate(plan).findings.iter().map(|f| f.code.to_string()).filter(|c| c.contains("vision")).collect()
+    };
+    let first = |plan: &Plan| memory::estimate(plan).stages[0].clone();
+    for (zero, shards) in [(2u64, 1u64), (3, 8)] {
+        let rest =
+            format!(r#""framework": "llamafactory", "method": "lora", "parallel": {{"zero_stage": {zero}}}"#);
+        let (a, b) = (plan(&with, &rest), plan(&without, &rest));
+        assert_eq!(a.model.arch.vision_params, vision);
+        let (sa, sb) = (first(&a), first(&b));
+        assert_eq!(sa.weights_bytes - sb.weights_bytes, 2 * vision / shards, "ZeRO-{zero}");
+        assert_eq!((sa.gradients_bytes, sa.optimizer_bytes), (sb.gradients_bytes, sb.optimizer_bytes));
+        assert_eq!(sa.params, sb.params);
+        assert_eq!(codes(&a), ["model.vision_encoder_frozen"]);
+        assert!(codes(&b).is_empty());
+    }
+    let rest = r#""framework": "verl", "method": "grpo", "cluster": {"nodes": 1}"#;
+    let (a, b) = (plan(&with, rest), plan(&without, rest));
+    let (sa, sb) = (first(&a), first(&b));
+    assert_eq!(sa.params - sb.params, vision);
+    assert!(sb.gradients_bytes < sa.gradients_bytes && sb.optimizer_bytes < sa.optimizer_bytes);
+    // Its states per parameter are the language model's on that stage: each term grows in
+    // proportion to the parameters (to the byte, but for rounding).
+    for (grown, base) in [(sa.gradients_bytes, sb.gradients_bytes), (sa.optimizer_bytes, sb.optimizer_bytes)]
+    {
+        let per_param = base as f64 / sb.params as f64;
+        assert!(
+            ((grown - base) as f64 - per_param * vision as f64).abs() <= 1.0 + per_param,
+            "{grown} {base}"
+        );
+    }
+    assert_eq!(codes(&a), ["model.vision_encoder_trained"]);
+    // The stages after the first hold no part of it.
+    let rest = r#""framework": "megatron", "method": "pretrain", "cluster": {"nodes": 2}, "parallel": {"tp": 4, "pp": 2}"#;
+    let (a, b) = (plan(&with, rest), plan(&without, rest));
+    assert_eq!(memory::estimate(&a).stages, memory::estimate(&b).stages);
+    assert_eq!(codes(&a), ["model.vision_encoder"]);
+    let rest = r#""framework": "llamafactory", "method": "sft-full", "cluster": {"nodes": 1}, "parallel": {"zero_stage": 3}"#;
+    let (a, b) = (plan(&with, rest), plan(&without, rest));
+    let (ma, mb) = (memory::estimate(&a), memory::estimate(&b));
+    assert_eq!(ma.stages[0].weights_bytes - mb.stages[0].weights_bytes, 2 * vision / 8);
+}
