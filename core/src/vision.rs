@@ -44,10 +44,11 @@ pub fn language_family(model_type: &str) -> Option<crate::model::Family> {
 }
 
 /// Whether a wrapper of `model_type` holds the model's `tie_word_embeddings` (Qwen3-VL's
-/// `Qwen3VLConfig` and `Qwen3VLMoeConfig` take it, `False` by default), which its released
-/// `text_config` may leave out (Qwen3-VL-30B-A3B-Instruct's does).
+/// `Qwen3VLConfig` and `Qwen3VLMoeConfig` take it, `False` by default, and so do Qwen3.5's
+/// `Qwen3_5Config` and `Qwen3_5MoeConfig`, transformers models/qwen3_5 and qwen3_5_moe), which its
+/// released `text_config` may leave out (Qwen3-VL-30B-A3B-Instruct's does).
 pub fn wrapper_ties_embeddings(model_type: &str) -> bool {
-    matches!(model_type, "qwen3_vl" | "qwen3_vl_moe")
+    matches!(model_type, "qwen3_vl" | "qwen3_vl_moe" | "qwen3_5" | "qwen3_5_moe")
 }
 
 /// The parameters of the vision encoder that a multimodal config of type `model_type` describes

@@ -1208,7 +1208,7 @@ fn glm_4_5_counts_as_its_modeling_code_builds_it() {
 
 /// Qwen3.5's configs wrap the language model (`Qwen3_5MoeConfig`, `Qwen3_5Config`: `text_config`
 /// and a vision encoder's `vision_config`): the text model is read, the vision encoder named with
-/// its size as not counted. Qwen3.5-35B-A3B's shape (the MoE text class's defaults) counted by hand from
+/// its size, and the wrapper's `tie_word_embeddings` taken where the text config leaves it out. Qwen3.5-35B-A3B's shape (the MoE text class's defaults) counted by hand from
 /// transformers' `modeling_qwen3_5_moe.py`: Qwen3-Next's attention and MoE block on 40 layers of
 /// h = 2,048 (10 attention, 30 Gated DeltaNet), 256 experts of 512, its DeltaNet's input projected
 /// by four modules whose weights are Qwen3-Next's two.
@@ -1245,6 +1245,17 @@ fn qwen3_5_is_read_from_its_text_config() {
     let arch = hf::import_value(&dense).unwrap().arch;
     assert_eq!((arch.family, arch.moe.is_none()), (Family::Qwen35, true));
     assert_eq!(model::count_params(&arch).mlp, 32 * 3 * 4096 * 12288);
+    assert!(!arch.tied_embeddings);
+    // Both wrappers take `tie_word_embeddings` (False by default); a text config that writes its
+    // own keeps it.
+    for (model_type, text_type) in [("qwen3_5", "qwen3_5_text"), ("qwen3_5_moe", "qwen3_5_moe_text")] {
+        let tied = serde_json::json!({"model_type": model_type, "tie_word_embeddings": true,
+            "text_config": {"model_type": text_type}});
+        assert!(hf::import_value(&tied).unwrap().arch.tied_embeddings, "{model_type}");
+        let mut own = tied.clone();
+        own["text_config"]["tie_word_embeddings"] = serde_json::json!(false);
+        assert!(!hf::import_value(&own).unwrap().arch.tied_embeddings, "{model_type}");
+    }
 }
 
 /// Gemma 2 as transformers builds it (`Gemma2DecoderLayer`: q, k, v, o without biases; a norm
