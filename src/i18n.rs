@@ -288,6 +288,7 @@ texts! {
     params_head => "Output head", "输出层";
     params_head_tied => "tied to the embedding", "与词嵌入共享权重";
     params_mtp => "MTP layers, counted apart", "MTP 层（另计）";
+    params_vision => "Vision encoder and projector, counted apart", "视觉编码器与投影层（另计）";
     params_component => "Component", "组成部分";
     params_count => "Parameters", "参数量";
     params_share => "Share", "占比";

@@ -100,6 +100,7 @@ fn params_report(plan: &Plan, facts: &memory::ModelFacts, trainable: u64) -> rep
         norms: counts.norms,
         head: counts.head,
         mtp: counts.mtp,
+        vision: plan.model.arch.vision_params,
         lora,
         layers,
     }
@@ -267,11 +268,13 @@ fn memory_report(plan: &Plan, mem: &memory::Memory, n_devices: u64) -> report::M
         nvme_bytes_per_node: mem.nvme_bytes_per_node,
         dp: mem.dp,
         n_microbatches: mem.n_microbatches,
+        // A vision encoder the framework loads is sharded too, counted as one tensor.
         zero3_bf16_weight_bytes_per_device: memory::zero3_weight_bytes_per_device(
             &plan.model.arch,
             n_devices,
             memory::BF16_BYTES,
-        ),
+        )
+        .saturating_add(memory::loaded_vision_params(plan).div_ceil(n_devices) * memory::BF16_BYTES),
     }
 }
 

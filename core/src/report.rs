@@ -101,6 +101,9 @@ pub struct ParamsReport {
     pub head: u64,
     /// Multi-token-prediction layers (DeepSeek-V3), not in `total`.
     pub mtp: u64,
+    /// A multimodal model's vision encoder and projector (`vision_config`), not in `total`: held on
+    /// the first stage as the framework loads it (`memory::vision_encoder`).
+    pub vision: u64,
     /// LoRA adapter parameters for the plan's rank and targets (whatever the method).
     pub lora: u64,
     /// Decoder layers by kind: dense and MoE.

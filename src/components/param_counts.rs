@@ -21,6 +21,7 @@ pub fn ParamCounts() -> impl IntoView {
     let method = move || ctx.plan.with(|p| p.as_ref().ok().map(|p| p.method));
     let trainable_share = move || params.with(|p| p.as_ref().map(|p| format::share(p.trainable, p.total)));
     let mtp = move || value(|p| p.mtp).filter(|&n| 0 < n);
+    let vision = move || value(|p| p.vision).filter(|&n| 0 < n);
     view! {
         <h2>{move || ctx.tr(Key::params_title)}</h2>
         <div class="headline">
@@ -67,13 +68,22 @@ pub fn ParamCounts() -> impl IntoView {
                 </tr>
                 {move || layer_rows(ctx, params)}
             </tbody>
-            <Show when=move || mtp().is_some()>
+            <Show when=move || mtp().is_some() || vision().is_some()>
                 <tfoot>
-                    <tr>
-                        <th scope="row">{move || ctx.tr(Key::params_mtp)}</th>
-                        <td class="num" data-testid="params-mtp">{move || mtp().map(format::count)}</td>
-                        <td></td>
-                    </tr>
+                    <Show when=move || mtp().is_some()>
+                        <tr>
+                            <th scope="row">{move || ctx.tr(Key::params_mtp)}</th>
+                            <td class="num" data-testid="params-mtp">{move || mtp().map(format::count)}</td>
+                            <td></td>
+                        </tr>
+                    </Show>
+                    <Show when=move || vision().is_some()>
+                        <tr>
+                            <th scope="row">{move || ctx.tr(Key::params_vision)}</th>
+                            <td class="num" data-testid="params-vision">{move || vision().map(format::count)}</td>
+                            <td></td>
+                        </tr>
+                    </Show>
                 </tfoot>
             </Show>
         </table>

@@ -47,10 +47,7 @@ pub(super) fn rollout_memory_of(plan: &Plan, counts: &model::ParamCounts) -> Rol
 /// data`).
 pub fn rollout_weights_bytes(plan: &Plan, counts: &model::ParamCounts, tp: u64, ep: u64) -> (u64, u64) {
     let (tp, ep) = (tp.max(1), ep.max(1));
-    let vision = match vision_encoder(plan) {
-        VisionEncoder::NotLoaded => 0,
-        _ => plan.model.arch.vision_params,
-    };
+    let vision = loaded_vision_params(plan);
     let n_experts = plan.model.arch.moe.as_ref().map_or(0, |moe| moe.n_experts);
     if ep == 1 || n_experts == 0 {
         let all = counts.total().saturating_add(vision).saturating_mul(BF16_BYTES) / tp;

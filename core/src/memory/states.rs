@@ -240,6 +240,14 @@ pub fn vision_encoder(plan: &Plan) -> VisionEncoder {
     }
 }
 
+/// The vision encoder's parameters where `plan`'s framework loads it ([`vision_encoder`]), else 0.
+pub fn loaded_vision_params(plan: &Plan) -> u64 {
+    match vision_encoder(plan) {
+        VisionEncoder::NotLoaded => 0,
+        VisionEncoder::Frozen | VisionEncoder::Trained => plan.model.arch.vision_params,
+    }
+}
+
 /// The vision encoder on a stage ([`vision_encoder`]; the first stage holds it): the parameters it
 /// adds to those the stage trains, and the bytes of its frozen weights.
 ///

@@ -2244,6 +2244,9 @@ fn a_vision_encoder_is_held_as_its_framework_loads_it() {
         assert_eq!(sa.params, sb.params);
         assert_eq!(codes(&a), ["model.vision_encoder_frozen"]);
         assert!(codes(&b).is_empty());
+        // The report's ZeRO-3 figure shards it too, over the 8 devices, as one tensor.
+        let zero3 = |p: &Plan| evaluate(p).memory.zero3_bf16_weight_bytes_per_device;
+        assert_eq!(zero3(&a) - zero3(&b), vision.div_ceil(8) * 2);
     }
     let rest = r#""framework": "verl", "method": "grpo", "cluster": {"nodes": 1}"#;
     let (a, b) = (plan(&with, rest), plan(&without, rest));
@@ -2261,10 +2264,18 @@ fn a_vision_encoder_is_held_as_its_framework_loads_it() {
         );
     }
     assert_eq!(codes(&a), ["model.vision_encoder_trained"]);
+    // Its rollout engine holds the encoder's bf16 weights as well, split by the rollout's TP.
+    let rollout = |p: &Plan| memory::estimate(p).rollout.unwrap().weights_bytes;
+    let tp = u64::from(a.rl.rollout_tp.get());
+    assert_eq!(rollout(&a) - rollout(&b), (7_615_616_512 + vision) * 2 / tp - 7_615_616_512 * 2 / tp);
     // The stages after the first hold no part of it.
     let rest = r#""framework": "megatron", "method": "pretrain", "cluster": {"nodes": 2}, "parallel": {"tp": 4, "pp": 2}"#;
     let (a, b) = (plan(&with, rest), plan(&without, rest));
     assert_eq!(memory::estimate(&a).stages, memory::estimate(&b).stages);
+    assert_eq!(
+        evaluate(&a).memory.zero3_bf16_weight_bytes_per_device,
+        evaluate(&b).memory.zero3_bf16_weight_bytes_per_device
+    );
     assert_eq!(codes(&a), ["model.vision_encoder"]);
     let rest = r#""framework": "llamafactory", "method": "sft-full", "cluster": {"nodes": 1}, "parallel": {"zero_stage": 3}"#;
     let (a, b) = (plan(&with, rest), plan(&without, rest));

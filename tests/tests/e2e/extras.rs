@@ -1099,3 +1099,52 @@ async fn a_mindspeed_rl_file_that_runs_otherwise_says_so() -> WebDriverResult<()
     page.screenshot("zh-import-caveat").await?;
     page.driver.quit().await
 }
+
+/// A multimodal config.json (Qwen2.5-VL-7B-Instruct's as released): the language model is counted
+/// as Qwen2.5-7B (7,615,616,512), the vision encoder and projector apart (676,550,144, counted by
+/// hand from transformers' modules in `core/src/vision.rs`'s tests: with the language model, the
+/// model card's 8,292,166,656), and the findings say how the plan holds it: LLaMA-Factory frozen,
+/// its weights counted; in Chinese too.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_imported_multimodal_config_shows_its_vision_encoder() -> WebDriverResult<()> {
+    let chromedriver = Chromedriver::start();
+    let page = open(&chromedriver, 1280, 1000).await?;
+    assert_eq!(page.wait_text("params-total", |t| !t.is_empty()).await?, "7,615,616,512");
+    page.driver.find(By::Css("details.import summary")).await?.click().await?;
+    let config = r#"{"architectures": ["Qwen2_5_VLForConditionalGeneration"], "_name_or_path": "Qwen/Qwen2.5-VL-7B-Instruct",
+      "hidden_act": "silu", "hidden_size": 3584, "intermediate_size": 18944, "max_position_embeddings": 128000,
+      "model_type": "qwen2_5_vl", "num_attention_heads": 28, "num_hidden_layers": 28, "num_key_value_heads": 4,
+      "rms_norm_eps": 1e-06, "rope_theta": 1000000.0, "tie_word_embeddings": false, "vocab_size": 152064,
+      "vision_config": {"depth": 32, "hidden_act": "silu", "hidden_size": 1280, "intermediate_size": 3420,
+        "num_heads": 16, "in_chans": 3, "out_hidden_size": 3584, "patch_size": 14, "spatial_merge_size": 2,
+        "spatial_patch_size": 14, "window_size": 112, "fullatt_block_indexes": [7, 15, 23, 31],
+        "tokens_per_second": 2, "temporal_patch_size": 2}}"#;
+    paste(&page, "config-paste", config).await?;
+    page.click("config-apply").await?;
+    page.wait_text("model-imported", |t| t.contains("Qwen2.5-VL-7B-Instruct")).await?;
+    assert_eq!(page.wait_text("params-vision", |t| !t.is_empty()).await?, "676,550,144");
+    assert_eq!(page.text("params-total").await?, "7,615,616,512");
+    let finding = page.wait_text("finding-model.vision_encoder_frozen", |t| !t.is_empty()).await?;
+    assert!(
+        finding.contains("0.68 B") && finding.contains("LLaMA-Factory") && finding.contains("1.26 GiB"),
+        "{finding}"
+    );
+    // The page's peak is the core's for the plan on screen, the encoder's frozen weights in it.
+    let plan = plan_of(&page).await?;
+    assert_eq!(plan.model.arch.vision_params, 676_550_144);
+    let mut alone = plan.clone();
+    alone.model.arch.vision_params = 0;
+    let (with, without) = (evaluate(&plan).memory.peak_bytes, evaluate(&alone).memory.peak_bytes);
+    assert!(without < with, "{without} against {with}");
+    let peak = format!("{:.2} GiB", with as f64 / (1u64 << 30) as f64);
+    page.wait_text("summary-fits", |t| t.contains(&peak)).await?;
+    page.scroll_to("params-vision").await?;
+    page.screenshot("en-imported-vision").await?;
+    page.click("lang-switch").await?;
+    let zh = page.wait_text("finding-model.vision_encoder_frozen", |t| t.contains("视觉编码器")).await?;
+    assert!(zh.contains("冻结") && zh.contains("LLaMA-Factory"), "{zh}");
+    assert_eq!(page.wait_text("params-vision", |t| !t.is_empty()).await?, "676,550,144");
+    page.scroll_to("finding-model.vision_encoder_frozen").await?;
+    page.screenshot("zh-imported-vision").await?;
+    page.driver.quit().await
+}
