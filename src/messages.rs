@@ -360,6 +360,9 @@ pub fn zh(code: Code) -> &'static str {
             "TP {tp} 跨越了每节点 {devices_per_node} 卡的节点：每层的集合通信都要走网络。"
         }
         Code::MemoryDoesNotFit => "峰值每卡需要 {peak} GiB，可用只有 {usable} GiB。",
+        Code::VerlMbridgeModel => {
+            "VeRL 的 Megatron 引擎通过 mbridge 构建模型，而 mbridge 没有 model_type \"{model_type}\" 的桥接：请改用 VeRL 的 FSDP 引擎训练。"
+        }
         Code::MethodDpoMegatron => "Megatron-LM 没有 DPO 训练：请用 LLaMA-Factory 或 MindSpeed-LLM。",
         Code::MethodLoraMegatron => {
             "Megatron-LM 的 pretrain_gpt.py 不支持 LoRA（会训练全部权重）：请用 LLaMA-Factory、MindSpeed-LLM 或 Megatron-Bridge 的 PEFT。"

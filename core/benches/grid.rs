@@ -1,7 +1,8 @@
 //! The benchmark grid: every framework, dense and MoE, PP 1–64 with and without VPP, CP, RL; and
-//! the levels an evaluation is timed at. Shared by the native benchmark (`benches/evaluate.rs`) and
-//! the same figures from the page's wasm build in headless Chromium (`tests/wasm_bench.rs`), so the
-//! two measure the same plans the same way; only the clock differs.
+//! the levels an evaluation is timed at; and the searches timed. Shared by the native benchmark
+//! (`benches/evaluate.rs`) and the same figures from the page's wasm build in headless Chromium
+//! (the grid in `tests/wasm_bench.rs`, the searches in `tests/wasm_search_bench.rs`, each in a wasm
+//! instance of its own), so the two measure the same plans the same way; only the clock differs.
 
 use std::hint::black_box;
 

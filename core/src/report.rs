@@ -416,6 +416,7 @@ codes! {
     HwNoFp8 = "hw.no_fp8" => "{device} has no fp8 (Hopper, Ada or Blackwell needed).",
     HwTpAcrossNodes = "hw.tp_across_nodes" => "TP {tp} spans nodes of {devices_per_node} devices: its collectives cross the network every layer.",
     MemoryDoesNotFit = "memory.does_not_fit" => "Needs {peak} GiB per device at its peak; {usable} GiB are usable.",
+    VerlMbridgeModel = "verl.mbridge_model" => "VeRL's Megatron engine builds the model through mbridge, which has no bridge for model_type \"{model_type}\": VeRL's FSDP engine trains it.",
     MethodDpoMegatron = "method.dpo_megatron" => "Megatron-LM has no DPO trainer: use LLaMA-Factory or MindSpeed-LLM.",
     MethodLoraMegatron = "method.lora_megatron" => "Megatron-LM's pretrain_gpt.py has no LoRA (it would train every weight): use LLaMA-Factory, MindSpeed-LLM, or Megatron-Bridge's PEFT.",
     ScheduleFramework = "schedule.framework" => "{framework} has no {schedule} pipeline schedule.",

@@ -1049,6 +1049,18 @@ impl Plan {
         }
     }
 
+    /// The model's config.json `model_type` (a multimodal wrapper's, where it has one): what a
+    /// framework loading the model by type reads; `None` where the config writes none.
+    pub fn hf_model_type(&self) -> Option<&str> {
+        match &self.model.spec {
+            ModelSpec::Catalog(id) => crate::catalog::CONFIGS
+                .iter()
+                .find(|c| c.id == id)
+                .and_then(|c| crate::catalog::model_type(c.config)),
+            ModelSpec::HfConfig(v) => v.get("model_type").and_then(Value::as_str),
+        }
+    }
+
     /// Whether the trained weights are LoRA adapters on a frozen base: the `lora`, `qlora` and
     /// `dpo-lora` methods, and RL with `rl.lora`.
     pub fn trains_lora(&self) -> bool {

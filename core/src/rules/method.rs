@@ -10,6 +10,30 @@ use crate::hardware::Vendor;
 use crate::plan::{Framework, Method, Precision};
 use crate::report::{Code, Severity};
 
+/// The model types mbridge has a bridge for (`@register_model`, mbridge/models at 10cb17f, June
+/// 2026; Qwen3.5's and Qwen3-Omni's registered where their Megatron-Core modules import).
+const MBRIDGE_MODEL_TYPES: [&str; 19] = [
+    "deepseek_v3",
+    "gemma3",
+    "glm4_moe",
+    "glm4v",
+    "glm4v_moe",
+    "internvl_chat",
+    "llama",
+    "mimo",
+    "mixtral",
+    "qwen2",
+    "qwen2_5_vl",
+    "qwen2_moe",
+    "qwen3",
+    "qwen3_5",
+    "qwen3_5_moe",
+    "qwen3_moe",
+    "qwen3_omni_moe",
+    "qwen3_vl",
+    "qwen3_vl_moe",
+];
+
 /// Whether the framework trains the method (and the method's fix, a framework that does).
 pub(super) fn check(cx: &Ctx, acc: &mut Acc) {
     use Severity::{Error, Warning};
@@ -33,6 +57,22 @@ pub(super) fn check(cx: &Ctx, acc: &mut Acc) {
             &[("framework", plan.framework.wire().to_owned()), ("method", plan.method.wire().to_owned())],
             Some((Field::Method, Value::from("grpo"))),
         );
+    }
+    if plan.framework == Framework::VerlMegatron {
+        // VeRL's Megatron engine builds the model through mbridge by default (`vanilla_mbridge:
+        // True`, verl 0.9.1 verl/trainer/config/engine/megatron.yaml; `AutoBridge.from_config`,
+        // verl/workers/engine/megatron/transformer_impl.py), which looks the config's
+        // `model_type` up among its bridges and raises "Unregistered model type" for any other
+        // (mbridge/core/auto_bridge.py).
+        let model_type = plan.hf_model_type().unwrap_or("");
+        if !MBRIDGE_MODEL_TYPES.contains(&model_type) {
+            acc.push(
+                Error,
+                Code::VerlMbridgeModel,
+                &[("model_type", model_type.to_owned())],
+                Some((Field::Framework, Value::from("verl"))),
+            );
+        }
     }
     if plan.method.is_dpo() && plan.framework == Framework::Megatron {
         acc.push(Error, Code::MethodDpoMegatron, &[], Some((Field::Framework, Value::from("llamafactory"))));

@@ -552,6 +552,10 @@ fn catalog_configs_read_without_warnings() {
         let imported = hf::import(c.config).unwrap_or_else(|e| panic!("{}: {e}", c.id));
         assert!(imported.warnings.is_empty(), "{}: {:?}", c.id, imported.warnings);
         assert!(c.source.ends_with("/config.json"), "{} cites no config", c.id);
+        // Its `model_type`, read without parsing it (`catalog::model_type`), is the config's.
+        let parsed: serde_json::Value = serde_json::from_str(c.config).unwrap();
+        assert_eq!(catalog::model_type(c.config), parsed["model_type"].as_str(), "{}", c.id);
+        assert!(catalog::model_type(c.config).is_some(), "{} writes no model_type first", c.id);
         assert!(
             c.id.chars().all(|ch| ch.is_ascii_lowercase() || ch.is_ascii_digit() || ch == '-' || ch == '.'),
             "{} is not lowercase kebab-case",

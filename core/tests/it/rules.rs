@@ -48,6 +48,20 @@ const CASES: &[(&str, &str, &str)] = &[
         r#"{"model": "qwen2.5-7b", "method": "sft-full", "optimizer": "galore"}"#,
         r#"{"model": "qwen2.5-7b", "method": "sft-full", "optimizer": "galore", "pure_bf16": true}"#,
     ),
+    // verl 0.9.1 builds the Megatron engine's model through mbridge, which registers no bridge
+    // for Mistral's `model_type` (mbridge/models at 10cb17f); Qwen2's it has.
+    (
+        "verl.mbridge_model",
+        r#"{"model": "mistral-7b-v0.3", "framework": "verl-megatron", "method": "grpo"}"#,
+        r#"{"model": "qwen2.5-7b", "framework": "verl-megatron", "method": "grpo"}"#,
+    ),
+    // Kimi K2 is DeepSeek-V3's architecture, but its config's own type has no bridge; Moonlight,
+    // the same shape written as `deepseek_v3`, has.
+    (
+        "verl.mbridge_model",
+        r#"{"model": "kimi-k2", "framework": "verl-megatron", "method": "grpo", "cluster": {"nodes": 128}}"#,
+        r#"{"model": "moonlight-16b-a3b", "framework": "verl-megatron", "method": "grpo"}"#,
+    ),
     // verl 0.9.1 `dtype: bfloat16 # ["bfloat16", "float16"]`, both engines.
     (
         "verl.precision",
@@ -1236,4 +1250,19 @@ fn a_packed_checkpoint_meets_llamafactorys_own_checks() {
         format!(r#"{{"model": {{"hf_config": {value}}}, {lf}"method": "lora", "lora": {{"dora": true}}}}"#);
     let report = evaluate(&Plan::from_json(&text).unwrap());
     assert!(report.findings.iter().all(|f| f.code != "llamafactory.ptq_dora"), "{:?}", report.findings);
+}
+
+/// mbridge looks up the config's own `model_type`: an imported Qwen2.5-VL (`qwen2_5_vl`, which it
+/// bridges) keeps the rule, the same language model imported as Mistral's type does not, and the
+/// rule is VeRL's Megatron engine's alone.
+#[test]
+fn verl_megatron_needs_a_model_type_mbridge_bridges() {
+    let plan = |config: &str, framework: &str| {
+        format!(r#"{{"model": {{"hf_config": {config}}}, "framework": "{framework}", "method": "grpo"}}"#)
+    };
+    let vl = crate::hf::QWEN2_5_VL_7B;
+    assert!(!codes(&plan(vl, "verl-megatron")).contains(&"verl.mbridge_model"));
+    let mistral = vl.replace(r#""model_type": "qwen2_5_vl""#, r#""model_type": "mistral""#);
+    assert!(codes(&plan(&mistral, "verl-megatron")).contains(&"verl.mbridge_model"));
+    assert!(!codes(&plan(&mistral, "verl")).contains(&"verl.mbridge_model"));
 }
