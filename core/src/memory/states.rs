@@ -251,14 +251,16 @@ pub fn loaded_vision_params(plan: &Plan) -> u64 {
 /// The vision encoder on a stage ([`vision_encoder`]; the first stage holds it): the parameters it
 /// adds to those the stage trains, and the bytes of its frozen weights.
 ///
-/// Trained, it is trained as the language model is and its states shard alike, whole on the rank
-/// (no framework that trains it here splits it by TP). Frozen, its parameters are in the compute
-/// dtype (LLaMA-Factory loads the wrapper in it and casts only trainable parameters to fp32,
-/// `_setup_full_tuning`), sharded by ZeRO-3 as every parameter is, and on the host where ZeRO-3
-/// offloads the parameters. Under QLoRA bitsandbytes also packs the encoder's linear layers, so
-/// this is the most they take.
+/// Split by the plan's TP, as VeRL's Megatron engine builds it (mbridge's vision config is a copy
+/// of the language model's, pipeline parallelism set to 1: `get_vision_model_config(deepcopy(
+/// self.config))`, mbridge/models/qwen2_5_vl/__init__.py); the other frameworks that load it have
+/// no TP. Trained, it is trained as the language model is and its states shard alike. Frozen, its
+/// parameters are in the compute dtype (LLaMA-Factory loads the wrapper in it and casts only
+/// trainable parameters to fp32, `_setup_full_tuning`), sharded by ZeRO-3 as every parameter is,
+/// and on the host where ZeRO-3 offloads the parameters. Under QLoRA bitsandbytes also packs the
+/// encoder's linear layers, so this is the most they take.
 fn vision_states(ctx: &Ctx, first: bool) -> (f64, u64) {
-    let n = ctx.arch.vision_params as f64;
+    let n = ctx.arch.vision_params as f64 / ctx.tp as f64;
     match first.then(|| vision_encoder(ctx.plan)) {
         Some(VisionEncoder::Trained) => (n, 0),
         Some(VisionEncoder::Frozen) => {

@@ -2216,7 +2216,8 @@ fn fused_projections_cast_their_input_once() {
 ///   weights alone, 2 bytes a parameter, and a ZeRO-3 shard of them (÷ 8 on 8 devices); no
 ///   gradient or optimizer state, the adapters unchanged;
 /// - VeRL trains it with the actor (`freeze_vision_tower: false`): it joins the parameters the
-///   first stage trains, so its gradients and optimizer states shard as the language model's do;
+///   first stage trains, so its gradients and optimizer states shard as the language model's do
+///   (its Megatron engine splits it by the TP too);
 /// - Megatron-LM's pretraining launcher plans the language model alone: nothing changes, and the
 ///   finding says it is not counted.
 #[test]
@@ -2264,6 +2265,10 @@ fn a_vision_encoder_is_held_as_its_framework_loads_it() {
         );
     }
     assert_eq!(codes(&a), ["model.vision_encoder_trained"]);
+    // VeRL's Megatron engine splits it by the language model's TP (mbridge copies its config).
+    let megatron =
+        r#""framework": "verl-megatron", "method": "grpo", "cluster": {"nodes": 1}, "parallel": {"tp": 2}"#;
+    assert_eq!(first(&plan(&with, megatron)).params - first(&plan(&without, megatron)).params, vision / 2);
     // Its rollout engine holds the encoder's bf16 weights as well, split by the rollout's TP.
     let rollout = |p: &Plan| memory::estimate(p).rollout.unwrap().weights_bytes;
     let tp = u64::from(a.rl.rollout_tp.get());
