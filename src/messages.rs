@@ -319,6 +319,9 @@ pub fn zh(code: Code) -> &'static str {
         Code::ModelPtq16bit => {
             "该检查点以 {format} {bits} 位存储，只有 LLaMA-Factory 能在训练 LoRA 时保持打包：在 {framework} 上按 16 位模型计算。"
         }
+        Code::ModelIndexer => {
+            "DeepSeek-V3.2 按 DeepSeek-V3 规划：其 lightning indexer（各层合计 {params} M 参数）与稀疏注意力未计入。"
+        }
         Code::ModelVisionConfig => {
             "\"{model_type}\" 还包含视觉编码器（vision_config），未计入：只规划语言模型。"
         }

@@ -304,6 +304,10 @@ fn import_finding(plan: &Plan, warning: &ImportWarning) -> Finding {
         ImportWarning::VisionConfig(t) => {
             (Code::ModelVisionConfig, BTreeMap::from([("model_type", t.clone())]))
         }
+        // Millions of parameters, to one place.
+        ImportWarning::Indexer { params } => {
+            (Code::ModelIndexer, BTreeMap::from([("params", format!("{:.1}", *params as f64 / 1e6))]))
+        }
         // Billions of parameters, and their weights' GiB in bf16, to two places; counted or not as
         // the plan's framework holds the encoder.
         ImportWarning::VisionEncoder { model_type, params } => (

@@ -66,6 +66,13 @@ pub enum ImportWarning {
     /// Occurs when `quantization_config` names a `quant_method` the planner does not read (AQLM,
     /// HQQ, compressed-tensors, …): the weights were counted as 16-bit. Holds the method.
     QuantizationUnread(String),
+    /// Occurs for DeepSeek-V3.2 (`deepseek_v32`), read as DeepSeek-V3's architecture: its lightning
+    /// indexer, beside every layer's attention and the MTP layers', is not counted. Holds the
+    /// indexer's parameters, all layers.
+    Indexer {
+        /// Parameters of every layer's indexer.
+        params: u64,
+    },
     /// Occurs when a config with its own shape also holds a `vision_config` (Qwen2-VL and
     /// Qwen2.5-VL write their language model at the top): the vision encoder is not counted. Holds
     /// the config's `model_type`.
@@ -114,6 +121,10 @@ impl fmt::Display for ImportWarning {
             ImportWarning::VisionConfig(t) => {
                 write!(f, "{t:?} also holds a vision encoder (vision_config), which is not counted")
             }
+            ImportWarning::Indexer { params } => write!(
+                f,
+                "DeepSeek-V3.2's lightning indexer ({params} parameters over its layers) is not counted: read as DeepSeek-V3"
+            ),
             ImportWarning::VisionEncoder { model_type, params } => write!(
                 f,
                 "{model_type:?} also holds a vision encoder of {params} parameters (vision_config), not among the language model's counts"
@@ -235,6 +246,9 @@ pub fn import_value(value: &Value) -> Result<Imported, ConfigError> {
     if arch.linear_attention.is_none() {
         warnings.extend(other_layer_types(obj));
     }
+    if model_type == "deepseek_v32" {
+        warnings.push(ImportWarning::Indexer { params: indexer_params(&cfg, &arch)? });
+    }
     check_consistent(&arch)?;
     // The wrapper's other parts, named first: a vision encoder whose parameters are known with
     // them (its projector may take the language model's width), else what was left out.
@@ -265,6 +279,24 @@ pub fn import_value(value: &Value) -> Result<Imported, ConfigError> {
         return Err(ConfigError::TooLarge);
     }
     Ok(Imported { arch, warnings, prequantized })
+}
+
+/// DeepSeek-V3.2's lightning indexer, every layer's and each MTP layer's (a layer like the rest):
+/// `wq_b` from the query compression to `index_n_heads × index_head_dim`, `wk` from the width to
+/// `index_head_dim`, `k_norm` a LayerNorm of `index_head_dim` (weight and bias) and `weights_proj`
+/// from the width to `index_n_heads`, none with a bias (`Indexer`, DeepSeek's
+/// inference/model.py for V3.2-Exp; transformers `DeepseekV32Indexer`), 64 heads of 128 by default
+/// (`DeepseekV32Config`).
+fn indexer_params(cfg: &Cfg, arch: &Architecture) -> Result<u64, ConfigError> {
+    let heads = cfg.opt("index_n_heads", 1, MAX_HEADS)?.unwrap_or(64);
+    let head_dim = cfg.opt("index_head_dim", 1, MAX_WIDTH)?.unwrap_or(128);
+    let q_rank = match arch.attention {
+        Attention::Mla { q_lora_rank: Some(rank), .. } => rank,
+        _ => arch.hidden_size,
+    };
+    let h = arch.hidden_size;
+    let per_layer = q_rank * heads * head_dim + h * head_dim + 2 * head_dim + h * heads;
+    Ok(per_layer * (arch.n_layers + arch.n_mtp_layers))
 }
 
 /// The config's `model_type`, `""` when it has none.

@@ -284,7 +284,10 @@ impl Family {
         // Kimi K2 is DeepSeek-V3's architecture under a type of its own, so that inference engines
         // tell the two apart (its config.json names `DeepseekV3ForCausalLM`; Kimi-K2 README,
         // "Other": change `model_type` to `deepseek_v3` where a framework does not know it).
-        if model_type == "kimi_k2" {
+        // DeepSeek-V3.2 is DeepSeek-V3's architecture with a lightning indexer beside each layer's
+        // attention (transformers `DeepseekV32Config`, whose other keys and defaults are V3's), which
+        // the importer names with its size (`hf::ImportWarning::Indexer`).
+        if matches!(model_type, "kimi_k2" | "deepseek_v32") {
             return Some(Family::DeepseekV3);
         }
         // Qwen2-VL's and Qwen2.5-VL's language model is Qwen2's decoder (transformers

@@ -397,6 +397,7 @@ codes! {
     LlamafactoryPtqDora = "llamafactory.ptq_dora" => "LLaMA-Factory refuses DoRA on a {format}-quantized checkpoint: DoRA needs the base weight's norms.",
     LlamafactoryPtqQuantizationBit = "llamafactory.ptq_quantization_bit" => "The checkpoint is already {format} {bits}-bit: LLaMA-Factory ignores quantization_bit and trains LoRA over it as stored, as the plan counts it.",
     ModelPtq16bit = "model.ptq_16bit" => "The checkpoint is stored {format} {bits}-bit, which LLaMA-Factory alone keeps packed while LoRA trains: on {framework} the plan counts the 16-bit model.",
+    ModelIndexer = "model.indexer" => "DeepSeek-V3.2 is planned as DeepSeek-V3: its lightning indexer ({params} M parameters over its layers) and its sparse attention are not counted.",
     ModelVisionConfig = "model.vision_config" => "\"{model_type}\" also holds a vision encoder (vision_config), which is not counted: the language model alone is planned.",
     ModelVisionEncoder = "model.vision_encoder" => "\"{model_type}\" also holds a vision encoder of {params} B parameters (vision_config), which is not counted: the language model alone is planned, and the encoder's weights would take {gib} GiB more in bf16.",
     ModelVisionEncoderFrozen = "model.vision_encoder_frozen" => "\"{model_type}\" also holds a vision encoder of {params} B parameters (vision_config). {framework} keeps it frozen for this plan, so its weights are counted on the first stage ({gib} GiB in bf16 before any sharding); the images' activations and the encoder's compute are not counted.",

@@ -1324,3 +1324,29 @@ fn gemma_3_counts_its_qk_norms_and_windows_five_layers_in_six() {
     assert_eq!(model::count_params(&read.arch).total(), 999_885_952);
     assert_eq!(read.arch.sliding_window.unwrap().full_every, 2);
 }
+
+/// DeepSeek-V3.2-Exp's config.json is DeepSeek-V3's with its own type and the indexer's keys
+/// (`index_n_heads` 64, `index_head_dim` 128, `index_topk` 2,048): read as DeepSeek-V3's
+/// architecture, the same counts as the catalog's DeepSeek-V3, and its lightning indexer named with
+/// its size, counted by hand from DeepSeek's `Indexer` (inference/model.py for V3.2-Exp, as
+/// transformers' `DeepseekV32Indexer` builds it): `wq_b` 1,536 → 64 × 128, `wk` 7,168 → 128,
+/// `k_norm` a LayerNorm of 128 (weight and bias), `weights_proj` 7,168 → 64, in each of the 61
+/// layers and the MTP layer.
+#[test]
+fn deepseek_v3_2_reads_as_v3_and_names_its_indexer() {
+    let mut config: serde_json::Value = serde_json::from_str(catalog_config("deepseek-v3")).unwrap();
+    config["model_type"] = serde_json::json!("deepseek_v32");
+    config["index_n_heads"] = serde_json::json!(64);
+    config["index_head_dim"] = serde_json::json!(128);
+    config["index_topk"] = serde_json::json!(2048);
+    let read = hf::import_value(&config).unwrap();
+    let v3 = hf::import(catalog_config("deepseek-v3")).unwrap().arch;
+    assert_eq!(read.arch, v3);
+    let per_layer = 1536 * 64 * 128 + 7168 * 128 + 2 * 128 + 7168 * 64;
+    assert_eq!(per_layer, 13_959_424);
+    assert_eq!(read.warnings, [ImportWarning::Indexer { params: 62 * per_layer }]);
+    // The indexer's keys left out take `DeepseekV32Config`'s defaults, the same 64 heads of 128.
+    let mut bare = config.clone();
+    bare.as_object_mut().unwrap().retain(|k, _| !k.starts_with("index_"));
+    assert_eq!(hf::import_value(&bare).unwrap().warnings, read.warnings);
+}
