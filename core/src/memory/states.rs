@@ -269,7 +269,10 @@ fn vision_states(ctx: &Ctx, first: bool) -> (f64, u64) {
                 StateBytes { weights: compute_bytes_per_param(ctx.plan), gradients: 0.0, optimizer: 0.0 };
             let frozen = zero_model_states(n, bytes, zero_stage(ctx), ctx.dp * ctx.cp);
             let offloaded = p.offload_params && !ctx.plan.framework.is_verl() && p.zero_stage.shards_params();
-            (0.0, if offloaded { 0 } else { frozen.weights as u64 })
+            // Full DPO's frozen reference is a second load of the whole wrapper (TRL
+            // `DPOTrainer`'s `ref_model`), its encoder as frozen as the policy's.
+            let copies = if ctx.plan.method == Method::Dpo { 2 } else { 1 };
+            (0.0, if offloaded { 0 } else { copies * frozen.weights as u64 })
         }
         _ => (0.0, 0),
     }

@@ -2286,4 +2286,8 @@ fn a_vision_encoder_is_held_as_its_framework_loads_it() {
     let (a, b) = (plan(&with, rest), plan(&without, rest));
     let (ma, mb) = (memory::estimate(&a), memory::estimate(&b));
     assert_eq!(ma.stages[0].weights_bytes - mb.stages[0].weights_bytes, 2 * vision / 8);
+    // Full DPO's frozen reference (TRL's `ref_model`) loads the whole wrapper again: twice as much.
+    let rest = r#""framework": "llamafactory", "method": "dpo", "cluster": {"nodes": 1}, "parallel": {"zero_stage": 3}"#;
+    let (a, b) = (plan(&with, rest), plan(&without, rest));
+    assert_eq!(first(&a).weights_bytes - first(&b).weights_bytes, 2 * (2 * vision / 8));
 }
