@@ -572,3 +572,19 @@ fn the_field_registry_is_the_documented_table() {
     assert_eq!(Field::from_path("parallel.tpp"), None);
     assert_eq!(serde_json::to_value(Field::ParallelTp).unwrap(), "parallel.tp");
 }
+
+/// The README gives the model and device catalogs' sizes in English and in Chinese: each is the
+/// catalog's (the Chinese had stayed at 48 models as the catalog grew to 72).
+#[test]
+fn the_readme_counts_the_catalogs_in_both_languages() {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).unwrap();
+    let n = trainplan_core::catalog::CONFIGS.len();
+    assert!(readme.contains(&format!("any of {n} catalog models")), "the English README's count is not {n}");
+    assert!(readme.contains(&format!("支持 {n} 个模型库中的模型")), "the Chinese README's count is not {n}");
+    let d = trainplan_core::hardware::devices().len();
+    assert!(
+        readme.contains(&format!("each device of {d} NVIDIA and Ascend devices")),
+        "English: not {d} devices"
+    );
+    assert!(readme.contains(&format!("以及 {d} 种 NVIDIA / 昇腾设备")), "Chinese: not {d} devices");
+}
