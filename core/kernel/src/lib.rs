@@ -31,8 +31,8 @@ pub struct Run {
 ///
 /// On x86-64 processors with AVX2, the same loop compiled for its four-wide vectors (chosen at run
 /// time; the baseline that binaries are built for has two-wide ones): the same additions and
-/// maxima, so the same ends to the bit. The benchmark grid's 90th percentile fell from 10.6 to
-/// 9.0 µs and its plans over 10 µs from 20 to 2 (docs/DESIGN.md).
+/// maxima, so the same ends to the bit. The benchmark grid's 90th percentile fell from 10.7 to
+/// 9.2 µs and its plans over 10 µs from 20 to 2 (docs/DESIGN.md).
 ///
 /// # Panics
 ///
