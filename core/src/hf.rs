@@ -469,6 +469,7 @@ impl<'a> Cfg<'a> {
         let class = match crate::vision::language_family(own_type) {
             Some(Family::Qwen2) => qwen2_vl_text_defaults(),
             Some(Family::Qwen3Moe) => qwen3_vl_moe_text_defaults(),
+            Some(Family::Glm4Moe) => glm4v_moe_text_defaults(),
             Some(_) => qwen3_vl_text_defaults(),
             None => class_defaults(family.unwrap_or(Family::Llama)),
         };
@@ -605,6 +606,15 @@ fn qwen3_vl_text_defaults() -> Value {
 /// its router always renormalizes the top k (`Qwen3VLMoeTextTopKRouter`), which `true` says.
 fn qwen3_vl_moe_text_defaults() -> Value {
     let text = r#"{"vocab_size": 151936, "hidden_size": 2048, "intermediate_size": 5632, "num_hidden_layers": 24, "num_attention_heads": 16, "num_key_value_heads": 16, "head_dim": null, "max_position_embeddings": 128000, "rms_norm_eps": 1e-06, "rope_theta": 500000.0, "tie_word_embeddings": true, "attention_bias": false, "decoder_sparse_step": 1, "moe_intermediate_size": 1408, "num_experts_per_tok": 4, "num_experts": 60, "mlp_only_layers": null, "norm_topk_prob": true}"#;
+    serde_json::from_str(text).unwrap_or(Value::Null)
+}
+
+/// The class defaults of GLM-4.5V's language model (transformers `Glm4vMoeTextConfig`,
+/// `models/glm4v_moe/configuration_glm4v_moe.py`): GLM-4.5-Air's shape with a vocabulary of
+/// 151,424, 65,536 positions and biased q, k and v; no `head_dim` (its attention then takes the
+/// width over the heads) and no q/k norms (`Glm4vMoeTextAttention` is `Glm4Attention`).
+fn glm4v_moe_text_defaults() -> Value {
+    let text = r#"{"vocab_size": 151424, "hidden_size": 4096, "intermediate_size": 10944, "num_hidden_layers": 46, "num_attention_heads": 96, "num_key_value_heads": 8, "max_position_embeddings": 65536, "rms_norm_eps": 1e-05, "tie_word_embeddings": false, "attention_bias": true, "use_qk_norm": false, "partial_rotary_factor": 0.5, "moe_intermediate_size": 1408, "num_experts_per_tok": 8, "n_shared_experts": 1, "n_routed_experts": 128, "routed_scaling_factor": 1.0, "n_group": 1, "topk_group": 1, "first_k_dense_replace": 1, "norm_topk_prob": true}"#;
     serde_json::from_str(text).unwrap_or(Value::Null)
 }
 

@@ -29,16 +29,20 @@ use serde_json::{Map, Value};
 /// The largest width or count read from a vision config; larger ones are not counted.
 const MAX_DIM: u64 = 1 << 20;
 
-/// The language model's family of a Qwen vision-language `model_type` (the wrapper's, or its
-/// text class's in a `text_config`): Qwen2-VL's and Qwen2.5-VL's is Qwen2's decoder, Qwen3-VL's
+/// The language model's family of a vision-language `model_type` (the wrapper's, or its text
+/// class's in a `text_config`): Qwen2-VL's and Qwen2.5-VL's is Qwen2's decoder, Qwen3-VL's
 /// Qwen3's and its MoE models' Qwen3-MoE's (transformers `Qwen3VLMoeTextSparseMoeBlock` is
-/// `Qwen3MoeSparseMoeBlock`, its experts `Qwen3MoeExperts`). `None` for any other type.
+/// `Qwen3MoeSparseMoeBlock`, its experts `Qwen3MoeExperts`), GLM-4.5V's GLM-4.5's. `None` for any
+/// other type.
 pub fn language_family(model_type: &str) -> Option<crate::model::Family> {
     use crate::model::Family;
     match model_type {
         "qwen2_vl" | "qwen2_5_vl" | "qwen2_vl_text" | "qwen2_5_vl_text" => Some(Family::Qwen2),
         "qwen3_vl_text" => Some(Family::Qwen3),
         "qwen3_vl_moe_text" => Some(Family::Qwen3Moe),
+        // GLM-4.5V's is GLM-4.5's MoE decoder without q/k norms (transformers
+        // `Glm4vMoeTextAttention(Glm4Attention)`; its MoE and layers GLM-4.5's).
+        "glm4v_moe_text" => Some(Family::Glm4Moe),
         _ => None,
     }
 }

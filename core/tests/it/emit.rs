@@ -783,6 +783,13 @@ fn an_imported_model_type_keeps_its_own_chat_template() {
             ),
             "qwen3_vl_nothink",
         ),
+        // GLM-4.5V as `glm4_5v` (constants.py at ff6d4d1: GLM-4.5V-Air-Thinking).
+        (
+            format!(
+                r#"{{"model_type": "glm4v_moe", "text_config": {{"model_type": "glm4v_moe_text", {shape}}}}}"#
+            ),
+            "glm4_5v",
+        ),
     ] {
         let files = files(&format!(r#"{{"model": {{"hf_config": {config}}}}}"#));
         let yaml = &files.iter().find(|f| f.name == "train.yaml").unwrap().text;

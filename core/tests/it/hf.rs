@@ -1350,3 +1350,23 @@ fn deepseek_v3_2_reads_as_v3_and_names_its_indexer() {
     bare.as_object_mut().unwrap().retain(|k, _| !k.starts_with("index_"));
     assert_eq!(hf::import_value(&bare).unwrap().warnings, read.warnings);
 }
+
+/// GLM-4.5V's config wraps a GLM-4.5-Air language model (`Glm4vMoeConfig`: `text_config` of type
+/// `glm4v_moe_text`, a `vision_config`): read as GLM-4.5's MoE decoder (`Glm4vMoeTextAttention` is
+/// `Glm4Attention`, biased q, k and v without q/k norms; GLM-4.5's MoE and layers), where it had
+/// been an unknown Llama-like type. With GLM-4.5-Air's own keys it counts as the catalog's
+/// GLM-4.5-Air; its vision encoder is named as not counted. A key left out takes the text class's
+/// default (a vocabulary of 151,424, not GLM-4.5's 151,552).
+#[test]
+fn glm_4_5v_reads_glm_4_5s_decoder_from_its_text_config() {
+    let mut text: serde_json::Value = serde_json::from_str(catalog_config("glm-4.5-air")).unwrap();
+    text["model_type"] = serde_json::json!("glm4v_moe_text");
+    let wrapper = serde_json::json!({"model_type": "glm4v_moe", "text_config": text.clone(),
+        "vision_config": {"depth": 24, "hidden_size": 1536, "out_hidden_size": 4096}});
+    let read = hf::import_value(&wrapper).unwrap();
+    assert_eq!(read.arch, hf::import(catalog_config("glm-4.5-air")).unwrap().arch);
+    assert_eq!(read.warnings, [ImportWarning::TextConfig("glm4v_moe".to_owned())]);
+    let mut bare = wrapper.clone();
+    bare["text_config"].as_object_mut().unwrap().remove("vocab_size");
+    assert_eq!(hf::import_value(&bare).unwrap().arch.vocab_size, 151_424);
+}
