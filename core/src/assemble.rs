@@ -274,7 +274,9 @@ fn memory_report(plan: &Plan, mem: &memory::Memory, n_devices: u64) -> report::M
             n_devices,
             memory::BF16_BYTES,
         )
-        .saturating_add(memory::loaded_vision_params(plan).div_ceil(n_devices) * memory::BF16_BYTES),
+        .saturating_add(
+            memory::loaded_vision_params(plan).div_ceil(n_devices).saturating_mul(memory::BF16_BYTES),
+        ),
     }
 }
 

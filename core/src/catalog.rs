@@ -126,6 +126,11 @@ const LLAMA_3_1_70B: &str = r#"{"model_type": "llama", "vocab_size": 128256, "hi
 /// DeepSeek-V3's config, which DeepSeek-R1, trained on DeepSeek-V3-Base, keeps.
 const DEEPSEEK_V3: &str = r#"{"model_type": "deepseek_v3", "vocab_size": 129280, "hidden_size": 7168, "intermediate_size": 18432, "moe_intermediate_size": 2048, "num_hidden_layers": 61, "num_attention_heads": 128, "num_key_value_heads": 128, "n_routed_experts": 256, "n_shared_experts": 1, "num_experts_per_tok": 8, "first_k_dense_replace": 3, "moe_layer_freq": 1, "q_lora_rank": 1536, "kv_lora_rank": 512, "qk_rope_head_dim": 64, "qk_nope_head_dim": 128, "v_head_dim": 128, "num_nextn_predict_layers": 1, "max_position_embeddings": 163840, "tie_word_embeddings": false, "rope_theta": 10000, "rms_norm_eps": 1e-06, "topk_method": "noaux_tc", "n_group": 8, "topk_group": 4, "routed_scaling_factor": 2.5, "norm_topk_prob": true, "scoring_func": "sigmoid", "rope_scaling": {"beta_fast": 32, "beta_slow": 1, "factor": 40, "mscale": 1.0, "mscale_all_dim": 1.0, "original_max_position_embeddings": 4096, "type": "yarn"}}"#;
 
+/// The catalog config of `id`.
+pub fn config(id: &str) -> Option<&'static CatalogConfig> {
+    CONFIGS.iter().find(|c| c.id == id)
+}
+
 /// The `model_type` a catalog config writes first (every catalog config starts with it; a test
 /// checks it against the parsed config).
 pub fn model_type(config: &'static str) -> Option<&'static str> {

@@ -290,13 +290,19 @@ pub fn import_value(value: &Value) -> Result<Imported, ConfigError> {
 fn indexer_params(cfg: &Cfg, arch: &Architecture) -> Result<u64, ConfigError> {
     let heads = cfg.opt("index_n_heads", 1, MAX_HEADS)?.unwrap_or(64);
     let head_dim = cfg.opt("index_head_dim", 1, MAX_WIDTH)?.unwrap_or(128);
+    // Every released V3.2 compresses its queries; a config without `q_lora_rank` is read as
+    // projecting the indexer's queries from the width.
     let q_rank = match arch.attention {
         Attention::Mla { q_lora_rank: Some(rank), .. } => rank,
         _ => arch.hidden_size,
     };
     let h = arch.hidden_size;
-    let per_layer = q_rank * heads * head_dim + h * head_dim + 2 * head_dim + h * heads;
-    Ok(per_layer * (arch.n_layers + arch.n_mtp_layers))
+    // Saturating: the keys' bounds allow products past 2^64, which no real model comes near.
+    let per_layer =
+        [q_rank.saturating_mul(heads).saturating_mul(head_dim), h * head_dim, 2 * head_dim, h * heads]
+            .into_iter()
+            .fold(0, u64::saturating_add);
+    Ok(per_layer.saturating_mul(arch.n_layers + arch.n_mtp_layers))
 }
 
 /// The config's `model_type`, `""` when it has none.

@@ -70,23 +70,29 @@ pub fn ParamCounts() -> impl IntoView {
             </tbody>
             <Show when=move || mtp().is_some() || vision().is_some()>
                 <tfoot>
-                    <Show when=move || mtp().is_some()>
-                        <tr>
-                            <th scope="row">{move || ctx.tr(Key::params_mtp)}</th>
-                            <td class="num" data-testid="params-mtp">{move || mtp().map(format::count)}</td>
-                            <td></td>
-                        </tr>
-                    </Show>
-                    <Show when=move || vision().is_some()>
-                        <tr>
-                            <th scope="row">{move || ctx.tr(Key::params_vision)}</th>
-                            <td class="num" data-testid="params-vision">{move || vision().map(format::count)}</td>
-                            <td></td>
-                        </tr>
-                    </Show>
+                    {counted_apart(ctx, Key::params_mtp, "params-mtp", mtp)}
+                    {counted_apart(ctx, Key::params_vision, "params-vision", vision)}
                 </tfoot>
             </Show>
         </table>
+    }
+}
+
+/// A row of parameters outside the total (MTP layers, a vision encoder), where the model has them.
+fn counted_apart(
+    ctx: ResultsCtx,
+    label: Key,
+    testid: &'static str,
+    count: impl Fn() -> Option<u64> + Copy + Send + Sync + 'static,
+) -> impl IntoView {
+    view! {
+        <Show when=move || count().is_some()>
+            <tr>
+                <th scope="row">{move || ctx.tr(label)}</th>
+                <td class="num" data-testid=testid>{move || count().map(format::count)}</td>
+                <td></td>
+            </tr>
+        </Show>
     }
 }
 

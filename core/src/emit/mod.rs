@@ -356,7 +356,7 @@ fn comment(header: &[String]) -> String {
 fn hf_config(plan: &Plan) -> Option<serde_json::Value> {
     match &plan.model.spec {
         ModelSpec::Catalog(id) => {
-            let c = crate::catalog::CONFIGS.iter().find(|c| c.id == id)?;
+            let c = crate::catalog::config(id)?;
             serde_json::from_str(c.config).ok()
         }
         ModelSpec::HfConfig(v) => Some(v.clone()),
@@ -369,7 +369,7 @@ fn model_path(plan: &Plan) -> String {
         return plan.launch.model_path.clone();
     }
     if let ModelSpec::Catalog(id) = &plan.model.spec
-        && let Some(c) = crate::catalog::CONFIGS.iter().find(|c| c.id == id)
+        && let Some(c) = crate::catalog::config(id)
         && let Some(repo) = hf_repo(c.source)
     {
         return repo;

@@ -1053,10 +1053,9 @@ impl Plan {
     /// framework loading the model by type reads; `None` where the config writes none.
     pub fn hf_model_type(&self) -> Option<&str> {
         match &self.model.spec {
-            ModelSpec::Catalog(id) => crate::catalog::CONFIGS
-                .iter()
-                .find(|c| c.id == id)
-                .and_then(|c| crate::catalog::model_type(c.config)),
+            ModelSpec::Catalog(id) => {
+                crate::catalog::config(id).and_then(|c| crate::catalog::model_type(c.config))
+            }
             ModelSpec::HfConfig(v) => v.get("model_type").and_then(Value::as_str),
         }
     }

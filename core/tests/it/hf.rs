@@ -1349,6 +1349,14 @@ fn deepseek_v3_2_reads_as_v3_and_names_its_indexer() {
     let mut bare = config.clone();
     bare.as_object_mut().unwrap().retain(|k, _| !k.starts_with("index_"));
     assert_eq!(hf::import_value(&bare).unwrap().warnings, read.warnings);
+    // Keys at the importer's bounds count without overflowing (2^54 a layer's `wq_b` alone).
+    let mut huge = config.clone();
+    huge["index_n_heads"] = serde_json::json!(1 << 14);
+    huge["index_head_dim"] = serde_json::json!(1 << 20);
+    huge["q_lora_rank"] = serde_json::json!(1 << 20);
+    let per_layer: u128 = (1 << 54) + 7168 * (1 << 20) + 2 * (1 << 20) + 7168 * (1 << 14);
+    let params = u64::try_from(62 * per_layer).unwrap_or(u64::MAX);
+    assert_eq!(hf::import_value(&huge).unwrap().warnings, [ImportWarning::Indexer { params }]);
 }
 
 /// GLM-4.5V's config wraps a GLM-4.5-Air language model (`Glm4vMoeConfig`: `text_config` of type

@@ -14,7 +14,7 @@ pub(super) fn model(text: &str, reading: &Reading, current: &PlanFile) -> (Model
     let (ModelField::Id(id), Some(stored)) = (&field, crate::quantized::from_name(path)) else {
         return (field, origin);
     };
-    let Some(config) = crate::catalog::CONFIGS.iter().find(|c| c.id == id) else {
+    let Some(config) = crate::catalog::config(id) else {
         return (field, origin);
     };
     let Ok(mut hf_config) = serde_json::from_str::<serde_json::Value>(config.config) else {
