@@ -70,6 +70,8 @@ pub enum NumField {
     Samples,
     /// `batch.mean_seq_len`; empty means every sample at the sequence length.
     MeanSeqLen,
+    /// `batch.image_tokens`; empty means text only.
+    ImageTokens,
     /// `rl.max_prompt_length`.
     PromptLen,
     /// `rl.max_response_length`.
@@ -130,7 +132,7 @@ pub enum NumKind {
 
 impl NumField {
     /// Every field, in form order; the index is the field's slot in [`PlanForm::numbers`].
-    pub const ALL: [NumField; 42] = [
+    pub const ALL: [NumField; 43] = [
         NumField::Nodes,
         NumField::DevicesPerNode,
         NumField::LoraRank,
@@ -147,6 +149,7 @@ impl NumField {
         NumField::GlobalBatch,
         NumField::SeqLen,
         NumField::MeanSeqLen,
+        NumField::ImageTokens,
         NumField::RecomputeLayers,
         NumField::ActFnLayers,
         NumField::LayersRatio,
@@ -184,6 +187,7 @@ impl NumField {
             | NumField::MeanPromptLen
             | NumField::MeanResponseLen
             | NumField::MeanSeqLen
+            | NumField::ImageTokens
             | NumField::TokenBudget
             | NumField::LogProbMicroBatch
             | NumField::LogProbTokens
@@ -312,6 +316,7 @@ impl NumField {
             NumField::GlobalBatch => file.batch.global_batch,
             NumField::SeqLen => file.batch.seq_len,
             NumField::MeanSeqLen => file.batch.mean_seq_len,
+            NumField::ImageTokens => file.batch.image_tokens,
             NumField::RecomputeLayers => file.recompute.num_layers,
             NumField::ActFnLayers => file.recompute.activation_function_layers,
             NumField::CpuOffloadLayers => file.recompute.cpu_offload_layers,
@@ -360,6 +365,7 @@ impl NumField {
             NumField::GlobalBatch => file.batch.global_batch = n,
             NumField::SeqLen => file.batch.seq_len = n,
             NumField::MeanSeqLen => file.batch.mean_seq_len = value.unwrap_or(0),
+            NumField::ImageTokens => file.batch.image_tokens = value.unwrap_or(0),
             NumField::RecomputeLayers => file.recompute.num_layers = n,
             NumField::ActFnLayers => file.recompute.activation_function_layers = value.unwrap_or(0),
             NumField::CpuOffloadLayers => file.recompute.cpu_offload_layers = value.unwrap_or(0),
@@ -406,6 +412,7 @@ impl NumField {
             NumField::GlobalBatch => Key::batch_global,
             NumField::SeqLen => Key::batch_seq,
             NumField::MeanSeqLen => Key::batch_mean_seq,
+            NumField::ImageTokens => Key::batch_image_tokens,
             NumField::Tp => Key::par_tp,
             NumField::Pp => Key::par_pp,
             NumField::Vpp => Key::par_vpp,
@@ -479,6 +486,7 @@ impl NumField {
             NumField::GlobalBatch => Field::BatchGlobalBatch,
             NumField::SeqLen => Field::BatchSeqLen,
             NumField::MeanSeqLen => Field::BatchMeanSeqLen,
+            NumField::ImageTokens => Field::BatchImageTokens,
             NumField::RecomputeLayers => Field::RecomputeNumLayers,
             NumField::ActFnLayers => Field::RecomputeActivationFunctionLayers,
             NumField::CpuOffloadLayers => Field::RecomputeCpuOffloadLayers,

@@ -202,6 +202,7 @@ texts! {
     rl_mean_prompt_len => "Mean prompt length (prompt_length/mean)", "平均 prompt 长度（prompt_length/mean）";
     rl_mean_response_len => "Mean response length (response_length/mean)", "平均回答长度（response_length/mean）";
     placeholder_max => "max", "最长";
+    placeholder_text_only => "none (text)", "无（纯文本）";
     rl_mini_batch => "Mini-batch (prompts per update)", "mini-batch（每次更新的 prompt 数）";
     rl_token_budget => "Token budget (dynamic batch)", "token 上限（动态 batch）";
     rl_token_budget_device => "Token budget per device (ppo_max_token_len_per_gpu)", "单卡 token 上限（ppo_max_token_len_per_gpu）";
@@ -367,6 +368,7 @@ texts! {
     batch_global => "Global batch", "全局批大小";
     batch_seq => "Sequence length", "序列长度";
     batch_mean_seq => "Mean sample length", "平均样本长度";
+    batch_image_tokens => "Image tokens per sequence", "每条序列的图像 token 数";
     rc_granularity => "Recompute", "重计算";
     rc_none => "None", "不重计算";
     rc_selective => "Selective", "选择性重计算";

@@ -323,6 +323,7 @@ fn import_finding(plan: &Plan, warning: &ImportWarning) -> Finding {
                 ("params", format!("{:.2}", *params as f64 / 1e9)),
                 ("gib", format!("{:.2}", *params as f64 * 2.0 / (1u64 << 30) as f64)),
                 ("framework", plan.framework.name().to_owned()),
+                ("image_tokens", plan.batch.image_tokens.to_string()),
             ]),
         ),
     };

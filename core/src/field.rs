@@ -67,6 +67,7 @@ named_enum! {
         BatchGlobalBatch = "batch.global_batch",
         BatchSeqLen = "batch.seq_len",
         BatchMeanSeqLen = "batch.mean_seq_len",
+        BatchImageTokens = "batch.image_tokens",
         Precision = "precision",
         Attention = "attention",
         LigerKernel = "liger_kernel",

@@ -252,9 +252,10 @@ pub fn import_value(value: &Value) -> Result<Imported, ConfigError> {
     check_consistent(&arch)?;
     // The wrapper's other parts, named first: a vision encoder whose parameters are known with
     // them (its projector may take the language model's width), else what was left out.
-    let encoder = vision.and_then(|_| crate::vision::encoder_params(outer_type, outer, arch.hidden_size));
-    arch.vision_params = encoder.unwrap_or(0);
-    let named = match (encoder, text, vision) {
+    let encoder = vision.and_then(|_| crate::vision::encoder(outer_type, outer, arch.hidden_size));
+    arch.vision_params = encoder.map_or(0, |e| e.params);
+    arch.vision_token_params = encoder.map_or(0, |e| e.token_params);
+    let named = match (encoder.map(|e| e.params), text, vision) {
         (Some(params), _, _) => {
             Some(ImportWarning::VisionEncoder { model_type: outer_type.to_owned(), params })
         }
@@ -669,6 +670,7 @@ fn gpt2(cfg: &Cfg) -> Result<Architecture, ConfigError> {
         attention_output_gate: false,
         logit_softcap: false,
         vision_params: 0,
+        vision_token_params: 0,
     })
 }
 
@@ -793,6 +795,7 @@ fn decoder(
         logit_softcap: family == Family::Gemma2
             && cfg.get("final_logit_softcapping").1.and_then(Value::as_f64).is_some_and(|cap| 0.0 < cap),
         vision_params: 0,
+        vision_token_params: 0,
     })
 }
 

@@ -64,6 +64,10 @@ pub struct Architecture {
     /// a language model alone. Not among the counts (`count_params` is the language model's): the
     /// frameworks that load the whole wrapper hold it on the first stage (`memory::states`).
     pub vision_params: u64,
+    /// The vision encoder's parameters one image token passes through
+    /// ([`crate::vision::Encoder::token_params`]), 0 without an encoder: what each image token of a
+    /// sequence (`batch.image_tokens`) costs the encoder's forward, two FLOPs per parameter.
+    pub vision_token_params: u64,
 }
 
 /// Gated DeltaNet (Yang et al. 2024, arXiv 2412.06464), a linear-attention layer: queries, keys,

@@ -1,6 +1,7 @@
-//! A multimodal config's vision encoder (`vision_config`), which the planner leaves out of the plan:
-//! its parameters counted from transformers' modules, so that the import says how much it leaves
-//! out. Counted for Qwen2-VL and Qwen2.5-VL, whose configs write their language model at the top
+//! A multimodal config's vision encoder (`vision_config`): its parameters and the parameters an
+//! image token passes through ([`Encoder`]), counted from transformers' modules, which the plan
+//! holds as its framework loads the encoder (`memory::vision_encoder`) and runs over the image
+//! tokens of each sequence (`batch.image_tokens`, `time`). Counted for Qwen2-VL and Qwen2.5-VL, whose configs write their language model at the top
 //! (or, saved by transformers 5, in a `text_config`) beside the encoder's shape, and for Qwen3-VL
 //! (`models/qwen3_vl/modeling_qwen3_vl.py`) and Qwen3.5, whose language model is always in a
 //! `text_config`; and for Gemma 3's SigLIP encoder and Mistral 3's Pixtral encoder, with their
@@ -55,6 +56,20 @@ pub fn wrapper_ties_embeddings(model_type: &str) -> bool {
     matches!(model_type, "qwen3_vl" | "qwen3_vl_moe" | "qwen3_5" | "qwen3_5_moe")
 }
 
+/// A vision encoder's size, and the work one image token costs it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Encoder {
+    /// Parameters, projectors included.
+    pub params: u64,
+    /// The parameters one image token of the language model's sequence passes through: each of the
+    /// patches merged or pooled into it through the patch embedding and every block, then the
+    /// token through the merger and projector (learned positions, looked up rather than multiplied,
+    /// are not among them). A forward costs about twice this in FLOPs per image token (two per
+    /// weight a value passes through, as for the language model), the attention over each image's
+    /// patches aside.
+    pub token_params: u64,
+}
+
 /// The parameters of the vision encoder that a multimodal config of type `model_type` describes
 /// in its `vision_config`, projectors included (Gemma 3's and Mistral 3's to the language model's
 /// `text_width`, Mistral 3's shaped by the wrapper's own keys); `None` for another type, or where
@@ -69,9 +84,14 @@ pub fn wrapper_ties_embeddings(model_type: &str) -> bool {
 /// assert_eq!(params, Some(676_550_144));
 /// ```
 pub fn encoder_params(model_type: &str, config: &Map<String, Value>, text_width: u64) -> Option<u64> {
+    encoder(model_type, config, text_width).map(|e| e.params)
+}
+
+/// [`encoder_params`] with the work an image token costs the encoder ([`Encoder::token_params`]).
+pub fn encoder(model_type: &str, config: &Map<String, Value>, text_width: u64) -> Option<Encoder> {
     let read = Read(config.get("vision_config")?.as_object()?);
-    let total = match model_type {
-        "gemma3" => gemma3(&read, u128::from(text_width))?,
+    let (params, token_params) = match model_type {
+        "gemma3" => gemma3(&read, &Read(config), u128::from(text_width))?,
         "mistral3" => mistral3(&read, &Read(config), u128::from(text_width))?,
         "qwen2_vl" => qwen2_vl(&read)?,
         "qwen2_5_vl" => qwen2_5_vl(&read)?,
@@ -81,7 +101,7 @@ pub fn encoder_params(model_type: &str, config: &Map<String, Value>, text_width:
         "qwen3_5" | "qwen3_5_moe" => qwen3_vl(&read, false)?,
         _ => return None,
     };
-    u64::try_from(total).ok()
+    Some(Encoder { params: u64::try_from(params).ok()?, token_params: u64::try_from(token_params).ok()? })
 }
 
 /// An `nn.Linear(inputs, outputs)`'s parameters, its bias where it has one.
@@ -107,12 +127,12 @@ impl Read<'_> {
     }
 
     /// The patch embedding's Conv3d weights of `width` outputs, and the patches merged into a
-    /// token's features (spatial_merge_size² · `width`). Patch size's default is `patch`.
+    /// token (spatial_merge_size²). Patch size's default is `patch`.
     fn patches(&self, width: u128, patch: u64) -> Option<(u128, u128)> {
         let p = self.count("patch_size", patch)?;
         let conv = self.count("in_channels", 3)? * self.count("temporal_patch_size", 2)? * p * p * width;
         let merge = self.count("spatial_merge_size", 2)?;
-        Some((conv, merge * merge * width))
+        Some((conv, merge * merge))
     }
 }
 
@@ -123,7 +143,13 @@ impl Read<'_> {
 /// LayerNorm, and the attention-pooling head where `vision_use_head`, true unless the config says
 /// otherwise, as Gemma 3's do), then `Gemma3MultiModalProjector`: a matrix from the vision width
 /// to the language model's and an RMSNorm. Defaults: `SiglipVisionConfig`'s.
-fn gemma3(read: &Read, text_width: u128) -> Option<u128> {
+///
+/// The projector pools each square of patches into one of the wrapper's `mm_tokens_per_image`
+/// tokens (256 by default, `Gemma3Config`: an `AvgPool2d` of (image_size ÷ patch_size) ÷
+/// √tokens patches a side), so a token passes that many patches through the encoder (the pooling
+/// head, where there is one, counted per patch too: its keys and values are) and itself through
+/// the projector.
+fn gemma3(read: &Read, wrapper: &Read, text_width: u128) -> Option<(u128, u128)> {
     let h = read.count("hidden_size", 768)?;
     let i = read.count("intermediate_size", 3072)?;
     let layers = read.count("num_hidden_layers", 12)?;
@@ -140,7 +166,10 @@ fn gemma3(read: &Read, text_width: u128) -> Option<u128> {
         _ => h + biased_attention(h) + 2 * h + mlp,
     };
     let projector = linear(h, text_width, false) + h;
-    Some(embeddings + layers * layer + 2 * h + head + projector)
+    // `int(mm_tokens_per_image ** 0.5)` tokens a side; at least one patch a token.
+    let kernel = (image / patch / wrapper.count("mm_tokens_per_image", 256)?.isqrt()).max(1);
+    let per_patch = channels * patch * patch * h + h + layers * layer + 2 * h + head;
+    Some((embeddings + layers * layer + 2 * h + head + projector, kernel * kernel * per_patch + projector))
 }
 
 /// Mistral 3 (transformers `models/mistral3/modeling_mistral3.py`): Pixtral's encoder
@@ -151,7 +180,7 @@ fn gemma3(read: &Read, text_width: u128) -> Option<u128> {
 /// language model's width, biased where the wrapper's `multimodal_projector_bias` says, the first
 /// taking one vision width per `vision_feature_layer` listed. Defaults: `PixtralVisionConfig`'s
 /// and `Mistral3Config`'s.
-fn mistral3(read: &Read, wrapper: &Read, text_width: u128) -> Option<u128> {
+fn mistral3(read: &Read, wrapper: &Read, text_width: u128) -> Option<(u128, u128)> {
     let h = read.count("hidden_size", 1024)?;
     let i = read.count("intermediate_size", 4096)?;
     let layers = read.count("num_hidden_layers", 24)?;
@@ -165,15 +194,15 @@ fn mistral3(read: &Read, wrapper: &Read, text_width: u128) -> Option<u128> {
         _ => 1,
     };
     let bias = matches!(wrapper.0.get("multimodal_projector_bias"), Some(Value::Bool(true)));
-    let projector = h
-        + linear(merge * merge * h, h, false)
-        + linear(feature_layers * h, text_width, bias)
-        + linear(text_width, text_width, bias);
-    Some(encoder + projector)
+    let merger = linear(merge * merge * h, h, false);
+    let project = linear(feature_layers * h, text_width, bias) + linear(text_width, text_width, bias);
+    // Each patch through the encoder and the projector's norm, each token through the rest.
+    let token = merge * merge * (encoder + h) + merger + project;
+    Some((encoder + h + merger + project, token))
 }
 
 /// Qwen2-VL: LayerNorms, an MLP of fc1 and fc2, the merger to the language model's `hidden_size`.
-fn qwen2_vl(read: &Read) -> Option<u128> {
+fn qwen2_vl(read: &Read) -> Option<(u128, u128)> {
     let e = read.count("embed_dim", 1280)?;
     // `int(config.embed_dim * config.mlp_ratio)`: the ratio may be a fraction.
     let ratio = match read.0.get("mlp_ratio") {
@@ -187,22 +216,26 @@ fn qwen2_vl(read: &Read) -> Option<u128> {
     let m = m as u128;
     let out = read.count("hidden_size", 3584)?;
     let depth = read.count("depth", 32)?;
-    let (embedding, merged) = read.patches(e, 14)?;
+    let (embedding, merge) = read.patches(e, 14)?;
+    let merged = merge * e;
     let block = 2 * 2 * e + biased_attention(e) + linear(e, m, true) + linear(m, e, true);
     let merger = 2 * e + linear(merged, merged, true) + linear(merged, out, true);
-    Some(embedding + depth * block + merger)
+    let per_patch = embedding + depth * block;
+    Some((per_patch + merger, merge * per_patch + merger))
 }
 
 /// Qwen2.5-VL: RMSNorms, a gated MLP with biases, the merger to `out_hidden_size`.
-fn qwen2_5_vl(read: &Read) -> Option<u128> {
+fn qwen2_5_vl(read: &Read) -> Option<(u128, u128)> {
     let e = read.count("hidden_size", 3584)?;
     let i = read.count("intermediate_size", 3420)?;
     let out = read.count("out_hidden_size", 3584)?;
     let depth = read.count("depth", 32)?;
-    let (embedding, merged) = read.patches(e, 14)?;
+    let (embedding, merge) = read.patches(e, 14)?;
+    let merged = merge * e;
     let block = 2 * e + biased_attention(e) + 2 * linear(e, i, true) + linear(i, e, true);
     let merger = e + linear(merged, merged, true) + linear(merged, out, true);
-    Some(embedding + depth * block + merger)
+    let per_patch = embedding + depth * block;
+    Some((per_patch + merger, merge * per_patch + merger))
 }
 
 /// Qwen3-VL (and its MoE models', `Qwen3VLMoeVisionConfig` being `Qwen3VLVisionConfig`): a patch
@@ -210,7 +243,7 @@ fn qwen2_5_vl(read: &Read) -> Option<u128> {
 /// LayerNorms, an MLP of linear_fc1 and linear_fc2, the merger to `out_hidden_size`, and one more
 /// merger per DeepStack layer (`deepstack_merger_list`, their LayerNorm over the merged features)
 /// where it has them (`deepstack`).
-fn qwen3_vl(read: &Read, deepstack: bool) -> Option<u128> {
+fn qwen3_vl(read: &Read, deepstack: bool) -> Option<(u128, u128)> {
     let e = read.count("hidden_size", 1152)?;
     let i = read.count("intermediate_size", 4304)?;
     let out = read.count("out_hidden_size", 3584)?;
@@ -221,13 +254,16 @@ fn qwen3_vl(read: &Read, deepstack: bool) -> Option<u128> {
         None | Some(Value::Null) => 3,
         Some(v) => v.as_array()?.len() as u128,
     };
-    let (conv, merged) = read.patches(e, 16)?;
-    let embedding = conv + e + positions * e;
+    let (conv, merge) = read.patches(e, 16)?;
+    let merged = merge * e;
     let block = 2 * 2 * e + biased_attention(e) + linear(e, i, true) + linear(i, e, true);
     let project = linear(merged, merged, true) + linear(merged, out, true);
     let merger = 2 * e + project;
     let deepstack_merger = 2 * merged + project;
-    Some(embedding + depth * block + merger + deepstack * deepstack_merger)
+    // The learned positions are interpolated per patch, not multiplied.
+    let per_patch = conv + e + depth * block;
+    let mergers = merger + deepstack * deepstack_merger;
+    Some((per_patch + positions * e + mergers, merge * per_patch + mergers))
 }
 
 #[cfg(test)]
@@ -238,6 +274,12 @@ mod tests {
     fn params(model_type: &str, vision: &Value, text_width: u64) -> Option<u64> {
         let config = serde_json::json!({ "vision_config": vision });
         encoder_params(model_type, config.as_object().unwrap(), text_width)
+    }
+
+    /// [`Encoder::token_params`] of a config whose `vision_config` is `vision`.
+    fn token_params(model_type: &str, vision: &Value, text_width: u64) -> Option<u64> {
+        let config = serde_json::json!({ "vision_config": vision });
+        encoder(model_type, config.as_object().unwrap(), text_width).map(|e| e.token_params)
     }
 
     /// Qwen2-VL-7B-Instruct's vision_config (as released: `embed_dim`, `mlp_ratio` and the
@@ -257,6 +299,10 @@ mod tests {
         let by_hand = patch_embed + 32 * (norms + attn + mlp) + merger;
         assert_eq!(by_hand, 675_759_104);
         assert_eq!(params("qwen2_vl", &vision, 0), Some(by_hand));
+        // An image token is 2 × 2 patches, each through the embedding and the blocks, then the
+        // merger once.
+        let token = 4 * (patch_embed + 32 * (norms + attn + mlp)) + merger;
+        assert_eq!(token_params("qwen2_vl", &vision, 0), Some(token));
         // The class's defaults are Qwen2-VL-7B's encoder.
         assert_eq!(params("qwen2_vl", &serde_json::json!({}), 0), Some(by_hand));
         // A fractional ratio is floored as `int()` floors it.
@@ -280,6 +326,10 @@ mod tests {
         let vision = serde_json::json!({"depth": 32, "hidden_size": 1280, "intermediate_size": 3420,
             "out_hidden_size": 3584, "fullatt_block_indexes": [7, 15, 23, 31]});
         assert_eq!(params("qwen2_5_vl", &vision, 0), Some(by_hand));
+        assert_eq!(
+            token_params("qwen2_5_vl", &vision, 0),
+            Some(4 * (3 * 2 * 14 * 14 * e + 32 * block) + merger)
+        );
     }
 
     /// Qwen3-VL-2B-Instruct's vision_config, by hand from `modeling_qwen3_vl.py`: the Conv3d with
@@ -302,6 +352,11 @@ mod tests {
             "model_type": "qwen3_vl", "num_heads": 16, "num_position_embeddings": 2304, "out_hidden_size": 2048,
             "patch_size": 16, "spatial_merge_size": 2, "temporal_patch_size": 2});
         assert_eq!(params("qwen3_vl", &vision, 0), Some(by_hand));
+        // Each of an image token's 2 × 2 patches through the embedding (the positions are looked
+        // up) and the blocks, then the token through the merger and the DeepStack mergers.
+        let token = 4 * (patch_embed + 24 * block) + merger + deepstack;
+        assert_eq!(token_params("qwen3_vl", &vision, 0), Some(token));
+        assert_eq!(token_params("qwen3_5", &vision, 0), Some(token - deepstack));
         // The MoE models' vision class is the same one.
         assert_eq!(params("qwen3_vl_moe", &vision, 0), Some(by_hand));
         // Qwen3.5's encoder is the same without its DeepStack mergers, whatever the config lists.
@@ -332,6 +387,13 @@ mod tests {
             "patch_size": 14, "vision_use_head": false});
         let mut vision = vision.clone();
         assert_eq!(params("gemma3", &vision, 2560), Some(by_hand));
+        // 64 × 64 patches pooled into 256 tokens: 4 × 4 patches a token through the encoder, then
+        // the projector; 64 tokens an image pool 8 × 8.
+        let per_patch = 3 * 14 * 14 * h + h + 27 * layer + (h + h);
+        assert_eq!(token_params("gemma3", &vision, 2560), Some(16 * per_patch + projector));
+        let config = serde_json::json!({"vision_config": vision, "mm_tokens_per_image": 64});
+        let fewer = encoder("gemma3", config.as_object().unwrap(), 2560).unwrap();
+        assert_eq!((fewer.params, fewer.token_params), (by_hand, 64 * per_patch + projector));
         // SigLIP's pooling head where the config does not turn it off: its probe, a multi-head
         // attention's in and out projections, a LayerNorm and an MLP.
         vision.as_object_mut().unwrap().remove("vision_use_head");
@@ -354,6 +416,10 @@ mod tests {
             "intermediate_size": 4096, "model_type": "pixtral", "num_attention_heads": 16, "num_channels": 3,
             "num_hidden_layers": 24, "patch_size": 14, "rope_theta": 10000.0});
         assert_eq!(params("mistral3", &vision, 5120), Some(encoder + projector));
+        // Each of a token's 2 × 2 patches through the encoder and the projector's norm, then the
+        // token through the merger and the two linears.
+        let token = 4 * (encoder + h) + 4 * h * h + h * t + t * t;
+        assert_eq!(token_params("mistral3", &vision, 5120), Some(token));
         // The wrapper's keys: biased projections, two feature layers, 3 × 3 patches merged.
         let config = serde_json::json!({"vision_config": vision, "multimodal_projector_bias": true,
             "vision_feature_layer": [-1, -2], "spatial_merge_size": 3});

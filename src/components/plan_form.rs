@@ -44,13 +44,14 @@ pub struct FormCtx {
 }
 
 /// The form's framework and method, the plan's device vendor (`None` while the plan is refused)
-/// and whether its model has experts.
+/// and whether its model has experts and a vision encoder its framework runs.
 #[derive(Clone, Copy, PartialEq)]
 struct Shape {
     framework: Framework,
     method: Method,
     vendor: Option<trainplan_core::hardware::Vendor>,
     moe: bool,
+    vision: bool,
 }
 
 impl FormCtx {
@@ -62,6 +63,11 @@ impl FormCtx {
     /// Whether the plan's model has experts.
     pub fn is_moe(self) -> bool {
         self.shape.with(|s| s.moe)
+    }
+
+    /// Whether the plan's framework runs its model's vision encoder (`memory::vision_encoder`).
+    pub fn runs_vision(self) -> bool {
+        self.shape.with(|s| s.vision)
     }
 
     /// The plan's device vendor; `None` while the plan is refused.
@@ -94,11 +100,15 @@ pub fn PlanFormPanel(
         Memo::new(move |_| plan.with(|p| p.as_ref().err().map(|e| e.fields.clone()).unwrap_or_default()));
     let shape = Memo::new(move |_| {
         let (framework, method) = form.with(|f| (f.file.framework, f.file.method));
-        let (vendor, moe) = plan.with(|p| match p {
-            Ok(p) => (Some(p.hardware.hw.vendor), p.model.arch.moe.is_some()),
-            Err(_) => (None, false),
+        let (vendor, moe, vision) = plan.with(|p| match p {
+            Ok(p) => (
+                Some(p.hardware.hw.vendor),
+                p.model.arch.moe.is_some(),
+                trainplan_core::memory::loaded_vision_params(p) != 0,
+            ),
+            Err(_) => (None, false, false),
         });
-        Shape { framework, method, vendor, moe }
+        Shape { framework, method, vendor, moe, vision }
     });
     let ctx = FormCtx { form, plan, bad: bad.into(), show_all: RwSignal::new(false), shape };
     view! {

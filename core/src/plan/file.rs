@@ -607,6 +607,7 @@ fn batch(b: &BatchFile) -> Result<Batch, PlanFileError> {
         global_batch: count(b.global_batch, Field::BatchGlobalBatch, Limit::Size)?,
         seq_len: count(b.seq_len, Field::BatchSeqLen, Limit::Size)?,
         mean_seq_len: count_or_zero(b.mean_seq_len, Field::BatchMeanSeqLen, Limit::Size)?,
+        image_tokens: count_or_zero(b.image_tokens, Field::BatchImageTokens, Limit::Size)?,
     })
 }
 
@@ -716,11 +717,13 @@ pub struct BatchFile {
     pub seq_len: u32,
     /// 0 = every sample `seq_len` long.
     pub mean_seq_len: u32,
+    /// 0 = text only.
+    pub image_tokens: u32,
 }
 
 impl Default for BatchFile {
     fn default() -> Self {
-        BatchFile { micro_batch: 1, global_batch: 64, seq_len: 4096, mean_seq_len: 0 }
+        BatchFile { micro_batch: 1, global_batch: 64, seq_len: 4096, mean_seq_len: 0, image_tokens: 0 }
     }
 }
 
@@ -1258,6 +1261,7 @@ impl Plan {
                 global_batch: self.batch.global_batch.get(),
                 seq_len: self.batch.seq_len.get(),
                 mean_seq_len: self.batch.mean_seq_len,
+                image_tokens: self.batch.image_tokens,
             },
             precision: self.precision,
             attention: self.attention,

@@ -733,6 +733,12 @@ pub struct Batch {
     /// `--no-pad-to-seq-lengths`, which its launch file then writes. Memory stays at `seq_len`,
     /// which any sample may reach.
     pub mean_seq_len: u32,
+    /// Tokens of each sequence that hold an image, the vision encoder's output in the language
+    /// model's sequence (Qwen2-VL's `<|image_pad|>` tokens, Gemma 3's 256 a picture); 0 = text
+    /// only. Part of the sequence's tokens, so the language model's work is already counted; where
+    /// the framework loads the encoder (`memory::vision_encoder`) its forward over them (and its
+    /// backward, where it trains) joins the first stage's passes.
+    pub image_tokens: u32,
 }
 
 impl Batch {

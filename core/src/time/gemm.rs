@@ -21,11 +21,17 @@ pub fn gemm_efficiency_on(hw: &Hardware, flops: f64) -> f64 {
 }
 
 /// Dense peak FLOP/s of the device's 16-bit units at the plan's precision (fp8 plans keep
-/// attention, norms, softmax, embedding and head in bf16, so this is also their MFU's peak).
+/// attention, norms, softmax, embedding and head in bf16, so this is also their MFU's peak). A
+/// custom device written with an fp16 peak of 0 runs fp16 at its bf16 peak: every device computes
+/// in fp16, and a peak of 0 would make every time infinite.
 pub fn peak_flops(hw: &Hardware, precision: Precision) -> f64 {
+    let fp16 = match hw.fp16_flops_per_second {
+        0.0 => hw.bf16_flops_per_second,
+        fp16 => fp16,
+    };
     match precision {
-        Precision::Fp16 => hw.fp16_flops_per_second,
-        Precision::Fp32 => hw.fp16_flops_per_second / 16.0,
+        Precision::Fp16 => fp16,
+        Precision::Fp32 => fp16 / 16.0,
         _ if hw.has_bf16() => hw.bf16_flops_per_second,
         _ => hw.fp16_flops_per_second,
     }

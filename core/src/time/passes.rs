@@ -3,7 +3,7 @@
 //! activation offloading; the per-rank breakdown by cause, and the model's and recomputation's
 //! FLOPs per micro-batch.
 
-use super::gemm::{gemm, gemm_16bit};
+use super::gemm::{efficiency, gemm, gemm_16bit};
 use super::layer::{LayerWork, layer_work, layer_work_both};
 use super::{Breakdown, Ctx, ELEMENTWISE_BYTES_PER_TOKEN_HIDDEN, HBM_EFF, HOST_LINK_BYTES_PER_SECOND};
 use crate::layout::{Layout, RankHolds, VirtualStage};
@@ -42,6 +42,8 @@ pub(super) struct Causes {
     linear: Option<Box<LinearLayers>>,
     head: (f64, f64, f64),
     proj_seconds: f64,
+    /// The vision encoder's passes on the first stage; `None` where it runs over no image.
+    encoder: Option<Box<EncoderPasses>>,
 }
 
 /// Freeze-tuning's frozen layers: those before the layers it trains (`memory::trained_layers`), and
@@ -250,7 +252,19 @@ pub(super) fn pass_costs(ctx: &Ctx, mem: &memory::Memory) -> PassCosts {
         recompute_flops_per_mb -= recompute;
         hardware_extra_flops_per_mb -= hardware;
     }
-    let causes = Causes { kinds, frozen, linear, head, proj_seconds };
+    // Out of line, and asked only of a model with an encoder and images: a check every estimate
+    // pays (docs/DESIGN.md, "What does the median plan cost?").
+    let encoder = match (ctx.arch.vision_token_params, ctx.plan.batch.image_tokens) {
+        (0, _) | (_, 0) => None,
+        _ => encoder_passes(ctx),
+    };
+    if let Some(encoder) = &encoder {
+        model_flops_per_mb += encoder.model_flops;
+        recompute_flops_per_mb += encoder.rerun_flops;
+        forward[0] += encoder.forward;
+        backward[0] += encoder.backward + encoder.rerun;
+    }
+    let causes = Causes { kinds, frozen, linear, head, proj_seconds, encoder };
     let activation_offload_seconds = offload_activations(ctx, mem, layout.stage(0, 0), forward, backward);
     add_heads(layout, head, proj_seconds, forward, backward);
     PassCosts {
@@ -335,8 +349,13 @@ impl Causes {
     /// Rank `rank`'s seconds for one micro-batch by cause: each chunk's layers by kind, then the
     /// heads and MTP projections of the chunks that hold them.
     pub(super) fn of_rank(&self, arch: &Architecture, layout: &Layout, rank: u64) -> Breakdown {
-        let Causes { kinds, frozen, linear, head: (head_seconds, _, head_memory), proj_seconds } = self;
+        let Causes { kinds, frozen, linear, head: (head_seconds, _, head_memory), proj_seconds, encoder } =
+            self;
         let mut r = Breakdown::default();
+        if let (0, Some(encoder)) = (rank, encoder) {
+            r.compute_seconds += encoder.forward + encoder.backward;
+            r.recompute_seconds += encoder.rerun;
+        }
         let chunks = layout.rank_stages(rank);
         for stage in chunks.clone() {
             let counts = layer_counts(arch, stage);
@@ -488,6 +507,54 @@ fn frozen_passes(l: &LayerWork) -> KindPasses {
         ..Breakdown::default()
     };
     KindPasses { forward, backward: 0.0, weight: 0.0, causes, rerun_flops: 0.0, rerun_attention: 0.0 }
+}
+
+/// A multimodal model's vision encoder on the first stage, for one micro-batch: its passes' seconds
+/// and FLOPs ([`encoder_passes`]).
+pub(super) struct EncoderPasses {
+    forward: f64,
+    /// Input and weight gradients.
+    backward: f64,
+    /// The forward again in the backward, under full recomputation.
+    rerun: f64,
+    /// Forward and backward FLOPs, as the model's.
+    model_flops: f64,
+    rerun_flops: f64,
+}
+
+/// The vision encoder's work for one micro-batch where the framework runs it
+/// ([`memory::vision_encoder`]): a forward over each sequence's image tokens
+/// (`Batch::image_tokens`, at most the sequence), two FLOPs per parameter a token passes through
+/// (`Architecture::vision_token_params`) and split by TP as the weights are; where it trains, a
+/// backward of twice that (input and weight gradients, Kaplan et al. 2020's 2N + 4N) and, under
+/// full recomputation (Hugging Face models checkpoint the encoder's blocks with the decoder's:
+/// `gradient_checkpointing_enable`), the forward again. A frozen encoder takes no backward: nothing
+/// before it asks for a gradient. Its GEMMs run at the efficiency of the language model's over the
+/// same tokens (their sizes are alike: Qwen2.5-VL's encoder multiplies 2 × 2 patches of width
+/// 1,280 per token where its decoder multiplies one of 3,584); the attention over each image's
+/// patches is not counted. `None` where the framework does not run the encoder.
+#[inline(never)]
+fn encoder_passes(ctx: &Ctx) -> Option<Box<EncoderPasses>> {
+    let trains = match memory::vision_encoder(ctx.plan) {
+        memory::VisionEncoder::NotLoaded => return None,
+        memory::VisionEncoder::Frozen => false,
+        memory::VisionEncoder::Trained => true,
+    };
+    let image_tokens = f64::from(ctx.plan.batch.image_tokens).min(ctx.seq);
+    let tokens = image_tokens * ctx.micro_batch / ctx.cp;
+    let flops = 2.0 * tokens * ctx.arch.vision_token_params as f64 / ctx.tp;
+    let h = ctx.arch.hidden_size as f64;
+    let forward = flops / (ctx.peak * efficiency(ctx, 2.0 * tokens * h * h));
+    let rerun = trains && ctx.plan.recompute.granularity == RecomputeGranularity::Full;
+    let (backward, passes) = if trains { (2.0, 3.0) } else { (0.0, 1.0) };
+    let rerun = f64::from(u8::from(rerun));
+    Some(Box::new(EncoderPasses {
+        forward,
+        backward: backward * forward,
+        rerun: rerun * forward,
+        model_flops: passes * flops,
+        rerun_flops: rerun * flops,
+    }))
 }
 
 /// Head and loss on the last stage: the logits GEMM and a memory-bound softmax, as (GEMM seconds,

@@ -338,9 +338,13 @@ fn a_multimodal_wrapper_is_read_from_its_text_config() {
         imported.warnings,
         vec![ImportWarning::VisionEncoder { model_type: "mistral3".to_owned(), params: pixtral + projector }]
     );
-    // The language model is the text config's; the encoder's size is kept beside it.
+    // The language model is the text config's; the encoder's size is kept beside it, and what an
+    // image token passes through: 2 × 2 patches through the encoder and the projector's norm, the
+    // token through the merger and the two linears.
     let lm = hf::import_value(&text).unwrap().arch;
-    assert_eq!(imported.arch, model::Architecture { vision_params: pixtral + projector, ..lm });
+    let token = 4 * (pixtral + h) + 4 * h * h + h * t + t * t;
+    let vision = model::Architecture { vision_params: pixtral + projector, vision_token_params: token, ..lm };
+    assert_eq!(imported.arch, vision);
     assert_eq!(hf::config_value(&wrapper, "rope_theta"), hf::config_value(&text, "rope_theta"));
     // A config with its own shape is read at the top, whatever else it holds; a vision tower beside
     // it (Qwen2.5-VL's layout) is named.

@@ -1887,3 +1887,59 @@ fn norms_after_attention_and_the_mlp_cost_their_eager_passes() {
     let got = bound(&four) - bound(&two);
     assert!((got / expected - 1.0).abs() < 1e-5, "{got} s against {expected} s");
 }
+
+/// A multimodal model's images cost its vision encoder a forward per image token, where the
+/// framework runs the encoder, and a backward where it trains it. Expected FLOPs by hand from
+/// Qwen2.5-VL-7B's `vision_config` and transformers' `modeling_qwen2_5_vl.py` (`vision.rs`'s
+/// tests count the same modules): each image token is 2 × 2 patches, each through the Conv3d
+/// patch embedding and 32 blocks, then the merger; two FLOPs a parameter a value passes through.
+#[test]
+fn image_tokens_cost_the_vision_encoder_its_passes() {
+    let (e, i, o) = (1280.0f64, 3420.0f64, 3584.0f64);
+    let block = 2.0 * e + (e * 3.0 * e + 3.0 * e) + (e * e + e) + 2.0 * (e * i + i) + (i * e + e);
+    let merger = e + (4.0 * e * 4.0 * e + 4.0 * e) + (4.0 * e * o + o);
+    let per_token = 4.0 * (3.0 * 2.0 * 14.0 * 14.0 * e + 32.0 * block) + merger;
+    let config = crate::hf::QWEN2_5_VL_7B;
+    let report = |rest: &str, images: u32| {
+        let text = format!(
+            r#"{{"model": {{"hf_config": {config}}}, "cluster": {{"nodes": 1}}, {rest},
+                "batch": {{"global_batch": 64, "seq_len": 4096, "image_tokens": {images}}}}}"#
+        );
+        evaluate(&Plan::from_json(&text).unwrap())
+    };
+    // 64 sequences a step, 1,024 image tokens each: 65,536 image tokens.
+    let tokens = 64.0 * 1024.0;
+    let added = |rest: &str| {
+        let (text, images) = (report(rest, 0), report(rest, 1024));
+        let flops =
+            (images.time.model_flops_per_step - text.time.model_flops_per_step) / (2.0 * per_token * tokens);
+        (flops, images.time.step_seconds - text.time.step_seconds, images)
+    };
+    // LLaMA-Factory's LoRA keeps the encoder frozen: its forward alone, nothing asks it for a gradient.
+    let (forwards, seconds, images) = added(r#""framework": "llamafactory", "method": "lora""#);
+    assert!((forwards - 1.0).abs() < 1e-9, "{forwards}");
+    // 2.57 B parameters a token passes through (a third of the 7.6 B decoder's): 65,536 tokens ×
+    // 5.1 GFLOP over 8 H100 at their 989 TFLOP/s dense bf16 peak is 43 ms at the least; at a
+    // GEMM's efficiency, less than twice that.
+    assert!((per_token / 1e9 - 2.57).abs() < 0.01, "{per_token}");
+    let least = 2.0 * per_token * tokens / (8.0 * 989e12);
+    assert!((least..2.0 * least).contains(&seconds), "{seconds} s against at least {least} s");
+    assert!(images.findings.iter().any(|f| f.code == "model.vision_encoder_frozen"));
+    // VeRL trains it with the actor (`freeze_vision_tower: false`): forward and backward, 2N + 4N.
+    // RL's sequences are the prompt and the response, the images among them.
+    // 64 prompts of 2,048 tokens, 5 responses each of 2,048: 320 sequences of 4,096 trained.
+    let rl = r#""framework": "verl", "method": "grpo",
+        "rl": {"n_samples_per_prompt": 5, "max_prompt_length": 2048, "max_response_length": 2048}"#;
+    let (forwards, seconds, _) = added(rl);
+    assert!((forwards - 3.0 * 5.0).abs() < 1e-9, "{forwards}");
+    assert!(0.0 < seconds);
+    // Megatron-LM's launcher plans the language model alone: the images change nothing.
+    let (forwards, seconds, _) = added(r#""framework": "megatron", "method": "pretrain""#);
+    assert_eq!((forwards, seconds), (0.0, 0.0));
+    // Nor do they on a model without an encoder.
+    let text = |images: u32| {
+        let text = format!(r#"{{"model": "qwen2.5-7b", "batch": {{"image_tokens": {images}}}}}"#);
+        evaluate(&Plan::from_json(&text).unwrap()).time.step_seconds
+    };
+    assert_eq!(text(0).to_bits(), text(1024).to_bits());
+}

@@ -114,6 +114,10 @@ pub fn TrainingSection(
                 <Show when=move || ctx.applies(Knob::MeanSeqLen)>
                     {number(ctx, Key::batch_mean_seq, "mean-seq-len-input", NumField::MeanSeqLen, placeholder(Key::placeholder_max))}
                 </Show>
+                // A multimodal model whose encoder the framework runs: the images' share of a sequence.
+                <Show when=move || ctx.runs_vision()>
+                    {number(ctx, Key::batch_image_tokens, "image-tokens-input", NumField::ImageTokens, placeholder(Key::placeholder_text_only))}
+                </Show>
             </div>
         </section>
     }

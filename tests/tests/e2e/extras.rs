@@ -1138,11 +1138,28 @@ async fn an_imported_multimodal_config_shows_its_vision_encoder() -> WebDriverRe
     assert!(without < with, "{without} against {with}");
     let peak = format!("{:.2} GiB", with as f64 / (1u64 << 30) as f64);
     page.wait_text("summary-fits", |t| t.contains(&peak)).await?;
+    // The images' tokens: the encoder's forward over them joins the step, the memory as it was.
+    let text_only = page.text("summary-step").await?;
+    page.type_into("image-tokens-input", "1024").await?;
+    page.wait_text("finding-model.vision_encoder_frozen", |t| t.contains("1024")).await?;
+    let images = plan_of(&page).await?;
+    assert_eq!(images.batch.image_tokens, 1024);
+    let (a, b) = (evaluate(&plan), evaluate(&images));
+    assert!(
+        a.time.step_seconds < b.time.step_seconds,
+        "{} against {}",
+        a.time.step_seconds,
+        b.time.step_seconds
+    );
+    assert_eq!(a.memory.peak_bytes, b.memory.peak_bytes);
+    page.wait_text("summary-step", |t| t != text_only).await?;
+    page.scroll_to("image-tokens-input").await?;
+    page.screenshot("en-image-tokens").await?;
     page.scroll_to("params-vision").await?;
     page.screenshot("en-imported-vision").await?;
     page.click("lang-switch").await?;
     let zh = page.wait_text("finding-model.vision_encoder_frozen", |t| t.contains("视觉编码器")).await?;
-    assert!(zh.contains("冻结") && zh.contains("LLaMA-Factory"), "{zh}");
+    assert!(zh.contains("冻结") && zh.contains("LLaMA-Factory") && zh.contains("1024"), "{zh}");
     assert_eq!(page.wait_text("params-vision", |t| !t.is_empty()).await?, "676,550,144");
     page.scroll_to("finding-model.vision_encoder_frozen").await?;
     page.screenshot("zh-imported-vision").await?;
