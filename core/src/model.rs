@@ -60,14 +60,12 @@ pub struct Architecture {
     /// Gemma 2's soft cap on the output logits (`final_logit_softcapping`: `tanh(logits / cap) ·
     /// cap`, transformers `Gemma2ForCausalLM.forward`), whose tanh keeps its output for backward.
     pub logit_softcap: bool,
-    /// A multimodal wrapper's vision encoder and projector (`crate::vision::encoder_params`), 0 for
+    /// A multimodal wrapper's vision encoder and projector ([`crate::vision::encoder`]), all 0 for
     /// a language model alone. Not among the counts (`count_params` is the language model's): the
-    /// frameworks that load the whole wrapper hold it on the first stage (`memory::states`).
-    pub vision_params: u64,
-    /// The vision encoder's parameters one image token passes through
-    /// ([`crate::vision::Encoder::token_params`]), 0 without an encoder: what each image token of a
-    /// sequence (`batch.image_tokens`) costs the encoder's forward, two FLOPs per parameter.
-    pub vision_token_params: u64,
+    /// frameworks that load the whole wrapper hold it on the first stage (`memory::states`) and run
+    /// it over each sequence's image tokens (`batch.image_tokens`: `time`, and where it trains,
+    /// `memory`'s activations).
+    pub vision: crate::vision::Encoder,
 }
 
 /// Gated DeltaNet (Yang et al. 2024, arXiv 2412.06464), a linear-attention layer: queries, keys,

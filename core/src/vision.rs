@@ -56,8 +56,9 @@ pub fn wrapper_ties_embeddings(model_type: &str) -> bool {
     matches!(model_type, "qwen3_vl" | "qwen3_vl_moe" | "qwen3_5" | "qwen3_5_moe")
 }
 
-/// A vision encoder's size, and the work one image token costs it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// A vision encoder's size, and the work and memory one image token costs it; all 0 for a model
+/// without one.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Encoder {
     /// Parameters, projectors included.
     pub params: u64,
@@ -68,6 +69,40 @@ pub struct Encoder {
     /// weight a value passes through, as for the language model), the attention over each image's
     /// patches aside.
     pub token_params: u64,
+    /// Its blocks (transformer layers).
+    pub depth: u64,
+    /// The bytes an image token's patches save in the blocks for backward, nothing recomputed:
+    /// per block and patch, each norm's (an RMSNorm 8w + 4, as the language model's on the Hugging
+    /// Face path, `memory::layer_activation_bytes`; a LayerNorm its input, its fp32 mean and
+    /// reciprocal deviation and its output, the next linear's input: 4w + 8), the attention's q, k,
+    /// v and output in bf16 and its fp32 log-sum-exp per head (8w + 4 · heads, flash or SDPA), and
+    /// the MLP's (a gated one 8i, a plain one 4i), for width w and MLP width i.
+    pub token_saved_bytes: u64,
+    /// The blocks' inputs alone (2w a patch and block): what gradient checkpointing keeps.
+    pub token_checkpoint_bytes: u64,
+}
+
+/// An encoder's blocks as its activations see them ([`Encoder::token_saved_bytes`]).
+struct Blocks {
+    depth: u128,
+    width: u128,
+    heads: u128,
+    /// RMSNorms (else LayerNorms).
+    rms: bool,
+    /// The MLP's inner width, and whether it is gated.
+    mlp: (u128, bool),
+    /// Patches merged or pooled into one image token.
+    patches: u128,
+}
+
+impl Blocks {
+    /// One block's saved bytes for one patch.
+    fn saved_per_patch(&self) -> u128 {
+        let w = self.width;
+        let norm = if self.rms { 8 * w + 4 } else { 4 * w + 8 };
+        let mlp = if self.mlp.1 { 8 * self.mlp.0 } else { 4 * self.mlp.0 };
+        2 * norm + 8 * w + 4 * self.heads + mlp
+    }
 }
 
 /// The parameters of the vision encoder that a multimodal config of type `model_type` describes
@@ -90,7 +125,7 @@ pub fn encoder_params(model_type: &str, config: &Map<String, Value>, text_width:
 /// [`encoder_params`] with the work an image token costs the encoder ([`Encoder::token_params`]).
 pub fn encoder(model_type: &str, config: &Map<String, Value>, text_width: u64) -> Option<Encoder> {
     let read = Read(config.get("vision_config")?.as_object()?);
-    let (params, token_params) = match model_type {
+    let (params, token_params, blocks) = match model_type {
         "gemma3" => gemma3(&read, &Read(config), u128::from(text_width))?,
         "mistral3" => mistral3(&read, &Read(config), u128::from(text_width))?,
         "qwen2_vl" => qwen2_vl(&read)?,
@@ -101,7 +136,15 @@ pub fn encoder(model_type: &str, config: &Map<String, Value>, text_width: u64) -
         "qwen3_5" | "qwen3_5_moe" => qwen3_vl(&read, false)?,
         _ => return None,
     };
-    Some(Encoder { params: u64::try_from(params).ok()?, token_params: u64::try_from(token_params).ok()? })
+    let per_token = blocks.patches * blocks.depth;
+    let narrow = |n: u128| u64::try_from(n).ok();
+    Some(Encoder {
+        params: narrow(params)?,
+        token_params: narrow(token_params)?,
+        depth: narrow(blocks.depth)?,
+        token_saved_bytes: narrow(per_token * blocks.saved_per_patch())?,
+        token_checkpoint_bytes: narrow(per_token * 2 * blocks.width)?,
+    })
 }
 
 /// An `nn.Linear(inputs, outputs)`'s parameters, its bias where it has one.
@@ -149,7 +192,7 @@ impl Read<'_> {
 /// √tokens patches a side), so a token passes that many patches through the encoder (the pooling
 /// head, where there is one, counted per patch too: its keys and values are) and itself through
 /// the projector.
-fn gemma3(read: &Read, wrapper: &Read, text_width: u128) -> Option<(u128, u128)> {
+fn gemma3(read: &Read, wrapper: &Read, text_width: u128) -> Option<(u128, u128, Blocks)> {
     let h = read.count("hidden_size", 768)?;
     let i = read.count("intermediate_size", 3072)?;
     let layers = read.count("num_hidden_layers", 12)?;
@@ -169,7 +212,14 @@ fn gemma3(read: &Read, wrapper: &Read, text_width: u128) -> Option<(u128, u128)>
     // `int(mm_tokens_per_image ** 0.5)` tokens a side; at least one patch a token.
     let kernel = (image / patch / wrapper.count("mm_tokens_per_image", 256)?.isqrt()).max(1);
     let per_patch = channels * patch * patch * h + h + layers * layer + 2 * h + head;
-    Some((embeddings + layers * layer + 2 * h + head + projector, kernel * kernel * per_patch + projector))
+    let heads = read.count("num_attention_heads", 12)?;
+    let blocks =
+        Blocks { depth: layers, width: h, heads, rms: false, mlp: (i, false), patches: kernel * kernel };
+    Some((
+        embeddings + layers * layer + 2 * h + head + projector,
+        kernel * kernel * per_patch + projector,
+        blocks,
+    ))
 }
 
 /// Mistral 3 (transformers `models/mistral3/modeling_mistral3.py`): Pixtral's encoder
@@ -180,7 +230,7 @@ fn gemma3(read: &Read, wrapper: &Read, text_width: u128) -> Option<(u128, u128)>
 /// language model's width, biased where the wrapper's `multimodal_projector_bias` says, the first
 /// taking one vision width per `vision_feature_layer` listed. Defaults: `PixtralVisionConfig`'s
 /// and `Mistral3Config`'s.
-fn mistral3(read: &Read, wrapper: &Read, text_width: u128) -> Option<(u128, u128)> {
+fn mistral3(read: &Read, wrapper: &Read, text_width: u128) -> Option<(u128, u128, Blocks)> {
     let h = read.count("hidden_size", 1024)?;
     let i = read.count("intermediate_size", 4096)?;
     let layers = read.count("num_hidden_layers", 24)?;
@@ -198,11 +248,13 @@ fn mistral3(read: &Read, wrapper: &Read, text_width: u128) -> Option<(u128, u128
     let project = linear(feature_layers * h, text_width, bias) + linear(text_width, text_width, bias);
     // Each patch through the encoder and the projector's norm, each token through the rest.
     let token = merge * merge * (encoder + h) + merger + project;
-    Some((encoder + h + merger + project, token))
+    let heads = read.count("num_attention_heads", 16)?;
+    let blocks = Blocks { depth: layers, width: h, heads, rms: true, mlp: (i, true), patches: merge * merge };
+    Some((encoder + h + merger + project, token, blocks))
 }
 
 /// Qwen2-VL: LayerNorms, an MLP of fc1 and fc2, the merger to the language model's `hidden_size`.
-fn qwen2_vl(read: &Read) -> Option<(u128, u128)> {
+fn qwen2_vl(read: &Read) -> Option<(u128, u128, Blocks)> {
     let e = read.count("embed_dim", 1280)?;
     // `int(config.embed_dim * config.mlp_ratio)`: the ratio may be a fraction.
     let ratio = match read.0.get("mlp_ratio") {
@@ -221,11 +273,13 @@ fn qwen2_vl(read: &Read) -> Option<(u128, u128)> {
     let block = 2 * 2 * e + biased_attention(e) + linear(e, m, true) + linear(m, e, true);
     let merger = 2 * e + linear(merged, merged, true) + linear(merged, out, true);
     let per_patch = embedding + depth * block;
-    Some((per_patch + merger, merge * per_patch + merger))
+    let heads = read.count("num_heads", 16)?;
+    let blocks = Blocks { depth, width: e, heads, rms: false, mlp: (m, false), patches: merge };
+    Some((per_patch + merger, merge * per_patch + merger, blocks))
 }
 
 /// Qwen2.5-VL: RMSNorms, a gated MLP with biases, the merger to `out_hidden_size`.
-fn qwen2_5_vl(read: &Read) -> Option<(u128, u128)> {
+fn qwen2_5_vl(read: &Read) -> Option<(u128, u128, Blocks)> {
     let e = read.count("hidden_size", 3584)?;
     let i = read.count("intermediate_size", 3420)?;
     let out = read.count("out_hidden_size", 3584)?;
@@ -235,7 +289,9 @@ fn qwen2_5_vl(read: &Read) -> Option<(u128, u128)> {
     let block = 2 * e + biased_attention(e) + 2 * linear(e, i, true) + linear(i, e, true);
     let merger = e + linear(merged, merged, true) + linear(merged, out, true);
     let per_patch = embedding + depth * block;
-    Some((per_patch + merger, merge * per_patch + merger))
+    let heads = read.count("num_heads", 16)?;
+    let blocks = Blocks { depth, width: e, heads, rms: true, mlp: (i, true), patches: merge };
+    Some((per_patch + merger, merge * per_patch + merger, blocks))
 }
 
 /// Qwen3-VL (and its MoE models', `Qwen3VLMoeVisionConfig` being `Qwen3VLVisionConfig`): a patch
@@ -243,7 +299,7 @@ fn qwen2_5_vl(read: &Read) -> Option<(u128, u128)> {
 /// LayerNorms, an MLP of linear_fc1 and linear_fc2, the merger to `out_hidden_size`, and one more
 /// merger per DeepStack layer (`deepstack_merger_list`, their LayerNorm over the merged features)
 /// where it has them (`deepstack`).
-fn qwen3_vl(read: &Read, deepstack: bool) -> Option<(u128, u128)> {
+fn qwen3_vl(read: &Read, deepstack: bool) -> Option<(u128, u128, Blocks)> {
     let e = read.count("hidden_size", 1152)?;
     let i = read.count("intermediate_size", 4304)?;
     let out = read.count("out_hidden_size", 3584)?;
@@ -263,7 +319,9 @@ fn qwen3_vl(read: &Read, deepstack: bool) -> Option<(u128, u128)> {
     // The learned positions are interpolated per patch, not multiplied.
     let per_patch = conv + e + depth * block;
     let mergers = merger + deepstack * deepstack_merger;
-    Some((per_patch + positions * e + mergers, merge * per_patch + mergers))
+    let heads = read.count("num_heads", 16)?;
+    let blocks = Blocks { depth, width: e, heads, rms: false, mlp: (i, false), patches: merge };
+    Some((per_patch + positions * e + mergers, merge * per_patch + mergers, blocks))
 }
 
 #[cfg(test)]
@@ -303,6 +361,12 @@ mod tests {
         // merger once.
         let token = 4 * (patch_embed + 32 * (norms + attn + mlp)) + merger;
         assert_eq!(token_params("qwen2_vl", &vision, 0), Some(token));
+        // LayerNorms keep their input, fp32 mean and deviation and their output; the plain MLP
+        // its inner tensor twice (fc1's output, fc2's input).
+        let config = serde_json::json!({ "vision_config": vision });
+        let saved = 2 * (4 * e + 8) + 8 * e + 4 * 16 + 4 * m;
+        let counted = encoder("qwen2_vl", config.as_object().unwrap(), 0).unwrap();
+        assert_eq!(counted.token_saved_bytes, 4 * 32 * saved);
         // The class's defaults are Qwen2-VL-7B's encoder.
         assert_eq!(params("qwen2_vl", &serde_json::json!({}), 0), Some(by_hand));
         // A fractional ratio is floored as `int()` floors it.
@@ -330,6 +394,14 @@ mod tests {
             token_params("qwen2_5_vl", &vision, 0),
             Some(4 * (3 * 2 * 14 * 14 * e + 32 * block) + merger)
         );
+        // Saved for backward per patch and block: two RMSNorms, q, k, v and the output with a
+        // log-sum-exp per head (16 by default), the gated MLP; checkpointed, the block's input.
+        let config = serde_json::json!({ "vision_config": vision });
+        let encoder = encoder("qwen2_5_vl", config.as_object().unwrap(), 0).unwrap();
+        let saved = 2 * (8 * e + 4) + 8 * e + 4 * 16 + 8 * i;
+        assert_eq!(encoder.depth, 32);
+        assert_eq!(encoder.token_saved_bytes, 4 * 32 * saved);
+        assert_eq!(encoder.token_checkpoint_bytes, 4 * 32 * 2 * e);
     }
 
     /// Qwen3-VL-2B-Instruct's vision_config, by hand from `modeling_qwen3_vl.py`: the Conv3d with

@@ -624,16 +624,22 @@ pub(super) struct LayersShape {
     embedding: f64,
     /// What each MTP layer keeps.
     mtp_layer: f64,
+    /// A trained vision encoder's saved bytes and recomputation's working set, on the stage that
+    /// holds the embedding ([`encoder_activations`]).
+    encoder: (f64, f64),
 }
 
 impl LayersShape {
     /// The stage's activations with the embedding's output (`embedding`) and `mtp` MTP layers:
     /// the same sums in the same order as [`activation_shape`] worked out whole.
     pub(super) fn with(&self, embedding: bool, mtp: u64) -> ActivationShape {
-        let embedding = if embedding { self.embedding } else { 0.0 };
+        let (embedding, (encoder, encoder_working)) = match embedding {
+            true => (self.embedding, self.encoder),
+            false => (0.0, (0.0, 0.0)),
+        };
         ActivationShape {
-            per_microbatch: self.kept + embedding + mtp as f64 * self.mtp_layer,
-            working: self.working,
+            per_microbatch: self.kept + embedding + mtp as f64 * self.mtp_layer + encoder,
+            working: self.working.max(encoder_working),
             swap_window: self.swap_window,
             offload_window: self.offload_window,
             offloaded: self.offloaded,
@@ -743,6 +749,11 @@ pub(super) fn layers_shape(ctx: &Ctx, kinds: &KindBytes, layers: &StageLayers) -
         true => 3.0 * hidden,
         false => layer_with(n, saved) + 3.0 * hidden,
     };
+    // Asked only of a model with an encoder: a check every estimate pays, out of line.
+    let encoder = match arch.vision.token_saved_bytes {
+        0 => (0.0, 0.0),
+        _ => encoder_activations(plan, arch, (seq, b), full),
+    };
     LayersShape {
         kept: per_microbatch - offloaded_bytes,
         working,
@@ -752,6 +763,34 @@ pub(super) fn layers_shape(ctx: &Ctx, kinds: &KindBytes, layers: &StageLayers) -
         first_layer: sum_bytes(0, n.min(1)),
         embedding,
         mtp_layer,
+        encoder,
+    }
+}
+
+/// What a vision encoder the plan trains ([`vision_encoder`]: VeRL's, a DeepSpeed full
+/// fine-tune's) keeps for backward over a micro-batch of `seq` tokens × `b` sequences on one
+/// device, as (saved bytes, recomputation's working set): the micro-batch's image tokens (each
+/// sequence's `batch.image_tokens` share of its tokens, so a packed row holds its sequences'
+/// share) times what each saves in the encoder's blocks ([`crate::vision::Encoder`]); under full
+/// recomputation (Hugging Face gradient checkpointing, which checkpoints the encoder's blocks with
+/// the decoder's) the blocks' inputs, and one block's bytes while its backward recomputes it. A
+/// frozen encoder saves nothing: no gradient flows into it. Not split by TP (VeRL's Megatron
+/// engine splits the encoder's weights; its activations are counted whole, an upper bound); the
+/// patch embedding's and the merger's own are left out.
+#[inline(never)]
+fn encoder_activations(plan: &Plan, arch: &Architecture, (seq, b): (u64, u64), full: bool) -> (f64, f64) {
+    if plan.batch.image_tokens == 0 || !matches!(vision_encoder(plan), VisionEncoder::Trained) {
+        return (0.0, 0.0);
+    }
+    let sample = train_seq_len(plan).max(1) as f64;
+    let images = (seq * b) as f64 * (f64::from(plan.batch.image_tokens).min(sample) / sample);
+    let v = &arch.vision;
+    match full {
+        true => (
+            images * v.token_checkpoint_bytes as f64,
+            images * v.token_saved_bytes as f64 / v.depth.max(1) as f64,
+        ),
+        false => (images * v.token_saved_bytes as f64, 0.0),
     }
 }
 

@@ -254,7 +254,7 @@ pub(super) fn pass_costs(ctx: &Ctx, mem: &memory::Memory) -> PassCosts {
     }
     // Out of line, and asked only of a model with an encoder and images: a check every estimate
     // pays (docs/DESIGN.md, "What does the median plan cost?").
-    let encoder = match (ctx.arch.vision_token_params, ctx.plan.batch.image_tokens) {
+    let encoder = match (ctx.arch.vision.token_params, ctx.plan.batch.image_tokens) {
         (0, _) | (_, 0) => None,
         _ => encoder_passes(ctx),
     };
@@ -525,7 +525,7 @@ pub(super) struct EncoderPasses {
 /// The vision encoder's work for one micro-batch where the framework runs it
 /// ([`memory::vision_encoder`]): a forward over each sequence's image tokens
 /// (`Batch::image_tokens`, at most the sequence), two FLOPs per parameter a token passes through
-/// (`Architecture::vision_token_params`) and split by TP as the weights are; where it trains, a
+/// (`vision::Encoder::token_params`) and split by TP as the weights are; where it trains, a
 /// backward of twice that (input and weight gradients, Kaplan et al. 2020's 2N + 4N) and, under
 /// full recomputation (Hugging Face models checkpoint the encoder's blocks with the decoder's:
 /// `gradient_checkpointing_enable`), the forward again. A frozen encoder takes no backward: nothing
@@ -542,7 +542,7 @@ fn encoder_passes(ctx: &Ctx) -> Option<Box<EncoderPasses>> {
     };
     let image_tokens = f64::from(ctx.plan.batch.image_tokens).min(ctx.seq);
     let tokens = image_tokens * ctx.micro_batch / ctx.cp;
-    let flops = 2.0 * tokens * ctx.arch.vision_token_params as f64 / ctx.tp;
+    let flops = 2.0 * tokens * ctx.arch.vision.token_params as f64 / ctx.tp;
     let h = ctx.arch.hidden_size as f64;
     let forward = flops / (ctx.peak * efficiency(ctx, 2.0 * tokens * h * h));
     let rerun = trains && ctx.plan.recompute.granularity == RecomputeGranularity::Full;

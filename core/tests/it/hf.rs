@@ -343,7 +343,17 @@ fn a_multimodal_wrapper_is_read_from_its_text_config() {
     // token through the merger and the two linears.
     let lm = hf::import_value(&text).unwrap().arch;
     let token = 4 * (pixtral + h) + 4 * h * h + h * t + t * t;
-    let vision = model::Architecture { vision_params: pixtral + projector, vision_token_params: token, ..lm };
+    // Each of 24 blocks saves for backward, per patch: two RMSNorms (8h + 4 each), q, k, v and the
+    // output (8h) with a 4-byte log-sum-exp for each of 16 heads, and the gated MLP (8i).
+    let block = 2 * (8 * h + 4) + 8 * h + 4 * 16 + 8 * 4096;
+    let encoder = trainplan_core::vision::Encoder {
+        params: pixtral + projector,
+        token_params: token,
+        depth: 24,
+        token_saved_bytes: 4 * 24 * block,
+        token_checkpoint_bytes: 4 * 24 * 2 * h,
+    };
+    let vision = model::Architecture { vision: encoder, ..lm };
     assert_eq!(imported.arch, vision);
     assert_eq!(hf::config_value(&wrapper, "rope_theta"), hf::config_value(&text, "rope_theta"));
     // A config with its own shape is read at the top, whatever else it holds; a vision tower beside
