@@ -476,6 +476,7 @@ impl<'a> Cfg<'a> {
             Some(Family::Qwen2) => qwen2_vl_text_defaults(),
             Some(Family::Qwen3Moe) => qwen3_vl_moe_text_defaults(),
             Some(Family::Glm4Moe) => glm4v_moe_text_defaults(),
+            Some(Family::Glm4) => glm4v_text_defaults(),
             Some(_) => qwen3_vl_text_defaults(),
             None => class_defaults(family.unwrap_or(Family::Llama)),
         };
@@ -621,6 +622,15 @@ fn qwen3_vl_moe_text_defaults() -> Value {
 /// width over the heads) and no q/k norms (`Glm4vMoeTextAttention` is `Glm4Attention`).
 fn glm4v_moe_text_defaults() -> Value {
     let text = r#"{"vocab_size": 151424, "hidden_size": 4096, "intermediate_size": 10944, "num_hidden_layers": 46, "num_attention_heads": 96, "num_key_value_heads": 8, "max_position_embeddings": 65536, "rms_norm_eps": 1e-05, "tie_word_embeddings": false, "attention_bias": true, "use_qk_norm": false, "partial_rotary_factor": 0.5, "moe_intermediate_size": 1408, "num_experts_per_tok": 8, "n_shared_experts": 1, "n_routed_experts": 128, "routed_scaling_factor": 1.0, "n_group": 1, "topk_group": 1, "first_k_dense_replace": 1, "norm_topk_prob": true}"#;
+    serde_json::from_str(text).unwrap_or(Value::Null)
+}
+
+/// GLM-4.1V's language model's class defaults (`Glm4vTextConfig`, transformers
+/// `models/glm4v/configuration_glm4v.py`): GLM-4.1V-9B's shape. Its attention's q, k and v always
+/// carry biases (`Glm4vTextAttention`, `bias=True`, no config key), and its heads are
+/// `hidden_size ÷ num_attention_heads` wide.
+fn glm4v_text_defaults() -> Value {
+    let text = r#"{"vocab_size": 151552, "hidden_size": 4096, "intermediate_size": 13696, "num_hidden_layers": 40, "num_attention_heads": 32, "num_key_value_heads": 2, "max_position_embeddings": 32768, "rms_norm_eps": 1e-05, "tie_word_embeddings": false, "attention_bias": true}"#;
     serde_json::from_str(text).unwrap_or(Value::Null)
 }
 

@@ -44,6 +44,12 @@ pub fn language_family(model_type: &str) -> Option<crate::model::Family> {
         // GLM-4.5V's is GLM-4.5's MoE decoder without q/k norms (transformers
         // `Glm4vMoeTextAttention(Glm4Attention)`; its MoE and layers GLM-4.5's).
         "glm4v_moe_text" => Some(Family::Glm4Moe),
+        // GLM-4.1V's is GLM-4-0414's decoder (transformers `models/glm4v/modeling_glm4v.py`:
+        // `Glm4vTextAttention`'s q, k and v with biases, o without; `Glm4vTextMLP`'s fused
+        // `gate_up_proj` without bias; four RMSNorms a layer, the attention's and the MLP's outputs
+        // normed too), as `Glm4ForCausalLM`'s; under the wrapper's type where its shape is at the
+        // top (`Glm4vConfig` builds its text config from the other keys), or its text class's.
+        "glm4v" | "glm4v_text" => Some(Family::Glm4),
         _ => None,
     }
 }
@@ -134,6 +140,8 @@ pub fn encoder(model_type: &str, config: &Map<String, Value>, text_width: u64) -
         // `Qwen3_5VisionModel` is Qwen3-VL's with its DeepStack mergers deleted
         // (`models/qwen3_5/modeling_qwen3_5.py`); `Qwen3_5VisionConfig`'s defaults are Qwen3-VL's.
         "qwen3_5" | "qwen3_5_moe" => qwen3_vl(&read, false)?,
+        // `Glm4vMoeVisionModel` is `Glm4vVisionModel` (models/glm4v_moe/modular_glm4v_moe.py).
+        "glm4v" | "glm4v_moe" => glm4v(&read)?,
         _ => return None,
     };
     let per_token = blocks.patches * blocks.depth;
@@ -292,6 +300,40 @@ fn qwen2_5_vl(read: &Read) -> Option<(u128, u128, Blocks)> {
     let heads = read.count("num_heads", 16)?;
     let blocks = Blocks { depth, width: e, heads, rms: true, mlp: (i, true), patches: merge };
     Some((per_patch + merger, merge * per_patch + merger, blocks))
+}
+
+/// GLM-4.1V and GLM-4.5V (transformers `models/glm4v/modeling_glm4v.py`, `Glm4vVisionModel`, its
+/// config `Glm4vVisionConfig`): learned positions for (image_size ÷ patch_size)² patches
+/// (interpolated to each image's grid, `Glm4vVisionEmbeddings`), a Conv3d patch embedding with its
+/// bias, an RMSNorm after it, `depth` blocks of two RMSNorms, `qkv` (biased where
+/// `attention_bias`) and `proj` without bias, and a gated MLP to `out_hidden_size` (not
+/// `intermediate_size`: `Glm4VisionMlp`) and back, without biases; an RMSNorm after the blocks; a
+/// Conv2d with its bias merging spatial_merge_size² patches into `out_hidden_size`; and the
+/// merger (`Glm4vVisionPatchMerger`): a linear of `out_hidden_size`, a LayerNorm, and a gated MLP
+/// through `intermediate_size`, none biased.
+fn glm4v(read: &Read) -> Option<(u128, u128, Blocks)> {
+    let e = read.count("hidden_size", 1536)?;
+    let o = read.count("out_hidden_size", 4096)?;
+    let i = read.count("intermediate_size", 13696)?;
+    let depth = read.count("depth", 24)?;
+    let patch = read.count("patch_size", 14)?;
+    let image = read.count("image_size", 336)?;
+    let bias = matches!(read.0.get("attention_bias"), Some(Value::Bool(true)));
+    let conv = read.count("in_channels", 3)? * read.count("temporal_patch_size", 2)? * patch * patch * e + e;
+    let merge = read.count("spatial_merge_size", 2)?;
+    let positions = (image / patch) * (image / patch) * e;
+    let block = 2 * e + linear(e, 3 * e, bias) + linear(e, e, false) + 3 * linear(e, o, false);
+    let downsample = merge * merge * e * o + o;
+    let merger = linear(o, o, false) + 2 * o + 3 * linear(o, i, false);
+    // Each patch through the embedding, its norm, the blocks and the last norm.
+    let per_patch = conv + e + depth * block + e;
+    let heads = read.count("num_heads", 12)?;
+    let blocks = Blocks { depth, width: e, heads, rms: true, mlp: (o, true), patches: merge * merge };
+    Some((
+        positions + per_patch + downsample + merger,
+        merge * merge * per_patch + downsample + merger,
+        blocks,
+    ))
 }
 
 /// Qwen3-VL (and its MoE models', `Qwen3VLMoeVisionConfig` being `Qwen3VLVisionConfig`): a patch
@@ -497,6 +539,32 @@ mod tests {
             "vision_feature_layer": [-1, -2], "spatial_merge_size": 3});
         let wider = encoder + h + 9 * h * h + (2 * h * t + t) + (t * t + t);
         assert_eq!(encoder_params("mistral3", config.as_object().unwrap(), 5120), Some(wider));
+    }
+
+    /// GLM-4.1V's encoder with its config class's defaults: the sum `hf.rs`'s tests check against
+    /// the model card, here by part, and what an image token passes through: 2 × 2 patches
+    /// through the embedding, the norms and the blocks, then the downsample and the merger once.
+    #[test]
+    fn glm4v_encoder_is_counted_module_by_module() {
+        let (e, o, i) = (1536u64, 4096u64, 13696u64);
+        let conv = 3 * 2 * 14 * 14 * e + e;
+        let block = 2 * e + 3 * e * e + e * e + 3 * e * o;
+        let (downsample, merger) = (4 * e * o + o, o * o + 2 * o + 3 * o * i);
+        let per_patch = conv + e + 24 * block + e;
+        assert_eq!(
+            params("glm4v", &serde_json::json!({}), 0),
+            Some(576 * e + per_patch + downsample + merger)
+        );
+        assert_eq!(
+            token_params("glm4v", &serde_json::json!({}), 0),
+            Some(4 * per_patch + downsample + merger)
+        );
+        // `attention_bias` biases q, k and v; GLM-4.5V's encoder is the same class.
+        let biased = serde_json::json!({"attention_bias": true});
+        assert_eq!(
+            params("glm4v_moe", &biased, 0),
+            Some(576 * e + per_patch + downsample + merger + 24 * 3 * e)
+        );
     }
 
     /// What cannot be counted is not: another type, a key of the wrong kind or out of range, an MLP

@@ -18,11 +18,13 @@ use crate::plan::{AttentionImpl, LoraTargets, Method, Precision, RecomputeGranul
 /// Kimi K2 template): each type's models'
 /// template in LLaMA-Factory 0.9.5's `DEFAULT_TEMPLATE` (`src/llamafactory/extras/constants.py`:
 /// GPT-OSS-20B-Thinking `gpt_oss`, Llama-4-Scout-17B-16E-Instruct `llama4`, Gemma-3-27B-Instruct
-/// `gemma3`, GLM-4.5-Air-Thinking `glm4_moe`, GLM-4.5V-Air-Thinking `glm4_5v`, Qwen2.5-VL-7B-Instruct `qwen2_vl`,
+/// `gemma3`, GLM-4.5-Air-Thinking `glm4_moe`, GLM-4.1V-9B-Thinking `glm4v`, GLM-4.5V-Air-Thinking
+/// `glm4_5v`, Qwen2.5-VL-7B-Instruct `qwen2_vl`,
 /// Qwen3-Next-80B-A3B-Instruct `qwen3_nothink`, Seed-OSS-36B-Instruct `seed_oss`), a wrapper's
 /// type and its language model's alike.
-const TEMPLATE_OF_TYPE: [(&str, &str); 12] = [
+const TEMPLATE_OF_TYPE: [(&str, &str); 13] = [
     ("gpt_oss", "gpt_oss"),
+    ("glm4v", "glm4v"),
     ("glm4v_moe", "glm4_5v"),
     ("kimi_k2", "moonlight"),
     ("llama4", "llama4"),

@@ -783,6 +783,9 @@ fn an_imported_model_type_keeps_its_own_chat_template() {
             ),
             "qwen3_vl_nothink",
         ),
+        // GLM-4.1V as `glm4v`, not GLM-4's `glm4` (constants.py at ff6d4d1: GLM-4.1V-9B-Base and
+        // -Thinking), its shape at the top.
+        (format!(r#"{{"model_type": "glm4v", {shape}}}"#), "glm4v"),
         // GLM-4.5V as `glm4_5v` (constants.py at ff6d4d1: GLM-4.5V-Air-Thinking).
         (
             format!(

@@ -1377,8 +1377,9 @@ fn deepseek_v3_2_reads_as_v3_and_names_its_indexer() {
 /// `glm4v_moe_text`, a `vision_config`): read as GLM-4.5's MoE decoder (`Glm4vMoeTextAttention` is
 /// `Glm4Attention`, biased q, k and v without q/k norms; GLM-4.5's MoE and layers), where it had
 /// been an unknown Llama-like type. With GLM-4.5-Air's own keys it counts as the catalog's
-/// GLM-4.5-Air; its vision encoder is named as not counted. A key left out takes the text class's
-/// default (a vocabulary of 151,424, not GLM-4.5's 151,552).
+/// GLM-4.5-Air, its vision encoder (GLM-4.1V's, `Glm4vMoeVisionModel` being `Glm4vVisionModel`)
+/// beside it. A key left out takes the text class's default (a vocabulary of 151,424, not
+/// GLM-4.5's 151,552).
 #[test]
 fn glm_4_5v_reads_glm_4_5s_decoder_from_its_text_config() {
     let mut text: serde_json::Value = serde_json::from_str(catalog_config("glm-4.5-air")).unwrap();
@@ -1386,9 +1387,68 @@ fn glm_4_5v_reads_glm_4_5s_decoder_from_its_text_config() {
     let wrapper = serde_json::json!({"model_type": "glm4v_moe", "text_config": text.clone(),
         "vision_config": {"depth": 24, "hidden_size": 1536, "out_hidden_size": 4096}});
     let read = hf::import_value(&wrapper).unwrap();
-    assert_eq!(read.arch, hf::import(catalog_config("glm-4.5-air")).unwrap().arch);
-    assert_eq!(read.warnings, [ImportWarning::TextConfig("glm4v_moe".to_owned())]);
+    let air = hf::import(catalog_config("glm-4.5-air")).unwrap().arch;
+    assert_eq!(read.arch, model::Architecture { vision: read.arch.vision, ..air });
+    // The encoder with `Glm4vVisionConfig`'s other defaults: GLM-4.1V-9B's, counted below.
+    let params = GLM_4_1V_ENCODER;
+    assert_eq!(read.arch.vision.params, params);
+    assert_eq!(read.warnings, [ImportWarning::VisionEncoder { model_type: "glm4v_moe".to_owned(), params }]);
     let mut bare = wrapper.clone();
     bare["text_config"].as_object_mut().unwrap().remove("vocab_size");
     assert_eq!(hf::import_value(&bare).unwrap().arch.vocab_size, 151_424);
+}
+
+/// GLM-4.1V-9B's vision encoder, by hand from transformers `models/glm4v/modeling_glm4v.py` with
+/// `Glm4vVisionConfig`'s defaults (width 1,536, 24 blocks, `out_hidden_size` 4,096,
+/// `intermediate_size` 13,696, 336-pixel images in patches of 14, no attention bias): 576 learned
+/// positions, the Conv3d patch embedding with its bias, each block's two RMSNorms, `qkv`, `proj`
+/// and a gated MLP through 4,096, the two RMSNorms around the blocks, the 2 × 2 Conv2d
+/// downsample with its bias, and the merger (a linear of 4,096, a LayerNorm, a gated MLP through
+/// 13,696).
+const GLM_4_1V_ENCODER: u64 = {
+    let (e, o, i) = (1536, 4096, 13696);
+    let positions = 24 * 24 * e;
+    let conv = 3 * 2 * 14 * 14 * e + e;
+    let block = 2 * e + 3 * e * e + e * e + 3 * e * o;
+    let downsample = 4 * e * o + o;
+    let merger = o * o + 2 * o + 3 * o * i;
+    positions + conv + 24 * block + 2 * e + downsample + merger
+};
+
+/// GLM-4.1V-9B-Thinking's config writes its language model at the top, beside its
+/// `vision_config` (`Glm4vConfig` builds the text config from those keys): read as GLM-4-0414's
+/// decoder (biased q, k and v, a fused gate and up projection, four RMSNorms a layer), 9,400,279,040
+/// parameters, and its encoder of 892,498,432 beside them: 10.29 B together, the model card's
+/// 10.3 B. The same language model under a `text_config` of type `glm4v_text` reads alike.
+#[test]
+fn glm_4_1v_reads_glm_4s_decoder_and_its_encoder() {
+    let config = serde_json::json!({"architectures": ["Glm4vForConditionalGeneration"], "model_type": "glm4v",
+        "attention_bias": true, "hidden_act": "silu", "hidden_size": 4096, "intermediate_size": 13696,
+        "max_position_embeddings": 65536, "num_attention_heads": 32, "num_hidden_layers": 40,
+        "num_key_value_heads": 2, "partial_rotary_factor": 0.5, "rms_norm_eps": 1e-05, "rope_theta": 10000.0,
+        "tie_word_embeddings": false, "vocab_size": 151552,
+        "vision_config": {"attention_bias": false, "depth": 24, "hidden_act": "silu", "hidden_size": 1536,
+            "image_size": 336, "in_channels": 3, "intermediate_size": 13696, "model_type": "glm4v",
+            "num_heads": 12, "out_hidden_size": 4096, "patch_size": 14, "rms_norm_eps": 1e-05,
+            "spatial_merge_size": 2, "temporal_patch_size": 2}});
+    let read = hf::import_value(&config).unwrap();
+    assert_eq!(read.arch.family, model::Family::Glm4);
+    assert!(read.arch.post_norms && read.arch.mlp.fused_gate_up);
+    // Per layer: q (4,096 + bias), k and v (256 each + bias), o, the fused MLP, four norms.
+    let layer = (4096 * 4096 + 4096) + 2 * (4096 * 256 + 256) + 4096 * 4096 + 3 * 4096 * 13696 + 4 * 4096;
+    let lm = 40 * layer + 4096 + 2 * 151552 * 4096;
+    assert_eq!(lm, 9_400_279_040);
+    assert_eq!(model::count_params(&read.arch).total(), lm);
+    assert_eq!(GLM_4_1V_ENCODER, 892_498_432);
+    assert_eq!(read.arch.vision.params, GLM_4_1V_ENCODER);
+    assert_eq!(
+        read.warnings,
+        [ImportWarning::VisionEncoder { model_type: "glm4v".to_owned(), params: GLM_4_1V_ENCODER }]
+    );
+    // Under a text_config of its text class's type.
+    let mut text = config.as_object().unwrap().clone();
+    let vision = text.remove("vision_config").unwrap();
+    text.insert("model_type".to_owned(), serde_json::json!("glm4v_text"));
+    let wrapped = serde_json::json!({"model_type": "glm4v", "text_config": text, "vision_config": vision});
+    assert_eq!(hf::import_value(&wrapped).unwrap().arch, read.arch);
 }
