@@ -337,6 +337,12 @@ pub fn zh(code: Code) -> &'static str {
         Code::ModelTextConfig => {
             "语言模型取自 \"{model_type}\" 的 text_config：其他部分（视觉编码器、投影层）不计入。"
         }
+        Code::BatchImageTokens => {
+            "每条序列 {image_tokens} 个图像 token，超过序列本身的 {seq_len} 个 token：按 {seq_len} 计算。"
+        }
+        Code::BatchImageTokensUnused => {
+            "每条序列 {image_tokens} 个图像 token 在此不影响任何结果：{framework} 在此方案中不运行该模型的视觉编码器。"
+        }
         Code::BatchMeanSeqLen => {
             "平均样本长度 {mean} 个 token 超过序列长度 {seq_len}，而 {framework} 会把每个样本截断到该长度：按 {seq_len} 计算。"
         }

@@ -10,6 +10,34 @@ use super::{Acc, Ctx, gcd, nearest_divisor, nearest_multiple};
 use crate::plan::{Framework, PipelineSchedule};
 use crate::report::{Code, Severity};
 
+/// Image tokens a sequence (`batch.image_tokens`): more than the sequence holds count as the whole
+/// sequence (the step time and memory take at most that); on a model without a vision encoder the
+/// plan's framework runs ([`crate::memory::vision_encoder`]) they change nothing.
+pub(super) fn image_tokens(cx: &Ctx, acc: &mut Acc) {
+    let plan = cx.plan;
+    let images = plan.batch.image_tokens;
+    if images == 0 {
+        return;
+    }
+    let count = ("image_tokens", images.to_string());
+    if crate::memory::loaded_vision_params(plan) == 0 {
+        let framework = ("framework", plan.framework.name().to_owned());
+        let fix = (Field::BatchImageTokens, Value::from(0));
+        acc.push(Severity::Note, Code::BatchImageTokensUnused, &[count, framework], Some(fix));
+        return;
+    }
+    let sequence = if cx.rl { plan.rl.sequence_tokens() } else { plan.batch.seq_len.get() };
+    if sequence < images {
+        let fix = (Field::BatchImageTokens, Value::from(sequence));
+        acc.push(
+            Severity::Warning,
+            Code::BatchImageTokens,
+            &[count, ("seq_len", sequence.to_string())],
+            Some(fix),
+        );
+    }
+}
+
 /// The sequence length, the batch identity and the micro-batches per step.
 pub(super) fn check(cx: &Ctx, acc: &mut Acc) {
     use Severity::{Error, Warning};

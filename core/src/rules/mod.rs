@@ -225,6 +225,7 @@ fn check_as(plan: &Plan, mem: &Memory, lean: bool) -> Vec<Finding> {
     hf::qlora_experts(cx, &mut acc);
     hf::prequantized(cx, &mut acc);
     hf::mean_seq_len(cx, &mut acc);
+    batch::image_tokens(cx, &mut acc);
     if cx.rl {
         rl::batches(cx, &mut acc);
         rl::rollout(cx, &mut acc);

@@ -87,6 +87,18 @@ const CASES: &[(&str, &str, &str)] = &[
         r#"{"model": "qwen2.5-7b", "batch": {"seq_len": 2048, "mean_seq_len": 4096}}"#,
         r#"{"model": "qwen2.5-7b", "batch": {"seq_len": 2048, "mean_seq_len": 1024}}"#,
     ),
+    // The step time and memory count at most the sequence's tokens as image tokens.
+    (
+        "batch.image_tokens",
+        r#"{"model": {"hf_config": {"model_type": "qwen2_5_vl", "hidden_size": 512, "intermediate_size": 1024, "num_hidden_layers": 2, "num_attention_heads": 8, "num_key_value_heads": 8, "vocab_size": 1000, "max_position_embeddings": 4096, "vision_config": {"depth": 2, "hidden_size": 64, "intermediate_size": 128, "out_hidden_size": 512}}}, "batch": {"seq_len": 2048, "image_tokens": 4096}}"#,
+        r#"{"model": {"hf_config": {"model_type": "qwen2_5_vl", "hidden_size": 512, "intermediate_size": 1024, "num_hidden_layers": 2, "num_attention_heads": 8, "num_key_value_heads": 8, "vocab_size": 1000, "max_position_embeddings": 4096, "vision_config": {"depth": 2, "hidden_size": 64, "intermediate_size": 128, "out_hidden_size": 512}}}, "batch": {"seq_len": 2048, "image_tokens": 1024}}"#,
+    ),
+    // A text model has no encoder to run over them.
+    (
+        "batch.image_tokens_unused",
+        r#"{"model": "qwen2.5-7b", "batch": {"image_tokens": 256}}"#,
+        r#"{"model": "qwen2.5-7b"}"#,
+    ),
     (
         "llamafactory.mean_seq_padded",
         r#"{"model": "qwen2.5-7b", "batch": {"micro_batch": 2, "mean_seq_len": 512}}"#,
