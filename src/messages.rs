@@ -329,7 +329,7 @@ pub fn zh(code: Code) -> &'static str {
             "\"{model_type}\" 还包含 {params} B 参数的视觉编码器（vision_config），未计入：只规划语言模型，编码器的 bf16 权重还需 {gib} GiB。"
         }
         Code::ModelVisionEncoderFrozen => {
-            "\"{model_type}\" 还包含 {params} B 参数的视觉编码器（vision_config）。{framework} 在此方案中冻结它，其权重计入第一阶段（bf16 下分片前 {gib} GiB），它对每条序列中图像 token（{image_tokens} 个，在批大小处设置）的前向计入单步时间；图像 patch 之间的注意力未计入。"
+            "\"{model_type}\" 还包含 {params} B 参数的视觉编码器（vision_config）。{framework} 在此方案中冻结它，其权重计入第一阶段（bf16 下分片前 {gib} GiB），它对每条序列中图像 token（{image_tokens} 个，在批大小处设置）的前向计入单步时间。"
         }
         Code::ModelVisionEncoderTrained => {
             "\"{model_type}\" 还包含 {params} B 参数的视觉编码器（vision_config）。{framework} 在此方案中将其与语言模型一同训练，其权重、梯度和优化器状态计入第一阶段，它对每条序列中图像 token（{image_tokens} 个，在批大小处设置）的前向与反向计入单步时间，其激活值计入第一阶段。"

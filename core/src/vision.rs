@@ -86,6 +86,18 @@ pub struct Encoder {
     pub token_saved_bytes: u64,
     /// The blocks' inputs alone (2w a patch and block): what gradient checkpointing keeps.
     pub token_checkpoint_bytes: u64,
+    /// The blocks' width.
+    pub width: u64,
+    /// Patches merged or pooled into one image token.
+    pub token_patches: u64,
+    /// Blocks whose attention spans each whole image (the others attend within windows, whose
+    /// scores are left out): every block but Qwen2.5-VL's, whose `fullatt_block_indexes` name
+    /// them.
+    pub attention_layers: u64,
+    /// Patches in every image, where the encoder takes images of one size (Gemma 3's SigLIP at
+    /// `image_size`); 0 where each image has its own (the Qwen and GLM encoders, Pixtral), counted
+    /// as one image per sequence.
+    pub image_patches: u64,
 }
 
 /// An encoder's blocks as its activations see them ([`Encoder::token_saved_bytes`]).
@@ -99,6 +111,10 @@ struct Blocks {
     mlp: (u128, bool),
     /// Patches merged or pooled into one image token.
     patches: u128,
+    /// Blocks attending over a whole image ([`Encoder::attention_layers`]).
+    full_attention: u128,
+    /// [`Encoder::image_patches`].
+    image_patches: u128,
 }
 
 impl Blocks {
@@ -152,6 +168,10 @@ pub fn encoder(model_type: &str, config: &Map<String, Value>, text_width: u64) -
         depth: narrow(blocks.depth)?,
         token_saved_bytes: narrow(per_token * blocks.saved_per_patch())?,
         token_checkpoint_bytes: narrow(per_token * 2 * blocks.width)?,
+        width: narrow(blocks.width)?,
+        token_patches: narrow(blocks.patches)?,
+        attention_layers: narrow(blocks.full_attention)?,
+        image_patches: narrow(blocks.image_patches)?,
     })
 }
 
@@ -221,8 +241,16 @@ fn gemma3(read: &Read, wrapper: &Read, text_width: u128) -> Option<(u128, u128, 
     let kernel = (image / patch / wrapper.count("mm_tokens_per_image", 256)?.isqrt()).max(1);
     let per_patch = channels * patch * patch * h + h + layers * layer + 2 * h + head;
     let heads = read.count("num_attention_heads", 12)?;
-    let blocks =
-        Blocks { depth: layers, width: h, heads, rms: false, mlp: (i, false), patches: kernel * kernel };
+    let blocks = Blocks {
+        depth: layers,
+        width: h,
+        heads,
+        rms: false,
+        mlp: (i, false),
+        patches: kernel * kernel,
+        full_attention: layers,
+        image_patches: (image / patch) * (image / patch),
+    };
     Some((
         embeddings + layers * layer + 2 * h + head + projector,
         kernel * kernel * per_patch + projector,
@@ -257,7 +285,16 @@ fn mistral3(read: &Read, wrapper: &Read, text_width: u128) -> Option<(u128, u128
     // Each patch through the encoder and the projector's norm, each token through the rest.
     let token = merge * merge * (encoder + h) + merger + project;
     let heads = read.count("num_attention_heads", 16)?;
-    let blocks = Blocks { depth: layers, width: h, heads, rms: true, mlp: (i, true), patches: merge * merge };
+    let blocks = Blocks {
+        depth: layers,
+        width: h,
+        heads,
+        rms: true,
+        mlp: (i, true),
+        patches: merge * merge,
+        full_attention: layers,
+        image_patches: 0,
+    };
     Some((encoder + h + merger + project, token, blocks))
 }
 
@@ -282,7 +319,16 @@ fn qwen2_vl(read: &Read) -> Option<(u128, u128, Blocks)> {
     let merger = 2 * e + linear(merged, merged, true) + linear(merged, out, true);
     let per_patch = embedding + depth * block;
     let heads = read.count("num_heads", 16)?;
-    let blocks = Blocks { depth, width: e, heads, rms: false, mlp: (m, false), patches: merge };
+    let blocks = Blocks {
+        depth,
+        width: e,
+        heads,
+        rms: false,
+        mlp: (m, false),
+        patches: merge,
+        full_attention: depth,
+        image_patches: 0,
+    };
     Some((per_patch + merger, merge * per_patch + merger, blocks))
 }
 
@@ -298,7 +344,22 @@ fn qwen2_5_vl(read: &Read) -> Option<(u128, u128, Blocks)> {
     let merger = e + linear(merged, merged, true) + linear(merged, out, true);
     let per_patch = embedding + depth * block;
     let heads = read.count("num_heads", 16)?;
-    let blocks = Blocks { depth, width: e, heads, rms: true, mlp: (i, true), patches: merge };
+    // Only the blocks `fullatt_block_indexes` names attend over the whole image; the others
+    // within windows of `window_size` pixels.
+    let full_attention = match read.0.get("fullatt_block_indexes") {
+        None | Some(Value::Null) => 4,
+        Some(v) => v.as_array()?.len() as u128,
+    };
+    let blocks = Blocks {
+        depth,
+        width: e,
+        heads,
+        rms: true,
+        mlp: (i, true),
+        patches: merge,
+        full_attention,
+        image_patches: 0,
+    };
     Some((per_patch + merger, merge * per_patch + merger, blocks))
 }
 
@@ -328,7 +389,16 @@ fn glm4v(read: &Read) -> Option<(u128, u128, Blocks)> {
     // Each patch through the embedding, its norm, the blocks and the last norm.
     let per_patch = conv + e + depth * block + e;
     let heads = read.count("num_heads", 12)?;
-    let blocks = Blocks { depth, width: e, heads, rms: true, mlp: (o, true), patches: merge * merge };
+    let blocks = Blocks {
+        depth,
+        width: e,
+        heads,
+        rms: true,
+        mlp: (o, true),
+        patches: merge * merge,
+        full_attention: depth,
+        image_patches: 0,
+    };
     Some((
         positions + per_patch + downsample + merger,
         merge * merge * per_patch + downsample + merger,
@@ -362,7 +432,16 @@ fn qwen3_vl(read: &Read, deepstack: bool) -> Option<(u128, u128, Blocks)> {
     let per_patch = conv + e + depth * block;
     let mergers = merger + deepstack * deepstack_merger;
     let heads = read.count("num_heads", 16)?;
-    let blocks = Blocks { depth, width: e, heads, rms: false, mlp: (i, false), patches: merge };
+    let blocks = Blocks {
+        depth,
+        width: e,
+        heads,
+        rms: false,
+        mlp: (i, false),
+        patches: merge,
+        full_attention: depth,
+        image_patches: 0,
+    };
     Some((per_patch + positions * e + mergers, merge * per_patch + mergers, blocks))
 }
 
@@ -444,6 +523,9 @@ mod tests {
         assert_eq!(encoder.depth, 32);
         assert_eq!(encoder.token_saved_bytes, 4 * 32 * saved);
         assert_eq!(encoder.token_checkpoint_bytes, 4 * 32 * 2 * e);
+        // The four blocks `fullatt_block_indexes` names attend over the whole image; images vary.
+        let shape = (encoder.width, encoder.token_patches, encoder.attention_layers, encoder.image_patches);
+        assert_eq!(shape, (1280, 4, 4, 0));
     }
 
     /// Qwen3-VL-2B-Instruct's vision_config, by hand from `modeling_qwen3_vl.py`: the Conv3d with
@@ -508,6 +590,8 @@ mod tests {
         let config = serde_json::json!({"vision_config": vision, "mm_tokens_per_image": 64});
         let fewer = encoder("gemma3", config.as_object().unwrap(), 2560).unwrap();
         assert_eq!((fewer.params, fewer.token_params), (by_hand, 64 * per_patch + projector));
+        // Every image is 64 × 64 patches, each block attending over all of them.
+        assert_eq!((fewer.token_patches, fewer.attention_layers, fewer.image_patches), (64, 27, 4096));
         // SigLIP's pooling head where the config does not turn it off: its probe, a multi-head
         // attention's in and out projections, a LayerNorm and an MLP.
         vision.as_object_mut().unwrap().remove("vision_use_head");

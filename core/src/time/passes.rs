@@ -531,8 +531,12 @@ pub(super) struct EncoderPasses {
 /// `gradient_checkpointing_enable`), the forward again. A frozen encoder takes no backward: nothing
 /// before it asks for a gradient. Its GEMMs run at the efficiency of the language model's over the
 /// same tokens (their sizes are alike: Qwen2.5-VL's encoder multiplies 2 × 2 patches of width
-/// 1,280 per token where its decoder multiplies one of 3,584); the attention over each image's
-/// patches is not counted. `None` where the framework does not run the encoder.
+/// 1,280 per token where its decoder multiplies one of 3,584). Its attention over each image's
+/// patches adds 4 · width · P FLOPs a patch in each block that spans the image
+/// (`vision::Encoder::attention_layers`; windows left out), P the image's patches: the encoder's
+/// fixed size where it has one (Gemma 3), else the sequence's image tokens taken as one image, an
+/// upper bound where a sequence holds several. `None` where the framework does not run the
+/// encoder.
 #[inline(never)]
 fn encoder_passes(ctx: &Ctx) -> Option<Box<EncoderPasses>> {
     let trains = match memory::vision_encoder(ctx.plan) {
@@ -540,9 +544,19 @@ fn encoder_passes(ctx: &Ctx) -> Option<Box<EncoderPasses>> {
         memory::VisionEncoder::Frozen => false,
         memory::VisionEncoder::Trained => true,
     };
+    let v = &ctx.arch.vision;
     let image_tokens = f64::from(ctx.plan.batch.image_tokens).min(ctx.seq);
     let tokens = image_tokens * ctx.micro_batch / ctx.cp;
-    let flops = 2.0 * tokens * ctx.arch.vision.token_params as f64 / ctx.tp;
+    // The attention over each image's P patches in the blocks that span it, QKᵀ and the weighted
+    // values: 4 · P² · width FLOPs a block, so 4 · width · P per patch; a sequence's image tokens
+    // are one image unless the encoder takes images of one size.
+    let patches = image_tokens * v.token_patches as f64;
+    let per_image = match v.image_patches {
+        0 => patches,
+        n => patches.min(n as f64),
+    };
+    let attention = 4.0 * v.attention_layers as f64 * v.width as f64 * per_image;
+    let flops = tokens * (2.0 * v.token_params as f64 + v.token_patches as f64 * attention) / ctx.tp;
     let h = ctx.arch.hidden_size as f64;
     let forward = flops / (ctx.peak * efficiency(ctx, 2.0 * tokens * h * h));
     let rerun = trains && ctx.plan.recompute.granularity == RecomputeGranularity::Full;
