@@ -118,6 +118,13 @@ struct Blocks {
 }
 
 impl Blocks {
+    /// `depth` blocks of `width` and `heads` (RMSNorms where `rms`, an MLP of `mlp`'s width, gated
+    /// or not), `patches` to an image token, each block attending over the whole image, whose size
+    /// varies.
+    fn new(depth: u128, (width, heads): (u128, u128), rms: bool, mlp: (u128, bool), patches: u128) -> Blocks {
+        Blocks { depth, width, heads, rms, mlp, patches, full_attention: depth, image_patches: 0 }
+    }
+
     /// One block's saved bytes for one patch.
     fn saved_per_patch(&self) -> u128 {
         let w = self.width;
@@ -242,14 +249,8 @@ fn gemma3(read: &Read, wrapper: &Read, text_width: u128) -> Option<(u128, u128, 
     let per_patch = channels * patch * patch * h + h + layers * layer + 2 * h + head;
     let heads = read.count("num_attention_heads", 12)?;
     let blocks = Blocks {
-        depth: layers,
-        width: h,
-        heads,
-        rms: false,
-        mlp: (i, false),
-        patches: kernel * kernel,
-        full_attention: layers,
         image_patches: (image / patch) * (image / patch),
+        ..Blocks::new(layers, (h, heads), false, (i, false), kernel * kernel)
     };
     Some((
         embeddings + layers * layer + 2 * h + head + projector,
@@ -285,16 +286,7 @@ fn mistral3(read: &Read, wrapper: &Read, text_width: u128) -> Option<(u128, u128
     // Each patch through the encoder and the projector's norm, each token through the rest.
     let token = merge * merge * (encoder + h) + merger + project;
     let heads = read.count("num_attention_heads", 16)?;
-    let blocks = Blocks {
-        depth: layers,
-        width: h,
-        heads,
-        rms: true,
-        mlp: (i, true),
-        patches: merge * merge,
-        full_attention: layers,
-        image_patches: 0,
-    };
+    let blocks = Blocks::new(layers, (h, heads), true, (i, true), merge * merge);
     Some((encoder + h + merger + project, token, blocks))
 }
 
@@ -319,16 +311,7 @@ fn qwen2_vl(read: &Read) -> Option<(u128, u128, Blocks)> {
     let merger = 2 * e + linear(merged, merged, true) + linear(merged, out, true);
     let per_patch = embedding + depth * block;
     let heads = read.count("num_heads", 16)?;
-    let blocks = Blocks {
-        depth,
-        width: e,
-        heads,
-        rms: false,
-        mlp: (m, false),
-        patches: merge,
-        full_attention: depth,
-        image_patches: 0,
-    };
+    let blocks = Blocks::new(depth, (e, heads), false, (m, false), merge);
     Some((per_patch + merger, merge * per_patch + merger, blocks))
 }
 
@@ -350,16 +333,7 @@ fn qwen2_5_vl(read: &Read) -> Option<(u128, u128, Blocks)> {
         None | Some(Value::Null) => 4,
         Some(v) => v.as_array()?.len() as u128,
     };
-    let blocks = Blocks {
-        depth,
-        width: e,
-        heads,
-        rms: true,
-        mlp: (i, true),
-        patches: merge,
-        full_attention,
-        image_patches: 0,
-    };
+    let blocks = Blocks { full_attention, ..Blocks::new(depth, (e, heads), true, (i, true), merge) };
     Some((per_patch + merger, merge * per_patch + merger, blocks))
 }
 
@@ -389,16 +363,7 @@ fn glm4v(read: &Read) -> Option<(u128, u128, Blocks)> {
     // Each patch through the embedding, its norm, the blocks and the last norm.
     let per_patch = conv + e + depth * block + e;
     let heads = read.count("num_heads", 12)?;
-    let blocks = Blocks {
-        depth,
-        width: e,
-        heads,
-        rms: true,
-        mlp: (o, true),
-        patches: merge * merge,
-        full_attention: depth,
-        image_patches: 0,
-    };
+    let blocks = Blocks::new(depth, (e, heads), true, (o, true), merge * merge);
     Some((
         positions + per_patch + downsample + merger,
         merge * merge * per_patch + downsample + merger,
@@ -432,16 +397,7 @@ fn qwen3_vl(read: &Read, deepstack: bool) -> Option<(u128, u128, Blocks)> {
     let per_patch = conv + e + depth * block;
     let mergers = merger + deepstack * deepstack_merger;
     let heads = read.count("num_heads", 16)?;
-    let blocks = Blocks {
-        depth,
-        width: e,
-        heads,
-        rms: false,
-        mlp: (i, false),
-        patches: merge,
-        full_attention: depth,
-        image_patches: 0,
-    };
+    let blocks = Blocks::new(depth, (e, heads), false, (i, false), merge);
     Some((per_patch + positions * e + mergers, merge * per_patch + mergers, blocks))
 }
 
