@@ -100,7 +100,7 @@ fn params_report(plan: &Plan, facts: &memory::ModelFacts, trainable: u64) -> rep
         norms: counts.norms,
         head: counts.head,
         mtp: counts.mtp,
-        vision: plan.model.arch.vision.params,
+        vision: plan.model.arch.vision_params(),
         lora,
         layers,
     }

@@ -253,7 +253,7 @@ pub fn import_value(value: &Value) -> Result<Imported, ConfigError> {
     // The wrapper's other parts, named first: a vision encoder whose parameters are known with
     // them (its projector may take the language model's width), else what was left out.
     let encoder = vision.and_then(|_| crate::vision::encoder(outer_type, outer, arch.hidden_size));
-    arch.vision = encoder.unwrap_or_default();
+    arch.vision = encoder.map(Box::new);
     let named = match (encoder.map(|e| e.params), text, vision) {
         (Some(params), _, _) => {
             Some(ImportWarning::VisionEncoder { model_type: outer_type.to_owned(), params })
@@ -678,7 +678,7 @@ fn gpt2(cfg: &Cfg) -> Result<Architecture, ConfigError> {
         linear_attention: None,
         attention_output_gate: false,
         logit_softcap: false,
-        vision: crate::vision::Encoder::default(),
+        vision: None,
     })
 }
 
@@ -802,7 +802,7 @@ fn decoder(
         attention_output_gate: family.has_linear_attention(),
         logit_softcap: family == Family::Gemma2
             && cfg.get("final_logit_softcapping").1.and_then(Value::as_f64).is_some_and(|cap| 0.0 < cap),
-        vision: crate::vision::Encoder::default(),
+        vision: None,
     })
 }
 

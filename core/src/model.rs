@@ -65,7 +65,8 @@ pub struct Architecture {
     /// frameworks that load the whole wrapper hold it on the first stage (`memory::states`) and run
     /// it over each sequence's image tokens (`batch.image_tokens`: `time`, and where it trains,
     /// `memory`'s activations).
-    pub vision: crate::vision::Encoder,
+    /// Boxed: most models have none, and a plan's architecture is read on every estimate.
+    pub vision: Option<Box<crate::vision::Encoder>>,
 }
 
 /// Gated DeltaNet (Yang et al. 2024, arXiv 2412.06464), a linear-attention layer: queries, keys,
@@ -302,6 +303,13 @@ impl Family {
             return Some(family);
         }
         Family::ALL.into_iter().find(|f| f.model_type() == model_type)
+    }
+}
+
+impl Architecture {
+    /// The vision encoder's parameters ([`Architecture::vision`]), 0 for a language model alone.
+    pub fn vision_params(&self) -> u64 {
+        self.vision.as_ref().map_or(0, |v| v.params)
     }
 }
 

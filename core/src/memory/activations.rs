@@ -620,26 +620,29 @@ pub(super) struct LayersShape {
     offload_window: f64,
     offloaded: f64,
     first_layer: f64,
-    /// The embedding's output, on the stage that holds the embedding.
+    /// The embedding's output, on the stage that holds the embedding, with a trained vision
+    /// encoder's saved bytes there ([`encoder_activations`]).
     embedding: f64,
     /// What each MTP layer keeps.
     mtp_layer: f64,
-    /// A trained vision encoder's saved bytes and recomputation's working set, on the stage that
-    /// holds the embedding ([`encoder_activations`]).
-    encoder: (f64, f64),
+    /// A trained vision encoder's working set under recomputation, on the stage that holds the
+    /// embedding.
+    encoder_working: f64,
 }
 
 impl LayersShape {
     /// The stage's activations with the embedding's output (`embedding`) and `mtp` MTP layers:
     /// the same sums in the same order as [`activation_shape`] worked out whole.
     pub(super) fn with(&self, embedding: bool, mtp: u64) -> ActivationShape {
-        let (embedding, (encoder, encoder_working)) = match embedding {
-            true => (self.embedding, self.encoder),
-            false => (0.0, (0.0, 0.0)),
+        // The larger working set without `f64::max`'s NaN handling: byte counts are never NaN.
+        let (embedding, working) = match embedding {
+            true if self.working < self.encoder_working => (self.embedding, self.encoder_working),
+            true => (self.embedding, self.working),
+            false => (0.0, self.working),
         };
         ActivationShape {
-            per_microbatch: self.kept + embedding + mtp as f64 * self.mtp_layer + encoder,
-            working: self.working.max(encoder_working),
+            per_microbatch: self.kept + embedding + mtp as f64 * self.mtp_layer,
+            working,
             swap_window: self.swap_window,
             offload_window: self.offload_window,
             offloaded: self.offloaded,
@@ -750,9 +753,9 @@ pub(super) fn layers_shape(ctx: &Ctx, kinds: &KindBytes, layers: &StageLayers) -
         false => layer_with(n, saved) + 3.0 * hidden,
     };
     // Asked only of a model with an encoder: a check every estimate pays, out of line.
-    let encoder = match arch.vision.token_saved_bytes {
-        0 => (0.0, 0.0),
-        _ => encoder_activations(plan, arch, (seq, b), full),
+    let (encoder, encoder_working) = match &arch.vision {
+        None => (0.0, 0.0),
+        Some(vision) => encoder_activations(plan, vision, (seq, b), full),
     };
     LayersShape {
         kept: per_microbatch - offloaded_bytes,
@@ -761,9 +764,9 @@ pub(super) fn layers_shape(ctx: &Ctx, kinds: &KindBytes, layers: &StageLayers) -
         offload_window,
         offloaded: offloaded_bytes,
         first_layer: sum_bytes(0, n.min(1)),
-        embedding,
+        embedding: embedding + encoder,
         mtp_layer,
-        encoder,
+        encoder_working,
     }
 }
 
@@ -778,13 +781,17 @@ pub(super) fn layers_shape(ctx: &Ctx, kinds: &KindBytes, layers: &StageLayers) -
 /// engine splits the encoder's weights; its activations are counted whole, an upper bound); the
 /// patch embedding's and the merger's own are left out.
 #[inline(never)]
-fn encoder_activations(plan: &Plan, arch: &Architecture, (seq, b): (u64, u64), full: bool) -> (f64, f64) {
+fn encoder_activations(
+    plan: &Plan,
+    v: &crate::vision::Encoder,
+    (seq, b): (u64, u64),
+    full: bool,
+) -> (f64, f64) {
     if plan.batch.image_tokens == 0 || !matches!(vision_encoder(plan), VisionEncoder::Trained) {
         return (0.0, 0.0);
     }
     let sample = train_seq_len(plan).max(1) as f64;
     let images = (seq * b) as f64 * (f64::from(plan.batch.image_tokens).min(sample) / sample);
-    let v = &arch.vision;
     match full {
         true => (
             images * v.token_checkpoint_bytes as f64,

@@ -226,7 +226,7 @@ pub enum VisionEncoder {
 /// b178a3c) and a DeepSpeed full fine-tune trains every parameter; a LoRA plan leaves every base
 /// weight frozen, the encoder's among them.
 pub fn vision_encoder(plan: &Plan) -> VisionEncoder {
-    if plan.model.arch.vision.params == 0 {
+    if plan.model.arch.vision.is_none() {
         return VisionEncoder::NotLoaded;
     }
     let loads =
@@ -244,7 +244,7 @@ pub fn vision_encoder(plan: &Plan) -> VisionEncoder {
 pub fn loaded_vision_params(plan: &Plan) -> u64 {
     match vision_encoder(plan) {
         VisionEncoder::NotLoaded => 0,
-        VisionEncoder::Frozen | VisionEncoder::Trained => plan.model.arch.vision.params,
+        VisionEncoder::Frozen | VisionEncoder::Trained => plan.model.arch.vision_params(),
     }
 }
 
@@ -260,7 +260,7 @@ pub fn loaded_vision_params(plan: &Plan) -> u64 {
 /// and on the host where ZeRO-3 offloads the parameters. Under QLoRA bitsandbytes also packs the
 /// encoder's linear layers, so this is the most they take.
 fn vision_states(ctx: &Ctx, first: bool) -> (f64, u64) {
-    let n = ctx.arch.vision.params as f64 / ctx.tp as f64;
+    let n = ctx.arch.vision_params() as f64 / ctx.tp as f64;
     match first.then(|| vision_encoder(ctx.plan)) {
         Some(VisionEncoder::Trained) => (n, 0),
         Some(VisionEncoder::Frozen) => {

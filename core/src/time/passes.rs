@@ -254,16 +254,13 @@ pub(super) fn pass_costs(ctx: &Ctx, mem: &memory::Memory) -> PassCosts {
     }
     // Out of line, and asked only of a model with an encoder and images: a check every estimate
     // pays (docs/DESIGN.md, "What does the median plan cost?").
-    let encoder = match (ctx.arch.vision.token_params, ctx.plan.batch.image_tokens) {
-        (0, _) | (_, 0) => None,
-        _ => encoder_passes(ctx),
+    let encoder = match (&ctx.arch.vision, ctx.plan.batch.image_tokens) {
+        (None, _) | (_, 0) => None,
+        (Some(vision), _) => {
+            let flops = [&mut model_flops_per_mb, &mut recompute_flops_per_mb];
+            add_encoder(ctx, vision, (&mut forward[0], &mut backward[0]), flops)
+        }
     };
-    if let Some(encoder) = &encoder {
-        model_flops_per_mb += encoder.model_flops;
-        recompute_flops_per_mb += encoder.rerun_flops;
-        forward[0] += encoder.forward;
-        backward[0] += encoder.backward + encoder.rerun;
-    }
     let causes = Causes { kinds, frozen, linear, head, proj_seconds, encoder };
     let activation_offload_seconds = offload_activations(ctx, mem, layout.stage(0, 0), forward, backward);
     add_heads(layout, head, proj_seconds, forward, backward);
@@ -509,6 +506,23 @@ fn frozen_passes(l: &LayerWork) -> KindPasses {
     KindPasses { forward, backward: 0.0, weight: 0.0, causes, rerun_flops: 0.0, rerun_attention: 0.0 }
 }
 
+/// The vision encoder's passes ([`encoder_passes`]) added to the first chunk's and its FLOPs to the
+/// micro-batch's [model, recompute] FLOPs.
+#[inline(never)]
+fn add_encoder(
+    ctx: &Ctx,
+    vision: &crate::vision::Encoder,
+    (forward, backward): (&mut f64, &mut f64),
+    [model_flops, recompute_flops]: [&mut f64; 2],
+) -> Option<Box<EncoderPasses>> {
+    let encoder = encoder_passes(ctx, vision)?;
+    *model_flops += encoder.model_flops;
+    *recompute_flops += encoder.rerun_flops;
+    *forward += encoder.forward;
+    *backward += encoder.backward + encoder.rerun;
+    Some(encoder)
+}
+
 /// A multimodal model's vision encoder on the first stage, for one micro-batch: its passes' seconds
 /// and FLOPs ([`encoder_passes`]).
 pub(super) struct EncoderPasses {
@@ -537,14 +551,12 @@ pub(super) struct EncoderPasses {
 /// fixed size where it has one (Gemma 3), else the sequence's image tokens taken as one image, an
 /// upper bound where a sequence holds several. `None` where the framework does not run the
 /// encoder.
-#[inline(never)]
-fn encoder_passes(ctx: &Ctx) -> Option<Box<EncoderPasses>> {
+fn encoder_passes(ctx: &Ctx, v: &crate::vision::Encoder) -> Option<Box<EncoderPasses>> {
     let trains = match memory::vision_encoder(ctx.plan) {
         memory::VisionEncoder::NotLoaded => return None,
         memory::VisionEncoder::Frozen => false,
         memory::VisionEncoder::Trained => true,
     };
-    let v = &ctx.arch.vision;
     let image_tokens = f64::from(ctx.plan.batch.image_tokens).min(ctx.seq);
     let tokens = image_tokens * ctx.micro_batch / ctx.cp;
     // The attention over each image's P patches in the blocks that span it, QKᵀ and the weighted

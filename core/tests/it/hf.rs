@@ -358,7 +358,7 @@ fn a_multimodal_wrapper_is_read_from_its_text_config() {
         attention_layers: 24,
         image_patches: 0,
     };
-    let vision = model::Architecture { vision: encoder, ..lm };
+    let vision = model::Architecture { vision: Some(Box::new(encoder)), ..lm };
     assert_eq!(imported.arch, vision);
     assert_eq!(hf::config_value(&wrapper, "rope_theta"), hf::config_value(&text, "rope_theta"));
     // A config with its own shape is read at the top, whatever else it holds; a vision tower beside
@@ -1393,10 +1393,10 @@ fn glm_4_5v_reads_glm_4_5s_decoder_from_its_text_config() {
         "vision_config": {"depth": 24, "hidden_size": 1536, "out_hidden_size": 4096}});
     let read = hf::import_value(&wrapper).unwrap();
     let air = hf::import(catalog_config("glm-4.5-air")).unwrap().arch;
-    assert_eq!(read.arch, model::Architecture { vision: read.arch.vision, ..air });
+    assert_eq!(read.arch, model::Architecture { vision: read.arch.vision.clone(), ..air });
     // The encoder with `Glm4vVisionConfig`'s other defaults: GLM-4.1V-9B's, counted below.
     let params = GLM_4_1V_ENCODER;
-    assert_eq!(read.arch.vision.params, params);
+    assert_eq!(read.arch.vision_params(), params);
     assert_eq!(read.warnings, [ImportWarning::VisionEncoder { model_type: "glm4v_moe".to_owned(), params }]);
     let mut bare = wrapper.clone();
     bare["text_config"].as_object_mut().unwrap().remove("vocab_size");
@@ -1445,7 +1445,7 @@ fn glm_4_1v_reads_glm_4s_decoder_and_its_encoder() {
     assert_eq!(lm, 9_400_279_040);
     assert_eq!(model::count_params(&read.arch).total(), lm);
     assert_eq!(GLM_4_1V_ENCODER, 892_498_432);
-    assert_eq!(read.arch.vision.params, GLM_4_1V_ENCODER);
+    assert_eq!(read.arch.vision_params(), GLM_4_1V_ENCODER);
     assert_eq!(
         read.warnings,
         [ImportWarning::VisionEncoder { model_type: "glm4v".to_owned(), params: GLM_4_1V_ENCODER }]

@@ -2238,7 +2238,7 @@ fn a_vision_encoder_is_held_as_its_framework_loads_it() {
         let rest =
             format!(r#""framework": "llamafactory", "method": "lora", "parallel": {{"zero_stage": {zero}}}"#);
         let (a, b) = (plan(&with, &rest), plan(&without, &rest));
-        assert_eq!(a.model.arch.vision.params, vision);
+        assert_eq!(a.model.arch.vision_params(), vision);
         let (sa, sb) = (first(&a), first(&b));
         assert_eq!(sa.weights_bytes - sb.weights_bytes, 2 * vision / shards, "ZeRO-{zero}");
         assert_eq!((sa.gradients_bytes, sa.optimizer_bytes), (sb.gradients_bytes, sb.optimizer_bytes));
