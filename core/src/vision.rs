@@ -1,11 +1,13 @@
-//! A multimodal config's vision encoder (`vision_config`): its parameters and the parameters an
-//! image token passes through ([`Encoder`]), counted from transformers' modules, which the plan
-//! holds as its framework loads the encoder (`memory::vision_encoder`) and runs over the image
-//! tokens of each sequence (`batch.image_tokens`, `time`). Counted for Qwen2-VL and Qwen2.5-VL, whose configs write their language model at the top
-//! (or, saved by transformers 5, in a `text_config`) beside the encoder's shape, and for Qwen3-VL
-//! (`models/qwen3_vl/modeling_qwen3_vl.py`) and Qwen3.5, whose language model is always in a
-//! `text_config`; and for Gemma 3's SigLIP encoder and Mistral 3's Pixtral encoder, with their
-//! projectors (`gemma3`, `mistral3`).
+//! A multimodal config's vision encoder (`vision_config`): its parameters, and the parameters,
+//! attention and saved bytes an image token costs it ([`Encoder`]), counted from transformers'
+//! modules. The plan holds it as its framework loads the encoder (`memory::vision_encoder`) and
+//! runs it over the image tokens of each sequence (`batch.image_tokens`: `time`, and where it
+//! trains, `memory`'s activations). Counted for Qwen2-VL and Qwen2.5-VL, whose configs write their
+//! language model at the top (or, saved by transformers 5, in a `text_config`) beside the
+//! encoder's shape, and for Qwen3-VL (`models/qwen3_vl/modeling_qwen3_vl.py`) and Qwen3.5, whose
+//! language model is always in a `text_config`; for Gemma 3's SigLIP encoder and Mistral 3's
+//! Pixtral encoder, with their projectors (`gemma3`, `mistral3`); and for GLM-4.1V's and
+//! GLM-4.5V's (`glm4v`).
 //!
 //! Qwen2-VL (transformers `models/qwen2_vl/modeling_qwen2_vl.py`, `Qwen2VisionTransformerPretrainedModel`):
 //! - `PatchEmbed`: a Conv3d of `in_channels · temporal_patch_size · patch_size² · embed_dim`, no bias;
@@ -62,9 +64,8 @@ pub fn wrapper_ties_embeddings(model_type: &str) -> bool {
     matches!(model_type, "qwen3_vl" | "qwen3_vl_moe" | "qwen3_5" | "qwen3_5_moe")
 }
 
-/// A vision encoder's size, and the work and memory one image token costs it; all 0 for a model
-/// without one.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// A vision encoder's size, and the work and memory one image token costs it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Encoder {
     /// Parameters, projectors included.
     pub params: u64,
