@@ -79,7 +79,7 @@ pub enum ImportWarning {
     VisionConfig(String),
     /// Occurs in place of [`ImportWarning::VisionConfig`] or [`ImportWarning::TextConfig`] where
     /// the vision encoder's parameters are known ([`crate::vision::encoder_params`]: Qwen2-VL,
-    /// Qwen2.5-VL, Qwen3-VL, Qwen3.5, Gemma 3, Mistral 3): they are not among the language model's
+    /// Qwen2.5-VL, Qwen3-VL, Qwen3.5, Gemma 3, Mistral 3, GLM-4.1V, GLM-4.5V): they are not among the language model's
     /// counts, and a plan holds them as its framework does ([`crate::memory::vision_encoder`]).
     VisionEncoder {
         /// The config's `model_type`.

@@ -60,12 +60,12 @@ pub struct Architecture {
     /// Gemma 2's soft cap on the output logits (`final_logit_softcapping`: `tanh(logits / cap) ·
     /// cap`, transformers `Gemma2ForCausalLM.forward`), whose tanh keeps its output for backward.
     pub logit_softcap: bool,
-    /// A multimodal wrapper's vision encoder and projector ([`crate::vision::encoder`]), all 0 for
-    /// a language model alone. Not among the counts (`count_params` is the language model's): the
+    /// A multimodal wrapper's vision encoder and projector ([`crate::vision::encoder`]), `None` for
+    /// a language model alone (boxed: most models have none, and every estimate reads the
+    /// architecture). Not among the counts (`count_params` is the language model's): the
     /// frameworks that load the whole wrapper hold it on the first stage (`memory::states`) and run
     /// it over each sequence's image tokens (`batch.image_tokens`: `time`, and where it trains,
     /// `memory`'s activations).
-    /// Boxed: most models have none, and a plan's architecture is read on every estimate.
     pub vision: Option<Box<crate::vision::Encoder>>,
 }
 

@@ -85,8 +85,6 @@ pub struct Encoder {
     /// v and output in bf16 and its fp32 log-sum-exp per head (8w + 4 · heads, flash or SDPA), and
     /// the MLP's (a gated one 8i, a plain one 4i), for width w and MLP width i.
     pub token_saved_bytes: u64,
-    /// The blocks' inputs alone (2w a patch and block): what gradient checkpointing keeps.
-    pub token_checkpoint_bytes: u64,
     /// The blocks' width.
     pub width: u64,
     /// Patches merged or pooled into one image token.
@@ -175,7 +173,6 @@ pub fn encoder(model_type: &str, config: &Map<String, Value>, text_width: u64) -
         token_params: narrow(token_params)?,
         depth: narrow(blocks.depth)?,
         token_saved_bytes: narrow(per_token * blocks.saved_per_patch())?,
-        token_checkpoint_bytes: narrow(per_token * 2 * blocks.width)?,
         width: narrow(blocks.width)?,
         token_patches: narrow(blocks.patches)?,
         attention_layers: narrow(blocks.full_attention)?,
@@ -479,7 +476,6 @@ mod tests {
         let saved = 2 * (8 * e + 4) + 8 * e + 4 * 16 + 8 * i;
         assert_eq!(encoder.depth, 32);
         assert_eq!(encoder.token_saved_bytes, 4 * 32 * saved);
-        assert_eq!(encoder.token_checkpoint_bytes, 4 * 32 * 2 * e);
         // The four blocks `fullatt_block_indexes` names attend over the whole image; images vary.
         let shape = (encoder.width, encoder.token_patches, encoder.attention_layers, encoder.image_patches);
         assert_eq!(shape, (1280, 4, 4, 0));

@@ -794,7 +794,8 @@ fn encoder_activations(
     let images = (seq * b) as f64 * (f64::from(plan.batch.image_tokens).min(sample) / sample);
     match full {
         true => (
-            images * v.token_checkpoint_bytes as f64,
+            // The blocks' inputs, 2 bytes a value: 2 · width a patch and block.
+            images * (2 * v.token_patches * v.depth * v.width) as f64,
             images * v.token_saved_bytes as f64 / v.depth.max(1) as f64,
         ),
         false => (images * v.token_saved_bytes as f64, 0.0),
@@ -824,7 +825,7 @@ pub(super) fn offloaded_layers(plan: &Plan, n_layers: u64) -> u64 {
 
 /// Tokens per trained sequence: the batch's `seq_len`, or for RL a prompt and its response
 /// (VeRL trains on `max_prompt_length + max_response_length`).
-pub(super) fn train_seq_len(plan: &Plan) -> u64 {
+pub fn train_seq_len(plan: &Plan) -> u64 {
     match plan.method {
         Method::Grpo | Method::Ppo => u64::from(plan.rl.sequence_tokens()),
         _ => u64::from(plan.batch.seq_len.get()),

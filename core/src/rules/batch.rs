@@ -26,8 +26,8 @@ pub(super) fn image_tokens(cx: &Ctx, acc: &mut Acc) {
         acc.push(Severity::Note, Code::BatchImageTokensUnused, &[count, framework], Some(fix));
         return;
     }
-    let sequence = if cx.rl { plan.rl.sequence_tokens() } else { plan.batch.seq_len.get() };
-    if sequence < images {
+    let sequence = crate::memory::train_seq_len(plan);
+    if sequence < u64::from(images) {
         let fix = (Field::BatchImageTokens, Value::from(sequence));
         acc.push(
             Severity::Warning,

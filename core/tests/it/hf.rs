@@ -351,7 +351,6 @@ fn a_multimodal_wrapper_is_read_from_its_text_config() {
         token_params: token,
         depth: 24,
         token_saved_bytes: 4 * 24 * block,
-        token_checkpoint_bytes: 4 * 24 * 2 * h,
         // Every block attends over each whole image, whose size varies.
         width: h,
         token_patches: 4,
